@@ -1,0 +1,58 @@
+package chart
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/experiment"
+)
+
+func TestThroughputIsCompleteSVGWithLegendAndLabels(t *testing.T) {
+	results := []experiment.Result{
+		{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5},
+		{Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9},
+		{Kernel: "naive", N: 128, DType: "float32", GFLOPS: 1.2},
+		{Kernel: "gonum", N: 128, DType: "float32", GFLOPS: 12},
+	}
+	svg, err := Throughput(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(svg, "<svg") || !strings.HasSuffix(strings.TrimSpace(svg), "</svg>") {
+		t.Fatalf("not a bare <svg> document: %.80q…", svg)
+	}
+	// A complete document parses as XML.
+	d := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		if _, err := d.Token(); err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("SVG does not parse: %v", err)
+			}
+			break
+		}
+	}
+	for _, want := range []string{"naive", "gonum", "GFLOP/s", "log2", "64", "128"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestThroughputSinglePointAndEmpty(t *testing.T) {
+	for _, rs := range [][]experiment.Result{nil, {{Kernel: "ikj", N: 1, DType: "float64", GFLOPS: 0}}} {
+		if _, err := Throughput(rs); err != nil {
+			t.Errorf("Throughput(%v): %v", rs, err)
+		}
+	}
+}
+
+func TestPow2Ticks(t *testing.T) {
+	var got []string
+	for _, tk := range (pow2Ticks{}).Ticks(45, 600) {
+		got = append(got, tk.Label)
+	}
+	if g, w := strings.Join(got, ","), "64,128,256,512"; g != w {
+		t.Errorf("got ticks %s, want %s", g, w)
+	}
+}

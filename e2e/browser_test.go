@@ -1,0 +1,157 @@
+// Package e2e drives the playground in a real browser (Debian's chromium through chromedp).
+package e2e
+
+import (
+	"context"
+	"flag"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/gpuplayground/playground/server"
+)
+
+var screenshot = flag.String("screenshot", "", "write a PNG of a lesson cell after its run to this path (the README's picture: -screenshot ../docs/screenshot.png)")
+
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed; CI must install it (.ci/run does: apt-get install chromium)")
+	}
+	t.Skip("skipping the browser test: chromium is not installed (Debian: apt-get install chromium)")
+	return ""
+}
+
+func TestLessonRunInBrowser(t *testing.T) {
+	exe := chromiumPath(t)
+	s, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvCtx, stopServer := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(srvCtx, ln) }()
+	defer func() {
+		stopServer()
+		<-served
+	}()
+	base := "http://" + ln.Addr().String()
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(actx)
+	defer cancelTab()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	const cell = "#\\30 3-fast-cpu-matmul-0" // CSS escape: an id may not start with a digit
+	const second = "#\\30 3-fast-cpu-matmul-1"
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	count := func(sel string) string {
+		t.Helper()
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
+		if err != nil {
+			t.Fatalf("counting %s: %v", sel, err)
+		}
+		return strconv.Itoa(n)
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(css(sel)))
+		if err != nil {
+			t.Fatalf("reading %s: %v", sel, err)
+		}
+		return s
+	}
+
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/lessons/03-fast-cpu-matmul"),
+		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.Click(css(cell+" .cell-run")),
+		chromedp.WaitVisible(css(cell+" .cell-chart svg")),
+		chromedp.WaitVisible(css(cell+" .cell-results tbody tr")),
+		chromedp.WaitVisible(css(cell+`[data-state="ended"]`)),
+	)
+	if err != nil {
+		t.Fatalf("running the ladder cell: %v", err)
+	}
+	if rows, status := count(cell+" .cell-results tbody tr"), text(cell+" .cell-status"); rows != "15" || !strings.HasPrefix(status, "done") {
+		t.Errorf("after the run: %s rows (want 15), status %q (want done…)", rows, status)
+	}
+	if n := count(cell + " .cell-chart svg"); n != "1" {
+		t.Errorf("got %s chart SVGs, want 1", n)
+	}
+	if *screenshot != "" {
+		png, err := chromedp.Run(ctx, chromedp.Screenshot(css(cell)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*screenshot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj, gonum]\nsizes: [32, 64]\nrepeats: 1\n"),
+		chromedp.Focus(css(second+" .cell-source")),
+		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
+	)
+	if err != nil {
+		t.Fatalf("Shift+Enter: %v", err)
+	}
+	if rows := count(second + " .cell-results tbody tr"); rows != "4" {
+		t.Errorf("Shift+Enter run: %s rows, want 4", rows)
+	}
+
+	// A bad spec shows the server's error in the cell.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(css(second+" .cell-source"), "kernels: [warp]\nsizes: [8]\n"),
+		chromedp.Click(css(second+" .cell-run")),
+		chromedp.WaitVisible(css(second+`[data-state="error"]`)),
+	)
+	if err != nil {
+		t.Fatalf("bad spec: %v", err)
+	}
+	if msg := text(second + " .cell-status"); !strings.Contains(msg, `unknown kernel "warp"`) {
+		t.Errorf("bad spec: status %q, want the unknown-kernel error", msg)
+	}
+
+	// When the server goes away the page says so.
+	stopServer()
+	<-served
+	served <- nil
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#conn-banner`))); err != nil {
+		t.Fatalf("waiting for the banner: %v", err)
+	}
+	if banner := text(`#conn-banner`); !strings.Contains(banner, "Lost the connection") {
+		t.Errorf("after the server stopped: banner %q, want a lost-connection message", banner)
+	}
+}

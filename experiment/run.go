@@ -1,0 +1,127 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gpuplayground/playground/kernels"
+)
+
+// Result is one measured point: a kernel timed at one size. Its JSON form is the body of the
+// websocket `result` message (docs/protocol.md).
+type Result struct {
+	Kernel string `json:"kernel"`
+	N      int    `json:"n"`
+	DType  string `json:"dtype"`
+	// Seconds is the median wall-clock time of the timed runs; MinSeconds and MaxSeconds bound them.
+	Seconds    float64 `json:"seconds"`
+	MinSeconds float64 `json:"min_seconds"`
+	MaxSeconds float64 `json:"max_seconds"`
+	// GFLOPS is 2·n³ / Seconds / 1e9.
+	GFLOPS float64 `json:"gflops"`
+	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against a float64 gonum reference; math.MaxFloat64 when
+	// C held NaN or Inf (JSON has no Inf).
+	RelError float64 `json:"rel_error"`
+	// OK reports RelError ≤ kernels.Tolerance(DType).
+	OK bool `json:"ok"`
+}
+
+// Sink receives a run's events in order, from the goroutine that called Run.
+type Sink interface {
+	// Progress reports done of total kernel calls (warm-ups included) finished.
+	Progress(done, total int)
+	// Result reports one measured point.
+	Result(Result)
+}
+
+// Run measures every kernel of s at every size, in the order given, and reports to sink. For each size
+// it draws fresh random inputs in [-1, 1) (never zero); then for each kernel it poisons C with NaN, makes one warm-up call and s.Repeats timed calls, and checks the
+// last C against a float64 reference computed with gonum (once per size, after the first kernel). It returns ctx.Err() when cancelled. available must contain every
+// kernel of s (Parse checked that).
+func Run(ctx context.Context, s Spec, available []kernels.Kernel, sink Sink) error {
+	p := &progress{sink: sink, total: len(s.Sizes) * len(s.Kernels) * (s.Repeats + 1)}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	for _, n := range s.Sizes {
+		var err error
+		if s.DType == "float64" {
+			err = runSize(ctx, s, n, available, rng, p, func(k kernels.Kernel) kernels.Func[float64] { return k.F64 })
+		} else {
+			err = runSize(ctx, s, n, available, rng, p, func(k kernels.Kernel) kernels.Func[float32] { return k.F32 })
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type progress struct {
+	sink        Sink
+	done, total int
+}
+
+func runSize[T kernels.Float](ctx context.Context, s Spec, n int, available []kernels.Kernel, rng *rand.Rand,
+	p *progress, fn func(kernels.Kernel) kernels.Func[T]) error {
+	a, b, c := make([]T, n*n), make([]T, n*n), make([]T, n*n)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	var ref []float64 // computed after the first kernel is timed, so that kernel starts at once
+	opt := kernels.Options{Threads: s.Threads}
+	tol := kernels.Tolerance(s.DType)
+	for _, name := range s.Kernels {
+		k, _ := kernels.Lookup(available, name)
+		f := fn(k)
+		nan := T(math.NaN())
+		for i := range c {
+			c[i] = nan
+		}
+		base := p.done
+		t, err := kernels.Measure(ctx, s.Repeats, func(ctx context.Context) error {
+			return f(ctx, c, a, b, n, n, n, opt)
+		}, func(done int) {
+			p.done = base + done
+			p.sink.Progress(p.done, p.total)
+		})
+		if err != nil {
+			return err
+		}
+		if ref == nil {
+			if ref, err = reference(ctx, a, b, n); err != nil {
+				return err
+			}
+		}
+		rel := kernels.RelFrobenius(c, ref)
+		if math.IsInf(rel, 0) || math.IsNaN(rel) {
+			rel = math.MaxFloat64
+		}
+		p.sink.Result(Result{
+			Kernel: name, N: n, DType: s.DType,
+			Seconds: t.Median, MinSeconds: t.Min, MaxSeconds: t.Max,
+			GFLOPS:   t.GFLOPS(kernels.FLOPs(n, n, n)),
+			RelError: rel, OK: rel <= tol,
+		})
+	}
+	return nil
+}
+
+// reference computes a·b in float64 with gonum's Dgemm (cancellable between row blocks).
+func reference[T kernels.Float](ctx context.Context, a, b []T, n int) ([]float64, error) {
+	a64, b64 := toFloat64(a), toFloat64(b)
+	ref := make([]float64, n*n)
+	if err := kernels.Gonum(ctx, ref, a64, b64, n, n, n, kernels.Options{}); err != nil {
+		return nil, err
+	}
+	return ref, nil
+}
+
+func toFloat64[T kernels.Float](xs []T) []float64 {
+	if f, ok := any(xs).([]float64); ok {
+		return f
+	}
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/kernels"
+)
+
+type recorder struct {
+	results  []Result
+	progress [][2]int
+	onResult func()
+}
+
+func (r *recorder) Progress(done, total int) { r.progress = append(r.progress, [2]int{done, total}) }
+func (r *recorder) Result(res Result) {
+	r.results = append(r.results, res)
+	if r.onResult != nil {
+		r.onResult()
+	}
+}
+
+func TestRunMeasuresAndChecksEveryPoint(t *testing.T) {
+	for _, dtype := range []string{"float32", "float64"} {
+		s := Spec{Kernels: []string{"naive", "ikj", "tiled", "parallel", "gonum"}, Sizes: []int{33, 70}, DType: dtype, Repeats: 2, Threads: 2}
+		var rec recorder
+		if err := Run(context.Background(), s, kernels.CPU(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(rec.results), 10; got != want {
+			t.Fatalf("%s: got %d results, want %d", dtype, got, want)
+		}
+		for _, r := range rec.results {
+			if !r.OK || r.RelError > kernels.Tolerance(dtype) || r.DType != dtype {
+				t.Errorf("%s: result %+v not ok", dtype, r)
+			}
+			if !(0 < r.MinSeconds && r.MinSeconds <= r.Seconds && r.Seconds <= r.MaxSeconds) {
+				t.Errorf("%s: timing %+v: want 0 < min ≤ median ≤ max", dtype, r)
+			}
+			if want := kernels.FLOPs(r.N, r.N, r.N) / r.Seconds / 1e9; r.GFLOPS != want {
+				t.Errorf("gflops %v, want 2n³/median = %v", r.GFLOPS, want)
+			}
+		}
+		last := rec.progress[len(rec.progress)-1]
+		if last[0] != last[1] || last[1] != 2*5*3 {
+			t.Errorf("last progress %v, want 30/30", last)
+		}
+	}
+}
+
+// A kernel that returns garbage is flagged, not hidden.
+func TestRunFlagsWrongResults(t *testing.T) {
+	broken := kernels.Kernel{Name: "broken",
+		F32: func(ctx context.Context, c, a, b []float32, m, n, k int, _ kernels.Options) error {
+			for i := range c[:m*n] {
+				c[i] = 1
+			}
+			return nil
+		}}
+	var rec recorder
+	s := Spec{Kernels: []string{"broken"}, Sizes: []int{16}, DType: "float32", Repeats: 1, Threads: 1}
+	if err := Run(context.Background(), s, []kernels.Kernel{broken}, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.results[0]; r.OK || r.RelError < 0.1 {
+		t.Errorf("got %+v, want ok=false and a large error", r)
+	}
+	// One that leaves C untouched (poisoned with NaN) is flagged too.
+	lazy := kernels.Kernel{Name: "lazy", F32: func(context.Context, []float32, []float32, []float32, int, int, int, kernels.Options) error { return nil }}
+	rec = recorder{}
+	s.Kernels = []string{"lazy"}
+	if err := Run(context.Background(), s, []kernels.Kernel{lazy}, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.results[0]; r.OK {
+		t.Errorf("got %+v, want ok=false for an untouched (NaN) C", r)
+	}
+}
+
+func TestRunCancels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var rec recorder
+	rec.onResult = cancel
+	s := Spec{Kernels: []string{"ikj"}, Sizes: []int{16, 32, 64}, DType: "float32", Repeats: 1, Threads: 1}
+	start := time.Now()
+	err := Run(ctx, s, kernels.CPU(), &rec)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if len(rec.results) != 1 || time.Since(start) > 5*time.Second {
+		t.Errorf("got %d results, want 1 before the cancel took effect", len(rec.results))
+	}
+}

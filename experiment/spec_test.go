@@ -1,0 +1,120 @@
+package experiment
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/kernels"
+)
+
+func TestParseValid(t *testing.T) {
+	got, err := Parse("kernels: [naive, gonum]   # two\nsizes: [64, 128]\ndtype: float64\nrepeats: 3\nthreads: 2\n",
+		kernels.CPU(), DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Spec{Kernels: []string{"naive", "gonum"}, Sizes: []int{64, 128}, DType: "float64", Repeats: 3, Threads: 2}
+	if strings.Join(got.Kernels, ",") != strings.Join(want.Kernels, ",") || len(got.Sizes) != 2 ||
+		got.Sizes[1] != 128 || got.DType != want.DType || got.Repeats != want.Repeats || got.Threads != want.Threads {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DType != "float32" || got.Repeats != 5 || got.Threads != runtime.GOMAXPROCS(0) {
+		t.Errorf("got %+v, want float32, 5 repeats, GOMAXPROCS threads", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	small := Limits{MaxN: 4096, MemoryBytes: 1 << 20, RunTimeout: 120 * time.Second}
+	tests := []struct {
+		name, src string
+		lim       Limits
+		line      int
+		want      []string // substrings of the message
+	}{
+		{"yaml syntax", "kernels: [naive\nsizes: [1]", DefaultLimits(), 0, []string{"YAML"}},
+		{"tab indentation", "kernels: [naive]\nsizes: [8]\n\tdtype: x", DefaultLimits(), 3, []string{"YAML"}},
+		{"empty", "", DefaultLimits(), 0, []string{"empty"}},
+		{"not a mapping", "- naive", DefaultLimits(), 1, []string{"mapping"}},
+		{"unknown key", "kernels: [naive]\nsizes: [8]\nsize: 3", DefaultLimits(), 3, []string{`unknown key "size"`, "sizes"}},
+		{"unknown kernel", "kernels: [naive, fast]\nsizes: [8]", DefaultLimits(), 1, []string{`unknown kernel "fast"`, "naive, ikj, tiled, parallel, gonum"}},
+		{"no kernels", "sizes: [8]", DefaultLimits(), 0, []string{"no kernels"}},
+		{"duplicate kernel", "kernels: [ikj, ikj]\nsizes: [8]", DefaultLimits(), 1, []string{"twice"}},
+		{"kernels not a list", "kernels: 3\nsizes: [8]", DefaultLimits(), 1, []string{"list of kernel names"}},
+		{"unknown dtype", "kernels: [ikj]\nsizes: [8]\ndtype: float16", DefaultLimits(), 3, []string{`unknown dtype "float16"`, "float32 or float64"}},
+		{"n < 1", "kernels: [ikj]\nsizes: [8, 0]", DefaultLimits(), 2, []string{"at least 1"}},
+		{"n over limit", "kernels: [ikj]\nsizes: [\n 8,\n 5000]", DefaultLimits(), 4, []string{"over the limit of 4096"}},
+		{"n not a number", "kernels: [ikj]\nsizes: [big]", DefaultLimits(), 2, []string{"whole numbers"}},
+		{"no sizes", "kernels: [ikj]", DefaultLimits(), 0, []string{"no sizes"}},
+		{"duplicate size", "kernels: [ikj]\nsizes: [8, 8]", DefaultLimits(), 2, []string{"listed twice"}},
+		{"memory", "kernels: [ikj]\nsizes: [512]\ndtype: float64", small, 2, []string{"6 MiB", "memory budget of 1 MiB", "float32"}},
+		{"repeats", "kernels: [ikj]\nsizes: [8]\nrepeats: 0", DefaultLimits(), 3, []string{"repeats is 0"}},
+		{"threads", "kernels: [ikj]\nsizes: [8]\nthreads: -2", DefaultLimits(), 3, []string{"threads is -2"}},
+		{"duplicate key", "kernels: [ikj]\nsizes: [8]\nkernels: [naive]", DefaultLimits(), 3, []string{"twice"}},
+		{"too slow", "kernels: [naive]\nsizes: [4096]\nrepeats: 5", DefaultLimits(), 0, []string{"estimated", "2m0s run time limit", "n=4096"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.src, kernels.CPU(), tt.lim)
+			var se *SpecError
+			if !errors.As(err, &se) {
+				t.Fatalf("got error %v, want a *SpecError", err)
+			}
+			if tt.line != 0 && se.Line != tt.line {
+				t.Errorf("got line %d, want %d (%v)", se.Line, tt.line, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("kernels: [naive, ikj, tiled, parallel, gonum]\nsizes: [64, 128]\ndtype: float32\nrepeats: 5\nthreads: 2\n")
+	f.Add("kernels: [gonum]\nsizes: [4096]\ndtype: float64")
+	f.Add("sizes: [&a 1, *a]")
+	f.Add("kernels: {a: b}\nsizes: 3")
+	lim := DefaultLimits()
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src, kernels.CPU(), lim)
+		if err != nil {
+			var se *SpecError
+			if !errors.As(err, &se) || se.Msg == "" {
+				t.Fatalf("error %v is not a *SpecError with a message", err)
+			}
+			return
+		}
+		// Whatever parses is runnable: every invariant the runner relies on holds.
+		if len(s.Kernels) == 0 || len(s.Sizes) == 0 || s.Repeats < 1 || s.Repeats > maxRepeats || s.Threads < 1 {
+			t.Fatalf("accepted an invalid spec %+v", s)
+		}
+		for _, k := range s.Kernels {
+			if _, ok := kernels.Lookup(kernels.CPU(), k); !ok {
+				t.Fatalf("accepted unknown kernel %q", k)
+			}
+		}
+		for _, n := range s.Sizes {
+			if n < 1 || n > lim.MaxN || 3*int64(n)*int64(n)*int64(s.ElemBytes()) > lim.MemoryBytes {
+				t.Fatalf("accepted size %d", n)
+			}
+		}
+		if s.DType != "float32" && s.DType != "float64" {
+			t.Fatalf("accepted dtype %q", s.DType)
+		}
+		if s.EstimateSeconds(kernels.CPU()) > lim.RunTimeout.Seconds() {
+			t.Fatalf("accepted a run estimated over the time limit")
+		}
+	})
+}

@@ -1,0 +1,137 @@
+// Package kernels holds the CPU matrix-multiply (GEMM) kernels that lessons time, from the naive triple
+// loop to gonum's BLAS, all computing C = A·B on row-major matrices.
+//
+// Every kernel has the same contract: a is m×k, b is k×n and c is m×n, all row-major and densely packed
+// (leading dimension equals the column count); c is overwritten. A kernel checks ctx at least once per
+// block of rows and returns ctx.Err() (wrapped by nothing) as soon as it sees cancellation, leaving c
+// partially written.
+package kernels
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// Float is the element type of a matrix: float32 or float64.
+type Float interface{ ~float32 | ~float64 }
+
+// Options tune a kernel call. The zero value is valid.
+type Options struct {
+	// Threads is the number of goroutines the parallel kernel uses; 0 means runtime.GOMAXPROCS(0).
+	// Other kernels ignore it (gonum's BLAS picks its own count from GOMAXPROCS).
+	Threads int
+}
+
+func (o Options) threads() int {
+	if o.Threads > 0 {
+		return o.Threads
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Func is one kernel for element type T: it computes c = a·b with a m×k, b k×n, c m×n, row-major.
+// It returns ctx.Err() if cancelled before finishing.
+type Func[T Float] func(ctx context.Context, c, a, b []T, m, n, k int, opt Options) error
+
+// Kernel is a named CPU GEMM implementation for both precisions.
+type Kernel struct {
+	// Name is what a lesson cell writes in its kernels list.
+	Name string
+	// Summary is one sentence for learners.
+	Summary string
+	F32     Func[float32]
+	F64     Func[float64]
+	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
+	// would exceed the run time limit; it is never shown as a measurement.
+	gflops func(n, threads int) float64
+}
+
+// EstimateSeconds returns a rough, pessimistic guess of one call's duration in seconds for an n×n×n
+// product in the given precision ("float32" or "float64") with the given thread count. The rates
+// behind it are set below those measured on a 2-core x86-64 machine (docs/benchmarks.md), and
+// float64 is assumed 1.5× slower; it is an estimate, never a measurement.
+func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
+	s := FLOPs(n, n, n) / (k.gflops(n, threads) * 1e9)
+	if dtype == "float64" {
+		s *= 1.5
+	}
+	return s
+}
+
+// FLOPs is the floating-point operation count of an m×k by k×n product: 2·m·n·k (one multiply and one
+// add per term).
+func FLOPs(m, n, k int) float64 { return 2 * float64(m) * float64(n) * float64(k) }
+
+// CPU returns the CPU kernels in ladder order: naive, ikj, tiled, parallel, gonum.
+func CPU() []Kernel {
+	return []Kernel{
+		{Name: "naive", Summary: "textbook i-j-k triple loop; walks B down a column",
+			F32: Naive[float32], F64: Naive[float64],
+			gflops: func(n, _ int) float64 { return cacheRate(n, 1, 0.35) }},
+		{Name: "ikj", Summary: "loop interchange: the inner loop streams a row of B and a row of C",
+			F32: IKJ[float32], F64: IKJ[float64],
+			gflops: func(n, _ int) float64 { return cacheRate(n, 2, 1.5) }},
+		{Name: "tiled", Summary: "cache blocking: multiply tiles that stay in L1/L2",
+			F32: Tiled[float32], F64: Tiled[float64],
+			gflops: func(n, _ int) float64 { return 1.5 }},
+		{Name: "parallel", Summary: "the tiled kernel with row blocks shared among goroutines",
+			F32: Parallel[float32], F64: Parallel[float64],
+			gflops: func(n, t int) float64 { return 1.5 * float64(min(t, runtime.NumCPU())) }},
+		{Name: "gonum", Summary: "gonum's pure-Go BLAS (Sgemm/Dgemm), the reference",
+			F32: Gonum[float32], F64: Gonum[float64],
+			gflops: func(n, _ int) float64 { return 4 * float64(runtime.NumCPU()) }},
+	}
+}
+
+// cacheRate is small for large n where the working set leaves the caches.
+func cacheRate(n int, small, large float64) float64 {
+	if n <= 256 {
+		return small
+	}
+	return large
+}
+
+// Lookup finds a kernel by name among ks.
+func Lookup(ks []Kernel, name string) (Kernel, bool) {
+	for _, k := range ks {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kernel{}, false
+}
+
+// Names lists the kernels' names, sorted in ladder order as given, joined by ", ".
+func Names(ks []Kernel) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkDims panics on inconsistent slice lengths: it is a programming error, not user input.
+func checkDims[T Float](c, a, b []T, m, n, k int) {
+	if m < 0 || n < 0 || k < 0 || len(a) < m*k || len(b) < k*n || len(c) < m*n {
+		panic(fmt.Sprintf("kernels: bad shapes m=%d n=%d k=%d len(a)=%d len(b)=%d len(c)=%d",
+			m, n, k, len(a), len(b), len(c)))
+	}
+}
+
+// Median returns the median of xs (the mean of the middle two for even lengths); xs is not modified.
+// It returns 0 for an empty slice.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	h := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[h]
+	}
+	return (s[h-1] + s[h]) / 2
+}

@@ -1,0 +1,148 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// reference computes a·b in float64 with the plain triple loop (independent of every kernel).
+func reference[T Float](a, b []T, m, n, k int) []float64 {
+	want := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s float64
+			for p := range k {
+				s += float64(a[i*k+p]) * float64(b[p*n+j])
+			}
+			want[i*n+j] = s
+		}
+	}
+	return want
+}
+
+func checkKernel[T Float](t *testing.T, name string, f Func[T], m, n, k int, tol float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(m), uint64(n*1000+k)))
+	a, b, c := make([]T, m*k), make([]T, k*n), make([]T, m*n)
+	Random(rng, a)
+	Random(rng, b)
+	for i := range c {
+		c[i] = 12345 // poison: a kernel must overwrite every element
+	}
+	if err := f(context.Background(), c, a, b, m, n, k, Options{Threads: 3}); err != nil {
+		t.Fatalf("%s %dx%dx%d: %v", name, m, n, k, err)
+	}
+	if got := RelFrobenius(c, reference(a, b, m, n, k)); got > tol {
+		t.Errorf("%s %dx%dx%d: relative error %g, want ≤ %g", name, m, n, k, got, tol)
+	}
+}
+
+func TestKernelsMatchReference(t *testing.T) {
+	shapes := [][3]int{{1, 1, 1}, {7, 7, 7}, {33, 33, 33}, {64, 64, 64}, {65, 130, 67}, {129, 1, 200}, {3, 100, 1}, {100, 70, 0}}
+	for _, kern := range CPU() {
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", kern.Name, m, n, k), func(t *testing.T) {
+				checkKernel(t, kern.Name, kern.F32, m, n, k, Tolerance("float32"))
+				checkKernel(t, kern.Name, kern.F64, m, n, k, Tolerance("float64"))
+			})
+		}
+	}
+}
+
+func TestKernelsStopWithinHalfSecond(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates and multiplies 2048×2048 matrices")
+	}
+	const n = 2048
+	rng := rand.New(rand.NewPCG(1, 2))
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	Random(rng, a)
+	Random(rng, b)
+	for _, kern := range CPU() {
+		t.Run(kern.Name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- kern.F32(ctx, c, a, b, n, n, n, Options{}) }()
+			time.Sleep(150 * time.Millisecond)
+			cancel()
+			start := time.Now()
+			select {
+			case err := <-errc:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("got error %v, want context.Canceled (did the kernel finish a 2048³ product in 150 ms?)", err)
+				}
+				if got := time.Since(start); got > 500*time.Millisecond {
+					t.Errorf("stopped %v after cancel, want ≤ 500ms", got)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("kernel ignored cancellation for 5 s")
+			}
+		})
+	}
+}
+
+func TestRelFrobenius(t *testing.T) {
+	tests := []struct {
+		got  []float64
+		want []float64
+		rel  float64
+	}{
+		{[]float64{1, 2}, []float64{1, 2}, 0},
+		{[]float64{0, 0}, []float64{3, 4}, 1},
+		{[]float64{3, 5}, []float64{3, 4}, 0.2},
+		{[]float64{0}, []float64{0}, 0},
+	}
+	for _, tt := range tests {
+		if got := RelFrobenius(tt.got, tt.want); got != tt.rel {
+			t.Errorf("RelFrobenius(%v, %v) = %v, want %v", tt.got, tt.want, got, tt.rel)
+		}
+	}
+	nan := []float32{float32(nanF())}
+	if got := RelFrobenius(nan, []float64{1}); got <= 1 {
+		t.Errorf("NaN result: got %v, want +Inf", got)
+	}
+}
+
+func nanF() float64 { var z float64; return z / z }
+
+func TestMeasure(t *testing.T) {
+	calls := 0
+	var dones []int
+	tm, err := Measure(context.Background(), 4, func(context.Context) error {
+		calls++
+		time.Sleep(time.Duration(calls) * time.Millisecond)
+		return nil
+	}, func(d int) { dones = append(dones, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 5 {
+		t.Errorf("got %d calls, want 5 (1 warm-up + 4 timed)", calls)
+	}
+	if got, want := fmt.Sprint(dones), "[1 2 3 4 5]"; got != want {
+		t.Errorf("progress calls %s, want %s", got, want)
+	}
+	if len(tm.Samples) != 4 || !(tm.Min <= tm.Median && tm.Median <= tm.Max) || tm.Min < 0.002 {
+		t.Errorf("timing %+v: want 4 samples ≥ 2ms with min ≤ median ≤ max", tm)
+	}
+	boom := errors.New("boom")
+	if _, err := Measure(context.Background(), 3, func(context.Context) error { return boom }, nil); !errors.Is(err, boom) {
+		t.Errorf("got %v, want boom", err)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tt := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := Median(tt.in); got != tt.want {
+			t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}

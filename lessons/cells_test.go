@@ -1,0 +1,61 @@
+package lessons_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/lessons"
+)
+
+type sink struct{ results []experiment.Result }
+
+func (s *sink) Progress(int, int)          {}
+func (s *sink) Result(r experiment.Result) { s.results = append(s.results, r) }
+
+// TestEveryCellRuns runs every matmul cell of every embedded lesson as written, as the server would,
+// and checks each finishes correct results within the 20 s a lesson cell is allowed on a 2-core machine.
+func TestEveryCellRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every lesson experiment (about a minute)")
+	}
+	cpu := kernels.CPU()
+	kinds := lessons.Kinds{"matmul": func(src string) error {
+		_, err := experiment.Parse(src, cpu, experiment.DefaultLimits())
+		return err
+	}}
+	all, err := lessons.Load(lessons.Embedded, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		for _, c := range l.Cells {
+			t.Run(c.ID, func(t *testing.T) {
+				spec, err := experiment.Parse(c.Source, cpu, experiment.DefaultLimits())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var s sink
+				start := time.Now()
+				if err := experiment.Run(context.Background(), spec, cpu, &s); err != nil {
+					t.Fatal(err)
+				}
+				took := time.Since(start)
+				t.Logf("%s: %d results in %v", c.ID, len(s.results), took.Round(time.Millisecond))
+				if took > 20*time.Second {
+					t.Errorf("took %v, want ≤ 20s on a 2-core machine: shrink the cell", took)
+				}
+				if got, want := len(s.results), len(spec.Kernels)*len(spec.Sizes); got != want {
+					t.Errorf("got %d results, want %d", got, want)
+				}
+				for _, r := range s.results {
+					if !r.OK || r.GFLOPS <= 0 {
+						t.Errorf("result %+v: want ok with positive GFLOP/s", r)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,270 @@
+// Package lessons parses the markdown lessons (YAML front matter, GFM, highlighted code) into HTML once,
+// turning each fenced block whose info string names a cell kind (such as `matmul`) into a runnable
+// cell; it embeds the project's own lessons and can serve a directory that authors edit.
+package lessons
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	highlighting "github.com/yuin/goldmark-highlighting/v2"
+	meta "github.com/yuin/goldmark-meta"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// Embedded holds the project's lessons, one markdown file each.
+//
+//go:embed *.md
+var Embedded embed.FS
+
+// Lesson is one parsed and rendered lesson.
+type Lesson struct {
+	// Slug is the file name without ".md"; the page is /lessons/{Slug}.
+	Slug    string
+	File    string
+	Title   string
+	Summary string
+	Order   int
+	// HTML is the rendered body; cells are already turned into their editable form.
+	HTML  template.HTML
+	Cells []Cell
+	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
+	// directory broke after start-up; its page shows the error.
+	Err error
+}
+
+// Cell finds the cell with the given id.
+func (l *Lesson) Cell(id string) (Cell, bool) {
+	for _, c := range l.Cells {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Cell is a runnable fenced block.
+type Cell struct {
+	// ID is "{slug}-{index}", index counting cells from 0 in document order.
+	ID string
+	// Kind is the fence's info string, e.g. "matmul".
+	Kind string
+	// Source is the block's text, the spec the learner sees and edits.
+	Source string
+	// Line is the 1-based line of the file where Source starts.
+	Line int
+}
+
+// Checker validates a cell's source; a returned error may implement SourceLine() int (a 1-based line within
+// the source) so that the lesson error can point at the file's line.
+type Checker func(source string) error
+
+// Kinds maps each cell kind (fence info string) to its checker.
+type Kinds map[string]Checker
+
+// Error is a lesson problem at File:Line.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Load parses every *.md file at the top of fsys, sorted by front-matter order, then slug. The first
+// error stops it and names file:line.
+func Load(fsys fs.FS, kinds Kinds) ([]*Lesson, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Lesson
+	for _, name := range names {
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		l, err := Parse(name, src, kinds)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	Sort(out)
+	return out, nil
+}
+
+// Sort orders lessons by Order, then Slug; broken lessons go last.
+func Sort(ls []*Lesson) {
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := ls[i], ls[j]
+		if (a.Err == nil) != (b.Err == nil) {
+			return a.Err == nil
+		}
+		if a.Order != b.Order {
+			return a.Order < b.Order
+		}
+		return a.Slug < b.Slug
+	})
+}
+
+var (
+	slugKey  = parser.NewContextKey()
+	cellsKey = parser.NewContextKey()
+	errKey   = parser.NewContextKey()
+	kindsKey = parser.NewContextKey()
+)
+
+// md is stateless after construction; per-document state travels in the parser.Context.
+var md = goldmark.New(
+	goldmark.WithExtensions(
+		extension.GFM,
+		meta.Meta,
+		highlighting.NewHighlighting(highlighting.WithStyle("github")),
+	),
+	goldmark.WithParserOptions(
+		parser.WithAutoHeadingID(),
+		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100)),
+	),
+	goldmark.WithRendererOptions(
+		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100)),
+	),
+)
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// Parse renders one lesson file. name is used for the slug and in errors. Raw HTML in the markdown is
+// not rendered (goldmark's default), so a lesson cannot inject script into the page.
+func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
+	slug := strings.TrimSuffix(path.Base(name), ".md")
+	pc := parser.NewContext()
+	pc.Set(slugKey, slug)
+	pc.Set(kindsKey, kinds)
+	cells := &[]Cell{}
+	pc.Set(cellsKey, cells)
+	var buf bytes.Buffer
+	if err := md.Convert(src, &buf, parser.WithContext(pc)); err != nil {
+		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
+	}
+	fm, err := meta.TryGet(pc)
+	if err != nil {
+		line := 1
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			line = n + 1 // the front matter starts after the opening "---" line
+		}
+		return nil, &Error{File: name, Line: line, Msg: "front matter: " + err.Error()}
+	}
+	if e, ok := pc.Get(errKey).(*Error); ok {
+		e.File = name
+		return nil, e
+	}
+	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *cells}
+	var ok bool
+	if l.Title, ok = fm["title"].(string); !ok || l.Title == "" {
+		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `title: ...` (a string)"}
+	}
+	if l.Summary, ok = fm["summary"].(string); !ok || l.Summary == "" {
+		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `summary: ...` (a string)"}
+	}
+	if l.Order, ok = fm["order"].(int); !ok {
+		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `order: N` (a whole number)"}
+	}
+	return l, nil
+}
+
+// cellNode replaces a fenced block whose info string is a cell kind.
+type cellNode struct {
+	ast.BaseBlock
+	cell  Cell
+	slug  string
+	lines int
+}
+
+var kindCell = ast.NewNodeKind("Cell")
+
+func (n *cellNode) Kind() ast.NodeKind { return kindCell }
+func (n *cellNode) Dump(src []byte, level int) {
+	ast.DumpHelper(n, src, level, map[string]string{"ID": n.cell.ID}, nil)
+}
+
+type cellTransformer struct{}
+
+func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	kinds, _ := pc.Get(kindsKey).(Kinds)
+	slug, _ := pc.Get(slugKey).(string)
+	cells := pc.Get(cellsKey).(*[]Cell)
+	src := reader.Source()
+	var fences []*ast.FencedCodeBlock
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering {
+			if _, isCell := kinds[string(fb.Language(src))]; isCell {
+				fences = append(fences, fb)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, fb := range fences {
+		kind := string(fb.Language(src))
+		var body strings.Builder
+		lines := fb.Lines()
+		for i := range lines.Len() {
+			seg := lines.At(i)
+			body.Write(seg.Value(src))
+		}
+		line := 1
+		if lines.Len() > 0 {
+			line = bytes.Count(src[:lines.At(0).Start], []byte("\n")) + 1
+		} else if fb.Info != nil {
+			line = bytes.Count(src[:fb.Info.Segment.Start], []byte("\n")) + 2
+		}
+		c := Cell{ID: fmt.Sprintf("%s-%d", slug, len(*cells)), Kind: kind, Source: body.String(), Line: line}
+		if err := kinds[kind](c.Source); err != nil && pc.Get(errKey) == nil {
+			at := line
+			if le, ok := err.(interface{ SourceLine() int }); ok && le.SourceLine() > 0 {
+				at = line + le.SourceLine() - 1
+			}
+			pc.Set(errKey, &Error{Line: at, Msg: fmt.Sprintf("%s cell %s: %v", kind, c.ID, err)})
+		}
+		*cells = append(*cells, c)
+		node := &cellNode{cell: c, slug: slug, lines: lines.Len()}
+		fb.Parent().ReplaceChild(fb.Parent(), fb, node)
+	}
+}
+
+type cellRenderer struct{}
+
+func (cellRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(kindCell, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			c := n.(*cellNode)
+			err := cellHTML.Execute(w, map[string]any{"Cell": c.cell, "Slug": c.slug, "Rows": max(c.lines+1, 3)})
+			return ast.WalkSkipChildren, err
+		}
+		return ast.WalkContinue, nil
+	})
+}
+
+// cellHTML is a cell's markup; static/app.js finds cells by the "cell" class and data attributes.
+var cellHTML = template.Must(template.New("cell").Parse(`<section class="cell" id="{{.Cell.ID}}" data-cell="{{.Cell.ID}}" data-kind="{{.Cell.Kind}}" data-lesson="{{.Slug}}" aria-label="{{.Cell.Kind}} experiment {{.Cell.ID}}">
+<div class="cell-head"><span class="cell-kind">{{.Cell.Kind}} experiment</span><span class="cell-hint">edit, then Run or Shift+Enter</span></div>
+<textarea class="cell-source" rows="{{.Rows}}" spellcheck="false" aria-label="experiment spec (YAML)">{{.Cell.Source}}</textarea>
+<div class="cell-controls"><button type="button" class="cell-run">Run</button><button type="button" class="cell-stop" disabled>Stop</button><progress class="cell-progress" max="1" value="0" aria-label="progress"></progress><span class="cell-status" role="status" aria-live="polite"></span><a class="cell-csv" download="{{.Cell.ID}}.csv" hidden>Download CSV</a></div>
+<div class="cell-output"><table class="cell-results" hidden><caption>Results</caption><thead><tr><th scope="col">kernel</th><th scope="col">n</th><th scope="col">dtype</th><th scope="col">median s</th><th scope="col">min s</th><th scope="col">max s</th><th scope="col">GFLOP/s</th><th scope="col">rel. error</th><th scope="col">check</th></tr></thead><tbody></tbody></table><div class="cell-chart" aria-label="chart"></div></div>
+</section>
+`))

@@ -1,0 +1,154 @@
+package lessons
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden HTML files in testdata/golden")
+
+// kinds accepts any matmul cell that does not contain "bad", whose error is on the cell's line 2.
+var kinds = Kinds{"matmul": func(src string) error {
+	if strings.Contains(src, "bad") {
+		return lineErr{2}
+	}
+	return nil
+}}
+
+type lineErr struct{ line int }
+
+func (e lineErr) Error() string   { return fmt.Sprintf("line %d: bad spec", e.line) }
+func (e lineErr) SourceLine() int { return e.line }
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".html")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./lessons -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: rendered HTML differs from %s (go test ./lessons -update, then review the diff)", name, path)
+	}
+}
+
+func TestGoldenHTML(t *testing.T) {
+	src, err := os.ReadFile("testdata/fixture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Parse("fixture.md", src, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fixture", string(l.HTML))
+	all, err := Load(Embedded, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		golden(t, l.Slug, string(l.HTML))
+	}
+}
+
+func TestFixtureParts(t *testing.T) {
+	src, _ := os.ReadFile("testdata/fixture.md")
+	l, err := Parse("fixture.md", src, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Slug != "fixture" || l.Title != "Fixture" || l.Order != 7 || !strings.HasPrefix(l.Summary, "A lesson") {
+		t.Errorf("front matter: got %+v", l)
+	}
+	if got, want := len(l.Cells), 2; got != want {
+		t.Fatalf("got %d cells, want %d", got, want)
+	}
+	c := l.Cells[1]
+	if c.ID != "fixture-1" || c.Kind != "matmul" || c.Line != 29 || c.Source != "kernels: [ikj]\nsizes: [4]\ndtype: float64\n" {
+		t.Errorf("cell 1: got %+v", c)
+	}
+	h := string(l.HTML)
+	for _, want := range []string{"<table>", `id="fixture-0"`, "<textarea", "cell-run", "cell-stop", "cell-progress", "cell-results", "cell-chart", "Download CSV"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if strings.Contains(h, "<script>") || !strings.Contains(h, "raw HTML omitted") {
+		t.Errorf("raw HTML was rendered")
+	}
+	if strings.Contains(h, `<pre><code class="language-matmul"`) {
+		t.Errorf("matmul fence rendered as code, not as a cell")
+	}
+	if _, ok := l.Cell("fixture-0"); !ok {
+		t.Errorf("Cell(fixture-0) not found")
+	}
+}
+
+func TestErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"bad front matter", "---\ntitle: x\nsummary: [unclosed\norder: 1\n---\nbody\n", "f.md:"},
+		{"no title", "---\nsummary: s\norder: 1\n---\n", "f.md:1: front matter needs `title"},
+		{"no front matter", "# Just text\n", "f.md:1: front matter needs `title"},
+		{"order not a number", "---\ntitle: t\nsummary: s\norder: first\n---\n", "f.md:1: front matter needs `order"},
+		{"bad cell", "---\ntitle: t\nsummary: s\norder: 1\n---\n\ntext\n\n```matmul\nkernels: [x]\nsizes: bad\n```\n", "f.md:11: matmul cell f-0: line 2: bad spec"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("f.md", []byte(tt.src), kinds)
+			var le *Error
+			if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("got %v, want an *Error starting %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadSortsByOrder(t *testing.T) {
+	fsys := fstest.MapFS{
+		"b.md":  {Data: []byte("---\ntitle: B\nsummary: s\norder: 1\n---\n")},
+		"a.md":  {Data: []byte("---\ntitle: A\nsummary: s\norder: 2\n---\n")},
+		"c.md":  {Data: []byte("---\ntitle: C\nsummary: s\norder: 1\n---\n")},
+		"x.txt": {Data: []byte("ignored")},
+	}
+	ls, err := Load(fsys, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range ls {
+		got = append(got, l.Slug)
+	}
+	if g, w := strings.Join(got, ","), "b,c,a"; g != w {
+		t.Errorf("got order %s, want %s", g, w)
+	}
+	fsys["d.md"] = &fstest.MapFile{Data: []byte("---\ntitle: D\nsummary: s\norder: 3\n---\n```matmul\nbad\n```\n")}
+	if _, err := Load(fsys, kinds); err == nil || !strings.HasPrefix(err.Error(), "d.md:8:") {
+		t.Errorf("got %v, want the first error, at d.md:8", err)
+	}
+}
+
+func TestEmbeddedLessonsHaveSources(t *testing.T) {
+	all, err := Load(Embedded, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 3 {
+		t.Fatalf("got %d lessons, want at least 3", len(all))
+	}
+	for _, l := range all {
+		if !strings.Contains(string(l.HTML), "Sources") || len(l.Cells) == 0 {
+			t.Errorf("%s: every lesson needs a Sources section and at least one experiment", l.Slug)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package server
+
+import "github.com/gpuplayground/playground/experiment"
+
+// Message is the one wire type of the /ws websocket: every frame in either direction is one Message as
+// a JSON text frame. docs/protocol.md describes the same thing for client authors.
+//
+// Client → server:
+//
+//	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<spec text>"}
+//	{"type":"cancel","id":"<client run id>"}
+//
+// Server → client, each carrying the run's id:
+//
+//	queued   {position}                      1 = next to start; re-sent when the line moves
+//	started
+//	progress {done, total}                   kernel calls finished, warm-ups included
+//	result   {kernel, n, dtype, seconds, min_seconds, max_seconds, gflops, rel_error, ok}
+//	chart    {svg}                           complete <svg> document, re-sent after every result
+//	done | cancelled {message} | error {message}   exactly one of these ends every run
+//
+// An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
+type Message struct {
+	Type string `json:"type"`
+	ID   string `json:"id,omitempty"`
+
+	*RunRequest // run
+	*Progress   // progress
+	*experiment.Result
+
+	Position int    `json:"position,omitempty"` // queued
+	SVG      string `json:"svg,omitempty"`      // chart
+	// Message explains an error (what to fix) or why a run was cancelled.
+	Message string `json:"message,omitempty"`
+}
+
+// RunRequest is the body of a client's run message.
+type RunRequest struct {
+	Lesson string `json:"lesson"`
+	Cell   string `json:"cell"`
+	// Source is the cell's spec as the learner edited it.
+	Source string `json:"source"`
+}
+
+// Progress is the body of a progress message.
+type Progress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// Message types.
+const (
+	TypeRun       = "run"
+	TypeCancel    = "cancel"
+	TypeQueued    = "queued"
+	TypeStarted   = "started"
+	TypeProgress  = "progress"
+	TypeResult    = "result"
+	TypeChart     = "chart"
+	TypeDone      = "done"
+	TypeCancelled = "cancelled"
+	TypeError     = "error"
+)
+
+// Terminal reports whether a message type ends a run.
+func Terminal(typ string) bool {
+	return typ == TypeDone || typ == TypeCancelled || typ == TypeError
+}

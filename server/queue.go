@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+// Causes of a run's cancellation, reported to the learner.
+var (
+	errStopped    = errors.New("stopped")
+	errDisconnect = errors.New("the connection closed")
+	errShutdown   = errors.New("the server is shutting down")
+)
+
+// timeoutError is the cause when a run hits the run time limit.
+type timeoutError struct{ limit time.Duration }
+
+func (e timeoutError) Error() string {
+	return fmt.Sprintf("the run hit the %s time limit and was stopped: use smaller sizes, fewer repeats or fewer kernels", e.limit)
+}
+
+// job is one run, queued or running. Exactly one terminal message is sent for it (finish).
+type job struct {
+	id     string
+	spec   experiment.Spec
+	conn   *conn
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	once   sync.Once
+}
+
+// finish sends the run's terminal message once and forgets the job; later calls do nothing.
+func (j *job) finish(m Message) {
+	j.once.Do(func() {
+		j.cancel(context.Canceled)
+		m.ID = j.id
+		j.conn.forget(j.id)
+		j.conn.send(m)
+	})
+}
+
+// queue runs jobs one at a time, first in first out, so timings never share the cores.
+type queue struct {
+	timeout time.Duration
+	kernels []kernels.Kernel
+
+	mu      sync.Mutex
+	waiting []*job
+	wake    chan struct{}
+}
+
+func newQueue(timeout time.Duration, ks []kernels.Kernel) *queue {
+	return &queue{timeout: timeout, kernels: ks, wake: make(chan struct{}, 1)}
+}
+
+// maxWaiting bounds the line; past it a run is refused.
+const maxWaiting = 1000
+
+// push adds j to the end of the line and tells its client the position.
+func (q *queue) push(j *job) error {
+	q.mu.Lock()
+	if len(q.waiting) >= maxWaiting {
+		q.mu.Unlock()
+		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
+	}
+	q.waiting = append(q.waiting, j)
+	pos := len(q.waiting)
+	q.mu.Unlock()
+	j.conn.send(Message{Type: TypeQueued, ID: j.id, Position: pos})
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// remove takes j out of the line; it reports false if j was not waiting (running or finished).
+func (q *queue) remove(j *job) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, w := range q.waiting {
+		if w == j {
+			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+			q.tellPositions(i)
+			return true
+		}
+	}
+	return false
+}
+
+// tellPositions re-sends positions to the waiting jobs from index from on; q.mu is held.
+func (q *queue) tellPositions(from int) {
+	for i := from; i < len(q.waiting); i++ {
+		w := q.waiting[i]
+		w.conn.send(Message{Type: TypeQueued, ID: w.id, Position: i + 1})
+	}
+}
+
+func (q *queue) pop() *job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		return nil
+	}
+	j := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	q.tellPositions(0)
+	return j
+}
+
+// loop runs jobs until ctx ends, then cancels everything still waiting.
+func (q *queue) loop(ctx context.Context) {
+	for {
+		for j := q.pop(); j != nil; j = q.pop() {
+			q.run(j)
+		}
+		select {
+		case <-q.wake:
+		case <-ctx.Done():
+			q.mu.Lock()
+			left := q.waiting
+			q.waiting = nil
+			q.mu.Unlock()
+			for _, j := range left {
+				j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
+			}
+			return
+		}
+	}
+}
+
+// run measures one job and sends its messages, ending with exactly one terminal message.
+func (q *queue) run(j *job) {
+	if j.ctx.Err() != nil {
+		j.finish(cancelMessage(j.ctx))
+		return
+	}
+	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
+	defer stop()
+	j.conn.send(Message{Type: TypeStarted, ID: j.id})
+	sink := &streamSink{job: j}
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("internal error: %v", p)
+			}
+		}()
+		return experiment.Run(ctx, j.spec, q.kernels, sink)
+	}()
+	switch {
+	case err == nil:
+		j.finish(Message{Type: TypeDone})
+	case ctx.Err() != nil:
+		var te timeoutError
+		if errors.As(context.Cause(ctx), &te) {
+			j.finish(Message{Type: TypeError, Message: te.Error()})
+		} else {
+			j.finish(cancelMessage(ctx))
+		}
+	default:
+		j.finish(Message{Type: TypeError, Message: err.Error()})
+	}
+}
+
+func cancelMessage(ctx context.Context) Message {
+	return Message{Type: TypeCancelled, Message: context.Cause(ctx).Error()}
+}
+
+// progressEvery throttles progress messages; the last one of a run is always sent.
+const progressEvery = 50 * time.Millisecond
+
+// streamSink turns a run's events into messages: progress, then per result the result and a fresh chart.
+type streamSink struct {
+	job      *job
+	results  []experiment.Result
+	lastProg time.Time
+}
+
+func (s *streamSink) Progress(done, total int) {
+	if done < total && time.Since(s.lastProg) < progressEvery {
+		return
+	}
+	s.lastProg = time.Now()
+	s.job.conn.send(Message{Type: TypeProgress, ID: s.job.id, Progress: &Progress{Done: done, Total: total}})
+}
+
+func (s *streamSink) Result(r experiment.Result) {
+	s.results = append(s.results, r)
+	s.job.conn.send(Message{Type: TypeResult, ID: s.job.id, Result: &r})
+	svg, err := chart.Throughput(s.results)
+	if err != nil {
+		return // the table still has the numbers; a chart failure is not a run failure
+	}
+	s.job.conn.send(Message{Type: TypeChart, ID: s.job.id, SVG: svg})
+}

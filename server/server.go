@@ -1,0 +1,257 @@
+// Package server serves the lessons over HTTP and runs their experiments for websocket clients, one
+// run at a time, streaming progress, results and charts as they are measured.
+package server
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cli/browser"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/static"
+)
+
+// Config is everything the server needs; cmd/playground fills it from flags and tests build their own.
+type Config struct {
+	// Addr is the listen address, host:port. Default 127.0.0.1:8080.
+	Addr string
+	// LessonsDir, if set, serves lessons from this directory (re-read on change) instead of the
+	// embedded ones.
+	LessonsDir string
+	// Open opens the index in the default browser once listening.
+	Open bool
+	// RunTimeout is the time limit of one run. Default 120 s.
+	RunTimeout time.Duration
+	// MaxN is the largest matrix size a cell may ask for. Default 4096.
+	MaxN int
+	// MemoryBytes bounds A, B and C of one size, in bytes. Default 1 GiB.
+	MemoryBytes int64
+	// Out receives the URL and warnings. Default os.Stdout.
+	Out io.Writer
+}
+
+func (c Config) withDefaults() Config {
+	def := experiment.DefaultLimits()
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.RunTimeout <= 0 {
+		c.RunTimeout = def.RunTimeout
+	}
+	if c.MaxN <= 0 {
+		c.MaxN = def.MaxN
+	}
+	if c.MemoryBytes <= 0 {
+		c.MemoryBytes = def.MemoryBytes
+	}
+	if c.Out == nil {
+		c.Out = os.Stdout
+	}
+	return c
+}
+
+// Server is the playground: its lessons, its run queue and its connections.
+type Server struct {
+	cfg     Config
+	library lessons.Library
+	kernels []kernels.Kernel
+	limits  experiment.Limits
+	queue   *queue
+	pages   *template.Template
+	machine string
+
+	base     context.Context
+	stopBase context.CancelCauseFunc
+	conns    sync.WaitGroup
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// New loads and renders the lessons (an error names file:line) and prepares the server.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:     cfg,
+		kernels: kernels.CPU(),
+		limits:  experiment.Limits{MaxN: cfg.MaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
+		machine: machineSummary(),
+	}
+	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
+	// learner's run is checked against this server's limits.
+	kinds := lessons.Kinds{"matmul": func(src string) error {
+		_, err := experiment.Parse(src, s.kernels, experiment.DefaultLimits())
+		return err
+	}}
+	if cfg.LessonsDir != "" {
+		d, err := lessons.OpenDir(cfg.LessonsDir, kinds)
+		if err != nil {
+			return nil, err
+		}
+		s.library = d
+	} else {
+		ls, err := lessons.Load(lessons.Embedded, kinds)
+		if err != nil {
+			return nil, err
+		}
+		s.library = lessons.Fixed(ls)
+	}
+	var err error
+	s.pages, err = template.New("").Funcs(template.FuncMap{"lower": strings.ToLower}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	s.queue = newQueue(cfg.RunTimeout, s.kernels)
+	return s, nil
+}
+
+// Run listens on cfg.Addr, prints the URL, and serves until ctx ends; see Serve.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
+	if !loopback(ln.Addr()) {
+		fmt.Fprintf(s.cfg.Out, "warning: listening on %s, which other machines can reach; anyone who can reach it can run experiments on this machine\n", ln.Addr())
+	}
+	if s.cfg.Open {
+		if err := browser.OpenURL(url); err != nil {
+			fmt.Fprintf(s.cfg.Out, "could not open a browser (%v); open %s yourself\n", err, url)
+		}
+	}
+	return s.Serve(ctx, ln)
+}
+
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: running and queued experiments are
+// cancelled, websockets are closed, and it returns nil once everything has stopped.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.base, s.stopBase = context.WithCancelCause(context.Background())
+	queueDone := make(chan struct{})
+	go func() {
+		defer close(queueDone)
+		s.queue.loop(s.base)
+	}()
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.stopBase(errShutdown)
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(shutCtx)
+	s.conns.Wait()
+	<-queueDone
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// Handler routes the server's pages: /, /lessons/{slug}, /static/..., /healthz and /ws.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("GET /lessons/{slug}", s.lessonPage)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		s.page(w, http.StatusNotFound, "notfound", nil)
+	})
+	return mux
+}
+
+// lesson finds a lesson by slug in the current library, or nil.
+func (s *Server) lesson(slug string) *lessons.Lesson {
+	for _, l := range s.library.Lessons() {
+		if l.Slug == slug {
+			return l
+		}
+	}
+	return nil
+}
+
+func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
+	s.page(w, http.StatusOK, "index", map[string]any{"Lessons": s.library.Lessons()})
+}
+
+func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
+	ls := s.library.Lessons()
+	for i, l := range ls {
+		if l.Slug != r.PathValue("slug") {
+			continue
+		}
+		if l.Err != nil {
+			s.page(w, http.StatusInternalServerError, "broken", map[string]any{"Lesson": l})
+			return
+		}
+		data := map[string]any{"Lesson": l}
+		if i > 0 && ls[i-1].Err == nil {
+			data["Prev"] = ls[i-1]
+		}
+		if i+1 < len(ls) && ls[i+1].Err == nil {
+			data["Next"] = ls[i+1]
+		}
+		s.page(w, http.StatusOK, "lesson", data)
+		return
+	}
+	s.page(w, http.StatusNotFound, "notfound", nil)
+}
+
+func (s *Server) page(w http.ResponseWriter, status int, name string, data map[string]any) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Machine"] = s.machine
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := s.pages.ExecuteTemplate(w, name+".html", data); err != nil {
+		log.Printf("page %s: %v", name, err)
+	}
+}
+
+// machineSummary describes where experiments run, e.g. "Intel(R) Xeon(R) Processor, 2 logical CPUs".
+func machineSummary() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+}

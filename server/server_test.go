@@ -1,0 +1,592 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// startServer serves cfg on 127.0.0.1:0 until the test ends; it returns the server and its base URL.
+func startServer(t *testing.T, cfg Config) (*Server, string) {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return s, "http://" + ln.Addr().String()
+}
+
+func dial(t *testing.T, base string) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func runMsg(id, source string) Message {
+	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "02-counting-flops", Cell: "02-counting-flops-0", Source: source}}
+}
+
+// collect reads messages for run id until its terminal message, failing after limit.
+func collect(t *testing.T, ws *websocket.Conn, id string, limit time.Duration) []Message {
+	t.Helper()
+	var got []Message
+	deadline := time.Now().Add(limit)
+	for {
+		_ = ws.SetReadDeadline(deadline)
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("run %s: reading after %d messages: %v", id, len(got), err)
+		}
+		if m.ID != id {
+			continue
+		}
+		got = append(got, m)
+		if Terminal(m.Type) {
+			return got
+		}
+	}
+}
+
+// assertQuiet fails if any message for id arrives within d (nothing may follow a terminal message).
+func assertQuiet(t *testing.T, ws *websocket.Conn, id string, d time.Duration) {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(d))
+	for {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			return // deadline: quiet
+		}
+		if m.ID == id {
+			t.Fatalf("run %s: got %q after its terminal message", id, m.Type)
+		}
+	}
+}
+
+func TestRunMessageSequence(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	start := time.Now()
+	if err := ws.WriteJSON(runMsg("r1", "kernels: [naive, gonum]\nsizes: [16, 32]\nrepeats: 2\n")); err != nil {
+		t.Fatal(err)
+	}
+	var m Message
+	if err := ws.ReadJSON(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Since(start); got > 50*time.Millisecond {
+		t.Errorf("first reply after %v, want ≤ 50ms on an idle server", got)
+	}
+	if m.Type != TypeQueued || m.ID != "r1" || m.Position != 1 {
+		t.Errorf("first message %+v, want queued r1 at position 1", m)
+	}
+	msgs := append([]Message{m}, collect(t, ws, "r1", 30*time.Second)...)
+	var types []string
+	results, charts, terminals := 0, 0, 0
+	for _, m := range msgs {
+		types = append(types, m.Type)
+		switch {
+		case m.Type == TypeResult:
+			results++
+			if !m.Result.OK || m.Result.GFLOPS <= 0 || m.Result.DType != "float32" {
+				t.Errorf("result %+v: want ok, positive GFLOP/s, float32", *m.Result)
+			}
+		case m.Type == TypeChart:
+			charts++
+			if !strings.HasPrefix(m.SVG, "<svg") || !strings.HasSuffix(strings.TrimSpace(m.SVG), "</svg>") {
+				t.Errorf("chart is not a complete <svg> document")
+			}
+		case Terminal(m.Type):
+			terminals++
+		}
+	}
+	if types[1] != TypeStarted || types[len(types)-1] != TypeDone || results != 4 || charts != 4 || terminals != 1 {
+		t.Errorf("got sequence %v, want queued, started, progress/result/chart…, done with 4 results and 4 charts", types)
+	}
+	// Every result is followed by its chart, and progress ends at total.
+	for i, m := range msgs {
+		if m.Type == TypeResult && (i+1 >= len(msgs) || msgs[i+1].Type != TypeChart) {
+			t.Errorf("result at %d not followed by a chart: %v", i, types)
+		}
+	}
+	var lastProg *Progress
+	for _, m := range msgs {
+		if m.Type == TypeProgress {
+			lastProg = m.Progress
+		}
+	}
+	if lastProg == nil || lastProg.Done != lastProg.Total || lastProg.Total != 2*2*3 {
+		t.Errorf("last progress %+v, want 12/12", lastProg)
+	}
+	assertQuiet(t, ws, "r1", 200*time.Millisecond)
+}
+
+func TestStopMidKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multiplies 2048×2048 matrices")
+	}
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("long", "kernels: [naive]\nsizes: [2048]\nrepeats: 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Type == TypeStarted {
+			break
+		}
+		if Terminal(m.Type) {
+			t.Fatalf("run ended before starting: %+v", m)
+		}
+	}
+	time.Sleep(700 * time.Millisecond) // inputs drawn; the naive kernel (tens of seconds) is running
+	start := time.Now()
+	if err := ws.WriteJSON(Message{Type: TypeCancel, ID: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "long", 10*time.Second)
+	if got := time.Since(start); got > 500*time.Millisecond {
+		t.Errorf("cancelled after %v, want ≤ 500ms", got)
+	}
+	if last := msgs[len(msgs)-1]; last.Type != TypeCancelled || last.Message != "stopped" {
+		t.Errorf("got %+v, want cancelled: stopped", last)
+	}
+	assertQuiet(t, ws, "long", 200*time.Millisecond)
+}
+
+func TestCrossOriginUpgradeRefused(t *testing.T) {
+	_, base := startServer(t, Config{})
+	h := http.Header{"Origin": []string{"http://evil.example"}}
+	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", h)
+	if err == nil {
+		t.Fatal("cross-origin upgrade succeeded, want 403")
+	}
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("got %v, want 403", resp)
+	}
+	// The same origin is accepted.
+	h.Set("Origin", base)
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", h)
+	if err != nil {
+		t.Fatalf("same-origin upgrade: %v", err)
+	}
+	ws.Close()
+}
+
+func TestHundredConcurrentClients(t *testing.T) {
+	_, base := startServer(t, Config{})
+	const clients = 100
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		wg.Go(func() {
+			ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer ws.Close()
+			id := fmt.Sprintf("c%d", i)
+			if err := ws.WriteJSON(runMsg(id, "kernels: [ikj]\nsizes: [8]\nrepeats: 1")); err != nil {
+				errs <- err
+				return
+			}
+			terminals, last := 0, ""
+			_ = ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+			for terminals == 0 {
+				var m Message
+				if err := ws.ReadJSON(&m); err != nil {
+					errs <- fmt.Errorf("%s: %v", id, err)
+					return
+				}
+				if Terminal(m.Type) {
+					terminals++
+					last = m.Type
+				}
+			}
+			// Nothing after the terminal message.
+			_ = ws.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			var m Message
+			if err := ws.ReadJSON(&m); err == nil {
+				errs <- fmt.Errorf("%s: got %q after the terminal message", id, m.Type)
+				return
+			}
+			if last != TypeDone {
+				errs <- fmt.Errorf("%s: ended with %s, want done", id, last)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestBadInputGetsErrorAndConnectionStays(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	big := strings.Repeat("x", 70<<10)
+	tests := []struct {
+		name, frame, id string
+		want        []string
+	}{
+		{"malformed JSON", `{"type":"run",`, "", []string{"malformed JSON"}},
+		{"unknown type", `{"type":"launch","id":"a"}`, "a", []string{`unknown message type "launch"`}},
+		{"no id", `{"type":"run","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"x"}`, "", []string{"needs an id"}},
+		{"unknown lesson", `{"type":"run","id":"b","lesson":"99-nope","cell":"x","source":""}`, "b", []string{`unknown lesson "99-nope"`}},
+		{"unknown cell", `{"type":"run","id":"c","lesson":"02-counting-flops","cell":"02-counting-flops-99","source":""}`, "c", []string{`no cell "02-counting-flops-99"`}},
+		{"bad yaml", `{"type":"run","id":"d","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [naive\n"}`, "d", []string{"YAML"}},
+		{"unknown kernel", `{"type":"run","id":"e","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [cublas]\nsizes: [8]"}`, "e", []string{`unknown kernel "cublas"`, "naive, ikj, tiled, parallel, gonum"}},
+		{"unknown dtype", `{"type":"run","id":"f","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]\ndtype: half"}`, "f", []string{`unknown dtype "half"`}},
+		{"n < 1", `{"type":"run","id":"g","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [0]"}`, "g", []string{"at least 1"}},
+		{"n over limit", `{"type":"run","id":"h","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8192]"}`, "h", []string{"over the limit of 4096"}},
+		{"too slow", `{"type":"run","id":"i","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [naive]\nsizes: [4096]"}`, "i", []string{"estimated", "time limit"}},
+		{"over 64 KiB", `{"type":"run","id":"j","source":"` + big + `"}`, "", []string{"64 KiB"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := ws.WriteMessage(websocket.TextMessage, []byte(tt.frame)); err != nil {
+				t.Fatal(err)
+			}
+			_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+			var m Message
+			if err := ws.ReadJSON(&m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Type != TypeError || m.ID != tt.id {
+				t.Fatalf("got %+v, want an error for id %q", m, tt.id)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(m.Message, w) {
+					t.Errorf("error %q does not mention %q", m.Message, w)
+				}
+			}
+		})
+	}
+	// The connection still runs experiments.
+	if err := ws.WriteJSON(runMsg("after", "kernels: [ikj]\nsizes: [8]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "after", 10*time.Second); msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("run after bad input ended with %+v", msgs[len(msgs)-1])
+	}
+}
+
+func TestMemoryBudgetFromConfig(t *testing.T) {
+	_, base := startServer(t, Config{MemoryBytes: 1 << 20})
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("m", "kernels: [ikj]\nsizes: [512]")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "m", 5*time.Second)
+	if m := msgs[0]; m.Type != TypeError || !strings.Contains(m.Message, "memory budget of 1 MiB") {
+		t.Errorf("got %+v, want a memory budget error", m)
+	}
+}
+
+func TestRunTimeLimit(t *testing.T) {
+	s, base := startServer(t, Config{})
+	s.limits.RunTimeout = 0 // skip the estimate so the run starts and hits the limit
+	s.queue.timeout = 200 * time.Millisecond
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("slow", "kernels: [naive]\nsizes: [1024]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "slow", 5*time.Second)
+	if last := msgs[len(msgs)-1]; last.Type != TypeError || !strings.Contains(last.Message, "200ms time limit") {
+		t.Errorf("got %+v, want an error naming the 200ms limit", last)
+	}
+}
+
+func TestQueuePositionsAndCancelWhileQueued(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("first", "kernels: [naive]\nsizes: [1024]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	collectUntil(t, ws, TypeStarted)
+	if err := ws.WriteJSON(runMsg("second", "kernels: [ikj]\nsizes: [8]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	// second waits behind first.
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m.ID == "second" {
+			if m.Type != TypeQueued || m.Position != 1 {
+				t.Fatalf("got %+v, want second queued at position 1 behind the running first", m)
+			}
+			break
+		}
+	}
+	if err := ws.WriteJSON(Message{Type: TypeCancel, ID: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "second", 5*time.Second); msgs[len(msgs)-1].Type != TypeCancelled {
+		t.Errorf("queued run ended with %+v, want cancelled", msgs[len(msgs)-1])
+	}
+	if err := ws.WriteJSON(Message{Type: TypeCancel, ID: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "first", 5*time.Second); msgs[len(msgs)-1].Type != TypeCancelled {
+		t.Errorf("running run ended with %+v, want cancelled", msgs[len(msgs)-1])
+	}
+}
+
+func TestDisconnectCancelsRun(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("gone", "kernels: [naive]\nsizes: [1024]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	collectUntil(t, ws, TypeStarted)
+	ws.Close()
+	// The next client's run starts promptly: the abandoned run was cancelled.
+	ws2 := dial(t, base)
+	start := time.Now()
+	if err := ws2.WriteJSON(runMsg("next", "kernels: [ikj]\nsizes: [8]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws2, "next", 5*time.Second); msgs[len(msgs)-1].Type != TypeDone {
+		t.Fatalf("got %+v", msgs[len(msgs)-1])
+	}
+	if got := time.Since(start); got > 2*time.Second {
+		t.Errorf("next run took %v; the disconnected client's run kept the queue busy", got)
+	}
+}
+
+func collectUntil(t *testing.T, ws *websocket.Conn, typ string) {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Type == typ {
+			return
+		}
+	}
+}
+
+// A client that stops reading is dropped by send, which never blocks the run that calls it.
+func TestSlowClientDroppedWithoutBlocking(t *testing.T) {
+	srvConn := make(chan *websocket.Conn, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		srvConn <- ws
+	}))
+	defer hs.Close()
+	client, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ws := <-srvConn
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	c := &conn{ws: ws, out: make(chan Message, 2), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	// No writer runs: the client is "slow". The third send overflows the buffer.
+	start := time.Now()
+	for range 3 {
+		c.send(Message{Type: TypeProgress, ID: "x", Progress: &Progress{Done: 1, Total: 2}})
+	}
+	if time.Since(start) > 100*time.Millisecond {
+		t.Errorf("send blocked for %v", time.Since(start))
+	}
+	if cause := context.Cause(ctx); cause == nil || !strings.Contains(cause.Error(), "too far behind") {
+		t.Errorf("connection cause %v, want dropped as too far behind", cause)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for {
+		if _, _, err := client.ReadMessage(); err != nil {
+			break // the server closed the connection
+		}
+	}
+}
+
+func TestShutdownCancelsRunsAndClosesSockets(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	ws := dial(t, "http://"+ln.Addr().String())
+	if err := ws.WriteJSON(runMsg("busy", "kernels: [naive]\nsizes: [1024]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	collectUntil(t, ws, TypeStarted)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return within 5 s of shutdown")
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for {
+		_, _, err := ws.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+			t.Errorf("socket ended with %v, want close 1001 (going away)", err)
+		}
+		break
+	}
+}
+
+func TestPages(t *testing.T) {
+	_, base := startServer(t, Config{})
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/")
+	if code != 200 {
+		t.Fatalf("/: %d", code)
+	}
+	i1, i2, i3 := strings.Index(body, "Why GPUs?"), strings.Index(body, "Counting FLOPs"), strings.Index(body, "A fast CPU matmul")
+	if i1 < 0 || !(i1 < i2 && i2 < i3) {
+		t.Errorf("index does not list the lessons in order")
+	}
+	code, body = get("/lessons/02-counting-flops")
+	if code != 200 || !strings.Contains(body, `rel="prev" href="/lessons/01-why-gpus"`) || !strings.Contains(body, `rel="next" href="/lessons/03-fast-cpu-matmul"`) {
+		t.Errorf("lesson page %d lacks prev/next links", code)
+	}
+	if !strings.Contains(body, `data-cell="02-counting-flops-0"`) || !strings.Contains(body, "<textarea") {
+		t.Errorf("lesson page lacks its cells")
+	}
+	if code, body = get("/lessons/no-such-lesson"); code != 404 || !strings.Contains(body, "Not found") {
+		t.Errorf("unknown slug: %d", code)
+	}
+	if code, _ = get("/nowhere"); code != 404 {
+		t.Errorf("unknown path: %d", code)
+	}
+	if code, body = get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body = get("/static/app.js"); code != 200 || !strings.Contains(body, "WebSocket") {
+		t.Errorf("/static/app.js: %d", code)
+	}
+}
+
+func TestLessonsDirReloadsAndShowsErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "10-mine.md")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Make sure the modification time moves even on coarse clocks.
+		future := time.Now().Add(time.Duration(len(s)) * time.Second)
+		_ = os.Chtimes(file, future, future)
+	}
+	write("---\ntitle: Mine\nsummary: s\norder: 1\n---\n# First version\n")
+	_, base := startServer(t, Config{LessonsDir: dir})
+	get := func() (int, string) {
+		resp, err := http.Get(base + "/lessons/10-mine")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if _, body := get(); !strings.Contains(body, "First version") {
+		t.Fatalf("first version not served")
+	}
+	write("---\ntitle: Mine\nsummary: s\norder: 1\n---\n# Second version, longer\n\n```matmul\nkernels: [naive]\nsizes: [-4]\n```\n")
+	code, body := get()
+	if code != 500 || !strings.Contains(body, "10-mine.md:10:") || !strings.Contains(body, "at least 1") {
+		t.Errorf("broken lesson page: %d, want its file:line error (10-mine.md:10)\n%s", code, body)
+	}
+	write("---\ntitle: Mine\nsummary: s\norder: 1\n---\n# Third version, fixed again and longer\n")
+	if _, body := get(); !strings.Contains(body, "Third version") {
+		t.Errorf("fixed lesson not re-read")
+	}
+}
+
+func TestBrokenLessonStopsStartup(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("---\ntitle: A\nsummary: s\norder: 1\n---\n\n```matmul\nkernels: [warp]\nsizes: [8]\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(Config{LessonsDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "a.md:8:") || !strings.Contains(err.Error(), `unknown kernel "warp"`) {
+		t.Errorf("got %v, want an error at a.md:8 naming the kernel", err)
+	}
+}
+
+func TestMessageJSON(t *testing.T) {
+	b, err := json.Marshal(Message{Type: TypeQueued, ID: "x", Position: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"type":"queued","id":"x","position":2}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	var m Message
+	if err := json.Unmarshal([]byte(`{"type":"run","id":"r","lesson":"l","cell":"c","source":"s"}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.RunRequest == nil || m.Lesson != "l" || m.Cell != "c" || m.Source != "s" {
+		t.Errorf("got %+v", m)
+	}
+}

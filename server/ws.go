@@ -1,0 +1,251 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/experiment"
+)
+
+// Websocket limits and timings.
+const (
+	maxMessage     = 64 << 10  // a frame larger than this gets an error reply
+	hardReadLimit  = 4 << 20   // a frame larger than this closes the connection
+	sendBuffer     = 256       // messages queued for a client; a client this far behind is dropped
+	writeWait      = 10 * time.Second
+	pongWait       = 60 * time.Second
+	pingEvery      = pongWait * 9 / 10
+	maxRunsPerConn = 8
+	maxIDLen       = 128
+)
+
+// upgrader refuses upgrades whose Origin differs from the Host (gorilla's default same-origin check)
+// with 403.
+var upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384}
+
+// conn is one websocket client: the handler goroutine reads, one writer goroutine writes from a
+// buffered channel, and send never blocks (a client that falls sendBuffer messages behind is dropped).
+type conn struct {
+	s      *Server
+	ws     *websocket.Conn
+	out    chan Message
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu   sync.Mutex
+	jobs map[string]*job
+}
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	ws, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has replied (403 for a foreign Origin)
+	}
+	ctx, cancel := context.WithCancelCause(s.base)
+	c := &conn{s: s, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	s.conns.Add(1)
+	defer s.conns.Done()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	c.close(errDisconnect)
+	<-writerDone
+	_ = ws.Close()
+}
+
+// close cancels every run of the connection and stops the writer.
+func (c *conn) close(cause error) {
+	c.cancel(cause)
+	c.mu.Lock()
+	jobs := make([]*job, 0, len(c.jobs))
+	for _, j := range c.jobs {
+		jobs = append(jobs, j)
+	}
+	c.mu.Unlock()
+	for _, j := range jobs {
+		c.stop(j, cause)
+	}
+}
+
+// send queues m for the client without blocking.
+func (c *conn) send(m Message) {
+	if c.ctx.Err() != nil {
+		return
+	}
+	select {
+	case c.out <- m:
+	default:
+		log.Printf("websocket %s: dropping a client %d messages behind", c.ws.RemoteAddr(), cap(c.out))
+		c.cancel(errors.New("the client fell too far behind"))
+		_ = c.ws.NetConn().Close() // unblocks the reader, which cancels the runs
+	}
+}
+
+func (c *conn) writeLoop() {
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case m := <-c.out:
+			_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.ws.WriteJSON(m); err != nil {
+				c.cancel(err)
+				_ = c.ws.NetConn().Close()
+				return
+			}
+		case <-ping.C:
+			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				c.cancel(err)
+				_ = c.ws.NetConn().Close()
+				return
+			}
+		case <-c.ctx.Done():
+			// Flush what is queued (terminal messages of cancelled runs), then say goodbye.
+			for {
+				select {
+				case m := <-c.out:
+					_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+					if c.ws.WriteJSON(m) != nil {
+						return
+					}
+					continue
+				default:
+				}
+				break
+			}
+			code, reason := websocket.CloseNormalClosure, ""
+			if errors.Is(context.Cause(c.ctx), errShutdown) {
+				code, reason = websocket.CloseGoingAway, errShutdown.Error()
+			}
+			_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+			_ = c.ws.NetConn().Close()
+			return
+		}
+	}
+}
+
+func (c *conn) readLoop() {
+	c.ws.SetReadLimit(hardReadLimit)
+	_ = c.ws.SetReadDeadline(time.Now().Add(pongWait))
+	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) })
+	for {
+		typ, r, err := c.ws.NextReader()
+		if err != nil {
+			return
+		}
+		_ = c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		data, err := io.ReadAll(io.LimitReader(r, maxMessage+1))
+		if err != nil {
+			return
+		}
+		if len(data) > maxMessage {
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return
+			}
+			c.send(Message{Type: TypeError, Message: fmt.Sprintf("message is over the %d KiB limit: shorten the spec", maxMessage>>10)})
+			continue
+		}
+		if typ != websocket.TextMessage {
+			c.send(Message{Type: TypeError, Message: "send JSON text messages, not binary"})
+			continue
+		}
+		c.handle(data)
+	}
+}
+
+func (c *conn) handle(data []byte) {
+	var m Message
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		c.send(Message{Type: TypeError, Message: "malformed JSON message: " + err.Error() +
+			`; send {"type":"run",...} or {"type":"cancel","id":...} (docs/protocol.md)`})
+		return
+	}
+	switch m.Type {
+	case TypeRun:
+		if err := c.startRun(m); err != nil {
+			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
+		}
+	case TypeCancel:
+		c.mu.Lock()
+		j := c.jobs[m.ID]
+		c.mu.Unlock()
+		if j != nil {
+			c.stop(j, errStopped)
+		}
+	default:
+		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run or cancel", m.Type)})
+	}
+}
+
+// stop cancels j: a waiting run ends at once, a running one when its kernel next checks its context.
+func (c *conn) stop(j *job, cause error) {
+	j.cancel(cause)
+	if c.s.queue.remove(j) {
+		j.finish(Message{Type: TypeCancelled, Message: cause.Error()})
+	}
+}
+
+func (c *conn) startRun(m Message) error {
+	if m.ID == "" || len(m.ID) > maxIDLen {
+		return fmt.Errorf("a run needs an id of 1 to %d characters", maxIDLen)
+	}
+	if m.RunRequest == nil {
+		return errors.New(`a run needs "lesson", "cell" and "source"`)
+	}
+	l := c.s.lesson(m.Lesson)
+	if l == nil {
+		return fmt.Errorf("unknown lesson %q: reload the page", m.Lesson)
+	}
+	if l.Err != nil {
+		return fmt.Errorf("lesson %q has an error: %v", m.Lesson, l.Err)
+	}
+	cell, ok := l.Cell(m.Cell)
+	if !ok {
+		return fmt.Errorf("lesson %q has no cell %q: reload the page", m.Lesson, m.Cell)
+	}
+	if cell.Kind != "matmul" {
+		return fmt.Errorf("cell %q is a %s cell, which this server cannot run", m.Cell, cell.Kind)
+	}
+	spec, err := experiment.Parse(m.Source, c.s.kernels, c.s.limits)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.jobs[m.ID] != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("run id %q is already in use by a run that has not ended", m.ID)
+	}
+	if len(c.jobs) >= maxRunsPerConn {
+		c.mu.Unlock()
+		return fmt.Errorf("you already have %d runs queued or running; wait for one to end", maxRunsPerConn)
+	}
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	j := &job{id: m.ID, spec: spec, conn: c, ctx: ctx, cancel: cancel}
+	c.jobs[m.ID] = j
+	c.mu.Unlock()
+	if err := c.s.queue.push(j); err != nil {
+		c.forget(m.ID)
+		cancel(err)
+		return err
+	}
+	return nil
+}
+
+func (c *conn) forget(id string) {
+	c.mu.Lock()
+	delete(c.jobs, id)
+	c.mu.Unlock()
+}

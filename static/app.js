@@ -1,0 +1,188 @@
+// GPU Playground browser side: wires every .cell on the page to the server's /ws websocket
+// (protocol: docs/protocol.md). No build step, no dependencies.
+
+const cells = new Map();   // cell id -> Cell
+const runs = new Map();    // run id -> Cell
+let socket = null;
+let socketOpen = false;
+let retryMs = 500;
+let runCounter = 0;
+
+const banner = () => document.getElementById("conn-banner");
+
+function showBanner(text) {
+  const b = banner();
+  if (!b) return;
+  b.textContent = text;
+  b.hidden = !text;
+}
+
+function connect() {
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  socket = new WebSocket(url);
+  socket.addEventListener("open", () => {
+    socketOpen = true;
+    retryMs = 500;
+    showBanner("");
+    document.body.dataset.ws = "open";
+  });
+  socket.addEventListener("message", (ev) => {
+    let msg;
+    try { msg = JSON.parse(ev.data); } catch { return; }
+    const cell = runs.get(msg.id);
+    if (cell) cell.onMessage(msg);
+    else if (msg.type === "error" && !msg.id) console.warn("server:", msg.message);
+  });
+  socket.addEventListener("close", () => {
+    const wasOpen = socketOpen;
+    socketOpen = false;
+    document.body.dataset.ws = "closed";
+    for (const cell of new Set(runs.values())) cell.lost();
+    runs.clear();
+    showBanner((wasOpen ? "Lost the connection to the server" : "Cannot reach the server") +
+      `; reconnecting in ${Math.round(retryMs / 1000 * 10) / 10} s…`);
+    setTimeout(connect, retryMs);
+    retryMs = Math.min(retryMs * 2, 10000);
+  });
+}
+
+function fmt(x, digits = 3) {
+  if (!isFinite(x)) return String(x);
+  if (x !== 0 && (Math.abs(x) < 1e-3 || Math.abs(x) >= 1e6)) return x.toExponential(2);
+  return x.toPrecision(digits);
+}
+
+const COLUMNS = ["kernel", "n", "dtype", "seconds", "min_seconds", "max_seconds", "gflops", "rel_error", "ok"];
+
+class Cell {
+  constructor(el) {
+    this.el = el;
+    this.id = el.dataset.cell;
+    this.lesson = el.dataset.lesson;
+    this.source = el.querySelector(".cell-source");
+    this.runBtn = el.querySelector(".cell-run");
+    this.stopBtn = el.querySelector(".cell-stop");
+    this.progress = el.querySelector(".cell-progress");
+    this.status = el.querySelector(".cell-status");
+    this.table = el.querySelector(".cell-results");
+    this.tbody = this.table.querySelector("tbody");
+    this.chart = el.querySelector(".cell-chart");
+    this.csv = el.querySelector(".cell-csv");
+    this.runId = null;
+    this.results = [];
+    this.runBtn.addEventListener("click", () => this.run());
+    this.stopBtn.addEventListener("click", () => this.stop());
+    this.source.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && ev.shiftKey) {
+        ev.preventDefault();
+        this.run();
+      }
+    });
+  }
+
+  setStatus(text, isError = false) {
+    this.status.textContent = text;
+    this.status.classList.toggle("error", isError);
+    this.el.dataset.state = isError ? "error" : (this.runId ? "running" : "idle");
+  }
+
+  run() {
+    if (this.runId) return;
+    if (!socketOpen) {
+      this.setStatus("Not connected to the server yet; try again in a moment.", true);
+      return;
+    }
+    this.runId = `${this.id}#${++runCounter}`;
+    runs.set(this.runId, this);
+    this.results = [];
+    this.tbody.replaceChildren();
+    this.table.hidden = true;
+    this.chart.replaceChildren();
+    this.csv.hidden = true;
+    this.progress.value = 0;
+    this.progress.max = 1;
+    this.runBtn.disabled = true;
+    this.stopBtn.disabled = false;
+    this.setStatus("sending…");
+    socket.send(JSON.stringify({ type: "run", id: this.runId, lesson: this.lesson, cell: this.id, source: this.source.value }));
+  }
+
+  stop() {
+    if (this.runId && socketOpen) {
+      socket.send(JSON.stringify({ type: "cancel", id: this.runId }));
+      this.setStatus("stopping…");
+    }
+  }
+
+  end(text, isError) {
+    runs.delete(this.runId);
+    this.runId = null;
+    this.runBtn.disabled = false;
+    this.stopBtn.disabled = true;
+    this.setStatus(text, isError);
+    this.el.dataset.state = isError ? "error" : "ended";
+  }
+
+  lost() {
+    if (this.runId) this.end("The connection dropped, so the server stopped this run. Run it again once reconnected.", true);
+  }
+
+  onMessage(m) {
+    switch (m.type) {
+      case "queued":
+        this.setStatus(m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run");
+        break;
+      case "started":
+        this.setStatus("running…");
+        break;
+      case "progress":
+        this.progress.max = m.total;
+        this.progress.value = m.done;
+        this.setStatus(`running… ${m.done}/${m.total} kernel calls`);
+        break;
+      case "result":
+        this.addRow(m);
+        break;
+      case "chart":
+        this.chart.innerHTML = m.svg; // server-rendered SVG from gonum/plot
+        break;
+      case "done":
+        this.progress.value = this.progress.max;
+        this.end(`done: ${this.results.length} results, measured on this server just now`, false);
+        break;
+      case "cancelled":
+        this.end(`cancelled: ${m.message || "stopped"}`, false);
+        break;
+      case "error":
+        this.end(m.message, true);
+        break;
+    }
+  }
+
+  addRow(r) {
+    this.results.push(r);
+    const tr = document.createElement("tr");
+    if (!r.ok) tr.className = "bad";
+    const cellsText = [r.kernel, r.n, r.dtype, fmt(r.seconds), fmt(r.min_seconds), fmt(r.max_seconds),
+      fmt(r.gflops), fmt(r.rel_error, 2), r.ok ? "ok" : "WRONG: over tolerance"];
+    for (const text of cellsText) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    this.tbody.appendChild(tr);
+    this.table.hidden = false;
+    this.updateCSV();
+  }
+
+  updateCSV() {
+    const lines = [COLUMNS.join(",")];
+    for (const r of this.results) lines.push(COLUMNS.map((c) => r[c]).join(","));
+    if (this.csv.href) URL.revokeObjectURL(this.csv.href);
+    this.csv.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], { type: "text/csv" }));
+    this.csv.hidden = false;
+  }
+}
+
+for (const el of document.querySelectorAll(".cell")) cells.set(el.dataset.cell, new Cell(el));
+if (cells.size > 0) connect();

@@ -69,7 +69,9 @@ func TestRunFlagsWrongResults(t *testing.T) {
 		t.Errorf("got %+v, want ok=false and a large error", r)
 	}
 	// One that leaves C untouched (poisoned with NaN) is flagged too.
-	lazy := kernels.Kernel{Name: "lazy", F32: func(context.Context, []float32, []float32, []float32, int, int, int, kernels.Options) error { return nil }}
+	lazy := kernels.Kernel{Name: "lazy", F32: func(context.Context, []float32, []float32, []float32, int, int, int, kernels.Options) error {
+		return nil
+	}}
 	rec = recorder{}
 	s.Kernels = []string{"lazy"}
 	if err := Run(context.Background(), s, []kernels.Kernel{lazy}, &rec); err != nil {

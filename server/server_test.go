@@ -261,7 +261,7 @@ func TestBadInputGetsErrorAndConnectionStays(t *testing.T) {
 	big := strings.Repeat("x", 70<<10)
 	tests := []struct {
 		name, frame, id string
-		want        []string
+		want            []string
 	}{
 		{"malformed JSON", `{"type":"run",`, "", []string{"malformed JSON"}},
 		{"unknown type", `{"type":"launch","id":"a"}`, "a", []string{`unknown message type "launch"`}},

@@ -18,9 +18,9 @@ import (
 
 // Websocket limits and timings.
 const (
-	maxMessage     = 64 << 10  // a frame larger than this gets an error reply
-	hardReadLimit  = 4 << 20   // a frame larger than this closes the connection
-	sendBuffer     = 256       // messages queued for a client; a client this far behind is dropped
+	maxMessage     = 64 << 10 // a frame larger than this gets an error reply
+	hardReadLimit  = 4 << 20  // a frame larger than this closes the connection
+	sendBuffer     = 256      // messages queued for a client; a client this far behind is dropped
 	writeWait      = 10 * time.Second
 	pongWait       = 60 * time.Second
 	pingEvery      = pongWait * 9 / 10

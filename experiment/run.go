@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -76,6 +77,9 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, available []ke
 		for i := range c {
 			c[i] = nan
 		}
+		// Collect garbage from input generation, the reference and earlier charts now, as the testing
+		// package does before each benchmark, so no GC cycle competes with the timed calls.
+		runtime.GC()
 		base := p.done
 		t, err := kernels.Measure(ctx, s.Repeats, func(ctx context.Context) error {
 			return f(ctx, c, a, b, n, n, n, opt)

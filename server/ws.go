@@ -93,47 +93,39 @@ func (c *conn) send(m Message) {
 	}
 }
 
+// writeLoop is the connection's only writer. When the connection's context ends it flushes what is
+// already queued (terminal messages of cancelled runs), sends a close frame and closes the socket.
 func (c *conn) writeLoop() {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	defer c.ws.NetConn().Close() // unblocks the reader
 	for {
+		var err error
 		select {
 		case m := <-c.out:
-			_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := c.ws.WriteJSON(m); err != nil {
-				c.cancel(err)
-				_ = c.ws.NetConn().Close()
-				return
-			}
+			err = c.write(m)
 		case <-ping.C:
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
-				c.cancel(err)
-				_ = c.ws.NetConn().Close()
-				return
-			}
+			err = c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait))
 		case <-c.ctx.Done():
-			// Flush what is queued (terminal messages of cancelled runs), then say goodbye.
-			for {
-				select {
-				case m := <-c.out:
-					_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-					if c.ws.WriteJSON(m) != nil {
-						return
-					}
-					continue
-				default:
-				}
-				break
+			for len(c.out) > 0 && c.write(<-c.out) == nil {
 			}
 			code, reason := websocket.CloseNormalClosure, ""
 			if errors.Is(context.Cause(c.ctx), errShutdown) {
 				code, reason = websocket.CloseGoingAway, errShutdown.Error()
 			}
 			_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-			_ = c.ws.NetConn().Close()
+			return
+		}
+		if err != nil {
+			c.cancel(err)
 			return
 		}
 	}
+}
+
+func (c *conn) write(m Message) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.ws.WriteJSON(m)
 }
 
 func (c *conn) readLoop() {

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Run is what cmd/playground calls: it prints the URL, serves, and returns nil on shutdown.
+func TestRunPrintsURLAndShutsDown(t *testing.T) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Config{Addr: "127.0.0.1:0", Out: pw}) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "GPU Playground: ")
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("got first line %q, want the URL", line)
+	}
+	resp, err := http.Get(url + "healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	pw.Close()
+}
+
+func TestRunFailsOnBusyAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := Run(context.Background(), Config{Addr: ln.Addr().String(), Out: io.Discard}); err == nil {
+		t.Error("Run on a busy address returned nil")
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		addr string
+		want bool
+	}{{"127.0.0.1:8080", true}, {"[::1]:80", true}, {"0.0.0.0:8080", false}, {"192.0.2.7:80", false}} {
+		a, err := net.ResolveTCPAddr("tcp", tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loopback(a); got != tt.want {
+			t.Errorf("loopback(%s) = %v, want %v", tt.addr, got, tt.want)
+		}
+	}
+}

@@ -144,6 +144,19 @@ func TestLessonRunInBrowser(t *testing.T) {
 		t.Errorf("bad spec: status %q, want the unknown-kernel error", msg)
 	}
 
+	// A spec over the 64 KiB message limit is refused in the page, not left waiting for a reply.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj]\nsizes: [8]\n#"+strings.Repeat("x", 70<<10)),
+		chromedp.Click(css(second+" .cell-run")),
+		chromedp.WaitVisible(css(second+`[data-state="error"]`)),
+	)
+	if err != nil {
+		t.Fatalf("oversized spec: %v", err)
+	}
+	if msg := text(second + " .cell-status"); !strings.Contains(msg, "64 KiB") {
+		t.Errorf("oversized spec: status %q, want the 64 KiB limit", msg)
+	}
+
 	// When the server goes away the page says so.
 	stopServer()
 	<-served

@@ -71,9 +71,9 @@ func (q *queue) push(j *job) error {
 		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
 	}
 	q.waiting = append(q.waiting, j)
-	pos := len(q.waiting)
+	// Sent under the lock (send never blocks) so that no started can overtake it.
+	j.conn.send(Message{Type: TypeQueued, ID: j.id, Position: len(q.waiting)})
 	q.mu.Unlock()
-	j.conn.send(Message{Type: TypeQueued, ID: j.id, Position: pos})
 	select {
 	case q.wake <- struct{}{}:
 	default:

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -159,8 +158,7 @@ func (c *conn) readLoop() {
 
 func (c *conn) handle(data []byte) {
 	var m Message
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(data, &m); err != nil {
 		c.send(Message{Type: TypeError, Message: "malformed JSON message: " + err.Error() +
 			`; send {"type":"run",...} or {"type":"cancel","id":...} (docs/protocol.md)`})
 		return

@@ -52,6 +52,7 @@ function fmt(x, digits = 3) {
   return x.toPrecision(digits);
 }
 
+const MAX_MESSAGE = 64 * 1024; // the server answers larger frames with an error that names no run
 const COLUMNS = ["kernel", "n", "dtype", "seconds", "min_seconds", "max_seconds", "gflops", "rel_error", "ok"];
 
 class Cell {
@@ -92,7 +93,13 @@ class Cell {
       this.setStatus("Not connected to the server yet; try again in a moment.", true);
       return;
     }
-    this.runId = `${this.id}#${++runCounter}`;
+    const runId = `${this.id}#${++runCounter}`;
+    const payload = JSON.stringify({ type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.source.value });
+    if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
+      this.setStatus("This spec is over the server's 64 KiB message limit: shorten it.", true);
+      return;
+    }
+    this.runId = runId;
     runs.set(this.runId, this);
     this.results = [];
     this.tbody.replaceChildren();
@@ -104,7 +111,7 @@ class Cell {
     this.runBtn.disabled = true;
     this.stopBtn.disabled = false;
     this.setStatus("sending…");
-    socket.send(JSON.stringify({ type: "run", id: this.runId, lesson: this.lesson, cell: this.id, source: this.source.value }));
+    socket.send(payload);
   }
 
   stop() {

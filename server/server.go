@@ -130,6 +130,10 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		// Listening on every interface: this machine reaches itself on loopback.
+		url = fmt.Sprintf("http://127.0.0.1:%d/", ta.Port)
+	}
 	fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
 	if !loopback(ln.Addr()) {
 		fmt.Fprintf(s.cfg.Out, "warning: listening on %s, which other machines can reach; anyone who can reach it can run experiments on this machine\n", ln.Addr())

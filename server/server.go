@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -21,6 +22,7 @@ import (
 	"github.com/cli/browser"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/static"
 )
@@ -42,6 +44,9 @@ type Config struct {
 	MemoryBytes int64
 	// Out receives the URL and warnings. Default os.Stdout.
 	Out io.Writer
+	// Devices reports the GPUs once, at start-up. Default: cuda.Probe in this process;
+	// cmd/playground runs it in a child process instead (gpu.ProbeSelf).
+	Devices func(context.Context) cuda.Report
 }
 
 func (c Config) withDefaults() Config {
@@ -61,6 +66,9 @@ func (c Config) withDefaults() Config {
 	if c.Out == nil {
 		c.Out = os.Stdout
 	}
+	if c.Devices == nil {
+		c.Devices = func(context.Context) cuda.Report { return cuda.Probe() }
+	}
 	return c
 }
 
@@ -73,6 +81,7 @@ type Server struct {
 	queue   *queue
 	pages   *template.Template
 	machine string
+	devices cuda.Report
 
 	base     context.Context
 	stopBase context.CancelCauseFunc
@@ -90,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 		kernels: kernels.CPU(),
 		limits:  experiment.Limits{MaxN: cfg.MaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		machine: machineSummary(),
+		devices: cfg.Devices(context.Background()),
 	}
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
@@ -180,7 +190,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// Handler routes the server's pages: /, /lessons/{slug}, /static/..., /healthz and /ws.
+// Handler routes the server's pages: /, /lessons/{slug}, /static/..., /healthz, /api/devices and /ws.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
@@ -189,6 +199,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.devices)
 	})
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -239,6 +253,7 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 		data = map[string]any{}
 	}
 	data["Machine"] = s.machine
+	data["GPU"] = s.devices.Summary()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := s.pages.ExecuteTemplate(w, name+".html", data); err != nil {

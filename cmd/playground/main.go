@@ -13,11 +13,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/server"
 )
 
 func main() {
-	var cfg server.Config
+	if gpu.ServeChild(os.Args, os.Stdout) { // the hidden subcommands of the GPU child process
+		return
+	}
+	cfg := server.Config{Devices: gpu.ProbeSelf}
 	var memMiB int64
 	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
 	flag.StringVar(&cfg.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")

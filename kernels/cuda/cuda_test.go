@@ -228,3 +228,24 @@ func TestEmbeddedPTXIsCurrent(t *testing.T) {
 		}
 	}
 }
+
+// On a machine without the NVIDIA driver the probe says why, and never fails.
+func TestProbeWithoutGPUSaysWhy(t *testing.T) {
+	if _, err := (Loader{}).Load(DriverNames); err == nil {
+		t.Skip("this machine has libcuda.so.1; the GPU tests cover it")
+	}
+	r := Probe()
+	if !strings.HasPrefix(r.Unavailable, "no CUDA device: libcuda.so.1 not found") {
+		t.Errorf("got %q, want no CUDA device: libcuda.so.1 not found …", r.Unavailable)
+	}
+	if r.Summary() != r.Unavailable || len(r.Devices) != 0 {
+		t.Errorf("summary %q, devices %v", r.Summary(), r.Devices)
+	}
+}
+
+func TestReportSummary(t *testing.T) {
+	r := Report{Driver: "13.0", Devices: []Device{{Name: "NVIDIA H100 80GB HBM3", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30, ClockKHz: 1980000}}}
+	if got, want := r.Summary(), "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 80 GiB, 1980 MHz), driver CUDA 13.0"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -119,7 +119,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 
 	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
 	err = chromedp.Do(ctx,
-		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj, gonum]\nsizes: [32, 64]\nrepeats: 1\n"),
+		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
 		chromedp.Focus(css(second+" .cell-source")),
 		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
 		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
@@ -129,6 +129,10 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 	if rows := count(second + " .cell-results tbody tr"); rows != "4" {
 		t.Errorf("Shift+Enter run: %s rows, want 4", rows)
+	}
+	// The GPU kernel did not run here (no GPU, or no GPU runs yet): the cell says why.
+	if note := text(second + " .cell-notes li.error"); !strings.HasPrefix(note, "cublas: ") {
+		t.Errorf("GPU kernel note %q, want one starting \"cublas: \"", note)
 	}
 
 	// A bad spec shows the server's error in the cell.

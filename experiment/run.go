@@ -34,13 +34,26 @@ type Sink interface {
 	Progress(done, total int)
 	// Result reports one measured point.
 	Result(Result)
+	// Note reports something about a kernel that is not a measurement, e.g. why it cannot run here.
+	// level is "error" or "info".
+	Note(kernel, level, message string)
 }
 
 // Run measures every kernel of s at every size, in the order given, and reports to sink. For each size
 // it draws fresh random inputs in [-1, 1) (never zero); then for each kernel it poisons C with NaN, makes one warm-up call and s.Repeats timed calls, and checks the
 // last C against a float64 reference computed with gonum (once per size, after the first kernel). It returns ctx.Err() when cancelled. available must contain every
-// kernel of s (Parse checked that).
+// kernel of s (Parse checked that). A kernel marked Unavailable gets one Note with the reason,
+// before any measurement, and is skipped.
 func Run(ctx context.Context, s Spec, available []kernels.Kernel, sink Sink) error {
+	runnable := s.Kernels[:0:0]
+	for _, name := range s.Kernels {
+		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" {
+			sink.Note(name, "error", name+": "+k.Unavailable)
+		} else {
+			runnable = append(runnable, name)
+		}
+	}
+	s.Kernels = runnable
 	p := &progress{sink: sink, total: len(s.Sizes) * len(s.Kernels) * (s.Repeats + 1)}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	for _, n := range s.Sizes {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,12 +11,16 @@ import (
 )
 
 type recorder struct {
+	notes    []string
 	results  []Result
 	progress [][2]int
 	onResult func()
 }
 
 func (r *recorder) Progress(done, total int) { r.progress = append(r.progress, [2]int{done, total}) }
+func (r *recorder) Note(kernel, level, msg string) {
+	r.notes = append(r.notes, level+" "+kernel+" "+msg)
+}
 func (r *recorder) Result(res Result) {
 	r.results = append(r.results, res)
 	if r.onResult != nil {
@@ -94,5 +99,31 @@ func TestRunCancels(t *testing.T) {
 	}
 	if len(rec.results) != 1 || time.Since(start) > 5*time.Second {
 		t.Errorf("got %d results, want 1 before the cancel took effect", len(rec.results))
+	}
+}
+
+// GPU kernels that cannot run here get a note each; the CPU kernels of the same cell still run.
+func TestRunNotesUnavailableKernels(t *testing.T) {
+	available := append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found")...)
+	s, err := Parse("kernels: [cublas, ikj, cuda-smem]\nsizes: [8, 16]\nrepeats: 1", available, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	if err := Run(context.Background(), s, available, &rec); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"error cublas cublas: no CUDA device: libcuda.so.1 not found",
+		"error cuda-smem cuda-smem: no CUDA device: libcuda.so.1 not found",
+	}
+	if fmt.Sprint(rec.notes) != fmt.Sprint(want) {
+		t.Errorf("notes %q, want %q", rec.notes, want)
+	}
+	if len(rec.results) != 2 || rec.results[0].Kernel != "ikj" || !rec.results[1].OK {
+		t.Errorf("results %+v, want ikj at both sizes", rec.results)
+	}
+	if last := rec.progress[len(rec.progress)-1]; last != [2]int{4, 4} {
+		t.Errorf("last progress %v, want 4/4 (GPU kernels excluded)", last)
 	}
 }

@@ -42,8 +42,13 @@ type Kernel struct {
 	Name string
 	// Summary is one sentence for learners.
 	Summary string
-	F32     Func[float32]
-	F64     Func[float64]
+	// F32 and F64 run the kernel on this CPU; both are nil for GPU kernels, which run in the GPU
+	// child process.
+	F32 Func[float32]
+	F64 Func[float64]
+	// Unavailable, when set, says why this kernel cannot run here (e.g. "no CUDA device: …"); a run
+	// that names it reports that instead of a result.
+	Unavailable string
 	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
 	// would exceed the run time limit; it is never shown as a measurement.
 	gflops func(n, threads int) float64
@@ -54,6 +59,9 @@ type Kernel struct {
 // behind it are set below those measured on a 2-core x86-64 machine (docs/benchmarks.md), and
 // float64 is assumed 1.5× slower; it is an estimate, never a measurement.
 func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
+	if k.gflops == nil {
+		return 0 // a kernel that will not run here costs nothing
+	}
 	s := FLOPs(n, n, n) / (k.gflops(n, threads) * 1e9)
 	if dtype == "float64" {
 		s *= 1.5
@@ -84,6 +92,26 @@ func CPU() []Kernel {
 			F32: Gonum[float32], F64: Gonum[float64],
 			gflops: func(n, _ int) float64 { return 4 * float64(runtime.NumCPU()) }},
 	}
+}
+
+// GPU lists the GPU kernels a cell may name, in ladder order, each marked Unavailable with reason:
+// cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16 inputs with FP32 accumulation), and the
+// project's own CUDA kernels from kernels/cuda/src/matmul.cu.
+func GPU(reason string) []Kernel {
+	ks := []Kernel{
+		{Name: "cublas", Summary: "NVIDIA cuBLAS SGEMM/DGEMM, the GPU reference"},
+		{Name: "cublas-tf32", Summary: "cuBLAS on tensor cores with TF32 inputs, FP32 accumulation"},
+		{Name: "cublas-bf16", Summary: "cuBLAS on tensor cores with BF16 inputs, FP32 accumulation"},
+		{Name: "cuda-naive", Summary: "one thread per element of C, uncoalesced"},
+		{Name: "cuda-coalesced", Summary: "one thread per element of C, warps read rows"},
+		{Name: "cuda-smem", Summary: "32×32 tiles staged in shared memory"},
+		{Name: "cuda-regblock", Summary: "2-D register blocking: 8×8 outputs per thread"},
+		{Name: "cuda-wmma", Summary: "tensor cores through WMMA, BF16/FP16 inputs, FP32 accumulation"},
+	}
+	for i := range ks {
+		ks[i].Unavailable = reason
+	}
+	return ks
 }
 
 // cacheRate is small for large n where the working set leaves the caches.

@@ -17,6 +17,7 @@ import "github.com/gpuplayground/playground/experiment"
 //	progress {done, total}                   kernel calls finished, warm-ups included
 //	result   {kernel, n, dtype, seconds, min_seconds, max_seconds, gflops, rel_error, ok}
 //	chart    {svg}                           complete <svg> document, re-sent after every result
+//	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
 //
 // An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
@@ -28,6 +29,7 @@ type Message struct {
 	*Progress   // progress
 	*experiment.Result
 
+	Note     *Note  `json:"note,omitempty"`     // note
 	Position int    `json:"position,omitempty"` // queued
 	SVG      string `json:"svg,omitempty"`      // chart
 	// Message explains an error (what to fix) or why a run was cancelled.
@@ -40,6 +42,15 @@ type RunRequest struct {
 	Cell   string `json:"cell"`
 	// Source is the cell's spec as the learner edited it.
 	Source string `json:"source"`
+}
+
+// Note is the body of a note message: something about one kernel of the run that is not a
+// measurement.
+type Note struct {
+	Kernel string `json:"kernel"`
+	// Level is "error" (the kernel did not run) or "info".
+	Level   string `json:"level"`
+	Message string `json:"message"`
 }
 
 // Progress is the body of a progress message.
@@ -57,6 +68,7 @@ const (
 	TypeProgress  = "progress"
 	TypeResult    = "result"
 	TypeChart     = "chart"
+	TypeNote      = "note"
 	TypeDone      = "done"
 	TypeCancelled = "cancelled"
 	TypeError     = "error"

@@ -191,6 +191,10 @@ func (s *streamSink) Progress(done, total int) {
 	s.job.conn.send(Message{Type: TypeProgress, ID: s.job.id, Progress: &Progress{Done: done, Total: total}})
 }
 
+func (s *streamSink) Note(kernel, level, message string) {
+	s.job.conn.send(Message{Type: TypeNote, ID: s.job.id, Note: &Note{Kernel: kernel, Level: level, Message: message}})
+}
+
 func (s *streamSink) Result(r experiment.Result) {
 	s.results = append(s.results, r)
 	s.job.conn.send(Message{Type: TypeResult, ID: s.job.id, Result: &r})

@@ -96,11 +96,16 @@ func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
-		kernels: kernels.CPU(),
 		limits:  experiment.Limits{MaxN: cfg.MaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		machine: machineSummary(),
 		devices: cfg.Devices(context.Background()),
 	}
+	// GPU kernels are known to every cell; until GPU runs exist each one reports why it did not run.
+	reason := s.devices.Unavailable
+	if reason == "" {
+		reason = "this version of the playground does not run GPU kernels yet (the GPU is listed at /api/devices)"
+	}
+	s.kernels = append(kernels.CPU(), kernels.GPU(reason)...)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
 	kinds := lessons.Kinds{"matmul": func(src string) error {

@@ -270,7 +270,7 @@ func TestBadInputGetsErrorAndConnectionStays(t *testing.T) {
 		{"unknown lesson", `{"type":"run","id":"b","lesson":"99-nope","cell":"x","source":""}`, "b", []string{`unknown lesson "99-nope"`}},
 		{"unknown cell", `{"type":"run","id":"c","lesson":"02-counting-flops","cell":"02-counting-flops-99","source":""}`, "c", []string{`no cell "02-counting-flops-99"`}},
 		{"bad yaml", `{"type":"run","id":"d","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [naive\n"}`, "d", []string{"YAML"}},
-		{"unknown kernel", `{"type":"run","id":"e","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [cublas]\nsizes: [8]"}`, "e", []string{`unknown kernel "cublas"`, "naive, ikj, tiled, parallel, gonum"}},
+		{"unknown kernel", `{"type":"run","id":"e","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [cutlass]\nsizes: [8]"}`, "e", []string{`unknown kernel "cutlass"`, "naive, ikj, tiled, parallel, gonum, cublas"}},
 		{"unknown dtype", `{"type":"run","id":"f","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]\ndtype: half"}`, "f", []string{`unknown dtype "half"`}},
 		{"n < 1", `{"type":"run","id":"g","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [0]"}`, "g", []string{"at least 1"}},
 		{"n over limit", `{"type":"run","id":"h","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8192]"}`, "h", []string{"over the limit of 4096"}},
@@ -633,5 +633,35 @@ func TestDevicesReportAndHeader(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), "GPU: no CUDA device: libcuda.so.1 not found") {
 		t.Errorf("lesson header lacks the reason there is no GPU")
+	}
+}
+
+// Without a GPU a cell naming GPU kernels still runs its CPU kernels, and each GPU kernel gets an
+// error-level note saying why it did not run.
+func TestGPUKernelsWithoutGPUGetNotes(t *testing.T) {
+	_, base := startServer(t, Config{Devices: func(context.Context) cuda.Report {
+		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
+	}})
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("g", "kernels: [gonum, cublas, cuda-regblock]\nsizes: [16]\nrepeats: 1")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "g", 10*time.Second)
+	var notes []string
+	results := 0
+	for _, m := range msgs {
+		switch m.Type {
+		case TypeNote:
+			notes = append(notes, m.Note.Level+" "+m.Note.Kernel+": "+m.Note.Message)
+		case TypeResult:
+			results++
+		}
+	}
+	want := []string{
+		"error cublas: cublas: no CUDA device: libcuda.so.1 not found",
+		"error cuda-regblock: cuda-regblock: no CUDA device: libcuda.so.1 not found",
+	}
+	if fmt.Sprint(notes) != fmt.Sprint(want) || results != 1 || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got notes %q, %d results, last %q; want %q, 1 result (gonum), done", notes, results, msgs[len(msgs)-1].Type, want)
 	}
 }

@@ -102,6 +102,7 @@ class Cell {
     this.runId = runId;
     runs.set(this.runId, this);
     this.results = [];
+    if (this.notes) this.notes.replaceChildren();
     this.tbody.replaceChildren();
     this.table.hidden = true;
     this.chart.replaceChildren();
@@ -150,6 +151,9 @@ class Cell {
       case "result":
         this.addRow(m);
         break;
+      case "note":
+        this.addNote(m.note);
+        break;
       case "chart":
         this.chart.innerHTML = m.svg; // server-rendered SVG from gonum/plot
         break;
@@ -164,6 +168,18 @@ class Cell {
         this.end(m.message, true);
         break;
     }
+  }
+
+  addNote(n) {
+    if (!this.notes) {
+      this.notes = document.createElement("ul");
+      this.notes.className = "cell-notes";
+      this.el.querySelector(".cell-output").before(this.notes);
+    }
+    const li = document.createElement("li");
+    li.className = n.level;
+    li.textContent = n.message;
+    this.notes.appendChild(li);
   }
 
   addRow(r) {

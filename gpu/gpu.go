@@ -1,66 +1,79 @@
 // Package gpu runs GPU work in a child process of the same binary, so that a driver that hangs or a
-// kernel that faults cannot take the server down. Today the child answers one question, the device
-// report; the supervised run worker of the GPU issue plugs in here.
+// kernel that faults or never ends cannot take the server down: the Supervisor starts the worker on
+// demand, kills it on Stop or when it shows no progress, and restarts it after a crash.
 package gpu
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"time"
 
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
-// ProbeCommand is the hidden subcommand that prints the device report as JSON and exits.
-const ProbeCommand = "gpu-probe"
+// WorkerCommand is the hidden subcommand that turns this binary into the GPU worker.
+const WorkerCommand = "gpu-worker"
 
-// ServeChild handles the hidden subcommands: when args (os.Args) name one, it does that work,
-// writes to out and returns true, and the caller must exit. A main function and a TestMain call it
-// first thing.
-func ServeChild(args []string, out io.Writer) bool {
-	if len(args) < 2 || args[1] != ProbeCommand {
+// ServeChild handles the hidden subcommand: when args (os.Args) name it, it serves the worker
+// protocol on in and out until in closes and returns true, and the caller must exit. A main function
+// and a TestMain call it first thing.
+func ServeChild(args []string, in io.Reader, out io.Writer) bool {
+	if len(args) < 2 || args[1] != WorkerCommand {
 		return false
 	}
-	_ = json.NewEncoder(out).Encode(cuda.Probe())
+	Serve(in, out)
 	return true
 }
 
-// ProbeTimeout bounds the child: cuInit on a sick driver can hang.
-const ProbeTimeout = 20 * time.Second
-
-// ProbeInChild runs `exe gpu-probe` (exe: this binary, from os.Executable) and returns its report. A
-// child that fails, hangs past ProbeTimeout or prints garbage yields a report whose Unavailable says
-// so; it never returns an error.
-func ProbeInChild(ctx context.Context, exe string) cuda.Report {
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, exe, ProbeCommand)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
-		return cuda.Report{Unavailable: "no CUDA device: the GPU probe did not answer in time (a hung driver?)"}
+// Serve is the worker: it answers requests read from in, one at a time, on out, until in closes.
+func Serve(in io.Reader, out io.Writer) {
+	enc := json.NewEncoder(out)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		var req Request
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			_ = enc.Encode(Response{Done: true, Error: "bad request: " + err.Error()})
+			continue
+		}
+		switch req.Op {
+		case "probe":
+			r := cuda.Probe()
+			_ = enc.Encode(Response{ID: req.ID, Report: &r, Done: true})
+		default:
+			_ = enc.Encode(Response{ID: req.ID, Done: true, Error: fmt.Sprintf("unknown op %q", req.Op)})
+		}
 	}
-	if err != nil {
-		return cuda.Report{Unavailable: fmt.Sprintf("no CUDA device: the GPU probe failed (%v): %s", err, bytes.TrimSpace(stderr.Bytes()))}
-	}
-	var r cuda.Report
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return cuda.Report{Unavailable: fmt.Sprintf("no CUDA device: the GPU probe printed no report (%v)", err)}
-	}
-	return r
 }
 
-// ProbeSelf runs ProbeInChild on this process's own executable.
+// Probe asks a worker for the device report, then stops it. A worker that fails, hangs or breaks the
+// protocol yields a report whose Unavailable says so; Probe never returns an error.
+func Probe(ctx context.Context, t Transport) cuda.Report {
+	s := &Supervisor{Transport: t, LaunchTimeout: ProbeTimeout}
+	defer s.Close()
+	var r *cuda.Report
+	err := s.Do(ctx, Request{Op: "probe"}, func(resp Response) { r = resp.Report })
+	if err == nil && r == nil {
+		err = fmt.Errorf("answered without a report")
+	}
+	if err != nil {
+		return cuda.Report{Unavailable: "no CUDA device: the GPU probe failed: " + err.Error()}
+	}
+	return *r
+}
+
+// ProbeTimeout bounds the probe: cuInit on a sick driver can hang.
+const ProbeTimeout = 20 * time.Second
+
+// ProbeSelf runs Probe with this binary's own worker subcommand as the worker.
 func ProbeSelf(ctx context.Context) cuda.Report {
 	exe, err := os.Executable()
 	if err != nil {
-		return cuda.Report{Unavailable: "no CUDA device: cannot find this program to start the GPU probe: " + err.Error()}
+		return cuda.Report{Unavailable: "no CUDA device: cannot find this program to start the GPU worker: " + err.Error()}
 	}
-	return ProbeInChild(ctx, exe)
+	return Probe(ctx, Exec{Path: exe, Args: []string{WorkerCommand}})
 }

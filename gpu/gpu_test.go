@@ -1,11 +1,13 @@
 package gpu
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,63 +15,195 @@ import (
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
-// TestMain lets this test binary act as the child, as cmd/playground does.
+const fakeCommand = "fake-worker"
+
+// TestMain lets this test binary be the real worker (as cmd/playground is) or a fake one.
 func TestMain(m *testing.M) {
-	if ServeChild(os.Args, os.Stdout) {
+	if ServeChild(os.Args, os.Stdin, os.Stdout) {
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == fakeCommand {
+		fakeWorker()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-func TestProbeInChildReturnsTheChildsReport(t *testing.T) {
-	got := ProbeSelf(context.Background())
-	want := cuda.Probe() // the same probe, in this process
-	if got.Unavailable != want.Unavailable || len(got.Devices) != len(want.Devices) {
-		t.Errorf("child report %+v, want %+v", got, want)
-	}
-}
-
-func TestServeChildIgnoresOtherArgs(t *testing.T) {
-	var out bytes.Buffer
-	if ServeChild([]string{"playground", "-addr", ":0"}, &out) || out.Len() != 0 {
-		t.Error("ServeChild handled ordinary arguments")
-	}
-	if !ServeChild([]string{"playground", ProbeCommand}, &out) {
-		t.Fatal("ServeChild did not handle gpu-probe")
-	}
-	var r cuda.Report
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Errorf("gpu-probe printed %q: %v", out.String(), err)
-	}
-}
-
-func TestBrokenChildIsReported(t *testing.T) {
-	dir := t.TempDir()
-	for name, script := range map[string]string{
-		"crash":   "#!/bin/sh\necho 'segmentation fault' >&2\nexit 139\n",
-		"garbage": "#!/bin/sh\necho not json\n",
-	} {
-		exe := filepath.Join(dir, name)
-		if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
+// fakeWorker misbehaves as each request's op asks: echo (answers, with its pid), hang, crash,
+// flood (an endless line), junk (a non-JSON line), stderr-flood then crash, slow (progress every
+// 100 ms, 6 times, then done).
+func fakeWorker() {
+	enc := json.NewEncoder(os.Stdout)
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var req Request
+		_ = json.Unmarshal(sc.Bytes(), &req)
+		switch req.Op {
+		case "echo":
+			_ = enc.Encode(Response{ID: req.ID, Done: true, Error: fmt.Sprintf("pid %d", os.Getpid())})
+		case "hang":
+			select {}
+		case "crash":
+			fmt.Fprintln(os.Stderr, "CUDA_ERROR_ILLEGAL_ADDRESS in fake kernel")
+			os.Exit(3)
+		case "flood":
+			for {
+				os.Stdout.Write(bytes.Repeat([]byte("x"), 1<<16))
+			}
+		case "junk":
+			fmt.Println("warning: something printed to stdout")
+		case "stderr-flood":
+			for range 1000 {
+				fmt.Fprintln(os.Stderr, strings.Repeat("noise ", 20))
+			}
+			fmt.Fprintln(os.Stderr, "last words")
+			os.Exit(2)
+		case "slow":
+			for i := range 6 {
+				time.Sleep(100 * time.Millisecond)
+				_ = enc.Encode(Response{ID: req.ID, Progress: &[2]int{i + 1, 6}})
+			}
+			_ = enc.Encode(Response{ID: req.ID, Done: true})
 		}
-		r := ProbeInChild(context.Background(), exe)
-		if !strings.HasPrefix(r.Unavailable, "no CUDA device: the GPU probe") {
-			t.Errorf("%s: got %q, want the probe's failure", name, r.Unavailable)
-		}
 	}
 }
 
-func TestHungChildIsKilled(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "hang")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+func fakeSupervisor(t *testing.T, timeout time.Duration) *Supervisor {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
+	s := &Supervisor{Transport: Exec{Path: exe, Args: []string{fakeCommand}}, LaunchTimeout: timeout}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// echoPID runs an echo request and returns the worker's pid (which it sends as its "error").
+func echoPID(t *testing.T, s *Supervisor) string {
+	t.Helper()
+	err := s.Do(context.Background(), Request{Op: "echo"}, func(Response) {})
+	if err == nil || !strings.HasPrefix(err.Error(), "pid ") {
+		t.Fatalf("echo: got %v, want the worker's pid", err)
+	}
+	return err.Error()
+}
+
+func TestSupervisorReusesAHealthyWorker(t *testing.T) {
+	s := fakeSupervisor(t, time.Second)
+	if a, b := echoPID(t, s), echoPID(t, s); a != b {
+		t.Errorf("got workers %s and %s, want one reused", a, b)
+	}
+}
+
+func TestSupervisorSurvivesBadWorkers(t *testing.T) {
+	tests := []struct {
+		op, kind string
+		want     []string
+	}{
+		{"hang", "timeout", []string{"no progress for 300ms"}},
+		{"crash", "crashed", []string{"exit status 3", "CUDA_ERROR_ILLEGAL_ADDRESS in fake kernel"}},
+		{"flood", "protocol", []string{"broke the protocol"}},
+		{"junk", "protocol", []string{"not a response line", "warning: something printed"}},
+		{"stderr-flood", "crashed", []string{"exit status 2", "last words"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.op, func(t *testing.T) {
+			s := fakeSupervisor(t, 300*time.Millisecond)
+			before := echoPID(t, s)
+			start := time.Now()
+			err := s.Do(context.Background(), Request{Op: tt.op}, func(Response) {})
+			var we *WorkerError
+			if !errors.As(err, &we) || we.Kind != tt.kind {
+				t.Fatalf("got %v, want a %s WorkerError", err, tt.kind)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if len(err.Error()) > 6000 {
+				t.Errorf("error is %d bytes: the stderr tail is not bounded", len(err.Error()))
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if after := echoPID(t, s); after == before {
+				t.Errorf("the next request reused the broken worker %s", after)
+			}
+		})
+	}
+}
+
+func TestSupervisorCancelKillsPromptly(t *testing.T) {
+	s := fakeSupervisor(t, time.Minute)
+	before := echoPID(t, s)
+	stop := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel(stop) }()
 	start := time.Now()
-	r := ProbeInChild(ctx, exe)
-	if time.Since(start) > 5*time.Second || !strings.Contains(r.Unavailable, "did not answer") {
-		t.Errorf("after %v got %q, want the hung probe reported promptly", time.Since(start), r.Unavailable)
+	err := s.Do(ctx, Request{Op: "hang"}, func(Response) {})
+	if !errors.Is(err, stop) {
+		t.Fatalf("got %v, want the cancel cause", err)
+	}
+	if d := time.Since(start); d > 600*time.Millisecond {
+		t.Errorf("cancel took %v, want ≤ 0.5 s after the Stop", d)
+	}
+	if echoPID(t, s) == before {
+		t.Error("the hung worker was reused")
+	}
+}
+
+// Each progress line restarts the time limit: slow but steady work is not killed.
+func TestSupervisorProgressResetsTheLimit(t *testing.T) {
+	s := fakeSupervisor(t, 250*time.Millisecond)
+	var progress []string
+	err := s.Do(context.Background(), Request{Op: "slow"}, func(r Response) {
+		if r.Progress != nil {
+			progress = append(progress, fmt.Sprint(*r.Progress))
+		}
+	})
+	if err != nil || len(progress) != 6 {
+		t.Errorf("got %v after %v, want 6 progress lines and success", err, progress)
+	}
+}
+
+func TestSupervisorCannotStart(t *testing.T) {
+	s := &Supervisor{Transport: Exec{Path: "/nonexistent/worker"}}
+	var we *WorkerError
+	if err := s.Do(context.Background(), Request{Op: "echo"}, func(Response) {}); !errors.As(err, &we) || we.Kind != "start" {
+		t.Errorf("got %v, want a start WorkerError", err)
+	}
+}
+
+// The real worker (this binary's gpu-worker subcommand) answers a probe like the in-process probe.
+func TestProbeThroughTheRealWorker(t *testing.T) {
+	got := ProbeSelf(context.Background())
+	want := cuda.Probe()
+	if got.Unavailable != want.Unavailable || len(got.Devices) != len(want.Devices) {
+		t.Errorf("worker report %+v, want %+v", got, want)
+	}
+}
+
+func TestProbeOfABrokenWorkerSaysSo(t *testing.T) {
+	exe, _ := os.Executable()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	r := Probe(ctx, Exec{Path: exe, Args: []string{fakeCommand}}) // the fake never answers "probe"
+	if !strings.HasPrefix(r.Unavailable, "no CUDA device: the GPU probe failed") {
+		t.Errorf("got %q", r.Unavailable)
+	}
+}
+
+func TestServeAnswersUnknownOps(t *testing.T) {
+	var out bytes.Buffer
+	Serve(strings.NewReader(`{"id":7,"op":"launch"}`+"\n"+`nonsense`+"\n"), &out)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":7`) || !strings.Contains(lines[0], `unknown op \"launch\"`) ||
+		!strings.Contains(lines[1], "bad request") {
+		t.Errorf("got %q", lines)
+	}
+	if ServeChild([]string{"playground", "-addr", ":0"}, strings.NewReader(""), &out) {
+		t.Error("ServeChild handled ordinary arguments")
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	if gpu.ServeChild(os.Args, os.Stdout) { // the hidden subcommands of the GPU child process
+	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // the hidden GPU worker subcommand
 		return
 	}
 	cfg := server.Config{Devices: gpu.ProbeSelf}

@@ -1,0 +1,26 @@
+package gpu
+
+import "github.com/gpuplayground/playground/kernels/cuda"
+
+// The worker protocol (docs/worker.md): the supervisor writes one Request as a JSON line to the
+// worker's stdin; the worker answers with Response lines on stdout carrying the same ID, ending with
+// exactly one whose Done is true (Error set if the request failed). Nothing else may go to stdout;
+// the tail of the worker's stderr explains a crash. Requests carry everything they need, so the
+// transport can be a pipe to a child process today and a connection to a remote GPU machine later.
+
+// Request asks the worker to do one thing.
+type Request struct {
+	ID int64 `json:"id"`
+	// Op is "probe" (answer with the device report). GPU runs will add ops here.
+	Op string `json:"op"`
+}
+
+// Response is one line from the worker.
+type Response struct {
+	ID int64 `json:"id"`
+	// Progress is [done, total] units of work; each progress line restarts the launch time limit.
+	Progress *[2]int      `json:"progress,omitempty"`
+	Report   *cuda.Report `json:"report,omitempty"`
+	Done     bool         `json:"done,omitempty"`
+	Error    string       `json:"error,omitempty"`
+}

@@ -1,0 +1,272 @@
+package gpu
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Conn is a started worker: requests go to it, response lines come from it.
+type Conn interface {
+	io.Writer             // request lines
+	Responses() io.Reader // response lines
+	Kill()                // stops the worker at once
+	Wait() error          // waits for the worker to end and says how it ended
+	StderrTail() string   // the last few KiB it wrote to stderr
+}
+
+// Transport starts workers. Exec starts a child process; a remote GPU machine can implement it too.
+type Transport interface {
+	Start() (Conn, error)
+}
+
+// DefaultLaunchTimeout is how long the worker may go without a sign of progress (each kernel call
+// reports one) before it is killed.
+const DefaultLaunchTimeout = 30 * time.Second
+
+// maxLine bounds one response line; a worker that sends more is broken and is killed.
+const maxLine = 1 << 20
+
+// Supervisor sends requests to one worker at a time, starting it on demand and restarting it after
+// it dies. A request that is cancelled, or that shows no progress for LaunchTimeout, kills the
+// worker; so does a worker that breaks the protocol. The caller gets an error that says which.
+type Supervisor struct {
+	Transport Transport
+	// LaunchTimeout defaults to DefaultLaunchTimeout.
+	LaunchTimeout time.Duration
+
+	mu     sync.Mutex // one request at a time
+	conn   Conn
+	lines  chan lineOrErr
+	quit   chan struct{} // closed when conn is stopped, so its reader never blocks
+	nextID int64
+}
+
+type lineOrErr struct {
+	resp Response
+	err  error
+}
+
+// WorkerError says why a request failed in the worker process rather than in the request itself.
+type WorkerError struct {
+	// Kind is "timeout", "crashed", "protocol" or "start".
+	Kind string
+	Msg  string
+}
+
+func (e *WorkerError) Error() string { return "GPU worker " + e.Msg }
+
+// Do sends req and passes every response for it to on (from this goroutine) until the final one.
+// It returns the worker's error for the request, a *WorkerError if the worker died, hung or broke the
+// protocol (it is then stopped, and the next Do starts a fresh one), or context.Cause(ctx) when ctx
+// ends first (the worker is killed: a kernel cannot be interrupted any other way).
+func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if s.conn == nil {
+		if err := s.start(); err != nil {
+			return err
+		}
+	}
+	s.nextID++
+	req.ID = s.nextID
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := s.conn.Write(append(line, '\n')); err != nil {
+		return s.died("crashed", fmt.Sprintf("could not take the request (%v)", err))
+	}
+	limit := s.LaunchTimeout
+	if limit <= 0 {
+		limit = DefaultLaunchTimeout
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.stop()
+			return context.Cause(ctx)
+		case <-timer.C:
+			s.stop()
+			return &WorkerError{Kind: "timeout", Msg: fmt.Sprintf("showed no progress for %s and was stopped (a kernel that never ends?); the next run starts a fresh worker", limit)}
+		case l, ok := <-s.lines:
+			if !ok {
+				return s.died("crashed", "")
+			}
+			if l.err != nil {
+				s.stop()
+				return &WorkerError{Kind: "protocol", Msg: "broke the protocol and was stopped: " + l.err.Error()}
+			}
+			if l.resp.ID != req.ID {
+				continue // a late answer to a request that was abandoned
+			}
+			timer.Reset(limit)
+			on(l.resp)
+			if l.resp.Done {
+				if l.resp.Error != "" {
+					return errors.New(l.resp.Error)
+				}
+				return nil
+			}
+		}
+	}
+}
+
+// Close stops the worker, if one is running.
+func (s *Supervisor) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil {
+		s.stop()
+	}
+}
+
+func (s *Supervisor) start() error {
+	if s.Transport == nil {
+		return &WorkerError{Kind: "start", Msg: "has no transport"}
+	}
+	c, err := s.Transport.Start()
+	if err != nil {
+		return &WorkerError{Kind: "start", Msg: "could not start: " + err.Error()}
+	}
+	s.conn, s.lines, s.quit = c, make(chan lineOrErr, 64), make(chan struct{})
+	go readLines(c.Responses(), s.lines, s.quit)
+	return nil
+}
+
+// readLines decodes response lines until EOF (then closes out), a bad line (sends the error), or quit.
+func readLines(r io.Reader, out chan<- lineOrErr, quit <-chan struct{}) {
+	defer close(out)
+	send := func(l lineOrErr) bool {
+		select {
+		case out <- l:
+			return true
+		case <-quit:
+			return false
+		}
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		var resp Response
+		if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
+			send(lineOrErr{err: fmt.Errorf("not a response line: %.80q", sc.Text())})
+			return
+		}
+		if !send(lineOrErr{resp: resp}) {
+			return
+		}
+	}
+	if err := sc.Err(); err != nil {
+		send(lineOrErr{err: fmt.Errorf("reading its output: %v", err)})
+	}
+}
+
+// died reports a worker that ended on its own (crashed), with how it ended and its last words.
+func (s *Supervisor) died(kind, msg string) error {
+	c := s.conn
+	c.Kill()
+	waitErr := c.Wait()
+	close(s.quit)
+	s.conn, s.lines, s.quit = nil, nil, nil
+	if msg == "" {
+		msg = "ended unexpectedly"
+		if waitErr != nil {
+			msg += " (" + waitErr.Error() + ")"
+		}
+	}
+	if tail := strings.TrimSpace(c.StderrTail()); tail != "" {
+		msg += "; it said: " + tail
+	}
+	return &WorkerError{Kind: kind, Msg: msg + "; the next run starts a fresh worker"}
+}
+
+// stop kills the worker and forgets it.
+func (s *Supervisor) stop() {
+	s.conn.Kill()
+	_ = s.conn.Wait()
+	close(s.quit)
+	s.conn, s.lines, s.quit = nil, nil, nil
+}
+
+// Exec is the Transport that runs a program (normally this binary with the hidden gpu-worker
+// subcommand) as the worker.
+type Exec struct {
+	Path string
+	Args []string
+}
+
+// Start starts the program with its stdin and stdout as the protocol pipes.
+func (e Exec) Start() (Conn, error) {
+	cmd := exec.Command(e.Path, e.Args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, stderr: &tail{max: 4 << 10}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Reader
+	stderr *tail
+	once   sync.Once
+	err    error
+}
+
+func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+func (p *process) Responses() io.Reader        { return p.stdout }
+func (p *process) StderrTail() string          { return p.stderr.String() }
+func (p *process) Kill()                       { _ = p.cmd.Process.Kill() }
+func (p *process) Wait() error {
+	p.once.Do(func() {
+		_ = p.stdin.Close()
+		p.err = p.cmd.Wait()
+	})
+	return p.err
+}
+
+// tail keeps the last max bytes written to it, so a worker that floods stderr costs bounded memory.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/gpuplayground/playground/kernels/cuda"
@@ -44,21 +43,30 @@ func Serve(in io.Reader, out io.Writer) {
 		case "probe":
 			r := cuda.Probe()
 			_ = enc.Encode(Response{ID: req.ID, Report: &r, Done: true})
+		case "compile":
+			resp := Response{ID: req.ID, Done: true}
+			if nv, err := cuda.LoadNVRTC(); err != nil {
+				resp.Error = "cannot compile CUDA here: " + err.Error()
+			} else if resp.PTX, err = cuda.CompileArch(nv, req.Source, req.Name, req.Arch); err != nil {
+				resp.Error = err.Error()
+			}
+			_ = enc.Encode(resp)
 		default:
 			_ = enc.Encode(Response{ID: req.ID, Done: true, Error: fmt.Sprintf("unknown op %q", req.Op)})
 		}
 	}
 }
 
-// Probe asks a worker for the device report, then stops it. A worker that fails, hangs or breaks the
-// protocol yields a report whose Unavailable says so; Probe never returns an error.
-func Probe(ctx context.Context, t Transport) cuda.Report {
-	s := &Supervisor{Transport: t, LaunchTimeout: ProbeTimeout}
-	defer s.Close()
+// Probe asks the supervisor's worker for the device report. A worker that fails, hangs past
+// ProbeTimeout or breaks the protocol yields a report whose Unavailable says so; Probe never returns
+// an error.
+func Probe(ctx context.Context, s *Supervisor) cuda.Report {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
 	var r *cuda.Report
 	err := s.Do(ctx, Request{Op: "probe"}, func(resp Response) { r = resp.Report })
 	if err == nil && r == nil {
-		err = fmt.Errorf("answered without a report")
+		err = fmt.Errorf("it answered without a report")
 	}
 	if err != nil {
 		return cuda.Report{Unavailable: "no CUDA device: the GPU probe failed: " + err.Error()}
@@ -69,11 +77,11 @@ func Probe(ctx context.Context, t Transport) cuda.Report {
 // ProbeTimeout bounds the probe: cuInit on a sick driver can hang.
 const ProbeTimeout = 20 * time.Second
 
-// ProbeSelf runs Probe with this binary's own worker subcommand as the worker.
-func ProbeSelf(ctx context.Context) cuda.Report {
-	exe, err := os.Executable()
-	if err != nil {
-		return cuda.Report{Unavailable: "no CUDA device: cannot find this program to start the GPU worker: " + err.Error()}
-	}
-	return Probe(ctx, Exec{Path: exe, Args: []string{WorkerCommand}})
+// Compile has the worker compile CUDA C++ src (called name in the compiler's log) to PTX for
+// compute_<arch>. A source that does not compile returns an error holding NVRTC's log, whose lines
+// read "name(LINE): error: …".
+func Compile(ctx context.Context, s *Supervisor, src, name string, arch int) (string, error) {
+	var ptx string
+	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch}, func(r Response) { ptx = r.PTX })
+	return ptx, err
 }

@@ -177,8 +177,19 @@ func TestSupervisorCannotStart(t *testing.T) {
 }
 
 // The real worker (this binary's gpu-worker subcommand) answers a probe like the in-process probe.
+func realWorker(t *testing.T) *Supervisor {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Supervisor{Transport: Exec{Path: exe, Args: []string{WorkerCommand}}}
+	t.Cleanup(s.Close)
+	return s
+}
+
 func TestProbeThroughTheRealWorker(t *testing.T) {
-	got := ProbeSelf(context.Background())
+	got := Probe(context.Background(), realWorker(t))
 	want := cuda.Probe()
 	if got.Unavailable != want.Unavailable || len(got.Devices) != len(want.Devices) {
 		t.Errorf("worker report %+v, want %+v", got, want)
@@ -189,7 +200,7 @@ func TestProbeOfABrokenWorkerSaysSo(t *testing.T) {
 	exe, _ := os.Executable()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	r := Probe(ctx, Exec{Path: exe, Args: []string{fakeCommand}}) // the fake never answers "probe"
+	r := Probe(ctx, &Supervisor{Transport: Exec{Path: exe, Args: []string{fakeCommand}}}) // the fake never answers "probe"
 	if !strings.HasPrefix(r.Unavailable, "no CUDA device: the GPU probe failed") {
 		t.Errorf("got %q", r.Unavailable)
 	}
@@ -205,5 +216,23 @@ func TestServeAnswersUnknownOps(t *testing.T) {
 	}
 	if ServeChild([]string{"playground", "-addr", ":0"}, strings.NewReader(""), &out) {
 		t.Error("ServeChild handled ordinary arguments")
+	}
+}
+
+func TestCompileThroughTheRealWorker(t *testing.T) {
+	if _, err := cuda.LoadNVRTC(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("NVRTC is required in CI: %v", err)
+		}
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	s := realWorker(t)
+	ptx, err := Compile(context.Background(), s, `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80)
+	if err != nil || !strings.Contains(ptx, ".entry twice(") || !strings.Contains(ptx, ".target sm_80") {
+		t.Fatalf("got %v and %.200q, want PTX for sm_80 with entry twice", err, ptx)
+	}
+	_, err = Compile(context.Background(), s, "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
+	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error") {
+		t.Errorf("got %v, want NVRTC's log pointing at cell.cu line 2", err)
 	}
 }

@@ -11,8 +11,12 @@ import "github.com/gpuplayground/playground/kernels/cuda"
 // Request asks the worker to do one thing.
 type Request struct {
 	ID int64 `json:"id"`
-	// Op is "probe" (answer with the device report). GPU runs will add ops here.
-	Op string `json:"op"`
+	// Op is "probe" (answer with the device report) or "compile" (CUDA C++ Source, named Name in
+	// the compiler's log, to PTX for compute_<Arch> with NVRTC). GPU runs will add ops here.
+	Op     string `json:"op"`
+	Source string `json:"source,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Arch   int    `json:"arch,omitempty"`
 }
 
 // Response is one line from the worker.
@@ -21,6 +25,7 @@ type Response struct {
 	// Progress is [done, total] units of work; each progress line restarts the launch time limit.
 	Progress *[2]int      `json:"progress,omitempty"`
 	Report   *cuda.Report `json:"report,omitempty"`
+	PTX      string       `json:"ptx,omitempty"`
 	Done     bool         `json:"done,omitempty"`
 	Error    string       `json:"error,omitempty"`
 }

@@ -8,6 +8,7 @@ import "github.com/gpuplayground/playground/experiment"
 // Client → server:
 //
 //	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<spec text>"}
+//	{"type":"ptx","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cuda cell text>"}
 //	{"type":"cancel","id":"<client run id>"}
 //
 // Server → client, each carrying the run's id:
@@ -18,6 +19,7 @@ import "github.com/gpuplayground/playground/experiment"
 //	result   {kernel, n, dtype, seconds, min_seconds, max_seconds, gflops, rel_error, ok}
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
+//	ptx      {ptx}                           the answer to a ptx request (then done)
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
 //
 // An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
@@ -32,6 +34,7 @@ type Message struct {
 	Note     *Note  `json:"note,omitempty"`     // note
 	Position int    `json:"position,omitempty"` // queued
 	SVG      string `json:"svg,omitempty"`      // chart
+	PTX      string `json:"ptx,omitempty"`      // ptx
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -63,6 +66,7 @@ type Progress struct {
 const (
 	TypeRun       = "run"
 	TypeCancel    = "cancel"
+	TypePTX       = "ptx"
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
 	TypeProgress  = "progress"

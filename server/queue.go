@@ -9,7 +9,6 @@ import (
 
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels"
 )
 
 // Causes of a run's cancellation, reported to the learner.
@@ -28,8 +27,9 @@ func (e timeoutError) Error() string {
 
 // job is one run, queued or running. Exactly one terminal message is sent for it (finish).
 type job struct {
-	id     string
-	spec   experiment.Spec
+	id string
+	// run measures the job, reporting to sink; it is the cell kind's harness (see conn.plan).
+	run    func(ctx context.Context, sink experiment.Sink) error
 	conn   *conn
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -49,15 +49,14 @@ func (j *job) finish(m Message) {
 // queue runs jobs one at a time, first in first out, so timings never share the cores.
 type queue struct {
 	timeout time.Duration
-	kernels []kernels.Kernel
 
 	mu      sync.Mutex
 	waiting []*job
 	wake    chan struct{}
 }
 
-func newQueue(timeout time.Duration, ks []kernels.Kernel) *queue {
-	return &queue{timeout: timeout, kernels: ks, wake: make(chan struct{}, 1)}
+func newQueue(timeout time.Duration) *queue {
+	return &queue{timeout: timeout, wake: make(chan struct{}, 1)}
 }
 
 // maxWaiting bounds the line; past it a run is refused.
@@ -152,7 +151,7 @@ func (q *queue) run(j *job) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		return experiment.Run(ctx, j.spec, q.kernels, sink)
+		return j.run(ctx, sink)
 	}()
 	switch {
 	case err == nil:

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cli/browser"
 	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
@@ -44,8 +45,11 @@ type Config struct {
 	MemoryBytes int64
 	// Out receives the URL and warnings. Default os.Stdout.
 	Out io.Writer
-	// Devices reports the GPUs once, at start-up. Default: cuda.Probe in this process;
-	// cmd/playground runs it in a child process instead (gpu.ProbeSelf).
+	// Worker starts the GPU worker process, which probes the devices and compiles CUDA. Default:
+	// this executable's hidden gpu-worker subcommand, so a program that builds a Server calls
+	// gpu.ServeChild first thing in main (and in TestMain).
+	Worker gpu.Transport
+	// Devices, if set, replaces the device report from the worker (tests).
 	Devices func(context.Context) cuda.Report
 }
 
@@ -66,8 +70,12 @@ func (c Config) withDefaults() Config {
 	if c.Out == nil {
 		c.Out = os.Stdout
 	}
-	if c.Devices == nil {
-		c.Devices = func(context.Context) cuda.Report { return cuda.Probe() }
+	if c.Worker == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		c.Worker = gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
 	}
 	return c
 }
@@ -82,6 +90,9 @@ type Server struct {
 	pages   *template.Template
 	machine string
 	devices cuda.Report
+	worker  *gpu.Supervisor
+	// gpuReason says why GPU kernels do not run here.
+	gpuReason string
 
 	base     context.Context
 	stopBase context.CancelCauseFunc
@@ -98,20 +109,31 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		limits:  experiment.Limits{MaxN: cfg.MaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		machine: machineSummary(),
-		devices: cfg.Devices(context.Background()),
+		worker:  &gpu.Supervisor{Transport: cfg.Worker},
+	}
+	if cfg.Devices != nil {
+		s.devices = cfg.Devices(context.Background())
+	} else {
+		s.devices = s.probe()
 	}
 	// GPU kernels are known to every cell; until GPU runs exist each one reports why it did not run.
-	reason := s.devices.Unavailable
-	if reason == "" {
-		reason = "this version of the playground does not run GPU kernels yet (the GPU is listed at /api/devices)"
+	s.gpuReason = s.devices.Unavailable
+	if s.gpuReason == "" {
+		s.gpuReason = "this version of the playground does not run GPU kernels yet (the GPU is listed at /api/devices)"
 	}
-	s.kernels = append(kernels.CPU(), kernels.GPU(reason)...)
+	s.kernels = append(kernels.CPU(), kernels.GPU(s.gpuReason)...)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
-	kinds := lessons.Kinds{"matmul": func(src string) error {
-		_, err := experiment.Parse(src, s.kernels, experiment.DefaultLimits())
-		return err
-	}}
+	kinds := lessons.Kinds{
+		"matmul": func(src string) error {
+			_, err := experiment.Parse(src, s.kernels, experiment.DefaultLimits())
+			return err
+		},
+		"cuda": func(src string) error {
+			_, err := experiment.ParseCUDA(src, s.kernels, experiment.DefaultLimits())
+			return err
+		},
+	}
 	if cfg.LessonsDir != "" {
 		d, err := lessons.OpenDir(cfg.LessonsDir, kinds)
 		if err != nil {
@@ -130,7 +152,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.queue = newQueue(cfg.RunTimeout, s.kernels)
+	s.queue = newQueue(cfg.RunTimeout)
 	return s, nil
 }
 
@@ -189,6 +211,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	_ = hs.Shutdown(shutCtx)
 	s.conns.Wait()
 	<-queueDone
+	s.worker.Close()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
@@ -278,4 +301,19 @@ func machineSummary() string {
 		}
 	}
 	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+}
+
+// probe asks the GPU worker for the device report, then stops the worker (idle, it holds nothing).
+func (s *Server) probe() cuda.Report {
+	defer s.worker.Close()
+	return gpu.Probe(context.Background(), s.worker)
+}
+
+// compileArch is the virtual architecture learners' kernels compile for: the first device's, or
+// compute_80 (Ampere and newer) without one.
+func (s *Server) compileArch() int {
+	if len(s.devices.Devices) > 0 {
+		return s.devices.Devices[0].ComputeCapability
+	}
+	return 80
 }

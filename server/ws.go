@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/lessons"
 )
 
 // Websocket limits and timings.
@@ -168,6 +169,10 @@ func (c *conn) handle(data []byte) {
 		if err := c.startRun(m); err != nil {
 			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
 		}
+	case TypePTX:
+		if err := c.showPTX(m); err != nil {
+			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
+		}
 	case TypeCancel:
 		c.mu.Lock()
 		j := c.jobs[m.ID]
@@ -176,7 +181,7 @@ func (c *conn) handle(data []byte) {
 			c.stop(j, errStopped)
 		}
 	default:
-		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run or cancel", m.Type)})
+		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, ptx or cancel", m.Type)})
 	}
 }
 
@@ -188,49 +193,95 @@ func (c *conn) stop(j *job, cause error) {
 	}
 }
 
-func (c *conn) startRun(m Message) error {
+// cellFor finds the lesson cell a request names.
+func (c *conn) cellFor(m Message) (lessons.Cell, error) {
 	if m.ID == "" || len(m.ID) > maxIDLen {
-		return fmt.Errorf("a run needs an id of 1 to %d characters", maxIDLen)
+		return lessons.Cell{}, fmt.Errorf("a run needs an id of 1 to %d characters", maxIDLen)
 	}
 	if m.RunRequest == nil {
-		return errors.New(`a run needs "lesson", "cell" and "source"`)
+		return lessons.Cell{}, errors.New(`a run needs "lesson", "cell" and "source"`)
 	}
 	l := c.s.lesson(m.Lesson)
 	if l == nil {
-		return fmt.Errorf("unknown lesson %q: reload the page", m.Lesson)
+		return lessons.Cell{}, fmt.Errorf("unknown lesson %q: reload the page", m.Lesson)
 	}
 	if l.Err != nil {
-		return fmt.Errorf("lesson %q has an error: %v", m.Lesson, l.Err)
+		return lessons.Cell{}, fmt.Errorf("lesson %q has an error: %v", m.Lesson, l.Err)
 	}
 	cell, ok := l.Cell(m.Cell)
 	if !ok {
-		return fmt.Errorf("lesson %q has no cell %q: reload the page", m.Lesson, m.Cell)
+		return lessons.Cell{}, fmt.Errorf("lesson %q has no cell %q: reload the page", m.Lesson, m.Cell)
 	}
-	if cell.Kind != "matmul" {
-		return fmt.Errorf("cell %q is a %s cell, which this server cannot run", m.Cell, cell.Kind)
+	return cell, nil
+}
+
+// register creates the job for request id, enforcing unique ids and the per-connection limit.
+func (c *conn) register(id string, run func(context.Context, experiment.Sink) error) (*job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.jobs[id] != nil {
+		return nil, fmt.Errorf("run id %q is already in use by a run that has not ended", id)
 	}
-	spec, err := experiment.Parse(m.Source, c.s.kernels, c.s.limits)
+	if len(c.jobs) >= maxRunsPerConn {
+		return nil, fmt.Errorf("you already have %d runs queued or running; wait for one to end", maxRunsPerConn)
+	}
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	j := &job{id: id, run: run, conn: c, ctx: ctx, cancel: cancel}
+	c.jobs[id] = j
+	return j, nil
+}
+
+func (c *conn) startRun(m Message) error {
+	cell, err := c.cellFor(m)
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.jobs[m.ID] != nil {
-		c.mu.Unlock()
-		return fmt.Errorf("run id %q is already in use by a run that has not ended", m.ID)
-	}
-	if len(c.jobs) >= maxRunsPerConn {
-		c.mu.Unlock()
-		return fmt.Errorf("you already have %d runs queued or running; wait for one to end", maxRunsPerConn)
-	}
-	ctx, cancel := context.WithCancelCause(c.ctx)
-	j := &job{id: m.ID, spec: spec, conn: c, ctx: ctx, cancel: cancel}
-	c.jobs[m.ID] = j
-	c.mu.Unlock()
-	if err := c.s.queue.push(j); err != nil {
-		c.forget(m.ID)
-		cancel(err)
+	run, err := c.s.plan(cell.Kind, m.Source, c.s.limits)
+	if err != nil {
 		return err
 	}
+	j, err := c.register(m.ID, run)
+	if err != nil {
+		return err
+	}
+	if err := c.s.queue.push(j); err != nil {
+		c.forget(m.ID)
+		j.cancel(err)
+		return err
+	}
+	return nil
+}
+
+// showPTX compiles a cuda cell's kernel in the GPU worker and answers with its PTX, then done; it
+// does not wait in the run queue (compiling times nothing).
+func (c *conn) showPTX(m Message) error {
+	cell, err := c.cellFor(m)
+	if err != nil {
+		return err
+	}
+	if cell.Kind != "cuda" {
+		return fmt.Errorf("cell %q is a %s cell; only cuda cells have PTX", m.Cell, cell.Kind)
+	}
+	spec, err := experiment.ParseCUDA(m.Source, c.s.kernels, c.s.limits)
+	if err != nil {
+		return err
+	}
+	j, err := c.register(m.ID, nil)
+	if err != nil {
+		return err
+	}
+	go func() {
+		ptx, err := c.s.compile(j.ctx, spec)
+		switch {
+		case j.ctx.Err() != nil:
+			j.finish(cancelMessage(j.ctx))
+		case err != nil:
+			j.finish(Message{Type: TypeError, Message: err.Error()})
+		default:
+			c.send(Message{Type: TypePTX, ID: j.id, PTX: ptx})
+			j.finish(Message{Type: TypeDone})
+		}
+	}()
 	return nil
 }
 

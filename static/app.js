@@ -71,6 +71,9 @@ class Cell {
     this.csv = el.querySelector(".cell-csv");
     this.runId = null;
     this.results = [];
+    this.ptxBtn = el.querySelector(".cell-show-ptx");
+    this.ptxOut = el.querySelector(".cell-ptx");
+    if (this.ptxBtn) this.ptxBtn.addEventListener("click", () => this.run("ptx"));
     this.runBtn.addEventListener("click", () => this.run());
     this.stopBtn.addEventListener("click", () => this.stop());
     this.source.addEventListener("keydown", (ev) => {
@@ -87,14 +90,15 @@ class Cell {
     this.el.dataset.state = isError ? "error" : (this.runId ? "running" : "idle");
   }
 
-  run() {
+  // run sends a run request, or with type "ptx" a request for the kernel's PTX.
+  run(type = "run") {
     if (this.runId) return;
     if (!socketOpen) {
       this.setStatus("Not connected to the server yet; try again in a moment.", true);
       return;
     }
     const runId = `${this.id}#${++runCounter}`;
-    const payload = JSON.stringify({ type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.source.value });
+    const payload = JSON.stringify({ type, id: runId, lesson: this.lesson, cell: this.id, source: this.source.value });
     if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
       this.setStatus("This spec is over the server's 64 KiB message limit: shorten it.", true);
       return;
@@ -110,8 +114,10 @@ class Cell {
     this.progress.value = 0;
     this.progress.max = 1;
     this.runBtn.disabled = true;
+    if (this.ptxBtn) this.ptxBtn.disabled = true;
+    if (this.ptxOut) this.ptxOut.hidden = true;
     this.stopBtn.disabled = false;
-    this.setStatus("sending…");
+    this.setStatus(type === "ptx" ? "compiling…" : "sending…");
     socket.send(payload);
   }
 
@@ -126,6 +132,7 @@ class Cell {
     runs.delete(this.runId);
     this.runId = null;
     this.runBtn.disabled = false;
+    if (this.ptxBtn) this.ptxBtn.disabled = false;
     this.stopBtn.disabled = true;
     this.setStatus(text, isError);
     this.el.dataset.state = isError ? "error" : "ended";
@@ -154,12 +161,17 @@ class Cell {
       case "note":
         this.addNote(m.note);
         break;
+      case "ptx":
+        this.ptxOut.textContent = m.ptx;
+        this.ptxOut.hidden = false;
+        break;
       case "chart":
         this.chart.innerHTML = m.svg; // server-rendered SVG from gonum/plot
         break;
       case "done":
         this.progress.value = this.progress.max;
-        this.end(`done: ${this.results.length} results, measured on this server just now`, false);
+        this.end(this.ptxOut && !this.ptxOut.hidden ? "compiled: the PTX is below"
+          : `done: ${this.results.length} results, measured on this server just now`, false);
         break;
       case "cancelled":
         this.end(`cancelled: ${m.message || "stopped"}`, false);

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/server"
 )
@@ -40,6 +41,9 @@ func (k key) bench() string {
 var gflopsRE = regexp.MustCompile(`\s([\d.]+) GFLOP/s`)
 
 func main() {
+	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // the server it starts runs its GPU worker from this binary
+		return
+	}
 	testbin := flag.String("testbin", "", "kernels test binary built by `go test -c ./kernels`")
 	rounds := flag.Int("rounds", 7, "measurement pairs per kernel and size")
 	calls := flag.Int("calls", 20, "timed calls per benchmark run and per server run")

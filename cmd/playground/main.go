@@ -21,7 +21,7 @@ func main() {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // the hidden GPU worker subcommand
 		return
 	}
-	cfg := server.Config{Devices: gpu.ProbeSelf}
+	var cfg server.Config
 	var memMiB int64
 	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
 	flag.StringVar(&cfg.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+const cudaLesson = "---\ntitle: K\nsummary: s\norder: 1\n---\n\n```cuda\n" + cudaCellSrc + "```\n\n```matmul\nkernels: [ikj]\nsizes: [8]\n```\n"
+
+const cudaCellSrc = `kernel: twice_mm
+block: [16, 16]
+grid: ["ceil(n/16)", "ceil(n/16)"]
+sizes: [32]
+compare: [gonum, cublas]
+---
+extern "C" __global__ void twice_mm(const float* A, const float* B, float* C, int M, int N, int K) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < M && col < N) C[row * N + col] = A[row * K] * B[col];
+}
+`
+
+func requireNVRTC(t *testing.T) {
+	t.Helper()
+	if _, err := cuda.LoadNVRTC(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("NVRTC is required in CI: %v", err)
+		}
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+}
+
+func cudaServer(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k.md"), []byte(cudaLesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Config{LessonsDir: dir, Devices: func(ctx context.Context) cuda.Report {
+		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
+	}})
+	return base
+}
+
+func ptxMsg(id, source string) Message {
+	return Message{Type: TypePTX, ID: id, RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: source}}
+}
+
+func TestShowPTX(t *testing.T) {
+	requireNVRTC(t)
+	ws := dial(t, cudaServer(t))
+	if err := ws.WriteJSON(ptxMsg("p", cudaCellSrc)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "p", 30*time.Second)
+	if len(msgs) != 2 || msgs[0].Type != TypePTX || msgs[1].Type != TypeDone ||
+		!strings.Contains(msgs[0].PTX, ".entry twice_mm(") || !strings.Contains(msgs[0].PTX, ".target sm_80") {
+		t.Fatalf("got %+v, want ptx (sm_80, entry twice_mm) then done", msgs)
+	}
+}
+
+func TestCompileErrorsUseCellLines(t *testing.T) {
+	requireNVRTC(t)
+	ws := dial(t, cudaServer(t))
+	broken := strings.Replace(cudaCellSrc, "A[row * K]", "A[row * K] * undefined_scale", 1)
+	for _, typ := range []string{TypePTX, TypeRun} {
+		m := ptxMsg("bad-"+typ, broken)
+		m.Type = typ
+		if err := ws.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+		msgs := collect(t, ws, m.ID, 30*time.Second)
+		last := msgs[len(msgs)-1]
+		// The source starts on cell line 7; the error is on its third line.
+		if last.Type != TypeError || !strings.Contains(last.Message, "line 9: error") || !strings.Contains(last.Message, "undefined_scale") {
+			t.Errorf("%s: got %+v, want an error at line 9 naming undefined_scale", typ, last)
+		}
+	}
+}
+
+// Without a GPU a cuda cell compiles, says why the kernel did not run, and measures its CPU comparisons.
+func TestCUDACellRunWithoutGPU(t *testing.T) {
+	requireNVRTC(t)
+	ws := dial(t, cudaServer(t))
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: cudaCellSrc}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "r", 30*time.Second)
+	var notes []string
+	var results []string
+	for _, m := range msgs {
+		if m.Type == TypeNote {
+			notes = append(notes, m.Note.Level+" "+m.Note.Message)
+		}
+		if m.Type == TypeResult {
+			results = append(results, m.Result.Kernel)
+		}
+	}
+	want := []string{
+		"info custom: twice_mm compiles for compute_80",
+		"error custom: no CUDA device: libcuda.so.1 not found",
+		"error cublas: no CUDA device: libcuda.so.1 not found",
+	}
+	if strings.Join(notes, "|") != strings.Join(want, "|") || strings.Join(results, ",") != "gonum" || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got notes %q, results %v, last %s; want %q, [gonum], done", notes, results, msgs[len(msgs)-1].Type, want)
+	}
+}
+
+func TestPTXOnlyForCUDACells(t *testing.T) {
+	ws := dial(t, cudaServer(t))
+	m := ptxMsg("x", "kernels: [ikj]\nsizes: [8]")
+	m.Cell = "k-1"
+	if err := ws.WriteJSON(m); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "x", 5*time.Second); msgs[0].Type != TypeError || !strings.Contains(msgs[0].Message, "only cuda cells have PTX") {
+		t.Errorf("got %+v", msgs)
+	}
+}

@@ -1,0 +1,16 @@
+package server
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gpuplayground/playground/gpu"
+)
+
+// TestMain lets this test binary serve as the GPU worker that the servers under test start.
+func TestMain(m *testing.M) {
+	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) {
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -161,6 +162,23 @@ func TestLessonRunInBrowser(t *testing.T) {
 		t.Errorf("oversized spec: status %q, want the 64 KiB limit", msg)
 	}
 
+	// A cuda cell: Show PTX compiles the learner's kernel (NVRTC, no GPU needed) and shows the PTX.
+	if os.Getenv("CI") == "true" || nvrtcPresent() {
+		const kcell = "#\\30 5-first-cuda-kernel-0"
+		err = chromedp.Do(ctx,
+			chromedp.Navigate(base+"/lessons/05-first-cuda-kernel"),
+			chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+			chromedp.Click(css(kcell+" .cell-show-ptx")),
+			chromedp.WaitVisible(css(kcell+" .cell-ptx")),
+		)
+		if err != nil {
+			t.Fatalf("Show PTX: %v", err)
+		}
+		if ptx := text(kcell + " .cell-ptx"); !strings.Contains(ptx, ".entry first_matmul(") {
+			t.Errorf("Show PTX: got %.200q, want PTX with the entry first_matmul", ptx)
+		}
+	}
+
 	// When the server goes away the page says so.
 	stopServer()
 	<-served
@@ -171,4 +189,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if banner := text(`#conn-banner`); !strings.Contains(banner, "Lost the connection") {
 		t.Errorf("after the server stopped: banner %q, want a lost-connection message", banner)
 	}
+}
+
+func nvrtcPresent() bool {
+	_, err := cuda.LoadNVRTC()
+	return err == nil
 }

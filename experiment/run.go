@@ -54,6 +54,9 @@ func Run(ctx context.Context, s Spec, available []kernels.Kernel, sink Sink) err
 		}
 	}
 	s.Kernels = runnable
+	if len(runnable) == 0 {
+		return nil
+	}
 	p := &progress{sink: sink, total: len(s.Sizes) * len(s.Kernels) * (s.Repeats + 1)}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	for _, n := range s.Sizes {

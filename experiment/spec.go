@@ -27,6 +27,9 @@ type Spec struct {
 	Repeats int `json:"repeats"`
 	// Threads is the goroutine count for the parallel kernel.
 	Threads int `json:"threads"`
+	// Transfers adds host→device and device→host copy times to GPU results (PCIe cost); CPU
+	// kernels have no copies.
+	Transfers bool `json:"transfers"`
 }
 
 // Limits bound what one run may ask for.
@@ -86,7 +89,7 @@ func Parse(src string, available []kernels.Kernel, lim Limits) (Spec, error) {
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return Spec{}, errAt(root, "the spec must be a YAML mapping of keys (kernels, sizes, dtype, repeats, threads)")
+		return Spec{}, errAt(root, "the spec must be a YAML mapping of keys (kernels, sizes, dtype, repeats, threads, transfers)")
 	}
 	s := Spec{DType: "float32", Repeats: 5, Threads: runtime.GOMAXPROCS(0)}
 	var kernelsNode, sizesNode *yaml.Node
@@ -109,8 +112,10 @@ func Parse(src string, available []kernels.Kernel, lim Limits) (Spec, error) {
 			err = decode(val, &s.Repeats, "a whole number")
 		case "threads":
 			err = decode(val, &s.Threads, "a whole number")
+		case "transfers":
+			err = decode(val, &s.Transfers, "true or false")
 		default:
-			err = errAt(key, "unknown key %q; known keys: kernels, sizes, dtype, repeats, threads", key.Value)
+			err = errAt(key, "unknown key %q; known keys: kernels, sizes, dtype, repeats, threads, transfers", key.Value)
 		}
 		if err != nil {
 			return Spec{}, err

@@ -11,14 +11,14 @@ import (
 )
 
 func TestParseValid(t *testing.T) {
-	got, err := Parse("kernels: [naive, gonum]   # two\nsizes: [64, 128]\ndtype: float64\nrepeats: 3\nthreads: 2\n",
+	got, err := Parse("kernels: [naive, gonum]   # two\nsizes: [64, 128]\ndtype: float64\nrepeats: 3\nthreads: 2\ntransfers: true\n",
 		kernels.CPU(), DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Spec{Kernels: []string{"naive", "gonum"}, Sizes: []int{64, 128}, DType: "float64", Repeats: 3, Threads: 2}
 	if strings.Join(got.Kernels, ",") != strings.Join(want.Kernels, ",") || len(got.Sizes) != 2 ||
-		got.Sizes[1] != 128 || got.DType != want.DType || got.Repeats != want.Repeats || got.Threads != want.Threads {
+		got.Sizes[1] != 128 || got.DType != want.DType || got.Repeats != want.Repeats || got.Threads != want.Threads || !got.Transfers {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

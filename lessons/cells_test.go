@@ -2,11 +2,14 @@ package lessons_test
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
 )
 
@@ -27,16 +30,26 @@ func TestEveryCellRuns(t *testing.T) {
 	}
 	// As on a server without a GPU: GPU kernels parse, and each reports why it did not run.
 	cpu := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	kinds := lessons.Kinds{"matmul": func(src string) error {
-		_, err := experiment.Parse(src, cpu, experiment.DefaultLimits())
-		return err
-	}}
+	kinds := lessons.Kinds{
+		"matmul": func(src string) error {
+			_, err := experiment.Parse(src, cpu, experiment.DefaultLimits())
+			return err
+		},
+		"cuda": func(src string) error {
+			_, err := experiment.ParseCUDA(src, cpu, experiment.DefaultLimits())
+			return err
+		},
+	}
 	all, err := lessons.Load(lessons.Embedded, kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range all {
 		for _, c := range l.Cells {
+			if c.Kind == "cuda" {
+				t.Run(c.ID, func(t *testing.T) { compileCell(t, c.Source) })
+				continue
+			}
 			t.Run(c.ID, func(t *testing.T) {
 				spec, err := experiment.Parse(c.Source, cpu, experiment.DefaultLimits())
 				if err != nil {
@@ -61,6 +74,29 @@ func TestEveryCellRuns(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// compileCell compiles a cuda cell's kernel with NVRTC, as Show PTX does, for the oldest and newest
+// architectures the playground targets.
+func compileCell(t *testing.T, cell string) {
+	t.Helper()
+	spec, err := experiment.ParseCUDA(cell, append(kernels.CPU(), kernels.GPU("test")...), experiment.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv, err := cuda.LoadNVRTC()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("NVRTC is required in CI: %v", err)
+		}
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	for _, arch := range []int{70, 90} {
+		ptx, err := cuda.CompileArch(nv, spec.Source, "cell.cu", arch)
+		if err != nil || !strings.Contains(ptx, ".entry "+spec.Kernel+"(") {
+			t.Errorf("compute_%d: %v", arch, err)
 		}
 	}
 }

@@ -24,8 +24,14 @@ type Result struct {
 	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against a float64 gonum reference; math.MaxFloat64 when
 	// C held NaN or Inf (JSON has no Inf).
 	RelError float64 `json:"rel_error"`
-	// OK reports RelError ≤ kernels.Tolerance(DType).
+	// OK reports RelError within the tolerance of the precision the kernel computes in
+	// (kernels.Tolerance for FP32/FP64; gpu.Tolerance for TF32, BF16 and FP16 inputs).
 	OK bool `json:"ok"`
+	// H2DSeconds and D2HSeconds are the host→device copy of A and B and the device→host copy of C,
+	// and TransferGBps the bytes of both over their time, for GPU runs with transfers: true.
+	H2DSeconds   float64 `json:"h2d_seconds,omitempty"`
+	D2HSeconds   float64 `json:"d2h_seconds,omitempty"`
+	TransferGBps float64 `json:"transfer_gbps,omitempty"`
 }
 
 // Sink receives a run's events in order, from the goroutine that called Run.
@@ -39,15 +45,26 @@ type Sink interface {
 	Note(kernel, level, message string)
 }
 
-// Run measures every kernel of s at every size, in the order given, and reports to sink. For each size
-// it draws fresh random inputs in [-1, 1) (never zero); then for each kernel it poisons C with NaN, makes one warm-up call and s.Repeats timed calls, and checks the
-// last C against a float64 reference computed with gonum (once per size, after the first kernel). It returns ctx.Err() when cancelled. available must contain every
-// kernel of s (Parse checked that). A kernel marked Unavailable gets one Note with the reason,
-// before any measurement, and is skipped.
-func Run(ctx context.Context, s Spec, available []kernels.Kernel, sink Sink) error {
+// Env is what a run may use: the kernels it can name, and, for kernels marked Remote, the function
+// that measures them in another process (the GPU worker).
+type Env struct {
+	Kernels []kernels.Kernel
+	// Remote measures a Remote kernel at size n with s's precision, repeats and transfers, calling
+	// progress after each launch (warm-up included); nil when no kernel is Remote.
+	Remote func(ctx context.Context, kernel string, n int, s Spec, progress func(done int)) (Result, error)
+}
+
+// Run measures every kernel of s at every size, in the order given, and reports to sink. CPU kernels
+// share, per size, fresh random inputs in [-1, 1) (never zero); for each, C is poisoned with NaN, then
+// one warm-up call and s.Repeats timed calls run, and the last C is checked against a float64
+// reference computed with gonum (once per size, after the first kernel, so that kernel starts at
+// once). Remote kernels are measured by env.Remote. A kernel marked Unavailable gets one Note with
+// the reason, before any measurement, and is skipped. Run returns ctx.Err() when cancelled.
+// env.Kernels must contain every kernel of s (Parse checked that).
+func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 	runnable := s.Kernels[:0:0]
 	for _, name := range s.Kernels {
-		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" {
+		if k, _ := kernels.Lookup(env.Kernels, name); k.Unavailable != "" {
 			sink.Note(name, "error", name+": "+k.Unavailable)
 		} else {
 			runnable = append(runnable, name)
@@ -62,9 +79,9 @@ func Run(ctx context.Context, s Spec, available []kernels.Kernel, sink Sink) err
 	for _, n := range s.Sizes {
 		var err error
 		if s.DType == "float64" {
-			err = runSize(ctx, s, n, available, rng, p, func(k kernels.Kernel) kernels.Func[float64] { return k.F64 })
+			err = runSize(ctx, s, n, env, rng, p, func(k kernels.Kernel) kernels.Func[float64] { return k.F64 })
 		} else {
-			err = runSize(ctx, s, n, available, rng, p, func(k kernels.Kernel) kernels.Func[float32] { return k.F32 })
+			err = runSize(ctx, s, n, env, rng, p, func(k kernels.Kernel) kernels.Func[float32] { return k.F32 })
 		}
 		if err != nil {
 			return err
@@ -78,16 +95,36 @@ type progress struct {
 	done, total int
 }
 
-func runSize[T kernels.Float](ctx context.Context, s Spec, n int, available []kernels.Kernel, rng *rand.Rand,
+// callback returns the per-call progress function of a kernel whose calls start after those done.
+func (p *progress) callback() func(done int) {
+	base := p.done
+	return func(done int) {
+		p.done = base + done
+		p.sink.Progress(p.done, p.total)
+	}
+}
+
+func runSize[T kernels.Float](ctx context.Context, s Spec, n int, env Env, rng *rand.Rand,
 	p *progress, fn func(kernels.Kernel) kernels.Func[T]) error {
-	a, b, c := make([]T, n*n), make([]T, n*n), make([]T, n*n)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
-	var ref []float64 // computed after the first kernel is timed, so that kernel starts at once
+	var a, b, c []T   // CPU inputs and output, made when the first CPU kernel needs them
+	var ref []float64 // computed after the first CPU kernel is timed, so that kernel starts at once
 	opt := kernels.Options{Threads: s.Threads}
 	tol := kernels.Tolerance(s.DType)
 	for _, name := range s.Kernels {
-		k, _ := kernels.Lookup(available, name)
+		k, _ := kernels.Lookup(env.Kernels, name)
+		if k.Remote {
+			r, err := env.Remote(ctx, name, n, s, p.callback())
+			if err != nil {
+				return err
+			}
+			p.sink.Result(r)
+			continue
+		}
+		if a == nil {
+			a, b, c = make([]T, n*n), make([]T, n*n), make([]T, n*n)
+			kernels.Random(rng, a)
+			kernels.Random(rng, b)
+		}
 		f := fn(k)
 		nan := T(math.NaN())
 		for i := range c {
@@ -96,13 +133,9 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, available []ke
 		// Collect garbage from input generation, the reference and earlier charts now, as the testing
 		// package does before each benchmark, so no GC cycle competes with the timed calls.
 		runtime.GC()
-		base := p.done
 		t, err := kernels.Measure(ctx, s.Repeats, func(ctx context.Context) error {
 			return f(ctx, c, a, b, n, n, n, opt)
-		}, func(done int) {
-			p.done = base + done
-			p.sink.Progress(p.done, p.total)
-		})
+		}, p.callback())
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestRunMeasuresAndChecksEveryPoint(t *testing.T) {
 	for _, dtype := range []string{"float32", "float64"} {
 		s := Spec{Kernels: []string{"naive", "ikj", "tiled", "parallel", "gonum"}, Sizes: []int{33, 70}, DType: dtype, Repeats: 2, Threads: 2}
 		var rec recorder
-		if err := Run(context.Background(), s, kernels.CPU(), &rec); err != nil {
+		if err := Run(context.Background(), s, Env{Kernels: kernels.CPU()}, &rec); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := len(rec.results), 10; got != want {
@@ -67,7 +68,7 @@ func TestRunFlagsWrongResults(t *testing.T) {
 		}}
 	var rec recorder
 	s := Spec{Kernels: []string{"broken"}, Sizes: []int{16}, DType: "float32", Repeats: 1, Threads: 1}
-	if err := Run(context.Background(), s, []kernels.Kernel{broken}, &rec); err != nil {
+	if err := Run(context.Background(), s, Env{Kernels: []kernels.Kernel{broken}}, &rec); err != nil {
 		t.Fatal(err)
 	}
 	if r := rec.results[0]; r.OK || r.RelError < 0.1 {
@@ -79,7 +80,7 @@ func TestRunFlagsWrongResults(t *testing.T) {
 	}}
 	rec = recorder{}
 	s.Kernels = []string{"lazy"}
-	if err := Run(context.Background(), s, []kernels.Kernel{lazy}, &rec); err != nil {
+	if err := Run(context.Background(), s, Env{Kernels: []kernels.Kernel{lazy}}, &rec); err != nil {
 		t.Fatal(err)
 	}
 	if r := rec.results[0]; r.OK {
@@ -93,7 +94,7 @@ func TestRunCancels(t *testing.T) {
 	rec.onResult = cancel
 	s := Spec{Kernels: []string{"ikj"}, Sizes: []int{16, 32, 64}, DType: "float32", Repeats: 1, Threads: 1}
 	start := time.Now()
-	err := Run(ctx, s, kernels.CPU(), &rec)
+	err := Run(ctx, s, Env{Kernels: kernels.CPU()}, &rec)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
@@ -110,7 +111,7 @@ func TestRunNotesUnavailableKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recorder
-	if err := Run(context.Background(), s, available, &rec); err != nil {
+	if err := Run(context.Background(), s, Env{Kernels: available}, &rec); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -125,5 +126,46 @@ func TestRunNotesUnavailableKernels(t *testing.T) {
 	}
 	if last := rec.progress[len(rec.progress)-1]; last != [2]int{4, 4} {
 		t.Errorf("last progress %v, want 4/4 (GPU kernels excluded)", last)
+	}
+}
+
+// Remote kernels are measured by Env.Remote, in the cell's order, with progress counted in the total.
+func TestRunRemoteKernels(t *testing.T) {
+	available := append(kernels.CPU(), kernels.GPU("")...)
+	var asked []string
+	env := Env{Kernels: available, Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
+		asked = append(asked, fmt.Sprintf("%s/%d/%s/%d", kernel, n, s.DType, s.Repeats))
+		for i := 1; i <= s.Repeats+1; i++ {
+			progress(i)
+		}
+		return Result{Kernel: kernel, N: n, DType: s.DType, Seconds: 1e-3, GFLOPS: 1, OK: true}, nil
+	}}
+	s, err := Parse("kernels: [cublas, ikj, cuda-wmma]\nsizes: [8, 16]\nrepeats: 2", available, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	if err := Run(context.Background(), s, env, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(asked, " "), "cublas/8/float32/2 cuda-wmma/8/float32/2 cublas/16/float32/2 cuda-wmma/16/float32/2"; got != want {
+		t.Errorf("remote calls %q, want %q", got, want)
+	}
+	var order []string
+	for _, r := range rec.results {
+		order = append(order, r.Kernel)
+	}
+	if got, want := strings.Join(order, ","), "cublas,ikj,cuda-wmma,cublas,ikj,cuda-wmma"; got != want {
+		t.Errorf("results %s, want %s", got, want)
+	}
+	if last := rec.progress[len(rec.progress)-1]; last != [2]int{18, 18} || len(rec.notes) != 0 {
+		t.Errorf("last progress %v, notes %v; want 18/18 and none", last, rec.notes)
+	}
+	// A remote failure ends the run with its error.
+	env.Remote = func(context.Context, string, int, Spec, func(int)) (Result, error) {
+		return Result{}, errors.New("GPU worker showed no progress")
+	}
+	if err := Run(context.Background(), s, env, &recorder{}); err == nil || !strings.Contains(err.Error(), "no progress") {
+		t.Errorf("got %v, want the worker's error", err)
 	}
 }

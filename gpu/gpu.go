@@ -9,8 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"time"
 
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
@@ -29,7 +32,11 @@ func ServeChild(args []string, in io.Reader, out io.Writer) bool {
 }
 
 // Serve is the worker: it answers requests read from in, one at a time, on out, until in closes.
+// It runs on one locked OS thread, because a CUDA context is current per thread.
 func Serve(in io.Reader, out io.Writer) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var dev *device
 	enc := json.NewEncoder(out)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
@@ -51,6 +58,26 @@ func Serve(in io.Reader, out io.Writer) {
 				resp.Error = err.Error()
 			}
 			_ = enc.Encode(resp)
+		case "run":
+			resp := Response{ID: req.ID, Done: true}
+			var err error
+			if dev == nil {
+				dev, err = openDevice()
+			}
+			if err == nil {
+				var r experiment.Result
+				r, err = dev.run(req, func(done, total int) {
+					_ = enc.Encode(Response{ID: req.ID, Progress: &[2]int{done, total}})
+				})
+				resp.Result = &r
+			}
+			if err != nil {
+				resp.Result, resp.Error, resp.Fatal = nil, err.Error(), sticky(err)
+			}
+			_ = enc.Encode(resp)
+			if resp.Fatal {
+				os.Exit(1) // the context is unusable; the supervisor starts a fresh worker
+			}
 		default:
 			_ = enc.Encode(Response{ID: req.ID, Done: true, Error: fmt.Sprintf("unknown op %q", req.Op)})
 		}

@@ -43,6 +43,9 @@ func fakeWorker() {
 			_ = enc.Encode(Response{ID: req.ID, Done: true, Error: fmt.Sprintf("pid %d", os.Getpid())})
 		case "hang":
 			select {}
+		case "fatal":
+			_ = enc.Encode(Response{ID: req.ID, Done: true, Fatal: true, Error: "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (700)"})
+			os.Exit(1)
 		case "crash":
 			fmt.Fprintln(os.Stderr, "CUDA_ERROR_ILLEGAL_ADDRESS in fake kernel")
 			os.Exit(3)
@@ -234,5 +237,29 @@ func TestCompileThroughTheRealWorker(t *testing.T) {
 	_, err = Compile(context.Background(), s, "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
 	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error") {
 		t.Errorf("got %v, want NVRTC's log pointing at cell.cu line 2", err)
+	}
+}
+
+// A sticky CUDA error: the worker answers, says it is finished, and exits; the next request gets a
+// fresh worker without an error of its own.
+func TestFatalAnswerRestartsTheWorker(t *testing.T) {
+	s := fakeSupervisor(t, time.Second)
+	before := echoPID(t, s)
+	err := s.Do(context.Background(), Request{Op: "fatal"}, func(Response) {})
+	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS") {
+		t.Fatalf("got %v, want the kernel's error", err)
+	}
+	if after := echoPID(t, s); after == before {
+		t.Error("the broken worker was reused")
+	}
+}
+
+func TestRunWithoutGPUSaysWhy(t *testing.T) {
+	if _, err := cuda.LoadDriver(); err == nil {
+		t.Skip("this machine has a GPU")
+	}
+	err := realWorker(t).Do(context.Background(), Request{Op: "run", Kernel: "cublas", N: 64, DType: "float32", Repeats: 1}, func(Response) {})
+	if err == nil || !strings.HasPrefix(err.Error(), "no CUDA device: libcuda.so.1 not found") {
+		t.Errorf("got %v, want no CUDA device: libcuda.so.1 not found …", err)
 	}
 }

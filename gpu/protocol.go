@@ -1,6 +1,9 @@
 package gpu
 
-import "github.com/gpuplayground/playground/kernels/cuda"
+import (
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
 
 // The worker protocol (docs/worker.md): the supervisor writes one Request as a JSON line to the
 // worker's stdin; the worker answers with Response lines on stdout carrying the same ID, ending with
@@ -11,21 +14,37 @@ import "github.com/gpuplayground/playground/kernels/cuda"
 // Request asks the worker to do one thing.
 type Request struct {
 	ID int64 `json:"id"`
-	// Op is "probe" (answer with the device report) or "compile" (CUDA C++ Source, named Name in
-	// the compiler's log, to PTX for compute_<Arch> with NVRTC). GPU runs will add ops here.
+	// Op is "probe" (answer with the device report), "compile" (CUDA C++ Source, named Name in the
+	// compiler's log, to PTX for compute_<Arch> with NVRTC) or "run" (time Kernel on n×n×n).
 	Op     string `json:"op"`
 	Source string `json:"source,omitempty"`
 	Name   string `json:"name,omitempty"`
 	Arch   int    `json:"arch,omitempty"`
+
+	// run: the kernel (cublas, cublas-tf32, cublas-bf16, cuda-*, or custom with Source, Entry,
+	// Block and Grid), the size, precision, timed repeats after one warm-up, and whether to time the
+	// copies too.
+	Kernel    string `json:"kernel,omitempty"`
+	N         int    `json:"n,omitempty"`
+	DType     string `json:"dtype,omitempty"`
+	Repeats   int    `json:"repeats,omitempty"`
+	Transfers bool   `json:"transfers,omitempty"`
+	Entry     string `json:"entry,omitempty"`
+	Block     [3]int `json:"block,omitempty"`
+	Grid      [3]int `json:"grid,omitempty"`
 }
 
 // Response is one line from the worker.
 type Response struct {
 	ID int64 `json:"id"`
 	// Progress is [done, total] units of work; each progress line restarts the launch time limit.
-	Progress *[2]int      `json:"progress,omitempty"`
-	Report   *cuda.Report `json:"report,omitempty"`
-	PTX      string       `json:"ptx,omitempty"`
-	Done     bool         `json:"done,omitempty"`
-	Error    string       `json:"error,omitempty"`
+	Progress *[2]int            `json:"progress,omitempty"`
+	Report   *cuda.Report       `json:"report,omitempty"`
+	PTX      string             `json:"ptx,omitempty"`
+	Result   *experiment.Result `json:"result,omitempty"`
+	// Fatal says the worker's GPU state is broken (a sticky CUDA error) and it exits after this line;
+	// the supervisor starts a fresh one for the next request.
+	Fatal bool   `json:"fatal,omitempty"`
+	Done  bool   `json:"done,omitempty"`
+	Error string `json:"error,omitempty"`
 }

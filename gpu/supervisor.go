@@ -114,6 +114,9 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) err
 			}
 			timer.Reset(limit)
 			on(l.resp)
+			if l.resp.Fatal {
+				s.stop() // it exits by itself; make sure, and start afresh next time
+			}
 			if l.resp.Done {
 				if l.resp.Error != "" {
 					return errors.New(l.resp.Error)

@@ -49,6 +49,8 @@ type Kernel struct {
 	// Unavailable, when set, says why this kernel cannot run here (e.g. "no CUDA device: …"); a run
 	// that names it reports that instead of a result.
 	Unavailable string
+	// Remote marks a kernel measured in another process (the GPU worker).
+	Remote bool
 	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
 	// would exceed the run time limit; it is never shown as a measurement.
 	gflops func(n, threads int) float64
@@ -94,9 +96,9 @@ func CPU() []Kernel {
 	}
 }
 
-// GPU lists the GPU kernels a cell may name, in ladder order, each marked Unavailable with reason:
-// cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16 inputs with FP32 accumulation), and the
-// project's own CUDA kernels from kernels/cuda/src/matmul.cu.
+// GPU lists the GPU kernels a cell may name, in ladder order: cuBLAS SGEMM/DGEMM, cuBLAS on tensor
+// cores (TF32, and BF16 inputs with FP32 accumulation), and the project's own CUDA kernels from
+// kernels/cuda/src/matmul.cu. With a reason they are Unavailable; without one they are Remote.
 func GPU(reason string) []Kernel {
 	ks := []Kernel{
 		{Name: "cublas", Summary: "NVIDIA cuBLAS SGEMM/DGEMM, the GPU reference"},
@@ -109,7 +111,7 @@ func GPU(reason string) []Kernel {
 		{Name: "cuda-wmma", Summary: "tensor cores through WMMA, BF16/FP16 inputs, FP32 accumulation"},
 	}
 	for i := range ks {
-		ks[i].Unavailable = reason
+		ks[i].Unavailable, ks[i].Remote = reason, reason == ""
 	}
 	return ks
 }

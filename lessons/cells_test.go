@@ -57,7 +57,7 @@ func TestEveryCellRuns(t *testing.T) {
 				}
 				var s sink
 				start := time.Now()
-				if err := experiment.Run(context.Background(), spec, cpu, &s); err != nil {
+				if err := experiment.Run(context.Background(), spec, experiment.Env{Kernels: cpu}, &s); err != nil {
 					t.Fatal(err)
 				}
 				took := time.Since(start)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
 )
 
 // plan parses a cell's source by the cell's kind and returns the harness that runs it.
@@ -18,7 +19,7 @@ func (s *Server) plan(kind, source string, lim experiment.Limits) (func(context.
 			return nil, err
 		}
 		return func(ctx context.Context, sink experiment.Sink) error {
-			return experiment.Run(ctx, spec, s.kernels, sink)
+			return experiment.Run(ctx, spec, s.env(nil), sink)
 		}, nil
 	case "cuda":
 		spec, err := experiment.ParseCUDA(source, s.kernels, lim)
@@ -30,19 +31,52 @@ func (s *Server) plan(kind, source string, lim experiment.Limits) (func(context.
 	return nil, fmt.Errorf("this server cannot run %s cells", kind)
 }
 
-// runCUDA compiles a learner's kernel (its errors are the run's error), reports that the kernel
-// itself cannot run here and why, then measures the kernels it is compared with.
+// env is the run environment: every kernel, with GPU kernels measured by the worker. custom, if not
+// nil, is a cuda cell whose kernel joins as "custom".
+func (s *Server) env(custom *experiment.CUDASpec) experiment.Env {
+	env := experiment.Env{Kernels: s.kernels}
+	if custom != nil {
+		env.Kernels = append(append([]kernels.Kernel(nil), s.kernels...),
+			kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Unavailable: s.gpuReason, Remote: s.gpuReason == ""})
+	}
+	env.Remote = func(ctx context.Context, kernel string, n int, spec experiment.Spec, progress func(int)) (experiment.Result, error) {
+		req := gpu.Request{Op: "run", Kernel: kernel, N: n, DType: spec.DType, Repeats: spec.Repeats, Transfers: spec.Transfers}
+		if kernel == "custom" && custom != nil {
+			grid, err := custom.GridFor(n)
+			if err != nil {
+				return experiment.Result{}, err
+			}
+			req.Source, req.Entry, req.Block, req.Grid = custom.Source, custom.Kernel, custom.Block, grid
+		}
+		var res *experiment.Result
+		err := s.worker.Do(ctx, req, func(r gpu.Response) {
+			if r.Progress != nil {
+				progress(r.Progress[0])
+			}
+			if r.Result != nil {
+				res = r.Result
+			}
+		})
+		if err == nil && res == nil {
+			err = fmt.Errorf("GPU worker answered %s without a result", kernel)
+		}
+		if err != nil {
+			return experiment.Result{}, fmt.Errorf("%s at n=%d: %w", kernel, n, err)
+		}
+		return *res, nil
+	}
+	return env
+}
+
+// runCUDA compiles a learner's kernel (its errors are the run's error), then measures it as
+// "custom" beside the kernels it is compared with; without a GPU the kernel gets a note saying why.
 func (s *Server) runCUDA(ctx context.Context, spec experiment.CUDASpec, sink experiment.Sink) error {
 	if _, err := s.compile(ctx, spec); err != nil {
 		return err
 	}
 	sink.Note("custom", "info", fmt.Sprintf("custom: %s compiles for compute_%d", spec.Kernel, s.compileArch()))
-	sink.Note("custom", "error", "custom: "+s.gpuReason)
-	if len(spec.Compare) == 0 {
-		return nil
-	}
-	cmp := experiment.Spec{Kernels: spec.Compare, Sizes: spec.Sizes, DType: spec.DType, Repeats: spec.Repeats}
-	return experiment.Run(ctx, cmp, s.kernels, sink)
+	run := experiment.Spec{Kernels: append([]string{"custom"}, spec.Compare...), Sizes: spec.Sizes, DType: spec.DType, Repeats: spec.Repeats}
+	return experiment.Run(ctx, run, s.env(&spec), sink)
 }
 
 // nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.

@@ -91,7 +91,7 @@ type Server struct {
 	machine string
 	devices cuda.Report
 	worker  *gpu.Supervisor
-	// gpuReason says why GPU kernels do not run here.
+	// gpuReason says why GPU kernels do not run here ("" where they do).
 	gpuReason string
 
 	base     context.Context
@@ -116,11 +116,9 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.devices = s.probe()
 	}
-	// GPU kernels are known to every cell; until GPU runs exist each one reports why it did not run.
+	// GPU kernels are known to every cell: measured by the worker where there is a device, and
+	// otherwise each reports why it did not run.
 	s.gpuReason = s.devices.Unavailable
-	if s.gpuReason == "" {
-		s.gpuReason = "this version of the playground does not run GPU kernels yet (the GPU is listed at /api/devices)"
-	}
 	s.kernels = append(kernels.CPU(), kernels.GPU(s.gpuReason)...)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.

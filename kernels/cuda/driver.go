@@ -6,19 +6,35 @@ import (
 	"unsafe"
 )
 
-// Driver is the CUDA driver API (libcuda.so.1), which comes with the NVIDIA driver. It binds what the
-// device report needs; memory, modules, launches and events come with the GPU runs.
+// Driver is the CUDA driver API (libcuda.so.1), which comes with the NVIDIA driver.
 type Driver struct {
 	Lib Loaded
 
-	cuInit               func(flags uint32) int32
-	cuDriverGetVersion   func(v *int32) int32
-	cuDeviceGetCount     func(n *int32) int32
-	cuDeviceGet          func(dev *int32, ordinal int32) int32
-	cuDeviceGetName      func(name *byte, size int32, dev int32) int32
-	cuDeviceGetAttribute func(v *int32, attr int32, dev int32) int32
-	cuDeviceTotalMem     func(bytes *uint64, dev int32) int32
-	cuGetErrorName       func(code int32, name **byte) int32
+	cuInit                   func(flags uint32) int32
+	cuDriverGetVersion       func(v *int32) int32
+	cuDeviceGetCount         func(n *int32) int32
+	cuDeviceGet              func(dev *int32, ordinal int32) int32
+	cuDeviceGetName          func(name *byte, size int32, dev int32) int32
+	cuDeviceGetAttribute     func(v *int32, attr int32, dev int32) int32
+	cuDeviceTotalMem         func(bytes *uint64, dev int32) int32
+	cuGetErrorName           func(code int32, name **byte) int32
+	cuDevicePrimaryCtxRetain func(ctx *uintptr, dev int32) int32
+	cuCtxSetCurrent          func(ctx uintptr) int32
+	cuCtxSynchronize         func() int32
+	cuMemAlloc               func(dptr *uint64, size uint64) int32
+	cuMemFree                func(dptr uint64) int32
+	cuMemcpyHtoD             func(dst uint64, src unsafe.Pointer, size uint64) int32
+	cuMemcpyDtoH             func(dst unsafe.Pointer, src uint64, size uint64) int32
+	cuMemsetD32              func(dst uint64, value uint32, n uint64) int32
+	cuModuleLoadData         func(mod *uintptr, image *byte) int32
+	cuModuleGetFunction      func(fn *uintptr, mod uintptr, name string) int32
+	cuModuleUnload           func(mod uintptr) int32
+	cuLaunchKernel           func(fn uintptr, gx, gy, gz, bx, by, bz, smem uint32, stream uintptr, params *unsafe.Pointer, extra uintptr) int32
+	cuEventCreate            func(ev *uintptr, flags uint32) int32
+	cuEventRecord            func(ev, stream uintptr) int32
+	cuEventSynchronize       func(ev uintptr) int32
+	cuEventElapsedTime       func(ms *float32, start, end uintptr) int32
+	cuEventDestroy           func(ev uintptr) int32
 }
 
 var (
@@ -50,6 +66,23 @@ func (l Loader) Driver() (*Driver, error) {
 		&d.cuDeviceGetAttribute, "cuDeviceGetAttribute",
 		&d.cuDeviceTotalMem, "cuDeviceTotalMem_v2",
 		&d.cuGetErrorName, "cuGetErrorName",
+		&d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",
+		&d.cuCtxSetCurrent, "cuCtxSetCurrent",
+		&d.cuCtxSynchronize, "cuCtxSynchronize",
+		&d.cuMemAlloc, "cuMemAlloc_v2",
+		&d.cuMemFree, "cuMemFree_v2",
+		&d.cuMemcpyHtoD, "cuMemcpyHtoD_v2",
+		&d.cuMemcpyDtoH, "cuMemcpyDtoH_v2",
+		&d.cuMemsetD32, "cuMemsetD32_v2",
+		&d.cuModuleLoadData, "cuModuleLoadData",
+		&d.cuModuleGetFunction, "cuModuleGetFunction",
+		&d.cuModuleUnload, "cuModuleUnload",
+		&d.cuLaunchKernel, "cuLaunchKernel",
+		&d.cuEventCreate, "cuEventCreate",
+		&d.cuEventRecord, "cuEventRecord",
+		&d.cuEventSynchronize, "cuEventSynchronize",
+		&d.cuEventElapsedTime, "cuEventElapsedTime",
+		&d.cuEventDestroy, "cuEventDestroy_v2",
 	); err != nil {
 		return nil, err
 	}

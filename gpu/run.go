@@ -1,0 +1,323 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"unsafe"
+
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+// device is the worker's GPU state, made on the first run and kept for the worker's life. All of it
+// is used from the one OS thread that Serve locks.
+type device struct {
+	ctx  *cuda.Context
+	cc   int
+	own  *cuda.Module // kernels/cuda/src/matmul.cu
+	blas *cuda.CuBLAS
+	rng  *rand.Rand
+}
+
+func openDevice() (*device, error) {
+	drv, err := cuda.LoadDriver()
+	if err != nil {
+		return nil, fmt.Errorf("no CUDA device: %w", err)
+	}
+	devs, err := drv.Devices()
+	if err != nil || len(devs) == 0 {
+		return nil, fmt.Errorf("no CUDA device: %v", err)
+	}
+	ctx, err := drv.Use(0)
+	if err != nil {
+		return nil, err
+	}
+	return &device{ctx: ctx, cc: devs[0].ComputeCapability, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}, nil
+}
+
+// ownModule compiles matmul.cu for this device with NVRTC, or loads the embedded PTX where NVRTC is
+// missing (a machine with only the driver).
+func (d *device) ownModule() (*cuda.Module, error) {
+	if d.own != nil {
+		return d.own, nil
+	}
+	src, err := fs.ReadFile(cuda.Sources, "src/matmul.cu")
+	if err != nil {
+		return nil, err
+	}
+	var ptx string
+	if nv, nvErr := cuda.LoadNVRTC(); nvErr == nil {
+		if ptx, err = cuda.CompileArch(nv, string(src), "matmul.cu", d.cc); err != nil {
+			return nil, err
+		}
+	} else {
+		arch, ok := cuda.BestPTXArch(d.cc)
+		if !ok {
+			return nil, fmt.Errorf("no NVRTC (%v) and no embedded PTX for sm_%d", nvErr, d.cc)
+		}
+		b, err := fs.ReadFile(cuda.PTX, cuda.PTXName("matmul.cu", arch))
+		if err != nil {
+			return nil, err
+		}
+		ptx = string(b)
+	}
+	if d.own, err = d.ctx.LoadPTX(ptx); err != nil {
+		return nil, err
+	}
+	return d.own, nil
+}
+
+func (d *device) cublas() (*cuda.CuBLAS, error) {
+	if d.blas != nil {
+		return d.blas, nil
+	}
+	var err error
+	d.blas, err = cuda.Loader{}.CuBLAS()
+	return d.blas, err
+}
+
+// sticky reports a CUDA error that leaves the context unusable (the 7xx launch failures): the worker
+// must exit and be restarted.
+func sticky(err error) bool {
+	var ce *cuda.Error
+	return errors.As(err, &ce) && ce.Code >= 700 && ce.Code < 800
+}
+
+// run measures one kernel at one size: warm-up and Repeats timed launches (CUDA events), optional
+// copy times, and the relative error against a float64 reference. progress is called after each launch.
+func (d *device) run(req Request, progress func(done, total int)) (experiment.Result, error) {
+	n := req.N
+	res := experiment.Result{Kernel: req.Kernel, N: n, DType: req.DType}
+	if n < 1 || req.Repeats < 1 {
+		return res, fmt.Errorf("bad run request: n=%d repeats=%d", n, req.Repeats)
+	}
+	if req.DType == "float64" {
+		return runTyped[float64](d, req, res, progress)
+	}
+	return runTyped[float32](d, req, res, progress)
+}
+
+// plan is how one kernel is launched: the device buffers it reads and a function that launches it.
+type plan struct {
+	launch    func() error
+	precision string
+	// in16 holds 16-bit inputs (BF16 or FP16) instead of T; padded is their padded size.
+	in16   func(a []float32) ([]uint16, int)
+	padded int
+}
+
+func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, progress func(done, total int)) (experiment.Result, error) {
+	n := req.N
+	var zero T
+	elem := int(unsafe.Sizeof(zero))
+	a, b := make([]T, n*n), make([]T, n*n)
+	kernels.Random(d.rng, a)
+	kernels.Random(d.rng, b)
+
+	p := plan{precision: req.DType, padded: n}
+	var dA, dB, dC cuda.DevicePtr
+	var err error
+	var own *cuda.Module
+	wantF32 := func() error {
+		if req.DType != "float32" {
+			return fmt.Errorf("%s takes float32 matrices only", req.Kernel)
+		}
+		return nil
+	}
+	switch req.Kernel {
+	case "cublas", "cublas-tf32", "cublas-bf16":
+		blas, err := d.cublas()
+		if err != nil {
+			return res, err
+		}
+		switch req.Kernel {
+		case "cublas":
+			p.launch = func() error {
+				if req.DType == "float64" {
+					return blas.Dgemm(n, n, n, dA, dB, dC)
+				}
+				return blas.Sgemm(n, n, n, dA, dB, dC)
+			}
+		case "cublas-tf32":
+			if err := wantF32(); err != nil {
+				return res, err
+			}
+			p.precision = "tf32"
+			p.launch = func() error { return blas.GemmEx(n, n, n, dA, dB, cuda.TypeF32, dC, cuda.Compute32FFastTF32) }
+		case "cublas-bf16":
+			if err := wantF32(); err != nil {
+				return res, err
+			}
+			p.precision = "bf16"
+			p.in16 = func(x []float32) ([]uint16, int) {
+				out := make([]uint16, len(x))
+				for i, v := range x {
+					out[i] = BF16(v)
+				}
+				return out, n
+			}
+			p.launch = func() error { return blas.GemmEx(n, n, n, dA, dB, cuda.TypeBF16, dC, cuda.Compute32F) }
+		}
+	case "custom":
+		nv, err := cuda.LoadNVRTC()
+		if err != nil {
+			return res, fmt.Errorf("custom kernels need NVRTC: %w", err)
+		}
+		ptx, err := cuda.CompileArch(nv, req.Source, "cell.cu", d.cc)
+		if err != nil {
+			return res, err
+		}
+		mod, err := d.ctx.LoadPTX(ptx)
+		if err != nil {
+			return res, err
+		}
+		defer mod.Unload()
+		fn, err := mod.Function(req.Entry)
+		if err != nil {
+			return res, err
+		}
+		p.launch = func() error { return fn.Launch(req.Grid, req.Block, dA, dB, dC, int32(n), int32(n), int32(n)) }
+	default:
+		l, prec, ok := OwnKernel(req.Kernel, n, d.cc)
+		if !ok {
+			return res, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
+		}
+		if err := wantF32(); err != nil {
+			return res, err
+		}
+		if own, err = d.ownModule(); err != nil {
+			return res, err
+		}
+		fn, err := own.Function(l.Entry)
+		if err != nil {
+			return res, err
+		}
+		p.precision = prec
+		dims := n
+		if req.Kernel == "cuda-wmma" {
+			conv := BF16
+			if prec == "f16" {
+				conv = F16
+			}
+			p.in16 = func(x []float32) ([]uint16, int) { return Pad16(x, n, conv) }
+			dims = (n + 15) / 16 * 16
+			l, _, _ = OwnKernel(req.Kernel, dims, d.cc)
+			p.padded = dims
+		}
+		p.launch = func() error { return fn.Launch(l.Grid, l.Block, dA, dB, dC, int32(dims), int32(dims), int32(dims)) }
+	}
+
+	// Device buffers: inputs in T (or 16-bit), output always T (FP32 for the 16-bit paths).
+	pd := p.padded
+	inBytes := pd * pd * elem
+	var a16, b16 []uint16
+	if p.in16 != nil {
+		a16, _ = p.in16(any(a).([]float32))
+		b16, _ = p.in16(any(b).([]float32))
+		inBytes = pd * pd * 2
+	}
+	if dA, err = d.ctx.Alloc(inBytes); err != nil {
+		return res, err
+	}
+	defer d.ctx.Free(dA)
+	if dB, err = d.ctx.Alloc(inBytes); err != nil {
+		return res, err
+	}
+	defer d.ctx.Free(dB)
+	if dC, err = d.ctx.Alloc(pd * pd * elem); err != nil {
+		return res, err
+	}
+	defer d.ctx.Free(dC)
+
+	start, err := d.ctx.NewEvent()
+	if err != nil {
+		return res, err
+	}
+	defer start.Destroy()
+	stop, err := d.ctx.NewEvent()
+	if err != nil {
+		return res, err
+	}
+	defer stop.Destroy()
+	timed := func(f func() error) (float64, error) {
+		if err := start.Record(); err != nil {
+			return 0, err
+		}
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if err := stop.Record(); err != nil {
+			return 0, err
+		}
+		return stop.Since(start)
+	}
+
+	h2d, err := timed(func() error {
+		if a16 != nil {
+			if err := cuda.CopyIn(d.ctx, dA, a16); err != nil {
+				return err
+			}
+			return cuda.CopyIn(d.ctx, dB, b16)
+		}
+		if err := cuda.CopyIn(d.ctx, dA, a); err != nil {
+			return err
+		}
+		return cuda.CopyIn(d.ctx, dB, b)
+	})
+	if err != nil {
+		return res, err
+	}
+	if err := d.ctx.Fill32(dC, 0xffffffff, pd*pd*elem/4); err != nil { // poison: NaN until written
+		return res, err
+	}
+	total := req.Repeats + 1
+	if _, err := timed(p.launch); err != nil { // warm-up
+		return res, err
+	}
+	progress(1, total)
+	samples := make([]float64, 0, req.Repeats)
+	for r := range req.Repeats {
+		s, err := timed(p.launch)
+		if err != nil {
+			return res, err
+		}
+		samples = append(samples, s)
+		progress(r+2, total)
+	}
+	if err := d.ctx.Synchronize(); err != nil {
+		return res, err
+	}
+	c := make([]T, pd*pd)
+	d2h, err := timed(func() error { return cuda.CopyOut(d.ctx, c, dC) })
+	if err != nil {
+		return res, err
+	}
+	if pd != n { // drop the padding
+		for i := range n {
+			copy(c[i*n:i*n+n], c[i*pd:i*pd+n])
+		}
+		c = c[:n*n]
+	}
+	rel, err := RelError(context.Background(), c, a, b, n, d.rng)
+	if err != nil {
+		return res, err
+	}
+	if math.IsInf(rel, 0) || math.IsNaN(rel) {
+		rel = math.MaxFloat64
+	}
+	res.Seconds = kernels.Median(samples)
+	res.MinSeconds, res.MaxSeconds = slices.Min(samples), slices.Max(samples)
+	res.GFLOPS = kernels.FLOPs(n, n, n) / res.Seconds / 1e9
+	res.RelError, res.OK = rel, rel <= Tolerance(p.precision)
+	if req.Transfers {
+		res.H2DSeconds, res.D2HSeconds = h2d, d2h
+		res.TransferGBps = float64(2*inBytes+pd*pd*elem) / (h2d + d2h) / 1e9
+	}
+	return res, nil
+}

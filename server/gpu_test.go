@@ -1,0 +1,72 @@
+package server
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/gpu"
+)
+
+func fakeGPUServer(t *testing.T, cfg Config) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Worker = gpu.Exec{Path: exe, Args: []string{fakeGPUCommand}}
+	_, base := startServer(t, cfg)
+	return base
+}
+
+// With a device, GPU kernels are measured by the worker, in the cell's order beside the CPU ones.
+func TestGPUKernelsRunInTheWorker(t *testing.T) {
+	ws := dial(t, fakeGPUServer(t, Config{}))
+	if err := ws.WriteJSON(runMsg("g", "kernels: [cublas, ikj, cuda-regblock]\nsizes: [16, 32]\nrepeats: 2\ntransfers: true")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "g", 20*time.Second)
+	var got []string
+	for _, m := range msgs {
+		switch m.Type {
+		case TypeResult:
+			got = append(got, m.Result.Kernel)
+			if m.Result.Kernel != "ikj" && m.Result.H2DSeconds != 1 {
+				t.Errorf("%s: transfers were not asked for", m.Result.Kernel)
+			}
+		case TypeNote:
+			t.Errorf("unexpected note %+v", *m.Note)
+		}
+	}
+	if strings.Join(got, ",") != "cublas,ikj,cuda-regblock,cublas,ikj,cuda-regblock" || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got results %v ending %s", got, msgs[len(msgs)-1].Type)
+	}
+}
+
+// A cuda cell's own kernel runs as "custom", launched with the grid its formulas give for each n.
+func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := dial(t, fakeGPUServer(t, Config{LessonsDir: dir}))
+	src := strings.Replace(cudaCellSrc, "sizes: [32]", "sizes: [32, 100]", 1)
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "c", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "c", 20*time.Second)
+	var results, notes []string
+	for _, m := range msgs {
+		if m.Type == TypeResult {
+			results = append(results, m.Result.Kernel)
+		}
+		if m.Type == TypeNote {
+			notes = append(notes, m.Note.Message)
+		}
+	}
+	if strings.Join(results, ",") != "custom,gonum,cublas,custom,gonum,cublas" ||
+		len(notes) != 1 || notes[0] != "custom: twice_mm compiles for compute_90" {
+		t.Errorf("got results %v, notes %q", results, notes)
+	}
+}

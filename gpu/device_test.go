@@ -1,0 +1,86 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+// requireGPU skips (always, CI included: CI has no GPU) when this machine has no CUDA device.
+func requireGPU(t *testing.T) {
+	t.Helper()
+	r := cuda.Probe()
+	if r.Unavailable != "" {
+		t.Skipf("skipping GPU test: %s", r.Unavailable)
+	}
+	t.Logf("GPU: %s; libraries %+v", r.Summary(), r.Libraries)
+}
+
+// On a GPU machine: every GPU kernel, through the real worker, at an even and a ragged size, in
+// each precision it supports, gives a correct result and a positive time.
+// Build here, run there: CGO_ENABLED=0 go test -c -o build/gpu.test ./gpu; build/gpu.test -test.run GPU -test.v
+func TestGPURunsEveryKernel(t *testing.T) {
+	requireGPU(t)
+	s := realWorker(t)
+	for _, kernel := range []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock", "cuda-wmma"} {
+		for _, n := range []int{256, 100, 1100} {
+			dtypes := []string{"float32"}
+			if kernel == "cublas" {
+				dtypes = append(dtypes, "float64")
+			}
+			for _, dtype := range dtypes {
+				t.Run(fmt.Sprintf("%s/%s/n=%d", kernel, dtype, n), func(t *testing.T) {
+					var res *experiment.Result
+					progress := 0
+					err := s.Do(context.Background(), Request{Op: "run", Kernel: kernel, N: n, DType: dtype, Repeats: 3, Transfers: true},
+						func(r Response) {
+							if r.Progress != nil {
+								progress++
+							}
+							if r.Result != nil {
+								res = r.Result
+							}
+						})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res == nil || !res.OK || !(res.Seconds > 0) || progress != 4 || !(res.H2DSeconds > 0) {
+						t.Errorf("got %+v after %d progress lines, want ok, timed, 4 progress lines, copies timed", res, progress)
+					}
+					t.Logf("%s n=%d %s: %.1f GFLOP/s, rel error %.2g, copies %.2f GB/s", kernel, n, dtype, res.GFLOPS, res.RelError, res.TransferGBps)
+				})
+			}
+		}
+	}
+}
+
+// On a GPU machine: a learner's kernel runs as custom; one that writes out of bounds is reported,
+// and the next run still works (the worker restarts).
+func TestGPUCustomKernelAndFault(t *testing.T) {
+	requireGPU(t)
+	s := realWorker(t)
+	good := `extern "C" __global__ void mm(const float* A, const float* B, float* C, int M, int N, int K) {
+    int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < M && c < N) { float s = 0; for (int p = 0; p < K; ++p) s += A[r * K + p] * B[p * N + c]; C[r * N + c] = s; }
+}`
+	run := func(src string, n int) error {
+		g := (n + 15) / 16
+		return s.Do(context.Background(), Request{Op: "run", Kernel: "custom", N: n, DType: "float32", Repeats: 2,
+			Source: src, Entry: "mm", Block: [3]int{16, 16, 1}, Grid: [3]int{g, g, 1}}, func(Response) {})
+	}
+	if err := run(good, 200); err != nil {
+		t.Fatalf("correct custom kernel: %v", err)
+	}
+	bad := strings.Replace(good, "C[r * N + c] = s;", "C[r * N + c + (1 << 28)] = s;", 1)
+	err := run(bad, 200)
+	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR") {
+		t.Errorf("out-of-bounds kernel: got %v, want a CUDA error", err)
+	}
+	if err := run(good, 64); err != nil {
+		t.Errorf("the run after a fault: %v", err)
+	}
+}

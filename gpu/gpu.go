@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
@@ -111,4 +112,37 @@ func Compile(ctx context.Context, s *Supervisor, src, name string, arch int) (st
 	var ptx string
 	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch}, func(r Response) { ptx = r.PTX })
 	return ptx, err
+}
+
+// Run has the worker measure one kernel (a "run" request), passing each progress line's count of
+// finished launches to progress, and returns its result.
+func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (experiment.Result, error) {
+	req.Op = "run"
+	var res *experiment.Result
+	err := s.Do(ctx, req, func(r Response) {
+		if r.Progress != nil && progress != nil {
+			progress(r.Progress[0])
+		}
+		if r.Result != nil {
+			res = r.Result
+		}
+	})
+	if err == nil && res == nil {
+		err = fmt.Errorf("GPU worker answered %s without a result", req.Kernel)
+	}
+	if err != nil {
+		return experiment.Result{}, fmt.Errorf("%s at n=%d: %w", req.Kernel, req.N, err)
+	}
+	return *res, nil
+}
+
+// Env is the run environment for a machine with a GPU: the CPU kernels and the GPU kernels, measured
+// by s's worker.
+func Env(s *Supervisor) experiment.Env {
+	return experiment.Env{
+		Kernels: append(kernels.CPU(), kernels.GPU("")...),
+		Remote: func(ctx context.Context, kernel string, n int, spec experiment.Spec, progress func(int)) (experiment.Result, error) {
+			return Run(ctx, s, Request{Kernel: kernel, N: n, DType: spec.DType, Repeats: spec.Repeats, Transfers: spec.Transfers}, progress)
+		},
+	}
 }

@@ -21,8 +21,8 @@ type Fixed []*Lesson
 // Lessons returns the fixed list.
 func (f Fixed) Lessons() []*Lesson { return f }
 
-// Dir is a Library over a directory of *.md files that re-reads them when their names, sizes or
-// modification times change, so authors see edits on reload. After a successful first load, a lesson
+// Dir is a Library over a directory of *.md files (and recorded/*.json) that re-reads them when
+// their names, sizes or modification times change, so authors see edits on reload. After a successful first load, a lesson
 // that breaks is kept in the list with Err set (its page shows the file:line error) instead of failing.
 type Dir struct {
 	dir   string
@@ -77,6 +77,13 @@ func (d *Dir) Lessons() []*Lesson {
 		}
 		ls = append(ls, &Lesson{Slug: strings.TrimSuffix(name, ".md"), File: full, Err: err})
 	}
+	if err := loadRecordings(os.DirFS(d.dir), ls); err != nil {
+		for _, l := range ls {
+			if l.Err == nil {
+				l.Err = err
+			}
+		}
+	}
 	Sort(ls)
 	d.stamp, d.lessons = stamp, ls
 	return ls
@@ -87,9 +94,10 @@ func (d *Dir) stampNow() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	recorded, _ := os.ReadDir(filepath.Join(d.dir, "recorded"))
 	var b strings.Builder
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".md") {
+	for _, e := range append(entries, recorded...) {
+		if !strings.HasSuffix(e.Name(), ".md") && !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
 		info, err := e.Info()

@@ -29,7 +29,7 @@ import (
 
 // Embedded holds the project's lessons, one markdown file each.
 //
-//go:embed *.md
+//go:embed *.md recorded
 var Embedded embed.FS
 
 // Lesson is one parsed and rendered lesson.
@@ -43,6 +43,8 @@ type Lesson struct {
 	// HTML is the rendered body; cells are already turned into their editable form.
 	HTML  template.HTML
 	Cells []Cell
+	// Recordings are real GPU runs of this lesson's cells, by cell id (recorded/<cell id>.json).
+	Recordings map[string]Recording
 	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
 	// directory broke after start-up; its page shows the error.
 	Err error
@@ -86,8 +88,8 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// Load parses every *.md file at the top of fsys, sorted by front-matter order, then slug. The first
-// error stops it and names file:line.
+// Load parses every *.md file at the top of fsys, sorted by front-matter order, then slug, and
+// attaches the recordings in recorded/*.json. The first error stops it and names file:line.
 func Load(fsys fs.FS, kinds Kinds) ([]*Lesson, error) {
 	names, err := fs.Glob(fsys, "*.md")
 	if err != nil {
@@ -104,6 +106,9 @@ func Load(fsys fs.FS, kinds Kinds) ([]*Lesson, error) {
 			return nil, err
 		}
 		out = append(out, l)
+	}
+	if err := loadRecordings(fsys, out); err != nil {
+		return nil, err
 	}
 	Sort(out)
 	return out, nil

@@ -122,3 +122,43 @@ func TestPTXOnlyForCUDACells(t *testing.T) {
 		t.Errorf("got %+v", msgs)
 	}
 }
+
+// Without a GPU, a cell with a recording shows the recorded numbers of its GPU kernels, labelled, and
+// still says why they did not run now.
+func TestRecordedResultsWithoutGPU(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k.md"), []byte(cudaLesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "recorded"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"cell":"k-1","device":"Test GPU","driver":"13.0","date":"2026-11-21T12:00:00Z","command":"record -cells k-1",
+		"results":[{"kernel":"cublas","n":8,"dtype":"float32","seconds":0.001,"gflops":0.5,"ok":true},
+		           {"kernel":"ikj","n":8,"dtype":"float32","seconds":0.002,"gflops":0.25,"ok":true}]}`
+	if err := os.WriteFile(filepath.Join(dir, "recorded", "k-1.json"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Config{LessonsDir: dir, Devices: func(context.Context) cuda.Report {
+		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
+	}})
+	ws := dial(t, base)
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-1", Source: "kernels: [ikj, cublas]\nsizes: [8]\nrepeats: 1"}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "r", 10*time.Second)
+	var types []string
+	var recd *Recorded
+	for _, m := range msgs {
+		types = append(types, m.Type)
+		if m.Type == TypeRecorded {
+			recd = m.Recorded
+		}
+	}
+	if recd == nil || len(recd.Results) != 1 || recd.Results[0].Kernel != "cublas" || !strings.Contains(recd.Label, "recorded on Test GPU") {
+		t.Fatalf("got %v, recorded %+v; want the recorded cublas result only, labelled", types, recd)
+	}
+	if got := strings.Join(types[:4], ","); got != "queued,started,recorded,note" || types[len(types)-1] != TypeDone {
+		t.Errorf("sequence %v: want queued, started, recorded, note, then the measurements, done", types)
+	}
+}

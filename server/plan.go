@@ -8,17 +8,33 @@ import (
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/lessons"
 )
 
+// recorder is a sink that can show a cell's recorded GPU run (streamSink is one).
+type recorder interface {
+	Recorded(rec lessons.Recording, kernels []string)
+}
+
 // plan parses a cell's source by the cell's kind and returns the harness that runs it.
-func (s *Server) plan(kind, source string, lim experiment.Limits) (func(context.Context, experiment.Sink) error, error) {
-	switch kind {
+func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim experiment.Limits) (func(context.Context, experiment.Sink) error, error) {
+	switch kind := cell.Kind; kind {
 	case "matmul":
 		spec, err := experiment.Parse(source, s.kernels, lim)
 		if err != nil {
 			return nil, err
 		}
+		rec, hasRec := l.Recordings[cell.ID]
 		return func(ctx context.Context, sink experiment.Sink) error {
+			if r, ok := sink.(recorder); ok && hasRec && s.gpuReason != "" {
+				var gpuKernels []string
+				for _, name := range spec.Kernels {
+					if k, _ := kernels.Lookup(s.kernels, name); k.Unavailable != "" {
+						gpuKernels = append(gpuKernels, name)
+					}
+				}
+				r.Recorded(rec, gpuKernels)
+			}
 			return experiment.Run(ctx, spec, s.env(nil), sink)
 		}, nil
 	case "cuda":
@@ -27,8 +43,9 @@ func (s *Server) plan(kind, source string, lim experiment.Limits) (func(context.
 			return nil, err
 		}
 		return func(ctx context.Context, sink experiment.Sink) error { return s.runCUDA(ctx, spec, sink) }, nil
+	default:
+		return nil, fmt.Errorf("this server cannot run %s cells", kind)
 	}
-	return nil, fmt.Errorf("this server cannot run %s cells", kind)
 }
 
 // env is the run environment: every kernel, with GPU kernels measured by the worker. custom, if not
@@ -40,7 +57,7 @@ func (s *Server) env(custom *experiment.CUDASpec) experiment.Env {
 			kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Unavailable: s.gpuReason, Remote: s.gpuReason == ""})
 	}
 	env.Remote = func(ctx context.Context, kernel string, n int, spec experiment.Spec, progress func(int)) (experiment.Result, error) {
-		req := gpu.Request{Op: "run", Kernel: kernel, N: n, DType: spec.DType, Repeats: spec.Repeats, Transfers: spec.Transfers}
+		req := gpu.Request{Kernel: kernel, N: n, DType: spec.DType, Repeats: spec.Repeats, Transfers: spec.Transfers}
 		if kernel == "custom" && custom != nil {
 			grid, err := custom.GridFor(n)
 			if err != nil {
@@ -48,22 +65,7 @@ func (s *Server) env(custom *experiment.CUDASpec) experiment.Env {
 			}
 			req.Source, req.Entry, req.Block, req.Grid = custom.Source, custom.Kernel, custom.Block, grid
 		}
-		var res *experiment.Result
-		err := s.worker.Do(ctx, req, func(r gpu.Response) {
-			if r.Progress != nil {
-				progress(r.Progress[0])
-			}
-			if r.Result != nil {
-				res = r.Result
-			}
-		})
-		if err == nil && res == nil {
-			err = fmt.Errorf("GPU worker answered %s without a result", kernel)
-		}
-		if err != nil {
-			return experiment.Result{}, fmt.Errorf("%s at n=%d: %w", kernel, n, err)
-		}
-		return *res, nil
+		return gpu.Run(ctx, s.worker, req, progress)
 	}
 	return env
 }

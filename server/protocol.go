@@ -20,6 +20,8 @@ import "github.com/gpuplayground/playground/experiment"
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	ptx      {ptx}                           the answer to a ptx request (then done)
+//	recorded {recorded: {label, device, driver, date, command, results}} a real earlier GPU run of this
+//	         cell, for the GPU kernels that cannot run here; never a measurement of this run
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
 //
 // An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
@@ -31,10 +33,11 @@ type Message struct {
 	*Progress   // progress
 	*experiment.Result
 
-	Note     *Note  `json:"note,omitempty"`     // note
-	Position int    `json:"position,omitempty"` // queued
-	SVG      string `json:"svg,omitempty"`      // chart
-	PTX      string `json:"ptx,omitempty"`      // ptx
+	Note     *Note     `json:"note,omitempty"`     // note
+	Recorded *Recorded `json:"recorded,omitempty"` // recorded
+	Position int       `json:"position,omitempty"` // queued
+	SVG      string    `json:"svg,omitempty"`      // chart
+	PTX      string    `json:"ptx,omitempty"`      // ptx
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -56,6 +59,19 @@ type Note struct {
 	Message string `json:"message"`
 }
 
+// Recorded is the body of a recorded message: results of this cell measured earlier on a GPU
+// machine (lessons/recorded), for the GPU kernels that cannot run on this server.
+type Recorded struct {
+	// Label says where, when and how they were measured, e.g. "recorded on NVIDIA H100 80GB HBM3
+	// (driver CUDA 13.0) at 2026-11-21T12:00:00Z with `record …`, not measured now".
+	Label   string              `json:"label"`
+	Device  string              `json:"device"`
+	Driver  string              `json:"driver"`
+	Date    string              `json:"date"`
+	Command string              `json:"command"`
+	Results []experiment.Result `json:"results"`
+}
+
 // Progress is the body of a progress message.
 type Progress struct {
 	Done  int `json:"done"`
@@ -73,6 +89,7 @@ const (
 	TypeResult    = "result"
 	TypeChart     = "chart"
 	TypeNote      = "note"
+	TypeRecorded  = "recorded"
 	TypeDone      = "done"
 	TypeCancelled = "cancelled"
 	TypeError     = "error"

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/lessons"
 )
 
 // Causes of a run's cancellation, reported to the learner.
@@ -188,6 +190,21 @@ func (s *streamSink) Progress(done, total int) {
 	}
 	s.lastProg = time.Now()
 	s.job.conn.send(Message{Type: TypeProgress, ID: s.job.id, Progress: &Progress{Done: done, Total: total}})
+}
+
+// Recorded sends the results of rec for the given kernels, if it has any.
+func (s *streamSink) Recorded(rec lessons.Recording, kernels []string) {
+	var rs []experiment.Result
+	for _, r := range rec.Results {
+		if slices.Contains(kernels, r.Kernel) {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	s.job.conn.send(Message{Type: TypeRecorded, ID: s.job.id, Recorded: &Recorded{
+		Label: rec.Label(), Device: rec.Device, Driver: rec.Driver, Date: rec.Date, Command: rec.Command, Results: rs}})
 }
 
 func (s *streamSink) Note(kernel, level, message string) {

@@ -193,26 +193,26 @@ func (c *conn) stop(j *job, cause error) {
 	}
 }
 
-// cellFor finds the lesson cell a request names.
-func (c *conn) cellFor(m Message) (lessons.Cell, error) {
+// cellFor finds the lesson and cell a request names.
+func (c *conn) cellFor(m Message) (*lessons.Lesson, lessons.Cell, error) {
 	if m.ID == "" || len(m.ID) > maxIDLen {
-		return lessons.Cell{}, fmt.Errorf("a run needs an id of 1 to %d characters", maxIDLen)
+		return nil, lessons.Cell{}, fmt.Errorf("a run needs an id of 1 to %d characters", maxIDLen)
 	}
 	if m.RunRequest == nil {
-		return lessons.Cell{}, errors.New(`a run needs "lesson", "cell" and "source"`)
+		return nil, lessons.Cell{}, errors.New(`a run needs "lesson", "cell" and "source"`)
 	}
 	l := c.s.lesson(m.Lesson)
 	if l == nil {
-		return lessons.Cell{}, fmt.Errorf("unknown lesson %q: reload the page", m.Lesson)
+		return nil, lessons.Cell{}, fmt.Errorf("unknown lesson %q: reload the page", m.Lesson)
 	}
 	if l.Err != nil {
-		return lessons.Cell{}, fmt.Errorf("lesson %q has an error: %v", m.Lesson, l.Err)
+		return nil, lessons.Cell{}, fmt.Errorf("lesson %q has an error: %v", m.Lesson, l.Err)
 	}
 	cell, ok := l.Cell(m.Cell)
 	if !ok {
-		return lessons.Cell{}, fmt.Errorf("lesson %q has no cell %q: reload the page", m.Lesson, m.Cell)
+		return nil, lessons.Cell{}, fmt.Errorf("lesson %q has no cell %q: reload the page", m.Lesson, m.Cell)
 	}
-	return cell, nil
+	return l, cell, nil
 }
 
 // register creates the job for request id, enforcing unique ids and the per-connection limit.
@@ -232,11 +232,11 @@ func (c *conn) register(id string, run func(context.Context, experiment.Sink) er
 }
 
 func (c *conn) startRun(m Message) error {
-	cell, err := c.cellFor(m)
+	l, cell, err := c.cellFor(m)
 	if err != nil {
 		return err
 	}
-	run, err := c.s.plan(cell.Kind, m.Source, c.s.limits)
+	run, err := c.s.plan(l, cell, m.Source, c.s.limits)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (c *conn) startRun(m Message) error {
 // showPTX compiles a cuda cell's kernel in the GPU worker and answers with its PTX, then done; it
 // does not wait in the run queue (compiling times nothing).
 func (c *conn) showPTX(m Message) error {
-	cell, err := c.cellFor(m)
+	_, cell, err := c.cellFor(m)
 	if err != nil {
 		return err
 	}

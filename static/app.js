@@ -107,6 +107,7 @@ class Cell {
     runs.set(this.runId, this);
     this.results = [];
     if (this.notes) this.notes.replaceChildren();
+    for (const old of this.el.querySelectorAll(".cell-recorded")) old.remove();
     this.tbody.replaceChildren();
     this.table.hidden = true;
     this.chart.replaceChildren();
@@ -161,6 +162,9 @@ class Cell {
       case "note":
         this.addNote(m.note);
         break;
+      case "recorded":
+        this.addRecorded(m.recorded);
+        break;
       case "ptx":
         this.ptxOut.textContent = m.ptx;
         this.ptxOut.hidden = false;
@@ -180,6 +184,29 @@ class Cell {
         this.end(m.message, true);
         break;
     }
+  }
+
+  // addRecorded shows an earlier real GPU run of this cell, apart from this run's measurements.
+  addRecorded(rec) {
+    const box = document.createElement("div");
+    box.className = "cell-recorded";
+    const label = document.createElement("p");
+    label.textContent = rec.label;
+    box.appendChild(label);
+    const table = document.createElement("table");
+    table.innerHTML = "<caption>Recorded GPU results</caption><thead><tr><th scope=col>kernel</th><th scope=col>n</th>" +
+      "<th scope=col>dtype</th><th scope=col>median s</th><th scope=col>GFLOP/s</th><th scope=col>rel. error</th></tr></thead><tbody></tbody>";
+    for (const r of rec.results) {
+      const tr = document.createElement("tr");
+      for (const text of [r.kernel, r.n, r.dtype, fmt(r.seconds), fmt(r.gflops), fmt(r.rel_error, 2)]) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      table.tBodies[0].appendChild(tr);
+    }
+    box.appendChild(table);
+    this.el.querySelector(".cell-output").before(box);
   }
 
   addNote(n) {

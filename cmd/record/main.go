@@ -1,0 +1,110 @@
+// Command record runs every lesson cell that names GPU kernels on this machine's GPU and writes the
+// results, with the device, driver, date and command, to lessons/recorded/<cell id>.json, so that
+// learners without a GPU see real measured numbers, labelled as recorded. Run it on a GPU machine
+// (docs/gpu.md); it refuses to run without one.
+//
+// Usage:
+//
+//	record [-lessons lessons] [-cells 06-shared-memory-tiling-0,…]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/lessons"
+)
+
+func main() {
+	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // this binary is also its own GPU worker
+		return
+	}
+	dir := flag.String("lessons", "lessons", "the lessons directory; recordings go to its recorded/ folder")
+	only := flag.String("cells", "", "comma-separated cell ids to record (default: every cell with a GPU kernel)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := record(ctx, *dir, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		os.Exit(1)
+	}
+}
+
+type collect struct{ results []experiment.Result }
+
+func (c *collect) Progress(int, int)          {}
+func (c *collect) Note(_, _, msg string)      { fmt.Fprintln(os.Stderr, "  note:", msg) }
+func (c *collect) Result(r experiment.Result) { c.results = append(c.results, r) }
+
+func record(ctx context.Context, dir, only string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	sup := &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}}
+	defer sup.Close()
+	report := gpu.Probe(ctx, sup)
+	if report.Unavailable != "" {
+		return errors.New(report.Unavailable)
+	}
+	env := gpu.Env(sup)
+	kinds := lessons.Kinds{
+		"matmul": func(src string) error {
+			_, err := experiment.Parse(src, env.Kernels, experiment.DefaultLimits())
+			return err
+		},
+		"cuda": func(src string) error {
+			_, err := experiment.ParseCUDA(src, env.Kernels, experiment.DefaultLimits())
+			return err
+		},
+	}
+	ls, err := lessons.Load(os.DirFS(dir), kinds)
+	if err != nil {
+		return err
+	}
+	wanted := strings.Split(only, ",")
+	for _, l := range ls {
+		for _, c := range l.Cells {
+			if c.Kind != "matmul" || (only != "" && !slices.Contains(wanted, c.ID)) {
+				continue
+			}
+			spec, err := experiment.Parse(c.Source, env.Kernels, experiment.DefaultLimits())
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(spec.Kernels, func(name string) bool { k, _ := kernels.Lookup(env.Kernels, name); return k.Remote }) {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "recording %s on %s\n", c.ID, report.Devices[0].Name)
+			var sink collect
+			if err := experiment.Run(ctx, spec, env, &sink); err != nil {
+				return fmt.Errorf("%s: %w", c.ID, err)
+			}
+			rec := lessons.Recording{Cell: c.ID, Device: report.Devices[0].Name, Driver: report.Driver,
+				Date: time.Now().UTC().Format(time.RFC3339), Command: strings.Join(append([]string{"record"}, os.Args[1:]...), " "),
+				Results: sink.results}
+			b, err := json.MarshalIndent(rec, "", "  ")
+			if err != nil {
+				return err
+			}
+			out := filepath.Join(dir, "recorded", c.ID+".json")
+			if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "wrote", out)
+		}
+	}
+	return nil
+}

@@ -218,3 +218,12 @@ func lineOf(root *yaml.Node, key string) int {
 	}
 	return 0
 }
+
+// Checkers validates cell sources of the kinds this package runs, "matmul" and "cuda", against the
+// default limits, as lessons are checked at start-up (a lesson cell must run on any default server).
+func Checkers(available []kernels.Kernel) map[string]func(string) error {
+	return map[string]func(string) error{
+		"matmul": func(src string) error { _, err := Parse(src, available, DefaultLimits()); return err },
+		"cuda":   func(src string) error { _, err := ParseCUDA(src, available, DefaultLimits()); return err },
+	}
+}

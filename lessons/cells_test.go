@@ -30,16 +30,7 @@ func TestEveryCellRuns(t *testing.T) {
 	}
 	// As on a server without a GPU: GPU kernels parse, and each reports why it did not run.
 	cpu := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	kinds := lessons.Kinds{
-		"matmul": func(src string) error {
-			_, err := experiment.Parse(src, cpu, experiment.DefaultLimits())
-			return err
-		},
-		"cuda": func(src string) error {
-			_, err := experiment.ParseCUDA(src, cpu, experiment.DefaultLimits())
-			return err
-		},
-	}
+	kinds := experiment.Checkers(cpu)
 	all, err := lessons.Load(lessons.Embedded, kinds)
 	if err != nil {
 		t.Fatal(err)

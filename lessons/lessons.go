@@ -72,12 +72,10 @@ type Cell struct {
 	Line int
 }
 
-// Checker validates a cell's source; a returned error may implement SourceLine() int (a 1-based line within
-// the source) so that the lesson error can point at the file's line.
-type Checker func(source string) error
-
-// Kinds maps each cell kind (fence info string) to its checker.
-type Kinds map[string]Checker
+// Kinds maps each cell kind (fence info string) to a checker of a cell's source; a returned error may
+// implement SourceLine() int (a 1-based line within the source) so that the lesson error can point at
+// the file's line. experiment.Checkers gives the playground's.
+type Kinds map[string]func(source string) error
 
 // Error is a lesson problem at File:Line.
 type Error struct {

@@ -122,16 +122,7 @@ func New(cfg Config) (*Server, error) {
 	s.kernels = append(kernels.CPU(), kernels.GPU(s.gpuReason)...)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
-	kinds := lessons.Kinds{
-		"matmul": func(src string) error {
-			_, err := experiment.Parse(src, s.kernels, experiment.DefaultLimits())
-			return err
-		},
-		"cuda": func(src string) error {
-			_, err := experiment.ParseCUDA(src, s.kernels, experiment.DefaultLimits())
-			return err
-		},
-	}
+	kinds := experiment.Checkers(s.kernels)
 	if cfg.LessonsDir != "" {
 		d, err := lessons.OpenDir(cfg.LessonsDir, kinds)
 		if err != nil {

@@ -60,16 +60,7 @@ func record(ctx context.Context, dir, only string) error {
 		return errors.New(report.Unavailable)
 	}
 	env := gpu.Env(sup)
-	kinds := lessons.Kinds{
-		"matmul": func(src string) error {
-			_, err := experiment.Parse(src, env.Kernels, experiment.DefaultLimits())
-			return err
-		},
-		"cuda": func(src string) error {
-			_, err := experiment.ParseCUDA(src, env.Kernels, experiment.DefaultLimits())
-			return err
-		},
-	}
+	kinds := experiment.Checkers(env.Kernels)
 	ls, err := lessons.Load(os.DirFS(dir), kinds)
 	if err != nil {
 		return err

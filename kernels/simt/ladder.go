@@ -1,0 +1,171 @@
+package simt
+
+import "fmt"
+
+// The ladder: Go versions of kernels/cuda/src/matmul.cu with the same indexing and launch shapes,
+// computing C = A·B for row-major A (M×K), B (K×N), C (M×N) in float32.
+
+// Matmul is one emulated ladder kernel: its name and its launch for n×n×n.
+type Matmul struct {
+	Name string
+	// Launch returns the grid, block and kernel for C = A·B with square n×n matrices.
+	Launch func(A, B, C *Global[float32], n int) (grid, block Dim3, k Kernel)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Ladder lists the emulated kernels in the order of lessons 5 and 6: naive, coalesced, smem, regblock.
+func Ladder() []Matmul {
+	return []Matmul{
+		{"naive", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
+			return Dim3{ceilDiv(n, 32), ceilDiv(n, 8), 1}, Dim3{32, 8, 1}, Naive(A, B, C, n, n, n)
+		}},
+		{"coalesced", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
+			return Dim3{ceilDiv(n, 32), ceilDiv(n, 8), 1}, Dim3{32, 8, 1}, Coalesced(A, B, C, n, n, n)
+		}},
+		{"smem", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
+			return Dim3{ceilDiv(n, smemTile), ceilDiv(n, smemTile), 1}, Dim3{smemTile, smemTile, 1}, Smem(A, B, C, n, n, n)
+		}},
+		{"regblock", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
+			return Dim3{ceilDiv(n, rbBN), ceilDiv(n, rbBM), 1}, Dim3{rbThreads, 1, 1}, RegBlock(A, B, C, n, n, n)
+		}},
+	}
+}
+
+// LadderKernel finds a ladder kernel by name.
+func LadderKernel(name string) (Matmul, error) {
+	for _, m := range Ladder() {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Matmul{}, fmt.Errorf("unknown emulated kernel %q; known: naive, coalesced, smem, regblock", name)
+}
+
+// Naive is cuda_naive: threadIdx.x runs down a column of C, so a warp's loads of A are K floats
+// apart and its stores N floats apart. Block (32, 8).
+func Naive(A, B, C *Global[float32], M, N, K int) Kernel {
+	return func(t *Thread) {
+		row := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+		col := t.BlockIdx.Y*t.BlockDim.Y + t.ThreadIdx.Y
+		if row < M && col < N {
+			var sum float32
+			for p := 0; p < K; p++ {
+				sum = FMA(t, A.Load(t, row*K+p), B.Load(t, p*N+col), sum)
+			}
+			C.Store(t, row*N+col, sum)
+		}
+	}
+}
+
+// Coalesced is cuda_coalesced: threadIdx.x runs along a row of C. Block (32, 8).
+func Coalesced(A, B, C *Global[float32], M, N, K int) Kernel {
+	return func(t *Thread) {
+		col := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+		row := t.BlockIdx.Y*t.BlockDim.Y + t.ThreadIdx.Y
+		if row < M && col < N {
+			var sum float32
+			for p := 0; p < K; p++ {
+				sum = FMA(t, A.Load(t, row*K+p), B.Load(t, p*N+col), sum)
+			}
+			C.Store(t, row*N+col, sum)
+		}
+	}
+}
+
+const smemTile = 32
+
+// Smem is cuda_smem: 32×32 tiles of A and B staged in shared memory. Block (32, 32).
+func Smem(A, B, C *Global[float32], M, N, K int) Kernel {
+	return func(t *Thread) {
+		As := SharedArray[float32](t, "As", smemTile*smemTile)
+		Bs := SharedArray[float32](t, "Bs", smemTile*smemTile)
+		tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+		row := t.BlockIdx.Y*smemTile + ty
+		col := t.BlockIdx.X*smemTile + tx
+		var sum float32
+		for k0 := 0; k0 < K; k0 += smemTile {
+			var a, b float32
+			if row < M && k0+tx < K {
+				a = A.Load(t, row*K+k0+tx)
+			}
+			As.Store(t, ty*smemTile+tx, a)
+			if k0+ty < K && col < N {
+				b = B.Load(t, (k0+ty)*N+col)
+			}
+			Bs.Store(t, ty*smemTile+tx, b)
+			t.SyncThreads()
+			for p := 0; p < smemTile; p++ {
+				sum = FMA(t, As.Load(t, ty*smemTile+p), Bs.Load(t, p*smemTile+tx), sum)
+			}
+			t.SyncThreads()
+		}
+		if row < M && col < N {
+			C.Store(t, row*N+col, sum)
+		}
+	}
+}
+
+const (
+	rbBM, rbBN, rbBK, rbTM, rbTN = 128, 128, 8, 8, 8
+	rbThreads                    = 256
+)
+
+// RegBlock is cuda_regblock: each of 256 threads keeps an 8×8 tile of a 128×128 block of C in
+// registers; A (stored transposed) and B tiles of depth 8 are staged in shared memory. Block 256.
+func RegBlock(A, B, C *Global[float32], M, N, K int) Kernel {
+	return func(t *Thread) {
+		As := SharedArray[float32](t, "As", rbBK*rbBM)
+		Bs := SharedArray[float32](t, "Bs", rbBK*rbBN)
+		tid := t.ThreadIdx.X
+		tRow, tCol := tid/(rbBN/rbTN), tid%(rbBN/rbTN)
+		bRow, bCol := t.BlockIdx.Y*rbBM, t.BlockIdx.X*rbBN
+		var acc [rbTM][rbTN]float32
+		var regA [rbTM]float32
+		var regB [rbTN]float32
+		for k0 := 0; k0 < K; k0 += rbBK {
+			for i := tid; i < rbBM*rbBK; i += rbThreads {
+				r, c := i/rbBK, i%rbBK
+				var v float32
+				if bRow+r < M && k0+c < K {
+					v = A.Load(t, (bRow+r)*K+k0+c)
+				}
+				As.Store(t, c*rbBM+r, v)
+			}
+			for i := tid; i < rbBK*rbBN; i += rbThreads {
+				r, c := i/rbBN, i%rbBN
+				var v float32
+				if k0+r < K && bCol+c < N {
+					v = B.Load(t, (k0+r)*N+bCol+c)
+				}
+				Bs.Store(t, r*rbBN+c, v)
+			}
+			t.SyncThreads()
+			for kk := 0; kk < rbBK; kk++ {
+				for i := range rbTM {
+					regA[i] = As.Load(t, kk*rbBM+tRow*rbTM+i)
+				}
+				for j := range rbTN {
+					regB[j] = Bs.Load(t, kk*rbBN+tCol*rbTN+j)
+				}
+				for i := range rbTM {
+					for j := range rbTN {
+						acc[i][j] = FMA(t, regA[i], regB[j], acc[i][j])
+					}
+				}
+			}
+			t.SyncThreads()
+		}
+		for i := range rbTM {
+			r := bRow + tRow*rbTM + i
+			if r >= M {
+				break
+			}
+			for j := range rbTN {
+				if c := bCol + tCol*rbTN + j; c < N {
+					C.Store(t, r*N+c, acc[i][j])
+				}
+			}
+		}
+	}
+}

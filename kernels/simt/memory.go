@@ -1,0 +1,92 @@
+package simt
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Float is an element type of emulated memory.
+type Float interface{ float32 | float64 }
+
+// nextBase hands out global address ranges, 256-byte aligned as cudaMalloc's are (CUDA C++
+// Programming Guide, "Device Memory Accesses"), so that sector counts match the device's.
+var nextBase atomic.Int64
+
+// Global is a typed buffer in emulated global (device) memory.
+type Global[T Float] struct {
+	Name string
+	Data []T
+	base int64
+}
+
+// NewGlobal places data in emulated global memory under name (shown in traces).
+func NewGlobal[T Float](name string, data []T) *Global[T] {
+	size := (int64(len(data))*int64(unsafe.Sizeof(data[0])) + 255) &^ 255
+	base := nextBase.Add(size+256) - size
+	return &Global[T]{Name: name, Data: data, base: base}
+}
+
+func elemSize[T Float]() uint8 {
+	var z T
+	return uint8(unsafe.Sizeof(z))
+}
+
+// Load reads element i, recording the access.
+func (g *Global[T]) Load(t *Thread, i int) T {
+	if i < 0 || i >= len(g.Data) {
+		panic(fmt.Sprintf("out-of-bounds load %s[%d] (length %d)", g.Name, i, len(g.Data)))
+	}
+	sz := elemSize[T]()
+	t.recs = append(t.recs, access{kind: globalLoad, bytes: sz, addr: g.base + int64(i)*int64(sz)})
+	return g.Data[i]
+}
+
+// Store writes element i, recording the access.
+func (g *Global[T]) Store(t *Thread, i int, v T) {
+	if i < 0 || i >= len(g.Data) {
+		panic(fmt.Sprintf("out-of-bounds store %s[%d] (length %d)", g.Name, i, len(g.Data)))
+	}
+	sz := elemSize[T]()
+	t.recs = append(t.recs, access{kind: globalStore, bytes: sz, addr: g.base + int64(i)*int64(sz)})
+	g.Data[i] = v
+}
+
+// Shared is a typed array in its block's emulated shared memory.
+type Shared[T Float] struct {
+	Name string
+	data []T
+	base int64
+}
+
+// SharedArray is `__shared__ T name[n]`: every thread of a block that asks for name gets the same
+// array (zeroed, as the first thread asked for it).
+func SharedArray[T Float](t *Thread, name string, n int) *Shared[T] {
+	if s, ok := t.blk.shared[name].(*Shared[T]); ok {
+		return s
+	}
+	s := &Shared[T]{Name: name, data: make([]T, n), base: t.blk.sharedSize}
+	t.blk.sharedSize += int64(n) * int64(elemSize[T]())
+	t.blk.shared[name] = s
+	return s
+}
+
+// Load reads element i, recording the access.
+func (s *Shared[T]) Load(t *Thread, i int) T {
+	if i < 0 || i >= len(s.data) {
+		panic(fmt.Sprintf("out-of-bounds shared load %s[%d] (length %d)", s.Name, i, len(s.data)))
+	}
+	sz := elemSize[T]()
+	t.recs = append(t.recs, access{kind: sharedLoad, bytes: sz, addr: s.base + int64(i)*int64(sz)})
+	return s.data[i]
+}
+
+// Store writes element i, recording the access.
+func (s *Shared[T]) Store(t *Thread, i int, v T) {
+	if i < 0 || i >= len(s.data) {
+		panic(fmt.Sprintf("out-of-bounds shared store %s[%d] (length %d)", s.Name, i, len(s.data)))
+	}
+	sz := elemSize[T]()
+	t.recs = append(t.recs, access{kind: sharedStore, bytes: sz, addr: s.base + int64(i)*int64(sz)})
+	s.data[i] = v
+}

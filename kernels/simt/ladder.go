@@ -109,13 +109,18 @@ func Smem(A, B, C *Global[float32], M, N, K int) Kernel {
 const (
 	rbBM, rbBN, rbBK, rbTM, rbTN = 128, 128, 8, 8, 8
 	rbThreads                    = 256
+	// rbPad pads each row of the transposed A tile: without it a warp's 32 stores As[c][r] land on
+	// only 4 banks (8-way conflicts); with a row of 132 words the bank is (4c + r) mod 32, all distinct.
+	rbPad = 4
 )
 
-// RegBlock is cuda_regblock: each of 256 threads keeps an 8×8 tile of a 128×128 block of C in
-// registers; A (stored transposed) and B tiles of depth 8 are staged in shared memory. Block 256.
+// RegBlock is cuda_regblock: each of 256 threads keeps 8×8 outputs of a 128×128 block of C in
+// registers (8 consecutive rows; 8 columns 16 apart, so that a warp reads 16 consecutive words of the
+// B tile instead of hitting 4 banks); A (stored transposed, rows padded) and B tiles of depth 8 are
+// staged in shared memory. Block 256.
 func RegBlock(A, B, C *Global[float32], M, N, K int) Kernel {
 	return func(t *Thread) {
-		As := SharedArray[float32](t, "As", rbBK*rbBM)
+		As := SharedArray[float32](t, "As", rbBK*(rbBM+rbPad))
 		Bs := SharedArray[float32](t, "Bs", rbBK*rbBN)
 		tid := t.ThreadIdx.X
 		tRow, tCol := tid/(rbBN/rbTN), tid%(rbBN/rbTN)
@@ -130,7 +135,7 @@ func RegBlock(A, B, C *Global[float32], M, N, K int) Kernel {
 				if bRow+r < M && k0+c < K {
 					v = A.Load(t, (bRow+r)*K+k0+c)
 				}
-				As.Store(t, c*rbBM+r, v)
+				As.Store(t, c*(rbBM+rbPad)+r, v)
 			}
 			for i := tid; i < rbBK*rbBN; i += rbThreads {
 				r, c := i/rbBN, i%rbBN
@@ -143,10 +148,10 @@ func RegBlock(A, B, C *Global[float32], M, N, K int) Kernel {
 			t.SyncThreads()
 			for kk := 0; kk < rbBK; kk++ {
 				for i := range rbTM {
-					regA[i] = As.Load(t, kk*rbBM+tRow*rbTM+i)
+					regA[i] = As.Load(t, kk*(rbBM+rbPad)+tRow*rbTM+i)
 				}
 				for j := range rbTN {
-					regB[j] = Bs.Load(t, kk*rbBN+tCol*rbTN+j)
+					regB[j] = Bs.Load(t, kk*rbBN+tCol+j*(rbBN/rbTN))
 				}
 				for i := range rbTM {
 					for j := range rbTN {
@@ -162,7 +167,7 @@ func RegBlock(A, B, C *Global[float32], M, N, K int) Kernel {
 				break
 			}
 			for j := range rbTN {
-				if c := bCol + tCol*rbTN + j; c < N {
+				if c := bCol + tCol + j*(rbBN/rbTN); c < N {
 					C.Store(t, r*N+c, acc[i][j])
 				}
 			}

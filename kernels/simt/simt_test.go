@@ -172,6 +172,9 @@ func TestLadderCountsTellTheStory(t *testing.T) {
 		t.Errorf("global load requests coalesced %d, smem %d (conflicts %d)", coal.GlobalLoads, smem.GlobalLoads, smem.BankConflicts)
 	}
 	perFLOP := func(c Counts) float64 { return float64(c.SharedLoads) / float64(c.FLOPs) }
+	if reg.BankConflicts != 0 {
+		t.Errorf("regblock has %d bank conflicts (max %d-way): the A-tile padding or strided B columns regressed", reg.BankConflicts, reg.MaxConflictWays)
+	}
 	if !(perFLOP(reg)*2 < perFLOP(smem)) {
 		t.Errorf("shared loads per FLOP smem %.4f, regblock %.4f", perFLOP(smem), perFLOP(reg))
 	}
@@ -201,5 +204,23 @@ func BenchmarkNaive256(b *testing.B) {
 		if _, err := Launch(context.Background(), Config{Grid: grid, Block: block}, k); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestModelTime(t *testing.T) {
+	g, err := LookupGPU("h100 sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := ModelTime(Counts{FLOPs: 2e6, LoadSectors: 1e6}, g) // 32 MB, 2 MFLOP: memory bound
+	if mem.Bound != "memory" || mem.Seconds != 32e6/3.35e12 {
+		t.Errorf("got %+v", mem)
+	}
+	cmp := ModelTime(Counts{FLOPs: 2e12, LoadSectors: 1}, g)
+	if cmp.Bound != "compute" || cmp.Seconds != 2e12/67e12 {
+		t.Errorf("got %+v", cmp)
+	}
+	if _, err := LookupGPU("V100"); err == nil || !strings.Contains(err.Error(), "H100 SXM, A100 SXM, T4, RTX 4080") {
+		t.Errorf("got %v", err)
 	}
 }

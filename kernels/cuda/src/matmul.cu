@@ -54,7 +54,8 @@ extern "C" __global__ void cuda_smem(const float* A, const float* B, float* C, i
 }
 
 // cuda_regblock: 2-D register blocking. A block of 256 threads computes a 128×128 tile of C; each
-// thread keeps an 8×8 sub-tile of accumulators in registers. Per step of 8 along K, the block stages
+// thread keeps 8×8 accumulators in registers: 8 consecutive rows, and 8 columns 16 apart (so a warp
+// reads 16 consecutive words of the B tile: consecutive columns per thread would put them on 4 banks). Per step of 8 along K, the block stages
 // A (128×8, stored transposed) and B (8×128) in shared memory; each thread then loads 8 values of A
 // and 8 of B into registers and does 64 FMAs with them: 4 FLOPs per shared-memory load instead of
 // cuda_smem's 1. Block 256; grid (ceil(N/128), ceil(M/128)).
@@ -64,8 +65,12 @@ extern "C" __global__ void cuda_smem(const float* A, const float* B, float* C, i
 #define RB_TM 8
 #define RB_TN 8
 #define RB_THREADS 256
+// Rows of the transposed A tile are padded by 4 words: unpadded, a warp's 32 stores As[c][r] fall on
+// only 4 of the 32 banks (8-way conflicts, found with the playground's SIMT emulator); with 132-word
+// rows the bank is (4c + r) mod 32, distinct for every lane.
+#define RB_PAD 4
 extern "C" __global__ void __launch_bounds__(RB_THREADS) cuda_regblock(const float* A, const float* B, float* C, int M, int N, int K) {
-    __shared__ float As[RB_BK][RB_BM];
+    __shared__ float As[RB_BK][RB_BM + RB_PAD];
     __shared__ float Bs[RB_BK][RB_BN];
     const int tid = threadIdx.x;
     const int tRow = tid / (RB_BN / RB_TN);
@@ -90,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(RB_THREADS) cuda_regblock(const flo
         __syncthreads();
         for (int kk = 0; kk < RB_BK; ++kk) {
             for (int i = 0; i < RB_TM; ++i) regA[i] = As[kk][tRow * RB_TM + i];
-            for (int j = 0; j < RB_TN; ++j) regB[j] = Bs[kk][tCol * RB_TN + j];
+            for (int j = 0; j < RB_TN; ++j) regB[j] = Bs[kk][tCol + j * (RB_BN / RB_TN)];
             for (int i = 0; i < RB_TM; ++i)
                 for (int j = 0; j < RB_TN; ++j) acc[i][j] += regA[i] * regB[j];
         }
@@ -100,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(RB_THREADS) cuda_regblock(const flo
         int r = bRow + tRow * RB_TM + i;
         if (r >= M) break;
         for (int j = 0; j < RB_TN; ++j) {
-            int c = bCol + tCol * RB_TN + j;
+            int c = bCol + tCol + j * (RB_BN / RB_TN);
             if (c < N) C[r * N + c] = acc[i][j];
         }
     }

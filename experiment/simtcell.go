@@ -1,0 +1,135 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/simt"
+	"gopkg.in/yaml.v3"
+)
+
+// SIMTSpec is a parsed `simt` cell, which runs the ladder in the SIMT emulator:
+//
+//	kernels: [naive, coalesced, smem, regblock]   # emulated versions of the cuda-* kernels
+//	n: 128                                        # square n×n×n, at most 512
+//	gpu: H100 SXM                                 # whose datasheet the modelled time uses
+//
+// Block shapes and tiles are those of kernels/cuda/src/matmul.cu.
+type SIMTSpec struct {
+	Kernels []string
+	N       int
+	GPU     simt.GPU
+}
+
+// MaxSIMTN bounds emulated sizes: emulation costs about a microsecond per thread-FMA on one core.
+const MaxSIMTN = 512
+
+// ParseSIMT reads a `simt` cell. Errors are *SpecError values with line numbers.
+func ParseSIMT(src string) (SIMTSpec, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		return SIMTSpec{}, yamlError(err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return SIMTSpec{}, &SpecError{Line: 1, Msg: "a simt cell is YAML keys: kernels, n, gpu"}
+	}
+	s := SIMTSpec{GPU: simt.GPUs[0]}
+	root := doc.Content[0]
+	var kernelsNode *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, val := root.Content[i], root.Content[i+1]
+		var err error
+		switch key.Value {
+		case "kernels":
+			kernelsNode, err = val, decode(val, &s.Kernels, "a list of kernel names, like [naive, coalesced]")
+		case "n":
+			if err = decode(val, &s.N, "a whole number"); err == nil && (s.N < 1 || s.N > MaxSIMTN) {
+				err = errAt(val, "n is %d; the emulator takes 1 to %d (it runs every thread on the CPU)", s.N, MaxSIMTN)
+			}
+		case "gpu":
+			var name string
+			if err = decode(val, &name, "a GPU name"); err == nil {
+				if s.GPU, err = simt.LookupGPU(name); err != nil {
+					err = errAt(val, "%v", err)
+				}
+			}
+		default:
+			err = errAt(key, "unknown key %q; known keys: kernels, n, gpu", key.Value)
+		}
+		if err != nil {
+			return SIMTSpec{}, err
+		}
+	}
+	if len(s.Kernels) == 0 || s.N == 0 {
+		return SIMTSpec{}, &SpecError{Line: 1, Msg: "a simt cell needs `kernels: [...]` and `n: N`"}
+	}
+	for i, k := range s.Kernels {
+		if _, err := simt.LadderKernel(k); err != nil {
+			return SIMTSpec{}, errAt(kernelsNode.Content[i], "%v", err)
+		}
+	}
+	return s, nil
+}
+
+// SIMTResult is one emulated kernel: what the hardware would count, whether the result is right, and
+// a modelled time for the spec's GPU. Its JSON form is the body of the websocket `simt` message.
+type SIMTResult struct {
+	Kernel string `json:"kernel"`
+	N      int    `json:"n"`
+	FLOPs  int64  `json:"flops"`
+	// GlobalRequests are warp-level global loads and stores; Sectors the 32-byte sectors they move;
+	// BytesMoved = 32 × Sectors (no caches); Coalescing = bytes used / bytes moved.
+	GlobalRequests int64   `json:"global_requests"`
+	Sectors        int64   `json:"sectors"`
+	BytesMoved     int64   `json:"bytes_moved"`
+	Coalescing     float64 `json:"coalescing"`
+	SharedRequests int64   `json:"shared_requests"`
+	BankConflicts  int64   `json:"bank_conflicts"`
+	Barriers       int64   `json:"barriers"`
+	// Correct reports C equal to gonum's product within float32 tolerance.
+	Correct bool `json:"correct"`
+	// GPU, ModelledSeconds and Bound are the model: max(FLOPs / peak FP32, BytesMoved / DRAM
+	// bandwidth) from GPU's datasheet. Modelled, never measured.
+	GPU             string  `json:"gpu"`
+	ModelledSeconds float64 `json:"modelled_seconds"`
+	Bound           string  `json:"bound"`
+	// EmulationSeconds is how long the emulation took on this CPU (measured).
+	EmulationSeconds float64 `json:"emulation_seconds"`
+}
+
+// RunSIMT emulates each kernel of s on fresh random inputs and passes each result to emit.
+func RunSIMT(ctx context.Context, s SIMTSpec, emit func(SIMTResult)) error {
+	n := s.N
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	a, b := make([]float32, n*n), make([]float32, n*n)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	ref, err := reference(ctx, a, b, n)
+	if err != nil {
+		return err
+	}
+	for _, name := range s.Kernels {
+		m, _ := simt.LadderKernel(name)
+		C := simt.NewGlobal("C", make([]float32, n*n))
+		grid, block, k := m.Launch(simt.NewGlobal("A", a), simt.NewGlobal("B", b), C, n)
+		start := time.Now()
+		c, err := simt.Launch(ctx, simt.Config{Grid: grid, Block: block}, k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		model := simt.ModelTime(c, s.GPU)
+		emit(SIMTResult{
+			Kernel: name, N: n, FLOPs: c.FLOPs,
+			GlobalRequests: c.GlobalLoads + c.GlobalStores, Sectors: c.LoadSectors + c.StoreSectors,
+			BytesMoved: c.BytesMoved(), Coalescing: c.CoalescingEfficiency(),
+			SharedRequests: c.SharedLoads + c.SharedStores, BankConflicts: c.BankConflicts, Barriers: c.Barriers,
+			Correct: kernels.RelFrobenius(C.Data, ref) <= kernels.Tolerance("float32"),
+			GPU:     s.GPU.Name, ModelledSeconds: model.Seconds, Bound: model.Bound,
+			EmulationSeconds: time.Since(start).Seconds(),
+		})
+	}
+	return nil
+}

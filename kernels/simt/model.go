@@ -1,0 +1,54 @@
+package simt
+
+import (
+	"fmt"
+	"strings"
+)
+
+// GPU is a datasheet description of a GPU, for the roofline-style time model.
+type GPU struct {
+	Name string
+	SMs  int
+	// FP32 is the peak FP32 rate (non-tensor) in FLOP/s; DRAM the memory bandwidth in bytes/s.
+	FP32, DRAM float64
+	// Source is where the figures come from.
+	Source string
+}
+
+// GPUs are the devices a simt cell can model, with their published figures.
+var GPUs = []GPU{
+	{"H100 SXM", 132, 67e12, 3.35e12, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper"},
+	{"A100 SXM", 108, 19.5e12, 2.039e12, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper"},
+	{"T4", 40, 8.1e12, 320e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper"},
+	{"RTX 4080", 76, 48.7e12, 716.8e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications"},
+}
+
+// LookupGPU finds a GPU by name, ignoring case.
+func LookupGPU(name string) (GPU, error) {
+	var names []string
+	for _, g := range GPUs {
+		if strings.EqualFold(g.Name, name) {
+			return g, nil
+		}
+		names = append(names, g.Name)
+	}
+	return GPU{}, fmt.Errorf("unknown GPU %q; known: %s", name, strings.Join(names, ", "))
+}
+
+// Model is a modelled (not measured) time: the larger of the time to do the FLOPs at peak and the
+// time to move the bytes at full bandwidth, the roofline bound (Williams, Waterman and Patterson,
+// "Roofline", CACM 2009). It ignores latency, occupancy and caches, so real kernels are slower.
+type Model struct {
+	Seconds float64
+	// Bound is "compute" or "memory", whichever term is larger.
+	Bound string
+}
+
+// ModelTime models c on g.
+func ModelTime(c Counts, g GPU) Model {
+	compute, memory := float64(c.FLOPs)/g.FP32, float64(c.BytesMoved())/g.DRAM
+	if compute >= memory {
+		return Model{compute, "compute"}
+	}
+	return Model{memory, "memory"}
+}

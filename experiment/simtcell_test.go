@@ -37,8 +37,8 @@ func TestRunSIMT(t *testing.T) {
 		t.Fatalf("got %d results", len(got))
 	}
 	for _, r := range got {
-		if !r.Correct || r.FLOPs < 2*48*48*48 ||  // tiled kernels also multiply their zero padding
-			 r.GPU != "A100 SXM" || !(r.ModelledSeconds > 0) || r.Bound == "" {
+		if !r.Correct || r.FLOPs < 2*48*48*48 || // tiled kernels also multiply their zero padding
+			r.GPU != "A100 SXM" || !(r.ModelledSeconds > 0) || r.Bound == "" {
 			t.Errorf("result %+v", r)
 		}
 	}

@@ -105,3 +105,60 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ticks
 }
+
+// Counts renders the SIMT emulator's results as two bar charts side by side: global bytes moved (MB,
+// no caches) and FLOPs (M) per kernel, so a learner sees the same arithmetic move very different
+// amounts of memory. It returns a complete `<svg>` document without an XML prolog.
+func Counts(results []experiment.SIMTResult) (string, error) {
+	names := make([]string, len(results))
+	moved, flops := make(plotter.Values, len(results)), make(plotter.Values, len(results))
+	for i, r := range results {
+		names[i] = r.Kernel
+		moved[i] = float64(r.BytesMoved) / 1e6
+		flops[i] = float64(r.FLOPs) / 1e6
+	}
+	n := 0
+	if len(results) > 0 {
+		n = results[0].N
+	}
+	panel := func(title, ylabel string, v plotter.Values, ci int) (*plot.Plot, error) {
+		p := plot.New()
+		p.Title.Text = title
+		p.Y.Label.Text = ylabel
+		p.Y.Min = 0
+		if len(v) == 0 {
+			return p, nil
+		}
+		bars, err := plotter.NewBarChart(v, vg.Points(28))
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = plotutil.Color(ci)
+		p.Add(bars, plotter.NewGrid())
+		p.NominalX(names...)
+		return p, nil
+	}
+	left, err := panel(fmt.Sprintf("Global memory moved (n=%d)", n), "DRAM traffic (MB, 32-byte sectors, no caches)", moved, 0)
+	if err != nil {
+		return "", fmt.Errorf("chart: %w", err)
+	}
+	right, err := panel(fmt.Sprintf("Arithmetic (n=%d)", n), "FLOPs (millions)", flops, 1)
+	if err != nil {
+		return "", fmt.Errorf("chart: %w", err)
+	}
+	c := vgsvg.NewWith(vgsvg.UseWH(Width, Height), vgsvg.EmbedFonts(false))
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2}
+	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", fmt.Errorf("chart: %w", err)
+	}
+	svg := buf.String()
+	if i := strings.Index(svg, "<svg"); i > 0 {
+		svg = svg[i:]
+	}
+	return svg, nil
+}

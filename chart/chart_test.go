@@ -56,3 +56,18 @@ func TestPow2Ticks(t *testing.T) {
 		t.Errorf("got ticks %s, want %s", g, w)
 	}
 }
+
+func TestCountsChart(t *testing.T) {
+	svg, err := Counts([]experiment.SIMTResult{{Kernel: "naive", N: 64, BytesMoved: 8e6, FLOPs: 524288}, {Kernel: "smem", N: 64, BytesMoved: 1e5, FLOPs: 524288}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "naive", "smem", "DRAM traffic", "FLOPs"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	if _, err := Counts(nil); err != nil {
+		t.Errorf("empty: %v", err)
+	}
+}

@@ -179,6 +179,22 @@ func TestLessonRunInBrowser(t *testing.T) {
 		}
 	}
 
+	// A simt cell: the emulator's counts table and chart fill in.
+	const scell = "#\\30 9-why-coalescing-matters-0"
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/lessons/09-why-coalescing-matters"),
+		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.SetValue(css(scell+" .cell-source"), "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
+		chromedp.Click(css(scell+" .cell-run")),
+		chromedp.WaitVisible(css(scell+`[data-state="ended"]`)),
+	)
+	if err != nil {
+		t.Fatalf("simt cell: %v", err)
+	}
+	if rows, svgs := count(scell+" .cell-simt tbody tr"), count(scell+" .cell-chart svg"); rows != "2" || svgs != "1" {
+		t.Errorf("simt cell: %s rows, %s charts; want 2 and 1", rows, svgs)
+	}
+
 	// When the server goes away the page says so.
 	stopServer()
 	<-served

@@ -41,6 +41,10 @@ func TestEveryCellRuns(t *testing.T) {
 				t.Run(c.ID, func(t *testing.T) { compileCell(t, c.Source) })
 				continue
 			}
+			if c.Kind == "simt" {
+				t.Run(c.ID, func(t *testing.T) { emulateCell(t, c.Source) })
+				continue
+			}
 			t.Run(c.ID, func(t *testing.T) {
 				spec, err := experiment.Parse(c.Source, cpu, experiment.DefaultLimits())
 				if err != nil {
@@ -88,6 +92,31 @@ func compileCell(t *testing.T, cell string) {
 		ptx, err := cuda.CompileArch(nv, spec.Source, "cell.cu", arch)
 		if err != nil || !strings.Contains(ptx, ".entry "+spec.Kernel+"(") {
 			t.Errorf("compute_%d: %v", arch, err)
+		}
+	}
+}
+
+// emulateCell runs a simt cell in the emulator: every kernel correct, within the 20 s a cell gets.
+func emulateCell(t *testing.T, cell string) {
+	t.Helper()
+	spec, err := experiment.ParseSIMT(cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var got []experiment.SIMTResult
+	if err := experiment.RunSIMT(context.Background(), spec, func(r experiment.SIMTResult) { got = append(got, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v, want ≤ 20s", took)
+	}
+	if len(got) != len(spec.Kernels) {
+		t.Errorf("got %d results, want %d", len(got), len(spec.Kernels))
+	}
+	for _, r := range got {
+		if !r.Correct {
+			t.Errorf("%s: wrong result", r.Kernel)
 		}
 	}
 }

@@ -13,13 +13,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden HTML files in testdata/golden")
 
-// kinds accepts any matmul cell that does not contain "bad", whose error is on the cell's line 2.
-var kinds = Kinds{"matmul": func(src string) error {
+// kinds accepts any cell of the playground's kinds that does not contain "bad"; that error is on the
+// cell's line 2.
+var kinds = Kinds{"matmul": check, "cuda": check, "simt": check}
+
+func check(src string) error {
 	if strings.Contains(src, "bad") {
 		return lineErr{2}
 	}
 	return nil
-}}
+}
 
 type lineErr struct{ line int }
 

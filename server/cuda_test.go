@@ -162,3 +162,26 @@ func TestRecordedResultsWithoutGPU(t *testing.T) {
 		t.Errorf("sequence %v: want queued, started, recorded, note, then the measurements, done", types)
 	}
 }
+
+func TestSIMTCell(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "s", RunRequest: &RunRequest{Lesson: "09-why-coalescing-matters", Cell: "09-why-coalescing-matters-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "s", 20*time.Second)
+	var kinds, kernels []string
+	for _, m := range msgs {
+		kinds = append(kinds, m.Type)
+		if m.Type == TypeSIMT {
+			kernels = append(kernels, m.SIMT.Kernel)
+			if !m.SIMT.Correct || m.SIMT.GPU != "T4" || m.SIMT.BytesMoved == 0 {
+				t.Errorf("result %+v", *m.SIMT)
+			}
+		}
+	}
+	if strings.Join(kernels, ",") != "naive,smem" || !strings.Contains(strings.Join(kinds, ","), "simt,chart") || kinds[len(kinds)-1] != TypeDone {
+		t.Errorf("got %v", kinds)
+	}
+}

@@ -43,6 +43,23 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 			return nil, err
 		}
 		return func(ctx context.Context, sink experiment.Sink) error { return s.runCUDA(ctx, spec, sink) }, nil
+	case "simt":
+		spec, err := experiment.ParseSIMT(source)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, sink experiment.Sink) error {
+			out, ok := sink.(interface{ SIMT(experiment.SIMTResult) })
+			if !ok {
+				return fmt.Errorf("this sink cannot show emulator results")
+			}
+			done := 0
+			return experiment.RunSIMT(ctx, spec, func(r experiment.SIMTResult) {
+				done++
+				sink.Progress(done, len(spec.Kernels))
+				out.SIMT(r)
+			})
+		}, nil
 	default:
 		return nil, fmt.Errorf("this server cannot run %s cells", kind)
 	}

@@ -20,6 +20,8 @@ import "github.com/gpuplayground/playground/experiment"
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	ptx      {ptx}                           the answer to a ptx request (then done)
+//	simt     {simt: {kernel, n, flops, global_requests, sectors, bytes_moved, coalescing, shared_requests,
+//	         bank_conflicts, barriers, correct, gpu, modelled_seconds, bound, emulation_seconds}} one emulated kernel
 //	recorded {recorded: {label, device, driver, date, command, results}} a real earlier GPU run of this
 //	         cell, for the GPU kernels that cannot run here; never a measurement of this run
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
@@ -33,11 +35,12 @@ type Message struct {
 	*Progress   // progress
 	*experiment.Result
 
-	Note     *Note     `json:"note,omitempty"`     // note
-	Recorded *Recorded `json:"recorded,omitempty"` // recorded
-	Position int       `json:"position,omitempty"` // queued
-	SVG      string    `json:"svg,omitempty"`      // chart
-	PTX      string    `json:"ptx,omitempty"`      // ptx
+	Note     *Note                  `json:"note,omitempty"`     // note
+	Recorded *Recorded              `json:"recorded,omitempty"` // recorded
+	SIMT     *experiment.SIMTResult `json:"simt,omitempty"`     // simt
+	Position int                    `json:"position,omitempty"` // queued
+	SVG      string                 `json:"svg,omitempty"`      // chart
+	PTX      string                 `json:"ptx,omitempty"`      // ptx
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -89,6 +92,7 @@ const (
 	TypeResult    = "result"
 	TypeChart     = "chart"
 	TypeNote      = "note"
+	TypeSIMT      = "simt"
 	TypeRecorded  = "recorded"
 	TypeDone      = "done"
 	TypeCancelled = "cancelled"

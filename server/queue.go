@@ -181,7 +181,17 @@ const progressEvery = 50 * time.Millisecond
 type streamSink struct {
 	job      *job
 	results  []experiment.Result
+	simt     []experiment.SIMTResult
 	lastProg time.Time
+}
+
+// SIMT sends one emulated kernel's counts and the counts chart so far.
+func (s *streamSink) SIMT(r experiment.SIMTResult) {
+	s.simt = append(s.simt, r)
+	s.job.conn.send(Message{Type: TypeSIMT, ID: s.job.id, SIMT: &r})
+	if svg, err := chart.Counts(s.simt); err == nil {
+		s.job.conn.send(Message{Type: TypeChart, ID: s.job.id, SVG: svg})
+	}
 }
 
 func (s *streamSink) Progress(done, total int) {

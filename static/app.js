@@ -108,6 +108,7 @@ class Cell {
     this.results = [];
     if (this.notes) this.notes.replaceChildren();
     for (const old of this.el.querySelectorAll(".cell-recorded")) old.remove();
+    if (this.simtTable) { this.simtTable.remove(); this.simtTable = null; }
     this.tbody.replaceChildren();
     this.table.hidden = true;
     this.chart.replaceChildren();
@@ -162,6 +163,9 @@ class Cell {
       case "note":
         this.addNote(m.note);
         break;
+      case "simt":
+        this.addSIMT(m.simt);
+        break;
       case "recorded":
         this.addRecorded(m.recorded);
         break;
@@ -175,6 +179,7 @@ class Cell {
       case "done":
         this.progress.value = this.progress.max;
         this.end(this.ptxOut && !this.ptxOut.hidden ? "compiled: the PTX is below"
+          : this.simtTable ? "done: emulated on this server just now"
           : `done: ${this.results.length} results, measured on this server just now`, false);
         break;
       case "cancelled":
@@ -184,6 +189,30 @@ class Cell {
         this.end(m.message, true);
         break;
     }
+  }
+
+  // addSIMT adds one emulated kernel's counts to the cell's emulator table (made on first use).
+  addSIMT(r) {
+    if (!this.simtTable) {
+      this.simtTable = document.createElement("table");
+      this.simtTable.className = "cell-simt";
+      const cols = ["kernel", "n", "MFLOP", "global requests", "sectors", "MB moved", "coalescing",
+        "shared requests", "bank conflicts", "barriers", "check", `modelled time on ${r.gpu} (µs, bound)`, "emulation s"];
+      this.simtTable.innerHTML = "<caption>SIMT emulator counts (time column: modelled from the datasheet, not measured)</caption><thead><tr>" +
+        cols.map((c) => `<th scope=col>${c}</th>`).join("") + "</tr></thead><tbody></tbody>";
+      this.el.querySelector(".cell-output").prepend(this.simtTable);
+    }
+    const tr = document.createElement("tr");
+    if (!r.correct) tr.className = "bad";
+    const cells = [r.kernel, r.n, fmt(r.flops / 1e6), r.global_requests, r.sectors, fmt(r.bytes_moved / 1e6),
+      `${Math.round(r.coalescing * 100)}%`, r.shared_requests, r.bank_conflicts, r.barriers, r.correct ? "ok" : "WRONG",
+      `${fmt(r.modelled_seconds * 1e6)} (${r.bound})`, fmt(r.emulation_seconds)];
+    for (const text of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    this.simtTable.tBodies[0].appendChild(tr);
   }
 
   // addRecorded shows an earlier real GPU run of this cell, apart from this run's measurements.

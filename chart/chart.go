@@ -162,3 +162,38 @@ func Counts(results []experiment.SIMTResult) (string, error) {
 	}
 	return svg, nil
 }
+
+// Array is a systolic array to draw in Utilisation: N×N MACs, under a label.
+type Array struct {
+	Label string
+	N     int
+}
+
+// Utilisation draws MAC utilisation against the size of a square product (n×n×n, log2 x axis) for
+// each array, from the closed-form cycle count of package systolic (which the simulator's tests equal):
+// small products leave most of a big array idle. It returns a complete `<svg>` document.
+func Utilisation(arrays []Array, cycles func(N, n int) (macs, cycles int64)) (string, error) {
+	p := plot.New()
+	p.Title.Text = "Systolic array utilisation (simulated cycle counts)"
+	p.X.Label.Text = "matrix size n (n×n×n, log2 scale)"
+	p.Y.Label.Text = "MAC utilisation (useful MACs / (N² × cycles))"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = pow2Ticks{}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	var lines []any
+	for _, a := range arrays {
+		var xys plotter.XYs
+		for n := 16; n <= 8192; n *= 2 {
+			macs, cyc := cycles(a.N, n)
+			xys = append(xys, plotter.XY{X: float64(n), Y: float64(macs) / (float64(a.N) * float64(a.N) * float64(cyc))})
+		}
+		lines = append(lines, a.Label, xys)
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return "", fmt.Errorf("chart: %w", err)
+	}
+	p.X.Min, p.X.Max = 16/math.Sqrt2, 8192*math.Sqrt2
+	return render(p)
+}

@@ -71,3 +71,17 @@ func TestCountsChart(t *testing.T) {
 		t.Errorf("empty: %v", err)
 	}
 }
+
+func TestUtilisationChart(t *testing.T) {
+	svg, err := Utilisation([]Array{{"TPU v1 (256×256)", 256}, {"8×8", 8}}, func(N, n int) (int64, int64) {
+		return int64(n) * int64(n) * int64(n), max(1, int64(n)*int64(n)*int64(n)/int64(N*N))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "TPU v1 (256×256)", "utilisation", "8192"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}

@@ -195,6 +195,22 @@ func TestLessonRunInBrowser(t *testing.T) {
 		t.Errorf("simt cell: %s rows, %s charts; want 2 and 1", rows, svgs)
 	}
 
+	// A systolic cell: the player shows the array's cycles and the result table appears.
+	const ycell = "#\\31 0-tpus-and-systolic-arrays-0"
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/lessons/10-tpus-and-systolic-arrays"),
+		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.Click(css(ycell+" .cell-run")),
+		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(css(ycell+" .sys-grid td.active")),
+	)
+	if err != nil {
+		t.Fatalf("systolic cell: %v", err)
+	}
+	if pes, tables := count(ycell+" .sys-grid td"), count(ycell+" .cell-systolic-result"); pes != "16" || tables != "1" {
+		t.Errorf("systolic cell: %s PEs shown, %s result tables; want 16 and 1", pes, tables)
+	}
+
 	// When the server goes away the page says so.
 	stopServer()
 	<-served

@@ -219,13 +219,14 @@ func lineOf(root *yaml.Node, key string) int {
 	return 0
 }
 
-// Checkers validates cell sources of the kinds this package runs, "matmul", "cuda" and "simt",
+// Checkers validates cell sources of the kinds this package runs (matmul, cuda, simt, systolic)
 // against the default limits, as lessons are checked at start-up (a lesson cell must run on any
 // default server).
 func Checkers(available []kernels.Kernel) map[string]func(string) error {
 	return map[string]func(string) error{
-		"matmul": func(src string) error { _, err := Parse(src, available, DefaultLimits()); return err },
-		"cuda":   func(src string) error { _, err := ParseCUDA(src, available, DefaultLimits()); return err },
-		"simt":   func(src string) error { _, err := ParseSIMT(src); return err },
+		"matmul":   func(src string) error { _, err := Parse(src, available, DefaultLimits()); return err },
+		"cuda":     func(src string) error { _, err := ParseCUDA(src, available, DefaultLimits()); return err },
+		"simt":     func(src string) error { _, err := ParseSIMT(src); return err },
+		"systolic": func(src string) error { _, err := ParseSystolic(src); return err },
 	}
 }

@@ -41,6 +41,10 @@ func TestEveryCellRuns(t *testing.T) {
 				t.Run(c.ID, func(t *testing.T) { compileCell(t, c.Source) })
 				continue
 			}
+			if c.Kind == "systolic" {
+				t.Run(c.ID, func(t *testing.T) { simulateCell(t, c.Source) })
+				continue
+			}
 			if c.Kind == "simt" {
 				t.Run(c.ID, func(t *testing.T) { emulateCell(t, c.Source) })
 				continue
@@ -118,5 +122,22 @@ func emulateCell(t *testing.T, cell string) {
 		if !r.Correct {
 			t.Errorf("%s: wrong result", r.Kernel)
 		}
+	}
+}
+
+// simulateCell runs a systolic cell: correct result, within the 20 s a cell gets.
+func simulateCell(t *testing.T, cell string) {
+	t.Helper()
+	spec, err := experiment.ParseSystolic(cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var res experiment.SystolicResult
+	if err := experiment.RunSystolic(context.Background(), spec, nil, func(r experiment.SystolicResult) { res = r }); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second || !res.Correct {
+		t.Errorf("took %v, correct %v", took, res.Correct)
 	}
 }

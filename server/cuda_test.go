@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
@@ -183,5 +184,57 @@ func TestSIMTCell(t *testing.T) {
 	}
 	if strings.Join(kernels, ",") != "naive,smem" || !strings.Contains(strings.Join(kinds, ","), "simt,chart") || kinds[len(kinds)-1] != TypeDone {
 		t.Errorf("got %v", kinds)
+	}
+}
+
+func TestSystolicCell(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	src := "array: 3\nm: 4\nn: 3\nk: 3"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "y", RunRequest: &RunRequest{Lesson: "10-tpus-and-systolic-arrays", Cell: "10-tpus-and-systolic-arrays-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "y", 20*time.Second)
+	frames := 0
+	var res *experiment.SystolicResult
+	var last string
+	for _, m := range msgs {
+		switch m.Type {
+		case TypeFrames:
+			for _, f := range m.Frames {
+				frames++
+				if len(f.A) != 3 || (f.Cycle == 0) != (f.W != nil) {
+					t.Fatalf("frame %+v: want a 3×3 array, weights on cycle 0 only", f)
+				}
+			}
+		case TypeSystolic:
+			res = m.Systolic
+		}
+		last = m.Type
+	}
+	if frames != 4+2*3-2 || res == nil || !res.Correct || res.Cycles != 3+4+2*3-2 || last != TypeDone {
+		t.Errorf("got %d frames, result %+v, last %s; want 8 frames, correct, 11 cycles, done", frames, res, last)
+	}
+}
+
+// A big animation is capped and batched: it must never overflow a client's send buffer by itself.
+func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	src := "array: 16\nm: 64\nn: 64\nk: 64"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "big", RunRequest: &RunRequest{Lesson: "10-tpus-and-systolic-arrays", Cell: "10-tpus-and-systolic-arrays-1", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "big", 30*time.Second)
+	frames, batches := 0, 0
+	for _, m := range msgs {
+		if m.Type == TypeFrames {
+			batches++
+			frames += len(m.Frames)
+		}
+	}
+	if frames != experiment.MaxAnimatedFrames || batches != experiment.MaxAnimatedFrames/framesPerMessage || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got %d frames in %d messages, last %s; want %d in %d, done", frames, batches, msgs[len(msgs)-1].Type,
+			experiment.MaxAnimatedFrames, experiment.MaxAnimatedFrames/framesPerMessage)
 	}
 }

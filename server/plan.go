@@ -60,6 +60,18 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 				out.SIMT(r)
 			})
 		}, nil
+	case "systolic":
+		spec, err := experiment.ParseSystolic(source)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, sink experiment.Sink) error {
+			out, ok := sink.(*streamSink)
+			if !ok {
+				return fmt.Errorf("this sink cannot show systolic results")
+			}
+			return experiment.RunSystolic(ctx, spec, out.Frame, out.Systolic)
+		}, nil
 	default:
 		return nil, fmt.Errorf("this server cannot run %s cells", kind)
 	}

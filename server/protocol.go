@@ -1,6 +1,9 @@
 package server
 
-import "github.com/gpuplayground/playground/experiment"
+import (
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels/systolic"
+)
 
 // Message is the one wire type of the /ws websocket: every frame in either direction is one Message as
 // a JSON text frame. docs/protocol.md describes the same thing for client authors.
@@ -20,6 +23,10 @@ import "github.com/gpuplayground/playground/experiment"
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	ptx      {ptx}                           the answer to a ptx request (then done)
+//	frames   {frames: [{tile, k0, n0, cycle, a, p, w, out}, …]} up to 20 cycles of a simulated systolic
+//	         array (≤ 16×16, the first 300 cycles; w only on a tile's first cycle, values to 3 decimals)
+//	systolic {systolic: {array, m, n, k, cycles, weight_cycles, tiles, macs, utilisation, clock_mhz,
+//	         tflops, correct, simulation_seconds}} the simulated product; a utilisation chart follows
 //	simt     {simt: {kernel, n, flops, global_requests, sectors, bytes_moved, coalescing, shared_requests,
 //	         bank_conflicts, barriers, correct, gpu, modelled_seconds, bound, emulation_seconds}} one emulated kernel
 //	recorded {recorded: {label, device, driver, date, command, results}} a real earlier GPU run of this
@@ -35,12 +42,14 @@ type Message struct {
 	*Progress   // progress
 	*experiment.Result
 
-	Note     *Note                  `json:"note,omitempty"`     // note
-	Recorded *Recorded              `json:"recorded,omitempty"` // recorded
-	SIMT     *experiment.SIMTResult `json:"simt,omitempty"`     // simt
-	Position int                    `json:"position,omitempty"` // queued
-	SVG      string                 `json:"svg,omitempty"`      // chart
-	PTX      string                 `json:"ptx,omitempty"`      // ptx
+	Note     *Note                      `json:"note,omitempty"`     // note
+	Recorded *Recorded                  `json:"recorded,omitempty"` // recorded
+	SIMT     *experiment.SIMTResult     `json:"simt,omitempty"`     // simt
+	Systolic *experiment.SystolicResult `json:"systolic,omitempty"` // systolic
+	Frames   []systolic.Frame           `json:"frames,omitempty"`   // frames
+	Position int                        `json:"position,omitempty"` // queued
+	SVG      string                     `json:"svg,omitempty"`      // chart
+	PTX      string                     `json:"ptx,omitempty"`      // ptx
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -92,6 +101,8 @@ const (
 	TypeResult    = "result"
 	TypeChart     = "chart"
 	TypeNote      = "note"
+	TypeFrames    = "frames"
+	TypeSystolic  = "systolic"
 	TypeSIMT      = "simt"
 	TypeRecorded  = "recorded"
 	TypeDone      = "done"

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels/systolic"
 	"github.com/gpuplayground/playground/lessons"
 )
 
@@ -182,7 +184,56 @@ type streamSink struct {
 	job      *job
 	results  []experiment.Result
 	simt     []experiment.SIMTResult
+	frames   []systolic.Frame
 	lastProg time.Time
+}
+
+// framesPerMessage batches animation frames so that a run sends tens of messages, not hundreds, and
+// never fills a client's send buffer by itself.
+const framesPerMessage = 20
+
+// Frame queues one cycle of a simulated systolic array for the next frames message, keeping the
+// weights only on a tile's first cycle and the values to 3 decimals (they are for the eye).
+func (s *streamSink) Frame(f systolic.Frame) {
+	if f.Cycle != 0 {
+		f.W = nil
+	}
+	for _, g := range [][][]float32{f.A, f.P, f.W} {
+		for _, row := range g {
+			for i, v := range row {
+				row[i] = float32(math.Round(float64(v)*1000) / 1000)
+			}
+		}
+	}
+	s.frames = append(s.frames, f)
+	if len(s.frames) == framesPerMessage {
+		s.flushFrames()
+	}
+}
+
+func (s *streamSink) flushFrames() {
+	if len(s.frames) > 0 {
+		s.job.conn.send(Message{Type: TypeFrames, ID: s.job.id, Frames: s.frames})
+		s.frames = nil
+	}
+}
+
+// Systolic sends the last frames, the simulated product, and the utilisation chart of real arrays
+// beside this one.
+func (s *streamSink) Systolic(r experiment.SystolicResult) {
+	s.flushFrames()
+	s.job.conn.send(Message{Type: TypeSystolic, ID: s.job.id, Systolic: &r})
+	arrays := []chart.Array{{Label: "TPU v1: 256×256", N: 256}, {Label: "TPU v4 MXU: 128×128", N: 128}}
+	if r.Array != 256 && r.Array != 128 {
+		arrays = append(arrays, chart.Array{Label: fmt.Sprintf("this cell: %d×%d", r.Array, r.Array), N: r.Array})
+	}
+	svg, err := chart.Utilisation(arrays, func(N, n int) (int64, int64) {
+		st := systolic.Cycles(N, n, n, n)
+		return st.MACs, st.Cycles
+	})
+	if err == nil {
+		s.job.conn.send(Message{Type: TypeChart, ID: s.job.id, SVG: svg})
+	}
 }
 
 // SIMT sends one emulated kernel's counts and the counts chart so far.

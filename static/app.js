@@ -71,6 +71,7 @@ class Cell {
     this.csv = el.querySelector(".cell-csv");
     this.runId = null;
     this.results = [];
+    this.extra = []; // elements a run added, removed by the next
     this.ptxBtn = el.querySelector(".cell-show-ptx");
     this.ptxOut = el.querySelector(".cell-ptx");
     if (this.ptxBtn) this.ptxBtn.addEventListener("click", () => this.run("ptx"));
@@ -109,6 +110,9 @@ class Cell {
     if (this.notes) this.notes.replaceChildren();
     for (const old of this.el.querySelectorAll(".cell-recorded")) old.remove();
     if (this.simtTable) { this.simtTable.remove(); this.simtTable = null; }
+    if (this.player) { this.player.remove(); this.player = null; }
+    for (const el of this.extra) el.remove();
+    this.extra = [];
     this.tbody.replaceChildren();
     this.table.hidden = true;
     this.chart.replaceChildren();
@@ -166,6 +170,12 @@ class Cell {
       case "simt":
         this.addSIMT(m.simt);
         break;
+      case "frames":
+        for (const f of m.frames) this.addFrame(f);
+        break;
+      case "systolic":
+        this.addSystolic(m.systolic);
+        break;
       case "recorded":
         this.addRecorded(m.recorded);
         break;
@@ -180,6 +190,7 @@ class Cell {
         this.progress.value = this.progress.max;
         this.end(this.ptxOut && !this.ptxOut.hidden ? "compiled: the PTX is below"
           : this.simtTable ? "done: emulated on this server just now"
+          : this.extra.length ? "done: simulated on this server just now"
           : `done: ${this.results.length} results, measured on this server just now`, false);
         break;
       case "cancelled":
@@ -213,6 +224,29 @@ class Cell {
       tr.appendChild(td);
     }
     this.simtTable.tBodies[0].appendChild(tr);
+  }
+
+  // addFrame queues one cycle of the simulated systolic array and starts the player on the first.
+  addFrame(f) {
+    if (!this.player) this.player = new SystolicPlayer(this.el.querySelector(".cell-output"));
+    this.player.push(f);
+  }
+
+  addSystolic(r) {
+    const table = document.createElement("table");
+    table.className = "cell-systolic-result";
+    const cols = ["array", "m×n×k", "tiles", "cycles (weight loads)", "MAC utilisation", `TFLOP/s at ${r.clock_mhz} MHz`, "check", "simulation s"];
+    table.innerHTML = "<caption>Simulated systolic array (cycle counts from the simulator, not a measured TPU)</caption><thead><tr>" +
+      cols.map((c) => `<th scope=col>${c}</th>`).join("") + "</tr></thead><tbody><tr></tr></tbody>";
+    const vals = [`${r.array}×${r.array}`, `${r.m}×${r.n}×${r.k}`, r.tiles, `${r.cycles} (${r.weight_cycles})`,
+      `${(r.utilisation * 100).toFixed(1)}%`, fmt(r.tflops), r.correct ? "ok" : "WRONG", fmt(r.simulation_seconds)];
+    for (const v of vals) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      table.tBodies[0].rows[0].appendChild(td);
+    }
+    this.el.querySelector(".cell-output").prepend(table);
+    this.extra.push(table);
   }
 
   // addRecorded shows an earlier real GPU run of this cell, apart from this run's measurements.
@@ -272,6 +306,74 @@ class Cell {
     if (this.csv.href) URL.revokeObjectURL(this.csv.href);
     this.csv.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], { type: "text/csv" }));
     this.csv.hidden = false;
+  }
+}
+
+// SystolicPlayer shows the cycles of a simulated systolic array one by one, at a watchable rate, with
+// Pause and Step: in each processing element the activation passing through (large) and its partial
+// sum (small); PEs holding an activation are highlighted.
+class SystolicPlayer {
+  constructor(before) {
+    this.frames = [];
+    this.at = -1;
+    this.playing = true;
+    this.box = document.createElement("div");
+    this.box.className = "cell-systolic";
+    this.box.innerHTML = `<div class="sys-controls"><button type="button" class="sys-play">Pause</button>
+      <button type="button" class="sys-step">Step</button><span class="sys-pos" aria-live="off"></span></div>
+      <table class="sys-grid" aria-label="systolic array state"></table><div class="sys-out"></div>`;
+    before.before(this.box);
+    this.grid = this.box.querySelector(".sys-grid");
+    this.pos = this.box.querySelector(".sys-pos");
+    this.out = this.box.querySelector(".sys-out");
+    const play = this.box.querySelector(".sys-play");
+    play.addEventListener("click", () => {
+      this.playing = !this.playing;
+      play.textContent = this.playing ? "Pause" : "Play";
+    });
+    this.box.querySelector(".sys-step").addEventListener("click", () => {
+      this.playing = false;
+      play.textContent = "Play";
+      this.show(this.at + 1);
+    });
+    this.timer = setInterval(() => { if (this.playing) this.show(this.at + 1); }, 400);
+  }
+
+  push(f) {
+    if (f.w) this.w = f.w; // weights come with a tile's first cycle
+    f.w = this.w;
+    this.frames.push(f);
+    if (this.at < 0) this.show(0);
+  }
+
+  show(i) {
+    if (i >= this.frames.length) return;
+    this.at = i;
+    const f = this.frames[i];
+    const n = f.a.length;
+    if (this.grid.rows.length !== n) {
+      this.grid.replaceChildren();
+      for (let r = 0; r < n; r++) {
+        const tr = this.grid.insertRow();
+        for (let c = 0; c < n; c++) tr.insertCell().innerHTML = "<b></b><small></small>";
+      }
+    }
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < n; c++) {
+        const td = this.grid.rows[r].cells[c];
+        td.className = f.a[r][c] !== 0 ? "active" : "";
+        td.title = `PE(${r},${c}) weight ${fmt(f.w[r][c])}`;
+        td.firstChild.textContent = f.a[r][c] !== 0 ? fmt(f.a[r][c], 2) : "";
+        td.lastChild.textContent = f.p[r][c] !== 0 ? fmt(f.p[r][c], 2) : "";
+      }
+    }
+    this.pos.textContent = `frame ${i + 1} of ${this.frames.length}: tile ${f.tile + 1} (k from ${f.k0}, n from ${f.n0}), cycle ${f.cycle}`;
+    this.out.textContent = (f.out || []).map((o) => `C[${o.row}][${o.col}] += ${fmt(o.value, 3)}`).join("   ");
+  }
+
+  remove() {
+    clearInterval(this.timer);
+    this.box.remove();
   }
 }
 

@@ -61,17 +61,23 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 type Frame struct {
 	// Tile is the tile index (0-based) and K0, N0 its first k and n; Cycle counts within the tile's
 	// compute phase.
-	Tile, K0, N0, Cycle int
+	Tile  int `json:"tile"`
+	K0    int `json:"k0"`
+	N0    int `json:"n0"`
+	Cycle int `json:"cycle"`
 	// A[i][j] is the activation in PE(i,j) (0 where none) and P[i][j] its partial sum; W the weights.
-	A, P, W [][]float32
+	A [][]float32 `json:"a"`
+	P [][]float32 `json:"p"`
+	W [][]float32 `json:"w"`
 	// Out lists the outputs that left the bottom edge this cycle: C[Row][Col] += Value.
-	Out []Output
+	Out []Output `json:"out,omitempty"`
 }
 
 // Output is one partial sum leaving the array.
 type Output struct {
-	Row, Col int
-	Value    float32
+	Row   int     `json:"row"`
+	Col   int     `json:"col"`
+	Value float32 `json:"value"`
 }
 
 // Multiply computes C = A·B (row-major: a m×k, b k×n) on an N×N array and returns C and the cycle

@@ -197,3 +197,78 @@ func Utilisation(arrays []Array, cycles func(N, n int) (macs, cycles int64)) (st
 	p.X.Min, p.X.Max = 16/math.Sqrt2, 8192*math.Sqrt2
 	return render(p)
 }
+
+// Roof is one roofline: a peak (GFLOP/s) and a memory bandwidth (GB/s), under a label that says where
+// the figures come from ("this machine, measured …", "H100 SXM datasheet").
+type Roof struct {
+	Label                 string
+	PeakGFLOPS, Bandwidth float64
+}
+
+// Point is a kernel placed on the roofline: its arithmetic intensity (FLOP/byte) and GFLOP/s;
+// Predicted marks the learner's guess rather than a measurement.
+type Point struct {
+	Label     string
+	Intensity float64
+	GFLOPS    float64
+	Predicted bool
+}
+
+// Roofline draws the roofs (log-log: attainable GFLOP/s = min(peak, intensity × bandwidth)) with the
+// measured points filled and predictions hollow. It returns a complete `<svg>` document.
+func Roofline(roofs []Roof, points []Point) (string, error) {
+	p := plot.New()
+	p.Title.Text = "Roofline"
+	p.X.Label.Text = "arithmetic intensity (FLOP/byte, log scale)"
+	p.Y.Label.Text = "performance (GFLOP/s, log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	lo, hi := 0.01, 1000.0
+	for _, pt := range points {
+		lo, hi = math.Min(lo, pt.Intensity/2), math.Max(hi, pt.Intensity*2)
+	}
+	ymin, ymax := math.Inf(1), 0.0
+	for i, r := range roofs {
+		var xys plotter.XYs
+		for x := lo; x <= hi*1.0001; x *= math.Pow(10, 0.05) {
+			y := math.Min(r.PeakGFLOPS, x*r.Bandwidth)
+			xys = append(xys, plotter.XY{X: x, Y: y})
+			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(2)
+		if i > 0 {
+			l.Dashes = plotutil.Dashes(1)
+		}
+		p.Add(l)
+		p.Legend.Add(r.Label, l)
+	}
+	for i, pt := range points {
+		s, err := plotter.NewScatter(plotter.XYs{{X: pt.Intensity, Y: pt.GFLOPS}})
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		s.GlyphStyle.Radius = vg.Points(4)
+		s.GlyphStyle.Color = plotutil.Color(i + len(roofs))
+		s.GlyphStyle.Shape = draw.CircleGlyph{}
+		label := pt.Label
+		if pt.Predicted {
+			s.GlyphStyle.Shape = draw.RingGlyph{}
+			label += " (your prediction)"
+		}
+		p.Add(s)
+		p.Legend.Add(label, s)
+		ymin, ymax = math.Min(ymin, pt.GFLOPS), math.Max(ymax, pt.GFLOPS)
+	}
+	p.X.Min, p.X.Max = lo, hi
+	if len(roofs) > 0 || len(points) > 0 {
+		p.Y.Min, p.Y.Max = ymin/2, ymax*2
+	}
+	return render(p)
+}

@@ -85,3 +85,16 @@ func TestUtilisationChart(t *testing.T) {
 		}
 	}
 }
+
+func TestRooflineChart(t *testing.T) {
+	svg, err := Roofline([]Roof{{"this machine (measured)", 13, 24}, {"H100 SXM datasheet", 67000, 3350}},
+		[]Point{{"gonum n=256", 42.7, 12, false}, {"gonum n=256", 42.7, 20, true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "this machine (measured)", "H100 SXM datasheet", "your prediction", "FLOP/byte"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}

@@ -219,7 +219,8 @@ func lineOf(root *yaml.Node, key string) int {
 	return 0
 }
 
-// Checkers validates cell sources of the kinds this package runs (matmul, cuda, simt, systolic)
+// Checkers validates cell sources of the kinds this package runs (matmul, cuda, simt, systolic,
+// roofline)
 // against the default limits, as lessons are checked at start-up (a lesson cell must run on any
 // default server).
 func Checkers(available []kernels.Kernel) map[string]func(string) error {
@@ -228,5 +229,6 @@ func Checkers(available []kernels.Kernel) map[string]func(string) error {
 		"cuda":     func(src string) error { _, err := ParseCUDA(src, available, DefaultLimits()); return err },
 		"simt":     func(src string) error { _, err := ParseSIMT(src); return err },
 		"systolic": func(src string) error { _, err := ParseSystolic(src); return err },
+		"roofline": func(src string) error { _, err := ParseRoofline(src, available, DefaultLimits()); return err },
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -80,6 +81,11 @@ func errAt(n *yaml.Node, format string, args ...any) *SpecError {
 // Parse reads and validates a `matmul` spec against the available kernels and the limits. Errors are
 // *SpecError values that say what to fix.
 func Parse(src string, available []kernels.Kernel, lim Limits) (Spec, error) {
+	return parse(src, available, lim, nil)
+}
+
+// parse is Parse for a cell kind that adds keys of its own: extra decodes them.
+func parse(src string, available []kernels.Kernel, lim Limits, extra map[string]func(*yaml.Node) error) (Spec, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return Spec{}, yamlError(err)
@@ -115,7 +121,11 @@ func Parse(src string, available []kernels.Kernel, lim Limits) (Spec, error) {
 		case "transfers":
 			err = decode(val, &s.Transfers, "true or false")
 		default:
-			err = errAt(key, "unknown key %q; known keys: kernels, sizes, dtype, repeats, threads, transfers", key.Value)
+			if f, ok := extra[key.Value]; ok {
+				err = f(val)
+			} else {
+				err = errAt(key, "unknown key %q; known keys: kernels, sizes, dtype, repeats, threads, transfers%s", key.Value, extraKeys(extra))
+			}
 		}
 		if err != nil {
 			return Spec{}, err
@@ -257,3 +267,16 @@ func slicesMax(xs []int) int {
 
 // SourceLine is Line, for callers that place the error inside a larger file.
 func (e *SpecError) SourceLine() int { return e.Line }
+
+func extraKeys(extra map[string]func(*yaml.Node) error) string {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(", " + k)
+	}
+	return b.String()
+}

@@ -41,6 +41,19 @@ func TestEveryCellRuns(t *testing.T) {
 				t.Run(c.ID, func(t *testing.T) { compileCell(t, c.Source) })
 				continue
 			}
+			if c.Kind == "roofline" {
+				t.Run(c.ID, func(t *testing.T) {
+					spec, err := experiment.ParseRoofline(c.Source, cpu, experiment.DefaultLimits())
+					if err != nil {
+						t.Fatal(err)
+					}
+					var s sink
+					if err := experiment.Run(context.Background(), spec.Spec, experiment.Env{Kernels: cpu}, &s); err != nil || len(s.results) == 0 {
+						t.Fatalf("%d results, %v", len(s.results), err)
+					}
+				})
+				continue
+			}
 			if c.Kind == "systolic" {
 				t.Run(c.ID, func(t *testing.T) { simulateCell(t, c.Source) })
 				continue

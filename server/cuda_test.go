@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 const cudaLesson = "---\ntitle: K\nsummary: s\norder: 1\n---\n\n```cuda\n" + cudaCellSrc + "```\n\n```matmul\nkernels: [ikj]\nsizes: [8]\n```\n"
@@ -236,5 +239,43 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 	if frames != experiment.MaxAnimatedFrames || batches != experiment.MaxAnimatedFrames/framesPerMessage || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got %d frames in %d messages, last %s; want %d in %d, done", frames, batches, msgs[len(msgs)-1].Type,
 			experiment.MaxAnimatedFrames, experiment.MaxAnimatedFrames/framesPerMessage)
+	}
+}
+
+func TestRooflineCell(t *testing.T) {
+	_, base := startServer(t, Config{Roofline: roofline.Options{PeakN: 64, TriadMiB: 4, Repeats: 2}})
+	ws := dial(t, base)
+	src := "kernels: [ikj, gonum]\nsizes: [32]\nrepeats: 1\npredict: {gonum: 5}\ngpu: T4"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rf", RunRequest: &RunRequest{Lesson: "11-the-roofline", Cell: "11-the-roofline-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "rf", 30*time.Second)
+	var info *RooflineInfo
+	var lastSVG string
+	for _, m := range msgs {
+		if m.Type == TypeRoofline {
+			info = m.Roofline
+		}
+		if m.Type == TypeChart {
+			lastSVG = m.SVG
+		}
+	}
+	if info == nil || !(info.Ceilings.PeakGFLOPS > 0) || !(info.Ceilings.BandwidthGBs > 0) || info.Predict["gonum"] != 5 || info.GPU.Name != "T4" {
+		t.Fatalf("roofline info %+v", info)
+	}
+	for _, want := range []string{"Roofline", "this machine", "T4 FP32 (datasheet, not measured)", "your prediction"} {
+		if !strings.Contains(lastSVG, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	resp, err := http.Get(base + "/api/roofline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c roofline.Ceilings
+	err = json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	if err != nil || c != info.Ceilings {
+		t.Errorf("/api/roofline %+v (%v), want the same ceilings as the cell %+v", c, err, info.Ceilings)
 	}
 }

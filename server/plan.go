@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 // recorder is a sink that can show a cell's recorded GPU run (streamSink is one).
@@ -59,6 +61,25 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 				sink.Progress(done, len(spec.Kernels))
 				out.SIMT(r)
 			})
+		}, nil
+	case "roofline":
+		spec, err := experiment.ParseRoofline(source, s.kernels, lim)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, sink experiment.Sink) error {
+			out, ok := sink.(*streamSink)
+			if !ok {
+				return fmt.Errorf("this sink cannot show a roofline")
+			}
+			ceil, err := s.roof.Get(ctx) // measured once, here in the run queue, so nothing else is timing
+			if err != nil {
+				return err
+			}
+			out.job.conn.send(Message{Type: TypeRoofline, ID: out.job.id, Roofline: &RooflineInfo{
+				Ceilings: ceil, ByteModel: byteModel, Predict: spec.Predict, GPU: spec.GPU}})
+			out.chart = func(results []experiment.Result) (string, error) { return rooflineChart(ceil, spec, results) }
+			return experiment.Run(ctx, spec.Spec, s.env(nil), sink)
 		}, nil
 	case "systolic":
 		spec, err := experiment.ParseSystolic(source)
@@ -126,4 +147,27 @@ func (s *Server) compile(ctx context.Context, spec experiment.CUDASpec) (string,
 		return fmt.Sprintf("line %d", spec.SourceLine+n-1)
 	})
 	return "", fmt.Errorf("the kernel does not compile:\n%s", msg)
+}
+
+// byteModel is how a roofline cell computes a matmul's arithmetic intensity.
+const byteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B read once, C written once (the best case)"
+
+// rooflineChart draws this machine's measured roofline (and a datasheet GPU's, if the cell names one)
+// with every result and the learner's predictions.
+func rooflineChart(c roofline.Ceilings, spec experiment.RooflineSpec, results []experiment.Result) (string, error) {
+	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine: %.3g GFLOP/s, %.3g GB/s (measured %s)", c.PeakGFLOPS, c.BandwidthGBs, c.Measured),
+		PeakGFLOPS: c.PeakGFLOPS, Bandwidth: c.BandwidthGBs}}
+	if g := spec.GPU; g != nil {
+		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32 (datasheet, not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
+	}
+	var points []chart.Point
+	for _, r := range results {
+		ai := roofline.MatmulIntensity(r.N, spec.ElemBytes())
+		label := fmt.Sprintf("%s n=%d", r.Kernel, r.N)
+		points = append(points, chart.Point{Label: label, Intensity: ai, GFLOPS: r.GFLOPS})
+		if g, ok := spec.Predict[r.Kernel]; ok {
+			points = append(points, chart.Point{Label: label, Intensity: ai, GFLOPS: g, Predicted: true})
+		}
+	}
+	return chart.Roofline(roofs, points)
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/kernels/systolic"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 // Message is the one wire type of the /ws websocket: every frame in either direction is one Message as
@@ -23,6 +25,8 @@ import (
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	ptx      {ptx}                           the answer to a ptx request (then done)
+//	roofline {roofline: {ceilings, byte_model, predict, gpu}} this machine's measured roofs for a roofline
+//	         cell, before its results; its charts are rooflines
 //	frames   {frames: [{tile, k0, n0, cycle, a, p, w, out}, …]} up to 20 cycles of a simulated systolic
 //	         array (≤ 16×16, the first 300 cycles; w only on a tile's first cycle, values to 3 decimals)
 //	systolic {systolic: {array, m, n, k, cycles, weight_cycles, tiles, macs, utilisation, clock_mhz,
@@ -45,6 +49,7 @@ type Message struct {
 	Note     *Note                      `json:"note,omitempty"`     // note
 	Recorded *Recorded                  `json:"recorded,omitempty"` // recorded
 	SIMT     *experiment.SIMTResult     `json:"simt,omitempty"`     // simt
+	Roofline *RooflineInfo              `json:"roofline,omitempty"` // roofline
 	Systolic *experiment.SystolicResult `json:"systolic,omitempty"` // systolic
 	Frames   []systolic.Frame           `json:"frames,omitempty"`   // frames
 	Position int                        `json:"position,omitempty"` // queued
@@ -84,6 +89,18 @@ type Recorded struct {
 	Results []experiment.Result `json:"results"`
 }
 
+// RooflineInfo is the body of a roofline message.
+type RooflineInfo struct {
+	// Ceilings are this machine's roofs, measured once at the first roofline cell after start-up.
+	Ceilings roofline.Ceilings `json:"ceilings"`
+	// ByteModel states how arithmetic intensity is computed.
+	ByteModel string `json:"byte_model"`
+	// Predict echoes the learner's predictions (GFLOP/s by kernel).
+	Predict map[string]float64 `json:"predict,omitempty"`
+	// GPU, if the cell names one, is drawn from its datasheet.
+	GPU *simt.GPU `json:"gpu,omitempty"`
+}
+
 // Progress is the body of a progress message.
 type Progress struct {
 	Done  int `json:"done"`
@@ -101,6 +118,7 @@ const (
 	TypeResult    = "result"
 	TypeChart     = "chart"
 	TypeNote      = "note"
+	TypeRoofline  = "roofline"
 	TypeFrames    = "frames"
 	TypeSystolic  = "systolic"
 	TypeSIMT      = "simt"

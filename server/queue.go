@@ -186,6 +186,8 @@ type streamSink struct {
 	simt     []experiment.SIMTResult
 	frames   []systolic.Frame
 	lastProg time.Time
+	// chart draws the results so far; nil means chart.Throughput.
+	chart func([]experiment.Result) (string, error)
 }
 
 // framesPerMessage batches animation frames so that a run sends tens of messages, not hundreds, and
@@ -275,7 +277,11 @@ func (s *streamSink) Note(kernel, level, message string) {
 func (s *streamSink) Result(r experiment.Result) {
 	s.results = append(s.results, r)
 	s.job.conn.send(Message{Type: TypeResult, ID: s.job.id, Result: &r})
-	svg, err := chart.Throughput(s.results)
+	draw := s.chart
+	if draw == nil {
+		draw = chart.Throughput
+	}
+	svg, err := draw(s.results)
 	if err != nil {
 		return // the table still has the numbers; a chart failure is not a run failure
 	}

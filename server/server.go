@@ -25,6 +25,7 @@ import (
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/roofline"
 	"github.com/gpuplayground/playground/static"
 )
 
@@ -51,6 +52,8 @@ type Config struct {
 	Worker gpu.Transport
 	// Devices, if set, replaces the device report from the worker (tests).
 	Devices func(context.Context) cuda.Report
+	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
+	Roofline roofline.Options
 }
 
 func (c Config) withDefaults() Config {
@@ -93,6 +96,8 @@ type Server struct {
 	worker  *gpu.Supervisor
 	// gpuReason says why GPU kernels do not run here ("" where they do).
 	gpuReason string
+	// roof holds this machine's roofline ceilings, measured at first use.
+	roof *roofline.Cache
 
 	base     context.Context
 	stopBase context.CancelCauseFunc
@@ -110,6 +115,7 @@ func New(cfg Config) (*Server, error) {
 		limits:  experiment.Limits{MaxN: cfg.MaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		machine: machineSummary(),
 		worker:  &gpu.Supervisor{Transport: cfg.Worker},
+		roof:    &roofline.Cache{Options: cfg.Roofline},
 	}
 	if cfg.Devices != nil {
 		s.devices = cfg.Devices(context.Background())
@@ -220,6 +226,15 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.devices)
+	})
+	mux.HandleFunc("GET /api/roofline", func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.roof.Get(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(c)
 	})
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

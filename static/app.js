@@ -170,6 +170,9 @@ class Cell {
       case "simt":
         this.addSIMT(m.simt);
         break;
+      case "roofline":
+        this.addRoofline(m.roofline);
+        break;
       case "frames":
         for (const f of m.frames) this.addFrame(f);
         break;
@@ -224,6 +227,28 @@ class Cell {
       tr.appendChild(td);
     }
     this.simtTable.tBodies[0].appendChild(tr);
+  }
+
+  // addRoofline states this machine's measured roofs, the byte model, and the learner's predictions.
+  addRoofline(info) {
+    const c = info.ceilings;
+    const p = document.createElement("div");
+    p.className = "cell-roofline";
+    const lines = [
+      `This machine's roofline, measured ${c.measured}: peak ${fmt(c.peak_gflops)} GFLOP/s (${c.peak_kernel}, float32, n=${c.peak_n}), ` +
+        `memory ${fmt(c.bandwidth_gbs)} GB/s (STREAM triad, ${c.triad_mib} MiB arrays${c.beyond_cache ? "" : `, not 4× the ${c.cache_mib} MiB cache: may include cache bandwidth`}), ` +
+        `ridge at ${fmt(c.peak_gflops / c.bandwidth_gbs)} FLOP/byte.`,
+      `Byte model: ${info.byte_model}.`,
+    ];
+    if (info.gpu) lines.push(`${info.gpu.name}: from its datasheet (${info.gpu.source}), not measured.`);
+    if (info.predict) lines.push("Your predictions: " + Object.entries(info.predict).map(([k, v]) => `${k} ${v} GFLOP/s`).join(", ") + " (hollow markers).");
+    for (const text of lines) {
+      const el = document.createElement("p");
+      el.textContent = text;
+      p.appendChild(el);
+    }
+    this.el.querySelector(".cell-output").before(p);
+    this.extra.push(p);
   }
 
   // addFrame queues one cycle of the simulated systolic array and starts the player on the first.

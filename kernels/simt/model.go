@@ -7,12 +7,13 @@ import (
 
 // GPU is a datasheet description of a GPU, for the roofline-style time model.
 type GPU struct {
-	Name string
-	SMs  int
+	Name string `json:"name"`
+	SMs  int    `json:"sms"`
 	// FP32 is the peak FP32 rate (non-tensor) in FLOP/s; DRAM the memory bandwidth in bytes/s.
-	FP32, DRAM float64
+	FP32 float64 `json:"fp32_flops"`
+	DRAM float64 `json:"dram_bytes_per_second"`
 	// Source is where the figures come from.
-	Source string
+	Source string `json:"source"`
 }
 
 // GPUs are the devices a simt cell can model, with their published figures.

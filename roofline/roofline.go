@@ -1,0 +1,186 @@
+// Package roofline measures this machine's two ceilings, peak arithmetic (GFLOP/s) and memory
+// bandwidth (GB/s), and places results under them: the roofline model of Williams, Waterman and
+// Patterson ("Roofline: An Insightful Visual Performance Model for Multicore Architectures", CACM
+// 52(4), 2009), where attainable FLOP/s = min(peak, arithmetic intensity × bandwidth).
+package roofline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuplayground/playground/kernels"
+)
+
+// Ceilings are a machine's measured roofs.
+type Ceilings struct {
+	// PeakGFLOPS is the best median GFLOP/s of the CPU kernels on a float32 product small enough to
+	// stay in cache (PeakN×PeakN×PeakN), by PeakKernel.
+	PeakGFLOPS float64 `json:"peak_gflops"`
+	PeakKernel string  `json:"peak_kernel"`
+	PeakN      int     `json:"peak_n"`
+	// BandwidthGBs is the median STREAM triad bandwidth (a[i] = b[i] + s·c[i] on float64, counted as
+	// 24 bytes per element as STREAM does) over TriadMiB MiB per array, with all cores.
+	BandwidthGBs float64 `json:"bandwidth_gbs"`
+	TriadMiB     int     `json:"triad_mib"`
+	// CacheMiB is the last-level cache the OS reports (0 if unknown). STREAM asks for arrays at least
+	// 4× the caches; when the three arrays are smaller than that, BeyondCache is false and part of the
+	// bandwidth may come from cache.
+	CacheMiB    int  `json:"cache_mib"`
+	BeyondCache bool `json:"beyond_cache"`
+	// Measured says when and on how many threads.
+	Measured string `json:"measured"`
+	Threads  int    `json:"threads"`
+}
+
+// Ridge is the arithmetic intensity (FLOP/byte) where the two roofs meet: below it a kernel is memory
+// bound, above it compute bound.
+func (c Ceilings) Ridge() float64 { return c.PeakGFLOPS / c.BandwidthGBs }
+
+// Bound is the roofline's attainable GFLOP/s at arithmetic intensity ai (FLOP/byte).
+func (c Ceilings) Bound(ai float64) float64 { return min(c.PeakGFLOPS, ai*c.BandwidthGBs) }
+
+// MatmulIntensity is the arithmetic intensity of an n×n×n product under the stated byte model: A and
+// B read once and C written once, 3·n²·elemBytes bytes for 2·n³ FLOPs (the best case; a kernel that
+// re-reads from memory has lower real intensity).
+func MatmulIntensity(n, elemBytes int) float64 {
+	return kernels.FLOPs(n, n, n) / (3 * float64(n) * float64(n) * float64(elemBytes))
+}
+
+// Options size the measurement; the zero value uses the defaults (n = 256 for the peak, 64 MiB
+// arrays for the triad, 5 repeats).
+type Options struct {
+	PeakN, TriadMiB, Repeats int
+}
+
+// Measure times the ceilings: each CPU kernel on a PeakN product (float32; 3·256²·4 B = 768 KiB fits
+// a per-core L2 of 1–2 MiB) and the triad over three TriadMiB arrays, each Repeats times after a
+// warm-up, keeping medians. It takes a second or two and honours ctx.
+func Measure(ctx context.Context, o Options) (Ceilings, error) {
+	if o.PeakN == 0 {
+		o.PeakN = 256
+	}
+	cache := lastLevelCacheMiB()
+	if o.TriadMiB == 0 {
+		// Three arrays together 4× the cache, within 64–256 MiB each (a laptop's L3 is 8–36 MiB).
+		o.TriadMiB = min(256, max(64, 4*cache/3))
+	}
+	if o.Repeats == 0 {
+		o.Repeats = 5
+	}
+	c := Ceilings{PeakN: o.PeakN, TriadMiB: o.TriadMiB, Threads: runtime.GOMAXPROCS(0),
+		Measured: time.Now().UTC().Format(time.RFC3339), CacheMiB: cache, BeyondCache: cache > 0 && 3*o.TriadMiB >= 4*cache}
+	n := o.PeakN
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	a, b, out := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	for _, k := range kernels.CPU() {
+		if k.Name == "naive" {
+			continue // never the fastest; slow to time
+		}
+		t, err := kernels.Measure(ctx, o.Repeats, func(ctx context.Context) error {
+			return k.F32(ctx, out, a, b, n, n, n, kernels.Options{})
+		}, nil)
+		if err != nil {
+			return Ceilings{}, err
+		}
+		if g := t.GFLOPS(kernels.FLOPs(n, n, n)); g > c.PeakGFLOPS {
+			c.PeakGFLOPS, c.PeakKernel = g, k.Name
+		}
+	}
+	bw, err := Triad(ctx, o.TriadMiB<<20/8, o.Repeats)
+	if err != nil {
+		return Ceilings{}, err
+	}
+	c.BandwidthGBs = bw
+	return c, nil
+}
+
+// lastLevelCacheMiB reads the largest cache Linux reports for CPU 0, in MiB (0 if unknown).
+func lastLevelCacheMiB() int {
+	best := 0
+	for i := range 5 {
+		b, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu0/cache/index%d/size", i))
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(b))
+		var v int
+		switch {
+		case strings.HasSuffix(s, "K"):
+			fmt.Sscanf(s, "%dK", &v)
+			v /= 1024
+		case strings.HasSuffix(s, "M"):
+			fmt.Sscanf(s, "%dM", &v)
+		}
+		best = max(best, v)
+	}
+	return best
+}
+
+// Triad runs the STREAM triad a[i] = b[i] + 3·c[i] over float64 arrays of n elements, split across
+// GOMAXPROCS goroutines, and returns the median bandwidth in GB/s (24 bytes per element: read b and
+// c, write a, as STREAM counts; McCalpin, "Memory Bandwidth and Machine Balance", IEEE TCCA 1995).
+func Triad(ctx context.Context, n, repeats int) (float64, error) {
+	av, bv, cv := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range bv {
+		bv[i], cv[i] = 1, 2
+	}
+	workers := runtime.GOMAXPROCS(0)
+	run := func(context.Context) error {
+		var wg sync.WaitGroup
+		chunk := (n + workers - 1) / workers
+		for w := range workers {
+			lo, hi := w*chunk, min((w+1)*chunk, n)
+			wg.Go(func() {
+				x, y, z := av[lo:hi], bv[lo:hi], cv[lo:hi]
+				y, z = y[:len(x)], z[:len(x)]
+				for i := range x {
+					x[i] = y[i] + 3*z[i]
+				}
+			})
+		}
+		wg.Wait()
+		return ctx.Err()
+	}
+	t, err := kernels.Measure(ctx, repeats, run, nil)
+	if err != nil {
+		return 0, err
+	}
+	if slices.ContainsFunc(av, func(x float64) bool { return x != 7 }) {
+		panic("roofline: triad computed the wrong values")
+	}
+	return 24 * float64(n) / t.Median / 1e9, nil
+}
+
+// Cache measures the ceilings once, on first use, and keeps them. A measurement that fails (a
+// cancelled run, say) is not kept: the next Get measures again.
+type Cache struct {
+	// Options size the measurement (zero: the defaults).
+	Options Options
+
+	mu sync.Mutex
+	c  *Ceilings
+}
+
+// Get returns the kept ceilings, measuring them first if there are none (callers wait).
+func (k *Cache) Get(ctx context.Context) (Ceilings, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.c != nil {
+		return *k.c, nil
+	}
+	c, err := Measure(ctx, k.Options)
+	if err != nil {
+		return Ceilings{}, err
+	}
+	k.c = &c
+	return c, nil
+}

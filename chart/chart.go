@@ -206,7 +206,8 @@ type Roof struct {
 }
 
 // Point is a kernel placed on the roofline: its arithmetic intensity (FLOP/byte) and GFLOP/s;
-// Predicted marks the learner's guess rather than a measurement.
+// Predicted marks the learner's guess rather than a measurement. Points with the same Label (a
+// kernel) share a colour and one legend entry.
 type Point struct {
 	Label     string
 	Intensity float64
@@ -223,9 +224,11 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	p.Y.Label.Text = "performance (GFLOP/s, log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	// Top left, above the roofs' rising slopes, stays empty when the axis starts at 0.001 FLOP/byte.
 	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	p.Add(plotter.NewGrid())
-	lo, hi := 0.01, 1000.0
+	lo, hi := 0.001, 1000.0
 	for _, pt := range points {
 		lo, hi = math.Min(lo, pt.Intensity/2), math.Max(hi, pt.Intensity*2)
 	}
@@ -249,22 +252,41 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 		p.Add(l)
 		p.Legend.Add(r.Label, l)
 	}
-	for i, pt := range points {
+	// One colour and one legend entry per label; predictions are hollow rings of the same colour.
+	colour := map[string]int{}
+	anyPrediction := false
+	for _, pt := range points {
+		ci, seen := colour[pt.Label]
+		if !seen {
+			ci = len(roofs) + len(colour)
+			colour[pt.Label] = ci
+		}
 		s, err := plotter.NewScatter(plotter.XYs{{X: pt.Intensity, Y: pt.GFLOPS}})
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}
 		s.GlyphStyle.Radius = vg.Points(4)
-		s.GlyphStyle.Color = plotutil.Color(i + len(roofs))
+		s.GlyphStyle.Color = plotutil.Color(ci)
 		s.GlyphStyle.Shape = draw.CircleGlyph{}
-		label := pt.Label
 		if pt.Predicted {
 			s.GlyphStyle.Shape = draw.RingGlyph{}
-			label += " (your prediction)"
+			anyPrediction = true
 		}
 		p.Add(s)
-		p.Legend.Add(label, s)
+		if !seen && !pt.Predicted {
+			p.Legend.Add(pt.Label, s)
+		}
 		ymin, ymax = math.Min(ymin, pt.GFLOPS), math.Max(ymax, pt.GFLOPS)
+	}
+	if anyPrediction {
+		// A sample ring for the legend only: never added to the plot, so its point is not drawn.
+		ring, err := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		ring.GlyphStyle.Shape = draw.RingGlyph{}
+		ring.GlyphStyle.Radius = vg.Points(4)
+		p.Legend.Add("hollow: your prediction", ring)
 	}
 	p.X.Min, p.X.Max = lo, hi
 	if len(roofs) > 0 || len(points) > 0 {

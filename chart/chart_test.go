@@ -92,7 +92,7 @@ func TestRooflineChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", "this machine (measured)", "H100 SXM datasheet", "your prediction", "FLOP/byte"} {
+	for _, want := range []string{"<svg", "this machine (measured)", "H100 SXM datasheet", "hollow: your prediction", "FLOP/byte"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
 		}

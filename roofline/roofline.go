@@ -20,8 +20,8 @@ import (
 
 // Ceilings are a machine's measured roofs.
 type Ceilings struct {
-	// PeakGFLOPS is the best median GFLOP/s of the CPU kernels on a float32 product small enough to
-	// stay in cache (PeakN×PeakN×PeakN), by PeakKernel.
+	// PeakGFLOPS is the best median GFLOP/s of the CPU kernels on float32 products small enough to
+	// stay in cache (n = 128, 256 and 512: at most 3 MiB), reached by PeakKernel at PeakN.
 	PeakGFLOPS float64 `json:"peak_gflops"`
 	PeakKernel string  `json:"peak_kernel"`
 	PeakN      int     `json:"peak_n"`
@@ -53,18 +53,20 @@ func MatmulIntensity(n, elemBytes int) float64 {
 	return kernels.FLOPs(n, n, n) / (3 * float64(n) * float64(n) * float64(elemBytes))
 }
 
-// Options size the measurement; the zero value uses the defaults (n = 256 for the peak, 64 MiB
-// arrays for the triad, 5 repeats).
+// Options size the measurement; the zero value uses the defaults (n = 128, 256 and 512 for the peak,
+// triad arrays sized from the last-level cache, 7 repeats).
 type Options struct {
-	PeakN, TriadMiB, Repeats int
+	PeakSizes         []int
+	TriadMiB, Repeats int
 }
 
-// Measure times the ceilings: each CPU kernel on a PeakN product (float32; 3·256²·4 B = 768 KiB fits
-// a per-core L2 of 1–2 MiB) and the triad over three TriadMiB arrays, each Repeats times after a
-// warm-up, keeping medians. It takes a second or two and honours ctx.
+// Measure times the ceilings: each CPU kernel but naive on float32 products of every PeakSizes size
+// (3·512²·4 B = 3 MiB at most: in cache), and the triad over three TriadMiB arrays, each Repeats times
+// after a warm-up, keeping medians; the peak is the best median. It takes a few seconds and honours
+// ctx.
 func Measure(ctx context.Context, o Options) (Ceilings, error) {
-	if o.PeakN == 0 {
-		o.PeakN = 256
+	if len(o.PeakSizes) == 0 {
+		o.PeakSizes = []int{128, 256, 512}
 	}
 	cache := lastLevelCacheMiB()
 	if o.TriadMiB == 0 {
@@ -72,27 +74,28 @@ func Measure(ctx context.Context, o Options) (Ceilings, error) {
 		o.TriadMiB = min(256, max(64, 4*cache/3))
 	}
 	if o.Repeats == 0 {
-		o.Repeats = 5
+		o.Repeats = 7
 	}
-	c := Ceilings{PeakN: o.PeakN, TriadMiB: o.TriadMiB, Threads: runtime.GOMAXPROCS(0),
+	c := Ceilings{TriadMiB: o.TriadMiB, Threads: runtime.GOMAXPROCS(0),
 		Measured: time.Now().UTC().Format(time.RFC3339), CacheMiB: cache, BeyondCache: cache > 0 && 3*o.TriadMiB >= 4*cache}
-	n := o.PeakN
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	a, b, out := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
-	for _, k := range kernels.CPU() {
-		if k.Name == "naive" {
-			continue // never the fastest; slow to time
-		}
-		t, err := kernels.Measure(ctx, o.Repeats, func(ctx context.Context) error {
-			return k.F32(ctx, out, a, b, n, n, n, kernels.Options{})
-		}, nil)
-		if err != nil {
-			return Ceilings{}, err
-		}
-		if g := t.GFLOPS(kernels.FLOPs(n, n, n)); g > c.PeakGFLOPS {
-			c.PeakGFLOPS, c.PeakKernel = g, k.Name
+	for _, n := range o.PeakSizes {
+		a, b, out := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+		kernels.Random(rng, a)
+		kernels.Random(rng, b)
+		for _, k := range kernels.CPU() {
+			if k.Name == "naive" {
+				continue // never the fastest; slow to time
+			}
+			t, err := kernels.Measure(ctx, o.Repeats, func(ctx context.Context) error {
+				return k.F32(ctx, out, a, b, n, n, n, kernels.Options{})
+			}, nil)
+			if err != nil {
+				return Ceilings{}, err
+			}
+			if g := t.GFLOPS(kernels.FLOPs(n, n, n)); g > c.PeakGFLOPS {
+				c.PeakGFLOPS, c.PeakKernel, c.PeakN = g, k.Name, n
+			}
 		}
 	}
 	bw, err := Triad(ctx, o.TriadMiB<<20/8, o.Repeats)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestMeasureGivesSaneCeilings(t *testing.T) {
-	c, err := Measure(context.Background(), Options{PeakN: 128, TriadMiB: 16, Repeats: 3})
+	c, err := Measure(context.Background(), Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestBoundAndIntensity(t *testing.T) {
 }
 
 func TestCacheMeasuresOnceAndRetriesFailures(t *testing.T) {
-	k := Cache{Options: Options{PeakN: 64, TriadMiB: 4, Repeats: 2}}
+	k := Cache{Options: Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := k.Get(cancelled); err == nil {

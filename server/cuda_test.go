@@ -243,7 +243,7 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 }
 
 func TestRooflineCell(t *testing.T) {
-	_, base := startServer(t, Config{Roofline: roofline.Options{PeakN: 64, TriadMiB: 4, Repeats: 2}})
+	_, base := startServer(t, Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
 	ws := dial(t, base)
 	src := "kernels: [ikj, gonum]\nsizes: [32]\nrepeats: 1\npredict: {gonum: 5}\ngpu: T4"
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rf", RunRequest: &RunRequest{Lesson: "11-the-roofline", Cell: "11-the-roofline-0", Source: src}}); err != nil {
@@ -263,7 +263,7 @@ func TestRooflineCell(t *testing.T) {
 	if info == nil || !(info.Ceilings.PeakGFLOPS > 0) || !(info.Ceilings.BandwidthGBs > 0) || info.Predict["gonum"] != 5 || info.GPU.Name != "T4" {
 		t.Fatalf("roofline info %+v", info)
 	}
-	for _, want := range []string{"Roofline", "this machine", "T4 FP32 (datasheet, not measured)", "your prediction"} {
+	for _, want := range []string{"Roofline", "this machine", "T4 FP32, datasheet (not measured)", "hollow: your prediction"} {
 		if !strings.Contains(lastSVG, want) {
 			t.Errorf("chart lacks %q", want)
 		}

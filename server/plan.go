@@ -155,18 +155,17 @@ const byteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B
 // rooflineChart draws this machine's measured roofline (and a datasheet GPU's, if the cell names one)
 // with every result and the learner's predictions.
 func rooflineChart(c roofline.Ceilings, spec experiment.RooflineSpec, results []experiment.Result) (string, error) {
-	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine: %.3g GFLOP/s, %.3g GB/s (measured %s)", c.PeakGFLOPS, c.BandwidthGBs, c.Measured),
+	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s, %.3g GB/s", c.PeakGFLOPS, c.BandwidthGBs),
 		PeakGFLOPS: c.PeakGFLOPS, Bandwidth: c.BandwidthGBs}}
 	if g := spec.GPU; g != nil {
-		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32 (datasheet, not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
+		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32, datasheet (not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
 	}
 	var points []chart.Point
 	for _, r := range results {
-		ai := roofline.MatmulIntensity(r.N, spec.ElemBytes())
-		label := fmt.Sprintf("%s n=%d", r.Kernel, r.N)
-		points = append(points, chart.Point{Label: label, Intensity: ai, GFLOPS: r.GFLOPS})
+		ai := roofline.MatmulIntensity(r.N, spec.ElemBytes()) // n is the point's x position
+		points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: r.GFLOPS})
 		if g, ok := spec.Predict[r.Kernel]; ok {
-			points = append(points, chart.Point{Label: label, Intensity: ai, GFLOPS: g, Predicted: true})
+			points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: g, Predicted: true})
 		}
 	}
 	return chart.Roofline(roofs, points)

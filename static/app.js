@@ -192,9 +192,10 @@ class Cell {
       case "done":
         this.progress.value = this.progress.max;
         this.end(this.ptxOut && !this.ptxOut.hidden ? "compiled: the PTX is below"
+          : this.results.length ? `done: ${this.results.length} results, measured on this server just now`
           : this.simtTable ? "done: emulated on this server just now"
-          : this.extra.length ? "done: simulated on this server just now"
-          : `done: ${this.results.length} results, measured on this server just now`, false);
+          : this.player || this.el.querySelector(".cell-systolic-result") ? "done: simulated on this server just now"
+          : "done", false);
         break;
       case "cancelled":
         this.end(`cancelled: ${m.message || "stopped"}`, false);

@@ -294,3 +294,42 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	}
 	return render(p)
 }
+
+// AllReduce draws modelled ring all-reduce time against GPU count (log2 x, log y), one line per
+// link. The title says the figures are modelled. It returns a complete `<svg>` document.
+func AllReduce(points []experiment.AllReducePoint, gradientMB float64) (string, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Ring all-reduce of %g MB (modelled, not measured)", gradientMB)
+	p.X.Label.Text = "GPUs (log2 scale)"
+	p.Y.Label.Text = "time per all-reduce (ms, log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = pow2Ticks{}, plot.LogTicks{Prec: -1}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	var order []string
+	byLink := map[string]plotter.XYs{}
+	lo, hi := math.Inf(1), 0.0
+	for _, pt := range points {
+		if pt.GPUs < 2 { // one GPU needs no all-reduce: no point on a log axis
+			continue
+		}
+		if _, ok := byLink[pt.Link]; !ok {
+			order = append(order, pt.Link)
+		}
+		byLink[pt.Link] = append(byLink[pt.Link], plotter.XY{X: float64(pt.GPUs), Y: pt.Seconds * 1e3})
+		lo, hi = math.Min(lo, float64(pt.GPUs)), math.Max(hi, float64(pt.GPUs))
+	}
+	var lines []any
+	for _, l := range order {
+		xys := byLink[l]
+		sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
+		lines = append(lines, l, xys)
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return "", fmt.Errorf("chart: %w", err)
+	}
+	if hi > 0 {
+		p.X.Min, p.X.Max = lo/math.Sqrt2, hi*math.Sqrt2
+	}
+	return render(p)
+}

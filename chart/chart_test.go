@@ -98,3 +98,15 @@ func TestRooflineChart(t *testing.T) {
 		}
 	}
 }
+
+func TestAllReduceChart(t *testing.T) {
+	svg, err := AllReduce([]experiment.AllReducePoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 2, Seconds: 0.002}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}}, 1400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "modelled, not measured", "NVLink"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}

@@ -220,15 +220,16 @@ func lineOf(root *yaml.Node, key string) int {
 }
 
 // Checkers validates cell sources of the kinds this package runs (matmul, cuda, simt, systolic,
-// roofline)
+// roofline, allreduce)
 // against the default limits, as lessons are checked at start-up (a lesson cell must run on any
 // default server).
 func Checkers(available []kernels.Kernel) map[string]func(string) error {
 	return map[string]func(string) error{
-		"matmul":   func(src string) error { _, err := Parse(src, available, DefaultLimits()); return err },
-		"cuda":     func(src string) error { _, err := ParseCUDA(src, available, DefaultLimits()); return err },
-		"simt":     func(src string) error { _, err := ParseSIMT(src); return err },
-		"systolic": func(src string) error { _, err := ParseSystolic(src); return err },
-		"roofline": func(src string) error { _, err := ParseRoofline(src, available, DefaultLimits()); return err },
+		"matmul":    func(src string) error { _, err := Parse(src, available, DefaultLimits()); return err },
+		"cuda":      func(src string) error { _, err := ParseCUDA(src, available, DefaultLimits()); return err },
+		"simt":      func(src string) error { _, err := ParseSIMT(src); return err },
+		"systolic":  func(src string) error { _, err := ParseSystolic(src); return err },
+		"roofline":  func(src string) error { _, err := ParseRoofline(src, available, DefaultLimits()); return err },
+		"allreduce": func(src string) error { _, err := ParseAllReduce(src); return err },
 	}
 }

@@ -41,6 +41,18 @@ func TestEveryCellRuns(t *testing.T) {
 				t.Run(c.ID, func(t *testing.T) { compileCell(t, c.Source) })
 				continue
 			}
+			if c.Kind == "allreduce" {
+				t.Run(c.ID, func(t *testing.T) {
+					spec, err := experiment.ParseAllReduce(c.Source)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if pts := experiment.ModelAllReduce(spec); len(pts) != len(spec.GPUs)*len(spec.Links) {
+						t.Errorf("got %d points", len(pts))
+					}
+				})
+				continue
+			}
 			if c.Kind == "roofline" {
 				t.Run(c.ID, func(t *testing.T) {
 					spec, err := experiment.ParseRoofline(c.Source, cpu, experiment.DefaultLimits())

@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden HTML files in testda
 
 // kinds accepts any cell of the playground's kinds that does not contain "bad"; that error is on the
 // cell's line 2.
-var kinds = Kinds{"matmul": check, "cuda": check, "simt": check, "systolic": check, "roofline": check}
+var kinds = Kinds{"matmul": check, "cuda": check, "simt": check, "systolic": check, "roofline": check, "allreduce": check}
 
 func check(src string) error {
 	if strings.Contains(src, "bad") {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -277,5 +278,28 @@ func TestRooflineCell(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || c != info.Ceilings {
 		t.Errorf("/api/roofline %+v (%v), want the same ceilings as the cell %+v", c, err, info.Ceilings)
+	}
+}
+
+func TestAllReduceCell(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	src := "gradient_mb: 100\ngpus: [2, 8]\nlinks: {a: 10, b: 100}"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "ar", RunRequest: &RunRequest{Lesson: "12-many-gpus", Cell: "12-many-gpus-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "ar", 10*time.Second)
+	var pts []string
+	charts := 0
+	for _, m := range msgs {
+		if m.Type == TypeAllReduce {
+			pts = append(pts, fmt.Sprintf("%s/%d", m.AllReduce.Link, m.AllReduce.GPUs))
+		}
+		if m.Type == TypeChart && strings.Contains(m.SVG, "modelled, not measured") {
+			charts++
+		}
+	}
+	if strings.Join(pts, ",") != "a/2,a/8,b/2,b/8" || charts != 1 || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got points %v, %d charts, last %s", pts, charts, msgs[len(msgs)-1].Type)
 	}
 }

@@ -81,6 +81,25 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 			out.chart = func(results []experiment.Result) (string, error) { return rooflineChart(ceil, spec, results) }
 			return experiment.Run(ctx, spec.Spec, s.env(nil), sink)
 		}, nil
+	case "allreduce":
+		spec, err := experiment.ParseAllReduce(source)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, sink experiment.Sink) error {
+			out, ok := sink.(*streamSink)
+			if !ok {
+				return fmt.Errorf("this sink cannot show a model")
+			}
+			points := experiment.ModelAllReduce(spec)
+			for i := range points {
+				out.job.conn.send(Message{Type: TypeAllReduce, ID: out.job.id, AllReduce: &points[i]})
+			}
+			if svg, err := chart.AllReduce(points, spec.GradientMB); err == nil {
+				out.job.conn.send(Message{Type: TypeChart, ID: out.job.id, SVG: svg})
+			}
+			return nil
+		}, nil
 	case "systolic":
 		spec, err := experiment.ParseSystolic(source)
 		if err != nil {

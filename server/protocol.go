@@ -25,6 +25,7 @@ import (
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	ptx      {ptx}                           the answer to a ptx request (then done)
+//	allreduce {allreduce: {link, gpus, seconds, bus_gbs}} one modelled all-reduce (never measured)
 //	roofline {roofline: {ceilings, byte_model, predict, gpu}} this machine's measured roofs for a roofline
 //	         cell, before its results; its charts are rooflines
 //	frames   {frames: [{tile, k0, n0, cycle, a, p, w, out}, …]} up to 20 cycles of a simulated systolic
@@ -46,15 +47,16 @@ type Message struct {
 	*Progress   // progress
 	*experiment.Result
 
-	Note     *Note                      `json:"note,omitempty"`     // note
-	Recorded *Recorded                  `json:"recorded,omitempty"` // recorded
-	SIMT     *experiment.SIMTResult     `json:"simt,omitempty"`     // simt
-	Roofline *RooflineInfo              `json:"roofline,omitempty"` // roofline
-	Systolic *experiment.SystolicResult `json:"systolic,omitempty"` // systolic
-	Frames   []systolic.Frame           `json:"frames,omitempty"`   // frames
-	Position int                        `json:"position,omitempty"` // queued
-	SVG      string                     `json:"svg,omitempty"`      // chart
-	PTX      string                     `json:"ptx,omitempty"`      // ptx
+	Note      *Note                      `json:"note,omitempty"`      // note
+	Recorded  *Recorded                  `json:"recorded,omitempty"`  // recorded
+	SIMT      *experiment.SIMTResult     `json:"simt,omitempty"`      // simt
+	AllReduce *experiment.AllReducePoint `json:"allreduce,omitempty"` // allreduce
+	Roofline  *RooflineInfo              `json:"roofline,omitempty"`  // roofline
+	Systolic  *experiment.SystolicResult `json:"systolic,omitempty"`  // systolic
+	Frames    []systolic.Frame           `json:"frames,omitempty"`    // frames
+	Position  int                        `json:"position,omitempty"`  // queued
+	SVG       string                     `json:"svg,omitempty"`       // chart
+	PTX       string                     `json:"ptx,omitempty"`       // ptx
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -118,6 +120,7 @@ const (
 	TypeResult    = "result"
 	TypeChart     = "chart"
 	TypeNote      = "note"
+	TypeAllReduce = "allreduce"
 	TypeRoofline  = "roofline"
 	TypeFrames    = "frames"
 	TypeSystolic  = "systolic"

@@ -111,6 +111,7 @@ class Cell {
     for (const old of this.el.querySelectorAll(".cell-recorded")) old.remove();
     if (this.simtTable) { this.simtTable.remove(); this.simtTable = null; }
     if (this.player) { this.player.remove(); this.player = null; }
+    this.modelTable = null;
     for (const el of this.extra) el.remove();
     this.extra = [];
     this.tbody.replaceChildren();
@@ -170,6 +171,9 @@ class Cell {
       case "simt":
         this.addSIMT(m.simt);
         break;
+      case "allreduce":
+        this.addAllReduce(m.allreduce);
+        break;
       case "roofline":
         this.addRoofline(m.roofline);
         break;
@@ -195,6 +199,7 @@ class Cell {
           : this.results.length ? `done: ${this.results.length} results, measured on this server just now`
           : this.simtTable ? "done: emulated on this server just now"
           : this.player || this.el.querySelector(".cell-systolic-result") ? "done: simulated on this server just now"
+          : this.modelTable ? "done: modelled (no measurement involved)"
           : "done", false);
         break;
       case "cancelled":
@@ -228,6 +233,20 @@ class Cell {
       tr.appendChild(td);
     }
     this.simtTable.tBodies[0].appendChild(tr);
+  }
+
+  // addAllReduce adds one modelled all-reduce to the cell's model table (made on first use).
+  addAllReduce(r) {
+    if (!this.modelTable) {
+      this.modelTable = document.createElement("table");
+      this.modelTable.className = "cell-simt";
+      this.modelTable.innerHTML = "<caption>Ring all-reduce, modelled (not measured)</caption><thead><tr>" +
+        ["link", "GPUs", "time (ms)", "bus bandwidth (GB/s)"].map((c) => `<th scope=col>${c}</th>`).join("") + "</tr></thead><tbody></tbody>";
+      this.el.querySelector(".cell-output").prepend(this.modelTable);
+      this.extra.push(this.modelTable);
+    }
+    const tr = this.modelTable.tBodies[0].insertRow();
+    for (const v of [r.link, r.gpus, fmt(r.seconds * 1e3), fmt(r.bus_gbs)]) tr.insertCell().textContent = v;
   }
 
   // addRoofline states this machine's measured roofs, the byte model, and the learner's predictions.

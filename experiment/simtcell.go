@@ -16,12 +16,13 @@ import (
 //	kernels: [naive, coalesced, smem, regblock]   # emulated versions of the cuda-* kernels
 //	n: 128                                        # square n×n×n, at most 512
 //	gpu: H100 SXM                                 # whose datasheet the modelled time uses
-//
-// Block shapes and tiles are those of kernels/cuda/src/matmul.cu.
+//	block: [32, 8]                                # naive and coalesced (default as in matmul.cu)
+//	tile: 32                                      # smem: 8, 16 or 32 (default 32); regblock is fixed
 type SIMTSpec struct {
 	Kernels []string
 	N       int
 	GPU     simt.GPU
+	Shape   simt.Shape
 }
 
 // MaxSIMTN bounds emulated sizes: emulation costs about a microsecond per thread-FMA on one core.
@@ -49,6 +50,25 @@ func ParseSIMT(src string) (SIMTSpec, error) {
 			if err = decode(val, &s.N, "a whole number"); err == nil && (s.N < 1 || s.N > MaxSIMTN) {
 				err = errAt(val, "n is %d; the emulator takes 1 to %d (it runs every thread on the CPU)", s.N, MaxSIMTN)
 			}
+		case "block":
+			var b []int
+			if err = decode(val, &b, "[x, y] threads, like [32, 8]"); err == nil {
+				if len(b) < 1 || len(b) > 2 || b[0] < 1 || (len(b) == 2 && b[1] < 1) {
+					err = errAt(val, "block is [x, y] with positive sizes")
+				} else {
+					s.Shape.Block = simt.Dim3{X: b[0], Y: 1, Z: 1}
+					if len(b) == 2 {
+						s.Shape.Block.Y = b[1]
+					}
+					if s.Shape.Block.Size() > 1024 {
+						err = errAt(val, "a block of %d threads is too many: CUDA allows 1024", s.Shape.Block.Size())
+					}
+				}
+			}
+		case "tile":
+			if err = decode(val, &s.Shape.Tile, "8, 16 or 32"); err == nil && s.Shape.Tile != 8 && s.Shape.Tile != 16 && s.Shape.Tile != 32 {
+				err = errAt(val, "tile is %d; use 8, 16 or 32 (a tile×tile block of at most 1024 threads)", s.Shape.Tile)
+			}
 		case "gpu":
 			var name string
 			if err = decode(val, &name, "a GPU name"); err == nil {
@@ -57,7 +77,7 @@ func ParseSIMT(src string) (SIMTSpec, error) {
 				}
 			}
 		default:
-			err = errAt(key, "unknown key %q; known keys: kernels, n, gpu", key.Value)
+			err = errAt(key, "unknown key %q; known keys: kernels, n, gpu, block, tile", key.Value)
 		}
 		if err != nil {
 			return SIMTSpec{}, err
@@ -98,6 +118,11 @@ type SIMTResult struct {
 	Bound           string  `json:"bound"`
 	// EmulationSeconds is how long the emulation took on this CPU (measured).
 	EmulationSeconds float64 `json:"emulation_seconds"`
+	// MeasuredSeconds, where the server has a GPU, is the median time of MeasuredKernel (the cuda-*
+	// kernel of matmul.cu, with its own launch shape) at the same n on MeasuredOn.
+	MeasuredSeconds float64 `json:"measured_seconds,omitempty"`
+	MeasuredKernel  string  `json:"measured_kernel,omitempty"`
+	MeasuredOn      string  `json:"measured_on,omitempty"`
 }
 
 // RunSIMT emulates each kernel of s on fresh random inputs and passes each result to emit.
@@ -114,7 +139,7 @@ func RunSIMT(ctx context.Context, s SIMTSpec, emit func(SIMTResult)) error {
 	for _, name := range s.Kernels {
 		m, _ := simt.LadderKernel(name)
 		C := simt.NewGlobal("C", make([]float32, n*n))
-		grid, block, k := m.Launch(simt.NewGlobal("A", a), simt.NewGlobal("B", b), C, n)
+		grid, block, k := m.Launch(simt.NewGlobal("A", a), simt.NewGlobal("B", b), C, n, s.Shape)
 		start := time.Now()
 		c, err := simt.Launch(ctx, simt.Config{Grid: grid, Block: block}, k)
 		if err != nil {

@@ -8,8 +8,8 @@ import (
 )
 
 func TestParseSIMT(t *testing.T) {
-	s, err := ParseSIMT("kernels: [naive, smem]\nn: 64\ngpu: t4\n")
-	if err != nil || s.N != 64 || s.GPU.Name != "T4" || strings.Join(s.Kernels, ",") != "naive,smem" {
+	s, err := ParseSIMT("kernels: [naive, smem]\nn: 64\ngpu: t4\nblock: [16, 16]\ntile: 16\n")
+	if err != nil || s.N != 64 || s.GPU.Name != "T4" || strings.Join(s.Kernels, ",") != "naive,smem" || s.Shape.Block.X != 16 || s.Shape.Tile != 16 {
 		t.Fatalf("got %+v, %v", s, err)
 	}
 	for src, want := range map[string]string{

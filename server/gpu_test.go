@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -68,5 +69,23 @@ func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
 	if strings.Join(results, ",") != "custom,gonum,cublas,custom,gonum,cublas" ||
 		len(notes) != 1 || notes[0] != "custom: twice_mm compiles for compute_90" {
 		t.Errorf("got results %v, notes %q", results, notes)
+	}
+}
+
+// With a GPU, each emulated kernel gets the measured time of its cuda-* kernel beside the model.
+func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
+	ws := dial(t, fakeGPUServer(t, Config{}))
+	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "sm", RunRequest: &RunRequest{Lesson: "09-why-coalescing-matters", Cell: "09-why-coalescing-matters-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range collect(t, ws, "sm", 20*time.Second) {
+		if m.Type == TypeSIMT {
+			got = append(got, fmt.Sprintf("%s:%s:%g:%s", m.SIMT.Kernel, m.SIMT.MeasuredKernel, m.SIMT.MeasuredSeconds, m.SIMT.MeasuredOn))
+		}
+	}
+	if strings.Join(got, " ") != "naive:cuda-naive:0.001:Fake GPU smem:cuda-smem:0.001:Fake GPU" {
+		t.Errorf("got %v", got)
 	}
 }

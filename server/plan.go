@@ -56,11 +56,23 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 				return fmt.Errorf("this sink cannot show emulator results")
 			}
 			done := 0
-			return experiment.RunSIMT(ctx, spec, func(r experiment.SIMTResult) {
+			var measureErr error
+			err := experiment.RunSIMT(ctx, spec, func(r experiment.SIMTResult) {
 				done++
+				if s.gpuReason == "" && measureErr == nil { // a GPU: measure the real kernel beside the model
+					var m experiment.Result
+					m, measureErr = gpu.Run(ctx, s.worker, gpu.Request{Kernel: "cuda-" + r.Kernel, N: r.N, DType: "float32", Repeats: 5}, nil)
+					if measureErr == nil {
+						r.MeasuredSeconds, r.MeasuredKernel, r.MeasuredOn = m.Seconds, "cuda-"+r.Kernel, s.devices.Devices[0].Name
+					}
+				}
 				sink.Progress(done, len(spec.Kernels))
 				out.SIMT(r)
 			})
+			if err == nil {
+				err = measureErr
+			}
+			return err
 		}, nil
 	case "roofline":
 		spec, err := experiment.ParseRoofline(source, s.kernels, lim)

@@ -218,6 +218,7 @@ class Cell {
       this.simtTable.className = "cell-simt";
       const cols = ["kernel", "n", "MFLOP", "global requests", "sectors", "MB moved", "coalescing",
         "shared requests", "bank conflicts", "barriers", "check", `modelled time on ${r.gpu} (µs, bound)`, "emulation s"];
+      if (r.measured_on) cols.push(`measured on ${r.measured_on} (µs; matmul.cu's launch shape)`);
       this.simtTable.innerHTML = "<caption>SIMT emulator counts (time column: modelled from the datasheet, not measured)</caption><thead><tr>" +
         cols.map((c) => `<th scope=col>${c}</th>`).join("") + "</tr></thead><tbody></tbody>";
       this.el.querySelector(".cell-output").prepend(this.simtTable);
@@ -227,6 +228,7 @@ class Cell {
     const cells = [r.kernel, r.n, fmt(r.flops / 1e6), r.global_requests, r.sectors, fmt(r.bytes_moved / 1e6),
       `${Math.round(r.coalescing * 100)}%`, r.shared_requests, r.bank_conflicts, r.barriers, r.correct ? "ok" : "WRONG",
       `${fmt(r.modelled_seconds * 1e6)} (${r.bound})`, fmt(r.emulation_seconds)];
+    if (r.measured_on) cells.push(`${fmt(r.measured_seconds * 1e6)} (${r.measured_kernel})`);
     for (const text of cells) {
       const td = document.createElement("td");
       td.textContent = text;

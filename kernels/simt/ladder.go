@@ -8,8 +8,30 @@ import "fmt"
 // Matmul is one emulated ladder kernel: its name and its launch for n×n×n.
 type Matmul struct {
 	Name string
-	// Launch returns the grid, block and kernel for C = A·B with square n×n matrices.
-	Launch func(A, B, C *Global[float32], n int) (grid, block Dim3, k Kernel)
+	// Launch returns the grid, block and kernel for C = A·B with square n×n matrices and shape.
+	Launch func(A, B, C *Global[float32], n int, shape Shape) (grid, block Dim3, k Kernel)
+}
+
+// Shape adjusts a ladder kernel's launch: Block for naive and coalesced (default 32×8, as in
+// matmul.cu), Tile for smem (default 32: a Tile×Tile block stages Tile×Tile tiles). regblock's
+// shape is fixed. Zero fields take the defaults.
+type Shape struct {
+	Block Dim3
+	Tile  int
+}
+
+func (s Shape) block() Dim3 {
+	if s.Block.X == 0 {
+		return Dim3{32, 8, 1}
+	}
+	return s.Block.norm()
+}
+
+func (s Shape) tile() int {
+	if s.Tile == 0 {
+		return smemTile
+	}
+	return s.Tile
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -17,16 +39,19 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // Ladder lists the emulated kernels in the order of lessons 5 and 6: naive, coalesced, smem, regblock.
 func Ladder() []Matmul {
 	return []Matmul{
-		{"naive", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
-			return Dim3{ceilDiv(n, 32), ceilDiv(n, 8), 1}, Dim3{32, 8, 1}, Naive(A, B, C, n, n, n)
+		{"naive", func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
+			b := s.block()
+			return Dim3{ceilDiv(n, b.X), ceilDiv(n, b.Y), 1}, b, Naive(A, B, C, n, n, n)
 		}},
-		{"coalesced", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
-			return Dim3{ceilDiv(n, 32), ceilDiv(n, 8), 1}, Dim3{32, 8, 1}, Coalesced(A, B, C, n, n, n)
+		{"coalesced", func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
+			b := s.block()
+			return Dim3{ceilDiv(n, b.X), ceilDiv(n, b.Y), 1}, b, Coalesced(A, B, C, n, n, n)
 		}},
-		{"smem", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
-			return Dim3{ceilDiv(n, smemTile), ceilDiv(n, smemTile), 1}, Dim3{smemTile, smemTile, 1}, Smem(A, B, C, n, n, n)
+		{"smem", func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
+			t := s.tile()
+			return Dim3{ceilDiv(n, t), ceilDiv(n, t), 1}, Dim3{t, t, 1}, Smem(A, B, C, n, n, n, t)
 		}},
-		{"regblock", func(A, B, C *Global[float32], n int) (Dim3, Dim3, Kernel) {
+		{"regblock", func(A, B, C *Global[float32], n int, _ Shape) (Dim3, Dim3, Kernel) {
 			return Dim3{ceilDiv(n, rbBN), ceilDiv(n, rbBM), 1}, Dim3{rbThreads, 1, 1}, RegBlock(A, B, C, n, n, n)
 		}},
 	}
@@ -75,8 +100,10 @@ func Coalesced(A, B, C *Global[float32], M, N, K int) Kernel {
 
 const smemTile = 32
 
-// Smem is cuda_smem: 32×32 tiles of A and B staged in shared memory. Block (32, 32).
-func Smem(A, B, C *Global[float32], M, N, K int) Kernel {
+// Smem is cuda_smem with tiles of tile×tile (cuda_smem's is 32) staged in shared memory. Block
+// (tile, tile).
+func Smem(A, B, C *Global[float32], M, N, K, tile int) Kernel {
+	smemTile := tile
 	return func(t *Thread) {
 		As := SharedArray[float32](t, "As", smemTile*smemTile)
 		Bs := SharedArray[float32](t, "Bs", smemTile*smemTile)

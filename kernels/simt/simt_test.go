@@ -134,7 +134,7 @@ func TestLadderMatchesGonum(t *testing.T) {
 		for _, m := range Ladder() {
 			t.Run(fmt.Sprintf("%s/n=%d", m.Name, n), func(t *testing.T) {
 				C := NewGlobal("C", make([]float32, n*n))
-				grid, block, k := m.Launch(NewGlobal("A", a), NewGlobal("B", b), C, n)
+				grid, block, k := m.Launch(NewGlobal("A", a), NewGlobal("B", b), C, n, Shape{})
 				c, err := Launch(context.Background(), Config{Grid: grid, Block: block}, k)
 				if err != nil {
 					t.Fatal(err)
@@ -157,7 +157,7 @@ func TestLadderCountsTellTheStory(t *testing.T) {
 	counts := map[string]Counts{}
 	for _, m := range Ladder() {
 		A, B, C := NewGlobal("A", make([]float32, n*n)), NewGlobal("B", make([]float32, n*n)), NewGlobal("C", make([]float32, n*n))
-		grid, block, k := m.Launch(A, B, C, n)
+		grid, block, k := m.Launch(A, B, C, n, Shape{})
 		c, err := Launch(context.Background(), Config{Grid: grid, Block: block}, k)
 		if err != nil {
 			t.Fatal(err)
@@ -184,7 +184,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	A := NewGlobal("A", make([]float32, 64*64))
-	grid, block, k := Ladder()[0].Launch(A, A, NewGlobal("C", make([]float32, 64*64)), 64)
+	grid, block, k := Ladder()[0].Launch(A, A, NewGlobal("C", make([]float32, 64*64)), 64, Shape{})
 	if _, err := Launch(ctx, Config{Grid: grid, Block: block}, k); err != context.Canceled {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
@@ -199,7 +199,7 @@ func BenchmarkNaive256(b *testing.B) {
 	kernels.Random(rng, a)
 	kernels.Random(rng, bb)
 	A, B, C := NewGlobal("A", a), NewGlobal("B", bb), NewGlobal("C", make([]float32, n*n))
-	grid, block, k := Ladder()[0].Launch(A, B, C, n)
+	grid, block, k := Ladder()[0].Launch(A, B, C, n, Shape{})
 	for b.Loop() {
 		if _, err := Launch(context.Background(), Config{Grid: grid, Block: block}, k); err != nil {
 			b.Fatal(err)
@@ -222,5 +222,37 @@ func TestModelTime(t *testing.T) {
 	}
 	if _, err := LookupGPU("V100"); err == nil || !strings.Contains(err.Error(), "H100 SXM, A100 SXM, T4, RTX 4080") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// Shapes change the launch, not the result: other blocks and tiles still compute A·B, and the counts
+// move as the lesson says (a narrower block in x halves the coalesced kernel's row segments).
+func TestShapes(t *testing.T) {
+	const n = 48
+	rng := rand.New(rand.NewPCG(9, 9))
+	a, b := make([]float32, n*n), make([]float32, n*n)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	want := make([]float32, n*n)
+	if err := kernels.Gonum(context.Background(), want, a, b, n, n, n, kernels.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ref := make([]float64, len(want))
+	for i, v := range want {
+		ref[i] = float64(v)
+	}
+	for _, tt := range []struct {
+		kernel string
+		shape  Shape
+	}{{"naive", Shape{Block: Dim3{16, 16, 1}}}, {"coalesced", Shape{Block: Dim3{8, 32, 1}}}, {"smem", Shape{Tile: 16}}, {"smem", Shape{Tile: 8}}} {
+		m, _ := LadderKernel(tt.kernel)
+		C := NewGlobal("C", make([]float32, n*n))
+		grid, block, k := m.Launch(NewGlobal("A", a), NewGlobal("B", b), C, n, tt.shape)
+		if _, err := Launch(context.Background(), Config{Grid: grid, Block: block}, k); err != nil {
+			t.Fatal(err)
+		}
+		if rel := kernels.RelFrobenius(C.Data, ref); rel > 1e-5 {
+			t.Errorf("%s %+v: relative error %g", tt.kernel, tt.shape, rel)
+		}
 	}
 }

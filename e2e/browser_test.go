@@ -195,6 +195,20 @@ func TestLessonRunInBrowser(t *testing.T) {
 		t.Errorf("simt cell: %s rows, %s charts; want 2 and 1", rows, svgs)
 	}
 
+	// Watching a warp: the A, B and C grids appear and the current instruction's elements are coloured.
+	const wcell = "#\\30 9-why-coalescing-matters-1"
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(wcell+" .cell-run")),
+		chromedp.WaitVisible(css(wcell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(css(wcell+" .warp-grid td[style]")),
+	)
+	if err != nil {
+		t.Fatalf("watch a warp: %v", err)
+	}
+	if grids := count(wcell + " .warp-grid"); grids != "3" {
+		t.Errorf("watch a warp: %s grids, want A, B and C", grids)
+	}
+
 	// A systolic cell: the player shows the array's cycles and the result table appears.
 	const ycell = "#\\31 0-tpus-and-systolic-arrays-0"
 	err = chromedp.Do(ctx,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/kernels"
@@ -18,11 +19,35 @@ import (
 //	gpu: H100 SXM                                 # whose datasheet the modelled time uses
 //	block: [32, 8]                                # naive and coalesced (default as in matmul.cu)
 //	tile: 32                                      # smem: 8, 16 or 32 (default 32); regblock is fixed
+//	watch: true                                   # n ≤ 32: frames of the first kernel's warps
 type SIMTSpec struct {
 	Kernels []string
 	N       int
 	GPU     simt.GPU
 	Shape   simt.Shape
+	Watch   bool
+}
+
+// MaxWatchN is the largest n a simt cell can watch, and MaxWatchFrames the frames it sends.
+const (
+	MaxWatchN      = 32
+	MaxWatchFrames = 300
+)
+
+// WarpFrame is one global-memory warp instruction of block (0,0) of a watched kernel: which element
+// of which matrix each active lane touched, and in which of the instruction's 32-byte sectors.
+type WarpFrame struct {
+	Kernel string `json:"kernel"`
+	// N is the matrices' size (n×n).
+	N    int `json:"n"`
+	Warp int `json:"warp"`
+	// Kind is "global load" or "global store"; Matrix is "A", "B" or "C".
+	Kind   string `json:"kind"`
+	Matrix string `json:"matrix"`
+	// Lanes lists [lane, row, col, sector] per active lane; sector numbers the instruction's distinct
+	// sectors from 0.
+	Lanes   [][4]int `json:"lanes"`
+	Sectors int      `json:"sectors"`
 }
 
 // MaxSIMTN bounds emulated sizes: emulation costs about a microsecond per thread-FMA on one core.
@@ -69,6 +94,8 @@ func ParseSIMT(src string) (SIMTSpec, error) {
 			if err = decode(val, &s.Shape.Tile, "8, 16 or 32"); err == nil && s.Shape.Tile != 8 && s.Shape.Tile != 16 && s.Shape.Tile != 32 {
 				err = errAt(val, "tile is %d; use 8, 16 or 32 (a tile×tile block of at most 1024 threads)", s.Shape.Tile)
 			}
+		case "watch":
+			err = decode(val, &s.Watch, "true or false")
 		case "gpu":
 			var name string
 			if err = decode(val, &name, "a GPU name"); err == nil {
@@ -77,7 +104,7 @@ func ParseSIMT(src string) (SIMTSpec, error) {
 				}
 			}
 		default:
-			err = errAt(key, "unknown key %q; known keys: kernels, n, gpu, block, tile", key.Value)
+			err = errAt(key, "unknown key %q; known keys: kernels, n, gpu, block, tile, watch", key.Value)
 		}
 		if err != nil {
 			return SIMTSpec{}, err
@@ -90,6 +117,9 @@ func ParseSIMT(src string) (SIMTSpec, error) {
 		if _, err := simt.LadderKernel(k); err != nil {
 			return SIMTSpec{}, errAt(kernelsNode.Content[i], "%v", err)
 		}
+	}
+	if s.Watch && s.N > MaxWatchN {
+		return SIMTSpec{}, &SpecError{Line: 1, Msg: fmt.Sprintf("watch shows n ≤ %d (every element on screen); use a smaller n or drop watch", MaxWatchN)}
 	}
 	return s, nil
 }
@@ -125,8 +155,10 @@ type SIMTResult struct {
 	MeasuredOn      string  `json:"measured_on,omitempty"`
 }
 
-// RunSIMT emulates each kernel of s on fresh random inputs and passes each result to emit.
-func RunSIMT(ctx context.Context, s SIMTSpec, emit func(SIMTResult)) error {
+// RunSIMT emulates each kernel of s on fresh random inputs and passes each result to emit. With
+// s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first (at most
+// MaxWatchFrames; nil watch skips them).
+func RunSIMT(ctx context.Context, s SIMTSpec, emit func(SIMTResult), watch func(WarpFrame)) error {
 	n := s.N
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	a, b := make([]float32, n*n), make([]float32, n*n)
@@ -136,12 +168,16 @@ func RunSIMT(ctx context.Context, s SIMTSpec, emit func(SIMTResult)) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range s.Kernels {
+	for i, name := range s.Kernels {
 		m, _ := simt.LadderKernel(name)
-		C := simt.NewGlobal("C", make([]float32, n*n))
-		grid, block, k := m.Launch(simt.NewGlobal("A", a), simt.NewGlobal("B", b), C, n, s.Shape)
+		A, B, C := simt.NewGlobal("A", a), simt.NewGlobal("B", b), simt.NewGlobal("C", make([]float32, n*n))
+		grid, block, k := m.Launch(A, B, C, n, s.Shape)
+		cfg := simt.Config{Grid: grid, Block: block}
+		if s.Watch && watch != nil && i == 0 {
+			cfg.Trace = watcher(name, n, watch, A, B, C)
+		}
 		start := time.Now()
-		c, err := simt.Launch(ctx, simt.Config{Grid: grid, Block: block}, k)
+		c, err := simt.Launch(ctx, cfg, k)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -157,4 +193,34 @@ func RunSIMT(ctx context.Context, s SIMTSpec, emit func(SIMTResult)) error {
 		})
 	}
 	return nil
+}
+
+// watcher turns block (0,0)'s global warp instructions into frames (blocks run in parallel, but only
+// block (0,0)'s goroutine gets past the first test, in order).
+func watcher(kernel string, n int, watch func(WarpFrame), bufs ...*simt.Global[float32]) func(simt.WarpInstruction) {
+	sent := 0
+	return func(wi simt.WarpInstruction) {
+		if wi.Block != (simt.Dim3{}) || sent >= MaxWatchFrames || !strings.HasPrefix(wi.Kind, "global") {
+			return
+		}
+		f := WarpFrame{Kernel: kernel, N: n, Warp: wi.Warp, Kind: wi.Kind, Sectors: wi.Sectors}
+		sectors := map[int64]int{}
+		for lane, active := range wi.Active {
+			if !active {
+				continue
+			}
+			for _, g := range bufs {
+				if idx, ok := g.Index(wi.Addr[lane]); ok {
+					sec := wi.Addr[lane] / simt.SectorBytes
+					if _, seen := sectors[sec]; !seen {
+						sectors[sec] = len(sectors)
+					}
+					f.Matrix = g.Name
+					f.Lanes = append(f.Lanes, [4]int{lane, idx / n, idx % n, sectors[sec]})
+				}
+			}
+		}
+		sent++
+		watch(f)
+	}
 }

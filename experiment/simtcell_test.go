@@ -30,7 +30,7 @@ func TestParseSIMT(t *testing.T) {
 func TestRunSIMT(t *testing.T) {
 	s, _ := ParseSIMT("kernels: [naive, coalesced, smem, regblock]\nn: 48\ngpu: A100 SXM")
 	var got []SIMTResult
-	if err := RunSIMT(context.Background(), s, func(r SIMTResult) { got = append(got, r) }); err != nil {
+	if err := RunSIMT(context.Background(), s, func(r SIMTResult) { got = append(got, r) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 4 {
@@ -44,5 +44,32 @@ func TestRunSIMT(t *testing.T) {
 	}
 	if !(got[0].BytesMoved > got[1].BytesMoved && got[1].BytesMoved > got[2].BytesMoved) {
 		t.Errorf("bytes moved naive %d, coalesced %d, smem %d: want each rung to move less", got[0].BytesMoved, got[1].BytesMoved, got[2].BytesMoved)
+	}
+}
+
+// Watching the coalesced kernel at n = 32: its first warp loads a row of A (one element, broadcast:
+// 1 sector), then 32 consecutive floats of B's row (4 sectors), … and stores 32 consecutive C
+// elements (4 sectors).
+func TestWatchFrames(t *testing.T) {
+	s, err := ParseSIMT("kernels: [coalesced, naive]\nn: 32\nwatch: true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []WarpFrame
+	if err := RunSIMT(context.Background(), s, func(SIMTResult) {}, func(f WarpFrame) { frames = append(frames, f) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != MaxWatchFrames {
+		t.Fatalf("got %d frames, want the cap %d", len(frames), MaxWatchFrames)
+	}
+	f0, f1 := frames[0], frames[1]
+	if f0.Kernel != "coalesced" || f0.Matrix != "A" || f0.Kind != "global load" || f0.Sectors != 1 || len(f0.Lanes) != 32 {
+		t.Errorf("frame 0 %+v: want warp 0 loading A[0][0] in 1 sector", f0)
+	}
+	if f1.Matrix != "B" || f1.Sectors != 4 || f1.Lanes[31] != [4]int{31, 0, 31, 3} {
+		t.Errorf("frame 1 %+v: want B row 0, 4 sectors, lane 31 at column 31 in sector 3", f1)
+	}
+	if _, err := ParseSIMT("kernels: [naive]\nn: 64\nwatch: true"); err == nil {
+		t.Error("watch accepted n = 64")
 	}
 }

@@ -134,7 +134,7 @@ func emulateCell(t *testing.T, cell string) {
 	}
 	start := time.Now()
 	var got []experiment.SIMTResult
-	if err := experiment.RunSIMT(context.Background(), spec, func(r experiment.SIMTResult) { got = append(got, r) }); err != nil {
+	if err := experiment.RunSIMT(context.Background(), spec, func(r experiment.SIMTResult) { got = append(got, r) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 20*time.Second {

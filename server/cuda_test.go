@@ -303,3 +303,30 @@ func TestAllReduceCell(t *testing.T) {
 		t.Errorf("got points %v, %d charts, last %s", pts, charts, msgs[len(msgs)-1].Type)
 	}
 }
+
+func TestSIMTWatch(t *testing.T) {
+	_, base := startServer(t, Config{})
+	ws := dial(t, base)
+	src := "kernels: [naive]\nn: 16\nwatch: true"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "w", RunRequest: &RunRequest{Lesson: "09-why-coalescing-matters", Cell: "09-why-coalescing-matters-1", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	frames, simtAt, lastWarpsAt := 0, -1, -1
+	for i, m := range collect(t, ws, "w", 20*time.Second) {
+		switch m.Type {
+		case TypeWarps:
+			frames += len(m.Warps)
+			lastWarpsAt = i
+			if len(m.Warps) > framesPerMessage {
+				t.Errorf("a warps message of %d frames", len(m.Warps))
+			}
+		case TypeSIMT:
+			simtAt = i
+		}
+	}
+	// naive at n=16, block 32×8, grid 1×2: block (0,0) has 8 warps (16 of their lanes active), each with
+	// 16 loads of A, 16 of B and 1 store of C.
+	if frames != 8*33 || lastWarpsAt > simtAt {
+		t.Errorf("got %d frames (last batch at %d, counts at %d), want 264 before the counts", frames, lastWarpsAt, simtAt)
+	}
+}

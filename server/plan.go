@@ -51,7 +51,7 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 			return nil, err
 		}
 		return func(ctx context.Context, sink experiment.Sink) error {
-			out, ok := sink.(interface{ SIMT(experiment.SIMTResult) })
+			out, ok := sink.(*streamSink)
 			if !ok {
 				return fmt.Errorf("this sink cannot show emulator results")
 			}
@@ -68,7 +68,7 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 				}
 				sink.Progress(done, len(spec.Kernels))
 				out.SIMT(r)
-			})
+			}, out.Warp)
 			if err == nil {
 				err = measureErr
 			}

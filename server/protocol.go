@@ -25,6 +25,8 @@ import (
 //	chart    {svg}                           complete <svg> document, re-sent after every result
 //	note     {note: {kernel, level, message}} about a kernel, not a measurement (why a GPU kernel did not run)
 //	ptx      {ptx}                           the answer to a ptx request (then done)
+//	warps    {warps: [{kernel, warp, kind, matrix, lanes: [[lane, row, col, sector]…], sectors}, …]}
+//	         up to 20 global warp instructions of a watched simt kernel (block (0,0), first 300)
 //	allreduce {allreduce: {link, gpus, seconds, bus_gbs}} one modelled all-reduce (never measured)
 //	roofline {roofline: {ceilings, byte_model, predict, gpu}} this machine's measured roofs for a roofline
 //	         cell, before its results; its charts are rooflines
@@ -50,6 +52,7 @@ type Message struct {
 	Note      *Note                      `json:"note,omitempty"`      // note
 	Recorded  *Recorded                  `json:"recorded,omitempty"`  // recorded
 	SIMT      *experiment.SIMTResult     `json:"simt,omitempty"`      // simt
+	Warps     []experiment.WarpFrame     `json:"warps,omitempty"`     // warps
 	AllReduce *experiment.AllReducePoint `json:"allreduce,omitempty"` // allreduce
 	Roofline  *RooflineInfo              `json:"roofline,omitempty"`  // roofline
 	Systolic  *experiment.SystolicResult `json:"systolic,omitempty"`  // systolic
@@ -120,6 +123,7 @@ const (
 	TypeResult    = "result"
 	TypeChart     = "chart"
 	TypeNote      = "note"
+	TypeWarps     = "warps"
 	TypeAllReduce = "allreduce"
 	TypeRoofline  = "roofline"
 	TypeFrames    = "frames"

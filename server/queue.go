@@ -185,6 +185,7 @@ type streamSink struct {
 	results  []experiment.Result
 	simt     []experiment.SIMTResult
 	frames   []systolic.Frame
+	warps    []experiment.WarpFrame
 	lastProg time.Time
 	// chart draws the results so far; nil means chart.Throughput.
 	chart func([]experiment.Result) (string, error)
@@ -238,8 +239,22 @@ func (s *streamSink) Systolic(r experiment.SystolicResult) {
 	}
 }
 
-// SIMT sends one emulated kernel's counts and the counts chart so far.
+// Warp queues one watched warp instruction for the next warps message (called from the emulator's
+// block goroutine; the run goroutine reads s.warps only after the launch has returned).
+func (s *streamSink) Warp(f experiment.WarpFrame) {
+	s.warps = append(s.warps, f)
+	if len(s.warps) == framesPerMessage {
+		s.job.conn.send(Message{Type: TypeWarps, ID: s.job.id, Warps: s.warps})
+		s.warps = nil
+	}
+}
+
+// SIMT sends the last watched frames, one emulated kernel's counts and the counts chart so far.
 func (s *streamSink) SIMT(r experiment.SIMTResult) {
+	if len(s.warps) > 0 {
+		s.job.conn.send(Message{Type: TypeWarps, ID: s.job.id, Warps: s.warps})
+		s.warps = nil
+	}
 	s.simt = append(s.simt, r)
 	s.job.conn.send(Message{Type: TypeSIMT, ID: s.job.id, SIMT: &r})
 	if svg, err := chart.Counts(s.simt); err == nil {

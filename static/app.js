@@ -111,6 +111,7 @@ class Cell {
     for (const old of this.el.querySelectorAll(".cell-recorded")) old.remove();
     if (this.simtTable) { this.simtTable.remove(); this.simtTable = null; }
     if (this.player) { this.player.remove(); this.player = null; }
+    if (this.warpPlayer) { this.warpPlayer.remove(); this.warpPlayer = null; }
     this.modelTable = null;
     for (const el of this.extra) el.remove();
     this.extra = [];
@@ -176,6 +177,10 @@ class Cell {
         break;
       case "roofline":
         this.addRoofline(m.roofline);
+        break;
+      case "warps":
+        if (!this.warpPlayer) this.warpPlayer = new WarpPlayer(this.el.querySelector(".cell-output"));
+        for (const f of m.warps) this.warpPlayer.push(f);
         break;
       case "frames":
         for (const f of m.frames) this.addFrame(f);
@@ -416,6 +421,79 @@ class SystolicPlayer {
     }
     this.pos.textContent = `frame ${i + 1} of ${this.frames.length}: tile ${f.tile + 1} (k from ${f.k0}, n from ${f.n0}), cycle ${f.cycle}`;
     this.out.textContent = (f.out || []).map((o) => `C[${o.row}][${o.col}] += ${fmt(o.value, 3)}`).join("   ");
+  }
+
+  remove() {
+    clearInterval(this.timer);
+    this.box.remove();
+  }
+}
+
+// WarpPlayer shows a watched kernel's global warp instructions one by one (Pause, Step): the matrices
+// A, B and C with the elements the warp's lanes touch, coloured by the 32-byte sector each falls in.
+const SECTOR_COLOURS = ["#2f6fde", "#e4572e", "#29a36a", "#b08800", "#8e44ad", "#d6336c", "#0c8599", "#5c7cfa"];
+class WarpPlayer {
+  constructor(before) {
+    this.frames = [];
+    this.at = -1;
+    this.playing = true;
+    this.box = document.createElement("div");
+    this.box.className = "cell-warp";
+    this.box.innerHTML = `<div class="sys-controls"><button type="button" class="sys-play">Pause</button>
+      <button type="button" class="sys-step">Step</button><span class="sys-pos"></span></div>
+      <div class="warp-mats"></div><div class="warp-caption"></div>`;
+    before.before(this.box);
+    this.mats = this.box.querySelector(".warp-mats");
+    this.pos = this.box.querySelector(".sys-pos");
+    this.caption = this.box.querySelector(".warp-caption");
+    const play = this.box.querySelector(".sys-play");
+    play.addEventListener("click", () => { this.playing = !this.playing; play.textContent = this.playing ? "Pause" : "Play"; });
+    this.box.querySelector(".sys-step").addEventListener("click", () => {
+      this.playing = false;
+      play.textContent = "Play";
+      this.show(this.at + 1);
+    });
+    this.timer = setInterval(() => { if (this.playing) this.show(this.at + 1); }, 500);
+  }
+
+  push(f) {
+    this.frames.push(f);
+    if (this.at < 0) this.show(0);
+  }
+
+  grid(name, n) {
+    let t = this.mats.querySelector(`table[data-m="${name}"]`);
+    if (!t || t.rows.length < n) {
+      if (t) t.parentElement.remove();
+      const fig = document.createElement("figure");
+      fig.innerHTML = `<figcaption>${name}</figcaption>`;
+      t = document.createElement("table");
+      t.className = "warp-grid";
+      t.dataset.m = name;
+      for (let r = 0; r < n; r++) { const tr = t.insertRow(); for (let c = 0; c < n; c++) tr.insertCell(); }
+      fig.appendChild(t);
+      this.mats.appendChild(fig);
+    }
+    return t;
+  }
+
+  show(i) {
+    if (i >= this.frames.length) return;
+    this.at = i;
+    const f = this.frames[i];
+    const n = f.n;
+    for (const m of ["A", "B", "C"]) {
+      for (const td of this.grid(m, n).querySelectorAll("td[style]")) td.removeAttribute("style");
+    }
+    const t = this.grid(f.matrix, n);
+    for (const [lane, row, col, sector] of f.lanes) {
+      const td = t.rows[row].cells[col];
+      td.style.background = SECTOR_COLOURS[sector % SECTOR_COLOURS.length];
+      td.title = `lane ${lane}: ${f.matrix}[${row}][${col}], sector ${sector}`;
+    }
+    this.pos.textContent = `instruction ${i + 1} of ${this.frames.length} (${f.kernel}, block 0, warp ${f.warp})`;
+    this.caption.textContent = `${f.kind} of ${f.matrix}: ${f.lanes.length} lanes, ${f.sectors} sector(s) of 32 bytes` +
+      (f.sectors === 1 && f.lanes.length > 1 ? " (every lane read the same word: a broadcast)" : "");
   }
 
   remove() {

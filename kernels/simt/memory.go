@@ -32,6 +32,15 @@ func elemSize[T Float]() uint8 {
 	return uint8(unsafe.Sizeof(z))
 }
 
+// Index maps a global byte address back to an element index of g, for traces.
+func (g *Global[T]) Index(addr int64) (int, bool) {
+	sz := int64(elemSize[T]())
+	if addr < g.base || addr >= g.base+int64(len(g.Data))*sz {
+		return 0, false
+	}
+	return int((addr - g.base) / sz), true
+}
+
 // Load reads element i, recording the access.
 func (g *Global[T]) Load(t *Thread, i int) T {
 	if i < 0 || i >= len(g.Data) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 func fakeGPUServer(t *testing.T, cfg Config) string {
@@ -87,5 +88,23 @@ func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "naive:cuda-naive:0.001:Fake GPU smem:cuda-smem:0.001:Fake GPU" {
 		t.Errorf("got %v", got)
+	}
+}
+
+// With a GPU, the roofline also shows the device's own roofs, derived from its attributes.
+func TestRooflineShowsTheDevice(t *testing.T) {
+	ws := dial(t, fakeGPUServer(t, Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}))
+	src := "kernels: [ikj]\nsizes: [32]\nrepeats: 1"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "11-the-roofline", Cell: "11-the-roofline-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	var svg string
+	for _, m := range collect(t, ws, "rd", 20*time.Second) {
+		if m.Type == TypeChart {
+			svg = m.SVG
+		}
+	}
+	if !strings.Contains(svg, "Fake GPU FP32, from the device") {
+		t.Errorf("roofline chart lacks the device's roof")
 	}
 }

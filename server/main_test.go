@@ -40,7 +40,8 @@ func fakeGPU() {
 		switch req.Op {
 		case "probe":
 			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Report: &cuda.Report{Driver: "13.0",
-				Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30}}}})
+				Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30,
+					ClockKHz: 1980000, MemoryClockKHz: 2619000, MemoryBusBits: 5120}}}})
 		case "compile":
 			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, PTX: "// fake PTX for " + req.Name})
 		case "run":

@@ -9,6 +9,7 @@ import (
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/roofline"
 )
@@ -90,7 +91,11 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 			}
 			out.job.conn.send(Message{Type: TypeRoofline, ID: out.job.id, Roofline: &RooflineInfo{
 				Ceilings: ceil, ByteModel: byteModel, Predict: spec.Predict, GPU: spec.GPU}})
-			out.chart = func(results []experiment.Result) (string, error) { return rooflineChart(ceil, spec, results) }
+			var device *cuda.Device
+			if len(s.devices.Devices) > 0 {
+				device = &s.devices.Devices[0]
+			}
+			out.chart = func(results []experiment.Result) (string, error) { return rooflineChart(ceil, spec, device, results) }
 			return experiment.Run(ctx, spec.Spec, s.env(nil), sink)
 		}, nil
 	case "allreduce":
@@ -183,13 +188,19 @@ func (s *Server) compile(ctx context.Context, spec experiment.CUDASpec) (string,
 // byteModel is how a roofline cell computes a matmul's arithmetic intensity.
 const byteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B read once, C written once (the best case)"
 
-// rooflineChart draws this machine's measured roofline (and a datasheet GPU's, if the cell names one)
-// with every result and the learner's predictions.
-func rooflineChart(c roofline.Ceilings, spec experiment.RooflineSpec, results []experiment.Result) (string, error) {
+// rooflineChart draws this machine's measured roofline, a datasheet GPU's if the cell names one, and
+// the server's own GPU's from its attributes if it has one, with every result and the learner's
+// predictions.
+func rooflineChart(c roofline.Ceilings, spec experiment.RooflineSpec, device *cuda.Device, results []experiment.Result) (string, error) {
 	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s, %.3g GB/s", c.PeakGFLOPS, c.BandwidthGBs),
 		PeakGFLOPS: c.PeakGFLOPS, Bandwidth: c.BandwidthGBs}}
 	if g := spec.GPU; g != nil {
 		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32, datasheet (not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
+	}
+	if d := device; d != nil { // this server's own GPU, from the attributes its driver reports
+		if peak, ok := d.PeakFP32(); ok {
+			roofs = append(roofs, chart.Roof{Label: d.Name + " FP32, from the device's attributes", PeakGFLOPS: peak / 1e9, Bandwidth: d.Bandwidth() / 1e9})
+		}
 	}
 	var points []chart.Point
 	for _, r := range results {

@@ -249,3 +249,19 @@ func TestReportSummary(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// Figures an H100 SXM5 driver reports (132 SMs, 1,980 MHz SM clock, 2,619 MHz memory clock, 5,120-bit
+// bus) give its published ~67 TFLOP/s FP32 and ~3.35 TB/s.
+func TestDerivedPeaks(t *testing.T) {
+	d := Device{ComputeCapability: 90, SMs: 132, ClockKHz: 1980000, MemoryClockKHz: 2619000, MemoryBusBits: 5120}
+	f, ok := d.PeakFP32()
+	if !ok || f < 66e12 || f > 68e12 {
+		t.Errorf("PeakFP32 = %g, %v; want about 67e12", f, ok)
+	}
+	if bw := d.Bandwidth(); bw < 3.3e12 || bw > 3.4e12 {
+		t.Errorf("Bandwidth = %g, want about 3.35e12", bw)
+	}
+	if _, ok := (Device{ComputeCapability: 61}).PeakFP32(); ok {
+		t.Error("sm_61 is not in the table")
+	}
+}

@@ -75,7 +75,8 @@ func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
 // add per term).
 func FLOPs(m, n, k int) float64 { return 2 * float64(m) * float64(n) * float64(k) }
 
-// CPU returns the CPU kernels in ladder order: naive, ikj, tiled, parallel, gonum.
+// CPU returns the CPU kernels in ladder order: naive, ikj, tiled, parallel, gonum, packed, simd,
+// simd-parallel.
 func CPU() []Kernel {
 	return []Kernel{
 		{Name: "naive", Summary: "textbook i-j-k triple loop; walks B down a column",
@@ -93,6 +94,15 @@ func CPU() []Kernel {
 		{Name: "gonum", Summary: "gonum's pure-Go BLAS (Sgemm/Dgemm), the reference",
 			F32: Gonum[float32], F64: Gonum[float64],
 			gflops: func(n, _ int) float64 { return 4 * float64(runtime.NumCPU()) }},
+		{Name: "packed", Summary: "A and B packed into contiguous panels, a 4×4 register tile in Go",
+			F32: Packed[float32], F64: Packed[float64],
+			gflops: func(n, _ int) float64 { return 2 }},
+		{Name: "simd", Summary: "packing plus an assembly micro-kernel (AVX2+FMA or AVX-512) on one core",
+			F32: SIMD[float32], F64: SIMD[float64],
+			gflops: func(n, _ int) float64 { return 8 }},
+		{Name: "simd-parallel", Summary: "the simd kernel with blocks of A shared among all cores",
+			F32: SIMDParallel[float32], F64: SIMDParallel[float64],
+			gflops: func(n, t int) float64 { return 8 * float64(min(t, runtime.NumCPU())) }},
 	}
 }
 

@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package simd
+
+// Other architectures (arm64 among them) use the portable Go micro-kernel.
+
+func bestF32() Micro[float32] { return GoF32 }
+func bestF64() Micro[float64] { return GoF64 }
+
+// All lists every micro-kernel this CPU can run.
+func All() ([]Micro[float32], []Micro[float64]) {
+	return []Micro[float32]{GoF32}, []Micro[float64]{GoF64}
+}

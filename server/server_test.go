@@ -270,7 +270,7 @@ func TestBadInputGetsErrorAndConnectionStays(t *testing.T) {
 		{"unknown lesson", `{"type":"run","id":"b","lesson":"99-nope","cell":"x","source":""}`, "b", []string{`unknown lesson "99-nope"`}},
 		{"unknown cell", `{"type":"run","id":"c","lesson":"02-counting-flops","cell":"02-counting-flops-99","source":""}`, "c", []string{`no cell "02-counting-flops-99"`}},
 		{"bad yaml", `{"type":"run","id":"d","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [naive\n"}`, "d", []string{"YAML"}},
-		{"unknown kernel", `{"type":"run","id":"e","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [cutlass]\nsizes: [8]"}`, "e", []string{`unknown kernel "cutlass"`, "naive, ikj, tiled, parallel, gonum, cublas"}},
+		{"unknown kernel", `{"type":"run","id":"e","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [cutlass]\nsizes: [8]"}`, "e", []string{`unknown kernel "cutlass"`, "naive, ikj, tiled, parallel, gonum, packed, simd, simd-parallel, cublas"}},
 		{"unknown dtype", `{"type":"run","id":"f","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]\ndtype: half"}`, "f", []string{`unknown dtype "half"`}},
 		{"n < 1", `{"type":"run","id":"g","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [0]"}`, "g", []string{"at least 1"}},
 		{"n over limit", `{"type":"run","id":"h","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8192]"}`, "h", []string{"over the limit of 4096"}},

@@ -26,9 +26,13 @@ const (
 )
 
 // Throughput renders GFLOP/s against n for results: a log2 x axis, one line per kernel in the order
-// kernels first appear, labelled axes with units and a legend. It returns a complete `<svg>` document
-// without an XML prolog, ready to put inside HTML.
-func Throughput(results []experiment.Result) (string, error) {
+// kernels first appear, labelled axes with units and a legend. The y axis turns logarithmic when the
+// results span more than 20×, so a whole ladder fits. It returns a complete `<svg>` document without
+// an XML prolog, ready to put inside HTML.
+func Throughput(results []experiment.Result) (string, error) { return ThroughputPeak(results, 0, "") }
+
+// ThroughputPeak is Throughput with a dashed horizontal line at peak GFLOP/s, labelled (0: none).
+func ThroughputPeak(results []experiment.Result, peak float64, label string) (string, error) {
 	p := plot.New()
 	dtype := ""
 	if len(results) > 0 {
@@ -64,6 +68,30 @@ func Throughput(results []experiment.Result) (string, error) {
 	p.X.Min, p.X.Max = xRange(results)
 	if len(results) == 0 {
 		p.Y.Max = 1
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range results {
+		if r.GFLOPS > 0 {
+			lo, hi = math.Min(lo, r.GFLOPS), math.Max(hi, r.GFLOPS)
+		}
+	}
+	if peak > 0 {
+		hi = math.Max(hi, peak)
+		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: peak}, {X: p.X.Max, Y: peak}})
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		l.Dashes = plotutil.Dashes(2)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(label, l)
+	}
+	if hi/lo > 20 {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = "throughput (GFLOP/s, median, log scale)"
+		p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
+	} else if peak > 0 {
+		p.Y.Max = hi * 1.1
 	}
 	return render(p)
 }

@@ -110,3 +110,18 @@ func TestAllReduceChart(t *testing.T) {
 		}
 	}
 }
+
+func TestThroughputLogAxisAndPeak(t *testing.T) {
+	rs := []experiment.Result{{Kernel: "naive", N: 256, DType: "float32", GFLOPS: 0.6}, {Kernel: "simd", N: 256, DType: "float32", GFLOPS: 120}}
+	svg, err := ThroughputPeak(rs, 300, "theoretical peak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg, "log scale)") || !strings.Contains(svg, "theoretical peak") {
+		t.Errorf("want a log y axis (200× spread) and the peak line")
+	}
+	lin, _ := Throughput(rs[:1])
+	if strings.Contains(lin, "median, log scale") {
+		t.Errorf("one point: want a linear y axis")
+	}
+}

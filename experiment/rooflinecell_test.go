@@ -17,7 +17,7 @@ func TestParseRoofline(t *testing.T) {
 		"kernels: [naive]\nsizes: [64]\npredict: {ikj: 3}":    "predict ikj",
 		"kernels: [naive]\nsizes: [64]\npredict: {naive: -1}": "positive GFLOP/s",
 		"kernels: [naive]\nsizes: [64]\ngpu: V100":            `line 3: unknown GPU "V100"`,
-		"kernels: [naive]\nsizes: [64]\nguess: 3":             "known keys: kernels, sizes, dtype, repeats, threads, transfers, gpu, predict",
+		"kernels: [naive]\nsizes: [64]\nguess: 3":             "known keys: kernels, sizes, dtype, repeats, threads, transfers, peak, gpu, predict",
 	} {
 		_, err := ParseRoofline(src, kernels.CPU(), DefaultLimits())
 		var se *SpecError

@@ -31,6 +31,8 @@ type Spec struct {
 	// Transfers adds host→device and device→host copy times to GPU results (PCIe cost); CPU
 	// kernels have no copies.
 	Transfers bool `json:"transfers"`
+	// Peak draws this CPU's theoretical peak on the chart, with the arithmetic behind it.
+	Peak bool `json:"peak"`
 }
 
 // Limits bound what one run may ask for.
@@ -120,11 +122,13 @@ func parse(src string, available []kernels.Kernel, lim Limits, extra map[string]
 			err = decode(val, &s.Threads, "a whole number")
 		case "transfers":
 			err = decode(val, &s.Transfers, "true or false")
+		case "peak":
+			err = decode(val, &s.Peak, "true or false")
 		default:
 			if f, ok := extra[key.Value]; ok {
 				err = f(val)
 			} else {
-				err = errAt(key, "unknown key %q; known keys: kernels, sizes, dtype, repeats, threads, transfers%s", key.Value, extraKeys(extra))
+				err = errAt(key, "unknown key %q; known keys: kernels, sizes, dtype, repeats, threads, transfers, peak%s", key.Value, extraKeys(extra))
 			}
 		}
 		if err != nil {

@@ -39,7 +39,8 @@ type Lesson struct {
 	File    string
 	Title   string
 	Summary string
-	Order   int
+	// Order sorts the index; any number, so a lesson can slot in between (3.5).
+	Order float64
 	// HTML is the rendered body; cells are already turned into their editable form.
 	HTML  template.HTML
 	Cells []Cell
@@ -185,8 +186,13 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 	if l.Summary, ok = fm["summary"].(string); !ok || l.Summary == "" {
 		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `summary: ...` (a string)"}
 	}
-	if l.Order, ok = fm["order"].(int); !ok {
-		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `order: N` (a whole number)"}
+	switch o := fm["order"].(type) {
+	case int:
+		l.Order = float64(o)
+	case float64:
+		l.Order = o
+	default:
+		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `order: N` (a number)"}
 	}
 	return l, nil
 }

@@ -103,7 +103,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"bad front matter", "---\ntitle: x\nsummary: [unclosed\norder: 1\n---\nbody\n", "f.md:"},
 		{"no title", "---\nsummary: s\norder: 1\n---\n", "f.md:1: front matter needs `title"},
 		{"no front matter", "# Just text\n", "f.md:1: front matter needs `title"},
-		{"order not a number", "---\ntitle: t\nsummary: s\norder: first\n---\n", "f.md:1: front matter needs `order"},
+		{"order not a number", "---\ntitle: t\nsummary: s\norder: first\n---\n", "f.md:1: front matter needs `order: N` (a number)"},
 		{"bad cell", "---\ntitle: t\nsummary: s\norder: 1\n---\n\ntext\n\n```matmul\nkernels: [x]\nsizes: bad\n```\n", "f.md:11: matmul cell f-0: line 2: bad spec"},
 	}
 	for _, tt := range tests {
@@ -122,6 +122,7 @@ func TestLoadSortsByOrder(t *testing.T) {
 		"b.md":  {Data: []byte("---\ntitle: B\nsummary: s\norder: 1\n---\n")},
 		"a.md":  {Data: []byte("---\ntitle: A\nsummary: s\norder: 2\n---\n")},
 		"c.md":  {Data: []byte("---\ntitle: C\nsummary: s\norder: 1\n---\n")},
+		"e.md":  {Data: []byte("---\ntitle: E\nsummary: s\norder: 1.5\n---\n")},
 		"x.txt": {Data: []byte("ignored")},
 	}
 	ls, err := Load(fsys, kinds)
@@ -132,7 +133,7 @@ func TestLoadSortsByOrder(t *testing.T) {
 	for _, l := range ls {
 		got = append(got, l.Slug)
 	}
-	if g, w := strings.Join(got, ","), "b,c,a"; g != w {
+	if g, w := strings.Join(got, ","), "b,c,e,a"; g != w {
 		t.Errorf("got order %s, want %s", g, w)
 	}
 	fsys["d.md"] = &fstest.MapFile{Data: []byte("---\ntitle: D\nsummary: s\norder: 3\n---\n```matmul\nbad\n```\n")}

@@ -2,7 +2,9 @@ package roofline
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -52,4 +54,18 @@ func TestCacheMeasuresOnceAndRetriesFailures(t *testing.T) {
 	if a != b {
 		t.Errorf("second Get measured again: %+v vs %+v", a, b)
 	}
+}
+
+func TestTheoreticalPeak(t *testing.T) {
+	p, ok := TheoreticalPeak()
+	if !ok {
+		t.Skip("no cpu MHz in /proc/cpuinfo here")
+	}
+	if p.FP32 != float64(p.Cores*p.FMAUnits*2*p.Lanes32)*p.GHz || p.FP64*2 != p.FP32 || p.FMAUnits != 2 {
+		t.Errorf("got %+v", p)
+	}
+	if e := p.Explain("float64"); !strings.Contains(e, fmt.Sprintf("× %d float64 lanes", p.Lanes64)) {
+		t.Errorf("Explain(float64) = %q", e)
+	}
+	t.Logf("%+v", p)
 }

@@ -29,6 +29,17 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 		}
 		rec, hasRec := l.Recordings[cell.ID]
 		return func(ctx context.Context, sink experiment.Sink) error {
+			if out, ok := sink.(*streamSink); ok && spec.Peak {
+				if pk, ok := roofline.TheoreticalPeak(); ok {
+					g := pk.FP32
+					if spec.DType == "float64" {
+						g = pk.FP64
+					}
+					sink.Note("", "info", fmt.Sprintf("theoretical %s peak of this CPU: %s; computed, not measured", spec.DType, pk.Explain(spec.DType)))
+					label := fmt.Sprintf("theoretical peak, %.0f GFLOP/s (computed)", g)
+					out.chart = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, g, label) }
+				}
+			}
 			if r, ok := sink.(recorder); ok && hasRec && s.gpuReason != "" {
 				var gpuKernels []string
 				for _, name := range spec.Kernels {

@@ -108,9 +108,12 @@ func xRange(results []experiment.Result) (lo, hi float64) {
 	return lo / math.Sqrt2, hi * math.Sqrt2
 }
 
-func render(p *plot.Plot) (string, error) {
+func render(p *plot.Plot) (string, error) { return svgOf(p.Draw) }
+
+// svgOf draws on a Width×Height SVG canvas and returns the document without its XML prolog.
+func svgOf(drawOn func(draw.Canvas)) (string, error) {
 	c := vgsvg.NewWith(vgsvg.UseWH(Width, Height), vgsvg.EmbedFonts(false))
-	p.Draw(draw.New(c))
+	drawOn(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", fmt.Errorf("chart: %w", err)
@@ -174,21 +177,12 @@ func Counts(results []experiment.SIMTResult) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("chart: %w", err)
 	}
-	c := vgsvg.NewWith(vgsvg.UseWH(Width, Height), vgsvg.EmbedFonts(false))
-	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2}
-	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
-	left.Draw(canvases[0][0])
-	right.Draw(canvases[0][1])
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", fmt.Errorf("chart: %w", err)
-	}
-	svg := buf.String()
-	if i := strings.Index(svg, "<svg"); i > 0 {
-		svg = svg[i:]
-	}
-	return svg, nil
+	return svgOf(func(dc draw.Canvas) {
+		tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2}
+		canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
+		left.Draw(canvases[0][0])
+		right.Draw(canvases[0][1])
+	})
 }
 
 // Array is a systolic array to draw in Utilisation: N×N MACs, under a label.

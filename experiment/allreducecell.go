@@ -27,17 +27,8 @@ type Link struct {
 
 // ParseAllReduce reads an `allreduce` cell. Errors are *SpecError values with line numbers.
 func ParseAllReduce(src string) (AllReduceSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return AllReduceSpec{}, yamlError(err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return AllReduceSpec{}, &SpecError{Line: 1, Msg: "an allreduce cell is YAML keys: gradient_mb, gpus, links, latency_us"}
-	}
 	s := AllReduceSpec{LatencyUS: 5}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
+	err := eachKey(src, "gradient_mb, gpus, links, latency_us", func(key, val *yaml.Node) error {
 		var err error
 		switch key.Value {
 		case "gradient_mb":
@@ -76,8 +67,12 @@ func ParseAllReduce(src string) (AllReduceSpec, error) {
 			err = errAt(key, "unknown key %q; known keys: gradient_mb, gpus, links, latency_us", key.Value)
 		}
 		if err != nil {
-			return AllReduceSpec{}, err
+			return err
 		}
+		return nil
+	})
+	if err != nil {
+		return AllReduceSpec{}, err
 	}
 	if s.GradientMB == 0 || len(s.GPUs) == 0 || len(s.Links) == 0 {
 		return AllReduceSpec{}, &SpecError{Line: 1, Msg: "an allreduce cell needs gradient_mb, gpus and links"}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gpuplayground/playground/kernels"
 )
 
 func TestAllReduceCell(t *testing.T) {
@@ -31,5 +33,26 @@ func TestAllReduceCell(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}
+	}
+}
+
+// Every cell kind rejects a key written twice (the second would silently win otherwise), and an empty
+// cell says which keys it takes.
+func TestEveryCellKindRejectsDuplicateKeys(t *testing.T) {
+	checks := Checkers(kernels.CPU())
+	for kind, src := range map[string]string{
+		"matmul":    "kernels: [ikj]\nsizes: [8]\nsizes: [16]",
+		"simt":      "kernels: [naive]\nn: 8\nn: 16",
+		"systolic":  "array: 4\nm: 4\nn: 4\nk: 4\nm: 8",
+		"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\ngpus: [4]",
+		"cuda":      "kernel: k\nkernel: k\nsizes: [8]\n---\nk(",
+	} {
+		err := checks[kind](src)
+		if err == nil || !strings.Contains(err.Error(), "appears twice") {
+			t.Errorf("%s: got %v, want a duplicate-key error", kind, err)
+		}
+	}
+	if err := checks["simt"](""); err == nil || !strings.Contains(err.Error(), "kernels, n, gpu") {
+		t.Errorf("empty simt cell: got %v", err)
 	}
 }

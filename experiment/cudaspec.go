@@ -67,24 +67,11 @@ func ParseCUDA(cell string, available []kernels.Kernel, lim Limits) (CUDASpec, e
 	}
 	s := CUDASpec{DType: "float32", Repeats: 5, Block: [3]int{1, 1, 1}, Grid: [3]string{"1", "1", "1"},
 		Source: strings.Join(lines[sep+1:], ""), SourceLine: sep + 2}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(strings.Join(lines[:sep], "")), &doc); err != nil {
-		return CUDASpec{}, yamlError(err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return CUDASpec{}, &SpecError{Line: 1, Msg: "the header must be YAML keys: kernel, block, grid, sizes, dtype, repeats, compare"}
-	}
-	root := doc.Content[0]
 	var block []int
 	var grid []string
 	var sizesNode, compareNode *yaml.Node
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
-		if seen[key.Value] {
-			return CUDASpec{}, errAt(key, "key %q appears twice", key.Value)
-		}
-		seen[key.Value] = true
+	gridLine := 0
+	err := eachKey(strings.Join(lines[:sep], ""), "kernel, block, grid, sizes, dtype, repeats, compare", func(key, val *yaml.Node) error {
 		var err error
 		switch key.Value {
 		case "kernel":
@@ -96,6 +83,7 @@ func ParseCUDA(cell string, available []kernels.Kernel, lim Limits) (CUDASpec, e
 				err = s.setBlock(val, block)
 			}
 		case "grid":
+			gridLine = key.Line
 			if err = decode(val, &grid, `a list of 1 to 3 formulas in n, like ["ceil(n/16)", "ceil(n/16)"]`); err == nil {
 				err = s.setGrid(val, grid)
 			}
@@ -115,8 +103,12 @@ func ParseCUDA(cell string, available []kernels.Kernel, lim Limits) (CUDASpec, e
 			err = errAt(key, "unknown key %q; known keys: kernel, block, grid, sizes, dtype, repeats, compare", key.Value)
 		}
 		if err != nil {
-			return CUDASpec{}, err
+			return err
 		}
+		return nil
+	})
+	if err != nil {
+		return CUDASpec{}, err
 	}
 	if s.Kernel == "" {
 		return CUDASpec{}, &SpecError{Line: 1, Msg: "the header needs `kernel: NAME`, the extern \"C\" __global__ function to launch"}
@@ -131,7 +123,7 @@ func ParseCUDA(cell string, available []kernels.Kernel, lim Limits) (CUDASpec, e
 	}
 	for _, n := range s.Sizes {
 		if _, err := s.GridFor(n); err != nil {
-			return CUDASpec{}, &SpecError{Line: lineOf(root, "grid"), Msg: err.Error()}
+			return CUDASpec{}, &SpecError{Line: gridLine, Msg: err.Error()}
 		}
 	}
 	for i, name := range s.Compare {
@@ -208,15 +200,6 @@ func (s CUDASpec) GridFor(n int) ([3]int, error) {
 		g[i] = int(v)
 	}
 	return g, nil
-}
-
-func lineOf(root *yaml.Node, key string) int {
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == key {
-			return root.Content[i].Line
-		}
-	}
-	return 0
 }
 
 // Checkers validates cell sources of the kinds this package runs (matmul, cuda, simt, systolic,

@@ -55,18 +55,9 @@ const MaxSIMTN = 512
 
 // ParseSIMT reads a `simt` cell. Errors are *SpecError values with line numbers.
 func ParseSIMT(src string) (SIMTSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return SIMTSpec{}, yamlError(err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return SIMTSpec{}, &SpecError{Line: 1, Msg: "a simt cell is YAML keys: kernels, n, gpu"}
-	}
 	s := SIMTSpec{GPU: simt.GPUs[0]}
-	root := doc.Content[0]
 	var kernelsNode *yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
+	err := eachKey(src, "kernels, n, gpu, block, tile, watch", func(key, val *yaml.Node) error {
 		var err error
 		switch key.Value {
 		case "kernels":
@@ -107,8 +98,12 @@ func ParseSIMT(src string) (SIMTSpec, error) {
 			err = errAt(key, "unknown key %q; known keys: kernels, n, gpu, block, tile, watch", key.Value)
 		}
 		if err != nil {
-			return SIMTSpec{}, err
+			return err
 		}
+		return nil
+	})
+	if err != nil {
+		return SIMTSpec{}, err
 	}
 	if len(s.Kernels) == 0 || s.N == 0 {
 		return SIMTSpec{}, &SpecError{Line: 1, Msg: "a simt cell needs `kernels: [...]` and `n: N`"}

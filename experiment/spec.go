@@ -88,26 +88,9 @@ func Parse(src string, available []kernels.Kernel, lim Limits) (Spec, error) {
 
 // parse is Parse for a cell kind that adds keys of its own: extra decodes them.
 func parse(src string, available []kernels.Kernel, lim Limits, extra map[string]func(*yaml.Node) error) (Spec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return Spec{}, yamlError(err)
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return Spec{}, &SpecError{Msg: "the spec is empty: write at least `kernels: [...]` and `sizes: [...]`"}
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return Spec{}, errAt(root, "the spec must be a YAML mapping of keys (kernels, sizes, dtype, repeats, threads, transfers)")
-	}
 	s := Spec{DType: "float32", Repeats: 5, Threads: runtime.GOMAXPROCS(0)}
 	var kernelsNode, sizesNode *yaml.Node
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
-		if seen[key.Value] {
-			return Spec{}, errAt(key, "key %q appears twice", key.Value)
-		}
-		seen[key.Value] = true
+	err := eachKey(src, "kernels, sizes, dtype, repeats, threads, transfers, peak"+extraKeys(extra), func(key, val *yaml.Node) error {
 		var err error
 		switch key.Value {
 		case "kernels":
@@ -132,17 +115,21 @@ func parse(src string, available []kernels.Kernel, lim Limits, extra map[string]
 			}
 		}
 		if err != nil {
-			return Spec{}, err
+			return err
 		}
 		if key.Value == "dtype" && s.DType != "float32" && s.DType != "float64" {
-			return Spec{}, errAt(val, "unknown dtype %q; use float32 or float64", s.DType)
+			return errAt(val, "unknown dtype %q; use float32 or float64", s.DType)
 		}
 		if key.Value == "repeats" && (s.Repeats < 1 || s.Repeats > maxRepeats) {
-			return Spec{}, errAt(val, "repeats is %d; use 1 to %d", s.Repeats, maxRepeats)
+			return errAt(val, "repeats is %d; use 1 to %d", s.Repeats, maxRepeats)
 		}
 		if key.Value == "threads" && (s.Threads < 1 || s.Threads > maxThreads) {
-			return Spec{}, errAt(val, "threads is %d; use 1 to %d", s.Threads, maxThreads)
+			return errAt(val, "threads is %d; use 1 to %d", s.Threads, maxThreads)
 		}
+		return nil
+	})
+	if err != nil {
+		return Spec{}, err
 	}
 	if err := s.checkKernels(kernelsNode, available); err != nil {
 		return Spec{}, err
@@ -283,4 +270,33 @@ func extraKeys(extra map[string]func(*yaml.Node) error) string {
 		b.WriteString(", " + k)
 	}
 	return b.String()
+}
+
+// eachKey parses src as a YAML mapping and calls f for each key and value in order. An empty or
+// non-mapping document, a key that appears twice and f's first error stop it; keys lists the cell's
+// keys for those messages.
+func eachKey(src, keys string, f func(key, val *yaml.Node) error) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		return yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return &SpecError{Msg: "the cell is empty: write YAML keys: " + keys}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return errAt(root, "the cell must be a YAML mapping of keys: %s", keys)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key := root.Content[i]
+		if seen[key.Value] {
+			return errAt(key, "key %q appears twice", key.Value)
+		}
+		seen[key.Value] = true
+		if err := f(key, root.Content[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

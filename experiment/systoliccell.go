@@ -35,17 +35,8 @@ const (
 
 // ParseSystolic reads a `systolic` cell. Errors are *SpecError values with line numbers.
 func ParseSystolic(src string) (SystolicSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return SystolicSpec{}, yamlError(err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return SystolicSpec{}, &SpecError{Line: 1, Msg: "a systolic cell is YAML keys: array, m, n, k, clock_mhz"}
-	}
 	s := SystolicSpec{ClockMHz: 700}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
+	err := eachKey(src, "array, m, n, k, clock_mhz", func(key, val *yaml.Node) error {
 		var err error
 		dim := func(dst *int, limit int) {
 			if err = decode(val, dst, "a whole number"); err == nil && (*dst < 1 || *dst > limit) {
@@ -69,8 +60,12 @@ func ParseSystolic(src string) (SystolicSpec, error) {
 			err = errAt(key, "unknown key %q; known keys: array, m, n, k, clock_mhz", key.Value)
 		}
 		if err != nil {
-			return SystolicSpec{}, err
+			return err
 		}
+		return nil
+	})
+	if err != nil {
+		return SystolicSpec{}, err
 	}
 	if s.Array == 0 || s.M == 0 || s.N == 0 || s.K == 0 {
 		return SystolicSpec{}, &SpecError{Line: 1, Msg: "a systolic cell needs array, m, n and k"}

@@ -14,13 +14,8 @@ import (
 	"github.com/gpuplayground/playground/roofline"
 )
 
-// recorder is a sink that can show a cell's recorded GPU run (streamSink is one).
-type recorder interface {
-	Recorded(rec lessons.Recording, kernels []string)
-}
-
 // plan parses a cell's source by the cell's kind and returns the harness that runs it.
-func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim experiment.Limits) (func(context.Context, experiment.Sink) error, error) {
+func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim experiment.Limits) (func(context.Context, *streamSink) error, error) {
 	switch kind := cell.Kind; kind {
 	case "matmul":
 		spec, err := experiment.Parse(source, s.kernels, lim)
@@ -28,8 +23,8 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 			return nil, err
 		}
 		rec, hasRec := l.Recordings[cell.ID]
-		return func(ctx context.Context, sink experiment.Sink) error {
-			if out, ok := sink.(*streamSink); ok && spec.Peak {
+		return func(ctx context.Context, sink *streamSink) error {
+			if spec.Peak {
 				if pk, ok := roofline.TheoreticalPeak(); ok {
 					g := pk.FP32
 					if spec.DType == "float64" {
@@ -37,17 +32,17 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 					}
 					sink.Note("", "info", fmt.Sprintf("theoretical %s peak of this CPU: %s; computed, not measured", spec.DType, pk.Explain(spec.DType)))
 					label := fmt.Sprintf("theoretical peak, %.0f GFLOP/s (computed)", g)
-					out.chart = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, g, label) }
+					sink.chart = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, g, label) }
 				}
 			}
-			if r, ok := sink.(recorder); ok && hasRec && s.gpuReason != "" {
+			if hasRec && s.gpuReason != "" {
 				var gpuKernels []string
 				for _, name := range spec.Kernels {
 					if k, _ := kernels.Lookup(s.kernels, name); k.Unavailable != "" {
 						gpuKernels = append(gpuKernels, name)
 					}
 				}
-				r.Recorded(rec, gpuKernels)
+				sink.Recorded(rec, gpuKernels)
 			}
 			return experiment.Run(ctx, spec, s.env(nil), sink)
 		}, nil
@@ -56,17 +51,13 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, sink experiment.Sink) error { return s.runCUDA(ctx, spec, sink) }, nil
+		return func(ctx context.Context, sink *streamSink) error { return s.runCUDA(ctx, spec, sink) }, nil
 	case "simt":
 		spec, err := experiment.ParseSIMT(source)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, sink experiment.Sink) error {
-			out, ok := sink.(*streamSink)
-			if !ok {
-				return fmt.Errorf("this sink cannot show emulator results")
-			}
+		return func(ctx context.Context, sink *streamSink) error {
 			done := 0
 			var measureErr error
 			err := experiment.RunSIMT(ctx, spec, func(r experiment.SIMTResult) {
@@ -79,8 +70,8 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 					}
 				}
 				sink.Progress(done, len(spec.Kernels))
-				out.SIMT(r)
-			}, out.Warp)
+				sink.SIMT(r)
+			}, sink.Warp)
 			if err == nil {
 				err = measureErr
 			}
@@ -91,22 +82,18 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, sink experiment.Sink) error {
-			out, ok := sink.(*streamSink)
-			if !ok {
-				return fmt.Errorf("this sink cannot show a roofline")
-			}
+		return func(ctx context.Context, sink *streamSink) error {
 			ceil, err := s.roof.Get(ctx) // measured once, here in the run queue, so nothing else is timing
 			if err != nil {
 				return err
 			}
-			out.job.conn.send(Message{Type: TypeRoofline, ID: out.job.id, Roofline: &RooflineInfo{
+			sink.job.conn.send(Message{Type: TypeRoofline, ID: sink.job.id, Roofline: &RooflineInfo{
 				Ceilings: ceil, ByteModel: byteModel, Predict: spec.Predict, GPU: spec.GPU}})
 			var device *cuda.Device
 			if len(s.devices.Devices) > 0 {
 				device = &s.devices.Devices[0]
 			}
-			out.chart = func(results []experiment.Result) (string, error) { return rooflineChart(ceil, spec, device, results) }
+			sink.chart = func(results []experiment.Result) (string, error) { return rooflineChart(ceil, spec, device, results) }
 			return experiment.Run(ctx, spec.Spec, s.env(nil), sink)
 		}, nil
 	case "allreduce":
@@ -114,17 +101,13 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, sink experiment.Sink) error {
-			out, ok := sink.(*streamSink)
-			if !ok {
-				return fmt.Errorf("this sink cannot show a model")
-			}
+		return func(ctx context.Context, sink *streamSink) error {
 			points := experiment.ModelAllReduce(spec)
 			for i := range points {
-				out.job.conn.send(Message{Type: TypeAllReduce, ID: out.job.id, AllReduce: &points[i]})
+				sink.job.conn.send(Message{Type: TypeAllReduce, ID: sink.job.id, AllReduce: &points[i]})
 			}
 			if svg, err := chart.AllReduce(points, spec.GradientMB); err == nil {
-				out.job.conn.send(Message{Type: TypeChart, ID: out.job.id, SVG: svg})
+				sink.job.conn.send(Message{Type: TypeChart, ID: sink.job.id, SVG: svg})
 			}
 			return nil
 		}, nil
@@ -133,12 +116,8 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, sink experiment.Sink) error {
-			out, ok := sink.(*streamSink)
-			if !ok {
-				return fmt.Errorf("this sink cannot show systolic results")
-			}
-			return experiment.RunSystolic(ctx, spec, out.Frame, out.Systolic)
+		return func(ctx context.Context, sink *streamSink) error {
+			return experiment.RunSystolic(ctx, spec, sink.Frame, sink.Systolic)
 		}, nil
 	default:
 		return nil, fmt.Errorf("this server cannot run %s cells", kind)

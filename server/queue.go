@@ -32,8 +32,8 @@ func (e timeoutError) Error() string {
 // job is one run, queued or running. Exactly one terminal message is sent for it (finish).
 type job struct {
 	id string
-	// run measures the job, reporting to sink; it is the cell kind's harness (see conn.plan).
-	run    func(ctx context.Context, sink experiment.Sink) error
+	// run measures the job, reporting to sink; it is the cell kind's harness (see Server.plan).
+	run    func(ctx context.Context, sink *streamSink) error
 	conn   *conn
 	ctx    context.Context
 	cancel context.CancelCauseFunc

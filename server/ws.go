@@ -216,7 +216,7 @@ func (c *conn) cellFor(m Message) (*lessons.Lesson, lessons.Cell, error) {
 }
 
 // register creates the job for request id, enforcing unique ids and the per-connection limit.
-func (c *conn) register(id string, run func(context.Context, experiment.Sink) error) (*job, error) {
+func (c *conn) register(id string, run func(context.Context, *streamSink) error) (*job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.jobs[id] != nil {

@@ -43,22 +43,24 @@ func (g *Global[T]) Index(addr int64) (int, bool) {
 
 // Load reads element i, recording the access.
 func (g *Global[T]) Load(t *Thread, i int) T {
-	if i < 0 || i >= len(g.Data) {
-		panic(fmt.Sprintf("out-of-bounds load %s[%d] (length %d)", g.Name, i, len(g.Data)))
-	}
-	sz := elemSize[T]()
-	t.recs = append(t.recs, access{kind: globalLoad, bytes: sz, addr: g.base + int64(i)*int64(sz)})
+	record[T](t, globalLoad, g.Name, g.base, i, len(g.Data))
 	return g.Data[i]
 }
 
 // Store writes element i, recording the access.
 func (g *Global[T]) Store(t *Thread, i int, v T) {
-	if i < 0 || i >= len(g.Data) {
-		panic(fmt.Sprintf("out-of-bounds store %s[%d] (length %d)", g.Name, i, len(g.Data)))
+	record[T](t, globalStore, g.Name, g.base, i, len(g.Data))
+	g.Data[i] = v
+}
+
+// record appends thread t's access to element i of an array of length n at byte address base; an
+// index out of range panics with a message naming the array, which Launch turns into an error.
+func record[T Float](t *Thread, k kind, name string, base int64, i, n int) {
+	if i < 0 || i >= n {
+		panic(fmt.Sprintf("out-of-bounds %s %s[%d] (length %d)", kindNames[k], name, i, n))
 	}
 	sz := elemSize[T]()
-	t.recs = append(t.recs, access{kind: globalStore, bytes: sz, addr: g.base + int64(i)*int64(sz)})
-	g.Data[i] = v
+	t.recs = append(t.recs, access{kind: k, bytes: sz, addr: base + int64(i)*int64(sz)})
 }
 
 // Shared is a typed array in its block's emulated shared memory.
@@ -82,20 +84,12 @@ func SharedArray[T Float](t *Thread, name string, n int) *Shared[T] {
 
 // Load reads element i, recording the access.
 func (s *Shared[T]) Load(t *Thread, i int) T {
-	if i < 0 || i >= len(s.data) {
-		panic(fmt.Sprintf("out-of-bounds shared load %s[%d] (length %d)", s.Name, i, len(s.data)))
-	}
-	sz := elemSize[T]()
-	t.recs = append(t.recs, access{kind: sharedLoad, bytes: sz, addr: s.base + int64(i)*int64(sz)})
+	record[T](t, sharedLoad, s.Name, s.base, i, len(s.data))
 	return s.data[i]
 }
 
 // Store writes element i, recording the access.
 func (s *Shared[T]) Store(t *Thread, i int, v T) {
-	if i < 0 || i >= len(s.data) {
-		panic(fmt.Sprintf("out-of-bounds shared store %s[%d] (length %d)", s.Name, i, len(s.data)))
-	}
-	sz := elemSize[T]()
-	t.recs = append(t.recs, access{kind: sharedStore, bytes: sz, addr: s.base + int64(i)*int64(sz)})
+	record[T](t, sharedStore, s.Name, s.base, i, len(s.data))
 	s.data[i] = v
 }

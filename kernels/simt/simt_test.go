@@ -89,7 +89,7 @@ func TestBarrierMismatchIsAnErrorNotAHang(t *testing.T) {
 func TestOutOfBoundsIsAnError(t *testing.T) {
 	g := NewGlobal("A", make([]float32, 10))
 	_, err := Launch(context.Background(), Config{Block: Dim3{32, 1, 1}}, func(th *Thread) { g.Load(th, th.ThreadIdx.X) })
-	if err == nil || !strings.Contains(err.Error(), "out-of-bounds load A[10]") || !strings.Contains(err.Error(), "thread (10,0,0)") {
+	if err == nil || !strings.Contains(err.Error(), "out-of-bounds global load A[10]") || !strings.Contains(err.Error(), "thread (10,0,0)") {
 		t.Errorf("got %v, want the first out-of-bounds thread named", err)
 	}
 }

@@ -4,27 +4,13 @@ import "golang.org/x/sys/cpu"
 
 // x/sys/cpu reports AVX-512 and AVX2 only when the OS also saves the wider registers (XSAVE/OSXSAVE).
 
-func bestF32() Micro[float32] {
-	switch {
-	case cpu.X86.HasAVX512F:
-		return Micro[float32]{Name: "AVX-512 6×32", MR: 6, NR: 32, Fn: microF32AVX512}
-	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return Micro[float32]{Name: "AVX2+FMA 6×16", MR: 6, NR: 16, Fn: microF32AVX2}
-	}
-	return GoF32
-}
+// The best micro-kernel is the last All lists: they come in increasing order of speed.
 
-func bestF64() Micro[float64] {
-	switch {
-	case cpu.X86.HasAVX512F:
-		return Micro[float64]{Name: "AVX-512 6×16", MR: 6, NR: 16, Fn: microF64AVX512}
-	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return Micro[float64]{Name: "AVX2+FMA 6×8", MR: 6, NR: 8, Fn: microF64AVX2}
-	}
-	return GoF64
-}
+func bestF32() Micro[float32] { f32, _ := All(); return f32[len(f32)-1] }
+func bestF64() Micro[float64] { _, f64 := All(); return f64[len(f64)-1] }
 
-// All lists every micro-kernel this CPU can run, for tests: each must agree with the others.
+// All lists every micro-kernel this CPU can run, slowest first: the portable Go one, then AVX2 + FMA,
+// then AVX-512. Tests check that they all agree.
 func All() ([]Micro[float32], []Micro[float64]) {
 	f32, f64 := []Micro[float32]{GoF32}, []Micro[float64]{GoF64}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

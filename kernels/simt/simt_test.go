@@ -118,19 +118,8 @@ func TestBarriersAndSharedMemoryAreCoherent(t *testing.T) {
 
 // The emulated ladder computes the same product as gonum, on even and ragged sizes.
 func TestLadderMatchesGonum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{1, 7, 32, 33, 70, 130} {
-		a, b := make([]float32, n*n), make([]float32, n*n)
-		kernels.Random(rng, a)
-		kernels.Random(rng, b)
-		want := make([]float32, n*n)
-		if err := kernels.Gonum(context.Background(), want, a, b, n, n, n, kernels.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		ref := make([]float64, len(want))
-		for i, v := range want {
-			ref[i] = float64(v)
-		}
+		a, b, ref := problem(t, n, uint64(n))
 		for _, m := range Ladder() {
 			t.Run(fmt.Sprintf("%s/n=%d", m.Name, n), func(t *testing.T) {
 				C := NewGlobal("C", make([]float32, n*n))
@@ -225,22 +214,10 @@ func TestModelTime(t *testing.T) {
 	}
 }
 
-// Shapes change the launch, not the result: other blocks and tiles still compute A·B, and the counts
-// move as the lesson says (a narrower block in x halves the coalesced kernel's row segments).
+// Shapes change the launch, not the result: other blocks and tiles still compute A·B.
 func TestShapes(t *testing.T) {
 	const n = 48
-	rng := rand.New(rand.NewPCG(9, 9))
-	a, b := make([]float32, n*n), make([]float32, n*n)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
-	want := make([]float32, n*n)
-	if err := kernels.Gonum(context.Background(), want, a, b, n, n, n, kernels.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	ref := make([]float64, len(want))
-	for i, v := range want {
-		ref[i] = float64(v)
-	}
+	a, b, ref := problem(t, n, 9)
 	for _, tt := range []struct {
 		kernel string
 		shape  Shape
@@ -255,4 +232,22 @@ func TestShapes(t *testing.T) {
 			t.Errorf("%s %+v: relative error %g", tt.kernel, tt.shape, rel)
 		}
 	}
+}
+
+// problem draws random n×n inputs and their product from gonum, widened to float64.
+func problem(t *testing.T, n int, seed uint64) (a, b []float32, ref []float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 6))
+	a, b = make([]float32, n*n), make([]float32, n*n)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	want := make([]float32, n*n)
+	if err := kernels.Gonum(context.Background(), want, a, b, n, n, n, kernels.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ref = make([]float64, len(want))
+	for i, v := range want {
+		ref[i] = float64(v)
+	}
+	return a, b, ref
 }

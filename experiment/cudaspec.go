@@ -116,19 +116,19 @@ func ParseCUDA(cell string, available []kernels.Kernel, lim Limits) (CUDASpec, e
 	if !regexp.MustCompile(`\b` + s.Kernel + `\s*\(`).MatchString(s.Source) {
 		return CUDASpec{}, &SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
 	}
-	// Sizes follow the matmul rules (limits, memory, duplicates).
+	for i, name := range s.Compare {
+		if _, ok := kernels.Lookup(available, name); !ok {
+			return CUDASpec{}, errAt(compareNode.Content[i], "unknown kernel %q; known kernels: %s", name, kernels.Names(available))
+		}
+	}
+	// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
 	ms := Spec{Kernels: []string{"custom"}, Sizes: s.Sizes, DType: s.DType}
-	if err := ms.checkSizes(sizesNode, lim); err != nil {
+	if err := ms.checkSizes(sizesNode, lim, allOnGPU(available, s.Compare)); err != nil {
 		return CUDASpec{}, err
 	}
 	for _, n := range s.Sizes {
 		if _, err := s.GridFor(n); err != nil {
 			return CUDASpec{}, &SpecError{Line: gridLine, Msg: err.Error()}
-		}
-	}
-	for i, name := range s.Compare {
-		if _, ok := kernels.Lookup(available, name); !ok {
-			return CUDASpec{}, errAt(compareNode.Content[i], "unknown kernel %q; known kernels: %s", name, kernels.Names(available))
 		}
 	}
 	return s, nil

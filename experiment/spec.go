@@ -39,6 +39,9 @@ type Spec struct {
 type Limits struct {
 	// MaxN is the largest allowed matrix size n.
 	MaxN int
+	// GPUMaxN is the largest n for a cell whose kernels all run on the GPU (no CPU kernel and no CPU
+	// reference at that size); 0 means MaxN.
+	GPUMaxN int
 	// MemoryBytes bounds the bytes of the three matrices A, B and C of the largest size. The run also
 	// holds a float64 reference (and float64 copies of A and B for float32 runs), not counted here.
 	MemoryBytes int64
@@ -46,9 +49,9 @@ type Limits struct {
 	RunTimeout time.Duration
 }
 
-// DefaultLimits are the server's defaults: n ≤ 4096, 1 GiB, 120 s.
+// DefaultLimits are the server's defaults: n ≤ 4096 (8192 for GPU-only cells), 1 GiB, 120 s.
 func DefaultLimits() Limits {
-	return Limits{MaxN: 4096, MemoryBytes: 1 << 30, RunTimeout: 120 * time.Second}
+	return Limits{MaxN: 4096, GPUMaxN: 8192, MemoryBytes: 1 << 30, RunTimeout: 120 * time.Second}
 }
 
 // Limits on the remaining fields, fixed so a typo cannot ask for a million repeats.
@@ -134,7 +137,7 @@ func parse(src string, available []kernels.Kernel, lim Limits, extra map[string]
 	if err := s.checkKernels(kernelsNode, available); err != nil {
 		return Spec{}, err
 	}
-	if err := s.checkSizes(sizesNode, lim); err != nil {
+	if err := s.checkSizes(sizesNode, lim, allOnGPU(available, s.Kernels)); err != nil {
 		return Spec{}, err
 	}
 	if est := s.EstimateSeconds(available); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
@@ -166,19 +169,37 @@ func (s *Spec) checkKernels(node *yaml.Node, available []kernels.Kernel) error {
 	return nil
 }
 
-func (s *Spec) checkSizes(node *yaml.Node, lim Limits) error {
+// allOnGPU reports whether every kernel named is a GPU kernel.
+func allOnGPU(available []kernels.Kernel, names []string) bool {
+	for _, name := range names {
+		if k, _ := kernels.Lookup(available, name); !k.OnGPU {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSizes checks the sizes against the limits: up to lim.MaxN, or lim.GPUMaxN where every kernel
+// of the cell runs on the GPU (gpuOnly).
+func (s *Spec) checkSizes(node *yaml.Node, lim Limits, gpuOnly bool) error {
 	if len(s.Sizes) == 0 {
 		return errAt(node, "no sizes: add `sizes: [...]`, e.g. sizes: [64, 128, 256]")
 	}
 	seen := map[int]bool{}
 	elem := int64(s.ElemBytes())
+	maxN := lim.MaxN
+	if gpuOnly && lim.GPUMaxN > maxN {
+		maxN = lim.GPUMaxN
+	}
 	for i, n := range s.Sizes {
 		item := node.Content[i]
 		switch {
 		case n < 1:
 			return errAt(item, "size %d is too small; n must be at least 1", n)
-		case lim.MaxN > 0 && n > lim.MaxN:
-			return errAt(item, "size %d is over the limit of %d; use a smaller n", n, lim.MaxN)
+		case maxN > 0 && n > maxN && !gpuOnly && lim.GPUMaxN > maxN && n <= lim.GPUMaxN:
+			return errAt(item, "size %d is over the limit of %d for cells with CPU kernels; sizes up to %d are allowed when every kernel is a GPU kernel", n, maxN, lim.GPUMaxN)
+		case maxN > 0 && n > maxN:
+			return errAt(item, "size %d is over the limit of %d; use a smaller n", n, maxN)
 		case seen[n]:
 			return errAt(item, "size %d is listed twice", n)
 		}
@@ -204,9 +225,12 @@ func (s Spec) ElemBytes() int {
 // before running, never a measurement.
 func (s Spec) EstimateSeconds(available []kernels.Kernel) float64 {
 	ref, _ := kernels.Lookup(kernels.CPU(), "gonum")
+	cpu := !allOnGPU(available, s.Kernels) // GPU kernels check their results on the GPU machine
 	total := 0.0
 	for _, n := range s.Sizes {
-		total += ref.EstimateSeconds(n, "float64", s.Threads) // the float64 reference
+		if cpu {
+			total += ref.EstimateSeconds(n, "float64", s.Threads) // the float64 reference
+		}
 		for _, name := range s.Kernels {
 			if k, ok := kernels.Lookup(available, name); ok {
 				total += float64(s.Repeats+1) * k.EstimateSeconds(n, s.DType, s.Threads)

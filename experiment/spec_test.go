@@ -118,3 +118,34 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Cells whose kernels all run on the GPU may go up to GPUMaxN (8192): they need no CPU reference, and
+// a GPU's kernels reach their speed only at such sizes. A CPU kernel in the cell keeps MaxN.
+func TestGPUSizeLimit(t *testing.T) {
+	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
+	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, DefaultLimits())
+	if err != nil {
+		t.Fatalf("GPU-only cell at 8192: %v", err)
+	}
+	// The float64 CPU reference at 8192 alone is estimated far over the limit; a GPU-only cell has none.
+	if est := s.EstimateSeconds(available); est > 1 {
+		t.Errorf("GPU-only estimate %.0f s, want no CPU reference counted", est)
+	}
+	for _, tt := range []struct{ src, want string }{
+		{"kernels: [cublas, gonum]\nsizes: [8192]", "over the limit of 4096 for cells with CPU kernels; sizes up to 8192 are allowed when every kernel is a GPU kernel"},
+		{"kernels: [cublas]\nsizes: [16384]", "over the limit of 8192"},
+		{"kernels: [cublas]\nsizes: [8192]\ndtype: float64", "memory budget"},
+	} {
+		if _, err := Parse(tt.src, available, DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: got %v, want %q", tt.src, err, tt.want)
+		}
+	}
+	cell := strings.Replace(cudaCell, "[100, 256]", "[100, 8192]", 1)
+	if _, err := ParseCUDA(cell, available, DefaultLimits()); err != nil {
+		t.Errorf("cuda cell comparing with cublas at 8192: %v", err)
+	}
+	cell = strings.Replace(cell, "[cublas]", "[cublas, gonum]", 1)
+	if _, err := ParseCUDA(cell, available, DefaultLimits()); err == nil || !strings.Contains(err.Error(), "cells with CPU kernels") {
+		t.Errorf("cuda cell comparing with gonum at 8192: got %v, want the CPU limit", err)
+	}
+}

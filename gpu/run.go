@@ -41,8 +41,9 @@ func openDevice() (*device, error) {
 	return &device{ctx: ctx, cc: devs[0].ComputeCapability, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}, nil
 }
 
-// ownModule compiles matmul.cu for this device with NVRTC, or loads the embedded PTX where NVRTC is
-// missing (a machine with only the driver).
+// ownModule compiles matmul.cu for this device with NVRTC and loads it. It loads the embedded PTX
+// instead where NVRTC is missing (a machine with only the driver) or where NVRTC is newer than the
+// driver, whose JIT then refuses the PTX with CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
 func (d *device) ownModule() (*cuda.Module, error) {
 	if d.own != nil {
 		return d.own, nil
@@ -51,26 +52,38 @@ func (d *device) ownModule() (*cuda.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ptx string
-	if nv, nvErr := cuda.LoadNVRTC(); nvErr == nil {
-		if ptx, err = cuda.CompileArch(nv, string(src), "matmul.cu", d.cc); err != nil {
-			return nil, err
-		}
+	why := ""
+	if nv, nvErr := cuda.LoadNVRTC(); nvErr != nil {
+		why = fmt.Sprintf("no NVRTC (%v)", nvErr)
 	} else {
-		arch, ok := cuda.BestPTXArch(d.cc)
-		if !ok {
-			return nil, fmt.Errorf("no NVRTC (%v) and no embedded PTX for sm_%d", nvErr, d.cc)
-		}
-		b, err := fs.ReadFile(cuda.PTX, cuda.PTXName("matmul.cu", arch))
+		ptx, err := cuda.CompileArch(nv, string(src), "matmul.cu", d.cc)
 		if err != nil {
 			return nil, err
 		}
-		ptx = string(b)
+		d.own, err = d.ctx.LoadPTX(ptx)
+		if err == nil || !tooNewPTX(err) {
+			return d.own, err
+		}
+		why = fmt.Sprintf("NVRTC's PTX: %v", err)
 	}
-	if d.own, err = d.ctx.LoadPTX(ptx); err != nil {
+	arch, ok := cuda.BestPTXArch(d.cc)
+	if !ok {
+		return nil, fmt.Errorf("%s and no embedded PTX for sm_%d", why, d.cc)
+	}
+	b, err := fs.ReadFile(cuda.PTX, cuda.PTXName("matmul.cu", arch))
+	if err != nil {
 		return nil, err
 	}
+	if d.own, err = d.ctx.LoadPTX(string(b)); err != nil {
+		return nil, fmt.Errorf("embedded compute_%d PTX, loaded because of %s: %w", arch, why, err)
+	}
 	return d.own, nil
+}
+
+// tooNewPTX reports the driver refusing PTX made by a newer CUDA than its own.
+func tooNewPTX(err error) bool {
+	var ce *cuda.Error
+	return errors.As(err, &ce) && ce.Name == "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
 }
 
 func (d *device) cublas() (*cuda.CuBLAS, error) {
@@ -78,7 +91,7 @@ func (d *device) cublas() (*cuda.CuBLAS, error) {
 		return d.blas, nil
 	}
 	var err error
-	d.blas, err = cuda.Loader{}.CuBLAS()
+	d.blas, err = cuda.Loader{}.CuBLAS(d.ctx)
 	return d.blas, err
 }
 
@@ -174,6 +187,10 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 			return res, err
 		}
 		mod, err := d.ctx.LoadPTX(ptx)
+		if tooNewPTX(err) {
+			v, _ := nv.Version()
+			return res, fmt.Errorf("NVRTC %s (%s) makes PTX newer than this driver accepts: use an NVRTC no newer than the driver's CUDA version: %w", v, nv.Lib.Path, err)
+		}
 		if err != nil {
 			return res, err
 		}

@@ -51,6 +51,8 @@ type Kernel struct {
 	Unavailable string
 	// Remote marks a kernel measured in another process (the GPU worker).
 	Remote bool
+	// OnGPU marks the GPU kernels (from GPU), whether or not this machine can run them.
+	OnGPU bool
 	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
 	// would exceed the run time limit; it is never shown as a measurement.
 	gflops func(n, threads int) float64
@@ -121,7 +123,7 @@ func GPU(reason string) []Kernel {
 		{Name: "cuda-wmma", Summary: "tensor cores through WMMA, BF16/FP16 inputs, FP32 accumulation"},
 	}
 	for i := range ks {
-		ks[i].Unavailable, ks[i].Remote = reason, reason == ""
+		ks[i].Unavailable, ks[i].Remote, ks[i].OnGPU = reason, reason == "", true
 	}
 	return ks
 }

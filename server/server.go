@@ -42,6 +42,9 @@ type Config struct {
 	RunTimeout time.Duration
 	// MaxN is the largest matrix size a cell may ask for. Default 4096.
 	MaxN int
+	// GPUMaxN is the largest matrix size of a cell whose kernels all run on the GPU. Default 8192
+	// (or MaxN, if that is larger).
+	GPUMaxN int
 	// MemoryBytes bounds A, B and C of one size, in bytes. Default 1 GiB.
 	MemoryBytes int64
 	// Out receives the URL and warnings. Default os.Stdout.
@@ -66,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxN <= 0 {
 		c.MaxN = def.MaxN
+	}
+	if c.GPUMaxN <= 0 {
+		c.GPUMaxN = max(def.GPUMaxN, c.MaxN)
 	}
 	if c.MemoryBytes <= 0 {
 		c.MemoryBytes = def.MemoryBytes
@@ -112,7 +118,7 @@ func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
-		limits:  experiment.Limits{MaxN: cfg.MaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
+		limits:  experiment.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		machine: machineSummary(),
 		worker:  &gpu.Supervisor{Transport: cfg.Worker},
 		roof:    &roofline.Cache{Options: cfg.Roofline},

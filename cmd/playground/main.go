@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-memory-mib 1024]
+//	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
 import (
@@ -28,6 +28,7 @@ func main() {
 	flag.BoolVar(&cfg.Open, "open", false, "open the lessons in the default browser")
 	flag.DurationVar(&cfg.RunTimeout, "run-timeout", 120e9, "time limit of one experiment run")
 	flag.IntVar(&cfg.MaxN, "max-n", 4096, "largest matrix size n a cell may ask for")
+	flag.IntVar(&cfg.GPUMaxN, "gpu-max-n", 8192, "largest matrix size n of a cell whose kernels all run on the GPU")
 	flag.Int64Var(&memMiB, "memory-mib", 1024, "memory budget in MiB for the three matrices A, B, C of one size")
 	flag.Parse()
 	cfg.MemoryBytes = memMiB << 20

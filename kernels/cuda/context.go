@@ -8,14 +8,20 @@ import (
 // DevicePtr is an address in device memory.
 type DevicePtr uint64
 
-// Context is a device's primary context made current on the calling OS thread. CUDA contexts are
-// per thread, so the caller must runtime.LockOSThread before Use and make every call from that
-// goroutine (the GPU worker does all its work on one locked goroutine).
+// Context is a device's primary context made current on the calling OS thread, with one stream on
+// which its kernels, cuBLAS calls and events are queued. CUDA contexts are per thread, so the caller
+// must runtime.LockOSThread before Use and make every call from that goroutine (the GPU worker does
+// all its work on one locked goroutine).
 type Context struct {
 	d *Driver
+	// stream is created with CU_STREAM_DEFAULT (flags 0), a blocking stream: the synchronous copies
+	// and memsets, which run on the legacy default stream, stay ordered with the work queued on it
+	// (CUDA Driver API, "Stream synchronization behavior").
+	stream uintptr
 }
 
-// Use retains device ordinal dev's primary context and makes it current on this thread.
+// Use retains device ordinal dev's primary context, makes it current on this thread and creates the
+// context's stream.
 func (d *Driver) Use(dev int) (*Context, error) {
 	var h int32
 	if err := d.check("cuDeviceGet", d.cuDeviceGet(&h, int32(dev))); err != nil {
@@ -28,7 +34,11 @@ func (d *Driver) Use(dev int) (*Context, error) {
 	if err := d.check("cuCtxSetCurrent", d.cuCtxSetCurrent(ctx)); err != nil {
 		return nil, err
 	}
-	return &Context{d: d}, nil
+	c := &Context{d: d}
+	if err := d.check("cuStreamCreate", d.cuStreamCreate(&c.stream, 0)); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Alloc allocates bytes of device memory.
@@ -106,7 +116,7 @@ func (m *Module) Function(name string) (*Function, error) {
 	return &Function{c: m.c, h: f}, nil
 }
 
-// Launch starts f on the default stream with grid and block dimensions (x, y, z) and the kernel's
+// Launch queues f on the context's stream with grid and block dimensions (x, y, z) and the kernel's
 // arguments in order; each argument must be a DevicePtr, int32, float32 or float64. It returns when
 // the launch is queued; errors inside the kernel surface at the next synchronising call.
 func (f *Function) Launch(grid, block [3]int, args ...any) error {
@@ -139,7 +149,7 @@ func (f *Function) Launch(grid, block [3]int, args ...any) error {
 	}
 	return f.c.d.check("cuLaunchKernel", f.c.d.cuLaunchKernel(f.h,
 		uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(block[0]), uint32(block[1]), uint32(block[2]),
-		0, 0, first, 0))
+		0, f.c.stream, first, 0))
 }
 
 // Event is a CUDA event, a timestamp recorded in the stream; events time GPU work without counting
@@ -158,8 +168,10 @@ func (c *Context) NewEvent() (*Event, error) {
 	return &Event{c: c, h: e}, nil
 }
 
-// Record records the event on the default stream.
-func (e *Event) Record() error { return e.c.d.check("cuEventRecord", e.c.d.cuEventRecord(e.h, 0)) }
+// Record records the event on the context's stream.
+func (e *Event) Record() error {
+	return e.c.d.check("cuEventRecord", e.c.d.cuEventRecord(e.h, e.c.stream))
+}
 
 // Since waits for e and returns the seconds between start and e.
 func (e *Event) Since(start *Event) (float64, error) {

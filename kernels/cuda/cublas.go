@@ -24,33 +24,47 @@ type CuBLAS struct {
 	Lib    Loaded
 	handle uintptr
 
-	create  func(h *uintptr) int32
-	destroy func(h uintptr) int32
-	sgemm   func(h uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, lda int32, b uint64, ldb int32, beta *float32, c uint64, ldc int32) int32
-	dgemm   func(h uintptr, ta, tb, m, n, k int32, alpha *float64, a uint64, lda int32, b uint64, ldb int32, beta *float64, c uint64, ldc int32) int32
-	gemmEx  func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, a uint64, aType, lda int32, b uint64, bType, ldb int32, beta unsafe.Pointer, c uint64, cType, ldc, compute, algo int32) int32
+	create    func(h *uintptr) int32
+	destroy   func(h uintptr) int32
+	setStream func(h, stream uintptr) int32
+	sgemm     func(h uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, lda int32, b uint64, ldb int32, beta *float32, c uint64, ldc int32) int32
+	dgemm     func(h uintptr, ta, tb, m, n, k int32, alpha *float64, a uint64, lda int32, b uint64, ldb int32, beta *float64, c uint64, ldc int32) int32
+	gemmEx    func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, a uint64, aType, lda int32, b uint64, bType, ldb int32, beta unsafe.Pointer, c uint64, cType, ldc, compute, algo int32) int32
 }
 
-// CuBLAS loads cuBLAS (libcublas.so.13, .12, .11) and creates a handle on the current context.
-func (l Loader) CuBLAS() (*CuBLAS, error) {
+// CuBLAS loads cuBLAS (libcublas.so.13, .12, .11), creates a handle on c (the context current on this
+// thread) and sets its stream to c's, so that cuBLAS calls, the playground's kernels and the timing
+// events are ordered on one stream.
+func (l Loader) CuBLAS(c *Context) (*CuBLAS, error) {
 	lib, err := l.Load(CuBLASNames)
 	if err != nil {
 		return nil, err
 	}
 	b := &CuBLAS{Lib: lib}
-	if err := bind(lib,
-		&b.create, "cublasCreate_v2",
-		&b.destroy, "cublasDestroy_v2",
-		&b.sgemm, "cublasSgemm_v2",
-		&b.dgemm, "cublasDgemm_v2",
-		&b.gemmEx, "cublasGemmEx",
-	); err != nil {
+	if err := bind(lib, b.symbols()...); err != nil {
 		return nil, err
 	}
 	if err := check("cublasCreate_v2", b.create(&b.handle), cublasStatusNames); err != nil {
 		return nil, err
 	}
+	if err := check("cublasSetStream_v2", b.setStream(b.handle, c.stream), cublasStatusNames); err != nil {
+		b.Close()
+		return nil, err
+	}
 	return b, nil
+}
+
+// symbols pairs each function variable with the libcublas symbol it binds (the _v2 names are the
+// ones cublas_v2.h maps the plain names to).
+func (b *CuBLAS) symbols() []any {
+	return []any{
+		&b.create, "cublasCreate_v2",
+		&b.destroy, "cublasDestroy_v2",
+		&b.setStream, "cublasSetStream_v2",
+		&b.sgemm, "cublasSgemm_v2",
+		&b.dgemm, "cublasDgemm_v2",
+		&b.gemmEx, "cublasGemmEx",
+	}
 }
 
 // Close destroys the handle.

@@ -35,6 +35,8 @@ type Driver struct {
 	cuEventSynchronize       func(ev uintptr) int32
 	cuEventElapsedTime       func(ms *float32, start, end uintptr) int32
 	cuEventDestroy           func(ev uintptr) int32
+	cuStreamCreate           func(stream *uintptr, flags uint32) int32
+	cuStreamDestroy          func(stream uintptr) int32
 }
 
 var (
@@ -56,8 +58,29 @@ func (l Loader) Driver() (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	d, err := bindDriver(lib)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.check("cuInit", d.cuInit(0)); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// bindDriver binds every driver API function the playground calls, without initialising the driver.
+func bindDriver(lib Loaded) (*Driver, error) {
 	d := &Driver{Lib: lib}
-	if err := bind(lib,
+	if err := bind(lib, d.symbols()...); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// symbols pairs each function variable with the libcuda symbol it binds (the _v2 names are the
+// 64-bit-size versions that cuda.h maps the plain names to).
+func (d *Driver) symbols() []any {
+	return []any{
 		&d.cuInit, "cuInit",
 		&d.cuDriverGetVersion, "cuDriverGetVersion",
 		&d.cuDeviceGetCount, "cuDeviceGetCount",
@@ -83,13 +106,9 @@ func (l Loader) Driver() (*Driver, error) {
 		&d.cuEventSynchronize, "cuEventSynchronize",
 		&d.cuEventElapsedTime, "cuEventElapsedTime",
 		&d.cuEventDestroy, "cuEventDestroy_v2",
-	); err != nil {
-		return nil, err
+		&d.cuStreamCreate, "cuStreamCreate",
+		&d.cuStreamDestroy, "cuStreamDestroy_v2",
 	}
-	if err := d.check("cuInit", d.cuInit(0)); err != nil {
-		return nil, err
-	}
-	return d, nil
 }
 
 // check names a failed driver call, asking the driver for the name (cuGetErrorName) and falling back

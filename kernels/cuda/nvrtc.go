@@ -47,7 +47,15 @@ func (l Loader) NVRTCFrom(names []string) (*NVRTC, error) {
 		return nil, err
 	}
 	n := &NVRTC{Lib: lib}
-	if err := bind(lib,
+	if err := bind(lib, n.symbols()...); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// symbols pairs each function variable with the libnvrtc symbol it binds.
+func (n *NVRTC) symbols() []any {
+	return []any{
 		&n.version, "nvrtcVersion",
 		&n.createProgram, "nvrtcCreateProgram",
 		&n.compileProgram, "nvrtcCompileProgram",
@@ -58,10 +66,7 @@ func (l Loader) NVRTCFrom(names []string) (*NVRTC, error) {
 		&n.destroyProgram, "nvrtcDestroyProgram",
 		&n.getNumSupportedArch, "nvrtcGetNumSupportedArchs",
 		&n.getSupportedArchs, "nvrtcGetSupportedArchs",
-	); err != nil {
-		return nil, err
 	}
-	return n, nil
 }
 
 // Version returns NVRTC's CUDA version, e.g. "11.8".

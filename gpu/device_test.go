@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -25,9 +26,15 @@ func requireGPU(t *testing.T) {
 // Build here, run there: CGO_ENABLED=0 go test -c -o build/gpu.test ./gpu; build/gpu.test -test.run GPU -test.v
 func TestGPURunsEveryKernel(t *testing.T) {
 	requireGPU(t)
-	s := realWorker(t)
+	checkEveryKernel(t, realWorker(t), []int{256, 100, 1100})
+}
+
+// checkEveryKernel runs every GPU kernel through s at each size, in each precision it supports, and
+// wants a correct, timed result with one progress line per launch and the copies timed.
+func checkEveryKernel(t *testing.T, s *Supervisor, sizes []int) {
+	t.Helper()
 	for _, kernel := range []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock", "cuda-wmma"} {
-		for _, n := range []int{256, 100, 1100} {
+		for _, n := range sizes {
 			dtypes := []string{"float32"}
 			if kernel == "cublas" {
 				dtypes = append(dtypes, "float64")
@@ -62,21 +69,30 @@ func TestGPURunsEveryKernel(t *testing.T) {
 // and the next run still works (the worker restarts).
 func TestGPUCustomKernelAndFault(t *testing.T) {
 	requireGPU(t)
-	s := realWorker(t)
+	checkCustomAndFault(t, realWorker(t), func(good string) string {
+		return strings.Replace(good, "C[r * N + c] = s;", "C[r * N + c + (1 << 28)] = s;", 1)
+	})
+}
+
+// checkCustomAndFault runs a learner's kernel as custom, then faulty(kernel), one that writes out of
+// bounds, which must come back as a CUDA error, then the good kernel again, which must work in the
+// restarted worker.
+func checkCustomAndFault(t *testing.T, s *Supervisor, faulty func(good string) string) {
+	t.Helper()
 	good := `extern "C" __global__ void mm(const float* A, const float* B, float* C, int M, int N, int K) {
     int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < M && c < N) { float s = 0; for (int p = 0; p < K; ++p) s += A[r * K + p] * B[p * N + c]; C[r * N + c] = s; }
 }`
 	run := func(src string, n int) error {
 		g := (n + 15) / 16
+		entry := regexp.MustCompile(`void (\w+)\(`).FindStringSubmatch(src)[1]
 		return s.Do(context.Background(), Request{Op: "run", Kernel: "custom", N: n, DType: "float32", Repeats: 2,
-			Source: src, Entry: "mm", Block: [3]int{16, 16, 1}, Grid: [3]int{g, g, 1}}, func(Response) {})
+			Source: src, Entry: entry, Block: [3]int{16, 16, 1}, Grid: [3]int{g, g, 1}}, func(Response) {})
 	}
 	if err := run(good, 200); err != nil {
 		t.Fatalf("correct custom kernel: %v", err)
 	}
-	bad := strings.Replace(good, "C[r * N + c] = s;", "C[r * N + c + (1 << 28)] = s;", 1)
-	err := run(bad, 200)
+	err := run(faulty(good), 200)
 	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR") {
 		t.Errorf("out-of-bounds kernel: got %v, want a CUDA error", err)
 	}

@@ -1,0 +1,373 @@
+// A strict stand-in for libcuda.so.1 and libcublas.so.13, for tests on machines without a GPU.
+//
+// It is built by gpu/fakecuda_test.go with the system C compiler (the playground itself never uses
+// cgo) and loaded by the real GPU worker through purego, exactly as the NVIDIA libraries are. It
+// implements the functions the binding calls, with the prototypes of cuda.h and cublas_api.h, over
+// host memory: "device" pointers are malloc'd, kernels and GEMMs are computed on the CPU, events read
+// the clock. It is strict where a wrong call would go unnoticed on a real GPU until it crashed: every
+// copy, memset and kernel argument must lie inside a live allocation, launches and events must use
+// the stream the context made, a kernel must be an .entry of the PTX it was loaded from, and cuBLAS
+// computes in column-major order, so a row-major call with swapped roles gives a wrong C.
+//
+// Nothing it does is a measurement: the times it reports are those of its CPU loops.
+//
+// It is built twice: as libcuda.so.1, and with -DFAKE_CUBLAS as libcublas.so.13, which links against
+// the first and shares its allocations and stream through the fakecuda_* functions (two separately
+// loaded libraries, as with NVIDIA's, so the loader reports each file).
+//
+// A kernel whose name ends in "_oob" models an out-of-bounds write: the launch succeeds and the next
+// synchronising call fails with CUDA_ERROR_ILLEGAL_ADDRESS (700), which then sticks, as on a GPU.
+
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static float bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+
+#ifndef FAKE_CUBLAS
+
+typedef int CUresult;
+enum {
+	OK = 0, INVALID_VALUE = 1, NOT_INITIALIZED = 3, INVALID_IMAGE = 200, INVALID_CONTEXT = 201,
+	INVALID_HANDLE = 400, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, NOT_SUPPORTED = 801,
+};
+
+static int initialised, sticky;
+static uintptr_t ctx_handle = 0xC0;
+static uintptr_t current_ctx;
+static uintptr_t the_stream; // the one stream the context made
+
+// ---- allocations ----
+
+#define MAXALLOC 256
+static struct { char *p; size_t n; } allocs[MAXALLOC];
+
+// inside reports whether [p, p+n) lies inside one live allocation.
+static int inside(uint64_t p, size_t n) {
+	for (int i = 0; i < MAXALLOC; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)allocs[i].p;
+		if (allocs[i].p && p >= a && p + n <= a + allocs[i].n) return 1;
+	}
+	return 0;
+}
+
+static CUresult ready(void) {
+	if (!initialised) return NOT_INITIALIZED;
+	if (sticky) return sticky;
+	if (current_ctx != ctx_handle) return INVALID_CONTEXT;
+	return OK;
+}
+
+// The helpers libcublas.so.13 uses.
+int fakecuda_inside(uint64_t p, size_t n) { return inside(p, n); }
+int fakecuda_ready(void) { return ready(); }
+uintptr_t fakecuda_stream(void) { return the_stream; }
+void fakecuda_fault(void) { sticky = ILLEGAL_ADDRESS; }
+
+// ---- errors and devices ----
+
+CUresult cuGetErrorName(CUresult code, const char **name) {
+	switch (code) {
+	case OK: *name = "CUDA_SUCCESS"; return OK;
+	case INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; return OK;
+	case NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; return OK;
+	case INVALID_IMAGE: *name = "CUDA_ERROR_INVALID_IMAGE"; return OK;
+	case INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; return OK;
+	case INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; return OK;
+	case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return OK;
+	case ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; return OK;
+	case NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; return OK;
+	}
+	*name = NULL;
+	return INVALID_VALUE;
+}
+
+CUresult cuInit(unsigned flags) { if (flags != 0) return INVALID_VALUE; initialised = 1; return OK; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+CUresult cuDeviceGetCount(int *n) { if (!initialised) return NOT_INITIALIZED; *n = 1; return OK; }
+CUresult cuDeviceGet(int *dev, int ordinal) {
+	if (!initialised) return NOT_INITIALIZED;
+	if (ordinal != 0) return INVALID_VALUE;
+	*dev = 0;
+	return OK;
+}
+CUresult cuDeviceGetName(char *name, int len, int dev) {
+	if (dev != 0 || len < 32) return INVALID_VALUE;
+	strncpy(name, "Fake GPU (host memory, tests)", len);
+	return OK;
+}
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev) { if (dev != 0) return INVALID_VALUE; *bytes = (size_t)1 << 30; return OK; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+	if (dev != 0) return INVALID_VALUE;
+	switch (attr) {
+	case 13: *v = 1000000; return OK;  // clock rate, kHz
+	case 16: *v = 4; return OK;        // SMs
+	case 36: *v = 1000000; return OK;  // memory clock, kHz
+	case 37: *v = 256; return OK;      // bus width, bits
+	case 38: *v = 1 << 20; return OK;  // L2 bytes
+	case 75: *v = 9; return OK;        // compute capability 9.0
+	case 76: *v = 0; return OK;
+	}
+	return INVALID_VALUE;
+}
+
+// ---- context, stream, memory ----
+
+CUresult cuDevicePrimaryCtxRetain(uintptr_t *ctx, int dev) {
+	if (!initialised) return NOT_INITIALIZED;
+	if (dev != 0) return INVALID_VALUE;
+	*ctx = ctx_handle;
+	return OK;
+}
+CUresult cuCtxSetCurrent(uintptr_t ctx) { if (ctx != ctx_handle) return INVALID_CONTEXT; current_ctx = ctx; return OK; }
+CUresult cuCtxSynchronize(void) { return ready(); }
+CUresult cuStreamCreate(uintptr_t *s, unsigned flags) {
+	CUresult r = ready();
+	if (r) return r;
+	if (flags != 0 || the_stream) return INVALID_VALUE;
+	the_stream = 0x5EA;
+	*s = the_stream;
+	return OK;
+}
+CUresult cuStreamDestroy_v2(uintptr_t s) { if (s != the_stream) return INVALID_HANDLE; the_stream = 0; return OK; }
+
+CUresult cuMemAlloc_v2(uint64_t *p, size_t n) {
+	CUresult r = ready();
+	if (r) return r;
+	if (n == 0) return INVALID_VALUE;
+	for (int i = 0; i < MAXALLOC; i++) {
+		if (!allocs[i].p) {
+			allocs[i].p = malloc(n);
+			allocs[i].n = n;
+			memset(allocs[i].p, 0x5A, n); // garbage, as fresh device memory is
+			*p = (uint64_t)(uintptr_t)allocs[i].p;
+			return OK;
+		}
+	}
+	return 2; // out of memory
+}
+CUresult cuMemFree_v2(uint64_t p) {
+	for (int i = 0; i < MAXALLOC; i++) {
+		if (allocs[i].p && (uint64_t)(uintptr_t)allocs[i].p == p) {
+			free(allocs[i].p);
+			allocs[i].p = NULL;
+			return sticky;
+		}
+	}
+	return INVALID_VALUE;
+}
+CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n) {
+	CUresult r = ready();
+	if (r) return r;
+	if (!inside(dst, n)) return INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return OK;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
+	CUresult r = ready();
+	if (r) return r;
+	if (!inside(src, n)) return INVALID_VALUE;
+	memcpy(dst, (void *)(uintptr_t)src, n);
+	return OK;
+}
+CUresult cuMemsetD32_v2(uint64_t dst, unsigned v, size_t words) {
+	CUresult r = ready();
+	if (r) return r;
+	if (!inside(dst, words * 4)) return INVALID_VALUE;
+	uint32_t *p = (uint32_t *)(uintptr_t)dst;
+	for (size_t i = 0; i < words; i++) p[i] = v;
+	return OK;
+}
+
+// ---- modules and kernels ----
+
+typedef struct { char *ptx; } module;
+typedef struct { char name[128]; } function;
+
+CUresult cuModuleLoadData(uintptr_t *mod, const void *image) {
+	CUresult r = ready();
+	if (r) return r;
+	const char *s = image;
+	if (!strstr(s, ".version") || !strstr(s, ".target")) return INVALID_IMAGE; // not PTX text
+	module *m = malloc(sizeof *m);
+	m->ptx = strdup(s);
+	*mod = (uintptr_t)m;
+	return OK;
+}
+CUresult cuModuleUnload(uintptr_t mod) {
+	module *m = (module *)mod;
+	free(m->ptx);
+	free(m);
+	return sticky;
+}
+CUresult cuModuleGetFunction(uintptr_t *fn, uintptr_t mod, const char *name) {
+	CUresult r = ready();
+	if (r) return r;
+	module *m = (module *)mod;
+	char want[160];
+	snprintf(want, sizeof want, ".entry %s(", name);
+	if (strlen(name) >= sizeof(((function *)0)->name) || !strstr(m->ptx, want)) return NOT_FOUND;
+	function *f = malloc(sizeof *f);
+	strcpy(f->name, name);
+	*fn = (uintptr_t)f;
+	return OK;
+}
+
+
+static int ends_with(const char *s, const char *suffix) {
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+// Every playground kernel, and every learner kernel the tests launch, has the signature
+// (const T* A, const T* B, float* C, int M, int N, int K) for row-major A (M×K), B (K×N), C (M×N):
+// FP32 inputs, or BF16 for cuda_wmma_bf16.
+CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
+	CUresult r = ready();
+	if (r) return r;
+	function *f = (function *)fn;
+	if (stream != the_stream || extra != NULL || smem != 0) return INVALID_VALUE;
+	if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
+	uint64_t A = *(uint64_t *)params[0], B = *(uint64_t *)params[1], C = *(uint64_t *)params[2];
+	int M = *(int *)params[3], N = *(int *)params[4], K = *(int *)params[5];
+	int bf = strcmp(f->name, "cuda_wmma_bf16") == 0;
+	if (strcmp(f->name, "cuda_wmma_f16") == 0) return NOT_SUPPORTED;
+	size_t in = bf ? 2 : 4;
+	if (M < 1 || N < 1 || K < 1 || !inside(A, (size_t)M * K * in) || !inside(B, (size_t)K * N * in) ||
+	    !inside(C, (size_t)M * N * 4)) {
+		sticky = ILLEGAL_ADDRESS; // reading or writing outside the buffers faults
+		return OK;
+	}
+	if (ends_with(f->name, "_oob")) {
+		sticky = ILLEGAL_ADDRESS;
+		return OK;
+	}
+	float *c = (float *)(uintptr_t)C;
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			float s = 0;
+			for (int p = 0; p < K; p++) {
+				size_t ia = (size_t)i * K + p, ib = (size_t)p * N + j;
+				s += bf ? bf16(((uint16_t *)(uintptr_t)A)[ia]) * bf16(((uint16_t *)(uintptr_t)B)[ib])
+				        : ((float *)(uintptr_t)A)[ia] * ((float *)(uintptr_t)B)[ib];
+			}
+			c[(size_t)i * N + j] = s;
+		}
+	return OK;
+}
+
+// ---- events ----
+
+typedef struct { double t; int recorded; } event;
+
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+CUresult cuEventCreate(uintptr_t *ev, unsigned flags) {
+	CUresult r = ready();
+	if (r) return r;
+	if (flags != 0) return INVALID_VALUE;
+	*ev = (uintptr_t)calloc(1, sizeof(event));
+	return OK;
+}
+CUresult cuEventRecord(uintptr_t ev, uintptr_t stream) {
+	CUresult r = ready();
+	if (r) return r;
+	if (stream != the_stream) return INVALID_HANDLE;
+	((event *)ev)->t = now();
+	((event *)ev)->recorded = 1;
+	return OK;
+}
+CUresult cuEventSynchronize(uintptr_t ev) { (void)ev; return ready(); }
+CUresult cuEventElapsedTime(float *ms, uintptr_t start, uintptr_t end) {
+	CUresult r = ready();
+	if (r) return r;
+	event *a = (event *)start, *b = (event *)end;
+	if (!a->recorded || !b->recorded) return INVALID_HANDLE;
+	*ms = (float)((b->t - a->t) * 1e3);
+	return OK;
+}
+CUresult cuEventDestroy_v2(uintptr_t ev) { free((void *)ev); return OK; }
+
+#else // FAKE_CUBLAS
+
+int fakecuda_inside(uint64_t p, size_t n);
+int fakecuda_ready(void);
+uintptr_t fakecuda_stream(void);
+void fakecuda_fault(void);
+#define inside fakecuda_inside
+#define ready fakecuda_ready
+
+// ---- cuBLAS (column-major, as cublas_api.h documents) ----
+
+typedef int cublasStatus_t;
+static int blas_handle_stream_set;
+static uintptr_t blas_handle = 0xB1A5;
+
+cublasStatus_t cublasCreate_v2(uintptr_t *h) { if (ready()) return 1; *h = blas_handle; return 0; }
+cublasStatus_t cublasDestroy_v2(uintptr_t h) { return h == blas_handle ? 0 : 7; }
+cublasStatus_t cublasSetStream_v2(uintptr_t h, uintptr_t stream) {
+	if (h != blas_handle || stream != fakecuda_stream()) return 7;
+	blas_handle_stream_set = 1;
+	return 0;
+}
+
+// gemm computes C = alpha·A·B + beta·C, column-major, no transposes; load reads element i of a
+// matrix of the given type (0 FP32, 1 FP64, 14 BF16).
+static double load(uint64_t p, int type, size_t i) {
+	switch (type) {
+	case 0: return ((float *)(uintptr_t)p)[i];
+	case 1: return ((double *)(uintptr_t)p)[i];
+	case 14: return bf16(((uint16_t *)(uintptr_t)p)[i]);
+	}
+	return NAN;
+}
+static size_t typesize(int type) { return type == 1 ? 8 : type == 14 ? 2 : 4; }
+
+static cublasStatus_t gemm(uintptr_t h, int ta, int tb, int m, int n, int k, double alpha, uint64_t A,
+                           int at, int lda, uint64_t B, int bt, int ldb, double beta, uint64_t C, int ct, int ldc) {
+	if (h != blas_handle || !blas_handle_stream_set) return 7;
+	if (ta != 0 || tb != 0 || m < 1 || n < 1 || k < 1 || lda < m || ldb < k || ldc < m) return 7;
+	if (ready()) return 13; // execution failed
+	if (!inside(A, ((size_t)(k - 1) * lda + m) * typesize(at)) || !inside(B, ((size_t)(n - 1) * ldb + k) * typesize(bt)) ||
+	    !inside(C, ((size_t)(n - 1) * ldc + m) * typesize(ct))) {
+		fakecuda_fault();
+		return 13;
+	}
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < m; i++) {
+			double s = 0;
+			for (int p = 0; p < k; p++) s += load(A, at, (size_t)p * lda + i) * load(B, bt, (size_t)j * ldb + p);
+			size_t ic = (size_t)j * ldc + i;
+			double v = alpha * s + (beta != 0 ? beta * load(C, ct, ic) : 0);
+			if (ct == 1) ((double *)(uintptr_t)C)[ic] = v;
+			else ((float *)(uintptr_t)C)[ic] = (float)v;
+		}
+	return 0;
+}
+
+cublasStatus_t cublasSgemm_v2(uintptr_t h, int ta, int tb, int m, int n, int k, const float *alpha, uint64_t A,
+                              int lda, uint64_t B, int ldb, const float *beta, uint64_t C, int ldc) {
+	return gemm(h, ta, tb, m, n, k, *alpha, A, 0, lda, B, 0, ldb, *beta, C, 0, ldc);
+}
+cublasStatus_t cublasDgemm_v2(uintptr_t h, int ta, int tb, int m, int n, int k, const double *alpha, uint64_t A,
+                              int lda, uint64_t B, int ldb, const double *beta, uint64_t C, int ldc) {
+	return gemm(h, ta, tb, m, n, k, *alpha, A, 1, lda, B, 1, ldb, *beta, C, 1, ldc);
+}
+cublasStatus_t cublasGemmEx(uintptr_t h, int ta, int tb, int m, int n, int k, const void *alpha, uint64_t A,
+                            int at, int lda, uint64_t B, int bt, int ldb, const void *beta, uint64_t C, int ct,
+                            int ldc, int compute, int algo) {
+	// FP32 or BF16 inputs, FP32 output, CUBLAS_COMPUTE_32F (68) or _32F_FAST_TF32 (77), whose
+	// alpha and beta are floats; CUBLAS_GEMM_DEFAULT (-1).
+	if (at != bt || (at != 0 && at != 14) || ct != 0 || (compute != 68 && compute != 77) || algo != -1) return 7;
+	if (compute == 77 && at != 0) return 7;
+	return gemm(h, ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb, *(const float *)beta, C, ct, ldc);
+}
+
+#endif // FAKE_CUBLAS

@@ -3,61 +3,29 @@ package gpu
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/internal/fakecuda"
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // The GPU worker's whole run path on a machine without a GPU, through purego, against
-// testdata/fakecuda/fakecuda.c: a strict stand-in for libcuda.so.1 and libcublas.so.13 that computes
+// internal/fakecuda: a strict stand-in for libcuda.so.1 and libcublas.so.13 that computes
 // on the host (see its header). It checks what a GPU would check only by crashing: buffer sizes,
 // argument order, streams, entry names, cuBLAS's column-major roles, sticky errors and the restart.
 // It proves the binding and the worker, not the kernels' speed or their CUDA code (the NVRTC tests
-// and the SIMT emulator cover that). Building it needs a C compiler (cc or $CC): the tests skip
-// without one, except in CI.
-
-// fakeCUDA builds the stand-in into a fresh folder as libcuda.so.1 and libcublas.so.13 and points
-// the workers started after it at that folder (LD_LIBRARY_PATH), returning the folder.
-func fakeCUDA(t *testing.T) string {
-	t.Helper()
-	if _, err := cuda.LoadDriver(); err == nil {
-		t.Skip("this machine has a CUDA driver; the GPU tests use it")
-	}
-	compiler := os.Getenv("CC")
-	if compiler == "" {
-		compiler = "cc"
-	}
-	if _, err := exec.LookPath(compiler); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the fake CUDA library needs a C compiler in CI: %v", err)
-		}
-		t.Skipf("skipping: no C compiler (%v) to build the fake CUDA library", err)
-	}
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"-o", filepath.Join(dir, "libcuda.so.1")},
-		{"-DFAKE_CUBLAS", "-o", filepath.Join(dir, "libcublas.so.13"), "-L" + dir, "-l:libcuda.so.1"},
-	} {
-		args = append([]string{"-shared", "-fPIC", "-O2", "-Wall", "-Werror", "testdata/fakecuda/fakecuda.c"}, args...)
-		if out, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
-			t.Fatalf("building the fake CUDA library (%s %s): %v\n%s", compiler, strings.Join(args, " "), err, out)
-		}
-	}
-	t.Setenv("LD_LIBRARY_PATH", dir)
-	return dir
-}
+// and the SIMT emulator cover that).
 
 func TestFakeCUDAProbe(t *testing.T) {
-	dir := fakeCUDA(t)
+	dir := fakecuda.Setup(t)
 	r := Probe(context.Background(), realWorker(t))
 	if r.Unavailable != "" || len(r.Devices) != 1 {
 		t.Fatalf("got %+v, want the fake device", r)
 	}
 	d := r.Devices[0]
-	if d.Name != "Fake GPU (host memory, tests)" || d.ComputeCapability != 90 || d.SMs != 4 || d.MemoryBytes != 1<<30 || r.Driver != "13.0" {
+	if d.Name != fakecuda.DeviceName || d.ComputeCapability != 90 || d.SMs != 4 || d.MemoryBytes != 1<<30 || r.Driver != "13.0" {
 		t.Errorf("got %+v, driver %s", d, r.Driver)
 	}
 	// The report names the files loaded: found by the dynamic loader, resolved to the real path.
@@ -73,12 +41,12 @@ func TestFakeCUDAProbe(t *testing.T) {
 }
 
 func TestFakeCUDARunsEveryKernel(t *testing.T) {
-	fakeCUDA(t)
+	fakecuda.Setup(t)
 	checkEveryKernel(t, realWorker(t), []int{64, 33})
 }
 
 func TestFakeCUDACustomKernelAndFault(t *testing.T) {
-	fakeCUDA(t)
+	fakecuda.Setup(t)
 	if _, err := cuda.LoadNVRTC(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("NVRTC is required in CI: %v", err)

@@ -1,13 +1,19 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/internal/fakecuda"
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/roofline"
 )
 
@@ -106,5 +112,60 @@ func TestRooflineShowsTheDevice(t *testing.T) {
 	}
 	if !strings.Contains(svg, "Fake GPU FP32, from the device") {
 		t.Errorf("roofline chart lacks the device's roof")
+	}
+}
+
+// The whole path with the real worker and the binding, on the fake CUDA library of internal/fakecuda
+// (host memory, strict about buffers and streams): the probe names the device on /api/devices and
+// the page, and a cell's GPU kernels come back checked, beside its CPU kernel, with no notes.
+func TestFakeCUDAEndToEnd(t *testing.T) {
+	dir := fakecuda.Setup(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Config{Worker: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}})
+	resp, err := http.Get(base + "/api/devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report cuda.Report
+	err = json.NewDecoder(resp.Body).Decode(&report)
+	resp.Body.Close()
+	if err != nil || report.Unavailable != "" || len(report.Devices) != 1 || report.Devices[0].Name != fakecuda.DeviceName ||
+		len(report.Libraries) == 0 || report.Libraries[0].Path != filepath.Join(dir, "libcuda.so.1") {
+		t.Fatalf("/api/devices: %+v, %v", report, err)
+	}
+	page, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if !strings.Contains(string(b), fakecuda.DeviceName) {
+		t.Error("the page header does not name the device")
+	}
+
+	ws := dial(t, base)
+	if err := ws.WriteJSON(runMsg("f", "kernels: [cublas, ikj, cuda-regblock, cublas-bf16]\nsizes: [48]\nrepeats: 2\ntransfers: true")); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range collect(t, ws, "f", 30*time.Second) {
+		switch m.Type {
+		case TypeResult:
+			got = append(got, m.Result.Kernel)
+			if !m.Result.OK || !(m.Result.Seconds > 0) {
+				t.Errorf("%s: %+v, want a checked, timed result", m.Result.Kernel, *m.Result)
+			}
+			if m.Result.Kernel != "ikj" && !(m.Result.H2DSeconds > 0) {
+				t.Errorf("%s: copies not timed", m.Result.Kernel)
+			}
+		case TypeNote, TypeError:
+			t.Errorf("unexpected %s: %+v %s", m.Type, m.Note, m.Message)
+		}
+	}
+	if strings.Join(got, ",") != "cublas,ikj,cuda-regblock,cublas-bf16" {
+		t.Errorf("got results %v", got)
 	}
 }

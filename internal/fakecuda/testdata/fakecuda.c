@@ -1,9 +1,9 @@
 // A strict stand-in for libcuda.so.1 and libcublas.so.13, for tests on machines without a GPU.
 //
-// It is built by gpu/fakecuda_test.go with the system C compiler (the playground itself never uses
-// cgo) and loaded by the real GPU worker through purego, exactly as the NVIDIA libraries are. It
-// implements the functions the binding calls, with the prototypes of cuda.h and cublas_api.h, over
-// host memory: "device" pointers are malloc'd, kernels and GEMMs are computed on the CPU, events read
+// Package internal/fakecuda builds it for the gpu and server tests with the system C compiler (the
+// playground itself never uses cgo); the real GPU worker loads it through purego, exactly as it
+// loads the NVIDIA libraries. It implements the functions the binding calls, with the prototypes of
+// cuda.h and cublas_api.h, over host memory: "device" pointers are malloc'd, kernels and GEMMs are computed on the CPU, events read
 // the clock. It is strict where a wrong call would go unnoticed on a real GPU until it crashed: every
 // copy, memset and kernel argument must lie inside a live allocation, launches and events must use
 // the stream the context made, a kernel must be an .entry of the PTX it was loaded from, and cuBLAS

@@ -1,0 +1,60 @@
+// Package fakecuda builds, for tests on machines without a GPU, a strict stand-in for the NVIDIA
+// driver API (libcuda.so.1) and cuBLAS (libcublas.so.13) from C (testdata/fakecuda.c, whose header
+// says what it checks) and points GPU worker processes started afterwards at it. The playground never
+// uses cgo; only these tests need a C compiler.
+package fakecuda
+
+import (
+	_ "embed"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+//go:embed testdata/fakecuda.c
+var source []byte
+
+// Setup builds the stand-in into a fresh folder as libcuda.so.1 and libcublas.so.13 (which links
+// against the first) and sets LD_LIBRARY_PATH to that folder for the rest of the test, so that worker
+// processes started afterwards load it through the dynamic loader's path. It returns the folder. It
+// skips the test on a machine with a real CUDA driver (the GPU tests use that) and, outside CI, on one
+// without a C compiler (cc, or $CC); in CI (CI=true) a missing compiler fails it.
+func Setup(t testing.TB) string {
+	t.Helper()
+	if _, err := cuda.LoadDriver(); err == nil {
+		t.Skip("this machine has a CUDA driver; the GPU tests use it")
+	}
+	compiler := os.Getenv("CC")
+	if compiler == "" {
+		compiler = "cc"
+	}
+	if _, err := exec.LookPath(compiler); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the fake CUDA library needs a C compiler in CI: %v", err)
+		}
+		t.Skipf("skipping: no C compiler (%v) to build the fake CUDA library", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fakecuda.c")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-o", filepath.Join(dir, "libcuda.so.1")},
+		{"-DFAKE_CUBLAS", "-o", filepath.Join(dir, "libcublas.so.13"), "-L" + dir, "-l:libcuda.so.1"},
+	} {
+		args = append([]string{"-shared", "-fPIC", "-O2", "-Wall", "-Werror", src}, args...)
+		if out, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
+			t.Fatalf("building the fake CUDA library (%s %s): %v\n%s", compiler, strings.Join(args, " "), err, out)
+		}
+	}
+	t.Setenv("LD_LIBRARY_PATH", dir)
+	return dir
+}
+
+// DeviceName is the name the stand-in reports for its one device.
+const DeviceName = "Fake GPU (host memory, tests)"

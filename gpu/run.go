@@ -56,7 +56,11 @@ func (d *device) ownModule() (*cuda.Module, error) {
 	if nv, nvErr := cuda.LoadNVRTC(); nvErr != nil {
 		why = fmt.Sprintf("no NVRTC (%v)", nvErr)
 	} else {
-		ptx, err := cuda.CompileArch(nv, string(src), "matmul.cu", d.cc)
+		arch, err := nv.ArchFor(d.cc)
+		if err != nil {
+			return nil, err
+		}
+		ptx, err := cuda.CompileArch(nv, string(src), "matmul.cu", arch)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +186,11 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 		if err != nil {
 			return res, fmt.Errorf("custom kernels need NVRTC: %w", err)
 		}
-		ptx, err := cuda.CompileArch(nv, req.Source, "cell.cu", d.cc)
+		arch, err := nv.ArchFor(d.cc)
+		if err != nil {
+			return res, err
+		}
+		ptx, err := cuda.CompileArch(nv, req.Source, "cell.cu", arch)
 		if err != nil {
 			return res, err
 		}

@@ -265,3 +265,16 @@ func TestDerivedPeaks(t *testing.T) {
 		t.Error("sm_61 is not in the table")
 	}
 }
+
+// A device newer than NVRTC gets the newest PTX NVRTC can make below it; the driver JITs it forward.
+func TestPickArch(t *testing.T) {
+	supported := []int{50, 60, 70, 75, 80, 86, 89, 90} // NVRTC 11.8
+	for _, tt := range []struct{ cc, want int }{{90, 90}, {86, 86}, {100, 90}, {120, 90}, {72, 70}} {
+		if got, err := pickArch(supported, tt.cc, "libnvrtc"); err != nil || got != tt.want {
+			t.Errorf("sm_%d: got %d, %v; want %d", tt.cc, got, err, tt.want)
+		}
+	}
+	if _, err := pickArch([]int{75, 80}, 70, "libnvrtc.so.13"); err == nil || !strings.Contains(err.Error(), "no architecture up to sm_70") {
+		t.Errorf("sm_70 with NVRTC 13: got %v", err)
+	}
+}

@@ -169,3 +169,27 @@ func CompileArch(n *NVRTC, src, name string, arch int) (string, error) {
 	ptx, _, err := n.Compile(src, name, fmt.Sprintf("compute_%d", arch))
 	return ptx, err
 }
+
+// ArchFor returns the virtual architecture to compile for on a device of compute capability cc: cc
+// itself where this NVRTC supports it, else the newest it supports below cc (PTX is forward
+// compatible: the driver JIT-compiles it for newer GPUs). It fails when NVRTC supports nothing ≤ cc.
+func (n *NVRTC) ArchFor(cc int) (int, error) {
+	supported, err := n.SupportedArchs()
+	if err != nil {
+		return 0, err
+	}
+	return pickArch(supported, cc, n.Lib.Path)
+}
+
+func pickArch(supported []int, cc int, lib string) (int, error) {
+	best := 0
+	for _, a := range supported {
+		if a <= cc && a > best {
+			best = a
+		}
+	}
+	if best == 0 {
+		return 0, fmt.Errorf("NVRTC %s supports no architecture up to sm_%d (it supports %v)", lib, cc, supported)
+	}
+	return best, nil
+}

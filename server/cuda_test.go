@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -269,13 +267,8 @@ func TestRooflineCell(t *testing.T) {
 			t.Errorf("chart lacks %q", want)
 		}
 	}
-	resp, err := http.Get(base + "/api/roofline")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c roofline.Ceilings
-	err = json.NewDecoder(resp.Body).Decode(&c)
-	resp.Body.Close()
+	err := getJSON(t, base+"/api/roofline", &c)
 	if err != nil || c != info.Ceilings {
 		t.Errorf("/api/roofline %+v (%v), want the same ceilings as the cell %+v", c, err, info.Ceilings)
 	}

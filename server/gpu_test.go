@@ -1,10 +1,7 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,24 +122,13 @@ func TestFakeCUDAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, base := startServer(t, Config{Worker: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}})
-	resp, err := http.Get(base + "/api/devices")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var report cuda.Report
-	err = json.NewDecoder(resp.Body).Decode(&report)
-	resp.Body.Close()
+	err = getJSON(t, base+"/api/devices", &report)
 	if err != nil || report.Unavailable != "" || len(report.Devices) != 1 || report.Devices[0].Name != fakecuda.DeviceName ||
 		len(report.Libraries) == 0 || report.Libraries[0].Path != filepath.Join(dir, "libcuda.so.1") {
 		t.Fatalf("/api/devices: %+v, %v", report, err)
 	}
-	page, err := http.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(page.Body)
-	page.Body.Close()
-	if !strings.Contains(string(b), fakecuda.DeviceName) {
+	if !strings.Contains(getBody(t, base+"/"), fakecuda.DeviceName) {
 		t.Error("the page header does not name the device")
 	}
 

@@ -20,6 +20,33 @@ import (
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
+// getJSON GETs url and decodes its JSON body into v, returning the decoding error; a failed request
+// fails the test.
+func getJSON(t *testing.T, url string, v any) error {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// getBody GETs url and returns its body; a failed request fails the test.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // startServer serves cfg on 127.0.0.1:0 until the test ends; it returns the server and its base URL.
 func startServer(t *testing.T, cfg Config) (*Server, string) {
 	t.Helper()
@@ -602,36 +629,19 @@ func TestDevicesReportAndHeader(t *testing.T) {
 	report := cuda.Report{Driver: "13.0", Devices: []cuda.Device{{Name: "Test GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30, ClockKHz: 1980000}},
 		Libraries: []cuda.Loaded{{Name: "libcuda.so.1", Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Via: "loader path"}}}
 	_, base := startServer(t, Config{Devices: func(context.Context) cuda.Report { return report }})
-	resp, err := http.Get(base + "/api/devices")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got cuda.Report
-	err = json.NewDecoder(resp.Body).Decode(&got)
-	resp.Body.Close()
+	err := getJSON(t, base+"/api/devices", &got)
 	if err != nil || len(got.Devices) != 1 || got.Devices[0].SMs != 132 || got.Libraries[0].Path != report.Libraries[0].Path {
 		t.Errorf("/api/devices: %+v, %v", got, err)
 	}
-	resp, err = http.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "GPU: Test GPU (sm_90, 132 SMs, 80 GiB, 1980 MHz), driver CUDA 13.0") {
+	if !strings.Contains(getBody(t, base+"/"), "GPU: Test GPU (sm_90, 132 SMs, 80 GiB, 1980 MHz), driver CUDA 13.0") {
 		t.Errorf("header lacks the GPU summary")
 	}
 
 	_, base = startServer(t, Config{Devices: func(context.Context) cuda.Report {
 		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 	}})
-	resp, err = http.Get(base + "/lessons/01-why-gpus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "GPU: no CUDA device: libcuda.so.1 not found") {
+	if !strings.Contains(getBody(t, base+"/lessons/01-why-gpus"), "GPU: no CUDA device: libcuda.so.1 not found") {
 		t.Errorf("lesson header lacks the reason there is no GPU")
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// Lesson 9 shows the coalesced kernel in CUDA and in Go side by side: each snippet must be the real
-// code, word for word, so the emulator's counts describe what the lesson shows.
+// The lesson "Why coalescing matters" shows the coalesced kernel in CUDA and in Go side by side:
+// each snippet must be the real code, word for word, so the emulator's counts describe what the
+// lesson shows.
 func TestLessonCodeIsTheRealCode(t *testing.T) {
-	lesson, err := os.ReadFile("09-why-coalescing-matters.md")
+	lesson, err := os.ReadFile("10-why-coalescing-matters.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func TestLessonCodeIsTheRealCode(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.Contains(words(string(src)), words(f[2])) {
-			t.Errorf("the %s snippet of lesson 9 is not in %s:\n%s", f[1], sources[f[1]], f[2])
+			t.Errorf("the %s snippet of lesson 10 is not in %s:\n%s", f[1], sources[f[1]], f[2])
 		}
 		checked++
 	}

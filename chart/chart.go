@@ -140,7 +140,7 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 // Counts renders the SIMT emulator's results as two bar charts side by side: global bytes moved (MB,
 // no caches) and FLOPs (M) per kernel, so a learner sees the same arithmetic move very different
 // amounts of memory. It returns a complete `<svg>` document without an XML prolog.
-func Counts(results []experiment.SIMTResult) (string, error) {
+func Counts(results []KernelCounts) (string, error) {
 	names := make([]string, len(results))
 	moved, flops := make(plotter.Values, len(results)), make(plotter.Values, len(results))
 	for i, r := range results {
@@ -183,6 +183,14 @@ func Counts(results []experiment.SIMTResult) (string, error) {
 		left.Draw(canvases[0][0])
 		right.Draw(canvases[0][1])
 	})
+}
+
+// KernelCounts is one emulated kernel's counts for Counts: at size n×n×n, its global-memory bytes
+// moved and FLOPs.
+type KernelCounts struct {
+	Kernel            string
+	N                 int
+	BytesMoved, FLOPs int64
 }
 
 // Array is a systolic array to draw in Utilisation: N×N MACs, under a label.
@@ -317,9 +325,16 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	return render(p)
 }
 
+// ModelPoint is one modelled all-reduce for AllReduce: its link, GPU count and time in seconds.
+type ModelPoint struct {
+	Link    string
+	GPUs    int
+	Seconds float64
+}
+
 // AllReduce draws modelled ring all-reduce time against GPU count (log2 x, log y), one line per
 // link. The title says the figures are modelled. It returns a complete `<svg>` document.
-func AllReduce(points []experiment.AllReducePoint, gradientMB float64) (string, error) {
+func AllReduce(points []ModelPoint, gradientMB float64) (string, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Ring all-reduce of %g MB (modelled, not measured)", gradientMB)
 	p.X.Label.Text = "GPUs (log2 scale)"

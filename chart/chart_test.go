@@ -58,7 +58,7 @@ func TestPow2Ticks(t *testing.T) {
 }
 
 func TestCountsChart(t *testing.T) {
-	svg, err := Counts([]experiment.SIMTResult{{Kernel: "naive", N: 64, BytesMoved: 8e6, FLOPs: 524288}, {Kernel: "smem", N: 64, BytesMoved: 1e5, FLOPs: 524288}})
+	svg, err := Counts([]KernelCounts{{Kernel: "naive", N: 64, BytesMoved: 8e6, FLOPs: 524288}, {Kernel: "smem", N: 64, BytesMoved: 1e5, FLOPs: 524288}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRooflineChart(t *testing.T) {
 }
 
 func TestAllReduceChart(t *testing.T) {
-	svg, err := AllReduce([]experiment.AllReducePoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 2, Seconds: 0.002}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}}, 1400)
+	svg, err := AllReduce([]ModelPoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 2, Seconds: 0.002}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}}, 1400)
 	if err != nil {
 		t.Fatal(err)
 	}

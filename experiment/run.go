@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -54,21 +55,36 @@ type Env struct {
 	Remote func(ctx context.Context, kernel string, n int, s Spec, progress func(done int)) (Result, error)
 }
 
+// unavailableNote is the one line a run shows for its kernels that cannot run here: friendly when the
+// reason is the usual one (no NVIDIA GPU; the page header links the details), else the reason.
+func unavailableNote(names []string, reason string) string {
+	list := strings.Join(names, ", ")
+	if strings.HasPrefix(reason, "no CUDA device") {
+		return list + ": not run, this server has no NVIDIA GPU (the page header links the details)"
+	}
+	return list + ": not run, " + reason
+}
+
 // Run measures every kernel of s at every size, in the order given, and reports to sink. CPU kernels
 // share, per size, fresh random inputs in [-1, 1) (never zero); for each, C is poisoned with NaN, then
 // one warm-up call and s.Repeats timed calls run, and the last C is checked against a float64
 // reference computed with gonum (once per size, after the first kernel, so that kernel starts at
-// once). Remote kernels are measured by env.Remote. A kernel marked Unavailable gets one Note with
-// the reason, before any measurement, and is skipped. Run returns ctx.Err() when cancelled.
+// once). Remote kernels are measured by env.Remote. The kernels marked Unavailable are skipped, and
+// one Note before any measurement names them and says why (its kernel field lists them, comma-separated). Run returns ctx.Err() when cancelled.
 // env.Kernels must contain every kernel of s (Parse checked that).
 func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 	runnable := s.Kernels[:0:0]
+	var skipped []string // kernels that cannot run here, which share one reason (no GPU)
+	reason := ""
 	for _, name := range s.Kernels {
 		if k, _ := kernels.Lookup(env.Kernels, name); k.Unavailable != "" {
-			sink.Note(name, "error", name+": "+k.Unavailable)
+			skipped, reason = append(skipped, name), k.Unavailable
 		} else {
 			runnable = append(runnable, name)
 		}
+	}
+	if len(skipped) > 0 {
+		sink.Note(strings.Join(skipped, ","), "error", unavailableNote(skipped, reason))
 	}
 	s.Kernels = runnable
 	if len(runnable) == 0 {
@@ -140,7 +156,7 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, env Env, rng *
 			return err
 		}
 		if ref == nil {
-			if ref, err = reference(ctx, a, b, n); err != nil {
+			if ref, err = Reference(ctx, a, b, n); err != nil {
 				return err
 			}
 		}
@@ -158,8 +174,8 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, env Env, rng *
 	return nil
 }
 
-// reference computes a·b in float64 with gonum's Dgemm (cancellable between row blocks).
-func reference[T kernels.Float](ctx context.Context, a, b []T, n int) ([]float64, error) {
+// Reference computes a·b in float64 with gonum's Dgemm (cancellable between row blocks).
+func Reference[T kernels.Float](ctx context.Context, a, b []T, n int) ([]float64, error) {
 	a64, b64 := toFloat64(a), toFloat64(b)
 	ref := make([]float64, n*n)
 	if err := kernels.Gonum(ctx, ref, a64, b64, n, n, n, kernels.Options{}); err != nil {

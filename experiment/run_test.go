@@ -103,21 +103,15 @@ func TestRunCancels(t *testing.T) {
 	}
 }
 
-// GPU kernels that cannot run here get a note each; the CPU kernels of the same cell still run.
+// GPU kernels that cannot run here share one note; the CPU kernels of the same cell still run.
 func TestRunNotesUnavailableKernels(t *testing.T) {
 	available := append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found")...)
-	s, err := Parse("kernels: [cublas, ikj, cuda-smem]\nsizes: [8, 16]\nrepeats: 1", available, DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := Spec{Kernels: []string{"cublas", "ikj", "cuda-smem"}, Sizes: []int{8, 16}, DType: "float32", Repeats: 1, Threads: 1}
 	var rec recorder
 	if err := Run(context.Background(), s, Env{Kernels: available}, &rec); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		"error cublas cublas: no CUDA device: libcuda.so.1 not found",
-		"error cuda-smem cuda-smem: no CUDA device: libcuda.so.1 not found",
-	}
+	want := []string{"error cublas,cuda-smem cublas, cuda-smem: not run, this server has no NVIDIA GPU (the page header links the details)"}
 	if fmt.Sprint(rec.notes) != fmt.Sprint(want) {
 		t.Errorf("notes %q, want %q", rec.notes, want)
 	}
@@ -140,10 +134,7 @@ func TestRunRemoteKernels(t *testing.T) {
 		}
 		return Result{Kernel: kernel, N: n, DType: s.DType, Seconds: 1e-3, GFLOPS: 1, OK: true}, nil
 	}}
-	s, err := Parse("kernels: [cublas, ikj, cuda-wmma]\nsizes: [8, 16]\nrepeats: 2", available, DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := Spec{Kernels: []string{"cublas", "ikj", "cuda-wmma"}, Sizes: []int{8, 16}, DType: "float32", Repeats: 2, Threads: 1}
 	var rec recorder
 	if err := Run(context.Background(), s, env, &rec); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
@@ -134,15 +133,4 @@ func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int
 		return experiment.Result{}, fmt.Errorf("%s at n=%d: %w", req.Kernel, req.N, err)
 	}
 	return *res, nil
-}
-
-// Env is the run environment for a machine with a GPU: the CPU kernels and the GPU kernels, measured
-// by s's worker.
-func Env(s *Supervisor) experiment.Env {
-	return experiment.Env{
-		Kernels: append(kernels.CPU(), kernels.GPU("")...),
-		Remote: func(ctx context.Context, kernel string, n int, spec experiment.Spec, progress func(int)) (experiment.Result, error) {
-			return Run(ctx, s, Request{Kernel: kernel, N: n, DType: spec.DType, Repeats: spec.Repeats, Transfers: spec.Transfers}, progress)
-		},
-	}
 }

@@ -18,6 +18,7 @@ import (
 	highlighting "github.com/yuin/goldmark-highlighting/v2"
 	meta "github.com/yuin/goldmark-meta"
 
+	"github.com/gpuplayground/playground/cells"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -44,8 +45,6 @@ type Lesson struct {
 	// HTML is the rendered body; cells are already turned into their editable form.
 	HTML  template.HTML
 	Cells []Cell
-	// Recordings are real GPU runs of this lesson's cells, by cell id (recorded/<cell id>.json).
-	Recordings map[string]Recording
 	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
 	// directory broke after start-up; its page shows the error.
 	Err error
@@ -63,7 +62,8 @@ func (l *Lesson) Cell(id string) (Cell, bool) {
 
 // Cell is a runnable fenced block.
 type Cell struct {
-	// ID is "{slug}-{index}", index counting cells from 0 in document order.
+	// ID is the spec's `id:` key if it has one (stable when cells move), else "{slug}-{index}", index
+	// counting cells from 0 in document order.
 	ID string
 	// Kind is the fence's info string, e.g. "matmul".
 	Kind string
@@ -71,12 +71,34 @@ type Cell struct {
 	Source string
 	// Line is the 1-based line of the file where Source starts.
 	Line int
+	// Recording, if not nil, is a real GPU run of this cell (recorded/<cell id>.json), made from
+	// this very source.
+	Recording *cells.Recording
 }
 
-// Kinds maps each cell kind (fence info string) to a checker of a cell's source; a returned error may
-// implement SourceLine() int (a 1-based line within the source) so that the lesson error can point at
-// the file's line. experiment.Checkers gives the playground's.
-type Kinds map[string]func(source string) error
+// Kinds are the cell kinds whose fences become cells; each cell's source must parse (a parse error
+// may implement SourceLine() int, a 1-based line within the source, so that the lesson error points
+// at the file's line).
+type Kinds []cells.Kind
+
+// explicitID finds a cell's `id:` key: a top-level line of its YAML (before a `---` line).
+var explicitID = regexp.MustCompile(`(?m)^id:[ \t]*([^\s#]*)`)
+
+// validID is what an explicit id may be: it names a file and a page anchor.
+var validID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// cellID returns the explicit id of source, "" if it has none, or an error for a bad one.
+func cellID(source string) (string, error) {
+	header, _, _ := strings.Cut(source, "\n---")
+	m := explicitID.FindStringSubmatch(header)
+	if m == nil {
+		return "", nil
+	}
+	if !validID.MatchString(m[1]) {
+		return "", fmt.Errorf("id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", m[1])
+	}
+	return m[1], nil
+}
 
 // Error is a lesson problem at File:Line.
 type Error struct {
@@ -105,6 +127,9 @@ func Load(fsys fs.FS, kinds Kinds) ([]*Lesson, error) {
 			return nil, err
 		}
 		out = append(out, l)
+	}
+	if err := uniqueIDs(out); err != nil {
+		return nil, err
 	}
 	if err := loadRecordings(fsys, out); err != nil {
 		return nil, err
@@ -159,8 +184,8 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 	pc := parser.NewContext()
 	pc.Set(slugKey, slug)
 	pc.Set(kindsKey, kinds)
-	cells := &[]Cell{}
-	pc.Set(cellsKey, cells)
+	found := &[]Cell{}
+	pc.Set(cellsKey, found)
 	var buf bytes.Buffer
 	if err := md.Convert(src, &buf, parser.WithContext(pc)); err != nil {
 		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
@@ -178,7 +203,7 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 		e.File = name
 		return nil, e
 	}
-	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *cells}
+	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found}
 	var ok bool
 	if l.Title, ok = fm["title"].(string); !ok || l.Title == "" {
 		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `title: ...` (a string)"}
@@ -200,9 +225,10 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 // cellNode replaces a fenced block whose info string is a cell kind.
 type cellNode struct {
 	ast.BaseBlock
-	cell  Cell
-	slug  string
-	lines int
+	cell    Cell
+	slug    string
+	lines   int
+	actions []cells.Action
 }
 
 var kindCell = ast.NewNodeKind("Cell")
@@ -217,12 +243,12 @@ type cellTransformer struct{}
 func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	kinds, _ := pc.Get(kindsKey).(Kinds)
 	slug, _ := pc.Get(slugKey).(string)
-	cells := pc.Get(cellsKey).(*[]Cell)
+	found := pc.Get(cellsKey).(*[]Cell)
 	src := reader.Source()
 	var fences []*ast.FencedCodeBlock
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering {
-			if _, isCell := kinds[string(fb.Language(src))]; isCell {
+			if _, isCell := cells.Lookup(kinds, string(fb.Language(src))); isCell {
 				fences = append(fences, fb)
 			}
 		}
@@ -242,16 +268,28 @@ func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		} else if fb.Info != nil {
 			line = bytes.Count(src[:fb.Info.Segment.Start], []byte("\n")) + 2
 		}
-		c := Cell{ID: fmt.Sprintf("%s-%d", slug, len(*cells)), Kind: kind, Source: body.String(), Line: line}
-		if err := kinds[kind](c.Source); err != nil && pc.Get(errKey) == nil {
+		c := Cell{ID: fmt.Sprintf("%s-%d", slug, len(*found)), Kind: kind, Source: body.String(), Line: line}
+		k, _ := cells.Lookup(kinds, kind)
+		id, err := cellID(c.Source)
+		if id != "" {
+			c.ID = id
+		}
+		if err == nil {
+			_, err = k.Parse(cells.Cell{ID: c.ID, Source: c.Source})
+		}
+		if err != nil && pc.Get(errKey) == nil {
 			at := line
 			if le, ok := err.(interface{ SourceLine() int }); ok && le.SourceLine() > 0 {
 				at = line + le.SourceLine() - 1
 			}
 			pc.Set(errKey, &Error{Line: at, Msg: fmt.Sprintf("%s cell %s: %v", kind, c.ID, err)})
 		}
-		*cells = append(*cells, c)
-		node := &cellNode{cell: c, slug: slug, lines: lines.Len()}
+		*found = append(*found, c)
+		var actions []cells.Action
+		if a, ok := k.(cells.Actioner); ok {
+			actions = a.Actions()
+		}
+		node := &cellNode{cell: c, slug: slug, lines: lines.Len(), actions: actions}
 		fb.Parent().ReplaceChild(fb.Parent(), fb, node)
 	}
 }
@@ -262,19 +300,34 @@ func (cellRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindCell, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
 			c := n.(*cellNode)
-			err := cellHTML.Execute(w, map[string]any{"Cell": c.cell, "Slug": c.slug, "Rows": max(c.lines+1, 3)})
+			err := cellHTML.Execute(w, map[string]any{"Cell": c.cell, "Slug": c.slug, "Rows": max(c.lines+1, 3), "Actions": c.actions})
 			return ast.WalkSkipChildren, err
 		}
 		return ast.WalkContinue, nil
 	})
 }
 
-// cellHTML is a cell's markup; static/app.js finds cells by the "cell" class and data attributes.
+// cellHTML is a cell's markup; static/app.js finds cells by the "cell" class and data attributes,
+// and renders what runs emit into .cell-output (with the kind's module, /cells/{kind}.js).
 var cellHTML = template.Must(template.New("cell").Parse(`<section class="cell" id="{{.Cell.ID}}" data-cell="{{.Cell.ID}}" data-kind="{{.Cell.Kind}}" data-lesson="{{.Slug}}" aria-label="{{.Cell.Kind}} experiment {{.Cell.ID}}">
 <div class="cell-head"><span class="cell-kind">{{.Cell.Kind}} experiment</span><span class="cell-hint">edit, then Run or Shift+Enter</span></div>
-<textarea class="cell-source" rows="{{.Rows}}" spellcheck="false" aria-label="experiment spec (YAML)">{{.Cell.Source}}</textarea>
-<div class="cell-controls"><button type="button" class="cell-run">Run</button><button type="button" class="cell-stop" disabled>Stop</button>{{if eq .Cell.Kind "cuda"}}<button type="button" class="cell-show-ptx">Show PTX</button>{{end}}<progress class="cell-progress" max="1" value="0" aria-label="progress"></progress><span class="cell-status" role="status" aria-live="polite"></span><a class="cell-csv" download="{{.Cell.ID}}.csv" hidden>Download CSV</a></div>
-{{if eq .Cell.Kind "cuda"}}<pre class="cell-ptx" hidden aria-label="PTX"></pre>
-{{end}}<div class="cell-output"><table class="cell-results" hidden><caption>Results</caption><thead><tr><th scope="col">kernel</th><th scope="col">n</th><th scope="col">dtype</th><th scope="col">median s</th><th scope="col">min s</th><th scope="col">max s</th><th scope="col">GFLOP/s</th><th scope="col">rel. error</th><th scope="col">check</th></tr></thead><tbody></tbody></table><div class="cell-chart" aria-label="chart"></div></div>
+<textarea class="cell-source" rows="{{.Rows}}" spellcheck="false" aria-label="experiment spec">{{.Cell.Source}}</textarea>
+<div class="cell-controls"><button type="button" class="cell-run">Run</button><button type="button" class="cell-stop" disabled>Stop</button>{{range .Actions}}<button type="button" class="cell-action" data-action="{{.Name}}">{{.Label}}</button>{{end}}<progress class="cell-progress" max="1" value="0" aria-label="progress"></progress><span class="cell-status" role="status" aria-live="polite"></span></div>
+<div class="cell-output"></div>
 </section>
 `))
+
+// uniqueIDs checks that no two cells of the lessons share an id (recordings and links name them).
+func uniqueIDs(ls []*Lesson) error {
+	seen := map[string]string{}
+	for _, l := range ls {
+		for _, c := range l.Cells {
+			at := fmt.Sprintf("%s:%d", l.File, c.Line)
+			if first, dup := seen[c.ID]; dup {
+				return &Error{File: l.File, Line: c.Line, Msg: fmt.Sprintf("cell id %q is already used at %s", c.ID, first)}
+			}
+			seen[c.ID] = at
+		}
+	}
+	return nil
+}

@@ -9,19 +9,31 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/gpuplayground/playground/cells"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden HTML files in testdata/golden")
 
 // kinds accepts any cell of the playground's kinds that does not contain "bad"; that error is on the
-// cell's line 2.
-var kinds = Kinds{"matmul": check, "cuda": check, "simt": check, "systolic": check, "roofline": check, "allreduce": check}
+// cell's line 2. The cuda kind has a Show PTX action.
+var kinds = Kinds{fakeKind{"matmul"}, fakeCUDA{fakeKind{"cuda"}}, fakeKind{"simt"}, fakeKind{"systolic"}, fakeKind{"roofline"}, fakeKind{"allreduce"}}
 
-func check(src string) error {
-	if strings.Contains(src, "bad") {
-		return lineErr{2}
+type fakeKind struct{ name string }
+
+func (k fakeKind) Name() string   { return k.name }
+func (k fakeKind) Script() string { return "" }
+func (k fakeKind) Parse(c cells.Cell) (cells.Run, error) {
+	if strings.Contains(c.Source, "bad") {
+		return nil, lineErr{2}
 	}
-	return nil
+	return nil, nil
+}
+
+type fakeCUDA struct{ fakeKind }
+
+func (k fakeCUDA) Actions() []cells.Action {
+	return []cells.Action{{Name: "ptx", Label: "Show PTX", Parse: k.Parse}}
 }
 
 type lineErr struct{ line int }
@@ -82,7 +94,7 @@ func TestFixtureParts(t *testing.T) {
 		t.Errorf("cell 1: got %+v", c)
 	}
 	h := string(l.HTML)
-	for _, want := range []string{"<table>", `id="fixture-0"`, "<textarea", "cell-run", "cell-stop", "cell-progress", "cell-results", "cell-chart", "Download CSV"} {
+	for _, want := range []string{"<table>", `id="fixture-0"`, "<textarea", "cell-run", "cell-stop", "cell-progress", "cell-output", `data-kind="matmul"`} {
 		if !strings.Contains(h, want) {
 			t.Errorf("HTML lacks %q", want)
 		}
@@ -154,5 +166,30 @@ func TestEmbeddedLessonsHaveSources(t *testing.T) {
 		if !strings.Contains(string(l.HTML), "Sources") || len(l.Cells) == 0 {
 			t.Errorf("%s: every lesson needs a Sources section and at least one experiment", l.Slug)
 		}
+	}
+}
+
+// A cell's `id:` key names it instead of its position; ids are checked and unique across lessons.
+func TestExplicitCellIDs(t *testing.T) {
+	lesson := func(title, id string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("---\ntitle: " + title + "\nsummary: s\norder: 1\n---\n\n```matmul\nkernels: [ikj]\n```\n\n```cuda\n" + id + "kernel: k\n---\nk(\n```\n")}
+	}
+	ls, err := Load(fstest.MapFS{"a.md": lesson("A", "id: my-kernel\n")}, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{ls[0].Cells[0].ID, ls[0].Cells[1].ID}; got[0] != "a-0" || got[1] != "my-kernel" {
+		t.Errorf("got ids %v, want a-0 and my-kernel", got)
+	}
+	if h := string(ls[0].HTML); !strings.Contains(h, `id="my-kernel"`) || !strings.Contains(h, `data-action="ptx">Show PTX</button>`) {
+		t.Errorf("HTML lacks the explicit id or the kind's action button")
+	}
+	_, err = Load(fstest.MapFS{"a.md": lesson("A", "id: same\n"), "b.md": lesson("B", "id: same\n")}, kinds)
+	if err == nil || !strings.Contains(err.Error(), `b.md:12: cell id "same" is already used at a.md:12`) {
+		t.Errorf("duplicate id: got %v", err)
+	}
+	_, err = Load(fstest.MapFS{"a.md": lesson("A", "id: Not OK\n")}, kinds)
+	if err == nil || !strings.Contains(err.Error(), "a.md:12:") || !strings.Contains(err.Error(), "lower-case") {
+		t.Errorf("bad id: got %v", err)
 	}
 }

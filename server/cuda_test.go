@@ -3,13 +3,15 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/systolic"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/roofline"
 )
@@ -51,7 +53,7 @@ func cudaServer(t *testing.T) string {
 }
 
 func ptxMsg(id, source string) Message {
-	return Message{Type: TypePTX, ID: id, RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: source}}
+	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: source, Action: "ptx"}}
 }
 
 func TestShowPTX(t *testing.T) {
@@ -60,10 +62,11 @@ func TestShowPTX(t *testing.T) {
 	if err := ws.WriteJSON(ptxMsg("p", cudaCellSrc)); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "p", 30*time.Second)
-	if len(msgs) != 2 || msgs[0].Type != TypePTX || msgs[1].Type != TypeDone ||
-		!strings.Contains(msgs[0].PTX, ".entry twice_mm(") || !strings.Contains(msgs[0].PTX, ".target sm_80") {
-		t.Fatalf("got %+v, want ptx (sm_80, entry twice_mm) then done", msgs)
+	msgs := collect(t, ws, "p", 60*time.Second)
+	n := len(msgs)
+	if n < 4 || msgs[0].Type != TypeQueued || msgs[n-2].Type != TypeText || msgs[n-1].Type != TypeDone ||
+		!strings.Contains(msgs[n-2].Text.Body, ".entry twice_mm(") || !strings.Contains(msgs[n-2].Text.Body, ".target sm_80") {
+		t.Fatalf("got %+v, want queued, started, text (PTX for sm_80, entry twice_mm), done", msgs)
 	}
 }
 
@@ -71,9 +74,9 @@ func TestCompileErrorsUseCellLines(t *testing.T) {
 	requireNVRTC(t)
 	ws := dial(t, cudaServer(t))
 	broken := strings.Replace(cudaCellSrc, "A[row * K]", "A[row * K] * undefined_scale", 1)
-	for _, typ := range []string{TypePTX, TypeRun} {
-		m := ptxMsg("bad-"+typ, broken)
-		m.Type = typ
+	for _, action := range []string{"ptx", ""} {
+		m := ptxMsg("bad-"+action, broken)
+		m.Action = action
 		if err := ws.WriteJSON(m); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +84,7 @@ func TestCompileErrorsUseCellLines(t *testing.T) {
 		last := msgs[len(msgs)-1]
 		// The source starts on cell line 7; the error is on its third line.
 		if last.Type != TypeError || !strings.Contains(last.Message, "line 9: error") || !strings.Contains(last.Message, "undefined_scale") {
-			t.Errorf("%s: got %+v, want an error at line 9 naming undefined_scale", typ, last)
+			t.Errorf("%q: got %+v, want an error at line 9 naming undefined_scale", action, last)
 		}
 	}
 }
@@ -93,21 +96,11 @@ func TestCUDACellRunWithoutGPU(t *testing.T) {
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: cudaCellSrc}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "r", 30*time.Second)
-	var notes []string
-	var results []string
-	for _, m := range msgs {
-		if m.Type == TypeNote {
-			notes = append(notes, m.Note.Level+" "+m.Note.Message)
-		}
-		if m.Type == TypeResult {
-			results = append(results, m.Result.Kernel)
-		}
-	}
+	msgs := collect(t, ws, "r", 60*time.Second)
+	notes, results := notesOf(msgs), column(rowsOf(t, msgs, "results"), "kernel")
 	want := []string{
-		"info custom: twice_mm compiles for compute_80",
-		"error custom: no CUDA device: libcuda.so.1 not found",
-		"error cublas: no CUDA device: libcuda.so.1 not found",
+		"info: custom: twice_mm compiles for compute_80",
+		"error: custom, cublas: not run, this server has no NVIDIA GPU (the page header links the details)",
 	}
 	if strings.Join(notes, "|") != strings.Join(want, "|") || strings.Join(results, ",") != "gonum" || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got notes %q, results %v, last %s; want %q, [gonum], done", notes, results, msgs[len(msgs)-1].Type, want)
@@ -121,7 +114,7 @@ func TestPTXOnlyForCUDACells(t *testing.T) {
 	if err := ws.WriteJSON(m); err != nil {
 		t.Fatal(err)
 	}
-	if msgs := collect(t, ws, "x", 5*time.Second); msgs[0].Type != TypeError || !strings.Contains(msgs[0].Message, "only cuda cells have PTX") {
+	if msgs := collect(t, ws, "x", 10*time.Second); msgs[0].Type != TypeError || !strings.Contains(msgs[0].Message, `a matmul cell has no action "ptx"`) {
 		t.Errorf("got %+v", msgs)
 	}
 }
@@ -136,7 +129,7 @@ func TestRecordedResultsWithoutGPU(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "recorded"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rec := `{"cell":"k-1","device":"Test GPU","driver":"13.0","date":"2026-11-21T12:00:00Z","command":"record -cells k-1",
+	rec := `{"cell":"k-1","source_sha256":"` + cells.SourceHash("kernels: [ikj]\nsizes: [8]\n") + `","device":"Test GPU","driver":"13.0","date":"2026-11-21T12:00:00Z","command":"record -cells k-1",
 		"results":[{"kernel":"cublas","n":8,"dtype":"float32","seconds":0.001,"gflops":0.5,"ok":true},
 		           {"kernel":"ikj","n":8,"dtype":"float32","seconds":0.002,"gflops":0.25,"ok":true}]}`
 	if err := os.WriteFile(filepath.Join(dir, "recorded", "k-1.json"), []byte(rec), 0o644); err != nil {
@@ -149,20 +142,27 @@ func TestRecordedResultsWithoutGPU(t *testing.T) {
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-1", Source: "kernels: [ikj, cublas]\nsizes: [8]\nrepeats: 1"}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "r", 10*time.Second)
+	msgs := collect(t, ws, "r", 30*time.Second)
 	var types []string
-	var recd *Recorded
+	caption := ""
 	for _, m := range msgs {
 		types = append(types, m.Type)
-		if m.Type == TypeRecorded {
-			recd = m.Recorded
+		if m.Type == TypeTable && m.Table.ID == "recorded" {
+			caption = m.Table.Caption
 		}
 	}
-	if recd == nil || len(recd.Results) != 1 || recd.Results[0].Kernel != "cublas" || !strings.Contains(recd.Label, "recorded on Test GPU") {
-		t.Fatalf("got %v, recorded %+v; want the recorded cublas result only, labelled", types, recd)
+	if recd := rowsOf(t, msgs, "recorded"); len(recd) != 1 || recd[0]["kernel"] != "cublas" || !strings.Contains(caption, "recorded on Test GPU") {
+		t.Fatalf("got %v, recorded %v (%q); want the recorded cublas result only, labelled", types, recd, caption)
 	}
-	if got := strings.Join(types[:4], ","); got != "queued,started,recorded,note" || types[len(types)-1] != TypeDone {
-		t.Errorf("sequence %v: want queued, started, recorded, note, then the measurements, done", types)
+	if got := strings.Join(types[:5], ","); got != "queued,started,table,row,note" || types[len(types)-1] != TypeDone {
+		t.Errorf("sequence %v: want queued, started, the recorded table and row, the note, then the measurements, done", types)
+	}
+	// Edited to another size, the recording has no row for it: nothing recorded is shown.
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r2", RunRequest: &RunRequest{Lesson: "k", Cell: "k-1", Source: "kernels: [ikj, cublas]\nsizes: [16]\nrepeats: 1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if recd := rowsOf(t, collect(t, ws, "r2", 30*time.Second), "recorded"); len(recd) != 0 {
+		t.Errorf("n=16: got recorded rows %v, want none (the recording is of n=8)", recd)
 	}
 }
 
@@ -170,22 +170,18 @@ func TestSIMTCell(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "s", RunRequest: &RunRequest{Lesson: "09-why-coalescing-matters", Cell: "09-why-coalescing-matters-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "s", RunRequest: &RunRequest{Lesson: "10-why-coalescing-matters", Cell: "10-why-coalescing-matters-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "s", 20*time.Second)
-	var kinds, kernels []string
-	for _, m := range msgs {
-		kinds = append(kinds, m.Type)
-		if m.Type == TypeSIMT {
-			kernels = append(kernels, m.SIMT.Kernel)
-			if !m.SIMT.Correct || m.SIMT.GPU != "T4" || m.SIMT.BytesMoved == 0 {
-				t.Errorf("result %+v", *m.SIMT)
-			}
+	msgs := collect(t, ws, "s", 60*time.Second)
+	rows := rowsOf(t, msgs, "counts")
+	for _, r := range rows {
+		if r["check"] != "ok" || r["sectors"].(float64) == 0 {
+			t.Errorf("row %v", r)
 		}
 	}
-	if strings.Join(kernels, ",") != "naive,smem" || !strings.Contains(strings.Join(kinds, ","), "simt,chart") || kinds[len(kinds)-1] != TypeDone {
-		t.Errorf("got %v", kinds)
+	if strings.Join(column(rows, "kernel"), ",") != "naive,smem" || count(msgs, TypeChart) < 1 || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got rows %v", rows)
 	}
 }
 
@@ -193,29 +189,23 @@ func TestSystolicCell(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "array: 3\nm: 4\nn: 3\nk: 3"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "y", RunRequest: &RunRequest{Lesson: "10-tpus-and-systolic-arrays", Cell: "10-tpus-and-systolic-arrays-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "y", RunRequest: &RunRequest{Lesson: "11-tpus-and-systolic-arrays", Cell: "11-tpus-and-systolic-arrays-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "y", 20*time.Second)
+	msgs := collect(t, ws, "y", 60*time.Second)
 	frames := 0
-	var res *experiment.SystolicResult
-	var last string
 	for _, m := range msgs {
-		switch m.Type {
-		case TypeFrames:
-			for _, f := range m.Frames {
-				frames++
-				if len(f.A) != 3 || (f.Cycle == 0) != (f.W != nil) {
-					t.Fatalf("frame %+v: want a 3×3 array, weights on cycle 0 only", f)
-				}
+		for _, f := range m.Frames {
+			frames++
+			fm := f.(map[string]any)
+			if len(fm["a"].([]any)) != 3 || (fm["cycle"].(float64) == 0) != (fm["w"] != nil) {
+				t.Fatalf("frame %+v: want a 3×3 array, weights on cycle 0 only", f)
 			}
-		case TypeSystolic:
-			res = m.Systolic
 		}
-		last = m.Type
 	}
-	if frames != 4+2*3-2 || res == nil || !res.Correct || res.Cycles != 3+4+2*3-2 || last != TypeDone {
-		t.Errorf("got %d frames, result %+v, last %s; want 8 frames, correct, 11 cycles, done", frames, res, last)
+	rows := rowsOf(t, msgs, "product")
+	if frames != 4+2*3-2 || len(rows) != 1 || rows[0]["check"] != "ok" || rows[0]["cycles"].(float64) != 3+4+2*3-2 || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got %d frames, result %v; want 8 frames, correct, 11 cycles, done", frames, rows)
 	}
 }
 
@@ -224,10 +214,10 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "array: 16\nm: 64\nn: 64\nk: 64"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "big", RunRequest: &RunRequest{Lesson: "10-tpus-and-systolic-arrays", Cell: "10-tpus-and-systolic-arrays-1", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "big", RunRequest: &RunRequest{Lesson: "11-tpus-and-systolic-arrays", Cell: "11-tpus-and-systolic-arrays-1", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "big", 30*time.Second)
+	msgs := collect(t, ws, "big", 60*time.Second)
 	frames, batches := 0, 0
 	for _, m := range msgs {
 		if m.Type == TypeFrames {
@@ -235,42 +225,43 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 			frames += len(m.Frames)
 		}
 	}
-	if frames != experiment.MaxAnimatedFrames || batches != experiment.MaxAnimatedFrames/framesPerMessage || msgs[len(msgs)-1].Type != TypeDone {
+	if frames != systolic.MaxAnimatedFrames || batches != systolic.MaxAnimatedFrames/framesPerMessage || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got %d frames in %d messages, last %s; want %d in %d, done", frames, batches, msgs[len(msgs)-1].Type,
-			experiment.MaxAnimatedFrames, experiment.MaxAnimatedFrames/framesPerMessage)
+			systolic.MaxAnimatedFrames, systolic.MaxAnimatedFrames/framesPerMessage)
 	}
 }
 
 func TestRooflineCell(t *testing.T) {
 	_, base := startServer(t, Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
+	var c roofline.Ceilings
+	if resp, err := http.Get(base + "/api/roofline"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/api/roofline before any run: %v, %v; want 404 (not measured yet, and it never measures)", resp, err)
+	}
 	ws := dial(t, base)
 	src := "kernels: [ikj, gonum]\nsizes: [32]\nrepeats: 1\npredict: {gonum: 5}\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rf", RunRequest: &RunRequest{Lesson: "11-the-roofline", Cell: "11-the-roofline-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rf", RunRequest: &RunRequest{Lesson: "12-the-roofline", Cell: "12-the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "rf", 30*time.Second)
-	var info *RooflineInfo
+	msgs := collect(t, ws, "rf", 60*time.Second)
 	var lastSVG string
 	for _, m := range msgs {
-		if m.Type == TypeRoofline {
-			info = m.Roofline
-		}
 		if m.Type == TypeChart {
 			lastSVG = m.SVG
 		}
 	}
-	if info == nil || !(info.Ceilings.PeakGFLOPS > 0) || !(info.Ceilings.BandwidthGBs > 0) || info.Predict["gonum"] != 5 || info.GPU.Name != "T4" {
-		t.Fatalf("roofline info %+v", info)
+	notes := strings.Join(notesOf(msgs), "\n")
+	for _, want := range []string{"This machine's roofline, measured", "Byte model:", "T4: from its datasheet", "gonum 5 GFLOP/s"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
 	}
 	for _, want := range []string{"Roofline", "this machine", "T4 FP32, datasheet (not measured)", "hollow: your prediction"} {
 		if !strings.Contains(lastSVG, want) {
 			t.Errorf("chart lacks %q", want)
 		}
 	}
-	var c roofline.Ceilings
-	err := getJSON(t, base+"/api/roofline", &c)
-	if err != nil || c != info.Ceilings {
-		t.Errorf("/api/roofline %+v (%v), want the same ceilings as the cell %+v", c, err, info.Ceilings)
+	if err := getJSON(t, base+"/api/roofline", &c); err != nil || !(c.PeakGFLOPS > 0) || !strings.Contains(notes, c.Measured) {
+		t.Errorf("/api/roofline %+v (%v), want the ceilings the cell measured", c, err)
 	}
 }
 
@@ -278,16 +269,16 @@ func TestAllReduceCell(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "gradient_mb: 100\ngpus: [2, 8]\nlinks: {a: 10, b: 100}"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "ar", RunRequest: &RunRequest{Lesson: "12-many-gpus", Cell: "12-many-gpus-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "ar", RunRequest: &RunRequest{Lesson: "13-many-gpus", Cell: "13-many-gpus-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "ar", 10*time.Second)
+	msgs := collect(t, ws, "ar", 30*time.Second)
 	var pts []string
+	for _, r := range rowsOf(t, msgs, "model") {
+		pts = append(pts, fmt.Sprintf("%s/%v", r["link"], r["GPUs"]))
+	}
 	charts := 0
 	for _, m := range msgs {
-		if m.Type == TypeAllReduce {
-			pts = append(pts, fmt.Sprintf("%s/%d", m.AllReduce.Link, m.AllReduce.GPUs))
-		}
 		if m.Type == TypeChart && strings.Contains(m.SVG, "modelled, not measured") {
 			charts++
 		}
@@ -301,25 +292,25 @@ func TestSIMTWatch(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "kernels: [naive]\nn: 16\nwatch: true"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "w", RunRequest: &RunRequest{Lesson: "09-why-coalescing-matters", Cell: "09-why-coalescing-matters-1", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "w", RunRequest: &RunRequest{Lesson: "10-why-coalescing-matters", Cell: "10-why-coalescing-matters-1", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	frames, simtAt, lastWarpsAt := 0, -1, -1
-	for i, m := range collect(t, ws, "w", 20*time.Second) {
+	frames, rowAt, lastFramesAt := 0, -1, -1
+	for i, m := range collect(t, ws, "w", 60*time.Second) {
 		switch m.Type {
-		case TypeWarps:
-			frames += len(m.Warps)
-			lastWarpsAt = i
-			if len(m.Warps) > framesPerMessage {
-				t.Errorf("a warps message of %d frames", len(m.Warps))
+		case TypeFrames:
+			frames += len(m.Frames)
+			lastFramesAt = i
+			if len(m.Frames) > framesPerMessage {
+				t.Errorf("a frames message of %d frames", len(m.Frames))
 			}
-		case TypeSIMT:
-			simtAt = i
+		case TypeRow:
+			rowAt = i
 		}
 	}
 	// naive at n=16, block 32×8, grid 1×2: block (0,0) has 8 warps (16 of their lanes active), each with
 	// 16 loads of A, 16 of B and 1 store of C.
-	if frames != 8*33 || lastWarpsAt > simtAt {
-		t.Errorf("got %d frames (last batch at %d, counts at %d), want 264 before the counts", frames, lastWarpsAt, simtAt)
+	if frames != 8*33 || lastFramesAt > rowAt {
+		t.Errorf("got %d frames (last batch at %d, counts at %d), want 264 before the counts", frames, lastFramesAt, rowAt)
 	}
 }

@@ -31,18 +31,16 @@ func TestGPUKernelsRunInTheWorker(t *testing.T) {
 	if err := ws.WriteJSON(runMsg("g", "kernels: [cublas, ikj, cuda-regblock]\nsizes: [16, 32]\nrepeats: 2\ntransfers: true")); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "g", 20*time.Second)
+	msgs := collect(t, ws, "g", 60*time.Second)
 	var got []string
-	for _, m := range msgs {
-		switch m.Type {
-		case TypeResult:
-			got = append(got, m.Result.Kernel)
-			if m.Result.Kernel != "ikj" && m.Result.H2DSeconds != 1 {
-				t.Errorf("%s: transfers were not asked for", m.Result.Kernel)
-			}
-		case TypeNote:
-			t.Errorf("unexpected note %+v", *m.Note)
+	for _, r := range rowsOf(t, msgs, "results") {
+		got = append(got, r["kernel"].(string))
+		if r["kernel"] != "ikj" && r["host→device"] != 1.0 {
+			t.Errorf("%s: transfers were not asked for", r["kernel"])
 		}
+	}
+	if notes := notesOf(msgs); len(notes) > 0 {
+		t.Errorf("unexpected notes %q", notes)
 	}
 	if strings.Join(got, ",") != "cublas,ikj,cuda-regblock,cublas,ikj,cuda-regblock" || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got results %v ending %s", got, msgs[len(msgs)-1].Type)
@@ -60,18 +58,10 @@ func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "c", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "c", 20*time.Second)
-	var results, notes []string
-	for _, m := range msgs {
-		if m.Type == TypeResult {
-			results = append(results, m.Result.Kernel)
-		}
-		if m.Type == TypeNote {
-			notes = append(notes, m.Note.Message)
-		}
-	}
+	msgs := collect(t, ws, "c", 60*time.Second)
+	results, notes := column(rowsOf(t, msgs, "results"), "kernel"), notesOf(msgs)
 	if strings.Join(results, ",") != "custom,gonum,cublas,custom,gonum,cublas" ||
-		len(notes) != 1 || notes[0] != "custom: twice_mm compiles for compute_90" {
+		len(notes) != 1 || notes[0] != "info: custom: twice_mm compiles for compute_90" {
 		t.Errorf("got results %v, notes %q", results, notes)
 	}
 }
@@ -80,16 +70,16 @@ func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
 func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 	ws := dial(t, fakeGPUServer(t, Config{}))
 	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "sm", RunRequest: &RunRequest{Lesson: "09-why-coalescing-matters", Cell: "09-why-coalescing-matters-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "sm", RunRequest: &RunRequest{Lesson: "10-why-coalescing-matters", Cell: "10-why-coalescing-matters-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
+	msgs := collect(t, ws, "sm", 60*time.Second)
 	var got []string
-	for _, m := range collect(t, ws, "sm", 20*time.Second) {
-		if m.Type == TypeSIMT {
-			got = append(got, fmt.Sprintf("%s:%s:%g:%s", m.SIMT.Kernel, m.SIMT.MeasuredKernel, m.SIMT.MeasuredSeconds, m.SIMT.MeasuredOn))
-		}
+	measured := "measured on Fake GPU (matmul.cu's launch shape)"
+	for _, r := range rowsOf(t, msgs, "counts") {
+		got = append(got, fmt.Sprintf("%s:%g", r["kernel"], r[measured]))
 	}
-	if strings.Join(got, " ") != "naive:cuda-naive:0.001:Fake GPU smem:cuda-smem:0.001:Fake GPU" {
+	if strings.Join(got, " ") != "naive:1000 smem:1000" { // 0.001 s in µs
 		t.Errorf("got %v", got)
 	}
 }
@@ -98,11 +88,11 @@ func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 func TestRooflineShowsTheDevice(t *testing.T) {
 	ws := dial(t, fakeGPUServer(t, Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}))
 	src := "kernels: [ikj]\nsizes: [32]\nrepeats: 1"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "11-the-roofline", Cell: "11-the-roofline-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "12-the-roofline", Cell: "12-the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	var svg string
-	for _, m := range collect(t, ws, "rd", 20*time.Second) {
+	for _, m := range collect(t, ws, "rd", 60*time.Second) {
 		if m.Type == TypeChart {
 			svg = m.SVG
 		}
@@ -137,19 +127,18 @@ func TestFakeCUDAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, m := range collect(t, ws, "f", 30*time.Second) {
-		switch m.Type {
-		case TypeResult:
-			got = append(got, m.Result.Kernel)
-			if !m.Result.OK || !(m.Result.Seconds > 0) {
-				t.Errorf("%s: %+v, want a checked, timed result", m.Result.Kernel, *m.Result)
-			}
-			if m.Result.Kernel != "ikj" && !(m.Result.H2DSeconds > 0) {
-				t.Errorf("%s: copies not timed", m.Result.Kernel)
-			}
-		case TypeNote, TypeError:
-			t.Errorf("unexpected %s: %+v %s", m.Type, m.Note, m.Message)
+	msgs := collect(t, ws, "f", 60*time.Second)
+	for _, r := range rowsOf(t, msgs, "results") {
+		got = append(got, r["kernel"].(string))
+		if r["check"] != "ok" || !(r["median"].(float64) > 0) {
+			t.Errorf("%s: %v, want a checked, timed result", r["kernel"], r)
 		}
+		if h2d, _ := r["host→device"].(float64); r["kernel"] != "ikj" && !(h2d > 0) {
+			t.Errorf("%s: copies not timed", r["kernel"])
+		}
+	}
+	if notes := notesOf(msgs); len(notes) > 0 || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("unexpected notes %q, or end %+v", notes, msgs[len(msgs)-1])
 	}
 	if strings.Join(got, ",") != "cublas,ikj,cuda-regblock,cublas-bf16" {
 		t.Errorf("got results %v", got)

@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels/systolic"
-	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/cells"
 )
 
 // Causes of a run's cancellation, reported to the learner.
@@ -31,9 +26,8 @@ func (e timeoutError) Error() string {
 
 // job is one run, queued or running. Exactly one terminal message is sent for it (finish).
 type job struct {
-	id string
-	// run measures the job, reporting to sink; it is the cell kind's harness (see Server.plan).
-	run    func(ctx context.Context, sink *streamSink) error
+	id     string
+	run    cells.Run
 	conn   *conn
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -56,6 +50,8 @@ type queue struct {
 
 	mu      sync.Mutex
 	waiting []*job
+	current *job // the running job, if any
+	closed  bool // shutting down: no job is taken or started
 	wake    chan struct{}
 }
 
@@ -69,7 +65,11 @@ const maxWaiting = 1000
 // push adds j to the end of the line and tells its client the position.
 func (q *queue) push(j *job) error {
 	q.mu.Lock()
-	if len(q.waiting) >= maxWaiting {
+	switch {
+	case q.closed:
+		q.mu.Unlock()
+		return errShutdown
+	case len(q.waiting) >= maxWaiting:
 		q.mu.Unlock()
 		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
 	}
@@ -106,40 +106,61 @@ func (q *queue) tellPositions(from int) {
 	}
 }
 
+// pop takes the next job and makes it the current one; nil when the line is empty or closed.
 func (q *queue) pop() *job {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.waiting) == 0 {
+	q.current = nil
+	if len(q.waiting) == 0 || q.closed {
 		return nil
 	}
 	j := q.waiting[0]
 	q.waiting = q.waiting[1:]
+	q.current = j
 	q.tellPositions(0)
 	return j
 }
 
-// loop runs jobs until ctx ends, then cancels everything still waiting.
+// loop runs jobs until ctx ends. Then the running job is cancelled and ends with its `cancelled`
+// message, every waiting job gets its `cancelled` too, and loop returns: all before the server closes
+// any connection, so every run's terminal message reaches its client.
 func (q *queue) loop(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.closed = true
+		if q.current != nil {
+			q.current.cancel(errShutdown)
+		}
+		q.mu.Unlock()
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
 	for {
 		for j := q.pop(); j != nil; j = q.pop() {
 			q.run(j)
 		}
-		select {
-		case <-q.wake:
-		case <-ctx.Done():
-			q.mu.Lock()
-			left := q.waiting
-			q.waiting = nil
-			q.mu.Unlock()
-			for _, j := range left {
-				j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
-			}
-			return
+		q.mu.Lock()
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			break
 		}
+		<-q.wake
+	}
+	q.mu.Lock()
+	left := q.waiting
+	q.waiting = nil
+	q.mu.Unlock()
+	for _, j := range left {
+		j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
 	}
 }
 
-// run measures one job and sends its messages, ending with exactly one terminal message.
+// run runs one job and sends its messages, ending with exactly one terminal message. A panic in the
+// run becomes its error.
 func (q *queue) run(j *job) {
 	if j.ctx.Err() != nil {
 		j.finish(cancelMessage(j.ctx))
@@ -148,17 +169,20 @@ func (q *queue) run(j *job) {
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
 	j.conn.send(Message{Type: TypeStarted, ID: j.id})
-	sink := &streamSink{job: j}
+	e := &emitter{job: j}
 	err := func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		return j.run(ctx, sink)
+		return j.run.Run(ctx, e)
 	}()
+	if ctx.Err() == nil {
+		e.flush() // the last frames and the chart of everything
+	}
 	switch {
-	case err == nil:
+	case err == nil && ctx.Err() == nil:
 		j.finish(Message{Type: TypeDone})
 	case ctx.Err() != nil:
 		var te timeoutError
@@ -176,129 +200,92 @@ func cancelMessage(ctx context.Context) Message {
 	return Message{Type: TypeCancelled, Message: context.Cause(ctx).Error()}
 }
 
-// progressEvery throttles progress messages; the last one of a run is always sent.
-const progressEvery = 50 * time.Millisecond
+// Pacing of a run's messages.
+const (
+	// progressEvery throttles progress messages; the last one of a run is always sent.
+	progressEvery = 50 * time.Millisecond
+	// chartEvery throttles charts; the last one offered is drawn when the run ends.
+	chartEvery = 250 * time.Millisecond
+	// framesPerMessage batches animation frames so that a run sends tens of messages, not hundreds,
+	// and never fills a client's send buffer by itself.
+	framesPerMessage = 20
+)
 
-// streamSink turns a run's events into messages: progress, then per result the result and a fresh chart.
-type streamSink struct {
-	job      *job
-	results  []experiment.Result
-	simt     []experiment.SIMTResult
-	frames   []systolic.Frame
-	warps    []experiment.WarpFrame
-	lastProg time.Time
-	// chart draws the results so far; nil means chart.Throughput.
-	chart func([]experiment.Result) (string, error)
+// emitter turns a run's events into messages for its client (cells.Emitter). Its methods are called
+// by the run's goroutine, or by one goroutine of it at a time.
+type emitter struct {
+	job       *job
+	lastProg  time.Time
+	frames    []any
+	chart     func() (string, error) // offered, not yet drawn
+	lastChart time.Time
 }
 
-// framesPerMessage batches animation frames so that a run sends tens of messages, not hundreds, and
-// never fills a client's send buffer by itself.
-const framesPerMessage = 20
-
-// Frame queues one cycle of a simulated systolic array for the next frames message, keeping the
-// weights only on a tile's first cycle and the values to 3 decimals (they are for the eye).
-func (s *streamSink) Frame(f systolic.Frame) {
-	if f.Cycle != 0 {
-		f.W = nil
+// send sends m after the frames batched so far, so that messages keep the order of the events.
+func (e *emitter) send(m Message) {
+	if m.Type != TypeFrames {
+		e.flushFrames()
 	}
-	for _, g := range [][][]float32{f.A, f.P, f.W} {
-		for _, row := range g {
-			for i, v := range row {
-				row[i] = float32(math.Round(float64(v)*1000) / 1000)
-			}
-		}
-	}
-	s.frames = append(s.frames, f)
-	if len(s.frames) == framesPerMessage {
-		s.flushFrames()
-	}
+	m.ID = e.job.id
+	e.job.conn.send(m)
 }
 
-func (s *streamSink) flushFrames() {
-	if len(s.frames) > 0 {
-		s.job.conn.send(Message{Type: TypeFrames, ID: s.job.id, Frames: s.frames})
-		s.frames = nil
-	}
-}
-
-// Systolic sends the last frames, the simulated product, and the utilisation chart of real arrays
-// beside this one.
-func (s *streamSink) Systolic(r experiment.SystolicResult) {
-	s.flushFrames()
-	s.job.conn.send(Message{Type: TypeSystolic, ID: s.job.id, Systolic: &r})
-	arrays := []chart.Array{{Label: "TPU v1: 256×256", N: 256}, {Label: "TPU v4 MXU: 128×128", N: 128}}
-	if r.Array != 256 && r.Array != 128 {
-		arrays = append(arrays, chart.Array{Label: fmt.Sprintf("this cell: %d×%d", r.Array, r.Array), N: r.Array})
-	}
-	svg, err := chart.Utilisation(arrays, func(N, n int) (int64, int64) {
-		st := systolic.Cycles(N, n, n, n)
-		return st.MACs, st.Cycles
-	})
-	if err == nil {
-		s.job.conn.send(Message{Type: TypeChart, ID: s.job.id, SVG: svg})
-	}
-}
-
-// Warp queues one watched warp instruction for the next warps message (called from the emulator's
-// block goroutine; the run goroutine reads s.warps only after the launch has returned).
-func (s *streamSink) Warp(f experiment.WarpFrame) {
-	s.warps = append(s.warps, f)
-	if len(s.warps) == framesPerMessage {
-		s.job.conn.send(Message{Type: TypeWarps, ID: s.job.id, Warps: s.warps})
-		s.warps = nil
-	}
-}
-
-// SIMT sends the last watched frames, one emulated kernel's counts and the counts chart so far.
-func (s *streamSink) SIMT(r experiment.SIMTResult) {
-	if len(s.warps) > 0 {
-		s.job.conn.send(Message{Type: TypeWarps, ID: s.job.id, Warps: s.warps})
-		s.warps = nil
-	}
-	s.simt = append(s.simt, r)
-	s.job.conn.send(Message{Type: TypeSIMT, ID: s.job.id, SIMT: &r})
-	if svg, err := chart.Counts(s.simt); err == nil {
-		s.job.conn.send(Message{Type: TypeChart, ID: s.job.id, SVG: svg})
-	}
-}
-
-func (s *streamSink) Progress(done, total int) {
-	if done < total && time.Since(s.lastProg) < progressEvery {
+func (e *emitter) Progress(done, total int) {
+	if done < total && time.Since(e.lastProg) < progressEvery {
 		return
 	}
-	s.lastProg = time.Now()
-	s.job.conn.send(Message{Type: TypeProgress, ID: s.job.id, Progress: &Progress{Done: done, Total: total}})
+	e.lastProg = time.Now()
+	e.send(Message{Type: TypeProgress, Progress: &Progress{Done: done, Total: total}})
 }
 
-// Recorded sends the results of rec for the given kernels, if it has any.
-func (s *streamSink) Recorded(rec lessons.Recording, kernels []string) {
-	var rs []experiment.Result
-	for _, r := range rec.Results {
-		if slices.Contains(kernels, r.Kernel) {
-			rs = append(rs, r)
+func (e *emitter) Note(level, text string) {
+	e.send(Message{Type: TypeNote, Note: &cells.Note{Level: level, Message: text}})
+}
+
+func (e *emitter) Table(t cells.Table) { e.send(Message{Type: TypeTable, Table: &t}) }
+
+func (e *emitter) Row(r cells.Row) { e.send(Message{Type: TypeRow, Row: &r}) }
+
+func (e *emitter) Text(title, body string) {
+	e.send(Message{Type: TypeText, Text: &cells.Text{Title: title, Body: body}})
+}
+
+func (e *emitter) Frames(frames ...any) {
+	for _, f := range frames {
+		e.frames = append(e.frames, f)
+		if len(e.frames) == framesPerMessage {
+			e.flushFrames()
 		}
 	}
-	if len(rs) == 0 {
+}
+
+func (e *emitter) flushFrames() {
+	if len(e.frames) > 0 {
+		e.send(Message{Type: TypeFrames, Frames: e.frames})
+		e.frames = nil
+	}
+}
+
+func (e *emitter) Chart(draw func() (string, error)) {
+	e.chart = draw
+	if time.Since(e.lastChart) >= chartEvery {
+		e.drawChart()
+	}
+}
+
+func (e *emitter) drawChart() {
+	if e.chart == nil {
 		return
 	}
-	s.job.conn.send(Message{Type: TypeRecorded, ID: s.job.id, Recorded: &Recorded{
-		Label: rec.Label(), Device: rec.Device, Driver: rec.Driver, Date: rec.Date, Command: rec.Command, Results: rs}})
+	svg, err := e.chart()
+	e.chart, e.lastChart = nil, time.Now()
+	if err == nil { // the tables still have the numbers; a chart failure is not a run failure
+		e.send(Message{Type: TypeChart, SVG: svg})
+	}
 }
 
-func (s *streamSink) Note(kernel, level, message string) {
-	s.job.conn.send(Message{Type: TypeNote, ID: s.job.id, Note: &Note{Kernel: kernel, Level: level, Message: message}})
-}
-
-func (s *streamSink) Result(r experiment.Result) {
-	s.results = append(s.results, r)
-	s.job.conn.send(Message{Type: TypeResult, ID: s.job.id, Result: &r})
-	draw := s.chart
-	if draw == nil {
-		draw = chart.Throughput
-	}
-	svg, err := draw(s.results)
-	if err != nil {
-		return // the table still has the numbers; a chart failure is not a run failure
-	}
-	s.job.conn.send(Message{Type: TypeChart, ID: s.job.id, SVG: svg})
+// flush sends what is batched: frames, then the last chart offered.
+func (e *emitter) flush() {
+	e.flushFrames()
+	e.drawChart()
 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/cli/browser"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
@@ -57,24 +59,19 @@ type Config struct {
 	Devices func(context.Context) cuda.Report
 	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
 	Roofline roofline.Options
+	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
+	// add their own. The server knows kinds only through it.
+	Kinds func(cells.Env) []cells.Kind
 }
 
 func (c Config) withDefaults() Config {
-	def := experiment.DefaultLimits()
+	lim := experiment.Limits{MaxN: c.MaxN, GPUMaxN: c.GPUMaxN, MemoryBytes: c.MemoryBytes, RunTimeout: c.RunTimeout}.WithDefaults()
+	c.MaxN, c.GPUMaxN, c.MemoryBytes, c.RunTimeout = lim.MaxN, lim.GPUMaxN, lim.MemoryBytes, lim.RunTimeout
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:8080"
 	}
-	if c.RunTimeout <= 0 {
-		c.RunTimeout = def.RunTimeout
-	}
-	if c.MaxN <= 0 {
-		c.MaxN = def.MaxN
-	}
-	if c.GPUMaxN <= 0 {
-		c.GPUMaxN = max(def.GPUMaxN, c.MaxN)
-	}
-	if c.MemoryBytes <= 0 {
-		c.MemoryBytes = def.MemoryBytes
+	if c.Kinds == nil {
+		c.Kinds = builtin.Kinds
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -93,21 +90,20 @@ func (c Config) withDefaults() Config {
 type Server struct {
 	cfg     Config
 	library lessons.Library
-	kernels []kernels.Kernel
-	limits  experiment.Limits
+	// kinds are the cell kinds, with this server's limits.
+	kinds   []cells.Kind
 	queue   *queue
 	pages   *template.Template
 	machine string
-	devices cuda.Report
-	worker  *gpu.Supervisor
-	// gpuReason says why GPU kernels do not run here ("" where they do).
-	gpuReason string
-	// roof holds this machine's roofline ceilings, measured at first use.
+	gpu     *gpu.Machine
+	// roof holds this machine's roofline ceilings, measured by the first run that needs them.
 	roof *roofline.Cache
 
-	base     context.Context
-	stopBase context.CancelCauseFunc
-	conns    sync.WaitGroup
+	// connBase is the parent of every connection's context; it ends after the run queue has sent
+	// every run's terminal message.
+	connBase  context.Context
+	stopConns context.CancelCauseFunc
+	conns     sync.WaitGroup
 }
 
 //go:embed templates/*.html
@@ -118,31 +114,36 @@ func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
-		limits:  experiment.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		machine: machineSummary(),
-		worker:  &gpu.Supervisor{Transport: cfg.Worker},
+		gpu:     &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
 		roof:    &roofline.Cache{Options: cfg.Roofline},
 	}
 	if cfg.Devices != nil {
-		s.devices = cfg.Devices(context.Background())
+		s.gpu.Report = cfg.Devices(context.Background())
 	} else {
-		s.devices = s.probe()
+		s.gpu.Report = s.probe()
 	}
 	// GPU kernels are known to every cell: measured by the worker where there is a device, and
 	// otherwise each reports why it did not run.
-	s.gpuReason = s.devices.Unavailable
-	s.kernels = append(kernels.CPU(), kernels.GPU(s.gpuReason)...)
+	env := cells.Env{
+		Kernels:  append(kernels.CPU(), kernels.GPU(s.gpu.Unavailable())...),
+		Limits:   experiment.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
+		GPU:      s.gpu,
+		Roofline: s.roof,
+	}
+	s.kinds = cfg.Kinds(env)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
-	kinds := experiment.Checkers(s.kernels)
+	env.Limits = experiment.DefaultLimits()
+	lessonKinds := lessons.Kinds(cfg.Kinds(env))
 	if cfg.LessonsDir != "" {
-		d, err := lessons.OpenDir(cfg.LessonsDir, kinds)
+		d, err := lessons.OpenDir(cfg.LessonsDir, lessonKinds)
 		if err != nil {
 			return nil, err
 		}
 		s.library = d
 	} else {
-		ls, err := lessons.Load(lessons.Embedded, kinds)
+		ls, err := lessons.Load(lessons.Embedded, lessonKinds)
 		if err != nil {
 			return nil, err
 		}
@@ -192,11 +193,12 @@ func loopback(a net.Addr) bool {
 // Serve serves on ln until ctx ends, then shuts down gracefully: running and queued experiments are
 // cancelled, websockets are closed, and it returns nil once everything has stopped.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.base, s.stopBase = context.WithCancelCause(context.Background())
+	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
+	queueCtx, stopQueue := context.WithCancel(context.Background())
 	queueDone := make(chan struct{})
 	go func() {
 		defer close(queueDone)
-		s.queue.loop(s.base)
+		s.queue.loop(queueCtx)
 	}()
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -206,13 +208,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	s.stopBase(errShutdown)
+	// Shut down in order: the queue first (the running run is cancelled, and it and every queued run
+	// send their `cancelled`), then the connections (each writer flushes, then closes), then HTTP.
+	stopQueue()
+	<-queueDone
+	s.stopConns(errShutdown)
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutCtx)
 	s.conns.Wait()
-	<-queueDone
-	s.worker.Close()
+	s.gpu.Worker.Close()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
@@ -231,17 +236,21 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(s.devices)
+		_ = json.NewEncoder(w).Encode(s.gpu.Report)
 	})
+	// The ceilings are measured only inside a run (the queue gives it the machine); this endpoint
+	// never measures.
 	mux.HandleFunc("GET /api/roofline", func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.roof.Get(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		w.Header().Set("Content-Type", "application/json")
+		c, ok := s.roof.Peek()
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "not measured yet: the first run on this server that needs the ceilings measures them"})
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(c)
 	})
+	mux.HandleFunc("GET /cells/{file}", s.kindScript)
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		s.page(w, http.StatusNotFound, "notfound", nil)
@@ -291,7 +300,8 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 		data = map[string]any{}
 	}
 	data["Machine"] = s.machine
-	data["GPU"] = s.devices.Summary()
+	data["GPU"] = s.gpu.Report.Summary()
+	data["NoGPU"] = s.gpu.Unavailable() != ""
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := s.pages.ExecuteTemplate(w, name+".html", data); err != nil {
@@ -313,17 +323,20 @@ func machineSummary() string {
 	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 }
 
-// probe asks the GPU worker for the device report, then stops the worker (idle, it holds nothing).
-func (s *Server) probe() cuda.Report {
-	defer s.worker.Close()
-	return gpu.Probe(context.Background(), s.worker)
+// kindScript serves a cell kind's browser module at /cells/{kind}.js.
+func (s *Server) kindScript(w http.ResponseWriter, r *http.Request) {
+	name, ok := strings.CutSuffix(r.PathValue("file"), ".js")
+	k, found := cells.Lookup(s.kinds, name)
+	if !ok || !found {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	_, _ = io.WriteString(w, k.Script())
 }
 
-// compileArch is the virtual architecture learners' kernels compile for: the first device's, or
-// compute_80 (Ampere and newer) without one.
-func (s *Server) compileArch() int {
-	if len(s.devices.Devices) > 0 {
-		return s.devices.Devices[0].ComputeCapability
-	}
-	return 80
+// probe asks the GPU worker for the device report, then stops the worker (idle, it holds nothing).
+func (s *Server) probe() cuda.Report {
+	defer s.gpu.Worker.Close()
+	return gpu.Probe(context.Background(), s.gpu.Worker)
 }

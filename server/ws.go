@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/lessons"
 )
 
@@ -50,7 +50,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has replied (403 for a foreign Origin)
 	}
-	ctx, cancel := context.WithCancelCause(s.base)
+	ctx, cancel := context.WithCancelCause(s.connBase)
 	c := &conn{s: s, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
 	s.conns.Add(1)
 	defer s.conns.Done()
@@ -169,10 +169,6 @@ func (c *conn) handle(data []byte) {
 		if err := c.startRun(m); err != nil {
 			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
 		}
-	case TypePTX:
-		if err := c.showPTX(m); err != nil {
-			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
-		}
 	case TypeCancel:
 		c.mu.Lock()
 		j := c.jobs[m.ID]
@@ -181,7 +177,7 @@ func (c *conn) handle(data []byte) {
 			c.stop(j, errStopped)
 		}
 	default:
-		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, ptx or cancel", m.Type)})
+		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run or cancel", m.Type)})
 	}
 }
 
@@ -216,7 +212,7 @@ func (c *conn) cellFor(m Message) (*lessons.Lesson, lessons.Cell, error) {
 }
 
 // register creates the job for request id, enforcing unique ids and the per-connection limit.
-func (c *conn) register(id string, run func(context.Context, *streamSink) error) (*job, error) {
+func (c *conn) register(id string, run cells.Run) (*job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.jobs[id] != nil {
@@ -231,14 +227,23 @@ func (c *conn) register(id string, run func(context.Context, *streamSink) error)
 	return j, nil
 }
 
+// startRun parses the request by its cell's kind (the kind's action, if it names one), refuses it
+// if its estimate is over the time limit, and queues it.
 func (c *conn) startRun(m Message) error {
-	l, cell, err := c.cellFor(m)
+	_, cell, err := c.cellFor(m)
 	if err != nil {
 		return err
 	}
-	run, err := c.s.plan(l, cell, m.Source, c.s.limits)
+	kind, ok := cells.Lookup(c.s.kinds, cell.Kind)
+	if !ok {
+		return fmt.Errorf("this server cannot run %s cells", cell.Kind)
+	}
+	run, err := cells.Parse(kind, m.Action, cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording})
 	if err != nil {
 		return err
+	}
+	if est, limit := run.Estimate(), c.s.cfg.RunTimeout; est > limit {
+		return fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
 	}
 	j, err := c.register(m.ID, run)
 	if err != nil {
@@ -249,39 +254,6 @@ func (c *conn) startRun(m Message) error {
 		j.cancel(err)
 		return err
 	}
-	return nil
-}
-
-// showPTX compiles a cuda cell's kernel in the GPU worker and answers with its PTX, then done; it
-// does not wait in the run queue (compiling times nothing).
-func (c *conn) showPTX(m Message) error {
-	_, cell, err := c.cellFor(m)
-	if err != nil {
-		return err
-	}
-	if cell.Kind != "cuda" {
-		return fmt.Errorf("cell %q is a %s cell; only cuda cells have PTX", m.Cell, cell.Kind)
-	}
-	spec, err := experiment.ParseCUDA(m.Source, c.s.kernels, c.s.limits)
-	if err != nil {
-		return err
-	}
-	j, err := c.register(m.ID, nil)
-	if err != nil {
-		return err
-	}
-	go func() {
-		ptx, err := c.s.compile(j.ctx, spec)
-		switch {
-		case j.ctx.Err() != nil:
-			j.finish(cancelMessage(j.ctx))
-		case err != nil:
-			j.finish(Message{Type: TypeError, Message: err.Error()})
-		default:
-			c.send(Message{Type: TypePTX, ID: j.id, PTX: ptx})
-			j.finish(Message{Type: TypeDone})
-		}
-	}()
 	return nil
 }
 

@@ -129,7 +129,7 @@ func runServer(ws *websocket.Conn, k key, repeats int, id string) (float64, erro
 	if err := ws.WriteJSON(msg); err != nil {
 		return 0, err
 	}
-	gflops := 0.0
+	gflops, col := 0.0, -1
 	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Minute))
 	for {
 		var m server.Message
@@ -140,8 +140,16 @@ func runServer(ws *websocket.Conn, k key, repeats int, id string) (float64, erro
 			continue
 		}
 		switch m.Type {
-		case server.TypeResult:
-			gflops = m.Result.GFLOPS
+		case server.TypeTable:
+			for i, c := range m.Table.Columns {
+				if c.Unit == "GFLOP/s" {
+					col = i
+				}
+			}
+		case server.TypeRow:
+			if col >= 0 && col < len(m.Row.Values) {
+				gflops, _ = m.Row.Values[col].(float64)
+			}
 		case server.TypeDone:
 			return gflops, nil
 		case server.TypeError, server.TypeCancelled:

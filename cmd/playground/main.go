@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/server"
 )
@@ -21,15 +23,16 @@ func main() {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // the hidden GPU worker subcommand
 		return
 	}
-	var cfg server.Config
+	cfg := server.Config{Kinds: builtin.Kinds}
+	def := experiment.DefaultLimits()
 	var memMiB int64
 	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
 	flag.StringVar(&cfg.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")
 	flag.BoolVar(&cfg.Open, "open", false, "open the lessons in the default browser")
-	flag.DurationVar(&cfg.RunTimeout, "run-timeout", 120e9, "time limit of one experiment run")
-	flag.IntVar(&cfg.MaxN, "max-n", 4096, "largest matrix size n a cell may ask for")
-	flag.IntVar(&cfg.GPUMaxN, "gpu-max-n", 8192, "largest matrix size n of a cell whose kernels all run on the GPU")
-	flag.Int64Var(&memMiB, "memory-mib", 1024, "memory budget in MiB for the three matrices A, B, C of one size")
+	flag.DurationVar(&cfg.RunTimeout, "run-timeout", def.RunTimeout, "time limit of one experiment run")
+	flag.IntVar(&cfg.MaxN, "max-n", def.MaxN, "largest matrix size n a cell may ask for")
+	flag.IntVar(&cfg.GPUMaxN, "gpu-max-n", def.GPUMaxN, "largest matrix size n of a cell whose kernels all run on the GPU")
+	flag.Int64Var(&memMiB, "memory-mib", def.MemoryBytes>>20, "memory budget in MiB for the three matrices A, B, C of one size")
 	flag.Parse()
 	cfg.MemoryBytes = memMiB << 20
 

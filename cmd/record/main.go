@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	record [-lessons lessons] [-cells 06-shared-memory-tiling-0,…]
+//	record [-lessons lessons] [-cells 07-shared-memory-tiling-0,…]
 package main
 
 import (
@@ -21,10 +21,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 func main() {
@@ -59,9 +63,10 @@ func record(ctx context.Context, dir, only string) error {
 	if report.Unavailable != "" {
 		return errors.New(report.Unavailable)
 	}
-	env := gpu.Env(sup)
-	kinds := experiment.Checkers(env.Kernels)
-	ls, err := lessons.Load(os.DirFS(dir), kinds)
+	machine := &gpu.Machine{Worker: sup, Report: report}
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: experiment.DefaultLimits(), GPU: machine,
+		Roofline: &roofline.Cache{}}
+	ls, err := lessons.Load(os.DirFS(dir), lessons.Kinds(builtin.Kinds(env)))
 	if err != nil {
 		return err
 	}
@@ -71,7 +76,7 @@ func record(ctx context.Context, dir, only string) error {
 			if c.Kind != "matmul" || (only != "" && !slices.Contains(wanted, c.ID)) {
 				continue
 			}
-			spec, err := experiment.Parse(c.Source, env.Kernels, experiment.DefaultLimits())
+			spec, err := matmul.Parse(c.Source, env.Kernels, env.Limits)
 			if err != nil {
 				return err
 			}
@@ -80,10 +85,10 @@ func record(ctx context.Context, dir, only string) error {
 			}
 			fmt.Fprintf(os.Stderr, "recording %s on %s\n", c.ID, report.Devices[0].Name)
 			var sink collect
-			if err := experiment.Run(ctx, spec, env, &sink); err != nil {
+			if err := experiment.Run(ctx, spec.Spec, env.Harness(), &sink); err != nil {
 				return fmt.Errorf("%s: %w", c.ID, err)
 			}
-			rec := lessons.Recording{Cell: c.ID, Device: report.Devices[0].Name, Driver: report.Driver,
+			rec := cells.Recording{Cell: c.ID, SourceSHA256: cells.SourceHash(c.Source), Device: report.Devices[0].Name, Driver: report.Driver,
 				Date: time.Now().UTC().Format(time.RFC3339), Command: strings.Join(append([]string{"record"}, os.Args[1:]...), " "),
 				Results: sink.results}
 			b, err := json.MarshalIndent(rec, "", "  ")

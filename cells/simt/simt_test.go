@@ -1,14 +1,16 @@
-package experiment
+package simt
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gpuplayground/playground/cells"
 )
 
-func TestParseSIMT(t *testing.T) {
-	s, err := ParseSIMT("kernels: [naive, smem]\nn: 64\ngpu: t4\nblock: [16, 16]\ntile: 16\n")
+func TestParse(t *testing.T) {
+	s, err := Parse("kernels: [naive, smem]\nn: 64\ngpu: t4\nblock: [16, 16]\ntile: 16\n")
 	if err != nil || s.N != 64 || s.GPU.Name != "T4" || strings.Join(s.Kernels, ",") != "naive,smem" || s.Shape.Block.X != 16 || s.Shape.Tile != 16 {
 		t.Fatalf("got %+v, %v", s, err)
 	}
@@ -19,18 +21,18 @@ func TestParseSIMT(t *testing.T) {
 		"kernels: [naive]\nsize: 8":         `unknown key "size"`,
 		"kernels: [naive]":                  "needs `kernels: [...]` and `n: N`",
 	} {
-		_, err := ParseSIMT(src)
-		var se *SpecError
+		_, err := Parse(src)
+		var se *cells.SpecError
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}
 	}
 }
 
-func TestRunSIMT(t *testing.T) {
-	s, _ := ParseSIMT("kernels: [naive, coalesced, smem, regblock]\nn: 48\ngpu: A100 SXM")
-	var got []SIMTResult
-	if err := RunSIMT(context.Background(), s, func(r SIMTResult) { got = append(got, r) }, nil); err != nil {
+func TestEmulate(t *testing.T) {
+	s, _ := Parse("kernels: [naive, coalesced, smem, regblock]\nn: 48\ngpu: A100 SXM")
+	var got []Result
+	if err := Emulate(context.Background(), s, func(r Result) { got = append(got, r) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 4 {
@@ -51,12 +53,12 @@ func TestRunSIMT(t *testing.T) {
 // 1 sector), then 32 consecutive floats of B's row (4 sectors), … and stores 32 consecutive C
 // elements (4 sectors).
 func TestWatchFrames(t *testing.T) {
-	s, err := ParseSIMT("kernels: [coalesced, naive]\nn: 32\nwatch: true")
+	s, err := Parse("kernels: [coalesced, naive]\nn: 32\nwatch: true")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var frames []WarpFrame
-	if err := RunSIMT(context.Background(), s, func(SIMTResult) {}, func(f WarpFrame) { frames = append(frames, f) }); err != nil {
+	if err := Emulate(context.Background(), s, func(Result) {}, func(f WarpFrame) { frames = append(frames, f) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(frames) != MaxWatchFrames {
@@ -69,7 +71,21 @@ func TestWatchFrames(t *testing.T) {
 	if f1.Matrix != "B" || f1.Sectors != 4 || f1.Lanes[31] != [4]int{31, 0, 31, 3} {
 		t.Errorf("frame 1 %+v: want B row 0, 4 sectors, lane 31 at column 31 in sector 3", f1)
 	}
-	if _, err := ParseSIMT("kernels: [naive]\nn: 64\nwatch: true"); err == nil {
+	if _, err := Parse("kernels: [naive]\nn: 64\nwatch: true"); err == nil {
 		t.Error("watch accepted n = 64")
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("kernels: [naive, coalesced, smem, regblock]\nn: 128\ngpu: H100 SXM")
+	f.Add("kernels: [naive]\nn: 512\ngpu: t4")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src)
+		if err != nil {
+			return
+		}
+		if s.N < 1 || s.N > MaxN || len(s.Kernels) == 0 || s.GPU.FP32 <= 0 {
+			t.Fatalf("accepted %+v", s)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package experiment
+package matmul
 
 import (
 	"errors"
@@ -7,16 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
 )
 
 func TestParseValid(t *testing.T) {
 	got, err := Parse("kernels: [naive, gonum]   # two\nsizes: [64, 128]\ndtype: float64\nrepeats: 3\nthreads: 2\ntransfers: true\n",
-		kernels.CPU(), DefaultLimits())
+		kernels.CPU(), experiment.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Spec{Kernels: []string{"naive", "gonum"}, Sizes: []int{64, 128}, DType: "float64", Repeats: 3, Threads: 2}
+	want := experiment.Spec{Kernels: []string{"naive", "gonum"}, Sizes: []int{64, 128}, DType: "float64", Repeats: 3, Threads: 2}
 	if strings.Join(got.Kernels, ",") != strings.Join(want.Kernels, ",") || len(got.Sizes) != 2 ||
 		got.Sizes[1] != 128 || got.DType != want.DType || got.Repeats != want.Repeats || got.Threads != want.Threads || !got.Transfers {
 		t.Errorf("got %+v, want %+v", got, want)
@@ -24,7 +26,7 @@ func TestParseValid(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), DefaultLimits())
+	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), experiment.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,40 +36,40 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	small := Limits{MaxN: 4096, MemoryBytes: 1 << 20, RunTimeout: 120 * time.Second}
+	small := experiment.Limits{MaxN: 4096, MemoryBytes: 1 << 20, RunTimeout: 120 * time.Second}
 	tests := []struct {
 		name, src string
-		lim       Limits
+		lim       experiment.Limits
 		line      int
 		want      []string // substrings of the message
 	}{
-		{"yaml syntax", "kernels: [naive\nsizes: [1]", DefaultLimits(), 0, []string{"YAML"}},
-		{"tab indentation", "kernels: [naive]\nsizes: [8]\n\tdtype: x", DefaultLimits(), 3, []string{"YAML"}},
-		{"empty", "", DefaultLimits(), 0, []string{"empty"}},
-		{"not a mapping", "- naive", DefaultLimits(), 1, []string{"mapping"}},
-		{"unknown key", "kernels: [naive]\nsizes: [8]\nsize: 3", DefaultLimits(), 3, []string{`unknown key "size"`, "sizes"}},
-		{"unknown kernel", "kernels: [naive, fast]\nsizes: [8]", DefaultLimits(), 1, []string{`unknown kernel "fast"`, "naive, ikj, tiled, parallel, gonum"}},
-		{"no kernels", "sizes: [8]", DefaultLimits(), 0, []string{"no kernels"}},
-		{"duplicate kernel", "kernels: [ikj, ikj]\nsizes: [8]", DefaultLimits(), 1, []string{"twice"}},
-		{"kernels not a list", "kernels: 3\nsizes: [8]", DefaultLimits(), 1, []string{"list of kernel names"}},
-		{"unknown dtype", "kernels: [ikj]\nsizes: [8]\ndtype: float16", DefaultLimits(), 3, []string{`unknown dtype "float16"`, "float32 or float64"}},
-		{"n < 1", "kernels: [ikj]\nsizes: [8, 0]", DefaultLimits(), 2, []string{"at least 1"}},
-		{"n over limit", "kernels: [ikj]\nsizes: [\n 8,\n 5000]", DefaultLimits(), 4, []string{"over the limit of 4096"}},
-		{"n not a number", "kernels: [ikj]\nsizes: [big]", DefaultLimits(), 2, []string{"whole numbers"}},
-		{"no sizes", "kernels: [ikj]", DefaultLimits(), 0, []string{"no sizes"}},
-		{"duplicate size", "kernels: [ikj]\nsizes: [8, 8]", DefaultLimits(), 2, []string{"listed twice"}},
+		{"yaml syntax", "kernels: [naive\nsizes: [1]", experiment.DefaultLimits(), 0, []string{"YAML"}},
+		{"tab indentation", "kernels: [naive]\nsizes: [8]\n\tdtype: x", experiment.DefaultLimits(), 3, []string{"YAML"}},
+		{"empty", "", experiment.DefaultLimits(), 0, []string{"empty"}},
+		{"not a mapping", "- naive", experiment.DefaultLimits(), 1, []string{"mapping"}},
+		{"unknown key", "kernels: [naive]\nsizes: [8]\nsize: 3", experiment.DefaultLimits(), 3, []string{`unknown key "size"`, "sizes"}},
+		{"unknown kernel", "kernels: [naive, fast]\nsizes: [8]", experiment.DefaultLimits(), 1, []string{`unknown kernel "fast"`, "naive, ikj, tiled, parallel, gonum"}},
+		{"no kernels", "sizes: [8]", experiment.DefaultLimits(), 0, []string{"no kernels"}},
+		{"duplicate kernel", "kernels: [ikj, ikj]\nsizes: [8]", experiment.DefaultLimits(), 1, []string{"twice"}},
+		{"kernels not a list", "kernels: 3\nsizes: [8]", experiment.DefaultLimits(), 1, []string{"expected a list of names, got 3"}},
+		{"unknown dtype", "kernels: [ikj]\nsizes: [8]\ndtype: float16", experiment.DefaultLimits(), 3, []string{`unknown dtype "float16"`, "float32 or float64"}},
+		{"n < 1", "kernels: [ikj]\nsizes: [8, 0]", experiment.DefaultLimits(), 2, []string{"at least 1"}},
+		{"n over limit", "kernels: [ikj]\nsizes: [\n 8,\n 5000]", experiment.DefaultLimits(), 4, []string{"over the limit of 4096"}},
+		{"n not a number", "kernels: [ikj]\nsizes: [big]", experiment.DefaultLimits(), 2, []string{"expected a whole number, got big"}},
+		{"no sizes", "kernels: [ikj]", experiment.DefaultLimits(), 0, []string{"no sizes"}},
+		{"duplicate size", "kernels: [ikj]\nsizes: [8, 8]", experiment.DefaultLimits(), 2, []string{"listed twice"}},
 		{"memory", "kernels: [ikj]\nsizes: [512]\ndtype: float64", small, 2, []string{"6 MiB", "memory budget of 1 MiB", "float32"}},
-		{"repeats", "kernels: [ikj]\nsizes: [8]\nrepeats: 0", DefaultLimits(), 3, []string{"repeats is 0"}},
-		{"threads", "kernels: [ikj]\nsizes: [8]\nthreads: -2", DefaultLimits(), 3, []string{"threads is -2"}},
-		{"duplicate key", "kernels: [ikj]\nsizes: [8]\nkernels: [naive]", DefaultLimits(), 3, []string{"twice"}},
-		{"too slow", "kernels: [naive]\nsizes: [4096]\nrepeats: 5", DefaultLimits(), 0, []string{"estimated", "2m0s run time limit", "n=4096"}},
+		{"repeats", "kernels: [ikj]\nsizes: [8]\nrepeats: 0", experiment.DefaultLimits(), 3, []string{"repeats is 0"}},
+		{"threads", "kernels: [ikj]\nsizes: [8]\nthreads: -2", experiment.DefaultLimits(), 3, []string{"threads is -2"}},
+		{"duplicate key", "kernels: [ikj]\nsizes: [8]\nkernels: [naive]", experiment.DefaultLimits(), 3, []string{"twice"}},
+		{"too slow", "kernels: [naive]\nsizes: [4096]\nrepeats: 5", experiment.DefaultLimits(), 0, []string{"estimated", "2m0s run time limit", "n=4096"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse(tt.src, kernels.CPU(), tt.lim)
-			var se *SpecError
+			var se *cells.SpecError
 			if !errors.As(err, &se) {
-				t.Fatalf("got error %v, want a *SpecError", err)
+				t.Fatalf("got error %v, want a *cells.SpecError", err)
 			}
 			if tt.line != 0 && se.Line != tt.line {
 				t.Errorf("got line %d, want %d (%v)", se.Line, tt.line, err)
@@ -86,18 +88,18 @@ func FuzzParse(f *testing.F) {
 	f.Add("kernels: [gonum]\nsizes: [4096]\ndtype: float64")
 	f.Add("sizes: [&a 1, *a]")
 	f.Add("kernels: {a: b}\nsizes: 3")
-	lim := DefaultLimits()
+	lim := experiment.DefaultLimits()
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse(src, kernels.CPU(), lim)
 		if err != nil {
-			var se *SpecError
+			var se *cells.SpecError
 			if !errors.As(err, &se) || se.Msg == "" {
-				t.Fatalf("error %v is not a *SpecError with a message", err)
+				t.Fatalf("error %v is not a *cells.SpecError with a message", err)
 			}
 			return
 		}
 		// Whatever parses is runnable: every invariant the runner relies on holds.
-		if len(s.Kernels) == 0 || len(s.Sizes) == 0 || s.Repeats < 1 || s.Repeats > maxRepeats || s.Threads < 1 {
+		if len(s.Kernels) == 0 || len(s.Sizes) == 0 || s.Repeats < 1 || s.Repeats > MaxRepeats || s.Threads < 1 {
 			t.Fatalf("accepted an invalid spec %+v", s)
 		}
 		for _, k := range s.Kernels {
@@ -123,7 +125,7 @@ func FuzzParse(f *testing.F) {
 // a GPU's kernels reach their speed only at such sizes. A CPU kernel in the cell keeps MaxN.
 func TestGPUSizeLimit(t *testing.T) {
 	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, DefaultLimits())
+	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, experiment.DefaultLimits())
 	if err != nil {
 		t.Fatalf("GPU-only cell at 8192: %v", err)
 	}
@@ -136,16 +138,8 @@ func TestGPUSizeLimit(t *testing.T) {
 		{"kernels: [cublas]\nsizes: [16384]", "over the limit of 8192"},
 		{"kernels: [cublas]\nsizes: [8192]\ndtype: float64", "memory budget"},
 	} {
-		if _, err := Parse(tt.src, available, DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Parse(tt.src, available, experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: got %v, want %q", tt.src, err, tt.want)
 		}
-	}
-	cell := strings.Replace(cudaCell, "[100, 256]", "[100, 8192]", 1)
-	if _, err := ParseCUDA(cell, available, DefaultLimits()); err != nil {
-		t.Errorf("cuda cell comparing with cublas at 8192: %v", err)
-	}
-	cell = strings.Replace(cell, "[cublas]", "[cublas, gonum]", 1)
-	if _, err := ParseCUDA(cell, available, DefaultLimits()); err == nil || !strings.Contains(err.Error(), "cells with CPU kernels") {
-		t.Errorf("cuda cell comparing with gonum at 8192: got %v, want the CPU limit", err)
 	}
 }

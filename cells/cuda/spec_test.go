@@ -1,10 +1,12 @@
-package experiment
+package cuda
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -23,8 +25,8 @@ func gpuAvailable() []kernels.Kernel {
 	return append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
 }
 
-func TestParseCUDA(t *testing.T) {
-	s, err := ParseCUDA(cudaCell, gpuAvailable(), DefaultLimits())
+func TestParse(t *testing.T) {
+	s, err := Parse(cudaCell, gpuAvailable(), experiment.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +63,10 @@ func TestParseCUDAErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseCUDA(tt.cell, gpuAvailable(), DefaultLimits())
-			var se *SpecError
+			_, err := Parse(tt.cell, gpuAvailable(), experiment.DefaultLimits())
+			var se *cells.SpecError
 			if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got %v, want a *SpecError mentioning %q", err, tt.want)
+				t.Fatalf("got %v, want a *cells.SpecError mentioning %q", err, tt.want)
 			}
 			if tt.line != 0 && se.Line != tt.line {
 				t.Errorf("got line %d, want %d (%v)", se.Line, tt.line, err)
@@ -73,11 +75,11 @@ func TestParseCUDAErrors(t *testing.T) {
 	}
 }
 
-func FuzzParseCUDA(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add(cudaCell)
 	f.Add("kernel: k\ngrid: [\"n*n*n*n\"]\nsizes: [4096]\n---\nk(")
 	f.Fuzz(func(t *testing.T, cell string) {
-		s, err := ParseCUDA(cell, gpuAvailable(), DefaultLimits())
+		s, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
 		if err != nil {
 			return
 		}
@@ -91,4 +93,18 @@ func FuzzParseCUDA(f *testing.F) {
 			t.Fatalf("accepted block %v", s.Block)
 		}
 	})
+}
+
+// A cuda cell compared only with GPU kernels may go to GPUMaxN; one compared with a CPU kernel keeps
+// MaxN.
+func TestGPUSizeLimit(t *testing.T) {
+	available := gpuAvailable()
+	cell := strings.Replace(cudaCell, "[100, 256]", "[100, 8192]", 1)
+	if _, err := Parse(cell, available, experiment.DefaultLimits()); err != nil {
+		t.Errorf("cuda cell comparing with cublas at 8192: %v", err)
+	}
+	cell = strings.Replace(cell, "[cublas]", "[cublas, gonum]", 1)
+	if _, err := Parse(cell, available, experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "cells with CPU kernels") {
+		t.Errorf("cuda cell comparing with gonum at 8192: got %v, want the CPU limit", err)
+	}
 }

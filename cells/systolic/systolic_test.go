@@ -1,4 +1,4 @@
-package experiment
+package systolic
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/cells"
+
 	"github.com/gpuplayground/playground/kernels/systolic"
 )
 
-func TestParseSystolic(t *testing.T) {
-	s, err := ParseSystolic("array: 4\nm: 5\nn: 6\nk: 7\nclock_mhz: 940")
-	if err != nil || s != (SystolicSpec{4, 5, 6, 7, 940}) {
+func TestParse(t *testing.T) {
+	s, err := Parse("array: 4\nm: 5\nn: 6\nk: 7\nclock_mhz: 940")
+	if err != nil || s != (Spec{4, 5, 6, 7, 940}) {
 		t.Fatalf("got %+v, %v", s, err)
 	}
 	for src, want := range map[string]string{
@@ -21,19 +23,19 @@ func TestParseSystolic(t *testing.T) {
 		"array: 256\nm: 1024\nn: 1024\nk: 1024":     "too big to simulate",
 		"array: 4\nm: 1\nn: 1\nk: 1\nclock_mhz: -1": "clock_mhz must be positive",
 	} {
-		_, err := ParseSystolic(src)
-		var se *SpecError
+		_, err := Parse(src)
+		var se *cells.SpecError
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}
 	}
 }
 
-func TestRunSystolic(t *testing.T) {
-	s := SystolicSpec{Array: 4, M: 6, N: 5, K: 9, ClockMHz: 700}
+func TestSimulate(t *testing.T) {
+	s := Spec{Array: 4, M: 6, N: 5, K: 9, ClockMHz: 700}
 	frames := 0
-	var res SystolicResult
-	if err := RunSystolic(context.Background(), s, func(systolic.Frame) { frames++ }, func(r SystolicResult) { res = r }); err != nil {
+	var res Result
+	if err := Simulate(context.Background(), s, func(systolic.Frame) { frames++ }, func(r Result) { res = r }); err != nil {
 		t.Fatal(err)
 	}
 	cf := systolic.Cycles(4, 6, 5, 9)
@@ -43,41 +45,27 @@ func TestRunSystolic(t *testing.T) {
 	if want := 2 * float64(6*5*9) / (float64(cf.Cycles) / 700e6) / 1e12; res.TFLOPS != want {
 		t.Errorf("TFLOPS %g, want %g", res.TFLOPS, want)
 	}
-	big := SystolicSpec{Array: 32, M: 8, N: 8, K: 8, ClockMHz: 700}
+	big := Spec{Array: 32, M: 8, N: 8, K: 8, ClockMHz: 700}
 	frames = 0
-	if err := RunSystolic(context.Background(), big, func(systolic.Frame) { frames++ }, func(SystolicResult) {}); err != nil || frames != 0 {
+	if err := Simulate(context.Background(), big, func(systolic.Frame) { frames++ }, func(Result) {}); err != nil || frames != 0 {
 		t.Errorf("a 32×32 array sent %d frames (%v), want none: too big to animate", frames, err)
 	}
 }
 
-func FuzzParseSystolic(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("array: 8\nm: 8\nn: 16\nk: 16\nclock_mhz: 700")
 	f.Add("array: 256\nm: 1\nn: 1024\nk: 1024")
 	f.Fuzz(func(t *testing.T, src string) {
-		s, err := ParseSystolic(src)
+		s, err := Parse(src)
 		if err != nil {
 			return
 		}
-		if s.Array < 1 || s.Array > MaxSystolicArray || s.M < 1 || s.N < 1 || s.K < 1 || s.M > MaxSystolicDim || !(s.ClockMHz > 0) {
+		if s.Array < 1 || s.Array > MaxArray || s.M < 1 || s.N < 1 || s.K < 1 || s.M > MaxDim || !(s.ClockMHz > 0) {
 			t.Fatalf("accepted %+v", s)
 		}
 		st := systolic.Cycles(s.Array, s.M, s.N, s.K)
-		if float64(st.Cycles)*float64(s.Array)*float64(s.Array) > maxSystolicPEWork {
+		if float64(st.Cycles)*float64(s.Array)*float64(s.Array) > maxPEWork {
 			t.Fatalf("accepted a simulation of %d cycles on %d×%d", st.Cycles, s.Array, s.Array)
-		}
-	})
-}
-
-func FuzzParseSIMT(f *testing.F) {
-	f.Add("kernels: [naive, coalesced, smem, regblock]\nn: 128\ngpu: H100 SXM")
-	f.Add("kernels: [naive]\nn: 512\ngpu: t4")
-	f.Fuzz(func(t *testing.T, src string) {
-		s, err := ParseSIMT(src)
-		if err != nil {
-			return
-		}
-		if s.N < 1 || s.N > MaxSIMTN || len(s.Kernels) == 0 || s.GPU.FP32 <= 0 {
-			t.Fatalf("accepted %+v", s)
 		}
 	})
 }

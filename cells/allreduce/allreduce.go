@@ -1,0 +1,142 @@
+// Package allreduce is the `allreduce` cell kind: a cost model of the gradient all-reduce of
+// data-parallel training (collective's ring α–β model), shown as a table and a chart of time against
+// GPU count, labelled modelled:
+//
+//	gradient_mb: 1400                      # bytes to all-reduce per step, in MB (350M fp32 parameters)
+//	gpus: [2, 4, 8, 16, 32, 64]
+//	links: {NVLink 4: 450, PCIe 4 x16: 32} # GB/s per direction per GPU, in the order to show
+//	latency_us: 5                          # per message
+package allreduce
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/collective"
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed render.js
+var script string
+
+// Spec is a parsed `allreduce` cell.
+type Spec struct {
+	GradientMB float64
+	GPUs       []int
+	Links      []Link
+	LatencyUS  float64
+}
+
+// Link is a named interconnect bandwidth in GB/s per direction.
+type Link struct {
+	Name string
+	GBs  float64
+}
+
+type source struct {
+	cells.Common `yaml:",inline"`
+	GradientMB   cells.At[float64]         `yaml:"gradient_mb"`
+	GPUs         cells.At[[]cells.At[int]] `yaml:"gpus"`
+	Links        cells.At[yaml.Node]       `yaml:"links"`
+	LatencyUS    cells.At[float64]         `yaml:"latency_us"`
+}
+
+// Parse reads an `allreduce` cell. Errors are *cells.SpecError values with line numbers.
+func Parse(src string) (Spec, error) {
+	var y source
+	if err := cells.Decode(src, &y); err != nil {
+		return Spec{}, err
+	}
+	s := Spec{GradientMB: y.GradientMB.V, LatencyUS: 5}
+	if y.GradientMB.Line > 0 && !(s.GradientMB > 0 && s.GradientMB <= 1e7) {
+		return Spec{}, cells.Errorf(y.GradientMB.Line, "gradient_mb must be between 0 and 10,000,000")
+	}
+	if y.LatencyUS.Line > 0 {
+		if s.LatencyUS = y.LatencyUS.V; !(s.LatencyUS >= 0 && s.LatencyUS <= 1e6) {
+			return Spec{}, cells.Errorf(y.LatencyUS.Line, "latency_us must be between 0 and 1,000,000")
+		}
+	}
+	for _, p := range y.GPUs.V {
+		if p.V < 1 || p.V > 65536 {
+			return Spec{}, cells.Errorf(p.Line, "%d GPUs: use 1 to 65536", p.V)
+		}
+		s.GPUs = append(s.GPUs, p.V)
+	}
+	if y.Links.Line > 0 {
+		links := y.Links.V
+		if links.Kind != yaml.MappingNode || len(links.Content) == 0 {
+			return Spec{}, cells.Errorf(y.Links.Line, "links is a map of name: GB/s, like {NVLink 4: 450}")
+		}
+		for j := 0; j+1 < len(links.Content); j += 2 {
+			var gbs cells.At[float64]
+			if err := links.Content[j+1].Decode(&gbs); err != nil {
+				return Spec{}, cells.Errorf(links.Content[j+1].Line, "link %q: expected GB/s, a number", links.Content[j].Value)
+			}
+			if !(gbs.V > 0 && gbs.V <= 1e6) {
+				return Spec{}, cells.Errorf(gbs.Line, "link %q: GB/s must be positive", links.Content[j].Value)
+			}
+			s.Links = append(s.Links, Link{links.Content[j].Value, gbs.V})
+		}
+	}
+	if s.GradientMB == 0 || len(s.GPUs) == 0 || len(s.Links) == 0 {
+		return Spec{}, &cells.SpecError{Line: 1, Msg: "an allreduce cell needs gradient_mb, gpus and links"}
+	}
+	return s, nil
+}
+
+// Point is one modelled all-reduce (never measured).
+type Point struct {
+	Link    string
+	GPUs    int
+	Seconds float64
+	// BusGBs is NCCL's bus bandwidth for that time, GB/s.
+	BusGBs float64
+}
+
+// Model evaluates the ring all-reduce model for every link and GPU count.
+func Model(s Spec) []Point {
+	var out []Point
+	bytes := s.GradientMB * 1e6
+	for _, l := range s.Links {
+		for _, p := range s.GPUs {
+			sec := collective.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
+			out = append(out, Point{Link: l.Name, GPUs: p, Seconds: sec, BusGBs: collective.BusBandwidth(bytes, p, sec) / 1e9})
+		}
+	}
+	return out
+}
+
+// Kind is the allreduce cell kind.
+type Kind struct{}
+
+func (Kind) Name() string   { return "allreduce" }
+func (Kind) Script() string { return script }
+
+func (Kind) Parse(c cells.Cell) (cells.Run, error) {
+	s, err := Parse(c.Source)
+	if err != nil {
+		return nil, err
+	}
+	return run(s), nil
+}
+
+type run Spec
+
+// Estimate: the model is a formula per point.
+func (run) Estimate() time.Duration { return time.Millisecond }
+
+func (r run) Run(ctx context.Context, e cells.Emitter) error {
+	points := Model(Spec(r))
+	e.Table(cells.Table{ID: "model", Caption: "Ring all-reduce, modelled (α–β cost model, not measured)", Columns: []cells.Column{
+		{Label: "link"}, {Label: "GPUs"}, {Label: "time", Unit: "ms"}, {Label: "bus bandwidth", Unit: "GB/s"}}})
+	var cp []chart.ModelPoint
+	for _, p := range points {
+		e.Row(cells.Row{Table: "model", Values: []any{p.Link, p.GPUs, p.Seconds * 1e3, p.BusGBs}})
+		cp = append(cp, chart.ModelPoint{Link: p.Link, GPUs: p.GPUs, Seconds: p.Seconds})
+	}
+	e.Chart(func() (string, error) { return chart.AllReduce(cp, r.GradientMB) })
+	return ctx.Err()
+}

@@ -1,0 +1,17 @@
+// Package builtin lists the playground's cell kinds: the one place a kind is added.
+package builtin
+
+import (
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/allreduce"
+	"github.com/gpuplayground/playground/cells/cuda"
+	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/roofline"
+	"github.com/gpuplayground/playground/cells/simt"
+	"github.com/gpuplayground/playground/cells/systolic"
+)
+
+// Kinds returns every cell kind, for env.
+func Kinds(env cells.Env) []cells.Kind {
+	return []cells.Kind{matmul.New(env), cuda.New(env), simt.New(env), systolic.Kind{}, roofline.New(env), allreduce.Kind{}}
+}

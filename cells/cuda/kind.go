@@ -1,0 +1,123 @@
+package cuda
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+//go:embed render.js
+var script string
+
+// Kind is the cuda cell kind on one server.
+type Kind struct{ env cells.Env }
+
+// New returns the cuda kind for env.
+func New(env cells.Env) *Kind { return &Kind{env: env} }
+
+func (*Kind) Name() string   { return "cuda" }
+func (*Kind) Script() string { return script }
+
+// Parse returns the run: compile the kernel, then time it as `custom` beside the compared kernels.
+func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
+	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return &run{env: k.env, spec: s}, nil
+}
+
+// Actions: Show PTX compiles the kernel and shows its PTX, with or without a GPU.
+func (k *Kind) Actions() []cells.Action {
+	return []cells.Action{{Name: "ptx", Label: "Show PTX", Parse: func(c cells.Cell) (cells.Run, error) {
+		s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
+		if err != nil {
+			return nil, err
+		}
+		return &showPTX{env: k.env, spec: s}, nil
+	}}}
+}
+
+// compileEstimate is a pessimistic NVRTC compile of a small kernel.
+const compileEstimate = 5 * time.Second
+
+type showPTX struct {
+	env  cells.Env
+	spec Spec
+}
+
+func (p *showPTX) Estimate() time.Duration { return compileEstimate }
+
+func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
+	ptx, err := compile(ctx, p.env.GPU, p.spec)
+	if err != nil {
+		return err
+	}
+	e.Text(fmt.Sprintf("PTX of %s for compute_%d (NVRTC)", p.spec.Kernel, p.env.GPU.Arch()), ptx)
+	return nil
+}
+
+type run struct {
+	env  cells.Env
+	spec Spec
+}
+
+func (r *run) measured() experiment.Spec {
+	return experiment.Spec{Kernels: append([]string{"custom"}, r.spec.Compare...), Sizes: r.spec.Sizes, DType: r.spec.DType, Repeats: r.spec.Repeats, Threads: 1}
+}
+
+func (r *run) Estimate() time.Duration {
+	return compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+}
+
+// Run compiles the learner's kernel (its errors are the run's error), then measures it as "custom"
+// beside the kernels it is compared with; without a GPU the kernel gets a note saying why.
+func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	if _, err := compile(ctx, r.env.GPU, r.spec); err != nil {
+		return err
+	}
+	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
+	reason := r.env.GPU.Unavailable()
+	env := r.env.Harness()
+	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
+		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Unavailable: reason, Remote: reason == "", OnGPU: true})
+	measure := env.Remote
+	env.Remote = func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
+		if kernel != "custom" {
+			return measure(ctx, kernel, n, s, progress)
+		}
+		grid, err := r.spec.GridFor(n)
+		if err != nil {
+			return experiment.Result{}, err
+		}
+		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
+			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
+	}
+	return experiment.Run(ctx, r.measured(), env, &matmul.Results{E: e})
+}
+
+// nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.
+var nvrtcLine = regexp.MustCompile(`cell\.cu\((\d+)\)`)
+
+// compile compiles the cell's kernel in the GPU worker. A compile error comes back as NVRTC's log
+// with its line numbers turned into the cell's own ("line 12: error: …").
+func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
+	ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
+	if err == nil || ctx.Err() != nil {
+		return ptx, err
+	}
+	msg := nvrtcLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		var n int
+		fmt.Sscanf(nvrtcLine.FindStringSubmatch(m)[1], "%d", &n)
+		return fmt.Sprintf("line %d", spec.SourceLine+n-1)
+	})
+	return "", fmt.Errorf("the kernel does not compile:\n%s", msg)
+}

@@ -1,0 +1,132 @@
+package matmul
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+//go:embed render.js
+var script string
+
+// Kind is the matmul cell kind on one server.
+type Kind struct{ env cells.Env }
+
+// New returns the matmul kind for env.
+func New(env cells.Env) *Kind { return &Kind{env: env} }
+
+func (*Kind) Name() string   { return "matmul" }
+func (*Kind) Script() string { return script }
+
+// Parse validates the cell and returns its run.
+func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
+	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return &run{env: k.env, spec: s, rec: c.Recording}, nil
+}
+
+type run struct {
+	env  cells.Env
+	spec Spec
+	rec  *cells.Recording
+}
+
+func (r *run) Estimate() time.Duration {
+	return time.Duration(r.spec.EstimateSeconds(r.env.Kernels) * float64(time.Second))
+}
+
+// Run measures the cell: on a server without a GPU, first the cell's recording (if any) for its GPU
+// kernels, labelled as recorded; then every kernel at every size, measured now.
+func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	sink := &Results{E: e}
+	if r.spec.Peak {
+		ceil, err := r.env.Roofline.Get(ctx) // measured inside the run queue, once per server start
+		if err != nil {
+			return err
+		}
+		peak, how := ceil.PeakFor(r.spec.DType)
+		e.Note("info", fmt.Sprintf("measured %s peak of this CPU: %.1f GFLOP/s (%s)", r.spec.DType, peak, how))
+		label := fmt.Sprintf("measured peak, %.0f GFLOP/s", peak)
+		sink.Draw = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
+	}
+	if r.rec != nil && r.env.GPU.Unavailable() != "" {
+		ShowRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
+	}
+	return experiment.Run(ctx, r.spec.Spec, r.env.Harness(), sink)
+}
+
+// ShowRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those
+// whose (kernel, n, dtype) the spec asks for, labelled with where, when and how they were measured.
+func ShowRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, available []kernels.Kernel) {
+	var rows []experiment.Result
+	for _, res := range rec.Results {
+		k, _ := kernels.Lookup(available, res.Kernel)
+		if k.Unavailable != "" && slices.Contains(spec.Kernels, res.Kernel) && slices.Contains(spec.Sizes, res.N) && res.DType == spec.DType {
+			rows = append(rows, res)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	e.Table(cells.Table{ID: "recorded", Caption: "Recorded GPU results: " + rec.Label(), Columns: []cells.Column{
+		{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}})
+	for _, res := range rows {
+		e.Row(cells.Row{Table: "recorded", Values: []any{res.Kernel, res.N, res.DType, res.Seconds, res.GFLOPS, res.RelError}, Bad: !res.OK})
+	}
+}
+
+// Results turns the harness's events into the cell's events: a `results` table of measured points,
+// declared at the first result, and a chart of all results so far (Draw; nil means GFLOP/s against
+// n). It implements experiment.Sink.
+type Results struct {
+	E    cells.Emitter
+	Draw func([]experiment.Result) (string, error)
+
+	results  []experiment.Result
+	declared bool
+}
+
+// ResultColumns are the columns of the `results` table.
+var ResultColumns = []cells.Column{
+	{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
+	{Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}, {Label: "check"}, {Label: "host→device", Unit: "s"}, {Label: "device→host", Unit: "s"}, {Label: "copies", Unit: "GB/s"},
+}
+
+func (s *Results) Progress(done, total int) { s.E.Progress(done, total) }
+
+func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
+
+func (s *Results) Result(r experiment.Result) {
+	if !s.declared {
+		s.declared = true
+		s.E.Table(cells.Table{ID: "results", Caption: "Measured on this server just now (median of the timed repeats, after a warm-up)", Columns: ResultColumns})
+	}
+	s.results = append(s.results, r)
+	check := "ok"
+	if !r.OK {
+		check = "WRONG: over tolerance"
+	}
+	values := []any{r.Kernel, r.N, r.DType, r.Seconds, r.MinSeconds, r.MaxSeconds, r.GFLOPS, r.RelError, check, "", "", ""}
+	if r.H2DSeconds > 0 || r.D2HSeconds > 0 {
+		values[9], values[10], values[11] = r.H2DSeconds, r.D2HSeconds, r.TransferGBps
+	}
+	s.E.Row(cells.Row{Table: "results", Values: values, Bad: !r.OK})
+	draw := s.Draw
+	if draw == nil {
+		draw = chart.Throughput
+	}
+	results := slices.Clone(s.results)
+	s.E.Chart(func() (string, error) { return draw(results) })
+}
+
+// Results so far.
+func (s *Results) All() []experiment.Result { return s.results }

@@ -1,0 +1,182 @@
+// Package matmul is the `matmul` cell kind: a list of GEMM kernels (CPU, and GPU where the server has
+// one) timed at a list of sizes, with a results table and a GFLOP/s chart:
+//
+//	kernels: [naive, ikj, tiled, parallel, gonum]   # CPU kernels; GPU ones such as cublas too
+//	sizes: [64, 128, 256, 512]                      # square n×n×n
+//	dtype: float32                                  # float32 | float64
+//	repeats: 5                                      # timed runs per point, after a warm-up
+//	threads: 2                                      # goroutines for the parallel kernels
+//	transfers: true                                 # GPU kernels: time the PCIe copies too
+//	peak: true                                      # draw this CPU's measured peak
+//
+// It also holds the validation the `cuda` and `roofline` kinds share (kernel names, sizes).
+package matmul
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+// Spec is a parsed, validated `matmul` cell.
+type Spec struct {
+	experiment.Spec
+	// Peak draws this CPU's measured peak on the chart, saying how it was measured.
+	Peak bool
+}
+
+// Source is a matmul cell's YAML, decoded by cells.Decode.
+type Source struct {
+	cells.Common `yaml:",inline"`
+	Kernels      cells.At[[]cells.At[string]] `yaml:"kernels"`
+	Sizes        cells.At[[]cells.At[int]]    `yaml:"sizes"`
+	DType        cells.At[string]             `yaml:"dtype"`
+	Repeats      cells.At[int]                `yaml:"repeats"`
+	Threads      cells.At[int]                `yaml:"threads"`
+	Transfers    bool                         `yaml:"transfers"`
+	Peak         bool                         `yaml:"peak"`
+}
+
+// Limits on the remaining fields, fixed so a typo cannot ask for a million repeats.
+const (
+	MaxRepeats = 100
+	maxThreads = 1024
+	maxPoints  = 200
+)
+
+// Parse reads and validates a `matmul` cell against the available kernels and the limits. Errors are
+// *cells.SpecError values that say what to fix.
+func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+	var y Source
+	if err := cells.Decode(src, &y); err != nil {
+		return Spec{}, err
+	}
+	return y.Validate(available, lim)
+}
+
+func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+	s := Spec{Spec: experiment.Spec{DType: "float32", Repeats: 5, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
+	var err error
+	if s.DType, err = DType(y.DType); err != nil {
+		return Spec{}, err
+	}
+	if y.Repeats.Line > 0 {
+		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > MaxRepeats {
+			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, MaxRepeats)
+		}
+	}
+	if y.Threads.Line > 0 {
+		if s.Threads = y.Threads.V; s.Threads < 1 || s.Threads > maxThreads {
+			return Spec{}, cells.Errorf(y.Threads.Line, "threads is %d; use 1 to %d", s.Threads, maxThreads)
+		}
+	}
+	if s.Kernels, err = KernelNames(y.Kernels, available, true); err != nil {
+		return Spec{}, err
+	}
+	if len(s.Kernels)*max(len(y.Sizes.V), 1) > maxPoints {
+		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", len(s.Kernels)*len(y.Sizes.V), maxPoints)
+	}
+	if s.Sizes, err = Sizes(y.Sizes, s.DType, lim, experiment.AllOnGPU(available, s.Kernels)); err != nil {
+		return Spec{}, err
+	}
+	if est := s.EstimateSeconds(available); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
+		return Spec{}, &cells.SpecError{Msg: fmt.Sprintf(
+			"this run is estimated to take about %s, over the %s run time limit: use smaller sizes (the largest, n=%d, costs the most), fewer repeats, or drop the slowest kernels (naive is slowest)",
+			roundDur(est), lim.RunTimeout, maxOf(s.Sizes))}
+	}
+	return s, nil
+}
+
+// DType validates a dtype key (float32 when absent).
+func DType(d cells.At[string]) (string, error) {
+	if d.Line == 0 {
+		return "float32", nil
+	}
+	if d.V != "float32" && d.V != "float64" {
+		return "", cells.Errorf(d.Line, "unknown dtype %q; use float32 or float64", d.V)
+	}
+	return d.V, nil
+}
+
+// KernelNames validates a list of kernel names against the available kernels: each known and listed
+// once; required says the list may not be empty.
+func KernelNames(list cells.At[[]cells.At[string]], available []kernels.Kernel, required bool) ([]string, error) {
+	if required && len(list.V) == 0 {
+		return nil, cells.Errorf(list.Line, "no kernels: add `kernels: [...]` with some of: %s", kernels.Names(available))
+	}
+	var names []string
+	for _, item := range list.V {
+		if _, ok := kernels.Lookup(available, item.V); !ok {
+			return nil, cells.Errorf(item.Line, "unknown kernel %q; known kernels: %s", item.V, kernels.Names(available))
+		}
+		for _, seen := range names {
+			if seen == item.V {
+				return nil, cells.Errorf(item.Line, "kernel %q is listed twice", item.V)
+			}
+		}
+		names = append(names, item.V)
+	}
+	return names, nil
+}
+
+// Sizes validates a list of sizes against the limits: up to lim.MaxN, or lim.GPUMaxN where every
+// kernel of the cell runs on the GPU (gpuOnly), within the memory budget for dtype, each once.
+func Sizes(list cells.At[[]cells.At[int]], dtype string, lim experiment.Limits, gpuOnly bool) ([]int, error) {
+	if len(list.V) == 0 {
+		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [64, 128, 256]")
+	}
+	elem := int64(experiment.Spec{DType: dtype}.ElemBytes())
+	maxN := lim.MaxN
+	if gpuOnly && lim.GPUMaxN > maxN {
+		maxN = lim.GPUMaxN
+	}
+	var sizes []int
+	for _, item := range list.V {
+		n := item.V
+		switch {
+		case n < 1:
+			return nil, cells.Errorf(item.Line, "size %d is too small; n must be at least 1", n)
+		case maxN > 0 && n > maxN && !gpuOnly && lim.GPUMaxN > maxN && n <= lim.GPUMaxN:
+			return nil, cells.Errorf(item.Line, "size %d is over the limit of %d for cells with CPU kernels; sizes up to %d are allowed when every kernel is a GPU kernel", n, maxN, lim.GPUMaxN)
+		case maxN > 0 && n > maxN:
+			return nil, cells.Errorf(item.Line, "size %d is over the limit of %d; use a smaller n", n, maxN)
+		}
+		for _, seen := range sizes {
+			if seen == n {
+				return nil, cells.Errorf(item.Line, "size %d is listed twice", n)
+			}
+		}
+		if need := 3 * int64(n) * int64(n) * elem; lim.MemoryBytes > 0 && need > lim.MemoryBytes {
+			hint := ""
+			if dtype == "float64" {
+				hint = " or dtype float32"
+			}
+			return nil, cells.Errorf(item.Line, "n=%d in %s needs %s for A, B and C, over the memory budget of %s: use a smaller n%s",
+				n, dtype, mib(need), mib(lim.MemoryBytes), hint)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func roundDur(sec float64) time.Duration {
+	if math.IsInf(sec, 0) || sec > 1e9 {
+		return time.Duration(math.MaxInt64).Round(time.Hour)
+	}
+	return time.Duration(sec * float64(time.Second)).Round(time.Second)
+}
+
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}

@@ -1,0 +1,64 @@
+package cells
+
+import "sync"
+
+// Recorder is an Emitter that keeps everything a run emits, for tests and tools. Chart draws each
+// offered chart at once and keeps the last SVG (or the first drawing error).
+type Recorder struct {
+	mu        sync.Mutex
+	Notes     []Note
+	Tables    []Table
+	Rows      []Row
+	Texts     []Text
+	Animation []any
+	Done      [2]int
+	Charts    int
+	SVG       string
+	ChartErr  error
+}
+
+func (r *Recorder) Progress(done, total int) {
+	r.mu.Lock()
+	r.Done = [2]int{done, total}
+	r.mu.Unlock()
+}
+func (r *Recorder) Note(level, text string) {
+	r.mu.Lock()
+	r.Notes = append(r.Notes, Note{Level: level, Message: text})
+	r.mu.Unlock()
+}
+func (r *Recorder) Table(t Table) { r.mu.Lock(); r.Tables = append(r.Tables, t); r.mu.Unlock() }
+func (r *Recorder) Row(row Row)   { r.mu.Lock(); r.Rows = append(r.Rows, row); r.mu.Unlock() }
+func (r *Recorder) Text(title, body string) {
+	r.mu.Lock()
+	r.Texts = append(r.Texts, Text{Title: title, Body: body})
+	r.mu.Unlock()
+}
+func (r *Recorder) Frames(frames ...any) {
+	r.mu.Lock()
+	r.Animation = append(r.Animation, frames...)
+	r.mu.Unlock()
+}
+func (r *Recorder) Chart(draw func() (string, error)) {
+	svg, err := draw()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Charts++
+	if err != nil && r.ChartErr == nil {
+		r.ChartErr = err
+	}
+	r.SVG = svg
+}
+
+// RowsOf returns the rows of table id.
+func (r *Recorder) RowsOf(id string) []Row {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Table == id {
+			out = append(out, row)
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+// Package roofline is the `roofline` cell kind: a matmul cell whose results are placed on this
+// machine's measured roofline (package roofline), with the learner's predictions beside them and,
+// optionally, a datasheet GPU's roofline:
+//
+//	kernels: [naive, gonum]
+//	sizes: [256, 1024]
+//	predict: {naive: 2, gonum: 20}   # your GFLOP/s guesses, written before you run
+//	gpu: H100 SXM                    # optional: that GPU's datasheet roofline too
+package roofline
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/kernels/simt"
+	"github.com/gpuplayground/playground/roofline"
+)
+
+//go:embed render.js
+var script string
+
+// Spec is a parsed `roofline` cell.
+type Spec struct {
+	matmul.Spec
+	// Predict maps kernel names to predicted GFLOP/s.
+	Predict map[string]float64
+	// GPU, if set, is drawn from its datasheet (labelled so), not measured.
+	GPU *simt.GPU
+}
+
+type source struct {
+	matmul.Source `yaml:",inline"`
+	Predict       cells.At[map[string]float64] `yaml:"predict"`
+	GPU           cells.At[string]             `yaml:"gpu"`
+}
+
+// Parse reads a `roofline` cell. Errors are *cells.SpecError values with line numbers.
+func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+	var y source
+	if err := cells.Decode(src, &y); err != nil {
+		return Spec{}, err
+	}
+	s, err := y.Validate(available, lim)
+	if err != nil {
+		return Spec{}, err
+	}
+	r := Spec{Spec: s, Predict: y.Predict.V}
+	if y.GPU.Line > 0 {
+		g, err := simt.LookupGPU(y.GPU.V)
+		if err != nil {
+			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
+		}
+		r.GPU = &g
+	}
+	for _, name := range cells.Sorted(r.Predict) {
+		g := r.Predict[name]
+		in := false
+		for _, k := range s.Kernels {
+			in = in || k == name
+		}
+		if !in || !(g > 0) {
+			return Spec{}, cells.Errorf(y.Predict.Line, "predict %s: %g: predictions are positive GFLOP/s for kernels the cell runs", name, g)
+		}
+	}
+	return r, nil
+}
+
+// Kind is the roofline cell kind on one server.
+type Kind struct{ env cells.Env }
+
+// New returns the roofline kind for env.
+func New(env cells.Env) *Kind { return &Kind{env: env} }
+
+func (*Kind) Name() string   { return "roofline" }
+func (*Kind) Script() string { return script }
+
+func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
+	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return &run{env: k.env, spec: s}, nil
+}
+
+type run struct {
+	env  cells.Env
+	spec Spec
+}
+
+// ceilingsEstimate is a pessimistic cost of measuring the ceilings at the first roofline run.
+const ceilingsEstimate = 20 * time.Second
+
+func (r *run) Estimate() time.Duration {
+	return time.Duration(r.spec.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + ceilingsEstimate
+}
+
+// ByteModel is how a roofline cell computes a matmul's arithmetic intensity.
+const ByteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B read once, C written once (the best case)"
+
+// Run measures the ceilings (once per server start, here inside the run queue, so nothing else is
+// timing), states them, then measures the kernels and draws them under the roofs.
+func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	c, err := r.env.Roofline.Get(ctx)
+	if err != nil {
+		return err
+	}
+	peak, how := c.PeakFor(r.spec.DType)
+	cache := ""
+	if !c.BeyondCache {
+		cache = fmt.Sprintf(", not 4× the %d MiB cache: may include cache bandwidth", c.CacheMiB)
+	}
+	e.Note("info", fmt.Sprintf("This machine's roofline, measured %s: peak %.3g GFLOP/s %s (%s); memory %.3g GB/s (STREAM triad, %d MiB arrays%s); ridge at %.3g FLOP/byte.",
+		c.Measured, peak, r.spec.DType, how, c.BandwidthGBs, c.TriadMiB, cache, peak/c.BandwidthGBs))
+	e.Note("info", "Byte model: "+ByteModel+".")
+	if g := r.spec.GPU; g != nil {
+		e.Note("info", fmt.Sprintf("%s: from its datasheet (%s), not measured.", g.Name, g.Source))
+	}
+	if len(r.spec.Predict) > 0 {
+		text := "Your predictions (hollow markers):"
+		for _, k := range cells.Sorted(r.spec.Predict) {
+			text += fmt.Sprintf(" %s %g GFLOP/s;", k, r.spec.Predict[k])
+		}
+		e.Note("info", text)
+	}
+	dev := r.env.GPU.Device()
+	sink := &matmul.Results{E: e, Draw: func(results []experiment.Result) (string, error) {
+		return Chart(peak, c, r.spec, dev, results)
+	}}
+	return experiment.Run(ctx, r.spec.Spec.Spec, r.env.Harness(), sink)
+}
+
+// Chart draws this machine's measured roofline (peak for the cell's dtype), a datasheet GPU's if the
+// cell names one, and the server's own GPU's from its attributes if it has one, with every result
+// and the learner's predictions.
+func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, results []experiment.Result) (string, error) {
+	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s, %.3g GB/s", peak, c.BandwidthGBs),
+		PeakGFLOPS: peak, Bandwidth: c.BandwidthGBs}}
+	if g := spec.GPU; g != nil {
+		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32, datasheet (not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
+	}
+	if d := device; d != nil { // this server's own GPU, from the attributes its driver reports
+		if p, ok := d.PeakFP32(); ok {
+			roofs = append(roofs, chart.Roof{Label: d.Name + " FP32, from the device's attributes", PeakGFLOPS: p / 1e9, Bandwidth: d.Bandwidth() / 1e9})
+		}
+	}
+	var points []chart.Point
+	for _, r := range results {
+		ai := roofline.MatmulIntensity(r.N, spec.ElemBytes())
+		points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: r.GFLOPS})
+		if g, ok := spec.Predict[r.Kernel]; ok {
+			points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: g, Predicted: true})
+		}
+	}
+	return chart.Roofline(roofs, points)
+}

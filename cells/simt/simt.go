@@ -1,0 +1,310 @@
+// Package simt is the `simt` cell kind: the GPU ladder's kernels run in the SIMT emulator
+// (kernels/simt), which counts what the hardware would (warp requests, 32-byte sectors, coalescing,
+// bank conflicts, barriers, FLOPs), with a time modelled from a datasheet GPU and, where the server
+// has a GPU, the real kernel measured beside it. With watch: true it replays block (0,0)'s warps.
+package simt
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+	emu "github.com/gpuplayground/playground/kernels/simt"
+)
+
+// Spec is a parsed `simt` cell, which runs the ladder in the SIMT emulator:
+//
+//	kernels: [naive, coalesced, smem, regblock]   # emulated versions of the cuda-* kernels
+//	n: 128                                        # square n×n×n, at most 512
+//	gpu: H100 SXM                                 # whose datasheet the modelled time uses
+//	block: [32, 8]                                # naive and coalesced (default as in matmul.cu)
+//	tile: 32                                      # smem: 8, 16 or 32 (default 32); regblock is fixed
+//	watch: true                                   # n ≤ 32: frames of the first kernel's warps
+type Spec struct {
+	Kernels []string
+	N       int
+	GPU     emu.GPU
+	Shape   emu.Shape
+	Watch   bool
+}
+
+// MaxWatchN is the largest n a simt cell can watch, and MaxWatchFrames the frames it sends.
+const (
+	MaxWatchN      = 32
+	MaxWatchFrames = 300
+)
+
+// WarpFrame is one global-memory warp instruction of block (0,0) of a watched kernel: which element
+// of which matrix each active lane touched, and in which of the instruction's 32-byte sectors.
+type WarpFrame struct {
+	Kernel string `json:"kernel"`
+	// N is the matrices' size (n×n).
+	N    int `json:"n"`
+	Warp int `json:"warp"`
+	// Kind is "global load" or "global store"; Matrix is "A", "B" or "C".
+	Kind   string `json:"kind"`
+	Matrix string `json:"matrix"`
+	// Lanes lists [lane, row, col, sector] per active lane; sector numbers the instruction's distinct
+	// sectors from 0.
+	Lanes   [][4]int `json:"lanes"`
+	Sectors int      `json:"sectors"`
+}
+
+// MaxN bounds emulated sizes: emulation costs about a microsecond per thread-FMA on one core.
+const MaxN = 512
+
+type source struct {
+	cells.Common `yaml:",inline"`
+	Kernels      cells.At[[]cells.At[string]] `yaml:"kernels"`
+	N            cells.At[int]                `yaml:"n"`
+	GPU          cells.At[string]             `yaml:"gpu"`
+	Block        cells.At[[]int]              `yaml:"block"`
+	Tile         cells.At[int]                `yaml:"tile"`
+	Watch        bool                         `yaml:"watch"`
+}
+
+// Parse reads a `simt` cell. Errors are *cells.SpecError values with line numbers.
+func Parse(src string) (Spec, error) {
+	var y source
+	if err := cells.Decode(src, &y); err != nil {
+		return Spec{}, err
+	}
+	s := Spec{GPU: emu.GPUs[0], N: y.N.V, Watch: y.Watch}
+	if y.N.Line > 0 && (s.N < 1 || s.N > MaxN) {
+		return Spec{}, cells.Errorf(y.N.Line, "n is %d; the emulator takes 1 to %d (it runs every thread on the CPU)", s.N, MaxN)
+	}
+	if b := y.Block.V; y.Block.Line > 0 {
+		if len(b) < 1 || len(b) > 2 || b[0] < 1 || (len(b) == 2 && b[1] < 1) {
+			return Spec{}, cells.Errorf(y.Block.Line, "block is [x, y] with positive sizes")
+		}
+		s.Shape.Block = emu.Dim3{X: b[0], Y: 1, Z: 1}
+		if len(b) == 2 {
+			s.Shape.Block.Y = b[1]
+		}
+		if s.Shape.Block.Size() > 1024 {
+			return Spec{}, cells.Errorf(y.Block.Line, "a block of %d threads is too many: CUDA allows 1024", s.Shape.Block.Size())
+		}
+	}
+	if y.Tile.Line > 0 {
+		if s.Shape.Tile = y.Tile.V; s.Shape.Tile != 8 && s.Shape.Tile != 16 && s.Shape.Tile != 32 {
+			return Spec{}, cells.Errorf(y.Tile.Line, "tile is %d; use 8, 16 or 32 (a tile×tile block of at most 1024 threads)", s.Shape.Tile)
+		}
+	}
+	if y.GPU.Line > 0 {
+		g, err := emu.LookupGPU(y.GPU.V)
+		if err != nil {
+			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
+		}
+		s.GPU = g
+	}
+	if len(y.Kernels.V) == 0 || s.N == 0 {
+		return Spec{}, &cells.SpecError{Line: 1, Msg: "a simt cell needs `kernels: [...]` and `n: N`"}
+	}
+	if len(y.Kernels.V) > maxKernels {
+		return Spec{}, cells.Errorf(y.Kernels.Line, "%d kernels; a simt cell emulates at most %d", len(y.Kernels.V), maxKernels)
+	}
+	for _, k := range y.Kernels.V {
+		if _, err := emu.LadderKernel(k.V); err != nil {
+			return Spec{}, cells.Errorf(k.Line, "%v", err)
+		}
+		s.Kernels = append(s.Kernels, k.V)
+	}
+	if s.Watch && s.N > MaxWatchN {
+		return Spec{}, &cells.SpecError{Line: 1, Msg: fmt.Sprintf("watch shows n ≤ %d (every element on screen); use a smaller n or drop watch", MaxWatchN)}
+	}
+	return s, nil
+}
+
+// maxKernels bounds a cell's kernel list (each is emulated in full).
+const maxKernels = 16
+
+// Result is one emulated kernel: what the hardware would count, whether the result is right, and
+// a modelled time for the spec's GPU. Its JSON form is the body of the websocket `simt` message.
+type Result struct {
+	Kernel string `json:"kernel"`
+	N      int    `json:"n"`
+	FLOPs  int64  `json:"flops"`
+	// GlobalRequests are warp-level global loads and stores; Sectors the 32-byte sectors they move;
+	// BytesMoved = 32 × Sectors (no caches); Coalescing = bytes used / bytes moved.
+	GlobalRequests int64   `json:"global_requests"`
+	Sectors        int64   `json:"sectors"`
+	BytesMoved     int64   `json:"bytes_moved"`
+	Coalescing     float64 `json:"coalescing"`
+	SharedRequests int64   `json:"shared_requests"`
+	BankConflicts  int64   `json:"bank_conflicts"`
+	Barriers       int64   `json:"barriers"`
+	// Correct reports C equal to gonum's product within float32 tolerance.
+	Correct bool `json:"correct"`
+	// GPU, ModelledSeconds and Bound are the model: max(FLOPs / peak FP32, BytesMoved / DRAM
+	// bandwidth) from GPU's datasheet. Modelled, never measured.
+	GPU             string  `json:"gpu"`
+	ModelledSeconds float64 `json:"modelled_seconds"`
+	Bound           string  `json:"bound"`
+	// EmulationSeconds is how long the emulation took on this CPU (measured).
+	EmulationSeconds float64 `json:"emulation_seconds"`
+	// MeasuredSeconds, where the server has a GPU, is the median time of MeasuredKernel (the cuda-*
+	// kernel of matmul.cu, with its own launch shape) at the same n on MeasuredOn.
+	MeasuredSeconds float64 `json:"measured_seconds,omitempty"`
+	MeasuredKernel  string  `json:"measured_kernel,omitempty"`
+	MeasuredOn      string  `json:"measured_on,omitempty"`
+}
+
+// Emulate emulates each kernel of s on fresh random inputs and passes each result to emit. With
+// s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first (at most
+// MaxWatchFrames; nil watch skips them).
+func Emulate(ctx context.Context, s Spec, emit func(Result), watch func(WarpFrame)) error {
+	n := s.N
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	a, b := make([]float32, n*n), make([]float32, n*n)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	ref, err := experiment.Reference(ctx, a, b, n)
+	if err != nil {
+		return err
+	}
+	for i, name := range s.Kernels {
+		m, _ := emu.LadderKernel(name)
+		A, B, C := emu.NewGlobal("A", a), emu.NewGlobal("B", b), emu.NewGlobal("C", make([]float32, n*n))
+		grid, block, k := m.Launch(A, B, C, n, s.Shape)
+		cfg := emu.Config{Grid: grid, Block: block}
+		if s.Watch && watch != nil && i == 0 {
+			cfg.Trace = watcher(name, n, watch, A, B, C)
+		}
+		start := time.Now()
+		c, err := emu.Launch(ctx, cfg, k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		model := emu.ModelTime(c, s.GPU)
+		emit(Result{
+			Kernel: name, N: n, FLOPs: c.FLOPs,
+			GlobalRequests: c.GlobalLoads + c.GlobalStores, Sectors: c.LoadSectors + c.StoreSectors,
+			BytesMoved: c.BytesMoved(), Coalescing: c.CoalescingEfficiency(),
+			SharedRequests: c.SharedLoads + c.SharedStores, BankConflicts: c.BankConflicts, Barriers: c.Barriers,
+			Correct: kernels.RelFrobenius(C.Data, ref) <= kernels.Tolerance("float32"),
+			GPU:     s.GPU.Name, ModelledSeconds: model.Seconds, Bound: model.Bound,
+			EmulationSeconds: time.Since(start).Seconds(),
+		})
+	}
+	return nil
+}
+
+// watcher turns block (0,0)'s global warp instructions into frames (blocks run in parallel, but only
+// block (0,0)'s goroutine gets past the first test, in order).
+func watcher(kernel string, n int, watch func(WarpFrame), bufs ...*emu.Global[float32]) func(emu.WarpInstruction) {
+	sent := 0
+	return func(wi emu.WarpInstruction) {
+		if wi.Block != (emu.Dim3{}) || sent >= MaxWatchFrames || !strings.HasPrefix(wi.Kind, "global") {
+			return
+		}
+		f := WarpFrame{Kernel: kernel, N: n, Warp: wi.Warp, Kind: wi.Kind, Sectors: wi.Sectors}
+		sectors := map[int64]int{}
+		for lane, active := range wi.Active {
+			if !active {
+				continue
+			}
+			for _, g := range bufs {
+				if idx, ok := g.Index(wi.Addr[lane]); ok {
+					sec := wi.Addr[lane] / emu.SectorBytes
+					if _, seen := sectors[sec]; !seen {
+						sectors[sec] = len(sectors)
+					}
+					f.Matrix = g.Name
+					f.Lanes = append(f.Lanes, [4]int{lane, idx / n, idx % n, sectors[sec]})
+				}
+			}
+		}
+		sent++
+		watch(f)
+	}
+}
+
+//go:embed render.js
+var script string
+
+// Kind is the simt cell kind on one server.
+type Kind struct{ env cells.Env }
+
+// New returns the simt kind for env.
+func New(env cells.Env) *Kind { return &Kind{env: env} }
+
+func (*Kind) Name() string   { return "simt" }
+func (*Kind) Script() string { return script }
+
+func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
+	s, err := Parse(c.Source)
+	if err != nil {
+		return nil, err
+	}
+	return &run{env: k.env, spec: s}, nil
+}
+
+type run struct {
+	env  cells.Env
+	spec Spec
+}
+
+// nsPerThreadFMA is a pessimistic cost of emulating one thread's multiply-add on one core.
+const nsPerThreadFMA = 3
+
+func (r *run) Estimate() time.Duration {
+	n := float64(r.spec.N)
+	return time.Duration(float64(len(r.spec.Kernels))*n*n*n*nsPerThreadFMA) * time.Nanosecond
+}
+
+// Run emulates each kernel (and, where the server has a GPU, measures the real cuda-* kernel at the
+// same n beside it), emitting a counts table row and the counts chart per kernel.
+func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	done := 0
+	var measureErr error
+	var all []chart.KernelCounts
+	declared := false
+	err := Emulate(ctx, r.spec, func(res Result) {
+		done++
+		dev := r.env.GPU.Device()
+		if r.env.GPU.Unavailable() == "" && dev != nil && measureErr == nil {
+			var m experiment.Result
+			m, measureErr = r.env.GPU.Measure(ctx, gpu.Request{Kernel: "cuda-" + res.Kernel, N: res.N, DType: "float32", Repeats: 5}, nil)
+			if measureErr == nil {
+				res.MeasuredSeconds, res.MeasuredKernel, res.MeasuredOn = m.Seconds, "cuda-"+res.Kernel, dev.Name
+			}
+		}
+		if !declared {
+			declared = true
+			cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "FLOPs", Unit: "M"}, {Label: "global requests"}, {Label: "sectors"},
+				{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%"}, {Label: "shared requests"}, {Label: "bank conflicts"}, {Label: "barriers"},
+				{Label: "check"}, {Label: fmt.Sprintf("modelled time on %s (bound)", res.GPU), Unit: "µs"}, {Label: "emulation", Unit: "s"}}
+			if res.MeasuredOn != "" {
+				cols = append(cols, cells.Column{Label: fmt.Sprintf("measured on %s (matmul.cu's launch shape)", res.MeasuredOn), Unit: "µs"})
+			}
+			e.Table(cells.Table{ID: "counts", Caption: "SIMT emulator counts, emulated on this server (time column: modelled from the datasheet, not measured)", Columns: cols})
+		}
+		check := "ok"
+		if !res.Correct {
+			check = "WRONG"
+		}
+		values := []any{res.Kernel, res.N, float64(res.FLOPs) / 1e6, res.GlobalRequests, res.Sectors, float64(res.BytesMoved) / 1e6,
+			res.Coalescing * 100, res.SharedRequests, res.BankConflicts, res.Barriers, check,
+			fmt.Sprintf("%.3g (%s)", res.ModelledSeconds*1e6, res.Bound), res.EmulationSeconds}
+		if res.MeasuredOn != "" {
+			values = append(values, res.MeasuredSeconds*1e6)
+		}
+		e.Progress(done, len(r.spec.Kernels))
+		e.Row(cells.Row{Table: "counts", Values: values, Bad: !res.Correct})
+		all = append(all, chart.KernelCounts{Kernel: res.Kernel, N: res.N, BytesMoved: res.BytesMoved, FLOPs: res.FLOPs})
+		counts := append([]chart.KernelCounts(nil), all...)
+		e.Chart(func() (string, error) { return chart.Counts(counts) })
+	}, func(f WarpFrame) { e.Frames(f) })
+	if err == nil {
+		err = measureErr
+	}
+	return err
+}

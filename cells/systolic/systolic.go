@@ -1,0 +1,218 @@
+// Package systolic is the `systolic` cell kind: a product on a simulated weight-stationary systolic
+// array (package kernels/systolic), animated for small arrays, with its cycle counts and a chart of
+// utilisation against size for real TPU arrays; simulated, never measured.
+package systolic
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/systolic"
+)
+
+// Spec is a parsed `systolic` cell, which multiplies on a simulated weight-stationary
+// systolic array:
+//
+//	array: 8          # an array of N×N multiply-accumulate cells (animated up to 16×16)
+//	m: 8              # C (m×n) = A (m×k) · B (k×n)
+//	n: 16
+//	k: 16
+//	clock_mhz: 700    # for the throughput figure (TPU v1 ran at 700 MHz)
+type Spec struct {
+	Array, M, N, K int
+	ClockMHz       float64
+}
+
+// Limits of a systolic cell: sizes, the largest animated array, and the simulation's work
+// (PE-cycles), about 10 ns each on one core.
+const (
+	MaxArray          = 256
+	MaxDim            = 1024
+	MaxAnimatedArray  = 16
+	MaxAnimatedFrames = 300
+	maxPEWork         = 4e8
+)
+
+type source struct {
+	cells.Common `yaml:",inline"`
+	Array        cells.At[int]     `yaml:"array"`
+	M            cells.At[int]     `yaml:"m"`
+	N            cells.At[int]     `yaml:"n"`
+	K            cells.At[int]     `yaml:"k"`
+	ClockMHz     cells.At[float64] `yaml:"clock_mhz"`
+}
+
+// Parse reads a `systolic` cell. Errors are *cells.SpecError values with line numbers.
+func Parse(src string) (Spec, error) {
+	var y source
+	if err := cells.Decode(src, &y); err != nil {
+		return Spec{}, err
+	}
+	s := Spec{ClockMHz: 700}
+	for _, d := range []struct {
+		name  string
+		at    cells.At[int]
+		dst   *int
+		limit int
+	}{{"array", y.Array, &s.Array, MaxArray}, {"m", y.M, &s.M, MaxDim}, {"n", y.N, &s.N, MaxDim}, {"k", y.K, &s.K, MaxDim}} {
+		if d.at.Line == 0 {
+			continue
+		}
+		if *d.dst = d.at.V; *d.dst < 1 || *d.dst > d.limit {
+			return Spec{}, cells.Errorf(d.at.Line, "%s is %d; use 1 to %d", d.name, *d.dst, d.limit)
+		}
+	}
+	if y.ClockMHz.Line > 0 {
+		if s.ClockMHz = y.ClockMHz.V; !(s.ClockMHz > 0 && s.ClockMHz <= 1e5) {
+			return Spec{}, cells.Errorf(y.ClockMHz.Line, "clock_mhz must be positive")
+		}
+	}
+	if s.Array == 0 || s.M == 0 || s.N == 0 || s.K == 0 {
+		return Spec{}, &cells.SpecError{Line: 1, Msg: "a systolic cell needs array, m, n and k"}
+	}
+	if s.work() > maxPEWork {
+		return Spec{}, &cells.SpecError{Msg: "this product is too big to simulate cycle by cycle here: use a smaller array or smaller m, n, k (the chart of real arrays uses the closed form)"}
+	}
+	return s, nil
+}
+
+// work is the simulation's PE-cycles.
+func (s Spec) work() float64 {
+	st := systolic.Cycles(s.Array, s.M, s.N, s.K)
+	return float64(st.Cycles) * float64(s.Array) * float64(s.Array)
+}
+
+// Result is a simulated product: its cycle counts, utilisation and throughput at the
+// cell's clock. Simulated, not measured. Its JSON form is the body of the websocket `systolic` message.
+type Result struct {
+	Array        int     `json:"array"`
+	M            int     `json:"m"`
+	N            int     `json:"n"`
+	K            int     `json:"k"`
+	Cycles       int64   `json:"cycles"`
+	WeightCycles int64   `json:"weight_cycles"`
+	Tiles        int     `json:"tiles"`
+	MACs         int64   `json:"macs"`
+	Utilisation  float64 `json:"utilisation"`
+	ClockMHz     float64 `json:"clock_mhz"`
+	// TFLOPS is 2·MACs / (Cycles / clock) / 1e12.
+	TFLOPS float64 `json:"tflops"`
+	// Correct reports C equal to gonum's product.
+	Correct bool `json:"correct"`
+	// SimulationSeconds is how long the simulation took on this CPU (measured).
+	SimulationSeconds float64 `json:"simulation_seconds"`
+}
+
+// Simulate multiplies random matrices on the simulated array, passing every cycle's state to
+// frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil frame skips them),
+// then the result to emit.
+func Simulate(ctx context.Context, s Spec, frame func(systolic.Frame), emit func(Result)) error {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	a, b := make([]float32, s.M*s.K), make([]float32, s.K*s.N)
+	kernels.Random(rng, a)
+	kernels.Random(rng, b)
+	var fn func(systolic.Frame)
+	if frame != nil && s.Array <= MaxAnimatedArray {
+		sent := 0
+		fn = func(f systolic.Frame) {
+			if sent < MaxAnimatedFrames {
+				frame(f)
+				sent++
+			}
+		}
+	}
+	start := time.Now()
+	c, st, err := systolic.Multiply(ctx, s.Array, a, b, s.M, s.N, s.K, fn)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start).Seconds()
+	a64, b64 := make([]float64, len(a)), make([]float64, len(b))
+	for i, v := range a {
+		a64[i] = float64(v)
+	}
+	for i, v := range b {
+		b64[i] = float64(v)
+	}
+	ref := make([]float64, s.M*s.N)
+	if err := kernels.Gonum(ctx, ref, a64, b64, s.M, s.N, s.K, kernels.Options{}); err != nil {
+		return err
+	}
+	emit(Result{
+		Array: s.Array, M: s.M, N: s.N, K: s.K, Cycles: st.Cycles, WeightCycles: st.WeightCycles, Tiles: st.Tiles,
+		MACs: st.MACs, Utilisation: st.Utilisation(s.Array), ClockMHz: s.ClockMHz, TFLOPS: st.FLOPS(s.ClockMHz*1e6) / 1e12,
+		Correct: kernels.RelFrobenius(c, ref) <= kernels.Tolerance("float32"), SimulationSeconds: took,
+	})
+	return nil
+}
+
+//go:embed render.js
+var script string
+
+// Kind is the systolic cell kind.
+type Kind struct{}
+
+func (Kind) Name() string   { return "systolic" }
+func (Kind) Script() string { return script }
+
+func (Kind) Parse(c cells.Cell) (cells.Run, error) {
+	s, err := Parse(c.Source)
+	if err != nil {
+		return nil, err
+	}
+	return run(s), nil
+}
+
+type run Spec
+
+// nsPerPECycle is a pessimistic cost of one simulated PE-cycle on one core.
+const nsPerPECycle = 300
+
+func (r run) Estimate() time.Duration {
+	return time.Duration(Spec(r).work()*nsPerPECycle) * time.Nanosecond
+}
+
+// Run simulates the product, sending the animation's frames (weights only on a tile's first cycle,
+// values to 3 decimals: they are for the eye), then the result table and the utilisation chart.
+func (r run) Run(ctx context.Context, e cells.Emitter) error {
+	return Simulate(ctx, Spec(r), func(f systolic.Frame) {
+		if f.Cycle != 0 {
+			f.W = nil
+		}
+		for _, g := range [][][]float32{f.A, f.P, f.W} {
+			for _, row := range g {
+				for i, v := range row {
+					row[i] = float32(math.Round(float64(v)*1000) / 1000)
+				}
+			}
+		}
+		e.Frames(f)
+	}, func(res Result) {
+		e.Table(cells.Table{ID: "product", Caption: "Simulated systolic array (cycle counts from the simulator, not a measured TPU)", Columns: []cells.Column{
+			{Label: "array"}, {Label: "m×n×k"}, {Label: "tiles"}, {Label: "cycles"}, {Label: "weight-load cycles"}, {Label: "MAC utilisation", Unit: "%"},
+			{Label: fmt.Sprintf("throughput at %g MHz", res.ClockMHz), Unit: "TFLOP/s"}, {Label: "check"}, {Label: "simulation", Unit: "s"}}})
+		check := "ok"
+		if !res.Correct {
+			check = "WRONG"
+		}
+		e.Row(cells.Row{Table: "product", Bad: !res.Correct, Values: []any{fmt.Sprintf("%d×%d", res.Array, res.Array), fmt.Sprintf("%d×%d×%d", res.M, res.N, res.K),
+			res.Tiles, res.Cycles, res.WeightCycles, res.Utilisation * 100, res.TFLOPS, check, res.SimulationSeconds}})
+		arrays := []chart.Array{{Label: "TPU v1: 256×256", N: 256}, {Label: "TPU v4 MXU: 128×128", N: 128}}
+		if res.Array != 256 && res.Array != 128 {
+			arrays = append(arrays, chart.Array{Label: fmt.Sprintf("this cell: %d×%d", res.Array, res.Array), N: res.Array})
+		}
+		e.Chart(func() (string, error) {
+			return chart.Utilisation(arrays, func(N, n int) (int64, int64) {
+				st := systolic.Cycles(N, n, n, n)
+				return st.MACs, st.Cycles
+			})
+		})
+	})
+}

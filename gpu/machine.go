@@ -1,0 +1,45 @@
+package gpu
+
+import (
+	"context"
+
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+// Machine is a server's GPU as cell kinds use it (it satisfies cells.GPU): the device report from
+// the probe, and the supervised worker that does all GPU work.
+type Machine struct {
+	Worker *Supervisor
+	Report cuda.Report
+}
+
+// Unavailable says why GPU kernels cannot run here; "" when they can.
+func (m *Machine) Unavailable() string { return m.Report.Unavailable }
+
+// Device is the first GPU, or nil.
+func (m *Machine) Device() *cuda.Device {
+	if m.Report.Unavailable != "" || len(m.Report.Devices) == 0 {
+		return nil
+	}
+	return &m.Report.Devices[0]
+}
+
+// Measure times one kernel in the worker (Run).
+func (m *Machine) Measure(ctx context.Context, req Request, progress func(done int)) (experiment.Result, error) {
+	return Run(ctx, m.Worker, req, progress)
+}
+
+// Compile compiles CUDA C++ to PTX for Arch in the worker (Compile).
+func (m *Machine) Compile(ctx context.Context, source, name string) (string, error) {
+	return Compile(ctx, m.Worker, source, name, m.Arch())
+}
+
+// Arch is the virtual architecture learners' kernels compile for: the first device's compute
+// capability, or 80 (compute_80: Ampere and newer) without one.
+func (m *Machine) Arch() int {
+	if d := m.Device(); d != nil {
+		return d.ComputeCapability
+	}
+	return 80
+}

@@ -29,17 +29,15 @@ func TestGPURunsEveryKernel(t *testing.T) {
 	checkEveryKernel(t, realWorker(t), []int{256, 100, 1100})
 }
 
-// checkEveryKernel runs every GPU kernel through s at each size, in each precision it supports, and
-// wants a correct, timed result with one progress line per launch and the copies timed.
+// checkEveryKernel runs every GPU kernel of the table (kernels/cuda/ladder.go) through s at each
+// size, in each dtype it takes, and wants a correct, timed result with one progress line per launch
+// and the copies timed.
 func checkEveryKernel(t *testing.T, s *Supervisor, sizes []int) {
 	t.Helper()
-	for _, kernel := range []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock", "cuda-wmma"} {
+	for _, row := range cuda.Kernels() {
+		kernel := row.Name
 		for _, n := range sizes {
-			dtypes := []string{"float32"}
-			if kernel == "cublas" {
-				dtypes = append(dtypes, "float64")
-			}
-			for _, dtype := range dtypes {
+			for _, dtype := range row.DTypes {
 				t.Run(fmt.Sprintf("%s/%s/n=%d", kernel, dtype, n), func(t *testing.T) {
 					var res *experiment.Result
 					progress := 0

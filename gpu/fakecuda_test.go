@@ -45,6 +45,23 @@ func TestFakeCUDARunsEveryKernel(t *testing.T) {
 	checkEveryKernel(t, realWorker(t), []int{64, 33})
 }
 
+// The worker refuses, before launching, a dtype the table's row does not take and a name not in the
+// table.
+func TestFakeCUDARefusesWhatTheTableDoesNot(t *testing.T) {
+	fakecuda.Setup(t)
+	w := realWorker(t)
+	for _, tt := range []struct{ kernel, dtype, want string }{
+		{"cuda-naive", "float64", "cuda-naive takes float32 matrices only"},
+		{"cublas-bf16", "float64", "cublas-bf16 takes float32 matrices only"},
+		{"cuda-nonesuch", "float32", `unknown GPU kernel "cuda-nonesuch"`},
+	} {
+		err := w.Do(context.Background(), Request{Op: "run", Kernel: tt.kernel, N: 32, DType: tt.dtype, Repeats: 1}, func(Response) {})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s in %s: got %v, want %q", tt.kernel, tt.dtype, err, tt.want)
+		}
+	}
+}
+
 func TestFakeCUDACustomKernelAndFault(t *testing.T) {
 	fakecuda.Setup(t)
 	if _, err := cuda.LoadNVRTC(); err != nil {

@@ -26,17 +26,28 @@ func FromBF16(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
 // F16 rounds x to IEEE binary16 (round to nearest, ties to even) and returns its bits.
 func F16(x float32) uint16 { return uint16(float16.Fromfloat32(x)) }
 
-// Pad16 copies the row-major n×n matrix a into the top-left of a p×p zero matrix, p = n rounded up
-// to a multiple of 16 (WMMA works on 16×16 tiles), converting each element with conv.
-func Pad16(a []float32, n int, conv func(float32) uint16) ([]uint16, int) {
-	p := (n + 15) / 16 * 16
+// Pad copies the row-major n×n matrix a into the top-left of a p×p zero matrix (p ≥ n: the size a
+// kernel is launched on, n rounded up for WMMA's 16×16 tiles; see cuda.Kernel.Shape), converting each
+// element to 16 bits with conv.
+func Pad(a []float32, n, p int, conv func(float32) uint16) []uint16 {
 	out := make([]uint16, p*p)
 	for i := range n {
 		for j := range n {
 			out[i*p+j] = conv(a[i*n+j])
 		}
 	}
-	return out, p
+	return out
+}
+
+// to16 is the conversion of float32 inputs to a 16-bit precision ("bf16", "f16"); nil for the others.
+func to16(precision string) func(float32) uint16 {
+	switch precision {
+	case "bf16":
+		return BF16
+	case "f16":
+		return F16
+	}
+	return nil
 }
 
 // fullCheckMax is the largest n whose result is checked against a full float64 product; above it,
@@ -91,36 +102,4 @@ func Tolerance(precision string) float64 {
 		return 2e-2
 	}
 	return kernels.Tolerance(precision)
-}
-
-// Launch is a kernel's grid and block for n×n×n, as documented beside each kernel in
-// kernels/cuda/src/matmul.cu.
-type Launch struct {
-	Entry       string
-	Grid, Block [3]int
-}
-
-// ceilDiv is ⌈a/b⌉.
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// OwnKernel returns the launch of one of the playground's CUDA kernels for size n (padded size for
-// WMMA) on a device of compute capability cc, and the precision of its inputs.
-func OwnKernel(name string, n, cc int) (Launch, string, bool) {
-	switch name {
-	case "cuda-naive":
-		return Launch{"cuda_naive", [3]int{ceilDiv(n, 32), ceilDiv(n, 8), 1}, [3]int{32, 8, 1}}, "float32", true
-	case "cuda-coalesced":
-		return Launch{"cuda_coalesced", [3]int{ceilDiv(n, 32), ceilDiv(n, 8), 1}, [3]int{32, 8, 1}}, "float32", true
-	case "cuda-smem":
-		return Launch{"cuda_smem", [3]int{ceilDiv(n, 32), ceilDiv(n, 32), 1}, [3]int{32, 32, 1}}, "float32", true
-	case "cuda-regblock":
-		return Launch{"cuda_regblock", [3]int{ceilDiv(n, 128), ceilDiv(n, 128), 1}, [3]int{256, 1, 1}}, "float32", true
-	case "cuda-wmma":
-		entry, prec := "cuda_wmma_bf16", "bf16"
-		if cc < 80 {
-			entry, prec = "cuda_wmma_f16", "f16"
-		}
-		return Launch{entry, [3]int{ceilDiv(n, 64), ceilDiv(n, 64), 1}, [3]int{128, 4, 1}}, prec, true
-	}
-	return Launch{}, "", false
 }

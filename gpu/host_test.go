@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 func TestBF16Rounding(t *testing.T) {
@@ -48,11 +49,29 @@ func TestF16(t *testing.T) {
 	}
 }
 
-func TestPad16(t *testing.T) {
+func TestPad(t *testing.T) {
 	a := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	p, size := Pad16(a, 3, BF16)
-	if size != 16 || len(p) != 256 || p[0] != BF16(1) || p[2] != BF16(3) || p[16] != BF16(4) || p[3] != 0 || p[48] != 0 {
-		t.Errorf("got size %d, first rows %v", size, p[:20])
+	p := Pad(a, 3, 16, BF16)
+	if len(p) != 256 || p[0] != BF16(1) || p[2] != BF16(3) || p[16] != BF16(4) || p[3] != 0 || p[48] != 0 {
+		t.Errorf("got first rows %v", p[:20])
+	}
+	if p := Pad(a, 3, 3, F16); len(p) != 9 || p[8] != F16(9) {
+		t.Errorf("unpadded: got %v", p)
+	}
+}
+
+// Every 16-bit precision of the GPU kernel table has a conversion, and only those.
+func TestTo16CoversTheTable(t *testing.T) {
+	for _, row := range cuda.Kernels() {
+		for _, cc := range []int{70, 75, 80, 90} {
+			_, prec := row.On(cc, "float32")
+			if is16 := prec == "bf16" || prec == "f16"; (to16(prec) != nil) != is16 {
+				t.Errorf("%s on sm_%d: precision %s, conversion %v", row.Name, cc, prec, to16(prec) != nil)
+			}
+			if Tolerance(prec) <= 0 {
+				t.Errorf("%s on sm_%d: no tolerance for %s", row.Name, cc, prec)
+			}
+		}
 	}
 }
 
@@ -82,28 +101,5 @@ func TestRelErrorFullAndSampled(t *testing.T) {
 				t.Errorf("n=%d NaN result: rel error %g, want +Inf", n, nan)
 			}
 		}
-	}
-}
-
-func TestOwnKernelLaunchesCoverTheMatrix(t *testing.T) {
-	for _, name := range []string{"cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock", "cuda-wmma"} {
-		for _, n := range []int{1, 100, 4096} {
-			l, _, ok := OwnKernel(name, n, 90)
-			if !ok {
-				t.Fatalf("%s unknown", name)
-			}
-			threads := l.Block[0] * l.Block[1] * l.Block[2]
-			if threads > 1024 || threads%32 != 0 {
-				t.Errorf("%s: block %v is not whole warps within 1024 threads", name, l.Block)
-			}
-			// Each kernel's tile per block, from matmul.cu.
-			tile := map[string][2]int{"cuda-naive": {32, 8}, "cuda-coalesced": {32, 8}, "cuda-smem": {32, 32}, "cuda-regblock": {128, 128}, "cuda-wmma": {64, 64}}[name]
-			if l.Grid[0]*tile[0] < n || l.Grid[1]*tile[1] < n {
-				t.Errorf("%s n=%d: grid %v does not cover the matrix", name, n, l.Grid)
-			}
-		}
-	}
-	if l, prec, _ := OwnKernel("cuda-wmma", 64, 75); l.Entry != "cuda_wmma_f16" || prec != "f16" {
-		t.Errorf("sm_75 WMMA: got %s %s, want the FP16 kernel", l.Entry, prec)
 	}
 }

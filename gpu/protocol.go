@@ -21,8 +21,8 @@ type Request struct {
 	Name   string `json:"name,omitempty"`
 	Arch   int    `json:"arch,omitempty"`
 
-	// run: the kernel (cublas, cublas-tf32, cublas-bf16, cuda-*, or custom with Source, Entry,
-	// Block and Grid), the size, precision, timed repeats after one warm-up, and whether to time the
+	// run: the kernel (a name of the GPU kernel table, cuda.Kernels: docs/gpu-kernels.md; or custom
+	// with Source, Entry, Block and Grid), the size, precision, timed repeats after one warm-up, and whether to time the
 	// copies too.
 	Kernel    string `json:"kernel,omitempty"`
 	N         int    `json:"n,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/gpuplayground/playground/experiment"
@@ -124,9 +125,41 @@ func (d *device) run(req Request, progress func(done, total int)) (experiment.Re
 type plan struct {
 	launch    func() error
 	precision string
-	// in16 holds 16-bit inputs (BF16 or FP16) instead of T; padded is their padded size.
-	in16   func(a []float32) ([]uint16, int)
+	// in16, when set, converts the inputs to 16 bits (BF16 or FP16), padded to padded×padded, the
+	// size the kernel runs on.
+	in16   func(a []float32) []uint16
 	padded int
+}
+
+// launcher returns the function that launches a row of the GPU kernel table as l says, on the device
+// buffers *dA, *dB and *dC (read when it is called, after they are allocated).
+func (d *device) launcher(row cuda.Kernel, l cuda.Launch, dA, dB, dC *cuda.DevicePtr, dtype string) (func() error, error) {
+	m := l.N
+	if row.BLAS != nil {
+		blas, err := d.cublas()
+		if err != nil {
+			return nil, err
+		}
+		switch call := *row.BLAS; {
+		case call.GemmEx:
+			return func() error { return blas.GemmEx(m, m, m, *dA, *dB, call.Input, *dC, call.Compute) }, nil
+		case dtype == "float64":
+			return func() error { return blas.Dgemm(m, m, m, *dA, *dB, *dC) }, nil
+		default:
+			return func() error { return blas.Sgemm(m, m, m, *dA, *dB, *dC) }, nil
+		}
+	}
+	own, err := d.ownModule()
+	if err != nil {
+		return nil, err
+	}
+	fn, err := own.Function(l.Entry)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		return fn.Launch(l.Grid, l.Block, *dA, *dB, *dC, int32(m), int32(m), int32(m))
+	}, nil
 }
 
 func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, progress func(done, total int)) (experiment.Result, error) {
@@ -140,48 +173,7 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	p := plan{precision: req.DType, padded: n}
 	var dA, dB, dC cuda.DevicePtr
 	var err error
-	var own *cuda.Module
-	wantF32 := func() error {
-		if req.DType != "float32" {
-			return fmt.Errorf("%s takes float32 matrices only", req.Kernel)
-		}
-		return nil
-	}
-	switch req.Kernel {
-	case "cublas", "cublas-tf32", "cublas-bf16":
-		blas, err := d.cublas()
-		if err != nil {
-			return res, err
-		}
-		switch req.Kernel {
-		case "cublas":
-			p.launch = func() error {
-				if req.DType == "float64" {
-					return blas.Dgemm(n, n, n, dA, dB, dC)
-				}
-				return blas.Sgemm(n, n, n, dA, dB, dC)
-			}
-		case "cublas-tf32":
-			if err := wantF32(); err != nil {
-				return res, err
-			}
-			p.precision = "tf32"
-			p.launch = func() error { return blas.GemmEx(n, n, n, dA, dB, cuda.TypeF32, dC, cuda.Compute32FFastTF32) }
-		case "cublas-bf16":
-			if err := wantF32(); err != nil {
-				return res, err
-			}
-			p.precision = "bf16"
-			p.in16 = func(x []float32) ([]uint16, int) {
-				out := make([]uint16, len(x))
-				for i, v := range x {
-					out[i] = BF16(v)
-				}
-				return out, n
-			}
-			p.launch = func() error { return blas.GemmEx(n, n, n, dA, dB, cuda.TypeBF16, dC, cuda.Compute32F) }
-		}
-	case "custom":
+	if req.Kernel == "custom" {
 		nv, err := cuda.LoadNVRTC()
 		if err != nil {
 			return res, fmt.Errorf("custom kernels need NVRTC: %w", err)
@@ -208,34 +200,24 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 			return res, err
 		}
 		p.launch = func() error { return fn.Launch(req.Grid, req.Block, dA, dB, dC, int32(n), int32(n), int32(n)) }
-	default:
-		l, prec, ok := OwnKernel(req.Kernel, n, d.cc)
+	} else {
+		// One of the GPU kernel table's rows (kernels/cuda/ladder.go): a cuBLAS call or an entry point
+		// of matmul.cu, with its launch shape and input precision on this device.
+		row, ok := cuda.LookupKernel(req.Kernel)
 		if !ok {
 			return res, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
 		}
-		if err := wantF32(); err != nil {
+		if !row.Takes(req.DType) {
+			return res, fmt.Errorf("%s takes %s matrices only", req.Kernel, strings.Join(row.DTypes, " or "))
+		}
+		l := row.LaunchFor(n, d.cc, req.DType)
+		p.precision, p.padded = l.Precision, l.N
+		if conv := to16(l.Precision); conv != nil {
+			p.in16 = func(x []float32) []uint16 { return Pad(x, n, l.N, conv) }
+		}
+		if p.launch, err = d.launcher(row, l, &dA, &dB, &dC, req.DType); err != nil {
 			return res, err
 		}
-		if own, err = d.ownModule(); err != nil {
-			return res, err
-		}
-		fn, err := own.Function(l.Entry)
-		if err != nil {
-			return res, err
-		}
-		p.precision = prec
-		dims := n
-		if req.Kernel == "cuda-wmma" {
-			conv := BF16
-			if prec == "f16" {
-				conv = F16
-			}
-			p.in16 = func(x []float32) ([]uint16, int) { return Pad16(x, n, conv) }
-			dims = (n + 15) / 16 * 16
-			l, _, _ = OwnKernel(req.Kernel, dims, d.cc)
-			p.padded = dims
-		}
-		p.launch = func() error { return fn.Launch(l.Grid, l.Block, dA, dB, dC, int32(dims), int32(dims), int32(dims)) }
 	}
 
 	// Device buffers: inputs in T (or 16-bit), output always T (FP32 for the 16-bit paths).
@@ -243,8 +225,8 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	inBytes := pd * pd * elem
 	var a16, b16 []uint16
 	if p.in16 != nil {
-		a16, _ = p.in16(any(a).([]float32))
-		b16, _ = p.in16(any(b).([]float32))
+		a16 = p.in16(any(a).([]float32))
+		b16 = p.in16(any(b).([]float32))
 		inBytes = pd * pd * 2
 	}
 	if dA, err = d.ctx.Alloc(inBytes); err != nil {

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // Float is the element type of a matrix: float32 or float64.
@@ -56,13 +58,21 @@ type Kernel struct {
 	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
 	// would exceed the run time limit; it is never shown as a measurement.
 	gflops func(n, threads int) float64
+	// estimate, set for the GPU kernels a worker will run, is the table's pessimistic guess of one
+	// call in seconds (cuda.Kernel.EstimateSeconds); it replaces gflops.
+	estimate func(n int, dtype string) float64
 }
 
 // EstimateSeconds returns a rough, pessimistic guess of one call's duration in seconds for an n×n×n
-// product in the given precision ("float32" or "float64") with the given thread count. The rates
-// behind it are set below those measured on a 2-core x86-64 machine (docs/benchmarks.md), and
-// float64 is assumed 1.5× slower; it is an estimate, never a measurement.
+// product in the given precision ("float32" or "float64") with the given thread count. For CPU
+// kernels the rates behind it are set below those measured on a 2-core x86-64 machine
+// (docs/benchmarks.md), and float64 is assumed 1.5× slower; for GPU kernels they are the GPU kernel
+// table's (kernels/cuda/ladder.go, docs/gpu-kernels.md). It is an estimate, never a measurement. A
+// kernel that will not run here (Unavailable) costs nothing.
 func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
+	if k.estimate != nil {
+		return k.estimate(n, dtype)
+	}
 	if k.gflops == nil {
 		return 0 // a kernel that will not run here costs nothing
 	}
@@ -108,22 +118,19 @@ func CPU() []Kernel {
 	}
 }
 
-// GPU lists the GPU kernels a cell may name, in ladder order: cuBLAS SGEMM/DGEMM, cuBLAS on tensor
-// cores (TF32, and BF16 inputs with FP32 accumulation), and the project's own CUDA kernels from
-// kernels/cuda/src/matmul.cu. With a reason they are Unavailable; without one they are Remote.
+// GPU lists the GPU kernels a cell may name, in ladder order, one per row of the GPU kernel table
+// (cuda.Kernels, kernels/cuda/ladder.go): cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16
+// inputs with FP32 accumulation), and the project's own CUDA kernels from kernels/cuda/src/matmul.cu.
+// With a reason they are Unavailable and cost nothing; without one they are Remote, with the
+// table's run-time estimate.
 func GPU(reason string) []Kernel {
-	ks := []Kernel{
-		{Name: "cublas", Summary: "NVIDIA cuBLAS SGEMM/DGEMM, the GPU reference"},
-		{Name: "cublas-tf32", Summary: "cuBLAS on tensor cores with TF32 inputs, FP32 accumulation"},
-		{Name: "cublas-bf16", Summary: "cuBLAS on tensor cores with BF16 inputs, FP32 accumulation"},
-		{Name: "cuda-naive", Summary: "one thread per element of C, uncoalesced"},
-		{Name: "cuda-coalesced", Summary: "one thread per element of C, warps read rows"},
-		{Name: "cuda-smem", Summary: "32×32 tiles staged in shared memory"},
-		{Name: "cuda-regblock", Summary: "2-D register blocking: 8×8 outputs per thread"},
-		{Name: "cuda-wmma", Summary: "tensor cores through WMMA, BF16/FP16 inputs, FP32 accumulation"},
-	}
-	for i := range ks {
-		ks[i].Unavailable, ks[i].Remote, ks[i].OnGPU = reason, reason == "", true
+	var ks []Kernel
+	for _, row := range cuda.Kernels() {
+		k := Kernel{Name: row.Name, Summary: row.Summary, Unavailable: reason, Remote: reason == "", OnGPU: true}
+		if reason == "" {
+			k.estimate = row.EstimateSeconds
+		}
+		ks = append(ks, k)
 	}
 	return ks
 }

@@ -7,8 +7,10 @@
 // error against the float64 reference.
 //
 // Per size, every kernel and PyTorch are measured one after another in each of -rounds rounds, so
-// ratios come from the same stretch of time. It is built here (no Go on the GPU machine) with
-// CGO_ENABLED=0 go build -o build/gpuladder ./bench/gpuladder, and run there by bench/gpu-ladder.sh.
+// ratios come from the same stretch of time. The kernels are the rows of the GPU kernel table
+// (kernels/cuda/ladder.go, docs/gpu-kernels.md), in its order. It is built here (no Go on the GPU
+// machine) with CGO_ENABLED=0 go build -o build/gpuladder ./bench/gpuladder, and run there as
+// build/gpuladder -sizes 4096,8192 (the steps are in docs/gpu.md).
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // torchScript times torch.matmul in FP32 with TF32 off, with CUDA events after warm-up, and prints one
@@ -54,7 +57,11 @@ func main() {
 		return
 	}
 	sizes := flag.String("sizes", "4096,8192", "square sizes")
-	kernelList := flag.String("kernels", "cublas,cublas-tf32,cublas-bf16,cuda-naive,cuda-coalesced,cuda-smem,cuda-regblock,cuda-wmma", "GPU kernels, in table order")
+	var all []string
+	for _, k := range cuda.Kernels() {
+		all = append(all, k.Name)
+	}
+	kernelList := flag.String("kernels", strings.Join(all, ","), "GPU kernels, in table order (docs/gpu-kernels.md)")
 	rounds := flag.Int("rounds", 3, "rounds; each times every kernel repeats times")
 	repeats := flag.Int("repeats", 10, "timed launches per kernel per round, after a warm-up")
 	python := flag.String("python", "python3", "Python with PyTorch for the cross-check; empty to skip it")

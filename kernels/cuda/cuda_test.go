@@ -156,11 +156,6 @@ func requireNVRTC(t *testing.T, names []string) *NVRTC {
 	return n
 }
 
-// kernelEntries are the entry points of src/matmul.cu and the oldest architecture each needs.
-var kernelEntries = map[string]int{
-	"cuda_naive": 0, "cuda_coalesced": 0, "cuda_smem": 0, "cuda_regblock": 0, "cuda_wmma_f16": 70, "cuda_wmma_bf16": 80,
-}
-
 func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 	n := requireNVRTC(t, NVRTCNames)
 	supported, err := n.SupportedArchs()
@@ -181,10 +176,10 @@ func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("compute_%d: %v", arch, err)
 		}
-		for entry, minArch := range kernelEntries {
-			has := strings.Contains(ptx, ".entry "+entry+"(")
-			if want := arch >= minArch; has != want {
-				t.Errorf("compute_%d: entry %s present=%v, want %v", arch, entry, has, want)
+		for _, e := range Entries() { // the table's entry points (ladder.go)
+			has := strings.Contains(ptx, ".entry "+e.Entry+"(")
+			if want := arch >= e.MinCC; has != want {
+				t.Errorf("compute_%d: entry %s present=%v, want %v", arch, e.Entry, has, want)
 			}
 		}
 	}

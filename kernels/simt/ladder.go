@@ -1,58 +1,84 @@
 package simt
 
-import "fmt"
+import (
+	"fmt"
 
-// The ladder: Go versions of kernels/cuda/src/matmul.cu with the same indexing and launch shapes,
-// computing C = A·B for row-major A (M×K), B (K×N), C (M×N) in float32.
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
 
-// Matmul is one emulated ladder kernel: its name and its launch for n×n×n.
+// The ladder: Go versions of kernels/cuda/src/matmul.cu with the same indexing, computing C = A·B for
+// row-major A (M×K), B (K×N), C (M×N) in float32. Their default launch shapes are those of the GPU
+// kernel table (kernels/cuda/ladder.go) that the GPU worker launches the CUDA kernels with.
+
+// Matmul is one emulated ladder kernel: its name, the row of the GPU kernel table it emulates, and its
+// launch for n×n×n.
 type Matmul struct {
 	Name string
+	// CUDA is the row of cuda.Kernels it emulates ("cuda-" + Name): its default grid and block.
+	CUDA cuda.Kernel
 	// Launch returns the grid, block and kernel for C = A·B with square n×n matrices and shape.
 	Launch func(A, B, C *Global[float32], n int, shape Shape) (grid, block Dim3, k Kernel)
 }
 
-// Shape adjusts a ladder kernel's launch: Block for naive and coalesced (default 32×8, as in
-// matmul.cu), Tile for smem (default 32: a Tile×Tile block stages Tile×Tile tiles). regblock's
-// shape is fixed. Zero fields take the defaults.
+// Shape adjusts a ladder kernel's launch: Block for naive and coalesced (default the table's, 32×8 as
+// in matmul.cu), Tile for smem (default the table's 32: a Tile×Tile block stages Tile×Tile tiles).
+// regblock's shape is fixed. Zero fields take the defaults.
 type Shape struct {
 	Block Dim3
 	Tile  int
 }
 
-func (s Shape) block() Dim3 {
-	if s.Block.X == 0 {
-		return Dim3{32, 8, 1}
-	}
-	return s.Block.norm()
-}
-
-func (s Shape) tile() int {
-	if s.Tile == 0 {
-		return smemTile
-	}
-	return s.Tile
-}
-
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// dim3 converts a launch dimension of the table.
+func dim3(d [3]int) Dim3 { return Dim3{d[0], d[1], d[2]} }
+
+// row returns the table's row for an emulated kernel; the table and this file are one program, so a
+// missing row is a programming error.
+func row(name string) cuda.Kernel {
+	k, ok := cuda.LookupKernel("cuda-" + name)
+	if !ok {
+		panic("simt: no row cuda-" + name + " in the GPU kernel table")
+	}
+	return k
+}
+
+// tableLaunch is the table's grid and block for row k at size n.
+func tableLaunch(k cuda.Kernel, n int) (grid, block Dim3) {
+	_, g, b := k.Shape(n)
+	return dim3(g), dim3(b)
+}
 
 // Ladder lists the emulated kernels in the order of lessons 5 and 6: naive, coalesced, smem, regblock.
 func Ladder() []Matmul {
+	// perThread launches one thread per element of C, with the table's block unless shape has one.
+	perThread := func(name string, kernel func(A, B, C *Global[float32], M, N, K int) Kernel) Matmul {
+		r := row(name)
+		return Matmul{name, r, func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
+			grid, block := tableLaunch(r, n)
+			if s.Block.X != 0 {
+				block = s.Block.norm()
+				grid = Dim3{ceilDiv(n, block.X), ceilDiv(n, block.Y), 1}
+			}
+			return grid, block, kernel(A, B, C, n, n, n)
+		}}
+	}
+	smem, regblock := row("smem"), row("regblock")
 	return []Matmul{
-		{"naive", func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
-			b := s.block()
-			return Dim3{ceilDiv(n, b.X), ceilDiv(n, b.Y), 1}, b, Naive(A, B, C, n, n, n)
+		perThread("naive", Naive),
+		perThread("coalesced", Coalesced),
+		{"smem", smem, func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
+			grid, block := tableLaunch(smem, n)
+			t := smem.Tile[0]
+			if s.Tile != 0 {
+				t = s.Tile
+				grid, block = Dim3{ceilDiv(n, t), ceilDiv(n, t), 1}, Dim3{t, t, 1}
+			}
+			return grid, block, Smem(A, B, C, n, n, n, t)
 		}},
-		{"coalesced", func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
-			b := s.block()
-			return Dim3{ceilDiv(n, b.X), ceilDiv(n, b.Y), 1}, b, Coalesced(A, B, C, n, n, n)
-		}},
-		{"smem", func(A, B, C *Global[float32], n int, s Shape) (Dim3, Dim3, Kernel) {
-			t := s.tile()
-			return Dim3{ceilDiv(n, t), ceilDiv(n, t), 1}, Dim3{t, t, 1}, Smem(A, B, C, n, n, n, t)
-		}},
-		{"regblock", func(A, B, C *Global[float32], n int, _ Shape) (Dim3, Dim3, Kernel) {
-			return Dim3{ceilDiv(n, rbBN), ceilDiv(n, rbBM), 1}, Dim3{rbThreads, 1, 1}, RegBlock(A, B, C, n, n, n)
+		{"regblock", regblock, func(A, B, C *Global[float32], n int, _ Shape) (Dim3, Dim3, Kernel) {
+			grid, block := tableLaunch(regblock, n)
+			return grid, block, RegBlock(A, B, C, n, n, n)
 		}},
 	}
 }
@@ -98,10 +124,8 @@ func Coalesced(A, B, C *Global[float32], M, N, K int) Kernel {
 	}
 }
 
-const smemTile = 32
-
-// Smem is cuda_smem with tiles of tile×tile (cuda_smem's is 32) staged in shared memory. Block
-// (tile, tile).
+// Smem is cuda_smem with tiles of tile×tile (cuda_smem's is the table's, 32) staged in shared memory.
+// Block (tile, tile).
 func Smem(A, B, C *Global[float32], M, N, K, tile int) Kernel {
 	smemTile := tile
 	return func(t *Thread) {
@@ -133,6 +157,8 @@ func Smem(A, B, C *Global[float32], M, N, K, tile int) Kernel {
 	}
 }
 
+// regblock's tiling, as matmul.cu's RB_* defines; TestLadderShapesAreTheTables ties rbBM, rbBN and
+// rbThreads to the cuda-regblock row.
 const (
 	rbBM, rbBN, rbBK, rbTM, rbTN = 128, 128, 8, 8, 8
 	rbThreads                    = 256

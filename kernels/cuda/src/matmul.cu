@@ -3,7 +3,8 @@
 // `go generate ./kernels/cuda` made from this file). No headers: NVRTC on a driver-only machine has
 // none, so half/bf16 data travels as raw 16-bit words and the tensor-core kernel writes its WMMA
 // instructions as inline PTX (PTX ISA, "Warp Level Matrix Multiply-Accumulate Instructions").
-// Launch shapes live beside each kernel and in kernels/cuda/ladder.go.
+// The block and grid beside each kernel are those of the GPU kernel table, kernels/cuda/ladder.go
+// (rendered in docs/gpu-kernels.md), which the worker launches with; a test checks them against it.
 
 // cuda_naive: one thread per element of C, with threadIdx.x running down a COLUMN of C. The 32
 // threads of a warp read 32 different rows of A (K floats apart) and write 32 different rows of C,

@@ -25,15 +25,14 @@ func (s *Server) plan(l *lessons.Lesson, cell lessons.Cell, source string, lim e
 		rec, hasRec := l.Recordings[cell.ID]
 		return func(ctx context.Context, sink *streamSink) error {
 			if spec.Peak {
-				if pk, ok := roofline.TheoreticalPeak(); ok {
-					g := pk.FP32
-					if spec.DType == "float64" {
-						g = pk.FP64
-					}
-					sink.Note("", "info", fmt.Sprintf("theoretical %s peak of this CPU: %s; computed, not measured", spec.DType, pk.Explain(spec.DType)))
-					label := fmt.Sprintf("theoretical peak, %.0f GFLOP/s (computed)", g)
-					sink.chart = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, g, label) }
+				ceil, err := s.roof.Get(ctx) // measured once, here in the run queue, so nothing else is timing
+				if err != nil {
+					return err
 				}
+				pk := ceil.Peak(spec.DType)
+				sink.Note("", "info", fmt.Sprintf("%s peak of this CPU: %.0f GFLOP/s, %s", spec.DType, pk.GFLOPS, pk.Method))
+				label := fmt.Sprintf("measured peak, %.0f GFLOP/s", pk.GFLOPS)
+				sink.chart = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, pk.GFLOPS, label) }
 			}
 			if hasRec && s.gpuReason != "" {
 				var gpuKernels []string

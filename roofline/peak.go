@@ -81,20 +81,28 @@ func MeasurePeak(ctx context.Context, dtype string, o PeakOptions) (Peak, error)
 	if err != nil {
 		return Peak{}, err
 	}
+	p.describe(o.Trial)
+	return p, nil
+}
+
+// describe writes p.Method.
+func (p *Peak) describe(trial time.Duration) {
 	what := fmt.Sprintf("%d-bit vectors", p.Bits)
 	if !p.Vector {
-		what = "one element at a time, no vector unit: a floor, not the CPU's vector peak"
+		what = "one element at a time"
 	}
 	threads := fmt.Sprintf("%d threads", p.Threads)
 	if p.Threads == 1 {
 		threads = "1 thread"
 	}
 	p.Method = fmt.Sprintf("measured: %s loop (%s, %d independent accumulators) on %s, median of %d × %s",
-		p.Loop, what, p.Accumulators, threads, p.Trials, ms(o.Trial))
+		p.Loop, what, p.Accumulators, threads, p.Trials, ms(trial))
 	if p.Other.Loop != "" {
 		p.Method += fmt.Sprintf("; %s loop: %.3g GFLOP/s", p.Other.Loop, p.Other.GFLOPS)
 	}
-	return p, nil
+	if !p.Vector {
+		p.Method += "; no vector unit used: a floor, below the CPU's vector peak"
+	}
 }
 
 // ms writes d in milliseconds, "50 ms" (seconds from 10 s up).

@@ -97,6 +97,21 @@ func TestMeasurePeak(t *testing.T) {
 	}
 }
 
+// Where the CPU has no vector loop, the scalar Go loop is the measurement, and the method says it is a
+// floor.
+func TestScalarPeakSaysItIsAFloor(t *testing.T) {
+	p := Peak{DType: "float64", Accumulators: simd.FMAAcc, Threads: 2, Trials: 3}
+	if err := measureLoops(context.Background(), &p, []simd.FMALoop[float64]{simd.GoFMAF64}, PeakOptions{Threads: 2, Trials: 3, Trial: quick.Trial}); err != nil {
+		t.Fatal(err)
+	}
+	p.describe(quick.Trial)
+	if p.Vector || p.Loop != simd.GoFMAF64.Name || p.Bits != 64 || !(p.GFLOPS > 0) || p.Other != (LoopGFLOPS{}) ||
+		p.Method != "measured: Go scalar multiply-add loop (one element at a time, 12 independent accumulators) on 2 threads, median of 3 × 10 ms; no vector unit used: a floor, below the CPU's vector peak" {
+		t.Errorf("%+v", p)
+	}
+	t.Log(p.Method)
+}
+
 func names[T float32 | float64](loops []simd.FMALoop[T]) (s []string) {
 	for _, l := range loops {
 		s = append(s, l.Name)
@@ -162,19 +177,22 @@ func TestCacheMeasuresOnlyInGetOnceAndRetriesFailures(t *testing.T) {
 	}
 }
 
-// The peak on all cores per dtype, beside the best GEMM kernel in cache: go test -bench Peak ./roofline.
+// The peak per dtype on one thread and on all (the roofline's), beside which the GEMM benchmarks of
+// package kernels show how close a real kernel gets: go test -run '^$' -bench Peak ./roofline.
 func BenchmarkPeak(b *testing.B) {
 	for _, dt := range []string{"float32", "float64"} {
-		b.Run(dt, func(b *testing.B) {
-			var p Peak
-			for b.Loop() {
-				var err error
-				if p, err = MeasurePeak(context.Background(), dt, PeakOptions{}); err != nil {
-					b.Fatal(err)
+		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/threads=%d", dt, threads), func(b *testing.B) {
+				var p Peak
+				for b.Loop() {
+					var err error
+					if p, err = MeasurePeak(context.Background(), dt, PeakOptions{Threads: threads}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(p.GFLOPS, "GFLOP/s")
-			b.Logf("%s: %.1f GFLOP/s, %s", dt, p.GFLOPS, p.Method)
-		})
+				b.ReportMetric(p.GFLOPS, "GFLOP/s")
+				b.Logf("%s: %.1f GFLOP/s, %s", dt, p.GFLOPS, p.Method)
+			})
+		}
 	}
 }

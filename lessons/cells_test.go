@@ -122,3 +122,13 @@ func onlyGPU(rec *cells.Recorder) bool {
 	}
 	return false
 }
+
+// On a GPU machine the server knows the GPU kernels with the table's pessimistic run-time estimates
+// (kernels/cuda/ladder.go), and checks every lesson cell against the default run time limit at
+// start-up: the estimates must not make it refuse its own lessons.
+func TestLessonsFitTheRunLimitWithGPUEstimates(t *testing.T) {
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: experiment.DefaultLimits(), GPU: noGPU{}, Roofline: &roofline.Cache{}}
+	if _, err := lessons.Load(lessons.Embedded, builtin.Kinds(env)); err != nil {
+		t.Fatalf("with the GPU kernels' estimates a GPU server would not start: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpuplayground/playground/kernels"
@@ -20,11 +21,18 @@ import (
 
 // Ceilings are a machine's measured roofs.
 type Ceilings struct {
-	// PeakGFLOPS is the best median GFLOP/s of the CPU kernels on float32 products small enough to
-	// stay in cache (n = 128, 256 and 512: at most 3 MiB), reached by PeakKernel at PeakN.
+	// FP32 and FP64 are the arithmetic roofs: this CPU's peak GFLOP/s per element type, measured with
+	// an FMA-throughput loop on all cores (see Peak and its Method). Peak(dtype) picks one.
+	FP32 Peak `json:"fp32"`
+	FP64 Peak `json:"fp64"`
+	// PeakGFLOPS is FP32.GFLOPS, the float32 roof, for callers that draw a single float32 roofline.
 	PeakGFLOPS float64 `json:"peak_gflops"`
-	PeakKernel string  `json:"peak_kernel"`
-	PeakN      int     `json:"peak_n"`
+	// GEMMGFLOPS is not a roof but what a real kernel reaches: the best median GFLOP/s of the CPU
+	// GEMM kernels on float32 products small enough to stay in cache (n = 128, 256 and 512: at most
+	// 3 MiB), reached by GEMMKernel at GEMMN.
+	GEMMGFLOPS float64 `json:"gemm_gflops"`
+	GEMMKernel string  `json:"gemm_kernel"`
+	GEMMN      int     `json:"gemm_n"`
 	// BandwidthGBs is the median STREAM triad bandwidth (a[i] = b[i] + s·c[i] on float64, counted as
 	// 24 bytes per element as STREAM does) over TriadMiB MiB per array, with all cores.
 	BandwidthGBs float64 `json:"bandwidth_gbs"`
@@ -39,12 +47,23 @@ type Ceilings struct {
 	Threads  int    `json:"threads"`
 }
 
-// Ridge is the arithmetic intensity (FLOP/byte) where the two roofs meet: below it a kernel is memory
-// bound, above it compute bound.
-func (c Ceilings) Ridge() float64 { return c.PeakGFLOPS / c.BandwidthGBs }
+// Peak is the arithmetic roof for dtype: FP64 for "float64", FP32 for anything else (float32, and
+// the narrower types a CPU computes in float32).
+func (c Ceilings) Peak(dtype string) Peak {
+	if dtype == "float64" {
+		return c.FP64
+	}
+	return c.FP32
+}
 
-// Bound is the roofline's attainable GFLOP/s at arithmetic intensity ai (FLOP/byte).
-func (c Ceilings) Bound(ai float64) float64 { return min(c.PeakGFLOPS, ai*c.BandwidthGBs) }
+// Ridge is the arithmetic intensity (FLOP/byte) where dtype's two roofs meet: below it a kernel is
+// memory bound, above it compute bound.
+func (c Ceilings) Ridge(dtype string) float64 { return c.Peak(dtype).GFLOPS / c.BandwidthGBs }
+
+// Bound is the roofline's attainable GFLOP/s for dtype at arithmetic intensity ai (FLOP/byte).
+func (c Ceilings) Bound(dtype string, ai float64) float64 {
+	return min(c.Peak(dtype).GFLOPS, ai*c.BandwidthGBs)
+}
 
 // MatmulIntensity is the arithmetic intensity of an n×n×n product under the stated byte model: A and
 // B read once and C written once, 3·n²·elemBytes bytes for 2·n³ FLOPs (the best case; a kernel that
@@ -53,17 +72,19 @@ func MatmulIntensity(n, elemBytes int) float64 {
 	return kernels.FLOPs(n, n, n) / (3 * float64(n) * float64(n) * float64(elemBytes))
 }
 
-// Options size the measurement; the zero value uses the defaults (n = 128, 256 and 512 for the peak,
-// triad arrays sized from the last-level cache, 7 repeats).
+// Options size the measurement; the zero value uses the defaults (the peak options' defaults, n = 128,
+// 256 and 512 for the GEMM kernels, triad arrays sized from the last-level cache, 7 repeats).
 type Options struct {
+	Peak PeakOptions
+	// PeakSizes are the GEMM sizes (the name is older than the FMA peak).
 	PeakSizes         []int
 	TriadMiB, Repeats int
 }
 
-// Measure times the ceilings: each CPU kernel but naive on float32 products of every PeakSizes size
-// (3·512²·4 B = 3 MiB at most: in cache), and the triad over three TriadMiB arrays, each Repeats times
-// after a warm-up, keeping medians; the peak is the best median. It takes a few seconds and honours
-// ctx.
+// Measure times the ceilings: the float32 and float64 peaks (MeasurePeak), each CPU kernel but naive
+// on float32 products of every PeakSizes size (3·512²·4 B = 3 MiB at most: in cache; the best median
+// is GEMMGFLOPS), and the triad over three TriadMiB arrays, each Repeats times after a warm-up, keeping
+// medians. It takes a few seconds and honours ctx.
 func Measure(ctx context.Context, o Options) (Ceilings, error) {
 	if len(o.PeakSizes) == 0 {
 		o.PeakSizes = []int{128, 256, 512}
@@ -78,6 +99,14 @@ func Measure(ctx context.Context, o Options) (Ceilings, error) {
 	}
 	c := Ceilings{TriadMiB: o.TriadMiB, Threads: runtime.GOMAXPROCS(0),
 		Measured: time.Now().UTC().Format(time.RFC3339), CacheMiB: cache, BeyondCache: cache > 0 && 3*o.TriadMiB >= 4*cache}
+	var err error
+	if c.FP32, err = MeasurePeak(ctx, "float32", o.Peak); err != nil {
+		return Ceilings{}, err
+	}
+	if c.FP64, err = MeasurePeak(ctx, "float64", o.Peak); err != nil {
+		return Ceilings{}, err
+	}
+	c.PeakGFLOPS = c.FP32.GFLOPS
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	for _, n := range o.PeakSizes {
 		a, b, out := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
@@ -93,8 +122,8 @@ func Measure(ctx context.Context, o Options) (Ceilings, error) {
 			if err != nil {
 				return Ceilings{}, err
 			}
-			if g := t.GFLOPS(kernels.FLOPs(n, n, n)); g > c.PeakGFLOPS {
-				c.PeakGFLOPS, c.PeakKernel, c.PeakN = g, k.Name, n
+			if g := t.GFLOPS(kernels.FLOPs(n, n, n)); g > c.GEMMGFLOPS {
+				c.GEMMGFLOPS, c.GEMMKernel, c.GEMMN = g, k.Name, n
 			}
 		}
 	}
@@ -163,27 +192,40 @@ func Triad(ctx context.Context, n, repeats int) (float64, error) {
 	return 24 * float64(n) / t.Median / 1e9, nil
 }
 
-// Cache measures the ceilings once, on first use, and keeps them. A measurement that fails (a
-// cancelled run, say) is not kept: the next Get measures again.
+// Cache measures the ceilings once, when first asked through Get, and keeps them. A measurement that
+// fails (a cancelled run, say) is not kept: the next Get measures again. Peek never measures.
 type Cache struct {
 	// Options size the measurement (zero: the defaults).
 	Options Options
 
-	mu sync.Mutex
-	c  *Ceilings
+	mu sync.Mutex // held while measuring: one measurement at a time
+	c  atomic.Pointer[Ceilings]
 }
 
-// Get returns the kept ceilings, measuring them first if there are none (callers wait).
+// Get returns the kept ceilings, measuring them first if there are none (callers wait). Call it where
+// nothing else is being timed (the server's run queue): the measurement loads every core.
 func (k *Cache) Get(ctx context.Context) (Ceilings, error) {
+	if c := k.c.Load(); c != nil {
+		return *c, nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.c != nil {
-		return *k.c, nil
+	if c := k.c.Load(); c != nil { // measured while this call waited
+		return *c, nil
 	}
 	c, err := Measure(ctx, k.Options)
 	if err != nil {
 		return Ceilings{}, err
 	}
-	k.c = &c
+	k.c.Store(&c)
 	return c, nil
+}
+
+// Peek returns the kept ceilings and true, or false if none are measured yet. It never measures and
+// never waits for a measurement in progress.
+func (k *Cache) Peek() (Ceilings, bool) {
+	if c := k.c.Load(); c != nil {
+		return *c, true
+	}
+	return Ceilings{}, false
 }

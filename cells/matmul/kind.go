@@ -53,8 +53,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if err != nil {
 			return err
 		}
-		peak, how := ceil.PeakFor(r.spec.DType)
-		e.Note("info", fmt.Sprintf("measured %s peak of this CPU: %.1f GFLOP/s (%s)", r.spec.DType, peak, how))
+		pk := ceil.Peak(r.spec.DType)
+		peak := pk.GFLOPS
+		e.Note("info", fmt.Sprintf("%s peak of this CPU: %.1f GFLOP/s, %s", r.spec.DType, peak, pk.Method))
 		label := fmt.Sprintf("measured peak, %.0f GFLOP/s", peak)
 		sink.Draw = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
 	}

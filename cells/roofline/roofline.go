@@ -112,13 +112,14 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if err != nil {
 		return err
 	}
-	peak, how := c.PeakFor(r.spec.DType)
+	pk := c.Peak(r.spec.DType)
+	peak, how := pk.GFLOPS, pk.Method
 	cache := ""
 	if !c.BeyondCache {
 		cache = fmt.Sprintf(", not 4× the %d MiB cache: may include cache bandwidth", c.CacheMiB)
 	}
-	e.Note("info", fmt.Sprintf("This machine's roofline, measured %s: peak %.3g GFLOP/s %s (%s); memory %.3g GB/s (STREAM triad, %d MiB arrays%s); ridge at %.3g FLOP/byte.",
-		c.Measured, peak, r.spec.DType, how, c.BandwidthGBs, c.TriadMiB, cache, peak/c.BandwidthGBs))
+	e.Note("info", fmt.Sprintf("This machine's roofline, measured %s: peak %.3g GFLOP/s %s (%s; the best float32 GEMM kernel in cache, %s at n=%d, reached %.3g); memory %.3g GB/s (STREAM triad, %d MiB arrays%s); ridge at %.3g FLOP/byte.",
+		c.Measured, peak, r.spec.DType, how, c.GEMMKernel, c.GEMMN, c.GEMMGFLOPS, c.BandwidthGBs, c.TriadMiB, cache, c.Ridge(r.spec.DType)))
 	e.Note("info", "Byte model: "+ByteModel+".")
 	if g := r.spec.GPU; g != nil {
 		e.Note("info", fmt.Sprintf("%s: from its datasheet (%s), not measured.", g.Name, g.Source))
@@ -141,7 +142,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 // cell names one, and the server's own GPU's from its attributes if it has one, with every result
 // and the learner's predictions.
 func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, results []experiment.Result) (string, error) {
-	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s, %.3g GB/s", peak, c.BandwidthGBs),
+	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s %s, %.3g GB/s", peak, spec.DType, c.BandwidthGBs),
 		PeakGFLOPS: peak, Bandwidth: c.BandwidthGBs}}
 	if g := spec.GPU; g != nil {
 		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32, datasheet (not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})

@@ -23,3 +23,18 @@ func All() ([]Micro[float32], []Micro[float64]) {
 	}
 	return f32, f64
 }
+
+// FMALoops lists every FMA-throughput loop this CPU can run, narrowest first: the portable Go one,
+// then AVX2 + FMA (256-bit), then AVX-512 (512-bit).
+func FMALoops() ([]FMALoop[float32], []FMALoop[float64]) {
+	f32, f64 := []FMALoop[float32]{GoFMAF32}, []FMALoop[float64]{GoFMAF64}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		f32 = append(f32, FMALoop[float32]{Name: "AVX2 FMA", Bits: 256, Lanes: 8, Vector: true, fn: fmaF32AVX2})
+		f64 = append(f64, FMALoop[float64]{Name: "AVX2 FMA", Bits: 256, Lanes: 4, Vector: true, fn: fmaF64AVX2})
+	}
+	if cpu.X86.HasAVX512F {
+		f32 = append(f32, FMALoop[float32]{Name: "AVX-512 FMA", Bits: 512, Lanes: 16, Vector: true, fn: fmaF32AVX512})
+		f64 = append(f64, FMALoop[float64]{Name: "AVX-512 FMA", Bits: 512, Lanes: 8, Vector: true, fn: fmaF64AVX512})
+	}
+	return f32, f64
+}

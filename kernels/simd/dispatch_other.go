@@ -11,3 +11,8 @@ func bestF64() Micro[float64] { return GoF64 }
 func All() ([]Micro[float32], []Micro[float64]) {
 	return []Micro[float32]{GoF32}, []Micro[float64]{GoF64}
 }
+
+// FMALoops lists every FMA-throughput loop this CPU can run: here only the portable Go one.
+func FMALoops() ([]FMALoop[float32], []FMALoop[float64]) {
+	return []FMALoop[float32]{GoFMAF32}, []FMALoop[float64]{GoFMAF64}
+}

@@ -17,3 +17,19 @@ func microF32AVX512(k int, a *float32, b *float32, c *float32, ldc int)
 // microF64AVX512 adds a packed A panel (6 rows) times a packed B panel (16 columns), k deep, to the
 // 6×16 tile of C at c (row stride ldc elements): AVX-512F, 6×16 float64.
 func microF64AVX512(k int, a *float64, b *float64, c *float64, ldc int)
+
+// fmaF32AVX2 sets acc[i] = a·acc[i] + b, n times over, for the 12×8 float32 values at acc (12
+// independent vectors), with a = ab[0] and b = ab[1]: 96 FMAs per iteration, AVX2 + FMA (ymm).
+func fmaF32AVX2(n int, acc *float32, ab *float32)
+
+// fmaF64AVX2 sets acc[i] = a·acc[i] + b, n times over, for the 12×4 float64 values at acc (12
+// independent vectors), with a = ab[0] and b = ab[1]: 48 FMAs per iteration, AVX2 + FMA (ymm).
+func fmaF64AVX2(n int, acc *float64, ab *float64)
+
+// fmaF32AVX512 sets acc[i] = a·acc[i] + b, n times over, for the 12×16 float32 values at acc (12
+// independent vectors), with a = ab[0] and b = ab[1]: 192 FMAs per iteration, AVX-512F (zmm).
+func fmaF32AVX512(n int, acc *float32, ab *float32)
+
+// fmaF64AVX512 sets acc[i] = a·acc[i] + b, n times over, for the 12×8 float64 values at acc (12
+// independent vectors), with a = ab[0] and b = ab[1]: 96 FMAs per iteration, AVX-512F (zmm).
+func fmaF64AVX512(n int, acc *float64, ab *float64)

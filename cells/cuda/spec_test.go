@@ -75,7 +75,7 @@ func TestParseCUDAErrors(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
+func FuzzParseCUDA(f *testing.F) {
 	f.Add(cudaCell)
 	f.Add("kernel: k\ngrid: [\"n*n*n*n\"]\nsizes: [4096]\n---\nk(")
 	f.Fuzz(func(t *testing.T, cell string) {

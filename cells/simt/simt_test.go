@@ -76,7 +76,7 @@ func TestWatchFrames(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
+func FuzzParseSIMT(f *testing.F) {
 	f.Add("kernels: [naive, coalesced, smem, regblock]\nn: 128\ngpu: H100 SXM")
 	f.Add("kernels: [naive]\nn: 512\ngpu: t4")
 	f.Fuzz(func(t *testing.T, src string) {

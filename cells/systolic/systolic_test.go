@@ -52,7 +52,7 @@ func TestSimulate(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
+func FuzzParseSystolic(f *testing.F) {
 	f.Add("array: 8\nm: 8\nn: 16\nk: 16\nclock_mhz: 700")
 	f.Add("array: 256\nm: 1\nn: 1024\nk: 1024")
 	f.Fuzz(func(t *testing.T, src string) {

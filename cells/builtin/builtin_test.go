@@ -1,0 +1,85 @@
+package builtin
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+func env() cells.Env {
+	return cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: experiment.DefaultLimits()}
+}
+
+// Every kind decodes its spec the same strict way: a key written twice, an unknown key, a second
+// YAML document, a fraction where a whole number is wanted and an empty cell are line-numbered
+// errors; every kind accepts an `id:` key; every kind has a browser module.
+func TestEveryKindIsStrict(t *testing.T) {
+	// A valid source per kind, and the same with a fraction for a whole-number key (on line 1).
+	valid := map[string][2]string{
+		"matmul":    {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
+		"simt":      {"kernels: [naive]\nn: 8\n", "n: 8.5\nkernels: [naive]\n"},
+		"systolic":  {"array: 4\nm: 4\nn: 4\nk: 4\n", "array: 4.5\nm: 4\nn: 4\nk: 4\n"},
+		"allreduce": {"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "gpus: [2.5]\ngradient_mb: 1\nlinks: {a: 1}\n"},
+		"roofline":  {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
+		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
+	}
+	kinds := Kinds(env())
+	if len(kinds) != len(valid) {
+		t.Fatalf("%d kinds, %d in this test: add the new kind here", len(kinds), len(valid))
+	}
+	for _, k := range kinds {
+		src, ok := valid[k.Name()]
+		if !ok {
+			t.Fatalf("no valid source for kind %s in this test", k.Name())
+		}
+		body := ""
+		if k.Name() == "cuda" { // a YAML header, ---, then the kernel
+			body = "---\nk("
+		}
+		lines := strings.Count(src[0], "\n")
+		if _, err := k.Parse(cells.Cell{Source: src[0] + "id: my-cell\n" + body}); err != nil {
+			t.Errorf("%s: id key refused: %v", k.Name(), err)
+		}
+		if k.Script() == "" {
+			t.Errorf("%s: no browser module", k.Name())
+		}
+		first, _, _ := strings.Cut(src[0], "\n")
+		for name, tt := range map[string]struct {
+			src, want string
+			line      int
+		}{
+			"twice":    {src[0] + first + "\n" + body, "appears twice", lines + 1},
+			"unknown":  {src[0] + "speed: 3\n" + body, `unknown key "speed"; known keys: id, `, lines + 1},
+			"fraction": {src[1] + body, "is not a whole number", 1},
+		} {
+			_, err := k.Parse(cells.Cell{Source: tt.src})
+			var se *cells.SpecError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) || se.Line != tt.line {
+				t.Errorf("%s, %s: got %v, want a *cells.SpecError at line %d with %q", k.Name(), name, err, tt.line, tt.want)
+			}
+		}
+		want := "empty"
+		if k.Name() == "cuda" {
+			want = "no `---` line"
+		}
+		if _, err := k.Parse(cells.Cell{Source: ""}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s, empty: got %v, want %q", k.Name(), err, want)
+		}
+	}
+}
+
+// A second YAML document is an error, not silently ignored.
+func TestOneDocument(t *testing.T) {
+	var v struct {
+		A int `yaml:"a"`
+	}
+	err := cells.Decode("a: 1\n---\na: 2\n", &v)
+	var se *cells.SpecError
+	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(err.Error(), "one YAML document") {
+		t.Errorf("got %v, want an error at line 2 (the ---) about one document", err)
+	}
+}

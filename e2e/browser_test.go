@@ -4,14 +4,17 @@ package e2e
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gpuplayground/playground/kernels/cuda"
@@ -32,6 +35,61 @@ func chromiumPath(t *testing.T) string {
 	}
 	t.Skip("skipping the browser test: chromium is not installed (Debian: apt-get install chromium)")
 	return ""
+}
+
+// pageErrors collects what the page's scripts report as going wrong: uncaught exceptions and
+// console.error calls (app.js logs a kind module that failed to load there).
+type pageErrors struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (p *pageErrors) listen(ev any) {
+	var msg string
+	switch ev := ev.(type) {
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		msg = "uncaught: " + d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type != runtime.ConsoleAPICalledTypeError {
+			return
+		}
+		var parts []string
+		for _, a := range ev.Args {
+			if a.Description != "" {
+				parts = append(parts, a.Description)
+			} else {
+				parts = append(parts, string(a.Value))
+			}
+		}
+		msg = "console.error: " + strings.Join(parts, " ")
+	default:
+		return
+	}
+	p.mu.Lock()
+	p.errs = append(p.errs, msg)
+	p.mu.Unlock()
+}
+
+// check fails the test with every error reported since the last check.
+func (p *pageErrors) check(t *testing.T, when string) {
+	t.Helper()
+	p.mu.Lock()
+	errs := p.errs
+	p.errs = nil
+	p.mu.Unlock()
+	for _, e := range errs {
+		t.Errorf("%s: the page reported %s", when, e)
+	}
+}
+
+// cellSel is the CSS selector of a cell by id (an id may not start with a digit in CSS, so the first
+// character is escaped).
+func cellSel(id string) string {
+	return fmt.Sprintf(`#\%x %s`, id[0], id[1:])
 }
 
 func TestLessonRunInBrowser(t *testing.T) {
@@ -68,19 +126,22 @@ func TestLessonRunInBrowser(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancelTab := chromedp.NewContext(actx)
 	defer cancelTab()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	var pageErrs pageErrors
+	if err := chromedp.Listen(ctx, pageErrs.listen); err != nil {
+		t.Fatal(err)
+	}
+	// Only a guard against a hang: no step is timed, so a slow or busy machine passes.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancelTimeout()
 
-	const cell = "#\\30 3-fast-cpu-matmul-0" // CSS escape: an id may not start with a digit
-	const second = "#\\30 3-fast-cpu-matmul-1"
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	count := func(sel string) string {
+	count := func(sel string) int {
 		t.Helper()
 		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
 		if err != nil {
 			t.Fatalf("counting %s: %v", sel, err)
 		}
-		return strconv.Itoa(n)
+		return n
 	}
 	text := func(sel string) string {
 		t.Helper()
@@ -90,24 +151,57 @@ func TestLessonRunInBrowser(t *testing.T) {
 		}
 		return s
 	}
+	eval := func(js string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return s
+	}
 
+	// The ladder cell of lesson 3: progress, the measured results table and the chart.
+	cell := cellSel("03-fast-cpu-matmul-0")
+	results := cell + " .cell-table[data-table=results]"
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/03-fast-cpu-matmul"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(cell+" .cell-run")),
 		chromedp.WaitVisible(css(cell+" .cell-chart svg")),
-		chromedp.WaitVisible(css(cell+" .cell-results tbody tr")),
+		chromedp.WaitVisible(css(results+" tbody tr")),
 		chromedp.WaitVisible(css(cell+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("running the ladder cell: %v", err)
 	}
-	if rows, status := count(cell+" .cell-results tbody tr"), text(cell+" .cell-status"); rows != "15" || !strings.HasPrefix(status, "done") {
-		t.Errorf("after the run: %s rows (want 15), status %q (want done…)", rows, status)
+	if rows, status := count(results+" tbody tr"), text(cell+" .cell-status"); rows != 15 || !strings.HasPrefix(status, "done") {
+		t.Errorf("after the run: %d rows (want 15), status %q (want done…)", rows, status)
 	}
-	if n := count(cell + " .cell-chart svg"); n != "1" {
-		t.Errorf("got %s chart SVGs, want 1", n)
+	if n := count(cell + " .cell-chart svg"); n != 1 {
+		t.Errorf("got %d chart SVGs, want 1", n)
 	}
+	if head := text(results + " thead"); !strings.Contains(head, "GFLOP/s") {
+		t.Errorf("results header %q: want a GFLOP/s column", head)
+	}
+	if n := count(cell + " .cell-table tr.bad"); n != 0 {
+		t.Errorf("%d rows flagged bad, want none", n)
+	}
+	if p := eval(`(() => { const p = document.querySelector(` + strconv.Quote(cell+" .cell-progress") + `); return p.value + "/" + p.max; })()`); func() bool {
+		done, total, _ := strings.Cut(p, "/")
+		return done != total || total == "1"
+	}() {
+		t.Errorf("progress bar after the run: %s, want full (done = total, total > 1)", p)
+	}
+	// The CSV link holds the header and every row, values as the server sent them.
+	csv := eval(`fetch(document.querySelector(` + strconv.Quote(results+" ~ .cell-csv") + `).href).then((r) => r.text())`)
+	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 16 || !strings.Contains(lines[0], "GFLOP/s") {
+		t.Errorf("CSV of the results: %d lines (want 16: header and 15 rows), header %q", len(lines), lines[0])
+	}
+	// The page imported the kind's module once, for both matmul cells.
+	if n := eval(`String(performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/cells/matmul.js")).length)`); n != "1" {
+		t.Errorf("/cells/matmul.js loaded %s times, want once", n)
+	}
+	pageErrs.check(t, "ladder cell")
 	if *screenshot != "" {
 		png, err := chromedp.Run(ctx, chromedp.Screenshot(css(cell)))
 		if err != nil {
@@ -119,6 +213,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
+	second := cellSel("03-fast-cpu-matmul-1")
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
 		chromedp.Focus(css(second+" .cell-source")),
@@ -128,12 +223,27 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Shift+Enter: %v", err)
 	}
-	if rows := count(second + " .cell-results tbody tr"); rows != "4" {
-		t.Errorf("Shift+Enter run: %s rows, want 4", rows)
+	if rows := count(second + " .cell-table[data-table=results] tbody tr"); rows != 4 {
+		t.Errorf("Shift+Enter run: %d rows, want 4", rows)
 	}
 	// The GPU kernel did not run here (no GPU, or no GPU runs yet): the cell says why.
 	if note := text(second + " .cell-notes li.error"); !strings.HasPrefix(note, "cublas: ") {
 		t.Errorf("GPU kernel note %q, want one starting \"cublas: \"", note)
+	}
+
+	// Stop cancels a run; the cell says so and can run again.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(css(second+" .cell-source"), "kernels: [naive]\nsizes: [1024]\nrepeats: 5\n"),
+		chromedp.Click(css(second+" .cell-run")),
+		chromedp.WaitVisible(css(second+`[data-state="running"]`)),
+		chromedp.Click(css(second+" .cell-stop")),
+		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
+	)
+	if err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if status := text(second + " .cell-status"); !strings.HasPrefix(status, "cancelled") {
+		t.Errorf("after Stop: status %q, want cancelled…", status)
 	}
 
 	// A bad spec shows the server's error in the cell.
@@ -161,28 +271,31 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if msg := text(second + " .cell-status"); !strings.Contains(msg, "64 KiB") {
 		t.Errorf("oversized spec: status %q, want the 64 KiB limit", msg)
 	}
+	pageErrs.check(t, "lesson 3")
 
 	// A cuda cell: Show PTX compiles the learner's kernel (NVRTC, no GPU needed) and shows the PTX.
 	if os.Getenv("CI") == "true" || nvrtcPresent() {
-		const kcell = "#\\30 5-first-cuda-kernel-0"
+		kcell := cellSel("06-first-cuda-kernel-0")
 		err = chromedp.Do(ctx,
-			chromedp.Navigate(base+"/lessons/05-first-cuda-kernel"),
+			chromedp.Navigate(base+"/lessons/06-first-cuda-kernel"),
 			chromedp.WaitVisible(css(`body[data-ws="open"]`)),
-			chromedp.Click(css(kcell+" .cell-show-ptx")),
-			chromedp.WaitVisible(css(kcell+" .cell-ptx")),
+			chromedp.Click(css(kcell+" .cell-action[data-action=ptx]")),
+			chromedp.WaitVisible(css(kcell+" .cell-text")),
+			chromedp.WaitVisible(css(kcell+`[data-state="ended"]`)),
 		)
 		if err != nil {
 			t.Fatalf("Show PTX: %v", err)
 		}
-		if ptx := text(kcell + " .cell-ptx"); !strings.Contains(ptx, ".entry first_matmul(") {
+		if ptx := text(kcell + " .cell-text"); !strings.Contains(ptx, ".entry first_matmul(") {
 			t.Errorf("Show PTX: got %.200q, want PTX with the entry first_matmul", ptx)
 		}
+		pageErrs.check(t, "cuda cell")
 	}
 
 	// A simt cell: the emulator's counts table and chart fill in.
-	const scell = "#\\30 9-why-coalescing-matters-0"
+	scell := cellSel("10-why-coalescing-matters-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/09-why-coalescing-matters"),
+		chromedp.Navigate(base+"/lessons/10-why-coalescing-matters"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.SetValue(css(scell+" .cell-source"), "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
 		chromedp.Click(css(scell+" .cell-run")),
@@ -191,12 +304,15 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simt cell: %v", err)
 	}
-	if rows, svgs := count(scell+" .cell-simt tbody tr"), count(scell+" .cell-chart svg"); rows != "2" || svgs != "1" {
-		t.Errorf("simt cell: %s rows, %s charts; want 2 and 1", rows, svgs)
+	if rows, svgs := count(scell+" .cell-table[data-table=counts] tbody tr"), count(scell+" .cell-chart svg"); rows != 2 || svgs != 1 {
+		t.Errorf("simt cell: %d rows, %d charts; want 2 and 1", rows, svgs)
+	}
+	if status := text(scell + " .cell-status"); !strings.Contains(status, "emulated") {
+		t.Errorf("simt cell: status %q, want it to say emulated", status)
 	}
 
-	// Watching a warp: the A, B and C grids appear and the current instruction's elements are coloured.
-	const wcell = "#\\30 9-why-coalescing-matters-1"
+	// Watching a warp: simt's module draws A, B and C and colours the current instruction's elements.
+	wcell := cellSel("10-why-coalescing-matters-1")
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(wcell+" .cell-run")),
 		chromedp.WaitVisible(css(wcell+`[data-state="ended"]`)),
@@ -205,14 +321,15 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("watch a warp: %v", err)
 	}
-	if grids := count(wcell + " .warp-grid"); grids != "3" {
-		t.Errorf("watch a warp: %s grids, want A, B and C", grids)
+	if grids := count(wcell + " .warp-grid"); grids != 3 {
+		t.Errorf("watch a warp: %d grids, want A, B and C", grids)
 	}
+	pageErrs.check(t, "simt cells")
 
-	// A systolic cell: the player shows the array's cycles and the result table appears.
-	const ycell = "#\\31 0-tpus-and-systolic-arrays-0"
+	// A systolic cell: systolic's module plays the array's cycles; the product table appears.
+	ycell := cellSel("11-tpus-and-systolic-arrays-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/10-tpus-and-systolic-arrays"),
+		chromedp.Navigate(base+"/lessons/11-tpus-and-systolic-arrays"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(ycell+" .cell-run")),
 		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
@@ -221,9 +338,51 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("systolic cell: %v", err)
 	}
-	if pes, tables := count(ycell+" .sys-grid td"), count(ycell+" .cell-systolic-result"); pes != "16" || tables != "1" {
-		t.Errorf("systolic cell: %s PEs shown, %s result tables; want 16 and 1", pes, tables)
+	if pes, rows := count(ycell+" .sys-grid td"), count(ycell+" .cell-table[data-table=product] tbody tr"); pes != 16 || rows != 1 {
+		t.Errorf("systolic cell: %d PEs shown, %d product rows; want 16 and 1", pes, rows)
 	}
+	// The player's controls: Pause stops it on a frame, then Step (or Back, on the last frame) moves
+	// it by one.
+	frame := func() (at, of int) {
+		t.Helper()
+		pos := text(ycell + " .player-pos")
+		if _, err := fmt.Sscanf(pos, "frame %d of %d", &at, &of); err != nil {
+			t.Fatalf("systolic player position %q: %v", pos, err)
+		}
+		return at, of
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(css(ycell+" .player-play"))); err != nil {
+		t.Fatalf("systolic Pause: %v", err)
+	}
+	at, of := frame()
+	step, want := ".player-step", at+1
+	if at == of {
+		step, want = ".player-back", at-1
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(css(ycell+" "+step))); err != nil {
+		t.Fatalf("systolic %s: %v", step, err)
+	}
+	if got, _ := frame(); got != want || text(ycell+" .player-play") != "Play" {
+		t.Errorf("systolic player: frame %d of %d, then %s: frame %d (want %d), play button %q (want Play)",
+			at, of, step, got, want, text(ycell+" .player-play"))
+	}
+	pageErrs.check(t, "systolic cell")
+
+	// An allreduce cell: a model, and the status says so rather than "measured".
+	acell := cellSel("13-many-gpus-0")
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/lessons/13-many-gpus"),
+		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.Click(css(acell+" .cell-run")),
+		chromedp.WaitVisible(css(acell+`[data-state="ended"]`)),
+	)
+	if err != nil {
+		t.Fatalf("allreduce cell: %v", err)
+	}
+	if rows, status := count(acell+" .cell-table[data-table=model] tbody tr"), text(acell+" .cell-status"); rows == 0 || !strings.Contains(status, "modelled") {
+		t.Errorf("allreduce cell: %d model rows, status %q; want rows and a status saying modelled", rows, status)
+	}
+	pageErrs.check(t, "allreduce cell")
 
 	// When the server goes away the page says so.
 	stopServer()

@@ -77,7 +77,11 @@ func (d *Dir) Lessons() []*Lesson {
 		}
 		ls = append(ls, &Lesson{Slug: strings.TrimSuffix(name, ".md"), File: full, Err: err})
 	}
-	if err := loadRecordings(os.DirFS(d.dir), ls); err != nil {
+	err = uniqueIDs(ls)
+	if err == nil {
+		err = loadRecordings(os.DirFS(d.dir), ls)
+	}
+	if err != nil {
 		for _, l := range ls {
 			if l.Err == nil {
 				l.Err = err

@@ -6,7 +6,8 @@ export default {
   done(view) {
     const measured = view.rowCount("results");
     const recorded = view.rowCount("recorded");
-    if (!measured && !recorded) return undefined; // nothing timed: the generic status
+    const failed = view.notes.some((n) => n.level === "error");
+    if (!measured && !recorded) return failed ? "done: nothing was measured (see the notes)" : undefined;
     const parts = [];
     if (measured) {
       parts.push(`${measured} result${measured === 1 ? "" : "s"}, measured on this server just now`);
@@ -16,7 +17,7 @@ export default {
       parts.push("nothing measured on this server");
     }
     if (recorded) parts.push(`${recorded} recorded earlier on a GPU`);
-    if (view.notes.some((n) => n.level === "error")) parts.push("some kernels did not run (see the notes)");
+    if (failed) parts.push("some kernels did not run (see the notes)");
     return `done: ${parts.join("; ")}`;
   },
 };

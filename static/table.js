@@ -1,0 +1,105 @@
+// A table a run declares (protocol: `table`) and fills row by row (`row`), with a CSV download of
+// exactly the values the server sent. A column that no row has a value in yet ("" or null: e.g. the
+// copy times of a run without GPU kernels) is hidden on the page, never in the CSV.
+
+import { csvField, formatValue } from "./format.js";
+
+export class DataTable {
+  // def is the protocol's table: {id, caption, columns: [{label, unit}]}; fileName names the CSV.
+  constructor(def, fileName) {
+    this.def = def;
+    this.columns = def.columns || [];
+    this.rows = []; // {values, bad}, as received
+    this.filled = this.columns.map(() => false); // whether some row has a value in the column
+    this.fileName = fileName;
+    this.url = "";
+
+    this.box = document.createElement("div");
+    this.box.className = "cell-table-box";
+    this.table = document.createElement("table");
+    this.table.className = "cell-table";
+    this.table.dataset.table = def.id;
+    const caption = this.table.createCaption();
+    caption.textContent = def.caption || def.id;
+    const head = this.head = this.table.createTHead().insertRow();
+    for (const col of this.columns) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = col.label;
+      if (showUnit(col)) {
+        const unit = document.createElement("span");
+        unit.className = "unit";
+        unit.textContent = ` (${col.unit})`;
+        th.appendChild(unit);
+      }
+      head.appendChild(th);
+    }
+    this.body = this.table.createTBody();
+    this.csv = document.createElement("a");
+    this.csv.className = "cell-csv";
+    this.csv.textContent = "Download CSV";
+    this.csv.download = fileName;
+    this.refreshCSV();
+    this.box.append(this.table, this.csv);
+  }
+
+  addRow(row) {
+    const values = row.values || [];
+    this.rows.push({ values, bad: !!row.bad });
+    const tr = this.body.insertRow();
+    if (row.bad) tr.className = "bad";
+    values.forEach((v, i) => {
+      const td = tr.insertCell();
+      td.textContent = formatValue(v);
+      if (typeof v === "number") {
+        td.className = "num";
+        const unit = this.columns[i] && this.columns[i].unit;
+        td.title = unit ? `${v} ${unit}` : String(v); // the full value, as sent
+      }
+      if (v !== "" && v !== null && v !== undefined) this.filled[i] = true;
+    });
+    this.showFilledColumns();
+    this.refreshCSV(); // the link always holds every row received so far
+  }
+
+  // showFilledColumns hides the columns that no row has a value in (all of them show until the
+  // first row arrives).
+  showFilledColumns() {
+    this.filled.forEach((filled, i) => {
+      const th = this.head.cells[i];
+      if (!th || th.hidden === !filled) return;
+      th.hidden = !filled;
+      for (const tr of this.body.rows) if (tr.cells[i]) tr.cells[i].hidden = !filled;
+    });
+    const last = this.body.rows[this.body.rows.length - 1];
+    this.filled.forEach((filled, i) => { if (last.cells[i]) last.cells[i].hidden = !filled; });
+  }
+
+  get badRows() {
+    return this.rows.filter((r) => r.bad).length;
+  }
+
+  csvText() {
+    const header = this.columns.map((c) => csvField(showUnit(c) ? `${c.label} (${c.unit})` : c.label));
+    const lines = [header.join(",")];
+    for (const r of this.rows) lines.push(r.values.map(csvField).join(","));
+    return lines.join("\r\n") + "\r\n";
+  }
+
+  refreshCSV() {
+    if (this.url) URL.revokeObjectURL(this.url);
+    this.url = URL.createObjectURL(new Blob([this.csvText()], { type: "text/csv" }));
+    this.csv.href = this.url;
+  }
+
+  dispose() {
+    if (this.url) URL.revokeObjectURL(this.url);
+    this.url = "";
+  }
+}
+
+// showUnit says whether a column's header needs its unit after the label ("median (s)"), which a
+// label such as "GFLOP/s" already is.
+function showUnit(col) {
+  return !!col.unit && !String(col.label).includes(col.unit);
+}

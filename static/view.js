@@ -1,0 +1,139 @@
+// A cell's output for one run: the generic events of docs/protocol.md (notes, tables, chart, text)
+// drawn into the cell's .cell-output, in a fixed order whatever order they arrive in. The same object
+// is the `view` a kind's browser module receives (see app.js for that contract).
+
+import { formatNumber, formatValue } from "./format.js";
+import { DataTable } from "./table.js";
+
+// Where each part goes in the output, top to bottom.
+const RANK = { notes: 1, text: 2, kind: 3, table: 4, chart: 5 };
+
+export class CellView {
+  constructor(section) {
+    this.section = section;
+    this.output = section.querySelector(".cell-output");
+    this.cell = section.dataset.cell;
+    this.lesson = section.dataset.lesson;
+    this.kind = section.dataset.kind;
+    this.format = formatNumber;
+    this.formatValue = formatValue;
+    this.clear("");
+  }
+
+  // clear empties the output for a new run (action: the run's action name, "" for a plain run).
+  clear(action) {
+    for (const t of this.tables?.values() || []) t.dispose();
+    this.output.replaceChildren();
+    this.action = action;
+    this.tables = new Map(); // table id -> DataTable, in declaration order
+    this.notes = [];         // {level, message}
+    this.texts = [];         // {title, body}
+    this.state = {};         // the kind module's own, fresh each run
+    this.notesList = null;
+    this.chartBox = null;
+    this.kindBox = null;
+  }
+
+  place(el, rank) {
+    el.dataset.rank = rank;
+    const after = [...this.output.children].find((c) => Number(c.dataset.rank) > rank);
+    this.output.insertBefore(el, after || null);
+    return el;
+  }
+
+  // area is the kind module's own part of the output (a div.cell-view above the tables), made on
+  // first use.
+  area() {
+    if (!this.kindBox) {
+      this.kindBox = document.createElement("div");
+      this.kindBox.className = "cell-view";
+      this.place(this.kindBox, RANK.kind);
+    }
+    return this.kindBox;
+  }
+
+  addNote(note) {
+    this.notes.push(note);
+    if (!this.notesList) {
+      this.notesList = this.place(document.createElement("ul"), RANK.notes);
+      this.notesList.className = "cell-notes";
+    }
+    const li = document.createElement("li");
+    li.className = note.level || "info";
+    li.textContent = note.message;
+    this.notesList.appendChild(li);
+  }
+
+  addTable(def) {
+    const old = this.tables.get(def.id);
+    if (old) { old.box.remove(); old.dispose(); } // a re-declared table starts again
+    const t = new DataTable(def, `${this.cell}-${def.id}.csv`);
+    this.tables.set(def.id, t);
+    this.place(t.box, RANK.table); // after the tables declared before it, before the chart
+    return t;
+  }
+
+  addRow(row) {
+    const t = this.tables.get(row.table);
+    if (t) t.addRow(row);
+    else console.warn(`row for undeclared table ${row.table}`);
+  }
+
+  // setChart shows the server's latest chart (a complete SVG drawn with gonum/plot), replacing the
+  // previous one.
+  setChart(svg) {
+    if (!this.chartBox) {
+      this.chartBox = this.place(document.createElement("div"), RANK.chart);
+      this.chartBox.className = "cell-chart";
+      this.chartBox.setAttribute("role", "img");
+      this.chartBox.setAttribute("aria-label", "chart");
+    }
+    this.chartBox.innerHTML = svg; // server-rendered, from our own server only
+  }
+
+  addText(text) {
+    this.texts.push(text);
+    const fig = this.place(document.createElement("figure"), RANK.text);
+    fig.className = "cell-text-box";
+    const cap = document.createElement("figcaption");
+    cap.textContent = text.title;
+    const pre = document.createElement("pre");
+    pre.className = "cell-text";
+    pre.textContent = text.body;
+    fig.append(cap, pre);
+  }
+
+  // rowCount counts the rows received, of every table or of the one named.
+  rowCount(tableId) {
+    if (tableId !== undefined) return this.tables.get(tableId)?.rows.length || 0;
+    let n = 0;
+    for (const t of this.tables.values()) n += t.rows.length;
+    return n;
+  }
+
+  badCount(tableId) {
+    if (tableId !== undefined) return this.tables.get(tableId)?.badRows || 0;
+    let n = 0;
+    for (const t of this.tables.values()) n += t.badRows;
+    return n;
+  }
+
+  // summary is the generic status after `done`: what arrived, counted, with failed checks first.
+  summary() {
+    const rows = this.rowCount();
+    const parts = [];
+    if (rows > 0) {
+      parts.push(plural(rows, "row") + (this.tables.size > 1 ? ` in ${this.tables.size} tables` : ""));
+      const bad = this.badCount();
+      if (bad > 0) parts.push(`${bad} failed the check`);
+    } else if (this.texts.length > 0) {
+      parts.push(`${this.texts[this.texts.length - 1].title} below`);
+    }
+    if (this.notes.some((n) => n.level === "error")) parts.push("some parts did not run (see the notes)");
+    return parts.length ? `done: ${parts.join(", ")}` : "done";
+  }
+}
+
+export function plural(n, word) {
+  return `${formatNumber(n)} ${word}${n === 1 ? "" : "s"}`;
+}

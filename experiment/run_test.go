@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -93,12 +92,11 @@ func TestRunCancels(t *testing.T) {
 	var rec recorder
 	rec.onResult = cancel
 	s := Spec{Kernels: []string{"ikj"}, Sizes: []int{16, 32, 64}, DType: "float32", Repeats: 1, Threads: 1}
-	start := time.Now()
 	err := Run(ctx, s, Env{Kernels: kernels.CPU()}, &rec)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if len(rec.results) != 1 || time.Since(start) > 5*time.Second {
+	if len(rec.results) != 1 {
 		t.Errorf("got %d results, want 1 before the cancel took effect", len(rec.results))
 	}
 }

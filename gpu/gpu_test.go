@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,8 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 // fakeWorker misbehaves as each request's op asks: echo (answers, with its pid), hang, crash,
-// flood (an endless line), junk (a non-JSON line), stderr-flood then crash, slow (progress every
-// 100 ms, 6 times, then done).
+// flood (an endless line), junk (a non-JSON line), stderr-flood then crash, progress (6 progress
+// lines, then done).
 func fakeWorker() {
 	enc := json.NewEncoder(os.Stdout)
 	sc := bufio.NewScanner(os.Stdin)
@@ -61,9 +62,8 @@ func fakeWorker() {
 			}
 			fmt.Fprintln(os.Stderr, "last words")
 			os.Exit(2)
-		case "slow":
+		case "progress":
 			for i := range 6 {
-				time.Sleep(100 * time.Millisecond)
 				_ = enc.Encode(Response{ID: req.ID, Progress: &[2]int{i + 1, 6}})
 			}
 			_ = enc.Encode(Response{ID: req.ID, Done: true})
@@ -71,15 +71,47 @@ func fakeWorker() {
 	}
 }
 
-func fakeSupervisor(t *testing.T, timeout time.Duration) *Supervisor {
+// fakeSupervisor runs the fake worker under a fake clock: its launch time limit fires only when the
+// test advances the clock, however slowly a busy machine runs the worker.
+func fakeSupervisor(t *testing.T, limit time.Duration) (*Supervisor, *fakeClock) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Supervisor{Transport: Exec{Path: exe, Args: []string{fakeCommand}}, LaunchTimeout: timeout}
-	t.Cleanup(s.Close)
-	return s
+	clk := newFakeClock()
+	tr := &killOnCleanup{Transport: Exec{Path: exe, Args: []string{fakeCommand}}}
+	s := &Supervisor{Transport: tr, LaunchTimeout: limit, timers: clk}
+	t.Cleanup(func() {
+		tr.killAll() // ends a Do that a bug left waiting, so that Close can take the lock
+		s.Close()
+	})
+	return s, clk
+}
+
+// killOnCleanup is a Transport that remembers its workers so that a failed test can kill them.
+type killOnCleanup struct {
+	Transport
+	mu    sync.Mutex
+	conns []Conn
+}
+
+func (k *killOnCleanup) Start() (Conn, error) {
+	c, err := k.Transport.Start()
+	if err == nil {
+		k.mu.Lock()
+		k.conns = append(k.conns, c)
+		k.mu.Unlock()
+	}
+	return c, err
+}
+
+func (k *killOnCleanup) killAll() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, c := range k.conns {
+		c.Kill()
+	}
 }
 
 // echoPID runs an echo request and returns the worker's pid (which it sends as its "error").
@@ -92,19 +124,39 @@ func echoPID(t *testing.T, s *Supervisor) string {
 	return err.Error()
 }
 
+// doAsync runs s.Do in a goroutine; await takes its error.
+func doAsync(ctx context.Context, s *Supervisor, op string) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.Do(ctx, Request{Op: op}, func(Response) {}) }()
+	return errc
+}
+
+// await returns Do's error. Its 30 s bound only turns a hang into a failure; it is no time budget.
+func await(t *testing.T, errc <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("Do did not return in 30 s")
+		return nil
+	}
+}
+
 func TestSupervisorReusesAHealthyWorker(t *testing.T) {
-	s := fakeSupervisor(t, time.Second)
+	s, _ := fakeSupervisor(t, time.Second)
 	if a, b := echoPID(t, s), echoPID(t, s); a != b {
 		t.Errorf("got workers %s and %s, want one reused", a, b)
 	}
 }
 
+// A worker that dies or breaks the protocol is reported as such. The fake clock never moves, so
+// no error here can be a time limit that a busy machine ran into.
 func TestSupervisorSurvivesBadWorkers(t *testing.T) {
 	tests := []struct {
 		op, kind string
 		want     []string
 	}{
-		{"hang", "timeout", []string{"no progress for 300ms"}},
 		{"crash", "crashed", []string{"exit status 3", "CUDA_ERROR_ILLEGAL_ADDRESS in fake kernel"}},
 		{"flood", "protocol", []string{"broke the protocol"}},
 		{"junk", "protocol", []string{"not a response line", "warning: something printed"}},
@@ -112,10 +164,9 @@ func TestSupervisorSurvivesBadWorkers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.op, func(t *testing.T) {
-			s := fakeSupervisor(t, 300*time.Millisecond)
+			s, _ := fakeSupervisor(t, 300*time.Millisecond)
 			before := echoPID(t, s)
-			start := time.Now()
-			err := s.Do(context.Background(), Request{Op: tt.op}, func(Response) {})
+			err := await(t, doAsync(context.Background(), s, tt.op))
 			var we *WorkerError
 			if !errors.As(err, &we) || we.Kind != tt.kind {
 				t.Fatalf("got %v, want a %s WorkerError", err, tt.kind)
@@ -128,9 +179,6 @@ func TestSupervisorSurvivesBadWorkers(t *testing.T) {
 			if len(err.Error()) > 6000 {
 				t.Errorf("error is %d bytes: the stderr tail is not bounded", len(err.Error()))
 			}
-			if d := time.Since(start); d > 3*time.Second {
-				t.Errorf("took %v", d)
-			}
 			if after := echoPID(t, s); after == before {
 				t.Errorf("the next request reused the broken worker %s", after)
 			}
@@ -138,32 +186,67 @@ func TestSupervisorSurvivesBadWorkers(t *testing.T) {
 	}
 }
 
+// A worker that shows no progress is stopped when the limit has passed on the (fake) clock, not
+// before, and the next request gets a fresh worker.
+func TestSupervisorStopsAHungWorker(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	s, clk := fakeSupervisor(t, limit)
+	before := echoPID(t, s)
+	errc := doAsync(context.Background(), s, "hang")
+	clk.waitTimers(t, 2) // the echo's and the hang's: the request is sent
+	if clk.Advance(limit - time.Nanosecond) {
+		t.Fatal("the limit fired before it had passed")
+	}
+	if !clk.Advance(time.Nanosecond) {
+		t.Fatal("the limit did not fire when it had passed")
+	}
+	err := await(t, errc)
+	var we *WorkerError
+	if !errors.As(err, &we) || we.Kind != "timeout" || !strings.Contains(err.Error(), "no progress for 300ms") {
+		t.Fatalf("got %v, want a timeout WorkerError saying no progress for 300ms", err)
+	}
+	if after := echoPID(t, s); after == before {
+		t.Errorf("the next request reused the hung worker %s", after)
+	}
+}
+
+// Cancelling kills a hung worker at once. The promise is 0.5 s; 5 s is allowed so that a busy
+// machine cannot fail the test, which still catches a cancel that waits for the time limit (a
+// minute here, and the fake clock never reaches it).
 func TestSupervisorCancelKillsPromptly(t *testing.T) {
-	s := fakeSupervisor(t, time.Minute)
+	s, clk := fakeSupervisor(t, time.Minute)
 	before := echoPID(t, s)
 	stop := errors.New("stopped")
 	ctx, cancel := context.WithCancelCause(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel(stop) }()
+	errc := doAsync(ctx, s, "hang")
+	clk.waitTimers(t, 2) // the request is sent and Do waits for its answer
 	start := time.Now()
-	err := s.Do(ctx, Request{Op: "hang"}, func(Response) {})
+	cancel(stop)
+	err := await(t, errc)
 	if !errors.Is(err, stop) {
 		t.Fatalf("got %v, want the cancel cause", err)
 	}
-	if d := time.Since(start); d > 600*time.Millisecond {
-		t.Errorf("cancel took %v, want ≤ 0.5 s after the Stop", d)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %v, want ≤ 0.5 s (5 s allowed for a busy machine)", d)
 	}
 	if echoPID(t, s) == before {
 		t.Error("the hung worker was reused")
 	}
 }
 
-// Each progress line restarts the time limit: slow but steady work is not killed.
+// Each progress line restarts the time limit: slow but steady work is not killed. Every step takes
+// 80 % of the limit on the fake clock, 4.8 limits in all, which a limit that progress did not
+// restart would not survive.
 func TestSupervisorProgressResetsTheLimit(t *testing.T) {
-	s := fakeSupervisor(t, 250*time.Millisecond)
+	const limit = 250 * time.Millisecond
+	s, clk := fakeSupervisor(t, limit)
 	var progress []string
-	err := s.Do(context.Background(), Request{Op: "slow"}, func(r Response) {
+	err := s.Do(context.Background(), Request{Op: "progress"}, func(r Response) {
 		if r.Progress != nil {
 			progress = append(progress, fmt.Sprint(*r.Progress))
+			if clk.Advance(limit * 4 / 5) {
+				t.Errorf("the limit fired 0.8 limits after progress line %d", len(progress))
+			}
 		}
 	})
 	if err != nil || len(progress) != 6 {
@@ -243,7 +326,7 @@ func TestCompileThroughTheRealWorker(t *testing.T) {
 // A sticky CUDA error: the worker answers, says it is finished, and exits; the next request gets a
 // fresh worker without an error of its own.
 func TestFatalAnswerRestartsTheWorker(t *testing.T) {
-	s := fakeSupervisor(t, time.Second)
+	s, _ := fakeSupervisor(t, time.Second)
 	before := echoPID(t, s)
 	err := s.Do(context.Background(), Request{Op: "fatal"}, func(Response) {})
 	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS") {
@@ -261,5 +344,17 @@ func TestRunWithoutGPUSaysWhy(t *testing.T) {
 	err := realWorker(t).Do(context.Background(), Request{Op: "run", Kernel: "cublas", N: 64, DType: "float32", Repeats: 1}, func(Response) {})
 	if err == nil || !strings.HasPrefix(err.Error(), "no CUDA device: libcuda.so.1 not found") {
 		t.Errorf("got %v, want no CUDA device: libcuda.so.1 not found …", err)
+	}
+}
+
+// Without a fake clock the limit runs on the real one. A busy machine can only make it fire later,
+// and await allows 30 s for a 50 ms limit.
+func TestSupervisorRealClockStopsAHungWorker(t *testing.T) {
+	s, _ := fakeSupervisor(t, 50*time.Millisecond)
+	s.timers = nil
+	err := await(t, doAsync(context.Background(), s, "hang"))
+	var we *WorkerError
+	if !errors.As(err, &we) || we.Kind != "timeout" {
+		t.Fatalf("got %v, want a timeout WorkerError", err)
 	}
 }

@@ -42,6 +42,10 @@ type Supervisor struct {
 	// LaunchTimeout defaults to DefaultLaunchTimeout.
 	LaunchTimeout time.Duration
 
+	// timers makes the launch time limit's timer; nil means the real clock. Tests inject a fake
+	// clock so that no test depends on how fast a busy machine runs.
+	timers clock
+
 	mu     sync.Mutex // one request at a time
 	conn   Conn
 	lines  chan lineOrErr
@@ -91,14 +95,14 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) err
 	if limit <= 0 {
 		limit = DefaultLaunchTimeout
 	}
-	timer := time.NewTimer(limit)
+	timer := s.newTimer(limit)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			s.stop()
 			return context.Cause(ctx)
-		case <-timer.C:
+		case <-timer.C():
 			s.stop()
 			return &WorkerError{Kind: "timeout", Msg: fmt.Sprintf("showed no progress for %s and was stopped (a kernel that never ends?); the next run starts a fresh worker", limit)}
 		case l, ok := <-s.lines:
@@ -125,6 +129,35 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) err
 			}
 		}
 	}
+}
+
+// clock starts timers: the real one (realClock) or a test's fake.
+type clock interface {
+	NewTimer(d time.Duration) timer
+}
+
+// timer is the part of *time.Timer that Do uses; Reset and Stop leave no stale value in C.
+type timer interface {
+	C() <-chan time.Time
+	Reset(d time.Duration)
+	Stop()
+}
+
+type realClock struct{}
+
+func (realClock) NewTimer(d time.Duration) timer { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time   { return r.t.C }
+func (r realTimer) Reset(d time.Duration) { r.t.Reset(d) }
+func (r realTimer) Stop()                 { r.t.Stop() }
+
+func (s *Supervisor) newTimer(d time.Duration) timer {
+	if s.timers == nil {
+		return realClock{}.NewTimer(d)
+	}
+	return s.timers.NewTimer(d)
 }
 
 // Close stops the worker, if one is running.

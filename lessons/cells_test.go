@@ -46,27 +46,11 @@ func TestEveryCellRuns(t *testing.T) {
 	if nvErr != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("NVRTC is required in CI: %v", nvErr)
 	}
-	env := cells.Env{
-		Kernels:  append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found (test)")...),
-		Limits:   experiment.DefaultLimits(),
-		GPU:      noGPU{nvrtc: nv},
-		Roofline: &roofline.Cache{Options: roofline.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
-	}
-	kinds := builtin.Kinds(env)
-	all, err := lessons.Load(lessons.Embedded, kinds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kinds, all := lessonsWithoutGPU(t, nv)
 	for _, l := range all {
 		for _, c := range l.Cells {
 			k, _ := cells.Lookup(kinds, c.Kind)
-			actions := []string{""}
-			if a, ok := k.(cells.Actioner); ok {
-				for _, act := range a.Actions() {
-					actions = append(actions, act.Name)
-				}
-			}
-			for _, action := range actions {
+			for _, action := range actions(k) {
 				t.Run(c.ID+"/"+action, func(t *testing.T) {
 					if c.Kind == "cuda" && nv == nil {
 						t.Skipf("skipping: no NVRTC (%v)", nvErr)
@@ -76,6 +60,62 @@ func TestEveryCellRuns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkLessonCells times every lesson cell's run as a server without a GPU would run it: the
+// budget of a lesson cell is 20 s on a 2-core machine (docs/benchmarks.md), a speed target that
+// lives here rather than in a test that a busy machine could break. Run with -benchtime 1x.
+func BenchmarkLessonCells(b *testing.B) {
+	nv, _ := cuda.LoadNVRTC()
+	kinds, all := lessonsWithoutGPU(b, nv)
+	for _, l := range all {
+		for _, c := range l.Cells {
+			if c.Kind == "cuda" && nv == nil {
+				continue
+			}
+			k, _ := cells.Lookup(kinds, c.Kind)
+			b.Run(c.ID, func(b *testing.B) {
+				for b.Loop() {
+					run, err := k.Parse(cells.Cell{ID: c.ID, Source: c.Source, Recording: c.Recording})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := run.Run(context.Background(), &cells.Recorder{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// actions lists "" (the run) and the names of k's actions.
+func actions(k cells.Kind) []string {
+	names := []string{""}
+	if a, ok := k.(cells.Actioner); ok {
+		for _, act := range a.Actions() {
+			names = append(names, act.Name)
+		}
+	}
+	return names
+}
+
+// lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if
+// not nil, compiling in this process).
+func lessonsWithoutGPU(tb testing.TB, nv *cuda.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
+	tb.Helper()
+	env := cells.Env{
+		Kernels:  append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found (test)")...),
+		Limits:   experiment.DefaultLimits(),
+		GPU:      noGPU{nvrtc: nv},
+		Roofline: &roofline.Cache{Options: roofline.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
+	}
+	kinds := builtin.Kinds(env)
+	all, err := lessons.Load(lessons.Embedded, kinds)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return kinds, all
 }
 
 func runCell(t *testing.T, k cells.Kind, action string, c lessons.Cell) {

@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/gpuplayground/playground/experiment"
+	"gopkg.in/yaml.v3"
 )
 
 // Recording is a real run of one cell on a GPU machine (made by cmd/record), kept in
@@ -36,6 +39,31 @@ func SourceHash(source string) string {
 
 // Common holds the keys every cell kind accepts; kinds embed it with `yaml:",inline"`.
 type Common struct {
-	// ID, if set, is the cell's stable id (recordings and links use it instead of its position).
+	// ID, if set, is the cell's stable id (recordings and links use it instead of its position):
+	// 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit.
 	ID string `yaml:"id"`
+}
+
+var validID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// ExplicitID returns the `id:` key of a cell's source ("" when it has none), read from its YAML (the
+// header before a `---` line, for kinds that have one). A source whose YAML does not parse has no id
+// here; its kind reports the YAML error. An id that is not 1 to 64 lower-case letters, digits and
+// dashes is an error.
+func ExplicitID(source string) (string, error) {
+	var header strings.Builder
+	for _, line := range strings.SplitAfter(source, "\n") {
+		if strings.TrimSpace(line) == "---" {
+			break
+		}
+		header.WriteString(line)
+	}
+	var c Common
+	if yaml.Unmarshal([]byte(header.String()), &c) != nil || c.ID == "" {
+		return "", nil
+	}
+	if !validID.MatchString(c.ID) {
+		return "", fmt.Errorf("id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", c.ID)
+	}
+	return c.ID, nil
 }

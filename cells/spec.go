@@ -3,6 +3,7 @@ package cells
 import (
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
@@ -85,7 +86,7 @@ func Decode(src string, v any) error {
 	dec.KnownFields(true)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, errEOF) || err.Error() == "EOF" {
+		if errors.Is(err, io.EOF) {
 			return &SpecError{Msg: "the cell is empty: write YAML keys: " + keys}
 		}
 		return yamlError(err, keys)
@@ -93,7 +94,7 @@ func Decode(src string, v any) error {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return Errorf(extra.Line, "a cell holds one YAML document; remove the `---` and what follows it")
-	} else if err.Error() != "EOF" {
+	} else if !errors.Is(err, io.EOF) {
 		return yamlError(err, keys)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
@@ -119,8 +120,6 @@ func Decode(src string, v any) error {
 	}
 	return nil
 }
-
-var errEOF = errors.New("EOF")
 
 func slicesContains(list, key string) bool {
 	for _, k := range strings.Split(list, ", ") {

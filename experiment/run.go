@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
-// Result is one measured point: a kernel timed at one size. Its JSON form is the body of the
-// websocket `result` message (docs/protocol.md).
+// Result is one measured point: a kernel timed at one size. Kinds show it as a row of a table; its
+// JSON form is what the GPU worker answers and what recordings keep.
 type Result struct {
 	Kernel string `json:"kernel"`
 	N      int    `json:"n"`
@@ -55,12 +56,12 @@ type Env struct {
 	Remote func(ctx context.Context, kernel string, n int, s Spec, progress func(done int)) (Result, error)
 }
 
-// unavailableNote is the one line a run shows for its kernels that cannot run here: friendly when the
-// reason is the usual one (no NVIDIA GPU; the page header links the details), else the reason.
+// unavailableNote is the one line a run shows for its kernels that cannot run here: friendly words
+// for the usual reason (no GPU; the page header links the details), else the reason.
 func unavailableNote(names []string, reason string) string {
 	list := strings.Join(names, ", ")
 	if strings.HasPrefix(reason, "no CUDA device") {
-		return list + ": not run, this server has no NVIDIA GPU (the page header links the details)"
+		return list + ": not run, " + cuda.Friendly(reason) + " (the page header links the details)"
 	}
 	return list + ": not run, " + reason
 }

@@ -109,7 +109,7 @@ func TestRunNotesUnavailableKernels(t *testing.T) {
 	if err := Run(context.Background(), s, Env{Kernels: available}, &rec); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"error cublas,cuda-smem cublas, cuda-smem: not run, this server has no NVIDIA GPU (the page header links the details)"}
+	want := []string{"error cublas,cuda-smem cublas, cuda-smem: not run, no NVIDIA GPU on this server (the page header links the details)"}
 	if fmt.Sprint(rec.notes) != fmt.Sprint(want) {
 		t.Errorf("notes %q, want %q", rec.notes, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,6 +56,9 @@ type Kernel struct {
 	Remote bool
 	// OnGPU marks the GPU kernels (from GPU), whether or not this machine can run them.
 	OnGPU bool
+	// DTypes, if set, are the only cell dtypes the kernel takes (from the GPU kernel table); CPU
+	// kernels take float32 and float64.
+	DTypes []string
 	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
 	// would exceed the run time limit; it is never shown as a measurement.
 	gflops func(n, threads int) float64
@@ -126,13 +130,18 @@ func CPU() []Kernel {
 func GPU(reason string) []Kernel {
 	var ks []Kernel
 	for _, row := range cuda.Kernels() {
-		k := Kernel{Name: row.Name, Summary: row.Summary, Unavailable: reason, Remote: reason == "", OnGPU: true}
+		k := Kernel{Name: row.Name, Summary: row.Summary, Unavailable: reason, Remote: reason == "", OnGPU: true, DTypes: row.DTypes}
 		if reason == "" {
 			k.estimate = row.EstimateSeconds
 		}
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// Takes reports whether the kernel takes matrices of dtype ("float32" or "float64").
+func (k Kernel) Takes(dtype string) bool {
+	return len(k.DTypes) == 0 || slices.Contains(k.DTypes, dtype)
 }
 
 // cacheRate is small for large n where the working set leaves the caches.

@@ -81,25 +81,6 @@ type Cell struct {
 // at the file's line).
 type Kinds []cells.Kind
 
-// explicitID finds a cell's `id:` key: a top-level line of its YAML (before a `---` line).
-var explicitID = regexp.MustCompile(`(?m)^id:[ \t]*([^\s#]*)`)
-
-// validID is what an explicit id may be: it names a file and a page anchor.
-var validID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-
-// cellID returns the explicit id of source, "" if it has none, or an error for a bad one.
-func cellID(source string) (string, error) {
-	header, _, _ := strings.Cut(source, "\n---")
-	m := explicitID.FindStringSubmatch(header)
-	if m == nil {
-		return "", nil
-	}
-	if !validID.MatchString(m[1]) {
-		return "", fmt.Errorf("id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", m[1])
-	}
-	return m[1], nil
-}
-
 // Error is a lesson problem at File:Line.
 type Error struct {
 	File string
@@ -270,7 +251,7 @@ func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		}
 		c := Cell{ID: fmt.Sprintf("%s-%d", slug, len(*found)), Kind: kind, Source: body.String(), Line: line}
 		k, _ := cells.Lookup(kinds, kind)
-		id, err := cellID(c.Source)
+		id, err := cells.ExplicitID(c.Source)
 		if id != "" {
 			c.ID = id
 		}

@@ -193,6 +193,10 @@ func Triad(ctx context.Context, n, repeats int) (float64, error) {
 }
 
 // Cache measures the ceilings once, when first asked through Get, and keeps them. A measurement that
+// MeasureEstimate is a pessimistic guess of how long Measure takes with the default options on a
+// small machine: a run that may measure the ceilings (Cache.Get) adds it to its estimate.
+const MeasureEstimate = 20 * time.Second
+
 // fails (a cancelled run, say) is not kept: the next Get measures again. Peek never measures.
 type Cache struct {
 	// Options size the measurement (zero: the defaults).

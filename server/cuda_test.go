@@ -100,7 +100,7 @@ func TestCUDACellRunWithoutGPU(t *testing.T) {
 	notes, results := notesOf(msgs), column(rowsOf(t, msgs, "results"), "kernel")
 	want := []string{
 		"info: custom: twice_mm compiles for compute_80",
-		"error: custom, cublas: not run, this server has no NVIDIA GPU (the page header links the details)",
+		"error: custom, cublas: not run, no NVIDIA GPU on this server (the page header links the details)",
 	}
 	if strings.Join(notes, "|") != strings.Join(want, "|") || strings.Join(results, ",") != "gonum" || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got notes %q, results %v, last %s; want %q, [gonum], done", notes, results, msgs[len(msgs)-1].Type, want)

@@ -117,12 +117,19 @@ func TestTestOnlyKindEndToEnd(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 	var frames []any
-	for _, m := range msgs {
+	lastChart, lastRow := -1, -1
+	for i, m := range msgs {
 		frames = append(frames, m.Frames...)
+		if m.Type == TypeChart {
+			lastChart = i
+		}
+		if m.Type == TypeRow {
+			lastRow = i
+		}
 	}
 	n := len(msgs)
-	if fmt.Sprint(frames) != "[1 2 3]" || msgs[n-2].Type != TypeChart || msgs[n-2].SVG != "<svg>4 rows</svg>" || msgs[n-1].Type != TypeDone {
-		t.Errorf("frames %v, last messages %+v %+v; want frames 1 2 3, the chart of all 4 rows, done", frames, msgs[n-2], msgs[n-1])
+	if fmt.Sprint(frames) != "[1 2 3]" || lastChart < lastRow || msgs[lastChart].SVG != "<svg>4 rows</svg>" || msgs[n-1].Type != TypeDone {
+		t.Errorf("frames %v, last chart %+v, last %+v; want frames 1 2 3, the chart of all 4 rows after the rows, done", frames, msgs[lastChart], msgs[n-1])
 	}
 	m := probeMsg("b", "hello")
 	m.Action = "shout"
@@ -151,11 +158,12 @@ func TestTestOnlyKindEndToEnd(t *testing.T) {
 	}
 }
 
-// Charts are drawn lazily and throttled: of many offered at once, the first is drawn and sent, the
-// rest wait, and the end of the run draws only the last one offered.
+// Charts are drawn lazily and throttled: of many offered at the same instant (a fake clock), the
+// first is drawn and sent, the rest wait, and the end of the run draws only the last one offered.
 func TestChartsAreThrottled(t *testing.T) {
 	c, out := testConn()
-	e := &emitter{job: &job{id: "x", conn: c}}
+	at := time.Unix(1e9, 0)
+	e := &emitter{job: &job{id: "x", conn: c}, now: func() time.Time { return at }}
 	drawn := 0
 	for i := range 10 {
 		e.Chart(func() (string, error) { drawn++; return fmt.Sprintf("<svg>%d</svg>", i), nil })
@@ -200,5 +208,19 @@ func TestServerNamesNoKind(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A run that bursts far more messages than the client's send buffer holds is paced, not dropped:
+// a client that reads normally gets every row and the terminal message.
+func TestBurstIsPacedNotDropped(t *testing.T) {
+	_, base := startServer(t, probeConfig(t))
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("burst", fmt.Sprintf("rows: %d", 4*sendBuffer))); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "burst", 60*time.Second)
+	if rows := rowsOf(t, msgs, "t"); len(rows) != 4*sendBuffer || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("got %d rows ending %+v, want %d and done", len(rows), msgs[len(msgs)-1], 4*sendBuffer)
 	}
 }

@@ -169,7 +169,7 @@ func (q *queue) run(j *job) {
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
 	j.conn.send(Message{Type: TypeStarted, ID: j.id})
-	e := &emitter{job: j}
+	e := &emitter{job: j, ctx: ctx}
 	err := func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -215,6 +215,8 @@ const (
 // by the run's goroutine, or by one goroutine of it at a time.
 type emitter struct {
 	job       *job
+	ctx       context.Context  // the run's: pacing waits end with it
+	now       func() time.Time // the clock of the throttles; nil is time.Now
 	lastProg  time.Time
 	frames    []any
 	chart     func() (string, error) // offered, not yet drawn
@@ -227,14 +229,25 @@ func (e *emitter) send(m Message) {
 		e.flushFrames()
 	}
 	m.ID = e.job.id
-	e.job.conn.send(m)
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e.job.conn.sendPaced(ctx, m)
+}
+
+func (e *emitter) clock() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
 }
 
 func (e *emitter) Progress(done, total int) {
-	if done < total && time.Since(e.lastProg) < progressEvery {
+	if done < total && e.clock().Sub(e.lastProg) < progressEvery {
 		return
 	}
-	e.lastProg = time.Now()
+	e.lastProg = e.clock()
 	e.send(Message{Type: TypeProgress, Progress: &Progress{Done: done, Total: total}})
 }
 
@@ -268,7 +281,7 @@ func (e *emitter) flushFrames() {
 
 func (e *emitter) Chart(draw func() (string, error)) {
 	e.chart = draw
-	if time.Since(e.lastChart) >= chartEvery {
+	if e.clock().Sub(e.lastChart) >= chartEvery {
 		e.drawChart()
 	}
 }
@@ -278,7 +291,7 @@ func (e *emitter) drawChart() {
 		return
 	}
 	svg, err := e.chart()
-	e.chart, e.lastChart = nil, time.Now()
+	e.chart, e.lastChart = nil, e.clock()
 	if err == nil { // the tables still have the numbers; a chart failure is not a run failure
 		e.send(Message{Type: TypeChart, SVG: svg})
 	}

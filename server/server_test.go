@@ -445,25 +445,22 @@ func TestQueuePositionsAndCancelWhileQueued(t *testing.T) {
 	}
 }
 
+// A client that disconnects has its run cancelled: the next client's run, queued behind a run that
+// never ends by itself, gets the machine.
 func TestDisconnectCancelsRun(t *testing.T) {
-	_, base := startServer(t, Config{})
+	_, base := startServer(t, probeConfig(t))
 	ws := dial(t, base)
-	if err := ws.WriteJSON(runMsg("gone", "kernels: [naive]\nsizes: [1024]\nrepeats: 1")); err != nil {
+	if err := ws.WriteJSON(probeMsg("gone", "wait: true")); err != nil {
 		t.Fatal(err)
 	}
 	collectUntil(t, ws, TypeStarted)
 	ws.Close()
-	// The next client's run starts promptly: the abandoned run was cancelled.
 	ws2 := dial(t, base)
-	start := time.Now()
-	if err := ws2.WriteJSON(runMsg("next", "kernels: [ikj]\nsizes: [8]\nrepeats: 1")); err != nil {
+	if err := ws2.WriteJSON(probeMsg("next", "rows: 1")); err != nil {
 		t.Fatal(err)
 	}
 	if msgs := collect(t, ws2, "next", 30*time.Second); msgs[len(msgs)-1].Type != TypeDone {
 		t.Fatalf("got %+v", msgs[len(msgs)-1])
-	}
-	if got := time.Since(start); got > 20*time.Second { // naive n=1024 takes minutes: a cancelled run frees the queue long before
-		t.Errorf("next run took %v; the disconnected client's run kept the queue busy", got)
 	}
 }
 
@@ -545,10 +542,11 @@ func TestShutdownCancelsRunsAndClosesSockets(t *testing.T) {
 	if err := ws.WriteJSON(runMsg("busy", "kernels: [naive]\nsizes: [1024]\nrepeats: 1")); err != nil {
 		t.Fatal(err)
 	}
+	collectUntil(t, ws, TypeStarted)
 	if err := ws.WriteJSON(runMsg("waiting", "kernels: [ikj]\nsizes: [8]\nrepeats: 1")); err != nil {
 		t.Fatal(err)
 	}
-	collectUntil(t, ws, TypeStarted)
+	collectUntil(t, ws, TypeQueued) // "waiting" is in the line behind "busy"
 	cancel()
 	select {
 	case err := <-done:
@@ -724,7 +722,7 @@ func TestGPUKernelsWithoutGPUGetNotes(t *testing.T) {
 	}
 	msgs := collect(t, ws, "g", 30*time.Second)
 	notes := notesOf(msgs)
-	want := []string{"error: cublas, cuda-regblock: not run, this server has no NVIDIA GPU (the page header links the details)"}
+	want := []string{"error: cublas, cuda-regblock: not run, no NVIDIA GPU on this server (the page header links the details)"}
 	if rows := rowsOf(t, msgs, "results"); fmt.Sprint(notes) != fmt.Sprint(want) || len(rows) != 1 || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got notes %q, %d results, last %q; want %q, 1 result (gonum), done", notes, len(rows), msgs[len(msgs)-1].Type, want)
 	}

@@ -18,9 +18,10 @@ import (
 
 // Websocket limits and timings.
 const (
-	maxMessage     = 64 << 10 // a frame larger than this gets an error reply
-	hardReadLimit  = 4 << 20  // a frame larger than this closes the connection
-	sendBuffer     = 256      // messages queued for a client; a client this far behind is dropped
+	maxMessage     = 64 << 10        // a frame larger than this gets an error reply
+	hardReadLimit  = 4 << 20         // a frame larger than this closes the connection
+	sendBuffer     = 256             // messages queued for a client; a client this far behind is dropped
+	paceWait       = 2 * time.Second // how long a run waits for its client to drain half the buffer
 	writeWait      = 10 * time.Second
 	pongWait       = 60 * time.Second
 	pingEvery      = pongWait * 9 / 10
@@ -87,10 +88,42 @@ func (c *conn) send(m Message) {
 	select {
 	case c.out <- m:
 	default:
-		log.Printf("websocket %s: dropping a client %d messages behind", c.ws.RemoteAddr(), cap(c.out))
-		c.cancel(errors.New("the client fell too far behind"))
+		c.drop()
+	}
+}
+
+// drop disconnects a client that fell too far behind.
+func (c *conn) drop() {
+	log.Printf("websocket %s: dropping a client %d messages behind", c.remote(), len(c.out))
+	c.cancel(errors.New("the client fell too far behind"))
+	if c.ws != nil {
 		_ = c.ws.NetConn().Close() // unblocks the reader, which cancels the runs
 	}
+}
+
+func (c *conn) remote() string {
+	if c.ws == nil {
+		return "(no socket)"
+	}
+	return c.ws.RemoteAddr().String()
+}
+
+// sendPaced is send for a run's own output: while the client's buffer is half full it waits for
+// the writer to drain it (a client that reads normally drains it in milliseconds), so that no burst
+// of a run can overflow the buffer and get its own client dropped. A client that has not drained it
+// after paceWait is dropped; the wait also ends when ctx does.
+func (c *conn) sendPaced(ctx context.Context, m Message) {
+	var deadline time.Time
+	for len(c.out) >= cap(c.out)/2 && c.ctx.Err() == nil && ctx.Err() == nil {
+		if deadline.IsZero() {
+			deadline = time.Now().Add(paceWait)
+		} else if time.Now().After(deadline) {
+			c.drop()
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.send(m)
 }
 
 // writeLoop is the connection's only writer. When the connection's context ends it flushes what is
@@ -250,6 +283,10 @@ func (c *conn) startRun(m Message) error {
 		return err
 	}
 	if err := c.s.queue.push(j); err != nil {
+		if errors.Is(err, errShutdown) { // the run was accepted, and ends as every run does at shutdown
+			j.finish(Message{Type: TypeCancelled, Message: err.Error()})
+			return nil
+		}
 		c.forget(m.ID)
 		j.cancel(err)
 		return err

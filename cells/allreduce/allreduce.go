@@ -44,6 +44,12 @@ type source struct {
 	LatencyUS    cells.At[float64]         `yaml:"latency_us"`
 }
 
+// Caps on a cell's lists: the table has GPU counts × links rows.
+const (
+	maxGPUCounts = 32
+	maxLinks     = 8
+)
+
 // Parse reads an `allreduce` cell. Errors are *cells.SpecError values with line numbers.
 func Parse(src string) (Spec, error) {
 	var y source
@@ -59,6 +65,9 @@ func Parse(src string) (Spec, error) {
 			return Spec{}, cells.Errorf(y.LatencyUS.Line, "latency_us must be between 0 and 1,000,000")
 		}
 	}
+	if len(y.GPUs.V) > maxGPUCounts {
+		return Spec{}, cells.Errorf(y.GPUs.Line, "%d GPU counts; a cell models at most %d", len(y.GPUs.V), maxGPUCounts)
+	}
 	for _, p := range y.GPUs.V {
 		if p.V < 1 || p.V > 65536 {
 			return Spec{}, cells.Errorf(p.Line, "%d GPUs: use 1 to 65536", p.V)
@@ -69,6 +78,9 @@ func Parse(src string) (Spec, error) {
 		links := y.Links.V
 		if links.Kind != yaml.MappingNode || len(links.Content) == 0 {
 			return Spec{}, cells.Errorf(y.Links.Line, "links is a map of name: GB/s, like {NVLink 4: 450}")
+		}
+		if len(links.Content)/2 > maxLinks {
+			return Spec{}, cells.Errorf(y.Links.Line, "%d links; a cell models at most %d", len(links.Content)/2, maxLinks)
 		}
 		for j := 0; j+1 < len(links.Content); j += 2 {
 			var gbs cells.At[float64]

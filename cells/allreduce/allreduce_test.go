@@ -22,11 +22,13 @@ func TestAllReduceCell(t *testing.T) {
 		t.Errorf("slow, 2 GPUs: %g s, want 0.1", got)
 	}
 	for src, want := range map[string]string{
-		"gpus: [2]\nlinks: {a: 1}":                           "needs gradient_mb, gpus and links",
-		"gradient_mb: 1\ngpus: [0]\nlinks: {a: 1}":           "line 2: 0 GPUs",
-		"gradient_mb: 1\ngpus: [2]\nlinks: {a: -1}":          `line 3: link "a"`,
-		"gradient_mb: 1\ngpus: [2]\nlinks: [a]":              "links is a map",
-		"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\nwires: 2": `unknown key "wires"`,
+		"gpus: [2]\nlinks: {a: 1}":                                                                 "needs gradient_mb, gpus and links",
+		"gradient_mb: 1\ngpus: [0]\nlinks: {a: 1}":                                                 "line 2: 0 GPUs",
+		"gradient_mb: 1\ngpus: [2]\nlinks: {a: -1}":                                                `line 3: link "a"`,
+		"gradient_mb: 1\ngpus: [2]\nlinks: [a]":                                                    "links is a map",
+		"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\nwires: 2":                                       `unknown key "wires"`,
+		"gradient_mb: 1\ngpus: [" + strings.Repeat("2, ", 40) + "2]\nlinks: {a: 1}":                "line 2: 41 GPU counts; a cell models at most 32",
+		"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1, b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, h: 1, i: 1}": "line 3: 9 links; a cell models at most 8",
 	} {
 		_, err := Parse(src)
 		var se *cells.SpecError

@@ -81,7 +81,7 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if sep < 0 {
 		return Spec{}, &cells.SpecError{Msg: "a cuda cell is a YAML header, a line `---`, then the kernel source; no `---` line found"}
 	}
-	s := Spec{DType: "float32", Repeats: 5, Block: [3]int{1, 1, 1}, Grid: [3]string{"1", "1", "1"},
+	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: [3]string{"1", "1", "1"},
 		Source: strings.Join(lines[sep+1:], ""), SourceLine: sep + 2}
 	var y source
 	if err := cells.Decode(strings.Join(lines[:sep], ""), &y); err != nil {
@@ -115,7 +115,7 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if !regexp.MustCompile(`\b` + s.Kernel + `\s*\(`).MatchString(s.Source) {
 		return Spec{}, &cells.SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
 	}
-	if s.Compare, err = matmul.KernelNames(y.Compare, available, false); err != nil {
+	if s.Compare, err = matmul.KernelNames(y.Compare, s.DType, available, false); err != nil {
 		return Spec{}, err
 	}
 	// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.

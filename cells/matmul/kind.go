@@ -11,6 +11,7 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 //go:embed render.js
@@ -41,7 +42,11 @@ type run struct {
 }
 
 func (r *run) Estimate() time.Duration {
-	return time.Duration(r.spec.EstimateSeconds(r.env.Kernels) * float64(time.Second))
+	est := time.Duration(r.spec.EstimateSeconds(r.env.Kernels) * float64(time.Second))
+	if r.spec.Peak {
+		est += roofline.MeasureEstimate // the first such run measures the ceilings
+	}
+	return est
 }
 
 // Run measures the cell: on a server without a GPU, first the cell's recording (if any) for its GPU
@@ -60,14 +65,14 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		sink.Draw = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
 	}
 	if r.rec != nil && r.env.GPU.Unavailable() != "" {
-		ShowRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
+		showRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
 	}
 	return experiment.Run(ctx, r.spec.Spec, r.env.Harness(), sink)
 }
 
-// ShowRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those
+// showRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those
 // whose (kernel, n, dtype) the spec asks for, labelled with where, when and how they were measured.
-func ShowRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, available []kernels.Kernel) {
+func showRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, available []kernels.Kernel) {
 	var rows []experiment.Result
 	for _, res := range rec.Results {
 		k, _ := kernels.Lookup(available, res.Kernel)
@@ -96,8 +101,8 @@ type Results struct {
 	declared bool
 }
 
-// ResultColumns are the columns of the `results` table.
-var ResultColumns = []cells.Column{
+// resultColumns are the columns of the `results` table.
+var resultColumns = []cells.Column{
 	{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
 	{Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}, {Label: "check"}, {Label: "host→device", Unit: "s"}, {Label: "device→host", Unit: "s"}, {Label: "copies", Unit: "GB/s"},
 }
@@ -109,7 +114,7 @@ func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
 func (s *Results) Result(r experiment.Result) {
 	if !s.declared {
 		s.declared = true
-		s.E.Table(cells.Table{ID: "results", Caption: "Measured on this server just now (median of the timed repeats, after a warm-up)", Columns: ResultColumns})
+		s.E.Table(cells.Table{ID: "results", Caption: "Measured on this server just now (median of the timed repeats, after a warm-up)", Columns: resultColumns})
 	}
 	s.results = append(s.results, r)
 	check := "ok"
@@ -128,6 +133,3 @@ func (s *Results) Result(r experiment.Result) {
 	results := slices.Clone(s.results)
 	s.E.Chart(func() (string, error) { return draw(results) })
 }
-
-// Results so far.
-func (s *Results) All() []experiment.Result { return s.results }

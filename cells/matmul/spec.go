@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -44,9 +45,10 @@ type Source struct {
 
 // Limits on the remaining fields, fixed so a typo cannot ask for a million repeats.
 const (
-	MaxRepeats = 100
-	maxThreads = 1024
-	maxPoints  = 200
+	DefaultRepeats = 5
+	MaxRepeats     = 100
+	maxThreads     = 1024
+	maxPoints      = 200
 )
 
 // Parse reads and validates a `matmul` cell against the available kernels and the limits. Errors are
@@ -60,7 +62,7 @@ func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec,
 }
 
 func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
-	s := Spec{Spec: experiment.Spec{DType: "float32", Repeats: 5, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
+	s := Spec{Spec: experiment.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
 	if s.DType, err = DType(y.DType); err != nil {
 		return Spec{}, err
@@ -75,7 +77,7 @@ func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spe
 			return Spec{}, cells.Errorf(y.Threads.Line, "threads is %d; use 1 to %d", s.Threads, maxThreads)
 		}
 	}
-	if s.Kernels, err = KernelNames(y.Kernels, available, true); err != nil {
+	if s.Kernels, err = KernelNames(y.Kernels, s.DType, available, true); err != nil {
 		return Spec{}, err
 	}
 	if len(s.Kernels)*max(len(y.Sizes.V), 1) > maxPoints {
@@ -103,16 +105,20 @@ func DType(d cells.At[string]) (string, error) {
 	return d.V, nil
 }
 
-// KernelNames validates a list of kernel names against the available kernels: each known and listed
-// once; required says the list may not be empty.
-func KernelNames(list cells.At[[]cells.At[string]], available []kernels.Kernel, required bool) ([]string, error) {
+// KernelNames validates a list of kernel names against the available kernels: each known, taking
+// dtype, and listed once; required says the list may not be empty.
+func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []kernels.Kernel, required bool) ([]string, error) {
 	if required && len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no kernels: add `kernels: [...]` with some of: %s", kernels.Names(available))
 	}
 	var names []string
 	for _, item := range list.V {
-		if _, ok := kernels.Lookup(available, item.V); !ok {
+		k, ok := kernels.Lookup(available, item.V)
+		if !ok {
 			return nil, cells.Errorf(item.Line, "unknown kernel %q; known kernels: %s", item.V, kernels.Names(available))
+		}
+		if !k.Takes(dtype) {
+			return nil, cells.Errorf(item.Line, "kernel %q takes %s matrices only, not %s", item.V, strings.Join(k.DTypes, " or "), dtype)
 		}
 		for _, seen := range names {
 			if seen == item.V {

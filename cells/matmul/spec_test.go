@@ -143,3 +143,16 @@ func TestGPUSizeLimit(t *testing.T) {
 		}
 	}
 }
+
+// A GPU kernel that takes only float32 is refused at parse time in a float64 cell, on its line.
+func TestGPUKernelDTypes(t *testing.T) {
+	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
+	_, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas,\n  cuda-smem]", available, experiment.DefaultLimits())
+	var se *cells.SpecError
+	if !errors.As(err, &se) || se.Line != 4 || !strings.Contains(err.Error(), `kernel "cuda-smem" takes float32 matrices only, not float64`) {
+		t.Errorf("got %v, want line 4: cuda-smem takes float32 only", err)
+	}
+	if _, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas]", available, experiment.DefaultLimits()); err != nil {
+		t.Errorf("cublas (DGEMM) in float64: %v", err)
+	}
+}

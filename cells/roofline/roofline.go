@@ -95,11 +95,8 @@ type run struct {
 	spec Spec
 }
 
-// ceilingsEstimate is a pessimistic cost of measuring the ceilings at the first roofline run.
-const ceilingsEstimate = 20 * time.Second
-
 func (r *run) Estimate() time.Duration {
-	return time.Duration(r.spec.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + ceilingsEstimate
+	return time.Duration(r.spec.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + roofline.MeasureEstimate
 }
 
 // ByteModel is how a roofline cell computes a matmul's arithmetic intensity.

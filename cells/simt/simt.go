@@ -127,7 +127,7 @@ func Parse(src string) (Spec, error) {
 const maxKernels = 16
 
 // Result is one emulated kernel: what the hardware would count, whether the result is right, and
-// a modelled time for the spec's GPU. Its JSON form is the body of the websocket `simt` message.
+// a modelled time for the spec's GPU. The counts table shows it.
 type Result struct {
 	Kernel string `json:"kernel"`
 	N      int    `json:"n"`
@@ -160,7 +160,7 @@ type Result struct {
 // Emulate emulates each kernel of s on fresh random inputs and passes each result to emit. With
 // s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first (at most
 // MaxWatchFrames; nil watch skips them).
-func Emulate(ctx context.Context, s Spec, emit func(Result), watch func(WarpFrame)) error {
+func Emulate(ctx context.Context, s Spec, emit func(Result) error, watch func(WarpFrame)) error {
 	n := s.N
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	a, b := make([]float32, n*n), make([]float32, n*n)
@@ -184,7 +184,7 @@ func Emulate(ctx context.Context, s Spec, emit func(Result), watch func(WarpFram
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		model := emu.ModelTime(c, s.GPU)
-		emit(Result{
+		if err := emit(Result{
 			Kernel: name, N: n, FLOPs: c.FLOPs,
 			GlobalRequests: c.GlobalLoads + c.GlobalStores, Sectors: c.LoadSectors + c.StoreSectors,
 			BytesMoved: c.BytesMoved(), Coalescing: c.CoalescingEfficiency(),
@@ -192,7 +192,9 @@ func Emulate(ctx context.Context, s Spec, emit func(Result), watch func(WarpFram
 			Correct: kernels.RelFrobenius(C.Data, ref) <= kernels.Tolerance("float32"),
 			GPU:     s.GPU.Name, ModelledSeconds: model.Seconds, Bound: model.Bound,
 			EmulationSeconds: time.Since(start).Seconds(),
-		})
+		}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -264,28 +266,25 @@ func (r *run) Estimate() time.Duration {
 // same n beside it), emitting a counts table row and the counts chart per kernel.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	done := 0
-	var measureErr error
 	var all []chart.KernelCounts
-	declared := false
-	err := Emulate(ctx, r.spec, func(res Result) {
+	dev := r.env.GPU.Device()
+	measure := r.env.GPU.Unavailable() == "" && dev != nil // a GPU: measure the real kernel beside the model
+	cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "FLOPs", Unit: "M"}, {Label: "global requests"}, {Label: "sectors"},
+		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%"}, {Label: "shared requests"}, {Label: "bank conflicts"}, {Label: "barriers"},
+		{Label: "check"}, {Label: fmt.Sprintf("modelled time on %s (bound)", r.spec.GPU.Name), Unit: "µs"}, {Label: "emulation", Unit: "s"}}
+	if measure {
+		cols = append(cols, cells.Column{Label: fmt.Sprintf("measured on %s (matmul.cu's launch shape)", dev.Name), Unit: "µs"})
+	}
+	e.Table(cells.Table{ID: "counts", Caption: "SIMT emulator counts, emulated on this server (time column: modelled from the datasheet, not measured)", Columns: cols})
+	return Emulate(ctx, r.spec, func(res Result) error {
 		done++
-		dev := r.env.GPU.Device()
-		if r.env.GPU.Unavailable() == "" && dev != nil && measureErr == nil {
-			var m experiment.Result
-			m, measureErr = r.env.GPU.Measure(ctx, gpu.Request{Kernel: "cuda-" + res.Kernel, N: res.N, DType: "float32", Repeats: 5}, nil)
-			if measureErr == nil {
-				res.MeasuredSeconds, res.MeasuredKernel, res.MeasuredOn = m.Seconds, "cuda-"+res.Kernel, dev.Name
+		if measure {
+			m, _ := emu.LadderKernel(res.Kernel)
+			got, err := r.env.GPU.Measure(ctx, gpu.Request{Kernel: m.CUDA.Name, N: res.N, DType: "float32", Repeats: 5}, nil)
+			if err != nil {
+				return err
 			}
-		}
-		if !declared {
-			declared = true
-			cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "FLOPs", Unit: "M"}, {Label: "global requests"}, {Label: "sectors"},
-				{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%"}, {Label: "shared requests"}, {Label: "bank conflicts"}, {Label: "barriers"},
-				{Label: "check"}, {Label: fmt.Sprintf("modelled time on %s (bound)", res.GPU), Unit: "µs"}, {Label: "emulation", Unit: "s"}}
-			if res.MeasuredOn != "" {
-				cols = append(cols, cells.Column{Label: fmt.Sprintf("measured on %s (matmul.cu's launch shape)", res.MeasuredOn), Unit: "µs"})
-			}
-			e.Table(cells.Table{ID: "counts", Caption: "SIMT emulator counts, emulated on this server (time column: modelled from the datasheet, not measured)", Columns: cols})
+			res.MeasuredSeconds, res.MeasuredKernel, res.MeasuredOn = got.Seconds, m.CUDA.Name, dev.Name
 		}
 		check := "ok"
 		if !res.Correct {
@@ -294,7 +293,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		values := []any{res.Kernel, res.N, float64(res.FLOPs) / 1e6, res.GlobalRequests, res.Sectors, float64(res.BytesMoved) / 1e6,
 			res.Coalescing * 100, res.SharedRequests, res.BankConflicts, res.Barriers, check,
 			fmt.Sprintf("%.3g (%s)", res.ModelledSeconds*1e6, res.Bound), res.EmulationSeconds}
-		if res.MeasuredOn != "" {
+		if measure {
 			values = append(values, res.MeasuredSeconds*1e6)
 		}
 		e.Progress(done, len(r.spec.Kernels))
@@ -302,9 +301,6 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		all = append(all, chart.KernelCounts{Kernel: res.Kernel, N: res.N, BytesMoved: res.BytesMoved, FLOPs: res.FLOPs})
 		counts := append([]chart.KernelCounts(nil), all...)
 		e.Chart(func() (string, error) { return chart.Counts(counts) })
+		return nil
 	}, func(f WarpFrame) { e.Frames(f) })
-	if err == nil {
-		err = measureErr
-	}
-	return err
 }

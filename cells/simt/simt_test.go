@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 func TestEmulate(t *testing.T) {
 	s, _ := Parse("kernels: [naive, coalesced, smem, regblock]\nn: 48\ngpu: A100 SXM")
 	var got []Result
-	if err := Emulate(context.Background(), s, func(r Result) { got = append(got, r) }, nil); err != nil {
+	if err := Emulate(context.Background(), s, func(r Result) error { got = append(got, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 4 {
@@ -58,7 +58,7 @@ func TestWatchFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	var frames []WarpFrame
-	if err := Emulate(context.Background(), s, func(Result) {}, func(f WarpFrame) { frames = append(frames, f) }); err != nil {
+	if err := Emulate(context.Background(), s, func(Result) error { return nil }, func(f WarpFrame) { frames = append(frames, f) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(frames) != MaxWatchFrames {

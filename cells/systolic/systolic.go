@@ -90,7 +90,7 @@ func (s Spec) work() float64 {
 }
 
 // Result is a simulated product: its cycle counts, utilisation and throughput at the
-// cell's clock. Simulated, not measured. Its JSON form is the body of the websocket `systolic` message.
+// cell's clock. Simulated, not measured. The product table shows it.
 type Result struct {
 	Array        int     `json:"array"`
 	M            int     `json:"m"`

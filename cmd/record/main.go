@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -66,7 +67,8 @@ func record(ctx context.Context, dir, only string) error {
 	machine := &gpu.Machine{Worker: sup, Report: report}
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: experiment.DefaultLimits(), GPU: machine,
 		Roofline: &roofline.Cache{}}
-	ls, err := lessons.Load(os.DirFS(dir), lessons.Kinds(builtin.Kinds(env)))
+	// The recordings being replaced are not loaded: one of a changed cell would stop the load.
+	ls, err := lessons.Load(withoutRecordings{os.DirFS(dir)}, lessons.Kinds(builtin.Kinds(env)))
 	if err != nil {
 		return err
 	}
@@ -103,4 +105,14 @@ func record(ctx context.Context, dir, only string) error {
 		}
 	}
 	return nil
+}
+
+// withoutRecordings hides the recorded/ folder of a lessons directory.
+type withoutRecordings struct{ fs.FS }
+
+func (w withoutRecordings) Open(name string) (fs.File, error) {
+	if name == "recorded" || strings.HasPrefix(name, "recorded/") {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return w.FS.Open(name)
 }

@@ -273,3 +273,17 @@ func TestPickArch(t *testing.T) {
 		t.Errorf("sm_70 with NVRTC 13: got %v", err)
 	}
 }
+
+func TestFriendly(t *testing.T) {
+	for reason, want := range map[string]string{
+		"no CUDA device: libcuda.so.1 not found (tried …)":      "no NVIDIA GPU on this server",
+		"no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE (100)":    "no NVIDIA GPU on this server",
+		"no CUDA device: the driver reports no devices":         "no NVIDIA GPU on this server",
+		"no CUDA device: cuInit: CUDA_ERROR_UNKNOWN (999)":      "the NVIDIA GPU is not usable here",
+		"no CUDA device: the GPU probe failed: it hung for 20s": "the NVIDIA GPU is not usable here",
+	} {
+		if got := Friendly(reason); got != want {
+			t.Errorf("Friendly(%q) = %q, want %q", reason, got, want)
+		}
+	}
+}

@@ -58,6 +58,18 @@ func Probe() Report {
 	return r
 }
 
+// Friendly turns an Unavailable reason into a few words for learners: "no NVIDIA GPU on this server"
+// when no device or driver was found, else "the NVIDIA GPU is not usable here" (a driver or probe
+// failure on a machine that may have one). The reason itself belongs behind a link.
+func Friendly(reason string) string {
+	for _, none := range []string{"not found", "CUDA_ERROR_NO_DEVICE", "reports no devices"} {
+		if strings.Contains(reason, none) {
+			return "no NVIDIA GPU on this server"
+		}
+	}
+	return "the NVIDIA GPU is not usable here"
+}
+
 // Summary is one line for the page header: the devices, or why there are none.
 func (r Report) Summary() string {
 	if r.Unavailable != "" {

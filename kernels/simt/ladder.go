@@ -49,7 +49,7 @@ func tableLaunch(k cuda.Kernel, n int) (grid, block Dim3) {
 	return dim3(g), dim3(b)
 }
 
-// Ladder lists the emulated kernels in the order of lessons 5 and 6: naive, coalesced, smem, regblock.
+// Ladder lists the emulated kernels in the order of lessons 6 and 7: naive, coalesced, smem, regblock.
 func Ladder() []Matmul {
 	// perThread launches one thread per element of C, with the table's block unless shape has one.
 	perThread := func(name string, kernel func(A, B, C *Global[float32], M, N, K int) Kernel) Matmul {

@@ -1,15 +1,20 @@
-package cells
+// Package cellstest helps test cell kinds: Recorder is an Emitter that keeps everything a run emits.
+package cellstest
 
-import "sync"
+import (
+	"sync"
 
-// Recorder is an Emitter that keeps everything a run emits, for tests and tools. Chart draws each
+	"github.com/gpuplayground/playground/cells"
+)
+
+// Recorder is a cells.Emitter that keeps everything a run emits, for tests and tools. Chart draws each
 // offered chart at once and keeps the last SVG (or the first drawing error).
 type Recorder struct {
 	mu        sync.Mutex
-	Notes     []Note
-	Tables    []Table
-	Rows      []Row
-	Texts     []Text
+	Notes     []cells.Note
+	Tables    []cells.Table
+	Rows      []cells.Row
+	Texts     []cells.Text
 	Animation []any
 	Done      [2]int
 	Charts    int
@@ -24,14 +29,14 @@ func (r *Recorder) Progress(done, total int) {
 }
 func (r *Recorder) Note(level, text string) {
 	r.mu.Lock()
-	r.Notes = append(r.Notes, Note{Level: level, Message: text})
+	r.Notes = append(r.Notes, cells.Note{Level: level, Message: text})
 	r.mu.Unlock()
 }
-func (r *Recorder) Table(t Table) { r.mu.Lock(); r.Tables = append(r.Tables, t); r.mu.Unlock() }
-func (r *Recorder) Row(row Row)   { r.mu.Lock(); r.Rows = append(r.Rows, row); r.mu.Unlock() }
+func (r *Recorder) Table(t cells.Table) { r.mu.Lock(); r.Tables = append(r.Tables, t); r.mu.Unlock() }
+func (r *Recorder) Row(row cells.Row)   { r.mu.Lock(); r.Rows = append(r.Rows, row); r.mu.Unlock() }
 func (r *Recorder) Text(title, body string) {
 	r.mu.Lock()
-	r.Texts = append(r.Texts, Text{Title: title, Body: body})
+	r.Texts = append(r.Texts, cells.Text{Title: title, Body: body})
 	r.mu.Unlock()
 }
 func (r *Recorder) Frames(frames ...any) {
@@ -51,10 +56,10 @@ func (r *Recorder) Chart(draw func() (string, error)) {
 }
 
 // RowsOf returns the rows of table id.
-func (r *Recorder) RowsOf(id string) []Row {
+func (r *Recorder) RowsOf(id string) []cells.Row {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Row
+	var out []cells.Row
 	for _, row := range r.Rows {
 		if row.Table == id {
 			out = append(out, row)

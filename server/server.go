@@ -59,6 +59,10 @@ type Config struct {
 	Devices func(context.Context) cuda.Report
 	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
 	Roofline roofline.Options
+	// MaxConns bounds the websocket connections of the whole server (default 1000);
+	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
+	// and queued or running runs (defaults 16 and 8).
+	MaxConns, MaxConnsPerClient, MaxRunsPerClient int
 	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
 	// add their own. The server knows kinds only through it.
 	Kinds func(cells.Env) []cells.Kind
@@ -72,6 +76,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Kinds == nil {
 		c.Kinds = builtin.Kinds
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = 1000
+	}
+	if c.MaxConnsPerClient <= 0 {
+		c.MaxConnsPerClient = 16
+	}
+	if c.MaxRunsPerClient <= 0 {
+		c.MaxRunsPerClient = 8
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -99,6 +112,10 @@ type Server struct {
 	// roof holds this machine's roofline ceilings, measured by the first run that needs them.
 	roof *roofline.Cache
 
+	shares *shares
+	// loopbackOnly is set when the listener is on loopback: then Host headers must name loopback.
+	loopbackOnly bool
+
 	// connBase is the parent of every connection's context; it ends after the run queue has sent
 	// every run's terminal message.
 	connBase  context.Context
@@ -117,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 		machine: machineSummary(),
 		gpu:     &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
 		roof:    &roofline.Cache{Options: cfg.Roofline},
+		shares:  newShares(cfg),
 	}
 	if cfg.Devices != nil {
 		s.gpu.Report = cfg.Devices(context.Background())
@@ -194,6 +212,7 @@ func loopback(a net.Addr) bool {
 // cancelled, websockets are closed, and it returns nil once everything has stopped.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
+	s.loopbackOnly = loopback(ln.Addr())
 	queueCtx, stopQueue := context.WithCancel(context.Background())
 	queueDone := make(chan struct{})
 	go func() {
@@ -224,7 +243,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// Handler routes the server's pages: /, /lessons/{slug}, /static/..., /healthz, /api/devices and /ws.
+// Handler routes the server's pages (refusing foreign Host headers when bound to loopback): /, /lessons/{slug}, /static/..., /healthz, /api/devices and /ws.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
@@ -255,7 +274,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		s.page(w, http.StatusNotFound, "notfound", nil)
 	})
-	return mux
+	return s.checkHost(mux)
 }
 
 // lesson finds a lesson by slug in the current library, or nil.

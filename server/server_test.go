@@ -71,6 +71,15 @@ func startServer(t *testing.T, cfg Config) (*Server, string) {
 	return s, "http://" + ln.Addr().String()
 }
 
+// dialFrom opens a websocket to base from the loopback address ip (127.0.0.0/8: each address is
+// another client for the server's shares), or returns the error.
+func dialFrom(base, ip string) (*websocket.Conn, error) {
+	nd := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	d := websocket.Dialer{NetDialContext: nd.DialContext, HandshakeTimeout: 30 * time.Second}
+	ws, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+	return ws, err
+}
+
 func dial(t *testing.T, base string) *websocket.Conn {
 	t.Helper()
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
@@ -289,7 +298,7 @@ func TestHundredConcurrentClients(t *testing.T) {
 	errs := make(chan error, clients)
 	for i := range clients {
 		wg.Go(func() {
-			ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+			ws, err := dialFrom(base, fmt.Sprintf("127.0.1.%d", i+1)) // a hundred learners: a hundred addresses
 			if err != nil {
 				errs <- err
 				return

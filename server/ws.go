@@ -25,7 +25,6 @@ const (
 	writeWait      = 10 * time.Second
 	pongWait       = 60 * time.Second
 	pingEvery      = pongWait * 9 / 10
-	maxRunsPerConn = 8
 	maxIDLen       = 128
 )
 
@@ -37,6 +36,7 @@ var upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384}
 // buffered channel, and send never blocks (a client that falls sendBuffer messages behind is dropped).
 type conn struct {
 	s      *Server
+	client string // the share key: the remote address
 	ws     *websocket.Conn
 	out    chan Message
 	ctx    context.Context
@@ -47,12 +47,18 @@ type conn struct {
 }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	client := clientOf(r)
+	if err := s.shares.connect(client); err != nil {
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	defer s.shares.disconnect(client)
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade has replied (403 for a foreign Origin)
 	}
 	ctx, cancel := context.WithCancelCause(s.connBase)
-	c := &conn{s: s, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	c := &conn{s: s, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
 	s.conns.Add(1)
 	defer s.conns.Done()
 	writerDone := make(chan struct{})
@@ -186,8 +192,19 @@ func (c *conn) readLoop() {
 			c.send(Message{Type: TypeError, Message: "send JSON text messages, not binary"})
 			continue
 		}
-		c.handle(data)
+		c.handleSafely(data)
 	}
+}
+
+// handleSafely is handle with a panic turned into an error reply, never a crash.
+func (c *conn) handleSafely(data []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Printf("websocket %s: internal error handling a frame: %v", c.remote(), p)
+			c.send(Message{Type: TypeError, Message: fmt.Sprintf("internal error: %v", p)})
+		}
+	}()
+	c.handle(data)
 }
 
 func (c *conn) handle(data []byte) {
@@ -251,8 +268,8 @@ func (c *conn) register(id string, run cells.Run) (*job, error) {
 	if c.jobs[id] != nil {
 		return nil, fmt.Errorf("run id %q is already in use by a run that has not ended", id)
 	}
-	if len(c.jobs) >= maxRunsPerConn {
-		return nil, fmt.Errorf("you already have %d runs queued or running; wait for one to end", maxRunsPerConn)
+	if err := c.s.shares.startRun(c.client); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	j := &job{id: id, run: run, conn: c, ctx: ctx, cancel: cancel}
@@ -294,8 +311,13 @@ func (c *conn) startRun(m Message) error {
 	return nil
 }
 
+// forget ends run id's share of its connection and client.
 func (c *conn) forget(id string) {
 	c.mu.Lock()
+	_, ok := c.jobs[id]
 	delete(c.jobs, id)
 	c.mu.Unlock()
+	if ok {
+		c.s.shares.endRun(c.client)
+	}
 }

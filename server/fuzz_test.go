@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+var (
+	fuzzServerOnce sync.Once
+	fuzzServer     *Server
+	fuzzServerErr  error
+)
+
+// FuzzHandleFrame feeds whole websocket frames to the frame handler of a server (its run queue not
+// running, so nothing is measured): whatever a frame holds, handling it must not panic, every reply
+// has a known type and an id no longer than the limit, errors say something, and closing the
+// connection frees every run it queued.
+func FuzzHandleFrame(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"run","id":"a","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]"}`,
+		`{"type":"run","id":"b","lesson":"06-first-cuda-kernel","cell":"06-first-cuda-kernel-0","source":"kernel: k\nsizes: [8]\n---\nk(","action":"ptx"}`,
+		`{"type":"run","id":"c","lesson":"11-tpus-and-systolic-arrays","cell":"11-tpus-and-systolic-arrays-0","source":"array: 4\nm: 4\nn: 4\nk: 4"}`,
+		`{"type":"cancel","id":"a"}`,
+		`{"type":"run","id":"","source":""}`,
+		`{"type":"run"`,
+		`[1,2,3]`,
+		`{"type":"run","id":"d","lesson":"13-many-gpus","cell":"13-many-gpus-0","source":"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}","action":"x"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		fuzzServerOnce.Do(func() { fuzzServer, fuzzServerErr = New(Config{Devices: func(context.Context) cuda.Report {
+			return cuda.Report{Unavailable: "no CUDA device: fuzzing"}
+		}}) })
+		if fuzzServerErr != nil {
+			t.Fatal(fuzzServerErr)
+		}
+		s := fuzzServer
+		ctx, cancel := context.WithCancelCause(context.Background())
+		c := &conn{s: s, client: "fuzz", out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+		c.handleSafely(frame)
+		c.close(errDisconnect)
+		close(c.out)
+		for m := range c.out {
+			switch m.Type {
+			case TypeQueued, TypeError, TypeCancelled:
+			default:
+				t.Fatalf("reply of type %q to a frame with no run started", m.Type)
+			}
+			if m.Type == TypeError && m.Message == "" || len(m.ID) > maxIDLen {
+				t.Fatalf("reply %+v", m)
+			}
+			if m.Type == TypeError && len(m.Message) > 2000 && m.ID == "" {
+				t.Fatalf("an error about a frame of %d bytes", len(m.Message))
+			}
+		}
+		s.shares.mu.Lock()
+		left := s.shares.byClient["fuzz"]
+		s.shares.mu.Unlock()
+		if left != nil {
+			t.Fatalf("closing the connection left %+v of its share", *left)
+		}
+		s.queue.mu.Lock()
+		waiting := len(s.queue.waiting)
+		s.queue.mu.Unlock()
+		if waiting != 0 {
+			t.Fatalf("closing the connection left %d runs in the line", waiting)
+		}
+	})
+}

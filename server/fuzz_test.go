@@ -32,9 +32,11 @@ func FuzzHandleFrame(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		fuzzServerOnce.Do(func() { fuzzServer, fuzzServerErr = New(Config{Devices: func(context.Context) cuda.Report {
-			return cuda.Report{Unavailable: "no CUDA device: fuzzing"}
-		}}) })
+		fuzzServerOnce.Do(func() {
+			fuzzServer, fuzzServerErr = New(Config{Devices: func(context.Context) cuda.Report {
+				return cuda.Report{Unavailable: "no CUDA device: fuzzing"}
+			}})
+		})
 		if fuzzServerErr != nil {
 			t.Fatal(fuzzServerErr)
 		}

@@ -18,14 +18,14 @@ import (
 
 // Websocket limits and timings.
 const (
-	maxMessage     = 64 << 10        // a frame larger than this gets an error reply
-	hardReadLimit  = 4 << 20         // a frame larger than this closes the connection
-	sendBuffer     = 256             // messages queued for a client; a client this far behind is dropped
-	paceWait       = 2 * time.Second // how long a run waits for its client to drain half the buffer
-	writeWait      = 10 * time.Second
-	pongWait       = 60 * time.Second
-	pingEvery      = pongWait * 9 / 10
-	maxIDLen       = 128
+	maxMessage    = 64 << 10        // a frame larger than this gets an error reply
+	hardReadLimit = 4 << 20         // a frame larger than this closes the connection
+	sendBuffer    = 256             // messages queued for a client; a client this far behind is dropped
+	paceWait      = 2 * time.Second // how long a run waits for its client to drain half the buffer
+	writeWait     = 10 * time.Second
+	pongWait      = 60 * time.Second
+	pingEvery     = pongWait * 9 / 10
+	maxIDLen      = 128
 )
 
 // upgrader refuses upgrades whose Origin differs from the Host (gorilla's default same-origin check)

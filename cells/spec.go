@@ -76,12 +76,24 @@ func nonInteger(n *yaml.Node) *yaml.Node {
 	return nil
 }
 
+// Caps on what Decode reads, so that decoding costs time and memory in proportion to a small input:
+// a cell's YAML is at most MaxSpecBytes long, each key and value at most MaxValueBytes, and YAML
+// aliases (*name), which repeat a subtree without writing it out, are refused.
+const (
+	MaxSpecBytes  = 16 << 10
+	MaxValueBytes = 256
+)
+
 // Decode reads a cell's YAML source into the struct *v: every key must be one of v's `yaml` fields
-// (inline structs included), a key may appear once, and the source is one document. Errors are
-// *SpecError values with the line and, for an unknown key, the known ones. An empty source is an
-// error that lists the keys.
+// (inline structs included), a key may appear once, and the source is one document, at most
+// MaxSpecBytes long, with no alias and no key or value over MaxValueBytes. An `id:` key must be a
+// valid cell id. Errors are *SpecError values with the line and, for an unknown key, the known ones.
+// An empty source is an error that lists the keys.
 func Decode(src string, v any) error {
 	keys := Keys(v)
+	if len(src) > MaxSpecBytes {
+		return &SpecError{Msg: fmt.Sprintf("the cell's YAML is %d bytes long; a cell's YAML is at most %d bytes", len(src), MaxSpecBytes)}
+	}
 	dec := yaml.NewDecoder(strings.NewReader(src))
 	dec.KnownFields(true)
 	var doc yaml.Node
@@ -104,6 +116,9 @@ func Decode(src string, v any) error {
 		}
 		return Errorf(line, "the cell must be a YAML mapping of keys: %s", keys)
 	}
+	if err := bounded(&doc); err != nil {
+		return err
+	}
 	root := doc.Content[0]
 	for i := 0; i+1 < len(root.Content); i += 2 { // yaml.v3 reports duplicates only after decoding
 		for j := 0; j < i; j += 2 {
@@ -114,9 +129,28 @@ func Decode(src string, v any) error {
 		if !slicesContains(keys, root.Content[i].Value) {
 			return Errorf(root.Content[i].Line, "unknown key %q; known keys: %s", root.Content[i].Value, keys)
 		}
+		if val := root.Content[i+1]; root.Content[i].Value == "id" && (val.Kind != yaml.ScalarNode || !validID.MatchString(val.Value)) {
+			return Errorf(val.Line, "id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", val.Value)
+		}
 	}
 	if err := root.Decode(v); err != nil {
 		return yamlError(err, keys)
+	}
+	return nil
+}
+
+// bounded refuses aliases and over-long keys and values anywhere in n.
+func bounded(n *yaml.Node) error {
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return Errorf(n.Line, "YAML aliases (*%s) are not allowed in a cell; write the value out", n.Value)
+	case len(n.Value) > MaxValueBytes:
+		return Errorf(n.Line, "a key or value of %d bytes is too long; a cell's keys and values are at most %d bytes", len(n.Value), MaxValueBytes)
+	}
+	for _, c := range n.Content {
+		if err := bounded(c); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ func env() cells.Env {
 }
 
 // Every kind decodes its spec the same strict way: a key written twice, an unknown key, a second
-// YAML document, a fraction where a whole number is wanted and an empty cell are line-numbered
-// errors; every kind accepts an `id:` key; every kind has a browser module.
+// YAML document, a fraction where a whole number is wanted, an alias, an over-long value, an invalid
+// id, a spec over the size cap and an empty cell are line-numbered errors; every kind accepts an
+// `id:` key; every kind has a browser module.
 func TestEveryKindIsStrict(t *testing.T) {
 	// A valid source per kind, and the same with a fraction for a whole-number key (on line 1).
 	valid := map[string][2]string{
@@ -36,9 +37,9 @@ func TestEveryKindIsStrict(t *testing.T) {
 		if !ok {
 			t.Fatalf("no valid source for kind %s in this test", k.Name())
 		}
-		body := ""
-		if k.Name() == "cuda" { // a YAML header, ---, then the kernel
-			body = "---\nk("
+		body, second := "", "---\n"+src[0]
+		if k.Name() == "cuda" { // a YAML header, a line ---, then the kernel: a second document starts "--- …"
+			body, second = "---\nk(", "--- {dtype: float64}\n"
 		}
 		lines := strings.Count(src[0], "\n")
 		if _, err := k.Parse(cells.Cell{Source: src[0] + "id: my-cell\n" + body}); err != nil {
@@ -55,6 +56,11 @@ func TestEveryKindIsStrict(t *testing.T) {
 			"twice":    {src[0] + first + "\n" + body, "appears twice", lines + 1},
 			"unknown":  {src[0] + "speed: 3\n" + body, `unknown key "speed"; known keys: id, `, lines + 1},
 			"fraction": {src[1] + body, "is not a whole number", 1},
+			"document": {src[0] + second + body, "a cell holds one YAML document", lines + 1},
+			"alias":    {src[0] + "x: &a 1\ny: *a\n" + body, "YAML aliases (*a) are not allowed", lines + 2},
+			"long":     {src[0] + "id: " + strings.Repeat("x", 300) + "\n" + body, "a key or value of 300 bytes is too long; a cell's keys and values are at most 256 bytes", lines + 1},
+			"bad id":   {src[0] + "id: Not_OK\n" + body, `id "Not_OK": use 1 to 64 lower-case letters`, lines + 1},
+			"big":      {src[0] + strings.Repeat("# a comment\n", 1500) + body, "a cell's YAML is at most 16384 bytes", 0},
 		} {
 			_, err := k.Parse(cells.Cell{Source: tt.src})
 			var se *cells.SpecError

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/experiment"
@@ -23,7 +21,7 @@ import (
 //
 //	kernel: my_matmul                   # the extern "C" __global__ function to launch
 //	block: [16, 16]                     # threads per block (x, y, z)
-//	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (expr-lang syntax)
+//	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see Formula)
 //	sizes: [256, 512]
 //	dtype: float32                      # float32 | float64
 //	repeats: 5
@@ -42,8 +40,11 @@ type Spec struct {
 	Source     string
 	SourceLine int
 
-	grid [3]*vm.Program
+	grid [3]*Formula
 }
+
+// MaxSourceBytes caps the kernel source below the `---` line.
+const MaxSourceBytes = 32 << 10
 
 // Launch limits from the CUDA C++ Programming Guide, "Compute Capabilities" (technical
 // specifications table): at most 1024 threads per block, block z ≤ 64, grid y and z ≤ 65535.
@@ -60,7 +61,7 @@ type source struct {
 	cells.Common `yaml:",inline"`
 	Kernel       cells.At[string]             `yaml:"kernel"`
 	Block        cells.At[[]int]              `yaml:"block"`
-	Grid         cells.At[[]string]           `yaml:"grid"`
+	Grid         cells.At[[]cells.At[string]] `yaml:"grid"`
 	Sizes        cells.At[[]cells.At[int]]    `yaml:"sizes"`
 	DType        cells.At[string]             `yaml:"dtype"`
 	Repeats      cells.At[int]                `yaml:"repeats"`
@@ -68,7 +69,9 @@ type source struct {
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
-// for matmul cells. Errors are *cells.SpecError values with cell line numbers.
+// for matmul cells (and their number, and compare's, as matmul's lists). The grid formulas are
+// parsed here, once, and checked for every size. Errors are *cells.SpecError values with cell line
+// numbers.
 func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
 	lines := strings.SplitAfter(cell, "\n")
 	sep := -1
@@ -83,6 +86,9 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	}
 	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: [3]string{"1", "1", "1"},
 		Source: strings.Join(lines[sep+1:], ""), SourceLine: sep + 2}
+	if len(s.Source) > MaxSourceBytes {
+		return Spec{}, cells.Errorf(s.SourceLine, "the kernel source is %d bytes long; a cuda cell's source is at most %d bytes", len(s.Source), MaxSourceBytes)
+	}
 	var y source
 	if err := cells.Decode(strings.Join(lines[:sep], ""), &y); err != nil {
 		return Spec{}, err
@@ -123,8 +129,8 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		return Spec{}, err
 	}
 	for _, n := range s.Sizes {
-		if _, err := s.GridFor(n); err != nil {
-			return Spec{}, &cells.SpecError{Line: y.Grid.Line, Msg: err.Error()}
+		if _, i, err := s.evalGrid(n); err != nil {
+			return Spec{}, &cells.SpecError{Line: y.Grid.V[i].Line, Msg: err.Error()}
 		}
 	}
 	return s, nil
@@ -148,52 +154,50 @@ func (s *Spec) setBlock(line int, block []int) error {
 	return nil
 }
 
-func (s *Spec) setGrid(line int, grid []string) error {
+func (s *Spec) setGrid(line int, grid []cells.At[string]) error {
 	if len(grid) < 1 || len(grid) > 3 {
 		return cells.Errorf(line, "grid has %d formulas; give 1 to 3 (x, y, z)", len(grid))
 	}
 	for i, f := range grid {
-		prog, err := expr.Compile(f, expr.Env(map[string]any{"n": 0}))
+		formula, err := ParseFormula(f.V)
 		if err != nil {
-			return cells.Errorf(line, "grid formula %q: %v (write formulas in n, like ceil(n/16))", f, err)
+			return cells.Errorf(f.Line, "grid formula %q: %v (write formulas in n, like ceil(n/16))", f.V, err)
 		}
-		s.Grid[i], s.grid[i] = f, prog
+		s.Grid[i], s.grid[i] = f.V, formula
 	}
 	return nil
 }
 
-// GridFor evaluates the grid formulas for size n. Each must give a whole number within CUDA's limits.
+// GridFor evaluates the grid formulas for size n. Each must give a whole number within CUDA's limits;
+// overflow and division by zero are errors.
 func (s Spec) GridFor(n int) ([3]int, error) {
+	g, _, err := s.evalGrid(n)
+	return g, err
+}
+
+// evalGrid is GridFor, with the index of the formula that failed.
+func (s Spec) evalGrid(n int) ([3]int, int, error) {
 	var g [3]int
 	for i := range g {
 		if s.grid[i] == nil {
 			g[i] = 1
 			continue
 		}
-		out, err := expr.Run(s.grid[i], map[string]any{"n": n})
+		num, den, err := s.grid[i].Eval(n)
 		if err != nil {
-			return g, fmt.Errorf("grid formula %q for n=%d: %v", s.Grid[i], n, err)
+			return g, i, fmt.Errorf("grid formula %q for n=%d: %v", s.Grid[i], n, err)
 		}
-		var v float64
-		switch x := out.(type) {
-		case int:
-			v = float64(x)
-		case float64:
-			v = x
-		default:
-			return g, fmt.Errorf("grid formula %q gives %v, not a number", s.Grid[i], out)
-		}
-		limit := float64(maxGridYZ)
+		limit := int64(maxGridYZ)
 		if i == 0 {
 			limit = maxGridX
 		}
 		switch {
-		case v != math.Trunc(v):
-			return g, fmt.Errorf("grid formula %q gives %g for n=%d, not a whole number: `/` divides exactly, so round up with ceil(…)", s.Grid[i], v, n)
-		case v < 1 || v > limit:
-			return g, fmt.Errorf("grid formula %q gives %g blocks for n=%d; CUDA allows 1 to %.0f", s.Grid[i], v, n, limit)
+		case den != 1:
+			return g, i, fmt.Errorf("grid formula %q gives %g for n=%d, not a whole number: `/` divides exactly, so round up with ceil(…)", s.Grid[i], float64(num)/float64(den), n)
+		case num < 1 || num > limit:
+			return g, i, fmt.Errorf("grid formula %q gives %d blocks for n=%d; CUDA allows 1 to %d", s.Grid[i], num, n, limit)
 		}
-		g[i] = int(v)
+		g[i] = int(num)
 	}
-	return g, nil
+	return g, 0, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -60,6 +61,22 @@ func TestParseCUDAErrors(t *testing.T) {
 		{"unknown compare", replace("[cublas]", "[cutlass]"), 5, `unknown kernel "cutlass"`},
 		{"size over limit", replace("[100, 256]", "[100, 9000]"), 4, "over the limit"},
 		{"bad dtype", replace("sizes:", "dtype: half\nsizes:"), 4, `unknown dtype "half"`},
+		{"grid overflow", replace(`"ceil(n/16)", "ceil(n/16)"`, `"n*n*n*n*n*n*n*n*n*n"`), 3, `grid formula "n*n*n*n*n*n*n*n*n*n" for n=100: a value overflows 64-bit integers`},
+		{"grid division by zero", replace(`"ceil(n/16)", "ceil(n/16)"`, `"1+n/(n-100)"`), 3, `grid formula "1+n/(n-100)" for n=100: division by zero`},
+		{"grid remainder by zero", replace(`"ceil(n/16)", "ceil(n/16)"`, `"1 + n%(n-100)"`), 3, `grid formula "1 + n%(n-100)" for n=100: division by zero`},
+		{"grid y over CUDA's limit", replace(`"ceil(n/16)", "ceil(n/16)"`, `"1", "n*n"`), 3, `grid formula "n*n" gives 65536 blocks for n=256; CUDA allows 1 to 65535`},
+		{"grid zero blocks", replace(`"ceil(n/16)", "ceil(n/16)"`, `"floor(n/128)"`), 3, `gives 0 blocks for n=100; CUDA allows 1 to 2147483647`},
+		{"grid four formulas", replace(`"ceil(n/16)", "ceil(n/16)"`, `"1", "1", "1", "1"`), 3, "grid has 4 formulas; give 1 to 3"},
+		{"grid of expr-lang", replace(`"ceil(n/16)", "ceil(n/16)"`, `"len(repeat('x', n))"`), 3, `unknown name "len"`},
+		{"grid formula too long", replace(`"ceil(n/16)", "ceil(n/16)"`, `"n`+strings.Repeat("+0", 100)+`"`), 3, "a formula is at most 200 bytes"},
+		{"grid nested too deep", replace(`"ceil(n/16)", "ceil(n/16)"`, `"`+strings.Repeat("(", 17)+"n"+strings.Repeat(")", 17)+`"`), 3, "nested more than 16 deep"},
+		{"grid formula line, block style", replace(`grid: ["ceil(n/16)", "ceil(n/16)"]`, "grid:\n  - ceil(n/16)\n  - n/16"), 5, `grid formula "n/16" gives 6.25 for n=100, not a whole number`},
+		{"too many sizes", replace("[100, 256]", "["+strings.Repeat("1, ", 32)+"2]"), 4, "33 sizes; a cell takes at most 32"},
+		{"too many compared", replace("[cublas]", "["+strings.Repeat("cublas, ", 32)+"cublas]"), 5, "33 kernels listed; a cell lists at most 32"},
+		{"kernel name too long", replace("kernel: my_mm", "kernel: "+strings.Repeat("k", 300)), 1, "a key or value of 300 bytes is too long; a cell's keys and values are at most 256 bytes"},
+		{"alias", replace("sizes: [100, 256]", "sizes: &s [100, 256]\nrepeats: *s"), 5, "YAML aliases (*s) are not allowed"},
+		{"source too long", cudaCell + strings.Repeat("// comment\n", 3000), 7, "a cuda cell's source is at most 32768 bytes"},
+		{"header too long", replace("kernel:", strings.Repeat("#\n", 9000)+"kernel:"), 0, "a cell's YAML is at most 16384 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,14 +95,27 @@ func TestParseCUDAErrors(t *testing.T) {
 func FuzzParseCUDA(f *testing.F) {
 	f.Add(cudaCell)
 	f.Add("kernel: k\ngrid: [\"n*n*n*n\"]\nsizes: [4096]\n---\nk(")
+	f.Add("kernel: k\ngrid: [\"n/(n-64)\", \"-n%3\", \"max(1, floor(n/3))\"]\nsizes: [64, 65]\n---\nk(")
+	f.Add("kernel: k\ngrid:\n  - ceil(n/32)\n  - min(n, 65535)\nsizes: [1, 2, 3]\n---\nk(")
+	f.Add("kernel: k\ngrid: [\"replace(replace(repeat('x', 1000000), 'x', repeat('y', 1000)), 'y', 'zz')\"]\nsizes: [64]\n---\nk(")
+	f.Add("kernel: k\nsizes: &s [1, 2]\ncompare: *s\n---\nk(")
+	f.Add("kernel: k\nsizes: [" + strings.Repeat("1, ", 40) + "1]\n---\nk(")
 	f.Fuzz(func(t *testing.T, cell string) {
 		s, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
 		if err != nil {
 			return
 		}
+		if len(s.Sizes) > matmul.MaxSizes || len(s.Compare) > matmul.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Kernel) > cells.MaxValueBytes {
+			t.Fatalf("accepted %d sizes, %d compared kernels, %d bytes of source, a kernel name of %d bytes", len(s.Sizes), len(s.Compare), len(s.Source), len(s.Kernel))
+		}
+		for i, f := range s.Grid {
+			if len(f) > MaxFormulaBytes || (s.grid[i] != nil && s.grid[i].String() != f) {
+				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.grid[i])
+			}
+		}
 		for _, n := range s.Sizes {
 			g, err := s.GridFor(n)
-			if err != nil || g[0] < 1 || g[1] < 1 || g[2] < 1 {
+			if err != nil || g[0] < 1 || g[1] < 1 || g[2] < 1 || g[0] > maxGridX || g[1] > maxGridYZ || g[2] > maxGridYZ {
 				t.Fatalf("accepted a spec whose grid fails for n=%d: %v %v", n, g, err)
 			}
 		}

@@ -51,6 +51,13 @@ const (
 	maxPoints      = 200
 )
 
+// Caps on a cell's lists, checked before their items: MaxKernels names (matmul's and roofline's
+// kernels, cuda's compare) and MaxSizes sizes.
+const (
+	MaxKernels = 32
+	MaxSizes   = 32
+)
+
 // Parse reads and validates a `matmul` cell against the available kernels and the limits. Errors are
 // *cells.SpecError values that say what to fix.
 func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
@@ -80,11 +87,11 @@ func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spe
 	if s.Kernels, err = KernelNames(y.Kernels, s.DType, available, true); err != nil {
 		return Spec{}, err
 	}
-	if len(s.Kernels)*max(len(y.Sizes.V), 1) > maxPoints {
-		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", len(s.Kernels)*len(y.Sizes.V), maxPoints)
-	}
 	if s.Sizes, err = Sizes(y.Sizes, s.DType, lim, experiment.AllOnGPU(available, s.Kernels)); err != nil {
 		return Spec{}, err
+	}
+	if len(s.Kernels)*len(s.Sizes) > maxPoints {
+		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", len(s.Kernels)*len(s.Sizes), maxPoints)
 	}
 	if est := s.EstimateSeconds(available); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
 		return Spec{}, &cells.SpecError{Msg: fmt.Sprintf(
@@ -105,11 +112,14 @@ func DType(d cells.At[string]) (string, error) {
 	return d.V, nil
 }
 
-// KernelNames validates a list of kernel names against the available kernels: each known, taking
-// dtype, and listed once; required says the list may not be empty.
+// KernelNames validates a list of kernel names against the available kernels: at most MaxKernels,
+// each known, taking dtype, and listed once; required says the list may not be empty.
 func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []kernels.Kernel, required bool) ([]string, error) {
 	if required && len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no kernels: add `kernels: [...]` with some of: %s", kernels.Names(available))
+	}
+	if len(list.V) > MaxKernels {
+		return nil, cells.Errorf(list.Line, "%d kernels listed; a cell lists at most %d", len(list.V), MaxKernels)
 	}
 	var names []string
 	for _, item := range list.V {
@@ -130,11 +140,14 @@ func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []ke
 	return names, nil
 }
 
-// Sizes validates a list of sizes against the limits: up to lim.MaxN, or lim.GPUMaxN where every
+// Sizes validates a list of at most MaxSizes sizes against the limits: up to lim.MaxN, or lim.GPUMaxN where every
 // kernel of the cell runs on the GPU (gpuOnly), within the memory budget for dtype, each once.
 func Sizes(list cells.At[[]cells.At[int]], dtype string, lim experiment.Limits, gpuOnly bool) ([]int, error) {
 	if len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [64, 128, 256]")
+	}
+	if len(list.V) > MaxSizes {
+		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), MaxSizes)
 	}
 	elem := int64(experiment.Spec{DType: dtype}.ElemBytes())
 	maxN := lim.MaxN

@@ -62,6 +62,11 @@ func TestParseErrors(t *testing.T) {
 		{"repeats", "kernels: [ikj]\nsizes: [8]\nrepeats: 0", experiment.DefaultLimits(), 3, []string{"repeats is 0"}},
 		{"threads", "kernels: [ikj]\nsizes: [8]\nthreads: -2", experiment.DefaultLimits(), 3, []string{"threads is -2"}},
 		{"duplicate key", "kernels: [ikj]\nsizes: [8]\nkernels: [naive]", experiment.DefaultLimits(), 3, []string{"twice"}},
+		{"too many sizes", "kernels: [ikj]\nsizes: [" + strings.Repeat("8, ", 32) + "9]", experiment.DefaultLimits(), 2, []string{"33 sizes; a cell takes at most 32"}},
+		{"4000 sizes", "kernels: [ikj]\nsizes: [" + strings.Repeat("8,", 3999) + "9]", experiment.DefaultLimits(), 2, []string{"4000 sizes; a cell takes at most 32"}},
+		{"too many kernels", "kernels: [" + strings.Repeat("ikj, ", 32) + "ikj]\nsizes: [8]", experiment.DefaultLimits(), 1, []string{"33 kernels listed; a cell lists at most 32"}},
+		{"too many points", "kernels: [naive, ikj, tiled, parallel, gonum, packed, simd]\nsizes: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]", experiment.DefaultLimits(), 1, []string{"too many kernel×size points (210); use at most 200"}},
+		{"alias", "kernels: &k [ikj]\nsizes: *k", experiment.DefaultLimits(), 2, []string{"YAML aliases (*k) are not allowed"}},
 		{"too slow", "kernels: [naive]\nsizes: [4096]\nrepeats: 5", experiment.DefaultLimits(), 0, []string{"estimated", "2m0s run time limit", "n=4096"}},
 	}
 	for _, tt := range tests {
@@ -99,7 +104,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		// Whatever parses is runnable: every invariant the runner relies on holds.
-		if len(s.Kernels) == 0 || len(s.Sizes) == 0 || s.Repeats < 1 || s.Repeats > MaxRepeats || s.Threads < 1 {
+		if len(s.Kernels) == 0 || len(s.Sizes) == 0 || len(s.Kernels) > MaxKernels || len(s.Sizes) > MaxSizes || s.Repeats < 1 || s.Repeats > MaxRepeats || s.Threads < 1 {
 			t.Fatalf("accepted an invalid spec %+v", s)
 		}
 		for _, k := range s.Kernels {

@@ -52,6 +52,9 @@ func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec,
 	if err != nil {
 		return Spec{}, err
 	}
+	if len(y.Predict.V) > matmul.MaxKernels {
+		return Spec{}, cells.Errorf(y.Predict.Line, "%d predictions; a cell predicts at most %d (one per kernel)", len(y.Predict.V), matmul.MaxKernels)
+	}
 	r := Spec{Spec: s, Predict: y.Predict.V}
 	if y.GPU.Line > 0 {
 		g, err := simt.LookupGPU(y.GPU.V)

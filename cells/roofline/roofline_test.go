@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,10 +18,11 @@ func TestParse(t *testing.T) {
 		t.Fatalf("got %+v, %v", r, err)
 	}
 	for src, want := range map[string]string{
-		"kernels: [naive]\nsizes: [64]\npredict: {ikj: 3}":    "predict ikj",
-		"kernels: [naive]\nsizes: [64]\npredict: {naive: -1}": "positive GFLOP/s",
-		"kernels: [naive]\nsizes: [64]\ngpu: V100":            `line 3: unknown GPU "V100"`,
-		"kernels: [naive]\nsizes: [64]\nguess: 3":             "known keys: id, kernels, sizes, dtype, repeats, threads, transfers, peak, predict, gpu",
+		"kernels: [naive]\nsizes: [64]\npredict: {ikj: 3}":                  "predict ikj",
+		"kernels: [naive]\nsizes: [64]\npredict: {naive: -1}":               "positive GFLOP/s",
+		"kernels: [naive]\nsizes: [64]\ngpu: V100":                          `line 3: unknown GPU "V100"`,
+		"kernels: [naive]\nsizes: [64]\npredict: {" + predictions(33) + "}": "line 3: 33 predictions; a cell predicts at most 32 (one per kernel)",
+		"kernels: [naive]\nsizes: [64]\nguess: 3":                           "known keys: id, kernels, sizes, dtype, repeats, threads, transfers, peak, predict, gpu",
 	} {
 		_, err := Parse(src, kernels.CPU(), experiment.DefaultLimits())
 		var se *cells.SpecError
@@ -32,4 +34,13 @@ func TestParse(t *testing.T) {
 	if _, err := matmul.Parse("kernels: [naive]\nsizes: [64]\npredict: {naive: 1}", kernels.CPU(), experiment.DefaultLimits()); err == nil {
 		t.Error("a matmul cell accepted predict")
 	}
+}
+
+// predictions writes n predictions for distinct names.
+func predictions(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "k%d: 1, ", i)
+	}
+	return strings.TrimSuffix(b.String(), ", ")
 }

@@ -15,11 +15,15 @@ func TestParse(t *testing.T) {
 		t.Fatalf("got %+v, %v", s, err)
 	}
 	for src, want := range map[string]string{
-		"kernels: [naive]\nn: 1024":         "line 2: n is 1024",
-		"kernels: [fast]\nn: 8":             `line 1: unknown emulated kernel "fast"`,
-		"kernels: [naive]\nn: 8\ngpu: V100": `line 3: unknown GPU "V100"`,
-		"kernels: [naive]\nsize: 8":         `unknown key "size"`,
-		"kernels: [naive]":                  "needs `kernels: [...]` and `n: N`",
+		"kernels: [naive]\nn: 1024":                                    "line 2: n is 1024",
+		"kernels: [fast]\nn: 8":                                        `line 1: unknown emulated kernel "fast"`,
+		"kernels: [naive]\nn: 8\ngpu: V100":                            `line 3: unknown GPU "V100"`,
+		"kernels: [naive]\nsize: 8":                                    `unknown key "size"`,
+		"kernels: [naive]":                                             "needs `kernels: [...]` and `n: N`",
+		"kernels: [" + strings.Repeat("naive, ", 16) + "naive]\nn: 8":  "line 1: 17 kernels; a simt cell emulates at most 16",
+		"kernels: [" + strings.Repeat("naive,", 1999) + "naive]\nn: 8": "line 1: 2000 kernels; a simt cell emulates at most 16",
+		"kernels: [naive]\nn: 8\nblock: [8, 8, 8]":                     "line 3: block is [x, y]",
+		"kernels: [naive]\nn: 8\ngpu: " + strings.Repeat("H", 257):     "line 3: a key or value of 257 bytes is too long",
 	} {
 		_, err := Parse(src)
 		var se *cells.SpecError
@@ -84,7 +88,7 @@ func FuzzParseSIMT(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if s.N < 1 || s.N > MaxN || len(s.Kernels) == 0 || s.GPU.FP32 <= 0 {
+		if s.N < 1 || s.N > MaxN || len(s.Kernels) == 0 || len(s.Kernels) > maxKernels || s.GPU.FP32 <= 0 {
 			t.Fatalf("accepted %+v", s)
 		}
 	})

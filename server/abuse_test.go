@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/roofline"
 )
 
@@ -271,4 +273,44 @@ func TestPanicInARunIsItsError(t *testing.T) {
 	if msgs := collect(t, ws, "q", 30*time.Second); msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("after the panic: %+v", msgs[len(msgs)-1])
 	}
+}
+
+// Specs built to make parsing heavy (the attacks that once took the server down: a grid formula
+// that built gigabyte strings, thousands of sizes) are refused when parsed, cheaply, with the cap.
+func TestAbuseHeavySpecsRefusedAtParse(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, Config{LessonsDir: dir, Devices: noDevice})
+	stop := healthWatch(t, base)
+	rss := rssMiB()
+	ws := dial(t, base)
+	many := make([]string, 8192)
+	for i := range many {
+		many[i] = strconv.Itoa(i%4096 + 1)
+	}
+	bomb := `replace(replace(repeat("x", 100000), "x", repeat("y", 10000)), "y", repeat("z", 10000))`
+	for id, tt := range map[string]struct{ cell, src, want string }{
+		"formula": {"k-0", strings.Replace(cudaCellSrc, `"ceil(n/16)", "ceil(n/16)"`, strconv.Quote(bomb)+`, "1"`, 1), "grid formula"},
+		"sizes":   {"k-1", "kernels: [ikj]\nsizes: [" + strings.Join(many, ", ") + "]", "at most 16384 bytes"},
+		"cuda":    {"k-0", strings.Replace(cudaCellSrc, "sizes: [32]", "sizes: ["+strings.Join(many[:2000], ", ")+"]", 1), "at most 32"},
+	} {
+		m := Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "k", Cell: tt.cell, Source: tt.src}}
+		if err := ws.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+		if first := collectFirst(t, ws, id); first.Type != TypeError || !strings.Contains(first.Message, tt.want) {
+			t.Errorf("%s: got %+v, want an error with %q", id, first, tt.want)
+		}
+	}
+	stop()
+	if grew := rssMiB() - rss; grew > maxRSSGrowthMiB {
+		t.Errorf("memory grew by %d MiB", grew)
+	}
+}
+
+// noDevice is the device report of a server without a GPU (no probe).
+func noDevice(context.Context) cuda.Report {
+	return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -70,8 +71,12 @@ func unavailableNote(names []string, reason string) string {
 // share, per size, fresh random inputs in [-1, 1) (never zero); for each, C is poisoned with NaN, then
 // one warm-up call and s.Repeats timed calls run, and the last C is checked against a float64
 // reference computed with gonum (once per size, after the first kernel, so that kernel starts at
-// once). Remote kernels are measured by env.Remote. The kernels marked Unavailable are skipped, and
-// one Note before any measurement names them and says why (its kernel field lists them, comma-separated). Run returns ctx.Err() when cancelled.
+// once). Remote kernels are measured by env.Remote; when one fails (other than by ctx ending), an
+// "error" Note says "<kernel> at n=<n>: <error>", that kernel's later sizes are skipped (the note
+// says so; their share of the progress counts as done) and the run goes on with the other kernels.
+// The kernels marked Unavailable are skipped, and one Note before any measurement names them and says
+// why (its kernel field lists them, comma-separated). When ctx ends, Run returns the error of the call
+// it interrupted (the cancel's cause, for a Remote kernel).
 // env.Kernels must contain every kernel of s (Parse checked that).
 func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 	runnable := s.Kernels[:0:0]
@@ -93,12 +98,14 @@ func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 	}
 	p := &progress{sink: sink, total: len(s.Sizes) * len(s.Kernels) * (s.Repeats + 1)}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	for _, n := range s.Sizes {
+	failed := map[string]bool{} // Remote kernels that failed: their later sizes are skipped
+	for i, n := range s.Sizes {
 		var err error
+		last := i == len(s.Sizes)-1
 		if s.DType == "float64" {
-			err = runSize(ctx, s, n, env, rng, p, func(k kernels.Kernel) kernels.Func[float64] { return k.F64 })
+			err = runSize(ctx, s, n, last, env, rng, p, failed, func(k kernels.Kernel) kernels.Func[float64] { return k.F64 })
 		} else {
-			err = runSize(ctx, s, n, env, rng, p, func(k kernels.Kernel) kernels.Func[float32] { return k.F32 })
+			err = runSize(ctx, s, n, last, env, rng, p, failed, func(k kernels.Kernel) kernels.Func[float32] { return k.F32 })
 		}
 		if err != nil {
 			return err
@@ -121,8 +128,17 @@ func (p *progress) callback() func(done int) {
 	}
 }
 
-func runSize[T kernels.Float](ctx context.Context, s Spec, n int, env Env, rng *rand.Rand,
-	p *progress, fn func(kernels.Kernel) kernels.Func[T]) error {
+// skip counts the calls of a kernel at one size as done, from base (the count before it started):
+// a kernel that failed, or whose earlier size failed.
+func (p *progress) skip(base, calls int) {
+	p.done = base + calls
+	p.sink.Progress(p.done, p.total)
+}
+
+// runSize runs every kernel of s at size n (last: the run's last size), skipping the Remote kernels in
+// failed and adding those that fail now.
+func runSize[T kernels.Float](ctx context.Context, s Spec, n int, last bool, env Env, rng *rand.Rand,
+	p *progress, failed map[string]bool, fn func(kernels.Kernel) kernels.Func[T]) error {
 	var a, b, c []T   // CPU inputs and output, made when the first CPU kernel needs them
 	var ref []float64 // computed after the first CPU kernel is timed, so that kernel starts at once
 	opt := kernels.Options{Threads: s.Threads}
@@ -130,9 +146,27 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, env Env, rng *
 	for _, name := range s.Kernels {
 		k, _ := kernels.Lookup(env.Kernels, name)
 		if k.Remote {
+			base := p.done
+			if failed[name] {
+				p.skip(base, s.Repeats+1)
+				continue
+			}
 			r, err := env.Remote(ctx, name, n, s, p.callback())
+			if err != nil && ctx.Err() != nil {
+				return err // cancelled: the run ends, with the cause
+			}
 			if err != nil {
-				return err
+				// The kernel failed (it does not compile or launch, it faulted, the worker hung or
+				// crashed): say so, and go on with the others. Its later sizes would most likely
+				// fail the same way, after costing a worker restart each.
+				msg := fmt.Sprintf("%s at n=%d: %v", name, n, err)
+				if !last {
+					msg += " (its later sizes are skipped)"
+				}
+				p.sink.Note(name, "error", msg)
+				failed[name] = true
+				p.skip(base, s.Repeats+1)
+				continue
 			}
 			p.sink.Result(r)
 			continue

@@ -150,11 +150,71 @@ func TestRunRemoteKernels(t *testing.T) {
 	if last := rec.progress[len(rec.progress)-1]; last != [2]int{18, 18} || len(rec.notes) != 0 {
 		t.Errorf("last progress %v, notes %v; want 18/18 and none", last, rec.notes)
 	}
-	// A remote failure ends the run with its error.
-	env.Remote = func(context.Context, string, int, Spec, func(int)) (Result, error) {
-		return Result{}, errors.New("GPU worker showed no progress")
+}
+
+// A Remote kernel that fails becomes that kernel's error note; its later sizes are skipped (their
+// progress counted as done) and the run goes on with the other kernels.
+func TestRunRemoteFailureIsANote(t *testing.T) {
+	available := append(kernels.CPU(), kernels.GPU("")...)
+	var asked []string
+	env := Env{Kernels: available, Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
+		asked = append(asked, fmt.Sprintf("%s/%d", kernel, n))
+		progress(1) // the warm-up ran, then:
+		if kernel == "cuda-wmma" {
+			return Result{}, errors.New("GPU worker stopped with a fatal error (CUDA_ERROR_ILLEGAL_ADDRESS)")
+		}
+		for i := 2; i <= s.Repeats+1; i++ {
+			progress(i)
+		}
+		return Result{Kernel: kernel, N: n, DType: s.DType, Seconds: 1e-3, GFLOPS: 1, OK: true}, nil
+	}}
+	s := Spec{Kernels: []string{"cuda-wmma", "cublas", "ikj"}, Sizes: []int{8, 16}, DType: "float32", Repeats: 2, Threads: 1}
+	var rec recorder
+	if err := Run(context.Background(), s, env, &rec); err != nil {
+		t.Fatalf("got %v, want the run to go on", err)
 	}
-	if err := Run(context.Background(), s, env, &recorder{}); err == nil || !strings.Contains(err.Error(), "no progress") {
-		t.Errorf("got %v, want the worker's error", err)
+	if got, want := strings.Join(asked, " "), "cuda-wmma/8 cublas/8 cublas/16"; got != want {
+		t.Errorf("remote calls %q, want %q", got, want)
+	}
+	want := []string{"error cuda-wmma cuda-wmma at n=8: GPU worker stopped with a fatal error (CUDA_ERROR_ILLEGAL_ADDRESS) (its later sizes are skipped)"}
+	if fmt.Sprint(rec.notes) != fmt.Sprint(want) {
+		t.Errorf("notes %q, want %q", rec.notes, want)
+	}
+	var order []string
+	for _, r := range rec.results {
+		order = append(order, fmt.Sprintf("%s/%d", r.Kernel, r.N))
+	}
+	if got, want := strings.Join(order, " "), "cublas/8 ikj/8 cublas/16 ikj/16"; got != want {
+		t.Errorf("results %s, want %s", got, want)
+	}
+	for i := 1; i < len(rec.progress); i++ {
+		if rec.progress[i][0] < rec.progress[i-1][0] {
+			t.Errorf("progress went back: %v", rec.progress)
+		}
+	}
+	if last := rec.progress[len(rec.progress)-1]; last != [2]int{18, 18} {
+		t.Errorf("last progress %v, want 18/18", last)
+	}
+
+	// At the last size the note does not mention later sizes.
+	rec = recorder{}
+	s.Sizes = []int{8}
+	if err := Run(context.Background(), s, env, &rec); err != nil || len(rec.notes) != 1 || strings.Contains(rec.notes[0], "skipped") {
+		t.Errorf("got %v and notes %q, want one note without skipped sizes", err, rec.notes)
+	}
+}
+
+// A Remote kernel interrupted by the run's cancellation ends the run with the cause, not a note.
+func TestRunRemoteCancelEndsTheRun(t *testing.T) {
+	stop := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	env := Env{Kernels: kernels.GPU(""), Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
+		cancel(stop)
+		return Result{}, context.Cause(ctx)
+	}}
+	var rec recorder
+	s := Spec{Kernels: []string{"cublas", "cuda-wmma"}, Sizes: []int{8}, DType: "float32", Repeats: 1}
+	if err := Run(ctx, s, env, &rec); !errors.Is(err, stop) || len(rec.notes) != 0 {
+		t.Errorf("got %v and notes %q, want the cancel cause and no note", err, rec.notes)
 	}
 }

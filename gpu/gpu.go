@@ -52,12 +52,22 @@ func Serve(in io.Reader, out io.Writer) {
 			_ = enc.Encode(Response{ID: req.ID, Report: &r, Done: true})
 		case "compile":
 			resp := Response{ID: req.ID, Done: true}
+			if req.MemoryLimit > 0 {
+				if err := limitMemory(req.MemoryLimit); err != nil {
+					resp.Error = "cannot limit the compiler's memory: " + err.Error()
+					_ = enc.Encode(resp)
+					return
+				}
+			}
 			if nv, err := cuda.LoadNVRTC(); err != nil {
 				resp.Error = "cannot compile CUDA here: " + err.Error()
 			} else if resp.PTX, err = cuda.CompileArch(nv, req.Source, req.Name, req.Arch); err != nil {
 				resp.Error = err.Error()
 			}
 			_ = enc.Encode(resp)
+			if req.MemoryLimit > 0 {
+				return // a worker whose memory is limited serves no more requests
+			}
 		case "run":
 			resp := Response{ID: req.ID, Done: true}
 			var err error
@@ -104,18 +114,18 @@ func Probe(ctx context.Context, s *Supervisor) cuda.Report {
 // ProbeTimeout bounds the probe: cuInit on a sick driver can hang.
 const ProbeTimeout = 20 * time.Second
 
-// Compile has the worker compile CUDA C++ src (called name in the compiler's log) to PTX for
-// compute_<arch>. A source that does not compile returns an error holding NVRTC's log, whose lines
-// read "name(LINE): error: …".
-func Compile(ctx context.Context, s *Supervisor, src, name string, arch int) (string, error) {
-	var ptx string
-	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch}, func(r Response) { ptx = r.PTX })
-	return ptx, err
-}
-
 // Run has the worker measure one kernel (a "run" request), passing each progress line's count of
 // finished launches to progress, and returns its result.
 func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (experiment.Result, error) {
+	r, err := run(ctx, s, req, progress)
+	if err != nil {
+		return r, fmt.Errorf("%s at n=%d: %w", req.Kernel, req.N, err)
+	}
+	return r, nil
+}
+
+// run is Run without the kernel and size in its error, which experiment.Run adds to its note.
+func run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (experiment.Result, error) {
 	req.Op = "run"
 	var res *experiment.Result
 	err := s.Do(ctx, req, func(r Response) {
@@ -130,7 +140,7 @@ func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int
 		err = fmt.Errorf("GPU worker answered %s without a result", req.Kernel)
 	}
 	if err != nil {
-		return experiment.Result{}, fmt.Errorf("%s at n=%d: %w", req.Kernel, req.N, err)
+		return experiment.Result{}, err
 	}
 	return *res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -47,6 +48,13 @@ func fakeWorker() {
 		case "fatal":
 			_ = enc.Encode(Response{ID: req.ID, Done: true, Fatal: true, Error: "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (700)"})
 			os.Exit(1)
+		case "fatal-no-done": // says it is finished, but neither ends the request nor exits
+			fmt.Fprintln(os.Stderr, "context is gone")
+			_ = enc.Encode(Response{ID: req.ID, Fatal: true, Error: "cuCtxSynchronize: CUDA_ERROR_LAUNCH_FAILED (719)"})
+			select {}
+		case "compile": // a compile that never ends, with a progress line that must not restart its limit
+			_ = enc.Encode(Response{ID: req.ID, Progress: &[2]int{1, 2}})
+			select {}
 		case "crash":
 			fmt.Fprintln(os.Stderr, "CUDA_ERROR_ILLEGAL_ADDRESS in fake kernel")
 			os.Exit(3)
@@ -305,21 +313,180 @@ func TestServeAnswersUnknownOps(t *testing.T) {
 	}
 }
 
-func TestCompileThroughTheRealWorker(t *testing.T) {
+func needNVRTC(t *testing.T) {
+	t.Helper()
 	if _, err := cuda.LoadNVRTC(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("NVRTC is required in CI: %v", err)
 		}
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
-	s := realWorker(t)
-	ptx, err := Compile(context.Background(), s, `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80)
+}
+
+// realCompiler compiles in this test binary's gpu-worker subcommand, as the server does.
+func realCompiler(t *testing.T) (*Compiler, *killOnCleanup) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &killOnCleanup{Transport: Exec{Path: exe, Args: []string{WorkerCommand}}}
+	t.Cleanup(tr.killAll)
+	return &Compiler{Transport: tr}, tr
+}
+
+func TestCompileThroughTheRealWorker(t *testing.T) {
+	needNVRTC(t)
+	c, _ := realCompiler(t)
+	ptx, err := c.Compile(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80)
 	if err != nil || !strings.Contains(ptx, ".entry twice(") || !strings.Contains(ptx, ".target sm_80") {
 		t.Fatalf("got %v and %.200q, want PTX for sm_80 with entry twice", err, ptx)
 	}
-	_, err = Compile(context.Background(), s, "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
+	_, err = c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
 	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error") {
 		t.Errorf("got %v, want NVRTC's log pointing at cell.cu line 2", err)
+	}
+}
+
+// bomb is a preprocessor bomb: `levels` macros, each expanding to two of the one before, used once:
+// 2^levels expansions. With empty A0 it costs time only; with A0 "+1" it builds a 2^levels-token
+// expression, which costs memory too.
+func bomb(levels int, a0 string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#define A0 %s\n", a0)
+	for i := 1; i <= levels; i++ {
+		fmt.Fprintf(&b, "#define A%d A%d A%d\n", i, i-1, i-1)
+	}
+	fmt.Fprintf(&b, "extern \"C\" __global__ void k(float* p) { p[0] = 0 A%d; }\n", levels)
+	return b.String()
+}
+
+// A compile bomb through real NVRTC ends at the compile time limit with an error that says so, not
+// as a kernel that never ends. The limit runs on the real clock (the compile process does the
+// work); 28 levels take NVRTC hours, so a busy machine can only make the limit fire later.
+func TestCompileBombTakesTooLong(t *testing.T) {
+	needNVRTC(t)
+	c, _ := realCompiler(t)
+	c.Timeout = 2 * time.Second
+	errc := make(chan error, 1)
+	go func() { _, err := c.Compile(context.Background(), bomb(28, ""), "cell.cu", 80); errc <- err }()
+	err := await(t, errc)
+	var te *CompileTimeoutError
+	if !errors.As(err, &te) || !strings.HasPrefix(err.Error(), "compilation took too long (limit 2s): ") {
+		t.Fatalf("got %v, want compilation took too long (limit 2s): …", err)
+	}
+	// The next compile works: nothing of the bomb is left behind.
+	if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", 80); err != nil {
+		t.Errorf("the compile after the bomb: %v", err)
+	}
+}
+
+// A bomb that builds a huge expression runs into the compile process's memory limit, and the error
+// names the limit. Usually NVRTC's allocation fails first and it reports "out of memory"; when the
+// process's own runtime does (the race detector's allocator, say), the process ends, and the error
+// says so and names the limit too.
+func TestCompileBombRunsOutOfMemory(t *testing.T) {
+	needNVRTC(t)
+	c, _ := realCompiler(t)
+	c.Timeout, c.Memory = 10*time.Minute, 256<<20
+	errc := make(chan error, 1)
+	go func() { _, err := c.Compile(context.Background(), bomb(28, "+1"), "cell.cu", 80); errc <- err }()
+	err := await(t, errc)
+	if err == nil || !strings.HasPrefix(err.Error(), "compilation ran out of memory (limit 256 MiB): ") &&
+		!(strings.HasPrefix(err.Error(), "the compiler's process ended unexpectedly") && strings.HasSuffix(err.Error(), "(its memory is limited to 256 MiB)")) {
+		t.Fatalf("got %v, want compilation ran out of memory (limit 256 MiB): …", err)
+	}
+}
+
+// Stop ends a running compile at once: its process is killed, not waited for.
+func TestCompileCancelKillsPromptly(t *testing.T) {
+	needNVRTC(t)
+	c, tr := realCompiler(t)
+	clk := newFakeClock()
+	c.timers, c.Timeout = clk, time.Minute // the fake clock never reaches the limit
+	stop := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.Compile(ctx, bomb(28, ""), "cell.cu", 80); errc <- err }()
+	clk.waitTimers(t, 1) // the request is sent: NVRTC is expanding the bomb
+	start := time.Now()
+	cancel(stop)
+	if err := await(t, errc); !errors.Is(err, stop) {
+		t.Fatalf("got %v, want the cancel cause", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %v, want ≤ 0.5 s (5 s allowed for a busy machine)", d)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.conns) != 1 {
+		t.Fatalf("%d compile processes started, want 1", len(tr.conns))
+	}
+	if err := tr.conns[0].Wait(); err == nil {
+		t.Error("the compile process ended by itself; want it killed")
+	}
+}
+
+// fakeCompiler compiles with the fake worker, whose compiles never end, under a fake clock.
+func fakeCompiler(t *testing.T) (*Compiler, *fakeClock) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &killOnCleanup{Transport: Exec{Path: exe, Args: []string{fakeCommand}}}
+	t.Cleanup(tr.killAll)
+	clk := newFakeClock()
+	return &Compiler{Transport: tr, timers: clk}, clk
+}
+
+// The default compile limit is CompileTimeout (10 s), counted from the request: a progress line
+// does not restart it, as it does a run's.
+func TestCompileTimeoutIsTheDefaultAndOverall(t *testing.T) {
+	c, clk := fakeCompiler(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Compile(context.Background(), "anything", "cell.cu", 80)
+		errc <- err
+	}()
+	clk.waitTimers(t, 1)
+	if clk.Advance(CompileTimeout - time.Nanosecond) {
+		t.Fatal("the limit fired before it had passed")
+	}
+	if !clk.Advance(time.Nanosecond) {
+		t.Fatal("the limit did not fire when it had passed (a progress line restarted it?)")
+	}
+	err := await(t, errc)
+	if err == nil || err.Error() != (&CompileTimeoutError{Limit: 10 * time.Second}).Error() || !strings.HasPrefix(err.Error(), "compilation took too long (limit 10s): ") {
+		t.Errorf("got %v, want compilation took too long (limit 10s): …", err)
+	}
+}
+
+// A compile waiting for a free slot stops waiting when cancelled, while the one running goes on.
+func TestCompileWaitingIsCancellable(t *testing.T) {
+	c, clk := fakeCompiler(t)
+	c.Parallel = 1
+	first, cancelFirst := context.WithCancel(context.Background())
+	defer cancelFirst()
+	firstc := make(chan error, 1)
+	go func() { _, err := c.Compile(first, "hangs", "a.cu", 80); firstc <- err }()
+	clk.waitTimers(t, 1) // the first compile is running
+	stop := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.Compile(ctx, "waits", "b.cu", 80); errc <- err }()
+	cancel(stop)
+	if err := await(t, errc); !errors.Is(err, stop) {
+		t.Fatalf("waiting compile: got %v, want the cancel cause", err)
+	}
+	select {
+	case err := <-firstc:
+		t.Fatalf("the running compile ended: %v", err)
+	default:
+	}
+	cancelFirst()
+	if err := await(t, firstc); !errors.Is(err, context.Canceled) {
+		t.Errorf("running compile: got %v, want context.Canceled", err)
 	}
 }
 
@@ -334,6 +501,89 @@ func TestFatalAnswerRestartsTheWorker(t *testing.T) {
 	}
 	if after := echoPID(t, s); after == before {
 		t.Error("the broken worker was reused")
+	}
+}
+
+// A fatal line that is not the request's last (the worker is going away without finishing it) ends
+// the request with the worker's error at once, and the next request gets a fresh worker. The fake
+// worker then hangs instead of exiting, and the fake clock never reaches the limit, so only the
+// fatal line can end the request.
+func TestFatalWithoutDoneEndsTheRequest(t *testing.T) {
+	s, clk := fakeSupervisor(t, time.Minute)
+	before := echoPID(t, s)
+	var err error
+	select {
+	case err = <-doAsync(context.Background(), s, "fatal-no-done"):
+	case <-time.After(30 * time.Second): // a hang guard, no time budget
+		clk.Advance(time.Hour) // let the limit end the request (it panicked here before the fix)
+		t.Fatal("the fatal line did not end the request in 30 s")
+	}
+	var we *WorkerError
+	if !errors.As(err, &we) || we.Kind != "fatal" || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED (719)") {
+		t.Fatalf("got %v, want a fatal WorkerError with the worker's error", err)
+	}
+	if after := echoPID(t, s); after == before {
+		t.Error("the broken worker was reused")
+	}
+}
+
+// A request waiting for the one before it stops waiting when cancelled.
+func TestSupervisorWaitingRequestIsCancellable(t *testing.T) {
+	s, clk := fakeSupervisor(t, time.Minute)
+	hung, cancelHung := context.WithCancel(context.Background())
+	hungc := doAsync(hung, s, "hang")
+	clk.waitTimers(t, 1) // the hang holds the worker
+	stop := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	errc := doAsync(ctx, s, "echo")
+	cancel(stop)
+	if err := await(t, errc); !errors.Is(err, stop) {
+		t.Fatalf("waiting request: got %v, want the cancel cause", err)
+	}
+	cancelHung()
+	if err := await(t, hungc); !errors.Is(err, context.Canceled) {
+		t.Errorf("running request: got %v, want context.Canceled", err)
+	}
+}
+
+// A panic in a request's callback becomes that request's error, not a crash, and leaves the
+// supervisor usable with a fresh worker.
+func TestSupervisorPanicInCallbackIsAnError(t *testing.T) {
+	s, _ := fakeSupervisor(t, time.Minute)
+	before := echoPID(t, s)
+	err := s.Do(context.Background(), Request{Op: "progress"}, func(Response) { panic("bug in a kind") })
+	var we *WorkerError
+	if !errors.As(err, &we) || we.Kind != "panic" || !strings.Contains(err.Error(), "bug in a kind") {
+		t.Fatalf("got %v, want a panic WorkerError", err)
+	}
+	if after := echoPID(t, s); after == before {
+		t.Error("the worker interrupted mid-answer was reused")
+	}
+}
+
+// panicConn is a worker whose output reader panics.
+type panicConn struct{ io.Writer }
+
+func (panicConn) Responses() io.Reader { return panicReader{} }
+func (panicConn) Kill()                {}
+func (panicConn) Wait() error          { return nil }
+func (panicConn) StderrTail() string   { return "" }
+
+type panicReader struct{}
+
+func (panicReader) Read([]byte) (int, error) { panic("transport bug") }
+
+type panicTransport struct{}
+
+func (panicTransport) Start() (Conn, error) { return panicConn{io.Discard}, nil }
+
+// A panic while reading the worker's output is a broken protocol, not a crash of the server.
+func TestSupervisorPanicInReaderIsAnError(t *testing.T) {
+	s := &Supervisor{Transport: panicTransport{}, timers: newFakeClock()}
+	err := s.Do(context.Background(), Request{Op: "echo"}, func(Response) {})
+	var we *WorkerError
+	if !errors.As(err, &we) || we.Kind != "protocol" || !strings.Contains(err.Error(), "transport bug") {
+		t.Fatalf("got %v, want a protocol WorkerError", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"sync"
 
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels/cuda"
@@ -12,6 +13,11 @@ import (
 type Machine struct {
 	Worker *Supervisor
 	Report cuda.Report
+	// Compiler compiles learners' kernels, each in a process of its own under time and memory
+	// limits; nil: one with the default limits over the Worker's Transport.
+	Compiler *Compiler
+
+	once sync.Once
 }
 
 // Unavailable says why GPU kernels cannot run here; "" when they can.
@@ -25,14 +31,21 @@ func (m *Machine) Device() *cuda.Device {
 	return &m.Report.Devices[0]
 }
 
-// Measure times one kernel in the worker (Run).
+// Measure times one kernel in the worker (Run); its error does not repeat the kernel and size,
+// which the caller (experiment.Run's note) names.
 func (m *Machine) Measure(ctx context.Context, req Request, progress func(done int)) (experiment.Result, error) {
-	return Run(ctx, m.Worker, req, progress)
+	return run(ctx, m.Worker, req, progress)
 }
 
-// Compile compiles CUDA C++ to PTX for Arch in the worker (Compile).
+// Compile compiles CUDA C++ to PTX for Arch with the Compiler: in a short-lived process of its own,
+// not the GPU worker, limited in time and memory.
 func (m *Machine) Compile(ctx context.Context, source, name string) (string, error) {
-	return Compile(ctx, m.Worker, source, name, m.Arch())
+	m.once.Do(func() {
+		if m.Compiler == nil {
+			m.Compiler = &Compiler{Transport: m.Worker.Transport}
+		}
+	})
+	return m.Compiler.Compile(ctx, source, name, m.Arch())
 }
 
 // Arch is the virtual architecture learners' kernels compile for: the first device's compute

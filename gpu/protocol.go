@@ -20,6 +20,9 @@ type Request struct {
 	Source string `json:"source,omitempty"`
 	Name   string `json:"name,omitempty"`
 	Arch   int    `json:"arch,omitempty"`
+	// MemoryLimit (compile), when set, makes the worker limit its own data (RLIMIT_DATA) to that
+	// many bytes before it loads NVRTC, and exit after answering: the Compiler's one-compile workers.
+	MemoryLimit int64 `json:"memory_limit,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, cuda.Kernels: docs/gpu-kernels.md; or custom
 	// with Source, Entry, Block and Grid), the size, precision, timed repeats after one warm-up, and whether to time the

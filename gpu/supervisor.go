@@ -45,8 +45,13 @@ type Supervisor struct {
 	// timers makes the launch time limit's timer; nil means the real clock. Tests inject a fake
 	// clock so that no test depends on how fast a busy machine runs.
 	timers clock
+	// timeout, when set, replaces the launch time limit's error, and the limit then bounds the
+	// whole request: progress lines do not restart it (the Compiler's compiles).
+	timeout func(limit time.Duration) error
 
-	mu     sync.Mutex // one request at a time
+	turnOnce sync.Once
+	turn     chan struct{} // holds a token while a request runs: one at a time, and waiting is cancellable
+
 	conn   Conn
 	lines  chan lineOrErr
 	quit   chan struct{} // closed when conn is stopped, so its reader never blocks
@@ -60,7 +65,8 @@ type lineOrErr struct {
 
 // WorkerError says why a request failed in the worker process rather than in the request itself.
 type WorkerError struct {
-	// Kind is "timeout", "crashed", "protocol" or "start".
+	// Kind is "timeout", "crashed", "fatal" (it said its GPU state is broken and exited before
+	// finishing the request), "protocol", "panic" (a bug on this side) or "start".
 	Kind string
 	Msg  string
 }
@@ -70,10 +76,23 @@ func (e *WorkerError) Error() string { return "GPU worker " + e.Msg }
 // Do sends req and passes every response for it to on (from this goroutine) until the final one.
 // It returns the worker's error for the request, a *WorkerError if the worker died, hung or broke the
 // protocol (it is then stopped, and the next Do starts a fresh one), or context.Cause(ctx) when ctx
-// ends first (the worker is killed: a kernel cannot be interrupted any other way).
-func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// ends first (the worker is killed: a kernel cannot be interrupted any other way). A request waits
+// for the one before it to finish; ctx ending stops the wait too. A panic in on stops the worker
+// and becomes Do's error ("panic" WorkerError), so no request leaves a worker in the middle of an
+// answer.
+func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) (err error) {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			if s.conn != nil {
+				s.stop()
+			}
+			err = &WorkerError{Kind: "panic", Msg: fmt.Sprintf("request failed on the server's side: panic: %v; the next run starts a fresh worker", p)}
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
@@ -104,6 +123,9 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) err
 			return context.Cause(ctx)
 		case <-timer.C():
 			s.stop()
+			if s.timeout != nil {
+				return s.timeout(limit)
+			}
 			return &WorkerError{Kind: "timeout", Msg: fmt.Sprintf("showed no progress for %s and was stopped (a kernel that never ends?); the next run starts a fresh worker", limit)}
 		case l, ok := <-s.lines:
 			if !ok {
@@ -116,8 +138,19 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) err
 			if l.resp.ID != req.ID {
 				continue // a late answer to a request that was abandoned
 			}
-			timer.Reset(limit)
+			if s.timeout == nil {
+				timer.Reset(limit)
+			}
 			on(l.resp)
+			if l.resp.Fatal && !l.resp.Done {
+				// It exits after this line, so the request's last line never comes: end the
+				// request with the worker's error now, and start afresh next time.
+				msg := l.resp.Error
+				if msg == "" {
+					msg = "no reason given"
+				}
+				return s.died("fatal", "stopped with a fatal error ("+msg+")")
+			}
 			if l.resp.Fatal {
 				s.stop() // it exits by itself; make sure, and start afresh next time
 			}
@@ -160,10 +193,23 @@ func (s *Supervisor) newTimer(d time.Duration) timer {
 	return s.timers.NewTimer(d)
 }
 
-// Close stops the worker, if one is running.
+// lock waits for the supervisor's turn, or for ctx to end (its cause is the error).
+func (s *Supervisor) lock(ctx context.Context) error {
+	s.turnOnce.Do(func() { s.turn = make(chan struct{}, 1) })
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *Supervisor) unlock() { <-s.turn }
+
+// Close stops the worker, if one is running, after the request in flight (if any) has ended.
 func (s *Supervisor) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	_ = s.lock(context.Background())
+	defer s.unlock()
 	if s.conn != nil {
 		s.stop()
 	}
@@ -183,6 +229,7 @@ func (s *Supervisor) start() error {
 }
 
 // readLines decodes response lines until EOF (then closes out), a bad line (sends the error), or quit.
+// A panic (in a Transport's reader, say) is sent as a protocol error, never a crash of the server.
 func readLines(r io.Reader, out chan<- lineOrErr, quit <-chan struct{}) {
 	defer close(out)
 	send := func(l lineOrErr) bool {
@@ -193,6 +240,11 @@ func readLines(r io.Reader, out chan<- lineOrErr, quit <-chan struct{}) {
 			return false
 		}
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			send(lineOrErr{err: fmt.Errorf("reading its output panicked: %v", p)})
+		}
+	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {

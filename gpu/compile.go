@@ -1,0 +1,106 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Compile limits: a learner's source is compiled in a fresh worker process of its own, which sets
+// RLIMIT_DATA (heap and private mappings) to CompileMemory before it loads NVRTC, and is killed when
+// the compile passes CompileTimeout, when its context ends, or when it is done. A preprocessor or
+// template bomb therefore costs at most CompileTimeout of one core and CompileMemory, never the GPU
+// worker (whose CUDA driver maps huge ranges, so it gets no such limit) or the server.
+const (
+	// CompileTimeout bounds one compile: NVRTC compiles a cell's kernel in well under a second.
+	CompileTimeout = 10 * time.Second
+	// CompileMemory bounds a compiling process's data (RLIMIT_DATA); a small kernel needs ~100 MiB.
+	CompileMemory = 1 << 30
+	// CompileParallel is how many compiles may run at once; others wait (cancellably).
+	CompileParallel = 2
+)
+
+// CompileTimeoutError is a compile stopped at its time limit.
+type CompileTimeoutError struct{ Limit time.Duration }
+
+func (e *CompileTimeoutError) Error() string {
+	return fmt.Sprintf("compilation took too long (limit %s): the compiler was stopped; macros or templates that expand without end (a preprocessor bomb) do this", e.Limit)
+}
+
+// Compiler compiles CUDA C++ to PTX with NVRTC, each compile in a fresh, short-lived worker
+// process started by Transport (the same gpu-worker subcommand as the GPU worker's), under a time
+// and a memory limit.
+type Compiler struct {
+	Transport Transport
+	// Timeout defaults to CompileTimeout, Memory (bytes) to CompileMemory, Parallel to
+	// CompileParallel.
+	Timeout  time.Duration
+	Memory   int64
+	Parallel int
+
+	timers clock // nil: the real clock; tests inject a fake one
+
+	once  sync.Once
+	slots chan struct{}
+}
+
+func (c *Compiler) limits() (time.Duration, int64) {
+	timeout, memory := c.Timeout, c.Memory
+	if timeout <= 0 {
+		timeout = CompileTimeout
+	}
+	if memory <= 0 {
+		memory = CompileMemory
+	}
+	return timeout, memory
+}
+
+// Compile compiles src (called name in the compiler's log) to PTX for compute_<arch>. A source that
+// does not compile returns an error holding NVRTC's log, whose lines read "name(LINE): error: …";
+// one that takes longer than the time limit returns a *CompileTimeoutError; one that runs out of
+// its memory says so. When ctx ends, the compile is stopped (or no longer waited for) at once and
+// context.Cause(ctx) is returned.
+func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (string, error) {
+	c.once.Do(func() {
+		n := c.Parallel
+		if n <= 0 {
+			n = CompileParallel
+		}
+		c.slots = make(chan struct{}, n)
+	})
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+	timeout, memory := c.limits()
+	s := &Supervisor{Transport: c.Transport, LaunchTimeout: timeout, timers: c.timers,
+		timeout: func(limit time.Duration) error { return &CompileTimeoutError{Limit: limit} }}
+	defer s.Close()
+	var ptx string
+	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, MemoryLimit: memory},
+		func(r Response) { ptx = r.PTX })
+	if err == nil || ctx.Err() != nil {
+		return ptx, err
+	}
+	var we *WorkerError
+	switch {
+	case errors.As(err, &we):
+		msg := strings.TrimSuffix(we.Msg, "; the next run starts a fresh worker")
+		return "", fmt.Errorf("the compiler's process %s (its memory is limited to %s)", msg, mib(memory))
+	case strings.Contains(err.Error(), "out of memory"):
+		return "", fmt.Errorf("compilation ran out of memory (limit %s): %w", mib(memory), err)
+	}
+	return "", err
+}
+
+func mib(b int64) string {
+	if b%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", b>>30)
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
+}

@@ -171,16 +171,17 @@ func (q *queue) run(j *job) {
 	j.conn.send(Message{Type: TypeStarted, ID: j.id})
 	e := &emitter{job: j, ctx: ctx}
 	err := func() (err error) {
-		defer func() {
+		defer func() { // a panic in the run (or its chart) is the run's error, never a crash
 			if p := recover(); p != nil {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		return j.run.Run(ctx, e)
+		err = j.run.Run(ctx, e)
+		if ctx.Err() == nil {
+			e.flush() // the last frames and the chart of everything
+		}
+		return err
 	}()
-	if ctx.Err() == nil {
-		e.flush() // the last frames and the chart of everything
-	}
 	switch {
 	case err == nil && ctx.Err() == nil:
 		j.finish(Message{Type: TypeDone})

@@ -135,6 +135,12 @@ func (c *conn) sendPaced(ctx context.Context, m Message) {
 // writeLoop is the connection's only writer. When the connection's context ends it flushes what is
 // already queued (terminal messages of cancelled runs), sends a close frame and closes the socket.
 func (c *conn) writeLoop() {
+	defer func() { // a panic here ends this connection, never the server
+		if p := recover(); p != nil {
+			log.Printf("websocket %s: internal error writing: %v", c.remote(), p)
+			c.cancel(fmt.Errorf("internal error: %v", p))
+		}
+	}()
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	defer c.ws.NetConn().Close() // unblocks the reader

@@ -46,8 +46,8 @@ func (k *Kind) Actions() []cells.Action {
 	}}}
 }
 
-// compileEstimate is a pessimistic NVRTC compile of a small kernel.
-const compileEstimate = 5 * time.Second
+// compileEstimate is the most a compile may take (gpu.CompileTimeout).
+const compileEstimate = gpu.CompileTimeout
 
 type showPTX struct {
 	env  cells.Env
@@ -111,8 +111,8 @@ var nvrtcLine = regexp.MustCompile(`cell\.cu\((\d+)\)`)
 // with its line numbers turned into the cell's own ("line 12: error: …").
 func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 	ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
-	if err == nil || ctx.Err() != nil {
-		return ptx, err
+	if err == nil || ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {
+		return ptx, err // compiled, cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
 	}
 	msg := nvrtcLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
 		var n int

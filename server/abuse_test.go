@@ -314,3 +314,46 @@ func TestAbuseHeavySpecsRefusedAtParse(t *testing.T) {
 func noDevice(context.Context) cuda.Report {
 	return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 }
+
+// A preprocessor bomb in a cuda cell: Stop ends its compile at once, and left alone it ends with
+// "compilation took too long"; the queue and the server go on.
+func TestAbuseCompileBomb(t *testing.T) {
+	requireNVRTC(t)
+	base := cudaServer(t)
+	stop := healthWatch(t, base)
+	ws := dial(t, base)
+	var bomb strings.Builder
+	bomb.WriteString("kernel: twice_mm\nsizes: [32]\n---\n#define A0 x\n")
+	for i := 1; i <= 28; i++ {
+		fmt.Fprintf(&bomb, "#define A%d A%d A%d\n", i, i-1, i-1)
+	}
+	bomb.WriteString("extern \"C\" __global__ void twice_mm(const float* A, const float* B, float* C, int M, int N, int K) { int A28; }\n")
+	stopped := ptxMsg("stopped", bomb.String())
+	if err := ws.WriteJSON(stopped); err != nil {
+		t.Fatal(err)
+	}
+	collectUntil(t, ws, TypeStarted)
+	start := time.Now()
+	if err := ws.WriteJSON(Message{Type: TypeCancel, ID: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "stopped", 30*time.Second); msgs[len(msgs)-1].Type != TypeCancelled {
+		t.Errorf("Stop during the compile: %+v", msgs[len(msgs)-1])
+	}
+	if took := time.Since(start); took > 5*time.Second { // promised 0.5 s; 10× margin
+		t.Errorf("Stop took %v", took)
+	}
+	if err := ws.WriteJSON(ptxMsg("alone", bomb.String())); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "alone", 120*time.Second); !strings.Contains(msgs[len(msgs)-1].Message, "compilation took too long") {
+		t.Errorf("the bomb left alone: %+v", msgs[len(msgs)-1])
+	}
+	if err := ws.WriteJSON(ptxMsg("after", cudaCellSrc)); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "after", 60*time.Second); msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("a normal compile after the bomb: %+v", msgs[len(msgs)-1])
+	}
+	stop()
+}

@@ -73,12 +73,12 @@ type inst struct {
 	class    uint8
 	guardNot bool
 	space    uint8
-	size     uint8 // bytes of one element of a memory access
-	nvec     uint8 // elements of a vector access (1, 2, 4)
-	signed   bool  // sign-extending narrow loads
-	mode     uint8 // rounding mode / op variant
-	flops    uint8 // FLOPs per active lane
-	guard    int32 // predicate register, or -1
+	size     uint8  // bytes of one element of a memory access
+	nvec     uint8  // elements of a vector access (1, 2, 4)
+	signed   bool   // sign-extending narrow loads
+	mode     uint8  // rounding mode / op variant
+	flops    uint16 // FLOPs per active lane
+	guard    int32  // predicate register, or -1
 	d, d2    int32
 	a, b, c  int32
 	vec      [8]int32 // vector registers of ld/st (and wmma fragments, see wmma.go)

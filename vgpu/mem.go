@@ -193,24 +193,27 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		base = &w.regs[in.a]
 	}
 	var gm, sm uint32
-	for t := m; t != 0; t &= t - 1 {
-		l := bits.TrailingZeros32(t)
-		addr := uint64(in.off)
-		if base != nil {
-			addr += base[l]
-		}
-		mem, sp, off := c.resolve(w, in, l, addr, n, in.space, mode)
-		c.lanes[l] = memLane{mem, sp, off}
-		switch sp {
-		case spGlobal:
-			gm |= 1 << l
+	if in.space == spGlobal {
+		// the common case, inline: an explicit .global access
+		bufs := c.L.bufs
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			addr := uint64(in.off)
+			if base != nil {
+				addr += base[l]
+			}
+			win, off := addr>>windowShift-1, addr&offsetMask
+			if win >= uint64(len(bufs)) || addr%uint64(n) != 0 || off+uint64(n) > uint64(len(bufs[win])) {
+				c.resolve(w, in, l, addr, n, in.space, mode) // faults
+			}
+			c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
 			w.addr[l] = addr
-		case spShared:
-			sm |= 1 << l
-			w.addr[l] = off
 		}
+		gm = m
+	} else {
+		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
 	}
-	ic := &c.wk.counts[in.pcIndex(c)]
+	ic := &c.wk.counts[in.self]
 	if gm != 0 {
 		c.countGlobal(ic, w, gm, n)
 	}
@@ -222,7 +225,25 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 }
 
-func (in *inst) pcIndex(c *cta) int { return int(in.self) }
+func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int, gm, sm *uint32) {
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		addr := uint64(in.off)
+		if base != nil {
+			addr += base[l]
+		}
+		mem, sp, off := c.resolve(w, in, l, addr, n, in.space, mode)
+		c.lanes[l] = memLane{mem, sp, off}
+		switch sp {
+		case spGlobal:
+			*gm |= 1 << l
+			w.addr[l] = addr
+		case spShared:
+			*sm |= 1 << l
+			w.addr[l] = off
+		}
+	}
+}
 
 func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) {
 	k := 0
@@ -390,6 +411,14 @@ func execLd(w *warp, in *inst, m uint32) {
 	c := w.c
 	c.memOp(w, in, m, accLoad)
 	n := int(in.size)
+	if n == 4 && in.nvec == 1 && !in.signed {
+		d := &w.regs[in.vec[0]]
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			d[l] = uint64(binary.LittleEndian.Uint32(c.lanes[l].mem))
+		}
+		return
+	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		mem := c.lanes[l].mem

@@ -121,3 +121,5 @@ func TestLadderKernelsMatchGonum(t *testing.T) {
 		}
 	}
 }
+
+func ptxFS(arch int) ([]byte, error) { return cuda.PTX.ReadFile(cuda.PTXName("matmul.cu", arch)) }

@@ -583,6 +583,12 @@ func (d *decoder) decodeSetp(in *inst, m mods, s pinst) error {
 	}
 	t := m.types[0]
 	var cmpOp, boolOp string
+	if m.lo { // .lo and .hi are comparisons here, not the multiply halves
+		cmpOp = "lo"
+	}
+	if m.hi {
+		cmpOp = "hi"
+	}
 	for _, w := range m.words {
 		switch w {
 		case "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan":

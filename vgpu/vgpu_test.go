@@ -408,3 +408,39 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		}
 	}
 }
+
+const locPTX = header + `.file 1 "kernel.cu"
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	.loc 1 3 5
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	.loc 1 4 9, function_name $L__info_string0, inlined_at 1 9 3
+	mul.wide.u32 %rd2, %r1, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r1;
+	ret;
+}
+`
+
+func TestCountsPerSourceLineAndFaultSource(t *testing.T) {
+	m := mustParse(t, locPTX)
+	out := NewBuffer("out", 4*32)
+	c, err := Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{32}, Params: []Arg{Ptr(out)}, Buffers: []*Buffer{out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LineCount{{File: "kernel.cu", Line: 3, Warp: 2, Thread: 64},
+		{File: "kernel.cu", Line: 4, Warp: 4, Thread: 128, Requests: 1, Sectors: 4, BytesUsed: 128}}
+	if len(c.Sources) != 2 || c.Sources[0] != want[0] || c.Sources[1] != want[1] {
+		t.Errorf("sources %+v, want %+v", c.Sources, want)
+	}
+	// the same kernel writing past its buffer reports the CUDA line
+	_, err = Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{33}, Params: []Arg{Ptr(out)}, Buffers: []*Buffer{out}})
+	var f *Fault
+	if !errors.As(err, &f) || f.Source != "kernel.cu:4" || !strings.Contains(err.Error(), "kernel.cu:4") {
+		t.Fatalf("got %v, want a fault at kernel.cu:4", err)
+	}
+}

@@ -3,6 +3,8 @@ package vgpu
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"strings"
 )
 
 // Warp-collective and atomic instructions.
@@ -277,10 +279,181 @@ func (d *decoder) decodeAtom(in *inst, m mods, s pinst) error {
 	return d.errf("atomics are not supported yet")
 }
 
+// decodeShfl: shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask (PTX ISA 8.x, section
+// 9.7.9.6 "shfl.sync"): c holds the clamp value (bits 0–4) and the segment mask (bits 8–12).
 func (d *decoder) decodeShfl(in *inst, m mods, s pinst) error {
-	return d.errf("warp shuffles are not supported yet")
+	if len(m.types) != 1 || m.types[0].name != "b32" {
+		return d.errf("only shfl.sync.*.b32 is supported")
+	}
+	mode := oneOf(m, "up", "down", "bfly", "idx")
+	for _, w := range m.words {
+		if w != mode && w != "sync" {
+			return d.errf("unknown modifier .%s", w)
+		}
+	}
+	if mode == "" || oneOf(m, "sync") == "" {
+		return d.errf("needs .sync and a mode (up, down, bfly, idx)")
+	}
+	if err := d.nargs(s, 5); err != nil {
+		return err
+	}
+	t := m.types[0]
+	dst := s.args[0]
+	in.d2 = -1
+	if dst.kind == oPair {
+		p, _, err := d.pred(dst.elems[1])
+		if err != nil {
+			return err
+		}
+		in.d2 = p
+		dst = dst.elems[0]
+	}
+	var err error
+	if in.d, err = d.dst(dst); err != nil {
+		return err
+	}
+	if in.a, err = d.src(s.args[1], t); err != nil {
+		return err
+	}
+	if in.b, err = d.src(s.args[2], t); err != nil {
+		return err
+	}
+	if in.c, err = d.src(s.args[3], t); err != nil {
+		return err
+	}
+	if in.target, err = d.src(s.args[4], t); err != nil { // the member mask
+		return err
+	}
+	in.mode = map[string]uint8{"up": 0, "down": 1, "bfly": 2, "idx": 3}[mode]
+	in.class = ClassShuffle
+	in.exec = execShfl
+	return nil
 }
 
+// converged checks that the lanes executing a .sync warp instruction are exactly its member mask
+// (PTX ISA 8.x: the behaviour is undefined otherwise; the virtual GPU stops with a fault).
+func converged(w *warp, in *inst, m uint32, member uint32) {
+	if m&^member == 0 && member&w.live == m {
+		return
+	}
+	w.c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("%s: the lanes executing it (%#08x) are not its member mask (%#08x)",
+		strings.Fields(w.c.L.mod.Line(int(in.line)))[0], m, member)}, w, 0, in)
+}
+
+func execShfl(w *warp, in *inst, m uint32) {
+	member := uint32(w.regs[in.target][bits.TrailingZeros32(m)])
+	converged(w, in, m, member)
+	a, b, c := w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
+	var p uint32
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		bval, cval := int(b[l]&31), int(c[l]&31)
+		seg := int(c[l] >> 8 & 31)
+		maxLane := l&seg | cval&^seg
+		minLane := l & seg
+		var j int
+		var ok bool
+		switch in.mode {
+		case 0:
+			j = l - bval
+			ok = j >= maxLane
+		case 1:
+			j = l + bval
+			ok = j <= maxLane
+		case 2:
+			j = l ^ bval
+			ok = j <= maxLane
+		default:
+			j = minLane | bval&^seg
+			ok = j <= maxLane
+		}
+		if !ok {
+			j = l
+		}
+		w.regs[in.d][l] = a[j&31] & 0xffffffff
+		if ok {
+			p |= 1 << l
+		}
+	}
+	if in.d2 >= 0 {
+		w.preds[in.d2] = w.preds[in.d2]&^m | p&m
+	}
+}
+
+// decodeVote: vote.sync.{all,any,uni}.pred and vote.sync.ballot.b32 (PTX ISA 8.x, 9.7.12.11), and
+// activemask.b32 (9.7.12.12).
 func (d *decoder) decodeVote(in *inst, m mods, s pinst) error {
-	return d.errf("warp votes are not supported yet")
+	in.class = ClassShuffle
+	if m.base == "activemask" {
+		if err := d.nargs(s, 1); err != nil {
+			return err
+		}
+		var err error
+		in.d, err = d.dst(s.args[0])
+		in.exec = execActivemask
+		return err
+	}
+	mode := oneOf(m, "all", "any", "uni", "ballot")
+	if mode == "" || oneOf(m, "sync") == "" || len(m.types) != 1 {
+		return d.errf("needs .sync, a mode and a type")
+	}
+	if err := d.nargs(s, 3); err != nil {
+		return err
+	}
+	a, neg, err := d.pred(s.args[1])
+	if err != nil {
+		return err
+	}
+	in.a = a
+	if neg {
+		in.mode = 1
+	}
+	if in.target, err = d.src(s.args[2], parseType("b32")); err != nil {
+		return err
+	}
+	in.boolop = map[string]uint8{"all": 0, "any": 1, "uni": 2, "ballot": 3}[mode]
+	if mode == "ballot" {
+		in.d, err = d.dst(s.args[0])
+	} else {
+		in.d, _, err = d.pred(s.args[0])
+	}
+	in.exec = execVote
+	return err
+}
+
+func execVote(w *warp, in *inst, m uint32) {
+	member := uint32(w.regs[in.target][bits.TrailingZeros32(m)])
+	converged(w, in, m, member)
+	p := w.preds[in.a]
+	if in.mode == 1 {
+		p = ^p
+	}
+	p &= m
+	var r uint32
+	switch in.boolop {
+	case 0:
+		if p == m {
+			r = fullMask
+		}
+	case 1:
+		if p != 0 {
+			r = fullMask
+		}
+	case 2:
+		if p == 0 || p == m {
+			r = fullMask
+		}
+	default:
+		for t := m; t != 0; t &= t - 1 {
+			w.regs[in.d][bits.TrailingZeros32(t)] = uint64(p)
+		}
+		return
+	}
+	w.preds[in.d] = w.preds[in.d]&^m | r&m
+}
+
+func execActivemask(w *warp, in *inst, m uint32) {
+	for t := m; t != 0; t &= t - 1 {
+		w.regs[in.d][bits.TrailingZeros32(t)] = uint64(m)
+	}
 }

@@ -52,13 +52,15 @@
 // (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating, NaN → 0), float to float
 // (narrowing with a rounding mode, .rni… to integral values); bra (.uni), ret, exit, trap,
 // bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync, membar/fence (no-ops: the
-// interpreter is sequentially consistent); wmma.load.a/.b, wmma.mma, wmma.store.d for m16n16k16 with
+// interpreter is sequentially consistent); shfl.sync (up, down, bfly, idx, with the clamp and segment
+// mask of c and the optional predicate result), vote.sync (all, any, uni, ballot), activemask (the
+// lanes executing a .sync instruction must be exactly the live lanes of its member mask, else a
+// fault); wmma.load.a/.b, wmma.mma, wmma.store.d for m16n16k16 with
 // f16 or bf16 inputs and f32 accumulators, on global memory, as warp-collective operations.
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode and line)
 //
-// call (device functions, vprintf, __assertfail), atom, red, shfl.sync, vote.sync, activemask,
-// f16/bf16/f16x2 arithmetic (add.f16, fma.rn.f16x2 …; cvt to and from f16/bf16 works), mul24/mad24,
+// call (device functions, vprintf, __assertfail), atom, red, match, redux, f16/bf16/f16x2 arithmetic (add.f16, fma.rn.f16x2 …; cvt to and from f16/bf16 works), mul24/mad24,
 // bfi, lop3, testp, set, named barriers with thread counts, bar.arrive, bar.red, brx.idx, indirect
 // calls, textures and surfaces, mma.sync/ldmatrix/cp.async, wmma on shared memory or with f16
 // accumulators or other shapes, .address_size 32.

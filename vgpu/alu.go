@@ -25,11 +25,6 @@ func boolBit(b bool) uint64 {
 func (d *decoder) decodeALU(in *inst, m mods, s pinst) error {
 	op := m.base
 	if len(m.types) != 1 {
-		if op == "bfe" || op == "prmt" || op == "popc" || op == "clz" || op == "brev" || op == "bfi" {
-			if len(m.types) != 1 {
-				return d.errf("expects one type suffix")
-			}
-		}
 		return d.errf("expects one type suffix")
 	}
 	t := m.types[0]

@@ -1,0 +1,95 @@
+// Package vgpu is the virtual GPU: it parses the PTX that NVRTC (CUDA 11.8–13) and clang emit
+// (PTX ISA 7.x–8.x, .target sm_70–sm_90, .address_size 64) and executes one kernel launch warp by
+// warp, with the counts an NVIDIA profiler would report and a sanitizer like compute-sanitizer's.
+// Semantic choices cite "PTX ISA 8.x" (NVIDIA's Parallel Thread Execution ISA document) by section.
+//
+// # API
+//
+//	mod, err := vgpu.ParseModule(ptxText)           // *ParseError names the line
+//	A := vgpu.Float32Buffer("A", a)                 // global memory the caller owns
+//	counts, err := vgpu.Launch(ctx, mod, "cuda_naive", vgpu.LaunchConfig{
+//		Grid: [3]int{8, 32, 1}, Block: [3]int{32, 8, 1},
+//		Params:  []vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(B), vgpu.Ptr(C), vgpu.S32(n), vgpu.S32(n), vgpu.S32(n)},
+//		Buffers: []*vgpu.Buffer{A, B, C},
+//	})
+//	c := C.Float32s()
+//
+// Launch returns *Fault for what the sanitizer finds (kind "out of bounds", "misaligned", "hazard")
+// and for barrier errors and traps, with block, thread, address, PTX line and instruction, and the
+// .loc source line when the PTX has one; *UnsupportedError for an instruction the virtual GPU does
+// not implement (opcode and PTX line: never a silent wrong answer); ctx's error when ctx is done.
+//
+// # Execution model
+//
+// CTAs run in parallel on LaunchConfig.Workers goroutines (default GOMAXPROCS); in a CTA, warps of 32
+// lanes take turns of up to 4096 instructions, and the context is checked between turns, so a
+// kernel that loops forever stops when ctx is cancelled. A warp executes in lockstep under an active
+// mask; divergent branches are handled with the min-PC policy (exec.go): every lane keeps its own PC,
+// the lanes with the lowest PC run, and lanes meeting at a PC merge again, which reconverges
+// structured code at the immediate post-dominator. bar.sync releases when every live (not exited)
+// thread of the CTA waits at the same barrier instruction; threads waiting at different barrier
+// instructions are a "barrier" fault naming both, never a hang.
+//
+// # Supported
+//
+// Directives: .version .target .address_size .file .loc .section (skipped) .pragma .visible .extern
+// .weak .entry .func (definitions and prototypes) with .param lists, .maxntid .reqntid
+// .minnctapersm .maxnreg, .reg (with %r<N> ranges, nested { } scopes), .shared (static; extern
+// dynamic, placed after the static shared memory), .local, module-level .global and .const with
+// initialisers, labels, @p / @!p guards.
+//
+// Instructions: mov (registers, immediates incl. 0f/0d hex floats, special registers %tid %ntid
+// %ctaid %nctaid %laneid %warpid %nwarpid %lanemask_*, variable addresses, packing and unpacking
+// with {a, b}); ld, ldu and st (.param .global .shared .local .const and generic; scalar, .v2, .v4;
+// .nc and cache and ordering qualifiers accepted); cvta and cvta.to (.global .shared .local .const
+// .param); add sub mul (.lo .hi .wide) mad (.lo .hi .wide, .sat) div rem min max abs neg sad on
+// 8–64-bit integers; and or xor not cnot shl shr (amounts clamped) popc clz brev bfe prmt (default
+// mode) on .b types and predicates; add sub mul fma mad div rcp sqrt (.rn .rz .rm .rp, .ftz, .sat),
+// abs neg min max copysign, rsqrt ex2 lg2 sin cos tanh (.approx: computed in float64 and rounded
+// once, more accurate than hardware) on f32 and f64; setp with every integer and float comparison
+// (incl. unordered and .num/.nan) and .and/.or/.xor with a (negated) predicate, two destinations
+// p|q; selp, slct; cvt between all integer types (wrapping or .sat), integers and f16/bf16/f32/f64
+// (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating, NaN → 0), float to float
+// (narrowing with a rounding mode, .rni… to integral values); bra (.uni), ret, exit, trap,
+// bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync, membar/fence (no-ops: the
+// interpreter is sequentially consistent); shfl.sync (up, down, bfly, idx, with the clamp and segment
+// mask of c and the optional predicate result), vote.sync (all, any, uni, ballot), activemask (the
+// lanes executing a .sync instruction must be exactly the live lanes of its member mask, else a
+// fault); wmma.load.a/.b, wmma.mma, wmma.store.d for m16n16k16 with
+// f16 or bf16 inputs and f32 accumulators, on global memory, as warp-collective operations.
+//
+// # Not supported yet (each is an *UnsupportedError naming the opcode and line)
+//
+// call (device functions, vprintf, __assertfail), atom, red, match, redux, f16/bf16/f16x2 arithmetic (add.f16, fma.rn.f16x2 …; cvt to and from f16/bf16 works), mul24/mad24,
+// bfi, lop3, testp, set, named barriers with thread counts, bar.arrive, bar.red, brx.idx, indirect
+// calls, textures and surfaces, mma.sync/ldmatrix/cp.async, wmma on shared memory or with f16
+// accumulators or other shapes, .address_size 32.
+//
+// # Counts
+//
+// Per launch (Counts) and per PTX line and .loc source line (Counts.Lines, Counts.Sources): warp and
+// thread instructions (thread = lanes that executed, predicated-off lanes excluded) by class
+// (ClassNames), FLOPs (an FMA is 2, a wmma.mma 8192 per warp), global load and store requests,
+// 32-byte sectors and the distinct bytes used (Counts.Coalescing = used / moved), shared-memory
+// requests and wavefronts (32 banks of 4-byte words; lanes reading one word share it; 8- and 16-byte
+// accesses in 2 and 4 phases), Counts.BankConflicts, Counts.ActiveLanes (divergence) and barriers.
+//
+// # Sanitizer
+//
+// Every access is bounds- and alignment-checked against its state space (global buffers, the CTA's
+// shared memory, the thread's local frame, the kernel's parameters). The hazard check (on unless
+// LaunchConfig.NoRacecheck) records, per 4-byte word of shared memory and barrier interval, the
+// last writer and the readers; a read after another thread's write, a write after another thread's
+// read, or a write of a different value after another thread's write is a "hazard" fault with both
+// PTX lines. Words, not bytes, are tracked: two threads writing different bytes of one word are
+// reported. Atomics would be exempt.
+//
+// # Memory bounds per launch
+//
+// The caller's buffers are used in place. Beyond them a launch allocates, per worker: the CTA's
+// register file (at most MaxRegisterFileBytes = 64 MiB), shared memory (at most MaxSharedBytes =
+// 227 KiB) and its hazard shadow (5× the shared size), local memory (at most MaxLocalBytes = 64 KiB
+// per thread, so at most 64 MiB for 1024 threads) and one counter record per instruction; plus a
+// copy of the module's .global/.const variables. A module is at most MaxSourceBytes = 16 MiB of text
+// with at most MaxRegisters = 65536 registers per function.
+package vgpu

@@ -1,0 +1,447 @@
+package vgpu
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// The interpreter. A CTA's threads are grouped into warps of 32 lanes (PTX ISA 8.x, section 2.2.1
+// "Cooperative Thread Arrays": a warp is a maximal subset of threads of a CTA that execute the same
+// instructions simultaneously). The register file of a warp is one [32]uint64 row per register, so
+// that every instruction is one loop over the lanes.
+//
+// Divergence: each lane has its own PC; the warp runs the group of lanes whose PC is lowest, and
+// lanes whose PCs become equal merge again (the "min-PC" policy: PTX ISA 8.x, section 9.7.12.1
+// leaves the reconvergence mechanism to the implementation, and with the forward branches and
+// backward loop edges compilers emit, the lowest PC is the earliest pending point of a structured
+// program, so the warp reconverges at the immediate post-dominator of a structured if/else and at a
+// loop's exit). Every lane still executes exactly its own path, so results never depend on it.
+
+const warpSize = 32
+const fullMask = 0xffffffff
+
+type warp struct {
+	regs    [][warpSize]uint64
+	preds   []uint32
+	tmp     [warpSize]uint64
+	addr    [warpSize]uint64
+	pc      int32
+	active  uint32 // the lanes running now (all at pc)
+	waiting uint32 // live lanes parked at lanePC, not at a barrier
+	atBar   uint32 // lanes waiting at a barrier (lanePC: the instruction after it; barPC: the barrier)
+	live    uint32 // lanes not exited
+	minWait int32
+	lanePC  [warpSize]int32
+	barPC   [warpSize]int32
+	id      int    // warp index in the CTA
+	first   int    // CTA-linear index of lane 0
+	local   []byte // lane l's local memory at l·localSize
+	c       *cta
+}
+
+func (w *warp) dst(r int32, m uint32) *[warpSize]uint64 {
+	if m == fullMask {
+		return &w.regs[r]
+	}
+	return &w.tmp
+}
+
+func (w *warp) commit(r int32, m uint32) {
+	if m == fullMask {
+		return
+	}
+	d := &w.regs[r]
+	for m != 0 {
+		l := bits.TrailingZeros32(m)
+		m &= m - 1
+		d[l] = w.tmp[l]
+	}
+}
+
+// park records the running group at PC pc and picks the next group.
+func (w *warp) park(pc int32) {
+	for m := w.active; m != 0; m &= m - 1 {
+		w.lanePC[bits.TrailingZeros32(m)] = pc
+	}
+	w.waiting |= w.active
+	w.active = 0
+	w.pick()
+}
+
+// pick makes the waiting lanes with the lowest PC the running group.
+func (w *warp) pick() {
+	if w.waiting == 0 {
+		w.minWait = math.MaxInt32
+		return
+	}
+	lo := int32(math.MaxInt32)
+	for m := w.waiting; m != 0; m &= m - 1 {
+		lo = min(lo, w.lanePC[bits.TrailingZeros32(m)])
+	}
+	next := int32(math.MaxInt32)
+	var grp uint32
+	for m := w.waiting; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m)
+		if w.lanePC[l] == lo {
+			grp |= 1 << l
+		} else {
+			next = min(next, w.lanePC[l])
+		}
+	}
+	w.active, w.pc = grp, lo
+	w.waiting &^= grp
+	w.minWait = next
+}
+
+// runWarp runs w until it has no runnable lanes or budget instructions have issued.
+func (c *cta) runWarp(w *warp, budget int) {
+	code := c.prog.code
+	cnt := c.wk.counts
+	for ; budget > 0 && w.active != 0; budget-- {
+		pc := w.pc
+		in := &code[pc]
+		m := w.active
+		if in.guard >= 0 {
+			p := w.preds[in.guard]
+			if in.guardNot {
+				p = ^p
+			}
+			m &= p
+		}
+		ic := &cnt[pc]
+		ic.warp++
+		ic.thread += uint64(bits.OnesCount32(m))
+		switch in.ctl {
+		case ctlNone:
+			if m != 0 {
+				in.exec(w, in, m)
+			}
+			w.pc = pc + 1
+		case ctlBra:
+			switch m {
+			case w.active:
+				w.pc = in.target
+			case 0:
+				w.pc = pc + 1
+			default:
+				for t := m; t != 0; t &= t - 1 {
+					w.lanePC[bits.TrailingZeros32(t)] = in.target
+				}
+				for t := w.active &^ m; t != 0; t &= t - 1 {
+					w.lanePC[bits.TrailingZeros32(t)] = pc + 1
+				}
+				w.waiting |= w.active
+				w.active = 0
+				w.pick()
+				continue
+			}
+		case ctlExit:
+			w.live &^= m
+			w.active &^= m
+			w.pc = pc + 1
+			if w.active == 0 {
+				w.pick()
+				continue
+			}
+		case ctlBar:
+			if m != 0 {
+				for t := m; t != 0; t &= t - 1 {
+					l := bits.TrailingZeros32(t)
+					w.lanePC[l] = pc + 1
+					w.barPC[l] = pc
+				}
+				w.atBar |= m
+				w.active &^= m
+			}
+			w.pc = pc + 1
+			if w.active == 0 {
+				w.pick()
+				continue
+			}
+		case ctlTrap:
+			if m != 0 {
+				l := bits.TrailingZeros32(m)
+				c.fault(&Fault{Kind: "trap", Msg: "the kernel executed trap"}, w, l, in)
+			}
+			w.pc = pc + 1
+		case ctlNop:
+			w.pc = pc + 1
+		}
+		if w.pc >= w.minWait {
+			w.park(w.pc)
+		}
+	}
+}
+
+// ---- per-lane execution helpers ----
+
+func execALU(w *warp, in *inst, m uint32) {
+	a, b, c := &w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
+	f := in.f
+	d := w.dst(in.d, m)
+	if m == fullMask {
+		for l := range warpSize {
+			d[l] = f(a[l], b[l], c[l])
+		}
+	} else {
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			d[l] = f(a[l], b[l], c[l])
+		}
+	}
+	w.commit(in.d, m)
+}
+
+func execMov(w *warp, in *inst, m uint32) {
+	a := &w.regs[in.a]
+	mask := in.f(math.MaxUint64, 0, 0)
+	d := &w.regs[in.d]
+	if m == fullMask {
+		for l := range warpSize {
+			d[l] = a[l] & mask
+		}
+		return
+	}
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		d[l] = a[l] & mask
+	}
+}
+
+// lanes runs body for every lane of m (a full warp without the per-lane test).
+func execAddI32(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		d[l] = uint64(uint32(a[l]) + uint32(b[l]))
+	}
+	w.commit(in.d, m)
+}
+
+func execAddI64(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		d[l] = a[l] + b[l]
+	}
+	w.commit(in.d, m)
+}
+
+func execMulWideS32(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		d[l] = uint64(int64(int32(a[l])) * int64(int32(b[l])))
+	}
+	w.commit(in.d, m)
+}
+
+func execMadLo32(w *warp, in *inst, m uint32) {
+	a, b, c := &w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		d[l] = uint64(uint32(a[l])*uint32(b[l]) + uint32(c[l]))
+	}
+	w.commit(in.d, m)
+}
+
+func execAddF32(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		d[l] = uint64(math.Float32bits(math.Float32frombits(uint32(a[l])) + math.Float32frombits(uint32(b[l]))))
+	}
+	w.commit(in.d, m)
+}
+
+func execMulF32(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		d[l] = uint64(math.Float32bits(math.Float32frombits(uint32(a[l])) * math.Float32frombits(uint32(b[l]))))
+	}
+	w.commit(in.d, m)
+}
+
+// execFmaF32 is fma.rn.f32: one rounding of the exact a·b+c (PTX ISA 8.x, 9.7.3.5 "fma").
+func execFmaF32(w *warp, in *inst, m uint32) {
+	a, b, c := &w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		p := float64(math.Float32frombits(uint32(a[l]))) * float64(math.Float32frombits(uint32(b[l])))
+		s, e := twoSum(p, float64(math.Float32frombits(uint32(c[l]))))
+		d[l] = uint64(math.Float32bits(roundF32(s, rmNearest, e)))
+	}
+	w.commit(in.d, m)
+}
+
+func execPredLogic(w *warp, in *inst, m uint32) {
+	a, b := w.preds[in.a], w.preds[in.b]
+	if in.mode&1 != 0 {
+		a = ^a
+	}
+	if in.mode&2 != 0 {
+		b = ^b
+	}
+	var r uint32
+	switch in.boolop {
+	case 0:
+		r = a & b
+	case 1:
+		r = a | b
+	case 2:
+		r = a ^ b
+	case 3:
+		r = ^a
+	case 4:
+		r = a
+	}
+	w.preds[in.d] = w.preds[in.d]&^m | r&m
+}
+
+func (w *warp) setPreds(in *inst, m, r uint32) {
+	q := ^r
+	if in.c >= 0 {
+		c := w.preds[in.c]
+		if in.mode&1 != 0 {
+			c = ^c
+		}
+		switch in.boolop {
+		case 0:
+			r, q = r&c, q&c
+		case 1:
+			r, q = r|c, q|c
+		case 2:
+			r, q = r^c, q^c
+		}
+	}
+	w.preds[in.d] = w.preds[in.d]&^m | r&m
+	if in.d2 >= 0 {
+		w.preds[in.d2] = w.preds[in.d2]&^m | q&m
+	}
+}
+
+func execSetp(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	var r uint32
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		if in.cmp(a[l], b[l]) {
+			r |= 1 << l
+		}
+	}
+	w.setPreds(in, m, r)
+}
+
+func execSetpLtS32(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	var r uint32
+	for l := range warpSize {
+		if int32(a[l]) < int32(b[l]) {
+			r |= 1 << l
+		}
+	}
+	w.setPreds(in, m, r)
+}
+
+func execSetpGeS32(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	var r uint32
+	for l := range warpSize {
+		if int32(a[l]) >= int32(b[l]) {
+			r |= 1 << l
+		}
+	}
+	w.setPreds(in, m, r)
+}
+
+func execSelp(w *warp, in *inst, m uint32) {
+	a, b := &w.regs[in.a], &w.regs[in.b]
+	p := w.preds[in.c]
+	if in.mode&1 != 0 {
+		p = ^p
+	}
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		if p>>l&1 != 0 {
+			d[l] = a[l]
+		} else {
+			d[l] = b[l]
+		}
+	}
+	w.commit(in.d, m)
+}
+
+// execPack is mov.bN d, {a, b, …}: element 0 in the low bits (PTX ISA 8.x, 9.7.9.1 "mov").
+func execPack(w *warp, in *inst, m uint32) {
+	sh := uint(in.size) * 8
+	part := sizeMask(int(in.size))
+	d := w.dst(in.d, m)
+	for l := range warpSize {
+		var v uint64
+		for i := int(in.nvec) - 1; i >= 0; i-- {
+			v = v<<sh | w.regs[in.vec[i]][l]&part
+		}
+		d[l] = v
+	}
+	w.commit(in.d, m)
+}
+
+func execUnpack(w *warp, in *inst, m uint32) {
+	sh := uint(in.size) * 8
+	part := sizeMask(int(in.size))
+	a := w.regs[in.a] // a copy: a destination may be the source
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		v := a[l]
+		for i := 0; i < int(in.nvec); i++ {
+			w.regs[in.vec[i]][l] = v & part
+			v >>= sh
+		}
+	}
+}
+
+// Fault is an error a kernel made at run time: the sanitizer's findings (out-of-bounds or misaligned
+// accesses, shared-memory hazards), barrier errors, traps and unsupported operations reached.
+type Fault struct {
+	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "trap" or "unsupported".
+	Kind string
+	// Block and Thread are the CTA and thread (x, y, z) that faulted.
+	Block, Thread [3]int
+	// Space and Address are the state space and address of a faulting access.
+	Space   string
+	Address uint64
+	// Line is the PTX line of the instruction; Instr its text; Source "file:line" from .loc, if any.
+	Line   int
+	Instr  string
+	Source string
+	// OtherThread, OtherLine and OtherSource are the second access of a hazard.
+	OtherThread [3]int
+	OtherLine   int
+	OtherSource string
+	OtherInstr  string
+	Msg         string
+}
+
+func (f *Fault) Error() string {
+	s := fmt.Sprintf("%s: %s in block (%d,%d,%d) thread (%d,%d,%d) at PTX line %d", f.Kind, f.Msg,
+		f.Block[0], f.Block[1], f.Block[2], f.Thread[0], f.Thread[1], f.Thread[2], f.Line)
+	if f.Source != "" {
+		s += " (" + f.Source + ")"
+	}
+	if f.Instr != "" {
+		s += ": " + f.Instr
+	}
+	if f.OtherLine != 0 {
+		s += fmt.Sprintf("; the other access: thread (%d,%d,%d) at PTX line %d", f.OtherThread[0],
+			f.OtherThread[1], f.OtherThread[2], f.OtherLine)
+		if f.OtherSource != "" {
+			s += " (" + f.OtherSource + ")"
+		}
+		if i := f.OtherInstr; i != "" {
+			s += ": " + i
+		}
+	}
+	return s
+}

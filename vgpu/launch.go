@@ -1,0 +1,589 @@
+package vgpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Buffer is a region of global memory the caller provides: a matrix, for example. Kernels get
+// pointers to buffers through Ptr arguments; the launch reads and writes Data in place.
+type Buffer struct {
+	Name string
+	Data []byte
+}
+
+// NewBuffer returns a zeroed buffer of size bytes.
+func NewBuffer(name string, size int) *Buffer { return &Buffer{Name: name, Data: make([]byte, size)} }
+
+// Float32Buffer returns a buffer holding xs (little-endian IEEE singles).
+func Float32Buffer(name string, xs []float32) *Buffer {
+	b := NewBuffer(name, 4*len(xs))
+	for i, x := range xs {
+		writeN(b.Data[4*i:], 4, uint64(math.Float32bits(x)))
+	}
+	return b
+}
+
+// Float64Buffer returns a buffer holding xs.
+func Float64Buffer(name string, xs []float64) *Buffer {
+	b := NewBuffer(name, 8*len(xs))
+	for i, x := range xs {
+		writeN(b.Data[8*i:], 8, math.Float64bits(x))
+	}
+	return b
+}
+
+// Uint16Buffer returns a buffer holding 16-bit words (raw f16 or bf16 data).
+func Uint16Buffer(name string, xs []uint16) *Buffer {
+	b := NewBuffer(name, 2*len(xs))
+	for i, x := range xs {
+		writeN(b.Data[2*i:], 2, uint64(x))
+	}
+	return b
+}
+
+// Float32s returns the buffer's contents as float32s.
+func (b *Buffer) Float32s() []float32 {
+	out := make([]float32, len(b.Data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(uint32(readN(b.Data[4*i:], 4)))
+	}
+	return out
+}
+
+// Float64s returns the buffer's contents as float64s.
+func (b *Buffer) Float64s() []float64 {
+	out := make([]float64, len(b.Data)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(readN(b.Data[8*i:], 8))
+	}
+	return out
+}
+
+// Arg is one kernel argument: a scalar of the parameter's size, or a pointer into a Buffer.
+type Arg struct {
+	bits uint64
+	size int
+	buf  *Buffer
+	off  int64
+}
+
+func U32(v uint32) Arg               { return Arg{bits: uint64(v), size: 4} }
+func S32(v int32) Arg                { return Arg{bits: uint64(uint32(v)), size: 4} }
+func U64(v uint64) Arg               { return Arg{bits: v, size: 8} }
+func S64(v int64) Arg                { return Arg{bits: uint64(v), size: 8} }
+func F32(v float32) Arg              { return Arg{bits: uint64(math.Float32bits(v)), size: 4} }
+func F64(v float64) Arg              { return Arg{bits: math.Float64bits(v), size: 8} }
+func Ptr(b *Buffer) Arg              { return Arg{buf: b, size: 8} }
+func PtrAt(b *Buffer, off int64) Arg { return Arg{buf: b, off: off, size: 8} }
+
+// LaunchConfig is one kernel launch.
+type LaunchConfig struct {
+	// Grid is the CTAs per grid and Block the threads per CTA (x, y, z); zeros count as 1.
+	Grid, Block [3]int
+	// DynamicShared is the bytes of extern (dynamic) shared memory.
+	DynamicShared int
+	// Params are the kernel's arguments, one per .param in order.
+	Params []Arg
+	// Buffers are the global memory the pointer arguments point into (every buffer a Ptr names
+	// must be listed).
+	Buffers []*Buffer
+	// Workers is how many CTAs run in parallel; 0 means GOMAXPROCS.
+	Workers int
+	// NoRacecheck turns off the shared-memory hazard check (bounds and alignment are always
+	// checked).
+	NoRacecheck bool
+}
+
+// Counts is what one launch did, as an NVIDIA GPU's profiler would count it.
+type Counts struct {
+	Blocks, Warps, Threads int64
+	// WarpInstructions are instructions issued per warp; ThreadInstructions the lanes that executed
+	// them (predicated-off lanes excluded).
+	WarpInstructions, ThreadInstructions int64
+	// Classes are the same split by instruction class (index: ClassFMA32 … ClassOther).
+	Classes [NumClasses]ClassCount
+	// FLOPs are floating-point operations, an FMA counting 2.
+	FLOPs int64
+	// GlobalLoadRequests and GlobalStoreRequests are warp-level global memory instructions;
+	// LoadSectors and StoreSectors the 32-byte sectors they touch; GlobalBytesUsed the distinct
+	// bytes the lanes asked for.
+	GlobalLoadRequests, GlobalStoreRequests int64
+	LoadSectors, StoreSectors               int64
+	GlobalBytesUsed                         int64
+	// SharedLoadRequests and SharedStoreRequests are warp-level shared-memory instructions;
+	// SharedWavefronts the passes the 32 banks needed (requests + bank-conflict replays).
+	SharedLoadRequests, SharedStoreRequests int64
+	SharedWavefronts                        int64
+	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
+	Barriers int64
+	// Lines are the counts per PTX line that executed, in line order.
+	Lines []LineCount
+	// Sources are the counts per source line from .loc directives, when the PTX has them.
+	Sources []LineCount
+}
+
+// ClassCount is the instructions of one class.
+type ClassCount struct{ Warp, Thread int64 }
+
+// LineCount is what the instructions of one line did.
+type LineCount struct {
+	File string // the .file name (Sources only)
+	Line int
+	// Text is the PTX instruction (Lines only).
+	Text                         string
+	Warp, Thread                 int64
+	Requests, Sectors, BytesUsed int64
+	SharedRequests, Wavefronts   int64
+}
+
+// Coalescing is bytes used / bytes moved by global memory (1 = perfectly coalesced), 0 without traffic.
+func (c Counts) Coalescing() float64 {
+	moved := 32 * (c.LoadSectors + c.StoreSectors)
+	if moved == 0 {
+		return 0
+	}
+	return float64(c.GlobalBytesUsed) / float64(moved)
+}
+
+// BankConflicts is the extra shared-memory wavefronts that bank conflicts caused.
+func (c Counts) BankConflicts() int64 {
+	return c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests
+}
+
+// ActiveLanes is the mean number of lanes executing a warp instruction (32 = no divergence).
+func (c Counts) ActiveLanes() float64 {
+	if c.WarpInstructions == 0 {
+		return 0
+	}
+	return float64(c.ThreadInstructions) / float64(c.WarpInstructions)
+}
+
+type launch struct {
+	ctx       context.Context
+	mod       *Module
+	prog      *program
+	bufs      [][]byte
+	params    []byte
+	grid      [3]int
+	block     [3]int
+	nthreads  int
+	shared    int
+	racecheck bool
+}
+
+func (L *launch) source(loc int32) string {
+	if loc < 0 || int(loc) >= len(L.mod.Locs) {
+		return ""
+	}
+	lc := L.mod.Locs[loc]
+	f := L.mod.Files[lc.File]
+	if f == "" {
+		f = fmt.Sprintf("file %d", lc.File)
+	}
+	return fmt.Sprintf("%s:%d", f, lc.Line)
+}
+
+type cta struct {
+	L        *launch
+	prog     *program
+	wk       *cta // counts owner (itself)
+	counts   []instCount
+	warps    []*warp
+	shared   []byte
+	shadow   []shadow
+	epoch    uint32
+	idx      [3]int
+	lanes    [warpSize]memLane
+	sortBuf  [4 * warpSize]uint64
+	barriers uint64
+	done     <-chan struct{}
+}
+
+type faultPanic struct{ err error }
+
+func (c *cta) fault(f *Fault, w *warp, l int, in *inst) {
+	f.Block = c.idx
+	f.Thread = c.threadXYZ(w.first + l)
+	f.Line = int(in.line)
+	f.Instr = c.L.mod.Line(int(in.line))
+	f.Source = c.L.source(in.loc)
+	panic(faultPanic{f})
+}
+
+func (c *cta) threadXYZ(i int) [3]int {
+	b := c.L.block
+	return [3]int{i % b[0], i / b[0] % b[1], i / (b[0] * b[1])}
+}
+
+// scheduling quantum: instructions a warp issues before the next warp's turn (and the next check
+// of the context)
+const quantum = 4096
+
+// Launch runs entry of mod over the grid and returns the launch's counts. It stops with ctx's error
+// when ctx is done (checked every few thousand warp instructions, so a kernel that never ends
+// stops too), with a *Fault for a sanitizer finding or a barrier error, and with an
+// *UnsupportedError for an instruction the virtual GPU does not implement.
+func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (Counts, error) {
+	fn := mod.Function(entry)
+	if fn == nil || fn.decl {
+		return Counts{}, fmt.Errorf("no kernel %q in the PTX module", entry)
+	}
+	if !fn.Entry {
+		return Counts{}, fmt.Errorf("%s is a .func, not a kernel (.entry)", entry)
+	}
+	if fn.err != nil {
+		return Counts{}, fn.err
+	}
+	prog := fn.prog
+	norm := func(d [3]int) [3]int {
+		for i := range d {
+			if d[i] == 0 {
+				d[i] = 1
+			}
+		}
+		return d
+	}
+	grid, block := norm(cfg.Grid), norm(cfg.Block)
+	for i := range 3 {
+		if grid[i] < 0 || block[i] < 0 {
+			return Counts{}, fmt.Errorf("negative launch dimension")
+		}
+	}
+	nthreads := block[0] * block[1] * block[2]
+	if nthreads > 1024 || block[2] > 64 {
+		return Counts{}, fmt.Errorf("a block of %v threads is too many: at most 1024, z at most 64", block)
+	}
+	if grid[1] > 65535 || grid[2] > 65535 || grid[0] > math.MaxInt32 {
+		return Counts{}, fmt.Errorf("grid %v out of range", grid)
+	}
+	if r := fn.ReqNTID; r != ([3]int{}) && r != block {
+		return Counts{}, fmt.Errorf("%s requires blocks of %v (.reqntid), launched with %v", entry, r, block)
+	}
+	if mx := fn.MaxNTID; mx != ([3]int{}) && nthreads > mx[0]*mx[1]*mx[2] {
+		return Counts{}, fmt.Errorf("%s allows at most %d threads per block (.maxntid), launched with %d", entry, mx[0]*mx[1]*mx[2], nthreads)
+	}
+	if cfg.DynamicShared < 0 {
+		return Counts{}, fmt.Errorf("negative dynamic shared memory")
+	}
+	shared := prog.sharedTop
+	if cfg.DynamicShared > 0 {
+		shared = (prog.sharedTop+prog.dynAlign-1)/prog.dynAlign*prog.dynAlign + cfg.DynamicShared
+	}
+	if shared > MaxSharedBytes {
+		return Counts{}, fmt.Errorf("%d bytes of shared memory per block, over the %d-byte limit", shared, MaxSharedBytes)
+	}
+	nwarps := (nthreads + warpSize - 1) / warpSize
+	if rf := int64(prog.nregs) * int64(nwarps) * warpSize * 8; rf > MaxRegisterFileBytes {
+		return Counts{}, fmt.Errorf("the register file of one block would be %d bytes, over the %d-byte limit", rf, MaxRegisterFileBytes)
+	}
+	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
+		racecheck: !cfg.NoRacecheck}
+	L.bufs = append(L.bufs, moduleData(mod))
+	index := map[*Buffer]int{}
+	for i, b := range cfg.Buffers {
+		if b == nil {
+			return Counts{}, fmt.Errorf("buffer %d is nil", i)
+		}
+		if uint64(len(b.Data)) > offsetMask {
+			return Counts{}, fmt.Errorf("buffer %s is too large", b.Name)
+		}
+		index[b] = i
+		L.bufs = append(L.bufs, b.Data)
+	}
+	// the parameter block (PTX ISA 8.x, 5.1.6.1 "Kernel Function Parameters")
+	if len(cfg.Params) != len(fn.Params) {
+		return Counts{}, fmt.Errorf("%s takes %d parameters, got %d", entry, len(fn.Params), len(cfg.Params))
+	}
+	L.params = make([]byte, fn.ParamBytes)
+	for i, a := range cfg.Params {
+		p := fn.Params[i]
+		v := a.bits
+		if a.buf != nil {
+			bi, ok := index[a.buf]
+			if !ok {
+				return Counts{}, fmt.Errorf("parameter %d points into buffer %q, which is not in Buffers", i, a.buf.Name)
+			}
+			v = uint64(bi+2)<<windowShift + uint64(a.off)
+		}
+		if a.size != p.Size {
+			return Counts{}, fmt.Errorf("parameter %d (%s) is %d bytes, the argument %d", i, p.Name, p.Size, a.size)
+		}
+		writeN(L.params[p.Offset:], p.Size, v)
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nblocks := grid[0] * grid[1] * grid[2]
+	workers = max(1, min(workers, nblocks))
+	ctas := make([]*cta, workers)
+	errs := make([]error, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for wi := range workers {
+		c := newCTA(L, nwarps)
+		ctas[wi] = c
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					fp, ok := r.(faultPanic)
+					if !ok {
+						panic(r)
+					}
+					errs[wi] = fp.err
+					next.Store(int64(nblocks))
+				}
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= nblocks {
+					return
+				}
+				c.run(i)
+			}
+		})
+	}
+	wg.Wait()
+	cnt := L.counts(ctas, nblocks, nwarps)
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range errs {
+			if e != nil {
+				return cnt, e
+			}
+		}
+	}
+	return cnt, ctx.Err()
+}
+
+func newCTA(L *launch, nwarps int) *cta {
+	p := L.prog
+	c := &cta{L: L, prog: p, counts: make([]instCount, len(p.code)), shared: make([]byte, L.shared), done: L.ctx.Done()}
+	c.wk = c
+	if L.racecheck {
+		c.shadow = make([]shadow, (L.shared+3)/4)
+	}
+	for i := range nwarps {
+		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
+			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize)}
+		c.warps = append(c.warps, w)
+	}
+	return c
+}
+
+func (c *cta) run(i int) {
+	L := c.L
+	g := L.grid
+	c.idx = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}
+	c.epoch++
+	clear(c.shared)
+	for _, w := range c.warps {
+		n := min(warpSize, L.nthreads-w.first)
+		w.live = uint32(1<<n - 1)
+		if n == warpSize {
+			w.live = fullMask
+		}
+		w.active, w.waiting, w.atBar = w.live, 0, 0
+		w.pc, w.minWait = 0, math.MaxInt32
+		clear(w.regs)
+		clear(w.preds)
+		clear(w.local)
+		c.fillConsts(w)
+	}
+	for {
+		ran := false
+		for _, w := range c.warps {
+			if w.active != 0 {
+				c.runWarp(w, quantum)
+				ran = true
+			}
+		}
+		select {
+		case <-c.done:
+			panic(faultPanic{L.ctx.Err()})
+		default:
+		}
+		if !ran && !c.releaseBarrier() {
+			return
+		}
+	}
+}
+
+// releaseBarrier is called when no warp can run: every live thread has exited or waits at a
+// barrier. It releases the barrier (true), or returns false when all threads have exited. Threads
+// waiting at different barriers are an error, never a hang (PTX ISA 8.x, section 9.7.13.1
+// "bar.sync": all threads of the CTA must reach the same barrier; exited threads do not take part).
+func (c *cta) releaseBarrier() bool {
+	var first *warp
+	firstLane := 0
+	waiting := 0
+	for _, w := range c.warps {
+		for t := w.atBar; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			waiting++
+			if first == nil {
+				first, firstLane = w, l
+				continue
+			}
+			if w.barPC[l] != first.barPC[firstLane] {
+				a, b := &c.prog.code[first.barPC[firstLane]], &c.prog.code[w.barPC[l]]
+				f := &Fault{Kind: "barrier", Msg: fmt.Sprintf("threads of one block wait at different barriers: %q at PTX line %d and %q at PTX line %d (a __syncthreads() not every thread reaches)",
+					c.L.mod.Line(int(a.line)), a.line, c.L.mod.Line(int(b.line)), b.line)}
+				f.OtherThread = c.threadXYZ(first.first + firstLane)
+				f.OtherLine = int(a.line)
+				f.OtherInstr = c.L.mod.Line(int(a.line))
+				f.OtherSource = c.L.source(a.loc)
+				c.fault(f, w, l, b)
+			}
+		}
+	}
+	if waiting == 0 {
+		return false
+	}
+	c.barriers++
+	c.epoch++
+	for _, w := range c.warps {
+		w.waiting |= w.atBar
+		w.atBar = 0
+		w.pick()
+	}
+	return true
+}
+
+func (c *cta) fillConsts(w *warp) {
+	L := c.L
+	for _, k := range c.prog.consts {
+		r := &w.regs[k.reg]
+		for l := range warpSize {
+			t := w.first + l
+			var v uint64
+			switch k.kind {
+			case ckImm:
+				v = k.val
+			case ckTid:
+				v = uint64(c.threadXYZ(t)[k.dim])
+			case ckNtid:
+				v = uint64(L.block[k.dim])
+			case ckCtaid:
+				v = uint64(c.idx[k.dim])
+			case ckNctaid:
+				v = uint64(L.grid[k.dim])
+			case ckLaneid:
+				v = uint64(l)
+			case ckWarpid:
+				v = uint64(w.id)
+			case ckNwarpid:
+				v = uint64(len(c.warps))
+			case ckLanemaskEq:
+				v = 1 << l
+			case ckLanemaskLt:
+				v = 1<<l - 1
+			case ckLanemaskLe:
+				v = 1<<(l+1) - 1
+			case ckLanemaskGt:
+				v = uint64(uint32(fullMask) << (l + 1))
+			case ckLanemaskGe:
+				v = uint64(uint32(fullMask) << l)
+			case ckDynSmem:
+				v = uint64(L.shared - c.prog.sharedTop)
+			case ckTotalSmem:
+				v = uint64(L.shared)
+			}
+			r[l] = v
+		}
+	}
+}
+
+func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
+	p := L.prog
+	var out Counts
+	out.Blocks = int64(nblocks)
+	out.Threads = int64(nblocks * L.nthreads)
+	out.Warps = int64(nblocks * nwarps)
+	total := make([]instCount, len(p.code))
+	for _, c := range ctas {
+		out.Barriers += int64(c.barriers)
+		for i, x := range c.counts {
+			t := &total[i]
+			t.warp += x.warp
+			t.thread += x.thread
+			t.gReq += x.gReq
+			t.gSectors += x.gSectors
+			t.gBytes += x.gBytes
+			t.sReq += x.sReq
+			t.sWave += x.sWave
+		}
+	}
+	lines := map[int]*LineCount{}
+	srcs := map[Loc]*LineCount{}
+	for i, x := range total {
+		if x.warp == 0 {
+			continue
+		}
+		in := &p.code[i]
+		out.WarpInstructions += int64(x.warp)
+		out.ThreadInstructions += int64(x.thread)
+		out.Classes[in.class].Warp += int64(x.warp)
+		out.Classes[in.class].Thread += int64(x.thread)
+		out.FLOPs += int64(in.flops) * int64(x.thread)
+		switch in.class {
+		case ClassLoad:
+			out.GlobalLoadRequests += int64(x.gReq)
+			out.LoadSectors += int64(x.gSectors)
+			out.SharedLoadRequests += int64(x.sReq)
+		case ClassStore:
+			out.GlobalStoreRequests += int64(x.gReq)
+			out.StoreSectors += int64(x.gSectors)
+			out.SharedStoreRequests += int64(x.sReq)
+		}
+		out.GlobalBytesUsed += int64(x.gBytes)
+		out.SharedWavefronts += int64(x.sWave)
+		add := func(lc *LineCount) {
+			lc.Warp += int64(x.warp)
+			lc.Thread += int64(x.thread)
+			lc.Requests += int64(x.gReq)
+			lc.Sectors += int64(x.gSectors)
+			lc.BytesUsed += int64(x.gBytes)
+			lc.SharedRequests += int64(x.sReq)
+			lc.Wavefronts += int64(x.sWave)
+		}
+		lc := lines[int(in.line)]
+		if lc == nil {
+			lc = &LineCount{Line: int(in.line), Text: L.mod.Line(int(in.line))}
+			lines[int(in.line)] = lc
+		}
+		add(lc)
+		if in.loc >= 0 && int(in.loc) < len(L.mod.Locs) {
+			loc := L.mod.Locs[in.loc]
+			key := Loc{File: loc.File, Line: loc.Line}
+			sc := srcs[key]
+			if sc == nil {
+				sc = &LineCount{File: L.mod.Files[loc.File], Line: loc.Line}
+				srcs[key] = sc
+			}
+			add(sc)
+		}
+	}
+	for _, lc := range lines {
+		out.Lines = append(out.Lines, *lc)
+	}
+	sort.Slice(out.Lines, func(i, j int) bool { return out.Lines[i].Line < out.Lines[j].Line })
+	for _, sc := range srcs {
+		out.Sources = append(out.Sources, *sc)
+	}
+	sort.Slice(out.Sources, func(i, j int) bool {
+		a, b := out.Sources[i], out.Sources[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	return out
+}

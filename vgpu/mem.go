@@ -1,0 +1,446 @@
+package vgpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+)
+
+// Memory. Every state space is a byte slice; generic addresses (PTX ISA 8.x, section 6.4.1
+// "Generic Addressing") are split into windows so that cvta and generic ld/st can tell the spaces
+// apart:
+//
+//	[sharedWindow, +4 GiB)   .shared (the CTA's shared memory at offset a − sharedWindow)
+//	[localWindow,  +4 GiB)   .local (the thread's own stack frame)
+//	[paramWindow,  +4 GiB)   .param of the kernel (read-only)
+//	k·2⁴⁰ + offset, k ≥ 1   .global: k = 1 the module's .global/.const variables, k = 2, 3, … the
+//	                         launch's buffers in order
+//
+// Address 0 (a null pointer) is in no window, so dereferencing it is an out-of-bounds fault.
+const (
+	sharedWindow = 1 << 32
+	localWindow  = 2 << 32
+	paramWindow  = 3 << 32
+	windowShift  = 40
+	moduleWindow = 1 << windowShift
+	offsetMask   = 1<<windowShift - 1
+)
+
+// Memory limits per launch.
+const (
+	// MaxSharedBytes is the most shared memory (static plus dynamic) a CTA may use: 227 KiB, the
+	// largest an NVIDIA GPU (sm_90) grants one block.
+	MaxSharedBytes = 227 << 10
+	// MaxLocalBytes is the most .local memory (the per-thread stack frame) a function may declare.
+	MaxLocalBytes = 64 << 10
+	// MaxRegisterFileBytes bounds one CTA's register file (registers × threads × 8 bytes).
+	MaxRegisterFileBytes = 64 << 20
+)
+
+func moduleVarOffset(m *Module, name string) (int, bool) {
+	off := 0
+	for _, v := range m.Vars {
+		if v.Space != "global" && v.Space != "const" {
+			continue
+		}
+		a := max(v.Align, 1)
+		off = (off + a - 1) / a * a
+		if v.Name == name {
+			return off, true
+		}
+		off += v.Size
+	}
+	return 0, false
+}
+
+func moduleData(m *Module) []byte {
+	var out []byte
+	for _, v := range m.Vars {
+		if v.Space != "global" && v.Space != "const" {
+			continue
+		}
+		off, _ := moduleVarOffset(m, v.Name)
+		for len(out) < off+v.Size {
+			out = append(out, 0)
+		}
+		copy(out[off:], v.Init)
+	}
+	return out
+}
+
+// instCount is what one instruction did in a launch.
+type instCount struct {
+	warp, thread   uint64
+	gReq, gSectors uint64
+	gBytes         uint64
+	sReq, sWave    uint64
+}
+
+type shadow struct {
+	epoch          uint32
+	writer, reader int32 // CTA-linear thread, -1 none, -2 several readers
+	wpc, rpc       int32
+}
+
+// access modes
+const (
+	accLoad = iota
+	accStore
+	accAtomic
+)
+
+// memLane is one lane's resolved access.
+type memLane struct {
+	mem []byte // the bytes accessed
+	sp  uint8
+	off uint64 // offset in its space (shared: the word index base)
+}
+
+// resolve finds the bytes lane l of w accesses at addr (n bytes) in space sp, or faults.
+func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mode int) ([]byte, uint8, uint64) {
+	if sp == spGeneric {
+		switch {
+		case addr >= sharedWindow && addr < sharedWindow+1<<32:
+			sp, addr = spShared, addr-sharedWindow
+		case addr >= localWindow && addr < localWindow+1<<32:
+			sp, addr = spLocal, addr-localWindow
+		case addr >= paramWindow && addr < paramWindow+1<<32:
+			sp, addr = spParam, addr-paramWindow
+		default:
+			sp = spGlobal
+		}
+	}
+	if addr%uint64(n) != 0 {
+		c.fault(&Fault{Kind: "misaligned", Space: spaceNames[sp], Address: addr,
+			Msg: fmt.Sprintf("misaligned %d-byte %s access at %#x", n, spaceNames[sp], addr)}, w, l, in)
+	}
+	var mem []byte
+	switch sp {
+	case spGlobal, spConst:
+		win := addr >> windowShift
+		if win >= 1 && win-1 < uint64(len(c.L.bufs)) {
+			mem = c.L.bufs[win-1]
+			addr &= offsetMask
+		}
+		if mode != accLoad && win == 1 && sp == spConst {
+			mem = nil
+		}
+	case spShared:
+		mem = c.shared
+	case spLocal:
+		ls := uint64(c.prog.localSize)
+		if addr+uint64(n) <= ls {
+			base := uint64(l) * ls
+			return w.local[base+addr : base+addr+uint64(n)], sp, addr
+		}
+	case spParam:
+		if mode == accLoad {
+			mem = c.L.params
+		}
+	}
+	if mem == nil || addr+uint64(n) > uint64(len(mem)) || addr+uint64(n) < addr {
+		what := "outside every buffer"
+		if mem != nil {
+			what = fmt.Sprintf("past the end of a %d-byte %s region", len(mem), spaceNames[sp])
+		}
+		c.fault(&Fault{Kind: "out of bounds", Space: spaceNames[sp], Address: addr,
+			Msg: fmt.Sprintf("%d-byte %s %s at %#x, %s", n, spaceNames[sp], accessName(mode), addr, what)}, w, l, in)
+	}
+	return mem[addr : addr+uint64(n)], sp, addr
+}
+
+func accessName(mode int) string {
+	switch mode {
+	case accStore:
+		return "store"
+	case accAtomic:
+		return "atomic"
+	}
+	return "load"
+}
+
+func readN(b []byte, n int) uint64 {
+	switch n {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b))
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+func writeN(b []byte, n int, v uint64) {
+	switch n {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		binary.LittleEndian.PutUint16(b, uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(b, uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(b, v)
+	}
+}
+
+// memOp resolves every active lane's address, counts the warp's requests, checks hazards, and
+// returns the lanes' byte slices in c.lanes.
+func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
+	n := int(in.size) * int(in.nvec)
+	var base *[warpSize]uint64
+	if in.a >= 0 {
+		base = &w.regs[in.a]
+	}
+	var gm, sm uint32
+	if in.space == spGlobal {
+		// the common case, inline: an explicit .global access
+		bufs := c.L.bufs
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			addr := uint64(in.off)
+			if base != nil {
+				addr += base[l]
+			}
+			win, off := addr>>windowShift-1, addr&offsetMask
+			if win >= uint64(len(bufs)) || addr%uint64(n) != 0 || off+uint64(n) > uint64(len(bufs[win])) {
+				c.resolve(w, in, l, addr, n, in.space, mode) // faults
+			}
+			c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
+			w.addr[l] = addr
+		}
+		gm = m
+	} else {
+		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
+	}
+	ic := &c.wk.counts[in.self]
+	if gm != 0 {
+		c.countGlobal(ic, w, gm, n)
+	}
+	if sm != 0 {
+		c.countShared(ic, w, sm, n)
+		if c.L.racecheck && mode != accAtomic {
+			c.racecheck(w, in, sm, n, mode == accStore)
+		}
+	}
+}
+
+func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int, gm, sm *uint32) {
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		addr := uint64(in.off)
+		if base != nil {
+			addr += base[l]
+		}
+		mem, sp, off := c.resolve(w, in, l, addr, n, in.space, mode)
+		c.lanes[l] = memLane{mem, sp, off}
+		switch sp {
+		case spGlobal:
+			*gm |= 1 << l
+			w.addr[l] = addr
+		case spShared:
+			*sm |= 1 << l
+			w.addr[l] = off
+		}
+	}
+}
+
+func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) {
+	k := 0
+	s := &c.sortBuf
+	for t := m; t != 0; t &= t - 1 {
+		s[k] = w.addr[bits.TrailingZeros32(t)]
+		k++
+	}
+	sortSmall(s[:k])
+	var distinct, sectors uint64
+	prev, lastSector := ^uint64(0), ^uint64(0)
+	for _, a := range s[:k] {
+		if a == prev {
+			continue
+		}
+		prev = a
+		distinct++
+		first, last := a>>5, (a+uint64(n)-1)>>5
+		if lastSector != ^uint64(0) && first <= lastSector {
+			first = lastSector + 1
+		}
+		if last >= first {
+			sectors += last - first + 1
+			lastSector = last
+		}
+	}
+	ic.gReq++
+	ic.gSectors += sectors
+	ic.gBytes += distinct * uint64(n)
+}
+
+// countShared counts the wavefronts of a shared-memory request: 32 banks of 4-byte words; lanes
+// reading the same word share it (a broadcast), distinct words in one bank serialise. Accesses of 8
+// and 16 bytes are split into 2 and 4 phases of 16 and 8 lanes (the CUDA C++ Programming Guide,
+// "Shared Memory" of compute capability 5.x and newer).
+func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
+	words := max(n/4, 1)
+	per := warpSize / words
+	var wave uint64
+	for p := 0; p < words; p++ {
+		pm := m & (uint32(1<<per-1) << (p * per))
+		if per == warpSize {
+			pm = m
+		}
+		if pm == 0 {
+			continue
+		}
+		k := 0
+		s := &c.sortBuf
+		for t := pm; t != 0; t &= t - 1 {
+			a := w.addr[bits.TrailingZeros32(t)] >> 2
+			for j := 0; j < words && k < len(s); j++ {
+				s[k] = a + uint64(j)
+				k++
+			}
+		}
+		sortSmall(s[:k])
+		var banks [32]uint8
+		most := uint8(0)
+		prev := ^uint64(0)
+		for _, x := range s[:k] {
+			if x == prev {
+				continue
+			}
+			prev = x
+			b := &banks[x&31]
+			*b++
+			most = max(most, *b)
+		}
+		wave += uint64(most)
+	}
+	ic.sReq++
+	ic.sWave += wave
+}
+
+// sortSmall is an insertion sort: linear on the already-ordered addresses of most warps.
+func sortSmall(s []uint64) {
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for j > 0 && s[j-1] > x {
+			s[j] = s[j-1]
+			j--
+		}
+		s[j] = x
+	}
+}
+
+// racecheck records the shared-memory words the lanes touch in this barrier interval and reports
+// a hazard: two different threads touching one 4-byte word since the last barrier, at least one
+// writing (a write of the value already there by a second writer is not reported, as
+// compute-sanitizer's racecheck treats it).
+func (c *cta) racecheck(w *warp, in *inst, m uint32, n int, store bool) {
+	words := max(n/4, 1)
+	pc := int32(in.self)
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		tid := int32(w.first + l)
+		for j := 0; j < words; j++ {
+			wi := w.addr[l]>>2 + uint64(j)
+			sh := &c.shadow[wi]
+			if sh.epoch != c.epoch {
+				*sh = shadow{epoch: c.epoch, writer: -1, reader: -1}
+			}
+			if store {
+				if sh.writer >= 0 && sh.writer != tid && !c.sameValue(w, in, l, j) {
+					c.hazard(w, l, in, "write after write", sh.writer, sh.wpc)
+				}
+				if sh.reader == -2 || sh.reader >= 0 && sh.reader != tid {
+					c.hazard(w, l, in, "write after read", sh.reader, sh.rpc)
+				}
+				sh.writer, sh.wpc = tid, pc
+			} else {
+				if sh.writer >= 0 && sh.writer != tid {
+					c.hazard(w, l, in, "read after write", sh.writer, sh.wpc)
+				}
+				switch {
+				case sh.reader == -1:
+					sh.reader, sh.rpc = tid, pc
+				case sh.reader != tid:
+					sh.reader = -2
+				}
+			}
+		}
+	}
+}
+
+// sameValue reports whether lane l's store writes, to its j-th word, the bytes already there.
+func (c *cta) sameValue(w *warp, in *inst, l, j int) bool {
+	lane := c.lanes[l]
+	if len(lane.mem) < 4*(j+1) && len(lane.mem) >= 4 {
+		return false
+	}
+	var buf [16]byte
+	n := int(in.size)
+	for i := 0; i < int(in.nvec); i++ {
+		writeN(buf[i*n:], n, w.regs[in.vec[i]][l])
+	}
+	lo, hi := 4*j, min(4*j+4, len(lane.mem))
+	for i := lo; i < hi; i++ {
+		if buf[i] != lane.mem[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *cta) hazard(w *warp, l int, in *inst, what string, other int32, otherPC int32) {
+	f := &Fault{Kind: "hazard", Space: "shared", Address: w.addr[l],
+		Msg: fmt.Sprintf("shared-memory %s hazard on the word at %#x between two barriers", what, w.addr[l]&^3)}
+	if other >= 0 {
+		f.OtherThread = c.threadXYZ(int(other))
+	} else {
+		f.OtherThread = [3]int{-1, -1, -1}
+		f.Msg += " (several threads read it)"
+	}
+	oi := &c.prog.code[otherPC]
+	f.OtherLine = int(oi.line)
+	f.OtherInstr = c.L.mod.Line(int(oi.line))
+	f.OtherSource = c.L.source(oi.loc)
+	c.fault(f, w, l, in)
+}
+
+func execLd(w *warp, in *inst, m uint32) {
+	c := w.c
+	c.memOp(w, in, m, accLoad)
+	n := int(in.size)
+	if n == 4 && in.nvec == 1 && !in.signed {
+		d := &w.regs[in.vec[0]]
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			d[l] = uint64(binary.LittleEndian.Uint32(c.lanes[l].mem))
+		}
+		return
+	}
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		mem := c.lanes[l].mem
+		for i := 0; i < int(in.nvec); i++ {
+			v := readN(mem[i*n:], n)
+			if in.signed && n < 8 {
+				v = uint64(sext(v, uint(n)*8))
+			}
+			w.regs[in.vec[i]][l] = v
+		}
+	}
+}
+
+func execSt(w *warp, in *inst, m uint32) {
+	c := w.c
+	c.memOp(w, in, m, accStore)
+	n := int(in.size)
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		mem := c.lanes[l].mem
+		for i := 0; i < int(in.nvec); i++ {
+			writeN(mem[i*n:], n, w.regs[in.vec[i]][l])
+		}
+	}
+}

@@ -89,7 +89,8 @@ func TestCompileErrorsUseCellLines(t *testing.T) {
 	}
 }
 
-// Without a GPU a cuda cell compiles, says why the kernel did not run, and measures its CPU comparisons.
+// Without a GPU a cuda cell compiles, runs the learner's kernel in the virtual GPU, says why cuBLAS
+// did not run, and measures its CPU comparisons.
 func TestCUDACellRunWithoutGPU(t *testing.T) {
 	requireNVRTC(t)
 	ws := dial(t, cudaServer(t))
@@ -100,10 +101,14 @@ func TestCUDACellRunWithoutGPU(t *testing.T) {
 	notes, results := notesOf(msgs), column(rowsOf(t, msgs, "results"), "kernel")
 	want := []string{
 		"info: custom: twice_mm compiles for compute_80",
-		"error: custom, cublas: not run, no NVIDIA GPU on this server (the page header links the details)",
+		"error: cublas: not run, no NVIDIA GPU on this server (the page header links the details)",
 	}
 	if strings.Join(notes, "|") != strings.Join(want, "|") || strings.Join(results, ",") != "gonum" || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got notes %q, results %v, last %s; want %q, [gonum], done", notes, results, msgs[len(msgs)-1].Type, want)
+	}
+	// The learner's kernel ran in the virtual GPU: twice_mm is not a matrix product, and its row says so.
+	if em := rowsOf(t, msgs, "emulated"); len(em) != 1 || em[0]["kernel"] != "custom" || em[0]["check"] != "WRONG: over tolerance" || em[0]["bad"] != true {
+		t.Errorf("emulated rows %v, want custom, flagged wrong", em)
 	}
 }
 

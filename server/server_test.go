@@ -719,8 +719,9 @@ func TestDevicesReportAndHeader(t *testing.T) {
 	}
 }
 
-// Without a GPU a cell naming GPU kernels still runs its CPU kernels, and one friendly error-level
-// note names the GPU kernels that did not run and why (the loader's details are behind the header's link).
+// Without a GPU a cell naming GPU kernels still runs its CPU kernels, runs the project's own CUDA
+// kernels in the virtual GPU, and one friendly error-level note names the closed-source GPU kernels
+// that did not run and why (the loader's details are behind the header's link).
 func TestGPUKernelsWithoutGPUGetNotes(t *testing.T) {
 	_, base := startServer(t, Config{Devices: func(context.Context) cuda.Report {
 		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
@@ -731,8 +732,18 @@ func TestGPUKernelsWithoutGPUGetNotes(t *testing.T) {
 	}
 	msgs := collect(t, ws, "g", 30*time.Second)
 	notes := notesOf(msgs)
-	want := []string{"error: cublas, cuda-regblock: not run, no NVIDIA GPU on this server (the page header links the details)"}
+	want := []string{"error: cublas: not run, no NVIDIA GPU on this server (the page header links the details)"}
 	if rows := rowsOf(t, msgs, "results"); fmt.Sprint(notes) != fmt.Sprint(want) || len(rows) != 1 || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got notes %q, %d results, last %q; want %q, 1 result (gonum), done", notes, len(rows), msgs[len(msgs)-1].Type, want)
+	}
+	// The kernel whose PTX the project has runs in the virtual GPU instead, labelled emulated.
+	emulated := rowsOf(t, msgs, "emulated")
+	if len(emulated) != 1 || emulated[0]["kernel"] != "cuda-regblock" || emulated[0]["check"] != "ok" {
+		t.Errorf("emulated rows %v, want cuda-regblock, ok", emulated)
+	}
+	for _, m := range msgs {
+		if m.Type == TypeTable && m.Table.ID == "emulated" && !strings.Contains(m.Table.Caption, "Emulated in the virtual GPU") {
+			t.Errorf("emulated table caption %q", m.Table.Caption)
+		}
 	}
 }

@@ -9,9 +9,11 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/simt"
 )
 
 //go:embed render.js
@@ -75,20 +77,39 @@ func (r *run) measured() experiment.Spec {
 }
 
 func (r *run) Estimate() time.Duration {
-	return compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+	if r.env.GPU.Unavailable() != "" { // the custom kernel (and compared ones with PTX) emulated instead
+		_, emulated := r.split()
+		for _, n := range r.spec.Sizes {
+			est += time.Duration(1+len(emulated)) * emulate.Estimate(n)
+		}
+	}
+	return est
 }
 
 // Run compiles the learner's kernel (its errors are the run's error), then measures it as "custom"
 // beside the kernels it is compared with; without a GPU the kernel gets a note saying why.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
-	if _, err := compile(ctx, r.env.GPU, r.spec); err != nil {
+	ptx, err := compile(ctx, r.env.GPU, r.spec)
+	if err != nil {
 		return err
 	}
 	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
 	reason := r.env.GPU.Unavailable()
 	env := r.env.Harness()
+	if reason != "" { // no GPU: the learner's kernel, and the compared kernels with PTX, run in the virtual GPU
+		measured, emulated := r.split()
+		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: e}); err != nil {
+			return err
+		}
+		custom := func(n int) (emulate.Request, error) {
+			grid, err := r.spec.GridFor(n)
+			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
+		}
+		return matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), custom)
+	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
-		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Unavailable: reason, Remote: reason == "", OnGPU: true})
+		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})
 	measure := env.Remote
 	env.Remote = func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
 		if kernel != "custom" {
@@ -102,6 +123,29 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
 	}
 	return experiment.Run(ctx, r.measured(), env, &matmul.Results{E: e})
+}
+
+// split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and
+// closed GPU kernels, which get their note) from those with PTX, which run in the virtual GPU.
+func (r *run) split() (measured experiment.Spec, emulated []string) {
+	measured = r.measured()
+	measured.Kernels = nil
+	for _, name := range r.spec.Compare {
+		if emulate.Emulatable(name) {
+			emulated = append(emulated, name)
+		} else {
+			measured.Kernels = append(measured.Kernels, name)
+		}
+	}
+	return measured, emulated
+}
+
+// gpu is the datasheet GPU the emulated times are modelled on.
+func (r *run) gpu() simt.GPU {
+	if r.spec.GPU != nil {
+		return *r.spec.GPU
+	}
+	return simt.GPUs[0]
 }
 
 // nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/simt"
 )
 
 // Spec is a parsed `cuda` cell: a YAML header, a line `---`, then the learner's CUDA C++. The
@@ -26,6 +27,7 @@ import (
 //	dtype: float32                      # float32 | float64
 //	repeats: 5
 //	compare: [cublas]                   # other kernels timed alongside
+//	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
 //	---
 //	extern "C" __global__ void my_matmul(const float* A, const float* B, float* C, int M, int N, int K) { … }
 type Spec struct {
@@ -36,6 +38,8 @@ type Spec struct {
 	DType   string
 	Repeats int
 	Compare []string
+	// GPU, if the cell names one, is the datasheet GPU that emulated times are modelled on.
+	GPU *simt.GPU
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int
@@ -66,6 +70,7 @@ type source struct {
 	DType        cells.At[string]             `yaml:"dtype"`
 	Repeats      cells.At[int]                `yaml:"repeats"`
 	Compare      cells.At[[]cells.At[string]] `yaml:"compare"`
+	GPU          cells.At[string]             `yaml:"gpu"`
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
@@ -120,6 +125,13 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	}
 	if !regexp.MustCompile(`\b` + s.Kernel + `\s*\(`).MatchString(s.Source) {
 		return Spec{}, &cells.SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
+	}
+	if y.GPU.Line > 0 {
+		g, err := simt.LookupGPU(y.GPU.V)
+		if err != nil {
+			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
+		}
+		s.GPU = &g
 	}
 	if s.Compare, err = matmul.KernelNames(y.Compare, s.DType, available, false); err != nil {
 		return Spec{}, err

@@ -5,12 +5,15 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/roofline"
 )
 
@@ -42,7 +45,11 @@ type run struct {
 }
 
 func (r *run) Estimate() time.Duration {
-	est := time.Duration(r.spec.EstimateSeconds(r.env.Kernels) * float64(time.Second))
+	measured, emulated := r.split()
+	est := time.Duration(measured.EstimateSeconds(r.env.Kernels) * float64(time.Second))
+	for _, n := range r.spec.Sizes {
+		est += time.Duration(len(emulated)) * emulate.Estimate(n)
+	}
 	if r.spec.Peak {
 		est += roofline.MeasureEstimate // the first such run measures the ceilings
 	}
@@ -67,7 +74,80 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if r.rec != nil && r.env.GPU.Unavailable() != "" {
 		showRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
 	}
-	return experiment.Run(ctx, r.spec.Spec, r.env.Harness(), sink)
+	measured, emulated := r.split()
+	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
+		return err
+	}
+	return Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), nil)
+}
+
+// split separates the kernels measured here (CPU kernels; GPU kernels where there is a GPU; the
+// others, which experiment.Run notes as not run) from the GPU kernels with PTX that this server
+// without a GPU runs in the virtual GPU instead.
+func (r *run) split() (measured experiment.Spec, emulated []string) {
+	measured = r.spec.Spec
+	measured.Kernels = nil
+	for _, name := range r.spec.Kernels {
+		if k, _ := kernels.Lookup(r.env.Kernels, name); k.Unavailable != "" && emulate.Emulatable(name) {
+			emulated = append(emulated, name)
+		} else {
+			measured.Kernels = append(measured.Kernels, name)
+		}
+	}
+	return measured, emulated
+}
+
+func (r *run) gpu() simt.GPU {
+	if r.spec.GPU != nil {
+		return *r.spec.GPU
+	}
+	return simt.GPUs[0]
+}
+
+// Emulate runs the named GPU kernels in the virtual GPU at every size (up to emulate.MaxN), as rows
+// of the emulated table, labelled emulated with times modelled on g; custom, if not nil, adds a
+// learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
+// run goes on.
+func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g simt.GPU,
+	custom func(n int) (emulate.Request, error)) error {
+	if custom != nil {
+		names = append([]string{"custom"}, names...)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	e.Table(emulate.Table(g.Name))
+	done, total := 0, len(names)*len(sizes)
+	for _, n := range sizes {
+		if n > emulate.MaxN {
+			e.Note("info", fmt.Sprintf("%s at n=%d: not emulated, over the virtual GPU's n ≤ %d on this server (thread by thread it would take minutes)", strings.Join(names, ", "), n, emulate.MaxN))
+			done += len(names)
+			continue
+		}
+		for _, name := range names {
+			req := emulate.Request{Kernel: name}
+			var err error
+			if name == "custom" {
+				req, err = custom(n)
+			}
+			req.N, req.DType, req.GPU = n, dtype, g
+			var res emulate.Result
+			if err == nil {
+				res, err = emulate.Run(ctx, req)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				e.Note("error", fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, err))
+			} else {
+				e.Row(emulate.Row(res))
+			}
+			done++
+			e.Progress(done, total)
+		}
+	}
+	return nil
 }
 
 // showRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those

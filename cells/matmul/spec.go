@@ -8,6 +8,7 @@
 //	threads: 2                                      # goroutines for the parallel kernels
 //	transfers: true                                 # GPU kernels: time the PCIe copies too
 //	peak: true                                      # draw this CPU's measured peak
+//	gpu: T4                                         # datasheet GPU for emulated kernels' modelled times
 //
 // It also holds the validation the `cuda` and `roofline` kinds share (kernel names, sizes).
 package matmul
@@ -22,6 +23,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/simt"
 )
 
 // Spec is a parsed, validated `matmul` cell.
@@ -29,6 +31,9 @@ type Spec struct {
 	experiment.Spec
 	// Peak draws this CPU's measured peak on the chart, saying how it was measured.
 	Peak bool
+	// GPU, if the cell names one, is the datasheet GPU that emulated kernels' times are modelled on
+	// (and a roofline cell draws); nil means the first of simt.GPUs.
+	GPU *simt.GPU
 }
 
 // Source is a matmul cell's YAML, decoded by cells.Decode.
@@ -41,6 +46,7 @@ type Source struct {
 	Threads      cells.At[int]                `yaml:"threads"`
 	Transfers    bool                         `yaml:"transfers"`
 	Peak         bool                         `yaml:"peak"`
+	GPU          cells.At[string]             `yaml:"gpu"`
 }
 
 // Limits on the remaining fields, fixed so a typo cannot ask for a million repeats.
@@ -71,6 +77,13 @@ func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec,
 func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
 	s := Spec{Spec: experiment.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
+	if y.GPU.Line > 0 {
+		g, err := simt.LookupGPU(y.GPU.V)
+		if err != nil {
+			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
+		}
+		s.GPU = &g
+	}
 	if s.DType, err = DType(y.DType); err != nil {
 		return Spec{}, err
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/roofline"
 )
 
@@ -32,14 +31,11 @@ type Spec struct {
 	matmul.Spec
 	// Predict maps kernel names to predicted GFLOP/s.
 	Predict map[string]float64
-	// GPU, if set, is drawn from its datasheet (labelled so), not measured.
-	GPU *simt.GPU
 }
 
 type source struct {
 	matmul.Source `yaml:",inline"`
 	Predict       cells.At[map[string]float64] `yaml:"predict"`
-	GPU           cells.At[string]             `yaml:"gpu"`
 }
 
 // Parse reads a `roofline` cell. Errors are *cells.SpecError values with line numbers.
@@ -56,13 +52,6 @@ func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec,
 		return Spec{}, cells.Errorf(y.Predict.Line, "%d predictions; a cell predicts at most %d (one per kernel)", len(y.Predict.V), matmul.MaxKernels)
 	}
 	r := Spec{Spec: s, Predict: y.Predict.V}
-	if y.GPU.Line > 0 {
-		g, err := simt.LookupGPU(y.GPU.V)
-		if err != nil {
-			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
-		}
-		r.GPU = &g
-	}
 	for _, name := range cells.Sorted(r.Predict) {
 		g := r.Predict[name]
 		in := false

@@ -46,8 +46,11 @@ type Model struct {
 }
 
 // ModelTime models c on g.
-func ModelTime(c Counts, g GPU) Model {
-	compute, memory := float64(c.FLOPs)/g.FP32, float64(c.BytesMoved())/g.DRAM
+func ModelTime(c Counts, g GPU) Model { return Roofline(float64(c.FLOPs), float64(c.BytesMoved()), g) }
+
+// Roofline models flops FLOPs and bytes of DRAM traffic on g: the larger of the two times.
+func Roofline(flops, bytes float64, g GPU) Model {
+	compute, memory := flops/g.FP32, bytes/g.DRAM
 	if compute >= memory {
 		return Model{compute, "compute"}
 	}

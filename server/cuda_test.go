@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,10 @@ func TestShowPTX(t *testing.T) {
 	if n < 4 || msgs[0].Type != TypeQueued || msgs[n-2].Type != TypeText || msgs[n-1].Type != TypeDone ||
 		!strings.Contains(msgs[n-2].Text.Body, ".entry twice_mm(") || !strings.Contains(msgs[n-2].Text.Body, ".target sm_80") {
 		t.Fatalf("got %+v, want queued, started, text (PTX for sm_80, entry twice_mm), done", msgs)
+	}
+	// The lines that ran carry the virtual GPU's counts; the store of C is one request per warp.
+	if body := msgs[n-2].Text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// \d+ thr; \d+ req, \d+\.\d sectors/req`).MatchString(body) {
+		t.Errorf("PTX lacks the counts beside its store:\n%.2000s", body)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -14,6 +16,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/simt"
+	"github.com/gpuplayground/playground/vgpu"
 )
 
 //go:embed render.js
@@ -56,15 +59,60 @@ type showPTX struct {
 	spec Spec
 }
 
-func (p *showPTX) Estimate() time.Duration { return compileEstimate }
+func (p *showPTX) Estimate() time.Duration {
+	return compileEstimate + emulate.Estimate(slices.Min(p.spec.Sizes))
+}
 
+// Run compiles the kernel and shows its PTX; with the counts of one launch in the virtual GPU at the
+// cell's smallest size written beside each line that ran (thread instructions, and for memory
+// instructions requests and 32-byte sectors per request), when that size can be emulated.
 func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	ptx, err := compile(ctx, p.env.GPU, p.spec)
 	if err != nil {
 		return err
 	}
-	e.Text(fmt.Sprintf("PTX of %s for compute_%d (NVRTC)", p.spec.Kernel, p.env.GPU.Arch()), ptx)
+	title := fmt.Sprintf("PTX of %s for compute_%d", p.spec.Kernel, p.env.GPU.Arch())
+	n := slices.Min(p.spec.Sizes)
+	grid, err := p.spec.GridFor(n)
+	if err != nil || n > emulate.MaxN {
+		e.Text(title, ptx)
+		return nil
+	}
+	res, err := emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: p.spec.Kernel, Grid: grid, Block: p.spec.Block, N: n, DType: p.spec.DType, GPU: simt.GPUs[0]})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		e.Note("error", fmt.Sprintf("in the virtual GPU at n=%d: %v", n, err))
+		e.Text(title, ptx)
+		return nil
+	}
+	e.Text(title+fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n), Annotate(ptx, res.Counts.Lines))
 	return nil
+}
+
+// Annotate writes each line's counts as a PTX comment at its end: "// 4096 thr" and, for memory
+// instructions, "; 128 req, 4.0 sectors/req" (global) or "; 128 req, 1.0 wavefronts/req" (shared).
+func Annotate(ptx string, lines []vgpu.LineCount) string {
+	byLine := map[int]vgpu.LineCount{}
+	for _, l := range lines {
+		byLine[l.Line] = l
+	}
+	var b strings.Builder
+	for i, text := range strings.Split(ptx, "\n") {
+		b.WriteString(text)
+		if l, ok := byLine[i+1]; ok {
+			fmt.Fprintf(&b, "\t// %d thr", l.Thread)
+			switch {
+			case l.Requests > 0:
+				fmt.Fprintf(&b, "; %d req, %.1f sectors/req", l.Requests, float64(l.Sectors)/float64(l.Requests))
+			case l.SharedRequests > 0:
+				fmt.Fprintf(&b, "; %d req, %.1f wavefronts/req", l.SharedRequests, float64(l.Wavefronts)/float64(l.SharedRequests))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 type run struct {

@@ -84,20 +84,26 @@ func AllOnGPU(available []kernels.Kernel, names []string) bool {
 	return true
 }
 
-// EstimateSeconds is a rough, pessimistic guess of the whole run's duration in seconds: per size, the
-// float64 reference plus a warm-up and Repeats timed calls of every kernel. It is an estimate made
-// before running, never a measurement.
+// EstimateSeconds is a guess of the whole run's duration in seconds, made before running and never
+// shown as a measurement: per size, for CPU kernels the fresh inputs, each kernel's NaN poisoning and
+// check, and the float64 reference; then a warm-up and Repeats timed calls of every kernel, and
+// the cost of each result (a GC, a row, a chart: kernels.Rates.PointSeconds)
+// (kernels.Kernel.EstimateSeconds: CPU kernels from the rates measured on this machine, GPU kernels from
+// the table's datasheet-based guesses).
 func (s Spec) EstimateSeconds(available []kernels.Kernel) float64 {
+	rates := kernels.CurrentRates()
 	ref, _ := kernels.Lookup(kernels.CPU(), "gonum")
 	cpu := !AllOnGPU(available, s.Kernels) // GPU kernels check their results on the GPU machine
 	total := 0.0
 	for _, n := range s.Sizes {
 		if cpu {
-			total += ref.EstimateSeconds(n, "float64", s.Threads) // the float64 reference
+			total += ref.EstimateSeconds(n, "float64", 0) // the float64 reference
+			// inputs (A, B and their float64 copies), then per kernel C poisoned and checked
+			total += rates.FillSeconds(n * n * (4 + 2*len(s.Kernels)))
 		}
 		for _, name := range s.Kernels {
 			if k, ok := kernels.Lookup(available, name); ok {
-				total += float64(s.Repeats+1) * k.EstimateSeconds(n, s.DType, s.Threads)
+				total += float64(s.Repeats+1)*k.EstimateSeconds(n, s.DType, s.Threads) + rates.PointSeconds
 			}
 		}
 	}

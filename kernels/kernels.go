@@ -59,32 +59,29 @@ type Kernel struct {
 	// DTypes, if set, are the only cell dtypes the kernel takes (from the GPU kernel table); CPU
 	// kernels take float32 and float64.
 	DTypes []string
-	// gflops is a deliberately pessimistic throughput guess (GFLOP/s) used only to refuse runs that
-	// would exceed the run time limit; it is never shown as a measurement.
-	gflops func(n, threads int) float64
 	// estimate, set for the GPU kernels a worker will run, is the table's pessimistic guess of one
-	// call in seconds (cuda.Kernel.EstimateSeconds); it replaces gflops.
+	// call in seconds (cuda.Kernel.EstimateSeconds): a datasheet-based guess, not measured here.
 	estimate func(n int, dtype string) float64
 }
 
-// EstimateSeconds returns a rough, pessimistic guess of one call's duration in seconds for an n×n×n
-// product in the given precision ("float32" or "float64") with the given thread count. For CPU
-// kernels the rates behind it are set below those measured on a 2-core x86-64 machine
-// (docs/benchmarks.md), and float64 is assumed 1.5× slower; for GPU kernels they are the GPU kernel
-// table's (kernels/cuda/ladder.go, docs/gpu-kernels.md). It is an estimate, never a measurement. A
+// EstimateSeconds returns a guess of one call's duration in seconds for an n×n×n product in the given
+// precision ("float32" or "float64") with the given thread count, made before running and never shown
+// as a measurement. A CPU kernel is priced from the rates measured on this machine
+// (CurrentRates().KernelSeconds: package calibrate, run at server start-up or kept from an earlier
+// run), or from DefaultRates before that. A GPU kernel's is the GPU kernel table's datasheet-based,
+// pessimistic guess (kernels/cuda/ladder.go, docs/gpu-kernels.md): no GPU is measured for it. A
 // kernel that will not run here (Unavailable) costs nothing.
 func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
+	if k.Unavailable != "" {
+		return 0 // a kernel that will not run here costs nothing
+	}
 	if k.estimate != nil {
 		return k.estimate(n, dtype)
 	}
-	if k.gflops == nil {
-		return 0 // a kernel that will not run here costs nothing
+	if k.F32 == nil {
+		return 0
 	}
-	s := FLOPs(n, n, n) / (k.gflops(n, threads) * 1e9)
-	if dtype == "float64" {
-		s *= 1.5
-	}
-	return s
+	return CurrentRates().KernelSeconds(k.Name, n, dtype, threads)
 }
 
 // FLOPs is the floating-point operation count of an m×k by k×n product: 2·m·n·k (one multiply and one
@@ -96,29 +93,21 @@ func FLOPs(m, n, k int) float64 { return 2 * float64(m) * float64(n) * float64(k
 func CPU() []Kernel {
 	return []Kernel{
 		{Name: "naive", Summary: "textbook i-j-k triple loop; walks B down a column",
-			F32: Naive[float32], F64: Naive[float64],
-			gflops: func(n, _ int) float64 { return cacheRate(n, 1, 0.35) }},
+			F32: Naive[float32], F64: Naive[float64]},
 		{Name: "ikj", Summary: "loop interchange: the inner loop streams a row of B and a row of C",
-			F32: IKJ[float32], F64: IKJ[float64],
-			gflops: func(n, _ int) float64 { return cacheRate(n, 2, 1.5) }},
+			F32: IKJ[float32], F64: IKJ[float64]},
 		{Name: "tiled", Summary: "cache blocking: multiply tiles that stay in L1/L2",
-			F32: Tiled[float32], F64: Tiled[float64],
-			gflops: func(n, _ int) float64 { return 1.5 }},
+			F32: Tiled[float32], F64: Tiled[float64]},
 		{Name: "parallel", Summary: "the tiled kernel with row blocks shared among goroutines",
-			F32: Parallel[float32], F64: Parallel[float64],
-			gflops: func(n, t int) float64 { return 1.5 * float64(min(t, runtime.NumCPU())) }},
+			F32: Parallel[float32], F64: Parallel[float64]},
 		{Name: "gonum", Summary: "gonum's pure-Go BLAS (Sgemm/Dgemm), the reference",
-			F32: Gonum[float32], F64: Gonum[float64],
-			gflops: func(n, _ int) float64 { return 4 * float64(runtime.NumCPU()) }},
+			F32: Gonum[float32], F64: Gonum[float64]},
 		{Name: "packed", Summary: "A and B packed into contiguous panels, a 4×4 register tile in Go",
-			F32: Packed[float32], F64: Packed[float64],
-			gflops: func(n, _ int) float64 { return 2 }},
+			F32: Packed[float32], F64: Packed[float64]},
 		{Name: "simd", Summary: "packing plus an assembly micro-kernel (AVX2+FMA or AVX-512) on one core",
-			F32: SIMD[float32], F64: SIMD[float64],
-			gflops: func(n, _ int) float64 { return 8 }},
+			F32: SIMD[float32], F64: SIMD[float64]},
 		{Name: "simd-parallel", Summary: "the simd kernel with blocks of A shared among all cores",
-			F32: SIMDParallel[float32], F64: SIMDParallel[float64],
-			gflops: func(n, t int) float64 { return 8 * float64(min(t, runtime.NumCPU())) }},
+			F32: SIMDParallel[float32], F64: SIMDParallel[float64]},
 	}
 }
 
@@ -142,14 +131,6 @@ func GPU(reason string) []Kernel {
 // Takes reports whether the kernel takes matrices of dtype ("float32" or "float64").
 func (k Kernel) Takes(dtype string) bool {
 	return len(k.DTypes) == 0 || slices.Contains(k.DTypes, dtype)
-}
-
-// cacheRate is small for large n where the working set leaves the caches.
-func cacheRate(n int, small, large float64) float64 {
-	if n <= 256 {
-		return small
-	}
-	return large
 }
 
 // Lookup finds a kernel by name among ks.

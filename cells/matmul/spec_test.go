@@ -161,3 +161,22 @@ func TestGPUKernelDTypes(t *testing.T) {
 		t.Errorf("cublas (DGEMM) in float64: %v", err)
 	}
 }
+
+// The up-front refusal prices the cell with the rates measured on this machine: the same cell is
+// accepted where gonum runs fast and refused, before running, where it runs slowly.
+func TestRefusalUsesMeasuredRates(t *testing.T) {
+	t.Cleanup(func() { kernels.SetRates(nil) })
+	src := "kernels: [gonum]\nsizes: [4096]\ndtype: float64\nrepeats: 3"
+	rates := func(gflops float64) *kernels.Rates {
+		spf := 2 / (gflops * 1e9) // seconds per multiply-add
+		return &kernels.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]kernels.Point{"gonum/float64": {{N: 64, SPF: spf}, {N: 4096, SPF: spf}}}}
+	}
+	kernels.SetRates(rates(100))
+	if _, err := Parse(src, kernels.CPU(), experiment.DefaultLimits()); err != nil {
+		t.Fatalf("at 100 GFLOP/s: %v", err)
+	}
+	kernels.SetRates(rates(5))
+	if _, err := Parse(src, kernels.CPU(), experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
+		t.Fatalf("at 5 GFLOP/s: %v, want refused over the limit", err)
+	}
+}

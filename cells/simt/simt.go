@@ -254,12 +254,17 @@ type run struct {
 	spec Spec
 }
 
-// nsPerThreadFMA is a pessimistic cost of emulating one thread's multiply-add on one core.
-const nsPerThreadFMA = 3
-
+// Estimate prices each kernel's emulation at the SIMT emulator's rate for that kernel measured on this
+// machine (kernels.Rates.SIMTSeconds, from package calibrate; the defaults before), plus the inputs,
+// the float64 reference and each result's row and chart.
 func (r *run) Estimate() time.Duration {
-	n := float64(r.spec.N)
-	return time.Duration(float64(len(r.spec.Kernels))*n*n*n*nsPerThreadFMA) * time.Nanosecond
+	rates := kernels.CurrentRates()
+	n := r.spec.N
+	s := rates.FillSeconds(2*n*n) + rates.KernelSeconds("gonum", n, "float64", 0)
+	for _, k := range r.spec.Kernels {
+		s += rates.SIMTSeconds(k, n) + rates.PointSeconds
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // Run emulates each kernel (and, where the server has a GPU, measures the real cuda-* kernel at the

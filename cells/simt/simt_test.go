@@ -1,8 +1,11 @@
 package simt
 
 import (
+	"math"
+
 	"context"
 	"errors"
+	"github.com/gpuplayground/playground/kernels"
 	"strings"
 	"testing"
 
@@ -92,4 +95,21 @@ func FuzzParseSIMT(f *testing.F) {
 			t.Fatalf("accepted %+v", s)
 		}
 	})
+}
+
+// The estimate sums each kernel's emulation at its measured rate (plus the reference and each
+// result's row and chart), so a slow machine refuses what it cannot emulate in time.
+func TestEstimateUsesMeasuredRates(t *testing.T) {
+	t.Cleanup(func() { kernels.SetRates(nil) })
+	kernels.SetRates(&kernels.Rates{PointSeconds: 0.01,
+		SIMT: map[string]float64{"naive": 1e-7, "regblock": 1e-8}, SIMTN: map[string]int{"naive": 64, "regblock": 128},
+		SIMTExp: map[string]float64{"naive": 2, "regblock": 3}})
+	run, err := (&Kind{}).Parse(cells.Cell{Source: "kernels: [naive, regblock]\nn: 128"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1e-7*math.Pow(64, 3)*math.Pow(2, 2) + 1e-8*math.Pow(128, 3) + 2*0.01
+	if got := run.Estimate().Seconds(); math.Abs(got-want) > 1e-6 {
+		t.Errorf("estimate %.4f s, want %.4f", got, want)
+	}
 }

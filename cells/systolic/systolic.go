@@ -31,7 +31,7 @@ type Spec struct {
 }
 
 // Limits of a systolic cell: sizes, the largest animated array, and the simulation's work
-// (PE-cycles), about 10 ns each on one core.
+// (PE-cycles; the run's estimate, from measured rates, is also held to the run time limit).
 const (
 	MaxArray          = 256
 	MaxDim            = 1024
@@ -172,11 +172,14 @@ func (Kind) Parse(c cells.Cell) (cells.Run, error) {
 
 type run Spec
 
-// nsPerPECycle is a pessimistic cost of one simulated PE-cycle on one core.
-const nsPerPECycle = 300
-
+// Estimate prices the simulation's cycles at the systolic simulator's rate measured on this machine
+// (kernels.Rates.SystolicSeconds, from package calibrate; the defaults before): per cycle a fixed cost
+// plus one per PE, higher for animated arrays (N ≤ MaxAnimatedArray), whose state is copied every cycle.
 func (r run) Estimate() time.Duration {
-	return time.Duration(Spec(r).work()*nsPerPECycle) * time.Nanosecond
+	rates := kernels.CurrentRates()
+	st := systolic.Cycles(r.Array, r.M, r.N, r.K)
+	s := rates.SystolicSeconds(r.Array, st.Cycles, r.Array <= MaxAnimatedArray) + rates.FillSeconds(r.M*r.K+r.K*r.N) + rates.PointSeconds
+	return time.Duration(s * float64(time.Second))
 }
 
 // Run simulates the product, sending the animation's frames (weights only on a tile's first cycle,

@@ -1,8 +1,12 @@
 package systolic
 
 import (
+	"math"
+	"time"
+
 	"context"
 	"errors"
+	"github.com/gpuplayground/playground/kernels"
 	"strings"
 	"testing"
 
@@ -68,4 +72,26 @@ func FuzzParseSystolic(f *testing.F) {
 			t.Fatalf("accepted a simulation of %d cycles on %d×%d", st.Cycles, s.Array, s.Array)
 		}
 	})
+}
+
+// The estimate is the simulator's measured rate times the cycles (animated arrays at their own,
+// higher rate), so the limits refuse what this machine cannot simulate in time.
+func TestEstimateUsesMeasuredRates(t *testing.T) {
+	t.Cleanup(func() { kernels.SetRates(nil) })
+	kernels.SetRates(&kernels.Rates{Systolic: kernels.SystolicRates{PE: 1e-9, AnimPE: 1e-7, AnimatedN: MaxAnimatedArray}})
+	est := func(src string) time.Duration {
+		run, err := Kind{}.Parse(cells.Cell{Source: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.Estimate()
+	}
+	big := est("array: 128\nm: 512\nn: 512\nk: 512")
+	if want := float64(systolic.Cycles(128, 512, 512, 512).Cycles) * 128 * 128 * 1e-9; math.Abs(big.Seconds()-want) > 1e-6 {
+		t.Errorf("128×128 array: %v, want %.4f s", big, want)
+	}
+	animated := est("array: 16\nm: 512\nn: 512\nk: 512")
+	if want := float64(systolic.Cycles(16, 512, 512, 512).Cycles) * 16 * 16 * 1e-7; math.Abs(animated.Seconds()-want) > 1e-6 {
+		t.Errorf("animated 16×16 array: %v, want %.4f s", animated, want)
+	}
 }

@@ -1,0 +1,154 @@
+// Command estimates checks the run estimates against measurements on this machine: it calibrates
+// (package calibrate, timing the calibration itself), then runs real cells through their kinds across
+// each kind's accepted range (matmul cells of one CPU kernel and size, simt cells of one emulated
+// kernel, systolic cells) and prints, per cell, the estimate, the measured wall-clock time of the
+// whole run and their ratio (estimate / measured; the target is 0.5 to 2). Points whose estimate is
+// over -max-point are skipped, so the sweep stays within a few minutes.
+//
+//	go run ./bench/estimates [-max-point 15s] [-kinds matmul,simt,systolic] [-large] [-kernels gonum] [-dtypes float64] [-repeats 1]
+//	go run ./bench/estimates -write-defaults kernels/default_rates.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpuplayground/playground/calibrate"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/simt"
+	"github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/roofline"
+)
+
+func main() {
+	maxPoint := flag.Duration("max-point", 15*time.Second, "skip cells estimated longer than this")
+	kinds := flag.String("kinds", "matmul,simt,systolic", "kinds to sweep")
+	large := flag.Bool("large", false, "also the large matmul points (n = 1500 to 4096)")
+	only := flag.String("kernels", "", "matmul: only these CPU kernels (comma-separated)")
+	dtypes := flag.String("dtypes", "float32,float64", "matmul: these dtypes")
+	repeats := flag.Int("repeats", 1, "matmul: repeats per cell")
+	writeDefaults := flag.String("write-defaults", "", "calibrate, raise every cost by half, write the default rates here, and exit")
+	flag.Parse()
+	ctx := context.Background()
+
+	start := time.Now()
+	r, err := calibrate.Measure(ctx, calibrate.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("calibration: %.2f s on %s, GOMAXPROCS %d, %s\n", time.Since(start).Seconds(), r.CPU, r.Procs, time.Now().UTC().Format(time.DateTime))
+	if *writeDefaults != "" {
+		slow(r, 1.5)
+		data, _ := json.MarshalIndent(r, "", " ")
+		if err := os.WriteFile(*writeDefaults, append(data, '\n'), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	kernels.SetRates(r)
+	env := cells.Env{Kernels: kernels.CPU(), Limits: experiment.DefaultLimits(), GPU: &gpu.Machine{Report: cuda.Report{Unavailable: "no CUDA device (bench)"}},
+		Roofline: &roofline.Cache{}}
+	var ratios = map[string][]float64{}
+	point := func(group string, kind cells.Kind, src string) {
+		run, err := kind.Parse(cells.Cell{ID: "bench", Source: src})
+		if err != nil {
+			fmt.Printf("%-40s refused: %v\n", strings.ReplaceAll(src, "\n", " "), err)
+			return
+		}
+		est := run.Estimate()
+		label := strings.Join(strings.Fields(strings.ReplaceAll(src, "\n", " ")), " ")
+		if est > *maxPoint {
+			fmt.Printf("%-60s estimate %8.3f s  skipped (over -max-point)\n", label, est.Seconds())
+			return
+		}
+		runtime.GC()
+		t := time.Now()
+		if err := run.Run(ctx, &cellstest.Recorder{}); err != nil {
+			fmt.Printf("%-60s error: %v\n", label, err)
+			return
+		}
+		took := time.Since(t).Seconds()
+		ratio := est.Seconds() / took
+		flag := ""
+		if ratio < 0.5 || ratio > 2 {
+			flag = "  OUTSIDE [0.5, 2]"
+		}
+		fmt.Printf("%-60s estimate %8.3f s  measured %8.3f s  ratio %5.2f%s\n", label, est.Seconds(), took, ratio, flag)
+		ratios[group] = append(ratios[group], ratio)
+	}
+	if strings.Contains(*kinds, "matmul") {
+		mm := matmul.New(env)
+		sizes := []int{64, 128, 256, 500, 512, 1000, 1024}
+		if *large {
+			sizes = append(sizes, 1500, 2048, 3000, 4096)
+		}
+		for _, k := range kernels.CPU() {
+			if *only != "" && !slices.Contains(strings.Split(*only, ","), k.Name) {
+				continue
+			}
+			for _, dt := range strings.Split(*dtypes, ",") {
+				for _, n := range sizes {
+					point("matmul "+k.Name+" "+dt, mm, fmt.Sprintf("kernels: [%s]\nsizes: [%d]\ndtype: %s\nrepeats: %d", k.Name, n, dt, *repeats))
+				}
+			}
+		}
+	}
+	if strings.Contains(*kinds, "simt") {
+		sk := simt.New(env)
+		for _, k := range []string{"naive", "coalesced", "smem", "regblock"} {
+			for _, n := range []int{32, 64, 128, 192, 256, 384, 512} {
+				point("simt "+k, sk, fmt.Sprintf("kernels: [%s]\nn: %d", k, n))
+			}
+		}
+	}
+	if strings.Contains(*kinds, "systolic") {
+		for _, c := range [][4]int{{4, 64, 64, 64}, {8, 256, 256, 256}, {16, 256, 256, 256}, {16, 1024, 512, 512}, {32, 512, 512, 512},
+			{64, 1024, 512, 512}, {128, 512, 512, 512}, {256, 512, 256, 256}, {256, 1024, 256, 512},
+			{8, 1024, 512, 512}, {4, 1024, 1024, 256}} { // the last two: animated, near the work limit
+			point(fmt.Sprintf("systolic array %d", c[0]), systolic.Kind{}, fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
+		}
+	}
+	fmt.Println("\nmedian ratio (estimate / measured) per group, [min, max]:")
+	var groups []string
+	for g := range ratios {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		rs := ratios[g]
+		fmt.Printf("%-32s %5.2f  [%5.2f, %5.2f]  (%d points)\n", g, kernels.Median(rs), slices.Min(rs), slices.Max(rs), len(rs))
+	}
+}
+
+// slow multiplies every cost in r by f.
+func slow(r *kernels.Rates, f float64) {
+	for key, pts := range r.Kernels {
+		for i := range pts {
+			pts[i].SPF *= f
+		}
+		r.Kernels[key] = pts
+	}
+	r.FillNs *= f
+	for k := range r.SIMT {
+		r.SIMT[k] *= f
+	}
+	s := &r.Systolic
+	s.Cycle, s.PE, s.AnimCycle, s.AnimPE = s.Cycle*f, s.PE*f, s.AnimCycle*f, s.AnimPE*f
+	r.Measured, r.Source = time.Time{}, "defaults"
+}

@@ -1,0 +1,184 @@
+package kernels
+
+import (
+	_ "embed"
+	"encoding/json"
+	"math"
+	"runtime"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// Rates are how fast this machine runs each piece of work that a cell estimate prices: every CPU
+// kernel per precision at a ladder of sizes, the harness's per-element work, the SIMT emulator per
+// ladder kernel and the systolic simulator. Package calibrate measures them (a few seconds, inside
+// the server's run queue) and installs them with SetRates; until then estimates use DefaultRates.
+// Estimates are guesses made before running, never shown as measurements.
+type Rates struct {
+	// Source says where the rates come from: "defaults" or "calibrated".
+	Source string `json:"source"`
+	// Measured is when they were measured (zero for the defaults); CPU the processor's model name
+	// and Procs the GOMAXPROCS they were measured with (the parallel kernels' thread count).
+	Measured time.Time `json:"measured"`
+	CPU      string    `json:"cpu"`
+	Procs    int       `json:"procs"`
+	// Kernels maps "name/dtype" (e.g. "naive/float32") to the measured cost of one n×n×n call, in
+	// seconds per multiply-add (n³ of them), at increasing n. For naive, "naive/float32/odd" holds
+	// sizes whose row stride is not a multiple of 2 KiB: a power-of-two stride maps B's column walk
+	// onto a few cache sets, and naive is up to 10× slower there than one size off.
+	Kernels map[string][]Point `json:"kernels"`
+	// FillNs is the harness's cost per matrix element of fresh random input, in nanoseconds (it also
+	// prices poisoning C and checking the result).
+	FillNs float64 `json:"fill_ns"`
+	// PointSeconds is a run's cost per result besides the work itself: a garbage collection before
+	// the timed calls, a table row and a redrawn chart (timed on a cell of tiny products).
+	PointSeconds float64 `json:"point_seconds"`
+	// SIMT maps an emulated ladder kernel to its emulation cost in seconds per thread multiply-add
+	// (n³) at size SIMTN[kernel], and SIMTExp to the exponent p of its cost's growth, t ∝ n^p, fitted
+	// between two sizes (the emulator's cost is not cubic: fixed costs per block and per barrier, and
+	// more blocks to share among cores, make p 2 to 3).
+	SIMT    map[string]float64 `json:"simt"`
+	SIMTN   map[string]int     `json:"simt_n"`
+	SIMTExp map[string]float64 `json:"simt_exp"`
+	// Systolic is the simulator's cost per cycle of an N×N array: Cycle + PE·N² seconds, and, for
+	// arrays animated in a cell (N ≤ AnimatedN, which copy the array's state every cycle), AnimCycle +
+	// AnimPE·N².
+	Systolic SystolicRates `json:"systolic"`
+}
+
+// Point is one calibration point: n and the seconds per multiply-add of one n×n×n call.
+type Point struct {
+	N   int     `json:"n"`
+	SPF float64 `json:"spf"`
+}
+
+// SystolicRates price the systolic simulator; see Rates.Systolic.
+type SystolicRates struct {
+	Cycle     float64 `json:"cycle"`
+	PE        float64 `json:"pe"`
+	AnimCycle float64 `json:"anim_cycle"`
+	AnimPE    float64 `json:"anim_pe"`
+	AnimatedN int     `json:"animated_n"`
+}
+
+var current atomic.Pointer[Rates]
+
+// CurrentRates returns the installed rates: the last SetRates, else DefaultRates.
+func CurrentRates() *Rates {
+	if r := current.Load(); r != nil {
+		return r
+	}
+	return defaultRates
+}
+
+// SetRates installs r for every estimate from now on; nil goes back to DefaultRates.
+func SetRates(r *Rates) { current.Store(r) }
+
+// Calibrated reports whether rates measured on this machine are installed.
+func Calibrated() bool { return current.Load() != nil }
+
+// KernelKey is the Rates.Kernels key of a kernel at a precision.
+func KernelKey(name, dtype string) string { return name + "/" + dtype }
+
+// AliasFree reports whether naive's column walk at size n in dtype avoids the power-of-two stride
+// (row stride not a multiple of 2 KiB), the "odd" series of Rates.Kernels.
+func AliasFree(n int, dtype string) bool {
+	elem := 4
+	if dtype == "float64" {
+		elem = 8
+	}
+	return n*elem%2048 != 0
+}
+
+// KernelSeconds is the estimated time of one n×n×n call of the named CPU kernel in dtype with the
+// given thread count, from the calibration points: seconds per multiply-add interpolated in log n
+// between the two points around n (the first point below the ladder, the last above it), times n³;
+// the parallel kernels' time scales with the cores they get against those they had when measured.
+// It returns 0 for a kernel with no rates.
+func (r *Rates) KernelSeconds(name string, n int, dtype string, threads int) float64 {
+	key := KernelKey(name, dtype)
+	pts := r.Kernels[key]
+	if name == "naive" && AliasFree(n, dtype) && len(r.Kernels[key+"/odd"]) > 0 {
+		pts = r.Kernels[key+"/odd"]
+	}
+	if len(pts) == 0 {
+		return 0
+	}
+	spf := interpolate(pts, n)
+	s := spf * float64(n) * float64(n) * float64(n)
+	if name == "parallel" || name == "simd-parallel" {
+		had := min(max(r.Procs, 1), runtime.NumCPU())
+		if threads <= 0 {
+			threads = runtime.GOMAXPROCS(0)
+		}
+		got := min(threads, runtime.NumCPU())
+		s *= float64(had) / float64(max(got, 1))
+	}
+	return s
+}
+
+// interpolate returns the seconds per multiply-add at n from pts (sorted by n), linear in log n.
+func interpolate(pts []Point, n int) float64 {
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].N >= n })
+	switch {
+	case i == 0:
+		return pts[0].SPF
+	case i == len(pts):
+		return pts[len(pts)-1].SPF
+	case pts[i].N == n:
+		return pts[i].SPF
+	}
+	lo, hi := pts[i-1], pts[i]
+	f := (math.Log(float64(n)) - math.Log(float64(lo.N))) / (math.Log(float64(hi.N)) - math.Log(float64(lo.N)))
+	return math.Exp(math.Log(lo.SPF) + f*(math.Log(hi.SPF)-math.Log(lo.SPF)))
+}
+
+// FillSeconds is the harness's cost of elems matrix elements of input, poisoning or checking.
+func (r *Rates) FillSeconds(elems int) float64 { return float64(elems) * r.FillNs * 1e-9 }
+
+// SIMTSeconds is the estimated emulation time of one ladder kernel at size n: the time measured at
+// SIMTN scaled by (n/SIMTN)^SIMTExp; 0 if unknown.
+func (r *Rates) SIMTSeconds(kernel string, n int) float64 {
+	spf, n0 := r.SIMT[kernel], r.SIMTN[kernel]
+	if spf == 0 || n0 == 0 {
+		return 0
+	}
+	p := r.SIMTExp[kernel]
+	if p == 0 {
+		p = 3
+	}
+	x0 := float64(n0)
+	return spf * x0 * x0 * x0 * math.Pow(float64(n)/x0, p)
+}
+
+// SystolicSeconds is the estimated simulation time of cycles cycles of an N×N array; animated says
+// the cell animates it (which copies the array's state every cycle).
+func (r *Rates) SystolicSeconds(N int, cycles int64, animated bool) float64 {
+	s := r.Systolic
+	pe := float64(N) * float64(N)
+	if animated {
+		return float64(cycles) * (s.AnimCycle + s.AnimPE*pe)
+	}
+	return float64(cycles) * (s.Cycle + s.PE*pe)
+}
+
+// defaultRates.json holds DefaultRates: a calibration on a busy 2-vCPU AMD EPYC (the machine of
+// docs/benchmarks.md), every cost then raised by half (go run ./bench/estimates -write-defaults).
+//
+//go:embed default_rates.json
+var defaultRatesJSON []byte
+
+var defaultRates = func() *Rates {
+	var r Rates
+	if err := json.Unmarshal(defaultRatesJSON, &r); err != nil {
+		panic("kernels: bad default_rates.json: " + err.Error())
+	}
+	r.Source = "defaults"
+	return &r
+}()
+
+// DefaultRates are the rates estimates use before a calibration is installed: measured once on a
+// 2-vCPU AMD EPYC server and made 1.5× slower, so that a faster machine is over-estimated rather than
+// a slower one under-estimated before its own calibration. They are not this machine's.
+func DefaultRates() *Rates { return defaultRates }

@@ -7,8 +7,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpuplayground/playground/calibrate"
+	"github.com/gpuplayground/playground/kernels"
 )
 
 // Run is what cmd/playground calls: it prints the URL, serves, and returns nil on shutdown.
@@ -71,3 +75,39 @@ func TestLoopback(t *testing.T) {
 		}
 	}
 }
+
+// With Calibrate, the run queue's first job installs this machine's rates: here the ones kept in the
+// user cache (a fresh measurement takes seconds and is calibrate's own test).
+func TestCalibrationIsTheFirstJob(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	path, err := calibrate.CachePath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := *kernels.DefaultRates()
+	kept.Source, kept.Measured = "calibrated", time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	if err := calibrate.Save(path, &kept); err != nil {
+		t.Fatal(err)
+	}
+	defer kernels.SetRates(nil)
+	var out strings.Builder
+	var mu sync.Mutex
+	cfg := probeConfig(t)
+	cfg.Calibrate, cfg.Out = true, writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+	_, base := startServer(t, cfg)
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("after", "rows: 1")); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, ws, "after", 30*time.Second) // runs only after the calibration job
+	mu.Lock()
+	got := out.String()
+	mu.Unlock()
+	if !strings.Contains(got, "run estimates use this machine's rates measured 2026-11-22T03:00:00Z") || kernels.CurrentRates().Source != "calibrated" {
+		t.Errorf("output %q, rates %q; want the kept rates installed", got, kernels.CurrentRates().Source)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

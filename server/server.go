@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cli/browser"
+	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/experiment"
@@ -63,6 +64,10 @@ type Config struct {
 	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
 	// and queued or running runs (defaults 16 and 8).
 	MaxConns, MaxConnsPerClient, MaxRunsPerClient int
+	// Calibrate measures (or loads from the user cache, keyed by CPU and binary) the rates behind
+	// every run estimate as the run queue's first job at start-up (package calibrate; a few
+	// seconds). Off, estimates use kernels.DefaultRates. cmd/playground turns it on; tests leave it off.
+	Calibrate bool
 	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
 	// add their own. The server knows kinds only through it.
 	Kinds func(cells.Env) []cells.Kind
@@ -217,6 +222,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	queueDone := make(chan struct{})
 	go func() {
 		defer close(queueDone)
+		if s.cfg.Calibrate { // first, before any run, so that nothing else is timing
+			s.calibrate(queueCtx)
+		}
 		s.queue.loop(queueCtx)
 	}()
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -341,6 +349,23 @@ func machineSummary() string {
 		}
 	}
 	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+}
+
+// calibrate measures or loads the estimate rates; a failure leaves the defaults and is logged.
+func (s *Server) calibrate(ctx context.Context) {
+	path, err := calibrate.CachePath()
+	if err != nil {
+		path = ""
+	}
+	r, measured, err := calibrate.Ensure(ctx, path, calibrate.Options{MaxN: s.cfg.MaxN, RunTimeout: s.cfg.RunTimeout})
+	switch {
+	case err != nil:
+		log.Printf("calibration: %v; run estimates use the built-in rates", err)
+	case measured:
+		fmt.Fprintf(s.cfg.Out, "measured this machine's rates for run estimates (kept in %s)\n", path)
+	default:
+		fmt.Fprintf(s.cfg.Out, "run estimates use this machine's rates measured %s\n", r.Measured.Format(time.RFC3339))
+	}
 }
 
 // kindScript serves a cell kind's browser module at /cells/{kind}.js.

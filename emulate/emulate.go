@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,11 +60,6 @@ type Result struct {
 	EmulationSeconds float64
 }
 
-// ThreadInstructionsPerFLOP bounds the work of an emulation for estimates: the ladder's kernels
-// execute at most about 3 thread instructions per FLOP (the naive kernel: 90.8 M thread
-// instructions for 2·256³ FLOPs, docs/benchmarks.md).
-const ThreadInstructionsPerFLOP = 3
-
 // MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
 // instructions per second per core (docs/benchmarks.md), n = 512 takes a few seconds on 2 cores.
 const MaxN = 512
@@ -75,14 +70,20 @@ func Emulatable(kernel string) bool {
 	return ok && row.Entry != ""
 }
 
-// Estimate is a pessimistic guess of one emulation at size n (0 above MaxN, where none runs): the
-// work bound ThreadInstructionsPerFLOP at 50 million thread instructions per second per core.
-func Estimate(n int) time.Duration {
+// Estimate is the estimated time of one emulation of kernel (a row of the table, or "custom") at size
+// n (0 above MaxN, where none runs), from the rates measured on this machine for the virtual GPU's
+// ladder kernels (kernels.Rates.SIMTSeconds, keyed by the ladder name: cuda-naive → naive); a
+// learner's kernel is priced as the naive kernel, the slowest.
+func Estimate(kernel string, n int) time.Duration {
 	if n > MaxN {
 		return 0
 	}
-	instr := ThreadInstructionsPerFLOP * 2 * float64(n) * float64(n) * float64(n)
-	return time.Duration(instr / (50e6 * float64(runtime.GOMAXPROCS(0))) * float64(time.Second))
+	short := strings.TrimPrefix(kernel, "cuda-")
+	sec := kernels.CurrentRates().SIMTSeconds(short, n)
+	if sec == 0 {
+		sec = kernels.CurrentRates().SIMTSeconds("naive", n)
+	}
+	return time.Duration(sec * float64(time.Second))
 }
 
 var (

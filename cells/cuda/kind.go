@@ -60,7 +60,7 @@ type showPTX struct {
 }
 
 func (p *showPTX) Estimate() time.Duration {
-	return compileEstimate + emulate.Estimate(slices.Min(p.spec.Sizes))
+	return compileEstimate + emulate.Estimate("custom", slices.Min(p.spec.Sizes))
 }
 
 // Run compiles the kernel and shows its PTX; with the counts of one launch in the virtual GPU at the
@@ -129,7 +129,10 @@ func (r *run) Estimate() time.Duration {
 	if r.env.GPU.Unavailable() != "" { // the custom kernel (and compared ones with PTX) emulated instead
 		_, emulated := r.split()
 		for _, n := range r.spec.Sizes {
-			est += time.Duration(1+len(emulated)) * emulate.Estimate(n)
+			est += emulate.Estimate("custom", n)
+			for _, k := range emulated {
+				est += emulate.Estimate(k, n)
+			}
 		}
 	}
 	return est

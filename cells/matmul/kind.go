@@ -48,7 +48,9 @@ func (r *run) Estimate() time.Duration {
 	measured, emulated := r.split()
 	est := time.Duration(measured.EstimateSeconds(r.env.Kernels) * float64(time.Second))
 	for _, n := range r.spec.Sizes {
-		est += time.Duration(len(emulated)) * emulate.Estimate(n)
+		for _, k := range emulated {
+			est += emulate.Estimate(k, n)
+		}
 	}
 	if r.spec.Peak {
 		est += roofline.MeasureEstimate // the first such run measures the ceilings

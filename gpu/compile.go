@@ -7,13 +7,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // Compile limits: a learner's source is compiled in a fresh worker process of its own, which sets
-// RLIMIT_DATA (heap and private mappings) to CompileMemory before it loads NVRTC, and is killed when
-// the compile passes CompileTimeout, when its context ends, or when it is done. A preprocessor or
-// template bomb therefore costs at most CompileTimeout of one core and CompileMemory, never the GPU
-// worker (whose CUDA driver maps huge ranges, so it gets no such limit) or the server.
+// RLIMIT_DATA (heap and private mappings) to CompileMemory before it loads NVRTC or starts clang
+// (which inherits the limit, and is killed with the worker), and is killed when the compile passes
+// CompileTimeout, when its context ends, or when it is done. A preprocessor or template bomb
+// therefore costs at most CompileTimeout of one core and CompileMemory, never the GPU worker (whose
+// CUDA driver maps huge ranges, so it gets no such limit) or the server.
 const (
 	// CompileTimeout bounds one compile: NVRTC compiles a cell's kernel in well under a second.
 	CompileTimeout = 10 * time.Second
@@ -30,9 +33,11 @@ func (e *CompileTimeoutError) Error() string {
 	return fmt.Sprintf("compilation took too long (limit %s): the compiler was stopped; macros or templates that expand without end (a preprocessor bomb) do this", e.Limit)
 }
 
-// Compiler compiles CUDA C++ to PTX with NVRTC, each compile in a fresh, short-lived worker
-// process started by Transport (the same gpu-worker subcommand as the GPU worker's), under a time
-// and a memory limit.
+// Compiler compiles CUDA C++ to PTX, each compile in a fresh, short-lived worker process started by
+// Transport (the same gpu-worker subcommand as the GPU worker's), under a time and a memory limit.
+// The worker uses NVRTC when it loads, else clang (with the prelude kernels/cuda/src/clang_prelude.h)
+// when one is on PATH, else fails with cuda.NoCompiler, which names the packages to install
+// (cuda.ChosenCompiler; the device report's Compiler field says which one this server uses).
 type Compiler struct {
 	Transport Transport
 	// Timeout defaults to CompileTimeout, Memory (bytes) to CompileMemory, Parallel to
@@ -58,8 +63,10 @@ func (c *Compiler) limits() (time.Duration, int64) {
 	return timeout, memory
 }
 
-// Compile compiles src (called name in the compiler's log) to PTX for compute_<arch>. A source that
-// does not compile returns an error holding NVRTC's log, whose lines read "name(LINE): error: …";
+// Compile compiles src (called name in the compiler's log) to PTX for compute_<arch> (clang: for
+// sm_80, or sm_70 below compute_80). A source that does not compile returns an error holding the
+// compiler's log, whose lines read "name(LINE): error: …" from either compiler; no compiler returns
+// an error starting with cuda.NoCompiler;
 // one that takes longer than the time limit returns a *CompileTimeoutError; one that runs out of
 // its memory says so. When ctx ends, the compile is stopped (or no longer waited for) at once and
 // context.Cause(ctx) is returned.
@@ -103,4 +110,17 @@ func mib(b int64) string {
 		return fmt.Sprintf("%d GiB", b>>30)
 	}
 	return fmt.Sprintf("%d MiB", b>>20)
+}
+
+// compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
+// with clang, else an error that starts with cuda.NoCompiler. clang gets CompileTimeout of its own as
+// a backstop; the supervisor's limit (which may be shorter) kills this process, and clang with it.
+func compileHere(req Request) (string, error) {
+	nv, cl, err := cuda.ChosenCompiler()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
+	defer cancel()
+	return cuda.CompileWith(ctx, nv, cl, req.Source, req.Name, req.Arch)
 }

@@ -59,9 +59,8 @@ func Serve(in io.Reader, out io.Writer) {
 					return
 				}
 			}
-			if nv, err := cuda.LoadNVRTC(); err != nil {
-				resp.Error = "cannot compile CUDA here: " + err.Error()
-			} else if resp.PTX, err = cuda.CompileArch(nv, req.Source, req.Name, req.Arch); err != nil {
+			var err error
+			if resp.PTX, err = compileHere(req); err != nil {
 				resp.Error = err.Error()
 			}
 			_ = enc.Encode(resp)

@@ -15,13 +15,15 @@ import (
 type Request struct {
 	ID int64 `json:"id"`
 	// Op is "probe" (answer with the device report), "compile" (CUDA C++ Source, named Name in the
-	// compiler's log, to PTX for compute_<Arch> with NVRTC) or "run" (time Kernel on n×n×n).
+	// compiler's log, to PTX for compute_<Arch> with NVRTC, or clang where NVRTC is missing) or
+	// "run" (time Kernel on n×n×n).
 	Op     string `json:"op"`
 	Source string `json:"source,omitempty"`
 	Name   string `json:"name,omitempty"`
 	Arch   int    `json:"arch,omitempty"`
 	// MemoryLimit (compile), when set, makes the worker limit its own data (RLIMIT_DATA) to that
-	// many bytes before it loads NVRTC, and exit after answering: the Compiler's one-compile workers.
+	// many bytes before it loads NVRTC or starts clang (which inherits the limit), and exit after
+	// answering: the Compiler's one-compile workers.
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, cuda.Kernels: docs/gpu-kernels.md; or custom

@@ -18,12 +18,17 @@ type Report struct {
 	// NVRTC is the runtime compiler's CUDA version ("" when it is missing); it compiles kernels to
 	// PTX even without a GPU.
 	NVRTC string `json:"nvrtc,omitempty"`
+	// Compiler is the compiler that learners' kernels are compiled with here: "NVRTC 11.8" when
+	// NVRTC loads, else "clang 14.0.6" when a clang is on PATH, else "none" (and a note says what to
+	// install). The playground's own kernels need none: they run from the embedded PTX.
+	Compiler string `json:"compiler,omitempty"`
 	// Notes are problems that do not stop all GPU work, e.g. a missing cuBLAS.
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Probe loads the driver, NVRTC and cuBLAS and lists the devices. It never fails: problems become
-// Unavailable or Notes. The cmd/playground binary runs it in a child process (package gpu).
+// Probe loads the driver, NVRTC and cuBLAS, looks for clang where NVRTC is missing, and lists the
+// devices. It never fails: problems become Unavailable or Notes. The cmd/playground binary runs it
+// in a child process (package gpu).
 func Probe() Report {
 	var r Report
 	if n, err := LoadNVRTC(); err != nil {
@@ -31,6 +36,11 @@ func Probe() Report {
 	} else {
 		r.Libraries = append(r.Libraries, n.Lib)
 		r.NVRTC, _ = n.Version()
+	}
+	nv, cl, err := ChosenCompiler()
+	r.Compiler = CompilerName(nv, cl)
+	if err != nil {
+		r.Notes = append(r.Notes, err.Error())
 	}
 	d, err := LoadDriver()
 	if err != nil {

@@ -1,0 +1,270 @@
+package cuda
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The second CUDA compiler: clang, for machines without NVRTC (NVIDIA's NVRTC is in Debian's
+// non-free component; clang is in main). clang compiles CUDA C++ to PTX on its own, with no CUDA
+// toolkit and no libdevice, given src/clang_prelude.h: the declarations NVRTC has built in.
+
+// ClangPrelude is the header given to clang (-include) before every source it compiles.
+//
+//go:embed src/clang_prelude.h
+var ClangPrelude string
+
+// ClangNames are the commands looked for on PATH, in order: the default clang, then versioned ones,
+// newest first.
+var ClangNames = []string{"clang", "clang-21", "clang-20", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14"}
+
+// ClangMinMajor is the oldest clang used: clang 14 (Debian 12's) is the one tested.
+const ClangMinMajor = 14
+
+// NoCompiler says that neither compiler is here and what to install; it never reads as a verdict on
+// the learner's kernel.
+const NoCompiler = "no CUDA compiler on this server: install NVIDIA's NVRTC (Debian non-free: libnvrtc11.2) or clang (Debian: apt-get install clang)"
+
+// CompilerEnv, when set to "nvrtc" or "clang", makes this process use only that compiler (the
+// probe reports it, and compiles use it); unset or empty, NVRTC is used when it loads and clang
+// otherwise. Tests set it to check clang on machines that have both.
+const CompilerEnv = "PLAYGROUND_CUDA_COMPILER"
+
+// Clang is a clang found on PATH.
+type Clang struct {
+	Path    string // the command's file
+	Version string // e.g. "14.0.6"
+}
+
+// FindClang looks for a clang of at least ClangMinMajor with the NVPTX back end on PATH (ClangNames,
+// in order) and says why none fits.
+func FindClang() (*Clang, error) {
+	var why []string
+	for _, name := range ClangNames {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		c, err := inspectClang(path)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		return c, nil
+	}
+	if len(why) == 0 {
+		return nil, fmt.Errorf("clang not found on PATH (tried %s)", strings.Join(ClangNames, ", "))
+	}
+	return nil, errors.New(strings.Join(why, "; "))
+}
+
+var clangVersion = regexp.MustCompile(`clang version (\d+)\.(\d+)\.(\d+)`)
+
+// inspectClang reads the version of the clang at path and checks it can emit PTX.
+func inspectClang(path string) (*Clang, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %v", path, err)
+	}
+	m := clangVersion.FindStringSubmatch(string(out))
+	if m == nil {
+		return nil, fmt.Errorf("%s: no version in %q", path, firstLine(string(out)))
+	}
+	if major, _ := strconv.Atoi(m[1]); major < ClangMinMajor {
+		return nil, fmt.Errorf("%s is clang %s.%s.%s, older than %d", path, m[1], m[2], m[3], ClangMinMajor)
+	}
+	targets, err := exec.CommandContext(ctx, path, "-print-targets").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s -print-targets: %v", path, err)
+	}
+	if !bytes.Contains(targets, []byte("nvptx64")) {
+		return nil, fmt.Errorf("%s (clang %s.%s.%s) has no NVPTX back end", path, m[1], m[2], m[3])
+	}
+	return &Clang{Path: path, Version: m[1] + "." + m[2] + "." + m[3]}, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// ClangArch is the GPU architecture clang compiles for when asked for compute capability arch: the
+// newest of PTXArchs not above it (sm_80 for Ampere and newer, sm_70 for Volta and Turing), the same
+// targets as the embedded PTX.
+func ClangArch(arch int) (int, error) {
+	a, ok := BestPTXArch(arch)
+	if !ok {
+		return 0, fmt.Errorf("clang: no target for compute_%d (the oldest is compute_%d)", arch, PTXArchs[0])
+	}
+	return a, nil
+}
+
+// clangLogLimit bounds the compiler output kept (a template bomb's errors can be huge).
+const clangLogLimit = 64 << 10
+
+// ClangArgs are the command-line arguments for compiling file (in the current directory) to out,
+// with the prelude in prelude (ditto), for sm_<arch>: device code only, no CUDA headers or
+// libdevice, optimised as NVRTC does (-O3, fused multiply-adds, IEEE division and square root),
+// C++17 as the playground's NVRTC compiles, no system headers, PTX ISA 7.0 (sm_70 and sm_80).
+func ClangArgs(file, out, prelude string, arch int) []string {
+	return []string{
+		"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
+		fmt.Sprintf("--cuda-gpu-arch=sm_%d", arch), "-S", "-O3", "-std=c++17",
+		"-fno-exceptions", "-ffp-contract=fast", "-nostdinc",
+		"-Xclang", "-target-feature", "-Xclang", "+ptx70",
+		"-fno-caret-diagnostics", "-fno-color-diagnostics",
+		"-include", prelude, "-o", out, file,
+	}
+}
+
+// Compile compiles CUDA C++ source with the prelude for compute_<arch> (see ClangArch) and returns
+// the PTX and clang's log (warnings) in NVRTC's form. It runs clang in a temporary folder with a
+// minimal environment; clang inherits this process's limits (the compile worker's RLIMIT_DATA) and
+// is killed when ctx ends or, on Linux, when this process dies. A source that does not compile
+// returns a *CompileError whose log lines read "name(LINE): error: …", as NVRTC's do, on the
+// source's own line numbers.
+func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, log string, err error) {
+	target, err := ClangArch(arch)
+	if err != nil {
+		return "", "", err
+	}
+	dir, err := os.MkdirTemp("", "playground-clang-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(dir)
+	// The source starts with a #line naming it, so clang's messages name it and count its lines.
+	input := fmt.Sprintf("#line 1 %s\n%s", strconv.Quote(name), src)
+	if err := os.WriteFile(filepath.Join(dir, "input.cu"), []byte(input), 0o600); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "clang_prelude.h"), []byte(ClangPrelude), 0o600); err != nil {
+		return "", "", err
+	}
+	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", target)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=" + dir, "TMPDIR=" + dir}
+	cmd.SysProcAttr = clangProcAttr()
+	var out limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	log = NVRTCStyleLog(out.String())
+	if ctx.Err() != nil {
+		return "", log, context.Cause(ctx)
+	}
+	if runErr != nil {
+		return "", log, &CompileError{Log: log, Err: fmt.Errorf("clang %s: %v", c.Version, runErr)}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "kernel.ptx"))
+	if err != nil {
+		return "", log, fmt.Errorf("clang %s wrote no PTX: %v", c.Version, err)
+	}
+	return string(b), log, nil
+}
+
+// clangDiag is the start of a clang diagnostic: "file:LINE:COL: ".
+var clangDiag = regexp.MustCompile(`(?m)^([^\s:][^:\n]*):(\d+):\d+: `)
+
+// NVRTCStyleLog rewrites clang's "file:LINE:COL: error: …" lines as NVRTC writes them,
+// "file(LINE): error: …", so that a log from either compiler reads the same.
+func NVRTCStyleLog(log string) string { return clangDiag.ReplaceAllString(log, "$1($2): ") }
+
+// limitedBuffer keeps the first clangLogLimit bytes written to it and notes that the rest was cut.
+type limitedBuffer struct {
+	buf bytes.Buffer
+	cut bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := clangLogLimit - b.buf.Len(); room < len(p) {
+		b.buf.Write(p[:max(room, 0)])
+		b.cut = true
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *limitedBuffer) String() string {
+	if b.cut {
+		return b.buf.String() + "\n… (the rest of the compiler's output is cut)"
+	}
+	return b.buf.String()
+}
+
+// ChosenCompiler is the compiler this process uses (NVRTC when it loads, else clang; CompilerEnv
+// can force one): exactly one of nv and cl is set, or err says why there is none (NoCompiler first).
+func ChosenCompiler() (nv *NVRTC, cl *Clang, err error) {
+	return chooseCompiler(os.Getenv(CompilerEnv), LoadNVRTC, FindClang)
+}
+
+func chooseCompiler(force string, loadNVRTC func() (*NVRTC, error), findClang func() (*Clang, error)) (*NVRTC, *Clang, error) {
+	var nvErr, clErr error
+	switch force {
+	case "", "nvrtc":
+		nv, err := loadNVRTC()
+		if err == nil {
+			return nv, nil, nil
+		}
+		nvErr = err
+	}
+	switch force {
+	case "", "clang":
+		cl, err := findClang()
+		if err == nil {
+			return nil, cl, nil
+		}
+		clErr = err
+	}
+	var why []string
+	switch force {
+	case "", "nvrtc", "clang":
+	default:
+		return nil, nil, fmt.Errorf("%s=%q: want nvrtc, clang or nothing", CompilerEnv, force)
+	}
+	if nvErr != nil {
+		why = append(why, "NVRTC: "+nvErr.Error())
+	}
+	if clErr != nil {
+		why = append(why, "clang: "+clErr.Error())
+	}
+	if force != "" {
+		why = append(why, fmt.Sprintf("%s=%s allows no other", CompilerEnv, force))
+	}
+	return nil, nil, fmt.Errorf("%s\n(%s)", NoCompiler, strings.Join(why, "; "))
+}
+
+// CompilerName names a chosen compiler for the device report: "NVRTC 11.8", "clang 14.0.6".
+func CompilerName(nv *NVRTC, cl *Clang) string {
+	switch {
+	case nv != nil:
+		v, err := nv.Version()
+		if err != nil {
+			return "NVRTC"
+		}
+		return "NVRTC " + v
+	case cl != nil:
+		return "clang " + cl.Version
+	}
+	return "none"
+}
+
+// CompileWith compiles src (called name in the log) for compute_<arch> with the chosen compiler.
+func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, arch int) (string, error) {
+	if nv != nil {
+		return CompileArch(nv, src, name, arch)
+	}
+	ptx, _, err := cl.Compile(ctx, src, name, arch)
+	return ptx, err
+}

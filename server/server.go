@@ -330,6 +330,7 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 	data["GPU"] = s.gpu.Report.Summary()
 	data["NoGPU"] = s.gpu.Unavailable() != ""
 	data["GPUShort"] = cuda.Friendly(s.gpu.Unavailable())
+	data["Compiler"] = s.gpu.Report.Compiler
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := s.pages.ExecuteTemplate(w, name+".html", data); err != nil {

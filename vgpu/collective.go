@@ -275,10 +275,6 @@ func execWmmaMma(w *warp, in *inst, m uint32) {
 	}
 }
 
-func (d *decoder) decodeAtom(in *inst, m mods, s pinst) error {
-	return d.errf("atomics are not supported yet")
-}
-
 // decodeShfl: shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask (PTX ISA 8.x, section
 // 9.7.9.6 "shfl.sync"): c holds the clamp value (bits 0–4) and the segment mask (bits 8–12).
 func (d *decoder) decodeShfl(in *inst, m mods, s pinst) error {

@@ -92,6 +92,8 @@ type inst struct {
 	cmp      func(a, b uint64) bool      // setp comparison
 	boolop   uint8
 	wm       *wmmaOp
+	atom     *atomOp
+	strong   bool // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
 }
 
 // constant register kinds, filled per warp
@@ -346,7 +348,7 @@ func splitOp(op string) mods {
 		switch w {
 		case "global":
 			m.space, m.hasSp = spGlobal, true
-		case "shared":
+		case "shared", "shared::cta":
 			m.space, m.hasSp = spShared, true
 		case "local":
 			m.space, m.hasSp = spLocal, true
@@ -821,6 +823,19 @@ func (d *decoder) decodeLdSt(in *inst, m mods, s pinst) error {
 		in.exec = execSt
 	} else {
 		in.exec = execLd
+	}
+	// strong operations (PTX ISA 8.x, section 8 "Memory Consistency Model": .volatile, .relaxed,
+	// .acquire, .release) do not form data races with atomics of other CTAs: on global memory they
+	// read and write whole words atomically.
+	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release"} {
+		if strings.Contains(s.op, q) && (m.space == spGlobal || m.space == spGeneric) {
+			in.strong = true
+			if store {
+				in.exec = execStStrong
+			} else {
+				in.exec = execLdStrong
+			}
+		}
 	}
 	return nil
 }

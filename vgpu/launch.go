@@ -124,6 +124,12 @@ type Counts struct {
 	SharedWavefronts                        int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
 	Barriers int64
+	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
+	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
+	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
+	Atomics                                    int64
+	GlobalAtomicRequests, SharedAtomicRequests int64
+	AtomicSectors                              int64
 	// Lines are the counts per PTX line that executed, in line order.
 	Lines []LineCount
 	// Sources are the counts per source line from .loc directives, when the PTX has them.
@@ -155,7 +161,7 @@ func (c Counts) Coalescing() float64 {
 
 // BankConflicts is the extra shared-memory wavefronts that bank conflicts caused.
 func (c Counts) BankConflicts() int64 {
-	return c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests
+	return c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests - c.SharedAtomicRequests
 }
 
 // ActiveLanes is the mean number of lanes executing a warp instruction (32 = no divergence).
@@ -542,8 +548,15 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 			out.GlobalStoreRequests += int64(x.gReq)
 			out.StoreSectors += int64(x.gSectors)
 			out.SharedStoreRequests += int64(x.sReq)
+		case ClassAtomic:
+			out.Atomics += int64(x.thread)
+			out.GlobalAtomicRequests += int64(x.gReq)
+			out.AtomicSectors += int64(x.gSectors)
+			out.SharedAtomicRequests += int64(x.sReq)
 		}
-		out.GlobalBytesUsed += int64(x.gBytes)
+		if in.class != ClassAtomic {
+			out.GlobalBytesUsed += int64(x.gBytes)
+		}
 		out.SharedWavefronts += int64(x.sWave)
 		add := func(lc *LineCount) {
 			lc.Warp += int64(x.warp)

@@ -130,6 +130,9 @@ type Counts struct {
 	Atomics                                    int64
 	GlobalAtomicRequests, SharedAtomicRequests int64
 	AtomicSectors                              int64
+	// Printf is the kernel's printf output (vprintf), joined in CTA order, at most MaxPrintfBytes
+	// (then ending "… (output truncated)").
+	Printf string
 	// Lines are the counts per PTX line that executed, in line order.
 	Lines []LineCount
 	// Sources are the counts per source line from .loc directives, when the PTX has them.
@@ -183,6 +186,11 @@ type launch struct {
 	nthreads  int
 	shared    int
 	racecheck bool
+
+	printMu    sync.Mutex
+	prints     []printChunk
+	printBytes int
+	printTrunc bool
 }
 
 func (L *launch) source(loc int32) string {
@@ -209,6 +217,7 @@ type cta struct {
 	idx      [3]int
 	lanes    [warpSize]memLane
 	sortBuf  [4 * warpSize]uint64
+	out      []byte // this CTA's printf output
 	barriers uint64
 	done     <-chan struct{}
 }
@@ -220,7 +229,9 @@ func (c *cta) fault(f *Fault, w *warp, l int, in *inst) {
 	f.Thread = c.threadXYZ(w.first + l)
 	f.Line = int(in.line)
 	f.Instr = c.L.mod.Line(int(in.line))
-	f.Source = c.L.source(in.loc)
+	if f.Source == "" {
+		f.Source = c.L.source(in.loc)
+	}
 	panic(faultPanic{f})
 }
 
@@ -359,6 +370,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	}
 	wg.Wait()
 	cnt := L.counts(ctas, nblocks, nwarps)
+	cnt.Printf = L.printOutput()
 	if err := errors.Join(errs...); err != nil {
 		for _, e := range errs {
 			if e != nil {
@@ -379,6 +391,9 @@ func newCTA(L *launch, nwarps int) *cta {
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
 			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize)}
+		if p.calls {
+			w.stack = make([]frameRec, warpSize*MaxCallDepth)
+		}
 		c.warps = append(c.warps, w)
 	}
 	return c
@@ -386,6 +401,7 @@ func newCTA(L *launch, nwarps int) *cta {
 
 func (c *cta) run(i int) {
 	L := c.L
+	defer c.flushPrint(i)
 	g := L.grid
 	c.idx = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}
 	c.epoch++
@@ -398,6 +414,7 @@ func (c *cta) run(i int) {
 		}
 		w.active, w.waiting, w.atBar = w.live, 0, 0
 		w.pc, w.minWait = 0, math.MaxInt32
+		w.callers, w.depth, w.base, w.stackTop = 0, [warpSize]int32{}, [warpSize]uint32{}, 0
 		clear(w.regs)
 		clear(w.preds)
 		clear(w.local)

@@ -1,6 +1,9 @@
 package vgpu
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestLop3BfiMul24AndHalfArithmetic(t *testing.T) {
 	st32 := "\n\tst.global.b32 [%rd15], %r0;"
@@ -44,5 +47,65 @@ func TestLop3BfiMul24AndHalfArithmetic(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: %#x, want %#x", tc.body, got, tc.want)
 		}
+	}
+}
+
+// wmma.load.a from shared memory: a tile staged in shared memory times the identity (from global).
+const wmmaSharedPTX = header + `.visible .entry k(.param .u64 a, .param .u64 b, .param .u64 d)
+{
+	.reg .b32 %r<40>;
+	.reg .f32 %f<20>;
+	.reg .b64 %rd<8>;
+	.shared .align 16 .b8 tile[512];
+	ld.param.u64 %rd1, [a];
+	ld.param.u64 %rd2, [b];
+	ld.param.u64 %rd3, [d];
+	mov.u32 %r30, %tid.x;
+	mul.wide.u32 %rd4, %r30, 16;
+	add.s64 %rd5, %rd1, %rd4;
+	ld.global.v4.u32 {%r31, %r32, %r33, %r34}, [%rd5];
+	mov.u32 %r20, tile;
+	shl.b32 %r35, %r30, 4;
+	add.u32 %r36, %r20, %r35;
+	st.shared.v4.u32 [%r36], {%r31, %r32, %r33, %r34};
+	bar.sync 0;
+	wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%r20], 16;
+	wmma.load.b.sync.aligned.row.m16n16k16.global.f16 {%r8, %r9, %r10, %r11, %r12, %r13, %r14, %r15}, [%rd2], 16;
+	mov.f32 %f0, 0f00000000;
+	mov.f32 %f1, 0f00000000;
+	mov.f32 %f2, 0f00000000;
+	mov.f32 %f3, 0f00000000;
+	mov.f32 %f4, 0f00000000;
+	mov.f32 %f5, 0f00000000;
+	mov.f32 %f6, 0f00000000;
+	mov.f32 %f7, 0f00000000;
+	wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32 {%f10, %f11, %f12, %f13, %f14, %f15, %f16, %f17}, {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, {%r8, %r9, %r10, %r11, %r12, %r13, %r14, %r15}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};
+	wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd3], {%f10, %f11, %f12, %f13, %f14, %f15, %f16, %f17}, 16;
+	ret;
+}
+`
+
+func TestWmmaFromSharedMemory(t *testing.T) {
+	m := mustParse(t, wmmaSharedPTX)
+	a, id := make([]uint16, 256), make([]uint16, 256)
+	for i := range a {
+		a[i] = roundF16(float64(i%17)-8, rmNearest, 0)
+		if i/16 == i%16 {
+			id[i] = 0x3C00
+		}
+	}
+	A, B, D := Uint16Buffer("a", a), Uint16Buffer("b", id), NewBuffer("d", 4*256)
+	c, err := Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{32}, Params: []Arg{Ptr(A), Ptr(B), Ptr(D)}, Buffers: []*Buffer{A, B, D}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range D.Float32s() {
+		if v != float32(i%17-8) {
+			t.Fatalf("d[%d] = %v, want %v", i, v, i%17-8)
+		}
+	}
+	// the staging store and the wmma load: 512 contiguous bytes are 4 words per bank
+	if c.SharedLoadRequests != 1 || c.SharedWavefronts != 4+4 {
+		t.Errorf("shared: %d load requests, %d wavefronts", c.SharedLoadRequests, c.SharedWavefronts)
 	}
 }

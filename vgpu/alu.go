@@ -28,6 +28,15 @@ func (d *decoder) decodeALU(in *inst, m mods, s pinst) error {
 		return d.errf("expects one type suffix")
 	}
 	t := m.types[0]
+	switch op {
+	case "lop3":
+		return d.decodeLop3(in, m, s, t)
+	case "bfi":
+		return d.decodeBfi(in, m, s, t)
+	}
+	if (t.name == "f16" || t.name == "bf16" || t.name == "f16x2" || t.name == "bf16x2") && halfOps[op] {
+		return d.decodeHalf(in, m, s, t)
+	}
 	if t.name == "f16" || t.name == "bf16" || t.name == "f16x2" || t.name == "bf16x2" || t.name == "tf32" || t.size > 8 {
 		return d.errf("%s arithmetic is not supported yet (convert to f32 with cvt)", t.name)
 	}
@@ -183,7 +192,32 @@ func (d *decoder) intOp(in *inst, m mods, t ptype) error {
 			}
 		}
 	case "mul24", "mad24":
-		return d.errf("")
+		// PTX ISA 8.x, 9.7.1.10 "mul24" and 9.7.1.11 "mad24": the product of the low 24 bits of a
+		// and b (sign- or zero-extended) is 48 bits; .lo keeps bits 0–31, .hi bits 16–47
+		if n != 32 || m.sat && !m.hi {
+			return d.errf("takes .lo or .hi with .u32 or .s32")
+		}
+		if m.sat {
+			return d.errf(".sat is not supported")
+		}
+		hi := m.hi
+		mad := op == "mad24"
+		in.f = func(a, b, c uint64) uint64 {
+			var p int64
+			if signed {
+				p = sext(a&0xffffff, 24) * sext(b&0xffffff, 24)
+			} else {
+				p = int64(a&0xffffff) * int64(b&0xffffff)
+			}
+			r := uint64(p)
+			if hi {
+				r = uint64(p >> 16)
+			}
+			if mad {
+				r += c
+			}
+			return r & 0xffffffff
+		}
 	case "sad":
 		in.f = func(a, b, c uint64) uint64 {
 			x, y := sx(a), sx(b)

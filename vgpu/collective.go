@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -207,6 +208,7 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 		mode = accStore
 	}
 	var addrs [256]uint64
+	shared := false
 	for e := range 256 {
 		r, col := uint64(e/16), uint64(e%16)
 		off := r*stride + col
@@ -215,9 +217,12 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 		}
 		addr := base + off*uint64(n)
 		l, s := e/8, e%8
-		mem, sp, _ := c.resolve(w, in, l, addr, n, in.space, mode)
+		mem, sp, off := c.resolve(w, in, l, addr, n, in.space, mode)
 		if sp == spShared {
-			c.fault(&Fault{Kind: "unsupported", Msg: "wmma on shared memory is not supported yet"}, w, l, in)
+			shared = true
+			addr = off
+		} else if sp != spGlobal {
+			c.fault(&Fault{Kind: "unsupported", Msg: "wmma on ." + spaceNames[sp] + " memory (only .global and .shared)"}, w, l, in)
 		}
 		addrs[e] = addr
 		if mode == accLoad {
@@ -226,9 +231,24 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 			writeN(mem, n, fragGet(w, wm.frag, wm.etype, l, s))
 		}
 	}
-	// one request; its sectors are the distinct 32-byte sectors of the tile
 	ic := &c.counts[in.self]
 	sortSmall(addrs[:])
+	if shared {
+		// one shared request; its wavefronts are the most distinct 4-byte words in one bank (the
+		// tile's words spread over the 32 banks; the hazard check does not cover wmma)
+		var banks [32]uint64
+		last := ^uint64(0)
+		for _, a := range addrs {
+			if wd := a >> 2; wd != last {
+				banks[wd&31]++
+				last = wd
+			}
+		}
+		ic.sReq++
+		ic.sWave += slices.Max(banks[:])
+		return
+	}
+	// one request; its sectors are the distinct 32-byte sectors of the tile
 	var sectors uint64
 	last := ^uint64(0)
 	for _, a := range addrs {
@@ -273,10 +293,6 @@ func execWmmaMma(w *warp, in *inst, m uint32) {
 			fragSet(w, dF, "f32", e/8, e%8, uint64(math.Float32bits(acc)))
 		}
 	}
-}
-
-func (d *decoder) decodeAtom(in *inst, m mods, s pinst) error {
-	return d.errf("atomics are not supported yet")
 }
 
 // decodeShfl: shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask (PTX ISA 8.x, section

@@ -29,7 +29,9 @@ func (e *UnsupportedError) Error() string {
 const (
 	ctlNone uint8 = iota
 	ctlBra
-	ctlExit // ret or exit (no calls: both end the thread)
+	ctlExit // exit: ends the thread
+	ctlRet  // ret: returns from a .func, or ends the thread in the kernel itself
+	ctlCall // call to a .func (target: the callee's index in program.funcs)
 	ctlBar
 	ctlTrap
 	ctlNop
@@ -92,6 +94,9 @@ type inst struct {
 	cmp      func(a, b uint64) bool      // setp comparison
 	boolop   uint8
 	wm       *wmmaOp
+	atom     *atomOp
+	call     *callSite
+	strong   bool // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
 }
 
 // constant register kinds, filled per warp
@@ -131,9 +136,11 @@ type program struct {
 	shared    map[string]int // static shared variables' offsets
 	sharedTop int            // bytes of static shared memory
 	dynAlign  int
-	local     map[string]int
-	localSize int
+	localSize int // bytes of local memory (the whole stack) per thread
 	params    map[string]Param
+	funcs     []*funcInfo // funcs[0] is the kernel; the rest the .funcs it can call
+	calls     bool        // the kernel calls .funcs
+	recursive bool
 }
 
 type decoder struct {
@@ -145,12 +152,17 @@ type decoder struct {
 	spIdx  map[[2]int]int32
 	line   int
 	op     string
+	fi     *funcInfo
+	fidx   int
+	funcIx map[string]int
 }
 
 type regInfo struct {
-	idx  int32
-	pred bool
-	typ  string
+	idx   int32
+	pred  bool
+	typ   string
+	frame bool // a .local or call-sequence .param variable: idx holds its local address
+	size  int  // frame variables: bytes
 }
 
 func (d *decoder) errf(format string, args ...any) error {
@@ -172,14 +184,24 @@ func (d *decoder) newReg() int32 {
 }
 
 func decodeFunction(mod *Module, f *Function) (*program, error) {
-	p := &program{fn: f, shared: map[string]int{}, local: map[string]int{}, params: map[string]Param{}, dynAlign: 16}
-	d := &decoder{mod: mod, fn: f, p: p, scopes: []map[string]regInfo{{}}, immIdx: map[[2]uint64]int32{}, spIdx: map[[2]int]int32{}}
+	p := &program{fn: f, shared: map[string]int{}, params: map[string]Param{}, dynAlign: 16}
+	d := &decoder{mod: mod, fn: f, p: p, immIdx: map[[2]uint64]int32{}, spIdx: map[[2]int]int32{}}
 	d.newReg() // register 0: a zero constant for absent sources
 	p.consts = append(p.consts, constReg{reg: 0, kind: ckImm})
 	for _, pr := range f.Params {
 		p.params[pr.Name] = pr
 	}
-	// shared: module-level .shared first, then the function's; extern (dynamic) arrays start after
+	order, callees, err := callGraph(mod, f)
+	if err != nil {
+		return nil, err
+	}
+	d.funcIx = map[string]int{}
+	for i, g := range order {
+		p.funcs = append(p.funcs, &funcInfo{fn: g, callees: callees[i]})
+		d.funcIx[g.Name] = i
+	}
+	p.calls = len(order) > 1
+	// shared: module-level .shared first, then the functions'; extern (dynamic) arrays start after
 	// all static shared memory (PTX ISA 8.x, section 5.1.5 "Shared State Space").
 	alloc := func(v Var, top *int, into map[string]int) {
 		a := max(v.Align, 1)
@@ -197,18 +219,15 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 			alloc(v, &p.sharedTop, p.shared)
 		}
 	}
-	for _, v := range f.vars {
-		switch v.Space {
-		case "shared":
-			if v.Extern {
-				externs = append(externs, v)
-				continue
+	for _, g := range order {
+		for _, v := range g.vars {
+			if v.Space == "shared" {
+				if v.Extern {
+					externs = append(externs, v)
+					continue
+				}
+				alloc(v, &p.sharedTop, p.shared)
 			}
-			alloc(v, &p.sharedTop, p.shared)
-		case "local":
-			alloc(v, &p.localSize, p.local)
-		case "param":
-			// call-sequence parameters: not supported (calls are not), but harmless to declare
 		}
 	}
 	for _, v := range externs {
@@ -218,9 +237,54 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 	for _, v := range externs {
 		p.shared[v.Name] = dynBase
 	}
-	p.localSize = (p.localSize + 15) / 16 * 16
-	if p.localSize > MaxLocalBytes {
-		return nil, &UnsupportedError{Line: f.Line, Opcode: ".local", Why: fmt.Sprintf("%d bytes of local memory per thread, over the %d-byte limit", p.localSize, MaxLocalBytes)}
+	for i := range order {
+		if err := d.decodeBody(i); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.layoutStack(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// decodeBody decodes function p.funcs[i], appending its code to the program.
+func (d *decoder) decodeBody(i int) error {
+	p := d.p
+	fi := p.funcs[i]
+	f := fi.fn
+	d.fn, d.fi, d.fidx = f, fi, i
+	d.scopes = []map[string]regInfo{{}}
+	fi.regLo, fi.predLo = int32(p.nregs), int32(p.npreds)
+	fi.entry = int32(len(p.code))
+	// the frame: the .func's parameters and results, then .local variables and call-sequence
+	// .params, each in the thread's local memory at the frame's base (0 for the kernel)
+	frameVar := func(name string, size, align int) int {
+		a := max(align, 1)
+		fi.frameSize = (fi.frameSize + a - 1) / a * a
+		off := fi.frameSize
+		fi.frameSize += size
+		r := d.newReg()
+		if i == 0 {
+			p.consts = append(p.consts, constReg{reg: r, kind: ckImm, val: uint64(off)})
+		} else {
+			fi.frameRegs = append(fi.frameRegs, frameReg{reg: r, off: uint32(off)})
+		}
+		d.scopes[len(d.scopes)-1][name] = regInfo{idx: r, frame: true, size: size}
+		return off
+	}
+	if !f.Entry {
+		for _, pr := range f.Params {
+			fi.params = append(fi.params, frameVar(pr.Name, pr.Size, pr.Align))
+		}
+		for _, pr := range f.Returns {
+			fi.rets = append(fi.rets, frameVar(pr.Name, pr.Size, pr.Align))
+		}
+	}
+	for _, v := range f.vars {
+		if v.Space == "local" {
+			frameVar(v.Name, v.Size, v.Align)
+		}
 	}
 	labels := map[string]int32{}
 	type fix struct {
@@ -236,10 +300,12 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 			d.scopes = append(d.scopes, map[string]regInfo{})
 		case s.scopeDelta < 0:
 			d.scopes = d.scopes[:len(d.scopes)-1]
+		case s.pvar != nil:
+			frameVar(s.pvar.Name, s.pvar.Size, s.pvar.Align)
 		case s.decl != nil:
 			for _, n := range s.decl.names {
 				if _, dup := d.scopes[len(d.scopes)-1][n]; dup {
-					return nil, &ParseError{s.line, fmt.Sprintf("register %s declared twice", n)}
+					return &ParseError{s.line, fmt.Sprintf("register %s declared twice", n)}
 				}
 				ri := regInfo{typ: s.decl.typ}
 				if s.decl.typ == "pred" {
@@ -252,17 +318,17 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 				d.scopes[len(d.scopes)-1][n] = ri
 			}
 			if p.nregs+p.npreds > MaxRegisters {
-				return nil, &ParseError{s.line, fmt.Sprintf("more than %d registers", MaxRegisters)}
+				return &ParseError{s.line, fmt.Sprintf("more than %d registers", MaxRegisters)}
 			}
 		case s.label != "":
 			if _, dup := labels[s.label]; dup {
-				return nil, &ParseError{s.line, fmt.Sprintf("label %s defined twice", s.label)}
+				return &ParseError{s.line, fmt.Sprintf("label %s defined twice", s.label)}
 			}
 			labels[s.label] = int32(len(p.code))
 		default:
 			in, label, err := d.decode(s)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			in.line = int32(s.line)
 			in.loc = int32(s.loc)
@@ -274,15 +340,18 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 		}
 	}
 	// falling off the end of a function returns (PTX ISA 8.x, section 9.7.12.7 "ret")
-	p.code = append(p.code, inst{ctl: ctlExit, class: ClassBranch, guard: -1, line: int32(f.Line), loc: -1, self: int32(len(p.code))})
+	p.code = append(p.code, inst{ctl: ctlRet, class: ClassBranch, guard: -1, line: int32(f.Line), loc: -1,
+		self: int32(len(p.code)), target: int32(i)})
 	for _, fx := range fixes {
 		t, ok := labels[fx.label]
 		if !ok {
-			return nil, &ParseError{fx.line, fmt.Sprintf("branch to undefined label %s", fx.label)}
+			return &ParseError{fx.line, fmt.Sprintf("branch to undefined label %s", fx.label)}
 		}
 		p.code[fx.at].target = t
 	}
-	return p, nil
+	fi.frameSize = (fi.frameSize + 15) / 16 * 16
+	fi.regHi, fi.predHi = int32(p.nregs), int32(p.npreds)
+	return nil
 }
 
 // ptype is a PTX fundamental type (PTX ISA 8.x, section 5.2.1 "Fundamental Types").
@@ -346,7 +415,7 @@ func splitOp(op string) mods {
 		switch w {
 		case "global":
 			m.space, m.hasSp = spGlobal, true
-		case "shared":
+		case "shared", "shared::cta":
 			m.space, m.hasSp = spShared, true
 		case "local":
 			m.space, m.hasSp = spLocal, true
@@ -468,9 +537,6 @@ func (d *decoder) symbolAddr(name string) (uint64, uint8, bool) {
 	if off, ok := d.p.shared[name]; ok {
 		return uint64(off), spShared, true
 	}
-	if off, ok := d.p.local[name]; ok {
-		return uint64(off), spLocal, true
-	}
 	if pr, ok := d.p.params[name]; ok {
 		return uint64(pr.Offset), spParam, true
 	}
@@ -557,7 +623,8 @@ func (d *decoder) decode(s pinst) (inst, string, error) {
 		in.guard, in.guardNot = g.idx, s.guardNot
 	}
 	if s.callee != "" || strings.HasPrefix(s.op, "call") {
-		return in, "", &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("calls (here to %s) are not supported yet", s.callee)}
+		err := d.decodeCall(&in, s)
+		return in, "", err
 	}
 	m := splitOp(s.op)
 	var label string
@@ -609,6 +676,9 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return nil
 	case "ret", "exit":
 		in.ctl, in.class = ctlExit, ClassBranch
+		if m.base == "ret" {
+			in.ctl, in.target = ctlRet, int32(d.fidx)
+		}
 		return d.only(m, 0)
 	case "trap":
 		in.ctl, in.class = ctlTrap, ClassOther
@@ -822,6 +892,19 @@ func (d *decoder) decodeLdSt(in *inst, m mods, s pinst) error {
 	} else {
 		in.exec = execLd
 	}
+	// strong operations (PTX ISA 8.x, section 8 "Memory Consistency Model": .volatile, .relaxed,
+	// .acquire, .release) do not form data races with atomics of other CTAs: on global memory they
+	// read and write whole words atomically.
+	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release"} {
+		if strings.Contains(s.op, q) && (m.space == spGlobal || m.space == spGeneric) {
+			in.strong = true
+			if store {
+				in.exec = execStStrong
+			} else {
+				in.exec = execLdStrong
+			}
+		}
+	}
 	return nil
 }
 
@@ -837,6 +920,15 @@ func (d *decoder) address(in *inst, o operand, sp uint8) error {
 			return d.errf("a predicate cannot be an address")
 		}
 		in.a = r.idx
+		if r.frame {
+			// a .local variable or call-sequence .param: its register holds its local address
+			switch sp {
+			case spLocal, spParam, spGeneric:
+				in.space = spLocal
+			default:
+				return d.errf("%s is a .local or .param variable, accessed as .%s", o.name, spaceNames[sp])
+			}
+		}
 		return nil
 	}
 	addr, ssp, ok := d.symbolAddr(o.name)

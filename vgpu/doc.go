@@ -15,9 +15,19 @@
 //	c := C.Float32s()
 //
 // Launch returns *Fault for what the sanitizer finds (kind "out of bounds", "misaligned", "hazard")
-// and for barrier errors and traps, with block, thread, address, PTX line and instruction, and the
-// .loc source line when the PTX has one; *UnsupportedError for an instruction the virtual GPU does
-// not implement (opcode and PTX line: never a silent wrong answer); ctx's error when ctx is done.
+// and for barrier errors, traps, failed assertions ("assertion": the message, and "file:line" from
+// the assert in Source) and a call stack exhausted ("stack overflow"), with block, thread, address,
+// PTX line and instruction, and the .loc source line when the PTX has one; *UnsupportedError for an
+// instruction the virtual GPU does not implement (opcode and PTX line: never a silent wrong
+// answer); ctx's error when ctx is done. The counts of the work done are returned with a fault too,
+// printf output included (Counts.Printf).
+//
+// LaunchConfig.Trace receives the global-memory warp instructions (TraceEvent: warp, PTX line,
+// opcode, load/store/atomic, sectors, and each active lane's buffer and offset) of the CTAs in
+// TraceBlocks (default CTA (0,0,0)), at most TraceLimit (default 10000), one call at a time; nil
+// costs nothing. LaunchConfig.Only runs a sample of the grid's CTAs (the rest are skipped); Counts
+// then covers those (Counts.Blocks of Counts.GridBlocks) and Counts.Scaled() estimates the whole
+// grid's, marked Sampled.
 //
 // # Execution model
 //
@@ -29,6 +39,16 @@
 // structured code at the immediate post-dominator. bar.sync releases when every live (not exited)
 // thread of the CTA waits at the same barrier instruction; threads waiting at different barrier
 // instructions are a "barrier" fault naming both, never a hang.
+//
+// Calls (call.go): a kernel's program holds the code of every .func it can reach, each with its own
+// registers. Each thread has a stack in its local memory holding one frame per active call (the
+// function's parameters and results, its .local variables, its call sequences' .param variables and,
+// for a recursive function, the save area of its registers). Lanes inside calls are ordered by their
+// whole call stack, so a divergent call reconverges after it returns. Atomics (atomic.go) are one
+// indivisible step per lane, lanes in lane order; global atomics use sync/atomic on the buffer words
+// (a striped lock for words the host has not aligned), so they are sequentially consistent across
+// the CTAs running in parallel; .volatile/.relaxed/.acquire/.release loads and stores of global
+// memory are atomic word accesses too. printf output is collected per CTA and joined in CTA order.
 //
 // # Supported
 //
@@ -52,18 +72,26 @@
 // (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating, NaN → 0), float to float
 // (narrowing with a rounding mode, .rni… to integral values); bra (.uni), ret, exit, trap,
 // bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync, membar/fence (no-ops: the
-// interpreter is sequentially consistent); shfl.sync (up, down, bfly, idx, with the clamp and segment
-// mask of c and the optional predicate result), vote.sync (all, any, uni, ballot), activemask (the
-// lanes executing a .sync instruction must be exactly the live lanes of its member mask, else a
-// fault); wmma.load.a/.b, wmma.mma, wmma.store.d for m16n16k16 with
-// f16 or bf16 inputs and f32 accumulators, on global memory, as warp-collective operations.
+// interpreter is sequentially consistent); atom (add on u32 s32 u64 s64 f32 f64, min/max on u32 s32
+// u64 s64, inc/dec on u32 with PTX's wrap-around, exch cas and or xor on b32/b64) and red (the same
+// but cas) on .global, .shared and generic addresses; shfl.sync (up, down, bfly, idx, with the clamp
+// and segment mask of c and the optional predicate result), vote.sync (all, any, uni, ballot),
+// activemask (the lanes executing a .sync instruction must be exactly the live lanes of its member
+// mask, else a fault); call (.uni) to .func definitions with .param (or register) arguments and
+// results, recursion included, and to the external vprintf (%d %i %u %x %X %o %c %s %p %f %F %e %E
+// %g %G %a %%, flags, width, precision, * and the h hh l ll z j t length modifiers, C's inf/nan and
+// %g) and __assertfail; lop3.b32, bfi, mul24/mad24 (.lo .hi); add sub mul fma (.rn, .sat) neg abs
+// on f16, bf16, f16x2 and bf16x2; wmma.load.a/.b/.c, wmma.mma, wmma.store.d for m16n16k16 with f16
+// or bf16 inputs and f32 accumulators, on global or shared memory, as warp-collective operations.
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode and line)
 //
-// call (device functions, vprintf, __assertfail), atom, red, match, redux, f16/bf16/f16x2 arithmetic (add.f16, fma.rn.f16x2 …; cvt to and from f16/bf16 works), mul24/mad24,
-// bfi, lop3, testp, set, named barriers with thread counts, bar.arrive, bar.red, brx.idx, indirect
-// calls, textures and surfaces, mma.sync/ldmatrix/cp.async, wmma on shared memory or with f16
-// accumulators or other shapes, .address_size 32.
+// match, redux, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
+// and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,
+// bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
+// other than vprintf and __assertfail (device malloc/free, separately compiled device code),
+// textures and surfaces, mma.sync/ldmatrix/cp.async, wmma with f16 accumulators or other shapes,
+// .address_size 32.
 //
 // # Counts
 //
@@ -72,7 +100,10 @@
 // (ClassNames), FLOPs (an FMA is 2, a wmma.mma 8192 per warp), global load and store requests,
 // 32-byte sectors and the distinct bytes used (Counts.Coalescing = used / moved), shared-memory
 // requests and wavefronts (32 banks of 4-byte words; lanes reading one word share it; 8- and 16-byte
-// accesses in 2 and 4 phases), Counts.BankConflicts, Counts.ActiveLanes (divergence) and barriers.
+// accesses in 2 and 4 phases; a wmma tile in shared memory is one request whose wavefronts are the
+// most words in one bank), Counts.BankConflicts, Counts.ActiveLanes (divergence), barriers, and
+// atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors, SharedAtomicRequests: atomic
+// traffic is counted apart from the load/store sectors and Coalescing).
 //
 // # Sanitizer
 //
@@ -82,14 +113,21 @@
 // last writer and the readers; a read after another thread's write, a write after another thread's
 // read, or a write of a different value after another thread's write is a "hazard" fault with both
 // PTX lines. Words, not bytes, are tracked: two threads writing different bytes of one word are
-// reported. Atomics would be exempt.
+// reported. Atomics are exempt (they do not race with each other), and so is wmma on shared memory
+// (not yet checked).
 //
 // # Memory bounds per launch
 //
 // The caller's buffers are used in place. Beyond them a launch allocates, per worker: the CTA's
 // register file (at most MaxRegisterFileBytes = 64 MiB), shared memory (at most MaxSharedBytes =
-// 227 KiB) and its hazard shadow (5× the shared size), local memory (at most MaxLocalBytes = 64 KiB
-// per thread, so at most 64 MiB for 1024 threads) and one counter record per instruction; plus a
-// copy of the module's .global/.const variables. A module is at most MaxSourceBytes = 16 MiB of text
+// 227 KiB) and its hazard shadow (5× the shared size), local memory (the thread's stack: exactly
+// what the deepest call chain's frames need, RecursiveStackBytes = 16 KiB for a kernel that can
+// recurse, at most MaxLocalBytes = 64 KiB per thread, so at most 64 MiB for 1024 threads; calls at
+// most MaxCallDepth = 256 deep, beyond either a "stack overflow" fault), the call stacks' return
+// sites (8 bytes × MaxCallDepth per thread, only for kernels that call) and one counter record per
+// instruction; plus a copy of the module's .global/.const variables, and at most MaxPrintfBytes =
+// 64 KiB of printf output per launch ("… (output truncated)" beyond; the launch stops keeping CTAs'
+// output once it holds that much, so which CTAs' lines survive truncation depends on scheduling). A trace keeps nothing: each
+// event goes to the callback. A module is at most MaxSourceBytes = 16 MiB of text
 // with at most MaxRegisters = 65536 registers per function.
 package vgpu

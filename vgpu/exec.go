@@ -38,6 +38,12 @@ type warp struct {
 	first   int    // CTA-linear index of lane 0
 	local   []byte // lane l's local memory at l·localSize
 	c       *cta
+	// calls (call.go): lanes inside a .func, their depth, frame base and return sites
+	callers  uint32
+	depth    [warpSize]int32
+	base     [warpSize]uint32
+	stack    []frameRec // lane l's frames at l·MaxCallDepth
+	stackTop uint32
 }
 
 func (w *warp) dst(r int32, m uint32) *[warpSize]uint64 {
@@ -73,6 +79,10 @@ func (w *warp) park(pc int32) {
 func (w *warp) pick() {
 	if w.waiting == 0 {
 		w.minWait = math.MaxInt32
+		return
+	}
+	if w.callers != 0 {
+		w.pickSlow()
 		return
 	}
 	lo := int32(math.MaxInt32)
@@ -136,7 +146,25 @@ func (c *cta) runWarp(w *warp, budget int) {
 				w.pick()
 				continue
 			}
-		case ctlExit:
+		case ctlExit, ctlRet:
+			if r := m & w.callers; r != 0 {
+				if in.ctl == ctlRet {
+					// returning lanes go back to their call sites; the rest of the group waits
+					c.ret(w, in, r)
+					for t := w.active &^ m; t != 0; t &= t - 1 {
+						w.lanePC[bits.TrailingZeros32(t)] = pc + 1
+					}
+					w.live &^= m &^ r
+					w.waiting |= w.active &^ (m &^ r)
+					w.active = 0
+					w.pick()
+					continue
+				}
+				w.callers &^= m
+				for t := r; t != 0; t &= t - 1 {
+					w.depth[bits.TrailingZeros32(t)] = 0
+				}
+			}
 			w.live &^= m
 			w.active &^= m
 			w.pc = pc + 1
@@ -144,6 +172,19 @@ func (c *cta) runWarp(w *warp, budget int) {
 				w.pick()
 				continue
 			}
+		case ctlCall:
+			if m == 0 {
+				w.pc = pc + 1
+				break
+			}
+			c.call(w, in, m)
+			for t := w.active &^ m; t != 0; t &= t - 1 {
+				w.lanePC[bits.TrailingZeros32(t)] = pc + 1
+			}
+			w.waiting |= w.active
+			w.active = 0
+			w.pick()
+			continue
 		case ctlBar:
 			if m != 0 {
 				for t := m; t != 0; t &= t - 1 {

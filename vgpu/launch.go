@@ -100,11 +100,48 @@ type LaunchConfig struct {
 	// NoRacecheck turns off the shared-memory hazard check (bounds and alignment are always
 	// checked).
 	NoRacecheck bool
+	// Trace, when set, is called for every global-memory warp instruction (ld, st, atom, red) of
+	// the CTAs in TraceBlocks (nil: CTA (0,0,0) only), at most TraceLimit times (0: 10000), one
+	// call at a time, in each CTA's execution order. A nil Trace costs nothing.
+	Trace       func(TraceEvent)
+	TraceBlocks [][3]int
+	TraceLimit  int
+	// Only, when set, runs only these CTAs (sampled execution): the others are skipped entirely,
+	// Counts are those of the CTAs that ran (Counts.Blocks of Counts.GridBlocks), and
+	// Counts.Scaled estimates the whole grid's.
+	Only [][3]int
+}
+
+// TraceEvent is one global-memory warp instruction, for replaying a warp's accesses.
+type TraceEvent struct {
+	Block  [3]int
+	Warp   int    // the warp's index in its CTA
+	Line   int    // PTX line
+	Opcode string // e.g. "ld.global.f32"
+	Store  bool   // a store (st, red; atom both loads and stores: Atomic)
+	Atomic bool
+	// Size is the bytes each lane accesses; Sectors the distinct 32-byte sectors of the request.
+	Size    int
+	Sectors int
+	Lanes   []TraceLane // the active lanes, in lane order
+}
+
+// TraceLane is one lane's access: Buffer is the index in LaunchConfig.Buffers (-1: the module's
+// .global/.const variables) and Offset the byte offset in it; Address is the raw virtual address.
+type TraceLane struct {
+	Lane    int
+	Buffer  int
+	Offset  int64
+	Address uint64
 }
 
 // Counts is what one launch did, as an NVIDIA GPU's profiler would count it.
 type Counts struct {
+	// Blocks are the CTAs that ran (all of the grid, or LaunchConfig.Only's), of GridBlocks.
 	Blocks, Warps, Threads int64
+	GridBlocks             int64
+	// Sampled marks counts scaled from a sample of the grid's CTAs (Scaled): an estimate.
+	Sampled bool
 	// WarpInstructions are instructions issued per warp; ThreadInstructions the lanes that executed
 	// them (predicated-off lanes excluded).
 	WarpInstructions, ThreadInstructions int64
@@ -124,6 +161,15 @@ type Counts struct {
 	SharedWavefronts                        int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
 	Barriers int64
+	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
+	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
+	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
+	Atomics                                    int64
+	GlobalAtomicRequests, SharedAtomicRequests int64
+	AtomicSectors                              int64
+	// Printf is the kernel's printf output (vprintf), joined in CTA order, at most MaxPrintfBytes
+	// (then ending "… (output truncated)").
+	Printf string
 	// Lines are the counts per PTX line that executed, in line order.
 	Lines []LineCount
 	// Sources are the counts per source line from .loc directives, when the PTX has them.
@@ -132,6 +178,53 @@ type Counts struct {
 
 // ClassCount is the instructions of one class.
 type ClassCount struct{ Warp, Thread int64 }
+
+func linearBlock(b [3]int, grid [3]int) (int, bool) {
+	for d := range 3 {
+		if b[d] < 0 || b[d] >= grid[d] {
+			return 0, false
+		}
+	}
+	return b[0] + grid[0]*(b[1]+grid[1]*b[2]), true
+}
+
+// Scaled estimates the counts of the whole grid from a sampled launch (LaunchConfig.Only): every
+// count is multiplied by GridBlocks/Blocks (rounded), Sampled is set, Printf is kept as it is.
+// It is an estimate: exact when every CTA does the same work, as in a matrix multiplication
+// whose size is a multiple of its tile; CTAs on a ragged edge of the grid do less.
+func (c Counts) Scaled() Counts {
+	if c.Blocks == 0 || c.GridBlocks == 0 || c.Blocks == c.GridBlocks {
+		return c
+	}
+	f := float64(c.GridBlocks) / float64(c.Blocks)
+	s := func(x *int64) { *x = int64(math.Round(float64(*x) * f)) }
+	out := c
+	out.Sampled = true
+	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
+		&out.FLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
+		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
+		&out.Barriers, &out.Atomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors} {
+		s(x)
+	}
+	out.Blocks = c.GridBlocks
+	for i := range out.Classes {
+		s(&out.Classes[i].Warp)
+		s(&out.Classes[i].Thread)
+	}
+	scaleLines := func(ls []LineCount) []LineCount {
+		ls = append([]LineCount(nil), ls...)
+		for i := range ls {
+			l := &ls[i]
+			for _, x := range []*int64{&l.Warp, &l.Thread, &l.Requests, &l.Sectors, &l.BytesUsed, &l.SharedRequests, &l.Wavefronts} {
+				s(x)
+			}
+		}
+		return ls
+	}
+	out.Lines = scaleLines(c.Lines)
+	out.Sources = scaleLines(c.Sources)
+	return out
+}
 
 // LineCount is what the instructions of one line did.
 type LineCount struct {
@@ -155,7 +248,7 @@ func (c Counts) Coalescing() float64 {
 
 // BankConflicts is the extra shared-memory wavefronts that bank conflicts caused.
 func (c Counts) BankConflicts() int64 {
-	return c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests
+	return c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests - c.SharedAtomicRequests
 }
 
 // ActiveLanes is the mean number of lanes executing a warp instruction (32 = no divergence).
@@ -177,6 +270,15 @@ type launch struct {
 	nthreads  int
 	shared    int
 	racecheck bool
+
+	trace      func(TraceEvent)
+	traceLeft  int
+	traceMu    sync.Mutex
+	traced     map[int]bool // CTA linear indices traced
+	printMu    sync.Mutex
+	prints     []printChunk
+	printBytes int
+	printTrunc bool
 }
 
 func (L *launch) source(loc int32) string {
@@ -203,6 +305,8 @@ type cta struct {
 	idx      [3]int
 	lanes    [warpSize]memLane
 	sortBuf  [4 * warpSize]uint64
+	out      []byte // this CTA's printf output
+	tracing  bool
 	barriers uint64
 	done     <-chan struct{}
 }
@@ -214,7 +318,9 @@ func (c *cta) fault(f *Fault, w *warp, l int, in *inst) {
 	f.Thread = c.threadXYZ(w.first + l)
 	f.Line = int(in.line)
 	f.Instr = c.L.mod.Line(int(in.line))
-	f.Source = c.L.source(in.loc)
+	if f.Source == "" {
+		f.Source = c.L.source(in.loc)
+	}
 	panic(faultPanic{f})
 }
 
@@ -287,6 +393,21 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
 		racecheck: !cfg.NoRacecheck}
 	L.bufs = append(L.bufs, moduleData(mod))
+	if cfg.Trace != nil {
+		L.trace, L.traceLeft, L.traced = cfg.Trace, cfg.TraceLimit, map[int]bool{}
+		if L.traceLeft <= 0 {
+			L.traceLeft = 10000
+		}
+		tb := cfg.TraceBlocks
+		if tb == nil {
+			tb = [][3]int{{}}
+		}
+		for _, b := range tb {
+			if i, ok := linearBlock(b, grid); ok {
+				L.traced[i] = true
+			}
+		}
+	}
 	index := map[*Buffer]int{}
 	for i, b := range cfg.Buffers {
 		if b == nil {
@@ -322,7 +443,24 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	nblocks := grid[0] * grid[1] * grid[2]
+	gridBlocks := grid[0] * grid[1] * grid[2]
+	nblocks := gridBlocks
+	var only []int // the CTAs to run (linear indices), nil: all
+	if cfg.Only != nil {
+		seen := map[int]bool{}
+		for _, b := range cfg.Only {
+			i, ok := linearBlock(b, grid)
+			if !ok {
+				return Counts{}, fmt.Errorf("Only: block %v is outside the grid %v", b, grid)
+			}
+			if !seen[i] {
+				seen[i] = true
+				only = append(only, i)
+			}
+		}
+		sort.Ints(only)
+		nblocks = len(only)
+	}
 	workers = max(1, min(workers, nblocks))
 	ctas := make([]*cta, workers)
 	errs := make([]error, workers)
@@ -347,12 +485,17 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 				if i >= nblocks {
 					return
 				}
+				if only != nil {
+					i = only[i]
+				}
 				c.run(i)
 			}
 		})
 	}
 	wg.Wait()
 	cnt := L.counts(ctas, nblocks, nwarps)
+	cnt.GridBlocks = int64(gridBlocks)
+	cnt.Printf = L.printOutput()
 	if err := errors.Join(errs...); err != nil {
 		for _, e := range errs {
 			if e != nil {
@@ -373,6 +516,9 @@ func newCTA(L *launch, nwarps int) *cta {
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
 			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize)}
+		if p.calls {
+			w.stack = make([]frameRec, warpSize*MaxCallDepth)
+		}
 		c.warps = append(c.warps, w)
 	}
 	return c
@@ -380,6 +526,8 @@ func newCTA(L *launch, nwarps int) *cta {
 
 func (c *cta) run(i int) {
 	L := c.L
+	defer c.flushPrint(i)
+	c.tracing = L.trace != nil && L.traced[i]
 	g := L.grid
 	c.idx = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}
 	c.epoch++
@@ -392,6 +540,7 @@ func (c *cta) run(i int) {
 		}
 		w.active, w.waiting, w.atBar = w.live, 0, 0
 		w.pc, w.minWait = 0, math.MaxInt32
+		w.callers, w.depth, w.base, w.stackTop = 0, [warpSize]int32{}, [warpSize]uint32{}, 0
 		clear(w.regs)
 		clear(w.preds)
 		clear(w.local)
@@ -542,8 +691,15 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 			out.GlobalStoreRequests += int64(x.gReq)
 			out.StoreSectors += int64(x.gSectors)
 			out.SharedStoreRequests += int64(x.sReq)
+		case ClassAtomic:
+			out.Atomics += int64(x.thread)
+			out.GlobalAtomicRequests += int64(x.gReq)
+			out.AtomicSectors += int64(x.gSectors)
+			out.SharedAtomicRequests += int64(x.sReq)
 		}
-		out.GlobalBytesUsed += int64(x.gBytes)
+		if in.class != ClassAtomic {
+			out.GlobalBytesUsed += int64(x.gBytes)
+		}
 		out.SharedWavefronts += int64(x.sWave)
 		add := func(lc *LineCount) {
 			lc.Warp += int64(x.warp)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // Memory. Every state space is a byte slice; generic addresses (PTX ISA 8.x, section 6.4.1
@@ -215,7 +216,10 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
-		c.countGlobal(ic, w, gm, n)
+		sectors := c.countGlobal(ic, w, gm, n)
+		if c.tracing {
+			c.traceEvent(w, in, gm, n, mode, sectors)
+		}
 	}
 	if sm != 0 {
 		c.countShared(ic, w, sm, n)
@@ -245,7 +249,7 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 	}
 }
 
-func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) {
+func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 	k := 0
 	s := &c.sortBuf
 	for t := m; t != 0; t &= t - 1 {
@@ -273,6 +277,7 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) {
 	ic.gReq++
 	ic.gSectors += sectors
 	ic.gBytes += distinct * uint64(n)
+	return sectors
 }
 
 // countShared counts the wavefronts of a shared-memory request: 32 banks of 4-byte words; lanes
@@ -443,4 +448,30 @@ func execSt(w *warp, in *inst, m uint32) {
 			writeN(mem[i*n:], n, w.regs[in.vec[i]][l])
 		}
 	}
+}
+
+// traceEvent reports one global-memory warp instruction to LaunchConfig.Trace.
+func (c *cta) traceEvent(w *warp, in *inst, m uint32, n, mode int, sectors uint64) {
+	L := c.L
+	ev := TraceEvent{Block: c.idx, Warp: w.id, Line: int(in.line), Size: n, Sectors: int(sectors),
+		Store: mode == accStore, Atomic: mode == accAtomic}
+	if f := strings.Fields(L.mod.Line(int(in.line))); len(f) > 0 {
+		ev.Opcode = f[0]
+		if strings.HasPrefix(f[0], "@") && len(f) > 1 {
+			ev.Opcode = f[1]
+		}
+	}
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		a := w.addr[l]
+		ev.Lanes = append(ev.Lanes, TraceLane{Lane: l, Buffer: int(a>>windowShift) - 2, Offset: int64(a & offsetMask), Address: a})
+	}
+	L.traceMu.Lock()
+	defer L.traceMu.Unlock()
+	if L.traceLeft <= 0 {
+		c.tracing = false
+		return
+	}
+	L.traceLeft--
+	L.trace(ev)
 }

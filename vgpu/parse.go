@@ -226,6 +226,7 @@ type pinst struct {
 	scopeDelta int // +1 opens a { } scope before this statement, -1 closes one (pseudo statements)
 	label      string
 	decl       *regDecl
+	pvar       *Var // a .param declaration in a body (call-sequence parameter)
 }
 
 type regDecl struct {
@@ -418,7 +419,7 @@ func ParseModule(src string) (*Module, error) {
 		return nil, err
 	}
 	for _, f := range p.mod.Functions {
-		if !f.decl {
+		if !f.decl && f.Entry { // a .func is decoded into each kernel that calls it
 			f.prog, f.err = decodeFunction(p.mod, f)
 		}
 	}
@@ -968,7 +969,9 @@ func (p *parser) body(f *Function) error {
 				if _, err := p.expect(";"); err != nil {
 					return err
 				}
-				f.vars = append(f.vars, Var{Name: pr.Name, Space: "param", Align: pr.Align, Size: pr.Size, Line: pr.Line})
+				// a call-sequence parameter: scoped like a register, so it stays in the body
+				f.body = append(f.body, pinst{line: t.line, loc: p.curLoc,
+					pvar: &Var{Name: pr.Name, Space: "param", Align: pr.Align, Size: pr.Size, Line: pr.Line}})
 				continue
 			}
 			v, err := p.varDecl()

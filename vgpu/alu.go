@@ -568,8 +568,12 @@ func (d *decoder) decodePredLogic(in *inst, m mods, s pinst) error {
 	for i := 0; i < n; i++ {
 		o := s.args[1+i]
 		var r int32
-		if o.kind == oImm { // a constant predicate: compare a constant register
-			return d.errf("constant predicate operands are not supported")
+		if o.kind == oImm { // a constant predicate, 0 or 1 (clang emits mov.pred %p, 0): mode bits 4<<i, value 16<<i
+			in.mode |= 4 << i
+			if o.bits != 0 {
+				in.mode |= 16 << i
+			}
+			continue
 		}
 		r, neg[i], err = d.pred(o)
 		if err != nil {
@@ -593,7 +597,7 @@ func (d *decoder) decodePredLogic(in *inst, m mods, s pinst) error {
 	case "mov":
 		in.boolop = 4
 	}
-	in.mode = 0
+	in.mode &^= 3
 	if neg[0] {
 		in.mode |= 1
 	}

@@ -319,6 +319,14 @@ func execFmaF32(w *warp, in *inst, m uint32) {
 
 func execPredLogic(w *warp, in *inst, m uint32) {
 	a, b := w.preds[in.a], w.preds[in.b]
+	for i, v := range []*uint32{&a, &b} { // constant operands (decodePredLogic)
+		if in.mode&(4<<i) != 0 {
+			*v = 0
+			if in.mode&(16<<i) != 0 {
+				*v = ^uint32(0)
+			}
+		}
+	}
 	if in.mode&1 != 0 {
 		a = ^a
 	}

@@ -2,7 +2,6 @@ package cuda_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -120,9 +119,6 @@ func TestClangLadderKernelsMatchGonum(t *testing.T) {
 					Params:  []vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(B), vgpu.Ptr(C), vgpu.S32(int32(N)), vgpu.S32(int32(N)), vgpu.S32(int32(N))},
 					Buffers: []*vgpu.Buffer{A, B, C}})
 				if err != nil {
-					if vgpuGap(t, fmt.Sprintf("clang sm_%d %s", arch, k.Name), err) {
-						break
-					}
 					t.Fatalf("clang sm_%d %s (%s) n=%d: %v", arch, k.Name, l.Entry, n, err)
 				}
 				full := C.Float32s()
@@ -181,8 +177,7 @@ extern "C" __global__ void sum(const float4* __restrict__ x, float* out, int n4)
 `
 
 // The learner's kernel compiles with both compilers; each one's PTX runs in the virtual GPU and
-// sums correctly. A kernel may stop at an instruction the virtual GPU does not run yet (vgpuGap:
-// atomics); any other error, or a wrong sum, fails.
+// sums correctly; any error, or a wrong sum, fails.
 func TestLearnerKernelWithBothCompilers(t *testing.T) {
 	compilers := map[string]func(t *testing.T) string{
 		"clang": func(t *testing.T) string {
@@ -216,9 +211,6 @@ func TestLearnerKernelWithBothCompilers(t *testing.T) {
 			cfg := vgpu.LaunchConfig{Grid: [3]int{blocks, 1, 1}, Block: [3]int{threads, 1, 1},
 				Params: []vgpu.Arg{vgpu.Ptr(X), vgpu.Ptr(P), vgpu.S32(n4)}, Buffers: []*vgpu.Buffer{X, P}}
 			if _, err := vgpu.Launch(context.Background(), m, "partials", cfg); err != nil {
-				if vgpuGap(t, "partials", err) {
-					return
-				}
 				t.Fatalf("partials: %v", err)
 			}
 			var got float64
@@ -232,14 +224,11 @@ func TestLearnerKernelWithBothCompilers(t *testing.T) {
 			S := vgpu.NewBuffer("sum", 4)
 			cfg.Params[1], cfg.Buffers[1] = vgpu.Ptr(S), S
 			_, err := vgpu.Launch(context.Background(), m, "sum", cfg)
-			switch {
-			case vgpuGap(t, "sum (atomicAdd)", err):
-			case err != nil:
-				t.Fatalf("sum: %v", err)
-			default:
-				if got := float64(S.Float32s()[0]); math.Abs(got-want) > 1e-3 {
-					t.Errorf("sum = %g, want %g", got, want)
-				}
+			if err != nil {
+				t.Fatalf("sum (atomicAdd): %v", err)
+			}
+			if got := float64(S.Float32s()[0]); math.Abs(got-want) > 1e-3 {
+				t.Errorf("sum = %g, want %g", got, want)
 			}
 		})
 	}
@@ -265,19 +254,6 @@ var mathKernels = func() string {
 	}
 	return b.String()
 }()
-
-// vgpuGap reports whether err is an instruction that the virtual GPU does not run yet and that
-// clang's or NVRTC's PTX legitimately uses: atomics, and predicates set from a constant (clang's
-// "mov.pred %p, 0"). Any other error is a failure.
-func vgpuGap(t *testing.T, what string, err error) bool {
-	t.Helper()
-	var u *vgpu.UnsupportedError
-	if errors.As(err, &u) && (strings.HasPrefix(u.Opcode, "atom") || strings.Contains(u.Why, "constant predicate")) {
-		t.Logf("%s: the virtual GPU does not run it yet: %v", what, err)
-		return true
-	}
-	return false
-}
 
 // ulps is how many float32 steps got is from want (correctly rounded), 0 for equal NaNs and
 // infinities.
@@ -430,9 +406,6 @@ func run(t *testing.T, m *vgpu.Module, f int, xs, ys []float32, x64 []float64) (
 		Params:  []vgpu.Arg{vgpu.Ptr(X), vgpu.Ptr(Y), vgpu.Ptr(O), vgpu.Ptr(X64), vgpu.Ptr(O64), vgpu.S32(int32(n))},
 		Buffers: []*vgpu.Buffer{X, Y, O, X64, O64}})
 	if err != nil {
-		if vgpuGap(t, fmt.Sprintf("function %d", f), err) {
-			return nil, false
-		}
 		t.Fatalf("function %d: %v", f, err)
 	}
 	if f >= 100 {

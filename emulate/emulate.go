@@ -53,6 +53,12 @@ type Result struct {
 	RelError float64
 	OK       bool
 	Counts   vgpu.Counts
+	// Sampled says only some blocks ran (n > MaxN): Counts are scaled to the whole grid (an
+	// estimate) and Checked entries of C, those the blocks wrote, were compared.
+	Sampled bool
+	Checked int
+	// BlocksRun of GridBlocks thread blocks ran.
+	BlocksRun, GridBlocks int64
 	// Model is the modelled time on GPU (datasheet), from the counts' FLOPs and DRAM bytes.
 	Model simt.Model
 	GPU   string
@@ -71,17 +77,28 @@ func Emulatable(kernel string) bool {
 }
 
 // Estimate is the estimated time of one emulation of kernel (a row of the table, or "custom") at size
-// n (0 above MaxN, where none runs), from the rates measured on this machine for the virtual GPU's
-// ladder kernels (kernels.Rates.SIMTSeconds, keyed by the ladder name: cuda-naive → naive); a
-// learner's kernel is priced as the naive kernel, the slowest.
+// n, from the rates measured on this machine for the virtual GPU's ladder kernels
+// (kernels.Rates.SIMTSeconds, keyed by the ladder name: cuda-naive → naive; a learner's kernel is
+// priced as the naive kernel, the slowest). Above MaxN it is the sampled blocks' share of the whole
+// grid's time, plus drawing the inputs and checking the entries they wrote; 0 above MaxSampledN,
+// where nothing runs.
 func Estimate(kernel string, n int) time.Duration {
-	if n > MaxN {
+	if n > MaxSampledN {
 		return 0
 	}
+	r := kernels.CurrentRates()
 	short := strings.TrimPrefix(kernel, "cuda-")
-	sec := kernels.CurrentRates().SIMTSeconds(short, n)
+	sec := r.SIMTSeconds(short, n)
 	if sec == 0 {
-		sec = kernels.CurrentRates().SIMTSeconds("naive", n)
+		sec = r.SIMTSeconds("naive", n)
+	}
+	if n > MaxN {
+		blocks := float64((n+15)/16) * float64((n+15)/16) // a custom kernel's grid: one 16×16 tile each
+		if row, ok := cuda.LookupKernel(kernel); ok && row.Entry != "" {
+			_, g, _ := row.Shape(n)
+			blocks = float64(g[0] * g[1] * g[2])
+		}
+		sec = sec*min(1, SampledBlocks/blocks) + r.FillSeconds(8*n*n) + 4e-9*float64(n)*float64(n)*float64(n)*min(1, SampledBlocks/blocks)
 	}
 	return time.Duration(sec * float64(time.Second))
 }
@@ -113,12 +130,18 @@ func ownModule() (*vgpu.Module, error) {
 	return m, nil
 }
 
-// Run emulates req: inputs in [-1, 1), the launch, the check and the model. A fault the sanitizer
-// finds, an unsupported instruction or a launch error is the error (a *vgpu.Fault or
-// *vgpu.UnsupportedError for callers to show as they are).
+// Run emulates req: inputs in [-1, 1), the launch, the check and the model. Up to MaxN the whole
+// grid runs and every entry of C is checked; above it (up to MaxSampledN) only SampledBlocks thread
+// blocks spread over the grid run (Result.Sampled): the entries they write are checked against
+// float64 dot products, and the counts are scaled to the whole grid (an estimate, labelled so). A
+// fault the sanitizer finds, an unsupported instruction or a launch error is the error (a
+// *vgpu.Fault or *vgpu.UnsupportedError for callers to show as they are).
 func Run(ctx context.Context, req Request) (Result, error) {
 	n := req.N
 	res := Result{Kernel: req.Kernel, N: n, DType: req.DType, Precision: req.DType, GPU: req.GPU.Name}
+	if n > MaxSampledN {
+		return res, fmt.Errorf("n=%d is over the virtual GPU's limit of %d (the inputs alone would take too much memory)", n, MaxSampledN)
+	}
 	var mod *vgpu.Module
 	var entry string
 	var grid, block [3]int
@@ -143,107 +166,219 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		mod, entry, grid, block, padded, res.Precision = m, l.Entry, l.Grid, l.Block, l.N, l.Precision
 	}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	a, b := make([]float64, n*n), make([]float64, n*n)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
-	A, B, C, elem := buffers(a, b, n, padded, res.Precision)
+	in := inputs(rng, n, padded, res.Precision)
+	var only [][3]int
+	if n > MaxN {
+		only = sample(grid, rng)
+		in.poison() // unwritten entries stay NaN: the check skips them
+	}
+	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only,
+		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
+		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}}
 	start := time.Now()
-	counts, err := vgpu.Launch(ctx, mod, entry, vgpu.LaunchConfig{Grid: grid, Block: block,
-		Params:  []vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(B), vgpu.Ptr(C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
-		Buffers: []*vgpu.Buffer{A, B, C}})
+	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
 	if err != nil {
 		return res, err
 	}
-	res.Counts = counts
-	ref := make([]float64, n*n)
-	if err := kernels.Gonum(ctx, ref, rounded(a, res.Precision), rounded(b, res.Precision), n, n, n, kernels.Options{}); err != nil {
+	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, cfg.Only != nil, counts.Blocks, counts.GridBlocks
+	if res.Sampled {
+		res.Counts = counts.Scaled()
+		res.RelError, res.Checked, err = in.checkWritten(ctx)
+	} else {
+		res.RelError, err = in.checkAll(ctx)
+		res.Checked = n * n
+	}
+	if err != nil {
 		return res, err
 	}
-	got := unpad(C, n, padded, elem)
-	res.RelError = kernels.RelFrobenius(got, ref)
-	if math.IsNaN(res.RelError) || math.IsInf(res.RelError, 0) {
-		res.RelError = math.MaxFloat64
-	}
 	res.OK = res.RelError <= gpu.Tolerance(res.Precision)
-	res.Model = simt.Roofline(float64(counts.FLOPs), float64(32*(counts.LoadSectors+counts.StoreSectors)), req.GPU)
+	if res.Sampled && res.Checked == 0 {
+		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
+	}
+	res.Model = simt.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
 	return res, nil
 }
 
-// buffers lays out A and B padded to p×p in the precision the kernel reads, and C.
-func buffers(a, b []float64, n, p int, precision string) (A, B, C *vgpu.Buffer, elem int) {
-	pad32 := func(x []float64) []float32 {
-		out := make([]float32, p*p)
-		for i := range n {
-			for j := range n {
-				out[i*p+j] = float32(x[i*n+j])
-			}
+// Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64
+// for the check, the padded inputs and C: about 40 bytes per element, 640 MiB at 4096), running
+// SampledBlocks blocks.
+const (
+	MaxSampledN   = 4096
+	SampledBlocks = 8
+)
+
+// sample picks SampledBlocks distinct blocks of grid: block (0,0,0) and others drawn uniformly, so
+// that counts scaled from them are unbiased (ragged edge blocks, which do less, are drawn as often
+// as they occur).
+func sample(grid [3]int, rng *rand.Rand) [][3]int {
+	total := grid[0] * grid[1] * grid[2]
+	seen := map[[3]int]bool{{}: true}
+	out := [][3]int{{}}
+	for len(out) < min(SampledBlocks, total) {
+		i := rng.IntN(total)
+		b := [3]int{i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])}
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
 		}
-		return out
 	}
+	return out
+}
+
+// launchInputs are one launch's matrices: a and b as the kernel sees them (rounded to its input
+// precision, in float64, for the check), and the buffers it reads and writes (padded to p×p).
+type launchInputs struct {
+	n, p    int
+	a, b    []float64
+	A, B, C *vgpu.Buffer
+	elem    int // bytes of an element of C
+}
+
+// inputs draws A and B in [-1, 1) and lays them out for a kernel reading precision.
+func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
+	in := &launchInputs{n: n, p: p, a: make([]float64, n*n), b: make([]float64, n*n), elem: 4}
+	kernels.Random(rng, in.a)
+	kernels.Random(rng, in.b)
+	round := func(x []float64) {
+		for i, v := range x {
+			f := float32(v)
+			switch precision {
+			case "float64":
+				continue
+			case "bf16":
+				f = gpu.FromBF16(gpu.BF16(f))
+			case "f16":
+				f = float16From(gpu.F16(f))
+			}
+			x[i] = float64(f)
+		}
+	}
+	round(in.a)
+	round(in.b)
 	switch precision {
 	case "float64":
-		pad64 := func(x []float64) []float64 {
+		pad := func(x []float64) []float64 {
 			out := make([]float64, p*p)
 			for i := range n {
 				copy(out[i*p:i*p+n], x[i*n:(i+1)*n])
 			}
 			return out
 		}
-		return vgpu.Float64Buffer("A", pad64(a)), vgpu.Float64Buffer("B", pad64(b)), vgpu.NewBuffer("C", 8*p*p), 8
+		in.A, in.B, in.C, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), vgpu.NewBuffer("C", 8*p*p), 8
 	case "bf16", "f16":
 		conv := gpu.BF16
 		if precision == "f16" {
 			conv = gpu.F16
 		}
-		to16 := func(x []float32) []uint16 {
-			out := make([]uint16, len(x))
-			for i, v := range x {
-				out[i] = conv(v)
+		pad := func(x []float64) []uint16 {
+			out := make([]uint16, p*p)
+			for i := range n {
+				for j := range n {
+					out[i*p+j] = conv(float32(x[i*n+j]))
+				}
 			}
 			return out
 		}
-		return vgpu.Uint16Buffer("A", to16(pad32(a))), vgpu.Uint16Buffer("B", to16(pad32(b))), vgpu.NewBuffer("C", 4*p*p), 4
-	}
-	return vgpu.Float32Buffer("A", pad32(a)), vgpu.Float32Buffer("B", pad32(b)), vgpu.NewBuffer("C", 4*p*p), 4
-}
-
-// rounded returns x as the kernel sees it: rounded to its input precision, in float64.
-func rounded(x []float64, precision string) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		f := float32(v)
-		switch precision {
-		case "float64":
-			out[i] = v
-			continue
-		case "bf16":
-			f = gpu.FromBF16(gpu.BF16(f))
-		case "f16":
-			f = float16From(gpu.F16(f))
+		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewBuffer("C", 4*p*p)
+	default:
+		pad := func(x []float64) []float32 {
+			out := make([]float32, p*p)
+			for i := range n {
+				for j := range n {
+					out[i*p+j] = float32(x[i*n+j])
+				}
+			}
+			return out
 		}
-		out[i] = float64(f)
+		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewBuffer("C", 4*p*p)
 	}
-	return out
+	return in
 }
 
-// unpad reads the top-left n×n of the p×p result.
-func unpad(C *vgpu.Buffer, n, p, elem int) []float64 {
+// poison fills C with NaN, so that entries no thread wrote can be told apart.
+func (in *launchInputs) poison() {
+	if in.elem == 8 {
+		c := make([]float64, in.p*in.p)
+		for i := range c {
+			c[i] = math.NaN()
+		}
+		in.C = vgpu.Float64Buffer("C", c)
+	} else {
+		c := make([]float32, in.p*in.p)
+		for i := range c {
+			c[i] = float32(math.NaN())
+		}
+		in.C = vgpu.Float32Buffer("C", c)
+	}
+}
+
+// result reads C's top-left n×n.
+func (in *launchInputs) result() []float64 {
+	n, p := in.n, in.p
 	out := make([]float64, n*n)
-	if elem == 8 {
-		full := C.Float64s()
+	if in.elem == 8 {
+		full := in.C.Float64s()
 		for i := range n {
 			copy(out[i*n:(i+1)*n], full[i*p:i*p+n])
 		}
 		return out
 	}
-	full := C.Float32s()
+	full := in.C.Float32s()
 	for i := range n {
 		for j := range n {
 			out[i*n+j] = float64(full[i*p+j])
 		}
 	}
 	return out
+}
+
+// checkAll compares all of C with gonum's float64 product.
+func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
+	n := in.n
+	ref := make([]float64, n*n)
+	if err := kernels.Gonum(ctx, ref, in.a, in.b, n, n, n, kernels.Options{}); err != nil {
+		return 0, err
+	}
+	return finite(kernels.RelFrobenius(in.result(), ref)), nil
+}
+
+// checkWritten compares the entries of C that the sampled blocks wrote (not NaN) with float64 dot
+// products, and returns the relative error over them and how many there were.
+func (in *launchInputs) checkWritten(ctx context.Context) (float64, int, error) {
+	n := in.n
+	got := in.result()
+	var diff, norm float64
+	checked := 0
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		for j := range n {
+			g := got[i*n+j]
+			if math.IsNaN(g) {
+				continue
+			}
+			var want float64
+			for k := range n {
+				want += in.a[i*n+k] * in.b[k*n+j]
+			}
+			diff += (g - want) * (g - want)
+			norm += want * want
+			checked++
+		}
+	}
+	if norm == 0 {
+		return finite(math.Sqrt(diff)), checked, nil
+	}
+	return finite(math.Sqrt(diff / norm)), checked, nil
+}
+
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return math.MaxFloat64
+	}
+	return x
 }
 
 // float16From widens IEEE binary16 bits to float32 exactly.

@@ -49,3 +49,18 @@ func TestCustomKernel(t *testing.T) {
 		t.Error("an unknown entry ran")
 	}
 }
+
+// Above MaxN a few blocks run: the entries they wrote are checked, the counts scaled to the grid.
+func TestSampled(t *testing.T) {
+	for _, kernel := range []string{"cuda-coalesced", "cuda-regblock"} {
+		r, err := Run(context.Background(), Request{Kernel: kernel, N: 1000, DType: "float32", GPU: simt.GPUs[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := r.Counts
+		// 2·n³ FLOPs in all; scaled from 8 blocks, a ragged edge block drawn makes it an estimate.
+		if !r.Sampled || !r.OK || r.Checked == 0 || c.Blocks != c.GridBlocks || c.FLOPs < 1.5e9 || c.FLOPs > 2.5e9 {
+			t.Errorf("%s: sampled %v ok %v checked %d, blocks %d of %d, %d FLOPs", kernel, r.Sampled, r.OK, r.Checked, c.Blocks, c.GridBlocks, c.FLOPs)
+		}
+	}
+}

@@ -14,7 +14,7 @@ const TableID = "emulated"
 func Table(gpuName string) cells.Table {
 	return cells.Table{ID: TableID,
 		Caption: fmt.Sprintf("Emulated in the virtual GPU on this server, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce; the time is modelled from the %s datasheet, not measured", Arch, gpuName),
-		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "rel. error"}, {Label: "check"},
+		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
 			{Label: "thread instructions"}, {Label: "active lanes per warp instruction"}, {Label: "global requests"}, {Label: "sectors"},
 			{Label: "coalescing", Unit: "%"}, {Label: "bank conflicts"}, {Label: "barriers"},
 			{Label: "modelled time (bound)", Unit: "µs"}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
@@ -28,7 +28,11 @@ func Row(r Result) cells.Row {
 		check = "WRONG: over tolerance"
 	}
 	flops := 2 * float64(r.N) * float64(r.N) * float64(r.N)
-	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, r.RelError, check,
+	blocks := "all"
+	if r.Sampled {
+		blocks = fmt.Sprintf("%d of %d (sampled: counts scaled, %d entries checked)", r.BlocksRun, r.GridBlocks, r.Checked)
+	}
+	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, r.RelError, check,
 		c.ThreadInstructions, c.ActiveLanes(), c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors,
 		100 * c.Coalescing(), c.BankConflicts(), c.Barriers,
 		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), flops / r.Model.Seconds / 1e9, r.EmulationSeconds}}

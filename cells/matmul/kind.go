@@ -106,7 +106,8 @@ func (r *run) gpu() simt.GPU {
 	return simt.GPUs[0]
 }
 
-// Emulate runs the named GPU kernels in the virtual GPU at every size (up to emulate.MaxN), as rows
+// Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,
+// sampled blocks up to emulate.MaxSampledN), as rows
 // of the emulated table, labelled emulated with times modelled on g; custom, if not nil, adds a
 // learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
 // run goes on.
@@ -121,8 +122,8 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 	e.Table(emulate.Table(g.Name))
 	done, total := 0, len(names)*len(sizes)
 	for _, n := range sizes {
-		if n > emulate.MaxN {
-			e.Note("info", fmt.Sprintf("%s at n=%d: not emulated, over the virtual GPU's n ≤ %d on this server (thread by thread it would take minutes)", strings.Join(names, ", "), n, emulate.MaxN))
+		if n > emulate.MaxSampledN {
+			e.Note("info", fmt.Sprintf("%s at n=%d: not emulated, over the virtual GPU's n ≤ %d", strings.Join(names, ", "), n, emulate.MaxSampledN))
 			done += len(names)
 			continue
 		}

@@ -19,9 +19,9 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	cellsimt "github.com/gpuplayground/playground/cells/simt"
 	cellsys "github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
-	emu "github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/kernels/systolic"
 )
 
@@ -102,8 +102,8 @@ func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
 	if opt.SkipSimulators {
 		return r, nil
 	}
-	for _, m := range emu.Ladder() {
-		if err := simtRate(ctx, r, m.Name); err != nil {
+	for _, k := range cellsimt.Kernels() {
+		if err := simtRate(ctx, r, k); err != nil {
 			return nil, err
 		}
 	}
@@ -308,7 +308,7 @@ func simtRate(ctx context.Context, r *kernels.Rates, kernel string) error {
 	}
 	var ts [2]float64
 	for i, n := range ns {
-		s := cellsimt.Spec{Kernels: []string{kernel}, N: n, GPU: emu.GPUs[0]}
+		s := cellsimt.Spec{Kernels: []string{kernel}, N: n, GPU: datasheet.GPUs[0]}
 		start := time.Now()
 		if err := cellsimt.Emulate(ctx, s, func(cellsimt.Result) error { return nil }, nil); err != nil {
 			return err

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/x448/float16"
 )
@@ -39,7 +39,13 @@ type Request struct {
 	N     int
 	DType string
 	// GPU is the datasheet the modelled time uses.
-	GPU simt.GPU
+	GPU datasheet.GPU
+	// Block, if set for a table kernel, replaces its threads per block (the naive and coalesced
+	// kernels, which read blockDim); the grid then covers n with one thread per entry.
+	BlockXY [2]int
+	// Trace, if set, receives block (0,0)'s global-memory warp instructions, at most TraceLimit.
+	Trace      func(vgpu.TraceEvent)
+	TraceLimit int
 }
 
 // Result is one emulated launch.
@@ -60,7 +66,7 @@ type Result struct {
 	// BlocksRun of GridBlocks thread blocks ran.
 	BlocksRun, GridBlocks int64
 	// Model is the modelled time on GPU (datasheet), from the counts' FLOPs and DRAM bytes.
-	Model simt.Model
+	Model datasheet.Model
 	GPU   string
 	// EmulationSeconds is how long the emulation took here (measured, of the emulator).
 	EmulationSeconds float64
@@ -164,6 +170,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		}
 		l := row.LaunchFor(n, Arch, req.DType)
 		mod, entry, grid, block, padded, res.Precision = m, l.Entry, l.Grid, l.Block, l.N, l.Precision
+		if b := req.BlockXY; b != ([2]int{}) {
+			block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
+		}
 	}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	in := inputs(rng, n, padded, res.Precision)
@@ -172,7 +181,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		only = sample(grid, rng)
 		in.poison() // unwritten entries stay NaN: the check skips them
 	}
-	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only,
+	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
 		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
 		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}}
 	start := time.Now()
@@ -196,7 +205,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if res.Sampled && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = simt.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
+	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
 	return res, nil
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/kernels/simt"
 )
 
 // Every own kernel of the table, emulated from the embedded PTX, is right at ragged and even sizes,
@@ -16,7 +16,7 @@ func TestOwnKernelsEmulated(t *testing.T) {
 			continue
 		}
 		for _, n := range []int{1, 33, 64} {
-			r, err := Run(context.Background(), Request{Kernel: row.Name, N: n, DType: "float32", GPU: simt.GPUs[0]})
+			r, err := Run(context.Background(), Request{Kernel: row.Name, N: n, DType: "float32", GPU: datasheet.GPUs[0]})
 			if err != nil {
 				t.Fatalf("%s n=%d: %v", row.Name, n, err)
 			}
@@ -34,7 +34,7 @@ func TestCustomKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Kernel: "custom", PTX: string(src), Entry: "cuda_coalesced", Grid: [3]int{2, 2, 1}, Block: [3]int{32, 32, 1}, N: 40, DType: "float32", GPU: simt.GPUs[2]}
+	req := Request{Kernel: "custom", PTX: string(src), Entry: "cuda_coalesced", Grid: [3]int{2, 2, 1}, Block: [3]int{32, 32, 1}, N: 40, DType: "float32", GPU: datasheet.GPUs[2]}
 	r, err := Run(context.Background(), req)
 	if err != nil || !r.OK {
 		t.Fatalf("custom coalesced: %+v, %v", r, err)
@@ -53,7 +53,7 @@ func TestCustomKernel(t *testing.T) {
 // Above MaxN a few blocks run: the entries they wrote are checked, the counts scaled to the grid.
 func TestSampled(t *testing.T) {
 	for _, kernel := range []string{"cuda-coalesced", "cuda-regblock"} {
-		r, err := Run(context.Background(), Request{Kernel: kernel, N: 1000, DType: "float32", GPU: simt.GPUs[0]})
+		r, err := Run(context.Background(), Request{Kernel: kernel, N: 1000, DType: "float32", GPU: datasheet.GPUs[0]})
 		if err != nil {
 			t.Fatal(err)
 		}

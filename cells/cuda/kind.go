@@ -11,11 +11,11 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -78,7 +78,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		e.Text(title, ptx)
 		return nil
 	}
-	res, err := emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: p.spec.Kernel, Grid: grid, Block: p.spec.Block, N: n, DType: p.spec.DType, GPU: simt.GPUs[0]})
+	res, err := emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: p.spec.Kernel, Grid: grid, Block: p.spec.Block, N: n, DType: p.spec.DType, GPU: datasheet.GPUs[0]})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -192,11 +192,11 @@ func (r *run) split() (measured experiment.Spec, emulated []string) {
 }
 
 // gpu is the datasheet GPU the emulated times are modelled on.
-func (r *run) gpu() simt.GPU {
+func (r *run) gpu() datasheet.GPU {
 	if r.spec.GPU != nil {
 		return *r.spec.GPU
 	}
-	return simt.GPUs[0]
+	return datasheet.GPUs[0]
 }
 
 // nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/simt"
 )
 
 // Spec is a parsed `cuda` cell: a YAML header, a line `---`, then the learner's CUDA C++. The
@@ -39,7 +39,7 @@ type Spec struct {
 	Repeats int
 	Compare []string
 	// GPU, if the cell names one, is the datasheet GPU that emulated times are modelled on.
-	GPU *simt.GPU
+	GPU *datasheet.GPU
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int
@@ -127,7 +127,7 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		return Spec{}, &cells.SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
 	}
 	if y.GPU.Line > 0 {
-		g, err := simt.LookupGPU(y.GPU.V)
+		g, err := datasheet.LookupGPU(y.GPU.V)
 		if err != nil {
 			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 		}

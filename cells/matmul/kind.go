@@ -10,10 +10,10 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/simt"
 	"github.com/gpuplayground/playground/roofline"
 )
 
@@ -99,11 +99,11 @@ func (r *run) split() (measured experiment.Spec, emulated []string) {
 	return measured, emulated
 }
 
-func (r *run) gpu() simt.GPU {
+func (r *run) gpu() datasheet.GPU {
 	if r.spec.GPU != nil {
 		return *r.spec.GPU
 	}
-	return simt.GPUs[0]
+	return datasheet.GPUs[0]
 }
 
 // Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,
@@ -111,7 +111,7 @@ func (r *run) gpu() simt.GPU {
 // of the emulated table, labelled emulated with times modelled on g; custom, if not nil, adds a
 // learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
 // run goes on.
-func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g simt.GPU,
+func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
 	custom func(n int) (emulate.Request, error)) error {
 	if custom != nil {
 		names = append([]string{"custom"}, names...)

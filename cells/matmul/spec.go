@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/simt"
 )
 
 // Spec is a parsed, validated `matmul` cell.
@@ -32,8 +32,8 @@ type Spec struct {
 	// Peak draws this CPU's measured peak on the chart, saying how it was measured.
 	Peak bool
 	// GPU, if the cell names one, is the datasheet GPU that emulated kernels' times are modelled on
-	// (and a roofline cell draws); nil means the first of simt.GPUs.
-	GPU *simt.GPU
+	// (and a roofline cell draws); nil means the first of datasheet.GPUs.
+	GPU *datasheet.GPU
 }
 
 // Source is a matmul cell's YAML, decoded by cells.Decode.
@@ -78,7 +78,7 @@ func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spe
 	s := Spec{Spec: experiment.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
 	if y.GPU.Line > 0 {
-		g, err := simt.LookupGPU(y.GPU.V)
+		g, err := datasheet.LookupGPU(y.GPU.V)
 		if err != nil {
 			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 		}

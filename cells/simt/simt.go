@@ -1,23 +1,25 @@
-// Package simt is the `simt` cell kind: the GPU ladder's kernels run in the SIMT emulator
-// (kernels/simt), which counts what the hardware would (warp requests, 32-byte sectors, coalescing,
-// bank conflicts, barriers, FLOPs), with a time modelled from a datasheet GPU and, where the server
-// has a GPU, the real kernel measured beside it. With watch: true it replays block (0,0)'s warps.
+// Package simt is the `simt` cell kind: the GPU ladder's kernels (matmul.cu's real PTX, embedded)
+// run in the virtual GPU (vgpu, through emulate), which counts what the hardware would (warp
+// requests, 32-byte sectors, coalescing, bank conflicts, barriers, FLOPs), with a time modelled from
+// a datasheet GPU and, where the server has a GPU, the real kernel measured beside it. With
+// watch: true it replays block (0,0)'s real global-memory warp instructions.
 package simt
 
 import (
 	"context"
 	_ "embed"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/datasheet"
+	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
-	emu "github.com/gpuplayground/playground/kernels/simt"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/vgpu"
 )
 
 // Spec is a parsed `simt` cell, which runs the ladder in the SIMT emulator:
@@ -26,14 +28,14 @@ import (
 //	n: 128                                        # square n×n×n, at most 512
 //	gpu: H100 SXM                                 # whose datasheet the modelled time uses
 //	block: [32, 8]                                # naive and coalesced (default as in matmul.cu)
-//	tile: 32                                      # smem: 8, 16 or 32 (default 32); regblock is fixed
 //	watch: true                                   # n ≤ 32: frames of the first kernel's warps
 type Spec struct {
 	Kernels []string
 	N       int
-	GPU     emu.GPU
-	Shape   emu.Shape
-	Watch   bool
+	GPU     datasheet.GPU
+	// Block, if set, is [x, y] threads per block for the naive and coalesced kernels.
+	Block [2]int
+	Watch bool
 }
 
 // MaxWatchN is the largest n a simt cell can watch, and MaxWatchFrames the frames it sends.
@@ -67,7 +69,6 @@ type source struct {
 	N            cells.At[int]                `yaml:"n"`
 	GPU          cells.At[string]             `yaml:"gpu"`
 	Block        cells.At[[]int]              `yaml:"block"`
-	Tile         cells.At[int]                `yaml:"tile"`
 	Watch        bool                         `yaml:"watch"`
 }
 
@@ -77,29 +78,24 @@ func Parse(src string) (Spec, error) {
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	s := Spec{GPU: emu.GPUs[0], N: y.N.V, Watch: y.Watch}
+	s := Spec{GPU: datasheet.GPUs[0], N: y.N.V, Watch: y.Watch}
 	if y.N.Line > 0 && (s.N < 1 || s.N > MaxN) {
-		return Spec{}, cells.Errorf(y.N.Line, "n is %d; the emulator takes 1 to %d (it runs every thread on the CPU)", s.N, MaxN)
+		return Spec{}, cells.Errorf(y.N.Line, "n is %d; the virtual GPU takes 1 to %d here (it runs every thread on the CPU)", s.N, MaxN)
 	}
 	if b := y.Block.V; y.Block.Line > 0 {
 		if len(b) < 1 || len(b) > 2 || b[0] < 1 || (len(b) == 2 && b[1] < 1) {
 			return Spec{}, cells.Errorf(y.Block.Line, "block is [x, y] with positive sizes")
 		}
-		s.Shape.Block = emu.Dim3{X: b[0], Y: 1, Z: 1}
+		s.Block = [2]int{b[0], 1}
 		if len(b) == 2 {
-			s.Shape.Block.Y = b[1]
+			s.Block[1] = b[1]
 		}
-		if s.Shape.Block.Size() > 1024 {
-			return Spec{}, cells.Errorf(y.Block.Line, "a block of %d threads is too many: CUDA allows 1024", s.Shape.Block.Size())
-		}
-	}
-	if y.Tile.Line > 0 {
-		if s.Shape.Tile = y.Tile.V; s.Shape.Tile != 8 && s.Shape.Tile != 16 && s.Shape.Tile != 32 {
-			return Spec{}, cells.Errorf(y.Tile.Line, "tile is %d; use 8, 16 or 32 (a tile×tile block of at most 1024 threads)", s.Shape.Tile)
+		if s.Block[0]*s.Block[1] > 1024 {
+			return Spec{}, cells.Errorf(y.Block.Line, "a block of %d threads is too many: CUDA allows 1024", s.Block[0]*s.Block[1])
 		}
 	}
 	if y.GPU.Line > 0 {
-		g, err := emu.LookupGPU(y.GPU.V)
+		g, err := datasheet.LookupGPU(y.GPU.V)
 		if err != nil {
 			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 		}
@@ -112,8 +108,12 @@ func Parse(src string) (Spec, error) {
 		return Spec{}, cells.Errorf(y.Kernels.Line, "%d kernels; a simt cell emulates at most %d", len(y.Kernels.V), maxKernels)
 	}
 	for _, k := range y.Kernels.V {
-		if _, err := emu.LadderKernel(k.V); err != nil {
-			return Spec{}, cells.Errorf(k.Line, "%v", err)
+		row, ok := cuda.LookupKernel("cuda-" + k.V)
+		if !ok || row.Entry == "" {
+			return Spec{}, cells.Errorf(k.Line, "unknown kernel %q; the virtual GPU runs matmul.cu's %s", k.V, strings.Join(Kernels(), ", "))
+		}
+		if s.Block != ([2]int{}) && !row.AnyBlock {
+			return Spec{}, cells.Errorf(y.Block.Line, "block applies to kernels with one thread per entry of C (naive, coalesced); %s's block is fixed in matmul.cu", k.V)
 		}
 		s.Kernels = append(s.Kernels, k.V)
 	}
@@ -157,41 +157,40 @@ type Result struct {
 	MeasuredOn      string  `json:"measured_on,omitempty"`
 }
 
-// Emulate emulates each kernel of s on fresh random inputs and passes each result to emit. With
-// s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first (at most
-// MaxWatchFrames; nil watch skips them).
+// Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
+// (kernels/cuda/ladder.go) without their "cuda-" prefix.
+func Kernels() []string {
+	var out []string
+	for _, row := range cuda.Kernels() {
+		if row.Entry != "" {
+			out = append(out, strings.TrimPrefix(row.Name, "cuda-"))
+		}
+	}
+	return out
+}
+
+// Emulate runs each kernel of s in the virtual GPU from matmul.cu's PTX and passes each result to
+// emit. With s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first
+// (at most MaxWatchFrames; nil watch skips them).
 func Emulate(ctx context.Context, s Spec, emit func(Result) error, watch func(WarpFrame)) error {
 	n := s.N
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	a, b := make([]float32, n*n), make([]float32, n*n)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
-	ref, err := experiment.Reference(ctx, a, b, n)
-	if err != nil {
-		return err
-	}
 	for i, name := range s.Kernels {
-		m, _ := emu.LadderKernel(name)
-		A, B, C := emu.NewGlobal("A", a), emu.NewGlobal("B", b), emu.NewGlobal("C", make([]float32, n*n))
-		grid, block, k := m.Launch(A, B, C, n, s.Shape)
-		cfg := emu.Config{Grid: grid, Block: block}
+		req := emulate.Request{Kernel: "cuda-" + name, N: n, DType: "float32", GPU: s.GPU, BlockXY: s.Block}
 		if s.Watch && watch != nil && i == 0 {
-			cfg.Trace = watcher(name, n, watch, A, B, C)
+			req.Trace, req.TraceLimit = watcher(name, n, watch), MaxWatchFrames
 		}
-		start := time.Now()
-		c, err := emu.Launch(ctx, cfg, k)
+		res, err := emulate.Run(ctx, req)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		model := emu.ModelTime(c, s.GPU)
+		c := res.Counts
 		if err := emit(Result{
 			Kernel: name, N: n, FLOPs: c.FLOPs,
-			GlobalRequests: c.GlobalLoads + c.GlobalStores, Sectors: c.LoadSectors + c.StoreSectors,
-			BytesMoved: c.BytesMoved(), Coalescing: c.CoalescingEfficiency(),
-			SharedRequests: c.SharedLoads + c.SharedStores, BankConflicts: c.BankConflicts, Barriers: c.Barriers,
-			Correct: kernels.RelFrobenius(C.Data, ref) <= kernels.Tolerance("float32"),
-			GPU:     s.GPU.Name, ModelledSeconds: model.Seconds, Bound: model.Bound,
-			EmulationSeconds: time.Since(start).Seconds(),
+			GlobalRequests: c.GlobalLoadRequests + c.GlobalStoreRequests, Sectors: c.LoadSectors + c.StoreSectors,
+			BytesMoved: 32 * (c.LoadSectors + c.StoreSectors), Coalescing: c.Coalescing(),
+			SharedRequests: c.SharedLoadRequests + c.SharedStoreRequests, BankConflicts: c.BankConflicts(), Barriers: c.Barriers,
+			Correct: res.OK, GPU: s.GPU.Name, ModelledSeconds: res.Model.Seconds, Bound: res.Model.Bound,
+			EmulationSeconds: res.EmulationSeconds,
 		}); err != nil {
 			return err
 		}
@@ -199,32 +198,37 @@ func Emulate(ctx context.Context, s Spec, emit func(Result) error, watch func(Wa
 	return nil
 }
 
-// watcher turns block (0,0)'s global warp instructions into frames (blocks run in parallel, but only
-// block (0,0)'s goroutine gets past the first test, in order).
-func watcher(kernel string, n int, watch func(WarpFrame), bufs ...*emu.Global[float32]) func(emu.WarpInstruction) {
-	sent := 0
-	return func(wi emu.WarpInstruction) {
-		if wi.Block != (emu.Dim3{}) || sent >= MaxWatchFrames || !strings.HasPrefix(wi.Kind, "global") {
-			return
+// matrices names the launch's buffers in order: kernel(A, B, C, …).
+var matrices = [3]string{"A", "B", "C"}
+
+// watcher turns block (0,0)'s global warp instructions into frames: per active lane, the element
+// of A, B or C it touched and which of the instruction's distinct sectors (numbered from 0) held it.
+func watcher(kernel string, n int, watch func(WarpFrame)) func(vgpu.TraceEvent) {
+	row, _ := cuda.LookupKernel("cuda-" + kernel)
+	p, _, _ := row.Shape(n) // the matrices as launched: padded for the tensor-core kernel
+	return func(ev vgpu.TraceEvent) {
+		kind := "global load"
+		if ev.Store {
+			kind = "global store"
 		}
-		f := WarpFrame{Kernel: kernel, N: n, Warp: wi.Warp, Kind: wi.Kind, Sectors: wi.Sectors}
-		sectors := map[int64]int{}
-		for lane, active := range wi.Active {
-			if !active {
+		f := WarpFrame{Kernel: kernel, N: n, Warp: ev.Warp, Kind: kind, Sectors: ev.Sectors}
+		sectors := map[uint64]int{}
+		for _, l := range ev.Lanes {
+			if l.Buffer < 0 || l.Buffer > 2 {
 				continue
 			}
-			for _, g := range bufs {
-				if idx, ok := g.Index(wi.Addr[lane]); ok {
-					sec := wi.Addr[lane] / emu.SectorBytes
-					if _, seen := sectors[sec]; !seen {
-						sectors[sec] = len(sectors)
-					}
-					f.Matrix = g.Name
-					f.Lanes = append(f.Lanes, [4]int{lane, idx / n, idx % n, sectors[sec]})
-				}
+			sec := l.Address / 32
+			if _, seen := sectors[sec]; !seen {
+				sectors[sec] = len(sectors)
 			}
+			elem := 4
+			if l.Buffer < 2 && row.Precision != "" && row.Precision != "float32" {
+				elem = 2 // 16-bit inputs
+			}
+			idx := int(l.Offset) / elem
+			f.Matrix = matrices[l.Buffer]
+			f.Lanes = append(f.Lanes, [4]int{l.Lane, idx / p, idx % p, sectors[sec]})
 		}
-		sent++
 		watch(f)
 	}
 }
@@ -284,12 +288,12 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	return Emulate(ctx, r.spec, func(res Result) error {
 		done++
 		if measure {
-			m, _ := emu.LadderKernel(res.Kernel)
-			got, err := r.env.GPU.Measure(ctx, gpu.Request{Kernel: m.CUDA.Name, N: res.N, DType: "float32", Repeats: 5}, nil)
+			name := "cuda-" + res.Kernel
+			got, err := r.env.GPU.Measure(ctx, gpu.Request{Kernel: name, N: res.N, DType: "float32", Repeats: 5}, nil)
 			if err != nil {
 				return err
 			}
-			res.MeasuredSeconds, res.MeasuredKernel, res.MeasuredOn = got.Seconds, m.CUDA.Name, dev.Name
+			res.MeasuredSeconds, res.MeasuredKernel, res.MeasuredOn = got.Seconds, name, dev.Name
 		}
 		check := "ok"
 		if !res.Correct {

@@ -13,13 +13,18 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	s, err := Parse("kernels: [naive, smem]\nn: 64\ngpu: t4\nblock: [16, 16]\ntile: 16\n")
-	if err != nil || s.N != 64 || s.GPU.Name != "T4" || strings.Join(s.Kernels, ",") != "naive,smem" || s.Shape.Block.X != 16 || s.Shape.Tile != 16 {
+	s, err := Parse("kernels: [naive, coalesced]\nn: 64\ngpu: t4\nblock: [16, 16]\n")
+	if err != nil || s.N != 64 || s.GPU.Name != "T4" || strings.Join(s.Kernels, ",") != "naive,coalesced" || s.Block != [2]int{16, 16} {
 		t.Fatalf("got %+v, %v", s, err)
+	}
+	if _, err := Parse("kernels: [smem, regblock, wmma]\nn: 64"); err != nil {
+		t.Errorf("every own kernel of matmul.cu: %v", err)
 	}
 	for src, want := range map[string]string{
 		"kernels: [naive]\nn: 1024":                                    "line 2: n is 1024",
-		"kernels: [fast]\nn: 8":                                        `line 1: unknown emulated kernel "fast"`,
+		"kernels: [fast]\nn: 8":                                        `line 1: unknown kernel "fast"; the virtual GPU runs matmul.cu's naive, coalesced, smem, regblock, wmma`,
+		"kernels: [naive, smem]\nn: 8\nblock: [16, 16]":                `line 3: block applies to kernels with one thread per entry of C (naive, coalesced); smem's block is fixed`,
+		"kernels: [naive]\nn: 8\ntile: 16":                             `unknown key "tile"`,
 		"kernels: [naive]\nn: 8\ngpu: V100":                            `line 3: unknown GPU "V100"`,
 		"kernels: [naive]\nsize: 8":                                    `unknown key "size"`,
 		"kernels: [naive]":                                             "needs `kernels: [...]` and `n: N`",
@@ -56,9 +61,9 @@ func TestEmulate(t *testing.T) {
 	}
 }
 
-// Watching the coalesced kernel at n = 32: its first warp loads a row of A (one element, broadcast:
-// 1 sector), then 32 consecutive floats of B's row (4 sectors), … and stores 32 consecutive C
-// elements (4 sectors).
+// Watching the coalesced kernel at n = 32, as NVRTC compiled it (it schedules the load of B first):
+// its first warp loads 32 consecutive floats of B's row 0 (4 sectors), then one element of A,
+// broadcast to all lanes (1 sector), … and stores 32 consecutive C elements (4 sectors).
 func TestWatchFrames(t *testing.T) {
 	s, err := Parse("kernels: [coalesced, naive]\nn: 32\nwatch: true")
 	if err != nil {
@@ -72,11 +77,23 @@ func TestWatchFrames(t *testing.T) {
 		t.Fatalf("got %d frames, want the cap %d", len(frames), MaxWatchFrames)
 	}
 	f0, f1 := frames[0], frames[1]
-	if f0.Kernel != "coalesced" || f0.Matrix != "A" || f0.Kind != "global load" || f0.Sectors != 1 || len(f0.Lanes) != 32 {
-		t.Errorf("frame 0 %+v: want warp 0 loading A[0][0] in 1 sector", f0)
+	if f0.Kernel != "coalesced" || f0.Matrix != "B" || f0.Kind != "global load" || f0.Sectors != 4 || f0.Lanes[31] != [4]int{31, 0, 31, 3} {
+		t.Errorf("frame 0 %+v: want warp 0 loading B row 0, 4 sectors, lane 31 at column 31 in sector 3", f0)
 	}
-	if f1.Matrix != "B" || f1.Sectors != 4 || f1.Lanes[31] != [4]int{31, 0, 31, 3} {
-		t.Errorf("frame 1 %+v: want B row 0, 4 sectors, lane 31 at column 31 in sector 3", f1)
+	if f1.Matrix != "A" || f1.Sectors != 1 || len(f1.Lanes) != 32 || f1.Lanes[31] != [4]int{31, 0, 0, 0} {
+		t.Errorf("frame 1 %+v: want A[0][0] for all 32 lanes in 1 sector", f1)
+	}
+	stores := 0
+	for _, f := range frames {
+		if f.Kind == "global store" {
+			stores++
+			if f.Matrix != "C" || f.Sectors != 4 {
+				t.Errorf("store %+v: want C, 4 sectors", f)
+			}
+		}
+	}
+	if stores == 0 {
+		t.Error("no store of C among the frames")
 	}
 	if _, err := Parse("kernels: [naive]\nn: 64\nwatch: true"); err == nil {
 		t.Error("watch accepted n = 64")

@@ -41,6 +41,10 @@ type Kernel struct {
 	// Tile is the part of C one block computes, in elements along grid x and along grid y: the grid
 	// for size n is (⌈n/Tile[0]⌉, ⌈n/Tile[1]⌉, 1). Zero for cuBLAS.
 	Tile [2]int
+	// AnyBlock says the kernel reads blockDim and computes one entry of C per thread, so any block
+	// shape works with the grid ⌈n/block⌉ (a simt cell's `block:` key); the others' tiles are
+	// compile-time constants of matmul.cu.
+	AnyBlock bool
 	// Pad, when over 1, rounds n up to a multiple of Pad before launching (WMMA's m16n16k16
 	// fragments need multiples of 16; the host zero-pads the inputs and drops the padding of C).
 	Pad int
@@ -90,10 +94,10 @@ func Kernels() []Kernel {
 			GFLOPS: 1000},
 		{Name: "cuda-naive", Summary: "one thread per element of C, uncoalesced",
 			Source: ownSource, Entry: "cuda_naive", DTypes: f32,
-			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, GFLOPS: 25},
+			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, AnyBlock: true, GFLOPS: 25},
 		{Name: "cuda-coalesced", Summary: "one thread per element of C, warps read rows",
 			Source: ownSource, Entry: "cuda_coalesced", DTypes: f32,
-			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, GFLOPS: 100},
+			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, AnyBlock: true, GFLOPS: 100},
 		{Name: "cuda-smem", Summary: "32×32 tiles staged in shared memory",
 			Source: ownSource, Entry: "cuda_smem", DTypes: f32,
 			Block: [3]int{32, 32, 1}, Tile: [2]int{32, 32}, GFLOPS: 250},

@@ -1,4 +1,6 @@
-package simt
+// Package datasheet holds published figures of GPUs (peak FP32 FLOP/s, DRAM bandwidth, SMs, with
+// their sources) and the roofline time model that turns counts into a modelled, never measured, time.
+package datasheet
 
 import (
 	"fmt"
@@ -44,9 +46,6 @@ type Model struct {
 	// Bound is "compute" or "memory", whichever term is larger.
 	Bound string
 }
-
-// ModelTime models c on g.
-func ModelTime(c Counts, g GPU) Model { return Roofline(float64(c.FLOPs), float64(c.BytesMoved()), g) }
 
 // Roofline models flops FLOPs and bytes of DRAM traffic on g: the larger of the two times.
 func Roofline(flops, bytes float64, g GPU) Model {

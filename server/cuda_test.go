@@ -324,3 +324,31 @@ func TestSIMTWatch(t *testing.T) {
 		t.Errorf("got %d frames (last batch at %d, counts at %d), want 264 before the counts", frames, lastFramesAt, rowAt)
 	}
 }
+
+// Without a GPU a learner's kernel that writes out of bounds is stopped by the virtual GPU's
+// sanitizer, the note naming the cell's own line; its printf output is shown as text.
+func TestCUDACellSanitizerAndPrintf(t *testing.T) {
+	requireNVRTC(t)
+	ws := dial(t, cudaServer(t))
+	oob := strings.Replace(cudaCellSrc, "C[row * N + col] = A[row * K] * B[col];", "C[row * N + col + N * N] = 1.0f;", 1)
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "oob", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: oob}}); err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(notesOf(collect(t, ws, "oob", 60*time.Second)), "\n")
+	if !strings.Contains(notes, "out of bounds") || !strings.Contains(notes, "(line 9)") {
+		t.Errorf("notes %q, want the sanitizer's out-of-bounds fault at the cell's line 9", notes)
+	}
+	hello := strings.Replace(cudaCellSrc, "    int row", "    if (threadIdx.x == 0 && threadIdx.y == 0 && blockIdx.x == 0 && blockIdx.y == 0) printf(\"hello from %d\\n\", M);\n    int row", 1)
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "hi", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: hello}}); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, m := range collect(t, ws, "hi", 60*time.Second) {
+		if m.Type == TypeText {
+			text = m.Text.Title + ": " + m.Text.Body
+		}
+	}
+	if !strings.Contains(text, "printf output of custom at n=32") || !strings.Contains(text, "hello from 32") {
+		t.Errorf("text %q, want the kernel's printf output", text)
+	}
+}

@@ -83,7 +83,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		return ctx.Err()
 	}
 	if err != nil {
-		e.Note("error", fmt.Sprintf("in the virtual GPU at n=%d: %v", n, err))
+		e.Note("error", p.spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, err)))
 		e.Text(title, ptx)
 		return nil
 	}
@@ -157,7 +157,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			grid, err := r.spec.GridFor(n)
 			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
 		}
-		return matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), custom)
+		return matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), custom, r.spec.cellLines)
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
 		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})
@@ -197,6 +197,19 @@ func (r *run) gpu() datasheet.GPU {
 		return *r.spec.GPU
 	}
 	return datasheet.GPUs[0]
+}
+
+// locLine finds "cell.cu:LINE" in the virtual GPU's messages (a .loc source line; NVRTC writes the
+// file name with the server's working directory in front).
+var locLine = regexp.MustCompile(`(?:[^\s():]*/)?cell\.cu:(\d+)`)
+
+// cellLines rewrites "cell.cu:LINE" (a line of the kernel source) as the cell's own "line N".
+func (s Spec) cellLines(msg string) string {
+	return locLine.ReplaceAllStringFunc(msg, func(m string) string {
+		var n int
+		fmt.Sscanf(locLine.FindStringSubmatch(m)[1], "%d", &n)
+		return fmt.Sprintf("line %d", s.SourceLine+n-1)
+	})
 }
 
 // nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.

@@ -80,7 +80,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
-	return Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), nil)
+	return Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), nil, nil)
 }
 
 // split separates the kernels measured here (CPU kernels; GPU kernels where there is a GPU; the
@@ -111,8 +111,14 @@ func (r *run) gpu() datasheet.GPU {
 // of the emulated table, labelled emulated with times modelled on g; custom, if not nil, adds a
 // learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
 // run goes on.
+//
+// A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
+// GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
 func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
-	custom func(n int) (emulate.Request, error)) error {
+	custom func(n int) (emulate.Request, error), lines func(string) string) error {
+	if lines == nil {
+		lines = func(s string) string { return s }
+	}
 	if custom != nil {
 		names = append([]string{"custom"}, names...)
 	}
@@ -142,9 +148,12 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				return ctx.Err()
 			}
 			if err != nil {
-				e.Note("error", fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, err))
+				e.Note("error", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, err)))
 			} else {
 				e.Row(emulate.Row(res))
+			}
+			if out := res.Counts.Printf; out != "" {
+				e.Text(fmt.Sprintf("printf output of %s at n=%d (virtual GPU)", name, n), lines(out))
 			}
 			done++
 			e.Progress(done, total)

@@ -121,7 +121,7 @@ const clangLogLimit = 64 << 10
 func ClangArgs(file, out, prelude string, arch int) []string {
 	return []string{
 		"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
-		fmt.Sprintf("--cuda-gpu-arch=sm_%d", arch), "-S", "-O3", "-std=c++17",
+		fmt.Sprintf("--cuda-gpu-arch=sm_%d", arch), "-S", "-O3", "-std=c++17", "-gline-tables-only",
 		"-fno-exceptions", "-ffp-contract=fast", "-nostdinc",
 		"-Xclang", "-target-feature", "-Xclang", "+ptx70",
 		"-fno-caret-diagnostics", "-fno-color-diagnostics",
@@ -261,9 +261,14 @@ func CompilerName(nv *NVRTC, cl *Clang) string {
 }
 
 // CompileWith compiles src (called name in the log) for compute_<arch> with the chosen compiler.
+//
+// Learners' kernels are compiled with line information (NVRTC's --generate-line-info, clang's
+// -gline-tables-only), so that the PTX carries .loc directives: the virtual GPU then names the CUDA
+// source line of what it counts and of a fault.
 func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, arch int) (string, error) {
 	if nv != nil {
-		return CompileArch(nv, src, name, arch)
+		ptx, _, err := nv.Compile(src, name, fmt.Sprintf("compute_%d", arch), "--generate-line-info")
+		return ptx, err
 	}
 	ptx, _, err := cl.Compile(ctx, src, name, arch)
 	return ptx, err

@@ -251,6 +251,25 @@ func TestAbuseLargestSpecs(t *testing.T) {
 		}
 		assertQuiet(t, ws, id, 100*time.Millisecond)
 	}
+	// A cuda cell at its caps: 32 sizes, compared with every CPU kernel and the project's GPU kernels
+	// (all emulated here, with the learner's own), hundreds of rows.
+	if _, err := cuda.LoadNVRTC(); err == nil || os.Getenv("CI") == "true" {
+		dir := t.TempDir()
+		if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, kbase := startServer(t, Config{LessonsDir: dir, Devices: noDevice})
+		src := strings.Replace(cudaCellSrc, "sizes: [32]", "sizes: ["+strings.Join(sizes, ", ")+", 26, 27, 28, 29, 30, 31, 32]", 1)
+		src = strings.Replace(src, "compare: [gonum, cublas]", "compare: [naive, ikj, tiled, parallel, gonum, packed, simd, simd-parallel, cuda-naive, cuda-coalesced, cuda-smem, cuda-regblock, cuda-wmma, cublas]", 1)
+		ws := dial(t, kbase)
+		if err := ws.WriteJSON(Message{Type: TypeRun, ID: "cuda#big", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: src}}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := collect(t, ws, "cuda#big", 300*time.Second)
+		if last := msgs[len(msgs)-1]; last.Type != TypeDone || len(rowsOf(t, msgs, "emulated")) != 32*6 {
+			t.Errorf("cuda at its caps: ended %+v with %d emulated rows, want done and %d", last, len(rowsOf(t, msgs, "emulated")), 32*6)
+		}
+	}
 	stop()
 	if grew := rssMiB() - rss; grew > maxRSSGrowthMiB {
 		t.Errorf("memory grew by %d MiB", grew)

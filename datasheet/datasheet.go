@@ -26,6 +26,15 @@ var GPUs = []GPU{
 	{"RTX 4080", 76, 48.7e12, 716.8e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications"},
 }
 
+// Or returns *g, or the first of GPUs (the H100 SXM) when g is nil: the GPU a cell's modelled times
+// use when it names none.
+func Or(g *GPU) GPU {
+	if g != nil {
+		return *g
+	}
+	return GPUs[0]
+}
+
 // LookupGPU finds a GPU by name, ignoring case.
 func LookupGPU(name string) (GPU, error) {
 	var names []string

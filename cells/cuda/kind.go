@@ -157,7 +157,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			grid, err := r.spec.GridFor(n)
 			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
 		}
-		return matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), custom, r.spec.cellLines)
+		return matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
 		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})
@@ -189,14 +189,6 @@ func (r *run) split() (measured experiment.Spec, emulated []string) {
 		}
 	}
 	return measured, emulated
-}
-
-// gpu is the datasheet GPU the emulated times are modelled on.
-func (r *run) gpu() datasheet.GPU {
-	if r.spec.GPU != nil {
-		return *r.spec.GPU
-	}
-	return datasheet.GPUs[0]
 }
 
 // locLine finds "cell.cu:LINE" in the virtual GPU's messages (a .loc source line; NVRTC writes the

@@ -80,7 +80,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
-	return Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, r.gpu(), nil, nil)
+	return Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
 }
 
 // split separates the kernels measured here (CPU kernels; GPU kernels where there is a GPU; the
@@ -97,13 +97,6 @@ func (r *run) split() (measured experiment.Spec, emulated []string) {
 		}
 	}
 	return measured, emulated
-}
-
-func (r *run) gpu() datasheet.GPU {
-	if r.spec.GPU != nil {
-		return *r.spec.GPU
-	}
-	return datasheet.GPUs[0]
 }
 
 // Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,

@@ -78,7 +78,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		e.Text(title, ptx)
 		return nil
 	}
-	res, err := emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: p.spec.Kernel, Grid: grid, Block: p.spec.Block, N: n, DType: p.spec.DType, GPU: datasheet.GPUs[0]})
+	res, err := emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: p.spec.Kernel, Grid: grid, Block: p.spec.Block, N: n, DType: p.spec.DType, GPU: datasheet.Or(p.spec.GPU)})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -6,6 +6,7 @@ package emulate
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -89,6 +90,18 @@ func Emulatable(kernel string) bool {
 // grid's time, plus drawing the inputs and checking the entries they wrote; 0 above MaxSampledN,
 // where nothing runs.
 func Estimate(kernel string, n int) time.Duration {
+	blocks := ((n + 15) / 16) * ((n + 15) / 16) // a custom kernel's grid, if unknown: one 16×16 tile each
+	if row, ok := cuda.LookupKernel(kernel); ok && row.Entry != "" {
+		_, g, _ := row.Shape(n)
+		blocks = g[0] * g[1] * g[2]
+	}
+	return EstimateGrid(kernel, n, blocks)
+}
+
+// EstimateGrid is Estimate for a launch of blocks thread blocks (a learner's kernel with its own
+// grid): above MaxN only SampledBlocks of them run, so a grid of few, large blocks costs its whole
+// work.
+func EstimateGrid(kernel string, n, blocks int) time.Duration {
 	if n > MaxSampledN {
 		return 0
 	}
@@ -99,12 +112,8 @@ func Estimate(kernel string, n int) time.Duration {
 		sec = r.SIMTSeconds("naive", n)
 	}
 	if n > MaxN {
-		blocks := float64((n+15)/16) * float64((n+15)/16) // a custom kernel's grid: one 16×16 tile each
-		if row, ok := cuda.LookupKernel(kernel); ok && row.Entry != "" {
-			_, g, _ := row.Shape(n)
-			blocks = float64(g[0] * g[1] * g[2])
-		}
-		sec = sec*min(1, SampledBlocks/blocks) + r.FillSeconds(8*n*n) + 4e-9*float64(n)*float64(n)*float64(n)*min(1, SampledBlocks/blocks)
+		frac := min(1, SampledBlocks/float64(max(blocks, 1)))
+		sec = sec*frac + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
 	}
 	return time.Duration(sec * float64(time.Second))
 }
@@ -190,10 +199,10 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, cfg.Only != nil, counts.Blocks, counts.GridBlocks
-	if res.Sampled {
+	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
+	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
-		res.RelError, res.Checked, err = in.checkWritten(ctx)
+		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
 	} else {
 		res.RelError, err = in.checkAll(ctx)
 		res.Checked = n * n
@@ -202,7 +211,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.OK = res.RelError <= gpu.Tolerance(res.Precision)
-	if res.Sampled && res.Checked == 0 {
+	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
 	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
@@ -305,21 +314,29 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 	return in
 }
 
-// poison fills C with NaN, so that entries no thread wrote can be told apart.
+// poison fills C with NaN, in place, so that entries no thread wrote can be told apart.
 func (in *launchInputs) poison() {
+	d := in.C.Data
 	if in.elem == 8 {
-		c := make([]float64, in.p*in.p)
-		for i := range c {
-			c[i] = math.NaN()
+		nan := math.Float64bits(math.NaN())
+		for i := 0; i+8 <= len(d); i += 8 {
+			binary.LittleEndian.PutUint64(d[i:], nan)
 		}
-		in.C = vgpu.Float64Buffer("C", c)
-	} else {
-		c := make([]float32, in.p*in.p)
-		for i := range c {
-			c[i] = float32(math.NaN())
-		}
-		in.C = vgpu.Float32Buffer("C", c)
+		return
 	}
+	nan := math.Float32bits(float32(math.NaN()))
+	for i := 0; i+4 <= len(d); i += 4 {
+		binary.LittleEndian.PutUint32(d[i:], nan)
+	}
+}
+
+// at reads C[i][j] (of the p×p launch) from the buffer without copying it.
+func (in *launchInputs) at(i, j int) float64 {
+	k := i*in.p + j
+	if in.elem == 8 {
+		return math.Float64frombits(binary.LittleEndian.Uint64(in.C.Data[8*k:]))
+	}
+	return float64(math.Float32frombits(binary.LittleEndian.Uint32(in.C.Data[4*k:])))
 }
 
 // result reads C's top-left n×n.
@@ -352,35 +369,44 @@ func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	return finite(kernels.RelFrobenius(in.result(), ref)), nil
 }
 
-// checkWritten compares the entries of C that the sampled blocks wrote (not NaN) with float64 dot
-// products, and returns the relative error over them and how many there were.
-func (in *launchInputs) checkWritten(ctx context.Context) (float64, int, error) {
+// maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).
+const maxChecked = 4096
+
+// checkWritten compares entries of C that the sampled blocks wrote (not NaN), up to maxChecked of
+// them drawn at random, with float64 dot products, and returns the relative error over them and how
+// many there were.
+func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float64, int, error) {
 	n := in.n
-	got := in.result()
-	var diff, norm float64
-	checked := 0
+	var written [][2]int
 	for i := range n {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, err
-		}
 		for j := range n {
-			g := got[i*n+j]
-			if math.IsNaN(g) {
-				continue
+			if !math.IsNaN(in.at(i, j)) {
+				written = append(written, [2]int{i, j})
 			}
-			var want float64
-			for k := range n {
-				want += in.a[i*n+k] * in.b[k*n+j]
-			}
-			diff += (g - want) * (g - want)
-			norm += want * want
-			checked++
 		}
+	}
+	rng.Shuffle(len(written), func(x, y int) { written[x], written[y] = written[y], written[x] })
+	written = written[:min(len(written), maxChecked)]
+	var diff, norm float64
+	for c, e := range written {
+		if c%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+		}
+		i, j := e[0], e[1]
+		var want float64
+		for k := range n {
+			want += in.a[i*n+k] * in.b[k*n+j]
+		}
+		g := in.at(i, j)
+		diff += (g - want) * (g - want)
+		norm += want * want
 	}
 	if norm == 0 {
-		return finite(math.Sqrt(diff)), checked, nil
+		return finite(math.Sqrt(diff)), len(written), nil
 	}
-	return finite(math.Sqrt(diff / norm)), checked, nil
+	return finite(math.Sqrt(diff / norm)), len(written), nil
 }
 
 func finite(x float64) float64 {

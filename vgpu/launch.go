@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -471,12 +472,12 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 		ctas[wi] = c
 		wg.Go(func() {
 			defer func() {
-				if r := recover(); r != nil {
-					fp, ok := r.(faultPanic)
-					if !ok {
-						panic(r)
+				if r := recover(); r != nil { // a fault, or a bug of the interpreter: an error, never a crash
+					if fp, ok := r.(faultPanic); ok {
+						errs[wi] = fp.err
+					} else {
+						errs[wi] = fmt.Errorf("internal error in the virtual GPU (please report it, with the kernel): %v\n%s", r, debug.Stack())
 					}
-					errs[wi] = fp.err
 					next.Store(int64(nblocks))
 				}
 			}()

@@ -60,7 +60,7 @@ type showPTX struct {
 }
 
 func (p *showPTX) Estimate() time.Duration {
-	return compileEstimate + emulate.Estimate("custom", slices.Min(p.spec.Sizes))
+	return compileEstimate + (&run{spec: p.spec}).customEstimate(slices.Min(p.spec.Sizes))
 }
 
 // Run compiles the kernel and shows its PTX; with the counts of one launch in the virtual GPU at the
@@ -129,7 +129,7 @@ func (r *run) Estimate() time.Duration {
 	if r.env.GPU.Unavailable() != "" { // the custom kernel (and compared ones with PTX) emulated instead
 		_, emulated := r.split()
 		for _, n := range r.spec.Sizes {
-			est += emulate.Estimate("custom", n)
+			est += r.customEstimate(n)
 			for _, k := range emulated {
 				est += emulate.Estimate(k, n)
 			}
@@ -174,6 +174,15 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
 	}
 	return experiment.Run(ctx, r.measured(), env, &matmul.Results{E: e})
+}
+
+// customEstimate is the learner's kernel's emulation at n, priced with the grid its formulas give.
+func (r *run) customEstimate(n int) time.Duration {
+	g, err := r.spec.GridFor(n)
+	if err != nil {
+		return 0 // the run fails at once
+	}
+	return emulate.EstimateGrid("custom", n, g[0]*g[1]*g[2])
 }
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and

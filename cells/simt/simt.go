@@ -9,6 +9,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 	"github.com/gpuplayground/playground/vgpu"
 )
 
-// Spec is a parsed `simt` cell, which runs the ladder in the SIMT emulator:
+// Spec is a parsed `simt` cell, which runs the ladder in the virtual GPU:
 //
 //	kernels: [naive, coalesced, smem, regblock]   # emulated versions of the cuda-* kernels
 //	n: 128                                        # square n×n×n, at most 512
@@ -60,8 +61,8 @@ type WarpFrame struct {
 	Sectors int      `json:"sectors"`
 }
 
-// MaxN bounds emulated sizes: emulation costs about a microsecond per thread-FMA on one core.
-const MaxN = 512
+// MaxN bounds a simt cell's n: the virtual GPU runs every block up to emulate.MaxN.
+const MaxN = emulate.MaxN
 
 type source struct {
 	cells.Common `yaml:",inline"`
@@ -258,7 +259,7 @@ type run struct {
 	spec Spec
 }
 
-// Estimate prices each kernel's emulation at the SIMT emulator's rate for that kernel measured on this
+// Estimate prices each kernel's emulation at the virtual GPU's rate for that kernel measured on this
 // machine (kernels.Rates.SIMTSeconds, from package calibrate; the defaults before), plus the inputs,
 // the float64 reference and each result's row and chart.
 func (r *run) Estimate() time.Duration {
@@ -284,14 +285,18 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if measure {
 		cols = append(cols, cells.Column{Label: fmt.Sprintf("measured on %s (matmul.cu's launch shape)", dev.Name), Unit: "µs"})
 	}
-	e.Table(cells.Table{ID: "counts", Caption: "SIMT emulator counts, emulated on this server (time column: modelled from the datasheet, not measured)", Columns: cols})
+	e.Table(cells.Table{ID: "counts", Caption: "Counts of matmul.cu's PTX in the virtual GPU, emulated on this server (time column: modelled from the datasheet, not measured)", Columns: cols})
 	return Emulate(ctx, r.spec, func(res Result) error {
 		done++
 		if measure {
 			name := "cuda-" + res.Kernel
 			got, err := r.env.GPU.Measure(ctx, gpu.Request{Kernel: name, N: res.N, DType: "float32", Repeats: 5}, nil)
-			if err != nil {
-				return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil { // the kernel's note; its row keeps the emulated counts, the run goes on
+				e.Note("error", fmt.Sprintf("%s at n=%d on the GPU: %v", name, res.N, err))
+				got.Seconds = math.NaN()
 			}
 			res.MeasuredSeconds, res.MeasuredKernel, res.MeasuredOn = got.Seconds, name, dev.Name
 		}
@@ -303,7 +308,11 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			res.Coalescing * 100, res.SharedRequests, res.BankConflicts, res.Barriers, check,
 			fmt.Sprintf("%.3g (%s)", res.ModelledSeconds*1e6, res.Bound), res.EmulationSeconds}
 		if measure {
-			values = append(values, res.MeasuredSeconds*1e6)
+			if math.IsNaN(res.MeasuredSeconds) {
+				values = append(values, "not measured (see the note)")
+			} else {
+				values = append(values, res.MeasuredSeconds*1e6)
+			}
 		}
 		e.Progress(done, len(r.spec.Kernels))
 		e.Row(cells.Row{Table: "counts", Values: values, Bad: !res.Correct})

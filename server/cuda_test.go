@@ -64,13 +64,28 @@ func TestShowPTX(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "p", 60*time.Second)
-	n := len(msgs)
-	if n < 4 || msgs[0].Type != TypeQueued || msgs[n-2].Type != TypeText || msgs[n-1].Type != TypeDone ||
-		!strings.Contains(msgs[n-2].Text.Body, ".entry twice_mm(") || !strings.Contains(msgs[n-2].Text.Body, ".target sm_80") {
+	var text *cells.Text
+	for _, m := range msgs {
+		if m.Type == TypeText {
+			text = m.Text
+		}
+	}
+	if msgs[0].Type != TypeQueued || msgs[len(msgs)-1].Type != TypeDone || text == nil ||
+		!strings.Contains(text.Body, ".entry twice_mm(") || !strings.Contains(text.Body, ".target sm_80") {
 		t.Fatalf("got %+v, want queued, started, text (PTX for sm_80, entry twice_mm), done", msgs)
 	}
+	// The kernel's source lines get their counts too, numbered as the cell's lines (the store: line 9).
+	var stores []string
+	for _, r := range rowsOf(t, msgs, "lines") {
+		if r["cell line"] == 9.0 {
+			stores = append(stores, fmt.Sprint(r["global requests"]))
+		}
+	}
+	if len(stores) != 1 || stores[0] == "0" {
+		t.Errorf("per-line counts of line 9 (the loads and store): %v", stores)
+	}
 	// The lines that ran carry the virtual GPU's counts; the store of C is one request per warp.
-	if body := msgs[n-2].Text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// \d+ thr; \d+ req, \d+\.\d sectors/req`).MatchString(body) {
+	if body := text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// \d+ thr; \d+ req, \d+\.\d sectors/req`).MatchString(body) {
 		t.Errorf("PTX lacks the counts beside its store:\n%.2000s", body)
 	}
 }

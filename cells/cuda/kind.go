@@ -88,7 +88,36 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		return nil
 	}
 	e.Text(title+fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n), Annotate(ptx, res.Counts.Lines))
+	p.sourceLines(e, n, res.Counts.Sources)
 	return nil
+}
+
+// sourceLines emits the counts per line of the learner's CUDA source (from the PTX's .loc lines),
+// numbered as the cell's lines.
+func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount) {
+	var rows []cells.Row
+	for _, l := range lines {
+		if !strings.HasSuffix(l.File, "cell.cu") {
+			continue
+		}
+		perReq := func(x, req int64) any {
+			if req == 0 {
+				return ""
+			}
+			return float64(x) / float64(req)
+		}
+		rows = append(rows, cells.Row{Table: "lines", Values: []any{p.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
+			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests)}})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	e.Table(cells.Table{ID: "lines", Caption: fmt.Sprintf("Per line of your kernel: one launch at n=%d in the virtual GPU (emulated counts)", n),
+		Columns: []cells.Column{{Label: "cell line"}, {Label: "thread instructions"}, {Label: "global requests"}, {Label: "sectors per request"},
+			{Label: "shared requests"}, {Label: "wavefronts per request"}}})
+	for _, r := range rows {
+		e.Row(r)
+	}
 }
 
 // Annotate writes each line's counts as a PTX comment at its end: "// 4096 thr" and, for memory

@@ -112,8 +112,18 @@ func EstimateGrid(kernel string, n, blocks int) time.Duration {
 		sec = r.SIMTSeconds("naive", n)
 	}
 	if n > MaxN {
-		frac := min(1, SampledBlocks/float64(max(blocks, 1)))
-		sec = sec*frac + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
+		run := sec * min(1, SampledBlocks/float64(max(blocks, 1)))
+		// A table kernel's block at n does the work of its block at the calibrated size n0, times
+		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather
+		// than from the whole grid's extrapolated time.
+		if row, ok := cuda.LookupKernel(kernel); ok && row.Entry != "" {
+			if n0 := r.SIMTN[short]; n0 > 0 {
+				_, g0, _ := row.Shape(n0)
+				perBlock := r.SIMTSeconds(short, n0) / float64(g0[0]*g0[1]*g0[2]) * float64(n) / float64(n0)
+				run = perBlock * float64(min(SampledBlocks, blocks))
+			}
+		}
+		sec = run + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
 	}
 	return time.Duration(sec * float64(time.Second))
 }

@@ -367,3 +367,29 @@ func TestCUDACellSanitizerAndPrintf(t *testing.T) {
 		t.Errorf("text %q, want the kernel's printf output", text)
 	}
 }
+
+// Without a GPU a roofline cell's CUDA kernels run in the virtual GPU and stand on the chart at the
+// intensity their counts give, under the datasheet GPU's roof, labelled emulated and modelled.
+func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
+	_, base := startServer(t, Config{Devices: noDevice, Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
+	ws := dial(t, base)
+	src := "kernels: [ikj, cuda-naive, cuda-smem]\nsizes: [64]\nrepeats: 1\ngpu: T4"
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "re", RunRequest: &RunRequest{Lesson: "12-the-roofline", Cell: "12-the-roofline-0", Source: src}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "re", 60*time.Second)
+	var lastSVG string
+	for _, m := range msgs {
+		if m.Type == TypeChart {
+			lastSVG = m.SVG
+		}
+	}
+	if em := rowsOf(t, msgs, "emulated"); len(em) != 2 || msgs[len(msgs)-1].Type != TypeDone {
+		t.Fatalf("emulated rows %v, last %+v", em, msgs[len(msgs)-1])
+	}
+	for _, want := range []string{"cuda-naive (emulated, modelled)", "cuda-smem (emulated, modelled)", "T4 FP32, datasheet (not measured)"} {
+		if !strings.Contains(lastSVG, want) {
+			t.Errorf("the last chart lacks %q", want)
+		}
+	}
+}

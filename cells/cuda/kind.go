@@ -186,7 +186,8 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			grid, err := r.spec.GridFor(n)
 			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
 		}
-		return matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
+		_, err := matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
+		return err
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
 		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})

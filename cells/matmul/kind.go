@@ -80,17 +80,23 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
-	return Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	_, err := Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	return err
 }
 
-// split separates the kernels measured here (CPU kernels; GPU kernels where there is a GPU; the
-// others, which experiment.Run notes as not run) from the GPU kernels with PTX that this server
-// without a GPU runs in the virtual GPU instead.
+// split separates the kernels measured here from those emulated (Split).
 func (r *run) split() (measured experiment.Spec, emulated []string) {
-	measured = r.spec.Spec
+	return Split(r.spec.Spec, r.env.Kernels)
+}
+
+// Split separates the kernels of spec measured here (CPU kernels; GPU kernels where there is a GPU;
+// the others, which experiment.Run notes as not run) from the GPU kernels with PTX that a server
+// without a GPU runs in the virtual GPU instead.
+func Split(spec experiment.Spec, available []kernels.Kernel) (measured experiment.Spec, emulated []string) {
+	measured = spec
 	measured.Kernels = nil
-	for _, name := range r.spec.Kernels {
-		if k, _ := kernels.Lookup(r.env.Kernels, name); k.Unavailable != "" && emulate.Emulatable(name) {
+	for _, name := range spec.Kernels {
+		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" && emulate.Emulatable(name) {
 			emulated = append(emulated, name)
 		} else {
 			measured.Kernels = append(measured.Kernels, name)
@@ -108,7 +114,7 @@ func (r *run) split() (measured experiment.Spec, emulated []string) {
 // A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
 // GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
 func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
-	custom func(n int) (emulate.Request, error), lines func(string) string) error {
+	custom func(n int) (emulate.Request, error), lines func(string) string) ([]emulate.Result, error) {
 	if lines == nil {
 		lines = func(s string) string { return s }
 	}
@@ -116,9 +122,10 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 		names = append([]string{"custom"}, names...)
 	}
 	if len(names) == 0 {
-		return nil
+		return nil, nil
 	}
 	e.Table(emulate.Table(g.Name))
+	var results []emulate.Result
 	done, total := 0, len(names)*len(sizes)
 	for _, n := range sizes {
 		if n > emulate.MaxSampledN {
@@ -138,12 +145,13 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				res, err = emulate.Run(ctx, req)
 			}
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return results, ctx.Err()
 			}
 			if err != nil {
 				e.Note("error", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, err)))
 			} else {
 				e.Row(emulate.Row(res))
+				results = append(results, res)
 			}
 			if out := res.Counts.Printf; out != "" {
 				e.Text(fmt.Sprintf("printf output of %s at n=%d (virtual GPU)", name, n), lines(out))
@@ -152,7 +160,7 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 			e.Progress(done, total)
 		}
 	}
-	return nil
+	return results, nil
 }
 
 // showRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those
@@ -193,6 +201,9 @@ var resultColumns = []cells.Column{
 }
 
 func (s *Results) Progress(done, total int) { s.E.Progress(done, total) }
+
+// Measured are the results so far.
+func (s *Results) Measured() []experiment.Result { return s.results }
 
 func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/datasheet"
+	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
@@ -88,7 +90,14 @@ type run struct {
 }
 
 func (r *run) Estimate() time.Duration {
-	return time.Duration(r.spec.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + roofline.MeasureEstimate
+	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
+	est := time.Duration(measured.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + roofline.MeasureEstimate
+	for _, n := range r.spec.Sizes {
+		for _, k := range emulated {
+			est += emulate.Estimate(k, n)
+		}
+	}
+	return est
 }
 
 // ByteModel is how a roofline cell computes a matmul's arithmetic intensity.
@@ -122,18 +131,31 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	dev := r.env.GPU.Device()
 	sink := &matmul.Results{E: e, Draw: func(results []experiment.Result) (string, error) {
-		return Chart(peak, c, r.spec, dev, results)
+		return Chart(peak, c, r.spec, dev, results, nil)
 	}}
-	return experiment.Run(ctx, r.spec.Spec.Spec, r.env.Harness(), sink)
+	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
+	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
+		return err
+	}
+	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their
+	// counts give (FLOPs / DRAM bytes, no caches) and the GFLOP/s modelled under the datasheet roof.
+	emu, err := matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	if len(emu) > 0 {
+		results := sink.Measured()
+		e.Chart(func() (string, error) { return Chart(peak, c, r.spec, dev, results, emu) })
+	}
+	return err
 }
 
 // Chart draws this machine's measured roofline (peak for the cell's dtype), a datasheet GPU's if the
-// cell names one, and the server's own GPU's from its attributes if it has one, with every result
-// and the learner's predictions.
-func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, results []experiment.Result) (string, error) {
+// cell names one or kernels were emulated, and the server's own GPU's from its attributes if it has
+// one, with every measured result, the learner's predictions, and the emulated kernels at the
+// intensity their counts give (FLOPs / DRAM bytes, no caches) and their modelled GFLOP/s.
+func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, results []experiment.Result, emulated []emulate.Result) (string, error) {
 	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s %s, %.3g GB/s", peak, spec.DType, c.BandwidthGBs),
 		PeakGFLOPS: peak, Bandwidth: c.BandwidthGBs}}
-	if g := spec.GPU; g != nil {
+	if spec.GPU != nil || len(emulated) > 0 {
+		g := datasheet.Or(spec.GPU)
 		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32, datasheet (not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
 	}
 	if d := device; d != nil { // this server's own GPU, from the attributes its driver reports
@@ -148,6 +170,14 @@ func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, re
 		if g, ok := spec.Predict[r.Kernel]; ok {
 			points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: g, Predicted: true})
 		}
+	}
+	for _, r := range emulated {
+		bytes := float64(32 * (r.Counts.LoadSectors + r.Counts.StoreSectors))
+		if bytes == 0 || r.Model.Seconds == 0 {
+			continue
+		}
+		points = append(points, chart.Point{Label: r.Kernel + " (emulated, modelled)", Intensity: float64(r.Counts.FLOPs) / bytes,
+			GFLOPS: float64(r.Counts.FLOPs) / r.Model.Seconds / 1e9})
 	}
 	return chart.Roofline(roofs, points)
 }

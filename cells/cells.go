@@ -178,3 +178,22 @@ func Parse(k Kind, action string, c Cell) (Run, error) {
 	}
 	return nil, fmt.Errorf("a %s cell has no action %q", k.Name(), action)
 }
+
+// Stage returns e with its progress mapped into part stage (0-based) of stages equal parts, so that
+// a run made of several passes (measured kernels, then emulated ones) reports one bar that only
+// moves forward.
+func Stage(e Emitter, stage, stages int) Emitter {
+	if stages <= 1 {
+		return e
+	}
+	return staged{e, stage, stages}
+}
+
+type staged struct {
+	Emitter
+	stage, stages int
+}
+
+func (s staged) Progress(done, total int) {
+	s.Emitter.Progress(s.stage*total+done, s.stages*total)
+}

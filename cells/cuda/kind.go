@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,14 +180,18 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	env := r.env.Harness()
 	if reason != "" { // no GPU: the learner's kernel, and the compared kernels with PTX, run in the virtual GPU
 		measured, emulated := r.split()
-		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: e}); err != nil {
+		parts := 2 // the compared kernels measured here, then the emulated ones (the learner's at least)
+		if len(measured.Kernels) == 0 {
+			parts = 1
+		}
+		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts)}); err != nil {
 			return err
 		}
 		custom := func(n int) (emulate.Request, error) {
 			grid, err := r.spec.GridFor(n)
 			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
 		}
-		_, err := matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
+		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
 		return err
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
@@ -235,10 +240,13 @@ func (r *run) split() (measured experiment.Spec, emulated []string) {
 var locLine = regexp.MustCompile(`(?:[^\s():]*/)?cell\.cu:(\d+)`)
 
 // cellLines rewrites "cell.cu:LINE" (a line of the kernel source) as the cell's own "line N".
-func (s Spec) cellLines(msg string) string {
-	return locLine.ReplaceAllStringFunc(msg, func(m string) string {
-		var n int
-		fmt.Sscanf(locLine.FindStringSubmatch(m)[1], "%d", &n)
+func (s Spec) cellLines(msg string) string { return s.toCellLines(locLine, msg) }
+
+// toCellLines rewrites every match of re, whose group is a line of the kernel source, as the cell's
+// own "line N" (the source starts at the cell's SourceLine).
+func (s Spec) toCellLines(re *regexp.Regexp, msg string) string {
+	return re.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(re.FindStringSubmatch(m)[1])
 		return fmt.Sprintf("line %d", s.SourceLine+n-1)
 	})
 }
@@ -253,10 +261,5 @@ func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 	if err == nil || ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {
 		return ptx, err // compiled, cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
 	}
-	msg := nvrtcLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
-		var n int
-		fmt.Sscanf(nvrtcLine.FindStringSubmatch(m)[1], "%d", &n)
-		return fmt.Sprintf("line %d", spec.SourceLine+n-1)
-	})
-	return "", fmt.Errorf("the kernel does not compile:\n%s", msg)
+	return "", fmt.Errorf("the kernel does not compile:\n%s", spec.toCellLines(nvrtcLine, err.Error()))
 }

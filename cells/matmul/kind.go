@@ -77,16 +77,27 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		showRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
 	}
 	measured, emulated := r.split()
+	parts := Passes(measured, emulated)
+	sink.E = cells.Stage(e, 0, parts)
 	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
-	_, err := Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	_, err := Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
 	return err
 }
 
 // split separates the kernels measured here from those emulated (Split).
 func (r *run) split() (measured experiment.Spec, emulated []string) {
 	return Split(r.spec.Spec, r.env.Kernels)
+}
+
+// Passes is how many passes a run of Split's parts makes: the measured kernels, then the emulated
+// ones (for cells.Stage: one progress bar over both).
+func Passes(measured experiment.Spec, emulated []string) int {
+	if len(emulated) > 0 && len(measured.Kernels) > 0 {
+		return 2
+	}
+	return 1
 }
 
 // Split separates the kernels of spec measured here (CPU kernels; GPU kernels where there is a GPU;

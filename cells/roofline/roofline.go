@@ -134,12 +134,14 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return Chart(peak, c, r.spec, dev, results, nil)
 	}}
 	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
+	parts := matmul.Passes(measured, emulated)
+	sink.E = cells.Stage(e, 0, parts)
 	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
 	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their
 	// counts give (FLOPs / DRAM bytes, no caches) and the GFLOP/s modelled under the datasheet roof.
-	emu, err := matmul.Emulate(ctx, e, emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	emu, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
 	if len(emu) > 0 {
 		results := sink.Measured()
 		e.Chart(func() (string, error) { return Chart(peak, c, r.spec, dev, results, emu) })

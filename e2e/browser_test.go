@@ -160,11 +160,11 @@ func TestLessonRunInBrowser(t *testing.T) {
 		return s
 	}
 
-	// The ladder cell of lesson 3: progress, the measured results table and the chart.
-	cell := cellSel("03-fast-cpu-matmul-0")
+	// The ladder cell of lesson 5: progress, the measured results table and the chart.
+	cell := cellSel("05-fast-cpu-matmul-0")
 	results := cell + " .cell-table[data-table=results]"
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/03-fast-cpu-matmul"),
+		chromedp.Navigate(base+"/lessons/05-fast-cpu-matmul"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(cell+" .cell-run")),
 		chromedp.WaitVisible(css(cell+" .cell-chart svg")),
@@ -213,7 +213,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
-	second := cellSel("03-fast-cpu-matmul-1")
+	second := cellSel("05-fast-cpu-matmul-1")
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
 		chromedp.Focus(css(second+" .cell-source")),
@@ -271,13 +271,13 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if msg := text(second + " .cell-status"); !strings.Contains(msg, "64 KiB") {
 		t.Errorf("oversized spec: status %q, want the 64 KiB limit", msg)
 	}
-	pageErrs.check(t, "lesson 3")
+	pageErrs.check(t, "lesson 5")
 
 	// A cuda cell: Show PTX compiles the learner's kernel (NVRTC, no GPU needed) and shows the PTX.
 	if os.Getenv("CI") == "true" || nvrtcPresent() {
-		kcell := cellSel("06-first-cuda-kernel-0")
+		kcell := cellSel("08-first-cuda-kernel-0")
 		err = chromedp.Do(ctx,
-			chromedp.Navigate(base+"/lessons/06-first-cuda-kernel"),
+			chromedp.Navigate(base+"/lessons/08-first-cuda-kernel"),
 			chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 			chromedp.Click(css(kcell+" .cell-action[data-action=ptx]")),
 			chromedp.WaitVisible(css(kcell+" .cell-text")),
@@ -293,9 +293,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// A simt cell: the emulator's counts table and chart fill in.
-	scell := cellSel("10-why-coalescing-matters-0")
+	scell := cellSel("12-why-coalescing-matters-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/10-why-coalescing-matters"),
+		chromedp.Navigate(base+"/lessons/12-why-coalescing-matters"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.SetValue(css(scell+" .cell-source"), "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
 		chromedp.Click(css(scell+" .cell-run")),
@@ -312,7 +312,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// Watching a warp: simt's module draws A, B and C and colours the current instruction's elements.
-	wcell := cellSel("10-why-coalescing-matters-1")
+	wcell := cellSel("12-why-coalescing-matters-1")
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(wcell+" .cell-run")),
 		chromedp.WaitVisible(css(wcell+`[data-state="ended"]`)),
@@ -327,9 +327,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	pageErrs.check(t, "simt cells")
 
 	// A systolic cell: systolic's module plays the array's cycles; the product table appears.
-	ycell := cellSel("11-tpus-and-systolic-arrays-0")
+	ycell := cellSel("13-tpus-and-systolic-arrays-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/11-tpus-and-systolic-arrays"),
+		chromedp.Navigate(base+"/lessons/13-tpus-and-systolic-arrays"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(ycell+" .cell-run")),
 		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
@@ -369,9 +369,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	pageErrs.check(t, "systolic cell")
 
 	// An allreduce cell: a model, and the status says so rather than "measured".
-	acell := cellSel("13-many-gpus-0")
+	acell := cellSel("15-many-gpus-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/13-many-gpus"),
+		chromedp.Navigate(base+"/lessons/15-many-gpus"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(acell+" .cell-run")),
 		chromedp.WaitVisible(css(acell+`[data-state="ended"]`)),

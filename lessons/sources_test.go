@@ -10,7 +10,7 @@ import (
 // The lesson "Why coalescing matters" shows kernels of matmul.cu: each CUDA snippet must be the real
 // code, word for word, because the virtual GPU's counts beside it are of that very code (its PTX).
 func TestLessonCodeIsTheRealCode(t *testing.T) {
-	lesson, err := os.ReadFile("10-why-coalescing-matters.md")
+	lesson, err := os.ReadFile("12-why-coalescing-matters.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,14 @@ var (
 // connection frees every run it queued.
 func FuzzHandleFrame(f *testing.F) {
 	for _, seed := range []string{
-		`{"type":"run","id":"a","lesson":"02-counting-flops","cell":"02-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]"}`,
-		`{"type":"run","id":"b","lesson":"06-first-cuda-kernel","cell":"06-first-cuda-kernel-0","source":"kernel: k\nsizes: [8]\n---\nk(","action":"ptx"}`,
-		`{"type":"run","id":"c","lesson":"11-tpus-and-systolic-arrays","cell":"11-tpus-and-systolic-arrays-0","source":"array: 4\nm: 4\nn: 4\nk: 4"}`,
+		`{"type":"run","id":"a","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]"}`,
+		`{"type":"run","id":"b","lesson":"08-first-cuda-kernel","cell":"08-first-cuda-kernel-0","source":"kernel: k\nsizes: [8]\n---\nk(","action":"ptx"}`,
+		`{"type":"run","id":"c","lesson":"13-tpus-and-systolic-arrays","cell":"13-tpus-and-systolic-arrays-0","source":"array: 4\nm: 4\nn: 4\nk: 4"}`,
 		`{"type":"cancel","id":"a"}`,
 		`{"type":"run","id":"","source":""}`,
 		`{"type":"run"`,
 		`[1,2,3]`,
-		`{"type":"run","id":"d","lesson":"13-many-gpus","cell":"13-many-gpus-0","source":"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}","action":"x"}`,
+		`{"type":"run","id":"d","lesson":"15-many-gpus","cell":"15-many-gpus-0","source":"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}","action":"x"}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -156,20 +156,22 @@ func (r *run) measured() experiment.Spec {
 
 func (r *run) Estimate() time.Duration {
 	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
-	if r.env.GPU.Unavailable() != "" { // the custom kernel (and compared ones with PTX) emulated instead
-		_, emulated := r.split()
-		for _, n := range r.spec.Sizes {
-			est += r.customEstimate(n)
-			for _, k := range emulated {
-				est += emulate.Estimate(k, n)
-			}
+	_, emulated := r.split()
+	if r.env.GPU.Unavailable() == "" {
+		emulated = nil // measured on the GPU; only the custom kernel is also emulated, for its counts
+	}
+	for _, n := range r.spec.Sizes {
+		est += r.customEstimate(n)
+		for _, k := range emulated {
+			est += emulate.Estimate(k, n)
 		}
 	}
 	return est
 }
 
-// Run compiles the learner's kernel (its errors are the run's error), then measures it as "custom"
-// beside the kernels it is compared with; without a GPU the kernel gets a note saying why.
+// Run compiles the learner's kernel (its errors are the run's error). With a GPU it measures it as
+// "custom" beside the kernels it is compared with, then runs the same PTX in the virtual GPU for its
+// counts; without one, the kernel (and the compared kernels with PTX) run in the virtual GPU only.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	ptx, err := compile(ctx, r.env.GPU, r.spec)
 	if err != nil {
@@ -187,11 +189,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts)}); err != nil {
 			return err
 		}
-		custom := func(n int) (emulate.Request, error) {
-			grid, err := r.spec.GridFor(n)
-			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
-		}
-		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
+		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 		return err
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
@@ -208,7 +206,21 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
 			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
 	}
-	return experiment.Run(ctx, r.measured(), env, &matmul.Results{E: e})
+	if err := experiment.Run(ctx, r.measured(), env, &matmul.Results{E: cells.Stage(e, 0, 2)}); err != nil {
+		return err
+	}
+	// The measured time stands beside what the virtual GPU counts running the same PTX.
+	_, err = matmul.Emulate(ctx, cells.Stage(e, 1, 2), nil, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+	return err
+}
+
+// custom is the emulation request for the learner's kernel at n: its PTX launched with the grid
+// its formulas give.
+func (r *run) custom(ptx string) func(n int) (emulate.Request, error) {
+	return func(n int) (emulate.Request, error) {
+		grid, err := r.spec.GridFor(n)
+		return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
+	}
 }
 
 // customEstimate is the learner's kernel's emulation at n, priced with the grid its formulas give.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gpuplayground/playground/cells/budget"
 )
 
 // The lesson "Why coalescing matters" shows kernels of matmul.cu: each CUDA snippet must be the real
@@ -145,4 +147,39 @@ func sentences(prose string) []string {
 		}
 	}
 	return out
+}
+
+// The lesson "From graphics to AI" quotes the published inputs of the budget cell's presets: both
+// must say the same.
+func TestBudgetPresetsMatchTheLesson(t *testing.T) {
+	raw, err := os.ReadFile("02-from-graphics-to-ai.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Join(strings.Fields(string(raw)), " ")
+	for _, tt := range []struct {
+		constant, value float64 // the preset's input, and the value written in the lesson
+		written         string
+	}{
+		{budget.GPT3FLOPs, 3.14e23, "3.14·10²³"},
+		{budget.GPT3Params, 175e9, "175 billion parameters"},
+		{budget.GPT3Tokens, 300e9, "300 billion tokens"},
+		{budget.ResNet50MACs, 3.8e9, "3.8·10⁹ multiply-adds"},
+		{budget.ImageNetImages, 1281167, "1,281,167 training images"},
+		{budget.ResNet50Batch, 256, "256 images"},
+		{budget.TrainingFactor, 3, "three forward passes"},
+	} {
+		if tt.constant != tt.value || !strings.Contains(src, tt.written) {
+			t.Errorf("the budget cell uses %g; the lesson should say %q (%g)", tt.constant, tt.written, tt.value)
+		}
+	}
+	for _, want := range []string{"3.14e23", "3.8e9", "1,281,167", "175e9", "300e9"} {
+		found := false
+		for _, w := range budget.Presets {
+			found = found || strings.Contains(w.How+w.Source, want)
+		}
+		if !found {
+			t.Errorf("no preset states %q", want)
+		}
+	}
 }

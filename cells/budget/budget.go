@@ -472,7 +472,8 @@ func Readable(sec float64) string {
 }
 
 // Dominates is the sentence under the chart: what the time is made of, and the spread from the
-// slowest row to the fastest.
+// slowest row to the fastest. A run sends it as its last note, which the kind's browser module
+// (render.js) moves to under the chart.
 func Dominates(ests []Estimate) string {
 	if len(ests) == 0 {
 		return ""

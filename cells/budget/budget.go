@@ -15,6 +15,11 @@
 // clusters are modelled) and `bytes` (memory that must be read at least once: the time on a chip is
 // then at least bytes / bandwidth); `batch` multiplies the FLOPs of a workload with bytes (many
 // predictions sharing one read of the weights).
+//
+// The rows come from a list of Rates: this CPU's (measured), then the datasheet chips'. A rate measured
+// elsewhere, such as the learner's own GPU through WebGPU in the browser, joins the list as one more
+// Rate{Level: "measured"} in run.Run (where the comment says so), and becomes a row, a bar and a note
+// like the CPU's.
 package budget
 
 import (

@@ -237,6 +237,11 @@ func Parse(src string) (Spec, error) {
 		if err != nil {
 			return Spec{}, cells.Errorf(lines[i], "%v", err)
 		}
+		for _, d := range s.Devices {
+			if d.Name == a.Name {
+				return Spec{}, cells.Errorf(lines[i], "%s is listed twice", a.Name)
+			}
+		}
 		s.Devices = append(s.Devices, a)
 	}
 	if y.Cluster.Line > 0 {
@@ -434,7 +439,11 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			w.Steps, Bytes(w.GradientBytes), s.LinkGBs, s.LatencyUS)
 	}
 	e.Note("info", model+".")
-	if w.Steps == 0 && len(s.Cluster) > 0 {
+	switch {
+	case w.Steps > 0 || len(s.Cluster) == 0:
+	case w.Name == "":
+		e.Note("info", "No clusters: write steps and gradient_mb (one all-reduce of the gradient per step) to model them.")
+	default:
 		e.Note("info", "No clusters for this workload: it has no gradient to average. Splitting one prediction over many chips (tensor parallelism) is not modelled here; a cluster serves many predictions at once instead.")
 	}
 	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: the CPU's rate measured, everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{

@@ -147,6 +147,7 @@ func TestSpecErrors(t *testing.T) {
 		"flops: 1e9\nutilisation: 0":                       "line 2: utilisation is a fraction",
 		"flops: 1e9\ndevices:\n  - H100 SXM\n  - B200":     `line 4: unknown accelerator "B200"`,
 		"flops: 1e9\ndevices: []":                          "line 2: devices lists 1 to 8",
+		"flops: 1e9\ndevices: [T4,\n  t4]":                 "line 3: T4 is listed twice",
 		"flops: 1e9\ncluster: [8, 1]":                      "line 2: a cluster of 1 chips",
 		"flops: 1e9\ncluster: [2, 4, 8, 16, 32]":           "line 2: 5 cluster sizes",
 		"flops: 1e9\nlink_gbs: 0":                          "line 2: link_gbs must be",
@@ -245,4 +246,26 @@ func FuzzParseBudget(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A typed-in workload without steps has no cluster rows, and a note says how to get them.
+func TestRunTypedIn(t *testing.T) {
+	run, err := New(cells.Env{}).Parse(cells.Cell{Source: "flops: 1e21\ndevices: [T4]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec cellstest.Recorder
+	if err := run.Run(context.Background(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rows := rec.RowsOf("budget"); len(rows) != 2 {
+		t.Errorf("rows: %v, want this CPU's and the T4's", rows)
+	}
+	found := false
+	for _, n := range rec.Notes {
+		found = found || strings.Contains(n.Message, "write steps and gradient_mb")
+	}
+	if !found {
+		t.Errorf("no note on how to model clusters: %v", rec.Notes)
+	}
 }

@@ -6,10 +6,12 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/collective"
+	"github.com/gpuplayground/playground/roofline"
 )
 
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
@@ -267,5 +269,29 @@ func TestRunTypedIn(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no note on how to model clusters: %v", rec.Notes)
+	}
+}
+
+// Where the roofline's ceilings are measured already, the CPU's rate is theirs, and says so.
+func TestCPURateFromTheRoofline(t *testing.T) {
+	cache := &roofline.Cache{Options: roofline.Options{PeakSizes: []int{64}, TriadMiB: 8, Repeats: 3,
+		Peak: roofline.PeakOptions{Trials: 1, Trial: 10 * time.Millisecond}}}
+	r, err := CPURate(context.Background(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Level != "measured" || !strings.Contains(r.How, "now") || !(r.FLOPs > 0 && r.Bandwidth > 0) {
+		t.Errorf("before the roofline is measured: got %+v, want a quick measurement made now", r)
+	}
+	c, err := cache.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = CPURate(context.Background(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FLOPs != c.FP32.GFLOPS*1e9 || r.Bandwidth != c.BandwidthGBs*1e9 || !strings.Contains(r.How, "roofline measurement of "+c.Measured) {
+		t.Errorf("after: got %+v, want the roofline's %g GFLOP/s and %g GB/s", r, c.FP32.GFLOPS, c.BandwidthGBs)
 	}
 }

@@ -4,6 +4,7 @@ package builtin
 import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/allreduce"
+	"github.com/gpuplayground/playground/cells/budget"
 	"github.com/gpuplayground/playground/cells/cuda"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/roofline"
@@ -13,5 +14,5 @@ import (
 
 // Kinds returns every cell kind, for env.
 func Kinds(env cells.Env) []cells.Kind {
-	return []cells.Kind{matmul.New(env), cuda.New(env), simt.New(env), systolic.Kind{}, roofline.New(env), allreduce.Kind{}}
+	return []cells.Kind{matmul.New(env), cuda.New(env), simt.New(env), systolic.Kind{}, roofline.New(env), allreduce.Kind{}, budget.New(env)}
 }

@@ -26,6 +26,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 		"systolic":  {"array: 4\nm: 4\nn: 4\nk: 4\n", "array: 4.5\nm: 4\nn: 4\nk: 4\n"},
 		"allreduce": {"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "gpus: [2.5]\ngradient_mb: 1\nlinks: {a: 1}\n"},
 		"roofline":  {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
+		"budget":    {"flops: 1e9\n", "cluster: [8.5]\nflops: 1e9\n"},
 		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
 	}
 	kinds := Kinds(env())

@@ -27,6 +27,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 		"allreduce": {"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "gpus: [2.5]\ngradient_mb: 1\nlinks: {a: 1}\n"},
 		"roofline":  {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
 		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
+		"wgsl":      {"entry: k\nsizes: [8]\n", "sizes: [8.5]\nentry: k\n"},
 	}
 	kinds := Kinds(env())
 	if len(kinds) != len(valid) {
@@ -40,6 +41,9 @@ func TestEveryKindIsStrict(t *testing.T) {
 		body, second := "", "---\n"+src[0]
 		if k.Name() == "cuda" { // a YAML header, a line ---, then the kernel: a second document starts "--- …"
 			body, second = "---\nk(", "--- {dtype: float64}\n"
+		}
+		if k.Name() == "wgsl" { // as cuda's
+			body, second = "---\nfn k(", "--- {dtype: float32}\n"
 		}
 		lines := strings.Count(src[0], "\n")
 		if _, err := k.Parse(cells.Cell{Source: src[0] + "id: my-cell\n" + body}); err != nil {
@@ -69,7 +73,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 			}
 		}
 		want := "empty"
-		if k.Name() == "cuda" {
+		if k.Name() == "cuda" || k.Name() == "wgsl" {
 			want = "no `---` line"
 		}
 		if _, err := k.Parse(cells.Cell{Source: ""}); err == nil || !strings.Contains(err.Error(), want) {

@@ -146,6 +146,9 @@ func DType(d cells.At[string]) (string, error) {
 func BrowserKernels(list []cells.At[string], dtype string) (server []cells.At[string], browser []string, err error) {
 	for _, item := range list {
 		if _, ok := webgpu.Lookup(item.V); !ok {
+			if strings.HasPrefix(item.V, "webgpu-") {
+				return nil, nil, cells.Errorf(item.Line, "unknown kernel %q; the kernels run in your browser are %s", item.V, webgpu.Names())
+			}
 			server = append(server, item)
 			continue
 		}

@@ -81,10 +81,11 @@ type Point struct {
 	N      int    `json:"n"`
 	// Error, when set, says why the kernel did not run (a missing feature, a failed dispatch).
 	Error string `json:"error,omitempty"`
-	// Method is "timestamp-query" or "wall-clock"; Batch is the dispatches per wall-clock sample.
+	// Method is "timestamp-query" (GPU timestamps at the beginning and end of a compute pass) or
+	// "wall-clock" (submit to onSubmittedWorkDone()); Batch is the dispatches per timed sample.
 	Method string `json:"method,omitempty"`
 	Batch  int    `json:"batch,omitempty"`
-	// Seconds are the timed repeats, per dispatch.
+	// Seconds are the timed repeats, each a sample's time divided by Batch.
 	Seconds []float64 `json:"seconds,omitempty"`
 	// UploadSeconds and ReadbackSeconds time writing A and B and reading C back (transfers: true).
 	UploadSeconds   float64 `json:"upload_seconds,omitempty"`
@@ -100,7 +101,7 @@ const (
 	maxText     = 512  // an adapter string, an error or a compile message, in bytes
 	maxMessages = 64   // compile messages
 	maxSeconds  = 1e4  // one timed dispatch
-	maxBatch    = 4096 // dispatches per wall-clock sample
+	maxBatch    = 4096 // dispatches per timed sample
 )
 
 // Decode parses and checks an answer to t. Strings are capped and stripped of control characters.
@@ -160,7 +161,7 @@ func Decode(raw json.RawMessage, t Task) (Answer, error) {
 		if p.Method != "timestamp-query" && p.Method != "wall-clock" {
 			return Answer{}, fmt.Errorf("result %d: unknown timing method %q", i, clean(p.Method))
 		}
-		if p.Method == "wall-clock" && (p.Batch < 1 || p.Batch > maxBatch) {
+		if p.Batch < 1 || p.Batch > maxBatch {
 			return Answer{}, fmt.Errorf("result %d: a batch of %d dispatches; want 1 to %d", i, p.Batch, maxBatch)
 		}
 		if len(p.Seconds) != t.Repeats {
@@ -392,9 +393,9 @@ func point(p Point, f16 bool, a *Adapter) (experiment.Result, cells.Row) {
 	if f16 {
 		inputs = "f16, summed in f32"
 	}
-	method := "GPU timestamps (timestamp-query)"
+	method := fmt.Sprintf("GPU timestamps around %d dispatch(es)", p.Batch)
 	if p.Method == "wall-clock" {
-		method = fmt.Sprintf("wall clock over %d dispatch(es) to onSubmittedWorkDone()", p.Batch)
+		method = fmt.Sprintf("wall clock over %d dispatch(es), submit to onSubmittedWorkDone()", p.Batch)
 	}
 	values := []any{p.Kernel, p.N, inputs, med, ts[0], ts[len(ts)-1], gflops, rel, check, method, "", ""}
 	if p.UploadSeconds > 0 || p.ReadbackSeconds > 0 {

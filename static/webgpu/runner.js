@@ -14,6 +14,8 @@
 
 const SAMPLED = 1024; // entries of C checked above n = 512
 const FULL_CHECK_MAX = 512;
+const BATCH_SECONDS = 0.02; // each timed sample lasts about this long (by the warm-up's wall clock)
+const MAX_BATCH = 256;
 
 let devicePromise = null;
 
@@ -283,30 +285,40 @@ async function timeKernel(d, k, task, inputs, signal) {
     await dev.queue.onSubmittedWorkDone();
     const upload = now() - t0;
 
-    const dispatch = (enc, timestampWrites) => {
-      const pass = enc.beginComputePass(timestampWrites ? { timestampWrites } : undefined);
+    const dispatch = (enc) => {
+      const pass = enc.beginComputePass();
       pass.setPipeline(p);
       pass.setBindGroup(0, bind);
       pass.dispatchWorkgroups(groups[0], groups[1] || 1, groups[2] || 1);
       pass.end();
     };
-    // Warm-up.
+    // Warm-up, timed on the wall clock to size the batches.
+    t0 = now();
     let enc = dev.createCommandEncoder();
     dispatch(enc);
     dev.queue.submit([enc.finish()]);
     await dev.queue.onSubmittedWorkDone();
+    let warm = now() - t0;
     scoped = false;
     const err = await dev.popErrorScope();
     if (err) throw new Error(err.message);
     if (signal && signal.aborted) throw new Error("stopped");
+    // The first dispatch also pays for the pipeline's first use: time a second one.
+    t0 = now();
+    enc = dev.createCommandEncoder();
+    dispatch(enc);
+    dev.queue.submit([enc.finish()]);
+    await dev.queue.onSubmittedWorkDone();
+    warm = Math.min(warm, now() - t0);
 
+    // Each timed repeat is a batch of dispatches lasting about BATCH_SECONDS by the warm-up's
+    // clock, so that neither a coarse clock nor quantised timestamps swamp a short kernel.
+    const batch = Math.min(MAX_BATCH, Math.max(1, Math.ceil(BATCH_SECONDS / Math.max(warm, 1e-6))));
     let seconds = null;
     let method = "timestamp-query";
-    let batch = 0;
-    if (d.adapter.timestamps) seconds = await timestamps(dev, dispatch, task.repeats);
+    if (d.adapter.timestamps) seconds = await timestamps(dev, p, bind, groups, task.repeats, batch);
     if (!seconds) {
       method = "wall-clock";
-      batch = Math.min(256, Math.max(1, Math.ceil(2e7 / (2 * n * n * n))));
       seconds = [];
       for (let r = 0; r < task.repeats; r++) {
         if (signal && signal.aborted) throw new Error("stopped");
@@ -329,8 +341,7 @@ async function timeKernel(d, k, task, inputs, signal) {
     const readback = now() - t0;
 
     const { rel, checked } = relError(c, reference(inputs, n));
-    const out = { kernel: k.name, n, method, seconds, rel_error: rel, checked };
-    if (method === "wall-clock") out.batch = batch;
+    const out = { kernel: k.name, n, method, batch, seconds, rel_error: rel, checked };
     if (task.transfers) {
       out.upload_seconds = upload;
       out.readback_seconds = readback;
@@ -342,15 +353,22 @@ async function timeKernel(d, k, task, inputs, signal) {
   }
 }
 
-// timestamps times each repeat as one compute pass between GPU timestamps; null when a timestamp
-// pair reads zero or backwards (browsers quantise timestamps; then the wall clock is used instead).
-async function timestamps(dev, dispatch, repeats) {
+// timestamps times each repeat as one compute pass of batch dispatches between GPU timestamps, and
+// returns the time per dispatch; null when a pair reads zero or backwards (Chrome quantises
+// timestamps to 100 µs; then the wall clock is used instead).
+async function timestamps(dev, p, bind, groups, repeats, batch) {
   const qs = dev.createQuerySet({ type: "timestamp", count: 2 * repeats });
   const resolve = dev.createBuffer({ size: 16 * repeats, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
   const read = dev.createBuffer({ size: 16 * repeats, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   try {
     const enc = dev.createCommandEncoder();
-    for (let r = 0; r < repeats; r++) dispatch(enc, { querySet: qs, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 });
+    for (let r = 0; r < repeats; r++) {
+      const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 } });
+      pass.setPipeline(p);
+      pass.setBindGroup(0, bind);
+      for (let i = 0; i < batch; i++) pass.dispatchWorkgroups(groups[0], groups[1] || 1, groups[2] || 1);
+      pass.end();
+    }
     enc.resolveQuerySet(qs, 0, 2 * repeats, resolve, 0);
     enc.copyBufferToBuffer(resolve, 0, read, 0, 16 * repeats);
     dev.queue.submit([enc.finish()]);
@@ -361,7 +379,7 @@ async function timestamps(dev, dispatch, repeats) {
     for (let r = 0; r < repeats; r++) {
       const ns = Number(t[2 * r + 1] - t[2 * r]);
       if (!(ns > 0)) return null;
-      out.push(ns / 1e9);
+      out.push(ns / 1e9 / batch);
     }
     return out;
   } finally {

@@ -196,9 +196,9 @@ func TestBrowserKernels(t *testing.T) {
 	}
 	for src, want := range map[string]string{
 		"kernels: [webgpu-tiled]\nsizes: [8]\ndtype: float64\n":         "line 1: kernel \"webgpu-tiled\" runs in your browser through WebGPU, whose shading language (WGSL) has no float64",
-		"kernels: [webgpu-tiled, webgpu-tiled]\nsizes: [8]\n":            `line 1: kernel "webgpu-tiled" is listed twice`,
-		"kernels: [webgpu-tile]\nsizes: [8]\n":                           `line 1: unknown kernel "webgpu-tile"; the kernels run in your browser are webgpu-naive, `,
-		"kernels: [webgpu-tiled]\nsizes: [8192]\n":                       "line 2: size 8192 is over the limit of 4096 for kernels run in your browser",
+		"kernels: [webgpu-tiled, webgpu-tiled]\nsizes: [8]\n":           `line 1: kernel "webgpu-tiled" is listed twice`,
+		"kernels: [webgpu-tile]\nsizes: [8]\n":                          `line 1: unknown kernel "webgpu-tile"; the kernels run in your browser are webgpu-naive, `,
+		"kernels: [webgpu-tiled]\nsizes: [8192]\n":                      "line 2: size 8192 is over the limit of 4096 for kernels run in your browser",
 		"kernels:\n  - ikj\n  - webgpu-naive\nsizes: [1]\nrepeats: 0\n": "line 5: repeats is 0",
 	} {
 		if _, err := Parse(src, append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), experiment.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -221,4 +221,22 @@ func TestWebGPUInBrowser(t *testing.T) {
 	if err := chromedp.Do(tab2, chromedp.WaitVisible(chromedp.CSS(cpu+`[data-state="ended"]`))); err != nil {
 		t.Fatalf("after closing a page mid-run, another page's run: %v", err)
 	}
+
+	// A browser without WebGPU (navigator.gpu hidden): each webgpu kernel gets one note saying why,
+	// and the server's kernel still runs.
+	eval(tab2, `Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }), "hidden"`)
+	if err := chromedp.Do(tab2,
+		chromedp.SetValue(chromedp.CSS(cell+" .cell-source"), "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+	); err != nil {
+		t.Fatalf("without WebGPU: %v", err)
+	}
+	notes = strings.Join(texts(tab2, cell+" .cell-notes li"), "\n")
+	if strings.Count(notes, "navigator.gpu is missing") != 2 || !strings.Contains(notes, "webgpu-naive: not run") || !strings.Contains(notes, "webgpu-tiled-f16: not run") {
+		t.Errorf("without WebGPU, notes:\n%s", notes)
+	}
+	if n := len(texts(tab2, cell+` .cell-table[data-table=results] tbody tr`)); n != 1 {
+		t.Errorf("without WebGPU: %d server rows, want 1", n)
+	}
 }

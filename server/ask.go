@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,10 +17,13 @@ const maxResult = maxMessage - 1024
 // The run keeps its queue slot meanwhile. The wait ends with ctx (Stop, the connection closing, the
 // run's time limit, shutdown): a page that went away never holds the queue past the time limit.
 func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
-	raw, err := json.Marshal(task)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // kernel sources are full of < and >
+	if err := enc.Encode(task); err != nil {
 		return nil, fmt.Errorf("encoding a task for the browser: %w", err)
 	}
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(raw) > cells.MaxTaskBytes {
 		return nil, fmt.Errorf("a task for the browser is %d bytes, over the %d-byte cap", len(raw), cells.MaxTaskBytes)
 	}

@@ -53,8 +53,9 @@ type Spec struct {
 	dispatch [3]*cuda.Formula
 }
 
-// MaxSourceBytes caps the WGSL below the `---` line.
-const MaxSourceBytes = 32 << 10
+// MaxSourceBytes caps the WGSL below the `---` line, so that a task carrying it stays under
+// cells.MaxTaskBytes.
+const MaxSourceBytes = 16 << 10
 
 // WebGPU's default limits (WebGPU §3.6.2, "Limits"), which every adapter offers: a workgroup of at
 // most 256 invocations, x and y ≤ 256, z ≤ 64, and at most 65535 workgroups per dimension.

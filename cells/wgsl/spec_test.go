@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
@@ -66,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 		"unknown":      {"entry: mm\nsizes: [8]\ncompare: [fast]\n---\nfn mm() {}\n", `unknown kernel "fast"`, 3},
 		"twice":        {"entry: mm\nsizes: [8]\ncompare: [webgpu-naive, webgpu-naive]\n---\nfn mm() {}\n", "listed twice", 3},
 		"huge n":       {"entry: mm\nsizes: [8192]\n---\nfn mm() {}\n", "over the limit", 2},
-		"long source":  {"entry: mm\nsizes: [8]\n---\nfn mm() {}\n" + strings.Repeat("// x\n", 7000), "at most 32768 bytes", 4},
+		"long source":  {"entry: mm\nsizes: [8]\n---\nfn mm() {}\n" + strings.Repeat("// x\n", 4000), "at most 16384 bytes", 4},
 	} {
 		_, err := Parse(tt.src, available(), experiment.DefaultLimits())
 		var se *cells.SpecError
@@ -167,4 +168,35 @@ func TestRunWithoutBrowser(t *testing.T) {
 	if len(r.RowsOf("results")) != 1 {
 		t.Errorf("rows %+v", r.Rows)
 	}
+}
+
+func FuzzParseWGSL(f *testing.F) {
+	f.Add(cell)
+	f.Add("entry: k\ndispatch: [\"n*n*n*n\"]\nsizes: [4096]\n---\nfn k(")
+	f.Add("entry: k\nworkgroup: [256, 1, 1]\ndispatch: [\"n/(n-64)\", \"max(1, floor(n/3))\"]\nsizes: [64, 65]\n---\nfn k(")
+	f.Add("entry: k\nsizes: [1]\ncompare: [webgpu-regblock-f16, gonum]\n---\nfn k (")
+	f.Add("entry: k\nsizes: &s [1, 2]\ncompare: *s\n---\nfn k(")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src, available(), experiment.DefaultLimits())
+		if err != nil {
+			return
+		}
+		if len(s.Sizes) > matmul.MaxSizes || len(s.Compare)+len(s.Browser) > matmul.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Entry) > cells.MaxValueBytes {
+			t.Fatalf("accepted %d sizes, %d+%d compared kernels, %d bytes of source, an entry of %d bytes", len(s.Sizes), len(s.Compare), len(s.Browser), len(s.Source), len(s.Entry))
+		}
+		if inv := s.Workgroup[0] * s.Workgroup[1] * s.Workgroup[2]; inv > maxInvocations || inv < 1 {
+			t.Fatalf("accepted workgroup %v", s.Workgroup)
+		}
+		for _, n := range s.Sizes {
+			d, err := s.DispatchFor(n)
+			if err != nil || n > webgpu.MaxN {
+				t.Fatalf("accepted n=%d: %v %v", n, d, err)
+			}
+			for _, g := range d {
+				if g < 1 || g > maxWorkgroupsDim {
+					t.Fatalf("accepted a dispatch of %v at n=%d", d, n)
+				}
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -239,4 +240,51 @@ func TestWebGPUInBrowser(t *testing.T) {
 	if n := len(texts(tab2, cell+` .cell-table[data-table=results] tbody tr`)); n != 1 {
 		t.Errorf("without WebGPU: %d server rows, want 1", n)
 	}
+}
+
+var webgpuRates = flag.Bool("webgpu-rates", false, "run the WGSL ladder on SwiftShader at n = 64 … 1024 beside two CPU kernels and log both tables (docs/benchmarks.md, \"WebGPU on SwiftShader\")")
+
+// TestWebGPUSoftwareRates is not a test but the measurement behind docs/benchmarks.md's SwiftShader
+// section; it runs only with -webgpu-rates.
+func TestWebGPUSoftwareRates(t *testing.T) {
+	if !*webgpuRates {
+		t.Skip("a measurement for docs/benchmarks.md: go test ./e2e -run WebGPUSoftwareRates -v -args -webgpu-rates")
+	}
+	exe := chromiumPath(t)
+	dir := t.TempDir()
+	lesson := "---\ntitle: Rates\nsummary: s\norder: 1\n---\n\n```matmul\nid: rates\nkernels: [tiled, simd-parallel, webgpu-naive, webgpu-coalesced, webgpu-tiled, webgpu-regblock]\nsizes: [64, 256, 512, 1024]\nrepeats: 5\ntransfers: true\n```\n"
+	if err := os.WriteFile(filepath.Join(dir, "r.md"), []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{LessonsDir: dir, RunTimeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvCtx, stopServer := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(srvCtx, ln) }()
+	defer func() {
+		stopServer()
+		<-served
+	}()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), webgpuOptions(t, exe)...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 12*time.Minute)
+	defer cancelTimeout()
+	cell := cellSel("rates")
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/lessons/r"), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
+		t.Fatal(err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll(`+strconv.Quote(cell+" .cell-table-box, "+cell+" .cell-notes li")+`)].map((b) => b.innerText).join("\n\n")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", out)
 }

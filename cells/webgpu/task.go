@@ -393,7 +393,7 @@ func point(p Point, f16 bool, a *Adapter) (experiment.Result, cells.Row) {
 	if f16 {
 		inputs = "f16, summed in f32"
 	}
-	method := fmt.Sprintf("GPU timestamps around %d dispatch(es)", p.Batch)
+	method := fmt.Sprintf("timestamp queries around %d dispatch(es)", p.Batch)
 	if p.Method == "wall-clock" {
 		method = fmt.Sprintf("wall clock over %d dispatch(es), submit to onSubmittedWorkDone()", p.Batch)
 	}

@@ -407,8 +407,9 @@ func point(p Point, f16 bool, a *Adapter) (experiment.Result, cells.Row) {
 }
 
 // EstimateSeconds is a pessimistic guess of the browser's time for kernels at n with repeats, made
-// before running and never shown as a measurement: 10 GFLOP/s (a software adapter's order of
-// magnitude), 0.3 s of set-up per kernel and size, and the float64 reference in JavaScript.
+// before running and never shown as a measurement: 10 GFLOP/s (below what integrated GPUs reach;
+// a software adapter is slower still, about 0.1–1 GFLOP/s in docs/benchmarks.md, and its runs may
+// hit the time limit), 0.3 s of set-up per kernel and size, and the float64 reference in JavaScript.
 func EstimateSeconds(kernels, n, repeats int) float64 {
 	flops := 2 * math.Pow(float64(n), 3)
 	ref := flops / 2e8

@@ -26,6 +26,7 @@ import { formatNumber } from "./format.js";
 import { CellView } from "./view.js";
 
 const MAX_MESSAGE = 64 * 1024; // the server answers larger frames with an error that names no run
+const MAX_RESULT = 63 * 1024;  // and larger `result` values (server/ask.go, maxResult)
 
 const runs = new Map(); // run id -> Cell
 let socket = null;
@@ -206,11 +207,12 @@ class Cell {
     }
     p.catch((err) => ({ page_error: String((err && err.message) || err) })).then((result) => {
       if (this.runId !== id || signal.aborted || !socketOpen) return;
-      let payload = JSON.stringify({ type: "result", id, result });
-      if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
-        payload = JSON.stringify({ type: "result", id, result: { page_error: "the result is over the 64 KiB message limit" } });
+      if (result === undefined || result === null) {
+        result = { page_error: "this cell's renderer answered nothing" };
+      } else if (new TextEncoder().encode(JSON.stringify(result)).length > MAX_RESULT) {
+        result = { page_error: "the result is over the server's 63 KiB limit" };
       }
-      socket.send(payload);
+      socket.send(JSON.stringify({ type: "result", id, result }));
     });
   }
 

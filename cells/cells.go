@@ -5,7 +5,10 @@ package cells
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/experiment"
@@ -79,6 +82,64 @@ type Emitter interface {
 	Frames(frames ...any)
 	// Text reports preformatted text (such as compiled PTX) under a title.
 	Text(title, body string)
+}
+
+// Asker is an Emitter that can hand a task to the browser page that asked for the run: the kind's
+// browser module (Kind.Script) receives it, does the work there (such as WebGPU kernels on the
+// learner's own GPU) and answers. The server implements it; a run without a page behind it (tests,
+// lessons/cells_test.go) has an Emitter that does not, and Ask returns ErrNoBrowser.
+//
+// The run keeps its place in the server's queue while it waits, so nothing the server times runs at
+// the same time as the browser's work. One task is outstanding at a time.
+type Asker interface {
+	// Ask sends task (JSON-encodable, at most MaxTaskBytes encoded) to the run's page and waits for
+	// its answer: the page's result as raw JSON (at most the 64 KiB frame limit; the kind must
+	// validate it strictly, it is the learner's browser's word). It returns context.Cause(ctx) when
+	// ctx ends first (Stop, a closed connection, the time limit, shutdown).
+	Ask(ctx context.Context, task any) (json.RawMessage, error)
+}
+
+// MaxTaskBytes caps one task's JSON encoding.
+const MaxTaskBytes = 64 << 10
+
+// ErrNoBrowser is Ask's error when no browser page is behind the run.
+var ErrNoBrowser = errors.New("no browser page is behind this run (run it from the lesson page in a browser)")
+
+// PageError is Ask's error when the page could not do the task: its result was
+// {"page_error": "…"} (its browser module failed or has no task handler).
+type PageError struct{ Message string }
+
+func (e *PageError) Error() string {
+	return "the page could not do this run's part in the browser: " + e.Message
+}
+
+// Ask hands task to the browser behind e's run (see Asker); ErrNoBrowser when there is none, a
+// *PageError when the page answered {"page_error": "…"}.
+func Ask(ctx context.Context, e Emitter, task any) (json.RawMessage, error) {
+	for {
+		switch v := e.(type) {
+		case Asker:
+			raw, err := v.Ask(ctx, task)
+			if err != nil {
+				return nil, err
+			}
+			var pe struct {
+				PageError *string `json:"page_error"`
+			}
+			if json.Unmarshal(raw, &pe) == nil && pe.PageError != nil {
+				msg := *pe.PageError
+				if len(msg) > 500 {
+					msg = msg[:500] + "…"
+				}
+				return nil, &PageError{Message: strings.ToValidUTF8(msg, "")}
+			}
+			return raw, nil
+		case staged:
+			e = v.Emitter
+		default:
+			return nil, ErrNoBrowser
+		}
+	}
 }
 
 // Table is a table a run fills row by row.

@@ -1,6 +1,10 @@
 package server
 
-import "github.com/gpuplayground/playground/cells"
+import (
+	"encoding/json"
+
+	"github.com/gpuplayground/playground/cells"
+)
 
 // Message is the one wire type of the /ws websocket: every frame in either direction is one Message as
 // a JSON text frame. docs/protocol.md describes it for client authors; the server knows no cell kind
@@ -10,6 +14,7 @@ import "github.com/gpuplayground/playground/cells"
 //
 //	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cell text>","action":"<optional>"}
 //	{"type":"cancel","id":"<client run id>"}
+//	{"type":"result","id":"<client run id>","result":<JSON>}   the answer to that run's task
 //
 // Server → client, each carrying the run's id:
 //
@@ -22,6 +27,7 @@ import "github.com/gpuplayground/playground/cells"
 //	chart    {svg}                      at most every 250 ms, and once at the end
 //	frames   {frames: […]}              animation frames for the kind's browser module, ≤ 20 a message
 //	text     {text: {title, body}}
+//	task     {task: <JSON>}             work for the kind's browser module; the run waits for a result
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
 //
 // An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
@@ -39,6 +45,10 @@ type Message struct {
 	SVG      string       `json:"svg,omitempty"`      // chart
 	Frames   []any        `json:"frames,omitempty"`   // frames
 	Text     *cells.Text  `json:"text,omitempty"`     // text
+	// Task is a run's work for the page (cells.Asker), its shape the kind's; Result is the page's
+	// answer to it. Both are kept as raw JSON: the server only routes them.
+	Task   json.RawMessage `json:"task,omitempty"`   // task
+	Result json.RawMessage `json:"result,omitempty"` // result
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -63,6 +73,8 @@ type Progress struct {
 const (
 	TypeRun       = "run"
 	TypeCancel    = "cancel"
+	TypeResult    = "result"
+	TypeTask      = "task"
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
 	TypeProgress  = "progress"

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -32,6 +33,7 @@ type job struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	once   sync.Once
+	ask    chan json.RawMessage // the page's answer to the outstanding task (ask.go); guarded by conn.mu
 }
 
 // finish sends the run's terminal message once and forgets the job; later calls do nothing.

@@ -41,6 +41,9 @@ type Config struct {
 	LessonsDir string
 	// Open opens the index in the default browser once listening.
 	Open bool
+	// TLSCert and TLSKey, if both set, are PEM files of a certificate and its key: the server then
+	// speaks https (and wss), which browsers on other machines need for WebGPU (a secure context).
+	TLSCert, TLSKey string
 	// RunTimeout is the time limit of one run. Default 120 s.
 	RunTimeout time.Duration
 	// MaxN is the largest matrix size a cell may ask for. Default 4096.
@@ -187,14 +190,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, scheme, err := listen(s.cfg)
 	if err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/"
+	url := scheme + "://" + ln.Addr().String() + "/"
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		// Listening on every interface: this machine reaches itself on loopback.
-		url = fmt.Sprintf("http://127.0.0.1:%d/", ta.Port)
+		url = fmt.Sprintf("%s://127.0.0.1:%d/", scheme, ta.Port)
 	}
 	fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
 	if !loopback(ln.Addr()) {

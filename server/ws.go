@@ -232,8 +232,12 @@ func (c *conn) handle(data []byte) {
 		if j != nil {
 			c.stop(j, errStopped)
 		}
+	case TypeResult:
+		if err := c.answer(m); err != nil {
+			c.send(Message{Type: TypeError, Message: err.Error()})
+		}
 	default:
-		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run or cancel", m.Type)})
+		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, cancel or result", m.Type)})
 	}
 }
 

@@ -9,6 +9,10 @@
 //   frames(view, frames)  a `frames` message arrived (frames: its array, shape owned by the kind)
 //   reset(view)           a new run of the cell starts: stop what the last one started (timers);
 //                         the output is emptied and view.state replaced right after
+//   task(view, task, signal)  the server asks the page to do part of the run here (a `task`
+//                         message; the matmul and wgsl kinds run WebGPU kernels): return the result
+//                         (or a Promise of it), which is sent back as the run's `result`; signal aborts
+//                         when the run ends. A throw or rejection answers {page_error: message}.
 //   done(view)            the run finished; return the status text ("done: …"), or nothing for the
 //                         generic one, which counts the rows and failed checks
 //
@@ -22,6 +26,7 @@ import { formatNumber } from "./format.js";
 import { CellView } from "./view.js";
 
 const MAX_MESSAGE = 64 * 1024; // the server answers larger frames with an error that names no run
+const MAX_RESULT = 63 * 1024;  // and larger `result` values (server/ask.go, maxResult)
 
 const runs = new Map(); // run id -> Cell
 let socket = null;
@@ -159,6 +164,8 @@ class Cell {
   }
 
   end(text, isError) {
+    if (this.abort) this.abort.abort();
+    this.abort = null;
     runs.delete(this.runId);
     this.runId = null;
     this.setBusy(false);
@@ -183,6 +190,30 @@ class Cell {
       if (this.runId) this.view.addNote({ level: "warning", message: `This cell's renderer failed (${name}): ${err.message}` });
       return undefined;
     }
+  }
+
+  // answer does a task of the running run with the kind's module and sends the result back, unless
+  // the run ended meanwhile (docs/protocol.md: a result answers only its own running run).
+  answer(m) {
+    const id = this.runId;
+    if (!this.abort) this.abort = new AbortController();
+    const signal = this.abort.signal;
+    let p;
+    try {
+      if (typeof this.module.task !== "function") throw new Error(this.module.failed || "this cell's renderer has no task handler");
+      p = Promise.resolve(this.module.task(this.view, m.task, signal));
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    p.catch((err) => ({ page_error: String((err && err.message) || err) })).then((result) => {
+      if (this.runId !== id || signal.aborted || !socketOpen) return;
+      if (result === undefined || result === null) {
+        result = { page_error: "this cell's renderer answered nothing" };
+      } else if (new TextEncoder().encode(JSON.stringify(result)).length > MAX_RESULT) {
+        result = { page_error: "the result is over the server's 63 KiB limit" };
+      }
+      socket.send(JSON.stringify({ type: "result", id, result }));
+    });
   }
 
   handle(m) {
@@ -218,6 +249,9 @@ class Cell {
         break;
       case "text":
         v.addText(m.text);
+        break;
+      case "task":
+        this.answer(m);
         break;
       case "frames":
         if (typeof this.module.frames === "function") this.hook("frames", m.frames || []);

@@ -5,8 +5,9 @@
 export function measuredDone(view) {
   const measured = view.rowCount("results");
   const recorded = view.rowCount("recorded");
+  const browser = view.rowCount("browser");
   const failed = view.notes.some((n) => n.level === "error");
-  if (!measured && !recorded) return failed ? "done: nothing was measured (see the notes)" : undefined;
+  if (!measured && !recorded && !browser) return failed ? "done: nothing was measured (see the notes)" : undefined;
   const parts = [];
   if (measured) {
     parts.push(`${measured} result${measured === 1 ? "" : "s"}, measured on this server just now`);
@@ -16,6 +17,11 @@ export function measuredDone(view) {
     parts.push("nothing measured on this server");
   }
   if (recorded) parts.push(`${recorded} recorded earlier on a GPU`);
+  if (browser) {
+    parts.push(`${browser} measured in your browser`);
+    const bad = view.badCount("browser");
+    if (bad) parts.push(`${bad} of those failed the check`);
+  }
   if (failed) parts.push("some kernels did not run (see the notes)");
   return `done: ${parts.join("; ")}`;
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/gpuplayground/playground/cells/roofline"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/cells/wgsl"
 )
 
 // Kinds returns every cell kind, for env.
 func Kinds(env cells.Env) []cells.Kind {
-	return []cells.Kind{matmul.New(env), cuda.New(env), simt.New(env), systolic.Kind{}, roofline.New(env), allreduce.Kind{}, budget.New(env)}
+	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{}, roofline.New(env), allreduce.Kind{}, budget.New(env)}
 }

@@ -28,6 +28,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 		"roofline":  {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
 		"budget":    {"flops: 1e9\n", "cluster: [8.5]\nflops: 1e9\n"},
 		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
+		"wgsl":      {"entry: k\nsizes: [8]\n", "sizes: [8.5]\nentry: k\n"},
 	}
 	kinds := Kinds(env())
 	if len(kinds) != len(valid) {
@@ -41,6 +42,9 @@ func TestEveryKindIsStrict(t *testing.T) {
 		body, second := "", "---\n"+src[0]
 		if k.Name() == "cuda" { // a YAML header, a line ---, then the kernel: a second document starts "--- …"
 			body, second = "---\nk(", "--- {dtype: float64}\n"
+		}
+		if k.Name() == "wgsl" { // as cuda's
+			body, second = "---\nfn k(", "--- {dtype: float32}\n"
 		}
 		lines := strings.Count(src[0], "\n")
 		if _, err := k.Parse(cells.Cell{Source: src[0] + "id: my-cell\n" + body}); err != nil {
@@ -70,7 +74,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 			}
 		}
 		want := "empty"
-		if k.Name() == "cuda" {
+		if k.Name() == "cuda" || k.Name() == "wgsl" {
 			want = "no `---` line"
 		}
 		if _, err := k.Parse(cells.Cell{Source: ""}); err == nil || !strings.Contains(err.Error(), want) {

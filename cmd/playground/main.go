@@ -3,6 +3,7 @@
 // Usage:
 //
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
+//	           [-tls-cert cert.pem -tls-key key.pem]
 package main
 
 import (
@@ -29,6 +30,8 @@ func main() {
 	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
 	flag.StringVar(&cfg.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")
 	flag.BoolVar(&cfg.Open, "open", false, "open the lessons in the default browser")
+	flag.StringVar(&cfg.TLSCert, "tls-cert", "", "serve https with this PEM certificate (with -tls-key): browsers on other machines need https for WebGPU")
+	flag.StringVar(&cfg.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
 	flag.DurationVar(&cfg.RunTimeout, "run-timeout", def.RunTimeout, "time limit of one experiment run")
 	flag.IntVar(&cfg.MaxN, "max-n", def.MaxN, "largest matrix size n a cell may ask for")
 	flag.IntVar(&cfg.GPUMaxN, "gpu-max-n", def.GPUMaxN, "largest matrix size n of a cell whose kernels all run on the GPU")

@@ -10,16 +10,16 @@
 //	cluster: [1024]            # chips per cluster, data-parallel (default [1024]; [] for none)
 //	link_gbs: 50               # each chip's link for the all-reduce, GB/s per direction (default 50)
 //	latency_us: 5              # per all-reduce message (default 5)
+//	your_gpu: true             # also time your own GPU in the browser through WebGPU (default true)
 //
 // A typed-in workload may add `steps` and `gradient_mb` (one all-reduce of gradient_mb per step, so
 // clusters are modelled) and `bytes` (memory that must be read at least once: the time on a chip is
 // then at least bytes / bandwidth); `batch` multiplies the FLOPs of a workload with bytes (many
 // predictions sharing one read of the weights).
 //
-// The rows come from a list of Rates: this CPU's (measured), then the datasheet chips'. A rate measured
-// elsewhere, such as the learner's own GPU through WebGPU in the browser, joins the list as one more
-// Rate{Level: "measured"} in run.Run (where the comment says so), and becomes a row, a bar and a note
-// like the CPU's.
+// The rows come from a list of Rates: this CPU's (measured), the learner's own GPU's where the page
+// measured it through WebGPU (`your_gpu: false` skips it; an achieved GEMM rate, so utilisation is
+// not applied to it), then the datasheet chips'.
 package budget
 
 import (
@@ -32,9 +32,11 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/collective"
 	"github.com/gpuplayground/playground/datasheet"
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/roofline"
 )
 
@@ -118,6 +120,8 @@ type Spec struct {
 	Cluster     []int
 	LinkGBs     float64
 	LatencyUS   float64
+	// YourGPU asks the run's page to measure the learner's own GPU through WebGPU (default true).
+	YourGPU bool
 }
 
 // TotalFLOPs is the workload's FLOPs times the batch.
@@ -136,6 +140,7 @@ type source struct {
 	Cluster      cells.At[[]cells.At[int]]    `yaml:"cluster"`
 	LinkGBs      cells.At[float64]            `yaml:"link_gbs"`
 	LatencyUS    cells.At[float64]            `yaml:"latency_us"`
+	YourGPU      cells.At[bool]               `yaml:"your_gpu"`
 }
 
 // Caps on a cell: the chart has a row per device and per device and cluster size.
@@ -162,7 +167,10 @@ func Parse(src string) (Spec, error) {
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	s := Spec{Batch: 1, Utilisation: 0.4, Cluster: []int{1024}, LinkGBs: 50, LatencyUS: 5}
+	s := Spec{Batch: 1, Utilisation: 0.4, Cluster: []int{1024}, LinkGBs: 50, LatencyUS: 5, YourGPU: true}
+	if y.YourGPU.Line > 0 {
+		s.YourGPU = y.YourGPU.V
+	}
 	switch {
 	case y.Workload.Line > 0 && y.FLOPs.Line > 0:
 		return Spec{}, cells.Errorf(y.FLOPs.Line, "write either workload (a preset) or flops (your own count), not both")
@@ -281,6 +289,9 @@ type Rate struct {
 	FLOPs, Bandwidth float64
 	// Clusters says whether the rate is a chip that clusters are built from.
 	Clusters bool
+	// Achieved says FLOPs is a rate a real GEMM reached (the learner's GPU through WebGPU), not a
+	// peak: the cell's utilisation is not applied to it again.
+	Achieved bool
 	// How says where the figures come from.
 	How string
 }
@@ -315,7 +326,11 @@ func (e Estimate) Dominant() string {
 // communication term.
 func Model(s Spec, r Rate, chips int) Estimate {
 	e := Estimate{Rate: r, Chips: chips}
-	e.Compute = s.TotalFLOPs() / (float64(chips) * s.Utilisation * r.FLOPs)
+	util := s.Utilisation
+	if r.Achieved {
+		util = 1
+	}
+	e.Compute = s.TotalFLOPs() / (float64(chips) * util * r.FLOPs)
 	if r.Bandwidth > 0 && s.Workload.Bytes > 0 {
 		e.Memory = s.Workload.Bytes / float64(chips) / r.Bandwidth
 	}
@@ -380,6 +395,29 @@ func CPURate(ctx context.Context, cache *roofline.Cache) (Rate, error) {
 	return r, nil
 }
 
+// BrowserKernel and BrowserN are what the page measures for the learner's GPU: the WGSL ladder's
+// fastest kernel at a size a software adapter still finishes in seconds.
+const (
+	BrowserKernel = "webgpu-regblock"
+	BrowserN      = 512
+)
+
+// BrowserRate asks the run's page to time BrowserKernel at BrowserN through WebGPU (the `browser`
+// table shows the measurement) and returns its median GFLOP/s as an achieved Rate. ok is false, with
+// a note already given, when there is no page, no WebGPU, or the result was wrong.
+func BrowserRate(ctx context.Context, e cells.Emitter) (r Rate, ok bool, err error) {
+	var got []experiment.Result
+	err = webgpu.Measure(ctx, e, webgpu.Request{Kernels: []webgpu.TaskKernel{{Name: BrowserKernel}}, Sizes: []int{BrowserN}, Repeats: 3},
+		func(res experiment.Result) { got = append(got, res) })
+	if err != nil || len(got) == 0 || !got[0].OK || got[0].GFLOPS <= 0 {
+		return Rate{}, false, err
+	}
+	res := got[0]
+	return Rate{Name: res.Kernel, Level: "measured", FLOPs: res.GFLOPS * 1e9, Achieved: true,
+		How: fmt.Sprintf("%.4g GFLOP/s, %s at n=%d measured in your browser just now (median of 3; an achieved GEMM rate, so the cell's utilisation is not applied to it)",
+			res.GFLOPS, BrowserKernel, BrowserN)}, true, nil
+}
+
 // Kind is the budget cell kind.
 type Kind struct{ env cells.Env }
 
@@ -404,7 +442,13 @@ type run struct {
 
 // Estimate: a quick peak measurement (two loops at most, 4 × 20 ms each, plus calibration) and a
 // small triad; the model is a formula per row.
-func (*run) Estimate() time.Duration { return 2 * time.Second }
+func (r *run) Estimate() time.Duration {
+	d := 2 * time.Second
+	if r.spec.YourGPU { // the page's WebGPU measurement
+		d += time.Duration(webgpu.EstimateSeconds(1, BrowserN, 3) * float64(time.Second))
+	}
+	return d
+}
 
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	s := r.spec
@@ -415,9 +459,19 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return err
 	}
 	e.Progress(1, 2)
-	// The rates: measured ones first, then the datasheet. A rate the learner's browser measures (its
-	// GPU through WebGPU) is one more Rate{Level: "measured"} here.
-	rates := append([]Rate{cpu}, Datasheet(s)...)
+	// The rates: measured ones first (this CPU, then the learner's GPU where the page measured it),
+	// then the datasheet.
+	rates := []Rate{cpu}
+	if s.YourGPU {
+		own, ok, err := BrowserRate(ctx, e)
+		if err != nil {
+			return err
+		}
+		if ok {
+			rates = append(rates, own)
+		}
+	}
+	rates = append(rates, Datasheet(s)...)
 	work := fmt.Sprintf("%s: %.3g FLOPs", w.Label, w.FLOPs)
 	if s.Batch > 1 {
 		work = fmt.Sprintf("%s, batch of %d: %.3g FLOPs", w.Label, s.Batch, s.TotalFLOPs())
@@ -446,7 +500,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	default:
 		e.Note("info", "No clusters for this workload: it has no gradient to average. Splitting one prediction over many chips (tensor parallelism) is not modelled here; a cluster serves many predictions at once instead.")
 	}
-	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: the CPU's rate measured, everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
+	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: rates marked measured were measured on this machine (its CPU) and in your browser (your GPU), everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
 		{Label: "machine"}, {Label: "rate from"}, {Label: "chips"}, {Label: "effective rate", Unit: "TFLOP/s"}, {Label: "time", Unit: "s"}, {Label: "that is"}, {Label: "dominated by"}, {Label: "communication", Unit: "%"}}})
 	ests := Estimates(s, rates)
 	var bars []chart.Duration

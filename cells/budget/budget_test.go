@@ -2,7 +2,9 @@ package budget
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/collective"
 	"github.com/gpuplayground/playground/roofline"
 )
@@ -293,5 +296,56 @@ func TestCPURateFromTheRoofline(t *testing.T) {
 	}
 	if r.FLOPs != c.FP32.GFLOPS*1e9 || r.Bandwidth != c.BandwidthGBs*1e9 || !strings.Contains(r.How, "roofline measurement of "+c.Measured) {
 		t.Errorf("after: got %+v, want the roofline's %g GFLOP/s and %g GB/s", r, c.FP32.GFLOPS, c.BandwidthGBs)
+	}
+}
+
+// page is a Recorder with a browser behind it whose GPU times every matmul at 10 ms per repeat.
+type page struct {
+	cellstest.Recorder
+	tasks []webgpu.Task
+}
+
+func (p *page) Ask(_ context.Context, task any) (json.RawMessage, error) {
+	t := task.(webgpu.Task)
+	p.tasks = append(p.tasks, t)
+	adapter := `{"vendor":"apple","architecture":"metal-3","device":"","description":"Apple M2","fallback":false,"f16":true,"timestamps":true}`
+	secs := strings.TrimSuffix(strings.Repeat("0.01,", t.Repeats), ",")
+	return json.RawMessage(fmt.Sprintf(`{"adapter":%s,"results":[{"kernel":%q,"n":%d,"method":"timestamp-query","batch":1,"seconds":[%s],"rel_error":1e-7,"checked":%d}]}`,
+		adapter, t.Kernels[0].Name, t.N, secs, t.N*t.N)), nil
+}
+
+// Where the page measured the learner's GPU, it is a measured row at the rate it reached (no
+// utilisation applied); `your_gpu: false` asks the page nothing.
+func TestRunYourGPU(t *testing.T) {
+	run, err := New(cells.Env{}).Parse(cells.Cell{Source: "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [8]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &page{}
+	if err := run.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.tasks) != 1 || p.tasks[0].N != BrowserN || p.tasks[0].Kernels[0].Name != BrowserKernel {
+		t.Fatalf("tasks %+v", p.tasks)
+	}
+	rows := p.RowsOf("budget")
+	if len(rows) != 1+1+1+1 { // CPU, your GPU, H100, 8 × H100
+		t.Fatalf("%d rows: %v", len(rows), rows)
+	}
+	gflops := 2 * math.Pow(BrowserN, 3) / 0.01 / 1e9 // 26.8 GFLOP/s
+	if rows[1].Values[0] != BrowserKernel+" (your GPU)" || rows[1].Values[1] != "measured" || !near(rows[1].Values[4].(float64), 3.14e23/(gflops*1e9)) {
+		t.Errorf("your GPU's row %v, want %g s at %g GFLOP/s", rows[1].Values, 3.14e23/(gflops*1e9), gflops)
+	}
+	if len(p.RowsOf("browser")) != 1 {
+		t.Errorf("the measurement's own row is missing")
+	}
+
+	run, _ = New(cells.Env{}).Parse(cells.Cell{Source: "workload: gpt3-training\ndevices: [H100 SXM]\nyour_gpu: false"})
+	p = &page{}
+	if err := run.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.tasks) != 0 || len(p.RowsOf("budget")) != 3 {
+		t.Errorf("your_gpu: false: %d tasks, rows %v", len(p.tasks), p.RowsOf("budget"))
 	}
 }

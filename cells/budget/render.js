@@ -1,9 +1,13 @@
-// Renderer for budget cells: a model whose only measured input is this machine's CPU rate. The
+// Renderer for budget cells: a model whose measured inputs are this machine's CPU rate and, where the
+// browser has WebGPU, the learner's own GPU's (the task runs static/webgpu/runner.js here). The
 // `budget` table and the chart are drawn by the shared page code; this words the status so that the
 // modelled times cannot read as measured, and moves the run's last note, the sentence saying what
 // dominates, from the notes to under the chart.
 
+import { runTask } from "/static/webgpu/runner.js";
+
 export default {
+  task: (view, task, signal) => runTask(task, signal),
   done(view) {
     const verdict = [...view.notes].reverse().find((n) => n.message.includes(" dominates on "));
     if (verdict) {
@@ -17,6 +21,6 @@ export default {
       view.output.append(p);
     }
     const rows = view.rowCount();
-    return `done: modelled from the CPU's measured rate and datasheets${rows ? `, ${rows} row${rows === 1 ? "" : "s"}` : ""}`;
+    return `done: modelled from measured rates and datasheets${rows ? `, ${rows} row${rows === 1 ? "" : "s"}` : ""}`;
   },
 };

@@ -197,3 +197,25 @@ type staged struct {
 func (s staged) Progress(done, total int) {
 	s.Emitter.Progress(s.stage*total+done, s.stages*total)
 }
+
+// Needs is what a run asks of the machine that runs it, for servers that spread runs over several
+// machines (package cluster). The zero value is "any CPU".
+type Needs struct {
+	// GPU marks a run that measures kernels on an NVIDIA GPU. It still runs on a machine without
+	// one (its GPU kernels are emulated or say why they did not run), so it goes to a machine with a
+	// GPU whenever one is connected, and elsewhere only when none is.
+	GPU bool `json:"gpu,omitempty"`
+}
+
+// Needer is a Run that says what it needs of a machine; a Run without it needs any CPU.
+type Needer interface {
+	Needs() Needs
+}
+
+// NeedsOf returns what r needs of a machine: r.Needs() when r is a Needer, else the zero Needs.
+func NeedsOf(r Run) Needs {
+	if n, ok := r.(Needer); ok {
+		return n.Needs()
+	}
+	return Needs{}
+}

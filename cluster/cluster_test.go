@@ -1,0 +1,389 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/server"
+)
+
+// Environment of a worker process that this test binary becomes (TestMain).
+const (
+	envJoin  = "PLAYGROUND_TEST_JOIN"
+	envToken = "PLAYGROUND_TEST_TOKEN"
+	envName  = "PLAYGROUND_TEST_NAME"
+	envGPU   = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
+)
+
+const testHeartbeat = 200 * time.Millisecond
+
+// TestMain lets this test binary serve as the GPU worker process and as a cluster worker process.
+func TestMain(m *testing.M) {
+	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) {
+		os.Exit(0)
+	}
+	if join := os.Getenv(envJoin); join != "" {
+		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Kinds: testKinds,
+			Heartbeat: testHeartbeat, Devices: func(context.Context) cuda.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
+		if err := RunWorker(context.Background(), cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeReport is a machine with or without a (pretend) GPU; no GPU kernel of the tests runs on it.
+func fakeReport(withGPU bool) cuda.Report {
+	if !withGPU {
+		return cuda.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
+	}
+	return cuda.Report{Driver: "13.0", Compiler: "NVRTC 13.0", Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132}}}
+}
+
+// testKinds are the built-in kinds plus `nap`: `ms: N` sleeps N ms after a progress event (before
+// it with `quiet: true`), `gpu: true` needs a GPU; it notes the worker's process id.
+func testKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), napKind{}) }
+
+type napKind struct{}
+
+type napSpec struct {
+	cells.Common `yaml:",inline"`
+	MS           int  `yaml:"ms"`
+	GPU          bool `yaml:"gpu"`
+	Quiet        bool `yaml:"quiet"`
+}
+
+func (napKind) Name() string   { return "nap" }
+func (napKind) Script() string { return "export default {};\n" }
+func (napKind) Parse(c cells.Cell) (cells.Run, error) {
+	var s napSpec
+	if err := cells.Decode(c.Source, &s); err != nil {
+		return nil, err
+	}
+	return napRun(s), nil
+}
+
+type napRun napSpec
+
+func (napRun) Estimate() time.Duration { return time.Second }
+func (r napRun) Needs() cells.Needs    { return cells.Needs{GPU: r.GPU} }
+func (r napRun) Run(ctx context.Context, e cells.Emitter) error {
+	if !r.Quiet {
+		e.Progress(0, 1)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(r.MS) * time.Millisecond):
+	}
+	e.Note("info", fmt.Sprintf("pid %d", os.Getpid()))
+	e.Progress(1, 1)
+	return nil
+}
+
+// startCluster starts the server side with a port for workers and no local worker.
+func startCluster(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
+	cfg.Listen, cfg.Heartbeat = "127.0.0.1:0", testHeartbeat
+	c, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// startWorker starts this test binary as a worker process named name and waits until the cluster
+// knows it.
+func startWorker(t *testing.T, c *Cluster, name string, withGPU bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	gpuFlag := "0"
+	if withGPU {
+		gpuFlag = "1"
+	}
+	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			t.Log(name + ": " + sc.Text())
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range c.Machines() {
+			if m.Name == name {
+				return cmd
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("worker %s did not join", name)
+	return nil
+}
+
+// recorder is a cells.Emitter that keeps every event as a line of text.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.events = append(r.events, s)
+	r.mu.Unlock()
+}
+func (r *recorder) Progress(done, total int) { r.add(fmt.Sprintf("progress %d/%d", done, total)) }
+func (r *recorder) Note(level, text string)  { r.add("note " + level + ": " + text) }
+func (r *recorder) Table(t cells.Table)      { r.add("table " + t.ID + " " + t.Caption) }
+func (r *recorder) Row(row cells.Row)        { r.add(fmt.Sprintf("row %s %v", row.Table, row.Values)) }
+func (r *recorder) Chart(draw func() (string, error)) {
+	svg, err := draw()
+	r.add(fmt.Sprintf("chart %d bytes %v", len(svg), err))
+}
+func (r *recorder) Frames(frames ...any)    { r.add(fmt.Sprintf("frames %d", len(frames))) }
+func (r *recorder) Text(title, body string) { r.add("text " + title) }
+
+func (r *recorder) has(prefix string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if strings.HasPrefix(e, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// ranOn is the machine name in the run's "Ran on" note.
+func (r *recorder) ranOn() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if rest, ok := strings.CutPrefix(e, "note info: Ran on "); ok {
+			name, _, _ := strings.Cut(rest, " (")
+			return name
+		}
+	}
+	return ""
+}
+
+// execute runs a cell of kind through the cluster as the server's queue would.
+func execute(ctx context.Context, c *Cluster, kind, source string) (*recorder, error) {
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: experiment.DefaultLimits()}
+	k, _ := cells.Lookup(testKinds(env), kind)
+	r, err := k.Parse(cells.Cell{ID: "c", Source: source})
+	if err != nil {
+		return nil, err
+	}
+	slot, err := c.Acquire(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.Release()
+	rec := &recorder{}
+	return rec, slot.Execute(ctx, server.Job{Kind: kind, Lesson: "l", Cell: cells.Cell{ID: "c", Source: source}}, r, rec)
+}
+
+// Two worker processes join over loopback with the token; real cells run on them end to end, every
+// run says which machine ran it, and concurrent runs spread over both.
+func TestWorkersRunCells(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "alpha", false)
+	startWorker(t, c, "beta", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	rec, err := execute(ctx, c, "matmul", "kernels: [ikj, gonum]\nsizes: [16, 32]\nrepeats: 1\n")
+	if err != nil {
+		t.Fatalf("matmul on a worker: %v", err)
+	}
+	for _, want := range []string{"table ", "row ", "chart ", "progress "} {
+		if !rec.has(want) {
+			t.Errorf("matmul events lack %q: %q", want, rec.events)
+		}
+	}
+	if got := rec.ranOn(); got != "alpha" && got != "beta" {
+		t.Errorf("ran on %q, want alpha or beta: %q", got, rec.events)
+	}
+	rec, err = execute(ctx, c, "systolic", "array: 4\nm: 4\nn: 4\nk: 4\n")
+	if err != nil || !rec.has("frames ") {
+		t.Errorf("systolic on a worker: %v, events %q", err, rec.events)
+	}
+	if _, err := execute(ctx, c, "matmul", "kernels: [nosuch]\nsizes: [16]\n"); err == nil {
+		t.Errorf("an invalid cell ran")
+	}
+
+	const runs = 6
+	names := make([]string, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, err := execute(ctx, c, "nap", "ms: 300\n")
+			if err != nil {
+				t.Errorf("nap %d: %v", i, err)
+				return
+			}
+			names[i] = rec.ranOn()
+		}()
+	}
+	wg.Wait()
+	count := map[string]int{}
+	for _, n := range names {
+		count[n]++
+	}
+	if count["alpha"] == 0 || count["beta"] == 0 || count["alpha"]+count["beta"] != runs {
+		t.Errorf("runs per machine %v, want both machines used for %d runs", count, runs)
+	}
+}
+
+// A run that needs a GPU never goes to the worker without one while one with a GPU is connected;
+// runs that need none go to either.
+func TestGPURunsGoToGPUWorkers(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "cpu-only", false)
+	startWorker(t, c, "gpu-box", true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, err := execute(ctx, c, "nap", "ms: 100\ngpu: true\n")
+			if err != nil {
+				t.Errorf("GPU nap: %v", err)
+				return
+			}
+			mu.Lock()
+			got[rec.ranOn()]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got["gpu-box"] != 6 {
+		t.Errorf("GPU runs per machine %v, want all 6 on gpu-box", got)
+	}
+}
+
+// A worker killed mid-run: a run that had streamed ends with one error naming the machine; a run
+// that had streamed nothing is retried once on another worker; a new worker process joins.
+func TestWorkerKilledMidRun(t *testing.T) {
+	c := startCluster(t, Config{})
+	doomed := startWorker(t, c, "doomed", true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// The only GPU machine: the run goes there, streams progress, and the machine dies.
+	done := make(chan error, 1)
+	var rec *recorder
+	go func() {
+		var err error
+		rec, err = execute(ctx, c, "nap", "ms: 60000\ngpu: true\n")
+		done <- err
+	}()
+	time.Sleep(time.Second) // the worker has taken the run and sent its first progress
+	_ = doomed.Process.Kill()
+	err := <-done
+	var gone goneError
+	if !errors.As(err, &gone) || !strings.Contains(err.Error(), "doomed") {
+		t.Fatalf("killed worker: err %v, want one naming the machine doomed", err)
+	}
+	if !rec.has("progress 0/1") {
+		t.Errorf("the run streamed nothing before the kill: %q", rec.events)
+	}
+
+	// Quiet runs: the first worker dies before streaming anything, the run moves to the other one.
+	quiet := startWorker(t, c, "quiet-victim", true)
+	go func() {
+		var err error
+		rec, err = execute(ctx, c, "nap", "ms: 3000\ngpu: true\nquiet: true\n")
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	startWorker(t, c, "rescuer", true)
+	_ = quiet.Process.Kill()
+	if err := <-done; err != nil {
+		t.Fatalf("retried run: %v", err)
+	}
+	if got := rec.ranOn(); got != "rescuer" {
+		t.Errorf("retried run ran on %q, want rescuer: %q", got, rec.events)
+	}
+}
+
+// A cancelled run ends at once and its worker stops it and takes the next.
+func TestCancelledRunFreesWorker(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "only", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err := execute(ctx, c, "nap", "ms: 60000\n")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled run: %v, want the deadline", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := execute(ctx, c, "nap", "ms: 10\n"); err != nil {
+		t.Fatalf("the next run: %v", err)
+	}
+}
+
+// Jobs in the stream survive a restart of the embedded server when it has a data directory.
+func TestQueuedJobsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(context.Background(), Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.js.Publish(context.Background(), SubjectJobs+"absent-worker", []byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := os.Stat(dir + "/nats/jetstream"); err != nil {
+		t.Fatalf("no JetStream store under the data directory: %v", err)
+	}
+	c, err = Start(context.Background(), Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.State.Msgs; got != 1 {
+		t.Errorf("after a restart the stream holds %d jobs, want 1", got)
+	}
+}

@@ -257,12 +257,12 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	w := c.workers[m.ID]
-	if w == nil {
-		w = &worker{gone: make(chan struct{})}
+	if w == nil { // w.m never changes after this: an id is one worker process
+		w = &worker{m: m, gone: make(chan struct{})}
 		c.workers[m.ID] = w
 		defer c.broadcast()
 	}
-	w.m, w.seen = m, time.Now()
+	w.seen = time.Now()
 }
 
 // bye forgets a worker that stopped cleanly.

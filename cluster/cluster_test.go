@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/experiment"
@@ -19,6 +23,7 @@ import (
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
+	"github.com/nats-io/nats.go"
 )
 
 // Environment of a worker process that this test binary becomes (TestMain).
@@ -386,4 +391,111 @@ func TestQueuedJobsSurviveRestart(t *testing.T) {
 	if got := info.State.Msgs; got != 1 {
 		t.Errorf("after a restart the stream holds %d jobs, want 1", got)
 	}
+}
+
+// Through the server's websocket with two workers and the local one: every run of a burst ends with
+// exactly one terminal message, in order after its other messages, and a cancelled one is cancelled.
+func TestServerExactlyOneTerminal(t *testing.T) {
+	dir := t.TempDir()
+	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 150\n```\n\n```nap\nms: 60000\n```\n"
+	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
+	startWorker(t, c, "w1", false)
+	startWorker(t, c, "w2", false)
+	s, err := server.New(server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
+		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+ln.Addr().String()+"/ws", http.Header{"Origin": {"http://" + ln.Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	const runs = 12
+	for i := range runs {
+		cell := "01-naps-0"
+		if i == 0 {
+			cell = "01-naps-1" // runs until cancelled
+		}
+		src := map[bool]string{true: "ms: 60000\n", false: "ms: 150\n"}[i == 0]
+		if err := ws.WriteJSON(server.Message{Type: server.TypeRun, ID: fmt.Sprint("r", i), RunRequest: &server.RunRequest{Lesson: "01-naps", Cell: cell, Source: src}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terminal := map[string][]string{}
+	machines := map[string]bool{}
+	_ = ws.SetReadDeadline(time.Now().Add(time.Minute))
+	for len(terminal) < runs {
+		var m server.Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("after %d terminal messages: %v", len(terminal), err)
+		}
+		if m.Type == server.TypeNote && strings.HasPrefix(m.Note.Message, "Ran on ") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(m.Note.Message, "Ran on "), " (")
+			machines[name] = true
+		}
+		if server.Terminal(m.Type) {
+			terminal[m.ID] = append(terminal[m.ID], m.Type)
+		}
+		if len(terminal) == runs-1 && terminal["r0"] == nil {
+			if err := ws.WriteJSON(server.Message{Type: server.TypeCancel, ID: "r0"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Any late second terminal message would arrive within the time another run takes.
+	_ = ws.SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		var m server.Message
+		if ws.ReadJSON(&m) != nil {
+			break
+		}
+		if server.Terminal(m.Type) {
+			terminal[m.ID] = append(terminal[m.ID], m.Type)
+		}
+	}
+	for id, got := range terminal {
+		want := server.TypeDone
+		if id == "r0" {
+			want = server.TypeCancelled
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("run %s ended with %v, want one %s", id, got, want)
+		}
+	}
+	if len(machines) < 2 {
+		t.Errorf("runs ran on %v, want several machines", machines)
+	}
+}
+
+// The embedded server's port takes no client without the worker token.
+func TestPortNeedsToken(t *testing.T) {
+	c := startCluster(t, Config{Token: "right"})
+	for _, opt := range []nats.Option{nats.Name("anonymous"), nats.UserInfo(WorkerUser, "wrong"), nats.Token("right")} {
+		if nc, err := nats.Connect(c.WorkerURL(), opt); err == nil {
+			nc.Close()
+			t.Errorf("a client without the worker's credentials connected")
+		}
+	}
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "right"))
+	if err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	nc.Close()
 }

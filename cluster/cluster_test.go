@@ -499,3 +499,36 @@ func TestPortNeedsToken(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// The server restarts on the same port, with or without a data directory: its worker reconnects by
+// itself, announces itself again and runs the next run.
+func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
+	for name, dir := range map[string]string{"data directory": t.TempDir(), "in memory": ""} {
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: testHeartbeat}
+			c, err := Start(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			startWorker(t, c, "faithful", false)
+			_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
+			c.Close()
+
+			cfg.Listen = "127.0.0.1:" + port
+			c, err = Start(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rec, err := execute(ctx, c, "nap", "ms: 10\n")
+			if err != nil {
+				t.Fatalf("after the restart: %v", err)
+			}
+			if got := rec.ranOn(); got != "faithful" {
+				t.Errorf("ran on %q, want faithful", got)
+			}
+		})
+	}
+}

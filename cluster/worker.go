@@ -160,8 +160,18 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			}
 			continue
 		}
+		got := false
 		for msg := range batch.Messages() {
+			got = true
 			w.run(ctx, msg)
+		}
+		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
+			// The consumer may be gone (a server restarted without its store): make it again.
+			if c, cerr := consumer(ctx); cerr == nil {
+				cons = c
+			} else {
+				time.Sleep(500 * time.Millisecond)
+			}
 		}
 	}
 	return nil
@@ -263,9 +273,13 @@ func (p *publisher) publish(ev event) {
 	if err != nil {
 		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "error", Message: fmt.Sprintf("a %s event could not be sent: %v", ev.Type, err)}})
 	}
-	if len(data) > maxEvent {
+	limit := int64(maxEvent)
+	if mp := p.nc.MaxPayload(); mp > 0 && mp < limit { // an external server's cap may be lower
+		limit = mp
+	}
+	if int64(len(data)) > limit {
 		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "warning",
-			Message: fmt.Sprintf("a %s of %d KiB was left out: over the %d KiB cap of a worker's message", ev.Type, len(data)>>10, maxEvent>>10)}})
+			Message: fmt.Sprintf("a %s of %d KiB was left out: over the %d KiB cap of a worker's message", ev.Type, len(data)>>10, limit>>10)}})
 	}
 	_ = p.nc.Publish(p.subject, data)
 }

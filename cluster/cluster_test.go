@@ -72,6 +72,7 @@ type napSpec struct {
 	MS           int  `yaml:"ms"`
 	GPU          bool `yaml:"gpu"`
 	Quiet        bool `yaml:"quiet"`
+	BigKiB       int  `yaml:"big_kib"`
 }
 
 func (napKind) Name() string   { return "nap" }
@@ -91,6 +92,9 @@ func (r napRun) Needs() cells.Needs    { return cells.Needs{GPU: r.GPU} }
 func (r napRun) Run(ctx context.Context, e cells.Emitter) error {
 	if !r.Quiet {
 		e.Progress(0, 1)
+	}
+	if r.BigKiB > 0 {
+		e.Text("big", strings.Repeat("x", r.BigKiB<<10))
 	}
 	select {
 	case <-ctx.Done():
@@ -175,7 +179,7 @@ func (r *recorder) Chart(draw func() (string, error)) {
 	r.add(fmt.Sprintf("chart %d bytes %v", len(svg), err))
 }
 func (r *recorder) Frames(frames ...any)    { r.add(fmt.Sprintf("frames %d", len(frames))) }
-func (r *recorder) Text(title, body string) { r.add("text " + title) }
+func (r *recorder) Text(title, body string) { r.add(fmt.Sprintf("text %s %d", title, len(body))) }
 
 func (r *recorder) has(prefix string) bool {
 	r.mu.Lock()
@@ -530,5 +534,25 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 				t.Errorf("ran on %q, want faithful", got)
 			}
 		})
+	}
+}
+
+// An event over the cap of a worker's message becomes a note saying what was left out; one under it
+// arrives whole.
+func TestEventSizeCap(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "chatty", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := execute(ctx, c, "nap", "ms: 1\nbig_kib: 3072\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.has("text big") || !rec.has("note warning: a text of 3072 KiB was left out: over the 2048 KiB cap") {
+		t.Errorf("a 3 MiB text: events %q", rec.events)
+	}
+	rec, err = execute(ctx, c, "nap", "ms: 1\nbig_kib: 1024\n")
+	if err != nil || !rec.has(fmt.Sprint("text big ", 1024<<10)) {
+		t.Errorf("a 1 MiB text: %v, events %q", err, rec.events)
 	}
 }

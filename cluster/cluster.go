@@ -11,7 +11,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +49,8 @@ type Config struct {
 	Local cuda.Report
 	// Kinds names the kinds the local worker runs (its announcement).
 	Kinds []string
+	// Class is the local worker's class of machine, for cells' `machine:` key; "" is none.
+	Class string
 	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
 	// gone. Default 1 s.
 	Heartbeat time.Duration
@@ -92,6 +96,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
 	}
+	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
+		return nil, fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	}
 	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{})}
 	if err := c.connect(); err != nil {
 		c.Close()
@@ -115,6 +122,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.LocalWorker {
 		c.local = &worker{m: describe("", cfg.Local, cfg.Kinds), local: true, gone: make(chan struct{})}
 		c.local.m.Name += " (this server)"
+		c.local.m.Class = cfg.Class
 		c.workers[c.local.m.ID] = c.local
 	}
 	if _, err := c.nc.Subscribe(SubjectHello, c.hello); err != nil {
@@ -335,6 +343,7 @@ func (c *Cluster) Close() {
 // pick reserves a free worker for n, not one of except; nil when none is free now. A run that needs
 // a GPU goes only to machines with one, unless no machine known has one (then it runs anywhere and
 // says why its GPU kernels did not run, as on one machine). c.mu is held.
+// A run that asks for a class of machine goes only to machines of that class. c.mu is held.
 func (c *Cluster) pick(n cells.Needs, except map[string]bool) *worker {
 	able := func(w *worker) bool { return w.m.Meets(n) }
 	any := false
@@ -345,7 +354,7 @@ func (c *Cluster) pick(n cells.Needs, except map[string]bool) *worker {
 		}
 	}
 	if !any {
-		able = func(*worker) bool { return true }
+		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
 	}
 	var best *worker
 	for _, w := range c.workers {
@@ -370,6 +379,10 @@ func (c *Cluster) acquire(ctx context.Context, n cells.Needs, except map[string]
 			c.mu.Unlock()
 			return nil, errors.New("the cluster is shutting down")
 		}
+		if n.Machine != "" && !c.hasClass(n.Machine, except) {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("no machine of class %q is connected (classes now: %s): change or remove the cell's machine: key", n.Machine, c.classes())
+		}
 		w := c.pick(n, except)
 		ch := c.changed
 		c.mu.Unlock()
@@ -382,6 +395,31 @@ func (c *Cluster) acquire(ctx context.Context, n cells.Needs, except map[string]
 			return nil, context.Cause(ctx)
 		}
 	}
+}
+
+// hasClass reports whether a machine of class is connected, not one of except; c.mu is held.
+func (c *Cluster) hasClass(class string, except map[string]bool) bool {
+	for _, w := range c.workers {
+		if w.m.Class == class && !except[w.m.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// classes lists the classes of the machines connected, or says there are none; c.mu is held.
+func (c *Cluster) classes() string {
+	var cs []string
+	for _, w := range c.workers {
+		if w.m.Class != "" && !slices.Contains(cs, w.m.Class) {
+			cs = append(cs, w.m.Class)
+		}
+	}
+	if len(cs) == 0 {
+		return "none"
+	}
+	slices.Sort(cs)
+	return strings.Join(cs, ", ")
 }
 
 // release frees w for the next run.

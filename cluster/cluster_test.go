@@ -32,6 +32,7 @@ const (
 	envToken = "PLAYGROUND_TEST_TOKEN"
 	envName  = "PLAYGROUND_TEST_NAME"
 	envGPU   = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
+	envClass = "PLAYGROUND_TEST_CLASS"
 )
 
 const testHeartbeat = 200 * time.Millisecond
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if join := os.Getenv(envJoin); join != "" {
-		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Kinds: testKinds,
+		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds,
 			Heartbeat: testHeartbeat, Devices: func(context.Context) cuda.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
 		if err := RunWorker(context.Background(), cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
@@ -120,7 +121,7 @@ func startCluster(t *testing.T, cfg Config) *Cluster {
 
 // startWorker starts this test binary as a worker process named name and waits until the cluster
 // knows it.
-func startWorker(t *testing.T, c *Cluster, name string, withGPU bool) *exec.Cmd {
+func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	gpuFlag := "0"
@@ -128,6 +129,7 @@ func startWorker(t *testing.T, c *Cluster, name string, withGPU bool) *exec.Cmd 
 		gpuFlag = "1"
 	}
 	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -209,7 +211,7 @@ func (r *recorder) ranOn() string {
 func execute(ctx context.Context, c *Cluster, kind, source string) (*recorder, error) {
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: experiment.DefaultLimits()}
 	k, _ := cells.Lookup(testKinds(env), kind)
-	r, err := k.Parse(cells.Cell{ID: "c", Source: source})
+	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: source})
 	if err != nil {
 		return nil, err
 	}
@@ -554,5 +556,35 @@ func TestEventSizeCap(t *testing.T) {
 	rec, err = execute(ctx, c, "nap", "ms: 1\nbig_kib: 1024\n")
 	if err != nil || !rec.has(fmt.Sprint("text big ", 1024<<10)) {
 		t.Errorf("a 1 MiB text: %v, events %q", err, rec.events)
+	}
+}
+
+// A cell that asks for a class of machine runs only on a machine of that class; a class no machine
+// has is an error at once, naming the classes there are.
+func TestMachineClass(t *testing.T) {
+	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
+	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
+	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tt := range []struct{ src, want string }{
+		{"ms: 10\nmachine: lab-a\n", "lab-a-1"},
+		{"ms: 10\nmachine: lab-b\n", "lab-b-1"},
+		{"ms: 10\nmachine: lab-a\ngpu: true\n", "lab-a-1"}, // the class first; it has no GPU, so it runs as on one machine
+		{"ms: 10\ngpu: true\n", "lab-b-1"},
+	} {
+		for range 3 {
+			rec, err := execute(ctx, c, "nap", tt.src)
+			if err != nil {
+				t.Fatalf("%q: %v", tt.src, err)
+			}
+			if got := rec.ranOn(); got != tt.want {
+				t.Errorf("%q ran on %q, want %s", tt.src, got, tt.want)
+			}
+		}
+	}
+	_, err := execute(ctx, c, "nap", "ms: 10\nmachine: h100\n")
+	if err == nil || !strings.Contains(err.Error(), `no machine of class "h100" is connected (classes now: lab-a, lab-b)`) {
+		t.Errorf("a class nobody has: %v", err)
 	}
 }

@@ -43,7 +43,9 @@ type Machine struct {
 	// ID is unique per worker process: its host name and a random suffix.
 	ID string `json:"id"`
 	// Name is the machine's name as results show it (the host name unless -name says otherwise).
-	Name  string `json:"name"`
+	Name string `json:"name"`
+	// Class is the class of machine a cell may ask for with its `machine:` key (-class); "" is none.
+	Class string `json:"class,omitempty"`
 	CPU   string `json:"cpu"`
 	Cores int    `json:"cores"`
 	OS    string `json:"os"`
@@ -61,15 +63,21 @@ type Machine struct {
 func (m Machine) HasGPU() bool { return len(m.GPUs) > 0 && m.GPUUnavailable == "" }
 
 // Meets reports whether the machine has what n asks for.
-func (m Machine) Meets(n cells.Needs) bool { return !n.GPU || m.HasGPU() }
+func (m Machine) Meets(n cells.Needs) bool {
+	return (!n.GPU || m.HasGPU()) && (n.Machine == "" || n.Machine == m.Class)
+}
 
-// Summary describes the machine in one line, e.g. "gpu-box (AMD EPYC 7763, 16 cores; GPU NVIDIA H100)".
+// Summary describes the machine in one line, e.g. "gpu-box (class h100; AMD EPYC 7763, 16 cores; GPU NVIDIA H100)".
 func (m Machine) Summary() string {
 	gpus := "no GPU"
 	if m.HasGPU() {
 		gpus = "GPU " + strings.Join(m.GPUs, ", ")
 	}
-	return fmt.Sprintf("%s (%s, %d cores; %s)", m.Name, m.CPU, m.Cores, gpus)
+	class := ""
+	if m.Class != "" {
+		class = "class " + m.Class + "; "
+	}
+	return fmt.Sprintf("%s (%s%s, %d cores; %s)", m.Name, class, m.CPU, m.Cores, gpus)
 }
 
 // job is a run request published to a worker: enough for it to parse the same run with the same

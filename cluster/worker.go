@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sync"
 	"time"
 
@@ -31,6 +32,8 @@ type WorkerConfig struct {
 	Token, Creds string
 	// Name is the machine's name in results. Default: the host name.
 	Name string
+	// Class is the class of machine that cells' `machine:` key names (e.g. "h100"); "" is none.
+	Class string
 	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds.
 	Kinds func(cells.Env) []cells.Kind
 	// Limits bound what a run may ask for; zero fields take experiment.DefaultLimits.
@@ -46,6 +49,9 @@ type WorkerConfig struct {
 	// Out receives a line when the worker joins. Default os.Stdout.
 	Out io.Writer
 }
+
+// validClass is what a class of machine may be: what a cell's machine: key takes.
+var validClass = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, one at a time,
 // streaming every event back, until ctx ends. A lost connection is re-established (the worker
@@ -63,6 +69,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cfg.GPU == nil {
 		cfg.GPU = selfGPU()
 	}
+	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
+		return fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	}
 	lim := cfg.Limits.WithDefaults()
 	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU}}
 	defer m.Worker.Close()
@@ -79,6 +88,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		names = append(names, k.Name())
 	}
 	me := describe(cfg.Name, m.Report, names)
+	me.Class = cfg.Class
 
 	opts := []nats.Option{nats.Name("playground worker " + me.ID), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second), nats.RetryOnFailedConnect(true)}
 	switch {

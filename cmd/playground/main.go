@@ -4,8 +4,8 @@
 // Usage:
 //
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
-//	           [-data DIR] [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-no-local-worker]
-//	playground worker -join nats://HOST:PORT -token T [-name NAME] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
+//	           [-data DIR] [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
+//	playground worker -join nats://HOST:PORT -token T [-name NAME] [-class C] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
 import (
@@ -69,6 +69,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
 	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")
 	fs.StringVar(&cfg.Cluster.Token, "worker-token", "", "the workers' password on the embedded NATS server (default: a random one, printed)")
+	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key may ask for")
 	fs.BoolVar(&noLocal, "no-local-worker", false, "run nothing on this machine: a front end for the workers that join")
 	_ = fs.Parse(args)
 	l := limits()
@@ -84,6 +85,7 @@ func workerConfig(args []string) cluster.WorkerConfig {
 	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")
 	fs.StringVar(&cfg.Creds, "creds", "", "NATS credentials file, for an external NATS server")
 	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
+	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key may ask for (lower-case letters, digits, dashes)")
 	limits := limitFlags(fs)
 	_ = fs.Parse(args)
 	cfg.Limits = limits()

@@ -253,6 +253,9 @@ func (c *Cluster) Machines() []Machine {
 	return ms
 }
 
+// maxWorkers bounds the machines one server keeps track of; announcements past it are ignored.
+const maxWorkers = 1000
+
 // hello records a worker's announcement: a new worker joins, a known one stays alive.
 func (c *Cluster) hello(msg *nats.Msg) {
 	var m Machine
@@ -265,6 +268,9 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	w := c.workers[m.ID]
+	if w == nil && len(c.workers) >= maxWorkers {
+		return
+	}
 	if w == nil { // w.m never changes after this: an id is one worker process
 		w = &worker{m: m, gone: make(chan struct{})}
 		c.workers[m.ID] = w

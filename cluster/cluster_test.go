@@ -588,3 +588,114 @@ func TestMachineClass(t *testing.T) {
 		t.Errorf("a class nobody has: %v", err)
 	}
 }
+
+// syncBuffer is an io.Writer safe for a server and a test reading it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Serve, as cmd/playground calls it: with -nats-listen it prints the worker command with a generated
+// token; a worker started with exactly that command's URL and token joins, and a lesson cell asked
+// for over the websocket with `machine:` its class runs there; -no-local-worker with no way for a
+// worker to join is refused.
+func TestServePrintsWorkerCommand(t *testing.T) {
+	if err := Serve(context.Background(), ServeConfig{Cluster: Config{}}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
+		t.Errorf("no local worker and no port: %v", err)
+	}
+	dir := t.TempDir()
+	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 10\n```\n"
+	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, ServeConfig{
+			Server: server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
+				Devices: func(context.Context) cuda.Report { return fakeReport(false) }},
+			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
+	}()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	var join, token, addr string
+	for deadline := time.Now().Add(30 * time.Second); addr == "" || join == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Serve printed %q", out.String())
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "workers join with: playground worker -join "); ok {
+				join, token, _ = strings.Cut(rest, " -token ")
+			}
+			if rest, ok := strings.CutPrefix(line, "GPU Playground: http://"); ok {
+				addr = strings.TrimSuffix(rest, "/")
+			}
+		}
+	}
+	if len(token) < 32 {
+		t.Fatalf("generated token %q: want at least 128 random bits", token)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envJoin+"="+join, envToken+"="+token, envName+"=joiner", envClass+"=lab")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	// Until the worker has joined, a run that asks for its class is an error naming the classes.
+	_ = ws.SetReadDeadline(time.Now().Add(time.Minute))
+	for i := 0; ; i++ {
+		id := fmt.Sprint("r", i)
+		if err := ws.WriteJSON(server.Message{Type: server.TypeRun, ID: id, RunRequest: &server.RunRequest{Lesson: "01-naps", Cell: "01-naps-0", Source: "ms: 10\nmachine: lab\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		var ranOn, end string
+		for end == "" {
+			var m server.Message
+			if err := ws.ReadJSON(&m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Type == server.TypeNote && strings.HasPrefix(m.Note.Message, "Ran on ") {
+				ranOn = m.Note.Message
+			}
+			if server.Terminal(m.Type) {
+				end = m.Type + " " + m.Message
+			}
+		}
+		if end == "done " {
+			if !strings.HasPrefix(ranOn, "Ran on joiner (class lab;") {
+				t.Errorf("the run's machine note: %q", ranOn)
+			}
+			return
+		}
+		if !strings.Contains(end, `no machine of class "lab" is connected`) || i > 500 {
+			t.Fatalf("run %s ended %q", id, end)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -163,7 +163,7 @@ func (c *Cluster) connect() error {
 	internal := randomToken()
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
-		Users: []*natsserver.User{{Username: WorkerUser, Password: c.cfg.Token}, {Username: "playground", Password: internal}},
+		Users: []*natsserver.User{{Username: WorkerUser, Password: c.cfg.Token, Permissions: workerPermissions()}, {Username: "playground", Password: internal}},
 	}
 	if c.cfg.DataDir != "" {
 		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
@@ -205,6 +205,21 @@ func (c *Cluster) connect() error {
 	}
 	c.nc = nc
 	return nil
+}
+
+// workerPermissions are all a worker may do on the embedded server: announce itself, stream the
+// events of its jobs, hear their cancels, and make and pull its own consumer of the job stream. It
+// may not publish jobs nor read other subjects.
+func workerPermissions() *natsserver.Permissions {
+	return &natsserver.Permissions{
+		Publish: &natsserver.SubjectPermission{Allow: []string{
+			SubjectHello, SubjectBye, SubjectRun + "*.events",
+			"$JS.API.CONSUMER.CREATE." + Stream + ".>", "$JS.API.CONSUMER.DURABLE.CREATE." + Stream + ".>",
+			"$JS.API.CONSUMER.INFO." + Stream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + Stream + ".>",
+			"$JS.ACK." + Stream + ".>",
+		}},
+		Subscribe: &natsserver.SubjectPermission{Allow: []string{"_INBOX.>", SubjectRun + "*.cancel"}},
+	}
 }
 
 func randomToken() string {

@@ -499,11 +499,36 @@ func TestPortNeedsToken(t *testing.T) {
 			t.Errorf("a client without the worker's credentials connected")
 		}
 	}
-	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "right"))
+	errs := make(chan error, 10)
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "right"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
 	if err != nil {
 		t.Fatalf("with the token: %v", err)
 	}
-	nc.Close()
+	defer nc.Close()
+	// A worker may not queue jobs nor listen to other runs' events.
+	if err := nc.Publish(SubjectJobs+"someone", []byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.SubscribeSync(SubjectRun + "x.events"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case err := <-errs:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("a worker's forbidden publish or subscribe: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no permissions violation for a worker publishing a job or reading events")
+		}
+	}
+	info, err := c.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Errorf("the stream holds %d jobs, want none", info.State.Msgs)
+	}
 }
 
 // The server restarts on the same port, with or without a data directory: its worker reconnects by

@@ -418,6 +418,19 @@ func (c *Cluster) acquire(ctx context.Context, n cells.Needs, except map[string]
 	}
 }
 
+// another reports whether a machine not in except that may run a run with needs n is connected
+// (busy or free). c.mu is not held.
+func (c *Cluster) another(n cells.Needs, except map[string]bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.workers {
+		if !except[w.m.ID] && (n.Machine == "" || w.m.Class == n.Machine) {
+			return true
+		}
+	}
+	return false
+}
+
 // hasClass reports whether a machine of class is connected, not one of except; c.mu is held.
 func (c *Cluster) hasClass(class string, except map[string]bool) bool {
 	for _, w := range c.workers {

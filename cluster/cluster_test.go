@@ -344,13 +344,27 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(time.Second)
-	startWorker(t, c, "rescuer", true)
+	rescuer := startWorker(t, c, "rescuer", true)
 	_ = quiet.Process.Kill()
 	if err := <-done; err != nil {
 		t.Fatalf("retried run: %v", err)
 	}
 	if got := rec.ranOn(); got != "rescuer" {
 		t.Errorf("retried run ran on %q, want rescuer: %q", got, rec.events)
+	}
+	if !rec.has("note warning: quiet-victim stopped answering before the run started; the run moved to rescuer.") {
+		t.Errorf("the retried run does not say why it moved: %q", rec.events)
+	}
+
+	// The last machine dies before its run sent anything: no other can take it, so it ends at once.
+	go func() {
+		_, err := execute(ctx, c, "nap", "ms: 60000\nquiet: true\n")
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	_ = rescuer.Process.Kill()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "the machine rescuer stopped answering before the run sent anything") {
+		t.Errorf("the last machine died: %v", err)
 	}
 }
 

@@ -53,10 +53,14 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		if !errors.As(err, &gone) || streamed || retried {
 			return err
 		}
-		// Nothing was streamed: once, another machine able to run it takes the job.
+		// Nothing was streamed: once, another connected machine able to run it takes the job.
 		s.c.release(s.w)
 		s.w = nil
-		w, aerr := s.c.acquire(ctx, s.needs, map[string]bool{gone.m.ID: true})
+		except := map[string]bool{gone.m.ID: true}
+		if !s.c.another(s.needs, except) {
+			return err
+		}
+		w, aerr := s.c.acquire(ctx, s.needs, except)
 		if aerr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -64,18 +68,25 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 			return err
 		}
 		s.w = w
+		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
 		if w.local {
-			e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; it ran on %s instead.", gone.m.Name, w.m.Summary()))
 			return r.Run(ctx, e)
 		}
 	}
 }
 
-// goneError is a worker that stopped answering during a run.
-type goneError struct{ m Machine }
+// goneError is a worker that stopped answering during a run; streamed says whether it had sent
+// anything.
+type goneError struct {
+	m        Machine
+	streamed bool
+}
 
 func (g goneError) Error() string {
-	return fmt.Sprintf("the machine %s stopped answering during the run (no announcement for 3 heartbeats), so the run ended; results above came from it", g.m.Name)
+	if g.streamed {
+		return fmt.Sprintf("the machine %s stopped answering during the run (no announcement for 3 heartbeats), so the run ended; the results above came from it", g.m.Name)
+	}
+	return fmt.Sprintf("the machine %s stopped answering before the run sent anything (no announcement for 3 heartbeats), and no other machine could take it", g.m.Name)
 }
 
 // remote publishes the job to s.w and relays its events until its end; streamed says whether any
@@ -139,7 +150,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 		case <-ctx.Done():
 			return streamed, ctx.Err()
 		case <-w.gone:
-			return streamed, goneError{w.m}
+			return streamed, goneError{w.m, streamed}
 		case m := <-msgs:
 			var ev event
 			if json.Unmarshal(m.Data, &ev) != nil {

@@ -152,7 +152,7 @@ func (c *Cluster) connect() error {
 		}
 		nc, err := nats.Connect(c.cfg.URL, opts...)
 		if err != nil {
-			return fmt.Errorf("NATS at %s: %w", c.cfg.URL, err)
+			return fmt.Errorf("NATS at %s: %w", redact(c.cfg.URL), err)
 		}
 		c.nc = nc
 		return nil

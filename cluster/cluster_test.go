@@ -23,7 +23,9 @@ import (
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Environment of a worker process that this test binary becomes (TestMain).
@@ -736,5 +738,54 @@ func TestServePrintsWorkerCommand(t *testing.T) {
 			t.Fatalf("run %s ended %q", id, end)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// With -nats URL the cluster uses an external NATS server (here one started by the test, with
+// JetStream and a user of its own): no embedded server, the job stream on file storage there, and a
+// worker joining the same URL with that server's credentials runs the cells.
+func TestExternalNATS(t *testing.T) {
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("external NATS server not ready")
+	}
+	url := "nats://" + WorkerUser + ":dept@" + ns.Addr().String()
+	c, err := Start(context.Background(), Config{URL: url, Heartbeat: testHeartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.ns != nil || c.WorkerURL() != url {
+		t.Errorf("embedded server %v, worker URL %q: want none and %q", c.ns, c.WorkerURL(), url)
+	}
+	startWorker(t, c, "dept-box", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := execute(ctx, c, "matmul", "kernels: [ikj]\nsizes: [16]\nrepeats: 1\n")
+	if err != nil || rec.ranOn() != "dept-box" || !rec.has("row ") {
+		t.Errorf("on the external server: %v, events %q", err, rec.events)
+	}
+	info, err := c.stream.Info(ctx)
+	if err != nil || info.Config.Storage != jetstream.FileStorage {
+		t.Errorf("job stream on the external server: %v, %+v", err, info)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://h:4222":                   "nats://h:4222",
+		"nats://worker:secret@h:4222":     "nats://worker:xxxxx@h:4222",
+		"nats://a:s@h1:1,nats://b:t@h2:2": "nats://a:xxxxx@h1:1,nats://b:xxxxx@h2:2",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -52,6 +53,17 @@ func describe(name string, r cuda.Report, kinds []string) Machine {
 		m.GPUs = append(m.GPUs, d.Name)
 	}
 	return m
+}
+
+// redact is a NATS URL (or a comma-separated list) with any password in it hidden, for printing.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // cpuModel is the CPU's model name from /proc/cpuinfo, or "unknown CPU".

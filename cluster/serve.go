@@ -51,7 +51,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	out := c.cfg.Out
 	switch url := c.WorkerURL(); {
 	case cfg.Cluster.URL != "":
-		fmt.Fprintf(out, "runs go through the NATS server at %s; workers join with: playground worker -join %s -creds FILE\n", url, url)
+		fmt.Fprintf(out, "runs go through the NATS server at %s; workers join it with: playground worker -join URL -creds FILE (or a URL with their user and password)\n", redact(url))
 	case url != "":
 		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s\n", url, c.Token())
 	}

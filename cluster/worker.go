@@ -99,7 +99,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}
 	nc, err := nats.Connect(cfg.Join, opts...)
 	if err != nil {
-		return fmt.Errorf("joining %s: %w", cfg.Join, err)
+		return fmt.Errorf("joining %s: %w", redact(cfg.Join), err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
@@ -122,7 +122,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			break
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) {
-			return fmt.Errorf("joining %s: %w", cfg.Join, errors.Join(err, nc.LastError()))
+			return fmt.Errorf("joining %s: %w", redact(cfg.Join), errors.Join(err, nc.LastError()))
 		}
 		select {
 		case <-ctx.Done():
@@ -131,9 +131,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		}
 	}
 	if status := nc.Status(); status != nats.CONNECTED {
-		return fmt.Errorf("joining %s: connection %s", cfg.Join, status)
+		return fmt.Errorf("joining %s: connection %s", redact(cfg.Join), status)
 	}
-	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s\n", me.ID, cfg.Join, me.Summary())
+	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s\n", me.ID, redact(cfg.Join), me.Summary())
 	announce()
 	var beats sync.WaitGroup
 	beats.Add(1)

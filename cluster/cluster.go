@@ -170,7 +170,7 @@ func (c *Cluster) connect() error {
 	} else {
 		dir, err := os.MkdirTemp("", "playground-nats-")
 		if err != nil {
-			return err
+			return fmt.Errorf("embedded NATS server: a folder for its store: %w", err)
 		}
 		c.tmpDir, o.StoreDir = dir, dir
 	}

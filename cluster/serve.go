@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
@@ -43,9 +44,18 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if cfg.Cluster.Out == nil {
 		cfg.Cluster.Out = cfg.Server.Out
 	}
+	if cfg.Cluster.Out == nil {
+		cfg.Cluster.Out = os.Stdout
+	}
 	c, err := Start(ctx, cfg.Cluster)
 	if err != nil {
-		return err
+		if cfg.Cluster.Listen != "" || cfg.Cluster.URL != "" {
+			return err
+		}
+		// Alone, this machine needs no NATS: run in process as a server of one machine does.
+		fmt.Fprintf(cfg.Cluster.Out, "warning: %v; running every run in this process\n", err)
+		cfg.Server.Executor = server.NewInProcess()
+		return server.Run(ctx, cfg.Server)
 	}
 	defer c.Close()
 	out := c.cfg.Out

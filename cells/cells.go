@@ -226,7 +226,19 @@ func Lookup(ks []Kind, name string) (Kind, bool) {
 
 // Parse parses c as kind k's action ("" or "run": the cell's run). An action the kind lacks is an
 // error.
+// The run's Needs include the machine class its `machine:` key asks for.
 func Parse(k Kind, action string, c Cell) (Run, error) {
+	r, err := parse(k, action, c)
+	if err != nil {
+		return nil, err
+	}
+	if m := common(c.Source).Machine; m != "" {
+		return onMachine{r, m}, nil
+	}
+	return r, nil
+}
+
+func parse(k Kind, action string, c Cell) (Run, error) {
 	if action == "" || action == "run" {
 		return k.Parse(c)
 	}
@@ -238,6 +250,22 @@ func Parse(k Kind, action string, c Cell) (Run, error) {
 		}
 	}
 	return nil, fmt.Errorf("a %s cell has no action %q", k.Name(), action)
+}
+
+// onMachine is a run whose cell asks for a class of machine.
+type onMachine struct {
+	inner   Run
+	machine string
+}
+
+func (r onMachine) Estimate() time.Duration { return r.inner.Estimate() }
+
+func (r onMachine) Run(ctx context.Context, e Emitter) error { return r.inner.Run(ctx, e) }
+
+func (r onMachine) Needs() Needs {
+	n := NeedsOf(r.inner)
+	n.Machine = r.machine
+	return n
 }
 
 // Stage returns e with its progress mapped into part stage (0-based) of stages equal parts, so that
@@ -257,4 +285,28 @@ type staged struct {
 
 func (s staged) Progress(done, total int) {
 	s.Emitter.Progress(s.stage*total+done, s.stages*total)
+}
+
+// Needs is what a run asks of the machine that runs it, for servers that spread runs over several
+// machines (package cluster). The zero value is "any CPU".
+type Needs struct {
+	// GPU marks a run that measures kernels on an NVIDIA GPU. It still runs on a machine without
+	// one (its GPU kernels are emulated or say why they did not run), so it goes to a machine with a
+	// GPU whenever one is connected, and elsewhere only when none is.
+	GPU bool `json:"gpu,omitempty"`
+	// Machine, if set, is the only class of machine the run may go to: the cell's `machine:` key.
+	Machine string `json:"machine,omitempty"`
+}
+
+// Needer is a Run that says what it needs of a machine; a Run without it needs any CPU.
+type Needer interface {
+	Needs() Needs
+}
+
+// NeedsOf returns what r needs of a machine: r.Needs() when r is a Needer, else the zero Needs.
+func NeedsOf(r Run) Needs {
+	if n, ok := r.(Needer); ok {
+		return n.Needs()
+	}
+	return Needs{}
 }

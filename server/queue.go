@@ -29,6 +29,7 @@ func (e timeoutError) Error() string {
 type job struct {
 	id     string
 	run    cells.Run
+	req    Job // what the run was parsed from, for executors on other machines
 	conn   *conn
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -46,19 +47,26 @@ func (j *job) finish(m Message) {
 	})
 }
 
-// queue runs jobs one at a time, first in first out, so timings never share the cores.
+// queue takes jobs first in first out and runs each on a machine its executor reserves for it: one
+// at a time in process by default, so timings never share the cores; one per free machine with
+// several.
 type queue struct {
 	timeout time.Duration
+	exec    Executor
 
 	mu      sync.Mutex
 	waiting []*job
-	current *job // the running job, if any
-	closed  bool // shutting down: no job is taken or started
+	current map[*job]bool // the jobs taken from the line: waiting for a machine or running
+	closed  bool          // shutting down: no job is taken or started
 	wake    chan struct{}
+	running sync.WaitGroup
 }
 
-func newQueue(timeout time.Duration) *queue {
-	return &queue{timeout: timeout, wake: make(chan struct{}, 1)}
+func newQueue(timeout time.Duration, exec Executor) *queue {
+	if exec == nil {
+		exec = NewInProcess()
+	}
+	return &queue{timeout: timeout, exec: exec, current: map[*job]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // maxWaiting bounds the line; past it a run is refused.
@@ -112,15 +120,42 @@ func (q *queue) tellPositions(from int) {
 func (q *queue) pop() *job {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.current = nil
 	if len(q.waiting) == 0 || q.closed {
 		return nil
 	}
 	j := q.waiting[0]
 	q.waiting = q.waiting[1:]
-	q.current = j
+	q.current[j] = true
 	q.tellPositions(0)
 	return j
+}
+
+// dispatch waits for a machine for j (the line behind it waits too) and starts it there.
+func (q *queue) dispatch(j *job) {
+	slot, err := q.exec.Acquire(j.ctx, j.run)
+	if err != nil {
+		q.done(j)
+		if j.ctx.Err() != nil {
+			j.finish(cancelMessage(j.ctx))
+		} else {
+			j.finish(Message{Type: TypeError, Message: err.Error()})
+		}
+		return
+	}
+	q.running.Add(1)
+	go func() {
+		defer q.running.Done()
+		defer q.done(j)
+		defer slot.Release()
+		q.run(j, slot)
+	}()
+}
+
+// done forgets a job taken from the line.
+func (q *queue) done(j *job) {
+	q.mu.Lock()
+	delete(q.current, j)
+	q.mu.Unlock()
 }
 
 // loop runs jobs until ctx ends. Then the running job is cancelled and ends with its `cancelled`
@@ -130,8 +165,8 @@ func (q *queue) loop(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() {
 		q.mu.Lock()
 		q.closed = true
-		if q.current != nil {
-			q.current.cancel(errShutdown)
+		for j := range q.current {
+			j.cancel(errShutdown)
 		}
 		q.mu.Unlock()
 		select {
@@ -142,7 +177,7 @@ func (q *queue) loop(ctx context.Context) {
 	defer stop()
 	for {
 		for j := q.pop(); j != nil; j = q.pop() {
-			q.run(j)
+			q.dispatch(j)
 		}
 		q.mu.Lock()
 		closed := q.closed
@@ -152,6 +187,7 @@ func (q *queue) loop(ctx context.Context) {
 		}
 		<-q.wake
 	}
+	q.running.Wait()
 	q.mu.Lock()
 	left := q.waiting
 	q.waiting = nil
@@ -161,9 +197,9 @@ func (q *queue) loop(ctx context.Context) {
 	}
 }
 
-// run runs one job and sends its messages, ending with exactly one terminal message. A panic in the
-// run becomes its error.
-func (q *queue) run(j *job) {
+// run runs one job in slot and sends its messages, ending with exactly one terminal message. A panic
+// in the run becomes its error.
+func (q *queue) run(j *job, slot Slot) {
 	if j.ctx.Err() != nil {
 		j.finish(cancelMessage(j.ctx))
 		return
@@ -178,7 +214,7 @@ func (q *queue) run(j *job) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		err = j.run.Run(ctx, e)
+		err = slot.Execute(ctx, j.req, j.run, e)
 		if ctx.Err() == nil {
 			e.flush() // the last frames and the chart of everything
 		}

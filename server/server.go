@@ -74,6 +74,9 @@ type Config struct {
 	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
 	// add their own. The server knows kinds only through it.
 	Kinds func(cells.Env) []cells.Kind
+	// Executor is where runs execute. Default: in this process, one at a time (NewInProcess);
+	// package cluster spreads them over several machines.
+	Executor Executor
 }
 
 func (c Config) withDefaults() Config {
@@ -180,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.queue = newQueue(cfg.RunTimeout)
+	s.queue = newQueue(cfg.RunTimeout, cfg.Executor)
 	return s, nil
 }
 

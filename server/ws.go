@@ -309,6 +309,7 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
+	j.req = Job{Kind: cell.Kind, Lesson: m.Lesson, Action: m.Action, Cell: cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording}}
 	if err := c.s.queue.push(j); err != nil {
 		if errors.Is(err, errShutdown) { // the run was accepted, and ends as every run does at shutdown
 			j.finish(Message{Type: TypeCancelled, Message: err.Error()})

@@ -94,3 +94,36 @@ func TestOneDocument(t *testing.T) {
 		t.Errorf("got %v, want an error at line 2 (the ---) about one document", err)
 	}
 }
+
+// Every kind takes a `machine:` key (a class of machine, same characters as an id), and cells.Parse
+// adds it to the run's Needs beside what the kind needs.
+func TestMachineKey(t *testing.T) {
+	kinds := Kinds(env())
+	matmul, _ := cells.Lookup(kinds, "matmul")
+	r, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj, cublas]\nsizes: [8]\nmachine: lab-a\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cells.NeedsOf(r), (cells.Needs{GPU: true, Machine: "lab-a"}); got != want {
+		t.Errorf("needs %+v, want %+v", got, want)
+	}
+	r, err = cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\n"})
+	if err != nil || cells.NeedsOf(r) != (cells.Needs{}) {
+		t.Errorf("a CPU cell without machine: needs %+v, %v", cells.NeedsOf(r), err)
+	}
+	if _, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\nmachine: Lab_A\n"}); err == nil || !strings.Contains(err.Error(), `machine "Lab_A": use 1 to 64 lower-case letters`) {
+		t.Errorf("a bad machine class: %v", err)
+	}
+	for _, k := range kinds {
+		src := map[string]string{"matmul": "kernels: [ikj]\nsizes: [8]\n", "simt": "kernels: [naive]\nn: 8\n", "systolic": "array: 4\nm: 4\nn: 4\nk: 4\n",
+			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk("}[k.Name()]
+		if k.Name() == "cuda" {
+			src = "kernel: k\nsizes: [8]\nmachine: lab-a\n---\nk("
+		} else {
+			src += "machine: lab-a\n"
+		}
+		if _, err := k.Parse(cells.Cell{Source: src}); err != nil {
+			t.Errorf("%s: machine key refused: %v", k.Name(), err)
+		}
+	}
+}

@@ -275,3 +275,6 @@ func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 	}
 	return "", fmt.Errorf("the kernel does not compile:\n%s", spec.toCellLines(nvrtcLine, err.Error()))
 }
+
+// Needs says the run measures the learner's kernel on an NVIDIA GPU.
+func (r *run) Needs() cells.Needs { return cells.Needs{GPU: true} }

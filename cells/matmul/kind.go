@@ -289,3 +289,16 @@ func (s *Results) offer() {
 	}
 	s.E.Chart(func() (string, error) { return draw(results) })
 }
+
+// Needs says the run measures on an NVIDIA GPU when it names a GPU kernel.
+func (r *run) Needs() cells.Needs { return cells.Needs{GPU: NamesGPU(r.spec.Spec, r.env.Kernels)} }
+
+// NamesGPU reports whether s names a GPU kernel of ks.
+func NamesGPU(s experiment.Spec, ks []kernels.Kernel) bool {
+	for _, name := range s.Kernels {
+		if k, ok := kernels.Lookup(ks, name); ok && k.OnGPU {
+			return true
+		}
+	}
+	return false
+}

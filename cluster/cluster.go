@@ -213,7 +213,7 @@ func (c *Cluster) connect() error {
 func workerPermissions() *natsserver.Permissions {
 	return &natsserver.Permissions{
 		Publish: &natsserver.SubjectPermission{Allow: []string{
-			SubjectHello, SubjectBye, SubjectRun + "*.events",
+			SubjectHello, SubjectBye, SubjectRun + "*.events", SubjectRun + "*.ask",
 			"$JS.API.CONSUMER.CREATE." + Stream + ".>", "$JS.API.CONSUMER.DURABLE.CREATE." + Stream + ".>",
 			"$JS.API.CONSUMER.INFO." + Stream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + Stream + ".>",
 			"$JS.ACK." + Stream + ".>",

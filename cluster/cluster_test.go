@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
@@ -787,5 +789,57 @@ func TestRedact(t *testing.T) {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// asker is a recorder with a browser page behind it: every matmul task takes 10 ms per repeat.
+type asker struct {
+	recorder
+	tasks int
+}
+
+func (a *asker) Ask(_ context.Context, task any) (json.RawMessage, error) {
+	a.tasks++
+	var t webgpu.Task
+	if err := json.Unmarshal(task.(json.RawMessage), &t); err != nil {
+		return nil, err
+	}
+	secs := strings.TrimSuffix(strings.Repeat("0.01,", t.Repeats), ",")
+	return json.RawMessage(fmt.Sprintf(`{"adapter":{"vendor":"apple","architecture":"metal-3","fallback":false,"f16":false,"timestamps":true},"results":[{"kernel":%q,"n":%d,"method":"timestamp-query","batch":1,"seconds":[%s],"rel_error":1e-7,"checked":%d}]}`,
+		t.Kernels[0].Name, t.N, secs, t.N*t.N)), nil
+}
+
+// A run on a worker hands its browser tasks to the page behind it through the server (the job's ask
+// subject), so a webgpu kernel runs in the learner's browser wherever the run's CPU part ran; without
+// a page it gets the same note as on the server's own machine.
+func TestWorkerAsksThePage(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "alpha", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src := "kernels: [ikj, webgpu-tiled]\nsizes: [16]\nrepeats: 2\n"
+	env := cells.Env{Kernels: kernels.CPU(), Limits: experiment.DefaultLimits()}
+	k, _ := cells.Lookup(testKinds(env), "matmul")
+	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, err := c.Acquire(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := &asker{}
+	err = slot.Execute(ctx, server.Job{Kind: "matmul", Lesson: "l", Cell: cells.Cell{ID: "c", Source: src}}, r, page)
+	slot.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.tasks != 1 || page.ranOn() != "alpha" || !page.has("row browser [webgpu-tiled 16") || !page.has("row results [ikj 16") {
+		t.Errorf("%d tasks, events %q", page.tasks, page.events)
+	}
+
+	rec, err := execute(ctx, c, "matmul", src)
+	if err != nil || !rec.has("note warning: webgpu-tiled: not run: this run has no browser page") {
+		t.Errorf("without a page: %v, events %q", err, rec.events)
 	}
 }

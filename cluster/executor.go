@@ -128,9 +128,27 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			_ = c.nc.Publish(SubjectRun+id+".cancel", nil)
 		}
 	}()
+	asks, err := c.nc.SubscribeSync(SubjectRun + id + ".ask")
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = asks.Unsubscribe() }()
 	msgs := make(chan *nats.Msg)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
+	go func() {
+		for {
+			m, err := asks.NextMsgWithContext(rctx)
+			if err != nil {
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-rctx.Done():
+				return
+			}
+		}
+	}()
 	go func() {
 		for {
 			m, err := sub.NextMsgWithContext(rctx)
@@ -152,6 +170,10 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 		case <-w.gone:
 			return streamed, goneError{w.m, streamed}
 		case m := <-msgs:
+			if m.Subject != sub.Subject { // an ask: the run's page does a task for the worker
+				answerAsk(ctx, m, e)
+				continue
+			}
 			var ev event
 			if json.Unmarshal(m.Data, &ev) != nil {
 				continue
@@ -177,6 +199,26 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			relay(ev, e)
 		}
 	}
+}
+
+// answerAsk hands a worker's task (an ask request) to the page behind the run and replies with
+// what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
+func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
+	var reply askReply
+	raw, err := cells.Ask(ctx, e, json.RawMessage(m.Data))
+	var pe *cells.PageError
+	switch {
+	case err == nil:
+		reply.Result = raw
+	case errors.Is(err, cells.ErrNoBrowser):
+		reply.NoBrowser = true
+	case errors.As(err, &pe):
+		reply.PageError = pe.Message
+	default:
+		reply.Error = err.Error()
+	}
+	data, _ := json.Marshal(reply)
+	_ = m.Respond(data)
 }
 
 // relay passes one event to the run's emitter.

@@ -5,6 +5,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,7 +24,8 @@ const (
 	// SubjectBye carries the Machine of a worker that stops cleanly.
 	SubjectBye = "playground.workers.bye"
 	// SubjectRun + job id + ".events" carries a job's events, worker to server; + ".cancel" asks
-	// the worker to stop the job.
+	// the worker to stop the job; + ".ask" is a request, worker to server, that hands a task to the
+	// browser page behind the run (cells.Ask), answered with an askReply.
 	SubjectRun = "playground.run."
 )
 
@@ -93,6 +95,18 @@ type job struct {
 	// TimeoutNS is the run time limit in nanoseconds: the worker stops the run after it even if the
 	// server's cancel never arrives.
 	TimeoutNS int64 `json:"timeout_ns"`
+}
+
+// askReply is the server's answer to a worker's ask request: exactly one field is set.
+type askReply struct {
+	// Result is the page's result.
+	Result json.RawMessage `json:"result,omitempty"`
+	// PageError is the page's own {"page_error"} message.
+	PageError string `json:"page_error,omitempty"`
+	// NoBrowser says no page is behind the run (cells.ErrNoBrowser).
+	NoBrowser bool `json:"no_browser,omitempty"`
+	// Error is any other reason the task was not done.
+	Error string `json:"error,omitempty"`
 }
 
 // Event types, worker to server. Besides the cells.Emitter events, "taken" says the worker started

@@ -206,7 +206,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 		return // not a job: nobody waits for it
 	}
 	subject := SubjectRun + j.ID + ".events"
-	out := &publisher{nc: w.nc, subject: subject}
+	out := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
 	me := w.me
 	out.publish(event{Type: evTaken, Machine: &me})
 	timeout := time.Duration(j.TimeoutNS)
@@ -269,6 +269,7 @@ const (
 type publisher struct {
 	nc        *nats.Conn
 	subject   string
+	ask       string // the job's ask subject
 	lastProg  time.Time
 	frames    []any
 	chart     func() (string, error)
@@ -347,6 +348,39 @@ func (p *publisher) drawChart() {
 	if err == nil {
 		p.publish(event{Type: evChart, SVG: svg})
 	}
+}
+
+// Ask hands task to the page behind the run, through the server (a request on the job's ask
+// subject): the run's browser part works on a worker as it does on the server's own machine.
+func (p *publisher) Ask(ctx context.Context, task any) (json.RawMessage, error) {
+	data, err := json.Marshal(task)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > cells.MaxTaskBytes {
+		return nil, fmt.Errorf("a browser task of %d KiB, over the %d KiB cap", len(data)>>10, cells.MaxTaskBytes>>10)
+	}
+	p.flush() // what the run emitted so far reaches the page before the task
+	m, err := p.nc.RequestWithContext(ctx, p.ask, data)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, fmt.Errorf("the server did not pass the browser task on: %w", err)
+	}
+	var r askReply
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return nil, fmt.Errorf("the server's answer to a browser task: %w", err)
+	}
+	switch {
+	case r.NoBrowser:
+		return nil, cells.ErrNoBrowser
+	case r.PageError != "":
+		return json.Marshal(map[string]string{"page_error": r.PageError}) // cells.Ask makes it a *PageError
+	case r.Error != "":
+		return nil, errors.New(r.Error)
+	}
+	return r.Result, nil
 }
 
 // flush sends what is batched: frames, then the last chart offered.

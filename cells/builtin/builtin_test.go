@@ -117,9 +117,14 @@ func TestMachineKey(t *testing.T) {
 	for _, k := range kinds {
 		src := map[string]string{"matmul": "kernels: [ikj]\nsizes: [8]\n", "simt": "kernels: [naive]\nn: 8\n", "systolic": "array: 4\nm: 4\nn: 4\nk: 4\n",
 			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk("}[k.Name()]
-		if k.Name() == "cuda" {
+		switch k.Name() {
+		case "cuda":
 			src = "kernel: k\nsizes: [8]\nmachine: lab-a\n---\nk("
-		} else {
+		case "wgsl":
+			src = "entry: k\nsizes: [8]\nmachine: lab-a\n---\nfn k() {}"
+		case "budget":
+			src = "workload: gpt3-training\nmachine: lab-a\n"
+		default:
 			src += "machine: lab-a\n"
 		}
 		if _, err := k.Parse(cells.Cell{Source: src}); err != nil {

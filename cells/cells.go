@@ -28,6 +28,13 @@ type Kind interface {
 	Script() string
 }
 
+// Languager is a Kind whose cells are not YAML alone: Language names the editor's highlighting for
+// the cell's source, "yaml+cuda" (a YAML header, a line "---", then CUDA C++) or "yaml+wgsl"; a kind
+// without it is "yaml".
+type Languager interface {
+	Language() string
+}
+
 // Actioner is a Kind with actions besides Run, each a button on the cell (a `cuda` cell's Show PTX).
 type Actioner interface {
 	Actions() []Action

@@ -19,7 +19,17 @@
 // summary() and format(number).
 
 import { formatNumber } from "./format.js";
-import { CellView } from "./view.js";
+import { CellView, setHighlighter } from "./view.js";
+
+// The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
+// good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
+const editorModule = import("/static/editor.bundle.js").then((m) => {
+  setHighlighter(m.highlight);
+  return m;
+}, (err) => {
+  console.warn("the code editor did not load; cells keep plain text boxes:", err);
+  return null;
+});
 
 const MAX_MESSAGE = 64 * 1024; // the server answers larger frames with an error that names no run
 
@@ -86,7 +96,10 @@ class Cell {
     this.id = el.dataset.cell;
     this.lesson = el.dataset.lesson;
     this.source = el.querySelector(".cell-source");
+    this.original = this.source.defaultValue; // the lesson's source, for Reset
+    this.editor = null; // the code editor once loaded; until then the textarea
     this.runBtn = el.querySelector(".cell-run");
+    this.resetBtn = el.querySelector(".cell-reset");
     this.stopBtn = el.querySelector(".cell-stop");
     this.actionBtns = [...el.querySelectorAll(".cell-action")];
     this.progress = el.querySelector(".cell-progress");
@@ -104,12 +117,52 @@ class Cell {
     this.runBtn.addEventListener("click", () => this.run(""));
     this.stopBtn.addEventListener("click", () => this.stop());
     for (const b of this.actionBtns) b.addEventListener("click", () => this.run(b.dataset.action));
+    if (this.resetBtn) this.resetBtn.addEventListener("click", () => resetCell(this));
     this.source.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && ev.shiftKey) {
         ev.preventDefault();
         this.run("");
+      } else if (ev.key === "Escape") {
+        this.runBtn.focus();
       }
     });
+    el.playground = this; // for other page code and the browser tests: getSource, setSource, reset
+    editorModule.then((m) => {
+      if (!m) return;
+      try {
+        this.editor = m.createEditor(this.source, {
+          language: el.dataset.lang || "yaml",
+          label: `${el.dataset.kind} experiment source`,
+          onRun: () => this.run(""),
+          onEscape: () => this.runBtn.focus(),
+        });
+        el.dataset.editor = "ready";
+      } catch (err) {
+        console.error("the code editor failed on this cell; it keeps its text box:", err);
+      }
+    });
+  }
+
+  // getSource is the cell's source as the learner edited it.
+  getSource() {
+    return this.editor ? this.editor.getSource() : this.source.value;
+  }
+
+  // setSource replaces the cell's source (the edit can be undone in the editor).
+  setSource(text) {
+    if (this.editor) this.editor.setSource(text);
+    else this.source.value = text;
+  }
+
+  // markErrors puts a marker on each line of the source that a run's error names ("line 3: …"); no
+  // argument clears them.
+  markErrors(message) {
+    if (!this.editor) return;
+    const errors = [];
+    for (const m of String(message || "").matchAll(/\blines? (\d+)\b/g)) {
+      errors.push({ line: Number(m[1]), message: String(message) });
+    }
+    this.editor.setErrors(errors);
   }
 
   setStatus(text, isError = false) {
@@ -133,7 +186,7 @@ class Cell {
       return;
     }
     const runId = `${this.id}#${++runCounter}`;
-    const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.source.value };
+    const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.getSource() };
     if (action) req.action = action;
     const payload = JSON.stringify(req);
     if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
@@ -141,6 +194,7 @@ class Cell {
       return;
     }
     this.hook("reset");
+    this.markErrors();
     this.view.clear(action);
     this.runId = runId;
     runs.set(runId, this);
@@ -159,6 +213,7 @@ class Cell {
   }
 
   end(text, isError) {
+    if (isError) this.markErrors(text);
     runs.delete(this.runId);
     this.runId = null;
     this.setBusy(false);
@@ -206,6 +261,7 @@ class Cell {
         break;
       case "note":
         v.addNote(m.note);
+        if (m.note && m.note.level === "error") this.markErrors(m.note.message);
         break;
       case "table":
         v.addTable(m.table);
@@ -241,6 +297,27 @@ class Cell {
         this.end(m.message || "error", true);
         break;
     }
+  }
+}
+
+// resetCell puts back the lesson's source of cell (a Cell), clearing its error markers; the edit can
+// be undone in the editor (Ctrl+Z).
+export function resetCell(cell) {
+  cell.setSource(cell.original);
+  cell.markErrors();
+}
+
+// Markdown tables: numbers right-aligned (with their column's header), text left.
+for (const table of document.querySelectorAll("article table")) {
+  const numeric = /^[-+−~≈]?\s*[\d.,]+\s*(×|%|[a-zA-Zµ/]+(\/s)?)?$/;
+  for (const row of table.rows) {
+    [...row.cells].forEach((c, i) => {
+      if (c.tagName === "TD" && numeric.test(c.textContent.trim())) {
+        c.classList.add("num");
+        const th = table.tHead && table.tHead.rows[0] && table.tHead.rows[0].cells[i];
+        if (th && [...table.tBodies[0].rows].every((r) => !r.cells[i] || numeric.test(r.cells[i].textContent.trim()))) th.classList.add("num");
+      }
+    });
   }
 }
 

@@ -53,6 +53,7 @@ export class DataTable {
       td.textContent = formatValue(v);
       if (typeof v === "number") {
         td.className = "num";
+        if (this.head.cells[i]) this.head.cells[i].classList.add("num");
         const unit = this.columns[i] && this.columns[i].unit;
         td.title = unit ? `${v} ${unit}` : String(v); // the full value, as sent
       }

@@ -5,6 +5,16 @@
 import { formatNumber, formatValue } from "./format.js";
 import { DataTable } from "./table.js";
 
+// highlight(pre, text, language) colours read-only code (the PTX a cell compiled) once the editor
+// bundle has loaded (app.js sets it); until then text stays plain.
+let highlight = null;
+export function setHighlighter(fn) { highlight = fn; }
+
+// languageOf guesses the language of a text event's body: PTX starts with its .version/.target.
+function languageOf(text) {
+  return /^\s*\.(version|target)\s/m.test(text.body || "") ? "ptx" : "";
+}
+
 // Where each part goes in the output, top to bottom.
 const RANK = { notes: 1, text: 2, kind: 3, table: 4, chart: 5 };
 
@@ -100,6 +110,10 @@ export class CellView {
     const pre = document.createElement("pre");
     pre.className = "cell-text";
     pre.textContent = text.body;
+    const lang = languageOf(text);
+    if (lang && highlight) {
+      try { highlight(pre, text.body, lang); pre.dataset.lang = lang; } catch (err) { console.warn("highlighting:", err); }
+    }
     fig.append(cap, pre);
   }
 

@@ -32,6 +32,9 @@ func New(env cells.Env) *Kind { return &Kind{env: env} }
 func (*Kind) Name() string   { return "cuda" }
 func (*Kind) Script() string { return script }
 
+// Language is the editor's highlighting for a cuda cell: its YAML header, "---", then CUDA C++.
+func (*Kind) Language() string { return "yaml+cuda" }
+
 // Parse returns the run: compile the kernel, then time it as `custom` beside the compared kernels.
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
 	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)

@@ -136,6 +136,8 @@ type Env struct {
 	GPU GPU
 	// Roofline holds this machine's measured ceilings; a run measures them at first use.
 	Roofline *roofline.Cache
+	// Noise, if not nil, makes timed runs warn when their timings are noisy (experiment.Noise).
+	Noise *experiment.Noise
 }
 
 // GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker.
@@ -157,7 +159,7 @@ type GPU interface {
 func (e Env) Harness() experiment.Env {
 	return experiment.Env{Kernels: e.Kernels, Remote: func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
 		return e.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats, Transfers: s.Transfers}, progress)
-	}}
+	}, Noise: e.Noise}
 }
 
 // Lookup finds the kind named name among ks.

@@ -200,6 +200,7 @@ class Cell {
     runs.set(runId, this);
     this.progress.max = 1;
     this.progress.value = 0;
+    this.t0 = undefined;
     this.setBusy(true);
     this.setStatus("sending…");
     socket.send(payload);
@@ -212,7 +213,41 @@ class Cell {
     }
   }
 
+  // startClock starts the progress bar's clock when the run starts (estimate: the server's guess of
+  // its duration, in seconds). The bar advances with time against the estimate, but never past the
+  // next unit of work the server has not reported done, and never backwards.
+  startClock(estimate) {
+    this.t0 = performance.now();
+    this.estimate = estimate > 0 ? estimate : 0;
+    this.work = null;
+    this.progress.max = 1000;
+    this.progress.value = 0;
+    clearInterval(this.clock);
+    this.clock = setInterval(() => this.tick(), 200);
+    this.tick();
+  }
+
+  tick() {
+    if (!this.runId || this.t0 === undefined) return;
+    const elapsed = (performance.now() - this.t0) / 1000;
+    let f = this.estimate > 0 ? Math.min(elapsed / this.estimate, 0.95) : 0;
+    const w = this.work;
+    if (w) f = Math.max(w.done / w.total, Math.min(f, (w.done + 1) / w.total));
+    else if (!this.estimate) f = 0;
+    this.progress.value = Math.max(this.progress.value, Math.round(f * 1000));
+    let text = `running… ${formatSeconds(elapsed)}`;
+    if (this.estimate >= 2) text += ` of about ${formatSeconds(this.estimate)}`;
+    this.setStatus(text);
+  }
+
+  // elapsedText is the run's time so far, from its start on the server's machine ("9.1 s").
+  elapsedText() {
+    return this.t0 === undefined ? "" : formatSeconds((performance.now() - this.t0) / 1000);
+  }
+
   end(text, isError) {
+    clearInterval(this.clock);
+    this.t0 = undefined;
     if (isError) this.markErrors(text);
     runs.delete(this.runId);
     this.runId = null;
@@ -252,12 +287,11 @@ class Cell {
         this.setStatus(m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run");
         break;
       case "started":
-        this.setStatus("running…");
+        this.startClock(m.estimate);
         break;
       case "progress":
-        this.progress.max = Math.max(m.total, 1);
-        this.progress.value = m.done;
-        this.setStatus(`running… ${formatNumber(m.done)} of ${formatNumber(m.total)}`);
+        this.work = { done: m.done, total: Math.max(m.total, 1) };
+        this.tick();
         break;
       case "note":
         v.addNote(m.note);
@@ -286,6 +320,7 @@ class Cell {
         break;
       case "done": {
         this.progress.value = this.progress.max;
+        v.took = this.elapsedText();
         const text = this.hook("done");
         this.end(typeof text === "string" && text ? text : v.summary(), false);
         break;
@@ -298,6 +333,12 @@ class Cell {
         break;
     }
   }
+}
+
+// formatSeconds shows a duration for the status line: "0.4 s", "9.1 s", "1 min 5 s".
+function formatSeconds(s) {
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
 // resetCell puts back the lesson's source of cell (a Cell), clearing its error markers; the edit can

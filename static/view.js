@@ -39,6 +39,7 @@ export class CellView {
     this.notes = [];         // {level, message}
     this.texts = [];         // {title, body}
     this.state = {};         // the kind module's own, fresh each run
+    this.took = "";          // the run's duration once done ("9.1 s"), set by app.js
     this.notesList = null;
     this.chartBox = null;
     this.kindBox = null;
@@ -132,19 +133,23 @@ export class CellView {
     return n;
   }
 
-  // summary is the generic status after `done`: what arrived, counted, with failed checks first.
+  // summary is the generic status after `done`: what arrived, counted, with failed checks first, and
+  // how long it took (this.took, set by app.js: "9.1 s"); a run that produced nothing says so.
   summary() {
     const rows = this.rowCount();
+    const took = this.took ? ` in ${this.took}` : "";
     const parts = [];
     if (rows > 0) {
-      parts.push(plural(rows, "row") + (this.tables.size > 1 ? ` in ${this.tables.size} tables` : ""));
+      parts.push(plural(rows, "result") + (this.tables.size > 1 ? ` in ${this.tables.size} tables` : "") + took);
       const bad = this.badCount();
-      if (bad > 0) parts.push(`${bad} failed the check`);
+      if (bad > 0) parts.push(`${formatNumber(bad)} failed the check`);
     } else if (this.texts.length > 0) {
-      parts.push(`${this.texts[this.texts.length - 1].title} below`);
+      parts.push(`${this.texts[this.texts.length - 1].title} below` + (this.took ? ` (${this.took})` : ""));
     }
-    if (this.notes.some((n) => n.level === "error")) parts.push("some parts did not run (see the notes)");
-    return parts.length ? `done: ${parts.join(", ")}` : "done";
+    const failed = this.notes.some((n) => n.level === "error");
+    if (!parts.length) return failed ? "nothing ran: see the notes for why" : "nothing ran";
+    if (failed) parts.push("some parts did not run (see the notes)");
+    return parts.join("; ");
   }
 }
 

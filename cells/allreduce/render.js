@@ -4,6 +4,7 @@
 export default {
   done(view) {
     const rows = view.rowCount();
-    return `done: modelled (no measurement involved)${rows ? `, ${rows} configuration${rows === 1 ? "" : "s"}` : ""}`;
+    if (!rows) return undefined; // the generic wording: nothing ran
+    return `${view.format(rows)} configuration${rows === 1 ? "" : "s"} modelled${view.took ? ` in ${view.took}` : ""} (a cost model: no measurement involved)`;
   },
 };

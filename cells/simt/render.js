@@ -32,7 +32,8 @@ export default {
 
   done(view) {
     const bad = view.badCount();
-    let text = "done: counts emulated on this server just now";
+    if (!view.rowCount()) return undefined; // the generic wording: nothing ran
+    let text = `counts emulated on this server just now${view.took ? ` in ${view.took}` : ""}`;
     if (view.rowCount()) text += "; the times are what the table's caption says";
     if (bad) text += `; ${bad} computed a wrong result`;
     return text;

@@ -34,7 +34,8 @@ export default {
 
   done(view) {
     const bad = view.badCount();
-    return "done: simulated on this server just now" + (bad ? `; ${bad} product(s) failed the check` : "");
+    if (!view.rowCount()) return undefined; // the generic wording: nothing ran
+    return `simulated on this server just now${view.took ? ` in ${view.took}` : ""}` + (bad ? `; ${bad} product(s) failed the check` : "");
   },
 };
 

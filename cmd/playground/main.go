@@ -23,7 +23,7 @@ func main() {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // the hidden GPU worker subcommand
 		return
 	}
-	cfg := server.Config{Kinds: builtin.Kinds, Calibrate: true}
+	cfg := server.Config{Kinds: builtin.Kinds, Calibrate: true, Noise: experiment.DefaultNoise()}
 	def := experiment.DefaultLimits()
 	var memMiB int64
 	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")

@@ -90,16 +90,26 @@ export class CellView {
     else console.warn(`row for undeclared table ${row.table}`);
   }
 
-  // setChart shows the server's latest chart (a complete SVG drawn with gonum/plot), replacing the
-  // previous one.
+  // setChart shows the server's latest chart (a complete SVG drawn with gonum/plot, with a <title>
+  // and <desc>), replacing the previous one. The tables beside it hold the same numbers: they are
+  // its accessible equivalent.
   setChart(svg) {
     if (!this.chartBox) {
-      this.chartBox = this.place(document.createElement("div"), RANK.chart);
+      this.chartBox = this.place(document.createElement("figure"), RANK.chart);
       this.chartBox.className = "cell-chart";
-      this.chartBox.setAttribute("role", "img");
-      this.chartBox.setAttribute("aria-label", "chart");
     }
     this.chartBox.innerHTML = svg; // server-rendered, from our own server only
+    const el = this.chartBox.querySelector("svg");
+    if (!el) return;
+    // The SVG's ids are the same in every chart: make them unique on the page.
+    const ids = [];
+    for (const part of ["title", "desc"]) {
+      const t = el.querySelector(part);
+      if (!t) continue;
+      t.id = `${this.cell}-chart-${part}`;
+      ids.push(t.id);
+    }
+    if (ids.length) el.setAttribute("aria-labelledby", ids.join(" "));
   }
 
   addText(text) {

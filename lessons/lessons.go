@@ -149,10 +149,10 @@ var md = goldmark.New(
 	),
 	goldmark.WithParserOptions(
 		parser.WithAutoHeadingID(),
-		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100)),
+		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100), util.Prioritized(quizTransformer{}, 101)),
 	),
 	goldmark.WithRendererOptions(
-		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100)),
+		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100), util.Prioritized(quizRenderer{}, 101)),
 	),
 )
 

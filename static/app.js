@@ -20,6 +20,7 @@
 
 import { formatNumber } from "./format.js";
 import { CellView, setHighlighter } from "./view.js";
+import { initQuizzes } from "./quiz.js";
 
 // The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
 // good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
@@ -347,6 +348,45 @@ export function resetCell(cell) {
   cell.setSource(cell.original);
   cell.markErrors();
 }
+
+// Citations: "[2]" in a lesson's text links to item 2 of its Sources list.
+function linkCitations() {
+  const h = [...document.querySelectorAll("article h2")].find((e) => e.textContent.trim() === "Sources");
+  const list = h && h.nextElementSibling && h.nextElementSibling.tagName === "OL" ? h.nextElementSibling : null;
+  if (!list) return;
+  const n = list.children.length;
+  [...list.children].forEach((li, i) => { li.id = li.id || `source-${i + 1}`; });
+  const walker = document.createTreeWalker(document.querySelector("article"), NodeFilter.SHOW_TEXT, {
+    acceptNode: (t) => (t.parentElement.closest("pre, code, a, .cell") || list.contains(t))
+      ? NodeFilter.FILTER_REJECT : (/\[\d+(?:[,–-]\s*\d+)*\]/.test(t.data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+  });
+  const texts = [];
+  while (walker.nextNode()) texts.push(walker.currentNode);
+  for (const t of texts) {
+    const frag = document.createDocumentFragment();
+    let last = 0;
+    for (const m of t.data.matchAll(/\[(\d+(?:[,–-]\s*\d+)*)\]/g)) {
+      frag.append(t.data.slice(last, m.index), "[");
+      m[1].split(/([,–-]\s*)/).forEach((part) => {
+        const k = Number(part);
+        if (Number.isInteger(k) && k >= 1 && k <= n && /^\d+$/.test(part)) {
+          const a = document.createElement("a");
+          a.href = `#source-${k}`;
+          a.className = "cite";
+          a.textContent = part;
+          a.title = list.children[k - 1].textContent;
+          frag.append(a);
+        } else frag.append(part);
+      });
+      frag.append("]");
+      last = m.index + m[0].length;
+    }
+    frag.append(t.data.slice(last));
+    t.replaceWith(frag);
+  }
+}
+linkCitations();
+initQuizzes();
 
 // Markdown tables: numbers right-aligned (with their column's header), text left.
 for (const table of document.querySelectorAll("article table")) {

@@ -36,7 +36,7 @@ class ErrorMarker extends GutterMarker {
   eq(other) { return other.message === this.message; }
   toDOM() {
     const m = document.createElement("span");
-    m.className = "cm-error-marker";
+    m.className = this.message ? "cm-error-marker" : "cm-error-spacer"; // the spacer only sizes the gutter
     m.textContent = "●";
     m.title = this.message;
     return m;

@@ -131,6 +131,31 @@ func TestEditorInBrowser(t *testing.T) {
 		t.Errorf("highlighted tokens %q: want the YAML key kernels highlighted", keys)
 	}
 
+	// The bundle's highlighting of the other languages: PTX (opcodes, registers, directives), WGSL
+	// (keywords, types, attributes) and a cuda cell's YAML header then CUDA C++.
+	langs := p.str(`import("/static/editor.bundle.js").then((m) => [
+		["ptx", ".visible .entry k(\n.param .u64 a)\n{\n\tld.global.f32 %f1, [%rd1];\n\tfma.rn.f32 %f2, %f1, %f1, %f2;\n}"],
+		["wgsl", "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) id: vec3u) {\n  let x: f32 = 1.0;\n}"],
+		["yaml+cuda", "kernel: k\n---\n__global__ void k(float* a) { int i = threadIdx.x; }"],
+	].map(([lang, text]) => {
+		const pre = document.createElement("pre");
+		m.highlight(pre, text, lang);
+		const tok = (cls) => [...pre.querySelectorAll("." + cls)].map((e) => e.textContent).join(",");
+		return lang + ":" + (pre.textContent === text) + ":" + [tok("tok-operatorKeyword"), tok("tok-keyword"), tok("tok-meta"), tok("tok-typeName")].join("|");
+	}).join("\n"))`)
+	for _, want := range []string{
+		"ptx:true:|ld.global.f32,fma.rn.f32||.visible,.entry,.param,.u64",
+		"wgsl:true:|fn,let|@compute,@workgroup_size,@builtin|vec3u,f32",
+		"yaml+cuda:true:",
+	} {
+		if !strings.Contains(langs, want) {
+			t.Errorf("highlighting: got\n%s\nwant a line starting %q", langs, want)
+		}
+	}
+	if !strings.Contains(langs, "__global__") && !strings.Contains(langs, "void") {
+		t.Errorf("yaml+cuda: no C++ keywords highlighted after the header:\n%s", langs)
+	}
+
 	// Type a spec whose second line is wrong, and run it with Shift+Enter.
 	p.do("typing",
 		chromedp.Click(chromedp.CSS(cell+" .cm-content")),
@@ -310,4 +335,40 @@ func fmtSscanRGB(s string, r, g, b *float64) (int, error) {
 
 func fmtSscanFrame(s string, at, of *int) (int, error) {
 	return fmt.Sscanf(strings.ReplaceAll(s, ",", ""), "frame %d of %d", at, of)
+}
+
+// Check-yourself questions are answered and explained in the page and kept over a reload; a
+// prediction is shown against the run's result.
+func TestQuizAndPredictionInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	p.open("04-counting-flops")
+	quiz := `.quiz[data-quiz="04-counting-flops-quiz-0"]`
+	q3 := quiz + ` .quiz-q[data-q="3"]`
+	p.do("answer", chromedp.Click(chromedp.CSS(q3+` input[value="3"]`)), chromedp.Click(chromedp.CSS(q3+" .quiz-check")))
+	verdict := func() string {
+		return p.str(`document.querySelector(` + strconv.Quote(q3+" .verdict") + `).textContent + "|" + document.querySelector(` + strconv.Quote(q3+" .explain") + `).hidden`)
+	}
+	if got := verdict(); got != "Right.|false" {
+		t.Errorf("after the right answer: %q, want Right. and the explanation shown", got)
+	}
+	q1 := quiz + ` .quiz-q[data-q="1"]`
+	p.do("wrong number", chromedp.SendKeys(chromedp.CSS(q1+" .quiz-input"), "2,000,000"), chromedp.Click(chromedp.CSS(q1+" .quiz-check")))
+	if got := p.str(`document.querySelector(` + strconv.Quote(q1+" .verdict") + `).textContent`); !strings.HasPrefix(got, "Not quite: the answer is 268,435,456") {
+		t.Errorf("after a wrong number: %q", got)
+	}
+	p.open("04-counting-flops")
+	if got := verdict(); got != "Right.|false" {
+		t.Errorf("after a reload: %q, want the kept answer checked again", got)
+	}
+
+	cell := cellSel("04-counting-flops-0")
+	p.do("predict and run",
+		chromedp.SendKeys(chromedp.CSS(`#\30 4-counting-flops-predict-0 .goal-input`), "1"),
+		setCellSource(cell, "kernels: [naive]\nsizes: [64, 512]\ndtype: float32\nrepeats: 1\n"),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	if got := p.str(`document.querySelector("#\\30 4-counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
+		t.Errorf("prediction verdict %q", got)
+	}
+	p.errs.check(t, "quiz and prediction")
 }

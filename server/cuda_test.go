@@ -85,7 +85,7 @@ func TestShowPTX(t *testing.T) {
 		t.Errorf("per-line counts of line 9 (the loads and store): %v", stores)
 	}
 	// The lines that ran carry the virtual GPU's counts; the store of C is one request per warp.
-	if body := text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// \d+ thr; \d+ req, \d+\.\d sectors/req`).MatchString(body) {
+	if body := text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// [\d,]+ thr; [\d,]+ req, \d+\.\d sectors/req`).MatchString(body) {
 		t.Errorf("PTX lacks the counts beside its store:\n%.2000s", body)
 	}
 }

@@ -21,6 +21,7 @@
 import { formatNumber } from "./format.js";
 import { CellView, setHighlighter } from "./view.js";
 import { initQuizzes } from "./quiz.js";
+import { initGoals } from "./goal.js";
 
 // The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
 // good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
@@ -324,6 +325,7 @@ class Cell {
         v.took = this.elapsedText();
         const text = this.hook("done");
         this.end(typeof text === "string" && text ? text : v.summary(), false);
+        this.el.dispatchEvent(new CustomEvent("cell-done", { detail: { view: v } }));
         break;
       }
       case "cancelled":
@@ -336,8 +338,9 @@ class Cell {
   }
 }
 
-// formatSeconds shows a duration for the status line: "0.4 s", "9.1 s", "1 min 5 s".
+// formatSeconds shows a duration for the status line: "12 ms", "0.4 s", "9.1 s", "1 min 5 s".
 function formatSeconds(s) {
+  if (s < 0.1) return `${Math.max(1, Math.round(s * 1000))} ms`;
   if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
@@ -403,4 +406,5 @@ for (const table of document.querySelectorAll("article table")) {
 }
 
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
+initGoals();
 if (cells.length > 0) connect();

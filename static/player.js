@@ -25,11 +25,11 @@ export class FramePlayer {
     this.box.tabIndex = -1;
     const controls = document.createElement("div");
     controls.className = "player-controls";
-    const first = button("player-first", "⏮", "first frame");
+    const first = button("player-first", "|◀", "first frame");
     const back = button("player-back", "◀", "step back");
     this.playBtn = button("player-play", "Pause", "play or pause");
     const step = button("player-step", "▶", "step forward");
-    const last = button("player-last", "⏭", "last frame");
+    const last = button("player-last", "▶|", "last frame");
     this.scrub = document.createElement("input");
     this.scrub.type = "range";
     this.scrub.className = "player-scrub";

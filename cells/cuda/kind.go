@@ -135,12 +135,12 @@ func Annotate(ptx string, lines []vgpu.LineCount) string {
 	for i, text := range strings.Split(ptx, "\n") {
 		b.WriteString(text)
 		if l, ok := byLine[i+1]; ok {
-			fmt.Fprintf(&b, "\t// %d thr", l.Thread)
+			fmt.Fprintf(&b, "\t// %s thr", grouped(int64(l.Thread)))
 			switch {
 			case l.Requests > 0:
-				fmt.Fprintf(&b, "; %d req, %.1f sectors/req", l.Requests, float64(l.Sectors)/float64(l.Requests))
+				fmt.Fprintf(&b, "; %s req, %.1f sectors/req", grouped(int64(l.Requests)), float64(l.Sectors)/float64(l.Requests))
 			case l.SharedRequests > 0:
-				fmt.Fprintf(&b, "; %d req, %.1f wavefronts/req", l.SharedRequests, float64(l.Wavefronts)/float64(l.SharedRequests))
+				fmt.Fprintf(&b, "; %s req, %.1f wavefronts/req", grouped(int64(l.SharedRequests)), float64(l.Wavefronts)/float64(l.SharedRequests))
 			}
 		}
 		b.WriteByte('\n')
@@ -265,4 +265,18 @@ func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 		return ptx, err // compiled, cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
 	}
 	return "", fmt.Errorf("the kernel does not compile:\n%s", spec.toCellLines(nvrtcLine, err.Error()))
+}
+
+// grouped writes n with thousands separators: 2,179,072.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

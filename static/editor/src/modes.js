@@ -6,7 +6,7 @@ import { StreamLanguage } from "@codemirror/language";
 import { yaml as yamlMode } from "@codemirror/legacy-modes/mode/yaml";
 import { cpp as cppMode } from "@codemirror/legacy-modes/mode/clike";
 
-// PTX: directives (.reg, .global), opcodes with their type suffixes (ld.global.f32), registers (%r1),
+// PTX: directives (.reg, .global: types), opcodes with their suffixes (ld.global.f32: keywords), registers (%r1),
 // predicates (@%p1), labels, numbers and // comments. The playground's Show PTX adds counts after
 // "//", so those read as comments.
 export const ptxMode = {
@@ -23,13 +23,13 @@ export const ptxMode = {
     if (stream.match(/^"(?:[^"\\]|\\.)*"/)) return "string";
     if (stream.match(/^@!?%\w+/)) return "meta";
     if (stream.match(/^%[\w.]+/)) return "variableName.special";
-    if (stream.match(/^\.[a-zA-Z_][\w]*/)) return "keyword";
+    if (stream.match(/^\.[a-zA-Z_][\w]*/)) return "typeName"; // directives and state spaces: .reg, .global, .f32
     if (stream.match(/^0[fFdD][0-9a-fA-F]+/) || stream.match(/^0[xX][0-9a-fA-F]+U?/) ||
         stream.match(/^-?\d+(\.\d+)?([eE][-+]?\d+)?U?/)) return "number";
     if (stream.match(/^[$A-Za-z_][\w$]*:/)) return "labelName";
     if (stream.sol() || state.opNext) {
       // The first word of an instruction is its opcode; what follows the dots are its modifiers.
-      if (stream.match(/^[a-z][\w]*(\.[\w]+)*/)) { state.opNext = false; return "operatorKeyword"; }
+      if (stream.match(/^[a-z][\w]*(\.[\w]+)*/)) { state.opNext = false; return "keyword"; }
     }
     if (stream.match(/^[$A-Za-z_][\w$]*/)) return "variableName";
     const ch = stream.next();

@@ -298,9 +298,13 @@ func TestAllReduceCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "ar", 30*time.Second)
-	var pts []string
+	var pts []string // the model is a grid: a row per link, a column per GPU count
 	for _, r := range rowsOf(t, msgs, "model") {
-		pts = append(pts, fmt.Sprintf("%s/%v", r["link"], r["GPUs"]))
+		for _, g := range []string{"2 GPUs", "8 GPUs"} {
+			if _, ok := r[g].(float64); ok {
+				pts = append(pts, fmt.Sprintf("%s/%s", r["link"], strings.TrimSuffix(g, " GPUs")))
+			}
+		}
 	}
 	charts := 0
 	for _, m := range msgs {

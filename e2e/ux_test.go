@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/server"
 )
@@ -56,8 +57,13 @@ type browserPage struct {
 
 func openPage(t *testing.T, width, height int) *browserPage {
 	t.Helper()
+	return openPageWith(t, width, height, server.Config{})
+}
+
+func openPageWith(t *testing.T, width, height int, cfg server.Config) *browserPage {
+	t.Helper()
 	exe := chromiumPath(t)
-	s, err := server.New(server.Config{})
+	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,4 +377,23 @@ func TestQuizAndPredictionInBrowser(t *testing.T) {
 		t.Errorf("prediction verdict %q", got)
 	}
 	p.errs.check(t, "quiz and prediction")
+}
+
+// A run on a busy machine says its timings are noisy and offers to run again.
+func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
+	busy := &experiment.Noise{Spread: 1.5, MinSeconds: 1e-3, Load: func() (float64, int, bool) { return 9, 2, true }}
+	p := openPageWith(t, 1200, 1000, server.Config{Noise: busy})
+	cell := cellSel("04-counting-flops-0")
+	p.open("04-counting-flops")
+	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [16]\nrepeats: 1\n"),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(chromedp.CSS(cell+" .cell-notes li.noisy .note-rerun")))
+	if note := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-notes li.noisy") + `).textContent`); !strings.Contains(note, "load average was 9.0 on 2 logical CPUs") {
+		t.Errorf("noisy note %q", note)
+	}
+	p.do("rerun", evalDo(`document.querySelector(`+strconv.Quote(cell)+`).dataset.state = "stale"`),
+		chromedp.Click(chromedp.CSS(cell+" .note-rerun")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	p.errs.check(t, "noisy run")
 }

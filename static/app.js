@@ -298,6 +298,17 @@ class Cell {
       case "note":
         v.addNote(m.note);
         if (m.note && m.note.level === "error") this.markErrors(m.note.message);
+        if (m.note && m.note.level === "warning" && /noisy/i.test(m.note.message) && v.notesList) {
+          // Noisy timings: offer the rerun the note suggests, once the run is over.
+          const li = v.notesList.lastElementChild;
+          li.classList.add("noisy");
+          const again = document.createElement("button");
+          again.type = "button";
+          again.className = "note-rerun";
+          again.textContent = "Run again";
+          again.addEventListener("click", () => this.run(this.view.action || ""));
+          li.append(" ", again);
+        }
         break;
       case "table":
         v.addTable(m.table);

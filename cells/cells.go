@@ -31,6 +31,13 @@ type Kind interface {
 	Script() string
 }
 
+// Languager is a Kind whose cells are not YAML alone: Language names the editor's highlighting for
+// the cell's source, "yaml+cuda" (a YAML header, a line "---", then CUDA C++) or "yaml+wgsl"; a kind
+// without it is "yaml".
+type Languager interface {
+	Language() string
+}
+
 // Actioner is a Kind with actions besides Run, each a button on the cell (a `cuda` cell's Show PTX).
 type Actioner interface {
 	Actions() []Action
@@ -190,6 +197,8 @@ type Env struct {
 	GPU GPU
 	// Roofline holds this machine's measured ceilings; a run measures them at first use.
 	Roofline *roofline.Cache
+	// Noise, if not nil, makes timed runs warn when their timings are noisy (experiment.Noise).
+	Noise *experiment.Noise
 }
 
 // GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker.
@@ -211,7 +220,7 @@ type GPU interface {
 func (e Env) Harness() experiment.Env {
 	return experiment.Env{Kernels: e.Kernels, Remote: func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
 		return e.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats, Transfers: s.Transfers}, progress)
-	}}
+	}, Noise: e.Noise}
 }
 
 // Lookup finds the kind named name among ks.

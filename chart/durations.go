@@ -2,14 +2,13 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 	"math"
+	"strings"
 	"unicode/utf8"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // Duration is one row of Durations: a label and a time in seconds; Group picks its colour (rows of
@@ -26,12 +25,11 @@ type Duration struct {
 // the top. Rows with a time that is not positive and finite are left out. It returns a complete
 // `<svg>` document.
 func Durations(title string, rows []Duration) (string, error) {
-	p := plot.New()
-	p.Title.Text = title
+	p := newPlot(title)
 	p.X.Label.Text = "time (log scale)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = timeTicks{}
-	p.Add(plotter.NewGrid())
+	p.Add(grid())
 	lo, hi := 1.0, 1000*Year
 	var kept []Duration
 	for _, r := range rows {
@@ -42,33 +40,29 @@ func Durations(title string, rows []Duration) (string, error) {
 	}
 	groups := map[string]int{}
 	names := make([]string, len(kept))
+	b := hbars{values: make([]float64, len(kept)), colours: make([]color.RGBA, len(kept))}
+	var parts []string
 	for i, r := range kept {
-		y := float64(len(kept) - 1 - i) // first row on top
-		names[len(kept)-1-i] = r.Label
-		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: y}, {X: r.Seconds, Y: y}})
-		if err != nil {
-			return "", fmt.Errorf("chart: %w", err)
-		}
+		j := len(kept) - 1 - i // first row on top
 		ci, seen := groups[r.Group]
 		if !seen {
 			ci = len(groups)
 			groups[r.Group] = ci
 		}
-		l.Color = plotutil.Color(ci)
-		l.Width = vg.Points(7)
-		end, err := plotter.NewScatter(plotter.XYs{{X: r.Seconds, Y: y}})
-		if err != nil {
-			return "", fmt.Errorf("chart: %w", err)
-		}
-		end.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(ci), Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}}
-		p.Add(l, end)
+		names[j], b.values[j], b.colours[j] = r.Label, r.Seconds, Palette[ci%len(Palette)]
+		parts = append(parts, fmt.Sprintf("%s: %.3g s", r.Label, r.Seconds))
 	}
 	if len(kept) > 0 {
+		p.Add(b)
 		p.NominalY(names...)
-		p.Y.Min, p.Y.Max = -0.7, float64(len(kept))-0.3
+	} else {
+		p.HideY()
 	}
+	p.Y.Padding = 0
 	p.X.Min, p.X.Max = lo, hi
-	return render(p)
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{barHeight(len(kept))}, title: title,
+		desc: "Horizontal bar chart of times on a log scale. " + strings.Join(parts, "; ") + "."}
+	return f.svg()
 }
 
 // Year is a Julian year in seconds (365.25 days), the unit of Durations' longest ticks.

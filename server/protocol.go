@@ -19,7 +19,7 @@ import (
 // Server → client, each carrying the run's id:
 //
 //	queued   {position}                 1 = next to start; re-sent when the line moves
-//	started
+//	started  {estimate}                 the run's estimated duration in seconds (a guess, for a progress bar)
 //	progress {done, total}
 //	note     {note: {level, message}}
 //	table    {table: {id, caption, columns: [{label, unit}]}}
@@ -39,6 +39,7 @@ type Message struct {
 	*Progress   // progress
 
 	Position int          `json:"position,omitempty"` // queued
+	Estimate float64      `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
 	Note     *cells.Note  `json:"note,omitempty"`     // note
 	Table    *cells.Table `json:"table,omitempty"`    // table
 	Row      *cells.Row   `json:"row,omitempty"`      // row

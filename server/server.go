@@ -63,6 +63,9 @@ type Config struct {
 	Devices func(context.Context) cuda.Report
 	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
 	Roofline roofline.Options
+	// Noise makes timed runs warn when their timings are noisy (nil: never; the playground command
+	// uses experiment.DefaultNoise).
+	Noise *experiment.Noise
 	// MaxConns bounds the websocket connections of the whole server (default 1000);
 	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
 	// and queued or running runs (defaults 16 and 8).
@@ -159,6 +162,7 @@ func New(cfg Config) (*Server, error) {
 		Limits:   experiment.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		GPU:      s.gpu,
 		Roofline: s.roof,
+		Noise:    cfg.Noise,
 	}
 	s.kinds = cfg.Kinds(env)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a

@@ -23,7 +23,19 @@
 // summary() and format(number).
 
 import { formatNumber } from "./format.js";
-import { CellView } from "./view.js";
+import { CellView, setHighlighter } from "./view.js";
+import { initQuizzes } from "./quiz.js";
+import { initGoals } from "./goal.js";
+
+// The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
+// good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
+const editorModule = import("/static/editor.bundle.js").then((m) => {
+  setHighlighter(m.highlight);
+  return m;
+}, (err) => {
+  console.warn("the code editor did not load; cells keep plain text boxes:", err);
+  return null;
+});
 
 const MAX_MESSAGE = 64 * 1024; // the server answers larger frames with an error that names no run
 const MAX_RESULT = 63 * 1024;  // and larger `result` values (server/ask.go, maxResult)
@@ -91,7 +103,10 @@ class Cell {
     this.id = el.dataset.cell;
     this.lesson = el.dataset.lesson;
     this.source = el.querySelector(".cell-source");
+    this.original = this.source.defaultValue; // the lesson's source, for Reset
+    this.editor = null; // the code editor once loaded; until then the textarea
     this.runBtn = el.querySelector(".cell-run");
+    this.resetBtn = el.querySelector(".cell-reset");
     this.stopBtn = el.querySelector(".cell-stop");
     this.actionBtns = [...el.querySelectorAll(".cell-action")];
     this.progress = el.querySelector(".cell-progress");
@@ -109,12 +124,52 @@ class Cell {
     this.runBtn.addEventListener("click", () => this.run(""));
     this.stopBtn.addEventListener("click", () => this.stop());
     for (const b of this.actionBtns) b.addEventListener("click", () => this.run(b.dataset.action));
+    if (this.resetBtn) this.resetBtn.addEventListener("click", () => resetCell(this));
     this.source.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && ev.shiftKey) {
         ev.preventDefault();
         this.run("");
+      } else if (ev.key === "Escape") {
+        this.runBtn.focus();
       }
     });
+    el.playground = this; // for other page code and the browser tests: getSource, setSource, reset
+    editorModule.then((m) => {
+      if (!m) return;
+      try {
+        this.editor = m.createEditor(this.source, {
+          language: el.dataset.lang || "yaml",
+          label: `${el.dataset.kind} experiment source`,
+          onRun: () => this.run(""),
+          onEscape: () => this.runBtn.focus(),
+        });
+        el.dataset.editor = "ready";
+      } catch (err) {
+        console.error("the code editor failed on this cell; it keeps its text box:", err);
+      }
+    });
+  }
+
+  // getSource is the cell's source as the learner edited it.
+  getSource() {
+    return this.editor ? this.editor.getSource() : this.source.value;
+  }
+
+  // setSource replaces the cell's source (the edit can be undone in the editor).
+  setSource(text) {
+    if (this.editor) this.editor.setSource(text);
+    else this.source.value = text;
+  }
+
+  // markErrors puts a marker on each line of the source that a run's error names ("line 3: …"); no
+  // argument clears them.
+  markErrors(message) {
+    if (!this.editor) return;
+    const errors = [];
+    for (const m of String(message || "").matchAll(/\blines? (\d+)\b/g)) {
+      errors.push({ line: Number(m[1]), message: String(message) });
+    }
+    this.editor.setErrors(errors);
   }
 
   setStatus(text, isError = false) {
@@ -138,7 +193,7 @@ class Cell {
       return;
     }
     const runId = `${this.id}#${++runCounter}`;
-    const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.source.value };
+    const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.getSource() };
     if (action) req.action = action;
     const payload = JSON.stringify(req);
     if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
@@ -146,11 +201,13 @@ class Cell {
       return;
     }
     this.hook("reset");
+    this.markErrors();
     this.view.clear(action);
     this.runId = runId;
     runs.set(runId, this);
     this.progress.max = 1;
     this.progress.value = 0;
+    this.t0 = undefined;
     this.setBusy(true);
     this.setStatus("sending…");
     socket.send(payload);
@@ -163,9 +220,44 @@ class Cell {
     }
   }
 
+  // startClock starts the progress bar's clock when the run starts (estimate: the server's guess of
+  // its duration, in seconds). The bar advances with time against the estimate, but never past the
+  // next unit of work the server has not reported done, and never backwards.
+  startClock(estimate) {
+    this.t0 = performance.now();
+    this.estimate = estimate > 0 ? estimate : 0;
+    this.work = null;
+    this.progress.max = 1000;
+    this.progress.value = 0;
+    clearInterval(this.clock);
+    this.clock = setInterval(() => this.tick(), 200);
+    this.tick();
+  }
+
+  tick() {
+    if (!this.runId || this.t0 === undefined) return;
+    const elapsed = (performance.now() - this.t0) / 1000;
+    let f = this.estimate > 0 ? Math.min(elapsed / this.estimate, 0.95) : 0;
+    const w = this.work;
+    if (w) f = Math.max(w.done / w.total, Math.min(f, (w.done + 1) / w.total));
+    else if (!this.estimate) f = 0;
+    this.progress.value = Math.max(this.progress.value, Math.round(f * 1000));
+    let text = `running… ${formatSeconds(elapsed)}`;
+    if (this.estimate >= 2) text += ` of about ${formatSeconds(this.estimate)}`;
+    this.setStatus(text);
+  }
+
+  // elapsedText is the run's time so far, from its start on the server's machine ("9.1 s").
+  elapsedText() {
+    return this.t0 === undefined ? "" : formatSeconds((performance.now() - this.t0) / 1000);
+  }
+
   end(text, isError) {
     if (this.abort) this.abort.abort();
     this.abort = null;
+    clearInterval(this.clock);
+    this.t0 = undefined;
+    if (isError) this.markErrors(text);
     runs.delete(this.runId);
     this.runId = null;
     this.setBusy(false);
@@ -228,15 +320,26 @@ class Cell {
         this.setStatus(m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run");
         break;
       case "started":
-        this.setStatus("running…");
+        this.startClock(m.estimate);
         break;
       case "progress":
-        this.progress.max = Math.max(m.total, 1);
-        this.progress.value = m.done;
-        this.setStatus(`running… ${formatNumber(m.done)} of ${formatNumber(m.total)}`);
+        this.work = { done: m.done, total: Math.max(m.total, 1) };
+        this.tick();
         break;
       case "note":
         v.addNote(m.note);
+        if (m.note && m.note.level === "error") this.markErrors(m.note.message);
+        if (m.note && m.note.level === "warning" && /noisy/i.test(m.note.message) && v.notesList) {
+          // Noisy timings: offer the rerun the note suggests, once the run is over.
+          const li = v.notesList.lastElementChild;
+          li.classList.add("noisy");
+          const again = document.createElement("button");
+          again.type = "button";
+          again.className = "note-rerun";
+          again.textContent = "Run again";
+          again.addEventListener("click", () => this.run(this.view.action || ""));
+          li.append(" ", again);
+        }
         break;
       case "table":
         v.addTable(m.table);
@@ -264,8 +367,10 @@ class Cell {
         break;
       case "done": {
         this.progress.value = this.progress.max;
+        v.took = this.elapsedText();
         const text = this.hook("done");
         this.end(typeof text === "string" && text ? text : v.summary(), false);
+        this.el.dispatchEvent(new CustomEvent("cell-done", { detail: { view: v } }));
         break;
       }
       case "cancelled":
@@ -278,5 +383,73 @@ class Cell {
   }
 }
 
+// formatSeconds shows a duration for the status line: "12 ms", "0.4 s", "9.1 s", "1 min 5 s".
+function formatSeconds(s) {
+  if (s < 0.1) return `${Math.max(1, Math.round(s * 1000))} ms`;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
+// resetCell puts back the lesson's source of cell (a Cell), clearing its error markers; the edit can
+// be undone in the editor (Ctrl+Z).
+export function resetCell(cell) {
+  cell.setSource(cell.original);
+  cell.markErrors();
+}
+
+// Citations: "[2]" in a lesson's text links to item 2 of its Sources list.
+function linkCitations() {
+  const h = [...document.querySelectorAll("article h2")].find((e) => e.textContent.trim() === "Sources");
+  const list = h && h.nextElementSibling && h.nextElementSibling.tagName === "OL" ? h.nextElementSibling : null;
+  if (!list) return;
+  const n = list.children.length;
+  [...list.children].forEach((li, i) => { li.id = li.id || `source-${i + 1}`; });
+  const walker = document.createTreeWalker(document.querySelector("article"), NodeFilter.SHOW_TEXT, {
+    acceptNode: (t) => (t.parentElement.closest("pre, code, a, .cell") || list.contains(t))
+      ? NodeFilter.FILTER_REJECT : (/\[\d+(?:[,–-]\s*\d+)*\]/.test(t.data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+  });
+  const texts = [];
+  while (walker.nextNode()) texts.push(walker.currentNode);
+  for (const t of texts) {
+    const frag = document.createDocumentFragment();
+    let last = 0;
+    for (const m of t.data.matchAll(/\[(\d+(?:[,–-]\s*\d+)*)\]/g)) {
+      frag.append(t.data.slice(last, m.index), "[");
+      m[1].split(/([,–-]\s*)/).forEach((part) => {
+        const k = Number(part);
+        if (Number.isInteger(k) && k >= 1 && k <= n && /^\d+$/.test(part)) {
+          const a = document.createElement("a");
+          a.href = `#source-${k}`;
+          a.className = "cite";
+          a.textContent = part;
+          a.title = list.children[k - 1].textContent;
+          frag.append(a);
+        } else frag.append(part);
+      });
+      frag.append("]");
+      last = m.index + m[0].length;
+    }
+    frag.append(t.data.slice(last));
+    t.replaceWith(frag);
+  }
+}
+linkCitations();
+initQuizzes();
+
+// Markdown tables: numbers right-aligned (with their column's header), text left.
+for (const table of document.querySelectorAll("article table")) {
+  const numeric = /^[-+−~≈]?\s*[\d.,]+\s*(×|%|[a-zA-Zµ/]+(\/s)?)?$/;
+  for (const row of table.rows) {
+    [...row.cells].forEach((c, i) => {
+      if (c.tagName === "TD" && numeric.test(c.textContent.trim())) {
+        c.classList.add("num");
+        const th = table.tHead && table.tHead.rows[0] && table.tHead.rows[0].cells[i];
+        if (th && [...table.tBodies[0].rows].every((r) => !r.cells[i] || numeric.test(r.cells[i].textContent.trim()))) th.classList.add("num");
+      }
+    });
+  }
+}
+
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
+initGoals();
 if (cells.length > 0) connect();

@@ -21,6 +21,6 @@ export default {
       view.output.append(p);
     }
     const rows = view.rowCount();
-    return `done: modelled from measured rates and datasheets${rows ? `, ${rows} row${rows === 1 ? "" : "s"}` : ""}`;
+    return `modelled from measured rates and datasheets${rows ? `, ${rows} row${rows === 1 ? "" : "s"}` : ""}`;
   },
 };

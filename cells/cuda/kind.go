@@ -32,6 +32,9 @@ func New(env cells.Env) *Kind { return &Kind{env: env} }
 func (*Kind) Name() string   { return "cuda" }
 func (*Kind) Script() string { return script }
 
+// Language is the editor's highlighting for a cuda cell: its YAML header, "---", then CUDA C++.
+func (*Kind) Language() string { return "yaml+cuda" }
+
 // Parse returns the run: compile the kernel, then time it as `custom` beside the compared kernels.
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
 	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
@@ -132,12 +135,12 @@ func Annotate(ptx string, lines []vgpu.LineCount) string {
 	for i, text := range strings.Split(ptx, "\n") {
 		b.WriteString(text)
 		if l, ok := byLine[i+1]; ok {
-			fmt.Fprintf(&b, "\t// %d thr", l.Thread)
+			fmt.Fprintf(&b, "\t// %s thr", grouped(int64(l.Thread)))
 			switch {
 			case l.Requests > 0:
-				fmt.Fprintf(&b, "; %d req, %.1f sectors/req", l.Requests, float64(l.Sectors)/float64(l.Requests))
+				fmt.Fprintf(&b, "; %s req, %.1f sectors/req", grouped(int64(l.Requests)), float64(l.Sectors)/float64(l.Requests))
 			case l.SharedRequests > 0:
-				fmt.Fprintf(&b, "; %d req, %.1f wavefronts/req", l.SharedRequests, float64(l.Wavefronts)/float64(l.SharedRequests))
+				fmt.Fprintf(&b, "; %s req, %.1f wavefronts/req", grouped(int64(l.SharedRequests)), float64(l.Wavefronts)/float64(l.SharedRequests))
 			}
 		}
 		b.WriteByte('\n')
@@ -278,3 +281,17 @@ func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 
 // Needs says the run measures the learner's kernel on an NVIDIA GPU.
 func (r *run) Needs() cells.Needs { return cells.Needs{GPU: true} }
+
+// grouped writes n with thousands separators: 2,179,072.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

@@ -26,6 +26,9 @@ func New(env cells.Env) *Kind { return &Kind{env: env} }
 func (*Kind) Name() string   { return "wgsl" }
 func (*Kind) Script() string { return script }
 
+// Language is the editor's highlighting: a YAML header, a line "---", then WGSL.
+func (*Kind) Language() string { return "yaml+wgsl" }
+
 // Parse validates the cell and returns its run.
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
 	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)

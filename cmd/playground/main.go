@@ -58,7 +58,7 @@ func limitFlags(fs *flag.FlagSet) func() experiment.Limits {
 }
 
 func serveConfig(args []string) cluster.ServeConfig {
-	cfg := cluster.ServeConfig{Server: server.Config{Kinds: builtin.Kinds, Calibrate: true}}
+	cfg := cluster.ServeConfig{Server: server.Config{Kinds: builtin.Kinds, Calibrate: true, Noise: experiment.DefaultNoise()}}
 	fs := flag.NewFlagSet("playground", flag.ExitOnError)
 	var noLocal bool
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")

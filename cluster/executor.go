@@ -189,8 +189,19 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			if ev.Type == evEnd {
 				ended = true
 				switch {
-				case ev.Cancelled && ctx.Err() != nil:
-					return true, ctx.Err()
+				case ev.Cancelled:
+					// The worker stopped it: on the server's cancel, or at the deadline it was given,
+					// which its clock may reach a moment before this one.
+					if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+						select {
+						case <-ctx.Done():
+						case <-time.After(time.Until(dl) + time.Second):
+						}
+					}
+					if ctx.Err() != nil {
+						return true, ctx.Err()
+					}
+					return true, errors.New(ev.Error)
 				case ev.Error != "":
 					return true, errors.New(ev.Error)
 				}

@@ -268,3 +268,26 @@ func Sorted[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// SplitSource splits a cell made of a YAML header, a line `---`, then source code (a kernel in CUDA
+// C++ or WGSL), as `cuda` and `wgsl` cells are. what names the source in errors ("the kernel source",
+// "the WGSL source"), kind the cell kind; a source over maxBytes is an error on its first line.
+// sourceLine is the cell line the source starts on (1-based).
+func SplitSource(cell, kind, what string, maxBytes int) (header, source string, sourceLine int, err error) {
+	lines := strings.SplitAfter(cell, "\n")
+	sep := -1
+	for i, l := range lines {
+		if strings.TrimRight(l, " \t\r\n") == "---" {
+			sep = i
+			break
+		}
+	}
+	if sep < 0 {
+		return "", "", 0, &SpecError{Msg: fmt.Sprintf("a %s cell is a YAML header, a line `---`, then %s; no `---` line found", kind, what)}
+	}
+	header, source, sourceLine = strings.Join(lines[:sep], ""), strings.Join(lines[sep+1:], ""), sep+2
+	if len(source) > maxBytes {
+		return "", "", 0, Errorf(sourceLine, "%s is %d bytes long; a %s cell's source is at most %d bytes", what, len(source), kind, maxBytes)
+	}
+	return header, source, sourceLine, nil
+}

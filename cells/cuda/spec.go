@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strings"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
@@ -33,7 +32,7 @@ import (
 type Spec struct {
 	Kernel  string
 	Block   [3]int
-	Grid    [3]string
+	Grid    Launch
 	Sizes   []int
 	DType   string
 	Repeats int
@@ -44,7 +43,6 @@ type Spec struct {
 	Source     string
 	SourceLine int
 
-	grid [3]*Formula
 }
 
 // MaxSourceBytes caps the kernel source below the `---` line.
@@ -78,24 +76,14 @@ type source struct {
 // parsed here, once, and checked for every size. Errors are *cells.SpecError values with cell line
 // numbers.
 func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
-	lines := strings.SplitAfter(cell, "\n")
-	sep := -1
-	for i, l := range lines {
-		if strings.TrimRight(l, " \t\r\n") == "---" {
-			sep = i
-			break
-		}
+	header, src, srcLine, err := cells.SplitSource(cell, "cuda", "the kernel source", MaxSourceBytes)
+	if err != nil {
+		return Spec{}, err
 	}
-	if sep < 0 {
-		return Spec{}, &cells.SpecError{Msg: "a cuda cell is a YAML header, a line `---`, then the kernel source; no `---` line found"}
-	}
-	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: [3]string{"1", "1", "1"},
-		Source: strings.Join(lines[sep+1:], ""), SourceLine: sep + 2}
-	if len(s.Source) > MaxSourceBytes {
-		return Spec{}, cells.Errorf(s.SourceLine, "the kernel source is %d bytes long; a cuda cell's source is at most %d bytes", len(s.Source), MaxSourceBytes)
-	}
+	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: Launch{Key: "grid", Src: [3]string{"1", "1", "1"}},
+		Source: src, SourceLine: srcLine}
 	var y source
-	if err := cells.Decode(strings.Join(lines[:sep], ""), &y); err != nil {
+	if err := cells.Decode(header, &y); err != nil {
 		return Spec{}, err
 	}
 	if s.Kernel = y.Kernel.V; y.Kernel.Line > 0 && !identifier.MatchString(s.Kernel) {
@@ -107,11 +95,10 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		}
 	}
 	if y.Grid.Line > 0 {
-		if err := s.setGrid(y.Grid.Line, y.Grid.V); err != nil {
+		if s.Grid, err = ParseLaunch("grid", y.Grid.Line, y.Grid.V); err != nil {
 			return Spec{}, err
 		}
 	}
-	var err error
 	if s.DType, err = matmul.DType(y.DType); err != nil {
 		return Spec{}, err
 	}
@@ -141,8 +128,8 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		return Spec{}, err
 	}
 	for _, n := range s.Sizes {
-		if _, i, err := s.evalGrid(n); err != nil {
-			return Spec{}, &cells.SpecError{Line: y.Grid.V[i].Line, Msg: err.Error()}
+		if _, line, err := s.Grid.Eval(n, gridLimits); err != nil {
+			return Spec{}, &cells.SpecError{Line: line, Msg: err.Error()}
 		}
 	}
 	return s, nil
@@ -166,50 +153,13 @@ func (s *Spec) setBlock(line int, block []int) error {
 	return nil
 }
 
-func (s *Spec) setGrid(line int, grid []cells.At[string]) error {
-	if len(grid) < 1 || len(grid) > 3 {
-		return cells.Errorf(line, "grid has %d formulas; give 1 to 3 (x, y, z)", len(grid))
-	}
-	for i, f := range grid {
-		formula, err := ParseFormula(f.V)
-		if err != nil {
-			return cells.Errorf(f.Line, "grid formula %q: %v (write formulas in n, like ceil(n/16))", f.V, err)
-		}
-		s.Grid[i], s.grid[i] = f.V, formula
-	}
-	return nil
-}
 
 // GridFor evaluates the grid formulas for size n. Each must give a whole number within CUDA's limits;
 // overflow and division by zero are errors.
 func (s Spec) GridFor(n int) ([3]int, error) {
-	g, _, err := s.evalGrid(n)
+	g, _, err := s.Grid.Eval(n, gridLimits)
 	return g, err
 }
 
-// evalGrid is GridFor, with the index of the formula that failed.
-func (s Spec) evalGrid(n int) ([3]int, int, error) {
-	var g [3]int
-	for i := range g {
-		if s.grid[i] == nil {
-			g[i] = 1
-			continue
-		}
-		num, den, err := s.grid[i].Eval(n)
-		if err != nil {
-			return g, i, fmt.Errorf("grid formula %q for n=%d: %v", s.Grid[i], n, err)
-		}
-		limit := int64(maxGridYZ)
-		if i == 0 {
-			limit = maxGridX
-		}
-		switch {
-		case den != 1:
-			return g, i, fmt.Errorf("grid formula %q gives %g for n=%d, not a whole number: `/` divides exactly, so round up with ceil(…)", s.Grid[i], float64(num)/float64(den), n)
-		case num < 1 || num > limit:
-			return g, i, fmt.Errorf("grid formula %q gives %d blocks for n=%d; CUDA allows 1 to %d", s.Grid[i], num, n, limit)
-		}
-		g[i] = int(num)
-	}
-	return g, 0, nil
-}
+// gridLimits are CUDA's grid dimensions.
+var gridLimits = LaunchLimits{Max: [3]int64{maxGridX, maxGridYZ, maxGridYZ}, Unit: "blocks", API: "CUDA"}

@@ -108,9 +108,9 @@ func FuzzParseCUDA(f *testing.F) {
 		if len(s.Sizes) > matmul.MaxSizes || len(s.Compare) > matmul.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Kernel) > cells.MaxValueBytes {
 			t.Fatalf("accepted %d sizes, %d compared kernels, %d bytes of source, a kernel name of %d bytes", len(s.Sizes), len(s.Compare), len(s.Source), len(s.Kernel))
 		}
-		for i, f := range s.Grid {
-			if len(f) > MaxFormulaBytes || (s.grid[i] != nil && s.grid[i].String() != f) {
-				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.grid[i])
+		for i, f := range s.Grid.Src {
+			if len(f) > MaxFormulaBytes || (s.Grid.f[i] != nil && s.Grid.f[i].String() != f) {
+				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.Grid.f[i])
 			}
 		}
 		for _, n := range s.Sizes {

@@ -6,7 +6,6 @@ package wgsl
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cuda"
@@ -39,7 +38,7 @@ import (
 type Spec struct {
 	Entry     string
 	Workgroup [3]int
-	Dispatch  [3]string
+	Dispatch  cuda.Launch
 	Sizes     []int
 	Repeats   int
 	Transfers bool
@@ -50,7 +49,6 @@ type Spec struct {
 	Source     string
 	SourceLine int
 
-	dispatch [3]*cuda.Formula
 }
 
 // MaxSourceBytes caps the WGSL below the `---` line, so that a task carrying it stays under
@@ -83,24 +81,14 @@ type source struct {
 // Parse reads a `wgsl` cell. available lists the server kernels compare may name; lim bounds sizes
 // as for matmul cells. Errors are *cells.SpecError values with cell line numbers.
 func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
-	lines := strings.SplitAfter(cell, "\n")
-	sep := -1
-	for i, l := range lines {
-		if strings.TrimRight(l, " \t\r\n") == "---" {
-			sep = i
-			break
-		}
+	header, src, srcLine, err := cells.SplitSource(cell, "wgsl", "the WGSL source", MaxSourceBytes)
+	if err != nil {
+		return Spec{}, err
 	}
-	if sep < 0 {
-		return Spec{}, &cells.SpecError{Msg: "a wgsl cell is a YAML header, a line `---`, then the WGSL source; no `---` line found"}
-	}
-	s := Spec{Repeats: matmul.DefaultRepeats, Workgroup: [3]int{1, 1, 1}, Dispatch: [3]string{"1", "1", "1"},
-		Source: strings.Join(lines[sep+1:], ""), SourceLine: sep + 2}
-	if len(s.Source) > MaxSourceBytes {
-		return Spec{}, cells.Errorf(s.SourceLine, "the WGSL source is %d bytes long; a wgsl cell's source is at most %d bytes", len(s.Source), MaxSourceBytes)
-	}
+	s := Spec{Repeats: matmul.DefaultRepeats, Workgroup: [3]int{1, 1, 1}, Dispatch: cuda.Launch{Key: "dispatch", Src: [3]string{"1", "1", "1"}},
+		Source: src, SourceLine: srcLine}
 	var y source
-	if err := cells.Decode(strings.Join(lines[:sep], ""), &y); err != nil {
+	if err := cells.Decode(header, &y); err != nil {
 		return Spec{}, err
 	}
 	if y.Entry.Line == 0 {
@@ -118,15 +106,8 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		}
 	}
 	if y.Dispatch.Line > 0 {
-		if len(y.Dispatch.V) < 1 || len(y.Dispatch.V) > 3 {
-			return Spec{}, cells.Errorf(y.Dispatch.Line, "dispatch has %d formulas; give 1 to 3 (x, y, z)", len(y.Dispatch.V))
-		}
-		for i, f := range y.Dispatch.V {
-			formula, err := cuda.ParseFormula(f.V)
-			if err != nil {
-				return Spec{}, cells.Errorf(f.Line, "dispatch formula %q: %v (write formulas in n, like ceil(n/16))", f.V, err)
-			}
-			s.Dispatch[i], s.dispatch[i] = f.V, formula
+		if s.Dispatch, err = cuda.ParseLaunch("dispatch", y.Dispatch.Line, y.Dispatch.V); err != nil {
+			return Spec{}, err
 		}
 	}
 	if y.DType.Line > 0 && y.DType.V != "float32" {
@@ -138,7 +119,6 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		}
 	}
 	s.Transfers = y.Transfers
-	var err error
 	server := y.Compare
 	if server.V, s.Browser, err = matmul.BrowserKernels(y.Compare.V, "float32"); err != nil {
 		return Spec{}, err
@@ -153,10 +133,9 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		return Spec{}, err
 	}
 	for j, n := range s.Sizes {
-		if _, i, err := s.eval(n); err != nil {
-			line := y.Sizes.V[j].Line
-			if y.Dispatch.Line > 0 && i < len(y.Dispatch.V) {
-				line = y.Dispatch.V[i].Line
+		if _, line, err := s.Dispatch.Eval(n, dispatchLimits); err != nil {
+			if line == 0 {
+				line = y.Sizes.V[j].Line
 			}
 			return Spec{}, &cells.SpecError{Line: line, Msg: err.Error()}
 		}
@@ -186,30 +165,12 @@ func (s *Spec) setWorkgroup(line int, wg []int) error {
 // DispatchFor evaluates the dispatch formulas for size n: each a whole number of workgroups from 1
 // to 65535.
 func (s Spec) DispatchFor(n int) ([3]int, error) {
-	d, _, err := s.eval(n)
+	d, _, err := s.Dispatch.Eval(n, dispatchLimits)
 	return d, err
 }
 
-func (s Spec) eval(n int) ([3]int, int, error) {
-	var d [3]int
-	for i := range d {
-		if s.dispatch[i] == nil {
-			d[i] = 1
-			continue
-		}
-		num, den, err := s.dispatch[i].Eval(n)
-		switch {
-		case err != nil:
-			return d, i, fmt.Errorf("dispatch formula %q for n=%d: %v", s.Dispatch[i], n, err)
-		case den != 1:
-			return d, i, fmt.Errorf("dispatch formula %q gives %g for n=%d, not a whole number: `/` divides exactly, so round up with ceil(…)", s.Dispatch[i], float64(num)/float64(den), n)
-		case num < 1 || num > maxWorkgroupsDim:
-			return d, i, fmt.Errorf("dispatch formula %q gives %d workgroups for n=%d; WebGPU allows 1 to %d per dimension", s.Dispatch[i], num, n, maxWorkgroupsDim)
-		}
-		d[i] = int(num)
-	}
-	return d, 0, nil
-}
+// dispatchLimits are WebGPU's workgroups per dimension of a dispatch.
+var dispatchLimits = cuda.LaunchLimits{Max: [3]int64{maxWorkgroupsDim, maxWorkgroupsDim, maxWorkgroupsDim}, Unit: "workgroups", API: "WebGPU"}
 
 // compileError words the browser's compile messages as the cell's own lines: "line 12:5: error: …".
 func (s Spec) compileMessage(m webgpu.CompileMessage) string {

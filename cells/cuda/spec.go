@@ -42,7 +42,6 @@ type Spec struct {
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int
-
 }
 
 // MaxSourceBytes caps the kernel source below the `---` line.
@@ -152,7 +151,6 @@ func (s *Spec) setBlock(line int, block []int) error {
 	}
 	return nil
 }
-
 
 // GridFor evaluates the grid formulas for size n. Each must give a whole number within CUDA's limits;
 // overflow and division by zero are errors.

@@ -48,7 +48,6 @@ type Spec struct {
 	// Source is the WGSL after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int
-
 }
 
 // MaxSourceBytes caps the WGSL below the `---` line, so that a task carrying it stays under

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -99,35 +98,8 @@ func cellSel(id string) string {
 
 func TestLessonRunInBrowser(t *testing.T) {
 	exe := chromiumPath(t)
-	s, err := server.New(server.Config{Noise: experiment.DefaultNoise()}) // noisy timings get their warning, as in the playground command
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvCtx, stopServer := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(srvCtx, ln) }()
-	defer func() {
-		stopServer()
-		<-served
-	}()
-	base := "http://" + ln.Addr().String()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 1000),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	base, stopServer := serveStoppable(t, server.Config{Noise: experiment.DefaultNoise()}) // noisy timings get their warning, as in the playground command
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(t, exe, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
 	defer cancelAlloc()
 	ctx, cancelTab := chromedp.NewContext(actx)
 	defer cancelTab()
@@ -172,7 +144,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	// The ladder cell of lesson 5: progress, the measured results table and the chart.
 	cell := cellSel("05-fast-cpu-matmul-0")
 	results := cell + " .cell-table[data-table=results]"
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/05-fast-cpu-matmul"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(cell+" .cell-run")),
@@ -396,8 +368,6 @@ func TestLessonRunInBrowser(t *testing.T) {
 
 	// When the server goes away the page says so.
 	stopServer()
-	<-served
-	served <- nil
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#conn-banner`))); err != nil {
 		t.Fatalf("waiting for the banner: %v", err)
 	}

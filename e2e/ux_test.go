@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,34 +62,12 @@ func openPage(t *testing.T, width, height int) *browserPage {
 func openPageWith(t *testing.T, width, height int, cfg server.Config) *browserPage {
 	t.Helper()
 	exe := chromiumPath(t)
-	s, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvCtx, stopServer := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(srvCtx, ln) }()
-	t.Cleanup(func() { stopServer(); <-served })
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, height),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	base := serve(t, cfg)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(t, exe, chromedp.DisableGPU, chromedp.WindowSize(width, height))...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(cancelTab)
-	p := &browserPage{t: t, base: "http://" + ln.Addr().String(), errs: &pageErrors{}}
+	p := &browserPage{t: t, base: base, errs: &pageErrors{}}
 	if err := chromedp.Listen(ctx, p.errs.listen); err != nil {
 		t.Fatal(err)
 	}

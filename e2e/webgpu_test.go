@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,17 +41,10 @@ fn mm(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // webgpuOptions are the browser options plus WebGPU on SwiftShader, Chromium's software adapter.
 func webgpuOptions(t *testing.T, exe string) []chromedp.ExecAllocatorOption {
-	return append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
+	return browserOptions(t, exe,
 		chromedp.Flag("enable-unsafe-webgpu", true),
 		chromedp.Flag("enable-unsafe-swiftshader", true),
 		chromedp.Flag("use-webgpu-adapter", "swiftshader"),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1200, 1000),
 	)
 }
@@ -63,22 +55,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "w.md"), []byte(webgpuLesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{LessonsDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvCtx, stopServer := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(srvCtx, ln) }()
-	defer func() {
-		stopServer()
-		<-served
-	}()
-	base := "http://" + ln.Addr().String()
+	base := serve(t, server.Config{LessonsDir: dir})
 
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), webgpuOptions(t, exe)...)
 	defer cancelAlloc()
@@ -227,7 +204,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// and the server's kernel still runs.
 	eval(tab2, `Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }), "hidden"`)
 	if err := chromedp.Do(tab2,
-		chromedp.SetValue(chromedp.CSS(cell+" .cell-source"), "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"),
+		setCellSource(cell, "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
 	); err != nil {
@@ -256,21 +233,7 @@ func TestWebGPUSoftwareRates(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "r.md"), []byte(lesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{LessonsDir: dir, RunTimeout: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvCtx, stopServer := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(srvCtx, ln) }()
-	defer func() {
-		stopServer()
-		<-served
-	}()
+	base := serve(t, server.Config{LessonsDir: dir, RunTimeout: 10 * time.Minute})
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), webgpuOptions(t, exe)...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)
@@ -278,7 +241,7 @@ func TestWebGPUSoftwareRates(t *testing.T) {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 12*time.Minute)
 	defer cancelTimeout()
 	cell := cellSel("rates")
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/lessons/r"), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)),
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/r"), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package lessons
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -109,29 +108,11 @@ type goalTransformer struct{}
 func (goalTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	slug, _ := pc.Get(slugKey).(string)
 	src := reader.Source()
-	var fences []*ast.FencedCodeBlock
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering {
-			if l := string(fb.Language(src)); l == "predict" || l == "challenge" {
-				fences = append(fences, fb)
-			}
-		}
-		return ast.WalkContinue, nil
-	})
-	for i, fb := range fences {
-		var body strings.Builder
-		lines := fb.Lines()
-		for j := range lines.Len() {
-			seg := lines.At(j)
-			body.Write(seg.Value(src))
-		}
+	for i, fb := range fences(doc, src, func(l string) bool { return l == "predict" || l == "challenge" }) {
+		body, line := fenceBody(fb, src)
 		kind := string(fb.Language(src))
-		g, err := ParseGoal(kind, body.String())
+		g, err := ParseGoal(kind, body)
 		if err != nil && pc.Get(errKey) == nil {
-			line := 1
-			if lines.Len() > 0 {
-				line = bytes.Count(src[:lines.At(0).Start], []byte("\n")) + 1
-			}
 			pc.Set(errKey, &Error{Line: line, Msg: kind + ": " + err.Error()})
 		}
 		fb.Parent().ReplaceChild(fb.Parent(), fb, &goalNode{id: fmt.Sprintf("%s-%s-%d", slug, kind, i), goal: g})

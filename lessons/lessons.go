@@ -227,30 +227,11 @@ func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 	slug, _ := pc.Get(slugKey).(string)
 	found := pc.Get(cellsKey).(*[]Cell)
 	src := reader.Source()
-	var fences []*ast.FencedCodeBlock
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering {
-			if _, isCell := cells.Lookup(kinds, string(fb.Language(src))); isCell {
-				fences = append(fences, fb)
-			}
-		}
-		return ast.WalkContinue, nil
-	})
-	for _, fb := range fences {
+	isCell := func(lang string) bool { _, ok := cells.Lookup(kinds, lang); return ok }
+	for _, fb := range fences(doc, src, isCell) {
 		kind := string(fb.Language(src))
-		var body strings.Builder
-		lines := fb.Lines()
-		for i := range lines.Len() {
-			seg := lines.At(i)
-			body.Write(seg.Value(src))
-		}
-		line := 1
-		if lines.Len() > 0 {
-			line = bytes.Count(src[:lines.At(0).Start], []byte("\n")) + 1
-		} else if fb.Info != nil {
-			line = bytes.Count(src[:fb.Info.Segment.Start], []byte("\n")) + 2
-		}
-		c := Cell{ID: fmt.Sprintf("%s-%d", slug, len(*found)), Kind: kind, Source: body.String(), Line: line}
+		body, line := fenceBody(fb, src)
+		c := Cell{ID: fmt.Sprintf("%s-%d", slug, len(*found)), Kind: kind, Source: body, Line: line}
 		k, _ := cells.Lookup(kinds, kind)
 		id, err := cells.ExplicitID(c.Source)
 		if id != "" {
@@ -275,7 +256,7 @@ func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		if l, ok := k.(cells.Languager); ok && l.Language() != "" {
 			lang = l.Language()
 		}
-		node := &cellNode{cell: c, slug: slug, lines: lines.Len(), actions: actions, lang: lang}
+		node := &cellNode{cell: c, slug: slug, lines: fb.Lines().Len(), actions: actions, lang: lang}
 		fb.Parent().ReplaceChild(fb.Parent(), fb, node)
 	}
 }
@@ -316,4 +297,35 @@ func uniqueIDs(ls []*Lesson) error {
 		}
 	}
 	return nil
+}
+
+// fences lists doc's fenced code blocks whose info string is (its language) accepted by want, in
+// document order.
+func fences(doc *ast.Document, src []byte, want func(lang string) bool) []*ast.FencedCodeBlock {
+	var out []*ast.FencedCodeBlock
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering && want(string(fb.Language(src))) {
+			out = append(out, fb)
+		}
+		return ast.WalkContinue, nil
+	})
+	return out
+}
+
+// fenceBody is a fenced block's text and the 1-based line of the file it starts on (for an empty
+// block, the line after its opening fence).
+func fenceBody(fb *ast.FencedCodeBlock, src []byte) (body string, line int) {
+	var b strings.Builder
+	lines := fb.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		b.Write(seg.Value(src))
+	}
+	line = 1
+	if lines.Len() > 0 {
+		line = bytes.Count(src[:lines.At(0).Start], []byte("\n")) + 1
+	} else if fb.Info != nil {
+		line = bytes.Count(src[:fb.Info.Segment.Start], []byte("\n")) + 2
+	}
+	return b.String(), line
 }

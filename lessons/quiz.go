@@ -125,25 +125,9 @@ type quizTransformer struct{}
 func (quizTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	slug, _ := pc.Get(slugKey).(string)
 	src := reader.Source()
-	var fences []*ast.FencedCodeBlock
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering && string(fb.Language(src)) == "quiz" {
-			fences = append(fences, fb)
-		}
-		return ast.WalkContinue, nil
-	})
-	for i, fb := range fences {
-		var body strings.Builder
-		lines := fb.Lines()
-		for j := range lines.Len() {
-			seg := lines.At(j)
-			body.Write(seg.Value(src))
-		}
-		line := 1
-		if lines.Len() > 0 {
-			line = bytes.Count(src[:lines.At(0).Start], []byte("\n")) + 1
-		}
-		qs, err := ParseQuiz(body.String())
+	for i, fb := range fences(doc, src, func(l string) bool { return l == "quiz" }) {
+		body, line := fenceBody(fb, src)
+		qs, err := ParseQuiz(body)
 		if err != nil && pc.Get(errKey) == nil {
 			at := line
 			if le, ok := err.(interface{ SourceLine() int }); ok && le.SourceLine() > 0 {

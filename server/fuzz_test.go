@@ -42,9 +42,10 @@ func FuzzHandleFrame(f *testing.F) {
 		}
 		s := fuzzServer
 		ctx, cancel := context.WithCancelCause(context.Background())
-		c := &conn{s: s, client: "fuzz", out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+		c := &conn{s: s, student: s.local, client: "fuzz", out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
 		c.handleSafely(frame)
 		c.close(errDisconnect)
+		s.cancelRunsOf(c.client, errDisconnect) // its owner gone past the grace period
 		close(c.out)
 		for m := range c.out {
 			switch m.Type {
@@ -66,7 +67,7 @@ func FuzzHandleFrame(f *testing.F) {
 			t.Fatalf("closing the connection left %+v of its share", *left)
 		}
 		s.queue.mu.Lock()
-		waiting := len(s.queue.waiting)
+		waiting := s.queue.exclusive.len() + s.queue.shared.len()
 		s.queue.mu.Unlock()
 		if waiting != 0 {
 			t.Fatalf("closing the connection left %d runs in the line", waiting)

@@ -10,10 +10,12 @@ import "github.com/gpuplayground/playground/cells"
 //
 //	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cell text>","action":"<optional>"}
 //	{"type":"cancel","id":"<client run id>"}
+//	{"type":"replay","id":"<client run id>","run":<stored run id>}   a run of yours, kept: its messages so far, then live
+//	{"type":"save","lesson":"<slug>","cell":"<cell id>","source":"<cell text>"}   keep an edit (the lesson's text forgets it)
 //
 // Server → client, each carrying the run's id:
 //
-//	queued   {position}                 1 = next to start; re-sent when the line moves
+//	queued   {position, wait_s}         1 = next to start; wait_s: estimated seconds until it starts; re-sent when the line moves
 //	started
 //	progress {done, total}
 //	note     {note: {level, message}}
@@ -32,13 +34,17 @@ type Message struct {
 	*RunRequest // run
 	*Progress   // progress
 
-	Position int          `json:"position,omitempty"` // queued
-	Note     *cells.Note  `json:"note,omitempty"`     // note
-	Table    *cells.Table `json:"table,omitempty"`    // table
-	Row      *cells.Row   `json:"row,omitempty"`      // row
-	SVG      string       `json:"svg,omitempty"`      // chart
-	Frames   []any        `json:"frames,omitempty"`   // frames
-	Text     *cells.Text  `json:"text,omitempty"`     // text
+	// Run is the stored run's id: in replay, the run to replay.
+	Run      int64 `json:"run,omitempty"`
+	Position int   `json:"position,omitempty"` // queued
+	// Wait is the estimated time until a queued run starts, in seconds, from the runs' estimates.
+	Wait   float64      `json:"wait_s,omitempty"`
+	Note   *cells.Note  `json:"note,omitempty"`   // note
+	Table  *cells.Table `json:"table,omitempty"`  // table
+	Row    *cells.Row   `json:"row,omitempty"`    // row
+	SVG    string       `json:"svg,omitempty"`    // chart
+	Frames []any        `json:"frames,omitempty"` // frames
+	Text   *cells.Text  `json:"text,omitempty"`   // text
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -63,6 +69,8 @@ type Progress struct {
 const (
 	TypeRun       = "run"
 	TypeCancel    = "cancel"
+	TypeReplay    = "replay"
+	TypeSave      = "save"
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
 	TypeProgress  = "progress"

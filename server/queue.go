@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ var (
 	errStopped    = errors.New("stopped")
 	errDisconnect = errors.New("the connection closed")
 	errShutdown   = errors.New("the server is shutting down")
+	errGone       = errors.New("its student was away longer than the grace period")
 )
 
 // timeoutError is the cause when a run hits the run time limit.
@@ -24,139 +27,287 @@ func (e timeoutError) Error() string {
 	return fmt.Sprintf("the run hit the %s time limit and was stopped: use smaller sizes, fewer repeats or fewer kernels", e.limit)
 }
 
-// job is one run, queued or running. Exactly one terminal message is sent for it (finish).
-type job struct {
-	id     string
-	run    cells.Run
-	conn   *conn
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	once   sync.Once
-}
-
-// finish sends the run's terminal message once and forgets the job; later calls do nothing.
-func (j *job) finish(m Message) {
-	j.once.Do(func() {
-		j.cancel(context.Canceled)
-		m.ID = j.id
-		j.conn.forget(j.id)
-		j.conn.send(m)
-	})
-}
-
-// queue runs jobs one at a time, first in first out, so timings never share the cores.
+// queue schedules runs. An exclusive run (one that measures: cells.Exclusive) has the whole machine:
+// it starts only when no other run is running, and nothing starts beside it. Runs that time nothing
+// share the machine's cores, one core (slot) each, and start at once when a slot is free and no
+// exclusive run is running or about to start. Each of the two kinds of run waits in a fair line
+// (fairLine: round-robin over students). After each exclusive run the waiting non-exclusive runs
+// get the free slots first, then the next exclusive run waits for them to end: neither kind starves.
 type queue struct {
 	timeout time.Duration
+	slots   int
+	// execute is where a run executes (this process, for now): the one step a remote worker
+	// would replace.
+	execute func(ctx context.Context, run cells.Run, e cells.Emitter) error
 
-	mu      sync.Mutex
-	waiting []*job
-	current *job // the running job, if any
-	closed  bool // shutting down: no job is taken or started
-	wake    chan struct{}
+	mu        sync.Mutex
+	exclusive fairLine
+	shared    fairLine
+	heavy     *job          // the running exclusive run, if any
+	light     map[*job]bool // the running non-exclusive runs
+	draining  bool          // the next exclusive run waits for the light ones to end
+	paused    bool          // an instructor paused the queue: nothing new starts
+	closed    bool          // shutting down: no job is taken or started
+	wake      chan struct{}
+	running   sync.WaitGroup
 }
 
-func newQueue(timeout time.Duration) *queue {
-	return &queue{timeout: timeout, wake: make(chan struct{}, 1)}
+func newQueue(timeout time.Duration, slots int) *queue {
+	if slots < 1 {
+		slots = 1
+	}
+	return &queue{timeout: timeout, slots: slots, light: map[*job]bool{}, wake: make(chan struct{}, 1),
+		execute: func(ctx context.Context, run cells.Run, e cells.Emitter) error { return run.Run(ctx, e) }}
 }
 
-// maxWaiting bounds the line; past it a run is refused.
+// maxWaiting bounds the lines; past it a run is refused.
 const maxWaiting = 1000
 
-// push adds j to the end of the line and tells its client the position.
-func (q *queue) push(j *job) error {
-	q.mu.Lock()
-	switch {
-	case q.closed:
-		q.mu.Unlock()
-		return errShutdown
-	case len(q.waiting) >= maxWaiting:
-		q.mu.Unlock()
-		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
-	}
-	q.waiting = append(q.waiting, j)
-	// Sent under the lock (send never blocks) so that no started can overtake it.
-	j.conn.send(Message{Type: TypeQueued, ID: j.id, Position: len(q.waiting)})
-	q.mu.Unlock()
+func (q *queue) poke() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+func (q *queue) line(j *job) *fairLine {
+	if j.exclusive {
+		return &q.exclusive
+	}
+	return &q.shared
+}
+
+// push adds j to its line and tells the waiting runs their positions.
+func (q *queue) push(j *job) error {
+	q.mu.Lock()
+	defer q.poke()
+	defer q.mu.Unlock()
+	switch {
+	case q.closed:
+		return errShutdown
+	case q.exclusive.len()+q.shared.len() >= maxWaiting:
+		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
+	}
+	i := q.line(j).push(j)
+	// Sent under the lock (send never blocks) so that no started can overtake it.
+	q.tellPositions(q.line(j), i)
 	return nil
 }
 
-// remove takes j out of the line; it reports false if j was not waiting (running or finished).
+// remove takes j out of its line; it reports false if j was not waiting (running or finished).
 func (q *queue) remove(j *job) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for i, w := range q.waiting {
-		if w == j {
-			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
-			q.tellPositions(i)
-			return true
-		}
+	l := q.line(j)
+	i := l.remove(j)
+	if i < 0 {
+		return false
 	}
-	return false
+	q.tellPositions(l, i)
+	return true
 }
 
-// tellPositions re-sends positions to the waiting jobs from index from on; q.mu is held.
-func (q *queue) tellPositions(from int) {
-	for i := from; i < len(q.waiting); i++ {
-		w := q.waiting[i]
-		w.conn.send(Message{Type: TypeQueued, ID: w.id, Position: i + 1})
-	}
-}
-
-// pop takes the next job and makes it the current one; nil when the line is empty or closed.
-func (q *queue) pop() *job {
+// setPaused pauses or resumes the queue: paused, running runs go on and nothing new starts.
+func (q *queue) setPaused(p bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.current = nil
-	if len(q.waiting) == 0 || q.closed {
+	q.paused = p
+	q.mu.Unlock()
+	q.poke()
+}
+
+// remaining is how long a running job is expected to go on, from its estimate (never below zero).
+func remaining(j *job, now time.Time) time.Duration {
+	return max(j.estimate-now.Sub(j.startedAt), 0)
+}
+
+// tellPositions re-sends position and estimated wait to the runs of line l from index from on;
+// q.mu is held. The wait adds the estimates of the runs ahead: for an exclusive run, what is
+// running now and every exclusive run ahead; for a shared one, the exclusive run running or about
+// to start and its share of the shared runs ahead.
+func (q *queue) tellPositions(l *fairLine, from int) {
+	now := time.Now()
+	var base time.Duration
+	if q.heavy != nil {
+		base = remaining(q.heavy, now)
+	}
+	for j := range q.light {
+		base = max(base, remaining(j, now))
+	}
+	var ahead time.Duration
+	if l == &q.shared && q.draining && q.exclusive.len() > 0 {
+		ahead = q.exclusive.jobs[0].estimate
+	}
+	for i, w := range l.jobs {
+		if i >= from {
+			wait := base + ahead
+			if l == &q.shared {
+				wait = base + ahead/time.Duration(q.slots)
+			}
+			w.emit(nil, Message{Type: TypeQueued, Position: i + 1, Wait: wait.Seconds()})
+		}
+		ahead += w.estimate
+	}
+}
+
+// next picks the runs to start now and marks them running; q.mu is held.
+func (q *queue) next() []*job {
+	if q.paused || q.closed || q.heavy != nil {
 		return nil
 	}
-	j := q.waiting[0]
-	q.waiting = q.waiting[1:]
-	q.current = j
-	q.tellPositions(0)
-	return j
+	var out []*job
+	if !q.draining {
+		for len(q.light) < q.slots && q.shared.len() > 0 {
+			j := q.shared.pop()
+			q.light[j] = true
+			out = append(out, j)
+		}
+		q.draining = q.exclusive.len() > 0
+	}
+	if q.draining && len(q.light) == 0 {
+		q.heavy, q.draining = q.exclusive.pop(), false
+		out = append(out, q.heavy)
+	}
+	if len(out) > 0 {
+		q.tellPositions(&q.shared, 0)
+		q.tellPositions(&q.exclusive, 0)
+	}
+	return out
 }
 
-// loop runs jobs until ctx ends. Then the running job is cancelled and ends with its `cancelled`
-// message, every waiting job gets its `cancelled` too, and loop returns: all before the server closes
-// any connection, so every run's terminal message reaches its client.
+// ended frees what j held.
+func (q *queue) ended(j *job) {
+	q.mu.Lock()
+	if q.heavy == j {
+		q.heavy = nil
+	}
+	delete(q.light, j)
+	q.mu.Unlock()
+	q.poke()
+}
+
+// loop starts runs until ctx ends. Then the running ones are cancelled and end with their
+// `cancelled` message, every waiting run gets its `cancelled` too, and loop returns: all before the
+// server closes any connection, so every run's terminal message reaches its client.
 func (q *queue) loop(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() {
 		q.mu.Lock()
 		q.closed = true
-		if q.current != nil {
-			q.current.cancel(errShutdown)
+		if q.heavy != nil {
+			q.heavy.cancel(errShutdown)
+		}
+		for j := range q.light {
+			j.cancel(errShutdown)
 		}
 		q.mu.Unlock()
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+		q.poke()
 	})
 	defer stop()
 	for {
-		for j := q.pop(); j != nil; j = q.pop() {
-			q.run(j)
-		}
 		q.mu.Lock()
-		closed := q.closed
+		start, closed := q.next(), q.closed
+		for _, j := range start {
+			j.startedAt = time.Now()
+			q.running.Add(1)
+		}
 		q.mu.Unlock()
 		if closed {
 			break
 		}
+		for _, j := range start {
+			go func() {
+				defer q.running.Done()
+				q.run(j)
+				q.ended(j)
+			}()
+		}
 		<-q.wake
 	}
+	q.running.Wait()
 	q.mu.Lock()
-	left := q.waiting
-	q.waiting = nil
+	left := append(q.exclusive.drain(), q.shared.drain()...)
 	q.mu.Unlock()
 	for _, j := range left {
 		j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
 	}
+}
+
+// Snapshot of the queue for the instructor's view.
+type queueState struct {
+	Paused  bool   `json:"paused"`
+	Running []*job `json:"-"`
+	Waiting []*job `json:"-"`
+}
+
+func (q *queue) state() queueState {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	st := queueState{Paused: q.paused}
+	if q.heavy != nil {
+		st.Running = append(st.Running, q.heavy)
+	}
+	for j := range q.light {
+		st.Running = append(st.Running, j)
+	}
+	st.Waiting = append(append(st.Waiting, q.exclusive.jobs...), q.shared.jobs...)
+	return st
+}
+
+// fairLine is a waiting line served round-robin over students: each run gets a round, one more
+// than its student's previous run's (and never below the round now being served), and the line is
+// ordered by round, then arrival. So a student's second run waits behind every other student's
+// first, however early it was sent.
+type fairLine struct {
+	jobs  []*job
+	round uint64           // the round of the run taken last
+	next  map[int64]uint64 // per student, the round their next run gets
+	seq   uint64
+}
+
+func (l *fairLine) len() int { return len(l.jobs) }
+
+// push inserts j in order and returns its index.
+func (l *fairLine) push(j *job) int {
+	if l.next == nil {
+		l.next = map[int64]uint64{}
+	}
+	j.round = max(l.round, l.next[j.student.ID])
+	l.next[j.student.ID] = j.round + 1
+	l.seq++
+	j.seq = l.seq
+	i := sort.Search(len(l.jobs), func(i int) bool {
+		w := l.jobs[i]
+		return w.round > j.round || w.round == j.round && w.seq > j.seq
+	})
+	l.jobs = slices.Insert(l.jobs, i, j)
+	return i
+}
+
+// pop takes the first run.
+func (l *fairLine) pop() *job {
+	j := l.jobs[0]
+	l.jobs = l.jobs[1:]
+	l.round = j.round
+	for st, r := range l.next { // forget students who are behind the round: they start afresh
+		if r <= l.round {
+			delete(l.next, st)
+		}
+	}
+	return j
+}
+
+// remove takes j out and returns where it was, or -1.
+func (l *fairLine) remove(j *job) int {
+	i := slices.Index(l.jobs, j)
+	if i >= 0 {
+		l.jobs = slices.Delete(l.jobs, i, i+1)
+	}
+	return i
+}
+
+func (l *fairLine) drain() []*job {
+	out := l.jobs
+	l.jobs = nil
+	return out
 }
 
 // run runs one job and sends its messages, ending with exactly one terminal message. A panic in the
@@ -168,7 +319,7 @@ func (q *queue) run(j *job) {
 	}
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
-	j.conn.send(Message{Type: TypeStarted, ID: j.id})
+	j.started()
 	e := &emitter{job: j, ctx: ctx}
 	err := func() (err error) {
 		defer func() { // a panic in the run (or its chart) is the run's error, never a crash
@@ -176,7 +327,7 @@ func (q *queue) run(j *job) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		err = j.run.Run(ctx, e)
+		err = q.execute(ctx, j.run, e)
 		if ctx.Err() == nil {
 			e.flush() // the last frames and the chart of everything
 		}
@@ -229,12 +380,11 @@ func (e *emitter) send(m Message) {
 	if m.Type != TypeFrames {
 		e.flushFrames()
 	}
-	m.ID = e.job.id
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	e.job.conn.sendPaced(ctx, m)
+	e.job.emit(ctx, m)
 }
 
 func (e *emitter) clock() time.Time {

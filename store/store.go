@@ -446,3 +446,15 @@ func (s *Store) Messages(ctx context.Context, run int64) ([]Message, error) {
 	}
 	return out, rows.Err()
 }
+
+// AllRuns returns every student's runs, oldest first; lesson and cell, when set, narrow them.
+func (s *Store) AllRuns(ctx context.Context, lesson, cell string) ([]Run, error) {
+	q, args := "SELECT "+runColumns+" FROM runs WHERE 1 = 1", []any{}
+	if lesson != "" {
+		q, args = q+" AND lesson = ?", append(args, lesson)
+	}
+	if cell != "" {
+		q, args = q+" AND cell = ?", append(args, cell)
+	}
+	return s.runs(ctx, q+" ORDER BY id", args...)
+}

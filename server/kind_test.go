@@ -25,6 +25,8 @@ type probeSpec struct {
 	Fail         string `yaml:"fail"`
 	Panic        bool   `yaml:"panic"`
 	Takes        string `yaml:"estimate"`
+	Shared       bool   `yaml:"shared"` // times nothing (cells.Exclusive false)
+	Sleep        string `yaml:"sleep"`  // sleep this long (or until cancelled) before the rows
 }
 
 func (probeKind) Name() string   { return "probe" }
@@ -49,7 +51,16 @@ func (r probeRun) Estimate() time.Duration {
 	return d
 }
 
+func (r probeRun) Exclusive() bool { return !r.Shared }
+
 func (r probeRun) Run(ctx context.Context, e cells.Emitter) error {
+	if d, _ := time.ParseDuration(r.Sleep); d > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
 	switch {
 	case r.Panic:
 		panic("probe panics")
@@ -87,8 +98,11 @@ func probeConfig(t *testing.T) Config {
 	if err := os.WriteFile(filepath.Join(dir, "p.md"), []byte("---\ntitle: P\nsummary: s\norder: 1\n---\n\n```probe\nrows: 1\n```\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Config{LessonsDir: dir, Kinds: func(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), probeKind{}) }}
+	return Config{LessonsDir: dir, Kinds: probeKinds}
 }
+
+// probeKinds are the built-in kinds plus the probe.
+func probeKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), probeKind{}) }
 
 func probeMsg(id, source string) Message {
 	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: source}}

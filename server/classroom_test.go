@@ -601,3 +601,38 @@ func TestKill9MidRun(t *testing.T) {
 		t.Errorf("replay of the interrupted run ended %+v", last)
 	}
 }
+
+// In a class, an unedited cell's run gets the results measured for another student's run within
+// the window, labelled; "fresh" measures anyway; an edited cell always runs.
+func TestSharedResults(t *testing.T) {
+	s, base := startServer(t, classConfig(t))
+	cell, _ := s.lesson("p").Cell("p-0")
+	ada, bob := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob")
+	wa, wb := ada.dial(t), bob.dial(t)
+	if err := wa.WriteJSON(probeMsg("a", cell.Source)); err != nil {
+		t.Fatal(err)
+	}
+	measured := collect(t, wa, "a", 30*time.Second)
+	if count(measured, TypeStarted) != 1 || count(measured, TypeShared) != 0 {
+		t.Fatalf("the first run: %+v, want measured", measured)
+	}
+	if err := wb.WriteJSON(probeMsg("b", cell.Source)); err != nil {
+		t.Fatal(err)
+	}
+	shared := collect(t, wb, "b", 30*time.Second)
+	if shared[0].Type != TypeShared || shared[0].Shared.Machine == "" || shared[0].Shared.Measured.IsZero() || count(shared, TypeStarted) != 0 ||
+		len(rowsOf(t, shared, "t")) != 1 || shared[len(shared)-1].Type != TypeDone || !strings.Contains(notesOf(shared)[0], "Shared results") {
+		t.Errorf("Bob's run of the unedited cell: %+v, want shared, a note, the row, done", shared)
+	}
+	fresh := probeMsg("b2", cell.Source)
+	fresh.Fresh = true
+	edited := probeMsg("b3", cell.Source+"# mine\n")
+	for _, m := range []Message{fresh, edited} {
+		if err := wb.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+		if got := collect(t, wb, m.ID, 30*time.Second); count(got, TypeStarted) != 1 || count(got, TypeShared) != 0 {
+			t.Errorf("run %s: %+v, want measured", m.ID, got)
+		}
+	}
+}

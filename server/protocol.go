@@ -1,6 +1,10 @@
 package server
 
-import "github.com/gpuplayground/playground/cells"
+import (
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+)
 
 // Message is the one wire type of the /ws websocket: every frame in either direction is one Message as
 // a JSON text frame. docs/protocol.md describes it for client authors; the server knows no cell kind
@@ -16,6 +20,9 @@ import "github.com/gpuplayground/playground/cells"
 // Server → client, each carrying the run's id:
 //
 //	queued   {position, wait_s}         1 = next to start; wait_s: estimated seconds until it starts; re-sent when the line moves
+//	shared   {shared: {run, measured, machine}}   instead of started: an unedited cell's results
+//	                                    measured recently for someone's run; a note says when and
+//	                                    on what; the same run with "fresh": true measures anew
 //	started
 //	progress {done, total}
 //	note     {note: {level, message}}
@@ -45,6 +52,7 @@ type Message struct {
 	SVG    string       `json:"svg,omitempty"`    // chart
 	Frames []any        `json:"frames,omitempty"` // frames
 	Text   *cells.Text  `json:"text,omitempty"`   // text
+	Shared *Shared      `json:"shared,omitempty"` // shared
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -57,6 +65,16 @@ type RunRequest struct {
 	Source string `json:"source"`
 	// Action, if set, is one of the cell kind's actions (such as "ptx") instead of its run.
 	Action string `json:"action,omitempty"`
+	// Fresh asks for a new measurement even where shared results of the unedited cell exist.
+	Fresh bool `json:"fresh,omitempty"`
+}
+
+// Shared is the body of a shared message: which run measured the results shown, when it ended and
+// on what machine.
+type Shared struct {
+	Run      int64     `json:"run"`
+	Measured time.Time `json:"measured"`
+	Machine  string    `json:"machine"`
 }
 
 // Progress is the body of a progress message.
@@ -73,6 +91,7 @@ const (
 	TypeSave      = "save"
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
+	TypeShared    = "shared"
 	TypeProgress  = "progress"
 	TypeNote      = "note"
 	TypeTable     = "table"

@@ -86,6 +86,10 @@ type Config struct {
 	// Grace is how long a student may be away (no connection) before their queued and running runs
 	// are cancelled. Default 60 s; negative: at once.
 	Grace time.Duration
+	// ShareWindow: in a class (students sign in), a run of a cell's unedited source that measures gets, instead of a new
+	// measurement, the results of the latest such run this server measured within the window
+	// (labelled with when and on what). Default 10 minutes; negative: never shared.
+	ShareWindow time.Duration
 	// Slots is how many runs that time nothing (cells.Exclusive false) run side by side; default
 	// GOMAXPROCS. A run that measures takes every slot.
 	Slots int
@@ -114,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Grace == 0 {
 		c.Grace = 60 * time.Second
+	}
+	if c.ShareWindow == 0 {
+		c.ShareWindow = 10 * time.Minute
 	}
 	if c.Slots <= 0 {
 		c.Slots = runtime.GOMAXPROCS(0)

@@ -44,6 +44,7 @@ function connect() {
     retryMs = 500;
     showBanner("");
     document.body.dataset.ws = "open";
+    restoreCells();
   });
   socket.addEventListener("message", (ev) => {
     let msg;
@@ -60,6 +61,7 @@ function connect() {
     runs.clear();
     showBanner((wasOpen ? "Lost the connection to the server" : "Cannot reach the server") +
       `; reconnecting in ${Math.round(retryMs / 100) / 10} s…`);
+    if (!wasOpen) checkSignedIn();
     setTimeout(connect, retryMs);
     retryMs = Math.min(retryMs * 2, 10000);
   });
@@ -102,6 +104,8 @@ class Cell {
       for (const msg of this.pending.splice(0)) this.handle(msg);
     });
     this.runBtn.addEventListener("click", () => this.run(""));
+    this.addReset();
+    this.source.addEventListener("input", () => this.saveSoon());
     this.stopBtn.addEventListener("click", () => this.stop());
     for (const b of this.actionBtns) b.addEventListener("click", () => this.run(b.dataset.action));
     this.source.addEventListener("keydown", (ev) => {
@@ -126,7 +130,7 @@ class Cell {
 
   // run sends a run request for the cell's source as edited, or with an action name (a cuda cell's
   // "ptx") that action instead.
-  run(action) {
+  run(action, fresh = false) {
     if (this.runId) return;
     if (!socketOpen) {
       this.setStatus("Not connected to the server yet; try again in a moment.", true);
@@ -135,6 +139,7 @@ class Cell {
     const runId = `${this.id}#${++runCounter}`;
     const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.source.value };
     if (action) req.action = action;
+    if (fresh) req.fresh = true;
     const payload = JSON.stringify(req);
     if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
       this.setStatus("This spec is over the server's 64 KiB message limit: shorten it.", true);
@@ -151,6 +156,64 @@ class Cell {
     socket.send(payload);
   }
 
+  // --- Saved work: the server keeps edits and runs (docs/protocol.md, "save" and "replay") ---
+
+  // addReset puts a Reset button after the cell's buttons: it restores the lesson's source (the
+  // textarea's original text) and the server forgets the edit.
+  addReset() {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "cell-reset";
+    b.textContent = "Reset";
+    b.title = "Restore the lesson's source of this cell";
+    b.addEventListener("click", () => {
+      this.source.value = this.source.defaultValue;
+      this.save();
+    });
+    this.stopBtn.after(b);
+  }
+
+  // saveSoon sends the edited source a second after typing stops.
+  saveSoon() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => this.save(), 1000);
+  }
+
+  save() {
+    clearTimeout(this.saveTimer);
+    if (socketOpen) socket.send(JSON.stringify({ type: "save", lesson: this.lesson, cell: this.id, source: this.source.value }));
+  }
+
+  // offerRunAnyway adds a "Run anyway" button beside shared results (measured for someone else's
+  // run of the unedited cell, as the note above them says): it measures the cell afresh.
+  offerRunAnyway() {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "cell-run-anyway";
+    b.textContent = "Run anyway";
+    b.title = "Measure this cell now instead of showing the shared results";
+    b.addEventListener("click", () => {
+      b.remove();
+      this.run("", true);
+    });
+    this.view.output.prepend(b);
+  }
+
+  // replay shows a stored run of this cell: its messages so far, then, if it is still queued or
+  // running, the rest live.
+  replay(run) {
+    if (this.runId || !socketOpen) return;
+    const runId = `${this.id}#${++runCounter}`;
+    this.hook("reset");
+    this.view.clear(run.action || "");
+    this.runId = runId;
+    this.replayed = run;
+    runs.set(runId, this);
+    this.setBusy(true);
+    this.setStatus("picking up your last run…");
+    socket.send(JSON.stringify({ type: "replay", id: runId, run: run.id }));
+  }
+
   stop() {
     if (this.runId && socketOpen) {
       socket.send(JSON.stringify({ type: "cancel", id: this.runId }));
@@ -159,6 +222,10 @@ class Cell {
   }
 
   end(text, isError) {
+    if (this.replayed && this.replayed.ended) {
+      text += ` (your run of ${new Date(this.replayed.ended).toLocaleString()})`;
+    }
+    this.replayed = null;
     runs.delete(this.runId);
     this.runId = null;
     this.setBusy(false);
@@ -187,17 +254,21 @@ class Cell {
 
   handle(m) {
     if (m.type === "lost") {
-      if (this.runId) this.end("The connection dropped, so the server stopped this run. Run it again once reconnected.", true);
+      if (this.runId) this.end("The connection dropped; the run goes on on the server and shows here again once reconnected.", true);
       return;
     }
     if (m.id !== this.runId) return; // a run that already ended
     const v = this.view;
     switch (m.type) {
       case "queued":
-        this.setStatus(m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run");
+        this.setStatus((m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run") +
+          (m.wait_s > 1 ? `, starts in about ${Math.round(m.wait_s)} s (estimate)` : ""));
         break;
       case "started":
         this.setStatus("running…");
+        break;
+      case "shared":
+        this.offerRunAnyway();
         break;
       case "progress":
         this.progress.max = Math.max(m.total, 1);
@@ -246,3 +317,33 @@ class Cell {
 
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
 if (cells.length > 0) connect();
+
+// restoreCells asks the server for this lesson's saved edits (put in once per page load) and the
+// latest run of each cell, and replays those runs (after a refresh, a reconnect or a restart).
+let editsRestored = false;
+async function restoreCells() {
+  if (cells.length === 0) return;
+  let state;
+  try {
+    const res = await fetch(`/api/state?lesson=${encodeURIComponent(cells[0].lesson)}`);
+    if (!res.ok) return;
+    state = await res.json();
+  } catch {
+    return;
+  }
+  for (const cell of cells) {
+    const cs = state.cells[cell.id];
+    if (!cs) continue;
+    if (!editsRestored && typeof cs.source === "string") cell.source.value = cs.source;
+    if (cs.run) cell.replay(cs.run);
+  }
+  editsRestored = true;
+}
+
+// checkSignedIn tells a student whose session is gone (the websocket is refused) how to join again.
+async function checkSignedIn() {
+  try {
+    const res = await fetch("/api/state?lesson=", { method: "GET" });
+    if (res.status === 403) showBanner("You are not signed in to this class (any more): join again from your instructor's link, or at /join.");
+  } catch { /* unreachable: the banner says so already */ }
+}

@@ -90,7 +90,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	machine  TEXT NOT NULL,     -- where it ran: CPU, GPU
 	created  INTEGER NOT NULL,
 	started  INTEGER NOT NULL DEFAULT 0,
-	ended    INTEGER NOT NULL DEFAULT 0
+	ended    INTEGER NOT NULL DEFAULT 0,
+	shared_from INTEGER NOT NULL DEFAULT 0 -- a copy of that run's results, not measured for this one
 );
 CREATE INDEX IF NOT EXISTS runs_student ON runs(student, id);
 CREATE INDEX IF NOT EXISTS runs_cell ON runs(lesson, cell, id);
@@ -313,13 +314,15 @@ type Run struct {
 	Created time.Time `json:"created"`
 	Started time.Time `json:"started,omitzero"`
 	Ended   time.Time `json:"ended,omitzero"`
+	// SharedFrom, if not zero, is the run whose results this run showed instead of measuring.
+	SharedFrom int64 `json:"shared_from,omitempty"`
 }
 
 // AddRun records a new queued run and returns it with its id.
 func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
 	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli())
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom)
 	if err != nil {
 		return Run{}, err
 	}
@@ -339,12 +342,12 @@ func (s *Store) Ended(ctx context.Context, run int64, status, message string) er
 	return err
 }
 
-const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended"
+const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var c, st, e int64
-	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e)
+	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom)
 	r.Created = time.UnixMilli(c)
 	if st != 0 {
 		r.Started = time.UnixMilli(st)
@@ -373,11 +376,12 @@ func (s *Store) Runs(ctx context.Context, student int64, lesson string) ([]Run, 
 	return s.runs(ctx, q+" ORDER BY id", args...)
 }
 
-// LatestUnedited returns the newest run of a cell with the lesson's own source that ended done
-// after since, by anyone (shared results); ok is false if there is none.
+// LatestUnedited returns the newest run of a cell with the lesson's own source that was measured
+// (not itself shared) and ended done after since, by anyone (shared results); ok is false if there
+// is none.
 func (s *Store) LatestUnedited(ctx context.Context, lesson, cell, action, source string, since time.Time) (Run, bool, error) {
 	rs, err := s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE lesson = ? AND cell = ? AND action = ? AND source = ? AND edited = 0
-		AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, StatusDone, since.UnixMilli())
+		AND shared_from = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, StatusDone, since.UnixMilli())
 	if err != nil || len(rs) == 0 {
 		return Run{}, false, err
 	}

@@ -402,8 +402,8 @@ func TestSharedRunsBesideExclusive(t *testing.T) {
 	if err := wa.WriteJSON(Message{Type: TypeCancel, ID: "e1"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"s1", "s2", "s3"} {
-		if msgs := collect(t, wb, id, 30*time.Second); msgs[len(msgs)-1].Type != TypeDone {
+	for id, msgs := range collectAll(t, wb, "s1", "s2", "s3") {
+		if msgs[len(msgs)-1].Type != TypeDone {
 			t.Errorf("%s ended %+v", id, msgs[len(msgs)-1])
 		}
 	}
@@ -635,4 +635,70 @@ func TestSharedResults(t *testing.T) {
 			t.Errorf("run %s: %+v, want measured", m.ID, got)
 		}
 	}
+}
+
+// The instructor pauses the queue (nothing new starts, the queue view shows the waiting run),
+// cancels a student's run, and resumes.
+func TestInstructorPauseAndCancel(t *testing.T) {
+	_, base := startServer(t, classConfig(t))
+	ada, teacher := join(t, base, "class-token", "Ada"), join(t, base, "teach", "Teacher")
+	ws := ada.dial(t)
+	if code := teacher.post(t, "/api/class/pause", url.Values{"paused": {"true"}}); code != http.StatusNoContent {
+		t.Fatalf("pause: %d", code)
+	}
+	for _, id := range []string{"one", "two"} {
+		if err := ws.WriteJSON(probeMsg(id, "rows: 2")); err != nil {
+			t.Fatal(err)
+		}
+		firstOf(t, ws, id, TypeQueued)
+	}
+	var class struct {
+		Paused  bool       `json:"paused"`
+		Waiting []classRun `json:"waiting"`
+		Running []classRun `json:"running"`
+	}
+	_, body := teacher.get(t, "/api/class")
+	if err := json.Unmarshal([]byte(body), &class); err != nil {
+		t.Fatal(err)
+	}
+	if !class.Paused || len(class.Waiting) != 2 || len(class.Running) != 0 || class.Waiting[0].Student != "Ada" {
+		t.Fatalf("class while paused: %s, want Ada's two runs waiting, none running", body)
+	}
+	if code := teacher.post(t, "/api/class/cancel", url.Values{"run": {fmt.Sprint(class.Waiting[0].Run)}}); code != http.StatusNoContent {
+		t.Errorf("cancel: %d", code)
+	}
+	if msgs := collect(t, ws, "one", 10*time.Second); msgs[len(msgs)-1].Message != errByInstructor.Error() {
+		t.Errorf("the cancelled run ended %+v", msgs[len(msgs)-1])
+	}
+	if code := teacher.post(t, "/api/class/pause", url.Values{"paused": {"false"}}); code != http.StatusNoContent {
+		t.Fatalf("resume: %d", code)
+	}
+	if msgs := collect(t, ws, "two", 30*time.Second); msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("after resume: %+v", msgs[len(msgs)-1])
+	}
+	if _, csv := teacher.get(t, "/api/class/results.csv?lesson=p"); !strings.Contains(csv, "Ada,") || !strings.Contains(csv, ",square,s,") {
+		t.Errorf("class CSV lacks Ada's rows: %s", csv)
+	}
+}
+
+// collectAll reads the messages of runs ids, which may interleave, until each has its terminal.
+func collectAll(t *testing.T, ws *websocket.Conn, ids ...string) map[string][]Message {
+	t.Helper()
+	out := map[string][]Message{}
+	ended := 0
+	_ = ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for ended < len(ids) {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("reading after %d of %d runs ended: %v", ended, len(ids), err)
+		}
+		if !slices.Contains(ids, m.ID) {
+			continue
+		}
+		out[m.ID] = append(out[m.ID], m)
+		if Terminal(m.Type) {
+			ended++
+		}
+	}
+	return out
 }

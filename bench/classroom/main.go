@@ -75,7 +75,9 @@ func main() {
 // "STATS goroutines rssKiB".
 func serveChild(dir string) {
 	s, err := server.New(server.Config{DataDir: dir, Token: token, InstructorToken: "bench-teacher", Kinds: builtin.Kinds,
-		Devices: func(context.Context) cuda.Report { return cuda.Report{Unavailable: "the classroom benchmark does not probe GPUs"} },
+		Devices: func(context.Context) cuda.Report {
+			return cuda.Report{Unavailable: "the classroom benchmark does not probe GPUs"}
+		},
 		MaxConns: 2000, Out: io.Discard})
 	if err != nil {
 		log.Fatal(err)

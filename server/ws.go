@@ -316,7 +316,7 @@ func (c *conn) startRun(m Message) error {
 		return fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
 	}
 	if c.s.signIn && !edited && m.Action == "" && !m.Fresh && c.s.cfg.ShareWindow > 0 && cells.Exclusive(run) {
-		prev, ok, err := c.s.store.LatestUnedited(c.ctx, l.Slug, cell.ID, "", m.Source, time.Now().Add(-c.s.cfg.ShareWindow))
+		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, time.Now().Add(-c.s.cfg.ShareWindow))
 		if err != nil {
 			log.Printf("looking for shared results: %v", err)
 		} else if ok {
@@ -328,7 +328,7 @@ func (c *conn) startRun(m Message) error {
 		return err
 	}
 	j.lesson, j.cell, j.action = l.Slug, cell.ID, m.Action
-	rec, err := c.s.store.AddRun(c.ctx, store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
+	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
 		Source: m.Source, Edited: edited, Machine: c.s.where()})
 	if err != nil {
 		j.finish(Message{Type: TypeError, Message: "could not record the run: " + err.Error()})
@@ -353,13 +353,17 @@ func (c *conn) forget(id string) {
 	c.mu.Unlock()
 }
 
+// The store calls of a run request use their own context, not the connection's: a request read
+// from the socket is recorded even if the connection has just failed (its run goes on, and a
+// replay shows it).
+
 // keepEdit saves the student's source of a cell, or forgets it when it is the lesson's again.
 func (c *conn) keepEdit(lesson, cell, source string, edited bool) {
 	var err error
 	if edited {
-		err = c.s.store.SaveEdit(c.ctx, c.student.ID, lesson, cell, source)
+		err = c.s.store.SaveEdit(context.Background(), c.student.ID, lesson, cell, source)
 	} else {
-		err = c.s.store.DeleteEdit(c.ctx, c.student.ID, lesson, cell)
+		err = c.s.store.DeleteEdit(context.Background(), c.student.ID, lesson, cell)
 	}
 	if err != nil {
 		log.Printf("saving an edit: %v", err)
@@ -381,11 +385,11 @@ func (c *conn) save(m Message) error {
 // cell: a shared message and a note that say when and on what they were measured, prev's messages,
 // and done. It is kept as a run of the student's that names prev.
 func (c *conn) share(m Message, prev store.Run) error {
-	msgs, err := c.s.store.Messages(c.ctx, prev.ID)
+	msgs, err := c.s.store.Messages(context.Background(), prev.ID)
 	if err != nil {
 		return err
 	}
-	rec, err := c.s.store.AddRun(c.ctx, store.Run{Student: c.student.ID, Lesson: prev.Lesson, Cell: prev.Cell, Source: m.Source,
+	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: prev.Lesson, Cell: prev.Cell, Source: m.Source,
 		Machine: prev.Machine, SharedFrom: prev.ID})
 	if err != nil {
 		return err

@@ -145,6 +145,7 @@ func bench(students, runs, reconnectEvery, interference int, timeout time.Durati
 	cmd := exec.Command(exe, "-serve", dir)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close() // also keeps the pipe from being collected (and closed) while the child serves
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return err
@@ -260,7 +261,8 @@ func countDone(base string) (int, error) {
 
 func joinAs(base, tok, name string) (*http.Client, error) {
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: time.Minute}
+	// No keep-alive: each student's few requests get fresh connections, never a stale pooled one.
+	c := &http.Client{Jar: jar, Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := c.PostForm(base+"/join", url.Values{"token": {tok}, "name": {name}})
 	if err != nil {
 		return nil, err
@@ -342,7 +344,8 @@ func runStudent(ctx context.Context, base string, i, runs int, reconnect bool, j
 		if server.Terminal(m.Type) {
 			res.terminals[k]++
 		}
-		if reconnect && !dropped && m.Type == server.TypeStarted {
+		// Close mid-run: once every run is recorded (each has had its queued) and one has started.
+		if reconnect && !dropped && len(sent) == 0 && m.Type == server.TypeStarted {
 			dropped = true
 			ws.Close()
 			time.Sleep(200 * time.Millisecond)
@@ -400,7 +403,8 @@ func replayUnended(c *http.Client, base string, ws *websocket.Conn, terminals ma
 }
 
 // measureInterference times a measuring cell (gonum at n = 256, 5 repeats) alone, then again while
-// eight other students keep the shared slots busy with systolic simulator runs (runs that time
+// eight other students keep the shared slots busy with systolic simulator runs (a 64×64 array,
+// too large to animate, so that their output is small) (runs that time
 // nothing), and prints the median GFLOP/s of each. The queue never runs a shared run beside a
 // measuring one, so the two should agree within the machine's noise.
 func measureInterference(ctx context.Context, base string, n int) error {
@@ -486,7 +490,7 @@ func measureInterference(ctx context.Context, base string, n int) error {
 			context.AfterFunc(floodCtx, func() { fws.Close() })
 			for k := 0; floodCtx.Err() == nil; k++ {
 				id := fmt.Sprintf("s%d", k)
-				src := "array: 16\nm: 512\nn: 64\nk: 64\nclock_mhz: 700\n"
+				src := "array: 64\nm: 512\nn: 256\nk: 256\nclock_mhz: 700\n" // too big to animate: a row and a chart, no frames
 				if fws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": "13-tpus-and-systolic-arrays", "cell": simCell, "source": src}) != nil {
 					return
 				}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"log"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpuplayground/playground/store"
 )
 
 // The instructor's view: /class (a page that polls /api/class), cancel any run, pause the queue,
@@ -152,6 +155,79 @@ func (s *Server) classCSV(w http.ResponseWriter, r *http.Request) {
 		log.Printf("class CSV: %v", err)
 	}
 	cw.Flush()
+}
+
+// cellBoard is the class's results of one cell: per student, the rows of the first table of their
+// latest run that ended done (their own or shared), side by side.
+type cellBoard struct {
+	Caption string       `json:"caption"`
+	Columns []any        `json:"columns"`
+	Rows    []boardEntry `json:"rows"`
+}
+
+type boardEntry struct {
+	Student string    `json:"student"`
+	Run     int64     `json:"run"`
+	Ended   time.Time `json:"ended"`
+	Edited  bool      `json:"edited"`
+	Shared  bool      `json:"shared,omitempty"` // results shared from another run, not measured for this one
+	Values  []any     `json:"values"`
+	Bad     bool      `json:"bad"`
+}
+
+// apiClassCell is GET /api/class/cell?lesson=SLUG&cell=ID: the cell's board (cellBoard).
+func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
+	lesson, cell := r.URL.Query().Get("lesson"), r.URL.Query().Get("cell")
+	students, err := s.store.Students(r.Context())
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	names := map[int64]string{}
+	for _, st := range students {
+		names[st.ID] = st.Name
+	}
+	runs, err := s.store.AllRuns(r.Context(), lesson, cell)
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	latest := map[int64]store.Run{}
+	for _, run := range runs {
+		if run.Status == store.StatusDone && run.Action == "" {
+			latest[run.Student] = run
+		}
+	}
+	board := cellBoard{Columns: []any{}, Rows: []boardEntry{}}
+	for _, run := range latest {
+		msgs, err := s.store.Messages(r.Context(), run.ID)
+		if err != nil {
+			httpErr(w, err)
+			return
+		}
+		table := ""
+		for _, km := range msgs {
+			var m Message
+			if json.Unmarshal([]byte(km.Body), &m) != nil {
+				continue
+			}
+			switch {
+			case m.Type == TypeTable && table == "" && m.Table != nil:
+				table = m.Table.ID
+				if len(board.Columns) == 0 {
+					board.Caption = m.Table.Caption
+					for _, c := range m.Table.Columns {
+						board.Columns = append(board.Columns, c)
+					}
+				}
+			case m.Type == TypeRow && m.Row != nil && m.Row.Table == table:
+				board.Rows = append(board.Rows, boardEntry{Student: names[run.Student], Run: run.ID, Ended: run.Ended,
+					Edited: run.Edited, Shared: run.SharedFrom != 0, Values: m.Row.Values, Bad: m.Row.Bad})
+			}
+		}
+	}
+	sort.SliceStable(board.Rows, func(i, j int) bool { return board.Rows[i].Student < board.Rows[j].Student })
+	writeJSON(w, board)
 }
 
 // classPage is GET /class.

@@ -679,6 +679,14 @@ func TestInstructorPauseAndCancel(t *testing.T) {
 	if _, csv := teacher.get(t, "/api/class/results.csv?lesson=p"); !strings.Contains(csv, "Ada,") || !strings.Contains(csv, ",square,s,") {
 		t.Errorf("class CSV lacks Ada's rows: %s", csv)
 	}
+	var board cellBoard
+	_, body = teacher.get(t, "/api/class/cell?lesson=p&cell=p-0")
+	if err := json.Unmarshal([]byte(body), &board); err != nil {
+		t.Fatal(err)
+	}
+	if len(board.Rows) != 2 || board.Rows[0].Student != "Ada" || len(board.Columns) != 2 {
+		t.Errorf("the cell's board: %s, want Ada's 2 rows under 2 columns", body)
+	}
 }
 
 // collectAll reads the messages of runs ids, which may interleave, until each has its terminal.

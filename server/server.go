@@ -383,6 +383,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/class/cancel", s.instructorOnly(s.classCancel))
 	mux.HandleFunc("POST /api/class/pause", s.instructorOnly(s.classPause))
 	mux.HandleFunc("GET /api/class/results.csv", s.instructorOnly(s.classCSV))
+	mux.HandleFunc("GET /api/class/cell", s.instructorOnly(s.apiClassCell))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		s.page(w, http.StatusNotFound, "notfound", nil)
 	})

@@ -70,5 +70,38 @@ $("results-form").addEventListener("submit", (ev) => {
   if (f.get("cell")) params.set("cell", f.get("cell"));
   location.href = `/api/class/results.csv?${params}`;
 });
+// The board: every student's latest finished run of one cell, the rows of its first table side by
+// side, best GFLOP/s first when the table has such a column; refreshed with the rest.
+let board = null; // {lesson, cell}
+$("show-board").addEventListener("click", () => {
+  const f = new FormData($("results-form"));
+  if (!f.get("cell")) { $("board-caption").textContent = "Type a cell id (the id of the cell's section on the lesson page)."; return; }
+  board = { lesson: f.get("lesson"), cell: f.get("cell") };
+  drawBoard();
+});
+
+async function drawBoard() {
+  if (!board) return;
+  const res = await fetch(`/api/class/cell?${new URLSearchParams(board)}`);
+  if (!res.ok) return;
+  const b = await res.json();
+  const rate = b.columns.findIndex((c) => c.unit === "GFLOP/s");
+  if (rate >= 0) b.rows.sort((x, y) => (Number(y.values[rate]) || 0) - (Number(x.values[rate]) || 0));
+  $("board-caption").textContent = `${board.cell}: ${b.rows.length} result row(s). ${b.caption || ""}`;
+  const head = document.createElement("tr");
+  for (const label of ["student", ...b.columns.map((c) => c.label + (c.unit ? ` (${c.unit})` : "")), "when"]) cell(head, label);
+  $("board-head").replaceChildren(head);
+  const body = $("board");
+  body.replaceChildren();
+  for (const r of b.rows) {
+    const tr = document.createElement("tr");
+    if (r.bad) tr.className = "bad";
+    cell(tr, r.student + (r.edited ? " (edited)" : "") + (r.shared ? " (shared result)" : ""));
+    for (const v of r.values) cell(tr, typeof v === "number" ? v.toPrecision(4) : String(v));
+    cell(tr, new Date(r.ended).toLocaleTimeString());
+    body.append(tr);
+  }
+}
+
 refresh();
-setInterval(refresh, 2000);
+setInterval(() => { refresh(); drawBoard(); }, 2000);

@@ -25,13 +25,16 @@ type online struct {
 	conns map[*conn]string
 }
 
-func (o *online) add(c *conn, referer string) {
-	lesson := ""
-	if u, err := url.Parse(referer); err == nil {
+// add records c, on the lesson its page names (the websocket URL's ?lesson=, else the Referer).
+func (o *online) add(c *conn, lesson, referer string) {
+	if u, err := url.Parse(referer); err == nil && lesson == "" {
 		lesson, _ = strings.CutPrefix(u.Path, "/lessons/")
 		if lesson == u.Path {
 			lesson = ""
 		}
+	}
+	if len(lesson) > maxIDLen {
+		lesson = lesson[:maxIDLen]
 	}
 	o.mu.Lock()
 	o.conns[c] = lesson
@@ -94,15 +97,7 @@ func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 		sort.Strings(cs.Lessons)
 	}
 	qs := s.queue.state()
-	view := func(js []*job) []classRun {
-		out := make([]classRun, 0, len(js))
-		for _, j := range js {
-			out = append(out, classRun{Run: j.runID, Student: j.student.Name, Lesson: j.lesson, Cell: j.cell, Action: j.action,
-				Measures: j.exclusive, Estimate: j.estimate.Seconds(), Started: j.startedAt})
-		}
-		return out
-	}
-	writeJSON(w, map[string]any{"paused": qs.Paused, "students": list, "running": view(qs.Running), "waiting": view(qs.Waiting)})
+	writeJSON(w, map[string]any{"paused": qs.Paused, "students": list, "running": qs.Running, "waiting": qs.Waiting})
 }
 
 var errByInstructor = errors.New("cancelled by the instructor")

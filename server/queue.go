@@ -231,24 +231,29 @@ func (q *queue) loop(ctx context.Context) {
 	}
 }
 
-// Snapshot of the queue for the instructor's view.
+// queueState is a snapshot of the queue for the instructor's view, copied under the queue's lock.
 type queueState struct {
-	Paused  bool   `json:"paused"`
-	Running []*job `json:"-"`
-	Waiting []*job `json:"-"`
+	Paused           bool
+	Running, Waiting []classRun
 }
 
 func (q *queue) state() queueState {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	st := queueState{Paused: q.paused}
+	view := func(j *job) classRun {
+		return classRun{Run: j.runID, Student: j.student.Name, Lesson: j.lesson, Cell: j.cell, Action: j.action,
+			Measures: j.exclusive, Estimate: j.estimate.Seconds(), Started: j.startedAt}
+	}
+	st := queueState{Paused: q.paused, Running: []classRun{}, Waiting: []classRun{}}
 	if q.heavy != nil {
-		st.Running = append(st.Running, q.heavy)
+		st.Running = append(st.Running, view(q.heavy))
 	}
 	for j := range q.light {
-		st.Running = append(st.Running, j)
+		st.Running = append(st.Running, view(j))
 	}
-	st.Waiting = append(append(st.Waiting, q.exclusive.jobs...), q.shared.jobs...)
+	for _, j := range append(slices.Clone(q.exclusive.jobs), q.shared.jobs...) {
+		st.Waiting = append(st.Waiting, view(j))
+	}
 	return st
 }
 

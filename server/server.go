@@ -1,5 +1,8 @@
-// Package server serves the lessons over HTTP and runs their experiments for websocket clients, one
-// run at a time, streaming progress, results and charts as they are measured.
+// Package server serves the lessons over HTTP and runs their experiments for websocket clients,
+// streaming progress, results and charts as they are measured: runs that measure one at a time with
+// the machine to themselves, runs that time nothing on free cores beside each other, each kind served
+// round-robin over students. With a class token, students sign in (access.go); their runs, edits and
+// every message a run sent are kept in package store, so a run outlives its page (runs.go).
 package server
 
 import (

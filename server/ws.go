@@ -67,7 +67,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
 	c := &conn{s: s, student: student, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
-	s.online.add(c, r.Header.Get("Referer"))
+	s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
 	defer s.online.remove(c)
 	s.conns.Add(1)
 	defer s.conns.Done()
@@ -385,6 +385,12 @@ func (c *conn) save(m Message) error {
 // cell: a shared message and a note that say when and on what they were measured, prev's messages,
 // and done. It is kept as a run of the student's that names prev.
 func (c *conn) share(m Message, prev store.Run) error {
+	c.mu.Lock()
+	inUse := c.jobs[m.ID] != nil
+	c.mu.Unlock()
+	if inUse {
+		return fmt.Errorf("run id %q is already in use by a run that has not ended", m.ID)
+	}
 	msgs, err := c.s.store.Messages(context.Background(), prev.ID)
 	if err != nil {
 		return err

@@ -37,7 +37,9 @@ function showBanner(text) {
 }
 
 function connect() {
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  const lesson = document.querySelector(".cell")?.dataset.lesson || "";
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" +
+    (lesson ? `?lesson=${encodeURIComponent(lesson)}` : ""); // the instructor's view shows who is on which lesson
   socket = new WebSocket(url);
   socket.addEventListener("open", () => {
     socketOpen = true;

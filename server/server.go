@@ -281,7 +281,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if s.signIn {
 		fmt.Fprintf(s.cfg.Out, "GPU Playground: %s?token=%s\n", url, s.cfg.Token)
-		fmt.Fprintf(s.cfg.Out, "  students join with that link (or the token %s and a name); on another machine put this machine's address for %s\n", s.cfg.Token, ln.Addr())
+		fmt.Fprintf(s.cfg.Out, "  students join with that link (or the token %s and a name), with this machine's address:\n", s.cfg.Token)
+		for _, u := range lanURLs(ln.Addr()) {
+			fmt.Fprintf(s.cfg.Out, "    %s?token=%s\n", u, s.cfg.Token)
+		}
 		fmt.Fprintf(s.cfg.Out, "  instructor: %sclass?token=%s\n", url, s.cfg.InstructorToken)
 	} else {
 		fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
@@ -509,4 +512,27 @@ func (s *Server) kindScript(w http.ResponseWriter, r *http.Request) {
 func (s *Server) probe() cuda.Report {
 	defer s.gpu.Worker.Close()
 	return gpu.Probe(context.Background(), s.gpu.Worker)
+}
+
+// lanURLs are the URLs other machines may reach a listener on: its own address, or for an
+// unspecified one (0.0.0.0, ::) each non-loopback IPv4 address of this machine's interfaces.
+func lanURLs(a net.Addr) []string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() {
+		return nil
+	}
+	if !ta.IP.IsUnspecified() {
+		return []string{"http://" + ta.String() + "/"}
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ad := range addrs {
+		if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			out = append(out, fmt.Sprintf("http://%s/", net.JoinHostPort(n.IP.String(), fmt.Sprint(ta.Port))))
+		}
+	}
+	return out
 }

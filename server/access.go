@@ -79,6 +79,11 @@ func openPath(p string) bool {
 // access puts the request's student in its context, or refuses it with the 403 sign-in page.
 func (s *Server) access(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+			// A form another site's page posts here (cross-site request forgery), with or without sign-in.
+			http.Error(w, "a request from another site's page is refused", http.StatusForbidden)
+			return
+		}
 		if !s.signIn {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, s.local)))
 			return
@@ -122,6 +127,17 @@ func pathWithout(u *url.URL, key string) string {
 	return u.Path + "?" + q.Encode()
 }
 
+// sameOrigin reports whether a request's Origin header, if it has one (browsers send it with every
+// cross-site POST), names this host.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
+}
+
 // tokenRole says which token tok is: "student", "instructor" or "" (neither), in constant time.
 func (s *Server) tokenRole(tok string) string {
 	switch {
@@ -157,12 +173,6 @@ func validName(name string) error {
 // join is POST /join: form fields token and name (and next, the page to go to). It adds the student
 // and sets the session cookie (HttpOnly, SameSite=Strict), then redirects (303) to next.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" {
-		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
-			http.Error(w, "a join from another site's page is refused", http.StatusForbidden)
-			return
-		}
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)

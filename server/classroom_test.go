@@ -710,3 +710,31 @@ func collectAll(t *testing.T, ws *websocket.Conn, ids ...string) map[string][]Me
 	}
 	return out
 }
+
+// Without sign-in the local user is the instructor, so a state-changing request from another
+// site's page (a form posting to 127.0.0.1) is refused by its Origin.
+func TestCrossSitePostRefused(t *testing.T) {
+	s, base := startServer(t, probeConfig(t))
+	for _, origin := range []string{"http://evil.example", ""} {
+		req, _ := http.NewRequest("POST", base+"/api/class/pause", strings.NewReader("paused=true"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := http.StatusNoContent
+		if origin != "" {
+			want = http.StatusForbidden
+		}
+		if resp.StatusCode != want {
+			t.Errorf("pause from %q: %d, want %d", origin, resp.StatusCode, want)
+		}
+	}
+	if st := s.queue.state(); !st.Paused {
+		t.Error("the same-origin pause did not pause")
+	}
+}

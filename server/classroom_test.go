@@ -249,6 +249,22 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	if c.Source == nil || *c.Source != "rows: 7" || c.Run == nil || c.Run.Status != store.StatusDone || c.Live {
 		t.Errorf("after restart: %s, want the edit rows: 7 and the done run", body)
 	}
+	var runs struct {
+		Runs []struct {
+			store.Run
+			Messages []Message `json:"messages"`
+		} `json:"runs"`
+	}
+	_, body = ada.get(t, "/api/runs")
+	if err := json.Unmarshal([]byte(body), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Runs) != 1 || len(rowsOf(t, runs.Runs[0].Messages, "t")) != 3 || runs.Runs[0].Machine == "" || runs.Runs[0].Ended.IsZero() {
+		t.Errorf("/api/runs after restart: %s, want the one run with its 3 rows, machine and end", body)
+	}
+	if _, csv := ada.get(t, "/api/runs.csv"); strings.Count(csv, "\n") != 1+3*2 || !strings.Contains(csv, "Ada,") {
+		t.Errorf("Ada's CSV: %q, want a header and 2 values for each of 3 rows", csv)
+	}
 	if _, idx := ada.get(t, "/"); !strings.Contains(idx, "Continue where you left off") {
 		t.Errorf("the index has no continue link")
 	}

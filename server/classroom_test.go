@@ -491,8 +491,16 @@ func TestReplayAndPrivacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	firstOf(t, ws2, "again", TypeStarted)
+	ws3 := ada.dial(t) // a second tab shows it too
+	if err := ws3.WriteJSON(Message{Type: TypeReplay, ID: "tab2", Run: run.ID}); err != nil {
+		t.Fatal(err)
+	}
+	firstOf(t, ws3, "tab2", TypeStarted)
 	if err := ws2.WriteJSON(Message{Type: TypeCancel, ID: "again"}); err != nil {
 		t.Fatal(err)
+	}
+	if tab2 := collect(t, ws3, "tab2", 30*time.Second); tab2[len(tab2)-1].Type != TypeCancelled || count(tab2, TypeCancelled) != 1 {
+		t.Errorf("the second tab: %+v, want one cancelled", tab2)
 	}
 	msgs := collect(t, ws2, "again", 30*time.Second)
 	if last := msgs[len(msgs)-1]; last.Type != TypeCancelled || last.Message != "stopped" {

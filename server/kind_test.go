@@ -177,7 +177,7 @@ func TestTestOnlyKindEndToEnd(t *testing.T) {
 func TestChartsAreThrottled(t *testing.T) {
 	c, out := testConn()
 	at := time.Unix(1e9, 0)
-	e := &emitter{job: &job{id: "x", conn: c}, now: func() time.Time { return at }}
+	e := &emitter{job: &job{views: map[*conn]string{c: "x"}}, now: func() time.Time { return at }}
 	drawn := 0
 	for i := range 10 {
 		e.Chart(func() (string, error) { drawn++; return fmt.Sprintf("<svg>%d</svg>", i), nil })

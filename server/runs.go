@@ -13,9 +13,10 @@ import (
 )
 
 // job is one run, queued or running, of one student. Exactly one terminal message is sent for it
-// (finish). Every message but `queued` is kept in the store as it is sent, and goes to the
-// connection the run is attached to, if any: a run outlives its connection, and a replay (a
-// refresh, a reconnect) sends what it kept, then attaches the new connection.
+// (finish) to each connection that shows it. Every message but `queued` is kept in the store as it
+// is sent, and goes to the connections the run is attached to, if any: a run outlives its
+// connection, and a replay (a refresh, a reconnect, a second tab) sends what it kept, then attaches
+// the new connection beside the others.
 type job struct {
 	s       *Server // nil in unit tests: nothing is kept
 	runID   int64   // the store's id
@@ -36,26 +37,40 @@ type job struct {
 	startedAt  time.Time
 
 	mu      sync.Mutex
-	id      string // the run's id on the attached connection
-	conn    *conn  // nil while no connection shows the run
+	views   map[*conn]string // the connections that show the run, each with the run's id there
 	nextSeq int64
 	ended   bool
 }
 
-// emit sends m to the attached connection, if any, after keeping it; with ctx nil it never waits
+// view is one connection that shows a run, with the run's id there.
+type view struct {
+	c  *conn
+	id string
+}
+
+// viewsLocked lists j's views; j.mu is held.
+func (j *job) viewsLocked() []view {
+	out := make([]view, 0, len(j.views))
+	for c, id := range j.views {
+		out = append(out, view{c, id})
+	}
+	return out
+}
+
+// emit sends m to the attached connections, after keeping it; with ctx nil it never waits
 // (queue positions, sent under the queue's lock), otherwise it is paced (conn.sendPaced).
 func (j *job) emit(ctx context.Context, m Message) {
 	j.mu.Lock()
-	m.ID = j.id
 	j.keep(m)
-	c := j.conn
+	vs := j.viewsLocked()
 	j.mu.Unlock()
-	switch {
-	case c == nil:
-	case ctx == nil:
-		c.send(m)
-	default:
-		c.sendPaced(ctx, m)
+	for _, v := range vs {
+		m.ID = v.id
+		if ctx == nil {
+			v.c.send(m)
+		} else {
+			v.c.sendPaced(ctx, m)
+		}
 	}
 }
 
@@ -93,10 +108,9 @@ func (j *job) finish(m Message) {
 	j.once.Do(func() {
 		j.cancel(context.Canceled)
 		j.mu.Lock()
-		m.ID = j.id
 		j.keep(m)
 		j.ended = true
-		c, id := j.conn, j.id
+		vs := j.viewsLocked()
 		j.mu.Unlock()
 		if j.s != nil {
 			if j.runID != 0 {
@@ -107,24 +121,24 @@ func (j *job) finish(m Message) {
 			}
 			j.s.shares.endRun(j.owner)
 		}
-		if c != nil {
-			c.forget(id)
-			c.send(m)
+		for _, v := range vs {
+			v.c.forget(v.id)
+			m.ID = v.id
+			v.c.send(m)
 		}
 	})
 }
 
-// detach leaves the run running, shown on no connection, if c shows it.
+// detach stops showing the run on c; the run goes on.
 func (j *job) detach(c *conn) {
 	j.mu.Lock()
-	if j.conn == c {
-		j.conn = nil
-	}
+	delete(j.views, c)
 	j.mu.Unlock()
 }
 
-// attach replays the run's kept messages to c under the id, then shows the run on c; it reports
-// false (and sends nothing) if the run has ended meanwhile. Holding j.mu while replaying keeps a
+// attach replays the run's kept messages to c under the id, then shows the run on c too (beside
+// any other connection showing it); it reports false (and sends nothing) if the run has ended
+// meanwhile. Holding j.mu while replaying keeps a
 // message from being missed or sent twice.
 func (j *job) attach(c *conn, id string) (bool, error) {
 	j.mu.Lock()
@@ -144,12 +158,13 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 			c.sendPaced(c.ctx, m)
 		}
 	}
-	old, oldID := j.conn, j.id
-	j.conn, j.id = c, id
+	oldID, had := j.views[c]
+	if j.views == nil {
+		j.views = map[*conn]string{}
+	}
+	j.views[c] = id
 	j.mu.Unlock()
-	if old != nil && old != c {
-		old.forget(oldID)
-	} else if old == c && oldID != id {
+	if had && oldID != id {
 		c.forget(oldID)
 	}
 	return true, nil

@@ -289,7 +289,7 @@ func (c *conn) register(id string, run cells.Run) (*job, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(c.s.connBase)
-	j := &job{s: c.s, id: id, run: run, conn: c, ctx: ctx, cancel: cancel, student: c.student, owner: c.client,
+	j := &job{s: c.s, views: map[*conn]string{c: id}, run: run, ctx: ctx, cancel: cancel, student: c.student, owner: c.client,
 		exclusive: cells.Exclusive(run), estimate: run.Estimate()}
 	c.jobs[id] = j
 	return j, nil
@@ -400,7 +400,7 @@ func (c *conn) share(m Message, prev store.Run) error {
 	if err != nil {
 		return err
 	}
-	j := &job{s: c.s, runID: rec.ID, id: m.ID, conn: c}
+	j := &job{s: c.s, runID: rec.ID, views: map[*conn]string{c: m.ID}}
 	j.ctx, j.cancel = context.WithCancelCause(c.ctx)
 	j.emit(c.ctx, Message{Type: TypeShared, Shared: &Shared{Run: prev.ID, Measured: prev.Ended, Machine: prev.Machine}})
 	j.emit(c.ctx, Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(

@@ -5,7 +5,10 @@ package cells
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/experiment"
@@ -26,6 +29,13 @@ type Kind interface {
 	// Script is the kind's browser module (an ES module, served at /cells/{name}.js), which renders
 	// what the shared table, chart, note, text and progress code does not, such as animation frames.
 	Script() string
+}
+
+// Languager is a Kind whose cells are not YAML alone: Language names the editor's highlighting for
+// the cell's source, "yaml+cuda" (a YAML header, a line "---", then CUDA C++) or "yaml+wgsl"; a kind
+// without it is "yaml".
+type Languager interface {
+	Language() string
 }
 
 // Actioner is a Kind with actions besides Run, each a button on the cell (a `cuda` cell's Show PTX).
@@ -96,6 +106,64 @@ type Emitter interface {
 	Text(title, body string)
 }
 
+// Asker is an Emitter that can hand a task to the browser page that asked for the run: the kind's
+// browser module (Kind.Script) receives it, does the work there (such as WebGPU kernels on the
+// learner's own GPU) and answers. The server implements it; a run without a page behind it (tests,
+// lessons/cells_test.go) has an Emitter that does not, and Ask returns ErrNoBrowser.
+//
+// The run keeps its place in the server's queue while it waits, so nothing the server times runs at
+// the same time as the browser's work. One task is outstanding at a time.
+type Asker interface {
+	// Ask sends task (JSON-encodable, at most MaxTaskBytes encoded) to the run's page and waits for
+	// its answer: the page's result as raw JSON (at most the 64 KiB frame limit; the kind must
+	// validate it strictly, it is the learner's browser's word). It returns context.Cause(ctx) when
+	// ctx ends first (Stop, a closed connection, the time limit, shutdown).
+	Ask(ctx context.Context, task any) (json.RawMessage, error)
+}
+
+// MaxTaskBytes caps one task's JSON encoding.
+const MaxTaskBytes = 64 << 10
+
+// ErrNoBrowser is Ask's error when no browser page is behind the run.
+var ErrNoBrowser = errors.New("no browser page is behind this run (run it from the lesson page in a browser)")
+
+// PageError is Ask's error when the page could not do the task: its result was
+// {"page_error": "…"} (its browser module failed or has no task handler).
+type PageError struct{ Message string }
+
+func (e *PageError) Error() string {
+	return "the page could not do this run's part in the browser: " + e.Message
+}
+
+// Ask hands task to the browser behind e's run (see Asker); ErrNoBrowser when there is none, a
+// *PageError when the page answered {"page_error": "…"}.
+func Ask(ctx context.Context, e Emitter, task any) (json.RawMessage, error) {
+	for {
+		switch v := e.(type) {
+		case Asker:
+			raw, err := v.Ask(ctx, task)
+			if err != nil {
+				return nil, err
+			}
+			var pe struct {
+				PageError *string `json:"page_error"`
+			}
+			if json.Unmarshal(raw, &pe) == nil && pe.PageError != nil {
+				msg := *pe.PageError
+				if len(msg) > 500 {
+					msg = msg[:500] + "…"
+				}
+				return nil, &PageError{Message: strings.ToValidUTF8(msg, "")}
+			}
+			return raw, nil
+		case staged:
+			e = v.Emitter
+		default:
+			return nil, ErrNoBrowser
+		}
+	}
+}
+
 // Table is a table a run fills row by row.
 type Table struct {
 	// ID names the table within its run; rows refer to it.
@@ -144,6 +212,8 @@ type Env struct {
 	GPU GPU
 	// Roofline holds this machine's measured ceilings; a run measures them at first use.
 	Roofline *roofline.Cache
+	// Noise, if not nil, makes timed runs warn when their timings are noisy (experiment.Noise).
+	Noise *experiment.Noise
 }
 
 // GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker.
@@ -165,7 +235,7 @@ type GPU interface {
 func (e Env) Harness() experiment.Env {
 	return experiment.Env{Kernels: e.Kernels, Remote: func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
 		return e.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats, Transfers: s.Transfers}, progress)
-	}}
+	}, Noise: e.Noise}
 }
 
 // Lookup finds the kind named name among ks.
@@ -180,7 +250,19 @@ func Lookup(ks []Kind, name string) (Kind, bool) {
 
 // Parse parses c as kind k's action ("" or "run": the cell's run). An action the kind lacks is an
 // error.
+// The run's Needs include the machine class its `machine:` key asks for.
 func Parse(k Kind, action string, c Cell) (Run, error) {
+	r, err := parse(k, action, c)
+	if err != nil {
+		return nil, err
+	}
+	if m := common(c.Source).Machine; m != "" {
+		return onMachine{r, m}, nil
+	}
+	return r, nil
+}
+
+func parse(k Kind, action string, c Cell) (Run, error) {
 	if action == "" || action == "run" {
 		return k.Parse(c)
 	}
@@ -192,6 +274,25 @@ func Parse(k Kind, action string, c Cell) (Run, error) {
 		}
 	}
 	return nil, fmt.Errorf("a %s cell has no action %q", k.Name(), action)
+}
+
+// onMachine is a run whose cell asks for a class of machine.
+type onMachine struct {
+	inner   Run
+	machine string
+}
+
+func (r onMachine) Estimate() time.Duration { return r.inner.Estimate() }
+
+func (r onMachine) Run(ctx context.Context, e Emitter) error { return r.inner.Run(ctx, e) }
+
+// Exclusive is the inner run's (Exclusive): naming a machine does not change whether a run measures.
+func (r onMachine) Exclusive() bool { return Exclusive(r.inner) }
+
+func (r onMachine) Needs() Needs {
+	n := NeedsOf(r.inner)
+	n.Machine = r.machine
+	return n
 }
 
 // Stage returns e with its progress mapped into part stage (0-based) of stages equal parts, so that
@@ -211,4 +312,28 @@ type staged struct {
 
 func (s staged) Progress(done, total int) {
 	s.Emitter.Progress(s.stage*total+done, s.stages*total)
+}
+
+// Needs is what a run asks of the machine that runs it, for servers that spread runs over several
+// machines (package cluster). The zero value is "any CPU".
+type Needs struct {
+	// GPU marks a run that measures kernels on an NVIDIA GPU. It still runs on a machine without
+	// one (its GPU kernels are emulated or say why they did not run), so it goes to a machine with a
+	// GPU whenever one is connected, and elsewhere only when none is.
+	GPU bool `json:"gpu,omitempty"`
+	// Machine, if set, is the only class of machine the run may go to: the cell's `machine:` key.
+	Machine string `json:"machine,omitempty"`
+}
+
+// Needer is a Run that says what it needs of a machine; a Run without it needs any CPU.
+type Needer interface {
+	Needs() Needs
+}
+
+// NeedsOf returns what r needs of a machine: r.Needs() when r is a Needer, else the zero Needs.
+func NeedsOf(r Run) Needs {
+	if n, ok := r.(Needer); ok {
+		return n.Needs()
+	}
+	return Needs{}
 }

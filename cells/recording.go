@@ -42,6 +42,9 @@ type Common struct {
 	// ID, if set, is the cell's stable id (recordings and links use it instead of its position):
 	// 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit.
 	ID string `yaml:"id"`
+	// Machine, if set, is the class of machine the learner asks the cell to run on (a worker's
+	// -class, e.g. "h100"), same characters as an id; servers of one machine ignore it.
+	Machine string `yaml:"machine"`
 }
 
 var validID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
@@ -51,6 +54,19 @@ var validID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 // here; its kind reports the YAML error. An id that is not 1 to 64 lower-case letters, digits and
 // dashes is an error.
 func ExplicitID(source string) (string, error) {
+	c := common(source)
+	if c.ID == "" {
+		return "", nil
+	}
+	if !validID.MatchString(c.ID) {
+		return "", fmt.Errorf("id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", c.ID)
+	}
+	return c.ID, nil
+}
+
+// common reads the keys every kind has from a cell's YAML (the header before a `---` line, for kinds
+// that have one); a source whose YAML does not parse has none.
+func common(source string) Common {
 	var header strings.Builder
 	for _, line := range strings.SplitAfter(source, "\n") {
 		if strings.TrimSpace(line) == "---" {
@@ -59,11 +75,8 @@ func ExplicitID(source string) (string, error) {
 		header.WriteString(line)
 	}
 	var c Common
-	if yaml.Unmarshal([]byte(header.String()), &c) != nil || c.ID == "" {
-		return "", nil
+	if yaml.Unmarshal([]byte(header.String()), &c) != nil {
+		return Common{}
 	}
-	if !validID.MatchString(c.ID) {
-		return "", fmt.Errorf("id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", c.ID)
-	}
-	return c.ID, nil
+	return c
 }

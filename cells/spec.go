@@ -129,8 +129,8 @@ func Decode(src string, v any) error {
 		if !slicesContains(keys, root.Content[i].Value) {
 			return Errorf(root.Content[i].Line, "unknown key %q; known keys: %s", root.Content[i].Value, keys)
 		}
-		if val := root.Content[i+1]; root.Content[i].Value == "id" && (val.Kind != yaml.ScalarNode || !validID.MatchString(val.Value)) {
-			return Errorf(val.Line, "id %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", val.Value)
+		if key, val := root.Content[i].Value, root.Content[i+1]; (key == "id" || key == "machine") && (val.Kind != yaml.ScalarNode || !validID.MatchString(val.Value)) {
+			return Errorf(val.Line, "%s %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", key, val.Value)
 		}
 	}
 	if err := root.Decode(v); err != nil {

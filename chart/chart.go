@@ -1,9 +1,11 @@
 // Package chart draws experiment results as SVG charts with gonum.org/v1/plot, server-side, so the
-// browser needs no plotting library.
+// browser needs no plotting library. Every chart is in the project's style (style.go): sans-serif,
+// sized to its data, the legend beside or under the plot, log axes where values span decades, bars
+// over the grid, the Okabe–Ito palette with each kernel one colour in every chart, and a <title> and
+// <desc> (the page shows the results table beside it as the accessible equivalent).
 package chart
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"sort"
@@ -13,41 +15,31 @@ import (
 	"github.com/gpuplayground/playground/experiment"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
-)
-
-// Width and Height are the chart's size (the SVG scales in the page).
-const (
-	Width  = 16 * vg.Centimeter
-	Height = 10 * vg.Centimeter
 )
 
 // Throughput renders GFLOP/s against n for results: a log2 x axis, one line per kernel in the order
-// kernels first appear, labelled axes with units and a legend. The y axis turns logarithmic when the
-// results span more than 20×, so a whole ladder fits. It returns a complete `<svg>` document without
-// an XML prolog, ready to put inside HTML.
+// kernels first appear (each kernel its own colour, KernelSeries), labelled axes with units and a
+// legend. The y axis turns logarithmic when the results span more than 20×, so a whole ladder fits.
+// It returns a complete `<svg>` document without an XML prolog, ready to put inside HTML.
 func Throughput(results []experiment.Result) (string, error) { return ThroughputPeak(results, 0, "") }
 
 // ThroughputPeak is Throughput with a dashed horizontal line at peak GFLOP/s, labelled (0: none).
 func ThroughputPeak(results []experiment.Result, peak float64, label string) (string, error) {
-	p := plot.New()
 	dtype := ""
 	if len(results) > 0 {
 		dtype = " (" + results[0].DType + ")"
 	}
-	p.Title.Text = "Matrix multiply throughput" + dtype
+	p := newPlot("Matrix multiply throughput" + dtype)
 	p.X.Label.Text = "matrix size n (n×n×n, log2 scale)"
-	p.Y.Label.Text = "throughput (GFLOP/s, median)"
+	p.Y.Label.Text = "GFLOP/s (median)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = pow2Ticks{}
 	p.Y.Min = 0
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
+	p.Add(grid())
 
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{lineHeight}}
 	var order []string
 	byKernel := map[string]plotter.XYs{}
 	for _, r := range results {
@@ -56,14 +48,21 @@ func ThroughputPeak(results []experiment.Result, peak float64, label string) (st
 		}
 		byKernel[r.Kernel] = append(byKernel[r.Kernel], plotter.XY{X: float64(r.N), Y: r.GFLOPS})
 	}
-	var lines []any
+	var best experiment.Result
+	for _, r := range results {
+		if r.GFLOPS > best.GFLOPS {
+			best = r
+		}
+	}
 	for _, name := range order {
 		xys := byKernel[name]
 		sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
-		lines = append(lines, name, xys)
-	}
-	if err := plotutil.AddLinePoints(p, lines...); err != nil {
-		return "", fmt.Errorf("chart: %w", err)
+		l, s, err := lineOf(xys, KernelSeries(name))
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		p.Add(l, s)
+		f.legend = append(f.legend, entry{name, []plot.Thumbnailer{l, s}})
 	}
 	p.X.Min, p.X.Max = xRange(results)
 	if len(results) == 0 {
@@ -81,19 +80,39 @@ func ThroughputPeak(results []experiment.Result, peak float64, label string) (st
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}
-		l.Dashes = plotutil.Dashes(2)
-		l.Width = vg.Points(1.5)
+		l.Color = black
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		l.Width = vg.Points(1.25)
 		p.Add(l)
-		p.Legend.Add(label, l)
+		f.legend = append(f.legend, entry{label, []plot.Thumbnailer{l}})
 	}
 	if hi/lo > 20 {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-		p.Y.Label.Text = "throughput (GFLOP/s, median, log scale)"
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.Y.Label.Text = "GFLOP/s (median, log scale)"
 		p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
-	} else if peak > 0 {
+	} else if hi > 0 {
 		p.Y.Max = hi * 1.1
 	}
-	return render(p)
+	f.title = p.Title.Text
+	f.desc = fmt.Sprintf("Line chart of median throughput in GFLOP/s against matrix size n for %s.", list(order))
+	if best.GFLOPS > 0 {
+		f.desc += fmt.Sprintf(" Fastest: %s at n=%d, %.3g GFLOP/s.", best.Kernel, best.N, best.GFLOPS)
+	}
+	if peak > 0 {
+		f.desc += fmt.Sprintf(" Dashed line: %s.", label)
+	}
+	return f.svg()
+}
+
+// list joins names for a description: "a", "a and b", "a, b and c".
+func list(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no kernels yet"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // xRange pads the n range by half an octave each side so end points are not drawn on the frame.
@@ -108,23 +127,6 @@ func xRange(results []experiment.Result) (lo, hi float64) {
 	return lo / math.Sqrt2, hi * math.Sqrt2
 }
 
-func render(p *plot.Plot) (string, error) { return svgOf(p.Draw) }
-
-// svgOf draws on a Width×Height SVG canvas and returns the document without its XML prolog.
-func svgOf(drawOn func(draw.Canvas)) (string, error) {
-	c := vgsvg.NewWith(vgsvg.UseWH(Width, Height), vgsvg.EmbedFonts(false))
-	drawOn(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", fmt.Errorf("chart: %w", err)
-	}
-	svg := buf.String()
-	if i := strings.Index(svg, "<svg"); i > 0 {
-		svg = svg[i:]
-	}
-	return svg, nil
-}
-
 // pow2Ticks puts a labelled tick at every power of two in range.
 type pow2Ticks struct{}
 
@@ -137,12 +139,14 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// Counts renders the SIMT emulator's results as two bar charts side by side: global bytes moved (MB,
-// no caches) and FLOPs (M) per kernel, so a learner sees the same arithmetic move very different
-// amounts of memory. It returns a complete `<svg>` document without an XML prolog.
+// Counts renders the SIMT emulator's results as two horizontal bar charts, one above the other:
+// global bytes moved (MB, no caches) and FLOPs (M) per kernel, so a learner sees the same arithmetic
+// move very different amounts of memory. Each is as tall as its bars need; an axis whose values
+// span more than 20× is logarithmic (bars start at its left end), so small bars stay visible. It
+// returns a complete `<svg>` document without an XML prolog.
 func Counts(results []KernelCounts) (string, error) {
 	names := make([]string, len(results))
-	moved, flops := make(plotter.Values, len(results)), make(plotter.Values, len(results))
+	moved, flops := make([]float64, len(results)), make([]float64, len(results))
 	for i, r := range results {
 		names[i] = r.Kernel
 		moved[i] = float64(r.BytesMoved) / 1e6
@@ -152,37 +156,62 @@ func Counts(results []KernelCounts) (string, error) {
 	if len(results) > 0 {
 		n = results[0].N
 	}
-	panel := func(title, ylabel string, v plotter.Values, ci int) (*plot.Plot, error) {
-		p := plot.New()
-		p.Title.Text = title
-		p.Y.Label.Text = ylabel
-		p.Y.Min = 0
-		if len(v) == 0 {
-			return p, nil
+	left := barPanel(fmt.Sprintf("Global memory moved (n=%d, emulated)", n), "DRAM traffic (MB, 32-byte sectors, no caches)", names, moved)
+	right := barPanel(fmt.Sprintf("Arithmetic (n=%d)", n), "FLOPs (millions)", names, flops)
+	h := barHeight(len(results))
+	f := &figure{plots: []*plot.Plot{left, right}, heights: []vg.Length{h, h}, title: fmt.Sprintf("Global memory moved and arithmetic per kernel (n=%d, emulated)", n)}
+	var parts []string
+	for i, name := range names {
+		parts = append(parts, fmt.Sprintf("%s moves %.3g MB for %.3g million FLOPs", name, moved[i], flops[i]))
+	}
+	f.desc = "Horizontal bar charts. " + strings.Join(parts, "; ") + "."
+	return f.svg()
+}
+
+// barHeight is a bar panel's height for bars: room for its title and axis, and 0.75 cm a bar.
+func barHeight(bars int) vg.Length {
+	return 2.6*vg.Centimeter + vg.Length(max(bars, 1))*0.75*vg.Centimeter
+}
+
+// barPanel is one horizontal bar chart of values by name (bottom to top in the order given, so the
+// first is at the top), each bar in its kernel's colour.
+func barPanel(title, xlabel string, names []string, values []float64) *plot.Plot {
+	p := newPlot(title)
+	p.X.Label.Text = xlabel
+	p.Add(grid())
+	rev := make([]float64, len(values))
+	labels := make([]string, len(names))
+	b := hbars{values: rev}
+	for i := range values {
+		j := len(values) - 1 - i
+		rev[j], labels[j] = values[i], names[i]
+		b.colours = append(b.colours, Palette[0])
+	}
+	for j := range labels {
+		b.colours[j] = KernelSeries(labels[j]).Colour
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range values {
+		if v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
-		bars, err := plotter.NewBarChart(v, vg.Points(28))
-		if err != nil {
-			return nil, err
-		}
-		bars.Color = plotutil.Color(ci)
-		p.Add(bars, plotter.NewGrid())
-		p.NominalX(names...)
-		return p, nil
 	}
-	left, err := panel(fmt.Sprintf("Global memory moved (n=%d)", n), "DRAM traffic (MB, 32-byte sectors, no caches)", moved, 0)
-	if err != nil {
-		return "", fmt.Errorf("chart: %w", err)
+	if hi > 0 && hi/lo > 20 {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.X.Label.Text += ", log scale"
+		p.X.Min, p.X.Max = lo/3, hi*1.5
+	} else {
+		p.X.Min, p.X.Max = 0, math.Max(hi*1.08, 1e-9)
 	}
-	right, err := panel(fmt.Sprintf("Arithmetic (n=%d)", n), "FLOPs (millions)", flops, 1)
-	if err != nil {
-		return "", fmt.Errorf("chart: %w", err)
+	if len(values) > 0 {
+		p.Add(b)
+		p.NominalY(labels...)
+		p.Y.Tick.Label.Font.Size = vg.Points(9)
+	} else {
+		p.HideY()
 	}
-	return svgOf(func(dc draw.Canvas) {
-		tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2}
-		canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
-		left.Draw(canvases[0][0])
-		right.Draw(canvases[0][1])
-	})
+	p.Y.Padding = 0
+	return p
 }
 
 // KernelCounts is one emulated kernel's counts for Counts: at size n×n×n, its global-memory bytes
@@ -203,29 +232,32 @@ type Array struct {
 // each array, from the closed-form cycle count of package systolic (which the simulator's tests equal):
 // small products leave most of a big array idle. It returns a complete `<svg>` document.
 func Utilisation(arrays []Array, cycles func(N, n int) (macs, cycles int64)) (string, error) {
-	p := plot.New()
-	p.Title.Text = "Systolic array utilisation (simulated cycle counts)"
+	p := newPlot("Systolic array utilisation (simulated cycle counts)")
 	p.X.Label.Text = "matrix size n (n×n×n, log2 scale)"
-	p.Y.Label.Text = "MAC utilisation (useful MACs / (N² × cycles))"
+	p.Y.Label.Text = "MAC utilisation (%)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = pow2Ticks{}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
-	var lines []any
-	for _, a := range arrays {
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Add(grid())
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{lineHeight}, title: p.Title.Text}
+	var parts []string
+	for i, a := range arrays {
 		var xys plotter.XYs
 		for n := 16; n <= 8192; n *= 2 {
 			macs, cyc := cycles(a.N, n)
-			xys = append(xys, plotter.XY{X: float64(n), Y: float64(macs) / (float64(a.N) * float64(a.N) * float64(cyc))})
+			xys = append(xys, plotter.XY{X: float64(n), Y: 100 * float64(macs) / (float64(a.N) * float64(a.N) * float64(cyc))})
 		}
-		lines = append(lines, a.Label, xys)
-	}
-	if err := plotutil.AddLinePoints(p, lines...); err != nil {
-		return "", fmt.Errorf("chart: %w", err)
+		l, s, err := lineOf(xys, indexSeries(i, draw.CircleGlyph{}))
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		p.Add(l, s)
+		f.legend = append(f.legend, entry{a.Label, []plot.Thumbnailer{l, s}})
+		parts = append(parts, fmt.Sprintf("%s: %.0f%% at n=16, %.0f%% at n=8192", a.Label, xys[0].Y, xys[len(xys)-1].Y))
 	}
 	p.X.Min, p.X.Max = 16/math.Sqrt2, 8192*math.Sqrt2
-	return render(p)
+	f.desc = "Line chart of MAC utilisation against matrix size n. " + strings.Join(parts, "; ") + "."
+	return f.svg()
 }
 
 // Roof is one roofline: a peak (GFLOP/s) and a memory bandwidth (GB/s), under a label that says where
@@ -248,21 +280,19 @@ type Point struct {
 // Roofline draws the roofs (log-log: attainable GFLOP/s = min(peak, intensity × bandwidth)) with the
 // measured points filled and predictions hollow. It returns a complete `<svg>` document.
 func Roofline(roofs []Roof, points []Point) (string, error) {
-	p := plot.New()
-	p.Title.Text = "Roofline"
+	p := newPlot("Roofline")
 	p.X.Label.Text = "arithmetic intensity (FLOP/byte, log scale)"
-	p.Y.Label.Text = "performance (GFLOP/s, log scale)"
+	p.Y.Label.Text = "GFLOP/s (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	// Top left, above the roofs' rising slopes, stays empty when the axis starts at 0.001 FLOP/byte.
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
+	p.Add(grid())
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{lineHeight}, title: "Roofline"}
 	lo, hi := 0.001, 1000.0
 	for _, pt := range points {
 		lo, hi = math.Min(lo, pt.Intensity/2), math.Max(hi, pt.Intensity*2)
 	}
 	ymin, ymax := math.Inf(1), 0.0
+	var descs []string
 	for i, r := range roofs {
 		var xys plotter.XYs
 		for x := lo; x <= hi*1.0001; x *= math.Pow(10, 0.05) {
@@ -274,38 +304,40 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}
-		l.Color = plotutil.Color(i)
+		l.Color = black
 		l.Width = vg.Points(2)
 		if i > 0 {
-			l.Dashes = plotutil.Dashes(1)
+			l.Color = muted
+			l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[min(i, 2)]
 		}
 		p.Add(l)
-		p.Legend.Add(r.Label, l)
+		f.legend = append(f.legend, entry{r.Label, []plot.Thumbnailer{l}})
+		descs = append(descs, fmt.Sprintf("roof %s: peak %.3g GFLOP/s, bandwidth %.3g GB/s, ridge at %.3g FLOP/byte", r.Label, r.PeakGFLOPS, r.Bandwidth, r.PeakGFLOPS/r.Bandwidth))
 	}
 	// One colour and one legend entry per label; predictions are hollow rings of the same colour.
-	colour := map[string]int{}
+	seen := map[string]bool{}
 	anyPrediction := false
 	for _, pt := range points {
-		ci, seen := colour[pt.Label]
-		if !seen {
-			ci = len(roofs) + len(colour)
-			colour[pt.Label] = ci
-		}
+		st := KernelSeries(pt.Label)
 		s, err := plotter.NewScatter(plotter.XYs{{X: pt.Intensity, Y: pt.GFLOPS}})
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}
 		s.GlyphStyle.Radius = vg.Points(4)
-		s.GlyphStyle.Color = plotutil.Color(ci)
-		s.GlyphStyle.Shape = draw.CircleGlyph{}
+		s.GlyphStyle.Color = st.Colour
+		s.GlyphStyle.Shape = filled(st.Glyph)
+		what := "measured"
 		if pt.Predicted {
 			s.GlyphStyle.Shape = draw.RingGlyph{}
 			anyPrediction = true
+			what = "your prediction"
 		}
 		p.Add(s)
-		if !seen && !pt.Predicted {
-			p.Legend.Add(pt.Label, s)
+		if !seen[pt.Label] && !pt.Predicted {
+			seen[pt.Label] = true
+			f.legend = append(f.legend, entry{pt.Label, []plot.Thumbnailer{s}})
 		}
+		descs = append(descs, fmt.Sprintf("%s (%s): %.3g FLOP/byte, %.3g GFLOP/s", pt.Label, what, pt.Intensity, pt.GFLOPS))
 		ymin, ymax = math.Min(ymin, pt.GFLOPS), math.Max(ymax, pt.GFLOPS)
 	}
 	if anyPrediction {
@@ -316,13 +348,26 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 		}
 		ring.GlyphStyle.Shape = draw.RingGlyph{}
 		ring.GlyphStyle.Radius = vg.Points(4)
-		p.Legend.Add("hollow: your prediction", ring)
+		ring.GlyphStyle.Color = black
+		f.legend = append(f.legend, entry{"hollow: your prediction", []plot.Thumbnailer{ring}})
 	}
 	p.X.Min, p.X.Max = lo, hi
 	if len(roofs) > 0 || len(points) > 0 {
 		p.Y.Min, p.Y.Max = ymin/2, ymax*2
 	}
-	return render(p)
+	f.desc = "Log-log roofline chart. " + strings.Join(descs, "; ") + "."
+	return f.svg()
+}
+
+// filled is a glyph drawn solid (a point measured or emulated, not predicted).
+func filled(g draw.GlyphDrawer) draw.GlyphDrawer {
+	switch g.(type) {
+	case draw.SquareGlyph:
+		return draw.BoxGlyph{}
+	case draw.TriangleGlyph:
+		return draw.PyramidGlyph{}
+	}
+	return draw.CircleGlyph{}
 }
 
 // ModelPoint is one modelled all-reduce for AllReduce: its link, GPU count and time in seconds.
@@ -335,14 +380,13 @@ type ModelPoint struct {
 // AllReduce draws modelled ring all-reduce time against GPU count (log2 x, log y), one line per
 // link. The title says the figures are modelled. It returns a complete `<svg>` document.
 func AllReduce(points []ModelPoint, gradientMB float64) (string, error) {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Ring all-reduce of %g MB (modelled, not measured)", gradientMB)
+	p := newPlot(fmt.Sprintf("Ring all-reduce of %g MB (modelled, not measured)", gradientMB))
 	p.X.Label.Text = "GPUs (log2 scale)"
-	p.Y.Label.Text = "time per all-reduce (ms, log scale)"
+	p.Y.Label.Text = "ms per all-reduce (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = pow2Ticks{}, plot.LogTicks{Prec: -1}
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = pow2Ticks{}, logTicks{}
+	p.Add(grid())
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{lineHeight}, title: p.Title.Text}
 	var order []string
 	byLink := map[string]plotter.XYs{}
 	lo, hi := math.Inf(1), 0.0
@@ -356,17 +400,21 @@ func AllReduce(points []ModelPoint, gradientMB float64) (string, error) {
 		byLink[pt.Link] = append(byLink[pt.Link], plotter.XY{X: float64(pt.GPUs), Y: pt.Seconds * 1e3})
 		lo, hi = math.Min(lo, float64(pt.GPUs)), math.Max(hi, float64(pt.GPUs))
 	}
-	var lines []any
-	for _, l := range order {
-		xys := byLink[l]
+	var parts []string
+	for i, link := range order {
+		xys := byLink[link]
 		sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
-		lines = append(lines, l, xys)
-	}
-	if err := plotutil.AddLinePoints(p, lines...); err != nil {
-		return "", fmt.Errorf("chart: %w", err)
+		l, s, err := lineOf(xys, indexSeries(i, draw.CircleGlyph{}))
+		if err != nil {
+			return "", fmt.Errorf("chart: %w", err)
+		}
+		p.Add(l, s)
+		f.legend = append(f.legend, entry{link, []plot.Thumbnailer{l, s}})
+		parts = append(parts, fmt.Sprintf("%s: %.3g ms with %g GPUs to %.3g ms with %g", link, xys[0].Y, xys[0].X, xys[len(xys)-1].Y, xys[len(xys)-1].X))
 	}
 	if hi > 0 {
 		p.X.Min, p.X.Max = lo/math.Sqrt2, hi*math.Sqrt2
 	}
-	return render(p)
+	f.desc = "Line chart of modelled all-reduce time against GPU count. " + strings.Join(parts, "; ") + "."
+	return f.svg()
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,9 +18,13 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
 )
+
+// statusRe is a finished run's status line: "15 results in 9.1 s, measured on this server just now".
+var statusRe = regexp.MustCompile(`^[\d,]+ results? in [\d.]+ m?s\b`)
 
 var screenshot = flag.String("screenshot", "", "write a PNG of a lesson cell after its run to this path (the README's picture: -screenshot ../docs/screenshot.png)")
 
@@ -94,7 +99,7 @@ func cellSel(id string) string {
 
 func TestLessonRunInBrowser(t *testing.T) {
 	exe := chromiumPath(t)
-	s, err := server.New(server.Config{})
+	s, err := server.New(server.Config{Noise: experiment.DefaultNoise()}) // noisy timings get their warning, as in the playground command
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +165,10 @@ func TestLessonRunInBrowser(t *testing.T) {
 		return s
 	}
 
+	// setSource puts text in a cell's source through the page's API (the code editor, or the text box
+	// where the editor did not load).
+	setSource := func(sel, src string) chromedp.Action[chromedp.Void] { return setCellSource(sel, src) }
+
 	// The ladder cell of lesson 5: progress, the measured results table and the chart.
 	cell := cellSel("05-fast-cpu-matmul-0")
 	results := cell + " .cell-table[data-table=results]"
@@ -174,8 +183,8 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("running the ladder cell: %v", err)
 	}
-	if rows, status := count(results+" tbody tr"), text(cell+" .cell-status"); rows != 15 || !strings.HasPrefix(status, "done") {
-		t.Errorf("after the run: %d rows (want 15), status %q (want done…)", rows, status)
+	if rows, status := count(results+" tbody tr"), text(cell+" .cell-status"); rows != 15 || !statusRe.MatchString(status) {
+		t.Errorf("after the run: %d rows (want 15), status %q (want 15 results in … s)", rows, status)
 	}
 	if n := count(cell + " .cell-chart svg"); n != 1 {
 		t.Errorf("got %d chart SVGs, want 1", n)
@@ -215,8 +224,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
 	second := cellSel("05-fast-cpu-matmul-1")
 	err = chromedp.Do(ctx,
-		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
-		chromedp.Focus(css(second+" .cell-source")),
+		chromedp.WaitVisible(css(second+`[data-editor="ready"]`)),
+		setSource(second, "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
+		chromedp.Focus(css(second+" .cm-content")),
 		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
 		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
 	)
@@ -233,7 +243,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 
 	// Stop cancels a run; the cell says so and can run again.
 	err = chromedp.Do(ctx,
-		chromedp.SetValue(css(second+" .cell-source"), "kernels: [naive]\nsizes: [1024]\nrepeats: 5\n"),
+		setSource(second, "kernels: [naive]\nsizes: [1024]\nrepeats: 5\n"),
 		chromedp.Click(css(second+" .cell-run")),
 		chromedp.WaitVisible(css(second+`[data-state="running"]`)),
 		chromedp.Click(css(second+" .cell-stop")),
@@ -248,7 +258,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 
 	// A bad spec shows the server's error in the cell.
 	err = chromedp.Do(ctx,
-		chromedp.SetValue(css(second+" .cell-source"), "kernels: [warp]\nsizes: [8]\n"),
+		setSource(second, "kernels: [warp]\nsizes: [8]\n"),
 		chromedp.Click(css(second+" .cell-run")),
 		chromedp.WaitVisible(css(second+`[data-state="error"]`)),
 	)
@@ -261,7 +271,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 
 	// A spec over the 64 KiB message limit is refused in the page, not left waiting for a reply.
 	err = chromedp.Do(ctx,
-		chromedp.SetValue(css(second+" .cell-source"), "kernels: [ikj]\nsizes: [8]\n#"+strings.Repeat("x", 70<<10)),
+		setSource(second, "kernels: [ikj]\nsizes: [8]\n#"+strings.Repeat("x", 70<<10)),
 		chromedp.Click(css(second+" .cell-run")),
 		chromedp.WaitVisible(css(second+`[data-state="error"]`)),
 	)
@@ -320,7 +330,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/12-why-coalescing-matters"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
-		chromedp.SetValue(css(scell+" .cell-source"), "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
+		setSource(scell, "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
 		chromedp.Click(css(scell+" .cell-run")),
 		chromedp.WaitVisible(css(scell+`[data-state="ended"]`)),
 	)
@@ -356,12 +366,12 @@ func TestLessonRunInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(ycell+" .cell-run")),
 		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(css(ycell+" .sys-grid td.active")),
+		chromedp.WaitVisible(css(ycell+" .sys-flow rect.pe.active")),
 	)
 	if err != nil {
 		t.Fatalf("systolic cell: %v", err)
 	}
-	if pes, rows := count(ycell+" .sys-grid td"), count(ycell+" .cell-table[data-table=product] tbody tr"); pes != 16 || rows != 1 {
+	if pes, rows := count(ycell+" .sys-flow rect.pe"), count(ycell+" .cell-table[data-table=product] tbody tr"); pes != 16 || rows != 1 {
 		t.Errorf("systolic cell: %d PEs shown, %d product rows; want 16 and 1", pes, rows)
 	}
 	// The player's controls: Pause stops it on a frame, then Step (or Back, on the last frame) moves

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/gpuplayground/playground/kernels"
@@ -44,7 +46,7 @@ type Sink interface {
 	// Result reports one measured point.
 	Result(Result)
 	// Note reports something about a kernel that is not a measurement, e.g. why it cannot run here.
-	// level is "error" or "info".
+	// level is "error", "warning" (noisy timings) or "info".
 	Note(kernel, level, message string)
 }
 
@@ -55,6 +57,75 @@ type Env struct {
 	// Remote measures a Remote kernel at size n with s's precision, repeats and transfers, calling
 	// progress after each launch (warm-up included); nil when no kernel is Remote.
 	Remote func(ctx context.Context, kernel string, n int, s Spec, progress func(done int)) (Result, error)
+	// Noise, if not nil, is how Run judges whether its timings are trustworthy; nil: never warns.
+	Noise *Noise
+}
+
+// Noise says when a run's timings are noisy: a point (timed at MinSeconds or more) whose repeats
+// spread over Spread (max/min), or a 1-minute load average over the machine's logical CPUs (Load;
+// nil: not checked), which means other work shared the cores.
+type Noise struct {
+	Spread     float64
+	MinSeconds float64
+	Load       func() (load1 float64, cpus int, ok bool)
+}
+
+// DefaultNoise warns at a spread over 1.5× for points of 1 ms or more (below that, timer resolution
+// and cache state dominate) and at a load average (/proc/loadavg, Linux) over runtime.NumCPU.
+func DefaultNoise() *Noise { return &Noise{Spread: 1.5, MinSeconds: 1e-3, Load: ProcLoad} }
+
+// spreadWatch passes results on to the sink, keeping the one whose repeats spread most.
+type spreadWatch struct {
+	Sink
+	noise *Noise
+	worst Result
+	ratio float64
+	any   bool
+}
+
+func (w *spreadWatch) Result(r Result) {
+	w.any = true
+	if r.MinSeconds > 0 && r.MinSeconds >= w.noise.MinSeconds && r.MaxSeconds/r.MinSeconds > w.ratio {
+		w.worst, w.ratio = r, r.MaxSeconds/r.MinSeconds
+	}
+	w.Sink.Result(r)
+}
+
+// noiseNotes warns, after a run that measured something, when its timings cannot be trusted, each
+// note suggesting a rerun.
+func (w *spreadWatch) noiseNotes() {
+	if !w.any {
+		return
+	}
+	if w.noise.Spread > 0 && w.ratio > w.noise.Spread {
+		r := w.worst
+		w.Sink.Note(r.Kernel, "warning", fmt.Sprintf("Timings are noisy: %s at n=%d took from %.3g s to %.3g s over its repeats (max/min %.1f×, over %.1f×). Other work may have shared the processor: compare kernels with care, and run the cell again.",
+			r.Kernel, r.N, r.MinSeconds, r.MaxSeconds, w.ratio, w.noise.Spread))
+	}
+	if w.noise.Load == nil {
+		return
+	}
+	if l, cpus, ok := w.noise.Load(); ok && cpus > 0 && l > float64(cpus) {
+		w.Sink.Note("", "warning", fmt.Sprintf("The machine was busy during this run: its load average was %.1f on %d logical CPUs, so other work shared the processor and these timings are noisy. Run the cell again when it is quieter.", l, cpus))
+	}
+}
+
+// ProcLoad reads the 1-minute load average from /proc/loadavg (ok false where there is none: not
+// Linux) and the logical CPUs from runtime.NumCPU.
+func ProcLoad() (float64, int, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, 0, false
+	}
+	l, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return l, runtime.NumCPU(), true
 }
 
 // unavailableNote is the one line a run shows for its kernels that cannot run here: friendly words
@@ -76,7 +147,8 @@ func unavailableNote(names []string, reason string) string {
 // says so; their share of the progress counts as done) and the run goes on with the other kernels.
 // The kernels marked Unavailable are skipped, and one Note before any measurement names them and says
 // why (its kernel field lists them, comma-separated). When ctx ends, Run returns the error of the call
-// it interrupted (the cancel's cause, for a Remote kernel).
+// it interrupted (the cancel's cause, for a Remote kernel). After the last size, a "warning" Note says
+// the timings are noisy (env.Noise) and suggests running again.
 // env.Kernels must contain every kernel of s (Parse checked that).
 func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 	runnable := s.Kernels[:0:0]
@@ -96,6 +168,11 @@ func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 	if len(runnable) == 0 {
 		return nil
 	}
+	var watch *spreadWatch
+	if env.Noise != nil {
+		watch = &spreadWatch{Sink: sink, noise: env.Noise}
+		sink = watch
+	}
 	p := &progress{sink: sink, total: len(s.Sizes) * len(s.Kernels) * (s.Repeats + 1)}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	failed := map[string]bool{} // Remote kernels that failed: their later sizes are skipped
@@ -110,6 +187,9 @@ func Run(ctx context.Context, s Spec, env Env, sink Sink) error {
 		if err != nil {
 			return err
 		}
+	}
+	if watch != nil {
+		watch.noiseNotes()
 	}
 	return nil
 }

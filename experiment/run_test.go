@@ -218,3 +218,59 @@ func TestRunRemoteCancelEndsTheRun(t *testing.T) {
 		t.Errorf("got %v and notes %q, want the cancel cause and no note", err, rec.notes)
 	}
 }
+
+// Noisy timings get a warning that suggests a rerun: a point's repeats spread over Noise.Spread
+// (for points timed at Noise.MinSeconds or more), or a load average over the machine's CPUs.
+func TestRunWarnsOfNoisyTimings(t *testing.T) {
+	tests := []struct {
+		name     string
+		min, max float64
+		load     float64
+		noise    bool
+		want     []string // substrings, one per note, in order
+	}{
+		{"spread", 0.010, 0.025, 0.5, true, []string{"warning cublas Timings are noisy: cublas at n=8 took from 0.01 s to 0.025 s over its repeats (max/min 2.5×"}},
+		{"steady", 0.010, 0.012, 0.5, true, nil},
+		{"busy", 0.010, 0.012, 3.5, true, []string{"warning  The machine was busy during this run: its load average was 3.5 on 2 logical CPUs"}},
+		{"both", 0.010, 0.030, 2.5, true, []string{"Timings are noisy", "The machine was busy"}},
+		{"too fast to judge", 1e-5, 5e-5, 0.5, true, nil},
+		{"no noise check", 0.010, 0.030, 9, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := Env{Kernels: kernels.GPU(""), Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
+				return Result{Kernel: kernel, N: n, DType: s.DType, Seconds: tt.min, MinSeconds: tt.min, MaxSeconds: tt.max, OK: true}, nil
+			}}
+			if tt.noise {
+				env.Noise = &Noise{Spread: 1.5, MinSeconds: 1e-3, Load: func() (float64, int, bool) { return tt.load, 2, true }}
+			}
+			var rec recorder
+			s := Spec{Kernels: []string{"cublas"}, Sizes: []int{8}, DType: "float32", Repeats: 3}
+			if err := Run(context.Background(), s, env, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.notes) != len(tt.want) {
+				t.Fatalf("got notes %q, want %d", rec.notes, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(rec.notes[i], w) || !strings.Contains(rec.notes[i], "again") {
+					t.Errorf("note %d: got %q, want it to contain %q and suggest running again", i, rec.notes[i], w)
+				}
+			}
+		})
+	}
+}
+
+// A run that measured nothing says nothing about noise, however busy the machine.
+func TestRunNoNoiseNoteWithoutResults(t *testing.T) {
+	env := Env{Kernels: kernels.GPU("no CUDA device"), Noise: &Noise{Spread: 1.5, Load: func() (float64, int, bool) { return 9, 2, true }}}
+	var rec recorder
+	if err := Run(context.Background(), Spec{Kernels: []string{"cublas"}, Sizes: []int{8}, DType: "float32", Repeats: 1}, env, &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rec.notes {
+		if strings.Contains(n, "busy") {
+			t.Errorf("got note %q after a run that measured nothing", n)
+		}
+	}
+}

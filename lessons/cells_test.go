@@ -11,6 +11,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
@@ -138,8 +139,20 @@ func runCell(t *testing.T, k cells.Kind, action string, c lessons.Cell) {
 	if rec.ChartErr != nil {
 		t.Errorf("chart: %v", rec.ChartErr)
 	}
-	if len(rec.Rows) == 0 && len(rec.Texts) == 0 && !onlyGPU(&rec) {
+	if len(rec.Rows) == 0 && len(rec.Texts) == 0 && !onlyGPU(&rec) && !onlyBrowser(&rec) {
 		t.Errorf("no rows, no text: %+v", rec.Notes)
+	}
+	// Kernels that run in the browser (WebGPU) cannot run here: each gets one clear note instead.
+	for _, name := range browserKernels(c) {
+		notes := 0
+		for _, n := range rec.Notes {
+			if strings.HasPrefix(n.Message, name+": not ") && strings.Contains(n.Message, "no browser page") {
+				notes++
+			}
+		}
+		if notes != 1 {
+			t.Errorf("%s: %d notes saying it needs a browser page, want 1: %+v", name, notes, rec.Notes)
+		}
 	}
 	for _, r := range rec.Rows {
 		if r.Bad {
@@ -162,6 +175,32 @@ func onlyGPU(rec *cellstest.Recorder) bool {
 		}
 	}
 	return false
+}
+
+// onlyBrowser reports whether a run measured nothing because all its kernels run in a browser, which
+// this test has not (each says so in a note).
+func onlyBrowser(rec *cellstest.Recorder) bool {
+	for _, n := range rec.Notes {
+		if !strings.Contains(n.Message, "no browser page") {
+			return false
+		}
+	}
+	return len(rec.Notes) > 0
+}
+
+// browserKernels lists the kernels of cell c that run in the browser: its webgpu-… kernels, and a
+// wgsl cell's own ("custom").
+func browserKernels(c lessons.Cell) []string {
+	var names []string
+	if c.Kind == "wgsl" {
+		names = append(names, "custom")
+	}
+	for _, k := range webgpu.Ladder {
+		if strings.Contains(c.Source, k.Name+",") || strings.Contains(c.Source, k.Name+"]") {
+			names = append(names, k.Name)
+		}
+	}
+	return names
 }
 
 // On a GPU machine the server knows the GPU kernels with the table's pessimistic run-time estimates

@@ -149,10 +149,10 @@ var md = goldmark.New(
 	),
 	goldmark.WithParserOptions(
 		parser.WithAutoHeadingID(),
-		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100)),
+		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100), util.Prioritized(quizTransformer{}, 101), util.Prioritized(goalTransformer{}, 102)),
 	),
 	goldmark.WithRendererOptions(
-		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100)),
+		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100), util.Prioritized(quizRenderer{}, 101), util.Prioritized(goalRenderer{}, 102)),
 	),
 )
 
@@ -210,6 +210,7 @@ type cellNode struct {
 	slug    string
 	lines   int
 	actions []cells.Action
+	lang    string // the editor's highlighting (cells.Languager)
 }
 
 var kindCell = ast.NewNodeKind("Cell")
@@ -270,7 +271,11 @@ func (cellTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		if a, ok := k.(cells.Actioner); ok {
 			actions = a.Actions()
 		}
-		node := &cellNode{cell: c, slug: slug, lines: lines.Len(), actions: actions}
+		lang := "yaml"
+		if l, ok := k.(cells.Languager); ok && l.Language() != "" {
+			lang = l.Language()
+		}
+		node := &cellNode{cell: c, slug: slug, lines: lines.Len(), actions: actions, lang: lang}
 		fb.Parent().ReplaceChild(fb.Parent(), fb, node)
 	}
 }
@@ -281,7 +286,7 @@ func (cellRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindCell, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
 			c := n.(*cellNode)
-			err := cellHTML.Execute(w, map[string]any{"Cell": c.cell, "Slug": c.slug, "Rows": max(c.lines+1, 3), "Actions": c.actions})
+			err := cellHTML.Execute(w, map[string]any{"Cell": c.cell, "Slug": c.slug, "Rows": max(c.lines+1, 3), "Actions": c.actions, "Lang": c.lang})
 			return ast.WalkSkipChildren, err
 		}
 		return ast.WalkContinue, nil
@@ -290,10 +295,10 @@ func (cellRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 
 // cellHTML is a cell's markup; static/app.js finds cells by the "cell" class and data attributes,
 // and renders what runs emit into .cell-output (with the kind's module, /cells/{kind}.js).
-var cellHTML = template.Must(template.New("cell").Parse(`<section class="cell" id="{{.Cell.ID}}" data-cell="{{.Cell.ID}}" data-kind="{{.Cell.Kind}}" data-lesson="{{.Slug}}" aria-label="{{.Cell.Kind}} experiment {{.Cell.ID}}">
-<div class="cell-head"><span class="cell-kind">{{.Cell.Kind}} experiment</span><span class="cell-hint">edit, then Run or Shift+Enter</span></div>
+var cellHTML = template.Must(template.New("cell").Parse(`<section class="cell" id="{{.Cell.ID}}" data-cell="{{.Cell.ID}}" data-kind="{{.Cell.Kind}}" data-lesson="{{.Slug}}" data-lang="{{.Lang}}" aria-label="{{.Cell.Kind}} experiment {{.Cell.ID}}">
+<div class="cell-head"><span class="cell-kind">{{.Cell.Kind}} experiment</span><span class="cell-hint">edit, then Run or Shift+Enter · Esc leaves the editor</span></div>
 <textarea class="cell-source" rows="{{.Rows}}" spellcheck="false" aria-label="experiment spec">{{.Cell.Source}}</textarea>
-<div class="cell-controls"><button type="button" class="cell-run">Run</button><button type="button" class="cell-stop" disabled>Stop</button>{{range .Actions}}<button type="button" class="cell-action" data-action="{{.Name}}">{{.Label}}</button>{{end}}<progress class="cell-progress" max="1" value="0" aria-label="progress"></progress><span class="cell-status" role="status" aria-live="polite"></span></div>
+<div class="cell-controls"><button type="button" class="cell-run">Run</button><button type="button" class="cell-stop" disabled>Stop</button>{{range .Actions}}<button type="button" class="cell-action" data-action="{{.Name}}">{{.Label}}</button>{{end}}<button type="button" class="cell-reset" title="put back the lesson's source">Reset</button><progress class="cell-progress" max="1" value="0" aria-label="progress"></progress><span class="cell-status" role="status" aria-live="polite"></span></div>
 <div class="cell-output"></div>
 </section>
 `))

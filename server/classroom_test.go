@@ -210,7 +210,7 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln1, base1 := listen(t)
+	ln1, base1 := listenLocal(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s1.Serve(ctx, ln1) }()
@@ -287,7 +287,7 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	}
 }
 
-func listen(t *testing.T) (net.Listener, string) {
+func listenLocal(t *testing.T) (net.Listener, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -307,7 +307,7 @@ type startOrder struct {
 
 func (o *startOrder) wrap(q *queue) {
 	inner := q.execute
-	q.execute = func(ctx context.Context, run cells.Run, e cells.Emitter) error {
+	q.execute = func(ctx context.Context, slot Slot, req Job, run cells.Run, e cells.Emitter) error {
 		p, _ := run.(probeRun)
 		o.mu.Lock()
 		o.rows = append(o.rows, p.Rows)
@@ -326,7 +326,7 @@ func (o *startOrder) wrap(q *queue) {
 			}
 			defer o.shared.Add(-1)
 		}
-		return inner(ctx, run, e)
+		return inner(ctx, slot, req, run, e)
 	}
 }
 
@@ -760,5 +760,83 @@ func TestCrossSitePostRefused(t *testing.T) {
 	}
 	if st := s.queue.state(); !st.Paused {
 		t.Error("the same-origin pause did not pause")
+	}
+}
+
+// A page that reloads while its run waits for a browser task gets the outstanding task again after
+// the replay (never one already answered), and its answer from the new connection is the run's;
+// another student can neither see the task nor answer it.
+func TestAskAcrossReplay(t *testing.T) {
+	_, base := startServer(t, classConfig(t))
+	ada, bob := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob")
+	ws := ada.dial(t)
+	if err := ws.WriteJSON(probeMsg("q", "ask: 2")); err != nil {
+		t.Fatal(err)
+	}
+	first := firstOf(t, ws, "q", TypeTask)
+	if got, want := string(first.Task), `{"question":0}`; got != want {
+		t.Fatalf("first task %s, want %s", got, want)
+	}
+	if err := ws.WriteJSON(Message{Type: TypeResult, ID: "q", Result: json.RawMessage(`"zero"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if second := firstOf(t, ws, "q", TypeTask); string(second.Task) != `{"question":1}` {
+		t.Fatalf("second task %s", second.Task)
+	}
+	ws.Close() // a reload while the second task is outstanding
+	var st struct {
+		Cells map[string]cellState `json:"cells"`
+	}
+	_, body := ada.get(t, "/api/state?lesson=p")
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	run := st.Cells["p-0"].Run
+	if run == nil {
+		t.Fatalf("state %s: want p-0's run", body)
+	}
+	wb := bob.dial(t)
+	if err := wb.WriteJSON(Message{Type: TypeResult, ID: "q", Result: json.RawMessage(`"bob"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if m := firstOf(t, wb, "", TypeError); !strings.Contains(m.Message, "no run") {
+		t.Errorf("Bob's result: %+v, want an error", m)
+	}
+	ws2 := ada.dial(t)
+	if err := ws2.WriteJSON(Message{Type: TypeReplay, ID: "q2", Run: run.ID}); err != nil {
+		t.Fatal(err)
+	}
+	var tasks, notes []string
+	_ = ws2.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var m Message
+		if err := ws2.ReadJSON(&m); err != nil {
+			t.Fatalf("waiting for the task again: %v", err)
+		}
+		if m.ID == "q2" && m.Type == TypeNote {
+			notes = append(notes, m.Note.Message)
+		}
+		if m.ID == "q2" && m.Type == TypeTask {
+			tasks = append(tasks, string(m.Task))
+			break
+		}
+	}
+	if got, want := fmt.Sprint(tasks), `[{"question":1}]`; got != want {
+		t.Errorf("tasks after the replay %s, want %s (only the outstanding one)", got, want)
+	}
+	if err := ws2.WriteJSON(Message{Type: TypeResult, ID: "q2", Result: json.RawMessage(`"one"`)}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws2, "q2", 30*time.Second)
+	if last := msgs[len(msgs)-1]; last.Type != TypeDone {
+		t.Fatalf("the run ended %+v, want done", last)
+	}
+	for _, m := range msgs {
+		if m.Type == TypeNote {
+			notes = append(notes, m.Note.Message)
+		}
+	}
+	if got, want := fmt.Sprint(notes), `[answer: "zero" answer: "one"]`; got != want {
+		t.Errorf("notes %s, want %s", got, want)
 	}
 }

@@ -85,7 +85,7 @@ func TestShowPTX(t *testing.T) {
 		t.Errorf("per-line counts of line 9 (the loads and store): %v", stores)
 	}
 	// The lines that ran carry the virtual GPU's counts; the store of C is one request per warp.
-	if body := text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// \d+ thr; \d+ req, \d+\.\d sectors/req`).MatchString(body) {
+	if body := text.Body; !regexp.MustCompile(`st\.global\.f32[^\n]*// [\d,]+ thr; [\d,]+ req, \d+\.\d sectors/req`).MatchString(body) {
 		t.Errorf("PTX lacks the counts beside its store:\n%.2000s", body)
 	}
 }
@@ -298,9 +298,13 @@ func TestAllReduceCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "ar", 30*time.Second)
-	var pts []string
+	var pts []string // the model is a grid: a row per link, a column per GPU count
 	for _, r := range rowsOf(t, msgs, "model") {
-		pts = append(pts, fmt.Sprintf("%s/%v", r["link"], r["GPUs"]))
+		for _, g := range []string{"2 GPUs", "8 GPUs"} {
+			if _, ok := r[g].(float64); ok {
+				pts = append(pts, fmt.Sprintf("%s/%s", r["link"], strings.TrimSuffix(g, " GPUs")))
+			}
+		}
 	}
 	charts := 0
 	for _, m := range msgs {

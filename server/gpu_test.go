@@ -47,8 +47,10 @@ func TestGPUKernelsRunInTheWorker(t *testing.T) {
 	}
 }
 
-// A cuda cell's own kernel runs as "custom", launched with the grid its formulas give for each n.
+// A cuda cell's own kernel runs as "custom", launched with the grid its formulas give for each n,
+// and its PTX then runs in the virtual GPU, so the counts stand beside the measured time.
 func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
+	requireNVRTC(t) // the fake worker compiles with the real compiler
 	dir := t.TempDir()
 	if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
 		t.Fatal(err)
@@ -63,6 +65,13 @@ func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
 	if strings.Join(results, ",") != "custom,gonum,cublas,custom,gonum,cublas" ||
 		len(notes) != 1 || notes[0] != "info: custom: twice_mm compiles for compute_90" {
 		t.Errorf("got results %v, notes %q", results, notes)
+	}
+	var emulated []string
+	for _, r := range rowsOf(t, msgs, "emulated") {
+		emulated = append(emulated, fmt.Sprintf("%s:%v:%v", r["kernel"], r["n"], r["bad"]))
+	}
+	if strings.Join(emulated, ",") != "custom:32:true,custom:100:true" { // twice_mm is not a matrix product
+		t.Errorf("emulated rows %v, want custom at 32 and 100, both flagged wrong", emulated)
 	}
 }
 

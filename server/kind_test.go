@@ -15,7 +15,8 @@ import (
 
 // probeKind is a test-only cell kind, registered through the same API as the real ones (Config.Kinds):
 // its source is YAML with `rows: N` (emit a table of N rows, one chart offer per row), `wait: true`
-// (run until cancelled), `fail: text` and `panic: true`, plus an action "shout" that emits text.
+// (run until cancelled), `fail: text` and `panic: true`, `ask: K` (ask the page K tasks, one at a time,
+// and note each answer), plus an action "shout" that emits text.
 type probeKind struct{}
 
 type probeSpec struct {
@@ -27,6 +28,7 @@ type probeSpec struct {
 	Takes        string `yaml:"estimate"`
 	Shared       bool   `yaml:"shared"` // times nothing (cells.Exclusive false)
 	Sleep        string `yaml:"sleep"`  // sleep this long (or until cancelled) before the rows
+	Ask          int    `yaml:"ask"`
 }
 
 func (probeKind) Name() string   { return "probe" }
@@ -69,6 +71,15 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) error {
 	case r.Wait:
 		<-ctx.Done()
 		return ctx.Err()
+	case r.Ask > 0:
+		for i := range r.Ask {
+			raw, err := cells.Ask(ctx, e, map[string]int{"question": i})
+			if err != nil {
+				return err
+			}
+			e.Note("info", "answer: "+string(raw))
+		}
+		return nil
 	}
 	e.Note("info", "probe starts")
 	e.Table(cells.Table{ID: "t", Caption: "probe rows, made up", Columns: []cells.Column{{Label: "i"}, {Label: "square", Unit: "s"}}})

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -45,8 +46,15 @@ func fakeGPU() {
 			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Report: &cuda.Report{Driver: "13.0",
 				Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30,
 					ClockKHz: 1980000, MemoryClockKHz: 2619000, MemoryBusBits: 5120}}}})
-		case "compile":
-			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, PTX: "// fake PTX for " + req.Name})
+		case "compile": // with the real compiler where there is one, so that the PTX runs in the virtual GPU
+			ptx := "// fake PTX for " + req.Name
+			if nv, cl, err := cuda.ChosenCompiler(); err == nil {
+				if ptx, err = cuda.CompileWith(context.Background(), nv, cl, req.Source, req.Name, req.Arch); err != nil {
+					_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Error: err.Error()})
+					continue
+				}
+			}
+			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, PTX: ptx})
 		case "run":
 			if req.Kernel == "custom" {
 				g := (req.N + 15) / 16 // the cell's grid formula, ceil(n/16)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -14,6 +15,7 @@ import (
 //
 //	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cell text>","action":"<optional>"}
 //	{"type":"cancel","id":"<client run id>"}
+//	{"type":"result","id":"<client run id>","result":<JSON>}   the answer to that run's task
 //	{"type":"replay","id":"<client run id>","run":<stored run id>}   a run of yours, kept: its messages so far, then live
 //	{"type":"save","lesson":"<slug>","cell":"<cell id>","source":"<cell text>"}   keep an edit (the lesson's text forgets it)
 //
@@ -23,7 +25,7 @@ import (
 //	shared   {shared: {run, measured, machine}}   instead of started: an unedited cell's results
 //	                                    measured recently for someone's run; a note says when and
 //	                                    on what; the same run with "fresh": true measures anew
-//	started
+//	started  {estimate}                 the run's estimated duration in seconds (a guess, for a progress bar)
 //	progress {done, total}
 //	note     {note: {level, message}}
 //	table    {table: {id, caption, columns: [{label, unit}]}}
@@ -31,6 +33,7 @@ import (
 //	chart    {svg}                      at most every 250 ms, and once at the end
 //	frames   {frames: […]}              animation frames for the kind's browser module, ≤ 20 a message
 //	text     {text: {title, body}}
+//	task     {task: <JSON>}             work for the kind's browser module; the run waits for a result
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
 //
 // An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
@@ -45,14 +48,19 @@ type Message struct {
 	Run      int64 `json:"run,omitempty"`
 	Position int   `json:"position,omitempty"` // queued
 	// Wait is the estimated time until a queued run starts, in seconds, from the runs' estimates.
-	Wait   float64      `json:"wait_s,omitempty"`
-	Note   *cells.Note  `json:"note,omitempty"`   // note
-	Table  *cells.Table `json:"table,omitempty"`  // table
-	Row    *cells.Row   `json:"row,omitempty"`    // row
-	SVG    string       `json:"svg,omitempty"`    // chart
-	Frames []any        `json:"frames,omitempty"` // frames
-	Text   *cells.Text  `json:"text,omitempty"`   // text
-	Shared *Shared      `json:"shared,omitempty"` // shared
+	Wait     float64      `json:"wait_s,omitempty"`
+	Estimate float64      `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
+	Note     *cells.Note  `json:"note,omitempty"`     // note
+	Table    *cells.Table `json:"table,omitempty"`    // table
+	Row      *cells.Row   `json:"row,omitempty"`      // row
+	SVG      string       `json:"svg,omitempty"`      // chart
+	Frames   []any        `json:"frames,omitempty"`   // frames
+	Text     *cells.Text  `json:"text,omitempty"`     // text
+	Shared   *Shared      `json:"shared,omitempty"`   // shared
+	// Task is a run's work for the page (cells.Asker), its shape the kind's; Result is the page's
+	// answer to it. Both are kept as raw JSON: the server only routes them.
+	Task   json.RawMessage `json:"task,omitempty"`   // task
+	Result json.RawMessage `json:"result,omitempty"` // result
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
 }
@@ -89,6 +97,8 @@ const (
 	TypeCancel    = "cancel"
 	TypeReplay    = "replay"
 	TypeSave      = "save"
+	TypeResult    = "result"
+	TypeTask      = "task"
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
 	TypeShared    = "shared"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -27,37 +28,37 @@ func (e timeoutError) Error() string {
 	return fmt.Sprintf("the run hit the %s time limit and was stopped: use smaller sizes, fewer repeats or fewer kernels", e.limit)
 }
 
-// queue schedules runs. An exclusive run (one that measures: cells.Exclusive) has the whole machine:
-// it starts only when no other run is running, and nothing starts beside it. Runs that time nothing
-// share the machine's cores, one core (slot) each, and start at once when a slot is free and no
-// exclusive run is running or about to start. Each of the two kinds of run waits in a fair line
-// (fairLine: round-robin over students). After each exclusive run the waiting non-exclusive runs
-// get the free slots first, then the next exclusive run waits for them to end: neither kind starves.
+// queue schedules runs on its executor's machines (Executor). On every machine a run that measures
+// (cells.Exclusive) has the machine to itself, and runs that time nothing share its cores, one slot
+// each (the executor keeps that rule). Each of the two kinds of run waits in a fair line (fairLine:
+// round-robin over students); whenever anything changes, the queue offers the waiting runs in fair
+// order, the non-measuring ones first, and starts every one that a machine can take now: a run that
+// waits for a busy machine (a GPU worker, say) does not hold up the runs behind it that another
+// machine or a free slot can take. After each measuring run the waiting non-measuring runs get the
+// free slots first; then a measuring run that waits only for them to end (Executor's drain) stops
+// new non-measuring runs from starting until it has its machine: neither kind starves.
 type queue struct {
 	timeout time.Duration
-	slots   int
-	// execute is where a run executes (this process, for now): the one step a remote worker
-	// would replace.
-	execute func(ctx context.Context, run cells.Run, e cells.Emitter) error
+	exec    Executor
+	// execute runs a job in its slot: slot.Execute; tests wrap it.
+	execute func(ctx context.Context, slot Slot, req Job, run cells.Run, e cells.Emitter) error
 
 	mu        sync.Mutex
 	exclusive fairLine
 	shared    fairLine
-	heavy     *job          // the running exclusive run, if any
-	light     map[*job]bool // the running non-exclusive runs
-	draining  bool          // the next exclusive run waits for the light ones to end
+	current   map[*job]bool // the runs taken from the lines: running on a machine
+	draining  bool          // a measuring run waits for non-measuring ones to end: none new starts
 	paused    bool          // an instructor paused the queue: nothing new starts
 	closed    bool          // shutting down: no job is taken or started
 	wake      chan struct{}
 	running   sync.WaitGroup
 }
 
-func newQueue(timeout time.Duration, slots int) *queue {
-	if slots < 1 {
-		slots = 1
-	}
-	return &queue{timeout: timeout, slots: slots, light: map[*job]bool{}, wake: make(chan struct{}, 1),
-		execute: func(ctx context.Context, run cells.Run, e cells.Emitter) error { return run.Run(ctx, e) }}
+func newQueue(timeout time.Duration, exec Executor) *queue {
+	return &queue{timeout: timeout, exec: exec, current: map[*job]bool{}, wake: make(chan struct{}, 1),
+		execute: func(ctx context.Context, slot Slot, req Job, run cells.Run, e cells.Emitter) error {
+			return slot.Execute(ctx, req, run, e)
+		}}
 }
 
 // maxWaiting bounds the lines; past it a run is refused.
@@ -97,6 +98,7 @@ func (q *queue) push(j *job) error {
 // remove takes j out of its line; it reports false if j was not waiting (running or finished).
 func (q *queue) remove(j *job) bool {
 	q.mu.Lock()
+	defer q.poke() // a measuring run that left may have held back the others (draining)
 	defer q.mu.Unlock()
 	l := q.line(j)
 	i := l.remove(j)
@@ -121,27 +123,26 @@ func remaining(j *job, now time.Time) time.Duration {
 }
 
 // tellPositions re-sends position and estimated wait to the runs of line l from index from on;
-// q.mu is held. The wait adds the estimates of the runs ahead: for an exclusive run, what is
-// running now and every exclusive run ahead; for a shared one, the exclusive run running or about
-// to start and its share of the shared runs ahead.
+// q.mu is held. The wait adds the estimates of the runs ahead to the longest remaining one of those
+// running: for a measuring run, every measuring run ahead; for one that times nothing, the
+// measuring run about to start, if any, and the runs ahead of it in its own line, spread over the
+// slots of one machine (GOMAXPROCS: an estimate, as on one machine).
 func (q *queue) tellPositions(l *fairLine, from int) {
 	now := time.Now()
 	var base time.Duration
-	if q.heavy != nil {
-		base = remaining(q.heavy, now)
-	}
-	for j := range q.light {
+	for j := range q.current {
 		base = max(base, remaining(j, now))
 	}
 	var ahead time.Duration
 	if l == &q.shared && q.draining && q.exclusive.len() > 0 {
 		ahead = q.exclusive.jobs[0].estimate
 	}
+	slots := time.Duration(runtime.GOMAXPROCS(0))
 	for i, w := range l.jobs {
 		if i >= from {
 			wait := base + ahead
 			if l == &q.shared {
-				wait = base + ahead/time.Duration(q.slots)
+				wait = base + ahead/slots
 			}
 			w.emit(nil, Message{Type: TypeQueued, Position: i + 1, Wait: wait.Seconds()})
 		}
@@ -149,38 +150,62 @@ func (q *queue) tellPositions(l *fairLine, from int) {
 	}
 }
 
-// next picks the runs to start now and marks them running; q.mu is held.
-func (q *queue) next() []*job {
-	if q.paused || q.closed || q.heavy != nil {
-		return nil
+// started is a job that got a machine.
+type started struct {
+	j    *job
+	slot Slot
+}
+
+// next picks the runs to start now, reserving a machine for each, and marks them running; q.mu is
+// held. Runs that can never run (err from the executor) are taken out of their line and returned
+// in failed, to end with their error outside the lock.
+func (q *queue) next() (out []started, failed []failedJob) {
+	if q.paused || q.closed {
+		return nil, nil
 	}
-	var out []*job
-	if !q.draining {
-		for len(q.light) < q.slots && q.shared.len() > 0 {
-			j := q.shared.pop()
-			q.light[j] = true
-			out = append(out, j)
+	take := func(l *fairLine, exclusive bool) (drain bool) {
+		for i := 0; i < len(l.jobs); {
+			j := l.jobs[i]
+			slot, ok, d, err := q.exec.TryAcquire(j.run)
+			switch {
+			case err != nil:
+				l.take(i)
+				failed = append(failed, failedJob{j, err})
+			case ok:
+				l.take(i)
+				q.current[j] = true
+				out = append(out, started{j, slot})
+			default:
+				drain = drain || d
+				i++
+			}
 		}
-		q.draining = q.exclusive.len() > 0
+		return drain
 	}
-	if q.draining && len(q.light) == 0 {
-		q.heavy, q.draining = q.exclusive.pop(), false
-		out = append(out, q.heavy)
+	wasDraining := q.draining
+	if !q.draining {
+		take(&q.shared, false)
 	}
-	if len(out) > 0 {
+	q.draining = take(&q.exclusive, true)
+	if wasDraining && !q.draining {
+		q.poke() // the runs that time nothing may start again: another look
+	}
+	if len(out) > 0 || len(failed) > 0 {
 		q.tellPositions(&q.shared, 0)
 		q.tellPositions(&q.exclusive, 0)
 	}
-	return out
+	return out, failed
 }
 
-// ended frees what j held.
+type failedJob struct {
+	j   *job
+	err error
+}
+
+// ended forgets j, taken from a line, once it has ended.
 func (q *queue) ended(j *job) {
 	q.mu.Lock()
-	if q.heavy == j {
-		q.heavy = nil
-	}
-	delete(q.light, j)
+	delete(q.current, j)
 	q.mu.Unlock()
 	q.poke()
 }
@@ -192,10 +217,7 @@ func (q *queue) loop(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() {
 		q.mu.Lock()
 		q.closed = true
-		if q.heavy != nil {
-			q.heavy.cancel(errShutdown)
-		}
-		for j := range q.light {
+		for j := range q.current {
 			j.cancel(errShutdown)
 		}
 		q.mu.Unlock()
@@ -203,24 +225,37 @@ func (q *queue) loop(ctx context.Context) {
 	})
 	defer stop()
 	for {
+		changed := q.exec.Changed()
 		q.mu.Lock()
-		start, closed := q.next(), q.closed
-		for _, j := range start {
-			j.startedAt = time.Now()
+		start, failed := q.next()
+		closed := q.closed
+		for _, s := range start {
+			s.j.startedAt = time.Now()
 			q.running.Add(1)
 		}
 		q.mu.Unlock()
+		for _, f := range failed {
+			if f.j.ctx.Err() != nil {
+				f.j.finish(cancelMessage(f.j.ctx))
+			} else {
+				f.j.finish(Message{Type: TypeError, Message: f.err.Error()})
+			}
+		}
 		if closed {
 			break
 		}
-		for _, j := range start {
+		for _, s := range start {
 			go func() {
 				defer q.running.Done()
-				q.run(j)
-				q.ended(j)
+				defer q.ended(s.j)
+				defer s.slot.Release()
+				q.run(s.j, s.slot)
 			}()
 		}
-		<-q.wake
+		select {
+		case <-q.wake:
+		case <-changed:
+		}
 	}
 	q.running.Wait()
 	q.mu.Lock()
@@ -245,10 +280,7 @@ func (q *queue) state() queueState {
 			Measures: j.exclusive, Estimate: j.estimate.Seconds(), Started: j.startedAt}
 	}
 	st := queueState{Paused: q.paused, Running: []classRun{}, Waiting: []classRun{}}
-	if q.heavy != nil {
-		st.Running = append(st.Running, view(q.heavy))
-	}
-	for j := range q.light {
+	for j := range q.current {
 		st.Running = append(st.Running, view(j))
 	}
 	for _, j := range append(slices.Clone(q.exclusive.jobs), q.shared.jobs...) {
@@ -287,11 +319,11 @@ func (l *fairLine) push(j *job) int {
 	return i
 }
 
-// pop takes the first run.
-func (l *fairLine) pop() *job {
-	j := l.jobs[0]
-	l.jobs = l.jobs[1:]
-	l.round = j.round
+// take takes the run at index i out of the line, as pop does the first.
+func (l *fairLine) take(i int) *job {
+	j := l.jobs[i]
+	l.jobs = slices.Delete(l.jobs, i, i+1)
+	l.round = max(l.round, j.round)
 	for st, r := range l.next { // forget students who are behind the round: they start afresh
 		if r <= l.round {
 			delete(l.next, st)
@@ -315,9 +347,9 @@ func (l *fairLine) drain() []*job {
 	return out
 }
 
-// run runs one job and sends its messages, ending with exactly one terminal message. A panic in the
+// run runs one job in slot and sends its messages, ending with exactly one terminal message. A panic in the
 // run becomes its error.
-func (q *queue) run(j *job) {
+func (q *queue) run(j *job, slot Slot) {
 	if j.ctx.Err() != nil {
 		j.finish(cancelMessage(j.ctx))
 		return
@@ -332,7 +364,7 @@ func (q *queue) run(j *job) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		err = q.execute(ctx, j.run, e)
+		err = q.execute(ctx, slot, j.req, j.run, e)
 		if ctx.Err() == nil {
 			e.flush() // the last frames and the chart of everything
 		}

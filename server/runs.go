@@ -26,6 +26,7 @@ type job struct {
 	owner                string
 	lesson, cell, action string
 	run                  cells.Run
+	req                  Job // what the run was parsed from, for executors on other machines
 	exclusive            bool
 	estimate             time.Duration
 	ctx                  context.Context
@@ -40,6 +41,10 @@ type job struct {
 	views   map[*conn]string // the connections that show the run, each with the run's id there
 	nextSeq int64
 	ended   bool
+	// ask receives the page's answer to the outstanding task, task (ask.go); task is not kept in
+	// the store but sent again to a connection that attaches while it is outstanding.
+	ask  chan json.RawMessage
+	task json.RawMessage
 }
 
 // view is one connection that shows a run, with the run's id there.
@@ -75,9 +80,10 @@ func (j *job) emit(ctx context.Context, m Message) {
 }
 
 // keep stores m as the run's next message; j.mu is held. Only the latest chart and progress are
-// kept (a run redraws its chart up to four times a second).
+// kept (a run redraws its chart up to four times a second). Tasks are not kept: a replay sends only
+// the outstanding one (attach), never one the page has answered.
 func (j *job) keep(m Message) {
-	if j.s == nil || j.runID == 0 || m.Type == TypeQueued {
+	if j.s == nil || j.runID == 0 || m.Type == TypeQueued || m.Type == TypeTask {
 		return
 	}
 	m.ID = ""
@@ -99,7 +105,7 @@ func (j *job) started() {
 			log.Printf("run %d: %v", j.runID, err)
 		}
 	}
-	j.emit(nil, Message{Type: TypeStarted})
+	j.emit(nil, Message{Type: TypeStarted, Estimate: j.estimate.Seconds()})
 }
 
 // finish keeps and sends the run's terminal message once and forgets the job; later calls do
@@ -136,8 +142,8 @@ func (j *job) detach(c *conn) {
 	j.mu.Unlock()
 }
 
-// attach replays the run's kept messages to c under the id, then shows the run on c too (beside
-// any other connection showing it); it reports false (and sends nothing) if the run has ended
+// attach replays the run's kept messages to c under the id, and the task the run waits on, if any,
+// then shows the run on c too (beside any other connection showing it); it reports false (and sends nothing) if the run has ended
 // meanwhile. Holding j.mu while replaying keeps a
 // message from being missed or sent twice.
 func (j *job) attach(c *conn, id string) (bool, error) {
@@ -157,6 +163,9 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 			m.ID = id
 			c.sendPaced(c.ctx, m)
 		}
+	}
+	if j.task != nil { // the run waits for its page: this one may answer
+		c.sendPaced(c.ctx, Message{Type: TypeTask, ID: id, Task: j.task})
 	}
 	oldID, had := j.views[c]
 	if j.views == nil {

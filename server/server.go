@@ -45,6 +45,9 @@ type Config struct {
 	LessonsDir string
 	// Open opens the index in the default browser once listening.
 	Open bool
+	// TLSCert and TLSKey, if both set, are PEM files of a certificate and its key: the server then
+	// speaks https (and wss), which browsers on other machines need for WebGPU (a secure context).
+	TLSCert, TLSKey string
 	// RunTimeout is the time limit of one run. Default 120 s.
 	RunTimeout time.Duration
 	// MaxN is the largest matrix size a cell may ask for. Default 4096.
@@ -64,6 +67,9 @@ type Config struct {
 	Devices func(context.Context) cuda.Report
 	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
 	Roofline roofline.Options
+	// Noise makes timed runs warn when their timings are noisy (nil: never; the playground command
+	// uses experiment.DefaultNoise).
+	Noise *experiment.Noise
 	// MaxConns bounds the websocket connections of the whole server (default 1000);
 	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
 	// and queued or running runs (defaults 16 and 8).
@@ -96,6 +102,10 @@ type Config struct {
 	// Slots is how many runs that time nothing (cells.Exclusive false) run side by side; default
 	// GOMAXPROCS. A run that measures takes every slot.
 	Slots int
+	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
+	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
+	// several machines.
+	Executor Executor
 }
 
 func (c Config) withDefaults() Config {
@@ -196,6 +206,7 @@ func New(cfg Config) (*Server, error) {
 		Limits:   experiment.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		GPU:      s.gpu,
 		Roofline: s.roof,
+		Noise:    cfg.Noise,
 	}
 	s.kinds = cfg.Kinds(env)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
@@ -220,7 +231,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.queue = newQueue(cfg.RunTimeout, cfg.Slots)
+	exec := cfg.Executor
+	if exec == nil {
+		exec = NewInProcess(cfg.Slots)
+	}
+	s.queue = newQueue(cfg.RunTimeout, exec)
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
 	if err := s.openStore(); err != nil {
 		return nil, err
@@ -264,14 +279,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, scheme, err := listen(s.cfg)
 	if err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/"
+	url := scheme + "://" + ln.Addr().String() + "/"
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		// Listening on every interface: this machine reaches itself on loopback.
-		url = fmt.Sprintf("http://127.0.0.1:%d/", ta.Port)
+		url = fmt.Sprintf("%s://127.0.0.1:%d/", scheme, ta.Port)
 	}
 	if !loopback(ln.Addr()) && !s.signIn { // a class: students join with a token
 		s.cfg.Token, s.signIn = newToken(), true
@@ -282,7 +297,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if s.signIn {
 		fmt.Fprintf(s.cfg.Out, "GPU Playground: %s?token=%s\n", url, s.cfg.Token)
 		fmt.Fprintf(s.cfg.Out, "  students join with that link (or the token %s and a name), with this machine's address:\n", s.cfg.Token)
-		for _, u := range lanURLs(ln.Addr()) {
+		for _, u := range lanURLs(scheme, ln.Addr()) {
 			fmt.Fprintf(s.cfg.Out, "    %s?token=%s\n", u, s.cfg.Token)
 		}
 		fmt.Fprintf(s.cfg.Out, "  instructor: %sclass?token=%s\n", url, s.cfg.InstructorToken)
@@ -516,13 +531,13 @@ func (s *Server) probe() cuda.Report {
 
 // lanURLs are the URLs other machines may reach a listener on: its own address, or for an
 // unspecified one (0.0.0.0, ::) each non-loopback IPv4 address of this machine's interfaces.
-func lanURLs(a net.Addr) []string {
+func lanURLs(scheme string, a net.Addr) []string {
 	ta, ok := a.(*net.TCPAddr)
 	if !ok || ta.IP.IsLoopback() {
 		return nil
 	}
 	if !ta.IP.IsUnspecified() {
-		return []string{"http://" + ta.String() + "/"}
+		return []string{scheme + "://" + ta.String() + "/"}
 	}
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -531,7 +546,7 @@ func lanURLs(a net.Addr) []string {
 	var out []string
 	for _, ad := range addrs {
 		if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
-			out = append(out, fmt.Sprintf("http://%s/", net.JoinHostPort(n.IP.String(), fmt.Sprint(ta.Port))))
+			out = append(out, fmt.Sprintf("%s://%s/", scheme, net.JoinHostPort(n.IP.String(), fmt.Sprint(ta.Port))))
 		}
 	}
 	return out

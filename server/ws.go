@@ -250,8 +250,12 @@ func (c *conn) handle(data []byte) {
 		if err := c.save(m); err != nil {
 			c.send(Message{Type: TypeError, Message: "saving your edit: " + err.Error()})
 		}
+	case TypeResult:
+		if err := c.answer(m); err != nil {
+			c.send(Message{Type: TypeError, Message: err.Error()})
+		}
 	default:
-		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, cancel, replay or save", m.Type)})
+		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, cancel, result, replay or save", m.Type)})
 	}
 }
 
@@ -328,6 +332,7 @@ func (c *conn) startRun(m Message) error {
 		return err
 	}
 	j.lesson, j.cell, j.action = l.Slug, cell.ID, m.Action
+	j.req = Job{Kind: cell.Kind, Lesson: l.Slug, Action: m.Action, Cell: cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording}}
 	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
 		Source: m.Source, Edited: edited, Machine: c.s.where()})
 	if err != nil {

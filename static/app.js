@@ -9,6 +9,10 @@
 //   frames(view, frames)  a `frames` message arrived (frames: its array, shape owned by the kind)
 //   reset(view)           a new run of the cell starts: stop what the last one started (timers);
 //                         the output is emptied and view.state replaced right after
+//   task(view, task, signal)  the server asks the page to do part of the run here (a `task`
+//                         message; the matmul and wgsl kinds run WebGPU kernels): return the result
+//                         (or a Promise of it), which is sent back as the run's `result`; signal aborts
+//                         when the run ends. A throw or rejection answers {page_error: message}.
 //   done(view)            the run finished; return the status text ("done: …"), or nothing for the
 //                         generic one, which counts the rows and failed checks
 //
@@ -19,9 +23,22 @@
 // summary() and format(number).
 
 import { formatNumber } from "./format.js";
-import { CellView } from "./view.js";
+import { CellView, setHighlighter } from "./view.js";
+import { initQuizzes } from "./quiz.js";
+import { initGoals } from "./goal.js";
+
+// The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
+// good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
+const editorModule = import("/static/editor.bundle.js").then((m) => {
+  setHighlighter(m.highlight);
+  return m;
+}, (err) => {
+  console.warn("the code editor did not load; cells keep plain text boxes:", err);
+  return null;
+});
 
 const MAX_MESSAGE = 64 * 1024; // the server answers larger frames with an error that names no run
+const MAX_RESULT = 63 * 1024;  // and larger `result` values (server/ask.go, maxResult)
 
 const runs = new Map(); // run id -> Cell
 let socket = null;
@@ -90,7 +107,10 @@ class Cell {
     this.id = el.dataset.cell;
     this.lesson = el.dataset.lesson;
     this.source = el.querySelector(".cell-source");
+    this.original = this.source.defaultValue; // the lesson's source, for Reset
+    this.editor = null; // the code editor once loaded; until then the textarea
     this.runBtn = el.querySelector(".cell-run");
+    this.resetBtn = el.querySelector(".cell-reset");
     this.stopBtn = el.querySelector(".cell-stop");
     this.actionBtns = [...el.querySelectorAll(".cell-action")];
     this.progress = el.querySelector(".cell-progress");
@@ -106,16 +126,56 @@ class Cell {
       for (const msg of this.pending.splice(0)) this.handle(msg);
     });
     this.runBtn.addEventListener("click", () => this.run(""));
-    this.addReset();
-    this.source.addEventListener("input", () => this.saveSoon());
+    this.source.addEventListener("input", () => this.saveSoon()); // until the editor has loaded
     this.stopBtn.addEventListener("click", () => this.stop());
     for (const b of this.actionBtns) b.addEventListener("click", () => this.run(b.dataset.action));
+    if (this.resetBtn) this.resetBtn.addEventListener("click", () => resetCell(this));
     this.source.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && ev.shiftKey) {
         ev.preventDefault();
         this.run("");
+      } else if (ev.key === "Escape") {
+        this.runBtn.focus();
       }
     });
+    el.playground = this; // for other page code and the browser tests: getSource, setSource, reset
+    editorModule.then((m) => {
+      if (!m) return;
+      try {
+        this.editor = m.createEditor(this.source, {
+          language: el.dataset.lang || "yaml",
+          label: `${el.dataset.kind} experiment source`,
+          onRun: () => this.run(""),
+          onEscape: () => this.runBtn.focus(),
+          onChange: () => this.saveSoon(),
+        });
+        el.dataset.editor = "ready";
+      } catch (err) {
+        console.error("the code editor failed on this cell; it keeps its text box:", err);
+      }
+    });
+  }
+
+  // getSource is the cell's source as the learner edited it.
+  getSource() {
+    return this.editor ? this.editor.getSource() : this.source.value;
+  }
+
+  // setSource replaces the cell's source (the edit can be undone in the editor).
+  setSource(text) {
+    if (this.editor) this.editor.setSource(text);
+    else this.source.value = text;
+  }
+
+  // markErrors puts a marker on each line of the source that a run's error names ("line 3: …"); no
+  // argument clears them.
+  markErrors(message) {
+    if (!this.editor) return;
+    const errors = [];
+    for (const m of String(message || "").matchAll(/\blines? (\d+)\b/g)) {
+      errors.push({ line: Number(m[1]), message: String(message) });
+    }
+    this.editor.setErrors(errors);
   }
 
   setStatus(text, isError = false) {
@@ -139,7 +199,7 @@ class Cell {
       return;
     }
     const runId = `${this.id}#${++runCounter}`;
-    const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.source.value };
+    const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.getSource() };
     if (action) req.action = action;
     if (fresh) req.fresh = true;
     const payload = JSON.stringify(req);
@@ -148,32 +208,19 @@ class Cell {
       return;
     }
     this.hook("reset");
+    this.markErrors();
     this.view.clear(action);
     this.runId = runId;
     runs.set(runId, this);
     this.progress.max = 1;
     this.progress.value = 0;
+    this.t0 = undefined;
     this.setBusy(true);
     this.setStatus("sending…");
     socket.send(payload);
   }
 
   // --- Saved work: the server keeps edits and runs (docs/protocol.md, "save" and "replay") ---
-
-  // addReset puts a Reset button after the cell's buttons: it restores the lesson's source (the
-  // textarea's original text) and the server forgets the edit.
-  addReset() {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.className = "cell-reset";
-    b.textContent = "Reset";
-    b.title = "Restore the lesson's source of this cell";
-    b.addEventListener("click", () => {
-      this.source.value = this.source.defaultValue;
-      this.save();
-    });
-    this.stopBtn.after(b);
-  }
 
   // saveSoon sends the edited source a second after typing stops.
   saveSoon() {
@@ -183,7 +230,7 @@ class Cell {
 
   save() {
     clearTimeout(this.saveTimer);
-    if (socketOpen) socket.send(JSON.stringify({ type: "save", lesson: this.lesson, cell: this.id, source: this.source.value }));
+    if (socketOpen) socket.send(JSON.stringify({ type: "save", lesson: this.lesson, cell: this.id, source: this.getSource() }));
   }
 
   // offerRunAnyway adds a "Run anyway" button beside shared results (measured for someone else's
@@ -223,11 +270,48 @@ class Cell {
     }
   }
 
+  // startClock starts the progress bar's clock when the run starts (estimate: the server's guess of
+  // its duration, in seconds). The bar advances with time against the estimate, but never past the
+  // next unit of work the server has not reported done, and never backwards.
+  startClock(estimate) {
+    this.t0 = performance.now();
+    this.estimate = estimate > 0 ? estimate : 0;
+    this.work = null;
+    this.progress.max = 1000;
+    this.progress.value = 0;
+    clearInterval(this.clock);
+    this.clock = setInterval(() => this.tick(), 200);
+    this.tick();
+  }
+
+  tick() {
+    if (!this.runId || this.t0 === undefined) return;
+    const elapsed = (performance.now() - this.t0) / 1000;
+    let f = this.estimate > 0 ? Math.min(elapsed / this.estimate, 0.95) : 0;
+    const w = this.work;
+    if (w) f = Math.max(w.done / w.total, Math.min(f, (w.done + 1) / w.total));
+    else if (!this.estimate) f = 0;
+    this.progress.value = Math.max(this.progress.value, Math.round(f * 1000));
+    let text = `running… ${formatSeconds(elapsed)}`;
+    if (this.estimate >= 2) text += ` of about ${formatSeconds(this.estimate)}`;
+    this.setStatus(text);
+  }
+
+  // elapsedText is the run's time so far, from its start on the server's machine ("9.1 s").
+  elapsedText() {
+    return this.t0 === undefined ? "" : formatSeconds((performance.now() - this.t0) / 1000);
+  }
+
   end(text, isError) {
     if (this.replayed && this.replayed.ended) {
       text += ` (your run of ${new Date(this.replayed.ended).toLocaleString()})`;
     }
     this.replayed = null;
+    if (this.abort) this.abort.abort();
+    this.abort = null;
+    clearInterval(this.clock);
+    this.t0 = undefined;
+    if (isError) this.markErrors(text);
     runs.delete(this.runId);
     this.runId = null;
     this.setBusy(false);
@@ -254,6 +338,30 @@ class Cell {
     }
   }
 
+  // answer does a task of the running run with the kind's module and sends the result back, unless
+  // the run ended meanwhile (docs/protocol.md: a result answers only its own running run).
+  answer(m) {
+    const id = this.runId;
+    if (!this.abort) this.abort = new AbortController();
+    const signal = this.abort.signal;
+    let p;
+    try {
+      if (typeof this.module.task !== "function") throw new Error(this.module.failed || "this cell's renderer has no task handler");
+      p = Promise.resolve(this.module.task(this.view, m.task, signal));
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    p.catch((err) => ({ page_error: String((err && err.message) || err) })).then((result) => {
+      if (this.runId !== id || signal.aborted || !socketOpen) return;
+      if (result === undefined || result === null) {
+        result = { page_error: "this cell's renderer answered nothing" };
+      } else if (new TextEncoder().encode(JSON.stringify(result)).length > MAX_RESULT) {
+        result = { page_error: "the result is over the server's 63 KiB limit" };
+      }
+      socket.send(JSON.stringify({ type: "result", id, result }));
+    });
+  }
+
   handle(m) {
     if (m.type === "lost") {
       if (this.runId) this.end("The connection dropped; the run goes on on the server and shows here again once reconnected.", true);
@@ -267,18 +375,29 @@ class Cell {
           (m.wait_s > 1 ? `, starts in about ${Math.round(m.wait_s)} s (estimate)` : ""));
         break;
       case "started":
-        this.setStatus("running…");
+        this.startClock(m.estimate);
         break;
       case "shared":
         this.offerRunAnyway();
         break;
       case "progress":
-        this.progress.max = Math.max(m.total, 1);
-        this.progress.value = m.done;
-        this.setStatus(`running… ${formatNumber(m.done)} of ${formatNumber(m.total)}`);
+        this.work = { done: m.done, total: Math.max(m.total, 1) };
+        this.tick();
         break;
       case "note":
         v.addNote(m.note);
+        if (m.note && m.note.level === "error") this.markErrors(m.note.message);
+        if (m.note && m.note.level === "warning" && /noisy/i.test(m.note.message) && v.notesList) {
+          // Noisy timings: offer the rerun the note suggests, once the run is over.
+          const li = v.notesList.lastElementChild;
+          li.classList.add("noisy");
+          const again = document.createElement("button");
+          again.type = "button";
+          again.className = "note-rerun";
+          again.textContent = "Run again";
+          again.addEventListener("click", () => this.run(this.view.action || ""));
+          li.append(" ", again);
+        }
         break;
       case "table":
         v.addTable(m.table);
@@ -292,6 +411,9 @@ class Cell {
       case "text":
         v.addText(m.text);
         break;
+      case "task":
+        this.answer(m);
+        break;
       case "frames":
         if (typeof this.module.frames === "function") this.hook("frames", m.frames || []);
         else if (!v.state.framesNoted) {
@@ -303,8 +425,10 @@ class Cell {
         break;
       case "done": {
         this.progress.value = this.progress.max;
+        v.took = this.elapsedText();
         const text = this.hook("done");
         this.end(typeof text === "string" && text ? text : v.summary(), false);
+        this.el.dispatchEvent(new CustomEvent("cell-done", { detail: { view: v } }));
         break;
       }
       case "cancelled":
@@ -317,7 +441,76 @@ class Cell {
   }
 }
 
+// formatSeconds shows a duration for the status line: "12 ms", "0.4 s", "9.1 s", "1 min 5 s".
+function formatSeconds(s) {
+  if (s < 0.1) return `${Math.max(1, Math.round(s * 1000))} ms`;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
+// resetCell puts back the lesson's source of cell (a Cell), clearing its error markers, and the
+// server forgets the saved edit; the edit can be undone in the editor (Ctrl+Z).
+export function resetCell(cell) {
+  cell.setSource(cell.original);
+  cell.markErrors();
+  cell.save();
+}
+
+// Citations: "[2]" in a lesson's text links to item 2 of its Sources list.
+function linkCitations() {
+  const h = [...document.querySelectorAll("article h2")].find((e) => e.textContent.trim() === "Sources");
+  const list = h && h.nextElementSibling && h.nextElementSibling.tagName === "OL" ? h.nextElementSibling : null;
+  if (!list) return;
+  const n = list.children.length;
+  [...list.children].forEach((li, i) => { li.id = li.id || `source-${i + 1}`; });
+  const walker = document.createTreeWalker(document.querySelector("article"), NodeFilter.SHOW_TEXT, {
+    acceptNode: (t) => (t.parentElement.closest("pre, code, a, .cell") || list.contains(t))
+      ? NodeFilter.FILTER_REJECT : (/\[\d+(?:[,–-]\s*\d+)*\]/.test(t.data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+  });
+  const texts = [];
+  while (walker.nextNode()) texts.push(walker.currentNode);
+  for (const t of texts) {
+    const frag = document.createDocumentFragment();
+    let last = 0;
+    for (const m of t.data.matchAll(/\[(\d+(?:[,–-]\s*\d+)*)\]/g)) {
+      frag.append(t.data.slice(last, m.index), "[");
+      m[1].split(/([,–-]\s*)/).forEach((part) => {
+        const k = Number(part);
+        if (Number.isInteger(k) && k >= 1 && k <= n && /^\d+$/.test(part)) {
+          const a = document.createElement("a");
+          a.href = `#source-${k}`;
+          a.className = "cite";
+          a.textContent = part;
+          a.title = list.children[k - 1].textContent;
+          frag.append(a);
+        } else frag.append(part);
+      });
+      frag.append("]");
+      last = m.index + m[0].length;
+    }
+    frag.append(t.data.slice(last));
+    t.replaceWith(frag);
+  }
+}
+linkCitations();
+initQuizzes();
+
+// Markdown tables: numbers right-aligned (with their column's header), text left.
+for (const table of document.querySelectorAll("article table")) {
+  const numeric = /^[-+−~≈]?\s*[\d.,]+\s*(×|%|[a-zA-Zµ/]+(\/s)?)?$/;
+  for (const row of table.rows) {
+    [...row.cells].forEach((c, i) => {
+      if (c.tagName === "TD" && numeric.test(c.textContent.trim())) {
+        c.classList.add("num");
+        const th = table.tHead && table.tHead.rows[0] && table.tHead.rows[0].cells[i];
+        if (th && [...table.tBodies[0].rows].every((r) => !r.cells[i] || numeric.test(r.cells[i].textContent.trim()))) th.classList.add("num");
+      }
+    });
+  }
+}
+
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
+initGoals();
 if (cells.length > 0) connect();
 
 // restoreCells asks the server for this lesson's saved edits (put in once per page load) and the
@@ -336,7 +529,7 @@ async function restoreCells() {
   for (const cell of cells) {
     const cs = state.cells[cell.id];
     if (!cs) continue;
-    if (!editsRestored && typeof cs.source === "string") cell.source.value = cs.source;
+    if (!editsRestored && typeof cs.source === "string") cell.setSource(cs.source);
     if (cs.run) cell.replay(cs.run);
   }
   editsRestored = true;

@@ -1,73 +1,146 @@
-// FramePlayer plays a run's animation frames at a watchable rate while they stream in, with Pause,
-// Back and Step, for the kinds' renderers (cells/systolic, cells/simt). It owns the controls; the
-// kind draws one frame with show(frame, index, total) into player.stage.
+// FramePlayer plays a run's animation frames while they stream in, for the kinds' renderers
+// (cells/systolic, cells/simt), with controls to study them: play/pause, first, step back, step
+// forward, last, a scrubber and a speed. It owns the controls; the kind draws one frame with
+// show(frame, index, total) into player.stage and returns the position text.
+//
+// Keys, when the player has focus: Space plays or pauses, ←/→ step, Home/End jump.
+
+const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16];
 
 export class FramePlayer {
-  // parent: where the player goes; className: the box's class; intervalMs: time per frame;
-  // show(frame, i, total): draws frame i and returns the position text.
+  // parent: where the player goes; className: the box's class; intervalMs: time per frame at 1×;
+  // label: the group's accessible name; show(frame, i, total): draws frame i, returns its caption.
   constructor(parent, { className, intervalMs = 400, label = "animation", show }) {
     this.frames = [];
     this.at = -1;
     this.playing = true;
+    this.speed = 1;
+    this.intervalMs = intervalMs;
     this.draw = show;
+    this.text = "";
     this.box = document.createElement("div");
-    this.box.className = className;
+    this.box.className = `player ${className}`;
     this.box.setAttribute("role", "group");
     this.box.setAttribute("aria-label", label);
+    this.box.tabIndex = -1;
     const controls = document.createElement("div");
     controls.className = "player-controls";
-    this.playBtn = button("player-play", "Pause");
-    const back = button("player-back", "Back");
-    const step = button("player-step", "Step");
+    const first = button("player-first", "|◀", "first frame");
+    const back = button("player-back", "◀", "step back");
+    this.playBtn = button("player-play", "Pause", "play or pause");
+    const step = button("player-step", "▶", "step forward");
+    const last = button("player-last", "▶|", "last frame");
+    this.scrub = document.createElement("input");
+    this.scrub.type = "range";
+    this.scrub.className = "player-scrub";
+    this.scrub.min = "1";
+    this.scrub.max = "1";
+    this.scrub.value = "1";
+    this.scrub.setAttribute("aria-label", "frame");
+    const speedLabel = document.createElement("label");
+    speedLabel.className = "player-speed";
+    speedLabel.textContent = "speed";
+    this.speedSel = document.createElement("select");
+    this.speedSel.className = "player-speed-select";
+    for (const s of SPEEDS) {
+      const o = document.createElement("option");
+      o.value = String(s);
+      o.textContent = `${s}×`;
+      o.selected = s === 1;
+      this.speedSel.appendChild(o);
+    }
+    speedLabel.appendChild(this.speedSel);
     this.pos = document.createElement("span");
     this.pos.className = "player-pos";
-    controls.append(this.playBtn, back, step, this.pos);
+    this.pos.setAttribute("aria-live", "off");
+    controls.append(first, back, this.playBtn, step, last, this.scrub, speedLabel, this.pos);
     this.stage = document.createElement("div");
     this.stage.className = "player-stage";
     this.box.append(controls, this.stage);
     parent.appendChild(this.box);
 
-    this.playBtn.addEventListener("click", () => {
-      // Play from the start again once the end was reached.
-      if (!this.playing && this.at >= this.frames.length - 1) this.at = -1;
-      this.setPlaying(!this.playing);
+    this.playBtn.addEventListener("click", () => this.toggle());
+    first.addEventListener("click", () => this.jump(0));
+    back.addEventListener("click", () => this.jump(this.at - 1));
+    step.addEventListener("click", () => this.jump(this.at + 1));
+    last.addEventListener("click", () => this.jump(this.frames.length - 1));
+    this.scrub.addEventListener("input", () => this.jump(Number(this.scrub.value) - 1));
+    this.speedSel.addEventListener("change", () => { this.speed = Number(this.speedSel.value) || 1; this.schedule(); });
+    this.box.addEventListener("keydown", (ev) => {
+      if (ev.target instanceof HTMLSelectElement || ev.target instanceof HTMLInputElement) return;
+      const keys = { " ": () => this.toggle(), ArrowLeft: () => this.jump(this.at - 1), ArrowRight: () => this.jump(this.at + 1),
+        Home: () => this.jump(0), End: () => this.jump(this.frames.length - 1) };
+      const f = keys[ev.key];
+      if (f && !(ev.target instanceof HTMLButtonElement && ev.key === " ")) { ev.preventDefault(); f(); }
     });
-    back.addEventListener("click", () => { this.setPlaying(false); this.show(this.at - 1); });
-    step.addEventListener("click", () => { this.setPlaying(false); this.show(this.at + 1); });
-    this.timer = setInterval(() => { if (this.playing) this.show(this.at + 1); }, intervalMs);
+    this.schedule();
+  }
+
+  // toggle plays or pauses; playing again at the last frame starts from the first.
+  toggle() {
+    if (!this.playing && this.at >= this.frames.length - 1) this.show(0);
+    this.setPlaying(!this.playing);
+  }
+
+  // jump pauses and shows frame i.
+  jump(i) {
+    this.setPlaying(false);
+    this.show(Math.max(0, Math.min(i, this.frames.length - 1)));
   }
 
   setPlaying(on) {
     this.playing = on;
     this.playBtn.textContent = on ? "Pause" : "Play";
+    this.box.dataset.playing = on ? "true" : "false";
+    this.schedule();
+  }
+
+  schedule() {
+    clearTimeout(this.timer);
+    if (!this.playing || this.stopped) return;
+    this.timer = setTimeout(() => {
+      if (this.at < this.frames.length - 1) this.show(this.at + 1);
+      else if (this.ended) { this.setPlaying(false); return; } // the last frame: stop there
+      this.schedule();
+    }, this.intervalMs / this.speed);
   }
 
   push(frame) {
     this.frames.push(frame);
+    this.scrub.max = String(this.frames.length);
     if (this.at < 0) this.show(0);
     else this.label();
+  }
+
+  // end says no more frames will come (the run finished), so playing stops at the last one.
+  end() {
+    this.ended = true;
   }
 
   show(i) {
     if (i < 0 || i >= this.frames.length) return;
     this.at = i;
+    this.scrub.value = String(i + 1);
     this.text = this.draw(this.frames[i], i, this.frames.length) || "";
     this.label();
   }
 
   label() {
-    this.pos.textContent = `frame ${this.at + 1} of ${this.frames.length}` + (this.text ? `: ${this.text}` : "");
+    this.pos.textContent = `frame ${(this.at + 1).toLocaleString("en-US")} of ${this.frames.length.toLocaleString("en-US")}` + (this.text ? `: ${this.text}` : "");
   }
 
   stop() {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
   }
 }
 
-function button(className, text) {
+function button(className, text, label) {
   const b = document.createElement("button");
   b.type = "button";
   b.className = className;
   b.textContent = text;
+  b.title = label;
+  b.setAttribute("aria-label", label);
   return b;
 }

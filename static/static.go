@@ -3,7 +3,8 @@ package static
 
 import "embed"
 
-// FS holds app.js and style.css, served under /static/.
+// FS holds app.js, style.css and the WebGPU runner with its WGSL ladder (webgpu/), served under
+// /static/.
 //
-//go:embed *.js *.css
+//go:embed *.js *.css webgpu
 var FS embed.FS

@@ -16,10 +16,20 @@ export class DataTable {
 
     this.box = document.createElement("div");
     this.box.className = "cell-table-box";
+    // The caption is shown above the box that scrolls sideways, so that on a narrow screen it wraps
+    // instead of scrolling away with a wide table; the table's own <caption> names it for screen
+    // readers.
+    const title = document.createElement("div");
+    title.className = "cell-table-title";
+    title.setAttribute("aria-hidden", "true");
+    title.textContent = def.caption || def.id;
+    const scroll = document.createElement("div");
+    scroll.className = "cell-table-scroll";
     this.table = document.createElement("table");
     this.table.className = "cell-table";
     this.table.dataset.table = def.id;
     const caption = this.table.createCaption();
+    caption.className = "sr-only";
     caption.textContent = def.caption || def.id;
     const head = this.head = this.table.createTHead().insertRow();
     for (const col of this.columns) {
@@ -40,7 +50,8 @@ export class DataTable {
     this.csv.textContent = "Download CSV";
     this.csv.download = fileName;
     this.refreshCSV();
-    this.box.append(this.table, this.csv);
+    scroll.append(this.table, this.csv);
+    this.box.append(title, scroll);
   }
 
   addRow(row) {
@@ -53,6 +64,7 @@ export class DataTable {
       td.textContent = formatValue(v);
       if (typeof v === "number") {
         td.className = "num";
+        if (this.head.cells[i]) this.head.cells[i].classList.add("num");
         const unit = this.columns[i] && this.columns[i].unit;
         td.title = unit ? `${v} ${unit}` : String(v); // the full value, as sent
       }

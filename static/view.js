@@ -5,6 +5,16 @@
 import { formatNumber, formatValue } from "./format.js";
 import { DataTable } from "./table.js";
 
+// highlight(pre, text, language) colours read-only code (the PTX a cell compiled) once the editor
+// bundle has loaded (app.js sets it); until then text stays plain.
+let highlight = null;
+export function setHighlighter(fn) { highlight = fn; }
+
+// languageOf guesses the language of a text event's body: PTX starts with its .version/.target.
+function languageOf(text) {
+  return /^\s*\.(version|target)\s/m.test(text.body || "") ? "ptx" : "";
+}
+
 // Where each part goes in the output, top to bottom.
 const RANK = { notes: 1, text: 2, kind: 3, table: 4, chart: 5 };
 
@@ -29,6 +39,7 @@ export class CellView {
     this.notes = [];         // {level, message}
     this.texts = [];         // {title, body}
     this.state = {};         // the kind module's own, fresh each run
+    this.took = "";          // the run's duration once done ("9.1 s"), set by app.js
     this.notesList = null;
     this.chartBox = null;
     this.kindBox = null;
@@ -79,16 +90,26 @@ export class CellView {
     else console.warn(`row for undeclared table ${row.table}`);
   }
 
-  // setChart shows the server's latest chart (a complete SVG drawn with gonum/plot), replacing the
-  // previous one.
+  // setChart shows the server's latest chart (a complete SVG drawn with gonum/plot, with a <title>
+  // and <desc>), replacing the previous one. The tables beside it hold the same numbers: they are
+  // its accessible equivalent.
   setChart(svg) {
     if (!this.chartBox) {
-      this.chartBox = this.place(document.createElement("div"), RANK.chart);
+      this.chartBox = this.place(document.createElement("figure"), RANK.chart);
       this.chartBox.className = "cell-chart";
-      this.chartBox.setAttribute("role", "img");
-      this.chartBox.setAttribute("aria-label", "chart");
     }
     this.chartBox.innerHTML = svg; // server-rendered, from our own server only
+    const el = this.chartBox.querySelector("svg");
+    if (!el) return;
+    // The SVG's ids are the same in every chart: make them unique on the page.
+    const ids = [];
+    for (const part of ["title", "desc"]) {
+      const t = el.querySelector(part);
+      if (!t) continue;
+      t.id = `${this.cell}-chart-${part}`;
+      ids.push(t.id);
+    }
+    if (ids.length) el.setAttribute("aria-labelledby", ids.join(" "));
   }
 
   addText(text) {
@@ -100,6 +121,10 @@ export class CellView {
     const pre = document.createElement("pre");
     pre.className = "cell-text";
     pre.textContent = text.body;
+    const lang = languageOf(text);
+    if (lang && highlight) {
+      try { highlight(pre, text.body, lang); pre.dataset.lang = lang; } catch (err) { console.warn("highlighting:", err); }
+    }
     fig.append(cap, pre);
   }
 
@@ -118,19 +143,23 @@ export class CellView {
     return n;
   }
 
-  // summary is the generic status after `done`: what arrived, counted, with failed checks first.
+  // summary is the generic status after `done`: what arrived, counted, with failed checks first, and
+  // how long it took (this.took, set by app.js: "9.1 s"); a run that produced nothing says so.
   summary() {
     const rows = this.rowCount();
+    const took = this.took ? ` in ${this.took}` : "";
     const parts = [];
     if (rows > 0) {
-      parts.push(plural(rows, "row") + (this.tables.size > 1 ? ` in ${this.tables.size} tables` : ""));
+      parts.push(plural(rows, "result") + (this.tables.size > 1 ? ` in ${this.tables.size} tables` : "") + took);
       const bad = this.badCount();
-      if (bad > 0) parts.push(`${bad} failed the check`);
+      if (bad > 0) parts.push(`${formatNumber(bad)} failed the check`);
     } else if (this.texts.length > 0) {
-      parts.push(`${this.texts[this.texts.length - 1].title} below`);
+      parts.push(`${this.texts[this.texts.length - 1].title} below` + (this.took ? ` (${this.took})` : ""));
     }
-    if (this.notes.some((n) => n.level === "error")) parts.push("some parts did not run (see the notes)");
-    return parts.length ? `done: ${parts.join(", ")}` : "done";
+    const failed = this.notes.some((n) => n.level === "error");
+    if (!parts.length) return failed ? "nothing ran: see the notes for why" : "nothing ran";
+    if (failed) parts.push("some parts did not run (see the notes)");
+    return parts.join("; ");
   }
 }
 

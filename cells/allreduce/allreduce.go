@@ -11,6 +11,7 @@ package allreduce
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -140,14 +141,30 @@ type run Spec
 // Estimate: the model is a formula per point.
 func (run) Estimate() time.Duration { return time.Millisecond }
 
+// Run emits the model as two grids, link × GPU count: the time of one all-reduce (table `model`, ms)
+// and NCCL's bus bandwidth (table `busbw`, GB/s), and the chart.
 func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	points := Model(Spec(r))
-	e.Table(cells.Table{ID: "model", Caption: "Ring all-reduce, modelled (α–β cost model, not measured)", Columns: []cells.Column{
-		{Label: "link"}, {Label: "GPUs"}, {Label: "time", Unit: "ms"}, {Label: "bus bandwidth", Unit: "GB/s"}}})
+	cols := []cells.Column{{Label: "link"}}
+	var bus []cells.Column
+	bus = append(bus, cols...)
+	for _, g := range r.GPUs {
+		cols = append(cols, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "ms"})
+		bus = append(bus, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "GB/s"})
+	}
+	e.Table(cells.Table{ID: "model", Caption: "Time per ring all-reduce, modelled (α–β cost model, not measured): one row per link, one column per GPU count", Columns: cols})
+	e.Table(cells.Table{ID: "busbw", Caption: "Bus bandwidth of that all-reduce, modelled (NCCL's definition: 2(p − 1)/p · bytes / time)", Columns: bus})
 	var cp []chart.ModelPoint
-	for _, p := range points {
-		e.Row(cells.Row{Table: "model", Values: []any{p.Link, p.GPUs, p.Seconds * 1e3, p.BusGBs}})
-		cp = append(cp, chart.ModelPoint{Link: p.Link, GPUs: p.GPUs, Seconds: p.Seconds})
+	for i := 0; i < len(points); i += len(r.GPUs) {
+		row := points[i : i+len(r.GPUs)]
+		times, buses := []any{row[0].Link}, []any{row[0].Link}
+		for _, p := range row {
+			times = append(times, p.Seconds*1e3)
+			buses = append(buses, p.BusGBs)
+			cp = append(cp, chart.ModelPoint{Link: p.Link, GPUs: p.GPUs, Seconds: p.Seconds})
+		}
+		e.Row(cells.Row{Table: "model", Values: times})
+		e.Row(cells.Row{Table: "busbw", Values: buses})
 	}
 	e.Chart(func() (string, error) { return chart.AllReduce(cp, r.GradientMB) })
 	return ctx.Err()

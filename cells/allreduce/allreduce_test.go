@@ -1,11 +1,14 @@
 package allreduce
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
 )
 
 func TestAllReduceCell(t *testing.T) {
@@ -35,5 +38,39 @@ func TestAllReduceCell(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}
+	}
+}
+
+// The result is a grid: one row per link, one column per GPU count, in the spec's order, for the
+// time and for the bus bandwidth.
+func TestAllReduceRunIsALinkByGPUGrid(t *testing.T) {
+	r, err := Kind{}.Parse(cells.Cell{ID: "c", Source: "gradient_mb: 1000\ngpus: [2, 8, 64]\nlinks: {fast: 100, slow: 10}\nlatency_us: 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec cellstest.Recorder
+	if err := r.Run(context.Background(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Tables) != 2 {
+		t.Fatalf("got %d tables, want model and busbw", len(rec.Tables))
+	}
+	var labels []string
+	for _, c := range rec.Tables[0].Columns {
+		labels = append(labels, c.Label+"/"+c.Unit)
+	}
+	if got, want := strings.Join(labels, ","), "link/,2 GPUs/ms,8 GPUs/ms,64 GPUs/ms"; got != want {
+		t.Errorf("model columns %s, want %s", got, want)
+	}
+	rows := rec.RowsOf("model")
+	if len(rows) != 2 || rows[0].Values[0] != "fast" || rows[1].Values[0] != "slow" || len(rows[1].Values) != 4 {
+		t.Fatalf("model rows %v, want fast and slow with 3 times each", rows)
+	}
+	// slow link, 2 GPUs: 2 steps of 0.5 GB at 10 GB/s = 100 ms.
+	if got := fmt.Sprintf("%.4g", rows[1].Values[1]); got != "100" {
+		t.Errorf("slow, 2 GPUs: %s ms, want 100", got)
+	}
+	if bus := rec.RowsOf("busbw"); len(bus) != 2 || len(bus[0].Values) != 4 {
+		t.Errorf("busbw rows %v, want 2 rows of 3 values", bus)
 	}
 }

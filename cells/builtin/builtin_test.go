@@ -26,7 +26,9 @@ func TestEveryKindIsStrict(t *testing.T) {
 		"systolic":  {"array: 4\nm: 4\nn: 4\nk: 4\n", "array: 4.5\nm: 4\nn: 4\nk: 4\n"},
 		"allreduce": {"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "gpus: [2.5]\ngradient_mb: 1\nlinks: {a: 1}\n"},
 		"roofline":  {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
+		"budget":    {"flops: 1e9\n", "cluster: [8.5]\nflops: 1e9\n"},
 		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
+		"wgsl":      {"entry: k\nsizes: [8]\n", "sizes: [8.5]\nentry: k\n"},
 	}
 	kinds := Kinds(env())
 	if len(kinds) != len(valid) {
@@ -40,6 +42,9 @@ func TestEveryKindIsStrict(t *testing.T) {
 		body, second := "", "---\n"+src[0]
 		if k.Name() == "cuda" { // a YAML header, a line ---, then the kernel: a second document starts "--- …"
 			body, second = "---\nk(", "--- {dtype: float64}\n"
+		}
+		if k.Name() == "wgsl" { // as cuda's
+			body, second = "---\nfn k(", "--- {dtype: float32}\n"
 		}
 		lines := strings.Count(src[0], "\n")
 		if _, err := k.Parse(cells.Cell{Source: src[0] + "id: my-cell\n" + body}); err != nil {
@@ -69,7 +74,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 			}
 		}
 		want := "empty"
-		if k.Name() == "cuda" {
+		if k.Name() == "cuda" || k.Name() == "wgsl" {
 			want = "no `---` line"
 		}
 		if _, err := k.Parse(cells.Cell{Source: ""}); err == nil || !strings.Contains(err.Error(), want) {
@@ -87,5 +92,43 @@ func TestOneDocument(t *testing.T) {
 	var se *cells.SpecError
 	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(err.Error(), "one YAML document") {
 		t.Errorf("got %v, want an error at line 2 (the ---) about one document", err)
+	}
+}
+
+// Every kind takes a `machine:` key (a class of machine, same characters as an id), and cells.Parse
+// adds it to the run's Needs beside what the kind needs.
+func TestMachineKey(t *testing.T) {
+	kinds := Kinds(env())
+	matmul, _ := cells.Lookup(kinds, "matmul")
+	r, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj, cublas]\nsizes: [8]\nmachine: lab-a\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cells.NeedsOf(r), (cells.Needs{GPU: true, Machine: "lab-a"}); got != want {
+		t.Errorf("needs %+v, want %+v", got, want)
+	}
+	r, err = cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\n"})
+	if err != nil || cells.NeedsOf(r) != (cells.Needs{}) {
+		t.Errorf("a CPU cell without machine: needs %+v, %v", cells.NeedsOf(r), err)
+	}
+	if _, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\nmachine: Lab_A\n"}); err == nil || !strings.Contains(err.Error(), `machine "Lab_A": use 1 to 64 lower-case letters`) {
+		t.Errorf("a bad machine class: %v", err)
+	}
+	for _, k := range kinds {
+		src := map[string]string{"matmul": "kernels: [ikj]\nsizes: [8]\n", "simt": "kernels: [naive]\nn: 8\n", "systolic": "array: 4\nm: 4\nn: 4\nk: 4\n",
+			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk("}[k.Name()]
+		switch k.Name() {
+		case "cuda":
+			src = "kernel: k\nsizes: [8]\nmachine: lab-a\n---\nk("
+		case "wgsl":
+			src = "entry: k\nsizes: [8]\nmachine: lab-a\n---\nfn k() {}"
+		case "budget":
+			src = "workload: gpt3-training\nmachine: lab-a\n"
+		default:
+			src += "machine: lab-a\n"
+		}
+		if _, err := k.Parse(cells.Cell{Source: src}); err != nil {
+			t.Errorf("%s: machine key refused: %v", k.Name(), err)
+		}
 	}
 }

@@ -32,6 +32,9 @@ func New(env cells.Env) *Kind { return &Kind{env: env} }
 func (*Kind) Name() string   { return "cuda" }
 func (*Kind) Script() string { return script }
 
+// Language is the editor's highlighting for a cuda cell: its YAML header, "---", then CUDA C++.
+func (*Kind) Language() string { return "yaml+cuda" }
+
 // Parse returns the run: compile the kernel, then time it as `custom` beside the compared kernels.
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
 	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
@@ -132,12 +135,12 @@ func Annotate(ptx string, lines []vgpu.LineCount) string {
 	for i, text := range strings.Split(ptx, "\n") {
 		b.WriteString(text)
 		if l, ok := byLine[i+1]; ok {
-			fmt.Fprintf(&b, "\t// %d thr", l.Thread)
+			fmt.Fprintf(&b, "\t// %s thr", grouped(int64(l.Thread)))
 			switch {
 			case l.Requests > 0:
-				fmt.Fprintf(&b, "; %d req, %.1f sectors/req", l.Requests, float64(l.Sectors)/float64(l.Requests))
+				fmt.Fprintf(&b, "; %s req, %.1f sectors/req", grouped(int64(l.Requests)), float64(l.Sectors)/float64(l.Requests))
 			case l.SharedRequests > 0:
-				fmt.Fprintf(&b, "; %d req, %.1f wavefronts/req", l.SharedRequests, float64(l.Wavefronts)/float64(l.SharedRequests))
+				fmt.Fprintf(&b, "; %s req, %.1f wavefronts/req", grouped(int64(l.SharedRequests)), float64(l.Wavefronts)/float64(l.SharedRequests))
 			}
 		}
 		b.WriteByte('\n')
@@ -156,20 +159,22 @@ func (r *run) measured() experiment.Spec {
 
 func (r *run) Estimate() time.Duration {
 	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
-	if r.env.GPU.Unavailable() != "" { // the custom kernel (and compared ones with PTX) emulated instead
-		_, emulated := r.split()
-		for _, n := range r.spec.Sizes {
-			est += r.customEstimate(n)
-			for _, k := range emulated {
-				est += emulate.Estimate(k, n)
-			}
+	_, emulated := r.split()
+	if r.env.GPU.Unavailable() == "" {
+		emulated = nil // measured on the GPU; only the custom kernel is also emulated, for its counts
+	}
+	for _, n := range r.spec.Sizes {
+		est += r.customEstimate(n)
+		for _, k := range emulated {
+			est += emulate.Estimate(k, n)
 		}
 	}
 	return est
 }
 
-// Run compiles the learner's kernel (its errors are the run's error), then measures it as "custom"
-// beside the kernels it is compared with; without a GPU the kernel gets a note saying why.
+// Run compiles the learner's kernel (its errors are the run's error). With a GPU it measures it as
+// "custom" beside the kernels it is compared with, then runs the same PTX in the virtual GPU for its
+// counts; without one, the kernel (and the compared kernels with PTX) run in the virtual GPU only.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	ptx, err := compile(ctx, r.env.GPU, r.spec)
 	if err != nil {
@@ -187,11 +192,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts)}); err != nil {
 			return err
 		}
-		custom := func(n int) (emulate.Request, error) {
-			grid, err := r.spec.GridFor(n)
-			return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
-		}
-		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), custom, r.spec.cellLines)
+		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 		return err
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
@@ -208,7 +209,21 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
 			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
 	}
-	return experiment.Run(ctx, r.measured(), env, &matmul.Results{E: e})
+	if err := experiment.Run(ctx, r.measured(), env, &matmul.Results{E: cells.Stage(e, 0, 2)}); err != nil {
+		return err
+	}
+	// The measured time stands beside what the virtual GPU counts running the same PTX.
+	_, err = matmul.Emulate(ctx, cells.Stage(e, 1, 2), nil, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+	return err
+}
+
+// custom is the emulation request for the learner's kernel at n: its PTX launched with the grid
+// its formulas give.
+func (r *run) custom(ptx string) func(n int) (emulate.Request, error) {
+	return func(n int) (emulate.Request, error) {
+		grid, err := r.spec.GridFor(n)
+		return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
+	}
 }
 
 // customEstimate is the learner's kernel's emulation at n, priced with the grid its formulas give.
@@ -262,4 +277,21 @@ func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 		return ptx, err // compiled, cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
 	}
 	return "", fmt.Errorf("the kernel does not compile:\n%s", spec.toCellLines(nvrtcLine, err.Error()))
+}
+
+// Needs says the run measures the learner's kernel on an NVIDIA GPU.
+func (r *run) Needs() cells.Needs { return cells.Needs{GPU: true} }
+
+// grouped writes n with thousands separators: 2,179,072.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

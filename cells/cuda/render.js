@@ -5,7 +5,7 @@ import { measuredDone } from "/static/measured.js";
 
 export default {
   done(view) {
-    if (view.action === "ptx") return view.texts.length ? "compiled: the PTX is below" : "compiled";
+    if (view.action === "ptx") return view.texts.length ? `compiled${view.took ? ` in ${view.took}` : ""}: the PTX is below` : "compiled";
     return measuredDone(view);
   },
 };

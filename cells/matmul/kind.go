@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/emulate"
@@ -55,11 +56,15 @@ func (r *run) Estimate() time.Duration {
 	if r.spec.Peak {
 		est += roofline.MeasureEstimate // the first such run measures the ceilings
 	}
+	for _, n := range r.spec.Sizes {
+		est += time.Duration(webgpu.EstimateSeconds(len(r.spec.Browser), n, r.spec.Repeats) * float64(time.Second))
+	}
 	return est
 }
 
 // Run measures the cell: on a server without a GPU, first the cell's recording (if any) for its GPU
-// kernels, labelled as recorded; then every kernel at every size, measured now.
+// kernels, labelled as recorded; then every kernel at every size, measured now; then the emulated
+// kernels; last the webgpu kernels, in the learner's browser (package webgpu), within this run.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	sink := &Results{E: e}
 	if r.spec.Peak {
@@ -78,12 +83,33 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	measured, emulated := r.split()
 	parts := Passes(measured, emulated)
+	if len(r.spec.Browser) > 0 {
+		parts++
+	}
 	sink.E = cells.Stage(e, 0, parts)
 	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
-	_, err := Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
-	return err
+	if len(emulated) > 0 {
+		stage := 0
+		if len(measured.Kernels) > 0 {
+			stage = 1
+		}
+		if _, err := Emulate(ctx, cells.Stage(e, stage, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil); err != nil {
+			return err
+		}
+	}
+	return sink.Browser(ctx, cells.Stage(e, parts-1, parts), BrowserRequest(r.spec.Browser, r.spec.Spec))
+}
+
+// BrowserRequest is the webgpu request for the named ladder kernels at spec's sizes and repeats.
+func BrowserRequest(names []string, spec experiment.Spec) webgpu.Request {
+	req := webgpu.Request{Sizes: spec.Sizes, Repeats: spec.Repeats, Transfers: spec.Transfers}
+	for _, name := range names {
+		k, _ := webgpu.Lookup(name)
+		req.Kernels = append(req.Kernels, webgpu.TaskKernel{Name: k.Name, F16: k.F16})
+	}
+	return req
 }
 
 // split separates the kernels measured here from those emulated (Split).
@@ -202,7 +228,18 @@ type Results struct {
 	Draw func([]experiment.Result) (string, error)
 
 	results  []experiment.Result
+	browser  int // how many of results were measured in the browser
 	declared bool
+}
+
+// Browser runs req's kernels in the run's browser (webgpu.Measure, reporting to e), adding their
+// results to the chart beside the server's: the chart then names the server's series "(this server)".
+func (s *Results) Browser(ctx context.Context, e cells.Emitter, req webgpu.Request) error {
+	return webgpu.Measure(ctx, e, req, func(r experiment.Result) {
+		s.results = append(s.results, r)
+		s.browser++
+		s.offer()
+	})
 }
 
 // resultColumns are the columns of the `results` table.
@@ -233,10 +270,35 @@ func (s *Results) Result(r experiment.Result) {
 		values[9], values[10], values[11] = r.H2DSeconds, r.D2HSeconds, r.TransferGBps
 	}
 	s.E.Row(cells.Row{Table: "results", Values: values, Bad: !r.OK})
+	s.offer()
+}
+
+// offer offers the chart of every result so far.
+func (s *Results) offer() {
 	draw := s.Draw
 	if draw == nil {
 		draw = chart.Throughput
 	}
 	results := slices.Clone(s.results)
+	if s.browser > 0 { // the browser's series are named by webgpu.Adapter.Series
+		for i := range results {
+			if !strings.Contains(results[i].Kernel, " (your ") {
+				results[i].Kernel += " (this server)"
+			}
+		}
+	}
 	s.E.Chart(func() (string, error) { return draw(results) })
+}
+
+// Needs says the run measures on an NVIDIA GPU when it names a GPU kernel.
+func (r *run) Needs() cells.Needs { return cells.Needs{GPU: NamesGPU(r.spec.Spec, r.env.Kernels)} }
+
+// NamesGPU reports whether s names a GPU kernel of ks.
+func NamesGPU(s experiment.Spec, ks []kernels.Kernel) bool {
+	for _, name := range s.Kernels {
+		if k, ok := kernels.Lookup(ks, name); ok && k.OnGPU {
+			return true
+		}
+	}
+	return false
 }

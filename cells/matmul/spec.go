@@ -10,6 +10,10 @@
 //	peak: true                                      # draw this CPU's measured peak
 //	gpu: T4                                         # datasheet GPU for emulated kernels' modelled times
 //
+// Kernels named webgpu-… (package cells/webgpu: webgpu-naive, -coalesced, -tiled, -regblock and their
+// -f16 variants) run in the learner's browser through WebGPU, after the server's kernels, within the
+// run's turn in the queue.
+//
 // It also holds the validation the `cuda` and `roofline` kinds share (kernel names, sizes).
 package matmul
 
@@ -17,10 +21,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
@@ -34,6 +40,9 @@ type Spec struct {
 	// GPU, if the cell names one, is the datasheet GPU that emulated kernels' times are modelled on
 	// (and a roofline cell draws); nil means the first of datasheet.GPUs.
 	GPU *datasheet.GPU
+	// Browser are the webgpu kernels the cell lists, in order, run in the learner's browser; they are
+	// not in Kernels.
+	Browser []string
 }
 
 // Source is a matmul cell's YAML, decoded by cells.Decode.
@@ -97,14 +106,21 @@ func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spe
 			return Spec{}, cells.Errorf(y.Threads.Line, "threads is %d; use 1 to %d", s.Threads, maxThreads)
 		}
 	}
-	if s.Kernels, err = KernelNames(y.Kernels, s.DType, available, true); err != nil {
+	server := y.Kernels
+	if server.V, s.Browser, err = BrowserKernels(y.Kernels.V, s.DType); err != nil {
+		return Spec{}, err
+	}
+	if s.Kernels, err = KernelNames(server, s.DType, available, len(s.Browser) == 0); err != nil {
 		return Spec{}, err
 	}
 	if s.Sizes, err = Sizes(y.Sizes, s.DType, lim, experiment.AllOnGPU(available, s.Kernels)); err != nil {
 		return Spec{}, err
 	}
-	if len(s.Kernels)*len(s.Sizes) > maxPoints {
-		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", len(s.Kernels)*len(s.Sizes), maxPoints)
+	if err := BrowserSizes(y.Sizes, s.Browser); err != nil {
+		return Spec{}, err
+	}
+	if points := (len(s.Kernels) + len(s.Browser)) * len(s.Sizes); points > maxPoints {
+		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", points, maxPoints)
 	}
 	if est := s.EstimateSeconds(available); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
 		return Spec{}, &cells.SpecError{Msg: fmt.Sprintf(
@@ -123,6 +139,41 @@ func DType(d cells.At[string]) (string, error) {
 		return "", cells.Errorf(d.Line, "unknown dtype %q; use float32 or float64", d.V)
 	}
 	return d.V, nil
+}
+
+// BrowserKernels takes the webgpu kernels (package cells/webgpu) out of a list of kernel names: it
+// returns the others, and the webgpu ones in order, each listed once and taking dtype.
+func BrowserKernels(list []cells.At[string], dtype string) (server []cells.At[string], browser []string, err error) {
+	for _, item := range list {
+		if _, ok := webgpu.Lookup(item.V); !ok {
+			if strings.HasPrefix(item.V, "webgpu-") {
+				return nil, nil, cells.Errorf(item.Line, "unknown kernel %q; the kernels run in your browser are %s", item.V, webgpu.Names())
+			}
+			server = append(server, item)
+			continue
+		}
+		if why := webgpu.CheckDType(item.V, dtype); why != "" {
+			return nil, nil, cells.Errorf(item.Line, "%s", why)
+		}
+		if slices.Contains(browser, item.V) {
+			return nil, nil, cells.Errorf(item.Line, "kernel %q is listed twice", item.V)
+		}
+		browser = append(browser, item.V)
+	}
+	return server, browser, nil
+}
+
+// BrowserSizes checks sizes against webgpu.MaxN when the cell has browser kernels.
+func BrowserSizes(list cells.At[[]cells.At[int]], browser []string) error {
+	if len(browser) == 0 {
+		return nil
+	}
+	for _, item := range list.V {
+		if item.V > webgpu.MaxN {
+			return cells.Errorf(item.Line, "size %d is over the limit of %d for kernels run in your browser (%s)", item.V, webgpu.MaxN, strings.Join(browser, ", "))
+		}
+	}
+	return nil
 }
 
 // KernelNames validates a list of kernel names against the available kernels: at most MaxKernels,

@@ -180,3 +180,29 @@ func TestRefusalUsesMeasuredRates(t *testing.T) {
 		t.Fatalf("at 5 GFLOP/s: %v, want refused over the limit", err)
 	}
 }
+
+// webgpu kernels are listed beside the server's, kept apart from them (Browser), in float32 only,
+// n ≤ webgpu.MaxN; a cell may list only webgpu kernels.
+func TestBrowserKernels(t *testing.T) {
+	got, err := Parse("kernels: [ikj, webgpu-tiled, webgpu-naive-f16]\nsizes: [33, 100]\n", kernels.CPU(), experiment.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Kernels, ",") != "ikj" || strings.Join(got.Browser, ",") != "webgpu-tiled,webgpu-naive-f16" {
+		t.Errorf("got kernels %v, browser %v", got.Kernels, got.Browser)
+	}
+	if got, err := Parse("kernels: [webgpu-regblock]\nsizes: [4096]\n", kernels.CPU(), experiment.DefaultLimits()); err != nil || len(got.Kernels) != 0 {
+		t.Errorf("only webgpu kernels: %+v, %v", got, err)
+	}
+	for src, want := range map[string]string{
+		"kernels: [webgpu-tiled]\nsizes: [8]\ndtype: float64\n":         "line 1: kernel \"webgpu-tiled\" runs in your browser through WebGPU, whose shading language (WGSL) has no float64",
+		"kernels: [webgpu-tiled, webgpu-tiled]\nsizes: [8]\n":           `line 1: kernel "webgpu-tiled" is listed twice`,
+		"kernels: [webgpu-tile]\nsizes: [8]\n":                          `line 1: unknown kernel "webgpu-tile"; the kernels run in your browser are webgpu-naive, `,
+		"kernels: [webgpu-tiled]\nsizes: [8192]\n":                      "line 2: size 8192 is over the limit of 4096 for kernels run in your browser",
+		"kernels:\n  - ikj\n  - webgpu-naive\nsizes: [1]\nrepeats: 0\n": "line 5: repeats is 0",
+	} {
+		if _, err := Parse(src, append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), experiment.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q…", src, err, want)
+		}
+	}
+}

@@ -183,3 +183,8 @@ func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, re
 	}
 	return chart.Roofline(roofs, points)
 }
+
+// Needs says the run measures on an NVIDIA GPU when it names a GPU kernel.
+func (r *run) Needs() cells.Needs {
+	return cells.Needs{GPU: matmul.NamesGPU(r.spec.Spec.Spec, r.env.Kernels)}
+}

@@ -18,7 +18,7 @@ export default {
       s.player = new FramePlayer(view.area(), {
         className: "cell-warp",
         label: "warp instruction replay",
-        intervalMs: 500,
+        intervalMs: 300,
         show: (f) => draw(mats, caption, f),
       });
       s.player.stage.append(mats, caption);
@@ -31,8 +31,10 @@ export default {
   },
 
   done(view) {
+    if (view.state.player) view.state.player.end();
     const bad = view.badCount();
-    let text = "done: counts emulated on this server just now";
+    if (!view.rowCount()) return undefined; // the generic wording: nothing ran
+    let text = `counts emulated on this server just now${view.took ? ` in ${view.took}` : ""}`;
     if (view.rowCount()) text += "; the times are what the table's caption says";
     if (bad) text += `; ${bad} computed a wrong result`;
     return text;

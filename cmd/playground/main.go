@@ -1,9 +1,12 @@
-// Command playground serves the GPU Playground lessons and runs their experiments on this machine.
+// Command playground serves the GPU Playground lessons and runs their experiments on this machine,
+// and on other machines that join it as workers.
 //
 // Usage:
 //
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
-//	           [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
+//	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
+//	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
+//	playground worker -join nats://HOST:PORT -token T [-name NAME] [-class C] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/server"
@@ -26,35 +30,85 @@ func main() {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) { // the hidden GPU worker subcommand
 		return
 	}
-	cfg := server.Config{Kinds: builtin.Kinds, Calibrate: true}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		err = cluster.RunWorker(ctx, workerConfig(os.Args[2:]))
+	} else {
+		err = cluster.Serve(ctx, serveConfig(os.Args[1:]))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "playground:", err)
+		os.Exit(1)
+	}
+}
+
+// limitFlags adds the run limit flags to fs; the returned function applies them to l.
+func limitFlags(fs *flag.FlagSet) func() experiment.Limits {
 	def := experiment.DefaultLimits()
+	l := def
 	var memMiB int64
-	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
-	flag.StringVar(&cfg.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")
-	flag.BoolVar(&cfg.Open, "open", false, "open the lessons in the default browser")
-	flag.DurationVar(&cfg.RunTimeout, "run-timeout", def.RunTimeout, "time limit of one experiment run")
-	flag.IntVar(&cfg.MaxN, "max-n", def.MaxN, "largest matrix size n a cell may ask for")
-	flag.IntVar(&cfg.GPUMaxN, "gpu-max-n", def.GPUMaxN, "largest matrix size n of a cell whose kernels all run on the GPU")
-	flag.Int64Var(&memMiB, "memory-mib", def.MemoryBytes>>20, "memory budget in MiB for the three matrices A, B, C of one size")
+	fs.DurationVar(&l.RunTimeout, "run-timeout", def.RunTimeout, "time limit of one experiment run")
+	fs.IntVar(&l.MaxN, "max-n", def.MaxN, "largest matrix size n a cell may ask for")
+	fs.IntVar(&l.GPUMaxN, "gpu-max-n", def.GPUMaxN, "largest matrix size n of a cell whose kernels all run on the GPU")
+	fs.Int64Var(&memMiB, "memory-mib", def.MemoryBytes>>20, "memory budget in MiB for the three matrices A, B, C of one size")
+	return func() experiment.Limits {
+		l.MemoryBytes = memMiB << 20
+		return l
+	}
+}
+
+func serveConfig(args []string) cluster.ServeConfig {
+	cfg := cluster.ServeConfig{Server: server.Config{Kinds: builtin.Kinds, Calibrate: true, Noise: experiment.DefaultNoise()}}
+	fs := flag.NewFlagSet("playground", flag.ExitOnError)
+	var noLocal bool
+	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
+	fs.StringVar(&cfg.Server.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")
+	fs.BoolVar(&cfg.Server.Open, "open", false, "open the lessons in the default browser")
+	fs.StringVar(&cfg.Server.TLSCert, "tls-cert", "", "serve https with this PEM certificate (with -tls-key): browsers on other machines need https for WebGPU")
+	fs.StringVar(&cfg.Server.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
+	limits := limitFlags(fs)
 	dataDir, err := store.DefaultDir()
 	if err != nil {
 		dataDir = ""
 	}
-	flag.StringVar(&cfg.DataDir, "data", dataDir, "directory of the database of students, edits and runs")
-	flag.StringVar(&cfg.Token, "token", "", "class token students join with; required on every request when set (default: generated when -addr is not loopback)")
-	flag.StringVar(&cfg.InstructorToken, "instructor-token", "", "token that signs in the instructor (/class); default generated")
-	flag.DurationVar(&cfg.Grace, "grace", 60*time.Second, "how long a student may be away before their queued and running runs are cancelled")
-	flag.Parse()
-	if cfg.DataDir == "" {
+	fs.StringVar(&cfg.Server.DataDir, "data", dataDir, "data directory: the database of students, edits and runs, and the job queue's JetStream store in DIR/nats")
+	fs.StringVar(&cfg.Server.Token, "token", "", "class token students join with; required on every request when set (default: generated when -addr is not loopback)")
+	fs.StringVar(&cfg.Server.InstructorToken, "instructor-token", "", "token that signs in the instructor (/class); default generated")
+	fs.DurationVar(&cfg.Server.Grace, "grace", 60*time.Second, "how long a student may be away before their queued and running runs are cancelled")
+	fs.StringVar(&cfg.Cluster.Listen, "nats-listen", "", "let workers join the embedded NATS server at this address (host:port), with the worker token")
+	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
+	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")
+	fs.StringVar(&cfg.Cluster.Token, "worker-token", "", "the workers' password on the embedded NATS server (default: a random one, printed)")
+	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key may ask for")
+	fs.BoolVar(&noLocal, "no-local-worker", false, "run nothing on this machine: a front end for the workers that join")
+	_ = fs.Parse(args)
+	if cfg.Server.DataDir == "" {
 		fmt.Fprintln(os.Stderr, "playground: no per-user data directory; give one with -data DIR")
 		os.Exit(2)
 	}
-	cfg.MemoryBytes = memMiB << 20
+	cfg.Cluster.DataDir = cfg.Server.DataDir
+	l := limits()
+	cfg.Server.RunTimeout, cfg.Server.MaxN, cfg.Server.GPUMaxN, cfg.Server.MemoryBytes = l.RunTimeout, l.MaxN, l.GPUMaxN, l.MemoryBytes
+	cfg.Cluster.LocalWorker = !noLocal
+	return cfg
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := server.Run(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "playground:", err)
-		os.Exit(1)
+func workerConfig(args []string) cluster.WorkerConfig {
+	var cfg cluster.WorkerConfig
+	fs := flag.NewFlagSet("playground worker", flag.ExitOnError)
+	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT (the server prints it)")
+	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")
+	fs.StringVar(&cfg.Creds, "creds", "", "NATS credentials file, for an external NATS server")
+	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
+	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key may ask for (lower-case letters, digits, dashes)")
+	limits := limitFlags(fs)
+	_ = fs.Parse(args)
+	cfg.Limits = limits()
+	if cfg.Join == "" {
+		fmt.Fprintln(os.Stderr, "playground worker: -join nats://HOST:PORT is required")
+		os.Exit(2)
 	}
+	return cfg
 }

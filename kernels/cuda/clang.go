@@ -268,8 +268,15 @@ func CompilerName(nv *NVRTC, cl *Clang) string {
 func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, arch int) (string, error) {
 	if nv != nil {
 		ptx, _, err := nv.Compile(src, name, fmt.Sprintf("compute_%d", arch), "--generate-line-info")
-		return ptx, err
+		return bareFileNames(ptx), err
 	}
 	ptx, _, err := cl.Compile(ctx, src, name, arch)
-	return ptx, err
+	return bareFileNames(ptx), err
 }
+
+// fileDirective matches a PTX .file directive's quoted path up to its last slash.
+var fileDirective = regexp.MustCompile(`(?m)^(\s*\.file\s+\d+\s+")[^"\n]*/`)
+
+// bareFileNames strips the directories from the PTX's .file directives: NVRTC writes the compiling
+// process's working directory there, which is the server's, not the learner's business.
+func bareFileNames(ptx string) string { return fileDirective.ReplaceAllString(ptx, "$1") }

@@ -206,3 +206,11 @@ extern "C" __global__ void __launch_bounds__(128) every(const float4* __restrict
 		}
 	}
 }
+
+func TestBareFileNames(t *testing.T) {
+	in := "\t.file\t1 \"/work/main/cell.cu\"\n\t.file 2 \"/usr/include/x.h\", 0, 0\n\t.loc\t1 3 4\n// \"/a/b\"\n"
+	want := "\t.file\t1 \"cell.cu\"\n\t.file 2 \"x.h\", 0, 0\n\t.loc\t1 3 4\n// \"/a/b\"\n"
+	if got := bareFileNames(in); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,420 @@
+package webgpu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+// Task is the work one `task` message hands the page (docs/protocol.md, "What each kind emits").
+type Task struct {
+	// Op is "matmul" (time and check Kernels at size N) or "compile" (compile Kernels[0], a learner's
+	// WGSL, and report getCompilationInfo()'s messages).
+	Op        string       `json:"op"`
+	N         int          `json:"n,omitempty"`
+	Repeats   int          `json:"repeats,omitempty"`
+	Transfers bool         `json:"transfers,omitempty"`
+	Kernels   []TaskKernel `json:"kernels"`
+}
+
+// TaskKernel is one kernel of a Task: a ladder kernel by name, or a learner's ("custom") with its
+// WGSL, entry point, workgroup size and the workgroups to dispatch at the task's n.
+type TaskKernel struct {
+	Name      string  `json:"name"`
+	F16       bool    `json:"f16,omitempty"`
+	Source    string  `json:"source,omitempty"`
+	Entry     string  `json:"entry,omitempty"`
+	Workgroup *[3]int `json:"workgroup,omitempty"`
+	Dispatch  *[3]int `json:"dispatch,omitempty"`
+}
+
+// Answer is the page's `result` for a Task. Every field is checked (Decode): it is the learner's
+// browser's word, so the server recomputes what it shows (median, min, max, GFLOP/s, the check) from
+// the raw times and the relative error.
+type Answer struct {
+	// Unavailable, when set, says WebGPU cannot run here: "no-navigator-gpu", "insecure-context",
+	// "no-adapter" or "no-device"; Detail adds the browser's words.
+	Unavailable string   `json:"unavailable,omitempty"`
+	Detail      string   `json:"detail,omitempty"`
+	Adapter     *Adapter `json:"adapter,omitempty"`
+	// Compile holds getCompilationInfo()'s messages for a compile task.
+	Compile []CompileMessage `json:"compile,omitempty"`
+	Results []Point          `json:"results,omitempty"`
+}
+
+// Adapter is what the page's GPUAdapter says about itself (GPUAdapterInfo) and the features the
+// runner used.
+type Adapter struct {
+	Vendor       string `json:"vendor"`
+	Architecture string `json:"architecture"`
+	Device       string `json:"device"`
+	Description  string `json:"description"`
+	// Fallback is GPUAdapterInfo.isFallbackAdapter: a software implementation (SwiftShader), not a GPU.
+	Fallback   bool `json:"fallback"`
+	F16        bool `json:"f16"`
+	Timestamps bool `json:"timestamps"`
+}
+
+// CompileMessage is one GPUCompilationMessage: Line and Col are 1-based in the WGSL source (0 when
+// the message has no position).
+type CompileMessage struct {
+	Type    string `json:"type"` // error | warning | info
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Message string `json:"message"`
+}
+
+// Point is one kernel at one size, as the page measured it.
+type Point struct {
+	Kernel string `json:"kernel"`
+	N      int    `json:"n"`
+	// Error, when set, says why the kernel did not run (a missing feature, a failed dispatch).
+	Error string `json:"error,omitempty"`
+	// Method is "timestamp-query" (GPU timestamps at the beginning and end of a compute pass) or
+	// "wall-clock" (submit to onSubmittedWorkDone()); Batch is the dispatches per timed sample.
+	Method string `json:"method,omitempty"`
+	Batch  int    `json:"batch,omitempty"`
+	// Seconds are the timed repeats, each a sample's time divided by Batch.
+	Seconds []float64 `json:"seconds,omitempty"`
+	// UploadSeconds and ReadbackSeconds time writing A and B and reading C back (transfers: true).
+	UploadSeconds   float64 `json:"upload_seconds,omitempty"`
+	ReadbackSeconds float64 `json:"readback_seconds,omitempty"`
+	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F over the checked entries; null when C held NaN or Inf.
+	RelError *float64 `json:"rel_error"`
+	// Checked is how many entries of C were compared: n² for n ≤ 512, a sample above.
+	Checked int `json:"checked,omitempty"`
+}
+
+// Caps on what an answer may hold.
+const (
+	maxText     = 512  // an adapter string, an error or a compile message, in bytes
+	maxMessages = 64   // compile messages
+	maxSeconds  = 1e4  // one timed dispatch
+	maxBatch    = 4096 // dispatches per timed sample
+)
+
+// Decode parses and checks an answer to t. Strings are capped and stripped of control characters.
+func Decode(raw json.RawMessage, t Task) (Answer, error) {
+	var a Answer
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&a); err != nil {
+		return Answer{}, fmt.Errorf("the browser's answer is malformed: %v", err)
+	}
+	if d.More() {
+		return Answer{}, errors.New("the browser's answer has data after its JSON object")
+	}
+	a.Detail = clean(a.Detail)
+	if a.Unavailable != "" {
+		if _, ok := unavailableWords[a.Unavailable]; !ok {
+			return Answer{}, fmt.Errorf("the browser's answer names an unknown reason %q", clean(a.Unavailable))
+		}
+		return Answer{Unavailable: a.Unavailable, Detail: a.Detail}, nil
+	}
+	if a.Adapter == nil {
+		return Answer{}, errors.New("the browser's answer names no adapter")
+	}
+	ad := a.Adapter
+	ad.Vendor, ad.Architecture, ad.Device, ad.Description = clean(ad.Vendor), clean(ad.Architecture), clean(ad.Device), clean(ad.Description)
+	if len(a.Compile) > maxMessages {
+		a.Compile = a.Compile[:maxMessages]
+	}
+	for i := range a.Compile {
+		m := &a.Compile[i]
+		m.Message = clean(m.Message)
+		if m.Type != "error" && m.Type != "warning" && m.Type != "info" {
+			return Answer{}, fmt.Errorf("a compile message of type %q", clean(m.Type))
+		}
+		if m.Line < 0 || m.Col < 0 {
+			return Answer{}, errors.New("a compile message at a negative line")
+		}
+	}
+	if t.Op == "compile" {
+		if len(a.Results) > 0 {
+			return Answer{}, errors.New("a compile answer with results")
+		}
+		return a, nil
+	}
+	if len(a.Results) != len(t.Kernels) {
+		return Answer{}, fmt.Errorf("the browser answered %d results for %d kernels", len(a.Results), len(t.Kernels))
+	}
+	for i := range a.Results {
+		p := &a.Results[i]
+		if p.Kernel != t.Kernels[i].Name || p.N != t.N {
+			return Answer{}, fmt.Errorf("result %d is for %q at n=%d; the task asked for %q at n=%d", i, clean(p.Kernel), p.N, t.Kernels[i].Name, t.N)
+		}
+		p.Error = clean(p.Error)
+		if p.Error != "" {
+			continue
+		}
+		if p.Method != "timestamp-query" && p.Method != "wall-clock" {
+			return Answer{}, fmt.Errorf("result %d: unknown timing method %q", i, clean(p.Method))
+		}
+		if p.Batch < 1 || p.Batch > maxBatch {
+			return Answer{}, fmt.Errorf("result %d: a batch of %d dispatches; want 1 to %d", i, p.Batch, maxBatch)
+		}
+		if len(p.Seconds) != t.Repeats {
+			return Answer{}, fmt.Errorf("result %d has %d timings for %d repeats", i, len(p.Seconds), t.Repeats)
+		}
+		for _, s := range append(slices.Clone(p.Seconds), p.UploadSeconds, p.ReadbackSeconds) {
+			if math.IsNaN(s) || s < 0 || s > maxSeconds {
+				return Answer{}, fmt.Errorf("result %d: a time of %g s", i, s)
+			}
+		}
+		if r := p.RelError; r != nil && (math.IsNaN(*r) || *r < 0) {
+			return Answer{}, fmt.Errorf("result %d: a relative error of %g", i, *r)
+		}
+		if p.Checked < 1 || p.Checked > t.N*t.N {
+			return Answer{}, fmt.Errorf("result %d checked %d entries of %d", i, p.Checked, t.N*t.N)
+		}
+	}
+	return a, nil
+}
+
+// clean caps s at maxText bytes (on a rune boundary) and drops control characters.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > maxText {
+		cut := maxText
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// unavailableWords say, for each reason the page may give, why WebGPU cannot run and what to do.
+var unavailableWords = map[string]string{
+	"no-navigator-gpu": "this browser has no WebGPU (navigator.gpu is missing): use a recent Chrome, Edge or Safari 26+, or Firefox 141+ on Windows",
+	"insecure-context": "WebGPU needs a secure context and this page is not one: open it as http://localhost (or 127.0.0.1) on the machine running the server, or serve it over https (README, \"Workshops over https\")",
+	"no-adapter":       "the browser offers no WebGPU adapter (the GPU may be blocklisted, or WebGPU switched off): check chrome://gpu, or try another browser",
+	"no-device":        "the WebGPU adapter would not give a device",
+}
+
+// Label names the adapter for a table caption and notes. A fallback adapter, or one whose strings
+// say SwiftShader, is software running on the CPU and is never called a GPU.
+func (a Adapter) Label() string {
+	var parts []string
+	for _, s := range []string{a.Description, a.Vendor, a.Architecture, a.Device} {
+		if s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	name := strings.Join(parts, ", ")
+	if name == "" {
+		name = "an adapter that does not name itself"
+	}
+	if a.Software() {
+		return "a software WebGPU adapter running on your CPU, not a GPU (" + name + ")"
+	}
+	return "your GPU (" + name + ")"
+}
+
+// Software reports whether the adapter is a software implementation: a fallback adapter, or one that
+// names SwiftShader.
+func (a Adapter) Software() bool {
+	if a.Fallback {
+		return true
+	}
+	all := strings.ToLower(a.Vendor + " " + a.Architecture + " " + a.Device + " " + a.Description)
+	return strings.Contains(all, "swiftshader") || strings.Contains(all, "llvmpipe") || strings.Contains(all, "lavapipe")
+}
+
+// Series is the chart series name of a browser kernel on adapter a.
+func (a Adapter) Series(kernel string) string {
+	if a.Software() {
+		return kernel + " (your browser, software)"
+	}
+	return kernel + " (your GPU)"
+}
+
+// Tolerance is the check's bound for a kernel: FP32's (kernels.Tolerance), or FP16 inputs' for the
+// f16 variants (gpu.Tolerance, as for the CUDA kernels with FP16 inputs).
+func Tolerance(f16 bool) float64 {
+	if f16 {
+		return gpu.Tolerance("f16")
+	}
+	return kernels.Tolerance("float32")
+}
+
+// Request is what Measure runs: Kernels at every size of Sizes.
+type Request struct {
+	Kernels   []TaskKernel
+	Sizes     []int
+	Repeats   int
+	Transfers bool
+	// Dispatch, for a custom kernel, gives its workgroups at size n.
+	Dispatch func(n int) [3]int
+}
+
+// Columns of the `browser` table.
+var columns = []cells.Column{
+	{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "median", Unit: "s"}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
+	{Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}, {Label: "check"}, {Label: "timing"},
+	{Label: "upload", Unit: "s"}, {Label: "read-back", Unit: "s"},
+}
+
+// OrderNote is the note a run shows before its browser part: when the browser's kernels run.
+const OrderNote = "Your browser's WebGPU kernels run after this server's own kernels, within this run's turn in the server's queue: the server times nothing while your browser does, so on a laptop the two never share the machine."
+
+// Measure hands r's kernels to the run's page, one size per task, and emits the `browser` table:
+// one row per kernel and size, measured in the browser, captioned with the adapter. Each result also
+// goes to add (for the chart), named by Adapter.Series. Without a page (cells.ErrNoBrowser), or without
+// WebGPU there, each kernel gets one note saying why and what to do, and Measure returns nil. It
+// reports progress per size to e and returns ctx's cause when ctx ends, or an error when the page's
+// answer is malformed.
+func Measure(ctx context.Context, e cells.Emitter, r Request, add func(experiment.Result)) error {
+	if len(r.Kernels) == 0 {
+		return nil
+	}
+	declared := false
+	skipped := map[string]bool{} // kernels that failed at a size: later sizes are skipped
+	for i, n := range r.Sizes {
+		t := Task{Op: "matmul", N: n, Repeats: r.Repeats, Transfers: r.Transfers}
+		for _, k := range r.Kernels {
+			if skipped[k.Name] {
+				continue
+			}
+			if r.Dispatch != nil && k.Source != "" {
+				d := r.Dispatch(n)
+				k.Dispatch = &d
+			}
+			t.Kernels = append(t.Kernels, k)
+		}
+		if len(t.Kernels) == 0 {
+			continue
+		}
+		raw, err := cells.Ask(ctx, e, t)
+		if errors.Is(err, cells.ErrNoBrowser) {
+			noteEach(e, r.Kernels, "not run: this run has no browser page behind it, and these kernels run in the browser, through WebGPU (run the cell from its lesson page)")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		a, err := Decode(raw, t)
+		if err != nil {
+			return err
+		}
+		if a.Unavailable != "" {
+			NoteUnavailable(e, a, r.Kernels)
+			return nil
+		}
+		if !declared {
+			declared = true
+			e.Note("info", OrderNote)
+			if a.Adapter.Software() {
+				e.Note("warning", "Your browser offers only a software WebGPU adapter (such as SwiftShader): the webgpu kernels run on your CPU, emulating a GPU, so their times say nothing about a GPU. Use a browser with hardware WebGPU to measure your GPU.")
+			}
+			e.Table(cells.Table{ID: "browser", Caption: "Measured in your browser just now through WebGPU, on " + a.Adapter.Label() +
+				" (median of the timed repeats after a warm-up; C checked against a float64 reference computed in your browser)", Columns: columns})
+		}
+		for j, p := range a.Results {
+			k := t.Kernels[j]
+			if p.Error != "" {
+				msg := fmt.Sprintf("%s at n=%d, in your browser: %s", p.Kernel, n, p.Error)
+				if i < len(r.Sizes)-1 {
+					msg += " (its later sizes are skipped)"
+				}
+				e.Note("error", msg)
+				skipped[k.Name] = true
+				continue
+			}
+			res, row := point(p, k.F16, a.Adapter)
+			e.Row(row)
+			add(res)
+		}
+		e.Progress(i+1, len(r.Sizes))
+	}
+	return nil
+}
+
+// NoteUnavailable gives each kernel one note saying why WebGPU cannot run in the page (a.Unavailable)
+// and what to do.
+func NoteUnavailable(e cells.Emitter, a Answer, ks []TaskKernel) {
+	why := unavailableWords[a.Unavailable]
+	if a.Detail != "" {
+		why += " (" + a.Detail + ")"
+	}
+	noteEach(e, ks, "not run: "+why)
+}
+
+// noteEach gives each kernel one note.
+func noteEach(e cells.Emitter, ks []TaskKernel, why string) {
+	for _, k := range ks {
+		e.Note("warning", k.Name+": "+why)
+	}
+}
+
+// point turns a checked Point into a chart result and a table row.
+func point(p Point, f16 bool, a *Adapter) (experiment.Result, cells.Row) {
+	ts := slices.Clone(p.Seconds)
+	slices.Sort(ts)
+	med := ts[len(ts)/2]
+	if len(ts)%2 == 0 {
+		med = (ts[len(ts)/2-1] + ts[len(ts)/2]) / 2
+	}
+	gflops := 0.0
+	if med > 0 {
+		gflops = 2 * math.Pow(float64(p.N), 3) / med / 1e9
+	}
+	rel := math.MaxFloat64
+	if p.RelError != nil {
+		rel = *p.RelError
+	}
+	ok := rel <= Tolerance(f16)
+	check := "ok"
+	if !ok {
+		check = "WRONG: over tolerance"
+	}
+	if p.Checked < p.N*p.N {
+		check += fmt.Sprintf(" (%d sampled entries)", p.Checked)
+	}
+	inputs := "f32"
+	if f16 {
+		inputs = "f16, summed in f32"
+	}
+	method := fmt.Sprintf("timestamp queries around %d dispatch(es)", p.Batch)
+	if p.Method == "wall-clock" {
+		method = fmt.Sprintf("wall clock over %d dispatch(es), submit to onSubmittedWorkDone()", p.Batch)
+	}
+	values := []any{p.Kernel, p.N, inputs, med, ts[0], ts[len(ts)-1], gflops, rel, check, method, "", ""}
+	if p.UploadSeconds > 0 || p.ReadbackSeconds > 0 {
+		values[10], values[11] = p.UploadSeconds, p.ReadbackSeconds
+	}
+	res := experiment.Result{Kernel: a.Series(p.Kernel), N: p.N, DType: "float32", Seconds: med, MinSeconds: ts[0], MaxSeconds: ts[len(ts)-1],
+		GFLOPS: gflops, RelError: rel, OK: ok}
+	return res, cells.Row{Table: "browser", Values: values, Bad: !ok}
+}
+
+// EstimateSeconds is a pessimistic guess of the browser's time for kernels at n with repeats, made
+// before running and never shown as a measurement: 10 GFLOP/s (below what integrated GPUs reach;
+// a software adapter is slower still, about 0.1–1 GFLOP/s in docs/benchmarks.md, and its runs may
+// hit the time limit), 0.3 s of set-up per kernel and size, and the float64 reference in JavaScript.
+func EstimateSeconds(kernels, n, repeats int) float64 {
+	flops := 2 * math.Pow(float64(n), 3)
+	ref := flops / 2e8
+	if n > 512 {
+		ref = 1024 * 2 * float64(n) / 2e8
+	}
+	return float64(kernels)*(0.3+float64(repeats+2)*flops/10e9) + ref
+}

@@ -1,0 +1,518 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/kernels/cuda"
+)
+
+// WorkerUser is the NATS user name workers log in with on the embedded server; their password is
+// the worker token.
+const WorkerUser = "worker"
+
+// Config is how the server side of a cluster starts.
+type Config struct {
+	// Listen, if set (host:port), lets workers on other machines join the embedded NATS server
+	// there. Empty: the embedded server has no port at all (in-process connections only).
+	Listen string
+	// URL, if set, uses this external NATS server (with JetStream) instead of the embedded one.
+	URL string
+	// Creds is a NATS credentials file (JWT and nkey seed) for the external server.
+	Creds string
+	// Token is the workers' password on the embedded server. Empty: a random one is generated.
+	Token string
+	// DataDir, if set, keeps the JetStream store (the job stream) in DataDir/nats, so queued jobs
+	// survive a restart; empty keeps it in memory.
+	DataDir string
+	// LocalWorker runs jobs on this machine, in this process, like a worker that never leaves.
+	LocalWorker bool
+	// Local is this machine's GPU report, for the local worker's announcement.
+	Local cuda.Report
+	// Kinds names the kinds the local worker runs (its announcement).
+	Kinds []string
+	// Class is the local worker's class of machine, for cells' `machine:` key; "" is none.
+	Class string
+	// Slots is how many runs that time nothing (cells.Exclusive false) the local worker runs side by
+	// side; 0: GOMAXPROCS. A worker on another machine runs one run at a time.
+	Slots int
+	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
+	// gone. Default 1 s.
+	Heartbeat time.Duration
+	// Out receives the worker command to run. Default os.Stdout.
+	Out io.Writer
+}
+
+// Cluster is the server side: the NATS connection, the workers known and the executor of the
+// server's run queue (server.Executor).
+type Cluster struct {
+	cfg    Config
+	ns     *natsserver.Server // nil with an external server
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	tmpDir string
+	local  *worker
+
+	mu      sync.Mutex
+	workers map[string]*worker
+	changed chan struct{} // closed and replaced whenever a worker comes, goes or is freed
+	closed  bool
+	stop    context.CancelFunc
+	done    sync.WaitGroup
+}
+
+// worker is a machine as the server knows it.
+type worker struct {
+	m     Machine
+	local bool
+	seen  time.Time // last announcement
+	heavy bool      // reserved for a run that measures (cells.Exclusive), or any run on a remote worker
+	light int       // runs that time nothing running here (this server's machine only)
+	slots int       // how many runs that time nothing may run side by side: 1 on a remote worker
+	freed time.Time // when its last run ended, to spread runs over free machines
+	gone  chan struct{}
+}
+
+// Start starts the NATS side: the embedded server (or a connection to cfg.URL), the job stream, the
+// announcement listener and the watchdog that drops silent workers. Close stops it.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = time.Second
+	}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
+		return nil, fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	}
+	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{})}
+	if err := c.connect(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	storage := jetstream.MemoryStorage
+	if cfg.DataDir != "" || cfg.URL != "" {
+		storage = jetstream.FileStorage
+	}
+	var err error
+	c.js, err = jetstream.New(c.nc)
+	if err == nil {
+		c.stream, err = c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: Stream, Subjects: []string{SubjectJobs + "*"}, Retention: jetstream.WorkQueuePolicy,
+			Storage: storage, MaxMsgSize: maxJob, MaxAge: 24 * time.Hour, Description: "GPU Playground runs waiting for a worker"})
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("JetStream job stream: %w", err)
+	}
+	if cfg.LocalWorker {
+		slots := cfg.Slots
+		if slots <= 0 {
+			slots = runtime.GOMAXPROCS(0)
+		}
+		c.local = &worker{m: describe("", cfg.Local, cfg.Kinds), local: true, slots: slots, gone: make(chan struct{})}
+		c.local.m.Name += " (this server)"
+		c.local.m.Class = cfg.Class
+		c.workers[c.local.m.ID] = c.local
+	}
+	if _, err := c.nc.Subscribe(SubjectHello, c.hello); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := c.nc.Subscribe(SubjectBye, c.bye); err != nil {
+		c.Close()
+		return nil, err
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	c.done.Add(1)
+	go func() {
+		defer c.done.Done()
+		c.watchdog(wctx)
+	}()
+	return c, nil
+}
+
+// connect starts the embedded server and connects to it in process, or connects to cfg.URL.
+func (c *Cluster) connect() error {
+	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1)}
+	if c.cfg.URL != "" {
+		if c.cfg.Creds != "" {
+			opts = append(opts, nats.UserCredentials(c.cfg.Creds))
+		}
+		nc, err := nats.Connect(c.cfg.URL, opts...)
+		if err != nil {
+			return fmt.Errorf("NATS at %s: %w", redact(c.cfg.URL), err)
+		}
+		c.nc = nc
+		return nil
+	}
+	if c.cfg.Token == "" {
+		c.cfg.Token = randomToken()
+	}
+	internal := randomToken()
+	o := &natsserver.Options{
+		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
+		Users: []*natsserver.User{{Username: WorkerUser, Password: c.cfg.Token, Permissions: workerPermissions()}, {Username: "playground", Password: internal}},
+	}
+	if c.cfg.DataDir != "" {
+		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
+	} else {
+		dir, err := os.MkdirTemp("", "playground-nats-")
+		if err != nil {
+			return fmt.Errorf("embedded NATS server: a folder for its store: %w", err)
+		}
+		c.tmpDir, o.StoreDir = dir, dir
+	}
+	if c.cfg.Listen == "" {
+		o.DontListen = true
+	} else {
+		host, port, err := net.SplitHostPort(c.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("-nats-listen %q: %w", c.cfg.Listen, err)
+		}
+		o.Host = host
+		if o.Port, err = strconv.Atoi(port); err != nil {
+			return fmt.Errorf("-nats-listen %q: port: %w", c.cfg.Listen, err)
+		}
+		if o.Port == 0 {
+			o.Port = natsserver.RANDOM_PORT
+		}
+	}
+	ns, err := natsserver.NewServer(o)
+	if err != nil {
+		return fmt.Errorf("embedded NATS server: %w", err)
+	}
+	c.ns = ns
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return errors.New("embedded NATS server: not ready after 10 s")
+	}
+	opts = append(opts, nats.InProcessServer(ns), nats.UserInfo("playground", internal))
+	nc, err := nats.Connect("", opts...)
+	if err != nil {
+		return fmt.Errorf("embedded NATS server: %w", err)
+	}
+	c.nc = nc
+	return nil
+}
+
+// workerPermissions are all a worker may do on the embedded server: announce itself, stream the
+// events of its jobs, hear their cancels, and make and pull its own consumer of the job stream. It
+// may not publish jobs nor read other subjects.
+func workerPermissions() *natsserver.Permissions {
+	return &natsserver.Permissions{
+		Publish: &natsserver.SubjectPermission{Allow: []string{
+			SubjectHello, SubjectBye, SubjectRun + "*.events", SubjectRun + "*.ask",
+			"$JS.API.CONSUMER.CREATE." + Stream + ".>", "$JS.API.CONSUMER.DURABLE.CREATE." + Stream + ".>",
+			"$JS.API.CONSUMER.INFO." + Stream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + Stream + ".>",
+			"$JS.ACK." + Stream + ".>",
+		}},
+		Subscribe: &natsserver.SubjectPermission{Allow: []string{"_INBOX.>", SubjectRun + "*.cancel"}},
+	}
+}
+
+func randomToken() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// WorkerURL is the URL workers join at (nats://host:port), or "" when no port is open.
+func (c *Cluster) WorkerURL() string {
+	if c.cfg.URL != "" {
+		return c.cfg.URL
+	}
+	if c.ns == nil || c.cfg.Listen == "" {
+		return ""
+	}
+	a, ok := c.ns.Addr().(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
+}
+
+// Token is the workers' password on the embedded server.
+func (c *Cluster) Token() string { return c.cfg.Token }
+
+// Machines lists the workers known now, this server's own first.
+func (c *Cluster) Machines() []Machine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ms []Machine
+	if c.local != nil {
+		ms = append(ms, c.local.m)
+	}
+	for _, w := range c.workers {
+		if !w.local {
+			ms = append(ms, w.m)
+		}
+	}
+	return ms
+}
+
+// maxWorkers bounds the machines one server keeps track of; announcements past it are ignored.
+const maxWorkers = 1000
+
+// hello records a worker's announcement: a new worker joins, a known one stays alive.
+func (c *Cluster) hello(msg *nats.Msg) {
+	var m Machine
+	if json.Unmarshal(msg.Data, &m) != nil || m.ID == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	w := c.workers[m.ID]
+	if w == nil && len(c.workers) >= maxWorkers {
+		return
+	}
+	if w == nil { // w.m never changes after this: an id is one worker process
+		w = &worker{m: m, slots: 1, gone: make(chan struct{})}
+		c.workers[m.ID] = w
+		defer c.broadcast()
+	}
+	w.seen = time.Now()
+}
+
+// bye forgets a worker that stopped cleanly.
+func (c *Cluster) bye(msg *nats.Msg) {
+	var m Machine
+	if json.Unmarshal(msg.Data, &m) != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.workers[m.ID]; w != nil && !w.local {
+		c.drop(w)
+	}
+}
+
+// drop forgets w and tells its run it is gone; c.mu is held.
+func (c *Cluster) drop(w *worker) {
+	delete(c.workers, w.m.ID)
+	close(w.gone)
+	c.broadcast()
+}
+
+// broadcast wakes everything waiting for a machine; c.mu is held.
+func (c *Cluster) broadcast() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// watchdog drops workers silent for three heartbeats.
+func (c *Cluster) watchdog(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Heartbeat / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			c.mu.Lock()
+			for _, w := range c.workers {
+				if !w.local && now.Sub(w.seen) > 3*c.cfg.Heartbeat {
+					c.drop(w)
+				}
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// Close stops the watchdog, drains the connection and stops the embedded server.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	if c.stop != nil {
+		c.stop()
+	}
+	c.done.Wait()
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	if c.ns != nil {
+		c.ns.Shutdown()
+		c.ns.WaitForShutdown()
+	}
+	if c.tmpDir != "" {
+		_ = os.RemoveAll(c.tmpDir)
+	}
+}
+
+// pick reserves a free worker for n, not one of except: the whole machine for a run that measures
+// (exclusive), one of its slots for one that times nothing; nil when none is free now. drain then
+// reports that an able machine is busy only with runs that time nothing. A run that needs a GPU
+// goes only to machines with one, unless no machine known has one (then it runs anywhere and says
+// why its GPU kernels did not run, as on one machine). A run that asks for a class of machine goes
+// only to machines of that class. c.mu is held.
+func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (best *worker, drain bool) {
+	able := func(w *worker) bool { return w.m.Meets(n) }
+	any := false
+	for _, w := range c.workers {
+		if able(w) && !except[w.m.ID] {
+			any = true
+			break
+		}
+	}
+	if !any {
+		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
+	}
+	for _, w := range c.workers {
+		if except[w.m.ID] || !able(w) {
+			continue
+		}
+		if !w.free(exclusive) {
+			drain = drain || exclusive && !w.heavy && w.light > 0
+			continue
+		}
+		if best == nil || w.freed.Before(best.freed) {
+			best = w
+		}
+	}
+	if best != nil {
+		best.take(exclusive)
+		drain = false
+	}
+	return best, drain
+}
+
+// free reports whether w can take a run now; c.mu is held.
+func (w *worker) free(exclusive bool) bool {
+	switch {
+	case w.heavy:
+		return false
+	case exclusive || !w.local:
+		return w.light == 0
+	default:
+		return w.light < w.slots
+	}
+}
+
+// take reserves w for a run; c.mu is held.
+func (w *worker) take(exclusive bool) {
+	if exclusive || !w.local {
+		w.heavy = true
+	} else {
+		w.light++
+	}
+}
+
+// tryAcquire reserves a worker for n if one is free now (pick); err when none can ever take it.
+func (c *Cluster) tryAcquire(n cells.Needs, exclusive bool, except map[string]bool) (w *worker, drain bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, errors.New("the cluster is shutting down")
+	}
+	if n.Machine != "" && !c.hasClass(n.Machine, except) {
+		return nil, false, fmt.Errorf("no machine of class %q is connected (classes now: %s): change or remove the cell's machine: key", n.Machine, c.classes())
+	}
+	w, drain = c.pick(n, exclusive, except)
+	return w, drain, nil
+}
+
+// acquire waits until pick finds a worker, or ctx ends.
+func (c *Cluster) acquire(ctx context.Context, n cells.Needs, exclusive bool, except map[string]bool) (*worker, error) {
+	for {
+		ch := c.Changed()
+		w, _, err := c.tryAcquire(n, exclusive, except)
+		if err != nil || w != nil {
+			return w, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Changed returns a channel closed when a worker comes, goes or is freed (server.Executor).
+func (c *Cluster) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// another reports whether a machine not in except that may run a run with needs n is connected
+// (busy or free). c.mu is not held.
+func (c *Cluster) another(n cells.Needs, except map[string]bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.workers {
+		if !except[w.m.ID] && (n.Machine == "" || w.m.Class == n.Machine) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasClass reports whether a machine of class is connected, not one of except; c.mu is held.
+func (c *Cluster) hasClass(class string, except map[string]bool) bool {
+	for _, w := range c.workers {
+		if w.m.Class == class && !except[w.m.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// classes lists the classes of the machines connected, or says there are none; c.mu is held.
+func (c *Cluster) classes() string {
+	var cs []string
+	for _, w := range c.workers {
+		if w.m.Class != "" && !slices.Contains(cs, w.m.Class) {
+			cs = append(cs, w.m.Class)
+		}
+	}
+	if len(cs) == 0 {
+		return "none"
+	}
+	slices.Sort(cs)
+	return strings.Join(cs, ", ")
+}
+
+// release frees what a run held of w.
+func (c *Cluster) release(w *worker, exclusive bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if exclusive || !w.local {
+		w.heavy = false
+	} else if w.light > 0 {
+		w.light--
+	}
+	w.freed = time.Now()
+	c.broadcast()
+}

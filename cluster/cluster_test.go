@@ -1,0 +1,845 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/server"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Environment of a worker process that this test binary becomes (TestMain).
+const (
+	envJoin  = "PLAYGROUND_TEST_JOIN"
+	envToken = "PLAYGROUND_TEST_TOKEN"
+	envName  = "PLAYGROUND_TEST_NAME"
+	envGPU   = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
+	envClass = "PLAYGROUND_TEST_CLASS"
+)
+
+const testHeartbeat = 200 * time.Millisecond
+
+// TestMain lets this test binary serve as the GPU worker process and as a cluster worker process.
+func TestMain(m *testing.M) {
+	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) {
+		os.Exit(0)
+	}
+	if join := os.Getenv(envJoin); join != "" {
+		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds,
+			Heartbeat: testHeartbeat, Devices: func(context.Context) cuda.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
+		if err := RunWorker(context.Background(), cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeReport is a machine with or without a (pretend) GPU; no GPU kernel of the tests runs on it.
+func fakeReport(withGPU bool) cuda.Report {
+	if !withGPU {
+		return cuda.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
+	}
+	return cuda.Report{Driver: "13.0", Compiler: "NVRTC 13.0", Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132}}}
+}
+
+// testKinds are the built-in kinds plus `nap`: `ms: N` sleeps N ms after a progress event (before
+// it with `quiet: true`), `gpu: true` needs a GPU; it notes the worker's process id.
+func testKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), napKind{}) }
+
+type napKind struct{}
+
+type napSpec struct {
+	cells.Common `yaml:",inline"`
+	MS           int  `yaml:"ms"`
+	GPU          bool `yaml:"gpu"`
+	Quiet        bool `yaml:"quiet"`
+	BigKiB       int  `yaml:"big_kib"`
+}
+
+func (napKind) Name() string   { return "nap" }
+func (napKind) Script() string { return "export default {};\n" }
+func (napKind) Parse(c cells.Cell) (cells.Run, error) {
+	var s napSpec
+	if err := cells.Decode(c.Source, &s); err != nil {
+		return nil, err
+	}
+	return napRun(s), nil
+}
+
+type napRun napSpec
+
+func (napRun) Estimate() time.Duration { return time.Second }
+func (r napRun) Needs() cells.Needs    { return cells.Needs{GPU: r.GPU} }
+func (r napRun) Run(ctx context.Context, e cells.Emitter) error {
+	if !r.Quiet {
+		e.Progress(0, 1)
+	}
+	if r.BigKiB > 0 {
+		e.Text("big", strings.Repeat("x", r.BigKiB<<10))
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(r.MS) * time.Millisecond):
+	}
+	e.Note("info", fmt.Sprintf("pid %d", os.Getpid()))
+	e.Progress(1, 1)
+	return nil
+}
+
+// startCluster starts the server side with a port for workers and no local worker.
+func startCluster(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
+	cfg.Listen, cfg.Heartbeat = "127.0.0.1:0", testHeartbeat
+	c, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// startWorker starts this test binary as a worker process named name and waits until the cluster
+// knows it.
+func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	gpuFlag := "0"
+	if withGPU {
+		gpuFlag = "1"
+	}
+	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			t.Log(name + ": " + sc.Text())
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range c.Machines() {
+			if m.Name == name {
+				return cmd
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("worker %s did not join", name)
+	return nil
+}
+
+// recorder is a cells.Emitter that keeps every event as a line of text.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.events = append(r.events, s)
+	r.mu.Unlock()
+}
+func (r *recorder) Progress(done, total int) { r.add(fmt.Sprintf("progress %d/%d", done, total)) }
+func (r *recorder) Note(level, text string)  { r.add("note " + level + ": " + text) }
+func (r *recorder) Table(t cells.Table)      { r.add("table " + t.ID + " " + t.Caption) }
+func (r *recorder) Row(row cells.Row)        { r.add(fmt.Sprintf("row %s %v", row.Table, row.Values)) }
+func (r *recorder) Chart(draw func() (string, error)) {
+	svg, err := draw()
+	r.add(fmt.Sprintf("chart %d bytes %v", len(svg), err))
+}
+func (r *recorder) Frames(frames ...any)    { r.add(fmt.Sprintf("frames %d", len(frames))) }
+func (r *recorder) Text(title, body string) { r.add(fmt.Sprintf("text %s %d", title, len(body))) }
+
+func (r *recorder) has(prefix string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if strings.HasPrefix(e, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// ranOn is the machine name in the run's "Ran on" note.
+func (r *recorder) ranOn() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if rest, ok := strings.CutPrefix(e, "note info: Ran on "); ok {
+			name, _, _ := strings.Cut(rest, " (")
+			return name
+		}
+	}
+	return ""
+}
+
+// execute runs a cell of kind through the cluster as the server's queue would.
+func execute(ctx context.Context, c *Cluster, kind, source string) (*recorder, error) {
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: experiment.DefaultLimits()}
+	k, _ := cells.Lookup(testKinds(env), kind)
+	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: source})
+	if err != nil {
+		return nil, err
+	}
+	slot, err := c.Acquire(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.Release()
+	rec := &recorder{}
+	return rec, slot.Execute(ctx, server.Job{Kind: kind, Lesson: "l", Cell: cells.Cell{ID: "c", Source: source}}, r, rec)
+}
+
+// Two worker processes join over loopback with the token; real cells run on them end to end, every
+// run says which machine ran it, and concurrent runs spread over both.
+func TestWorkersRunCells(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "alpha", false)
+	startWorker(t, c, "beta", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	rec, err := execute(ctx, c, "matmul", "kernels: [ikj, gonum]\nsizes: [16, 32]\nrepeats: 1\n")
+	if err != nil {
+		t.Fatalf("matmul on a worker: %v", err)
+	}
+	for _, want := range []string{"table ", "row ", "chart ", "progress "} {
+		if !rec.has(want) {
+			t.Errorf("matmul events lack %q: %q", want, rec.events)
+		}
+	}
+	if got := rec.ranOn(); got != "alpha" && got != "beta" {
+		t.Errorf("ran on %q, want alpha or beta: %q", got, rec.events)
+	}
+	rec, err = execute(ctx, c, "systolic", "array: 4\nm: 4\nn: 4\nk: 4\n")
+	if err != nil || !rec.has("frames ") {
+		t.Errorf("systolic on a worker: %v, events %q", err, rec.events)
+	}
+	if _, err := execute(ctx, c, "matmul", "kernels: [nosuch]\nsizes: [16]\n"); err == nil {
+		t.Errorf("an invalid cell ran")
+	}
+
+	const runs = 6
+	names := make([]string, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, err := execute(ctx, c, "nap", "ms: 300\n")
+			if err != nil {
+				t.Errorf("nap %d: %v", i, err)
+				return
+			}
+			names[i] = rec.ranOn()
+		}()
+	}
+	wg.Wait()
+	count := map[string]int{}
+	for _, n := range names {
+		count[n]++
+	}
+	if count["alpha"] == 0 || count["beta"] == 0 || count["alpha"]+count["beta"] != runs {
+		t.Errorf("runs per machine %v, want both machines used for %d runs", count, runs)
+	}
+}
+
+// A run that needs a GPU never goes to the worker without one while one with a GPU is connected;
+// runs that need none go to either.
+func TestGPURunsGoToGPUWorkers(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "cpu-only", false)
+	startWorker(t, c, "gpu-box", true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, err := execute(ctx, c, "nap", "ms: 100\ngpu: true\n")
+			if err != nil {
+				t.Errorf("GPU nap: %v", err)
+				return
+			}
+			mu.Lock()
+			got[rec.ranOn()]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got["gpu-box"] != 6 {
+		t.Errorf("GPU runs per machine %v, want all 6 on gpu-box", got)
+	}
+}
+
+// A worker killed mid-run: a run that had streamed ends with one error naming the machine; a run
+// that had streamed nothing is retried once on another worker; a new worker process joins.
+func TestWorkerKilledMidRun(t *testing.T) {
+	c := startCluster(t, Config{})
+	doomed := startWorker(t, c, "doomed", true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// The only GPU machine: the run goes there, streams progress, and the machine dies.
+	done := make(chan error, 1)
+	var rec *recorder
+	go func() {
+		var err error
+		rec, err = execute(ctx, c, "nap", "ms: 60000\ngpu: true\n")
+		done <- err
+	}()
+	time.Sleep(time.Second) // the worker has taken the run and sent its first progress
+	_ = doomed.Process.Kill()
+	err := <-done
+	var gone goneError
+	if !errors.As(err, &gone) || !strings.Contains(err.Error(), "doomed") {
+		t.Fatalf("killed worker: err %v, want one naming the machine doomed", err)
+	}
+	if !rec.has("progress 0/1") {
+		t.Errorf("the run streamed nothing before the kill: %q", rec.events)
+	}
+
+	// Quiet runs: the first worker dies before streaming anything, the run moves to the other one.
+	quiet := startWorker(t, c, "quiet-victim", true)
+	go func() {
+		var err error
+		rec, err = execute(ctx, c, "nap", "ms: 3000\ngpu: true\nquiet: true\n")
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	rescuer := startWorker(t, c, "rescuer", true)
+	_ = quiet.Process.Kill()
+	if err := <-done; err != nil {
+		t.Fatalf("retried run: %v", err)
+	}
+	if got := rec.ranOn(); got != "rescuer" {
+		t.Errorf("retried run ran on %q, want rescuer: %q", got, rec.events)
+	}
+	if !rec.has("note warning: quiet-victim stopped answering before the run started; the run moved to rescuer.") {
+		t.Errorf("the retried run does not say why it moved: %q", rec.events)
+	}
+
+	// The last machine dies before its run sent anything: no other can take it, so it ends at once.
+	go func() {
+		_, err := execute(ctx, c, "nap", "ms: 60000\nquiet: true\n")
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	_ = rescuer.Process.Kill()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "the machine rescuer stopped answering before the run sent anything") {
+		t.Errorf("the last machine died: %v", err)
+	}
+}
+
+// A cancelled run ends at once and its worker stops it and takes the next.
+func TestCancelledRunFreesWorker(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "only", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err := execute(ctx, c, "nap", "ms: 60000\n")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled run: %v, want the deadline", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := execute(ctx, c, "nap", "ms: 10\n"); err != nil {
+		t.Fatalf("the next run: %v", err)
+	}
+}
+
+// Jobs in the stream survive a restart of the embedded server when it has a data directory.
+func TestQueuedJobsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(context.Background(), Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.js.Publish(context.Background(), SubjectJobs+"absent-worker", []byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := os.Stat(dir + "/nats/jetstream"); err != nil {
+		t.Fatalf("no JetStream store under the data directory: %v", err)
+	}
+	c, err = Start(context.Background(), Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.State.Msgs; got != 1 {
+		t.Errorf("after a restart the stream holds %d jobs, want 1", got)
+	}
+}
+
+// Through the server's websocket with two workers and the local one: every run of a burst ends with
+// exactly one terminal message, in order after its other messages, and a cancelled one is cancelled.
+func TestServerExactlyOneTerminal(t *testing.T) {
+	dir := t.TempDir()
+	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 150\n```\n\n```nap\nms: 60000\n```\n"
+	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
+	startWorker(t, c, "w1", false)
+	startWorker(t, c, "w2", false)
+	s, err := server.New(server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
+		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+ln.Addr().String()+"/ws", http.Header{"Origin": {"http://" + ln.Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	const runs = 12
+	for i := range runs {
+		cell := "01-naps-0"
+		if i == 0 {
+			cell = "01-naps-1" // runs until cancelled
+		}
+		src := map[bool]string{true: "ms: 60000\n", false: "ms: 150\n"}[i == 0]
+		if err := ws.WriteJSON(server.Message{Type: server.TypeRun, ID: fmt.Sprint("r", i), RunRequest: &server.RunRequest{Lesson: "01-naps", Cell: cell, Source: src}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terminal := map[string][]string{}
+	machines := map[string]bool{}
+	_ = ws.SetReadDeadline(time.Now().Add(time.Minute))
+	for len(terminal) < runs {
+		var m server.Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("after %d terminal messages: %v", len(terminal), err)
+		}
+		if m.Type == server.TypeNote && strings.HasPrefix(m.Note.Message, "Ran on ") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(m.Note.Message, "Ran on "), " (")
+			machines[name] = true
+		}
+		if server.Terminal(m.Type) {
+			terminal[m.ID] = append(terminal[m.ID], m.Type)
+		}
+		if len(terminal) == runs-1 && terminal["r0"] == nil {
+			if err := ws.WriteJSON(server.Message{Type: server.TypeCancel, ID: "r0"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Any late second terminal message would arrive within the time another run takes.
+	_ = ws.SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		var m server.Message
+		if ws.ReadJSON(&m) != nil {
+			break
+		}
+		if server.Terminal(m.Type) {
+			terminal[m.ID] = append(terminal[m.ID], m.Type)
+		}
+	}
+	for id, got := range terminal {
+		want := server.TypeDone
+		if id == "r0" {
+			want = server.TypeCancelled
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("run %s ended with %v, want one %s", id, got, want)
+		}
+	}
+	if len(machines) < 2 {
+		t.Errorf("runs ran on %v, want several machines", machines)
+	}
+}
+
+// The embedded server's port takes no client without the worker token.
+func TestPortNeedsToken(t *testing.T) {
+	c := startCluster(t, Config{Token: "right"})
+	for _, opt := range []nats.Option{nats.Name("anonymous"), nats.UserInfo(WorkerUser, "wrong"), nats.Token("right")} {
+		if nc, err := nats.Connect(c.WorkerURL(), opt); err == nil {
+			nc.Close()
+			t.Errorf("a client without the worker's credentials connected")
+		}
+	}
+	errs := make(chan error, 10)
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "right"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+	if err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	defer nc.Close()
+	// A worker may not queue jobs nor listen to other runs' events.
+	if err := nc.Publish(SubjectJobs+"someone", []byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.SubscribeSync(SubjectRun + "x.events"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case err := <-errs:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("a worker's forbidden publish or subscribe: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no permissions violation for a worker publishing a job or reading events")
+		}
+	}
+	info, err := c.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Errorf("the stream holds %d jobs, want none", info.State.Msgs)
+	}
+}
+
+// The server restarts on the same port, with or without a data directory: its worker reconnects by
+// itself, announces itself again and runs the next run.
+func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
+	for name, dir := range map[string]string{"data directory": t.TempDir(), "in memory": ""} {
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: testHeartbeat}
+			c, err := Start(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			startWorker(t, c, "faithful", false)
+			_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
+			c.Close()
+
+			cfg.Listen = "127.0.0.1:" + port
+			c, err = Start(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rec, err := execute(ctx, c, "nap", "ms: 10\n")
+			if err != nil {
+				t.Fatalf("after the restart: %v", err)
+			}
+			if got := rec.ranOn(); got != "faithful" {
+				t.Errorf("ran on %q, want faithful", got)
+			}
+		})
+	}
+}
+
+// An event over the cap of a worker's message becomes a note saying what was left out; one under it
+// arrives whole.
+func TestEventSizeCap(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "chatty", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := execute(ctx, c, "nap", "ms: 1\nbig_kib: 3072\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.has("text big") || !rec.has("note warning: a text of 3072 KiB was left out: over the 2048 KiB cap") {
+		t.Errorf("a 3 MiB text: events %q", rec.events)
+	}
+	rec, err = execute(ctx, c, "nap", "ms: 1\nbig_kib: 1024\n")
+	if err != nil || !rec.has(fmt.Sprint("text big ", 1024<<10)) {
+		t.Errorf("a 1 MiB text: %v, events %q", err, rec.events)
+	}
+}
+
+// A cell that asks for a class of machine runs only on a machine of that class; a class no machine
+// has is an error at once, naming the classes there are.
+func TestMachineClass(t *testing.T) {
+	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
+	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
+	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tt := range []struct{ src, want string }{
+		{"ms: 10\nmachine: lab-a\n", "lab-a-1"},
+		{"ms: 10\nmachine: lab-b\n", "lab-b-1"},
+		{"ms: 10\nmachine: lab-a\ngpu: true\n", "lab-a-1"}, // the class first; it has no GPU, so it runs as on one machine
+		{"ms: 10\ngpu: true\n", "lab-b-1"},
+	} {
+		for range 3 {
+			rec, err := execute(ctx, c, "nap", tt.src)
+			if err != nil {
+				t.Fatalf("%q: %v", tt.src, err)
+			}
+			if got := rec.ranOn(); got != tt.want {
+				t.Errorf("%q ran on %q, want %s", tt.src, got, tt.want)
+			}
+		}
+	}
+	_, err := execute(ctx, c, "nap", "ms: 10\nmachine: h100\n")
+	if err == nil || !strings.Contains(err.Error(), `no machine of class "h100" is connected (classes now: lab-a, lab-b)`) {
+		t.Errorf("a class nobody has: %v", err)
+	}
+}
+
+// syncBuffer is an io.Writer safe for a server and a test reading it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Serve, as cmd/playground calls it: with -nats-listen it prints the worker command with a generated
+// token; a worker started with exactly that command's URL and token joins, and a lesson cell asked
+// for over the websocket with `machine:` its class runs there; -no-local-worker with no way for a
+// worker to join is refused.
+func TestServePrintsWorkerCommand(t *testing.T) {
+	if err := Serve(context.Background(), ServeConfig{Cluster: Config{}}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
+		t.Errorf("no local worker and no port: %v", err)
+	}
+	dir := t.TempDir()
+	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 10\n```\n"
+	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, ServeConfig{
+			Server: server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
+				Devices: func(context.Context) cuda.Report { return fakeReport(false) }},
+			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
+	}()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	var join, token, addr string
+	for deadline := time.Now().Add(30 * time.Second); addr == "" || join == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Serve printed %q", out.String())
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "workers join with: playground worker -join "); ok {
+				join, token, _ = strings.Cut(rest, " -token ")
+			}
+			if rest, ok := strings.CutPrefix(line, "GPU Playground: http://"); ok {
+				addr = strings.TrimSuffix(rest, "/")
+			}
+		}
+	}
+	if len(token) < 32 {
+		t.Fatalf("generated token %q: want at least 128 random bits", token)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envJoin+"="+join, envToken+"="+token, envName+"=joiner", envClass+"=lab")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	// Until the worker has joined, a run that asks for its class is an error naming the classes.
+	_ = ws.SetReadDeadline(time.Now().Add(time.Minute))
+	for i := 0; ; i++ {
+		id := fmt.Sprint("r", i)
+		if err := ws.WriteJSON(server.Message{Type: server.TypeRun, ID: id, RunRequest: &server.RunRequest{Lesson: "01-naps", Cell: "01-naps-0", Source: "ms: 10\nmachine: lab\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		var ranOn, end string
+		for end == "" {
+			var m server.Message
+			if err := ws.ReadJSON(&m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Type == server.TypeNote && strings.HasPrefix(m.Note.Message, "Ran on ") {
+				ranOn = m.Note.Message
+			}
+			if server.Terminal(m.Type) {
+				end = m.Type + " " + m.Message
+			}
+		}
+		if end == "done " {
+			if !strings.HasPrefix(ranOn, "Ran on joiner (class lab;") {
+				t.Errorf("the run's machine note: %q", ranOn)
+			}
+			return
+		}
+		if !strings.Contains(end, `no machine of class "lab" is connected`) || i > 500 {
+			t.Fatalf("run %s ended %q", id, end)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// With -nats URL the cluster uses an external NATS server (here one started by the test, with
+// JetStream and a user of its own): no embedded server, the job stream on file storage there, and a
+// worker joining the same URL with that server's credentials runs the cells.
+func TestExternalNATS(t *testing.T) {
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("external NATS server not ready")
+	}
+	url := "nats://" + WorkerUser + ":dept@" + ns.Addr().String()
+	c, err := Start(context.Background(), Config{URL: url, Heartbeat: testHeartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.ns != nil || c.WorkerURL() != url {
+		t.Errorf("embedded server %v, worker URL %q: want none and %q", c.ns, c.WorkerURL(), url)
+	}
+	startWorker(t, c, "dept-box", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := execute(ctx, c, "matmul", "kernels: [ikj]\nsizes: [16]\nrepeats: 1\n")
+	if err != nil || rec.ranOn() != "dept-box" || !rec.has("row ") {
+		t.Errorf("on the external server: %v, events %q", err, rec.events)
+	}
+	info, err := c.stream.Info(ctx)
+	if err != nil || info.Config.Storage != jetstream.FileStorage {
+		t.Errorf("job stream on the external server: %v, %+v", err, info)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://h:4222":                   "nats://h:4222",
+		"nats://worker:secret@h:4222":     "nats://worker:xxxxx@h:4222",
+		"nats://a:s@h1:1,nats://b:t@h2:2": "nats://a:xxxxx@h1:1,nats://b:xxxxx@h2:2",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// asker is a recorder with a browser page behind it: every matmul task takes 10 ms per repeat.
+type asker struct {
+	recorder
+	tasks int
+}
+
+func (a *asker) Ask(_ context.Context, task any) (json.RawMessage, error) {
+	a.tasks++
+	var t webgpu.Task
+	if err := json.Unmarshal(task.(json.RawMessage), &t); err != nil {
+		return nil, err
+	}
+	secs := strings.TrimSuffix(strings.Repeat("0.01,", t.Repeats), ",")
+	return json.RawMessage(fmt.Sprintf(`{"adapter":{"vendor":"apple","architecture":"metal-3","fallback":false,"f16":false,"timestamps":true},"results":[{"kernel":%q,"n":%d,"method":"timestamp-query","batch":1,"seconds":[%s],"rel_error":1e-7,"checked":%d}]}`,
+		t.Kernels[0].Name, t.N, secs, t.N*t.N)), nil
+}
+
+// A run on a worker hands its browser tasks to the page behind it through the server (the job's ask
+// subject), so a webgpu kernel runs in the learner's browser wherever the run's CPU part ran; without
+// a page it gets the same note as on the server's own machine.
+func TestWorkerAsksThePage(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "alpha", false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src := "kernels: [ikj, webgpu-tiled]\nsizes: [16]\nrepeats: 2\n"
+	env := cells.Env{Kernels: kernels.CPU(), Limits: experiment.DefaultLimits()}
+	k, _ := cells.Lookup(testKinds(env), "matmul")
+	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, err := c.Acquire(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := &asker{}
+	err = slot.Execute(ctx, server.Job{Kind: "matmul", Lesson: "l", Cell: cells.Cell{ID: "c", Source: src}}, r, page)
+	slot.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.tasks != 1 || page.ranOn() != "alpha" || !page.has("row browser [webgpu-tiled 16") || !page.has("row results [ikj 16") {
+		t.Errorf("%d tasks, events %q", page.tasks, page.events)
+	}
+
+	rec, err := execute(ctx, c, "matmul", src)
+	if err != nil || !rec.has("note warning: webgpu-tiled: not run: this run has no browser page") {
+		t.Errorf("without a page: %v, events %q", err, rec.events)
+	}
+}

@@ -1,0 +1,270 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/server"
+)
+
+// TryAcquire reserves a free machine able to run r, if there is one now (server.Executor): one
+// with a GPU for a run that needs one, whenever the cluster has such a machine; the whole machine
+// for a run that measures, one of this server's slots (or a whole worker) for one that times nothing.
+func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
+	n, ex := cells.NeedsOf(r), cells.Exclusive(r)
+	w, drain, err := c.tryAcquire(n, ex, nil)
+	if err != nil || w == nil {
+		return nil, false, drain, err
+	}
+	return &slot{c: c, w: w, needs: n, exclusive: ex}, true, false, nil
+}
+
+// Acquire waits until a machine able to run r is free and reserves it (server.Acquire).
+func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
+	return server.Acquire(ctx, c, r)
+}
+
+type slot struct {
+	c         *Cluster
+	w         *worker
+	needs     cells.Needs
+	exclusive bool
+}
+
+func (s *slot) Release() {
+	if s.w != nil {
+		s.c.release(s.w, s.exclusive)
+		s.w = nil
+	}
+}
+
+// Execute runs r on the reserved machine: here, or on a worker by publishing the job and relaying
+// its events to e. Every run on a cluster with more than one machine first notes which machine it
+// ran on. A worker that vanishes before sending any event is replaced once by another able one.
+func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) error {
+	if s.w.local {
+		if len(s.c.Machines()) > 1 {
+			e.Note("info", "Ran on "+s.w.m.Summary()+".")
+		}
+		return r.Run(ctx, e)
+	}
+	for retried := false; ; retried = true {
+		streamed, err := s.remote(ctx, j, e)
+		var gone goneError
+		if !errors.As(err, &gone) || streamed || retried {
+			return err
+		}
+		// Nothing was streamed: once, another connected machine able to run it takes the job.
+		s.c.release(s.w, s.exclusive)
+		s.w = nil
+		except := map[string]bool{gone.m.ID: true}
+		if !s.c.another(s.needs, except) {
+			return err
+		}
+		w, aerr := s.c.acquire(ctx, s.needs, s.exclusive, except)
+		if aerr != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		s.w = w
+		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
+		if w.local {
+			return r.Run(ctx, e)
+		}
+	}
+}
+
+// goneError is a worker that stopped answering during a run; streamed says whether it had sent
+// anything.
+type goneError struct {
+	m        Machine
+	streamed bool
+}
+
+func (g goneError) Error() string {
+	if g.streamed {
+		return fmt.Sprintf("the machine %s stopped answering during the run (no announcement for 3 heartbeats), so the run ended; the results above came from it", g.m.Name)
+	}
+	return fmt.Sprintf("the machine %s stopped answering before the run sent anything (no announcement for 3 heartbeats), and no other machine could take it", g.m.Name)
+}
+
+// remote publishes the job to s.w and relays its events until its end; streamed says whether any
+// event reached e.
+func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
+	c, w := s.c, s.w
+	id := nuid.Next()
+	sub, err := c.nc.SubscribeSync(SubjectRun + id + ".events")
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	timeout := 10 * time.Minute
+	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
+		timeout = time.Until(dl)
+	}
+	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
+		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout)})
+	if err != nil {
+		return false, err
+	}
+	if len(data) > maxJob {
+		return false, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
+	}
+	ack, err := c.js.Publish(ctx, SubjectJobs+w.m.ID, data)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
+	}
+	seq := ack.Sequence
+	ended := false
+	defer func() {
+		if !ended { // the job must not run later on a worker that comes back: take it off the stream
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = c.stream.DeleteMsg(dctx, seq)
+			cancel()
+			_ = c.nc.Publish(SubjectRun+id+".cancel", nil)
+		}
+	}()
+	asks, err := c.nc.SubscribeSync(SubjectRun + id + ".ask")
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = asks.Unsubscribe() }()
+	msgs := make(chan *nats.Msg)
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for {
+			m, err := asks.NextMsgWithContext(rctx)
+			if err != nil {
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-rctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			m, err := sub.NextMsgWithContext(rctx)
+			if err != nil {
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-rctx.Done():
+				return
+			}
+		}
+	}()
+	noted := false
+	for {
+		select {
+		case <-ctx.Done():
+			return streamed, ctx.Err()
+		case <-w.gone:
+			return streamed, goneError{w.m, streamed}
+		case m := <-msgs:
+			if m.Subject != sub.Subject { // an ask: the run's page does a task for the worker
+				answerAsk(ctx, m, e)
+				continue
+			}
+			var ev event
+			if json.Unmarshal(m.Data, &ev) != nil {
+				continue
+			}
+			if ev.Type == evTaken {
+				continue
+			}
+			if !noted {
+				e.Note("info", "Ran on "+w.m.Summary()+".")
+				noted = true
+			}
+			streamed = streamed || ev.Type != evEnd
+			if ev.Type == evEnd {
+				ended = true
+				switch {
+				case ev.Cancelled:
+					// The worker stopped it: on the server's cancel, or at the deadline it was given,
+					// which its clock may reach a moment before this one.
+					if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+						select {
+						case <-ctx.Done():
+						case <-time.After(time.Until(dl) + time.Second):
+						}
+					}
+					if ctx.Err() != nil {
+						return true, ctx.Err()
+					}
+					return true, errors.New(ev.Error)
+				case ev.Error != "":
+					return true, errors.New(ev.Error)
+				}
+				return true, nil
+			}
+			relay(ev, e)
+		}
+	}
+}
+
+// answerAsk hands a worker's task (an ask request) to the page behind the run and replies with
+// what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
+func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
+	var reply askReply
+	raw, err := cells.Ask(ctx, e, json.RawMessage(m.Data))
+	var pe *cells.PageError
+	switch {
+	case err == nil:
+		reply.Result = raw
+	case errors.Is(err, cells.ErrNoBrowser):
+		reply.NoBrowser = true
+	case errors.As(err, &pe):
+		reply.PageError = pe.Message
+	default:
+		reply.Error = err.Error()
+	}
+	data, _ := json.Marshal(reply)
+	_ = m.Respond(data)
+}
+
+// relay passes one event to the run's emitter.
+func relay(ev event, e cells.Emitter) {
+	switch ev.Type {
+	case evProgress:
+		e.Progress(ev.Done, ev.Total)
+	case evNote:
+		if ev.Note != nil {
+			e.Note(ev.Note.Level, ev.Note.Message)
+		}
+	case evTable:
+		if ev.Table != nil {
+			e.Table(*ev.Table)
+		}
+	case evRow:
+		if ev.Row != nil {
+			e.Row(*ev.Row)
+		}
+	case evChart:
+		svg := ev.SVG
+		e.Chart(func() (string, error) { return svg, nil })
+	case evFrames:
+		e.Frames(ev.Frames...)
+	case evText:
+		if ev.Text != nil {
+			e.Text(ev.Text.Title, ev.Text.Body)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/nats-io/nuid"
+)
+
+// Probe asks a GPU worker process (package gpu; the playground binary's hidden gpu-worker
+// subcommand by default) what this machine offers for GPU work, then stops it.
+func Probe(ctx context.Context, t gpu.Transport) cuda.Report {
+	if t == nil {
+		t = selfGPU()
+	}
+	s := &gpu.Supervisor{Transport: t}
+	defer s.Close()
+	return gpu.Probe(ctx, s)
+}
+
+// selfGPU is this executable's hidden GPU worker subcommand.
+func selfGPU() gpu.Transport {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
+}
+
+// describe is this machine as a worker announces it, from its GPU report.
+func describe(name string, r cuda.Report, kinds []string) Machine {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown-host"
+	}
+	if name == "" {
+		name = host
+	}
+	m := Machine{ID: host + "-" + strings.ToLower(nuid.Next()[:10]), Name: name, CPU: cpuModel(), Cores: runtime.NumCPU(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
+	m.ID = strings.Map(func(c rune) rune { // a NATS subject token: no dots, spaces or wildcards
+		if c == '.' || c == ' ' || c == '*' || c == '>' || c < 0x21 || c > 0x7e {
+			return '_'
+		}
+		return c
+	}, m.ID)
+	for _, d := range r.Devices {
+		m.GPUs = append(m.GPUs, d.Name)
+	}
+	return m
+}
+
+// redact is a NATS URL (or a comma-separated list) with any password in it hidden, for printing.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// cpuModel is the CPU's model name from /proc/cpuinfo, or "unknown CPU".
+func cpuModel() string {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown CPU"
+}

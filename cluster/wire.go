@@ -1,0 +1,142 @@
+// Package cluster spreads the playground's runs over several machines through NATS: an embedded (or
+// external) NATS server with a JetStream work-queue stream of jobs, workers that announce their
+// hardware and stream every event of a run back, and an executor for the server's run queue that
+// routes each run to a free machine able to run it. docs/protocol.md ("Workers") describes the wire.
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gpuplayground/playground/cells"
+)
+
+// Subjects and names on the NATS wire (docs/protocol.md, "Workers").
+const (
+	// Stream is the JetStream work-queue stream holding jobs until a worker acknowledges them.
+	Stream = "PLAYGROUND_JOBS"
+	// SubjectJobs + worker id is the subject of the jobs routed to that worker; the stream holds
+	// SubjectJobs + "*".
+	SubjectJobs = "playground.jobs."
+	// SubjectHello carries every worker's Machine, at start and every heartbeat.
+	SubjectHello = "playground.workers.hello"
+	// SubjectBye carries the Machine of a worker that stops cleanly.
+	SubjectBye = "playground.workers.bye"
+	// SubjectRun + job id + ".events" carries a job's events, worker to server; + ".cancel" asks
+	// the worker to stop the job; + ".ask" is a request, worker to server, that hands a task to the
+	// browser page behind the run (cells.Ask), answered with an askReply.
+	SubjectRun = "playground.run."
+)
+
+// Size caps of the wire.
+const (
+	// MaxPayload is the largest NATS message the embedded server takes (bytes).
+	MaxPayload = 4 << 20
+	// maxJob is the largest job message (bytes); a cell's source is at most 64 KiB on the websocket.
+	maxJob = 256 << 10
+	// maxEvent is the largest event message a worker sends (bytes); a larger chart or text is
+	// replaced by a note saying so.
+	maxEvent = 2 << 20
+)
+
+// Machine is what a worker announces about itself.
+type Machine struct {
+	// ID is unique per worker process: its host name and a random suffix.
+	ID string `json:"id"`
+	// Name is the machine's name as results show it (the host name unless -name says otherwise).
+	Name string `json:"name"`
+	// Class is the class of machine a cell may ask for with its `machine:` key (-class); "" is none.
+	Class string `json:"class,omitempty"`
+	CPU   string `json:"cpu"`
+	Cores int    `json:"cores"`
+	OS    string `json:"os"`
+	Arch  string `json:"arch"`
+	// GPUs are the NVIDIA devices' names; empty when GPUUnavailable says why there is none.
+	GPUs           []string `json:"gpus,omitempty"`
+	GPUUnavailable string   `json:"gpu_unavailable,omitempty"`
+	// Compiler compiles learners' CUDA kernels there ("NVRTC 11.8", "clang 14.0.6" or "none").
+	Compiler string `json:"compiler,omitempty"`
+	// Kinds are the cell kinds the worker runs.
+	Kinds []string `json:"kinds,omitempty"`
+}
+
+// HasGPU reports whether the machine can measure on an NVIDIA GPU.
+func (m Machine) HasGPU() bool { return len(m.GPUs) > 0 && m.GPUUnavailable == "" }
+
+// Meets reports whether the machine has what n asks for.
+func (m Machine) Meets(n cells.Needs) bool {
+	return (!n.GPU || m.HasGPU()) && (n.Machine == "" || n.Machine == m.Class)
+}
+
+// Summary describes the machine in one line, e.g. "gpu-box (class h100; AMD EPYC 7763, 16 cores; GPU NVIDIA H100)".
+func (m Machine) Summary() string {
+	gpus := "no GPU"
+	if m.HasGPU() {
+		gpus = "GPU " + strings.Join(m.GPUs, ", ")
+	}
+	class := ""
+	if m.Class != "" {
+		class = "class " + m.Class + "; "
+	}
+	return fmt.Sprintf("%s (%s%s, %d cores; %s)", m.Name, class, m.CPU, m.Cores, gpus)
+}
+
+// job is a run request published to a worker: enough for it to parse the same run with the same
+// kinds (cells need no serialization).
+type job struct {
+	ID        string           `json:"id"`
+	Kind      string           `json:"kind"`
+	Lesson    string           `json:"lesson"`
+	Cell      string           `json:"cell"`
+	Action    string           `json:"action,omitempty"`
+	Source    string           `json:"source"`
+	Recording *cells.Recording `json:"recording,omitempty"`
+	// TimeoutNS is the run time limit in nanoseconds: the worker stops the run after it even if the
+	// server's cancel never arrives.
+	TimeoutNS int64 `json:"timeout_ns"`
+}
+
+// askReply is the server's answer to a worker's ask request: exactly one field is set.
+type askReply struct {
+	// Result is the page's result.
+	Result json.RawMessage `json:"result,omitempty"`
+	// PageError is the page's own {"page_error"} message.
+	PageError string `json:"page_error,omitempty"`
+	// NoBrowser says no page is behind the run (cells.ErrNoBrowser).
+	NoBrowser bool `json:"no_browser,omitempty"`
+	// Error is any other reason the task was not done.
+	Error string `json:"error,omitempty"`
+}
+
+// Event types, worker to server. Besides the cells.Emitter events, "taken" says the worker started
+// the job and "end" is the last event of every job.
+const (
+	evTaken    = "taken"
+	evProgress = "progress"
+	evNote     = "note"
+	evTable    = "table"
+	evRow      = "row"
+	evChart    = "chart"
+	evFrames   = "frames"
+	evText     = "text"
+	evEnd      = "end"
+)
+
+// event is one message of a job's event subject.
+type event struct {
+	Type    string       `json:"type"`
+	Machine *Machine     `json:"machine,omitempty"` // taken
+	Done    int          `json:"done,omitempty"`    // progress
+	Total   int          `json:"total,omitempty"`   // progress
+	Note    *cells.Note  `json:"note,omitempty"`
+	Table   *cells.Table `json:"table,omitempty"`
+	Row     *cells.Row   `json:"row,omitempty"`
+	SVG     string       `json:"svg,omitempty"`
+	Frames  []any        `json:"frames,omitempty"`
+	Text    *cells.Text  `json:"text,omitempty"`
+	// Error is the run's error (end); Cancelled marks an end caused by the server's cancel or the
+	// time limit.
+	Error     string `json:"error,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}

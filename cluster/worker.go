@@ -1,0 +1,390 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/roofline"
+)
+
+// WorkerConfig is how a worker joins: `playground worker -join URL -token T`.
+type WorkerConfig struct {
+	// Join is the NATS URL of the server (nats://host:port).
+	Join string
+	// Token is the worker password the server printed (user WorkerUser); Creds, instead, is a NATS
+	// credentials file for an external NATS server.
+	Token, Creds string
+	// Name is the machine's name in results. Default: the host name.
+	Name string
+	// Class is the class of machine that cells' `machine:` key names (e.g. "h100"); "" is none.
+	Class string
+	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds.
+	Kinds func(cells.Env) []cells.Kind
+	// Limits bound what a run may ask for; zero fields take experiment.DefaultLimits.
+	Limits experiment.Limits
+	// GPU starts the GPU worker process. Default: this executable's hidden gpu-worker subcommand.
+	GPU gpu.Transport
+	// Devices, if set, replaces the GPU report (tests).
+	Devices func(context.Context) cuda.Report
+	// Roofline sizes the ceilings' measurement (zero: the defaults).
+	Roofline roofline.Options
+	// Heartbeat is how often the worker announces itself. Default 1 s; the server's must match.
+	Heartbeat time.Duration
+	// Out receives a line when the worker joins. Default os.Stdout.
+	Out io.Writer
+}
+
+// validClass is what a class of machine may be: what a cell's machine: key takes.
+var validClass = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, one at a time,
+// streaming every event back, until ctx ends. A lost connection is re-established (the worker
+// rejoins with the same id); a run in progress when ctx ends is cancelled and reported.
+func RunWorker(ctx context.Context, cfg WorkerConfig) error {
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = time.Second
+	}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	if cfg.Kinds == nil {
+		cfg.Kinds = builtin.Kinds
+	}
+	if cfg.GPU == nil {
+		cfg.GPU = selfGPU()
+	}
+	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
+		return fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	}
+	lim := cfg.Limits.WithDefaults()
+	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU}}
+	defer m.Worker.Close()
+	if cfg.Devices != nil {
+		m.Report = cfg.Devices(ctx)
+	} else {
+		m.Report = Probe(ctx, cfg.GPU)
+	}
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU(m.Unavailable())...), Limits: lim, GPU: m,
+		Roofline: &roofline.Cache{Options: cfg.Roofline}}
+	kinds := cfg.Kinds(env)
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k.Name())
+	}
+	me := describe(cfg.Name, m.Report, names)
+	me.Class = cfg.Class
+
+	opts := []nats.Option{nats.Name("playground worker " + me.ID), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second), nats.RetryOnFailedConnect(true)}
+	switch {
+	case cfg.Creds != "":
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	case cfg.Token != "":
+		opts = append(opts, nats.UserInfo(WorkerUser, cfg.Token))
+	}
+	nc, err := nats.Connect(cfg.Join, opts...)
+	if err != nil {
+		return fmt.Errorf("joining %s: %w", redact(cfg.Join), err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	hello, _ := json.Marshal(me)
+	announce := func() { _ = nc.Publish(SubjectHello, hello) }
+	consumer := func(ctx context.Context) (jetstream.Consumer, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
+			Durable: "worker-" + me.ID, FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
+			MaxAckPending: 1, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
+			Description: "jobs for " + me.Summary()})
+	}
+	var cons jetstream.Consumer
+	for { // the server creates the stream; wait for it (and for the connection)
+		if cons, err = consumer(ctx); err == nil {
+			break
+		}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) {
+			return fmt.Errorf("joining %s: %w", redact(cfg.Join), errors.Join(err, nc.LastError()))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	if status := nc.Status(); status != nats.CONNECTED {
+		return fmt.Errorf("joining %s: connection %s", redact(cfg.Join), status)
+	}
+	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s\n", me.ID, redact(cfg.Join), me.Summary())
+	announce()
+	var beats sync.WaitGroup
+	beats.Add(1)
+	bctx, stopBeats := context.WithCancel(context.Background())
+	go func() {
+		defer beats.Done()
+		t := time.NewTicker(cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-bctx.Done():
+				return
+			case <-t.C:
+				announce()
+			}
+		}
+	}()
+	defer func() {
+		stopBeats()
+		beats.Wait()
+		_ = nc.Publish(SubjectBye, hello)
+		_ = nc.Flush()
+	}()
+	w := &runner{nc: nc, kinds: kinds, me: me}
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil { // e.g. a server restarted without its store: make the consumer again
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+				if c, err := consumer(ctx); err == nil {
+					cons = c
+				}
+			}
+			continue
+		}
+		got := false
+		for msg := range batch.Messages() {
+			got = true
+			w.run(ctx, msg)
+		}
+		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
+			// The consumer may be gone (a server restarted without its store): make it again.
+			if c, cerr := consumer(ctx); cerr == nil {
+				cons = c
+			} else {
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
+	return nil
+}
+
+func isAuth(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
+}
+
+// runner runs jobs on a worker.
+type runner struct {
+	nc    *nats.Conn
+	kinds []cells.Kind
+	me    Machine
+}
+
+// run runs one job and acknowledges it after its end event.
+func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
+	defer func() { _ = msg.Ack() }()
+	var j job
+	if err := json.Unmarshal(msg.Data(), &j); err != nil || j.ID == "" {
+		return // not a job: nobody waits for it
+	}
+	subject := SubjectRun + j.ID + ".events"
+	out := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
+	me := w.me
+	out.publish(event{Type: evTaken, Machine: &me})
+	timeout := time.Duration(j.TimeoutNS)
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sub, err := w.nc.Subscribe(SubjectRun+j.ID+".cancel", func(*nats.Msg) { cancel() })
+	if err == nil {
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	err = w.execute(rctx, j, out)
+	if rctx.Err() == nil {
+		out.flush()
+	}
+	end := event{Type: evEnd}
+	switch {
+	case rctx.Err() != nil:
+		end.Cancelled = true
+		end.Error = fmt.Sprintf("the run was stopped on %s", w.me.Name)
+		if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			end.Error = fmt.Sprintf("the run hit the %s time limit on %s and was stopped", timeout.Round(time.Second), w.me.Name)
+		}
+	case err != nil:
+		end.Error = err.Error()
+	}
+	out.publish(end)
+	_ = w.nc.Flush()
+}
+
+// execute parses the job with this worker's kinds and runs it; a panic is the run's error.
+func (w *runner) execute(ctx context.Context, j job, e cells.Emitter) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error on %s: %v", w.me.Name, p)
+		}
+	}()
+	k, ok := cells.Lookup(w.kinds, j.Kind)
+	if !ok {
+		return fmt.Errorf("the machine %s cannot run %s cells", w.me.Name, j.Kind)
+	}
+	r, err := cells.Parse(k, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
+	if err != nil {
+		return fmt.Errorf("on %s: %w", w.me.Name, err)
+	}
+	return r.Run(ctx, e)
+}
+
+// Pacing of a worker's events, as the server paces its messages.
+const (
+	progressEvery    = 50 * time.Millisecond
+	chartEvery       = 250 * time.Millisecond
+	framesPerMessage = 20
+)
+
+// publisher is the worker's cells.Emitter: each event becomes a message on the job's event subject,
+// paced (progress at most every 50 ms, charts drawn at most every 250 ms and at the end, frames in
+// batches) and size-capped.
+type publisher struct {
+	nc        *nats.Conn
+	subject   string
+	ask       string // the job's ask subject
+	lastProg  time.Time
+	frames    []any
+	chart     func() (string, error)
+	lastChart time.Time
+}
+
+func (p *publisher) publish(ev event) {
+	if ev.Type != evFrames {
+		p.flushFrames()
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "error", Message: fmt.Sprintf("a %s event could not be sent: %v", ev.Type, err)}})
+	}
+	limit := int64(maxEvent)
+	if mp := p.nc.MaxPayload(); mp > 0 && mp < limit { // an external server's cap may be lower
+		limit = mp
+	}
+	if int64(len(data)) > limit {
+		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "warning",
+			Message: fmt.Sprintf("a %s of %d KiB was left out: over the %d KiB cap of a worker's message", ev.Type, len(data)>>10, limit>>10)}})
+	}
+	_ = p.nc.Publish(p.subject, data)
+}
+
+func (p *publisher) Progress(done, total int) {
+	if done < total && time.Since(p.lastProg) < progressEvery {
+		return
+	}
+	p.lastProg = time.Now()
+	p.publish(event{Type: evProgress, Done: done, Total: total})
+}
+
+func (p *publisher) Note(level, text string) {
+	p.publish(event{Type: evNote, Note: &cells.Note{Level: level, Message: text}})
+}
+
+func (p *publisher) Table(t cells.Table) { p.publish(event{Type: evTable, Table: &t}) }
+
+func (p *publisher) Row(r cells.Row) { p.publish(event{Type: evRow, Row: &r}) }
+
+func (p *publisher) Text(title, body string) {
+	p.publish(event{Type: evText, Text: &cells.Text{Title: title, Body: body}})
+}
+
+func (p *publisher) Frames(frames ...any) {
+	for _, f := range frames {
+		p.frames = append(p.frames, f)
+		if len(p.frames) == framesPerMessage {
+			p.flushFrames()
+		}
+	}
+}
+
+func (p *publisher) flushFrames() {
+	if len(p.frames) > 0 {
+		fs := p.frames
+		p.frames = nil
+		p.publish(event{Type: evFrames, Frames: fs})
+	}
+}
+
+func (p *publisher) Chart(draw func() (string, error)) {
+	p.chart = draw
+	if time.Since(p.lastChart) >= chartEvery {
+		p.drawChart()
+	}
+}
+
+func (p *publisher) drawChart() {
+	if p.chart == nil {
+		return
+	}
+	svg, err := p.chart()
+	p.chart, p.lastChart = nil, time.Now()
+	if err == nil {
+		p.publish(event{Type: evChart, SVG: svg})
+	}
+}
+
+// Ask hands task to the page behind the run, through the server (a request on the job's ask
+// subject): the run's browser part works on a worker as it does on the server's own machine.
+func (p *publisher) Ask(ctx context.Context, task any) (json.RawMessage, error) {
+	data, err := json.Marshal(task)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > cells.MaxTaskBytes {
+		return nil, fmt.Errorf("a browser task of %d KiB, over the %d KiB cap", len(data)>>10, cells.MaxTaskBytes>>10)
+	}
+	p.flush() // what the run emitted so far reaches the page before the task
+	m, err := p.nc.RequestWithContext(ctx, p.ask, data)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, fmt.Errorf("the server did not pass the browser task on: %w", err)
+	}
+	var r askReply
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return nil, fmt.Errorf("the server's answer to a browser task: %w", err)
+	}
+	switch {
+	case r.NoBrowser:
+		return nil, cells.ErrNoBrowser
+	case r.PageError != "":
+		return json.Marshal(map[string]string{"page_error": r.PageError}) // cells.Ask makes it a *PageError
+	case r.Error != "":
+		return nil, errors.New(r.Error)
+	}
+	return r.Result, nil
+}
+
+// flush sends what is batched: frames, then the last chart offered.
+func (p *publisher) flush() {
+	p.flushFrames()
+	p.drawChart()
+}

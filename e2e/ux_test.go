@@ -1,0 +1,399 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/server"
+)
+
+// setCellSource puts src in a cell's source through the page's API (the code editor, or the text
+// box where the editor did not load); sel selects the cell's section.
+func setCellSource(sel, src string) chromedp.Action[chromedp.Void] {
+	return evalDo(`document.querySelector(` + strconv.Quote(sel) + `).playground.setSource(` + strconv.Quote(src) + `)`)
+}
+
+// pressEnter presses and releases Enter as a keyboard does, the key's default action left to the
+// page (chromedp's KeyEvent also sends the character, which an editor that handles the key
+// itself, as CodeMirror does, would insert a second time).
+func pressEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeRawKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, input.DispatchKeyEventParams{Type: typ, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// evalDo runs JavaScript for its effect.
+func evalDo(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool]("(() => { "+js+"; return true; })()")(ctx, t)
+		return err
+	})
+}
+
+// browserPage serves the playground on loopback and opens a headless chromium tab on it.
+type browserPage struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	errs *pageErrors
+}
+
+func openPage(t *testing.T, width, height int) *browserPage {
+	t.Helper()
+	return openPageWith(t, width, height, server.Config{})
+}
+
+func openPageWith(t *testing.T, width, height int, cfg server.Config) *browserPage {
+	t.Helper()
+	exe := chromiumPath(t)
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvCtx, stopServer := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(srvCtx, ln) }()
+	t.Cleanup(func() { stopServer(); <-served })
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(cancelTab)
+	p := &browserPage{t: t, base: "http://" + ln.Addr().String(), errs: &pageErrors{}}
+	if err := chromedp.Listen(ctx, p.errs.listen); err != nil {
+		t.Fatal(err)
+	}
+	// Only a guard against a hang: no step is timed.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 15*time.Minute)
+	t.Cleanup(cancelTimeout)
+	p.ctx = ctx
+	return p
+}
+
+func (p *browserPage) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (p *browserPage) str(js string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("evaluating %s: %v", js, err)
+	}
+	return s
+}
+
+func (p *browserPage) open(slug string) {
+	p.t.Helper()
+	p.do("opening "+slug, chromedp.Navigate(p.base+"/lessons/"+slug), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)))
+}
+
+// The code editor: line numbers and highlighting, typing, Shift+Enter runs, a spec error marks the
+// line it names, Escape leaves for the Run button, Reset puts the lesson's source back.
+func TestEditorInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	cell := cellSel("04-counting-flops-0")
+	p.open("04-counting-flops")
+	p.do("editor", chromedp.WaitVisible(chromedp.CSS(cell+`[data-editor="ready"] .cm-editor`)))
+	original := p.str(`document.querySelector(` + strconv.Quote(cell) + `).playground.getSource()`)
+	if lines := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .cm-lineNumbers .cm-gutterElement") + `).length)`); lines == "0" {
+		t.Errorf("the editor shows no line numbers")
+	}
+	if keys := p.str(`[...document.querySelectorAll(` + strconv.Quote(cell+" .cm-content [class*=tok-]") + `)].map((e) => e.textContent).join(" ")`); !strings.Contains(keys, "kernels") {
+		t.Errorf("highlighted tokens %q: want the YAML key kernels highlighted", keys)
+	}
+
+	// The bundle's highlighting of the other languages: PTX (opcodes, registers, directives), WGSL
+	// (keywords, types, attributes) and a cuda cell's YAML header then CUDA C++.
+	langs := p.str(`import("/static/editor.bundle.js").then((m) => [
+		["ptx", ".visible .entry k(\n.param .u64 a)\n{\n\tld.global.f32 %f1, [%rd1];\n\tfma.rn.f32 %f2, %f1, %f1, %f2;\n}"],
+		["wgsl", "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) id: vec3u) {\n  let x: f32 = 1.0;\n}"],
+		["yaml+cuda", "kernel: k\n---\n__global__ void k(float* a) { int i = threadIdx.x; }"],
+	].map(([lang, text]) => {
+		const pre = document.createElement("pre");
+		m.highlight(pre, text, lang);
+		const tok = (cls) => [...pre.querySelectorAll("." + cls)].map((e) => e.textContent).join(",");
+		return lang + ":" + (pre.textContent === text) + ":" + [tok("tok-operatorKeyword"), tok("tok-keyword"), tok("tok-meta"), tok("tok-typeName")].join("|");
+	}).join("\n"))`)
+	for _, want := range []string{
+		"ptx:true:|ld.global.f32,fma.rn.f32||.visible,.entry,.param,.u64",
+		"wgsl:true:|fn,let|@compute,@workgroup_size,@builtin|vec3u,f32",
+		"yaml+cuda:true:",
+	} {
+		if !strings.Contains(langs, want) {
+			t.Errorf("highlighting: got\n%s\nwant a line starting %q", langs, want)
+		}
+	}
+	if !strings.Contains(langs, "__global__") && !strings.Contains(langs, "void") {
+		t.Errorf("yaml+cuda: no C++ keywords highlighted after the header:\n%s", langs)
+	}
+
+	// Type a spec whose second line is wrong, and run it with Shift+Enter.
+	p.do("typing",
+		chromedp.Click(chromedp.CSS(cell+" .cm-content")),
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.KeyEvent(kb.Delete),
+		chromedp.SendKeys(chromedp.CSS(cell+" .cm-content"), "sizes: [8, 16]"),
+		pressEnter(),
+		chromedp.SendKeys(chromedp.CSS(cell+" .cm-content"), "kernels: [warp]"),
+		pressEnter(),
+		chromedp.SendKeys(chromedp.CSS(cell+" .cm-content"), "repeats: 1"),
+	)
+	if got := p.str(`document.querySelector(` + strconv.Quote(cell) + `).playground.getSource()`); got != "sizes: [8, 16]\nkernels: [warp]\nrepeats: 1" {
+		t.Fatalf("after typing, the source is %q", got)
+	}
+	p.do("Shift+Enter with an error",
+		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="error"]`)),
+		chromedp.WaitVisible(chromedp.CSS(cell+` .cm-error-line`)),
+	)
+	if got := p.str(`[...document.querySelectorAll(` + strconv.Quote(cell+" .cm-error-line") + `)].map((e) => e.dataset.errorLine + ":" + e.textContent).join("|")`); got != "2:kernels: [warp]" {
+		t.Errorf("error markers %q, want one on line 2 (kernels: [warp])", got)
+	}
+	if n := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .cm-error-marker") + `).length)`); n != "1" {
+		t.Errorf("%s gutter markers, want 1", n)
+	}
+	// Escape leaves the editor for the cell's Run button.
+	p.do("Escape", chromedp.Focus(chromedp.CSS(cell+" .cm-content")), chromedp.KeyEvent(kb.Escape))
+	if got := p.str(`document.activeElement.className`); got != "cell-run" {
+		t.Errorf("after Escape the focus is on %q, want the Run button", got)
+	}
+	// Reset: the lesson's source again, no markers; it runs.
+	p.do("Reset", chromedp.Click(chromedp.CSS(cell+" .cell-reset")))
+	if got := p.str(`document.querySelector(` + strconv.Quote(cell) + `).playground.getSource()`); got != original {
+		t.Errorf("after Reset the source is %q, want the lesson's %q", got, original)
+	}
+	if n := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .cm-error-line") + `).length)`); n != "0" {
+		t.Errorf("after Reset %s error lines remain", n)
+	}
+	p.do("run after Reset",
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+	)
+	if status := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`); !statusRe.MatchString(status) {
+		t.Errorf("status %q, want \"N results in T s…\"", status)
+	}
+	p.errs.check(t, "editor")
+}
+
+// Dark mode follows prefers-color-scheme, charts included.
+func TestDarkModeInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	p.do("dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	}))
+	cell := cellSel("01-why-gpus-0")
+	p.open("01-why-gpus")
+	p.do("run", setCellSource(cell, "kernels: [tiled, parallel]\nsizes: [32, 64]\nrepeats: 1\n"),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(chromedp.CSS(cell+" .cell-chart svg")))
+	lum := func(what, js string) float64 {
+		t.Helper()
+		rgb := p.str(js)
+		var r, g, b float64
+		if _, err := fmtSscanRGB(rgb, &r, &g, &b); err != nil {
+			t.Fatalf("%s: colour %q: %v", what, rgb, err)
+		}
+		return (0.2126*r + 0.7152*g + 0.0722*b) / 255
+	}
+	if l := lum("page background", `getComputedStyle(document.body).backgroundColor`); l > 0.2 {
+		t.Errorf("page background luminance %.2f in dark mode, want dark", l)
+	}
+	if l := lum("text", `getComputedStyle(document.querySelector("article p")).color`); l < 0.6 {
+		t.Errorf("text luminance %.2f in dark mode, want light", l)
+	}
+	chartText := `getComputedStyle(document.querySelector(` + strconv.Quote(cell+" .cell-chart svg text") + `)).fill`
+	if l := lum("chart text", chartText); l < 0.6 {
+		t.Errorf("chart text luminance %.2f in dark mode, want light", l)
+	}
+	chartBg := `getComputedStyle(document.querySelector(` + strconv.Quote(cell+" .cell-chart svg path") + `)).fill`
+	if l := lum("chart background", chartBg); l > 0.2 {
+		t.Errorf("chart background luminance %.2f in dark mode, want dark", l)
+	}
+	p.errs.check(t, "dark mode")
+}
+
+// At 390 px wide (a phone), no lesson scrolls sideways, even after every cell ran: tables and code
+// scroll in their own boxes and charts scale.
+func TestSmallScreenEveryLessonInBrowser(t *testing.T) {
+	p := openPage(t, 390, 844)
+	p.do("viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulatePortrait))
+	ls, err := lessons.Load(lessons.Embedded, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		p.open(l.Slug)
+		ids := p.str(`[...document.querySelectorAll(".cell")].map((e) => e.id).join(" ")`)
+		for _, id := range strings.Fields(ids) {
+			sel := cellSel(id)
+			p.do("running "+id,
+				chromedp.Click(chromedp.CSS(sel+" .cell-run")),
+				chromedp.WaitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)),
+			)
+		}
+		width := p.str(`String(document.documentElement.scrollWidth) + "/" + String(window.innerWidth)`)
+		sw, iw, _ := strings.Cut(width, "/")
+		a, _ := strconv.Atoi(sw)
+		b, _ := strconv.Atoi(iw)
+		if a > b || b > 400 {
+			wide := p.str(`[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".cell-table-box, pre, .cm-scroller, .player-stage, article table, .cell-text")).slice(0, 5).map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
+			t.Errorf("%s: the page is %s px wide in a %s px viewport after its cells ran; too wide: %s", l.Slug, sw, iw, wide)
+		}
+	}
+	p.errs.check(t, "small screen")
+}
+
+// The players' controls: pause, step forward and back, scrub, speed.
+func TestPlayerControlsInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	cell := cellSel("13-tpus-and-systolic-arrays-0")
+	p.open("13-tpus-and-systolic-arrays")
+	p.do("run", chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(chromedp.CSS(cell+" .sys-flow rect.pe")),
+		chromedp.Click(chromedp.CSS(cell+" .player-play")))
+	pos := func() (at, of int) {
+		t.Helper()
+		s := p.str(`document.querySelector(` + strconv.Quote(cell+" .player-pos") + `).textContent`)
+		if _, err := fmtSscanFrame(s, &at, &of); err != nil {
+			t.Fatalf("player position %q: %v", s, err)
+		}
+		return at, of
+	}
+	if got := p.str(`document.querySelector(` + strconv.Quote(cell+" .player") + `).dataset.playing`); got != "false" {
+		t.Errorf("after Pause, playing = %s", got)
+	}
+	p.do("first", chromedp.Click(chromedp.CSS(cell+" .player-first")))
+	if at, of := pos(); at != 1 || of < 3 {
+		t.Fatalf("after ⏮: frame %d of %d, want 1 of several", at, of)
+	}
+	p.do("step", chromedp.Click(chromedp.CSS(cell+" .player-step")), chromedp.Click(chromedp.CSS(cell+" .player-step")))
+	if at, _ := pos(); at != 3 {
+		t.Errorf("after two steps: frame %d, want 3", at)
+	}
+	p.do("back", chromedp.Click(chromedp.CSS(cell+" .player-back")))
+	if at, _ := pos(); at != 2 {
+		t.Errorf("after a step back: frame %d, want 2", at)
+	}
+	p.do("last", chromedp.Click(chromedp.CSS(cell+" .player-last")))
+	if at, of := pos(); at != of {
+		t.Errorf("after ⏭: frame %d of %d", at, of)
+	}
+	p.do("scrub", evalDo(`const s = document.querySelector(`+strconv.Quote(cell+" .player-scrub")+`); s.value = "5"; s.dispatchEvent(new Event("input"))`))
+	if at, _ := pos(); at != 5 {
+		t.Errorf("after scrubbing to 5: frame %d", at)
+	}
+	// Inputs wait at the left edge, and the weights are drawn in the cells.
+	if w := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .sys-flow text.w") + `).length)`); w != "16" {
+		t.Errorf("%s weight labels, want one per PE (16)", w)
+	}
+	p.do("speed", chromedp.SetValue(chromedp.CSS(cell+" .player-speed-select"), "16"),
+		evalDo(`document.querySelector(`+strconv.Quote(cell+" .player-speed-select")+`).dispatchEvent(new Event("change"))`),
+		chromedp.Click(chromedp.CSS(cell+" .player-first")),
+		chromedp.Click(chromedp.CSS(cell+" .player-play")),
+		chromedp.WaitVisible(chromedp.CSS(cell+` .player[data-playing="false"]`)))
+	if at, of := pos(); at != of {
+		t.Errorf("played at 16× to the end: frame %d of %d", at, of)
+	}
+	p.errs.check(t, "players")
+}
+
+func fmtSscanRGB(s string, r, g, b *float64) (int, error) {
+	return fmt.Sscanf(strings.TrimPrefix(strings.TrimPrefix(s, "rgba("), "rgb("), "%g, %g, %g", r, g, b)
+}
+
+func fmtSscanFrame(s string, at, of *int) (int, error) {
+	return fmt.Sscanf(strings.ReplaceAll(s, ",", ""), "frame %d of %d", at, of)
+}
+
+// Check-yourself questions are answered and explained in the page and kept over a reload; a
+// prediction is shown against the run's result.
+func TestQuizAndPredictionInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	p.open("04-counting-flops")
+	quiz := `.quiz[data-quiz="04-counting-flops-quiz-0"]`
+	q3 := quiz + ` .quiz-q[data-q="3"]`
+	p.do("answer", chromedp.Click(chromedp.CSS(q3+` input[value="3"]`)), chromedp.Click(chromedp.CSS(q3+" .quiz-check")))
+	verdict := func() string {
+		return p.str(`document.querySelector(` + strconv.Quote(q3+" .verdict") + `).textContent + "|" + document.querySelector(` + strconv.Quote(q3+" .explain") + `).hidden`)
+	}
+	if got := verdict(); got != "Right.|false" {
+		t.Errorf("after the right answer: %q, want Right. and the explanation shown", got)
+	}
+	q1 := quiz + ` .quiz-q[data-q="1"]`
+	p.do("wrong number", chromedp.SendKeys(chromedp.CSS(q1+" .quiz-input"), "2,000,000"), chromedp.Click(chromedp.CSS(q1+" .quiz-check")))
+	if got := p.str(`document.querySelector(` + strconv.Quote(q1+" .verdict") + `).textContent`); !strings.HasPrefix(got, "Not quite: the answer is 268,435,456") {
+		t.Errorf("after a wrong number: %q", got)
+	}
+	p.open("04-counting-flops")
+	if got := verdict(); got != "Right.|false" {
+		t.Errorf("after a reload: %q, want the kept answer checked again", got)
+	}
+
+	cell := cellSel("04-counting-flops-0")
+	p.do("predict and run",
+		chromedp.SendKeys(chromedp.CSS(`#\30 4-counting-flops-predict-0 .goal-input`), "1"),
+		setCellSource(cell, "kernels: [naive]\nsizes: [64, 512]\ndtype: float32\nrepeats: 1\n"),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	if got := p.str(`document.querySelector("#\\30 4-counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
+		t.Errorf("prediction verdict %q", got)
+	}
+	p.errs.check(t, "quiz and prediction")
+}
+
+// A run on a busy machine says its timings are noisy and offers to run again.
+func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
+	busy := &experiment.Noise{Spread: 1.5, MinSeconds: 1e-3, Load: func() (float64, int, bool) { return 9, 2, true }}
+	p := openPageWith(t, 1200, 1000, server.Config{Noise: busy})
+	cell := cellSel("04-counting-flops-0")
+	p.open("04-counting-flops")
+	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [16]\nrepeats: 1\n"),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(chromedp.CSS(cell+" .cell-notes li.noisy .note-rerun")))
+	if note := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-notes li.noisy") + `).textContent`); !strings.Contains(note, "load average was 9.0 on 2 logical CPUs") {
+		t.Errorf("noisy note %q", note)
+	}
+	p.do("rerun", evalDo(`document.querySelector(`+strconv.Quote(cell)+`).dataset.state = "stale"`),
+		chromedp.Click(chromedp.CSS(cell+" .note-rerun")),
+		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	p.errs.check(t, "noisy run")
+}

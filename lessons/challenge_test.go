@@ -1,0 +1,137 @@
+package lessons_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/lessons"
+)
+
+// Each challenge is honest: the lesson's starting kernel does not meet it, and a solution kept in
+// testdata/challenges/<lesson>.cu (a learner's possible answer) does, judged as static/goal.js judges
+// it: the row of the challenge's table picked by its row: values, then each check.
+func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
+	nv, err := cuda.LoadNVRTC()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("NVRTC is required in CI: %v", err)
+		}
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	kinds, all := lessonsWithoutGPU(t, nv)
+	fence := regexp.MustCompile("(?s)```challenge\n(.*?)```\\s*```cuda\n(.*?)```")
+	found := 0
+	for _, l := range all {
+		src, err := fs.ReadFile(lessons.Embedded, l.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fence.FindAllStringSubmatch(string(src), -1) {
+			found++
+			g, err := lessons.ParseGoal("challenge", m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, _, _ := strings.Cut(m[2], "---\n")
+			solution, err := os.ReadFile("testdata/challenges/" + l.Slug + ".cu")
+			if err != nil {
+				t.Fatalf("%s: a challenge needs a kept solution: %v", l.Slug, err)
+			}
+			k, _ := cells.Lookup(kinds, "cuda")
+			for _, tc := range []struct {
+				name, source string
+				want         bool
+			}{{"as given", m[2], false}, {"solved", header + "---\n" + string(solution), true}} {
+				run, err := k.Parse(cells.Cell{ID: "challenge", Source: tc.source})
+				if err != nil {
+					t.Fatalf("%s %s: %v", l.Slug, tc.name, err)
+				}
+				var rec cellstest.Recorder
+				if err := run.Run(context.Background(), &rec); err != nil {
+					t.Fatalf("%s %s: %v", l.Slug, tc.name, err)
+				}
+				met, why := judge(t, g, &rec)
+				if met != tc.want {
+					t.Errorf("%s, %s: challenge met = %v (%s), want %v", l.Slug, tc.name, met, why, tc.want)
+				}
+				t.Logf("%s, %s: %s", l.Slug, tc.name, why)
+			}
+		}
+	}
+	if found < 2 {
+		t.Errorf("found %d challenges, want lessons 08 and 09's", found)
+	}
+}
+
+// judge applies g to the recorded run the way static/goal.js does.
+func judge(t *testing.T, g lessons.Goal, rec *cellstest.Recorder) (bool, string) {
+	t.Helper()
+	var cols []string
+	for _, tb := range rec.Tables {
+		if tb.ID == g.Table {
+			for _, c := range tb.Columns {
+				cols = append(cols, c.Label)
+			}
+		}
+	}
+	idx := func(label string) int {
+		for i, c := range cols {
+			if c == label {
+				return i
+			}
+		}
+		t.Fatalf("table %s has no column %q (has %v)", g.Table, label, cols)
+		return -1
+	}
+	for _, r := range rec.RowsOf(g.Table) {
+		match := true
+		for k, v := range g.Row {
+			if fmt.Sprint(r.Values[idx(k)]) != fmt.Sprint(v) {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		var why []string
+		met := true
+		for _, c := range g.Checks {
+			v := r.Values[idx(c.Column)]
+			ok := false
+			switch {
+			case c.Equals != nil:
+				ok = fmt.Sprint(v) == fmt.Sprint(c.Equals)
+			case c.AtMost != nil:
+				f, isNum := number(v)
+				ok = isNum && f <= *c.AtMost
+			case c.AtLeast != nil:
+				f, isNum := number(v)
+				ok = isNum && f >= *c.AtLeast
+			}
+			met = met && ok
+			why = append(why, fmt.Sprintf("%s=%v ok=%v", c.Column, v, ok))
+		}
+		return met, strings.Join(why, ", ")
+	}
+	return false, "no matching row"
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+)
+
+// listen listens on cfg.Addr: over TLS when cfg names a certificate and key (scheme "https"), else
+// plain ("http"). A missing or unreadable pair is an error before anything listens.
+func listen(cfg Config) (net.Listener, string, error) {
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, "", errors.New("give both -tls-cert and -tls-key, or neither")
+	}
+	var tc *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, "", fmt.Errorf("loading the TLS certificate and key: %w", err)
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, "", err
+	}
+	if tc == nil {
+		return ln, "http", nil
+	}
+	return tls.NewListener(ln, tc), "https", nil
+}

@@ -1,0 +1,68 @@
+// Check-yourself questions (lessons/quiz.go renders them): each question is checked here, in the
+// browser, and then explained; the learner's answers are kept in localStorage with their work, so a
+// reload shows them again.
+
+const KEY = "playground.quiz."; // + quiz id + "." + question number
+
+function store(key, value) {
+  try { localStorage.setItem(key, value); } catch { /* private mode: answers are not kept */ }
+}
+function load(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
+}
+
+// parseAnswer reads a typed number: thousands separators and spaces are ignored, "8.4e6" works.
+export function parseAnswer(text) {
+  const s = String(text).trim().replace(/[,_\s]/g, "").replace(/^−/, "-");
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(s)) return NaN;
+  return Number(s);
+}
+
+function check(fs, quizId) {
+  const verdict = fs.querySelector(".verdict");
+  const explain = fs.querySelector(".explain");
+  let given, right;
+  if (fs.dataset.number !== undefined) {
+    const input = fs.querySelector(".quiz-input");
+    given = input.value;
+    const x = parseAnswer(given);
+    if (Number.isNaN(x)) {
+      verdict.textContent = given.trim() ? "Type a number (e.g. 2097152, 2,097,152 or 2.1e6)." : "";
+      verdict.className = "verdict";
+      return;
+    }
+    const want = Number(fs.dataset.number), tol = Number(fs.dataset.tolerance) || 0;
+    right = Math.abs(x - want) <= tol * Math.abs(want) + (want === 0 ? 1e-12 : 0);
+    verdict.textContent = right ? "Right." : `Not quite: the answer is ${want.toLocaleString("en-US")}.`;
+  } else {
+    const picked = fs.querySelector("input[type=radio]:checked");
+    if (!picked) { verdict.textContent = "Pick an answer first."; verdict.className = "verdict"; return; }
+    given = picked.value;
+    right = given === fs.dataset.answer;
+    const label = fs.querySelector(`input[type=radio][value="${fs.dataset.answer}"]`)?.parentElement?.textContent.trim();
+    verdict.textContent = right ? "Right." : `Not quite: the answer is “${label}”.`;
+  }
+  verdict.className = `verdict ${right ? "right" : "wrong"}`;
+  fs.dataset.answered = right ? "right" : "wrong";
+  explain.hidden = false;
+  store(`${KEY}${quizId}.${fs.dataset.q}`, given);
+}
+
+export function initQuizzes(root = document) {
+  for (const quiz of root.querySelectorAll(".quiz[data-quiz]")) {
+    const id = quiz.dataset.quiz;
+    for (const fs of quiz.querySelectorAll(".quiz-q")) {
+      fs.querySelector(".quiz-check").addEventListener("click", () => check(fs, id));
+      const input = fs.querySelector(".quiz-input");
+      if (input) input.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); check(fs, id); } });
+      const kept = load(`${KEY}${id}.${fs.dataset.q}`);
+      if (kept === null) continue;
+      if (input) input.value = kept;
+      else {
+        const r = fs.querySelector(`input[type=radio][value="${CSS.escape(kept)}"]`);
+        if (r) r.checked = true;
+      }
+      check(fs, id);
+    }
+  }
+}

@@ -38,6 +38,14 @@ type slot struct {
 	exclusive bool
 }
 
+// Machine describes the reserved machine when it is a worker (server.Remote); "" for this server's.
+func (s *slot) Machine() string {
+	if s.w == nil || s.w.local {
+		return ""
+	}
+	return s.w.m.Summary()
+}
+
 func (s *slot) Release() {
 	if s.w != nil {
 		s.c.release(s.w, s.exclusive)

@@ -56,6 +56,12 @@ type Slot interface {
 	Release()
 }
 
+// Remote is a Slot on a machine other than this server's: Machine describes it in one line (name,
+// class, CPU, GPU), kept with the run in place of this server's description.
+type Remote interface {
+	Machine() string
+}
+
 // Job is what a run request named, with the kind its cell has: enough for another process with the
 // same lessons and kinds to parse the same run.
 type Job struct {

@@ -356,7 +356,7 @@ func (q *queue) run(j *job, slot Slot) {
 	}
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
-	j.started()
+	j.started(slot)
 	e := &emitter{job: j, ctx: ctx}
 	err := func() (err error) {
 		defer func() { // a panic in the run (or its chart) is the run's error, never a crash

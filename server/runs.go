@@ -98,11 +98,19 @@ func (j *job) keep(m Message) {
 	}
 }
 
-// started records and announces the start.
-func (j *job) started() {
+// started records and announces the start, in slot: a slot on another machine (Remote) is kept
+// as where the run ran.
+func (j *job) started(slot Slot) {
 	if j.s != nil && j.runID != 0 {
 		if err := j.s.store.Started(context.Background(), j.runID); err != nil {
 			log.Printf("run %d: %v", j.runID, err)
+		}
+		if r, ok := slot.(Remote); ok {
+			if m := r.Machine(); m != "" {
+				if err := j.s.store.RanOn(context.Background(), j.runID, m); err != nil {
+					log.Printf("run %d: %v", j.runID, err)
+				}
+			}
 		}
 	}
 	j.emit(nil, Message{Type: TypeStarted, Estimate: j.estimate.Seconds()})

@@ -309,7 +309,8 @@ type Run struct {
 	Edited  bool   `json:"edited"`
 	Status  string `json:"status"`
 	Message string `json:"message,omitempty"`
-	// Machine describes where the run ran (CPU and GPU as the server saw them).
+	// Machine describes where the run ran (CPU and GPU as the server saw them; for a run sent to a
+	// worker of a cluster, the worker's one-line summary).
 	Machine string    `json:"machine"`
 	Created time.Time `json:"created"`
 	Started time.Time `json:"started,omitzero"`
@@ -333,6 +334,13 @@ func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
 // Started marks a run running.
 func (s *Store) Started(ctx context.Context, run int64) error {
 	_, err := s.db.ExecContext(ctx, "UPDATE runs SET status = ?, started = ? WHERE id = ?", StatusRunning, now(), run)
+	return err
+}
+
+// RanOn records the machine a run was sent to, when it is not the one AddRun recorded (another
+// machine of a cluster).
+func (s *Store) RanOn(ctx context.Context, run int64, machine string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET machine = ? WHERE id = ?", machine, run)
 	return err
 }
 

@@ -47,6 +47,9 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err := s.Started(ctx, live.ID); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.RanOn(ctx, live.ID, "gpu-box (GPU NVIDIA H100)"); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 
 	s, err = Open(dir)
@@ -70,6 +73,8 @@ func TestRoundTripAndReopen(t *testing.T) {
 	runs, _ := s.Runs(ctx, a.ID, "")
 	if len(runs) != 2 || runs[0].Status != StatusDone || runs[1].Status != StatusInterrupted {
 		t.Errorf("runs after reopen: %+v; want done then interrupted", runs)
+	} else if got, want := runs[1].Machine, "gpu-box (GPU NVIDIA H100)"; got != want {
+		t.Errorf("machine of the run sent to a worker %q, want %q", got, want)
 	}
 	msgs, _ := s.Messages(ctx, done.ID)
 	if len(msgs) != 2 || msgs[0].Type != "row" || msgs[1].Body != "<svg>2" {

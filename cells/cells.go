@@ -71,6 +71,21 @@ type Run interface {
 	Run(ctx context.Context, e Emitter) error
 }
 
+// Exclusive reports whether r needs the machine to itself: true, the default, for a run that
+// measures (its timings must not share the cores with other work); a Run that times nothing (an
+// emulation, a simulation, a model) says false with an optional method
+//
+//	Exclusive() bool
+//
+// and the server then runs it on a free core beside other such runs, but never while an exclusive
+// run is measuring.
+func Exclusive(r Run) bool {
+	if x, ok := r.(interface{ Exclusive() bool }); ok {
+		return x.Exclusive()
+	}
+	return true
+}
+
 // Emitter receives a run's events. Its methods do not block; the server turns each into a message
 // (docs/protocol.md).
 type Emitter interface {
@@ -270,6 +285,9 @@ type onMachine struct {
 func (r onMachine) Estimate() time.Duration { return r.inner.Estimate() }
 
 func (r onMachine) Run(ctx context.Context, e Emitter) error { return r.inner.Run(ctx, e) }
+
+// Exclusive is the inner run's (Exclusive): naming a machine does not change whether a run measures.
+func (r onMachine) Exclusive() bool { return Exclusive(r.inner) }
 
 func (r onMachine) Needs() Needs {
 	n := NeedsOf(r.inner)

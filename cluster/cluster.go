@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,9 @@ type Config struct {
 	Kinds []string
 	// Class is the local worker's class of machine, for cells' `machine:` key; "" is none.
 	Class string
+	// Slots is how many runs that time nothing (cells.Exclusive false) the local worker runs side by
+	// side; 0: GOMAXPROCS. A worker on another machine runs one run at a time.
+	Slots int
 	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
 	// gone. Default 1 s.
 	Heartbeat time.Duration
@@ -82,7 +86,9 @@ type worker struct {
 	m     Machine
 	local bool
 	seen  time.Time // last announcement
-	busy  bool      // reserved for a run
+	heavy bool      // reserved for a run that measures (cells.Exclusive), or any run on a remote worker
+	light int       // runs that time nothing running here (this server's machine only)
+	slots int       // how many runs that time nothing may run side by side: 1 on a remote worker
 	freed time.Time // when its last run ended, to spread runs over free machines
 	gone  chan struct{}
 }
@@ -120,7 +126,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("JetStream job stream: %w", err)
 	}
 	if cfg.LocalWorker {
-		c.local = &worker{m: describe("", cfg.Local, cfg.Kinds), local: true, gone: make(chan struct{})}
+		slots := cfg.Slots
+		if slots <= 0 {
+			slots = runtime.GOMAXPROCS(0)
+		}
+		c.local = &worker{m: describe("", cfg.Local, cfg.Kinds), local: true, slots: slots, gone: make(chan struct{})}
 		c.local.m.Name += " (this server)"
 		c.local.m.Class = cfg.Class
 		c.workers[c.local.m.ID] = c.local
@@ -287,7 +297,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	if w == nil { // w.m never changes after this: an id is one worker process
-		w = &worker{m: m, gone: make(chan struct{})}
+		w = &worker{m: m, slots: 1, gone: make(chan struct{})}
 		c.workers[m.ID] = w
 		defer c.broadcast()
 	}
@@ -361,11 +371,13 @@ func (c *Cluster) Close() {
 	}
 }
 
-// pick reserves a free worker for n, not one of except; nil when none is free now. A run that needs
-// a GPU goes only to machines with one, unless no machine known has one (then it runs anywhere and
-// says why its GPU kernels did not run, as on one machine). c.mu is held.
-// A run that asks for a class of machine goes only to machines of that class. c.mu is held.
-func (c *Cluster) pick(n cells.Needs, except map[string]bool) *worker {
+// pick reserves a free worker for n, not one of except: the whole machine for a run that measures
+// (exclusive), one of its slots for one that times nothing; nil when none is free now. drain then
+// reports that an able machine is busy only with runs that time nothing. A run that needs a GPU
+// goes only to machines with one, unless no machine known has one (then it runs anywhere and says
+// why its GPU kernels did not run, as on one machine). A run that asks for a class of machine goes
+// only to machines of that class. c.mu is held.
+func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (best *worker, drain bool) {
 	able := func(w *worker) bool { return w.m.Meets(n) }
 	any := false
 	for _, w := range c.workers {
@@ -377,9 +389,12 @@ func (c *Cluster) pick(n cells.Needs, except map[string]bool) *worker {
 	if !any {
 		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
 	}
-	var best *worker
 	for _, w := range c.workers {
-		if w.busy || except[w.m.ID] || !able(w) {
+		if except[w.m.ID] || !able(w) {
+			continue
+		}
+		if !w.free(exclusive) {
+			drain = drain || exclusive && !w.heavy && w.light > 0
 			continue
 		}
 		if best == nil || w.freed.Before(best.freed) {
@@ -387,28 +402,54 @@ func (c *Cluster) pick(n cells.Needs, except map[string]bool) *worker {
 		}
 	}
 	if best != nil {
-		best.busy = true
+		best.take(exclusive)
+		drain = false
 	}
-	return best
+	return best, drain
+}
+
+// free reports whether w can take a run now; c.mu is held.
+func (w *worker) free(exclusive bool) bool {
+	switch {
+	case w.heavy:
+		return false
+	case exclusive || !w.local:
+		return w.light == 0
+	default:
+		return w.light < w.slots
+	}
+}
+
+// take reserves w for a run; c.mu is held.
+func (w *worker) take(exclusive bool) {
+	if exclusive || !w.local {
+		w.heavy = true
+	} else {
+		w.light++
+	}
+}
+
+// tryAcquire reserves a worker for n if one is free now (pick); err when none can ever take it.
+func (c *Cluster) tryAcquire(n cells.Needs, exclusive bool, except map[string]bool) (w *worker, drain bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, errors.New("the cluster is shutting down")
+	}
+	if n.Machine != "" && !c.hasClass(n.Machine, except) {
+		return nil, false, fmt.Errorf("no machine of class %q is connected (classes now: %s): change or remove the cell's machine: key", n.Machine, c.classes())
+	}
+	w, drain = c.pick(n, exclusive, except)
+	return w, drain, nil
 }
 
 // acquire waits until pick finds a worker, or ctx ends.
-func (c *Cluster) acquire(ctx context.Context, n cells.Needs, except map[string]bool) (*worker, error) {
+func (c *Cluster) acquire(ctx context.Context, n cells.Needs, exclusive bool, except map[string]bool) (*worker, error) {
 	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return nil, errors.New("the cluster is shutting down")
-		}
-		if n.Machine != "" && !c.hasClass(n.Machine, except) {
-			c.mu.Unlock()
-			return nil, fmt.Errorf("no machine of class %q is connected (classes now: %s): change or remove the cell's machine: key", n.Machine, c.classes())
-		}
-		w := c.pick(n, except)
-		ch := c.changed
-		c.mu.Unlock()
-		if w != nil {
-			return w, nil
+		ch := c.Changed()
+		w, _, err := c.tryAcquire(n, exclusive, except)
+		if err != nil || w != nil {
+			return w, err
 		}
 		select {
 		case <-ch:
@@ -416,6 +457,13 @@ func (c *Cluster) acquire(ctx context.Context, n cells.Needs, except map[string]
 			return nil, context.Cause(ctx)
 		}
 	}
+}
+
+// Changed returns a channel closed when a worker comes, goes or is freed (server.Executor).
+func (c *Cluster) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
 }
 
 // another reports whether a machine not in except that may run a run with needs n is connected
@@ -456,10 +504,15 @@ func (c *Cluster) classes() string {
 	return strings.Join(cs, ", ")
 }
 
-// release frees w for the next run.
-func (c *Cluster) release(w *worker) {
+// release frees what a run held of w.
+func (c *Cluster) release(w *worker, exclusive bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w.busy, w.freed = false, time.Now()
+	if exclusive || !w.local {
+		w.heavy = false
+	} else if w.light > 0 {
+		w.light--
+	}
+	w.freed = time.Now()
 	c.broadcast()
 }

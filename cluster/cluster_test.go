@@ -506,6 +506,29 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 	if len(machines) < 2 {
 		t.Errorf("runs ran on %v, want several machines", machines)
 	}
+	// The runs a worker ran are kept with that worker as their machine.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/api/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var kept struct {
+		Runs []struct {
+			Machine string `json:"machine"`
+		} `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&kept); err != nil {
+		t.Fatal(err)
+	}
+	onWorkers := 0
+	for _, r := range kept.Runs {
+		if strings.HasPrefix(r.Machine, "w1 (") || strings.HasPrefix(r.Machine, "w2 (") {
+			onWorkers++
+		}
+	}
+	if len(kept.Runs) != runs || onWorkers == 0 {
+		t.Errorf("%d runs kept, %d of them with a worker as their machine; want %d, some", len(kept.Runs), onWorkers, runs)
+	}
 }
 
 // The embedded server's port takes no client without the worker token.

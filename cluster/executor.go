@@ -14,26 +14,42 @@ import (
 	"github.com/gpuplayground/playground/server"
 )
 
-// Acquire reserves a free machine able to run r (server.Executor): one with a GPU for a run that
-// needs one, whenever the cluster has such a machine.
-func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
-	n := cells.NeedsOf(r)
-	w, err := c.acquire(ctx, n, nil)
-	if err != nil {
-		return nil, err
+// TryAcquire reserves a free machine able to run r, if there is one now (server.Executor): one
+// with a GPU for a run that needs one, whenever the cluster has such a machine; the whole machine
+// for a run that measures, one of this server's slots (or a whole worker) for one that times nothing.
+func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
+	n, ex := cells.NeedsOf(r), cells.Exclusive(r)
+	w, drain, err := c.tryAcquire(n, ex, nil)
+	if err != nil || w == nil {
+		return nil, false, drain, err
 	}
-	return &slot{c: c, w: w, needs: n}, nil
+	return &slot{c: c, w: w, needs: n, exclusive: ex}, true, false, nil
+}
+
+// Acquire waits until a machine able to run r is free and reserves it (server.Acquire).
+func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
+	return server.Acquire(ctx, c, r)
 }
 
 type slot struct {
-	c     *Cluster
-	w     *worker
-	needs cells.Needs
+	c         *Cluster
+	w         *worker
+	needs     cells.Needs
+	exclusive bool
+}
+
+// Machine describes the reserved machine when it is a worker (server.Remote); "" for this server's.
+func (s *slot) Machine() string {
+	if s.w == nil || s.w.local {
+		return ""
+	}
+	return s.w.m.Summary()
 }
 
 func (s *slot) Release() {
 	if s.w != nil {
-		s.c.release(s.w)
+		s.c.release(s.w, s.exclusive)
+		s.w = nil
 	}
 }
 
@@ -54,13 +70,13 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 			return err
 		}
 		// Nothing was streamed: once, another connected machine able to run it takes the job.
-		s.c.release(s.w)
+		s.c.release(s.w, s.exclusive)
 		s.w = nil
 		except := map[string]bool{gone.m.ID: true}
 		if !s.c.another(s.needs, except) {
 			return err
 		}
-		w, aerr := s.c.acquire(ctx, s.needs, except)
+		w, aerr := s.c.acquire(ctx, s.needs, s.exclusive, except)
 		if aerr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -37,6 +37,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		kinds = builtin.Kinds
 	}
 	cfg.Cluster.Local = report
+	if cfg.Cluster.Slots == 0 {
+		cfg.Cluster.Slots = cfg.Server.Slots
+	}
 	cfg.Cluster.Kinds = nil
 	for _, k := range kinds(cells.Env{}) {
 		cfg.Cluster.Kinds = append(cfg.Cluster.Kinds, k.Name())
@@ -54,7 +57,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		}
 		// Alone, this machine needs no NATS: run in process as a server of one machine does.
 		fmt.Fprintf(cfg.Cluster.Out, "warning: %v; running every run in this process\n", err)
-		cfg.Server.Executor = server.NewInProcess()
+		cfg.Server.Executor = server.NewInProcess(cfg.Server.Slots)
 		return server.Run(ctx, cfg.Server)
 	}
 	defer c.Close()

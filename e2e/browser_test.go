@@ -255,6 +255,29 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 	pageErrs.check(t, "lesson 5")
 
+	// A reload brings the edits back and replays each cell's latest run from the server; Reset puts
+	// the lesson's source back.
+	err = chromedp.Do(ctx,
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.WaitVisible(css(results+" tbody tr")),
+		chromedp.WaitVisible(css(cell+`[data-state="ended"]`)),
+		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
+	)
+	if err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if rows, status := count(results+" tbody tr"), text(cell+" .cell-status"); rows != 15 || !strings.Contains(status, "your run of") {
+		t.Errorf("after a reload: %d rows (want the 15 replayed), status %q (want it to say it is your earlier run)", rows, status)
+	}
+	if src := eval(`document.querySelector(` + strconv.Quote(second+" .cell-source") + `).value`); src != "kernels: [warp]\nsizes: [8]\n" {
+		t.Errorf("after a reload the edited cell holds %q, want the last source run", src)
+	}
+	if same := eval(`(() => { document.querySelector(` + strconv.Quote(second+" .cell-reset") + `).click(); const s = document.querySelector(` + strconv.Quote(second+" .cell-source") + `); return String(s.value === s.defaultValue); })()`); same != "true" {
+		t.Errorf("Reset did not restore the lesson's source")
+	}
+	pageErrs.check(t, "reload")
+
 	// A cuda cell: Show PTX compiles the learner's kernel (NVRTC, no GPU needed) and shows the PTX.
 	if os.Getenv("CI") == "true" || nvrtcPresent() {
 		kcell := cellSel("08-first-cuda-kernel-0")

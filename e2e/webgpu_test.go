@@ -204,7 +204,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// and the server's kernel still runs.
 	eval(tab2, `Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }), "hidden"`)
 	if err := chromedp.Do(tab2,
-		setCellSource(cell, "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"),
+		setCellSource(cell, "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"), // through the editor, as a learner types
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
 	); err != nil {

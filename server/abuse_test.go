@@ -128,6 +128,7 @@ func TestAbuseForeignHostRefused(t *testing.T) {
 func TestAbuseOneClientFloods(t *testing.T) {
 	cfg := probeConfig(t)
 	cfg.MaxConnsPerClient, cfg.MaxRunsPerClient, cfg.MaxConns = 4, 6, 9
+	cfg.Grace = -1 // a client gone is gone at once
 	_, base := startServer(t, cfg)
 	stop := healthWatch(t, base)
 	rss := rssMiB()

@@ -14,8 +14,10 @@ import (
 const maxResult = maxMessage - 1024
 
 // Ask sends task to the run's page as a `task` message and waits for the page's `result` (cells.Asker).
-// The run keeps its queue slot meanwhile. The wait ends with ctx (Stop, the connection closing, the
-// run's time limit, shutdown): a page that went away never holds the queue past the time limit.
+// The task goes to every connection showing the run, and again to one that attaches (a replay after
+// a reload): the first result from a connection of the run's student that shows it is the answer.
+// The run keeps its queue slot meanwhile. The wait ends with ctx (Stop, the student away past the grace
+// period, the run's time limit, shutdown): a page that went away never holds the queue past the time limit.
 func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -29,19 +31,19 @@ func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 	}
 	j := e.job
 	ch := make(chan json.RawMessage, 1)
-	j.conn.mu.Lock()
+	j.mu.Lock()
 	if j.ask != nil {
-		j.conn.mu.Unlock()
+		j.mu.Unlock()
 		return nil, errors.New("this run already waits for the browser's answer to another task")
 	}
-	j.ask = ch
-	j.conn.mu.Unlock()
+	j.ask, j.task = ch, raw
+	j.mu.Unlock()
 	defer func() {
-		j.conn.mu.Lock()
+		j.mu.Lock()
 		if j.ask == ch {
-			j.ask = nil
+			j.ask, j.task = nil, nil
 		}
-		j.conn.mu.Unlock()
+		j.mu.Unlock()
 	}()
 	e.send(Message{Type: TypeTask, Task: raw})
 	select {
@@ -52,8 +54,9 @@ func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 	}
 }
 
-// answer hands a `result` frame to the run of this connection that waits for one. A result for a
-// run that is not this connection's, or that asked nothing, or that is over the cap or empty, is an
+// answer hands a `result` frame to the run of this connection that waits for one (a run it started
+// or replayed: only the run's own student's connections have it). A result for a run that is not
+// this connection's, or that asked nothing, or that is over the cap or empty, is an
 // error reply; the run itself goes on waiting (until its page answers properly or its context ends).
 func (c *conn) answer(m Message) error {
 	if m.ID == "" || len(m.ID) > maxIDLen {
@@ -66,15 +69,17 @@ func (c *conn) answer(m Message) error {
 		return fmt.Errorf("the result for run %q is %d bytes, over the %d-byte cap", m.ID, len(m.Result), maxResult)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	j := c.jobs[m.ID]
+	c.mu.Unlock()
 	if j == nil {
 		return fmt.Errorf("no run %q of this connection is running: a result answers a task of your own running run", m.ID)
 	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.ask == nil {
 		return fmt.Errorf("run %q has no task waiting for a result", m.ID)
 	}
 	j.ask <- m.Result // buffered, and ask is cleared at once, so this never blocks
-	j.ask = nil
+	j.ask, j.task = nil, nil
 	return nil
 }

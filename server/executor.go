@@ -2,20 +2,51 @@ package server
 
 import (
 	"context"
+	"runtime"
+	"sync"
 
 	"github.com/gpuplayground/playground/cells"
 )
 
-// Executor is where the run queue's runs execute: in this process by default (one at a time), or
-// on other machines (package cluster). The queue takes its runs in order and, for each, waits for
-// Acquire, then runs it in the Slot it got, so an executor with several machines runs several at once.
+// Executor is where the run queue's runs execute: in this process by default, or on other machines
+// (package cluster). Every machine follows one rule: a run that measures (cells.Exclusive) has the
+// machine to itself; runs that time nothing share its cores, one slot each, and never run beside a
+// measuring one. The queue keeps the order (fair rounds over students) and, on every change, offers
+// its waiting runs in that order to TryAcquire, starting each that gets a Slot; so a run that waits
+// for a busy machine never holds up a run behind it that another machine (or a free slot) can take.
 type Executor interface {
-	// Acquire waits until a machine able to run r (cells.NeedsOf) is free and reserves it. It
-	// returns ctx's error when ctx ends first, or another error when r can never run.
-	Acquire(ctx context.Context, r cells.Run) (Slot, error)
+	// TryAcquire reserves, without waiting, a machine able to run r (cells.NeedsOf): the whole
+	// machine for a run that measures, one slot for one that times nothing. ok is false when no able
+	// machine is free now; drain then reports that an able machine is busy only with runs that time
+	// nothing (a measuring run gets it once they end, if no new one starts there). err is set when r
+	// can never run (such as no machine of the class its cell asks for).
+	TryAcquire(r cells.Run) (s Slot, ok, drain bool, err error)
+	// Changed returns a channel that is closed at the next change that may let a run start (a slot
+	// freed, a machine joined or left). Take it before TryAcquire so that no change is missed.
+	Changed() <-chan struct{}
 }
 
-// Slot is a machine reserved for one run.
+// Acquire waits until ex reserves a machine for r (Executor.TryAcquire), or ctx ends: for callers
+// that run one run at a time, outside the queue (benchmarks, tests).
+func Acquire(ctx context.Context, ex Executor, r cells.Run) (Slot, error) {
+	for {
+		ch := ex.Changed()
+		s, ok, _, err := ex.TryAcquire(r)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return s, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Slot is a machine (or one of its slots) reserved for one run.
 type Slot interface {
 	// Execute runs r on the machine, reporting its events to e from the calling goroutine, and
 	// returns as cells.Run.Run does: ctx's error when cancelled or timed out. job is the request r was
@@ -23,6 +54,12 @@ type Slot interface {
 	Execute(ctx context.Context, job Job, r cells.Run, e cells.Emitter) error
 	// Release frees the machine; called once, after Execute has returned (or instead of it).
 	Release()
+}
+
+// Remote is a Slot on a machine other than this server's: Machine describes it in one line (name,
+// class, CPU, GPU), kept with the run in place of this server's description.
+type Remote interface {
+	Machine() string
 }
 
 // Job is what a run request named, with the kind its cell has: enough for another process with the
@@ -36,26 +73,75 @@ type Job struct {
 	Cell cells.Cell
 }
 
-// InProcess is the default Executor: runs execute in this process, one at a time.
-type InProcess struct{ token chan struct{} }
+// InProcess is the default Executor: runs execute in this process, one that measures at a time,
+// or up to its slots that time nothing side by side.
+type InProcess struct {
+	slots int
 
-// NewInProcess returns an executor that runs one run at a time in this process.
-func NewInProcess() *InProcess { return &InProcess{token: make(chan struct{}, 1)} }
-
-// Acquire waits for the run before to end.
-func (p *InProcess) Acquire(ctx context.Context, _ cells.Run) (Slot, error) {
-	select {
-	case p.token <- struct{}{}:
-		return inProcessSlot{p}, nil
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
+	mu      sync.Mutex
+	heavy   bool // a measuring run holds the machine
+	light   int  // runs that time nothing, running
+	changed chan struct{}
 }
 
-type inProcessSlot struct{ p *InProcess }
+// NewInProcess returns an executor that runs runs in this process with slots slots for runs that
+// time nothing (slots ≤ 0: GOMAXPROCS).
+func NewInProcess(slots int) *InProcess {
+	if slots <= 0 {
+		slots = runtime.GOMAXPROCS(0)
+	}
+	return &InProcess{slots: slots, changed: make(chan struct{})}
+}
 
-func (s inProcessSlot) Execute(ctx context.Context, _ Job, r cells.Run, e cells.Emitter) error {
+// TryAcquire reserves the machine for a measuring run when nothing runs, or a slot for a run that
+// times nothing when no measuring run runs and a slot is free.
+func (p *InProcess) TryAcquire(r cells.Run) (Slot, bool, bool, error) {
+	ex := cells.Exclusive(r)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.heavy:
+		return nil, false, false, nil
+	case ex && p.light > 0:
+		return nil, false, true, nil
+	case ex:
+		p.heavy = true
+	case p.light >= p.slots:
+		return nil, false, false, nil
+	default:
+		p.light++
+	}
+	return &inProcessSlot{p: p, exclusive: ex}, true, false, nil
+}
+
+// Changed is closed when a slot is released.
+func (p *InProcess) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+type inProcessSlot struct {
+	p         *InProcess
+	exclusive bool
+	once      sync.Once
+}
+
+func (s *inProcessSlot) Execute(ctx context.Context, _ Job, r cells.Run, e cells.Emitter) error {
 	return r.Run(ctx, e)
 }
 
-func (s inProcessSlot) Release() { <-s.p.token }
+func (s *inProcessSlot) Release() {
+	s.once.Do(func() {
+		p := s.p
+		p.mu.Lock()
+		if s.exclusive {
+			p.heavy = false
+		} else {
+			p.light--
+		}
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.mu.Unlock()
+	})
+}

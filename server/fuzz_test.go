@@ -24,6 +24,9 @@ func FuzzHandleFrame(f *testing.F) {
 		`{"type":"run","id":"b","lesson":"08-first-cuda-kernel","cell":"08-first-cuda-kernel-0","source":"kernel: k\nsizes: [8]\n---\nk(","action":"ptx"}`,
 		`{"type":"run","id":"c","lesson":"13-tpus-and-systolic-arrays","cell":"13-tpus-and-systolic-arrays-0","source":"array: 4\nm: 4\nn: 4\nk: 4"}`,
 		`{"type":"cancel","id":"a"}`,
+		`{"type":"replay","id":"r","run":1}`,
+		`{"type":"replay","id":"r","run":-5}`,
+		`{"type":"save","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [naive]"}`,
 		`{"type":"result","id":"a","result":{"adapter":{}}}`,
 		`{"type":"result","id":"zz","result":null}`,
 		`{"type":"result","result":"x"}`,
@@ -45,9 +48,10 @@ func FuzzHandleFrame(f *testing.F) {
 		}
 		s := fuzzServer
 		ctx, cancel := context.WithCancelCause(context.Background())
-		c := &conn{s: s, client: "fuzz", out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+		c := &conn{s: s, student: s.local, client: "fuzz", out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
 		c.handleSafely(frame)
 		c.close(errDisconnect)
+		s.cancelRunsOf(c.client, errDisconnect) // its owner gone past the grace period
 		close(c.out)
 		for m := range c.out {
 			switch m.Type {
@@ -69,7 +73,7 @@ func FuzzHandleFrame(f *testing.F) {
 			t.Fatalf("closing the connection left %+v of its share", *left)
 		}
 		s.queue.mu.Lock()
-		waiting := len(s.queue.waiting)
+		waiting := s.queue.exclusive.len() + s.queue.shared.len()
 		s.queue.mu.Unlock()
 		if waiting != 0 {
 			t.Fatalf("closing the connection left %d runs in the line", waiting)

@@ -26,6 +26,8 @@ type probeSpec struct {
 	Fail         string `yaml:"fail"`
 	Panic        bool   `yaml:"panic"`
 	Takes        string `yaml:"estimate"`
+	Shared       bool   `yaml:"shared"` // times nothing (cells.Exclusive false)
+	Sleep        string `yaml:"sleep"`  // sleep this long (or until cancelled) before the rows
 	Ask          int    `yaml:"ask"`
 }
 
@@ -51,7 +53,16 @@ func (r probeRun) Estimate() time.Duration {
 	return d
 }
 
+func (r probeRun) Exclusive() bool { return !r.Shared }
+
 func (r probeRun) Run(ctx context.Context, e cells.Emitter) error {
+	if d, _ := time.ParseDuration(r.Sleep); d > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
 	switch {
 	case r.Panic:
 		panic("probe panics")
@@ -98,8 +109,11 @@ func probeConfig(t *testing.T) Config {
 	if err := os.WriteFile(filepath.Join(dir, "p.md"), []byte("---\ntitle: P\nsummary: s\norder: 1\n---\n\n```probe\nrows: 1\n```\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Config{LessonsDir: dir, Kinds: func(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), probeKind{}) }}
+	return Config{LessonsDir: dir, Kinds: probeKinds}
 }
+
+// probeKinds are the built-in kinds plus the probe.
+func probeKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), probeKind{}) }
 
 func probeMsg(id, source string) Message {
 	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: source}}
@@ -174,7 +188,7 @@ func TestTestOnlyKindEndToEnd(t *testing.T) {
 func TestChartsAreThrottled(t *testing.T) {
 	c, out := testConn()
 	at := time.Unix(1e9, 0)
-	e := &emitter{job: &job{id: "x", conn: c}, now: func() time.Time { return at }}
+	e := &emitter{job: &job{views: map[*conn]string{c: "x"}}, now: func() time.Time { return at }}
 	drawn := 0
 	for i := range 10 {
 		e.Chart(func() (string, error) { drawn++; return fmt.Sprintf("<svg>%d</svg>", i), nil })

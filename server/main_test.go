@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) {
 		os.Exit(0)
 	}
+	if len(os.Args) > 3 && os.Args[1] == serveCommand {
+		serveForTest(os.Args[2:])
+	}
 	if len(os.Args) > 1 && os.Args[1] == fakeGPUCommand {
 		fakeGPU()
 		os.Exit(0)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 )
@@ -15,10 +16,15 @@ import (
 //	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cell text>","action":"<optional>"}
 //	{"type":"cancel","id":"<client run id>"}
 //	{"type":"result","id":"<client run id>","result":<JSON>}   the answer to that run's task
+//	{"type":"replay","id":"<client run id>","run":<stored run id>}   a run of yours, kept: its messages so far, then live
+//	{"type":"save","lesson":"<slug>","cell":"<cell id>","source":"<cell text>"}   keep an edit (the lesson's text forgets it)
 //
 // Server → client, each carrying the run's id:
 //
-//	queued   {position}                 1 = next to start; re-sent when the line moves
+//	queued   {position, wait_s}         1 = next to start; wait_s: estimated seconds until it starts; re-sent when the line moves
+//	shared   {shared: {run, measured, machine}}   instead of started: an unedited cell's results
+//	                                    measured recently for someone's run; a note says when and
+//	                                    on what; the same run with "fresh": true measures anew
 //	started  {estimate}                 the run's estimated duration in seconds (a guess, for a progress bar)
 //	progress {done, total}
 //	note     {note: {level, message}}
@@ -38,7 +44,11 @@ type Message struct {
 	*RunRequest // run
 	*Progress   // progress
 
-	Position int          `json:"position,omitempty"` // queued
+	// Run is the stored run's id: in replay, the run to replay.
+	Run      int64 `json:"run,omitempty"`
+	Position int   `json:"position,omitempty"` // queued
+	// Wait is the estimated time until a queued run starts, in seconds, from the runs' estimates.
+	Wait     float64      `json:"wait_s,omitempty"`
 	Estimate float64      `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
 	Note     *cells.Note  `json:"note,omitempty"`     // note
 	Table    *cells.Table `json:"table,omitempty"`    // table
@@ -46,6 +56,7 @@ type Message struct {
 	SVG      string       `json:"svg,omitempty"`      // chart
 	Frames   []any        `json:"frames,omitempty"`   // frames
 	Text     *cells.Text  `json:"text,omitempty"`     // text
+	Shared   *Shared      `json:"shared,omitempty"`   // shared
 	// Task is a run's work for the page (cells.Asker), its shape the kind's; Result is the page's
 	// answer to it. Both are kept as raw JSON: the server only routes them.
 	Task   json.RawMessage `json:"task,omitempty"`   // task
@@ -62,6 +73,16 @@ type RunRequest struct {
 	Source string `json:"source"`
 	// Action, if set, is one of the cell kind's actions (such as "ptx") instead of its run.
 	Action string `json:"action,omitempty"`
+	// Fresh asks for a new measurement even where shared results of the unedited cell exist.
+	Fresh bool `json:"fresh,omitempty"`
+}
+
+// Shared is the body of a shared message: which run measured the results shown, when it ended and
+// on what machine.
+type Shared struct {
+	Run      int64     `json:"run"`
+	Measured time.Time `json:"measured"`
+	Machine  string    `json:"machine"`
 }
 
 // Progress is the body of a progress message.
@@ -74,10 +95,13 @@ type Progress struct {
 const (
 	TypeRun       = "run"
 	TypeCancel    = "cancel"
+	TypeReplay    = "replay"
+	TypeSave      = "save"
 	TypeResult    = "result"
 	TypeTask      = "task"
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
+	TypeShared    = "shared"
 	TypeProgress  = "progress"
 	TypeNote      = "note"
 	TypeTable     = "table"

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ var (
 	errStopped    = errors.New("stopped")
 	errDisconnect = errors.New("the connection closed")
 	errShutdown   = errors.New("the server is shutting down")
+	errGone       = errors.New("its student was away longer than the grace period")
 )
 
 // timeoutError is the cause when a run hits the run time limit.
@@ -25,142 +28,191 @@ func (e timeoutError) Error() string {
 	return fmt.Sprintf("the run hit the %s time limit and was stopped: use smaller sizes, fewer repeats or fewer kernels", e.limit)
 }
 
-// job is one run, queued or running. Exactly one terminal message is sent for it (finish).
-type job struct {
-	id     string
-	run    cells.Run
-	req    Job // what the run was parsed from, for executors on other machines
-	conn   *conn
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	once   sync.Once
-	ask    chan json.RawMessage // the page's answer to the outstanding task (ask.go); guarded by conn.mu
-}
-
-// finish sends the run's terminal message once and forgets the job; later calls do nothing.
-func (j *job) finish(m Message) {
-	j.once.Do(func() {
-		j.cancel(context.Canceled)
-		m.ID = j.id
-		j.conn.forget(j.id)
-		j.conn.send(m)
-	})
-}
-
-// queue takes jobs first in first out and runs each on a machine its executor reserves for it: one
-// at a time in process by default, so timings never share the cores; one per free machine with
-// several.
+// queue schedules runs on its executor's machines (Executor). On every machine a run that measures
+// (cells.Exclusive) has the machine to itself, and runs that time nothing share its cores, one slot
+// each (the executor keeps that rule). Each of the two kinds of run waits in a fair line (fairLine:
+// round-robin over students); whenever anything changes, the queue offers the waiting runs in fair
+// order, the non-measuring ones first, and starts every one that a machine can take now: a run that
+// waits for a busy machine (a GPU worker, say) does not hold up the runs behind it that another
+// machine or a free slot can take. After each measuring run the waiting non-measuring runs get the
+// free slots first; then a measuring run that waits only for them to end (Executor's drain) stops
+// new non-measuring runs from starting until it has its machine: neither kind starves.
 type queue struct {
 	timeout time.Duration
 	exec    Executor
+	// execute runs a job in its slot: slot.Execute; tests wrap it.
+	execute func(ctx context.Context, slot Slot, req Job, run cells.Run, e cells.Emitter) error
 
-	mu      sync.Mutex
-	waiting []*job
-	current map[*job]bool // the jobs taken from the line: waiting for a machine or running
-	closed  bool          // shutting down: no job is taken or started
-	wake    chan struct{}
-	running sync.WaitGroup
+	mu        sync.Mutex
+	exclusive fairLine
+	shared    fairLine
+	current   map[*job]bool // the runs taken from the lines: running on a machine
+	draining  bool          // a measuring run waits for non-measuring ones to end: none new starts
+	paused    bool          // an instructor paused the queue: nothing new starts
+	closed    bool          // shutting down: no job is taken or started
+	wake      chan struct{}
+	running   sync.WaitGroup
 }
 
 func newQueue(timeout time.Duration, exec Executor) *queue {
-	if exec == nil {
-		exec = NewInProcess()
-	}
-	return &queue{timeout: timeout, exec: exec, current: map[*job]bool{}, wake: make(chan struct{}, 1)}
+	return &queue{timeout: timeout, exec: exec, current: map[*job]bool{}, wake: make(chan struct{}, 1),
+		execute: func(ctx context.Context, slot Slot, req Job, run cells.Run, e cells.Emitter) error {
+			return slot.Execute(ctx, req, run, e)
+		}}
 }
 
-// maxWaiting bounds the line; past it a run is refused.
+// maxWaiting bounds the lines; past it a run is refused.
 const maxWaiting = 1000
 
-// push adds j to the end of the line and tells its client the position.
-func (q *queue) push(j *job) error {
-	q.mu.Lock()
-	switch {
-	case q.closed:
-		q.mu.Unlock()
-		return errShutdown
-	case len(q.waiting) >= maxWaiting:
-		q.mu.Unlock()
-		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
-	}
-	q.waiting = append(q.waiting, j)
-	// Sent under the lock (send never blocks) so that no started can overtake it.
-	j.conn.send(Message{Type: TypeQueued, ID: j.id, Position: len(q.waiting)})
-	q.mu.Unlock()
+func (q *queue) poke() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+func (q *queue) line(j *job) *fairLine {
+	if j.exclusive {
+		return &q.exclusive
+	}
+	return &q.shared
+}
+
+// push adds j to its line and tells the waiting runs their positions.
+func (q *queue) push(j *job) error {
+	q.mu.Lock()
+	defer q.poke()
+	defer q.mu.Unlock()
+	switch {
+	case q.closed:
+		return errShutdown
+	case q.exclusive.len()+q.shared.len() >= maxWaiting:
+		return fmt.Errorf("the server has %d runs waiting; try again in a minute", maxWaiting)
+	}
+	i := q.line(j).push(j)
+	// Sent under the lock (send never blocks) so that no started can overtake it.
+	q.tellPositions(q.line(j), i)
 	return nil
 }
 
-// remove takes j out of the line; it reports false if j was not waiting (running or finished).
+// remove takes j out of its line; it reports false if j was not waiting (running or finished).
 func (q *queue) remove(j *job) bool {
 	q.mu.Lock()
+	defer q.poke() // a measuring run that left may have held back the others (draining)
 	defer q.mu.Unlock()
-	for i, w := range q.waiting {
-		if w == j {
-			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
-			q.tellPositions(i)
-			return true
-		}
+	l := q.line(j)
+	i := l.remove(j)
+	if i < 0 {
+		return false
 	}
-	return false
+	q.tellPositions(l, i)
+	return true
 }
 
-// tellPositions re-sends positions to the waiting jobs from index from on; q.mu is held.
-func (q *queue) tellPositions(from int) {
-	for i := from; i < len(q.waiting); i++ {
-		w := q.waiting[i]
-		w.conn.send(Message{Type: TypeQueued, ID: w.id, Position: i + 1})
-	}
-}
-
-// pop takes the next job and makes it the current one; nil when the line is empty or closed.
-func (q *queue) pop() *job {
+// setPaused pauses or resumes the queue: paused, running runs go on and nothing new starts.
+func (q *queue) setPaused(p bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.waiting) == 0 || q.closed {
-		return nil
-	}
-	j := q.waiting[0]
-	q.waiting = q.waiting[1:]
-	q.current[j] = true
-	q.tellPositions(0)
-	return j
+	q.paused = p
+	q.mu.Unlock()
+	q.poke()
 }
 
-// dispatch waits for a machine for j (the line behind it waits too) and starts it there.
-func (q *queue) dispatch(j *job) {
-	slot, err := q.exec.Acquire(j.ctx, j.run)
-	if err != nil {
-		q.done(j)
-		if j.ctx.Err() != nil {
-			j.finish(cancelMessage(j.ctx))
-		} else {
-			j.finish(Message{Type: TypeError, Message: err.Error()})
+// remaining is how long a running job is expected to go on, from its estimate (never below zero).
+func remaining(j *job, now time.Time) time.Duration {
+	return max(j.estimate-now.Sub(j.startedAt), 0)
+}
+
+// tellPositions re-sends position and estimated wait to the runs of line l from index from on;
+// q.mu is held. The wait adds the estimates of the runs ahead to the longest remaining one of those
+// running: for a measuring run, every measuring run ahead; for one that times nothing, the
+// measuring run about to start, if any, and the runs ahead of it in its own line, spread over the
+// slots of one machine (GOMAXPROCS: an estimate, as on one machine).
+func (q *queue) tellPositions(l *fairLine, from int) {
+	now := time.Now()
+	var base time.Duration
+	for j := range q.current {
+		base = max(base, remaining(j, now))
+	}
+	var ahead time.Duration
+	if l == &q.shared && q.draining && q.exclusive.len() > 0 {
+		ahead = q.exclusive.jobs[0].estimate
+	}
+	slots := time.Duration(runtime.GOMAXPROCS(0))
+	for i, w := range l.jobs {
+		if i >= from {
+			wait := base + ahead
+			if l == &q.shared {
+				wait = base + ahead/slots
+			}
+			w.emit(nil, Message{Type: TypeQueued, Position: i + 1, Wait: wait.Seconds()})
 		}
-		return
+		ahead += w.estimate
 	}
-	q.running.Add(1)
-	go func() {
-		defer q.running.Done()
-		defer q.done(j)
-		defer slot.Release()
-		q.run(j, slot)
-	}()
 }
 
-// done forgets a job taken from the line.
-func (q *queue) done(j *job) {
+// started is a job that got a machine.
+type started struct {
+	j    *job
+	slot Slot
+}
+
+// next picks the runs to start now, reserving a machine for each, and marks them running; q.mu is
+// held. Runs that can never run (err from the executor) are taken out of their line and returned
+// in failed, to end with their error outside the lock.
+func (q *queue) next() (out []started, failed []failedJob) {
+	if q.paused || q.closed {
+		return nil, nil
+	}
+	take := func(l *fairLine, exclusive bool) (drain bool) {
+		for i := 0; i < len(l.jobs); {
+			j := l.jobs[i]
+			slot, ok, d, err := q.exec.TryAcquire(j.run)
+			switch {
+			case err != nil:
+				l.take(i)
+				failed = append(failed, failedJob{j, err})
+			case ok:
+				l.take(i)
+				q.current[j] = true
+				out = append(out, started{j, slot})
+			default:
+				drain = drain || d
+				i++
+			}
+		}
+		return drain
+	}
+	wasDraining := q.draining
+	if !q.draining {
+		take(&q.shared, false)
+	}
+	q.draining = take(&q.exclusive, true)
+	if wasDraining && !q.draining {
+		q.poke() // the runs that time nothing may start again: another look
+	}
+	if len(out) > 0 || len(failed) > 0 {
+		q.tellPositions(&q.shared, 0)
+		q.tellPositions(&q.exclusive, 0)
+	}
+	return out, failed
+}
+
+type failedJob struct {
+	j   *job
+	err error
+}
+
+// ended forgets j, taken from a line, once it has ended.
+func (q *queue) ended(j *job) {
 	q.mu.Lock()
 	delete(q.current, j)
 	q.mu.Unlock()
+	q.poke()
 }
 
-// loop runs jobs until ctx ends. Then the running job is cancelled and ends with its `cancelled`
-// message, every waiting job gets its `cancelled` too, and loop returns: all before the server closes
-// any connection, so every run's terminal message reaches its client.
+// loop starts runs until ctx ends. Then the running ones are cancelled and end with their
+// `cancelled` message, every waiting run gets its `cancelled` too, and loop returns: all before the
+// server closes any connection, so every run's terminal message reaches its client.
 func (q *queue) loop(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() {
 		q.mu.Lock()
@@ -169,36 +221,134 @@ func (q *queue) loop(ctx context.Context) {
 			j.cancel(errShutdown)
 		}
 		q.mu.Unlock()
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+		q.poke()
 	})
 	defer stop()
 	for {
-		for j := q.pop(); j != nil; j = q.pop() {
-			q.dispatch(j)
-		}
+		changed := q.exec.Changed()
 		q.mu.Lock()
+		start, failed := q.next()
 		closed := q.closed
+		for _, s := range start {
+			s.j.startedAt = time.Now()
+			q.running.Add(1)
+		}
 		q.mu.Unlock()
+		for _, f := range failed {
+			if f.j.ctx.Err() != nil {
+				f.j.finish(cancelMessage(f.j.ctx))
+			} else {
+				f.j.finish(Message{Type: TypeError, Message: f.err.Error()})
+			}
+		}
 		if closed {
 			break
 		}
-		<-q.wake
+		for _, s := range start {
+			go func() {
+				defer q.running.Done()
+				defer q.ended(s.j)
+				defer s.slot.Release()
+				q.run(s.j, s.slot)
+			}()
+		}
+		select {
+		case <-q.wake:
+		case <-changed:
+		}
 	}
 	q.running.Wait()
 	q.mu.Lock()
-	left := q.waiting
-	q.waiting = nil
+	left := append(q.exclusive.drain(), q.shared.drain()...)
 	q.mu.Unlock()
 	for _, j := range left {
 		j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
 	}
 }
 
-// run runs one job in slot and sends its messages, ending with exactly one terminal message. A panic
-// in the run becomes its error.
+// queueState is a snapshot of the queue for the instructor's view, copied under the queue's lock.
+type queueState struct {
+	Paused           bool
+	Running, Waiting []classRun
+}
+
+func (q *queue) state() queueState {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	view := func(j *job) classRun {
+		return classRun{Run: j.runID, Student: j.student.Name, Lesson: j.lesson, Cell: j.cell, Action: j.action,
+			Measures: j.exclusive, Estimate: j.estimate.Seconds(), Started: j.startedAt}
+	}
+	st := queueState{Paused: q.paused, Running: []classRun{}, Waiting: []classRun{}}
+	for j := range q.current {
+		st.Running = append(st.Running, view(j))
+	}
+	for _, j := range append(slices.Clone(q.exclusive.jobs), q.shared.jobs...) {
+		st.Waiting = append(st.Waiting, view(j))
+	}
+	return st
+}
+
+// fairLine is a waiting line served round-robin over students: each run gets a round, one more
+// than its student's previous run's (and never below the round now being served), and the line is
+// ordered by round, then arrival. So a student's second run waits behind every other student's
+// first, however early it was sent.
+type fairLine struct {
+	jobs  []*job
+	round uint64           // the round of the run taken last
+	next  map[int64]uint64 // per student, the round their next run gets
+	seq   uint64
+}
+
+func (l *fairLine) len() int { return len(l.jobs) }
+
+// push inserts j in order and returns its index.
+func (l *fairLine) push(j *job) int {
+	if l.next == nil {
+		l.next = map[int64]uint64{}
+	}
+	j.round = max(l.round, l.next[j.student.ID])
+	l.next[j.student.ID] = j.round + 1
+	l.seq++
+	j.seq = l.seq
+	i := sort.Search(len(l.jobs), func(i int) bool {
+		w := l.jobs[i]
+		return w.round > j.round || w.round == j.round && w.seq > j.seq
+	})
+	l.jobs = slices.Insert(l.jobs, i, j)
+	return i
+}
+
+// take takes the run at index i out of the line, as pop does the first.
+func (l *fairLine) take(i int) *job {
+	j := l.jobs[i]
+	l.jobs = slices.Delete(l.jobs, i, i+1)
+	l.round = max(l.round, j.round)
+	for st, r := range l.next { // forget students who are behind the round: they start afresh
+		if r <= l.round {
+			delete(l.next, st)
+		}
+	}
+	return j
+}
+
+// remove takes j out and returns where it was, or -1.
+func (l *fairLine) remove(j *job) int {
+	i := slices.Index(l.jobs, j)
+	if i >= 0 {
+		l.jobs = slices.Delete(l.jobs, i, i+1)
+	}
+	return i
+}
+
+func (l *fairLine) drain() []*job {
+	out := l.jobs
+	l.jobs = nil
+	return out
+}
+
+// run runs one job in slot and sends its messages, ending with exactly one terminal message. A panic in the
+// run becomes its error.
 func (q *queue) run(j *job, slot Slot) {
 	if j.ctx.Err() != nil {
 		j.finish(cancelMessage(j.ctx))
@@ -206,7 +356,7 @@ func (q *queue) run(j *job, slot Slot) {
 	}
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
-	j.conn.send(Message{Type: TypeStarted, ID: j.id, Estimate: j.run.Estimate().Seconds()})
+	j.started(slot)
 	e := &emitter{job: j, ctx: ctx}
 	err := func() (err error) {
 		defer func() { // a panic in the run (or its chart) is the run's error, never a crash
@@ -214,7 +364,7 @@ func (q *queue) run(j *job, slot Slot) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		err = slot.Execute(ctx, j.req, j.run, e)
+		err = q.execute(ctx, slot, j.req, j.run, e)
 		if ctx.Err() == nil {
 			e.flush() // the last frames and the chart of everything
 		}
@@ -267,12 +417,11 @@ func (e *emitter) send(m Message) {
 	if m.Type != TypeFrames {
 		e.flushFrames()
 	}
-	m.ID = e.job.id
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	e.job.conn.sendPaced(ctx, m)
+	e.job.emit(ctx, m)
 }
 
 func (e *emitter) clock() time.Time {

@@ -1,5 +1,8 @@
-// Package server serves the lessons over HTTP and runs their experiments for websocket clients, one
-// run at a time, streaming progress, results and charts as they are measured.
+// Package server serves the lessons over HTTP and runs their experiments for websocket clients,
+// streaming progress, results and charts as they are measured: runs that measure one at a time with
+// the machine to themselves, runs that time nothing on free cores beside each other, each kind served
+// round-robin over students. With a class token, students sign in (access.go); their runs, edits and
+// every message a run sent are kept in package store, so a run outlives its page (runs.go).
 package server
 
 import (
@@ -30,6 +33,7 @@ import (
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/roofline"
 	"github.com/gpuplayground/playground/static"
+	"github.com/gpuplayground/playground/store"
 )
 
 // Config is everything the server needs; cmd/playground fills it from flags and tests build their own.
@@ -77,8 +81,30 @@ type Config struct {
 	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
 	// add their own. The server knows kinds only through it.
 	Kinds func(cells.Env) []cells.Kind
-	// Executor is where runs execute. Default: in this process, one at a time (NewInProcess);
-	// package cluster spreads them over several machines.
+
+	// DataDir holds the database of students, edits, runs and their messages (package store). Empty:
+	// an in-memory database that keeps nothing after the server stops (tests); cmd/playground
+	// defaults it to store.DefaultDir. A directory that cannot be written stops start-up.
+	DataDir string
+	// Token, if set, is the class token that students join with (POST /join), required on every
+	// page, API call and websocket even on a loopback address. On a non-loopback address without
+	// one, Run generates it and prints it in the URL (?token=…).
+	Token string
+	// InstructorToken signs in an instructor (/class); generated with Token when empty.
+	InstructorToken string
+	// Grace is how long a student may be away (no connection) before their queued and running runs
+	// are cancelled. Default 60 s; negative: at once.
+	Grace time.Duration
+	// ShareWindow: in a class (students sign in), a run of a cell's unedited source that measures gets, instead of a new
+	// measurement, the results of the latest such run this server measured within the window
+	// (labelled with when and on what). Default 10 minutes; negative: never shared.
+	ShareWindow time.Duration
+	// Slots is how many runs that time nothing (cells.Exclusive false) run side by side; default
+	// GOMAXPROCS. A run that measures takes every slot.
+	Slots int
+	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
+	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
+	// several machines.
 	Executor Executor
 }
 
@@ -102,6 +128,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout
+	}
+	if c.Grace == 0 {
+		c.Grace = 60 * time.Second
+	}
+	if c.ShareWindow == 0 {
+		c.ShareWindow = 10 * time.Minute
+	}
+	if c.Slots <= 0 {
+		c.Slots = runtime.GOMAXPROCS(0)
 	}
 	if c.Worker == nil {
 		exe, err := os.Executable()
@@ -127,6 +162,15 @@ type Server struct {
 	roof *roofline.Cache
 
 	shares *shares
+	store  *store.Store
+	// signIn is set when students must join (a token is set); local is then unused, else it is the
+	// one student everyone is.
+	signIn bool
+	local  store.Student
+	sess   sessions
+	here   presence
+	live   sync.Map // stored run id → *job, while queued or running
+	online online
 	// loopbackOnly is set when the listener is on loopback: then Host headers must name loopback.
 	loopbackOnly bool
 
@@ -187,8 +231,46 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.queue = newQueue(cfg.RunTimeout, cfg.Executor)
+	exec := cfg.Executor
+	if exec == nil {
+		exec = NewInProcess(cfg.Slots)
+	}
+	s.queue = newQueue(cfg.RunTimeout, exec)
+	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
+	if err := s.openStore(); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// openStore opens the database and finds (or adds) the local student.
+func (s *Server) openStore() error {
+	st, err := store.Open(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	s.store = st
+	s.sess.m = map[string]store.Student{}
+	s.here = presence{conns: map[string]int{}, timers: map[string]*time.Timer{}}
+	s.online.conns = map[*conn]string{}
+	s.signIn = s.cfg.Token != ""
+	ctx := context.Background()
+	local, ok, err := st.StudentByName(ctx, localName)
+	if err == nil && !ok {
+		local, err = st.AddStudent(ctx, localName, newToken(), true)
+	}
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("database %s: %w", st.Path(), err)
+	}
+	local.Instructor = true // the person at the server's own machine
+	s.local = local
+	return nil
+}
+
+// where describes the machine a run runs on, as kept with the run.
+func (s *Server) where() string {
+	return "CPU: " + s.machine + "; GPU: " + s.gpu.Report.Summary()
 }
 
 // Run listens on cfg.Addr, prints the URL, and serves until ctx ends; see Serve.
@@ -206,9 +288,24 @@ func Run(ctx context.Context, cfg Config) error {
 		// Listening on every interface: this machine reaches itself on loopback.
 		url = fmt.Sprintf("%s://127.0.0.1:%d/", scheme, ta.Port)
 	}
-	fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
-	if !loopback(ln.Addr()) {
-		fmt.Fprintf(s.cfg.Out, "warning: listening on %s, which other machines can reach; anyone who can reach it can run experiments on this machine\n", ln.Addr())
+	if !loopback(ln.Addr()) && !s.signIn { // a class: students join with a token
+		s.cfg.Token, s.signIn = newToken(), true
+	}
+	if s.signIn && s.cfg.InstructorToken == "" {
+		s.cfg.InstructorToken = newToken()
+	}
+	if s.signIn {
+		fmt.Fprintf(s.cfg.Out, "GPU Playground: %s?token=%s\n", url, s.cfg.Token)
+		fmt.Fprintf(s.cfg.Out, "  students join with that link (or the token %s and a name), with this machine's address:\n", s.cfg.Token)
+		for _, u := range lanURLs(scheme, ln.Addr()) {
+			fmt.Fprintf(s.cfg.Out, "    %s?token=%s\n", u, s.cfg.Token)
+		}
+		fmt.Fprintf(s.cfg.Out, "  instructor: %sclass?token=%s\n", url, s.cfg.InstructorToken)
+	} else {
+		fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
+	}
+	if p := s.store.Path(); p != "" {
+		fmt.Fprintf(s.cfg.Out, "  work is kept in %s\n", p)
 	}
 	if s.cfg.Open {
 		if err := browser.OpenURL(url); err != nil {
@@ -226,8 +323,13 @@ func loopback(a net.Addr) bool {
 // Serve serves on ln until ctx ends, then shuts down gracefully: running and queued experiments are
 // cancelled, websockets are closed, and it returns nil once everything has stopped.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
 	s.loopbackOnly = loopback(ln.Addr())
+	if !s.loopbackOnly && !s.signIn {
+		return errors.New("refusing to serve a non-loopback address without a class token: use Run, or set Config.Token")
+	}
+	if s.signIn && s.cfg.InstructorToken == "" {
+		s.cfg.InstructorToken = newToken()
+	}
 	queueCtx, stopQueue := context.WithCancel(context.Background())
 	queueDone := make(chan struct{})
 	go func() {
@@ -255,6 +357,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	_ = hs.Shutdown(shutCtx)
 	s.conns.Wait()
 	s.gpu.Worker.Close()
+	if err := s.store.Close(); err != nil && serveErr == nil {
+		serveErr = err
+	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
@@ -289,10 +394,21 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /cells/{file}", s.kindScript)
 	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("GET /join", s.joinForm)
+	mux.HandleFunc("POST /join", s.join)
+	mux.HandleFunc("GET /api/state", s.apiState)
+	mux.HandleFunc("GET /api/runs", s.apiRuns)
+	mux.HandleFunc("GET /api/runs.csv", s.apiRunsCSV)
+	mux.HandleFunc("GET /class", s.instructorOnly(s.classPage))
+	mux.HandleFunc("GET /api/class", s.instructorOnly(s.apiClass))
+	mux.HandleFunc("POST /api/class/cancel", s.instructorOnly(s.classCancel))
+	mux.HandleFunc("POST /api/class/pause", s.instructorOnly(s.classPause))
+	mux.HandleFunc("GET /api/class/results.csv", s.instructorOnly(s.classCSV))
+	mux.HandleFunc("GET /api/class/cell", s.instructorOnly(s.apiClassCell))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		s.page(w, http.StatusNotFound, "notfound", nil)
 	})
-	return s.checkHost(mux)
+	return s.checkHost(s.access(mux))
 }
 
 // lesson finds a lesson by slug in the current library, or nil.
@@ -305,8 +421,18 @@ func (s *Server) lesson(slug string) *lessons.Lesson {
 	return nil
 }
 
-func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
-	s.page(w, http.StatusOK, "index", map[string]any{"Lessons": s.library.Lessons()})
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	data := map[string]any{"Lessons": s.library.Lessons()}
+	st := studentOf(r.Context())
+	if st.ID != 0 {
+		// The student's last lesson, read fresh (the session cache holds the student as they joined).
+		if cur, ok, err := s.store.StudentByName(r.Context(), st.Name); err == nil && ok {
+			if l := s.lesson(cur.Lesson); l != nil && l.Err == nil {
+				data["Continue"] = l
+			}
+		}
+	}
+	s.page(w, http.StatusOK, "index", data)
 }
 
 func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
@@ -320,6 +446,11 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		data := map[string]any{"Lesson": l}
+		if st := studentOf(r.Context()); st.ID != 0 {
+			if err := s.store.Seen(r.Context(), st.ID, l.Slug); err != nil {
+				log.Printf("recording the lesson opened: %v", err)
+			}
+		}
 		if i > 0 && ls[i-1].Err == nil {
 			data["Prev"] = ls[i-1]
 		}
@@ -341,6 +472,7 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 	data["NoGPU"] = s.gpu.Unavailable() != ""
 	data["GPUShort"] = cuda.Friendly(s.gpu.Unavailable())
 	data["Compiler"] = s.gpu.Report.Compiler
+	data["SignIn"] = s.signIn
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := s.pages.ExecuteTemplate(w, name+".html", data); err != nil {
@@ -395,4 +527,27 @@ func (s *Server) kindScript(w http.ResponseWriter, r *http.Request) {
 func (s *Server) probe() cuda.Report {
 	defer s.gpu.Worker.Close()
 	return gpu.Probe(context.Background(), s.gpu.Worker)
+}
+
+// lanURLs are the URLs other machines may reach a listener on: its own address, or for an
+// unspecified one (0.0.0.0, ::) each non-loopback IPv4 address of this machine's interfaces.
+func lanURLs(scheme string, a net.Addr) []string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() {
+		return nil
+	}
+	if !ta.IP.IsUnspecified() {
+		return []string{scheme + "://" + ta.String() + "/"}
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ad := range addrs {
+		if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			out = append(out, fmt.Sprintf("%s://%s/", scheme, net.JoinHostPort(n.IP.String(), fmt.Sprint(ta.Port))))
+		}
+	}
+	return out
 }

@@ -454,17 +454,23 @@ func TestQueuePositionsAndCancelWhileQueued(t *testing.T) {
 	}
 }
 
-// A client that disconnects has its run cancelled: the next client's run, queued behind a run that
-// never ends by itself, gets the machine.
-func TestDisconnectCancelsRun(t *testing.T) {
-	_, base := startServer(t, probeConfig(t))
+// A client that disconnects and stays away past the grace period has its run cancelled: the next
+// client's run, queued behind a run that never ends by itself, gets the machine.
+func TestAwayPastGraceCancelsRun(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.Grace = 200 * time.Millisecond
+	_, base := startServer(t, cfg)
 	ws := dial(t, base)
 	if err := ws.WriteJSON(probeMsg("gone", "wait: true")); err != nil {
 		t.Fatal(err)
 	}
 	collectUntil(t, ws, TypeStarted)
 	ws.Close()
-	ws2 := dial(t, base)
+	ws2, err := dialFrom(base, "127.0.0.2") // another client: the first one's address has no connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws2.Close()
 	if err := ws2.WriteJSON(probeMsg("next", "rows: 1")); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/store"
 )
 
 // Websocket limits and timings.
@@ -35,19 +36,24 @@ var upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384}
 // conn is one websocket client: the handler goroutine reads, one writer goroutine writes from a
 // buffered channel, and send never blocks (a client that falls sendBuffer messages behind is dropped).
 type conn struct {
-	s      *Server
-	client string // the share key: the remote address
-	ws     *websocket.Conn
-	out    chan Message
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	s       *Server
+	student store.Student
+	client  string // the share key (job.owner): the student when students sign in, else the remote address
+	ws      *websocket.Conn
+	out     chan Message
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
 
 	mu   sync.Mutex
 	jobs map[string]*job
 }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	student := studentOf(r.Context())
 	client := clientOf(r)
+	if s.signIn {
+		client = fmt.Sprintf("student %d", student.ID)
+	}
 	if err := s.shares.connect(client); err != nil {
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
@@ -57,8 +63,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has replied (403 for a foreign Origin)
 	}
+	s.arrive(client)
+	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
-	c := &conn{s: s, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	c := &conn{s: s, student: student, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
+	defer s.online.remove(c)
 	s.conns.Add(1)
 	defer s.conns.Done()
 	writerDone := make(chan struct{})
@@ -72,17 +82,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	_ = ws.Close()
 }
 
-// close cancels every run of the connection and stops the writer.
+// close stops the writer and leaves the connection's runs running, shown nowhere: a replay from
+// another connection picks them up, and they are cancelled if their owner stays away longer than
+// the grace period (Server.leave).
 func (c *conn) close(cause error) {
 	c.cancel(cause)
 	c.mu.Lock()
-	jobs := make([]*job, 0, len(c.jobs))
-	for _, j := range c.jobs {
-		jobs = append(jobs, j)
-	}
+	jobs := c.jobs
+	c.jobs = map[string]*job{}
 	c.mu.Unlock()
 	for _, j := range jobs {
-		c.stop(j, cause)
+		j.detach(c)
 	}
 }
 
@@ -230,22 +240,22 @@ func (c *conn) handle(data []byte) {
 		j := c.jobs[m.ID]
 		c.mu.Unlock()
 		if j != nil {
-			c.stop(j, errStopped)
+			c.s.stopJob(j, errStopped)
+		}
+	case TypeReplay:
+		if err := c.replay(m); err != nil {
+			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
+		}
+	case TypeSave:
+		if err := c.save(m); err != nil {
+			c.send(Message{Type: TypeError, Message: "saving your edit: " + err.Error()})
 		}
 	case TypeResult:
 		if err := c.answer(m); err != nil {
 			c.send(Message{Type: TypeError, Message: err.Error()})
 		}
 	default:
-		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, cancel or result", m.Type)})
-	}
-}
-
-// stop cancels j: a waiting run ends at once, a running one when its kernel next checks its context.
-func (c *conn) stop(j *job, cause error) {
-	j.cancel(cause)
-	if c.s.queue.remove(j) {
-		j.finish(Message{Type: TypeCancelled, Message: cause.Error()})
+		c.send(Message{Type: TypeError, ID: m.ID, Message: fmt.Sprintf("unknown message type %q; send run, cancel, result, replay or save", m.Type)})
 	}
 }
 
@@ -271,7 +281,8 @@ func (c *conn) cellFor(m Message) (*lessons.Lesson, lessons.Cell, error) {
 	return l, cell, nil
 }
 
-// register creates the job for request id, enforcing unique ids and the per-connection limit.
+// register creates the job for request id, enforcing unique ids and the owner's share of runs. The
+// run's context is the server's, not the connection's: a run outlives its connection.
 func (c *conn) register(id string, run cells.Run) (*job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -281,8 +292,9 @@ func (c *conn) register(id string, run cells.Run) (*job, error) {
 	if err := c.s.shares.startRun(c.client); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancelCause(c.ctx)
-	j := &job{id: id, run: run, conn: c, ctx: ctx, cancel: cancel}
+	ctx, cancel := context.WithCancelCause(c.s.connBase)
+	j := &job{s: c.s, views: map[*conn]string{c: id}, run: run, ctx: ctx, cancel: cancel, student: c.student, owner: c.client,
+		exclusive: cells.Exclusive(run), estimate: run.Estimate()}
 	c.jobs[id] = j
 	return j, nil
 }
@@ -290,7 +302,7 @@ func (c *conn) register(id string, run cells.Run) (*job, error) {
 // startRun parses the request by its cell's kind (the kind's action, if it names one), refuses it
 // if its estimate is over the time limit, and queues it.
 func (c *conn) startRun(m Message) error {
-	_, cell, err := c.cellFor(m)
+	l, cell, err := c.cellFor(m)
 	if err != nil {
 		return err
 	}
@@ -298,6 +310,8 @@ func (c *conn) startRun(m Message) error {
 	if !ok {
 		return fmt.Errorf("this server cannot run %s cells", cell.Kind)
 	}
+	edited := m.Source != cell.Source
+	c.keepEdit(l.Slug, cell.ID, m.Source, edited)
 	run, err := cells.Parse(kind, m.Action, cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording})
 	if err != nil {
 		return err
@@ -305,30 +319,108 @@ func (c *conn) startRun(m Message) error {
 	if est, limit := run.Estimate(), c.s.cfg.RunTimeout; est > limit {
 		return fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
 	}
+	if c.s.signIn && !edited && m.Action == "" && !m.Fresh && c.s.cfg.ShareWindow > 0 && cells.Exclusive(run) {
+		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, time.Now().Add(-c.s.cfg.ShareWindow))
+		if err != nil {
+			log.Printf("looking for shared results: %v", err)
+		} else if ok {
+			return c.share(m, prev)
+		}
+	}
 	j, err := c.register(m.ID, run)
 	if err != nil {
 		return err
 	}
-	j.req = Job{Kind: cell.Kind, Lesson: m.Lesson, Action: m.Action, Cell: cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording}}
+	j.lesson, j.cell, j.action = l.Slug, cell.ID, m.Action
+	j.req = Job{Kind: cell.Kind, Lesson: l.Slug, Action: m.Action, Cell: cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording}}
+	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
+		Source: m.Source, Edited: edited, Machine: c.s.where()})
+	if err != nil {
+		j.finish(Message{Type: TypeError, Message: "could not record the run: " + err.Error()})
+		return nil
+	}
+	j.runID = rec.ID
+	c.s.live.Store(rec.ID, j)
 	if err := c.s.queue.push(j); err != nil {
 		if errors.Is(err, errShutdown) { // the run was accepted, and ends as every run does at shutdown
 			j.finish(Message{Type: TypeCancelled, Message: err.Error()})
-			return nil
+		} else {
+			j.finish(Message{Type: TypeError, Message: err.Error()})
 		}
-		c.forget(m.ID)
-		j.cancel(err)
-		return err
 	}
 	return nil
 }
 
-// forget ends run id's share of its connection and client.
+// forget drops run id from the connection's runs.
 func (c *conn) forget(id string) {
 	c.mu.Lock()
-	_, ok := c.jobs[id]
 	delete(c.jobs, id)
 	c.mu.Unlock()
-	if ok {
-		c.s.shares.endRun(c.client)
+}
+
+// The store calls of a run request use their own context, not the connection's: a request read
+// from the socket is recorded even if the connection has just failed (its run goes on, and a
+// replay shows it).
+
+// keepEdit saves the student's source of a cell, or forgets it when it is the lesson's again.
+func (c *conn) keepEdit(lesson, cell, source string, edited bool) {
+	var err error
+	if edited {
+		err = c.s.store.SaveEdit(context.Background(), c.student.ID, lesson, cell, source)
+	} else {
+		err = c.s.store.DeleteEdit(context.Background(), c.student.ID, lesson, cell)
 	}
+	if err != nil {
+		log.Printf("saving an edit: %v", err)
+	}
+}
+
+// save is a `save` message: the cell's source as the student edits it (the lesson's own source
+// again, after a Reset, forgets the edit).
+func (c *conn) save(m Message) error {
+	l, cell, err := c.cellFor(Message{ID: "save", RunRequest: m.RunRequest})
+	if err != nil {
+		return err
+	}
+	c.keepEdit(l.Slug, cell.ID, m.Source, m.Source != cell.Source)
+	return nil
+}
+
+// share answers a run request with the results of prev, a recent measured run of the same unedited
+// cell: a shared message and a note that say when and on what they were measured, prev's messages,
+// and done. It is kept as a run of the student's that names prev.
+func (c *conn) share(m Message, prev store.Run) error {
+	c.mu.Lock()
+	inUse := c.jobs[m.ID] != nil
+	c.mu.Unlock()
+	if inUse {
+		return fmt.Errorf("run id %q is already in use by a run that has not ended", m.ID)
+	}
+	msgs, err := c.s.store.Messages(context.Background(), prev.ID)
+	if err != nil {
+		return err
+	}
+	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: prev.Lesson, Cell: prev.Cell, Source: m.Source,
+		Machine: prev.Machine, SharedFrom: prev.ID})
+	if err != nil {
+		return err
+	}
+	j := &job{s: c.s, runID: rec.ID, views: map[*conn]string{c: m.ID}}
+	j.ctx, j.cancel = context.WithCancelCause(c.ctx)
+	j.emit(c.ctx, Message{Type: TypeShared, Shared: &Shared{Run: prev.ID, Measured: prev.Ended, Machine: prev.Machine}})
+	j.emit(c.ctx, Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
+		"Shared results: this cell's unedited source was measured for another run (%d) at %s UTC on %s; they are shown instead of measuring again. Run anyway to measure it yourself.",
+		prev.ID, prev.Ended.UTC().Format("15:04:05"), prev.Machine)}})
+	for _, km := range msgs {
+		var out Message
+		if json.Unmarshal([]byte(km.Body), &out) != nil || Terminal(out.Type) || out.Type == TypeStarted {
+			continue
+		}
+		j.emit(c.ctx, out)
+	}
+	c.mu.Lock()
+	c.jobs[m.ID] = j
+	c.mu.Unlock()
+	j.finish(Message{Type: TypeDone})
+	return nil
 }

@@ -54,13 +54,16 @@ function showBanner(text) {
 }
 
 function connect() {
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  const lesson = document.querySelector(".cell")?.dataset.lesson || "";
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" +
+    (lesson ? `?lesson=${encodeURIComponent(lesson)}` : ""); // the instructor's view shows who is on which lesson
   socket = new WebSocket(url);
   socket.addEventListener("open", () => {
     socketOpen = true;
     retryMs = 500;
     showBanner("");
     document.body.dataset.ws = "open";
+    restoreCells();
   });
   socket.addEventListener("message", (ev) => {
     let msg;
@@ -77,6 +80,7 @@ function connect() {
     runs.clear();
     showBanner((wasOpen ? "Lost the connection to the server" : "Cannot reach the server") +
       `; reconnecting in ${Math.round(retryMs / 100) / 10} s…`);
+    if (!wasOpen) checkSignedIn();
     setTimeout(connect, retryMs);
     retryMs = Math.min(retryMs * 2, 10000);
   });
@@ -122,6 +126,7 @@ class Cell {
       for (const msg of this.pending.splice(0)) this.handle(msg);
     });
     this.runBtn.addEventListener("click", () => this.run(""));
+    this.source.addEventListener("input", () => this.saveSoon()); // until the editor has loaded
     this.stopBtn.addEventListener("click", () => this.stop());
     for (const b of this.actionBtns) b.addEventListener("click", () => this.run(b.dataset.action));
     if (this.resetBtn) this.resetBtn.addEventListener("click", () => resetCell(this));
@@ -142,6 +147,7 @@ class Cell {
           label: `${el.dataset.kind} experiment source`,
           onRun: () => this.run(""),
           onEscape: () => this.runBtn.focus(),
+          onChange: () => this.saveSoon(),
         });
         el.dataset.editor = "ready";
       } catch (err) {
@@ -186,7 +192,7 @@ class Cell {
 
   // run sends a run request for the cell's source as edited, or with an action name (a cuda cell's
   // "ptx") that action instead.
-  run(action) {
+  run(action, fresh = false) {
     if (this.runId) return;
     if (!socketOpen) {
       this.setStatus("Not connected to the server yet; try again in a moment.", true);
@@ -195,6 +201,7 @@ class Cell {
     const runId = `${this.id}#${++runCounter}`;
     const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.getSource() };
     if (action) req.action = action;
+    if (fresh) req.fresh = true;
     const payload = JSON.stringify(req);
     if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
       this.setStatus("This spec is over the server's 64 KiB message limit: shorten it.", true);
@@ -211,6 +218,49 @@ class Cell {
     this.setBusy(true);
     this.setStatus("sending…");
     socket.send(payload);
+  }
+
+  // --- Saved work: the server keeps edits and runs (docs/protocol.md, "save" and "replay") ---
+
+  // saveSoon sends the edited source a second after typing stops.
+  saveSoon() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => this.save(), 1000);
+  }
+
+  save() {
+    clearTimeout(this.saveTimer);
+    if (socketOpen) socket.send(JSON.stringify({ type: "save", lesson: this.lesson, cell: this.id, source: this.getSource() }));
+  }
+
+  // offerRunAnyway adds a "Run anyway" button beside shared results (measured for someone else's
+  // run of the unedited cell, as the note above them says): it measures the cell afresh.
+  offerRunAnyway() {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "cell-run-anyway";
+    b.textContent = "Run anyway";
+    b.title = "Measure this cell now instead of showing the shared results";
+    b.addEventListener("click", () => {
+      b.remove();
+      this.run("", true);
+    });
+    this.view.output.prepend(b);
+  }
+
+  // replay shows a stored run of this cell: its messages so far, then, if it is still queued or
+  // running, the rest live.
+  replay(run) {
+    if (this.runId || !socketOpen) return;
+    const runId = `${this.id}#${++runCounter}`;
+    this.hook("reset");
+    this.view.clear(run.action || "");
+    this.runId = runId;
+    this.replayed = run;
+    runs.set(runId, this);
+    this.setBusy(true);
+    this.setStatus("picking up your last run…");
+    socket.send(JSON.stringify({ type: "replay", id: runId, run: run.id }));
   }
 
   stop() {
@@ -253,6 +303,10 @@ class Cell {
   }
 
   end(text, isError) {
+    if (this.replayed && this.replayed.ended) {
+      text += ` (your run of ${new Date(this.replayed.ended).toLocaleString()})`;
+    }
+    this.replayed = null;
     if (this.abort) this.abort.abort();
     this.abort = null;
     clearInterval(this.clock);
@@ -310,17 +364,21 @@ class Cell {
 
   handle(m) {
     if (m.type === "lost") {
-      if (this.runId) this.end("The connection dropped, so the server stopped this run. Run it again once reconnected.", true);
+      if (this.runId) this.end("The connection dropped; the run goes on on the server and shows here again once reconnected.", true);
       return;
     }
     if (m.id !== this.runId) return; // a run that already ended
     const v = this.view;
     switch (m.type) {
       case "queued":
-        this.setStatus(m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run");
+        this.setStatus((m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run") +
+          (m.wait_s > 1 ? `, starts in about ${Math.round(m.wait_s)} s (estimate)` : ""));
         break;
       case "started":
         this.startClock(m.estimate);
+        break;
+      case "shared":
+        this.offerRunAnyway();
         break;
       case "progress":
         this.work = { done: m.done, total: Math.max(m.total, 1) };
@@ -390,11 +448,12 @@ function formatSeconds(s) {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
-// resetCell puts back the lesson's source of cell (a Cell), clearing its error markers; the edit can
-// be undone in the editor (Ctrl+Z).
+// resetCell puts back the lesson's source of cell (a Cell), clearing its error markers, and the
+// server forgets the saved edit; the edit can be undone in the editor (Ctrl+Z).
 export function resetCell(cell) {
   cell.setSource(cell.original);
   cell.markErrors();
+  cell.save();
 }
 
 // Citations: "[2]" in a lesson's text links to item 2 of its Sources list.
@@ -453,3 +512,33 @@ for (const table of document.querySelectorAll("article table")) {
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
 initGoals();
 if (cells.length > 0) connect();
+
+// restoreCells asks the server for this lesson's saved edits (put in once per page load) and the
+// latest run of each cell, and replays those runs (after a refresh, a reconnect or a restart).
+let editsRestored = false;
+async function restoreCells() {
+  if (cells.length === 0) return;
+  let state;
+  try {
+    const res = await fetch(`/api/state?lesson=${encodeURIComponent(cells[0].lesson)}`);
+    if (!res.ok) return;
+    state = await res.json();
+  } catch {
+    return;
+  }
+  for (const cell of cells) {
+    const cs = state.cells[cell.id];
+    if (!cs) continue;
+    if (!editsRestored && typeof cs.source === "string") cell.setSource(cs.source);
+    if (cs.run) cell.replay(cs.run);
+  }
+  editsRestored = true;
+}
+
+// checkSignedIn tells a student whose session is gone (the websocket is refused) how to join again.
+async function checkSignedIn() {
+  try {
+    const res = await fetch("/api/state?lesson=", { method: "GET" });
+    if (res.status === 403) showBanner("You are not signed in to this class (any more): join again from your instructor's link, or at /join.");
+  } catch { /* unreachable: the banner says so already */ }
+}

@@ -119,7 +119,7 @@ func run(workerList string, runs, rounds, latencyRuns int) error {
 
 	// First-event latency: the allreduce cell (a model: its first event comes at once).
 	j, r := parseKind(kinds, "allreduce", mix[2].source)
-	local := server.NewInProcess()
+	local := server.NewInProcess(0)
 	var inProc, remote []float64
 	for range latencyRuns {
 		d, err := firstEvent(ctx, local, j, r)
@@ -188,7 +188,7 @@ func startWith(ctx context.Context, n int) (*cluster.Cluster, func(), error) {
 }
 
 func execute(ctx context.Context, ex server.Executor, j server.Job, r cells.Run, first func()) error {
-	slot, err := ex.Acquire(ctx, r)
+	slot, err := server.Acquire(ctx, ex, r)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func execute(ctx context.Context, ex server.Executor, j server.Job, r cells.Run,
 
 // firstEvent is the seconds from Execute to the run's first event other than the machine note.
 func firstEvent(ctx context.Context, ex server.Executor, j server.Job, r cells.Run) (float64, error) {
-	slot, err := ex.Acquire(ctx, r)
+	slot, err := server.Acquire(ctx, ex, r)
 	if err != nil {
 		return 0, err
 	}

@@ -169,3 +169,6 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Chart(func() (string, error) { return chart.AllReduce(cp, r.GradientMB) })
 	return ctx.Err()
 }
+
+// Exclusive is false: the all-reduce cost model times nothing (cells.Exclusive).
+func (r run) Exclusive() bool { return false }

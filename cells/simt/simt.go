@@ -322,3 +322,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return nil
 	}, func(f WarpFrame) { e.Frames(f) })
 }
+
+// Exclusive is true only where the server has a GPU, on which the run measures the real kernels
+// beside the emulation; the virtual GPU alone times nothing (cells.Exclusive).
+func (r *run) Exclusive() bool {
+	return r.env.GPU != nil && r.env.GPU.Unavailable() == "" && r.env.GPU.Device() != nil
+}

@@ -219,3 +219,6 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		})
 	})
 }
+
+// Exclusive is false: the systolic simulator times nothing (cells.Exclusive).
+func (r run) Exclusive() bool { return false }

@@ -4,8 +4,8 @@
 // Usage:
 //
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
-//	           [-tls-cert cert.pem -tls-key key.pem]
-//	           [-data DIR] [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
+//	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
+//	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
 //	playground worker -join nats://HOST:PORT -token T [-name NAME] [-class C] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
@@ -16,12 +16,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/server"
+	"github.com/gpuplayground/playground/store"
 )
 
 func main() {
@@ -67,7 +69,14 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Server.TLSCert, "tls-cert", "", "serve https with this PEM certificate (with -tls-key): browsers on other machines need https for WebGPU")
 	fs.StringVar(&cfg.Server.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
 	limits := limitFlags(fs)
-	fs.StringVar(&cfg.Cluster.DataDir, "data", "", "data directory: the job queue's JetStream store goes in DIR/nats (default: in memory)")
+	dataDir, err := store.DefaultDir()
+	if err != nil {
+		dataDir = ""
+	}
+	fs.StringVar(&cfg.Server.DataDir, "data", dataDir, "data directory: the database of students, edits and runs, and the job queue's JetStream store in DIR/nats")
+	fs.StringVar(&cfg.Server.Token, "token", "", "class token students join with; required on every request when set (default: generated when -addr is not loopback)")
+	fs.StringVar(&cfg.Server.InstructorToken, "instructor-token", "", "token that signs in the instructor (/class); default generated")
+	fs.DurationVar(&cfg.Server.Grace, "grace", 60*time.Second, "how long a student may be away before their queued and running runs are cancelled")
 	fs.StringVar(&cfg.Cluster.Listen, "nats-listen", "", "let workers join the embedded NATS server at this address (host:port), with the worker token")
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
 	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")
@@ -75,6 +84,11 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key may ask for")
 	fs.BoolVar(&noLocal, "no-local-worker", false, "run nothing on this machine: a front end for the workers that join")
 	_ = fs.Parse(args)
+	if cfg.Server.DataDir == "" {
+		fmt.Fprintln(os.Stderr, "playground: no per-user data directory; give one with -data DIR")
+		os.Exit(2)
+	}
+	cfg.Cluster.DataDir = cfg.Server.DataDir
 	l := limits()
 	cfg.Server.RunTimeout, cfg.Server.MaxN, cfg.Server.GPUMaxN, cfg.Server.MemoryBytes = l.RunTimeout, l.MaxN, l.GPUMaxN, l.MemoryBytes
 	cfg.Cluster.LocalWorker = !noLocal

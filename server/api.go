@@ -1,0 +1,166 @@
+package server
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gpuplayground/playground/store"
+)
+
+// A student's own work over HTTP: /api/state (a lesson's edits and latest runs, for the page),
+// /api/runs (every run with its messages, JSON) and /api/runs.csv (every result row, CSV). Each
+// answers for the signed-in student only.
+
+// cellState is what a lesson page restores of one cell.
+type cellState struct {
+	// Source is the student's edited source, if the cell is edited.
+	Source *string `json:"source,omitempty"`
+	// Run is the cell's latest run, if any: the page replays it.
+	Run *store.Run `json:"run,omitempty"`
+	// Live is true while that run is queued or running.
+	Live bool `json:"live,omitempty"`
+}
+
+// apiState is GET /api/state?lesson=SLUG: {cells: {cell id: cellState}}.
+func (s *Server) apiState(w http.ResponseWriter, r *http.Request) {
+	st := studentOf(r.Context())
+	slug := r.URL.Query().Get("lesson")
+	if s.lesson(slug) == nil {
+		http.Error(w, fmt.Sprintf("unknown lesson %q", slug), http.StatusNotFound)
+		return
+	}
+	edits, err := s.store.Edits(r.Context(), st.ID, slug)
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	runs, err := s.store.Runs(r.Context(), st.ID, slug)
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	out := map[string]*cellState{}
+	get := func(cell string) *cellState {
+		if out[cell] == nil {
+			out[cell] = &cellState{}
+		}
+		return out[cell]
+	}
+	for cell, src := range edits {
+		get(cell).Source = &src
+	}
+	for i := range runs { // oldest first: the last one wins
+		cs := get(runs[i].Cell)
+		cs.Run = &runs[i]
+		cs.Live = s.liveJob(runs[i].ID) != nil
+	}
+	writeJSON(w, map[string]any{"student": st.Name, "cells": out})
+}
+
+// runWithMessages is one run of /api/runs.
+type runWithMessages struct {
+	store.Run
+	Messages []json.RawMessage `json:"messages"`
+}
+
+// apiRuns is GET /api/runs[?lesson=SLUG]: the student's runs, oldest first, each with the messages
+// it streamed (as docs/protocol.md describes them; only the latest chart and progress are kept).
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	st := studentOf(r.Context())
+	runs, err := s.store.Runs(r.Context(), st.ID, r.URL.Query().Get("lesson"))
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	out := make([]runWithMessages, 0, len(runs))
+	for _, run := range runs {
+		msgs, err := s.store.Messages(r.Context(), run.ID)
+		if err != nil {
+			httpErr(w, err)
+			return
+		}
+		rm := runWithMessages{Run: run, Messages: make([]json.RawMessage, 0, len(msgs))}
+		for _, m := range msgs {
+			rm.Messages = append(rm.Messages, json.RawMessage(m.Body))
+		}
+		out = append(out, rm)
+	}
+	writeJSON(w, map[string]any{"student": st.Name, "runs": out})
+}
+
+// csvHeader is the long format of every results CSV: one line per table cell of every row.
+var csvHeader = []string{"student", "run", "lesson", "cell", "action", "edited", "status", "ended", "machine", "table", "caption", "row", "column", "unit", "value", "bad"}
+
+// writeResultsCSV writes the rows of runs' tables in the long format.
+func (s *Server) writeResultsCSV(r *http.Request, cw *csv.Writer, names map[int64]string, runs []store.Run) error {
+	for _, run := range runs {
+		msgs, err := s.store.Messages(r.Context(), run.ID)
+		if err != nil {
+			return err
+		}
+		tables := map[string]*Message{}
+		rowN := map[string]int{}
+		for _, km := range msgs {
+			var m Message
+			if json.Unmarshal([]byte(km.Body), &m) != nil {
+				continue
+			}
+			switch {
+			case m.Type == TypeTable && m.Table != nil:
+				tables[m.Table.ID] = &m
+			case m.Type == TypeRow && m.Row != nil && tables[m.Row.Table] != nil:
+				t := tables[m.Row.Table].Table
+				rowN[t.ID]++
+				for i, v := range m.Row.Values {
+					label, unit := fmt.Sprint(i), ""
+					if i < len(t.Columns) {
+						label, unit = t.Columns[i].Label, t.Columns[i].Unit
+					}
+					ended := ""
+					if !run.Ended.IsZero() {
+						ended = run.Ended.UTC().Format(time.RFC3339)
+					}
+					if err := cw.Write([]string{names[run.Student], strconv.FormatInt(run.ID, 10), run.Lesson, run.Cell, run.Action,
+						strconv.FormatBool(run.Edited), run.Status, ended, run.Machine, t.ID, t.Caption, strconv.Itoa(rowN[t.ID]),
+						label, unit, fmt.Sprint(v), strconv.FormatBool(m.Row.Bad)}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// apiRunsCSV is GET /api/runs.csv: every result row of the student's runs, one line per value.
+func (s *Server) apiRunsCSV(w http.ResponseWriter, r *http.Request) {
+	st := studentOf(r.Context())
+	runs, err := s.store.Runs(r.Context(), st.ID, r.URL.Query().Get("lesson"))
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="my-results.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvHeader)
+	if err := s.writeResultsCSV(r, cw, map[int64]string{st.ID: st.Name}, runs); err != nil {
+		log.Printf("results CSV: %v", err)
+	}
+	cw.Flush()
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func httpErr(w http.ResponseWriter, err error) {
+	log.Printf("api: %v", err)
+	http.Error(w, err.Error(), http.StatusInternalServerError)
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"log"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuplayground/playground/store"
+)
+
+// The instructor's view: /class (a page that polls /api/class), cancel any run, pause the queue,
+// and every student's results as CSV.
+
+// online tracks the open connections and the lesson each was opened from.
+type online struct {
+	mu    sync.Mutex
+	conns map[*conn]string
+}
+
+// add records c, on the lesson its page names (the websocket URL's ?lesson=, else the Referer).
+func (o *online) add(c *conn, lesson, referer string) {
+	if u, err := url.Parse(referer); err == nil && lesson == "" {
+		lesson, _ = strings.CutPrefix(u.Path, "/lessons/")
+		if lesson == u.Path {
+			lesson = ""
+		}
+	}
+	if len(lesson) > maxIDLen {
+		lesson = lesson[:maxIDLen]
+	}
+	o.mu.Lock()
+	o.conns[c] = lesson
+	o.mu.Unlock()
+}
+
+func (o *online) remove(c *conn) {
+	o.mu.Lock()
+	delete(o.conns, c)
+	o.mu.Unlock()
+}
+
+// classStudent is one row of the class list.
+type classStudent struct {
+	Name        string    `json:"name"`
+	Instructor  bool      `json:"instructor,omitempty"`
+	Connections int       `json:"connections"`
+	Lessons     []string  `json:"lessons"` // the lessons their open pages show
+	LastLesson  string    `json:"last_lesson,omitempty"`
+	LastSeen    time.Time `json:"last_seen"`
+}
+
+// classRun is one queued or running run.
+type classRun struct {
+	Run      int64     `json:"run"`
+	Student  string    `json:"student"`
+	Lesson   string    `json:"lesson"`
+	Cell     string    `json:"cell"`
+	Action   string    `json:"action,omitempty"`
+	Measures bool      `json:"measures"` // exclusive: it has the machine to itself
+	Estimate float64   `json:"estimate_s"`
+	Started  time.Time `json:"started,omitzero"`
+}
+
+// apiClass is GET /api/class: the students, who is connected on which lesson, and the queue.
+func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
+	students, err := s.store.Students(r.Context())
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	byID := map[int64]*classStudent{}
+	list := make([]*classStudent, 0, len(students))
+	for _, st := range students {
+		cs := &classStudent{Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen, Lessons: []string{}}
+		byID[st.ID] = cs
+		list = append(list, cs)
+	}
+	s.online.mu.Lock()
+	for c, lesson := range s.online.conns {
+		if cs := byID[c.student.ID]; cs != nil {
+			cs.Connections++
+			if lesson != "" {
+				cs.Lessons = append(cs.Lessons, lesson)
+			}
+		}
+	}
+	s.online.mu.Unlock()
+	for _, cs := range list {
+		sort.Strings(cs.Lessons)
+	}
+	qs := s.queue.state()
+	writeJSON(w, map[string]any{"paused": qs.Paused, "students": list, "running": qs.Running, "waiting": qs.Waiting})
+}
+
+var errByInstructor = errors.New("cancelled by the instructor")
+
+// classCancel is POST /api/class/cancel with form field run: cancels that queued or running run.
+func (s *Server) classCancel(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.FormValue("run"), 10, 64)
+	j := s.liveJob(id)
+	if err != nil || j == nil {
+		http.Error(w, "no such queued or running run", http.StatusNotFound)
+		return
+	}
+	s.stopJob(j, errByInstructor)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// classPause is POST /api/class/pause with form field paused (true or false): paused, running
+// runs go on and no new run starts.
+func (s *Server) classPause(w http.ResponseWriter, r *http.Request) {
+	p, err := strconv.ParseBool(r.FormValue("paused"))
+	if err != nil {
+		http.Error(w, "paused is true or false", http.StatusBadRequest)
+		return
+	}
+	s.queue.setPaused(p)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// classCSV is GET /api/class/results.csv[?lesson=SLUG[&cell=ID]]: every student's result rows.
+func (s *Server) classCSV(w http.ResponseWriter, r *http.Request) {
+	students, err := s.store.Students(r.Context())
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	names := map[int64]string{}
+	for _, st := range students {
+		names[st.ID] = st.Name
+	}
+	runs, err := s.store.AllRuns(r.Context(), r.URL.Query().Get("lesson"), r.URL.Query().Get("cell"))
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="class-results.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvHeader)
+	if err := s.writeResultsCSV(r, cw, names, runs); err != nil {
+		log.Printf("class CSV: %v", err)
+	}
+	cw.Flush()
+}
+
+// cellBoard is the class's results of one cell: per student, the rows of the first table of their
+// latest run that ended done (their own or shared), side by side.
+type cellBoard struct {
+	Caption string       `json:"caption"`
+	Columns []any        `json:"columns"`
+	Rows    []boardEntry `json:"rows"`
+}
+
+type boardEntry struct {
+	Student string    `json:"student"`
+	Run     int64     `json:"run"`
+	Ended   time.Time `json:"ended"`
+	Edited  bool      `json:"edited"`
+	Shared  bool      `json:"shared,omitempty"` // results shared from another run, not measured for this one
+	Values  []any     `json:"values"`
+	Bad     bool      `json:"bad"`
+}
+
+// apiClassCell is GET /api/class/cell?lesson=SLUG&cell=ID: the cell's board (cellBoard).
+func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
+	lesson, cell := r.URL.Query().Get("lesson"), r.URL.Query().Get("cell")
+	students, err := s.store.Students(r.Context())
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	names := map[int64]string{}
+	for _, st := range students {
+		names[st.ID] = st.Name
+	}
+	runs, err := s.store.AllRuns(r.Context(), lesson, cell)
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	latest := map[int64]store.Run{}
+	for _, run := range runs {
+		if run.Status == store.StatusDone && run.Action == "" {
+			latest[run.Student] = run
+		}
+	}
+	board := cellBoard{Columns: []any{}, Rows: []boardEntry{}}
+	for _, run := range latest {
+		msgs, err := s.store.Messages(r.Context(), run.ID)
+		if err != nil {
+			httpErr(w, err)
+			return
+		}
+		table := ""
+		for _, km := range msgs {
+			var m Message
+			if json.Unmarshal([]byte(km.Body), &m) != nil {
+				continue
+			}
+			switch {
+			case m.Type == TypeTable && table == "" && m.Table != nil:
+				table = m.Table.ID
+				if len(board.Columns) == 0 {
+					board.Caption = m.Table.Caption
+					for _, c := range m.Table.Columns {
+						board.Columns = append(board.Columns, c)
+					}
+				}
+			case m.Type == TypeRow && m.Row != nil && m.Row.Table == table:
+				board.Rows = append(board.Rows, boardEntry{Student: names[run.Student], Run: run.ID, Ended: run.Ended,
+					Edited: run.Edited, Shared: run.SharedFrom != 0, Values: m.Row.Values, Bad: m.Row.Bad})
+			}
+		}
+	}
+	sort.SliceStable(board.Rows, func(i, j int) bool { return board.Rows[i].Student < board.Rows[j].Student })
+	writeJSON(w, board)
+}
+
+// classPage is GET /class.
+func (s *Server) classPage(w http.ResponseWriter, r *http.Request) {
+	s.page(w, http.StatusOK, "class", map[string]any{"Lessons": s.library.Lessons()})
+}

@@ -1,0 +1,334 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/store"
+)
+
+// job is one run, queued or running, of one student. Exactly one terminal message is sent for it
+// (finish) to each connection that shows it. Every message but `queued` is kept in the store as it
+// is sent, and goes to the connections the run is attached to, if any: a run outlives its
+// connection, and a replay (a refresh, a reconnect, a second tab) sends what it kept, then attaches
+// the new connection beside the others.
+type job struct {
+	s       *Server // nil in unit tests: nothing is kept
+	runID   int64   // the store's id
+	student store.Student
+	// owner is the key of the run's fair share: the student when students sign in, else the
+	// remote address (one machine, one person).
+	owner                string
+	lesson, cell, action string
+	run                  cells.Run
+	req                  Job // what the run was parsed from, for executors on other machines
+	exclusive            bool
+	estimate             time.Duration
+	ctx                  context.Context
+	cancel               context.CancelCauseFunc
+	once                 sync.Once
+
+	// Set by the queue under its lock.
+	round, seq uint64
+	startedAt  time.Time
+
+	mu      sync.Mutex
+	views   map[*conn]string // the connections that show the run, each with the run's id there
+	nextSeq int64
+	ended   bool
+	// ask receives the page's answer to the outstanding task, task (ask.go); task is not kept in
+	// the store but sent again to a connection that attaches while it is outstanding.
+	ask  chan json.RawMessage
+	task json.RawMessage
+}
+
+// view is one connection that shows a run, with the run's id there.
+type view struct {
+	c  *conn
+	id string
+}
+
+// viewsLocked lists j's views; j.mu is held.
+func (j *job) viewsLocked() []view {
+	out := make([]view, 0, len(j.views))
+	for c, id := range j.views {
+		out = append(out, view{c, id})
+	}
+	return out
+}
+
+// emit sends m to the attached connections, after keeping it; with ctx nil it never waits
+// (queue positions, sent under the queue's lock), otherwise it is paced (conn.sendPaced).
+func (j *job) emit(ctx context.Context, m Message) {
+	j.mu.Lock()
+	j.keep(m)
+	vs := j.viewsLocked()
+	j.mu.Unlock()
+	for _, v := range vs {
+		m.ID = v.id
+		if ctx == nil {
+			v.c.send(m)
+		} else {
+			v.c.sendPaced(ctx, m)
+		}
+	}
+}
+
+// keep stores m as the run's next message; j.mu is held. Only the latest chart and progress are
+// kept (a run redraws its chart up to four times a second). Tasks are not kept: a replay sends only
+// the outstanding one (attach), never one the page has answered.
+func (j *job) keep(m Message) {
+	if j.s == nil || j.runID == 0 || m.Type == TypeQueued || m.Type == TypeTask {
+		return
+	}
+	m.ID = ""
+	b, err := json.Marshal(m)
+	if err != nil {
+		log.Printf("run %d: %v", j.runID, err)
+		return
+	}
+	j.nextSeq++
+	if err := j.s.store.AddMessage(context.Background(), j.runID, j.nextSeq, m.Type, string(b), m.Type == TypeChart || m.Type == TypeProgress); err != nil {
+		log.Printf("run %d: keeping a message: %v", j.runID, err)
+	}
+}
+
+// started records and announces the start, in slot: a slot on another machine (Remote) is kept
+// as where the run ran.
+func (j *job) started(slot Slot) {
+	if j.s != nil && j.runID != 0 {
+		if err := j.s.store.Started(context.Background(), j.runID); err != nil {
+			log.Printf("run %d: %v", j.runID, err)
+		}
+		if r, ok := slot.(Remote); ok {
+			if m := r.Machine(); m != "" {
+				if err := j.s.store.RanOn(context.Background(), j.runID, m); err != nil {
+					log.Printf("run %d: %v", j.runID, err)
+				}
+			}
+		}
+	}
+	j.emit(nil, Message{Type: TypeStarted, Estimate: j.estimate.Seconds()})
+}
+
+// finish keeps and sends the run's terminal message once and forgets the job; later calls do
+// nothing. The store has the run's end before the client hears of it.
+func (j *job) finish(m Message) {
+	j.once.Do(func() {
+		j.cancel(context.Canceled)
+		j.mu.Lock()
+		j.keep(m)
+		j.ended = true
+		vs := j.viewsLocked()
+		j.mu.Unlock()
+		if j.s != nil {
+			if j.runID != 0 {
+				if err := j.s.store.Ended(context.Background(), j.runID, m.Type, m.Message); err != nil {
+					log.Printf("run %d: %v", j.runID, err)
+				}
+				j.s.live.Delete(j.runID)
+			}
+			j.s.shares.endRun(j.owner)
+		}
+		for _, v := range vs {
+			v.c.forget(v.id)
+			m.ID = v.id
+			v.c.send(m)
+		}
+	})
+}
+
+// detach stops showing the run on c; the run goes on.
+func (j *job) detach(c *conn) {
+	j.mu.Lock()
+	delete(j.views, c)
+	j.mu.Unlock()
+}
+
+// attach replays the run's kept messages to c under the id, and the task the run waits on, if any,
+// then shows the run on c too (beside any other connection showing it); it reports false (and sends nothing) if the run has ended
+// meanwhile. Holding j.mu while replaying keeps a
+// message from being missed or sent twice.
+func (j *job) attach(c *conn, id string) (bool, error) {
+	j.mu.Lock()
+	if j.ended {
+		j.mu.Unlock()
+		return false, nil
+	}
+	msgs, err := j.s.store.Messages(c.ctx, j.runID)
+	if err != nil {
+		j.mu.Unlock()
+		return true, err
+	}
+	for _, km := range msgs {
+		var m Message
+		if json.Unmarshal([]byte(km.Body), &m) == nil {
+			m.ID = id
+			c.sendPaced(c.ctx, m)
+		}
+	}
+	if j.task != nil { // the run waits for its page: this one may answer
+		c.sendPaced(c.ctx, Message{Type: TypeTask, ID: id, Task: j.task})
+	}
+	oldID, had := j.views[c]
+	if j.views == nil {
+		j.views = map[*conn]string{}
+	}
+	j.views[c] = id
+	j.mu.Unlock()
+	if had && oldID != id {
+		c.forget(oldID)
+	}
+	return true, nil
+}
+
+// presence counts each owner's open connections; an owner whose last connection closes and who
+// does not come back within the grace period has their runs cancelled.
+type presence struct {
+	mu     sync.Mutex
+	conns  map[string]int
+	timers map[string]*time.Timer
+}
+
+func (s *Server) arrive(owner string) {
+	s.here.mu.Lock()
+	defer s.here.mu.Unlock()
+	s.here.conns[owner]++
+	if t := s.here.timers[owner]; t != nil {
+		t.Stop()
+		delete(s.here.timers, owner)
+	}
+}
+
+func (s *Server) leave(owner string) {
+	s.here.mu.Lock()
+	defer s.here.mu.Unlock()
+	s.here.conns[owner]--
+	if s.here.conns[owner] > 0 {
+		return
+	}
+	delete(s.here.conns, owner)
+	gone := func() {
+		s.here.mu.Lock()
+		back := s.here.conns[owner] > 0
+		delete(s.here.timers, owner)
+		s.here.mu.Unlock()
+		if !back {
+			s.cancelRunsOf(owner, errGone)
+		}
+	}
+	if s.cfg.Grace < 0 {
+		go gone()
+		return
+	}
+	s.here.timers[owner] = time.AfterFunc(s.cfg.Grace, gone)
+}
+
+// cancelRunsOf stops every live run of owner.
+func (s *Server) cancelRunsOf(owner string, cause error) {
+	s.live.Range(func(_, v any) bool {
+		if j := v.(*job); j.owner == owner {
+			s.stopJob(j, cause)
+		}
+		return true
+	})
+}
+
+// stopJob cancels j: a waiting run ends at once, a running one when its kernel next checks its
+// context.
+func (s *Server) stopJob(j *job, cause error) {
+	j.cancel(cause)
+	if s.queue.remove(j) {
+		j.finish(Message{Type: TypeCancelled, Message: cause.Error()})
+	}
+}
+
+// liveJob is the queued or running job of a stored run, or nil.
+func (s *Server) liveJob(runID int64) *job {
+	if v, ok := s.live.Load(runID); ok {
+		return v.(*job)
+	}
+	return nil
+}
+
+// retell re-sends a waiting run its position (after a replay attached it).
+func (q *queue) retell(j *job) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.line(j)
+	if i := l.index(j); i >= 0 {
+		q.tellPositions(l, i)
+	}
+}
+
+func (l *fairLine) index(j *job) int {
+	for i, w := range l.jobs {
+		if w == j {
+			return i
+		}
+	}
+	return -1
+}
+
+// replay sends a stored run of the connection's student to it under the message's id: the kept
+// messages, then, for a live run, everything that follows; for an ended one, its terminal message
+// (for a run the server's stop interrupted, a `cancelled` that says so). Another student's run is
+// answered as if it did not exist.
+func (c *conn) replay(m Message) error {
+	if m.ID == "" || len(m.ID) > maxIDLen {
+		return fmt.Errorf("a replay needs an id of 1 to %d characters", maxIDLen)
+	}
+	r, ok, err := c.s.store.GetRun(c.ctx, m.Run)
+	if err != nil {
+		return err
+	}
+	if !ok || r.Student != c.student.ID {
+		return fmt.Errorf("you have no run %d", m.Run)
+	}
+	if j := c.s.liveJob(r.ID); j != nil {
+		c.mu.Lock()
+		if c.jobs[m.ID] != nil && c.jobs[m.ID] != j {
+			c.mu.Unlock()
+			return fmt.Errorf("run id %q is already in use by a run that has not ended", m.ID)
+		}
+		c.jobs[m.ID] = j
+		c.mu.Unlock()
+		attached, err := j.attach(c, m.ID)
+		if attached {
+			if err == nil {
+				c.s.queue.retell(j)
+			}
+			return err
+		}
+		c.forget(m.ID) // it ended meanwhile: its kept messages include its end
+		if r, _, err = c.s.store.GetRun(c.ctx, m.Run); err != nil {
+			return err
+		}
+	}
+	msgs, err := c.s.store.Messages(c.ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	terminal := false
+	for _, km := range msgs {
+		var out Message
+		if json.Unmarshal([]byte(km.Body), &out) == nil {
+			out.ID = m.ID
+			terminal = terminal || Terminal(out.Type)
+			c.sendPaced(c.ctx, out)
+		}
+	}
+	if !terminal {
+		typ := r.Status
+		if !Terminal(typ) {
+			typ = TypeCancelled
+		}
+		c.send(Message{Type: typ, ID: m.ID, Message: r.Status + ": " + r.Message})
+	}
+	return nil
+}

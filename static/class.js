@@ -1,0 +1,107 @@
+// The instructor's view (/class): polls /api/class every two seconds and draws the queue (with
+// cancel), the students and who is on which lesson; pauses and resumes the queue.
+const $ = (id) => document.getElementById(id);
+let paused = false;
+
+function cell(tr, text) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  tr.append(td);
+  return td;
+}
+
+async function post(path, fields) {
+  const res = await fetch(path, { method: "POST", body: new URLSearchParams(fields) });
+  if (!res.ok) alert(`${path}: ${res.status} ${await res.text()}`);
+  refresh();
+}
+
+async function refresh() {
+  let st;
+  try {
+    const res = await fetch("/api/class");
+    if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
+    st = await res.json();
+  } catch (err) {
+    $("class-status").textContent = `Cannot load the class: ${err.message}`;
+    return;
+  }
+  paused = st.paused;
+  $("pause").textContent = paused ? "Resume the queue" : "Pause the queue";
+  const connected = st.students.filter((s) => s.connections > 0).length;
+  $("class-status").textContent = `${st.students.length} joined, ${connected} connected; ` +
+    `${st.running.length} running, ${st.waiting.length} waiting${paused ? " (queue paused)" : ""}.`;
+  const q = $("queue");
+  q.replaceChildren();
+  for (const [state, runs] of [["running", st.running], ["waiting", st.waiting]]) {
+    runs.forEach((r, i) => {
+      const tr = document.createElement("tr");
+      cell(tr, r.run);
+      cell(tr, r.student);
+      cell(tr, r.lesson);
+      cell(tr, r.cell + (r.action ? ` (${r.action})` : ""));
+      cell(tr, state === "running" ? "running" : `waiting #${i + 1}`);
+      cell(tr, `${r.estimate_s.toFixed(1)} s (estimate)${r.measures ? ", measures" : ""}`);
+      const b = document.createElement("button");
+      b.textContent = "Cancel";
+      b.addEventListener("click", () => post("/api/class/cancel", { run: r.run }));
+      cell(tr, "").append(b);
+      q.append(tr);
+    });
+  }
+  const s = $("students");
+  s.replaceChildren();
+  for (const p of st.students) {
+    const tr = document.createElement("tr");
+    cell(tr, p.name + (p.instructor ? " (instructor)" : ""));
+    cell(tr, p.connections ? `yes (${p.connections})` : "no");
+    cell(tr, p.lessons.join(", "));
+    cell(tr, p.last_lesson || "");
+    cell(tr, new Date(p.last_seen).toLocaleTimeString());
+    s.append(tr);
+  }
+}
+
+$("pause").addEventListener("click", () => post("/api/class/pause", { paused: String(!paused) }));
+$("results-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const params = new URLSearchParams({ lesson: f.get("lesson") });
+  if (f.get("cell")) params.set("cell", f.get("cell"));
+  location.href = `/api/class/results.csv?${params}`;
+});
+// The board: every student's latest finished run of one cell, the rows of its first table side by
+// side, best GFLOP/s first when the table has such a column; refreshed with the rest.
+let board = null; // {lesson, cell}
+$("show-board").addEventListener("click", () => {
+  const f = new FormData($("results-form"));
+  if (!f.get("cell")) { $("board-caption").textContent = "Type a cell id (the id of the cell's section on the lesson page)."; return; }
+  board = { lesson: f.get("lesson"), cell: f.get("cell") };
+  drawBoard();
+});
+
+async function drawBoard() {
+  if (!board) return;
+  const res = await fetch(`/api/class/cell?${new URLSearchParams(board)}`);
+  if (!res.ok) return;
+  const b = await res.json();
+  const rate = b.columns.findIndex((c) => c.unit === "GFLOP/s");
+  if (rate >= 0) b.rows.sort((x, y) => (Number(y.values[rate]) || 0) - (Number(x.values[rate]) || 0));
+  $("board-caption").textContent = `${board.cell}: ${b.rows.length} result row(s). ${b.caption || ""}`;
+  const head = document.createElement("tr");
+  for (const label of ["student", ...b.columns.map((c) => c.label + (c.unit ? ` (${c.unit})` : "")), "when"]) cell(head, label);
+  $("board-head").replaceChildren(head);
+  const body = $("board");
+  body.replaceChildren();
+  for (const r of b.rows) {
+    const tr = document.createElement("tr");
+    if (r.bad) tr.className = "bad";
+    cell(tr, r.student + (r.edited ? " (edited)" : "") + (r.shared ? " (shared result)" : ""));
+    for (const v of r.values) cell(tr, typeof v === "number" ? v.toPrecision(4) : String(v));
+    cell(tr, new Date(r.ended).toLocaleTimeString());
+    body.append(tr);
+  }
+}
+
+refresh();
+setInterval(() => { refresh(); drawBoard(); }, 2000);

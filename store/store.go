@@ -1,0 +1,472 @@
+// Package store keeps a class's work in an embedded SQLite database (modernc.org/sqlite: pure Go, no
+// cgo): students and their sessions, each student's edited cell sources, and every run with the
+// messages it streamed, so that a refresh, a reconnect or a server restart loses nothing.
+//
+// One Store is one database file, playground.db, in a data directory. Its methods are safe for
+// concurrent use; writes go through one connection, one at a time (SQLite has one writer).
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// FileName is the database's file name inside the data directory.
+const FileName = "playground.db"
+
+// Run statuses. A run is queued, then running, then exactly one of the terminal ones. Interrupted
+// means the server stopped (a crash, kill -9, power loss) while the run was queued or running.
+const (
+	StatusQueued      = "queued"
+	StatusRunning     = "running"
+	StatusDone        = "done"
+	StatusCancelled   = "cancelled"
+	StatusError       = "error"
+	StatusInterrupted = "interrupted"
+)
+
+// ErrNameTaken is returned by AddStudent when another student of the class has that display name.
+var ErrNameTaken = errors.New("that name is taken in this class: pick another")
+
+// Store is an open database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// DefaultDir is the per-user data directory: $XDG_DATA_HOME/gpu-playground, else
+// ~/.local/share/gpu-playground on Unix, else os.UserConfigDir()/gpu-playground.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "gpu-playground"), nil
+	}
+	if home, err := os.UserHomeDir(); err == nil && os.PathSeparator == '/' {
+		return filepath.Join(home, ".local", "share", "gpu-playground"), nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no per-user data directory (%v): give one with -data DIR", err)
+	}
+	return filepath.Join(d, "gpu-playground"), nil
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS students (
+	id         INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL UNIQUE COLLATE NOCASE,
+	session    TEXT NOT NULL UNIQUE, -- sha256 of the session cookie, hex
+	instructor INTEGER NOT NULL DEFAULT 0,
+	created    INTEGER NOT NULL,     -- Unix milliseconds
+	last_seen  INTEGER NOT NULL,
+	lesson     TEXT NOT NULL DEFAULT '' -- the last lesson opened
+);
+CREATE TABLE IF NOT EXISTS edits (
+	student INTEGER NOT NULL REFERENCES students(id),
+	lesson  TEXT NOT NULL,
+	cell    TEXT NOT NULL,
+	source  TEXT NOT NULL,
+	updated INTEGER NOT NULL,
+	PRIMARY KEY (student, lesson, cell)
+);
+CREATE TABLE IF NOT EXISTS runs (
+	id       INTEGER PRIMARY KEY,
+	student  INTEGER NOT NULL REFERENCES students(id),
+	lesson   TEXT NOT NULL,
+	cell     TEXT NOT NULL,
+	action   TEXT NOT NULL DEFAULT '',
+	source   TEXT NOT NULL,
+	edited   INTEGER NOT NULL,  -- 1 when source differs from the lesson's
+	status   TEXT NOT NULL,
+	message  TEXT NOT NULL DEFAULT '',
+	machine  TEXT NOT NULL,     -- where it ran: CPU, GPU
+	created  INTEGER NOT NULL,
+	started  INTEGER NOT NULL DEFAULT 0,
+	ended    INTEGER NOT NULL DEFAULT 0,
+	shared_from INTEGER NOT NULL DEFAULT 0 -- a copy of that run's results, not measured for this one
+);
+CREATE INDEX IF NOT EXISTS runs_student ON runs(student, id);
+CREATE INDEX IF NOT EXISTS runs_cell ON runs(lesson, cell, id);
+CREATE TABLE IF NOT EXISTS messages (
+	run  INTEGER NOT NULL REFERENCES runs(id),
+	seq  INTEGER NOT NULL,
+	type TEXT NOT NULL,
+	body TEXT NOT NULL,   -- the message as JSON
+	PRIMARY KEY (run, seq)
+);
+`
+
+// Open opens (creating if needed) the database in dir. dir is created if missing; a directory that
+// cannot be written is an error that names it. Runs left queued or running by a server that stopped
+// without ending them are marked interrupted. An empty dir opens a private in-memory database that
+// keeps nothing after Close.
+func Open(dir string) (*Store, error) {
+	dsn := "file::memory:"
+	path := ":memory:"
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("data directory %s cannot be created (%w): give a writable one with -data DIR", dir, err)
+		}
+		probe, err := os.CreateTemp(dir, ".write-check-*")
+		if err != nil {
+			return nil, fmt.Errorf("data directory %s cannot be written (%w): give a writable one with -data DIR", dir, err)
+		}
+		probe.Close()
+		os.Remove(probe.Name())
+		path = filepath.Join(dir, FileName)
+		dsn = "file:" + path
+	}
+	dsn += "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer anyway, and an in-memory database is per connection.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, path: path}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init() error {
+	var ok string
+	if err := s.db.QueryRow("PRAGMA quick_check").Scan(&ok); err != nil {
+		return err
+	}
+	if ok != "ok" {
+		return fmt.Errorf("the database is damaged (%s): restore a backup or move it away", ok)
+	}
+	if _, err := s.db.Exec(schema); err != nil {
+		return err
+	}
+	_, err := s.db.Exec(`UPDATE runs SET status = ?, ended = ?, message = 'the server stopped while this run was queued or running'
+		WHERE status IN (?, ?)`, StatusInterrupted, now(), StatusQueued, StatusRunning)
+	return err
+}
+
+// Path is the database file ("" for an in-memory one).
+func (s *Store) Path() string {
+	if s.path == ":memory:" {
+		return ""
+	}
+	return s.path
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Check runs SQLite's full integrity check and returns an error unless it answers "ok".
+func (s *Store) Check(ctx context.Context) error {
+	var ok string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&ok); err != nil {
+		return err
+	}
+	if ok != "ok" {
+		return fmt.Errorf("integrity check: %s", ok)
+	}
+	return nil
+}
+
+func now() int64 { return time.Now().UnixMilli() }
+
+// SessionHash is what the database keeps of a session token: its SHA-256, so that a copy of the
+// database does not sign anyone in.
+func SessionHash(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// Student is one member of the class (or, on a loopback server without sign-in, the one local user).
+type Student struct {
+	ID         int64  `json:"id"`
+	Name       string `json:"name"`
+	Instructor bool   `json:"instructor,omitempty"`
+	// Lesson is the slug of the lesson the student opened last ("" before any).
+	Lesson   string    `json:"lesson,omitempty"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// AddStudent adds a student with a unique display name (compared without case) and the session
+// token that signs them in; ErrNameTaken if the name is in use.
+func (s *Store) AddStudent(ctx context.Context, name, session string, instructor bool) (Student, error) {
+	t := now()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO students(name, session, instructor, created, last_seen) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(name) DO NOTHING`, name, SessionHash(session), instructor, t, t)
+	if err != nil {
+		return Student{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Student{}, ErrNameTaken
+	}
+	id, err := res.LastInsertId()
+	return Student{ID: id, Name: name, Instructor: instructor, LastSeen: time.UnixMilli(t)}, err
+}
+
+// StudentBySession finds the student a session token signs in; ok is false for an unknown token.
+func (s *Store) StudentBySession(ctx context.Context, session string) (st Student, ok bool, err error) {
+	return s.student(ctx, "session = ?", SessionHash(session))
+}
+
+// StudentByName finds a student by display name (without case).
+func (s *Store) StudentByName(ctx context.Context, name string) (st Student, ok bool, err error) {
+	return s.student(ctx, "name = ?", name)
+}
+
+func (s *Store) student(ctx context.Context, where string, arg any) (Student, bool, error) {
+	var st Student
+	var seen int64
+	err := s.db.QueryRowContext(ctx, "SELECT id, name, instructor, lesson, last_seen FROM students WHERE "+where, arg).
+		Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Student{}, false, nil
+	}
+	st.LastSeen = time.UnixMilli(seen)
+	return st, err == nil, err
+}
+
+// Students lists every student, by name.
+func (s *Store) Students(ctx context.Context) ([]Student, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, name, instructor, lesson, last_seen FROM students ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Student
+	for rows.Next() {
+		var st Student
+		var seen int64
+		if err := rows.Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen); err != nil {
+			return nil, err
+		}
+		st.LastSeen = time.UnixMilli(seen)
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// Seen records that a student opened lesson (or, with lesson "", was just active).
+func (s *Store) Seen(ctx context.Context, student int64, lesson string) error {
+	if lesson == "" {
+		_, err := s.db.ExecContext(ctx, "UPDATE students SET last_seen = ? WHERE id = ?", now(), student)
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, "UPDATE students SET last_seen = ?, lesson = ? WHERE id = ?", now(), lesson, student)
+	return err
+}
+
+// SaveEdit keeps a student's edited source of a cell.
+func (s *Store) SaveEdit(ctx context.Context, student int64, lesson, cell, source string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO edits(student, lesson, cell, source, updated) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(student, lesson, cell) DO UPDATE SET source = excluded.source, updated = excluded.updated`,
+		student, lesson, cell, source, now())
+	return err
+}
+
+// DeleteEdit forgets a student's edit of a cell (its Reset: the lesson's source is back).
+func (s *Store) DeleteEdit(ctx context.Context, student int64, lesson, cell string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM edits WHERE student = ? AND lesson = ? AND cell = ?", student, lesson, cell)
+	return err
+}
+
+// Edits returns a student's edited sources in a lesson, by cell id.
+func (s *Store) Edits(ctx context.Context, student int64, lesson string) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT cell, source FROM edits WHERE student = ? AND lesson = ?", student, lesson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var c, src string
+		if err := rows.Scan(&c, &src); err != nil {
+			return nil, err
+		}
+		out[c] = src
+	}
+	return out, rows.Err()
+}
+
+// Run is one run as the database keeps it. Times are zero until they happen.
+type Run struct {
+	ID      int64  `json:"id"`
+	Student int64  `json:"student"`
+	Lesson  string `json:"lesson"`
+	Cell    string `json:"cell"`
+	Action  string `json:"action,omitempty"`
+	Source  string `json:"source"`
+	// Edited is true when Source differs from the lesson's source of the cell.
+	Edited  bool   `json:"edited"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	// Machine describes where the run ran (CPU and GPU as the server saw them; for a run sent to a
+	// worker of a cluster, the worker's one-line summary).
+	Machine string    `json:"machine"`
+	Created time.Time `json:"created"`
+	Started time.Time `json:"started,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"`
+	// SharedFrom, if not zero, is the run whose results this run showed instead of measuring.
+	SharedFrom int64 `json:"shared_from,omitempty"`
+}
+
+// AddRun records a new queued run and returns it with its id.
+func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
+	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom)
+	if err != nil {
+		return Run{}, err
+	}
+	r.ID, err = res.LastInsertId()
+	return r, err
+}
+
+// Started marks a run running.
+func (s *Store) Started(ctx context.Context, run int64) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET status = ?, started = ? WHERE id = ?", StatusRunning, now(), run)
+	return err
+}
+
+// RanOn records the machine a run was sent to, when it is not the one AddRun recorded (another
+// machine of a cluster).
+func (s *Store) RanOn(ctx context.Context, run int64, machine string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET machine = ? WHERE id = ?", machine, run)
+	return err
+}
+
+// Ended records a run's terminal status and its message.
+func (s *Store) Ended(ctx context.Context, run int64, status, message string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET status = ?, message = ?, ended = ? WHERE id = ?", status, message, now(), run)
+	return err
+}
+
+const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from"
+
+func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
+	var r Run
+	var c, st, e int64
+	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom)
+	r.Created = time.UnixMilli(c)
+	if st != 0 {
+		r.Started = time.UnixMilli(st)
+	}
+	if e != 0 {
+		r.Ended = time.UnixMilli(e)
+	}
+	return r, err
+}
+
+// GetRun returns run id; ok is false if there is none.
+func (s *Store) GetRun(ctx context.Context, id int64) (Run, bool, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// Runs returns a student's runs, oldest first; with lesson set, only that lesson's.
+func (s *Store) Runs(ctx context.Context, student int64, lesson string) ([]Run, error) {
+	q, args := "SELECT "+runColumns+" FROM runs WHERE student = ?", []any{student}
+	if lesson != "" {
+		q, args = q+" AND lesson = ?", append(args, lesson)
+	}
+	return s.runs(ctx, q+" ORDER BY id", args...)
+}
+
+// LatestUnedited returns the newest run of a cell with the lesson's own source that was measured
+// (not itself shared) and ended done after since, by anyone (shared results); ok is false if there
+// is none.
+func (s *Store) LatestUnedited(ctx context.Context, lesson, cell, action, source string, since time.Time) (Run, bool, error) {
+	rs, err := s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE lesson = ? AND cell = ? AND action = ? AND source = ? AND edited = 0
+		AND shared_from = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, StatusDone, since.UnixMilli())
+	if err != nil || len(rs) == 0 {
+		return Run{}, false, err
+	}
+	return rs[0], true, nil
+}
+
+func (s *Store) runs(ctx context.Context, q string, args ...any) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Message is one streamed message of a run: its type and its JSON.
+type Message struct {
+	Seq  int64  `json:"seq"`
+	Type string `json:"type"`
+	Body string `json:"body"`
+}
+
+// AddMessage appends a message to run. With replace, earlier messages of the same type of the run
+// are deleted first, so that the run keeps only the latest (a redrawn chart, a progress count).
+func (s *Store) AddMessage(ctx context.Context, run, seq int64, typ, body string, replace bool) error {
+	if replace {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE run = ? AND type = ?", run, typ); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO messages(run, seq, type, body) VALUES (?, ?, ?, ?)", run, seq, typ, body); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	_, err := s.db.ExecContext(ctx, "INSERT INTO messages(run, seq, type, body) VALUES (?, ?, ?, ?)", run, seq, typ, body)
+	return err
+}
+
+// Messages returns a run's kept messages in the order they were sent.
+func (s *Store) Messages(ctx context.Context, run int64) ([]Message, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT seq, type, body FROM messages WHERE run = ? ORDER BY seq", run)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		if err := rows.Scan(&m.Seq, &m.Type, &m.Body); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// AllRuns returns every student's runs, oldest first; lesson and cell, when set, narrow them.
+func (s *Store) AllRuns(ctx context.Context, lesson, cell string) ([]Run, error) {
+	q, args := "SELECT "+runColumns+" FROM runs WHERE 1 = 1", []any{}
+	if lesson != "" {
+		q, args = q+" AND lesson = ?", append(args, lesson)
+	}
+	if cell != "" {
+		q, args = q+" AND cell = ?", append(args, cell)
+	}
+	return s.runs(ctx, q+" ORDER BY id", args...)
+}

@@ -500,7 +500,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	default:
 		e.Note("info", "No clusters for this workload: it has no gradient to average. Splitting one prediction over many chips (tensor parallelism) is not modelled here; a cluster serves many predictions at once instead.")
 	}
-	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: rates marked measured were measured on this machine (its CPU) and in your browser (your GPU), everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
+	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: rates marked measured were measured on this machine (its CPU) and, where your browser has WebGPU, in your browser, everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
 		{Label: "machine"}, {Label: "rate from"}, {Label: "chips"}, {Label: "effective rate", Unit: "TFLOP/s"}, {Label: "time", Unit: "s"}, {Label: "that is"}, {Label: "dominated by"}, {Label: "communication", Unit: "%"}}})
 	ests := Estimates(s, rates)
 	var bars []chart.Duration

@@ -226,6 +226,16 @@ func (r *run) custom(ptx string) func(n int) (emulate.Request, error) {
 	}
 }
 
+// Exclusive is false only without a GPU when the cell compares with no kernel timed here: the
+// learner's kernel (and the compared ones with PTX) then run in the virtual GPU, which times nothing.
+func (r *run) Exclusive() bool {
+	if r.env.GPU.Unavailable() == "" {
+		return true
+	}
+	measured, _ := r.split()
+	return matmul.MeasuresHere(measured.Kernels, r.env.Kernels)
+}
+
 // customEstimate is the learner's kernel's emulation at n, priced with the grid its formulas give.
 func (r *run) customEstimate(n int) time.Duration {
 	g, err := r.spec.GridFor(n)

@@ -113,6 +113,27 @@ func BrowserRequest(names []string, spec experiment.Spec) webgpu.Request {
 }
 
 // split separates the kernels measured here from those emulated (Split).
+// Exclusive is false only for a run that times nothing on this machine: every kernel it names is a
+// GPU kernel this server has no GPU for (run in the virtual GPU, or noted), with no measured peak and
+// no browser kernels (a learner's laptop may be this machine: its browser must not share it).
+func (r *run) Exclusive() bool {
+	if r.spec.Peak || len(r.spec.Browser) > 0 {
+		return true
+	}
+	measured, _ := r.split()
+	return MeasuresHere(measured.Kernels, r.env.Kernels)
+}
+
+// MeasuresHere reports whether any of names is a kernel this server times (one that is available).
+func MeasuresHere(names []string, available []kernels.Kernel) bool {
+	for _, name := range names {
+		if k, ok := kernels.Lookup(available, name); !ok || k.Unavailable == "" {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *run) split() (measured experiment.Spec, emulated []string) {
 	return Split(r.spec.Spec, r.env.Kernels)
 }

@@ -1,11 +1,16 @@
 package webgpu
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpuplayground/playground/experiment"
 )
 
 // ladderFile is the WGSL file of a ladder kernel, and the prelude static/webgpu/runner.js puts above it.
@@ -58,5 +63,38 @@ func TestLadderWGSL(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Skip("neither naga nor tint is installed: the WGSL was not compiled here")
+	}
+}
+
+// Each ladder kernel's Tile is the tile of C its WGSL computes per workgroup: the workgroup size,
+// or the BM constant of a register-blocked kernel; and the task carries its dispatch and row length.
+func TestLadderTiles(t *testing.T) {
+	wg := regexp.MustCompile(`@workgroup_size\((\d+), (\d+)\)`)
+	bm := regexp.MustCompile(`const BM = (\d+)u;`)
+	for _, k := range Ladder {
+		path, _ := ladderFile(k)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := wg.FindStringSubmatch(string(src))
+		if m == nil || m[1] != m[2] {
+			t.Fatalf("%s: no square @workgroup_size in %s", k.Name, path)
+		}
+		want := m[1]
+		if b := bm.FindStringSubmatch(string(src)); b != nil {
+			want = b[1]
+		}
+		if got := strconv.Itoa(k.Tile); got != want {
+			t.Errorf("%s: Tile %s, its WGSL computes %s per workgroup", k.Name, got, want)
+		}
+	}
+	p := &page{answer: goodAnswer(swiftshader)}
+	if err := Measure(context.Background(), p, Request{Kernels: []TaskKernel{{Name: "webgpu-regblock"}, {Name: "webgpu-tiled"}}, Sizes: []int{100}, Repeats: 1}, func(experiment.Result) {}); err != nil {
+		t.Fatal(err)
+	}
+	rb, tl := p.tasks[0].Kernels[0], p.tasks[0].Kernels[1]
+	if *rb.Dispatch != [3]int{2, 2, 1} || rb.LD != 100 || *tl.Dispatch != [3]int{7, 7, 1} || tl.LD != 100 {
+		t.Errorf("regblock %v ld %d, tiled %v ld %d at n=100", *rb.Dispatch, rb.LD, *tl.Dispatch, tl.LD)
 	}
 }

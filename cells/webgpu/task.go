@@ -37,6 +37,9 @@ type TaskKernel struct {
 	Entry     string  `json:"entry,omitempty"`
 	Workgroup *[3]int `json:"workgroup,omitempty"`
 	Dispatch  *[3]int `json:"dispatch,omitempty"`
+	// LD is the row length A and B are stored with (n where unset); a ladder kernel's from its row
+	// of Ladder.
+	LD int `json:"ld,omitempty"`
 }
 
 // Answer is the page's `result` for a Task. Every field is checked (Decode): it is the learner's
@@ -297,6 +300,10 @@ func Measure(ctx context.Context, e cells.Emitter, r Request, add func(experimen
 			if r.Dispatch != nil && k.Source != "" {
 				d := r.Dispatch(n)
 				k.Dispatch = &d
+			}
+			if lk, ok := Lookup(k.Name); ok && k.Source == "" { // a ladder kernel: its launch from its row
+				d := lk.Dispatch(n)
+				k.Dispatch, k.LD = &d, lk.LeadingDim(n)
 			}
 			t.Kernels = append(t.Kernels, k)
 		}

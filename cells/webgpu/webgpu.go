@@ -29,21 +29,40 @@ type Kernel struct {
 	// F16 marks the variants that read A and B as f16 (accumulating in f32): they need the adapter's
 	// `shader-f16` feature and are checked with the FP16-input tolerance.
 	F16 bool
+	// Tile is the edge of the tile of C one workgroup computes (the WGSL's workgroup size times the
+	// entries per invocation): the dispatch is ceil(n/Tile) × ceil(n/Tile) workgroups.
+	Tile int
+	// Align, if over 1, pads each row of A and B to a multiple of Align numbers (vec4 loads need 4).
+	Align int
+}
+
+// Dispatch is the workgroups to dispatch at size n.
+func (k Kernel) Dispatch(n int) [3]int {
+	g := (n + k.Tile - 1) / k.Tile
+	return [3]int{g, g, 1}
+}
+
+// LeadingDim is the row length A and B are stored with at size n: n rounded up to Align.
+func (k Kernel) LeadingDim(n int) int {
+	if k.Align <= 1 {
+		return n
+	}
+	return (n + k.Align - 1) / k.Align * k.Align
 }
 
 // Ladder is the WGSL ladder, slowest first. The WGSL is in static/webgpu/{base}.wgsl, where base is
 // the name without "webgpu-" and "-f16".
 var Ladder = func() []Kernel {
 	base := []Kernel{
-		{Name: "webgpu-naive", Summary: "one invocation per entry of C; neighbouring invocations take neighbouring rows, so their loads are strided (uncoalesced)"},
-		{Name: "webgpu-coalesced", Summary: "one invocation per entry of C; neighbouring invocations take neighbouring columns, so their loads of B and stores of C are contiguous"},
-		{Name: "webgpu-tiled", Summary: "16×16 tiles of A and B staged in workgroup memory (CUDA's shared memory), a barrier between loading and using them"},
-		{Name: "webgpu-regblock", Summary: "64×64 tiles in workgroup memory loaded with vec4 loads, each invocation keeping a 4×4 block of C in registers"},
+		{Name: "webgpu-naive", Tile: 16, Summary: "one invocation per entry of C; neighbouring invocations take neighbouring rows, so their loads are strided (uncoalesced)"},
+		{Name: "webgpu-coalesced", Tile: 16, Summary: "one invocation per entry of C; neighbouring invocations take neighbouring columns, so their loads of B and stores of C are contiguous"},
+		{Name: "webgpu-tiled", Tile: 16, Summary: "16×16 tiles of A and B staged in workgroup memory (CUDA's shared memory), a barrier between loading and using them"},
+		{Name: "webgpu-regblock", Tile: 64, Align: 4, Summary: "64×64 tiles in workgroup memory loaded with vec4 loads, each invocation keeping a 4×4 block of C in registers"},
 	}
 	var all []Kernel
 	all = append(all, base...)
 	for _, k := range base {
-		all = append(all, Kernel{Name: k.Name + "-f16", Summary: k.Summary + "; A and B stored as f16, products summed in f32 (needs shader-f16)", F16: true})
+		all = append(all, Kernel{Name: k.Name + "-f16", Summary: k.Summary + "; A and B stored as f16, products summed in f32 (needs shader-f16)", F16: true, Tile: k.Tile, Align: k.Align})
 	}
 	return all
 }()

@@ -5,7 +5,7 @@
 //
 //   runTask(task, signal) -> Promise<answer>
 //
-// task: {op: "matmul", n, repeats, transfers, kernels: [{name, f16, source?, entry?, workgroup?, dispatch?}]}
+// task: {op: "matmul", n, repeats, transfers, kernels: [{name, f16, source?, entry?, workgroup?, dispatch, ld?}]}
 //    or {op: "compile", kernels: [{name: "custom", source, entry, workgroup}]}
 // answer: {unavailable, detail} when WebGPU cannot run here, else
 //         {adapter: {vendor, architecture, device, description, fallback, f16, timestamps},
@@ -247,17 +247,13 @@ async function timeKernel(d, k, task, inputs, signal) {
   const n = task.n;
   if (k.f16 && !d.adapter.f16) throw new Error("not run: this adapter lacks the shader-f16 feature that the f16 kernels need");
   const custom = Boolean(k.source);
-  const ld = !custom && k.name.startsWith("webgpu-regblock") ? Math.ceil(n / 4) * 4 : n;
+  const ld = k.ld || n; // the server sends a ladder kernel's row length and dispatch (cells/webgpu.Ladder)
   let code = k.source;
   if (!custom) code = prelude(k.f16) + await ladderSource(k.name);
   const module = dev.createShaderModule({ code });
   const { p, bgl } = await pipeline(dev, module, k);
-  let groups;
-  if (custom) groups = k.dispatch;
-  else {
-    const tile = k.name.startsWith("webgpu-regblock") ? 64 : 16;
-    groups = [Math.ceil(n / tile), Math.ceil(n / tile), 1];
-  }
+  const groups = k.dispatch;
+  if (!groups) throw new Error(`${k.name}: the task has no dispatch`);
   const limit = dev.limits.maxComputeWorkgroupsPerDimension;
   if (groups.some((g) => g > limit)) throw new Error(`dispatch of ${groups.join("×")} workgroups: this device allows at most ${limit} per dimension`);
 

@@ -4,14 +4,22 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"html"
 	"log"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/experiment"
 
 	"github.com/gpuplayground/playground/store"
 )
@@ -152,12 +160,18 @@ func (s *Server) classCSV(w http.ResponseWriter, r *http.Request) {
 	cw.Flush()
 }
 
-// cellBoard is the class's results of one cell: per student, the rows of the first table of their
-// latest run that ended done (their own or shared), side by side.
+// cellBoard is the class's results of one cell: per student, the rows of one table (the one asked
+// for, else the first) of their latest run that ended done (their own or shared), side by side, and
+// a chart of them where the table has kernel, n and GFLOP/s columns.
 type cellBoard struct {
 	Caption string       `json:"caption"`
 	Columns []any        `json:"columns"`
 	Rows    []boardEntry `json:"rows"`
+	// Tables are the ids of the tables the runs sent (a WebGPU cell's `browser` table among them).
+	Tables []string `json:"tables"`
+	// SVG is the class chart: throughput against n, a series per student and kernel ("" when the
+	// table has no such columns).
+	SVG string `json:"svg,omitempty"`
 }
 
 type boardEntry struct {
@@ -168,6 +182,81 @@ type boardEntry struct {
 	Shared  bool      `json:"shared,omitempty"` // results shared from another run, not measured for this one
 	Values  []any     `json:"values"`
 	Bad     bool      `json:"bad"`
+	// On is the run's own caption of the table: for a browser table, the student's adapter.
+	On string `json:"on,omitempty"`
+}
+
+// MaxBoardSeries caps the class chart's series: the best ones by their best GFLOP/s.
+const MaxBoardSeries = 12
+
+// boardChart draws b's rows as throughput against n, one series per student and kernel (rows
+// shared from another run left out, they repeat it), at most MaxBoardSeries of them, the fastest.
+// It returns "" when the table lacks kernel, n or a GFLOP/s column.
+func boardChart(title string, b cellBoard) (string, error) {
+	col := func(match func(cells.Column) bool) int {
+		for i, c := range b.Columns {
+			if cc, ok := c.(cells.Column); ok && match(cc) {
+				return i
+			}
+		}
+		return -1
+	}
+	ki := col(func(c cells.Column) bool { return c.Label == "kernel" })
+	ni := col(func(c cells.Column) bool { return c.Label == "n" })
+	gi := col(func(c cells.Column) bool { return c.Unit == "GFLOP/s" })
+	if ki < 0 || ni < 0 || gi < 0 {
+		return "", nil
+	}
+	best := map[string]float64{}
+	var results []experiment.Result
+	for _, r := range b.Rows {
+		if r.Shared || len(r.Values) <= max(ki, ni, gi) {
+			continue
+		}
+		kernel, _ := r.Values[ki].(string)
+		n, _ := toFloat(r.Values[ni])
+		g, _ := toFloat(r.Values[gi])
+		if kernel == "" || n < 1 || !(g > 0) {
+			continue
+		}
+		name := r.Student + ": " + kernel
+		results = append(results, experiment.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad})
+		best[name] = math.Max(best[name], g)
+	}
+	if len(results) == 0 {
+		return "", nil
+	}
+	if len(best) > MaxBoardSeries {
+		names := make([]string, 0, len(best))
+		for name := range best {
+			names = append(names, name)
+		}
+		sort.Slice(names, func(i, j int) bool { return best[names[i]] > best[names[j]] })
+		keep := map[string]bool{}
+		for _, name := range names[:MaxBoardSeries] {
+			keep[name] = true
+		}
+		results = slices.DeleteFunc(results, func(r experiment.Result) bool { return !keep[r.Kernel] })
+		title += fmt.Sprintf(" (the %d fastest of %d)", MaxBoardSeries, len(best))
+	}
+	svg, err := chart.Throughput(results)
+	if err != nil {
+		return "", err
+	}
+	return strings.Replace(svg, "<title id=\"chart-title\">", "<title id=\"chart-title\">"+html.EscapeString(title)+": ", 1), nil
+}
+
+// toFloat reads a JSON number (float64 after decoding; an int before).
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 // apiClassCell is GET /api/class/cell?lesson=SLUG&cell=ID: the cell's board (cellBoard).
@@ -193,22 +282,29 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 			latest[run.Student] = run
 		}
 	}
-	board := cellBoard{Columns: []any{}, Rows: []boardEntry{}}
+	want := r.URL.Query().Get("table")
+	board := cellBoard{Columns: []any{}, Rows: []boardEntry{}, Tables: []string{}}
 	for _, run := range latest {
 		msgs, err := s.store.Messages(r.Context(), run.ID)
 		if err != nil {
 			httpErr(w, err)
 			return
 		}
-		table := ""
+		table, on := "", ""
 		for _, km := range msgs {
 			var m Message
 			if json.Unmarshal([]byte(km.Body), &m) != nil {
 				continue
 			}
 			switch {
-			case m.Type == TypeTable && table == "" && m.Table != nil:
-				table = m.Table.ID
+			case m.Type == TypeTable && m.Table != nil:
+				if !slices.Contains(board.Tables, m.Table.ID) {
+					board.Tables = append(board.Tables, m.Table.ID)
+				}
+				if table != "" || (want != "" && m.Table.ID != want) {
+					continue
+				}
+				table, on = m.Table.ID, m.Table.Caption
 				if len(board.Columns) == 0 {
 					board.Caption = m.Table.Caption
 					for _, c := range m.Table.Columns {
@@ -217,11 +313,17 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 				}
 			case m.Type == TypeRow && m.Row != nil && m.Row.Table == table:
 				board.Rows = append(board.Rows, boardEntry{Student: names[run.Student], Run: run.ID, Ended: run.Ended,
-					Edited: run.Edited, Shared: run.SharedFrom != 0, Values: m.Row.Values, Bad: m.Row.Bad})
+					Edited: run.Edited, Shared: run.SharedFrom != 0, Values: m.Row.Values, Bad: m.Row.Bad, On: on})
 			}
 		}
 	}
 	sort.SliceStable(board.Rows, func(i, j int) bool { return board.Rows[i].Student < board.Rows[j].Student })
+	svg, err := boardChart(fmt.Sprintf("Class results of %s, as each student's run reported them", cell), board)
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	board.SVG = svg
 	writeJSON(w, board)
 }
 

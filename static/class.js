@@ -70,8 +70,9 @@ $("results-form").addEventListener("submit", (ev) => {
   if (f.get("cell")) params.set("cell", f.get("cell"));
   location.href = `/api/class/results.csv?${params}`;
 });
-// The board: every student's latest finished run of one cell, the rows of its first table side by
-// side, best GFLOP/s first when the table has such a column; refreshed with the rest.
+// The board: every student's latest finished run of one cell, the rows of one of its tables side by
+// side (the first unless another is chosen), best GFLOP/s first when the table has such a column,
+// with the class chart above; refreshed with the rest.
 let board = null; // {lesson, cell}
 $("show-board").addEventListener("click", () => {
   const f = new FormData($("results-form"));
@@ -80,11 +81,38 @@ $("show-board").addEventListener("click", () => {
   drawBoard();
 });
 
+// The board's chart (throughput against n, a series per student and kernel, drawn by the server)
+// and its choice of table (a WebGPU cell's `browser` table shows every student's own GPU).
+function boardExtras() {
+  let box = $("board-extras");
+  if (!box) {
+    box = document.createElement("div");
+    box.id = "board-extras";
+    box.innerHTML = '<p class="board-tables"></p><div class="cell-chart board-chart"></div>';
+    $("board-caption").after(box);
+  }
+  return box;
+}
+
 async function drawBoard() {
   if (!board) return;
   const res = await fetch(`/api/class/cell?${new URLSearchParams(board)}`);
   if (!res.ok) return;
   const b = await res.json();
+  const extras = boardExtras();
+  const tables = extras.querySelector(".board-tables");
+  tables.replaceChildren();
+  if (b.tables.length > 1) {
+    tables.append("Table: ");
+    for (const id of b.tables) {
+      const btn = document.createElement("button");
+      btn.textContent = id;
+      btn.disabled = (board.table || b.tables[0]) === id;
+      btn.addEventListener("click", () => { board.table = id; drawBoard(); });
+      tables.append(btn, " ");
+    }
+  }
+  extras.querySelector(".board-chart").innerHTML = b.svg || ""; // drawn by this server (server/class.go)
   const rate = b.columns.findIndex((c) => c.unit === "GFLOP/s");
   if (rate >= 0) b.rows.sort((x, y) => (Number(y.values[rate]) || 0) - (Number(x.values[rate]) || 0));
   $("board-caption").textContent = `${board.cell}: ${b.rows.length} result row(s). ${b.caption || ""}`;
@@ -96,7 +124,7 @@ async function drawBoard() {
   for (const r of b.rows) {
     const tr = document.createElement("tr");
     if (r.bad) tr.className = "bad";
-    cell(tr, r.student + (r.edited ? " (edited)" : "") + (r.shared ? " (shared result)" : ""));
+    cell(tr, r.student + (r.edited ? " (edited)" : "") + (r.shared ? " (shared result)" : "")).title = r.on || "";
     for (const v of r.values) cell(tr, typeof v === "number" ? v.toPrecision(4) : String(v));
     cell(tr, new Date(r.ended).toLocaleTimeString());
     body.append(tr);

@@ -37,7 +37,19 @@ func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 		return nil, errors.New("this run already waits for the browser's answer to another task")
 	}
 	j.ask, j.task = ch, raw
+	first := !j.browser
+	j.browser = true
 	j.mu.Unlock()
+	if first && j.s != nil && j.runID != 0 { // its results are this student's browser's: never shared
+		if err := j.s.store.AskedBrowser(context.Background(), j.runID); err != nil {
+			j.mu.Lock()
+			if j.ask == ch {
+				j.ask, j.task = nil, nil
+			}
+			j.mu.Unlock()
+			return nil, fmt.Errorf("could not record that the run asks the browser: %w", err)
+		}
+	}
 	defer func() {
 		j.mu.Lock()
 		if j.ask == ch {

@@ -661,6 +661,44 @@ func TestSharedResults(t *testing.T) {
 	}
 }
 
+// A run that asked its student's page (a WebGPU measurement in that browser) is never offered to
+// another student as shared results: its tables describe the first student's browser and GPU.
+func TestBrowserRunsAreNotShared(t *testing.T) {
+	cfg := classConfig(t)
+	if err := os.WriteFile(filepath.Join(cfg.LessonsDir, "q.md"), []byte("---\ntitle: Q\nsummary: s\norder: 2\n---\n\n```probe\nask: 1\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, base := startServer(t, cfg)
+	cell, _ := s.lesson("q").Cell("q-0")
+	ada, bob := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob")
+	wa, wb := ada.dial(t), bob.dial(t)
+	run := func(ws *websocket.Conn, id string) []Message {
+		t.Helper()
+		if err := ws.WriteJSON(Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "q", Cell: "q-0", Source: cell.Source}}); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []Message
+		for {
+			m := nextOf(t, ws, id)
+			msgs = append(msgs, m)
+			if m.Type == TypeTask {
+				if err := ws.WriteJSON(resultMsg(id, `{"adapter":"mine"}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if Terminal(m.Type) || m.ID == "" {
+				return msgs
+			}
+		}
+	}
+	if got := run(wa, "a"); got[len(got)-1].Type != TypeDone || count(got, TypeStarted) != 1 {
+		t.Fatalf("Ada's run: %+v, want measured and done", got)
+	}
+	if got := run(wb, "b"); count(got, TypeShared) != 0 || count(got, TypeStarted) != 1 || count(got, TypeTask) != 1 {
+		t.Errorf("Bob's run of the unedited cell: %+v, want his own run that asks his page, not Ada's results", got)
+	}
+}
+
 // The instructor pauses the queue (nothing new starts, the queue view shows the waiting run),
 // cancels a student's run, and resumes.
 func TestInstructorPauseAndCancel(t *testing.T) {

@@ -45,6 +45,8 @@ type job struct {
 	// the store but sent again to a connection that attaches while it is outstanding.
 	ask  chan json.RawMessage
 	task json.RawMessage
+	// browser is set the first time the run asks its page (store.Run.Browser).
+	browser bool
 }
 
 // view is one connection that shows a run, with the run's id there.

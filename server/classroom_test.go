@@ -645,7 +645,8 @@ func TestSharedResults(t *testing.T) {
 	}
 	shared := collect(t, wb, "b", 30*time.Second)
 	if shared[0].Type != TypeShared || shared[0].Shared.Machine == "" || shared[0].Shared.Measured.IsZero() || count(shared, TypeStarted) != 0 ||
-		len(rowsOf(t, shared, "t")) != 1 || shared[len(shared)-1].Type != TypeDone || !strings.Contains(notesOf(shared)[0], "Shared results") {
+		len(rowsOf(t, shared, "t")) != 1 || shared[len(shared)-1].Type != TypeDone || !strings.Contains(notesOf(shared)[0], "Shared results") ||
+		!strings.Contains(notesOf(shared)[0], "its tables say what was measured, emulated or modelled") || strings.Contains(notesOf(shared)[0], "was measured for") {
 		t.Errorf("Bob's run of the unedited cell: %+v, want shared, a note, the row, done", shared)
 	}
 	fresh := probeMsg("b2", cell.Source)

@@ -47,6 +47,10 @@ type job struct {
 	task json.RawMessage
 	// browser is set the first time the run asks its page (store.Run.Browser).
 	browser bool
+	// pageGone is closed when the outstanding task has had no page showing the run for
+	// Config.PageGone (goneTimer, ask.go).
+	pageGone  chan struct{}
+	goneTimer *time.Timer
 }
 
 // view is one connection that shows a run, with the run's id there.
@@ -149,6 +153,7 @@ func (j *job) finish(m Message) {
 func (j *job) detach(c *conn) {
 	j.mu.Lock()
 	delete(j.views, c)
+	j.watchPageLocked()
 	j.mu.Unlock()
 }
 
@@ -182,6 +187,7 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 		j.views = map[*conn]string{}
 	}
 	j.views[c] = id
+	j.stopWatchLocked()
 	j.mu.Unlock()
 	if had && oldID != id {
 		c.forget(oldID)

@@ -159,13 +159,17 @@ func (j *job) detach(c *conn) {
 
 // attach replays the run's kept messages to c under the id, and the task the run waits on, if any,
 // then shows the run on c too (beside any other connection showing it); it reports false (and sends nothing) if the run has ended
-// meanwhile. Holding j.mu while replaying keeps a
+// meanwhile. A connection that has closed is never attached (its context's error). Holding j.mu while replaying keeps a
 // message from being missed or sent twice.
 func (j *job) attach(c *conn, id string) (bool, error) {
 	j.mu.Lock()
 	if j.ended {
 		j.mu.Unlock()
 		return false, nil
+	}
+	if err := c.ctx.Err(); err != nil { // a closed connection: close has detached its runs, or will find none
+		j.mu.Unlock()
+		return true, err
 	}
 	msgs, err := j.s.store.Messages(c.ctx, j.runID)
 	if err != nil {
@@ -181,6 +185,10 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 	}
 	if j.task != nil { // the run waits for its page: this one may answer
 		c.sendPaced(c.ctx, Message{Type: TypeTask, ID: id, Task: j.task})
+	}
+	if err := c.ctx.Err(); err != nil { // it closed while the replay was sent
+		j.mu.Unlock()
+		return true, err
 	}
 	oldID, had := j.views[c]
 	if j.views == nil {
@@ -308,10 +316,12 @@ func (c *conn) replay(m Message) error {
 		c.mu.Unlock()
 		attached, err := j.attach(c, m.ID)
 		if attached {
-			if err == nil {
-				c.s.queue.retell(j)
+			if err != nil {
+				c.forget(m.ID)
+				return err
 			}
-			return err
+			c.s.queue.retell(j)
+			return nil
 		}
 		c.forget(m.ID) // it ended meanwhile: its kept messages include its end
 		if r, _, err = c.s.store.GetRun(c.ctx, m.Run); err != nil {

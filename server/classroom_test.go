@@ -83,13 +83,23 @@ func (s *student) post(t *testing.T, path string, form url.Values) int {
 // dial opens the student's websocket, with their cookie.
 func (s *student) dial(t *testing.T) *websocket.Conn {
 	t.Helper()
+	return s.dialLesson(t, "")
+}
+
+// dialLesson opens the websocket as the page of lesson does (?lesson=), or as dial with "".
+func (s *student) dialLesson(t *testing.T, lesson string) *websocket.Conn {
+	t.Helper()
+	path := "/ws"
+	if lesson != "" {
+		path += "?lesson=" + url.QueryEscape(lesson)
+	}
 	u, _ := url.Parse(s.base)
 	h := http.Header{}
 	for _, c := range s.client.Jar.Cookies(u) {
 		h.Add("Cookie", c.String())
 	}
 	h.Set("Origin", s.base)
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+"/ws", h)
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+path, h)
 	if err != nil {
 		t.Fatalf("%s: websocket: %v", s.name, err)
 	}
@@ -226,7 +236,11 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	if err := ws.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: "rows: 7"}}); err != nil {
 		t.Fatal(err)
 	}
-	ada.get(t, "/lessons/p") // the lesson last opened
+	wl := ada.dialLesson(t, "p") // the lesson last opened: its page's websocket
+	if err := wl.WriteJSON(Message{Type: TypeReplay, ID: "nothing", Run: 999}); err != nil {
+		t.Fatal(err)
+	}
+	firstOf(t, wl, "nothing", TypeError) // the lesson is recorded before the connection reads
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	if err := <-done; err != nil {
@@ -877,5 +891,45 @@ func TestAskAcrossReplay(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(notes), `[answer: "zero" answer: "one"]`; got != want {
 		t.Errorf("notes %s, want %s", got, want)
+	}
+}
+
+// GET never changes state: opening a lesson page does not record it as the student's lesson; the
+// websocket the page opens with ?lesson= does.
+func TestLessonSeenOnWebsocketNotGET(t *testing.T) {
+	s, base := startServer(t, classConfig(t))
+	ada := join(t, base, "class-token", "Ada")
+	lessonOf := func() string {
+		t.Helper()
+		sts, err := s.store.Students(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range sts {
+			if st.Name == "Ada" {
+				return st.Lesson
+			}
+		}
+		t.Fatalf("no Ada in %+v", sts)
+		return ""
+	}
+	if code, _ := ada.get(t, "/lessons/p"); code != http.StatusOK {
+		t.Fatalf("GET /lessons/p: %d", code)
+	}
+	if got := lessonOf(); got != "" {
+		t.Errorf("after GET /lessons/p the student's lesson is %q, want none (GET changes nothing)", got)
+	}
+	ws := ada.dialLesson(t, "p")
+	// The lesson is recorded before the connection reads: a reply to a message proves it is done.
+	if err := ws.WriteJSON(Message{Type: TypeReplay, ID: "nothing", Run: 999}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var m Message
+	if err := ws.ReadJSON(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := lessonOf(); got != "p" {
+		t.Errorf("after the websocket opened with ?lesson=p the student's lesson is %q, want p", got)
 	}
 }

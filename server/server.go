@@ -455,11 +455,6 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		data := map[string]any{"Lesson": l}
-		if st := studentOf(r.Context()); st.ID != 0 {
-			if err := s.store.Seen(r.Context(), st.ID, l.Slug); err != nil {
-				log.Printf("recording the lesson opened: %v", err)
-			}
-		}
 		if i > 0 && ls[i-1].Err == nil {
 			data["Prev"] = ls[i-1]
 		}

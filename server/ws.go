@@ -67,8 +67,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
 	c := &conn{s: s, student: student, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
-	s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
+	lesson := s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
 	defer s.online.remove(c)
+	if student.ID != 0 && lesson != "" && s.lesson(lesson) != nil { // the lesson the student has open (the class list)
+		if err := s.store.Seen(ctx, student.ID, lesson); err != nil {
+			log.Printf("recording the lesson opened: %v", err)
+		}
+	}
 	s.conns.Add(1)
 	defer s.conns.Done()
 	writerDone := make(chan struct{})

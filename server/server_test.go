@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -809,5 +810,26 @@ func TestResultsCSVNeutralisesFormulas(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("CSV fields:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// docs/protocol.md documents every /api route the server registers ("`METHOD /api/…").
+func TestProtocolDocumentsEveryAPIRoute(t *testing.T) {
+	src, err := os.ReadFile("server.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := regexp.MustCompile(`mux\.Handle(?:Func)?\("([A-Z]+ /api/[^"]*)"`).FindAllStringSubmatch(string(src), -1)
+	if len(routes) < 5 {
+		t.Fatalf("found %d /api routes in server.go, want the registered ones", len(routes))
+	}
+	for _, r := range routes {
+		if !strings.Contains(string(doc), "`"+r[1]) {
+			t.Errorf("docs/protocol.md lacks %s", r[1])
+		}
 	}
 }

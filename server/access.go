@@ -171,7 +171,8 @@ func validName(name string) error {
 }
 
 // join is POST /join: form fields token and name (and next, the page to go to). It adds the student
-// and sets the session cookie (HttpOnly, SameSite=Strict), then redirects (303) to next.
+// and sets the session cookie (HttpOnly, SameSite=Strict, and Secure when the request came over
+// TLS), then redirects (303) to next.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
@@ -210,7 +211,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	s.sess.mu.Lock()
 	s.sess.m[session] = st
 	s.sess.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, Expires: time.Now().Add(365 * 24 * time.Hour)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

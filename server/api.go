@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/store"
@@ -96,7 +97,18 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 // csvHeader is the long format of every results CSV: one line per table cell of every row.
 var csvHeader = []string{"student", "run", "lesson", "cell", "action", "edited", "status", "ended", "machine", "table", "caption", "row", "column", "unit", "value", "bad"}
 
-// writeResultsCSV writes the rows of runs' tables in the long format.
+// csvText neutralises a text field of a results CSV against formula injection in spreadsheets
+// (OWASP, "CSV Injection"): text that starts with =, +, -, @, a tab or a carriage return gets a
+// leading single quote, so that a spreadsheet shows it as text instead of evaluating it. Numbers
+// are not passed through it: a negative number stays a number.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// writeResultsCSV writes the rows of runs' tables in the long format; text fields go through csvText.
 func (s *Server) writeResultsCSV(r *http.Request, cw *csv.Writer, names map[int64]string, runs []store.Run) error {
 	for _, run := range runs {
 		msgs, err := s.store.Messages(r.Context(), run.ID)
@@ -125,9 +137,13 @@ func (s *Server) writeResultsCSV(r *http.Request, cw *csv.Writer, names map[int6
 					if !run.Ended.IsZero() {
 						ended = run.Ended.UTC().Format(time.RFC3339)
 					}
-					if err := cw.Write([]string{names[run.Student], strconv.FormatInt(run.ID, 10), run.Lesson, run.Cell, run.Action,
-						strconv.FormatBool(run.Edited), run.Status, ended, run.Machine, t.ID, t.Caption, strconv.Itoa(rowN[t.ID]),
-						label, unit, fmt.Sprint(v), strconv.FormatBool(m.Row.Bad)}); err != nil {
+					value := fmt.Sprint(v) // a number (negative ones too) stays a number
+					if str, ok := v.(string); ok {
+						value = csvText(str)
+					}
+					if err := cw.Write([]string{csvText(names[run.Student]), strconv.FormatInt(run.ID, 10), csvText(run.Lesson), csvText(run.Cell), csvText(run.Action),
+						strconv.FormatBool(run.Edited), run.Status, ended, csvText(run.Machine), csvText(t.ID), csvText(t.Caption), strconv.Itoa(rowN[t.ID]),
+						csvText(label), csvText(unit), value, strconv.FormatBool(m.Row.Bad)}); err != nil {
 						return err
 					}
 				}

@@ -6,9 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 )
+
+// DefaultPageGone is Config.PageGone's default: how long a browser task waits with no page showing
+// its run.
+const DefaultPageGone = 10 * time.Second
+
+// errPageGone ends the wait of a browser task that no page shows (Config.PageGone).
+var errPageGone = &cells.PageError{Message: "the page that was running this closed"}
 
 // maxResult caps a result's JSON: the frame limit, less room for the envelope.
 const maxResult = maxMessage - 1024
@@ -17,7 +25,8 @@ const maxResult = maxMessage - 1024
 // The task goes to every connection showing the run, and again to one that attaches (a replay after
 // a reload): the first result from a connection of the run's student that shows it is the answer.
 // The run keeps its queue slot meanwhile. The wait ends with ctx (Stop, the student away past the grace
-// period, the run's time limit, shutdown): a page that went away never holds the queue past the time limit.
+// period, the run's time limit, shutdown), or with a *cells.PageError when no connection has shown the
+// run for Config.PageGone (the page closed and none attached again in time).
 func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -37,11 +46,30 @@ func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 		return nil, errors.New("this run already waits for the browser's answer to another task")
 	}
 	j.ask, j.task = ch, raw
+	gone := make(chan struct{})
+	j.pageGone = gone
+	j.watchPageLocked()
+	first := !j.browser
+	j.browser = true
 	j.mu.Unlock()
+	if first && j.s != nil && j.runID != 0 { // its results are this student's browser's: never shared
+		if err := j.s.store.AskedBrowser(context.Background(), j.runID); err != nil {
+			j.mu.Lock()
+			if j.ask == ch {
+				j.ask, j.task = nil, nil
+			}
+			j.mu.Unlock()
+			return nil, fmt.Errorf("could not record that the run asks the browser: %w", err)
+		}
+	}
 	defer func() {
 		j.mu.Lock()
 		if j.ask == ch {
 			j.ask, j.task = nil, nil
+		}
+		if j.pageGone == gone {
+			j.pageGone = nil
+			j.stopWatchLocked()
 		}
 		j.mu.Unlock()
 	}()
@@ -49,8 +77,46 @@ func (e *emitter) Ask(ctx context.Context, task any) (json.RawMessage, error) {
 	select {
 	case r := <-ch:
 		return r, nil
+	case <-gone:
+		return nil, errPageGone
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	}
+}
+
+// watchPageLocked starts the page-gone timer when a task is outstanding and no connection shows the
+// run (Config.PageGone); j.mu is held. The timer ends the task's wait unless a connection attached
+// meanwhile (attach stops it).
+func (j *job) watchPageLocked() {
+	if j.pageGone == nil || len(j.views) > 0 || j.goneTimer != nil {
+		return
+	}
+	d := DefaultPageGone
+	if j.s != nil {
+		d = j.s.cfg.PageGone
+	}
+	gone := j.pageGone
+	var t *time.Timer
+	t = time.AfterFunc(max(d, 0), func() {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.goneTimer != t { // stopped (a page attached) before it could take the lock
+			return
+		}
+		j.goneTimer = nil
+		if j.pageGone == gone && len(j.views) == 0 {
+			close(gone)
+			j.pageGone = nil
+		}
+	})
+	j.goneTimer = t
+}
+
+// stopWatchLocked stops the page-gone timer, if any; j.mu is held.
+func (j *job) stopWatchLocked() {
+	if j.goneTimer != nil {
+		j.goneTimer.Stop()
+		j.goneTimer = nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/gpuplayground/playground/store"
 )
 
 // nextOf reads until a message of run id (or an error with no id) arrives.
@@ -202,5 +205,41 @@ func TestAskEndsWithThePage(t *testing.T) {
 	msgs = collect(t, next, "slow", 30*time.Second)
 	if last := msgs[len(msgs)-1]; last.Type != TypeError || !strings.Contains(last.Message, "time limit") {
 		t.Errorf("a page that never answers: %+v, want the time limit's error", last)
+	}
+}
+
+// A browser task whose page closes (and no page attaches within Config.PageGone) ends the run with
+// a page error instead of holding the machine until the grace period or the time limit.
+func TestAskPageGone(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.PageGone = time.Millisecond // Grace stays 60 s: only the page-gone wait can end the run
+	s, base := startServer(t, cfg)
+	ada := join(t, base, "class-token", "Ada")
+	ws := ada.dial(t)
+	if err := ws.WriteJSON(probeMsg("q", "ask: 1")); err != nil {
+		t.Fatal(err)
+	}
+	nextTask(t, ws, "q")
+	ws.Close()
+	var run store.Run
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		runs, err := s.store.AllRuns(context.Background(), "p", "p-0")
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("runs %+v, %v", runs, err)
+		}
+		if run = runs[0]; Terminal(run.Status) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still %s after its page closed", run.Status)
+		}
+	}
+	ws2 := ada.dial(t)
+	if err := ws2.WriteJSON(Message{Type: TypeReplay, ID: "r", Run: run.ID}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws2, "r", 30*time.Second)
+	if last := msgs[len(msgs)-1]; last.Type != TypeError || !strings.Contains(last.Message, "the page that was running this closed") {
+		t.Errorf("the run ended %+v, want the page-gone error", last)
 	}
 }

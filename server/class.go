@@ -34,7 +34,8 @@ type online struct {
 }
 
 // add records c, on the lesson its page names (the websocket URL's ?lesson=, else the Referer).
-func (o *online) add(c *conn, lesson, referer string) {
+// add counts c as online on lesson (from its ?lesson=, else its Referer) and returns that lesson.
+func (o *online) add(c *conn, lesson, referer string) string {
 	if u, err := url.Parse(referer); err == nil && lesson == "" {
 		lesson, _ = strings.CutPrefix(u.Path, "/lessons/")
 		if lesson == u.Path {
@@ -47,6 +48,7 @@ func (o *online) add(c *conn, lesson, referer string) {
 	o.mu.Lock()
 	o.conns[c] = lesson
 	o.mu.Unlock()
+	return lesson
 }
 
 func (o *online) remove(c *conn) {

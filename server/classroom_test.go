@@ -83,13 +83,23 @@ func (s *student) post(t *testing.T, path string, form url.Values) int {
 // dial opens the student's websocket, with their cookie.
 func (s *student) dial(t *testing.T) *websocket.Conn {
 	t.Helper()
+	return s.dialLesson(t, "")
+}
+
+// dialLesson opens the websocket as the page of lesson does (?lesson=), or as dial with "".
+func (s *student) dialLesson(t *testing.T, lesson string) *websocket.Conn {
+	t.Helper()
+	path := "/ws"
+	if lesson != "" {
+		path += "?lesson=" + url.QueryEscape(lesson)
+	}
 	u, _ := url.Parse(s.base)
 	h := http.Header{}
 	for _, c := range s.client.Jar.Cookies(u) {
 		h.Add("Cookie", c.String())
 	}
 	h.Set("Origin", s.base)
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+"/ws", h)
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+path, h)
 	if err != nil {
 		t.Fatalf("%s: websocket: %v", s.name, err)
 	}
@@ -226,7 +236,11 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	if err := ws.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: "rows: 7"}}); err != nil {
 		t.Fatal(err)
 	}
-	ada.get(t, "/lessons/p") // the lesson last opened
+	wl := ada.dialLesson(t, "p") // the lesson last opened: its page's websocket
+	if err := wl.WriteJSON(Message{Type: TypeReplay, ID: "nothing", Run: 999}); err != nil {
+		t.Fatal(err)
+	}
+	firstOf(t, wl, "nothing", TypeError) // the lesson is recorded before the connection reads
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	if err := <-done; err != nil {
@@ -645,7 +659,8 @@ func TestSharedResults(t *testing.T) {
 	}
 	shared := collect(t, wb, "b", 30*time.Second)
 	if shared[0].Type != TypeShared || shared[0].Shared.Machine == "" || shared[0].Shared.Measured.IsZero() || count(shared, TypeStarted) != 0 ||
-		len(rowsOf(t, shared, "t")) != 1 || shared[len(shared)-1].Type != TypeDone || !strings.Contains(notesOf(shared)[0], "Shared results") {
+		len(rowsOf(t, shared, "t")) != 1 || shared[len(shared)-1].Type != TypeDone || !strings.Contains(notesOf(shared)[0], "Shared results") ||
+		!strings.Contains(notesOf(shared)[0], "its tables say what was measured, emulated or modelled") || strings.Contains(notesOf(shared)[0], "was measured for") {
 		t.Errorf("Bob's run of the unedited cell: %+v, want shared, a note, the row, done", shared)
 	}
 	fresh := probeMsg("b2", cell.Source)
@@ -658,6 +673,44 @@ func TestSharedResults(t *testing.T) {
 		if got := collect(t, wb, m.ID, 30*time.Second); count(got, TypeStarted) != 1 || count(got, TypeShared) != 0 {
 			t.Errorf("run %s: %+v, want measured", m.ID, got)
 		}
+	}
+}
+
+// A run that asked its student's page (a WebGPU measurement in that browser) is never offered to
+// another student as shared results: its tables describe the first student's browser and GPU.
+func TestBrowserRunsAreNotShared(t *testing.T) {
+	cfg := classConfig(t)
+	if err := os.WriteFile(filepath.Join(cfg.LessonsDir, "q.md"), []byte("---\ntitle: Q\nsummary: s\norder: 2\n---\n\n```probe\nask: 1\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, base := startServer(t, cfg)
+	cell, _ := s.lesson("q").Cell("q-0")
+	ada, bob := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob")
+	wa, wb := ada.dial(t), bob.dial(t)
+	run := func(ws *websocket.Conn, id string) []Message {
+		t.Helper()
+		if err := ws.WriteJSON(Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "q", Cell: "q-0", Source: cell.Source}}); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []Message
+		for {
+			m := nextOf(t, ws, id)
+			msgs = append(msgs, m)
+			if m.Type == TypeTask {
+				if err := ws.WriteJSON(resultMsg(id, `{"adapter":"mine"}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if Terminal(m.Type) || m.ID == "" {
+				return msgs
+			}
+		}
+	}
+	if got := run(wa, "a"); got[len(got)-1].Type != TypeDone || count(got, TypeStarted) != 1 {
+		t.Fatalf("Ada's run: %+v, want measured and done", got)
+	}
+	if got := run(wb, "b"); count(got, TypeShared) != 0 || count(got, TypeStarted) != 1 || count(got, TypeTask) != 1 {
+		t.Errorf("Bob's run of the unedited cell: %+v, want his own run that asks his page, not Ada's results", got)
 	}
 }
 
@@ -838,5 +891,45 @@ func TestAskAcrossReplay(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(notes), `[answer: "zero" answer: "one"]`; got != want {
 		t.Errorf("notes %s, want %s", got, want)
+	}
+}
+
+// GET never changes state: opening a lesson page does not record it as the student's lesson; the
+// websocket the page opens with ?lesson= does.
+func TestLessonSeenOnWebsocketNotGET(t *testing.T) {
+	s, base := startServer(t, classConfig(t))
+	ada := join(t, base, "class-token", "Ada")
+	lessonOf := func() string {
+		t.Helper()
+		sts, err := s.store.Students(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range sts {
+			if st.Name == "Ada" {
+				return st.Lesson
+			}
+		}
+		t.Fatalf("no Ada in %+v", sts)
+		return ""
+	}
+	if code, _ := ada.get(t, "/lessons/p"); code != http.StatusOK {
+		t.Fatalf("GET /lessons/p: %d", code)
+	}
+	if got := lessonOf(); got != "" {
+		t.Errorf("after GET /lessons/p the student's lesson is %q, want none (GET changes nothing)", got)
+	}
+	ws := ada.dialLesson(t, "p")
+	// The lesson is recorded before the connection reads: a reply to a message proves it is done.
+	if err := ws.WriteJSON(Message{Type: TypeReplay, ID: "nothing", Run: 999}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var m Message
+	if err := ws.ReadJSON(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := lessonOf(); got != "p" {
+		t.Errorf("after the websocket opened with ?lesson=p the student's lesson is %q, want p", got)
 	}
 }

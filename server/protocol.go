@@ -77,10 +77,11 @@ type RunRequest struct {
 	Fresh bool `json:"fresh,omitempty"`
 }
 
-// Shared is the body of a shared message: which run measured the results shown, when it ended and
-// on what machine.
+// Shared is the body of a shared message: which earlier run the results shown are from, when it
+// ended and on what machine (its tables say what was measured, emulated or modelled).
 type Shared struct {
-	Run      int64     `json:"run"`
+	Run int64 `json:"run"`
+	// Measured is when that run ended (the wire name predates emulated and modelled results).
 	Measured time.Time `json:"measured"`
 	Machine  string    `json:"machine"`
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/store"
 )
 
 // Run is what cmd/playground calls: it prints the URL, serves, and returns nil on shutdown.
@@ -111,3 +112,36 @@ func TestCalibrationIsTheFirstJob(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// A replay never attaches a connection that closed meanwhile (here: dropped for not draining its
+// buffer while the replay was sent): the run would be shown on it, and kept from the page-gone
+// check, for good.
+func TestAttachSkipsClosedConn(t *testing.T) {
+	st, err := store.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	who, err := st.AddStudent(ctx, "Ada", "s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.AddRun(ctx, store.Run{Student: who.ID, Lesson: "p", Cell: "p-0", Source: "x", Machine: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddMessage(ctx, r.ID, 1, TypeStarted, `{"type":"started"}`, false); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := testConn()
+	c.out = make(chan Message, 2)
+	c.out <- Message{Type: TypeNote} // half full, and nobody drains it: the replay's send drops c
+	j := &job{s: &Server{store: st}, runID: r.ID, views: map[*conn]string{}}
+	if attached, err := j.attach(c, "x"); !attached || err == nil {
+		t.Errorf("attach: %v, %v; want true and the connection's error", attached, err)
+	}
+	if c.ctx.Err() == nil || len(j.views) != 0 {
+		t.Errorf("connection error %v, views %v; want the closed connection not attached", c.ctx.Err(), j.views)
+	}
+}

@@ -45,6 +45,12 @@ type job struct {
 	// the store but sent again to a connection that attaches while it is outstanding.
 	ask  chan json.RawMessage
 	task json.RawMessage
+	// browser is set the first time the run asks its page (store.Run.Browser).
+	browser bool
+	// pageGone is closed when the outstanding task has had no page showing the run for
+	// Config.PageGone (goneTimer, ask.go).
+	pageGone  chan struct{}
+	goneTimer *time.Timer
 }
 
 // view is one connection that shows a run, with the run's id there.
@@ -147,18 +153,23 @@ func (j *job) finish(m Message) {
 func (j *job) detach(c *conn) {
 	j.mu.Lock()
 	delete(j.views, c)
+	j.watchPageLocked()
 	j.mu.Unlock()
 }
 
 // attach replays the run's kept messages to c under the id, and the task the run waits on, if any,
 // then shows the run on c too (beside any other connection showing it); it reports false (and sends nothing) if the run has ended
-// meanwhile. Holding j.mu while replaying keeps a
+// meanwhile. A connection that has closed is never attached (its context's error). Holding j.mu while replaying keeps a
 // message from being missed or sent twice.
 func (j *job) attach(c *conn, id string) (bool, error) {
 	j.mu.Lock()
 	if j.ended {
 		j.mu.Unlock()
 		return false, nil
+	}
+	if err := c.ctx.Err(); err != nil { // a closed connection: close has detached its runs, or will find none
+		j.mu.Unlock()
+		return true, err
 	}
 	msgs, err := j.s.store.Messages(c.ctx, j.runID)
 	if err != nil {
@@ -175,11 +186,16 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 	if j.task != nil { // the run waits for its page: this one may answer
 		c.sendPaced(c.ctx, Message{Type: TypeTask, ID: id, Task: j.task})
 	}
+	if err := c.ctx.Err(); err != nil { // it closed while the replay was sent
+		j.mu.Unlock()
+		return true, err
+	}
 	oldID, had := j.views[c]
 	if j.views == nil {
 		j.views = map[*conn]string{}
 	}
 	j.views[c] = id
+	j.stopWatchLocked()
 	j.mu.Unlock()
 	if had && oldID != id {
 		c.forget(oldID)
@@ -300,10 +316,12 @@ func (c *conn) replay(m Message) error {
 		c.mu.Unlock()
 		attached, err := j.attach(c, m.ID)
 		if attached {
-			if err == nil {
-				c.s.queue.retell(j)
+			if err != nil {
+				c.forget(m.ID)
+				return err
 			}
-			return err
+			c.s.queue.retell(j)
+			return nil
 		}
 		c.forget(m.ID) // it ended meanwhile: its kept messages include its end
 		if r, _, err = c.s.store.GetRun(c.ctx, m.Run); err != nil {

@@ -99,6 +99,12 @@ type Config struct {
 	// measurement, the results of the latest such run this server measured within the window
 	// (labelled with when and on what). Default 10 minutes; negative: never shared.
 	ShareWindow time.Duration
+	// PageGone is how long a run that waits for its page's answer to a browser task (cells.Ask)
+	// goes on waiting once no page shows it (closed, or its student on another lesson): then the
+	// wait ends with a *cells.PageError, so that it does not hold the machine until the grace period
+	// or the run's time limit. A page that attaches in time (a replay) gets the task. Default
+	// DefaultPageGone; negative: at once.
+	PageGone time.Duration
 	// Slots is how many runs that time nothing (cells.Exclusive false) run side by side; default
 	// GOMAXPROCS. A run that measures takes every slot.
 	Slots int
@@ -134,6 +140,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShareWindow == 0 {
 		c.ShareWindow = 10 * time.Minute
+	}
+	if c.PageGone == 0 {
+		c.PageGone = DefaultPageGone
 	}
 	if c.Slots <= 0 {
 		c.Slots = runtime.GOMAXPROCS(0)
@@ -446,11 +455,6 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		data := map[string]any{"Lesson": l}
-		if st := studentOf(r.Context()); st.ID != 0 {
-			if err := s.store.Seen(r.Context(), st.ID, l.Slug); err != nil {
-				log.Printf("recording the lesson opened: %v", err)
-			}
-		}
 		if i > 0 && ls[i-1].Err == nil {
 			data["Prev"] = ls[i-1]
 		}

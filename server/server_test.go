@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/store"
 )
 
 // getJSON GETs url and decodes its JSON body into v, returning the decoding error; a failed request
@@ -750,6 +754,82 @@ func TestGPUKernelsWithoutGPUGetNotes(t *testing.T) {
 	for _, m := range msgs {
 		if m.Type == TypeTable && m.Table.ID == "emulated" && !strings.Contains(m.Table.Caption, "Emulated in the virtual GPU") {
 			t.Errorf("emulated table caption %q", m.Table.Caption)
+		}
+	}
+}
+
+// The results CSVs cannot smuggle spreadsheet formulas: text that starts with = + - @ (or a tab or
+// CR) gets a leading quote, while numbers, negative ones included, stay numbers.
+func TestResultsCSVNeutralisesFormulas(t *testing.T) {
+	st, err := store.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	who, err := st.AddStudent(ctx, "=cmd|'/c calc'!A1", "s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.AddRun(ctx, store.Run{Student: who.ID, Lesson: "p", Cell: "p-0", Source: "x", Machine: "@machine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []string{
+		`{"type":"table","table":{"id":"t","caption":"+caption","columns":[{"label":"-label"},{"label":"n","unit":"@unit"},{"label":"tab"},{"label":"plain"}]}}`,
+		`{"type":"row","row":{"table":"t","values":["=1+1",-1.5,"\tx","a-b"]}}`,
+	} {
+		typ := TypeTable
+		if i == 1 {
+			typ = TypeRow
+		}
+		if err := st.AddMessage(ctx, r.ID, int64(i+1), typ, m, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Server{store: st}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	if err := s.writeResultsCSV(httptest.NewRequest(http.MethodGet, "/", nil), cw, map[int64]string{who.ID: who.Name}, []store.Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	cw.Flush()
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, rec[0]+" "+rec[8]+" "+rec[10]+" "+rec[12]+" "+rec[13]+" "+rec[14])
+	}
+	want := []string{
+		"'=cmd|'/c calc'!A1 '@machine '+caption '-label  '=1+1",
+		"'=cmd|'/c calc'!A1 '@machine '+caption n '@unit -1.5",
+		"'=cmd|'/c calc'!A1 '@machine '+caption tab  '\tx",
+		"'=cmd|'/c calc'!A1 '@machine '+caption plain  a-b",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("CSV fields:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// docs/protocol.md documents every /api route the server registers ("`METHOD /api/…").
+func TestProtocolDocumentsEveryAPIRoute(t *testing.T) {
+	src, err := os.ReadFile("server.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := regexp.MustCompile(`mux\.Handle(?:Func)?\("([A-Z]+ /api/[^"]*)"`).FindAllStringSubmatch(string(src), -1)
+	if len(routes) < 5 {
+		t.Fatalf("found %d /api routes in server.go, want the registered ones", len(routes))
+	}
+	for _, r := range routes {
+		if !strings.Contains(string(doc), "`"+r[1]) {
+			t.Errorf("docs/protocol.md lacks %s", r[1])
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +109,29 @@ func TestRunRefusesHalfATLSPair(t *testing.T) {
 		cfg.Addr, cfg.Out = "127.0.0.1:0", io.Discard
 		if err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "tls") && !strings.Contains(err.Error(), "TLS") {
 			t.Errorf("%+v: got %v, want an error about the TLS pair", cfg, err)
+		}
+	}
+}
+
+// The session cookie is Secure when the sign-in came over TLS (never sent back over plain http),
+// and not otherwise (a plain-http classroom server must still work).
+func TestSessionCookieSecureOverTLS(t *testing.T) {
+	s, err := New(classConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"Ada", "Bob"} {
+		overTLS := i == 1
+		r := httptest.NewRequest(http.MethodPost, "/join", strings.NewReader(url.Values{"token": {"class-token"}, "name": {name}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if overTLS {
+			r.TLS = &tls.ConnectionState{}
+		}
+		w := httptest.NewRecorder()
+		s.join(w, r)
+		cs := w.Result().Cookies()
+		if len(cs) != 1 || cs[0].Secure != overTLS {
+			t.Errorf("over TLS %v: cookies %+v, want one with Secure %v", overTLS, cs, overTLS)
 		}
 	}
 }

@@ -67,8 +67,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
 	c := &conn{s: s, student: student, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
-	s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
+	lesson := s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
 	defer s.online.remove(c)
+	if student.ID != 0 && lesson != "" && s.lesson(lesson) != nil { // the lesson the student has open (the class list)
+		if err := s.store.Seen(ctx, student.ID, lesson); err != nil {
+			log.Printf("recording the lesson opened: %v", err)
+		}
+	}
 	s.conns.Add(1)
 	defer s.conns.Done()
 	writerDone := make(chan struct{})
@@ -386,8 +391,9 @@ func (c *conn) save(m Message) error {
 	return nil
 }
 
-// share answers a run request with the results of prev, a recent measured run of the same unedited
-// cell: a shared message and a note that say when and on what they were measured, prev's messages,
+// share answers a run request with the results of prev, a recent run of the same unedited cell
+// (measured, emulated or modelled, as its tables say): a shared message and a note that say when and
+// on what it ran, prev's messages,
 // and done. It is kept as a run of the student's that names prev.
 func (c *conn) share(m Message, prev store.Run) error {
 	c.mu.Lock()
@@ -409,7 +415,7 @@ func (c *conn) share(m Message, prev store.Run) error {
 	j.ctx, j.cancel = context.WithCancelCause(c.ctx)
 	j.emit(c.ctx, Message{Type: TypeShared, Shared: &Shared{Run: prev.ID, Measured: prev.Ended, Machine: prev.Machine}})
 	j.emit(c.ctx, Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
-		"Shared results: this cell's unedited source was measured for another run (%d) at %s UTC on %s; they are shown instead of measuring again. Run anyway to measure it yourself.",
+		"Shared results: these are from an earlier run (%d) of this unedited cell, which ended at %s UTC on %s; its tables say what was measured, emulated or modelled. Run anyway to run it yourself.",
 		prev.ID, prev.Ended.UTC().Format("15:04:05"), prev.Machine)}})
 	for _, km := range msgs {
 		var out Message

@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	created  INTEGER NOT NULL,
 	started  INTEGER NOT NULL DEFAULT 0,
 	ended    INTEGER NOT NULL DEFAULT 0,
-	shared_from INTEGER NOT NULL DEFAULT 0 -- a copy of that run's results, not measured for this one
+	shared_from INTEGER NOT NULL DEFAULT 0, -- a copy of that run's results, not measured for this one
+	browser  INTEGER NOT NULL DEFAULT 0 -- 1 once the run asked its student's page (results of that browser)
 );
 CREATE INDEX IF NOT EXISTS runs_student ON runs(student, id);
 CREATE INDEX IF NOT EXISTS runs_cell ON runs(lesson, cell, id);
@@ -149,6 +150,16 @@ func (s *Store) init() error {
 	}
 	if _, err := s.db.Exec(schema); err != nil {
 		return err
+	}
+	// A database made before runs had the browser column gets it.
+	var has int
+	if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'browser'").Scan(&has); err != nil {
+		return err
+	}
+	if has == 0 {
+		if _, err := s.db.Exec("ALTER TABLE runs ADD COLUMN browser INTEGER NOT NULL DEFAULT 0"); err != nil {
+			return err
+		}
 	}
 	_, err := s.db.Exec(`UPDATE runs SET status = ?, ended = ?, message = 'the server stopped while this run was queued or running'
 		WHERE status IN (?, ?)`, StatusInterrupted, now(), StatusQueued, StatusRunning)
@@ -317,6 +328,9 @@ type Run struct {
 	Ended   time.Time `json:"ended,omitzero"`
 	// SharedFrom, if not zero, is the run whose results this run showed instead of measuring.
 	SharedFrom int64 `json:"shared_from,omitempty"`
+	// Browser is true once the run asked its student's page for work (a WebGPU measurement in
+	// that browser): its results describe that student's browser and GPU, so they are never shared.
+	Browser bool `json:"browser,omitempty"`
 }
 
 // AddRun records a new queued run and returns it with its id.
@@ -344,18 +358,24 @@ func (s *Store) RanOn(ctx context.Context, run int64, machine string) error {
 	return err
 }
 
+// AskedBrowser records that run asked its student's page for work (Run.Browser).
+func (s *Store) AskedBrowser(ctx context.Context, run int64) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET browser = 1 WHERE id = ?", run)
+	return err
+}
+
 // Ended records a run's terminal status and its message.
 func (s *Store) Ended(ctx context.Context, run int64, status, message string) error {
 	_, err := s.db.ExecContext(ctx, "UPDATE runs SET status = ?, message = ?, ended = ? WHERE id = ?", status, message, now(), run)
 	return err
 }
 
-const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from"
+const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var c, st, e int64
-	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom)
+	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser)
 	r.Created = time.UnixMilli(c)
 	if st != 0 {
 		r.Started = time.UnixMilli(st)
@@ -385,11 +405,12 @@ func (s *Store) Runs(ctx context.Context, student int64, lesson string) ([]Run, 
 }
 
 // LatestUnedited returns the newest run of a cell with the lesson's own source that was measured
-// (not itself shared) and ended done after since, by anyone (shared results); ok is false if there
-// is none.
+// (not itself shared), did not ask its student's browser for work (Run.Browser: those results are
+// that student's browser's) and ended done after since, by anyone (shared results); ok is false if
+// there is none.
 func (s *Store) LatestUnedited(ctx context.Context, lesson, cell, action, source string, since time.Time) (Run, bool, error) {
 	rs, err := s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE lesson = ? AND cell = ? AND action = ? AND source = ? AND edited = 0
-		AND shared_from = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, StatusDone, since.UnixMilli())
+		AND shared_from = 0 AND browser = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, StatusDone, since.UnixMilli())
 	if err != nil || len(rs) == 0 {
 		return Run{}, false, err
 	}

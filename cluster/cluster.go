@@ -41,8 +41,10 @@ type Config struct {
 	Creds string
 	// Token is the workers' password on the embedded server. Empty: a random one is generated.
 	Token string
-	// DataDir, if set, keeps the JetStream store (the job stream) in DataDir/nats, so queued jobs
-	// survive a restart; empty keeps it in memory.
+	// DataDir, if set, keeps the JetStream store (the job stream) in DataDir/nats; empty keeps it in
+	// memory. Start purges the job stream either way: a job from before a restart has nobody
+	// waiting for its events (the server's run store marks such runs interrupted), so it is never
+	// run.
 	DataDir string
 	// LocalWorker runs jobs on this machine, in this process, like a worker that never leaves.
 	LocalWorker bool
@@ -120,6 +122,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.stream, err = c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: Stream, Subjects: []string{SubjectJobs + "*"}, Retention: jetstream.WorkQueuePolicy,
 			Storage: storage, MaxMsgSize: maxJob, MaxAge: 24 * time.Hour, Description: "GPU Playground runs waiting for a worker"})
+	}
+	if err == nil {
+		// Jobs left from before a restart have nobody waiting for them: this server's run store
+		// already marked those runs interrupted, so a worker must not run them blind (measuring on a
+		// machine this server now thinks is free). Queued runs survive a restart in the run store,
+		// not here.
+		err = c.stream.Purge(ctx)
 	}
 	if err != nil {
 		c.Close()

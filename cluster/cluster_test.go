@@ -389,8 +389,11 @@ func TestCancelledRunFreesWorker(t *testing.T) {
 	}
 }
 
-// Jobs in the stream survive a restart of the embedded server when it has a data directory.
-func TestQueuedJobsSurviveRestart(t *testing.T) {
+// A job left in the stream by a server that stopped is not run after a restart: nobody waits for its
+// events (the server's run store marked the run interrupted; queued runs survive a restart there, not
+// in the job stream), and a rejoining worker would otherwise measure for no one on a machine the new
+// server thinks is free. The JetStream store still lives under the data directory.
+func TestRestartPurgesJobs(t *testing.T) {
 	dir := t.TempDir()
 	c, err := Start(context.Background(), Config{DataDir: dir})
 	if err != nil {
@@ -412,8 +415,54 @@ func TestQueuedJobsSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := info.State.Msgs; got != 1 {
-		t.Errorf("after a restart the stream holds %d jobs, want 1", got)
+	if got := info.State.Msgs; got != 0 {
+		t.Errorf("after a restart the stream holds %d jobs, want 0", got)
+	}
+}
+
+// A job whose time limit passed while it waited in the stream is acknowledged and dropped by the
+// worker without running it or sending any event; the next job runs.
+func TestStaleJobNotRun(t *testing.T) {
+	c := startCluster(t, Config{})
+	startWorker(t, c, "only", false)
+	id := c.Machines()[0].ID
+	staleEvents, err := c.nc.SubscribeSync(SubjectRun + "stale1.events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	freshEvents, err := c.nc.SubscribeSync(SubjectRun + "fresh1.events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, j := range []job{
+		{ID: "stale1", Kind: "nap", Cell: "c", Source: "ms: 60000\n", TimeoutNS: 1},
+		{ID: "fresh1", Kind: "nap", Cell: "c", Source: "ms: 10\n", TimeoutNS: int64(time.Minute)},
+	} {
+		data, _ := json.Marshal(j)
+		if _, err := c.js.Publish(ctx, SubjectJobs+id, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The worker takes jobs one at a time in stream order: once the fresh job ended, the stale one
+	// was already handled.
+	for {
+		m, err := freshEvents.NextMsgWithContext(ctx)
+		if err != nil {
+			t.Fatalf("the job after the stale one did not end: %v", err)
+		}
+		var ev event
+		if json.Unmarshal(m.Data, &ev) == nil && ev.Type == evEnd {
+			if ev.Error != "" {
+				t.Errorf("the fresh job: %s", ev.Error)
+			}
+			break
+		}
+	}
+	if n, _, _ := staleEvents.Pending(); n != 0 {
+		m, _ := staleEvents.NextMsg(0)
+		t.Errorf("the stale job sent %d events, want none; first: %s", n, m.Data)
 	}
 }
 

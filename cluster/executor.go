@@ -223,7 +223,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 				}
 				return true, nil
 			}
-			relay(ev, e)
+			relay(ev, e, w.m.Name)
 		}
 	}
 }
@@ -248,8 +248,9 @@ func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	_ = m.Respond(data)
 }
 
-// relay passes one event to the run's emitter.
-func relay(ev event, e cells.Emitter) {
+// relay passes one event from the worker named machine to the run's emitter. A chart is sanitised
+// first (sanitizeSVG): pages insert it as markup, and a worker is not trusted with them.
+func relay(ev event, e cells.Emitter, machine string) {
 	switch ev.Type {
 	case evProgress:
 		e.Progress(ev.Done, ev.Total)
@@ -266,7 +267,11 @@ func relay(ev event, e cells.Emitter) {
 			e.Row(*ev.Row)
 		}
 	case evChart:
-		svg := ev.SVG
+		svg, err := sanitizeSVG(ev.SVG)
+		if err != nil {
+			e.Note("warning", fmt.Sprintf("a chart from %s was left out: it is not an SVG chart (%v)", machine, err))
+			return
+		}
 		e.Chart(func() (string, error) { return svg, nil })
 	case evFrames:
 		e.Frames(ev.Frames...)

@@ -28,7 +28,7 @@ func FuzzEvent(f *testing.F) {
 			return
 		}
 		rec := &recorder{}
-		relay(ev, rec)
+		relay(ev, rec, "w")
 		if ev.Type == evProgress && len(rec.events) != 1 {
 			t.Errorf("a progress event became %q", rec.events)
 		}

@@ -205,6 +205,9 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 	if err := json.Unmarshal(msg.Data(), &j); err != nil || j.ID == "" {
 		return // not a job: nobody waits for it
 	}
+	if stale(msg, j, time.Now()) {
+		return // its time limit passed while it waited: the server that queued it has given up on it
+	}
 	subject := SubjectRun + j.ID + ".events"
 	out := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
 	me := w.me
@@ -236,6 +239,17 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 	}
 	out.publish(end)
 	_ = w.nc.Flush()
+}
+
+// stale reports whether j's time limit, counted from when it entered the stream, is already past at
+// now: nobody waits for its events any more (the server stopped waiting, or restarted), so running
+// it would only keep this machine busy measuring for no one.
+func stale(msg jetstream.Msg, j job, now time.Time) bool {
+	md, err := msg.Metadata()
+	if err != nil || j.TimeoutNS <= 0 {
+		return false
+	}
+	return now.After(md.Timestamp.Add(time.Duration(j.TimeoutNS)))
 }
 
 // execute parses the job with this worker's kinds and runs it; a panic is the run's error.

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -143,5 +144,60 @@ func TestAttachSkipsClosedConn(t *testing.T) {
 	}
 	if c.ctx.Err() == nil || len(j.views) != 0 {
 		t.Errorf("connection error %v, views %v; want the closed connection not attached", c.ctx.Err(), j.views)
+	}
+}
+
+// A replay to a slow client does not hold the run's lock while it sends (the queue emits positions
+// under its own lock): a live message emitted meanwhile returns at once, and reaches the client
+// after the replayed ones.
+func TestAttachSendsOutsideTheLock(t *testing.T) {
+	st, err := store.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	who, err := st.AddStudent(ctx, "Ada", "s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.AddRun(ctx, store.Run{Student: who.ID, Lesson: "p", Cell: "p-0", Source: "x", Machine: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddMessage(ctx, r.ID, 1, TypeStarted, `{"type":"started"}`, false); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := testConn()
+	c.out = make(chan Message, 4)
+	c.out <- Message{Type: TypeNote}
+	c.out <- Message{Type: TypeNote} // half full: the replay waits for the client to drain it
+	j := &job{s: &Server{store: st}, runID: r.ID, views: map[*conn]string{}}
+	attached := make(chan error, 1)
+	go func() { _, err := j.attach(c, "x"); attached <- err }()
+	for { // the view is added before the replay is sent
+		j.mu.Lock()
+		_, ok := j.views[c]
+		j.mu.Unlock()
+		if ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	j.emit(nil, Message{Type: TypeQueued, Position: 1}) // as the queue does, under its lock
+	if err := c.ctx.Err(); err != nil {
+		t.Fatalf("the emit waited for the replay until the client was dropped (%v)", err)
+	}
+	<-c.out
+	<-c.out // the client drains
+	if err := <-attached; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(c.out) > 0 {
+		got = append(got, (<-c.out).Type)
+	}
+	if want := []string{TypeStarted, TypeQueued}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sent %v, want %v (the replay, then the live message)", got, want)
 	}
 }

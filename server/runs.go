@@ -37,10 +37,13 @@ type job struct {
 	round, seq uint64
 	startedAt  time.Time
 
-	mu      sync.Mutex
-	views   map[*conn]string // the connections that show the run, each with the run's id there
-	nextSeq int64
-	ended   bool
+	mu    sync.Mutex
+	views map[*conn]string // the connections that show the run, each with the run's id there
+	// replaying holds, for a view attach is still replaying to, the live messages sent meanwhile:
+	// attach sends them after the replay, in order, without holding mu while it sends.
+	replaying map[*conn][]Message
+	nextSeq   int64
+	ended     bool
 	// ask receives the page's answer to the outstanding task, task (ask.go); task is not kept in
 	// the store but sent again to a connection that attaches while it is outstanding.
 	ask  chan json.RawMessage
@@ -68,12 +71,28 @@ func (j *job) viewsLocked() []view {
 	return out
 }
 
+// liveViewsLocked lists j's views that m can be sent to now, and holds m (with the view's id) for
+// those attach is still replaying to; j.mu is held.
+func (j *job) liveViewsLocked(m Message) []view {
+	vs := j.viewsLocked()
+	out := vs[:0]
+	for _, v := range vs {
+		if buf, ok := j.replaying[v.c]; ok {
+			m.ID = v.id
+			j.replaying[v.c] = append(buf, m)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // emit sends m to the attached connections, after keeping it; with ctx nil it never waits
 // (queue positions, sent under the queue's lock), otherwise it is paced (conn.sendPaced).
 func (j *job) emit(ctx context.Context, m Message) {
 	j.mu.Lock()
 	j.keep(m)
-	vs := j.viewsLocked()
+	vs := j.liveViewsLocked(m)
 	j.mu.Unlock()
 	for _, v := range vs {
 		m.ID = v.id
@@ -130,8 +149,12 @@ func (j *job) finish(m Message) {
 		j.mu.Lock()
 		j.keep(m)
 		j.ended = true
-		vs := j.viewsLocked()
+		all := j.viewsLocked()
+		vs := j.liveViewsLocked(m)
 		j.mu.Unlock()
+		for _, v := range all {
+			v.c.forget(v.id)
+		}
 		if j.s != nil {
 			if j.runID != 0 {
 				if err := j.s.store.Ended(context.Background(), j.runID, m.Type, m.Message); err != nil {
@@ -142,7 +165,6 @@ func (j *job) finish(m Message) {
 			j.s.shares.endRun(j.owner)
 		}
 		for _, v := range vs {
-			v.c.forget(v.id)
 			m.ID = v.id
 			v.c.send(m)
 		}
@@ -153,14 +175,18 @@ func (j *job) finish(m Message) {
 func (j *job) detach(c *conn) {
 	j.mu.Lock()
 	delete(j.views, c)
+	delete(j.replaying, c)
 	j.watchPageLocked()
 	j.mu.Unlock()
 }
 
 // attach replays the run's kept messages to c under the id, and the task the run waits on, if any,
-// then shows the run on c too (beside any other connection showing it); it reports false (and sends nothing) if the run has ended
-// meanwhile. A connection that has closed is never attached (its context's error). Holding j.mu while replaying keeps a
-// message from being missed or sent twice.
+// then shows the run on c too (beside any other connection showing it); it reports false (and sends
+// nothing) if the run has ended meanwhile. A connection that has closed is never attached (its
+// context's error). Under j.mu it only reads what to replay and adds the view; it sends after
+// unlocking (sending may wait for a slow client, and the queue emits under its own lock), while
+// live messages of the run meanwhile wait for the replay (j.replaying), so that none is missed,
+// sent twice or sent out of order.
 func (j *job) attach(c *conn, id string) (bool, error) {
 	j.mu.Lock()
 	if j.ended {
@@ -176,6 +202,21 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 		j.mu.Unlock()
 		return true, err
 	}
+	task := j.task
+	oldID, had := j.views[c]
+	if j.views == nil {
+		j.views = map[*conn]string{}
+	}
+	if j.replaying == nil {
+		j.replaying = map[*conn][]Message{}
+	}
+	j.views[c] = id
+	j.replaying[c] = nil
+	j.stopWatchLocked()
+	j.mu.Unlock()
+	if had && oldID != id {
+		c.forget(oldID)
+	}
 	for _, km := range msgs {
 		var m Message
 		if json.Unmarshal([]byte(km.Body), &m) == nil {
@@ -183,22 +224,28 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 			c.sendPaced(c.ctx, m)
 		}
 	}
-	if j.task != nil { // the run waits for its page: this one may answer
-		c.sendPaced(c.ctx, Message{Type: TypeTask, ID: id, Task: j.task})
+	if task != nil { // the run waits for its page: this one may answer
+		c.sendPaced(c.ctx, Message{Type: TypeTask, ID: id, Task: task})
+	}
+	for { // then what the run sent meanwhile, until none is held
+		j.mu.Lock()
+		held, ok := j.replaying[c]
+		if len(held) == 0 {
+			delete(j.replaying, c)
+		} else if ok {
+			j.replaying[c] = held[:0:0]
+		}
+		j.mu.Unlock()
+		if len(held) == 0 {
+			break
+		}
+		for _, m := range held {
+			c.sendPaced(c.ctx, m)
+		}
 	}
 	if err := c.ctx.Err(); err != nil { // it closed while the replay was sent
-		j.mu.Unlock()
+		j.detach(c)
 		return true, err
-	}
-	oldID, had := j.views[c]
-	if j.views == nil {
-		j.views = map[*conn]string{}
-	}
-	j.views[c] = id
-	j.stopWatchLocked()
-	j.mu.Unlock()
-	if had && oldID != id {
-		c.forget(oldID)
 	}
 	return true, nil
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nuid"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/server"
@@ -109,7 +108,7 @@ func (g goneError) Error() string {
 // event reached e.
 func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
-	id := nuid.Next()
+	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
 	sub, err := c.nc.SubscribeSync(SubjectRun + id + ".events")
 	if err != nil {
 		return false, err

@@ -209,9 +209,10 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 		return // its time limit passed while it waited: the server that queued it has given up on it
 	}
 	subject := SubjectRun + j.ID + ".events"
-	out := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
+	pub := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
+	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
-	out.publish(event{Type: evTaken, Machine: &me})
+	pub.publish(event{Type: evTaken, Machine: &me})
 	timeout := time.Duration(j.TimeoutNS)
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -224,7 +225,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 	}
 	err = w.execute(rctx, j, out)
 	if rctx.Err() == nil {
-		out.flush()
+		out.Flush()
 	}
 	end := event{Type: evEnd}
 	switch {
@@ -237,7 +238,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 	case err != nil:
 		end.Error = err.Error()
 	}
-	out.publish(end)
+	pub.publish(end)
 	_ = w.nc.Flush()
 }
 
@@ -270,30 +271,15 @@ func (w *runner) execute(ctx context.Context, j job, e cells.Emitter) (err error
 	return r.Run(ctx, e)
 }
 
-// Pacing of a worker's events, as the server paces its messages.
-const (
-	progressEvery    = 50 * time.Millisecond
-	chartEvery       = 250 * time.Millisecond
-	framesPerMessage = 20
-)
-
-// publisher is the worker's cells.Emitter: each event becomes a message on the job's event subject,
-// paced (progress at most every 50 ms, charts drawn at most every 250 ms and at the end, frames in
-// batches) and size-capped.
+// publisher is the worker's cells.Emitter under a cells.Paced (which paces the run's events as the
+// server's are paced): each event becomes a message on the job's event subject, size-capped.
 type publisher struct {
-	nc        *nats.Conn
-	subject   string
-	ask       string // the job's ask subject
-	lastProg  time.Time
-	frames    []any
-	chart     func() (string, error)
-	lastChart time.Time
+	nc      *nats.Conn
+	subject string
+	ask     string // the job's ask subject
 }
 
 func (p *publisher) publish(ev event) {
-	if ev.Type != evFrames {
-		p.flushFrames()
-	}
 	data, err := json.Marshal(ev)
 	if err != nil {
 		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "error", Message: fmt.Sprintf("a %s event could not be sent: %v", ev.Type, err)}})
@@ -310,10 +296,6 @@ func (p *publisher) publish(ev event) {
 }
 
 func (p *publisher) Progress(done, total int) {
-	if done < total && time.Since(p.lastProg) < progressEvery {
-		return
-	}
-	p.lastProg = time.Now()
 	p.publish(event{Type: evProgress, Done: done, Total: total})
 }
 
@@ -329,37 +311,10 @@ func (p *publisher) Text(title, body string) {
 	p.publish(event{Type: evText, Text: &cells.Text{Title: title, Body: body}})
 }
 
-func (p *publisher) Frames(frames ...any) {
-	for _, f := range frames {
-		p.frames = append(p.frames, f)
-		if len(p.frames) == framesPerMessage {
-			p.flushFrames()
-		}
-	}
-}
-
-func (p *publisher) flushFrames() {
-	if len(p.frames) > 0 {
-		fs := p.frames
-		p.frames = nil
-		p.publish(event{Type: evFrames, Frames: fs})
-	}
-}
+func (p *publisher) Frames(frames ...any) { p.publish(event{Type: evFrames, Frames: frames}) }
 
 func (p *publisher) Chart(draw func() (string, error)) {
-	p.chart = draw
-	if time.Since(p.lastChart) >= chartEvery {
-		p.drawChart()
-	}
-}
-
-func (p *publisher) drawChart() {
-	if p.chart == nil {
-		return
-	}
-	svg, err := p.chart()
-	p.chart, p.lastChart = nil, time.Now()
-	if err == nil {
+	if svg, err := draw(); err == nil {
 		p.publish(event{Type: evChart, SVG: svg})
 	}
 }
@@ -374,7 +329,6 @@ func (p *publisher) Ask(ctx context.Context, task any) (json.RawMessage, error) 
 	if len(data) > cells.MaxTaskBytes {
 		return nil, fmt.Errorf("a browser task of %d KiB, over the %d KiB cap", len(data)>>10, cells.MaxTaskBytes>>10)
 	}
-	p.flush() // what the run emitted so far reaches the page before the task
 	m, err := p.nc.RequestWithContext(ctx, p.ask, data)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -395,10 +349,4 @@ func (p *publisher) Ask(ctx context.Context, task any) (json.RawMessage, error) 
 		return nil, errors.New(r.Error)
 	}
 	return r.Result, nil
-}
-
-// flush sends what is batched: frames, then the last chart offered.
-func (p *publisher) flush() {
-	p.flushFrames()
-	p.drawChart()
 }

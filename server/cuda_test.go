@@ -250,9 +250,9 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 			frames += len(m.Frames)
 		}
 	}
-	if frames != systolic.MaxAnimatedFrames || batches != systolic.MaxAnimatedFrames/framesPerMessage || msgs[len(msgs)-1].Type != TypeDone {
+	if frames != systolic.MaxAnimatedFrames || batches != systolic.MaxAnimatedFrames/cells.FramesPerBatch || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got %d frames in %d messages, last %s; want %d in %d, done", frames, batches, msgs[len(msgs)-1].Type,
-			systolic.MaxAnimatedFrames, systolic.MaxAnimatedFrames/framesPerMessage)
+			systolic.MaxAnimatedFrames, systolic.MaxAnimatedFrames/cells.FramesPerBatch)
 	}
 }
 
@@ -330,7 +330,7 @@ func TestSIMTWatch(t *testing.T) {
 		case TypeFrames:
 			frames += len(m.Frames)
 			lastFramesAt = i
-			if len(m.Frames) > framesPerMessage {
+			if len(m.Frames) > cells.FramesPerBatch {
 				t.Errorf("a frames message of %d frames", len(m.Frames))
 			}
 		case TypeRow:

@@ -188,12 +188,12 @@ func TestTestOnlyKindEndToEnd(t *testing.T) {
 func TestChartsAreThrottled(t *testing.T) {
 	c, out := testConn()
 	at := time.Unix(1e9, 0)
-	e := &emitter{job: &job{views: map[*conn]string{c: "x"}}, now: func() time.Time { return at }}
+	e := &cells.Paced{Out: &emitter{job: &job{views: map[*conn]string{c: "x"}}}, Now: func() time.Time { return at }}
 	drawn := 0
 	for i := range 10 {
 		e.Chart(func() (string, error) { drawn++; return fmt.Sprintf("<svg>%d</svg>", i), nil })
 	}
-	e.flush()
+	e.Flush()
 	close(out)
 	var svgs []string
 	for m := range out {

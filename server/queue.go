@@ -357,7 +357,7 @@ func (q *queue) run(j *job, slot Slot) {
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
 	j.started(slot)
-	e := &emitter{job: j, ctx: ctx}
+	e := &cells.Paced{Out: &emitter{job: j, ctx: ctx}}
 	err := func() (err error) {
 		defer func() { // a panic in the run (or its chart) is the run's error, never a crash
 			if p := recover(); p != nil {
@@ -366,7 +366,7 @@ func (q *queue) run(j *job, slot Slot) {
 		}()
 		err = q.execute(ctx, slot, j.req, j.run, e)
 		if ctx.Err() == nil {
-			e.flush() // the last frames and the chart of everything
+			e.Flush() // the last frames and the chart of everything
 		}
 		return err
 	}()
@@ -389,34 +389,14 @@ func cancelMessage(ctx context.Context) Message {
 	return Message{Type: TypeCancelled, Message: context.Cause(ctx).Error()}
 }
 
-// Pacing of a run's messages.
-const (
-	// progressEvery throttles progress messages; the last one of a run is always sent.
-	progressEvery = 50 * time.Millisecond
-	// chartEvery throttles charts; the last one offered is drawn when the run ends.
-	chartEvery = 250 * time.Millisecond
-	// framesPerMessage batches animation frames so that a run sends tens of messages, not hundreds,
-	// and never fills a client's send buffer by itself.
-	framesPerMessage = 20
-)
-
-// emitter turns a run's events into messages for its client (cells.Emitter). Its methods are called
-// by the run's goroutine, or by one goroutine of it at a time.
+// emitter turns a run's events into messages for its client, each at once; the run reports to a
+// cells.Paced around it, which paces them (progress, charts, frame batches).
 type emitter struct {
-	job       *job
-	ctx       context.Context  // the run's: pacing waits end with it
-	now       func() time.Time // the clock of the throttles; nil is time.Now
-	lastProg  time.Time
-	frames    []any
-	chart     func() (string, error) // offered, not yet drawn
-	lastChart time.Time
+	job *job
+	ctx context.Context // the run's: pacing waits end with it
 }
 
-// send sends m after the frames batched so far, so that messages keep the order of the events.
 func (e *emitter) send(m Message) {
-	if m.Type != TypeFrames {
-		e.flushFrames()
-	}
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -424,18 +404,7 @@ func (e *emitter) send(m Message) {
 	e.job.emit(ctx, m)
 }
 
-func (e *emitter) clock() time.Time {
-	if e.now != nil {
-		return e.now()
-	}
-	return time.Now()
-}
-
 func (e *emitter) Progress(done, total int) {
-	if done < total && e.clock().Sub(e.lastProg) < progressEvery {
-		return
-	}
-	e.lastProg = e.clock()
 	e.send(Message{Type: TypeProgress, Progress: &Progress{Done: done, Total: total}})
 }
 
@@ -451,42 +420,10 @@ func (e *emitter) Text(title, body string) {
 	e.send(Message{Type: TypeText, Text: &cells.Text{Title: title, Body: body}})
 }
 
-func (e *emitter) Frames(frames ...any) {
-	for _, f := range frames {
-		e.frames = append(e.frames, f)
-		if len(e.frames) == framesPerMessage {
-			e.flushFrames()
-		}
-	}
-}
-
-func (e *emitter) flushFrames() {
-	if len(e.frames) > 0 {
-		e.send(Message{Type: TypeFrames, Frames: e.frames})
-		e.frames = nil
-	}
-}
+func (e *emitter) Frames(frames ...any) { e.send(Message{Type: TypeFrames, Frames: frames}) }
 
 func (e *emitter) Chart(draw func() (string, error)) {
-	e.chart = draw
-	if e.clock().Sub(e.lastChart) >= chartEvery {
-		e.drawChart()
-	}
-}
-
-func (e *emitter) drawChart() {
-	if e.chart == nil {
-		return
-	}
-	svg, err := e.chart()
-	e.chart, e.lastChart = nil, e.clock()
-	if err == nil { // the tables still have the numbers; a chart failure is not a run failure
+	if svg, err := draw(); err == nil {
 		e.send(Message{Type: TypeChart, SVG: svg})
 	}
-}
-
-// flush sends what is batched: frames, then the last chart offered.
-func (e *emitter) flush() {
-	e.flushFrames()
-	e.drawChart()
 }

@@ -1,0 +1,39 @@
+package cells_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
+)
+
+// Paced keeps the events' order, batches frames, throttles progress (the last always goes out) and
+// charts (the last offered is drawn by Flush), on a fake clock.
+func TestPaced(t *testing.T) {
+	var out cellstest.Recorder
+	at := time.Unix(1e9, 0)
+	p := &cells.Paced{Out: &out, Now: func() time.Time { return at }}
+	for i := range cells.FramesPerBatch + 5 {
+		p.Frames(i)
+	}
+	p.Note("info", "after the frames")
+	p.Progress(1, 10)
+	p.Progress(2, 10) // same instant: dropped
+	p.Progress(10, 10)
+	drawn := 0
+	for i := range 3 {
+		p.Chart(func() (string, error) { drawn++; return fmt.Sprint(i), nil })
+	}
+	p.Flush()
+	if len(out.Animation) != cells.FramesPerBatch+5 || len(out.Notes) != 1 || out.Done != [2]int{10, 10} || drawn != 2 || out.SVG != "2" {
+		t.Errorf("frames %d, notes %v, progress %v, charts drawn %d (last %q); want all frames, 1 note, 10/10, 2 drawn ending with 2",
+			len(out.Animation), out.Notes, out.Done, drawn, out.SVG)
+	}
+	if _, err := cells.Ask(context.Background(), p, "task"); err != cells.ErrNoBrowser || !strings.Contains(err.Error(), "no browser page") {
+		t.Errorf("Ask with no page behind Out: %v, want ErrNoBrowser", err)
+	}
+}

@@ -566,8 +566,9 @@ func serveForTest(args []string) {
 	os.Exit(1)
 }
 
-// kill -9 of the server mid-run, then a restart on the same data directory: the database is intact
-// and the runs that were running or queued say they were interrupted.
+// kill -9 of the server mid-run, then a restart on the same data directory: the database is intact,
+// the run that was running says it was interrupted, and the one that was queued is queued again and
+// runs (its page picks it up by replaying it).
 func TestKill9MidRun(t *testing.T) {
 	cfg := probeConfig(t)
 	data := t.TempDir()
@@ -624,8 +625,8 @@ func TestKill9MidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 || runs[0].Status != store.StatusInterrupted || runs[1].Status != store.StatusInterrupted {
-		t.Fatalf("runs after kill -9: %+v, want 2 interrupted", runs)
+	if len(runs) != 2 || runs[0].Status != store.StatusInterrupted || runs[1].Status != store.StatusQueued {
+		t.Fatalf("runs after kill -9: %+v, want the running one interrupted and the queued one still queued", runs)
 	}
 	// Restarted, the server replays the interrupted run with a terminal message that says so.
 	cfg.DataDir, cfg.Devices = data, noDevice
@@ -638,6 +639,98 @@ func TestKill9MidRun(t *testing.T) {
 	if last := msgs[len(msgs)-1]; last.Type != TypeCancelled || !strings.Contains(last.Message, "interrupted") {
 		t.Errorf("replay of the interrupted run ended %+v", last)
 	}
+	checkRequeued(t, ws2, runs[1].ID, "restarted while this run waited")
+}
+
+// checkRequeued replays stored run id, queued again after a restart, and checks that it says why
+// and then runs to its end: one table row (the probe's rows: 1) and done.
+func checkRequeued(t *testing.T, ws *websocket.Conn, id int64, why string) {
+	t.Helper()
+	if err := ws.WriteJSON(Message{Type: TypeReplay, ID: "again", Run: id}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "again", 30*time.Second)
+	said := false
+	for _, m := range msgs {
+		said = said || m.Type == TypeNote && strings.Contains(m.Note.Message, why)
+	}
+	if !said || count(msgs, TypeRow) != 1 || msgs[len(msgs)-1].Type != TypeDone || count(msgs, TypeDone) != 1 {
+		t.Errorf("the run queued again: %+v, want a note saying %q, its row and one done", msgs, why)
+	}
+}
+
+// A clean stop with -data keeps the runs still waiting in the queue: their pages hear a note and the
+// connection closing (no terminal message), the store keeps them queued, and the next server on the
+// same data directory runs them; the running run is cancelled as always.
+func TestQueuedRunsSurviveRestart(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.DataDir, cfg.Devices = t.TempDir(), noDevice
+	s1, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, base := listenLocal(t)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s1.Serve(ctx, ln) }()
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("running", "wait: true")); err != nil {
+		t.Fatal(err)
+	}
+	firstOf(t, ws, "running", TypeStarted)
+	for _, id := range []string{"q1", "q2"} {
+		if err := ws.WriteJSON(probeMsg(id, "rows: 1")); err != nil {
+			t.Fatal(err)
+		}
+		firstOf(t, ws, id, TypeQueued)
+	}
+	stop()
+	var got []Message
+	for {
+		var m Message
+		if ws.ReadJSON(&m) != nil {
+			break
+		}
+		got = append(got, m)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if Terminal(m.Type) && m.ID != "running" {
+			t.Errorf("queued run %s ended at the clean stop: %+v", m.ID, m)
+		}
+	}
+	if n := countOf(got, "q1", TypeNote) + countOf(got, "q2", TypeNote); n != 2 {
+		t.Errorf("notes to the waiting runs at the stop: %d, want 2 (%+v)", n, got)
+	}
+	st, err := store.Open(cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, _, _ := st.StudentByName(context.Background(), localName)
+	runs, err := st.Runs(context.Background(), local.ID, "")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 || runs[0].Status != store.StatusCancelled || runs[1].Status != store.StatusQueued || runs[2].Status != store.StatusQueued {
+		t.Fatalf("runs after the stop: %+v, want cancelled, queued, queued", runs)
+	}
+	_, base2 := startServer(t, cfg)
+	ws2 := dial(t, base2)
+	checkRequeued(t, ws2, runs[1].ID, "keeps its place in the queue")
+	checkRequeued(t, ws2, runs[2].ID, "restarted while this run waited")
+}
+
+func countOf(msgs []Message, id, typ string) int {
+	n := 0
+	for _, m := range msgs {
+		if m.ID == id && m.Type == typ {
+			n++
+		}
+	}
+	return n
 }
 
 // In a class, an unedited cell's run gets the results measured for another student's run within
@@ -931,5 +1024,58 @@ func TestLessonSeenOnWebsocketNotGET(t *testing.T) {
 	}
 	if got := lessonOf(); got != "p" {
 		t.Errorf("after the websocket opened with ?lesson=p the student's lesson is %q, want p", got)
+	}
+}
+
+// Runs left queued in the store are queued again at start: one whose cell is gone ends with an
+// error saying why, and those of a student who does not come back within the grace period are
+// cancelled as after a disconnect.
+func TestRequeueEndsWhatCannotRun(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.DataDir, cfg.Devices, cfg.Grace = t.TempDir(), noDevice, -1
+	st, err := store.Open(cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ada, err := st.AddStudent(ctx, "Ada", "sess", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, r := range []store.Run{
+		{Student: ada.ID, Lesson: "p", Cell: "p-9", Source: "rows: 1", Owner: "student 1"},
+		{Student: ada.ID, Lesson: "p", Cell: "p-0", Source: "wait: true", Owner: "student 1"},
+		{Student: ada.ID, Lesson: "p", Cell: "p-0", Source: "wait: true", Owner: "student 1"},
+	} {
+		rec, err := st.AddRun(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	st.Close()
+	s, _ := startServer(t, cfg)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		runs, err := s.store.Runs(ctx, ada.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 3 && runs[0].Status == store.StatusError && runs[1].Status == store.StatusCancelled && runs[2].Status == store.StatusCancelled {
+			if !strings.Contains(runs[0].Message, "could not be queued again") || !strings.Contains(runs[0].Message, "p-9") {
+				t.Errorf("the run of a cell that is gone ended %q", runs[0].Message)
+			}
+			for _, r := range runs[1:] {
+				if !strings.Contains(r.Message, "grace period") {
+					t.Errorf("run %d of a student who did not come back ended %q, want the grace period", r.ID, r.Message)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs %v after the restart: %+v, want error, cancelled, cancelled", ids, runs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -50,8 +50,11 @@ type queue struct {
 	draining  bool          // a measuring run waits for non-measuring ones to end: none new starts
 	paused    bool          // an instructor paused the queue: nothing new starts
 	closed    bool          // shutting down: no job is taken or started
-	wake      chan struct{}
-	running   sync.WaitGroup
+	// keepWaiting: at shutdown the waiting runs stay queued in the store, for the next server on
+	// the same data directory to run (Server.requeue), instead of ending cancelled.
+	keepWaiting bool
+	wake        chan struct{}
+	running     sync.WaitGroup
 }
 
 func newQueue(timeout time.Duration, exec Executor) *queue {
@@ -262,6 +265,13 @@ func (q *queue) loop(ctx context.Context) {
 	left := append(q.exclusive.drain(), q.shared.drain()...)
 	q.mu.Unlock()
 	for _, j := range left {
+		if q.keepWaiting && j.ctx.Err() == nil {
+			// Not ended: the page hears that the connection dropped, and picks the run up again
+			// once the server is back (replay).
+			j.emit(nil, Message{Type: TypeNote, Note: &cells.Note{Level: "info",
+				Message: "The server is stopping: this run keeps its place in the queue and runs when the server is back."}})
+			continue
+		}
 		j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
 	}
 }

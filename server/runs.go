@@ -276,6 +276,22 @@ func (s *Server) leave(owner string) {
 		return
 	}
 	delete(s.here.conns, owner)
+	s.graceLocked(owner)
+}
+
+// awaitReturn gives owner, who has runs but no connection (after a restart), the grace period to
+// come back before their runs are cancelled, as if they had just left.
+func (s *Server) awaitReturn(owner string) {
+	s.here.mu.Lock()
+	defer s.here.mu.Unlock()
+	if s.here.conns[owner] == 0 && s.here.timers[owner] == nil {
+		s.graceLocked(owner)
+	}
+}
+
+// graceLocked starts owner's grace period: their runs are cancelled unless a connection of theirs
+// arrives within Config.Grace; s.here.mu is held.
+func (s *Server) graceLocked(owner string) {
 	gone := func() {
 		s.here.mu.Lock()
 		back := s.here.conns[owner] > 0
@@ -290,6 +306,80 @@ func (s *Server) leave(owner string) {
 		return
 	}
 	s.here.timers[owner] = time.AfterFunc(s.cfg.Grace, gone)
+}
+
+// requeue queues again, in their order, the runs a server before this one left queued when it
+// stopped (store.Queued), each as its student sent it (same source, action and fair-share owner);
+// their pages pick them up when they reconnect (replay). A run whose lesson, cell or kind is gone
+// or whose source no longer parses here ends with an error saying so. Each owner then has the grace
+// period to come back, as after a disconnect.
+func (s *Server) requeue(ctx context.Context) {
+	runs, err := s.store.Queued(ctx)
+	if err != nil {
+		log.Printf("runs left queued before the restart: %v", err)
+		return
+	}
+	owners := map[string]bool{}
+	for _, r := range runs {
+		j, err := s.restore(ctx, r)
+		if err == nil {
+			j.emit(nil, Message{Type: TypeNote, Note: &cells.Note{Level: "info",
+				Message: "The server restarted while this run waited in the queue; it was queued again."}})
+			s.live.Store(r.ID, j)
+			err = s.queue.push(j)
+			if err != nil {
+				j.finish(Message{Type: TypeError, Message: err.Error()})
+				continue
+			}
+			owners[j.owner] = true
+			continue
+		}
+		msg := "the server restarted while this run waited, and it could not be queued again: " + err.Error()
+		if err := s.store.Ended(ctx, r.ID, TypeError, msg); err != nil {
+			log.Printf("run %d: %v", r.ID, err)
+		}
+	}
+	for owner := range owners {
+		s.awaitReturn(owner)
+	}
+}
+
+// restore makes the job of stored run r again, parsed as startRun parses a request.
+func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
+	l := s.lesson(r.Lesson)
+	if l == nil || l.Err != nil {
+		return nil, fmt.Errorf("lesson %q is gone or has an error", r.Lesson)
+	}
+	cell, ok := l.Cell(r.Cell)
+	if !ok {
+		return nil, fmt.Errorf("lesson %q has no cell %q any more", r.Lesson, r.Cell)
+	}
+	run, err := s.parse(cell, r.Action, r.Source)
+	if err != nil {
+		return nil, err
+	}
+	student, ok, err := s.store.StudentByID(ctx, r.Student)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("its student %d is not found (%v)", r.Student, err)
+	}
+	owner := r.Owner
+	if owner == "" { // kept by a server before owners were
+		owner = fmt.Sprintf("student %d", r.Student)
+	}
+	kept, err := s.store.Messages(ctx, r.ID) // a note at the last stop, say: keep after them
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.newJob(owner, student, run)
+	if err != nil {
+		return nil, err
+	}
+	j.runID = r.ID
+	j.of(r.Lesson, cell, r.Action, r.Source)
+	if len(kept) > 0 {
+		j.nextSeq = kept[len(kept)-1].Seq
+	}
+	return j, nil
 }
 
 // cancelRunsOf stops every live run of owner.

@@ -249,6 +249,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.openStore(); err != nil {
 		return nil, err
 	}
+	s.queue.keepWaiting = s.store.Path() != "" // the next server on this data directory runs them
 	return s, nil
 }
 
@@ -329,8 +330,10 @@ func loopback(a net.Addr) bool {
 	return ok && ta.IP.IsLoopback()
 }
 
-// Serve serves on ln until ctx ends, then shuts down gracefully: running and queued experiments are
-// cancelled, websockets are closed, and it returns nil once everything has stopped.
+// Serve queues again the runs a previous server on the same data directory left queued, serves on
+// ln until ctx ends, then shuts down gracefully: running experiments are cancelled, queued ones stay
+// queued for the next start when the store is on disk (else they are cancelled too), websockets are
+// closed, and it returns nil once everything has stopped.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.loopbackOnly = loopback(ln.Addr())
 	if !s.loopbackOnly && !s.signIn {
@@ -339,6 +342,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.signIn && s.cfg.InstructorToken == "" {
 		s.cfg.InstructorToken = newToken()
 	}
+	s.requeue(context.Background())
 	queueCtx, stopQueue := context.WithCancel(context.Background())
 	queueDone := make(chan struct{})
 	go func() {
@@ -356,8 +360,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	// Shut down in order: the queue first (the running run is cancelled, and it and every queued run
-	// send their `cancelled`), then the connections (each writer flushes, then closes), then HTTP.
+	// Shut down in order: the queue first (the running run is cancelled and sends its `cancelled`,
+	// and every queued run sends its `cancelled` or, kept for the next start, a note), then the connections (each writer flushes, then closes), then HTTP.
 	stopQueue()
 	<-queueDone
 	s.stopConns(errShutdown)

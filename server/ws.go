@@ -294,14 +294,48 @@ func (c *conn) register(id string, run cells.Run) (*job, error) {
 	if c.jobs[id] != nil {
 		return nil, fmt.Errorf("run id %q is already in use by a run that has not ended", id)
 	}
-	if err := c.s.shares.startRun(c.client); err != nil {
+	j, err := c.s.newJob(c.client, c.student, run)
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancelCause(c.s.connBase)
-	j := &job{s: c.s, views: map[*conn]string{c: id}, run: run, ctx: ctx, cancel: cancel, student: c.student, owner: c.client,
-		exclusive: cells.Exclusive(run), estimate: run.Estimate()}
+	j.views = map[*conn]string{c: id}
 	c.jobs[id] = j
 	return j, nil
+}
+
+// newJob makes the job of run for owner's fair share (refused past the share's limit), with a
+// context of the server's, not of any connection: a run outlives its connection.
+func (s *Server) newJob(owner string, student store.Student, run cells.Run) (*job, error) {
+	if err := s.shares.startRun(owner); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(s.connBase)
+	return &job{s: s, run: run, ctx: ctx, cancel: cancel, student: student, owner: owner,
+		exclusive: cells.Exclusive(run), estimate: run.Estimate()}, nil
+}
+
+// of records what j is a run of: lesson's cell, the action and the source it was parsed from (for
+// executors on other machines, which parse it again).
+func (j *job) of(lesson string, cell lessons.Cell, action, source string) {
+	j.lesson, j.cell, j.action = lesson, cell.ID, action
+	j.req = Job{Kind: cell.Kind, Lesson: lesson, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording}}
+}
+
+// parse parses a run of cell from source (and the kind's action, if any) by the cell's kind, and
+// refuses it if its estimate is over the run time limit.
+func (s *Server) parse(cell lessons.Cell, action, source string) (cells.Run, error) {
+	kind, ok := cells.Lookup(s.kinds, cell.Kind)
+	if !ok {
+		return nil, fmt.Errorf("this server cannot run %s cells", cell.Kind)
+	}
+	run, err := cells.Parse(kind, action, cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording})
+	if err != nil {
+		return nil, err
+	}
+	if est, limit := run.Estimate(), s.cfg.RunTimeout; est > limit {
+		return nil, fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
+	}
+	return run, nil
 }
 
 // startRun parses the request by its cell's kind (the kind's action, if it names one), refuses it
@@ -311,18 +345,11 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
-	kind, ok := cells.Lookup(c.s.kinds, cell.Kind)
-	if !ok {
-		return fmt.Errorf("this server cannot run %s cells", cell.Kind)
-	}
 	edited := m.Source != cell.Source
 	c.keepEdit(l.Slug, cell.ID, m.Source, edited)
-	run, err := cells.Parse(kind, m.Action, cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording})
+	run, err := c.s.parse(cell, m.Action, m.Source)
 	if err != nil {
 		return err
-	}
-	if est, limit := run.Estimate(), c.s.cfg.RunTimeout; est > limit {
-		return fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
 	}
 	if c.s.signIn && !edited && m.Action == "" && !m.Fresh && c.s.cfg.ShareWindow > 0 && cells.Exclusive(run) {
 		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, time.Now().Add(-c.s.cfg.ShareWindow))
@@ -336,10 +363,9 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
-	j.lesson, j.cell, j.action = l.Slug, cell.ID, m.Action
-	j.req = Job{Kind: cell.Kind, Lesson: l.Slug, Action: m.Action, Cell: cells.Cell{ID: cell.ID, Source: m.Source, Recording: cell.Recording}}
+	j.of(l.Slug, cell, m.Action, m.Source)
 	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
-		Source: m.Source, Edited: edited, Machine: c.s.where()})
+		Source: m.Source, Edited: edited, Machine: c.s.where(), Owner: c.client})
 	if err != nil {
 		j.finish(Message{Type: TypeError, Message: "could not record the run: " + err.Error()})
 		return nil

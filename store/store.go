@@ -24,7 +24,8 @@ import (
 const FileName = "playground.db"
 
 // Run statuses. A run is queued, then running, then exactly one of the terminal ones. Interrupted
-// means the server stopped (a crash, kill -9, power loss) while the run was queued or running.
+// means the server stopped (a crash, kill -9, power loss) while the run was running. A run still
+// queued when the server stopped stays queued: the next server queues it again (Queued).
 const (
 	StatusQueued      = "queued"
 	StatusRunning     = "running"
@@ -92,7 +93,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	started  INTEGER NOT NULL DEFAULT 0,
 	ended    INTEGER NOT NULL DEFAULT 0,
 	shared_from INTEGER NOT NULL DEFAULT 0, -- a copy of that run's results, not measured for this one
-	browser  INTEGER NOT NULL DEFAULT 0 -- 1 once the run asked its student's page (results of that browser)
+	browser  INTEGER NOT NULL DEFAULT 0, -- 1 once the run asked its student's page (results of that browser)
+	owner    TEXT NOT NULL DEFAULT '' -- the key of the run's fair share in the server's queue
 );
 CREATE INDEX IF NOT EXISTS runs_student ON runs(student, id);
 CREATE INDEX IF NOT EXISTS runs_cell ON runs(lesson, cell, id);
@@ -107,7 +109,7 @@ CREATE TABLE IF NOT EXISTS messages (
 
 // Open opens (creating if needed) the database in dir. dir is created if missing; a directory that
 // cannot be written is an error that names it. Runs left queued or running by a server that stopped
-// without ending them are marked interrupted. An empty dir opens a private in-memory database that
+// without ending them are marked interrupted; queued runs stay queued (Queued). An empty dir opens a private in-memory database that
 // keeps nothing after Close.
 func Open(dir string) (*Store, error) {
 	dsn := "file::memory:"
@@ -151,18 +153,23 @@ func (s *Store) init() error {
 	if _, err := s.db.Exec(schema); err != nil {
 		return err
 	}
-	// A database made before runs had the browser column gets it.
-	var has int
-	if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'browser'").Scan(&has); err != nil {
-		return err
-	}
-	if has == 0 {
-		if _, err := s.db.Exec("ALTER TABLE runs ADD COLUMN browser INTEGER NOT NULL DEFAULT 0"); err != nil {
+	// A database made before runs had these columns gets them.
+	for _, col := range []struct{ name, def string }{
+		{"browser", "INTEGER NOT NULL DEFAULT 0"},
+		{"owner", "TEXT NOT NULL DEFAULT ''"},
+	} {
+		var has int
+		if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?", col.name).Scan(&has); err != nil {
 			return err
 		}
+		if has == 0 {
+			if _, err := s.db.Exec("ALTER TABLE runs ADD COLUMN " + col.name + " " + col.def); err != nil {
+				return err
+			}
+		}
 	}
-	_, err := s.db.Exec(`UPDATE runs SET status = ?, ended = ?, message = 'the server stopped while this run was queued or running'
-		WHERE status IN (?, ?)`, StatusInterrupted, now(), StatusQueued, StatusRunning)
+	_, err := s.db.Exec(`UPDATE runs SET status = ?, ended = ?, message = 'the server stopped while this run was running'
+		WHERE status = ?`, StatusInterrupted, now(), StatusRunning)
 	return err
 }
 
@@ -232,6 +239,11 @@ func (s *Store) StudentBySession(ctx context.Context, session string) (st Studen
 // StudentByName finds a student by display name (without case).
 func (s *Store) StudentByName(ctx context.Context, name string) (st Student, ok bool, err error) {
 	return s.student(ctx, "name = ?", name)
+}
+
+// StudentByID finds a student by id.
+func (s *Store) StudentByID(ctx context.Context, id int64) (st Student, ok bool, err error) {
+	return s.student(ctx, "id = ?", id)
 }
 
 func (s *Store) student(ctx context.Context, where string, arg any) (Student, bool, error) {
@@ -331,13 +343,17 @@ type Run struct {
 	// Browser is true once the run asked its student's page for work (a WebGPU measurement in
 	// that browser): its results describe that student's browser and GPU, so they are never shared.
 	Browser bool `json:"browser,omitempty"`
+	// Owner is the key of the run's fair share in the server's queue (a student, or on a server
+	// without sign-in the address the run came from), so that a run queued again after a restart
+	// keeps its place in the round-robin and its student's grace period.
+	Owner string `json:"-"`
 }
 
 // AddRun records a new queued run and returns it with its id.
 func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
 	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom, r.Owner)
 	if err != nil {
 		return Run{}, err
 	}
@@ -370,12 +386,12 @@ func (s *Store) Ended(ctx context.Context, run int64, status, message string) er
 	return err
 }
 
-const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser"
+const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser, owner"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var c, st, e int64
-	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser)
+	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser, &r.Owner)
 	r.Created = time.UnixMilli(c)
 	if st != 0 {
 		r.Started = time.UnixMilli(st)
@@ -402,6 +418,12 @@ func (s *Store) Runs(ctx context.Context, student int64, lesson string) ([]Run, 
 		q, args = q+" AND lesson = ?", append(args, lesson)
 	}
 	return s.runs(ctx, q+" ORDER BY id", args...)
+}
+
+// Queued returns every run still queued, oldest first: after a restart, the runs the server
+// stopped before it could start them, for it to queue again (or end).
+func (s *Store) Queued(ctx context.Context) ([]Run, error) {
+	return s.runs(ctx, "SELECT "+runColumns+" FROM runs WHERE status = ? ORDER BY id", StatusQueued)
 }
 
 // LatestUnedited returns the newest run of a cell with the lesson's own source that was measured

@@ -50,6 +50,10 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err := s.RanOn(ctx, live.ID, "gpu-box (GPU NVIDIA H100)"); err != nil {
 		t.Fatal(err)
 	}
+	waiting, err := s.AddRun(ctx, Run{Student: a.ID, Lesson: "l", Cell: "c", Action: "ptx", Source: "z", Machine: "m", Owner: "student 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 
 	s, err = Open(dir)
@@ -71,10 +75,17 @@ func TestRoundTripAndReopen(t *testing.T) {
 		t.Errorf("edits %v", e)
 	}
 	runs, _ := s.Runs(ctx, a.ID, "")
-	if len(runs) != 2 || runs[0].Status != StatusDone || runs[1].Status != StatusInterrupted {
-		t.Errorf("runs after reopen: %+v; want done then interrupted", runs)
+	if len(runs) != 3 || runs[0].Status != StatusDone || runs[1].Status != StatusInterrupted || runs[2].Status != StatusQueued {
+		t.Errorf("runs after reopen: %+v; want done, interrupted (it was running), queued", runs)
 	} else if got, want := runs[1].Machine, "gpu-box (GPU NVIDIA H100)"; got != want {
 		t.Errorf("machine of the run sent to a worker %q, want %q", got, want)
+	}
+	queued, err := s.Queued(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 1 || queued[0].ID != waiting.ID || queued[0].Owner != "student 1" || queued[0].Action != "ptx" || queued[0].Source != "z" {
+		t.Errorf("queued after reopen: %+v, want the waiting run with its owner", queued)
 	}
 	msgs, _ := s.Messages(ctx, done.ID)
 	if len(msgs) != 2 || msgs[0].Type != "row" || msgs[1].Body != "<svg>2" {

@@ -346,6 +346,9 @@ func (s *Server) requeue(ctx context.Context) {
 
 // restore makes the job of stored run r again, parsed as startRun parses a request.
 func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
+	if r.SharedFrom != 0 { // it was showing another run's results, not waiting for a machine
+		return nil, fmt.Errorf("it was showing the results of run %d: press Run again", r.SharedFrom)
+	}
 	l := s.lesson(r.Lesson)
 	if l == nil || l.Err != nil {
 		return nil, fmt.Errorf("lesson %q is gone or has an error", r.Lesson)

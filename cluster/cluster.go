@@ -55,7 +55,7 @@ type Config struct {
 	// Class is the local worker's class of machine, for cells' `machine:` key; "" is none.
 	Class string
 	// Slots is how many runs that time nothing (cells.Exclusive false) the local worker runs side by
-	// side; 0: GOMAXPROCS. A worker on another machine runs one run at a time.
+	// side; 0: GOMAXPROCS. A worker on another machine announces its own (Machine.Slots).
 	Slots int
 	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
 	// gone. Default 1 s.
@@ -74,6 +74,7 @@ type Cluster struct {
 	stream jetstream.Stream
 	tmpDir string
 	local  *worker
+	epoch  string // random, per Start: workers stop jobs of any other (SubjectStart)
 
 	mu      sync.Mutex
 	workers map[string]*worker
@@ -88,9 +89,9 @@ type worker struct {
 	m     Machine
 	local bool
 	seen  time.Time // last announcement
-	heavy bool      // reserved for a run that measures (cells.Exclusive), or any run on a remote worker
-	light int       // runs that time nothing running here (this server's machine only)
-	slots int       // how many runs that time nothing may run side by side: 1 on a remote worker
+	heavy bool      // reserved for a run that measures (cells.Exclusive)
+	light int       // runs that time nothing running here
+	slots int       // how many runs that time nothing may run side by side (Machine.Slots, capped)
 	freed time.Time // when its last run ended, to spread runs over free machines
 	gone  chan struct{}
 }
@@ -107,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
 		return nil, fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
 	}
-	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{})}
+	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), epoch: randomToken()}
 	if err := c.connect(); err != nil {
 		c.Close()
 		return nil, err
@@ -142,6 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.local = &worker{m: describe("", cfg.Local, cfg.Kinds), local: true, slots: slots, gone: make(chan struct{})}
 		c.local.m.Name += " (this server)"
 		c.local.m.Class = cfg.Class
+		c.local.m.Slots = slots
 		c.workers[c.local.m.ID] = c.local
 	}
 	if _, err := c.nc.Subscribe(SubjectHello, c.hello); err != nil {
@@ -152,6 +154,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.Close()
 		return nil, err
 	}
+	c.announce()
 	wctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	c.done.Add(1)
@@ -237,7 +240,7 @@ func workerPermissions() *natsserver.Permissions {
 			"$JS.API.CONSUMER.INFO." + Stream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + Stream + ".>",
 			"$JS.ACK." + Stream + ".>",
 		}},
-		Subscribe: &natsserver.SubjectPermission{Allow: []string{"_INBOX.>", SubjectRun + "*.cancel"}},
+		Subscribe: &natsserver.SubjectPermission{Allow: []string{"_INBOX.>", SubjectRun + "*.cancel", SubjectStart}},
 	}
 }
 
@@ -306,11 +309,34 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	if w == nil { // w.m never changes after this: an id is one worker process
-		w = &worker{m: m, slots: 1, gone: make(chan struct{})}
+		w = &worker{m: m, slots: capSlots(m.Slots), gone: make(chan struct{})}
 		c.workers[m.ID] = w
 		defer c.broadcast()
+		// A worker new to this server may have been another's (a restart): it stops that one's jobs.
+		c.announce()
 	}
 	w.seen = time.Now()
+}
+
+// MaxSlots caps the runs that time nothing one worker runs side by side: a worker refuses a larger
+// -slots, and the server counts a larger announcement as MaxSlots.
+const MaxSlots = 256
+
+// capSlots is how many runs that time nothing the server sends a worker that announced slots at
+// once: 1 for none (a worker from before Machine.Slots, which runs one run at a time), at most
+// MaxSlots.
+func capSlots(slots int) int {
+	return min(max(slots, 1), MaxSlots)
+}
+
+// announce publishes this server's epoch (SubjectStart): a worker stops the jobs it still runs for
+// a server before this one, whose events nobody waits for.
+func (c *Cluster) announce() {
+	if c.nc == nil {
+		return
+	}
+	data, _ := json.Marshal(start{Epoch: c.epoch})
+	_ = c.nc.Publish(SubjectStart, data)
 }
 
 // bye forgets a worker that stopped cleanly.
@@ -385,7 +411,9 @@ func (c *Cluster) Close() {
 // reports that an able machine is busy only with runs that time nothing. A run that needs a GPU
 // goes only to machines with one, unless no machine known has one (then it runs anywhere and says
 // why its GPU kernels did not run, as on one machine). A run that asks for a class of machine goes
-// only to machines of that class. c.mu is held.
+// only to machines of that class. Among the free machines, a run that measures takes the one free
+// longest; a run that times nothing takes a free slot on a machine already running such runs (the
+// fullest) before an idle machine, so that idle machines stay free for measuring runs. c.mu is held.
 func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (best *worker, drain bool) {
 	able := func(w *worker) bool { return w.m.Meets(n) }
 	any := false
@@ -406,7 +434,7 @@ func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (b
 			drain = drain || exclusive && !w.heavy && w.light > 0
 			continue
 		}
-		if best == nil || w.freed.Before(best.freed) {
+		if best == nil || better(w, best, exclusive) {
 			best = w
 		}
 	}
@@ -417,12 +445,22 @@ func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (b
 	return best, drain
 }
 
-// free reports whether w can take a run now; c.mu is held.
+// better reports whether the free machine a suits a run (exclusive: one that measures) better than
+// the free machine b (pick); c.mu is held.
+func better(a, b *worker, exclusive bool) bool {
+	if !exclusive && a.light != b.light {
+		return a.light > b.light
+	}
+	return a.freed.Before(b.freed)
+}
+
+// free reports whether w can take a run now: a run that measures only an idle machine, one that
+// times nothing a free slot beside others like it; c.mu is held.
 func (w *worker) free(exclusive bool) bool {
 	switch {
 	case w.heavy:
 		return false
-	case exclusive || !w.local:
+	case exclusive:
 		return w.light == 0
 	default:
 		return w.light < w.slots
@@ -431,7 +469,7 @@ func (w *worker) free(exclusive bool) bool {
 
 // take reserves w for a run; c.mu is held.
 func (w *worker) take(exclusive bool) {
-	if exclusive || !w.local {
+	if exclusive {
 		w.heavy = true
 	} else {
 		w.light++
@@ -517,7 +555,7 @@ func (c *Cluster) classes() string {
 func (c *Cluster) release(w *worker, exclusive bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if exclusive || !w.local {
+	if exclusive {
 		w.heavy = false
 	} else if w.light > 0 {
 		w.light--

@@ -445,8 +445,8 @@ func TestStaleJobNotRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The worker takes jobs one at a time in stream order: once the fresh job ended, the stale one
-	// was already handled.
+	// The worker's fetch loop reads jobs in stream order and drops a stale one there, before it
+	// fetches the next: once the fresh job ended, the stale one was already handled.
 	for {
 		m, err := freshEvents.NextMsgWithContext(ctx)
 		if err != nil {

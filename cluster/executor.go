@@ -15,7 +15,7 @@ import (
 
 // TryAcquire reserves a free machine able to run r, if there is one now (server.Executor): one
 // with a GPU for a run that needs one, whenever the cluster has such a machine; the whole machine
-// for a run that measures, one of this server's slots (or a whole worker) for one that times nothing.
+// for a run that measures, one of its slots for one that times nothing.
 func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
 	n, ex := cells.NeedsOf(r), cells.Exclusive(r)
 	w, drain, err := c.tryAcquire(n, ex, nil)
@@ -119,7 +119,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 		timeout = time.Until(dl)
 	}
 	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
-		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout)})
+		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch})
 	if err != nil {
 		return false, err
 	}

@@ -35,12 +35,14 @@ func FuzzEvent(f *testing.F) {
 	})
 }
 
-// FuzzHello feeds arbitrary announcements to the server: none may panic, and one without an id is
-// ignored.
+// FuzzHello feeds arbitrary announcements to the server: none may panic, one without an id is
+// ignored, and a worker's slots are 1 to MaxSlots whatever it announced.
 func FuzzHello(f *testing.F) {
 	f.Add([]byte(`{"id":"a","name":"a","cpu":"x","cores":2,"gpus":["g"],"class":"lab"}`))
 	f.Add([]byte(`{"id":""}`))
 	f.Add([]byte(`{"gpus":null,"id":"b","cores":-1}`))
+	f.Add([]byte(`{"id":"c","slots":-7}`))
+	f.Add([]byte(`{"id":"d","slots":99999999999}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &Cluster{workers: map[string]*worker{}, changed: make(chan struct{})}
 		c.hello(natsMsg(data))
@@ -51,7 +53,11 @@ func FuzzHello(f *testing.F) {
 			}
 			return
 		}
-		_ = c.workers[m.ID].m.Summary()
+		w := c.workers[m.ID]
+		_ = w.m.Summary()
+		if w.slots < 1 || w.slots > MaxSlots {
+			t.Errorf("%q: %d slots", data, w.slots)
+		}
 	})
 }
 

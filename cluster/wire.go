@@ -23,6 +23,10 @@ const (
 	SubjectHello = "playground.workers.hello"
 	// SubjectBye carries the Machine of a worker that stops cleanly.
 	SubjectBye = "playground.workers.bye"
+	// SubjectStart carries a server's epoch (a start), when it starts and whenever a worker new to
+	// it announces itself: a worker stops the jobs it runs for any other epoch (a server before a
+	// restart), as nobody waits for their events.
+	SubjectStart = "playground.server.start"
 	// SubjectRun + job id + ".events" carries a job's events, worker to server; + ".cancel" asks
 	// the worker to stop the job; + ".ask" is a request, worker to server, that hands a task to the
 	// browser page behind the run (cells.Ask), answered with an askReply.
@@ -59,6 +63,10 @@ type Machine struct {
 	Compiler string `json:"compiler,omitempty"`
 	// Kinds are the cell kinds the worker runs.
 	Kinds []string `json:"kinds,omitempty"`
+	// Slots is how many runs that time nothing (cells.Exclusive false) the machine runs side by
+	// side (-slots; default GOMAXPROCS there); a run that measures has the machine alone. The
+	// server counts 0 (a worker from before this field) as 1 and caps it at MaxSlots.
+	Slots int `json:"slots,omitempty"`
 }
 
 // HasGPU reports whether the machine can measure on an NVIDIA GPU.
@@ -95,6 +103,14 @@ type job struct {
 	// TimeoutNS is the run time limit in nanoseconds: the worker stops the run after it even if the
 	// server's cancel never arrives.
 	TimeoutNS int64 `json:"timeout_ns"`
+	// Epoch is the epoch of the server that queued the job (SubjectStart).
+	Epoch string `json:"epoch,omitempty"`
+}
+
+// start is the body of SubjectStart.
+type start struct {
+	// Epoch is random per server start.
+	Epoch string `json:"epoch"`
 }
 
 // askReply is the server's answer to a worker's ask request: exactly one field is set.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type WorkerConfig struct {
 	Name string
 	// Class is the class of machine that cells' `machine:` key names (e.g. "h100"); "" is none.
 	Class string
+	// Slots is how many runs that time nothing (cells.Exclusive false) this machine runs side by
+	// side, 1 to MaxSlots; 0: GOMAXPROCS (at most MaxSlots). A run that measures runs alone.
+	Slots int
 	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds.
 	Kinds func(cells.Env) []cells.Kind
 	// Limits bound what a run may ask for; zero fields take experiment.DefaultLimits.
@@ -53,9 +57,11 @@ type WorkerConfig struct {
 // validClass is what a class of machine may be: what a cell's machine: key takes.
 var validClass = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
-// RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, one at a time,
-// streaming every event back, until ctx ends. A lost connection is re-established (the worker
-// rejoins with the same id); a run in progress when ctx ends is cancelled and reported.
+// RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, streaming every
+// event back, until ctx ends: a run that measures alone, or up to cfg.Slots runs that time nothing
+// side by side (the server routes so; the worker also holds itself to it). A lost connection is
+// re-established (the worker rejoins with the same id); runs in progress when ctx ends are
+// cancelled and reported, then the worker says bye.
 func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = time.Second
@@ -71,6 +77,12 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}
 	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
 		return fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	}
+	switch {
+	case cfg.Slots < 0 || cfg.Slots > MaxSlots:
+		return fmt.Errorf("-slots %d: give 1 to %d runs that time nothing side by side (0: GOMAXPROCS)", cfg.Slots, MaxSlots)
+	case cfg.Slots == 0:
+		cfg.Slots = min(runtime.GOMAXPROCS(0), MaxSlots)
 	}
 	lim := cfg.Limits.WithDefaults()
 	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU}}
@@ -89,6 +101,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}
 	me := describe(cfg.Name, m.Report, names)
 	me.Class = cfg.Class
+	me.Slots = cfg.Slots
 
 	opts := []nats.Option{nats.Name("playground worker " + me.ID), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second), nats.RetryOnFailedConnect(true)}
 	switch {
@@ -113,7 +126,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		defer cancel()
 		return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
 			Durable: "worker-" + me.ID, FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
-			MaxAckPending: 1, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
+			MaxAckPending: cfg.Slots, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
 			Description: "jobs for " + me.Summary()})
 	}
 	var cons jetstream.Consumer
@@ -133,7 +146,11 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if status := nc.Status(); status != nats.CONNECTED {
 		return fmt.Errorf("joining %s: connection %s", redact(cfg.Join), status)
 	}
-	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s\n", me.ID, redact(cfg.Join), me.Summary())
+	w := &runner{nc: nc, kinds: kinds, me: me, out: cfg.Out, running: map[*running]bool{}}
+	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID, redact(cfg.Join), me.Summary(), me.Slots)
 	announce()
 	var beats sync.WaitGroup
 	beats.Add(1)
@@ -157,10 +174,20 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		_ = nc.Publish(SubjectBye, hello)
 		_ = nc.Flush()
 	}()
-	w := &runner{nc: nc, kinds: kinds, me: me}
+	// A permit is a job fetched and not yet acknowledged: at most cfg.Slots, as the consumer's
+	// MaxAckPending. Each job runs in its own goroutine; runner.gate keeps the one-machine rule.
+	permits := make(chan struct{}, cfg.Slots)
+	var jobs sync.WaitGroup
+	defer jobs.Wait() // before the bye: every job ended and was reported
 	for ctx.Err() == nil {
+		select {
+		case permits <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
 		if err != nil { // e.g. a server restarted without its store: make the consumer again
+			<-permits
 			select {
 			case <-ctx.Done():
 			case <-time.After(500 * time.Millisecond):
@@ -170,10 +197,23 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			}
 			continue
 		}
-		got := false
+		got, started := false, false
 		for msg := range batch.Messages() {
 			got = true
-			w.run(ctx, msg)
+			j, ok := w.accept(msg)
+			if !ok {
+				continue
+			}
+			started = true
+			jobs.Add(1)
+			go func() {
+				defer jobs.Done()
+				defer func() { <-permits }() // after the job's acknowledgement
+				w.run(ctx, msg, j)
+			}()
+		}
+		if !started {
+			<-permits
 		}
 		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
 			// The consumer may be gone (a server restarted without its store): make it again.
@@ -191,23 +231,69 @@ func isAuth(err error) bool {
 	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
 }
 
-// runner runs jobs on a worker.
+// runner runs jobs on a worker, several at once.
 type runner struct {
 	nc    *nats.Conn
 	kinds []cells.Kind
 	me    Machine
+	out   io.Writer
+	gate  gate
+
+	mu      sync.Mutex
+	epoch   string            // the epoch of the server last heard of (SubjectStart, or a job's)
+	running map[*running]bool // the jobs running now
 }
 
-// run runs one job and acknowledges it after its end event.
-func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
-	defer func() { _ = msg.Ack() }()
-	var j job
+// running is a job in progress, for stopping it when a new server starts.
+type running struct {
+	epoch  string
+	cancel context.CancelFunc
+}
+
+// accept reads a fetched job; it acknowledges and drops (ok false) one that is not a job or whose
+// time limit passed while it waited (stale).
+func (w *runner) accept(msg jetstream.Msg) (j job, ok bool) {
 	if err := json.Unmarshal(msg.Data(), &j); err != nil || j.ID == "" {
-		return // not a job: nobody waits for it
+		_ = msg.Ack() // not a job: nobody waits for it
+		return j, false
 	}
 	if stale(msg, j, time.Now()) {
-		return // its time limit passed while it waited: the server that queued it has given up on it
+		_ = msg.Ack() // its time limit passed while it waited: the server that queued it has given up on it
+		return j, false
 	}
+	return j, true
+}
+
+// serverStarted hears a server's epoch (SubjectStart).
+func (w *runner) serverStarted(msg *nats.Msg) {
+	var s start
+	if json.Unmarshal(msg.Data, &s) == nil && s.Epoch != "" {
+		w.newEpoch(s.Epoch)
+	}
+}
+
+// newEpoch records the epoch of the server now in charge and stops the jobs of any other: they
+// come from a server before a restart, and nobody waits for their events.
+func (w *runner) newEpoch(epoch string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if epoch == w.epoch {
+		return
+	}
+	w.epoch = epoch
+	for r := range w.running {
+		if r.epoch != epoch {
+			r.cancel()
+			fmt.Fprintf(w.out, "worker %s: stopped a run from before the server restarted\n", w.me.ID)
+		}
+	}
+}
+
+// run runs one job and acknowledges it after its end event. It waits for the machine first when
+// the one-machine rule says so (gate): a job left running from before a server restart may still
+// hold it.
+func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
+	defer func() { _ = msg.Ack() }()
 	subject := SubjectRun + j.ID + ".events"
 	pub := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
 	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
@@ -223,12 +309,34 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 	if err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	err = w.execute(rctx, j, out)
+	if j.Epoch != "" {
+		w.newEpoch(j.Epoch)
+	}
+	self := &running{epoch: j.Epoch, cancel: cancel}
+	w.mu.Lock()
+	w.running[self] = true
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.running, self)
+		w.mu.Unlock()
+	}()
+	r, exclusive, err := w.parse(j)
+	if err == nil {
+		if err = w.gate.enter(rctx, exclusive); err == nil {
+			err = w.execute(rctx, r, out)
+			w.gate.leave(exclusive)
+		}
+	}
 	if rctx.Err() == nil {
 		out.Flush()
 	}
 	end := event{Type: evEnd}
 	switch {
+	case ctx.Err() != nil:
+		// This worker is stopping: neither the server's cancel nor the time limit, so an error the
+		// server reports at once.
+		end.Error = fmt.Sprintf("the worker on %s was stopped during the run", w.me.Name)
 	case rctx.Err() != nil:
 		end.Cancelled = true
 		end.Error = fmt.Sprintf("the run was stopped on %s", w.me.Name)
@@ -242,6 +350,59 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg) {
 	_ = w.nc.Flush()
 }
 
+// gate holds a worker's own machine to the one-machine rule whatever it is sent: a run that
+// measures starts only when nothing else runs there, and a run that times nothing only when no
+// measuring run does. The server routes so anyway; the gate covers jobs still running from before
+// a server restart. The zero gate is open.
+type gate struct {
+	mu      sync.Mutex
+	heavy   bool          // a run that measures runs
+	light   int           // runs that time nothing running
+	changed chan struct{} // closed and replaced on every leave
+}
+
+// enter waits until a run (exclusive: one that measures) may start, and records it; err is ctx's
+// cause if ctx ends first.
+func (g *gate) enter(ctx context.Context, exclusive bool) error {
+	for {
+		g.mu.Lock()
+		if !g.heavy && (!exclusive || g.light == 0) {
+			if exclusive {
+				g.heavy = true
+			} else {
+				g.light++
+			}
+			g.mu.Unlock()
+			return nil
+		}
+		if g.changed == nil {
+			g.changed = make(chan struct{})
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// leave records that a run entered with exclusive ended.
+func (g *gate) leave(exclusive bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if exclusive {
+		g.heavy = false
+	} else if g.light > 0 {
+		g.light--
+	}
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
+}
+
 // stale reports whether j's time limit, counted from when it entered the stream, is already past at
 // now: nobody waits for its events any more (the server stopped waiting, or restarted), so running
 // it would only keep this machine busy measuring for no one.
@@ -253,21 +414,32 @@ func stale(msg jetstream.Msg, j job, now time.Time) bool {
 	return now.After(md.Timestamp.Add(time.Duration(j.TimeoutNS)))
 }
 
-// execute parses the job with this worker's kinds and runs it; a panic is the run's error.
-func (w *runner) execute(ctx context.Context, j job, e cells.Emitter) (err error) {
+// parse parses the job with this worker's kinds; exclusive says whether the run measures
+// (cells.Exclusive). A panic is the error.
+func (w *runner) parse(j job) (r cells.Run, exclusive bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("internal error on %s: %v", w.me.Name, p)
+		}
+	}()
+	k, ok := cells.Lookup(w.kinds, j.Kind)
+	if !ok {
+		return nil, false, fmt.Errorf("the machine %s cannot run %s cells", w.me.Name, j.Kind)
+	}
+	r, err = cells.Parse(k, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
+	if err != nil {
+		return nil, false, fmt.Errorf("on %s: %w", w.me.Name, err)
+	}
+	return r, cells.Exclusive(r), nil
+}
+
+// execute runs r; a panic is the run's error.
+func (w *runner) execute(ctx context.Context, r cells.Run, e cells.Emitter) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error on %s: %v", w.me.Name, p)
 		}
 	}()
-	k, ok := cells.Lookup(w.kinds, j.Kind)
-	if !ok {
-		return fmt.Errorf("the machine %s cannot run %s cells", w.me.Name, j.Kind)
-	}
-	r, err := cells.Parse(k, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
-	if err != nil {
-		return fmt.Errorf("on %s: %w", w.me.Name, err)
-	}
 	return r.Run(ctx, e)
 }
 

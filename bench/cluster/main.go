@@ -1,10 +1,11 @@
 // Command cluster measures runs spread over workers through NATS (package cluster) on this machine:
 // runs per minute of a fixed mix of small cells with 1, 2 and 4 local worker processes (joined over
-// loopback to the embedded NATS server, this binary re-executed as `worker`), and the latency NATS
+// loopback to the embedded NATS server, this binary re-executed as `worker`, each with -slots slots
+// for the runs that time nothing: 0 is GOMAXPROCS, 1 runs every run alone), and the latency NATS
 // adds to a run's first event: the median time from Execute to the first event on a worker, minus the
 // same for an in-process run (server.NewInProcess).
 //
-//	go run ./bench/cluster [-workers 1,2,4] [-runs 40] [-rounds 3] [-latency 50]
+//	go run ./bench/cluster [-workers 1,2,4] [-slots 0] [-runs 40] [-rounds 3] [-latency 50]
 package main
 
 import (
@@ -41,8 +42,11 @@ func main() {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) {
 		return
 	}
-	if len(os.Args) > 3 && os.Args[1] == "worker" {
-		err := cluster.RunWorker(context.Background(), cluster.WorkerConfig{Join: os.Args[2], Token: os.Args[3], Name: os.Args[4], Out: os.Stderr})
+	if len(os.Args) > 5 && os.Args[1] == "worker" {
+		slots, err := strconv.Atoi(os.Args[5])
+		if err == nil {
+			err = cluster.RunWorker(context.Background(), cluster.WorkerConfig{Join: os.Args[2], Token: os.Args[3], Name: os.Args[4], Slots: slots, Out: os.Stderr})
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -50,17 +54,18 @@ func main() {
 		return
 	}
 	workers := flag.String("workers", "1,2,4", "worker process counts")
+	slots := flag.Int("slots", 0, "each worker's slots for runs that time nothing (0: GOMAXPROCS; 1: every run alone)")
 	runs := flag.Int("runs", 40, "runs per round")
 	rounds := flag.Int("rounds", 3, "rounds per worker count")
 	latency := flag.Int("latency", 50, "runs for the first-event latency")
 	flag.Parse()
-	if err := run(*workers, *runs, *rounds, *latency); err != nil {
+	if err := run(*workers, *slots, *runs, *rounds, *latency); err != nil {
 		fmt.Fprintln(os.Stderr, "cluster bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(workerList string, runs, rounds, latencyRuns int) error {
+func run(workerList string, slots, runs, rounds, latencyRuns int) error {
 	ctx := context.Background()
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (bench)")...), Limits: experiment.DefaultLimits()}
 	kinds := builtin.Kinds(env)
@@ -73,7 +78,7 @@ func run(workerList string, runs, rounds, latencyRuns int) error {
 		}
 		return server.Job{Kind: m.kind, Lesson: "bench", Cell: cells.Cell{ID: "bench", Source: m.source}}, r
 	}
-	fmt.Printf("%s, %d logical CPUs, %s, %s\n", cpu(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("%s, %d logical CPUs, %s, %s, -slots %d\n", cpu(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"), slots)
 	fmt.Println("| workers | runs | runs per minute (median of rounds) | rounds |")
 	fmt.Println("|---|---|---|---|")
 	var base float64
@@ -82,7 +87,7 @@ func run(workerList string, runs, rounds, latencyRuns int) error {
 		if err != nil {
 			return err
 		}
-		c, stop, err := startWith(ctx, n)
+		c, stop, err := startWith(ctx, n, slots)
 		if err != nil {
 			return err
 		}
@@ -128,7 +133,7 @@ func run(workerList string, runs, rounds, latencyRuns int) error {
 		}
 		inProc = append(inProc, d)
 	}
-	c, stop, err := startWith(ctx, 1)
+	c, stop, err := startWith(ctx, 1, slots)
 	if err != nil {
 		return err
 	}
@@ -154,8 +159,9 @@ func parseKind(kinds []cells.Kind, kind, source string) (server.Job, cells.Run) 
 	return server.Job{Kind: kind, Lesson: "bench", Cell: cells.Cell{ID: "bench", Source: source}}, r
 }
 
-// startWith starts a cluster with a loopback port and n worker processes, and waits for them.
-func startWith(ctx context.Context, n int) (*cluster.Cluster, func(), error) {
+// startWith starts a cluster with a loopback port and n worker processes of slots slots, and waits
+// for them.
+func startWith(ctx context.Context, n, slots int) (*cluster.Cluster, func(), error) {
 	c, err := cluster.Start(ctx, cluster.Config{Listen: "127.0.0.1:0"})
 	if err != nil {
 		return nil, nil, err
@@ -170,7 +176,7 @@ func startWith(ctx context.Context, n int) (*cluster.Cluster, func(), error) {
 		c.Close()
 	}
 	for i := range n {
-		cmd := exec.Command(os.Args[0], "worker", c.WorkerURL(), c.Token(), fmt.Sprint("bench-", i))
+		cmd := exec.Command(os.Args[0], "worker", c.WorkerURL(), c.Token(), fmt.Sprint("bench-", i), strconv.Itoa(slots))
 		if err := cmd.Start(); err != nil {
 			stop()
 			return nil, nil, err

@@ -6,7 +6,7 @@
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 //	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
 //	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
-//	playground worker -join nats://HOST:PORT -token T [-name NAME] [-class C] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
+//	playground worker -join nats://HOST:PORT -token T [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
 import (
@@ -103,6 +103,7 @@ func workerConfig(args []string) cluster.WorkerConfig {
 	fs.StringVar(&cfg.Creds, "creds", "", "NATS credentials file, for an external NATS server")
 	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
 	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key may ask for (lower-case letters, digits, dashes)")
+	fs.IntVar(&cfg.Slots, "slots", 0, fmt.Sprintf("how many runs that time nothing (emulation, simulators, models) run side by side, 1 to %d; a run that measures always runs alone (default GOMAXPROCS)", cluster.MaxSlots))
 	limits := limitFlags(fs)
 	_ = fs.Parse(args)
 	cfg.Limits = limits()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,10 @@ type Config struct {
 	Creds string
 	// Token is the workers' password on the embedded server. Empty: a random one is generated.
 	Token string
+	// TLSCert and TLSKey, if set, are the PEM certificate and key the embedded server's port (Listen)
+	// requires TLS with: workers then join at a tls:// URL, and the token, jobs and results travel
+	// encrypted. playground uses the web server's -tls-cert and -tls-key.
+	TLSCert, TLSKey string
 	// DataDir, if set, keeps the JetStream store (the job stream) in DataDir/nats; empty keeps it in
 	// memory. Start purges the job stream either way: a job from before a restart has nobody
 	// waiting for its events (the server's run store marks such runs interrupted), so it is never
@@ -140,17 +145,17 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		if slots <= 0 {
 			slots = runtime.GOMAXPROCS(0)
 		}
-		c.local = &worker{m: describe("", cfg.Local, cfg.Kinds), local: true, slots: slots, gone: make(chan struct{})}
+		c.local = &worker{m: describe("local-"+randomToken(), "", cfg.Local, cfg.Kinds), local: true, slots: slots, gone: make(chan struct{})}
 		c.local.m.Name += " (this server)"
 		c.local.m.Class = cfg.Class
 		c.local.m.Slots = slots
 		c.workers[c.local.m.ID] = c.local
 	}
-	if _, err := c.nc.Subscribe(SubjectHello, c.hello); err != nil {
+	if _, err := c.nc.Subscribe(SubjectHello+"*", c.hello); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if _, err := c.nc.Subscribe(SubjectBye, c.bye); err != nil {
+	if _, err := c.nc.Subscribe(SubjectBye+"*", c.bye); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -185,7 +190,7 @@ func (c *Cluster) connect() error {
 	internal := randomToken()
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
-		Users: []*natsserver.User{{Username: WorkerUser, Password: c.cfg.Token, Permissions: workerPermissions()}, {Username: "playground", Password: internal}},
+		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal}, AlwaysEnableNonce: true,
 	}
 	if c.cfg.DataDir != "" {
 		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
@@ -211,6 +216,17 @@ func (c *Cluster) connect() error {
 			o.Port = natsserver.RANDOM_PORT
 		}
 	}
+	if (c.cfg.TLSCert == "") != (c.cfg.TLSKey == "") {
+		return errors.New("give both -tls-cert and -tls-key, or neither")
+	}
+	if c.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.cfg.TLSCert, c.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("embedded NATS server: loading the TLS certificate and key: %w", err)
+		}
+		o.TLS, o.TLSTimeout = true, 5
+		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ns, err := natsserver.NewServer(o)
 	if err != nil {
 		return fmt.Errorf("embedded NATS server: %w", err)
@@ -229,28 +245,14 @@ func (c *Cluster) connect() error {
 	return nil
 }
 
-// workerPermissions are all a worker may do on the embedded server: announce itself, stream the
-// events of its jobs, hear their cancels, and make and pull its own consumer of the job stream. It
-// may not publish jobs nor read other subjects.
-func workerPermissions() *natsserver.Permissions {
-	return &natsserver.Permissions{
-		Publish: &natsserver.SubjectPermission{Allow: []string{
-			SubjectHello, SubjectBye, SubjectRun + "*.events", SubjectRun + "*.ask",
-			"$JS.API.CONSUMER.CREATE." + Stream + ".>", "$JS.API.CONSUMER.DURABLE.CREATE." + Stream + ".>",
-			"$JS.API.CONSUMER.INFO." + Stream + ".>", "$JS.API.CONSUMER.MSG.NEXT." + Stream + ".>",
-			"$JS.ACK." + Stream + ".>",
-		}},
-		Subscribe: &natsserver.SubjectPermission{Allow: []string{"_INBOX.>", SubjectRun + "*.cancel", SubjectStart}},
-	}
-}
-
 func randomToken() string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// WorkerURL is the URL workers join at (nats://host:port), or "" when no port is open.
+// WorkerURL is the URL workers join at (nats://host:port, or tls://host:port when the port
+// requires TLS), or "" when no port is open.
 func (c *Cluster) WorkerURL() string {
 	if c.cfg.URL != "" {
 		return c.cfg.URL
@@ -268,7 +270,11 @@ func (c *Cluster) WorkerURL() string {
 			host = h
 		}
 	}
-	return "nats://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
+	scheme := "nats://"
+	if c.cfg.TLSCert != "" {
+		scheme = "tls://"
+	}
+	return scheme + net.JoinHostPort(host, strconv.Itoa(a.Port))
 }
 
 // Token is the workers' password on the embedded server.
@@ -290,13 +296,23 @@ func (c *Cluster) Machines() []Machine {
 	return ms
 }
 
+// announced reads the Machine of a hello or bye (prefix): ok only when its ID is the subject's
+// last token, which on the embedded server only that worker may publish to.
+func announced(msg *nats.Msg, prefix string) (m Machine, ok bool) {
+	if json.Unmarshal(msg.Data, &m) != nil || m.ID == "" || msg.Subject != prefix+m.ID {
+		return m, false
+	}
+	return m, true
+}
+
 // maxWorkers bounds the machines one server keeps track of; announcements past it are ignored.
 const maxWorkers = 1000
 
-// hello records a worker's announcement: a new worker joins, a known one stays alive.
+// hello records a worker's announcement: a new worker joins, a known one stays alive. One whose
+// Machine.ID is not its subject's (another worker's, or this server's own) is ignored.
 func (c *Cluster) hello(msg *nats.Msg) {
-	var m Machine
-	if json.Unmarshal(msg.Data, &m) != nil || m.ID == "" {
+	m, ok := announced(msg, SubjectHello)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
@@ -341,8 +357,8 @@ func (c *Cluster) announce() {
 
 // bye forgets a worker that stopped cleanly.
 func (c *Cluster) bye(msg *nats.Msg) {
-	var m Machine
-	if json.Unmarshal(msg.Data, &m) != nil {
+	m, ok := announced(msg, SubjectBye)
+	if !ok {
 		return
 	}
 	c.mu.Lock()

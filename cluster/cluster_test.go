@@ -26,7 +26,6 @@ import (
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -426,11 +425,11 @@ func TestStaleJobNotRun(t *testing.T) {
 	c := startCluster(t, Config{})
 	startWorker(t, c, "only", false)
 	id := c.Machines()[0].ID
-	staleEvents, err := c.nc.SubscribeSync(SubjectRun + "stale1.events")
+	staleEvents, err := c.nc.SubscribeSync(runSubject(id, "stale1", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	freshEvents, err := c.nc.SubscribeSync(SubjectRun + "fresh1.events")
+	freshEvents, err := c.nc.SubscribeSync(runSubject(id, "fresh1", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,47 +576,6 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 	}
 	if len(kept.Runs) != runs || onWorkers == 0 {
 		t.Errorf("%d runs kept, %d of them with a worker as their machine; want %d, some", len(kept.Runs), onWorkers, runs)
-	}
-}
-
-// The embedded server's port takes no client without the worker token.
-func TestPortNeedsToken(t *testing.T) {
-	c := startCluster(t, Config{Token: "right"})
-	for _, opt := range []nats.Option{nats.Name("anonymous"), nats.UserInfo(WorkerUser, "wrong"), nats.Token("right")} {
-		if nc, err := nats.Connect(c.WorkerURL(), opt); err == nil {
-			nc.Close()
-			t.Errorf("a client without the worker's credentials connected")
-		}
-	}
-	errs := make(chan error, 10)
-	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "right"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
-	if err != nil {
-		t.Fatalf("with the token: %v", err)
-	}
-	defer nc.Close()
-	// A worker may not queue jobs nor listen to other runs' events.
-	if err := nc.Publish(SubjectJobs+"someone", []byte(`{"id":"x"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nc.SubscribeSync(SubjectRun + "x.events"); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		select {
-		case err := <-errs:
-			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
-				t.Errorf("a worker's forbidden publish or subscribe: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("no permissions violation for a worker publishing a job or reading events")
-		}
-	}
-	info, err := c.stream.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State.Msgs != 0 {
-		t.Errorf("the stream holds %d jobs, want none", info.State.Msgs)
 	}
 }
 

@@ -109,7 +109,7 @@ func (g goneError) Error() string {
 func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
 	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
-	sub, err := c.nc.SubscribeSync(SubjectRun + id + ".events")
+	sub, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "events"))
 	if err != nil {
 		return false, err
 	}
@@ -140,10 +140,10 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_ = c.stream.DeleteMsg(dctx, seq)
 			cancel()
-			_ = c.nc.Publish(SubjectRun+id+".cancel", nil)
+			_ = c.nc.Publish(runSubject(w.m.ID, id, "cancel"), nil)
 		}
 	}()
-	asks, err := c.nc.SubscribeSync(SubjectRun + id + ".ask")
+	asks, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "ask"))
 	if err != nil {
 		return false, err
 	}

@@ -35,8 +35,9 @@ func FuzzEvent(f *testing.F) {
 	})
 }
 
-// FuzzHello feeds arbitrary announcements to the server: none may panic, one without an id is
-// ignored, and a worker's slots are 1 to MaxSlots whatever it announced.
+// FuzzHello feeds arbitrary announcements to the server, on the subject of the id they name: none
+// may panic, one without an id is ignored, and a worker's slots are 1 to MaxSlots whatever it
+// announced.
 func FuzzHello(f *testing.F) {
 	f.Add([]byte(`{"id":"a","name":"a","cpu":"x","cores":2,"gpus":["g"],"class":"lab"}`))
 	f.Add([]byte(`{"id":""}`))
@@ -45,8 +46,9 @@ func FuzzHello(f *testing.F) {
 	f.Add([]byte(`{"id":"d","slots":99999999999}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &Cluster{workers: map[string]*worker{}, changed: make(chan struct{})}
-		c.hello(natsMsg(data))
 		var m Machine
+		_ = json.Unmarshal(data, &m)
+		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
 		if json.Unmarshal(data, &m) != nil || m.ID == "" {
 			if len(c.workers) != 0 {
 				t.Errorf("%q was taken as a worker", data)
@@ -60,5 +62,3 @@ func FuzzHello(f *testing.F) {
 		}
 	})
 }
-
-func natsMsg(data []byte) *nats.Msg { return &nats.Msg{Data: data} }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/nats-io/nuid"
 )
 
 // Probe asks a GPU worker process (package gpu; the playground binary's hidden gpu-worker
@@ -32,23 +31,18 @@ func selfGPU() gpu.Transport {
 	return gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
 }
 
-// describe is this machine as a worker announces it, from its GPU report.
-func describe(name string, r cuda.Report, kinds []string) Machine {
-	host, _ := os.Hostname()
-	if host == "" {
-		host = "unknown-host"
-	}
+// describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
+// NATS subject token).
+func describe(id, name string, r cuda.Report, kinds []string) Machine {
 	if name == "" {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "unknown-host"
+		}
 		name = host
 	}
-	m := Machine{ID: host + "-" + strings.ToLower(nuid.Next()[:10]), Name: name, CPU: cpuModel(), Cores: runtime.NumCPU(),
+	m := Machine{ID: id, Name: name, CPU: cpuModel(), Cores: runtime.NumCPU(),
 		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
-	m.ID = strings.Map(func(c rune) rune { // a NATS subject token: no dots, spaces or wildcards
-		if c == '.' || c == ' ' || c == '*' || c == '>' || c < 0x21 || c > 0x7e {
-			return '_'
-		}
-		return c
-	}, m.ID)
 	for _, d := range r.Devices {
 		m.GPUs = append(m.GPUs, d.Name)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/gpuplayground/playground/cells"
@@ -44,6 +45,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	for _, k := range kinds(cells.Env{}) {
 		cfg.Cluster.Kinds = append(cfg.Cluster.Kinds, k.Name())
 	}
+	if cfg.Cluster.TLSCert == "" && cfg.Cluster.TLSKey == "" {
+		cfg.Cluster.TLSCert, cfg.Cluster.TLSKey = cfg.Server.TLSCert, cfg.Server.TLSKey
+	}
 	if cfg.Cluster.Out == nil {
 		cfg.Cluster.Out = cfg.Server.Out
 	}
@@ -65,9 +69,27 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	switch url := c.WorkerURL(); {
 	case cfg.Cluster.URL != "":
 		fmt.Fprintf(out, "runs go through the NATS server at %s; workers join it with: playground worker -join URL -creds FILE (or a URL with their user and password)\n", redact(url))
+	case url != "" && c.cfg.TLSCert != "":
+		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s (add -ca FILE when their machines do not already trust %s)\n", url, c.Token(), c.cfg.TLSCert)
 	case url != "":
 		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s\n", url, c.Token())
+		if !loopback(cfg.Cluster.Listen) {
+			fmt.Fprintln(out, "warning: the workers' NATS port is not encrypted: the worker token, the cells' sources and their results cross the network in clear; give -tls-cert and -tls-key to require TLS there")
+		}
 	}
 	cfg.Server.Executor = c
 	return server.Run(ctx, cfg.Server)
+}
+
+// loopback reports whether the host of addr (host:port) is a loopback name or address.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

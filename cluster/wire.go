@@ -19,19 +19,35 @@ const (
 	// SubjectJobs + worker id is the subject of the jobs routed to that worker; the stream holds
 	// SubjectJobs + "*".
 	SubjectJobs = "playground.jobs."
-	// SubjectHello carries every worker's Machine, at start and every heartbeat.
-	SubjectHello = "playground.workers.hello"
-	// SubjectBye carries the Machine of a worker that stops cleanly.
-	SubjectBye = "playground.workers.bye"
+	// SubjectHello + worker id carries that worker's Machine, at start and every heartbeat; the
+	// server takes only a Machine whose ID is the subject's last token, and on the embedded server a
+	// worker may publish only under its own id (its nkey, checked at connect).
+	SubjectHello = "playground.workers.hello."
+	// SubjectBye + worker id carries the Machine of a worker that stops cleanly.
+	SubjectBye = "playground.workers.bye."
 	// SubjectStart carries a server's epoch (a start), when it starts and whenever a worker new to
 	// it announces itself: a worker stops the jobs it runs for any other epoch (a server before a
 	// restart), as nobody waits for their events.
 	SubjectStart = "playground.server.start"
-	// SubjectRun + job id + ".events" carries a job's events, worker to server; + ".cancel" asks
-	// the worker to stop the job; + ".ask" is a request, worker to server, that hands a task to the
-	// browser page behind the run (cells.Ask), answered with an askReply.
+	// SubjectRun + worker id + "." + job id + ".events" carries a job's events, worker to server;
+	// + ".cancel" asks the worker to stop the job; + ".ask" is a request, worker to server, that
+	// hands a task to the browser page behind the run (cells.Ask), answered with an askReply
+	// (runSubject).
 	SubjectRun = "playground.run."
+	// InboxPrefix + worker id is the prefix of a worker's reply subjects (nats.CustomInboxPrefix):
+	// on the embedded server a worker may subscribe to no other inbox, so none hears another's
+	// replies.
+	InboxPrefix = "_INBOX."
 )
+
+// consumerName is the name of the durable pull consumer of the job stream through which the worker
+// id takes its jobs (filtered to SubjectJobs + id).
+func consumerName(id string) string { return "worker-" + id }
+
+// runSubject is the subject of job's events, cancel or ask (what) on worker.
+func runSubject(worker, job, what string) string {
+	return SubjectRun + worker + "." + job + "." + what
+}
 
 // Size caps of the wire.
 const (
@@ -46,7 +62,8 @@ const (
 
 // Machine is what a worker announces about itself.
 type Machine struct {
-	// ID is unique per worker process: its host name and a random suffix.
+	// ID is unique per worker process: the public key of the nkey pair it makes at start (on the
+	// embedded server it proves it holds the key at connect), a NATS subject token.
 	ID string `json:"id"`
 	// Name is the machine's name as results show it (the host name unless -name says otherwise).
 	Name string `json:"name"`

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
@@ -31,6 +34,9 @@ type WorkerConfig struct {
 	// Token is the worker password the server printed (user WorkerUser); Creds, instead, is a NATS
 	// credentials file for an external NATS server.
 	Token, Creds string
+	// CA, if set, is a PEM file of the certificate authority (or the self-signed certificate) that
+	// the server's TLS certificate must chain to (a tls:// Join URL); empty: the system's roots.
+	CA string
 	// Name is the machine's name in results. Default: the host name.
 	Name string
 	// Class is the class of machine that cells' `machine:` key names (e.g. "h100"); "" is none.
@@ -99,16 +105,31 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for _, k := range kinds {
 		names = append(names, k.Name())
 	}
-	me := describe(cfg.Name, m.Report, names)
+	// The worker's identity: a user nkey pair made now; its public key is the worker's id, which
+	// the embedded server checks (auth) and scopes its permissions to.
+	key, err := nkeys.CreateUser()
+	if err != nil {
+		return fmt.Errorf("making the worker's nkey: %w", err)
+	}
+	defer key.Wipe()
+	id, err := key.PublicKey()
+	if err != nil {
+		return fmt.Errorf("making the worker's nkey: %w", err)
+	}
+	me := describe(id, cfg.Name, m.Report, names)
 	me.Class = cfg.Class
 	me.Slots = cfg.Slots
 
-	opts := []nats.Option{nats.Name("playground worker " + me.ID), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second), nats.RetryOnFailedConnect(true)}
+	opts := []nats.Option{nats.Name("playground worker " + me.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + id)}
 	switch {
 	case cfg.Creds != "":
 		opts = append(opts, nats.UserCredentials(cfg.Creds))
 	case cfg.Token != "":
-		opts = append(opts, nats.UserInfo(WorkerUser, cfg.Token))
+		opts = append(opts, nats.UserInfo(WorkerUser, cfg.Token), nats.Nkey(id, key.Sign))
+	}
+	if cfg.CA != "" {
+		opts = append(opts, nats.RootCAs(cfg.CA))
 	}
 	nc, err := nats.Connect(cfg.Join, opts...)
 	if err != nil {
@@ -120,12 +141,12 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		return err
 	}
 	hello, _ := json.Marshal(me)
-	announce := func() { _ = nc.Publish(SubjectHello, hello) }
+	announce := func() { _ = nc.Publish(SubjectHello+me.ID, hello) }
 	consumer := func(ctx context.Context) (jetstream.Consumer, error) {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
-			Durable: "worker-" + me.ID, FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
+			Durable: consumerName(me.ID), FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
 			MaxAckPending: cfg.Slots, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
 			Description: "jobs for " + me.Summary()})
 	}
@@ -134,7 +155,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		if cons, err = consumer(ctx); err == nil {
 			break
 		}
-		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) || isTLS(nc.LastError()) {
 			return fmt.Errorf("joining %s: %w", redact(cfg.Join), errors.Join(err, nc.LastError()))
 		}
 		select {
@@ -150,7 +171,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID, redact(cfg.Join), me.Summary(), me.Slots)
+	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
 	announce()
 	var beats sync.WaitGroup
 	beats.Add(1)
@@ -171,7 +192,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	defer func() {
 		stopBeats()
 		beats.Wait()
-		_ = nc.Publish(SubjectBye, hello)
+		_ = nc.Publish(SubjectBye+me.ID, hello)
 		_ = nc.Flush()
 	}()
 	// A permit is a job fetched and not yet acknowledged: at most cfg.Slots, as the consumer's
@@ -225,6 +246,15 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		}
 	}
 	return nil
+}
+
+// isTLS reports whether err is a TLS certificate the worker does not trust (or one for another
+// host): waiting will not change it.
+func isTLS(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &verify)
 }
 
 func isAuth(err error) bool {
@@ -284,7 +314,7 @@ func (w *runner) newEpoch(epoch string) {
 	for r := range w.running {
 		if r.epoch != epoch {
 			r.cancel()
-			fmt.Fprintf(w.out, "worker %s: stopped a run from before the server restarted\n", w.me.ID)
+			fmt.Fprintf(w.out, "worker %s: stopped a run from before the server restarted\n", w.me.Name)
 		}
 	}
 }
@@ -294,8 +324,7 @@ func (w *runner) newEpoch(epoch string) {
 // hold it.
 func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	defer func() { _ = msg.Ack() }()
-	subject := SubjectRun + j.ID + ".events"
-	pub := &publisher{nc: w.nc, subject: subject, ask: SubjectRun + j.ID + ".ask"}
+	pub := &publisher{nc: w.nc, subject: runSubject(w.me.ID, j.ID, "events"), ask: runSubject(w.me.ID, j.ID, "ask")}
 	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
 	pub.publish(event{Type: evTaken, Machine: &me})
@@ -305,7 +334,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sub, err := w.nc.Subscribe(SubjectRun+j.ID+".cancel", func(*nats.Msg) { cancel() })
+	sub, err := w.nc.Subscribe(runSubject(w.me.ID, j.ID, "cancel"), func(*nats.Msg) { cancel() })
 	if err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}

@@ -245,12 +245,12 @@ type ends struct {
 func countEnds(t *testing.T, c *Cluster) *ends {
 	t.Helper()
 	e := &ends{n: map[string]int{}, err: map[string]string{}}
-	sub, err := c.nc.Subscribe(SubjectRun+"*.events", func(m *nats.Msg) {
+	sub, err := c.nc.Subscribe(runSubject("*", "*", "events"), func(m *nats.Msg) {
 		var ev event
 		if json.Unmarshal(m.Data, &ev) != nil || ev.Type != evEnd {
 			return
 		}
-		id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, SubjectRun), ".events")
+		id := strings.Split(m.Subject, ".")[3] // playground.run.WORKER.JOB.events
 		e.mu.Lock()
 		e.n[id]++
 		e.err[id] = ev.Error
@@ -307,7 +307,7 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 	defer c.Close()
 	hello := func(m Machine) {
 		data, _ := json.Marshal(m)
-		c.hello(&nats.Msg{Data: data})
+		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
 	}
 	for _, tt := range []struct{ announced, want int }{{0, 1}, {-4, 1}, {1, 1}, {3, 3}, {MaxSlots, MaxSlots}, {1 << 30, MaxSlots}} {
 		id := fmt.Sprint("cap-", tt.announced)
@@ -451,7 +451,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 	ends := countEnds(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	taken, err := c.nc.SubscribeSync(SubjectRun + "heavy1.events")
+	taken, err := c.nc.SubscribeSync(runSubject(id, "heavy1", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 		t.Fatal("the measuring job started while a job that times nothing ran")
 	default:
 	}
-	if err := c.nc.Publish(SubjectRun+"light1.cancel", nil); err != nil {
+	if err := c.nc.Publish(runSubject(id, "light1", "cancel"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if msg := ends.waitEnd(t, "heavy1"); msg != "" {
@@ -495,7 +495,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 		t.Fatalf("the other job ended with it: %v", err)
 	default:
 	}
-	if err := c.nc.Publish(SubjectRun+"keep.cancel", nil); err != nil {
+	if err := c.nc.Publish(runSubject(id, "keep", "cancel"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if msg := ends.waitEnd(t, "keep"); msg != "the run was stopped on guarded" {

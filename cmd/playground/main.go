@@ -6,7 +6,7 @@
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 //	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
 //	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
-//	playground worker -join nats://HOST:PORT -token T [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
+//	playground worker -join nats://HOST:PORT -token T [-ca FILE] [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
 import (
@@ -66,7 +66,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
 	fs.StringVar(&cfg.Server.LessonsDir, "lessons", "", "serve lessons from this directory, re-read on change, instead of the embedded ones")
 	fs.BoolVar(&cfg.Server.Open, "open", false, "open the lessons in the default browser")
-	fs.StringVar(&cfg.Server.TLSCert, "tls-cert", "", "serve https with this PEM certificate (with -tls-key): browsers on other machines need https for WebGPU")
+	fs.StringVar(&cfg.Server.TLSCert, "tls-cert", "", "serve https with this PEM certificate (with -tls-key): browsers on other machines need https for WebGPU; the workers' NATS port then requires TLS too")
 	fs.StringVar(&cfg.Server.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
 	limits := limitFlags(fs)
 	dataDir, err := store.DefaultDir()
@@ -98,9 +98,10 @@ func serveConfig(args []string) cluster.ServeConfig {
 func workerConfig(args []string) cluster.WorkerConfig {
 	var cfg cluster.WorkerConfig
 	fs := flag.NewFlagSet("playground worker", flag.ExitOnError)
-	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT (the server prints it)")
+	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT or tls://HOST:PORT (the server prints it)")
 	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")
 	fs.StringVar(&cfg.Creds, "creds", "", "NATS credentials file, for an external NATS server")
+	fs.StringVar(&cfg.CA, "ca", "", "PEM file of the CA (or the self-signed certificate) the server's TLS certificate must chain to, for a tls:// URL the system does not already trust")
 	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
 	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key may ask for (lower-case letters, digits, dashes)")
 	fs.IntVar(&cfg.Slots, "slots", 0, fmt.Sprintf("how many runs that time nothing (emulation, simulators, models) run side by side, 1 to %d; a run that measures always runs alone (default GOMAXPROCS)", cluster.MaxSlots))

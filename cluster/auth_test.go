@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// newKey makes a worker's user nkey pair and returns it with its public key (the worker's id).
+func newKey(t *testing.T) (nkeys.KeyPair, string) {
+	t.Helper()
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kp, pub
+}
+
+// The embedded server's port takes no client without the worker token and a worker nkey whose
+// signature of the connection's nonce checks out.
+func TestPortNeedsTokenAndKey(t *testing.T) {
+	c := startCluster(t, Config{Token: "right"})
+	kp, pub := newKey(t)
+	other, _ := newKey(t)
+	for name, opts := range map[string][]nats.Option{
+		"no credentials":             {nats.Name("anonymous")},
+		"wrong token":                {nats.UserInfo(WorkerUser, "wrong"), nats.Nkey(pub, kp.Sign)},
+		"token as auth_token":        {nats.Token("right"), nats.Nkey(pub, kp.Sign)},
+		"token without an nkey":      {nats.UserInfo(WorkerUser, "right")},
+		"another key's signature":    {nats.UserInfo(WorkerUser, "right"), nats.Nkey(pub, other.Sign)},
+		"the server's internal user": {nats.UserInfo("playground", "right"), nats.Nkey(pub, kp.Sign)},
+	} {
+		if nc, err := nats.Connect(c.WorkerURL(), opts...); err == nil {
+			nc.Close()
+			t.Errorf("%s: connected", name)
+		}
+	}
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "right"), nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+pub))
+	if err != nil {
+		t.Fatalf("with the token and a key: %v", err)
+	}
+	nc.Close()
+}
+
+// A worker that holds the token may do only what its own id allows: it cannot queue jobs, read any
+// inbox, cancel or event subject but its own, announce itself as another worker, nor make a
+// consumer of another worker's jobs; what it announces under its own id is taken.
+func TestWorkerConfinedToItsID(t *testing.T) {
+	c := startCluster(t, Config{Token: "tok"})
+	kp, me := newKey(t)
+	_, victim := newKey(t)
+	var mu sync.Mutex
+	var violations []string
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(me, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+me),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			mu.Lock()
+			violations = append(violations, err.Error())
+			mu.Unlock()
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+
+	hello := func(subject, id, name string) {
+		t.Helper()
+		data, _ := json.Marshal(Machine{ID: id, Name: name, CPU: "x", Cores: 1})
+		if err := nc.Publish(subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forbiddenSubs := []string{"_INBOX.>", InboxPrefix + victim + ".>", runSubject(victim, "*", "cancel"), runSubject("*", "*", "cancel"),
+		runSubject(victim, "*", "events"), runSubject(me, "*", "events"), SubjectHello + "*"}
+	for _, s := range forbiddenSubs {
+		if _, err := nc.SubscribeSync(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forbiddenPubs := []string{SubjectJobs + me, SubjectJobs + victim, runSubject(victim, "j", "events"), runSubject(victim, "j", "cancel"),
+		"$JS.API.CONSUMER.CREATE." + Stream + "." + consumerName(victim) + "." + SubjectJobs + victim,
+		"$JS.API.CONSUMER.CREATE." + Stream + "." + consumerName(me) + "." + SubjectJobs + "*",
+		"$JS.API.CONSUMER.MSG.NEXT." + Stream + "." + consumerName(victim), "$JS.API.STREAM.PURGE." + Stream}
+	for _, s := range forbiddenPubs {
+		if err := nc.Publish(s, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hello(SubjectHello+victim, victim, "impostor")         // forbidden: another's subject
+	hello(SubjectHello+me, victim, "impostor-in-the-body") // allowed subject, another id: ignored
+	hello(SubjectHello+me, me, "honest")
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := len(forbiddenSubs) + len(forbiddenPubs) + 1
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(violations)
+		mu.Unlock()
+		if n >= want || time.Now().After(deadline) {
+			break
+		}
+	}
+	mu.Lock()
+	got := strings.Join(violations, "\n")
+	n := len(violations)
+	for _, v := range violations {
+		if !strings.Contains(strings.ToLower(v), "permissions violation") {
+			t.Errorf("not a permissions violation: %s", v)
+		}
+	}
+	mu.Unlock()
+	if n != want {
+		t.Errorf("%d errors, want %d permissions violations:\n%s", n, want, got)
+	}
+	for _, s := range append(forbiddenSubs, forbiddenPubs...) {
+		if !strings.Contains(got, s) {
+			t.Errorf("no violation for %s", s)
+		}
+	}
+	waitMachine(t, c, "honest", true)
+	for _, m := range c.Machines() {
+		if m.ID == victim || strings.HasPrefix(m.Name, "impostor") {
+			t.Errorf("the server took %+v, announced under another worker's id", m)
+		}
+	}
+	info, err := c.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 || info.State.Consumers != 0 {
+		t.Errorf("the stream holds %d jobs and %d consumers, want none", info.State.Msgs, info.State.Consumers)
+	}
+}

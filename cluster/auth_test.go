@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -139,5 +141,30 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 	}
 	if info.State.Msgs != 0 || info.State.Consumers != 0 {
 		t.Errorf("the stream holds %d jobs and %d consumers, want none", info.State.Msgs, info.State.Consumers)
+	}
+}
+
+// A generated worker token is kept with the data directory, so the workers that joined with it
+// rejoin after a restart; without one each start makes a new token.
+func TestGeneratedTokenKeptWithData(t *testing.T) {
+	dir := t.TempDir()
+	first, err := keptToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := keptToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) < 32 || again != first {
+		t.Errorf("tokens %q then %q: want the same random one, kept", first, again)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "nats", "worker-token")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the kept token's file: %v, %v; want mode 0600", fi, err)
+	}
+	a, _ := keptToken("")
+	b, _ := keptToken("")
+	if a == b || len(a) < 32 {
+		t.Errorf("without a data directory: %q then %q, want two random tokens", a, b)
 	}
 }

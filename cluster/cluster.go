@@ -40,7 +40,8 @@ type Config struct {
 	URL string
 	// Creds is a NATS credentials file (JWT and nkey seed) for the external server.
 	Creds string
-	// Token is the workers' password on the embedded server. Empty: a random one is generated.
+	// Token is the workers' password on the embedded server. Empty: a random one, generated once
+	// per DataDir and kept there (keptToken), or per start without DataDir.
 	Token string
 	// TLSCert and TLSKey, if set, are the PEM certificate and key the embedded server's port (Listen)
 	// requires TLS with: workers then join at a tls:// URL, and the token, jobs and results travel
@@ -185,7 +186,11 @@ func (c *Cluster) connect() error {
 		return nil
 	}
 	if c.cfg.Token == "" {
-		c.cfg.Token = randomToken()
+		tok, err := keptToken(c.cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		c.cfg.Token = tok
 	}
 	internal := randomToken()
 	o := &natsserver.Options{
@@ -243,6 +248,31 @@ func (c *Cluster) connect() error {
 	}
 	c.nc = nc
 	return nil
+}
+
+// keptToken is the worker token generated for the data directory dir: made once and kept in
+// dir/nats/worker-token (mode 0600), so that workers started with it rejoin after a restart. With
+// no dir, a new random token.
+func keptToken(dir string) (string, error) {
+	if dir == "" {
+		return randomToken(), nil
+	}
+	path := filepath.Join(dir, "nats", "worker-token")
+	if b, err := os.ReadFile(path); err == nil {
+		if tok := strings.TrimSpace(string(b)); len(tok) >= 32 {
+			return tok, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("the kept worker token: %w", err)
+	}
+	tok := randomToken()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("keeping the worker token: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keeping the worker token: %w", err)
+	}
+	return tok, nil
 }
 
 func randomToken() string {

@@ -122,6 +122,51 @@ func startCluster(t *testing.T, cfg Config) *Cluster {
 	return c
 }
 
+// napLessons writes lesson 01-naps, one nap cell per source, into a new folder and returns it.
+func napLessons(t *testing.T, sources ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n"
+	for _, src := range sources {
+		lesson += "\n```nap\n" + src + "```\n"
+	}
+	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// serveLessons serves cfg on 127.0.0.1:0 until the test ends (then Serve must return no error) and
+// returns its address.
+func serveLessons(t *testing.T, cfg server.Config) string {
+	t.Helper()
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	background(t, "Serve", func(ctx context.Context) error { return s.Serve(ctx, ln) })
+	return ln.Addr().String()
+}
+
+// background runs f until the test ends, then cancels its context and fails the test if f returns
+// an error.
+func background(t *testing.T, name string, f func(context.Context) error) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	})
+}
+
 // startWorker starts this test binary as a worker process named name and waits until the cluster
 // knows it.
 func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...string) *exec.Cmd {
@@ -468,33 +513,13 @@ func TestStaleJobNotRun(t *testing.T) {
 // Through the server's websocket with two workers and the local one: every run of a burst ends with
 // exactly one terminal message, in order after its other messages, and a cancelled one is cancelled.
 func TestServerExactlyOneTerminal(t *testing.T) {
-	dir := t.TempDir()
-	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 150\n```\n\n```nap\nms: 60000\n```\n"
-	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := napLessons(t, "ms: 150\n", "ms: 60000\n")
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
-	s, err := server.New(server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
+	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
 		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	ws, _, err := websocket.DefaultDialer.Dial("ws://"+ln.Addr().String()+"/ws", http.Header{"Origin": {"http://" + ln.Addr().String()}})
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +580,7 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 		t.Errorf("runs ran on %v, want several machines", machines)
 	}
 	// The runs a worker ran are kept with that worker as their machine.
-	resp, err := http.Get("http://" + ln.Addr().String() + "/api/runs")
+	resp, err := http.Get("http://" + addr + "/api/runs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,26 +713,14 @@ func TestServePrintsWorkerCommand(t *testing.T) {
 	if err := Serve(context.Background(), ServeConfig{Cluster: Config{}}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
 		t.Errorf("no local worker and no port: %v", err)
 	}
-	dir := t.TempDir()
-	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 10\n```\n"
-	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := napLessons(t, "ms: 10\n")
 	out := &syncBuffer{}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, ServeConfig{
+	background(t, "Serve", func(ctx context.Context) error {
+		return Serve(ctx, ServeConfig{
 			Server: server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
 				Devices: func(context.Context) cuda.Report { return fakeReport(false) }},
 			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
-	}()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	})
 	var join, token, addr string
 	for deadline := time.Now().Add(30 * time.Second); addr == "" || join == ""; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

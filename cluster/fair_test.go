@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -50,33 +48,12 @@ func signIn(t *testing.T, base, name string) *websocket.Conn {
 // a time there in fair rounds (B's first before A's third, B's second before A's fourth), not in
 // the order they were sent, and each ends with exactly one terminal message.
 func TestFairQueueOverWorkers(t *testing.T) {
-	dir := t.TempDir()
-	lesson := "---\ntitle: Naps\nsummary: naps\norder: 1\n---\n\n# Naps\n\n```nap\nms: 100\n```\n"
-	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := napLessons(t, "ms: 100\n")
 	c := startCluster(t, Config{})
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
-	s, err := server.New(server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, Token: "class", InstructorToken: "teach",
+	base := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, Token: "class", InstructorToken: "teach",
 		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	base := ln.Addr().String()
 	wa, wb := signIn(t, base, "A"), signIn(t, base, "B")
 
 	var mu sync.Mutex

@@ -68,20 +68,12 @@ func TestWorkersOverTLS(t *testing.T) {
 func TestServeUsesTheWebCertificateForWorkers(t *testing.T) {
 	certFile, keyFile, _ := testcert.SelfSigned(t)
 	out := &syncBuffer{}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, ServeConfig{
+	background(t, "Serve", func(ctx context.Context) error {
+		return Serve(ctx, ServeConfig{
 			Server: server.Config{Addr: "127.0.0.1:0", Kinds: testKinds, Out: out, TLSCert: certFile, TLSKey: keyFile,
 				Devices: func(context.Context) cuda.Report { return fakeReport(false) }},
 			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
-	}()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	})
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "GPU Playground: https://"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("Serve printed %q", out.String())

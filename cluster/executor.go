@@ -148,7 +148,9 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 		return false, err
 	}
 	defer func() { _ = asks.Unsubscribe() }()
-	msgs := make(chan *nats.Msg)
+	// A NATS subscription cannot be selected on: a goroutine each hands its messages over. The
+	// events' one gives back the message it holds when stopped (held), so that none is lost.
+	asked, events := make(chan *nats.Msg), make(chan *nats.Msg)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -158,71 +160,97 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 				return
 			}
 			select {
-			case msgs <- m:
+			case asked <- m:
 			case <-rctx.Done():
 				return
 			}
 		}
 	}()
+	ectx, stopEvents := context.WithCancel(rctx)
+	defer stopEvents()
+	held := make(chan *nats.Msg, 1)
 	go func() {
 		for {
-			m, err := sub.NextMsgWithContext(rctx)
+			m, err := sub.NextMsgWithContext(ectx)
 			if err != nil {
+				held <- nil
 				return
 			}
 			select {
-			case msgs <- m:
-			case <-rctx.Done():
+			case events <- m:
+			case <-ectx.Done():
+				held <- m
 				return
 			}
 		}
 	}()
 	noted := false
+	// handle relays one event; end reports the job's end, with the run's outcome.
+	handle := func(m *nats.Msg) (end bool, err error) {
+		var ev event
+		if json.Unmarshal(m.Data, &ev) != nil || ev.Type == evTaken {
+			return false, nil
+		}
+		if !noted {
+			e.Note("info", "Ran on "+w.m.Summary()+".")
+			noted = true
+		}
+		if ev.Type != evEnd {
+			streamed = true
+			relay(ev, e, w.m.Name)
+			return false, nil
+		}
+		ended, streamed = true, true
+		switch {
+		case ev.Cancelled:
+			// The worker stopped it: on the server's cancel, or at the deadline it was given,
+			// which its clock may reach a moment before this one.
+			if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Until(dl) + time.Second):
+				}
+			}
+			if ctx.Err() != nil {
+				return true, ctx.Err()
+			}
+			return true, errors.New(ev.Error)
+		case ev.Error != "":
+			return true, errors.New(ev.Error)
+		}
+		return true, nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return streamed, ctx.Err()
 		case <-w.gone:
-			return streamed, goneError{w.m, streamed}
-		case m := <-msgs:
-			if m.Subject != sub.Subject { // an ask: the run's page does a task for the worker
-				answerAsk(ctx, m, e)
-				continue
+			// What the worker sent before it said bye is already queued here (NATS delivers one
+			// connection's messages in order): its end, when it stopped cleanly. Take that first.
+			stopEvents()
+			var pending []*nats.Msg
+			if m := <-held; m != nil {
+				pending = append(pending, m)
 			}
-			var ev event
-			if json.Unmarshal(m.Data, &ev) != nil {
-				continue
-			}
-			if ev.Type == evTaken {
-				continue
-			}
-			if !noted {
-				e.Note("info", "Ran on "+w.m.Summary()+".")
-				noted = true
-			}
-			streamed = streamed || ev.Type != evEnd
-			if ev.Type == evEnd {
-				ended = true
-				switch {
-				case ev.Cancelled:
-					// The worker stopped it: on the server's cancel, or at the deadline it was given,
-					// which its clock may reach a moment before this one.
-					if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
-						select {
-						case <-ctx.Done():
-						case <-time.After(time.Until(dl) + time.Second):
-						}
-					}
-					if ctx.Err() != nil {
-						return true, ctx.Err()
-					}
-					return true, errors.New(ev.Error)
-				case ev.Error != "":
-					return true, errors.New(ev.Error)
+			for {
+				m, err := sub.NextMsg(0)
+				if err != nil {
+					break
 				}
-				return true, nil
+				pending = append(pending, m)
 			}
-			relay(ev, e, w.m.Name)
+			for _, m := range pending {
+				if end, err := handle(m); end {
+					return streamed, err
+				}
+			}
+			return streamed, goneError{w.m, streamed}
+		case m := <-asked: // the run's page does a task for the worker
+			answerAsk(ctx, m, e)
+		case m := <-events:
+			if end, err := handle(m); end {
+				return streamed, err
+			}
 		}
 	}
 }

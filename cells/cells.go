@@ -59,6 +59,10 @@ type Cell struct {
 	Source string
 	// Recording, if not nil, is a real earlier run of this cell on a GPU machine.
 	Recording *Recording
+	// Machine, if set, is the class of machine the learner picked for the whole page (the page's
+	// machine menu): the run's Needs ask for it unless the cell's own `machine:` key names one,
+	// which wins. Kinds ignore it; Parse applies it.
+	Machine string
 }
 
 // Run is a parsed, validated cell, ready to run.
@@ -249,14 +253,23 @@ func Lookup(ks []Kind, name string) (Kind, bool) {
 }
 
 // Parse parses c as kind k's action ("" or "run": the cell's run). An action the kind lacks is an
-// error.
-// The run's Needs include the machine class its `machine:` key asks for.
+// error, as is a c.Machine that is not a class (CheckClass).
+// The run's Needs include the machine class its `machine:` key asks for, else c.Machine, the page's.
 func Parse(k Kind, action string, c Cell) (Run, error) {
+	if c.Machine != "" {
+		if err := CheckClass(c.Machine); err != nil {
+			return nil, fmt.Errorf("the page's machine %w", err)
+		}
+	}
 	r, err := parse(k, action, c)
 	if err != nil {
 		return nil, err
 	}
-	if m := common(c.Source).Machine; m != "" {
+	m := common(c.Source).Machine
+	if m == "" {
+		m = c.Machine
+	}
+	if m != "" {
 		return onMachine{r, m}, nil
 	}
 	return r, nil
@@ -321,7 +334,8 @@ type Needs struct {
 	// one (its GPU kernels are emulated or say why they did not run), so it goes to a machine with a
 	// GPU whenever one is connected, and elsewhere only when none is.
 	GPU bool `json:"gpu,omitempty"`
-	// Machine, if set, is the only class of machine the run may go to: the cell's `machine:` key.
+	// Machine, if set, is the only class of machine the run may go to: the cell's `machine:` key,
+	// else the class the learner picked for the page (Cell.Machine).
 	Machine string `json:"machine,omitempty"`
 }
 

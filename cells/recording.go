@@ -49,6 +49,16 @@ type Common struct {
 
 var validID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
+// CheckClass returns an error unless class can name a class of machine (a worker's -class, a cell's
+// `machine:` key, the page's machine menu): 1 to 64 lower-case letters, digits and dashes, starting
+// with a letter or digit, as an id.
+func CheckClass(class string) error {
+	if !validID.MatchString(class) {
+		return fmt.Errorf("class %q: use 1 to 64 lower-case letters, digits and dashes, starting with a letter or digit", class)
+	}
+	return nil
+}
+
 // ExplicitID returns the `id:` key of a cell's source ("" when it has none), read from its YAML (the
 // header before a `---` line, for kinds that have one). A source whose YAML does not parse has no id
 // here; its kind reports the YAML error. An id that is not 1 to 64 lower-case letters, digits and

@@ -66,6 +66,12 @@ type Config struct {
 	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
 	// gone. Default 1 s.
 	Heartbeat time.Duration
+	// Settle is how long after Start a run waits for a machine able to run it (of the class it asks
+	// for, or with a GPU) to join, rather than failing or going to another machine: workers that
+	// served the server before a restart need a reconnect and a heartbeat to announce themselves
+	// again, and the runs queued again at start (server.Config.DataDir) should find them. Default
+	// 2 s plus three heartbeats; negative: none.
+	Settle time.Duration
 	// Out receives the worker command to run. Default os.Stdout.
 	Out io.Writer
 }
@@ -83,6 +89,7 @@ type Cluster struct {
 	epoch  string // random, per Start: workers stop jobs of any other (SubjectStart)
 
 	mu      sync.Mutex
+	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
 	changed chan struct{} // closed and replaced whenever a worker comes, goes or is freed
 	closed  bool
@@ -108,11 +115,16 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = time.Second
 	}
+	if cfg.Settle == 0 {
+		cfg.Settle = 2*time.Second + 3*cfg.Heartbeat
+	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
 	}
-	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
-		return nil, fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	if cfg.Class != "" {
+		if err := cells.CheckClass(cfg.Class); err != nil {
+			return nil, fmt.Errorf("-%w (as a cell's machine: key)", err)
+		}
 	}
 	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), epoch: randomToken()}
 	if err := c.connect(); err != nil {
@@ -168,6 +180,22 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		defer c.done.Done()
 		c.watchdog(wctx)
 	}()
+	if cfg.Settle > 0 {
+		c.mu.Lock()
+		c.settled = time.Now().Add(cfg.Settle)
+		c.mu.Unlock()
+		c.done.Add(1)
+		go func() { // then the runs still waiting for a machine that has not come are looked at again
+			defer c.done.Done()
+			select {
+			case <-time.After(cfg.Settle):
+				c.mu.Lock()
+				c.broadcast()
+				c.mu.Unlock()
+			case <-wctx.Done():
+			}
+		}()
+	}
 	return c, nil
 }
 
@@ -529,8 +557,11 @@ func (c *Cluster) tryAcquire(n cells.Needs, exclusive bool, except map[string]bo
 	if c.closed {
 		return nil, false, errors.New("the cluster is shutting down")
 	}
+	if time.Now().Before(c.settled) && !c.able(n, except) {
+		return nil, false, nil // its machine may be rejoining after a restart (Config.Settle)
+	}
 	if n.Machine != "" && !c.hasClass(n.Machine, except) {
-		return nil, false, fmt.Errorf("no machine of class %q is connected (classes now: %s): change or remove the cell's machine: key", n.Machine, c.classes())
+		return nil, false, fmt.Errorf("no machine of class %q is connected (classes now: %s): pick another in the page's machine menu, or change or remove the cell's machine: key", n.Machine, c.classes())
 	}
 	w, drain = c.pick(n, exclusive, except)
 	return w, drain, nil
@@ -566,6 +597,16 @@ func (c *Cluster) another(n cells.Needs, except map[string]bool) bool {
 	defer c.mu.Unlock()
 	for _, w := range c.workers {
 		if !except[w.m.ID] && (n.Machine == "" || w.m.Class == n.Machine) {
+			return true
+		}
+	}
+	return false
+}
+
+// able reports whether a machine with what n asks for is connected, not one of except; c.mu is held.
+func (c *Cluster) able(n cells.Needs, except map[string]bool) bool {
+	for _, w := range c.workers {
+		if w.m.Meets(n) && !except[w.m.ID] {
 			return true
 		}
 	}

@@ -114,6 +114,9 @@ func (r napRun) Run(ctx context.Context, e cells.Emitter) error {
 func startCluster(t *testing.T, cfg Config) *Cluster {
 	t.Helper()
 	cfg.Listen, cfg.Heartbeat = "127.0.0.1:0", testHeartbeat
+	if cfg.Settle == 0 {
+		cfg.Settle = -1 // runs for machines nobody has fail (or fall back) at once; TestSettle waits
+	}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -684,6 +687,112 @@ func TestMachineClass(t *testing.T) {
 	_, err := execute(ctx, c, "nap", "ms: 10\nmachine: h100\n")
 	if err == nil || !strings.Contains(err.Error(), `no machine of class "h100" is connected (classes now: lab-a, lab-b)`) {
 		t.Errorf("a class nobody has: %v", err)
+	}
+}
+
+// A class picked for the whole page (the run request's machine) routes every cell of the page there,
+// a cell's own machine: key still wins, a class nobody has is an error naming the classes there
+// are, and GET /api/machines lists the machines connected, with their classes, for the page's menu.
+func TestPageMachineClass(t *testing.T) {
+	dir := napLessons(t, "ms: 10\n", "ms: 10\nmachine: lab-a\n")
+	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
+	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
+	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
+	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
+		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
+	resp, err := http.Get("http://" + addr + "/api/machines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Machines []server.MachineInfo }
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range list.Machines {
+		got = append(got, fmt.Sprintf("%s/%s/gpu=%v/here=%v", m.Name, m.Class, m.GPU, m.Here))
+	}
+	if want := []string{"lab-a-1/lab-a/gpu=false/here=false", "lab-b-1/lab-b/gpu=true/here=false"}; len(got) != 3 || !list.Machines[0].Here || got[1] != want[0] || got[2] != want[1] {
+		t.Errorf("/api/machines: %q, want this server's machine, then %q", got, want)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(time.Minute))
+	run := func(id, cell, source, class string) (ranOn, end string) {
+		t.Helper()
+		req := &server.RunRequest{Lesson: "01-naps", Cell: cell, Source: source, Machine: class}
+		if err := ws.WriteJSON(server.Message{Type: server.TypeRun, ID: id, RunRequest: req}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var m server.Message
+			if err := ws.ReadJSON(&m); err != nil {
+				t.Fatal(err)
+			}
+			if m.ID != id {
+				continue
+			}
+			if m.Type == server.TypeNote && strings.HasPrefix(m.Note.Message, "Ran on ") {
+				ranOn, _, _ = strings.Cut(strings.TrimPrefix(m.Note.Message, "Ran on "), " (")
+			}
+			if server.Terminal(m.Type) {
+				return ranOn, strings.TrimSpace(m.Type + " " + m.Message)
+			}
+		}
+	}
+	for i, tt := range []struct{ cell, src, class, want string }{
+		{"01-naps-0", "ms: 10\n", "lab-b", "lab-b-1"},
+		{"01-naps-0", "ms: 10\n", "lab-a", "lab-a-1"},
+		{"01-naps-1", "ms: 10\nmachine: lab-a\n", "lab-b", "lab-a-1"}, // the cell's key wins
+	} {
+		for j := range 3 {
+			if ranOn, end := run(fmt.Sprint("r", i, j), tt.cell, tt.src, tt.class); ranOn != tt.want || end != "done" {
+				t.Errorf("%q with the page's class %s ran on %q and ended %q, want %s and done", tt.src, tt.class, ranOn, end, tt.want)
+			}
+		}
+	}
+	if _, end := run("nobody", "01-naps-0", "ms: 10\n", "h100"); !strings.Contains(end, `no machine of class "h100" is connected (classes now: lab-a, lab-b): pick another in the page's machine menu`) {
+		t.Errorf("a page class nobody has ended %q", end)
+	}
+}
+
+// Just after the server starts (Config.Settle), a run for a class no machine has yet, or one that
+// needs a GPU while no GPU machine is connected, waits for one to join instead of failing or running
+// elsewhere: after a restart, the runs queued again find the workers that served before as they
+// rejoin.
+func TestSettle(t *testing.T) {
+	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false), Settle: 10 * time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type result struct {
+		ranOn string
+		err   error
+	}
+	results := make(chan result, 2)
+	for _, src := range []string{"ms: 10\nmachine: lab\n", "ms: 10\ngpu: true\n"} {
+		go func() {
+			rec, err := execute(ctx, c, "nap", src)
+			if err != nil {
+				results <- result{"", err}
+				return
+			}
+			results <- result{rec.ranOn(), nil}
+		}()
+	}
+	startWorker(t, c, "late", true, envClass+"=lab") // both waited for it
+	for range 2 {
+		if r := <-results; r.err != nil || r.ranOn != "late" {
+			t.Errorf("a run asked for before its machine joined: ran on %q, %v; want late", r.ranOn, r.err)
+		}
+	}
+	// The local machine's runs never wait.
+	if rec, err := execute(ctx, c, "nap", "ms: 10\n"); err != nil || rec.ranOn() == "" {
+		t.Errorf("a run any machine may take: %v", err)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,6 +25,30 @@ func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
 		return nil, false, drain, err
 	}
 	return &slot{c: c, w: w, needs: n, exclusive: ex}, true, false, nil
+}
+
+// ListMachines lists the machines connected now for the page's machine menu (server.MachineLister):
+// this server's own first, if it runs runs, then the workers by class and name.
+func (c *Cluster) ListMachines() []server.MachineInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []server.MachineInfo{}
+	for _, w := range c.workers {
+		out = append(out, server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local})
+	}
+	slices.SortFunc(out, func(a, b server.MachineInfo) int {
+		switch {
+		case a.Here != b.Here:
+			if a.Here {
+				return -1
+			}
+			return 1
+		case a.Class != b.Class:
+			return strings.Compare(a.Class, b.Class)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
 }
 
 // Acquire waits until a machine able to run r is free and reserves it (server.Acquire).

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime"
 	"sync"
 	"time"
@@ -60,9 +59,6 @@ type WorkerConfig struct {
 	Out io.Writer
 }
 
-// validClass is what a class of machine may be: what a cell's machine: key takes.
-var validClass = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-
 // RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, streaming every
 // event back, until ctx ends: a run that measures alone, or up to cfg.Slots runs that time nothing
 // side by side (the server routes so; the worker also holds itself to it). A lost connection is
@@ -81,8 +77,10 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cfg.GPU == nil {
 		cfg.GPU = selfGPU()
 	}
-	if cfg.Class != "" && !validClass.MatchString(cfg.Class) {
-		return fmt.Errorf("-class %q: use 1 to 64 lower-case letters, digits and dashes, as a cell's machine: key does", cfg.Class)
+	if cfg.Class != "" {
+		if err := cells.CheckClass(cfg.Class); err != nil {
+			return fmt.Errorf("-%w (as a cell's machine: key)", err)
+		}
 	}
 	switch {
 	case cfg.Slots < 0 || cfg.Slots > MaxSlots:

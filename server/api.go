@@ -63,6 +63,16 @@ func (s *Server) apiState(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"student": st.Name, "cells": out})
 }
 
+// apiMachines is GET /api/machines: {machines: [MachineInfo…]}, the machines that run runs now (this
+// server alone unless its executor lists others), for the page's machine menu.
+func (s *Server) apiMachines(w http.ResponseWriter, _ *http.Request) {
+	ms := []MachineInfo{{Name: "this server", Summary: s.where(), GPU: s.gpu.Unavailable() == "", Here: true}}
+	if l, ok := s.queue.exec.(MachineLister); ok {
+		ms = append([]MachineInfo{}, l.ListMachines()...)
+	}
+	writeJSON(w, map[string]any{"machines": ms})
+}
+
 // runWithMessages is one run of /api/runs.
 type runWithMessages struct {
 	store.Run

@@ -62,6 +62,27 @@ type Remote interface {
 	Machine() string
 }
 
+// MachineInfo is one machine that runs runs, as the page's machine menu lists it (GET /api/machines).
+type MachineInfo struct {
+	// Name is the machine's name in results (a worker's -name, else its host name).
+	Name string `json:"name"`
+	// Class is the class of machine a page or a cell's machine: key may ask for; "" is none.
+	Class string `json:"class,omitempty"`
+	// Summary describes it in one line: name, class, CPU, cores and GPU, as "Ran on" notes do.
+	Summary string `json:"summary"`
+	// GPU is true when it measures on an NVIDIA GPU.
+	GPU bool `json:"gpu"`
+	// Here marks this server's own machine.
+	Here bool `json:"here,omitempty"`
+}
+
+// MachineLister is an Executor that runs runs on machines it can list (package cluster): the
+// page's machine menu offers their classes. An executor that is not one runs everything here.
+type MachineLister interface {
+	// ListMachines lists the machines connected now, this server's own first (if it runs runs).
+	ListMachines() []MachineInfo
+}
+
 // Job is what a run request named, with the kind its cell has: enough for another process with the
 // same lessons and kinds to parse the same run.
 type Job struct {

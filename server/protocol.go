@@ -13,7 +13,7 @@ import (
 //
 // Client → server:
 //
-//	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cell text>","action":"<optional>"}
+//	{"type":"run","id":"<client run id>","lesson":"<slug>","cell":"<cell id>","source":"<cell text>","action":"<optional>","machine":"<optional class>"}
 //	{"type":"cancel","id":"<client run id>"}
 //	{"type":"result","id":"<client run id>","result":<JSON>}   the answer to that run's task
 //	{"type":"replay","id":"<client run id>","run":<stored run id>}   a run of yours, kept: its messages so far, then live
@@ -75,6 +75,10 @@ type RunRequest struct {
 	Action string `json:"action,omitempty"`
 	// Fresh asks for a new measurement even where shared results of the unedited cell exist.
 	Fresh bool `json:"fresh,omitempty"`
+	// Machine, if set, is the class of machine the learner picked for the whole page (GET
+	// /api/machines lists them): the run goes only to machines of that class, unless the cell's own
+	// `machine:` key names another.
+	Machine string `json:"machine,omitempty"`
 }
 
 // Shared is the body of a shared message: which earlier run the results shown are from, when it

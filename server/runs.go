@@ -309,7 +309,8 @@ func (s *Server) graceLocked(owner string) {
 }
 
 // requeue queues again, in their order, the runs a server before this one left queued when it
-// stopped (store.Queued), each as its student sent it (same source, action and fair-share owner);
+// stopped (store.Queued), each as its student sent it (same source, action, page's class of machine
+// and fair-share owner);
 // their pages pick them up when they reconnect (replay). A run whose lesson, cell or kind is gone
 // or whose source no longer parses here ends with an error saying so. Each owner then has the grace
 // period to come back, as after a disconnect.
@@ -357,7 +358,7 @@ func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
 	if !ok {
 		return nil, fmt.Errorf("lesson %q has no cell %q any more", r.Lesson, r.Cell)
 	}
-	run, err := s.parse(cell, r.Action, r.Source)
+	run, err := s.parse(cell, r.Action, r.Source, r.Class)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +379,7 @@ func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
 		return nil, err
 	}
 	j.runID = r.ID
-	j.of(r.Lesson, cell, r.Action, r.Source)
+	j.of(r.Lesson, cell, r.Action, r.Source, r.Class)
 	if len(kept) > 0 {
 		j.nextSeq = kept[len(kept)-1].Seq
 	}

@@ -412,6 +412,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/state", s.apiState)
 	mux.HandleFunc("GET /api/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/runs.csv", s.apiRunsCSV)
+	mux.HandleFunc("GET /api/machines", s.apiMachines)
 	mux.HandleFunc("GET /class", s.instructorOnly(s.classPage))
 	mux.HandleFunc("GET /api/class", s.instructorOnly(s.apiClass))
 	mux.HandleFunc("POST /api/class/cancel", s.instructorOnly(s.classCancel))

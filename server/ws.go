@@ -314,21 +314,22 @@ func (s *Server) newJob(owner string, student store.Student, run cells.Run) (*jo
 		exclusive: cells.Exclusive(run), estimate: run.Estimate()}, nil
 }
 
-// of records what j is a run of: lesson's cell, the action and the source it was parsed from (for
-// executors on other machines, which parse it again).
-func (j *job) of(lesson string, cell lessons.Cell, action, source string) {
+// of records what j is a run of: lesson's cell, the action, the source it was parsed from and the
+// page's class of machine (for executors on other machines, which parse it again).
+func (j *job) of(lesson string, cell lessons.Cell, action, source, class string) {
 	j.lesson, j.cell, j.action = lesson, cell.ID, action
-	j.req = Job{Kind: cell.Kind, Lesson: lesson, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording}}
+	j.req = Job{Kind: cell.Kind, Lesson: lesson, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
 }
 
-// parse parses a run of cell from source (and the kind's action, if any) by the cell's kind, and
-// refuses it if its estimate is over the run time limit.
-func (s *Server) parse(cell lessons.Cell, action, source string) (cells.Run, error) {
+// parse parses a run of cell from source (and the kind's action, if any) by the cell's kind, for the
+// class of machine the page asks for ("" any; the cell's machine: key wins), and refuses it if its
+// estimate is over the run time limit.
+func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.Run, error) {
 	kind, ok := cells.Lookup(s.kinds, cell.Kind)
 	if !ok {
 		return nil, fmt.Errorf("this server cannot run %s cells", cell.Kind)
 	}
-	run, err := cells.Parse(kind, action, cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording})
+	run, err := cells.Parse(kind, action, cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class})
 	if err != nil {
 		return nil, err
 	}
@@ -347,12 +348,12 @@ func (c *conn) startRun(m Message) error {
 	}
 	edited := m.Source != cell.Source
 	c.keepEdit(l.Slug, cell.ID, m.Source, edited)
-	run, err := c.s.parse(cell, m.Action, m.Source)
+	run, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
 	if err != nil {
 		return err
 	}
 	if c.s.signIn && !edited && m.Action == "" && !m.Fresh && c.s.cfg.ShareWindow > 0 && cells.Exclusive(run) {
-		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, time.Now().Add(-c.s.cfg.ShareWindow))
+		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, m.Machine, time.Now().Add(-c.s.cfg.ShareWindow))
 		if err != nil {
 			log.Printf("looking for shared results: %v", err)
 		} else if ok {
@@ -363,9 +364,9 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
-	j.of(l.Slug, cell, m.Action, m.Source)
+	j.of(l.Slug, cell, m.Action, m.Source, m.Machine)
 	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
-		Source: m.Source, Edited: edited, Machine: c.s.where(), Owner: c.client})
+		Source: m.Source, Edited: edited, Machine: c.s.where(), Owner: c.client, Class: m.Machine})
 	if err != nil {
 		j.finish(Message{Type: TypeError, Message: "could not record the run: " + err.Error()})
 		return nil
@@ -433,7 +434,7 @@ func (c *conn) share(m Message, prev store.Run) error {
 		return err
 	}
 	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: prev.Lesson, Cell: prev.Cell, Source: m.Source,
-		Machine: prev.Machine, SharedFrom: prev.ID})
+		Machine: prev.Machine, SharedFrom: prev.ID, Class: prev.Class})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import { formatNumber } from "./format.js";
 import { CellView, setHighlighter } from "./view.js";
 import { initQuizzes } from "./quiz.js";
 import { initGoals } from "./goal.js";
+import { initMachineMenu, pageMachine, refreshMachines } from "./machines.js";
 
 // The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
 // good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
@@ -64,6 +65,7 @@ function connect() {
     showBanner("");
     document.body.dataset.ws = "open";
     restoreCells();
+    refreshMachines(); // machines may have come or gone while the page was away
   });
   socket.addEventListener("message", (ev) => {
     let msg;
@@ -202,6 +204,8 @@ class Cell {
     const req = { type: "run", id: runId, lesson: this.lesson, cell: this.id, source: this.getSource() };
     if (action) req.action = action;
     if (fresh) req.fresh = true;
+    const machine = pageMachine(); // the page's machine menu (machines.js)
+    if (machine) req.machine = machine;
     const payload = JSON.stringify(req);
     if (new TextEncoder().encode(payload).length > MAX_MESSAGE) {
       this.setStatus("This spec is over the server's 64 KiB message limit: shorten it.", true);
@@ -436,6 +440,7 @@ class Cell {
         break;
       case "error":
         this.end(m.message || "error", true);
+        if (/no machine of class/.test(m.message || "")) refreshMachines();
         break;
     }
   }
@@ -511,6 +516,7 @@ for (const table of document.querySelectorAll("article table")) {
 
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
 initGoals();
+if (cells.length > 0) initMachineMenu(cells[0].lesson);
 if (cells.length > 0) connect();
 
 // restoreCells asks the server for this lesson's saved edits (put in once per page load) and the

@@ -94,7 +94,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	ended    INTEGER NOT NULL DEFAULT 0,
 	shared_from INTEGER NOT NULL DEFAULT 0, -- a copy of that run's results, not measured for this one
 	browser  INTEGER NOT NULL DEFAULT 0, -- 1 once the run asked its student's page (results of that browser)
-	owner    TEXT NOT NULL DEFAULT '' -- the key of the run's fair share in the server's queue
+	owner    TEXT NOT NULL DEFAULT '', -- the key of the run's fair share in the server's queue
+	class    TEXT NOT NULL DEFAULT '' -- the class of machine the student's page asked for ('' any)
 );
 CREATE INDEX IF NOT EXISTS runs_student ON runs(student, id);
 CREATE INDEX IF NOT EXISTS runs_cell ON runs(lesson, cell, id);
@@ -157,6 +158,7 @@ func (s *Store) init() error {
 	for _, col := range []struct{ name, def string }{
 		{"browser", "INTEGER NOT NULL DEFAULT 0"},
 		{"owner", "TEXT NOT NULL DEFAULT ''"},
+		{"class", "TEXT NOT NULL DEFAULT ''"},
 	} {
 		var has int
 		if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?", col.name).Scan(&has); err != nil {
@@ -347,13 +349,17 @@ type Run struct {
 	// without sign-in the address the run came from), so that a run queued again after a restart
 	// keeps its place in the round-robin and its student's grace period.
 	Owner string `json:"-"`
+	// Class is the class of machine the student picked for the page when asking for the run ("":
+	// any machine; a cell's own `machine:` key is in Source): a run queued again after a restart
+	// asks for it again, and only runs of the same class share results (LatestUnedited).
+	Class string `json:"class,omitempty"`
 }
 
 // AddRun records a new queued run and returns it with its id.
 func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
 	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from, owner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom, r.Owner)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from, owner, class)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom, r.Owner, r.Class)
 	if err != nil {
 		return Run{}, err
 	}
@@ -386,12 +392,12 @@ func (s *Store) Ended(ctx context.Context, run int64, status, message string) er
 	return err
 }
 
-const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser, owner"
+const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser, owner, class"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var c, st, e int64
-	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser, &r.Owner)
+	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser, &r.Owner, &r.Class)
 	r.Created = time.UnixMilli(c)
 	if st != 0 {
 		r.Started = time.UnixMilli(st)
@@ -426,13 +432,13 @@ func (s *Store) Queued(ctx context.Context) ([]Run, error) {
 	return s.runs(ctx, "SELECT "+runColumns+" FROM runs WHERE status = ? ORDER BY id", StatusQueued)
 }
 
-// LatestUnedited returns the newest run of a cell with the lesson's own source that was measured
-// (not itself shared), did not ask its student's browser for work (Run.Browser: those results are
-// that student's browser's) and ended done after since, by anyone (shared results); ok is false if
-// there is none.
-func (s *Store) LatestUnedited(ctx context.Context, lesson, cell, action, source string, since time.Time) (Run, bool, error) {
-	rs, err := s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE lesson = ? AND cell = ? AND action = ? AND source = ? AND edited = 0
-		AND shared_from = 0 AND browser = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, StatusDone, since.UnixMilli())
+// LatestUnedited returns the newest run of a cell with the lesson's own source that asked for the
+// same class of machine (Run.Class, "" for any), was measured (not itself shared), did not ask its
+// student's browser for work (Run.Browser: those results are that student's browser's) and ended
+// done after since, by anyone (shared results); ok is false if there is none.
+func (s *Store) LatestUnedited(ctx context.Context, lesson, cell, action, source, class string, since time.Time) (Run, bool, error) {
+	rs, err := s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE lesson = ? AND cell = ? AND action = ? AND source = ? AND class = ? AND edited = 0
+		AND shared_from = 0 AND browser = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, class, StatusDone, since.UnixMilli())
 	if err != nil || len(rs) == 0 {
 		return Run{}, false, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err := s.RanOn(ctx, live.ID, "gpu-box (GPU NVIDIA H100)"); err != nil {
 		t.Fatal(err)
 	}
-	waiting, err := s.AddRun(ctx, Run{Student: a.ID, Lesson: "l", Cell: "c", Action: "ptx", Source: "z", Machine: "m", Owner: "student 1"})
+	waiting, err := s.AddRun(ctx, Run{Student: a.ID, Lesson: "l", Cell: "c", Action: "ptx", Source: "z", Machine: "m", Owner: "student 1", Class: "lab-b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,21 +85,74 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(queued) != 1 || queued[0].ID != waiting.ID || queued[0].Owner != "student 1" || queued[0].Action != "ptx" || queued[0].Source != "z" {
-		t.Errorf("queued after reopen: %+v, want the waiting run with its owner", queued)
+	if len(queued) != 1 || queued[0].ID != waiting.ID || queued[0].Owner != "student 1" || queued[0].Action != "ptx" || queued[0].Source != "z" || queued[0].Class != "lab-b" {
+		t.Errorf("queued after reopen: %+v, want the waiting run with its owner and class", queued)
 	}
 	msgs, _ := s.Messages(ctx, done.ID)
 	if len(msgs) != 2 || msgs[0].Type != "row" || msgs[1].Body != "<svg>2" {
 		t.Errorf("messages %+v; want the row and the latest chart only", msgs)
 	}
-	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", time.Now().Add(-time.Hour)); !ok || r.ID != done.ID {
+	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", "", time.Now().Add(-time.Hour)); !ok || r.ID != done.ID {
 		t.Errorf("latest unedited: %+v %v", r, ok)
+	}
+	// Only a run that asked for the same class of machine shares its results.
+	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", "h100", time.Now().Add(-time.Hour)); ok {
+		t.Errorf("a run on any machine is shared with a page that asked for class h100: %+v", r)
+	}
+	onH100, _ := s.AddRun(ctx, Run{Student: a.ID, Lesson: "l", Cell: "c", Source: "x", Machine: "m", Class: "h100"})
+	if err := s.Ended(ctx, onH100.ID, StatusDone, ""); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", "h100", time.Now().Add(-time.Hour)); !ok || r.ID != onH100.ID {
+		t.Errorf("latest unedited of class h100: %+v %v, want run %d", r, ok, onH100.ID)
+	}
+	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", "", time.Now().Add(-time.Hour)); !ok || r.ID != done.ID {
+		t.Errorf("latest unedited of any machine: %+v %v, want run %d, not the h100 one", r, ok, done.ID)
 	}
 	if err := s.DeleteEdit(ctx, a.ID, "l", "c"); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := s.Edits(ctx, a.ID, "l"); len(e) != 0 {
 		t.Errorf("edits after reset %v", e)
+	}
+}
+
+// A database made before runs had their later columns (browser, owner, class) gets them when opened,
+// and its runs read back with their defaults.
+func TestOldDatabaseGainsColumns(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `CREATE TABLE students (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE, session TEXT NOT NULL UNIQUE,
+		instructor INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL, last_seen INTEGER NOT NULL, lesson TEXT NOT NULL DEFAULT '');
+	CREATE TABLE runs (id INTEGER PRIMARY KEY, student INTEGER NOT NULL REFERENCES students(id), lesson TEXT NOT NULL, cell TEXT NOT NULL,
+		action TEXT NOT NULL DEFAULT '', source TEXT NOT NULL, edited INTEGER NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
+		machine TEXT NOT NULL, created INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0,
+		shared_from INTEGER NOT NULL DEFAULT 0);
+	INSERT INTO students VALUES (1, 'Ada', 'x', 0, 1, 1, '');
+	INSERT INTO runs(id, student, lesson, cell, source, edited, status, machine, created) VALUES (7, 1, 'l', 'c', 's', 0, 'queued', 'm', 1);`
+	if _, err := db.Exec(old); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	queued, err := s.Queued(ctx)
+	if err != nil || len(queued) != 1 || queued[0].ID != 7 || queued[0].Class != "" || queued[0].Owner != "" || queued[0].Browser {
+		t.Fatalf("the old queued run: %+v, %v", queued, err)
+	}
+	r, err := s.AddRun(ctx, Run{Student: 1, Lesson: "l", Cell: "c", Source: "s", Machine: "m", Class: "lab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.GetRun(ctx, r.ID); err != nil || !ok || got.Class != "lab" {
+		t.Errorf("a new run in the old database: %+v %v %v", got, ok, err)
 	}
 }
 

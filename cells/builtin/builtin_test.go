@@ -114,6 +114,23 @@ func TestMachineKey(t *testing.T) {
 	if _, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\nmachine: Lab_A\n"}); err == nil || !strings.Contains(err.Error(), `machine "Lab_A": use 1 to 64 lower-case letters`) {
 		t.Errorf("a bad machine class: %v", err)
 	}
+	// The class picked for the whole page applies where the cell names none; the cell's key wins.
+	for _, tt := range []struct{ src, page, want string }{
+		{"kernels: [ikj]\nsizes: [8]\n", "lab-b", "lab-b"},
+		{"kernels: [ikj]\nsizes: [8]\nmachine: lab-a\n", "lab-b", "lab-a"},
+		{"kernels: [ikj]\nsizes: [8]\nmachine: lab-a\n", "", "lab-a"},
+	} {
+		r, err := cells.Parse(matmul, "", cells.Cell{Source: tt.src, Machine: tt.page})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cells.NeedsOf(r).Machine; got != tt.want {
+			t.Errorf("%q with the page's class %q: needs class %q, want %q", tt.src, tt.page, got, tt.want)
+		}
+	}
+	if _, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\n", Machine: "Lab A"}); err == nil || !strings.Contains(err.Error(), `the page's machine class "Lab A": use 1 to 64 lower-case letters`) {
+		t.Errorf("a bad class for the page: %v", err)
+	}
 	for _, k := range kinds {
 		src := map[string]string{"matmul": "kernels: [ikj]\nsizes: [8]\n", "simt": "kernels: [naive]\nn: 8\n", "systolic": "array: 4\nm: 4\nn: 4\nk: 4\n",
 			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk("}[k.Name()]

@@ -81,7 +81,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
 	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")
 	fs.StringVar(&cfg.Cluster.Token, "worker-token", "", "the workers' password on the embedded NATS server (default: a random one, kept in the data directory's nats/worker-token, printed)")
-	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key may ask for")
+	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key or a page's machine menu may ask for")
 	fs.BoolVar(&noLocal, "no-local-worker", false, "run nothing on this machine: a front end for the workers that join")
 	_ = fs.Parse(args)
 	if cfg.Server.DataDir == "" {
@@ -103,7 +103,7 @@ func workerConfig(args []string) cluster.WorkerConfig {
 	fs.StringVar(&cfg.Creds, "creds", "", "NATS credentials file, for an external NATS server")
 	fs.StringVar(&cfg.CA, "ca", "", "PEM file of the CA (or the self-signed certificate) the server's TLS certificate must chain to, for a tls:// URL the system does not already trust")
 	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
-	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key may ask for (lower-case letters, digits, dashes)")
+	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key or a page's machine menu may ask for (lower-case letters, digits, dashes)")
 	fs.IntVar(&cfg.Slots, "slots", 0, fmt.Sprintf("how many runs that time nothing (emulation, simulators, models) run side by side, 1 to %d; a run that measures always runs alone (default GOMAXPROCS)", cluster.MaxSlots))
 	limits := limitFlags(fs)
 	_ = fs.Parse(args)

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gpuplayground/playground/cluster"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/server"
+)
+
+// The page's machine menu in a real browser: hidden on a server of one machine; with workers of two
+// classes it lists them, the pick sends the page's runs to that class (the "Ran on" note names the
+// worker), a reload keeps it, and once the class's worker has gone the menu says so and a run ends
+// with the error naming the classes there are.
+func TestMachineMenuInBrowser(t *testing.T) {
+	const lesson = "---\ntitle: Machines\nsummary: s\norder: 1\n---\n\n# Machines\n\n```allreduce\ngradient_mb: 1\ngpus: [2, 4]\nlinks: {nvlink: 300}\n```\n"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "01-machines.md"), []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noGPU := func(context.Context) cuda.Report {
+		return cuda.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
+	}
+	menu := `document.getElementById("machine-pick")`
+	options := `[...document.querySelectorAll("#machine-pick option")].map((o) => o.textContent).join("|")`
+
+	// One machine: no menu.
+	alone := openPageWith(t, 1200, 900, server.Config{LessonsDir: dir, Devices: noGPU})
+	alone.open("01-machines")
+	alone.do("machines listed", chromedp.WaitReady(chromedp.CSS(`#machine-pick[data-loaded="1"]`)))
+	if hidden := alone.str(`String(` + menu + `.hidden)`); hidden != "true" {
+		t.Errorf("on a server of one machine the menu shows (%s)", alone.str(options))
+	}
+	alone.errs.check(t, "one machine")
+
+	const beat = 200 * time.Millisecond
+	c, err := cluster.Start(context.Background(), cluster.Config{Listen: "127.0.0.1:0", LocalWorker: true, Local: noGPU(context.Background()), Heartbeat: beat, Settle: -1, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	stops := map[string]func(){}
+	for _, class := range []string{"lab-a", "lab-b"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- cluster.RunWorker(ctx, cluster.WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: class + "-1", Class: class,
+				Heartbeat: beat, Out: io.Discard, Devices: noGPU})
+		}()
+		var once sync.Once
+		stops[class] = func() {
+			once.Do(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("worker %s: %v", class, err)
+				}
+			})
+		}
+		t.Cleanup(stops[class])
+	}
+	for deadline := time.Now().Add(time.Minute); len(c.ListMachines()) < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers did not join: %+v", c.ListMachines())
+		}
+	}
+	p := openPageWith(t, 1200, 900, server.Config{LessonsDir: dir, Devices: noGPU, Executor: c})
+	cell := cellSel("01-machines-0")
+	p.open("01-machines")
+	p.do("menu", chromedp.WaitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
+	if got, want := p.str(options), "any machine|lab-a (lab-a-1)|lab-b (lab-b-1)"; got != want {
+		t.Errorf("menu options %q, want %q", got, want)
+	}
+	pick := func(class string) chromedp.Action[chromedp.Void] {
+		return evalDo(`(() => { const s = document.querySelector("#machine-pick select"); s.value = ` + strconv.Quote(class) + `; s.dispatchEvent(new Event("change")); })()`)
+	}
+	ranOn := `[...document.querySelectorAll(` + strconv.Quote(cell+" .cell-notes li") + `)].map((li) => li.textContent).find((t) => t.startsWith("Ran on")) || ""`
+	run := func(what string) {
+		t.Helper()
+		p.do(what, chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`:is([data-state="ended"], [data-state="error"])`)))
+	}
+	p.do("pick lab-b", pick("lab-b"))
+	run("run on lab-b")
+	if got := p.str(ranOn); !strings.HasPrefix(got, "Ran on lab-b-1 (class lab-b;") {
+		t.Errorf("with lab-b picked the run's note is %q, want Ran on lab-b-1", got)
+	}
+	if note := p.str(`document.querySelector(".machine-pick-note").textContent`); !strings.Contains(note, "go to that machine") {
+		t.Errorf("the note beside the menu: %q", note)
+	}
+
+	// A reload keeps the pick.
+	p.open("01-machines")
+	p.do("menu after reload", chromedp.WaitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
+	if got := p.str(`document.querySelector("#machine-pick select").value`); got != "lab-b" {
+		t.Errorf("after a reload the page's machine is %q, want lab-b", got)
+	}
+	p.do("pick lab-a", pick("lab-a"))
+	run("run on lab-a")
+	if got := p.str(ranOn); !strings.HasPrefix(got, "Ran on lab-a-1 (class lab-a;") {
+		t.Errorf("with lab-a picked the run's note is %q, want Ran on lab-a-1", got)
+	}
+
+	// The picked class's only worker leaves: the menu says so, and a run names the classes there are.
+	stops["lab-a"]()
+	for deadline := time.Now().Add(time.Minute); len(c.ListMachines()) > 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("lab-a-1 is still listed a minute after it stopped")
+		}
+	}
+	run("run with lab-a gone")
+	if status := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`); !strings.Contains(status, `no machine of class "lab-a" is connected (classes now: lab-b)`) {
+		t.Errorf("a run for a class that left: status %q", status)
+	}
+	p.do("menu refreshed", chromedp.WaitReady(chromedp.CSS(`#machine-pick[data-loaded="2"]`)))
+	if got, want := p.str(options), "any machine|lab-b (lab-b-1)|lab-a (not connected now)"; got != want {
+		t.Errorf("menu options after lab-a left: %q, want %q", got, want)
+	}
+	p.do("pick any machine", pick(""))
+	run("run on any machine")
+	if got := p.str(`document.querySelector(` + strconv.Quote(cell) + `).dataset.state`); got != "ended" {
+		t.Errorf("a run on any machine ended %s: %s", got, p.str(`document.querySelector(`+strconv.Quote(cell+" .cell-status")+`).textContent`))
+	}
+	p.errs.check(t, "machine menu")
+}

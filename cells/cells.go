@@ -275,6 +275,15 @@ func Parse(k Kind, action string, c Cell) (Run, error) {
 	return r, nil
 }
 
+// PageClass is the class of machine the page asks for that applies to c: c.Machine, or "" when the
+// cell's own `machine:` key names a class (the source then says where it runs).
+func (c Cell) PageClass() string {
+	if common(c.Source).Machine != "" {
+		return ""
+	}
+	return c.Machine
+}
+
 func parse(k Kind, action string, c Cell) (Run, error) {
 	if action == "" || action == "run" {
 		return k.Parse(c)

@@ -70,7 +70,7 @@ type Config struct {
 	// for, or with a GPU) to join, rather than failing or going to another machine: workers that
 	// served the server before a restart need a reconnect and a heartbeat to announce themselves
 	// again, and the runs queued again at start (server.Config.DataDir) should find them. Default
-	// 2 s plus three heartbeats; negative: none.
+	// 2 s plus three heartbeats where workers can join (Listen or URL), else none; negative: none.
 	Settle time.Duration
 	// Out receives the worker command to run. Default os.Stdout.
 	Out io.Writer
@@ -115,7 +115,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = time.Second
 	}
-	if cfg.Settle == 0 {
+	switch {
+	case cfg.Listen == "" && cfg.URL == "":
+		cfg.Settle = 0 // no worker can join: nothing to wait for
+	case cfg.Settle == 0:
 		cfg.Settle = 2*time.Second + 3*cfg.Heartbeat
 	}
 	if cfg.Out == nil {
@@ -383,6 +386,9 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	if w == nil { // w.m never changes after this: an id is one worker process
+		if m.Class != "" && cells.CheckClass(m.Class) != nil { // not one a page or cell could name
+			m.Class = ""
+		}
 		w = &worker{m: m, slots: capSlots(m.Slots), gone: make(chan struct{})}
 		c.workers[m.ID] = w
 		defer c.broadcast()
@@ -490,14 +496,7 @@ func (c *Cluster) Close() {
 // fullest) before an idle machine, so that idle machines stay free for measuring runs. c.mu is held.
 func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (best *worker, drain bool) {
 	able := func(w *worker) bool { return w.m.Meets(n) }
-	any := false
-	for _, w := range c.workers {
-		if able(w) && !except[w.m.ID] {
-			any = true
-			break
-		}
-	}
-	if !any {
+	if !c.able(n, except) {
 		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
 	}
 	for _, w := range c.workers {

@@ -794,6 +794,26 @@ func TestSettle(t *testing.T) {
 	if rec, err := execute(ctx, c, "nap", "ms: 10\n"); err != nil || rec.ranOn() == "" {
 		t.Errorf("a run any machine may take: %v", err)
 	}
+
+	// When the settling ends with no such machine, the runs waiting are looked at again: the class
+	// is an error, the GPU run goes to the machine there is.
+	c2 := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false), Settle: 300 * time.Millisecond})
+	startWorker(t, c2, "cpu", false, envClass+"=lab")
+	if _, err := execute(ctx, c2, "nap", "ms: 10\nmachine: h100\n"); err == nil || !strings.Contains(err.Error(), `no machine of class "h100"`) {
+		t.Errorf("a class nobody has, after settling: %v", err)
+	}
+	if rec, err := execute(ctx, c2, "nap", "ms: 10\ngpu: true\n"); err != nil || rec.ranOn() == "" {
+		t.Errorf("a GPU run with no GPU machine, after settling: %v", err)
+	}
+	// A server no worker can join (no Listen, no URL) does not settle at all.
+	c3, err := Start(context.Background(), Config{LocalWorker: true, Local: fakeReport(false), Settle: 10 * time.Minute, Heartbeat: testHeartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	if _, err := execute(ctx, c3, "nap", "ms: 10\nmachine: h100\n"); err == nil || !strings.Contains(err.Error(), `no machine of class "h100" is connected (classes now: none)`) {
+		t.Errorf("a class nobody has on a server of one machine: %v", err)
+	}
 }
 
 // syncBuffer is an io.Writer safe for a server and a test reading it.

@@ -309,6 +309,12 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 		data, _ := json.Marshal(m)
 		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
 	}
+	// A class no page or cell could name (a worker on an external server, say) is dropped.
+	hello(Machine{ID: "odd", Name: "odd", Class: "Lab <b>"})
+	hello(Machine{ID: "even", Name: "even", Class: "lab-2"})
+	if got := c.ListMachines(); len(got) != 2 || got[0].Name != "odd" || got[0].Class != "" || got[1].Class != "lab-2" {
+		t.Errorf("machines %+v, want odd without a class and even of class lab-2", got)
+	}
 	for _, tt := range []struct{ announced, want int }{{0, 1}, {-4, 1}, {1, 1}, {3, 3}, {MaxSlots, MaxSlots}, {1 << 30, MaxSlots}} {
 		id := fmt.Sprint("cap-", tt.announced)
 		hello(Machine{ID: id, Name: id, Slots: tt.announced})

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -113,24 +115,32 @@ func TestMachinesOfOneServer(t *testing.T) {
 }
 
 // In a class, shared results come only from a run that asked for the same class of machine: a page
-// that picked a class does not get the results measured on any machine, and vice versa.
+// that picked a class does not get the results measured on any machine, and vice versa; for a cell
+// whose own machine: key names the class, the page's pick does not matter.
 func TestSharedResultsKeepTheirClass(t *testing.T) {
 	cfg := classConfig(t)
 	cfg.Executor = newClassExecutor()
+	if err := os.WriteFile(filepath.Join(cfg.LessonsDir, "k.md"), []byte("---\ntitle: K\nsummary: s\norder: 2\n---\n\n```probe\nrows: 1\nmachine: lab-a\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, base := startServer(t, cfg)
-	cell, _ := s.lesson("p").Cell("p-0")
 	ws := map[string]*websocket.Conn{}
-	for _, name := range []string{"Ada", "Bob", "Cy", "Di"} {
+	for _, name := range []string{"Ada", "Bob", "Cy", "Di", "Eve", "Fay"} {
 		ws[name] = join(t, base, "class-token", name).dial(t)
 	}
-	for _, tt := range []struct{ who, page, want string }{
-		{"Ada", "", TypeStarted},      // measured on any machine
-		{"Bob", "lab-b", TypeStarted}, // not Ada's: she asked for any machine
-		{"Cy", "lab-b", TypeShared},   // Bob's
-		{"Di", "", TypeShared},        // Ada's
+	for _, tt := range []struct{ who, lesson, page, want string }{
+		{"Ada", "p", "", TypeStarted},      // measured on any machine
+		{"Bob", "p", "lab-b", TypeStarted}, // not Ada's: she asked for any machine
+		{"Cy", "p", "lab-b", TypeShared},   // Bob's
+		{"Di", "p", "", TypeShared},        // Ada's
+		{"Eve", "k", "lab-b", TypeStarted}, // the cell's own class: lab-a
+		{"Fay", "k", "", TypeShared},       // Eve's, also on lab-a
 	} {
 		c := ws[tt.who]
-		if err := c.WriteJSON(pageMsg(tt.who, cell.Source, tt.page)); err != nil {
+		l := s.lesson(tt.lesson)
+		cell := l.Cells[0]
+		m := Message{Type: TypeRun, ID: tt.who, RunRequest: &RunRequest{Lesson: tt.lesson, Cell: cell.ID, Source: cell.Source, Machine: tt.page}}
+		if err := c.WriteJSON(m); err != nil {
 			t.Fatal(err)
 		}
 		msgs := collect(t, c, tt.who, 30*time.Second)

@@ -352,8 +352,9 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
+	class := cells.Cell{Source: m.Source, Machine: m.Machine}.PageClass() // "" where the cell names its own
 	if c.s.signIn && !edited && m.Action == "" && !m.Fresh && c.s.cfg.ShareWindow > 0 && cells.Exclusive(run) {
-		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, m.Machine, time.Now().Add(-c.s.cfg.ShareWindow))
+		prev, ok, err := c.s.store.LatestUnedited(context.Background(), l.Slug, cell.ID, "", m.Source, class, time.Now().Add(-c.s.cfg.ShareWindow))
 		if err != nil {
 			log.Printf("looking for shared results: %v", err)
 		} else if ok {
@@ -364,9 +365,9 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
-	j.of(l.Slug, cell, m.Action, m.Source, m.Machine)
+	j.of(l.Slug, cell, m.Action, m.Source, class)
 	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
-		Source: m.Source, Edited: edited, Machine: c.s.where(), Owner: c.client, Class: m.Machine})
+		Source: m.Source, Edited: edited, Machine: c.s.where(), Owner: c.client, Class: class})
 	if err != nil {
 		j.finish(Message{Type: TypeError, Message: "could not record the run: " + err.Error()})
 		return nil

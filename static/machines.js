@@ -40,9 +40,12 @@ export function initMachineMenu(lesson) {
   refreshMachines();
 }
 
+let asked = 0; // refreshes asked for: only the latest one's answer is used
+
 // refreshMachines asks the server which machines are connected now and rebuilds the menu.
 export async function refreshMachines() {
   if (!menu) return;
+  const mine = ++asked;
   let machines;
   try {
     const res = await fetch("/api/machines");
@@ -51,6 +54,7 @@ export async function refreshMachines() {
   } catch {
     return; // the connection banner says the server is unreachable
   }
+  if (mine !== asked) return; // a later refresh answers
   menu.lastMachines = machines;
   const byClass = new Map();
   for (const m of machines) {
@@ -68,7 +72,11 @@ export async function refreshMachines() {
     options.push(o);
   }
   if (picked && !byClass.has(picked)) options.push(new Option(`${picked} (not connected now)`, picked));
-  select.replaceChildren(...options);
+  const same = JSON.stringify(options.map((o) => [o.value, o.text, o.title]));
+  if (same !== menu.shown) { // rebuilt only when it changed: the list may be open (refreshed on focus)
+    select.replaceChildren(...options);
+    menu.shown = same;
+  }
   select.value = picked;
   menu.box.hidden = byClass.size === 0 && !picked;
   menu.box.dataset.loaded = String(machines.length); // the machines listed last (browser tests wait for it)

@@ -349,9 +349,10 @@ type Run struct {
 	// without sign-in the address the run came from), so that a run queued again after a restart
 	// keeps its place in the round-robin and its student's grace period.
 	Owner string `json:"-"`
-	// Class is the class of machine the student picked for the page when asking for the run ("":
-	// any machine; a cell's own `machine:` key is in Source): a run queued again after a restart
-	// asks for it again, and only runs of the same class share results (LatestUnedited).
+	// Class is the class of machine the student picked for the page when asking for the run, where
+	// it applies ("": any machine, or a cell whose own `machine:` key, in Source, names one): a run
+	// queued again after a restart asks for it again, and only runs of the same class share results
+	// (LatestUnedited).
 	Class string `json:"class,omitempty"`
 }
 

@@ -128,6 +128,12 @@ func TestMachineKey(t *testing.T) {
 			t.Errorf("%q with the page's class %q: needs class %q, want %q", tt.src, tt.page, got, tt.want)
 		}
 	}
+	if got := (cells.Cell{Source: "kernels: [ikj]\nmachine: lab-a\n", Machine: "lab-b"}).PageClass(); got != "" {
+		t.Errorf("the page's class of a cell that names its own: %q, want none", got)
+	}
+	if got := (cells.Cell{Source: "kernels: [ikj]\n", Machine: "lab-b"}).PageClass(); got != "lab-b" {
+		t.Errorf("the page's class of a cell that names none: %q, want lab-b", got)
+	}
 	if _, err := cells.Parse(matmul, "", cells.Cell{Source: "kernels: [ikj]\nsizes: [8]\n", Machine: "Lab A"}); err == nil || !strings.Contains(err.Error(), `the page's machine class "Lab A": use 1 to 64 lower-case letters`) {
 		t.Errorf("a bad class for the page: %v", err)
 	}

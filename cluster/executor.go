@@ -195,10 +195,14 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 	ectx, stopEvents := context.WithCancel(rctx)
 	defer stopEvents()
 	held := make(chan *nats.Msg, 1)
+	lost := make(chan error, 1) // the subscription failed (a slow consumer: events were dropped)
 	go func() {
 		for {
 			m, err := sub.NextMsgWithContext(ectx)
 			if err != nil {
+				if ectx.Err() == nil {
+					lost <- err
+				}
 				held <- nil
 				return
 			}
@@ -271,6 +275,8 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 				}
 			}
 			return streamed, goneError{w.m, streamed}
+		case err := <-lost:
+			return streamed, fmt.Errorf("this server lost events of the run on %s (%v), so the run ended", w.m.Name, err)
 		case m := <-asked: // the run's page does a task for the worker
 			answerAsk(ctx, m, e)
 		case m := <-events:

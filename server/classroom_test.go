@@ -216,14 +216,7 @@ func TestSignIn(t *testing.T) {
 func TestSessionsSurviveRestart(t *testing.T) {
 	cfg := classConfig(t)
 	cfg.DataDir = t.TempDir()
-	s1, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln1, base1 := listenLocal(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s1.Serve(ctx, ln1) }()
+	base1, cancel, done := serveUntil(t, cfg)
 	ada := join(t, base1, "class-token", "Ada")
 	ws := ada.dial(t)
 	if err := ws.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: "rows: 7"}}); err != nil {
@@ -299,6 +292,21 @@ func TestSessionsSurviveRestart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serveUntil serves cfg on loopback until stop is called; done then receives what Serve returned.
+func serveUntil(t *testing.T, cfg Config) (base string, stop func(), done <-chan error) {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, base := listenLocal(t)
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	t.Cleanup(stop)
+	return base, stop, served
 }
 
 func listenLocal(t *testing.T) (net.Listener, string) {
@@ -665,14 +673,7 @@ func checkRequeued(t *testing.T, ws *websocket.Conn, id int64, why string) {
 func TestQueuedRunsSurviveRestart(t *testing.T) {
 	cfg := probeConfig(t)
 	cfg.DataDir, cfg.Devices = t.TempDir(), noDevice
-	s1, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, base := listenLocal(t)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s1.Serve(ctx, ln) }()
+	base, stop, done := serveUntil(t, cfg)
 	ws := dial(t, base)
 	if err := ws.WriteJSON(probeMsg("running", "wait: true")); err != nil {
 		t.Fatal(err)

@@ -155,14 +155,7 @@ func TestSharedResultsKeepTheirClass(t *testing.T) {
 func TestRequeueKeepsPageMachine(t *testing.T) {
 	cfg := probeConfig(t)
 	cfg.DataDir, cfg.Devices = t.TempDir(), noDevice
-	s1, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, base := listenLocal(t)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s1.Serve(ctx, ln) }()
+	base, stop, done := serveUntil(t, cfg)
 	ws := dial(t, base)
 	if err := ws.WriteJSON(probeMsg("running", "wait: true")); err != nil {
 		t.Fatal(err)

@@ -135,11 +135,18 @@ func (g goneError) Error() string {
 func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
 	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
+	// Both subscriptions before the job is published: NATS handles one connection's messages in
+	// order, so the worker cannot get the job before the server listens for its events and asks.
 	sub, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "events"))
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	asks, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "ask"))
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = asks.Unsubscribe() }()
 	timeout := 10 * time.Minute
 	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
 		timeout = time.Until(dl)
@@ -169,11 +176,6 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			_ = c.nc.Publish(runSubject(w.m.ID, id, "cancel"), nil)
 		}
 	}()
-	asks, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "ask"))
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = asks.Unsubscribe() }()
 	// A NATS subscription cannot be selected on: a goroutine each hands its messages over. The
 	// events' one gives back the message it holds when stopped (held), so that none is lost.
 	asked, events := make(chan *nats.Msg), make(chan *nats.Msg)

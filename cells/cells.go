@@ -168,6 +168,30 @@ func Ask(ctx context.Context, e Emitter, task any) (json.RawMessage, error) {
 	}
 }
 
+// Placer is an Emitter that keeps which machine a run runs on (the server's, for runs that package
+// cluster sends to a machine of several): name for the page ("measured on NAME"), summary (one
+// line: name, class, CPU, cores, GPU) for the run's record and its note.
+type Placer interface {
+	Placed(name, summary string)
+}
+
+// Placed tells e's run that it runs on the machine name, described by summary: through the Placer
+// behind e, or else as the info note "Ran on SUMMARY.".
+func Placed(e Emitter, name, summary string) {
+	for {
+		switch v := e.(type) {
+		case Placer:
+			v.Placed(name, summary)
+			return
+		case staged:
+			e = v.Emitter
+		default:
+			e.Note("info", "Ran on "+summary+".")
+			return
+		}
+	}
+}
+
 // Table is a table a run fills row by row.
 type Table struct {
 	// ID names the table within its run; rows refer to it.
@@ -218,6 +242,18 @@ type Env struct {
 	Roofline *roofline.Cache
 	// Noise, if not nil, makes timed runs warn when their timings are noisy (experiment.Noise).
 	Noise *experiment.Noise
+	// Machine names the machine that runs the runs, for captions and chart series: "" is the
+	// server's own (captions say "this server"); a worker of a cluster (package cluster) gives its
+	// name, since its results are shown on the server's pages.
+	Machine string
+}
+
+// Here is how captions name the machine that runs the runs: "this server", or "the machine NAME".
+func (e Env) Here() string {
+	if e.Machine == "" {
+		return "this server"
+	}
+	return "the machine " + e.Machine
 }
 
 // GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker.

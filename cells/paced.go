@@ -94,6 +94,12 @@ func (p *Paced) Flush() {
 	p.drawChart()
 }
 
+// Placed tells the run behind Out where it runs (Placer), in order with its other events.
+func (p *Paced) Placed(name, summary string) {
+	p.flushFrames()
+	Placed(p.Out, name, summary)
+}
+
 // Ask hands task to the page behind Out (Asker), after sending what is batched, so that the page
 // has the run's output so far when the task arrives.
 func (p *Paced) Ask(ctx context.Context, task any) (json.RawMessage, error) {

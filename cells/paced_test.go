@@ -37,3 +37,28 @@ func TestPaced(t *testing.T) {
 		t.Errorf("Ask with no page behind Out: %v, want ErrNoBrowser", err)
 	}
 }
+
+// placer is a recorder that keeps where its run was placed.
+type placer struct {
+	cellstest.Recorder
+	placed []string
+}
+
+func (p *placer) Placed(name, summary string) { p.placed = append(p.placed, name+" | "+summary) }
+
+// Placed reaches the Placer behind Paced and a staged emitter, after the frames batched before it;
+// with none behind, it is the note "Ran on SUMMARY.".
+func TestPlaced(t *testing.T) {
+	var pl placer
+	p := &cells.Paced{Out: &pl}
+	p.Frames(1)
+	cells.Placed(cells.Stage(p, 0, 2), "gpu-box", "gpu-box (class h100; 16 cores; GPU H100)")
+	if len(pl.placed) != 1 || pl.placed[0] != "gpu-box | gpu-box (class h100; 16 cores; GPU H100)" || len(pl.Animation) != 1 || len(pl.Notes) != 0 {
+		t.Errorf("placed %q, frames %d, notes %v; want one placement after the frame, no note", pl.placed, len(pl.Animation), pl.Notes)
+	}
+	var out cellstest.Recorder
+	cells.Placed(&cells.Paced{Out: &out}, "gpu-box", "gpu-box (16 cores)")
+	if len(out.Notes) != 1 || !strings.Contains(fmt.Sprint(out.Notes[0]), "Ran on gpu-box (16 cores).") {
+		t.Errorf("notes %v, want the Ran on note", out.Notes)
+	}
+}

@@ -738,7 +738,10 @@ func TestPageMachineClass(t *testing.T) {
 				continue
 			}
 			if m.Type == server.TypeNote && strings.HasPrefix(m.Note.Message, "Ran on ") {
-				ranOn, _, _ = strings.Cut(strings.TrimPrefix(m.Note.Message, "Ran on "), " (")
+				ranOn = m.RanOn // the page names the machine from it
+				if name, _, _ := strings.Cut(strings.TrimPrefix(m.Note.Message, "Ran on "), " ("); name != ranOn {
+					t.Errorf("the note %q has ran_on %q", m.Note.Message, ranOn)
+				}
 			}
 			if server.Terminal(m.Type) {
 				return ranOn, strings.TrimSpace(m.Type + " " + m.Message)
@@ -906,6 +909,9 @@ func TestServePrintsWorkerCommand(t *testing.T) {
 			if !strings.HasPrefix(ranOn, "Ran on joiner (class lab;") {
 				t.Errorf("the run's machine note: %q", ranOn)
 			}
+			if !strings.Contains(out.String(), "machine joined: joiner (class lab;") {
+				t.Errorf("the server did not say the worker joined: %q", out.String())
+			}
 			return
 		}
 		if !strings.Contains(end, `no machine of class "lab" is connected`) || i > 500 {
@@ -1006,7 +1012,8 @@ func TestWorkerAsksThePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if page.tasks != 1 || page.ranOn() != "alpha" || !page.has("row browser [webgpu-tiled 16") || !page.has("row results [ikj 16") {
+	if page.tasks != 1 || page.ranOn() != "alpha" || !page.has("row browser [webgpu-tiled 16") || !page.has("row results [ikj 16") ||
+		!page.has("table results Measured on the machine alpha just now") {
 		t.Errorf("%d tasks, events %q", page.tasks, page.events)
 	}
 

@@ -84,7 +84,7 @@ func (s *slot) Release() {
 func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) error {
 	if s.w.local {
 		if len(s.c.Machines()) > 1 {
-			e.Note("info", "Ran on "+s.w.m.Summary()+".")
+			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
 		}
 		return r.Run(ctx, e)
 	}
@@ -111,6 +111,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		s.w = w
 		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
 		if w.local {
+			cells.Placed(e, w.m.Name, w.m.Summary())
 			return r.Run(ctx, e)
 		}
 	}
@@ -224,7 +225,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			return false, nil
 		}
 		if !noted {
-			e.Note("info", "Ran on "+w.m.Summary()+".")
+			cells.Placed(e, w.m.Name, w.m.Summary())
 			noted = true
 		}
 		if ev.Type != evEnd {

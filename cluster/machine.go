@@ -34,19 +34,23 @@ func selfGPU() gpu.Transport {
 // describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
 // NATS subject token).
 func describe(id, name string, r cuda.Report, kinds []string) Machine {
-	if name == "" {
-		host, _ := os.Hostname()
-		if host == "" {
-			host = "unknown-host"
-		}
-		name = host
-	}
-	m := Machine{ID: id, Name: name, CPU: cpuModel(), Cores: runtime.NumCPU(),
+	m := Machine{ID: id, Name: machineName(name), CPU: cpuModel(), Cores: runtime.NumCPU(),
 		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
 	for _, d := range r.Devices {
 		m.GPUs = append(m.GPUs, d.Name)
 	}
 	return m
+}
+
+// machineName is name, or this machine's host name when name is empty.
+func machineName(name string) string {
+	if name != "" {
+		return name
+	}
+	if host, _ := os.Hostname(); host != "" {
+		return host
+	}
+	return "unknown-host"
 }
 
 // redact is a NATS URL (or a comma-separated list) with any password in it hidden, for printing.

@@ -97,7 +97,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		m.Report = Probe(ctx, cfg.GPU)
 	}
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU(m.Unavailable())...), Limits: lim, GPU: m,
-		Roofline: &roofline.Cache{Options: cfg.Roofline}}
+		Roofline: &roofline.Cache{Options: cfg.Roofline}, Machine: machineName(cfg.Name)}
 	kinds := cfg.Kinds(env)
 	var names []string
 	for _, k := range kinds {

@@ -22,7 +22,7 @@ import (
 // worker), a reload keeps it, and once the class's worker has gone the menu says so and a run ends
 // with the error naming the classes there are.
 func TestMachineMenuInBrowser(t *testing.T) {
-	const lesson = "---\ntitle: Machines\nsummary: s\norder: 1\n---\n\n# Machines\n\n```allreduce\ngradient_mb: 1\ngpus: [2, 4]\nlinks: {nvlink: 300}\n```\n"
+	const lesson = "---\ntitle: Machines\nsummary: s\norder: 1\n---\n\n# Machines\n\n```matmul\nkernels: [naive]\nsizes: [16]\nrepeats: 1\n```\n"
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "01-machines.md"), []byte(lesson), 0o644); err != nil {
 		t.Fatal(err)
@@ -91,6 +91,13 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	run("run on lab-b")
 	if got := p.str(ranOn); !strings.HasPrefix(got, "Ran on lab-b-1 (class lab-b;") {
 		t.Errorf("with lab-b picked the run's note is %q, want Ran on lab-b-1", got)
+	}
+	status := `document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`
+	if got := p.str(status); !strings.Contains(got, "measured on lab-b-1 just now") {
+		t.Errorf("the status %q does not name the machine that measured", got)
+	}
+	if got := p.str(`document.querySelector(` + strconv.Quote(cell+" caption") + `).textContent`); !strings.HasPrefix(got, "Measured on the machine lab-b-1 just now") {
+		t.Errorf("the results caption %q does not name the machine that measured", got)
 	}
 	if note := p.str(`document.querySelector(".machine-pick-note").textContent`); !strings.Contains(note, "go to that machine") {
 		t.Errorf("the note beside the menu: %q", note)

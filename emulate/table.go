@@ -13,7 +13,7 @@ const TableID = "emulated"
 // modelled on which datasheet GPU.
 func Table(gpuName string) cells.Table {
 	return cells.Table{ID: TableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU on this server, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce; the time is modelled from the %s datasheet, not measured", Arch, gpuName),
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce; the time is modelled from the %s datasheet, not measured", Arch, gpuName),
 		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
 			{Label: "thread instructions"}, {Label: "active lanes per warp instruction"}, {Label: "global requests"}, {Label: "sectors"},
 			{Label: "coalescing", Unit: "%"}, {Label: "bank conflicts"}, {Label: "barriers"},

@@ -27,7 +27,7 @@ import (
 //	                                    on what; the same run with "fresh": true measures anew
 //	started  {estimate}                 the run's estimated duration in seconds (a guess, for a progress bar)
 //	progress {done, total}
-//	note     {note: {level, message}}
+//	note     {note: {level, message}, ran_on}   ran_on: on "Ran on …", the machine's name
 //	table    {table: {id, caption, columns: [{label, unit}]}}
 //	row      {row: {table, values, bad}}
 //	chart    {svg}                      at most every 250 ms, and once at the end
@@ -48,15 +48,17 @@ type Message struct {
 	Run      int64 `json:"run,omitempty"`
 	Position int   `json:"position,omitempty"` // queued
 	// Wait is the estimated time until a queued run starts, in seconds, from the runs' estimates.
-	Wait     float64      `json:"wait_s,omitempty"`
-	Estimate float64      `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
-	Note     *cells.Note  `json:"note,omitempty"`     // note
-	Table    *cells.Table `json:"table,omitempty"`    // table
-	Row      *cells.Row   `json:"row,omitempty"`      // row
-	SVG      string       `json:"svg,omitempty"`      // chart
-	Frames   []any        `json:"frames,omitempty"`   // frames
-	Text     *cells.Text  `json:"text,omitempty"`     // text
-	Shared   *Shared      `json:"shared,omitempty"`   // shared
+	Wait     float64     `json:"wait_s,omitempty"`
+	Estimate float64     `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
+	Note     *cells.Note `json:"note,omitempty"`     // note
+	// RanOn, on the note "Ran on …", is the name of the machine that runs the run (cells.Placer).
+	RanOn  string       `json:"ran_on,omitempty"`
+	Table  *cells.Table `json:"table,omitempty"`  // table
+	Row    *cells.Row   `json:"row,omitempty"`    // row
+	SVG    string       `json:"svg,omitempty"`    // chart
+	Frames []any        `json:"frames,omitempty"` // frames
+	Text   *cells.Text  `json:"text,omitempty"`   // text
+	Shared *Shared      `json:"shared,omitempty"` // shared
 	// Task is a run's work for the page (cells.Asker), its shape the kind's; Result is the page's
 	// answer to it. Both are kept as raw JSON: the server only routes them.
 	Task   json.RawMessage `json:"task,omitempty"`   // task

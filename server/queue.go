@@ -422,6 +422,14 @@ func (e *emitter) Note(level, text string) {
 	e.send(Message{Type: TypeNote, Note: &cells.Note{Level: level, Message: text}})
 }
 
+// Placed keeps the machine that runs the run (cells.Placer: another of a cluster's machines, or
+// this one when others are connected) with the run, and tells the page in the note "Ran on SUMMARY."
+// with the machine's name (ran_on).
+func (e *emitter) Placed(name, summary string) {
+	e.job.ranOn(summary)
+	e.send(Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: "Ran on " + summary + "."}, RanOn: name})
+}
+
 func (e *emitter) Table(t cells.Table) { e.send(Message{Type: TypeTable, Table: &t}) }
 
 func (e *emitter) Row(r cells.Row) { e.send(Message{Type: TypeRow, Row: &r}) }

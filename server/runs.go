@@ -131,14 +131,20 @@ func (j *job) started(slot Slot) {
 			log.Printf("run %d: %v", j.runID, err)
 		}
 		if r, ok := slot.(Remote); ok {
-			if m := r.Machine(); m != "" {
-				if err := j.s.store.RanOn(context.Background(), j.runID, m); err != nil {
-					log.Printf("run %d: %v", j.runID, err)
-				}
-			}
+			j.ranOn(r.Machine())
 		}
 	}
 	j.emit(nil, Message{Type: TypeStarted, Estimate: j.estimate.Seconds()})
+}
+
+// ranOn keeps machine (a one-line description; "" is this server) as where j runs.
+func (j *job) ranOn(machine string) {
+	if j.s == nil || j.runID == 0 || machine == "" {
+		return
+	}
+	if err := j.s.store.RanOn(context.Background(), j.runID, machine); err != nil {
+		log.Printf("run %d: %v", j.runID, err)
+	}
 }
 
 // finish keeps and sends the run's terminal message once and forgets the job; later calls do

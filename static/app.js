@@ -259,6 +259,7 @@ class Cell {
     const runId = `${this.id}#${++runCounter}`;
     this.hook("reset");
     this.view.clear(run.action || "");
+    this.view.earlier = run.ended || null; // a run that ended: its results are not from just now
     this.runId = runId;
     this.replayed = run;
     runs.set(runId, this);
@@ -319,6 +320,7 @@ class Cell {
     runs.delete(this.runId);
     this.runId = null;
     this.setBusy(false);
+    refreshMachines(); // a machine may have come or gone meanwhile (the menu is the page's, machines.js)
     this.setStatus(text, isError);
     this.el.dataset.state = isError ? "error" : "ended";
   }
@@ -382,6 +384,7 @@ class Cell {
         this.startClock(m.estimate);
         break;
       case "shared":
+        v.earlier = (m.shared && m.shared.measured) || "earlier";
         this.offerRunAnyway();
         break;
       case "progress":
@@ -389,6 +392,7 @@ class Cell {
         this.tick();
         break;
       case "note":
+        if (m.ran_on) v.ranOn = m.ran_on;
         v.addNote(m.note);
         if (m.note && m.note.level === "error") this.markErrors(m.note.message);
         if (m.note && m.note.level === "warning" && /noisy/i.test(m.note.message) && v.notesList) {
@@ -440,7 +444,6 @@ class Cell {
         break;
       case "error":
         this.end(m.message || "error", true);
-        if (/no machine of class/.test(m.message || "")) refreshMachines();
         break;
     }
   }

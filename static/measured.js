@@ -1,7 +1,8 @@
 // Status wording shared by the kinds whose runs go through the timing harness (a `results` table of
 // points measured now; on a server without a GPU perhaps a `recorded` table from an earlier GPU run
 // and an `emulated` table from the virtual GPU): matmul, cuda and roofline import it, so that none
-// depends on another kind's module. view.took is the run's duration ("9.1 s").
+// depends on another kind's module. view.took is the run's duration ("9.1 s"); view.ranOn the machine
+// that measured it when the server names one; view.earlier set when the results are an earlier run's.
 
 import { plural } from "/static/view.js";
 
@@ -14,7 +15,7 @@ export function measuredDone(view) {
   const took = view.took ? ` in ${view.took}` : "";
   const parts = [];
   if (measured) {
-    parts.push(`${plural(measured, "result")}${took}, measured on this server just now`);
+    parts.push(`${plural(measured, "result")}${took}, measured on ${view.ranOn || "this server"}${view.earlier ? "" : " just now"}`);
     const bad = view.badCount("results");
     if (bad) parts.push(`${bad} failed the check`);
   }

@@ -40,6 +40,8 @@ export class CellView {
     this.texts = [];         // {title, body}
     this.state = {};         // the kind module's own, fresh each run
     this.took = "";          // the run's duration once done ("9.1 s"), set by app.js
+    this.ranOn = "";         // the machine that ran it, when the server names one (a note's ran_on)
+    this.earlier = null;     // when the results shown are an earlier run's (shared, or replayed): its end
     this.notesList = null;
     this.chartBox = null;
     this.kindBox = null;

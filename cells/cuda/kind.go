@@ -189,7 +189,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if len(measured.Kernels) == 0 {
 			parts = 1
 		}
-		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts)}); err != nil {
+		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
 			return err
 		}
 		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
@@ -209,7 +209,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
 			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
 	}
-	if err := experiment.Run(ctx, r.measured(), env, &matmul.Results{E: cells.Stage(e, 0, 2)}); err != nil {
+	if err := experiment.Run(ctx, r.measured(), env, &matmul.Results{E: cells.Stage(e, 0, 2), Machine: r.env.Machine}); err != nil {
 		return err
 	}
 	// The measured time stands beside what the virtual GPU counts running the same PTX.

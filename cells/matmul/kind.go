@@ -1,6 +1,7 @@
 package matmul
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
@@ -66,7 +67,7 @@ func (r *run) Estimate() time.Duration {
 // kernels, labelled as recorded; then every kernel at every size, measured now; then the emulated
 // kernels; last the webgpu kernels, in the learner's browser (package webgpu), within this run.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
-	sink := &Results{E: e}
+	sink := &Results{E: e, Machine: r.env.Machine}
 	if r.spec.Peak {
 		ceil, err := r.env.Roofline.Get(ctx) // measured inside the run queue, once per server start
 		if err != nil {
@@ -247,6 +248,8 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, av
 type Results struct {
 	E    cells.Emitter
 	Draw func([]experiment.Result) (string, error)
+	// Machine names the machine that measures, as cells.Env.Machine does ("": this server).
+	Machine string
 
 	results  []experiment.Result
 	browser  int // how many of results were measured in the browser
@@ -254,7 +257,8 @@ type Results struct {
 }
 
 // Browser runs req's kernels in the run's browser (webgpu.Measure, reporting to e), adding their
-// results to the chart beside the server's: the chart then names the server's series "(this server)".
+// results to the chart beside the server's: the chart then names the server's series "(this server)"
+// (or the measuring machine's name).
 func (s *Results) Browser(ctx context.Context, e cells.Emitter, req webgpu.Request) error {
 	return webgpu.Measure(ctx, e, req, func(r experiment.Result) {
 		s.results = append(s.results, r)
@@ -279,7 +283,7 @@ func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
 func (s *Results) Result(r experiment.Result) {
 	if !s.declared {
 		s.declared = true
-		s.E.Table(cells.Table{ID: "results", Caption: "Measured on this server just now (median of the timed repeats, after a warm-up)", Columns: resultColumns})
+		s.E.Table(cells.Table{ID: "results", Caption: "Measured on " + cells.Env{Machine: s.Machine}.Here() + " just now (median of the timed repeats, after a warm-up)", Columns: resultColumns})
 	}
 	s.results = append(s.results, r)
 	check := "ok"
@@ -304,7 +308,7 @@ func (s *Results) offer() {
 	if s.browser > 0 { // the browser's series are named by webgpu.Adapter.Series
 		for i := range results {
 			if !strings.Contains(results[i].Kernel, " (your ") {
-				results[i].Kernel += " (this server)"
+				results[i].Kernel += " (" + cmp.Or(s.Machine, "this server") + ")"
 			}
 		}
 	}

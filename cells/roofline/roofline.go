@@ -130,7 +130,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", text)
 	}
 	dev := r.env.GPU.Device()
-	sink := &matmul.Results{E: e, Draw: func(results []experiment.Result) (string, error) {
+	sink := &matmul.Results{E: e, Machine: r.env.Machine, Draw: func(results []experiment.Result) (string, error) {
 		return Chart(peak, c, r.spec, dev, results, nil)
 	}}
 	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)

@@ -34,7 +34,7 @@ export default {
     if (view.state.player) view.state.player.end();
     const bad = view.badCount();
     if (!view.rowCount()) return undefined; // the generic wording: nothing ran
-    let text = `counts emulated on this server just now${view.took ? ` in ${view.took}` : ""}`;
+    let text = `counts emulated on ${view.ranOn || "this server"}${view.earlier ? "" : " just now"}${view.took ? ` in ${view.took}` : ""}`;
     if (view.rowCount()) text += "; the times are what the table's caption says";
     if (bad) text += `; ${bad} computed a wrong result`;
     return text;

@@ -285,7 +285,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if measure {
 		cols = append(cols, cells.Column{Label: fmt.Sprintf("measured on %s (matmul.cu's launch shape)", dev.Name), Unit: "µs"})
 	}
-	e.Table(cells.Table{ID: "counts", Caption: "Counts of matmul.cu's PTX in the virtual GPU, emulated on this server (time column: modelled from the datasheet, not measured)", Columns: cols})
+	e.Table(cells.Table{ID: "counts", Caption: "Counts of matmul.cu's PTX in the virtual GPU, emulated (time column: modelled from the datasheet, not measured)", Columns: cols})
 	return Emulate(ctx, r.spec, func(res Result) error {
 		done++
 		if measure {

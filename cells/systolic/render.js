@@ -49,7 +49,7 @@ export default {
     if (view.state.player) view.state.player.end();
     const bad = view.badCount();
     if (!view.rowCount()) return undefined; // the generic wording: nothing ran
-    return `simulated on this server just now${view.took ? ` in ${view.took}` : ""}` + (bad ? `; ${bad} product(s) failed the check` : "");
+    return `simulated on ${view.ranOn || "this server"}${view.earlier ? "" : " just now"}${view.took ? ` in ${view.took}` : ""}` + (bad ? `; ${bad} product(s) failed the check` : "");
   },
 };
 

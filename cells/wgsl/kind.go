@@ -102,7 +102,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if len(r.spec.Compare) > 0 && browser {
 		parts = 2
 	}
-	sink := &matmul.Results{E: cells.Stage(e, 0, parts)}
+	sink := &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
 	if err := experiment.Run(ctx, r.measured(), r.env.Harness(), sink); err != nil {
 		return err
 	}

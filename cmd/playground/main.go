@@ -44,12 +44,15 @@ func main() {
 	}
 }
 
-// limitFlags adds the run limit flags to fs; the returned function applies them to l.
-func limitFlags(fs *flag.FlagSet) func() experiment.Limits {
+// limitFlags adds the run limit flags to fs, -run-timeout only with timeout (a worker's runs have
+// the server's time limit); the returned function applies them to l.
+func limitFlags(fs *flag.FlagSet, timeout bool) func() experiment.Limits {
 	def := experiment.DefaultLimits()
 	l := def
 	var memMiB int64
-	fs.DurationVar(&l.RunTimeout, "run-timeout", def.RunTimeout, "time limit of one experiment run")
+	if timeout {
+		fs.DurationVar(&l.RunTimeout, "run-timeout", def.RunTimeout, "time limit of one experiment run")
+	}
 	fs.IntVar(&l.MaxN, "max-n", def.MaxN, "largest matrix size n a cell may ask for")
 	fs.IntVar(&l.GPUMaxN, "gpu-max-n", def.GPUMaxN, "largest matrix size n of a cell whose kernels all run on the GPU")
 	fs.Int64Var(&memMiB, "memory-mib", def.MemoryBytes>>20, "memory budget in MiB for the three matrices A, B, C of one size")
@@ -68,7 +71,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.BoolVar(&cfg.Server.Open, "open", false, "open the lessons in the default browser")
 	fs.StringVar(&cfg.Server.TLSCert, "tls-cert", "", "serve https with this PEM certificate (with -tls-key): browsers on other machines need https for WebGPU; the workers' NATS port then requires TLS too")
 	fs.StringVar(&cfg.Server.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
-	limits := limitFlags(fs)
+	limits := limitFlags(fs, true)
 	dataDir, err := store.DefaultDir()
 	if err != nil {
 		dataDir = ""
@@ -105,7 +108,7 @@ func workerConfig(args []string) cluster.WorkerConfig {
 	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
 	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key or a page's machine menu may ask for (lower-case letters, digits, dashes)")
 	fs.IntVar(&cfg.Slots, "slots", 0, fmt.Sprintf("how many runs that time nothing (emulation, simulators, models) run side by side, 1 to %d; a run that measures always runs alone (default GOMAXPROCS)", cluster.MaxSlots))
-	limits := limitFlags(fs)
+	limits := limitFlags(fs, false)
 	_ = fs.Parse(args)
 	cfg.Limits = limits()
 	if cfg.Join == "" {

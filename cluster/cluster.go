@@ -391,7 +391,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		}
 		w = &worker{m: m, slots: capSlots(m.Slots), gone: make(chan struct{})}
 		c.workers[m.ID] = w
-		fmt.Fprintf(c.cfg.Out, "machine joined: %s\n", m.Summary())
+		c.say("machine joined: %s", m.Summary())
 		defer c.broadcast()
 		// A worker new to this server may have been another's (a restart): it stops that one's jobs.
 		c.announce()
@@ -435,10 +435,17 @@ func (c *Cluster) bye(msg *nats.Msg) {
 
 // drop forgets w and tells its run it is gone; c.mu is held.
 func (c *Cluster) drop(w *worker) {
-	fmt.Fprintf(c.cfg.Out, "machine left: %s\n", w.m.Name)
+	c.say("machine left: %s", w.m.Name)
 	delete(c.workers, w.m.ID)
 	close(w.gone)
 	c.broadcast()
+}
+
+// say prints a line for the operator (Config.Out), if there is one.
+func (c *Cluster) say(format string, args ...any) {
+	if c.cfg.Out != nil {
+		fmt.Fprintf(c.cfg.Out, format+"\n", args...)
+	}
 }
 
 // broadcast wakes everything waiting for a machine; c.mu is held.

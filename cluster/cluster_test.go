@@ -117,6 +117,9 @@ func startCluster(t *testing.T, cfg Config) *Cluster {
 	if cfg.Settle == 0 {
 		cfg.Settle = -1 // runs for machines nobody has fail (or fall back) at once; TestSettle waits
 	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -162,7 +163,7 @@ func parseKind(kinds []cells.Kind, kind, source string) (server.Job, cells.Run) 
 // startWith starts a cluster with a loopback port and n worker processes of slots slots, and waits
 // for them.
 func startWith(ctx context.Context, n, slots int) (*cluster.Cluster, func(), error) {
-	c, err := cluster.Start(ctx, cluster.Config{Listen: "127.0.0.1:0"})
+	c, err := cluster.Start(ctx, cluster.Config{Listen: "127.0.0.1:0", Out: io.Discard}) // no join lines among the rows
 	if err != nil {
 		return nil, nil, err
 	}

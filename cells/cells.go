@@ -249,11 +249,15 @@ type Env struct {
 }
 
 // Here is how captions name the machine that runs the runs: "this server", or "the machine NAME".
-func (e Env) Here() string {
-	if e.Machine == "" {
+func (e Env) Here() string { return Here(e.Machine) }
+
+// Here is how captions name the machine called machine (Env.Machine): "this server" for "", else
+// "the machine NAME".
+func Here(machine string) string {
+	if machine == "" {
 		return "this server"
 	}
-	return "the machine " + e.Machine
+	return "the machine " + machine
 }
 
 // GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker.

@@ -283,7 +283,7 @@ func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
 func (s *Results) Result(r experiment.Result) {
 	if !s.declared {
 		s.declared = true
-		s.E.Table(cells.Table{ID: "results", Caption: "Measured on " + cells.Env{Machine: s.Machine}.Here() + " just now (median of the timed repeats, after a warm-up)", Columns: resultColumns})
+		s.E.Table(cells.Table{ID: "results", Caption: "Measured on " + cells.Here(s.Machine) + " just now (median of the timed repeats, after a warm-up)", Columns: resultColumns})
 	}
 	s.results = append(s.results, r)
 	check := "ok"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds what bench/gpucheck/run.sh runs on a lent GPU machine (no Go there), with cgo off, into
+# build/ as gzip files (run.sh unpacks them): the device tool carries at most 64 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rm -rf build && mkdir -p build
+export CGO_ENABLED=0
+go test -c -o build/gpu.test ./gpu
+go test -c -o build/cuda.test ./kernels/cuda
+for cmd in cmd/playground cmd/record bench/gpuladder; do go build -ldflags='-s -w' -o "build/$(basename $cmd)" "./$cmd"; done
+gzip -9 build/*
+du -sh build

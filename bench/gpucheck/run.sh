@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The GPU runbook of docs/gpu.md in one command, for a lent GPU machine (no Go there): build here with
+# bench/gpucheck/build.sh, carry build/ and run this there. Every step writes its log under $OUT (at most
+# 8 files come back, so related logs share one); a failing step does not stop the others.
+#   step 1 (-steps tests): device facts, cuda.test, gpu.test -run GPU, the playground's /api/devices
+#   step 2 (-steps ladder): bench/gpuladder at 4096 and 8192 with PyTorch, for docs/benchmarks.md
+#   step 3 (-steps record): cmd/record over lessons/, the JSON files tarred for lessons/recorded/
+#   step 4 (-steps ncu): Nsight Compute's raw counters of every ladder kernel at n = 512 and 4096, to
+#          set beside the virtual GPU's counts (docs/benchmarks.md)
+set -uo pipefail
+steps=${1:-tests,ladder,record}
+OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"
+for f in build/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+chmod +x build/* 2>/dev/null
+has() { [[ ",$steps," == *",$1,"* ]]; }
+if has tests; then
+  {
+    date -u; nvidia-smi; nvidia-smi -q | grep -iE 'clocks|MHz|Product Name|Driver Version|CUDA Version' | head -40
+    echo "== cuda.test"; (cd kernels/cuda && timeout 120 ../../build/cuda.test -test.v) 2>&1 | tail -60
+    echo "== gpu.test"; timeout 300 build/gpu.test -test.run GPU -test.v 2>&1 | tail -80
+    echo "== /api/devices"
+    data=$(mktemp -d); build/playground -addr 127.0.0.1:18080 -data "$data" >"$data/log" 2>&1 &
+    pid=$!; for _ in $(seq 60); do curl -fsS 127.0.0.1:18080/api/devices >/dev/null 2>&1 && break; sleep 1; done
+    curl -sS 127.0.0.1:18080/api/devices; echo; kill $pid; wait $pid; tail -20 "$data/log"
+  } >"$OUT/tests.log" 2>&1
+fi
+if has ladder; then
+  timeout 400 build/gpuladder -sizes 4096,8192 -rounds 3 -repeats 10 >"$OUT/gpuladder.md" 2>&1
+fi
+if has record; then
+  timeout 400 build/record -lessons lessons >"$OUT/record.log" 2>&1
+  tar czf "$OUT/recorded.tgz" lessons/recorded
+fi
+if has ncu; then
+  nvcc -O3 -arch=sm_90 -o /tmp/launch bench/gpucheck/launch.cu -lcuda >"$OUT/launch.log" 2>&1
+  for n in 512 4096; do /tmp/launch kernels/cuda/ptx/matmul.cu.compute_80.ptx $n 10 >>"$OUT/launch.log" 2>&1; done
+  for n in 512 4096; do
+    timeout 250 ncu --set full --page raw --csv /tmp/launch kernels/cuda/ptx/matmul.cu.compute_80.ptx $n 1 \
+      >"$OUT/ncu-$n.csv" 2>>"$OUT/launch.log"
+  done
+fi
+ls -la "$OUT"

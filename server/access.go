@@ -245,7 +245,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	signedIn(r)
 	expires := st.SessionAt.Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
-		SameSite: http.SameSiteStrictMode, Expires: expires, MaxAge: int(s.cfg.SessionTTL.Seconds())})
+		SameSite: http.SameSiteStrictMode, Expires: expires, MaxAge: int((s.cfg.SessionTTL + time.Second - 1) / time.Second)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

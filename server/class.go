@@ -153,20 +153,36 @@ func (s *Server) classRemove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.forgetSessions(id)
-	s.live.Range(func(_, v any) bool {
-		if j := v.(*job); j.student.ID == id {
-			s.stopJob(j, errRemoved)
+	s.removed.Store(id, true)
+	go s.disconnectRemoved(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// disconnectRemoved cancels a removed student's runs, waits (at most 10 s) for them to end so that
+// their pages hear of it, then closes those pages' websockets.
+func (s *Server) disconnectRemoved(id int64) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		live := false
+		s.live.Range(func(_, v any) bool {
+			if j := v.(*job); j.student.ID == id {
+				live = true
+				if j.ctx.Err() == nil {
+					s.stopJob(j, errRemoved)
+				}
+			}
+			return true
+		})
+		if !live {
+			break
 		}
-		return true
-	})
+	}
 	s.online.mu.Lock()
 	for c := range s.online.conns {
 		if c.student.ID == id {
-			c.cancel(errRemoved) // the writer flushes the runs' ends, closes, and the reader ends
+			c.cancel(errRemoved) // the writer flushes what is queued, closes, and the reader ends
 		}
 	}
 	s.online.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // classPause is POST /api/class/pause with form field paused (true or false): paused, running

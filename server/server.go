@@ -215,6 +215,9 @@ type Server struct {
 	// connections (conns.go).
 	joins, attempts *addrLimits
 	connLimits      *connLimits
+	// removed holds the ids of students the instructor removed (int64 → true): their open
+	// websockets take no more requests (ws.go) until they are closed.
+	removed sync.Map
 
 	// connBase is the parent of every connection's context; it ends after the run queue has sent
 	// every run's terminal message.

@@ -235,6 +235,10 @@ func (c *conn) handleSafely(data []byte) {
 }
 
 func (c *conn) handle(data []byte) {
+	if _, gone := c.s.removed.Load(c.student.ID); gone {
+		c.send(Message{Type: TypeError, Message: errRemoved.Error()})
+		return
+	}
 	var m Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.send(Message{Type: TypeError, Message: "malformed JSON message: " + err.Error() +

@@ -105,13 +105,18 @@ func (c *conn) close(cause error) {
 	}
 }
 
-// send queues m for the client without blocking. A message that carries a stack trace is cut
-// (clientText).
+// send queues m for the client without blocking. A message or note that carries a stack trace is
+// cut (clientText).
 func (c *conn) send(m Message) {
 	if c.ctx.Err() != nil {
 		return
 	}
 	m.Message = clientText("websocket "+c.remote(), m.Message)
+	if m.Note != nil && stackLine.MatchString(m.Note.Message) {
+		n := *m.Note
+		n.Message = clientText("websocket "+c.remote(), n.Message)
+		m.Note = &n
+	}
 	select {
 	case c.out <- m:
 	default:

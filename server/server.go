@@ -211,7 +211,7 @@ type Server struct {
 	online online
 	// loopbackOnly is set when the listener is on loopback: then Host headers must name loopback.
 	loopbackOnly bool
-	// joins and attempts limit, per address, new students and sign-in attempts; conns counts the
+	// joins and attempts limit, per address, new students and sign-in attempts; connLimits counts the
 	// connections (conns.go).
 	joins, attempts *addrLimits
 	connLimits      *connLimits

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gpuplayground/playground/store"
 )
@@ -56,19 +54,42 @@ func (s *Server) sessionStudent(ctx context.Context, token string) (store.Studen
 	s.sess.mu.Lock()
 	st, ok := s.sess.m[token]
 	s.sess.mu.Unlock()
-	if ok {
-		return st, true
+	if !ok {
+		var err error
+		st, ok, err = s.store.StudentBySession(ctx, token)
+		if err != nil {
+			log.Printf("session lookup: %v", err)
+		}
+		if !ok {
+			return store.Student{}, false
+		}
 	}
-	st, ok, err := s.store.StudentBySession(ctx, token)
-	if err != nil {
-		log.Printf("session lookup: %v", err)
-	}
-	if ok {
+	if time.Since(st.SessionAt) > s.cfg.SessionTTL { // expired: it signs nobody in
 		s.sess.mu.Lock()
-		s.sess.m[token] = st
+		delete(s.sess.m, token)
 		s.sess.mu.Unlock()
+		return store.Student{}, false
 	}
-	return st, ok
+	s.sess.mu.Lock()
+	if len(s.sess.m) < maxCachedSessions {
+		s.sess.m[token] = st
+	}
+	s.sess.mu.Unlock()
+	return st, true
+}
+
+// maxCachedSessions bounds the session cache; past it, sessions are looked up in the database.
+const maxCachedSessions = 10000
+
+// forgetSessions drops a student's sessions from the cache (their session was revoked).
+func (s *Server) forgetSessions(student int64) {
+	s.sess.mu.Lock()
+	defer s.sess.mu.Unlock()
+	for tok, st := range s.sess.m {
+		if st.ID == student {
+			delete(s.sess.m, tok)
+		}
+	}
 }
 
 // openPath reports whether a path is served without a session.
@@ -85,11 +106,13 @@ func (s *Server) access(next http.Handler) http.Handler {
 			return
 		}
 		if !s.signIn {
+			signedIn(r)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, s.local)))
 			return
 		}
 		if c, err := r.Cookie(sessionCookie); err == nil {
 			if st, ok := s.sessionStudent(r.Context(), c.Value); ok {
+				signedIn(r)
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, st)))
 				return
 			}
@@ -101,6 +124,10 @@ func (s *Server) access(next http.Handler) http.Handler {
 		// A page opened from the printed link (?token=…) shows the sign-in form with the token
 		// filled in, as a 200; everything else without a session is a 403 that says what to do.
 		tok := r.URL.Query().Get("token")
+		if tok != "" && !s.attempts.allow(requestAddr(r)) {
+			tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
+			return
+		}
 		if r.Method == http.MethodGet && tok != "" && s.tokenRole(tok) != "" && r.URL.Path != "/ws" && !strings.HasPrefix(r.URL.Path, "/api/") {
 			s.joinPage(w, http.StatusOK, tok, "", pathWithout(r.URL, "token"), "")
 			return
@@ -157,35 +184,27 @@ func (s *Server) joinPage(w http.ResponseWriter, status int, token, name, next, 
 		"Forbidden": status == http.StatusForbidden})
 }
 
-// validName checks a display name: 1 to maxNameLen characters of letters, digits, spaces and . - _ '.
-func validName(name string) error {
-	if name == "" || utf8.RuneCountInString(name) > maxNameLen {
-		return fmt.Errorf("a name has 1 to %d characters", maxNameLen)
-	}
-	for _, r := range name {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" .-_'", r) {
-			return fmt.Errorf("a name has letters, digits, spaces and . - _ ' only (not %q)", r)
-		}
-	}
-	return nil
-}
-
-// join is POST /join: form fields token and name (and next, the page to go to). It adds the student
-// and sets the session cookie (HttpOnly, SameSite=Strict, and Secure when the request came over
-// TLS), then redirects (303) to next.
+// join is POST /join: form fields token and name (and next, the page to go to: a path of this
+// site, safeNext). It adds the student and sets the session cookie (HttpOnly, SameSite=Strict,
+// Secure when the request came over TLS, expiring with the session after Config.SessionTTL), then
+// redirects (303) to next. Attempts are limited per address (Config.JoinAttempts), and so are new
+// students (Config.JoinsPerAddress per Config.JoinWindow) and the class (Config.MaxStudents); an
+// instructor is held to the attempts only.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, "bad form: it could not be read (at most 16 KiB)", http.StatusBadRequest)
 		return
 	}
-	tok, next := r.PostForm.Get("token"), r.PostForm.Get("next")
-	name := strings.Join(strings.Fields(r.PostForm.Get("name")), " ")
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		next = "/"
-	}
+	tok, next := r.PostForm.Get("token"), safeNext(r.PostForm.Get("next"))
+	name := displayName(r.PostForm.Get("name"))
 	if !s.signIn {
 		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	addr := requestAddr(r)
+	if !s.attempts.allow(addr) {
+		tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
 		return
 	}
 	role := s.tokenRole(tok)
@@ -197,24 +216,42 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.joinPage(w, http.StatusBadRequest, tok, name, next, "Your name: "+err.Error()+".")
 		return
 	}
-	session := newToken()
-	st, err := s.store.AddStudent(r.Context(), name, session, role == "instructor")
-	if errors.Is(err, store.ErrNameTaken) {
-		s.joinPage(w, http.StatusConflict, tok, name, next, fmt.Sprintf("Someone in this class is already called %q: pick another name. (Signed in before? Use the browser you joined with.)", name))
+	instructor := role == "instructor"
+	if !instructor && !s.joins.has(addr) {
+		w.Header().Set("Retry-After", fmt.Sprint(int(s.joins.every.Seconds())))
+		s.joinPage(w, http.StatusTooManyRequests, tok, name, next, fmt.Sprintf("Your address has joined %d names in the last %s, the limit: wait, or ask your instructor.", s.cfg.JoinsPerAddress, s.cfg.JoinWindow))
 		return
 	}
-	if err != nil {
-		log.Printf("join: %v", err)
-		http.Error(w, "could not record you: "+err.Error(), http.StatusInternalServerError)
+	session := newToken()
+	st, err := s.store.Join(r.Context(), name, session, instructor, s.cfg.MaxStudents)
+	switch {
+	case errors.Is(err, store.ErrNameTaken):
+		s.joinPage(w, http.StatusConflict, tok, name, next, fmt.Sprintf("Someone in this class is already called %q (or a name that differs only in case or width): pick another name. (Signed in before? Use the browser you joined with.)", name))
 		return
+	case errors.Is(err, store.ErrClassFull):
+		s.joinPage(w, http.StatusForbidden, tok, name, next, fmt.Sprintf("The class is full (%d students): ask your instructor.", s.cfg.MaxStudents))
+		return
+	case err != nil:
+		log.Printf("join: %v", err)
+		http.Error(w, "could not record you (the server's log says why): try again", http.StatusInternalServerError)
+		return
+	}
+	if !instructor {
+		s.joins.allow(addr)
 	}
 	s.sess.mu.Lock()
 	s.sess.m[session] = st
 	s.sess.mu.Unlock()
+	signedIn(r)
+	expires := st.SessionAt.Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
-		SameSite: http.SameSiteStrictMode, Expires: time.Now().Add(365 * 24 * time.Hour)})
+		SameSite: http.SameSiteStrictMode, Expires: expires, MaxAge: int((s.cfg.SessionTTL + time.Second - 1) / time.Second)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
+
+// joinAttemptEvery is how often an address gets one more sign-in attempt, past Config.JoinAttempts
+// at once.
+const joinAttemptEvery = 3 * time.Second
 
 // joinForm is GET /join: the sign-in form (the token prefilled from ?token=).
 func (s *Server) joinForm(w http.ResponseWriter, r *http.Request) {

@@ -59,6 +59,7 @@ func (o *online) remove(c *conn) {
 
 // classStudent is one row of the class list.
 type classStudent struct {
+	ID          int64     `json:"id"` // what POST /api/class/remove takes
 	Name        string    `json:"name"`
 	Instructor  bool      `json:"instructor,omitempty"`
 	Connections int       `json:"connections"`
@@ -89,7 +90,10 @@ func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 	byID := map[int64]*classStudent{}
 	list := make([]*classStudent, 0, len(students))
 	for _, st := range students {
-		cs := &classStudent{Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen, Lessons: []string{}}
+		if st.Removed {
+			continue
+		}
+		cs := &classStudent{ID: st.ID, Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen, Lessons: []string{}}
 		byID[st.ID] = cs
 		list = append(list, cs)
 	}
@@ -122,6 +126,63 @@ func (s *Server) classCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stopJob(j, errByInstructor)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+var errRemoved = errors.New("you were removed from the class by the instructor")
+
+// classRemove is POST /api/class/remove with form field student (an id from /api/class): the
+// student's session is revoked (their cookie signs nobody in), their queued and running runs are
+// cancelled, their pages disconnected, and their name, marked removed, is free for someone else.
+// Their edits and runs stay (the class's results). An instructor cannot be removed.
+func (s *Server) classRemove(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.FormValue("student"), 10, 64)
+	st, ok, lookErr := s.store.StudentByID(r.Context(), id)
+	switch {
+	case err != nil || lookErr != nil || !ok || st.Removed:
+		http.Error(w, "no such student (removed already?)", http.StatusNotFound)
+		return
+	case st.Instructor:
+		http.Error(w, "an instructor cannot be removed", http.StatusForbidden)
+		return
+	}
+	if _, ok, err := s.store.RemoveStudent(r.Context(), id); err != nil || !ok {
+		if err != nil {
+			log.Printf("removing student %d: %v", id, err)
+		}
+		http.Error(w, "could not remove the student (removed already?)", http.StatusConflict)
+		return
+	}
+	s.forgetSessions(id)
+	s.removed.Store(id, true)
+	go s.disconnectRemoved(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// disconnectRemoved cancels a removed student's runs, waits (at most 10 s) for them to end so that
+// their pages hear of it, then closes those pages' websockets.
+func (s *Server) disconnectRemoved(id int64) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		live := false
+		s.live.Range(func(_, v any) bool {
+			if j := v.(*job); j.student.ID == id {
+				live = true
+				if j.ctx.Err() == nil {
+					s.stopJob(j, errRemoved)
+				}
+			}
+			return true
+		})
+		if !live {
+			break
+		}
+	}
+	s.online.mu.Lock()
+	for c := range s.online.conns {
+		if c.student.ID == id {
+			c.cancel(errRemoved) // the writer flushes what is queued, closes, and the reader ends
+		}
+	}
+	s.online.mu.Unlock()
 }
 
 // classPause is POST /api/class/pause with form field paused (true or false): paused, running

@@ -151,6 +151,7 @@ func (j *job) ranOn(machine string) {
 // nothing. The store has the run's end before the client hears of it.
 func (j *job) finish(m Message) {
 	j.once.Do(func() {
+		m.Message = clientText(fmt.Sprintf("run %d", j.runID), m.Message) // kept and sent without a stack trace
 		j.cancel(context.Canceled)
 		j.mu.Lock()
 		j.keep(m)

@@ -108,6 +108,34 @@ type Config struct {
 	// Slots is how many runs that time nothing (cells.Exclusive false) run side by side; default
 	// GOMAXPROCS. A run that measures takes every slot.
 	Slots int
+	// SessionTTL is how long a session signs its student in, from when they joined; then the
+	// cookie is refused and they join again (under another name). Default 7 days.
+	SessionTTL time.Duration
+	// MaxStudents caps the students of the class (instructors and removed students not counted);
+	// a join past it is refused. Default 200.
+	MaxStudents int
+	// JoinsPerAddress is how many new students one address may join per JoinWindow (a token
+	// bucket: that many at once, then one more every JoinWindow/JoinsPerAddress). Defaults 10 and
+	// 10 minutes. Instructors are not counted.
+	JoinsPerAddress int
+	JoinWindow      time.Duration
+	// JoinAttempts is how many sign-in attempts (POST /join, or a page asked for with ?token=) one
+	// address may make at once; then one more every 3 s. Default 20.
+	JoinAttempts int
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are http.Server's, for every
+	// connection: a request's header must arrive within ReadHeaderTimeout of the connection or of
+	// its previous request (default 10 s), the whole request within ReadTimeout (default 30 s), the
+	// response be written within WriteTimeout (default 2 min), and a kept-alive connection waits at
+	// most IdleTimeout for its next request (default 60 s). A websocket, once upgraded, has its own
+	// deadlines instead (ws.go).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxOpenConns caps the open connections (default: the open-file limit, raised to its hard
+	// limit at start, less 128 kept for the database, workers and the like; at least 64).
+	// MaxPreAuthConns caps those not signed in yet (no request with a valid session; default 512,
+	// at most half of MaxOpenConns) and MaxPreAuthPerAddress those of one address (an IPv4 address
+	// or an IPv6 /64; default 64). At a cap, the oldest such connection between requests is closed
+	// to make room, else the new one is refused (conns.go).
+	MaxOpenConns, MaxPreAuthConns, MaxPreAuthPerAddress int
 	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
 	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
 	// several machines.
@@ -147,6 +175,7 @@ func (c Config) withDefaults() Config {
 	if c.Slots <= 0 {
 		c.Slots = runtime.GOMAXPROCS(0)
 	}
+	c = c.identityDefaults()
 	if c.Worker == nil {
 		exe, err := os.Executable()
 		if err != nil {
@@ -182,6 +211,13 @@ type Server struct {
 	online online
 	// loopbackOnly is set when the listener is on loopback: then Host headers must name loopback.
 	loopbackOnly bool
+	// joins and attempts limit, per address, new students and sign-in attempts; connLimits counts the
+	// connections (conns.go).
+	joins, attempts *addrLimits
+	connLimits      *connLimits
+	// removed holds the ids of students the instructor removed (int64 → true): their open
+	// websockets take no more requests (ws.go) until they are closed.
+	removed sync.Map
 
 	// connBase is the parent of every connection's context; it ends after the run queue has sent
 	// every run's terminal message.
@@ -197,11 +233,14 @@ var templateFS embed.FS
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:     cfg,
-		machine: machineSummary(),
-		gpu:     &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
-		roof:    &roofline.Cache{Options: cfg.Roofline},
-		shares:  newShares(cfg),
+		cfg:        cfg,
+		machine:    machineSummary(),
+		gpu:        &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
+		roof:       &roofline.Cache{Options: cfg.Roofline},
+		shares:     newShares(cfg),
+		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
+		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
+		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress),
 	}
 	if cfg.Devices != nil {
 		s.gpu.Report = cfg.Devices(context.Background())
@@ -289,7 +328,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	ln, scheme, err := listen(s.cfg)
+	ln, scheme, err := listen(s.cfg, s.connLimits)
 	if err != nil {
 		return err
 	}
@@ -352,7 +391,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.queue.loop(queueCtx)
 	}()
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
+		WriteTimeout: s.cfg.WriteTimeout, IdleTimeout: s.cfg.IdleTimeout, ConnContext: connContext, ConnState: trackState}
+	if tl, ok := ln.(*net.TCPListener); ok { // Run's listener is counted already, under TLS
+		ln = &limitListener{Listener: tl, l: s.connLimits}
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	var serveErr error
@@ -417,12 +460,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/class", s.instructorOnly(s.apiClass))
 	mux.HandleFunc("POST /api/class/cancel", s.instructorOnly(s.classCancel))
 	mux.HandleFunc("POST /api/class/pause", s.instructorOnly(s.classPause))
+	mux.HandleFunc("POST /api/class/remove", s.instructorOnly(s.classRemove))
 	mux.HandleFunc("GET /api/class/results.csv", s.instructorOnly(s.classCSV))
 	mux.HandleFunc("GET /api/class/cell", s.instructorOnly(s.apiClassCell))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		s.page(w, http.StatusNotFound, "notfound", nil)
 	})
-	return s.checkHost(s.access(mux))
+	return securityHeaders(s.checkHost(s.access(mux)))
 }
 
 // lesson finds a lesson by slug in the current library, or nil.

@@ -7,9 +7,10 @@ import (
 	"net"
 )
 
-// listen listens on cfg.Addr: over TLS when cfg names a certificate and key (scheme "https"), else
-// plain ("http"). A missing or unreadable pair is an error before anything listens.
-func listen(cfg Config) (net.Listener, string, error) {
+// listen listens on cfg.Addr, admitting connections under limits (conns.go): over TLS when cfg
+// names a certificate and key (scheme "https"), else plain ("http"). A missing or unreadable pair
+// is an error before anything listens.
+func listen(cfg Config, limits *connLimits) (net.Listener, string, error) {
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, "", errors.New("give both -tls-cert and -tls-key, or neither")
 	}
@@ -21,10 +22,11 @@ func listen(cfg Config) (net.Listener, string, error) {
 		}
 		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	raw, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, "", err
 	}
+	ln := net.Listener(&limitListener{Listener: raw, l: limits})
 	if tc == nil {
 		return ln, "http", nil
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -63,6 +64,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has replied (403 for a foreign Origin)
 	}
+	// The http.Server's read and write deadlines stay on a hijacked connection: clear them; the
+	// reader and the writer set their own (pongWait, writeWait).
+	_ = ws.NetConn().SetDeadline(time.Time{})
 	s.arrive(client)
 	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
@@ -101,10 +105,17 @@ func (c *conn) close(cause error) {
 	}
 }
 
-// send queues m for the client without blocking.
+// send queues m for the client without blocking. A message or note that carries a stack trace is
+// cut (clientText).
 func (c *conn) send(m Message) {
 	if c.ctx.Err() != nil {
 		return
+	}
+	m.Message = clientText("websocket "+c.remote(), m.Message)
+	if m.Note != nil && stackLine.MatchString(m.Note.Message) {
+		n := *m.Note
+		n.Message = clientText("websocket "+c.remote(), n.Message)
+		m.Note = &n
 	}
 	select {
 	case c.out <- m:
@@ -221,14 +232,18 @@ func (c *conn) readLoop() {
 func (c *conn) handleSafely(data []byte) {
 	defer func() {
 		if p := recover(); p != nil {
-			log.Printf("websocket %s: internal error handling a frame: %v", c.remote(), p)
-			c.send(Message{Type: TypeError, Message: fmt.Sprintf("internal error: %v", p)})
+			log.Printf("websocket %s: internal error handling a frame: %v\n%s", c.remote(), p, debug.Stack())
+			c.send(Message{Type: TypeError, Message: "internal error handling your message (the details are in the server's log)"})
 		}
 	}()
 	c.handle(data)
 }
 
 func (c *conn) handle(data []byte) {
+	if _, gone := c.s.removed.Load(c.student.ID); gone {
+		c.send(Message{Type: TypeError, Message: errRemoved.Error()})
+		return
+	}
 	var m Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.send(Message{Type: TypeError, Message: "malformed JSON message: " + err.Error() +

@@ -1,5 +1,5 @@
 // The instructor's view (/class): polls /api/class every two seconds and draws the queue (with
-// cancel), the students and who is on which lesson; pauses and resumes the queue.
+// cancel), the students and who is on which lesson (with Remove per student); pauses and resumes the queue.
 const $ = (id) => document.getElementById(id);
 let paused = false;
 
@@ -58,6 +58,18 @@ async function refresh() {
     cell(tr, p.lessons.join(", "));
     cell(tr, p.last_lesson || "");
     cell(tr, new Date(p.last_seen).toLocaleTimeString());
+    const td = cell(tr, "");
+    if (!p.instructor) {
+      const b = document.createElement("button");
+      b.textContent = "Remove";
+      b.title = "Sign them out for good, cancel their runs and free their name";
+      b.addEventListener("click", () => {
+        if (confirm(`Remove ${p.name} from the class? Their runs are cancelled and their session ends; their results stay.`)) {
+          post("/api/class/remove", { student: p.id });
+        }
+      });
+      td.append(b);
+    }
     s.append(tr);
   }
 }

@@ -68,7 +68,10 @@ CREATE TABLE IF NOT EXISTS students (
 	instructor INTEGER NOT NULL DEFAULT 0,
 	created    INTEGER NOT NULL,     -- Unix milliseconds
 	last_seen  INTEGER NOT NULL,
-	lesson     TEXT NOT NULL DEFAULT '' -- the last lesson opened
+	lesson     TEXT NOT NULL DEFAULT '', -- the last lesson opened
+	name_key   TEXT NOT NULL DEFAULT '', -- NameKey(name): what names are compared by
+	removed    INTEGER NOT NULL DEFAULT 0, -- Unix milliseconds when the instructor removed them, else 0
+	session_at INTEGER NOT NULL DEFAULT 0  -- Unix milliseconds when the session was issued
 );
 CREATE TABLE IF NOT EXISTS edits (
 	student INTEGER NOT NULL REFERENCES students(id),
@@ -155,20 +158,26 @@ func (s *Store) init() error {
 		return err
 	}
 	// A database made before runs had these columns gets them.
-	for _, col := range []struct{ name, def string }{
-		{"browser", "INTEGER NOT NULL DEFAULT 0"},
-		{"owner", "TEXT NOT NULL DEFAULT ''"},
-		{"class", "TEXT NOT NULL DEFAULT ''"},
+	for _, col := range []struct{ table, name, def string }{
+		{"runs", "browser", "INTEGER NOT NULL DEFAULT 0"},
+		{"runs", "owner", "TEXT NOT NULL DEFAULT ''"},
+		{"runs", "class", "TEXT NOT NULL DEFAULT ''"},
+		{"students", "name_key", "TEXT NOT NULL DEFAULT ''"},
+		{"students", "removed", "INTEGER NOT NULL DEFAULT 0"},
+		{"students", "session_at", "INTEGER NOT NULL DEFAULT 0"},
 	} {
 		var has int
-		if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?", col.name).Scan(&has); err != nil {
+		if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", col.table, col.name).Scan(&has); err != nil {
 			return err
 		}
 		if has == 0 {
-			if _, err := s.db.Exec("ALTER TABLE runs ADD COLUMN " + col.name + " " + col.def); err != nil {
+			if _, err := s.db.Exec("ALTER TABLE " + col.table + " ADD COLUMN " + col.name + " " + col.def); err != nil {
 				return err
 			}
 		}
+	}
+	if err := s.migrateStudents(); err != nil {
+		return err
 	}
 	_, err := s.db.Exec(`UPDATE runs SET status = ?, ended = ?, message = 'the server stopped while this run was running'
 		WHERE status = ?`, StatusInterrupted, now(), StatusRunning)
@@ -215,14 +224,52 @@ type Student struct {
 	// Lesson is the slug of the lesson the student opened last ("" before any).
 	Lesson   string    `json:"lesson,omitempty"`
 	LastSeen time.Time `json:"last_seen"`
+	// Removed is set once the instructor removed the student (RemoveStudent): their session signs
+	// nobody in, and their name, with " (removed N)" added, is free for someone else.
+	Removed bool `json:"removed,omitempty"`
+	// SessionAt is when the student's session was issued (the server's session lifetime counts
+	// from it).
+	SessionAt time.Time `json:"-"`
 }
 
-// AddStudent adds a student with a unique display name (compared without case) and the session
-// token that signs them in; ErrNameTaken if the name is in use.
+// ErrClassFull is returned by Join when the class already has its most students.
+var ErrClassFull = errors.New("the class is full")
+
+// AddStudent adds a student with a unique display name (compared by NameKey) and the session
+// token that signs them in; ErrNameTaken if the name is in use. It is Join without a class size.
 func (s *Store) AddStudent(ctx context.Context, name, session string, instructor bool) (Student, error) {
+	return s.Join(ctx, name, session, instructor, 0)
+}
+
+// Join adds a student as AddStudent does, unless the class already has maxStudents students who
+// are not instructors and not removed (ErrClassFull; maxStudents 0: no limit, and instructors are
+// never refused for it). A name whose NameKey equals that of a student not removed is ErrNameTaken.
+func (s *Store) Join(ctx context.Context, name, session string, instructor bool, maxStudents int) (Student, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Student{}, err
+	}
+	defer tx.Rollback()
+	if maxStudents > 0 && !instructor {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM students WHERE instructor = 0 AND removed = 0").Scan(&n); err != nil {
+			return Student{}, err
+		}
+		if n >= maxStudents {
+			return Student{}, ErrClassFull
+		}
+	}
+	key := NameKey(name)
+	var taken int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM students WHERE name_key = ? AND removed = 0", key).Scan(&taken); err != nil {
+		return Student{}, err
+	}
+	if taken > 0 {
+		return Student{}, ErrNameTaken
+	}
 	t := now()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO students(name, session, instructor, created, last_seen) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT(name) DO NOTHING`, name, SessionHash(session), instructor, t, t)
+	res, err := tx.ExecContext(ctx, `INSERT INTO students(name, name_key, session, session_at, instructor, created, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(name) DO NOTHING`, name, key, SessionHash(session), t, instructor, t, t)
 	if err != nil {
 		return Student{}, err
 	}
@@ -230,12 +277,82 @@ func (s *Store) AddStudent(ctx context.Context, name, session string, instructor
 		return Student{}, ErrNameTaken
 	}
 	id, err := res.LastInsertId()
-	return Student{ID: id, Name: name, Instructor: instructor, LastSeen: time.UnixMilli(t)}, err
+	if err != nil {
+		return Student{}, err
+	}
+	return Student{ID: id, Name: name, Instructor: instructor, LastSeen: time.UnixMilli(t), SessionAt: time.UnixMilli(t)}, tx.Commit()
 }
 
-// StudentBySession finds the student a session token signs in; ok is false for an unknown token.
+// revokedSession is what replaces a revoked session's hash: never the hex SHA-256 of any token,
+// and unique per student and time.
+const revokedSession = "'revoked:' || id || ':' || ?"
+
+// RevokeSession makes the student's session sign nobody in; ok is false for an unknown student.
+func (s *Store) RevokeSession(ctx context.Context, student int64) (ok bool, err error) {
+	res, err := s.db.ExecContext(ctx, "UPDATE students SET session = "+revokedSession+" WHERE id = ?", now(), student)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// RemoveStudent removes a student from the class: their session is revoked, they are marked
+// Removed and their name gets " (removed ID)" (freeing it for someone else). Their edits and runs
+// stay. ok is false when there is no such student or they were already removed.
+func (s *Store) RemoveStudent(ctx context.Context, student int64) (st Student, ok bool, err error) {
+	t := now()
+	res, err := s.db.ExecContext(ctx, "UPDATE students SET session = "+revokedSession+`, removed = ?,
+		name = name || ' (removed ' || id || ')' WHERE id = ? AND removed = 0`, t, t, student)
+	if err != nil {
+		return Student{}, false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return Student{}, false, err
+	}
+	return s.StudentByID(ctx, student)
+}
+
+// migrateStudents fills what a database made before these columns lacks: each student's name key
+// (names that collide under it stay, both; only new joins are compared) and, for the session's
+// issue time, when the student joined.
+func (s *Store) migrateStudents() error {
+	if _, err := s.db.Exec("CREATE INDEX IF NOT EXISTS students_name_key ON students(name_key)"); err != nil {
+		return err
+	}
+	if _, err := s.db.Exec("UPDATE students SET session_at = created WHERE session_at = 0"); err != nil {
+		return err
+	}
+	rows, err := s.db.Query("SELECT id, name FROM students WHERE name_key = ''")
+	if err != nil {
+		return err
+	}
+	keys := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return err
+		}
+		keys[id] = NameKey(name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for id, key := range keys {
+		if _, err := s.db.Exec("UPDATE students SET name_key = ? WHERE id = ?", key, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StudentBySession finds the student a session token signs in; ok is false for an unknown or
+// revoked token (the caller checks SessionAt against its session lifetime).
 func (s *Store) StudentBySession(ctx context.Context, session string) (st Student, ok bool, err error) {
-	return s.student(ctx, "session = ?", SessionHash(session))
+	return s.student(ctx, "session = ? AND removed = 0", SessionHash(session))
 }
 
 // StudentByName finds a student by display name (without case).
@@ -248,33 +365,37 @@ func (s *Store) StudentByID(ctx context.Context, id int64) (st Student, ok bool,
 	return s.student(ctx, "id = ?", id)
 }
 
-func (s *Store) student(ctx context.Context, where string, arg any) (Student, bool, error) {
+const studentColumns = "id, name, instructor, lesson, last_seen, removed, session_at"
+
+func scanStudent(sc interface{ Scan(...any) error }) (Student, error) {
 	var st Student
-	var seen int64
-	err := s.db.QueryRowContext(ctx, "SELECT id, name, instructor, lesson, last_seen FROM students WHERE "+where, arg).
-		Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen)
+	var seen, removed, at int64
+	err := sc.Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen, &removed, &at)
+	st.LastSeen, st.Removed, st.SessionAt = time.UnixMilli(seen), removed != 0, time.UnixMilli(at)
+	return st, err
+}
+
+func (s *Store) student(ctx context.Context, where string, arg any) (Student, bool, error) {
+	st, err := scanStudent(s.db.QueryRowContext(ctx, "SELECT "+studentColumns+" FROM students WHERE "+where, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Student{}, false, nil
 	}
-	st.LastSeen = time.UnixMilli(seen)
 	return st, err == nil, err
 }
 
-// Students lists every student, by name.
+// Students lists every student, removed ones too (Student.Removed), by name.
 func (s *Store) Students(ctx context.Context) ([]Student, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, name, instructor, lesson, last_seen FROM students ORDER BY name")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+studentColumns+" FROM students ORDER BY name")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Student
 	for rows.Next() {
-		var st Student
-		var seen int64
-		if err := rows.Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen); err != nil {
+		st, err := scanStudent(rows)
+		if err != nil {
 			return nil, err
 		}
-		st.LastSeen = time.UnixMilli(seen)
 		out = append(out, st)
 	}
 	return out, rows.Err()

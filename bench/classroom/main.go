@@ -78,7 +78,9 @@ func serveChild(dir string) {
 		Devices: func(context.Context) cuda.Report {
 			return cuda.Report{Unavailable: "the classroom benchmark does not probe GPUs"}
 		},
-		MaxConns: 2000, Out: io.Discard})
+		MaxConns: 2000, Out: io.Discard,
+		// Every simulated student joins from 127.0.0.1: lift the per-address and per-class limits.
+		JoinsPerAddress: 100000, JoinAttempts: 100000, MaxStudents: 100000, MaxPreAuthPerAddress: 100000})
 	if err != nil {
 		log.Fatal(err)
 	}

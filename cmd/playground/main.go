@@ -5,6 +5,7 @@
 //
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 //	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
+//	           [-session-ttl 168h] [-max-students 200] [-joins-per-address 10]
 //	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
 //	playground worker -join nats://HOST:PORT -token T [-ca FILE] [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
@@ -80,6 +81,9 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Server.Token, "token", "", "class token students join with; required on every request when set (default: generated when -addr is not loopback)")
 	fs.StringVar(&cfg.Server.InstructorToken, "instructor-token", "", "token that signs in the instructor (/class); default generated")
 	fs.DurationVar(&cfg.Server.Grace, "grace", 60*time.Second, "how long a student may be away before their queued and running runs are cancelled")
+	fs.DurationVar(&cfg.Server.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a session signs its student in, from when they joined; then they join again")
+	fs.IntVar(&cfg.Server.MaxStudents, "max-students", 200, "most students in the class (instructors and removed students not counted); later joins are refused")
+	fs.IntVar(&cfg.Server.JoinsPerAddress, "joins-per-address", 10, "most new students one network address may join per 10 minutes (raise it where a class shares one address behind NAT)")
 	fs.StringVar(&cfg.Cluster.Listen, "nats-listen", "", "let workers join the embedded NATS server at this address (host:port), with the worker token")
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
 	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")

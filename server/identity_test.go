@@ -1,0 +1,540 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// clientFrom is an HTTP client whose connections come from the loopback address ip, with a cookie
+// jar, that does not follow redirects.
+func clientFrom(ip string) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	return &http.Client{Jar: jar, Timeout: 20 * time.Second, Transport: &http.Transport{DialContext: d.DialContext},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// postJoin posts the join form from c and returns the response (its body read and closed).
+func postJoin(t *testing.T, c *http.Client, base string, form url.Values) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.PostForm(base+"/join", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// joinStatus joins name with token from address ip and returns the status.
+func joinStatus(t *testing.T, base, ip, token, name string) int {
+	t.Helper()
+	resp, _ := postJoin(t, clientFrom(ip), base, url.Values{"token": {token}, "name": {name}})
+	return resp.StatusCode
+}
+
+// One address joins at most JoinsPerAddress students (then 429 with Retry-After); instructors are
+// not counted, and another address still joins.
+func TestAbuseJoinsLimitedPerAddress(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress = 3
+	_, base := startServer(t, cfg)
+	for i := range 3 {
+		if got, want := joinStatus(t, base, "127.0.0.5", "class-token", fmt.Sprint("bot", i)), http.StatusSeeOther; got != want {
+			t.Fatalf("join %d: got %d, want %d", i, got, want)
+		}
+	}
+	resp, body := postJoin(t, clientFrom("127.0.0.5"), base, url.Values{"token": {"class-token"}, "name": {"bot3"}})
+	if got, want := resp.StatusCode, http.StatusTooManyRequests; got != want || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "limit") {
+		t.Errorf("the 4th join of one address: got %d (Retry-After %q), want %d saying the limit", got, resp.Header.Get("Retry-After"), want)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.5", "teach", "Teacher"), http.StatusSeeOther; got != want {
+		t.Errorf("the instructor from that address: got %d, want %d", got, want)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.6", "class-token", "Ada"), http.StatusSeeOther; got != want {
+		t.Errorf("another address: got %d, want %d", got, want)
+	}
+}
+
+// Sign-in attempts are limited per address: wrong tokens (posted, or in a page's ?token=) run out
+// the address's attempts, then even the right one waits; another address is not held back.
+func TestAbuseTokenGuessesLimited(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinAttempts = 5
+	_, base := startServer(t, cfg)
+	guesser := clientFrom("127.0.0.7")
+	for i := range 4 {
+		if resp, _ := postJoin(t, guesser, base, url.Values{"token": {fmt.Sprint("guess", i)}, "name": {"Eve"}}); resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("guess %d: got %d, want 403", i, resp.StatusCode)
+		}
+	}
+	resp, err := guesser.Get(base + "/?token=guess4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.StatusCode, http.StatusForbidden; got != want {
+		t.Errorf("the 5th guess, in a link: got %d, want %d", got, want)
+	}
+	for _, form := range []url.Values{{"token": {"guess5"}, "name": {"Eve"}}, {"token": {"class-token"}, "name": {"Eve"}}} {
+		if resp, _ := postJoin(t, guesser, base, form); resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("past the attempts, token %s: got %d, want 429", form.Get("token"), resp.StatusCode)
+		}
+	}
+	if resp, err := guesser.Get(base + "/?token=class-token"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("past the attempts, a link: got %d, want 429", resp.StatusCode)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.8", "class-token", "Ada"), http.StatusSeeOther; got != want {
+		t.Errorf("another address: got %d, want %d", got, want)
+	}
+}
+
+// The per-address buckets are bounded: past max addresses, old ones are dropped.
+func TestAddrLimitsBounded(t *testing.T) {
+	a := newAddrLimits(time.Hour, 1, 3)
+	if !a.allow("a") || a.allow("a") {
+		t.Fatal("a burst of 1: want one allowed, then none")
+	}
+	for i := range 100 {
+		a.allow(fmt.Sprint("10.0.0.", i))
+	}
+	if got, want := a.size(), 3; got > want {
+		t.Errorf("addresses kept: got %d, want at most %d", got, want)
+	}
+}
+
+// The class has at most MaxStudents students; instructors join past it, and a removed student
+// frees a place.
+func TestAbuseClassFull(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.MaxStudents = 2
+	_, base := startServer(t, cfg)
+	join(t, base, "class-token", "Ada")
+	join(t, base, "class-token", "Bob")
+	resp, body := postJoin(t, clientFrom("127.0.0.1"), base, url.Values{"token": {"class-token"}, "name": {"Cy"}})
+	if got, want := resp.StatusCode, http.StatusForbidden; got != want || !strings.Contains(body, "class is full") {
+		t.Errorf("a third student: got %d, want %d saying the class is full", got, want)
+	}
+	teacher := join(t, base, "teach", "Teacher")
+	id := studentID(t, teacher, "Bob")
+	if got, want := teacher.post(t, "/api/class/remove", url.Values{"student": {fmt.Sprint(id)}}), http.StatusNoContent; got != want {
+		t.Fatalf("removing Bob: got %d, want %d", got, want)
+	}
+	join(t, base, "class-token", "Cy")
+}
+
+// studentID finds a student's id in the instructor's /api/class.
+func studentID(t *testing.T, teacher *student, name string) int64 {
+	t.Helper()
+	code, body := teacher.get(t, "/api/class")
+	var class struct {
+		Students []classStudent `json:"students"`
+	}
+	if err := json.Unmarshal([]byte(body), &class); code != http.StatusOK || err != nil {
+		t.Fatalf("/api/class: %d %v", code, err)
+	}
+	for _, s := range class.Students {
+		if s.Name == name {
+			return s.ID
+		}
+	}
+	t.Fatalf("/api/class has no %q: %s", name, body)
+	return 0
+}
+
+// Names compare after NFKC and case folding, and may not mix scripts; names in one script (or
+// Japanese's) join, and are kept in their NFKC form.
+func TestNamesFoldedAndOfOneScript(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress = 100
+	_, base := startServer(t, cfg)
+	for _, tt := range []struct {
+		name string
+		want int
+	}{
+		{"álice", http.StatusSeeOther},
+		{"ÁLICE", http.StatusConflict},
+		{"Ada", http.StatusSeeOther},
+		{"ａｄａ", http.StatusConflict}, // fullwidth
+		{"Straße", http.StatusSeeOther},
+		{"STRASSE", http.StatusConflict},
+		{"\u0430lice", http.StatusBadRequest},                   // Cyrillic а among Latin letters
+		{"Bob\u200b", http.StatusBadRequest},                    // a zero-width space
+		{"\u0410\u043b\u0438\u0441\u0430", http.StatusSeeOther}, // Алиса, all Cyrillic
+		{"山田 たろう", http.StatusSeeOther},
+		{"Ｇｒａｃｅ", http.StatusSeeOther},
+	} {
+		if got := joinStatus(t, base, "127.0.0.1", "class-token", tt.name); got != tt.want {
+			t.Errorf("join %q: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	teacher := join(t, base, "teach", "Teacher")
+	studentID(t, teacher, "Grace") // kept as NFKC
+}
+
+func TestValidName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"Ada Lovelace", true},
+		{"O'Brien-Smith", true},
+		{"Zoë", true},
+		{"Ελένη", true},
+		{"김민준", true},
+		{"李 Lee", true},
+		{"Ελένη Smith", false},
+		{"p\u0430ypal", false},
+		{"Ada<b>", false},
+		{"", false},
+		{strings.Repeat("a", maxNameLen+1), false},
+	} {
+		if got := validName(displayName(tt.name)) == nil; got != tt.ok {
+			t.Errorf("validName(%q): got ok %v, want %v", tt.name, got, tt.ok)
+		}
+	}
+}
+
+// The instructor removes a student: their runs are cancelled, their page is disconnected, their
+// cookie signs nobody in, and their name is free. Only an instructor may, and not cross-site.
+func TestRemoveStudent(t *testing.T) {
+	_, base := startServer(t, classConfig(t))
+	ada, teacher := join(t, base, "class-token", "Ada"), join(t, base, "teach", "Teacher")
+	ws := ada.dial(t)
+	if err := ws.WriteJSON(probeMsg("w", "wait: true")); err != nil {
+		t.Fatal(err)
+	}
+	collectUntil(t, ws, TypeStarted)
+	id := studentID(t, teacher, "Ada")
+	form := url.Values{"student": {fmt.Sprint(id)}}
+	if got, want := ada.post(t, "/api/class/remove", form), http.StatusForbidden; got != want {
+		t.Errorf("a student removes: got %d, want %d", got, want)
+	}
+	req, _ := http.NewRequest("POST", base+"/api/class/remove", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := teacher.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.StatusCode, http.StatusForbidden; got != want {
+		t.Errorf("a cross-site remove: got %d, want %d", got, want)
+	}
+	if got, want := teacher.post(t, "/api/class/remove", form), http.StatusNoContent; got != want {
+		t.Fatalf("remove: got %d, want %d", got, want)
+	}
+	msgs := collect(t, ws, "w", 30*time.Second)
+	if last := msgs[len(msgs)-1]; last.Type != TypeCancelled || !strings.Contains(last.Message, "removed") {
+		t.Errorf("Ada's run ended %+v, want cancelled saying she was removed", last)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		if _, _, err := ws.ReadMessage(); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Error("Ada's websocket stayed open")
+			}
+			break
+		}
+	}
+	if code, _ := ada.get(t, "/"); code != http.StatusForbidden {
+		t.Errorf("Ada's cookie after removal: got %d, want 403", code)
+	}
+	if got, want := teacher.post(t, "/api/class/remove", form), http.StatusNotFound; got != want {
+		t.Errorf("removing her again: got %d, want %d", got, want)
+	}
+	if got, want := teacher.post(t, "/api/class/remove", url.Values{"student": {fmt.Sprint(studentID(t, teacher, "Teacher"))}}), http.StatusForbidden; got != want {
+		t.Errorf("removing an instructor: got %d, want %d", got, want)
+	}
+	join(t, base, "class-token", "Ada") // the name is free again
+}
+
+// A session expires SessionTTL after its student joined; the cookie says so too.
+func TestSessionExpires(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.SessionTTL = 300 * time.Millisecond
+	_, base := startServer(t, cfg)
+	resp, _ := postJoin(t, clientFrom("127.0.0.1"), base, url.Values{"token": {"class-token"}, "name": {"Grace"}})
+	if h := resp.Header.Get("Set-Cookie"); !strings.Contains(h, "Max-Age=1") {
+		t.Errorf("session cookie %q, want Max-Age=1 (the lifetime, rounded up to seconds)", h)
+	}
+	var session string
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			session = c.Value
+		}
+	}
+	get := func() int { // with the cookie as it was set, whatever a browser would do with it
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/", nil)
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: session})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got, want := get(), http.StatusOK; got != want {
+		t.Fatalf("a fresh session: got %d, want %d", got, want)
+	}
+	time.Sleep(3 * cfg.SessionTTL)
+	if got, want := get(), http.StatusForbidden; got != want {
+		t.Errorf("an expired session: got %d, want %d", got, want)
+	}
+}
+
+// next sends someone who joins only to a page of this site.
+func TestJoinNextStaysOnSite(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress = 100
+	_, base := startServer(t, cfg)
+	for i, tt := range []struct{ next, want string }{
+		{"/lessons/p", "/lessons/p"},
+		{"/%09/other.host/", "/"},
+		{"//other.host/", "/"},
+		{"/\\other.host/", "/"},
+		{"https://other.host/", "/"},
+	} {
+		resp, _ := postJoin(t, clientFrom("127.0.0.1"), base, url.Values{"token": {"class-token"}, "name": {fmt.Sprint("n", i)}, "next": {tt.next}})
+		if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || got != tt.want {
+			t.Errorf("next %q: got %d to %q, want 303 to %q", tt.next, resp.StatusCode, got, tt.want)
+		}
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for next, want := range map[string]string{
+		"/": "/", "/lessons/p": "/lessons/p", "/?lesson=a": "/?lesson=a", "/9": "/9",
+		"": "/", "//evil": "/", "/\\evil": "/", "/%09/evil": "/", "/\t/evil": "/", "/a\r\nX: y": "/",
+		"javascript:alert(1)": "/", "https://evil": "/", "evil": "/", "/a b": "/", "/.": "/", "/lessons\\x": "/",
+	} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q): got %q, want %q", next, got, want)
+		}
+	}
+}
+
+// Every answer forbids framing (CSP frame-ancestors and X-Frame-Options), pages and refusals alike.
+func TestNoFraming(t *testing.T) {
+	_, base := startServer(t, classConfig(t))
+	for _, p := range []string{"/", "/join", "/class", "/healthz", "/static/app.js", "/nope", "/api/class"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Security-Policy"); !strings.Contains(got, "frame-ancestors 'none'") {
+			t.Errorf("%s: Content-Security-Policy %q, want frame-ancestors 'none'", p, got)
+		}
+		if got, want := resp.Header.Get("X-Frame-Options"), "DENY"; got != want {
+			t.Errorf("%s: X-Frame-Options %q, want %q", p, got, want)
+		}
+	}
+}
+
+// goStack is what a crashed Go program (a GPU worker, say) leaves in a message.
+const goStack = "the GPU worker crashed: exit status 2; it said: panic: runtime error: index out of range [3] with length 3\n\n" +
+	"goroutine 1 [running]:\nmain.compile(...)\n\t/home/build/gpu/compile.go:42 +0x1d\ncreated by main.main in goroutine 1\n"
+
+// A run whose error carries a Go stack trace reaches its client, and the stored run, without it.
+func TestStackTracesNeverReachClients(t *testing.T) {
+	_, base := startServer(t, probeConfig(t))
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("crash", fmt.Sprintf("fail: %q", goStack))); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "crash", 30*time.Second)
+	last := msgs[len(msgs)-1]
+	if last.Type != TypeError || strings.Contains(last.Message, "goroutine") || strings.Contains(last.Message, ".go:") ||
+		!strings.Contains(last.Message, "index out of range") {
+		t.Errorf("the error: got %q, want its first line without the stack", last.Message)
+	}
+	var runs struct {
+		Runs []struct {
+			Message  string    `json:"message"`
+			Messages []Message `json:"messages"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(getBody(t, base+"/api/runs")), &runs); err != nil || len(runs.Runs) != 1 {
+		t.Fatalf("/api/runs: %+v %v", runs, err)
+	}
+	for _, m := range append([]Message{{Message: runs.Runs[0].Message}}, runs.Runs[0].Messages...) {
+		if strings.Contains(m.Message, "goroutine") || strings.Contains(m.Message, "compile.go") {
+			t.Errorf("/api/runs shows the stack: %q", m.Message)
+		}
+	}
+}
+
+func TestClientText(t *testing.T) {
+	for msg, want := range map[string]string{
+		"plain error":                    "plain error",
+		"line 3: x\nline 4: y":           "line 3: x\nline 4: y",
+		goStack:                          "the GPU worker crashed: exit status 2; it said: panic: runtime error: index out of range [3] with length 3 (the details are in the server's log)",
+		"goroutine 5 [running]:\nmain()": "internal error (the details are in the server's log)",
+	} {
+		if got := clientText("test", msg); got != want {
+			t.Errorf("clientText(%q): got %q, want %q", msg, got, want)
+		}
+	}
+}
+
+// A websocket outlives the HTTP server's read, write and idle timeouts; a slow request body does not.
+func TestWebsocketOutlivesHTTPTimeouts(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.ReadHeaderTimeout, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	_, base := startServer(t, cfg)
+	ws := dial(t, base)
+	time.Sleep(5 * cfg.ReadTimeout)
+	if err := ws.WriteJSON(probeMsg("late", "rows: 2")); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, ws, "late", 30*time.Second); msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("a run on a websocket older than the timeouts: %+v", msgs[len(msgs)-1])
+	}
+	c := slowBody(t, base, "127.0.0.1")
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err := io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Error("a slow request body held its connection past ReadTimeout")
+	}
+}
+
+// slowBody opens a connection from ip that sends a join form's header and a few bytes of a body
+// it says is 100 kB, and no more.
+func slowBody(t *testing.T, base, ip string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	c, err := d.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST /join HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\ntoken=", strings.TrimPrefix(base, "http://"))
+	return c
+}
+
+// 1,100 idle connections (from 11 addresses), half-sent headers and slow bodies leave /healthz and
+// /join answering, and the connections not signed in stay within their caps.
+func TestAbuseIdleAndSlowConnections(t *testing.T) {
+	idle := 1100
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < 3000 {
+		idle = max(100, int(lim.Cur)/3) // both ends are in this process
+	}
+	cfg := classConfig(t)
+	s, base := startServer(t, cfg)
+	host := strings.TrimPrefix(base, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range idle {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(10+i%11))}, Timeout: 10 * time.Second}
+		c, err := d.Dial("tcp", host)
+		if err != nil {
+			t.Fatalf("idle connection %d: %v", i, err)
+		}
+		if i%10 == 0 { // a slowloris: half a header
+			fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n", host)
+		}
+		conns = append(conns, c)
+	}
+	for range 40 {
+		conns = append(conns, slowBody(t, base, "127.0.2.1"))
+	}
+	stop := healthWatch(t, base)
+	for i := range 3 {
+		if got, want := joinStatus(t, base, "127.0.0.1", "class-token", fmt.Sprint("Ada", i)), http.StatusSeeOther; got != want {
+			t.Errorf("join during the attack: got %d, want %d", got, want)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // a few health checks
+	stop()
+	open, pre := s.connLimits.counts()
+	if pre > s.cfg.MaxPreAuthConns || open > s.cfg.MaxOpenConns {
+		t.Errorf("connections: %d open, %d not signed in; want at most %d and %d", open, pre, s.cfg.MaxOpenConns, s.cfg.MaxPreAuthConns)
+	}
+	if got, want := stillOpen(conns), s.cfg.MaxPreAuthConns; got > want {
+		t.Errorf("the server holds %d of the attack's connections, want at most %d", got, want)
+	}
+}
+
+// stillOpen counts the connections the server has not closed: those whose read waits (until a
+// deadline 2 s away) rather than ending.
+func stillOpen(conns []net.Conn) int {
+	deadline := time.Now().Add(2 * time.Second)
+	open := make(chan bool, len(conns))
+	for _, c := range conns {
+		go func() {
+			_ = c.SetReadDeadline(deadline)
+			var err error
+			for err == nil { // a 400 or 408 answer, then the close
+				_, err = c.Read(make([]byte, 512))
+			}
+			ne, ok := err.(net.Error)
+			open <- ok && ne.Timeout()
+		}()
+	}
+	n := 0
+	for range conns {
+		if <-open {
+			n++
+		}
+	}
+	return n
+}
+
+// At a cap, the oldest connection between requests makes room; when every one is in a request,
+// the new one is refused.
+func TestConnLimitsEvictOldestIdle(t *testing.T) {
+	l := newConnLimits(10, 10, 2)
+	start := time.Now()
+	n := 0
+	conn := func() (*limitedConn, net.Conn) {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		n++
+		return &limitedConn{Conn: a, l: l, addr: "10.0.0.1", accepted: start.Add(time.Duration(n) * time.Second)}, b
+	}
+	first, firstPeer := conn()
+	second, _ := conn()
+	if !l.admit(first) || !l.admit(second) {
+		t.Fatal("two connections under the cap refused")
+	}
+	third, _ := conn()
+	if !l.admit(third) {
+		t.Fatal("a third connection refused while idle ones could make room")
+	}
+	_ = firstPeer.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := firstPeer.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("writing to the oldest idle connection: got %v, want it closed", err)
+	}
+	second.state.Store(int32(http.StateActive))
+	third.state.Store(int32(http.StateActive))
+	fourth, _ := conn()
+	if l.admit(fourth) {
+		t.Error("a connection admitted past the cap with every one in a request")
+	}
+	third.signIn()
+	if !l.admit(fourth) {
+		t.Error("a signed-in connection still counted against the cap")
+	}
+	if open, pre := l.counts(); open != 3 || pre != 2 {
+		t.Errorf("counts: got %d open, %d not signed in; want 3 and 2", open, pre)
+	}
+}

@@ -355,7 +355,9 @@ func (c *conn) startRun(m Message) error {
 		return err
 	}
 	edited := m.Source != cell.Source
-	c.keepEdit(l.Slug, cell.ID, m.Source, edited)
+	if err := c.keepEdit(l.Slug, cell.ID, m.Source, edited); err != nil {
+		log.Printf("saving an edit: %v", err)
+	}
 	run, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
 	if err != nil {
 		return err
@@ -407,16 +409,11 @@ func (c *conn) forget(id string) {
 // replay shows it).
 
 // keepEdit saves the student's source of a cell, or forgets it when it is the lesson's again.
-func (c *conn) keepEdit(lesson, cell, source string, edited bool) {
-	var err error
+func (c *conn) keepEdit(lesson, cell, source string, edited bool) error {
 	if edited {
-		err = c.s.store.SaveEdit(context.Background(), c.student.ID, lesson, cell, source)
-	} else {
-		err = c.s.store.DeleteEdit(context.Background(), c.student.ID, lesson, cell)
+		return c.s.store.SaveEdit(context.Background(), c.student.ID, lesson, cell, source)
 	}
-	if err != nil {
-		log.Printf("saving an edit: %v", err)
-	}
+	return c.s.store.DeleteEdit(context.Background(), c.student.ID, lesson, cell)
 }
 
 // save is a `save` message: the cell's source as the student edits it (the lesson's own source
@@ -426,8 +423,7 @@ func (c *conn) save(m Message) error {
 	if err != nil {
 		return err
 	}
-	c.keepEdit(l.Slug, cell.ID, m.Source, m.Source != cell.Source)
-	return nil
+	return c.keepEdit(l.Slug, cell.ID, m.Source, m.Source != cell.Source)
 }
 
 // share answers a run request with the results of prev, a recent run of the same unedited cell

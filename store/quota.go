@@ -91,66 +91,81 @@ func (s *Store) Prune(ctx context.Context, student, quota int64, note string) (p
 	}
 	var after int64
 	for used > quota {
-		ids, sizes, err := s.prunable(ctx, student, after, int64(len(note)))
+		ids, err := s.prunable(ctx, student, after, int64(len(note)))
 		if err != nil || len(ids) == 0 {
 			return pruned, used, err
 		}
-		for i, id := range ids {
+		for _, id := range ids {
 			after = id
 			if used <= quota {
 				break
 			}
-			if err := s.pruneRun(ctx, student, id, sizes[i], note); err != nil {
+			freed, err := s.pruneRun(ctx, student, id, note)
+			if err != nil {
 				return pruned, used, err
 			}
-			used -= sizes[i] - int64(len(note))
-			pruned++
+			if freed != 0 {
+				used -= freed
+				pruned++
+			}
 		}
 	}
-	return pruned, used, nil
+	used, err = s.Usage(ctx, student) // as it is now, with what others changed meanwhile
+	return pruned, used, err
 }
 
 // prunable lists, oldest first, up to 32 of student's finished, unpruned runs after run id after
-// whose non-terminal messages take more than min bytes, with those bytes.
-func (s *Store) prunable(ctx context.Context, student, after, min int64) (ids, sizes []int64, err error) {
+// whose non-terminal messages take more than min bytes.
+func (s *Store) prunable(ctx context.Context, student, after, min int64) (ids []int64, err error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, b FROM (
 		SELECT r.id AS id, (SELECT coalesce(sum(length(m.body)), 0) FROM messages m WHERE m.run = r.id AND m.type NOT IN (?, ?, ?)) AS b
 		FROM runs r WHERE r.student = ? AND r.id > ? AND r.pruned = 0 AND r.status IN (?, ?, ?, ?))
 		WHERE b > ? ORDER BY id LIMIT 32`, StatusDone, StatusCancelled, StatusError, student, after, StatusDone, StatusCancelled, StatusError, StatusInterrupted, min)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id, b int64
 		if err := rows.Scan(&id, &b); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		ids, sizes = append(ids, id), append(sizes, b)
+		ids = append(ids, id)
 	}
-	return ids, sizes, rows.Err()
+	return ids, rows.Err()
 }
 
-// pruneRun removes run's non-terminal messages (size bytes), puts note first and marks it pruned.
-func (s *Store) pruneRun(ctx context.Context, student, run, size int64, note string) error {
+// pruneRun removes run's non-terminal messages, puts note first and marks it pruned, and returns
+// the bytes that freed (net of note); a run pruned meanwhile is left alone (0).
+func (s *Store) pruneRun(ctx context.Context, student, run int64, note string) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, "UPDATE runs SET pruned = 1 WHERE id = ? AND pruned = 0", run)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return 0, err
+	}
+	var size int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(length(body)), 0) FROM messages WHERE run = ? AND type NOT IN (?, ?, ?)",
+		run, StatusDone, StatusCancelled, StatusError).Scan(&size); err != nil {
+		return 0, err
+	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE run = ? AND type NOT IN (?, ?, ?)", run, StatusDone, StatusCancelled, StatusError); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO messages(run, seq, type, body) VALUES (?, 0, 'note', ?)", run, note); err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE runs SET pruned = 1 WHERE id = ?", run); err != nil {
-		return err
+	freed := size - int64(len(note))
+	if err := addBytes(ctx, tx, student, -freed); err != nil {
+		return 0, err
 	}
-	if err := addBytes(ctx, tx, student, int64(len(note))-size); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return freed, tx.Commit()
 }
 
 // DiskGuard says when the disk of the data directory is too full for new work: when its free space

@@ -208,3 +208,30 @@ func TestRunsPage(t *testing.T) {
 		t.Errorf("LatestRuns: %+v, %v; want the last run", latest, err)
 	}
 }
+
+// A database made before run_bytes existed gets its usage counted when opened.
+func TestUsageCountedForOldDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.AddStudent(ctx, "Ada", "sess-a", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addDone(t, s, a.ID, "one", strings.Repeat("z", 5000))
+	want, _ := s.Usage(ctx, a.ID)
+	if _, err := s.db.Exec("DROP TABLE run_bytes"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Usage(ctx, a.ID); got != want || err != nil {
+		t.Errorf("usage counted on opening: %d, %v; want %d as kept before", got, err, want)
+	}
+}

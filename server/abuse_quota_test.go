@@ -4,16 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -254,10 +258,12 @@ func TestAbuseDiskNearlyFullRefusesNewWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	why, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("a join with the disk nearly full: %d, want 503", resp.StatusCode)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(why), full) {
+		t.Errorf("a join with the disk nearly full: %d %s, want 503 saying so", resp.StatusCode, why)
 	}
+	join(t, base, "teach", "Teacher") // the instructor still signs in (join fails the test otherwise)
 	code, body := ada.get(t, "/api/runs")
 	var list struct {
 		Runs []store.Run `json:"runs"`
@@ -329,5 +335,95 @@ func TestRunsPages(t *testing.T) {
 	}
 	if csv := getBody(t, base+"/api/runs.csv"); strings.Count(csv, "\n") != 1+2*(1+2+3+4+5) {
 		t.Errorf("/api/runs.csv: %d lines, want a header and 2 per row", strings.Count(csv, "\n"))
+	}
+}
+
+// A student who keeps a lot (no quota here) cannot make /api/runs hold it all in memory: eight
+// parallel reads of 40 MiB of runs each leave the server's memory bounded, and each read is whole.
+func TestAbuseRunsListBoundedInMemory(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.StudentQuota = -1
+	s, base := startServer(t, cfg)
+	ctx := context.Background()
+	text, _ := json.Marshal(Message{Type: TypeText, Text: &cells.Text{Title: "t", Body: strings.Repeat("x", 1<<20)}})
+	const runs = 40
+	for range runs {
+		r, err := s.store.AddRun(ctx, store.Run{Student: s.local.ID, Lesson: "p", Cell: "p-0", Source: "rows: 1", Machine: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.store.AddMessage(ctx, r.ID, 1, TypeText, string(text), false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.store.Ended(ctx, r.ID, store.StatusDone, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	rss := rssMiB()
+	var wg sync.WaitGroup
+	got := make([]int, 8)
+	for i := range got {
+		wg.Go(func() {
+			resp, err := http.Get(base + "/api/runs?limit=1000")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			n, err := countRuns(resp.Body)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = n
+		})
+	}
+	wg.Wait()
+	for i, n := range got {
+		if n != runs {
+			t.Errorf("read %d: %d runs, want %d", i, n, runs)
+		}
+	}
+	grew := rssMiB() - rss
+	t.Logf("memory grew by %d MiB", grew)
+	if grew > 160 {
+		t.Errorf("memory grew by %d MiB serving 8 reads of %d MiB each", grew, runs)
+	}
+}
+
+// countRuns reads an /api/runs answer token by token (never whole: it may be larger than the
+// memory the test allows the server) and counts its runs.
+func countRuns(r io.Reader) (int, error) {
+	dec := json.NewDecoder(r)
+	depth, n := 0, 0
+	key := true // at depth 3 (a run), whether the next string is a key
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			if depth == 4 {
+				key = true
+			}
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			if depth == 3 {
+				key = true
+			}
+			continue
+		}
+		if depth == 3 {
+			if key && tok == "id" {
+				n++
+			}
+			key = !key
+		}
 	}
 }

@@ -14,15 +14,21 @@ import (
 // What one student may keep (Config.StudentQuota) and the disk guard (Config.MinFreeBytes): the
 // server's side of store.Prune and store.Room.
 
-// roomFor refuses the request with 503 and the store's message while the disk is nearly full
-// (store.Room); otherwise next serves it.
-func (s *Server) roomFor(next http.HandlerFunc) http.HandlerFunc {
+// roomForJoin refuses a join (next) with 503 and the store's message while the disk is nearly full
+// (store.Room), but for the instructor's, who may still sign in to see the class and cancel runs.
+func (s *Server) roomForJoin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.store.Room(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		err := s.store.Room()
+		if err == nil {
+			next(w, r)
 			return
 		}
-		next(w, r)
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if r.ParseForm() == nil && s.tokenRole(r.PostForm.Get("token")) == "instructor" {
+			next(w, r)
+			return
+		}
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	}
 }
 

@@ -449,7 +449,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cells/{file}", s.kindScript)
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /join", s.joinForm)
-	mux.HandleFunc("POST /join", s.roomFor(s.join))
+	mux.HandleFunc("POST /join", s.roomForJoin(s.join))
 	mux.HandleFunc("GET /api/state", s.apiState)
 	mux.HandleFunc("GET /api/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/runs.csv", s.apiRunsCSV)

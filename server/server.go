@@ -88,7 +88,7 @@ type Config struct {
 	// MinFreeBytes and MinFreePercent: while the data directory's disk has less free than the
 	// larger of MinFreeBytes bytes (default 256 MiB) and MinFreePercent percent of its size
 	// (default 5), new runs, joins and edits are refused with one message saying so; reading runs
-	// goes on. Negative MinFreeBytes: never refused.
+	// goes on. Negative MinFreeBytes: never refused; negative MinFreePercent: MinFreeBytes alone.
 	MinFreeBytes   int64
 	MinFreePercent float64
 	// FreeSpace reports the free and total bytes of the file system of dir (DataDir). Default:

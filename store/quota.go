@@ -178,7 +178,8 @@ type DiskGuard struct {
 	Free func(dir string) (free, total uint64, err error)
 	// MinFreeBytes is the free space, in bytes, under which new work is refused.
 	MinFreeBytes uint64
-	// MinFreePercent is the free share of the file system, in percent, under which new work is refused.
+	// MinFreePercent is the free share of the file system, in percent, under which new work is
+	// refused; zero or negative: none.
 	MinFreePercent float64
 }
 
@@ -200,7 +201,10 @@ func (s *Store) Room() error {
 	if err != nil {
 		return nil
 	}
-	need := max(g.MinFreeBytes, uint64(float64(total)*g.MinFreePercent/100))
+	need := g.MinFreeBytes
+	if g.MinFreePercent > 0 {
+		need = max(need, uint64(float64(total)*g.MinFreePercent/100))
+	}
 	if free >= need {
 		return nil
 	}

@@ -171,6 +171,10 @@ func TestRoomRefusesNewWork(t *testing.T) {
 	if msgs, err := s.Messages(ctx, r.ID); err != nil || len(msgs) != 2 {
 		t.Errorf("reading a run while the disk is full: %d messages, %v", len(msgs), err)
 	}
+	s.SetDiskGuard(DiskGuard{Free: func(string) (uint64, uint64, error) { return free, 100 << 30, fail }, MinFreeBytes: 256 << 20, MinFreePercent: -1})
+	if err := s.Room(); err != nil {
+		t.Errorf("4 GiB free, no percentage asked: %v, want room", err)
+	}
 	fail = fmt.Errorf("statfs failed")
 	if err := s.Room(); err != nil {
 		t.Errorf("a failing check: %v, want no refusal", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"strconv"
@@ -40,7 +41,7 @@ func (s *Server) apiState(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, err)
 		return
 	}
-	runs, err := s.store.Runs(r.Context(), st.ID, slug)
+	runs, err := s.store.LatestRuns(r.Context(), st.ID, slug)
 	if err != nil {
 		httpErr(w, err)
 		return
@@ -79,29 +80,106 @@ type runWithMessages struct {
 	Messages []json.RawMessage `json:"messages"`
 }
 
-// apiRuns is GET /api/runs[?lesson=SLUG]: the student's runs, oldest first, each with the messages
-// it streamed (as docs/protocol.md describes them; only the latest chart and progress are kept).
+// Pages of /api/runs, in runs: the default and largest ?limit=, and how many runs are read from the
+// store at a time (what a request holds in memory is one batch of runs and one run's messages).
+const (
+	runsPageDefault = 200
+	runsPageMax     = 1000
+	runsBatch       = 50
+)
+
+// apiRuns is GET /api/runs[?lesson=SLUG][&after=ID][&limit=N]: the student's runs after run ID,
+// oldest first, at most N (default runsPageDefault, at most runsPageMax), each with the messages it
+// streamed (as docs/protocol.md describes them; only the latest chart and progress are kept), and
+// next, the after of the next page, when there are more. It is written run by run as it is read.
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	st := studentOf(r.Context())
-	runs, err := s.store.Runs(r.Context(), st.ID, r.URL.Query().Get("lesson"))
+	after, limit, err := pageOf(r)
 	if err != nil {
-		httpErr(w, err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	out := make([]runWithMessages, 0, len(runs))
-	for _, run := range runs {
+	lesson := r.URL.Query().Get("lesson")
+	name, _ := json.Marshal(st.Name)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"student":%s,"runs":[`, name)
+	n := 0
+	err = s.eachRun(r, st.ID, lesson, after, limit, func(run store.Run) error {
 		msgs, err := s.store.Messages(r.Context(), run.ID)
 		if err != nil {
-			httpErr(w, err)
-			return
+			return err
 		}
 		rm := runWithMessages{Run: run, Messages: make([]json.RawMessage, 0, len(msgs))}
 		for _, m := range msgs {
 			rm.Messages = append(rm.Messages, json.RawMessage(m.Body))
 		}
-		out = append(out, rm)
+		b, err := json.Marshal(rm)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			_, _ = io.WriteString(w, ",")
+		}
+		n++
+		after = run.ID
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil { // the answer has begun: cut it short, so that it is not taken for a whole one
+		log.Printf("api: /api/runs: %v", err)
+		panic(http.ErrAbortHandler)
 	}
-	writeJSON(w, map[string]any{"student": st.Name, "runs": out})
+	more := false
+	if n == limit {
+		next, err := s.store.RunsPage(r.Context(), st.ID, lesson, after, 1)
+		more = err == nil && len(next) > 0
+	}
+	if more {
+		fmt.Fprintf(w, "],\"next\":%d}\n", after)
+		return
+	}
+	_, _ = io.WriteString(w, "]}\n")
+}
+
+// pageOf reads ?after= (a run id, default 0) and ?limit= (default runsPageDefault, at most
+// runsPageMax) of a paged request.
+func pageOf(r *http.Request) (after int64, limit int, err error) {
+	q := r.URL.Query()
+	limit = runsPageDefault
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return 0, 0, fmt.Errorf("after=%q: give the id of a run (the last page's next)", v)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > runsPageMax {
+			return 0, 0, fmt.Errorf("limit=%q: give a number of runs from 1 to %d", v, runsPageMax)
+		}
+	}
+	return after, limit, nil
+}
+
+// eachRun calls fn on student's runs (of lesson, if set) after run id after, oldest first, at most
+// limit of them (limit < 0: all), reading them from the store runsBatch at a time.
+func (s *Server) eachRun(r *http.Request, student int64, lesson string, after int64, limit int, fn func(store.Run) error) error {
+	for n := 0; limit < 0 || n < limit; {
+		batch := runsBatch
+		if limit >= 0 {
+			batch = min(batch, limit-n)
+		}
+		runs, err := s.store.RunsPage(r.Context(), student, lesson, after, batch)
+		if err != nil || len(runs) == 0 {
+			return err
+		}
+		for _, run := range runs {
+			if err := fn(run); err != nil {
+				return err
+			}
+			after = run.ID
+			n++
+		}
+	}
+	return nil
 }
 
 // csvHeader is the long format of every results CSV: one line per table cell of every row.
@@ -163,19 +241,23 @@ func (s *Server) writeResultsCSV(r *http.Request, cw *csv.Writer, names map[int6
 	return nil
 }
 
-// apiRunsCSV is GET /api/runs.csv: every result row of the student's runs, one line per value.
+// apiRunsCSV is GET /api/runs.csv: every result row of the student's runs, one line per value,
+// written run by run as it is read (eachRun).
 func (s *Server) apiRunsCSV(w http.ResponseWriter, r *http.Request) {
 	st := studentOf(r.Context())
-	runs, err := s.store.Runs(r.Context(), st.ID, r.URL.Query().Get("lesson"))
-	if err != nil {
-		httpErr(w, err)
-		return
-	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="my-results.csv"`)
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
-	if err := s.writeResultsCSV(r, cw, map[int64]string{st.ID: st.Name}, runs); err != nil {
+	names := map[int64]string{st.ID: st.Name}
+	err := s.eachRun(r, st.ID, r.URL.Query().Get("lesson"), 0, -1, func(run store.Run) error {
+		if err := s.writeResultsCSV(r, cw, names, []store.Run{run}); err != nil {
+			return err
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
 		log.Printf("results CSV: %v", err)
 	}
 	cw.Flush()

@@ -123,6 +123,17 @@ func (j *job) keep(m Message) {
 	}
 }
 
+// keepRef keeps, as the run's next message, a reference to run from's messages (store.AddRef): a
+// replay shows them there, but for their start and end.
+func (j *job) keepRef(from int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.nextSeq++
+	if err := j.s.store.AddRef(context.Background(), j.runID, j.nextSeq, from); err != nil {
+		log.Printf("run %d: keeping its reference to run %d: %v", j.runID, from, err)
+	}
+}
+
 // started records and announces the start, in slot: a slot on another machine (Remote) is kept
 // as where the run ran.
 func (j *job) started(slot Slot) {
@@ -168,6 +179,9 @@ func (j *job) finish(m Message) {
 					log.Printf("run %d: %v", j.runID, err)
 				}
 				j.s.live.Delete(j.runID)
+				if _, err := j.s.prune(context.Background(), j.student.ID); err != nil {
+					log.Printf("run %d: pruning its student's oldest runs: %v", j.runID, err)
+				}
 			}
 			j.s.shares.endRun(j.owner)
 		}

@@ -74,6 +74,26 @@ type Config struct {
 	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
 	// and queued or running runs (defaults 16 and 8).
 	MaxConns, MaxConnsPerClient, MaxRunsPerClient int
+	// RunBurst and RunRate bound how fast one client (the share of MaxRunsPerClient) may ask for
+	// work: every run request, action and shared-result reply takes a token from the client's
+	// bucket of RunBurst tokens (default 20), refilled at RunRate tokens per second (default 1); a
+	// request that finds none is refused with an error saying so. Negative RunRate: no rate limit.
+	RunBurst int
+	RunRate  float64
+	// StudentQuota bounds what one student's runs (their sources) and the messages they keep take
+	// in the store, in bytes (default 20 MiB): past it, the messages of the student's oldest
+	// finished runs are pruned (each keeps its end and a note saying so), and when that is not
+	// enough, the student's new runs are refused. Negative: no quota.
+	StudentQuota int64
+	// MinFreeBytes and MinFreePercent: while the data directory's disk has less free than the
+	// larger of MinFreeBytes bytes (default 256 MiB) and MinFreePercent percent of its size
+	// (default 5), new runs, joins and edits are refused with one message saying so; reading runs
+	// goes on. Negative MinFreeBytes: never refused; negative MinFreePercent: MinFreeBytes alone.
+	MinFreeBytes   int64
+	MinFreePercent float64
+	// FreeSpace reports the free and total bytes of the file system of dir (DataDir). Default:
+	// store.DiskFree where DataDir is set, else nothing is checked; tests inject it.
+	FreeSpace func(dir string) (free, total uint64, err error)
 	// Calibrate measures (or loads from the user cache, keyed by CPU and binary) the rates behind
 	// every run estimate as the run queue's first job at start-up (package calibrate; a few
 	// seconds). Off, estimates use kernels.DefaultRates. cmd/playground turns it on; tests leave it off.
@@ -159,6 +179,24 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRunsPerClient <= 0 {
 		c.MaxRunsPerClient = 8
+	}
+	if c.RunBurst <= 0 {
+		c.RunBurst = 20
+	}
+	if c.RunRate == 0 {
+		c.RunRate = 1
+	}
+	if c.StudentQuota == 0 {
+		c.StudentQuota = 20 << 20
+	}
+	if c.MinFreeBytes == 0 {
+		c.MinFreeBytes = 256 << 20
+	}
+	if c.MinFreePercent == 0 {
+		c.MinFreePercent = 5
+	}
+	if c.FreeSpace == nil && c.DataDir != "" {
+		c.FreeSpace = store.DiskFree
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -299,6 +337,9 @@ func (s *Server) openStore() error {
 		return err
 	}
 	s.store = st
+	if s.cfg.MinFreeBytes >= 0 {
+		st.SetDiskGuard(store.DiskGuard{Dir: s.cfg.DataDir, Free: s.cfg.FreeSpace, MinFreeBytes: uint64(s.cfg.MinFreeBytes), MinFreePercent: s.cfg.MinFreePercent})
+	}
 	s.sess.m = map[string]store.Student{}
 	s.here = presence{conns: map[string]int{}, timers: map[string]*time.Timer{}}
 	s.online.conns = map[*conn]string{}
@@ -451,7 +492,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cells/{file}", s.kindScript)
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /join", s.joinForm)
-	mux.HandleFunc("POST /join", s.join)
+	mux.HandleFunc("POST /join", s.roomForJoin(s.join))
 	mux.HandleFunc("GET /api/state", s.apiState)
 	mux.HandleFunc("GET /api/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/runs.csv", s.apiRunsCSV)

@@ -6,30 +6,67 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// Shares: what one client may hold at once, so that one client's flood leaves other clients' runs
-// accepted. A client is a remote IP address for now (a student once sign-in exists). Defaults are
-// in Config.withDefaults; docs/protocol.md lists them.
+// Shares: what one client may hold at once, and how fast it may ask for work, so that one client's
+// flood leaves other clients' runs accepted. A client is the signed-in student, else the remote IP
+// address. Defaults are in Config.withDefaults; docs/protocol.md lists them.
 type shares struct {
 	maxConns, maxConnsPerClient, maxRunsPerClient int
+	// rate and burst size each client's token bucket (allow); rate < 0: none.
+	rate  float64
+	burst int
 
-	mu       sync.Mutex
-	conns    int
-	byClient map[string]*share
+	mu        sync.Mutex
+	conns     int
+	byClient  map[string]*share
+	lastSweep time.Time
 }
 
-type share struct{ conns, runs int }
+// share is one client's: its connections, its queued or running runs, and its bucket of requests
+// (nil until its first request). A client with none of these in use is forgotten once its bucket is
+// full again (forgetIdle), so that leaving and coming back does not refill it.
+type share struct {
+	conns, runs int
+	bucket      *rate.Limiter
+}
 
 func newShares(cfg Config) *shares {
 	return &shares{maxConns: cfg.MaxConns, maxConnsPerClient: cfg.MaxConnsPerClient, maxRunsPerClient: cfg.MaxRunsPerClient,
-		byClient: map[string]*share{}}
+		rate: cfg.RunRate, burst: cfg.RunBurst, byClient: map[string]*share{}}
+}
+
+// allow takes one token from client's bucket for a request for work (a run, an action, a
+// shared-result reply), or says that the client asks too fast.
+func (s *shares) allow(client string) error {
+	if s.rate < 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.byClient[client]
+	if sh == nil {
+		sh = &share{}
+		s.byClient[client] = sh
+	}
+	if sh.bucket == nil {
+		sh.bucket = rate.NewLimiter(rate.Limit(s.rate), s.burst)
+	}
+	if !sh.bucket.Allow() {
+		return fmt.Errorf("you are asking for runs faster than the server allows (%d at once, then one every %s): wait a moment and press Run again",
+			s.burst, (time.Duration(float64(time.Second) / s.rate)).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // connect admits a new connection of client, or says which cap it hit.
 func (s *shares) connect(client string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.sweepLocked()
 	sh := s.byClient[client]
 	switch {
 	case s.conns >= s.maxConns:
@@ -82,8 +119,20 @@ func (s *shares) endRun(client string) {
 }
 
 func (s *shares) forgetIdle(client string, sh *share) {
-	if sh.conns <= 0 && sh.runs <= 0 {
+	if sh.conns <= 0 && sh.runs <= 0 && (sh.bucket == nil || sh.bucket.Tokens() >= float64(s.burst)) {
 		delete(s.byClient, client)
+	}
+}
+
+// sweepLocked forgets, at most once a minute, the idle clients whose buckets have filled again
+// since they left; s.mu is held.
+func (s *shares) sweepLocked() {
+	if time.Since(s.lastSweep) < time.Minute {
+		return
+	}
+	s.lastSweep = time.Now()
+	for client, sh := range s.byClient {
+		s.forgetIdle(client, sh)
 	}
 }
 

@@ -355,16 +355,29 @@ func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.R
 }
 
 // startRun parses the request by its cell's kind (the kind's action, if it names one), refuses it
-// if its estimate is over the time limit, and queues it.
+// if its estimate is over the time limit, and queues it. Every request for a known cell (a run, an
+// action, one answered with shared results) is refused while the disk is nearly full, and counts
+// against the client's rate (shares.allow) and the student's quota (withinQuota).
 func (c *conn) startRun(m Message) error {
 	l, cell, err := c.cellFor(m)
 	if err != nil {
 		return err
 	}
+	if err := c.s.store.Room(); err != nil {
+		return err
+	}
+	if err := c.s.shares.allow(c.client); err != nil {
+		return err
+	}
 	edited := m.Source != cell.Source
-	c.keepEdit(l.Slug, cell.ID, m.Source, edited)
+	if err := c.keepEdit(l.Slug, cell.ID, m.Source, edited); err != nil {
+		log.Printf("saving an edit: %v", err)
+	}
 	run, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
 	if err != nil {
+		return err
+	}
+	if err := c.s.withinQuota(context.Background(), c.student.ID); err != nil {
 		return err
 	}
 	class := cells.Cell{Source: m.Source, Machine: m.Machine}.PageClass() // "" where the cell names its own
@@ -411,16 +424,11 @@ func (c *conn) forget(id string) {
 // replay shows it).
 
 // keepEdit saves the student's source of a cell, or forgets it when it is the lesson's again.
-func (c *conn) keepEdit(lesson, cell, source string, edited bool) {
-	var err error
+func (c *conn) keepEdit(lesson, cell, source string, edited bool) error {
 	if edited {
-		err = c.s.store.SaveEdit(context.Background(), c.student.ID, lesson, cell, source)
-	} else {
-		err = c.s.store.DeleteEdit(context.Background(), c.student.ID, lesson, cell)
+		return c.s.store.SaveEdit(context.Background(), c.student.ID, lesson, cell, source)
 	}
-	if err != nil {
-		log.Printf("saving an edit: %v", err)
-	}
+	return c.s.store.DeleteEdit(context.Background(), c.student.ID, lesson, cell)
 }
 
 // save is a `save` message: the cell's source as the student edits it (the lesson's own source
@@ -430,14 +438,15 @@ func (c *conn) save(m Message) error {
 	if err != nil {
 		return err
 	}
-	c.keepEdit(l.Slug, cell.ID, m.Source, m.Source != cell.Source)
-	return nil
+	return c.keepEdit(l.Slug, cell.ID, m.Source, m.Source != cell.Source)
 }
 
 // share answers a run request with the results of prev, a recent run of the same unedited cell
 // (measured, emulated or modelled, as its tables say): a shared message and a note that say when and
 // on what it ran, prev's messages,
-// and done. It is kept as a run of the student's that names prev.
+// and done. It is kept as a run of the student's that names prev, with a reference to prev's
+// messages (store.AddRef), not a copy; while it is sent it counts against the client's share of
+// runs, as any run does.
 func (c *conn) share(m Message, prev store.Run) error {
 	c.mu.Lock()
 	inUse := c.jobs[m.ID] != nil
@@ -449,23 +458,29 @@ func (c *conn) share(m Message, prev store.Run) error {
 	if err != nil {
 		return err
 	}
-	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: prev.Lesson, Cell: prev.Cell, Source: m.Source,
-		Machine: prev.Machine, SharedFrom: prev.ID, Class: prev.Class})
-	if err != nil {
+	if err := c.s.shares.startRun(c.client); err != nil {
 		return err
 	}
-	j := &job{s: c.s, runID: rec.ID, views: map[*conn]string{c: m.ID}}
+	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: prev.Lesson, Cell: prev.Cell, Source: m.Source,
+		Machine: prev.Machine, SharedFrom: prev.ID, Class: prev.Class, Owner: c.client})
+	if err != nil {
+		c.s.shares.endRun(c.client)
+		return err
+	}
+	j := &job{s: c.s, runID: rec.ID, owner: c.client, student: c.student, views: map[*conn]string{c: m.ID}}
 	j.ctx, j.cancel = context.WithCancelCause(c.ctx)
 	j.emit(c.ctx, Message{Type: TypeShared, Shared: &Shared{Run: prev.ID, Measured: prev.Ended, Machine: prev.Machine}})
 	j.emit(c.ctx, Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
 		"Shared results: these are from an earlier run (%d) of this unedited cell, which ended at %s UTC on %s; its tables say what was measured, emulated or modelled. Run anyway to run it yourself.",
 		prev.ID, prev.Ended.UTC().Format("15:04:05"), prev.Machine)}})
+	j.keepRef(prev.ID)
 	for _, km := range msgs {
 		var out Message
 		if json.Unmarshal([]byte(km.Body), &out) != nil || Terminal(out.Type) || out.Type == TypeStarted {
 			continue
 		}
-		j.emit(c.ctx, out)
+		out.ID = m.ID
+		c.sendPaced(c.ctx, out)
 	}
 	c.mu.Lock()
 	c.jobs[m.ID] = j

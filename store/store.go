@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -42,6 +43,8 @@ var ErrNameTaken = errors.New("that name is taken in this class: pick another")
 type Store struct {
 	db   *sql.DB
 	path string
+	// guard says when the disk is too full for new work (Room); set once, before use, by SetDiskGuard.
+	guard DiskGuard
 }
 
 // DefaultDir is the per-user data directory: $XDG_DATA_HOME/gpu-playground, else
@@ -98,7 +101,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	shared_from INTEGER NOT NULL DEFAULT 0, -- a copy of that run's results, not measured for this one
 	browser  INTEGER NOT NULL DEFAULT 0, -- 1 once the run asked its student's page (results of that browser)
 	owner    TEXT NOT NULL DEFAULT '', -- the key of the run's fair share in the server's queue
-	class    TEXT NOT NULL DEFAULT '' -- the class of machine the student's page asked for ('' any)
+	class    TEXT NOT NULL DEFAULT '', -- the class of machine the student's page asked for ('' any)
+	pruned   INTEGER NOT NULL DEFAULT 0 -- 1 once its messages were pruned for its student's quota (Prune)
 );
 CREATE INDEX IF NOT EXISTS runs_student ON runs(student, id);
 CREATE INDEX IF NOT EXISTS runs_cell ON runs(lesson, cell, id);
@@ -106,8 +110,12 @@ CREATE TABLE IF NOT EXISTS messages (
 	run  INTEGER NOT NULL REFERENCES runs(id),
 	seq  INTEGER NOT NULL,
 	type TEXT NOT NULL,
-	body TEXT NOT NULL,   -- the message as JSON
+	body TEXT NOT NULL,   -- the message as JSON; for type 'ref', the id of the run whose messages go here
 	PRIMARY KEY (run, seq)
+);
+CREATE TABLE IF NOT EXISTS run_bytes (
+	student INTEGER PRIMARY KEY,
+	bytes   INTEGER NOT NULL -- what the student's runs and messages take (Usage)
 );
 `
 
@@ -162,6 +170,7 @@ func (s *Store) init() error {
 		{"runs", "browser", "INTEGER NOT NULL DEFAULT 0"},
 		{"runs", "owner", "TEXT NOT NULL DEFAULT ''"},
 		{"runs", "class", "TEXT NOT NULL DEFAULT ''"},
+		{"runs", "pruned", "INTEGER NOT NULL DEFAULT 0"},
 		{"students", "name_key", "TEXT NOT NULL DEFAULT ''"},
 		{"students", "removed", "INTEGER NOT NULL DEFAULT 0"},
 		{"students", "session_at", "INTEGER NOT NULL DEFAULT 0"},
@@ -177,6 +186,9 @@ func (s *Store) init() error {
 		}
 	}
 	if err := s.migrateStudents(); err != nil {
+		return err
+	}
+	if err := s.countBytes(); err != nil {
 		return err
 	}
 	_, err := s.db.Exec(`UPDATE runs SET status = ?, ended = ?, message = 'the server stopped while this run was running'
@@ -411,8 +423,12 @@ func (s *Store) Seen(ctx context.Context, student int64, lesson string) error {
 	return err
 }
 
-// SaveEdit keeps a student's edited source of a cell.
+// SaveEdit keeps a student's edited source of a cell; it is refused while the disk is nearly full
+// (Room).
 func (s *Store) SaveEdit(ctx context.Context, student int64, lesson, cell, source string) error {
+	if err := s.Room(); err != nil {
+		return err
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO edits(student, lesson, cell, source, updated) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT(student, lesson, cell) DO UPDATE SET source = excluded.source, updated = excluded.updated`,
 		student, lesson, cell, source, now())
@@ -475,18 +491,35 @@ type Run struct {
 	// queued again after a restart asks for it again, and only runs of the same class share results
 	// (LatestUnedited).
 	Class string `json:"class,omitempty"`
+	// Pruned is true once the run's messages were removed because its student's kept runs were
+	// over their quota (Prune): its messages are then a note that says so, and its end.
+	Pruned bool `json:"pruned,omitempty"`
 }
 
-// AddRun records a new queued run and returns it with its id.
+// AddRun records a new queued run and returns it with its id; its bytes (runBytes) count against
+// its student's quota (Usage). It is refused while the disk is nearly full (Room).
 func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
+	if err := s.Room(); err != nil {
+		return Run{}, err
+	}
 	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from, owner, class)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Run{}, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from, owner, class)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom, r.Owner, r.Class)
 	if err != nil {
 		return Run{}, err
 	}
-	r.ID, err = res.LastInsertId()
-	return r, err
+	if r.ID, err = res.LastInsertId(); err != nil {
+		return Run{}, err
+	}
+	if err := addBytes(ctx, tx, r.Student, runBytes(r)); err != nil {
+		return Run{}, err
+	}
+	return r, tx.Commit()
 }
 
 // Started marks a run running.
@@ -514,12 +547,12 @@ func (s *Store) Ended(ctx context.Context, run int64, status, message string) er
 	return err
 }
 
-const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser, owner, class"
+const runColumns = "id, student, lesson, cell, action, source, edited, status, message, machine, created, started, ended, shared_from, browser, owner, class, pruned"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var c, st, e int64
-	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser, &r.Owner, &r.Class)
+	err := sc.Scan(&r.ID, &r.Student, &r.Lesson, &r.Cell, &r.Action, &r.Source, &r.Edited, &r.Status, &r.Message, &r.Machine, &c, &st, &e, &r.SharedFrom, &r.Browser, &r.Owner, &r.Class, &r.Pruned)
 	r.Created = time.UnixMilli(c)
 	if st != 0 {
 		r.Started = time.UnixMilli(st)
@@ -560,7 +593,7 @@ func (s *Store) Queued(ctx context.Context) ([]Run, error) {
 // done after since, by anyone (shared results); ok is false if there is none.
 func (s *Store) LatestUnedited(ctx context.Context, lesson, cell, action, source, class string, since time.Time) (Run, bool, error) {
 	rs, err := s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE lesson = ? AND cell = ? AND action = ? AND source = ? AND class = ? AND edited = 0
-		AND shared_from = 0 AND browser = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, class, StatusDone, since.UnixMilli())
+		AND shared_from = 0 AND browser = 0 AND pruned = 0 AND status = ? AND ended >= ? ORDER BY id DESC LIMIT 1`, lesson, cell, action, source, class, StatusDone, since.UnixMilli())
 	if err != nil || len(rs) == 0 {
 		return Run{}, false, err
 	}
@@ -593,27 +626,66 @@ type Message struct {
 
 // AddMessage appends a message to run. With replace, earlier messages of the same type of the run
 // are deleted first, so that the run keeps only the latest (a redrawn chart, a progress count).
+// The bytes of body count against the run's student's quota (Usage).
 func (s *Store) AddMessage(ctx context.Context, run, seq int64, typ, body string, replace bool) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	delta := int64(len(body))
 	if replace {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
+		var old int64
+		if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(length(body)), 0) FROM messages WHERE run = ? AND type = ?", run, typ).Scan(&old); err != nil {
 			return err
 		}
-		defer tx.Rollback()
 		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE run = ? AND type = ?", run, typ); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO messages(run, seq, type, body) VALUES (?, ?, ?, ?)", run, seq, typ, body); err != nil {
-			return err
-		}
-		return tx.Commit()
+		delta -= old
 	}
-	_, err := s.db.ExecContext(ctx, "INSERT INTO messages(run, seq, type, body) VALUES (?, ?, ?, ?)", run, seq, typ, body)
-	return err
+	if _, err := tx.ExecContext(ctx, "INSERT INTO messages(run, seq, type, body) VALUES (?, ?, ?, ?)", run, seq, typ, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE run_bytes SET bytes = bytes + ? WHERE student = (SELECT student FROM runs WHERE id = ?)", delta, run); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
-// Messages returns a run's kept messages in the order they were sent.
+// Messages returns a run's kept messages in the order they were sent. A reference (AddRef) is
+// replaced by the referenced run's messages, but for its start and its end (types started, done,
+// cancelled, error), so that a run that shows another's results keeps none of them itself.
 func (s *Store) Messages(ctx context.Context, run int64) ([]Message, error) {
+	own, err := s.ownMessages(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var out []Message
+	for _, m := range own {
+		if m.Type != typeRef {
+			out = append(out, m)
+			continue
+		}
+		from, err := strconv.ParseInt(m.Body, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("run %d: a reference to %q: %w", run, m.Body, err)
+		}
+		theirs, err := s.ownMessages(ctx, from)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range theirs {
+			if !refSkips(t.Type) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ownMessages returns the messages kept for run itself, references unresolved.
+func (s *Store) ownMessages(ctx context.Context, run int64) ([]Message, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT seq, type, body FROM messages WHERE run = ? ORDER BY seq", run)
 	if err != nil {
 		return nil, err

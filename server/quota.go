@@ -1,0 +1,74 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net/http"
+	"strings"
+
+	"github.com/gpuplayground/playground/cells"
+)
+
+// What one student may keep (Config.StudentQuota) and the disk guard (Config.MinFreeBytes): the
+// server's side of store.Prune and store.Room.
+
+// roomForJoin refuses a join (next) with 503 and the store's message while the disk is nearly full
+// (store.Room), but for the instructor's, who may still sign in to see the class and cancel runs.
+func (s *Server) roomForJoin(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := s.store.Room()
+		if err == nil {
+			next(w, r)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if r.ParseForm() == nil && s.tokenRole(r.PostForm.Get("token")) == "instructor" {
+			next(w, r)
+			return
+		}
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	}
+}
+
+// prune brings student's kept runs within Config.StudentQuota (store.Prune) and returns what they
+// take after, in bytes (0 without a quota).
+func (s *Server) prune(ctx context.Context, student int64) (int64, error) {
+	if s.cfg.StudentQuota < 0 {
+		return 0, nil
+	}
+	_, used, err := s.store.Prune(ctx, student, s.cfg.StudentQuota, s.prunedNote())
+	return used, err
+}
+
+// withinQuota prunes student's oldest finished runs as needed, and refuses a new run of theirs if
+// what is left (queued and running runs, the runs' sources) is still over the quota.
+func (s *Server) withinQuota(ctx context.Context, student int64) error {
+	used, err := s.prune(ctx, student)
+	if err != nil {
+		log.Printf("student %d's quota: %v", student, err)
+		return nil
+	}
+	if s.cfg.StudentQuota >= 0 && used > s.cfg.StudentQuota {
+		return fmt.Errorf("your kept runs take %s, over the %s each student may keep, even with the results of your finished runs removed: cancel queued runs, or ask the instructor",
+			bytesText(used), bytesText(s.cfg.StudentQuota))
+	}
+	return nil
+}
+
+// prunedNote is the kept message that stands in a pruned run's place (store.Prune).
+func (s *Server) prunedNote() string {
+	b, _ := json.Marshal(Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
+		"This run's results were removed to keep your stored runs within the %s each student may keep (the oldest finished runs go first). Run the cell again to see them.",
+		bytesText(s.cfg.StudentQuota))}})
+	return string(b)
+}
+
+// bytesText writes n bytes in MiB, or KiB under 1 MiB.
+func bytesText(n int64) string {
+	if n >= 1<<20 {
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<20)), ".0") + " MiB"
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)>>10)
+}

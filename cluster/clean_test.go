@@ -168,3 +168,75 @@ func TestRelayCleansWorkerStrings(t *testing.T) {
 		t.Errorf("progress %v, want %v", got, want)
 	}
 }
+
+// One holder of the worker token cannot fill the table of machines: at most MaxPerAddress workers
+// join from one address, the next is refused with its name and why on the operator's console (once,
+// however often it announces itself), and it joins at its next announcement once one has left.
+func TestMachinesPerAddress(t *testing.T) {
+	var out syncBuffer
+	c := startCluster(t, Config{Token: "tok", Out: &out})
+	type fake struct {
+		nc    *nats.Conn
+		hello []byte
+		id    string
+	}
+	var fakes []fake
+	for i := range MaxPerAddress + 1 {
+		kp, id := newKey(t)
+		nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(id, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		data, _ := json.Marshal(Machine{ID: id, Name: fmt.Sprintf("fake-%d", i), CPU: "x", Cores: 1, GPUs: []string{"H100"}, Slots: 256})
+		fakes = append(fakes, fake{nc, data, id})
+	}
+	announce := func(f fake) {
+		t.Helper()
+		if err := f.nc.Publish(SubjectHello+f.id, f.hello); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range fakes {
+		announce(f)
+	}
+	last := fmt.Sprintf("fake-%d", MaxPerAddress)
+	waitOut := func(want string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); strings.Count(out.String(), want) < n; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the console has %q, want %d lines with %q", out.String(), n, want)
+			}
+		}
+	}
+	waitOut("machine joined: fake-", MaxPerAddress)
+	waitOut("machine refused: "+last+" (", 1)
+	again := fakes[MaxPerAddress] // its next heartbeat, handled now: it is not told again
+	c.hello(&nats.Msg{Subject: SubjectHello + again.id, Data: again.hello})
+	if got := len(c.Machines()); got != MaxPerAddress {
+		t.Errorf("%d machines, want %d", got, MaxPerAddress)
+	}
+	for _, m := range c.ListMachines() {
+		if m.Name == last {
+			t.Errorf("%s joined past the cap", last)
+		}
+	}
+	if s := out.String(); !strings.Contains(s, "already joined from 127.0.0.1") || strings.Count(s, "machine refused") != 1 {
+		t.Errorf("the console: %q, want the refusal once, with the address", s)
+	}
+	if err := fakes[0].nc.Publish(SubjectBye+fakes[0].id, fakes[0].hello); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("machine left: fake-0", 1)
+	announce(fakes[MaxPerAddress])
+	waitOut("machine joined: "+last+" (", 1)
+	c.mu.Lock()
+	slots := c.workers[fakes[MaxPerAddress].id].slots
+	c.mu.Unlock()
+	if slots != MaxSlots {
+		t.Errorf("a worker announcing 256 slots got %d, want %d", slots, MaxSlots)
+	}
+}

@@ -224,6 +224,9 @@ func TestMachinesPerAddress(t *testing.T) {
 			t.Errorf("%s joined past the cap", last)
 		}
 	}
+	if got := c.address("UNKNOWN"); got != "" {
+		t.Errorf("the address of a worker not connected: %q, want none", got)
+	}
 	if s := out.String(); !strings.Contains(s, "already joined from 127.0.0.1") || strings.Count(s, "machine refused") != 1 {
 		t.Errorf("the console: %q, want the refusal once, with the address", s)
 	}
@@ -238,5 +241,18 @@ func TestMachinesPerAddress(t *testing.T) {
 	c.mu.Unlock()
 	if slots != MaxSlots {
 		t.Errorf("a worker announcing 256 slots got %d, want %d", slots, MaxSlots)
+	}
+}
+
+// One IPv6 host or site (a /64) counts as one address, an IPv4 address however written as itself;
+// what is not an IP stays as it is.
+func TestAddressOf(t *testing.T) {
+	for _, tt := range []struct{ ip, want string }{
+		{"127.0.0.1", "127.0.0.1"}, {"10.0.0.5", "10.0.0.5"}, {"::ffff:10.0.0.5", "10.0.0.5"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"}, {"2001:db8:1:2:bbbb::7", "2001:db8:1:2::/64"}, {"::1", "::/64"}, {"pipe", "pipe"}, {"", ""},
+	} {
+		if got := addressOf(tt.ip); got != tt.want {
+			t.Errorf("addressOf(%q) = %q, want %q", tt.ip, got, tt.want)
+		}
 	}
 }

@@ -446,8 +446,9 @@ func (c *Cluster) admit(addr string) string {
 	return ""
 }
 
-// address is the network address (IP) worker id connects to the embedded NATS server from: "" with
-// an external NATS server, or for a connection in process.
+// address is the network address worker id connects to the embedded NATS server from, as
+// MaxPerAddress counts it: an IPv4 address, or an IPv6 address's /64 (one host's, or one site's,
+// usual share); "" with an external NATS server, or for a connection in process.
 func (c *Cluster) address(id string) string {
 	if c.ns == nil {
 		return ""
@@ -456,7 +457,19 @@ func (c *Cluster) address(id string) string {
 	if err != nil || len(cz.Conns) == 0 {
 		return ""
 	}
-	return cz.Conns[0].IP
+	return addressOf(cz.Conns[0].IP)
+}
+
+// addressOf is the address MaxPerAddress counts for the client IP ip (address).
+func addressOf(ip string) string {
+	parsed := net.ParseIP(ip)
+	switch {
+	case parsed == nil:
+		return ip
+	case parsed.To4() != nil:
+		return parsed.To4().String() // ::ffff:10.0.0.5 is 10.0.0.5
+	}
+	return parsed.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // uniqueName is name, a new worker's (id), unless a machine known already has it or it claims to be

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode"
@@ -160,9 +161,11 @@ func cleanValue(v any, depth int) any {
 
 // cleanRaw is raw JSON from a worker (a task for the page) with every string in it cleaned
 // (cleanValue); what is not JSON becomes null.
-func cleanRaw(raw json.RawMessage) json.RawMessage {
+func cleanRaw(raw []byte) json.RawMessage {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber() // numbers pass as written
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if d.Decode(&v) != nil || d.More() {
 		return json.RawMessage("null")
 	}
 	out, err := json.Marshal(cleanValue(v, 0))

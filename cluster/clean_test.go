@@ -256,3 +256,16 @@ func TestAddressOf(t *testing.T) {
 		}
 	}
 }
+
+// A worker's task for the page keeps its shape and its numbers as written; its strings are cleaned;
+// what is not one JSON value becomes null.
+func TestCleanRaw(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"op":"matmul","n":9007199254740993,"x":1.50,"k":[{"name":"a\u001b[2J\n"}]}`, `{"k":[{"name":"a` + "\uFFFD" + `[2J "}],"n":9007199254740993,"op":"matmul","x":1.50}`},
+		{`[1,2`, `null`}, {`{} {}`, `null`}, {`"\u202e"`, "\"\uFFFD\""},
+	} {
+		if got := string(cleanRaw([]byte(tt.in))); got != tt.want {
+			t.Errorf("cleanRaw(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -91,7 +91,8 @@ type Cluster struct {
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
-	changed chan struct{} // closed and replaced whenever a worker comes, goes or is freed
+	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
+	changed chan struct{}   // closed and replaced whenever a worker comes, goes or is freed
 	closed  bool
 	stop    context.CancelFunc
 	done    sync.WaitGroup
@@ -105,6 +106,7 @@ type worker struct {
 	heavy bool      // reserved for a run that measures (cells.Exclusive)
 	light int       // runs that time nothing running here
 	slots int       // how many runs that time nothing may run side by side (Machine.Slots, capped)
+	addr  string    // the network address it joined from ("" when unknown: Cluster.address)
 	freed time.Time // when its last run ended, to spread runs over free machines
 	gone  chan struct{}
 }
@@ -366,42 +368,130 @@ func announced(msg *nats.Msg, prefix string) (m Machine, ok bool) {
 	return m, true
 }
 
-// maxWorkers bounds the machines one server keeps track of; announcements past it are ignored.
-const maxWorkers = 1000
+// Caps of the table of machines (hello).
+const (
+	// maxWorkers bounds the machines one server keeps track of.
+	maxWorkers = 1000
+	// MaxPerAddress bounds the machines that join from one network address (the source IP of their
+	// NATS connections to the embedded server). Every worker shares the one worker token and makes
+	// its own nkey, so an address is the only thing one token holder cannot multiply at will: one
+	// of them cannot fill the table and leave no room for the real workers.
+	MaxPerAddress = 8
+)
 
 // hello records a worker's announcement: a new worker joins, a known one stays alive. One whose
-// Machine.ID is not its subject's (another worker's, or this server's own) is ignored.
+// Machine.ID is not its subject's (another worker's, or this server's own) is ignored. A new
+// worker's announcement is cleaned (cleanMachine) and its name made unique (uniqueName); one the
+// table has no room for (admit) is refused, and the operator told why, once per worker.
 func (c *Cluster) hello(msg *nats.Msg) {
 	m, ok := announced(msg, SubjectHello)
 	if !ok {
 		return
 	}
 	c.mu.Lock()
+	w, refused := c.workers[m.ID], c.refused[m.ID]
+	if w != nil {
+		w.seen = time.Now()
+	}
+	c.mu.Unlock()
+	if w != nil || refused {
+		return
+	}
+	addr := c.address(m.ID) // outside c.mu: it asks the embedded NATS server
+	m = cleanMachine(m)
+	if m.Class != "" && cells.CheckClass(m.Class) != nil { // not one a page or cell could name
+		m.Class = ""
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed || c.workers[m.ID] != nil {
 		return
 	}
-	w := c.workers[m.ID]
-	if w == nil && len(c.workers) >= maxWorkers {
-		return
-	}
-	if w == nil { // w.m never changes after this: an id is one worker process
-		if m.Class != "" && cells.CheckClass(m.Class) != nil { // not one a page or cell could name
-			m.Class = ""
+	m.Name, m.claimed = c.uniqueName(m.Name, m.ID), true
+	if why := c.admit(addr); why != "" {
+		if c.refused == nil || len(c.refused) >= maxWorkers {
+			c.refused = map[string]bool{}
 		}
-		w = &worker{m: m, slots: capSlots(m.Slots), gone: make(chan struct{})}
-		c.workers[m.ID] = w
-		c.say("machine joined: %s", m.Summary())
-		defer c.broadcast()
-		// A worker new to this server may have been another's (a restart): it stops that one's jobs.
-		c.announce()
+		c.refused[m.ID] = true
+		c.say("machine refused: %s (worker %s): %s", m.Summary(), shortID(m.ID), why)
+		return
 	}
-	w.seen = time.Now()
+	// w.m never changes after this: an id is one worker process
+	w = &worker{m: m, addr: addr, slots: capSlots(m.Slots), seen: time.Now(), gone: make(chan struct{})}
+	c.workers[m.ID] = w
+	c.say("machine joined: %s", m.Summary())
+	c.broadcast()
+	// A worker new to this server may have been another's (a restart): it stops that one's jobs.
+	c.announce()
 }
+
+// admit says why a new worker joining from addr ("" when unknown) has no room in the table, or ""
+// when it has: at most maxWorkers machines, and at most MaxPerAddress from one address. c.mu is held.
+func (c *Cluster) admit(addr string) string {
+	if len(c.workers) >= maxWorkers {
+		return fmt.Sprintf("this server already has %d machines, its most", maxWorkers)
+	}
+	if addr == "" {
+		return ""
+	}
+	n := 0
+	for _, w := range c.workers {
+		if w.addr == addr {
+			n++
+		}
+	}
+	if n >= MaxPerAddress {
+		return fmt.Sprintf("%d machines already joined from %s, the most from one address", n, addr)
+	}
+	return ""
+}
+
+// address is the network address worker id connects to the embedded NATS server from, as
+// MaxPerAddress counts it: an IPv4 address, or an IPv6 address's /64 (one host's, or one site's,
+// usual share); "" with an external NATS server, or for a connection in process.
+func (c *Cluster) address(id string) string {
+	if c.ns == nil {
+		return ""
+	}
+	cz, err := c.ns.Connz(&natsserver.ConnzOptions{User: id, Limit: 1})
+	if err != nil || len(cz.Conns) == 0 {
+		return ""
+	}
+	return addressOf(cz.Conns[0].IP)
+}
+
+// addressOf is the address MaxPerAddress counts for the client IP ip (address).
+func addressOf(ip string) string {
+	parsed := net.ParseIP(ip)
+	switch {
+	case parsed == nil:
+		return ip
+	case parsed.To4() != nil:
+		return parsed.To4().String() // ::ffff:10.0.0.5 is 10.0.0.5
+	}
+	return parsed.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
+
+// uniqueName is name, a new worker's (id), unless a machine known already has it or it claims to be
+// this server: then name and the start of the worker's id, so that no worker passes for another
+// machine or for this server in results and the machine menu. c.mu is held.
+func (c *Cluster) uniqueName(name, id string) string {
+	taken := indexFold(name, "this server") >= 0
+	for _, w := range c.workers {
+		taken = taken || strings.EqualFold(w.m.Name, name)
+	}
+	if !taken {
+		return name
+	}
+	return replaceFold(name, "this server", "a worker") + " [" + shortID(id) + "]"
+}
+
+// shortID is the start of a worker's id (its public nkey) as the operator sees it.
+func shortID(id string) string { return cleanLine(id[:min(len(id), 12)], 12) }
 
 // MaxSlots caps the runs that time nothing one worker runs side by side: a worker refuses a larger
 // -slots, and the server counts a larger announcement as MaxSlots.
-const MaxSlots = 256
+const MaxSlots = 64
 
 // capSlots is how many runs that time nothing the server sends a worker that announced slots at
 // once: 1 for none (a worker from before Machine.Slots, which runs one run at a time), at most
@@ -437,6 +527,7 @@ func (c *Cluster) bye(msg *nats.Msg) {
 func (c *Cluster) drop(w *worker) {
 	c.say("machine left: %s", w.m.Name)
 	delete(c.workers, w.m.ID)
+	c.refused = nil // there is room again: the workers refused try again at their next heartbeat
 	close(w.gone)
 	c.broadcast()
 }

@@ -247,9 +247,9 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 			if ctx.Err() != nil {
 				return true, ctx.Err()
 			}
-			return true, errors.New(ev.Error)
+			return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
 		case ev.Error != "":
-			return true, errors.New(ev.Error)
+			return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
 		}
 		return true, nil
 	}
@@ -290,11 +290,11 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 	}
 }
 
-// answerAsk hands a worker's task (an ask request) to the page behind the run and replies with
-// what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
+// answerAsk hands a worker's task (an ask request, its strings cleaned: cleanRaw) to the page behind
+// the run and replies with what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
 func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	var reply askReply
-	raw, err := cells.Ask(ctx, e, json.RawMessage(m.Data))
+	raw, err := cells.Ask(ctx, e, cleanRaw(m.Data))
 	var pe *cells.PageError
 	switch {
 	case err == nil:
@@ -310,36 +310,58 @@ func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	_ = m.Respond(data)
 }
 
-// relay passes one event from the worker named machine to the run's emitter. A chart is sanitised
-// first (sanitizeSVG): pages insert it as markup, and a worker is not trusted with them.
+// relay passes one event from the worker named machine to the run's emitter. A worker is not
+// trusted with the page nor with saying where its results come from: every string is cleaned
+// (clean.go), a note's level is one the page knows, captions and notes that say "this server" say
+// "the machine NAME" instead (attributed), and a chart is re-written through sanitizeSVG's
+// allow-list or left out with a note saying so.
 func relay(ev event, e cells.Emitter, machine string) {
 	switch ev.Type {
 	case evProgress:
-		e.Progress(ev.Done, ev.Total)
+		e.Progress(max(ev.Done, 0), max(ev.Total, 0))
 	case evNote:
 		if ev.Note != nil {
-			e.Note(ev.Note.Level, ev.Note.Message)
+			e.Note(cleanLevel(ev.Note.Level), attributed(cleanText(ev.Note.Message, maxMessageLen), machine))
 		}
 	case evTable:
 		if ev.Table != nil {
-			e.Table(*ev.Table)
+			e.Table(cleanTable(*ev.Table, machine))
 		}
 	case evRow:
 		if ev.Row != nil {
-			e.Row(*ev.Row)
+			r := cells.Row{Table: cleanLine(ev.Row.Table, maxLineLen), Bad: ev.Row.Bad, Values: ev.Row.Values[:min(len(ev.Row.Values), maxList)]}
+			for i, v := range r.Values {
+				r.Values[i] = cleanValue(v, 0)
+			}
+			e.Row(r)
 		}
 	case evChart:
 		svg, err := sanitizeSVG(ev.SVG)
 		if err != nil {
-			e.Note("warning", fmt.Sprintf("a chart from %s was left out: it is not an SVG chart (%v)", machine, err))
+			e.Note("warning", fmt.Sprintf("a chart from %s was left out: it is not an SVG chart (%s)", machine, cleanLine(err.Error(), maxLineLen)))
 			return
 		}
 		e.Chart(func() (string, error) { return svg, nil })
 	case evFrames:
+		for i, f := range ev.Frames {
+			ev.Frames[i] = cleanValue(f, 0)
+		}
 		e.Frames(ev.Frames...)
 	case evText:
 		if ev.Text != nil {
-			e.Text(ev.Text.Title, ev.Text.Body)
+			e.Text(attributed(cleanLine(ev.Text.Title, maxLineLen), machine), cleanText(ev.Text.Body, maxTextLen))
 		}
 	}
+}
+
+// cleanTable is a table from the worker named machine with its strings cleaned, at most maxList
+// columns, and a caption that does not say "this server" (attributed).
+func cleanTable(t cells.Table, machine string) cells.Table {
+	cols := t.Columns[:min(len(t.Columns), maxList)]
+	out := cells.Table{ID: cleanLine(t.ID, maxLineLen), Caption: attributed(cleanLine(t.Caption, maxLineLen), machine),
+		Columns: make([]cells.Column, 0, len(cols))}
+	for _, c := range cols {
+		out.Columns = append(out.Columns, cells.Column{Label: cleanLine(c.Label, maxLineLen), Unit: cleanLine(c.Unit, maxLineLen)})
+	}
+	return out
 }

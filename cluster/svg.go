@@ -5,43 +5,75 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
-// svgElements are the SVG elements a chart from a worker may hold: what gonum/plot's SVG back end
-// (vgsvg) and the chart package write, and a few plain shapes besides. Anything else (script,
-// foreignObject, image, a, animate, style, …) is dropped with all it contains.
+// A chart from a worker is relayed to learners' pages, which insert it as markup (innerHTML), and a
+// worker is not trusted with them. sanitizeSVG parses it and writes it again through allow-lists:
+// the elements, attributes, CSS properties and values that the chart package (gonum/plot's vgsvg
+// back end and chart/style.go) writes, and a few plain shapes besides. Nothing else passes: no
+// script, style, image, a, use, foreignObject, animation or filter element; no href or xlink:href at
+// all; no event handler; no class but "chart" nor id but "chart-…" (the page's own CSS and ids stay
+// out of reach); no CSS value with a function but var() of the chart's own colour variables, so no
+// url(), image-set(), image(), attr() or expression(); no CSS property outside svgProperties (so
+// no position, z-index, display, content or anything that lays out the page); no @, backslash,
+// slash, braces, "!" or unbalanced quote in a value. The chart's own charts pass unchanged
+// (TestSanitizeKeepsCharts).
+
+// svgElements are the elements a worker's chart may hold. title and desc hold text only.
 var svgElements = map[string]bool{
 	"svg": true, "g": true, "path": true, "text": true, "tspan": true, "rect": true, "circle": true,
 	"ellipse": true, "line": true, "polyline": true, "polygon": true, "title": true, "desc": true,
-	"defs": true, "clipPath": true, "use": true,
 }
 
-// svgAttributes are the attributes (without a namespace prefix) a chart element may carry; names
-// starting with "aria-", "font-", "stroke-" or "fill-" are allowed too. Event handlers (on…) never are.
-var svgAttributes = map[string]bool{
+// svgGeometry are the attributes whose values are numbers, lengths, path data or point lists
+// (plainValue).
+var svgGeometry = map[string]bool{
 	"d": true, "x": true, "y": true, "x1": true, "y1": true, "x2": true, "y2": true, "dx": true, "dy": true,
 	"cx": true, "cy": true, "r": true, "rx": true, "ry": true, "width": true, "height": true,
-	"points": true, "transform": true, "style": true, "fill": true, "stroke": true, "opacity": true,
-	"viewBox": true, "preserveAspectRatio": true, "xmlns": true, "version": true, "id": true,
-	"class": true, "role": true, "clip-path": true, "clipPathUnits": true, "text-anchor": true,
-	"dominant-baseline": true, "href": true,
+	"points": true, "viewBox": true,
 }
 
-// svgNamespaces are the namespaces a chart may declare (xmlns="…" and xmlns:xlink="…").
-var svgNamespaces = map[string]bool{"http://www.w3.org/2000/svg": true, "http://www.w3.org/1999/xlink": true}
+// svgProperties are the CSS properties a chart may set, in a style attribute or as presentation
+// attributes of the same name; their values must pass cssValue.
+var svgProperties = map[string]bool{
+	"fill": true, "fill-opacity": true, "fill-rule": true, "stroke": true, "stroke-width": true,
+	"stroke-dasharray": true, "stroke-dashoffset": true, "stroke-linecap": true, "stroke-linejoin": true,
+	"stroke-opacity": true, "stroke-miterlimit": true, "opacity": true, "font-family": true,
+	"font-size": true, "font-style": true, "font-variant": true, "font-weight": true,
+	"text-anchor": true, "dominant-baseline": true,
+}
+
+// The namespaces a chart may declare, each only as itself.
+const (
+	svgNS   = "http://www.w3.org/2000/svg"
+	xlinkNS = "http://www.w3.org/1999/xlink"
+)
+
+var (
+	// plainValue: numbers, units, path commands and separators; no parenthesis, colon, quote or
+	// slash, so nothing that refers or runs.
+	plainValue = regexp.MustCompile(`^[0-9A-Za-z .,+\-%#\t\n]*$`)
+	// transformValue: SVG transform functions of numbers.
+	transformValue = regexp.MustCompile(`^(\s*(matrix|translate|scale|rotate|skewX|skewY)\(\s*[-+0-9.eE,\s]*\)\s*,?)*\s*$`)
+	// chartVar: var() of the page's chart colours (chart/style.go's themed), with a colour fallback.
+	chartVar = regexp.MustCompile(`var\(--(c[0-9]{1,2}|chart-bg|line|muted)(,\s*#[0-9A-Fa-f]{3,8})?\)`)
+	// cssPlain: what a CSS value may hold once its chartVar()s are taken out.
+	cssPlain = regexp.MustCompile(`^[0-9A-Za-z .,%#'\-_]*$`)
+	// chartID: the ids a chart may give its elements (chart-title, chart-desc), out of the page's.
+	chartID = regexp.MustCompile(`^chart-[a-z0-9-]{1,64}$`)
+)
 
 // maxSVGDepth bounds the nesting of a chart's elements.
 const maxSVGDepth = 64
 
-// sanitizeSVG returns svg, an SVG document a worker drew, with only the elements and attributes a
-// chart uses: it is relayed to learners' pages, which insert it as markup, so a worker must not be
-// able to put a script, an event handler, a link or an external reference there. Dropped: every
-// element not in svgElements (with its content), comments, processing instructions and directives,
-// every attribute not in svgAttributes, any href (or xlink:href) not starting with '#', and any
-// attribute value with url(…) not pointing into the document (url(#…)), "expression", "javascript:"
-// or a backslash (a CSS escape). Text is escaped again. The error says why svg is not an SVG
-// document at all (not XML, no <svg> root, too deep).
+// sanitizeSVG returns svg, an SVG document a worker drew, written again with only what the
+// allow-lists above let through: every element not in svgElements is dropped with its content (and
+// every element inside title or desc), comments, processing instructions and directives are dropped,
+// and each attribute is kept only if svgAttribute allows it; text is cleaned (cleanText) and escaped
+// again. The error says why svg is not an SVG document at all (not XML, no single <svg> root, too
+// deep, unbalanced).
 func sanitizeSVG(svg string) (string, error) {
 	d := xml.NewDecoder(strings.NewReader(svg))
 	d.Strict = true
@@ -64,32 +96,19 @@ func sanitizeSVG(svg string) (string, error) {
 				continue
 			}
 			name := t.Name.Local
-			if t.Name.Space != "" || !svgElements[name] {
-				if len(open) == 0 {
-					return "", fmt.Errorf("the root element is <%s>, not <svg>", qname(t.Name))
-				}
+			if len(open) == 0 && (root || t.Name.Space != "" || name != "svg") {
+				return "", fmt.Errorf("the root element is <%s>, not a single <svg>", qname(t.Name))
+			}
+			if t.Name.Space != "" || !svgElements[name] || len(open) > 0 && textOnly(open[len(open)-1]) {
 				skip = 1
 				continue
-			}
-			if len(open) == 0 {
-				if root || name != "svg" {
-					return "", fmt.Errorf("the root element is <%s>, not a single <svg>", name)
-				}
-				root = true
 			}
 			if len(open) >= maxSVGDepth {
 				return "", fmt.Errorf("elements nested over %d deep", maxSVGDepth)
 			}
+			root = true
 			open = append(open, name)
-			b.WriteString("<" + name)
-			for _, a := range t.Attr {
-				if n, ok := svgAttribute(a); ok {
-					b.WriteString(" " + n + `="`)
-					_ = xml.EscapeText(&b, []byte(a.Value))
-					b.WriteString(`"`)
-				}
-			}
-			b.WriteString(">")
+			writeStart(&b, name, t.Attr)
 		case xml.EndElement:
 			if skip > 0 {
 				skip--
@@ -102,7 +121,7 @@ func sanitizeSVG(svg string) (string, error) {
 			b.WriteString("</" + t.Name.Local + ">")
 		case xml.CharData:
 			if skip == 0 && len(open) > 0 {
-				_ = xml.EscapeText(&b, t)
+				_ = xml.EscapeText(&b, []byte(cleanText(string(t), maxTextLen)))
 			}
 		}
 		// Comments, processing instructions and directives are dropped.
@@ -116,66 +135,87 @@ func sanitizeSVG(svg string) (string, error) {
 	return b.String(), nil
 }
 
-// svgAttribute reports whether a may stay on a chart element, and its name as written.
-func svgAttribute(a xml.Attr) (string, bool) {
-	name, value := a.Name.Local, a.Value
-	switch a.Name.Space {
-	case "":
-		lower := strings.ToLower(name)
-		if strings.HasPrefix(lower, "on") {
-			return "", false
+// textOnly reports whether the element holds text only: title and desc, which an HTML page parses
+// as HTML (integration points), hold no element of a worker's chart.
+func textOnly(element string) bool { return element == "title" || element == "desc" }
+
+// writeStart writes the start tag of element with the attributes svgAttribute keeps.
+func writeStart(b *strings.Builder, element string, attrs []xml.Attr) {
+	b.WriteString("<" + element)
+	for _, a := range attrs {
+		if name, value, ok := svgAttribute(a); ok {
+			b.WriteString(" " + name + `="`)
+			_ = xml.EscapeText(b, []byte(value))
+			b.WriteString(`"`)
 		}
-		if !svgAttributes[name] && !hasAnyPrefix(lower, "aria-", "font-", "stroke-", "fill-") {
-			return "", false
-		}
-		if name == "xmlns" && !svgNamespaces[value] {
-			return "", false
-		}
-	case "xmlns":
-		if name != "xlink" || !svgNamespaces[value] {
-			return "", false
-		}
-		name = "xmlns:xlink"
-	case "xlink":
-		if name != "href" {
-			return "", false
-		}
-		name = "xlink:href"
-	default:
-		return "", false
 	}
-	if (a.Name.Local == "href") && !strings.HasPrefix(value, "#") {
-		return "", false
-	}
-	return name, safeValue(value)
+	b.WriteString(">")
 }
 
-// safeValue reports whether an attribute value refers to nothing outside the document and runs
-// nothing: url(…) only as url(#…), no "expression", no "javascript:", no backslash.
-func safeValue(v string) bool {
-	lower := strings.ToLower(v)
-	if strings.Contains(lower, "expression") || strings.Contains(lower, "javascript:") || strings.ContainsRune(v, '\\') {
-		return false
-	}
-	for rest := lower; ; {
-		i := strings.Index(rest, "url(")
-		if i < 0 {
-			return true
+// svgAttribute reports whether a may stay on a chart's element, with its name and value as written
+// then: geometry as plain values, a transform of transform functions, a style of svgProperties with
+// cssValue values (declarations that are not are dropped), presentation attributes likewise,
+// class "chart", role "img", ids "chart-…" and aria-labelledby naming them, aria-label as a line of
+// text, and the SVG and XLink namespaces as themselves. Nothing else.
+func svgAttribute(a xml.Attr) (name, value string, ok bool) {
+	name, value = a.Name.Local, a.Value
+	switch {
+	case a.Name.Space == "xmlns":
+		return "xmlns:" + name, value, name == "xlink" && value == xlinkNS
+	case a.Name.Space != "":
+		return "", "", false
+	case name == "xmlns":
+		return name, value, value == svgNS
+	case svgGeometry[name]:
+		return name, value, plainValue.MatchString(value)
+	case name == "transform":
+		return name, value, transformValue.MatchString(value)
+	case name == "style":
+		value = cssDeclarations(value)
+		return name, value, value != ""
+	case svgProperties[name]:
+		return name, value, cssValue(value)
+	case name == "class":
+		return name, value, value == "chart"
+	case name == "role":
+		return name, value, value == "img"
+	case name == "id":
+		return name, value, chartID.MatchString(value)
+	case name == "aria-labelledby":
+		ids := strings.Fields(value)
+		for _, id := range ids {
+			if !chartID.MatchString(id) {
+				return "", "", false
+			}
 		}
-		rest = strings.TrimLeft(rest[i+len("url("):], " \t\r\n'\"")
-		if !strings.HasPrefix(rest, "#") {
-			return false
-		}
+		return name, strings.Join(ids, " "), len(ids) > 0
+	case name == "aria-label":
+		return name, cleanLine(value, maxLineLen), true
 	}
+	return "", "", false
 }
 
-func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
+// cssDeclarations is a style attribute's value with only its declarations of svgProperties whose
+// values pass cssValue, joined by ";"; "" when none is left.
+func cssDeclarations(style string) string {
+	var kept []string
+	for _, decl := range strings.Split(style, ";") {
+		prop, value, ok := strings.Cut(decl, ":")
+		prop, value = strings.ToLower(strings.TrimSpace(prop)), strings.TrimSpace(value)
+		if ok && svgProperties[prop] && cssValue(value) {
+			kept = append(kept, prop+":"+value)
 		}
 	}
-	return false
+	return strings.Join(kept, ";")
+}
+
+// cssValue reports whether v may be a chart's CSS value: words, numbers, units, colours, commas
+// and balanced single quotes (a font's name), and var() only of the chart's own colour variables
+// with a colour fallback; no other function (url, image-set, image, attr, expression, …), and no
+// character that could end or escape a declaration (; : \ / @ { } ! " < >).
+func cssValue(v string) bool {
+	rest := chartVar.ReplaceAllString(v, "v")
+	return cssPlain.MatchString(rest) && strings.Count(rest, "'")%2 == 0
 }
 
 func qname(n xml.Name) string {

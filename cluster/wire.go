@@ -84,6 +84,10 @@ type Machine struct {
 	// side (-slots; default GOMAXPROCS there); a run that measures has the machine alone. The
 	// server counts 0 (a worker from before this field) as 1 and caps it at MaxSlots.
 	Slots int `json:"slots,omitempty"`
+
+	// claimed marks a worker's Machine as the server knows it: what it says of its hardware is its
+	// claim, not this server's knowledge (Summary says so). Never on the wire.
+	claimed bool
 }
 
 // HasGPU reports whether the machine can measure on an NVIDIA GPU.
@@ -94,7 +98,9 @@ func (m Machine) Meets(n cells.Needs) bool {
 	return (!n.GPU || m.HasGPU()) && (n.Machine == "" || n.Machine == m.Class)
 }
 
-// Summary describes the machine in one line, e.g. "gpu-box (class h100; AMD EPYC 7763, 16 cores; GPU NVIDIA H100)".
+// Summary describes the machine in one line, e.g. "gpu-box (class h100; AMD EPYC 7763, 16 cores;
+// GPU NVIDIA H100)"; a worker's as the server knows it says whose claim its hardware is:
+// "gpu-box (class h100; claimed by worker gpu-box: AMD EPYC 7763, 16 cores; GPU NVIDIA H100)".
 func (m Machine) Summary() string {
 	gpus := "no GPU"
 	if m.HasGPU() {
@@ -103,6 +109,9 @@ func (m Machine) Summary() string {
 	class := ""
 	if m.Class != "" {
 		class = "class " + m.Class + "; "
+	}
+	if m.claimed {
+		class += "claimed by worker " + m.Name + ": "
 	}
 	return fmt.Sprintf("%s (%s%s, %d cores; %s)", m.Name, class, m.CPU, m.Cores, gpus)
 }

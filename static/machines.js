@@ -66,7 +66,9 @@ export async function refreshMachines() {
   const options = [new Option("any machine", "")];
   options[0].title = "each run goes to a free machine able to run it (a GPU cell to a machine with a GPU)";
   for (const [cls, ms] of [...byClass].sort((a, b) => a[0].localeCompare(b[0]))) {
-    const gpu = ms.some((m) => m.gpu) ? ", GPU" : "";
+    // A worker's GPU is its own claim (README, "Several machines"): the menu says whose.
+    const gpus = [...new Set(ms.filter((m) => m.gpu).map((m) => (m.here ? "GPU" : `GPU claimed by worker ${m.name}`)))];
+    const gpu = gpus.length ? `, ${gpus.join(", ")}` : "";
     const o = new Option(`${cls} (${ms.map((m) => m.name).join(", ")}${gpu})`, cls);
     o.title = ms.map((m) => m.summary).join("\n");
     options.push(o);

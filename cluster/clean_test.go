@@ -1,0 +1,271 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
+)
+
+// printable reports whether s holds only what a console or a page may show of a worker's string:
+// graphic characters, and with lines newlines and tabs too.
+func printable(s string, lines bool) bool {
+	for _, r := range s {
+		if !unicode.IsGraphic(r) && !(lines && (r == '\n' || r == '\t')) {
+			return false
+		}
+	}
+	return true
+}
+
+// What a worker may use to rewrite a console or a page (ANSI escapes, carriage returns, newlines in a
+// line, bidi overrides, zero-width characters, invalid UTF-8) is replaced; letters, symbols and
+// accents of any script stay; a string is cut to its cap.
+func TestCleanLineAndText(t *testing.T) {
+	for _, tt := range []struct{ in, line, text string }{
+		{"gpu-box", "gpu-box", "gpu-box"},
+		{"\x1b[2J\x1b[Hmachine joined: x", "\uFFFD[2J\uFFFD[Hmachine joined: x", "\uFFFD[2J\uFFFD[Hmachine joined: x"},
+		{"a\nb\r\nc\td", "a b\uFFFD c d", "a\nb\nc\td"},
+		{"user\u202Egnp.exe", "user\uFFFDgnp.exe", "user\uFFFDgnp.exe"},
+		{"zero\u200Bwidth\u2028line\x00nul\x7f", "zero\uFFFDwidth\uFFFDline\uFFFDnul\uFFFD", "zero\uFFFDwidth\uFFFDline\uFFFDnul\uFFFD"},
+		{"bad \xff utf-8", "bad \uFFFD utf-8", "bad \uFFFD utf-8"},
+		{"Größe 4×4 µs é 😀 ✓", "Größe 4×4 µs é 😀 ✓", "Größe 4×4 µs é 😀 ✓"},
+	} {
+		if got := cleanLine(tt.in, 100); got != tt.line {
+			t.Errorf("cleanLine(%q) = %q, want %q", tt.in, got, tt.line)
+		}
+		if got := cleanText(tt.in, 100); got != tt.text {
+			t.Errorf("cleanText(%q) = %q, want %q", tt.in, got, tt.text)
+		}
+	}
+	if got, want := cleanLine(strings.Repeat("é", 70), maxNameLen), strings.Repeat("é", maxNameLen)+"…"; got != want {
+		t.Errorf("a 70-rune line cut to %d: %q, want %q", maxNameLen, got, want)
+	}
+}
+
+// helloCluster is a cluster whose announcements a test makes by hand (hello), printing to out.
+func helloCluster(t *testing.T, out *syncBuffer) (c *Cluster, hello func(Machine)) {
+	t.Helper()
+	c, err := Start(context.Background(), Config{Heartbeat: time.Hour, Out: out}) // never stale
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, func(m Machine) {
+		t.Helper()
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
+	}
+}
+
+// A worker's announcement reaches the operator's console and the machine menu cleaned: one line per
+// join, no escape sequence, no fake line of its own, and its hardware said to be its claim.
+func TestHelloCleansWhatTheWorkerSays(t *testing.T) {
+	var out syncBuffer
+	c, hello := helloCluster(t, &out)
+	hello(Machine{ID: "evil", Name: "\x1b[2J\x1b[Hbox\nmachine joined: gpu-box (class h100", CPU: "EPYC\r\x1b[31m", Cores: -3,
+		GPUs: []string{"NVIDIA H100\u202E", strings.Repeat("G", 500)}, Compiler: "NVRTC\x00", Kinds: []string{"matmul\n"}})
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "machine joined: ") || !printable(lines[0], false) {
+		t.Fatalf("the console got %q, want one printable line saying the machine joined", out.String())
+	}
+	ms := c.ListMachines()
+	if len(ms) != 1 {
+		t.Fatalf("machines %+v, want the one announced", ms)
+	}
+	got := ms[0]
+	for _, s := range []string{got.Name, got.Summary} {
+		if !printable(s, false) || strings.Contains(s, "\x1b") {
+			t.Errorf("the menu shows %q", s)
+		}
+	}
+	if want := "\uFFFD[2J\uFFFD[Hbox machine joined: gpu-box (class h100"; got.Name != want {
+		t.Errorf("name %q, want %q", got.Name, want)
+	}
+	if !strings.Contains(got.Summary, "claimed by worker "+got.Name+": EPYC") || !strings.Contains(got.Summary, "0 cores") {
+		t.Errorf("summary %q, want the hardware claimed by the worker, 0 cores", got.Summary)
+	}
+	if m := c.Machines()[0]; len(m.GPUs[1]) > 4*maxFieldLen || m.Kinds[0] != "matmul " {
+		t.Errorf("GPUs %q, kinds %q: want each cut to %d runes and on one line", m.GPUs, m.Kinds, maxFieldLen)
+	}
+}
+
+// No worker passes for this server or for another machine by its name: the second of a name, and one
+// that says it is this server, are told apart by their ids in results, the menu and the console.
+func TestWorkerNamesAreTheirOwn(t *testing.T) {
+	var out syncBuffer
+	c, hello := helloCluster(t, &out)
+	hello(Machine{ID: "UAAAAAAAAAAAAONE", Name: "gpu-box"})
+	hello(Machine{ID: "UBBBBBBBBBBBBTWO", Name: "GPU-box"})
+	hello(Machine{ID: "UCCCCCCCCCCCCTHREE", Name: "host (This Server)"})
+	var got []string
+	for _, m := range c.ListMachines() {
+		got = append(got, m.Name)
+	}
+	want := []string{"GPU-box [UBBBBBBBBBBB]", "gpu-box", "host (a worker) [UCCCCCCCCCCC]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	if s := out.String(); strings.Contains(strings.ToLower(s), "this server") {
+		t.Errorf("the console says a worker is this server: %q", s)
+	}
+}
+
+// Whatever strings a worker streams into a run reach the page cleaned; a note's level is one the page
+// knows; what the worker says of "this server" is said of it; a result's row keeps its numbers.
+func TestRelayCleansWorkerStrings(t *testing.T) {
+	rec := &cellstest.Recorder{}
+	esc := "\x1b[2J\u202E"
+	for _, ev := range []event{
+		{Type: evNote, Note: &cells.Note{Level: "modal overlay", Message: "Measured on THIS SERVER" + esc + "\nline 2"}},
+		{Type: evTable, Table: &cells.Table{ID: "results" + esc, Caption: "Measured on this server just now" + esc,
+			Columns: []cells.Column{{Label: "kernel\n", Unit: "GFLOP/s" + esc}}}},
+		{Type: evRow, Row: &cells.Row{Table: "results", Values: []any{"naive" + esc, 999999.0, nil, map[string]any{"k\n": []any{"v" + esc}}}}},
+		{Type: evText, Text: &cells.Text{Title: "PTX" + esc, Body: "line 1\r\nline 2\x1b[0m"}},
+		{Type: evFrames, Frames: []any{map[string]any{"kind": "global load" + esc, "n": 4.0}}},
+		{Type: evProgress, Done: -1, Total: -5},
+	} {
+		relay(ev, rec, "gpu-box")
+	}
+	if len(rec.Notes) != 1 || len(rec.Tables) != 1 || len(rec.Rows) != 1 || len(rec.Texts) != 1 || len(rec.Animation) != 1 {
+		t.Fatalf("recorded %+v", rec)
+	}
+	note, table, row, text := rec.Notes[0], rec.Tables[0], rec.Rows[0], rec.Texts[0]
+	if got, want := note.Level, "info"; got != want {
+		t.Errorf("note level %q, want %q", got, want)
+	}
+	if got, want := note.Message, "Measured on the machine gpu-box\uFFFD[2J\uFFFD\nline 2"; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if got, want := table.Caption, "Measured on the machine gpu-box just now\uFFFD[2J\uFFFD"; got != want {
+		t.Errorf("caption %q, want %q", got, want)
+	}
+	strs := []string{table.ID, table.Columns[0].Label, table.Columns[0].Unit, row.Values[0].(string), text.Title,
+		fmt.Sprint(row.Values[3]), fmt.Sprint(rec.Animation[0])}
+	for _, s := range strs {
+		if !printable(s, false) {
+			t.Errorf("%q reached the page", s)
+		}
+	}
+	if got, want := text.Body, "line 1\nline 2\uFFFD[0m"; got != want {
+		t.Errorf("text body %q, want %q", got, want)
+	}
+	if row.Values[1] != 999999.0 || row.Values[2] != nil {
+		t.Errorf("row values %v: want the numbers and nulls as sent", row.Values)
+	}
+	if got, want := rec.Done, [2]int{0, 0}; got != want {
+		t.Errorf("progress %v, want %v", got, want)
+	}
+}
+
+// One holder of the worker token cannot fill the table of machines: at most MaxPerAddress workers
+// join from one address, the next is refused with its name and why on the operator's console (once,
+// however often it announces itself), and it joins at its next announcement once one has left.
+func TestMachinesPerAddress(t *testing.T) {
+	var out syncBuffer
+	c := startCluster(t, Config{Token: "tok", Out: &out})
+	type fake struct {
+		nc    *nats.Conn
+		hello []byte
+		id    string
+	}
+	var fakes []fake
+	for i := range MaxPerAddress + 1 {
+		kp, id := newKey(t)
+		nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(id, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		data, _ := json.Marshal(Machine{ID: id, Name: fmt.Sprintf("fake-%d", i), CPU: "x", Cores: 1, GPUs: []string{"H100"}, Slots: 256})
+		fakes = append(fakes, fake{nc, data, id})
+	}
+	announce := func(f fake) {
+		t.Helper()
+		if err := f.nc.Publish(SubjectHello+f.id, f.hello); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range fakes {
+		announce(f)
+	}
+	last := fmt.Sprintf("fake-%d", MaxPerAddress)
+	waitOut := func(want string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); strings.Count(out.String(), want) < n; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the console has %q, want %d lines with %q", out.String(), n, want)
+			}
+		}
+	}
+	waitOut("machine joined: fake-", MaxPerAddress)
+	waitOut("machine refused: "+last+" (", 1)
+	again := fakes[MaxPerAddress] // its next heartbeat, handled now: it is not told again
+	c.hello(&nats.Msg{Subject: SubjectHello + again.id, Data: again.hello})
+	if got := len(c.Machines()); got != MaxPerAddress {
+		t.Errorf("%d machines, want %d", got, MaxPerAddress)
+	}
+	for _, m := range c.ListMachines() {
+		if m.Name == last {
+			t.Errorf("%s joined past the cap", last)
+		}
+	}
+	if got := c.address("UNKNOWN"); got != "" {
+		t.Errorf("the address of a worker not connected: %q, want none", got)
+	}
+	if s := out.String(); !strings.Contains(s, "already joined from 127.0.0.1") || strings.Count(s, "machine refused") != 1 {
+		t.Errorf("the console: %q, want the refusal once, with the address", s)
+	}
+	if err := fakes[0].nc.Publish(SubjectBye+fakes[0].id, fakes[0].hello); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("machine left: fake-0", 1)
+	announce(fakes[MaxPerAddress])
+	waitOut("machine joined: "+last+" (", 1)
+	c.mu.Lock()
+	slots := c.workers[fakes[MaxPerAddress].id].slots
+	c.mu.Unlock()
+	if slots != MaxSlots {
+		t.Errorf("a worker announcing 256 slots got %d, want %d", slots, MaxSlots)
+	}
+}
+
+// One IPv6 host or site (a /64) counts as one address, an IPv4 address however written as itself;
+// what is not an IP stays as it is.
+func TestAddressOf(t *testing.T) {
+	for _, tt := range []struct{ ip, want string }{
+		{"127.0.0.1", "127.0.0.1"}, {"10.0.0.5", "10.0.0.5"}, {"::ffff:10.0.0.5", "10.0.0.5"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"}, {"2001:db8:1:2:bbbb::7", "2001:db8:1:2::/64"}, {"::1", "::/64"}, {"pipe", "pipe"}, {"", ""},
+	} {
+		if got := addressOf(tt.ip); got != tt.want {
+			t.Errorf("addressOf(%q) = %q, want %q", tt.ip, got, tt.want)
+		}
+	}
+}
+
+// A worker's task for the page keeps its shape and its numbers as written; its strings are cleaned;
+// what is not one JSON value becomes null.
+func TestCleanRaw(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"op":"matmul","n":9007199254740993,"x":1.50,"k":[{"name":"a\u001b[2J\n"}]}`, `{"k":[{"name":"a` + "\uFFFD" + `[2J "}],"n":9007199254740993,"op":"matmul","x":1.50}`},
+		{`[1,2`, `null`}, {`{} {}`, `null`}, {`"\u202e"`, "\"\uFFFD\""},
+	} {
+		if got := string(cleanRaw([]byte(tt.in))); got != tt.want {
+			t.Errorf("cleanRaw(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -100,7 +100,7 @@ export class CellView {
       this.chartBox = this.place(document.createElement("figure"), RANK.chart);
       this.chartBox.className = "cell-chart";
     }
-    this.chartBox.innerHTML = svg; // server-rendered, from our own server only
+    this.chartBox.innerHTML = svg; // drawn by this server, or a worker's re-serialised through cluster/svg.go's allow-lists
     const el = this.chartBox.querySelector("svg");
     if (!el) return;
     // The SVG's ids are the same in every chart: make them unique on the page.

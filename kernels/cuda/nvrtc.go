@@ -108,10 +108,31 @@ type CompileError struct {
 func (e *CompileError) Error() string { return fmt.Sprintf("%v:\n%s", e.Err, strings.TrimSpace(e.Log)) }
 func (e *CompileError) Unwrap() error { return e.Err }
 
+// refuse is CheckIncludes's verdict as a *CompileError, as both compilers return it: its log is the
+// one refused line, "name(LINE): error: …"; nil when the source passes.
+func refuse(src, name string) *CompileError {
+	err := CheckIncludes(src, name)
+	if err == nil {
+		return nil
+	}
+	return &CompileError{Log: err.Error(), Err: refused{err}}
+}
+
+// refused says a source was refused before compiling; it unwraps to the *IncludeError, which the
+// CompileError's log already shows.
+type refused struct{ err error }
+
+func (r refused) Error() string { return "the source was refused before compiling" }
+func (r refused) Unwrap() error { return r.err }
+
 // Compile compiles CUDA C++ source (name appears in the log, e.g. "matmul.cu") for a virtual
 // architecture, e.g. "compute_80", and returns the PTX and the compiler log (warnings; may be
-// empty). A source that does not compile returns a *CompileError with the log.
+// empty). A source that does not compile returns a *CompileError with the log; so does one that
+// CheckIncludes refuses, before NVRTC sees it.
 func (n *NVRTC) Compile(src, name, arch string, extraOptions ...string) (ptx, log string, err error) {
+	if err := refuse(src, name); err != nil {
+		return "", err.Log, err
+	}
 	var prog uintptr
 	if err := check("nvrtcCreateProgram", n.createProgram(&prog, src, name, 0, 0, 0), nvrtcResultNames); err != nil {
 		return "", "", err

@@ -150,10 +150,12 @@ func (c *checker) peek(k int) byte {
 	return 0
 }
 
-func isSpace(b byte) bool  { return b == ' ' || b == '\t' || b == '\f' || b == '\v' }
-func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
-func isIdent0(b byte) bool { return b == '_' || b == '$' || b >= 0x80 || (b|0x20 >= 'a' && b|0x20 <= 'z') }
-func isIdent(b byte) bool  { return isIdent0(b) || isDigit(b) }
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\f' || b == '\v' }
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+func isIdent0(b byte) bool {
+	return b == '_' || b == '$' || b >= 0x80 || (b|0x20 >= 'a' && b|0x20 <= 'z')
+}
+func isIdent(b byte) bool { return isIdent0(b) || isDigit(b) }
 
 // skipBlank skips spaces and comments on the current line (a block comment may run over lines, as it
 // does in the compilers' directives), and reports whether it passed a line end inside a comment.

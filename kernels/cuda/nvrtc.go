@@ -2,10 +2,13 @@ package cuda
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // NVRTC is the runtime compiler for CUDA C++ (libnvrtc). It compiles kernel source to PTX without a
@@ -67,6 +70,25 @@ func (n *NVRTC) symbols() []any {
 		&n.getNumSupportedArch, "nvrtcGetNumSupportedArchs",
 		&n.getSupportedArchs, "nvrtcGetSupportedArchs",
 	}
+}
+
+// PreloadBuiltins opens NVRTC's builtins library (libnvrtc-builtins.so.*, in libnvrtc's folder),
+// which NVRTC would otherwise open by name during its first compile. A compile worker calls it before
+// it confines itself (gpu's sandbox), so that the folder need not stay readable. It returns the files
+// it opened; none is not an error (NVRTC then opens the library itself, or says it cannot).
+func (n *NVRTC) PreloadBuiltins() []string {
+	path, err := filepath.EvalSymlinks(n.Lib.Path)
+	if err != nil {
+		path = n.Lib.Path
+	}
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "libnvrtc-builtins.so*"))
+	var opened []string
+	for _, f := range files {
+		if _, err := purego.Dlopen(f, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
+			opened = append(opened, f)
+		}
+	}
+	return opened
 }
 
 // Version returns NVRTC's CUDA version, e.g. "11.8".

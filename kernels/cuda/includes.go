@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,11 +172,11 @@ func (c *checker) skipBlank() (newline bool, err *IncludeError) {
 			return newline, nil
 		case b == '/' && c.peek(1) == '*':
 			start := c.pos
-			end := strings.Index(string(c.text[c.pos+2:]), "*/")
+			end := bytes.Index(c.text[c.pos+2:], []byte("*/"))
 			if end < 0 {
 				return newline, c.errAt(start, "a comment /* that never ends")
 			}
-			newline = newline || strings.Contains(string(c.text[c.pos:c.pos+2+end]), "\n")
+			newline = newline || bytes.IndexByte(c.text[c.pos:c.pos+2+end], '\n') >= 0
 			c.pos += end + 4
 		default:
 			return newline, nil
@@ -341,7 +342,7 @@ func (c *checker) checkInclude(start, nameAt int) *IncludeError {
 	if closing == 0 || c.pos >= len(c.text) {
 		return c.errAt(start, "#include takes a header's name written out, as <cuda_fp16.h> or \"cuda_fp16.h\", not a macro")
 	}
-	end := strings.IndexAny(string(c.text[c.pos+1:]), string(closing)+"\n")
+	end := bytes.IndexAny(c.text[c.pos+1:], string(closing)+"\n")
 	if end < 0 || c.text[c.pos+1+end] == '\n' {
 		return c.errAt(start, "#include's header name has no closing %c", closing)
 	}

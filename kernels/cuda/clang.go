@@ -158,7 +158,9 @@ func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, l
 	}
 	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", target)...)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=" + dir, "TMPDIR=" + dir}
+	// "." is dir for clang, which starts there; dir may be relative (a confined compile worker's
+	// TMPDIR is ".", its own folder, whose full path its user may not be able to walk).
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=.", "TMPDIR=."}
 	cmd.SysProcAttr = clangProcAttr()
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

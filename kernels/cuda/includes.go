@@ -58,14 +58,18 @@ type IncludeError struct {
 // Error reads as the compilers' messages do: "cell.cu(LINE): error: …".
 func (e *IncludeError) Error() string { return fmt.Sprintf("%s(%d): error: %s", e.Name, e.Line, e.Msg) }
 
-// refusedWords may appear in a source only as the directive name of an allowed #include: each names
-// a directive, operator or pragma that reads a file or tells whether one exists.
-var refusedWords = []string{"include", "include_next", "include_alias", "include_instead", "import", "embed",
-	"__include_macros", "_Pragma", "__pragma", "dependency"}
-
-// refusedPrefixes start the builtin macros that test for files (__has_include, __has_include_next,
-// __has_embed, and GCC's old __has_include__).
-var refusedPrefixes = []string{"__has_include", "__has_embed"}
+// refusedWord reports a word that may appear in a source only as the directive name of an allowed
+// #include: each names a directive, operator or pragma that reads a file or tells whether one
+// exists, and the builtin macros that test for files (__has_include, __has_include_next,
+// __has_embed, GCC's old __has_include__) are refused by their prefix.
+func refusedWord(w string) bool {
+	switch w {
+	case "include", "include_next", "include_alias", "include_instead", "import", "embed",
+		"__include_macros", "_Pragma", "__pragma", "dependency":
+		return true
+	}
+	return strings.HasPrefix(w, "__has_include") || strings.HasPrefix(w, "__has_embed")
+}
 
 // CheckIncludes checks learner CUDA C++ src (called name in the error, e.g. "cell.cu") against the
 // source rule above, before a compiler sees it. It returns nil or an *IncludeError naming the first
@@ -300,7 +304,7 @@ func (c *checker) atLineEnd() (bool, *IncludeError) {
 }
 
 // checkDirective checks the directive whose # (or %:) is at start, with pos just after it: #include
-// of an allowed header, #line with a number only, #pragma of allowAllowedPragma, and the directives
+// of an allowed header, #line with a number only, the #pragmas of checkPragma, and the directives
 // that read no file are allowed; every other directive is refused.
 func (c *checker) checkDirective(start int) *IncludeError {
 	if _, err := c.skipBlank(); err != nil {
@@ -391,8 +395,14 @@ func (c *checker) checkPragma(start int) *IncludeError {
 		}
 		second = c.ident()
 	}
+	if first == "" {
+		if ok, err := c.atLineEnd(); err != nil || ok {
+			return err // "#pragma" alone
+		}
+		return c.errAt(start, "#pragma must start with a pragma's name in playground kernels (such as #pragma unroll)")
+	}
 	switch first {
-	case "", "unroll", "nounroll", "once", "pack", "push_macro", "pop_macro", "message", "STDC",
+	case "unroll", "nounroll", "once", "pack", "push_macro", "pop_macro", "message", "STDC",
 		"nv_diag_suppress", "nv_diag_warning", "nv_diag_error", "nv_diag_default", "nv_diag_once",
 		"diag_suppress", "diag_warning", "diag_error", "diag_default", "diag_once":
 		return nil
@@ -409,9 +419,9 @@ func (c *checker) checkPragma(start int) *IncludeError {
 		strings.TrimSpace(clip(first+" "+second)))
 }
 
-// words is the net under directives: the words of refusedWords and refusedPrefixes stand nowhere
-// but as the name of an allowed #include (not in a macro, a comment or a string either), and token
-// pasting and universal character names, which could build one, stand nowhere at all.
+// words is the net under directives: the words refusedWord names stand nowhere but as the name of
+// an allowed #include (not in a macro, a comment or a string either), and token pasting and
+// universal character names, which could build one, stand nowhere at all.
 func (c *checker) words() *IncludeError {
 	t := c.text
 	for i := 0; i < len(t); {
@@ -422,8 +432,7 @@ func (c *checker) words() *IncludeError {
 				j++
 			}
 			w := string(t[i:j])
-			refused := slices.Contains(refusedWords, w) || slices.ContainsFunc(refusedPrefixes, func(p string) bool { return strings.HasPrefix(w, p) })
-			if refused && !c.allowed[i] {
+			if refusedWord(w) && !c.allowed[i] {
 				return c.errAt(i, "%q is not allowed in playground kernels, not even in a comment or a string: it names a way to read files, and a kernel may only #include the headers the playground provides", w)
 			}
 			i = j

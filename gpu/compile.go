@@ -36,7 +36,10 @@ func (e *CompileTimeoutError) Error() string {
 }
 
 // Compiler compiles CUDA C++ to PTX, each compile in a fresh, short-lived worker process started by
-// Transport (the same gpu-worker subcommand as the GPU worker's), under a time and a memory limit.
+// Transport (the same gpu-worker subcommand as the GPU worker's), under a time and a memory limit,
+// confined so that the compiler can read no file of the server's (compileHere; docs/gpu.md,
+// "Compilers"), after the source rule (cuda.CheckIncludes) has refused any #include but the
+// playground's headers.
 // The worker uses NVRTC when it loads, else clang (with the prelude kernels/cuda/src/clang_prelude.h)
 // when one is on PATH, else fails with cuda.NoCompiler, which names the packages to install
 // (cuda.ChosenCompiler; the device report's Compiler field says which one this server uses).

@@ -63,7 +63,11 @@ func confine(nv *cuda.NVRTC, cl *cuda.Clang) (dir, note string, err error) {
 	}
 	if root {
 		if err := dropRoot(); err != nil {
-			return dir, note, err
+			if !errors.Is(err, syscall.EINVAL) || note != "" {
+				return dir, note, err
+			}
+			// A user namespace without nobody in it: Landlock still holds the file system.
+			note = fmt.Sprintf("cannot become nobody here (%v): the compiler keeps its user, confined by Landlock", err)
 		}
 	}
 	return dir, note, nil

@@ -27,8 +27,9 @@ const nobody = 65534
 // compiler needs and write only in dir, no TCP, and the user and group nobody when running as root.
 // Only the one thread: with cgo off, purego's runtime leaves Go unable to change every thread
 // (syscall.AllThreadsSyscall is unsupported), and the learner's source reaches no other. note says
-// what a kernel without Landlock leaves out; err is a step that failed, and the compile must then
-// not run. The caller removes dir where it can.
+// what this machine leaves out (a kernel without Landlock; a user namespace without nobody, where
+// Landlock then holds alone); err is a step that failed, and the compile must then not run. The
+// caller removes dir where it can.
 func confine(nv *cuda.NVRTC, cl *cuda.Clang) (dir, note string, err error) {
 	runtime.LockOSThread()           // never unlocked: the thread ends with the worker
 	readable := compilerDirs(nv, cl) // before the environment (LD_LIBRARY_PATH) goes

@@ -98,6 +98,7 @@ func CheckIncludes(src, name string) error {
 func splice(src string) (text []byte, lines []int, err *IncludeError) {
 	text, lines = make([]byte, 0, len(src)), make([]int, 0, len(src))
 	line := 1
+	src = strings.TrimPrefix(src, "\uFEFF") // a byte order mark, which the compilers skip too
 	for i := 0; i < len(src); i++ {
 		b := src[i]
 		switch {

@@ -93,6 +93,7 @@ func TestCheckIncludesRefuses(t *testing.T) {
 		{"#define include 1\n", 1, `"include" is not allowed`},
 		{"/* never ends\n#define A\n", 1, "never ends"},
 		{"#include \"cuda_fp16.h\" /* a comment over\n a line end */\n", 1, "text after"},
+		{"\uFEFF#line 1 \"/etc/passwd\"\n", 1, "#line takes a line number only"},
 	} {
 		err := CheckIncludes(tc.src, "cell.cu")
 		var ie *IncludeError

@@ -4,6 +4,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	kcuda "github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // Spec is a parsed `cuda` cell: a YAML header, a line `---`, then the learner's CUDA C++. The
@@ -109,6 +111,9 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if s.Kernel == "" {
 		return Spec{}, &cells.SpecError{Line: 1, Msg: "the header needs `kernel: NAME`, the extern \"C\" __global__ function to launch"}
 	}
+	if err := checkSource(s.Source, s.SourceLine); err != nil {
+		return Spec{}, err
+	}
 	if !regexp.MustCompile(`\b` + s.Kernel + `\s*\(`).MatchString(s.Source) {
 		return Spec{}, &cells.SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
 	}
@@ -132,6 +137,18 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		}
 	}
 	return s, nil
+}
+
+// checkSource applies the compilers' source rule (kernels/cuda.CheckIncludes: only the playground's
+// headers, by name; nothing else that reads a file) to the kernel source, which starts on the cell's
+// line srcLine, so a refused line is named at parse, before any compiler runs.
+func checkSource(src string, srcLine int) error {
+	err := kcuda.CheckIncludes(src, "cell.cu")
+	var ie *kcuda.IncludeError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	return &cells.SpecError{Line: srcLine + ie.Line - 1, Msg: ie.Msg}
 }
 
 func (s *Spec) setBlock(line int, block []int) error {

@@ -27,13 +27,16 @@ type Request struct {
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, cuda.Kernels: docs/gpu-kernels.md; or custom
-	// with Source, Entry, Block and Grid), the size, precision, timed repeats after one warm-up, and whether to time the
+	// with PTX, Entry, Block and Grid: the PTX of a learner's kernel, compiled beforehand by the
+	// sandboxed Compiler, for the device's architecture or an older one; the worker compiles no
+	// learner source), the size, precision, timed repeats after one warm-up, and whether to time the
 	// copies too.
 	Kernel    string `json:"kernel,omitempty"`
 	N         int    `json:"n,omitempty"`
 	DType     string `json:"dtype,omitempty"`
 	Repeats   int    `json:"repeats,omitempty"`
 	Transfers bool   `json:"transfers,omitempty"`
+	PTX       string `json:"ptx,omitempty"`
 	Entry     string `json:"entry,omitempty"`
 	Block     [3]int `json:"block,omitempty"`
 	Grid      [3]int `json:"grid,omitempty"`

@@ -174,22 +174,14 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	var dA, dB, dC cuda.DevicePtr
 	var err error
 	if req.Kernel == "custom" {
-		nv, err := cuda.LoadNVRTC()
-		if err != nil {
-			return res, fmt.Errorf("custom kernels need NVRTC: %w", err)
+		// The learner's PTX, compiled by the sandboxed Compiler: this worker, which holds the GPU
+		// and runs unconfined, never compiles learner source (docs/security.md).
+		if req.PTX == "" {
+			return res, errors.New("a custom kernel needs its PTX (compiled by the Compiler), not its source")
 		}
-		arch, err := nv.ArchFor(d.cc)
-		if err != nil {
-			return res, err
-		}
-		ptx, err := cuda.CompileArch(nv, req.Source, "cell.cu", arch)
-		if err != nil {
-			return res, err
-		}
-		mod, err := d.ctx.LoadPTX(ptx)
+		mod, err := d.ctx.LoadPTX(req.PTX)
 		if tooNewPTX(err) {
-			v, _ := nv.Version()
-			return res, fmt.Errorf("NVRTC %s (%s) makes PTX newer than this driver accepts: use an NVRTC no newer than the driver's CUDA version: %w", v, nv.Lib.Path, err)
+			return res, fmt.Errorf("the compiler makes PTX newer than this driver accepts: use an NVRTC no newer than the driver's CUDA version: %w", err)
 		}
 		if err != nil {
 			return res, err

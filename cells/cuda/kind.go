@@ -207,7 +207,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			return experiment.Result{}, err
 		}
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
-			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
+			PTX: ptx, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
 	}
 	if err := experiment.Run(ctx, r.measured(), env, &matmul.Results{E: cells.Stage(e, 0, 2), Machine: r.env.Machine}); err != nil {
 		return err

@@ -720,9 +720,15 @@ func (d *decoder) decodeBar(in *inst, m mods, s pinst) error {
 	kind := oneOf(m, "sync", "arrive", "red", "warp")
 	switch {
 	case m.base == "bar" && kind == "warp":
-		// bar.warp.sync: the lanes are already in lockstep where the interpreter reaches it
-		in.ctl = ctlNop
-		return nil
+		// bar.warp.sync membermask: the lanes are already in lockstep where the interpreter
+		// reaches it; for the hazard check it orders the lanes it names (racecheck.go)
+		if err := d.nargs(s, 1); err != nil {
+			return err
+		}
+		var err error
+		in.a, err = d.src(s.args[0], parseType("b32"))
+		in.exec = execWarpSync
+		return err
 	case kind == "sync" || (m.base == "barrier" && kind == ""):
 	default:
 		return d.errf("only bar.sync / barrier.sync (and bar.warp.sync) are supported")

@@ -27,7 +27,7 @@ func benchLadder(b *testing.B, kernel string, n int) {
 	l := k.LaunchFor(n, 80, "float32")
 	rng := rand.New(rand.NewPCG(1, 2))
 	A, B := Float32Buffer("A", randomMatrix(rng, n)), Float32Buffer("B", randomMatrix(rng, n))
-	C := NewBuffer("C", 4*n*n)
+	C := NewOutput("C", 4*n*n, Poisoned) // as emulate makes it: the initcheck marks C's stores
 	cfg := LaunchConfig{Grid: l.Grid, Block: l.Block, Buffers: []*Buffer{A, B, C},
 		Params: []Arg{Ptr(A), Ptr(B), Ptr(C), S32(int32(n)), S32(int32(n)), S32(int32(n))}}
 	var thread int64

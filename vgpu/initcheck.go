@@ -145,21 +145,21 @@ func (c *cta) initGlobal(w *warp, in *inst, m uint32, n int, mode int) {
 // block's written marks.
 func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 	s := c.swritten
-	if mode == accStore {
-		for t := m; t != 0; t &= t - 1 {
-			l := bits.TrailingZeros32(t)
-			if n <= 16 {
-				s.check(w.addr[l], n, true)
-			} else {
-				accessBytes(n, w.addr[l], mode, true, s)
-			}
-		}
-		return
-	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
-		if !accessBytes(n, w.addr[l], mode, true, s) {
-			c.noteUninit(w, l, in, "shared", "", w.addr[l], n)
+		a := w.addr[l]
+		if n > 16 {
+			if !accessBytes(n, a, mode, true, s) {
+				c.noteUninit(w, l, in, "shared", "", a, n)
+			}
+			continue
+		}
+		i, msk := span(a, n)
+		if mode != accStore && s[i]&msk != msk {
+			c.noteUninit(w, l, in, "shared", "", a, n)
+		}
+		if mode != accLoad {
+			s[i] |= msk
 		}
 	}
 }

@@ -312,7 +312,8 @@ type cta struct {
 	counts   []instCount
 	warps    []*warp
 	shared   []byte
-	shadow   []shadow
+	shadow   []shadow // the hazard check's records per 4-byte word, and per byte of split words
+	bytes    []shadow
 	seq      uint32      // the hazard check's clock: barriers and warp synchronisations (racecheck.go)
 	barSeq   uint32      // seq at the last barrier
 	clocks   []warpClock // per warp, made at the first warp synchronisation
@@ -539,7 +540,7 @@ func newCTA(L *launch, nwarps int) *cta {
 	c := &cta{L: L, prog: p, counts: make([]instCount, len(p.code)), shared: make([]byte, L.shared), done: L.ctx.Done()}
 	c.wk = c
 	if L.racecheck {
-		c.shadow = make([]shadow, L.shared)
+		c.shadow = make([]shadow, (L.shared+3)/4)
 	}
 	c.swritten = make(writtenBits, (L.shared+31)/32)
 	for i := range nwarps {

@@ -24,12 +24,17 @@ import (
 // holds is not reported (as compute-sanitizer's racecheck does not report it). Atomics do not race
 // with each other and are not checked, nor is wmma on shared memory.
 //
+// Records are kept per 4-byte word while every access of the word in the interval covers all of
+// it (the common case, one record per word), and per byte once an access covers part of a word:
+// the word is split, its record copied to its 4 bytes (c.bytes), until the next barrier.
+//
 // Time is c.seq, a counter of the CTA's barriers and warp synchronisations: an access records the
 // seq it happened at; a barrier starts a new interval (c.barSeq), which voids every older record;
 // a warp synchronisation of lanes M at seq s tells each lane of M everything any lane of M knew,
 // and that every lane of M has reached s (warpClock.knows).
 
-// shadow is the hazard check's record of one byte of shared memory in the current interval.
+// shadow is the hazard check's record of one word (c.shadow) or byte (c.bytes) of shared memory in
+// the current interval.
 type shadow struct {
 	wseq, rseq uint32 // c.seq at the last write and at the latest read; < c.barSeq: none
 	wpc, rpc   int32  // the instructions of the last write and the latest read
@@ -39,6 +44,7 @@ type shadow struct {
 	r1         int16  // the first reader
 	x          int16  // the first reader outside r1's warp (when rwarp < 0)
 	rwarp      int16  // the readers' warp, -1 when they are in several
+	split      uint32 // words: c.seq when the word was split into bytes (≥ c.barSeq: it is now)
 }
 
 // warpClock is what the lanes of one warp know of each other's progress: knows[b][a] is the latest
@@ -57,6 +63,7 @@ func (c *cta) tick() {
 		return
 	}
 	clear(c.shadow)
+	clear(c.bytes)
 	clear(c.clocks)
 	c.seq, c.barSeq = 1, 1
 }
@@ -132,21 +139,59 @@ func (c *cta) racecheck(w *warp, in *inst, m uint32, n int, store bool) {
 	pc := int32(in.self)
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
-		b := w.first + l
 		base := w.addr[l]
-		for i := range uint64(n) {
-			sh := &c.shadow[base+i]
-			if store {
-				c.checkWrite(w, in, l, sh, b, int(i))
-				sh.wseq, sh.writer, sh.wpc = c.seq, int16(b), pc
-				continue
+		if n < 4 {
+			c.raceBytes(w, in, l, base, 0, n, store)
+			continue
+		}
+		for j := 0; j < n; j += 4 {
+			wi := (base + uint64(j)) >> 2
+			sh := &c.shadow[wi]
+			switch {
+			case sh.split >= c.barSeq:
+				c.raceBytes(w, in, l, wi<<2, j, 4, store)
+			case store:
+				c.raceOne(w, in, l, sh, wi<<2, j, 4, store)
+			default: // raceOne's load, inline: the hot path of shared-memory kernels
+				b := w.first + l
+				if sh.wseq >= c.barSeq && !c.ordered(int(sh.writer), b, sh.wseq) {
+					c.hazard(w, l, in, wi<<2, "read after write", int(sh.writer), sh.wpc)
+				}
+				c.recordRead(sh, w, b, pc)
 			}
-			if sh.wseq >= c.barSeq && !c.ordered(int(sh.writer), b, sh.wseq) {
-				c.hazard(w, l, in, base+i, "read after write", int(sh.writer), sh.wpc)
-			}
-			c.recordRead(sh, w, b, pc)
 		}
 	}
+}
+
+// raceBytes checks bytes [lo, lo+k) of lane l's access, at shared offset off, byte by byte,
+// splitting their word first.
+func (c *cta) raceBytes(w *warp, in *inst, l int, off uint64, lo, k int, store bool) {
+	wi := off >> 2
+	if sh := &c.shadow[wi]; sh.split < c.barSeq {
+		if c.bytes == nil {
+			c.bytes = make([]shadow, len(c.shadow)*4)
+		}
+		copy(c.bytes[wi<<2:wi<<2+4], []shadow{*sh, *sh, *sh, *sh})
+		sh.split = c.seq
+	}
+	for x := range k {
+		c.raceOne(w, in, l, &c.bytes[off+uint64(x)], off+uint64(x), lo+x, 1, store)
+	}
+}
+
+// raceOne checks and records lane l's access of the k bytes of one record (bytes [lo, lo+k) of
+// the access, at shared offset addr).
+func (c *cta) raceOne(w *warp, in *inst, l int, sh *shadow, addr uint64, lo, k int, store bool) {
+	b, pc := w.first+l, int32(in.self)
+	if store {
+		c.checkWrite(w, in, l, sh, b, addr, lo, k)
+		sh.wseq, sh.writer, sh.wpc = c.seq, int16(b), pc
+		return
+	}
+	if sh.wseq >= c.barSeq && !c.ordered(int(sh.writer), b, sh.wseq) {
+		c.hazard(w, l, in, addr, "read after write", int(sh.writer), sh.wpc)
+	}
+	c.recordRead(sh, w, b, pc)
 }
 
 // recordRead adds thread b's read to a byte's record.
@@ -163,11 +208,10 @@ func (c *cta) recordRead(sh *shadow, w *warp, b int, pc int32) {
 	sh.rseq, sh.rpc = c.seq, pc
 }
 
-// checkWrite faults if thread b's write (lane l of w) of byte i of its access hazards with the
-// byte's last write or its reads in this interval.
-func (c *cta) checkWrite(w *warp, in *inst, l int, sh *shadow, b, i int) {
-	addr := w.addr[l] + uint64(i)
-	if sh.wseq >= c.barSeq && !c.ordered(int(sh.writer), b, sh.wseq) && !c.sameByte(w, in, l, i) {
+// checkWrite faults if thread b's write (lane l of w) of bytes [lo, lo+k) of its access, at
+// shared offset addr, hazards with the record's last write or its reads in this interval.
+func (c *cta) checkWrite(w *warp, in *inst, l int, sh *shadow, b int, addr uint64, lo, k int) {
+	if sh.wseq >= c.barSeq && !c.ordered(int(sh.writer), b, sh.wseq) && !c.sameBytes(w, in, l, lo, k) {
 		c.hazard(w, l, in, addr, "write after write", int(sh.writer), sh.wpc)
 	}
 	if sh.rseq < c.barSeq {
@@ -197,11 +241,16 @@ func (c *cta) checkWrite(w *warp, in *inst, l int, sh *shadow, b, i int) {
 	}
 }
 
-// sameByte reports whether lane l's store writes, as byte i of its access, the byte already there.
-func (c *cta) sameByte(w *warp, in *inst, l, i int) bool {
+// sameBytes reports whether lane l's store writes, as bytes [lo, lo+k) of its access, the bytes
+// already there.
+func (c *cta) sameBytes(w *warp, in *inst, l, lo, k int) bool {
 	n := int(in.size)
-	v := w.regs[in.vec[i/n]][l] >> (8 * (i % n))
-	return byte(v) == c.lanes[l].mem[i]
+	for i := lo; i < lo+k; i++ {
+		if byte(w.regs[in.vec[i/n]][l]>>(8*(i%n))) != c.lanes[l].mem[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // hazard faults with both accesses: lane l of w at in now, thread other at instruction otherPC.

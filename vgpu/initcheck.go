@@ -192,7 +192,7 @@ func (c *cta) noteUninit(w *warp, l int, in *inst, space, buffer string, off uin
 			where = fmt.Sprintf("buffer %s at byte %d", buffer, off)
 		}
 		f := &Fault{Kind: "uninitialised read", Space: space, Address: off,
-			Msg: fmt.Sprintf("%d-byte %s read of %s, which no thread has written (it holds the poison 0x%02X…)", n, space, where, Poison)}
+			Msg: fmt.Sprintf("%d-byte read of %s, which no thread has written (it holds the poison 0x%02X…)", n, where, Poison)}
 		c.locate(f, w, l, in)
 		u = &uninitNote{f: f, block: c.linear}
 		c.uninit[in.self] = u
@@ -246,7 +246,7 @@ func (L *launch) notes(ctas []*cta) []*Fault {
 	for _, x := range lines[:min(len(lines), MaxNotes)] {
 		f := *x.f
 		if x.reads > 1 {
-			f.Msg += fmt.Sprintf("; %d such reads at this line in the launch", x.reads)
+			f.Msg += fmt.Sprintf(", the first of %d such reads at this line", x.reads)
 		}
 		out = append(out, &f)
 	}

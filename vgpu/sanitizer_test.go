@@ -391,7 +391,7 @@ func TestInitcheck(t *testing.T) {
 		out := NewOutput("out", 4*64*4, Poisoned)
 		c, err := launch1(t, m, "unwritten", 4, 64, []*Buffer{out})
 		f := oneNote(t, c, err, "SHARED READ", "shared")
-		if f.Block != [3]int{} || f.Thread != [3]int{32, 0, 0} || !strings.Contains(f.Msg, fmt.Sprintf("%d such reads", 4*32)) {
+		if f.Block != [3]int{} || f.Thread != [3]int{32, 0, 0} || !strings.Contains(f.Msg, fmt.Sprintf("the first of %d such reads", 4*32)) {
 			t.Errorf("note %v, want block (0,0,0) thread (32,0,0) and 128 reads", f)
 		}
 		for i, v := range int32s(out) {

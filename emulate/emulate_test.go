@@ -26,6 +26,9 @@ func TestOwnKernelsEmulated(t *testing.T) {
 			if !r.OK || r.Counts.ThreadInstructions == 0 || !(r.Model.Seconds > 0) || r.Model.Bound == "" {
 				t.Errorf("%s n=%d: ok %v (rel %g), %d thread instructions, model %+v", row.Name, n, r.OK, r.RelError, r.Counts.ThreadInstructions, r.Model)
 			}
+			for _, f := range r.Notes {
+				t.Errorf("%s n=%d: %v", row.Name, n, f)
+			}
 		}
 	}
 }

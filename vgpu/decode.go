@@ -706,6 +706,10 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return d.decodeShfl(in, m, s)
 	case "vote", "activemask":
 		return d.decodeVote(in, m, s)
+	case "match":
+		return d.decodeMatch(in, m, s)
+	case "redux":
+		return d.decodeRedux(in, m, s)
 	case "wmma":
 		return d.decodeWmma(in, m, s)
 	}

@@ -83,7 +83,8 @@
 // u64 s64, inc/dec on u32 with PTX's wrap-around, exch cas and or xor on b32/b64) and red (the same
 // but cas) on .global, .shared and generic addresses; shfl.sync (up, down, bfly, idx, with the clamp
 // and segment mask of c and the optional predicate result), vote.sync (all, any, uni, ballot),
-// activemask (the lanes executing a .sync instruction must be exactly the live lanes of its member
+// match.sync (any, all with its predicate; b32, b64), redux.sync (add min max on u32/s32, and or
+// xor on b32), activemask (the lanes executing a .sync instruction must be exactly the live lanes of its member
 // mask, else a fault); call (.uni) to .func definitions with .param (or register) arguments and
 // results, recursion included, and to the external vprintf (%d %i %u %x %X %o %c %s %p %f %F %e %E
 // %g %G %a %%, flags, width, precision, * and the h hh l ll z j t length modifiers, C's inf/nan and
@@ -93,7 +94,7 @@
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode and line)
 //
-// match, redux, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
+// redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
 // and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
@@ -139,7 +140,7 @@
 // a write, are a "hazard" fault (read after write, write after read, write after write) naming both
 // threads, PTX lines and source lines, unless a barrier (bar.sync) separates them or, for two
 // lanes of one warp, a warp synchronisation naming both does: bar.warp.sync (__syncwarp), shfl.sync,
-// vote.sync, with their member masks, transitively. Bytes, not words, are checked: two lanes
+// vote.sync, match.sync, redux.sync, with their member masks, transitively. Bytes, not words, are checked: two lanes
 // writing the halves of one word do not race. A write of the value already there is not reported,
 // nor are atomics (they do not race with each other) or wmma on shared memory.
 //

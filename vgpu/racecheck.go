@@ -14,8 +14,8 @@ import (
 //
 //   - a barrier (bar.sync / __syncthreads()) between them orders every thread of the block;
 //   - a warp synchronisation between them that names both threads orders two lanes of one warp:
-//     bar.warp.sync (__syncwarp(mask)), shfl.sync, vote.sync (and match.sync and redux.sync, once
-//     supported), each with its member mask. Ordering is transitive: lane a synchronised with c,
+//     bar.warp.sync (__syncwarp(mask)), shfl.sync, vote.sync, match.sync and redux.sync, each with
+//     its member mask. Ordering is transitive: lane a synchronised with c,
 //     then c with b, orders a's earlier accesses before b's later ones (vector clocks per warp);
 //   - nothing orders threads of different warps but a barrier.
 //

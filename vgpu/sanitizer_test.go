@@ -128,6 +128,21 @@ extern "C" __global__ void collectives(int *out) {
 	out[l] = s[31 - l] + x + __popc(b);
 }
 
+// match.sync and redux.sync compute their results and order their lanes.
+extern "C" __global__ void matchredux(int *out) {
+	__shared__ int s[32];
+	int l = threadIdx.x;
+	s[l] = l;
+	int sum = __reduce_add_sync(0xffffffff, l); // orders the stores before the loads
+	int mn = __reduce_min_sync(0xffffffff, 5 - l);
+	int y = s[31 - l];
+	unsigned same = __match_any_sync(0xffffffff, l & 3); // orders the loads before the stores
+	int pred;
+	unsigned all = __match_all_sync(0xffffffff, 7, &pred);
+	s[l] = y;
+	out[l] = y + sum + mn + __popc(same) + (all == 0xffffffff) + pred;
+}
+
 // Half a warp synchronises; lane 2 learns of lane 0's store through lane 1 (0 with 1, then 1 with 2).
 extern "C" __global__ void partial(int *out, int chain) {
 	__shared__ int s[32];
@@ -224,6 +239,19 @@ func TestRacecheckCorrectKernels(t *testing.T) {
 				t.Errorf("out[%d] = %d, want %d", l, got, want)
 			}
 		}
+	})
+	t.Run("match and redux", func(t *testing.T) {
+		out := NewOutput("out", 4*32, Poisoned)
+		c, err := launch1(t, m, "matchredux", 1, 32, []*Buffer{out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, got := range int32s(out) {
+			if want := int32(31-l) + 496 + (5 - 31) + 8 + 1 + 1; got != want {
+				t.Errorf("out[%d] = %d, want %d", l, got, want)
+			}
+		}
+		noNotes(t, c)
 	})
 	t.Run("partial masks, transitively", func(t *testing.T) {
 		out := NewOutput("out", 4*17, Poisoned)

@@ -235,17 +235,22 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 	sortSmall(addrs[:])
 	if shared {
 		// one shared request; its wavefronts are the most distinct 4-byte words in one bank (the
-		// tile's words spread over the 32 banks; the hazard check does not cover wmma)
+		// tile's words spread over the 32 banks; the hazard check does not cover wmma), its ideal
+		// the distinct words / 32 rounded up (a wavefront moves at most 32 banks × 4 bytes: a
+		// conflict-free 16×16 bf16 tile is 512 bytes, 4 wavefronts, 0 conflicts)
 		var banks [32]uint64
+		var distinct uint64
 		last := ^uint64(0)
 		for _, a := range addrs {
 			if wd := a >> 2; wd != last {
 				banks[wd&31]++
+				distinct++
 				last = wd
 			}
 		}
 		ic.sReq++
 		ic.sWave += slices.Max(banks[:])
+		ic.sIdeal += (distinct + 31) / 32
 		return
 	}
 	// one request; its sectors are the distinct 32-byte sectors of the tile

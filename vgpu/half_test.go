@@ -108,4 +108,8 @@ func TestWmmaFromSharedMemory(t *testing.T) {
 	if c.SharedLoadRequests != 1 || c.SharedWavefronts != 4+4 {
 		t.Errorf("shared: %d load requests, %d wavefronts", c.SharedLoadRequests, c.SharedWavefronts)
 	}
+	// both are conflict-free: the v4 store's 4 quarter-warp phases and the tile's 512 bytes / 128
+	if got, want := c.BankConflicts(), int64(0); got != want {
+		t.Errorf("bank conflicts %d, want %d", got, want)
+	}
 }

@@ -75,6 +75,10 @@ type instCount struct {
 	gReq, gSectors uint64
 	gBytes         uint64
 	sReq, sWave    uint64
+	sIdeal         uint64 // the wavefronts the shared requests need without bank conflicts
+	gPass, sPass   uint64 // atomic passes (same-address serialisation), global and shared
+	predOff        uint64 // lanes active in the warp whose guard predicate was false
+	divergent      uint64 // executions of a branch whose active lanes went different ways
 }
 
 type shadow struct {
@@ -220,13 +224,41 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		if c.tracing {
 			c.traceEvent(w, in, gm, n, mode, sectors)
 		}
+		if mode == accAtomic {
+			ic.gPass += c.atomicPasses(w, gm)
+		}
 	}
 	if sm != 0 {
 		c.countShared(ic, w, sm, n)
-		if c.L.racecheck && mode != accAtomic {
+		if mode == accAtomic {
+			ic.sPass += c.atomicPasses(w, sm)
+		} else if c.L.racecheck {
 			c.racecheck(w, in, sm, n, mode == accStore)
 		}
 	}
+}
+
+// atomicPasses is how many passes an atomic request of the lanes m needs: lanes updating the same
+// address serialise (each update reads the previous one's result), lanes at distinct addresses go
+// in one pass, so it is the most lanes sharing one address (1 to 32).
+func (c *cta) atomicPasses(w *warp, m uint32) uint64 {
+	k := 0
+	s := &c.sortBuf
+	for t := m; t != 0; t &= t - 1 {
+		s[k] = w.addr[bits.TrailingZeros32(t)]
+		k++
+	}
+	sortSmall(s[:k])
+	most, run := 1, 1
+	for i := 1; i < k; i++ {
+		if s[i] == s[i-1] {
+			run++
+			most = max(most, run)
+		} else {
+			run = 1
+		}
+	}
+	return uint64(most)
 }
 
 func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int, gm, sm *uint32) {
@@ -283,11 +315,13 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 // countShared counts the wavefronts of a shared-memory request: 32 banks of 4-byte words; lanes
 // reading the same word share it (a broadcast), distinct words in one bank serialise. Accesses of 8
 // and 16 bytes are split into 2 and 4 phases of 16 and 8 lanes (the CUDA C++ Programming Guide,
-// "Shared Memory" of compute capability 5.x and newer).
+// "Shared Memory" of compute capability 5.x and newer), each phase at least one wavefront: the
+// phases with active lanes are the request's ideal wavefronts (1, 2 or 4 for a full warp), and the
+// wavefronts beyond them are bank conflicts (Nsight Compute's l1tex__data_bank_conflicts_pipe_lsu_mem_shared).
 func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 	words := max(n/4, 1)
 	per := warpSize / words
-	var wave uint64
+	var wave, ideal uint64
 	for p := 0; p < words; p++ {
 		pm := m & (uint32(1<<per-1) << (p * per))
 		if per == warpSize {
@@ -296,6 +330,7 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 		if pm == 0 {
 			continue
 		}
+		ideal++
 		k := 0
 		s := &c.sortBuf
 		for t := pm; t != 0; t &= t - 1 {
@@ -322,6 +357,7 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 	}
 	ic.sReq++
 	ic.sWave += wave
+	ic.sIdeal += ideal
 }
 
 // sortSmall is an insertion sort: linear on the already-ordered addresses of most warps.

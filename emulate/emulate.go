@@ -224,8 +224,29 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
+	res.Model = Model(res.Counts, req.GPU)
 	return res, nil
+}
+
+// Model is the modelled time of counts c on g: the roofline (datasheet.Roofline: the FLOPs at the
+// FP32 peak, 32 bytes per global load/store sector at the DRAM bandwidth) or, when longer, the
+// atomics' time (bound "atomics"): each global atomic pass is one operation of the L2's atomic
+// unit, and passes serialise at one per clock (NVIDIA's Kepler GK110 whitepaper, 2012: atomic
+// throughput to a common global address "one operation per clock"; no later whitepaper gives a
+// faster same-address rate), each shared atomic pass one shared-memory wavefront, one per clock
+// on each SM. Charging every global pass in series is exact for atomics on one address (a counter,
+// a reduction into one word) and an upper bound for atomics spread over many (the L2's slices then
+// work in parallel).
+func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
+	m := datasheet.Roofline(float64(c.FLOPs), float64(32*(c.LoadSectors+c.StoreSectors)), g)
+	if g.Clock <= 0 {
+		return m
+	}
+	atomics := float64(c.GlobalAtomicPasses)/g.Clock + float64(c.SharedAtomicPasses)/(g.Clock*float64(max(g.SMs, 1)))
+	if atomics > m.Seconds {
+		return datasheet.Model{Seconds: atomics, Bound: "atomics"}
+	}
+	return m
 }
 
 // Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64

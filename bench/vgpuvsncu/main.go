@@ -81,7 +81,7 @@ func main() {
 		}
 		c := res.Counts
 		v := []string{f1(res.Model.Seconds * 1e6), d(c.WarpInstructions), d(c.GlobalLoadRequests), d(c.LoadSectors), d(c.StoreSectors),
-			d(c.SharedWavefronts), d(c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests),
+			d(c.SharedWavefronts), d(c.BankConflicts()),
 			f1(float64(32*c.LoadSectors) / 1e6), "–", "–", "–", "–"}
 		fmt.Printf("| %s | virtual GPU (%s) | %s |\n", k.Name, res.Model.Bound+"-bound roofline", strings.Join(v, " | "))
 		h := []string{f1(num(hw[metrics[0]]) / 1e3)}

@@ -31,7 +31,8 @@ func Table(gpuName string) cells.Table {
 			{Label: "modelled time (bound)", Unit: "µs"}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
 }
 
-// Row is r as a row of Table. The atomics columns are empty for a kernel without atomics.
+// Row is r as a row of Table. The atomics columns are empty for a kernel without atomics, and
+// branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
 func Row(r Result) cells.Row {
 	c := r.Counts
 	check := "ok"
@@ -47,12 +48,16 @@ func Row(r Result) cells.Row {
 	if req := c.GlobalAtomicRequests + c.SharedAtomicRequests; req > 0 {
 		atomics, serialised = req, c.AtomicSerialisation()
 	}
+	var branchEff any = "no branches"
+	if c.Branches > 0 {
+		branchEff = c.BranchEfficiency()
+	}
 	predOff := 0.0
 	if c.WarpInstructions > 0 {
 		predOff = float64(c.PredicatedOffThreadInstructions) / float64(c.WarpInstructions)
 	}
 	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, r.RelError, check,
-		c.ThreadInstructions, c.ActiveLanes(), predOff, c.BranchEfficiency(),
+		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
 		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers,
 		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), flops / r.Model.Seconds / 1e9, r.EmulationSeconds}}

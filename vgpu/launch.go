@@ -159,9 +159,9 @@ type Counts struct {
 	// SharedLoadRequests and SharedStoreRequests are warp-level shared-memory instructions;
 	// SharedWavefronts the passes the 32 banks needed (Nsight Compute's
 	// l1tex__data_pipe_lsu_wavefronts_mem_shared), of all shared requests, atomics included;
-	// SharedIdealWavefronts the passes they would need without bank conflicts (one per phase of a
-	// request: 1 for ≤ 4-byte accesses, 2 for 8-byte, 4 for 16-byte; a wmma tile's bytes / 128).
-	// BankConflicts is the difference.
+	// SharedIdealWavefronts the passes they would need without bank conflicts (the distinct 4-byte
+	// words of each pass / 32, rounded up: 1, 2, 4 for a warp's contiguous 4-, 8-, 16-byte access).
+	// BankConflicts is the difference (countShared, wmmaWavefronts).
 	SharedLoadRequests, SharedStoreRequests int64
 	SharedWavefronts, SharedIdealWavefronts int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).

@@ -16,7 +16,7 @@ type GPU struct {
 	DRAM float64 `json:"dram_bytes_per_second"`
 	// Clock is the boost clock in Hz, as the FP32 peak implies it: FP32 / (2 FLOPs × SMs × FP32
 	// lanes per SM: 128 on Hopper and Ada, 64 on GA100 and Turing, from the architecture
-	// whitepapers); the rate of clocked units such as the L2's atomic unit.
+	// whitepapers); it scales the atomic rates measured on an H100 to other GPUs (emulate.AtomicSeconds).
 	Clock float64 `json:"boost_clock_hz"`
 	// Source is where the figures come from.
 	Source string `json:"source"`

@@ -150,11 +150,11 @@ const atomicPTX = header + `.visible .entry k(.param .u64 out, .param .u32 strid
 func TestAtomicPasses(t *testing.T) {
 	m := mustParse(t, atomicPTX)
 	for _, tc := range []struct {
-		stride                   uint32
-		global, shared, serialis int64
+		stride                        uint32
+		global, shared, serialis, hot int64
 	}{
-		{0, 2 * 32, 32, 3 * 31}, // every lane at one address: 32 passes per request
-		{1, 2, 1, 0},            // distinct addresses: one pass
+		{0, 2 * 32, 32, 3 * 31, 2 * 32}, // every lane at one address: 32 passes per request
+		{1, 2, 1, 0, 2},                 // distinct addresses: one pass, 2 operations each
 	} {
 		out := NewBuffer("out", 4*32)
 		c, err := Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{32}, Params: []Arg{Ptr(out), U32(tc.stride)}, Buffers: []*Buffer{out}})
@@ -167,6 +167,9 @@ func TestAtomicPasses(t *testing.T) {
 		}
 		if got, want := c.Atomics, int64(3*32); got != want {
 			t.Errorf("stride %d: %d thread atomics, want %d", tc.stride, got, want)
+		}
+		if got, want := c.GlobalAtomicHotOps, tc.hot; got != want {
+			t.Errorf("stride %d: %d global atomics on the hottest address, want %d", tc.stride, got, want)
 		}
 	}
 }
@@ -289,5 +292,30 @@ func TestSharedV4HalfWarps(t *testing.T) {
 	got := [3]int64{c.SharedWavefronts, c.SharedIdealWavefronts, c.BankConflicts()}
 	if want := [3]int64{3, 2, 1}; got != want {
 		t.Errorf("wavefronts, ideal, conflicts = %v, want %v", got, want)
+	}
+}
+
+// The hottest address's operations add up over the grid's CTAs (whichever worker ran them); a
+// launch whose atomics touch more than MaxHotAddresses addresses is not tallied (0).
+func TestAtomicHotAddress(t *testing.T) {
+	m := mustParse(t, atomicPTX)
+	for _, tc := range []struct {
+		grid, block int
+		stride      uint32
+		hot         int64
+	}{
+		{4, 32, 0, 4 * 2 * 32}, // every thread of 4 CTAs at one address, atom and red
+		{1, 64, 1, 2},          // 64 addresses: still tallied
+		{1, 96, 1, 0},          // 96 addresses: spread
+	} {
+		out := NewBuffer("out", 4*96)
+		c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{tc.grid}, Block: [3]int{tc.block}, Workers: 2,
+			Params: []Arg{Ptr(out), U32(tc.stride)}, Buffers: []*Buffer{out}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.GlobalAtomicHotOps, tc.hot; got != want {
+			t.Errorf("grid %d × %d, stride %d: hottest address %d operations, want %d", tc.grid, tc.block, tc.stride, got, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -176,6 +177,10 @@ type Counts struct {
 	GlobalAtomicRequests, SharedAtomicRequests int64
 	AtomicSectors                              int64
 	GlobalAtomicPasses, SharedAtomicPasses     int64
+	// GlobalAtomicHotOps is the most thread-level global atomic operations on one address in the
+	// launch (they serialise in the L2 whichever warps and CTAs issue them); 0 when the launch's
+	// global atomics touched more than MaxHotAddresses addresses, which are not tallied.
+	GlobalAtomicHotOps int64
 	// PredicatedOffThreadInstructions are the lanes that were active (not diverged away, not
 	// exited) at a guarded instruction whose guard predicate was false: they issued with the warp
 	// but did nothing, and are not part of ThreadInstructions.
@@ -220,7 +225,7 @@ func (c Counts) Scaled() Counts {
 		&out.FLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
 		&out.Barriers, &out.Atomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
-		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses,
+		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches} {
 		s(x)
 	}
@@ -345,6 +350,7 @@ func (L *launch) source(loc int32) string {
 
 type cta struct {
 	L        *launch
+	hot      atomHot // global atomic operations per address, over the CTAs this worker ran
 	prog     *program
 	wk       *cta // counts owner (itself)
 	counts   []instCount
@@ -544,6 +550,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	}
 	wg.Wait()
 	cnt := L.counts(ctas, nblocks, nwarps)
+	cnt.GlobalAtomicHotOps = hottest(ctas)
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
 	if err := errors.Join(errs...); err != nil {
@@ -818,4 +825,47 @@ func (out *Counts) addInst(in *inst, x instCount) {
 		out.GlobalBytesUsed += int64(x.gBytes)
 	}
 	out.SharedWavefronts += int64(x.sWave)
+}
+
+// MaxHotAddresses is how many distinct global addresses a launch's atomics are tallied over
+// (Counts.GlobalAtomicHotOps): enough for counters, reductions and small histograms.
+const MaxHotAddresses = 64
+
+// atomHot tallies thread-level global atomic operations per address, for up to MaxHotAddresses
+// addresses; spread marks a launch whose atomics went beyond them.
+type atomHot struct {
+	addr   [MaxHotAddresses]uint64
+	ops    [MaxHotAddresses]uint64
+	k      int
+	spread bool
+}
+
+func (h *atomHot) add(a, ops uint64) {
+	for i := range h.k {
+		if h.addr[i] == a {
+			h.ops[i] += ops
+			return
+		}
+	}
+	if h.k == MaxHotAddresses {
+		h.spread = true
+		return
+	}
+	h.addr[h.k], h.ops[h.k] = a, ops
+	h.k++
+}
+
+// hottest merges the workers' tallies: the most operations on one address, 0 when spread.
+func hottest(ctas []*cta) int64 {
+	var all atomHot
+	for _, c := range ctas {
+		h := &c.hot
+		for i := range h.k {
+			all.add(h.addr[i], h.ops[i])
+		}
+		if h.spread || all.spread {
+			return 0
+		}
+	}
+	return int64(slices.Max(append(all.ops[:all.k:all.k], 0)))
 }

@@ -226,6 +226,11 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		}
 		if mode == accAtomic {
 			ic.gPass += c.atomicPasses(w, gm)
+			if !c.hot.spread {
+				for t := gm; t != 0; t &= t - 1 {
+					c.hot.add(w.addr[bits.TrailingZeros32(t)], 1)
+				}
+			}
 		}
 	}
 	if sm != 0 {

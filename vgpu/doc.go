@@ -108,8 +108,9 @@
 // docs/vgpu-metrics.md), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
 // beside the predicated-off lanes, branches and divergent branches (Counts.BranchEfficiency),
 // barriers, and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
-// SharedAtomicRequests, and the passes same-address lanes serialise into: Counts.AtomicSerialisation;
-// atomic traffic is counted apart from the load/store sectors and Coalescing).
+// SharedAtomicRequests, the passes same-address lanes serialise into: Counts.AtomicSerialisation,
+// and the operations on the launch's hottest global address, GlobalAtomicHotOps; atomic traffic is
+// counted apart from the load/store sectors and Coalescing).
 //
 // # Sanitizer
 //

@@ -179,7 +179,9 @@ type Counts struct {
 	GlobalAtomicPasses, SharedAtomicPasses     int64
 	// GlobalAtomicHotOps is the most thread-level global atomic operations on one address in the
 	// launch (they serialise in the L2 whichever warps and CTAs issue them); 0 when the launch's
-	// global atomics touched more than MaxHotAddresses addresses, which are not tallied.
+	// global atomics touched more than MaxHotAddresses addresses, which are not tallied. Scaled
+	// multiplies it like the other counts: right for an address the whole grid updates, too high
+	// for one each CTA updates alone.
 	GlobalAtomicHotOps int64
 	// PredicatedOffThreadInstructions are the lanes that were active (not diverged away, not
 	// exited) at a guarded instruction whose guard predicate was false: they issued with the warp

@@ -227,8 +227,48 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
+	res.Model = Model(res.Counts, req.GPU)
 	return res, nil
+}
+
+// Model is the modelled time of counts c on g: the roofline (datasheet.Roofline: the FLOPs at the
+// FP32 peak, 32 bytes per global load/store sector at the DRAM bandwidth) or, when longer, the
+// atomics' time (bound "atomics", AtomicSeconds).
+func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
+	m := datasheet.Roofline(float64(c.FLOPs), float64(32*(c.LoadSectors+c.StoreSectors)), g)
+	if a := AtomicSeconds(c, g); a > m.Seconds {
+		return datasheet.Model{Seconds: a, Bound: "atomics"}
+	}
+	return m
+}
+
+// Atomic rates of an H100 SXM, measured with bench/gpucheck/atomics.cu (2026-11-25, 4.2 million
+// float atomicAdds per launch): one address takes 5.67e8 operations/s (its updates serialise in
+// the L2); warps whose 32 lanes each share an address (a different one per warp) 5.61e10 passes/s;
+// every thread its own address 3.06e11 operations/s. Other GPUs are scaled by their clock
+// (datasheet.GPU.Clock), an assumption: their atomics were not measured.
+const (
+	h100Clock                  = 1.98e9
+	h100SameAddressRate        = 5.67e8
+	h100AtomicPassRate         = 5.61e10
+	h100AtomicOpRate           = 3.06e11
+	sharedAtomicPassesPerClock = 1 // shared atomic passes per clock per SM: one wavefront each
+)
+
+// AtomicSeconds is the modelled time of c's atomics on g: the longest of the operations on the
+// hottest global address at the same-address rate, the global atomic passes (lanes of a request
+// sharing an address serialise) at the pass rate, all thread-level atomics at the operation rate,
+// and the shared atomic passes at one per clock on each SM. A launch whose atomics touch more than
+// vgpu.MaxHotAddresses addresses has no hottest-address term (not tallied).
+func AtomicSeconds(c vgpu.Counts, g datasheet.GPU) float64 {
+	if g.Clock <= 0 || c.Atomics == 0 {
+		return 0
+	}
+	k := g.Clock / h100Clock
+	return max(float64(c.GlobalAtomicHotOps)/(h100SameAddressRate*k),
+		float64(c.GlobalAtomicPasses)/(h100AtomicPassRate*k),
+		float64(c.Atomics)/(h100AtomicOpRate*k),
+		float64(c.SharedAtomicPasses)/(sharedAtomicPassesPerClock*g.Clock*float64(max(g.SMs, 1))))
 }
 
 // Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64

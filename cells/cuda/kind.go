@@ -114,21 +114,24 @@ func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount) {
 			return float64(x) / float64(req)
 		}
 		rows = append(rows, cells.Row{Table: "lines", Values: []any{p.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
-			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests)}})
+			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests), l.Wavefronts - l.IdealWavefronts}})
 	}
 	if len(rows) == 0 {
 		return
 	}
 	e.Table(cells.Table{ID: "lines", Caption: fmt.Sprintf("Per line of your kernel: one launch at n=%d in the virtual GPU (emulated counts)", n),
 		Columns: []cells.Column{{Label: "cell line"}, {Label: "thread instructions"}, {Label: "global requests"}, {Label: "sectors per request"},
-			{Label: "shared requests"}, {Label: "wavefronts per request"}}})
+			{Label: "shared requests"}, {Label: "wavefronts per request"}, {Label: "bank conflicts (wavefronts beyond the ideal)"}}})
 	for _, r := range rows {
 		e.Row(r)
 	}
 }
 
 // Annotate writes each line's counts as a PTX comment at its end: "// 4096 thr" and, for memory
-// instructions, "; 128 req, 4.0 sectors/req" (global) or "; 128 req, 1.0 wavefronts/req" (shared).
+// instructions, "; 128 req, 4.0 sectors/req" (global) or "; 128 req, 1.0 wavefronts/req" (shared),
+// then ", 384 bank conflicts" where a shared access had some, ", 992 serialised atomic passes"
+// where lanes of an atomic shared an address, "; 16 lanes predicated off" for a guard that was
+// false in active lanes, and "; 12 divergent" for a branch whose lanes went different ways.
 func Annotate(ptx string, lines []vgpu.LineCount) string {
 	byLine := map[int]vgpu.LineCount{}
 	for _, l := range lines {
@@ -145,6 +148,7 @@ func Annotate(ptx string, lines []vgpu.LineCount) string {
 			case l.SharedRequests > 0:
 				fmt.Fprintf(&b, "; %s req, %.1f wavefronts/req", grouped(int64(l.SharedRequests)), float64(l.Wavefronts)/float64(l.SharedRequests))
 			}
+			annotateMore(&b, l)
 		}
 		b.WriteByte('\n')
 	}
@@ -307,4 +311,21 @@ func grouped(n int64) string {
 		s = "-" + s
 	}
 	return s
+}
+
+// annotateMore appends a line's bank conflicts, atomic serialisation, predicated-off lanes and
+// divergent branches, where it has any.
+func annotateMore(b *strings.Builder, l vgpu.LineCount) {
+	if k := l.Wavefronts - l.IdealWavefronts; k > 0 {
+		fmt.Fprintf(b, ", %s bank conflicts", grouped(k))
+	}
+	if x := l.AtomicPasses - l.Requests - l.SharedRequests; l.AtomicPasses > 0 && x > 0 {
+		fmt.Fprintf(b, ", %s serialised atomic passes", grouped(x))
+	}
+	if l.PredicatedOff > 0 {
+		fmt.Fprintf(b, "; %s lanes predicated off", grouped(l.PredicatedOff))
+	}
+	if l.DivergentBranches > 0 {
+		fmt.Fprintf(b, "; %s divergent", grouped(l.DivergentBranches))
+	}
 }

@@ -265,6 +265,7 @@ type launch struct {
 	mod       *Module
 	prog      *program
 	bufs      [][]byte
+	names     []string // LaunchConfig.Buffers' names: names[i] is bufs[i+1]'s
 	params    []byte
 	grid      [3]int
 	block     [3]int
@@ -418,7 +419,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 			return Counts{}, fmt.Errorf("buffer %s is too large", b.Name)
 		}
 		index[b] = i
-		L.bufs = append(L.bufs, b.Data)
+		L.bufs, L.names = append(L.bufs, b.Data), append(L.names, b.Name)
 	}
 	// the parameter block (PTX ISA 8.x, 5.1.6.1 "Kernel Function Parameters")
 	if len(cfg.Params) != len(fn.Params) {

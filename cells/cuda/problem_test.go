@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -114,5 +115,34 @@ func TestTransposeCellMeasured(t *testing.T) {
 	}
 	if rec.Charts == 0 || rec.ChartErr != nil || !strings.Contains(rec.SVG, "GB/s") {
 		t.Errorf("chart: %d drawn, %v, GB/s in it: %v", rec.Charts, rec.ChartErr, strings.Contains(rec.SVG, "GB/s"))
+	}
+}
+
+// Every example cell of README.md with a problem runs in the virtual GPU and is judged ok.
+func TestREADMEProblemExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := 0
+	for _, block := range strings.Split(string(readme), "```cuda\n")[1:] {
+		cell, _, _ := strings.Cut(block, "\n```")
+		if !strings.Contains(cell, "problem:") {
+			continue
+		}
+		examples++
+		rec, _ := runCell(t, cell, false)
+		rows := rec.RowsOf("emulated")
+		if len(rows) == 0 {
+			t.Errorf("no emulated rows for\n%s", cell)
+		}
+		for _, r := range rows {
+			if r.Bad {
+				t.Errorf("%v: want ok, for\n%s", r.Values, cell)
+			}
+		}
+	}
+	if examples != 5 {
+		t.Errorf("got %d README examples with a problem, want one per problem but matmul (5)", examples)
 	}
 }

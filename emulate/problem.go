@@ -33,8 +33,8 @@ func Limit(req Request) int {
 	return MaxSampledN
 }
 
-// tooLarge explains why p is not emulated at n.
-func tooLarge(p *problems.Problem, n int) error {
+// TooLarge explains why p is not emulated at n (over its SampledN).
+func TooLarge(p *problems.Problem, n int) error {
 	if p.SampledN == p.FullN {
 		return fmt.Errorf("n=%d is over the virtual GPU's limit of %d for %s: its blocks depend on each other (through atomics into one output, or carries), so it runs in full or not at all", n, p.FullN, p.Name)
 	}
@@ -58,7 +58,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		res.Precision = fmt.Sprintf("%s, computed in %s", req.DType, prec.Name)
 	}
 	if n > p.SampledN {
-		return res, tooLarge(p, n)
+		return res, TooLarge(p, n)
 	}
 	mod, err := vgpu.ParseModule(req.PTX)
 	if err != nil {

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -45,7 +46,7 @@ func (d *device) customFunction(req Request) (*cuda.Function, *cuda.Module, erro
 // problemRequest resolves req's problem (matmul where it names none) and precision (the dtype's
 // default where it names none).
 func problemRequest(req Request) (*problems.Problem, problems.Precision, error) {
-	p, err := problems.Lookup(cmpOr(req.Problem, problems.Default))
+	p, err := problems.Lookup(cmp.Or(req.Problem, problems.Default))
 	if err != nil {
 		return nil, problems.Precision{}, err
 	}
@@ -56,13 +57,6 @@ func problemRequest(req Request) (*problems.Problem, problems.Precision, error) 
 		}
 	}
 	return p, prec, nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // deviceBuffers are one launch's buffers on the device, in the problem's order.

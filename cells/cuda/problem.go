@@ -34,11 +34,16 @@ func (r *run) results(e cells.Emitter) *matmul.Results {
 
 // emulateProblem runs the learner's kernel for a problem other than matmul in the virtual GPU at
 // every size, as rows of the emulated table with the problem's rate; a size over the virtual GPU's
-// limit for the problem, a fault or a launch error is an error note.
+// limit for the problem is an info note (as matmul's), a fault or a launch error an error note.
 func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n int) (emulate.Request, error)) error {
 	g := datasheet.Or(s.GPU)
 	e.Table(emulate.ProblemTable(g.Name, s.Problem.Rate))
 	for i, n := range s.Sizes {
+		if n > s.Problem.SampledN {
+			e.Note("info", fmt.Sprintf("custom at n=%d: not emulated: %v", n, emulate.TooLarge(s.Problem, n)))
+			e.Progress(i+1, len(s.Sizes))
+			continue
+		}
 		req, err := custom(n)
 		req.N, req.DType, req.GPU = n, s.DType, g
 		var res emulate.Result

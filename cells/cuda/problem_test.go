@@ -146,3 +146,33 @@ func TestREADMEProblemExamples(t *testing.T) {
 		t.Errorf("got %d README examples with a problem, want one per problem but matmul (5)", examples)
 	}
 }
+
+// Show PTX of a reduce cell runs its smallest size in the virtual GPU, with its dynamic shared
+// memory, and writes the counts beside the PTX; a size over the virtual GPU's
+// limit for reduce is an info note, not a row.
+func TestReduceCellShowPTXAndLimit(t *testing.T) {
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	cell := "kernel: k\nproblem: reduce\nblock: [256]\ngrid: [\"ceil(n/512)\"]\nshared_bytes: \"256*4\"\nsizes: [3000, 2000000]\n---\n" + pt.TreeReduce
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: experiment.DefaultLimits(), GPU: &testGPU{nv: nv}})
+	act, err := k.Actions()[0].Parse(cells.Cell{Source: cell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &cellstest.Recorder{}
+	if err := act.Run(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Texts) != 1 || !strings.Contains(rec.Texts[0].Title, "at n=3000") || !strings.Contains(rec.Texts[0].Body, "wavefronts/req") {
+		t.Errorf("got texts %v; want the PTX annotated with the counts at n=3000", rec.Texts)
+	}
+	rec, _ = runCell(t, cell, false)
+	if rows := rec.RowsOf("emulated"); len(rows) != 1 || rows[0].Bad {
+		t.Errorf("got emulated rows %v, want one ok row (n=3000)", rows)
+	}
+	if len(rec.Notes) == 0 || !strings.Contains(rec.Notes[len(rec.Notes)-1].Message, "custom at n=2000000: not emulated") {
+		t.Errorf("got notes %v, want the limit's note for n=2000000", rec.Notes)
+	}
+}

@@ -146,9 +146,9 @@ func (p *Problem) RateOf(n, elem int, seconds float64) float64 {
 	return p.FLOPs(n) / seconds / 1e9
 }
 
-// Inputs draws fresh inputs for size n (values exactly representable in dtype) and returns every
-// buffer's host values in float64, the output's zero (or, where it is not zeroed, for the caller to
-// poison).
+// Inputs draws fresh inputs for size n and returns every buffer's host values in float64, in the
+// buffers' order: the inputs exactly representable in their element type (float values rounded to
+// dtype), the output all zeros (the caller poisons it where the problem does not zero it).
 func (p *Problem) Inputs(rng *rand.Rand, n int, dtype string) [][]float64 {
 	bufs := make([][]float64, len(p.Buffers))
 	for i, b := range p.Buffers {

@@ -64,6 +64,10 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if fn := mod.Function(req.Entry); fn != nil && len(fn.Params) != len(p.Buffers)+len(p.ParamNames) {
+		return res, fmt.Errorf("%s takes %d parameters; a %s kernel takes %d: %s (is `problem:` right?)",
+			req.Entry, len(fn.Params), p.Name, len(p.Buffers)+len(p.ParamNames), p.Prototype(req.Entry, req.DType))
+	}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	host := p.Inputs(rng, n, req.DType)
 	var only [][3]int

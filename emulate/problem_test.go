@@ -122,3 +122,17 @@ func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 		t.Errorf("a store past out: got %v, want a fault naming \"out\"", err)
 	}
 }
+
+// A kernel whose parameters are not its problem's is told the problem's signature.
+func TestProblemSignatureMismatch(t *testing.T) {
+	compile := compilers(t)["nvrtc"]
+	if compile == nil {
+		t.Skip("skipping: no NVRTC")
+	}
+	_, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(pt.NaiveTranspose), Entry: "k",
+		Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+	want := `k takes 4 parameters; a matmul kernel takes 6: extern "C" __global__ void k(const float* A, const float* B, float* C, int M, int N, int K) (is ` + "`problem:`" + ` right?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

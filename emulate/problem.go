@@ -169,11 +169,15 @@ func EstimateProblem(p *problems.Problem, n, blocks int) time.Duration {
 	return time.Duration(sec * float64(time.Second))
 }
 
-// ProblemTable is Table with the modelled rate in unit, a problem's Rate (the second-to-last
-// column; Row fills it from Result.Rate).
+// ProblemTable is Table with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (Row
+// fills that column from Result.Rate).
 func ProblemTable(gpuName, unit string) cells.Table {
 	t := Table(gpuName)
 	t.Columns = slices.Clone(t.Columns)
-	t.Columns[len(t.Columns)-2].Unit = unit
+	for i, c := range t.Columns {
+		if c.Unit == "GFLOP/s" {
+			t.Columns[i].Unit = unit
+		}
+	}
 	return t
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +36,10 @@ func (e *CompileTimeoutError) Error() string {
 }
 
 // Compiler compiles CUDA C++ to PTX, each compile in a fresh, short-lived worker process started by
-// Transport (the same gpu-worker subcommand as the GPU worker's), under a time and a memory limit.
+// Transport (the same gpu-worker subcommand as the GPU worker's), under a time and a memory limit,
+// confined so that the compiler can read no file of the server's (compileHere; docs/gpu.md,
+// "Compilers"), after the source rule (cuda.CheckIncludes) has refused any #include but the
+// playground's headers.
 // The worker uses NVRTC when it loads, else clang (with the prelude kernels/cuda/src/clang_prelude.h)
 // when one is on PATH, else fails with cuda.NoCompiler, which names the packages to install
 // (cuda.ChosenCompiler; the device report's Compiler field says which one this server uses).
@@ -77,6 +82,9 @@ func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (str
 			n = CompileParallel
 		}
 		c.slots = make(chan struct{}, n)
+		if note := sandboxNote(); note != "" {
+			log.Printf("compiler: %s", note)
+		}
 	})
 	select {
 	case c.slots <- struct{}{}:
@@ -85,7 +93,9 @@ func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (str
 		return "", context.Cause(ctx)
 	}
 	timeout, memory := c.limits()
-	s := &Supervisor{Transport: c.Transport, LaunchTimeout: timeout, timers: c.timers,
+	tr, cleanup := compileTransport(c.Transport)
+	defer cleanup()
+	s := &Supervisor{Transport: tr, LaunchTimeout: timeout, timers: c.timers,
 		timeout: func(limit time.Duration) error { return &CompileTimeoutError{Limit: limit} }}
 	defer s.Close()
 	var ptx string
@@ -105,6 +115,40 @@ func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (str
 	return "", err
 }
 
+// compileTransport is t for one compile worker: an Exec starts it in a fresh temporary folder,
+// which is its TMPDIR too (the worker makes its own working folder there; cleanup removes them both,
+// whatever the worker left, even when it was killed), with only the environment a compile needs
+// (compileEnv) instead of the server's; the worker then confines itself further (confine). Other
+// transports are used as they are.
+func compileTransport(t Transport) (tr Transport, cleanup func()) {
+	e, ok := t.(Exec)
+	if !ok || e.Env != nil {
+		return t, func() {}
+	}
+	dir, err := os.MkdirTemp("", "playground-compiles-")
+	if err != nil {
+		dir = os.TempDir()
+	}
+	e.Env, e.Dir = append(compileEnv(), "TMPDIR="+dir), dir
+	if err != nil {
+		return e, func() {}
+	}
+	return e, func() { _ = os.RemoveAll(dir) }
+}
+
+// compileEnv is the environment a compile worker starts with, less its TMPDIR: where programs
+// (clang) and libraries (NVRTC) are found and the compiler choice (cuda.CompilerEnv); nothing else
+// of the server's (no tokens, no data folder).
+func compileEnv() []string {
+	env := []string{"LC_ALL=C"}
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", cuda.CompilerEnv} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 func mib(b int64) string {
 	if b%(1<<30) == 0 {
 		return fmt.Sprintf("%d GiB", b>>30)
@@ -115,10 +159,26 @@ func mib(b int64) string {
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
 // with clang, else an error that starts with cuda.NoCompiler. clang gets CompileTimeout of its own as
 // a backstop; the supervisor's limit (which may be shorter) kills this process, and clang with it.
+//
+// A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
+// environment, nobody under root, Landlock), so the compiler can read no file of the server's even
+// past the source rule; a worker that cannot confine itself does not compile.
 func compileHere(req Request) (string, error) {
 	nv, cl, err := cuda.ChosenCompiler()
 	if err != nil {
 		return "", err
+	}
+	if req.MemoryLimit > 0 {
+		dir, note, err := confine(nv, cl)
+		if dir != "" {
+			defer os.Remove(dir) // emptied by the compiler (clang removes its folder); by its full path, where nobody may
+		}
+		if err != nil {
+			return "", fmt.Errorf("cannot confine the compiler: %w", err)
+		}
+		if note != "" {
+			fmt.Fprintln(os.Stderr, "compile worker:", note)
+		}
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
 	defer cancel()

@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		fakeWorker()
 		os.Exit(0)
 	}
+	if len(os.Args) > 2 && os.Args[1] == confineCommand {
+		confineProbe(os.Args[2])
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -22,8 +22,8 @@ type Request struct {
 	Name   string `json:"name,omitempty"`
 	Arch   int    `json:"arch,omitempty"`
 	// MemoryLimit (compile), when set, makes the worker limit its own data (RLIMIT_DATA) to that
-	// many bytes before it loads NVRTC or starts clang (which inherits the limit), and exit after
-	// answering: the Compiler's one-compile workers.
+	// many bytes before it loads NVRTC or starts clang (which inherits the limit), confine itself
+	// (compileHere), and exit after answering: the Compiler's one-compile workers.
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, cuda.Kernels: docs/gpu-kernels.md; or custom

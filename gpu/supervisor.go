@@ -294,11 +294,16 @@ func (s *Supervisor) stop() {
 type Exec struct {
 	Path string
 	Args []string
+	// Env, when not nil, is the program's whole environment (else it inherits this process's), and
+	// Dir its working folder ("": this process's).
+	Env []string
+	Dir string
 }
 
 // Start starts the program with its stdin and stdout as the protocol pipes.
 func (e Exec) Start() (Conn, error) {
 	cmd := exec.Command(e.Path, e.Args...)
+	cmd.Env, cmd.Dir = e.Env, e.Dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

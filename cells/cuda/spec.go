@@ -5,6 +5,7 @@ package cuda
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
+	kcuda "github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/problems"
 )
 
@@ -132,6 +134,9 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if s.Kernel == "" {
 		return Spec{}, &cells.SpecError{Line: 1, Msg: "the header needs `kernel: NAME`, the extern \"C\" __global__ function to launch"}
 	}
+	if err := checkSource(s.Source, s.SourceLine); err != nil {
+		return Spec{}, err
+	}
 	if !regexp.MustCompile(`\b` + s.Kernel + `\s*\(`).MatchString(s.Source) {
 		return Spec{}, &cells.SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
 	}
@@ -148,24 +153,34 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if s.Compare, err = matmul.KernelNames(y.Compare, s.DType, available, false); err != nil {
 		return Spec{}, err
 	}
+	if err := s.setSizes(y.Sizes, available, lim); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// setSizes reads the sizes (after the problem and compare) and checks the grid and shared_bytes
+// formulas at each.
+func (s *Spec) setSizes(list cells.At[[]cells.At[int]], available []kernels.Kernel, lim experiment.Limits) error {
+	var err error
 	if s.Problem.Name == "matmul" {
 		// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
-		s.Sizes, err = matmul.Sizes(y.Sizes, s.DType, lim, experiment.AllOnGPU(available, s.Compare))
+		s.Sizes, err = matmul.Sizes(list, s.DType, lim, experiment.AllOnGPU(available, s.Compare))
 	} else {
-		s.Sizes, err = problemSizes(y.Sizes, s.Problem, s.DType, lim)
+		s.Sizes, err = problemSizes(list, s.Problem, s.DType, lim)
 	}
 	if err != nil {
-		return Spec{}, err
+		return err
 	}
 	for _, n := range s.Sizes {
 		if _, line, err := s.Grid.Eval(n, gridLimits); err != nil {
-			return Spec{}, &cells.SpecError{Line: line, Msg: err.Error()}
+			return &cells.SpecError{Line: line, Msg: err.Error()}
 		}
 		if _, err := s.SharedFor(n); err != nil {
-			return Spec{}, &cells.SpecError{Line: s.sharedLine, Msg: err.Error()}
+			return &cells.SpecError{Line: s.sharedLine, Msg: err.Error()}
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // setProblem reads the problem, precision and shared_bytes keys (after dtype).
@@ -216,6 +231,18 @@ func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype str
 		sizes = append(sizes, n)
 	}
 	return sizes, nil
+}
+
+// checkSource applies the compilers' source rule (kernels/cuda.CheckIncludes: only the playground's
+// headers, by name; nothing else that reads a file) to the kernel source, which starts on the cell's
+// line srcLine, so a refused line is named at parse, before any compiler runs.
+func checkSource(src string, srcLine int) error {
+	err := kcuda.CheckIncludes(src, "cell.cu")
+	var ie *kcuda.IncludeError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	return &cells.SpecError{Line: srcLine + ie.Line - 1, Msg: ie.Msg}
 }
 
 func (s *Spec) setBlock(line int, block []int) error {

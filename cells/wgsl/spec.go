@@ -1,6 +1,10 @@
 // Package wgsl is the `wgsl` cell kind: a learner's own WGSL compute kernel, compiled, timed and
 // checked in the learner's browser through WebGPU (package cells/webgpu), beside the server's CPU
 // kernels and the WGSL ladder it is compared with.
+//
+// No compiler of the server's reads the WGSL: the browser's WebGPU compiles it, and WGSL has no
+// #include or other way to name a file, so the CUDA compilers' source rule (kernels/cuda's
+// CheckIncludes, issue 23) has no WGSL counterpart.
 package wgsl
 
 import (

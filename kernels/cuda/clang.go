@@ -134,8 +134,11 @@ func ClangArgs(file, out, prelude string, arch int) []string {
 // minimal environment; clang inherits this process's limits (the compile worker's RLIMIT_DATA) and
 // is killed when ctx ends or, on Linux, when this process dies. A source that does not compile
 // returns a *CompileError whose log lines read "name(LINE): error: …", as NVRTC's do, on the
-// source's own line numbers.
+// source's own line numbers; so does one that CheckIncludes refuses, before clang runs.
 func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, log string, err error) {
+	if err := refuse(src, name); err != nil {
+		return "", err.Log, err
+	}
 	target, err := ClangArch(arch)
 	if err != nil {
 		return "", "", err
@@ -155,7 +158,9 @@ func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, l
 	}
 	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", target)...)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=" + dir, "TMPDIR=" + dir}
+	// "." is dir for clang, which starts there; dir may be relative (a confined compile worker's
+	// TMPDIR is ".", its own folder, whose full path its user may not be able to walk).
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=.", "TMPDIR=."}
 	cmd.SysProcAttr = clangProcAttr()
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

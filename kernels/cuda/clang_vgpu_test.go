@@ -242,15 +242,18 @@ var mathKernels = func() string {
 		"atan2f(a, b)", "powf(a, b)", "hypotf(a, b)", "sqrtf(a)", "roundf(a)", "rintf(a)", "fmaf(a, b, 1.0f)",
 		"floorf(a)", "copysignf(a, b)"}
 	double := []string{"exp(d)", "log(d)", "pow(d, 1.75)", "log2(d)"}
+	// One kernel per function, written out (learner source may not paste tokens, so no ## macro).
 	var b strings.Builder
-	b.WriteString("#define K(N, OUT, EXPR) extern \"C\" __global__ void f##N(const float* x, const float* y, float* out, " +
-		"const double* x64, double* out64, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; " +
-		"float a = x[i], b = y[i]; double d = x64[i]; OUT[i] = EXPR; }\n")
+	k := func(n int, out, expr string) {
+		fmt.Fprintf(&b, "extern \"C\" __global__ void f%d(const float* x, const float* y, float* out, "+
+			"const double* x64, double* out64, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; "+
+			"float a = x[i], b = y[i]; double d = x64[i]; %s[i] = %s; }\n", n, out, expr)
+	}
 	for i, e := range float {
-		fmt.Fprintf(&b, "K(%d, out, %s)\n", i, e)
+		k(i, "out", e)
 	}
 	for i, e := range double {
-		fmt.Fprintf(&b, "K(%d, out64, %s)\n", 100+i, e)
+		k(100+i, "out64", e)
 	}
 	return b.String()
 }()

@@ -2,10 +2,13 @@ package cuda
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // NVRTC is the runtime compiler for CUDA C++ (libnvrtc). It compiles kernel source to PTX without a
@@ -69,6 +72,25 @@ func (n *NVRTC) symbols() []any {
 	}
 }
 
+// PreloadBuiltins opens NVRTC's builtins library (libnvrtc-builtins.so.*, in libnvrtc's folder),
+// which NVRTC would otherwise open by name during its first compile. A compile worker calls it before
+// it confines itself (gpu's sandbox), so that the folder need not stay readable. It returns the files
+// it opened; none is not an error (NVRTC then opens the library itself, or says it cannot).
+func (n *NVRTC) PreloadBuiltins() []string {
+	path, err := filepath.EvalSymlinks(n.Lib.Path)
+	if err != nil {
+		path = n.Lib.Path
+	}
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "libnvrtc-builtins.so*"))
+	var opened []string
+	for _, f := range files {
+		if _, err := purego.Dlopen(f, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
+			opened = append(opened, f)
+		}
+	}
+	return opened
+}
+
 // Version returns NVRTC's CUDA version, e.g. "11.8".
 func (n *NVRTC) Version() (string, error) {
 	var major, minor int32
@@ -108,10 +130,31 @@ type CompileError struct {
 func (e *CompileError) Error() string { return fmt.Sprintf("%v:\n%s", e.Err, strings.TrimSpace(e.Log)) }
 func (e *CompileError) Unwrap() error { return e.Err }
 
+// refuse is CheckIncludes's verdict as a *CompileError, as both compilers return it: its log is the
+// one refused line, "name(LINE): error: …"; nil when the source passes.
+func refuse(src, name string) *CompileError {
+	err := CheckIncludes(src, name)
+	if err == nil {
+		return nil
+	}
+	return &CompileError{Log: err.Error(), Err: refused{err}}
+}
+
+// refused says a source was refused before compiling; it unwraps to the *IncludeError, which the
+// CompileError's log already shows.
+type refused struct{ err error }
+
+func (r refused) Error() string { return "the source was refused before compiling" }
+func (r refused) Unwrap() error { return r.err }
+
 // Compile compiles CUDA C++ source (name appears in the log, e.g. "matmul.cu") for a virtual
 // architecture, e.g. "compute_80", and returns the PTX and the compiler log (warnings; may be
-// empty). A source that does not compile returns a *CompileError with the log.
+// empty). A source that does not compile returns a *CompileError with the log; so does one that
+// CheckIncludes refuses, before NVRTC sees it.
 func (n *NVRTC) Compile(src, name, arch string, extraOptions ...string) (ptx, log string, err error) {
+	if err := refuse(src, name); err != nil {
+		return "", err.Log, err
+	}
 	var prog uintptr
 	if err := check("nvrtcCreateProgram", n.createProgram(&prog, src, name, 0, 0, 0), nvrtcResultNames); err != nil {
 		return "", "", err

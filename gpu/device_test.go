@@ -81,16 +81,34 @@ func checkCustomAndFault(t *testing.T, s *Supervisor, faulty func(good string) s
     int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < M && c < N) { float s = 0; for (int p = 0; p < K; ++p) s += A[r * K + p] * B[p * N + c]; C[r * N + c] = s; }
 }`
+	report := Probe(context.Background(), s)
+	if report.Unavailable != "" {
+		t.Fatal(report.Unavailable)
+	}
+	nv, err := cuda.LoadNVRTC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, err := nv.ArchFor(report.Devices[0].ComputeCapability)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a cell does: the source is compiled first (here with NVRTC in the test; in a cell by the
+	// sandboxed Compiler), and the worker gets the PTX, never the source.
 	run := func(src string, n int) error {
+		ptx, err := cuda.CompileArch(nv, src, "cell.cu", arch)
+		if err != nil {
+			return err
+		}
 		g := (n + 15) / 16
 		entry := regexp.MustCompile(`void (\w+)\(`).FindStringSubmatch(src)[1]
 		return s.Do(context.Background(), Request{Op: "run", Kernel: "custom", N: n, DType: "float32", Repeats: 2,
-			Source: src, Entry: entry, Block: [3]int{16, 16, 1}, Grid: [3]int{g, g, 1}}, func(Response) {})
+			PTX: ptx, Entry: entry, Block: [3]int{16, 16, 1}, Grid: [3]int{g, g, 1}}, func(Response) {})
 	}
 	if err := run(good, 200); err != nil {
 		t.Fatalf("correct custom kernel: %v", err)
 	}
-	err := run(faulty(good), 200)
+	err = run(faulty(good), 200)
 	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR") {
 		t.Errorf("out-of-bounds kernel: got %v, want a CUDA error", err)
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -12,25 +13,16 @@ import (
 	"github.com/gpuplayground/playground/problems"
 )
 
-// customFunction compiles a learner's kernel (req.Source) with NVRTC for this device and returns its
-// entry point and the module to unload after the run.
+// customFunction loads a learner's kernel from req.PTX, compiled beforehand by the sandboxed
+// Compiler (this worker, which holds the GPU and runs unconfined, never compiles learner source:
+// docs/security.md), and returns its entry point and the module to unload after the run.
 func (d *device) customFunction(req Request) (*cuda.Function, *cuda.Module, error) {
-	nv, err := cuda.LoadNVRTC()
-	if err != nil {
-		return nil, nil, fmt.Errorf("custom kernels need NVRTC: %w", err)
+	if req.PTX == "" {
+		return nil, nil, errors.New("a custom kernel needs its PTX (compiled by the Compiler), not its source")
 	}
-	arch, err := nv.ArchFor(d.cc)
-	if err != nil {
-		return nil, nil, err
-	}
-	ptx, err := cuda.CompileArch(nv, req.Source, "cell.cu", arch)
-	if err != nil {
-		return nil, nil, err
-	}
-	mod, err := d.ctx.LoadPTX(ptx)
+	mod, err := d.ctx.LoadPTX(req.PTX)
 	if tooNewPTX(err) {
-		v, _ := nv.Version()
-		return nil, nil, fmt.Errorf("NVRTC %s (%s) makes PTX newer than this driver accepts: use an NVRTC no newer than the driver's CUDA version: %w", v, nv.Lib.Path, err)
+		return nil, nil, fmt.Errorf("the compiler makes PTX newer than this driver accepts: use an NVRTC no newer than the driver's CUDA version: %w", err)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/problems"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
 )
@@ -16,7 +17,24 @@ import (
 func TestGPUProblems(t *testing.T) {
 	requireGPU(t)
 	s := realWorker(t)
+	report := Probe(context.Background(), s)
+	if report.Unavailable != "" {
+		t.Fatal(report.Unavailable)
+	}
+	nv, err := cuda.LoadNVRTC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, err := nv.ArchFor(report.Devices[0].ComputeCapability)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range pt.Kernels() {
+		// As a cell does: compiled first (in a cell by the sandboxed Compiler), the worker gets the PTX.
+		ptx, err := cuda.CompileArch(nv, k.Source, "cell.cu", arch)
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
 		p, err := problems.Lookup(k.Problem)
 		if err != nil {
 			t.Fatal(err)
@@ -30,7 +48,7 @@ func TestGPUProblems(t *testing.T) {
 		}
 		for _, n := range sizes {
 			res, err := Run(context.Background(), s, Request{Kernel: "custom", N: n, DType: "float32", Repeats: 3,
-				Source: k.Source, Entry: "k", Block: k.Block, Grid: k.Grid(n), Problem: k.Problem, Precision: k.Precision, SharedBytes: k.Shared}, nil)
+				PTX: ptx, Entry: "k", Block: k.Block, Grid: k.Grid(n), Problem: k.Problem, Precision: k.Precision, SharedBytes: k.Shared}, nil)
 			if err != nil {
 				t.Errorf("%s at n=%d: %v", k.Name, n, err)
 				continue

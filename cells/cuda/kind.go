@@ -212,7 +212,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			return experiment.Result{}, err
 		}
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
-			Source: r.spec.Source, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid,
+			PTX: ptx, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid,
 			Problem: r.spec.problemKey(), SharedBytes: shared, Precision: r.spec.precisionKey()}, progress)
 	}
 	if err := experiment.Run(ctx, r.measured(), env, r.results(cells.Stage(e, 0, 2))); err != nil {

@@ -150,7 +150,8 @@ func MatmulTolerance(k int, p Precision, dtype string) float64 {
 
 // sumTolerance is the bound on |ŝ − s| / Σ|x| for sums of n of the wholes in p: γ_{n−1} ≈ (n−1)·u
 // (Higham, §4.2, eq. 4.4, for any order of summation), which is 0 while every partial sum is a whole
-// number p holds exactly (4n ≤ 2^t): then any order gives the exact sum, and the check demands it.
+// number p holds exactly (b·n ≤ 2^t, wholes): then any order gives the exact sum, and the check
+// demands it (in fp32, for every n a cell may ask).
 func sumTolerance(n int, p Precision, _ string) float64 {
 	if exactSums(n, p) {
 		return 0

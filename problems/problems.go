@@ -172,16 +172,34 @@ func uniform(rng *rand.Rand, xs []float64, lo, hi float64, dtype string) {
 	}
 }
 
-// wholes fills xs with whole numbers in [-4, 4): any partial sum of n of them is a whole number of
-// magnitude at most 4n, exact in a precision of t significand bits while 4n ≤ 2^t.
+// MaxVector is the largest n of the vector problems (reduce, histogram, scan): 2^24 entries, 64 MiB
+// of float32, the most whose sums wholes keeps exact in float32.
+const MaxVector = 1 << 24
+
+// wholeBound is the bound b of the wholes drawn for n entries: 4, halved while b·n > 2^24, at
+// least 1 (so b·n ≤ 2^24 for every n ≤ MaxVector).
+func wholeBound(n int) int {
+	b := 4
+	for b > 1 && b*n > 1<<24 {
+		b /= 2
+	}
+	return b
+}
+
+// wholes fills xs with whole numbers in [−b, b), b = wholeBound(len(xs)): any partial sum of them,
+// in any order, is a whole number of magnitude at most b·n, exact in a precision of t significand
+// bits while b·n ≤ 2^t (float32: every n ≤ MaxVector).
 func wholes(rng *rand.Rand, xs []float64) {
+	b := wholeBound(len(xs))
 	for i := range xs {
-		xs[i] = float64(rng.IntN(8) - 4)
+		xs[i] = float64(rng.IntN(2*b) - b)
 	}
 }
 
 // exactSums reports whether every partial sum of n of the wholes is exact in p.
-func exactSums(n int, p Precision) bool { return 4*float64(n) <= math.Ldexp(1, p.Bits) }
+func exactSums(n int, p Precision) bool {
+	return float64(wholeBound(n))*float64(n) <= math.Ldexp(1, p.Bits)
+}
 
 func square(n int) int { return n * n }
 func one(int) int      { return 1 }

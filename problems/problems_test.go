@@ -75,7 +75,10 @@ func TestTolerances(t *testing.T) {
 		{"matmul", "bf16", "float32", 64, 4 * 8.0 / 256},
 		{"transpose", "fp32", "float32", 100, math.Ldexp(1, -24)},
 		{"reduce", "fp32", "float32", 1 << 22, 0},
-		{"reduce", "fp32", "float32", 1<<22 + 1, float64(1<<22) * math.Ldexp(1, -24)},
+		{"reduce", "fp32", "float32", MaxVector, 0},
+		{"reduce", "fp32", "float32", MaxVector + 1, 1},
+		{"reduce", "bf16", "float32", 64, 0},
+		{"reduce", "bf16", "float32", 65, 64.0 / 256},
 		{"scan", "fp16", "float32", 512, 0},
 		{"scan", "fp16", "float32", 513, 512.0 / 2048},
 		{"histogram", "bf16", "float32", 100, 0},
@@ -92,10 +95,15 @@ func TestTolerances(t *testing.T) {
 	}
 }
 
-// A sum of the inputs drawn for reduce is exact in float32 in any order while 4n ≤ 2^24.
+// A sum of the inputs drawn for reduce is exact in float32 in any order, at any n a cell may ask.
 func TestWholesSumExactlyInAnyOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	p := lookup(t, "reduce")
+	for _, n := range []int{100000, 1<<22 + 1, MaxVector} {
+		if b := wholeBound(n); b*n > 1<<24 {
+			t.Errorf("n=%d: bound %d, b·n = %d over 2^24", n, b, b*n)
+		}
+	}
 	bufs := p.Inputs(rng, 100000, "float32")
 	want, _, _ := p.ref(context.Background(), 100000, bufs)
 	rng.Shuffle(len(bufs[0]), func(i, j int) { bufs[0][i], bufs[0][j] = bufs[0][j], bufs[0][i] })

@@ -73,7 +73,7 @@ func reduce() *Problem {
 		Params:     func(n int) []int32 { return []int32{int32(n)} },
 		FLOPs:      func(n int) float64 { return float64(n) },
 		Bytes:      func(n, elem int) float64 { return float64(n+1) * float64(elem) },
-		Rate:       "GB/s", MaxN: 1 << 26, FullN: 1 << 20, SampledN: 1 << 20,
+		Rate:       "GB/s", MaxN: MaxVector, FullN: 1 << 20, SampledN: 1 << 20,
 		Instructions: func(n int) float64 { return 40 * float64(n) },
 		fill:         func(rng *rand.Rand, _ int, _ string, b [][]float64) { wholes(rng, b[0]) },
 		ref: func(_ context.Context, n int, in [][]float64) ([]float64, []float64, error) {
@@ -94,7 +94,7 @@ func histogram() *Problem {
 		Params:     func(n int) []int32 { return []int32{int32(n)} },
 		FLOPs:      func(int) float64 { return 0 },
 		Bytes:      func(n, _ int) float64 { return 4*float64(n) + 4*256 },
-		Rate:       "GB/s", MaxN: 1 << 26, FullN: 1 << 20, SampledN: 1 << 20,
+		Rate:       "GB/s", MaxN: MaxVector, FullN: 1 << 20, SampledN: 1 << 20,
 		Instructions: func(n int) float64 { return 40 * float64(n) },
 		fill: func(rng *rand.Rand, _ int, _ string, b [][]float64) {
 			for i := range b[0] {
@@ -162,7 +162,7 @@ func scan() *Problem {
 		Params:     func(n int) []int32 { return []int32{int32(n)} },
 		FLOPs:      func(n int) float64 { return float64(n) },
 		Bytes:      func(n, elem int) float64 { return 2 * float64(n) * float64(elem) },
-		Rate:       "GB/s", MaxN: 1 << 26, FullN: 1 << 20, SampledN: 1 << 20,
+		Rate:       "GB/s", MaxN: MaxVector, FullN: 1 << 20, SampledN: 1 << 20,
 		Instructions: func(n int) float64 { return 60 * float64(n) },
 		fill:         func(rng *rand.Rand, _ int, _ string, b [][]float64) { wholes(rng, b[0]) },
 		ref: func(_ context.Context, n int, in [][]float64) ([]float64, []float64, error) {

@@ -85,7 +85,7 @@ func TestParseCUDAErrors(t *testing.T) {
 		{"shared over 48 KiB", replace("sizes: [100, 256]", "shared_bytes: \"n*8\"\nsizes: [100, 8000]"), 4, `shared_bytes formula "n*8" gives 64000 bytes for n=8000; a block may have 0 to 49152 bytes`},
 		{"shared fraction", replace("sizes:", "shared_bytes: \"n/3\"\nsizes:"), 4, "not a whole number of bytes"},
 		{"compare beside a transpose", replace("sizes:", "problem: transpose\nsizes:"), 6, "compare times other matrix-multiply kernels; a transpose cell compares with none"},
-		{"reduce over its limit", strings.NewReplacer("compare: [cublas]\n", "", "sizes: [100, 256]", "problem: reduce\nsizes: [100, 100000000]").Replace(cudaCell), 5, "size 100000000 is over the limit of 67108864 for reduce"},
+		{"reduce over its limit", strings.NewReplacer("compare: [cublas]\n", "", "sizes: [100, 256]", "problem: reduce\nsizes: [100, 100000000]").Replace(cudaCell), 5, "size 100000000 is over the limit of 16777216 for reduce"},
 		{"reduce twice", strings.NewReplacer("compare: [cublas]\n", "", "sizes: [100, 256]", "problem: reduce\nsizes: [100, 100]").Replace(cudaCell), 5, "size 100 is listed twice"},
 	}
 	for _, tt := range tests {

@@ -1,4 +1,5 @@
-// Package emulate runs a GEMM kernel's real PTX in the virtual GPU (package vgpu) as an experiment:
+// Package emulate runs a GEMM kernel's real PTX, or a learner's kernel for its problem (package
+// problems: matmul, transpose, reduce, …), in the virtual GPU (package vgpu) as an experiment:
 // fresh random inputs, one launch, the result checked against a float64 reference, the counts the
 // hardware would produce, and a time modelled from a datasheet GPU. Emulated and modelled, never
 // measured: callers label it so.

@@ -77,9 +77,11 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	bufs := make([]*vgpu.Buffer, len(p.Buffers))
 	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames))
 	for i, b := range p.Buffers {
-		bufs[i] = &vgpu.Buffer{Name: b.Name, Data: b.Encode(host[i], req.DType)}
 		if b.Output {
+			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: make([]byte, b.Bytes(n, req.DType))}
 			prepareOutput(b, bufs[i], only != nil)
+		} else {
+			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: b.Encode(host[i], req.DType)}
 		}
 		params = append(params, vgpu.Ptr(bufs[i]))
 	}

@@ -60,7 +60,7 @@ type deviceBuffers struct {
 func (d *device) allocBuffers(p *problems.Problem, n int, dtype string) (*deviceBuffers, error) {
 	db := &deviceBuffers{}
 	for _, b := range p.Buffers {
-		size := b.Len(n) * b.ElemBytes(dtype)
+		size := b.Bytes(n, dtype)
 		ptr, err := d.ctx.Alloc(size)
 		if err != nil {
 			db.free(d)

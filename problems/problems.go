@@ -148,15 +148,20 @@ func (p *Problem) RateOf(n, elem int, seconds float64) float64 {
 
 // Inputs draws fresh inputs for size n and returns every buffer's host values in float64, in the
 // buffers' order: the inputs exactly representable in their element type (float values rounded to
-// dtype), the output all zeros (the caller poisons it where the problem does not zero it).
+// dtype); nil for the output, which the caller allocates on its side (Buffer.Bytes).
 func (p *Problem) Inputs(rng *rand.Rand, n int, dtype string) [][]float64 {
 	bufs := make([][]float64, len(p.Buffers))
 	for i, b := range p.Buffers {
-		bufs[i] = make([]float64, b.Len(n))
+		if !b.Output {
+			bufs[i] = make([]float64, b.Len(n))
+		}
 	}
 	p.fill(rng, n, dtype, bufs)
 	return bufs
 }
+
+// Bytes is the size of b at n in dtype.
+func (b Buffer) Bytes(n int, dtype string) int { return b.Len(n) * b.ElemBytes(dtype) }
 
 // uniform fills xs with numbers in [lo, hi) that are never zero, rounded to dtype.
 func uniform(rng *rand.Rand, xs []float64, lo, hi float64, dtype string) {

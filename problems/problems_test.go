@@ -54,6 +54,9 @@ func TestEveryProblemChecksItsReference(t *testing.T) {
 				t.Errorf("%s %s: NaN: got %+v, want error MaxFloat64", p.Name, dtype, v)
 			}
 			for i, b := range p.Buffers {
+				if b.Output != (bufs[i] == nil) {
+					t.Errorf("%s %s: buffer %s: output %v, host values %d", p.Name, dtype, b.Name, b.Output, len(bufs[i]))
+				}
 				if got := b.Decode(b.Encode(bufs[i], dtype), dtype); !slices.Equal(got, bufs[i]) {
 					t.Errorf("%s %s: buffer %s does not round-trip", p.Name, dtype, b.Name)
 				}

@@ -83,7 +83,7 @@ func TestLearnerKernelsPerProblem(t *testing.T) {
 	}
 }
 
-// Above a problem's FullN a transpose runs sampled blocks and checks what they wrote; a reduce,
+// Above a problem's FullN a transpose and a softmax run sampled blocks and check what they wrote; a reduce,
 // whose blocks add into one output, is refused there; a stray store names the buffer; extern
 // __shared__ memory needs SharedBytes.
 func TestProblemSamplingLimitsAndFaults(t *testing.T) {
@@ -108,6 +108,12 @@ func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 	r, err := run(tr, pt.NaiveTranspose, n, pt.Tiles(16)(n), [3]int{16, 16, 1}, 0)
 	if err != nil || !r.OK || !r.Sampled || r.Checked != SampledBlocks*256 || r.GridBlocks != int64(pt.CeilDiv(n, 16)*pt.CeilDiv(n, 16)) {
 		t.Errorf("sampled transpose at n=%d: got ok %v, sampled %v, %d checked, %d blocks, %v; want ok, %d checked", n, r.OK, r.Sampled, r.Checked, r.GridBlocks, err, SampledBlocks*256)
+	}
+	sm := get("softmax")
+	n = sm.FullN + 1
+	r, err = run(sm, pt.RowSoftmax, n, pt.RowsOf(n), [3]int{256, 1, 1}, 0)
+	if err != nil || !r.OK || !r.Sampled || r.Checked != SampledBlocks*n {
+		t.Errorf("sampled softmax at n=%d: got ok %v, sampled %v, %d checked, %v; want ok, %d checked (8 rows)", n, r.OK, r.Sampled, r.Checked, err, SampledBlocks*n)
 	}
 	reduceGrid := func(n int) [3]int { return [3]int{pt.CeilDiv(n, 512), 1, 1} }
 	n = red.FullN + 1

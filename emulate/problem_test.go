@@ -83,9 +83,9 @@ func TestLearnerKernelsPerProblem(t *testing.T) {
 	}
 }
 
-// Above a problem's FullN a transpose and a softmax run sampled blocks and check what they wrote; a reduce,
-// whose blocks add into one output, is refused there; a stray store names the buffer; extern
-// __shared__ memory needs SharedBytes.
+// Above a problem's FullN a transpose and a softmax run sampled blocks and check what they wrote;
+// a reduce, whose blocks add into one output, is refused there; a stray store names the buffer;
+// extern __shared__ memory needs SharedBytes.
 func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 	compile := compilers(t)["nvrtc"]
 	if compile == nil {

@@ -88,6 +88,9 @@ type Result struct {
 	GPU      string
 	// EmulationSeconds is how long the emulation took here (measured, of the emulator).
 	EmulationSeconds float64
+	// Notes are the sanitizer's findings that did not stop the launch (vgpu.Counts.Notes:
+	// uninitialised reads of C or of shared memory), for callers to show beside the result.
+	Notes []*vgpu.Fault
 }
 
 // MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
@@ -207,8 +210,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	in := inputs(rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {
-		only = sample(grid, rng)
-		in.poison() // unwritten entries stay NaN: the check skips them
+		only = sample(grid, rng) // C's entries the sampled blocks do not write stay NaN: the check skips them
 	}
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
 		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
@@ -216,6 +218,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
+	res.Notes = counts.Notes
 	if err != nil {
 		return res, err
 	}
@@ -265,7 +268,11 @@ func sample(grid [3]int, rng *rand.Rand) [][3]int {
 }
 
 // launchInputs are one launch's matrices: a and b as the kernel sees them (rounded to its input
-// precision, in float64, for the check), and the buffers it reads and writes (padded to p×p).
+// precision, in float64, for the check), and the buffers it reads and writes (padded to p×p). C
+// starts poisoned at every size, emulated in full or sampled (vgpu.NewOutput: every byte
+// vgpu.Poison, a NaN per entry, the bytes the GPU worker fills C with before its launches), so a
+// kernel that accumulates into C without writing it first is wrong here as on a GPU, and its read
+// of C is an uninitialised-read note.
 type launchInputs struct {
 	n, p    int
 	a, b    []float64
@@ -303,7 +310,7 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 			}
 			return out
 		}
-		in.A, in.B, in.C, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), vgpu.NewBuffer("C", 8*p*p), 8
+		in.A, in.B, in.C, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), vgpu.NewOutput("C", 8*p*p, vgpu.Poisoned), 8
 	case "bf16", "f16":
 		conv := gpu.BF16
 		if precision == "f16" {
@@ -318,7 +325,7 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 			}
 			return out
 		}
-		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewBuffer("C", 4*p*p)
+		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
 	default:
 		pad := func(x []float64) []float32 {
 			out := make([]float32, p*p)
@@ -329,25 +336,9 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 			}
 			return out
 		}
-		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewBuffer("C", 4*p*p)
+		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
 	}
 	return in
-}
-
-// poison fills C with NaN, in place, so that entries no thread wrote can be told apart.
-func (in *launchInputs) poison() {
-	d := in.C.Data
-	if in.elem == 8 {
-		nan := math.Float64bits(math.NaN())
-		for i := 0; i+8 <= len(d); i += 8 {
-			binary.LittleEndian.PutUint64(d[i:], nan)
-		}
-		return
-	}
-	nan := math.Float32bits(float32(math.NaN()))
-	for i := 0; i+4 <= len(d); i += 4 {
-		binary.LittleEndian.PutUint32(d[i:], nan)
-	}
 }
 
 // at reads C[i][j] (of the p×p launch) from the buffer without copying it.

@@ -2,10 +2,13 @@ package emulate
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/datasheet"
+	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/vgpu"
 )
 
 // Every own kernel of the table, emulated from the embedded PTX, is right at ragged and even sizes,
@@ -22,6 +25,9 @@ func TestOwnKernelsEmulated(t *testing.T) {
 			}
 			if !r.OK || r.Counts.ThreadInstructions == 0 || !(r.Model.Seconds > 0) || r.Model.Bound == "" {
 				t.Errorf("%s n=%d: ok %v (rel %g), %d thread instructions, model %+v", row.Name, n, r.OK, r.RelError, r.Counts.ThreadInstructions, r.Model)
+			}
+			for _, f := range r.Notes {
+				t.Errorf("%s n=%d: %v", row.Name, n, f)
 			}
 		}
 	}
@@ -61,6 +67,51 @@ func TestSampled(t *testing.T) {
 		// 2·n³ FLOPs in all; scaled from 8 blocks, a ragged edge block drawn makes it an estimate.
 		if !r.Sampled || !r.OK || r.Checked == 0 || c.Blocks != c.GridBlocks || c.FLOPs < 1.5e9 || c.FLOPs > 2.5e9 {
 			t.Errorf("%s: sampled %v ok %v checked %d, blocks %d of %d, %d FLOPs", kernel, r.Sampled, r.OK, r.Checked, c.Blocks, c.GridBlocks, c.FLOPs)
+		}
+	}
+}
+
+// C starts poisoned at every size, as the GPU worker fills it: a kernel that accumulates into C
+// without writing it first is wrong in full and in sampled runs alike, and its read of C is an
+// uninitialised-read note naming the line; the same kernel summing in a register is right.
+func TestOutputStartsPoisoned(t *testing.T) {
+	if got, want := uint32(gpu.PoisonWord), uint32(vgpu.Poison)*0x01010101; got != want {
+		t.Fatalf("the GPU worker poisons C with %#x, the virtual GPU with %#x", got, want)
+	}
+	nv, err := cuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("no NVRTC: %v", err)
+	}
+	const src = `extern "C" __global__ void acc(const float *A, const float *B, float *C, int M, int N, int K) {
+	int r = blockIdx.y * 16 + threadIdx.y, c = blockIdx.x * 16 + threadIdx.x;
+	if (r >= M || c >= N) return;
+	for (int k = 0; k < K; k++) C[r * N + c] += A[r * K + k] * B[k * N + c];
+}
+extern "C" __global__ void sum(const float *A, const float *B, float *C, int M, int N, int K) {
+	int r = blockIdx.y * 16 + threadIdx.y, c = blockIdx.x * 16 + threadIdx.x;
+	if (r >= M || c >= N) return;
+	float s = 0;
+	for (int k = 0; k < K; k++) s += A[r * K + k] * B[k * N + c];
+	C[r * N + c] = s;
+}
+`
+	ptx, _, err := nv.Compile(src, "cell.cu", "compute_80", "-lineinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{64, MaxN + 88} {
+		g := (n + 15) / 16
+		req := Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{g, g, 1}, Block: [3]int{16, 16, 1}, N: n, DType: "float32", GPU: datasheet.GPUs[0]}
+		r, err := Run(context.Background(), req)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if r.OK || len(r.Notes) != 1 || r.Notes[0].Kind != "uninitialised read" || !strings.HasSuffix(r.Notes[0].Source, "cell.cu:4") {
+			t.Errorf("C += at n=%d: ok %v, notes %v; want wrong, with one uninitialised read at cell.cu:4", n, r.OK, r.Notes)
+		}
+		req.Entry = "sum"
+		if r, err = Run(context.Background(), req); err != nil || !r.OK || len(r.Notes) != 0 {
+			t.Errorf("C = at n=%d: ok %v, notes %v, %v", n, r.OK, r.Notes, err)
 		}
 	}
 }

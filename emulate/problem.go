@@ -78,8 +78,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames))
 	for i, b := range p.Buffers {
 		if b.Output {
-			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: make([]byte, b.Bytes(n, req.DType))}
-			prepareOutput(b, bufs[i], only != nil)
+			bufs[i] = newOutput(b, n, req.DType)
 		} else {
 			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: b.Encode(host[i], req.DType)}
 		}
@@ -93,6 +92,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, req.Entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
+	res.Notes = counts.Notes
 	if err != nil {
 		return res, err
 	}
@@ -114,16 +114,16 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	return res, nil
 }
 
-// prepareOutput readies the output buffer before the launch: zeroed where the problem says so
-// (the kernel accumulates into it), poisoned with NaN for a sampled launch (so the check can tell
-// the entries the sampled blocks wrote), otherwise left as allocated (zero).
-func prepareOutput(b problems.Buffer, buf *vgpu.Buffer, sampled bool) {
-	switch {
-	case b.Zeroed:
-		clear(buf.Data)
-	case sampled:
-		b.Poison(buf.Data)
+// newOutput is the output buffer of a launch: zeroed where the problem says so (the kernel
+// accumulates into it, as after a cudaMemset), otherwise poisoned (vgpu.Poison, NaN in every float
+// entry, as the GPU worker fills it) at every size, so that an entry no thread wrote fails the
+// check, a sampled launch's unwritten entries are told apart, and a read before a write is an
+// uninitialised-read note.
+func newOutput(b problems.Buffer, n int, dtype string) *vgpu.Buffer {
+	if b.Zeroed {
+		return vgpu.NewOutput(b.Name, b.Bytes(n, dtype), vgpu.Zeroed)
 	}
+	return vgpu.NewOutput(b.Name, b.Bytes(n, dtype), vgpu.Poisoned)
 }
 
 // written lists the entries of got that are not NaN, in a random order; for matmul, whose check

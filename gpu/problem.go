@@ -202,7 +202,7 @@ func (d *device) timeCustom(p *problems.Problem, req Request, host [][]float64, 
 		return nil, 0, err
 	}
 	out := p.Out()
-	if err := d.ctx.Fill32(db.ptrs[out], 0xffffffff, db.bytes[out]/4); err != nil { // poison: NaN until written
+	if err := d.ctx.Fill32(db.ptrs[out], PoisonWord, db.bytes[out]/4); err != nil { // poison: NaN until written
 		return nil, 0, err
 	}
 	total := req.Repeats + 1

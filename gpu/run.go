@@ -134,6 +134,11 @@ type plan struct {
 	padded int
 }
 
+// PoisonWord is what C holds before a kernel writes it, in every 32-bit word: 0xFFFFFFFF, a NaN as
+// float32 and (in pairs) as float64, so an entry no thread wrote fails the check instead of passing
+// for zero. The virtual GPU starts its output buffers from the same bytes (vgpu.Poison, 0xFF each).
+const PoisonWord = 0xFFFFFFFF
+
 // launcher returns the function that launches a row of the GPU kernel table as l says, on the device
 // buffers *dA, *dB and *dC (read when it is called, after they are allocated).
 func (d *device) launcher(row cuda.Kernel, l cuda.Launch, dA, dB, dC *cuda.DevicePtr, dtype string) (func() error, error) {
@@ -254,7 +259,7 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	if err != nil {
 		return res, err
 	}
-	if err := d.ctx.Fill32(dC, 0xffffffff, pd*pd*elem/4); err != nil { // poison: NaN until written
+	if err := d.ctx.Fill32(dC, PoisonWord, pd*pd*elem/4); err != nil { // poison: NaN until written
 		return res, err
 	}
 	total := req.Repeats + 1

@@ -243,11 +243,3 @@ func (b Buffer) Decode(data []byte, dtype string) []float64 {
 	}
 	return out
 }
-
-// Poison fills data, b's elements in dtype, with all-ones bits: NaN for float and double (and
-// 0xffffffff for unsigned int), so that entries no thread wrote can be told apart.
-func (b Buffer) Poison(data []byte) {
-	for i := range data {
-		data[i] = 0xff
-	}
-}

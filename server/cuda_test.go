@@ -47,7 +47,8 @@ func cudaServer(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "k.md"), []byte(cudaLesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Config{LessonsDir: dir, Devices: func(ctx context.Context) cuda.Report {
+	// RunRate -1: these tests send many runs in a row, and are not about the rate limit.
+	_, base := startServer(t, Config{LessonsDir: dir, RunRate: -1, Devices: func(ctx context.Context) cuda.Report {
 		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 	}})
 	return base

@@ -58,7 +58,7 @@ func fakeGPU() {
 		case "run":
 			if req.Kernel == "custom" {
 				g := (req.N + 15) / 16 // the cell's grid formula, ceil(n/16)
-				if req.Entry != "twice_mm" || req.Block != [3]int{16, 16, 1} || req.Grid != [3]int{g, g, 1} || !strings.Contains(req.Source, "twice_mm(") {
+				if req.Entry != "twice_mm" || req.Block != [3]int{16, 16, 1} || req.Grid != [3]int{g, g, 1} || !strings.Contains(req.PTX, "twice_mm") {
 					_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Error: fmt.Sprintf("fake: wrong launch %s %v %v", req.Entry, req.Block, req.Grid)})
 					continue
 				}

@@ -218,6 +218,7 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 		addr := base + off*uint64(n)
 		l, s := e/8, e%8
 		mem, sp, off := c.resolve(w, in, l, addr, n, in.space, mode)
+		c.initOne(w, in, l, sp, addr, off, n, mode)
 		if sp == spShared {
 			shared = true
 			addr = off
@@ -359,6 +360,7 @@ func converged(w *warp, in *inst, m uint32, member uint32) {
 func execShfl(w *warp, in *inst, m uint32) {
 	member := uint32(w.regs[in.target][bits.TrailingZeros32(m)])
 	converged(w, in, m, member)
+	w.c.warpSync(w, member)
 	a, b, c := w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
 	var p uint32
 	for t := m; t != 0; t &= t - 1 {
@@ -440,6 +442,7 @@ func (d *decoder) decodeVote(in *inst, m mods, s pinst) error {
 func execVote(w *warp, in *inst, m uint32) {
 	member := uint32(w.regs[in.target][bits.TrailingZeros32(m)])
 	converged(w, in, m, member)
+	w.c.warpSync(w, member)
 	p := w.preds[in.a]
 	if in.mode == 1 {
 		p = ^p

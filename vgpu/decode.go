@@ -706,6 +706,10 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return d.decodeShfl(in, m, s)
 	case "vote", "activemask":
 		return d.decodeVote(in, m, s)
+	case "match":
+		return d.decodeMatch(in, m, s)
+	case "redux":
+		return d.decodeRedux(in, m, s)
 	case "wmma":
 		return d.decodeWmma(in, m, s)
 	}
@@ -720,9 +724,15 @@ func (d *decoder) decodeBar(in *inst, m mods, s pinst) error {
 	kind := oneOf(m, "sync", "arrive", "red", "warp")
 	switch {
 	case m.base == "bar" && kind == "warp":
-		// bar.warp.sync: the lanes are already in lockstep where the interpreter reaches it
-		in.ctl = ctlNop
-		return nil
+		// bar.warp.sync membermask: the lanes are already in lockstep where the interpreter
+		// reaches it; for the hazard check it orders the lanes it names (racecheck.go)
+		if err := d.nargs(s, 1); err != nil {
+			return err
+		}
+		var err error
+		in.a, err = d.src(s.args[0], parseType("b32"))
+		in.exec = execWarpSync
+		return err
 	case kind == "sync" || (m.base == "barrier" && kind == ""):
 	default:
 		return d.errf("only bar.sync / barrier.sync (and bar.warp.sync) are supported")

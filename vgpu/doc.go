@@ -14,13 +14,19 @@
 //	})
 //	c := C.Float32s()
 //
+// An output buffer is made with NewOutput(name, size, vgpu.Poisoned) (every byte Poison, as a GPU's
+// fresh memory is garbage: see "Initial memory" below; its written marks take a bit per byte) or
+// vgpu.Zeroed (an output the problem defines as zeroed); buffers made otherwise are inputs, every
+// byte initialised.
+//
 // Launch returns *Fault for what the sanitizer finds (kind "out of bounds", "misaligned", "hazard")
 // and for barrier errors, traps, failed assertions ("assertion": the message, and "file:line" from
 // the assert in Source) and a call stack exhausted ("stack overflow"), with block, thread, address,
 // PTX line and instruction, and the .loc source line when the PTX has one; *UnsupportedError for an
 // instruction the virtual GPU does not implement (opcode and PTX line: never a silent wrong
 // answer); ctx's error when ctx is done. The counts of the work done are returned with a fault too,
-// printf output included (Counts.Printf).
+// printf output included (Counts.Printf), and so are Counts.Notes: the findings that do not stop a
+// launch, "uninitialised read"s (*Fault values, at most MaxNotes).
 //
 // LaunchConfig.Trace receives the global-memory warp instructions (TraceEvent: warp, PTX line,
 // opcode, load/store/atomic, sectors, and each active lane's buffer and offset) of the CTAs in
@@ -71,12 +77,14 @@
 // p|q; selp, slct; cvt between all integer types (wrapping or .sat), integers and f16/bf16/f32/f64
 // (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating, NaN → 0), float to float
 // (narrowing with a rounding mode, .rni… to integral values); bra (.uni), ret, exit, trap,
-// bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync, membar/fence (no-ops: the
+// bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync (the lanes are in lockstep
+// already; it orders its member lanes for the hazard check), membar/fence (no-ops: the
 // interpreter is sequentially consistent); atom (add on u32 s32 u64 s64 f32 f64, min/max on u32 s32
 // u64 s64, inc/dec on u32 with PTX's wrap-around, exch cas and or xor on b32/b64) and red (the same
 // but cas) on .global, .shared and generic addresses; shfl.sync (up, down, bfly, idx, with the clamp
 // and segment mask of c and the optional predicate result), vote.sync (all, any, uni, ballot),
-// activemask (the lanes executing a .sync instruction must be exactly the live lanes of its member
+// match.sync (any, all with its predicate; b32, b64), redux.sync (add min max on u32/s32, and or
+// xor on b32), activemask (the lanes executing a .sync instruction must be exactly the live lanes of its member
 // mask, else a fault); call (.uni) to .func definitions with .param (or register) arguments and
 // results, recursion included, and to the external vprintf (%d %i %u %x %X %o %c %s %p %f %F %e %E
 // %g %G %a %%, flags, width, precision, * and the h hh l ll z j t length modifiers, C's inf/nan and
@@ -86,7 +94,7 @@
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode and line)
 //
-// match, redux, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
+// redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
 // and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
@@ -105,22 +113,44 @@
 // atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors, SharedAtomicRequests: atomic
 // traffic is counted apart from the load/store sectors and Coalescing).
 //
+// # Initial memory
+//
+// A GPU clears nothing: fresh global memory and a block's shared memory hold whatever was there.
+// The virtual GPU is no kinder. Output buffers made by NewOutput(…, Poisoned) and every block's
+// shared memory (static and dynamic) start filled with Poison bytes (0xFF: 0xFFFFFFFF is a NaN as
+// float32, all-ones a NaN as float64 and -1 as an integer), the pattern the GPU worker fills C with
+// before its launches (gpu.PoisonWord), so a kernel that accumulates into C without writing it
+// first, or reads shared memory it never wrote, is wrong here at every size as on a GPU. Outputs
+// made with Zeroed, and inputs, start as their bytes say. Registers and .local memory start at 0.
+//
 // # Sanitizer
 //
 // Every access is bounds- and alignment-checked against its state space (global buffers, the CTA's
-// shared memory, the thread's local frame, the kernel's parameters). The hazard check (on unless
-// LaunchConfig.NoRacecheck) records, per 4-byte word of shared memory and barrier interval, the
-// last writer and the readers; a read after another thread's write, a write after another thread's
-// read, or a write of a different value after another thread's write is a "hazard" fault with both
-// PTX lines. Words, not bytes, are tracked: two threads writing different bytes of one word are
-// reported. Atomics are exempt (they do not race with each other), and so is wmma on shared memory
-// (not yet checked).
+// shared memory, the thread's local frame, the kernel's parameters).
+//
+// Initcheck (initcheck.go; Compute Sanitizer documentation, "Initcheck Tool", which covers global
+// memory only): a bit per byte of each poisoned output and of the block's shared memory marks the
+// bytes threads have written (an output's marks last across launches until Buffer.Poison). A load
+// or atomic of a byte no thread has written is an "uninitialised read" note with the block, thread,
+// PTX line and .loc source line of its first occurrence (in the lowest block) per source line, and
+// how many such reads the line made; the launch goes on and its result is still checked.
+//
+// Racecheck (racecheck.go, on unless LaunchConfig.NoRacecheck; Compute Sanitizer documentation,
+// "Racecheck Tool"): two accesses of one byte of shared memory by different threads, at least one
+// a write, are a "hazard" fault (read after write, write after read, write after write) naming both
+// threads, PTX lines and source lines, unless a barrier (bar.sync) separates them or, for two
+// lanes of one warp, a warp synchronisation naming both does: bar.warp.sync (__syncwarp), shfl.sync,
+// vote.sync, match.sync, redux.sync, with their member masks, transitively. Bytes, not words, are checked: two lanes
+// writing the halves of one word do not race. A write of the value already there is not reported,
+// nor are atomics (they do not race with each other) or wmma on shared memory.
 //
 // # Memory bounds per launch
 //
 // The caller's buffers are used in place. Beyond them a launch allocates, per worker: the CTA's
 // register file (at most MaxRegisterFileBytes = 64 MiB), shared memory (at most MaxSharedBytes =
-// 227 KiB) and its hazard shadow (5× the shared size), local memory (the thread's stack: exactly
+// 227 KiB) with its hazard records (10× the shared size, plus 40× once an access covers part of a
+// word) and written marks (a bit per byte), the warps' synchronisation clocks (4 KiB for a warp
+// that synchronises part of its lanes), local memory (the thread's stack: exactly
 // what the deepest call chain's frames need, RecursiveStackBytes = 16 KiB for a kernel that can
 // recurse, at most MaxLocalBytes = 64 KiB per thread, so at most 64 MiB for 1024 threads; calls at
 // most MaxCallDepth = 256 deep, beyond either a "stack overflow" fault), the call stacks' return

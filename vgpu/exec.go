@@ -454,7 +454,8 @@ func execUnpack(w *warp, in *inst, m uint32) {
 // Fault is an error a kernel made at run time: the sanitizer's findings (out-of-bounds or misaligned
 // accesses, shared-memory hazards), barrier errors, traps and unsupported operations reached.
 type Fault struct {
-	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "trap" or "unsupported".
+	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "trap" or "unsupported"; in
+	// Counts.Notes, "uninitialised read".
 	Kind string
 	// Block and Thread are the CTA and thread (x, y, z) that faulted.
 	Block, Thread [3]int

@@ -14,13 +14,17 @@ import (
 )
 
 // Buffer is a region of global memory the caller provides: a matrix, for example. Kernels get
-// pointers to buffers through Ptr arguments; the launch reads and writes Data in place.
+// pointers to buffers through Ptr arguments; the launch reads and writes Data in place. An input's
+// bytes all count as written; an output made by NewOutput (or poisoned with Poison) tracks which
+// bytes threads have written, for the initcheck (initcheck.go).
 type Buffer struct {
-	Name string
-	Data []byte
+	Name    string
+	Data    []byte
+	written writtenBits // nil: every byte counts as written
 }
 
-// NewBuffer returns a zeroed buffer of size bytes.
+// NewBuffer returns a zeroed buffer of size bytes, every byte counting as written (an input, or an
+// output the problem defines as zeroed: see NewOutput).
 func NewBuffer(name string, size int) *Buffer { return &Buffer{Name: name, Data: make([]byte, size)} }
 
 // Float32Buffer returns a buffer holding xs (little-endian IEEE singles).
@@ -175,6 +179,9 @@ type Counts struct {
 	Lines []LineCount
 	// Sources are the counts per source line from .loc directives, when the PTX has them.
 	Sources []LineCount
+	// Notes are the sanitizer's findings that do not stop the launch: "uninitialised read"s
+	// (initcheck.go), the first of each source line, at most MaxNotes, in line order.
+	Notes []*Fault
 }
 
 // ClassCount is the instructions of one class.
@@ -265,13 +272,16 @@ type launch struct {
 	mod       *Module
 	prog      *program
 	bufs      [][]byte
-	names     []string // LaunchConfig.Buffers' names: names[i] is bufs[i+1]'s
 	params    []byte
 	grid      [3]int
 	block     [3]int
 	nthreads  int
 	shared    int
 	racecheck bool
+	poisoned  uint64 // bit i&63 set when L.bufs[i] has written marks (initcheck.go)
+	// the initcheck's marks of each buffer of bufs (nil: all written) and the buffers' names
+	written []writtenBits
+	names   []string
 
 	trace      func(TraceEvent)
 	traceLeft  int
@@ -302,8 +312,14 @@ type cta struct {
 	counts   []instCount
 	warps    []*warp
 	shared   []byte
-	shadow   []shadow
-	epoch    uint32
+	shadow   []shadow // the hazard check's records per 4-byte word, and per byte of split words
+	bytes    []shadow
+	seq      uint32      // the hazard check's clock: barriers and warp synchronisations (racecheck.go)
+	barSeq   uint32      // seq at the last barrier
+	clocks   []warpClock // per warp, made at the first warp synchronisation
+	swritten writtenBits
+	uninit   map[int32]*uninitNote // this worker's uninitialised reads, by instruction
+	linear   int                   // the CTA's linear index in the grid
 	idx      [3]int
 	lanes    [warpSize]memLane
 	sortBuf  [4 * warpSize]uint64
@@ -316,6 +332,12 @@ type cta struct {
 type faultPanic struct{ err error }
 
 func (c *cta) fault(f *Fault, w *warp, l int, in *inst) {
+	c.locate(f, w, l, in)
+	panic(faultPanic{f})
+}
+
+// locate fills in where f happened: the CTA, lane l's thread, in's PTX line, text and source line.
+func (c *cta) locate(f *Fault, w *warp, l int, in *inst) {
 	f.Block = c.idx
 	f.Thread = c.threadXYZ(w.first + l)
 	f.Line = int(in.line)
@@ -323,7 +345,6 @@ func (c *cta) fault(f *Fault, w *warp, l int, in *inst) {
 	if f.Source == "" {
 		f.Source = c.L.source(in.loc)
 	}
-	panic(faultPanic{f})
 }
 
 func (c *cta) threadXYZ(i int) [3]int {
@@ -395,6 +416,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
 		racecheck: !cfg.NoRacecheck}
 	L.bufs = append(L.bufs, moduleData(mod))
+	L.written, L.names = append(L.written, nil), append(L.names, "")
 	if cfg.Trace != nil {
 		L.trace, L.traceLeft, L.traced = cfg.Trace, cfg.TraceLimit, map[int]bool{}
 		if L.traceLeft <= 0 {
@@ -419,7 +441,11 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 			return Counts{}, fmt.Errorf("buffer %s is too large", b.Name)
 		}
 		index[b] = i
-		L.bufs, L.names = append(L.bufs, b.Data), append(L.names, b.Name)
+		L.bufs = append(L.bufs, b.Data)
+		L.written, L.names = append(L.written, b.written), append(L.names, b.Name)
+		if b.written != nil {
+			L.poisoned |= 1 << ((i + 1) & 63)
+		}
 	}
 	// the parameter block (PTX ISA 8.x, 5.1.6.1 "Kernel Function Parameters")
 	if len(cfg.Params) != len(fn.Params) {
@@ -498,6 +524,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	cnt := L.counts(ctas, nblocks, nwarps)
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
+	cnt.Notes = L.notes(ctas)
 	if err := errors.Join(errs...); err != nil {
 		for _, e := range errs {
 			if e != nil {
@@ -515,6 +542,7 @@ func newCTA(L *launch, nwarps int) *cta {
 	if L.racecheck {
 		c.shadow = make([]shadow, (L.shared+3)/4)
 	}
+	c.swritten = make(writtenBits, (L.shared+31)/32)
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
 			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize)}
@@ -531,9 +559,10 @@ func (c *cta) run(i int) {
 	defer c.flushPrint(i)
 	c.tracing = L.trace != nil && L.traced[i]
 	g := L.grid
-	c.idx = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}
-	c.epoch++
-	clear(c.shared)
+	c.idx, c.linear = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}, i
+	c.newInterval()
+	fill(c.shared, Poison) // shared memory starts poisoned and unwritten for every block
+	clear(c.swritten)
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
 		w.live = uint32(1<<n - 1)
@@ -599,7 +628,7 @@ func (c *cta) releaseBarrier() bool {
 		return false
 	}
 	c.barriers++
-	c.epoch++
+	c.newInterval()
 	for _, w := range c.warps {
 		w.waiting |= w.atBar
 		w.atBar = 0

@@ -77,12 +77,6 @@ type instCount struct {
 	sReq, sWave    uint64
 }
 
-type shadow struct {
-	epoch          uint32
-	writer, reader int32 // CTA-linear thread, -1 none, -2 several readers
-	wpc, rpc       int32
-}
-
 // access modes
 const (
 	accLoad = iota
@@ -144,8 +138,8 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		what := "outside every buffer"
 		if mem != nil {
 			what = fmt.Sprintf("past the end of a %d-byte %s region", len(mem), spaceNames[sp])
-			if win >= 2 && win-2 < uint64(len(c.L.names)) && c.L.names[win-2] != "" {
-				what = fmt.Sprintf("past the end of buffer %q (%d bytes)", c.L.names[win-2], len(mem))
+			if win >= 1 && win-1 < uint64(len(c.L.names)) && c.L.names[win-1] != "" {
+				what = fmt.Sprintf("past the end of buffer %q (%d bytes)", c.L.names[win-1], len(mem))
 			}
 		}
 		c.fault(&Fault{Kind: "out of bounds", Space: spaceNames[sp], Address: addr,
@@ -198,6 +192,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		base = &w.regs[in.a]
 	}
 	var gm, sm uint32
+	var wins uint64 // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
 	if in.space == spGlobal {
 		// the common case, inline: an explicit .global access
 		bufs := c.L.bufs
@@ -213,10 +208,18 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 			}
 			c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
 			w.addr[l] = addr
+			wins |= 1 << (win & 63)
 		}
 		gm = m
 	} else {
 		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
+		wins = ^uint64(0)
+	}
+	if gm != 0 && wins&c.L.poisoned != 0 {
+		c.initGlobal(w, in, gm, n, mode)
+	}
+	if sm != 0 {
+		c.initShared(w, in, sm, n, mode)
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
@@ -339,81 +342,6 @@ func sortSmall(s []uint64) {
 		}
 		s[j] = x
 	}
-}
-
-// racecheck records the shared-memory words the lanes touch in this barrier interval and reports
-// a hazard: two different threads touching one 4-byte word since the last barrier, at least one
-// writing (a write of the value already there by a second writer is not reported, as
-// compute-sanitizer's racecheck treats it).
-func (c *cta) racecheck(w *warp, in *inst, m uint32, n int, store bool) {
-	words := max(n/4, 1)
-	pc := int32(in.self)
-	for t := m; t != 0; t &= t - 1 {
-		l := bits.TrailingZeros32(t)
-		tid := int32(w.first + l)
-		for j := 0; j < words; j++ {
-			wi := w.addr[l]>>2 + uint64(j)
-			sh := &c.shadow[wi]
-			if sh.epoch != c.epoch {
-				*sh = shadow{epoch: c.epoch, writer: -1, reader: -1}
-			}
-			if store {
-				if sh.writer >= 0 && sh.writer != tid && !c.sameValue(w, in, l, j) {
-					c.hazard(w, l, in, "write after write", sh.writer, sh.wpc)
-				}
-				if sh.reader == -2 || sh.reader >= 0 && sh.reader != tid {
-					c.hazard(w, l, in, "write after read", sh.reader, sh.rpc)
-				}
-				sh.writer, sh.wpc = tid, pc
-			} else {
-				if sh.writer >= 0 && sh.writer != tid {
-					c.hazard(w, l, in, "read after write", sh.writer, sh.wpc)
-				}
-				switch {
-				case sh.reader == -1:
-					sh.reader, sh.rpc = tid, pc
-				case sh.reader != tid:
-					sh.reader = -2
-				}
-			}
-		}
-	}
-}
-
-// sameValue reports whether lane l's store writes, to its j-th word, the bytes already there.
-func (c *cta) sameValue(w *warp, in *inst, l, j int) bool {
-	lane := c.lanes[l]
-	if len(lane.mem) < 4*(j+1) && len(lane.mem) >= 4 {
-		return false
-	}
-	var buf [16]byte
-	n := int(in.size)
-	for i := 0; i < int(in.nvec); i++ {
-		writeN(buf[i*n:], n, w.regs[in.vec[i]][l])
-	}
-	lo, hi := 4*j, min(4*j+4, len(lane.mem))
-	for i := lo; i < hi; i++ {
-		if buf[i] != lane.mem[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func (c *cta) hazard(w *warp, l int, in *inst, what string, other int32, otherPC int32) {
-	f := &Fault{Kind: "hazard", Space: "shared", Address: w.addr[l],
-		Msg: fmt.Sprintf("shared-memory %s hazard on the word at %#x between two barriers", what, w.addr[l]&^3)}
-	if other >= 0 {
-		f.OtherThread = c.threadXYZ(int(other))
-	} else {
-		f.OtherThread = [3]int{-1, -1, -1}
-		f.Msg += " (several threads read it)"
-	}
-	oi := &c.prog.code[otherPC]
-	f.OtherLine = int(oi.line)
-	f.OtherInstr = c.L.mod.Line(int(oi.line))
-	f.OtherSource = c.L.source(oi.loc)
-	c.fault(f, w, l, in)
 }
 
 func execLd(w *warp, in *inst, m uint32) {

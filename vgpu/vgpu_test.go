@@ -374,15 +374,15 @@ func TestUnsupportedNamesOpcodeAndLine(t *testing.T) {
 {
 	.reg .b32 %r<4>;
 	mov.u32 %r1, 1;
-	match.any.sync.b32 %r2, %r1, -1;
+	redux.sync.add.f32 %r2, %r1, -1;
 	ret;
 }
 `
 	m := mustParse(t, src)
 	_, err := Launch(context.Background(), m, "k", LaunchConfig{})
 	var u *UnsupportedError
-	if !errors.As(err, &u) || u.Line != lineOf(t, src, "match") || !strings.Contains(err.Error(), "match.any.sync.b32") {
-		t.Fatalf("got %v, want an unsupported-opcode error at line %d", err, lineOf(t, src, "match"))
+	if !errors.As(err, &u) || u.Line != lineOf(t, src, "redux") || !strings.Contains(err.Error(), "redux.sync.add.f32") {
+		t.Fatalf("got %v, want an unsupported-opcode error at line %d", err, lineOf(t, src, "redux"))
 	}
 }
 

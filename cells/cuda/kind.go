@@ -93,6 +93,9 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		e.Text(title, ptx)
 		return nil
 	}
+	for _, f := range res.Notes { // uninitialised reads: the run went on
+		e.Note("warning", p.spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, f)))
+	}
 	e.Text(title+fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n), Annotate(ptx, res.Counts.Lines))
 	p.sourceLines(e, n, res.Counts.Sources)
 	return nil

@@ -58,6 +58,9 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 		} else {
 			e.Row(emulate.Row(res))
 		}
+		for _, f := range res.Notes { // uninitialised reads: the run went on
+			e.Note("warning", s.cellLines(fmt.Sprintf("custom at n=%d, in the virtual GPU: %v", n, f)))
+		}
 		if out := res.Counts.Printf; out != "" {
 			e.Text(fmt.Sprintf("printf output of custom at n=%d (virtual GPU)", n), s.cellLines(out))
 		}

@@ -212,6 +212,9 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				e.Row(emulate.Row(res))
 				results = append(results, res)
 			}
+			for _, f := range res.Notes { // uninitialised reads: the run went on
+				e.Note("warning", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, f)))
+			}
 			if out := res.Counts.Printf; out != "" {
 				e.Text(fmt.Sprintf("printf output of %s at n=%d (virtual GPU)", name, n), lines(out))
 			}

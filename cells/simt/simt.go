@@ -156,6 +156,8 @@ type Result struct {
 	MeasuredSeconds float64 `json:"measured_seconds,omitempty"`
 	MeasuredKernel  string  `json:"measured_kernel,omitempty"`
 	MeasuredOn      string  `json:"measured_on,omitempty"`
+	// Notes are the sanitizer's findings that did not stop the launch (uninitialised reads).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
@@ -185,13 +187,17 @@ func Emulate(ctx context.Context, s Spec, emit func(Result) error, watch func(Wa
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		c := res.Counts
+		var notes []string
+		for _, f := range res.Notes {
+			notes = append(notes, f.Error())
+		}
 		if err := emit(Result{
 			Kernel: name, N: n, FLOPs: c.FLOPs,
 			GlobalRequests: c.GlobalLoadRequests + c.GlobalStoreRequests, Sectors: c.LoadSectors + c.StoreSectors,
 			BytesMoved: 32 * (c.LoadSectors + c.StoreSectors), Coalescing: c.Coalescing(),
 			SharedRequests: c.SharedLoadRequests + c.SharedStoreRequests, BankConflicts: c.BankConflicts(), Barriers: c.Barriers,
 			Correct: res.OK, GPU: s.GPU.Name, ModelledSeconds: res.Model.Seconds, Bound: res.Model.Bound,
-			EmulationSeconds: res.EmulationSeconds,
+			EmulationSeconds: res.EmulationSeconds, Notes: notes,
 		}); err != nil {
 			return err
 		}
@@ -316,6 +322,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		}
 		e.Progress(done, len(r.spec.Kernels))
 		e.Row(cells.Row{Table: "counts", Values: values, Bad: !res.Correct})
+		for _, note := range res.Notes {
+			e.Note("warning", fmt.Sprintf("%s at n=%d, in the virtual GPU: %s", res.Kernel, res.N, note))
+		}
 		all = append(all, chart.KernelCounts{Kernel: res.Kernel, N: res.N, BytesMoved: res.BytesMoved, FLOPs: res.FLOPs})
 		counts := append([]chart.KernelCounts(nil), all...)
 		e.Chart(func() (string, error) { return chart.Counts(counts) })

@@ -125,6 +125,9 @@ func ClangArgs(file, out, prelude string, arch int) []string {
 		"-fno-exceptions", "-ffp-contract=fast", "-nostdinc",
 		"-Xclang", "-target-feature", "-Xclang", "+ptx70",
 		"-fno-caret-diagnostics", "-fno-color-diagnostics",
+		// clang looks for a CUDA installation even with -nocudainc -nocudalib, and warns on a
+		// newer one than it knows (CUDA 13 on a GPU machine): nothing of it is used here.
+		"-Wno-unknown-cuda-version",
 		"-include", prelude, "-o", out, file,
 	}
 }

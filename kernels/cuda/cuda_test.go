@@ -79,9 +79,10 @@ func TestLoaderNotFoundListsEverythingTried(t *testing.T) {
 // The real dlopen on a file that is not a library fails with the loader's reason, not a crash.
 func TestRealDlopenOfFakeLibrary(t *testing.T) {
 	dir := t.TempDir()
-	fake := touch(t, filepath.Join(dir, "libcublas.so.13"))
+	// A name no machine has on its loader path (a GPU machine's real libcublas.so.13 would load).
+	fake := touch(t, filepath.Join(dir, "libplayground-not-a-library.so.1"))
 	l := Loader{Dirs: func() []string { return []string{dir} }}
-	_, err := l.Load([]string{"libcublas.so.13"})
+	_, err := l.Load([]string{"libplayground-not-a-library.so.1"})
 	if err == nil || !strings.Contains(err.Error(), fake) {
 		t.Fatalf("got %v, want an error naming %s", err, fake)
 	}

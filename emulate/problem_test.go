@@ -71,6 +71,9 @@ func TestLearnerKernelsPerProblem(t *testing.T) {
 						t.Fatalf("n=%d: %v", n, err)
 					}
 					t.Logf("n=%d: error %g, tolerance %g, checked %d", n, r.RelError, r.Tolerance, r.Checked)
+					if k.OK && len(r.Notes) > 0 {
+						t.Errorf("n=%d: a right kernel got sanitizer notes: %v", n, r.Notes)
+					}
 					if r.OK != k.OK {
 						t.Errorf("n=%d: got ok=%v (error %g, tolerance %g), want %v", n, r.OK, r.RelError, r.Tolerance, k.OK)
 					}

@@ -39,7 +39,10 @@ func Row(r Result) cells.Row {
 	if !r.OK {
 		check = "WRONG: over tolerance"
 	}
-	flops := 2 * float64(r.N) * float64(r.N) * float64(r.N)
+	rate := 2 * float64(r.N) * float64(r.N) * float64(r.N) / r.Model.Seconds / 1e9
+	if r.RateUnit != "" { // a learner's kernel: its problem's rate (ProblemTable's unit)
+		rate = r.Rate
+	}
 	blocks := "all"
 	if r.Sampled {
 		blocks = fmt.Sprintf("%d of %d (sampled: counts scaled, %d entries checked)", r.BlocksRun, r.GridBlocks, r.Checked)
@@ -60,5 +63,5 @@ func Row(r Result) cells.Row {
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
 		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers,
-		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), flops / r.Model.Seconds / 1e9, r.EmulationSeconds}}
+		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
 }

@@ -114,9 +114,10 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 			Msg: fmt.Sprintf("misaligned %d-byte %s access at %#x", n, spaceNames[sp], addr)}, w, l, in)
 	}
 	var mem []byte
+	win := uint64(0) // a global window: 1 the module's globals, 2… LaunchConfig.Buffers
 	switch sp {
 	case spGlobal, spConst:
-		win := addr >> windowShift
+		win = addr >> windowShift
 		if win >= 1 && win-1 < uint64(len(c.L.bufs)) {
 			mem = c.L.bufs[win-1]
 			addr &= offsetMask
@@ -141,6 +142,9 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		what := "outside every buffer"
 		if mem != nil {
 			what = fmt.Sprintf("past the end of a %d-byte %s region", len(mem), spaceNames[sp])
+			if win >= 1 && win-1 < uint64(len(c.L.names)) && c.L.names[win-1] != "" {
+				what = fmt.Sprintf("past the end of buffer %q (%d bytes)", c.L.names[win-1], len(mem))
+			}
 		}
 		c.fault(&Fault{Kind: "out of bounds", Space: spaceNames[sp], Address: addr,
 			Msg: fmt.Sprintf("%d-byte %s %s at %#x, %s", n, spaceNames[sp], accessName(mode), addr, what)}, w, l, in)

@@ -197,6 +197,10 @@ func TestValidName(t *testing.T) {
 		{"李 Lee", true},
 		{"Ελένη Smith", false},
 		{"p\u0430ypal", false},
+		{"alice\u3164", false}, // Hangul fillers are letters that show as nothing
+		{"ali\u115Fce", false},
+		{"bob\uFFA0", false},
+		{"x\u17B4", false},
 		{"Ada<b>", false},
 		{"", false},
 		{strings.Repeat("a", maxNameLen+1), false},

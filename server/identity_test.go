@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpuplayground/playground/store"
 )
 
 // clientFrom is an HTTP client whose connections come from the loopback address ip, with a cookie
@@ -540,5 +542,38 @@ func TestConnLimitsEvictOldestIdle(t *testing.T) {
 	}
 	if open, pre := l.counts(); open != 3 || pre != 2 {
 		t.Errorf("counts: got %d open, %d not signed in; want 3 and 2", open, pre)
+	}
+}
+
+// A session looked up while its student is removed (the lookup read the database before the
+// removal, and caches the student after classRemove forgot the cache) signs nobody in.
+func TestRemovedSessionNotCachedBack(t *testing.T) {
+	s, base := startServer(t, classConfig(t))
+	ada, teacher := join(t, base, "class-token", "Ada"), join(t, base, "teach", "Teacher")
+	if code, _ := ada.get(t, "/"); code != http.StatusOK {
+		t.Fatalf("Ada's page: got %d", code)
+	}
+	id := studentID(t, teacher, "Ada")
+	s.sess.mu.Lock()
+	cached := map[string]store.Student{}
+	for tok, st := range s.sess.m {
+		if st.ID == id {
+			cached[tok] = st
+		}
+	}
+	s.sess.mu.Unlock()
+	if len(cached) == 0 {
+		t.Fatal("Ada's session is not cached")
+	}
+	if got, want := teacher.post(t, "/api/class/remove", url.Values{"student": {fmt.Sprint(id)}}), http.StatusNoContent; got != want {
+		t.Fatalf("remove: got %d, want %d", got, want)
+	}
+	s.sess.mu.Lock() // the in-flight lookup puts her back
+	for tok, st := range cached {
+		s.sess.m[tok] = st
+	}
+	s.sess.mu.Unlock()
+	if code, _ := ada.get(t, "/"); code != http.StatusForbidden {
+		t.Errorf("Ada's cookie after removal, cached again: got %d, want 403", code)
 	}
 }

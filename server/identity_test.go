@@ -384,6 +384,41 @@ func TestStackTracesNeverReachClients(t *testing.T) {
 	}
 }
 
+// A note that carries a Go stack trace (a crashed GPU worker's last words in a kind's error note)
+// reaches its client, and the stored run that /api/runs and replays show, without it.
+func TestStackTracesNeverReachClientsInNotes(t *testing.T) {
+	_, base := startServer(t, probeConfig(t))
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("crash", fmt.Sprintf("note: %q\nrows: 1", goStack))); err != nil {
+		t.Fatal(err)
+	}
+	notes := 0
+	for _, m := range collect(t, ws, "crash", 30*time.Second) {
+		if m.Note != nil && m.Note.Level == "error" {
+			notes++
+			if strings.Contains(m.Note.Message, "goroutine") {
+				t.Errorf("the websocket shows the stack: %q", m.Note.Message)
+			}
+		}
+	}
+	if notes != 1 {
+		t.Fatalf("got %d error notes, want 1", notes)
+	}
+	var runs struct {
+		Runs []struct {
+			Messages []Message `json:"messages"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(getBody(t, base+"/api/runs")), &runs); err != nil || len(runs.Runs) != 1 {
+		t.Fatalf("/api/runs: %+v %v", runs, err)
+	}
+	for _, m := range runs.Runs[0].Messages {
+		if m.Note != nil && (strings.Contains(m.Note.Message, "goroutine") || strings.Contains(m.Note.Message, "compile.go")) {
+			t.Errorf("/api/runs shows the stack: %q", m.Note.Message)
+		}
+	}
+}
+
 func TestClientText(t *testing.T) {
 	for msg, want := range map[string]string{
 		"plain error":                    "plain error",

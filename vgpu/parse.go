@@ -268,6 +268,10 @@ type Function struct {
 	ParamBytes int
 	// MaxNTID and ReqNTID are the .maxntid and .reqntid directives (zero when absent).
 	MaxNTID, ReqNTID [3]int
+	// MaxNReg and MinNCTAPerSM are the .maxnreg and .minnctapersm directives (zero when absent):
+	// bounds ptxas keeps the kernel's registers within (PTX ISA 8.x, section 11.4 "Performance-Tuning
+	// Directives"); __launch_bounds__(threads, minBlocks) becomes .maxntid and .minnctapersm.
+	MaxNReg, MinNCTAPerSM int
 	body             []pinst
 	vars             []Var // .shared/.local/.param declared in the body
 	decl             bool  // a prototype only (no body)
@@ -881,7 +885,20 @@ func (p *parser) function(extern bool) error {
 			} else {
 				f.ReqNTID = dims
 			}
-		case ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank", ".explicitcluster":
+		case ".maxnreg", ".minnctapersm":
+			n, tok, err := p.intLit()
+			if err != nil {
+				return err
+			}
+			if n < 1 || n > 1<<16 {
+				return p.errf(tok.line, "%s %d out of range", d.text, n)
+			}
+			if d.text == ".maxnreg" {
+				f.MaxNReg = int(n)
+			} else {
+				f.MinNCTAPerSM = int(n)
+			}
+		case ".maxnctapersm", ".maxclusterrank", ".explicitcluster":
 			for p.peek().kind == tNum || p.is(",") {
 				p.next()
 			}

@@ -268,16 +268,17 @@ type Function struct {
 	ParamBytes int
 	// MaxNTID and ReqNTID are the .maxntid and .reqntid directives (zero when absent).
 	MaxNTID, ReqNTID [3]int
-	// MaxNReg and MinNCTAPerSM are the .maxnreg and .minnctapersm directives (zero when absent):
-	// bounds ptxas keeps the kernel's registers within (PTX ISA 8.x, section 11.4 "Performance-Tuning
-	// Directives"); __launch_bounds__(threads, minBlocks) becomes .maxntid and .minnctapersm.
-	MaxNReg, MinNCTAPerSM int
 	body             []pinst
 	vars             []Var // .shared/.local/.param declared in the body
 	decl             bool  // a prototype only (no body)
 
 	prog *program // decoded code; nil until decoded
 	err  error    // the decode error, reported when launched
+
+	// MaxNReg and MinNCTAPerSM are the .maxnreg and .minnctapersm directives (zero when absent):
+	// bounds ptxas keeps the kernel's registers within (PTX ISA 8.x, section 11.4 "Performance-Tuning
+	// Directives"); __launch_bounds__(threads, minBlocks) becomes .maxntid and .minnctapersm.
+	MaxNReg, MinNCTAPerSM int
 }
 
 // Loc is a .loc directive: a line of a source file (PTX ISA 8.x, section 11.5.3 ".loc").

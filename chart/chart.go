@@ -8,6 +8,7 @@ package chart
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,13 +28,32 @@ func Throughput(results []experiment.Result) (string, error) { return Throughput
 
 // ThroughputPeak is Throughput with a dashed horizontal line at peak GFLOP/s, labelled (0: none).
 func ThroughputPeak(results []experiment.Result, peak float64, label string) (string, error) {
+	return rateChart(results, peak, label, RateAxes{Title: "Matrix multiply throughput", Size: "matrix size n (n×n×n, log2 scale)", Unit: "GFLOP/s", What: "throughput"})
+}
+
+// RateAxes name a rate chart's title, x axis (the size n) and rate unit ("GB/s"), and what the
+// rate is ("bandwidth").
+type RateAxes struct{ Title, Size, Unit, What string }
+
+// Rate is Throughput for another rate: rate(r) of each result (e.g. a problem's minimal bytes over
+// its median seconds, in GB/s) against n, labelled as axes says.
+func Rate(results []experiment.Result, axes RateAxes, rate func(experiment.Result) float64) (string, error) {
+	rs := slices.Clone(results)
+	for i := range rs {
+		rs[i].GFLOPS = rate(rs[i])
+	}
+	return rateChart(rs, 0, "", axes)
+}
+
+// rateChart draws the results' GFLOPS field (the rate in axes.Unit) against n.
+func rateChart(results []experiment.Result, peak float64, label string, axes RateAxes) (string, error) {
 	dtype := ""
 	if len(results) > 0 {
 		dtype = " (" + results[0].DType + ")"
 	}
-	p := newPlot("Matrix multiply throughput" + dtype)
-	p.X.Label.Text = "matrix size n (n×n×n, log2 scale)"
-	p.Y.Label.Text = "GFLOP/s (median)"
+	p := newPlot(axes.Title + dtype)
+	p.X.Label.Text = axes.Size
+	p.Y.Label.Text = axes.Unit + " (median)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = pow2Ticks{}
 	p.Y.Min = 0
@@ -88,15 +108,15 @@ func ThroughputPeak(results []experiment.Result, peak float64, label string) (st
 	}
 	if hi/lo > 20 {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-		p.Y.Label.Text = "GFLOP/s (median, log scale)"
+		p.Y.Label.Text = axes.Unit + " (median, log scale)"
 		p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
 	} else if hi > 0 {
 		p.Y.Max = hi * 1.1
 	}
 	f.title = p.Title.Text
-	f.desc = fmt.Sprintf("Line chart of median throughput in GFLOP/s against matrix size n for %s.", list(order))
+	f.desc = fmt.Sprintf("Line chart of median %s in %s against %s for %s.", axes.What, axes.Unit, strings.SplitN(axes.Size, " (", 2)[0], list(order))
 	if best.GFLOPS > 0 {
-		f.desc += fmt.Sprintf(" Fastest: %s at n=%d, %.3g GFLOP/s.", best.Kernel, best.N, best.GFLOPS)
+		f.desc += fmt.Sprintf(" Fastest: %s at n=%d, %.3g %s.", best.Kernel, best.N, best.GFLOPS, axes.Unit)
 	}
 	if peak > 0 {
 		f.desc += fmt.Sprintf(" Dashed line: %s.", label)

@@ -14,6 +14,10 @@ type GPU struct {
 	// FP32 is the peak FP32 rate (non-tensor) in FLOP/s; DRAM the memory bandwidth in bytes/s.
 	FP32 float64 `json:"fp32_flops"`
 	DRAM float64 `json:"dram_bytes_per_second"`
+	// Clock is the boost clock in Hz, as the FP32 peak implies it: FP32 / (2 FLOPs × SMs × FP32
+	// lanes per SM: 128 on Hopper and Ada, 64 on GA100 and Turing, from the architecture
+	// whitepapers); it scales the atomic rates measured on an H100 to other GPUs (emulate.AtomicSeconds).
+	Clock float64 `json:"boost_clock_hz"`
 	// Source is where the figures come from.
 	Source string `json:"source"`
 	// CC is the compute capability ("9.0"), whose per-SM limits (package occupancy) give a kernel's
@@ -23,10 +27,10 @@ type GPU struct {
 
 // GPUs are the devices a simt cell can model, with their published figures.
 var GPUs = []GPU{
-	{"H100 SXM", 132, 67e12, 3.35e12, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper", "9.0"},
-	{"A100 SXM", 108, 19.5e12, 2.039e12, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper", "8.0"},
-	{"T4", 40, 8.1e12, 320e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper", "7.5"},
-	{"RTX 4080", 76, 48.7e12, 716.8e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9"},
+	{"H100 SXM", 132, 67e12, 3.35e12, 1.98e9, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper", "9.0"},
+	{"A100 SXM", 108, 19.5e12, 2.039e12, 1.41e9, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper", "8.0"},
+	{"T4", 40, 8.1e12, 320e9, 1.59e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper", "7.5"},
+	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9"},
 }
 
 // Or returns *g, or the first of GPUs (the H100 SXM) when g is nil: the GPU a cell's modelled times
@@ -55,7 +59,7 @@ func LookupGPU(name string) (GPU, error) {
 // "Roofline", CACM 2009). It ignores latency, occupancy and caches, so real kernels are slower.
 type Model struct {
 	Seconds float64
-	// Bound is "compute" or "memory", whichever term is larger.
+	// Bound is "compute" or "memory", whichever term is larger (or "atomics": emulate.Model).
 	Bound string
 }
 

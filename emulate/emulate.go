@@ -1,4 +1,5 @@
-// Package emulate runs a GEMM kernel's real PTX in the virtual GPU (package vgpu) as an experiment:
+// Package emulate runs a GEMM kernel's real PTX, or a learner's kernel for its problem (package
+// problems: matmul, transpose, reduce, …), in the virtual GPU (package vgpu) as an experiment:
 // fresh random inputs, one launch, the result checked against a float64 reference, the counts the
 // hardware would produce, and a time modelled from a datasheet GPU. Emulated and modelled, never
 // measured: callers label it so.
@@ -18,6 +19,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/x448/float16"
 )
@@ -30,12 +32,17 @@ const Arch = 80
 // kernel(A, B, C, M, N, K)) in the virtual GPU.
 type Request struct {
 	// Kernel names a row of the GPU kernel table (kernels/cuda/ladder.go), run from the embedded PTX
-	// with the row's launch shape; or is "custom" with PTX, Entry, Grid and Block set.
-	Kernel string
-	PTX    string
-	Entry  string
-	Grid   [3]int
-	Block  [3]int
+	// with the row's launch shape; or is "custom" with PTX, Entry, Grid and Block set, for
+	// Problem (nil: matmul), launched with SharedBytes of dynamic shared memory per block and
+	// checked at Precision (zero: the dtype's, problems.DefaultPrecision).
+	Kernel      string
+	PTX         string
+	Entry       string
+	Grid        [3]int
+	Block       [3]int
+	Problem     *problems.Problem
+	SharedBytes int
+	Precision   problems.Precision
 	// N is the matrices' size; DType "float32" or "float64" (the table's own kernels take float32).
 	N     int
 	DType string
@@ -54,21 +61,31 @@ type Result struct {
 	Kernel string
 	N      int
 	DType  string
-	// Precision is what the inputs were rounded to ("float32", "bf16", …).
+	// Problem is what a learner's kernel computes ("matmul", "transpose", …; "" for the table's).
+	Problem string
+	// Precision is what the inputs were rounded to ("float32", "bf16", …), or for a learner's
+	// kernel with a `precision:` the dtype and the precision it computes in.
 	Precision string
-	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against float64; OK is within the precision's tolerance.
-	RelError float64
-	OK       bool
-	Counts   vgpu.Counts
+	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against float64 (a learner's kernel: its problem's
+	// error measure, problems.Verdict); OK is within the precision's tolerance (Tolerance, set for a
+	// learner's kernel).
+	RelError  float64
+	OK        bool
+	Tolerance float64
+	Counts    vgpu.Counts
 	// Sampled says only some blocks ran (n > MaxN): Counts are scaled to the whole grid (an
 	// estimate) and Checked entries of C, those the blocks wrote, were compared.
 	Sampled bool
 	Checked int
 	// BlocksRun of GridBlocks thread blocks ran.
 	BlocksRun, GridBlocks int64
-	// Model is the modelled time on GPU (datasheet), from the counts' FLOPs and DRAM bytes.
-	Model datasheet.Model
-	GPU   string
+	// Model is the modelled time on GPU (datasheet), from the counts' FLOPs and DRAM bytes; Rate
+	// the problem's natural rate at that time, in RateUnit ("GFLOP/s", "GB/s"; set for a learner's
+	// kernel).
+	Model    datasheet.Model
+	Rate     float64
+	RateUnit string
+	GPU      string
 	// EmulationSeconds is how long the emulation took here (measured, of the emulator).
 	EmulationSeconds float64
 	// Notes are the sanitizer's findings that did not stop the launch (vgpu.Counts.Notes:
@@ -165,38 +182,31 @@ func ownModule() (*vgpu.Module, error) {
 // blocks spread over the grid run (Result.Sampled): the entries they write are checked against
 // float64 dot products, and the counts are scaled to the whole grid (an estimate, labelled so). A
 // fault the sanitizer finds, an unsupported instruction or a launch error is the error (a
-// *vgpu.Fault or *vgpu.UnsupportedError for callers to show as they are).
+// *vgpu.Fault or *vgpu.UnsupportedError for callers to show as they are). A learner's kernel
+// ("custom") runs for its problem instead, with that problem's buffers, limits and check
+// (runProblem).
 func Run(ctx context.Context, req Request) (Result, error) {
 	n := req.N
 	res := Result{Kernel: req.Kernel, N: n, DType: req.DType, Precision: req.DType, GPU: req.GPU.Name}
+	if req.Kernel == "custom" {
+		return runProblem(ctx, req, res)
+	}
 	if n > MaxSampledN {
 		return res, fmt.Errorf("n=%d is over the virtual GPU's limit of %d (the inputs alone would take too much memory)", n, MaxSampledN)
 	}
-	var mod *vgpu.Module
-	var entry string
-	var grid, block [3]int
-	padded := n
-	switch {
-	case req.Kernel == "custom":
-		m, err := vgpu.ParseModule(req.PTX)
-		if err != nil {
-			return res, err
-		}
-		mod, entry, grid, block = m, req.Entry, req.Grid, req.Block
-	default:
-		row, ok := cuda.LookupKernel(req.Kernel)
-		if !ok || row.Entry == "" {
-			return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
-		}
-		m, err := ownModule()
-		if err != nil {
-			return res, err
-		}
-		l := row.LaunchFor(n, Arch, req.DType)
-		mod, entry, grid, block, padded, res.Precision = m, l.Entry, l.Grid, l.Block, l.N, l.Precision
-		if b := req.BlockXY; b != ([2]int{}) {
-			block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
-		}
+	row, ok := cuda.LookupKernel(req.Kernel)
+	if !ok || row.Entry == "" {
+		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
+	}
+	mod, err := ownModule()
+	if err != nil {
+		return res, err
+	}
+	l := row.LaunchFor(n, Arch, req.DType)
+	entry, grid, block, padded := l.Entry, l.Grid, l.Block, l.N
+	res.Precision = l.Precision
+	if b := req.BlockXY; b != ([2]int{}) {
+		block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
 	}
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	in := inputs(rng, n, padded, res.Precision)
@@ -215,7 +225,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
-	res.Occupancy = theoretical(mod, entry, req.Kernel != "custom", block, cfg.DynamicShared, req.GPU)
+	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
@@ -230,8 +240,48 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
+	res.Model = Model(res.Counts, req.GPU)
 	return res, nil
+}
+
+// Model is the modelled time of counts c on g: the roofline (datasheet.Roofline: the FLOPs at the
+// FP32 peak, 32 bytes per global load/store sector at the DRAM bandwidth) or, when longer, the
+// atomics' time (bound "atomics", AtomicSeconds).
+func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
+	m := datasheet.Roofline(float64(c.FLOPs), float64(32*(c.LoadSectors+c.StoreSectors)), g)
+	if a := AtomicSeconds(c, g); a > m.Seconds {
+		return datasheet.Model{Seconds: a, Bound: "atomics"}
+	}
+	return m
+}
+
+// Atomic rates of an H100 SXM, measured with bench/gpucheck/atomics.cu (2026-11-25, 4.2 million
+// float atomicAdds per launch): one address takes 5.67e8 operations/s (its updates serialise in
+// the L2); warps whose 32 lanes each share an address (a different one per warp) 5.61e10 passes/s;
+// every thread its own address 3.06e11 operations/s. Other GPUs are scaled by their clock
+// (datasheet.GPU.Clock), an assumption: their atomics were not measured.
+const (
+	h100Clock                  = 1.98e9
+	h100SameAddressRate        = 5.67e8
+	h100AtomicPassRate         = 5.61e10
+	h100AtomicOpRate           = 3.06e11
+	sharedAtomicPassesPerClock = 1 // shared atomic passes per clock per SM: one wavefront each
+)
+
+// AtomicSeconds is the modelled time of c's atomics on g: the longest of the operations on the
+// hottest global address at the same-address rate, the global atomic passes (lanes of a request
+// sharing an address serialise) at the pass rate, all thread-level atomics at the operation rate,
+// and the shared atomic passes at one per clock on each SM. A launch whose atomics touch more than
+// vgpu.MaxHotAddresses addresses has no hottest-address term (not tallied).
+func AtomicSeconds(c vgpu.Counts, g datasheet.GPU) float64 {
+	if g.Clock <= 0 || c.Atomics == 0 {
+		return 0
+	}
+	k := g.Clock / h100Clock
+	return max(float64(c.GlobalAtomicHotOps)/(h100SameAddressRate*k),
+		float64(c.GlobalAtomicPasses)/(h100AtomicPassRate*k),
+		float64(c.Atomics)/(h100AtomicOpRate*k),
+		float64(c.SharedAtomicPasses)/(sharedAtomicPassesPerClock*g.Clock*float64(max(g.SMs, 1))))
 }
 
 // Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64

@@ -10,13 +10,24 @@ import (
 const TableID = "emulated"
 
 // Table declares the table of emulated launches, its caption saying what is emulated and what is
-// modelled on which datasheet GPU.
+// modelled on which datasheet GPU. A column that mirrors a profiler metric names it in brackets:
+// docs/vgpu-metrics.md says how each is counted and where the PTX-level count differs from the
+// SASS-level one Nsight Compute reports.
 func Table(gpuName string) cells.Table {
 	return cells.Table{ID: TableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce; the time is modelled from the %s datasheet, not measured. %s", Arch, gpuName, OccupancyNote),
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s", Arch, gpuName, OccupancyNote),
 		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
-			{Label: "thread instructions"}, {Label: "active lanes per warp instruction"}, {Label: "global requests"}, {Label: "sectors"},
-			{Label: "coalescing", Unit: "%"}, {Label: "bank conflicts"}, {Label: "barriers"}, {Label: "occupancy (theoretical)"},
+			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
+			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},
+			{Label: "predicated-off lanes per warp instruction"},
+			{Label: "branch efficiency [smsp__sass_average_branch_targets_threads_uniform.pct, PTX bra]", Unit: "%"},
+			{Label: "global requests [l1tex__t_requests_pipe_lsu_mem_global_op_ld + _st]"},
+			{Label: "sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld + _st]"},
+			{Label: "coalescing (bytes used / moved)", Unit: "%"},
+			{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},
+			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]"},
+			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)"},
+			{Label: "barriers (per block)"}, {Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
 			{Label: "modelled time (bound)", Unit: "µs"}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
 }
 
@@ -26,20 +37,37 @@ const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator'
 	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
 	"or a range where .maxnreg or __launch_bounds__ caps them."
 
-// Row is r as a row of Table.
+// Row is r as a row of Table. The atomics columns are empty for a kernel without atomics, and
+// branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
 func Row(r Result) cells.Row {
 	c := r.Counts
 	check := "ok"
 	if !r.OK {
 		check = "WRONG: over tolerance"
 	}
-	flops := 2 * float64(r.N) * float64(r.N) * float64(r.N)
+	rate := 2 * float64(r.N) * float64(r.N) * float64(r.N) / r.Model.Seconds / 1e9
+	if r.RateUnit != "" { // a learner's kernel: its problem's rate (ProblemTable's unit)
+		rate = r.Rate
+	}
 	blocks := "all"
 	if r.Sampled {
 		blocks = fmt.Sprintf("%d of %d (sampled: counts scaled, %d entries checked)", r.BlocksRun, r.GridBlocks, r.Checked)
 	}
+	var atomics, serialised any = "", ""
+	if req := c.GlobalAtomicRequests + c.SharedAtomicRequests; req > 0 {
+		atomics, serialised = req, c.AtomicSerialisation()
+	}
+	var branchEff any = "no branches"
+	if c.Branches > 0 {
+		branchEff = c.BranchEfficiency()
+	}
+	predOff := 0.0
+	if c.WarpInstructions > 0 {
+		predOff = float64(c.PredicatedOffThreadInstructions) / float64(c.WarpInstructions)
+	}
 	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, r.RelError, check,
-		c.ThreadInstructions, c.ActiveLanes(), c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors,
-		100 * c.Coalescing(), c.BankConflicts(), c.Barriers, r.Occupancy.Text,
-		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), flops / r.Model.Seconds / 1e9, r.EmulationSeconds}}
+		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
+		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
+		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text,
+		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
 }

@@ -24,7 +24,7 @@ type Result struct {
 	Seconds    float64 `json:"seconds"`
 	MinSeconds float64 `json:"min_seconds"`
 	MaxSeconds float64 `json:"max_seconds"`
-	// GFLOPS is 2·n³ / Seconds / 1e9.
+	// GFLOPS is 2·n³ / Seconds / 1e9 (a cuda cell's custom kernel: its problem's FLOPs, package problems).
 	GFLOPS float64 `json:"gflops"`
 	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against a float64 gonum reference; math.MaxFloat64 when
 	// C held NaN or Inf (JSON has no Inf).

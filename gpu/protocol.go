@@ -30,16 +30,21 @@ type Request struct {
 	// with PTX, Entry, Block and Grid: the PTX of a learner's kernel, compiled beforehand by the
 	// sandboxed Compiler, for the device's architecture or an older one; the worker compiles no
 	// learner source), the size, precision, timed repeats after one warm-up, and whether to time the
-	// copies too.
-	Kernel    string `json:"kernel,omitempty"`
-	N         int    `json:"n,omitempty"`
-	DType     string `json:"dtype,omitempty"`
-	Repeats   int    `json:"repeats,omitempty"`
-	Transfers bool   `json:"transfers,omitempty"`
-	PTX       string `json:"ptx,omitempty"`
-	Entry     string `json:"entry,omitempty"`
-	Block     [3]int `json:"block,omitempty"`
-	Grid      [3]int `json:"grid,omitempty"`
+	// copies too. A custom kernel computes Problem (a name of the problems table; "" is matmul),
+	// launched with SharedBytes of dynamic shared memory per block and checked at Precision
+	// (fp32, tf32, bf16, fp16; "" is the dtype's own).
+	Kernel      string `json:"kernel,omitempty"`
+	N           int    `json:"n,omitempty"`
+	DType       string `json:"dtype,omitempty"`
+	Repeats     int    `json:"repeats,omitempty"`
+	Transfers   bool   `json:"transfers,omitempty"`
+	PTX         string `json:"ptx,omitempty"`
+	Entry       string `json:"entry,omitempty"`
+	Block       [3]int `json:"block,omitempty"`
+	Grid        [3]int `json:"grid,omitempty"`
+	Problem     string `json:"problem,omitempty"`
+	SharedBytes int    `json:"shared_bytes,omitempty"`
+	Precision   string `json:"precision,omitempty"`
 }
 
 // Response is one line from the worker.

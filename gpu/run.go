@@ -115,6 +115,9 @@ func (d *device) run(req Request, progress func(done, total int)) (experiment.Re
 	if n < 1 || req.Repeats < 1 {
 		return res, fmt.Errorf("bad run request: n=%d repeats=%d", n, req.Repeats)
 	}
+	if req.Kernel == "custom" {
+		return d.runCustom(req, res, progress)
+	}
 	if req.DType == "float64" {
 		return runTyped[float64](d, req, res, progress)
 	}
@@ -178,43 +181,22 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	p := plan{precision: req.DType, padded: n}
 	var dA, dB, dC cuda.DevicePtr
 	var err error
-	if req.Kernel == "custom" {
-		// The learner's PTX, compiled by the sandboxed Compiler: this worker, which holds the GPU
-		// and runs unconfined, never compiles learner source (docs/security.md).
-		if req.PTX == "" {
-			return res, errors.New("a custom kernel needs its PTX (compiled by the Compiler), not its source")
-		}
-		mod, err := d.ctx.LoadPTX(req.PTX)
-		if tooNewPTX(err) {
-			return res, fmt.Errorf("the compiler makes PTX newer than this driver accepts: use an NVRTC no newer than the driver's CUDA version: %w", err)
-		}
-		if err != nil {
-			return res, err
-		}
-		defer mod.Unload()
-		fn, err := mod.Function(req.Entry)
-		if err != nil {
-			return res, err
-		}
-		p.launch = func() error { return fn.Launch(req.Grid, req.Block, dA, dB, dC, int32(n), int32(n), int32(n)) }
-	} else {
-		// One of the GPU kernel table's rows (kernels/cuda/ladder.go): a cuBLAS call or an entry point
-		// of matmul.cu, with its launch shape and input precision on this device.
-		row, ok := cuda.LookupKernel(req.Kernel)
-		if !ok {
-			return res, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
-		}
-		if !row.Takes(req.DType) {
-			return res, fmt.Errorf("%s takes %s matrices only", req.Kernel, strings.Join(row.DTypes, " or "))
-		}
-		l := row.LaunchFor(n, d.cc, req.DType)
-		p.precision, p.padded = l.Precision, l.N
-		if conv := to16(l.Precision); conv != nil {
-			p.in16 = func(x []float32) []uint16 { return Pad(x, n, l.N, conv) }
-		}
-		if p.launch, err = d.launcher(row, l, &dA, &dB, &dC, req.DType); err != nil {
-			return res, err
-		}
+	// One of the GPU kernel table's rows (kernels/cuda/ladder.go): a cuBLAS call or an entry point
+	// of matmul.cu, with its launch shape and input precision on this device.
+	row, ok := cuda.LookupKernel(req.Kernel)
+	if !ok {
+		return res, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
+	}
+	if !row.Takes(req.DType) {
+		return res, fmt.Errorf("%s takes %s matrices only", req.Kernel, strings.Join(row.DTypes, " or "))
+	}
+	l := row.LaunchFor(n, d.cc, req.DType)
+	p.precision, p.padded = l.Precision, l.N
+	if conv := to16(l.Precision); conv != nil {
+		p.in16 = func(x []float32) []uint16 { return Pad(x, n, l.N, conv) }
+	}
+	if p.launch, err = d.launcher(row, l, &dA, &dB, &dC, req.DType); err != nil {
+		return res, err
 	}
 
 	// Device buffers: inputs in T (or 16-bit), output always T (FP32 for the 16-bit paths).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strings"
 )
 
@@ -233,22 +232,15 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 		}
 	}
 	ic := &c.counts[in.self]
-	sortSmall(addrs[:])
 	if shared {
-		// one shared request; its wavefronts are the most distinct 4-byte words in one bank (the
-		// tile's words spread over the 32 banks; the hazard check does not cover wmma)
-		var banks [32]uint64
-		last := ^uint64(0)
-		for _, a := range addrs {
-			if wd := a >> 2; wd != last {
-				banks[wd&31]++
-				last = wd
-			}
-		}
+		// one shared request (the hazard check does not cover wmma)
+		wave, ideal := c.wmmaWavefronts(&addrs, stride, n)
 		ic.sReq++
-		ic.sWave += slices.Max(banks[:])
+		ic.sWave += wave
+		ic.sIdeal += ideal
 		return
 	}
+	sortSmall(addrs[:])
 	// one request; its sectors are the distinct 32-byte sectors of the tile
 	var sectors uint64
 	last := ^uint64(0)
@@ -261,6 +253,36 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 	ic.gReq++
 	ic.gSectors += sectors
 	ic.gBytes += 256 * uint64(n)
+}
+
+// wmmaWavefronts counts the shared wavefronts of a wmma tile (addrs: its elements' shared offsets
+// in tile order, element 0 first; rows or columns stride elements apart in memory). A 16-bit tile
+// (a, b) is read as the hardware does: 4 warp-wide 32-bit accesses, in which lane l reads the pair
+// of elements at row l/4 (+8 in accesses 1 and 3) and column 2·(l%4) (+8 in accesses 2 and 3), in
+// memory order; on an H100 this gives what Nsight Compute counted for row-major a and b tiles
+// (bench/gpucheck/shared.cu: a 16×16 bf16 tile with rows 16 elements apart takes 8 wavefronts, 4
+// of them conflicts; 24 apart, 4 and none). An f32 tile (c, d; not measured) is one pass over its
+// words: the most words in one bank, ideal its bytes / 128.
+func (c *cta) wmmaWavefronts(addrs *[256]uint64, stride uint64, n int) (wave, ideal uint64) {
+	if n != 2 {
+		var s [256]uint64
+		for i, a := range addrs {
+			s[i] = a >> 2
+		}
+		return bankPass(s[:])
+	}
+	base := addrs[0]
+	s := &c.sortBuf
+	for j := range uint64(4) {
+		for l := range uint64(warpSize) {
+			major, minor := l/4+8*(j&1), 2*(l%4)+8*(j>>1)
+			s[l] = (base + (major*stride+minor)*2) >> 2
+		}
+		wv, id := bankPass(s[:warpSize])
+		wave += wv
+		ideal += id
+	}
+	return wave, ideal
 }
 
 // execWmmaMma is D = A·B + C with products of f16/bf16 inputs (exact in f32) accumulated in f32

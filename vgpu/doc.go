@@ -103,15 +103,22 @@
 //
 // # Counts
 //
-// Per launch (Counts) and per PTX line and .loc source line (Counts.Lines, Counts.Sources): warp and
-// thread instructions (thread = lanes that executed, predicated-off lanes excluded) by class
-// (ClassNames), FLOPs (an FMA is 2, a wmma.mma 8192 per warp), global load and store requests,
-// 32-byte sectors and the distinct bytes used (Counts.Coalescing = used / moved), shared-memory
-// requests and wavefronts (32 banks of 4-byte words; lanes reading one word share it; 8- and 16-byte
-// accesses in 2 and 4 phases; a wmma tile in shared memory is one request whose wavefronts are the
-// most words in one bank), Counts.BankConflicts, Counts.ActiveLanes (divergence), barriers, and
-// atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors, SharedAtomicRequests: atomic
-// traffic is counted apart from the load/store sectors and Coalescing).
+// Per launch (Counts) and per PTX line and .loc source line (Counts.Lines, Counts.Sources), as
+// Nsight Compute's metrics count them (docs/vgpu-metrics.md maps each to its metric and says where
+// PTX-level counts differ from the SASS-level ones): warp and thread instructions (thread = lanes
+// that executed, predicated-off lanes excluded) by class (ClassNames), FLOPs (an FMA is 2, a
+// wmma.mma 8192 per warp), global load and store requests, 32-byte sectors and the distinct bytes
+// used (Counts.Coalescing = used / moved), shared-memory requests, wavefronts and ideal wavefronts
+// (32 banks of 4-byte words; lanes reading one word share it; up to 8 bytes the warp is served at
+// once, 16 bytes per half-warp, each unit taking the most distinct words in one bank, ideally its
+// distinct words / 32; a 16-bit wmma tile in shared memory is one request read as 4 warp-wide
+// 32-bit accesses of the mma fragment layout, an f32 tile as one pass: what an H100 counts,
+// docs/vgpu-metrics.md), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
+// beside the predicated-off lanes, branches and divergent branches (Counts.BranchEfficiency),
+// barriers, and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
+// SharedAtomicRequests, the passes same-address lanes serialise into: Counts.AtomicSerialisation,
+// and the operations on the launch's hottest global address, GlobalAtomicHotOps; atomic traffic is
+// counted apart from the load/store sectors and Coalescing).
 //
 // # Initial memory
 //

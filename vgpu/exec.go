@@ -112,14 +112,15 @@ func (c *cta) runWarp(w *warp, budget int) {
 		pc := w.pc
 		in := &code[pc]
 		m := w.active
+		ic := &cnt[pc]
 		if in.guard >= 0 {
 			p := w.preds[in.guard]
 			if in.guardNot {
 				p = ^p
 			}
+			ic.predOff += uint64(bits.OnesCount32(m &^ p))
 			m &= p
 		}
-		ic := &cnt[pc]
 		ic.warp++
 		ic.thread += uint64(bits.OnesCount32(m))
 		switch in.ctl {
@@ -135,6 +136,7 @@ func (c *cta) runWarp(w *warp, budget int) {
 			case 0:
 				w.pc = pc + 1
 			default:
+				ic.divergent++
 				for t := m; t != 0; t &= t - 1 {
 					w.lanePC[bits.TrailingZeros32(t)] = in.target
 				}

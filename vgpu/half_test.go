@@ -104,8 +104,13 @@ func TestWmmaFromSharedMemory(t *testing.T) {
 			t.Fatalf("d[%d] = %v, want %v", i, v, i%17-8)
 		}
 	}
-	// the staging store and the wmma load: 512 contiguous bytes are 4 words per bank
-	if c.SharedLoadRequests != 1 || c.SharedWavefronts != 4+4 {
+	// the staging store (512 contiguous bytes: 4 wavefronts, none conflicts) and the wmma load, read
+	// as the hardware does: 4 warp-wide 32-bit accesses, each 2-way (rows 32 bytes apart: rows 4
+	// apart share banks), 8 wavefronts, 4 conflicts
+	if c.SharedLoadRequests != 1 || c.SharedWavefronts != 4+8 {
 		t.Errorf("shared: %d load requests, %d wavefronts", c.SharedLoadRequests, c.SharedWavefronts)
+	}
+	if got, want := c.BankConflicts(), int64(4); got != want {
+		t.Errorf("bank conflicts %d, want %d", got, want)
 	}
 }

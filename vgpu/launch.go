@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -161,17 +162,38 @@ type Counts struct {
 	LoadSectors, StoreSectors               int64
 	GlobalBytesUsed                         int64
 	// SharedLoadRequests and SharedStoreRequests are warp-level shared-memory instructions;
-	// SharedWavefronts the passes the 32 banks needed (requests + bank-conflict replays).
+	// SharedWavefronts the passes the 32 banks needed (Nsight Compute's
+	// l1tex__data_pipe_lsu_wavefronts_mem_shared), of all shared requests, atomics included;
+	// SharedIdealWavefronts the passes they would need without bank conflicts (the distinct 4-byte
+	// words of each pass / 32, rounded up: 1, 2, 4 for a warp's contiguous 4-, 8-, 16-byte access).
+	// BankConflicts is the difference (countShared, wmmaWavefronts).
 	SharedLoadRequests, SharedStoreRequests int64
-	SharedWavefronts                        int64
+	SharedWavefronts, SharedIdealWavefronts int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
 	Barriers int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
 	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
+	// GlobalAtomicPasses and SharedAtomicPasses are the passes the requests needed: lanes of one
+	// request updating the same address serialise, so a request takes as many passes as the most
+	// lanes sharing one address (1 when all differ, 32 when a whole warp adds to one counter).
 	Atomics                                    int64
 	GlobalAtomicRequests, SharedAtomicRequests int64
 	AtomicSectors                              int64
+	GlobalAtomicPasses, SharedAtomicPasses     int64
+	// GlobalAtomicHotOps is the most thread-level global atomic operations on one address in the
+	// launch (they serialise in the L2 whichever warps and CTAs issue them); 0 when the launch's
+	// global atomics touched more than MaxHotAddresses addresses, which are not tallied. Scaled
+	// multiplies it like the other counts: right for an address the whole grid updates, too high
+	// for one each CTA updates alone.
+	GlobalAtomicHotOps int64
+	// PredicatedOffThreadInstructions are the lanes that were active (not diverged away, not
+	// exited) at a guarded instruction whose guard predicate was false: they issued with the warp
+	// but did nothing, and are not part of ThreadInstructions.
+	PredicatedOffThreadInstructions int64
+	// Branches are the warp-level bra instructions executed; DivergentBranches those whose active
+	// lanes went different ways (some took it, some did not). BranchEfficiency is the uniform share.
+	Branches, DivergentBranches int64
 	// Printf is the kernel's printf output (vprintf), joined in CTA order, at most MaxPrintfBytes
 	// (then ending "… (output truncated)").
 	Printf string
@@ -211,7 +233,9 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.Atomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors} {
+		&out.Barriers, &out.Atomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
+		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches} {
 		s(x)
 	}
 	out.Blocks = c.GridBlocks
@@ -223,7 +247,8 @@ func (c Counts) Scaled() Counts {
 		ls = append([]LineCount(nil), ls...)
 		for i := range ls {
 			l := &ls[i]
-			for _, x := range []*int64{&l.Warp, &l.Thread, &l.Requests, &l.Sectors, &l.BytesUsed, &l.SharedRequests, &l.Wavefronts} {
+			for _, x := range []*int64{&l.Warp, &l.Thread, &l.Requests, &l.Sectors, &l.BytesUsed, &l.SharedRequests, &l.Wavefronts,
+				&l.IdealWavefronts, &l.AtomicPasses, &l.PredicatedOff, &l.DivergentBranches} {
 				s(x)
 			}
 		}
@@ -243,6 +268,12 @@ type LineCount struct {
 	Warp, Thread                 int64
 	Requests, Sectors, BytesUsed int64
 	SharedRequests, Wavefronts   int64
+	// IdealWavefronts are the shared wavefronts without bank conflicts (Wavefronts − IdealWavefronts
+	// are the line's conflicts); AtomicPasses the atomic requests' passes (global and shared);
+	// PredicatedOff the active lanes whose guard was false; DivergentBranches the warp-level
+	// executions of a bra whose lanes went different ways.
+	IdealWavefronts, AtomicPasses    int64
+	PredicatedOff, DivergentBranches int64
 }
 
 // Coalescing is bytes used / bytes moved by global memory (1 = perfectly coalesced), 0 without traffic.
@@ -254,17 +285,42 @@ func (c Counts) Coalescing() float64 {
 	return float64(c.GlobalBytesUsed) / float64(moved)
 }
 
-// BankConflicts is the extra shared-memory wavefronts that bank conflicts caused.
-func (c Counts) BankConflicts() int64 {
-	return c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests - c.SharedAtomicRequests
-}
+// BankConflicts is the extra shared-memory wavefronts that bank conflicts caused: the wavefronts
+// beyond the ideal (Nsight Compute's l1tex__data_bank_conflicts_pipe_lsu_mem_shared), so a
+// conflict-free 64- or 128-bit access, which needs 2 or 4 wavefronts anyway, has none.
+func (c Counts) BankConflicts() int64 { return c.SharedWavefronts - c.SharedIdealWavefronts }
 
-// ActiveLanes is the mean number of lanes executing a warp instruction (32 = no divergence).
+// ActiveLanes is the mean number of active lanes per warp instruction, predicated-off lanes
+// included (32 = no divergence; Nsight Compute's smsp__thread_inst_executed_per_inst_executed).
 func (c Counts) ActiveLanes() float64 {
 	if c.WarpInstructions == 0 {
 		return 0
 	}
+	return float64(c.ThreadInstructions+c.PredicatedOffThreadInstructions) / float64(c.WarpInstructions)
+}
+
+// PredicatedOnLanes is the mean number of lanes per warp instruction that executed it: active and
+// with a true guard (Nsight Compute's smsp__thread_inst_executed_pred_on_per_inst_executed).
+func (c Counts) PredicatedOnLanes() float64 {
+	if c.WarpInstructions == 0 {
+		return 0
+	}
 	return float64(c.ThreadInstructions) / float64(c.WarpInstructions)
+}
+
+// BranchEfficiency is the percentage of executed bra instructions whose active lanes all went the
+// same way (the PTX-level counterpart of Nsight Compute's
+// smsp__sass_average_branch_targets_threads_uniform.pct); 100 when no branch executed.
+func (c Counts) BranchEfficiency() float64 {
+	if c.Branches == 0 {
+		return 100
+	}
+	return 100 * float64(c.Branches-c.DivergentBranches) / float64(c.Branches)
+}
+
+// AtomicSerialisation is the extra passes same-address atomics cost: passes beyond one per request.
+func (c Counts) AtomicSerialisation() int64 {
+	return c.GlobalAtomicPasses + c.SharedAtomicPasses - c.GlobalAtomicRequests - c.SharedAtomicRequests
 }
 
 type launch struct {
@@ -307,6 +363,7 @@ func (L *launch) source(loc int32) string {
 
 type cta struct {
 	L        *launch
+	hot      atomHot // global atomic operations per address, over the CTAs this worker ran
 	prog     *program
 	wk       *cta // counts owner (itself)
 	counts   []instCount
@@ -522,6 +579,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	}
 	wg.Wait()
 	cnt := L.counts(ctas, nblocks, nwarps)
+	cnt.GlobalAtomicHotOps = hottest(ctas)
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
 	cnt.Notes = L.notes(ctas)
@@ -691,14 +749,7 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
 		for i, x := range c.counts {
-			t := &total[i]
-			t.warp += x.warp
-			t.thread += x.thread
-			t.gReq += x.gReq
-			t.gSectors += x.gSectors
-			t.gBytes += x.gBytes
-			t.sReq += x.sReq
-			t.sWave += x.sWave
+			total[i].add(x)
 		}
 	}
 	lines := map[int]*LineCount{}
@@ -708,45 +759,13 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 			continue
 		}
 		in := &p.code[i]
-		out.WarpInstructions += int64(x.warp)
-		out.ThreadInstructions += int64(x.thread)
-		out.Classes[in.class].Warp += int64(x.warp)
-		out.Classes[in.class].Thread += int64(x.thread)
-		out.FLOPs += int64(in.flops) * int64(x.thread)
-		switch in.class {
-		case ClassLoad:
-			out.GlobalLoadRequests += int64(x.gReq)
-			out.LoadSectors += int64(x.gSectors)
-			out.SharedLoadRequests += int64(x.sReq)
-		case ClassStore:
-			out.GlobalStoreRequests += int64(x.gReq)
-			out.StoreSectors += int64(x.gSectors)
-			out.SharedStoreRequests += int64(x.sReq)
-		case ClassAtomic:
-			out.Atomics += int64(x.thread)
-			out.GlobalAtomicRequests += int64(x.gReq)
-			out.AtomicSectors += int64(x.gSectors)
-			out.SharedAtomicRequests += int64(x.sReq)
-		}
-		if in.class != ClassAtomic {
-			out.GlobalBytesUsed += int64(x.gBytes)
-		}
-		out.SharedWavefronts += int64(x.sWave)
-		add := func(lc *LineCount) {
-			lc.Warp += int64(x.warp)
-			lc.Thread += int64(x.thread)
-			lc.Requests += int64(x.gReq)
-			lc.Sectors += int64(x.gSectors)
-			lc.BytesUsed += int64(x.gBytes)
-			lc.SharedRequests += int64(x.sReq)
-			lc.Wavefronts += int64(x.sWave)
-		}
+		out.addInst(in, x)
 		lc := lines[int(in.line)]
 		if lc == nil {
 			lc = &LineCount{Line: int(in.line), Text: L.mod.Line(int(in.line))}
 			lines[int(in.line)] = lc
 		}
-		add(lc)
+		lc.add(x)
 		if in.loc >= 0 && int(in.loc) < len(L.mod.Locs) {
 			loc := L.mod.Locs[in.loc]
 			key := Loc{File: loc.File, Line: loc.Line}
@@ -755,7 +774,7 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 				sc = &LineCount{File: L.mod.Files[loc.File], Line: loc.Line}
 				srcs[key] = sc
 			}
-			add(sc)
+			sc.add(x)
 		}
 	}
 	for _, lc := range lines {
@@ -773,4 +792,112 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 		return a.Line < b.Line
 	})
 	return out
+}
+
+func (t *instCount) add(x instCount) {
+	t.warp += x.warp
+	t.thread += x.thread
+	t.gReq += x.gReq
+	t.gSectors += x.gSectors
+	t.gBytes += x.gBytes
+	t.sReq += x.sReq
+	t.sWave += x.sWave
+	t.sIdeal += x.sIdeal
+	t.gPass += x.gPass
+	t.sPass += x.sPass
+	t.predOff += x.predOff
+	t.divergent += x.divergent
+}
+
+func (lc *LineCount) add(x instCount) {
+	lc.Warp += int64(x.warp)
+	lc.Thread += int64(x.thread)
+	lc.Requests += int64(x.gReq)
+	lc.Sectors += int64(x.gSectors)
+	lc.BytesUsed += int64(x.gBytes)
+	lc.SharedRequests += int64(x.sReq)
+	lc.Wavefronts += int64(x.sWave)
+	lc.IdealWavefronts += int64(x.sIdeal)
+	lc.AtomicPasses += int64(x.gPass + x.sPass)
+	lc.PredicatedOff += int64(x.predOff)
+	lc.DivergentBranches += int64(x.divergent)
+}
+
+// addInst adds what instruction in did (x, summed over the CTAs) to the launch's totals.
+func (out *Counts) addInst(in *inst, x instCount) {
+	out.WarpInstructions += int64(x.warp)
+	out.ThreadInstructions += int64(x.thread)
+	out.Classes[in.class].Warp += int64(x.warp)
+	out.Classes[in.class].Thread += int64(x.thread)
+	out.FLOPs += int64(in.flops) * int64(x.thread)
+	switch in.class {
+	case ClassLoad:
+		out.GlobalLoadRequests += int64(x.gReq)
+		out.LoadSectors += int64(x.gSectors)
+		out.SharedLoadRequests += int64(x.sReq)
+	case ClassStore:
+		out.GlobalStoreRequests += int64(x.gReq)
+		out.StoreSectors += int64(x.gSectors)
+		out.SharedStoreRequests += int64(x.sReq)
+	case ClassAtomic:
+		out.Atomics += int64(x.thread)
+		out.GlobalAtomicRequests += int64(x.gReq)
+		out.AtomicSectors += int64(x.gSectors)
+		out.SharedAtomicRequests += int64(x.sReq)
+		out.GlobalAtomicPasses += int64(x.gPass)
+		out.SharedAtomicPasses += int64(x.sPass)
+	}
+	if in.ctl == ctlBra {
+		out.Branches += int64(x.warp)
+		out.DivergentBranches += int64(x.divergent)
+	}
+	out.PredicatedOffThreadInstructions += int64(x.predOff)
+	out.SharedIdealWavefronts += int64(x.sIdeal)
+	if in.class != ClassAtomic {
+		out.GlobalBytesUsed += int64(x.gBytes)
+	}
+	out.SharedWavefronts += int64(x.sWave)
+}
+
+// MaxHotAddresses is how many distinct global addresses a launch's atomics are tallied over
+// (Counts.GlobalAtomicHotOps): enough for counters, reductions and small histograms.
+const MaxHotAddresses = 64
+
+// atomHot tallies thread-level global atomic operations per address, for up to MaxHotAddresses
+// addresses; spread marks a launch whose atomics went beyond them.
+type atomHot struct {
+	addr   [MaxHotAddresses]uint64
+	ops    [MaxHotAddresses]uint64
+	k      int
+	spread bool
+}
+
+func (h *atomHot) add(a, ops uint64) {
+	for i := range h.k {
+		if h.addr[i] == a {
+			h.ops[i] += ops
+			return
+		}
+	}
+	if h.k == MaxHotAddresses {
+		h.spread = true
+		return
+	}
+	h.addr[h.k], h.ops[h.k] = a, ops
+	h.k++
+}
+
+// hottest merges the workers' tallies: the most operations on one address, 0 when spread.
+func hottest(ctas []*cta) int64 {
+	var all atomHot
+	for _, c := range ctas {
+		h := &c.hot
+		for i := range h.k {
+			all.add(h.addr[i], h.ops[i])
+		}
+		if h.spread || all.spread {
+			return 0
+		}
+	}
+	return int64(slices.Max(append(all.ops[:all.k:all.k], 0)))
 }

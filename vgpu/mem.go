@@ -75,6 +75,10 @@ type instCount struct {
 	gReq, gSectors uint64
 	gBytes         uint64
 	sReq, sWave    uint64
+	sIdeal         uint64 // the wavefronts the shared requests need without bank conflicts
+	gPass, sPass   uint64 // atomic passes (same-address serialisation), global and shared
+	predOff        uint64 // lanes active in the warp whose guard predicate was false
+	divergent      uint64 // executions of a branch whose active lanes went different ways
 }
 
 // access modes
@@ -110,9 +114,10 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 			Msg: fmt.Sprintf("misaligned %d-byte %s access at %#x", n, spaceNames[sp], addr)}, w, l, in)
 	}
 	var mem []byte
+	win := uint64(0) // a global window: 1 the module's globals, 2… LaunchConfig.Buffers
 	switch sp {
 	case spGlobal, spConst:
-		win := addr >> windowShift
+		win = addr >> windowShift
 		if win >= 1 && win-1 < uint64(len(c.L.bufs)) {
 			mem = c.L.bufs[win-1]
 			addr &= offsetMask
@@ -137,6 +142,9 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		what := "outside every buffer"
 		if mem != nil {
 			what = fmt.Sprintf("past the end of a %d-byte %s region", len(mem), spaceNames[sp])
+			if win >= 1 && win-1 < uint64(len(c.L.names)) && c.L.names[win-1] != "" {
+				what = fmt.Sprintf("past the end of buffer %q (%d bytes)", c.L.names[win-1], len(mem))
+			}
 		}
 		c.fault(&Fault{Kind: "out of bounds", Space: spaceNames[sp], Address: addr,
 			Msg: fmt.Sprintf("%d-byte %s %s at %#x, %s", n, spaceNames[sp], accessName(mode), addr, what)}, w, l, in)
@@ -223,13 +231,46 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		if c.tracing {
 			c.traceEvent(w, in, gm, n, mode, sectors)
 		}
+		if mode == accAtomic {
+			ic.gPass += c.atomicPasses(w, gm)
+			if !c.hot.spread {
+				for t := gm; t != 0; t &= t - 1 {
+					c.hot.add(w.addr[bits.TrailingZeros32(t)], 1)
+				}
+			}
+		}
 	}
 	if sm != 0 {
 		c.countShared(ic, w, sm, n)
-		if c.L.racecheck && mode != accAtomic {
+		if mode == accAtomic {
+			ic.sPass += c.atomicPasses(w, sm)
+		} else if c.L.racecheck {
 			c.racecheck(w, in, sm, n, mode == accStore)
 		}
 	}
+}
+
+// atomicPasses is how many passes an atomic request of the lanes m needs: lanes updating the same
+// address serialise (each update reads the previous one's result), lanes at distinct addresses go
+// in one pass, so it is the most lanes sharing one address (1 to 32).
+func (c *cta) atomicPasses(w *warp, m uint32) uint64 {
+	k := 0
+	s := &c.sortBuf
+	for t := m; t != 0; t &= t - 1 {
+		s[k] = w.addr[bits.TrailingZeros32(t)]
+		k++
+	}
+	sortSmall(s[:k])
+	most, run := 1, 1
+	for i := 1; i < k; i++ {
+		if s[i] == s[i-1] {
+			run++
+			most = max(most, run)
+		} else {
+			run = 1
+		}
+	}
+	return uint64(most)
 }
 
 func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int, gm, sm *uint32) {
@@ -283,48 +324,67 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 	return sectors
 }
 
-// countShared counts the wavefronts of a shared-memory request: 32 banks of 4-byte words; lanes
-// reading the same word share it (a broadcast), distinct words in one bank serialise. Accesses of 8
-// and 16 bytes are split into 2 and 4 phases of 16 and 8 lanes (the CUDA C++ Programming Guide,
-// "Shared Memory" of compute capability 5.x and newer).
+// countShared counts the wavefronts of a shared-memory request and its ideal: 32 banks of 4-byte
+// words; lanes reading the same word share it (a broadcast), distinct words in one bank serialise.
+// Accesses of up to 8 bytes are served for the whole warp at once, 16-byte ones per half-warp, each
+// such unit as bankPass counts it. The wavefronts beyond the ideal are bank conflicts (Nsight
+// Compute's l1tex__data_bank_conflicts_pipe_lsu_mem_shared). This rule reproduces what Nsight
+// Compute 2025.3 counted on an H100 for scalar, 64- and 128-bit loads, contiguous, strided, broadcast
+// and mixed, and 128-bit stores (bench/gpucheck/shared.cu, docs/vgpu-metrics.md): a conflict-free
+// ld.shared.v4 is 4 wavefronts and 0 conflicts, a warp reading one float4 2 and 0.
 func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 	words := max(n/4, 1)
-	per := warpSize / words
-	var wave uint64
-	for p := 0; p < words; p++ {
-		pm := m & (uint32(1<<per-1) << (p * per))
-		if per == warpSize {
-			pm = m
+	units, per := 1, warpSize
+	if words == 4 {
+		units, per = 2, warpSize/2
+	}
+	var wave, ideal uint64
+	for u := 0; u < units; u++ {
+		um := m
+		if units > 1 {
+			um = m & (uint32(1<<per-1) << (u * per))
 		}
-		if pm == 0 {
+		if um == 0 {
 			continue
 		}
 		k := 0
 		s := &c.sortBuf
-		for t := pm; t != 0; t &= t - 1 {
+		for t := um; t != 0; t &= t - 1 {
 			a := w.addr[bits.TrailingZeros32(t)] >> 2
-			for j := 0; j < words && k < len(s); j++ {
+			for j := 0; j < words; j++ {
 				s[k] = a + uint64(j)
 				k++
 			}
 		}
-		sortSmall(s[:k])
-		var banks [32]uint8
-		most := uint8(0)
-		prev := ^uint64(0)
-		for _, x := range s[:k] {
-			if x == prev {
-				continue
-			}
-			prev = x
-			b := &banks[x&31]
-			*b++
-			most = max(most, *b)
-		}
-		wave += uint64(most)
+		wv, id := bankPass(s[:k])
+		wave += wv
+		ideal += id
 	}
 	ic.sReq++
 	ic.sWave += wave
+	ic.sIdeal += ideal
+}
+
+// bankPass counts one pass of the banks over the 4-byte word indices s (sorted in place): its
+// wavefronts are the most distinct words in one of the 32 banks, its ideal the distinct words / 32
+// rounded up (a wavefront moves at most 32 banks × 4 bytes).
+func bankPass(s []uint64) (wave, ideal uint64) {
+	sortSmall(s)
+	var banks [32]uint16
+	most := uint16(0)
+	prev := ^uint64(0)
+	distinct := uint64(0)
+	for _, x := range s {
+		if x == prev {
+			continue
+		}
+		prev = x
+		distinct++
+		b := &banks[x&31]
+		*b++
+		most = max(most, *b)
+	}
+	return uint64(most), (distinct + 31) / 32
 }
 
 // sortSmall is an insertion sort: linear on the already-ordered addresses of most warps.

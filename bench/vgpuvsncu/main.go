@@ -10,8 +10,9 @@
 //	vgpuvsncu -ncu ncu-512.csv -n 512 [-gpu "H100 SXM"]
 //
 // The virtual GPU counts PTX instructions and the hardware SASS instructions, so instruction counts
-// differ by design; requests, sectors, shared wavefronts and bank conflicts mean the same on both
-// (the metric names are Nsight Compute's).
+// differ by design; requests, sectors, shared wavefronts, bank conflicts and branch efficiency mean
+// the same on both (the metric names are Nsight Compute's; docs/vgpu-metrics.md says where the
+// PTX-level counts must differ).
 package main
 
 import (
@@ -44,6 +45,7 @@ var metrics = []string{
 	"lts__t_sector_hit_rate.pct",
 	"launch__registers_per_thread",
 	"sm__warps_active.avg.pct_of_peak_sustained_active",
+	"smsp__sass_average_branch_targets_threads_uniform.pct",
 }
 
 func main() {
@@ -64,8 +66,8 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("n = %d; virtual GPU: PTX compute_%d, modelled on the %s datasheet; hardware: %s\n\n", *n, emulate.Arch, g.Name, *file)
-	fmt.Println("| kernel | | time µs | warp instructions | global load requests | load sectors | store sectors | shared wavefronts | bank conflicts | DRAM read MB | L1 hit % | L2 hit % | registers | achieved occupancy % |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| kernel | | time µs | warp instructions | global load requests | load sectors | store sectors | shared wavefronts | bank conflicts | DRAM read MB | L1 hit % | L2 hit % | registers | achieved occupancy % | branch efficiency % |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, k := range cuda.Kernels() {
 		if k.Entry == "" {
 			continue
@@ -81,8 +83,8 @@ func main() {
 		}
 		c := res.Counts
 		v := []string{f1(res.Model.Seconds * 1e6), d(c.WarpInstructions), d(c.GlobalLoadRequests), d(c.LoadSectors), d(c.StoreSectors),
-			d(c.SharedWavefronts), d(c.SharedWavefronts - c.SharedLoadRequests - c.SharedStoreRequests),
-			f1(float64(32*c.LoadSectors) / 1e6), "–", "–", "–", "–"}
+			d(c.SharedWavefronts), d(c.BankConflicts()),
+			f1(float64(32*c.LoadSectors) / 1e6), "–", "–", "–", "–", f1(c.BranchEfficiency())}
 		fmt.Printf("| %s | virtual GPU (%s) | %s |\n", k.Name, res.Model.Bound+"-bound roofline", strings.Join(v, " | "))
 		h := []string{f1(num(hw[metrics[0]]) / 1e3)}
 		for _, m := range metrics[1:] {

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -77,12 +78,13 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	title := fmt.Sprintf("PTX of %s for compute_%d", p.spec.Kernel, p.env.GPU.Arch())
 	n := slices.Min(p.spec.Sizes)
-	grid, err := p.spec.GridFor(n)
-	if err != nil || n > emulate.MaxN {
+	req, err := p.spec.request(ptx, n)
+	if err != nil || n > p.spec.Problem.FullN {
 		e.Text(title, ptx)
 		return nil
 	}
-	res, err := emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: p.spec.Kernel, Grid: grid, Block: p.spec.Block, N: n, DType: p.spec.DType, GPU: datasheet.Or(p.spec.GPU)})
+	req.N, req.DType, req.GPU = n, p.spec.DType, datasheet.Or(p.spec.GPU)
+	res, err := emulate.Run(ctx, req)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -114,21 +116,24 @@ func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount) {
 			return float64(x) / float64(req)
 		}
 		rows = append(rows, cells.Row{Table: "lines", Values: []any{p.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
-			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests)}})
+			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests), l.Wavefronts - l.IdealWavefronts}})
 	}
 	if len(rows) == 0 {
 		return
 	}
 	e.Table(cells.Table{ID: "lines", Caption: fmt.Sprintf("Per line of your kernel: one launch at n=%d in the virtual GPU (emulated counts)", n),
 		Columns: []cells.Column{{Label: "cell line"}, {Label: "thread instructions"}, {Label: "global requests"}, {Label: "sectors per request"},
-			{Label: "shared requests"}, {Label: "wavefronts per request"}}})
+			{Label: "shared requests"}, {Label: "wavefronts per request"}, {Label: "bank conflicts (wavefronts beyond the ideal)"}}})
 	for _, r := range rows {
 		e.Row(r)
 	}
 }
 
 // Annotate writes each line's counts as a PTX comment at its end: "// 4096 thr" and, for memory
-// instructions, "; 128 req, 4.0 sectors/req" (global) or "; 128 req, 1.0 wavefronts/req" (shared).
+// instructions, "; 128 req, 4.0 sectors/req" (global) or "; 128 req, 1.0 wavefronts/req" (shared),
+// then ", 384 bank conflicts" where a shared access had some, ", 992 serialised atomic passes"
+// where lanes of an atomic shared an address, "; 16 lanes predicated off" for a guard that was
+// false in active lanes, and "; 12 divergent" for a branch whose lanes went different ways.
 func Annotate(ptx string, lines []vgpu.LineCount) string {
 	byLine := map[int]vgpu.LineCount{}
 	for _, l := range lines {
@@ -145,6 +150,7 @@ func Annotate(ptx string, lines []vgpu.LineCount) string {
 			case l.SharedRequests > 0:
 				fmt.Fprintf(&b, "; %s req, %.1f wavefronts/req", grouped(int64(l.SharedRequests)), float64(l.Wavefronts)/float64(l.SharedRequests))
 			}
+			annotateMore(&b, l)
 		}
 		b.WriteByte('\n')
 	}
@@ -195,8 +201,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
 			return err
 		}
-		_, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
-		return err
+		return r.emulate(ctx, cells.Stage(e, parts-1, parts), emulated, ptx)
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
 		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})
@@ -209,24 +214,63 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if err != nil {
 			return experiment.Result{}, err
 		}
+		shared, err := r.spec.SharedFor(n)
+		if err != nil {
+			return experiment.Result{}, err
+		}
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
-			PTX: ptx, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid}, progress)
+			PTX: ptx, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid,
+			Problem: r.spec.problemKey(), SharedBytes: shared, Precision: r.spec.precisionKey()}, progress)
 	}
-	if err := experiment.Run(ctx, r.measured(), env, &matmul.Results{E: cells.Stage(e, 0, 2), Machine: r.env.Machine}); err != nil {
+	if err := experiment.Run(ctx, r.measured(), env, r.results(cells.Stage(e, 0, 2))); err != nil {
 		return err
 	}
 	// The measured time stands beside what the virtual GPU counts running the same PTX.
-	_, err = matmul.Emulate(ctx, cells.Stage(e, 1, 2), nil, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
-	return err
+	return r.emulate(ctx, cells.Stage(e, 1, 2), nil, ptx)
 }
 
-// custom is the emulation request for the learner's kernel at n: its PTX launched with the grid
-// its formulas give.
-func (r *run) custom(ptx string) func(n int) (emulate.Request, error) {
-	return func(n int) (emulate.Request, error) {
-		grid, err := r.spec.GridFor(n)
-		return emulate.Request{Kernel: "custom", PTX: ptx, Entry: r.spec.Kernel, Grid: grid, Block: r.spec.Block}, err
+// emulate runs the learner's kernel (and for matmul the compared kernels named) in the virtual GPU
+// at every size, as rows of the emulated table.
+func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) error {
+	if r.spec.Problem.Name == "matmul" {
+		_, err := matmul.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+		return err
 	}
+	return emulateProblem(ctx, e, r.spec, r.custom(ptx))
+}
+
+// custom is the emulation request for the learner's kernel at n (Spec.request).
+func (r *run) custom(ptx string) func(n int) (emulate.Request, error) {
+	return func(n int) (emulate.Request, error) { return r.spec.request(ptx, n) }
+}
+
+// request is the emulation request for the cell's kernel at n: its PTX launched with the grid and
+// dynamic shared memory its formulas give, for its problem, checked at its precision. The caller
+// sets N, DType and GPU.
+func (s Spec) request(ptx string, n int) (emulate.Request, error) {
+	grid, err := s.GridFor(n)
+	if err != nil {
+		return emulate.Request{}, err
+	}
+	shared, err := s.SharedFor(n)
+	return emulate.Request{Kernel: "custom", PTX: ptx, Entry: s.Kernel, Grid: grid, Block: s.Block,
+		Problem: s.Problem, SharedBytes: shared, Precision: s.Precision}, err
+}
+
+// problemKey and precisionKey are the worker request's problem and precision: "" for the defaults,
+// so that a matmul cell's request is as it always was.
+func (s Spec) problemKey() string {
+	if s.Problem.Name == problems.Default {
+		return ""
+	}
+	return s.Problem.Name
+}
+
+func (s Spec) precisionKey() string {
+	if s.Precision == problems.DefaultPrecision(s.DType) {
+		return ""
+	}
+	return s.Precision.Name
 }
 
 // Exclusive is false only without a GPU when the cell compares with no kernel timed here: the
@@ -245,7 +289,7 @@ func (r *run) customEstimate(n int) time.Duration {
 	if err != nil {
 		return 0 // the run fails at once
 	}
-	return emulate.EstimateGrid("custom", n, g[0]*g[1]*g[2])
+	return emulate.EstimateProblem(r.spec.Problem, n, g[0]*g[1]*g[2])
 }
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and
@@ -307,4 +351,21 @@ func grouped(n int64) string {
 		s = "-" + s
 	}
 	return s
+}
+
+// annotateMore appends a line's bank conflicts, atomic serialisation, predicated-off lanes and
+// divergent branches, where it has any.
+func annotateMore(b *strings.Builder, l vgpu.LineCount) {
+	if k := l.Wavefronts - l.IdealWavefronts; k > 0 {
+		fmt.Fprintf(b, ", %s bank conflicts", grouped(k))
+	}
+	if x := l.AtomicPasses - l.Requests - l.SharedRequests; l.AtomicPasses > 0 && x > 0 {
+		fmt.Fprintf(b, ", %s serialised atomic passes", grouped(x))
+	}
+	if l.PredicatedOff > 0 {
+		fmt.Fprintf(b, "; %s lanes predicated off", grouped(l.PredicatedOff))
+	}
+	if l.DivergentBranches > 0 {
+		fmt.Fprintf(b, "; %s divergent", grouped(l.DivergentBranches))
+	}
 }

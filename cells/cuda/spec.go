@@ -4,10 +4,12 @@
 package cuda
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
@@ -15,30 +17,42 @@ import (
 	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/kernels"
 	kcuda "github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/problems"
 )
 
 // Spec is a parsed `cuda` cell: a YAML header, a line `---`, then the learner's CUDA C++. The
-// kernel computes C = A·B for row-major n×n matrices and is launched as
+// kernel computes its problem (package problems; matmul, C = A·B for row-major n×n matrices, by
+// default) and is launched with the problem's signature, e.g.
 // kernel(const T* A, const T* B, T* C, int M, int N, int K) with T float or double:
 //
 //	kernel: my_matmul                   # the extern "C" __global__ function to launch
+//	problem: matmul                     # matmul | transpose | reduce | histogram | softmax | scan
 //	block: [16, 16]                     # threads per block (x, y, z)
 //	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see Formula)
+//	shared_bytes: "16*16*4"             # dynamic (extern __shared__) bytes per block, a formula in n
 //	sizes: [256, 512]
 //	dtype: float32                      # float32 | float64
+//	precision: fp32                     # the lowest it computes in: fp32 | tf32 | bf16 | fp16
 //	repeats: 5
-//	compare: [cublas]                   # other kernels timed alongside
+//	compare: [cublas]                   # other kernels timed alongside (matmul only)
 //	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
 //	---
 //	extern "C" __global__ void my_matmul(const float* A, const float* B, float* C, int M, int N, int K) { … }
 type Spec struct {
 	Kernel  string
+	Problem *problems.Problem
 	Block   [3]int
 	Grid    Launch
-	Sizes   []int
-	DType   string
-	Repeats int
-	Compare []string
+	// Shared is the dynamic shared memory per block in bytes, a formula in n (nil: none), written on
+	// sharedLine.
+	Shared     *Formula
+	sharedLine int
+	Sizes      []int
+	DType      string
+	// Precision sets the check's tolerance (the problem's, for this precision).
+	Precision problems.Precision
+	Repeats   int
+	Compare   []string
 	// GPU, if the cell names one, is the datasheet GPU that emulated times are modelled on.
 	GPU *datasheet.GPU
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
@@ -56,6 +70,9 @@ const (
 	maxBlockZ          = 64
 	maxGridX           = math.MaxInt32
 	maxGridYZ          = 65535
+	// MaxSharedBytes is the dynamic shared memory a block may ask for without opting in
+	// (cudaFuncAttributeMaxDynamicSharedMemorySize), 48 KiB on every architecture since Kepler.
+	MaxSharedBytes = 48 << 10
 )
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -70,6 +87,9 @@ type source struct {
 	Repeats      cells.At[int]                `yaml:"repeats"`
 	Compare      cells.At[[]cells.At[string]] `yaml:"compare"`
 	GPU          cells.At[string]             `yaml:"gpu"`
+	Problem      cells.At[string]             `yaml:"problem"`
+	Precision    cells.At[string]             `yaml:"precision"`
+	SharedBytes  cells.At[string]             `yaml:"shared_bytes"`
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
@@ -103,6 +123,9 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if s.DType, err = matmul.DType(y.DType); err != nil {
 		return Spec{}, err
 	}
+	if err := s.setProblem(y); err != nil {
+		return Spec{}, err
+	}
 	if y.Repeats.Line > 0 {
 		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > matmul.MaxRepeats {
 			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, matmul.MaxRepeats)
@@ -124,19 +147,90 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 		}
 		s.GPU = &g
 	}
+	if s.Problem.Name != "matmul" && y.Compare.Line > 0 {
+		return Spec{}, cells.Errorf(y.Compare.Line, "compare times other matrix-multiply kernels; a %s cell compares with none", s.Problem.Name)
+	}
 	if s.Compare, err = matmul.KernelNames(y.Compare, s.DType, available, false); err != nil {
 		return Spec{}, err
 	}
-	// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
-	if s.Sizes, err = matmul.Sizes(y.Sizes, s.DType, lim, experiment.AllOnGPU(available, s.Compare)); err != nil {
+	if err := s.setSizes(y.Sizes, available, lim); err != nil {
 		return Spec{}, err
+	}
+	return s, nil
+}
+
+// setSizes reads the sizes (after the problem and compare) and checks the grid and shared_bytes
+// formulas at each.
+func (s *Spec) setSizes(list cells.At[[]cells.At[int]], available []kernels.Kernel, lim experiment.Limits) error {
+	var err error
+	if s.Problem.Name == "matmul" {
+		// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
+		s.Sizes, err = matmul.Sizes(list, s.DType, lim, experiment.AllOnGPU(available, s.Compare))
+	} else {
+		s.Sizes, err = problemSizes(list, s.Problem, s.DType, lim)
+	}
+	if err != nil {
+		return err
 	}
 	for _, n := range s.Sizes {
 		if _, line, err := s.Grid.Eval(n, gridLimits); err != nil {
-			return Spec{}, &cells.SpecError{Line: line, Msg: err.Error()}
+			return &cells.SpecError{Line: line, Msg: err.Error()}
+		}
+		if _, err := s.SharedFor(n); err != nil {
+			return &cells.SpecError{Line: s.sharedLine, Msg: err.Error()}
 		}
 	}
-	return s, nil
+	return nil
+}
+
+// setProblem reads the problem, precision and shared_bytes keys (after dtype).
+func (s *Spec) setProblem(y source) error {
+	var err error
+	if s.Problem, err = problems.Lookup(cmp.Or(y.Problem.V, problems.Default)); err != nil {
+		return cells.Errorf(y.Problem.Line, "%v", err)
+	}
+	s.Precision = problems.DefaultPrecision(s.DType)
+	if y.Precision.Line > 0 {
+		if s.Precision, err = problems.LookupPrecision(y.Precision.V); err != nil {
+			return cells.Errorf(y.Precision.Line, "%v", err)
+		}
+	}
+	if y.SharedBytes.Line > 0 {
+		if s.Shared, err = ParseFormula(y.SharedBytes.V); err != nil {
+			return cells.Errorf(y.SharedBytes.Line, "shared_bytes formula %q: %v (write a formula in n, like 16*16*4 or n*4)", y.SharedBytes.V, err)
+		}
+		s.sharedLine = y.SharedBytes.Line
+	}
+	return nil
+}
+
+// problemSizes checks the sizes of a cell whose problem is not matmul: 1 to the problem's MaxN,
+// its buffers within the memory limit, none twice, at most matmul.MaxSizes of them.
+func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype string, lim experiment.Limits) ([]int, error) {
+	if len(list.V) == 0 {
+		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [1024, 4096]")
+	}
+	if len(list.V) > matmul.MaxSizes {
+		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), matmul.MaxSizes)
+	}
+	var sizes []int
+	for _, item := range list.V {
+		n := item.V
+		switch {
+		case n < 1:
+			return nil, cells.Errorf(item.Line, "size %d is too small; n must be at least 1", n)
+		case n > p.MaxN:
+			return nil, cells.Errorf(item.Line, "size %d is over the limit of %d for %s; use a smaller n", n, p.MaxN, p.Name)
+		case slices.Contains(sizes, n):
+			return nil, cells.Errorf(item.Line, "size %d is listed twice", n)
+		}
+		if need := p.Memory(n, dtype); lim.MemoryBytes > 0 && need > lim.MemoryBytes {
+			return nil, cells.Errorf(item.Line, "n=%d in %s needs %.0f MiB for the buffers, over the memory budget of %.0f MiB: use a smaller n",
+				n, dtype, float64(need)/(1<<20), float64(lim.MemoryBytes)/(1<<20))
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
 
 // checkSource applies the compilers' source rule (kernels/cuda.CheckIncludes: only the playground's
@@ -178,3 +272,21 @@ func (s Spec) GridFor(n int) ([3]int, error) {
 
 // gridLimits are CUDA's grid dimensions.
 var gridLimits = LaunchLimits{Max: [3]int64{maxGridX, maxGridYZ, maxGridYZ}, Unit: "blocks", API: "CUDA"}
+
+// SharedFor evaluates the shared_bytes formula for size n: a whole number of bytes, 0 to
+// MaxSharedBytes (0 where the cell gives none).
+func (s Spec) SharedFor(n int) (int, error) {
+	if s.Shared == nil {
+		return 0, nil
+	}
+	num, den, err := s.Shared.Eval(n)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("shared_bytes formula %q for n=%d: %v", s.Shared, n, err)
+	case den != 1:
+		return 0, fmt.Errorf("shared_bytes formula %q gives %g for n=%d, not a whole number of bytes", s.Shared, float64(num)/float64(den), n)
+	case num < 0 || num > MaxSharedBytes:
+		return 0, fmt.Errorf("shared_bytes formula %q gives %d bytes for n=%d; a block may have 0 to %d bytes of dynamic shared memory (48 KiB, CUDA's limit without opting in)", s.Shared, num, n, MaxSharedBytes)
+	}
+	return int(num), nil
+}

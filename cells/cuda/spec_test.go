@@ -79,6 +79,14 @@ func TestParseCUDAErrors(t *testing.T) {
 		{"alias", replace("sizes: [100, 256]", "sizes: &s [100, 256]\nrepeats: *s"), 5, "YAML aliases (*s) are not allowed"},
 		{"source too long", cudaCell + strings.Repeat("// comment\n", 3000), 7, "a cuda cell's source is at most 32768 bytes"},
 		{"header too long", replace("kernel:", strings.Repeat("#\n", 9000)+"kernel:"), 0, "a cell's YAML is at most 16384 bytes"},
+		{"unknown problem", replace("sizes:", "problem: sort\nsizes:"), 4, `unknown problem "sort"; use one of matmul, transpose, reduce, histogram, softmax, scan`},
+		{"unknown precision", replace("sizes:", "precision: fp8\nsizes:"), 4, `unknown precision "fp8"; use one of fp32, tf32, bf16, fp16`},
+		{"bad shared formula", replace("sizes:", "shared_bytes: \"n*\"\nsizes:"), 4, `shared_bytes formula "n*"`},
+		{"shared over 48 KiB", replace("sizes: [100, 256]", "shared_bytes: \"n*8\"\nsizes: [100, 8000]"), 4, `shared_bytes formula "n*8" gives 64000 bytes for n=8000; a block may have 0 to 49152 bytes`},
+		{"shared fraction", replace("sizes:", "shared_bytes: \"n/3\"\nsizes:"), 4, "not a whole number of bytes"},
+		{"compare beside a transpose", replace("sizes:", "problem: transpose\nsizes:"), 6, "compare times other matrix-multiply kernels; a transpose cell compares with none"},
+		{"reduce over its limit", strings.NewReplacer("compare: [cublas]\n", "", "sizes: [100, 256]", "problem: reduce\nsizes: [100, 100000000]").Replace(cudaCell), 5, "size 100000000 is over the limit of 16777216 for reduce"},
+		{"reduce twice", strings.NewReplacer("compare: [cublas]\n", "", "sizes: [100, 256]", "problem: reduce\nsizes: [100, 100]").Replace(cudaCell), 5, "size 100 is listed twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +110,8 @@ func FuzzParseCUDA(f *testing.F) {
 	f.Add("kernel: k\ngrid: [\"replace(replace(repeat('x', 1000000), 'x', repeat('y', 1000)), 'y', 'zz')\"]\nsizes: [64]\n---\nk(")
 	f.Add("kernel: k\nsizes: &s [1, 2]\ncompare: *s\n---\nk(")
 	f.Add("kernel: k\nsizes: [" + strings.Repeat("1, ", 40) + "1]\n---\nk(")
+	f.Add("kernel: k\nproblem: scan\nprecision: fp16\nshared_bytes: \"n*4\"\nsizes: [1, 12288, 12289]\n---\nk(")
+	f.Add("kernel: k\nproblem: histogram\ndtype: float64\nshared_bytes: \"1024-n\"\nsizes: [1024, 1025]\n---\nk(")
 	f.Fuzz(func(t *testing.T, cell string) {
 		s, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
 		if err != nil {
@@ -121,6 +131,14 @@ func FuzzParseCUDA(f *testing.F) {
 				t.Fatalf("accepted a spec whose grid fails for n=%d: %v %v", n, g, err)
 			}
 		}
+		if s.Problem == nil || s.Precision.Bits == 0 || (s.Problem.Name != "matmul" && len(s.Compare) > 0) {
+			t.Fatalf("accepted problem %v, precision %+v, compare %v", s.Problem, s.Precision, s.Compare)
+		}
+		for _, n := range s.Sizes {
+			if sh, err := s.SharedFor(n); err != nil || sh < 0 || sh > MaxSharedBytes || n > s.Problem.MaxN {
+				t.Fatalf("accepted n=%d for %s (at most %d) with %d bytes of shared memory (%v)", n, s.Problem.Name, s.Problem.MaxN, sh, err)
+			}
+		}
 		if s.Block[0]*s.Block[1]*s.Block[2] > maxThreadsPerBlock {
 			t.Fatalf("accepted block %v", s.Block)
 		}
@@ -138,5 +156,40 @@ func TestGPUSizeLimit(t *testing.T) {
 	cell = strings.Replace(cell, "[cublas]", "[cublas, gonum]", 1)
 	if _, err := Parse(cell, available, experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "cells with CPU kernels") {
 		t.Errorf("cuda cell comparing with gonum at 8192: got %v, want the CPU limit", err)
+	}
+}
+
+// problem, precision and shared_bytes: a reduce cell takes vector sizes beyond matmul's limit, its
+// precision and its dynamic shared memory per size; a cell without them is a float32 matmul with
+// none.
+func TestParseProblemKeys(t *testing.T) {
+	cell := `kernel: red
+problem: reduce
+precision: bf16
+block: [256]
+grid: ["ceil(n/512)"]
+shared_bytes: "256*4 + n%2*4"
+sizes: [1000001, 1048576]
+---
+extern "C" __global__ void red(const float* in, float* out, int n) { extern __shared__ float s[]; }
+`
+	s, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Problem.Name != "reduce" || s.Precision.Name != "bf16" || s.Precision.U() != 1.0/256 {
+		t.Errorf("got problem %s, precision %+v; want reduce, bf16 with u = 2^-8", s.Problem.Name, s.Precision)
+	}
+	for n, want := range map[int]int{1000001: 1028, 1048576: 1024} {
+		if got, err := s.SharedFor(n); err != nil || got != want {
+			t.Errorf("SharedFor(%d) = %d, %v; want %d", n, got, err, want)
+		}
+	}
+	s, err = Parse(cudaCell, gpuAvailable(), experiment.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.SharedFor(256); s.Problem.Name != "matmul" || s.Precision.Name != "fp32" || got != 0 || err != nil {
+		t.Errorf("defaults: got problem %s, precision %s, shared %d (%v); want matmul, fp32, 0", s.Problem.Name, s.Precision.Name, got, err)
 	}
 }

@@ -253,6 +253,10 @@ type Results struct {
 	Draw func([]experiment.Result) (string, error)
 	// Machine names the machine that measures, as cells.Env.Machine does ("": this server).
 	Machine string
+	// Rate, if set, fills the throughput column in RateUnit instead of GFLOP/s (a cuda cell's
+	// problem measured in GB/s).
+	Rate     func(experiment.Result) float64
+	RateUnit string
 
 	results  []experiment.Result
 	browser  int // how many of results were measured in the browser
@@ -286,7 +290,12 @@ func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
 func (s *Results) Result(r experiment.Result) {
 	if !s.declared {
 		s.declared = true
-		s.E.Table(cells.Table{ID: "results", Caption: "Measured on " + cells.Here(s.Machine) + " just now (median of the timed repeats, after a warm-up)", Columns: resultColumns})
+		columns := resultColumns
+		if s.Rate != nil {
+			columns = slices.Clone(resultColumns)
+			columns[6].Unit = s.RateUnit
+		}
+		s.E.Table(cells.Table{ID: "results", Caption: "Measured on " + cells.Here(s.Machine) + " just now (median of the timed repeats, after a warm-up)", Columns: columns})
 	}
 	s.results = append(s.results, r)
 	check := "ok"
@@ -294,6 +303,9 @@ func (s *Results) Result(r experiment.Result) {
 		check = "WRONG: over tolerance"
 	}
 	values := []any{r.Kernel, r.N, r.DType, r.Seconds, r.MinSeconds, r.MaxSeconds, r.GFLOPS, r.RelError, check, "", "", ""}
+	if s.Rate != nil {
+		values[6] = s.Rate(r)
+	}
 	if r.H2DSeconds > 0 || r.D2HSeconds > 0 {
 		values[9], values[10], values[11] = r.H2DSeconds, r.D2HSeconds, r.TransferGBps
 	}

@@ -286,7 +286,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	dev := r.env.GPU.Device()
 	measure := r.env.GPU.Unavailable() == "" && dev != nil // a GPU: measure the real kernel beside the model
 	cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "FLOPs", Unit: "M"}, {Label: "global requests"}, {Label: "sectors"},
-		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%"}, {Label: "shared requests"}, {Label: "bank conflicts"}, {Label: "barriers"},
+		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%"}, {Label: "shared requests"}, {Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]"}, {Label: "barriers"},
 		{Label: "check"}, {Label: fmt.Sprintf("modelled time on %s (bound)", r.spec.GPU.Name), Unit: "µs"}, {Label: "emulation", Unit: "s"}}
 	if measure {
 		cols = append(cols, cells.Column{Label: fmt.Sprintf("measured on %s (matmul.cu's launch shape)", dev.Name), Unit: "µs"})

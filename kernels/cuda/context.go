@@ -120,6 +120,12 @@ func (m *Module) Function(name string) (*Function, error) {
 // arguments in order; each argument must be a DevicePtr, int32, float32 or float64. It returns when
 // the launch is queued; errors inside the kernel surface at the next synchronising call.
 func (f *Function) Launch(grid, block [3]int, args ...any) error {
+	return f.LaunchShared(grid, block, 0, args...)
+}
+
+// LaunchShared is Launch with sharedBytes of dynamic shared memory per block (cuLaunchKernel's
+// sharedMemBytes, what a kernel's extern __shared__ array gets; up to 48 KiB without opting in).
+func (f *Function) LaunchShared(grid, block [3]int, sharedBytes int, args ...any) error {
 	// cuLaunchKernel takes an array of pointers to the argument values. They live in Go memory, so
 	// pin them for the call.
 	var pin runtime.Pinner
@@ -149,7 +155,7 @@ func (f *Function) Launch(grid, block [3]int, args ...any) error {
 	}
 	return f.c.d.check("cuLaunchKernel", f.c.d.cuLaunchKernel(f.h,
 		uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(block[0]), uint32(block[1]), uint32(block[2]),
-		0, f.c.stream, first, 0))
+		uint32(sharedBytes), f.c.stream, first, 0))
 }
 
 // Event is a CUDA event, a timestamp recorded in the stream; events time GPU work without counting

@@ -1,0 +1,178 @@
+package cuda
+
+import (
+	"context"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu"
+	kcuda "github.com/gpuplayground/playground/kernels/cuda"
+	pt "github.com/gpuplayground/playground/problems/problemstest"
+)
+
+// testGPU compiles with NVRTC here; with a device it "measures" every custom kernel in a millisecond
+// and keeps the requests.
+type testGPU struct {
+	nv       *kcuda.NVRTC
+	device   bool
+	requests []gpu.Request
+}
+
+func (g *testGPU) Unavailable() string {
+	if g.device {
+		return ""
+	}
+	return "no CUDA device (test)"
+}
+func (g *testGPU) Device() *kcuda.Device { return nil }
+func (g *testGPU) Arch() int             { return 80 }
+func (g *testGPU) Compile(_ context.Context, src, name string) (string, error) {
+	return kcuda.CompileArch(g.nv, src, name, 80)
+}
+func (g *testGPU) Measure(_ context.Context, req gpu.Request, _ func(int)) (experiment.Result, error) {
+	g.requests = append(g.requests, req)
+	return experiment.Result{Kernel: req.Kernel, N: req.N, DType: req.DType, Seconds: 1e-3, MinSeconds: 1e-3, MaxSeconds: 1e-3, OK: true}, nil
+}
+
+const tiledTransposeCell = `kernel: k
+problem: transpose
+block: [32, 8]
+grid: ["ceil(n/32)", "ceil(n/32)"]
+shared_bytes: "n*4"
+sizes: [40, 64]
+---
+`
+
+// runCell runs cell on a server with or without a (test) device and returns what it emitted.
+func runCell(t *testing.T, cell string, device bool) (*cellstest.Recorder, *testGPU) {
+	t.Helper()
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	g := &testGPU{nv: nv, device: device}
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: experiment.DefaultLimits(), GPU: g})
+	r, err := k.Parse(cells.Cell{Source: cell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &cellstest.Recorder{}
+	if err := r.Run(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rec.Notes {
+		if n.Level == "error" {
+			t.Errorf("error note: %s", n.Message)
+		}
+	}
+	return rec, g
+}
+
+// Without a GPU a transpose cell's kernel runs in the virtual GPU, each size a row of the emulated
+// table whose modelled rate is in GB/s.
+func TestTransposeCellEmulated(t *testing.T) {
+	rec, _ := runCell(t, tiledTransposeCell+pt.TiledTranspose, false)
+	rows := rec.RowsOf("emulated")
+	if len(rows) != 2 || len(rec.Tables) != 1 {
+		t.Fatalf("got %d emulated rows, tables %+v; want 2 rows", len(rows), rec.Tables)
+	}
+	cols := rec.Tables[0].Columns
+	if got := cols[len(cols)-2].Unit; got != "GB/s" {
+		t.Errorf("modelled rate column: got unit %q, want GB/s", got)
+	}
+	for _, r := range rows {
+		if r.Bad || r.Values[5] != "ok" {
+			t.Errorf("row %v: want ok", r.Values)
+		}
+	}
+}
+
+// With a GPU the request carries the problem, the shared bytes and the precision; the results table
+// and the chart give the problem's GB/s (2·n²·4 bytes over the median).
+func TestTransposeCellMeasured(t *testing.T) {
+	cell := strings.Replace(tiledTransposeCell, "sizes:", "precision: fp16\nsizes:", 1) + pt.TiledTranspose
+	rec, g := runCell(t, cell, true)
+	if len(g.requests) != 2 {
+		t.Fatalf("got %d measured requests, want 2", len(g.requests))
+	}
+	if r := g.requests[1]; r.Problem != "transpose" || r.SharedBytes != 64*4 || r.Precision != "fp16" || r.Grid != [3]int{2, 2, 1} {
+		t.Errorf("got request %+v, want transpose, 256 shared bytes, fp16, grid 2×2", r)
+	}
+	rows := rec.RowsOf("results")
+	if len(rows) != 2 {
+		t.Fatalf("got %d result rows, want 2", len(rows))
+	}
+	if got, want := rows[1].Values[6].(float64), 2*64*64*4/1e-3/1e9; math.Abs(got-want) > 1e-12 {
+		t.Errorf("throughput: got %g, want %g GB/s", got, want)
+	}
+	if unit := rec.Tables[0].Columns[6].Unit; unit != "GB/s" {
+		t.Errorf("throughput column: got unit %q, want GB/s", unit)
+	}
+	if rec.Charts == 0 || rec.ChartErr != nil || !strings.Contains(rec.SVG, "GB/s") {
+		t.Errorf("chart: %d drawn, %v, GB/s in it: %v", rec.Charts, rec.ChartErr, strings.Contains(rec.SVG, "GB/s"))
+	}
+}
+
+// Every example cell of README.md with a problem runs in the virtual GPU and is judged ok.
+func TestREADMEProblemExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := 0
+	for _, block := range strings.Split(string(readme), "```cuda\n")[1:] {
+		cell, _, _ := strings.Cut(block, "\n```")
+		if !strings.Contains(cell, "problem:") {
+			continue
+		}
+		examples++
+		rec, _ := runCell(t, cell, false)
+		rows := rec.RowsOf("emulated")
+		if len(rows) == 0 {
+			t.Errorf("no emulated rows for\n%s", cell)
+		}
+		for _, r := range rows {
+			if r.Bad {
+				t.Errorf("%v: want ok, for\n%s", r.Values, cell)
+			}
+		}
+	}
+	if examples != 5 {
+		t.Errorf("got %d README examples with a problem, want one per problem but matmul (5)", examples)
+	}
+}
+
+// Show PTX of a reduce cell runs its smallest size in the virtual GPU, with its dynamic shared
+// memory, and writes the counts beside the PTX; a size over the virtual GPU's
+// limit for reduce is an info note, not a row.
+func TestReduceCellShowPTXAndLimit(t *testing.T) {
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	cell := "kernel: k\nproblem: reduce\nblock: [256]\ngrid: [\"ceil(n/512)\"]\nshared_bytes: \"256*4\"\nsizes: [3000, 2000000]\n---\n" + pt.TreeReduce
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: experiment.DefaultLimits(), GPU: &testGPU{nv: nv}})
+	act, err := k.Actions()[0].Parse(cells.Cell{Source: cell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &cellstest.Recorder{}
+	if err := act.Run(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Texts) != 1 || !strings.Contains(rec.Texts[0].Title, "at n=3000") || !strings.Contains(rec.Texts[0].Body, "wavefronts/req") {
+		t.Errorf("got texts %v; want the PTX annotated with the counts at n=3000", rec.Texts)
+	}
+	rec, _ = runCell(t, cell, false)
+	if rows := rec.RowsOf("emulated"); len(rows) != 1 || rows[0].Bad {
+		t.Errorf("got emulated rows %v, want one ok row (n=3000)", rows)
+	}
+	if len(rec.Notes) == 0 || !strings.Contains(rec.Notes[len(rec.Notes)-1].Message, "custom at n=2000000: not emulated") {
+		t.Errorf("got notes %v, want the limit's note for n=2000000", rec.Notes)
+	}
+}

@@ -1,0 +1,186 @@
+package emulate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/datasheet"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/problems"
+	"github.com/gpuplayground/playground/vgpu"
+)
+
+// problemOf is req's problem: matmul where it names none.
+func problemOf(req Request) *problems.Problem {
+	if req.Problem != nil {
+		return req.Problem
+	}
+	p, _ := problems.Lookup(problems.Default)
+	return p
+}
+
+// Limit is the largest n the virtual GPU runs req at: the problem's SampledN for a learner's kernel,
+// MaxSampledN for the table's.
+func Limit(req Request) int {
+	if req.Kernel == "custom" {
+		return problemOf(req).SampledN
+	}
+	return MaxSampledN
+}
+
+// TooLarge explains why p is not emulated at n (over its SampledN).
+func TooLarge(p *problems.Problem, n int) error {
+	if p.SampledN == p.FullN {
+		return fmt.Errorf("n=%d is over the virtual GPU's limit of %d for %s: its blocks depend on each other (through atomics into one output, or carries), so it runs in full or not at all", n, p.FullN, p.Name)
+	}
+	return fmt.Errorf("n=%d is over the virtual GPU's limit of %d for %s (the buffers and the check would take too much memory)", n, p.SampledN, p.Name)
+}
+
+// runProblem emulates a learner's kernel (req.Kernel "custom") for its problem: fresh inputs, the
+// launch with the problem's buffers and int parameters (and req.SharedBytes of dynamic shared
+// memory), and the problem's check at req.Precision. Up to the problem's FullN every block runs and
+// every output entry is checked; above it, up to SampledN, SampledBlocks blocks run, the outputs
+// they wrote (those not left NaN) are checked (matmul: at most maxChecked of them), and the counts
+// are scaled to the whole grid.
+func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
+	p, n := problemOf(req), req.N
+	res.Problem = p.Name
+	prec := req.Precision
+	if prec.Name == "" {
+		prec = problems.DefaultPrecision(req.DType)
+	}
+	if prec != problems.DefaultPrecision(req.DType) {
+		res.Precision = fmt.Sprintf("%s, computed in %s", req.DType, prec.Name)
+	}
+	if n > p.SampledN {
+		return res, TooLarge(p, n)
+	}
+	mod, err := vgpu.ParseModule(req.PTX)
+	if err != nil {
+		return res, err
+	}
+	if fn := mod.Function(req.Entry); fn != nil && len(fn.Params) != len(p.Buffers)+len(p.ParamNames) {
+		return res, fmt.Errorf("%s takes %d parameters; a %s kernel takes %d: %s (is `problem:` right?)",
+			req.Entry, len(fn.Params), p.Name, len(p.Buffers)+len(p.ParamNames), p.Prototype(req.Entry, req.DType))
+	}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	host := p.Inputs(rng, n, req.DType)
+	var only [][3]int
+	if n > p.FullN {
+		only = sample(req.Grid, rng)
+	}
+	bufs := make([]*vgpu.Buffer, len(p.Buffers))
+	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames))
+	for i, b := range p.Buffers {
+		if b.Output {
+			bufs[i] = newOutput(b, n, req.DType)
+		} else {
+			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: b.Encode(host[i], req.DType)}
+		}
+		params = append(params, vgpu.Ptr(bufs[i]))
+	}
+	for _, v := range p.Params(n) {
+		params = append(params, vgpu.S32(v))
+	}
+	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
+		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs}
+	start := time.Now()
+	counts, err := vgpu.Launch(ctx, mod, req.Entry, cfg)
+	res.EmulationSeconds = time.Since(start).Seconds()
+	res.Notes = counts.Notes
+	if err != nil {
+		return res, err
+	}
+	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, only != nil, counts.Blocks, counts.GridBlocks
+	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
+	out := p.Out()
+	got := p.Buffers[out].Decode(bufs[out].Data, req.DType)
+	var which []int
+	if only != nil {
+		res.Counts = counts.Scaled()
+		which = written(got, rng, p.Name == "matmul")
+	}
+	v, err := p.Check(ctx, n, host, got, which, prec, req.DType)
+	if err != nil {
+		return res, err
+	}
+	res.RelError, res.OK, res.Checked, res.Tolerance = v.Err, v.OK, v.Checked, v.Tol
+	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
+	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
+	return res, nil
+}
+
+// newOutput is the output buffer of a launch: zeroed where the problem says so (the kernel
+// accumulates into it, as after a cudaMemset), otherwise poisoned (vgpu.Poison, NaN in every float
+// entry, as the GPU worker fills it) at every size, so that an entry no thread wrote fails the
+// check, a sampled launch's unwritten entries are told apart, and a read before a write is an
+// uninitialised-read note.
+func newOutput(b problems.Buffer, n int, dtype string) *vgpu.Buffer {
+	if b.Zeroed {
+		return vgpu.NewOutput(b.Name, b.Bytes(n, dtype), vgpu.Zeroed)
+	}
+	return vgpu.NewOutput(b.Name, b.Bytes(n, dtype), vgpu.Poisoned)
+}
+
+// written lists the entries of got that are not NaN, in a random order; for matmul, whose check
+// recomputes a dot product per entry, at most maxChecked of them.
+func written(got []float64, rng *rand.Rand, limit bool) []int {
+	var idx []int
+	for i, g := range got {
+		if !math.IsNaN(g) {
+			idx = append(idx, i)
+		}
+	}
+	rng.Shuffle(len(idx), func(x, y int) { idx[x], idx[y] = idx[y], idx[x] })
+	if limit {
+		idx = idx[:min(len(idx), maxChecked)]
+	}
+	return idx
+}
+
+func elemBytes(dtype string) int {
+	if dtype == "float64" {
+		return 8
+	}
+	return 4
+}
+
+// EstimateProblem is the estimated time of emulating a learner's kernel for p at n in a grid of
+// blocks thread blocks: matmul as EstimateGrid prices it; the others from p.Instructions at the
+// rate of the naive matmul kernel measured here (kernels.Rates.SIMTSeconds at n = 256, about 8·n³
+// thread instructions), a sampled launch its share of the grid, plus drawing and checking the
+// buffers. 0 above SampledN, where nothing runs.
+func EstimateProblem(p *problems.Problem, n, blocks int) time.Duration {
+	if p.Name == "matmul" {
+		return EstimateGrid("custom", n, blocks)
+	}
+	if n > p.SampledN {
+		return 0
+	}
+	r := kernels.CurrentRates()
+	perInstr := r.SIMTSeconds("naive", 256) / (8 * 256 * 256 * 256)
+	sec := p.Instructions(n) * perInstr
+	if n > p.FullN {
+		sec *= min(1, SampledBlocks/float64(max(blocks, 1)))
+	}
+	sec += r.FillSeconds(int(p.Memory(n, "float32") / 2))
+	return time.Duration(sec * float64(time.Second))
+}
+
+// ProblemTable is Table with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (Row
+// fills that column from Result.Rate).
+func ProblemTable(gpuName, unit string) cells.Table {
+	t := Table(gpuName)
+	t.Columns = slices.Clone(t.Columns)
+	for i, c := range t.Columns {
+		if c.Unit == "GFLOP/s" {
+			t.Columns[i].Unit = unit
+		}
+	}
+	return t
+}

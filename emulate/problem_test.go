@@ -1,0 +1,147 @@
+package emulate
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/datasheet"
+	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/problems"
+	pt "github.com/gpuplayground/playground/problems/problemstest"
+)
+
+// Learner-style kernels for every problem, compiled by NVRTC and by clang, run in the virtual GPU
+// and are judged by their problem's check: right ones ok, wrong ones WRONG.
+
+// compilers are the CUDA compilers installed here (each skipped where missing, required in CI).
+func compilers(t *testing.T) map[string]func(src string) string {
+	t.Helper()
+	out := map[string]func(string) string{}
+	if nv, err := cuda.LoadNVRTC(); err == nil {
+		out["nvrtc"] = func(src string) string {
+			t.Helper()
+			ptx, err := cuda.CompileArch(nv, src, "cell.cu", Arch)
+			if err != nil {
+				t.Fatalf("nvrtc: %v", err)
+			}
+			return ptx
+		}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatalf("NVRTC is required in CI: %v", err)
+	}
+	if cl, err := cuda.FindClang(); err == nil {
+		out["clang"] = func(src string) string {
+			t.Helper()
+			ptx, _, err := cl.Compile(context.Background(), src, "cell.cu", Arch)
+			if err != nil {
+				t.Fatalf("clang: %v", err)
+			}
+			return ptx
+		}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatalf("clang is required in CI: %v", err)
+	}
+	if len(out) == 0 {
+		t.Skip("skipping: neither NVRTC nor clang is installed")
+	}
+	return out
+}
+
+func TestLearnerKernelsPerProblem(t *testing.T) {
+	for cname, compile := range compilers(t) {
+		for _, k := range pt.Kernels() {
+			t.Run(cname+"/"+k.Name, func(t *testing.T) {
+				p, err := problems.Lookup(k.Problem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				prec := problems.DefaultPrecision("float32")
+				if k.Precision != "" {
+					if prec, err = problems.LookupPrecision(k.Precision); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ptx := compile(k.Source)
+				for _, n := range k.Sizes {
+					r, err := Run(context.Background(), Request{Kernel: "custom", PTX: ptx, Entry: "k", Problem: p, Precision: prec,
+						Grid: k.Grid(n), Block: k.Block, SharedBytes: k.Shared, N: n, DType: "float32", GPU: datasheet.GPUs[0]})
+					if err != nil {
+						t.Fatalf("n=%d: %v", n, err)
+					}
+					t.Logf("n=%d: error %g, tolerance %g, checked %d", n, r.RelError, r.Tolerance, r.Checked)
+					if k.OK && len(r.Notes) > 0 {
+						t.Errorf("n=%d: a right kernel got sanitizer notes: %v", n, r.Notes)
+					}
+					if r.OK != k.OK {
+						t.Errorf("n=%d: got ok=%v (error %g, tolerance %g), want %v", n, r.OK, r.RelError, r.Tolerance, k.OK)
+					}
+					if r.Counts.ThreadInstructions == 0 || !(r.Model.Seconds > 0) || r.RateUnit != p.Rate {
+						t.Errorf("n=%d: %d thread instructions, model %+v, rate %g %s", n, r.Counts.ThreadInstructions, r.Model, r.Rate, r.RateUnit)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Above a problem's FullN a transpose and a softmax run sampled blocks and check what they wrote;
+// a reduce, whose blocks add into one output, is refused there; a stray store names the buffer;
+// extern __shared__ memory needs SharedBytes.
+func TestProblemSamplingLimitsAndFaults(t *testing.T) {
+	compile := compilers(t)["nvrtc"]
+	if compile == nil {
+		t.Skip("skipping: no NVRTC")
+	}
+	get := func(name string) *problems.Problem {
+		t.Helper()
+		p, err := problems.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tr, red := get("transpose"), get("reduce")
+	run := func(p *problems.Problem, src string, n int, grid, block [3]int, shared int) (Result, error) {
+		return Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: p,
+			Grid: grid, Block: block, SharedBytes: shared, N: n, DType: "float32", GPU: datasheet.GPUs[0]})
+	}
+	n := tr.FullN + 76
+	r, err := run(tr, pt.NaiveTranspose, n, pt.Tiles(16)(n), [3]int{16, 16, 1}, 0)
+	if err != nil || !r.OK || !r.Sampled || r.Checked != SampledBlocks*256 || r.GridBlocks != int64(pt.CeilDiv(n, 16)*pt.CeilDiv(n, 16)) {
+		t.Errorf("sampled transpose at n=%d: got ok %v, sampled %v, %d checked, %d blocks, %v; want ok, %d checked", n, r.OK, r.Sampled, r.Checked, r.GridBlocks, err, SampledBlocks*256)
+	}
+	sm := get("softmax")
+	n = sm.FullN + 1
+	r, err = run(sm, pt.RowSoftmax, n, pt.RowsOf(n), [3]int{256, 1, 1}, 0)
+	if err != nil || !r.OK || !r.Sampled || r.Checked != SampledBlocks*n {
+		t.Errorf("sampled softmax at n=%d: got ok %v, sampled %v, %d checked, %v; want ok, %d checked (8 rows)", n, r.OK, r.Sampled, r.Checked, err, SampledBlocks*n)
+	}
+	reduceGrid := func(n int) [3]int { return [3]int{pt.CeilDiv(n, 512), 1, 1} }
+	n = red.FullN + 1
+	if _, err := run(red, pt.TreeReduce, n, reduceGrid(n), [3]int{256, 1, 1}, 1024); err == nil || !strings.Contains(err.Error(), "runs in full or not at all") {
+		t.Errorf("reduce at n=%d: got %v, want the limit's error", n, err)
+	}
+	if _, err := run(red, pt.TreeReduce, 600, reduceGrid(600), [3]int{256, 1, 1}, 0); err == nil || !strings.Contains(err.Error(), "shared") {
+		t.Errorf("extern __shared__ without shared_bytes: got %v, want a shared-memory fault", err)
+	}
+	stray := strings.Replace(pt.NaiveTranspose, "out[c * rows + r]", "out[c * rows + r + 1]", 1)
+	if _, err := run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0); err == nil || !strings.Contains(err.Error(), `"out"`) {
+		t.Errorf("a store past out: got %v, want a fault naming \"out\"", err)
+	}
+}
+
+// A kernel whose parameters are not its problem's is told the problem's signature.
+func TestProblemSignatureMismatch(t *testing.T) {
+	compile := compilers(t)["nvrtc"]
+	if compile == nil {
+		t.Skip("skipping: no NVRTC")
+	}
+	_, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(pt.NaiveTranspose), Entry: "k",
+		Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+	want := `k takes 4 parameters; a matmul kernel takes 6: extern "C" __global__ void k(const float* A, const float* B, float* C, int M, int N, int K) (is ` + "`problem:`" + ` right?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

@@ -119,4 +119,10 @@ func TestOccupancyOfLearnersKernel(t *testing.T) {
 	if err != nil || r.Occupancy.Text != "≤ 100% (warps; registers unknown)" || !strings.Contains(Table(h100.Name).Caption, "registers are not known without ptxas") {
 		t.Errorf("custom cuda_smem: %q, %v", r.Occupancy.Text, err)
 	}
+	// with shared_bytes of dynamic shared memory on top of its 8 KiB static: 49 KiB a block with the
+	// reserve, 4 blocks of 4 warps in 228 KiB
+	r, err = Run(context.Background(), Request{Kernel: "custom", PTX: string(src), Entry: "cuda_smem", Grid: [3]int{2, 2, 1}, Block: [3]int{32, 4, 1}, SharedBytes: 40 << 10, N: 64, DType: "float32", GPU: h100})
+	if err != nil || r.Occupancy.Text != "≤ 25% (shared memory; registers unknown)" || r.Occupancy.SharedBytes != 48<<10 {
+		t.Errorf("custom cuda_smem with 40 KiB dynamic: %q (%d B), %v", r.Occupancy.Text, r.Occupancy.SharedBytes, err)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
@@ -110,7 +109,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, err
 	}
 	res.RelError, res.OK, res.Checked, res.Tolerance = v.Err, v.OK, v.Checked, v.Tol
-	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
+	res.Model = Model(res.Counts, req.GPU) // the roofline, or the atomics when they take longer
 	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
 	return res, nil
 }

@@ -27,7 +27,7 @@ func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
 	kinds, all := lessonsWithoutGPU(t, nv)
-	fence := regexp.MustCompile("(?s)```challenge\n(.*?)```\\s*```cuda\n(.*?)```")
+	fence := challengeFence
 	found := 0
 	for _, l := range all {
 		src, err := fs.ReadFile(lessons.Embedded, l.File)
@@ -134,4 +134,27 @@ func number(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
+}
+
+// challengeFence is a challenge and the cuda cell it is about, the next fence of the lesson.
+var challengeFence = regexp.MustCompile("(?s)```challenge\n(.*?)```\\s*```cuda\n(.*?)```")
+
+// challengeSubjects are the sources of the cuda cells that challenges are about.
+func challengeSubjects(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	files, err := fs.Glob(lessons.Embedded, "*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		src, err := fs.ReadFile(lessons.Embedded, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range challengeFence.FindAllStringSubmatch(string(src), -1) {
+			out[m[2]] = true
+		}
+	}
+	return out
 }

@@ -166,7 +166,17 @@ func (r *run) measured() experiment.Spec {
 	return experiment.Spec{Kernels: append([]string{"custom"}, r.spec.Compare...), Sizes: r.spec.Sizes, DType: r.spec.DType, Repeats: r.spec.Repeats, Threads: 1}
 }
 
+// Estimate is the compile, the measured part (a matmul cell's compared kernels and its float64
+// reference, n³ on the CPU) and the emulation at each size. A problem other than matmul compares
+// with nothing and checks against its own reference, which customEstimate includes.
 func (r *run) Estimate() time.Duration {
+	if r.spec.Problem.Name != "matmul" {
+		est := compileEstimate
+		for _, n := range r.spec.Sizes {
+			est += r.customEstimate(n)
+		}
+		return est
+	}
 	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
 	_, emulated := r.split()
 	if r.env.GPU.Unavailable() == "" {

@@ -309,6 +309,20 @@ func (m *Module) Line(n int) string {
 	return strings.TrimSpace(m.lines[n-1])
 }
 
+// source is "file:line" of the .loc at index loc of m.Locs ("" for none, as for an instruction
+// without a .loc), as launch.source writes it.
+func (m *Module) source(loc int) string {
+	if loc < 0 || loc >= len(m.Locs) {
+		return ""
+	}
+	lc := m.Locs[loc]
+	f := m.Files[lc.File]
+	if f == "" {
+		f = fmt.Sprintf("file %d", lc.File)
+	}
+	return fmt.Sprintf("%s:%d", f, lc.Line)
+}
+
 type parser struct {
 	toks   []token
 	pos    int

@@ -378,7 +378,16 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 		}
 		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
 	}
+	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
 	return in
+}
+
+// matrixShape is the shape of the p×p matrix b for fault messages: its element's C++ type from its size
+// (kernels/cuda/matmul.cu: float, double, or a 16-bit __nv_bfloat16 or __half).
+func matrixShape(b *vgpu.Buffer, p int) vgpu.Shape {
+	elem := len(b.Data) / max(p*p, 1)
+	types := map[int]string{2: "16-bit value", 4: "float", 8: "double"}
+	return vgpu.Shape{Elem: elem, Type: types[elem], Rows: p, Cols: p}
 }
 
 // at reads C[i][j] (of the p×p launch) from the buffer without copying it.

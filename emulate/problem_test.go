@@ -22,7 +22,7 @@ func compilers(t *testing.T) map[string]func(src string) string {
 	if nv, err := cuda.LoadNVRTC(); err == nil {
 		out["nvrtc"] = func(src string) string {
 			t.Helper()
-			ptx, err := cuda.CompileArch(nv, src, "cell.cu", Arch)
+			ptx, err := cuda.CompileWith(context.Background(), nv, nil, src, "cell.cu", Arch) // as a cell compiles: with .loc lines
 			if err != nil {
 				t.Fatalf("nvrtc: %v", err)
 			}
@@ -127,8 +127,10 @@ func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 		t.Errorf("extern __shared__ without shared_bytes: got %v, want a shared-memory fault", err)
 	}
 	stray := strings.Replace(pt.NaiveTranspose, "out[c * rows + r]", "out[c * rows + r + 1]", 1)
-	if _, err := run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0); err == nil || !strings.Contains(err.Error(), `"out"`) {
-		t.Errorf("a store past out: got %v, want a fault naming \"out\"", err)
+	// only thread (c, r) = (31, 31) stores past the end: element 1024 of the 32×32 out
+	want := `past the end of buffer "out" (32×32 floats): element 1024 = row 32, col 0 (rows 0–31), byte 4096 of 4096`
+	if _, err := run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "cell.cu:") {
+		t.Errorf("a store past out: got %v, want a fault on a line of cell.cu saying %s", err, want)
 	}
 }
 

@@ -67,8 +67,10 @@ type Result struct {
 	// kernel with a `precision:` the dtype and the precision it computes in.
 	Precision string
 	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against float64 (a learner's kernel: its problem's
-	// error measure, problems.Verdict); OK is within the precision's tolerance (Tolerance, set for a
-	// learner's kernel).
+	// error measure, problems.Verdict); NaN when a checked entry of the output was NaN (never
+	// written: it holds the poison), +Inf when one was infinite or the error is unbounded (the
+	// reference is zero where the output is not). OK is within the precision's tolerance
+	// (Tolerance, set for a learner's kernel).
 	RelError  float64
 	OK        bool
 	Tolerance float64
@@ -426,7 +428,11 @@ func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	if err := kernels.Gonum(ctx, ref, in.a, in.b, n, n, n, kernels.Options{}); err != nil {
 		return 0, err
 	}
-	return finite(kernels.RelFrobenius(in.result(), ref)), nil
+	c := in.result()
+	if x, ok := nonFinite(c, all(len(c))); ok {
+		return x, nil
+	}
+	return kernels.RelFrobenius(c, ref), nil
 }
 
 // maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).
@@ -464,16 +470,36 @@ func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float
 		norm += want * want
 	}
 	if norm == 0 {
-		return finite(math.Sqrt(diff)), len(written), nil
+		return math.Sqrt(diff), len(written), nil
 	}
-	return finite(math.Sqrt(diff / norm)), len(written), nil
+	return math.Sqrt(diff / norm), len(written), nil
 }
 
-func finite(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return math.MaxFloat64
+// nonFinite is NaN if an entry of got at which is NaN, else +Inf if one is infinite (ok: the error
+// is that); the output's error is then not a number a learner can read as one.
+func nonFinite(got []float64, which []int) (float64, bool) {
+	inf := false
+	for _, i := range which {
+		switch g := got[i]; {
+		case math.IsNaN(g):
+			return math.NaN(), true
+		case math.IsInf(g, 0):
+			inf = true
+		}
 	}
-	return x
+	if inf {
+		return math.Inf(1), true
+	}
+	return 0, false
+}
+
+// all is the indices 0…n−1.
+func all(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // float16From widens IEEE binary16 bits to float32 exactly.

@@ -110,6 +110,15 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, err
 	}
 	res.RelError, res.OK, res.Checked, res.Tolerance = v.Err, v.OK, v.Checked, v.Tol
+	if v.Err == math.MaxFloat64 { // problems' mark for NaN or Inf: say which
+		if which == nil {
+			which = all(len(got))
+		}
+		res.RelError, _ = nonFinite(got, which)
+		if !math.IsNaN(res.RelError) {
+			res.RelError = math.Inf(1)
+		}
+	}
 	res.Model = datasheet.Roofline(float64(res.Counts.FLOPs), float64(32*(res.Counts.LoadSectors+res.Counts.StoreSectors)), req.GPU)
 	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
 	return res, nil

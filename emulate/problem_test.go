@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -145,5 +146,39 @@ func TestProblemSignatureMismatch(t *testing.T) {
 	want := `k takes 4 parameters; a matmul kernel takes 6: extern "C" __global__ void k(const float* A, const float* B, float* C, int M, int N, int K) (is ` + "`problem:`" + ` right?)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// A kernel that leaves an output entry unwritten (it keeps the poison, NaN) or writes an Inf has
+// that as its error, and its row says "NaN" or "Inf": never a number such as 1.80e+308, and the
+// row encodes as JSON (which has neither).
+func TestNonFiniteErrorShowsAsNaN(t *testing.T) {
+	compile := compilers(t)["nvrtc"]
+	if compile == nil {
+		t.Skip("skipping: no NVRTC")
+	}
+	tr, err := problems.Lookup("transpose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, from, to, want string }{
+		{"unwritten", "if (r < rows && c < cols)", "if (r < rows && c < cols && r + c > 0)", "NaN"},
+		{"infinite", "= in[r * cols + c]", "= (r + c > 0) ? in[r * cols + c] : 1.0f / 0.0f", "Inf"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(pt.NaiveTranspose, tt.from, tt.to, 1)
+			r, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: tr,
+				Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := Row(r)
+			if got := row.Values[4]; got != tt.want || r.OK || !row.Bad {
+				t.Errorf("got rel. error %v (ok %v, bad %v), want %q, not ok", got, r.OK, row.Bad, tt.want)
+			}
+			if _, err := json.Marshal(row); err != nil {
+				t.Errorf("the row does not encode: %v", err)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ package emulate
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -241,6 +242,18 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res.Model = Model(res.Counts, req.GPU)
 	return res, nil
+}
+
+// Failure is the note for kernel's emulation at n that ended with err: "KERNEL at n=N faulted in
+// the virtual GPU: FAULT" for a fault of the kernel's own (a *vgpu.Fault other than an unsupported
+// operation), which the page's summary reports as faulted (static/measured.js); otherwise "KERNEL at
+// n=N, in the virtual GPU: ERR", a kernel that did not run.
+func Failure(kernel string, n int, err error) string {
+	var f *vgpu.Fault
+	if errors.As(err, &f) && f.Kind != "unsupported" {
+		return fmt.Sprintf("%s at n=%d faulted in the virtual GPU: %v", kernel, n, err)
+	}
+	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
 }
 
 // Model is the modelled time of counts c on g: the roofline (datasheet.Roofline: the FLOPs at the

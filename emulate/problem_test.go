@@ -130,8 +130,16 @@ func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 	stray := strings.Replace(pt.NaiveTranspose, "out[c * rows + r]", "out[c * rows + r + 1]", 1)
 	// only thread (c, r) = (31, 31) stores past the end: element 1024 of the 32×32 out
 	want := `past the end of buffer "out" (32×32 floats): element 1024 = row 32, col 0 (rows 0–31), byte 4096 of 4096`
-	if _, err := run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "cell.cu:") {
+	_, err = run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "cell.cu:") {
 		t.Errorf("a store past out: got %v, want a fault on a line of cell.cu saying %s", err, want)
+	}
+	// the page summarises a fault's note as faulted (static/measured.js), other errors as not run
+	if got, want := Failure("custom", 32, err), "custom at n=32 faulted in the virtual GPU: out of bounds: "; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
+	}
+	if got, want := Failure("custom", 8192, TooLarge(tr, 8192)), "custom at n=8192, in the virtual GPU: n=8192 is over"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
 	}
 }
 

@@ -207,7 +207,7 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				return results, ctx.Err()
 			}
 			if err != nil {
-				e.Note("error", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, err)))
+				e.Note("error", lines(emulate.Failure(name, n, err)))
 			} else {
 				e.Row(emulate.Row(res))
 				results = append(results, res)

@@ -382,13 +382,15 @@ func converged(w *warp, in *inst, m uint32, member uint32) {
 	op := strings.Fields(w.c.L.mod.Line(int(in.line)))[0]
 	name := strings.SplitN(op, ".", 2)[0] + ".sync"
 	var msg string
+	lane := bits.TrailingZeros32(m)
 	if extra := m &^ member; extra != 0 {
+		lane = bits.TrailingZeros32(extra)
 		msg = fmt.Sprintf("%s with member mask %#08x, executed by %s, which the mask does not name: a lane executing %s must be named in its mask", name, member, lanesText(extra), name)
 	} else {
 		msg = fmt.Sprintf("%s with member mask %#08x, but only %s reached it (%s took another path): every lane named in the mask must execute the same %s, so a divergent branch must not hold it (CUDA C++ Programming Guide, \"Warp Shuffle Functions\" and \"Warp Vote Functions\")",
 			name, member, lanesText(m), lanesText(member&w.live&^m), name)
 	}
-	w.c.fault(&Fault{Kind: "divergent warp sync", Msg: msg}, w, bits.TrailingZeros32(m), in)
+	w.c.fault(&Fault{Kind: "divergent warp sync", Msg: msg}, w, lane, in)
 }
 
 // lanesText names the lanes of mask: "lane 3", "lanes 0–15", "lanes 0–3, 8 and 10–12".

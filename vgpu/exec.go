@@ -484,7 +484,11 @@ type Fault struct {
 func (f *Fault) Error() string {
 	s := fmt.Sprintf("%s: thread %s of block %s, %s", f.Kind, xyz(f.Thread), xyz(f.Block), where(f.Source, f.Line, f.Instr, f.Msg))
 	if f.OtherLine != 0 {
-		s += fmt.Sprintf("; the other access: thread %s, %s", xyz(f.OtherThread), where(f.OtherSource, f.OtherLine, f.OtherInstr, ""))
+		other := "the other thread"
+		if f.Kind == "hazard" {
+			other = "the other access"
+		}
+		s += fmt.Sprintf("; %s: thread %s, %s", other, xyz(f.OtherThread), where(f.OtherSource, f.OtherLine, f.OtherInstr, ""))
 	}
 	return s
 }

@@ -684,8 +684,7 @@ func (c *cta) releaseBarrier() bool {
 			}
 			if w.barPC[l] != first.barPC[firstLane] {
 				a, b := &c.prog.code[first.barPC[firstLane]], &c.prog.code[w.barPC[l]]
-				f := &Fault{Kind: "barrier", Msg: fmt.Sprintf("threads of one block wait at different barriers: %q at PTX line %d and %q at PTX line %d (a __syncthreads() not every thread reaches)",
-					c.L.mod.Line(int(a.line)), a.line, c.L.mod.Line(int(b.line)), b.line)}
+				f := &Fault{Kind: "barrier", Msg: "it waits at a different barrier from another thread of its block: a __syncthreads() that not every thread reaches (CUDA C++ Programming Guide, \"Synchronization Functions\": allowed in conditional code only if the condition is the same for the whole block)"}
 				f.OtherThread = c.threadXYZ(first.first + firstLane)
 				f.OtherLine = int(a.line)
 				f.OtherInstr = c.L.mod.Line(int(a.line))

@@ -30,6 +30,10 @@ extern "C" __global__ void halfshfl(float *out) {
 	out[threadIdx.x] = v;
 }
 
+extern "C" __global__ void halfmask(float *out) {
+	out[threadIdx.x] = __shfl_sync(0x0000ffff, (float)threadIdx.x, 0); // HALFMASK
+}
+
 extern "C" __global__ void count(int *out) {
 	out[threadIdx.x] = __syncthreads_count(threadIdx.x & 1); // COUNT
 }
@@ -94,6 +98,10 @@ func TestMessages(t *testing.T) {
 		got := wantFault(t, m, "divergent warp sync", "halfshfl", [3]int{32, 1, 1}, []*Buffer{NewOutput("out", 4*32, Poisoned)})
 		wantAll(t, got, line("SHFL")+": shfl.sync with member mask 0xffffffff, but only lanes 0–15 reached it (lanes 16–31 took another path)", "Warp Shuffle Functions")
 	})
+	t.Run("lanes outside the mask", func(t *testing.T) {
+		got := wantFault(t, m, "divergent warp sync", "halfmask", [3]int{32, 1, 1}, []*Buffer{NewOutput("out", 4*32, Poisoned)})
+		wantAll(t, got, "thread (16,0,0) of block (0,0,0), ", line("HALFMASK")+": shfl.sync with member mask 0x0000ffff, executed by lanes 16–31, which the mask does not name")
+	})
 	t.Run("hazard", func(t *testing.T) {
 		got := wantFault(t, m, "hazard", "race", [3]int{64, 1, 1}, []*Buffer{NewOutput("out", 4*64, Poisoned)})
 		wantAll(t, got, "hazard: thread (", line("LOAD"), line("STORE"), "; the other access: thread (", " (PTX line ")
@@ -123,6 +131,19 @@ func TestFeature(t *testing.T) {
 	} {
 		if got := Feature(tt.op); !strings.Contains(got, tt.want) || (tt.want == "") != (got == "") {
 			t.Errorf("Feature(%q) = %q, want it to name %q", tt.op, got, tt.want)
+		}
+	}
+}
+
+func TestLanesText(t *testing.T) {
+	for _, tt := range []struct {
+		mask uint32
+		want string
+	}{
+		{1 << 3, "lane 3"}, {0xffff, "lanes 0–15"}, {0b1_0111_0000_1111, "lanes 0–3, 8–10 and 12"},
+	} {
+		if got := lanesText(tt.mask); got != tt.want {
+			t.Errorf("lanesText(%#x) = %q, want %q", tt.mask, got, tt.want)
 		}
 	}
 }

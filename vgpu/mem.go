@@ -161,14 +161,28 @@ func (L *launch) beyond(i int, off uint64) string {
 	if sh.Elem <= 0 {
 		return fmt.Sprintf("past the end of buffer %q (%d bytes): byte %d", name, size, off)
 	}
-	e, count := off/uint64(sh.Elem), size/sh.Elem
-	s := fmt.Sprintf("past the end of buffer %q (%s): element %d", name, sh.describe(count), e)
+	count := size / sh.Elem
+	s := fmt.Sprintf("past the end of buffer %q (%s): %s", name, sh.describe(count), L.element(i, off))
 	if sh.Cols > 0 && sh.Rows > 0 {
-		s += fmt.Sprintf(" = row %d, col %d (rows 0–%d)", e/uint64(sh.Cols), e%uint64(sh.Cols), sh.Rows-1)
+		s += fmt.Sprintf(" (rows 0–%d)", sh.Rows-1)
 	} else {
 		s += fmt.Sprintf(" (elements 0–%d)", count-1)
 	}
 	return s + fmt.Sprintf(", byte %d of %d", off, size)
+}
+
+// element names byte off of buffer i by its Shape: "element 4100 = row 64, col 4", "element 17",
+// or without a shape "byte 16400".
+func (L *launch) element(i int, off uint64) string {
+	sh := L.shapes[i]
+	if sh.Elem <= 0 {
+		return fmt.Sprintf("byte %d", off)
+	}
+	e := off / uint64(sh.Elem)
+	if sh.Cols > 0 && sh.Rows > 0 {
+		return fmt.Sprintf("element %d = row %d, col %d", e, e/uint64(sh.Cols), e%uint64(sh.Cols))
+	}
+	return fmt.Sprintf("element %d", e)
 }
 
 // before describes an access at offset off of the window before buffer i's (a negative index into

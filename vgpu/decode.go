@@ -673,6 +673,9 @@ func (d *decoder) nargs(in pinst, n int) error {
 func (d *decoder) decode(s pinst) (inst, string, error) {
 	d.op = s.op
 	in := inst{guard: -1, class: ClassInt}
+	if s.opaque {
+		return in, "", d.errf("")
+	}
 	if s.guard != "" {
 		g, ok := d.lookup(s.guard)
 		if !ok || !g.pred {

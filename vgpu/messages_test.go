@@ -38,6 +38,18 @@ extern "C" __global__ void count(int *out) {
 	out[threadIdx.x] = __syncthreads_count(threadIdx.x & 1); // COUNT
 }
 
+extern "C" __global__ void tex(cudaTextureObject_t tx, float *out) {
+	out[threadIdx.x] = tex1Dfetch<float>(tx, threadIdx.x);
+}
+
+extern "C" __global__ void cpasync(const float *in, float *out) {
+	__shared__ float s[32];
+	unsigned dst = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(in + threadIdx.x)); // CPASYNC
+	asm volatile("cp.async.wait_all;");
+	out[threadIdx.x] = s[threadIdx.x];
+}
+
 extern "C" __global__ void race(int *out) {
 	__shared__ int s[64];
 	int t = threadIdx.x;
@@ -116,6 +128,24 @@ func TestMessages(t *testing.T) {
 			t.Fatalf("got %v, want an *UnsupportedError", err)
 		}
 		wantAll(t, err.Error(), line("COUNT")+": barrier reductions (__syncthreads_count", "(PTX line ", "bar.red.popc")
+	})
+	t.Run("unsupported texture", func(t *testing.T) {
+		// its operands are beyond the parser: still an *UnsupportedError naming the feature (its
+		// .loc is NVRTC's builtin header, where tex1Dfetch is defined)
+		_, err := Launch(t.Context(), m, "tex", LaunchConfig{Block: [3]int{32, 1, 1}, Params: []Arg{U64(0), U64(0)}})
+		var u *UnsupportedError
+		if !errors.As(err, &u) {
+			t.Fatalf("got %v, want an *UnsupportedError", err)
+		}
+		wantAll(t, err.Error(), "texture fetches (tex1Dfetch", "(PTX line ", ": tex.1d.v4.f32.s32 {%f")
+	})
+	t.Run("unsupported cp.async", func(t *testing.T) {
+		_, err := launch1(t, m, "cpasync", 1, 32, []*Buffer{NewBuffer("in", 4*32), NewOutput("out", 4*32, Poisoned)})
+		var u *UnsupportedError
+		if !errors.As(err, &u) {
+			t.Fatalf("got %v, want an *UnsupportedError", err)
+		}
+		wantAll(t, err.Error(), line("CPASYNC")+": asynchronous copies to shared memory (", "(PTX line ", ": cp.async.ca.shared.global [")
 	})
 }
 

@@ -1,5 +1,5 @@
-// Package datasheet holds published figures of GPUs (peak FP32 FLOP/s, DRAM bandwidth, SMs, with
-// their sources) and the roofline time model that turns counts into a modelled, never measured, time.
+// Package datasheet holds published figures of GPUs (peak FP32 FLOP/s, DRAM bandwidth, SMs, compute
+// capability, with their sources) and the roofline time model that turns counts into a modelled, never measured, time.
 package datasheet
 
 import (
@@ -20,14 +20,17 @@ type GPU struct {
 	Clock float64 `json:"boost_clock_hz"`
 	// Source is where the figures come from.
 	Source string `json:"source"`
+	// CC is the compute capability ("9.0"), whose per-SM limits (package occupancy) give a kernel's
+	// theoretical occupancy on this GPU; from the CUDA GPUs list (developer.nvidia.com/cuda-gpus).
+	CC string `json:"compute_capability"`
 }
 
 // GPUs are the devices a simt cell can model, with their published figures.
 var GPUs = []GPU{
-	{"H100 SXM", 132, 67e12, 3.35e12, 1.98e9, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper"},
-	{"A100 SXM", 108, 19.5e12, 2.039e12, 1.41e9, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper"},
-	{"T4", 40, 8.1e12, 320e9, 1.59e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper"},
-	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications"},
+	{"H100 SXM", 132, 67e12, 3.35e12, 1.98e9, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper", "9.0"},
+	{"A100 SXM", 108, 19.5e12, 2.039e12, 1.41e9, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper", "8.0"},
+	{"T4", 40, 8.1e12, 320e9, 1.59e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper", "7.5"},
+	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9"},
 }
 
 // Or returns *g, or the first of GPUs (the H100 SXM) when g is nil: the GPU a cell's modelled times

@@ -94,6 +94,8 @@ type Result struct {
 	// Notes are the sanitizer's findings that did not stop the launch (vgpu.Counts.Notes:
 	// uninitialised reads of C or of shared memory), for callers to show beside the result.
 	Notes []*vgpu.Fault
+	// Occupancy is the launch's theoretical occupancy on GPU (computed, not emulated).
+	Occupancy Occupancy
 }
 
 // MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
@@ -226,6 +228,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
+	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)

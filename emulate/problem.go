@@ -98,6 +98,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, err
 	}
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, only != nil, counts.Blocks, counts.GridBlocks
+	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	out := p.Out()
 	got := p.Buffers[out].Decode(bufs[out].Data, req.DType)
 	var which []int

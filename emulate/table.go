@@ -15,7 +15,7 @@ const TableID = "emulated"
 // SASS-level one Nsight Compute reports.
 func Table(gpuName string) cells.Table {
 	return cells.Table{ID: TableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured", Arch, gpuName),
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s", Arch, gpuName, OccupancyNote),
 		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
 			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
 			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},
@@ -27,11 +27,18 @@ func Table(gpuName string) cells.Table {
 			{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},
 			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]"},
 			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)"},
-			{Label: "barriers (per block)"},
+			{Label: "barriers (per block)"}, {Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
 			{Label: "modelled time (bound)", Unit: "µs"}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
 }
 
-// Row is r as a row of Table; a relative error that is NaN or Inf says so (cells.ErrorValue). The atomics columns are empty for a kernel without atomics, and
+// OccupancyNote says where the occupancy column's registers come from, and what it cannot know.
+const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator's on the datasheet GPU's compute capability, with the resource that limits it; " +
+	"the table's own kernels use the registers Nsight Compute measured on an H100 for this PTX. A learner's kernel's registers are not known without ptxas " +
+	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
+	"or a range where .maxnreg or __launch_bounds__ caps them."
+
+// Row is r as a row of Table; a relative error that is NaN or Inf says so (cells.ErrorValue). The
+// atomics columns are empty for a kernel without atomics, and
 // branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
 func Row(r Result) cells.Row {
 	c := r.Counts
@@ -62,6 +69,6 @@ func Row(r Result) cells.Row {
 	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, cells.ErrorValue(r.RelError), check,
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
-		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers,
+		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text,
 		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
 }

@@ -83,8 +83,8 @@ func judge(t *testing.T, g lessons.Goal, rec *cellstest.Recorder) (bool, string)
 		}
 	}
 	idx := func(label string) int {
-		for i, c := range cols {
-			if c == label {
+		for i, c := range cols { // by label, or by the label before its bracketed metric (static/goal.js)
+			if c == label || strings.HasPrefix(c, label+" [") {
 				return i
 			}
 		}

@@ -64,7 +64,8 @@ func (s *Server) sessionStudent(ctx context.Context, token string) (store.Studen
 			return store.Student{}, false
 		}
 	}
-	if time.Since(st.SessionAt) > s.cfg.SessionTTL { // expired: it signs nobody in
+	_, removed := s.removed.Load(st.ID)                         // removed while this lookup was under way, or cached before
+	if removed || time.Since(st.SessionAt) > s.cfg.SessionTTL { // expired: it signs nobody in
 		s.sess.mu.Lock()
 		delete(s.sess.m, token)
 		s.sess.mu.Unlock()

@@ -35,6 +35,11 @@ func validName(name string) error {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" .-_'", r) {
 			return fmt.Errorf("a name has letters, digits, spaces and . - _ ' only (not %q)", r)
 		}
+		// Letters that show as nothing (the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, Khmer's
+		// inherent vowels): "alice" with one is another name that looks the same.
+		if unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+			return fmt.Errorf("a name has no invisible letters (not %U)", r)
+		}
 	}
 	if !oneScript(name) {
 		return fmt.Errorf("a name has letters of one script (not, say, Latin and Cyrillic letters that look alike)")

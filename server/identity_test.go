@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpuplayground/playground/store"
 )
 
 // clientFrom is an HTTP client whose connections come from the loopback address ip, with a cookie
@@ -197,6 +199,10 @@ func TestValidName(t *testing.T) {
 		{"李 Lee", true},
 		{"Ελένη Smith", false},
 		{"p\u0430ypal", false},
+		{"alice\u3164", false}, // Hangul fillers are letters that show as nothing
+		{"ali\u115Fce", false},
+		{"bob\uFFA0", false},
+		{"x\u17B4", false},
 		{"Ada<b>", false},
 		{"", false},
 		{strings.Repeat("a", maxNameLen+1), false},
@@ -378,6 +384,41 @@ func TestStackTracesNeverReachClients(t *testing.T) {
 	}
 }
 
+// A note that carries a Go stack trace (a crashed GPU worker's last words in a kind's error note)
+// reaches its client, and the stored run that /api/runs and replays show, without it.
+func TestStackTracesNeverReachClientsInNotes(t *testing.T) {
+	_, base := startServer(t, probeConfig(t))
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("crash", fmt.Sprintf("note: %q\nrows: 1", goStack))); err != nil {
+		t.Fatal(err)
+	}
+	notes := 0
+	for _, m := range collect(t, ws, "crash", 30*time.Second) {
+		if m.Note != nil && m.Note.Level == "error" {
+			notes++
+			if strings.Contains(m.Note.Message, "goroutine") {
+				t.Errorf("the websocket shows the stack: %q", m.Note.Message)
+			}
+		}
+	}
+	if notes != 1 {
+		t.Fatalf("got %d error notes, want 1", notes)
+	}
+	var runs struct {
+		Runs []struct {
+			Messages []Message `json:"messages"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(getBody(t, base+"/api/runs")), &runs); err != nil || len(runs.Runs) != 1 {
+		t.Fatalf("/api/runs: %+v %v", runs, err)
+	}
+	for _, m := range runs.Runs[0].Messages {
+		if m.Note != nil && (strings.Contains(m.Note.Message, "goroutine") || strings.Contains(m.Note.Message, "compile.go")) {
+			t.Errorf("/api/runs shows the stack: %q", m.Note.Message)
+		}
+	}
+}
+
 func TestClientText(t *testing.T) {
 	for msg, want := range map[string]string{
 		"plain error":                    "plain error",
@@ -536,5 +577,38 @@ func TestConnLimitsEvictOldestIdle(t *testing.T) {
 	}
 	if open, pre := l.counts(); open != 3 || pre != 2 {
 		t.Errorf("counts: got %d open, %d not signed in; want 3 and 2", open, pre)
+	}
+}
+
+// A session looked up while its student is removed (the lookup read the database before the
+// removal, and caches the student after classRemove forgot the cache) signs nobody in.
+func TestRemovedSessionNotCachedBack(t *testing.T) {
+	s, base := startServer(t, classConfig(t))
+	ada, teacher := join(t, base, "class-token", "Ada"), join(t, base, "teach", "Teacher")
+	if code, _ := ada.get(t, "/"); code != http.StatusOK {
+		t.Fatalf("Ada's page: got %d", code)
+	}
+	id := studentID(t, teacher, "Ada")
+	s.sess.mu.Lock()
+	cached := map[string]store.Student{}
+	for tok, st := range s.sess.m {
+		if st.ID == id {
+			cached[tok] = st
+		}
+	}
+	s.sess.mu.Unlock()
+	if len(cached) == 0 {
+		t.Fatal("Ada's session is not cached")
+	}
+	if got, want := teacher.post(t, "/api/class/remove", url.Values{"student": {fmt.Sprint(id)}}), http.StatusNoContent; got != want {
+		t.Fatalf("remove: got %d, want %d", got, want)
+	}
+	s.sess.mu.Lock() // the in-flight lookup puts her back
+	for tok, st := range cached {
+		s.sess.m[tok] = st
+	}
+	s.sess.mu.Unlock()
+	if code, _ := ada.get(t, "/"); code != http.StatusForbidden {
+		t.Errorf("Ada's cookie after removal, cached again: got %d, want 403", code)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 // probeKind is a test-only cell kind, registered through the same API as the real ones (Config.Kinds):
 // its source is YAML with `rows: N` (emit a table of N rows, one chart offer per row), `wait: true`
-// (run until cancelled), `fail: text` and `panic: true`, `ask: K` (ask the page K tasks, one at a time,
+// (run until cancelled), `fail: text` and `panic: true`, `note: text` (an error note first), `ask: K` (ask the page K tasks, one at a time,
 // and note each answer), plus an action "shout" that emits text.
 type probeKind struct{}
 
@@ -29,6 +29,7 @@ type probeSpec struct {
 	Shared       bool   `yaml:"shared"` // times nothing (cells.Exclusive false)
 	Sleep        string `yaml:"sleep"`  // sleep this long (or until cancelled) before the rows
 	Ask          int    `yaml:"ask"`
+	Note         string `yaml:"note"` // an error note first
 }
 
 func (probeKind) Name() string   { return "probe" }
@@ -56,6 +57,9 @@ func (r probeRun) Estimate() time.Duration {
 func (r probeRun) Exclusive() bool { return !r.Shared }
 
 func (r probeRun) Run(ctx context.Context, e cells.Emitter) error {
+	if r.Note != "" {
+		e.Note("error", r.Note)
+	}
 	if d, _ := time.ParseDuration(r.Sleep); d > 0 {
 		select {
 		case <-ctx.Done():

@@ -90,6 +90,7 @@ func (j *job) liveViewsLocked(m Message) []view {
 // emit sends m to the attached connections, after keeping it; with ctx nil it never waits
 // (queue positions, sent under the queue's lock), otherwise it is paced (conn.sendPaced).
 func (j *job) emit(ctx context.Context, m Message) {
+	m = withoutStack(fmt.Sprintf("run %d", j.runID), m) // once, for the log; kept and sent without it
 	j.mu.Lock()
 	j.keep(m)
 	vs := j.liveViewsLocked(m)
@@ -112,6 +113,7 @@ func (j *job) keep(m Message) {
 		return
 	}
 	m.ID = ""
+	m = withoutStack(fmt.Sprintf("run %d", j.runID), m) // kept without a stack trace: /api/runs shows what is kept
 	b, err := json.Marshal(m)
 	if err != nil {
 		log.Printf("run %d: %v", j.runID, err)

@@ -111,17 +111,24 @@ func (c *conn) send(m Message) {
 	if c.ctx.Err() != nil {
 		return
 	}
-	m.Message = clientText("websocket "+c.remote(), m.Message)
-	if m.Note != nil && stackLine.MatchString(m.Note.Message) {
-		n := *m.Note
-		n.Message = clientText("websocket "+c.remote(), n.Message)
-		m.Note = &n
-	}
+	m = withoutStack("websocket "+c.remote(), m)
 	select {
 	case c.out <- m:
 	default:
 		c.drop()
 	}
+}
+
+// withoutStack is m with its message and its note's cut where they carry a stack trace
+// (clientText; what names m in the server's log).
+func withoutStack(what string, m Message) Message {
+	m.Message = clientText(what, m.Message)
+	if m.Note != nil && stackLine.MatchString(m.Note.Message) {
+		n := *m.Note
+		n.Message = clientText(what, n.Message)
+		m.Note = &n
+	}
+	return m
 }
 
 // drop disconnects a client that fell too far behind.

@@ -8,10 +8,13 @@ import { parseAnswer } from "./quiz.js";
 
 const KEY = "playground.predict.";
 
-// rowOf finds the row of table whose columns hold the values of want ({label: value}).
+// rowOf finds the row of table whose columns hold the values of want ({label: value}). A column is
+// named by its label, or by its label without the Nsight Compute metric that follows it in brackets
+// ("sectors" for "sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld + _st]").
 function rowOf(table, want) {
   const idx = {};
   table.columns.forEach((c, i) => { idx[c.label] = i; });
+  table.columns.forEach((c, i) => { const short = c.label.split(" [")[0]; if (!(short in idx)) idx[short] = i; });
   for (const key of Object.keys(want)) if (!(key in idx)) return { error: `the table has no column “${key}”` };
   const row = table.rows.find((r) => Object.entries(want).every(([k, v]) => String(r.values[idx[k]]) === String(v)));
   return row ? { row, idx } : { error: `the run has no row with ${Object.entries(want).map(([k, v]) => `${k} ${v}`).join(", ")} (did the edit change it?)` };

@@ -275,6 +275,11 @@ type Function struct {
 
 	prog *program // decoded code; nil until decoded
 	err  error    // the decode error, reported when launched
+
+	// MaxNReg and MinNCTAPerSM are the .maxnreg and .minnctapersm directives (zero when absent):
+	// bounds ptxas keeps the kernel's registers within (PTX ISA 8.x, section 11.4 "Performance-Tuning
+	// Directives"); __launch_bounds__(threads, minBlocks) becomes .maxntid and .minnctapersm.
+	MaxNReg, MinNCTAPerSM int
 }
 
 // Loc is a .loc directive: a line of a source file (PTX ISA 8.x, section 11.5.3 ".loc").
@@ -922,7 +927,20 @@ func (p *parser) function(extern bool) error {
 			} else {
 				f.ReqNTID = dims
 			}
-		case ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank", ".explicitcluster":
+		case ".maxnreg", ".minnctapersm":
+			n, tok, err := p.intLit()
+			if err != nil {
+				return err
+			}
+			if n < 1 || n > 1<<16 {
+				return p.errf(tok.line, "%s %d out of range", d.text, n)
+			}
+			if d.text == ".maxnreg" {
+				f.MaxNReg = int(n)
+			} else {
+				f.MinNCTAPerSM = int(n)
+			}
+		case ".maxnctapersm", ".maxclusterrank", ".explicitcluster":
 			for p.peek().kind == tNum || p.is(",") {
 				p.next()
 			}

@@ -94,7 +94,7 @@
 // on f16, bf16, f16x2 and bf16x2; wmma.load.a/.b/.c, wmma.mma, wmma.store.d for m16n16k16 with f16
 // or bf16 inputs and f32 accumulators, on global or shared memory, as warp-collective operations.
 //
-// # Not supported yet (each is an *UnsupportedError naming the opcode and line)
+// # Not supported yet (each is an *UnsupportedError naming the opcode, its CUDA feature, and its PTX and source lines)
 //
 // redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
 // and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,

@@ -139,14 +139,17 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		}
 	}
 	if mem == nil || addr+uint64(n) > uint64(len(mem)) || addr+uint64(n) < addr {
-		what := "outside every buffer"
+		what := fmt.Sprintf("at %#x, outside every buffer", addr)
+		if addr < 1<<12 && sp == spGlobal {
+			what += " (a null pointer, or an offset from one)"
+		}
 		switch {
 		case sp == spGlobal && win >= 1 && win < uint64(len(c.L.bufs)) && addr >= 1<<(windowShift-1) && c.L.names[win] != "":
 			what = c.L.before(int(win), addr) // a negative index into the next buffer
 		case mem != nil && win >= 1 && win-1 < uint64(len(c.L.names)) && c.L.names[win-1] != "":
 			what = c.L.beyond(int(win-1), addr)
 		case mem != nil:
-			what = fmt.Sprintf("past the end of a %d-byte %s region", len(mem), spaceNames[sp])
+			what = fmt.Sprintf("at %#x, past the end of the %d-byte %s region", addr, len(mem), spaceNames[sp])
 		}
 		c.fault(&Fault{Kind: "out of bounds", Space: spaceNames[sp], Address: addr,
 			Msg: fmt.Sprintf("%d-byte %s %s %s", n, spaceNames[sp], accessName(mode), what)}, w, l, in)

@@ -177,3 +177,34 @@ func TestLanesText(t *testing.T) {
 		}
 	}
 }
+
+// A null pointer and an access past a block's shared memory say where they went.
+func TestMessagesOutsideBuffers(t *testing.T) {
+	m := mustParse(t, header+`.visible .entry k()
+{
+	.reg .b64 %rd<2>;
+	.reg .b32 %r<2>;
+	mov.u64 %rd1, 8;
+	ld.global.u32 %r1, [%rd1];
+	ret;
+}
+.visible .entry s()
+{
+	.shared .align 4 .b8 buf[64];
+	.reg .b32 %r<2>;
+	ld.shared.u32 %r1, [buf+64];
+	ret;
+}
+`)
+	for _, tt := range []struct{ entry, want string }{
+		{"k", "4-byte global load at 0x8, outside every buffer (a null pointer, or an offset from one)"},
+		{"s", "4-byte shared load at 0x40, past the end of the 64-byte shared region"},
+	} {
+		_, err := Launch(t.Context(), m, tt.entry, LaunchConfig{Block: [3]int{1, 1, 1}})
+		var f *Fault
+		if !errors.As(err, &f) || f.Kind != "out of bounds" {
+			t.Fatalf("%s: got %v, want an out-of-bounds fault", tt.entry, err)
+		}
+		wantAll(t, err.Error(), tt.want)
+	}
+}

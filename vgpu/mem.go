@@ -110,8 +110,12 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		}
 	}
 	if addr%uint64(n) != 0 {
+		at := fmt.Sprintf("at %#x", addr)
+		if b := addr>>windowShift - 1; sp == spGlobal && b >= 1 && b < uint64(len(c.L.names)) && c.L.names[b] != "" {
+			at = fmt.Sprintf("at byte %d of buffer %q", addr&offsetMask, c.L.names[b])
+		}
 		c.fault(&Fault{Kind: "misaligned", Space: spaceNames[sp], Address: addr,
-			Msg: fmt.Sprintf("misaligned %d-byte %s access at %#x", n, spaceNames[sp], addr)}, w, l, in)
+			Msg: fmt.Sprintf("misaligned %d-byte %s %s %s: it must be a multiple of %d bytes", n, spaceNames[sp], accessName(mode), at, n)}, w, l, in)
 	}
 	var mem []byte
 	win := uint64(0) // a global window: 1 the module's globals, 2… LaunchConfig.Buffers

@@ -115,7 +115,7 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 			at = fmt.Sprintf("at byte %d of buffer %q", addr&offsetMask, c.L.names[b])
 		}
 		c.fault(&Fault{Kind: "misaligned", Space: spaceNames[sp], Address: addr,
-			Msg: fmt.Sprintf("misaligned %d-byte %s %s %s: it must be a multiple of %d bytes", n, spaceNames[sp], accessName(mode), at, n)}, w, l, in)
+			Msg: fmt.Sprintf("misaligned %d-byte %s %s %s: the address of a %d-byte access must be a multiple of %d", n, spaceNames[sp], accessName(mode), at, n, n)}, w, l, in)
 	}
 	var mem []byte
 	win := uint64(0) // a global window: 1 the module's globals, 2… LaunchConfig.Buffers

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -215,6 +216,21 @@ type Row struct {
 	Values []any  `json:"values"`
 	// Bad marks a row whose check failed (a wrong result).
 	Bad bool `json:"bad,omitempty"`
+}
+
+// ErrorValue is a relative error as a Row value: "NaN" or "Inf" for those (JSON has neither), and
+// "NaN or Inf" for math.MaxFloat64, the mark experiment.Result.RelError and the GPU worker put for an
+// output that held either; a finite error as it is.
+func ErrorValue(x float64) any {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 0):
+		return "Inf"
+	case x == math.MaxFloat64:
+		return "NaN or Inf"
+	}
+	return x
 }
 
 // Note is a line of text about the run.

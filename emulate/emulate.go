@@ -8,6 +8,7 @@ package emulate
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -67,8 +68,10 @@ type Result struct {
 	// kernel with a `precision:` the dtype and the precision it computes in.
 	Precision string
 	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against float64 (a learner's kernel: its problem's
-	// error measure, problems.Verdict); OK is within the precision's tolerance (Tolerance, set for a
-	// learner's kernel).
+	// error measure, problems.Verdict); NaN when a checked entry of the output was NaN (never
+	// written: it holds the poison), +Inf when one was infinite or the error is unbounded (the
+	// reference is zero where the output is not). OK is within the precision's tolerance
+	// (Tolerance, set for a learner's kernel).
 	RelError  float64
 	OK        bool
 	Tolerance float64
@@ -244,6 +247,18 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
+// Failure is the note for kernel's emulation at n that ended with err: "KERNEL at n=N faulted in
+// the virtual GPU: FAULT" for a fault of the kernel's own (a *vgpu.Fault other than an unsupported
+// operation), which the page's summary reports as faulted (static/measured.js); otherwise "KERNEL at
+// n=N, in the virtual GPU: ERR", a kernel that did not run.
+func Failure(kernel string, n int, err error) string {
+	var f *vgpu.Fault
+	if errors.As(err, &f) && f.Kind != "unsupported" {
+		return fmt.Sprintf("%s at n=%d faulted in the virtual GPU: %v", kernel, n, err)
+	}
+	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
+}
+
 // Model is the modelled time of counts c on g: the roofline (datasheet.Roofline: the FLOPs at the
 // FP32 peak, 32 bytes per global load/store sector at the DRAM bandwidth) or, when longer, the
 // atomics' time (bound "atomics", AtomicSeconds).
@@ -381,7 +396,16 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 		}
 		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
 	}
+	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
 	return in
+}
+
+// matrixShape is the shape of the p×p matrix b for fault messages: its element's C++ type from its size
+// (kernels/cuda/matmul.cu: float, double, or a 16-bit __nv_bfloat16 or __half).
+func matrixShape(b *vgpu.Buffer, p int) vgpu.Shape {
+	elem := len(b.Data) / max(p*p, 1)
+	types := map[int]string{2: "16-bit value", 4: "float", 8: "double"}
+	return vgpu.Shape{Elem: elem, Type: types[elem], Rows: p, Cols: p}
 }
 
 // at reads C[i][j] (of the p×p launch) from the buffer without copying it.
@@ -420,7 +444,11 @@ func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	if err := kernels.Gonum(ctx, ref, in.a, in.b, n, n, n, kernels.Options{}); err != nil {
 		return 0, err
 	}
-	return finite(kernels.RelFrobenius(in.result(), ref)), nil
+	c := in.result()
+	if x, ok := nonFinite(c, all(len(c))); ok {
+		return x, nil
+	}
+	return kernels.RelFrobenius(c, ref), nil
 }
 
 // maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).
@@ -458,16 +486,36 @@ func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float
 		norm += want * want
 	}
 	if norm == 0 {
-		return finite(math.Sqrt(diff)), len(written), nil
+		return math.Sqrt(diff), len(written), nil
 	}
-	return finite(math.Sqrt(diff / norm)), len(written), nil
+	return math.Sqrt(diff / norm), len(written), nil
 }
 
-func finite(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return math.MaxFloat64
+// nonFinite is NaN if an entry of got at which is NaN, else +Inf if one is infinite (ok: the error
+// is that); the output's error is then not a number a learner can read as one.
+func nonFinite(got []float64, which []int) (float64, bool) {
+	inf := false
+	for _, i := range which {
+		switch g := got[i]; {
+		case math.IsNaN(g):
+			return math.NaN(), true
+		case math.IsInf(g, 0):
+			inf = true
+		}
 	}
-	return x
+	if inf {
+		return math.Inf(1), true
+	}
+	return 0, false
+}
+
+// all is the indices 0…n−1.
+func all(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // float16From widens IEEE binary16 bits to float32 exactly.

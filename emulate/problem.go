@@ -81,6 +81,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		} else {
 			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: b.Encode(host[i], req.DType)}
 		}
+		bufs[i].Shape = shapeOf(b, n, req.DType)
 		params = append(params, vgpu.Ptr(bufs[i]))
 	}
 	for _, v := range p.Params(n) {
@@ -109,6 +110,15 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, err
 	}
 	res.RelError, res.OK, res.Checked, res.Tolerance = v.Err, v.OK, v.Checked, v.Tol
+	if v.Err == math.MaxFloat64 { // problems' mark for NaN or Inf: say which
+		if which == nil {
+			which = all(len(got))
+		}
+		res.RelError, _ = nonFinite(got, which)
+		if !math.IsNaN(res.RelError) {
+			res.RelError = math.Inf(1)
+		}
+	}
 	res.Model = Model(res.Counts, req.GPU) // the roofline, or the atomics when they take longer
 	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
 	return res, nil
@@ -124,6 +134,16 @@ func newOutput(b problems.Buffer, n int, dtype string) *vgpu.Buffer {
 		return vgpu.NewOutput(b.Name, b.Bytes(n, dtype), vgpu.Zeroed)
 	}
 	return vgpu.NewOutput(b.Name, b.Bytes(n, dtype), vgpu.Poisoned)
+}
+
+// shapeOf is how a kernel indexes b at n, for the virtual GPU's fault messages: its element type
+// and, for a matrix, n×n.
+func shapeOf(b problems.Buffer, n int, dtype string) vgpu.Shape {
+	sh := vgpu.Shape{Elem: b.ElemBytes(dtype), Type: b.CType(dtype)}
+	if b.Matrix {
+		sh.Rows, sh.Cols = n, n
+	}
+	return sh
 }
 
 // written lists the entries of got that are not NaN, in a random order; for matmul, whose check

@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func compilers(t *testing.T) map[string]func(src string) string {
 	if nv, err := cuda.LoadNVRTC(); err == nil {
 		out["nvrtc"] = func(src string) string {
 			t.Helper()
-			ptx, err := cuda.CompileArch(nv, src, "cell.cu", Arch)
+			ptx, err := cuda.CompileWith(context.Background(), nv, nil, src, "cell.cu", Arch) // as a cell compiles: with .loc lines
 			if err != nil {
 				t.Fatalf("nvrtc: %v", err)
 			}
@@ -127,8 +128,18 @@ func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 		t.Errorf("extern __shared__ without shared_bytes: got %v, want a shared-memory fault", err)
 	}
 	stray := strings.Replace(pt.NaiveTranspose, "out[c * rows + r]", "out[c * rows + r + 1]", 1)
-	if _, err := run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0); err == nil || !strings.Contains(err.Error(), `"out"`) {
-		t.Errorf("a store past out: got %v, want a fault naming \"out\"", err)
+	// only thread (c, r) = (31, 31) stores past the end: element 1024 of the 32×32 out
+	want := `past the end of buffer "out" (32×32 floats): element 1024 = row 32, col 0 (rows 0–31), byte 4096 of 4096`
+	_, err = run(tr, stray, 32, pt.Tiles(16)(32), [3]int{16, 16, 1}, 0)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "cell.cu:") {
+		t.Errorf("a store past out: got %v, want a fault on a line of cell.cu saying %s", err, want)
+	}
+	// the page summarises a fault's note as faulted (static/measured.js), other errors as not run
+	if got, want := Failure("custom", 32, err), "custom at n=32 faulted in the virtual GPU: out of bounds: "; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
+	}
+	if got, want := Failure("custom", 8192, TooLarge(tr, 8192)), "custom at n=8192, in the virtual GPU: n=8192 is over"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
 	}
 }
 
@@ -143,5 +154,39 @@ func TestProblemSignatureMismatch(t *testing.T) {
 	want := `k takes 4 parameters; a matmul kernel takes 6: extern "C" __global__ void k(const float* A, const float* B, float* C, int M, int N, int K) (is ` + "`problem:`" + ` right?)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// A kernel that leaves an output entry unwritten (it keeps the poison, NaN) or writes an Inf has
+// that as its error, and its row says "NaN" or "Inf": never a number such as 1.80e+308, and the
+// row encodes as JSON (which has neither).
+func TestNonFiniteErrorShowsAsNaN(t *testing.T) {
+	compile := compilers(t)["nvrtc"]
+	if compile == nil {
+		t.Skip("skipping: no NVRTC")
+	}
+	tr, err := problems.Lookup("transpose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, from, to, want string }{
+		{"unwritten", "if (r < rows && c < cols)", "if (r < rows && c < cols && r + c > 0)", "NaN"},
+		{"infinite", "= in[r * cols + c]", "= (r + c > 0) ? in[r * cols + c] : 1.0f / 0.0f", "Inf"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(pt.NaiveTranspose, tt.from, tt.to, 1)
+			r, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: tr,
+				Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := Row(r)
+			if got := row.Values[4]; got != tt.want || r.OK || !row.Bad {
+				t.Errorf("got rel. error %v (ok %v, bad %v), want %q, not ok", got, r.OK, row.Bad, tt.want)
+			}
+			if _, err := json.Marshal(row); err != nil {
+				t.Errorf("the row does not encode: %v", err)
+			}
+		})
 	}
 }

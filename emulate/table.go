@@ -37,7 +37,8 @@ const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator'
 	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
 	"or a range where .maxnreg or __launch_bounds__ caps them."
 
-// Row is r as a row of Table. The atomics columns are empty for a kernel without atomics, and
+// Row is r as a row of Table; a relative error that is NaN or Inf says so (cells.ErrorValue). The
+// atomics columns are empty for a kernel without atomics, and
 // branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
 func Row(r Result) cells.Row {
 	c := r.Counts
@@ -65,7 +66,7 @@ func Row(r Result) cells.Row {
 	if c.WarpInstructions > 0 {
 		predOff = float64(c.PredicatedOffThreadInstructions) / float64(c.WarpInstructions)
 	}
-	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, r.RelError, check,
+	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, cells.ErrorValue(r.RelError), check,
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
 		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text,

@@ -31,6 +31,8 @@ type Buffer struct {
 	Elem Elem
 	// Len is the buffer's length in elements for size n.
 	Len func(n int) int
+	// Matrix says the buffer is a row-major n×n matrix (faults name an element's row and column).
+	Matrix bool
 	// Output says the kernel writes it (exactly one buffer of a problem is the output).
 	Output bool
 	// Zeroed says the output is all zeros before every launch (the kernel accumulates into it);
@@ -114,6 +116,17 @@ func (b Buffer) ElemBytes(dtype string) int {
 		return 8
 	}
 	return 4
+}
+
+// CType is the C++ type of b's elements in dtype: "float", "double" or "unsigned int".
+func (b Buffer) CType(dtype string) string {
+	switch {
+	case b.Elem == Uint32:
+		return "unsigned int"
+	case dtype == "float64":
+		return "double"
+	}
+	return "float"
 }
 
 // Memory is the bytes of all the buffers at n.

@@ -13,8 +13,8 @@ import (
 func matmul() *Problem {
 	return &Problem{Name: "matmul", Summary: "C = A·B for row-major n×n matrices (M = N = K = n)",
 		Signature: "(const float* A, const float* B, float* C, int M, int N, int K)",
-		Buffers: []Buffer{{Name: "A", Len: square}, {Name: "B", Len: square},
-			{Name: "C", Len: square, Output: true}},
+		Buffers: []Buffer{{Name: "A", Len: square, Matrix: true}, {Name: "B", Len: square, Matrix: true},
+			{Name: "C", Len: square, Matrix: true, Output: true}},
 		ParamNames: []string{"M", "N", "K"},
 		Params:     func(n int) []int32 { return []int32{int32(n), int32(n), int32(n)} },
 		FLOPs:      func(n int) float64 { return kernels.FLOPs(n, n, n) },
@@ -43,7 +43,7 @@ func matmul() *Problem {
 func transpose() *Problem {
 	return &Problem{Name: "transpose", Summary: "out = inᵀ: in is row-major rows×cols, out cols×rows (rows = cols = n)",
 		Signature:  "(const float* in, float* out, int rows, int cols)",
-		Buffers:    []Buffer{{Name: "in", Len: square}, {Name: "out", Len: square, Output: true}},
+		Buffers:    []Buffer{{Name: "in", Len: square, Matrix: true}, {Name: "out", Len: square, Matrix: true, Output: true}},
 		ParamNames: []string{"rows", "cols"},
 		Params:     func(n int) []int32 { return []int32{int32(n), int32(n)} },
 		FLOPs:      func(int) float64 { return 0 },
@@ -116,7 +116,7 @@ func histogram() *Problem {
 func softmax() *Problem {
 	return &Problem{Name: "softmax", Summary: "out[i][j] = exp(in[i][j]) / Σ_k exp(in[i][k]) for each row of the row-major rows×cols in (rows = cols = n)",
 		Signature:  "(const float* in, float* out, int rows, int cols)",
-		Buffers:    []Buffer{{Name: "in", Len: square}, {Name: "out", Len: square, Output: true}},
+		Buffers:    []Buffer{{Name: "in", Len: square, Matrix: true}, {Name: "out", Len: square, Matrix: true, Output: true}},
 		ParamNames: []string{"rows", "cols"},
 		Params:     func(n int) []int32 { return []int32{int32(n), int32(n)} },
 		// per entry: compare (max), subtract, exp, add, divide

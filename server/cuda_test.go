@@ -355,8 +355,8 @@ func TestCUDACellSanitizerAndPrintf(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := strings.Join(notesOf(collect(t, ws, "oob", 60*time.Second)), "\n")
-	if !strings.Contains(notes, "out of bounds") || !strings.Contains(notes, "(line 9)") {
-		t.Errorf("notes %q, want the sanitizer's out-of-bounds fault at the cell's line 9", notes)
+	if !strings.Contains(notes, "custom at n=32 faulted in the virtual GPU: out of bounds: thread (") || !strings.Contains(notes, ", line 9: 4-byte global store past the end of buffer \"C\" (32×32 floats): element ") {
+		t.Errorf("notes %q, want the sanitizer's out-of-bounds fault at the cell's line 9, naming C's element", notes)
 	}
 	hello := strings.Replace(cudaCellSrc, "    int row", "    if (threadIdx.x == 0 && threadIdx.y == 0 && blockIdx.x == 0 && blockIdx.y == 0) printf(\"hello from %d\\n\", M);\n    int row", 1)
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "hi", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: hello}}); err != nil {

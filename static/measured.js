@@ -11,7 +11,10 @@ export function measuredDone(view) {
   const recorded = view.rowCount("recorded");
   const emulated = view.rowCount("emulated");
   const browser = view.rowCount("browser");
-  const failed = view.notes.some((n) => n.level === "error");
+  // a kernel that faulted in the virtual GPU (emulate.Failure: "KERNEL at n=N faulted in the virtual
+  // GPU: …") ran and broke; other errors are kernels that did not run
+  const faults = view.notes.filter((n) => n.level === "error" && FAULTED.test(n.message));
+  const failed = view.notes.some((n) => n.level === "error" && !FAULTED.test(n.message));
   const took = view.took ? ` in ${view.took}` : "";
   const parts = [];
   if (measured) {
@@ -30,7 +33,22 @@ export function measuredDone(view) {
     if (bad) parts.push(`${bad} of those failed the check`);
   }
   if (recorded) parts.push(`${measured || emulated || browser ? "" : "nothing ran on this server; "}${plural(recorded, "result")} recorded earlier on a GPU`);
+  if (faults.length) parts.push(faultedSummary(faults));
   if (!parts.length) return failed ? "nothing ran: see the notes for why" : `nothing ran${took ? ` (finished${took})` : ""}`;
   if (failed) parts.push("some kernels did not run (see the notes)");
   return parts.join("; ");
 }
+
+const FAULTED = / faulted in the virtual GPU: /;
+
+// faultedSummary says which kernel faulted, with its first fault: "faulted: custom at n=64: out of
+// bounds: thread (0,15,0) of block (1,0,0), line 7: …" (cut at MAX_FAULT characters: the note has it
+// whole), and how many other runs faulted.
+function faultedSummary(faults) {
+  let first = faults[0].message.replace(FAULTED, ": ");
+  if (first.length > MAX_FAULT) first = first.slice(0, MAX_FAULT - 1) + "…";
+  const more = faults.length > 1 ? ` (and ${plural(faults.length - 1, "other run")}: see the notes)` : "";
+  return `faulted: ${first}${more}`;
+}
+
+const MAX_FAULT = 240;

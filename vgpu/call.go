@@ -79,11 +79,11 @@ func callGraph(mod *Module, f *Function) ([]*Function, [][]int, error) {
 			g := mod.Function(s.callee)
 			switch {
 			case g == nil:
-				return nil, nil, &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("call to %s, which is not declared in the module (indirect calls are not supported)", s.callee)}
+				return nil, nil, &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("call to %s, which is not declared in the module (indirect calls are not supported)", s.callee), Source: mod.source(s.loc), Instr: mod.Line(s.line)}
 			case g.Entry:
-				return nil, nil, &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("call to the kernel %s", s.callee)}
+				return nil, nil, &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("call to the kernel %s", s.callee), Source: mod.source(s.loc), Instr: mod.Line(s.line)}
 			case g.decl:
-				return nil, nil, &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("%s has no body in this module (only vprintf and __assertfail are built in: no device malloc, no separately compiled device code)", s.callee)}
+				return nil, nil, &UnsupportedError{Line: s.line, Opcode: "call", Why: fmt.Sprintf("%s has no body in this module (only vprintf and __assertfail are built in: no device malloc, no separately compiled device code)", s.callee), Source: mod.source(s.loc), Instr: mod.Line(s.line)}
 			}
 			j, ok := index[g.Name]
 			if !ok {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 	"strings"
 )
 
@@ -181,11 +182,8 @@ func fragSet(w *warp, frag []int32, etype string, l, s int, v uint64) {
 
 func wmmaConverged(w *warp, in *inst, m uint32) {
 	if m != fullMask {
-		l := 0
-		for m>>l&1 == 1 {
-			l++
-		}
-		w.c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("wmma is warp-collective: all 32 lanes must execute it together (active lanes %#08x)", m)}, w, l%warpSize, in)
+		l := bits.TrailingZeros32(m)
+		w.c.fault(&Fault{Kind: "divergent warp sync", Msg: fmt.Sprintf("wmma is warp-collective: all 32 lanes must execute it together, but only %s reached it (CUDA C++ Programming Guide, \"Warp Matrix Functions\")", lanesText(m))}, w, l%warpSize, in)
 	}
 }
 
@@ -369,14 +367,59 @@ func (d *decoder) decodeShfl(in *inst, m mods, s pinst) error {
 	return nil
 }
 
-// converged checks that the lanes executing a .sync warp instruction are exactly its member mask
-// (PTX ISA 8.x: the behaviour is undefined otherwise; the virtual GPU stops with a fault).
+// converged checks that the lanes executing a .sync warp instruction are exactly the live lanes of
+// its member mask. PTX ISA 8.x (section 9.7.8.6 "shfl.sync", and likewise vote.sync, match.sync,
+// redux.sync) leaves the behaviour undefined when a lane executes it without being named, and has
+// each lane wait for every non-exited lane named; the CUDA C++ Programming Guide ("Warp Shuffle
+// Functions", "Warp Vote Functions") asks every lane named in the mask to execute the same
+// intrinsic. A mask naming lanes that a divergent branch took elsewhere is the kernel's bug (on a
+// GPU it hangs or reads garbage): a "divergent warp sync" fault, the finding compute-sanitizer's
+// synccheck reports as "Divergent thread(s) in warp".
 func converged(w *warp, in *inst, m uint32, member uint32) {
 	if m&^member == 0 && member&w.live == m {
 		return
 	}
-	w.c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("%s: the lanes executing it (%#08x) are not its member mask (%#08x)",
-		strings.Fields(w.c.L.mod.Line(int(in.line)))[0], m, member)}, w, 0, in)
+	op := strings.Fields(w.c.L.mod.Line(int(in.line)))[0]
+	name := strings.SplitN(op, ".", 2)[0] + ".sync"
+	var msg string
+	lane := bits.TrailingZeros32(m)
+	if extra := m &^ member; extra != 0 {
+		lane = bits.TrailingZeros32(extra)
+		msg = fmt.Sprintf("%s with member mask %#08x, executed by %s, which the mask does not name: a lane executing %s must be named in its mask", name, member, lanesText(extra), name)
+	} else {
+		msg = fmt.Sprintf("%s with member mask %#08x, but only %s reached it (%s took another path): every lane named in the mask must execute the same %s, so a divergent branch must not hold it (CUDA C++ Programming Guide, \"Warp Shuffle Functions\" and \"Warp Vote Functions\")",
+			name, member, lanesText(m), lanesText(member&w.live&^m), name)
+	}
+	w.c.fault(&Fault{Kind: "divergent warp sync", Msg: msg}, w, lane, in)
+}
+
+// lanesText names the lanes of mask: "lane 3", "lanes 0–15", "lanes 0–3, 8 and 10–12".
+func lanesText(mask uint32) string {
+	var parts []string
+	for l := 0; l < warpSize; {
+		if mask>>l&1 == 0 {
+			l++
+			continue
+		}
+		e := l
+		for e+1 < warpSize && mask>>(e+1)&1 == 1 {
+			e++
+		}
+		if e == l {
+			parts = append(parts, strconv.Itoa(l))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", l, e))
+		}
+		l = e + 1
+	}
+	word := "lanes "
+	if bits.OnesCount32(mask) == 1 {
+		word = "lane "
+	}
+	if len(parts) > 1 {
+		return word + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return word + strings.Join(parts, "")
 }
 
 func execShfl(w *warp, in *inst, m uint32) {

@@ -11,18 +11,73 @@ import (
 // addresses get constant registers that are filled once per warp, so that the hot loop reads only
 // [32]uint64 rows of the register file.
 
-// UnsupportedError is an instruction the interpreter does not implement.
+// UnsupportedError is an instruction the interpreter does not implement: its PTX line and text,
+// the .loc source line it came from (if the PTX has one), and the CUDA feature it belongs to, in
+// words (Feature).
 type UnsupportedError struct {
 	Line   int
 	Opcode string
 	Why    string
+	// Source is "file:line" from the instruction's .loc; Instr the PTX line's text.
+	Source string
+	Instr  string
 }
 
 func (e *UnsupportedError) Error() string {
-	if e.Why != "" {
-		return fmt.Sprintf("PTX line %d: %s is not supported: %s", e.Line, e.Opcode, e.Why)
+	what := e.Opcode + " is not supported by the virtual GPU"
+	if f := Feature(e.Opcode); f != "" {
+		what = fmt.Sprintf("%s (%s) are not supported by the virtual GPU", f, e.Opcode)
 	}
-	return fmt.Sprintf("PTX line %d: %s is not supported by the virtual GPU", e.Line, e.Opcode)
+	if e.Why != "" {
+		what += ": " + e.Why
+	}
+	return "unsupported: " + where(e.Source, e.Line, e.Instr, what)
+}
+
+// features maps PTX opcode prefixes to the CUDA features that compile to them (PTX ISA 8.x,
+// chapter 9.7; CUDA C++ Programming Guide, sections named in each entry), longest prefix first
+// where one is a prefix of another.
+var features = []struct{ prefix, feature string }{
+	{"tex.", "texture fetches (tex1Dfetch, tex2D, texture objects: \"Texture Memory\")"},
+	{"tld4", "texture gathers (tex2Dgather: \"Texture Memory\")"},
+	{"txq", "texture queries (\"Texture Memory\")"},
+	{"suld", "surface loads (surf2Dread: \"Surface Memory\")"},
+	{"sust", "surface stores (surf2Dwrite: \"Surface Memory\")"},
+	{"sured", "surface reductions (\"Surface Memory\")"},
+	{"suq", "surface queries (\"Surface Memory\")"},
+	{"cp.async.bulk", "Hopper's tensor memory accelerator copies (TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
+	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
+	{"cp.async", "asynchronous copies to shared memory (__pipeline_memcpy_async, cuda::memcpy_async: \"Asynchronous Data Copies\")"},
+	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma)"},
+	{"mbarrier", "asynchronous barriers (cuda::barrier, cuda::pipeline: \"Asynchronous Barrier\")"},
+	{"ldmatrix", "tensor-core fragment loads (ldmatrix)"},
+	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
+	{"mma", "warp-level matrix multiply-accumulate (mma.sync, tensor cores outside the wmma API)"},
+	{"wmma", "wmma shapes and types other than m16n16k16 with f16 or bf16 inputs and f32 accumulators (\"Warp Matrix Functions\")"},
+	{"bar.arrive", "split barriers (bar.arrive: named barriers with a thread count)"},
+	{"barrier.arrive", "split barriers (barrier.arrive: named barriers with a thread count)"},
+	{"bar.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
+	{"barrier.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
+	{"barrier.cluster", "thread block clusters (cluster.sync(): \"Thread Block Clusters\")"},
+	{"griddepcontrol", "programmatic dependent launch (cudaGridDependencySynchronize)"},
+	{"brx.idx", "indirect branches (a switch compiled to a jump table)"},
+	{"testp", "floating-point class tests (isinf, isfinite, isnormal: testp)"},
+	{"alloca", "dynamic stack allocation (alloca)"},
+	{"setmaxnreg", "Hopper's register reallocation (setmaxnreg)"},
+	{"multimem", "multimem (NVLink multicast) accesses"},
+	{"red.async", "distributed shared memory (red.async: \"Distributed Shared Memory\")"},
+	{"st.async", "distributed shared memory (st.async: \"Distributed Shared Memory\")"},
+}
+
+// Feature names in words the CUDA feature the PTX opcode op (with its modifiers, "tex.2d.v4.f32.f32")
+// belongs to, for those the virtual GPU does not run; "" for others.
+func Feature(op string) string {
+	for _, f := range features {
+		if strings.HasPrefix(op, f.prefix) {
+			return f.feature
+		}
+	}
+	return ""
 }
 
 // control kinds of an instruction, handled by the scheduler loop itself.
@@ -327,6 +382,9 @@ func (d *decoder) decodeBody(i int) error {
 			labels[s.label] = int32(len(p.code))
 		default:
 			in, label, err := d.decode(s)
+			if u, ok := err.(*UnsupportedError); ok {
+				u.Source, u.Instr = d.mod.source(s.loc), d.mod.Line(s.line)
+			}
 			if err != nil {
 				return err
 			}
@@ -615,6 +673,9 @@ func (d *decoder) nargs(in pinst, n int) error {
 func (d *decoder) decode(s pinst) (inst, string, error) {
 	d.op = s.op
 	in := inst{guard: -1, class: ClassInt}
+	if s.opaque {
+		return in, "", d.errf("")
+	}
 	if s.guard != "" {
 		g, ok := d.lookup(s.guard)
 		if !ok || !g.pred {

@@ -20,11 +20,13 @@
 // byte initialised.
 //
 // Launch returns *Fault for what the sanitizer finds (kind "out of bounds", "misaligned", "hazard")
-// and for barrier errors, traps, failed assertions ("assertion": the message, and "file:line" from
-// the assert in Source) and a call stack exhausted ("stack overflow"), with block, thread, address,
-// PTX line and instruction, and the .loc source line when the PTX has one; *UnsupportedError for an
-// instruction the virtual GPU does not implement (opcode and PTX line: never a silent wrong
-// answer); ctx's error when ctx is done. The counts of the work done are returned with a fault too,
+// and for barrier errors, divergent warp synchronisation, traps, failed assertions ("assertion": the
+// message, and "file:line" from the assert in Source) and a call stack exhausted ("stack
+// overflow"), with block, thread, address, PTX line and instruction, and the .loc source line when
+// the PTX has one; an out-of-bounds access of a buffer names it (Buffer.Name: the kernel's parameter)
+// and, with Buffer.Shape, the element and its row and column. *UnsupportedError is an instruction
+// the virtual GPU does not implement (opcode, PTX line, .loc source line and the CUDA feature in
+// words, Feature: never a silent wrong answer); ctx's error when ctx is done. The counts of the work done are returned with a fault too,
 // printf output included (Counts.Printf), and so are Counts.Notes: the findings that do not stop a
 // launch, "uninitialised read"s (*Fault values, at most MaxNotes).
 //
@@ -85,14 +87,14 @@
 // and segment mask of c and the optional predicate result), vote.sync (all, any, uni, ballot),
 // match.sync (any, all with its predicate; b32, b64), redux.sync (add min max on u32/s32, and or
 // xor on b32), activemask (the lanes executing a .sync instruction must be exactly the live lanes of its member
-// mask, else a fault); call (.uni) to .func definitions with .param (or register) arguments and
+// mask, else a "divergent warp sync" fault: the kernel's bug); call (.uni) to .func definitions with .param (or register) arguments and
 // results, recursion included, and to the external vprintf (%d %i %u %x %X %o %c %s %p %f %F %e %E
 // %g %G %a %%, flags, width, precision, * and the h hh l ll z j t length modifiers, C's inf/nan and
 // %g) and __assertfail; lop3.b32, bfi, mul24/mad24 (.lo .hi); add sub mul fma (.rn, .sat) neg abs
 // on f16, bf16, f16x2 and bf16x2; wmma.load.a/.b/.c, wmma.mma, wmma.store.d for m16n16k16 with f16
 // or bf16 inputs and f32 accumulators, on global or shared memory, as warp-collective operations.
 //
-// # Not supported yet (each is an *UnsupportedError naming the opcode and line)
+// # Not supported yet (each is an *UnsupportedError naming the opcode, its CUDA feature, and its PTX and source lines)
 //
 // redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
 // and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,

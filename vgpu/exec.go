@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 )
 
 // The interpreter. A CTA's threads are grouped into warps of 32 lanes (PTX ISA 8.x, section 2.2.1
@@ -456,8 +457,9 @@ func execUnpack(w *warp, in *inst, m uint32) {
 // Fault is an error a kernel made at run time: the sanitizer's findings (out-of-bounds or misaligned
 // accesses, shared-memory hazards), barrier errors, traps and unsupported operations reached.
 type Fault struct {
-	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "trap" or "unsupported"; in
-	// Counts.Notes, "uninitialised read".
+	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "divergent warp sync" (a .sync
+	// warp instruction or wmma that lanes of its mask did not reach together), "trap", "assertion",
+	// "stack overflow" or "unsupported"; in Counts.Notes, "uninitialised read".
 	Kind string
 	// Block and Thread are the CTA and thread (x, y, z) that faulted.
 	Block, Thread [3]int
@@ -476,24 +478,41 @@ type Fault struct {
 	Msg         string
 }
 
+// Error is one readable line: the kind, which thread of which block, where (the .loc source line,
+// else the PTX line), what happened, and the PTX instruction; a hazard or a barrier error adds the
+// other thread's access the same way.
 func (f *Fault) Error() string {
-	s := fmt.Sprintf("%s: %s in block (%d,%d,%d) thread (%d,%d,%d) at PTX line %d", f.Kind, f.Msg,
-		f.Block[0], f.Block[1], f.Block[2], f.Thread[0], f.Thread[1], f.Thread[2], f.Line)
-	if f.Source != "" {
-		s += " (" + f.Source + ")"
-	}
-	if f.Instr != "" {
-		s += ": " + f.Instr
-	}
+	s := fmt.Sprintf("%s: thread %s of block %s, %s", f.Kind, xyz(f.Thread), xyz(f.Block), where(f.Source, f.Line, f.Instr, f.Msg))
 	if f.OtherLine != 0 {
-		s += fmt.Sprintf("; the other access: thread (%d,%d,%d) at PTX line %d", f.OtherThread[0],
-			f.OtherThread[1], f.OtherThread[2], f.OtherLine)
-		if f.OtherSource != "" {
-			s += " (" + f.OtherSource + ")"
+		other := "the other thread"
+		if f.Kind == "hazard" {
+			other = "the other access"
 		}
-		if i := f.OtherInstr; i != "" {
-			s += ": " + i
-		}
+		s += fmt.Sprintf("; %s: thread %s, %s", other, xyz(f.OtherThread), where(f.OtherSource, f.OtherLine, f.OtherInstr, ""))
 	}
 	return s
+}
+
+func xyz(v [3]int) string { return fmt.Sprintf("(%d,%d,%d)", v[0], v[1], v[2]) }
+
+// where is "SOURCE: MSG (PTX line N: INSTR)", or "PTX line N: MSG (INSTR)" without a source line,
+// the instruction on one line with single spaces and without its closing semicolon.
+func where(source string, line int, instr, msg string) string {
+	instr = strings.Join(strings.Fields(strings.TrimSuffix(strings.TrimSpace(instr), ";")), " ")
+	head, ptx := source, fmt.Sprintf("PTX line %d", line)
+	if head == "" {
+		head, ptx = ptx, ""
+	}
+	if msg != "" {
+		head += ": " + msg
+	}
+	switch {
+	case instr != "" && ptx != "":
+		return fmt.Sprintf("%s (%s: %s)", head, ptx, instr)
+	case instr != "":
+		return fmt.Sprintf("%s (%s)", head, instr)
+	case ptx != "":
+		return fmt.Sprintf("%s (%s)", head, ptx)
+	}
+	return head
 }

@@ -136,7 +136,7 @@ func (c *cta) initGlobal(w *warp, in *inst, m uint32, n int, mode int) {
 			continue
 		}
 		if !accessBytes(n, a&offsetMask, mode, false, marks[win]) {
-			c.noteUninit(w, l, in, "global", c.L.names[win], a&offsetMask, n)
+			c.noteUninit(w, l, in, "global", int(win), a&offsetMask, n)
 		}
 	}
 }
@@ -150,13 +150,13 @@ func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 		a := w.addr[l]
 		if n > 16 {
 			if !accessBytes(n, a, mode, true, s) {
-				c.noteUninit(w, l, in, "shared", "", a, n)
+				c.noteUninit(w, l, in, "shared", -1, a, n)
 			}
 			continue
 		}
 		i, msk := span(a, n)
 		if mode != accStore && s[i]&msk != msk {
-			c.noteUninit(w, l, in, "shared", "", a, n)
+			c.noteUninit(w, l, in, "shared", -1, a, n)
 		}
 		if mode != accLoad {
 			s[i] |= msk
@@ -169,27 +169,28 @@ func (c *cta) initOne(w *warp, in *inst, l int, sp uint8, addr, off uint64, n in
 	switch sp {
 	case spShared:
 		if !accessBytes(n, off, mode, true, c.swritten) {
-			c.noteUninit(w, l, in, "shared", "", off, n)
+			c.noteUninit(w, l, in, "shared", -1, off, n)
 		}
 	case spGlobal:
 		win := addr>>windowShift - 1
 		if win < uint64(len(c.L.written)) && c.L.written[win] != nil && !accessBytes(n, off, mode, false, c.L.written[win]) {
-			c.noteUninit(w, l, in, "global", c.L.names[win], off, n)
+			c.noteUninit(w, l, in, "global", int(win), off, n)
 		}
 	}
 }
 
-// noteUninit records an uninitialised read by lane l of w at instruction in: the first of this
-// worker's CTAs (they run in increasing order) keeps its thread, the others are counted.
-func (c *cta) noteUninit(w *warp, l int, in *inst, space, buffer string, off uint64, n int) {
+// noteUninit records an uninitialised read by lane l of w at instruction in, at off in buffer
+// L.bufs[buf] (-1: shared memory): the first of this worker's CTAs (they run in increasing order)
+// keeps its thread, the others are counted.
+func (c *cta) noteUninit(w *warp, l int, in *inst, space string, buf int, off uint64, n int) {
 	if c.uninit == nil {
 		c.uninit = map[int32]*uninitNote{}
 	}
 	u := c.uninit[in.self]
 	if u == nil {
 		where := "shared memory at offset " + fmt.Sprintf("%#x", off)
-		if buffer != "" {
-			where = fmt.Sprintf("buffer %s at byte %d", buffer, off)
+		if buf >= 0 && c.L.names[buf] != "" {
+			where = fmt.Sprintf("buffer %s at %s", c.L.names[buf], c.L.element(buf, off))
 		}
 		f := &Fault{Kind: "uninitialised read", Space: space, Address: off,
 			Msg: fmt.Sprintf("%d-byte read of %s, which no thread has written (it holds the poison 0x%02X…)", n, where, Poison)}

@@ -19,9 +19,20 @@ import (
 // bytes all count as written; an output made by NewOutput (or poisoned with Poison) tracks which
 // bytes threads have written, for the initcheck (initcheck.go).
 type Buffer struct {
-	Name    string
-	Data    []byte
+	Name string
+	Data []byte
+	// Shape, if set, says how the kernel indexes Data, for fault messages (an out-of-bounds access
+	// names the element, and its row and column in a matrix).
+	Shape   Shape
 	written writtenBits // nil: every byte counts as written
+}
+
+// Shape is how a buffer's bytes are indexed in the kernel's source: elements of Elem bytes of the
+// C++ type Type ("float"), and for a row-major matrix its Rows and Cols (zero: a vector).
+type Shape struct {
+	Elem       int
+	Type       string
+	Rows, Cols int
 }
 
 // NewBuffer returns a zeroed buffer of size bytes, every byte counting as written (an input, or an
@@ -338,6 +349,7 @@ type launch struct {
 	// the initcheck's marks of each buffer of bufs (nil: all written) and the buffers' names
 	written []writtenBits
 	names   []string
+	shapes  []Shape // of the buffers, as names
 
 	trace      func(TraceEvent)
 	traceLeft  int
@@ -473,7 +485,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
 		racecheck: !cfg.NoRacecheck}
 	L.bufs = append(L.bufs, moduleData(mod))
-	L.written, L.names = append(L.written, nil), append(L.names, "")
+	L.written, L.names, L.shapes = append(L.written, nil), append(L.names, ""), append(L.shapes, Shape{})
 	if cfg.Trace != nil {
 		L.trace, L.traceLeft, L.traced = cfg.Trace, cfg.TraceLimit, map[int]bool{}
 		if L.traceLeft <= 0 {
@@ -499,7 +511,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 		}
 		index[b] = i
 		L.bufs = append(L.bufs, b.Data)
-		L.written, L.names = append(L.written, b.written), append(L.names, b.Name)
+		L.written, L.names, L.shapes = append(L.written, b.written), append(L.names, b.Name), append(L.shapes, b.Shape)
 		if b.written != nil {
 			L.poisoned |= 1 << ((i + 1) & 63)
 		}
@@ -672,8 +684,7 @@ func (c *cta) releaseBarrier() bool {
 			}
 			if w.barPC[l] != first.barPC[firstLane] {
 				a, b := &c.prog.code[first.barPC[firstLane]], &c.prog.code[w.barPC[l]]
-				f := &Fault{Kind: "barrier", Msg: fmt.Sprintf("threads of one block wait at different barriers: %q at PTX line %d and %q at PTX line %d (a __syncthreads() not every thread reaches)",
-					c.L.mod.Line(int(a.line)), a.line, c.L.mod.Line(int(b.line)), b.line)}
+				f := &Fault{Kind: "barrier", Msg: "it waits at a different barrier from another thread of its block: a __syncthreads() that not every thread reaches (CUDA C++ Programming Guide, \"Synchronization Functions\": allowed in conditional code only if the condition is the same for the whole block)"}
 				f.OtherThread = c.threadXYZ(first.first + firstLane)
 				f.OtherLine = int(a.line)
 				f.OtherInstr = c.L.mod.Line(int(a.line))

@@ -110,8 +110,12 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		}
 	}
 	if addr%uint64(n) != 0 {
+		at := fmt.Sprintf("at %#x", addr)
+		if b := addr>>windowShift - 1; sp == spGlobal && b >= 1 && b < uint64(len(c.L.names)) && c.L.names[b] != "" {
+			at = fmt.Sprintf("at byte %d of buffer %q", addr&offsetMask, c.L.names[b])
+		}
 		c.fault(&Fault{Kind: "misaligned", Space: spaceNames[sp], Address: addr,
-			Msg: fmt.Sprintf("misaligned %d-byte %s access at %#x", n, spaceNames[sp], addr)}, w, l, in)
+			Msg: fmt.Sprintf("misaligned %d-byte %s %s %s: the address of a %d-byte access must be a multiple of %d", n, spaceNames[sp], accessName(mode), at, n, n)}, w, l, in)
 	}
 	var mem []byte
 	win := uint64(0) // a global window: 1 the module's globals, 2… LaunchConfig.Buffers
@@ -139,17 +143,77 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		}
 	}
 	if mem == nil || addr+uint64(n) > uint64(len(mem)) || addr+uint64(n) < addr {
-		what := "outside every buffer"
-		if mem != nil {
-			what = fmt.Sprintf("past the end of a %d-byte %s region", len(mem), spaceNames[sp])
-			if win >= 1 && win-1 < uint64(len(c.L.names)) && c.L.names[win-1] != "" {
-				what = fmt.Sprintf("past the end of buffer %q (%d bytes)", c.L.names[win-1], len(mem))
-			}
+		what := fmt.Sprintf("at %#x, outside every buffer", addr)
+		if addr < 1<<12 && sp == spGlobal {
+			what += " (a null pointer, or an offset from one)"
+		}
+		switch {
+		case sp == spGlobal && win >= 1 && win < uint64(len(c.L.bufs)) && addr >= 1<<(windowShift-1) && c.L.names[win] != "":
+			what = c.L.before(int(win), addr) // a negative index into the next buffer
+		case mem != nil && win >= 1 && win-1 < uint64(len(c.L.names)) && c.L.names[win-1] != "":
+			what = c.L.beyond(int(win-1), addr)
+		case mem != nil:
+			what = fmt.Sprintf("at %#x, past the end of the %d-byte %s region", addr, len(mem), spaceNames[sp])
 		}
 		c.fault(&Fault{Kind: "out of bounds", Space: spaceNames[sp], Address: addr,
-			Msg: fmt.Sprintf("%d-byte %s %s at %#x, %s", n, spaceNames[sp], accessName(mode), addr, what)}, w, l, in)
+			Msg: fmt.Sprintf("%d-byte %s %s %s", n, spaceNames[sp], accessName(mode), what)}, w, l, in)
 	}
 	return mem[addr : addr+uint64(n)], sp, addr
+}
+
+// beyond describes an access at byte off of buffer i (L.bufs[i]) past its end: the buffer by its
+// name (the kernel's parameter), its shape, and the element, with its row and column in a matrix.
+func (L *launch) beyond(i int, off uint64) string {
+	name, sh, size := L.names[i], L.shapes[i], len(L.bufs[i])
+	if sh.Elem <= 0 {
+		return fmt.Sprintf("past the end of buffer %q (%d bytes): byte %d", name, size, off)
+	}
+	count := size / sh.Elem
+	s := fmt.Sprintf("past the end of buffer %q (%s): %s", name, sh.describe(count), L.element(i, off))
+	if sh.Cols > 0 && sh.Rows > 0 {
+		s += fmt.Sprintf(" (rows 0–%d)", sh.Rows-1)
+	} else {
+		s += fmt.Sprintf(" (elements 0–%d)", count-1)
+	}
+	return s + fmt.Sprintf(", byte %d of %d", off, size)
+}
+
+// element names byte off of buffer i by its Shape: "element 4100 = row 64, col 4", "element 17",
+// or without a shape "byte 16400".
+func (L *launch) element(i int, off uint64) string {
+	sh := L.shapes[i]
+	if sh.Elem <= 0 {
+		return fmt.Sprintf("byte %d", off)
+	}
+	e := off / uint64(sh.Elem)
+	if sh.Cols > 0 && sh.Rows > 0 {
+		return fmt.Sprintf("element %d = row %d, col %d", e, e/uint64(sh.Cols), e%uint64(sh.Cols))
+	}
+	return fmt.Sprintf("element %d", e)
+}
+
+// before describes an access at offset off of the window before buffer i's (a negative index into
+// buffer i: the windows are 2⁴⁰ bytes apart).
+func (L *launch) before(i int, off uint64) string {
+	back := uint64(1)<<windowShift - off
+	name, sh := L.names[i], L.shapes[i]
+	if sh.Elem <= 0 {
+		return fmt.Sprintf("before the start of buffer %q: byte -%d", name, back)
+	}
+	return fmt.Sprintf("before the start of buffer %q (%s): element -%d, byte -%d", name,
+		sh.describe(len(L.bufs[i])/sh.Elem), (back+uint64(sh.Elem)-1)/uint64(sh.Elem), back)
+}
+
+// describe is the shape of count elements: "64×64 floats", "4096 floats".
+func (sh Shape) describe(count int) string {
+	t := sh.Type
+	if t == "" {
+		t = fmt.Sprintf("%d-byte element", sh.Elem)
+	}
+	if sh.Rows > 0 && sh.Cols > 0 {
+		return fmt.Sprintf("%d×%d %ss", sh.Rows, sh.Cols, t)
+	}
+	return fmt.Sprintf("%d %ss", count, t)
 }
 
 func accessName(mode int) string {

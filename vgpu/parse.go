@@ -227,6 +227,7 @@ type pinst struct {
 	label      string
 	decl       *regDecl
 	pvar       *Var // a .param declaration in a body (call-sequence parameter)
+	opaque     bool // an instruction of an unsupported feature, its operands not parsed (parser.opaque)
 }
 
 type regDecl struct {
@@ -314,6 +315,20 @@ func (m *Module) Line(n int) string {
 	return strings.TrimSpace(m.lines[n-1])
 }
 
+// source is "file:line" of the .loc at index loc of m.Locs ("" for none, as for an instruction
+// without a .loc), as launch.source writes it.
+func (m *Module) source(loc int) string {
+	if loc < 0 || loc >= len(m.Locs) {
+		return ""
+	}
+	lc := m.Locs[loc]
+	f := m.Files[lc.File]
+	if f == "" {
+		f = fmt.Sprintf("file %d", lc.File)
+	}
+	return fmt.Sprintf("%s:%d", f, lc.Line)
+}
+
 type parser struct {
 	toks   []token
 	pos    int
@@ -384,6 +399,32 @@ func (p *parser) intLit() (int64, token, error) {
 }
 
 // skipStatement skips to the next ';' at this nesting level, or over a balanced { } block.
+// opaque is the opcode of the instruction on PTX line n when it belongs to a CUDA feature the
+// virtual GPU does not run (Feature) and its operands are beyond the parser (a texture's
+// [tex, {x}]): it then becomes an *UnsupportedError naming the feature, not a parse error.
+func (p *parser) opaque(n int) string {
+	f := strings.Fields(p.mod.Line(n))
+	if len(f) > 1 && strings.HasPrefix(f[0], "@") {
+		f = f[1:]
+	}
+	if len(f) == 0 || Feature(f[0]) == "" {
+		return ""
+	}
+	return strings.TrimSuffix(f[0], ";")
+}
+
+// skipInstruction skips the tokens up to and including the instruction's semicolon.
+func (p *parser) skipInstruction() error {
+	for {
+		switch t := p.next(); {
+		case t.kind == tEOF:
+			return p.errf(t.line, "unexpected end of file")
+		case t.kind == tPunct && t.text == ";":
+			return nil
+		}
+	}
+}
+
 func (p *parser) skipStatement() error {
 	depth := 0
 	for {
@@ -1027,7 +1068,14 @@ func (p *parser) body(f *Function) error {
 		case t.kind == tIdent && strings.HasPrefix(t.text, ".") && t.text != ".":
 			return p.errf(t.line, "unsupported directive %s inside a function", t.text)
 		default:
+			start := p.pos
 			in, err := p.instruction()
+			if err != nil {
+				if op := p.opaque(t.line); op != "" {
+					p.pos = start
+					in, err = pinst{line: t.line, op: op, loc: p.curLoc, opaque: true}, p.skipInstruction()
+				}
+			}
 			if err != nil {
 				return err
 			}

@@ -292,6 +292,9 @@ func TestSanitizerOutOfBoundsAndMisaligned(t *testing.T) {
 	if !errors.As(err, &f) || f.Kind != "misaligned" || f.Thread != [3]int{0, 0, 0} {
 		t.Fatalf("skewed by 2 bytes: %v, want misaligned at thread 0", err)
 	}
+	if want := `misaligned 4-byte global store at byte 2 of buffer "out": the address of a 4-byte access must be a multiple of 4`; !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want it to say %s", err, want)
+	}
 }
 
 const hazardPTX = header + `

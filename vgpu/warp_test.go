@@ -102,7 +102,7 @@ END:
 `)
 	_, err = Launch(context.Background(), bad, "k", LaunchConfig{Block: [3]int{32}})
 	var f *Fault
-	if !errors.As(err, &f) || f.Kind != "unsupported" {
+	if !errors.As(err, &f) || f.Kind != "divergent warp sync" {
 		t.Fatalf("got %v, want a fault for a diverged shfl.sync", err)
 	}
 }

@@ -54,7 +54,7 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 			return ctx.Err()
 		}
 		if err != nil {
-			e.Note("error", s.cellLines(fmt.Sprintf("custom at n=%d, in the virtual GPU: %v", n, err)))
+			e.Note("error", s.cellLines(emulate.Failure("custom", n, err)))
 		} else {
 			e.Row(emulate.Row(res))
 		}

@@ -207,7 +207,7 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				return results, ctx.Err()
 			}
 			if err != nil {
-				e.Note("error", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, err)))
+				e.Note("error", lines(emulate.Failure(name, n, err)))
 			} else {
 				e.Row(emulate.Row(res))
 				results = append(results, res)
@@ -241,7 +241,7 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, av
 	e.Table(cells.Table{ID: "recorded", Caption: "Recorded GPU results: " + rec.Label(), Columns: []cells.Column{
 		{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}})
 	for _, res := range rows {
-		e.Row(cells.Row{Table: "recorded", Values: []any{res.Kernel, res.N, res.DType, res.Seconds, res.GFLOPS, res.RelError}, Bad: !res.OK})
+		e.Row(cells.Row{Table: "recorded", Values: []any{res.Kernel, res.N, res.DType, res.Seconds, res.GFLOPS, cells.ErrorValue(res.RelError)}, Bad: !res.OK})
 	}
 }
 
@@ -302,7 +302,7 @@ func (s *Results) Result(r experiment.Result) {
 	if !r.OK {
 		check = "WRONG: over tolerance"
 	}
-	values := []any{r.Kernel, r.N, r.DType, r.Seconds, r.MinSeconds, r.MaxSeconds, r.GFLOPS, r.RelError, check, "", "", ""}
+	values := []any{r.Kernel, r.N, r.DType, r.Seconds, r.MinSeconds, r.MaxSeconds, r.GFLOPS, cells.ErrorValue(r.RelError), check, "", "", ""}
 	if s.Rate != nil {
 		values[6] = s.Rate(r)
 	}

@@ -125,7 +125,7 @@ func (s *Server) access(next http.Handler) http.Handler {
 		// A page opened from the printed link (?token=…) shows the sign-in form with the token
 		// filled in, as a 200; everything else without a session is a 403 that says what to do.
 		tok := r.URL.Query().Get("token")
-		if tok != "" && !s.attempts.allow(requestAddr(r)) {
+		if tok != "" && !s.attempt(requestAddr(r), tok) {
 			tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
 			return
 		}
@@ -143,6 +143,18 @@ func (s *Server) access(next http.Handler) http.Handler {
 		}
 		s.joinPage(w, http.StatusForbidden, "", "", r.URL.RequestURI(), msg)
 	})
+}
+
+// attempt counts a sign-in attempt with tok from addr against Config.JoinAttempts: false when the
+// address has none left (then even the right token is refused, so that a guess past the limit
+// learns nothing). Only a wrong token uses one up: a class behind one address, all opening the
+// class link and joining with the right token, is not held back by it.
+func (s *Server) attempt(addr, tok string) bool {
+	undo, ok := s.attempts.reserve(addr)
+	if ok && s.tokenRole(tok) != "" {
+		undo()
+	}
+	return ok
 }
 
 // pathWithout is u's path and query without the query key.
@@ -204,7 +216,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := requestAddr(r)
-	if !s.attempts.allow(addr) {
+	if !s.attempt(addr, tok) {
 		tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
 		return
 	}
@@ -218,13 +230,22 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	instructor := role == "instructor"
-	if !instructor && !s.joins.has(addr) {
-		w.Header().Set("Retry-After", fmt.Sprint(int(s.joins.every.Seconds())))
-		s.joinPage(w, http.StatusTooManyRequests, tok, name, next, fmt.Sprintf("Your address has joined %d names in the last %s, the limit: wait, or ask your instructor.", s.cfg.JoinsPerAddress, s.cfg.JoinWindow))
-		return
+	giveBack := func() {}
+	if !instructor {
+		// The join is charged before the student is made, so that simultaneous joins cannot pass
+		// the limit together; one that fails gives its place back.
+		var ok bool
+		if giveBack, ok = s.joins.reserve(addr); !ok {
+			w.Header().Set("Retry-After", fmt.Sprint(int(s.joins.every.Seconds())))
+			s.joinPage(w, http.StatusTooManyRequests, tok, name, next, fmt.Sprintf("Your address has joined %d names in the last %s, the limit: wait, or ask your instructor.", s.cfg.JoinsPerAddress, s.cfg.JoinWindow))
+			return
+		}
 	}
 	session := newToken()
 	st, err := s.store.Join(r.Context(), name, session, instructor, s.cfg.MaxStudents)
+	if err != nil {
+		giveBack()
+	}
 	switch {
 	case errors.Is(err, store.ErrNameTaken):
 		s.joinPage(w, http.StatusConflict, tok, name, next, fmt.Sprintf("Someone in this class is already called %q (or a name that differs only in case or width): pick another name. (Signed in before? Use the browser you joined with.)", name))
@@ -236,9 +257,6 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		log.Printf("join: %v", err)
 		http.Error(w, "could not record you (the server's log says why): try again", http.StatusInternalServerError)
 		return
-	}
-	if !instructor {
-		s.joins.allow(addr)
 	}
 	s.sess.mu.Lock()
 	s.sess.m[session] = st

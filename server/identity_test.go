@@ -103,6 +103,86 @@ func TestAbuseTokenGuessesLimited(t *testing.T) {
 	}
 }
 
+// A class behind one address: 30 students open the class link and join with the right token in
+// quick succession, and all get in when -joins-per-address allows 30 (the right token uses no
+// sign-in attempt); 30 wrong tokens from that address are limited after JoinAttempts.
+func TestClassBehindOneAddressJoins(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress, cfg.JoinAttempts = 30, 20
+	_, base := startServer(t, cfg)
+	for i := range 30 {
+		c := clientFrom("127.0.0.9")
+		resp, err := c.Get(base + "/?token=class-token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := resp.StatusCode, http.StatusOK; got != want {
+			t.Fatalf("student %d opening the class link: got %d, want %d", i, got, want)
+		}
+		if resp, _ := postJoin(t, c, base, url.Values{"token": {"class-token"}, "name": {fmt.Sprint("student", i)}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("student %d joining: got %d, want %d", i, resp.StatusCode, http.StatusSeeOther)
+		}
+	}
+	refused := 0
+	for i := range 30 {
+		resp, _ := postJoin(t, clientFrom("127.0.0.9"), base, url.Values{"token": {fmt.Sprint("guess", i)}, "name": {"Eve"}})
+		if resp.StatusCode == http.StatusTooManyRequests {
+			refused++
+		} else if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("guess %d: got %d, want 403 or 429", i, resp.StatusCode)
+		}
+	}
+	// A token comes back every 3 s: at most one more guess than the 20 passes during the test.
+	if got, want := 30-refused, cfg.JoinAttempts; got < want || got > want+1 {
+		t.Errorf("wrong tokens answered 403: got %d, want %d (the rest 429)", got, want)
+	}
+}
+
+// Simultaneous joins from one address cannot pass -joins-per-address together: of 20 at once
+// against a limit of 10, exactly 10 join.
+func TestAbuseSimultaneousJoinsLimited(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress = 10
+	_, base := startServer(t, cfg)
+	codes := make(chan int, 20)
+	for i := range 20 {
+		go func() {
+			resp, err := clientFrom("127.0.0.10").PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {fmt.Sprint("racer", i)}})
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	joined, limited := 0, 0
+	for range 20 {
+		switch <-codes {
+		case http.StatusSeeOther:
+			joined++
+		case http.StatusTooManyRequests:
+			limited++
+		}
+	}
+	if joined != 10 || limited != 10 {
+		t.Errorf("20 simultaneous joins against a limit of 10: got %d joined and %d refused (429), want 10 and 10", joined, limited)
+	}
+	// A join that fails (the name taken) gives its place back.
+	cfg.JoinsPerAddress = 1
+	_, base = startServer(t, cfg)
+	if got, want := joinStatus(t, base, "127.0.0.11", "teach", "Taken"), http.StatusSeeOther; got != want {
+		t.Fatalf("the instructor: got %d, want %d", got, want)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.11", "class-token", "Taken"), http.StatusConflict; got != want {
+		t.Fatalf("a taken name: got %d, want %d", got, want)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.11", "class-token", "Free"), http.StatusSeeOther; got != want {
+		t.Errorf("after a failed join, the address's one join: got %d, want %d", got, want)
+	}
+}
+
 // The per-address buckets are bounded: past max addresses, old ones are dropped.
 func TestAddrLimitsBounded(t *testing.T) {
 	a := newAddrLimits(time.Hour, 1, 3)

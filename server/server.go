@@ -139,8 +139,9 @@ type Config struct {
 	// 10 minutes. Instructors are not counted.
 	JoinsPerAddress int
 	JoinWindow      time.Duration
-	// JoinAttempts is how many sign-in attempts (POST /join, or a page asked for with ?token=) one
-	// address may make at once; then one more every 3 s. Default 20.
+	// JoinAttempts is how many wrong sign-in attempts (a wrong token posted to /join, or in a page's
+	// ?token=) one address may make at once; then one more every 3 s. The right token uses none up,
+	// but past the limit it is refused too (429), so that guesses learn nothing. Default 20.
 	JoinAttempts int
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are http.Server's, for every
 	// connection: a request's header must arrive within ReadHeaderTimeout of the connection or of

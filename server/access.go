@@ -107,13 +107,16 @@ func (s *Server) access(next http.Handler) http.Handler {
 			return
 		}
 		if !s.signIn {
-			signedIn(r)
+			signedIn(r, 0)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, s.local)))
 			return
 		}
 		if c, err := r.Cookie(sessionCookie); err == nil {
 			if st, ok := s.sessionStudent(r.Context(), c.Value); ok {
-				signedIn(r)
+				if !signedIn(r, st.ID) {
+					tooManyConns(w)
+					return
+				}
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, st)))
 				return
 			}
@@ -204,7 +207,7 @@ func (s *Server) joinPage(w http.ResponseWriter, status int, token, name, next, 
 // students (Config.JoinsPerAddress per Config.JoinWindow) and the class (Config.MaxStudents); an
 // instructor is held to the attempts only.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, maxJoinForm)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form: it could not be read (at most 16 KiB)", http.StatusBadRequest)
 		return
@@ -261,12 +264,15 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	s.sess.mu.Lock()
 	s.sess.m[session] = st
 	s.sess.mu.Unlock()
-	signedIn(r)
+	signedIn(r, st.ID) // a new student: under the cap
 	expires := st.SessionAt.Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, Expires: expires, MaxAge: int((s.cfg.SessionTTL + time.Second - 1) / time.Second)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
+
+// maxJoinForm bounds the join form's body, in bytes.
+const maxJoinForm = 16 << 10
 
 // joinAttemptEvery is how often an address gets one more sign-in attempt, past Config.JoinAttempts
 // at once.

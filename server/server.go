@@ -80,6 +80,12 @@ type Config struct {
 	// request that finds none is refused with an error saying so. Negative RunRate: no rate limit.
 	RunBurst int
 	RunRate  float64
+	// SaveBurst and SaveRate bound how fast one client may send save messages (an edit kept) and,
+	// in a bucket of their own, replay messages (a kept run shown again): SaveBurst at once (default
+	// 30), then SaveRate per second (default 4); past it the message is refused with an error saying
+	// so. Negative SaveRate: no limit.
+	SaveBurst int
+	SaveRate  float64
 	// StudentQuota bounds what one student's runs (their sources) and the messages they keep take
 	// in the store, in bytes (default 20 MiB): past it, the messages of the student's oldest
 	// finished runs are pruned (each keeps its end and a note saying so), and when that is not
@@ -154,9 +160,19 @@ type Config struct {
 	// limit at start, less 128 kept for the database, workers and the like; at least 64).
 	// MaxPreAuthConns caps those not signed in yet (no request with a valid session; default 512,
 	// at most half of MaxOpenConns) and MaxPreAuthPerAddress those of one address (an IPv4 address
-	// or an IPv6 /64; default 64). At a cap, the oldest such connection between requests is closed
-	// to make room, else the new one is refused (conns.go).
+	// or an IPv6 /64; default 64). At a cap (MaxOpenConns included), the oldest connection between
+	// requests, signed in or not, or not signed in and stalled in a request (PreAuthRequestTimeout),
+	// is closed to make room, else the new one is refused (conns.go).
 	MaxOpenConns, MaxPreAuthConns, MaxPreAuthPerAddress int
+	// MaxHTTPConnsPerStudent caps a signed-in student's HTTP connections (websockets are
+	// MaxConnsPerClient's): at it, the student's oldest idle one is closed to make room, else the
+	// request is refused with 429. Default 16.
+	MaxHTTPConnsPerStudent int
+	// PreAuthRequestTimeout bounds a request on a connection not signed in once its header has
+	// arrived: POST /join's body must arrive within it (else 400), and at a cap of connections not
+	// signed in, one whose request has been under way longer may be closed to make room (a body
+	// that trickles in). Default 5 s.
+	PreAuthRequestTimeout time.Duration
 	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
 	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
 	// several machines.
@@ -186,6 +202,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RunRate == 0 {
 		c.RunRate = 1
+	}
+	if c.SaveBurst <= 0 {
+		c.SaveBurst = 30
+	}
+	if c.SaveRate == 0 {
+		c.SaveRate = 4
 	}
 	if c.StudentQuota == 0 {
 		c.StudentQuota = 20 << 20
@@ -279,7 +301,7 @@ func New(cfg Config) (*Server, error) {
 		shares:     newShares(cfg),
 		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
-		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress),
+		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress, cfg.MaxHTTPConnsPerStudent, cfg.PreAuthRequestTimeout),
 	}
 	if cfg.Devices != nil {
 		s.gpu.Report = cfg.Devices(context.Background())

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -425,5 +426,78 @@ func countRuns(r io.Reader) (int, error) {
 			}
 			key = !key
 		}
+	}
+}
+
+// errorsOn reads n messages from ws and returns those that are errors.
+func errorsOn(t *testing.T, ws *websocket.Conn, n int) []Message {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var errs []Message
+	for range n {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("reading message: %v", err)
+		}
+		if m.Type == TypeError {
+			errs = append(errs, m)
+		}
+	}
+	return errs
+}
+
+// Saves and replays are rate-limited per student, each in a bucket of its own: past the burst they
+// are refused with a message saying so (the edit is not kept), and another student still saves.
+func TestAbuseSavesAndReplaysRateLimited(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.SaveBurst, cfg.SaveRate = 5, 1e-6 // no token comes back during the test
+	_, base := startServer(t, cfg)
+	ada, bob := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob")
+	wa, wb := ada.dial(t), bob.dial(t)
+	for i := range 12 {
+		if err := wa.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: fmt.Sprintf("rows: %d", i+1)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A replay of a run Ada does not have answers an error: the first 5 say so, the rest are refused
+	// (the saves' refusals come first, in order).
+	for i := range 8 {
+		if err := wa.WriteJSON(Message{Type: TypeReplay, ID: fmt.Sprint("r", i), Run: 999}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := errorsOn(t, wa, 12-cfg.SaveBurst+8)
+	var saves, replays, noRun int
+	for _, m := range errs {
+		switch {
+		case m.ID == "" && strings.Contains(m.Message, "saving edits faster than the server allows"):
+			saves++
+		case m.ID != "" && strings.Contains(m.Message, "faster than the server allows"):
+			replays++
+		case m.ID != "" && strings.Contains(m.Message, "you have no run"):
+			noRun++
+		default:
+			t.Errorf("unexpected error: %+v", m)
+		}
+	}
+	if saves != 12-cfg.SaveBurst || replays != 8-cfg.SaveBurst || noRun != cfg.SaveBurst {
+		t.Errorf("refused: got %d saves and %d replays (%d replays answered), want %d, %d (%d)", saves, replays, noRun, 12-cfg.SaveBurst, 8-cfg.SaveBurst, cfg.SaveBurst)
+	}
+	code, body := ada.get(t, "/api/state?lesson=p")
+	if want := fmt.Sprintf("rows: %d", cfg.SaveBurst); code != http.StatusOK || !strings.Contains(body, strconv.Quote(want)) {
+		t.Errorf("Ada's kept edit: got %d %s, want the last one allowed, %q", code, body, want)
+	}
+	if err := wb.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: "rows: 42"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, body := bob.get(t, "/api/state?lesson=p"); strings.Contains(body, `"rows: 42"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Bob's save was not kept")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

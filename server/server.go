@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -491,7 +492,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /lessons/{slug}", s.lessonPage)
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
+	mux.Handle("GET /static/", http.StripPrefix("/static/", noListings(static.FS, http.FileServerFS(static.FS))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -531,6 +532,21 @@ func (s *Server) Handler() http.Handler {
 		s.page(w, http.StatusNotFound, "notfound", nil)
 	})
 	return securityHeaders(s.checkHost(s.access(mux)))
+}
+
+// noListings serves files of fsys with h, and 404 for a directory (no listing of what is there).
+func noListings(fsys fs.FS, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimSuffix(r.URL.Path, "/")
+		if name == "" {
+			name = "."
+		}
+		if st, err := fs.Stat(fsys, name); err != nil || st.IsDir() || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // lesson finds a lesson by slug in the current library, or nil.

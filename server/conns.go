@@ -23,11 +23,10 @@ import (
 // connections not signed in, the address holding the most gives up its oldest closable one, or else
 // its oldest (if it holds two more than the newcomer's address: beyond a fair share). Where nothing
 // may be closed, the new connection is closed at once (at a student's cap, its request is answered
-// 429). POST /join's body must arrive within
-// Config.PreAuthRequestTimeout. So idle,
-// half-open and half-sent connections (a slowloris), signed in or not, cannot take the server from
-// anyone else, and /healthz and /join keep answering. http.Server's timeouts (Config.ReadTimeout and
-// the rest) end what stays.
+// 429). POST /join's body must arrive within Config.PreAuthRequestTimeout. So idle, half-open and
+// half-sent connections (a slowloris), signed in or not, cannot take the server from anyone else,
+// and /healthz and /join keep answering. http.Server's timeouts (Config.ReadTimeout and the rest)
+// end what stays.
 
 // connLimits counts the open connections, those not signed in, and each student's.
 type connLimits struct {

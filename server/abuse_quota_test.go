@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -425,5 +426,196 @@ func countRuns(r io.Reader) (int, error) {
 			}
 			key = !key
 		}
+	}
+}
+
+// errorsOn reads n messages from ws and returns those that are errors.
+func errorsOn(t *testing.T, ws *websocket.Conn, n int) []Message {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var errs []Message
+	for range n {
+		var m Message
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("reading message: %v", err)
+		}
+		if m.Type == TypeError {
+			errs = append(errs, m)
+		}
+	}
+	return errs
+}
+
+// Saves and replays are rate-limited per student, each in a bucket of its own: past the burst they
+// are refused with a message saying so (the edit is not kept), and another student still saves.
+func TestAbuseSavesAndReplaysRateLimited(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.SaveBurst, cfg.SaveRate = 5, 1e-6 // no token comes back during the test
+	_, base := startServer(t, cfg)
+	ada, bob := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob")
+	wa, wb := ada.dial(t), bob.dial(t)
+	for i := range 12 {
+		if err := wa.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: fmt.Sprintf("rows: %d", i+1)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A replay of a run Ada does not have answers an error: the first 5 say so, the rest are refused
+	// (the saves' refusals come first, in order).
+	for i := range 8 {
+		if err := wa.WriteJSON(Message{Type: TypeReplay, ID: fmt.Sprint("r", i), Run: 999}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := errorsOn(t, wa, 12-cfg.SaveBurst+8)
+	var saves, replays, noRun int
+	for _, m := range errs {
+		switch {
+		case m.ID == "" && strings.Contains(m.Message, "saving edits faster than the server allows"):
+			saves++
+		case m.ID != "" && strings.Contains(m.Message, "faster than the server allows"):
+			replays++
+		case m.ID != "" && strings.Contains(m.Message, "you have no run"):
+			noRun++
+		default:
+			t.Errorf("unexpected error: %+v", m)
+		}
+	}
+	if saves != 12-cfg.SaveBurst || replays != 8-cfg.SaveBurst || noRun != cfg.SaveBurst {
+		t.Errorf("refused: got %d saves and %d replays (%d replays answered), want %d, %d (%d)", saves, replays, noRun, 12-cfg.SaveBurst, 8-cfg.SaveBurst, cfg.SaveBurst)
+	}
+	code, body := ada.get(t, "/api/state?lesson=p")
+	if want := fmt.Sprintf("rows: %d", cfg.SaveBurst); code != http.StatusOK || !strings.Contains(body, strconv.Quote(want)) {
+		t.Errorf("Ada's kept edit: got %d %s, want the last one allowed, %q", code, body, want)
+	}
+	if err := wb.WriteJSON(Message{Type: TypeSave, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: "rows: 42"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, body := bob.get(t, "/api/state?lesson=p"); strings.Contains(body, `"rows: 42"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Bob's save was not kept")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// addClassRuns stores n finished runs of the local student, each with a source of srcBytes and a
+// table of one row whose one value is a string of valBytes (distinct per run: "runN").
+func addClassRuns(t *testing.T, s *Server, n, srcBytes, valBytes int) {
+	t.Helper()
+	ctx := context.Background()
+	table, _ := json.Marshal(Message{Type: TypeTable, Table: &cells.Table{ID: "t", Caption: "c", Columns: []cells.Column{{Label: "v"}}}})
+	src := strings.Repeat("#", srcBytes)
+	for i := range n {
+		r, err := s.store.AddRun(ctx, store.Run{Student: s.local.ID, Lesson: "p", Cell: "p-0", Source: src, Machine: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, _ := json.Marshal(Message{Type: TypeRow, Row: &cells.Row{Table: "t", Values: []any{fmt.Sprintf("run%d", i) + strings.Repeat("x", valBytes)}}})
+		if err := s.store.AddMessage(ctx, r.ID, 1, TypeTable, string(table), false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.store.AddMessage(ctx, r.ID, 2, TypeRow, string(row), false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.store.Ended(ctx, r.ID, store.StatusDone, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The class CSV and a cell's board never hold the class's runs in memory whole: eight parallel
+// downloads of a class of 1,200 runs with 60 KiB sources (70 MiB) leave the server's memory bounded,
+// each CSV is whole, and the board shows each student's latest run only.
+func TestAbuseClassDownloadsBoundedInMemory(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.StudentQuota = -1
+	s, base := startServer(t, cfg)
+	const runs = 1200
+	addClassRuns(t, s, runs, 60<<10, 16)
+	runtime.GC()
+	rss := rssMiB()
+	var wg sync.WaitGroup
+	lines := make([]int, 8)
+	for i := range lines {
+		path := "/api/class/results.csv?lesson=p"
+		if i%2 == 1 {
+			path = "/api/class/cell?lesson=p&cell=p-0"
+		}
+		wg.Go(func() {
+			resp, err := http.Get(base + path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Error(err)
+			}
+			if i%2 == 0 {
+				lines[i] = strings.Count(string(b), "\n")
+				return
+			}
+			var board cellBoard
+			if err := json.Unmarshal(b, &board); err != nil {
+				t.Errorf("%s: %v", path, err)
+			}
+			if len(board.Rows) != 1 || len(board.Rows[0].Values) != 1 || !strings.HasPrefix(fmt.Sprint(board.Rows[0].Values[0]), fmt.Sprint("run", runs-1, "x")) {
+				t.Errorf("the board: got %d rows, want the one of the latest run, run%d", len(board.Rows), runs-1)
+			}
+		})
+	}
+	wg.Wait()
+	for i := 0; i < len(lines); i += 2 {
+		if got, want := lines[i], runs+1; got != want {
+			t.Errorf("CSV %d: got %d lines, want %d (a header and a line per run)", i, got, want)
+		}
+	}
+	grew := rssMiB() - rss
+	t.Logf("memory grew by %d MiB", grew)
+	if grew > 160 {
+		t.Errorf("memory grew by %d MiB serving 8 reads of a class of %d MiB", grew, runs*60>>10)
+	}
+}
+
+// A class CSV longer to download than the write timeout is not cut while it is being read: the
+// deadline moves with each run written.
+func TestClassCSVOutlivesWriteTimeout(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.StudentQuota = -1
+	cfg.WriteTimeout = 300 * time.Millisecond
+	s, base := startServer(t, cfg)
+	const runs = 400
+	addClassRuns(t, s, runs, 10, 32<<10) // 12.5 MiB of CSV: more than the socket buffers hold
+	resp, err := http.Get(base + "/api/class/results.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start, n, buf := time.Now(), 0, make([]byte, 256<<10)
+	var last []byte
+	for range 100000 { // a slow reader: 256 KiB, then a pause
+		k, err := resp.Body.Read(buf)
+		n += k
+		if k > 0 {
+			last = append(last[:0], buf[max(0, k-64):k]...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d bytes and %v: %v", n, time.Since(start), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if took := time.Since(start); took < 2*cfg.WriteTimeout {
+		t.Skipf("the download took %v, less than twice the write timeout: nothing tested", took) // never seen: 50 pauses of 20 ms
+	}
+	if want := fmt.Sprint("run", runs-1); !strings.Contains(string(last), "false\n") || n < runs*(32<<10) {
+		t.Errorf("the download ended after %d bytes with %q, want all %d runs through %s", n, last, runs, want)
 	}
 }

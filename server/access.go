@@ -107,13 +107,16 @@ func (s *Server) access(next http.Handler) http.Handler {
 			return
 		}
 		if !s.signIn {
-			signedIn(r)
+			signedIn(r, 0)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, s.local)))
 			return
 		}
 		if c, err := r.Cookie(sessionCookie); err == nil {
 			if st, ok := s.sessionStudent(r.Context(), c.Value); ok {
-				signedIn(r)
+				if !signedIn(r, st.ID) {
+					tooManyConns(w)
+					return
+				}
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), studentKey{}, st)))
 				return
 			}
@@ -125,7 +128,7 @@ func (s *Server) access(next http.Handler) http.Handler {
 		// A page opened from the printed link (?token=…) shows the sign-in form with the token
 		// filled in, as a 200; everything else without a session is a 403 that says what to do.
 		tok := r.URL.Query().Get("token")
-		if tok != "" && !s.attempts.allow(requestAddr(r)) {
+		if tok != "" && !s.attempt(requestAddr(r), tok) {
 			tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
 			return
 		}
@@ -143,6 +146,18 @@ func (s *Server) access(next http.Handler) http.Handler {
 		}
 		s.joinPage(w, http.StatusForbidden, "", "", r.URL.RequestURI(), msg)
 	})
+}
+
+// attempt counts a sign-in attempt with tok from addr against Config.JoinAttempts: false when the
+// address has none left (then even the right token is refused, so that a guess past the limit
+// learns nothing). Only a wrong token uses one up: a class behind one address, all opening the
+// class link and joining with the right token, is not held back by it.
+func (s *Server) attempt(addr, tok string) bool {
+	undo, ok := s.attempts.reserve(addr)
+	if ok && s.tokenRole(tok) != "" {
+		undo()
+	}
+	return ok
 }
 
 // pathWithout is u's path and query without the query key.
@@ -192,7 +207,7 @@ func (s *Server) joinPage(w http.ResponseWriter, status int, token, name, next, 
 // students (Config.JoinsPerAddress per Config.JoinWindow) and the class (Config.MaxStudents); an
 // instructor is held to the attempts only.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, maxJoinForm)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form: it could not be read (at most 16 KiB)", http.StatusBadRequest)
 		return
@@ -204,7 +219,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := requestAddr(r)
-	if !s.attempts.allow(addr) {
+	if !s.attempt(addr, tok) {
 		tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
 		return
 	}
@@ -218,13 +233,22 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	instructor := role == "instructor"
-	if !instructor && !s.joins.has(addr) {
-		w.Header().Set("Retry-After", fmt.Sprint(int(s.joins.every.Seconds())))
-		s.joinPage(w, http.StatusTooManyRequests, tok, name, next, fmt.Sprintf("Your address has joined %d names in the last %s, the limit: wait, or ask your instructor.", s.cfg.JoinsPerAddress, s.cfg.JoinWindow))
-		return
+	giveBack := func() {}
+	if !instructor {
+		// The join is charged before the student is made, so that simultaneous joins cannot pass
+		// the limit together; one that fails gives its place back.
+		var ok bool
+		if giveBack, ok = s.joins.reserve(addr); !ok {
+			w.Header().Set("Retry-After", fmt.Sprint(int(s.joins.every.Seconds())))
+			s.joinPage(w, http.StatusTooManyRequests, tok, name, next, fmt.Sprintf("Your address has joined %d names in the last %s, the limit: wait, or ask your instructor.", s.cfg.JoinsPerAddress, s.cfg.JoinWindow))
+			return
+		}
 	}
 	session := newToken()
 	st, err := s.store.Join(r.Context(), name, session, instructor, s.cfg.MaxStudents)
+	if err != nil {
+		giveBack()
+	}
 	switch {
 	case errors.Is(err, store.ErrNameTaken):
 		s.joinPage(w, http.StatusConflict, tok, name, next, fmt.Sprintf("Someone in this class is already called %q (or a name that differs only in case or width): pick another name. (Signed in before? Use the browser you joined with.)", name))
@@ -237,18 +261,18 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not record you (the server's log says why): try again", http.StatusInternalServerError)
 		return
 	}
-	if !instructor {
-		s.joins.allow(addr)
-	}
 	s.sess.mu.Lock()
 	s.sess.m[session] = st
 	s.sess.mu.Unlock()
-	signedIn(r)
+	signedIn(r, st.ID) // a new student: under the cap
 	expires := st.SessionAt.Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: session, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, Expires: expires, MaxAge: int((s.cfg.SessionTTL + time.Second - 1) / time.Second)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
+
+// maxJoinForm bounds the join form's body, in bytes.
+const maxJoinForm = 16 << 10
 
 // joinAttemptEvery is how often an address gets one more sign-in attempt, past Config.JoinAttempts
 // at once.

@@ -104,7 +104,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"student":%s,"runs":[`, name)
 	n := 0
-	err = s.eachRun(r, st.ID, lesson, after, limit, func(run store.Run) error {
+	err = s.eachRun(w, r, st.ID, lesson, after, limit, func(run store.Run) error {
 		msgs, err := s.store.Messages(r.Context(), run.ID)
 		if err != nil {
 			return err
@@ -160,18 +160,31 @@ func pageOf(r *http.Request) (after int64, limit int, err error) {
 }
 
 // eachRun calls fn on student's runs (of lesson, if set) after run id after, oldest first, at most
-// limit of them (limit < 0: all), reading them from the store runsBatch at a time.
-func (s *Server) eachRun(r *http.Request, student int64, lesson string, after int64, limit int, fn func(store.Run) error) error {
+// limit of them (limit < 0: all), reading them from the store runsBatch at a time. Before each, the
+// answer's write deadline moves Config.WriteTimeout ahead (streaming).
+func (s *Server) eachRun(w http.ResponseWriter, r *http.Request, student int64, lesson string, after int64, limit int, fn func(store.Run) error) error {
+	return s.pageRuns(w, after, limit, fn, func(after int64, n int) ([]store.Run, error) {
+		return s.store.RunsPage(r.Context(), student, lesson, after, n)
+	})
+}
+
+// pageRuns calls fn on the runs that page returns (after run id after, at most n of them), page
+// after page, at most limit of them (limit < 0: all). Before each, w's write deadline moves
+// Config.WriteTimeout ahead: a long download that keeps being read is not cut by the timeout
+// meant for one answer.
+func (s *Server) pageRuns(w http.ResponseWriter, after int64, limit int, fn func(store.Run) error, page func(after int64, n int) ([]store.Run, error)) error {
+	rc := http.NewResponseController(w)
 	for n := 0; limit < 0 || n < limit; {
 		batch := runsBatch
 		if limit >= 0 {
 			batch = min(batch, limit-n)
 		}
-		runs, err := s.store.RunsPage(r.Context(), student, lesson, after, batch)
+		runs, err := page(after, batch)
 		if err != nil || len(runs) == 0 {
 			return err
 		}
 		for _, run := range runs {
+			_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 			if err := fn(run); err != nil {
 				return err
 			}
@@ -250,7 +263,7 @@ func (s *Server) apiRunsCSV(w http.ResponseWriter, r *http.Request) {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	names := map[int64]string{st.ID: st.Name}
-	err := s.eachRun(r, st.ID, r.URL.Query().Get("lesson"), 0, -1, func(run store.Run) error {
+	err := s.eachRun(w, r, st.ID, r.URL.Query().Get("lesson"), 0, -1, func(run store.Run) error {
 		if err := s.writeResultsCSV(r, cw, names, []store.Run{run}); err != nil {
 			return err
 		}

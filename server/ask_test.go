@@ -223,7 +223,7 @@ func TestAskPageGone(t *testing.T) {
 	ws.Close()
 	var run store.Run
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		runs, err := s.store.AllRuns(context.Background(), "p", "p-0")
+		runs, err := s.store.ClassRunsPage(context.Background(), "p", "p-0", 0, 10)
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("runs %+v, %v", runs, err)
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -197,30 +198,48 @@ func (s *Server) classPause(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// classCSV is GET /api/class/results.csv[?lesson=SLUG[&cell=ID]]: every student's result rows.
+// classCSV is GET /api/class/results.csv[?lesson=SLUG[&cell=ID]]: every student's result rows,
+// written run by run as the runs are read, a page at a time (pageRuns), so that a class's history
+// is never held in memory whole. A download cut short by an error ends without its last line's
+// newline (the connection is closed), not as a shorter whole.
 func (s *Server) classCSV(w http.ResponseWriter, r *http.Request) {
-	students, err := s.store.Students(r.Context())
+	names, err := s.studentNames(r.Context())
 	if err != nil {
 		httpErr(w, err)
 		return
+	}
+	lesson, cell := r.URL.Query().Get("lesson"), r.URL.Query().Get("cell")
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="class-results.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvHeader)
+	err = s.pageRuns(w, 0, -1, func(run store.Run) error {
+		if err := s.writeResultsCSV(r, cw, names, []store.Run{run}); err != nil {
+			return err
+		}
+		cw.Flush()
+		return cw.Error()
+	}, func(after int64, n int) ([]store.Run, error) {
+		return s.store.ClassRunsPage(r.Context(), lesson, cell, after, n)
+	})
+	if err != nil {
+		log.Printf("class CSV: %v", err)
+		panic(http.ErrAbortHandler)
+	}
+	cw.Flush()
+}
+
+// studentNames maps every student's id to their name.
+func (s *Server) studentNames(ctx context.Context) (map[int64]string, error) {
+	students, err := s.store.Students(ctx)
+	if err != nil {
+		return nil, err
 	}
 	names := map[int64]string{}
 	for _, st := range students {
 		names[st.ID] = st.Name
 	}
-	runs, err := s.store.AllRuns(r.Context(), r.URL.Query().Get("lesson"), r.URL.Query().Get("cell"))
-	if err != nil {
-		httpErr(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="class-results.csv"`)
-	cw := csv.NewWriter(w)
-	_ = cw.Write(csvHeader)
-	if err := s.writeResultsCSV(r, cw, names, runs); err != nil {
-		log.Printf("class CSV: %v", err)
-	}
-	cw.Flush()
+	return names, nil
 }
 
 // cellBoard is the class's results of one cell: per student, the rows of one table (the one asked
@@ -322,28 +341,24 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// apiClassCell is GET /api/class/cell?lesson=SLUG&cell=ID: the cell's board (cellBoard).
+// maxBoardRows bounds the rows one student's run puts on a cell's board (the rest are left out), so
+// that the board a class makes stays small whatever its runs kept.
+const maxBoardRows = 1000
+
+// apiClassCell is GET /api/class/cell?lesson=SLUG&cell=ID: the cell's board (cellBoard), made of
+// each student's latest run of the cell that ended done (store.LatestDone: one run per student is
+// read, one at a time), at most maxBoardRows rows of each.
 func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 	lesson, cell := r.URL.Query().Get("lesson"), r.URL.Query().Get("cell")
-	students, err := s.store.Students(r.Context())
+	names, err := s.studentNames(r.Context())
 	if err != nil {
 		httpErr(w, err)
 		return
 	}
-	names := map[int64]string{}
-	for _, st := range students {
-		names[st.ID] = st.Name
-	}
-	runs, err := s.store.AllRuns(r.Context(), lesson, cell)
+	latest, err := s.store.LatestDone(r.Context(), lesson, cell) // one run per student
 	if err != nil {
 		httpErr(w, err)
 		return
-	}
-	latest := map[int64]store.Run{}
-	for _, run := range runs {
-		if run.Status == store.StatusDone && run.Action == "" {
-			latest[run.Student] = run
-		}
 	}
 	want := r.URL.Query().Get("table")
 	board := cellBoard{Columns: []any{}, Rows: []boardEntry{}, Tables: []string{}}
@@ -353,7 +368,7 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 			httpErr(w, err)
 			return
 		}
-		table, on := "", ""
+		table, on, rows := "", "", 0
 		for _, km := range msgs {
 			var m Message
 			if json.Unmarshal([]byte(km.Body), &m) != nil {
@@ -374,7 +389,8 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 						board.Columns = append(board.Columns, c)
 					}
 				}
-			case m.Type == TypeRow && m.Row != nil && m.Row.Table == table:
+			case m.Type == TypeRow && m.Row != nil && m.Row.Table == table && rows < maxBoardRows:
+				rows++
 				board.Rows = append(board.Rows, boardEntry{Student: names[run.Student], Run: run.ID, Ended: run.Ended,
 					Edited: run.Edited, Shared: run.SharedFrom != 0, Values: m.Row.Values, Bad: m.Row.Bad, On: on})
 			}

@@ -13,25 +13,38 @@ import (
 // Connections: every connection the server accepts counts against Config.MaxOpenConns (set below
 // the process's open-file limit, so that accept never fails for want of a descriptor), and, until a
 // request on it is signed in (a valid session, or any request on a server without sign-in), against
-// the caps of connections not signed in: Config.MaxConnsPerAddress per address and
-// Config.MaxPreAuthConns in all. At a cap, the oldest such connection that is between requests (new
-// or idle) is closed to make room; only when none is, the new connection is closed at once. So idle
-// and half-open connections (a slowloris) cannot take the server from anyone else, and /healthz and
-// /join keep answering. http.Server's timeouts (Config.ReadTimeout and the rest) end what stays.
+// the caps of connections not signed in: Config.MaxPreAuthPerAddress per address and
+// Config.MaxPreAuthConns in all. Once signed in, an HTTP connection (not a websocket: shares count
+// those) counts against its student's Config.MaxHTTPConnsPerStudent.
+//
+// At a cap, the oldest connection that the cap counts and that may be closed makes room: one
+// between requests (new or idle, signed in or not), or one not signed in whose request has been
+// under way longer than Config.PreAuthRequestTimeout (a body that trickles in). At the cap of all
+// connections not signed in, the address holding the most gives up its oldest closable one, or else
+// its oldest (if it holds two more than the newcomer's address: beyond a fair share). Where nothing
+// may be closed, the new connection is closed at once (at a student's cap, its request is answered
+// 429). POST /join's body must arrive within Config.PreAuthRequestTimeout. So idle, half-open and
+// half-sent connections (a slowloris), signed in or not, cannot take the server from anyone else,
+// and /healthz and /join keep answering. http.Server's timeouts (Config.ReadTimeout and the rest)
+// end what stays.
 
-// connLimits counts the open connections and those not signed in.
+// connLimits counts the open connections, those not signed in, and each student's.
 type connLimits struct {
-	maxOpen, maxPre, maxPrePerAddr int
+	maxOpen, maxPre, maxPrePerAddr, maxPerStudent int
+	// stall is how long a request not signed in may be under way before its connection may be closed.
+	stall time.Duration
 
-	mu     sync.Mutex
-	open   int
-	pre    map[*limitedConn]struct{}
-	byAddr map[string]map[*limitedConn]struct{}
+	mu        sync.Mutex
+	all       map[*limitedConn]struct{}
+	pre       map[*limitedConn]struct{}
+	byAddr    map[string]map[*limitedConn]struct{}
+	byStudent map[int64]map[*limitedConn]struct{}
 }
 
-func newConnLimits(maxOpen, maxPre, maxPrePerAddr int) *connLimits {
-	return &connLimits{maxOpen: maxOpen, maxPre: maxPre, maxPrePerAddr: maxPrePerAddr,
-		pre: map[*limitedConn]struct{}{}, byAddr: map[string]map[*limitedConn]struct{}{}}
+func newConnLimits(maxOpen, maxPre, maxPrePerAddr, maxPerStudent int, stall time.Duration) *connLimits {
+	return &connLimits{maxOpen: maxOpen, maxPre: maxPre, maxPrePerAddr: maxPrePerAddr, maxPerStudent: maxPerStudent, stall: stall,
+		all: map[*limitedConn]struct{}{}, pre: map[*limitedConn]struct{}{}, byAddr: map[string]map[*limitedConn]struct{}{},
+		byStudent: map[int64]map[*limitedConn]struct{}{}}
 }
 
 // limitedConn is an accepted connection, counted until it closes.
@@ -41,8 +54,18 @@ type limitedConn struct {
 	addr     string
 	accepted time.Time
 	state    atomic.Int32 // its http.ConnState
+	active   atomic.Int64 // when its current request began (StateActive), in Unix nanoseconds
 	signed   atomic.Bool
+	student  int64 // the student it is counted under (l.byStudent), 0 for none; l.mu guards it
 	closed   sync.Once
+}
+
+// setState records c's http.ConnState at now.
+func (c *limitedConn) setState(st http.ConnState, now time.Time) {
+	if st == http.StateActive {
+		c.active.Store(now.UnixNano())
+	}
+	c.state.Store(int32(st))
 }
 
 // limitListener admits connections under l's caps.
@@ -66,8 +89,8 @@ func (ln *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// admit counts lc in, making room by closing the oldest connection not signed in that is between
-// requests where a cap is reached; false when there is no room.
+// admit counts lc in, making room where a cap is reached by closing the oldest connection there
+// that may be closed (oldestClosable); false when there is no room.
 func (l *connLimits) admit(lc *limitedConn) bool {
 	var evict []*limitedConn
 	defer func() {
@@ -75,29 +98,25 @@ func (l *connLimits) admit(lc *limitedConn) bool {
 			_ = c.Close()
 		}
 	}()
+	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open >= l.maxOpen {
+	if !l.roomLocked(l.all, l.maxOpen, now, &evict) || !l.roomLocked(l.byAddr[lc.addr], l.maxPrePerAddr, now, &evict) {
 		return false
 	}
-	byAddr := l.byAddr[lc.addr]
-	if len(byAddr) >= l.maxPrePerAddr {
-		c := oldestIdle(byAddr)
-		if c == nil {
-			return false
-		}
-		evict = append(evict, c)
-		l.forgetLocked(c)
-	}
 	if len(l.pre) >= l.maxPre {
-		c := oldestIdle(l.pre)
+		c := l.greediestLocked(lc.addr, now)
+		if c == nil {
+			c = l.oldestClosable(l.pre, now)
+		}
 		if c == nil {
 			return false
 		}
 		evict = append(evict, c)
 		l.forgetLocked(c)
+		delete(l.all, c)
 	}
-	l.open++
+	l.all[lc] = struct{}{}
 	l.pre[lc] = struct{}{}
 	if l.byAddr[lc.addr] == nil {
 		l.byAddr[lc.addr] = map[*limitedConn]struct{}{}
@@ -106,20 +125,82 @@ func (l *connLimits) admit(lc *limitedConn) bool {
 	return true
 }
 
-// oldestIdle is the connection of set accepted first that is between requests (new or idle), or nil.
-func oldestIdle(set map[*limitedConn]struct{}) *limitedConn {
+// roomLocked makes room for one more connection in set, capped at limit, by uncounting its oldest
+// closable connection and adding it to evict (to be closed once l.mu is released); false when set
+// is full and none may be closed. l.mu is held.
+func (l *connLimits) roomLocked(set map[*limitedConn]struct{}, limit int, now time.Time, evict *[]*limitedConn) bool {
+	if len(set) < limit {
+		return true
+	}
+	c := l.oldestClosable(set, now)
+	if c == nil {
+		return false
+	}
+	*evict = append(*evict, c)
+	l.forgetLocked(c)
+	delete(l.all, c)
+	return true
+}
+
+// greediestLocked makes room among the connections not signed in at their cap: if the address that
+// holds the most of them holds at least two more than addr (beyond a fair share), its oldest
+// closable connection, else its oldest whatever its state (so that a few addresses' slow requests
+// cannot keep out others); else nil. l.mu is held.
+func (l *connLimits) greediestLocked(addr string, now time.Time) *limitedConn {
+	var most map[*limitedConn]struct{}
+	for _, set := range l.byAddr {
+		if len(set) > len(most) {
+			most = set
+		}
+	}
+	if len(most) < len(l.byAddr[addr])+2 {
+		return nil
+	}
+	if c := l.oldestClosable(most, now); c != nil {
+		return c
+	}
 	var old *limitedConn
-	for c := range set {
-		st := http.ConnState(c.state.Load())
-		if (st == http.StateNew || st == http.StateIdle) && (old == nil || c.accepted.Before(old.accepted)) {
+	for c := range most {
+		if old == nil || c.accepted.Before(old.accepted) {
 			old = c
 		}
 	}
 	return old
 }
 
-// forgetLocked stops counting c as not signed in; l.mu is held.
+// oldestClosable is the connection of set accepted first that may be closed to make room: one
+// between requests (new or idle), or one not signed in whose request began more than l.stall
+// before now; nil if none may.
+func (l *connLimits) oldestClosable(set map[*limitedConn]struct{}, now time.Time) *limitedConn {
+	var old *limitedConn
+	for c := range set {
+		if (old == nil || c.accepted.Before(old.accepted)) && l.closable(c, now) {
+			old = c
+		}
+	}
+	return old
+}
+
+// closable reports whether c may be closed to make room (oldestClosable).
+func (l *connLimits) closable(c *limitedConn, now time.Time) bool {
+	switch http.ConnState(c.state.Load()) {
+	case http.StateNew, http.StateIdle:
+		return true
+	case http.StateActive:
+		return !c.signed.Load() && now.Sub(time.Unix(0, c.active.Load())) > l.stall
+	}
+	return false
+}
+
+// forgetLocked stops counting c against the caps of connections not signed in and of its student;
+// l.mu is held. It stays in l.all until it is closed.
 func (l *connLimits) forgetLocked(c *limitedConn) {
+	l.leaveStudentLocked(c)
+	l.forgetPreLocked(c)
+}
+
+// forgetPreLocked stops counting c against the caps of connections not signed in; l.mu is held.
+func (l *connLimits) forgetPreLocked(c *limitedConn) {
 	if _, ok := l.pre[c]; !ok {
 		return
 	}
@@ -132,14 +213,69 @@ func (l *connLimits) forgetLocked(c *limitedConn) {
 	}
 }
 
-// signIn stops counting c against the caps of connections not signed in.
-func (c *limitedConn) signIn() {
-	if c.signed.Swap(true) {
+// leaveStudentLocked stops counting c against its student's cap; l.mu is held.
+func (l *connLimits) leaveStudentLocked(c *limitedConn) {
+	if c.student == 0 {
 		return
 	}
+	if m := l.byStudent[c.student]; m != nil {
+		delete(m, c)
+		if len(m) == 0 {
+			delete(l.byStudent, c.student)
+		}
+	}
+	c.student = 0
+}
+
+// signIn stops counting c against the caps of connections not signed in and, for student (0: none,
+// a server without sign-in), counts it against the student's cap of HTTP connections, making room
+// by closing the student's oldest idle one; false when the student is at the cap with every
+// connection in a request (the caller refuses the request and closes c).
+func (c *limitedConn) signIn(student int64) bool {
+	var evict *limitedConn
+	defer func() {
+		if evict != nil {
+			_ = evict.Close()
+		}
+	}()
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c.signed.Store(true)
+	l.forgetPreLocked(c)
+	if c.student == student || http.ConnState(c.state.Load()) == http.StateHijacked {
+		return true
+	}
+	l.leaveStudentLocked(c) // another student's cookie on the same connection
+	if student == 0 {
+		return true
+	}
+	set := l.byStudent[student]
+	if set == nil {
+		set = map[*limitedConn]struct{}{}
+		l.byStudent[student] = set
+	}
+	if len(set) >= l.maxPerStudent {
+		old := l.oldestClosable(set, time.Now())
+		if old == nil {
+			return false
+		}
+		l.leaveStudentLocked(old)
+		delete(l.all, old)
+		evict = old
+	}
+	set[c] = struct{}{}
+	c.student = student
+	return true
+}
+
+// hijacked stops counting c against its student's cap of HTTP connections: it became a websocket
+// (counted by shares) after a request that signed in.
+func (c *limitedConn) hijacked() {
 	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	c.signed.Store(true)
 	c.l.forgetLocked(c)
-	c.l.mu.Unlock()
 }
 
 // Close closes the connection and stops counting it.
@@ -148,7 +284,7 @@ func (c *limitedConn) Close() error {
 	c.closed.Do(func() {
 		c.l.mu.Lock()
 		c.l.forgetLocked(c)
-		c.l.open--
+		delete(c.l.all, c)
 		c.l.mu.Unlock()
 	})
 	return err
@@ -158,7 +294,7 @@ func (c *limitedConn) Close() error {
 func (l *connLimits) counts() (open, pre int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.open, len(l.pre)
+	return len(l.all), len(l.pre)
 }
 
 type connKey struct{}
@@ -187,17 +323,27 @@ func trackState(c net.Conn, st http.ConnState) {
 	if lc == nil {
 		return
 	}
-	lc.state.Store(int32(st))
+	lc.setState(st, time.Now())
 	if st == http.StateHijacked {
-		lc.signIn()
+		lc.hijacked()
 	}
 }
 
-// signedIn marks the connection of r as signed in.
-func signedIn(r *http.Request) {
+// signedIn marks the connection of r as signed in, for student (0 on a server without sign-in):
+// false when the student is at their cap of HTTP connections (connLimits.signIn), and then the
+// caller answers tooManyConns.
+func signedIn(r *http.Request, student int64) bool {
 	if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
-		lc.signIn()
+		return lc.signIn(student)
 	}
+	return true
+}
+
+// tooManyConns answers a request of a student at their cap of HTTP connections, with 429, and
+// closes its connection.
+func tooManyConns(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	tooMany(w, time.Second, "you have too many connections open with requests under way: close some tabs, or wait for downloads to end")
 }
 
 // addrKey is the address a connection is counted under: its IP, or for IPv6 its /64 (one
@@ -271,5 +417,9 @@ func (c Config) identityDefaults() Config {
 	if c.MaxPreAuthPerAddress <= 0 {
 		c.MaxPreAuthPerAddress = 64
 	}
+	if c.MaxHTTPConnsPerStudent <= 0 {
+		c.MaxHTTPConnsPerStudent = 16
+	}
+	def(&c.PreAuthRequestTimeout, 5*time.Second)
 	return c
 }

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-	"golang.org/x/time/rate"
 )
 
 // Identities cost something: joins per address and per class are limited, names are compared by
@@ -124,9 +123,9 @@ func safeNext(next string) string {
 	return next
 }
 
-// addrLimits keeps a token bucket (golang.org/x/time/rate) per client address: burst at once, then
-// one more every interval. At most max addresses are kept: when full, buckets that have filled up
-// again (no different from new ones) are dropped, then the least recently used.
+// addrLimits keeps a token bucket per client address: burst at once, then one more every interval;
+// a token taken can be given back (reserve). At most max addresses are kept: when full, buckets
+// that have filled up again (no different from new ones) are dropped, then the least recently used.
 type addrLimits struct {
 	every time.Duration
 	burst int
@@ -136,33 +135,39 @@ type addrLimits struct {
 	m  map[string]*addrBucket
 }
 
+// addrBucket is one address's tokens as of at; last is when the address last asked.
 type addrBucket struct {
-	lim  *rate.Limiter
-	last time.Time
+	tokens   float64
+	at, last time.Time
 }
 
 func newAddrLimits(every time.Duration, burst, max int) *addrLimits {
 	return &addrLimits{every: every, burst: burst, max: max, m: map[string]*addrBucket{}}
 }
 
-// bucket is addr's bucket, made if new; a.mu is held.
+// tokensAt is b's tokens at now, refilled since b.at (at most burst).
+func (a *addrLimits) tokensAt(b *addrBucket, now time.Time) float64 {
+	return min(float64(a.burst), b.tokens+float64(now.Sub(b.at))/float64(a.every))
+}
+
+// bucketLocked is addr's bucket, made (full) if new and refilled to now; a.mu is held.
 func (a *addrLimits) bucketLocked(addr string, now time.Time) *addrBucket {
 	b := a.m[addr]
 	if b == nil {
 		if len(a.m) >= a.max {
 			a.evictLocked(now)
 		}
-		b = &addrBucket{lim: rate.NewLimiter(rate.Every(a.every), a.burst)}
+		b = &addrBucket{tokens: float64(a.burst), at: now}
 		a.m[addr] = b
 	}
-	b.last = now
+	b.tokens, b.at, b.last = a.tokensAt(b, now), now, now
 	return b
 }
 
 func (a *addrLimits) evictLocked(now time.Time) {
 	var oldest string
 	for k, b := range a.m {
-		if b.lim.TokensAt(now) >= float64(a.burst) {
+		if a.tokensAt(b, now) >= float64(a.burst) {
 			delete(a.m, k)
 		} else if oldest == "" || b.last.Before(a.m[oldest].last) {
 			oldest = k
@@ -175,18 +180,31 @@ func (a *addrLimits) evictLocked(now time.Time) {
 
 // allow takes one token of addr's bucket, or reports that there is none.
 func (a *addrLimits) allow(addr string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := time.Now()
-	return a.bucketLocked(addr, now).lim.AllowN(now, 1)
+	_, ok := a.reserve(addr)
+	return ok
 }
 
-// has reports whether addr's bucket has a token, without taking it.
-func (a *addrLimits) has(addr string) bool {
+// reserve takes one token of addr's bucket, or reports that there is none; undo gives it back (for
+// what turned out not to count: a join that failed, a token that was right). Only the first call of
+// undo counts.
+func (a *addrLimits) reserve(addr string) (undo func(), ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := time.Now()
-	return a.bucketLocked(addr, now).lim.TokensAt(now) >= 1
+	b := a.bucketLocked(addr, time.Now())
+	if b.tokens < 1 {
+		return func() {}, false
+	}
+	b.tokens--
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if a.m[addr] == b { // else dropped (full again) since
+				b.tokens = min(float64(a.burst), b.tokens+1)
+			}
+		})
+	}, true
 }
 
 // size is how many addresses are kept (tests).

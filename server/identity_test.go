@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,6 +101,86 @@ func TestAbuseTokenGuessesLimited(t *testing.T) {
 	}
 	if got, want := joinStatus(t, base, "127.0.0.8", "class-token", "Ada"), http.StatusSeeOther; got != want {
 		t.Errorf("another address: got %d, want %d", got, want)
+	}
+}
+
+// A class behind one address: 30 students open the class link and join with the right token in
+// quick succession, and all get in when -joins-per-address allows 30 (the right token uses no
+// sign-in attempt); 30 wrong tokens from that address are limited after JoinAttempts.
+func TestClassBehindOneAddressJoins(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress, cfg.JoinAttempts = 30, 20
+	_, base := startServer(t, cfg)
+	for i := range 30 {
+		c := clientFrom("127.0.0.9")
+		resp, err := c.Get(base + "/?token=class-token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := resp.StatusCode, http.StatusOK; got != want {
+			t.Fatalf("student %d opening the class link: got %d, want %d", i, got, want)
+		}
+		if resp, _ := postJoin(t, c, base, url.Values{"token": {"class-token"}, "name": {fmt.Sprint("student", i)}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("student %d joining: got %d, want %d", i, resp.StatusCode, http.StatusSeeOther)
+		}
+	}
+	refused := 0
+	for i := range 30 {
+		resp, _ := postJoin(t, clientFrom("127.0.0.9"), base, url.Values{"token": {fmt.Sprint("guess", i)}, "name": {"Eve"}})
+		if resp.StatusCode == http.StatusTooManyRequests {
+			refused++
+		} else if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("guess %d: got %d, want 403 or 429", i, resp.StatusCode)
+		}
+	}
+	// A token comes back every 3 s: at most one more guess than the 20 passes during the test.
+	if got, want := 30-refused, cfg.JoinAttempts; got < want || got > want+1 {
+		t.Errorf("wrong tokens answered 403: got %d, want %d (the rest 429)", got, want)
+	}
+}
+
+// Simultaneous joins from one address cannot pass -joins-per-address together: of 20 at once
+// against a limit of 10, exactly 10 join.
+func TestAbuseSimultaneousJoinsLimited(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinsPerAddress = 10
+	_, base := startServer(t, cfg)
+	codes := make(chan int, 20)
+	for i := range 20 {
+		go func() {
+			resp, err := clientFrom("127.0.0.10").PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {fmt.Sprint("racer", i)}})
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	joined, limited := 0, 0
+	for range 20 {
+		switch <-codes {
+		case http.StatusSeeOther:
+			joined++
+		case http.StatusTooManyRequests:
+			limited++
+		}
+	}
+	if joined != 10 || limited != 10 {
+		t.Errorf("20 simultaneous joins against a limit of 10: got %d joined and %d refused (429), want 10 and 10", joined, limited)
+	}
+	// A join that fails (the name taken) gives its place back.
+	cfg.JoinsPerAddress = 1
+	_, base = startServer(t, cfg)
+	if got, want := joinStatus(t, base, "127.0.0.11", "teach", "Taken"), http.StatusSeeOther; got != want {
+		t.Fatalf("the instructor: got %d, want %d", got, want)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.11", "class-token", "Taken"), http.StatusConflict; got != want {
+		t.Fatalf("a taken name: got %d, want %d", got, want)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.11", "class-token", "Free"), http.StatusSeeOther; got != want {
+		t.Errorf("after a failed join, the address's one join: got %d, want %d", got, want)
 	}
 }
 
@@ -467,15 +548,18 @@ func slowBody(t *testing.T, base, ip string) net.Conn {
 	return c
 }
 
-// 1,100 idle connections (from 11 addresses), half-sent headers and slow bodies leave /healthz and
-// /join answering, and the connections not signed in stay within their caps.
+// 1,100 idle connections (from 11 addresses), half-sent headers and slow bodies (64 from each of 9
+// addresses, a classroom behind each: more than all the connections not signed in may be) leave
+// /healthz and /join answering, a flooded address joins once its slow bodies have stalled past
+// PreAuthRequestTimeout, and the connections not signed in stay within their caps.
 func TestAbuseIdleAndSlowConnections(t *testing.T) {
-	idle := 1100
+	idle, slowAddrs := 1100, 9
 	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < 3000 {
-		idle = max(100, int(lim.Cur)/3) // both ends are in this process
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < 4500 {
+		idle = max(100, int(lim.Cur)/3-slowAddrs*64) // both ends are in this process
 	}
 	cfg := classConfig(t)
+	cfg.PreAuthRequestTimeout = 500 * time.Millisecond
 	s, base := startServer(t, cfg)
 	host := strings.TrimPrefix(base, "http://")
 	var conns []net.Conn
@@ -498,13 +582,23 @@ func TestAbuseIdleAndSlowConnections(t *testing.T) {
 	for range 40 {
 		conns = append(conns, slowBody(t, base, "127.0.2.1"))
 	}
+	for a := range slowAddrs {
+		for range s.cfg.MaxPreAuthPerAddress {
+			conns = append(conns, slowBody(t, base, fmt.Sprintf("127.0.3.%d", a+1)))
+		}
+	}
 	stop := healthWatch(t, base)
 	for i := range 3 {
 		if got, want := joinStatus(t, base, "127.0.0.1", "class-token", fmt.Sprint("Ada", i)), http.StatusSeeOther; got != want {
 			t.Errorf("join during the attack: got %d, want %d", got, want)
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // a few health checks
+	time.Sleep(2 * cfg.PreAuthRequestTimeout) // the slow bodies stall past the limit
+	for a := range slowAddrs {
+		if got, want := joinStatus(t, base, fmt.Sprintf("127.0.3.%d", a+1), "class-token", fmt.Sprint("Bea", a)), http.StatusSeeOther; got != want {
+			t.Errorf("a join from an address of slow bodies: got %d, want %d", got, want)
+		}
+	}
 	stop()
 	open, pre := s.connLimits.counts()
 	if pre > s.cfg.MaxPreAuthConns || open > s.cfg.MaxOpenConns {
@@ -540,10 +634,11 @@ func stillOpen(conns []net.Conn) int {
 	return n
 }
 
-// At a cap, the oldest connection between requests makes room; when every one is in a request,
-// the new one is refused.
+// At a cap, the oldest connection between requests, or not signed in and stalled in a request
+// past the limit, makes room; when every one is in a request begun within the limit, the new one
+// is refused.
 func TestConnLimitsEvictOldestIdle(t *testing.T) {
-	l := newConnLimits(10, 10, 2)
+	l := newConnLimits(10, 10, 2, 16, time.Minute)
 	start := time.Now()
 	n := 0
 	conn := func() (*limitedConn, net.Conn) {
@@ -565,18 +660,122 @@ func TestConnLimitsEvictOldestIdle(t *testing.T) {
 	if _, err := firstPeer.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
 		t.Errorf("writing to the oldest idle connection: got %v, want it closed", err)
 	}
-	second.state.Store(int32(http.StateActive))
-	third.state.Store(int32(http.StateActive))
+	second.setState(http.StateActive, time.Now())
+	third.setState(http.StateActive, time.Now())
 	fourth, _ := conn()
 	if l.admit(fourth) {
 		t.Error("a connection admitted past the cap with every one in a request")
 	}
-	third.signIn()
+	third.signIn(0)
 	if !l.admit(fourth) {
 		t.Error("a signed-in connection still counted against the cap")
 	}
 	if open, pre := l.counts(); open != 3 || pre != 2 {
 		t.Errorf("counts: got %d open, %d not signed in; want 3 and 2", open, pre)
+	}
+	fourth.setState(http.StateActive, time.Now())
+	second.setState(http.StateActive, time.Now().Add(-2*time.Minute)) // a body trickling in
+	fifth, _ := conn()
+	if !l.admit(fifth) {
+		t.Error("a connection refused while one not signed in had stalled in its request past the limit")
+	}
+	if open, pre := l.counts(); open != 3 || pre != 2 {
+		t.Errorf("counts after the stalled one made room: got %d open, %d not signed in; want 3 and 2", open, pre)
+	}
+}
+
+// At the cap of all connections, an idle signed-in one makes room; a student at their cap of HTTP
+// connections has their oldest idle one closed, and with all in a request is refused.
+func TestConnLimitsSignedInBounded(t *testing.T) {
+	l := newConnLimits(3, 10, 10, 2, time.Minute)
+	var conns []*limitedConn
+	for i := range 3 {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		c := &limitedConn{Conn: a, l: l, addr: "10.0.0.1", accepted: time.Now().Add(time.Duration(i) * time.Second)}
+		if !l.admit(c) {
+			t.Fatalf("connection %d refused under the cap", i)
+		}
+		c.setState(http.StateActive, time.Now())
+		conns = append(conns, c)
+	}
+	for i, c := range conns[:2] {
+		if !c.signIn(7) {
+			t.Fatalf("connection %d of student 7 refused under their cap", i)
+		}
+	}
+	if conns[2].signIn(7) {
+		t.Error("a third connection of student 7 signed in with their 2 in a request")
+	}
+	conns[0].setState(http.StateIdle, time.Now())
+	if !conns[2].signIn(7) {
+		t.Error("a third connection of student 7 refused while their oldest was idle")
+	}
+	if open, _ := l.counts(); open != 2 {
+		t.Errorf("open connections after the student's idle one was closed: got %d, want 2", open)
+	}
+	fourth := &limitedConn{Conn: conns[0].Conn, l: l, addr: "10.0.0.2", accepted: time.Now()}
+	if !l.admit(fourth) {
+		t.Fatal("a connection refused under the cap")
+	}
+	conns[1].setState(http.StateIdle, time.Now())
+	fifth := &limitedConn{Conn: conns[0].Conn, l: l, addr: "10.0.0.2", accepted: time.Now()}
+	if !l.admit(fifth) {
+		t.Error("a connection refused at the cap of all while a signed-in one was idle")
+	}
+	if open, _ := l.counts(); open != 3 {
+		t.Errorf("open connections: got %d, want 3", open)
+	}
+}
+
+// One signed-in student's idle keep-alive connections (150 requests with one cookie, each on its
+// own connection) cannot take the server: with the default cap per student only that many stay
+// open, and with none, the server's cap closes idle ones; every request is answered, and /healthz
+// and /join still answer another address.
+func TestAbuseSignedInConnectionsBounded(t *testing.T) {
+	for _, perStudent := range []int{0, 1000} {
+		cfg := classConfig(t)
+		cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxHTTPConnsPerStudent = 100, 50, perStudent
+		s, base := startServer(t, cfg)
+		host := strings.TrimPrefix(base, "http://")
+		ada := join(t, base, "class-token", fmt.Sprint("Ada", perStudent))
+		u, _ := url.Parse(base)
+		cookie := ada.client.Jar.Cookies(u)[0].String()
+		var conns []net.Conn
+		for i := range 150 {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.12")}, Timeout: 10 * time.Second}
+			c, err := d.Dial("tcp", host)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			defer c.Close()
+			conns = append(conns, c)
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\n\r\n", host, cookie)
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			resp.Body.Close()
+			if got, want := resp.StatusCode, http.StatusOK; got != want {
+				t.Fatalf("request %d: got %d, want %d", i, got, want)
+			}
+		}
+		if resp, err := clientFrom("127.0.0.1").Get(base + "/healthz"); err != nil {
+			t.Errorf("/healthz from another address: %v", err)
+		} else {
+			resp.Body.Close()
+		}
+		if got, want := joinStatus(t, base, "127.0.0.13", "class-token", fmt.Sprint("Bob", perStudent)), http.StatusSeeOther; got != want {
+			t.Errorf("a join from another address: got %d, want %d", got, want)
+		}
+		want := s.cfg.MaxOpenConns
+		if perStudent == 0 {
+			want = s.cfg.MaxHTTPConnsPerStudent
+		}
+		if got := stillOpen(conns); got > want {
+			t.Errorf("per-student cap %d: the server holds %d of the student's connections, want at most %d", perStudent, got, want)
+		}
 	}
 }
 

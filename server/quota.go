@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 )
@@ -16,14 +17,16 @@ import (
 
 // roomForJoin refuses a join (next) with 503 and the store's message while the disk is nearly full
 // (store.Room), but for the instructor's, who may still sign in to see the class and cancel runs.
+// The join's body must arrive within Config.PreAuthRequestTimeout, at most 16 KiB of it.
 func (s *Server) roomForJoin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.PreAuthRequestTimeout))
+		r.Body = http.MaxBytesReader(w, r.Body, maxJoinForm)
 		err := s.store.Room()
 		if err == nil {
 			next(w, r)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if r.ParseForm() == nil && s.tokenRole(r.PostForm.Get("token")) == "instructor" {
 			next(w, r)
 			return

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -80,6 +81,12 @@ type Config struct {
 	// request that finds none is refused with an error saying so. Negative RunRate: no rate limit.
 	RunBurst int
 	RunRate  float64
+	// SaveBurst and SaveRate bound how fast one client may send save messages (an edit kept) and,
+	// in a bucket of their own, replay messages (a kept run shown again): SaveBurst at once (default
+	// 30), then SaveRate per second (default 4); past it the message is refused with an error saying
+	// so. Negative SaveRate: no limit.
+	SaveBurst int
+	SaveRate  float64
 	// StudentQuota bounds what one student's runs (their sources) and the messages they keep take
 	// in the store, in bytes (default 20 MiB): past it, the messages of the student's oldest
 	// finished runs are pruned (each keeps its end and a note saying so), and when that is not
@@ -139,8 +146,9 @@ type Config struct {
 	// 10 minutes. Instructors are not counted.
 	JoinsPerAddress int
 	JoinWindow      time.Duration
-	// JoinAttempts is how many sign-in attempts (POST /join, or a page asked for with ?token=) one
-	// address may make at once; then one more every 3 s. Default 20.
+	// JoinAttempts is how many wrong sign-in attempts (a wrong token posted to /join, or in a page's
+	// ?token=) one address may make at once; then one more every 3 s. The right token uses none up,
+	// but past the limit it is refused too (429), so that guesses learn nothing. Default 20.
 	JoinAttempts int
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are http.Server's, for every
 	// connection: a request's header must arrive within ReadHeaderTimeout of the connection or of
@@ -153,9 +161,19 @@ type Config struct {
 	// limit at start, less 128 kept for the database, workers and the like; at least 64).
 	// MaxPreAuthConns caps those not signed in yet (no request with a valid session; default 512,
 	// at most half of MaxOpenConns) and MaxPreAuthPerAddress those of one address (an IPv4 address
-	// or an IPv6 /64; default 64). At a cap, the oldest such connection between requests is closed
-	// to make room, else the new one is refused (conns.go).
+	// or an IPv6 /64; default 64). At a cap (MaxOpenConns included), the oldest connection between
+	// requests, signed in or not, or not signed in and stalled in a request (PreAuthRequestTimeout),
+	// is closed to make room, else the new one is refused (conns.go).
 	MaxOpenConns, MaxPreAuthConns, MaxPreAuthPerAddress int
+	// MaxHTTPConnsPerStudent caps a signed-in student's HTTP connections (websockets are
+	// MaxConnsPerClient's): at it, the student's oldest idle one is closed to make room, else the
+	// request is refused with 429. Default 16.
+	MaxHTTPConnsPerStudent int
+	// PreAuthRequestTimeout bounds a request on a connection not signed in once its header has
+	// arrived: POST /join's body must arrive within it (else 400), and at a cap of connections not
+	// signed in, one whose request has been under way longer may be closed to make room (a body
+	// that trickles in). Default 5 s.
+	PreAuthRequestTimeout time.Duration
 	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
 	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
 	// several machines.
@@ -185,6 +203,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RunRate == 0 {
 		c.RunRate = 1
+	}
+	if c.SaveBurst <= 0 {
+		c.SaveBurst = 30
+	}
+	if c.SaveRate == 0 {
+		c.SaveRate = 4
 	}
 	if c.StudentQuota == 0 {
 		c.StudentQuota = 20 << 20
@@ -278,7 +302,7 @@ func New(cfg Config) (*Server, error) {
 		shares:     newShares(cfg),
 		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
-		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress),
+		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress, cfg.MaxHTTPConnsPerStudent, cfg.PreAuthRequestTimeout),
 	}
 	if cfg.Devices != nil {
 		s.gpu.Report = cfg.Devices(context.Background())
@@ -468,7 +492,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /lessons/{slug}", s.lessonPage)
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
+	mux.Handle("GET /static/", http.StripPrefix("/static/", noListings(static.FS, http.FileServerFS(static.FS))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -508,6 +532,21 @@ func (s *Server) Handler() http.Handler {
 		s.page(w, http.StatusNotFound, "notfound", nil)
 	})
 	return securityHeaders(s.checkHost(s.access(mux)))
+}
+
+// noListings serves files of fsys with h, and 404 for a directory (no listing of what is there).
+func noListings(fsys fs.FS, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimSuffix(r.URL.Path, "/")
+		if name == "" {
+			name = "."
+		}
+		if st, err := fs.Stat(fsys, name); err != nil || st.IsDir() || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // lesson finds a lesson by slug in the current library, or nil.

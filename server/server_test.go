@@ -641,6 +641,12 @@ func TestPages(t *testing.T) {
 	if code, body = get("/static/app.js"); code != 200 || !strings.Contains(body, "WebSocket") {
 		t.Errorf("/static/app.js: %d", code)
 	}
+	// Directories list nothing: 404, not a listing of their files.
+	for _, dir := range []string{"/static/", "/static/webgpu/", "/static/webgpu", "/static/editor/"} {
+		if code, body = get(dir); code != http.StatusNotFound || strings.Contains(body, "app.js") || strings.Contains(body, "<a href") {
+			t.Errorf("%s: got %d, want 404 without a listing", dir, code)
+		}
+	}
 }
 
 func TestLessonsDirReloadsAndShowsErrors(t *testing.T) {

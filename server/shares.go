@@ -16,9 +16,12 @@ import (
 // address. Defaults are in Config.withDefaults; docs/protocol.md lists them.
 type shares struct {
 	maxConns, maxConnsPerClient, maxRunsPerClient int
-	// rate and burst size each client's token bucket (allow); rate < 0: none.
-	rate  float64
-	burst int
+	// rate and burst size each client's token bucket for work (allow); rate < 0: none. saveRate and
+	// saveBurst size each of its buckets for saves and for replays (allowMessage).
+	rate      float64
+	burst     int
+	saveRate  float64
+	saveBurst int
 
 	mu        sync.Mutex
 	conns     int
@@ -30,13 +33,42 @@ type shares struct {
 // (nil until its first request). A client with none of these in use is forgotten once its bucket is
 // full again (forgetIdle), so that leaving and coming back does not refill it.
 type share struct {
-	conns, runs int
-	bucket      *rate.Limiter
+	conns, runs    int
+	bucket         *rate.Limiter
+	saves, replays *rate.Limiter
 }
 
 func newShares(cfg Config) *shares {
 	return &shares{maxConns: cfg.MaxConns, maxConnsPerClient: cfg.MaxConnsPerClient, maxRunsPerClient: cfg.MaxRunsPerClient,
-		rate: cfg.RunRate, burst: cfg.RunBurst, byClient: map[string]*share{}}
+		rate: cfg.RunRate, burst: cfg.RunBurst, saveRate: cfg.SaveRate, saveBurst: cfg.SaveBurst, byClient: map[string]*share{}}
+}
+
+// allowMessage takes one token from client's bucket for saves (what "save") or for replays
+// ("replay"), or says that the client sends them too fast.
+func (s *shares) allowMessage(client, what string) error {
+	if s.saveRate < 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.byClient[client]
+	if sh == nil {
+		sh = &share{}
+		s.byClient[client] = sh
+	}
+	b := &sh.saves
+	doing := "saving edits"
+	if what == "replay" {
+		b, doing = &sh.replays, "asking for your earlier runs"
+	}
+	if *b == nil {
+		*b = rate.NewLimiter(rate.Limit(s.saveRate), s.saveBurst)
+	}
+	if !(*b).Allow() {
+		return fmt.Errorf("you are %s faster than the server allows (%d at once, then one every %s): wait a moment and try again",
+			doing, s.saveBurst, (time.Duration(float64(time.Second) / s.saveRate)).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // allow takes one token from client's bucket for a request for work (a run, an action, a
@@ -119,7 +151,8 @@ func (s *shares) endRun(client string) {
 }
 
 func (s *shares) forgetIdle(client string, sh *share) {
-	if sh.conns <= 0 && sh.runs <= 0 && (sh.bucket == nil || sh.bucket.Tokens() >= float64(s.burst)) {
+	full := func(b *rate.Limiter, burst int) bool { return b == nil || b.Tokens() >= float64(burst) }
+	if sh.conns <= 0 && sh.runs <= 0 && full(sh.bucket, s.burst) && full(sh.saves, s.saveBurst) && full(sh.replays, s.saveBurst) {
 		delete(s.byClient, client)
 	}
 }

@@ -270,11 +270,15 @@ func (c *conn) handle(data []byte) {
 			c.s.stopJob(j, errStopped)
 		}
 	case TypeReplay:
-		if err := c.replay(m); err != nil {
+		if err := c.s.shares.allowMessage(c.client, "replay"); err != nil {
+			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
+		} else if err := c.replay(m); err != nil {
 			c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error()})
 		}
 	case TypeSave:
-		if err := c.save(m); err != nil {
+		if err := c.s.shares.allowMessage(c.client, "save"); err != nil {
+			c.send(Message{Type: TypeError, Message: "your edit was not saved: " + err.Error()})
+		} else if err := c.save(m); err != nil {
 			c.send(Message{Type: TypeError, Message: "saving your edit: " + err.Error()})
 		}
 	case TypeResult:

@@ -213,6 +213,57 @@ func TestRunsPage(t *testing.T) {
 	}
 }
 
+// ClassRunsPage pages every student's runs; LatestDone is each student's latest run ended done
+// that is not an action.
+func TestClassRunsPageAndLatestDone(t *testing.T) {
+	ctx := context.Background()
+	s, a := openMem(t)
+	b, err := s.AddStudent(ctx, "Bob", "sess-b", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 5 {
+		ids = append(ids, addDone(t, s, []int64{a.ID, b.ID}[i%2]).ID)
+	}
+	if _, err := s.AddRun(ctx, Run{Student: a.ID, Lesson: "l", Cell: "c", Source: "src", Action: "ptx"}); err != nil {
+		t.Fatal(err)
+	}
+	action, _ := s.AddRun(ctx, Run{Student: b.ID, Lesson: "l", Cell: "c", Source: "src", Action: "ptx"})
+	if err := s.Ended(ctx, action.ID, StatusDone, ""); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	var after int64
+	for range 10 {
+		page, err := s.ClassRunsPage(ctx, "l", "c", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, r := range page {
+			got = append(got, r.ID)
+		}
+		after = page[len(page)-1].ID
+	}
+	if want := append(ids, action.ID-1, action.ID); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("paged class runs: got %v, want %v", got, want)
+	}
+	latest, err := s.LatestDone(ctx, "l", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var latestIDs []int64
+	for _, r := range latest {
+		latestIDs = append(latestIDs, r.ID)
+	}
+	if got, want := fmt.Sprint(latestIDs), fmt.Sprint([]int64{ids[3], ids[4]}); got != want {
+		t.Errorf("LatestDone: got %v, want %v (Bob's 4th, Ada's 5th; no action, nothing unfinished)", got, want)
+	}
+}
+
 // A database made before run_bytes existed gets its usage counted when opened.
 func TestUsageCountedForOldDatabase(t *testing.T) {
 	ctx := context.Background()

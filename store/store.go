@@ -702,14 +702,23 @@ func (s *Store) ownMessages(ctx context.Context, run int64) ([]Message, error) {
 	return out, rows.Err()
 }
 
-// AllRuns returns every student's runs, oldest first; lesson and cell, when set, narrow them.
-func (s *Store) AllRuns(ctx context.Context, lesson, cell string) ([]Run, error) {
-	q, args := "SELECT "+runColumns+" FROM runs WHERE 1 = 1", []any{}
+// ClassRunsPage returns up to limit of every student's runs with ids after after, oldest first;
+// lesson and cell, when set, narrow them. Paging by after bounds what one call holds in memory.
+func (s *Store) ClassRunsPage(ctx context.Context, lesson, cell string, after int64, limit int) ([]Run, error) {
+	q, args := "SELECT "+runColumns+" FROM runs WHERE id > ?", []any{after}
 	if lesson != "" {
 		q, args = q+" AND lesson = ?", append(args, lesson)
 	}
 	if cell != "" {
 		q, args = q+" AND cell = ?", append(args, cell)
 	}
-	return s.runs(ctx, q+" ORDER BY id", args...)
+	return s.runs(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+}
+
+// LatestDone returns, for each student, their latest run of the cell of lesson that ended done and
+// was not a cell action (at most one run per student), oldest first.
+func (s *Store) LatestDone(ctx context.Context, lesson, cell string) ([]Run, error) {
+	return s.runs(ctx, "SELECT "+runColumns+` FROM runs WHERE id IN
+		(SELECT max(id) FROM runs WHERE lesson = ? AND cell = ? AND status = ? AND action = '' GROUP BY student) ORDER BY id`,
+		lesson, cell, StatusDone)
 }

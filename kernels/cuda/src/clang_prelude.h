@@ -24,10 +24,15 @@
 //     acosf, hypotf), within 3 ulp of the correctly rounded result in the tests (sinf, cosf, tanf for
 //     |x| up to 10^6); double: sqrt, fabs, fma, fmin, fmax, floor, ceil, trunc, round, rint,
 //     copysign, exp, exp2, log, log2, log10, pow;
-//   - printf (clang lowers it to vprintf).
+//   - printf (clang lowers it to vprintf);
+//   - __align__(n), and what CUDA's own headers (cuda_fp16.h, cuda_bf16.h, mma.h; CUDA 11.8, given
+//     with -isystem when the server has them) need beyond the above: __CUDACC_RTC__ (they then
+//     include no system header, as under NVRTC), std::move, the rounding int/float conversions and
+//     a 16-bit atomicCAS.
 //
-// Not here (NVRTC needs headers for them too): half and bfloat16 types, cooperative groups, WMMA
-// fragments (inline PTX works). Written for this project; clang's own CUDA headers are not used.
+// Not here: half and bfloat16 types and WMMA fragments (CUDA's cuda_fp16.h, cuda_bf16.h and mma.h
+// declare them, as for NVRTC), cooperative groups (they need libcu++). Written for this project;
+// clang's own CUDA headers are not used.
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -36,8 +41,11 @@
 #define __constant__ __attribute__((constant))
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __CUDACC__ 1
+// CUDA's headers, read as NVRTC reads them: without system headers (there are none here).
+#define __CUDACC_RTC__ 1
 
 // __PG_FN marks the prelude's device functions: inlined, and local to the translation unit.
 #define __PG_FN static __inline__ __attribute__((device, always_inline))
@@ -235,6 +243,11 @@ __PG_FN unsigned int atomicDec(unsigned int* p, unsigned int v) { return __nvvm_
 __PG_FN int atomicCAS(int* p, int cmp, int v) { return __nvvm_atom_cas_gen_i(p, cmp, v); }
 __PG_FN unsigned int atomicCAS(unsigned int* p, unsigned int cmp, unsigned int v) { return (unsigned int)__nvvm_atom_cas_gen_i((int*)p, (int)cmp, (int)v); }
 __PG_FN unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v) { return (unsigned long long)__nvvm_atom_cas_gen_ll((long long*)p, (long long)cmp, (long long)v); }
+__PG_FN unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
+  unsigned short old;
+  asm volatile("atom.cas.b16 %0, [%1], %2, %3;" : "=h"(old) : "l"(p), "h"(cmp), "h"(v) : "memory");
+  return old;
+}
 #define __PG_ATOM_BITS(NAME, OP)                                                                   \
     __PG_FN int NAME(int* p, int v) { return __nvvm_atom_##OP##_gen_i(p, v); }                     \
     __PG_FN unsigned int NAME(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_##OP##_gen_i((int*)p, (int)v); } \
@@ -316,6 +329,33 @@ __PG_FN int __float2int_rz(float x) { return __nvvm_f2i_rz(x); }
 __PG_FN int __float2int_rd(float x) { return __nvvm_f2i_rm(x); }
 __PG_FN int __float2int_ru(float x) { return __nvvm_f2i_rp(x); }
 __PG_FN float __int2float_rn(int x) { return __nvvm_i2f_rn(x); }
+__PG_FN float __int2float_rz(int x) { return __nvvm_i2f_rz(x); }
+__PG_FN float __int2float_rd(int x) { return __nvvm_i2f_rm(x); }
+__PG_FN float __int2float_ru(int x) { return __nvvm_i2f_rp(x); }
+__PG_FN float __uint2float_rn(unsigned int x) { return __nvvm_ui2f_rn(x); }
+__PG_FN float __uint2float_rz(unsigned int x) { return __nvvm_ui2f_rz(x); }
+__PG_FN float __uint2float_rd(unsigned int x) { return __nvvm_ui2f_rm(x); }
+__PG_FN float __uint2float_ru(unsigned int x) { return __nvvm_ui2f_rp(x); }
+__PG_FN unsigned int __float2uint_rn(float x) { return __nvvm_f2ui_rn(x); }
+__PG_FN unsigned int __float2uint_rz(float x) { return __nvvm_f2ui_rz(x); }
+__PG_FN unsigned int __float2uint_rd(float x) { return __nvvm_f2ui_rm(x); }
+__PG_FN unsigned int __float2uint_ru(float x) { return __nvvm_f2ui_rp(x); }
+__PG_FN long long __float2ll_rn(float x) { return __nvvm_f2ll_rn(x); }
+__PG_FN long long __float2ll_rz(float x) { return __nvvm_f2ll_rz(x); }
+__PG_FN long long __float2ll_rd(float x) { return __nvvm_f2ll_rm(x); }
+__PG_FN long long __float2ll_ru(float x) { return __nvvm_f2ll_rp(x); }
+__PG_FN unsigned long long __float2ull_rn(float x) { return __nvvm_f2ull_rn(x); }
+__PG_FN unsigned long long __float2ull_rz(float x) { return __nvvm_f2ull_rz(x); }
+__PG_FN unsigned long long __float2ull_rd(float x) { return __nvvm_f2ull_rm(x); }
+__PG_FN unsigned long long __float2ull_ru(float x) { return __nvvm_f2ull_rp(x); }
+__PG_FN float __ll2float_rn(long long x) { return __nvvm_ll2f_rn(x); }
+__PG_FN float __ll2float_rz(long long x) { return __nvvm_ll2f_rz(x); }
+__PG_FN float __ll2float_rd(long long x) { return __nvvm_ll2f_rm(x); }
+__PG_FN float __ll2float_ru(long long x) { return __nvvm_ll2f_rp(x); }
+__PG_FN float __ull2float_rn(unsigned long long x) { return __nvvm_ull2f_rn(x); }
+__PG_FN float __ull2float_rz(unsigned long long x) { return __nvvm_ull2f_rz(x); }
+__PG_FN float __ull2float_rd(unsigned long long x) { return __nvvm_ull2f_rm(x); }
+__PG_FN float __ull2float_ru(unsigned long long x) { return __nvvm_ull2f_rp(x); }
 
 // ---- double math: exact operations ----
 
@@ -731,3 +771,13 @@ extern "C" __device__ int printf(const char* format, ...);
 
 #undef __PG_FN
 #undef __PG_HD
+
+// std::move, which NVRTC has built in and CUDA's headers use (cuda_fp16.hpp, cuda_bf16.hpp).
+namespace std {
+template <class T> struct remove_reference { typedef T type; };
+template <class T> struct remove_reference<T &> { typedef T type; };
+template <class T> struct remove_reference<T &&> { typedef T type; };
+template <class T> __host__ __device__ constexpr typename remove_reference<T>::type &&move(T &&t) noexcept {
+  return static_cast<typename remove_reference<T>::type &&>(t);
+}
+}  // namespace std

@@ -117,12 +117,13 @@ const clangLogLimit = 64 << 10
 // ClangArgs are the command-line arguments for compiling file (in the current directory) to out,
 // with the prelude in prelude (ditto), for sm_<arch>: device code only, no clang CUDA wrappers or
 // libdevice, optimised as NVRTC does (-O3, fused multiply-adds, IEEE division and square root),
-// C++17 as the playground's NVRTC compiles, no system headers, PTX ISA 7.0 (sm_70 and sm_80), and
-// CUDA's headers from the folder headers (-isystem; none when it is "").
-func ClangArgs(file, out, prelude string, arch int, headers string) []string {
-	var inc []string
+// C++17 as the playground's NVRTC compiles, no system headers, PTX ISA 7.0 (sm_70 and sm_80),
+// the folder stubs (ClangStubHeaders, -isystem) and CUDA's headers from the folder headers
+// (-isystem after it; none when it is "").
+func ClangArgs(file, out, prelude, stubs string, arch int, headers string) []string {
+	inc := []string{"-isystem", stubs}
 	if headers != "" {
-		inc = []string{"-isystem", headers}
+		inc = append(inc, "-isystem", headers)
 	}
 	return append(inc,
 		"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
@@ -172,7 +173,10 @@ func (c *Clang) CompileHeaders(ctx context.Context, src, name string, arch int, 
 	if err := os.WriteFile(filepath.Join(dir, "clang_prelude.h"), []byte(ClangPrelude), 0o600); err != nil {
 		return "", "", err
 	}
-	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", target, headers)...)
+	if err := writeStubs(filepath.Join(dir, "stubs")); err != nil {
+		return "", "", err
+	}
+	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", "stubs", target, headers)...)
 	cmd.Dir = dir
 	// "." is dir for clang, which starts there; dir may be relative (a confined compile worker's
 	// TMPDIR is ".", its own folder, whose full path its user may not be able to walk).
@@ -196,6 +200,29 @@ func (c *Clang) CompileHeaders(ctx context.Context, src, name string, arch int, 
 		return "", log, fmt.Errorf("clang %s wrote no PTX: %v", c.Version, err)
 	}
 	return learnerLocs(string(b), name), log, nil
+}
+
+// ClangStubHeaders are CUDA's headers that are empty for clang: what they declare, NVRTC has built in
+// and the prelude declares for clang (their own declarations would clash with the prelude's). A
+// learner's #include of one compiles under clang with or without CUDA's headers.
+func ClangStubHeaders() []string {
+	return []string{"cuda_runtime.h", "cuda_runtime_api.h", "device_launch_parameters.h", "device_functions.h",
+		"device_atomic_functions.h", "sm_20_intrinsics.h", "sm_30_intrinsics.h", "sm_32_intrinsics.h",
+		"sm_60_atomic_functions.h", "vector_types.h", "vector_functions.h", "math_functions.h"}
+}
+
+// writeStubs writes ClangStubHeaders, empty but for a comment, into the new folder dir.
+func writeStubs(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	for _, h := range ClangStubHeaders() {
+		stub := "// " + h + ": the playground's clang prelude declares what it does.\n"
+		if err := os.WriteFile(filepath.Join(dir, h), []byte(stub), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // clangDiag is the start of a clang diagnostic: "file:LINE:COL: ".

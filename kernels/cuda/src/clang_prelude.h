@@ -44,8 +44,13 @@
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __CUDACC__ 1
-// CUDA's headers, read as NVRTC reads them: without system headers (there are none here).
+// CUDA's headers, read as NVRTC reads them: without system headers (there are none here); those
+// that declare what this file does are skipped (their include guards), or empty for clang
+// (ClangStubHeaders, kernels/cuda/clang.go).
 #define __CUDACC_RTC__ 1
+#define __VECTOR_TYPES_H__
+#define __VECTOR_FUNCTIONS_H__
+#define __VECTOR_FUNCTIONS_HPP__
 
 // __PG_FN marks the prelude's device functions: inlined, and local to the translation unit.
 #define __PG_FN static __inline__ __attribute__((device, always_inline))
@@ -243,6 +248,9 @@ __PG_FN unsigned int atomicDec(unsigned int* p, unsigned int v) { return __nvvm_
 __PG_FN int atomicCAS(int* p, int cmp, int v) { return __nvvm_atom_cas_gen_i(p, cmp, v); }
 __PG_FN unsigned int atomicCAS(unsigned int* p, unsigned int cmp, unsigned int v) { return (unsigned int)__nvvm_atom_cas_gen_i((int*)p, (int)cmp, (int)v); }
 __PG_FN unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v) { return (unsigned long long)__nvvm_atom_cas_gen_ll((long long*)p, (long long)cmp, (long long)v); }
+__PG_FN int atomicAdd_block(int* p, int v) { return __nvvm_atom_cta_add_gen_i(p, v); }
+__PG_FN unsigned int atomicAdd_block(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_cta_add_gen_i((int*)p, (int)v); }
+__PG_FN float atomicAdd_block(float* p, float v) { return __nvvm_atom_cta_add_gen_f(p, v); }
 __PG_FN unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
   unsigned short old;
   asm volatile("atom.cas.b16 %0, [%1], %2, %3;" : "=h"(old) : "l"(p), "h"(cmp), "h"(v) : "memory");
@@ -769,8 +777,31 @@ __PG_FN float atan2(float y, float x) { return atan2f(y, x); }
 
 extern "C" __device__ int printf(const char* format, ...);
 
-#undef __PG_FN
-#undef __PG_HD
+
+// What CUDA's pipeline, barrier and fp8 headers use: address-space tests, the shared-memory address
+// of a generic pointer, __trap, __nanosleep, the clocks, and memcpy.
+__PG_FN unsigned int __isGlobal(const void* p) { return __nvvm_isspacep_global(p); }
+__PG_FN unsigned int __isShared(const void* p) { return __nvvm_isspacep_shared(p); }
+__PG_FN unsigned int __isConstant(const void* p) { return __nvvm_isspacep_const(p); }
+__PG_FN unsigned int __isLocal(const void* p) { return __nvvm_isspacep_local(p); }
+__PG_FN unsigned int __nvvm_get_smem_pointer(void* p) {
+  unsigned long long a;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return (unsigned int)a;
+}
+__PG_FN void __trap() { __builtin_trap(); }
+__PG_FN void __nanosleep(unsigned int ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
+__PG_FN long long clock64() {
+  long long t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+  return t;
+}
+__PG_FN int clock() {
+  int t;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(t));
+  return t;
+}
+extern "C" __device__ inline void* memcpy(void* d, const void* s, size_t n) { return __builtin_memcpy(d, s, n); }
 
 // std::move, which NVRTC has built in and CUDA's headers use (cuda_fp16.hpp, cuda_bf16.hpp).
 namespace std {
@@ -781,3 +812,6 @@ template <class T> __host__ __device__ constexpr typename remove_reference<T>::t
   return static_cast<typename remove_reference<T>::type &&>(t);
 }
 }  // namespace std
+
+#undef __PG_FN
+#undef __PG_HD

@@ -54,7 +54,9 @@ func TestLearnerLog(t *testing.T) {
 // included it; other errors, and C headers, stay as the compiler wrote them.
 func TestNoteMissingHeaders(t *testing.T) {
 	src := "// a kernel\n#include <stdint.h>\n#include <mma.h>\n"
-	note := func(line, h string) string { return "cell.cu(" + line + "): error: " + h + ": " + MissingHeadersNote + "\n" }
+	note := func(line, h string) string {
+		return "cell.cu(" + line + "): error: " + h + ": " + MissingHeadersNote + "\n"
+	}
 	for _, c := range []struct{ log, want string }{
 		{"cell.cu(3): catastrophic error: cannot open source file \"mma.h\"\n\n1 catastrophic error detected", note("3", "mma.h")},
 		{"cell.cu(3): catastrophic error: could not open source file \"mma.h\" (no directories in search list)\n", note("3", "mma.h")},

@@ -260,3 +260,50 @@ func TestClangErrorsNeverNameThePrelude(t *testing.T) {
 		}
 	}
 }
+
+const groupsKernel = `#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+// Each warp sums its 32 values twice (shuffles on a tile, and cg::reduce); thread 0 of each warp adds
+// both sums to out[0] and out[1].
+extern "C" __global__ void sums(const float* x, float* out) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    float v = x[block.group_index().x * block.size() + block.thread_rank()];
+    float s = v;
+    for (int o = warp.size() / 2; o > 0; o /= 2) s += warp.shfl_down(s, o);
+    float r = cg::reduce(warp, v, cg::plus<float>());
+    block.sync();
+    if (warp.thread_rank() == 0) {
+        atomicAdd(&out[0], s);
+        atomicAdd(&out[1], r);
+    }
+}
+`
+
+// Cooperative groups (thread_block, tiled_partition, shfl_down, reduce) sum correctly.
+func TestCooperativeGroupsThroughCUDAHeaders(t *testing.T) {
+	bothCompilers(t, func(t *testing.T, compile func(string, bool) (string, error)) {
+		ptx, err := compile(groupsKernel, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const blocks, threads = 2, 64
+		xs := make([]float32, blocks*threads)
+		var want float32
+		for i := range xs {
+			xs[i] = float32(i%7) - 3 // small integers: every order of summing is exact
+			want += xs[i]
+		}
+		X, out := vgpu.Float32Buffer("x", xs), vgpu.NewBuffer("out", 8)
+		_, err = vgpu.Launch(context.Background(), parse(t, ptx), "sums", vgpu.LaunchConfig{Grid: [3]int{blocks, 1, 1}, Block: [3]int{threads, 1, 1},
+			Params: []vgpu.Arg{vgpu.Ptr(X), vgpu.Ptr(out)}, Buffers: []*vgpu.Buffer{X, out}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Float32s(); got[0] != want || got[1] != want {
+			t.Errorf("got sums %v, want %v twice", got, want)
+		}
+	})
+}

@@ -27,12 +27,13 @@
 //   - printf (clang lowers it to vprintf);
 //   - __align__(n), and what CUDA's own headers (cuda_fp16.h, cuda_bf16.h, mma.h; CUDA 11.8, given
 //     with -isystem when the server has them) need beyond the above: __CUDACC_RTC__ (they then
-//     include no system header, as under NVRTC), std::move, the rounding int/float conversions and
-//     a 16-bit atomicCAS.
+//     include no system header, as under NVRTC), std::move, the rounding int/float conversions,
+//     a 16-bit atomicCAS, atomicAdd_block, address-space tests, __trap, __nanosleep, the clocks,
+//     memcpy, and what cooperative groups use.
 //
-// Not here: half and bfloat16 types and WMMA fragments (CUDA's cuda_fp16.h, cuda_bf16.h and mma.h
-// declare them, as for NVRTC), cooperative groups (they need libcu++). Written for this project;
-// clang's own CUDA headers are not used.
+// Not here: half and bfloat16 types, WMMA fragments and cooperative groups (CUDA's cuda_fp16.h,
+// cuda_bf16.h, mma.h and cooperative_groups.h declare them, as for NVRTC, with what this file adds
+// for them). Written for this project; clang's own CUDA headers are not used.
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -48,6 +49,8 @@
 // that declare what this file does are skipped (their include guards), or empty for clang
 // (ClangStubHeaders, kernels/cuda/clang.go).
 #define __CUDACC_RTC__ 1
+#undef __x86_64__ // as in NVRTC's device compile (cooperative groups then use their own type traits)
+#undef __aarch64__
 #define __VECTOR_TYPES_H__
 #define __VECTOR_FUNCTIONS_H__
 #define __VECTOR_FUNCTIONS_HPP__
@@ -97,7 +100,7 @@ struct dim3 {
 
 // ---- built-in variables: each member reads its PTX special register ----
 
-#define __PG_SREG(T, NAME, REG)                                                                    \
+#define __PG_SREG(T, NAME, REG, EXTRA)                                                             \
     struct __pg_##NAME##_t {                                                                       \
         __declspec(property(get = __get_x)) unsigned int x;                                        \
         __declspec(property(get = __get_y)) unsigned int y;                                        \
@@ -106,6 +109,7 @@ struct dim3 {
         static __inline__ __device__ __attribute__((always_inline)) unsigned int __get_y() { return __nvvm_read_ptx_sreg_##REG##_y(); } \
         static __inline__ __device__ __attribute__((always_inline)) unsigned int __get_z() { return __nvvm_read_ptx_sreg_##REG##_z(); } \
         __device__ operator T() const { return T(__get_x(), __get_y(), __get_z()); }               \
+        EXTRA                                                                                      \
         __pg_##NAME##_t() = delete;                                                                \
         __pg_##NAME##_t(const __pg_##NAME##_t&) = delete;                                          \
         void operator=(const __pg_##NAME##_t&) const = delete;                                     \
@@ -115,10 +119,13 @@ struct dim3 {
 struct __pg_uint3 : uint3 {
     __device__ __pg_uint3(unsigned int a, unsigned int b, unsigned int c) { x = a; y = b; z = c; }
 };
-__PG_SREG(__pg_uint3, threadIdx, tid)
-__PG_SREG(__pg_uint3, blockIdx, ctaid)
-__PG_SREG(dim3, blockDim, ntid)
-__PG_SREG(dim3, gridDim, nctaid)
+// threadIdx and blockIdx convert to dim3 too (cooperative groups pass them as dim3).
+#define __PG_TO_DIM3 __device__ operator dim3() const { return dim3(__get_x(), __get_y(), __get_z()); }
+__PG_SREG(__pg_uint3, threadIdx, tid, __PG_TO_DIM3)
+__PG_SREG(__pg_uint3, blockIdx, ctaid, __PG_TO_DIM3)
+__PG_SREG(dim3, blockDim, ntid, )
+__PG_SREG(dim3, gridDim, nctaid, )
+#undef __PG_TO_DIM3
 static constexpr int warpSize = 32;
 
 // ---- synchronization ----
@@ -169,6 +176,14 @@ __PG_FN long long min(long long a, long long b) { return a < b ? a : b; }
 __PG_FN long long max(long long a, long long b) { return a > b ? a : b; }
 __PG_FN unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 __PG_FN unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+__PG_FN long min(long a, long b) { return a < b ? a : b; }
+__PG_FN long max(long a, long b) { return a > b ? a : b; }
+__PG_FN unsigned long min(unsigned long a, unsigned long b) { return a < b ? a : b; }
+__PG_FN unsigned long max(unsigned long a, unsigned long b) { return a > b ? a : b; }
+__PG_FN unsigned int min(int a, unsigned int b) { return min((unsigned int)a, b); }
+__PG_FN unsigned int min(unsigned int a, int b) { return min(a, (unsigned int)b); }
+__PG_FN unsigned int max(int a, unsigned int b) { return max((unsigned int)a, b); }
+__PG_FN unsigned int max(unsigned int a, int b) { return max(a, (unsigned int)b); }
 __PG_FN unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
 __PG_FN unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
 
@@ -801,6 +816,40 @@ __PG_FN int clock() {
   asm volatile("mov.u32 %0, %%clock;" : "=r"(t));
   return t;
 }
+// What cooperative groups use: NULL, __barrier_sync, __fns, the sm_80 warp reductions, and the
+// device runtime's declarations for multi-grid groups (which need relocatable device code and the
+// device runtime library: declared here, never defined).
+#ifndef NULL
+#define NULL __null
+#endif
+__PG_FN void __barrier_sync(unsigned int id) { __nvvm_barrier_sync(id); }
+__PG_FN unsigned int __fns(unsigned int mask, unsigned int base, int offset) {
+  unsigned int r;
+  asm("fns.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(mask), "r"(base), "r"(offset));
+  return r;
+}
+#if __CUDA_ARCH__ >= 800
+__PG_FN unsigned int __reduce_add_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_add(v, m); }
+__PG_FN int __reduce_add_sync(unsigned int m, int v) { return __nvvm_redux_sync_add(v, m); }
+__PG_FN unsigned int __reduce_min_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_umin(v, m); }
+__PG_FN int __reduce_min_sync(unsigned int m, int v) { return __nvvm_redux_sync_min(v, m); }
+__PG_FN unsigned int __reduce_max_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_umax(v, m); }
+__PG_FN int __reduce_max_sync(unsigned int m, int v) { return __nvvm_redux_sync_max(v, m); }
+__PG_FN unsigned int __reduce_and_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_and(v, m); }
+__PG_FN unsigned int __reduce_or_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_or(v, m); }
+__PG_FN unsigned int __reduce_xor_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_xor(v, m); }
+#endif
+#if __has_include(<driver_types.h>) // CUDA's headers are here: their declarations, not a second set
+#include <driver_types.h>
+#else
+enum cudaError { cudaSuccess = 0 };
+typedef enum cudaError cudaError_t;
+enum cudaCGScope { cudaCGScopeInvalid = 0, cudaCGScopeGrid = 1, cudaCGScopeMultiGrid = 2 };
+#endif
+extern "C" __device__ unsigned long long cudaCGGetIntrinsicHandle(enum cudaCGScope scope);
+extern "C" __device__ cudaError_t cudaCGSynchronize(unsigned long long handle, unsigned int flags);
+extern "C" __device__ cudaError_t cudaCGGetSize(unsigned int* numThreads, unsigned int* numGrids, unsigned long long handle);
+extern "C" __device__ cudaError_t cudaCGGetRank(unsigned int* threadRank, unsigned int* gridRank, unsigned long long handle);
 extern "C" __device__ inline void* memcpy(void* d, const void* s, size_t n) { return __builtin_memcpy(d, s, n); }
 
 // std::move, which NVRTC has built in and CUDA's headers use (cuda_fp16.hpp, cuda_bf16.hpp).

@@ -156,3 +156,32 @@ func TestHalfMinMax(t *testing.T) {
 }
 
 func hex16(v uint16) string { return fmt.Sprintf("%#04x", v) }
+
+// setp on scalar f16 and bf16 (what __hlt, __heq and < on __half compile to): ordered comparisons
+// are false with a NaN, unordered ones true.
+func TestHalfComparisons(t *testing.T) {
+	cmp := func(op string, a, b uint16) string {
+		return "mov.b16 %h1, " + hex16(a) + ";\n\tmov.b16 %h2, " + hex16(b) + ";\n\tsetp." + op + " %p1, %h1, %h2;\n\tselp.u32 %r0, 1, 0, %p1;\n\tst.global.b32 [%rd15], %r0;"
+	}
+	for _, tc := range []struct {
+		body string
+		want uint64
+	}{
+		{cmp("lt.f16", 0x3C00, 0x4000), 1}, // 1 < 2
+		{cmp("lt.f16", 0x4000, 0x3C00), 0},
+		{cmp("ge.f16", 0xC000, 0x3C00), 0}, // -2 >= 1
+		{cmp("eq.f16", 0x8000, 0x0000), 1}, // -0 == +0
+		{cmp("lt.f16", 0x7E00, 0x3C00), 0}, // NaN < 1
+		{cmp("ltu.f16", 0x7E00, 0x3C00), 1},
+		{cmp("gt.bf16", 0x4000, 0x3F80), 1}, // 2 > 1 in bf16
+	} {
+		got, err := evalPTX(t, tc.body)
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.body, got, tc.want)
+		}
+	}
+}

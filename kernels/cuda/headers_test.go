@@ -66,13 +66,14 @@ extern "C" __global__ void halves(const __half* a, const __half* b, __half* c, f
     if (i < n) {
         __half x = a[i] * b[i] + __float2half(1.0f);
         c[i] = x;
-        f[i] = __half2float(x) + __half2float(__hmax(a[i], b[i]));
+        f[i] = __half2float(x) + __half2float(__hmax(a[i], b[i])) + (a[i] < b[i] ? 100.0f : 0.0f);
     }
 }
 `
 
-// Half arithmetic through cuda_fp16.h: c = a·b + 1 in half precision, f = c + max(a, b) in float,
-// within a half ulp or two of Go's float16 (the product and the sum may be fused).
+// Half arithmetic through cuda_fp16.h: c = a·b + 1 in half precision, within a half ulp or two of
+// Go's float16 (the product and the sum may be fused), and f = c + max(a, b) (+ 100 where a < b) in
+// float.
 func TestHalfArithmeticThroughCUDAHeaders(t *testing.T) {
 	bothCompilers(t, func(t *testing.T, compile func(string, bool) (string, error)) {
 		ptx, err := compile(halfKernel, true)
@@ -102,7 +103,11 @@ func TestHalfArithmeticThroughCUDAHeaders(t *testing.T) {
 			if tol := 2 * halfULP(want); math.Abs(float64(got-want)) > tol {
 				t.Fatalf("c[%d] = %g·%g + 1: got %g, want %g (±%g)", i, a, b, got, want, tol)
 			}
-			if wantF := got + max(a, b); fs[i] != wantF {
+			wantF := got + max(a, b)
+			if a < b {
+				wantF += 100
+			}
+			if fs[i] != wantF {
 				t.Fatalf("f[%d]: got %g, want %g", i, fs[i], wantF)
 			}
 		}

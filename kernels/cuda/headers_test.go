@@ -312,3 +312,16 @@ func TestCooperativeGroupsThroughCUDAHeaders(t *testing.T) {
 		}
 	})
 }
+
+// The source rule covers the learner's source only: mma.h, which includes "crt/mma.h", compiles,
+// though a learner may not include crt/mma.h.
+func TestSourceRuleCoversOnlyTheLearnersSource(t *testing.T) {
+	if err := cuda.CheckIncludes("#include <crt/mma.h>\n", "cell.cu"); err == nil {
+		t.Error("a learner's #include <crt/mma.h> passed the source rule")
+	}
+	bothCompilers(t, func(t *testing.T, compile func(string, bool) (string, error)) {
+		if _, err := compile("#include <mma.h>\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n", true); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

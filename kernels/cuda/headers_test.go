@@ -325,3 +325,37 @@ func TestSourceRuleCoversOnlyTheLearnersSource(t *testing.T) {
 		}
 	})
 }
+
+// A fault inside a function of CUDA's headers (a WMMA load past the end of its buffer) names a line
+// of the learner's: with NVRTC the one that called it; with clang 14, whose PTX has no line of the
+// learner's for that statement at all (every instruction of it is the header's), the next one.
+func TestHeaderFaultNamesTheLearnersLine(t *testing.T) {
+	src := `#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void load(const half* a, float* c) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, a + 4096, 16);
+    c[threadIdx.x] = __half2float(fa.x[0]);
+}
+`
+	bothCompilers(t, func(t *testing.T, compile func(string, bool) (string, error)) {
+		ptx, err := compile(src, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		A, C := vgpu.NewBuffer("a", 2*256), vgpu.NewBuffer("c", 4*32)
+		_, err = vgpu.Launch(context.Background(), parse(t, ptx), "load", vgpu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{32, 1, 1},
+			Params: []vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(C)}, Buffers: []*vgpu.Buffer{A, C}})
+		var f *vgpu.Fault
+		if !errors.As(err, &f) {
+			t.Fatalf("got %v, want an out-of-bounds fault", err)
+		}
+		want := "cell.cu:5"
+		if strings.HasSuffix(t.Name(), "/clang") {
+			want = "cell.cu:6"
+		}
+		if got := f.Source; got != want {
+			t.Errorf("the fault's source line: got %q, want %q (%v)", got, want, f)
+		}
+	})
+}

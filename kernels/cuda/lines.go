@@ -10,9 +10,9 @@ import (
 // messages name lines of the learner's source, never of the clang prelude (which the learner never
 // wrote) and, in the PTX, never of CUDA's headers.
 
-// locDirective matches a PTX .loc directive: file, line, column, and what follows (newer compilers'
-// ", function_name …, inlined_at FILE LINE COL").
-var locDirective = regexp.MustCompile(`(?m)^(\s*)\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)\n`)
+// locDirective matches a PTX .loc directive line: file, line, column, and what follows (newer
+// compilers' ", function_name …, inlined_at FILE LINE COL").
+var locDirective = regexp.MustCompile(`^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$`)
 
 // inlinedAt matches the call site of an inlined .loc (PTX ISA 7.2+).
 var inlinedAt = regexp.MustCompile(`inlined_at\s+(\d+)\s+(\d+)\s+(\d+)`)
@@ -21,10 +21,12 @@ var inlinedAt = regexp.MustCompile(`inlined_at\s+(\d+)\s+(\d+)\s+(\d+)`)
 var fileNumbers = regexp.MustCompile(`(?m)^\s*\.file\s+(\d+)\s+"([^"\n]*)"`)
 
 // learnerLocs keeps, of the PTX's .loc directives, those of the source called name (the .file
-// whose base name is name): one of another file (a function of CUDA's headers or of the clang
+// whose base name is name). One of another file (a function of CUDA's headers or of the clang
 // prelude, inlined into the kernel) becomes its call site's when it says it (inlined_at in name's
-// file), and is dropped otherwise, so that its instructions stay on the learner's line in force
-// before them (clang 14 writes no inlined_at). PTX that names no such file comes back as it is.
+// file); else, where the learner's line in force is the function's opening one (column 0, as clang
+// writes it, or none yet), the learner's next line in the function; else it is dropped, so that its
+// instructions stay on the learner's line in force before them (clang 14 writes no inlined_at). PTX
+// that names no such file comes back as it is.
 func learnerLocs(ptx, name string) string {
 	mine := map[string]bool{}
 	for _, m := range fileNumbers.FindAllStringSubmatch(ptx, -1) {
@@ -35,16 +37,42 @@ func learnerLocs(ptx, name string) string {
 	if len(mine) == 0 {
 		return ptx
 	}
-	return locDirective.ReplaceAllStringFunc(ptx, func(d string) string {
-		m := locDirective.FindStringSubmatch(d)
-		if mine[m[2]] {
-			return d
+	lines := strings.SplitAfter(ptx, "\n")
+	var b strings.Builder
+	opening := true // no learner line in force but the function's opening one
+	for i, l := range lines {
+		m := locDirective.FindStringSubmatch(strings.TrimRight(l, "\n"))
+		switch {
+		case m == nil:
+			if strings.TrimSpace(l) == "}" {
+				opening = true
+			}
+			b.WriteString(l)
+		case mine[m[1]]:
+			opening = m[3] == "0"
+			b.WriteString(l)
+		case inlinedAt.MatchString(m[4]) && mine[inlinedAt.FindStringSubmatch(m[4])[1]]:
+			at := inlinedAt.FindStringSubmatch(m[4])
+			b.WriteString("\t.loc\t" + at[1] + " " + at[2] + " " + at[3] + "\n")
+			opening = false
+		case opening:
+			b.WriteString(nextLearnerLoc(lines[i+1:], mine))
 		}
-		if at := inlinedAt.FindStringSubmatch(m[5]); at != nil && mine[at[1]] {
-			return m[1] + ".loc\t" + at[1] + " " + at[2] + " " + at[3] + "\n"
+	}
+	return b.String()
+}
+
+// nextLearnerLoc is the first .loc line of lines in a file of mine, before the function's end, or "".
+func nextLearnerLoc(lines []string, mine map[string]bool) string {
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "}" {
+			return ""
 		}
-		return ""
-	})
+		if m := locDirective.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil && mine[m[1]] {
+			return l
+		}
+	}
+	return ""
 }
 
 // nvrtcDiag is one line of a compiler's log in NVRTC's form: file, line, kind and message.

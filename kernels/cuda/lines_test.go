@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// .loc lines of other files than the learner's go, or become their call site's.
+// .loc lines of other files than the learner's go, or become their call site's, or (after the
+// function's opening line) the learner's next line.
 func TestLearnerLocs(t *testing.T) {
 	in := "\t.file\t1 \"cell.cu\"\n\t.file\t2 \"clang_prelude.h\"\n" +
 		"\t.loc\t1 3 5\n\tld.global.f32 %f1, [%rd1];\n" +
@@ -21,6 +22,14 @@ func TestLearnerLocs(t *testing.T) {
 		"\tret;\n"
 	if got := learnerLocs(in, "cell.cu"); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// After the function's opening line (column 0), a prelude line becomes the learner's next one.
+	opening := "\t.file\t1 \"cell.cu\"\n\t.file\t2 \"clang_prelude.h\"\n{\n\t.loc\t1 1 0\n\tld.param.u64 %rd1, [p];\n" +
+		"\t.loc\t2 106 1\n\tmov.u32 %r1, %tid.x;\n\t.loc\t1 2 9\n\tadd.s32 %r2, %r1, 1;\n}\n"
+	wantOpening := "\t.file\t1 \"cell.cu\"\n\t.file\t2 \"clang_prelude.h\"\n{\n\t.loc\t1 1 0\n\tld.param.u64 %rd1, [p];\n" +
+		"\t.loc\t1 2 9\n\tmov.u32 %r1, %tid.x;\n\t.loc\t1 2 9\n\tadd.s32 %r2, %r1, 1;\n}\n"
+	if got := learnerLocs(opening, "cell.cu"); got != wantOpening {
+		t.Errorf("after the opening line: got\n%s\nwant\n%s", got, wantOpening)
 	}
 	if got := learnerLocs(in, "other.cu"); got != in {
 		t.Errorf("PTX that names no file other.cu changed:\n%s", got)

@@ -137,11 +137,11 @@ func compileTransport(t Transport) (tr Transport, cleanup func()) {
 }
 
 // compileEnv is the environment a compile worker starts with, less its TMPDIR: where programs
-// (clang) and libraries (NVRTC) are found and the compiler choice (cuda.CompilerEnv); nothing else
-// of the server's (no tokens, no data folder).
+// (clang), libraries (NVRTC) and CUDA's headers (cuda.IncludeEnv) are found and the compiler choice
+// (cuda.CompilerEnv); nothing else of the server's (no tokens, no data folder).
 func compileEnv() []string {
 	env := []string{"LC_ALL=C"}
-	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", cuda.CompilerEnv} {
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", cuda.CompilerEnv, cuda.IncludeEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -157,8 +157,9 @@ func mib(b int64) string {
 }
 
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
-// with clang, else an error that starts with cuda.NoCompiler. clang gets CompileTimeout of its own as
-// a backstop; the supervisor's limit (which may be shorter) kills this process, and clang with it.
+// with clang, else an error that starts with cuda.NoCompiler, with CUDA's headers from
+// cuda.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
+// may be shorter) kills this process, and clang with it.
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
 // environment, nobody under root, Landlock), so the compiler can read no file of the server's even
@@ -168,8 +169,9 @@ func compileHere(req Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	headers := cuda.FindHeaders(nv) // before confine clears the environment (cuda.IncludeEnv)
 	if req.MemoryLimit > 0 {
-		dir, note, err := confine(nv, cl)
+		dir, note, err := confine(nv, cl, headers)
 		if dir != "" {
 			defer os.Remove(dir) // emptied by the compiler (clang removes its folder); by its full path, where nobody may
 		}
@@ -182,5 +184,5 @@ func compileHere(req Request) (string, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
 	defer cancel()
-	return cuda.CompileWith(ctx, nv, cl, req.Source, req.Name, req.Arch)
+	return cuda.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
 }

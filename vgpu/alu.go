@@ -642,7 +642,7 @@ func (d *decoder) decodeSetp(in *inst, m mods, s pinst) error {
 	if err := d.nargs(s, want); err != nil {
 		return err
 	}
-	if t.name == "f16" || t.name == "bf16" || t.name == "f16x2" || t.name == "bf16x2" {
+	if t.name == "f16x2" || t.name == "bf16x2" {
 		return d.errf("%s comparisons are not supported yet", t.name)
 	}
 	dst := s.args[0]
@@ -704,8 +704,13 @@ func (d *decoder) comparison(op string, t ptype, ftz bool) (func(a, b uint64) bo
 	switch t.kind {
 	case 'f':
 		conv := func(v uint64) float64 {
-			if t.size == 8 {
+			switch {
+			case t.size == 8:
 				return f64(v)
+			case t.name == "f16": // scalar half precision (9.7.4.x "setp" on .f16 and .bf16)
+				return decodeFmt(v&0xffff, fmtF16)
+			case t.name == "bf16":
+				return decodeFmt(v&0xffff, fmtBF16)
 			}
 			x := f32(v)
 			if ftz {

@@ -91,12 +91,13 @@
 // results, recursion included, and to the external vprintf (%d %i %u %x %X %o %c %s %p %f %F %e %E
 // %g %G %a %%, flags, width, precision, * and the h hh l ll z j t length modifiers, C's inf/nan and
 // %g) and __assertfail; lop3.b32, bfi, mul24/mad24 (.lo .hi); add sub mul fma (.rn, .sat) neg abs
-// on f16, bf16, f16x2 and bf16x2; wmma.load.a/.b/.c, wmma.mma, wmma.store.d for m16n16k16 with f16
+// min max on f16, bf16, f16x2 and bf16x2, setp on f16 and bf16; wmma.load.a/.b/.c, wmma.mma, wmma.store.d for m16n16k16 with f16
 // or bf16 inputs and f32 accumulators, on global or shared memory, as warp-collective operations.
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode, its CUDA feature, and its PTX and source lines)
 //
-// redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), 16-bit, 128-bit
+// redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), setp on f16x2
+// and bf16x2, 16-bit, 128-bit
 // and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),

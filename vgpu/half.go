@@ -96,18 +96,19 @@ func (d *decoder) decodeBfi(in *inst, m mods, s pinst, t ptype) error {
 	return nil
 }
 
-var halfOps = map[string]bool{"add": true, "sub": true, "mul": true, "fma": true, "neg": true, "abs": true}
+var halfOps = map[string]bool{"add": true, "sub": true, "mul": true, "fma": true, "neg": true, "abs": true, "min": true, "max": true}
 
-// decodeHalf: add, sub, mul, fma (.rn, the default; .sat), neg and abs on f16, bf16 and their x2
-// packed pairs (PTX ISA 8.x, section 9.7.4 "Half Precision Floating-Point Instructions"): computed
-// exactly in float64 (an f16 or bf16 product is exact there; fma's sum is rounded once with the
-// sign of its error) and rounded to the 16-bit format.
+// decodeHalf: add, sub, mul, fma (.rn, the default; .sat), neg, abs, min and max on f16, bf16 and
+// their x2 packed pairs (PTX ISA 8.x, section 9.7.4 "Half Precision Floating-Point Instructions"):
+// computed exactly in float64 (an f16 or bf16 product is exact there; fma's sum is rounded once with
+// the sign of its error) and rounded to the 16-bit format. min and max return the other operand
+// when one is NaN, the canonical NaN when both are, and order -0 below +0.
 func (d *decoder) decodeHalf(in *inst, m mods, s pinst, t ptype) error {
 	op := m.base
 	if m.rnd != "" && m.rnd != "rn" || m.ftz || m.approx || len(m.words) != 0 {
 		return d.errf("only .rn (and .sat) are supported on .%s", t.name)
 	}
-	nsrc := map[string]int{"add": 2, "sub": 2, "mul": 2, "fma": 3, "neg": 1, "abs": 1}[op]
+	nsrc := map[string]int{"add": 2, "sub": 2, "mul": 2, "fma": 3, "neg": 1, "abs": 1, "min": 2, "max": 2}[op]
 	if err := d.nargs(s, nsrc+1); err != nil {
 		return err
 	}
@@ -142,6 +143,9 @@ func (d *decoder) decodeHalf(in *inst, m mods, s pinst, t ptype) error {
 			return a &^ 0x8000
 		}
 		x, y, z := decodeFmt(a, f), decodeFmt(b, f), decodeFmt(c, f)
+		if op == "min" || op == "max" {
+			return halfMinMax(op == "min", a, b, x, y, f)
+		}
 		var r float64
 		esign := 0
 		switch op {
@@ -171,4 +175,21 @@ func (d *decoder) decodeHalf(in *inst, m mods, s pinst, t ptype) error {
 	}
 	in.exec = execALU
 	return nil
+}
+
+// halfMinMax is min (or max) of the 16-bit values a and b, whose values are x and y, in format f.
+func halfMinMax(isMin bool, a, b uint64, x, y float64, f ffmt) uint64 {
+	switch {
+	case x != x && y != y:
+		return roundFmt(math.NaN(), rmNearest, 0, f)
+	case x != x:
+		return b
+	case y != y:
+		return a
+	}
+	less := x < y || x == y && a&0x8000 != 0 && b&0x8000 == 0 // -0 before +0
+	if less == isMin {
+		return a
+	}
+	return b
 }

@@ -2,6 +2,7 @@ package vgpu
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -112,5 +113,75 @@ func TestWmmaFromSharedMemory(t *testing.T) {
 	}
 	if got, want := c.BankConflicts(), int64(4); got != want {
 		t.Errorf("bank conflicts %d, want %d", got, want)
+	}
+}
+
+// 9.7.4.8 and 9.7.4.9 min and max (f16, bf16, x2): a NaN operand gives the other one, two NaNs the
+// canonical NaN, and -0 is below +0.
+func TestHalfMinMax(t *testing.T) {
+	st16 := "\n\tst.global.b16 [%rd15], %h0;"
+	two := func(op string, a, b uint16) string {
+		return "mov.b16 %h1, " + hex16(a) + ";\n\tmov.b16 %h2, " + hex16(b) + ";\n\t" + op + " %h0, %h1, %h2;" + st16
+	}
+	for _, tc := range []struct {
+		body string
+		want uint64
+	}{
+		{two("max.f16", 0x3C00, 0x4000), 0x4000}, // max(1, 2) = 2
+		{two("min.f16", 0x3C00, 0x4000), 0x3C00},
+		{two("min.f16", 0xC000, 0x3C00), 0xC000}, // min(-2, 1) = -2
+		{two("max.f16", 0x7E00, 0x3C00), 0x3C00}, // max(NaN, 1) = 1
+		{two("min.f16", 0x3C00, 0x7E00), 0x3C00},
+		{two("min.f16", 0x8000, 0x0000), 0x8000}, // min(-0, +0) = -0
+		{two("max.f16", 0x8000, 0x0000), 0x0000},
+		{two("max.bf16", 0x3F80, 0xC000), 0x3F80}, // max(1, -2) = 1 in bf16
+		{"mov.b32 %r1, 0x40003C00;\n\tmov.b32 %r2, 0x3C004000;\n\tmax.f16x2 %r0, %r1, %r2;\n\tst.global.b32 [%rd15], %r0;", 0x40004000},
+	} {
+		got, err := evalPTX(t, tc.body)
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: %#x, want %#x", tc.body, got, tc.want)
+		}
+	}
+	got, err := evalPTX(t, two("max.f16", 0x7E00, 0x7C01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got&0x7C00 != 0x7C00 || got&0x3FF == 0 {
+		t.Errorf("max(NaN, NaN) = %#x, want a NaN", got)
+	}
+}
+
+func hex16(v uint16) string { return fmt.Sprintf("%#04x", v) }
+
+// setp on scalar f16 and bf16 (what __hlt, __heq and < on __half compile to): ordered comparisons
+// are false with a NaN, unordered ones true.
+func TestHalfComparisons(t *testing.T) {
+	cmp := func(op string, a, b uint16) string {
+		return "mov.b16 %h1, " + hex16(a) + ";\n\tmov.b16 %h2, " + hex16(b) + ";\n\tsetp." + op + " %p1, %h1, %h2;\n\tselp.u32 %r0, 1, 0, %p1;\n\tst.global.b32 [%rd15], %r0;"
+	}
+	for _, tc := range []struct {
+		body string
+		want uint64
+	}{
+		{cmp("lt.f16", 0x3C00, 0x4000), 1}, // 1 < 2
+		{cmp("lt.f16", 0x4000, 0x3C00), 0},
+		{cmp("ge.f16", 0xC000, 0x3C00), 0}, // -2 >= 1
+		{cmp("eq.f16", 0x8000, 0x0000), 1}, // -0 == +0
+		{cmp("lt.f16", 0x7E00, 0x3C00), 0}, // NaN < 1
+		{cmp("ltu.f16", 0x7E00, 0x3C00), 1},
+		{cmp("gt.bf16", 0x4000, 0x3F80), 1}, // 2 > 1 in bf16
+	} {
+		got, err := evalPTX(t, tc.body)
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.body, got, tc.want)
+		}
 	}
 }

@@ -115,11 +115,17 @@ func ClangArch(arch int) (int, error) {
 const clangLogLimit = 64 << 10
 
 // ClangArgs are the command-line arguments for compiling file (in the current directory) to out,
-// with the prelude in prelude (ditto), for sm_<arch>: device code only, no CUDA headers or
+// with the prelude in prelude (ditto), for sm_<arch>: device code only, no clang CUDA wrappers or
 // libdevice, optimised as NVRTC does (-O3, fused multiply-adds, IEEE division and square root),
-// C++17 as the playground's NVRTC compiles, no system headers, PTX ISA 7.0 (sm_70 and sm_80).
-func ClangArgs(file, out, prelude string, arch int) []string {
-	return []string{
+// C++17 as the playground's NVRTC compiles, no system headers, PTX ISA 7.0 (sm_70 and sm_80),
+// the folder stubs (ClangStubHeaders, -isystem) and CUDA's headers from the folder headers
+// (-isystem after it; none when it is "").
+func ClangArgs(file, out, prelude, stubs string, arch int, headers string) []string {
+	inc := []string{"-isystem", stubs}
+	if headers != "" {
+		inc = append(inc, "-isystem", headers)
+	}
+	return append(inc,
 		"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
 		fmt.Sprintf("--cuda-gpu-arch=sm_%d", arch), "-S", "-O3", "-std=c++17", "-gline-tables-only",
 		"-fno-exceptions", "-ffp-contract=fast", "-nostdinc",
@@ -129,7 +135,7 @@ func ClangArgs(file, out, prelude string, arch int) []string {
 		// newer one than it knows (CUDA 13 on a GPU machine): nothing of it is used here.
 		"-Wno-unknown-cuda-version",
 		"-include", prelude, "-o", out, file,
-	}
+	)
 }
 
 // Compile compiles CUDA C++ source with the prelude for compute_<arch> (see ClangArch) and returns
@@ -137,8 +143,16 @@ func ClangArgs(file, out, prelude string, arch int) []string {
 // minimal environment; clang inherits this process's limits (the compile worker's RLIMIT_DATA) and
 // is killed when ctx ends or, on Linux, when this process dies. A source that does not compile
 // returns a *CompileError whose log lines read "name(LINE): error: …", as NVRTC's do, on the
-// source's own line numbers; so does one that CheckIncludes refuses, before clang runs.
+// source's own line numbers; so does one that CheckIncludes refuses, before clang runs. CUDA's
+// headers come from FindHeaders(nil); CompileHeaders names their folder.
 func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, log string, err error) {
+	return c.CompileHeaders(ctx, src, name, arch, FindHeaders(nil))
+}
+
+// CompileHeaders is Compile with CUDA's headers from the folder headers ("": none; an #include of
+// one then fails with MissingHeadersNote). The log names only the source's lines and CUDA's
+// headers, never the prelude (learnerLog), and so does the PTX's line information (learnerLocs).
+func (c *Clang) CompileHeaders(ctx context.Context, src, name string, arch int, headers string) (ptx, log string, err error) {
 	if err := refuse(src, name); err != nil {
 		return "", err.Log, err
 	}
@@ -159,7 +173,10 @@ func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, l
 	if err := os.WriteFile(filepath.Join(dir, "clang_prelude.h"), []byte(ClangPrelude), 0o600); err != nil {
 		return "", "", err
 	}
-	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", target)...)
+	if err := writeStubs(filepath.Join(dir, "stubs")); err != nil {
+		return "", "", err
+	}
+	cmd := exec.CommandContext(ctx, c.Path, ClangArgs("input.cu", "kernel.ptx", "clang_prelude.h", "stubs", target, headers)...)
 	cmd.Dir = dir
 	// "." is dir for clang, which starts there; dir may be relative (a confined compile worker's
 	// TMPDIR is ".", its own folder, whose full path its user may not be able to walk).
@@ -168,7 +185,10 @@ func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, l
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
-	log = NVRTCStyleLog(out.String())
+	log = learnerLog(NVRTCStyleLog(out.String()), name, headers)
+	if headers == "" {
+		log = noteMissingHeaders(log, name, src)
+	}
 	if ctx.Err() != nil {
 		return "", log, context.Cause(ctx)
 	}
@@ -179,7 +199,30 @@ func (c *Clang) Compile(ctx context.Context, src, name string, arch int) (ptx, l
 	if err != nil {
 		return "", log, fmt.Errorf("clang %s wrote no PTX: %v", c.Version, err)
 	}
-	return string(b), log, nil
+	return learnerLocs(string(b), name), log, nil
+}
+
+// ClangStubHeaders are CUDA's headers that are empty for clang: what they declare, NVRTC has built in
+// and the prelude declares for clang (their own declarations would clash with the prelude's). A
+// learner's #include of one compiles under clang with or without CUDA's headers.
+func ClangStubHeaders() []string {
+	return []string{"cuda_runtime.h", "cuda_runtime_api.h", "device_launch_parameters.h", "device_functions.h",
+		"device_atomic_functions.h", "sm_20_intrinsics.h", "sm_30_intrinsics.h", "sm_32_intrinsics.h",
+		"sm_60_atomic_functions.h", "vector_types.h", "vector_functions.h", "math_functions.h"}
+}
+
+// writeStubs writes ClangStubHeaders, empty but for a comment, into the new folder dir.
+func writeStubs(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	for _, h := range ClangStubHeaders() {
+		stub := "// " + h + ": the playground's clang prelude declares what it does.\n"
+		if err := os.WriteFile(filepath.Join(dir, h), []byte(stub), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // clangDiag is the start of a clang diagnostic: "file:LINE:COL: ".
@@ -268,18 +311,38 @@ func CompilerName(nv *NVRTC, cl *Clang) string {
 	return "none"
 }
 
-// CompileWith compiles src (called name in the log) for compute_<arch> with the chosen compiler.
+// CompileWith compiles src (called name in the log) for compute_<arch> with the chosen compiler and
+// CUDA's headers from FindHeaders(nv) (see CompileWithHeaders).
+func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, arch int) (string, error) {
+	return CompileWithHeaders(ctx, nv, cl, FindHeaders(nv), src, name, arch)
+}
+
+// CompileWithHeaders compiles src (called name in the log) for compute_<arch> with the chosen
+// compiler, and CUDA's headers from the folder headers (NVRTC's -I, clang's -isystem; "" for none:
+// an #include of one of them then fails with one line, MissingHeadersNote, on the #include's line).
 //
 // Learners' kernels are compiled with line information (NVRTC's --generate-line-info, clang's
 // -gline-tables-only), so that the PTX carries .loc directives: the virtual GPU then names the CUDA
-// source line of what it counts and of a fault.
-func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, arch int) (string, error) {
-	if nv != nil {
-		ptx, _, err := nv.Compile(src, name, fmt.Sprintf("compute_%d", arch), "--generate-line-info")
+// source line of what it counts and of a fault. Lines of other files (CUDA's headers, the clang
+// prelude) are left out of them (learnerLocs), so what runs there counts on the learner's line.
+func CompileWithHeaders(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name string, arch int) (string, error) {
+	if nv == nil {
+		ptx, _, err := cl.CompileHeaders(ctx, src, name, arch, headers)
 		return bareFileNames(ptx), err
 	}
-	ptx, _, err := cl.Compile(ctx, src, name, arch)
-	return bareFileNames(ptx), err
+	opts := []string{"--generate-line-info"}
+	if headers != "" {
+		opts = append(opts, "--include-path="+headers)
+	}
+	ptx, log, err := nv.Compile(src, name, fmt.Sprintf("compute_%d", arch), opts...)
+	var ce *CompileError
+	if errors.As(err, &ce) && !errors.As(err, new(refused)) {
+		ce.Log = learnerLog(log, name, headers)
+		if headers == "" {
+			ce.Log = noteMissingHeaders(ce.Log, name, src)
+		}
+	}
+	return learnerLocs(bareFileNames(ptx), name), err
 }
 
 // fileDirective matches a PTX .file directive's quoted path up to its last slash.

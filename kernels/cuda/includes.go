@@ -33,6 +33,11 @@ func AllowedHeaders() []string {
 		"device_functions.h", "device_atomic_functions.h", "sm_20_intrinsics.h", "sm_30_intrinsics.h",
 		"sm_32_intrinsics.h", "sm_60_atomic_functions.h", "vector_types.h", "vector_functions.h",
 		"math_constants.h", "math_functions.h", "cuda_texture_types.h", "texture_fetch_functions.h",
+		// …and what those include that a learner may name too (all compile with NVRTC 11.8).
+		"sm_32_atomic_functions.h", "sm_35_atomic_functions.h", "sm_35_intrinsics.h", "sm_61_intrinsics.h",
+		"device_double_functions.h", "builtin_types.h", "driver_types.h", "device_types.h", "host_defines.h",
+		"library_types.h", "cuda_device_runtime_api.h", "cuda_surface_types.h", "surface_functions.h",
+		"surface_indirect_functions.h", "texture_indirect_functions.h", "cuComplex.h",
 		// Reduced precision and tensor cores.
 		"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp", "cuda_fp8.h", "cuda_fp8.hpp", "mma.h",
 		// Cooperative groups, pipelines and barriers.

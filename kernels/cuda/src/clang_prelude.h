@@ -24,10 +24,16 @@
 //     acosf, hypotf), within 3 ulp of the correctly rounded result in the tests (sinf, cosf, tanf for
 //     |x| up to 10^6); double: sqrt, fabs, fma, fmin, fmax, floor, ceil, trunc, round, rint,
 //     copysign, exp, exp2, log, log2, log10, pow;
-//   - printf (clang lowers it to vprintf).
+//   - printf (clang lowers it to vprintf);
+//   - __align__(n), and what CUDA's own headers (cuda_fp16.h, cuda_bf16.h, mma.h; CUDA 11.8, given
+//     with -isystem when the server has them) need beyond the above: __CUDACC_RTC__ (they then
+//     include no system header, as under NVRTC), std::move, the rounding int/float conversions,
+//     a 16-bit atomicCAS, atomicAdd_block, address-space tests, __trap, __nanosleep, the clocks,
+//     memcpy, and what cooperative groups use.
 //
-// Not here (NVRTC needs headers for them too): half and bfloat16 types, cooperative groups, WMMA
-// fragments (inline PTX works). Written for this project; clang's own CUDA headers are not used.
+// Not here: half and bfloat16 types, WMMA fragments and cooperative groups (CUDA's cuda_fp16.h,
+// cuda_bf16.h, mma.h and cooperative_groups.h declare them, as for NVRTC, with what this file adds
+// for them). Written for this project; clang's own CUDA headers are not used.
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -36,8 +42,18 @@
 #define __constant__ __attribute__((constant))
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __CUDACC__ 1
+// CUDA's headers, read as NVRTC reads them: without system headers (there are none here); those
+// that declare what this file does are skipped (their include guards), or empty for clang
+// (ClangStubHeaders, kernels/cuda/clang.go).
+#define __CUDACC_RTC__ 1
+#undef __x86_64__ // as in NVRTC's device compile (cooperative groups then use their own type traits)
+#undef __aarch64__
+#define __VECTOR_TYPES_H__
+#define __VECTOR_FUNCTIONS_H__
+#define __VECTOR_FUNCTIONS_HPP__
 
 // __PG_FN marks the prelude's device functions: inlined, and local to the translation unit.
 #define __PG_FN static __inline__ __attribute__((device, always_inline))
@@ -84,7 +100,7 @@ struct dim3 {
 
 // ---- built-in variables: each member reads its PTX special register ----
 
-#define __PG_SREG(T, NAME, REG)                                                                    \
+#define __PG_SREG(T, NAME, REG, EXTRA)                                                             \
     struct __pg_##NAME##_t {                                                                       \
         __declspec(property(get = __get_x)) unsigned int x;                                        \
         __declspec(property(get = __get_y)) unsigned int y;                                        \
@@ -93,6 +109,7 @@ struct dim3 {
         static __inline__ __device__ __attribute__((always_inline)) unsigned int __get_y() { return __nvvm_read_ptx_sreg_##REG##_y(); } \
         static __inline__ __device__ __attribute__((always_inline)) unsigned int __get_z() { return __nvvm_read_ptx_sreg_##REG##_z(); } \
         __device__ operator T() const { return T(__get_x(), __get_y(), __get_z()); }               \
+        EXTRA                                                                                      \
         __pg_##NAME##_t() = delete;                                                                \
         __pg_##NAME##_t(const __pg_##NAME##_t&) = delete;                                          \
         void operator=(const __pg_##NAME##_t&) const = delete;                                     \
@@ -102,10 +119,13 @@ struct dim3 {
 struct __pg_uint3 : uint3 {
     __device__ __pg_uint3(unsigned int a, unsigned int b, unsigned int c) { x = a; y = b; z = c; }
 };
-__PG_SREG(__pg_uint3, threadIdx, tid)
-__PG_SREG(__pg_uint3, blockIdx, ctaid)
-__PG_SREG(dim3, blockDim, ntid)
-__PG_SREG(dim3, gridDim, nctaid)
+// threadIdx and blockIdx convert to dim3 too (cooperative groups pass them as dim3).
+#define __PG_TO_DIM3 __device__ operator dim3() const { return dim3(__get_x(), __get_y(), __get_z()); }
+__PG_SREG(__pg_uint3, threadIdx, tid, __PG_TO_DIM3)
+__PG_SREG(__pg_uint3, blockIdx, ctaid, __PG_TO_DIM3)
+__PG_SREG(dim3, blockDim, ntid, )
+__PG_SREG(dim3, gridDim, nctaid, )
+#undef __PG_TO_DIM3
 static constexpr int warpSize = 32;
 
 // ---- synchronization ----
@@ -156,6 +176,14 @@ __PG_FN long long min(long long a, long long b) { return a < b ? a : b; }
 __PG_FN long long max(long long a, long long b) { return a > b ? a : b; }
 __PG_FN unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 __PG_FN unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+__PG_FN long min(long a, long b) { return a < b ? a : b; }
+__PG_FN long max(long a, long b) { return a > b ? a : b; }
+__PG_FN unsigned long min(unsigned long a, unsigned long b) { return a < b ? a : b; }
+__PG_FN unsigned long max(unsigned long a, unsigned long b) { return a > b ? a : b; }
+__PG_FN unsigned int min(int a, unsigned int b) { return min((unsigned int)a, b); }
+__PG_FN unsigned int min(unsigned int a, int b) { return min(a, (unsigned int)b); }
+__PG_FN unsigned int max(int a, unsigned int b) { return max((unsigned int)a, b); }
+__PG_FN unsigned int max(unsigned int a, int b) { return max(a, (unsigned int)b); }
 __PG_FN unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
 __PG_FN unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
 
@@ -235,6 +263,14 @@ __PG_FN unsigned int atomicDec(unsigned int* p, unsigned int v) { return __nvvm_
 __PG_FN int atomicCAS(int* p, int cmp, int v) { return __nvvm_atom_cas_gen_i(p, cmp, v); }
 __PG_FN unsigned int atomicCAS(unsigned int* p, unsigned int cmp, unsigned int v) { return (unsigned int)__nvvm_atom_cas_gen_i((int*)p, (int)cmp, (int)v); }
 __PG_FN unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v) { return (unsigned long long)__nvvm_atom_cas_gen_ll((long long*)p, (long long)cmp, (long long)v); }
+__PG_FN int atomicAdd_block(int* p, int v) { return __nvvm_atom_cta_add_gen_i(p, v); }
+__PG_FN unsigned int atomicAdd_block(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_cta_add_gen_i((int*)p, (int)v); }
+__PG_FN float atomicAdd_block(float* p, float v) { return __nvvm_atom_cta_add_gen_f(p, v); }
+__PG_FN unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
+  unsigned short old;
+  asm volatile("atom.cas.b16 %0, [%1], %2, %3;" : "=h"(old) : "l"(p), "h"(cmp), "h"(v) : "memory");
+  return old;
+}
 #define __PG_ATOM_BITS(NAME, OP)                                                                   \
     __PG_FN int NAME(int* p, int v) { return __nvvm_atom_##OP##_gen_i(p, v); }                     \
     __PG_FN unsigned int NAME(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_##OP##_gen_i((int*)p, (int)v); } \
@@ -316,6 +352,33 @@ __PG_FN int __float2int_rz(float x) { return __nvvm_f2i_rz(x); }
 __PG_FN int __float2int_rd(float x) { return __nvvm_f2i_rm(x); }
 __PG_FN int __float2int_ru(float x) { return __nvvm_f2i_rp(x); }
 __PG_FN float __int2float_rn(int x) { return __nvvm_i2f_rn(x); }
+__PG_FN float __int2float_rz(int x) { return __nvvm_i2f_rz(x); }
+__PG_FN float __int2float_rd(int x) { return __nvvm_i2f_rm(x); }
+__PG_FN float __int2float_ru(int x) { return __nvvm_i2f_rp(x); }
+__PG_FN float __uint2float_rn(unsigned int x) { return __nvvm_ui2f_rn(x); }
+__PG_FN float __uint2float_rz(unsigned int x) { return __nvvm_ui2f_rz(x); }
+__PG_FN float __uint2float_rd(unsigned int x) { return __nvvm_ui2f_rm(x); }
+__PG_FN float __uint2float_ru(unsigned int x) { return __nvvm_ui2f_rp(x); }
+__PG_FN unsigned int __float2uint_rn(float x) { return __nvvm_f2ui_rn(x); }
+__PG_FN unsigned int __float2uint_rz(float x) { return __nvvm_f2ui_rz(x); }
+__PG_FN unsigned int __float2uint_rd(float x) { return __nvvm_f2ui_rm(x); }
+__PG_FN unsigned int __float2uint_ru(float x) { return __nvvm_f2ui_rp(x); }
+__PG_FN long long __float2ll_rn(float x) { return __nvvm_f2ll_rn(x); }
+__PG_FN long long __float2ll_rz(float x) { return __nvvm_f2ll_rz(x); }
+__PG_FN long long __float2ll_rd(float x) { return __nvvm_f2ll_rm(x); }
+__PG_FN long long __float2ll_ru(float x) { return __nvvm_f2ll_rp(x); }
+__PG_FN unsigned long long __float2ull_rn(float x) { return __nvvm_f2ull_rn(x); }
+__PG_FN unsigned long long __float2ull_rz(float x) { return __nvvm_f2ull_rz(x); }
+__PG_FN unsigned long long __float2ull_rd(float x) { return __nvvm_f2ull_rm(x); }
+__PG_FN unsigned long long __float2ull_ru(float x) { return __nvvm_f2ull_rp(x); }
+__PG_FN float __ll2float_rn(long long x) { return __nvvm_ll2f_rn(x); }
+__PG_FN float __ll2float_rz(long long x) { return __nvvm_ll2f_rz(x); }
+__PG_FN float __ll2float_rd(long long x) { return __nvvm_ll2f_rm(x); }
+__PG_FN float __ll2float_ru(long long x) { return __nvvm_ll2f_rp(x); }
+__PG_FN float __ull2float_rn(unsigned long long x) { return __nvvm_ull2f_rn(x); }
+__PG_FN float __ull2float_rz(unsigned long long x) { return __nvvm_ull2f_rz(x); }
+__PG_FN float __ull2float_rd(unsigned long long x) { return __nvvm_ull2f_rm(x); }
+__PG_FN float __ull2float_ru(unsigned long long x) { return __nvvm_ull2f_rp(x); }
 
 // ---- double math: exact operations ----
 
@@ -728,6 +791,76 @@ __PG_FN float atan(float x) { return atanf(x); }
 __PG_FN float atan2(float y, float x) { return atan2f(y, x); }
 
 extern "C" __device__ int printf(const char* format, ...);
+
+
+// What CUDA's pipeline, barrier and fp8 headers use: address-space tests, the shared-memory address
+// of a generic pointer, __trap, __nanosleep, the clocks, and memcpy.
+__PG_FN unsigned int __isGlobal(const void* p) { return __nvvm_isspacep_global(p); }
+__PG_FN unsigned int __isShared(const void* p) { return __nvvm_isspacep_shared(p); }
+__PG_FN unsigned int __isConstant(const void* p) { return __nvvm_isspacep_const(p); }
+__PG_FN unsigned int __isLocal(const void* p) { return __nvvm_isspacep_local(p); }
+__PG_FN unsigned int __nvvm_get_smem_pointer(void* p) {
+  unsigned long long a;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return (unsigned int)a;
+}
+__PG_FN void __trap() { __builtin_trap(); }
+__PG_FN void __nanosleep(unsigned int ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
+__PG_FN long long clock64() {
+  long long t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+  return t;
+}
+__PG_FN int clock() {
+  int t;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(t));
+  return t;
+}
+// What cooperative groups use: NULL, __barrier_sync, __fns, the sm_80 warp reductions, and the
+// device runtime's declarations for multi-grid groups (which need relocatable device code and the
+// device runtime library: declared here, never defined).
+#ifndef NULL
+#define NULL __null
+#endif
+__PG_FN void __barrier_sync(unsigned int id) { __nvvm_barrier_sync(id); }
+__PG_FN unsigned int __fns(unsigned int mask, unsigned int base, int offset) {
+  unsigned int r;
+  asm("fns.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(mask), "r"(base), "r"(offset));
+  return r;
+}
+#if __CUDA_ARCH__ >= 800
+__PG_FN unsigned int __reduce_add_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_add(v, m); }
+__PG_FN int __reduce_add_sync(unsigned int m, int v) { return __nvvm_redux_sync_add(v, m); }
+__PG_FN unsigned int __reduce_min_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_umin(v, m); }
+__PG_FN int __reduce_min_sync(unsigned int m, int v) { return __nvvm_redux_sync_min(v, m); }
+__PG_FN unsigned int __reduce_max_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_umax(v, m); }
+__PG_FN int __reduce_max_sync(unsigned int m, int v) { return __nvvm_redux_sync_max(v, m); }
+__PG_FN unsigned int __reduce_and_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_and(v, m); }
+__PG_FN unsigned int __reduce_or_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_or(v, m); }
+__PG_FN unsigned int __reduce_xor_sync(unsigned int m, unsigned int v) { return __nvvm_redux_sync_xor(v, m); }
+#endif
+#if __has_include(<driver_types.h>) // CUDA's headers are here: their declarations, not a second set
+#include <driver_types.h>
+#else
+enum cudaError { cudaSuccess = 0 };
+typedef enum cudaError cudaError_t;
+enum cudaCGScope { cudaCGScopeInvalid = 0, cudaCGScopeGrid = 1, cudaCGScopeMultiGrid = 2 };
+#endif
+extern "C" __device__ unsigned long long cudaCGGetIntrinsicHandle(enum cudaCGScope scope);
+extern "C" __device__ cudaError_t cudaCGSynchronize(unsigned long long handle, unsigned int flags);
+extern "C" __device__ cudaError_t cudaCGGetSize(unsigned int* numThreads, unsigned int* numGrids, unsigned long long handle);
+extern "C" __device__ cudaError_t cudaCGGetRank(unsigned int* threadRank, unsigned int* gridRank, unsigned long long handle);
+extern "C" __device__ inline void* memcpy(void* d, const void* s, size_t n) { return __builtin_memcpy(d, s, n); }
+
+// std::move, which NVRTC has built in and CUDA's headers use (cuda_fp16.hpp, cuda_bf16.hpp).
+namespace std {
+template <class T> struct remove_reference { typedef T type; };
+template <class T> struct remove_reference<T &> { typedef T type; };
+template <class T> struct remove_reference<T &&> { typedef T type; };
+template <class T> __host__ __device__ constexpr typename remove_reference<T>::type &&move(T &&t) noexcept {
+  return static_cast<typename remove_reference<T>::type &&>(t);
+}
+}  // namespace std
 
 #undef __PG_FN
 #undef __PG_HD

@@ -229,6 +229,10 @@ func (c *Cluster) connect() error {
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
 		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal}, AlwaysEnableNonce: true,
+		// Connections to the workers' port, authenticated or not, are capped so that a flood of
+		// them cannot use up the process's open files, which the web server shares
+		// (docs/security.md).
+		MaxConn: MaxNATSConns,
 	}
 	if c.cfg.DataDir != "" {
 		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
@@ -749,3 +753,8 @@ func (c *Cluster) release(w *worker, exclusive bool) {
 	w.freed = time.Now()
 	c.broadcast()
 }
+
+// MaxNATSConns is the most connections the embedded NATS server accepts (workers, each a
+// connection or two, and the server's own): the machine table holds 1,000 machines, but 8 per
+// address; 512 keeps the open files that connections can take below the web server's headroom.
+const MaxNATSConns = 512

@@ -221,28 +221,11 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	}
 	defer d.ctx.Free(dC)
 
-	start, err := d.ctx.NewEvent()
+	timed, destroy, err := d.timer()
 	if err != nil {
 		return res, err
 	}
-	defer start.Destroy()
-	stop, err := d.ctx.NewEvent()
-	if err != nil {
-		return res, err
-	}
-	defer stop.Destroy()
-	timed := func(f func() error) (float64, error) {
-		if err := start.Record(); err != nil {
-			return 0, err
-		}
-		if err := f(); err != nil {
-			return 0, err
-		}
-		if err := stop.Record(); err != nil {
-			return 0, err
-		}
-		return stop.Since(start)
-	}
+	defer destroy()
 
 	h2d, err := timed(func() error {
 		if a16 != nil {

@@ -46,35 +46,26 @@ func newShares(cfg Config) *shares {
 // allowMessage takes one token from client's bucket for saves (what "save") or for replays
 // ("replay"), or says that the client sends them too fast.
 func (s *shares) allowMessage(client, what string) error {
-	if s.saveRate < 0 {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sh := s.byClient[client]
-	if sh == nil {
-		sh = &share{}
-		s.byClient[client] = sh
-	}
-	b := &sh.saves
-	doing := "saving edits"
 	if what == "replay" {
-		b, doing = &sh.replays, "asking for your earlier runs"
+		return s.take(client, func(sh *share) **rate.Limiter { return &sh.replays }, s.saveRate, s.saveBurst,
+			"you are asking for your earlier runs faster than the server allows", "try again")
 	}
-	if *b == nil {
-		*b = rate.NewLimiter(rate.Limit(s.saveRate), s.saveBurst)
-	}
-	if !(*b).Allow() {
-		return fmt.Errorf("you are %s faster than the server allows (%d at once, then one every %s): wait a moment and try again",
-			doing, s.saveBurst, (time.Duration(float64(time.Second) / s.saveRate)).Round(time.Millisecond))
-	}
-	return nil
+	return s.take(client, func(sh *share) **rate.Limiter { return &sh.saves }, s.saveRate, s.saveBurst,
+		"you are saving edits faster than the server allows", "try again")
 }
 
 // allow takes one token from client's bucket for a request for work (a run, an action, a
 // shared-result reply), or says that the client asks too fast.
 func (s *shares) allow(client string) error {
-	if s.rate < 0 {
+	return s.take(client, func(sh *share) **rate.Limiter { return &sh.bucket }, s.rate, s.burst,
+		"you are asking for runs faster than the server allows", "press Run again")
+}
+
+// take takes one token from the bucket of client's share that which picks (made, with r per
+// second and burst, at its first use), or returns an error saying what ("you are … faster than
+// the server allows"), the rate, and then what to do. r < 0: no limit.
+func (s *shares) take(client string, which func(*share) **rate.Limiter, r float64, burst int, what, then string) error {
+	if r < 0 {
 		return nil
 	}
 	s.mu.Lock()
@@ -84,12 +75,13 @@ func (s *shares) allow(client string) error {
 		sh = &share{}
 		s.byClient[client] = sh
 	}
-	if sh.bucket == nil {
-		sh.bucket = rate.NewLimiter(rate.Limit(s.rate), s.burst)
+	b := which(sh)
+	if *b == nil {
+		*b = rate.NewLimiter(rate.Limit(r), burst)
 	}
-	if !sh.bucket.Allow() {
-		return fmt.Errorf("you are asking for runs faster than the server allows (%d at once, then one every %s): wait a moment and press Run again",
-			s.burst, (time.Duration(float64(time.Second) / s.rate)).Round(time.Millisecond))
+	if !(*b).Allow() {
+		return fmt.Errorf("%s (%d at once, then one every %s): wait a moment and %s",
+			what, burst, (time.Duration(float64(time.Second) / r)).Round(time.Millisecond), then)
 	}
 	return nil
 }

@@ -19,15 +19,7 @@ import (
 // both: no branch of these kernels diverges at a multiple of their tiles. At n = 4096 the virtual GPU
 // runs two thread blocks and scales: the kernels are uniform over full tiles, so scaling is exact.
 func TestGlobalCountsMatchNsightCompute(t *testing.T) {
-	f, err := os.Open("testdata/h100-ncu-4096.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	hw, err := readNCU(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hw := kept(t, "testdata/h100-ncu-4096.csv")
 	src, err := cuda.PTX.ReadFile(cuda.PTXName("matmul.cu", emulate.Arch))
 	if err != nil {
 		t.Fatal(err)
@@ -104,15 +96,7 @@ func TestTransposeCountsMatchNsightCompute(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	f, err := os.Open("testdata/h100-ncu-transpose-4096.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	hw, err := readNCU(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hw := kept(t, "testdata/h100-ncu-transpose-4096.csv")
 	const n = 4096
 	for _, k := range []struct{ entry, ncu string }{
 		{"transpose_naive", "transpose_naive"}, {"transpose_tiled", "void transpose_tiled<0>"}, {"transpose_padded", "void transpose_tiled<1>"},
@@ -176,3 +160,18 @@ extern "C" __global__ void NAME(const float* in, float* out, int rows, int cols)
 TILED(transpose_tiled, 0)
 TILED(transpose_padded, 1)
 `
+
+// kept reads a kept Nsight Compute CSV (readNCU).
+func kept(t *testing.T, file string) map[string]map[string]string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hw, err := readNCU(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hw
+}

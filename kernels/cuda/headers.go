@@ -119,3 +119,21 @@ func firstCUDAInclude(src string) int {
 	}
 	return 1
 }
+
+// HeadersVersion is CUDA_VERSION in dir/cuda.h (11080 for CUDA 11.8's headers), or 0 when it cannot
+// be read. clang with the prelude is tested with CUDA 11.8's headers; with CUDA 13.0's, clang 16
+// failed (seen on a GPU machine, 2026-11-25; docs/gpu.md).
+func HeadersVersion(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "cuda.h"))
+	if err != nil {
+		return 0
+	}
+	m := cudaVersionLine.FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(string(m[1]))
+	return v
+}
+
+var cudaVersionLine = regexp.MustCompile(`(?m)^#define CUDA_VERSION (\d+)`)

@@ -291,7 +291,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
-		sectors := c.countGlobal(ic, w, gm, n)
+		sectors := c.countGlobal(ic, w, gm, n, mode)
 		if c.tracing {
 			c.traceEvent(w, in, gm, n, mode, sectors)
 		}
@@ -357,7 +357,9 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 	}
 }
 
-func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
+// countGlobal counts a global request of the lanes m (n bytes each): its distinct bytes, 32-byte
+// sectors and 128-byte lines, and with the cache model sends each sector through the L1.
+func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uint64 {
 	k := 0
 	s := &c.sortBuf
 	for t := m; t != 0; t &= t - 1 {
@@ -365,8 +367,9 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 		k++
 	}
 	sortSmall(s[:k])
-	var distinct, sectors uint64
-	prev, lastSector := ^uint64(0), ^uint64(0)
+	var distinct, sectors, lines uint64
+	prev, lastSector, lastLine := ^uint64(0), ^uint64(0), ^uint64(0)
+	cached := c.L.l2 != nil
 	for _, a := range s[:k] {
 		if a == prev {
 			continue
@@ -380,8 +383,22 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 		if last >= first {
 			sectors += last - first + 1
 			lastSector = last
+			fl, ll := first>>2, last>>2
+			if lastLine != ^uint64(0) && fl <= lastLine {
+				fl = lastLine + 1
+			}
+			if ll >= fl {
+				lines += ll - fl + 1
+				lastLine = ll
+			}
+			if cached {
+				for s := first; s <= last; s++ {
+					c.l1Access(s, mode)
+				}
+			}
 		}
 	}
+	c.lines += int64(lines)
 	ic.gReq++
 	ic.gSectors += sectors
 	ic.gBytes += distinct * uint64(n)

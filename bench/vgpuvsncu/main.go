@@ -52,6 +52,8 @@ func main() {
 	file := flag.String("ncu", "", "Nsight Compute raw CSV (ncu --page raw --csv)")
 	n := flag.Int("n", 512, "the matrices' size the CSV was made at")
 	gpuName := flag.String("gpu", "H100 SXM", "datasheet GPU for the modelled time")
+	model := flag.Bool("model", false, "print the modelled time, hit rates and DRAM bytes against the measured ones instead, for every kernel of the CSV")
+	sample := flag.Int("sample", 0, "with -model, run this many blocks of the lesson kernels (0: all)")
 	flag.Parse()
 	g, err := datasheet.LookupGPU(*gpuName)
 	if err != nil {
@@ -66,6 +68,14 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("n = %d; virtual GPU: PTX compute_%d, modelled on the %s datasheet; hardware: %s\n\n", *n, emulate.Arch, g.Name, *file)
+	if *model {
+		cs, err := compareAll(context.Background(), rows, *n, *sample, g)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(modelTable(cs))
+		return
+	}
 	fmt.Println("| kernel | | time µs | warp instructions | global load requests | load sectors | store sectors | shared wavefronts | bank conflicts | DRAM read MB | L1 hit % | L2 hit % | registers | achieved occupancy % | branch efficiency % |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, k := range cuda.Kernels() {

@@ -24,8 +24,10 @@ import "sync"
 //     scheduler issues CTAs in): the whole of CTA 0's stream, then CTA 1's, and so on, whichever
 //     worker ran them, so the counts do not depend on the workers. The L2 starts cold, as Nsight
 //     Compute's --cache-control all (its default) flushes it before each measured launch.
-//   - Within a CTA warps take turns every cacheQuantum instructions rather than every few, so a
-//     warp can run further ahead of the others than on the hardware.
+//   - Within a CTA warps take turns every cacheQuantum (32) instructions, where the hardware's
+//     schedulers switch warps every few, so a warp runs a little ahead of the others. (With the
+//     interpreter's usual 4096 the naive GEMM's L1 hit rate at n = 512 falls from 98% to 85%,
+//     against 98% measured, and the coalesced one's from 87% to 18%, against 92%.)
 //   - Loads allocate in the L1; stores are written through to the L2 and update (or allocate) the
 //     L1's sector, so a later access to it hits, as Nsight Compute's l1tex__t_sector_hit_rate counts
 //     repeated stores to a sector on an H100 (transpose_naive, docs/benchmarks.md). Atomics bypass

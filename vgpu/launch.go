@@ -129,7 +129,9 @@ type LaunchConfig struct {
 	Only [][3]int
 	// Cache, when set, sends every global sector through an L1 per CTA and an L2 shared by the
 	// launch of these sizes (cache.go says what is approximated) and fills Counts' cache fields; nil
-	// costs nothing.
+	// costs nothing. Warps then take turns every few instructions, as on the hardware, unless Trace
+	// is set: a traced launch keeps the long turns, so that a warp's accesses come in runs (its
+	// hit rates are then those of warps running further apart).
 	Cache *CacheConfig
 }
 
@@ -531,6 +533,9 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	if cfg.Cache != nil {
 		L.l2 = &l2Model{l2: newCacheLevel(cfg.Cache.L2Bytes), pending: map[int][]uint64{}}
 		L.l1Bytes, L.quantum = cfg.Cache.L1Bytes, cacheQuantum
+		if cfg.Trace != nil {
+			L.quantum = quantum // a watched warp's accesses come in runs (see Cache)
+		}
 	}
 	L.bufs = append(L.bufs, moduleData(mod))
 	L.written, L.names, L.shapes = append(L.written, nil), append(L.names, ""), append(L.shapes, Shape{})

@@ -56,35 +56,36 @@ extern "C" __global__ void reduce_shfl(const float* in, float* out, int n) {
 }
 `
 
-// lessonKernel is a kernel of lessonSource: its entry, its name in Nsight Compute's CSV, and its
-// launch at n as bench/gpucheck/launch.cu makes it.
+// lessonKernel is a kernel of lessonSource: its entry, its name in Nsight Compute's CSV, and
+// whether it is a reduction (launched over n² floats).
 type lessonKernel struct {
 	Entry, NCU string
 	reduce     bool
-	tiled      bool
 }
 
 var lessonKernels = []lessonKernel{
 	{Entry: "mem_copy", NCU: "mem_copy"},
 	{Entry: "transpose_naive", NCU: "transpose_naive"},
-	{Entry: "transpose_tiled", NCU: "void transpose_tiled<0>", tiled: true},
-	{Entry: "transpose_padded", NCU: "void transpose_tiled<1>", tiled: true},
+	{Entry: "transpose_tiled", NCU: "void transpose_tiled<0>"},
+	{Entry: "transpose_padded", NCU: "void transpose_tiled<1>"},
 	{Entry: "reduce_smem", NCU: "reduce_smem", reduce: true},
 	{Entry: "reduce_shfl", NCU: "reduce_shfl", reduce: true},
 }
 
-// launch is k's grid, block and parameters at n (launch.cu: 32×8 blocks; a grid of n/32 × n/8
-// for the copy and the naive transpose, n/32 × n/32 for the tiled ones, and min(n²/256, 132·8)
-// blocks of 256 for the reductions).
-func (k lessonKernel) launch(n int, in, out *vgpu.Buffer) (grid, block [3]int, params []vgpu.Arg) {
+// launch is k's block and parameters at n (launch.cu: blocks of 32×8 threads, 256 for the
+// reductions, which sum n² floats).
+func (k lessonKernel) launch(n int, in, out *vgpu.Buffer) (block [3]int, params []vgpu.Arg) {
 	if k.reduce {
-		return [3]int{min((n*n+255)/256, 132*8), 1, 1}, [3]int{256, 1, 1}, []vgpu.Arg{vgpu.Ptr(in), vgpu.Ptr(out), vgpu.S32(int32(n * n))}
+		return [3]int{256, 1, 1}, []vgpu.Arg{vgpu.Ptr(in), vgpu.Ptr(out), vgpu.S32(int32(n * n))}
 	}
-	grid = [3]int{n / 32, n / 8, 1}
-	if k.tiled {
-		grid[1] = n / 32
-	}
-	return grid, [3]int{32, 8, 1}, []vgpu.Arg{vgpu.Ptr(in), vgpu.Ptr(out), vgpu.S32(int32(n)), vgpu.S32(int32(n))}
+	return [3]int{32, 8, 1}, []vgpu.Arg{vgpu.Ptr(in), vgpu.Ptr(out), vgpu.S32(int32(n)), vgpu.S32(int32(n))}
+}
+
+// dims parses Nsight Compute's "(128, 512, 1)".
+func dims(s string) ([3]int, error) {
+	var d [3]int
+	_, err := fmt.Sscanf(s, "(%d, %d, %d)", &d[0], &d[1], &d[2])
+	return d, err
 }
 
 // lessonModule compiles lessonSource for the virtual GPU with the compiler this process has.
@@ -100,13 +101,13 @@ func lessonModule(ctx context.Context) (*vgpu.Module, error) {
 	return vgpu.ParseModule(ptx)
 }
 
-// lessonCounts launches k at n on zero inputs (the counts of these kernels do not depend on the
-// values) with g's cache model, the occupancy from regs registers per thread (Nsight Compute's
-// launch__registers_per_thread), running every block, or sample blocks spread over the grid when
-// sample > 0, and returns the counts scaled to the grid.
-func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n, regs, sample int, g datasheet.GPU) (vgpu.Counts, error) {
+// lessonCounts launches k at n in grid on zero inputs (the counts of these kernels do not depend
+// on the values) with g's cache model, the occupancy from regs registers per thread (Nsight
+// Compute's launch__registers_per_thread), running every block, or sample blocks spread over the
+// grid when sample > 0, and returns the counts scaled to the grid.
+func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, grid [3]int, regs, sample int, g datasheet.GPU) (vgpu.Counts, error) {
 	in, out := vgpu.NewBuffer("in", 4*n*n), vgpu.NewBuffer("out", 4*n*n)
-	grid, block, params := k.launch(n, in, out)
+	block, params := k.launch(n, in, out)
 	res, err := mod.Resources(k.Entry)
 	if err != nil {
 		return vgpu.Counts{}, err
@@ -156,11 +157,10 @@ func (c *comparison) models(g datasheet.GPU) {
 // and DRAM bytes, modelled against measured.
 func modelTable(cs []comparison) string {
 	var b strings.Builder
-	b.WriteString("| kernel | roofline µs (bound) | limits model µs (bound) | measured µs | model / measured | L1 hit % model / measured | L2 hit % model / measured | DRAM MB read+write model / measured |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| kernel | roofline µs (bound) | limits model µs (bound) | measured µs | model / measured | L1 hit % model / measured | L2 hit % model / measured | DRAM read MB model / measured | DRAM write MB model / measured |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cs {
 		k := c.Counts
-		hwDRAM := (num(c.HW["dram__bytes_read.sum"]) + num(c.HW["dram__bytes_write.sum"])) / 1e6
 		l1 := fmt.Sprintf("%.1f / –", k.L1HitRate())
 		if v, ok := c.HW["l1tex__t_sector_hit_rate.pct"]; ok {
 			l1 = fmt.Sprintf("%.1f / %s", k.L1HitRate(), f1(num(v)))
@@ -169,10 +169,10 @@ func modelTable(cs []comparison) string {
 		if k.Sampled {
 			sampled = " (sampled)"
 		}
-		fmt.Fprintf(&b, "| %s%s | %.1f (%s) | %.1f (%s) | %.1f | %.2f | %s | %.1f / %s | %.1f / %.1f |\n", c.Kernel, sampled,
+		fmt.Fprintf(&b, "| %s%s | %.1f (%s) | %.1f (%s) | %.1f | %.2f | %s | %.1f / %s | %.1f / %.1f | %.1f / %.1f |\n", c.Kernel, sampled,
 			c.Before.Seconds*1e6, c.Before.Bound, c.After.Seconds*1e6, c.After.Bound, c.measuredSeconds()*1e6,
 			c.After.Seconds/c.measuredSeconds(), l1, k.L2HitRate(), f1(num(c.HW["lts__t_sector_hit_rate.pct"])),
-			float64(k.DRAMReadBytes+k.DRAMWriteBytes+k.L2DirtyBytes)/1e6, hwDRAM)
+			float64(k.DRAMReadBytes)/1e6, num(c.HW["dram__bytes_read.sum"])/1e6, float64(k.DRAMWriteBytes)/1e6, num(c.HW["dram__bytes_write.sum"])/1e6)
 	}
 	return b.String()
 }
@@ -208,7 +208,11 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 				return nil, err
 			}
 		}
-		c, err := lessonCounts(ctx, mod, k, n, int(num(hw["launch__registers_per_thread"])), sample, g)
+		grid, err := dims(hw["Grid Size"]) // launch.cu's grids changed between runs: use the measured one
+		if err != nil {
+			return nil, fmt.Errorf("%s: grid %q: %w", k.Entry, hw["Grid Size"], err)
+		}
+		c, err := lessonCounts(ctx, mod, k, n, grid, int(num(hw["launch__registers_per_thread"])), sample, g)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Entry, err)
 		}

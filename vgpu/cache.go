@@ -1,6 +1,9 @@
 package vgpu
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // The memory hierarchy (LaunchConfig.Cache). Every global load, store and atomic sector of the
 // CTAs that run goes through an L1 of the CTA's own and an L2 the whole launch shares; the L2's
@@ -61,12 +64,17 @@ const (
 // simulated: small, so that the warps of a CTA interleave their accesses as on the hardware.
 const cacheQuantum = 32
 
+// hintSize is the entries of a cacheLevel's lookup hints, a power of two. A hint only speeds up
+// finding a line: it never changes what hits.
+const hintSize = 1024
+
 // cacheLevel is one set-associative cache of 128-byte lines with per-sector valid and dirty bits.
 type cacheLevel struct {
 	sets, ways int
-	tag        []uint64 // line address + 1; 0 is an empty way
-	state      []uint8  // bits 0–3: sectors valid, bits 4–7: sectors dirty
-	used       []uint64 // the access count at the way's last use, for LRU
+	tag        []uint64        // line address + 1; 0 is an empty way
+	state      []uint8         // bits 0–3: sectors valid, bits 4–7: sectors dirty
+	used       []uint64        // the access count at the way's last use, for LRU
+	hint       [hintSize]int32 // a line's way (index into tag) when it was last found: looked at first
 	now        uint64
 }
 
@@ -85,42 +93,59 @@ func (k *cacheLevel) reset() {
 	clear(k.tag)
 	clear(k.state)
 	clear(k.used)
+	clear(k.hint[:])
 	k.now = 0
 }
 
 // access looks up sector s (a byte address / 32) and returns whether it was valid, and how many
-// dirty sectors the line it evicted to make room had. write marks the sector valid and, when
-// dirty, dirty; a read that misses makes it valid (a fill).
+// dirty sectors the line it evicted to make room had (accessLine).
 func (k *cacheLevel) access(s uint64, dirty bool) (hit bool, evictedDirty int) {
-	line := s >> 2
-	bit := uint8(1) << (s & 3)
-	h := (line * 0x9E3779B97F4A7C15) >> 20
-	base := int(h%uint64(k.sets)) * k.ways
+	h, wb := k.accessLine(s>>2, 1<<(s&3), dirty)
+	return h != 0, wb
+}
+
+// accessLine looks up the sectors mask (bit i: sector i) of line (a byte address / 128): it returns
+// those that were valid, and the dirty sectors of the line it evicted to make room. The sectors
+// become valid (a read that misses is a fill) and, when dirty, dirty.
+func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8, evictedDirty int) {
 	k.now++
-	victim := base
-	for i := base; i < base+k.ways; i++ {
-		if k.tag[i] == line+1 {
-			hit = k.state[i]&bit != 0
-			k.state[i] |= bit
-			if dirty {
-				k.state[i] |= bit << 4
-			}
-			k.used[i] = k.now
+	set := mask
+	if dirty {
+		set |= mask << 4
+	}
+	hp := &k.hint[line&(hintSize-1)]
+	if j := int(*hp); k.tag[j] == line+1 {
+		hit = k.state[j] & mask
+		k.state[j] |= set
+		k.used[j] = k.now
+		return hit, 0
+	}
+	h := uint64(uint32((line * 0x9E3779B97F4A7C15) >> 32))
+	base := int(h*uint64(k.sets)>>32) * k.ways // the set: Lemire's multiply-shift range reduction
+	for i, t := range k.tag[base : base+k.ways] {
+		if t == line+1 {
+			j := base + i
+			*hp = int32(j)
+			hit = k.state[j] & mask
+			k.state[j] |= set
+			k.used[j] = k.now
 			return hit, 0
 		}
-		if k.used[i] < k.used[victim] {
-			victim = i
+	}
+	used := k.used[base : base+k.ways]
+	v := 0
+	for i, u := range used {
+		if u < used[v] {
+			v = i
 		}
 	}
-	evictedDirty = popcount4(k.state[victim] >> 4)
-	if k.tag[victim] == 0 {
-		evictedDirty = 0
+	j := base + v
+	if k.tag[j] != 0 {
+		evictedDirty = popcount4(k.state[j] >> 4)
 	}
-	k.tag[victim], k.state[victim], k.used[victim] = line+1, bit, k.now
-	if dirty {
-		k.state[victim] |= bit << 4
-	}
-	return false, evictedDirty
+	k.tag[j], k.state[j], k.used[j] = line+1, set, k.now
+	*hp = int32(j)
+	return 0, evictedDirty
 }
 
 // dirty is the dirty sectors the level holds.
@@ -138,36 +163,38 @@ func popcount4(x uint8) int { return int(x&1 + x>>1&1 + x>>2&1 + x>>3&1) }
 
 // stream entry kinds: the sector address << 2 | kind
 const (
-	toL2Load = iota
+	toL2Load uint64 = iota
 	toL2Store
 	toL2Atomic
 )
 
-// l1Access sends sector s of a global access (mode: accLoad, accStore, accAtomic) through the CTA's
-// L1, counting its hits, and appends what reaches the L2 to the CTA's stream.
-func (c *cta) l1Access(s uint64, mode int) {
-	switch mode {
-	case accAtomic:
-		c.stream = append(c.stream, s<<2|toL2Atomic)
-		return
-	case accStore:
-		c.l1Sectors++
-		if c.l1 != nil {
-			if hit, _ := c.l1.access(s, false); hit {
-				c.l1Hits++
-			}
-		}
-		c.stream = append(c.stream, s<<2|toL2Store)
+// l1Access sends the sectors mask of line (a global access's, mode: accLoad, accStore,
+// accAtomic) through the CTA's L1, counting its hits, and appends what reaches the L2 to the CTA's
+// stream (toL2).
+func (c *cta) l1Access(line uint64, mask uint8, mode int) {
+	if mode == accAtomic {
+		c.toL2(line, mask, toL2Atomic)
 		return
 	}
-	c.l1Sectors++
+	c.l1Sectors += int64(bits.OnesCount8(mask))
+	var hit uint8
 	if c.l1 != nil {
-		if hit, _ := c.l1.access(s, false); hit {
-			c.l1Hits++
-			return
-		}
+		hit, _ = c.l1.accessLine(line, mask, false)
+		c.l1Hits += int64(bits.OnesCount8(hit))
 	}
-	c.stream = append(c.stream, s<<2|toL2Load)
+	if mode == accStore {
+		c.toL2(line, mask, toL2Store) // written through
+	} else if miss := mask &^ hit; miss != 0 {
+		c.toL2(line, miss, toL2Load)
+	}
+}
+
+// toL2 appends the sectors mask of line to the CTA's stream to the L2, one entry per sector.
+func (c *cta) toL2(line uint64, mask uint8, kind uint64) {
+	for m := mask; m != 0; m &= m - 1 {
+		s := line<<2 | uint64(bits.TrailingZeros8(m))
+		c.stream = append(c.stream, s<<2|kind)
+	}
 }
 
 // l2Model is the launch's shared L2: the CTAs' streams, replayed in run order (their position in

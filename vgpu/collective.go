@@ -251,7 +251,7 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 				lastLine = s >> 2
 			}
 			if c.L.l2 != nil {
-				c.l1Access(s, mode)
+				c.l1Access(s>>2, 1<<(s&3), mode)
 			}
 		}
 	}

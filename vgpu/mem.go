@@ -368,8 +368,7 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 	}
 	sortSmall(s[:k])
 	var distinct, sectors, lines uint64
-	prev, lastSector, lastLine := ^uint64(0), ^uint64(0), ^uint64(0)
-	cached := c.L.l2 != nil
+	prev, lastSector := ^uint64(0), ^uint64(0)
 	for _, a := range s[:k] {
 		if a == prev {
 			continue
@@ -377,32 +376,58 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 		prev = a
 		distinct++
 		first, last := a>>5, (a+uint64(n)-1)>>5
+		lines += last>>2 - first>>2 + 1
 		if lastSector != ^uint64(0) && first <= lastSector {
 			first = lastSector + 1
+		}
+		if lastSector != ^uint64(0) && a>>7 == lastSector>>2 {
+			lines-- // its first line is the previous address's last
 		}
 		if last >= first {
 			sectors += last - first + 1
 			lastSector = last
-			fl, ll := first>>2, last>>2
-			if lastLine != ^uint64(0) && fl <= lastLine {
-				fl = lastLine + 1
-			}
-			if ll >= fl {
-				lines += ll - fl + 1
-				lastLine = ll
-			}
-			if cached {
-				for s := first; s <= last; s++ {
-					c.l1Access(s, mode)
-				}
-			}
 		}
+	}
+	if c.L.l2 != nil {
+		c.cacheRequest(s[:k], n, mode)
 	}
 	c.lines += int64(lines)
 	ic.gReq++
 	ic.gSectors += sectors
 	ic.gBytes += distinct * uint64(n)
 	return sectors
+}
+
+// cacheRequest sends the sectors of a global request (addrs sorted, n bytes each, aligned to n)
+// through the L1, a line at a time.
+func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
+	line, mask := ^uint64(0), uint8(0) // the line whose sectors go to the L1 next
+	if n <= SectorBytes {              // an aligned access of up to 32 bytes is within one sector
+		for _, a := range addrs {
+			if a>>7 != line {
+				if mask != 0 {
+					c.l1Access(line, mask, mode)
+				}
+				line, mask = a>>7, 0
+			}
+			mask |= 1 << (a >> 5 & 3)
+		}
+	} else {
+		for _, a := range addrs {
+			for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
+				if s>>2 != line {
+					if mask != 0 {
+						c.l1Access(line, mask, mode)
+					}
+					line, mask = s>>2, 0
+				}
+				mask |= 1 << (s & 3)
+			}
+		}
+	}
+	if mask != 0 {
+		c.l1Access(line, mask, mode)
+	}
 }
 
 // countShared counts the wavefronts of a shared-memory request and its ideal: 32 banks of 4-byte

@@ -94,8 +94,8 @@ func main() {
 		c := res.Counts
 		v := []string{f1(res.Model.Seconds * 1e6), d(c.WarpInstructions), d(c.GlobalLoadRequests), d(c.LoadSectors), d(c.StoreSectors),
 			d(c.SharedWavefronts), d(c.BankConflicts()),
-			f1(float64(32*c.LoadSectors) / 1e6), "–", "–", "–", "–", f1(c.BranchEfficiency())}
-		fmt.Printf("| %s | virtual GPU (%s) | %s |\n", k.Name, res.Model.Bound+"-bound roofline", strings.Join(v, " | "))
+			f1(float64(c.DRAMReadBytes) / 1e6), f1(c.L1HitRate()), f1(c.L2HitRate()), "–", "–", f1(c.BranchEfficiency())}
+		fmt.Printf("| %s | virtual GPU (modelled, %s-bound) | %s |\n", k.Name, res.Model.Bound, strings.Join(v, " | "))
 		h := []string{f1(num(hw[metrics[0]]) / 1e3)}
 		for _, m := range metrics[1:] {
 			x := num(hw[m])

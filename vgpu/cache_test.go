@@ -62,8 +62,9 @@ func launchCopy(t *testing.T, entry string, blocks, workers int, cache *CacheCon
 
 // A copy reads every sector once and writes every sector once: no L1 hits, every load an L2 miss
 // and every store an L2 hit (50%, as Nsight Compute measured for the copy kernel on an H100), and
-// the DRAM reads are the input's bytes. With an L2 far smaller than the output, the dirty sectors
-// it evicts are written to DRAM: all of the output but what the L2 still holds at the end.
+// the DRAM reads are the input's bytes; the output stays in the L2, dirty. With an L2 far smaller
+// than the output, the dirty sectors it evicts are written to DRAM: all of the output but what the
+// L2 still holds at the end.
 func TestCacheCopy(t *testing.T) {
 	const blocks = 64
 	bytes := int64(4 * 256 * blocks)
@@ -77,12 +78,15 @@ func TestCacheCopy(t *testing.T) {
 	if got, want := c.L2HitRate(), 50.0; got != want {
 		t.Errorf("L2 hit rate = %v, want %v", got, want)
 	}
-	if got, want := [2]int64{c.DRAMReadBytes, c.DRAMWriteBytes}, [2]int64{bytes, 0}; got != want {
-		t.Errorf("DRAM read, write bytes = %v, want %v", got, want)
+	if got, want := [3]int64{c.DRAMReadBytes, c.DRAMWriteBytes, c.L2DirtyBytes}, [3]int64{bytes, 0, bytes}; got != want {
+		t.Errorf("DRAM read, write bytes, dirty in the L2 = %v, want %v", got, want)
 	}
 	small := launchCopy(t, "copy", blocks, 0, &CacheConfig{L1Bytes: 32 << 10, L2Bytes: 8 << 10})
 	if got, lo, hi := small.DRAMWriteBytes, bytes-8<<10, bytes; got < lo || got > hi {
 		t.Errorf("DRAM write bytes with an 8 KiB L2 = %d, want %d to %d", got, lo, hi)
+	}
+	if got, want := small.DRAMWriteBytes+small.L2DirtyBytes, bytes; got != want {
+		t.Errorf("DRAM write bytes + dirty in the L2 with an 8 KiB L2 = %d, want %d", got, want)
 	}
 	if got, want := small.DRAMReadBytes, bytes; got != want {
 		t.Errorf("DRAM read bytes with an 8 KiB L2 = %d, want %d", got, want)

@@ -168,27 +168,6 @@ const (
 	toL2Atomic
 )
 
-// l1Access sends the sectors mask of line (a global access's, mode: accLoad, accStore,
-// accAtomic) through the CTA's L1, counting its hits, and appends what reaches the L2 to the CTA's
-// stream (toL2).
-func (c *cta) l1Access(line uint64, mask uint8, mode int) {
-	if mode == accAtomic {
-		c.toL2(line, mask, toL2Atomic)
-		return
-	}
-	c.l1Sectors += int64(bits.OnesCount8(mask))
-	var hit uint8
-	if c.l1 != nil {
-		hit, _ = c.l1.accessLine(line, mask, false)
-		c.l1Hits += int64(bits.OnesCount8(hit))
-	}
-	if mode == accStore {
-		c.toL2(line, mask, toL2Store) // written through
-	} else if miss := mask &^ hit; miss != 0 {
-		c.toL2(line, miss, toL2Load)
-	}
-}
-
 // toL2 appends the sectors mask of line to the CTA's stream to the L2, one entry per sector.
 func (c *cta) toL2(line uint64, mask uint8, kind uint64) {
 	for m := mask; m != 0; m &= m - 1 {

@@ -250,10 +250,11 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 				c.lines++
 				lastLine = s >> 2
 			}
-			if c.L.l2 != nil {
-				c.l1Access(s>>2, 1<<(s&3), mode)
-			}
+
 		}
+	}
+	if c.L.l2 != nil {
+		c.cacheRequest(addrs[:], n, mode)
 	}
 	ic.gReq++
 	ic.gSectors += sectors

@@ -436,6 +436,8 @@ type cta struct {
 	// the cache model (cache.go): this worker's L1 (nil without one), the running CTA's stream to
 	// the L2, and this worker's L1 counts and global lines
 	l1                *cacheLevel
+	lineBuf           [256]uint64 // a request's lines and their sectors (cacheRequest)
+	maskBuf           [256]uint8
 	stream            []uint64
 	l1Sectors, l1Hits int64
 	lines             int64

@@ -399,35 +399,43 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 }
 
 // cacheRequest sends the sectors of a global request (addrs sorted, n bytes each, aligned to n)
-// through the L1, a line at a time.
+// through the L1 (cache.go), a line at a time, and what reaches the L2 to the CTA's stream.
 func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
-	line, mask := ^uint64(0), uint8(0) // the line whose sectors go to the L1 next
-	if n <= SectorBytes {              // an aligned access of up to 32 bytes is within one sector
-		for _, a := range addrs {
-			if a>>7 != line {
-				if mask != 0 {
-					c.l1Access(line, mask, mode)
-				}
-				line, mask = a>>7, 0
+	lines, masks := &c.lineBuf, &c.maskBuf
+	k := -1
+	for _, a := range addrs {
+		for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
+			if k < 0 || s>>2 != lines[k] {
+				k++
+				lines[k], masks[k] = s>>2, 0
 			}
-			mask |= 1 << (a >> 5 & 3)
-		}
-	} else {
-		for _, a := range addrs {
-			for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
-				if s>>2 != line {
-					if mask != 0 {
-						c.l1Access(line, mask, mode)
-					}
-					line, mask = s>>2, 0
-				}
-				mask |= 1 << (s & 3)
-			}
+			masks[k] |= 1 << (s & 3)
 		}
 	}
-	if mask != 0 {
-		c.l1Access(line, mask, mode)
+	if mode == accAtomic { // atomics bypass the L1
+		for i := 0; i <= k; i++ {
+			c.toL2(lines[i], masks[i], toL2Atomic)
+		}
+		return
 	}
+	l1 := c.l1
+	var sectors, hits int
+	for i := 0; i <= k; i++ {
+		line, mask := lines[i], masks[i]
+		sectors += bits.OnesCount8(mask)
+		var hit uint8
+		if l1 != nil {
+			hit, _ = l1.accessLine(line, mask, false)
+			hits += bits.OnesCount8(hit)
+		}
+		if mode == accStore {
+			c.toL2(line, mask, toL2Store) // written through
+		} else if miss := mask &^ hit; miss != 0 {
+			c.toL2(line, miss, toL2Load)
+		}
+	}
+	c.l1Sectors += int64(sectors)
+	c.l1Hits += int64(hits)
 }
 
 // countShared counts the wavefronts of a shared-memory request and its ideal: 32 banks of 4-byte

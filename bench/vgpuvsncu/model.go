@@ -63,13 +63,16 @@ type lessonKernel struct {
 	reduce     bool
 }
 
-var lessonKernels = []lessonKernel{
-	{Entry: "mem_copy", NCU: "mem_copy"},
-	{Entry: "transpose_naive", NCU: "transpose_naive"},
-	{Entry: "transpose_tiled", NCU: "void transpose_tiled<0>"},
-	{Entry: "transpose_padded", NCU: "void transpose_tiled<1>"},
-	{Entry: "reduce_smem", NCU: "reduce_smem", reduce: true},
-	{Entry: "reduce_shfl", NCU: "reduce_shfl", reduce: true},
+// lessonKernels are lessonSource's kernels, in launch.cu's order.
+func lessonKernels() []lessonKernel {
+	return []lessonKernel{
+		{Entry: "mem_copy", NCU: "mem_copy"},
+		{Entry: "transpose_naive", NCU: "transpose_naive"},
+		{Entry: "transpose_tiled", NCU: "void transpose_tiled<0>"},
+		{Entry: "transpose_padded", NCU: "void transpose_tiled<1>"},
+		{Entry: "reduce_smem", NCU: "reduce_smem", reduce: true},
+		{Entry: "reduce_shfl", NCU: "reduce_shfl", reduce: true},
+	}
 }
 
 // launch is k's block and parameters at n (launch.cu: blocks of 32×8 threads, 256 for the
@@ -197,7 +200,7 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, HW: hw})
 	}
 	var mod *vgpu.Module
-	for _, k := range lessonKernels {
+	for _, k := range lessonKernels() {
 		hw, ok := rows[k.NCU]
 		if !ok {
 			continue

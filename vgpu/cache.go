@@ -10,16 +10,16 @@ import (
 // misses and write-backs are the DRAM traffic. Both levels are set-associative caches of 128-byte
 // lines split into four 32-byte sectors, each sector valid (and in the L2 dirty) on its own, as
 // NVIDIA's L1 and L2 are organised since Maxwell (Jia et al., "Dissecting the NVIDIA Volta GPU
-// Architecture via Microbenchmarking", 2018, §3: 128-byte lines of 32-byte sectors in L1 and L2).
+// Architecture via Microbenchmarking", 2018: 128-byte lines of 32-byte sectors in L1 and L2).
 //
 // What is approximated, and why:
 //
 //   - Replacement is least-recently-used within a set of CacheWays lines, and the set of a line is a
-//     hash of its address. NVIDIA does not publish either: the L2 hashes addresses over its slices
-//     (Jia et al. 2018, §3.3; Chips and Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth",
-//     2023), so a power-of-two stride does not fall into one set, and the hash stands for that.
-//     The H100's L2 is two partitions of 25 MB between which data can be duplicated (Chips and
-//     Cheese, 2023); it is modelled as one 50 MB cache.
+//     hash of its address. NVIDIA publishes neither; the L2 spreads addresses over its slices by a
+//     hash (Jia et al. 2018), so a power-of-two stride does not fall into one set, and the hash
+//     stands for that. The L2 of the A100 and H100 is two partitions, each caching the data of the
+//     SMs attached to it (A100 and H100 whitepapers; Chips and Cheese, "Nvidia's H100: Funny L2,
+//     and Tons of Bandwidth", 2023, on its latencies); it is modelled as one cache of the whole size.
 //   - CTAs run one at a time here, not 132 × 8 at once. Each CTA starts with a cold L1 of
 //     CacheConfig.L1Bytes (the caller gives it the SM's L1 divided among the CTAs resident on it:
 //     those share the real L1, and this is each one's share, with no lines shared between them).
@@ -52,7 +52,7 @@ type CacheConfig struct {
 	L1Bytes, L2Bytes int
 }
 
-// Cache geometry (Jia et al. 2018, §3): 128-byte lines of four 32-byte sectors; CacheWays lines per
+// Cache geometry (Jia et al. 2018): 128-byte lines of four 32-byte sectors; CacheWays lines per
 // set, an assumption (see above).
 const (
 	LineBytes   = 128

@@ -177,15 +177,28 @@ func (c *cta) toL2(line uint64, mask uint8, kind uint64) {
 }
 
 // l2Model is the launch's shared L2: the CTAs' streams, replayed in run order (their position in
-// the launch's order of CTAs), whichever worker finishes first.
+// the launch's order of CTAs), whichever worker finishes first. At most maxPending finished CTAs'
+// streams wait for an earlier CTA; a worker that would add one more waits too, so that a slow CTA
+// does not leave the others' streams piling up.
 type l2Model struct {
 	mu      sync.Mutex
+	drained *sync.Cond // signalled when streams were replayed, or the launch stopped
 	l2      *cacheLevel
 	pending map[int][]uint64
-	next    int // the position whose stream is replayed next
+	next    int  // the position whose stream is replayed next
+	stopped bool // a worker stopped (a fault): no one waits any more
 	free    [][]uint64
 	// counts, in sectors
 	sectors, hits, dramRead, dramWrite int64
+}
+
+// maxPending is the most finished CTAs' streams that wait for an earlier CTA's.
+const maxPending = 64
+
+func newL2Model(bytes int) *l2Model {
+	m := &l2Model{l2: newCacheLevel(bytes), pending: map[int][]uint64{}}
+	m.drained = sync.NewCond(&m.mu)
+	return m
 }
 
 // done takes the stream of the CTA at position pos (in the launch's order) and replays every
@@ -193,7 +206,11 @@ type l2Model struct {
 func (m *l2Model) done(pos int, stream []uint64) []uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for pos != m.next && len(m.pending) >= maxPending && !m.stopped {
+		m.drained.Wait()
+	}
 	m.pending[pos] = stream
+	replayed := false
 	for {
 		s, ok := m.pending[m.next]
 		if !ok {
@@ -203,6 +220,10 @@ func (m *l2Model) done(pos int, stream []uint64) []uint64 {
 		m.next++
 		m.replay(s)
 		m.free = append(m.free, s[:0])
+		replayed = true
+	}
+	if replayed {
+		m.drained.Broadcast()
 	}
 	if k := len(m.free); k > 0 {
 		b := m.free[k-1]
@@ -210,6 +231,14 @@ func (m *l2Model) done(pos int, stream []uint64) []uint64 {
 		return b
 	}
 	return nil
+}
+
+// abort wakes the workers waiting in done: a CTA stopped, and its stream will never come.
+func (m *l2Model) abort() {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	m.drained.Broadcast()
 }
 
 func (m *l2Model) replay(stream []uint64) {

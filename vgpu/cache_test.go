@@ -2,7 +2,9 @@ package vgpu
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 )
 
 // cachePTX: copy has each thread copy one float (src[i] to dst[i], i the global thread index);
@@ -169,5 +171,43 @@ func TestCacheLevelLRU(t *testing.T) {
 	}
 	if hit, _ := k.access(4, false); !hit {
 		t.Error("line 1 was evicted instead of line 0")
+	}
+}
+
+// spinPTX: block 0 loops for ever, the others return at once.
+const spinPTX = header + `
+.visible .entry spin()
+{
+	.reg .b32 %r<2>;
+	.reg .pred %p<2>;
+	mov.u32 %r1, %ctaid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra DONE;
+LOOP:
+	bra LOOP;
+DONE:
+	ret;
+}
+`
+
+// With the cache model on, the workers that finished the blocks after a slow block 0 wait to hand
+// their streams to the L2 in order (at most maxPending of them); when block 0 stops (here: the
+// context's deadline), they are woken and the launch returns, not left waiting for its stream.
+func TestCacheStoppedBlockDoesNotHang(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Launch(ctx, mustParse(t, spinPTX), "spin", LaunchConfig{Grid: [3]int{4 * maxPending}, Block: [3]int{32},
+			Workers: 4, Cache: &CacheConfig{L1Bytes: 32 << 10, L2Bytes: 1 << 20}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want the context's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the launch did not return 10 s after its context's deadline")
 	}
 }

@@ -533,7 +533,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
 		racecheck: !cfg.NoRacecheck, quantum: quantum}
 	if cfg.Cache != nil {
-		L.l2 = &l2Model{l2: newCacheLevel(cfg.Cache.L2Bytes), pending: map[int][]uint64{}}
+		L.l2 = newL2Model(cfg.Cache.L2Bytes)
 		L.l1Bytes, L.quantum = cfg.Cache.L1Bytes, cacheQuantum
 		if cfg.Trace != nil {
 			L.quantum = quantum // a watched warp's accesses come in runs (see Cache)
@@ -630,6 +630,9 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 						errs[wi] = fmt.Errorf("internal error in the virtual GPU (please report it, with the kernel): %v\n%s", r, debug.Stack())
 					}
 					next.Store(int64(nblocks))
+					if L.l2 != nil {
+						L.l2.abort() // no worker waits for this CTA's stream
+					}
 				}
 			}()
 			for {

@@ -403,13 +403,23 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
 	lines, masks := &c.lineBuf, &c.maskBuf
 	k := -1
-	for _, a := range addrs {
-		for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
-			if k < 0 || s>>2 != lines[k] {
+	if n <= SectorBytes { // an aligned access of up to 32 bytes is within one sector
+		for _, a := range addrs {
+			if k < 0 || a>>7 != lines[k] {
 				k++
-				lines[k], masks[k] = s>>2, 0
+				lines[k], masks[k] = a>>7, 0
 			}
-			masks[k] |= 1 << (s & 3)
+			masks[k] |= 1 << (a >> 5 & 3)
+		}
+	} else {
+		for _, a := range addrs {
+			for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
+				if k < 0 || s>>2 != lines[k] {
+					k++
+					lines[k], masks[k] = s>>2, 0
+				}
+				masks[k] |= 1 << (s & 3)
+			}
 		}
 	}
 	if mode == accAtomic { // atomics bypass the L1

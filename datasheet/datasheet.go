@@ -23,14 +23,53 @@ type GPU struct {
 	// CC is the compute capability ("9.0"), whose per-SM limits (package occupancy) give a kernel's
 	// theoretical occupancy on this GPU; from the CUDA GPUs list (developer.nvidia.com/cuda-gpus).
 	CC string `json:"compute_capability"`
+	// L1Shared is the combined L1 data cache and shared memory of one SM in bytes (the L1 is what
+	// the shared-memory carve-out leaves); L2 the L2 cache in bytes; L2PerClock the L2's bandwidth
+	// in bytes per SM clock (0: not published or measured, and the model has no L2 term). All three
+	// from CacheSource.
+	L1Shared    int     `json:"l1_shared_bytes_per_sm"`
+	L2          int     `json:"l2_bytes"`
+	L2PerClock  float64 `json:"l2_bytes_per_clock"`
+	CacheSource string  `json:"cache_source"`
+}
+
+// SchedulersPerSM is the warp schedulers of an SM, each issuing at most one warp instruction per
+// clock: four processing blocks per SM on Volta, Turing, Ampere, Ada and Hopper (the architecture
+// whitepapers' SM diagrams: "four processing blocks", one warp scheduler and dispatch unit each).
+const SchedulersPerSM = 4
+
+// SharedBytesPerClock is the shared-memory bandwidth of an SM in bytes per clock: 32 banks of 4
+// bytes, one wavefront per clock (CUDA C++ Programming Guide, "Shared Memory" of compute
+// capabilities 5.x–9.0: 32 banks, successive 32-bit words in successive banks; each bank serves
+// one 32-bit word per clock).
+const SharedBytesPerClock = 32 * 4
+
+// AtClock is g with its SMs running at hz: the FP32 peak and Clock scaled (the per-clock rates
+// scale with them); DRAM is unchanged. A profiler that locks clocks (Nsight Compute runs an H100
+// at about 1.59 GHz, not its 1.98 GHz boost) measures g.AtClock(its clock).
+func (g GPU) AtClock(hz float64) GPU {
+	if g.Clock > 0 && hz > 0 {
+		g.FP32 *= hz / g.Clock
+		g.Clock = hz
+	}
+	return g
 }
 
 // GPUs are the devices a simt cell can model, with their published figures.
 var GPUs = []GPU{
-	{"H100 SXM", 132, 67e12, 3.35e12, 1.98e9, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper", "9.0"},
-	{"A100 SXM", 108, 19.5e12, 2.039e12, 1.41e9, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper", "8.0"},
-	{"T4", 40, 8.1e12, 320e9, 1.59e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper", "7.5"},
-	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9"},
+	{"H100 SXM", 132, 67e12, 3.35e12, 1.98e9, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper", "9.0",
+		256 << 10, 50 << 20, 5120,
+		"NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 256 KB of combined L1 data cache and shared memory per SM, 50 MB L2 (H100 SXM5); " +
+			"the L2 bandwidth per clock is not published for GH100: GA100's 5120 bytes/clk (A100 whitepaper) is assumed"},
+	{"A100 SXM", 108, 19.5e12, 2.039e12, 1.41e9, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper", "8.0",
+		192 << 10, 40 << 20, 5120,
+		"NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 192 KB of combined L1 data cache and shared memory per SM, 40 MB L2, L2 read bandwidth 5120 bytes/clk"},
+	{"T4", 40, 8.1e12, 320e9, 1.59e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper", "7.5",
+		96 << 10, 4 << 20, 0,
+		"NVIDIA Turing GPU Architecture whitepaper (2018): 96 KB of L1/shared memory per SM, 4096 KB L2 on TU104 (T4); no L2 bandwidth published"},
+	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9",
+		128 << 10, 64 << 20, 0,
+		"NVIDIA Ada GPU Architecture whitepaper (2022): 128 KB of L1/shared memory per SM, 64 MB L2 (GeForce RTX 4080, AD103); no L2 bandwidth published"},
 }
 
 // Or returns *g, or the first of GPUs (the H100 SXM) when g is nil: the GPU a cell's modelled times
@@ -59,15 +98,25 @@ func LookupGPU(name string) (GPU, error) {
 // "Roofline", CACM 2009). It ignores latency, occupancy and caches, so real kernels are slower.
 type Model struct {
 	Seconds float64
-	// Bound is "compute" or "memory", whichever term is larger (or "atomics": emulate.Model).
+	// Bound is "compute" or "memory", whichever term is larger (or, from emulate.Model, the name of
+	// its largest term: "DRAM", "L2", "L1", "shared memory", "issue", "atomics").
 	Bound string
+	// Terms are the times of every limit the model took the largest of (emulate.Model; nil for
+	// Roofline).
+	Terms []Term
+}
+
+// Term is one limit of a modelled time: its Name (Model.Bound when largest) and Seconds.
+type Term struct {
+	Name    string
+	Seconds float64
 }
 
 // Roofline models flops FLOPs and bytes of DRAM traffic on g: the larger of the two times.
 func Roofline(flops, bytes float64, g GPU) Model {
 	compute, memory := flops/g.FP32, bytes/g.DRAM
 	if compute >= memory {
-		return Model{compute, "compute"}
+		return Model{Seconds: compute, Bound: "compute"}
 	}
-	return Model{memory, "memory"}
+	return Model{Seconds: memory, Bound: "memory"}
 }

@@ -82,7 +82,7 @@ type Result struct {
 	Checked int
 	// BlocksRun of GridBlocks thread blocks ran.
 	BlocksRun, GridBlocks int64
-	// Model is the modelled time on GPU (datasheet), from the counts' FLOPs and DRAM bytes; Rate
+	// Model is the modelled time on GPU (datasheet), the largest of its limits (Model); Rate
 	// the problem's natural rate at that time, in RateUnit ("GFLOP/s", "GB/s"; set for a learner's
 	// kernel).
 	Model    datasheet.Model
@@ -217,9 +217,10 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if n > MaxN {
 		only = sample(grid, rng) // C's entries the sampled blocks do not write stay NaN: the check skips them
 	}
+	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
 		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
-		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}}
+		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: CacheFor(req.GPU, res.Occupancy)}
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
@@ -228,7 +229,6 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
-	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
@@ -257,17 +257,6 @@ func Failure(kernel string, n int, err error) string {
 		return fmt.Sprintf("%s at n=%d faulted in the virtual GPU: %v", kernel, n, err)
 	}
 	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
-}
-
-// Model is the modelled time of counts c on g: the roofline (datasheet.Roofline: the FLOPs at the
-// FP32 peak, 32 bytes per global load/store sector at the DRAM bandwidth) or, when longer, the
-// atomics' time (bound "atomics", AtomicSeconds).
-func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
-	m := datasheet.Roofline(float64(c.FLOPs), float64(32*(c.LoadSectors+c.StoreSectors)), g)
-	if a := AtomicSeconds(c, g); a > m.Seconds {
-		return datasheet.Model{Seconds: a, Bound: "atomics"}
-	}
-	return m
 }
 
 // Atomic rates of an H100 SXM, measured with bench/gpucheck/atomics.cu (2026-11-25, 4.2 million

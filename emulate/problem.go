@@ -87,8 +87,9 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	for _, v := range p.Params(n) {
 		params = append(params, vgpu.S32(v))
 	}
+	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
-		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs}
+		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: CacheFor(req.GPU, res.Occupancy)}
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, req.Entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
@@ -97,7 +98,6 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, err
 	}
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, only != nil, counts.Blocks, counts.GridBlocks
-	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	out := p.Out()
 	got := p.Buffers[out].Decode(bufs[out].Data, req.DType)
 	var which []int
@@ -119,7 +119,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 			res.RelError = math.Inf(1)
 		}
 	}
-	res.Model = Model(res.Counts, req.GPU) // the roofline, or the atomics when they take longer
+	res.Model = Model(res.Counts, req.GPU) // the largest of its limits
 	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
 	return res, nil
 }

@@ -15,7 +15,7 @@ const TableID = "emulated"
 // SASS-level one Nsight Compute reports.
 func Table(gpuName string) cells.Table {
 	return cells.Table{ID: TableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s", Arch, gpuName, OccupancyNote),
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", Arch, gpuName, CacheNote, OccupancyNote),
 		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
 			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
 			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},
@@ -28,6 +28,9 @@ func Table(gpuName string) cells.Table {
 			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]"},
 			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)"},
 			{Label: "barriers (per block)"}, {Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
+			{Label: "L1 hit rate, modelled [l1tex__t_sector_hit_rate.pct]", Unit: "%"},
+			{Label: "L2 hit rate, modelled [lts__t_sector_hit_rate.pct]", Unit: "%"},
+			{Label: "DRAM bytes, modelled [dram__bytes_read.sum + dram__bytes_write.sum]", Unit: "MB"},
 			{Label: "modelled time (bound)", Unit: "µs"}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
 }
 
@@ -38,7 +41,8 @@ const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator'
 	"or a range where .maxnreg or __launch_bounds__ caps them."
 
 // Row is r as a row of Table; a relative error that is NaN or Inf says so (cells.ErrorValue). The
-// atomics columns are empty for a kernel without atomics, and
+// atomics columns are empty for a kernel without atomics, the cache columns without a cache model
+// (a GPU without cache sizes), and
 // branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
 func Row(r Result) cells.Row {
 	c := r.Counts
@@ -66,9 +70,18 @@ func Row(r Result) cells.Row {
 	if c.WarpInstructions > 0 {
 		predOff = float64(c.PredicatedOffThreadInstructions) / float64(c.WarpInstructions)
 	}
+	var l1, l2, dram any = "", "", ""
+	if c.Cached {
+		l1, l2, dram = c.L1HitRate(), c.L2HitRate(), float64(c.DRAMReadBytes+c.DRAMWriteBytes)/1e6
+	}
 	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, cells.ErrorValue(r.RelError), check,
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
-		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text,
+		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text, l1, l2, dram,
 		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
 }
+
+// CacheNote says what the cache columns are and what they cannot know.
+const CacheNote = "The hit rates and DRAM bytes come from a model of the caches (an L1 per block, a shared L2, least-recently-used, sizes from the datasheet: docs/vgpu-metrics.md); " +
+	"blocks run one after another, so where only some blocks ran (sampled) the L2 starts cold for them and the DRAM bytes are an upper bound. " +
+	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32 and atomics limits, the bound naming it; it has no latency term, so a launch with few warps is slower than modelled."

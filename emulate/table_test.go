@@ -72,3 +72,51 @@ func TestRowAtomicsColumns(t *testing.T) {
 		t.Errorf("atomics: %v, want %v", got, want)
 	}
 }
+
+// The model's time is its largest limit, named in Bound: DRAM bytes from the cache model when the
+// counts have one, the L2's sectors, the L1/shared data pipe (named after the larger share), the
+// warp instructions at four per clock per SM, and the per-SM terms spread over no more SMs than
+// the grid has blocks.
+func TestModelLimits(t *testing.T) {
+	g := datasheet.GPUs[0]
+	sm := g.Clock * float64(g.SMs)
+	for _, tc := range []struct {
+		name string
+		c    vgpu.Counts
+		want datasheet.Model
+	}{
+		{"DRAM from the cache model", vgpu.Counts{Cached: true, LoadSectors: 1e9, DRAMReadBytes: 3.35e6, DRAMWriteBytes: 1e6, L2DirtyBytes: 1e6},
+			datasheet.Model{Seconds: 5.35e6 / g.DRAM, Bound: "DRAM"}},
+		{"L2", vgpu.Counts{Cached: true, L2Sectors: 1e8}, datasheet.Model{Seconds: 32e8 / (g.L2PerClock * g.Clock), Bound: "L2"}},
+		{"L1 lines", vgpu.Counts{GlobalLines: 1e8, SharedWavefronts: 1e7}, datasheet.Model{Seconds: 1.1e8 / sm, Bound: "L1"}},
+		{"shared wavefronts", vgpu.Counts{GlobalLines: 1e7, SharedWavefronts: 1e8}, datasheet.Model{Seconds: 1.1e8 / sm, Bound: "shared memory"}},
+		{"issue", vgpu.Counts{WarpInstructions: 1e9}, datasheet.Model{Seconds: 1e9 / (4 * sm), Bound: "issue"}},
+		{"issue on a grid of 4 blocks", vgpu.Counts{WarpInstructions: 1e9, GridBlocks: 4}, datasheet.Model{Seconds: 1e9 / (4 * 4 * g.Clock), Bound: "issue"}},
+		{"compute", vgpu.Counts{FLOPs: 1e12, WarpInstructions: 1e6}, datasheet.Model{Seconds: 1e12 / g.FP32, Bound: "compute"}},
+	} {
+		got := Model(tc.c, g)
+		if got.Bound != tc.want.Bound || math.Abs(got.Seconds-tc.want.Seconds) > 1e-9*tc.want.Seconds {
+			t.Errorf("%s: %v (%s), want %v (%s)", tc.name, got.Seconds, got.Bound, tc.want.Seconds, tc.want.Bound)
+		}
+	}
+}
+
+// The L1 a block sees is the SM's combined L1 and shared memory less the carve-out its resident
+// blocks' shared memory needs, shared among them: on an H100, 8 blocks with the 1 KB each reserves
+// take the 8 KB carve-out and share the other 248 KB; 2 blocks of 48 KB take the 100 KB one.
+func TestCacheFor(t *testing.T) {
+	g := datasheet.GPUs[0]
+	for _, tc := range []struct {
+		blocks, shared, want int
+	}{{8, 1 << 10, (256 - 8) << 10 / 8}, {2, 49 << 10, (256 - 100) << 10 / 2}} {
+		o := Occupancy{}
+		o.Result.BlocksPerSM, o.Result.SharedPerBlock = tc.blocks, tc.shared
+		c := CacheFor(g, o)
+		if c == nil || c.L1Bytes != tc.want || c.L2Bytes != g.L2 {
+			t.Errorf("%d blocks of %d bytes: %+v, want an L1 of %d bytes and the %d-byte L2", tc.blocks, tc.shared, c, tc.want, g.L2)
+		}
+	}
+	if c := CacheFor(datasheet.GPU{Name: "X"}, Occupancy{}); c != nil {
+		t.Errorf("a GPU without cache sizes: %+v, want none", c)
+	}
+}

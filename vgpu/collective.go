@@ -241,12 +241,20 @@ func execWmmaMem(w *warp, in *inst, m uint32) {
 	sortSmall(addrs[:])
 	// one request; its sectors are the distinct 32-byte sectors of the tile
 	var sectors uint64
-	last := ^uint64(0)
+	last, lastLine := ^uint64(0), ^uint64(0)
 	for _, a := range addrs {
 		if s := a >> 5; s != last {
 			sectors++
 			last = s
+			if s>>2 != lastLine {
+				c.lines++
+				lastLine = s >> 2
+			}
+
 		}
+	}
+	if c.L.l2 != nil {
+		c.cacheRequest(addrs[:], n, mode)
 	}
 	ic.gReq++
 	ic.gSectors += sectors

@@ -127,6 +127,12 @@ type LaunchConfig struct {
 	// Counts are those of the CTAs that ran (Counts.Blocks of Counts.GridBlocks), and
 	// Counts.Scaled estimates the whole grid's.
 	Only [][3]int
+	// Cache, when set, sends every global sector through an L1 per CTA and an L2 shared by the
+	// launch of these sizes (cache.go says what is approximated) and fills Counts' cache fields; nil
+	// costs nothing. Warps then take turns every few instructions, as on the hardware, unless Trace
+	// is set: a traced launch keeps the long turns, so that a warp's accesses come in runs (its
+	// hit rates are then those of warps running further apart).
+	Cache *CacheConfig
 }
 
 // TraceEvent is one global-memory warp instruction, for replaying a warp's accesses.
@@ -205,6 +211,22 @@ type Counts struct {
 	// Branches are the warp-level bra instructions executed; DivergentBranches those whose active
 	// lanes went different ways (some took it, some did not). BranchEfficiency is the uniform share.
 	Branches, DivergentBranches int64
+	// GlobalLines are the distinct 128-byte lines of each global load, store and atomic request,
+	// summed: the L1's tag lookups, one per line per clock (emulate.Model's L1 term).
+	GlobalLines int64
+	// The cache model's counts (LaunchConfig.Cache; zero without it, Cached false): L1Sectors are
+	// the global load and store sectors that looked up the L1 and L1Hits those it held (Nsight
+	// Compute's l1tex__t_sector_hit_rate.pct is L1Hits/L1Sectors); L2Sectors are the sectors that
+	// reached the L2 (the L1's load misses, every store and atomic) and L2Hits those it held or a
+	// store wrote (lts__t_sector_hit_rate.pct); DRAMReadBytes are the L2's misses × 32
+	// (dram__bytes_read.sum) and DRAMWriteBytes the dirty sectors it evicted × 32
+	// (dram__bytes_write.sum), during the launch; L2DirtyBytes are the dirty sectors × 32 still in
+	// the L2 when it ended, which reach DRAM later.
+	Cached                        bool
+	L2DirtyBytes                  int64
+	L1Sectors, L1Hits             int64
+	L2Sectors, L2Hits             int64
+	DRAMReadBytes, DRAMWriteBytes int64
 	// Printf is the kernel's printf output (vprintf), joined in CTA order, at most MaxPrintfBytes
 	// (then ending "… (output truncated)").
 	Printf string
@@ -246,7 +268,8 @@ func (c Counts) Scaled() Counts {
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
 		&out.Barriers, &out.Atomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
-		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches} {
+		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
+		&out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
 		s(x)
 	}
 	out.Blocks = c.GridBlocks
@@ -329,6 +352,19 @@ func (c Counts) BranchEfficiency() float64 {
 	return 100 * float64(c.Branches-c.DivergentBranches) / float64(c.Branches)
 }
 
+// L1HitRate is the percentage of L1 sector lookups that hit (0 without any).
+func (c Counts) L1HitRate() float64 { return pct(c.L1Hits, c.L1Sectors) }
+
+// L2HitRate is the percentage of L2 sector accesses that hit (0 without any).
+func (c Counts) L2HitRate() float64 { return pct(c.L2Hits, c.L2Sectors) }
+
+func pct(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
 // AtomicSerialisation is the extra passes same-address atomics cost: passes beyond one per request.
 func (c Counts) AtomicSerialisation() int64 {
 	return c.GlobalAtomicPasses + c.SharedAtomicPasses - c.GlobalAtomicRequests - c.SharedAtomicRequests
@@ -350,6 +386,10 @@ type launch struct {
 	written []writtenBits
 	names   []string
 	shapes  []Shape // of the buffers, as names
+
+	l2      *l2Model // nil: no cache model
+	l1Bytes int
+	quantum int
 
 	trace      func(TraceEvent)
 	traceLeft  int
@@ -393,9 +433,17 @@ type cta struct {
 	lanes    [warpSize]memLane
 	sortBuf  [4 * warpSize]uint64
 	out      []byte // this CTA's printf output
-	tracing  bool
-	barriers uint64
-	done     <-chan struct{}
+	// the cache model (cache.go): this worker's L1 (nil without one), the running CTA's stream to
+	// the L2, and this worker's L1 counts and global lines
+	l1                *cacheLevel
+	lineBuf           [256]uint64 // a request's lines and their sectors (cacheRequest)
+	maskBuf           [256]uint8
+	stream            []uint64
+	l1Sectors, l1Hits int64
+	lines             int64
+	tracing           bool
+	barriers          uint64
+	done              <-chan struct{}
 }
 
 type faultPanic struct{ err error }
@@ -483,7 +531,14 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 		return Counts{}, fmt.Errorf("the register file of one block would be %d bytes, over the %d-byte limit", rf, MaxRegisterFileBytes)
 	}
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
-		racecheck: !cfg.NoRacecheck}
+		racecheck: !cfg.NoRacecheck, quantum: quantum}
+	if cfg.Cache != nil {
+		L.l2 = newL2Model(cfg.Cache.L2Bytes)
+		L.l1Bytes, L.quantum = cfg.Cache.L1Bytes, cacheQuantum
+		if cfg.Trace != nil {
+			L.quantum = quantum // a watched warp's accesses come in runs (see Cache)
+		}
+	}
 	L.bufs = append(L.bufs, moduleData(mod))
 	L.written, L.names, L.shapes = append(L.written, nil), append(L.names, ""), append(L.shapes, Shape{})
 	if cfg.Trace != nil {
@@ -575,23 +630,38 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 						errs[wi] = fmt.Errorf("internal error in the virtual GPU (please report it, with the kernel): %v\n%s", r, debug.Stack())
 					}
 					next.Store(int64(nblocks))
+					if L.l2 != nil {
+						L.l2.abort() // no worker waits for this CTA's stream
+					}
 				}
 			}()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= nblocks {
+				pos := int(next.Add(1) - 1)
+				if pos >= nblocks {
 					return
 				}
+				i := pos
 				if only != nil {
-					i = only[i]
+					i = only[pos]
 				}
 				c.run(i)
+				if L.l2 != nil {
+					c.stream = L.l2.done(pos, c.stream)
+				}
 			}
 		})
 	}
 	wg.Wait()
 	cnt := L.counts(ctas, nblocks, nwarps)
 	cnt.GlobalAtomicHotOps = hottest(ctas)
+	if m := L.l2; m != nil {
+		cnt.Cached = true
+		cnt.L2Sectors, cnt.L2Hits = m.sectors, m.hits
+		cnt.DRAMReadBytes, cnt.DRAMWriteBytes = SectorBytes*m.dramRead, SectorBytes*m.dramWrite
+		if m.l2 != nil {
+			cnt.L2DirtyBytes = SectorBytes * m.l2.dirty()
+		}
+	}
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
 	cnt.Notes = L.notes(ctas)
@@ -613,6 +683,9 @@ func newCTA(L *launch, nwarps int) *cta {
 		c.shadow = make([]shadow, (L.shared+3)/4)
 	}
 	c.swritten = make(writtenBits, (L.shared+31)/32)
+	if L.l2 != nil {
+		c.l1 = newCacheLevel(L.l1Bytes)
+	}
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
 			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize)}
@@ -632,6 +705,9 @@ func (c *cta) run(i int) {
 	c.idx, c.linear = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}, i
 	c.newInterval()
 	fill(c.shared, Poison) // shared memory starts poisoned and unwritten for every block
+	if c.l1 != nil {
+		c.l1.reset() // every CTA starts with a cold L1 (cache.go)
+	}
 	clear(c.swritten)
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
@@ -651,7 +727,7 @@ func (c *cta) run(i int) {
 		ran := false
 		for _, w := range c.warps {
 			if w.active != 0 {
-				c.runWarp(w, quantum)
+				c.runWarp(w, L.quantum)
 				ran = true
 			}
 		}
@@ -759,6 +835,9 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	total := make([]instCount, len(p.code))
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
+		out.GlobalLines += c.lines
+		out.L1Sectors += c.l1Sectors
+		out.L1Hits += c.l1Hits
 		for i, x := range c.counts {
 			total[i].add(x)
 		}

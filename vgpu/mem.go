@@ -291,7 +291,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
-		sectors := c.countGlobal(ic, w, gm, n)
+		sectors := c.countGlobal(ic, w, gm, n, mode)
 		if c.tracing {
 			c.traceEvent(w, in, gm, n, mode, sectors)
 		}
@@ -357,7 +357,9 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 	}
 }
 
-func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
+// countGlobal counts a global request of the lanes m (n bytes each): its distinct bytes, 32-byte
+// sectors and 128-byte lines, and with the cache model sends each sector through the L1.
+func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uint64 {
 	k := 0
 	s := &c.sortBuf
 	for t := m; t != 0; t &= t - 1 {
@@ -365,7 +367,7 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 		k++
 	}
 	sortSmall(s[:k])
-	var distinct, sectors uint64
+	var distinct, sectors, lines uint64
 	prev, lastSector := ^uint64(0), ^uint64(0)
 	for _, a := range s[:k] {
 		if a == prev {
@@ -374,18 +376,76 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int) uint64 {
 		prev = a
 		distinct++
 		first, last := a>>5, (a+uint64(n)-1)>>5
+		lines += last>>2 - first>>2 + 1
 		if lastSector != ^uint64(0) && first <= lastSector {
 			first = lastSector + 1
+		}
+		if lastSector != ^uint64(0) && a>>7 == lastSector>>2 {
+			lines-- // its first line is the previous address's last
 		}
 		if last >= first {
 			sectors += last - first + 1
 			lastSector = last
 		}
 	}
+	if c.L.l2 != nil {
+		c.cacheRequest(s[:k], n, mode)
+	}
+	c.lines += int64(lines)
 	ic.gReq++
 	ic.gSectors += sectors
 	ic.gBytes += distinct * uint64(n)
 	return sectors
+}
+
+// cacheRequest sends the sectors of a global request (addrs sorted, n bytes each, aligned to n)
+// through the L1 (cache.go), a line at a time, and what reaches the L2 to the CTA's stream.
+func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
+	lines, masks := &c.lineBuf, &c.maskBuf
+	k := -1
+	if n <= SectorBytes { // an aligned access of up to 32 bytes is within one sector
+		for _, a := range addrs {
+			if k < 0 || a>>7 != lines[k] {
+				k++
+				lines[k], masks[k] = a>>7, 0
+			}
+			masks[k] |= 1 << (a >> 5 & 3)
+		}
+	} else {
+		for _, a := range addrs {
+			for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
+				if k < 0 || s>>2 != lines[k] {
+					k++
+					lines[k], masks[k] = s>>2, 0
+				}
+				masks[k] |= 1 << (s & 3)
+			}
+		}
+	}
+	if mode == accAtomic { // atomics bypass the L1
+		for i := 0; i <= k; i++ {
+			c.toL2(lines[i], masks[i], toL2Atomic)
+		}
+		return
+	}
+	l1 := c.l1
+	var sectors, hits int
+	for i := 0; i <= k; i++ {
+		line, mask := lines[i], masks[i]
+		sectors += bits.OnesCount8(mask)
+		var hit uint8
+		if l1 != nil {
+			hit, _ = l1.accessLine(line, mask, false)
+			hits += bits.OnesCount8(hit)
+		}
+		if mode == accStore {
+			c.toL2(line, mask, toL2Store) // written through
+		} else if miss := mask &^ hit; miss != 0 {
+			c.toL2(line, miss, toL2Load)
+		}
+	}
+	c.l1Sectors += int64(sectors)
+	c.l1Hits += int64(hits)
 }
 
 // countShared counts the wavefronts of a shared-memory request and its ideal: 32 banks of 4-byte

@@ -52,6 +52,8 @@ func main() {
 	file := flag.String("ncu", "", "Nsight Compute raw CSV (ncu --page raw --csv)")
 	n := flag.Int("n", 512, "the matrices' size the CSV was made at")
 	gpuName := flag.String("gpu", "H100 SXM", "datasheet GPU for the modelled time")
+	model := flag.Bool("model", false, "print the modelled time, hit rates and DRAM bytes against the measured ones instead, for every kernel of the CSV")
+	sample := flag.Int("sample", 0, "with -model, run this many blocks of the lesson kernels (0: all)")
 	flag.Parse()
 	g, err := datasheet.LookupGPU(*gpuName)
 	if err != nil {
@@ -66,6 +68,14 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("n = %d; virtual GPU: PTX compute_%d, modelled on the %s datasheet; hardware: %s\n\n", *n, emulate.Arch, g.Name, *file)
+	if *model {
+		cs, err := compareAll(context.Background(), rows, *n, *sample, g)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(modelTable(cs))
+		return
+	}
 	fmt.Println("| kernel | | time µs | warp instructions | global load requests | load sectors | store sectors | shared wavefronts | bank conflicts | DRAM read MB | L1 hit % | L2 hit % | registers | achieved occupancy % | branch efficiency % |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, k := range cuda.Kernels() {
@@ -84,8 +94,8 @@ func main() {
 		c := res.Counts
 		v := []string{f1(res.Model.Seconds * 1e6), d(c.WarpInstructions), d(c.GlobalLoadRequests), d(c.LoadSectors), d(c.StoreSectors),
 			d(c.SharedWavefronts), d(c.BankConflicts()),
-			f1(float64(32*c.LoadSectors) / 1e6), "–", "–", "–", "–", f1(c.BranchEfficiency())}
-		fmt.Printf("| %s | virtual GPU (%s) | %s |\n", k.Name, res.Model.Bound+"-bound roofline", strings.Join(v, " | "))
+			f1(float64(c.DRAMReadBytes) / 1e6), f1(c.L1HitRate()), f1(c.L2HitRate()), "–", "–", f1(c.BranchEfficiency())}
+		fmt.Printf("| %s | virtual GPU (modelled, %s-bound) | %s |\n", k.Name, res.Model.Bound, strings.Join(v, " | "))
 		h := []string{f1(num(hw[metrics[0]]) / 1e3)}
 		for _, m := range metrics[1:] {
 			x := num(hw[m])

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/vgpu"
@@ -19,7 +20,7 @@ import (
 // both: no branch of these kernels diverges at a multiple of their tiles. At n = 4096 the virtual GPU
 // runs two thread blocks and scales: the kernels are uniform over full tiles, so scaling is exact.
 func TestGlobalCountsMatchNsightCompute(t *testing.T) {
-	hw := kept(t, "testdata/h100-ncu-4096.csv")
+	hw := readCSV(t, "h100-ncu-4096.csv")
 	src, err := cuda.PTX.ReadFile(cuda.PTXName("matmul.cu", emulate.Arch))
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestTransposeCountsMatchNsightCompute(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	hw := kept(t, "testdata/h100-ncu-transpose-4096.csv")
+	hw := readCSV(t, "h100-ncu-transpose-4096.csv")
 	const n = 4096
 	for _, k := range []struct{ entry, ncu string }{
 		{"transpose_naive", "transpose_naive"}, {"transpose_tiled", "void transpose_tiled<0>"}, {"transpose_padded", "void transpose_tiled<1>"},
@@ -161,17 +162,99 @@ TILED(transpose_tiled, 0)
 TILED(transpose_padded, 1)
 `
 
-// kept reads a kept Nsight Compute CSV (readNCU).
-func kept(t *testing.T, file string) map[string]map[string]string {
+// readCSV reads one of testdata's Nsight Compute CSVs.
+func readCSV(t *testing.T, name string) map[string]map[string]string {
 	t.Helper()
-	f, err := os.Open(file)
+	f, err := os.Open("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	hw, err := readNCU(f)
+	rows, err := readNCU(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hw
+	return rows
+}
+
+// The limits model against the H100's measurements at n = 4096 (docs/benchmarks.md, "The modelled
+// time against the measured"): what agrees is kept. The GEMM ladder's modelled times are within a
+// factor of 1.5 of the measured ones for naive, coalesced, smem and regblock, and order as the
+// measurements do, naive far above coalesced and smem, which are above regblock; the roofline
+// before it was 2× off for naive and 4× for coalesced. (coalesced against smem is not kept: the
+// model has them within 6% of each other in the wrong order, docs/benchmarks.md says why.) The
+// ladder runs 8 sampled blocks each, whose L1 hit rates are kept within 2 points of the
+// measurements for naive and coalesced.
+func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
+	g := datasheet.GPUs[0]
+	rows := readCSV(t, "h100-ncu-4096.csv")
+	for name := range rows {
+		if name != "cuda_naive" && name != "cuda_coalesced" && name != "cuda_smem" && name != "cuda_regblock" {
+			delete(rows, name)
+		}
+	}
+	cs, err := compareAll(context.Background(), rows, 4096, 0, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]comparison{}
+	for _, c := range cs {
+		got[c.Kernel] = c
+		if r := c.After.Seconds / c.measuredSeconds(); r < 1/1.5 || r > 1.5 {
+			t.Errorf("%s: modelled %.3g s, measured %.3g s (×%.2f)", c.Kernel, c.After.Seconds, c.measuredSeconds(), r)
+		}
+	}
+	if len(got) != 4 {
+		t.Fatalf("compared %d kernels, want 4", len(got))
+	}
+	at := func(k string) float64 { return got[k].After.Seconds }
+	if !(at("cuda-naive") > 10*at("cuda-coalesced") && at("cuda-naive") > 10*at("cuda-smem") &&
+		min(at("cuda-coalesced"), at("cuda-smem")) > 2*at("cuda-regblock")) {
+		t.Errorf("modelled naive %.3g, coalesced %.3g, smem %.3g, regblock %.3g s: want naive ≫ coalesced, smem > 2 × regblock",
+			at("cuda-naive"), at("cuda-coalesced"), at("cuda-smem"), at("cuda-regblock"))
+	}
+	for _, k := range []string{"cuda-naive", "cuda-coalesced"} {
+		c := got[k]
+		if got, want := c.Counts.L1HitRate(), num(c.HW["l1tex__t_sector_hit_rate.pct"]); math.Abs(got-want) > 2 {
+			t.Errorf("%s L1 hit rate: modelled %.1f%%, measured %.1f%%", k, got, want)
+		}
+	}
+}
+
+// The copy and lesson 09's transposes at n = 4096 (testdata/h100-ncu-transpose-4096.csv), 256
+// blocks of each run: the copy's DRAM reads are its input, as measured within 0.1%, and its and
+// the tiled transposes' L2 hit rates are within 1 point of the measured 50% (every load a miss,
+// every store a hit). The tiled transpose with bank conflicts is modelled slower than the padded
+// one, by more than 1.5×, as measured (2×): the model's shared-memory term counts the
+// conflicts' wavefronts. The naive transpose is modelled below the tiled one, unlike the
+// measurement: see docs/benchmarks.md.
+func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
+	if _, _, err := cuda.ChosenCompiler(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	cs, err := compareAll(context.Background(), readCSV(t, "h100-ncu-transpose-4096.csv"), 4096, 256, datasheet.GPUs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]comparison{}
+	for _, c := range cs {
+		got[c.Kernel] = c
+	}
+	cp := got["mem_copy"]
+	if got, want := float64(cp.Counts.DRAMReadBytes), num(cp.HW["dram__bytes_read.sum"]); math.Abs(got-want) > 1e-3*want {
+		t.Errorf("copy DRAM read bytes: modelled %.0f, measured %.0f", got, want)
+	}
+	for _, k := range []string{"mem_copy", "transpose_tiled", "transpose_padded"} {
+		c := got[k]
+		if got, want := c.Counts.L2HitRate(), num(c.HW["lts__t_sector_hit_rate.pct"]); math.Abs(got-want) > 1 {
+			t.Errorf("%s L2 hit rate: modelled %.1f%%, measured %.1f%%", k, got, want)
+		}
+	}
+	tiled, padded := got["transpose_tiled"].After, got["transpose_padded"].After
+	if !(tiled.Seconds > 1.5*padded.Seconds) || tiled.Bound != "shared memory" {
+		t.Errorf("tiled %.3g s (%s), padded %.3g s (%s): want tiled > 1.5 × padded, bound by shared memory", tiled.Seconds, tiled.Bound, padded.Seconds, padded.Bound)
+	}
 }

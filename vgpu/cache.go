@@ -1,0 +1,268 @@
+package vgpu
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// The memory hierarchy (LaunchConfig.Cache). Every global load, store and atomic sector of the
+// CTAs that run goes through an L1 of the CTA's own and an L2 the whole launch shares; the L2's
+// misses and write-backs are the DRAM traffic. Both levels are set-associative caches of 128-byte
+// lines split into four 32-byte sectors, each sector valid (and in the L2 dirty) on its own, as
+// NVIDIA's L1 and L2 are organised since Maxwell (Jia et al., "Dissecting the NVIDIA Volta GPU
+// Architecture via Microbenchmarking", 2018: 128-byte lines of 32-byte sectors in L1 and L2).
+//
+// What is approximated, and why:
+//
+//   - Replacement is least-recently-used within a set of CacheWays lines, and the set of a line is a
+//     hash of its address. NVIDIA publishes neither; the L2 spreads addresses over its slices by a
+//     hash (Jia et al. 2018), so a power-of-two stride does not fall into one set, and the hash
+//     stands for that. The L2 of the A100 and H100 is two partitions, each caching the data of the
+//     SMs attached to it (A100 and H100 whitepapers; Chips and Cheese, "Nvidia's H100: Funny L2,
+//     and Tons of Bandwidth", 2023, on its latencies); it is modelled as one cache of the whole size.
+//   - CTAs run one at a time here, not 132 × 8 at once. Each CTA starts with a cold L1 of
+//     CacheConfig.L1Bytes (the caller gives it the SM's L1 divided among the CTAs resident on it:
+//     those share the real L1, and this is each one's share, with no lines shared between them).
+//     Its L1's misses and its stores go to the L2 in CTA order (the order the hardware's block
+//     scheduler issues CTAs in): the whole of CTA 0's stream, then CTA 1's, and so on, whichever
+//     worker ran them, so the counts do not depend on the workers. The L2 starts cold, as Nsight
+//     Compute's --cache-control all (its default) flushes it before each measured launch.
+//   - Within a CTA warps take turns every cacheQuantum (32) instructions, where the hardware's
+//     schedulers switch warps every few, so a warp runs a little ahead of the others. (With the
+//     interpreter's usual 4096 the naive GEMM's L1 hit rate at n = 512 falls from 98% to 85%,
+//     against 98% measured, and the coalesced one's from 87% to 18%, against 92%.)
+//   - Loads allocate in the L1; stores are written through to the L2 and update (or allocate) the
+//     L1's sector, so a later access to it hits, as Nsight Compute's l1tex__t_sector_hit_rate counts
+//     repeated stores to a sector on an H100 (transpose_naive, docs/benchmarks.md). Atomics bypass
+//     the L1 and read-modify-write the L2 sector. The L2 is write-back and write-allocate: a store
+//     counts as an L2 hit (it needs no DRAM read; the measured copy kernel, every load a miss, has an
+//     L2 hit rate of 50%), a dirty sector is written to DRAM when its line is evicted, and the
+//     dirty sectors still in the L2 when the launch ends are counted apart (Counts.L2DirtyBytes:
+//     Nsight Compute saw 52 of the copy's 67 MB of stores reach DRAM during the kernel, the rest
+//     later).
+//   - Loads with a cache operator that bypasses the L1 (ld.global.cg) are treated as cached ones.
+//
+// A sampled launch (LaunchConfig.Only) runs its few CTAs through a cold L2: what other CTAs would
+// have left there is not seen, so its L2 hit rate is a lower bound and its DRAM bytes, scaled to
+// the grid, an upper bound (Counts.Scaled).
+
+// CacheConfig sizes the simulated caches, in bytes: L1Bytes is one CTA's share of its SM's L1,
+// L2Bytes the GPU's whole L2. Either may be 0 (no cache at that level: every access misses).
+type CacheConfig struct {
+	L1Bytes, L2Bytes int
+}
+
+// Cache geometry (Jia et al. 2018): 128-byte lines of four 32-byte sectors; CacheWays lines per
+// set, an assumption (see above).
+const (
+	LineBytes   = 128
+	SectorBytes = 32
+	CacheWays   = 16
+)
+
+// cacheQuantum is the instructions a warp issues before the next warp's turn when the caches are
+// simulated: small, so that the warps of a CTA interleave their accesses as on the hardware.
+const cacheQuantum = 32
+
+// hintSize is the entries of a cacheLevel's lookup hints, a power of two. A hint only speeds up
+// finding a line: it never changes what hits.
+const hintSize = 1024
+
+// cacheLevel is one set-associative cache of 128-byte lines with per-sector valid and dirty bits.
+type cacheLevel struct {
+	sets, ways int
+	tag        []uint64        // line address + 1; 0 is an empty way
+	state      []uint8         // bits 0–3: sectors valid, bits 4–7: sectors dirty
+	used       []uint64        // the access count at the way's last use, for LRU
+	hint       [hintSize]int32 // a line's way (index into tag) when it was last found: looked at first
+	now        uint64
+}
+
+func newCacheLevel(bytes int) *cacheLevel {
+	lines := bytes / LineBytes
+	if lines <= 0 {
+		return nil
+	}
+	ways := min(CacheWays, lines)
+	sets := lines / ways
+	n := sets * ways
+	return &cacheLevel{sets: sets, ways: ways, tag: make([]uint64, n), state: make([]uint8, n), used: make([]uint64, n)}
+}
+
+func (k *cacheLevel) reset() {
+	clear(k.tag)
+	clear(k.state)
+	clear(k.used)
+	clear(k.hint[:])
+	k.now = 0
+}
+
+// access looks up sector s (a byte address / 32) and returns whether it was valid, and how many
+// dirty sectors the line it evicted to make room had (accessLine).
+func (k *cacheLevel) access(s uint64, dirty bool) (hit bool, evictedDirty int) {
+	h, wb := k.accessLine(s>>2, 1<<(s&3), dirty)
+	return h != 0, wb
+}
+
+// accessLine looks up the sectors mask (bit i: sector i) of line (a byte address / 128): it returns
+// those that were valid, and the dirty sectors of the line it evicted to make room. The sectors
+// become valid (a read that misses is a fill) and, when dirty, dirty.
+func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8, evictedDirty int) {
+	k.now++
+	set := mask
+	if dirty {
+		set |= mask << 4
+	}
+	hp := &k.hint[line&(hintSize-1)]
+	if j := int(*hp); k.tag[j] == line+1 {
+		hit = k.state[j] & mask
+		k.state[j] |= set
+		k.used[j] = k.now
+		return hit, 0
+	}
+	h := uint64(uint32((line * 0x9E3779B97F4A7C15) >> 32))
+	base := int(h*uint64(k.sets)>>32) * k.ways // the set: Lemire's multiply-shift range reduction
+	for i, t := range k.tag[base : base+k.ways] {
+		if t == line+1 {
+			j := base + i
+			*hp = int32(j)
+			hit = k.state[j] & mask
+			k.state[j] |= set
+			k.used[j] = k.now
+			return hit, 0
+		}
+	}
+	used := k.used[base : base+k.ways]
+	v := 0
+	for i, u := range used {
+		if u < used[v] {
+			v = i
+		}
+	}
+	j := base + v
+	if k.tag[j] != 0 {
+		evictedDirty = popcount4(k.state[j] >> 4)
+	}
+	k.tag[j], k.state[j], k.used[j] = line+1, set, k.now
+	*hp = int32(j)
+	return 0, evictedDirty
+}
+
+// dirty is the dirty sectors the level holds.
+func (k *cacheLevel) dirty() int64 {
+	var n int64
+	for i, st := range k.state {
+		if k.tag[i] != 0 {
+			n += int64(popcount4(st >> 4))
+		}
+	}
+	return n
+}
+
+func popcount4(x uint8) int { return int(x&1 + x>>1&1 + x>>2&1 + x>>3&1) }
+
+// stream entry kinds: the sector address << 2 | kind
+const (
+	toL2Load uint64 = iota
+	toL2Store
+	toL2Atomic
+)
+
+// toL2 appends the sectors mask of line to the CTA's stream to the L2, one entry per sector.
+func (c *cta) toL2(line uint64, mask uint8, kind uint64) {
+	for m := mask; m != 0; m &= m - 1 {
+		s := line<<2 | uint64(bits.TrailingZeros8(m))
+		c.stream = append(c.stream, s<<2|kind)
+	}
+}
+
+// l2Model is the launch's shared L2: the CTAs' streams, replayed in run order (their position in
+// the launch's order of CTAs), whichever worker finishes first. At most maxPending finished CTAs'
+// streams wait for an earlier CTA; a worker that would add one more waits too, so that a slow CTA
+// does not leave the others' streams piling up.
+type l2Model struct {
+	mu      sync.Mutex
+	drained *sync.Cond // signalled when streams were replayed, or the launch stopped
+	l2      *cacheLevel
+	pending map[int][]uint64
+	next    int  // the position whose stream is replayed next
+	stopped bool // a worker stopped (a fault): no one waits any more
+	free    [][]uint64
+	// counts, in sectors
+	sectors, hits, dramRead, dramWrite int64
+}
+
+// maxPending is the most finished CTAs' streams that wait for an earlier CTA's.
+const maxPending = 64
+
+func newL2Model(bytes int) *l2Model {
+	m := &l2Model{l2: newCacheLevel(bytes), pending: map[int][]uint64{}}
+	m.drained = sync.NewCond(&m.mu)
+	return m
+}
+
+// done takes the stream of the CTA at position pos (in the launch's order) and replays every
+// stream whose turn has come; it returns an empty buffer for the worker's next CTA.
+func (m *l2Model) done(pos int, stream []uint64) []uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for pos != m.next && len(m.pending) >= maxPending && !m.stopped {
+		m.drained.Wait()
+	}
+	m.pending[pos] = stream
+	replayed := false
+	for {
+		s, ok := m.pending[m.next]
+		if !ok {
+			break
+		}
+		delete(m.pending, m.next)
+		m.next++
+		m.replay(s)
+		m.free = append(m.free, s[:0])
+		replayed = true
+	}
+	if replayed {
+		m.drained.Broadcast()
+	}
+	if k := len(m.free); k > 0 {
+		b := m.free[k-1]
+		m.free = m.free[:k-1]
+		return b
+	}
+	return nil
+}
+
+// abort wakes the workers waiting in done: a CTA stopped, and its stream will never come.
+func (m *l2Model) abort() {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	m.drained.Broadcast()
+}
+
+func (m *l2Model) replay(stream []uint64) {
+	for _, e := range stream {
+		s, kind := e>>2, e&3
+		m.sectors++
+		if m.l2 == nil {
+			if kind != toL2Store {
+				m.dramRead++
+			}
+			if kind != toL2Load {
+				m.dramWrite++
+			}
+			continue
+		}
+		hit, wb := m.l2.access(s, kind != toL2Load)
+		m.dramWrite += int64(wb)
+		switch {
+		case kind == toL2Store:
+			m.hits++ // a store needs no DRAM read
+		case hit:
+			m.hits++
+		default:
+			m.dramRead++
+		}
+	}
+}

@@ -144,8 +144,9 @@ type Result struct {
 	Barriers       int64   `json:"barriers"`
 	// Correct reports C equal to gonum's product within float32 tolerance.
 	Correct bool `json:"correct"`
-	// GPU, ModelledSeconds and Bound are the model: max(FLOPs / peak FP32, BytesMoved / DRAM
-	// bandwidth) from GPU's datasheet. Modelled, never measured.
+	// GPU, ModelledSeconds and Bound are the model (emulate.Model: the largest of the compute,
+	// DRAM, L2, L1/shared-memory, issue and atomics terms) from GPU's datasheet. Modelled, never
+	// measured.
 	GPU             string  `json:"gpu"`
 	ModelledSeconds float64 `json:"modelled_seconds"`
 	Bound           string  `json:"bound"`

@@ -90,26 +90,21 @@ func TestReadNCUScalesUnits(t *testing.T) {
 // conflicts the virtual GPU does not, docs/vgpu-metrics.md: 55,000 for the padded tile and 1.3% more
 // than the 31 per column read for the unpadded one, against 16.5 million for the unpadded tile).
 func TestTransposeCountsMatchNsightCompute(t *testing.T) {
-	nv, cl, err := cuda.ChosenCompiler()
-	if err != nil {
+	if _, _, err := cuda.ChosenCompiler(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
 	hw := readCSV(t, "h100-ncu-transpose-4096.csv")
+	mod, err := lessonModule(context.Background()) // lesson 09's transposes, among others
+	if err != nil {
+		t.Fatal(err)
+	}
 	const n = 4096
 	for _, k := range []struct{ entry, ncu string }{
 		{"transpose_naive", "transpose_naive"}, {"transpose_tiled", "void transpose_tiled<0>"}, {"transpose_padded", "void transpose_tiled<1>"},
 	} {
-		ptx, err := cuda.CompileWith(context.Background(), nv, cl, transposeSource, "transpose.cu", 80)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod, err := vgpu.ParseModule(ptx)
-		if err != nil {
-			t.Fatal(err)
-		}
 		grid := [3]int{n / 32, n / 32, 1}
 		if k.entry == "transpose_naive" {
 			grid[1] = n / 8
@@ -140,27 +135,6 @@ func TestTransposeCountsMatchNsightCompute(t *testing.T) {
 		near("bank conflicts", c.BankConflicts(), num(row["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"]), 0.25*requests)
 	}
 }
-
-// transposeSource is lesson 09's three transposes (bench/gpucheck/launch.cu's, as extern "C").
-const transposeSource = `
-extern "C" __global__ void transpose_naive(const float* in, float* out, int rows, int cols) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
-    if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
-}
-#define TILED(NAME, PAD) \
-extern "C" __global__ void NAME(const float* in, float* out, int rows, int cols) { \
-    __shared__ float t[32][32 + PAD]; \
-    int c = blockIdx.x * 32 + threadIdx.x, r0 = blockIdx.y * 32; \
-    for (int j = threadIdx.y; j < 32; j += blockDim.y) \
-        if (r0 + j < rows && c < cols) t[j][threadIdx.x] = in[(r0 + j) * cols + c]; \
-    __syncthreads(); \
-    int oc = r0 + threadIdx.x, or0 = blockIdx.x * 32; \
-    for (int j = threadIdx.y; j < 32; j += blockDim.y) \
-        if (or0 + j < cols && oc < rows) out[(or0 + j) * rows + oc] = t[threadIdx.x][j]; \
-}
-TILED(transpose_tiled, 0)
-TILED(transpose_padded, 1)
-`
 
 // readCSV reads one of testdata's Nsight Compute CSVs.
 func readCSV(t *testing.T, name string) map[string]map[string]string {

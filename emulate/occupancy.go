@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"fmt"
+	"github.com/gpuplayground/playground/kernels/cuda"
 
 	"github.com/gpuplayground/playground/datasheet"
 	"github.com/gpuplayground/playground/occupancy"
@@ -24,18 +25,13 @@ type Occupancy struct {
 	Result occupancy.Result
 }
 
-// measuredRegisters is the registers per thread Nsight Compute read (launch__registers_per_thread)
-// for the table's kernels, JIT-compiled by the driver from the embedded compute_80 PTX for an H100
-// SXM (sm_90) on 2026-11-25 (bench/vgpuvsncu/testdata/h100-ncu-4096.csv; a test keeps them equal).
-// ptxas for another GPU may allocate a few more or fewer.
+// measuredRegisters is the registers per thread measured for the table's kernel whose entry is
+// entry (cuda.Kernel.Registers: its Entry, compiled for an H100).
 func measuredRegisters(entry string) (int, bool) {
-	switch entry {
-	case "cuda_naive", "cuda_coalesced", "cuda_smem":
-		return 32, true
-	case "cuda_regblock":
-		return 111, true
-	case "cuda_wmma_bf16":
-		return 38, true
+	for _, k := range cuda.Kernels() {
+		if k.Entry == entry && k.Registers > 0 {
+			return k.Registers, true
+		}
 	}
 	return 0, false
 }

@@ -48,10 +48,15 @@ type Kernel struct {
 	// Pad, when over 1, rounds n up to a multiple of Pad before launching (WMMA's m16n16k16
 	// fragments need multiples of 16; the host zero-pads the inputs and drops the padding of C).
 	Pad int
+	// Registers is the registers per thread of an own kernel's Entry as the driver compiled it for
+	// an H100 SXM (sm_90) from the embedded compute_80 PTX, as Nsight Compute read them
+	// (launch__registers_per_thread, 2026-11-25, bench/vgpuvsncu/testdata/h100-ncu-4096.csv; a test
+	// keeps them equal); ptxas for another GPU may allocate a few more or fewer. Zero: not measured.
+	Registers int
 	// GFLOPS is a deliberately pessimistic throughput, in GFLOP/s (10⁹ FLOP/s), for the Precision the
 	// kernel runs in (FP32 for cuBLAS SGEMM), and GFLOPS64 the same for float64 (0: float64 not taken).
-	// They are estimates, never measurements and never shown as such: no GPU has been measured for
-	// this project yet (docs/benchmarks.md). They are set several times below what the slowest
+	// They are estimates, never measurements and never shown as such (the measurements are in
+	// docs/benchmarks.md). They are set several times below what the slowest
 	// device the playground supports (compute capability 7.0 and newer; e.g. an NVIDIA T4, 8.1 TFLOP/s
 	// FP32 and 0.25 TFLOP/s FP64 peak per its datasheet) should reach, and are used only to refuse a
 	// run that would overrun the run time limit (EstimateSeconds).
@@ -94,20 +99,20 @@ func Kernels() []Kernel {
 			GFLOPS: 1000},
 		{Name: "cuda-naive", Summary: "one thread per element of C, uncoalesced",
 			Source: ownSource, Entry: "cuda_naive", DTypes: f32,
-			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, AnyBlock: true, GFLOPS: 25},
+			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, AnyBlock: true, Registers: 32, GFLOPS: 25},
 		{Name: "cuda-coalesced", Summary: "one thread per element of C, warps read rows",
 			Source: ownSource, Entry: "cuda_coalesced", DTypes: f32,
-			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, AnyBlock: true, GFLOPS: 100},
+			Block: [3]int{32, 8, 1}, Tile: [2]int{32, 8}, AnyBlock: true, Registers: 32, GFLOPS: 100},
 		{Name: "cuda-smem", Summary: "32×32 tiles staged in shared memory",
 			Source: ownSource, Entry: "cuda_smem", DTypes: f32,
-			Block: [3]int{32, 32, 1}, Tile: [2]int{32, 32}, GFLOPS: 250},
+			Block: [3]int{32, 32, 1}, Tile: [2]int{32, 32}, Registers: 32, GFLOPS: 250},
 		{Name: "cuda-regblock", Summary: "2-D register blocking: 8×8 outputs per thread",
 			Source: ownSource, Entry: "cuda_regblock", DTypes: f32,
-			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, GFLOPS: 500},
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Registers: 111, GFLOPS: 500},
 		{Name: "cuda-wmma", Summary: "tensor cores through WMMA, BF16/FP16 inputs, FP32 accumulation",
 			Source: ownSource, Entry: "cuda_wmma_bf16", Precision: "bf16", DTypes: f32,
 			Older: &Older{Below: 80, Entry: "cuda_wmma_f16", Precision: "f16"},
-			Block: [3]int{128, 4, 1}, Tile: [2]int{64, 64}, Pad: 16, GFLOPS: 500},
+			Block: [3]int{128, 4, 1}, Tile: [2]int{64, 64}, Pad: 16, Registers: 38, GFLOPS: 500},
 	}
 }
 

@@ -19,10 +19,10 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	cellsimt "github.com/gpuplayground/playground/cells/simt"
 	cellsys "github.com/gpuplayground/playground/cells/systolic"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/systolic"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 
 // Options bound a calibration. The zero value is valid.
@@ -284,12 +284,12 @@ func fillNs(ctx context.Context) (float64, error) {
 // (a GC per kernel, a row and a chart per result), and returns its cost per result.
 func pointSeconds(ctx context.Context) (float64, error) {
 	const points = 4
-	s := experiment.Spec{Kernels: []string{"ikj"}, Sizes: []int{8, 8, 8, 8}, DType: "float32", Repeats: 1, Threads: 1}
-	env := experiment.Env{Kernels: kernels.CPU()}
+	s := harness.Spec{Kernels: []string{"ikj"}, Sizes: []int{8, 8, 8, 8}, DType: "float32", Repeats: 1, Threads: 1}
+	env := harness.Env{Kernels: kernels.CPU()}
 	var ts []float64
 	for range 3 {
 		start := time.Now()
-		if err := experiment.Run(ctx, s, env, &matmul.Results{E: &cellstest.Recorder{}}); err != nil {
+		if err := harness.Run(ctx, s, env, &matmul.Results{E: &cellstest.Recorder{}}); err != nil {
 			return 0, err
 		}
 		ts = append(ts, time.Since(start).Seconds()/points)
@@ -334,7 +334,7 @@ func systolicRates(ctx context.Context) (kernels.SystolicRates, error) {
 		var cycles int64
 		var err error
 		if animated {
-			err = cellsys.Simulate(ctx, s, func(systolic.Frame) {}, func(res cellsys.Result) { cycles = res.Cycles })
+			err = cellsys.Simulate(ctx, s, func(systolicarray.Frame) {}, func(res cellsys.Result) { cycles = res.Cycles })
 		} else {
 			err = cellsys.Simulate(ctx, s, nil, func(res cellsys.Result) { cycles = res.Cycles })
 		}

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
 )
 
 // Kind is one kind of runnable cell: a fenced block in a lesson whose info string is Name. The
@@ -219,7 +219,7 @@ type Row struct {
 }
 
 // ErrorValue is a relative error as a Row value: "NaN" or "Inf" for those (JSON has neither), and
-// "NaN or Inf" for math.MaxFloat64, the mark experiment.Result.RelError and the GPU worker put for an
+// "NaN or Inf" for math.MaxFloat64, the mark harness.Result.RelError and the GPU worker put for an
 // output that held either; a finite error as it is.
 func ErrorValue(x float64) any {
 	switch {
@@ -251,13 +251,13 @@ type Env struct {
 	// where this server has no GPU.
 	Kernels []kernels.Kernel
 	// Limits bound what a run may ask for.
-	Limits experiment.Limits
+	Limits harness.Limits
 	// GPU is this server's GPU host (its worker), whether or not it has a device.
 	GPU GPU
 	// Roofline holds this machine's measured ceilings; a run measures them at first use.
-	Roofline *roofline.Cache
-	// Noise, if not nil, makes timed runs warn when their timings are noisy (experiment.Noise).
-	Noise *experiment.Noise
+	Roofline *peaks.Cache
+	// Noise, if not nil, makes timed runs warn when their timings are noisy (harness.Noise).
+	Noise *harness.Noise
 	// Machine names the machine that runs the runs, for captions and chart series: "" is the
 	// server's own (captions say "this server"); a worker of a cluster (package cluster) gives its
 	// name, since its results are shown on the server's pages.
@@ -281,9 +281,9 @@ type GPU interface {
 	// Unavailable says why GPU kernels cannot run here; "" when they can.
 	Unavailable() string
 	// Device is the first GPU, or nil.
-	Device() *cuda.Device
+	Device() *nvidia.Device
 	// Measure times one GPU kernel in the worker, calling progress after each launch.
-	Measure(ctx context.Context, req gpu.Request, progress func(done int)) (experiment.Result, error)
+	Measure(ctx context.Context, req gpu.Request, progress func(done int)) (harness.Result, error)
 	// Compile compiles CUDA C++ to PTX for Arch; compile errors come back as the compiler's log.
 	Compile(ctx context.Context, source, name string) (string, error)
 	// Arch is the virtual architecture learners' kernels compile for (e.g. 80 for compute_80).
@@ -292,8 +292,8 @@ type GPU interface {
 
 // Harness is the timing harness's view of this server: its kernels, with GPU kernels measured by
 // the GPU worker.
-func (e Env) Harness() experiment.Env {
-	return experiment.Env{Kernels: e.Kernels, Remote: func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
+func (e Env) Harness() harness.Env {
+	return harness.Env{Kernels: e.Kernels, Remote: func(ctx context.Context, kernel string, n int, s harness.Spec, progress func(int)) (harness.Result, error) {
 		return e.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats, Transfers: s.Transfers}, progress)
 	}, Noise: e.Noise}
 }

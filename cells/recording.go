@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"gopkg.in/yaml.v3"
 )
 
@@ -18,12 +18,12 @@ type Recording struct {
 	Cell string `json:"cell"`
 	// SourceSHA256 is the hash (SourceHash) of the cell source the recording was made from; the
 	// lessons refuse a recording whose cell has changed since.
-	SourceSHA256 string              `json:"source_sha256"`
-	Device       string              `json:"device"`
-	Driver       string              `json:"driver"`
-	Date         string              `json:"date"`
-	Command      string              `json:"command"`
-	Results      []experiment.Result `json:"results"`
+	SourceSHA256 string           `json:"source_sha256"`
+	Device       string           `json:"device"`
+	Driver       string           `json:"driver"`
+	Date         string           `json:"date"`
+	Command      string           `json:"command"`
+	Results      []harness.Result `json:"results"`
 }
 
 // Label is the provenance line shown with recorded numbers.

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -24,10 +24,10 @@ import (
 // kernels first appear (each kernel its own colour, KernelSeries), labelled axes with units and a
 // legend. The y axis turns logarithmic when the results span more than 20×, so a whole ladder fits.
 // It returns a complete `<svg>` document without an XML prolog, ready to put inside HTML.
-func Throughput(results []experiment.Result) (string, error) { return ThroughputPeak(results, 0, "") }
+func Throughput(results []harness.Result) (string, error) { return ThroughputPeak(results, 0, "") }
 
 // ThroughputPeak is Throughput with a dashed horizontal line at peak GFLOP/s, labelled (0: none).
-func ThroughputPeak(results []experiment.Result, peak float64, label string) (string, error) {
+func ThroughputPeak(results []harness.Result, peak float64, label string) (string, error) {
 	return rateChart(results, peak, label, RateAxes{Title: "Matrix multiply throughput", Size: "matrix size n (n×n×n, log2 scale)", Unit: "GFLOP/s", What: "throughput"})
 }
 
@@ -37,7 +37,7 @@ type RateAxes struct{ Title, Size, Unit, What string }
 
 // Rate is Throughput for another rate: rate(r) of each result (e.g. a problem's minimal bytes over
 // its median seconds, in GB/s) against n, labelled as axes says.
-func Rate(results []experiment.Result, axes RateAxes, rate func(experiment.Result) float64) (string, error) {
+func Rate(results []harness.Result, axes RateAxes, rate func(harness.Result) float64) (string, error) {
 	rs := slices.Clone(results)
 	for i := range rs {
 		rs[i].GFLOPS = rate(rs[i])
@@ -46,7 +46,7 @@ func Rate(results []experiment.Result, axes RateAxes, rate func(experiment.Resul
 }
 
 // rateChart draws the results' GFLOPS field (the rate in axes.Unit) against n.
-func rateChart(results []experiment.Result, peak float64, label string, axes RateAxes) (string, error) {
+func rateChart(results []harness.Result, peak float64, label string, axes RateAxes) (string, error) {
 	dtype := ""
 	if len(results) > 0 {
 		dtype = " (" + results[0].DType + ")"
@@ -68,7 +68,7 @@ func rateChart(results []experiment.Result, peak float64, label string, axes Rat
 		}
 		byKernel[r.Kernel] = append(byKernel[r.Kernel], plotter.XY{X: float64(r.N), Y: r.GFLOPS})
 	}
-	var best experiment.Result
+	var best harness.Result
 	for _, r := range results {
 		if r.GFLOPS > best.GFLOPS {
 			best = r
@@ -136,7 +136,7 @@ func list(names []string) string {
 }
 
 // xRange pads the n range by half an octave each side so end points are not drawn on the frame.
-func xRange(results []experiment.Result) (lo, hi float64) {
+func xRange(results []harness.Result) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, r := range results {
 		lo, hi = math.Min(lo, float64(r.N)), math.Max(hi, float64(r.N))
@@ -249,7 +249,7 @@ type Array struct {
 }
 
 // Utilisation draws MAC utilisation against the size of a square product (n×n×n, log2 x axis) for
-// each array, from the closed-form cycle count of package systolic (which the simulator's tests equal):
+// each array, from the closed-form cycle count of package sim/systolicarray (which the simulator's tests equal):
 // small products leave most of a big array idle. It returns a complete `<svg>` document.
 func Utilisation(arrays []Array, cycles func(N, n int) (macs, cycles int64)) (string, error) {
 	p := newPlot("Systolic array utilisation (simulated cycle counts)")

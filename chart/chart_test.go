@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 )
 
 func TestThroughputIsCompleteSVGWithLegendAndLabels(t *testing.T) {
-	results := []experiment.Result{
+	results := []harness.Result{
 		{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5},
 		{Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9},
 		{Kernel: "naive", N: 128, DType: "float32", GFLOPS: 1.2},
@@ -40,7 +40,7 @@ func TestThroughputIsCompleteSVGWithLegendAndLabels(t *testing.T) {
 }
 
 func TestThroughputSinglePointAndEmpty(t *testing.T) {
-	for _, rs := range [][]experiment.Result{nil, {{Kernel: "ikj", N: 1, DType: "float64", GFLOPS: 0}}} {
+	for _, rs := range [][]harness.Result{nil, {{Kernel: "ikj", N: 1, DType: "float64", GFLOPS: 0}}} {
 		if _, err := Throughput(rs); err != nil {
 			t.Errorf("Throughput(%v): %v", rs, err)
 		}
@@ -112,7 +112,7 @@ func TestAllReduceChart(t *testing.T) {
 }
 
 func TestThroughputLogAxisAndPeak(t *testing.T) {
-	rs := []experiment.Result{{Kernel: "naive", N: 256, DType: "float32", GFLOPS: 0.6}, {Kernel: "simd", N: 256, DType: "float32", GFLOPS: 120}}
+	rs := []harness.Result{{Kernel: "naive", N: 256, DType: "float32", GFLOPS: 0.6}, {Kernel: "simd", N: 256, DType: "float32", GFLOPS: 120}}
 	svg, err := ThroughputPeak(rs, 300, "theoretical peak")
 	if err != nil {
 		t.Fatal(err)

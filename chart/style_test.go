@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // Every chart carries a title and a description (its accessible name), is in sans-serif text that
 // follows the page's colour (currentColor), and names no serif font.
 func TestChartsAreAccessibleAndThemed(t *testing.T) {
-	tput, err := Throughput([]experiment.Result{{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9}})
+	tput, err := Throughput([]harness.Result{{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestKernelColoursAreStable(t *testing.T) {
 			idx = i
 		}
 	}
-	alone, _ := Throughput([]experiment.Result{{Kernel: "gonum", N: 64, GFLOPS: 9}})
-	mixed, _ := Throughput([]experiment.Result{{Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "naive", N: 64, GFLOPS: 1}, {Kernel: "gonum", N: 64, GFLOPS: 9}})
+	alone, _ := Throughput([]harness.Result{{Kernel: "gonum", N: 64, GFLOPS: 9}})
+	mixed, _ := Throughput([]harness.Result{{Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "naive", N: 64, GFLOPS: 1}, {Kernel: "gonum", N: 64, GFLOPS: 9}})
 	if !colourOf(alone, idx) || !colourOf(mixed, idx) {
 		t.Errorf("gonum is not palette colour %d in both charts", idx)
 	}

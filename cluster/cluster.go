@@ -24,7 +24,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // WorkerUser is the NATS user name workers log in with on the embedded server; their password is
@@ -55,7 +55,7 @@ type Config struct {
 	// LocalWorker runs jobs on this machine, in this process, like a worker that never leaves.
 	LocalWorker bool
 	// Local is this machine's GPU report, for the local worker's announcement.
-	Local cuda.Report
+	Local nvidia.Report
 	// Kinds names the kinds the local worker runs (its announcement).
 	Kinds []string
 	// Class is the local worker's class of machine, for cells' `machine:` key; "" is none.

@@ -20,10 +20,10 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 	}
 	if join := os.Getenv(envJoin); join != "" {
 		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds,
-			Heartbeat: testHeartbeat, Devices: func(context.Context) cuda.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
+			Heartbeat: testHeartbeat, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
 		if err := RunWorker(context.Background(), cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)
@@ -58,11 +58,11 @@ func TestMain(m *testing.M) {
 }
 
 // fakeReport is a machine with or without a (pretend) GPU; no GPU kernel of the tests runs on it.
-func fakeReport(withGPU bool) cuda.Report {
+func fakeReport(withGPU bool) nvidia.Report {
 	if !withGPU {
-		return cuda.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
+		return nvidia.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
 	}
-	return cuda.Report{Driver: "13.0", Compiler: "NVRTC 13.0", Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132}}}
+	return nvidia.Report{Driver: "13.0", Compiler: "NVRTC 13.0", Devices: []nvidia.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132}}}
 }
 
 // testKinds are the built-in kinds plus `nap`: `ms: N` sleeps N ms after a progress event (before
@@ -263,7 +263,7 @@ func (r *recorder) ranOn() string {
 
 // execute runs a cell of kind through the cluster as the server's queue would.
 func execute(ctx context.Context, c *Cluster, kind, source string) (*recorder, error) {
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: experiment.DefaultLimits()}
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
 	k, _ := cells.Lookup(testKinds(env), kind)
 	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: source})
 	if err != nil {
@@ -524,7 +524,7 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
 	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
-		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
+		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -702,7 +702,7 @@ func TestPageMachineClass(t *testing.T) {
 	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
 	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
 	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
-		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
+		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
 	resp, err := http.Get("http://" + addr + "/api/machines")
 	if err != nil {
 		t.Fatal(err)
@@ -853,7 +853,7 @@ func TestServePrintsWorkerCommand(t *testing.T) {
 	background(t, "Serve", func(ctx context.Context) error {
 		return Serve(ctx, ServeConfig{
 			Server: server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
-				Devices: func(context.Context) cuda.Report { return fakeReport(false) }},
+				Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
 			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
 	})
 	var join, token, addr string
@@ -999,7 +999,7 @@ func TestWorkerAsksThePage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	src := "kernels: [ikj, webgpu-tiled]\nsizes: [16]\nrepeats: 2\n"
-	env := cells.Env{Kernels: kernels.CPU(), Limits: experiment.DefaultLimits()}
+	env := cells.Env{Kernels: kernels.CPU(), Limits: harness.DefaultLimits()}
 	k, _ := cells.Lookup(testKinds(env), "matmul")
 	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: src})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -53,7 +53,7 @@ func TestFairQueueOverWorkers(t *testing.T) {
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
 	base := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, Token: "class", InstructorToken: "teach",
-		Devices: func(context.Context) cuda.Report { return fakeReport(false) }, Out: io.Discard})
+		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
 	wa, wb := signIn(t, base, "A"), signIn(t, base, "B")
 
 	var mu sync.Mutex

@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/gpu"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // Probe asks a GPU worker process (package gpu; the playground binary's hidden gpu-worker
 // subcommand by default) what this machine offers for GPU work, then stops it.
-func Probe(ctx context.Context, t gpu.Transport) cuda.Report {
+func Probe(ctx context.Context, t gpu.Transport) nvidia.Report {
 	if t == nil {
 		t = selfGPU()
 	}
@@ -33,7 +33,7 @@ func selfGPU() gpu.Transport {
 
 // describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
 // NATS subject token).
-func describe(id, name string, r cuda.Report, kinds []string) Machine {
+func describe(id, name string, r nvidia.Report, kinds []string) Machine {
 	m := Machine{ID: id, Name: machineName(name), CPU: cpuModel(), Cores: runtime.NumCPU(),
 		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
 	for _, d := range r.Devices {

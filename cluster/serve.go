@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -26,13 +26,13 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if !cfg.Cluster.LocalWorker && cfg.Cluster.Listen == "" && cfg.Cluster.URL == "" {
 		return errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
 	}
-	var report cuda.Report
+	var report nvidia.Report
 	if cfg.Server.Devices != nil {
 		report = cfg.Server.Devices(ctx)
 	} else {
 		report = Probe(ctx, cfg.Server.Worker)
 	}
-	cfg.Server.Devices = func(context.Context) cuda.Report { return report } // probed once, here
+	cfg.Server.Devices = func(context.Context) nvidia.Report { return report } // probed once, here
 	kinds := cfg.Server.Kinds
 	if kinds == nil {
 		kinds = builtin.Kinds

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // svgTokens lists what an SVG document draws: each element with its attributes in order, its text,
@@ -50,7 +50,7 @@ func svgTokens(t *testing.T, svg string) []string {
 // The charts this project draws go through the sanitiser unchanged: every element, attribute and
 // text of each one is kept, in order (and each passes the fuzz test's check).
 func TestSanitizeKeepsCharts(t *testing.T) {
-	throughput, err := chart.ThroughputPeak([]experiment.Result{
+	throughput, err := chart.ThroughputPeak([]harness.Result{
 		{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9},
 		{Kernel: "naive", N: 128, DType: "float32", GFLOPS: 1.2}, {Kernel: "gonum", N: 128, DType: "float32", GFLOPS: 12},
 	}, 100, "peak (datasheet)")

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/testcert"
-	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -37,7 +37,7 @@ func TestWorkersOverTLS(t *testing.T) {
 
 	worker := func(ctx context.Context, name, ca string) error {
 		return RunWorker(ctx, WorkerConfig{Join: url, Token: "tok", CA: ca, Name: name, Kinds: testKinds,
-			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) cuda.Report { return fakeReport(false) }})
+			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -71,7 +71,7 @@ func TestServeUsesTheWebCertificateForWorkers(t *testing.T) {
 	background(t, "Serve", func(ctx context.Context) error {
 		return Serve(ctx, ServeConfig{
 			Server: server.Config{Addr: "127.0.0.1:0", Kinds: testKinds, Out: out, TLSCert: certFile, TLSKey: keyFile,
-				Devices: func(context.Context) cuda.Report { return fakeReport(false) }},
+				Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
 			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
 	})
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "GPU Playground: https://"); time.Sleep(20 * time.Millisecond) {

@@ -19,11 +19,11 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
 )
 
 // WorkerConfig is how a worker joins: `playground worker -join URL -token T`.
@@ -45,14 +45,14 @@ type WorkerConfig struct {
 	Slots int
 	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds.
 	Kinds func(cells.Env) []cells.Kind
-	// Limits bound what a run may ask for; zero fields take experiment.DefaultLimits.
-	Limits experiment.Limits
+	// Limits bound what a run may ask for; zero fields take harness.DefaultLimits.
+	Limits harness.Limits
 	// GPU starts the GPU worker process. Default: this executable's hidden gpu-worker subcommand.
 	GPU gpu.Transport
 	// Devices, if set, replaces the GPU report (tests).
-	Devices func(context.Context) cuda.Report
+	Devices func(context.Context) nvidia.Report
 	// Roofline sizes the ceilings' measurement (zero: the defaults).
-	Roofline roofline.Options
+	Roofline peaks.Options
 	// Heartbeat is how often the worker announces itself. Default 1 s; the server's must match.
 	Heartbeat time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
@@ -97,7 +97,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		m.Report = Probe(ctx, cfg.GPU)
 	}
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU(m.Unavailable())...), Limits: lim, GPU: m,
-		Roofline: &roofline.Cache{Options: cfg.Roofline}, Machine: machineName(cfg.Name)}
+		Roofline: &peaks.Cache{Options: cfg.Roofline}, Machine: machineName(cfg.Name)}
 	kinds := cfg.Kinds(env)
 	var names []string
 	for _, k := range kinds {

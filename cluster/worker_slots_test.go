@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -185,7 +185,7 @@ func startInProcessWorker(t *testing.T, c *Cluster, name string, slots int, p *p
 	done := make(chan error, 1)
 	go func() {
 		done <- RunWorker(ctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: name, Slots: slots, Kinds: p.kinds,
-			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) cuda.Report { return fakeReport(false) }})
+			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
 	}()
 	var once sync.Once
 	var err error

@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -98,7 +98,7 @@ func cellSel(id string) string {
 
 func TestLessonRunInBrowser(t *testing.T) {
 	exe := chromiumPath(t)
-	base, stopServer := serveStoppable(t, server.Config{Noise: experiment.DefaultNoise()}) // noisy timings get their warning, as in the playground command
+	base, stopServer := serveStoppable(t, server.Config{Noise: harness.DefaultNoise()}) // noisy timings get their warning, as in the playground command
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(t, exe, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
 	defer cancelAlloc()
 	ctx, cancelTab := chromedp.NewContext(actx)
@@ -400,6 +400,6 @@ func TestLessonRunInBrowser(t *testing.T) {
 }
 
 func nvrtcPresent() bool {
-	_, err := cuda.LoadNVRTC()
+	_, err := nvidia.LoadNVRTC()
 	return err == nil
 }

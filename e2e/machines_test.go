@@ -13,7 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cluster"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -27,8 +27,8 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "01-machines.md"), []byte(lesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	noGPU := func(context.Context) cuda.Report {
-		return cuda.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
+	noGPU := func(context.Context) nvidia.Report {
+		return nvidia.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
 	}
 	menu := `document.getElementById("machine-pick")`
 	options := `[...document.querySelectorAll("#machine-pick option")].map((o) => o.textContent).join("|")`

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/server"
 )
@@ -362,7 +362,7 @@ func TestQuizAndPredictionInBrowser(t *testing.T) {
 
 // A run on a busy machine says its timings are noisy and offers to run again.
 func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
-	busy := &experiment.Noise{Spread: 1.5, MinSeconds: 1e-3, Load: func() (float64, int, bool) { return 9, 2, true }}
+	busy := &harness.Noise{Spread: 1.5, MinSeconds: 1e-3, Load: func() (float64, int, bool) { return 9, 2, true }}
 	p := openPageWith(t, 1200, 1000, server.Config{Noise: busy})
 	cell := cellSel("04-counting-flops-0")
 	p.open("04-counting-flops")

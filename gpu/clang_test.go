@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // needClang finds clang; in CI (CI=true) a missing clang fails the test, elsewhere it skips.
 func needClang(t *testing.T) {
 	t.Helper()
-	if _, err := cuda.FindClang(); err != nil {
+	if _, err := nvidia.FindClang(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("clang is required in CI (Debian: apt-get install clang): %v", err)
 		}
@@ -24,11 +24,11 @@ func needClang(t *testing.T) {
 	}
 }
 
-// The compile worker uses clang where NVRTC is missing (forced here with cuda.CompilerEnv, which the
+// The compile worker uses clang where NVRTC is missing (forced here with nvidia.CompilerEnv, which the
 // worker inherits): PTX comes back, and a compile error reads as NVRTC's does, on the cell's lines.
 func TestCompileWithClangThroughTheRealWorker(t *testing.T) {
 	needClang(t)
-	t.Setenv(cuda.CompilerEnv, "clang")
+	t.Setenv(nvidia.CompilerEnv, "clang")
 	c, _ := realCompiler(t)
 	ptx, err := c.Compile(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 86)
 	if err != nil || !strings.Contains(ptx, ".entry twice(") || !strings.Contains(ptx, ".target sm_80") {
@@ -43,15 +43,15 @@ func TestCompileWithClangThroughTheRealWorker(t *testing.T) {
 // With no compiler at all the compile says so and names the packages: never a verdict on the
 // kernel (no "cell.cu(LINE)" for the cell to call a compile error).
 func TestCompileWithoutAnyCompilerNamesThePackages(t *testing.T) {
-	t.Setenv(cuda.CompilerEnv, "clang") // NVRTC is not looked at…
-	t.Setenv("PATH", t.TempDir())       // …and there is no clang
+	t.Setenv(nvidia.CompilerEnv, "clang") // NVRTC is not looked at…
+	t.Setenv("PATH", t.TempDir())         // …and there is no clang
 	c, _ := realCompiler(t)
 	_, err := c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
-	if err == nil || !strings.HasPrefix(err.Error(), cuda.NoCompiler) || strings.Contains(err.Error(), "cell.cu(") {
-		t.Fatalf("got %v, want %q", err, cuda.NoCompiler)
+	if err == nil || !strings.HasPrefix(err.Error(), nvidia.NoCompiler) || strings.Contains(err.Error(), "cell.cu(") {
+		t.Fatalf("got %v, want %q", err, nvidia.NoCompiler)
 	}
 	r := Probe(context.Background(), &Supervisor{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}})
-	if r.Compiler != "none" || !strings.Contains(strings.Join(r.Notes, "\n"), cuda.NoCompiler) {
+	if r.Compiler != "none" || !strings.Contains(strings.Join(r.Notes, "\n"), nvidia.NoCompiler) {
 		t.Errorf("probe: compiler %q, notes %q; want none and a note naming the packages", r.Compiler, r.Notes)
 	}
 }
@@ -68,7 +68,7 @@ func mustExe(t *testing.T) string {
 // The device report names the compiler the worker uses.
 func TestProbeNamesTheCompiler(t *testing.T) {
 	needClang(t)
-	t.Setenv(cuda.CompilerEnv, "clang")
+	t.Setenv(nvidia.CompilerEnv, "clang")
 	s := &Supervisor{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}}
 	defer s.Close()
 	if r := Probe(context.Background(), s); !strings.HasPrefix(r.Compiler, "clang 1") && !strings.HasPrefix(r.Compiler, "clang 2") {
@@ -83,7 +83,7 @@ func TestClangCompileBombTakesTooLong(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("clang is killed with its worker on Linux only")
 	}
-	t.Setenv(cuda.CompilerEnv, "clang")
+	t.Setenv(nvidia.CompilerEnv, "clang")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the worker makes clang's folder here
 	c, _ := realCompiler(t)

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // Compile limits: a learner's source is compiled in a fresh worker process of its own, which sets
@@ -38,11 +38,11 @@ func (e *CompileTimeoutError) Error() string {
 // Compiler compiles CUDA C++ to PTX, each compile in a fresh, short-lived worker process started by
 // Transport (the same gpu-worker subcommand as the GPU worker's), under a time and a memory limit,
 // confined so that the compiler can read no file of the server's (compileHere; docs/gpu.md,
-// "Compilers"), after the source rule (cuda.CheckIncludes) has refused any #include but the
+// "Compilers"), after the source rule (nvidia.CheckIncludes) has refused any #include but the
 // playground's headers.
-// The worker uses NVRTC when it loads, else clang (with the prelude kernels/cuda/src/clang_prelude.h)
-// when one is on PATH, else fails with cuda.NoCompiler, which names the packages to install
-// (cuda.ChosenCompiler; the device report's Compiler field says which one this server uses).
+// The worker uses NVRTC when it loads, else clang (with the prelude gpu/nvidia/src/clang_prelude.h)
+// when one is on PATH, else fails with nvidia.NoCompiler, which names the packages to install
+// (nvidia.ChosenCompiler; the device report's Compiler field says which one this server uses).
 type Compiler struct {
 	Transport Transport
 	// Timeout defaults to CompileTimeout, Memory (bytes) to CompileMemory, Parallel to
@@ -71,7 +71,7 @@ func (c *Compiler) limits() (time.Duration, int64) {
 // Compile compiles src (called name in the compiler's log) to PTX for compute_<arch> (clang: for
 // sm_80, or sm_70 below compute_80). A source that does not compile returns an error holding the
 // compiler's log, whose lines read "name(LINE): error: …" from either compiler; no compiler returns
-// an error starting with cuda.NoCompiler;
+// an error starting with nvidia.NoCompiler;
 // one that takes longer than the time limit returns a *CompileTimeoutError; one that runs out of
 // its memory says so. When ctx ends, the compile is stopped (or no longer waited for) at once and
 // context.Cause(ctx) is returned.
@@ -137,11 +137,11 @@ func compileTransport(t Transport) (tr Transport, cleanup func()) {
 }
 
 // compileEnv is the environment a compile worker starts with, less its TMPDIR: where programs
-// (clang), libraries (NVRTC) and CUDA's headers (cuda.IncludeEnv) are found and the compiler choice
-// (cuda.CompilerEnv); nothing else of the server's (no tokens, no data folder).
+// (clang), libraries (NVRTC) and CUDA's headers (nvidia.IncludeEnv) are found and the compiler choice
+// (nvidia.CompilerEnv); nothing else of the server's (no tokens, no data folder).
 func compileEnv() []string {
 	env := []string{"LC_ALL=C"}
-	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", cuda.CompilerEnv, cuda.IncludeEnv} {
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -157,19 +157,19 @@ func mib(b int64) string {
 }
 
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
-// with clang, else an error that starts with cuda.NoCompiler, with CUDA's headers from
-// cuda.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
+// with clang, else an error that starts with nvidia.NoCompiler, with CUDA's headers from
+// nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
 // may be shorter) kills this process, and clang with it.
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
 // environment, nobody under root, Landlock), so the compiler can read no file of the server's even
 // past the source rule; a worker that cannot confine itself does not compile.
 func compileHere(req Request) (string, error) {
-	nv, cl, err := cuda.ChosenCompiler()
+	nv, cl, err := nvidia.ChosenCompiler()
 	if err != nil {
 		return "", err
 	}
-	headers := cuda.FindHeaders(nv) // before confine clears the environment (cuda.IncludeEnv)
+	headers := nvidia.FindHeaders(nv) // before confine clears the environment (nvidia.IncludeEnv)
 	if req.MemoryLimit > 0 {
 		dir, note, err := confine(nv, cl, headers)
 		if dir != "" {
@@ -184,5 +184,5 @@ func compileHere(req Request) (string, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
 	defer cancel()
-	return cuda.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
+	return nvidia.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/filetricks"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // The compile worker applies the source rule itself, whatever the caller checked: each trick of the
@@ -30,7 +30,7 @@ func TestCompileWorkerRefusesFileTricks(t *testing.T) {
 			} else {
 				needClang(t)
 			}
-			t.Setenv(cuda.CompilerEnv, compiler)
+			t.Setenv(nvidia.CompilerEnv, compiler)
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp)
 			c := &Compiler{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}}

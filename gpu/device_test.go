@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // requireGPU skips (always, CI included: CI has no GPU) when this machine has no CUDA device.
 func requireGPU(t *testing.T) {
 	t.Helper()
-	r := cuda.Probe()
+	r := nvidia.Probe()
 	if r.Unavailable != "" {
 		t.Skipf("skipping GPU test: %s", r.Unavailable)
 	}
@@ -29,17 +29,17 @@ func TestGPURunsEveryKernel(t *testing.T) {
 	checkEveryKernel(t, realWorker(t), []int{256, 100, 1100})
 }
 
-// checkEveryKernel runs every GPU kernel of the table (kernels/cuda/ladder.go) through s at each
+// checkEveryKernel runs every GPU kernel of the table (gpu/nvidia/ladder.go) through s at each
 // size, in each dtype it takes, and wants a correct, timed result with one progress line per launch
 // and the copies timed.
 func checkEveryKernel(t *testing.T, s *Supervisor, sizes []int) {
 	t.Helper()
-	for _, row := range cuda.Kernels() {
+	for _, row := range nvidia.Kernels() {
 		kernel := row.Name
 		for _, n := range sizes {
 			for _, dtype := range row.DTypes {
 				t.Run(fmt.Sprintf("%s/%s/n=%d", kernel, dtype, n), func(t *testing.T) {
-					var res *experiment.Result
+					var res *harness.Result
 					progress := 0
 					err := s.Do(context.Background(), Request{Op: "run", Kernel: kernel, N: n, DType: dtype, Repeats: 3, Transfers: true},
 						func(r Response) {
@@ -85,7 +85,7 @@ func checkCustomAndFault(t *testing.T, s *Supervisor, faulty func(good string) s
 	if report.Unavailable != "" {
 		t.Fatal(report.Unavailable)
 	}
-	nv, err := cuda.LoadNVRTC()
+	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func checkCustomAndFault(t *testing.T, s *Supervisor, faulty func(good string) s
 	// As a cell does: the source is compiled first (here with NVRTC in the test; in a cell by the
 	// sandboxed Compiler), and the worker gets the PTX, never the source.
 	run := func(src string, n int) error {
-		ptx, err := cuda.CompileArch(nv, src, "cell.cu", arch)
+		ptx, err := nvidia.CompileArch(nv, src, "cell.cu", arch)
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/fakecuda"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // The GPU worker's whole run path on a machine without a GPU, through purego, against
@@ -64,7 +64,7 @@ func TestFakeCUDARefusesWhatTheTableDoesNot(t *testing.T) {
 
 func TestFakeCUDACustomKernelAndFault(t *testing.T) {
 	fakecuda.Setup(t)
-	if _, err := cuda.LoadNVRTC(); err != nil {
+	if _, err := nvidia.LoadNVRTC(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("NVRTC is required in CI: %v", err)
 		}

@@ -13,8 +13,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // WorkerCommand is the hidden subcommand that turns this binary into the GPU worker.
@@ -48,7 +48,7 @@ func Serve(in io.Reader, out io.Writer) {
 		}
 		switch req.Op {
 		case "probe":
-			r := cuda.Probe()
+			r := nvidia.Probe()
 			_ = enc.Encode(Response{ID: req.ID, Report: &r, Done: true})
 		case "compile":
 			resp := Response{ID: req.ID, Done: true}
@@ -74,7 +74,7 @@ func Serve(in io.Reader, out io.Writer) {
 				dev, err = openDevice()
 			}
 			if err == nil {
-				var r experiment.Result
+				var r harness.Result
 				r, err = dev.run(req, func(done, total int) {
 					_ = enc.Encode(Response{ID: req.ID, Progress: &[2]int{done, total}})
 				})
@@ -96,16 +96,16 @@ func Serve(in io.Reader, out io.Writer) {
 // Probe asks the supervisor's worker for the device report. A worker that fails, hangs past
 // ProbeTimeout or breaks the protocol yields a report whose Unavailable says so; Probe never returns
 // an error.
-func Probe(ctx context.Context, s *Supervisor) cuda.Report {
+func Probe(ctx context.Context, s *Supervisor) nvidia.Report {
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
-	var r *cuda.Report
+	var r *nvidia.Report
 	err := s.Do(ctx, Request{Op: "probe"}, func(resp Response) { r = resp.Report })
 	if err == nil && r == nil {
 		err = fmt.Errorf("it answered without a report")
 	}
 	if err != nil {
-		return cuda.Report{Unavailable: "no CUDA device: the GPU probe failed: " + err.Error()}
+		return nvidia.Report{Unavailable: "no CUDA device: the GPU probe failed: " + err.Error()}
 	}
 	return *r
 }
@@ -115,7 +115,7 @@ const ProbeTimeout = 20 * time.Second
 
 // Run has the worker measure one kernel (a "run" request), passing each progress line's count of
 // finished launches to progress, and returns its result.
-func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (experiment.Result, error) {
+func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (harness.Result, error) {
 	r, err := run(ctx, s, req, progress)
 	if err != nil {
 		return r, fmt.Errorf("%s at n=%d: %w", req.Kernel, req.N, err)
@@ -123,10 +123,10 @@ func Run(ctx context.Context, s *Supervisor, req Request, progress func(done int
 	return r, nil
 }
 
-// run is Run without the kernel and size in its error, which experiment.Run adds to its note.
-func run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (experiment.Result, error) {
+// run is Run without the kernel and size in its error, which harness.Run adds to its note.
+func run(ctx context.Context, s *Supervisor, req Request, progress func(done int)) (harness.Result, error) {
 	req.Op = "run"
-	var res *experiment.Result
+	var res *harness.Result
 	err := s.Do(ctx, req, func(r Response) {
 		if r.Progress != nil && progress != nil {
 			progress(r.Progress[0])
@@ -139,7 +139,7 @@ func run(ctx context.Context, s *Supervisor, req Request, progress func(done int
 		err = fmt.Errorf("GPU worker answered %s without a result", req.Kernel)
 	}
 	if err != nil {
-		return experiment.Result{}, err
+		return harness.Result{}, err
 	}
 	return *res, nil
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 const fakeCommand = "fake-worker"
@@ -288,7 +288,7 @@ func realWorker(t *testing.T) *Supervisor {
 
 func TestProbeThroughTheRealWorker(t *testing.T) {
 	got := Probe(context.Background(), realWorker(t))
-	want := cuda.Probe()
+	want := nvidia.Probe()
 	if got.Unavailable != want.Unavailable || len(got.Devices) != len(want.Devices) {
 		t.Errorf("worker report %+v, want %+v", got, want)
 	}
@@ -319,7 +319,7 @@ func TestServeAnswersUnknownOps(t *testing.T) {
 
 func needNVRTC(t *testing.T) {
 	t.Helper()
-	if _, err := cuda.LoadNVRTC(); err != nil {
+	if _, err := nvidia.LoadNVRTC(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("NVRTC is required in CI: %v", err)
 		}
@@ -592,7 +592,7 @@ func TestSupervisorPanicInReaderIsAnError(t *testing.T) {
 }
 
 func TestRunWithoutGPUSaysWhy(t *testing.T) {
-	if _, err := cuda.LoadDriver(); err == nil {
+	if _, err := nvidia.LoadDriver(); err == nil {
 		t.Skip("this machine has a GPU")
 	}
 	err := realWorker(t).Do(context.Background(), Request{Op: "run", Kernel: "cublas", N: 64, DType: "float32", Repeats: 1}, func(Response) {})

@@ -7,21 +7,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // The confined compile worker reads CUDA's headers (its sandbox allows their folder) with either
-// compiler: the one that cuda.IncludeEnv names first, else the one cuda.FindHeaders finds.
+// compiler: the one that nvidia.IncludeEnv names first, else the one nvidia.FindHeaders finds.
 
-// compilers runs f once with NVRTC and once with clang (cuda.CompilerEnv, which the worker
+// compilers runs f once with NVRTC and once with clang (nvidia.CompilerEnv, which the worker
 // inherits), each skipping (failing in CI) without its compiler.
 func compilers(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	t.Run("NVRTC", func(t *testing.T) { needNVRTC(t); t.Setenv(cuda.CompilerEnv, "nvrtc"); f(t) })
-	t.Run("clang", func(t *testing.T) { needClang(t); t.Setenv(cuda.CompilerEnv, "clang"); f(t) })
+	t.Run("NVRTC", func(t *testing.T) { needNVRTC(t); t.Setenv(nvidia.CompilerEnv, "nvrtc"); f(t) })
+	t.Run("clang", func(t *testing.T) { needClang(t); t.Setenv(nvidia.CompilerEnv, "clang"); f(t) })
 }
 
-// A folder named by cuda.IncludeEnv is searched first: its cuda_fp16.h (here a test's own) is the
+// A folder named by nvidia.IncludeEnv is searched first: its cuda_fp16.h (here a test's own) is the
 // one the worker's compiler reads, through the sandbox.
 func TestCompileWorkerReadsTheHeadersFolderFirst(t *testing.T) {
 	dir := t.TempDir()
@@ -34,7 +34,7 @@ func TestCompileWorkerReadsTheHeadersFolderFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(cuda.IncludeEnv, dir)
+	t.Setenv(nvidia.IncludeEnv, dir)
 	compilers(t, func(t *testing.T) {
 		c, _ := realCompiler(t)
 		src := "#include <cuda_fp16.h>\nextern \"C\" __global__ void k(int* x) { x[0] = fromTheTestFolder(); }\n"
@@ -47,8 +47,8 @@ func TestCompileWorkerReadsTheHeadersFolderFirst(t *testing.T) {
 
 // mma.h (nvcuda::wmma) compiles in the confined worker with CUDA's real headers.
 func TestCompileWorkerWithCUDAHeaders(t *testing.T) {
-	if cuda.FindHeaders(nil) == "" {
-		why := "no CUDA headers (cuda_fp16.h) in " + strings.Join(cuda.HeaderDirs(os.Getenv(cuda.IncludeEnv), nil), ", ")
+	if nvidia.FindHeaders(nil) == "" {
+		why := "no CUDA headers (cuda_fp16.h) in " + strings.Join(nvidia.HeaderDirs(os.Getenv(nvidia.IncludeEnv), nil), ", ")
 		if os.Getenv("CI") == "true" {
 			t.Fatal(why)
 		}
@@ -69,8 +69,8 @@ extern "C" __global__ void mm(const half* a, const half* b, float* c) {
 `
 	compilers(t, func(t *testing.T) {
 		c, _ := realCompiler(t)
-		dir := cuda.FindHeaders(nil)
-		if v := cuda.HeadersVersion(dir); os.Getenv(cuda.CompilerEnv) == "clang" && v != 11080 && os.Getenv("CI") != "true" {
+		dir := nvidia.FindHeaders(nil)
+		if v := nvidia.HeadersVersion(dir); os.Getenv(nvidia.CompilerEnv) == "clang" && v != 11080 && os.Getenv("CI") != "true" {
 			t.Skipf("skipping: clang with CUDA's headers is tested with CUDA 11.8's (CI's); %s holds CUDA %d's", dir, v)
 		}
 		ptx, err := c.Compile(context.Background(), src, "cell.cu", 80)

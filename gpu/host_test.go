@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 func TestBF16Rounding(t *testing.T) {
@@ -62,7 +62,7 @@ func TestPad(t *testing.T) {
 
 // Every 16-bit precision of the GPU kernel table has a conversion, and only those.
 func TestTo16CoversTheTable(t *testing.T) {
-	for _, row := range cuda.Kernels() {
+	for _, row := range nvidia.Kernels() {
 		for _, cc := range []int{70, 75, 80, 90} {
 			_, prec := row.On(cc, "float32")
 			if is16 := prec == "bf16" || prec == "f16"; (to16(prec) != nil) != is16 {

@@ -4,15 +4,15 @@ import (
 	"context"
 	"sync"
 
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // Machine is a server's GPU as cell kinds use it (it satisfies cells.GPU): the device report from
 // the probe, and the supervised worker that does all GPU work.
 type Machine struct {
 	Worker *Supervisor
-	Report cuda.Report
+	Report nvidia.Report
 	// Compiler compiles learners' kernels, each in a process of its own under time and memory
 	// limits; nil: one with the default limits over the Worker's Transport.
 	Compiler *Compiler
@@ -24,7 +24,7 @@ type Machine struct {
 func (m *Machine) Unavailable() string { return m.Report.Unavailable }
 
 // Device is the first GPU, or nil.
-func (m *Machine) Device() *cuda.Device {
+func (m *Machine) Device() *nvidia.Device {
 	if m.Report.Unavailable != "" || len(m.Report.Devices) == 0 {
 		return nil
 	}
@@ -32,8 +32,8 @@ func (m *Machine) Device() *cuda.Device {
 }
 
 // Measure times one kernel in the worker (Run); its error does not repeat the kernel and size,
-// which the caller (experiment.Run's note) names.
-func (m *Machine) Measure(ctx context.Context, req Request, progress func(done int)) (experiment.Result, error) {
+// which the caller (harness.Run's note) names.
+func (m *Machine) Measure(ctx context.Context, req Request, progress func(done int)) (harness.Result, error) {
 	return run(ctx, m.Worker, req, progress)
 }
 

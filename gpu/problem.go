@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/problems"
 )
 
 // customFunction loads a learner's kernel from req.PTX, compiled beforehand by the sandboxed
 // Compiler (this worker, which holds the GPU and runs unconfined, never compiles learner source:
 // docs/security.md), and returns its entry point and the module to unload after the run.
-func (d *device) customFunction(req Request) (*cuda.Function, *cuda.Module, error) {
+func (d *device) customFunction(req Request) (*nvidia.Function, *nvidia.Module, error) {
 	if req.PTX == "" {
 		return nil, nil, errors.New("a custom kernel needs its PTX (compiled by the Compiler), not its source")
 	}
@@ -53,7 +53,7 @@ func problemRequest(req Request) (*problems.Problem, problems.Precision, error) 
 
 // deviceBuffers are one launch's buffers on the device, in the problem's order.
 type deviceBuffers struct {
-	ptrs  []cuda.DevicePtr
+	ptrs  []nvidia.DevicePtr
 	bytes []int
 }
 
@@ -82,7 +82,7 @@ func (db *deviceBuffers) free(d *device) {
 // before every launch (outside the timed span), a warm-up and Repeats timed launches with
 // req.SharedBytes of dynamic shared memory, then the output checked against the problem's float64
 // reference at req.Precision (matmul above 1024: sampledEntries random entries).
-func (d *device) runCustom(req Request, res experiment.Result, progress func(done, total int)) (experiment.Result, error) {
+func (d *device) runCustom(req Request, res harness.Result, progress func(done, total int)) (harness.Result, error) {
 	p, prec, err := problemRequest(req)
 	if err != nil {
 		return res, err
@@ -191,7 +191,7 @@ func (d *device) timeCustom(p *problems.Problem, req Request, host [][]float64, 
 	h2d, err := timed(func() error {
 		for i, b := range p.Buffers {
 			if !b.Output {
-				if err := cuda.CopyIn(d.ctx, db.ptrs[i], b.Encode(host[i], req.DType)); err != nil {
+				if err := nvidia.CopyIn(d.ctx, db.ptrs[i], b.Encode(host[i], req.DType)); err != nil {
 					return err
 				}
 			}
@@ -224,11 +224,11 @@ func (d *device) timeCustom(p *problems.Problem, req Request, host [][]float64, 
 }
 
 // timedCopyOut copies the device buffer src into dst, timed.
-func (d *device) timedCopyOut(dst []byte, src cuda.DevicePtr) (float64, error) {
+func (d *device) timedCopyOut(dst []byte, src nvidia.DevicePtr) (float64, error) {
 	timed, done, err := d.timer()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	return timed(func() error { return cuda.CopyOut(d.ctx, dst, src) })
+	return timed(func() error { return nvidia.CopyOut(d.ctx, dst, src) })
 }

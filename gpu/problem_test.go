@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/problems"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
 )
@@ -21,7 +21,7 @@ func TestGPUProblems(t *testing.T) {
 	if report.Unavailable != "" {
 		t.Fatal(report.Unavailable)
 	}
-	nv, err := cuda.LoadNVRTC()
+	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestGPUProblems(t *testing.T) {
 	}
 	for _, k := range pt.Kernels() {
 		// As a cell does: compiled first (in a cell by the sandboxed Compiler), the worker gets the PTX.
-		ptx, err := cuda.CompileArch(nv, k.Source, "cell.cu", arch)
+		ptx, err := nvidia.CompileArch(nv, k.Source, "cell.cu", arch)
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}

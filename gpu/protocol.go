@@ -1,8 +1,8 @@
 package gpu
 
 import (
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // The worker protocol (docs/worker.md): the supervisor writes one Request as a JSON line to the
@@ -26,7 +26,7 @@ type Request struct {
 	// (compileHere), and exit after answering: the Compiler's one-compile workers.
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 
-	// run: the kernel (a name of the GPU kernel table, cuda.Kernels: docs/gpu-kernels.md; or custom
+	// run: the kernel (a name of the GPU kernel table, nvidia.Kernels: docs/gpu-kernels.md; or custom
 	// with PTX, Entry, Block and Grid: the PTX of a learner's kernel, compiled beforehand by the
 	// sandboxed Compiler, for the device's architecture or an older one; the worker compiles no
 	// learner source), the size, precision, timed repeats after one warm-up, and whether to time the
@@ -51,10 +51,10 @@ type Request struct {
 type Response struct {
 	ID int64 `json:"id"`
 	// Progress is [done, total] units of work; each progress line restarts the launch time limit.
-	Progress *[2]int            `json:"progress,omitempty"`
-	Report   *cuda.Report       `json:"report,omitempty"`
-	PTX      string             `json:"ptx,omitempty"`
-	Result   *experiment.Result `json:"result,omitempty"`
+	Progress *[2]int         `json:"progress,omitempty"`
+	Report   *nvidia.Report  `json:"report,omitempty"`
+	PTX      string          `json:"ptx,omitempty"`
+	Result   *harness.Result `json:"result,omitempty"`
 	// Fatal says the worker's GPU state is broken (a sticky CUDA error) and it exits after this line;
 	// the supervisor starts a fresh one for the next request.
 	Fatal bool   `json:"fatal,omitempty"`

@@ -11,23 +11,23 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // device is the worker's GPU state, made on the first run and kept for the worker's life. All of it
 // is used from the one OS thread that Serve locks.
 type device struct {
-	ctx  *cuda.Context
+	ctx  *nvidia.Context
 	cc   int
-	own  *cuda.Module // kernels/cuda/src/matmul.cu
-	blas *cuda.CuBLAS
+	own  *nvidia.Module // gpu/nvidia/src/matmul.cu
+	blas *nvidia.CuBLAS
 	rng  *rand.Rand
 }
 
 func openDevice() (*device, error) {
-	drv, err := cuda.LoadDriver()
+	drv, err := nvidia.LoadDriver()
 	if err != nil {
 		return nil, fmt.Errorf("no CUDA device: %w", err)
 	}
@@ -45,23 +45,23 @@ func openDevice() (*device, error) {
 // ownModule compiles matmul.cu for this device with NVRTC and loads it. It loads the embedded PTX
 // instead where NVRTC is missing (a machine with only the driver) or where NVRTC is newer than the
 // driver, whose JIT then refuses the PTX with CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
-func (d *device) ownModule() (*cuda.Module, error) {
+func (d *device) ownModule() (*nvidia.Module, error) {
 	if d.own != nil {
 		return d.own, nil
 	}
-	src, err := fs.ReadFile(cuda.Sources, "src/matmul.cu")
+	src, err := fs.ReadFile(nvidia.Sources, "src/matmul.cu")
 	if err != nil {
 		return nil, err
 	}
 	why := ""
-	if nv, nvErr := cuda.LoadNVRTC(); nvErr != nil {
+	if nv, nvErr := nvidia.LoadNVRTC(); nvErr != nil {
 		why = fmt.Sprintf("no NVRTC (%v)", nvErr)
 	} else {
 		arch, err := nv.ArchFor(d.cc)
 		if err != nil {
 			return nil, err
 		}
-		ptx, err := cuda.CompileArch(nv, string(src), "matmul.cu", arch)
+		ptx, err := nvidia.CompileArch(nv, string(src), "matmul.cu", arch)
 		if err != nil {
 			return nil, err
 		}
@@ -71,11 +71,11 @@ func (d *device) ownModule() (*cuda.Module, error) {
 		}
 		why = fmt.Sprintf("NVRTC's PTX: %v", err)
 	}
-	arch, ok := cuda.BestPTXArch(d.cc)
+	arch, ok := nvidia.BestPTXArch(d.cc)
 	if !ok {
 		return nil, fmt.Errorf("%s and no embedded PTX for sm_%d", why, d.cc)
 	}
-	b, err := fs.ReadFile(cuda.PTX, cuda.PTXName("matmul.cu", arch))
+	b, err := fs.ReadFile(nvidia.PTX, nvidia.PTXName("matmul.cu", arch))
 	if err != nil {
 		return nil, err
 	}
@@ -87,31 +87,31 @@ func (d *device) ownModule() (*cuda.Module, error) {
 
 // tooNewPTX reports the driver refusing PTX made by a newer CUDA than its own.
 func tooNewPTX(err error) bool {
-	var ce *cuda.Error
+	var ce *nvidia.Error
 	return errors.As(err, &ce) && ce.Name == "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
 }
 
-func (d *device) cublas() (*cuda.CuBLAS, error) {
+func (d *device) cublas() (*nvidia.CuBLAS, error) {
 	if d.blas != nil {
 		return d.blas, nil
 	}
 	var err error
-	d.blas, err = cuda.Loader{}.CuBLAS(d.ctx)
+	d.blas, err = nvidia.Loader{}.CuBLAS(d.ctx)
 	return d.blas, err
 }
 
 // sticky reports a CUDA error that leaves the context unusable (the 7xx launch failures): the worker
 // must exit and be restarted.
 func sticky(err error) bool {
-	var ce *cuda.Error
+	var ce *nvidia.Error
 	return errors.As(err, &ce) && ce.Code >= 700 && ce.Code < 800
 }
 
 // run measures one kernel at one size: warm-up and Repeats timed launches (CUDA events), optional
 // copy times, and the relative error against a float64 reference. progress is called after each launch.
-func (d *device) run(req Request, progress func(done, total int)) (experiment.Result, error) {
+func (d *device) run(req Request, progress func(done, total int)) (harness.Result, error) {
 	n := req.N
-	res := experiment.Result{Kernel: req.Kernel, N: n, DType: req.DType}
+	res := harness.Result{Kernel: req.Kernel, N: n, DType: req.DType}
 	if n < 1 || req.Repeats < 1 {
 		return res, fmt.Errorf("bad run request: n=%d repeats=%d", n, req.Repeats)
 	}
@@ -141,7 +141,7 @@ const PoisonWord = 0xFFFFFFFF
 
 // launcher returns the function that launches a row of the GPU kernel table as l says, on the device
 // buffers *dA, *dB and *dC (read when it is called, after they are allocated).
-func (d *device) launcher(row cuda.Kernel, l cuda.Launch, dA, dB, dC *cuda.DevicePtr, dtype string) (func() error, error) {
+func (d *device) launcher(row nvidia.Kernel, l nvidia.Launch, dA, dB, dC *nvidia.DevicePtr, dtype string) (func() error, error) {
 	m := l.N
 	if row.BLAS != nil {
 		blas, err := d.cublas()
@@ -170,7 +170,7 @@ func (d *device) launcher(row cuda.Kernel, l cuda.Launch, dA, dB, dC *cuda.Devic
 	}, nil
 }
 
-func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, progress func(done, total int)) (experiment.Result, error) {
+func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progress func(done, total int)) (harness.Result, error) {
 	n := req.N
 	var zero T
 	elem := int(unsafe.Sizeof(zero))
@@ -179,11 +179,11 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 	kernels.Random(d.rng, b)
 
 	p := plan{precision: req.DType, padded: n}
-	var dA, dB, dC cuda.DevicePtr
+	var dA, dB, dC nvidia.DevicePtr
 	var err error
-	// One of the GPU kernel table's rows (kernels/cuda/ladder.go): a cuBLAS call or an entry point
+	// One of the GPU kernel table's rows (gpu/nvidia/ladder.go): a cuBLAS call or an entry point
 	// of matmul.cu, with its launch shape and input precision on this device.
-	row, ok := cuda.LookupKernel(req.Kernel)
+	row, ok := nvidia.LookupKernel(req.Kernel)
 	if !ok {
 		return res, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
 	}
@@ -229,15 +229,15 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 
 	h2d, err := timed(func() error {
 		if a16 != nil {
-			if err := cuda.CopyIn(d.ctx, dA, a16); err != nil {
+			if err := nvidia.CopyIn(d.ctx, dA, a16); err != nil {
 				return err
 			}
-			return cuda.CopyIn(d.ctx, dB, b16)
+			return nvidia.CopyIn(d.ctx, dB, b16)
 		}
-		if err := cuda.CopyIn(d.ctx, dA, a); err != nil {
+		if err := nvidia.CopyIn(d.ctx, dA, a); err != nil {
 			return err
 		}
-		return cuda.CopyIn(d.ctx, dB, b)
+		return nvidia.CopyIn(d.ctx, dB, b)
 	})
 	if err != nil {
 		return res, err
@@ -263,7 +263,7 @@ func runTyped[T kernels.Float](d *device, req Request, res experiment.Result, pr
 		return res, err
 	}
 	c := make([]T, pd*pd)
-	d2h, err := timed(func() error { return cuda.CopyOut(d.ctx, c, dC) })
+	d2h, err := timed(func() error { return nvidia.CopyOut(d.ctx, c, dC) })
 	if err != nil {
 		return res, err
 	}

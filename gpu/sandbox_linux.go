@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // nobody is the user and group (Debian's nobody and nogroup) that a compile runs as when the server
@@ -19,7 +19,7 @@ import (
 const nobody = 65534
 
 // confine shuts a one-compile worker in, after it has chosen its compiler (nv or cl) and the folder
-// of CUDA's headers (headers, "" for none; cuda.FindHeaders) and before the compiler reads the
+// of CUDA's headers (headers, "" for none; nvidia.FindHeaders) and before the compiler reads the
 // learner's source: a fresh empty working folder (dir, under the temporary
 // folder), no environment but PATH and TMPDIR (".", the working folder, which stays reachable when
 // its full path is not), and, for the calling OS thread (which it locks for good: the compile runs
@@ -31,7 +31,7 @@ const nobody = 65534
 // what this machine leaves out (a kernel without Landlock; a user namespace without nobody, where
 // Landlock then holds alone); err is a step that failed, and the compile must then not run. The
 // caller removes dir where it can.
-func confine(nv *cuda.NVRTC, cl *cuda.Clang, headers string) (dir, note string, err error) {
+func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string) (dir, note string, err error) {
 	runtime.LockOSThread()                    // never unlocked: the thread ends with the worker
 	readable := compilerDirs(nv, cl, headers) // before the environment (LD_LIBRARY_PATH) goes
 	if nv != nil {
@@ -189,7 +189,7 @@ func dropRoot() error {
 // of LD_LIBRARY_PATH, NVRTC's own folder, clang's program folder and the one above it (clang
 // re-runs itself, and finds its libraries and resources there: /usr/lib/llvm-14/bin and
 // /usr/lib/llvm-14), and the folder of CUDA's headers, headers (when not "").
-func compilerDirs(nv *cuda.NVRTC, cl *cuda.Clang, headers string) []string {
+func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string) []string {
 	triplet := "x86_64-linux-gnu"
 	if runtime.GOARCH == "arm64" {
 		triplet = "aarch64-linux-gnu"

@@ -2,11 +2,11 @@
 
 package gpu
 
-import "github.com/gpuplayground/playground/kernels/cuda"
+import "github.com/gpuplayground/playground/gpu/nvidia"
 
-// confine adds nothing off Linux: there the source rule (cuda.CheckIncludes) alone keeps the
+// confine adds nothing off Linux: there the source rule (nvidia.CheckIncludes) alone keeps the
 // compiler to the playground's headers.
-func confine(*cuda.NVRTC, *cuda.Clang, string) (dir, note string, err error) {
+func confine(*nvidia.NVRTC, *nvidia.Clang, string) (dir, note string, err error) {
 	return "", sandboxNote(), nil
 }
 

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
-// GPU is the table of kernels/cuda/ladder.go, row for row and in its order; a kernel that will run
+// GPU is the table of gpu/nvidia/ladder.go, row for row and in its order; a kernel that will run
 // on a worker carries the table's estimate, and one that will not costs nothing.
 func TestGPUKernelsComeFromTheTable(t *testing.T) {
-	rows := cuda.Kernels()
+	rows := nvidia.Kernels()
 	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock", "cuda-wmma"}
 	for _, reason := range []string{"", "no CUDA device (test)"} {
 		ks := GPU(reason)
@@ -43,7 +43,7 @@ func TestGPUKernelsComeFromTheTable(t *testing.T) {
 	}
 }
 
-func namesOf(rows []cuda.Kernel) []string {
+func namesOf(rows []nvidia.Kernel) []string {
 	var out []string
 	for _, r := range rows {
 		out = append(out, r.Name)

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // Float is the element type of a matrix: float32 or float64.
@@ -69,7 +69,7 @@ type Kernel struct {
 // as a measurement. A CPU kernel is priced from the rates measured on this machine
 // (CurrentRates().KernelSeconds: package calibrate, run at server start-up or kept from an earlier
 // run), or from DefaultRates before that. A GPU kernel's is the GPU kernel table's datasheet-based,
-// pessimistic guess (kernels/cuda/ladder.go, docs/gpu-kernels.md): no GPU is measured for it. A
+// pessimistic guess (gpu/nvidia/ladder.go, docs/gpu-kernels.md): no GPU is measured for it. A
 // kernel that will not run here (Unavailable) costs nothing.
 func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
 	if k.Unavailable != "" {
@@ -112,13 +112,13 @@ func CPU() []Kernel {
 }
 
 // GPU lists the GPU kernels a cell may name, in ladder order, one per row of the GPU kernel table
-// (cuda.Kernels, kernels/cuda/ladder.go): cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16
-// inputs with FP32 accumulation), and the project's own CUDA kernels from kernels/cuda/src/matmul.cu.
+// (nvidia.Kernels, gpu/nvidia/ladder.go): cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16
+// inputs with FP32 accumulation), and the project's own CUDA kernels from gpu/nvidia/src/matmul.cu.
 // With a reason they are Unavailable and cost nothing; without one they are Remote, with the
 // table's run-time estimate.
 func GPU(reason string) []Kernel {
 	var ks []Kernel
-	for _, row := range cuda.Kernels() {
+	for _, row := range nvidia.Kernels() {
 		k := Kernel{Name: row.Name, Summary: row.Summary, Unavailable: reason, Remote: reason == "", OnGPU: true, DTypes: row.DTypes}
 		if reason == "" {
 			k.estimate = row.EstimateSeconds

@@ -12,28 +12,28 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
-	"github.com/gpuplayground/playground/roofline"
 )
 
 // noGPU is a server without a GPU whose NVRTC, if installed, compiles in this process.
-type noGPU struct{ nvrtc *cuda.NVRTC }
+type noGPU struct{ nvrtc *nvidia.NVRTC }
 
-func (noGPU) Unavailable() string  { return "no CUDA device: libcuda.so.1 not found (test)" }
-func (noGPU) Device() *cuda.Device { return nil }
-func (noGPU) Arch() int            { return 80 }
-func (noGPU) Measure(context.Context, gpu.Request, func(int)) (experiment.Result, error) {
-	return experiment.Result{}, errors.New("no GPU here")
+func (noGPU) Unavailable() string    { return "no CUDA device: libcuda.so.1 not found (test)" }
+func (noGPU) Device() *nvidia.Device { return nil }
+func (noGPU) Arch() int              { return 80 }
+func (noGPU) Measure(context.Context, gpu.Request, func(int)) (harness.Result, error) {
+	return harness.Result{}, errors.New("no GPU here")
 }
 func (g noGPU) Compile(_ context.Context, src, name string) (string, error) {
 	if g.nvrtc == nil {
 		return "", errors.New("no NVRTC")
 	}
-	return cuda.CompileArch(g.nvrtc, src, name, 80)
+	return nvidia.CompileArch(g.nvrtc, src, name, 80)
 }
 
 // TestEveryCellRuns runs every cell of every embedded lesson, and every action of it, as written,
@@ -44,7 +44,7 @@ func TestEveryCellRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every lesson experiment (about a minute)")
 	}
-	nv, nvErr := cuda.LoadNVRTC()
+	nv, nvErr := nvidia.LoadNVRTC()
 	if nvErr != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("NVRTC is required in CI: %v", nvErr)
 	}
@@ -69,7 +69,7 @@ func TestEveryCellRuns(t *testing.T) {
 // budget of a lesson cell is 20 s on a 2-core machine (docs/benchmarks.md), a speed target that
 // lives here rather than in a test that a busy machine could break. Run with -benchtime 1x.
 func BenchmarkLessonCells(b *testing.B) {
-	nv, _ := cuda.LoadNVRTC()
+	nv, _ := nvidia.LoadNVRTC()
 	kinds, all := lessonsWithoutGPU(b, nv)
 	for _, l := range all {
 		for _, c := range l.Cells {
@@ -105,13 +105,13 @@ func actions(k cells.Kind) []string {
 
 // lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if
 // not nil, compiling in this process).
-func lessonsWithoutGPU(tb testing.TB, nv *cuda.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
+func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
 	tb.Helper()
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found (test)")...),
-		Limits:   experiment.DefaultLimits(),
+		Limits:   harness.DefaultLimits(),
 		GPU:      noGPU{nvrtc: nv},
-		Roofline: &roofline.Cache{Options: roofline.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
+		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
 	}
 	kinds := builtin.Kinds(env)
 	all, err := lessons.Load(lessons.Embedded, kinds)
@@ -130,7 +130,7 @@ func runCell(t *testing.T, k cells.Kind, action string, c lessons.Cell, mayBeWro
 	if err != nil {
 		t.Fatal(err)
 	}
-	if est := run.Estimate(); est > experiment.DefaultLimits().RunTimeout {
+	if est := run.Estimate(); est > harness.DefaultLimits().RunTimeout {
 		t.Errorf("estimated %v, over the default run time limit", est)
 	}
 	var rec cellstest.Recorder
@@ -208,10 +208,10 @@ func browserKernels(c lessons.Cell) []string {
 }
 
 // On a GPU machine the server knows the GPU kernels with the table's pessimistic run-time estimates
-// (kernels/cuda/ladder.go), and checks every lesson cell against the default run time limit at
+// (gpu/nvidia/ladder.go), and checks every lesson cell against the default run time limit at
 // start-up: the estimates must not make it refuse its own lessons.
 func TestLessonsFitTheRunLimitWithGPUEstimates(t *testing.T) {
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: experiment.DefaultLimits(), GPU: noGPU{}, Roofline: &roofline.Cache{}}
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: harness.DefaultLimits(), GPU: noGPU{}, Roofline: &peaks.Cache{}}
 	if _, err := lessons.Load(lessons.Embedded, builtin.Kinds(env)); err != nil {
 		t.Fatalf("with the GPU kernels' estimates a GPU server would not start: %v", err)
 	}

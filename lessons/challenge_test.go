@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/lessons"
 )
 
@@ -19,7 +19,7 @@ import (
 // testdata/challenges/<lesson>.cu (a learner's possible answer) does, judged as static/goal.js judges
 // it: the row of the challenge's table picked by its row: values, then each check.
 func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
-	nv, err := cuda.LoadNVRTC()
+	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("NVRTC is required in CI: %v", err)

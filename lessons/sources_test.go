@@ -16,7 +16,7 @@ func TestLessonCodeIsTheRealCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("../kernels/cuda/src/matmul.cu")
+	src, err := os.ReadFile("../gpu/nvidia/src/matmul.cu")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness/peaks"
 )
 
 // The abuse suite: what an attacker on loopback could send, over the real websocket. Every case
@@ -220,7 +220,7 @@ func TestAbuseLargestSpecs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the largest spec of every kind")
 	}
-	cfg := Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}
+	cfg := Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}
 	_, base := startServer(t, cfg)
 	stop := healthWatch(t, base)
 	rss := rssMiB()
@@ -254,7 +254,7 @@ func TestAbuseLargestSpecs(t *testing.T) {
 	}
 	// A cuda cell at its caps: 32 sizes, compared with every CPU kernel and the project's GPU kernels
 	// (all emulated here, with the learner's own), hundreds of rows.
-	if _, err := cuda.LoadNVRTC(); err == nil || os.Getenv("CI") == "true" {
+	if _, err := nvidia.LoadNVRTC(); err == nil || os.Getenv("CI") == "true" {
 		dir := t.TempDir()
 		if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
 			t.Fatal(err)
@@ -331,8 +331,8 @@ func TestAbuseHeavySpecsRefusedAtParse(t *testing.T) {
 }
 
 // noDevice is the device report of a server without a GPU (no probe).
-func noDevice(context.Context) cuda.Report {
-	return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
+func noDevice(context.Context) nvidia.Report {
+	return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 }
 
 // A preprocessor bomb in a cuda cell: Stop ends its compile at once, and left alone it ends with

@@ -20,7 +20,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 
 	"github.com/gpuplayground/playground/store"
 )
@@ -290,7 +290,7 @@ func boardChart(title string, b cellBoard) (string, error) {
 		return "", nil
 	}
 	best := map[string]float64{}
-	var results []experiment.Result
+	var results []harness.Result
 	for _, r := range b.Rows {
 		if r.Shared || len(r.Values) <= max(ki, ni, gi) {
 			continue
@@ -302,7 +302,7 @@ func boardChart(title string, b cellBoard) (string, error) {
 			continue
 		}
 		name := r.Student + ": " + kernel
-		results = append(results, experiment.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad})
+		results = append(results, harness.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad})
 		best[name] = math.Max(best[name], g)
 	}
 	if len(results) == 0 {
@@ -318,7 +318,7 @@ func boardChart(title string, b cellBoard) (string, error) {
 		for _, name := range names[:MaxBoardSeries] {
 			keep[name] = true
 		}
-		results = slices.DeleteFunc(results, func(r experiment.Result) bool { return !keep[r.Kernel] })
+		results = slices.DeleteFunc(results, func(r harness.Result) bool { return !keep[r.Kernel] })
 		title += fmt.Sprintf(" (the %d fastest of %d)", MaxBoardSeries, len(best))
 	}
 	svg, err := chart.Throughput(results)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/filetricks"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // plantSecret writes a secret file that any user could read (so only the compiler's protections,
@@ -51,9 +51,9 @@ func useCompiler(t *testing.T, name string) {
 	var err error
 	switch name {
 	case "nvrtc":
-		_, err = cuda.LoadNVRTC()
+		_, err = nvidia.LoadNVRTC()
 	case "clang":
-		_, err = cuda.FindClang()
+		_, err = nvidia.FindClang()
 	}
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -61,7 +61,7 @@ func useCompiler(t *testing.T, name string) {
 		}
 		t.Skipf("skipping: no %s (%v)", name, err)
 	}
-	t.Setenv(cuda.CompilerEnv, name)
+	t.Setenv(nvidia.CompilerEnv, name)
 }
 
 // A signed-in student's cuda cell tries every way of making the compiler read a planted secret file

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/systolic"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness/peaks"
 )
 
 const cudaLesson = "---\ntitle: K\nsummary: s\norder: 1\n---\n\n```cuda\n" + cudaCellSrc + "```\n\n```matmul\nkernels: [ikj]\nsizes: [8]\n```\n"
@@ -33,7 +33,7 @@ extern "C" __global__ void twice_mm(const float* A, const float* B, float* C, in
 
 func requireNVRTC(t *testing.T) {
 	t.Helper()
-	if _, err := cuda.LoadNVRTC(); err != nil {
+	if _, err := nvidia.LoadNVRTC(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("NVRTC is required in CI: %v", err)
 		}
@@ -48,8 +48,8 @@ func cudaServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	// RunRate -1: these tests send many runs in a row, and are not about the rate limit.
-	_, base := startServer(t, Config{LessonsDir: dir, RunRate: -1, Devices: func(ctx context.Context) cuda.Report {
-		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
+	_, base := startServer(t, Config{LessonsDir: dir, RunRate: -1, Devices: func(ctx context.Context) nvidia.Report {
+		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 	}})
 	return base
 }
@@ -161,8 +161,8 @@ func TestRecordedResultsWithoutGPU(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "recorded", "k-1.json"), []byte(rec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Config{LessonsDir: dir, Devices: func(context.Context) cuda.Report {
-		return cuda.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
+	_, base := startServer(t, Config{LessonsDir: dir, Devices: func(context.Context) nvidia.Report {
+		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 	}})
 	ws := dial(t, base)
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-1", Source: "kernels: [ikj, cublas]\nsizes: [8]\nrepeats: 1"}}); err != nil {
@@ -258,8 +258,8 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 }
 
 func TestRooflineCell(t *testing.T) {
-	_, base := startServer(t, Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
-	var c roofline.Ceilings
+	_, base := startServer(t, Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
+	var c peaks.Ceilings
 	if resp, err := http.Get(base + "/api/roofline"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("/api/roofline before any run: %v, %v; want 404 (not measured yet, and it never measures)", resp, err)
 	}
@@ -376,7 +376,7 @@ func TestCUDACellSanitizerAndPrintf(t *testing.T) {
 // Without a GPU a roofline cell's CUDA kernels run in the virtual GPU and stand on the chart at the
 // intensity their counts give, under the datasheet GPU's roof, labelled emulated and modelled.
 func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
-	_, base := startServer(t, Config{Devices: noDevice, Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
+	_, base := startServer(t, Config{Devices: noDevice, Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
 	ws := dial(t, base)
 	src := "kernels: [ikj, cuda-naive, cuda-smem]\nsizes: [64]\nrepeats: 1\ngpu: T4"
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "re", RunRequest: &RunRequest{Lesson: "14-the-roofline", Cell: "14-the-roofline-0", Source: src}}); err != nil {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 var (
@@ -39,8 +39,8 @@ func FuzzHandleFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		fuzzServerOnce.Do(func() {
-			fuzzServer, fuzzServerErr = New(Config{Devices: func(context.Context) cuda.Report {
-				return cuda.Report{Unavailable: "no CUDA device: fuzzing"}
+			fuzzServer, fuzzServerErr = New(Config{Devices: func(context.Context) nvidia.Report {
+				return nvidia.Report{Unavailable: "no CUDA device: fuzzing"}
 			}})
 		})
 		if fuzzServerErr != nil {

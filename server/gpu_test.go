@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/internal/fakecuda"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
 )
 
 func fakeGPUServer(t *testing.T, cfg Config) string {
@@ -95,7 +95,7 @@ func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 
 // With a GPU, the roofline also shows the device's own roofs, derived from its attributes.
 func TestRooflineShowsTheDevice(t *testing.T) {
-	ws := dial(t, fakeGPUServer(t, Config{Roofline: roofline.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}))
+	ws := dial(t, fakeGPUServer(t, Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}))
 	src := "kernels: [ikj]\nsizes: [32]\nrepeats: 1"
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "14-the-roofline", Cell: "14-the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestFakeCUDAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, base := startServer(t, Config{Worker: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}})
-	var report cuda.Report
+	var report nvidia.Report
 	err = getJSON(t, base+"/api/devices", &report)
 	if err != nil || report.Unavailable != "" || len(report.Devices) != 1 || report.Devices[0].Name != fakecuda.DeviceName ||
 		len(report.Libraries) == 0 || report.Libraries[0].Path != filepath.Join(dir, "libcuda.so.1") {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 )
 
 const fakeGPUCommand = "fake-gpu-worker"
@@ -43,13 +43,13 @@ func fakeGPU() {
 		_ = json.Unmarshal(sc.Bytes(), &req)
 		switch req.Op {
 		case "probe":
-			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Report: &cuda.Report{Driver: "13.0",
-				Devices: []cuda.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30,
+			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Report: &nvidia.Report{Driver: "13.0",
+				Devices: []nvidia.Device{{Name: "Fake GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30,
 					ClockKHz: 1980000, MemoryClockKHz: 2619000, MemoryBusBits: 5120}}}})
 		case "compile": // with the real compiler where there is one, so that the PTX runs in the virtual GPU
 			ptx := "// fake PTX for " + req.Name
-			if nv, cl, err := cuda.ChosenCompiler(); err == nil {
-				if ptx, err = cuda.CompileWith(context.Background(), nv, cl, req.Source, req.Name, req.Arch); err != nil {
+			if nv, cl, err := nvidia.ChosenCompiler(); err == nil {
+				if ptx, err = nvidia.CompileWith(context.Background(), nv, cl, req.Source, req.Name, req.Arch); err != nil {
 					_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Error: err.Error()})
 					continue
 				}
@@ -66,7 +66,7 @@ func fakeGPU() {
 			for i := 1; i <= req.Repeats+1; i++ {
 				_ = enc.Encode(gpu.Response{ID: req.ID, Progress: &[2]int{i, req.Repeats + 1}})
 			}
-			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Result: &experiment.Result{
+			_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Result: &harness.Result{
 				Kernel: req.Kernel, N: req.N, DType: req.DType, Seconds: 1e-3, MinSeconds: 1e-3, MaxSeconds: 1e-3,
 				GFLOPS: 1, OK: true, H2DSeconds: map[bool]float64{true: 1}[req.Transfers]}})
 		}

@@ -27,12 +27,12 @@ import (
 	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/lessons"
-	"github.com/gpuplayground/playground/roofline"
 	"github.com/gpuplayground/playground/static"
 	"github.com/gpuplayground/playground/store"
 )
@@ -65,12 +65,12 @@ type Config struct {
 	// gpu.ServeChild first thing in main (and in TestMain).
 	Worker gpu.Transport
 	// Devices, if set, replaces the device report from the worker (tests).
-	Devices func(context.Context) cuda.Report
+	Devices func(context.Context) nvidia.Report
 	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
-	Roofline roofline.Options
+	Roofline peaks.Options
 	// Noise makes timed runs warn when their timings are noisy (nil: never; the playground command
-	// uses experiment.DefaultNoise).
-	Noise *experiment.Noise
+	// uses harness.DefaultNoise).
+	Noise *harness.Noise
 	// MaxConns bounds the websocket connections of the whole server (default 1000);
 	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
 	// and queued or running runs (defaults 16 and 8).
@@ -181,7 +181,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	lim := experiment.Limits{MaxN: c.MaxN, GPUMaxN: c.GPUMaxN, MemoryBytes: c.MemoryBytes, RunTimeout: c.RunTimeout}.WithDefaults()
+	lim := harness.Limits{MaxN: c.MaxN, GPUMaxN: c.GPUMaxN, MemoryBytes: c.MemoryBytes, RunTimeout: c.RunTimeout}.WithDefaults()
 	c.MaxN, c.GPUMaxN, c.MemoryBytes, c.RunTimeout = lim.MaxN, lim.GPUMaxN, lim.MemoryBytes, lim.RunTimeout
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:8080"
@@ -259,7 +259,7 @@ type Server struct {
 	machine string
 	gpu     *gpu.Machine
 	// roof holds this machine's roofline ceilings, measured by the first run that needs them.
-	roof *roofline.Cache
+	roof *peaks.Cache
 
 	shares *shares
 	store  *store.Store
@@ -298,7 +298,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:        cfg,
 		machine:    machineSummary(),
 		gpu:        &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
-		roof:       &roofline.Cache{Options: cfg.Roofline},
+		roof:       &peaks.Cache{Options: cfg.Roofline},
 		shares:     newShares(cfg),
 		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
@@ -313,7 +313,7 @@ func New(cfg Config) (*Server, error) {
 	// otherwise each reports why it did not run.
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), kernels.GPU(s.gpu.Unavailable())...),
-		Limits:   experiment.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
+		Limits:   harness.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		GPU:      s.gpu,
 		Roofline: s.roof,
 		Noise:    cfg.Noise,
@@ -321,7 +321,7 @@ func New(cfg Config) (*Server, error) {
 	s.kinds = cfg.Kinds(env)
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
-	env.Limits = experiment.DefaultLimits()
+	env.Limits = harness.DefaultLimits()
 	lessonKinds := lessons.Kinds(cfg.Kinds(env))
 	if cfg.LessonsDir != "" {
 		d, err := lessons.OpenDir(cfg.LessonsDir, lessonKinds)
@@ -603,7 +603,7 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 	data["Machine"] = s.machine
 	data["GPU"] = s.gpu.Report.Summary()
 	data["NoGPU"] = s.gpu.Unavailable() != ""
-	data["GPUShort"] = cuda.Friendly(s.gpu.Unavailable())
+	data["GPUShort"] = nvidia.Friendly(s.gpu.Unavailable())
 	data["Compiler"] = s.gpu.Report.Compiler
 	data["SignIn"] = s.signIn
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -657,7 +657,7 @@ func (s *Server) kindScript(w http.ResponseWriter, r *http.Request) {
 }
 
 // probe asks the GPU worker for the device report, then stops the worker (idle, it holds nothing).
-func (s *Server) probe() cuda.Report {
+func (s *Server) probe() nvidia.Report {
 	defer s.gpu.Worker.Close()
 	return gpu.Probe(context.Background(), s.gpu.Worker)
 }

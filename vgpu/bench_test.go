@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // BenchmarkNaive256 runs cuda_naive at n = 256 with counting on (the speed target: about
@@ -40,7 +40,7 @@ func BenchmarkRegblock256(b *testing.B) {
 func benchLadder(b *testing.B, kernel string, n int, poisoned bool, cache *CacheConfig) {
 	b.Helper()
 	m := loadPTX(b, 80)
-	k, _ := cuda.LookupKernel(kernel)
+	k, _ := nvidia.LookupKernel(kernel)
 	l := k.LaunchFor(n, 80, "float32")
 	rng := rand.New(rand.NewPCG(1, 2))
 	A, B := Float32Buffer("A", randomMatrix(rng, n)), Float32Buffer("B", randomMatrix(rng, n))

@@ -5,14 +5,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // loadPTX parses the embedded PTX of matmul.cu for a virtual architecture.
 func loadPTX(t testing.TB, arch int) *Module {
 	t.Helper()
-	src, err := cuda.PTX.ReadFile(cuda.PTXName("matmul.cu", arch))
+	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", arch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func reference(t testing.TB, a, b []float32, n int) []float64 {
 }
 
 // runMatmul launches a ladder kernel at size n (padding as the table says) and returns C (n×n).
-func runMatmul(t testing.TB, m *Module, k cuda.Kernel, arch, n int, a, b []float32, round func(float32) uint16) ([]float32, Counts) {
+func runMatmul(t testing.TB, m *Module, k nvidia.Kernel, arch, n int, a, b []float32, round func(float32) uint16) ([]float32, Counts) {
 	t.Helper()
 	l := k.LaunchFor(n, arch, "float32")
 	N := l.N
@@ -86,9 +86,9 @@ func randomMatrix(rng *rand.Rand, n int) []float32 {
 }
 
 func TestLadderKernelsMatchGonum(t *testing.T) {
-	for _, arch := range cuda.PTXArchs {
+	for _, arch := range nvidia.PTXArchs {
 		m := loadPTX(t, arch)
-		for _, k := range cuda.Kernels() {
+		for _, k := range nvidia.Kernels() {
 			if k.Entry == "" {
 				continue
 			}
@@ -122,4 +122,4 @@ func TestLadderKernelsMatchGonum(t *testing.T) {
 	}
 }
 
-func ptxFS(arch int) ([]byte, error) { return cuda.PTX.ReadFile(cuda.PTXName("matmul.cu", arch)) }
+func ptxFS(arch int) ([]byte, error) { return nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", arch)) }

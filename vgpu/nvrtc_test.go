@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // Learner-style kernels compiled by NVRTC (skipped where the library is missing), run in the
@@ -14,7 +14,7 @@ import (
 
 func compileCUDA(t *testing.T, src string) *Module {
 	t.Helper()
-	n, err := cuda.LoadNVRTC()
+	n, err := nvidia.LoadNVRTC()
 	if err != nil {
 		t.Skipf("no NVRTC: %v", err)
 	}

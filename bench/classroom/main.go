@@ -38,7 +38,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/gpu"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -75,8 +75,8 @@ func main() {
 // "STATS goroutines rssKiB".
 func serveChild(dir string) {
 	s, err := server.New(server.Config{DataDir: dir, Token: token, InstructorToken: "bench-teacher", Kinds: builtin.Kinds,
-		Devices: func(context.Context) cuda.Report {
-			return cuda.Report{Unavailable: "the classroom benchmark does not probe GPUs"}
+		Devices: func(context.Context) nvidia.Report {
+			return nvidia.Report{Unavailable: "the classroom benchmark does not probe GPUs"}
 		},
 		MaxConns: 2000, Out: io.Discard,
 		// Every simulated student joins from 127.0.0.1: lift the per-address and per-class limits.

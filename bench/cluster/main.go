@@ -25,8 +25,8 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cluster"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/server"
 )
@@ -68,7 +68,7 @@ func main() {
 
 func run(workerList string, slots, runs, rounds, latencyRuns int) error {
 	ctx := context.Background()
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (bench)")...), Limits: experiment.DefaultLimits()}
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (bench)")...), Limits: harness.DefaultLimits()}
 	kinds := builtin.Kinds(env)
 	parse := func(i int) (server.Job, cells.Run) {
 		m := mix[i%len(mix)]

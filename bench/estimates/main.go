@@ -27,11 +27,11 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
 )
 
 func main() {
@@ -62,8 +62,8 @@ func main() {
 		return
 	}
 	kernels.SetRates(r)
-	env := cells.Env{Kernels: kernels.CPU(), Limits: experiment.DefaultLimits(), GPU: &gpu.Machine{Report: cuda.Report{Unavailable: "no CUDA device (bench)"}},
-		Roofline: &roofline.Cache{}}
+	env := cells.Env{Kernels: kernels.CPU(), Limits: harness.DefaultLimits(), GPU: &gpu.Machine{Report: nvidia.Report{Unavailable: "no CUDA device (bench)"}},
+		Roofline: &peaks.Cache{}}
 	var ratios = map[string][]float64{}
 	point := func(group string, kind cells.Kind, src string) {
 		run, err := kind.Parse(cells.Cell{ID: "bench", Source: src})

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 rm -rf build && mkdir -p build
 export CGO_ENABLED=0
 go test -c -o build/gpu.test ./gpu
-go test -c -o build/cuda.test ./kernels/cuda
+go test -c -o build/cuda.test ./gpu/nvidia
 for cmd in cmd/playground cmd/record bench/gpuladder; do go build -ldflags='-s -w' -o "build/$(basename $cmd)" "./$cmd"; done
 gzip -9 build/*
 du -sh build

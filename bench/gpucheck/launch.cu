@@ -1,5 +1,5 @@
-// launch: runs the playground's own GPU kernels from their embedded PTX (kernels/cuda/ptx), with the
-// launch shapes of the kernel table (kernels/cuda/ladder.go), plus a few memory-bound kernels that a
+// launch: runs the playground's own GPU kernels from their embedded PTX (gpu/nvidia/ptx), with the
+// launch shapes of the kernel table (gpu/nvidia/ladder.go), plus a few memory-bound kernels that a
 // course teaches (copy, transpose naive/tiled/padded, a reduction), so that Nsight Compute can read
 // their hardware counters. Built on the GPU machine by bench/gpucheck/run.sh with nvcc:
 //   nvcc -O3 -arch=sm_90 -o launch bench/gpucheck/launch.cu -lcuda

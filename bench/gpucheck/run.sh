@@ -16,7 +16,7 @@ has() { [[ ",$steps," == *",$1,"* ]]; }
 if has tests; then
   {
     date -u; nvidia-smi; nvidia-smi -q | grep -iE 'clocks|MHz|Product Name|Driver Version|CUDA Version' | head -40
-    echo "== cuda.test"; (cd kernels/cuda && timeout 120 ../../build/cuda.test -test.v) 2>&1 | tail -60
+    echo "== cuda.test"; (cd gpu/nvidia && timeout 120 ../../build/cuda.test -test.v) 2>&1 | tail -60
     echo "== gpu.test"; timeout 300 build/gpu.test -test.run GPU -test.v 2>&1 | tail -80
     echo "== /api/devices"
     data=$(mktemp -d); build/playground -addr 127.0.0.1:18080 -data "$data" >"$data/log" 2>&1 &
@@ -33,9 +33,9 @@ if has record; then
 fi
 if has ncu; then
   nvcc -O3 -arch=sm_90 -o /tmp/launch bench/gpucheck/launch.cu -lcuda >"$OUT/launch.log" 2>&1
-  for n in 512 4096; do /tmp/launch kernels/cuda/ptx/matmul.cu.compute_80.ptx $n 10 >>"$OUT/launch.log" 2>&1; done
+  for n in 512 4096; do /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx $n 10 >>"$OUT/launch.log" 2>&1; done
   for n in 512 4096; do
-    timeout 250 ncu --set full --page raw --csv /tmp/launch kernels/cuda/ptx/matmul.cu.compute_80.ptx $n 1 \
+    timeout 250 ncu --set full --page raw --csv /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx $n 1 \
       >"$OUT/ncu-$n.csv" 2>>"$OUT/launch.log"
   done
 fi

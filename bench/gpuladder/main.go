@@ -8,7 +8,7 @@
 //
 // Per size, every kernel and PyTorch are measured one after another in each of -rounds rounds, so
 // ratios come from the same stretch of time. The kernels are the rows of the GPU kernel table
-// (kernels/cuda/ladder.go, docs/gpu-kernels.md), in its order. It is built here (no Go on the GPU
+// (gpu/nvidia/ladder.go, docs/gpu-kernels.md), in its order. It is built here (no Go on the GPU
 // machine) with CGO_ENABLED=0 go build -o build/gpuladder ./bench/gpuladder, and run there as
 // build/gpuladder -sizes 4096,8192 (the steps are in docs/gpu.md).
 package main
@@ -28,8 +28,8 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
 )
 
 // torchScript times torch.matmul in FP32 with TF32 off, with CUDA events after warm-up, and prints one
@@ -58,7 +58,7 @@ func main() {
 	}
 	sizes := flag.String("sizes", "4096,8192", "square sizes")
 	var all []string
-	for _, k := range cuda.Kernels() {
+	for _, k := range nvidia.Kernels() {
 		all = append(all, k.Name)
 	}
 	kernelList := flag.String("kernels", strings.Join(all, ","), "GPU kernels, in table order (docs/gpu-kernels.md)")

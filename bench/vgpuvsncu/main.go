@@ -1,5 +1,5 @@
 // Command vgpuvsncu sets the virtual GPU's counts and modelled time for each of the project's own GPU
-// kernels (kernels/cuda/ladder.go) beside what Nsight Compute read from the same kernels' hardware
+// kernels (gpu/nvidia/ladder.go) beside what Nsight Compute read from the same kernels' hardware
 // counters on a real GPU, for docs/benchmarks.md. The Nsight Compute side is the raw CSV that
 // bench/gpucheck/run.sh's ncu step writes (`ncu --set full --page raw --csv`, one row per launch; the
 // last launch of each kernel is used); the virtual GPU side is computed here, at the same n, with the
@@ -26,9 +26,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // metrics are the Nsight Compute metrics read from the CSV, in the table's order.
@@ -78,7 +78,7 @@ func main() {
 	}
 	fmt.Println("| kernel | | time µs | warp instructions | global load requests | load sectors | store sectors | shared wavefronts | bank conflicts | DRAM read MB | L1 hit % | L2 hit % | registers | achieved occupancy % | branch efficiency % |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, k := range cuda.Kernels() {
+	for _, k := range nvidia.Kernels() {
 		if k.Entry == "" {
 			continue
 		}

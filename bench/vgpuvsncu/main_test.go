@@ -6,10 +6,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // The virtual GPU's global-memory counts for the project's FP32 kernels equal what Nsight Compute
@@ -21,7 +21,7 @@ import (
 // runs two thread blocks and scales: the kernels are uniform over full tiles, so scaling is exact.
 func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 	hw := readCSV(t, "h100-ncu-4096.csv")
-	src, err := cuda.PTX.ReadFile(cuda.PTXName("matmul.cu", emulate.Arch))
+	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", emulate.Arch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock"} {
-		k, ok := cuda.LookupKernel(name)
+		k, ok := nvidia.LookupKernel(name)
 		if !ok {
 			t.Fatalf("%s is not in the kernel table", name)
 		}
@@ -60,7 +60,7 @@ func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 
 // sampledCounts launches l in the virtual GPU on zero inputs (the counts of these kernels do not
 // depend on the values), running two thread blocks, and returns the counts scaled to the grid.
-func sampledCounts(t *testing.T, mod *vgpu.Module, l cuda.Launch) vgpu.Counts {
+func sampledCounts(t *testing.T, mod *vgpu.Module, l nvidia.Launch) vgpu.Counts {
 	t.Helper()
 	a, b, c := vgpu.NewBuffer("A", 4*l.N*l.N), vgpu.NewBuffer("B", 4*l.N*l.N), vgpu.NewBuffer("C", 4*l.N*l.N)
 	n := vgpu.S32(int32(l.N))
@@ -90,7 +90,7 @@ func TestReadNCUScalesUnits(t *testing.T) {
 // conflicts the virtual GPU does not, docs/vgpu-metrics.md: 55,000 for the padded tile and 1.3% more
 // than the 31 per column read for the unpadded one, against 16.5 million for the unpadded tile).
 func TestTransposeCountsMatchNsightCompute(t *testing.T) {
-	if _, _, err := cuda.ChosenCompiler(); err != nil {
+	if _, _, err := nvidia.ChosenCompiler(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
 // conflicts' wavefronts. The naive transpose is modelled below the tiled one, unlike the
 // measurement: see docs/benchmarks.md.
 func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
-	if _, _, err := cuda.ChosenCompiler(); err != nil {
+	if _, _, err := nvidia.ChosenCompiler(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}

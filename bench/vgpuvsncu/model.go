@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/occupancy"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/sim/occupancy"
 	"github.com/gpuplayground/playground/vgpu"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // lessonSource is bench/gpucheck/launch.cu's copy, transposes (lesson 09) and reductions (lesson
@@ -93,11 +93,11 @@ func dims(s string) ([3]int, error) {
 
 // lessonModule compiles lessonSource for the virtual GPU with the compiler this process has.
 func lessonModule(ctx context.Context) (*vgpu.Module, error) {
-	nv, cl, err := cuda.ChosenCompiler()
+	nv, cl, err := nvidia.ChosenCompiler()
 	if err != nil {
 		return nil, err
 	}
-	ptx, err := cuda.CompileWith(ctx, nv, cl, lessonSource, "lessons.cu", emulate.Arch)
+	ptx, err := nvidia.CompileWith(ctx, nv, cl, lessonSource, "lessons.cu", emulate.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func modelTable(cs []comparison) string {
 // or sample of them when sample > 0; skipped, with a note on stderr, without a CUDA compiler).
 func compareAll(ctx context.Context, rows map[string]map[string]string, n, sample int, g datasheet.GPU) ([]comparison, error) {
 	var out []comparison
-	for _, k := range cuda.Kernels() {
+	for _, k := range nvidia.Kernels() {
 		if k.Entry == "" {
 			continue
 		}

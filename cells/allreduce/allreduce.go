@@ -16,7 +16,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/collective"
+	"github.com/gpuplayground/playground/sim/collectives"
 	"gopkg.in/yaml.v3"
 )
 
@@ -115,8 +115,8 @@ func Model(s Spec) []Point {
 	bytes := s.GradientMB * 1e6
 	for _, l := range s.Links {
 		for _, p := range s.GPUs {
-			sec := collective.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
-			out = append(out, Point{Link: l.Name, GPUs: p, Seconds: sec, BusGBs: collective.BusBandwidth(bytes, p, sec) / 1e9})
+			sec := collectives.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
+			out = append(out, Point{Link: l.Name, GPUs: p, Seconds: sec, BusGBs: collectives.BusBandwidth(bytes, p, sec) / 1e9})
 		}
 	}
 	return out

@@ -1,6 +1,6 @@
 // Package budget is the `budget` cell kind: how long a neural-network workload, counted in FLOPs,
 // takes on this machine's CPU (its measured peak), on datasheet GPUs and TPUs at a stated utilisation,
-// and on clusters of them with the ring all-reduce's overhead (package collective). Everything but the
+// and on clusters of them with the ring all-reduce's overhead (package sim/collectives). Everything but the
 // CPU's rate is modelled, and the table and chart say so:
 //
 //	workload: gpt3-training    # a preset: resnet50-epoch, gpt3-training or llm-token …
@@ -34,10 +34,10 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/collective"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/experiment"
-	"github.com/gpuplayground/playground/roofline"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/sim/collectives"
+	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 //go:embed render.js
@@ -322,7 +322,7 @@ func (e Estimate) Dominant() string {
 
 // Model is the time of s's workload on chips chips at r: total FLOPs / (chips × utilisation × peak),
 // each chip's share of the bytes at its bandwidth, and, on more than one chip, steps ring all-reduces
-// of the gradient over links of s.LinkGBs (collective.RingAllReduce). A workload with no steps has no
+// of the gradient over links of s.LinkGBs (collectives.RingAllReduce). A workload with no steps has no
 // communication term.
 func Model(s Spec, r Rate, chips int) Estimate {
 	e := Estimate{Rate: r, Chips: chips}
@@ -335,7 +335,7 @@ func Model(s Spec, r Rate, chips int) Estimate {
 		e.Memory = s.Workload.Bytes / float64(chips) / r.Bandwidth
 	}
 	if chips > 1 && s.Workload.Steps > 0 {
-		e.Communication = s.Workload.Steps * collective.RingAllReduce(s.Workload.GradientBytes, chips, s.LinkGBs*1e9, s.LatencyUS*1e-6)
+		e.Communication = s.Workload.Steps * collectives.RingAllReduce(s.Workload.GradientBytes, chips, s.LinkGBs*1e9, s.LatencyUS*1e-6)
 	}
 	return e
 }
@@ -372,7 +372,7 @@ func Estimates(s Spec, rates []Rate) []Estimate {
 // CPURate is this machine's CPU as a Rate: the float32 peak (an FMA loop on every core) and STREAM
 // bandwidth of the roofline cache when they are measured already, otherwise a quick measurement now
 // (a shorter FMA-loop peak and a 48 MB triad).
-func CPURate(ctx context.Context, cache *roofline.Cache) (Rate, error) {
+func CPURate(ctx context.Context, cache *peaks.Cache) (Rate, error) {
 	r := Rate{Name: "this machine's CPU", Level: "measured"}
 	if cache != nil {
 		if c, ok := cache.Peek(); ok {
@@ -381,12 +381,12 @@ func CPURate(ctx context.Context, cache *roofline.Cache) (Rate, error) {
 			return r, nil
 		}
 	}
-	pk, err := roofline.MeasurePeak(ctx, "float32", roofline.PeakOptions{Trials: 3, Trial: 20 * time.Millisecond})
+	pk, err := peaks.MeasurePeak(ctx, "float32", peaks.PeakOptions{Trials: 3, Trial: 20 * time.Millisecond})
 	if err != nil {
 		return Rate{}, err
 	}
 	const triadN = 2 << 20 // three float64 arrays of 16 MiB
-	gbs, err := roofline.Triad(ctx, triadN, 3)
+	gbs, err := peaks.Triad(ctx, triadN, 3)
 	if err != nil {
 		return Rate{}, err
 	}
@@ -406,9 +406,9 @@ const (
 // table shows the measurement) and returns its median GFLOP/s as an achieved Rate. ok is false, with
 // a note already given, when there is no page, no WebGPU, or the result was wrong.
 func BrowserRate(ctx context.Context, e cells.Emitter) (r Rate, ok bool, err error) {
-	var got []experiment.Result
+	var got []harness.Result
 	err = webgpu.Measure(ctx, e, webgpu.Request{Kernels: []webgpu.TaskKernel{{Name: BrowserKernel}}, Sizes: []int{BrowserN}, Repeats: 3},
-		func(res experiment.Result) { got = append(got, res) })
+		func(res harness.Result) { got = append(got, res) })
 	if err != nil || len(got) == 0 || !got[0].OK || got[0].GFLOPS <= 0 {
 		return Rate{}, false, err
 	}

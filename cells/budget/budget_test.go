@@ -13,8 +13,8 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/collective"
-	"github.com/gpuplayground/playground/roofline"
+	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/sim/collectives"
 )
 
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
@@ -87,7 +87,7 @@ func TestModelByHand(t *testing.T) {
 	}
 	// The communication term is the all-reduce model's, step for step.
 	own = mustParse(t, "flops: 1e18\nsteps: 10\ngradient_mb: 100\nlink_gbs: 10\nlatency_us: 3")
-	if got, want := Model(own, Rate{FLOPs: 1e12}, 8).Communication, 10*collective.RingAllReduce(100e6, 8, 10e9, 3e-6); !near(got, want) {
+	if got, want := Model(own, Rate{FLOPs: 1e12}, 8).Communication, 10*collectives.RingAllReduce(100e6, 8, 10e9, 3e-6); !near(got, want) {
 		t.Errorf("communication: %g, want %g", got, want)
 	}
 }
@@ -277,8 +277,8 @@ func TestRunTypedIn(t *testing.T) {
 
 // Where the roofline's ceilings are measured already, the CPU's rate is theirs, and says so.
 func TestCPURateFromTheRoofline(t *testing.T) {
-	cache := &roofline.Cache{Options: roofline.Options{PeakSizes: []int{64}, TriadMiB: 8, Repeats: 3,
-		Peak: roofline.PeakOptions{Trials: 1, Trial: 10 * time.Millisecond}}}
+	cache := &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64}, TriadMiB: 8, Repeats: 3,
+		Peak: peaks.PeakOptions{Trials: 1, Trial: 10 * time.Millisecond}}}
 	r, err := CPURate(context.Background(), cache)
 	if err != nil {
 		t.Fatal(err)

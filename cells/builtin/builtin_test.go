@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
 func env() cells.Env {
-	return cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: experiment.DefaultLimits()}
+	return cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
 }
 
 // Every kind decodes its spec the same strict way: a key written twice, an unknown key, a second

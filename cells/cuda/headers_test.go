@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/experiment"
-	kcuda "github.com/gpuplayground/playground/kernels/cuda"
+	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // noHeadersGPU compiles with NVRTC as a server without CUDA's headers does.
@@ -25,7 +25,7 @@ func TestMissingHeadersNoteOnTheCellsLine(t *testing.T) {
 	}
 	cell := "kernel: k\nproblem: transpose\nblock: [32, 8]\ngrid: [\"ceil(n/32)\", \"ceil(n/32)\"]\nsizes: [40]\n---\n" +
 		"#include <cuda_fp16.h>\n__global__ void k(const float* in, float* out, int n) { out[0] = __half2float(__float2half(in[0])); }\n"
-	spec, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
+	spec, err := Parse(cell, gpuAvailable(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

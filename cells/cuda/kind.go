@@ -12,13 +12,13 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
+	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 //go:embed render.js
@@ -162,8 +162,8 @@ type run struct {
 	spec Spec
 }
 
-func (r *run) measured() experiment.Spec {
-	return experiment.Spec{Kernels: append([]string{"custom"}, r.spec.Compare...), Sizes: r.spec.Sizes, DType: r.spec.DType, Repeats: r.spec.Repeats, Threads: 1}
+func (r *run) measured() harness.Spec {
+	return harness.Spec{Kernels: append([]string{"custom"}, r.spec.Compare...), Sizes: r.spec.Sizes, DType: r.spec.DType, Repeats: r.spec.Repeats, Threads: 1}
 }
 
 // Estimate is the compile, the measured part (a matmul cell's compared kernels and its float64
@@ -208,7 +208,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if len(measured.Kernels) == 0 {
 			parts = 1
 		}
-		if err := experiment.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
+		if err := harness.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
 			return err
 		}
 		return r.emulate(ctx, cells.Stage(e, parts-1, parts), emulated, ptx)
@@ -216,23 +216,23 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
 		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})
 	measure := env.Remote
-	env.Remote = func(ctx context.Context, kernel string, n int, s experiment.Spec, progress func(int)) (experiment.Result, error) {
+	env.Remote = func(ctx context.Context, kernel string, n int, s harness.Spec, progress func(int)) (harness.Result, error) {
 		if kernel != "custom" {
 			return measure(ctx, kernel, n, s, progress)
 		}
 		grid, err := r.spec.GridFor(n)
 		if err != nil {
-			return experiment.Result{}, err
+			return harness.Result{}, err
 		}
 		shared, err := r.spec.SharedFor(n)
 		if err != nil {
-			return experiment.Result{}, err
+			return harness.Result{}, err
 		}
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
 			PTX: ptx, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid,
 			Problem: r.spec.problemKey(), SharedBytes: shared, Precision: r.spec.precisionKey()}, progress)
 	}
-	if err := experiment.Run(ctx, r.measured(), env, r.results(cells.Stage(e, 0, 2))); err != nil {
+	if err := harness.Run(ctx, r.measured(), env, r.results(cells.Stage(e, 0, 2))); err != nil {
 		return err
 	}
 	// The measured time stands beside what the virtual GPU counts running the same PTX.
@@ -304,7 +304,7 @@ func (r *run) customEstimate(n int) time.Duration {
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and
 // closed GPU kernels, which get their note) from those with PTX, which run in the virtual GPU.
-func (r *run) split() (measured experiment.Spec, emulated []string) {
+func (r *run) split() (measured harness.Spec, emulated []string) {
 	measured = r.measured()
 	measured.Kernels = nil
 	for _, name := range r.spec.Compare {

@@ -7,9 +7,9 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // results is the sink of the measured runs: matmul's results table and GFLOP/s chart, or for
@@ -23,12 +23,12 @@ func (r *run) results(e cells.Emitter) *matmul.Results {
 	}
 	elem := p.Buffers[0].ElemBytes(r.spec.DType)
 	res.RateUnit = p.Rate
-	res.Rate = func(x experiment.Result) float64 { return p.RateOf(x.N, elem, x.Seconds) }
+	res.Rate = func(x harness.Result) float64 { return p.RateOf(x.N, elem, x.Seconds) }
 	axes := chart.RateAxes{Title: fmt.Sprintf("%s: %s", p.Name, p.Rate), Size: "size n (log2 scale)", Unit: p.Rate, What: "rate"}
 	if p.Rate == "GB/s" {
 		axes.Title, axes.What = p.Name+" bandwidth (its minimal bytes over the time)", "bandwidth"
 	}
-	res.Draw = func(rs []experiment.Result) (string, error) { return chart.Rate(rs, axes, res.Rate) }
+	res.Draw = func(rs []harness.Result) (string, error) { return chart.Rate(rs, axes, res.Rate) }
 	return res
 }
 

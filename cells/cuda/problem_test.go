@@ -9,9 +9,9 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
-	kcuda "github.com/gpuplayground/playground/kernels/cuda"
+	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
 )
 
@@ -34,9 +34,9 @@ func (g *testGPU) Arch() int             { return 80 }
 func (g *testGPU) Compile(_ context.Context, src, name string) (string, error) {
 	return kcuda.CompileArch(g.nv, src, name, 80)
 }
-func (g *testGPU) Measure(_ context.Context, req gpu.Request, _ func(int)) (experiment.Result, error) {
+func (g *testGPU) Measure(_ context.Context, req gpu.Request, _ func(int)) (harness.Result, error) {
 	g.requests = append(g.requests, req)
-	return experiment.Result{Kernel: req.Kernel, N: req.N, DType: req.DType, Seconds: 1e-3, MinSeconds: 1e-3, MaxSeconds: 1e-3, OK: true}, nil
+	return harness.Result{Kernel: req.Kernel, N: req.N, DType: req.DType, Seconds: 1e-3, MinSeconds: 1e-3, MaxSeconds: 1e-3, OK: true}, nil
 }
 
 const tiledTransposeCell = `kernel: k
@@ -56,7 +56,7 @@ func runCell(t *testing.T, cell string, device bool) (*cellstest.Recorder, *test
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
 	g := &testGPU{nv: nv, device: device}
-	k := New(cells.Env{Kernels: gpuAvailable(), Limits: experiment.DefaultLimits(), GPU: g})
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: g})
 	r, err := k.Parse(cells.Cell{Source: cell})
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestReduceCellShowPTXAndLimit(t *testing.T) {
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
 	cell := "kernel: k\nproblem: reduce\nblock: [256]\ngrid: [\"ceil(n/512)\"]\nshared_bytes: \"256*4\"\nsizes: [3000, 2000000]\n---\n" + pt.TreeReduce
-	k := New(cells.Env{Kernels: gpuAvailable(), Limits: experiment.DefaultLimits(), GPU: &testGPU{nv: nv}})
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: &testGPU{nv: nv}})
 	act, err := k.Actions()[0].Parse(cells.Cell{Source: cell})
 	if err != nil {
 		t.Fatal(err)

@@ -13,11 +13,11 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/experiment"
+	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	kcuda "github.com/gpuplayground/playground/kernels/cuda"
 	"github.com/gpuplayground/playground/problems"
+	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // Spec is a parsed `cuda` cell: a YAML header, a line `---`, then the learner's CUDA C++. The
@@ -96,7 +96,7 @@ type source struct {
 // for matmul cells (and their number, and compare's, as matmul's lists). The grid formulas are
 // parsed here, once, and checked for every size. Errors are *cells.SpecError values with cell line
 // numbers.
-func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
 	header, src, srcLine, err := cells.SplitSource(cell, "cuda", "the kernel source", MaxSourceBytes)
 	if err != nil {
 		return Spec{}, err
@@ -161,11 +161,11 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 
 // setSizes reads the sizes (after the problem and compare) and checks the grid and shared_bytes
 // formulas at each.
-func (s *Spec) setSizes(list cells.At[[]cells.At[int]], available []kernels.Kernel, lim experiment.Limits) error {
+func (s *Spec) setSizes(list cells.At[[]cells.At[int]], available []kernels.Kernel, lim harness.Limits) error {
 	var err error
 	if s.Problem.Name == "matmul" {
 		// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
-		s.Sizes, err = matmul.Sizes(list, s.DType, lim, experiment.AllOnGPU(available, s.Compare))
+		s.Sizes, err = matmul.Sizes(list, s.DType, lim, harness.AllOnGPU(available, s.Compare))
 	} else {
 		s.Sizes, err = problemSizes(list, s.Problem, s.DType, lim)
 	}
@@ -206,7 +206,7 @@ func (s *Spec) setProblem(y source) error {
 
 // problemSizes checks the sizes of a cell whose problem is not matmul: 1 to the problem's MaxN,
 // its buffers within the memory limit, none twice, at most matmul.MaxSizes of them.
-func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype string, lim experiment.Limits) ([]int, error) {
+func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype string, lim harness.Limits) ([]int, error) {
 	if len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [1024, 4096]")
 	}
@@ -233,7 +233,7 @@ func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype str
 	return sizes, nil
 }
 
-// checkSource applies the compilers' source rule (kernels/cuda.CheckIncludes: only the playground's
+// checkSource applies the compilers' source rule (gpu/nvidia.CheckIncludes: only the playground's
 // headers, by name; nothing else that reads a file) to the kernel source, which starts on the cell's
 // line srcLine, so a refused line is named at parse, before any compiler runs.
 func checkSource(src string, srcLine int) error {

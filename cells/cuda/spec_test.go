@@ -7,7 +7,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -27,7 +27,7 @@ func gpuAvailable() []kernels.Kernel {
 }
 
 func TestParse(t *testing.T) {
-	s, err := Parse(cudaCell, gpuAvailable(), experiment.DefaultLimits())
+	s, err := Parse(cudaCell, gpuAvailable(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestParseCUDAErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(tt.cell, gpuAvailable(), experiment.DefaultLimits())
+			_, err := Parse(tt.cell, gpuAvailable(), harness.DefaultLimits())
 			var se *cells.SpecError
 			if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want a *cells.SpecError mentioning %q", err, tt.want)
@@ -113,7 +113,7 @@ func FuzzParseCUDA(f *testing.F) {
 	f.Add("kernel: k\nproblem: scan\nprecision: fp16\nshared_bytes: \"n*4\"\nsizes: [1, 12288, 12289]\n---\nk(")
 	f.Add("kernel: k\nproblem: histogram\ndtype: float64\nshared_bytes: \"1024-n\"\nsizes: [1024, 1025]\n---\nk(")
 	f.Fuzz(func(t *testing.T, cell string) {
-		s, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
+		s, err := Parse(cell, gpuAvailable(), harness.DefaultLimits())
 		if err != nil {
 			return
 		}
@@ -150,11 +150,11 @@ func FuzzParseCUDA(f *testing.F) {
 func TestGPUSizeLimit(t *testing.T) {
 	available := gpuAvailable()
 	cell := strings.Replace(cudaCell, "[100, 256]", "[100, 8192]", 1)
-	if _, err := Parse(cell, available, experiment.DefaultLimits()); err != nil {
+	if _, err := Parse(cell, available, harness.DefaultLimits()); err != nil {
 		t.Errorf("cuda cell comparing with cublas at 8192: %v", err)
 	}
 	cell = strings.Replace(cell, "[cublas]", "[cublas, gonum]", 1)
-	if _, err := Parse(cell, available, experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "cells with CPU kernels") {
+	if _, err := Parse(cell, available, harness.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "cells with CPU kernels") {
 		t.Errorf("cuda cell comparing with gonum at 8192: got %v, want the CPU limit", err)
 	}
 }
@@ -173,7 +173,7 @@ sizes: [1000001, 1048576]
 ---
 extern "C" __global__ void red(const float* in, float* out, int n) { extern __shared__ float s[]; }
 `
-	s, err := Parse(cell, gpuAvailable(), experiment.DefaultLimits())
+	s, err := Parse(cell, gpuAvailable(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ extern "C" __global__ void red(const float* in, float* out, int n) { extern __sh
 			t.Errorf("SharedFor(%d) = %d, %v; want %d", n, got, err, want)
 		}
 	}
-	s, err = Parse(cudaCell, gpuAvailable(), experiment.DefaultLimits())
+	s, err = Parse(cudaCell, gpuAvailable(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // A learner's kernel that reads C before writing it gets its row (WRONG: C starts poisoned) and a
 // warning naming the read's line, rewritten by lines as the cell's own.
 func TestEmulateWarnsOfUninitialisedReads(t *testing.T) {
-	nv, err := cuda.LoadNVRTC()
+	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
 		t.Skipf("no NVRTC: %v", err)
 	}

@@ -12,11 +12,11 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/webgpu"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/roofline"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 //go:embed render.js
@@ -55,7 +55,7 @@ func (r *run) Estimate() time.Duration {
 		}
 	}
 	if r.spec.Peak {
-		est += roofline.MeasureEstimate // the first such run measures the ceilings
+		est += peaks.MeasureEstimate // the first such run measures the ceilings
 	}
 	for _, n := range r.spec.Sizes {
 		est += time.Duration(webgpu.EstimateSeconds(len(r.spec.Browser), n, r.spec.Repeats) * float64(time.Second))
@@ -77,7 +77,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		peak := pk.GFLOPS
 		e.Note("info", fmt.Sprintf("%s peak of this CPU: %.1f GFLOP/s, %s", r.spec.DType, peak, pk.Method))
 		label := fmt.Sprintf("measured peak, %.0f GFLOP/s", peak)
-		sink.Draw = func(rs []experiment.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
+		sink.Draw = func(rs []harness.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
 	}
 	if r.rec != nil && r.env.GPU.Unavailable() != "" {
 		showRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
@@ -88,7 +88,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		parts++
 	}
 	sink.E = cells.Stage(e, 0, parts)
-	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
+	if err := harness.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
 	if len(emulated) > 0 {
@@ -104,7 +104,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 }
 
 // BrowserRequest is the webgpu request for the named ladder kernels at spec's sizes and repeats.
-func BrowserRequest(names []string, spec experiment.Spec) webgpu.Request {
+func BrowserRequest(names []string, spec harness.Spec) webgpu.Request {
 	req := webgpu.Request{Sizes: spec.Sizes, Repeats: spec.Repeats, Transfers: spec.Transfers}
 	for _, name := range names {
 		k, _ := webgpu.Lookup(name)
@@ -135,13 +135,13 @@ func MeasuresHere(names []string, available []kernels.Kernel) bool {
 	return false
 }
 
-func (r *run) split() (measured experiment.Spec, emulated []string) {
+func (r *run) split() (measured harness.Spec, emulated []string) {
 	return Split(r.spec.Spec, r.env.Kernels)
 }
 
 // Passes is how many passes a run of Split's parts makes: the measured kernels, then the emulated
 // ones (for cells.Stage: one progress bar over both).
-func Passes(measured experiment.Spec, emulated []string) int {
+func Passes(measured harness.Spec, emulated []string) int {
 	if len(emulated) > 0 && len(measured.Kernels) > 0 {
 		return 2
 	}
@@ -149,9 +149,9 @@ func Passes(measured experiment.Spec, emulated []string) int {
 }
 
 // Split separates the kernels of spec measured here (CPU kernels; GPU kernels where there is a GPU;
-// the others, which experiment.Run notes as not run) from the GPU kernels with PTX that a server
+// the others, which harness.Run notes as not run) from the GPU kernels with PTX that a server
 // without a GPU runs in the virtual GPU instead.
-func Split(spec experiment.Spec, available []kernels.Kernel) (measured experiment.Spec, emulated []string) {
+func Split(spec harness.Spec, available []kernels.Kernel) (measured harness.Spec, emulated []string) {
 	measured = spec
 	measured.Kernels = nil
 	for _, name := range spec.Kernels {
@@ -227,8 +227,8 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 
 // showRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those
 // whose (kernel, n, dtype) the spec asks for, labelled with where, when and how they were measured.
-func showRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, available []kernels.Kernel) {
-	var rows []experiment.Result
+func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, available []kernels.Kernel) {
+	var rows []harness.Result
 	for _, res := range rec.Results {
 		k, _ := kernels.Lookup(available, res.Kernel)
 		if k.Unavailable != "" && slices.Contains(spec.Kernels, res.Kernel) && slices.Contains(spec.Sizes, res.N) && res.DType == spec.DType {
@@ -247,18 +247,18 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec experiment.Spec, av
 
 // Results turns the harness's events into the cell's events: a `results` table of measured points,
 // declared at the first result, and a chart of all results so far (Draw; nil means GFLOP/s against
-// n). It implements experiment.Sink.
+// n). It implements harness.Sink.
 type Results struct {
 	E    cells.Emitter
-	Draw func([]experiment.Result) (string, error)
+	Draw func([]harness.Result) (string, error)
 	// Machine names the machine that measures, as cells.Env.Machine does ("": this server).
 	Machine string
 	// Rate, if set, fills the throughput column in RateUnit instead of GFLOP/s (a cuda cell's
 	// problem measured in GB/s).
-	Rate     func(experiment.Result) float64
+	Rate     func(harness.Result) float64
 	RateUnit string
 
-	results  []experiment.Result
+	results  []harness.Result
 	browser  int // how many of results were measured in the browser
 	declared bool
 }
@@ -267,7 +267,7 @@ type Results struct {
 // results to the chart beside the server's: the chart then names the server's series "(this server)"
 // (or the measuring machine's name).
 func (s *Results) Browser(ctx context.Context, e cells.Emitter, req webgpu.Request) error {
-	return webgpu.Measure(ctx, e, req, func(r experiment.Result) {
+	return webgpu.Measure(ctx, e, req, func(r harness.Result) {
 		s.results = append(s.results, r)
 		s.browser++
 		s.offer()
@@ -283,11 +283,11 @@ var resultColumns = []cells.Column{
 func (s *Results) Progress(done, total int) { s.E.Progress(done, total) }
 
 // Measured are the results so far.
-func (s *Results) Measured() []experiment.Result { return s.results }
+func (s *Results) Measured() []harness.Result { return s.results }
 
 func (s *Results) Note(_, level, message string) { s.E.Note(level, message) }
 
-func (s *Results) Result(r experiment.Result) {
+func (s *Results) Result(r harness.Result) {
 	if !s.declared {
 		s.declared = true
 		columns := resultColumns
@@ -334,7 +334,7 @@ func (s *Results) offer() {
 func (r *run) Needs() cells.Needs { return cells.Needs{GPU: NamesGPU(r.spec.Spec, r.env.Kernels)} }
 
 // NamesGPU reports whether s names a GPU kernel of ks.
-func NamesGPU(s experiment.Spec, ks []kernels.Kernel) bool {
+func NamesGPU(s harness.Spec, ks []kernels.Kernel) bool {
 	for _, name := range s.Kernels {
 		if k, ok := kernels.Lookup(ks, name); ok && k.OnGPU {
 			return true

@@ -27,14 +27,14 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // Spec is a parsed, validated `matmul` cell.
 type Spec struct {
-	experiment.Spec
+	harness.Spec
 	// Peak draws this CPU's measured peak on the chart, saying how it was measured.
 	Peak bool
 	// GPU, if the cell names one, is the datasheet GPU that emulated kernels' times are modelled on
@@ -75,7 +75,7 @@ const (
 
 // Parse reads and validates a `matmul` cell against the available kernels and the limits. Errors are
 // *cells.SpecError values that say what to fix.
-func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+func Parse(src string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
 	var y Source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
@@ -83,8 +83,8 @@ func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec,
 	return y.Validate(available, lim)
 }
 
-func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
-	s := Spec{Spec: experiment.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
+func (y Source) Validate(available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+	s := Spec{Spec: harness.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
 	if y.GPU.Line > 0 {
 		g, err := datasheet.LookupGPU(y.GPU.V)
@@ -113,7 +113,7 @@ func (y Source) Validate(available []kernels.Kernel, lim experiment.Limits) (Spe
 	if s.Kernels, err = KernelNames(server, s.DType, available, len(s.Browser) == 0); err != nil {
 		return Spec{}, err
 	}
-	if s.Sizes, err = Sizes(y.Sizes, s.DType, lim, experiment.AllOnGPU(available, s.Kernels)); err != nil {
+	if s.Sizes, err = Sizes(y.Sizes, s.DType, lim, harness.AllOnGPU(available, s.Kernels)); err != nil {
 		return Spec{}, err
 	}
 	if err := BrowserSizes(y.Sizes, s.Browser); err != nil {
@@ -206,14 +206,14 @@ func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []ke
 
 // Sizes validates a list of at most MaxSizes sizes against the limits: up to lim.MaxN, or lim.GPUMaxN where every
 // kernel of the cell runs on the GPU (gpuOnly), within the memory budget for dtype, each once.
-func Sizes(list cells.At[[]cells.At[int]], dtype string, lim experiment.Limits, gpuOnly bool) ([]int, error) {
+func Sizes(list cells.At[[]cells.At[int]], dtype string, lim harness.Limits, gpuOnly bool) ([]int, error) {
 	if len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [64, 128, 256]")
 	}
 	if len(list.V) > MaxSizes {
 		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), MaxSizes)
 	}
-	elem := int64(experiment.Spec{DType: dtype}.ElemBytes())
+	elem := int64(harness.Spec{DType: dtype}.ElemBytes())
 	maxN := lim.MaxN
 	if gpuOnly && lim.GPUMaxN > maxN {
 		maxN = lim.GPUMaxN

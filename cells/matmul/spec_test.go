@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
 func TestParseValid(t *testing.T) {
 	got, err := Parse("kernels: [naive, gonum]   # two\nsizes: [64, 128]\ndtype: float64\nrepeats: 3\nthreads: 2\ntransfers: true\n",
-		kernels.CPU(), experiment.DefaultLimits())
+		kernels.CPU(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := experiment.Spec{Kernels: []string{"naive", "gonum"}, Sizes: []int{64, 128}, DType: "float64", Repeats: 3, Threads: 2}
+	want := harness.Spec{Kernels: []string{"naive", "gonum"}, Sizes: []int{64, 128}, DType: "float64", Repeats: 3, Threads: 2}
 	if strings.Join(got.Kernels, ",") != strings.Join(want.Kernels, ",") || len(got.Sizes) != 2 ||
 		got.Sizes[1] != 128 || got.DType != want.DType || got.Repeats != want.Repeats || got.Threads != want.Threads || !got.Transfers {
 		t.Errorf("got %+v, want %+v", got, want)
@@ -26,7 +26,7 @@ func TestParseValid(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), experiment.DefaultLimits())
+	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,38 +36,38 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	small := experiment.Limits{MaxN: 4096, MemoryBytes: 1 << 20, RunTimeout: 120 * time.Second}
+	small := harness.Limits{MaxN: 4096, MemoryBytes: 1 << 20, RunTimeout: 120 * time.Second}
 	tests := []struct {
 		name, src string
-		lim       experiment.Limits
+		lim       harness.Limits
 		line      int
 		want      []string // substrings of the message
 	}{
-		{"yaml syntax", "kernels: [naive\nsizes: [1]", experiment.DefaultLimits(), 0, []string{"YAML"}},
-		{"tab indentation", "kernels: [naive]\nsizes: [8]\n\tdtype: x", experiment.DefaultLimits(), 3, []string{"YAML"}},
-		{"empty", "", experiment.DefaultLimits(), 0, []string{"empty"}},
-		{"not a mapping", "- naive", experiment.DefaultLimits(), 1, []string{"mapping"}},
-		{"unknown key", "kernels: [naive]\nsizes: [8]\nsize: 3", experiment.DefaultLimits(), 3, []string{`unknown key "size"`, "sizes"}},
-		{"unknown kernel", "kernels: [naive, fast]\nsizes: [8]", experiment.DefaultLimits(), 1, []string{`unknown kernel "fast"`, "naive, ikj, tiled, parallel, gonum"}},
-		{"no kernels", "sizes: [8]", experiment.DefaultLimits(), 0, []string{"no kernels"}},
-		{"duplicate kernel", "kernels: [ikj, ikj]\nsizes: [8]", experiment.DefaultLimits(), 1, []string{"twice"}},
-		{"kernels not a list", "kernels: 3\nsizes: [8]", experiment.DefaultLimits(), 1, []string{"expected a list of names, got 3"}},
-		{"unknown dtype", "kernels: [ikj]\nsizes: [8]\ndtype: float16", experiment.DefaultLimits(), 3, []string{`unknown dtype "float16"`, "float32 or float64"}},
-		{"n < 1", "kernels: [ikj]\nsizes: [8, 0]", experiment.DefaultLimits(), 2, []string{"at least 1"}},
-		{"n over limit", "kernels: [ikj]\nsizes: [\n 8,\n 5000]", experiment.DefaultLimits(), 4, []string{"over the limit of 4096"}},
-		{"n not a number", "kernels: [ikj]\nsizes: [big]", experiment.DefaultLimits(), 2, []string{"expected a whole number, got big"}},
-		{"no sizes", "kernels: [ikj]", experiment.DefaultLimits(), 0, []string{"no sizes"}},
-		{"duplicate size", "kernels: [ikj]\nsizes: [8, 8]", experiment.DefaultLimits(), 2, []string{"listed twice"}},
+		{"yaml syntax", "kernels: [naive\nsizes: [1]", harness.DefaultLimits(), 0, []string{"YAML"}},
+		{"tab indentation", "kernels: [naive]\nsizes: [8]\n\tdtype: x", harness.DefaultLimits(), 3, []string{"YAML"}},
+		{"empty", "", harness.DefaultLimits(), 0, []string{"empty"}},
+		{"not a mapping", "- naive", harness.DefaultLimits(), 1, []string{"mapping"}},
+		{"unknown key", "kernels: [naive]\nsizes: [8]\nsize: 3", harness.DefaultLimits(), 3, []string{`unknown key "size"`, "sizes"}},
+		{"unknown kernel", "kernels: [naive, fast]\nsizes: [8]", harness.DefaultLimits(), 1, []string{`unknown kernel "fast"`, "naive, ikj, tiled, parallel, gonum"}},
+		{"no kernels", "sizes: [8]", harness.DefaultLimits(), 0, []string{"no kernels"}},
+		{"duplicate kernel", "kernels: [ikj, ikj]\nsizes: [8]", harness.DefaultLimits(), 1, []string{"twice"}},
+		{"kernels not a list", "kernels: 3\nsizes: [8]", harness.DefaultLimits(), 1, []string{"expected a list of names, got 3"}},
+		{"unknown dtype", "kernels: [ikj]\nsizes: [8]\ndtype: float16", harness.DefaultLimits(), 3, []string{`unknown dtype "float16"`, "float32 or float64"}},
+		{"n < 1", "kernels: [ikj]\nsizes: [8, 0]", harness.DefaultLimits(), 2, []string{"at least 1"}},
+		{"n over limit", "kernels: [ikj]\nsizes: [\n 8,\n 5000]", harness.DefaultLimits(), 4, []string{"over the limit of 4096"}},
+		{"n not a number", "kernels: [ikj]\nsizes: [big]", harness.DefaultLimits(), 2, []string{"expected a whole number, got big"}},
+		{"no sizes", "kernels: [ikj]", harness.DefaultLimits(), 0, []string{"no sizes"}},
+		{"duplicate size", "kernels: [ikj]\nsizes: [8, 8]", harness.DefaultLimits(), 2, []string{"listed twice"}},
 		{"memory", "kernels: [ikj]\nsizes: [512]\ndtype: float64", small, 2, []string{"6 MiB", "memory budget of 1 MiB", "float32"}},
-		{"repeats", "kernels: [ikj]\nsizes: [8]\nrepeats: 0", experiment.DefaultLimits(), 3, []string{"repeats is 0"}},
-		{"threads", "kernels: [ikj]\nsizes: [8]\nthreads: -2", experiment.DefaultLimits(), 3, []string{"threads is -2"}},
-		{"duplicate key", "kernels: [ikj]\nsizes: [8]\nkernels: [naive]", experiment.DefaultLimits(), 3, []string{"twice"}},
-		{"too many sizes", "kernels: [ikj]\nsizes: [" + strings.Repeat("8, ", 32) + "9]", experiment.DefaultLimits(), 2, []string{"33 sizes; a cell takes at most 32"}},
-		{"4000 sizes", "kernels: [ikj]\nsizes: [" + strings.Repeat("8,", 3999) + "9]", experiment.DefaultLimits(), 2, []string{"4000 sizes; a cell takes at most 32"}},
-		{"too many kernels", "kernels: [" + strings.Repeat("ikj, ", 32) + "ikj]\nsizes: [8]", experiment.DefaultLimits(), 1, []string{"33 kernels listed; a cell lists at most 32"}},
-		{"too many points", "kernels: [naive, ikj, tiled, parallel, gonum, packed, simd]\nsizes: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]", experiment.DefaultLimits(), 1, []string{"too many kernel×size points (210); use at most 200"}},
-		{"alias", "kernels: &k [ikj]\nsizes: *k", experiment.DefaultLimits(), 2, []string{"YAML aliases (*k) are not allowed"}},
-		{"too slow", "kernels: [naive]\nsizes: [4096]\nrepeats: 5", experiment.DefaultLimits(), 0, []string{"estimated", "2m0s run time limit", "n=4096"}},
+		{"repeats", "kernels: [ikj]\nsizes: [8]\nrepeats: 0", harness.DefaultLimits(), 3, []string{"repeats is 0"}},
+		{"threads", "kernels: [ikj]\nsizes: [8]\nthreads: -2", harness.DefaultLimits(), 3, []string{"threads is -2"}},
+		{"duplicate key", "kernels: [ikj]\nsizes: [8]\nkernels: [naive]", harness.DefaultLimits(), 3, []string{"twice"}},
+		{"too many sizes", "kernels: [ikj]\nsizes: [" + strings.Repeat("8, ", 32) + "9]", harness.DefaultLimits(), 2, []string{"33 sizes; a cell takes at most 32"}},
+		{"4000 sizes", "kernels: [ikj]\nsizes: [" + strings.Repeat("8,", 3999) + "9]", harness.DefaultLimits(), 2, []string{"4000 sizes; a cell takes at most 32"}},
+		{"too many kernels", "kernels: [" + strings.Repeat("ikj, ", 32) + "ikj]\nsizes: [8]", harness.DefaultLimits(), 1, []string{"33 kernels listed; a cell lists at most 32"}},
+		{"too many points", "kernels: [naive, ikj, tiled, parallel, gonum, packed, simd]\nsizes: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]", harness.DefaultLimits(), 1, []string{"too many kernel×size points (210); use at most 200"}},
+		{"alias", "kernels: &k [ikj]\nsizes: *k", harness.DefaultLimits(), 2, []string{"YAML aliases (*k) are not allowed"}},
+		{"too slow", "kernels: [naive]\nsizes: [4096]\nrepeats: 5", harness.DefaultLimits(), 0, []string{"estimated", "2m0s run time limit", "n=4096"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("kernels: [gonum]\nsizes: [4096]\ndtype: float64")
 	f.Add("sizes: [&a 1, *a]")
 	f.Add("kernels: {a: b}\nsizes: 3")
-	lim := experiment.DefaultLimits()
+	lim := harness.DefaultLimits()
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse(src, kernels.CPU(), lim)
 		if err != nil {
@@ -130,7 +130,7 @@ func FuzzParse(f *testing.F) {
 // a GPU's kernels reach their speed only at such sizes. A CPU kernel in the cell keeps MaxN.
 func TestGPUSizeLimit(t *testing.T) {
 	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, experiment.DefaultLimits())
+	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, harness.DefaultLimits())
 	if err != nil {
 		t.Fatalf("GPU-only cell at 8192: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestGPUSizeLimit(t *testing.T) {
 		{"kernels: [cublas]\nsizes: [16384]", "over the limit of 8192"},
 		{"kernels: [cublas]\nsizes: [8192]\ndtype: float64", "memory budget"},
 	} {
-		if _, err := Parse(tt.src, available, experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Parse(tt.src, available, harness.DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: got %v, want %q", tt.src, err, tt.want)
 		}
 	}
@@ -152,12 +152,12 @@ func TestGPUSizeLimit(t *testing.T) {
 // A GPU kernel that takes only float32 is refused at parse time in a float64 cell, on its line.
 func TestGPUKernelDTypes(t *testing.T) {
 	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	_, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas,\n  cuda-smem]", available, experiment.DefaultLimits())
+	_, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas,\n  cuda-smem]", available, harness.DefaultLimits())
 	var se *cells.SpecError
 	if !errors.As(err, &se) || se.Line != 4 || !strings.Contains(err.Error(), `kernel "cuda-smem" takes float32 matrices only, not float64`) {
 		t.Errorf("got %v, want line 4: cuda-smem takes float32 only", err)
 	}
-	if _, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas]", available, experiment.DefaultLimits()); err != nil {
+	if _, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas]", available, harness.DefaultLimits()); err != nil {
 		t.Errorf("cublas (DGEMM) in float64: %v", err)
 	}
 }
@@ -172,11 +172,11 @@ func TestRefusalUsesMeasuredRates(t *testing.T) {
 		return &kernels.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]kernels.Point{"gonum/float64": {{N: 64, SPF: spf}, {N: 4096, SPF: spf}}}}
 	}
 	kernels.SetRates(rates(100))
-	if _, err := Parse(src, kernels.CPU(), experiment.DefaultLimits()); err != nil {
+	if _, err := Parse(src, kernels.CPU(), harness.DefaultLimits()); err != nil {
 		t.Fatalf("at 100 GFLOP/s: %v", err)
 	}
 	kernels.SetRates(rates(5))
-	if _, err := Parse(src, kernels.CPU(), experiment.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
+	if _, err := Parse(src, kernels.CPU(), harness.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
 		t.Fatalf("at 5 GFLOP/s: %v, want refused over the limit", err)
 	}
 }
@@ -184,14 +184,14 @@ func TestRefusalUsesMeasuredRates(t *testing.T) {
 // webgpu kernels are listed beside the server's, kept apart from them (Browser), in float32 only,
 // n ≤ webgpu.MaxN; a cell may list only webgpu kernels.
 func TestBrowserKernels(t *testing.T) {
-	got, err := Parse("kernels: [ikj, webgpu-tiled, webgpu-naive-f16]\nsizes: [33, 100]\n", kernels.CPU(), experiment.DefaultLimits())
+	got, err := Parse("kernels: [ikj, webgpu-tiled, webgpu-naive-f16]\nsizes: [33, 100]\n", kernels.CPU(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(got.Kernels, ",") != "ikj" || strings.Join(got.Browser, ",") != "webgpu-tiled,webgpu-naive-f16" {
 		t.Errorf("got kernels %v, browser %v", got.Kernels, got.Browser)
 	}
-	if got, err := Parse("kernels: [webgpu-regblock]\nsizes: [4096]\n", kernels.CPU(), experiment.DefaultLimits()); err != nil || len(got.Kernels) != 0 {
+	if got, err := Parse("kernels: [webgpu-regblock]\nsizes: [4096]\n", kernels.CPU(), harness.DefaultLimits()); err != nil || len(got.Kernels) != 0 {
 		t.Errorf("only webgpu kernels: %+v, %v", got, err)
 	}
 	for src, want := range map[string]string{
@@ -201,7 +201,7 @@ func TestBrowserKernels(t *testing.T) {
 		"kernels: [webgpu-tiled]\nsizes: [8192]\n":                      "line 2: size 8192 is over the limit of 4096 for kernels run in your browser",
 		"kernels:\n  - ikj\n  - webgpu-naive\nsizes: [1]\nrepeats: 0\n": "line 5: repeats is 0",
 	} {
-		if _, err := Parse(src, append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), experiment.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if _, err := Parse(src, append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), harness.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q…", src, err, want)
 		}
 	}

@@ -1,5 +1,5 @@
 // Package roofline is the `roofline` cell kind: a matmul cell whose results are placed on this
-// machine's measured roofline (package roofline), with the learner's predictions beside them and,
+// machine's measured roofline (package harness/peaks), with the learner's predictions beside them and,
 // optionally, a datasheet GPU's roofline:
 //
 //	kernels: [naive, gonum]
@@ -17,12 +17,12 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
-	"github.com/gpuplayground/playground/roofline"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 //go:embed render.js
@@ -41,7 +41,7 @@ type source struct {
 }
 
 // Parse reads a `roofline` cell. Errors are *cells.SpecError values with line numbers.
-func Parse(src string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+func Parse(src string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
 	var y source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
@@ -91,7 +91,7 @@ type run struct {
 
 func (r *run) Estimate() time.Duration {
 	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
-	est := time.Duration(measured.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + roofline.MeasureEstimate
+	est := time.Duration(measured.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + peaks.MeasureEstimate
 	for _, n := range r.spec.Sizes {
 		for _, k := range emulated {
 			est += emulate.Estimate(k, n)
@@ -130,13 +130,13 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", text)
 	}
 	dev := r.env.GPU.Device()
-	sink := &matmul.Results{E: e, Machine: r.env.Machine, Draw: func(results []experiment.Result) (string, error) {
+	sink := &matmul.Results{E: e, Machine: r.env.Machine, Draw: func(results []harness.Result) (string, error) {
 		return Chart(peak, c, r.spec, dev, results, nil)
 	}}
 	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
 	parts := matmul.Passes(measured, emulated)
 	sink.E = cells.Stage(e, 0, parts)
-	if err := experiment.Run(ctx, measured, r.env.Harness(), sink); err != nil {
+	if err := harness.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
 	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their
@@ -153,7 +153,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 // cell names one or kernels were emulated, and the server's own GPU's from its attributes if it has
 // one, with every measured result, the learner's predictions, and the emulated kernels at the
 // intensity their counts give (FLOPs / DRAM bytes, no caches) and their modelled GFLOP/s.
-func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, results []experiment.Result, emulated []emulate.Result) (string, error) {
+func Chart(peak float64, c peaks.Ceilings, spec Spec, device *nvidia.Device, results []harness.Result, emulated []emulate.Result) (string, error) {
 	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s %s, %.3g GB/s", peak, spec.DType, c.BandwidthGBs),
 		PeakGFLOPS: peak, Bandwidth: c.BandwidthGBs}}
 	if spec.GPU != nil || len(emulated) > 0 {
@@ -167,7 +167,7 @@ func Chart(peak float64, c roofline.Ceilings, spec Spec, device *cuda.Device, re
 	}
 	var points []chart.Point
 	for _, r := range results {
-		ai := roofline.MatmulIntensity(r.N, spec.ElemBytes())
+		ai := peaks.MatmulIntensity(r.N, spec.ElemBytes())
 		points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: r.GFLOPS})
 		if g, ok := spec.Predict[r.Kernel]; ok {
 			points = append(points, chart.Point{Label: r.Kernel, Intensity: ai, GFLOPS: g, Predicted: true})

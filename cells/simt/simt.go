@@ -15,12 +15,12 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/datasheet"
-	"github.com/gpuplayground/playground/emulate"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // Spec is a parsed `simt` cell, which runs the ladder in the virtual GPU:
@@ -109,7 +109,7 @@ func Parse(src string) (Spec, error) {
 		return Spec{}, cells.Errorf(y.Kernels.Line, "%d kernels; a simt cell emulates at most %d", len(y.Kernels.V), maxKernels)
 	}
 	for _, k := range y.Kernels.V {
-		row, ok := cuda.LookupKernel("cuda-" + k.V)
+		row, ok := nvidia.LookupKernel("cuda-" + k.V)
 		if !ok || row.Entry == "" {
 			return Spec{}, cells.Errorf(k.Line, "unknown kernel %q; the virtual GPU runs matmul.cu's %s", k.V, strings.Join(Kernels(), ", "))
 		}
@@ -162,10 +162,10 @@ type Result struct {
 }
 
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
-// (kernels/cuda/ladder.go) without their "cuda-" prefix.
+// (gpu/nvidia/ladder.go) without their "cuda-" prefix.
 func Kernels() []string {
 	var out []string
-	for _, row := range cuda.Kernels() {
+	for _, row := range nvidia.Kernels() {
 		if row.Entry != "" {
 			out = append(out, strings.TrimPrefix(row.Name, "cuda-"))
 		}
@@ -212,7 +212,7 @@ var matrices = [3]string{"A", "B", "C"}
 // watcher turns block (0,0)'s global warp instructions into frames: per active lane, the element
 // of A, B or C it touched and which of the instruction's distinct sectors (numbered from 0) held it.
 func watcher(kernel string, n int, watch func(WarpFrame)) func(vgpu.TraceEvent) {
-	row, _ := cuda.LookupKernel("cuda-" + kernel)
+	row, _ := nvidia.LookupKernel("cuda-" + kernel)
 	p, _, _ := row.Shape(n) // the matrices as launched: padded for the tensor-core kernel
 	return func(ev vgpu.TraceEvent) {
 		kind := "global load"

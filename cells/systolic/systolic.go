@@ -1,5 +1,5 @@
 // Package systolic is the `systolic` cell kind: a product on a simulated weight-stationary systolic
-// array (package kernels/systolic), animated for small arrays, with its cycle counts and a chart of
+// array (package sim/systolicarray), animated for small arrays, with its cycle counts and a chart of
 // utilisation against size for real TPU arrays; simulated, never measured.
 package systolic
 
@@ -14,7 +14,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/kernels/systolic"
+	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 
 // Spec is a parsed `systolic` cell, which multiplies on a simulated weight-stationary
@@ -85,7 +85,7 @@ func Parse(src string) (Spec, error) {
 
 // work is the simulation's PE-cycles.
 func (s Spec) work() float64 {
-	st := systolic.Cycles(s.Array, s.M, s.N, s.K)
+	st := systolicarray.Cycles(s.Array, s.M, s.N, s.K)
 	return float64(st.Cycles) * float64(s.Array) * float64(s.Array)
 }
 
@@ -113,15 +113,15 @@ type Result struct {
 // Simulate multiplies random matrices on the simulated array, passing every cycle's state to
 // frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil frame skips them),
 // then the result to emit.
-func Simulate(ctx context.Context, s Spec, frame func(systolic.Frame), emit func(Result)) error {
+func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(Result)) error {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	a, b := make([]float32, s.M*s.K), make([]float32, s.K*s.N)
 	kernels.Random(rng, a)
 	kernels.Random(rng, b)
-	var fn func(systolic.Frame)
+	var fn func(systolicarray.Frame)
 	if frame != nil && s.Array <= MaxAnimatedArray {
 		sent := 0
-		fn = func(f systolic.Frame) {
+		fn = func(f systolicarray.Frame) {
 			if sent < MaxAnimatedFrames {
 				frame(f)
 				sent++
@@ -129,7 +129,7 @@ func Simulate(ctx context.Context, s Spec, frame func(systolic.Frame), emit func
 		}
 	}
 	start := time.Now()
-	c, st, err := systolic.Multiply(ctx, s.Array, a, b, s.M, s.N, s.K, fn)
+	c, st, err := systolicarray.Multiply(ctx, s.Array, a, b, s.M, s.N, s.K, fn)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ type run Spec
 // plus one per PE, higher for animated arrays (N ≤ MaxAnimatedArray), whose state is copied every cycle.
 func (r run) Estimate() time.Duration {
 	rates := kernels.CurrentRates()
-	st := systolic.Cycles(r.Array, r.M, r.N, r.K)
+	st := systolicarray.Cycles(r.Array, r.M, r.N, r.K)
 	s := rates.SystolicSeconds(r.Array, st.Cycles, r.Array <= MaxAnimatedArray) + rates.FillSeconds(r.M*r.K+r.K*r.N) + rates.PointSeconds
 	return time.Duration(s * float64(time.Second))
 }
@@ -185,7 +185,7 @@ func (r run) Estimate() time.Duration {
 // Run simulates the product, sending the animation's frames (weights only on a tile's first cycle,
 // values to 3 decimals: they are for the eye), then the result table and the utilisation chart.
 func (r run) Run(ctx context.Context, e cells.Emitter) error {
-	return Simulate(ctx, Spec(r), func(f systolic.Frame) {
+	return Simulate(ctx, Spec(r), func(f systolicarray.Frame) {
 		if f.Cycle != 0 {
 			f.W = nil
 		}
@@ -213,7 +213,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		}
 		e.Chart(func() (string, error) {
 			return chart.Utilisation(arrays, func(N, n int) (int64, int64) {
-				st := systolic.Cycles(N, n, n, n)
+				st := systolicarray.Cycles(N, n, n, n)
 				return st.MACs, st.Cycles
 			})
 		})

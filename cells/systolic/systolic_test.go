@@ -12,7 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 
-	"github.com/gpuplayground/playground/kernels/systolic"
+	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 
 func TestParse(t *testing.T) {
@@ -39,10 +39,10 @@ func TestSimulate(t *testing.T) {
 	s := Spec{Array: 4, M: 6, N: 5, K: 9, ClockMHz: 700}
 	frames := 0
 	var res Result
-	if err := Simulate(context.Background(), s, func(systolic.Frame) { frames++ }, func(r Result) { res = r }); err != nil {
+	if err := Simulate(context.Background(), s, func(systolicarray.Frame) { frames++ }, func(r Result) { res = r }); err != nil {
 		t.Fatal(err)
 	}
-	cf := systolic.Cycles(4, 6, 5, 9)
+	cf := systolicarray.Cycles(4, 6, 5, 9)
 	if !res.Correct || res.Cycles != cf.Cycles || res.Tiles != 6 || frames != 6*(6+2*4-2) {
 		t.Errorf("got %+v with %d frames; want correct, %d cycles, 6 tiles, 72 frames", res, frames, cf.Cycles)
 	}
@@ -51,7 +51,7 @@ func TestSimulate(t *testing.T) {
 	}
 	big := Spec{Array: 32, M: 8, N: 8, K: 8, ClockMHz: 700}
 	frames = 0
-	if err := Simulate(context.Background(), big, func(systolic.Frame) { frames++ }, func(Result) {}); err != nil || frames != 0 {
+	if err := Simulate(context.Background(), big, func(systolicarray.Frame) { frames++ }, func(Result) {}); err != nil || frames != 0 {
 		t.Errorf("a 32×32 array sent %d frames (%v), want none: too big to animate", frames, err)
 	}
 }
@@ -67,7 +67,7 @@ func FuzzParseSystolic(f *testing.F) {
 		if s.Array < 1 || s.Array > MaxArray || s.M < 1 || s.N < 1 || s.K < 1 || s.M > MaxDim || !(s.ClockMHz > 0) {
 			t.Fatalf("accepted %+v", s)
 		}
-		st := systolic.Cycles(s.Array, s.M, s.N, s.K)
+		st := systolicarray.Cycles(s.Array, s.M, s.N, s.K)
 		if float64(st.Cycles)*float64(s.Array)*float64(s.Array) > maxPEWork {
 			t.Fatalf("accepted a simulation of %d cycles on %d×%d", st.Cycles, s.Array, s.Array)
 		}
@@ -87,11 +87,11 @@ func TestEstimateUsesMeasuredRates(t *testing.T) {
 		return run.Estimate()
 	}
 	big := est("array: 128\nm: 512\nn: 512\nk: 512")
-	if want := float64(systolic.Cycles(128, 512, 512, 512).Cycles) * 128 * 128 * 1e-9; math.Abs(big.Seconds()-want) > 1e-6 {
+	if want := float64(systolicarray.Cycles(128, 512, 512, 512).Cycles) * 128 * 128 * 1e-9; math.Abs(big.Seconds()-want) > 1e-6 {
 		t.Errorf("128×128 array: %v, want %.4f s", big, want)
 	}
 	animated := est("array: 16\nm: 512\nn: 512\nk: 512")
-	if want := float64(systolic.Cycles(16, 512, 512, 512).Cycles) * 16 * 16 * 1e-7; math.Abs(animated.Seconds()-want) > 1e-6 {
+	if want := float64(systolicarray.Cycles(16, 512, 512, 512).Cycles) * 16 * 16 * 1e-7; math.Abs(animated.Seconds()-want) > 1e-6 {
 		t.Errorf("animated 16×16 array: %v, want %.4f s", animated, want)
 	}
 }

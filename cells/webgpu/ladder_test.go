@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // ladderFile is the WGSL file of a ladder kernel, and the prelude static/webgpu/runner.js puts above it.
@@ -90,7 +90,7 @@ func TestLadderTiles(t *testing.T) {
 		}
 	}
 	p := &page{answer: goodAnswer(swiftshader)}
-	if err := Measure(context.Background(), p, Request{Kernels: []TaskKernel{{Name: "webgpu-regblock"}, {Name: "webgpu-tiled"}}, Sizes: []int{100}, Repeats: 1}, func(experiment.Result) {}); err != nil {
+	if err := Measure(context.Background(), p, Request{Kernels: []TaskKernel{{Name: "webgpu-regblock"}, {Name: "webgpu-tiled"}}, Sizes: []int{100}, Repeats: 1}, func(harness.Result) {}); err != nil {
 		t.Fatal(err)
 	}
 	rb, tl := p.tasks[0].Kernels[0], p.tasks[0].Kernels[1]

@@ -12,8 +12,8 @@ import (
 	"unicode"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -285,7 +285,7 @@ const OrderNote = "Your browser's WebGPU kernels run after this server's own ker
 // WebGPU there, each kernel gets one note saying why and what to do, and Measure returns nil. It
 // reports progress per size to e and returns ctx's cause when ctx ends, or an error when the page's
 // answer is malformed.
-func Measure(ctx context.Context, e cells.Emitter, r Request, add func(experiment.Result)) error {
+func Measure(ctx context.Context, e cells.Emitter, r Request, add func(harness.Result)) error {
 	if len(r.Kernels) == 0 {
 		return nil
 	}
@@ -373,7 +373,7 @@ func noteEach(e cells.Emitter, ks []TaskKernel, why string) {
 }
 
 // point turns a checked Point into a chart result and a table row.
-func point(p Point, f16 bool, a *Adapter) (experiment.Result, cells.Row) {
+func point(p Point, f16 bool, a *Adapter) (harness.Result, cells.Row) {
 	ts := slices.Clone(p.Seconds)
 	slices.Sort(ts)
 	med := ts[len(ts)/2]
@@ -408,7 +408,7 @@ func point(p Point, f16 bool, a *Adapter) (experiment.Result, cells.Row) {
 	if p.UploadSeconds > 0 || p.ReadbackSeconds > 0 {
 		values[10], values[11] = p.UploadSeconds, p.ReadbackSeconds
 	}
-	res := experiment.Result{Kernel: a.Series(p.Kernel), N: p.N, DType: "float32", Seconds: med, MinSeconds: ts[0], MaxSeconds: ts[len(ts)-1],
+	res := harness.Result{Kernel: a.Series(p.Kernel), N: p.N, DType: "float32", Seconds: med, MinSeconds: ts[0], MaxSeconds: ts[len(ts)-1],
 		GFLOPS: gflops, RelError: rel, OK: ok}
 	return res, cells.Row{Table: "browser", Values: values, Bad: !ok}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 )
 
 // page is a Recorder with a browser behind it: answer makes the page's result for each task.
@@ -51,8 +51,8 @@ func request(names ...string) Request {
 
 func TestMeasureFallbackAdapter(t *testing.T) {
 	p := &page{answer: goodAnswer(swiftshader)}
-	var chart []experiment.Result
-	if err := Measure(context.Background(), p, request("webgpu-tiled", "webgpu-naive-f16"), func(r experiment.Result) { chart = append(chart, r) }); err != nil {
+	var chart []harness.Result
+	if err := Measure(context.Background(), p, request("webgpu-tiled", "webgpu-naive-f16"), func(r harness.Result) { chart = append(chart, r) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.tasks) != 2 || p.tasks[1].N != 16 || p.tasks[0].Repeats != 3 || p.tasks[0].Op != "matmul" {
@@ -93,8 +93,8 @@ func TestMeasureGPUAndChecks(t *testing.T) {
 		}
 		return `{"adapter":` + gpu + `,"results":[` + strings.Join(rs, ",") + `]}`
 	}}
-	var chart []experiment.Result
-	if err := Measure(context.Background(), p, request("webgpu-tiled", "webgpu-regblock", "webgpu-naive-f16"), func(r experiment.Result) { chart = append(chart, r) }); err != nil {
+	var chart []harness.Result
+	if err := Measure(context.Background(), p, request("webgpu-tiled", "webgpu-regblock", "webgpu-naive-f16"), func(r harness.Result) { chart = append(chart, r) }); err != nil {
 		t.Fatal(err)
 	}
 	rows := p.RowsOf("browser")

@@ -11,7 +11,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 )
 
 //go:embed render.js
@@ -43,8 +43,8 @@ type run struct {
 	spec Spec
 }
 
-func (r *run) measured() experiment.Spec {
-	return experiment.Spec{Kernels: r.spec.Compare, Sizes: r.spec.Sizes, DType: "float32", Repeats: r.spec.Repeats, Threads: 1}
+func (r *run) measured() harness.Spec {
+	return harness.Spec{Kernels: r.spec.Compare, Sizes: r.spec.Sizes, DType: "float32", Repeats: r.spec.Repeats, Threads: 1}
 }
 
 // compileEstimate guesses the browser's compile of the learner's kernel.
@@ -103,7 +103,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		parts = 2
 	}
 	sink := &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
-	if err := experiment.Run(ctx, r.measured(), r.env.Harness(), sink); err != nil {
+	if err := harness.Run(ctx, r.measured(), r.env.Harness(), sink); err != nil {
 		return err
 	}
 	if !browser {

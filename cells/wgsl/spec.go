@@ -3,7 +3,7 @@
 // kernels and the WGSL ladder it is compared with.
 //
 // No compiler of the server's reads the WGSL: the browser's WebGPU compiles it, and WGSL has no
-// #include or other way to name a file, so the CUDA compilers' source rule (kernels/cuda's
+// #include or other way to name a file, so the CUDA compilers' source rule (gpu/nvidia's
 // CheckIncludes, issue 23) has no WGSL counterpart.
 package wgsl
 
@@ -15,7 +15,7 @@ import (
 	"github.com/gpuplayground/playground/cells/cuda"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -83,7 +83,7 @@ type source struct {
 
 // Parse reads a `wgsl` cell. available lists the server kernels compare may name; lim bounds sizes
 // as for matmul cells. Errors are *cells.SpecError values with cell line numbers.
-func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec, error) {
+func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
 	header, src, srcLine, err := cells.SplitSource(cell, "wgsl", "the WGSL source", MaxSourceBytes)
 	if err != nil {
 		return Spec{}, err
@@ -129,7 +129,7 @@ func Parse(cell string, available []kernels.Kernel, lim experiment.Limits) (Spec
 	if s.Compare, err = matmul.KernelNames(server, "float32", available, false); err != nil {
 		return Spec{}, err
 	}
-	if s.Sizes, err = matmul.Sizes(y.Sizes, "float32", lim, experiment.AllOnGPU(available, s.Compare)); err != nil {
+	if s.Sizes, err = matmul.Sizes(y.Sizes, "float32", lim, harness.AllOnGPU(available, s.Compare)); err != nil {
 		return Spec{}, err
 	}
 	if err := matmul.BrowserSizes(y.Sizes, []string{"custom"}); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/webgpu"
-	"github.com/gpuplayground/playground/experiment"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -30,7 +30,7 @@ fn mm(@builtin(global_invocation_id) id: vec3<u32>) {
 func available() []kernels.Kernel { return kernels.CPU() }
 
 func TestParse(t *testing.T) {
-	s, err := Parse(cell, available(), experiment.DefaultLimits())
+	s, err := Parse(cell, available(), harness.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestParseErrors(t *testing.T) {
 		"huge n":       {"entry: mm\nsizes: [8192]\n---\nfn mm() {}\n", "over the limit", 2},
 		"long source":  {"entry: mm\nsizes: [8]\n---\nfn mm() {}\n" + strings.Repeat("// x\n", 4000), "at most 16384 bytes", 4},
 	} {
-		_, err := Parse(tt.src, available(), experiment.DefaultLimits())
+		_, err := Parse(tt.src, available(), harness.DefaultLimits())
 		var se *cells.SpecError
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) || se.Line != tt.line {
 			t.Errorf("%s: got %v, want line %d with %q", name, err, tt.line, tt.want)
@@ -107,7 +107,7 @@ func make1(n int) []float64 {
 }
 
 func env() cells.Env {
-	return cells.Env{Kernels: available(), Limits: experiment.DefaultLimits()}
+	return cells.Env{Kernels: available(), Limits: harness.DefaultLimits()}
 }
 
 func TestRunCompileErrorOnCellLines(t *testing.T) {
@@ -177,7 +177,7 @@ func FuzzParseWGSL(f *testing.F) {
 	f.Add("entry: k\nsizes: [1]\ncompare: [webgpu-regblock-f16, gonum]\n---\nfn k (")
 	f.Add("entry: k\nsizes: &s [1, 2]\ncompare: *s\n---\nfn k(")
 	f.Fuzz(func(t *testing.T, src string) {
-		s, err := Parse(src, available(), experiment.DefaultLimits())
+		s, err := Parse(src, available(), harness.DefaultLimits())
 		if err != nil {
 			return
 		}

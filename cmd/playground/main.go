@@ -21,8 +21,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cluster"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/server"
 	"github.com/gpuplayground/playground/store"
 )
@@ -47,8 +47,8 @@ func main() {
 
 // limitFlags adds the run limit flags to fs, -run-timeout only with timeout (a worker's runs have
 // the server's time limit); the returned function applies them to l.
-func limitFlags(fs *flag.FlagSet, timeout bool) func() experiment.Limits {
-	def := experiment.DefaultLimits()
+func limitFlags(fs *flag.FlagSet, timeout bool) func() harness.Limits {
+	def := harness.DefaultLimits()
 	l := def
 	var memMiB int64
 	if timeout {
@@ -57,14 +57,14 @@ func limitFlags(fs *flag.FlagSet, timeout bool) func() experiment.Limits {
 	fs.IntVar(&l.MaxN, "max-n", def.MaxN, "largest matrix size n a cell may ask for")
 	fs.IntVar(&l.GPUMaxN, "gpu-max-n", def.GPUMaxN, "largest matrix size n of a cell whose kernels all run on the GPU")
 	fs.Int64Var(&memMiB, "memory-mib", def.MemoryBytes>>20, "memory budget in MiB for the three matrices A, B, C of one size")
-	return func() experiment.Limits {
+	return func() harness.Limits {
 		l.MemoryBytes = memMiB << 20
 		return l
 	}
 }
 
 func serveConfig(args []string) cluster.ServeConfig {
-	cfg := cluster.ServeConfig{Server: server.Config{Kinds: builtin.Kinds, Calibrate: true, Noise: experiment.DefaultNoise()}}
+	cfg := cluster.ServeConfig{Server: server.Config{Kinds: builtin.Kinds, Calibrate: true, Noise: harness.DefaultNoise()}}
 	fs := flag.NewFlagSet("playground", flag.ExitOnError)
 	var noLocal bool
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")

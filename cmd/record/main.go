@@ -25,11 +25,11 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/experiment"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
-	"github.com/gpuplayground/playground/roofline"
 )
 
 func main() {
@@ -47,11 +47,11 @@ func main() {
 	}
 }
 
-type collect struct{ results []experiment.Result }
+type collect struct{ results []harness.Result }
 
-func (c *collect) Progress(int, int)          {}
-func (c *collect) Note(_, _, msg string)      { fmt.Fprintln(os.Stderr, "  note:", msg) }
-func (c *collect) Result(r experiment.Result) { c.results = append(c.results, r) }
+func (c *collect) Progress(int, int)       {}
+func (c *collect) Note(_, _, msg string)   { fmt.Fprintln(os.Stderr, "  note:", msg) }
+func (c *collect) Result(r harness.Result) { c.results = append(c.results, r) }
 
 func record(ctx context.Context, dir, only string) error {
 	exe, err := os.Executable()
@@ -65,8 +65,8 @@ func record(ctx context.Context, dir, only string) error {
 		return errors.New(report.Unavailable)
 	}
 	machine := &gpu.Machine{Worker: sup, Report: report}
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: experiment.DefaultLimits(), GPU: machine,
-		Roofline: &roofline.Cache{}}
+	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: harness.DefaultLimits(), GPU: machine,
+		Roofline: &peaks.Cache{}}
 	// The recordings being replaced are not loaded: one of a changed cell would stop the load.
 	ls, err := lessons.Load(withoutRecordings{os.DirFS(dir)}, lessons.Kinds(builtin.Kinds(env)))
 	if err != nil {
@@ -87,7 +87,7 @@ func record(ctx context.Context, dir, only string) error {
 			}
 			fmt.Fprintf(os.Stderr, "recording %s on %s\n", c.ID, report.Devices[0].Name)
 			var sink collect
-			if err := experiment.Run(ctx, spec.Spec, env.Harness(), &sink); err != nil {
+			if err := harness.Run(ctx, spec.Spec, env.Harness(), &sink); err != nil {
 				return fmt.Errorf("%s: %w", c.ID, err)
 			}
 			rec := cells.Recording{Cell: c.ID, SourceSHA256: cells.SourceHash(c.Source), Device: report.Devices[0].Name, Driver: report.Driver,

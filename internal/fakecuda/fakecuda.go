@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels/cuda"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 //go:embed testdata/fakecuda.c
@@ -25,7 +25,7 @@ var source []byte
 // without a C compiler (cc, or $CC); in CI (CI=true) a missing compiler fails it.
 func Setup(t testing.TB) string {
 	t.Helper()
-	if _, err := cuda.LoadDriver(); err == nil {
+	if _, err := nvidia.LoadDriver(); err == nil {
 		t.Skip("this machine has a CUDA driver; the GPU tests use it")
 	}
 	compiler := os.Getenv("CC")

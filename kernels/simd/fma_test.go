@@ -84,7 +84,7 @@ func TestFMALoopsCoverThisCPU(t *testing.T) {
 	t.Logf("this CPU: %d FMA loops; widest %s", len(f32), BestFMAF32().Name)
 }
 
-// One core's FMA throughput per loop (the peak on all cores is measured in package roofline).
+// One core's FMA throughput per loop (the peak on all cores is measured in package harness/peaks).
 func BenchmarkFMALoop(b *testing.B) {
 	f32, f64 := FMALoops()
 	for _, f := range f32 {

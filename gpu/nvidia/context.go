@@ -1,0 +1,195 @@
+package nvidia
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// DevicePtr is an address in device memory.
+type DevicePtr uint64
+
+// Context is a device's primary context made current on the calling OS thread, with one stream on
+// which its kernels, cuBLAS calls and events are queued. CUDA contexts are per thread, so the caller
+// must runtime.LockOSThread before Use and make every call from that goroutine (the GPU worker does
+// all its work on one locked goroutine).
+type Context struct {
+	d *Driver
+	// stream is created with CU_STREAM_DEFAULT (flags 0), a blocking stream: the synchronous copies
+	// and memsets, which run on the legacy default stream, stay ordered with the work queued on it
+	// (CUDA Driver API, "Stream synchronization behavior").
+	stream uintptr
+}
+
+// Use retains device ordinal dev's primary context, makes it current on this thread and creates the
+// context's stream.
+func (d *Driver) Use(dev int) (*Context, error) {
+	var h int32
+	if err := d.check("cuDeviceGet", d.cuDeviceGet(&h, int32(dev))); err != nil {
+		return nil, err
+	}
+	var ctx uintptr
+	if err := d.check("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain(&ctx, h)); err != nil {
+		return nil, err
+	}
+	if err := d.check("cuCtxSetCurrent", d.cuCtxSetCurrent(ctx)); err != nil {
+		return nil, err
+	}
+	c := &Context{d: d}
+	if err := d.check("cuStreamCreate", d.cuStreamCreate(&c.stream, 0)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Alloc allocates bytes of device memory.
+func (c *Context) Alloc(bytes int) (DevicePtr, error) {
+	var p uint64
+	err := c.d.check("cuMemAlloc_v2", c.d.cuMemAlloc(&p, uint64(bytes)))
+	return DevicePtr(p), err
+}
+
+// Free releases device memory from Alloc.
+func (c *Context) Free(p DevicePtr) error { return c.d.check("cuMemFree_v2", c.d.cuMemFree(uint64(p))) }
+
+// CopyIn copies a host slice to device memory at dst (synchronous).
+func CopyIn[T any](c *Context, dst DevicePtr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	size := uint64(len(src)) * uint64(unsafe.Sizeof(src[0]))
+	err := c.d.check("cuMemcpyHtoD_v2", c.d.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), size))
+	runtime.KeepAlive(src)
+	return err
+}
+
+// CopyOut copies device memory at src into a host slice (synchronous).
+func CopyOut[T any](c *Context, dst []T, src DevicePtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	size := uint64(len(dst)) * uint64(unsafe.Sizeof(dst[0]))
+	err := c.d.check("cuMemcpyDtoH_v2", c.d.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), size))
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// Fill32 sets words 32-bit words at dst to value (0xFFFFFFFF is a NaN as float32 and, in pairs, as
+// float64: used to poison outputs before a run).
+func (c *Context) Fill32(dst DevicePtr, value uint32, words int) error {
+	return c.d.check("cuMemsetD32_v2", c.d.cuMemsetD32(uint64(dst), value, uint64(words)))
+}
+
+// Synchronize waits for all work on the context.
+func (c *Context) Synchronize() error { return c.d.check("cuCtxSynchronize", c.d.cuCtxSynchronize()) }
+
+// Module is loaded PTX.
+type Module struct {
+	c *Context
+	h uintptr
+}
+
+// LoadPTX JIT-compiles and loads PTX text for the current device.
+func (c *Context) LoadPTX(ptx string) (*Module, error) {
+	img := append([]byte(ptx), 0)
+	var m uintptr
+	if err := c.d.check("cuModuleLoadData", c.d.cuModuleLoadData(&m, &img[0])); err != nil {
+		return nil, err
+	}
+	return &Module{c: c, h: m}, nil
+}
+
+// Unload releases the module.
+func (m *Module) Unload() error { return m.c.d.check("cuModuleUnload", m.c.d.cuModuleUnload(m.h)) }
+
+// Function is a kernel entry point of a module.
+type Function struct {
+	c *Context
+	h uintptr
+}
+
+// Function looks up an extern "C" kernel by name.
+func (m *Module) Function(name string) (*Function, error) {
+	var f uintptr
+	if err := m.c.d.check("cuModuleGetFunction", m.c.d.cuModuleGetFunction(&f, m.h, name)); err != nil {
+		return nil, err
+	}
+	return &Function{c: m.c, h: f}, nil
+}
+
+// Launch queues f on the context's stream with grid and block dimensions (x, y, z) and the kernel's
+// arguments in order; each argument must be a DevicePtr, int32, float32 or float64. It returns when
+// the launch is queued; errors inside the kernel surface at the next synchronising call.
+func (f *Function) Launch(grid, block [3]int, args ...any) error {
+	return f.LaunchShared(grid, block, 0, args...)
+}
+
+// LaunchShared is Launch with sharedBytes of dynamic shared memory per block (cuLaunchKernel's
+// sharedMemBytes, what a kernel's extern __shared__ array gets; up to 48 KiB without opting in).
+func (f *Function) LaunchShared(grid, block [3]int, sharedBytes int, args ...any) error {
+	// cuLaunchKernel takes an array of pointers to the argument values. They live in Go memory, so
+	// pin them for the call.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	params := make([]unsafe.Pointer, len(args))
+	for i, a := range args {
+		var p unsafe.Pointer
+		switch v := a.(type) {
+		case DevicePtr:
+			p = unsafe.Pointer(&v)
+		case int32:
+			p = unsafe.Pointer(&v)
+		case float32:
+			p = unsafe.Pointer(&v)
+		case float64:
+			p = unsafe.Pointer(&v)
+		default:
+			panic("cuda: unsupported kernel argument type")
+		}
+		pin.Pin(p)
+		params[i] = p
+	}
+	var first *unsafe.Pointer
+	if len(params) > 0 {
+		pin.Pin(&params[0])
+		first = &params[0]
+	}
+	return f.c.d.check("cuLaunchKernel", f.c.d.cuLaunchKernel(f.h,
+		uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(block[0]), uint32(block[1]), uint32(block[2]),
+		uint32(sharedBytes), f.c.stream, first, 0))
+}
+
+// Event is a CUDA event, a timestamp recorded in the stream; events time GPU work without counting
+// the host's launch overhead.
+type Event struct {
+	c *Context
+	h uintptr
+}
+
+// NewEvent creates an event.
+func (c *Context) NewEvent() (*Event, error) {
+	var e uintptr
+	if err := c.d.check("cuEventCreate", c.d.cuEventCreate(&e, 0)); err != nil {
+		return nil, err
+	}
+	return &Event{c: c, h: e}, nil
+}
+
+// Record records the event on the context's stream.
+func (e *Event) Record() error {
+	return e.c.d.check("cuEventRecord", e.c.d.cuEventRecord(e.h, e.c.stream))
+}
+
+// Since waits for e and returns the seconds between start and e.
+func (e *Event) Since(start *Event) (float64, error) {
+	if err := e.c.d.check("cuEventSynchronize", e.c.d.cuEventSynchronize(e.h)); err != nil {
+		return 0, err
+	}
+	var ms float32
+	if err := e.c.d.check("cuEventElapsedTime", e.c.d.cuEventElapsedTime(&ms, start.h, e.h)); err != nil {
+		return 0, err
+	}
+	return float64(ms) / 1e3, nil
+}
+
+// Destroy releases the event.
+func (e *Event) Destroy() error { return e.c.d.check("cuEventDestroy_v2", e.c.d.cuEventDestroy(e.h)) }

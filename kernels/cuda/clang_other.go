@@ -1,8 +1,0 @@
-//go:build !linux
-
-package cuda
-
-import "syscall"
-
-// clangProcAttr adds nothing off Linux: there clang ends with its context (the compile's time limit).
-func clangProcAttr() *syscall.SysProcAttr { return nil }

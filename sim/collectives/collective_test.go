@@ -1,0 +1,30 @@
+package collectives
+
+import (
+	"math"
+	"testing"
+)
+
+func TestRingAllReduce(t *testing.T) {
+	if got := RingAllReduce(1e9, 1, 1e9, 1e-6); got != 0 {
+		t.Errorf("one device: %g, want 0", got)
+	}
+	// 2 devices, 1 GB, 10 GB/s, no latency: 2 steps of 0.5 GB = 0.1 s.
+	if got := RingAllReduce(1e9, 2, 10e9, 0); math.Abs(got-0.1) > 1e-12 {
+		t.Errorf("got %g, want 0.1", got)
+	}
+	// Bandwidth term approaches 2·S/B as p grows; latency term grows linearly.
+	big := RingAllReduce(1e9, 1024, 10e9, 0)
+	if math.Abs(big-2*1e9/10e9*1023/1024) > 1e-12 {
+		t.Errorf("p=1024: %g", big)
+	}
+	if got := RingAllReduce(0, 8, 10e9, 5e-6); math.Abs(got-14*5e-6) > 1e-15 {
+		t.Errorf("latency only: %g, want 14 messages × 5 µs", got)
+	}
+	for _, p := range []int{2, 8, 64} {
+		s := RingAllReduce(4e8, p, 25e9, 0)
+		if bb := BusBandwidth(4e8, p, s); math.Abs(bb-25e9) > 1 {
+			t.Errorf("p=%d bus bandwidth %g, want the link's 25e9", p, bb)
+		}
+	}
+}

@@ -142,7 +142,7 @@ func TestNsightComputeH100(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := readNCU(t, "../bench/vgpuvsncu/testdata/h100-ncu-4096.csv")
+	rows := readNCU(t, "../../bench/vgpuvsncu/testdata/h100-ncu-4096.csv")
 	if len(rows) != 22 {
 		t.Fatalf("got %d rows, want 22 (11 kernels, 2 launches each)", len(rows))
 	}

@@ -18,7 +18,7 @@ import (
 // thread and theoretical occupancy in percent, by the kernel's name as Nsight Compute gives it.
 func ncuRegisters(t *testing.T) (regs map[string]int, pct map[string]float64) {
 	t.Helper()
-	f, err := os.Open("../bench/vgpuvsncu/testdata/h100-ncu-4096.csv")
+	f, err := os.Open("../../bench/vgpuvsncu/testdata/h100-ncu-4096.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@
 // Usage:
 //
 //	vgpuvsncu -ncu ncu-512.csv -n 512 [-gpu "H100 SXM"]
+//	vgpuvsncu -published    # the ladder against a published one measured on another GPU (published.go)
 //
 // The virtual GPU counts PTX instructions and the hardware SASS instructions, so instruction counts
 // differ by design; requests, sectors, shared wavefronts, bank conflicts and branch efficiency mean
@@ -54,7 +55,12 @@ func main() {
 	gpuName := flag.String("gpu", "H100 SXM", "datasheet GPU for the modelled time")
 	model := flag.Bool("model", false, "print the modelled time, hit rates and DRAM bytes against the measured ones instead, for every kernel of the CSV")
 	sample := flag.Int("sample", 0, "with -model, run this many blocks of the lesson kernels (0: all)")
+	published := flag.Bool("published", false, "print the modelled GFLOP/s of the project's ladder against Simon Boehm's published A6000 ladder instead (no CSV; -gpu and -n are ignored)")
 	flag.Parse()
+	if *published {
+		printPublished()
+		return
+	}
 	g, err := datasheet.LookupGPU(*gpuName)
 	if err != nil {
 		log.Fatal(err)

@@ -232,3 +232,26 @@ func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
 		t.Errorf("tiled %.3g s (%s), padded %.3g s (%s): want tiled > 1.5 × padded, bound by shared memory", tiled.Seconds, tiled.Bound, padded.Seconds, padded.Bound)
 	}
 }
+
+// The project's ladder modelled on the RTX A6000's datasheet against Simon Boehm's measurements of
+// the same steps on that GPU at 4092 (published.go): the rungs come in the published order, each
+// faster than the one before, and each is within 2× of its published GFLOP/s (docs/benchmarks.md,
+// "The model against a published ladder", has the table: within 1.5× on 2026-11-25).
+func TestModelAgreesWithPublishedLadder(t *testing.T) {
+	g, err := datasheet.LookupGPU("RTX A6000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := modelLadder(context.Background(), boehmA6000, boehmN, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		if r := m.GFLOPS() / m.rung.GFLOPS; r < 0.5 || r > 2 {
+			t.Errorf("%s (%s): modelled %.0f GFLOP/s, measured %.0f (×%.2f)", m.Kernel, m.Step, m.GFLOPS(), m.rung.GFLOPS, r)
+		}
+		if i > 0 && !(m.GFLOPS() > ms[i-1].GFLOPS()) {
+			t.Errorf("%s modelled at %.0f GFLOP/s, not above %s's %.0f", m.Kernel, m.GFLOPS(), ms[i-1].Kernel, ms[i-1].GFLOPS())
+		}
+	}
+}

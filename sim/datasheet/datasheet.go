@@ -15,7 +15,7 @@ type GPU struct {
 	FP32 float64 `json:"fp32_flops"`
 	DRAM float64 `json:"dram_bytes_per_second"`
 	// Clock is the boost clock in Hz, as the FP32 peak implies it: FP32 / (2 FLOPs × SMs × FP32
-	// lanes per SM: 128 on Hopper and Ada, 64 on GA100 and Turing, from the architecture
+	// lanes per SM: 128 on Hopper, Ada and GA102, 64 on GA100 and Turing, from the architecture
 	// whitepapers); it scales the atomic rates measured on an H100 to other GPUs (emulate.AtomicSeconds).
 	Clock float64 `json:"boost_clock_hz"`
 	// Source is where the figures come from.
@@ -70,6 +70,9 @@ var GPUs = []GPU{
 	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9",
 		128 << 10, 64 << 20, 0,
 		"NVIDIA Ada GPU Architecture whitepaper (2022): 128 KB of L1/shared memory per SM, 64 MB L2 (GeForce RTX 4080, AD103); no L2 bandwidth published"},
+	{"RTX A6000", 84, 38.7e12, 768e9, 1.80e9, "NVIDIA RTX A6000 datasheet (2021): 10,752 CUDA cores (84 SMs of 128), 38.7 TFLOPS FP32, 768 GB/s GDDR6", "8.6",
+		128 << 10, 6 << 20, 0,
+		"NVIDIA Ampere GA102 GPU Architecture whitepaper (2021): 128 KB of L1/shared memory per SM, 6144 KB L2 (full GA102); no L2 bandwidth published"},
 }
 
 // Or returns *g, or the first of GPUs (the H100 SXM) when g is nil: the GPU a cell's modelled times

@@ -12,7 +12,7 @@ import (
 // on a worker carries the table's estimate, and one that will not costs nothing.
 func TestGPUKernelsComeFromTheTable(t *testing.T) {
 	rows := nvidia.Kernels()
-	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-regblock", "cuda-wmma"}
+	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-wmma"}
 	for _, reason := range []string{"", "no CUDA device (test)"} {
 		ks := GPU(reason)
 		if got := Names(ks); got != strings.Join(want, ", ") {

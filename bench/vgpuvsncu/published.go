@@ -24,14 +24,18 @@ type rung struct {
 // ("How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance: a Worklog", 2022,
 // siboehm.com/articles/22/CUDA-MMM; the table of github.com/siboehm/SGEMM_CUDA's README), for the
 // steps the project's ladder has: the naive kernel whose threadIdx.x walks a column of C (his 1),
-// the coalesced one (2), 32×32 shared-memory tiles (3) and 2-D blocktiling, 128×128 tiles of C with
-// 8×8 outputs per thread and BK = 8 (5). His 1-D blocktiling, vectorised, autotuned and warptiled
-// steps have no kernel here yet.
+// the coalesced one (2), 32×32 shared-memory tiles (3), 1-D blocktiling (4), 2-D blocktiling with
+// 128×128 tiles of C, 8×8 outputs per thread and BK = 8 (5), the same with 128-bit loads and a
+// transposed A tile (6), and warptiling (10; his is autotuned and ours is not). His
+// bank-conflict, autotuning and double-buffering steps (7, 8, 9, 11) have no kernel here.
 var boehmA6000 = []rung{
 	{"1: Naive", 309.0, "cuda-naive"},
 	{"2: GMEM Coalescing", 1986.5, "cuda-coalesced"},
 	{"3: SMEM Caching", 2980.3, "cuda-smem"},
+	{"4: 1D Blocktiling", 8474.7, "cuda-blocktile1d"},
 	{"5: 2D Blocktiling", 15971.7, "cuda-regblock"},
+	{"6: Vectorized Mem Access", 18237.3, "cuda-vectorized"},
+	{"10: Warptiling", 21779.3, "cuda-warptile"},
 }
 
 // boehmN is the size Boehm's table was measured at.

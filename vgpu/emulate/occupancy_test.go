@@ -44,7 +44,7 @@ func ncuRegisters(t *testing.T) (regs map[string]int, pct map[string]float64) {
 }
 
 // The table's kernels on the H100: the registers Nsight Compute measured for them (kept equal to the
-// CSV here), the static shared memory of their PTX and their launch shapes give Nsight Compute's
+// CSV here; a kernel not yet measured has none, and its occupancy is an upper bound that says so), the static shared memory of their PTX and their launch shapes give Nsight Compute's
 // theoretical occupancy, shown with the resource that limits it; the PTX's declared registers are
 // several times the measured ones.
 func TestOccupancyOfOwnKernels(t *testing.T) {
@@ -54,7 +54,10 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"cuda-naive": "100% (warps and registers)", "cuda-coalesced": "100% (warps and registers)",
-		"cuda-smem": "100% (warps and registers)", "cuda-regblock": "25% (registers)", "cuda-wmma": "75% (registers)"}
+		"cuda-smem": "100% (warps and registers)", "cuda-regblock": "25% (registers)", "cuda-wmma": "75% (registers)",
+		// not yet measured on a GPU (the table's Registers is 0): an upper bound, saying so
+		"cuda-blocktile1d": "≤ 100% (warps; registers unknown)", "cuda-vectorized": "≤ 100% (warps; registers unknown)",
+		"cuda-warptile": "≤ 100% (warps; registers unknown)"}
 	for _, row := range nvidia.Kernels() {
 		if row.Entry == "" {
 			continue
@@ -65,6 +68,12 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", row.Name, got.Text, want[row.Name])
 		}
 		measured, ok := regs[l.Entry]
+		if row.Registers == 0 {
+			if ok || got.Registers != 0 {
+				t.Errorf("%s: Nsight Compute measured %d registers (found %v), the table has none; the occupancy used %d", row.Name, measured, ok, got.Registers)
+			}
+			continue
+		}
 		if !ok || got.Registers != measured || 100*got.Result.Occupancy != pct[l.Entry] {
 			t.Errorf("%s: %d registers, %g%%; Nsight Compute measured %d (found %v), %g%%", row.Name, got.Registers, 100*got.Result.Occupancy, measured, ok, pct[l.Entry])
 		}

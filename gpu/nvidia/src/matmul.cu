@@ -171,3 +171,173 @@ extern "C" __global__ void cuda_wmma_bf16(const unsigned short* A, const unsigne
                  : "memory");
 }
 #endif
+
+// The rungs between cuda_smem and cuda_regblock and after it follow the steps of the best-known
+// public SGEMM ladder (Simon Boehm, "How to Optimize a CUDA Matmul Kernel for cuBLAS-like
+// Performance", 2022): 1-D blocktiling, vectorised (128-bit) loads with a transposed A tile, and
+// warptiling. They are written for this file (and appended after the kernels above, so those keep
+// their PTX); each keeps the table's tile and block beside it.
+
+// vec4 is four floats that one 128-bit load or store moves (ld.global.v4.f32 / st.shared.v4.f32);
+// a struct of our own so that neither compiler needs CUDA's vector_types.h.
+struct alignas(16) vec4 { float x, y, z, w; };
+
+// cuda_blocktile1d: 1-D blocktiling. A block of 512 threads computes a 64×64 tile of C from 64×8
+// tiles of A and 8×64 tiles of B in shared memory; each thread keeps 8 accumulators for 8
+// consecutive rows of one column, so one shared-memory load of B feeds 8 FMAs (cuda_smem: 1).
+// A warp's 32 threads share their rows, so its loads of the A tile are broadcasts.
+// Block 512; grid (ceil(N/64), ceil(M/64)).
+#define B1_BM 64
+#define B1_BN 64
+#define B1_BK 8
+#define B1_TM 8
+extern "C" __global__ void __launch_bounds__(512) cuda_blocktile1d(const float* A, const float* B, float* C, int M, int N, int K) {
+    __shared__ float As[B1_BM][B1_BK];
+    __shared__ float Bs[B1_BK][B1_BN];
+    const int tid = threadIdx.x;
+    const int tRow = tid / B1_BN, tCol = tid % B1_BN;
+    const int bRow = blockIdx.y * B1_BM, bCol = blockIdx.x * B1_BN;
+    float acc[B1_TM];
+    for (int i = 0; i < B1_TM; ++i) acc[i] = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += B1_BK) {
+        int ar = tid / B1_BK, ac = tid % B1_BK; // 512 threads, 512 elements of each tile
+        As[ar][ac] = (bRow + ar < M && k0 + ac < K) ? A[(bRow + ar) * K + k0 + ac] : 0.0f;
+        int br = tid / B1_BN, bc = tid % B1_BN;
+        Bs[br][bc] = (k0 + br < K && bCol + bc < N) ? B[(k0 + br) * N + bCol + bc] : 0.0f;
+        __syncthreads();
+        for (int kk = 0; kk < B1_BK; ++kk) {
+            float b = Bs[kk][tCol];
+            for (int i = 0; i < B1_TM; ++i) acc[i] += As[tRow * B1_TM + i][kk] * b;
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < B1_TM; ++i) {
+        int r = bRow + tRow * B1_TM + i, c = bCol + tCol;
+        if (r < M && c < N) C[r * N + c] = acc[i];
+    }
+}
+
+// Both of the next kernels stage a 128×128 block tile the same way. Each of the 256 threads loads
+// 4 consecutive floats of the 128×8 A tile, stored transposed (As[k][row], rows padded by 4 words:
+// 132-word rows put the 32 lanes' scalar stores on 32 distinct banks), and 4 of the 8×128 B tile.
+// When K and N are multiples of 4 (vec), every row starts 16-byte aligned and a group of 4 floats
+// is wholly inside the matrix or wholly outside it, so each group is one 128-bit load; otherwise
+// the same groups are loaded as 4 guarded scalars.
+#define V_BM 128
+#define V_BN 128
+#define V_BK 8
+#define V_PAD 4
+__device__ __forceinline__ vec4 vec_load(const float* X, int rows, int cols, int r, int c, bool vec) {
+    vec4 v = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (r >= rows) return v;
+    if (vec) {
+        if (c < cols) v = *reinterpret_cast<const vec4*>(&X[r * cols + c]);
+        return v;
+    }
+    if (c < cols) v.x = X[r * cols + c];
+    if (c + 1 < cols) v.y = X[r * cols + c + 1];
+    if (c + 2 < cols) v.z = X[r * cols + c + 2];
+    if (c + 3 < cols) v.w = X[r * cols + c + 3];
+    return v;
+}
+
+__device__ __forceinline__ void vec_stage(const float* A, const float* B, float (*As)[V_BM + V_PAD], float (*Bs)[V_BN],
+                                          int M, int N, int K, int bRow, int bCol, int k0, int tid, bool vec) {
+    int ar = tid / 2, ac = (tid % 2) * 4;
+    vec4 a = vec_load(A, M, K, bRow + ar, k0 + ac, vec);
+    As[ac + 0][ar] = a.x;
+    As[ac + 1][ar] = a.y;
+    As[ac + 2][ar] = a.z;
+    As[ac + 3][ar] = a.w;
+    int br = tid / 32, bc = (tid % 32) * 4;
+    *reinterpret_cast<vec4*>(&Bs[br][bc]) = vec_load(B, K, N, k0 + br, bCol + bc, vec);
+}
+
+// vec_store writes 4 accumulators v to C[r][c..c+3]: one 128-bit store when vec, else guarded scalars.
+__device__ __forceinline__ void vec_store(float* C, int M, int N, int r, int c, const float* v, bool vec) {
+    if (r >= M) return;
+    if (vec) {
+        if (c < N) *reinterpret_cast<vec4*>(&C[r * N + c]) = vec4{v[0], v[1], v[2], v[3]};
+        return;
+    }
+    for (int j = 0; j < 4; ++j)
+        if (c + j < N) C[r * N + c + j] = v[j];
+}
+
+// cuda_vectorized: cuda_regblock's 2-D blocktiling (128×128 tiles of C, 8×8 outputs per thread,
+// 256 threads) with 128-bit loads: global loads of A and B, and shared-memory loads of each step's
+// 8 values of A and 8 of B as two vec4 each, so a thread issues 4 shared loads per 64 FMAs
+// instead of 16. A thread's 8 columns are two groups of 4 consecutive ones, 64 apart.
+// Block 256; grid (ceil(N/128), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_vectorized(const float* A, const float* B, float* C, int M, int N, int K) {
+    __shared__ __align__(16) float As[V_BK][V_BM + V_PAD];
+    __shared__ __align__(16) float Bs[V_BK][V_BN];
+    const int tid = threadIdx.x;
+    const int tRow = tid / 16, tCol = tid % 16;
+    const int bRow = blockIdx.y * V_BM, bCol = blockIdx.x * V_BN;
+    const bool vec = ((K | N) & 3) == 0; // the same for every thread: no divergence
+    float acc[8][8];
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += V_BK) {
+        vec_stage(A, B, As, Bs, M, N, K, bRow, bCol, k0, tid, vec);
+        __syncthreads();
+        for (int kk = 0; kk < V_BK; ++kk) {
+            vec4 a0 = *reinterpret_cast<const vec4*>(&As[kk][tRow * 8]);
+            vec4 a1 = *reinterpret_cast<const vec4*>(&As[kk][tRow * 8 + 4]);
+            vec4 b0 = *reinterpret_cast<const vec4*>(&Bs[kk][tCol * 4]);
+            vec4 b1 = *reinterpret_cast<const vec4*>(&Bs[kk][64 + tCol * 4]);
+            float ra[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float rb[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+            for (int i = 0; i < 8; ++i)
+                for (int j = 0; j < 8; ++j) acc[i][j] += ra[i] * rb[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 8; ++i) {
+        int r = bRow + tRow * 8 + i;
+        vec_store(C, M, N, r, bCol + tCol * 4, &acc[i][0], vec);
+        vec_store(C, M, N, r, bCol + 64 + tCol * 4, &acc[i][4], vec);
+    }
+}
+
+// cuda_warptile: warptiling. The same 128×128 block tile and staging, but each of the 8 warps owns
+// a 64×32 warp tile (2 warps down, 4 across), computed as 2×2 sub-tiles of 32×16 in which its
+// lanes form an 8×4 grid of 4×4 outputs. A warp's shared loads then touch only its own 64 rows of
+// A and 32 columns of B, as 8 and 4 distinct 16-byte words (broadcast to the other lanes), and
+// each thread's 64 outputs come from 2 + 2 vec4 loads per step along K, as in cuda_vectorized, but
+// arranged the way tensor-core kernels arrange warps. Block 256; grid (ceil(N/128), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_warptile(const float* A, const float* B, float* C, int M, int N, int K) {
+    __shared__ __align__(16) float As[V_BK][V_BM + V_PAD];
+    __shared__ __align__(16) float Bs[V_BK][V_BN];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wRow = (warp / 4) * 64, wCol = (warp % 4) * 32; // the warp tile's corner in the block tile
+    const int ly = lane / 4, lx = lane % 4;                    // the lane's place in a 32×16 sub-tile
+    const int bRow = blockIdx.y * V_BM, bCol = blockIdx.x * V_BN;
+    const bool vec = ((K | N) & 3) == 0; // the same for every thread: no divergence
+    float acc[2][2][4][4]; // [sub-tile row][sub-tile column][row][column]
+    for (int s = 0; s < 2; ++s)
+        for (int t = 0; t < 2; ++t)
+            for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j) acc[s][t][i][j] = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += V_BK) {
+        vec_stage(A, B, As, Bs, M, N, K, bRow, bCol, k0, tid, vec);
+        __syncthreads();
+        for (int kk = 0; kk < V_BK; ++kk) {
+            vec4 a[2], b[2];
+            for (int s = 0; s < 2; ++s) a[s] = *reinterpret_cast<const vec4*>(&As[kk][wRow + s * 32 + ly * 4]);
+            for (int t = 0; t < 2; ++t) b[t] = *reinterpret_cast<const vec4*>(&Bs[kk][wCol + t * 16 + lx * 4]);
+            for (int s = 0; s < 2; ++s)
+                for (int t = 0; t < 2; ++t) {
+                    float ra[4] = {a[s].x, a[s].y, a[s].z, a[s].w}, rb[4] = {b[t].x, b[t].y, b[t].z, b[t].w};
+                    for (int i = 0; i < 4; ++i)
+                        for (int j = 0; j < 4; ++j) acc[s][t][i][j] += ra[i] * rb[j];
+                }
+        }
+        __syncthreads();
+    }
+    for (int s = 0; s < 2; ++s)
+        for (int t = 0; t < 2; ++t)
+            for (int i = 0; i < 4; ++i)
+                vec_store(C, M, N, bRow + wRow + s * 32 + ly * 4 + i, bCol + wCol + t * 16 + lx * 4, &acc[s][t][i][0], vec);
+}

@@ -170,6 +170,9 @@ func (d *device) launcher(row nvidia.Kernel, l nvidia.Launch, dA, dB, dC *nvidia
 	}, nil
 }
 
+// runTyped measures a row of the GPU kernel table on random n×n matrices of T: it plans the launch,
+// allocates and fills the device buffers, times the launches and the copies, and checks C against a
+// float64 reference. Each step is a function below, in the order runTyped calls them.
 func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progress func(done, total int)) (harness.Result, error) {
 	n := req.N
 	var zero T
@@ -178,48 +181,20 @@ func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progr
 	kernels.Random(d.rng, a)
 	kernels.Random(d.rng, b)
 
-	p := plan{precision: req.DType, padded: n}
 	var dA, dB, dC nvidia.DevicePtr
-	var err error
-	// One of the GPU kernel table's rows (gpu/nvidia/ladder.go): a cuBLAS call or an entry point
-	// of matmul.cu, with its launch shape and input precision on this device.
-	row, ok := nvidia.LookupKernel(req.Kernel)
-	if !ok {
-		return res, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
-	}
-	if !row.Takes(req.DType) {
-		return res, fmt.Errorf("%s takes %s matrices only", req.Kernel, strings.Join(row.DTypes, " or "))
-	}
-	l := row.LaunchFor(n, d.cc, req.DType)
-	p.precision, p.padded = l.Precision, l.N
-	if conv := to16(l.Precision); conv != nil {
-		p.in16 = func(x []float32) []uint16 { return Pad(x, n, l.N, conv) }
-	}
-	if p.launch, err = d.launcher(row, l, &dA, &dB, &dC, req.DType); err != nil {
+	p, err := d.planKernel(req, &dA, &dB, &dC)
+	if err != nil {
 		return res, err
 	}
-
 	// Device buffers: inputs in T (or 16-bit), output always T (FP32 for the 16-bit paths).
 	pd := p.padded
-	inBytes := pd * pd * elem
-	var a16, b16 []uint16
-	if p.in16 != nil {
-		a16 = p.in16(any(a).([]float32))
-		b16 = p.in16(any(b).([]float32))
-		inBytes = pd * pd * 2
-	}
-	if dA, err = d.ctx.Alloc(inBytes); err != nil {
+	a16, b16, inBytes := deviceInputs(p, a, b, elem)
+	outBytes := pd * pd * elem
+	free, err := d.allocABC(&dA, &dB, &dC, inBytes, outBytes)
+	if err != nil {
 		return res, err
 	}
-	defer d.ctx.Free(dA)
-	if dB, err = d.ctx.Alloc(inBytes); err != nil {
-		return res, err
-	}
-	defer d.ctx.Free(dB)
-	if dC, err = d.ctx.Alloc(pd * pd * elem); err != nil {
-		return res, err
-	}
-	defer d.ctx.Free(dC)
+	defer free()
 
 	timed, destroy, err := d.timer()
 	if err != nil {
@@ -227,58 +202,24 @@ func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progr
 	}
 	defer destroy()
 
-	h2d, err := timed(func() error {
-		if a16 != nil {
-			if err := nvidia.CopyIn(d.ctx, dA, a16); err != nil {
-				return err
-			}
-			return nvidia.CopyIn(d.ctx, dB, b16)
-		}
-		if err := nvidia.CopyIn(d.ctx, dA, a); err != nil {
-			return err
-		}
-		return nvidia.CopyIn(d.ctx, dB, b)
-	})
+	h2d, err := timed(func() error { return copyInputs(d.ctx, dA, dB, a, b, a16, b16) })
 	if err != nil {
 		return res, err
 	}
-	if err := d.ctx.Fill32(dC, PoisonWord, pd*pd*elem/4); err != nil { // poison: NaN until written
+	if err := d.ctx.Fill32(dC, PoisonWord, outBytes/4); err != nil { // poison: NaN until written
 		return res, err
 	}
-	total := req.Repeats + 1
-	if _, err := timed(p.launch); err != nil { // warm-up
-		return res, err
-	}
-	progress(1, total)
-	samples := make([]float64, 0, req.Repeats)
-	for r := range req.Repeats {
-		s, err := timed(p.launch)
-		if err != nil {
-			return res, err
-		}
-		samples = append(samples, s)
-		progress(r+2, total)
-	}
-	if err := d.ctx.Synchronize(); err != nil {
-		return res, err
-	}
-	c := make([]T, pd*pd)
-	d2h, err := timed(func() error { return nvidia.CopyOut(d.ctx, c, dC) })
+	samples, err := timeLaunches(timed, p.launch, req.Repeats, progress)
 	if err != nil {
 		return res, err
 	}
-	if pd != n { // drop the padding
-		for i := range n {
-			copy(c[i*n:i*n+n], c[i*pd:i*pd+n])
-		}
-		c = c[:n*n]
-	}
-	rel, err := RelError(context.Background(), c, a, b, n, d.rng)
+	c, d2h, err := fetchOutput[T](d, timed, dC, n, pd)
 	if err != nil {
 		return res, err
 	}
-	if math.IsInf(rel, 0) || math.IsNaN(rel) {
-		rel = math.MaxFloat64
+	rel, err := checkedError(c, a, b, n, d.rng)
+	if err != nil {
+		return res, err
 	}
 	res.Seconds = kernels.Median(samples)
 	res.MinSeconds, res.MaxSeconds = slices.Min(samples), slices.Max(samples)
@@ -286,7 +227,131 @@ func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progr
 	res.RelError, res.OK = rel, rel <= Tolerance(p.precision)
 	if req.Transfers {
 		res.H2DSeconds, res.D2HSeconds = h2d, d2h
-		res.TransferGBps = float64(2*inBytes+pd*pd*elem) / (h2d + d2h) / 1e9
+		res.TransferGBps = float64(2*inBytes+outBytes) / (h2d + d2h) / 1e9
 	}
 	return res, nil
+}
+
+// planKernel looks req.Kernel up in the GPU kernel table (gpu/nvidia/ladder.go): a cuBLAS call or an
+// entry point of matmul.cu, with its launch shape and input precision on this device. The plan's
+// launch reads the device buffers *dA, *dB and *dC when it is called, after they are allocated.
+func (d *device) planKernel(req Request, dA, dB, dC *nvidia.DevicePtr) (plan, error) {
+	n := req.N
+	row, ok := nvidia.LookupKernel(req.Kernel)
+	if !ok {
+		return plan{}, fmt.Errorf("unknown GPU kernel %q", req.Kernel)
+	}
+	if !row.Takes(req.DType) {
+		return plan{}, fmt.Errorf("%s takes %s matrices only", req.Kernel, strings.Join(row.DTypes, " or "))
+	}
+	l := row.LaunchFor(n, d.cc, req.DType)
+	p := plan{precision: l.Precision, padded: l.N}
+	if conv := to16(l.Precision); conv != nil {
+		p.in16 = func(x []float32) []uint16 { return Pad(x, n, l.N, conv) }
+	}
+	var err error
+	if p.launch, err = d.launcher(row, l, dA, dB, dC, req.DType); err != nil {
+		return plan{}, err
+	}
+	return p, nil
+}
+
+// deviceInputs returns A and B as the kernel reads them and the bytes each takes on the device
+// (elem bytes an entry as they are). Where the plan takes 16-bit inputs, a16 and b16 are a and b
+// converted and padded to the plan's size; else they are nil and a and b are copied as they are.
+func deviceInputs[T kernels.Float](p plan, a, b []T, elem int) (a16, b16 []uint16, inBytes int) {
+	pd := p.padded
+	if p.in16 == nil {
+		return nil, nil, pd * pd * elem
+	}
+	return p.in16(any(a).([]float32)), p.in16(any(b).([]float32)), pd * pd * 2
+}
+
+// allocABC allocates *dA and *dB of inBytes each and *dC of outBytes, in that order, and returns
+// the function that frees them, *dC first. When an allocation fails it frees those already made.
+func (d *device) allocABC(dA, dB, dC *nvidia.DevicePtr, inBytes, outBytes int) (free func(), err error) {
+	var made []nvidia.DevicePtr
+	free = func() {
+		for _, p := range slices.Backward(made) {
+			d.ctx.Free(p)
+		}
+	}
+	for _, buf := range []struct {
+		ptr   *nvidia.DevicePtr
+		bytes int
+	}{{dA, inBytes}, {dB, inBytes}, {dC, outBytes}} {
+		if *buf.ptr, err = d.ctx.Alloc(buf.bytes); err != nil {
+			free()
+			return nil, err
+		}
+		made = append(made, *buf.ptr)
+	}
+	return free, nil
+}
+
+// copyInputs copies A to dA and B to dB: the 16-bit ones when there are (a16 not nil), else a and b.
+func copyInputs[T kernels.Float](ctx *nvidia.Context, dA, dB nvidia.DevicePtr, a, b []T, a16, b16 []uint16) error {
+	if a16 != nil {
+		if err := nvidia.CopyIn(ctx, dA, a16); err != nil {
+			return err
+		}
+		return nvidia.CopyIn(ctx, dB, b16)
+	}
+	if err := nvidia.CopyIn(ctx, dA, a); err != nil {
+		return err
+	}
+	return nvidia.CopyIn(ctx, dB, b)
+}
+
+// timeLaunches runs launch once to warm up and then repeats times, each timed, calling progress after
+// every launch, and returns the timed launches' seconds.
+func timeLaunches(timed func(func() error) (float64, error), launch func() error, repeats int, progress func(done, total int)) ([]float64, error) {
+	total := repeats + 1
+	if _, err := timed(launch); err != nil { // warm-up
+		return nil, err
+	}
+	progress(1, total)
+	samples := make([]float64, 0, repeats)
+	for r := range repeats {
+		s, err := timed(launch)
+		if err != nil {
+			return nil, err
+		}
+		samples = append(samples, s)
+		progress(r+2, total)
+	}
+	return samples, nil
+}
+
+// fetchOutput waits for the device, copies C (pd×pd entries of T) back from dC, timed, and drops the
+// padding: it returns the n×n result and the copy's seconds.
+func fetchOutput[T kernels.Float](d *device, timed func(func() error) (float64, error), dC nvidia.DevicePtr, n, pd int) ([]T, float64, error) {
+	if err := d.ctx.Synchronize(); err != nil {
+		return nil, 0, err
+	}
+	c := make([]T, pd*pd)
+	d2h, err := timed(func() error { return nvidia.CopyOut(d.ctx, c, dC) })
+	if err != nil {
+		return nil, 0, err
+	}
+	if pd != n { // drop the padding
+		for i := range n {
+			copy(c[i*n:i*n+n], c[i*pd:i*pd+n])
+		}
+		c = c[:n*n]
+	}
+	return c, d2h, nil
+}
+
+// checkedError is C's error relative to a float64 product of a and b (RelError), with an infinite or
+// NaN error (a C that holds NaN, such as an entry no thread wrote) made math.MaxFloat64.
+func checkedError[T kernels.Float](c, a, b []T, n int, rng *rand.Rand) (float64, error) {
+	rel, err := RelError(context.Background(), c, a, b, n, rng)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsInf(rel, 0) || math.IsNaN(rel) {
+		rel = math.MaxFloat64
+	}
+	return rel, nil
 }

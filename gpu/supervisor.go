@@ -85,31 +85,53 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) (er
 		return err
 	}
 	defer s.unlock()
-	defer func() {
-		if p := recover(); p != nil {
-			if s.conn != nil {
-				s.stop()
-			}
-			err = &WorkerError{Kind: "panic", Msg: fmt.Sprintf("request failed on the server's side: panic: %v; the next run starts a fresh worker", p)}
-		}
-	}()
+	defer s.recoverPanic(&err)
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
+	id, err := s.send(req)
+	if err != nil {
+		return err
+	}
+	return s.await(ctx, id, on)
+}
+
+// recoverPanic, deferred by Do, turns a panic (in Do's on, say) into a "panic" WorkerError in *err and
+// stops the worker, which may be in the middle of an answer.
+func (s *Supervisor) recoverPanic(err *error) {
+	if p := recover(); p != nil {
+		if s.conn != nil {
+			s.stop()
+		}
+		*err = &WorkerError{Kind: "panic", Msg: fmt.Sprintf("request failed on the server's side: panic: %v; the next run starts a fresh worker", p)}
+	}
+}
+
+// send starts the worker if none is running, numbers req with the next request ID and writes it to the
+// worker as one line. It returns the ID, or a WorkerError if the worker could not start or take it.
+func (s *Supervisor) send(req Request) (int64, error) {
 	if s.conn == nil {
 		if err := s.start(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	s.nextID++
 	req.ID = s.nextID
 	line, err := json.Marshal(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := s.conn.Write(append(line, '\n')); err != nil {
-		return s.died("crashed", fmt.Sprintf("could not take the request (%v)", err))
+		return 0, s.died("crashed", fmt.Sprintf("could not take the request (%v)", err))
 	}
+	return req.ID, nil
+}
+
+// await passes the worker's responses to request id to on until the final one (answer), skipping late
+// answers to abandoned requests. It stops the worker and returns an error when ctx ends, when the
+// launch time limit passes without a response (each one restarts it, unless s.timeout is set), when
+// the worker ends, or when it sends a line that is not a response.
+func (s *Supervisor) await(ctx context.Context, id int64, on func(Response)) error {
 	limit := s.LaunchTimeout
 	if limit <= 0 {
 		limit = DefaultLaunchTimeout
@@ -135,33 +157,43 @@ func (s *Supervisor) Do(ctx context.Context, req Request, on func(Response)) (er
 				s.stop()
 				return &WorkerError{Kind: "protocol", Msg: "broke the protocol and was stopped: " + l.err.Error()}
 			}
-			if l.resp.ID != req.ID {
+			if l.resp.ID != id {
 				continue // a late answer to a request that was abandoned
 			}
 			if s.timeout == nil {
 				timer.Reset(limit)
 			}
-			on(l.resp)
-			if l.resp.Fatal && !l.resp.Done {
-				// It exits after this line, so the request's last line never comes: end the
-				// request with the worker's error now, and start afresh next time.
-				msg := l.resp.Error
-				if msg == "" {
-					msg = "no reason given"
-				}
-				return s.died("fatal", "stopped with a fatal error ("+msg+")")
-			}
-			if l.resp.Fatal {
-				s.stop() // it exits by itself; make sure, and start afresh next time
-			}
-			if l.resp.Done {
-				if l.resp.Error != "" {
-					return errors.New(l.resp.Error)
-				}
-				return nil
+			if done, err := s.answer(l.resp, on); done {
+				return err
 			}
 		}
 	}
+}
+
+// answer passes one response to on and says whether it ends the request, and with which error: the
+// request's own error on its last line (Done), or a "fatal" WorkerError when the worker says it is
+// exiting before that line. A worker that reports a fatal error is stopped, to start afresh next time.
+func (s *Supervisor) answer(resp Response, on func(Response)) (done bool, err error) {
+	on(resp)
+	if resp.Fatal && !resp.Done {
+		// It exits after this line, so the request's last line never comes: end the
+		// request with the worker's error now, and start afresh next time.
+		msg := resp.Error
+		if msg == "" {
+			msg = "no reason given"
+		}
+		return true, s.died("fatal", "stopped with a fatal error ("+msg+")")
+	}
+	if resp.Fatal {
+		s.stop() // it exits by itself; make sure, and start afresh next time
+	}
+	if !resp.Done {
+		return false, nil
+	}
+	if resp.Error != "" {
+		return true, errors.New(resp.Error)
+	}
+	return true, nil
 }
 
 // clock starts timers: the real one (realClock) or a test's fake.

@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// A store closed and opened again keeps its students, edits, runs (a running one becomes
+// interrupted, a queued one stays queued with its owner and class) and messages (only a chart's
+// latest), and shares a done run's results only with a page that asked for the same class.
 func TestRoundTripAndReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -19,6 +22,38 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := fillForReopen(ctx, t, s)
+	s.Close()
+
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkReopened(ctx, t, s, f)
+	checkSharedByClass(ctx, t, s, f)
+	if err := s.DeleteEdit(ctx, f.a.ID, "l", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := s.Edits(ctx, f.a.ID, "l"); len(e) != 0 {
+		t.Errorf("edits after reset %v", e)
+	}
+}
+
+// reopenFixture is what fillForReopen wrote that the checks read: student Ada and her done and
+// waiting runs.
+type reopenFixture struct {
+	a             Student
+	done, waiting Run
+}
+
+// fillForReopen adds Ada (and a refused second "ada"), an edit, a done run with a row and two charts,
+// a running run sent to a worker, and a queued run with an owner and class.
+func fillForReopen(ctx context.Context, t *testing.T, s *Store) reopenFixture {
+	t.Helper()
 	a, err := s.AddStudent(ctx, "Ada", "sess-a", false)
 	if err != nil {
 		t.Fatal(err)
@@ -55,16 +90,15 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	return reopenFixture{a: a, done: done, waiting: waiting}
+}
 
-	s, err = Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
+// checkReopened checks what the reopened store reads back of f: Ada's session (and no session for
+// the refused join), her edit, her three runs' statuses and machine, the queue, and the done run's
+// messages.
+func checkReopened(ctx context.Context, t *testing.T, s *Store, f reopenFixture) {
+	t.Helper()
+	a, done, waiting := f.a, f.done, f.waiting
 	got, ok, err := s.StudentBySession(ctx, "sess-a")
 	if err != nil || !ok || got.Name != "Ada" {
 		t.Errorf("session: got %+v %v %v", got, ok, err)
@@ -92,6 +126,14 @@ func TestRoundTripAndReopen(t *testing.T) {
 	if len(msgs) != 2 || msgs[0].Type != "row" || msgs[1].Body != "<svg>2" {
 		t.Errorf("messages %+v; want the row and the latest chart only", msgs)
 	}
+}
+
+// checkSharedByClass checks that the done run's results are shared with a page that asked for any
+// machine, not with one that asked for class h100, and that a run of class h100 is shared with the
+// latter only.
+func checkSharedByClass(ctx context.Context, t *testing.T, s *Store, f reopenFixture) {
+	t.Helper()
+	a, done := f.a, f.done
 	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", "", time.Now().Add(-time.Hour)); !ok || r.ID != done.ID {
 		t.Errorf("latest unedited: %+v %v", r, ok)
 	}
@@ -108,12 +150,6 @@ func TestRoundTripAndReopen(t *testing.T) {
 	}
 	if r, ok, _ := s.LatestUnedited(ctx, "l", "c", "", "x", "", time.Now().Add(-time.Hour)); !ok || r.ID != done.ID {
 		t.Errorf("latest unedited of any machine: %+v %v, want run %d, not the h100 one", r, ok, done.ID)
-	}
-	if err := s.DeleteEdit(ctx, a.ID, "l", "c"); err != nil {
-		t.Fatal(err)
-	}
-	if e, _ := s.Edits(ctx, a.ID, "l"); len(e) != 0 {
-		t.Errorf("edits after reset %v", e)
 	}
 }
 

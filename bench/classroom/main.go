@@ -134,27 +134,64 @@ type studentResult struct {
 	err       error
 }
 
+// bench starts the server in a fresh data directory, runs the class against it, checks every run's
+// terminal messages and the database, and prints the markdown tables (then the interference
+// measurement, unless interference is 0). It fails if any run went wrong.
 func bench(students, runs, reconnectEvery, interference int, timeout time.Duration) error {
 	dir, err := os.MkdirTemp("", "classroom-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	exe, err := os.Executable()
+	srv, base, stop, err := startServer(dir)
 	if err != nil {
 		return err
+	}
+	defer stop()
+	before := srv.snapshot()
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	load := runClass(ctx, srv, base, students, runs, reconnectEvery)
+	load.stats[0] = before
+	toQueued, bad := tally(load.results, runs)
+	done, err := countDone(base)
+	if err != nil {
+		return err
+	}
+	printLoad(load, runs, reconnectEvery, toQueued, bad, done)
+	if interference > 0 {
+		if err := measureInterference(ctx, base, interference); err != nil {
+			return err
+		}
+	}
+	if bad > 0 || done != students*runs {
+		return fmt.Errorf("%d problems, %d of %d runs done", bad, done, students*runs)
+	}
+	return nil
+}
+
+// startServer re-executes this binary as the server (-serve dir) and waits for the URL it prints.
+// stop kills the server and closes its stdin; until then the stdin pipe is kept open (it is not
+// collected and closed while the child serves).
+func startServer(dir string) (srv child, base string, stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return child{}, "", nil, err
 	}
 	cmd := exec.Command(exe, "-serve", dir)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
-	defer stdin.Close() // also keeps the pipe from being collected (and closed) while the child serves
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
-		return err
+		stdin.Close()
+		return child{}, "", nil, err
 	}
-	defer cmd.Process.Kill()
+	stop = func() {
+		cmd.Process.Kill()
+		stdin.Close()
+	}
 	sc := bufio.NewScanner(stdout)
-	var base string
 	for sc.Scan() {
 		if u, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
 			base = u
@@ -162,14 +199,34 @@ func bench(students, runs, reconnectEvery, interference int, timeout time.Durati
 		}
 	}
 	if base == "" {
-		return fmt.Errorf("the server printed no URL")
+		stop()
+		return child{}, "", nil, fmt.Errorf("the server printed no URL")
 	}
-	srv := child{in: stdin, out: sc}
-	g0, r0 := srv.stats()
+	return child{in: stdin, out: sc}, base, stop, nil
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	results := make([]studentResult, students)
+// serverStats is the server's goroutines and RSS at one moment.
+type serverStats struct{ goroutines, rssKiB int }
+
+func (c child) snapshot() serverStats {
+	g, r := c.stats()
+	return serverStats{g, r}
+}
+
+// classLoad is what one class's load gave: each student's result, the time until every student had
+// finished, and the server's stats before, during (all runs sent) and after (all ended, sockets
+// closed).
+type classLoad struct {
+	results []studentResult
+	elapsed time.Duration
+	stats   [3]serverStats // before, during, after
+}
+
+// runClass runs the students at once (every reconnectEvery'th one reconnecting mid-run), takes the
+// server's stats once all have sent their runs and again 2 s after all have finished, and returns
+// what each student saw. The caller fills in stats[0], the stats before.
+func runClass(ctx context.Context, srv child, base string, students, runs, reconnectEvery int) classLoad {
+	load := classLoad{results: make([]studentResult, students)}
 	var joined, submitted sync.WaitGroup
 	joined.Add(students)
 	submitted.Add(students)
@@ -179,18 +236,21 @@ func bench(students, runs, reconnectEvery, interference int, timeout time.Durati
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = runStudent(ctx, base, i, runs, reconnectEvery > 0 && i%reconnectEvery == 0, &joined, &submitted)
+			load.results[i] = runStudent(ctx, base, i, runs, reconnectEvery > 0 && i%reconnectEvery == 0, &joined, &submitted)
 		}()
 	}
 	submitted.Wait()
-	gDuring, rDuring := srv.stats()
+	load.stats[1] = srv.snapshot()
 	wg.Wait()
-	elapsed := time.Since(start)
+	load.elapsed = time.Since(start)
 	time.Sleep(2 * time.Second) // connections closed; let the server let go of them
-	gAfter, rAfter := srv.stats()
+	load.stats[2] = srv.snapshot()
+	return load
+}
 
-	var toQueued []time.Duration
-	bad := 0
+// tally logs every student that failed and every run that did not end with exactly one terminal
+// message, and returns those problems' count and all the send-to-queued times, sorted.
+func tally(results []studentResult, runs int) (toQueued []time.Duration, bad int) {
 	for i, r := range results {
 		if r.err != nil {
 			log.Printf("student %d: %v", i, r.err)
@@ -205,11 +265,14 @@ func bench(students, runs, reconnectEvery, interference int, timeout time.Durati
 			}
 		}
 	}
-	done, err := countDone(base)
-	if err != nil {
-		return err
-	}
 	slices.Sort(toQueued)
+	return toQueued, bad
+}
+
+// printLoad prints the load's two markdown tables: the runs (with the p50 and p99 of the sorted
+// toQueued, the problems and the runs done in the database) and the server's goroutines and RSS.
+func printLoad(load classLoad, runs, reconnectEvery int, toQueued []time.Duration, bad, done int) {
+	students := len(load.results)
 	pct := func(p float64) time.Duration {
 		if len(toQueued) == 0 {
 			return 0
@@ -221,20 +284,12 @@ func bench(students, runs, reconnectEvery, interference int, timeout time.Durati
 	if reconnectEvery > 0 {
 		reconnecting = (students + reconnectEvery - 1) / reconnectEvery
 	}
-	fmt.Printf("| %d | %d | %d | %.1f s | %.1f ms | %.1f ms | %d of %d | %d |\n\n", students, students*runs, reconnecting, elapsed.Seconds(),
+	fmt.Printf("| %d | %d | %d | %.1f s | %.1f ms | %.1f ms | %d of %d | %d |\n\n", students, students*runs, reconnecting, load.elapsed.Seconds(),
 		float64(pct(0.5).Microseconds())/1000, float64(pct(0.99).Microseconds())/1000, done, students*runs, bad)
+	b, d, a := load.stats[0], load.stats[1], load.stats[2]
 	fmt.Printf("| server | before | during (all runs sent) | after (all ended, sockets closed) |\n|---|---|---|---|\n")
-	fmt.Printf("| goroutines | %d | %d | %d |\n| RSS | %.0f MiB | %.0f MiB | %.0f MiB |\n", g0, gDuring, gAfter,
-		float64(r0)/1024, float64(rDuring)/1024, float64(rAfter)/1024)
-	if interference > 0 {
-		if err := measureInterference(ctx, base, interference); err != nil {
-			return err
-		}
-	}
-	if bad > 0 || done != students*runs {
-		return fmt.Errorf("%d problems, %d of %d runs done", bad, done, students*runs)
-	}
-	return nil
+	fmt.Printf("| goroutines | %d | %d | %d |\n| RSS | %.0f MiB | %.0f MiB | %.0f MiB |\n", b.goroutines, d.goroutines, a.goroutines,
+		float64(b.rssKiB)/1024, float64(d.rssKiB)/1024, float64(a.rssKiB)/1024)
 }
 
 // countDone signs in as the instructor and counts the runs that the class's results CSV shows done.
@@ -302,77 +357,112 @@ func runStudent(ctx context.Context, base string, i, runs int, reconnect bool, j
 		res.err = err
 		return
 	}
-	ws, err := dialWS(ctx, base, c)
-	if err != nil {
+	s := &studentConn{c: c, base: base}
+	if s.ws, err = dialWS(ctx, base, c); err != nil {
 		res.err = err
 		return
 	}
-	defer func() { ws.Close() }()
-	context.AfterFunc(ctx, func() { ws.Close() })
-	sent := map[string]time.Time{}
-	index := map[string]int{}
-	for k := range runs {
-		id := fmt.Sprintf("r%d", k)
-		sent[id], index[id] = time.Now(), k
-		msg := map[string]any{"type": "run", "id": id, "lesson": lesson, "cell": cell, "source": source}
-		if err := ws.WriteJSON(msg); err != nil {
-			res.err = err
-			return
-		}
+	// Both close the socket the student has at the time: a reconnect replaces it.
+	defer func() { s.ws.Close() }()
+	context.AfterFunc(ctx, func() { s.ws.Close() })
+	if res.err = s.sendRuns(runs); res.err != nil {
+		return
 	}
 	submitted.Done()
 	sentOnce = true
+	if res.err = s.awaitEnds(ctx, &res, runs, reconnect); res.err != nil {
+		return
+	}
+	s.countLateTerminals(res.terminals)
+	return res
+}
+
+// studentConn is one student's session: its signed-in client, its current websocket, and its runs:
+// when each was sent (until its first `queued`) and each message id's run index.
+type studentConn struct {
+	c     *http.Client
+	base  string
+	ws    *websocket.Conn
+	sent  map[string]time.Time
+	index map[string]int
+}
+
+// sendRuns sends the student's runs r0, r1, … at once, noting when each was sent.
+func (s *studentConn) sendRuns(runs int) error {
+	s.sent, s.index = map[string]time.Time{}, map[string]int{}
+	for k := range runs {
+		id := fmt.Sprintf("r%d", k)
+		s.sent[id], s.index[id] = time.Now(), k
+		msg := map[string]any{"type": "run", "id": id, "lesson": lesson, "cell": cell, "source": source}
+		if err := s.ws.WriteJSON(msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitEnds reads until each of the runs has had a terminal message, counting them in
+// res.terminals and timing each run's first `queued` into res.toQueued. A reconnecting student drops
+// its socket once, mid-run (reconnectMidRun). An error message for no run of its own ends the wait.
+func (s *studentConn) awaitEnds(ctx context.Context, res *studentResult, runs int, reconnect bool) error {
 	dropped := false
 	for len(res.terminals) < runs {
 		var m server.Message
-		if err := ws.ReadJSON(&m); err != nil {
-			res.err = fmt.Errorf("reading: %w", err)
-			return
+		if err := s.ws.ReadJSON(&m); err != nil {
+			return fmt.Errorf("reading: %w", err)
 		}
-		k, ok := index[m.ID]
+		k, ok := s.index[m.ID]
 		if !ok {
 			if m.Type == server.TypeError {
-				res.err = fmt.Errorf("error: %s", m.Message)
-				return
+				return fmt.Errorf("error: %s", m.Message)
 			}
 			continue
 		}
 		if m.Type == server.TypeQueued {
-			if t, first := sent[m.ID]; first {
+			if t, first := s.sent[m.ID]; first {
 				res.toQueued = append(res.toQueued, time.Since(t))
-				delete(sent, m.ID)
+				delete(s.sent, m.ID)
 			}
 		}
 		if server.Terminal(m.Type) {
 			res.terminals[k]++
 		}
 		// Close mid-run: once every run is recorded (each has had its queued) and one has started.
-		if reconnect && !dropped && len(sent) == 0 && m.Type == server.TypeStarted {
+		if reconnect && !dropped && len(s.sent) == 0 && m.Type == server.TypeStarted {
 			dropped = true
-			ws.Close()
-			time.Sleep(200 * time.Millisecond)
-			if ws, err = dialWS(ctx, base, c); err != nil {
-				res.err = err
-				return
-			}
-			if err := replayUnended(c, base, ws, res.terminals, index); err != nil {
-				res.err = err
-				return
+			if err := s.reconnectMidRun(ctx, res.terminals); err != nil {
+				return err
 			}
 		}
 	}
-	// Nothing more may come: a second terminal message would show here.
-	_ = ws.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	return nil
+}
+
+// reconnectMidRun closes the student's socket, opens a new one 200 ms later and replays the runs
+// whose end it has not seen (replayUnended).
+func (s *studentConn) reconnectMidRun(ctx context.Context, terminals map[int]int) error {
+	s.ws.Close()
+	time.Sleep(200 * time.Millisecond)
+	var err error
+	if s.ws, err = dialWS(ctx, s.base, s.c); err != nil {
+		return err
+	}
+	return replayUnended(s.c, s.base, s.ws, terminals, s.index)
+}
+
+// countLateTerminals reads for 300 ms more, after every run has ended: nothing more may come, so a
+// second terminal message for a run shows in terminals here.
+func (s *studentConn) countLateTerminals(terminals map[int]int) {
+	_ = s.ws.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	for {
 		var m server.Message
-		if err := ws.ReadJSON(&m); err != nil {
+		if err := s.ws.ReadJSON(&m); err != nil {
 			break
 		}
-		if k, ok := index[m.ID]; ok && server.Terminal(m.Type) {
-			res.terminals[k]++
+		if k, ok := s.index[m.ID]; ok && server.Terminal(m.Type) {
+			terminals[k]++
 		}
 	}
-	return res
 }
 
 // replayUnended lists the student's runs (in the order sent) and replays those whose end it has not
@@ -410,7 +500,6 @@ func replayUnended(c *http.Client, base string, ws *websocket.Conn, terminals ma
 // nothing), and prints the median GFLOP/s of each. The queue never runs a shared run beside a
 // measuring one, so the two should agree within the machine's noise.
 func measureInterference(ctx context.Context, base string, n int) error {
-	const measuring = "kernels: [gonum]\nsizes: [256]\nrepeats: 5\n"
 	c, err := joinAs(base, token, "timer")
 	if err != nil {
 		return err
@@ -424,97 +513,14 @@ func measureInterference(ctx context.Context, base string, n int) error {
 	if err != nil {
 		return err
 	}
-	timeOnce := func(id string) (float64, error) {
-		if err := ws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": lesson, "cell": cell, "source": measuring}); err != nil {
-			return 0, err
-		}
-		var cols []string
-		gflops := 0.0
-		for {
-			var m server.Message
-			if err := ws.ReadJSON(&m); err != nil {
-				return 0, err
-			}
-			if m.ID != id {
-				continue
-			}
-			switch {
-			case m.Type == server.TypeTable && m.Table.ID == "results":
-				cols = nil
-				for _, col := range m.Table.Columns {
-					cols = append(cols, col.Label)
-				}
-			case m.Type == server.TypeRow && m.Row.Table == "results":
-				if i := slices.Index(cols, "throughput"); i >= 0 && i < len(m.Row.Values) {
-					gflops, _ = m.Row.Values[i].(float64)
-				}
-			case server.Terminal(m.Type):
-				if m.Type != server.TypeDone {
-					return 0, fmt.Errorf("measuring run %s: %s %s", id, m.Type, m.Message)
-				}
-				return gflops, nil
-			}
-		}
-	}
-	series := func(label string) ([]float64, error) {
-		var out []float64
-		for i := range n {
-			g, err := timeOnce(fmt.Sprintf("%s%d", label, i))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, g)
-		}
-		slices.Sort(out)
-		return out, nil
-	}
-	alone, err := series("alone")
+	alone, err := measureSeries(ws, "alone", n)
 	if err != nil {
 		return err
 	}
-	floodCtx, stopFlood := context.WithCancel(ctx)
-	var flood sync.WaitGroup
-	simRuns := 0
-	var mu sync.Mutex
-	for f := range 8 {
-		flood.Add(1)
-		go func() {
-			defer flood.Done()
-			fc, err := joinAs(base, token, fmt.Sprintf("simulator %d", f))
-			if err != nil {
-				return
-			}
-			fws, err := dialWS(floodCtx, base, fc)
-			if err != nil {
-				return
-			}
-			defer fws.Close()
-			context.AfterFunc(floodCtx, func() { fws.Close() })
-			for k := 0; floodCtx.Err() == nil; k++ {
-				id := fmt.Sprintf("s%d", k)
-				src := "array: 64\nm: 512\nn: 256\nk: 256\nclock_mhz: 700\n" // too big to animate: a row and a chart, no frames
-				if fws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": "13-tpus-and-systolic-arrays", "cell": simCell, "source": src}) != nil {
-					return
-				}
-				for {
-					var m server.Message
-					if fws.ReadJSON(&m) != nil {
-						return
-					}
-					if m.ID == id && server.Terminal(m.Type) {
-						mu.Lock()
-						simRuns++
-						mu.Unlock()
-						break
-					}
-				}
-			}
-		}()
-	}
+	stopFlood := floodSimulators(ctx, base, simCell)
 	time.Sleep(time.Second)
-	beside, err := series("beside")
-	stopFlood()
-	flood.Wait()
+	beside, err := measureSeries(ws, "beside", n)
+	simRuns := stopFlood()
 	if err != nil {
 		return err
 	}
@@ -524,6 +530,119 @@ func measureInterference(ctx context.Context, base string, n int) error {
 	fmt.Printf("| beside 8 students' systolic runs (%d ran meanwhile) | %.2f | %.2f | %.2f |\n", simRuns, med(beside), beside[0], beside[len(beside)-1])
 	fmt.Printf("\nratio of medians, beside / alone: %.3f\n", med(beside)/med(alone))
 	return nil
+}
+
+// measuringSource is the measuring cell that measureInterference times: gonum at n = 256, 5 repeats.
+const measuringSource = "kernels: [gonum]\nsizes: [256]\nrepeats: 5\n"
+
+// measureSeries runs the measuring cell n times on ws, one after another (ids label0, label1, …),
+// and returns the GFLOP/s of each, sorted.
+func measureSeries(ws *websocket.Conn, label string, n int) ([]float64, error) {
+	var out []float64
+	for i := range n {
+		g, err := measureOnce(ws, fmt.Sprintf("%s%d", label, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// measureOnce runs the measuring cell on ws as id and returns the throughput column of its results
+// table's last row; a run that ends other than done is an error.
+func measureOnce(ws *websocket.Conn, id string) (float64, error) {
+	if err := ws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": lesson, "cell": cell, "source": measuringSource}); err != nil {
+		return 0, err
+	}
+	var cols []string
+	gflops := 0.0
+	for {
+		var m server.Message
+		if err := ws.ReadJSON(&m); err != nil {
+			return 0, err
+		}
+		if m.ID != id {
+			continue
+		}
+		switch {
+		case m.Type == server.TypeTable && m.Table.ID == "results":
+			cols = nil
+			for _, col := range m.Table.Columns {
+				cols = append(cols, col.Label)
+			}
+		case m.Type == server.TypeRow && m.Row.Table == "results":
+			if i := slices.Index(cols, "throughput"); i >= 0 && i < len(m.Row.Values) {
+				gflops, _ = m.Row.Values[i].(float64)
+			}
+		case server.Terminal(m.Type):
+			if m.Type != server.TypeDone {
+				return 0, fmt.Errorf("measuring run %s: %s %s", id, m.Type, m.Message)
+			}
+			return gflops, nil
+		}
+	}
+}
+
+// floodSimulators starts eight students that each run simCell (lesson 13's systolic simulator) over
+// and over, one run at a time, until stop is called. stop waits for them to end and returns how many
+// simulator runs ended meanwhile.
+func floodSimulators(ctx context.Context, base, simCell string) (stop func() int) {
+	floodCtx, stopFlood := context.WithCancel(ctx)
+	var flood sync.WaitGroup
+	simRuns := 0
+	var mu sync.Mutex
+	ended := func() {
+		mu.Lock()
+		simRuns++
+		mu.Unlock()
+	}
+	for f := range 8 {
+		flood.Add(1)
+		go func() {
+			defer flood.Done()
+			simulatorStudent(floodCtx, base, simCell, f, ended)
+		}()
+	}
+	return func() int {
+		stopFlood()
+		flood.Wait()
+		return simRuns
+	}
+}
+
+// simulatorStudent joins as "simulator f" and runs simCell with a 64×64 array (too big to animate:
+// a row and a chart, no frames) until ctx ends or the socket fails, calling ended after each run's
+// terminal message.
+func simulatorStudent(ctx context.Context, base, simCell string, f int, ended func()) {
+	fc, err := joinAs(base, token, fmt.Sprintf("simulator %d", f))
+	if err != nil {
+		return
+	}
+	fws, err := dialWS(ctx, base, fc)
+	if err != nil {
+		return
+	}
+	defer fws.Close()
+	context.AfterFunc(ctx, func() { fws.Close() })
+	for k := 0; ctx.Err() == nil; k++ {
+		id := fmt.Sprintf("s%d", k)
+		src := "array: 64\nm: 512\nn: 256\nk: 256\nclock_mhz: 700\n" // too big to animate: a row and a chart, no frames
+		if fws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": "13-tpus-and-systolic-arrays", "cell": simCell, "source": src}) != nil {
+			return
+		}
+		for {
+			var m server.Message
+			if fws.ReadJSON(&m) != nil {
+				return
+			}
+			if m.ID == id && server.Terminal(m.Type) {
+				ended()
+				break
+			}
+		}
+	}
 }
 
 // systolicCell finds the id of the systolic cell with array: 16 in lesson 13's page.

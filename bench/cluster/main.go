@@ -66,19 +66,12 @@ func main() {
 	}
 }
 
+// run prints the machine, the table of runs per minute for each worker count in workerList, and the
+// first-event latency that NATS adds.
 func run(workerList string, slots, runs, rounds, latencyRuns int) error {
 	ctx := context.Background()
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (bench)")...), Limits: harness.DefaultLimits()}
 	kinds := builtin.Kinds(env)
-	parse := func(i int) (server.Job, cells.Run) {
-		m := mix[i%len(mix)]
-		k, _ := cells.Lookup(kinds, m.kind)
-		r, err := k.Parse(cells.Cell{ID: "bench", Source: m.source})
-		if err != nil {
-			panic(err)
-		}
-		return server.Job{Kind: m.kind, Lesson: "bench", Cell: cells.Cell{ID: "bench", Source: m.source}}, r
-	}
 	fmt.Printf("%s, %d logical CPUs, %s, %s, -slots %d\n", cpu(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"), slots)
 	fmt.Println("| workers | runs | runs per minute (median of rounds) | rounds |")
 	fmt.Println("|---|---|---|---|")
@@ -88,69 +81,96 @@ func run(workerList string, slots, runs, rounds, latencyRuns int) error {
 		if err != nil {
 			return err
 		}
-		c, stop, err := startWith(ctx, n, slots)
+		rates, err := throughput(ctx, kinds, n, slots, runs, rounds)
 		if err != nil {
 			return err
-		}
-		var rates []float64
-		for range rounds {
-			start := time.Now()
-			var wg sync.WaitGroup
-			errs := make(chan error, runs)
-			for i := range runs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					j, r := parse(i)
-					if err := execute(ctx, c, j, r, nil); err != nil {
-						errs <- err
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			if err := <-errs; err != nil {
-				stop()
-				return err
-			}
-			rates = append(rates, float64(runs)/time.Since(start).Minutes())
 		}
 		med := median(rates)
 		if base == 0 {
 			base = med
 		}
 		fmt.Printf("| %d | %d | %.0f (×%.2f) | %s |\n", n, runs, med, med/base, fmtAll(rates))
-		stop()
 	}
+	return latency(ctx, kinds, slots, latencyRuns)
+}
 
-	// First-event latency: the allreduce cell (a model: its first event comes at once).
+// throughput starts a cluster of n workers with slots slots each, runs rounds rounds of runs runs of
+// the mix on it, and returns each round's runs per minute.
+func throughput(ctx context.Context, kinds []cells.Kind, n, slots, runs, rounds int) ([]float64, error) {
+	c, stop, err := startWith(ctx, n, slots)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	var rates []float64
+	for range rounds {
+		start := time.Now()
+		if err := round(ctx, c, kinds, runs); err != nil {
+			return nil, err
+		}
+		rates = append(rates, float64(runs)/time.Since(start).Minutes())
+	}
+	return rates, nil
+}
+
+// round executes runs runs of the mix (run i is mix[i mod len(mix)]) at once on c and waits for them
+// all; it returns one of their errors, if any failed.
+func round(ctx context.Context, c *cluster.Cluster, kinds []cells.Kind, runs int) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, runs)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := mix[i%len(mix)]
+			j, r := parseKind(kinds, m.kind, m.source)
+			if err := execute(ctx, c, j, r, nil); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// latency prints the median first-event time of the allreduce cell (a model: its first event comes
+// at once) in process and on one worker through NATS, and their difference.
+func latency(ctx context.Context, kinds []cells.Kind, slots, latencyRuns int) error {
 	j, r := parseKind(kinds, "allreduce", mix[2].source)
 	local := server.NewInProcess(0)
-	var inProc, remote []float64
-	for range latencyRuns {
-		d, err := firstEvent(ctx, local, j, r)
-		if err != nil {
-			return err
-		}
-		inProc = append(inProc, d)
+	inProc, err := firstEvents(ctx, local, j, r, latencyRuns)
+	if err != nil {
+		return err
 	}
 	c, stop, err := startWith(ctx, 1, slots)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	for range latencyRuns {
-		d, err := firstEvent(ctx, c, j, r)
-		if err != nil {
-			return err
-		}
-		remote = append(remote, d)
+	remote, err := firstEvents(ctx, c, j, r, latencyRuns)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("\nfirst event of an allreduce run, median of %d: in process %.3f ms, on a worker through NATS %.3f ms: NATS adds %.3f ms\n",
 		latencyRuns, median(inProc)*1e3, median(remote)*1e3, (median(remote)-median(inProc))*1e3)
 	return nil
 }
 
+// firstEvents runs j on ex n times, one after another, and returns each run's firstEvent seconds.
+func firstEvents(ctx context.Context, ex server.Executor, j server.Job, r cells.Run, n int) ([]float64, error) {
+	var out []float64
+	for range n {
+		d, err := firstEvent(ctx, ex, j, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// parseKind parses source as a cell of the named kind (it must parse) and returns its job and run.
 func parseKind(kinds []cells.Kind, kind, source string) (server.Job, cells.Run) {
 	k, _ := cells.Lookup(kinds, kind)
 	r, err := k.Parse(cells.Cell{ID: "bench", Source: source})

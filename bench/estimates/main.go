@@ -53,9 +53,7 @@ func main() {
 	}
 	fmt.Printf("calibration: %.2f s on %s, GOMAXPROCS %d, %s\n", time.Since(start).Seconds(), r.CPU, r.Procs, time.Now().UTC().Format(time.DateTime))
 	if *writeDefaults != "" {
-		slow(r, 1.5)
-		data, _ := json.MarshalIndent(r, "", " ")
-		if err := os.WriteFile(*writeDefaults, append(data, '\n'), 0o644); err != nil {
+		if err := writeDefaultRates(r, *writeDefaults); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -64,74 +62,114 @@ func main() {
 	kernels.SetRates(r)
 	env := cells.Env{Kernels: kernels.CPU(), Limits: harness.DefaultLimits(), GPU: &gpu.Machine{Report: nvidia.Report{Unavailable: "no CUDA device (bench)"}},
 		Roofline: &peaks.Cache{}}
-	var ratios = map[string][]float64{}
-	point := func(group string, kind cells.Kind, src string) {
-		run, err := kind.Parse(cells.Cell{ID: "bench", Source: src})
-		if err != nil {
-			fmt.Printf("%-40s refused: %v\n", strings.ReplaceAll(src, "\n", " "), err)
-			return
-		}
-		est := run.Estimate()
-		label := strings.Join(strings.Fields(strings.ReplaceAll(src, "\n", " ")), " ")
-		if est > *maxPoint {
-			fmt.Printf("%-60s estimate %8.3f s  skipped (over -max-point)\n", label, est.Seconds())
-			return
-		}
-		runtime.GC()
-		t := time.Now()
-		if err := run.Run(ctx, &cellstest.Recorder{}); err != nil {
-			fmt.Printf("%-60s error: %v\n", label, err)
-			return
-		}
-		took := time.Since(t).Seconds()
-		ratio := est.Seconds() / took
-		flag := ""
-		if ratio < 0.5 || ratio > 2 {
-			flag = "  OUTSIDE [0.5, 2]"
-		}
-		fmt.Printf("%-60s estimate %8.3f s  measured %8.3f s  ratio %5.2f%s\n", label, est.Seconds(), took, ratio, flag)
-		ratios[group] = append(ratios[group], ratio)
-	}
+	sw := &sweep{ctx: ctx, maxPoint: *maxPoint, ratios: map[string][]float64{}}
 	if strings.Contains(*kinds, "matmul") {
-		mm := matmul.New(env)
-		sizes := []int{64, 128, 256, 500, 512, 1000, 1024}
-		if *large {
-			sizes = append(sizes, 1500, 2048, 3000, 4096)
-		}
-		for _, k := range kernels.CPU() {
-			if *only != "" && !slices.Contains(strings.Split(*only, ","), k.Name) {
-				continue
-			}
-			for _, dt := range strings.Split(*dtypes, ",") {
-				for _, n := range sizes {
-					point("matmul "+k.Name+" "+dt, mm, fmt.Sprintf("kernels: [%s]\nsizes: [%d]\ndtype: %s\nrepeats: %d", k.Name, n, dt, *repeats))
-				}
-			}
-		}
+		sw.matmul(env, *only, *dtypes, *repeats, *large)
 	}
 	if strings.Contains(*kinds, "simt") {
-		sk := simt.New(env)
-		for _, k := range []string{"naive", "coalesced", "smem", "regblock"} {
-			for _, n := range []int{32, 64, 128, 192, 256, 384, 512} {
-				point("simt "+k, sk, fmt.Sprintf("kernels: [%s]\nn: %d", k, n))
+		sw.simt(env)
+	}
+	if strings.Contains(*kinds, "systolic") {
+		sw.systolic()
+	}
+	sw.printSummary()
+}
+
+// writeDefaultRates raises every cost in r by half (slow) and writes r as indented JSON to path: the
+// default rates, for machines that have not calibrated.
+func writeDefaultRates(r *kernels.Rates, path string) error {
+	slow(r, 1.5)
+	data, _ := json.MarshalIndent(r, "", " ")
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// sweep runs cells one at a time and collects, per group, each cell's ratio of estimate to measured
+// wall-clock time. Cells estimated over maxPoint are skipped.
+type sweep struct {
+	ctx      context.Context
+	maxPoint time.Duration
+	ratios   map[string][]float64
+}
+
+// point parses src as a cell of kind, runs it unless its estimate is over s.maxPoint, prints its
+// estimate, measured time and ratio (flagged outside [0.5, 2]), and adds the ratio to group's.
+func (s *sweep) point(group string, kind cells.Kind, src string) {
+	run, err := kind.Parse(cells.Cell{ID: "bench", Source: src})
+	if err != nil {
+		fmt.Printf("%-40s refused: %v\n", strings.ReplaceAll(src, "\n", " "), err)
+		return
+	}
+	est := run.Estimate()
+	label := strings.Join(strings.Fields(strings.ReplaceAll(src, "\n", " ")), " ")
+	if est > s.maxPoint {
+		fmt.Printf("%-60s estimate %8.3f s  skipped (over -max-point)\n", label, est.Seconds())
+		return
+	}
+	runtime.GC()
+	t := time.Now()
+	if err := run.Run(s.ctx, &cellstest.Recorder{}); err != nil {
+		fmt.Printf("%-60s error: %v\n", label, err)
+		return
+	}
+	took := time.Since(t).Seconds()
+	ratio := est.Seconds() / took
+	flag := ""
+	if ratio < 0.5 || ratio > 2 {
+		flag = "  OUTSIDE [0.5, 2]"
+	}
+	fmt.Printf("%-60s estimate %8.3f s  measured %8.3f s  ratio %5.2f%s\n", label, est.Seconds(), took, ratio, flag)
+	s.ratios[group] = append(s.ratios[group], ratio)
+}
+
+// matmul sweeps matmul cells of one CPU kernel (those in only, comma-separated, or all where it is
+// empty), one dtype of dtypes and one size (n = 64 to 1024; to 4096 with large).
+func (s *sweep) matmul(env cells.Env, only, dtypes string, repeats int, large bool) {
+	mm := matmul.New(env)
+	sizes := []int{64, 128, 256, 500, 512, 1000, 1024}
+	if large {
+		sizes = append(sizes, 1500, 2048, 3000, 4096)
+	}
+	for _, k := range kernels.CPU() {
+		if only != "" && !slices.Contains(strings.Split(only, ","), k.Name) {
+			continue
+		}
+		for _, dt := range strings.Split(dtypes, ",") {
+			for _, n := range sizes {
+				s.point("matmul "+k.Name+" "+dt, mm, fmt.Sprintf("kernels: [%s]\nsizes: [%d]\ndtype: %s\nrepeats: %d", k.Name, n, dt, repeats))
 			}
 		}
 	}
-	if strings.Contains(*kinds, "systolic") {
-		for _, c := range [][4]int{{4, 64, 64, 64}, {8, 256, 256, 256}, {16, 256, 256, 256}, {16, 1024, 512, 512}, {32, 512, 512, 512},
-			{64, 1024, 512, 512}, {128, 512, 512, 512}, {256, 512, 256, 256}, {256, 1024, 256, 512},
-			{8, 1024, 512, 512}, {4, 1024, 1024, 256}} { // the last two: animated, near the work limit
-			point(fmt.Sprintf("systolic array %d", c[0]), systolic.Kind{}, fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
+}
+
+// simt sweeps simt cells of each emulated kernel at n = 32 to 512.
+func (s *sweep) simt(env cells.Env) {
+	sk := simt.New(env)
+	for _, k := range []string{"naive", "coalesced", "smem", "regblock"} {
+		for _, n := range []int{32, 64, 128, 192, 256, 384, 512} {
+			s.point("simt "+k, sk, fmt.Sprintf("kernels: [%s]\nn: %d", k, n))
 		}
 	}
+}
+
+// systolic sweeps systolic cells: array sizes 4 to 256 on a range of shapes, two of them animated.
+func (s *sweep) systolic() {
+	for _, c := range [][4]int{{4, 64, 64, 64}, {8, 256, 256, 256}, {16, 256, 256, 256}, {16, 1024, 512, 512}, {32, 512, 512, 512},
+		{64, 1024, 512, 512}, {128, 512, 512, 512}, {256, 512, 256, 256}, {256, 1024, 256, 512},
+		{8, 1024, 512, 512}, {4, 1024, 1024, 256}} { // the last two: animated, near the work limit
+		s.point(fmt.Sprintf("systolic array %d", c[0]), systolic.Kind{}, fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
+	}
+}
+
+// printSummary prints each group's median ratio, its smallest and largest, and its points, by group.
+func (s *sweep) printSummary() {
 	fmt.Println("\nmedian ratio (estimate / measured) per group, [min, max]:")
 	var groups []string
-	for g := range ratios {
+	for g := range s.ratios {
 		groups = append(groups, g)
 	}
 	sort.Strings(groups)
 	for _, g := range groups {
-		rs := ratios[g]
+		rs := s.ratios[g]
 		fmt.Printf("%-32s %5.2f  [%5.2f, %5.2f]  (%d points)\n", g, kernels.Median(rs), slices.Min(rs), slices.Max(rs), len(rs))
 	}
 }

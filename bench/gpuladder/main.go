@@ -74,6 +74,34 @@ func main() {
 	sup := &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}, LaunchTimeout: 2 * time.Minute}
 	defer sup.Close()
 	ctx := context.Background()
+	peak, hasPeak := printDevice(ctx, sup)
+	fmt.Println("\n| kernel | n | slowest round TFLOP/s | median | fastest | median / cuBLAS SGEMM | median / FP32 peak | rel. error |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	names := strings.Split(*kernelList, ",")
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			log.Fatal(err)
+		}
+		m, err := measureSize(ctx, sup, names, n, *rounds, *repeats, *python)
+		if err != nil {
+			log.Fatal(err)
+		}
+		order := slices.Clone(names)
+		if *python != "" {
+			order = append(order, "torch.matmul")
+		}
+		base := kernels.Median(m.seconds["cublas"])
+		for _, k := range order {
+			fmt.Println(m.row(k, base, peak, hasPeak))
+		}
+	}
+}
+
+// printDevice probes the GPU through the worker (the program ends if there is none) and prints the
+// time, the device, its libraries and the FP32 peak derived from its attributes, which it returns
+// (hasPeak false where it cannot be derived).
+func printDevice(ctx context.Context, sup *gpu.Supervisor) (peak float64, hasPeak bool) {
 	report := gpu.Probe(ctx, sup)
 	if report.Unavailable != "" {
 		log.Fatal(report.Unavailable)
@@ -83,69 +111,74 @@ func main() {
 	for _, l := range report.Libraries {
 		fmt.Printf("# %s: %s (%s)\n", l.Name, l.Path, l.Via)
 	}
-	peak, hasPeak := dev.PeakFP32()
+	peak, hasPeak = dev.PeakFP32()
 	if hasPeak {
 		fmt.Printf("# FP32 peak derived from the attributes: %.1f TFLOP/s\n", peak/1e12)
 	}
-	fmt.Println("\n| kernel | n | slowest round TFLOP/s | median | fastest | median / cuBLAS SGEMM | median / FP32 peak | rel. error |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
-	names := strings.Split(*kernelList, ",")
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			log.Fatal(err)
+	return peak, hasPeak
+}
+
+// sizeResult is one size's measurements: per kernel (and "torch.matmul"), each round's median
+// seconds, and the largest relative error of its rounds (none for torch.matmul, which is not checked).
+type sizeResult struct {
+	n       int
+	seconds map[string][]float64
+	relErr  map[string]float64
+}
+
+// measureSize runs rounds rounds at n: in each, every kernel in names through the worker (repeats
+// timed launches after a warm-up) and then, unless python is empty, torch.matmul. A kernel whose
+// result is over its tolerance is an error.
+func measureSize(ctx context.Context, sup *gpu.Supervisor, names []string, n, rounds, repeats int, python string) (sizeResult, error) {
+	m := sizeResult{n: n, seconds: map[string][]float64{}, relErr: map[string]float64{}}
+	for range rounds {
+		for _, k := range names {
+			r, err := gpu.Run(ctx, sup, gpu.Request{Kernel: k, N: n, DType: "float32", Repeats: repeats}, nil)
+			if err != nil {
+				return m, err
+			}
+			if !r.OK {
+				return m, fmt.Errorf("%s at n=%d: relative error %g is over the tolerance", k, n, r.RelError)
+			}
+			// The worker reports the median, min and max of its launches; keep the median of each round.
+			m.seconds[k] = append(m.seconds[k], r.Seconds)
+			m.relErr[k] = max(m.relErr[k], r.RelError)
 		}
-		flops := kernels.FLOPs(n, n, n)
-		seconds := map[string][]float64{}
-		relErr := map[string]float64{}
-		order := slices.Clone(names)
-		if *python != "" {
-			order = append(order, "torch.matmul")
-		}
-		for range *rounds {
-			for _, k := range names {
-				r, err := gpu.Run(ctx, sup, gpu.Request{Kernel: k, N: n, DType: "float32", Repeats: *repeats}, nil)
-				if err != nil {
-					log.Fatal(err)
-				}
-				if !r.OK {
-					log.Fatalf("%s at n=%d: relative error %g is over the tolerance", k, n, r.RelError)
-				}
-				// The worker reports the median, min and max of its launches; keep the median of each round.
-				seconds[k] = append(seconds[k], r.Seconds)
-				relErr[k] = max(relErr[k], r.RelError)
+		if python != "" {
+			ts, err := runTorch(python, n, repeats)
+			if err != nil {
+				return m, err
 			}
-			if *python != "" {
-				ts, err := runTorch(*python, n, *repeats)
-				if err != nil {
-					log.Fatal(err)
-				}
-				seconds["torch.matmul"] = append(seconds["torch.matmul"], kernels.Median(ts))
-			}
-		}
-		base := kernels.Median(seconds["cublas"])
-		for _, k := range order {
-			ts := seconds[k]
-			med := kernels.Median(ts)
-			row := fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | ", k, n, flops/slices.Max(ts)/1e12, flops/med/1e12, flops/slices.Min(ts)/1e12)
-			if base > 0 {
-				row += fmt.Sprintf("%.0f%% | ", 100*base/med)
-			} else {
-				row += "– | "
-			}
-			if hasPeak {
-				row += fmt.Sprintf("%.0f%% | ", 100*flops/med/peak)
-			} else {
-				row += "– | "
-			}
-			if e, ok := relErr[k]; ok {
-				row += fmt.Sprintf("%.1e |", e)
-			} else {
-				row += "not checked |"
-			}
-			fmt.Println(row)
+			m.seconds["torch.matmul"] = append(m.seconds["torch.matmul"], kernels.Median(ts))
 		}
 	}
+	return m, nil
+}
+
+// row is kernel k's markdown table row: TFLOP/s of its slowest, median and fastest round, its
+// median as a share of base (cuBLAS SGEMM's median seconds; – where 0) and of peak (– without one),
+// and its largest relative error.
+func (m sizeResult) row(k string, base, peak float64, hasPeak bool) string {
+	flops := kernels.FLOPs(m.n, m.n, m.n)
+	ts := m.seconds[k]
+	med := kernels.Median(ts)
+	row := fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | ", k, m.n, flops/slices.Max(ts)/1e12, flops/med/1e12, flops/slices.Min(ts)/1e12)
+	if base > 0 {
+		row += fmt.Sprintf("%.0f%% | ", 100*base/med)
+	} else {
+		row += "– | "
+	}
+	if hasPeak {
+		row += fmt.Sprintf("%.0f%% | ", 100*flops/med/peak)
+	} else {
+		row += "– | "
+	}
+	if e, ok := m.relErr[k]; ok {
+		row += fmt.Sprintf("%.1e |", e)
+	} else {
+		row += "not checked |"
+	}
+	return row
 }
 
 // runTorch times torch.matmul at n in the given Python and returns seconds per call.

@@ -297,17 +297,31 @@ func ulps64(got, want float64) float64 {
 func TestClangPreludeMath(t *testing.T) {
 	c := needClang(t)
 	m := clangPTX(t, c, mathKernels, 80)
-	type fn struct {
-		f        int
-		name     string
-		ref      func(a, b float64) float64
-		lo, hi   float64 // the range of random arguments
-		maxUlps  float64
-		specials []float32
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, f := range preludeMath32() {
+		checkMath32(t, m, rng, f)
 	}
+	for _, f := range preludeMath64() {
+		checkMath64(t, m, rng, f)
+	}
+}
+
+// mathFn32 is one of the prelude's float32 math functions: f is its number in mathKernels, ref its
+// float64 reference, and it is checked on random arguments in [lo, hi) and on every pair of specials.
+type mathFn32 struct {
+	f        int
+	name     string
+	ref      func(a, b float64) float64
+	lo, hi   float64 // the range of random arguments
+	maxUlps  float64
+	specials []float32
+}
+
+// preludeMath32 is the table of the prelude's float32 math functions that TestClangPreludeMath checks.
+func preludeMath32() []mathFn32 {
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
 	common := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, 2, inf, -inf, nan}
-	fns := []fn{
+	return []mathFn32{
 		{0, "expf", func(a, _ float64) float64 { return math.Exp(a) }, -100, 89, 2, append(common, 88.7, -87.3, -103)},
 		{1, "exp2f", func(a, _ float64) float64 { return math.Exp2(a) }, -149, 128, 2, append(common, 127.9, 3, -126)},
 		{2, "exp10f", func(a, _ float64) float64 { return math.Pow(10, a) }, -44, 38.5, 3, append(common, 3, -5)},
@@ -335,40 +349,51 @@ func TestClangPreludeMath(t *testing.T) {
 		{24, "floorf", func(a, _ float64) float64 { return math.Floor(a) }, -10, 10, 0, common},
 		{25, "copysignf", math.Copysign, -10, 10, 0, common},
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, f := range fns {
-		var xs, ys []float32
-		for range 2000 {
-			xs = append(xs, float32(f.lo+(f.hi-f.lo)*rng.Float64()))
-			ys = append(ys, float32(f.lo+(f.hi-f.lo)*rng.Float64()))
-		}
-		for _, s := range f.specials {
-			for _, s2 := range f.specials {
-				xs, ys = append(xs, s), append(ys, s2)
-			}
-		}
-		got, ok := run(t, m, f.f, xs, ys, nil)
-		if !ok {
-			continue
-		}
-		worst, at := 0.0, 0
-		for i := range xs {
-			if u := ulps(got[i], f.ref(float64(xs[i]), float64(ys[i]))); !(u <= worst) {
-				worst, at = u, i
-			}
-		}
-		if worst > f.maxUlps {
-			t.Errorf("%s(%g, %g) = %g, want %g: %g ulp, over %g", f.name, xs[at], ys[at], got[at],
-				float32(f.ref(float64(xs[at]), float64(ys[at]))), worst, f.maxUlps)
+}
+
+// checkMath32 runs f on 2000 random argument pairs from rng and on every pair of its specials, and
+// fails the test on a result further than f.maxUlps from its reference (the worst one is reported).
+func checkMath32(t *testing.T, m *vgpu.Module, rng *rand.Rand, f mathFn32) {
+	t.Helper()
+	var xs, ys []float32
+	for range 2000 {
+		xs = append(xs, float32(f.lo+(f.hi-f.lo)*rng.Float64()))
+		ys = append(ys, float32(f.lo+(f.hi-f.lo)*rng.Float64()))
+	}
+	for _, s := range f.specials {
+		for _, s2 := range f.specials {
+			xs, ys = append(xs, s), append(ys, s2)
 		}
 	}
-	fns64 := []struct {
-		f       int
-		name    string
-		ref     func(float64) float64
-		lo, hi  float64
-		maxUlps float64
-	}{
+	got, ok := run(t, m, f.f, xs, ys, nil)
+	if !ok {
+		return
+	}
+	worst, at := 0.0, 0
+	for i := range xs {
+		if u := ulps(got[i], f.ref(float64(xs[i]), float64(ys[i]))); !(u <= worst) {
+			worst, at = u, i
+		}
+	}
+	if worst > f.maxUlps {
+		t.Errorf("%s(%g, %g) = %g, want %g: %g ulp, over %g", f.name, xs[at], ys[at], got[at],
+			float32(f.ref(float64(xs[at]), float64(ys[at]))), worst, f.maxUlps)
+	}
+}
+
+// mathFn64 is one of the prelude's float64 math functions: f is its number in mathKernels, ref its
+// reference, and it is checked on a few special values and on random arguments in [lo, hi).
+type mathFn64 struct {
+	f       int
+	name    string
+	ref     func(float64) float64
+	lo, hi  float64
+	maxUlps float64
+}
+
+// preludeMath64 is the table of the prelude's float64 math functions that TestClangPreludeMath checks.
+func preludeMath64() []mathFn64 {
+	return []mathFn64{
 		{100, "exp", math.Exp, -700, 700, 2},
 		{101, "log", func(a float64) float64 { // math.Log is wrong for subnormals on amd64 (Go 1.26)
 			frac, exp := math.Frexp(a)
@@ -377,20 +402,24 @@ func TestClangPreludeMath(t *testing.T) {
 		{102, "pow(x, 1.75)", func(a float64) float64 { return math.Pow(a, 1.75) }, 0, 1e5, 64},
 		{103, "log2", math.Log2, 0, 1e10, 2},
 	}
-	for _, f := range fns64 {
-		xs := []float64{0, 1, 2, math.Inf(1), math.NaN(), 1e-310}
-		for range 2000 {
-			xs = append(xs, f.lo+(f.hi-f.lo)*rng.Float64())
-		}
-		got, ok := run(t, m, f.f, make([]float32, len(xs)), make([]float32, len(xs)), xs)
-		if !ok {
-			continue
-		}
-		for i, x := range xs {
-			if u := ulps64(math.Float64frombits(uint64(math.Float32bits(got[2*i]))|uint64(math.Float32bits(got[2*i+1]))<<32), f.ref(x)); u > f.maxUlps {
-				t.Errorf("%s(%g) = %g, want %g: %g ulp, over %g", f.name, x, math.Float64frombits(uint64(math.Float32bits(got[2*i]))|uint64(math.Float32bits(got[2*i+1]))<<32), f.ref(x), u, f.maxUlps)
-				break
-			}
+}
+
+// checkMath64 runs f on a few special values and 2000 random arguments from rng, and fails the test
+// on the first result further than f.maxUlps from its reference.
+func checkMath64(t *testing.T, m *vgpu.Module, rng *rand.Rand, f mathFn64) {
+	t.Helper()
+	xs := []float64{0, 1, 2, math.Inf(1), math.NaN(), 1e-310}
+	for range 2000 {
+		xs = append(xs, f.lo+(f.hi-f.lo)*rng.Float64())
+	}
+	got, ok := run(t, m, f.f, make([]float32, len(xs)), make([]float32, len(xs)), xs)
+	if !ok {
+		return
+	}
+	for i, x := range xs {
+		if u := ulps64(math.Float64frombits(uint64(math.Float32bits(got[2*i]))|uint64(math.Float32bits(got[2*i+1]))<<32), f.ref(x)); u > f.maxUlps {
+			t.Errorf("%s(%g) = %g, want %g: %g ulp, over %g", f.name, x, math.Float64frombits(uint64(math.Float32bits(got[2*i]))|uint64(math.Float32bits(got[2*i+1]))<<32), f.ref(x), u, f.maxUlps)
+			break
 		}
 	}
 }

@@ -195,7 +195,9 @@ func TestRun(t *testing.T) {
 	if got := rows[1].Values[4].(float64); !near(got, 3.14e23/(0.4*989e12)) {
 		t.Errorf("H100 SXM: %g s", got)
 	}
-	for _, want := range []string{"1 year", "1,000 years", "1 day", "1 h", "modelled", "1024 × H100 SXM"} {
+	// "1 h" is not asked for: the axis drops a label that would crowd its neighbours, and its span
+	// depends on this machine's CPU row, measured now (slower on a busy machine).
+	for _, want := range []string{"1 year", "1,000 years", "1 day", "modelled", "1024 × H100 SXM"} {
 		if !strings.Contains(rec.SVG, want) {
 			t.Errorf("chart lacks %q", want)
 		}

@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
     RK(cudaMemcpy(Ah, hb.data(), bytes / 2, cudaMemcpyHostToDevice)); RK(cudaMemcpy(Bh, hb.data(), bytes / 2, cudaMemcpyHostToDevice));
     struct K { const char* name; int t0, t1; dim3 b; bool half; } ks[] = {
         {"cuda_naive", 32, 8, dim3(32, 8), false}, {"cuda_coalesced", 32, 8, dim3(32, 8), false},
-        {"cuda_smem", 32, 32, dim3(32, 32), false}, {"cuda_regblock", 128, 128, dim3(256), false},
-        {"cuda_wmma_bf16", 64, 64, dim3(128, 4), true},
+        {"cuda_smem", 32, 32, dim3(32, 32), false}, {"cuda_blocktile1d", 64, 64, dim3(512), false},
+        {"cuda_regblock", 128, 128, dim3(256), false}, {"cuda_vectorized", 128, 128, dim3(256), false},
+        {"cuda_warptile", 128, 128, dim3(256), false}, {"cuda_wmma_bf16", 64, 64, dim3(128, 4), true},
     };
     for (auto& k : ks) {
         CUfunction fn; CK(cuModuleGetFunction(&fn, mod, k.name));

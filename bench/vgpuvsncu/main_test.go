@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -253,5 +255,78 @@ func TestModelAgreesWithPublishedLadder(t *testing.T) {
 		if i > 0 && !(m.GFLOPS() > ms[i-1].GFLOPS()) {
 			t.Errorf("%s modelled at %.0f GFLOP/s, not above %s's %.0f", m.Kernel, m.GFLOPS(), ms[i-1].Kernel, ms[i-1].GFLOPS())
 		}
+	}
+}
+
+// The latency and launch terms against the H100's measurements at n = 512 (testdata/h100-ncu-512.csv,
+// docs/benchmarks.md): regblock, 16 blocks of 8 warps (2 per scheduler), was modelled issue-bound at
+// half its measured time; with its warps' load and dependent-instruction waits (emulate.ModelAt) it
+// is latency-bound within 1.5× of the measurement. The copy, transposes and reductions, launches of
+// 3–17 µs that the limits alone put 2–20× too fast, come within 1.5× with the launch floor and the
+// latency term, each closer than before.
+func TestModelLatencyAtSmallSizes(t *testing.T) {
+	if _, _, err := nvidia.ChosenCompiler(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	rows := readCSV(t, "h100-ncu-512.csv")
+	for _, drop := range []string{"cuda_naive", "cuda_coalesced", "cuda_smem", "cuda_wmma_bf16"} {
+		delete(rows, drop)
+	}
+	cs, err := compareAll(context.Background(), rows, 512, 0, datasheet.GPUs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 7 {
+		t.Fatalf("compared %d kernels, want regblock and the six of launch.cu", len(cs))
+	}
+	for _, c := range cs {
+		before, after := c.Limits.Seconds/c.measuredSeconds(), c.After.Seconds/c.measuredSeconds()
+		if after < 1/1.5 || after > 1.5 || math.Abs(math.Log(after)) >= math.Abs(math.Log(before)) && before < 1 {
+			t.Errorf("%s: limits ×%.2f, with latency and launch ×%.2f (%s) of the measured %.1f µs", c.Kernel, before, after, c.After.Bound, c.measuredSeconds()*1e6)
+		}
+		if c.Kernel == "cuda-regblock" && (c.After.Bound != "latency" || before > 0.6) {
+			t.Errorf("regblock: limits ×%.2f (%s), model %s-bound: want the limits at about half, the model latency-bound", before, c.Limits.Bound, c.After.Bound)
+		}
+	}
+}
+
+// The launch floor the model adds (emulate.LaunchSeconds) is the one measured on an H100
+// (testdata/h100-ncu-launch.csv, bench/gpucheck/launch_floor.cu): no more than the shortest empty
+// launch, within 10% of it.
+func TestLaunchFloorIsMeasured(t *testing.T) {
+	rows, err := os.Open("testdata/h100-ncu-launch.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	r := csv.NewReader(rows)
+	r.FieldsPerRecord = -1
+	all, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := 0 // ncu's own lines and the program's output come first
+	for h < len(all) && !slices.Contains(all[h], "Kernel Name") {
+		h++
+	}
+	if h+2 > len(all) {
+		t.Fatal("no Nsight Compute header")
+	}
+	col := map[string]int{}
+	for i, name := range all[h] {
+		col[name] = i
+	}
+	d := col["gpu__time_duration.sum"]
+	shortest := math.Inf(1)
+	for _, row := range all[h+2:] {
+		if row[col["Kernel Name"]] == "empty" {
+			shortest = min(shortest, num(scale(row[d], all[h+1][d]))*1e-9)
+		}
+	}
+	if got := emulate.LaunchSeconds(datasheet.GPUs[0]); got > shortest || got < 0.9*shortest {
+		t.Errorf("launch floor %.3g s, shortest measured empty launch %.3g s", got, shortest)
 	}
 }

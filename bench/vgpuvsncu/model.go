@@ -108,23 +108,24 @@ func lessonModule(ctx context.Context) (*vgpu.Module, error) {
 // on the values) with g's cache model, the occupancy from regs registers per thread (Nsight
 // Compute's launch__registers_per_thread), running every block, or sample blocks spread over the
 // grid when sample > 0, and returns the counts scaled to the grid.
-func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, grid [3]int, regs, sample int, g datasheet.GPU) (vgpu.Counts, error) {
+func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, grid [3]int, regs, sample int, g datasheet.GPU) (vgpu.Counts, emulate.Occupancy, error) {
 	in, out := vgpu.NewBuffer("in", 4*n*n), vgpu.NewBuffer("out", 4*n*n)
 	block, params := k.launch(n, in, out)
 	res, err := mod.Resources(k.Entry)
 	if err != nil {
-		return vgpu.Counts{}, err
+		return vgpu.Counts{}, emulate.Occupancy{}, err
 	}
 	lim, err := occupancy.Lookup(g.CC)
 	if err != nil {
-		return vgpu.Counts{}, err
+		return vgpu.Counts{}, emulate.Occupancy{}, err
 	}
-	o, err := lim.Occupancy(block[0]*block[1]*block[2], regs, res.StaticShared, lim.SharedPerSM)
+	r, err := lim.Occupancy(block[0]*block[1]*block[2], regs, res.StaticShared, lim.SharedPerSM)
 	if err != nil {
-		return vgpu.Counts{}, err
+		return vgpu.Counts{}, emulate.Occupancy{}, err
 	}
+	o := emulate.Occupancy{Registers: regs, SharedBytes: res.StaticShared, Result: r}
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Params: params, Buffers: []*vgpu.Buffer{in, out},
-		Cache: emulate.CacheFor(g, emulate.Occupancy{Result: o})}
+		Cache: emulate.CacheFor(g, o)}
 	if total := grid[0] * grid[1] * grid[2]; sample > 0 && sample < total {
 		for i := range sample {
 			b := i * total / sample
@@ -132,18 +133,20 @@ func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, 
 		}
 	}
 	c, err := vgpu.Launch(ctx, mod, k.Entry, cfg)
-	return c.Scaled(), err
+	return c.Scaled(), o, err
 }
 
 // comparison is one kernel's modelled time and memory hierarchy beside Nsight Compute's.
 type comparison struct {
-	Kernel string
-	Counts vgpu.Counts
+	Kernel    string
+	Counts    vgpu.Counts
+	Occupancy emulate.Occupancy
 	// Before is the roofline the table showed before the cache model (FP32 FLOPs, 32 bytes per
-	// load/store sector at the DRAM bandwidth); After the limits model (emulate.Model), both on the
-	// datasheet GPU at the clock Nsight Compute locked it to.
-	Before, After datasheet.Model
-	HW            map[string]string
+	// load/store sector at the DRAM bandwidth); Limits the limits model without latency and launch
+	// (emulate.Model); After the model with them (emulate.ModelAt), all on the datasheet GPU at the
+	// clock Nsight Compute locked it to.
+	Before, Limits, After datasheet.Model
+	HW                    map[string]string
 }
 
 func (c comparison) measuredSeconds() float64 { return num(c.HW["gpu__time_duration.sum"]) / 1e9 }
@@ -153,15 +156,16 @@ func (c *comparison) models(g datasheet.GPU) {
 	at := g.AtClock(num(c.HW["sm__cycles_elapsed.avg.per_second"]))
 	k := c.Counts
 	c.Before = datasheet.Roofline(float64(k.FLOPs), float64(32*(k.LoadSectors+k.StoreSectors)), at)
-	c.After = emulate.Model(k, at)
+	c.Limits = emulate.Model(k, at)
+	c.After = emulate.ModelAt(k, at, c.Occupancy)
 }
 
 // modelTable is the markdown table of cs: modelled time before and after, measured time, hit rates
 // and DRAM bytes, modelled against measured.
 func modelTable(cs []comparison) string {
 	var b strings.Builder
-	b.WriteString("| kernel | roofline µs (bound) | limits model µs (bound) | measured µs | model / measured | L1 hit % model / measured | L2 hit % model / measured | DRAM read MB model / measured | DRAM write MB model / measured |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| kernel | roofline µs (bound) | limits µs (bound) | with latency and launch µs (bound) | measured µs | limits / measured | model / measured | L1 hit % model / measured | L2 hit % model / measured | DRAM read MB model / measured | DRAM write MB model / measured |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cs {
 		k := c.Counts
 		l1 := fmt.Sprintf("%.1f / –", k.L1HitRate())
@@ -172,9 +176,9 @@ func modelTable(cs []comparison) string {
 		if k.Sampled {
 			sampled = " (sampled)"
 		}
-		fmt.Fprintf(&b, "| %s%s | %.1f (%s) | %.1f (%s) | %.1f | %.2f | %s | %.1f / %s | %.1f / %.1f | %.1f / %.1f |\n", c.Kernel, sampled,
-			c.Before.Seconds*1e6, c.Before.Bound, c.After.Seconds*1e6, c.After.Bound, c.measuredSeconds()*1e6,
-			c.After.Seconds/c.measuredSeconds(), l1, k.L2HitRate(), f1(num(c.HW["lts__t_sector_hit_rate.pct"])),
+		fmt.Fprintf(&b, "| %s%s | %.1f (%s) | %.1f (%s) | %.1f (%s) | %.1f | %.2f | %.2f | %s | %.1f / %s | %.1f / %.1f | %.1f / %.1f |\n", c.Kernel, sampled,
+			c.Before.Seconds*1e6, c.Before.Bound, c.Limits.Seconds*1e6, c.Limits.Bound, c.After.Seconds*1e6, c.After.Bound, c.measuredSeconds()*1e6,
+			c.Limits.Seconds/c.measuredSeconds(), c.After.Seconds/c.measuredSeconds(), l1, k.L2HitRate(), f1(num(c.HW["lts__t_sector_hit_rate.pct"])),
 			float64(k.DRAMReadBytes)/1e6, num(c.HW["dram__bytes_read.sum"])/1e6, float64(k.DRAMWriteBytes)/1e6, num(c.HW["dram__bytes_write.sum"])/1e6)
 	}
 	return b.String()
@@ -197,7 +201,7 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
-		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, HW: hw})
+		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, Occupancy: res.Occupancy, HW: hw})
 	}
 	var mod *vgpu.Module
 	for _, k := range lessonKernels() {
@@ -215,11 +219,11 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		if err != nil {
 			return nil, fmt.Errorf("%s: grid %q: %w", k.Entry, hw["Grid Size"], err)
 		}
-		c, err := lessonCounts(ctx, mod, k, n, grid, int(num(hw["launch__registers_per_thread"])), sample, g)
+		c, o, err := lessonCounts(ctx, mod, k, n, grid, int(num(hw["launch__registers_per_thread"])), sample, g)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Entry, err)
 		}
-		out = append(out, comparison{Kernel: k.Entry, Counts: c, HW: hw})
+		out = append(out, comparison{Kernel: k.Entry, Counts: c, Occupancy: o, HW: hw})
 	}
 	for i := range out {
 		out[i].models(g)

@@ -31,7 +31,45 @@ type GPU struct {
 	L2          int     `json:"l2_bytes"`
 	L2PerClock  float64 `json:"l2_bytes_per_clock"`
 	CacheSource string  `json:"cache_source"`
+	// Latency is how long one warp waits for a result, by where it comes from (emulate.Model's
+	// latency term); the zero value: not known, and the model has no latency term.
+	Latency Latencies `json:"latency"`
 }
+
+// Latencies are the cycles (SM clocks) from issuing an instruction to its result being usable by
+// the next instruction of the same warp, measured by pointer chasing and dependent chains (one warp,
+// nothing else running), with where each figure comes from.
+type Latencies struct {
+	// L1, L2 and DRAM are a global load served by the L1, the L2, and DRAM; Shared a shared-memory
+	// load; ALU a dependent FP32 or integer add, multiply or FMA.
+	L1, L2, DRAM, Shared, ALU float64
+	Source                    string
+}
+
+// Latency sources, cited by Latencies.Source.
+const (
+	// markdewing/AI_kernels, latency/README.md (github.com/markdewing/AI_kernels, 2025): pointer-chase
+	// latencies in cycles on V100, A100 SXM, RTX 4090, H100 SXM, GH200 and Blackwell parts, one
+	// thread, clocks not locked.
+	dewingLatency = "pointer chase of github.com/markdewing/AI_kernels, latency/README.md"
+	// Y. Arafa, A. A. Badawy, G. Chennupati, N. Santhi, S. Eidenbenz, "Instructions' Latencies
+	// Characterization for NVIDIA GPGPUs" (arXiv:1905.08778, 2019), as tabulated in LANL's PPT-GPU
+	// (arch_latencies_config.py): per-generation dependent-instruction and memory latencies in cycles.
+	arafaLatency = "Arafa et al., \"Instructions' Latencies Characterization for NVIDIA GPGPUs\" (arXiv:1905.08778, 2019)"
+)
+
+// Latencies of the GPUs below. The FMA's 4 cycles are Arafa et al.'s for Volta and Turing (fma, add,
+// mul: 4), as Jia et al. measured them on Volta ("Dissecting the NVIDIA Volta GPU Architecture via
+// Microbenchmarking", 2018); no figure for Ampere, Ada or Hopper is stored here, so 4 is assumed. The
+// shared-memory load's is Arafa et al.'s Turing figure (21 cycles; Volta 18), assumed for the later
+// GPUs, for which no measurement is stored here.
+var (
+	h100Latency  = Latencies{L1: 40, L2: 291, DRAM: 700, Shared: 21, ALU: 4, Source: "H100 SXM: L1, L2, DRAM from the " + dewingLatency + "; shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
+	a100Latency  = Latencies{L1: 39, L2: 210, DRAM: 550, Shared: 21, ALU: 4, Source: "A100 SXM: L1, L2, DRAM from the " + dewingLatency + "; shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
+	t4Latency    = Latencies{L1: 27, L2: 234, DRAM: 424, Shared: 21, ALU: 4, Source: "Turing (RTX): every figure from " + arafaLatency + "; the T4's own not stored, the same architecture's assumed"}
+	ada4Latency  = Latencies{L1: 40, L2: 296, DRAM: 636, Shared: 21, ALU: 4, Source: "RTX 4090 (AD102): L1, L2, DRAM from the " + dewingLatency + ", assumed for the RTX 4080 (AD103); shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
+	ga102Latency = Latencies{L1: 39, L2: 210, DRAM: 550, Shared: 21, ALU: 4, Source: "A100 SXM (GA100): L1, L2, DRAM from the " + dewingLatency + ", assumed for GA102, which has no measurement stored here; shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
+)
 
 // SchedulersPerSM is the warp schedulers of an SM, each issuing at most one warp instruction per
 // clock: four processing blocks per SM on Volta, Turing, Ampere, Ada and Hopper (the architecture
@@ -60,19 +98,19 @@ var GPUs = []GPU{
 	{"H100 SXM", 132, 67e12, 3.35e12, 1.98e9, "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM5 80 GB column; 132 SMs from the H100 architecture whitepaper", "9.0",
 		256 << 10, 50 << 20, 5120,
 		"NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 256 KB of combined L1 data cache and shared memory per SM, 50 MB L2 (H100 SXM5); " +
-			"the L2 bandwidth per clock is not published for GH100: GA100's 5120 bytes/clk (A100 whitepaper) is assumed"},
+			"the L2 bandwidth per clock is not published for GH100: GA100's 5120 bytes/clk (A100 whitepaper) is assumed", h100Latency},
 	{"A100 SXM", 108, 19.5e12, 2.039e12, 1.41e9, "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM 80 GB column; 108 SMs from the A100 architecture whitepaper", "8.0",
 		192 << 10, 40 << 20, 5120,
-		"NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 192 KB of combined L1 data cache and shared memory per SM, 40 MB L2, L2 read bandwidth 5120 bytes/clk"},
+		"NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 192 KB of combined L1 data cache and shared memory per SM, 40 MB L2, L2 read bandwidth 5120 bytes/clk", a100Latency},
 	{"T4", 40, 8.1e12, 320e9, 1.59e9, "NVIDIA T4 datasheet (2019); 40 SMs from the Turing architecture whitepaper", "7.5",
 		96 << 10, 4 << 20, 0,
-		"NVIDIA Turing GPU Architecture whitepaper (2018): 96 KB of L1/shared memory per SM, 4096 KB L2 on TU104 (T4); no L2 bandwidth published"},
+		"NVIDIA Turing GPU Architecture whitepaper (2018): 96 KB of L1/shared memory per SM, 4096 KB L2 on TU104 (T4); no L2 bandwidth published", t4Latency},
 	{"RTX 4080", 76, 48.7e12, 716.8e9, 2.505e9, "NVIDIA Ada GPU architecture whitepaper (2022), GeForce RTX 4080 specifications", "8.9",
 		128 << 10, 64 << 20, 0,
-		"NVIDIA Ada GPU Architecture whitepaper (2022): 128 KB of L1/shared memory per SM, 64 MB L2 (GeForce RTX 4080, AD103); no L2 bandwidth published"},
+		"NVIDIA Ada GPU Architecture whitepaper (2022): 128 KB of L1/shared memory per SM, 64 MB L2 (GeForce RTX 4080, AD103); no L2 bandwidth published", ada4Latency},
 	{"RTX A6000", 84, 38.7e12, 768e9, 1.80e9, "NVIDIA RTX A6000 datasheet (2021): 10,752 CUDA cores (84 SMs of 128), 38.7 TFLOPS FP32, 768 GB/s GDDR6", "8.6",
 		128 << 10, 6 << 20, 0,
-		"NVIDIA Ampere GA102 GPU Architecture whitepaper (2021): 128 KB of L1/shared memory per SM, 6144 KB L2 (full GA102); no L2 bandwidth published"},
+		"NVIDIA Ampere GA102 GPU Architecture whitepaper (2021): 128 KB of L1/shared memory per SM, 6144 KB L2 (full GA102); no L2 bandwidth published", ga102Latency},
 }
 
 // Or returns *g, or the first of GPUs (the H100 SXM) when g is nil: the GPU a cell's modelled times
@@ -102,7 +140,8 @@ func LookupGPU(name string) (GPU, error) {
 type Model struct {
 	Seconds float64
 	// Bound is "compute" or "memory", whichever term is larger (or, from emulate.Model, the name of
-	// its largest term: "DRAM", "L2", "L1", "shared memory", "issue", "atomics").
+	// its largest term: "DRAM", "L2", "L1", "shared memory", "issue", "atomics", "latency", or
+	// "launch" where the fixed cost of a launch is longer than all of them).
 	Bound string
 	// Terms are the times of every limit the model took the largest of (emulate.Model; nil for
 	// Roofline).

@@ -243,7 +243,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = Model(res.Counts, req.GPU)
+	res.Model = ModelAt(res.Counts, req.GPU, res.Occupancy)
 	return res, nil
 }
 

@@ -51,11 +51,37 @@ func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
 //   - "atomics": AtomicSeconds.
 //
 // The per-SM terms (L1, shared memory, issue) spread the work evenly over the SMs, or over the
-// grid's blocks when it has fewer blocks than g has SMs (one block per SM). There is no latency
-// term yet: a launch whose warps wait on memory or on dependent instructions with too few other
-// warps to hide it (low occupancy, a grid of one wave or less) is slower than modelled, as is a
-// launch of a few microseconds, where starting the grid is much of the time.
+// grid's blocks when it has fewer blocks than g has SMs (one block per SM). Model has no latency
+// term and no launch time: ModelAt, which knows the launch's occupancy, adds them.
 func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
+	return largest(limits(c, g))
+}
+
+// ModelAt is Model with o resident on each SM, which adds two terms:
+//
+//   - "latency": LatencySeconds, the time the warps take when each waits for its own loads and
+//     dependent instructions and only the W warps resident on an SM overlap their waits (Little's
+//     law), from g.Latency (none where g has no latencies or o no warps);
+//   - "launch": LaunchSeconds, the fixed time of starting and finishing a grid, which nothing
+//     overlaps: it is added to the largest of the other terms, and named the bound where it is
+//     longer than all of them.
+func ModelAt(c vgpu.Counts, g datasheet.GPU, o Occupancy) datasheet.Model {
+	terms := limits(c, g)
+	if s := LatencySeconds(c, g, o); s > 0 {
+		terms = append(terms, datasheet.Term{Name: "latency", Seconds: s})
+	}
+	m := largest(terms)
+	launch := LaunchSeconds(g)
+	m.Terms = append(m.Terms, datasheet.Term{Name: "launch", Seconds: launch})
+	if launch > m.Seconds {
+		m.Bound = "launch"
+	}
+	m.Seconds += launch
+	return m
+}
+
+// limits are Model's terms.
+func limits(c vgpu.Counts, g datasheet.GPU) []datasheet.Term {
 	dram := float64(32 * (c.LoadSectors + c.StoreSectors))
 	if c.Cached {
 		dram = float64(c.DRAMReadBytes + c.DRAMWriteBytes + c.L2DirtyBytes)
@@ -77,7 +103,11 @@ func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
 		terms = append(terms, datasheet.Term{Name: pipe, Seconds: float64(c.GlobalLines+c.SharedWavefronts) / sm},
 			datasheet.Term{Name: "issue", Seconds: float64(c.WarpInstructions) / (datasheet.SchedulersPerSM * sm)})
 	}
-	terms = append(terms, datasheet.Term{Name: "atomics", Seconds: AtomicSeconds(c, g)})
+	return append(terms, datasheet.Term{Name: "atomics", Seconds: AtomicSeconds(c, g)})
+}
+
+// largest is the model whose time is the longest of terms, named in Bound ("compute" when all are 0).
+func largest(terms []datasheet.Term) datasheet.Model {
 	m := datasheet.Model{Terms: terms}
 	for _, t := range terms {
 		if t.Seconds > m.Seconds {

@@ -119,7 +119,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 			res.RelError = math.Inf(1)
 		}
 	}
-	res.Model = Model(res.Counts, req.GPU) // the largest of its limits
+	res.Model = ModelAt(res.Counts, req.GPU, res.Occupancy) // the largest of its limits, with the launch
 	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
 	return res, nil
 }

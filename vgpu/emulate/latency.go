@@ -1,0 +1,195 @@
+package emulate
+
+import (
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu"
+)
+
+// Launch floor of an H100 SXM under Nsight Compute, measured with bench/gpucheck/launch_floor.cu
+// (2026-11-25, bench/vgpuvsncu/testdata/h100-ncu-launch.csv): gpu__time_duration.sum of an empty
+// kernel in one block of one warp is 2.30–2.37 µs (in 256 blocks of 256 threads 2.37–2.56 µs, in
+// 2048 blocks 3.42–3.65 µs), the front end taking the launch, the work distributor handing out the
+// blocks and the grid's completion being flushed (NVIDIA's description: "How can I measure kernel
+// launch overhead using ncu", NVIDIA Developer Forums, 2023). Other GPUs are assumed to take the
+// same time: theirs was not measured.
+const h100LaunchSeconds = 2.3e-6
+
+// LaunchSeconds is the fixed time of a launch on g that Model adds to its largest term: the H100's
+// measured floor (h100LaunchSeconds), assumed for every GPU.
+func LaunchSeconds(g datasheet.GPU) float64 { return h100LaunchSeconds }
+
+// ptxRegister matches a PTX register operand: %r12, %rd4, %f3, %fd1, %p2, %rs7, %h1 (not the
+// special registers %tid.x, %ctaid.y, which have no number).
+var ptxRegister = regexp.MustCompile(`%[a-z]+[0-9]+`)
+
+// ptxInstr is one executed PTX line as the latency term reads it: its opcode, the registers it
+// writes and those it reads.
+type ptxInstr struct {
+	op         string
+	dst, src   []string
+	warps      int64
+	sharedLoad bool
+}
+
+// parsePTX reads a PTX line of Counts.Lines ("@%p1 ld.global.f32 %f1, [%rd4];"): the guard
+// predicate is read; the first operand is written unless the instruction is a store, a reduction,
+// a branch, a barrier or a wmma.store (the braces of a vector or fragment operand stay one operand).
+func parsePTX(text string) ptxInstr {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(text), ";"))
+	var in ptxInstr
+	if strings.HasPrefix(t, "@") {
+		guard, rest, _ := strings.Cut(t, " ")
+		in.src = append(in.src, ptxRegister.FindAllString(guard, -1)...)
+		t = strings.TrimSpace(rest)
+	}
+	op, args, _ := strings.Cut(t, " ")
+	in.op = op
+	args = strings.TrimSpace(args)
+	first, rest := args, ""
+	if strings.HasPrefix(args, "{") {
+		if i := strings.Index(args, "}"); i >= 0 {
+			first, rest = args[:i+1], args[i+1:]
+		}
+	} else if i := strings.Index(args, ","); i >= 0 {
+		first, rest = args[:i], args[i+1:]
+	}
+	writes := !(strings.HasPrefix(op, "st.") || strings.HasPrefix(op, "red.") || strings.HasPrefix(op, "bra") ||
+		strings.HasPrefix(op, "bar.") || strings.HasPrefix(op, "barrier") || strings.HasPrefix(op, "wmma.store") ||
+		strings.HasPrefix(op, "ret") || strings.HasPrefix(op, "exit") || strings.HasPrefix(op, "membar") || strings.HasPrefix(op, "fence"))
+	if writes && !strings.HasPrefix(first, "[") {
+		in.dst = ptxRegister.FindAllString(first, -1)
+		in.src = append(in.src, ptxRegister.FindAllString(rest, -1)...)
+	} else {
+		in.src = append(in.src, ptxRegister.FindAllString(args, -1)...)
+	}
+	in.sharedLoad = strings.HasPrefix(op, "ld.shared") || (strings.HasPrefix(op, "wmma.load") && strings.Contains(op, ".shared"))
+	return in
+}
+
+// latencyOf is the cycles until in's result can be used (Latencies, with global the expected
+// global load's): global and local loads and atomics that return a value wait for the memory
+// hierarchy, shared loads for shared memory, ld.param and everything else for the ALU's dependent
+// latency (the FMA's 4 cycles: division, square root and the special functions, which the compiled
+// SASS expands into several instructions, are charged the same, an underestimate).
+func latencyOf(in ptxInstr, lat datasheet.Latencies, global float64) float64 {
+	switch {
+	case in.sharedLoad:
+		return lat.Shared
+	case strings.HasPrefix(in.op, "ld.param"), strings.HasPrefix(in.op, "ld.const"):
+		return lat.ALU
+	case strings.HasPrefix(in.op, "ld."), strings.HasPrefix(in.op, "atom."), strings.HasPrefix(in.op, "wmma.load"):
+		if strings.Contains(in.op, ".shared") {
+			return lat.Shared
+		}
+		return global
+	}
+	return lat.ALU
+}
+
+// globalLoadLatency is the expected latency of a global load sector of c on lat: the cache model's
+// share of load sectors served by the L1, by the L2 and by DRAM (the L2's load lookups are the
+// sectors reaching it less the stores and atomics; its load misses the DRAM reads), each at its
+// latency; every load a DRAM access without the cache model.
+func globalLoadLatency(c vgpu.Counts, lat datasheet.Latencies) float64 {
+	if !c.Cached || c.LoadSectors == 0 {
+		return lat.DRAM
+	}
+	loads := float64(c.LoadSectors)
+	l2 := min(max(float64(c.L2Sectors-c.StoreSectors-c.AtomicSectors), 0), loads)
+	dram := min(float64(c.DRAMReadBytes)/32, l2)
+	return ((loads-l2)*lat.L1 + (l2-dram)*lat.L2 + dram*lat.DRAM) / loads
+}
+
+// warpCycles is the latency-bound work of c's warps on lat, in warp-cycles. The executed PTX lines
+// (c.Lines) are cut into runs of lines executed equally often (a basic block, or blocks that always
+// run together), and each run is timed for one warp alone: an instruction can start once the
+// registers it reads are written (a load's result after its latency, any other instruction's after
+// the ALU's) and a barrier once everything before it has started, and nothing after a barrier starts
+// before it; the run takes the longer of its dependence chain and its instruction count (one issue
+// per clock), times the times a warp ran it, summed over the runs. Independent loads overlap however
+// the PTX orders them, as ptxas hoists loads above the stores and arithmetic that do not need them:
+// a warp's memory-level parallelism is the loads it can have in flight before it needs one. A
+// register written in one run and read in another is taken as ready. It is a static, PTX-level
+// approximation: the compiled SASS has other instructions and other chains.
+//
+// Warps that meet at barriers wait together: with group warps on each scheduler in step (a block's
+// warps, when the kernel has barriers), a run takes the longer of its chain and group × its
+// instructions, the group's issue, for each of them.
+func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64) float64 {
+	global := globalLoadLatency(c, lat)
+	var total, chain, fence, cursor float64
+	var n int64
+	var runWarps int64 = -1
+	ready := map[string]float64{}
+	flush := func() {
+		if runWarps > 0 {
+			total += float64(runWarps) * max(group*float64(n), chain)
+		}
+		chain, fence, cursor, n = 0, 0, 0, 0
+		clear(ready)
+	}
+	for _, l := range c.Lines {
+		if l.Warp != runWarps {
+			flush()
+			runWarps = l.Warp
+		}
+		in := parsePTX(l.Text)
+		if in.op == "" || strings.HasSuffix(in.op, ":") {
+			continue
+		}
+		n++
+		start := fence
+		if !isLoad(in) {
+			start = max(start, cursor)
+		}
+		for _, r := range in.src {
+			start = max(start, ready[r])
+		}
+		if strings.HasPrefix(in.op, "bar.") || strings.HasPrefix(in.op, "barrier") {
+			start = max(start, chain)
+			fence = start + 1
+		}
+		if !isLoad(in) {
+			cursor = start + 1
+		}
+		chain = max(chain, start+1)
+		done := start + latencyOf(in, lat, global)
+		for _, r := range in.dst {
+			ready[r] = done
+		}
+	}
+	flush()
+	return total
+}
+
+// LatencySeconds is the latency term of c on g with o resident: by Little's law, an SM with W
+// warps resident, each taking its warp-cycles (warpCycles), gets through W of them at a time, so
+// the launch takes warpCycles / (SMs × W) clocks. A kernel with barriers is timed with its blocks'
+// warps in step (warpCycles' group: a block's warps per scheduler), whose waits only other blocks
+// can hide; one without, with every warp on its own. W is o's theoretical warps per SM, capped by
+// the grid's warps per SM it runs on (a grid of fewer blocks than g has SMs runs one block per SM).
+// 0 where g has no latencies, o no warps, or c no executed lines.
+func LatencySeconds(c vgpu.Counts, g datasheet.GPU, o Occupancy) float64 {
+	if g.Latency.ALU <= 0 || g.Clock <= 0 || o.Result.WarpsPerSM <= 0 || len(c.Lines) == 0 || c.Warps == 0 {
+		return 0
+	}
+	sms := int64(max(g.SMs, 1))
+	if c.GridBlocks > 0 && c.GridBlocks < sms {
+		sms = c.GridBlocks
+	}
+	w := min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(sms))
+	group := 1.0 // warps in step on one scheduler: one, unless barriers keep a block's together
+	if c.Barriers > 0 && c.Blocks > 0 {
+		group = math.Ceil(float64(c.Warps) / float64(c.Blocks) / datasheet.SchedulersPerSM)
+	}
+	return warpCycles(c, g.Latency, group) / (float64(sms) * w) / g.Clock
+}
+
+// isLoad reports whether in is a load from memory (global, local, shared, or a wmma fragment).
+func isLoad(in ptxInstr) bool {
+	return (strings.HasPrefix(in.op, "ld.") && !strings.HasPrefix(in.op, "ld.param")) || strings.HasPrefix(in.op, "wmma.load")
+}

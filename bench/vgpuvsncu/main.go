@@ -93,7 +93,7 @@ func main() {
 		if !ok {
 			continue
 		}
-		res, err := emulate.Run(context.Background(), emulate.Request{Kernel: k.Name, N: *n, DType: "float32", GPU: g})
+		res, err := emulate.Run(context.Background(), emulate.Request{Kernel: k.Name, N: *n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			log.Fatalf("%s: %v", k.Name, err)
 		}

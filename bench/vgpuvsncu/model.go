@@ -197,7 +197,7 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		if !ok {
 			continue
 		}
-		res, err := emulate.Run(ctx, emulate.Request{Kernel: k.Name, N: n, DType: "float32", GPU: g})
+		res, err := emulate.Run(ctx, emulate.Request{Kernel: k.Name, N: n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}

@@ -57,7 +57,7 @@ func (m modelledRung) GFLOPS() float64 { return m.FLOPs / m.Model.Seconds / 1e9 
 func modelLadder(ctx context.Context, rungs []rung, n int, g datasheet.GPU) ([]modelledRung, error) {
 	var out []modelledRung
 	for _, r := range rungs {
-		res, err := emulate.Run(ctx, emulate.Request{Kernel: r.Kernel, N: n, DType: "float32", GPU: g})
+		res, err := emulate.Run(ctx, emulate.Request{Kernel: r.Kernel, N: n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Kernel, err)
 		}

@@ -55,6 +55,17 @@ type Request struct {
 	// Trace, if set, receives block (0,0)'s global-memory warp instructions, at most TraceLimit.
 	Trace      func(vgpu.TraceEvent)
 	TraceLimit int
+	// Seed, when not 0, seeds the inputs, the sampled blocks and the entries checked, so that a
+	// comparison repeated (a test against kept measurements) draws the same ones; 0 draws afresh.
+	Seed uint64
+}
+
+// rng is the launch's random source: req.Seed's when set, else a fresh one.
+func (req Request) rng() *rand.Rand {
+	if req.Seed != 0 {
+		return rand.New(rand.NewPCG(req.Seed, req.Seed^0x9e3779b97f4a7c15))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 }
 
 // Result is one emulated launch.
@@ -211,7 +222,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if b := req.BlockXY; b != ([2]int{}) {
 		block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
 	}
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	rng := req.rng()
 	in := inputs(rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {

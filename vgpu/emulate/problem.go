@@ -67,7 +67,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, fmt.Errorf("%s takes %d parameters; a %s kernel takes %d: %s (is `problem:` right?)",
 			req.Entry, len(fn.Params), p.Name, len(p.Buffers)+len(p.ParamNames), p.Prototype(req.Entry, req.DType))
 	}
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	rng := req.rng()
 	host := p.Inputs(rng, n, req.DType)
 	var only [][3]int
 	if n > p.FullN {

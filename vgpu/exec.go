@@ -314,7 +314,15 @@ func execFmaF32(w *warp, in *inst, m uint32) {
 	d := w.dst(in.d, m)
 	for l := range warpSize {
 		p := float64(math.Float32frombits(uint32(a[l]))) * float64(math.Float32frombits(uint32(b[l])))
-		s, e := twoSum(p, float64(math.Float32frombits(uint32(c[l]))))
+		q := float64(math.Float32frombits(uint32(c[l])))
+		// p is exact; p+q rounded to float64 rounds on to the right float32 unless it is a float32
+		// halfway point or below float32's normal range (roundF32's test), where TwoSum's error
+		// sign decides: the common case needs no TwoSum
+		if s := p + q; math.Abs(s) >= 0x1p-126 && math.Float64bits(s)&(1<<29-1) != 1<<28 {
+			d[l] = uint64(math.Float32bits(float32(s)))
+			continue
+		}
+		s, e := twoSum(p, q)
 		d[l] = uint64(math.Float32bits(roundF32(s, rmNearest, e)))
 	}
 	w.commit(in.d, m)

@@ -92,7 +92,6 @@ const (
 type memLane struct {
 	mem []byte // the bytes accessed
 	sp  uint8
-	off uint64 // offset in its space (shared: the word index base)
 }
 
 // resolve finds the bytes lane l of w accesses at addr (n bytes) in space sp, or faults.
@@ -260,8 +259,9 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		base = &w.regs[in.a]
 	}
 	var gm, sm uint32
-	var wins uint64 // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
-	if in.space == spGlobal {
+	var wins uint64        // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
+	align := uint64(n) - 1 // accesses are 1, 2, 4, 8 or 16 bytes (other sizes take memLanes)
+	if in.space == spGlobal && n&(n-1) == 0 {
 		// the common case, inline: an explicit .global access
 		bufs := c.L.bufs
 		for t := m; t != 0; t &= t - 1 {
@@ -271,7 +271,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 				addr += base[l]
 			}
 			win, off := addr>>windowShift-1, addr&offsetMask
-			if win >= uint64(len(bufs)) || addr%uint64(n) != 0 || off+uint64(n) > uint64(len(bufs[win])) {
+			if win >= uint64(len(bufs)) || addr&align != 0 || off+uint64(n) > uint64(len(bufs[win])) {
 				c.resolve(w, in, l, addr, n, in.space, mode) // faults
 			}
 			c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
@@ -279,6 +279,24 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 			wins |= 1 << (win & 63)
 		}
 		gm = m
+	} else if in.space == spShared && n&(n-1) == 0 {
+		// an explicit .shared access, inline too: the shared-memory kernels' hot path
+		shared := c.shared
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			addr := uint64(in.off)
+			if base != nil {
+				addr += base[l]
+			}
+			if addr&align != 0 || addr >= uint64(len(shared)) || uint64(len(shared))-addr < uint64(n) {
+				c.resolve(w, in, l, addr, n, in.space, mode) // faults
+			}
+			// field by field: a struct literal is built on the stack and copied, a store-forwarding stall
+			ln := &c.lanes[l]
+			ln.mem, ln.sp = shared[addr:addr+uint64(n):addr+uint64(n)], spShared
+			w.addr[l] = addr
+		}
+		sm = m
 	} else {
 		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
 		wins = ^uint64(0)
@@ -345,7 +363,8 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 			addr += base[l]
 		}
 		mem, sp, off := c.resolve(w, in, l, addr, n, in.space, mode)
-		c.lanes[l] = memLane{mem, sp, off}
+		ln := &c.lanes[l]
+		ln.mem, ln.sp = mem, sp
 		switch sp {
 		case spGlobal:
 			*gm |= 1 << l

@@ -164,6 +164,16 @@ func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 	}
 }
 
+// sharedWritten advances c.sFull past the words of shared memory now all written. Marks only
+// grow within a block, so once every word is full no shared access can be an uninitialised read
+// nor mark anything, and memOp skips initShared. It runs at barriers: O(words) per block in all.
+func (c *cta) sharedWritten() {
+	s := c.swritten
+	for c.sFull < len(s) && s[c.sFull] == ^uint32(0) {
+		c.sFull++
+	}
+}
+
 // initOne checks one lane's access resolved to space sp at off (wmma's elements).
 func (c *cta) initOne(w *warp, in *inst, l int, sp uint8, addr, off uint64, n int, mode int) {
 	switch sp {

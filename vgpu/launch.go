@@ -427,6 +427,7 @@ type cta struct {
 	barSeq   uint32      // seq at the last barrier
 	clocks   []warpClock // per warp, made at the first warp synchronisation
 	swritten writtenBits
+	sFull    int                   // the leading words of swritten known all written (initShared's fast path)
 	uninit   map[int32]*uninitNote // this worker's uninitialised reads, by instruction
 	linear   int                   // the CTA's linear index in the grid
 	idx      [3]int
@@ -709,6 +710,10 @@ func (c *cta) run(i int) {
 		c.l1.reset() // every CTA starts with a cold L1 (cache.go)
 	}
 	clear(c.swritten)
+	if r := L.shared % 32; r != 0 { // the last word's bytes past shared memory: never accessed
+		c.swritten[len(c.swritten)-1] = ^uint32(0) << r
+	}
+	c.sFull = 0
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
 		w.live = uint32(1<<n - 1)
@@ -774,6 +779,7 @@ func (c *cta) releaseBarrier() bool {
 	}
 	c.barriers++
 	c.newInterval()
+	c.sharedWritten()
 	for _, w := range c.warps {
 		w.waiting |= w.atBar
 		w.atBar = 0

@@ -108,30 +108,23 @@ func (k *cacheLevel) access(s uint64, dirty bool) (hit bool, evictedDirty int) {
 // those that were valid, and the dirty sectors of the line it evicted to make room. The sectors
 // become valid (a read that misses is a fill) and, when dirty, dirty.
 func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8, evictedDirty int) {
-	k.now++
 	set := mask
 	if dirty {
 		set |= mask << 4
 	}
-	hp := &k.hint[line&(hintSize-1)]
-	if j := int(*hp); k.tag[j] == line+1 {
-		hit = k.state[j] & mask
-		k.state[j] |= set
-		k.used[j] = k.now
-		return hit, 0
+	if j := k.hinted(line); j >= 0 {
+		return k.touch(j, mask, set), 0
 	}
+	hp := &k.hint[line&(hintSize-1)]
 	h := uint64(uint32((line * 0x9E3779B97F4A7C15) >> 32))
 	base := int(h*uint64(k.sets)>>32) * k.ways // the set: Lemire's multiply-shift range reduction
 	for i, t := range k.tag[base : base+k.ways] {
 		if t == line+1 {
-			j := base + i
-			*hp = int32(j)
-			hit = k.state[j] & mask
-			k.state[j] |= set
-			k.used[j] = k.now
-			return hit, 0
+			*hp = int32(base + i)
+			return k.touch(*hp, mask, set), 0
 		}
 	}
+	k.now++
 	used := k.used[base : base+k.ways]
 	v := 0
 	for i, u := range used {
@@ -146,6 +139,24 @@ func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8,
 	k.tag[j], k.state[j], k.used[j] = line+1, set, k.now
 	*hp = int32(j)
 	return 0, evictedDirty
+}
+
+// hinted is the way (index into tag) where line's hint says it is, or -1 when the hint is stale.
+func (k *cacheLevel) hinted(line uint64) int32 {
+	if j := k.hint[line&(hintSize-1)]; k.tag[j] == line+1 {
+		return j
+	}
+	return -1
+}
+
+// touch is a hit on way j: it returns the sectors of mask that were valid and sets the bits of set
+// (sectors now valid, and dirty) and the way's last use.
+func (k *cacheLevel) touch(j int32, mask, set uint8) uint8 {
+	k.now++
+	hit := k.state[j] & mask
+	k.state[j] |= set
+	k.used[j] = k.now
+	return hit
 }
 
 // dirty is the dirty sectors the level holds.

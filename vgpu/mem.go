@@ -420,25 +420,56 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 // cacheRequest sends the sectors of a global request (addrs sorted, n bytes each, aligned to n)
 // through the L1 (cache.go), a line at a time, and what reaches the L2 to the CTA's stream.
 func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
+	if n > SectorBytes || mode == accAtomic || len(addrs) == 0 {
+		c.cacheRequestLines(addrs, n, mode)
+		return
+	}
+	// an aligned load or store of up to 32 bytes is within one sector: each line's sectors are
+	// gathered in registers and looked up as soon as the next line starts
+	l1 := c.l1
+	var sectors, hits int
+	line, mask := addrs[0]>>7, uint8(0)
+	for i := 0; ; i++ {
+		if i < len(addrs) && addrs[i]>>7 == line {
+			mask |= 1 << (addrs[i] >> 5 & 3)
+			continue
+		}
+		sectors += bits.OnesCount8(mask)
+		var hit uint8
+		if l1 != nil {
+			if j := l1.hinted(line); j >= 0 { // accessLine's first test, inlined: most end there
+				hit = l1.touch(j, mask, mask)
+			} else {
+				hit, _ = l1.accessLine(line, mask, false)
+			}
+			hits += bits.OnesCount8(hit)
+		}
+		if mode == accStore {
+			c.toL2(line, mask, toL2Store) // written through
+		} else if miss := mask &^ hit; miss != 0 {
+			c.toL2(line, miss, toL2Load)
+		}
+		if i == len(addrs) {
+			break
+		}
+		line, mask = addrs[i]>>7, 1<<(addrs[i]>>5&3)
+	}
+	c.l1Sectors += int64(sectors)
+	c.l1Hits += int64(hits)
+}
+
+// cacheRequestLines is cacheRequest for atomics and accesses wider than a sector: the request's
+// lines and their sectors gathered first, then sent through the L1 (atomics: to the L2).
+func (c *cta) cacheRequestLines(addrs []uint64, n int, mode int) {
 	lines, masks := &c.lineBuf, &c.maskBuf
 	k := -1
-	if n <= SectorBytes { // an aligned access of up to 32 bytes is within one sector
-		for _, a := range addrs {
-			if k < 0 || a>>7 != lines[k] {
+	for _, a := range addrs {
+		for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
+			if k < 0 || s>>2 != lines[k] {
 				k++
-				lines[k], masks[k] = a>>7, 0
+				lines[k], masks[k] = s>>2, 0
 			}
-			masks[k] |= 1 << (a >> 5 & 3)
-		}
-	} else {
-		for _, a := range addrs {
-			for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
-				if k < 0 || s>>2 != lines[k] {
-					k++
-					lines[k], masks[k] = s>>2, 0
-				}
-				masks[k] |= 1 << (s & 3)
-			}
+			masks[k] |= 1 << (s & 3)
 		}
 	}
 	if mode == accAtomic { // atomics bypass the L1

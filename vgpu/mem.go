@@ -386,6 +386,14 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 		k++
 	}
 	sortSmall(s[:k])
+	if n <= SectorBytes && mode != accAtomic {
+		sectors, lines, distinct := c.sectorRequest(s[:k], mode)
+		c.lines += int64(lines)
+		ic.gReq++
+		ic.gSectors += sectors
+		ic.gBytes += distinct * uint64(n)
+		return sectors
+	}
 	var distinct, sectors, lines uint64
 	prev, lastSector := ^uint64(0), ^uint64(0)
 	for _, a := range s[:k] {
@@ -408,7 +416,7 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 		}
 	}
 	if c.L.l2 != nil {
-		c.cacheRequest(s[:k], n, mode)
+		c.cacheRequestLines(s[:k], n, mode)
 	}
 	c.lines += int64(lines)
 	ic.gReq++
@@ -420,42 +428,61 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uin
 // cacheRequest sends the sectors of a global request (addrs sorted, n bytes each, aligned to n)
 // through the L1 (cache.go), a line at a time, and what reaches the L2 to the CTA's stream.
 func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
-	if n > SectorBytes || mode == accAtomic || len(addrs) == 0 {
+	if n > SectorBytes || mode == accAtomic {
 		c.cacheRequestLines(addrs, n, mode)
 		return
 	}
-	// an aligned load or store of up to 32 bytes is within one sector: each line's sectors are
-	// gathered in registers and looked up as soon as the next line starts
-	l1 := c.l1
-	var sectors, hits int
+	c.sectorRequest(addrs, mode)
+}
+
+// sectorRequest counts a load or store request whose addresses (sorted, at least one) each fall
+// in one sector (aligned accesses of up to 32 bytes): its sectors, lines and distinct addresses,
+// and with the cache model sends it through the L1 (a store is written through to the L2) in the
+// same pass: each line's sectors are gathered in registers and looked up when the next line starts.
+func (c *cta) sectorRequest(addrs []uint64, mode int) (sectors, lines, distinct uint64) {
+	l1, cached := c.l1, c.L.l2 != nil
+	store := mode == accStore
+	var hits int
+	prev := ^uint64(0)
 	line, mask := addrs[0]>>7, uint8(0)
-	for i := 0; ; i++ {
-		if i < len(addrs) && addrs[i]>>7 == line {
-			mask |= 1 << (addrs[i] >> 5 & 3)
-			continue
-		}
-		sectors += bits.OnesCount8(mask)
-		var hit uint8
-		if l1 != nil {
-			if j := l1.hinted(line); j >= 0 { // accessLine's first test, inlined: most end there
-				hit = l1.touch(j, mask, mask)
-			} else {
-				hit, _ = l1.accessLine(line, mask, false)
+	for i := 0; i <= len(addrs); i++ {
+		var a uint64
+		if i < len(addrs) {
+			if a = addrs[i]; a == prev {
+				continue
 			}
-			hits += bits.OnesCount8(hit)
+			prev = a
+			distinct++
+			if a>>7 == line {
+				mask |= 1 << (a >> 5 & 3)
+				continue
+			}
 		}
-		if mode == accStore {
-			c.toL2(line, mask, toL2Store) // written through
-		} else if miss := mask &^ hit; miss != 0 {
-			c.toL2(line, miss, toL2Load)
+		lines++
+		sectors += uint64(bits.OnesCount8(mask))
+		if cached {
+			var hit uint8
+			if l1 != nil {
+				if j := l1.hinted(line); j >= 0 { // accessLine's first test, inlined: most end there
+					hit = l1.touch(j, mask, mask)
+				} else {
+					hit, _ = l1.accessLine(line, mask, false)
+				}
+				hits += bits.OnesCount8(hit)
+			}
+			if store {
+				c.toL2(line, mask, toL2Store) // written through
+			} else if miss := mask &^ hit; miss != 0 {
+				c.toL2(line, miss, toL2Load)
+			}
 		}
-		if i == len(addrs) {
-			break
-		}
-		line, mask = addrs[i]>>7, 1<<(addrs[i]>>5&3)
+		line, mask = a>>7, 1<<(a>>5&3)
 	}
-	c.l1Sectors += int64(sectors)
-	c.l1Hits += int64(hits)
+	if cached {
+		c.l1Sectors += int64(sectors)
+		c.l1Hits += int64(hits)
+	}
+	return sectors, lines, distinct
 }
 
 // cacheRequestLines is cacheRequest for atomics and accesses wider than a sector: the request's

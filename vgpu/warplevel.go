@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// Warp-collective and atomic instructions.
+// Warp-level instructions: wmma tensor-core tiles, shfl.sync, vote.sync and activemask (the word
+// "collective" is the all-reduce model's).
 
 // wmmaOp is a decoded wmma instruction (PTX ISA 8.x, section 9.7.14.4 "Warp-level Matrix
 // Multiply-Accumulate Instructions", m16n16k16 only). The ISA leaves the mapping of matrix elements

@@ -489,47 +489,77 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	if fn.err != nil {
 		return Counts{}, fn.err
 	}
-	prog := fn.prog
-	norm := func(d [3]int) [3]int {
-		for i := range d {
-			if d[i] == 0 {
-				d[i] = 1
+	L, err := newLaunch(ctx, mod, fn, cfg)
+	if err != nil {
+		return Counts{}, err
+	}
+	index, err := L.setBuffers(cfg.Buffers)
+	if err != nil {
+		return Counts{}, err
+	}
+	if err := L.setParams(fn, cfg.Params, index); err != nil {
+		return Counts{}, err
+	}
+	gridBlocks := L.grid[0] * L.grid[1] * L.grid[2]
+	nblocks := gridBlocks
+	only, err := onlyBlocks(cfg.Only, L.grid) // the CTAs to run (linear indices), nil: all
+	if err != nil {
+		return Counts{}, err
+	}
+	if only != nil {
+		nblocks = len(only)
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nwarps := (L.nthreads + warpSize - 1) / warpSize
+	ctas, errs := L.runCTAs(max(1, min(workers, nblocks)), nblocks, nwarps, only)
+	cnt := L.counts(ctas, nblocks, nwarps)
+	cnt.GlobalAtomicHotOps = hottest(ctas)
+	if m := L.l2; m != nil {
+		cnt.Cached = true
+		cnt.L2Sectors, cnt.L2Hits = m.sectors, m.hits
+		cnt.DRAMReadBytes, cnt.DRAMWriteBytes = SectorBytes*m.dramRead, SectorBytes*m.dramWrite
+		if m.l2 != nil {
+			cnt.L2DirtyBytes = SectorBytes * m.l2.dirty()
+		}
+	}
+	cnt.GridBlocks = int64(gridBlocks)
+	cnt.Printf = L.printOutput()
+	cnt.Notes = L.notes(ctas)
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range errs {
+			if e != nil {
+				return cnt, e
 			}
 		}
-		return d
 	}
-	grid, block := norm(cfg.Grid), norm(cfg.Block)
-	for i := range 3 {
-		if grid[i] < 0 || block[i] < 0 {
-			return Counts{}, fmt.Errorf("negative launch dimension")
-		}
+	return cnt, ctx.Err()
+}
+
+// newLaunch checks cfg's shape and shared memory against fn and the limits, and makes the launch
+// with its cache model and trace, before any buffer.
+func newLaunch(ctx context.Context, mod *Module, fn *Function, cfg LaunchConfig) (*launch, error) {
+	prog := fn.prog
+	grid, block, err := launchShape(fn, cfg)
+	if err != nil {
+		return nil, err
 	}
 	nthreads := block[0] * block[1] * block[2]
-	if nthreads > 1024 || block[2] > 64 {
-		return Counts{}, fmt.Errorf("a block of %v threads is too many: at most 1024, z at most 64", block)
-	}
-	if grid[1] > 65535 || grid[2] > 65535 || grid[0] > math.MaxInt32 {
-		return Counts{}, fmt.Errorf("grid %v out of range", grid)
-	}
-	if r := fn.ReqNTID; r != ([3]int{}) && r != block {
-		return Counts{}, fmt.Errorf("%s requires blocks of %v (.reqntid), launched with %v", entry, r, block)
-	}
-	if mx := fn.MaxNTID; mx != ([3]int{}) && nthreads > mx[0]*mx[1]*mx[2] {
-		return Counts{}, fmt.Errorf("%s allows at most %d threads per block (.maxntid), launched with %d", entry, mx[0]*mx[1]*mx[2], nthreads)
-	}
 	if cfg.DynamicShared < 0 {
-		return Counts{}, fmt.Errorf("negative dynamic shared memory")
+		return nil, fmt.Errorf("negative dynamic shared memory")
 	}
 	shared := prog.sharedTop
 	if cfg.DynamicShared > 0 {
 		shared = (prog.sharedTop+prog.dynAlign-1)/prog.dynAlign*prog.dynAlign + cfg.DynamicShared
 	}
 	if shared > MaxSharedBytes {
-		return Counts{}, fmt.Errorf("%d bytes of shared memory per block, over the %d-byte limit", shared, MaxSharedBytes)
+		return nil, fmt.Errorf("%d bytes of shared memory per block, over the %d-byte limit", shared, MaxSharedBytes)
 	}
 	nwarps := (nthreads + warpSize - 1) / warpSize
 	if rf := int64(prog.nregs) * int64(nwarps) * warpSize * 8; rf > MaxRegisterFileBytes {
-		return Counts{}, fmt.Errorf("the register file of one block would be %d bytes, over the %d-byte limit", rf, MaxRegisterFileBytes)
+		return nil, fmt.Errorf("the register file of one block would be %d bytes, over the %d-byte limit", rf, MaxRegisterFileBytes)
 	}
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
 		racecheck: !cfg.NoRacecheck, quantum: quantum}
@@ -557,13 +587,52 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 			}
 		}
 	}
+	return L, nil
+}
+
+// launchShape is cfg's grid and block (a 0 dimension is 1), checked against the hardware's limits
+// and fn's .reqntid and .maxntid.
+func launchShape(fn *Function, cfg LaunchConfig) (grid, block [3]int, err error) {
+	norm := func(d [3]int) [3]int {
+		for i := range d {
+			if d[i] == 0 {
+				d[i] = 1
+			}
+		}
+		return d
+	}
+	grid, block = norm(cfg.Grid), norm(cfg.Block)
+	for i := range 3 {
+		if grid[i] < 0 || block[i] < 0 {
+			return grid, block, fmt.Errorf("negative launch dimension")
+		}
+	}
+	nthreads := block[0] * block[1] * block[2]
+	if nthreads > 1024 || block[2] > 64 {
+		return grid, block, fmt.Errorf("a block of %v threads is too many: at most 1024, z at most 64", block)
+	}
+	if grid[1] > 65535 || grid[2] > 65535 || grid[0] > math.MaxInt32 {
+		return grid, block, fmt.Errorf("grid %v out of range", grid)
+	}
+	if r := fn.ReqNTID; r != ([3]int{}) && r != block {
+		return grid, block, fmt.Errorf("%s requires blocks of %v (.reqntid), launched with %v", fn.Name, r, block)
+	}
+	if mx := fn.MaxNTID; mx != ([3]int{}) && nthreads > mx[0]*mx[1]*mx[2] {
+		return grid, block, fmt.Errorf("%s allows at most %d threads per block (.maxntid), launched with %d", fn.Name, mx[0]*mx[1]*mx[2], nthreads)
+	}
+	return grid, block, nil
+}
+
+// setBuffers adds the launch's buffers (global windows 2, 3, …) with their initcheck marks, and
+// returns each buffer's index.
+func (L *launch) setBuffers(bufs []*Buffer) (map[*Buffer]int, error) {
 	index := map[*Buffer]int{}
-	for i, b := range cfg.Buffers {
+	for i, b := range bufs {
 		if b == nil {
-			return Counts{}, fmt.Errorf("buffer %d is nil", i)
+			return nil, fmt.Errorf("buffer %d is nil", i)
 		}
 		if uint64(len(b.Data)) > offsetMask {
-			return Counts{}, fmt.Errorf("buffer %s is too large", b.Name)
+			return nil, fmt.Errorf("buffer %s is too large", b.Name)
 		}
 		index[b] = i
 		L.bufs = append(L.bufs, b.Data)
@@ -572,49 +641,59 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 			L.poisoned |= 1 << ((i + 1) & 63)
 		}
 	}
-	// the parameter block (PTX ISA 8.x, 5.1.6.1 "Kernel Function Parameters")
-	if len(cfg.Params) != len(fn.Params) {
-		return Counts{}, fmt.Errorf("%s takes %d parameters, got %d", entry, len(fn.Params), len(cfg.Params))
+	return index, nil
+}
+
+// setParams writes the parameter block (PTX ISA 8.x, 5.1.6.1 "Kernel Function Parameters"): a
+// pointer argument becomes its buffer's window address.
+func (L *launch) setParams(fn *Function, params []Arg, index map[*Buffer]int) error {
+	if len(params) != len(fn.Params) {
+		return fmt.Errorf("%s takes %d parameters, got %d", fn.Name, len(fn.Params), len(params))
 	}
 	L.params = make([]byte, fn.ParamBytes)
-	for i, a := range cfg.Params {
+	for i, a := range params {
 		p := fn.Params[i]
 		v := a.bits
 		if a.buf != nil {
 			bi, ok := index[a.buf]
 			if !ok {
-				return Counts{}, fmt.Errorf("parameter %d points into buffer %q, which is not in Buffers", i, a.buf.Name)
+				return fmt.Errorf("parameter %d points into buffer %q, which is not in Buffers", i, a.buf.Name)
 			}
 			v = uint64(bi+2)<<windowShift + uint64(a.off)
 		}
 		if a.size != p.Size {
-			return Counts{}, fmt.Errorf("parameter %d (%s) is %d bytes, the argument %d", i, p.Name, p.Size, a.size)
+			return fmt.Errorf("parameter %d (%s) is %d bytes, the argument %d", i, p.Name, p.Size, a.size)
 		}
 		writeN(L.params[p.Offset:], p.Size, v)
 	}
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	return nil
+}
+
+// onlyBlocks is LaunchConfig.Only as sorted, distinct linear indices (nil when only is nil).
+func onlyBlocks(only [][3]int, grid [3]int) ([]int, error) {
+	if only == nil {
+		return nil, nil
 	}
-	gridBlocks := grid[0] * grid[1] * grid[2]
-	nblocks := gridBlocks
-	var only []int // the CTAs to run (linear indices), nil: all
-	if cfg.Only != nil {
-		seen := map[int]bool{}
-		for _, b := range cfg.Only {
-			i, ok := linearBlock(b, grid)
-			if !ok {
-				return Counts{}, fmt.Errorf("Only: block %v is outside the grid %v", b, grid)
-			}
-			if !seen[i] {
-				seen[i] = true
-				only = append(only, i)
-			}
+	out := []int{} // not nil: an empty Only runs no block
+	seen := map[int]bool{}
+	for _, b := range only {
+		i, ok := linearBlock(b, grid)
+		if !ok {
+			return nil, fmt.Errorf("Only: block %v is outside the grid %v", b, grid)
 		}
-		sort.Ints(only)
-		nblocks = len(only)
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
 	}
-	workers = max(1, min(workers, nblocks))
+	sort.Ints(out)
+	return out, nil
+}
+
+// runCTAs runs the nblocks CTAs (only's, or all) on workers goroutines, each with a CTA of its own
+// that takes the next block until none is left or one faults; it returns the workers' CTAs (their
+// counts) and errors.
+func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []error) {
 	ctas := make([]*cta, workers)
 	errs := make([]error, workers)
 	var next atomic.Int64
@@ -653,27 +732,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 		})
 	}
 	wg.Wait()
-	cnt := L.counts(ctas, nblocks, nwarps)
-	cnt.GlobalAtomicHotOps = hottest(ctas)
-	if m := L.l2; m != nil {
-		cnt.Cached = true
-		cnt.L2Sectors, cnt.L2Hits = m.sectors, m.hits
-		cnt.DRAMReadBytes, cnt.DRAMWriteBytes = SectorBytes*m.dramRead, SectorBytes*m.dramWrite
-		if m.l2 != nil {
-			cnt.L2DirtyBytes = SectorBytes * m.l2.dirty()
-		}
-	}
-	cnt.GridBlocks = int64(gridBlocks)
-	cnt.Printf = L.printOutput()
-	cnt.Notes = L.notes(ctas)
-	if err := errors.Join(errs...); err != nil {
-		for _, e := range errs {
-			if e != nil {
-				return cnt, e
-			}
-		}
-	}
-	return cnt, ctx.Err()
+	return ctas, errs
 }
 
 func newCTA(L *launch, nwarps int) *cta {

@@ -136,14 +136,7 @@ func execAssertfail(w *warp, in *inst, m uint32) {
 // argument buffer and strings by str(address); it returns the text and the arguments consumed.
 func formatPrintf(f string, arg func(off, size int) uint64, str func(addr uint64) string) (string, int) {
 	var b strings.Builder
-	off, n := 0, 0
-	next := func(size int) uint64 {
-		off = (off + size - 1) / size * size
-		v := arg(off, size)
-		off += size
-		n++
-		return v
-	}
+	args := &printfArgs{arg: arg}
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			b.WriteByte(f[i])
@@ -155,125 +148,163 @@ func formatPrintf(f string, arg func(off, size int) uint64, str func(addr uint64
 			b.WriteByte('%')
 			continue
 		}
-		spec := "%"
-		for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
-			spec += f[i : i+1]
-			i++
-		}
-		num := func() {
-			if i < len(f) && f[i] == '*' {
-				spec += fmt.Sprint(int32(next(4)))
-				i++
-				return
-			}
-			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
-				spec += f[i : i+1]
-				i++
-			}
-		}
-		num()
-		if i < len(f) && f[i] == '.' {
-			spec += "."
-			i++
-			num()
-		}
-		long := 0 // 0 int, -1 short, -2 char, 1 long (8 bytes)
-		for i < len(f) && strings.IndexByte("hlLqjzt", f[i]) >= 0 {
-			switch f[i] {
-			case 'h':
-				long--
-			default:
-				long = 1
-			}
-			i++
-		}
+		var spec string
+		var long int
+		spec, long, i = printfSpec(f, i, args)
 		if i >= len(f) {
 			b.WriteString(f[start:])
 			break
 		}
-		size := 4
-		if long > 0 {
-			size = 8
-		}
-		switch conv := f[i]; conv {
-		case 'd', 'i':
-			v := next(size)
-			var x int64
-			switch {
-			case size == 8:
-				x = int64(v)
-			case long == -1:
-				x = int64(int16(v))
-			case long <= -2:
-				x = int64(int8(v))
-			default:
-				x = int64(int32(v))
-			}
-			fmt.Fprintf(&b, spec+"d", x)
-		case 'u', 'x', 'X', 'o':
-			v := next(size)
-			switch {
-			case size == 8:
-			case long == -1:
-				v = uint64(uint16(v))
-			case long <= -2:
-				v = uint64(uint8(v))
-			default:
-				v = uint64(uint32(v))
-			}
-			verb := string(conv)
-			if conv == 'u' {
-				verb = "d"
-			}
-			fmt.Fprintf(&b, spec+verb, v)
-		case 'c':
-			fmt.Fprintf(&b, spec+"c", rune(byte(next(4))))
-		case 'f', 'F', 'e', 'E', 'g', 'G', 'a', 'A':
-			x := math.Float64frombits(next(8))
-			if math.IsInf(x, 0) || math.IsNaN(x) {
-				s := "inf"
-				switch {
-				case math.IsNaN(x):
-					s = "nan"
-				case x < 0:
-					s = "-inf"
-				case strings.Contains(spec, "+"):
-					s = "+inf"
-				}
-				if conv >= 'A' && conv <= 'Z' {
-					s = strings.ToUpper(s)
-				}
-				fmt.Fprintf(&b, strings.ReplaceAll(spec, "0", "")+"s", s)
-				break
-			}
-			verb := string(conv)
-			switch conv {
-			case 'F':
-				verb = "f"
-			case 'a':
-				verb = "x"
-			case 'A':
-				verb = "X"
-			case 'g', 'G':
-				if !strings.Contains(spec, ".") {
-					spec += ".6" // C's default precision (Go's %g is the shortest form)
-				}
-			}
-			fmt.Fprintf(&b, spec+verb, x)
-		case 's':
-			fmt.Fprintf(&b, spec+"s", str(next(8)))
-		case 'p':
-			v := next(8)
-			if v == 0 {
-				fmt.Fprintf(&b, strings.TrimSuffix(spec, ".")+"s", "(nil)")
-			} else {
-				fmt.Fprintf(&b, spec+"s", fmt.Sprintf("%#x", v))
-			}
-		case 'n':
-			next(8) // %n writes nothing here
-		default:
+		if !printfConv(&b, f[i], spec, long, args, str) {
 			b.WriteString(f[start : i+1])
 		}
 	}
-	return b.String(), n
+	return b.String(), args.n
+}
+
+// printfArgs reads a printf's arguments in turn from its argument buffer, each aligned to its size.
+type printfArgs struct {
+	arg    func(off, size int) uint64
+	off, n int // the next offset, and the arguments read
+}
+
+func (a *printfArgs) next(size int) uint64 {
+	a.off = (a.off + size - 1) / size * size
+	v := a.arg(a.off, size)
+	a.off += size
+	a.n++
+	return v
+}
+
+// printfSpec reads the flags, width, precision and length modifiers of the conversion whose
+// first character after the % is f[i]: spec is them as a Go format ("%-8.3"; a * width or
+// precision is read from the arguments), long the length (0 int, -1 short, -2 char, 1 long), and
+// j the index of the conversion character (len(f) when the format ends first).
+func printfSpec(f string, i int, args *printfArgs) (spec string, long, j int) {
+	spec = "%"
+	for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
+		spec += f[i : i+1]
+		i++
+	}
+	num := func() {
+		if i < len(f) && f[i] == '*' {
+			spec += fmt.Sprint(int32(args.next(4)))
+			i++
+			return
+		}
+		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+			spec += f[i : i+1]
+			i++
+		}
+	}
+	num()
+	if i < len(f) && f[i] == '.' {
+		spec += "."
+		i++
+		num()
+	}
+	for i < len(f) && strings.IndexByte("hlLqjzt", f[i]) >= 0 {
+		switch f[i] {
+		case 'h':
+			long--
+		default:
+			long = 1
+		}
+		i++
+	}
+	return spec, long, i
+}
+
+// printfConv writes conversion conv of spec and length long (printfSpec) with its argument; false
+// for a conversion it does not know, which the caller copies as written.
+func printfConv(b *strings.Builder, conv byte, spec string, long int, args *printfArgs, str func(addr uint64) string) bool {
+	size := 4
+	if long > 0 {
+		size = 8
+	}
+	switch conv {
+	case 'd', 'i':
+		v := args.next(size)
+		var x int64
+		switch {
+		case size == 8:
+			x = int64(v)
+		case long == -1:
+			x = int64(int16(v))
+		case long <= -2:
+			x = int64(int8(v))
+		default:
+			x = int64(int32(v))
+		}
+		fmt.Fprintf(b, spec+"d", x)
+	case 'u', 'x', 'X', 'o':
+		v := args.next(size)
+		switch {
+		case size == 8:
+		case long == -1:
+			v = uint64(uint16(v))
+		case long <= -2:
+			v = uint64(uint8(v))
+		default:
+			v = uint64(uint32(v))
+		}
+		verb := string(conv)
+		if conv == 'u' {
+			verb = "d"
+		}
+		fmt.Fprintf(b, spec+verb, v)
+	case 'c':
+		fmt.Fprintf(b, spec+"c", rune(byte(args.next(4))))
+	case 'f', 'F', 'e', 'E', 'g', 'G', 'a', 'A':
+		printfFloat(b, conv, spec, math.Float64frombits(args.next(8)))
+	case 's':
+		fmt.Fprintf(b, spec+"s", str(args.next(8)))
+	case 'p':
+		v := args.next(8)
+		if v == 0 {
+			fmt.Fprintf(b, strings.TrimSuffix(spec, ".")+"s", "(nil)")
+		} else {
+			fmt.Fprintf(b, spec+"s", fmt.Sprintf("%#x", v))
+		}
+	case 'n':
+		args.next(8) // %n writes nothing here
+	default:
+		return false
+	}
+	return true
+}
+
+// printfFloat writes x by a floating-point conversion as C does: inf and nan spelled out, %g with
+// C's default precision.
+func printfFloat(b *strings.Builder, conv byte, spec string, x float64) {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		s := "inf"
+		switch {
+		case math.IsNaN(x):
+			s = "nan"
+		case x < 0:
+			s = "-inf"
+		case strings.Contains(spec, "+"):
+			s = "+inf"
+		}
+		if conv >= 'A' && conv <= 'Z' {
+			s = strings.ToUpper(s)
+		}
+		fmt.Fprintf(b, strings.ReplaceAll(spec, "0", "")+"s", s)
+		return
+	}
+	verb := string(conv)
+	switch conv {
+	case 'F':
+		verb = "f"
+	case 'a':
+		verb = "x"
+	case 'A':
+		verb = "X"
+	case 'g', 'G':
+		if !strings.Contains(spec, ".") {
+			spec += ".6" // C's default precision (Go's %g is the shortest form)
+		}
+	}
+	fmt.Fprintf(b, spec+verb, x)
 }

@@ -473,7 +473,6 @@ func ParseModule(src string) (*Module, error) {
 }
 
 func (p *parser) module() error {
-	m := p.mod
 	for {
 		t := p.peek()
 		if t.kind == tEOF {
@@ -483,83 +482,82 @@ func (p *parser) module() error {
 			return p.errf(t.line, "unexpected %s at module level", describe(t))
 		}
 		switch t.text {
-		case ".version":
-			p.next()
-			v := p.next()
-			if v.kind != tNum {
-				return p.errf(v.line, ".version needs a number")
-			}
-			m.Version = v.text
-		case ".target":
-			p.next()
-			for {
-				id, err := p.ident()
-				if err != nil {
-					return err
-				}
-				m.Targets = append(m.Targets, id.text)
-				if !p.is(",") {
-					break
-				}
-				p.next()
-			}
-		case ".address_size":
-			p.next()
-			v, tok, err := p.intLit()
-			if err != nil {
+		case ".version", ".target", ".address_size", ".file":
+			if err := p.header(); err != nil {
 				return err
 			}
-			if v != 64 && v != 32 {
-				return p.errf(tok.line, ".address_size %d: only 64 (or 32) exist", v)
-			}
-			if v != 64 {
-				return p.errf(tok.line, ".address_size 32 is not supported; compile for 64-bit addresses")
-			}
-			m.AddressSize = int(v)
-		case ".file":
-			p.next()
-			n, _, err := p.intLit()
-			if err != nil {
-				return err
-			}
-			s := p.next()
-			if s.kind != tString {
-				return p.errf(s.line, ".file needs a file name string")
-			}
-			m.Files[int(n)] = s.text
-			for p.is(",") { // optional timestamp, size
+			if p.is(";") {
 				p.next()
-				if _, _, err := p.intLit(); err != nil {
-					return err
-				}
 			}
-		case ".section":
+		case ".section", ".pragma":
 			p.next()
 			if err := p.skipStatement(); err != nil {
 				return err
 			}
-			continue
-		case ".pragma":
-			p.next()
-			if err := p.skipStatement(); err != nil {
-				return err
-			}
-			continue
 		case ".loc":
 			if err := p.loc(); err != nil {
 				return err
 			}
-			continue
 		default:
 			if err := p.moduleDecl(); err != nil {
 				return err
 			}
-			continue
-		}
-		if p.is(";") {
-			p.next()
 		}
 	}
+}
+
+// header parses a module header directive: .version, .target, .address_size or .file.
+func (p *parser) header() error {
+	m := p.mod
+	switch p.next().text {
+	case ".version":
+		v := p.next()
+		if v.kind != tNum {
+			return p.errf(v.line, ".version needs a number")
+		}
+		m.Version = v.text
+	case ".target":
+		for {
+			id, err := p.ident()
+			if err != nil {
+				return err
+			}
+			m.Targets = append(m.Targets, id.text)
+			if !p.is(",") {
+				break
+			}
+			p.next()
+		}
+	case ".address_size":
+		v, tok, err := p.intLit()
+		if err != nil {
+			return err
+		}
+		if v != 64 && v != 32 {
+			return p.errf(tok.line, ".address_size %d: only 64 (or 32) exist", v)
+		}
+		if v != 64 {
+			return p.errf(tok.line, ".address_size 32 is not supported; compile for 64-bit addresses")
+		}
+		m.AddressSize = int(v)
+	case ".file":
+		n, _, err := p.intLit()
+		if err != nil {
+			return err
+		}
+		s := p.next()
+		if s.kind != tString {
+			return p.errf(s.line, ".file needs a file name string")
+		}
+		m.Files[int(n)] = s.text
+		for p.is(",") { // optional timestamp, size
+			p.next()
+			if _, _, err := p.intLit(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (p *parser) moduleDecl() error {
@@ -635,68 +633,21 @@ var typeSizes = map[string]int{
 func (p *parser) varDecl() (Var, error) {
 	sp := p.next()
 	v := Var{Space: sp.text[1:], Line: sp.line}
-	elem := 0
-	vec := 1
-	for p.peek().kind == tIdent && strings.HasPrefix(p.peek().text, ".") {
-		t := p.next()
-		switch {
-		case t.text == ".align":
-			a, tok, err := p.intLit()
-			if err != nil {
-				return v, err
-			}
-			if a <= 0 || a > 4096 || a&(a-1) != 0 {
-				return v, p.errf(tok.line, ".align %d is not a power of two up to 4096", a)
-			}
-			v.Align = int(a)
-		case t.text == ".v2" || t.text == ".v4":
-			vec = int(t.text[2] - '0')
-		case t.text == ".ptr" || t.text == ".global" || t.text == ".shared" || t.text == ".const" || t.text == ".local":
-			// .ptr.space.align N qualifiers of kernel pointer parameters: ignored (PTX ISA 8.x, 5.1.6.1)
-		default:
-			sz, ok := typeSizes[t.text[1:]]
-			if !ok {
-				return v, p.errf(t.line, "unknown type %s", t.text)
-			}
-			elem = sz
-		}
-	}
-	if elem == 0 {
-		return v, p.errf(sp.line, "variable declaration without a type")
+	elem, vec, err := p.varType(&v)
+	if err != nil {
+		return v, err
 	}
 	name, err := p.ident()
 	if err != nil {
 		return v, err
 	}
 	v.Name = name.text
-	count := 1
 	if p.is("<") { // .reg-style ranges do not apply to variables
 		return v, p.errf(name.line, "unexpected '<' in a %s variable", sp.text)
 	}
-	dims := 0
-	for p.is("[") {
-		p.next()
-		dims++
-		if p.is("]") {
-			p.next()
-			if dims != 1 {
-				return v, p.errf(name.line, "only the first dimension of %s may be unsized", v.Name)
-			}
-			v.Extern = true
-			count = 0
-			continue
-		}
-		n, tok, err := p.intLit()
-		if err != nil {
-			return v, err
-		}
-		if n < 0 || n > MaxVarBytes {
-			return v, p.errf(tok.line, "array size %d out of range", n)
-		}
-		count *= int(n)
-		if _, err := p.expect("]"); err != nil {
-			return v, err
-		}
+	count, err := p.varDims(&v, name)
+	if err != nil {
+		return v, err
 	}
 	v.Size = count * elem * vec
 	if v.Size > MaxVarBytes {
@@ -722,6 +673,72 @@ func (p *parser) varDecl() (Var, error) {
 	}
 	_, err = p.expect(";")
 	return v, err
+}
+
+// varType parses a variable's qualifiers after its state space: .align (into v), a vector width
+// and the element type; it returns the element's size and the vector width (1 for a scalar).
+func (p *parser) varType(v *Var) (elem, vec int, err error) {
+	vec = 1
+	for p.peek().kind == tIdent && strings.HasPrefix(p.peek().text, ".") {
+		t := p.next()
+		switch {
+		case t.text == ".align":
+			a, tok, err := p.intLit()
+			if err != nil {
+				return 0, 0, err
+			}
+			if a <= 0 || a > 4096 || a&(a-1) != 0 {
+				return 0, 0, p.errf(tok.line, ".align %d is not a power of two up to 4096", a)
+			}
+			v.Align = int(a)
+		case t.text == ".v2" || t.text == ".v4":
+			vec = int(t.text[2] - '0')
+		case t.text == ".ptr" || t.text == ".global" || t.text == ".shared" || t.text == ".const" || t.text == ".local":
+			// .ptr.space.align N qualifiers of kernel pointer parameters: ignored (PTX ISA 8.x, 5.1.6.1)
+		default:
+			sz, ok := typeSizes[t.text[1:]]
+			if !ok {
+				return 0, 0, p.errf(t.line, "unknown type %s", t.text)
+			}
+			elem = sz
+		}
+	}
+	if elem == 0 {
+		return 0, 0, p.errf(v.Line, "variable declaration without a type")
+	}
+	return elem, vec, nil
+}
+
+// varDims parses a variable's array dimensions ([4][8], or an unsized first one, [], which makes
+// v extern) and returns its element count (0 when unsized).
+func (p *parser) varDims(v *Var, name token) (int, error) {
+	count := 1
+	dims := 0
+	for p.is("[") {
+		p.next()
+		dims++
+		if p.is("]") {
+			p.next()
+			if dims != 1 {
+				return 0, p.errf(name.line, "only the first dimension of %s may be unsized", v.Name)
+			}
+			v.Extern = true
+			count = 0
+			continue
+		}
+		n, tok, err := p.intLit()
+		if err != nil {
+			return 0, err
+		}
+		if n < 0 || n > MaxVarBytes {
+			return 0, p.errf(tok.line, "array size %d out of range", n)
+		}
+		count *= int(n)
+		if _, err := p.expect("]"); err != nil {
+			return 0, err
+		}
+	}
+	return count, nil
 }
 
 // initializer parses = {1, 2, 3} or = 5 (integers, or float constants stored with their bits).

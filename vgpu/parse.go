@@ -915,6 +915,44 @@ func (p *parser) function(extern bool) error {
 		}
 		f.Params, f.ParamBytes = ps, n
 	}
+	if err := p.funcDirectives(f); err != nil {
+		return err
+	}
+	if old := p.mod.funcs[f.Name]; old != nil {
+		if !old.decl {
+			if p.is(";") {
+				p.next()
+				return nil // a prototype after the definition
+			}
+			return p.errf(f.Line, "function %s defined twice (first at line %d)", f.Name, old.Line)
+		}
+		// a definition replacing an earlier prototype
+		for i, g := range p.mod.Functions {
+			if g == old {
+				p.mod.Functions = append(p.mod.Functions[:i], p.mod.Functions[i+1:]...)
+				break
+			}
+		}
+	}
+	if p.is(";") {
+		p.next()
+		f.decl = true
+		_ = extern
+		p.mod.Functions = append(p.mod.Functions, f)
+		p.mod.funcs[f.Name] = f
+		return nil
+	}
+	if err := p.body(f); err != nil {
+		return err
+	}
+	p.mod.Functions = append(p.mod.Functions, f)
+	p.mod.funcs[f.Name] = f
+	return nil
+}
+
+// funcDirectives parses the performance-tuning directives after a function's parameters
+// (.maxntid, .reqntid, .maxnreg, .minnctapersm; the cluster ones are skipped) into f.
+func (p *parser) funcDirectives(f *Function) error {
 	for p.peek().kind == tIdent && strings.HasPrefix(p.peek().text, ".") {
 		d := p.next()
 		switch d.text {
@@ -974,35 +1012,6 @@ func (p *parser) function(extern bool) error {
 			return p.errf(d.line, "unknown function directive %s", d.text)
 		}
 	}
-	if old := p.mod.funcs[f.Name]; old != nil {
-		if !old.decl {
-			if p.is(";") {
-				p.next()
-				return nil // a prototype after the definition
-			}
-			return p.errf(f.Line, "function %s defined twice (first at line %d)", f.Name, old.Line)
-		}
-		// a definition replacing an earlier prototype
-		for i, g := range p.mod.Functions {
-			if g == old {
-				p.mod.Functions = append(p.mod.Functions[:i], p.mod.Functions[i+1:]...)
-				break
-			}
-		}
-	}
-	if p.is(";") {
-		p.next()
-		f.decl = true
-		_ = extern
-		p.mod.Functions = append(p.mod.Functions, f)
-		p.mod.funcs[f.Name] = f
-		return nil
-	}
-	if err := p.body(f); err != nil {
-		return err
-	}
-	p.mod.Functions = append(p.mod.Functions, f)
-	p.mod.funcs[f.Name] = f
 	return nil
 }
 
@@ -1037,27 +1046,9 @@ func (p *parser) body(f *Function) error {
 			}
 			f.body = append(f.body, pinst{line: t.line, decl: d, loc: p.curLoc})
 		case t.kind == tIdent && (t.text == ".shared" || t.text == ".local" || t.text == ".param" || t.text == ".const" || t.text == ".global"):
-			if t.text == ".param" {
-				pr, err := p.paramDecl()
-				if err != nil {
-					return err
-				}
-				if _, err := p.expect(";"); err != nil {
-					return err
-				}
-				// a call-sequence parameter: scoped like a register, so it stays in the body
-				f.body = append(f.body, pinst{line: t.line, loc: p.curLoc,
-					pvar: &Var{Name: pr.Name, Space: "param", Align: pr.Align, Size: pr.Size, Line: pr.Line}})
-				continue
-			}
-			v, err := p.varDecl()
-			if err != nil {
+			if err := p.bodyVar(f, t); err != nil {
 				return err
 			}
-			if v.Space == "global" || v.Space == "const" {
-				return p.errf(v.Line, "function-scope .%s variables are not supported; declare %s at module level", v.Space, v.Name)
-			}
-			f.vars = append(f.vars, v)
 		case t.kind == tIdent && t.text == ".loc":
 			if err := p.loc(); err != nil {
 				return err
@@ -1085,20 +1076,56 @@ func (p *parser) body(f *Function) error {
 		case t.kind == tIdent && strings.HasPrefix(t.text, ".") && t.text != ".":
 			return p.errf(t.line, "unsupported directive %s inside a function", t.text)
 		default:
-			start := p.pos
-			in, err := p.instruction()
-			if err != nil {
-				if op := p.opaque(t.line); op != "" {
-					p.pos = start
-					in, err = pinst{line: t.line, op: op, loc: p.curLoc, opaque: true}, p.skipInstruction()
-				}
-			}
-			if err != nil {
+			if err := p.bodyInstruction(f, t); err != nil {
 				return err
 			}
-			f.body = append(f.body, in)
 		}
 	}
+}
+
+// bodyVar parses a variable declared in a function body (t: its state space): a call-sequence
+// .param stays in the body, scoped like a register; .shared and .local ones are the function's.
+func (p *parser) bodyVar(f *Function, t token) error {
+	if t.text == ".param" {
+		pr, err := p.paramDecl()
+		if err != nil {
+			return err
+		}
+		if _, err := p.expect(";"); err != nil {
+			return err
+		}
+		f.body = append(f.body, pinst{line: t.line, loc: p.curLoc,
+			pvar: &Var{Name: pr.Name, Space: "param", Align: pr.Align, Size: pr.Size, Line: pr.Line}})
+		return nil
+	}
+	v, err := p.varDecl()
+	if err != nil {
+		return err
+	}
+	if v.Space == "global" || v.Space == "const" {
+		return p.errf(v.Line, "function-scope .%s variables are not supported; declare %s at module level", v.Space, v.Name)
+	}
+	f.vars = append(f.vars, v)
+	return nil
+}
+
+// bodyInstruction parses the instruction starting at t into f's body; one the parser cannot read
+// that belongs to a feature the virtual GPU does not run (opaque) is kept unparsed, to become an
+// *UnsupportedError.
+func (p *parser) bodyInstruction(f *Function, t token) error {
+	start := p.pos
+	in, err := p.instruction()
+	if err != nil {
+		if op := p.opaque(t.line); op != "" {
+			p.pos = start
+			in, err = pinst{line: t.line, op: op, loc: p.curLoc, opaque: true}, p.skipInstruction()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	f.body = append(f.body, in)
+	return nil
 }
 
 func (p *parser) regDecl() (*regDecl, error) {

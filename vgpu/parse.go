@@ -1272,56 +1272,9 @@ func (p *parser) operand() (operand, error) {
 	t := p.peek()
 	switch {
 	case t.kind == tPunct && t.text == "[":
-		p.next()
-		o := operand{kind: oAddr}
-		if p.peek().kind == tIdent {
-			o.name = p.next().text
-			if p.is("+") {
-				p.next()
-				n, _, err := p.intLit()
-				if err != nil {
-					return o, err
-				}
-				o.off = n
-			} else if p.is("-") {
-				n, _, err := p.intLit()
-				if err != nil {
-					return o, err
-				}
-				o.off = n
-			}
-		} else {
-			n, _, err := p.intLit()
-			if err != nil {
-				return o, err
-			}
-			o.off = n
-		}
-		_, err := p.expect("]")
-		return o, err
+		return p.addrOperand()
 	case t.kind == tPunct && t.text == "{":
-		p.next()
-		o := operand{kind: oVec}
-		for !p.is("}") {
-			e, err := p.operand()
-			if err != nil {
-				return o, err
-			}
-			if e.kind == oVec || e.kind == oAddr {
-				return o, p.errf(t.line, "nested vector or address in a vector operand")
-			}
-			o.elems = append(o.elems, e)
-			if len(o.elems) > 64 {
-				return o, p.errf(t.line, "vector operand too long")
-			}
-			if p.is(",") {
-				p.next()
-			} else if !p.is("}") {
-				return o, p.errf(p.peek().line, "expected ',' or '}' in a vector operand")
-			}
-		}
-		p.next()
-		return o, nil
+		return p.vecOperand(t)
 	case t.kind == tPunct && t.text == "!":
 		p.next()
 		id, err := p.ident()
@@ -1330,30 +1283,7 @@ func (p *parser) operand() (operand, error) {
 		}
 		return operand{kind: oReg, name: id.text, not: true}, nil
 	case t.kind == tPunct && t.text == "-" || t.kind == tNum:
-		neg := false
-		if t.text == "-" {
-			p.next()
-			neg = true
-		}
-		n := p.next()
-		if n.kind != tNum {
-			return operand{}, p.errf(n.line, "expected a number after '-', found %s", describe(n))
-		}
-		k, v, err := parseNumber(n.text)
-		if err != nil {
-			return operand{}, p.errf(n.line, "%v", err)
-		}
-		if neg {
-			switch k {
-			case numInt:
-				v = -v
-			case numF32:
-				v ^= 1 << 31
-			default:
-				v ^= 1 << 63
-			}
-		}
-		return operand{kind: oImm, num: k, bits: v}, nil
+		return p.immOperand(t)
 	case t.kind == tIdent:
 		p.next()
 		if t.text == "_" {
@@ -1379,4 +1309,90 @@ func (p *parser) operand() (operand, error) {
 		return o, nil
 	}
 	return operand{}, p.errf(t.line, "unexpected %s in an operand", describe(t))
+}
+
+// addrOperand parses an address operand: [name], [name+n], [name-n] or [n].
+func (p *parser) addrOperand() (operand, error) {
+	p.next() // [
+	o := operand{kind: oAddr}
+	if p.peek().kind == tIdent {
+		o.name = p.next().text
+		if p.is("+") {
+			p.next()
+			n, _, err := p.intLit()
+			if err != nil {
+				return o, err
+			}
+			o.off = n
+		} else if p.is("-") {
+			n, _, err := p.intLit()
+			if err != nil {
+				return o, err
+			}
+			o.off = n
+		}
+	} else {
+		n, _, err := p.intLit()
+		if err != nil {
+			return o, err
+		}
+		o.off = n
+	}
+	_, err := p.expect("]")
+	return o, err
+}
+
+// vecOperand parses a vector operand, {a, b, …} (t: the '{'), of at most 64 plain operands.
+func (p *parser) vecOperand(t token) (operand, error) {
+	p.next() // {
+	o := operand{kind: oVec}
+	for !p.is("}") {
+		e, err := p.operand()
+		if err != nil {
+			return o, err
+		}
+		if e.kind == oVec || e.kind == oAddr {
+			return o, p.errf(t.line, "nested vector or address in a vector operand")
+		}
+		o.elems = append(o.elems, e)
+		if len(o.elems) > 64 {
+			return o, p.errf(t.line, "vector operand too long")
+		}
+		if p.is(",") {
+			p.next()
+		} else if !p.is("}") {
+			return o, p.errf(p.peek().line, "expected ',' or '}' in a vector operand")
+		}
+	}
+	p.next()
+	return o, nil
+}
+
+// immOperand parses a number, with an optional '-' (t: the number or the '-'): an integer is
+// negated, a float's sign bit flipped.
+func (p *parser) immOperand(t token) (operand, error) {
+	neg := false
+	if t.text == "-" {
+		p.next()
+		neg = true
+	}
+	n := p.next()
+	if n.kind != tNum {
+		return operand{}, p.errf(n.line, "expected a number after '-', found %s", describe(n))
+	}
+	k, v, err := parseNumber(n.text)
+	if err != nil {
+		return operand{}, p.errf(n.line, "%v", err)
+	}
+	if neg {
+		switch k {
+		case numInt:
+			v = -v
+		case numF32:
+			v ^= 1 << 31
+		default:
+			v ^= 1 << 63
+		}
+	}
+	return operand{kind: oImm, num: k, bits: v}, nil
 }

@@ -312,42 +312,21 @@ func (d *decoder) decodeBody(i int) error {
 	d.scopes = []map[string]regInfo{{}}
 	fi.regLo, fi.predLo = int32(p.nregs), int32(p.npreds)
 	fi.entry = int32(len(p.code))
-	// the frame: the .func's parameters and results, then .local variables and call-sequence
-	// .params, each in the thread's local memory at the frame's base (0 for the kernel)
-	frameVar := func(name string, size, align int) int {
-		a := max(align, 1)
-		fi.frameSize = (fi.frameSize + a - 1) / a * a
-		off := fi.frameSize
-		fi.frameSize += size
-		r := d.newReg()
-		if i == 0 {
-			p.consts = append(p.consts, constReg{reg: r, kind: ckImm, val: uint64(off)})
-		} else {
-			fi.frameRegs = append(fi.frameRegs, frameReg{reg: r, off: uint32(off)})
-		}
-		d.scopes[len(d.scopes)-1][name] = regInfo{idx: r, frame: true, size: size}
-		return off
-	}
 	if !f.Entry {
 		for _, pr := range f.Params {
-			fi.params = append(fi.params, frameVar(pr.Name, pr.Size, pr.Align))
+			fi.params = append(fi.params, d.frameVar(pr.Name, pr.Size, pr.Align))
 		}
 		for _, pr := range f.Returns {
-			fi.rets = append(fi.rets, frameVar(pr.Name, pr.Size, pr.Align))
+			fi.rets = append(fi.rets, d.frameVar(pr.Name, pr.Size, pr.Align))
 		}
 	}
 	for _, v := range f.vars {
 		if v.Space == "local" {
-			frameVar(v.Name, v.Size, v.Align)
+			d.frameVar(v.Name, v.Size, v.Align)
 		}
 	}
 	labels := map[string]int32{}
-	type fix struct {
-		at    int
-		label string
-		line  int
-	}
-	var fixes []fix
+	var fixes []labelFix
 	for _, s := range f.body {
 		d.line = s.line
 		switch {
@@ -356,24 +335,10 @@ func (d *decoder) decodeBody(i int) error {
 		case s.scopeDelta < 0:
 			d.scopes = d.scopes[:len(d.scopes)-1]
 		case s.pvar != nil:
-			frameVar(s.pvar.Name, s.pvar.Size, s.pvar.Align)
+			d.frameVar(s.pvar.Name, s.pvar.Size, s.pvar.Align)
 		case s.decl != nil:
-			for _, n := range s.decl.names {
-				if _, dup := d.scopes[len(d.scopes)-1][n]; dup {
-					return &ParseError{s.line, fmt.Sprintf("register %s declared twice", n)}
-				}
-				ri := regInfo{typ: s.decl.typ}
-				if s.decl.typ == "pred" {
-					ri.pred = true
-					ri.idx = int32(p.npreds)
-					p.npreds++
-				} else {
-					ri.idx = d.newReg()
-				}
-				d.scopes[len(d.scopes)-1][n] = ri
-			}
-			if p.nregs+p.npreds > MaxRegisters {
-				return &ParseError{s.line, fmt.Sprintf("more than %d registers", MaxRegisters)}
+			if err := d.declareRegs(s); err != nil {
+				return err
 			}
 		case s.label != "":
 			if _, dup := labels[s.label]; dup {
@@ -392,7 +357,7 @@ func (d *decoder) decodeBody(i int) error {
 			in.loc = int32(s.loc)
 			in.self = int32(len(p.code))
 			if label != "" {
-				fixes = append(fixes, fix{len(p.code), label, s.line})
+				fixes = append(fixes, labelFix{len(p.code), label, s.line})
 			}
 			p.code = append(p.code, in)
 		}
@@ -409,6 +374,56 @@ func (d *decoder) decodeBody(i int) error {
 	}
 	fi.frameSize = (fi.frameSize + 15) / 16 * 16
 	fi.regHi, fi.predHi = int32(p.nregs), int32(p.npreds)
+	return nil
+}
+
+// labelFix is a branch at code[at] to a label, resolved once the function is decoded.
+type labelFix struct {
+	at    int
+	label string
+	line  int
+}
+
+// frameVar places a variable of the function being decoded in its frame: the .func's parameters
+// and results, then .local variables and call-sequence .params, each in the thread's local memory
+// at the frame's base (0 for the kernel). Its name becomes a register holding its local address;
+// it returns its offset in the frame.
+func (d *decoder) frameVar(name string, size, align int) int {
+	p, fi := d.p, d.fi
+	a := max(align, 1)
+	fi.frameSize = (fi.frameSize + a - 1) / a * a
+	off := fi.frameSize
+	fi.frameSize += size
+	r := d.newReg()
+	if d.fidx == 0 {
+		p.consts = append(p.consts, constReg{reg: r, kind: ckImm, val: uint64(off)})
+	} else {
+		fi.frameRegs = append(fi.frameRegs, frameReg{reg: r, off: uint32(off)})
+	}
+	d.scopes[len(d.scopes)-1][name] = regInfo{idx: r, frame: true, size: size}
+	return off
+}
+
+// declareRegs declares the registers of a .reg statement in the innermost scope.
+func (d *decoder) declareRegs(s pinst) error {
+	p := d.p
+	for _, n := range s.decl.names {
+		if _, dup := d.scopes[len(d.scopes)-1][n]; dup {
+			return &ParseError{s.line, fmt.Sprintf("register %s declared twice", n)}
+		}
+		ri := regInfo{typ: s.decl.typ}
+		if s.decl.typ == "pred" {
+			ri.pred = true
+			ri.idx = int32(p.npreds)
+			p.npreds++
+		} else {
+			ri.idx = d.newReg()
+		}
+		d.scopes[len(d.scopes)-1][n] = ri
+	}
+	if p.nregs+p.npreds > MaxRegisters {
+		return &ParseError{s.line, fmt.Sprintf("more than %d registers", MaxRegisters)}
+	}
 	return nil
 }
 

@@ -79,22 +79,7 @@ func roundFmt(x float64, mode uint8, esign int, f ffmt) uint64 {
 			return sign << (total - 1)
 		}
 	}
-	// magnitude rounding: 0 nearest, 1 truncate, 2 away from zero
-	mag := 0
-	switch mode {
-	case rmZero:
-		mag = 1
-	case rmDown:
-		mag = 1
-		if sign == 1 {
-			mag = 2
-		}
-	case rmUp:
-		mag = 2
-		if sign == 1 {
-			mag = 1
-		}
-	}
+	mag := magnitudeRounding(mode, sign)
 	emin := 1 - f.bias
 	E := emin
 	if ax != 0 {
@@ -103,25 +88,7 @@ func roundFmt(x float64, mode uint8, esign int, f ffmt) uint64 {
 	}
 	n := math.Ldexp(ax, int(f.mant)-E)
 	fl := math.Floor(n)
-	frac := n - fl
-	r := fl
-	switch mag {
-	case 0:
-		switch {
-		case frac > 0.5 || (frac == 0.5 && md > 0):
-			r = fl + 1
-		case frac == 0.5 && md == 0 && math.Mod(fl, 2) == 1:
-			r = fl + 1
-		}
-	case 1:
-		if frac == 0 && md < 0 {
-			r = fl - 1
-		}
-	case 2:
-		if frac > 0 || md > 0 {
-			r = fl + 1
-		}
-	}
+	r := roundScaled(fl, n-fl, mag, md)
 	one := math.Ldexp(1, int(f.mant))
 	if r >= 2*one {
 		r /= 2
@@ -144,6 +111,49 @@ func roundFmt(x float64, mode uint8, esign int, f ffmt) uint64 {
 		ri -= uint64(one)
 	}
 	return sign<<(total-1) | ef<<f.mant | ri
+}
+
+// magnitudeRounding is how rounding mode mode rounds the magnitude of a number of sign sign (1:
+// negative): 0 to nearest, 1 toward zero (truncate), 2 away from zero.
+func magnitudeRounding(mode uint8, sign uint64) int {
+	switch mode {
+	case rmZero:
+		return 1
+	case rmDown:
+		if sign == 1 {
+			return 2
+		}
+		return 1
+	case rmUp:
+		if sign == 1 {
+			return 1
+		}
+		return 2
+	}
+	return 0
+}
+
+// roundScaled rounds a scaled magnitude fl+frac (fl an integer, 0 ≤ frac < 1, whose exact value
+// is a tiny amount of sign md more) to an integer by magnitude rounding mag (magnitudeRounding).
+func roundScaled(fl, frac float64, mag, md int) float64 {
+	switch mag {
+	case 0:
+		switch {
+		case frac > 0.5 || (frac == 0.5 && md > 0):
+			return fl + 1
+		case frac == 0.5 && md == 0 && math.Mod(fl, 2) == 1:
+			return fl + 1
+		}
+	case 1:
+		if frac == 0 && md < 0 {
+			return fl - 1
+		}
+	case 2:
+		if frac > 0 || md > 0 {
+			return fl + 1
+		}
+	}
+	return fl
 }
 
 // decodeFmt returns the value of bits in format f.

@@ -136,6 +136,10 @@ func (c *cta) ordered(a, b int, t uint32) bool {
 // racecheck checks and records the shared-memory accesses of the lanes m of w (n bytes each at
 // w.addr[l], loads or stores) and faults at the first hazard.
 func (c *cta) racecheck(w *warp, in *inst, m uint32, n int, store bool) {
+	if n == 4 && !store {
+		c.raceLoads4(w, in, m)
+		return
+	}
 	pc := int32(in.self)
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
@@ -160,6 +164,37 @@ func (c *cta) racecheck(w *warp, in *inst, m uint32, n int, store bool) {
 				c.recordRead(sh, w, b, pc)
 			}
 		}
+	}
+}
+
+// raceLoads4 is racecheck for 4-byte loads, the shared-memory kernels' hot path. A lane reading
+// the word the lane before it read, unsplit and not written in this interval, cannot hazard, and
+// its read changes the word's record only by its lane bit (the lane before left the record's
+// seq, instruction and warp as recordRead would set them): a broadcast costs one record update.
+func (c *cta) raceLoads4(w *warp, in *inst, m uint32) {
+	pc, barSeq := int32(in.self), c.barSeq
+	var sh *shadow
+	prev := ^uint64(0) // the word sh records, when the lane before read it through sh
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		wi := w.addr[l] >> 2
+		if wi == prev && sh.wseq < barSeq {
+			if sh.rwarp == int16(w.id) {
+				sh.rlanes |= 1 << l
+			}
+			continue
+		}
+		sh, prev = &c.shadow[wi], wi
+		if sh.split >= barSeq {
+			c.raceBytes(w, in, l, wi<<2, 0, 4, false)
+			prev = ^uint64(0)
+			continue
+		}
+		b := w.first + l
+		if sh.wseq >= barSeq && !c.ordered(int(sh.writer), b, sh.wseq) {
+			c.hazard(w, l, in, wi<<2, "read after write", int(sh.writer), sh.wpc)
+		}
+		c.recordRead(sh, w, b, pc)
 	}
 }
 

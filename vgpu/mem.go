@@ -570,6 +570,25 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 // wavefronts are the most distinct words in one of the 32 banks, its ideal the distinct words / 32
 // rounded up (a wavefront moves at most 32 banks × 4 bytes).
 func bankPass(s []uint64) (wave, ideal uint64) {
+	// the common patterns need no sort: one word (a broadcast), or k consecutive words, which
+	// fill every bank k/32 times, rounded up
+	if k := len(s); k > 0 {
+		i := 1
+		for i < k && s[i] == s[0] {
+			i++
+		}
+		if i == k {
+			return 1, 1
+		}
+		if i == 1 {
+			for i < k && s[i] == s[0]+uint64(i) {
+				i++
+			}
+			if i == k {
+				return uint64(k+31) / 32, uint64(k+31) / 32
+			}
+		}
+	}
 	sortSmall(s)
 	var banks [32]uint16
 	most := uint16(0)

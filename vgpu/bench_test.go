@@ -52,6 +52,7 @@ func benchLadder(b *testing.B, kernel string, n int, poisoned bool, cache *Cache
 		Params: []Arg{Ptr(A), Ptr(B), Ptr(C), S32(int32(n)), S32(int32(n)), S32(int32(n))}}
 	var thread int64
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		c, err := Launch(context.Background(), m, l.Entry, cfg)
 		if err != nil {
@@ -61,4 +62,9 @@ func benchLadder(b *testing.B, kernel string, n int, poisoned bool, cache *Cache
 	}
 	b.ReportMetric(float64(thread)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mthreadinst/s")
 	b.ReportMetric(float64(thread)/1e6, "Mthreadinst/op")
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		// the process's CPU time per launch: on a busy machine the wall time also counts the
+		// time other processes had the core
+		b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
+	}
 }

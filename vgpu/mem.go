@@ -442,7 +442,7 @@ func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
 func (c *cta) sectorRequest(addrs []uint64, mode int) (sectors, lines, distinct uint64) {
 	l1, cached := c.l1, c.L.l2 != nil
 	store := mode == accStore
-	var hits int
+	var misses int // of the L1: most lines hit in full, and need no count
 	prev := ^uint64(0)
 	line, mask := addrs[0]>>7, uint8(0)
 	for i := 0; i <= len(addrs); i++ {
@@ -468,19 +468,24 @@ func (c *cta) sectorRequest(addrs []uint64, mode int) (sectors, lines, distinct 
 				} else {
 					hit, _ = l1.accessLine(line, mask, false)
 				}
-				hits += bits.OnesCount8(hit)
+			}
+			if miss := mask &^ hit; miss != 0 {
+				misses += bits.OnesCount8(miss)
+				if !store {
+					c.toL2(line, miss, toL2Load)
+				}
 			}
 			if store {
 				c.toL2(line, mask, toL2Store) // written through
-			} else if miss := mask &^ hit; miss != 0 {
-				c.toL2(line, miss, toL2Load)
 			}
 		}
 		line, mask = a>>7, 1<<(a>>5&3)
 	}
 	if cached {
 		c.l1Sectors += int64(sectors)
-		c.l1Hits += int64(hits)
+		if l1 != nil {
+			c.l1Hits += int64(sectors) - int64(misses)
+		}
 	}
 	return sectors, lines, distinct
 }

@@ -259,10 +259,12 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		base = &w.regs[in.a]
 	}
 	var gm, sm uint32
+	gathered := 0          // the addresses of gm already in c.sortBuf
 	var wins uint64        // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
 	align := uint64(n) - 1 // accesses are 1, 2, 4, 8 or 16 bytes (other sizes take memLanes)
 	if in.space == spGlobal && n&(n-1) == 0 {
-		// the common case, inline: an explicit .global access
+		// the common case, inline: an explicit .global access, its addresses gathered for
+		// countGlobal on the way
 		bufs := c.L.bufs
 		for t := m; t != 0; t &= t - 1 {
 			l := bits.TrailingZeros32(t)
@@ -276,6 +278,8 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 			}
 			c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
 			w.addr[l] = addr
+			c.sortBuf[gathered] = addr
+			gathered++
 			wins |= 1 << (win & 63)
 		}
 		gm = m
@@ -309,7 +313,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
-		sectors := c.countGlobal(ic, w, gm, n, mode)
+		sectors := c.countGlobal(ic, w, gm, n, mode, gathered)
 		if c.tracing {
 			c.traceEvent(w, in, gm, n, mode, sectors)
 		}
@@ -377,13 +381,16 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 }
 
 // countGlobal counts a global request of the lanes m (n bytes each): its distinct bytes, 32-byte
-// sectors and 128-byte lines, and with the cache model sends each sector through the L1.
-func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int) uint64 {
-	k := 0
+// sectors and 128-byte lines, and with the cache model sends each sector through the L1. The
+// lanes' addresses are in c.sortBuf when gathered (their number) is not 0, else in w.addr.
+func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gathered int) uint64 {
+	k := gathered
 	s := &c.sortBuf
-	for t := m; t != 0; t &= t - 1 {
-		s[k] = w.addr[bits.TrailingZeros32(t)]
-		k++
+	if k == 0 {
+		for t := m; t != 0; t &= t - 1 {
+			s[k] = w.addr[bits.TrailingZeros32(t)]
+			k++
+		}
 	}
 	sortSmall(s[:k])
 	if n <= SectorBytes && mode != accAtomic {

@@ -259,49 +259,19 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		base = &w.regs[in.a]
 	}
 	var gm, sm uint32
-	gathered := 0          // the addresses of gm already in c.sortBuf
-	var wins uint64        // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
-	align := uint64(n) - 1 // accesses are 1, 2, 4, 8 or 16 bytes (other sizes take memLanes)
-	if in.space == spGlobal && n&(n-1) == 0 {
-		// the common case, inline: an explicit .global access, its addresses gathered for
-		// countGlobal on the way
-		bufs := c.L.bufs
-		for t := m; t != 0; t &= t - 1 {
-			l := bits.TrailingZeros32(t)
-			addr := uint64(in.off)
-			if base != nil {
-				addr += base[l]
-			}
-			win, off := addr>>windowShift-1, addr&offsetMask
-			if win >= uint64(len(bufs)) || addr&align != 0 || off+uint64(n) > uint64(len(bufs[win])) {
-				c.resolve(w, in, l, addr, n, in.space, mode) // faults
-			}
-			c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
-			w.addr[l] = addr
-			c.sortBuf[gathered] = addr
-			gathered++
-			wins |= 1 << (win & 63)
-		}
-		gm = m
-	} else if in.space == spShared && n&(n-1) == 0 {
-		// an explicit .shared access, inline too: the shared-memory kernels' hot path
-		shared := c.shared
-		for t := m; t != 0; t &= t - 1 {
-			l := bits.TrailingZeros32(t)
-			addr := uint64(in.off)
-			if base != nil {
-				addr += base[l]
-			}
-			if addr&align != 0 || addr >= uint64(len(shared)) || uint64(len(shared))-addr < uint64(n) {
-				c.resolve(w, in, l, addr, n, in.space, mode) // faults
-			}
-			// field by field: a struct literal is built on the stack and copied, a store-forwarding stall
-			ln := &c.lanes[l]
-			ln.mem, ln.sp = shared[addr:addr+uint64(n):addr+uint64(n)], spShared
-			w.addr[l] = addr
-		}
+	gathered := 0   // the addresses of gm already in c.sortBuf
+	var wins uint64 // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
+	switch {
+	case n&(n-1) != 0: // accesses are 1, 2, 4, 8 or 16 bytes; others are resolved lane by lane
+		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
+		wins = ^uint64(0)
+	case in.space == spGlobal: // the common case
+		wins = c.globalLanes(w, in, m, mode, base, n)
+		gm, gathered = m, bits.OnesCount32(m)
+	case in.space == spShared: // the shared-memory kernels' hot path
+		c.sharedLanes(w, in, m, mode, base, n)
 		sm = m
-	} else {
+	default:
 		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
 		wins = ^uint64(0)
 	}
@@ -333,6 +303,50 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		} else if c.L.racecheck {
 			c.racecheck(w, in, sm, n, mode == accStore)
 		}
+	}
+}
+
+// globalLanes resolves the lanes m of an explicit .global access of n bytes (a power of two) at
+// base[l]+in.off, faulting on a misaligned or out-of-bounds one, and gathers their addresses in
+// c.sortBuf for countGlobal; it returns the buffers touched (bit i&63 for L.bufs[i]).
+func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int) (wins uint64) {
+	bufs, align, k := c.L.bufs, uint64(n)-1, 0
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		addr := uint64(in.off)
+		if base != nil {
+			addr += base[l]
+		}
+		win, off := addr>>windowShift-1, addr&offsetMask
+		if win >= uint64(len(bufs)) || addr&align != 0 || off+uint64(n) > uint64(len(bufs[win])) {
+			c.resolve(w, in, l, addr, n, in.space, mode) // faults
+		}
+		c.lanes[l].mem = bufs[win][off : off+uint64(n) : off+uint64(n)]
+		w.addr[l] = addr
+		c.sortBuf[k] = addr
+		k++
+		wins |= 1 << (win & 63)
+	}
+	return wins
+}
+
+// sharedLanes resolves the lanes m of an explicit .shared access as globalLanes does a .global
+// one (w.addr: the lanes' offsets in shared memory).
+func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int) {
+	shared, align := c.shared, uint64(n)-1
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		addr := uint64(in.off)
+		if base != nil {
+			addr += base[l]
+		}
+		if addr&align != 0 || addr >= uint64(len(shared)) || uint64(len(shared))-addr < uint64(n) {
+			c.resolve(w, in, l, addr, n, in.space, mode) // faults
+		}
+		// field by field: a struct literal is built on the stack and copied, a store-forwarding stall
+		ln := &c.lanes[l]
+		ln.mem, ln.sp = shared[addr:addr+uint64(n):addr+uint64(n)], spShared
+		w.addr[l] = addr
 	}
 }
 

@@ -252,9 +252,10 @@ func TestModelAgreesWithPublishedLadder(t *testing.T) {
 		if r := m.GFLOPS() / m.rung.GFLOPS; r < 0.5 || r > 2 {
 			t.Errorf("%s (%s): modelled %.0f GFLOP/s, measured %.0f (×%.2f)", m.Kernel, m.Step, m.GFLOPS(), m.rung.GFLOPS, r)
 		}
-		// Not below the rung before: cuda-vectorized and cuda-warptile tie, both bound by the DRAM
-		// bytes of a sampled launch's cold L2, which are the same for the two (docs/benchmarks.md).
-		if i > 0 && m.GFLOPS() < ms[i-1].GFLOPS() {
+		// Not below the rung before: cuda-vectorized and cuda-warptile tie (to 0.01%), both bound by
+		// the DRAM bytes of a sampled launch's cold L2, which are the same for the two
+		// (docs/benchmarks.md); a tie is let pass, a rung slower by 0.1% or more is not.
+		if i > 0 && m.GFLOPS() < 0.999*ms[i-1].GFLOPS() {
 			t.Errorf("%s modelled at %.0f GFLOP/s, below %s's %.0f", m.Kernel, m.GFLOPS(), ms[i-1].Kernel, ms[i-1].GFLOPS())
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/server"
 )
@@ -230,7 +231,9 @@ func TestDarkModeInBrowser(t *testing.T) {
 // (cellstest.Small: its tables have every column, its chart every kernel; lessons'
 // TestEveryCellRuns runs them all, and with -full at their full sizes).
 func TestSmallScreenEveryLessonInBrowser(t *testing.T) {
-	p := openPage(t, 390, 844)
+	// The peak a matmul cell with peak: true draws is measured at small sizes (the ceilings' own
+	// tests are roofline's): the line is drawn all the same.
+	p := openPageWith(t, 390, 844, server.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}})
 	p.do("viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulatePortrait))
 	// The lessons' slugs from their files (loading them would need every cell kind: recordings
 	// name cells).

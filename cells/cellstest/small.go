@@ -6,13 +6,17 @@ import (
 	"strings"
 )
 
+// SmallMaxN caps the size Small keeps: the lessons' smallest matrix size, at which the recorded GPU
+// results of every recorded cell have rows.
+const SmallMaxN = 256
+
 // Small returns a cell's source at a test's size: in its YAML header (up to a line "---", if any),
-// a `sizes:` list keeps only its smallest size and `repeats:` becomes 1; everything else, the kernels
-// and a cuda or wgsl cell's code included, stays. A cell then runs every kernel through every path it
-// takes at its full sizes, except those only its larger sizes reach (the virtual GPU's sampled
-// blocks above emulate.MaxN, and its note above emulate.MaxSampledN), in a fraction of the time.
-// Tests that run every lesson cell use it; BenchmarkLessonCells and TestEveryCellRuns -full run
-// them as written.
+// a `sizes:` list keeps only its smallest size, at most SmallMaxN, and `repeats:` becomes 1;
+// everything else, the kernels and a cuda or wgsl cell's code included, stays. A cell then runs
+// every kernel through every path it takes at its full sizes, except those only larger sizes reach
+// (the virtual GPU's sampled blocks above emulate.MaxN, and its note above emulate.MaxSampledN), in
+// a fraction of the time. Tests that run every lesson cell use it; BenchmarkLessonCells and
+// TestEveryCellRuns -full run them as written.
 func Small(source string) string {
 	lines := strings.SplitAfter(source, "\n")
 	for i, line := range lines {
@@ -24,7 +28,7 @@ func Small(source string) string {
 		switch key, value, _ := strings.Cut(body, ":"); strings.TrimSpace(key) {
 		case "sizes":
 			if smallest, ok := smallestSize(value); ok {
-				lines[i] = fmt.Sprintf("%s: [%d]%s", key, smallest, eol)
+				lines[i] = fmt.Sprintf("%s: [%d]%s", key, min(smallest, SmallMaxN), eol)
 			}
 		case "repeats":
 			lines[i] = key + ": 1" + eol

@@ -263,19 +263,65 @@ func (r *recorder) ranOn() string {
 
 // execute runs a cell of kind through the cluster as the server's queue would.
 func execute(ctx context.Context, c *Cluster, kind, source string) (*recorder, error) {
+	rec := &recorder{}
+	return rec, executeTo(ctx, c, kind, source, rec)
+}
+
+// executeTo is execute, its events to rec as they arrive.
+func executeTo(ctx context.Context, c *Cluster, kind, source string, rec *recorder) error {
 	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
 	k, _ := cells.Lookup(testKinds(env), kind)
 	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: source})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	slot, err := c.Acquire(ctx, r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer slot.Release()
-	rec := &recorder{}
-	return rec, slot.Execute(ctx, server.Job{Kind: kind, Lesson: "l", Cell: cells.Cell{ID: "c", Source: source}}, r, rec)
+	return slot.Execute(ctx, server.Job{Kind: kind, Lesson: "l", Cell: cells.Cell{ID: "c", Source: source}}, r, rec)
+}
+
+// watchTaken watches the runs of the worker named name: wait returns once it has taken one (its
+// first event, "taken"), and fails the test if that does not come within a minute.
+func watchTaken(t *testing.T, c *Cluster, name string) (wait func()) {
+	t.Helper()
+	id := ""
+	for _, m := range c.Machines() {
+		if m.Name == name {
+			id = m.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no machine %s", name)
+	}
+	sub, err := c.nc.SubscribeSync(runSubject(id, "*", "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := sub.NextMsgWithContext(ctx); err != nil {
+			t.Fatalf("%s did not take the run: %v", name, err)
+		}
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test after a minute.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+	}
 }
 
 // Two worker processes join over loopback with the token; real cells run on them end to end, every
@@ -373,13 +419,9 @@ func TestWorkerKilledMidRun(t *testing.T) {
 
 	// The only GPU machine: the run goes there, streams progress, and the machine dies.
 	done := make(chan error, 1)
-	var rec *recorder
-	go func() {
-		var err error
-		rec, err = execute(ctx, c, "nap", "ms: 60000\ngpu: true\n")
-		done <- err
-	}()
-	time.Sleep(time.Second) // the worker has taken the run and sent its first progress
+	rec := &recorder{}
+	go func() { done <- executeTo(ctx, c, "nap", "ms: 60000\ngpu: true\n", rec) }()
+	waitUntil(t, "the run's first progress", func() bool { return rec.has("progress 0/1") }) // the worker has taken the run and sent its first progress
 	_ = doomed.Process.Kill()
 	err := <-done
 	var gone goneError
@@ -392,12 +434,10 @@ func TestWorkerKilledMidRun(t *testing.T) {
 
 	// Quiet runs: the first worker dies before streaming anything, the run moves to the other one.
 	quiet := startWorker(t, c, "quiet-victim", true)
-	go func() {
-		var err error
-		rec, err = execute(ctx, c, "nap", "ms: 3000\ngpu: true\nquiet: true\n")
-		done <- err
-	}()
-	time.Sleep(time.Second)
+	quietTook := watchTaken(t, c, "quiet-victim")
+	rec = &recorder{}
+	go func() { done <- executeTo(ctx, c, "nap", "ms: 3000\ngpu: true\nquiet: true\n", rec) }()
+	quietTook()
 	rescuer := startWorker(t, c, "rescuer", true)
 	_ = quiet.Process.Kill()
 	if err := <-done; err != nil {
@@ -411,11 +451,12 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	}
 
 	// The last machine dies before its run sent anything: no other can take it, so it ends at once.
+	rescuerTook := watchTaken(t, c, "rescuer")
 	go func() {
 		_, err := execute(ctx, c, "nap", "ms: 60000\nquiet: true\n")
 		done <- err
 	}()
-	time.Sleep(time.Second)
+	rescuerTook()
 	_ = rescuer.Process.Kill()
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "the machine rescuer stopped answering before the run sent anything") {
 		t.Errorf("the last machine died: %v", err)

@@ -97,12 +97,10 @@ func cellSel(id string) string {
 }
 
 func TestLessonRunInBrowser(t *testing.T) {
-	exe := chromiumPath(t)
+	chromiumPath(t)
 	base, stopServer := serveStoppable(t, server.Config{Noise: harness.DefaultNoise()}) // noisy timings get their warning, as in the playground command
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(t, exe, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(actx)
-	defer cancelTab()
+	// The tab, closed before the server stops.
+	ctx := newTab(t, 1200, 1000)
 	var pageErrs pageErrors
 	if err := chromedp.Listen(ctx, pageErrs.listen); err != nil {
 		t.Fatal(err)

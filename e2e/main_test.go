@@ -7,10 +7,13 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 )
 
-// TestMain lets this test binary serve as the GPU worker that the servers under test start.
+// TestMain lets this test binary serve as the GPU worker that the servers under test start, and
+// stops the browser the tests shared (newTab).
 func TestMain(m *testing.M) {
 	if gpu.ServeChild(os.Args, os.Stdin, os.Stdout) {
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopSharedBrowser()
+	os.Exit(code)
 }

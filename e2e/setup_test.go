@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net"
+	"os"
 	"sync"
 	"testing"
 
@@ -38,9 +39,10 @@ func serveStoppable(t *testing.T, cfg server.Config) (base string, stop func()) 
 	return "http://" + ln.Addr().String(), stopServer
 }
 
-// browserOptions are the options every test's chromium (exe) starts with: headless, no sandbox, no
-// background traffic, a fresh profile; extra adds to them (a window size, WebGPU's flags).
-func browserOptions(t *testing.T, exe string, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
+// browserOptions are the options every chromium (exe) of the tests starts with: headless, no
+// sandbox, no background traffic, a fresh profile in the empty directory profile; extra adds to them
+// (a window size, WebGPU's flags).
+func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -48,7 +50,54 @@ func browserOptions(t *testing.T, exe string, extra ...chromedp.ExecAllocatorOpt
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	return append(opts, extra...)
+}
+
+// shared is the package's one chromium, which the browser tests share (but for the WebGPU test's,
+// started with other flags): the first newTab starts it, TestMain stops it after the last test.
+var shared struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab: NewContext of it opens another tab
+	profile string
+	stop    func()
+	err     error
+}
+
+// newTab opens a tab for the rest of the test in the package's shared chromium, in a browser
+// context of its own (as an incognito window: no cookies, storage or cache shared with other
+// tests' tabs), its viewport width×height CSS pixels.
+func newTab(t *testing.T, width, height int64) context.Context {
+	t.Helper()
+	exe := chromiumPath(t)
+	shared.once.Do(func() {
+		shared.profile, shared.err = os.MkdirTemp("", "e2e-chromium-")
+		if shared.err != nil {
+			return
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(shared.profile, exe, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		shared.ctx, shared.stop = bctx, func() { cancelBrowser(); cancelAlloc() }
+		shared.err = chromedp.Do(bctx) // starts the browser
+	})
+	if shared.err != nil {
+		t.Fatalf("starting chromium: %v", shared.err)
+	}
+	ctx, cancel := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return ctx
+}
+
+// stopSharedBrowser stops the shared chromium, if a test started it, and removes its profile.
+func stopSharedBrowser() {
+	if shared.stop != nil {
+		shared.stop()
+	}
+	if shared.profile != "" {
+		_ = os.RemoveAll(shared.profile)
+	}
 }

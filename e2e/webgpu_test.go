@@ -39,9 +39,10 @@ fn mm(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 `
 
-// webgpuOptions are the browser options plus WebGPU on SwiftShader, Chromium's software adapter.
+// webgpuOptions are the browser options plus WebGPU on SwiftShader, Chromium's software adapter: a
+// browser of its own, not the shared one (newTab).
 func webgpuOptions(t *testing.T, exe string) []chromedp.ExecAllocatorOption {
-	return browserOptions(t, exe,
+	return browserOptions(t.TempDir(), exe,
 		chromedp.Flag("enable-unsafe-webgpu", true),
 		chromedp.Flag("enable-unsafe-swiftshader", true),
 		chromedp.Flag("use-webgpu-adapter", "swiftshader"),

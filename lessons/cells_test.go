@@ -3,6 +3,7 @@ package lessons_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -36,13 +37,19 @@ func (g noGPU) Compile(_ context.Context, src, name string) (string, error) {
 	return nvidia.CompileArch(g.nvrtc, src, name, 80)
 }
 
-// TestEveryCellRuns runs every cell of every embedded lesson, and every action of it, as written,
-// through its kind, as a server without a GPU would: each ends without error, with rows, and with
-// no wrong result. Cells of kinds that compile CUDA need NVRTC (required in CI). How long each took
-// is logged; keeping a cell short is the estimate's job (checked at parse), not a timed assertion.
+var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at its full sizes and repeats, as written (by default each runs at its smallest size, once: cellstest.Small)")
+
+// TestEveryCellRuns runs every cell of every embedded lesson, and every action of it, through its
+// kind, as a server without a GPU would: each ends without error, with rows, and with no wrong
+// result. Each cell's estimate as written must fit the run time limit; the run itself is of the cell
+// at its smallest size, once (cellstest.Small: every kernel, every path but the virtual GPU's for
+// sizes above emulate.MaxN), or as written with -full (go test ./lessons -run EveryCellRuns -args
+// -full; BenchmarkLessonCells times them as written). Cells of kinds that compile CUDA need NVRTC
+// (required in CI). How long each took is logged; keeping a cell short is the estimate's job
+// (checked at parse), not a timed assertion.
 func TestEveryCellRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every lesson experiment (about a minute)")
+		t.Skip("runs every lesson experiment")
 	}
 	nv, nvErr := nvidia.LoadNVRTC()
 	if nvErr != nil && os.Getenv("CI") == "true" {
@@ -132,6 +139,11 @@ func runCell(t *testing.T, k cells.Kind, action string, c lessons.Cell, mayBeWro
 	}
 	if est := run.Estimate(); est > harness.DefaultLimits().RunTimeout {
 		t.Errorf("estimated %v, over the default run time limit", est)
+	}
+	if small := cellstest.Small(c.Source); !*full && small != c.Source {
+		if run, err = cells.Parse(k, action, cells.Cell{ID: c.ID, Source: small, Recording: c.Recording}); err != nil {
+			t.Fatalf("at its smallest size: %v", err)
+		}
 	}
 	var rec cellstest.Recorder
 	start := time.Now()

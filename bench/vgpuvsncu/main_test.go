@@ -161,6 +161,14 @@ func readCSV(t *testing.T, name string) map[string]map[string]string {
 // model has them within 6% of each other in the wrong order, docs/benchmarks.md says why.) The
 // ladder runs 8 sampled blocks each, whose L1 hit rates are kept within 2 points of the
 // measurements for naive and coalesced.
+//
+// The 8 blocks are consecutive in dispatch order (emulate's sample), so the L2 sees the data that
+// neighbouring blocks share, as the hardware's does; 8 scattered blocks shared almost none (L2 hit
+// rates of 2.7–26%, DRAM reads 1.3–9× the measured). Every GEMM's modelled DRAM reads are still at
+// least the measured ones (the run sees no reuse between blocks a grid row apart, which the H100's L2
+// catches in part), and those of naive and smem, launches of 62 waves whose blocks the hardware runs
+// at staggered phases, within 1.25× of them (1.08 and 1.15 on 2026-11-25); smem's L2 hit rate is
+// within 6 points of the measured one and every L2 hit rate is above 15%.
 func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
 	g := datasheet.GPUs[0]
 	rows := readCSV(t, "h100-ncu-4096.csv")
@@ -193,6 +201,16 @@ func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
 		c := got[k]
 		if got, want := c.Counts.L1HitRate(), num(c.HW["l1tex__t_sector_hit_rate.pct"]); math.Abs(got-want) > 2 {
 			t.Errorf("%s L1 hit rate: modelled %.1f%%, measured %.1f%%", k, got, want)
+		}
+	}
+	for k, c := range got {
+		r := float64(c.Counts.DRAMReadBytes) / num(c.HW["dram__bytes_read.sum"])
+		if r < 1 || (k == "cuda-naive" || k == "cuda-smem") && r > 1.25 {
+			t.Errorf("%s DRAM reads: modelled %.0f MB, ×%.2f the measured", k, float64(c.Counts.DRAMReadBytes)/1e6, r)
+		}
+		l2, want := c.Counts.L2HitRate(), num(c.HW["lts__t_sector_hit_rate.pct"])
+		if l2 < 15 || k == "cuda-smem" && math.Abs(l2-want) > 6 {
+			t.Errorf("%s L2 hit rate: modelled %.1f%%, measured %.1f%%", k, l2, want)
 		}
 	}
 }
@@ -236,9 +254,9 @@ func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
 }
 
 // The project's ladder modelled on the RTX A6000's datasheet against Simon Boehm's measurements of
-// the same steps on that GPU at 4092 (published.go): the rungs come in the published order, none
-// slower than the one before, and each is within 2× of its published GFLOP/s (docs/benchmarks.md,
-// "The model against a published ladder", has the table: within 1.5× on 2026-11-25).
+// the same steps on that GPU at 4092 (published.go): the rungs come in the published order, each
+// faster than the one before, and each is within 2× of its published GFLOP/s (docs/benchmarks.md,
+// "The model against a published ladder", has the table: within 1.66× on 2026-11-25).
 func TestModelAgreesWithPublishedLadder(t *testing.T) {
 	g, err := datasheet.LookupGPU("RTX A6000")
 	if err != nil {
@@ -252,11 +270,11 @@ func TestModelAgreesWithPublishedLadder(t *testing.T) {
 		if r := m.GFLOPS() / m.rung.GFLOPS; r < 0.5 || r > 2 {
 			t.Errorf("%s (%s): modelled %.0f GFLOP/s, measured %.0f (×%.2f)", m.Kernel, m.Step, m.GFLOPS(), m.rung.GFLOPS, r)
 		}
-		// Not below the rung before: cuda-vectorized and cuda-warptile tie (to 0.01%), both bound by
-		// the DRAM bytes of a sampled launch's cold L2, which are the same for the two
-		// (docs/benchmarks.md); a tie is let pass, a rung slower by 0.1% or more is not.
-		if i > 0 && m.GFLOPS() < 0.999*ms[i-1].GFLOPS() {
-			t.Errorf("%s modelled at %.0f GFLOP/s, below %s's %.0f", m.Kernel, m.GFLOPS(), ms[i-1].Kernel, ms[i-1].GFLOPS())
+		// Strictly above the rung before. cuda-vectorized and cuda-warptile, which tied when 8
+		// scattered blocks made both bound by the same cold-L2 DRAM bytes, are issue-bound now that
+		// the sampled blocks are a run in dispatch order, 0.7% apart (docs/benchmarks.md).
+		if i > 0 && m.GFLOPS() <= ms[i-1].GFLOPS() {
+			t.Errorf("%s modelled at %.0f GFLOP/s, not above %s's %.0f", m.Kernel, m.GFLOPS(), ms[i-1].Kernel, ms[i-1].GFLOPS())
 		}
 	}
 }

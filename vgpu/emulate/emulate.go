@@ -226,7 +226,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	in := inputs(rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {
-		only = sample(grid, rng) // C's entries the sampled blocks do not write stay NaN: the check skips them
+		only = sample(grid, rng, req.Trace != nil) // C's entries the sampled blocks do not write stay NaN: the check skips them
 	}
 	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
@@ -307,20 +307,25 @@ const (
 	SampledBlocks = 8
 )
 
-// sample picks SampledBlocks distinct blocks of grid: block (0,0,0) and others drawn uniformly, so
-// that counts scaled from them are unbiased (ragged edge blocks, which do less, are drawn as often
-// as they occur).
-func sample(grid [3]int, rng *rand.Rand) [][3]int {
-	total := grid[0] * grid[1] * grid[2]
-	seen := map[[3]int]bool{{}: true}
-	out := [][3]int{{}}
-	for len(out) < min(SampledBlocks, total) {
-		i := rng.IntN(total)
-		b := [3]int{i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])}
-		if !seen[b] {
-			seen[b] = true
-			out = append(out, b)
-		}
+// sample picks a run of SampledBlocks consecutive blocks of grid in the order the hardware's block
+// scheduler dispatches them (linear blockIdx, x fastest), from a start drawn uniformly (a run that
+// passes the grid's last block goes on at block 0), or from block (0,0,0) when first is set (a
+// trace of that block is wanted). Every block is drawn with the same probability, so counts scaled
+// from the run are unbiased (ragged edge blocks, which do less, are drawn as often as they occur);
+// and the run's blocks are neighbours in dispatch order, as the blocks resident together on a GPU
+// are, so the cache model's L2 sees the data they share (vgpu/cache.go: the blocks' streams go to
+// the L2 in dispatch order), where scattered blocks share almost none.
+func sample(grid [3]int, rng *rand.Rand, first bool) [][3]int {
+	gx, gy := max(grid[0], 1), max(grid[1], 1)
+	total := gx * gy * max(grid[2], 1)
+	start := 0
+	if !first {
+		start = rng.IntN(total)
+	}
+	out := make([][3]int, 0, min(SampledBlocks, total))
+	for k := range min(SampledBlocks, total) {
+		i := (start + k) % total
+		out = append(out, [3]int{i % gx, i / gx % gy, i / (gx * gy)})
 	}
 	return out
 }

@@ -2,6 +2,8 @@ package emulate
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -116,5 +118,40 @@ extern "C" __global__ void sum(const float *A, const float *B, float *C, int M, 
 		if r, err = Run(context.Background(), req); err != nil || !r.OK || len(r.Notes) != 0 {
 			t.Errorf("C = at n=%d: ok %v, notes %v, %v", n, r.OK, r.Notes, err)
 		}
+	}
+}
+
+// A sampled launch runs a run of SampledBlocks blocks consecutive in dispatch order (x fastest, then
+// y, then z), going on at block 0 past the last: from block (0,0,0) when its trace is wanted, else
+// from a start drawn so that every block is run equally often.
+func TestSampleIsARunInDispatchOrder(t *testing.T) {
+	grid := [3]int{5, 3, 2}
+	total := 30
+	linear := func(b [3]int) int { return b[0] + grid[0]*(b[1]+grid[1]*b[2]) }
+	rng := rand.New(rand.NewPCG(1, 2))
+	if got := sample(grid, rng, true); len(got) != SampledBlocks || got[0] != [3]int{} || got[7] != [3]int{2, 1, 0} {
+		t.Errorf("sample from block 0: %v", got)
+	}
+	runs := make([]int, total)
+	const draws = 30000
+	for range draws {
+		got := sample(grid, rng, false)
+		if len(got) != SampledBlocks {
+			t.Fatalf("%d blocks, want %d", len(got), SampledBlocks)
+		}
+		for i, b := range got {
+			if i > 0 && linear(b) != (linear(got[i-1])+1)%total {
+				t.Fatalf("%v: block %v does not follow %v in dispatch order", got, b, got[i-1])
+			}
+			runs[linear(b)]++
+		}
+	}
+	for i, c := range runs {
+		if want := draws * SampledBlocks / total; math.Abs(float64(c-want)) > 0.1*float64(want) {
+			t.Errorf("block %d ran %d times in %d draws, want about %d", i, c, draws, want)
+		}
+	}
+	if got := sample([3]int{3, 1, 1}, rng, false); len(got) != 3 {
+		t.Errorf("a grid of 3 blocks: sampled %v", got)
 	}
 }

@@ -71,7 +71,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	host := p.Inputs(rng, n, req.DType)
 	var only [][3]int
 	if n > p.FullN {
-		only = sample(req.Grid, rng)
+		only = sample(req.Grid, rng, req.Trace != nil)
 	}
 	bufs := make([]*vgpu.Buffer, len(p.Buffers))
 	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames))

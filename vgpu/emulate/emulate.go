@@ -192,8 +192,8 @@ func ownModule() (*vgpu.Module, error) {
 }
 
 // Run emulates req: inputs in [-1, 1), the launch, the check and the model. Up to MaxN the whole
-// grid runs and every entry of C is checked; above it (up to MaxSampledN) only SampledBlocks thread
-// blocks spread over the grid run (Result.Sampled): the entries they write are checked against
+// grid runs and every entry of C is checked; above it (up to MaxSampledN) only a run of SampledBlocks
+// consecutive thread blocks runs (sample; Result.Sampled): the entries they write are checked against
 // float64 dot products, and the counts are scaled to the whole grid (an estimate, labelled so). A
 // fault the sanitizer finds, an unsupported instruction or a launch error is the error (a
 // *vgpu.Fault or *vgpu.UnsupportedError for callers to show as they are). A learner's kernel

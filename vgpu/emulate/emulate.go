@@ -52,7 +52,8 @@ type Request struct {
 	// Block, if set for a table kernel, replaces its threads per block (the naive and coalesced
 	// kernels, which read blockDim); the grid then covers n with one thread per entry.
 	BlockXY [2]int
-	// Trace, if set, receives block (0,0)'s global-memory warp instructions, at most TraceLimit.
+	// Trace, if set, receives block (0,0)'s global-memory warp instructions, at most TraceLimit
+	// (a sampled launch then runs its run of blocks from block (0,0): sample).
 	Trace      func(vgpu.TraceEvent)
 	TraceLimit int
 	// Seed, when not 0, seeds the inputs, the sampled blocks and the entries checked, so that a

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/gpuplayground/playground/cells/shared/launch"
 	"math"
 	"regexp"
 	"slices"
@@ -28,7 +29,7 @@ import (
 //	kernel: my_matmul                   # the extern "C" __global__ function to launch
 //	problem: matmul                     # matmul | transpose | reduce | histogram | softmax | scan
 //	block: [16, 16]                     # threads per block (x, y, z)
-//	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see Formula)
+//	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see launch.Formula)
 //	shared_bytes: "16*16*4"             # dynamic (extern __shared__) bytes per block, a formula in n
 //	sizes: [256, 512]
 //	dtype: float32                      # float32 | float64
@@ -42,10 +43,10 @@ type Spec struct {
 	Kernel  string
 	Problem *problems.Problem
 	Block   [3]int
-	Grid    Launch
+	Grid    launch.Shape
 	// Shared is the dynamic shared memory per block in bytes, a formula in n (nil: none), written on
 	// sharedLine.
-	Shared     *Formula
+	Shared     *launch.Formula
 	sharedLine int
 	Sizes      []int
 	DType      string
@@ -101,7 +102,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if err != nil {
 		return Spec{}, err
 	}
-	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: Launch{Key: "grid", Src: [3]string{"1", "1", "1"}},
+	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: launch.Shape{Key: "grid", Src: [3]string{"1", "1", "1"}},
 		Source: src, SourceLine: srcLine}
 	var y source
 	if err := cells.Decode(header, &y); err != nil {
@@ -116,7 +117,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		}
 	}
 	if y.Grid.Line > 0 {
-		if s.Grid, err = ParseLaunch("grid", y.Grid.Line, y.Grid.V); err != nil {
+		if s.Grid, err = launch.Parse("grid", y.Grid.Line, y.Grid.V); err != nil {
 			return Spec{}, err
 		}
 	}
@@ -196,7 +197,7 @@ func (s *Spec) setProblem(y source) error {
 		}
 	}
 	if y.SharedBytes.Line > 0 {
-		if s.Shared, err = ParseFormula(y.SharedBytes.V); err != nil {
+		if s.Shared, err = launch.ParseFormula(y.SharedBytes.V); err != nil {
 			return cells.Errorf(y.SharedBytes.Line, "shared_bytes formula %q: %v (write a formula in n, like 16*16*4 or n*4)", y.SharedBytes.V, err)
 		}
 		s.sharedLine = y.SharedBytes.Line
@@ -271,7 +272,7 @@ func (s Spec) GridFor(n int) ([3]int, error) {
 }
 
 // gridLimits are CUDA's grid dimensions.
-var gridLimits = LaunchLimits{Max: [3]int64{maxGridX, maxGridYZ, maxGridYZ}, Unit: "blocks", API: "CUDA"}
+var gridLimits = launch.Limits{Max: [3]int64{maxGridX, maxGridYZ, maxGridYZ}, Unit: "blocks", API: "CUDA"}
 
 // SharedFor evaluates the shared_bytes formula for size n: a whole number of bytes, 0 to
 // MaxSharedBytes (0 where the cell gives none).

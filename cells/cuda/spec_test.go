@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"github.com/gpuplayground/playground/cells/shared/launch"
 	"strings"
 	"testing"
 
@@ -121,8 +122,8 @@ func FuzzParseCUDA(f *testing.F) {
 			t.Fatalf("accepted %d sizes, %d compared kernels, %d bytes of source, a kernel name of %d bytes", len(s.Sizes), len(s.Compare), len(s.Source), len(s.Kernel))
 		}
 		for i, f := range s.Grid.Src {
-			if len(f) > MaxFormulaBytes || (s.Grid.f[i] != nil && s.Grid.f[i].String() != f) {
-				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.Grid.f[i])
+			if len(f) > launch.MaxFormulaBytes || (s.Grid.Formula(i) != nil && s.Grid.Formula(i).String() != f) {
+				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.Grid.Formula(i))
 			}
 		}
 		for _, n := range s.Sizes {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"

@@ -10,7 +10,7 @@
 //	peak: true                                      # draw this CPU's measured peak
 //	gpu: T4                                         # datasheet GPU for emulated kernels' modelled times
 //
-// Kernels named webgpu-… (package cells/webgpu: webgpu-naive, -coalesced, -tiled, -regblock and their
+// Kernels named webgpu-… (package cells/shared/webgpu: webgpu-naive, -coalesced, -tiled, -regblock and their
 // -f16 variants) run in the learner's browser through WebGPU, after the server's kernels, within the
 // run's turn in the queue.
 //
@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/datasheet"
@@ -141,7 +141,7 @@ func DType(d cells.At[string]) (string, error) {
 	return d.V, nil
 }
 
-// BrowserKernels takes the webgpu kernels (package cells/webgpu) out of a list of kernel names: it
+// BrowserKernels takes the webgpu kernels (package cells/shared/webgpu) out of a list of kernel names: it
 // returns the others, and the webgpu ones in order, each listed once and taking dtype.
 func BrowserKernels(list []cells.At[string], dtype string) (server []cells.At[string], browser []string, err error) {
 	for _, item := range list {

@@ -10,7 +10,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	cellsimt "github.com/gpuplayground/playground/cells/simt"
 	cellsys "github.com/gpuplayground/playground/cells/systolic"
 	"github.com/gpuplayground/playground/harness"
@@ -289,7 +289,7 @@ func pointSeconds(ctx context.Context) (float64, error) {
 	var ts []float64
 	for range 3 {
 		start := time.Now()
-		if err := harness.Run(ctx, s, env, &matmul.Results{E: &cellstest.Recorder{}}); err != nil {
+		if err := harness.Run(ctx, s, env, &kernelcell.Results{E: &cellstest.Recorder{}}); err != nil {
 			return 0, err
 		}
 		ts = append(ts, time.Since(start).Seconds()/points)

@@ -13,7 +13,7 @@ import (
 	"slices"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
@@ -102,7 +102,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if err != nil {
 		return Spec{}, err
 	}
-	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: launch.Shape{Key: "grid", Src: [3]string{"1", "1", "1"}},
+	s := Spec{DType: "float32", Repeats: kernelcell.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: launch.Shape{Key: "grid", Src: [3]string{"1", "1", "1"}},
 		Source: src, SourceLine: srcLine}
 	var y source
 	if err := cells.Decode(header, &y); err != nil {
@@ -121,15 +121,15 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 			return Spec{}, err
 		}
 	}
-	if s.DType, err = matmul.DType(y.DType); err != nil {
+	if s.DType, err = kernelcell.DType(y.DType); err != nil {
 		return Spec{}, err
 	}
 	if err := s.setProblem(y); err != nil {
 		return Spec{}, err
 	}
 	if y.Repeats.Line > 0 {
-		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > matmul.MaxRepeats {
-			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, matmul.MaxRepeats)
+		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > kernelcell.MaxRepeats {
+			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, kernelcell.MaxRepeats)
 		}
 	}
 	if s.Kernel == "" {
@@ -151,7 +151,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if s.Problem.Name != "matmul" && y.Compare.Line > 0 {
 		return Spec{}, cells.Errorf(y.Compare.Line, "compare times other matrix-multiply kernels; a %s cell compares with none", s.Problem.Name)
 	}
-	if s.Compare, err = matmul.KernelNames(y.Compare, s.DType, available, false); err != nil {
+	if s.Compare, err = kernelcell.KernelNames(y.Compare, s.DType, available, false); err != nil {
 		return Spec{}, err
 	}
 	if err := s.setSizes(y.Sizes, available, lim); err != nil {
@@ -166,7 +166,7 @@ func (s *Spec) setSizes(list cells.At[[]cells.At[int]], available []kernels.Kern
 	var err error
 	if s.Problem.Name == "matmul" {
 		// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
-		s.Sizes, err = matmul.Sizes(list, s.DType, lim, harness.AllOnGPU(available, s.Compare))
+		s.Sizes, err = kernelcell.Sizes(list, s.DType, lim, harness.AllOnGPU(available, s.Compare))
 	} else {
 		s.Sizes, err = problemSizes(list, s.Problem, s.DType, lim)
 	}
@@ -206,13 +206,13 @@ func (s *Spec) setProblem(y source) error {
 }
 
 // problemSizes checks the sizes of a cell whose problem is not matmul: 1 to the problem's MaxN,
-// its buffers within the memory limit, none twice, at most matmul.MaxSizes of them.
+// its buffers within the memory limit, none twice, at most kernelcell.MaxSizes of them.
 func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype string, lim harness.Limits) ([]int, error) {
 	if len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [1024, 4096]")
 	}
-	if len(list.V) > matmul.MaxSizes {
-		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), matmul.MaxSizes)
+	if len(list.V) > kernelcell.MaxSizes {
+		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), kernelcell.MaxSizes)
 	}
 	var sizes []int
 	for _, item := range list.V {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -118,7 +118,7 @@ func FuzzParseCUDA(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(s.Sizes) > matmul.MaxSizes || len(s.Compare) > matmul.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Kernel) > cells.MaxValueBytes {
+		if len(s.Sizes) > kernelcell.MaxSizes || len(s.Compare) > kernelcell.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Kernel) > cells.MaxValueBytes {
 			t.Fatalf("accepted %d sizes, %d compared kernels, %d bytes of source, a kernel name of %d bytes", len(s.Sizes), len(s.Compare), len(s.Source), len(s.Kernel))
 		}
 		for i, f := range s.Grid.Src {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -31,7 +31,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	// Plain matmul cells still refuse the roofline keys.
-	if _, err := matmul.Parse("kernels: [naive]\nsizes: [64]\npredict: {naive: 1}", kernels.CPU(), harness.DefaultLimits()); err == nil {
+	if _, err := kernelcell.Parse("kernels: [naive]\nsizes: [64]\npredict: {naive: 1}", kernels.CPU(), harness.DefaultLimits()); err == nil {
 		t.Error("a matmul cell accepted predict")
 	}
 }

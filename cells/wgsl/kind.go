@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 )
@@ -102,7 +102,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if len(r.spec.Compare) > 0 && browser {
 		parts = 2
 	}
-	sink := &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
+	sink := &kernelcell.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
 	if err := harness.Run(ctx, r.measured(), r.env.Harness(), sink); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 
 // request is the browser's part: the learner's kernel, then the compared ladder kernels.
 func (r *run) request() webgpu.Request {
-	req := matmul.BrowserRequest(r.spec.Browser, r.measured())
+	req := kernelcell.BrowserRequest(r.spec.Browser, r.measured())
 	custom := webgpu.TaskKernel{Name: "custom", Source: r.spec.Source, Entry: r.spec.Entry, Workgroup: &r.spec.Workgroup}
 	req.Kernels = append([]webgpu.TaskKernel{custom}, req.Kernels...)
 	req.Transfers = r.spec.Transfers

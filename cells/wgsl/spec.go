@@ -13,7 +13,7 @@ import (
 	"regexp"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
@@ -88,7 +88,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if err != nil {
 		return Spec{}, err
 	}
-	s := Spec{Repeats: matmul.DefaultRepeats, Workgroup: [3]int{1, 1, 1}, Dispatch: launch.Shape{Key: "dispatch", Src: [3]string{"1", "1", "1"}},
+	s := Spec{Repeats: kernelcell.DefaultRepeats, Workgroup: [3]int{1, 1, 1}, Dispatch: launch.Shape{Key: "dispatch", Src: [3]string{"1", "1", "1"}},
 		Source: src, SourceLine: srcLine}
 	var y source
 	if err := cells.Decode(header, &y); err != nil {
@@ -117,22 +117,22 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		return Spec{}, cells.Errorf(y.DType.Line, "dtype %q: a wgsl cell computes in float32 (WGSL has no float64)", y.DType.V)
 	}
 	if y.Repeats.Line > 0 {
-		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > matmul.MaxRepeats {
-			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, matmul.MaxRepeats)
+		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > kernelcell.MaxRepeats {
+			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, kernelcell.MaxRepeats)
 		}
 	}
 	s.Transfers = y.Transfers
 	server := y.Compare
-	if server.V, s.Browser, err = matmul.BrowserKernels(y.Compare.V, "float32"); err != nil {
+	if server.V, s.Browser, err = kernelcell.BrowserKernels(y.Compare.V, "float32"); err != nil {
 		return Spec{}, err
 	}
-	if s.Compare, err = matmul.KernelNames(server, "float32", available, false); err != nil {
+	if s.Compare, err = kernelcell.KernelNames(server, "float32", available, false); err != nil {
 		return Spec{}, err
 	}
-	if s.Sizes, err = matmul.Sizes(y.Sizes, "float32", lim, harness.AllOnGPU(available, s.Compare)); err != nil {
+	if s.Sizes, err = kernelcell.Sizes(y.Sizes, "float32", lim, harness.AllOnGPU(available, s.Compare)); err != nil {
 		return Spec{}, err
 	}
-	if err := matmul.BrowserSizes(y.Sizes, []string{"custom"}); err != nil {
+	if err := kernelcell.BrowserSizes(y.Sizes, []string{"custom"}); err != nil {
 		return Spec{}, err
 	}
 	for j, n := range s.Sizes {

@@ -24,7 +24,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
@@ -78,7 +78,7 @@ func record(ctx context.Context, dir, only string) error {
 			if c.Kind != "matmul" || (only != "" && !slices.Contains(wanted, c.ID)) {
 				continue
 			}
-			spec, err := matmul.Parse(c.Source, env.Kernels, env.Limits)
+			spec, err := kernelcell.Parse(c.Source, env.Kernels, env.Limits)
 			if err != nil {
 				return err
 			}

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
-	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
@@ -189,17 +187,4 @@ func EstimateProblem(p *problems.Problem, n, blocks int) time.Duration {
 	}
 	sec += r.FillSeconds(int(p.Memory(n, "float32") / 2))
 	return time.Duration(sec * float64(time.Second))
-}
-
-// ProblemTable is Table with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (Row
-// fills that column from Result.Rate).
-func ProblemTable(gpuName, unit string) cells.Table {
-	t := Table(gpuName)
-	t.Columns = slices.Clone(t.Columns)
-	for i, c := range t.Columns {
-		if c.Unit == "GFLOP/s" {
-			t.Columns[i].Unit = unit
-		}
-	}
-	return t
 }

@@ -9,6 +9,7 @@ package calibrate
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -188,7 +189,7 @@ func smooth(pts []kernels.Point) []kernels.Point {
 			out[i].SPF = max(xs[0], xs[1])
 			continue
 		}
-		out[i].SPF = kernels.Median(xs)
+		out[i].SPF = numeric.Median(xs)
 	}
 	return out
 }
@@ -261,7 +262,7 @@ func timeSlice[T kernels.Float](ctx context.Context, f kernels.Func[T], name str
 		}
 		ts = append(ts, t)
 	}
-	return kernels.Median(ts) / (float64(rows) * float64(n) * float64(n)), nil
+	return numeric.Median(ts) / (float64(rows) * float64(n) * float64(n)), nil
 }
 
 // fillNs times the harness's random input per element.
@@ -274,10 +275,10 @@ func fillNs(ctx context.Context) (float64, error) {
 			return 0, err
 		}
 		start := time.Now()
-		kernels.Random(rng, xs)
+		numeric.Random(rng, xs)
 		ts = append(ts, time.Since(start).Seconds())
 	}
-	return kernels.Median(ts) / float64(len(xs)) * 1e9, nil
+	return numeric.Median(ts) / float64(len(xs)) * 1e9, nil
 }
 
 // pointSeconds times a matmul cell's run of tiny products through the harness, as the server runs it
@@ -294,7 +295,7 @@ func pointSeconds(ctx context.Context) (float64, error) {
 		}
 		ts = append(ts, time.Since(start).Seconds()/points)
 	}
-	return kernels.Median(ts), nil
+	return numeric.Median(ts), nil
 }
 
 // simtRate times one ladder kernel in the emulator at two sizes (64 and 128; 128 and 256 for

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"slices"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
 )
 
@@ -135,7 +135,7 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 	if err != nil {
 		return res, err
 	}
-	res.Seconds = kernels.Median(samples)
+	res.Seconds = numeric.Median(samples)
 	res.MinSeconds, res.MaxSeconds = slices.Min(samples), slices.Max(samples)
 	res.GFLOPS = p.FLOPs(n) / res.Seconds / 1e9
 	res.RelError, res.OK = v.Err, v.OK

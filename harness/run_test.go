@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestRunMeasuresAndChecksEveryPoint(t *testing.T) {
 			t.Fatalf("%s: got %d results, want %d", dtype, got, want)
 		}
 		for _, r := range rec.results {
-			if !r.OK || r.RelError > kernels.Tolerance(dtype) || r.DType != dtype {
+			if !r.OK || r.RelError > numeric.Tolerance(dtype) || r.DType != dtype {
 				t.Errorf("%s: result %+v not ok", dtype, r)
 			}
 			if !(0 < r.MinSeconds && r.MinSeconds <= r.Seconds && r.Seconds <= r.MaxSeconds) {

@@ -3,6 +3,7 @@ package kernels
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"math/rand/v2"
 	"testing"
 )
@@ -32,8 +33,8 @@ func BenchmarkMatmul(b *testing.B) {
 func benchKernel[T Float](b *testing.B, f Func[T], n int) {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
 	x, y, z := make([]T, n*n), make([]T, n*n), make([]T, n*n)
-	Random(rng, x)
-	Random(rng, y)
+	numeric.Random(rng, x)
+	numeric.Random(rng, y)
 	ctx := context.Background()
 	if err := f(ctx, z, x, y, n, n, n, Options{}); err != nil { // warm-up, as the server does
 		b.Fatal(err)

@@ -10,16 +10,16 @@ package kernels
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
-// Float is the element type of a matrix: float32 or float64.
-type Float interface{ ~float32 | ~float64 }
+// Float is the element type of a matrix: float32 or float64 (numeric.Float).
+type Float = numeric.Float
 
 // Options tune a kernel call. The zero value is valid.
 type Options struct {
@@ -158,19 +158,4 @@ func checkDims[T Float](c, a, b []T, m, n, k int) {
 		panic(fmt.Sprintf("kernels: bad shapes m=%d n=%d k=%d len(a)=%d len(b)=%d len(c)=%d",
 			m, n, k, len(a), len(b), len(c)))
 	}
-}
-
-// Median returns the median of xs (the mean of the middle two for even lengths); xs is not modified.
-// It returns 0 for an empty slice.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	h := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[h]
-	}
-	return (s[h-1] + s[h]) / 2
 }

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"os"
 	"runtime"
 	"slices"
@@ -170,7 +171,7 @@ func (s *sweep) printSummary() {
 	sort.Strings(groups)
 	for _, g := range groups {
 		rs := s.ratios[g]
-		fmt.Printf("%-32s %5.2f  [%5.2f, %5.2f]  (%d points)\n", g, kernels.Median(rs), slices.Min(rs), slices.Max(rs), len(rs))
+		fmt.Printf("%-32s %5.2f  [%5.2f, %5.2f]  (%d points)\n", g, numeric.Median(rs), slices.Min(rs), slices.Max(rs), len(rs))
 	}
 }
 

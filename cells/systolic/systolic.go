@@ -7,6 +7,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -116,8 +117,8 @@ type Result struct {
 func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(Result)) error {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	a, b := make([]float32, s.M*s.K), make([]float32, s.K*s.N)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
+	numeric.Random(rng, a)
+	numeric.Random(rng, b)
 	var fn func(systolicarray.Frame)
 	if frame != nil && s.Array <= MaxAnimatedArray {
 		sent := 0
@@ -148,7 +149,7 @@ func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit
 	emit(Result{
 		Array: s.Array, M: s.M, N: s.N, K: s.K, Cycles: st.Cycles, WeightCycles: st.WeightCycles, Tiles: st.Tiles,
 		MACs: st.MACs, Utilisation: st.Utilisation(s.Array), ClockMHz: s.ClockMHz, TFLOPS: st.FLOPS(s.ClockMHz*1e6) / 1e12,
-		Correct: kernels.RelFrobenius(c, ref) <= kernels.Tolerance("float32"), SimulationSeconds: took,
+		Correct: numeric.RelFrobenius(c, ref) <= numeric.Tolerance("float32"), SimulationSeconds: took,
 	})
 	return nil
 }

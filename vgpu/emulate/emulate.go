@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -341,8 +342,8 @@ type launchInputs struct {
 // inputs draws A and B in [-1, 1) and lays them out for a kernel reading precision.
 func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 	in := &launchInputs{n: n, p: p, a: make([]float64, n*n), b: make([]float64, n*n), elem: 4}
-	kernels.Random(rng, in.a)
-	kernels.Random(rng, in.b)
+	numeric.Random(rng, in.a)
+	numeric.Random(rng, in.b)
 	round := func(x []float64) {
 		for i, v := range x {
 			f := float32(v)
@@ -448,7 +449,7 @@ func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	if x, ok := nonFinite(c, all(len(c))); ok {
 		return x, nil
 	}
-	return kernels.RelFrobenius(c, ref), nil
+	return numeric.RelFrobenius(c, ref), nil
 }
 
 // maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).

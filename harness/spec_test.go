@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"math"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestEstimateFromRates(t *testing.T) {
 	if got := s.EstimateSeconds(kernels.CPU()); math.Abs(got-want) > 1e-12 {
 		t.Errorf("estimate %g s, want %g", got, want)
 	}
-	gpu := kernels.GPU("")
+	gpu := nvidia.GEMMs("")
 	g := Spec{Kernels: []string{gpu[0].Name}, Sizes: []int{10}, DType: "float32", Repeats: 2}
 	if got, want := g.EstimateSeconds(gpu), 3*gpu[0].EstimateSeconds(10, "float32", 0)+0.5; math.Abs(got-want) > 1e-12 {
 		t.Errorf("GPU-only estimate %g s, want %g", got, want)

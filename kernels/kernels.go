@@ -14,8 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-
-	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // Float is the element type of a matrix: float32 or float64 (numeric.Float).
@@ -59,9 +57,10 @@ type Kernel struct {
 	// DTypes, if set, are the only cell dtypes the kernel takes (from the GPU kernel table); CPU
 	// kernels take float32 and float64.
 	DTypes []string
-	// estimate, set for the GPU kernels a worker will run, is the table's pessimistic guess of one
-	// call in seconds (cuda.Kernel.EstimateSeconds): a datasheet-based guess, not measured here.
-	estimate func(n int, dtype string) float64
+	// Estimate, set for the GPU kernels a worker will run (gpu.Kernels), is the GPU kernel table's
+	// pessimistic guess of one call in seconds (nvidia.Kernel.EstimateSeconds): a datasheet-based
+	// guess, not measured here.
+	Estimate func(n int, dtype string) float64
 }
 
 // EstimateSeconds returns a guess of one call's duration in seconds for an n×n×n product in the given
@@ -75,8 +74,8 @@ func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
 	if k.Unavailable != "" {
 		return 0 // a kernel that will not run here costs nothing
 	}
-	if k.estimate != nil {
-		return k.estimate(n, dtype)
+	if k.Estimate != nil {
+		return k.Estimate(n, dtype)
 	}
 	if k.F32 == nil {
 		return 0
@@ -109,23 +108,6 @@ func CPU() []Kernel {
 		{Name: "simd-parallel", Summary: "the simd kernel with blocks of A shared among all cores",
 			F32: SIMDParallel[float32], F64: SIMDParallel[float64]},
 	}
-}
-
-// GPU lists the GPU kernels a cell may name, in ladder order, one per row of the GPU kernel table
-// (nvidia.Kernels, gpu/nvidia/ladder.go): cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16
-// inputs with FP32 accumulation), and the project's own CUDA kernels from gpu/nvidia/src/matmul.cu.
-// With a reason they are Unavailable and cost nothing; without one they are Remote, with the
-// table's run-time estimate.
-func GPU(reason string) []Kernel {
-	var ks []Kernel
-	for _, row := range nvidia.Kernels() {
-		k := Kernel{Name: row.Name, Summary: row.Summary, Unavailable: reason, Remote: reason == "", OnGPU: true, DTypes: row.DTypes}
-		if reason == "" {
-			k.estimate = row.EstimateSeconds
-		}
-		ks = append(ks, k)
-	}
-	return ks
 }
 
 // Takes reports whether the kernel takes matrices of dtype ("float32" or "float64").

@@ -102,15 +102,6 @@ func TestDefaultsAndInstalledRates(t *testing.T) {
 	}
 }
 
-// A kernel that cannot run here costs nothing, whatever its rates.
-func TestUnavailableCostsNothing(t *testing.T) {
-	for _, k := range GPU("no CUDA device (test)") {
-		if s := k.EstimateSeconds(4096, "float32", 1); s != 0 {
-			t.Errorf("%s: %g s", k.Name, s)
-		}
-	}
-}
-
 // The SIMT emulator's cost grows as its fitted power of n from the calibration size; the
 // systolic simulator's with cycles, PEs and animation.
 func TestSimulatorRates(t *testing.T) {

@@ -312,7 +312,7 @@ func New(cfg Config) (*Server, error) {
 	// GPU kernels are known to every cell: measured by the worker where there is a device, and
 	// otherwise each reports why it did not run.
 	env := cells.Env{
-		Kernels:  append(kernels.CPU(), kernels.GPU(s.gpu.Unavailable())...),
+		Kernels:  append(kernels.CPU(), nvidia.GEMMs(s.gpu.Unavailable())...),
 		Limits:   harness.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		GPU:      s.gpu,
 		Roofline: s.roof,

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"errors"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 )
 
 func env() cells.Env {
-	return cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
+	return cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
 }
 
 // Every kind decodes its spec the same strict way: a key written twice, an unknown key, a second

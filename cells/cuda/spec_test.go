@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"github.com/gpuplayground/playground/cells/shared/launch"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ extern "C" __global__ void my_mm(const float* A, const float* B, float* C, int M
 `
 
 func gpuAvailable() []kernels.Kernel {
-	return append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
+	return append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
 }
 
 func TestParse(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -65,7 +66,7 @@ func record(ctx context.Context, dir, only string) error {
 		return errors.New(report.Unavailable)
 	}
 	machine := &gpu.Machine{Worker: sup, Report: report}
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: harness.DefaultLimits(), GPU: machine,
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: machine,
 		Roofline: &peaks.Cache{}}
 	// The recordings being replaced are not loaded: one of a changed cell would stop the load.
 	ls, err := lessons.Load(withoutRecordings{os.DirFS(dir)}, lessons.Kinds(builtin.Kinds(env)))

@@ -2,6 +2,7 @@ package kernelcell
 
 import (
 	"errors"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"runtime"
 	"strings"
 	"testing"
@@ -129,7 +130,7 @@ func FuzzParse(f *testing.F) {
 // Cells whose kernels all run on the GPU may go up to GPUMaxN (8192): they need no CPU reference, and
 // a GPU's kernels reach their speed only at such sizes. A CPU kernel in the cell keeps MaxN.
 func TestGPUSizeLimit(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
 	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, harness.DefaultLimits())
 	if err != nil {
 		t.Fatalf("GPU-only cell at 8192: %v", err)
@@ -151,7 +152,7 @@ func TestGPUSizeLimit(t *testing.T) {
 
 // A GPU kernel that takes only float32 is refused at parse time in a float64 cell, on its line.
 func TestGPUKernelDTypes(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
 	_, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas,\n  cuda-smem]", available, harness.DefaultLimits())
 	var se *cells.SpecError
 	if !errors.As(err, &se) || se.Line != 4 || !strings.Contains(err.Error(), `kernel "cuda-smem" takes float32 matrices only, not float64`) {
@@ -201,7 +202,7 @@ func TestBrowserKernels(t *testing.T) {
 		"kernels: [webgpu-tiled]\nsizes: [8192]\n":                      "line 2: size 8192 is over the limit of 4096 for kernels run in your browser",
 		"kernels:\n  - ikj\n  - webgpu-naive\nsizes: [1]\nrepeats: 0\n": "line 5: repeats is 0",
 	} {
-		if _, err := Parse(src, append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), harness.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if _, err := Parse(src, append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), harness.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q…", src, err, want)
 		}
 	}

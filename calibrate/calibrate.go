@@ -1,4 +1,4 @@
-// Package calibrate measures the rates behind every run estimate on this machine (kernels.Rates): each
+// Package calibrate measures the rates behind every run estimate on this machine (estimate.Rates): each
 // CPU kernel per precision at a ladder of sizes, the harness's per-element work, the SIMT emulator per
 // ladder kernel and the systolic simulator. It takes a few seconds on a 2-core machine: large sizes
 // are timed on a slice of rows of the product (a kernel's cost per row is the same for every row), so
@@ -9,6 +9,7 @@ package calibrate
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
@@ -55,7 +56,7 @@ var (
 const minSlice = 3 * time.Millisecond
 
 // Measure measures the rates. It returns ctx.Err() when cancelled (within one timed slice).
-func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
+func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 	if opt.MaxN <= 0 {
 		opt.MaxN = 4096
 	}
@@ -69,8 +70,8 @@ func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
 	if sizes == nil {
 		sizes = Ladder
 	}
-	r := &kernels.Rates{Source: "calibrated", Measured: time.Now().UTC(), CPU: CPUModel(), Procs: runtime.GOMAXPROCS(0),
-		Kernels: map[string][]kernels.Point{}, SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{}}
+	r := &estimate.Rates{Source: "calibrated", Measured: time.Now().UTC(), CPU: CPUModel(), Procs: runtime.GOMAXPROCS(0),
+		Kernels: map[string][]estimate.Point{}, SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{}}
 	var ks []kernels.Kernel
 	for _, k := range kernels.CPU() {
 		if opt.Kernels == nil || slices.Contains(opt.Kernels, k.Name) {
@@ -118,10 +119,10 @@ func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
 // sizes), one size at a time so that all kernels share one B, and stores the smoothed points in r. A
 // kernel's ladder stops at the first size whose whole call is projected over the run time limit, or
 // whose slice is projected over the slice budget.
-func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks []kernels.Kernel, dtype string, sizes, odd []int, opt Options) error {
+func measureKernels[T kernels.Float](ctx context.Context, r *estimate.Rates, ks []kernels.Kernel, dtype string, sizes, odd []int, opt Options) error {
 	all := slices.Sorted(slices.Values(append(slices.Clone(sizes), odd...)))
 	stopped := map[string]bool{}
-	raw := map[string][]kernels.Point{}
+	raw := map[string][]estimate.Point{}
 	for _, n := range slices.Compact(all) {
 		if n > opt.MaxN {
 			break
@@ -135,7 +136,7 @@ func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks [
 		}
 		a, c := pattern[T](maxRows*n), make([]T, maxRows*n)
 		for _, k := range ks {
-			key := kernels.KernelKey(k.Name, dtype)
+			key := estimate.KernelKey(k.Name, dtype)
 			if slices.Contains(odd, n) && !slices.Contains(sizes, n) {
 				if k.Name != "naive" {
 					continue
@@ -162,7 +163,7 @@ func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks [
 			if err != nil {
 				return fmt.Errorf("calibrate %s %s n=%d: %w", k.Name, dtype, n, err)
 			}
-			raw[key] = append(raw[key], kernels.Point{N: n, SPF: spf})
+			raw[key] = append(raw[key], estimate.Point{N: n, SPF: spf})
 			if spf*float64(n)*float64(n)*float64(n) > opt.RunTimeout.Seconds() {
 				stopped[key] = true
 			}
@@ -177,7 +178,7 @@ func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks [
 // smooth replaces each point's cost by the median of it and its neighbours (the ends: of two), so
 // that one slice slowed by another process does not become the estimate at its size; costs are
 // noisy on a shared machine, and a rate's real changes with n (caches) span more than one step.
-func smooth(pts []kernels.Point) []kernels.Point {
+func smooth(pts []estimate.Point) []estimate.Point {
 	out := slices.Clone(pts)
 	for i := range pts {
 		lo, hi := max(i-1, 0), min(i+2, len(pts))
@@ -302,7 +303,7 @@ func pointSeconds(ctx context.Context) (float64, error) {
 // regblock, whose 128×128 tile leaves a smaller grid mostly idle) and fits t ∝ n^p between them, p
 // kept within [2.5, 3.5] ([1.8, 3.5] for regblock): bounds from sweeps up to n = 512 on a 2-vCPU
 // AMD EPYC (docs/benchmarks.md), where the two-point fit alone under-estimated n = 512 by 2 to 4×.
-func simtRate(ctx context.Context, r *kernels.Rates, kernel string) error {
+func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 	ns := [2]int{64, 128}
 	if kernel == "regblock" {
 		ns = [2]int{128, 256}
@@ -328,7 +329,7 @@ func simtRate(ctx context.Context, r *kernels.Rates, kernel string) error {
 
 // systolicRates times the simulator on two arrays without animation (32 and 128) and two with (4 and
 // 16), and fits cost per cycle = a + b·N² to each pair.
-func systolicRates(ctx context.Context) (kernels.SystolicRates, error) {
+func systolicRates(ctx context.Context) (estimate.SystolicRates, error) {
 	perCycle := func(N, m int, animated bool) (float64, error) {
 		s := cellsys.Spec{Array: N, M: m, N: N, K: N, ClockMHz: 700}
 		start := time.Now()
@@ -360,7 +361,7 @@ func systolicRates(ctx context.Context) (kernels.SystolicRates, error) {
 		}
 		return math.Max(t1-b*x1, 0), b, nil
 	}
-	var s kernels.SystolicRates
+	var s estimate.SystolicRates
 	var err error
 	if s.Cycle, s.PE, err = fit(32, 1024, 128, 256, false); err != nil {
 		return s, err

@@ -10,6 +10,7 @@ package kernels
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/numeric"
 	"runtime"
 	"slices"
@@ -65,12 +66,11 @@ type Kernel struct {
 
 // EstimateSeconds returns a guess of one call's duration in seconds for an n×n×n product in the given
 // precision ("float32" or "float64") with the given thread count, made before running and never shown
-// as a measurement. A CPU kernel is priced from the rates measured on this machine
-// (CurrentRates().KernelSeconds: package calibrate, run at server start-up or kept from an earlier
-// run), or from DefaultRates before that. A GPU kernel's is the GPU kernel table's datasheet-based,
-// pessimistic guess (gpu/nvidia/ladder.go, docs/gpu-kernels.md): no GPU is measured for it. A
-// kernel that will not run here (Unavailable) costs nothing.
-func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
+// as a measurement. A CPU kernel is priced from r (the machine's estimate.Current: rates measured by
+// package calibrate, or estimate.Defaults before that). A GPU kernel's is the GPU kernel table's
+// datasheet-based, pessimistic guess (Estimate: gpu/nvidia/ladder.go, docs/gpu-kernels.md): no GPU
+// is measured for it. A kernel that will not run here (Unavailable) costs nothing.
+func (k Kernel) EstimateSeconds(r *estimate.Rates, n int, dtype string, threads int) float64 {
 	if k.Unavailable != "" {
 		return 0 // a kernel that will not run here costs nothing
 	}
@@ -80,7 +80,7 @@ func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
 	if k.F32 == nil {
 		return 0
 	}
-	return CurrentRates().KernelSeconds(k.Name, n, dtype, threads)
+	return r.KernelSeconds(k.Name, n, dtype, threads)
 }
 
 // FLOPs is the floating-point operation count of an m×k by k×n product: 2·m·n·k (one multiply and one

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"html/template"
 	"io"
 	"io/fs"
@@ -103,7 +104,7 @@ type Config struct {
 	FreeSpace func(dir string) (free, total uint64, err error)
 	// Calibrate measures (or loads from the user cache, keyed by CPU and binary) the rates behind
 	// every run estimate as the run queue's first job at start-up (package calibrate; a few
-	// seconds). Off, estimates use kernels.DefaultRates. cmd/playground turns it on; tests leave it off.
+	// seconds). Off, estimates use estimate.Defaults. cmd/playground turns it on; tests leave it off.
 	Calibrate bool
 	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
 	// add their own. The server knows kinds only through it.
@@ -260,6 +261,9 @@ type Server struct {
 	gpu     *gpu.Machine
 	// roof holds this machine's roofline ceilings, measured by the first run that needs them.
 	roof *peaks.Cache
+	// rates price runs before they run: the defaults until the calibration job installs this
+	// machine's (Config.Calibrate).
+	rates *estimate.Current
 
 	shares *shares
 	store  *store.Store
@@ -299,6 +303,7 @@ func New(cfg Config) (*Server, error) {
 		machine:    machineSummary(),
 		gpu:        &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
 		roof:       &peaks.Cache{Options: cfg.Roofline},
+		rates:      &estimate.Current{},
 		shares:     newShares(cfg),
 		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
@@ -315,6 +320,7 @@ func New(cfg Config) (*Server, error) {
 		Kernels:  append(kernels.CPU(), nvidia.GEMMs(s.gpu.Unavailable())...),
 		Limits:   harness.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		GPU:      s.gpu,
+		Rates:    s.rates,
 		Roofline: s.roof,
 		Noise:    cfg.Noise,
 	}
@@ -633,7 +639,7 @@ func (s *Server) calibrate(ctx context.Context) {
 	if err != nil {
 		path = ""
 	}
-	r, measured, err := calibrate.Ensure(ctx, path, calibrate.Options{MaxN: s.cfg.MaxN, RunTimeout: s.cfg.RunTimeout})
+	r, measured, err := calibrate.Ensure(ctx, path, s.rates, calibrate.Options{MaxN: s.cfg.MaxN, RunTimeout: s.cfg.RunTimeout})
 	switch {
 	case err != nil:
 		log.Printf("calibration: %v; run estimates use the built-in rates", err)

@@ -177,7 +177,7 @@ func (r *run) Estimate() time.Duration {
 		}
 		return est
 	}
-	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second))
 	_, emulated := r.split()
 	if r.env.GPU.Unavailable() == "" {
 		emulated = nil // measured on the GPU; only the custom kernel is also emulated, for its counts
@@ -185,7 +185,7 @@ func (r *run) Estimate() time.Duration {
 	for _, n := range r.spec.Sizes {
 		est += r.customEstimate(n)
 		for _, k := range emulated {
-			est += emulate.Estimate(k, n)
+			est += emulate.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	return est
@@ -299,7 +299,7 @@ func (r *run) customEstimate(n int) time.Duration {
 	if err != nil {
 		return 0 // the run fails at once
 	}
-	return emulate.EstimateProblem(r.spec.Problem, n, g[0]*g[1]*g[2])
+	return emulate.EstimateProblem(r.env.Rates.Get(), r.spec.Problem, n, g[0]*g[1]*g[2])
 }
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and

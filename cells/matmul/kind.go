@@ -50,7 +50,7 @@ func (*Kind) Script() string { return script }
 
 // Parse validates the cell and returns its run.
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := kernelcell.Parse(c.Source, k.env.Kernels, k.env.Limits)
+	s, err := kernelcell.Parse(c.Source, k.env.Kernels, k.env.Limits, k.env.Rates.Get())
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +65,10 @@ type run struct {
 
 func (r *run) Estimate() time.Duration {
 	measured, emulated := r.split()
-	est := time.Duration(measured.EstimateSeconds(r.env.Kernels) * float64(time.Second))
+	est := time.Duration(measured.EstimateSeconds(r.env.Kernels, r.env.Rates.Get()) * float64(time.Second))
 	for _, n := range r.spec.Sizes {
 		for _, k := range emulated {
-			est += emulate.Estimate(k, n)
+			est += emulate.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	if r.spec.Peak {

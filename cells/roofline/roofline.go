@@ -12,6 +12,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -41,12 +42,12 @@ type source struct {
 }
 
 // Parse reads a `roofline` cell. Errors are *cells.SpecError values with line numbers.
-func Parse(src string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	var y source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	s, err := y.Validate(available, lim)
+	s, err := y.Validate(available, lim, rates)
 	if err != nil {
 		return Spec{}, err
 	}
@@ -77,7 +78,7 @@ func (*Kind) Name() string   { return "roofline" }
 func (*Kind) Script() string { return script }
 
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
+	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits, k.env.Rates.Get())
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +92,10 @@ type run struct {
 
 func (r *run) Estimate() time.Duration {
 	measured, emulated := kernelcell.Split(r.spec.Spec.Spec, r.env.Kernels)
-	est := time.Duration(measured.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + peaks.MeasureEstimate
+	est := time.Duration(measured.EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second)) + peaks.MeasureEstimate
 	for _, n := range r.spec.Sizes {
 		for _, k := range emulated {
-			est += emulate.Estimate(k, n)
+			est += emulate.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	return est

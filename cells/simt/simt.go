@@ -17,7 +17,6 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/gpuplayground/playground/vgpu/emulate"
@@ -267,10 +266,10 @@ type run struct {
 }
 
 // Estimate prices each kernel's emulation at the virtual GPU's rate for that kernel measured on this
-// machine (kernels.Rates.SIMTSeconds, from package calibrate; the defaults before), plus the inputs,
+// machine (estimate.Rates.SIMTSeconds, from package calibrate; the defaults before), plus the inputs,
 // the float64 reference and each result's row and chart.
 func (r *run) Estimate() time.Duration {
-	rates := kernels.CurrentRates()
+	rates := r.env.Rates.Get()
 	n := r.spec.N
 	s := rates.FillSeconds(2*n*n) + rates.KernelSeconds("gonum", n, "float64", 0)
 	for _, k := range r.spec.Kernels {

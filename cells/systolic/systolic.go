@@ -7,6 +7,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
@@ -158,26 +159,32 @@ func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit
 var script string
 
 // Kind is the systolic cell kind.
-type Kind struct{}
+type Kind struct {
+	// Rates price its runs (cells.Env.Rates); nil: estimate.Defaults.
+	Rates *estimate.Current
+}
 
 func (Kind) Name() string   { return "systolic" }
 func (Kind) Script() string { return script }
 
-func (Kind) Parse(c cells.Cell) (cells.Run, error) {
+func (k Kind) Parse(c cells.Cell) (cells.Run, error) {
 	s, err := Parse(c.Source)
 	if err != nil {
 		return nil, err
 	}
-	return run(s), nil
+	return run{s, k.Rates}, nil
 }
 
-type run Spec
+type run struct {
+	Spec
+	rates *estimate.Current
+}
 
 // Estimate prices the simulation's cycles at the systolic simulator's rate measured on this machine
-// (kernels.Rates.SystolicSeconds, from package calibrate; the defaults before): per cycle a fixed cost
+// (estimate.Rates.SystolicSeconds, from package calibrate; the defaults before): per cycle a fixed cost
 // plus one per PE, higher for animated arrays (N ≤ MaxAnimatedArray), whose state is copied every cycle.
 func (r run) Estimate() time.Duration {
-	rates := kernels.CurrentRates()
+	rates := r.rates.Get()
 	st := systolicarray.Cycles(r.Array, r.M, r.N, r.K)
 	s := rates.SystolicSeconds(r.Array, st.Cycles, r.Array <= MaxAnimatedArray) + rates.FillSeconds(r.M*r.K+r.K*r.N) + rates.PointSeconds
 	return time.Duration(s * float64(time.Second))
@@ -186,7 +193,7 @@ func (r run) Estimate() time.Duration {
 // Run simulates the product, sending the animation's frames (weights only on a tile's first cycle,
 // values to 3 decimals: they are for the eye), then the result table and the utilisation chart.
 func (r run) Run(ctx context.Context, e cells.Emitter) error {
-	return Simulate(ctx, Spec(r), func(f systolicarray.Frame) {
+	return Simulate(ctx, r.Spec, func(f systolicarray.Frame) {
 		if f.Cycle != 0 {
 			f.W = nil
 		}

@@ -1,12 +1,12 @@
 package systolic
 
 import (
+	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"time"
 
 	"context"
 	"errors"
-	"github.com/gpuplayground/playground/kernels"
 	"strings"
 	"testing"
 
@@ -77,10 +77,10 @@ func FuzzParseSystolic(f *testing.F) {
 // The estimate is the simulator's measured rate times the cycles (animated arrays at their own,
 // higher rate), so the limits refuse what this machine cannot simulate in time.
 func TestEstimateUsesMeasuredRates(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
-	kernels.SetRates(&kernels.Rates{Systolic: kernels.SystolicRates{PE: 1e-9, AnimPE: 1e-7, AnimatedN: MaxAnimatedArray}})
+	rates := &estimate.Current{}
+	rates.Set(&estimate.Rates{Systolic: estimate.SystolicRates{PE: 1e-9, AnimPE: 1e-7, AnimatedN: MaxAnimatedArray}})
 	est := func(src string) time.Duration {
-		run, err := Kind{}.Parse(cells.Cell{Source: src})
+		run, err := Kind{Rates: rates}.Parse(cells.Cell{Source: src})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func (r *run) measured() harness.Spec {
 const compileEstimate = 2 * time.Second
 
 func (r *run) Estimate() time.Duration {
-	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second))
 	for _, n := range r.spec.Sizes {
 		est += time.Duration(webgpu.EstimateSeconds(1+len(r.spec.Browser), n, r.spec.Repeats) * float64(time.Second))
 	}

@@ -79,7 +79,7 @@ func record(ctx context.Context, dir, only string) error {
 			if c.Kind != "matmul" || (only != "" && !slices.Contains(wanted, c.ID)) {
 				continue
 			}
-			spec, err := kernelcell.Parse(c.Source, env.Kernels, env.Limits)
+			spec, err := kernelcell.Parse(c.Source, env.Kernels, env.Limits, env.Rates.Get())
 			if err != nil {
 				return err
 			}

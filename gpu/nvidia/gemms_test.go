@@ -1,6 +1,7 @@
 package nvidia
 
 import (
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/kernels"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ func TestGEMMsComeFromTheTable(t *testing.T) {
 				t.Errorf("GEMMs(%q)[%d] = %+v, from row %+v", reason, i, k, row)
 			}
 			for _, n := range []int{256, 4096} {
-				est, rowEst := k.EstimateSeconds(n, "float32", 1), row.EstimateSeconds(n, "float32")
+				est, rowEst := k.EstimateSeconds(estimate.Defaults(), n, "float32", 1), row.EstimateSeconds(n, "float32")
 				if reason != "" && est != 0 {
 					t.Errorf("%s unavailable: estimate %g s, want 0", k.Name, est)
 				}
@@ -34,7 +35,7 @@ func TestGEMMsComeFromTheTable(t *testing.T) {
 		}
 	}
 	cublas, _ := kernels.Lookup(GEMMs(""), "cublas")
-	if f32, f64 := cublas.EstimateSeconds(2048, "float32", 1), cublas.EstimateSeconds(2048, "float64", 1); f64 <= f32 {
+	if f32, f64 := cublas.EstimateSeconds(estimate.Defaults(), 2048, "float32", 1), cublas.EstimateSeconds(estimate.Defaults(), 2048, "float64", 1); f64 <= f32 {
 		t.Errorf("cuBLAS DGEMM estimated at %g s, SGEMM %g s: FP64 should be the slower", f64, f32)
 	}
 	if !slices.Equal(want, rowNames(rows)) {
@@ -53,7 +54,7 @@ func rowNames(rows []Kernel) []string {
 // A kernel that cannot run here costs nothing, whatever its rates.
 func TestUnavailableCostsNothing(t *testing.T) {
 	for _, k := range GEMMs("no CUDA device (test)") {
-		if s := k.EstimateSeconds(4096, "float32", 1); s != 0 {
+		if s := k.EstimateSeconds(estimate.Defaults(), 4096, "float32", 1); s != 0 {
 			t.Errorf("%s: %g s", k.Name, s)
 		}
 	}

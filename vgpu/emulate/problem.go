@@ -3,11 +3,11 @@ package emulate
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"math/rand/v2"
 	"time"
 
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -169,17 +169,16 @@ func elemBytes(dtype string) int {
 
 // EstimateProblem is the estimated time of emulating a learner's kernel for p at n in a grid of
 // blocks thread blocks: matmul as EstimateGrid prices it; the others from p.Instructions at the
-// rate of the naive matmul kernel measured here (kernels.Rates.SIMTSeconds at n = 256, about 8·n³
+// rate of the naive matmul kernel measured here (estimate.Rates.SIMTSeconds in r at n = 256, about 8·n³
 // thread instructions), a sampled launch its share of the grid, plus drawing and checking the
 // buffers. 0 above SampledN, where nothing runs.
-func EstimateProblem(p *problems.Problem, n, blocks int) time.Duration {
+func EstimateProblem(r *estimate.Rates, p *problems.Problem, n, blocks int) time.Duration {
 	if p.Name == "matmul" {
-		return EstimateGrid("custom", n, blocks)
+		return EstimateGrid(r, "custom", n, blocks)
 	}
 	if n > p.SampledN {
 		return 0
 	}
-	r := kernels.CurrentRates()
 	perInstr := r.SIMTSeconds("naive", 256) / (8 * 256 * 256 * 256)
 	sec := p.Instructions(n) * perInstr
 	if n > p.FullN {

@@ -6,6 +6,7 @@ package kernelcell
 
 import (
 	"fmt"
+	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"runtime"
 	"slices"
@@ -61,18 +62,19 @@ const (
 	MaxSizes   = 32
 )
 
-// Parse reads and validates a `matmul` cell (a kernel-cell header) against the available kernels and the limits. Errors are
-// *cells.SpecError values that say what to fix.
-func Parse(src string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+// Parse reads and validates a `matmul` cell (a kernel-cell header) against the available kernels
+// and the limits, refusing a run that rates (the machine's estimate.Current) price over the run
+// time limit. Errors are *cells.SpecError values that say what to fix.
+func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	var y Source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	return y.Validate(available, lim)
+	return y.Validate(available, lim, rates)
 }
 
 // Validate checks y against the available kernels and the limits (see Parse).
-func (y Source) Validate(available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+func (y Source) Validate(available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	s := Spec{Spec: harness.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
 	if y.GPU.Line > 0 {
@@ -111,7 +113,7 @@ func (y Source) Validate(available []kernels.Kernel, lim harness.Limits) (Spec, 
 	if points := (len(s.Kernels) + len(s.Browser)) * len(s.Sizes); points > maxPoints {
 		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", points, maxPoints)
 	}
-	if est := s.EstimateSeconds(available); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
+	if est := s.EstimateSeconds(available, rates); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
 		return Spec{}, &cells.SpecError{Msg: fmt.Sprintf(
 			"this run is estimated to take about %s, over the %s run time limit: use smaller sizes (the largest, n=%d, costs the most), fewer repeats, or drop the slowest kernels (naive is slowest)",
 			roundDur(est), lim.RunTimeout, maxOf(s.Sizes))}

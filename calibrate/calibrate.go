@@ -9,18 +9,17 @@ package calibrate
 import (
 	"context"
 	"fmt"
+	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/numeric"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"time"
 
-	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
-	cellsimt "github.com/gpuplayground/playground/cells/simt"
-	cellsys "github.com/gpuplayground/playground/cells/systolic"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/datasheet"
@@ -104,7 +103,7 @@ func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 	if opt.SkipSimulators {
 		return r, nil
 	}
-	for _, k := range cellsimt.Kernels() {
+	for _, k := range emulate.Ladder() {
 		if err := simtRate(ctx, r, k); err != nil {
 			return nil, err
 		}
@@ -291,7 +290,7 @@ func pointSeconds(ctx context.Context) (float64, error) {
 	var ts []float64
 	for range 3 {
 		start := time.Now()
-		if err := harness.Run(ctx, s, env, &kernelcell.Results{E: &cellstest.Recorder{}}); err != nil {
+		if err := harness.Run(ctx, s, env, &kernelcell.Results{E: drawing{}}); err != nil {
 			return 0, err
 		}
 		ts = append(ts, time.Since(start).Seconds()/points)
@@ -310,10 +309,9 @@ func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 	}
 	var ts [2]float64
 	for i, n := range ns {
-		s := cellsimt.Spec{Kernels: []string{kernel}, N: n, GPU: datasheet.GPUs[0]}
-		start := time.Now()
-		if err := cellsimt.Emulate(ctx, s, func(cellsimt.Result) error { return nil }, nil); err != nil {
-			return err
+		start := time.Now() // a simt cell's run of kernel at n, as cells/simt runs it
+		if _, err := emulate.Run(ctx, emulate.Request{Kernel: "cuda-" + kernel, N: n, DType: "float32", GPU: datasheet.GPUs[0]}); err != nil {
+			return fmt.Errorf("%s: %w", kernel, err)
 		}
 		ts[i] = time.Since(start).Seconds()
 	}
@@ -331,19 +329,17 @@ func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 // 16), and fits cost per cycle = a + b·N² to each pair.
 func systolicRates(ctx context.Context) (estimate.SystolicRates, error) {
 	perCycle := func(N, m int, animated bool) (float64, error) {
-		s := cellsys.Spec{Array: N, M: m, N: N, K: N, ClockMHz: 700}
-		start := time.Now()
-		var cycles int64
-		var err error
+		p := systolicarray.Product{Array: N, M: m, N: N, K: N, ClockMHz: 700}
+		var frame func(systolicarray.Frame) // an animated array copies its state every cycle
 		if animated {
-			err = cellsys.Simulate(ctx, s, func(systolicarray.Frame) {}, func(res cellsys.Result) { cycles = res.Cycles })
-		} else {
-			err = cellsys.Simulate(ctx, s, nil, func(res cellsys.Result) { cycles = res.Cycles })
+			frame = func(systolicarray.Frame) {}
 		}
+		start := time.Now()
+		res, err := systolicarray.Simulate(ctx, p, frame)
 		if err != nil {
 			return 0, err
 		}
-		return time.Since(start).Seconds() / float64(max(cycles, 1)), nil
+		return time.Since(start).Seconds() / float64(max(res.Cycles, 1)), nil
 	}
 	fit := func(n1, m1, n2, m2 int, animated bool) (a, b float64, err error) {
 		t1, err := perCycle(n1, m1, animated)
@@ -366,9 +362,21 @@ func systolicRates(ctx context.Context) (estimate.SystolicRates, error) {
 	if s.Cycle, s.PE, err = fit(32, 1024, 128, 256, false); err != nil {
 		return s, err
 	}
-	if s.AnimCycle, s.AnimPE, err = fit(4, 2048, cellsys.MaxAnimatedArray, 1024, true); err != nil {
+	if s.AnimCycle, s.AnimPE, err = fit(4, 2048, systolicarray.MaxAnimated, 1024, true); err != nil {
 		return s, err
 	}
-	s.AnimatedN = cellsys.MaxAnimatedArray
+	s.AnimatedN = systolicarray.MaxAnimated
 	return s, nil
 }
+
+// drawing is the emitter of pointSeconds' runs: it draws every chart offered (a pessimistic price:
+// the server draws at most one per 250 ms) and drops everything else.
+type drawing struct{}
+
+func (drawing) Progress(done, total int)          {}
+func (drawing) Note(level, text string)           {}
+func (drawing) Table(cells.Table)                 {}
+func (drawing) Row(cells.Row)                     {}
+func (drawing) Frames(...any)                     {}
+func (drawing) Text(title, body string)           {}
+func (drawing) Chart(draw func() (string, error)) { _, _ = draw() }

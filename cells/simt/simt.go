@@ -161,16 +161,8 @@ type Result struct {
 }
 
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
-// (gpu/nvidia/ladder.go) without their "cuda-" prefix.
-func Kernels() []string {
-	var out []string
-	for _, row := range nvidia.Kernels() {
-		if row.Entry != "" {
-			out = append(out, strings.TrimPrefix(row.Name, "cuda-"))
-		}
-	}
-	return out
-}
+// (gpu/nvidia/ladder.go) without their "cuda-" prefix (emulate.Ladder).
+func Kernels() []string { return emulate.Ladder() }
 
 // Emulate runs each kernel of s in the virtual GPU from matmul.cu's PTX and passes each result to
 // emit. With s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first

@@ -8,14 +8,11 @@ import (
 	_ "embed"
 	"fmt"
 	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/numeric"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 
@@ -37,7 +34,7 @@ type Spec struct {
 const (
 	MaxArray          = 256
 	MaxDim            = 1024
-	MaxAnimatedArray  = 16
+	MaxAnimatedArray  = systolicarray.MaxAnimated
 	MaxAnimatedFrames = 300
 	maxPEWork         = 4e8
 )
@@ -91,35 +88,10 @@ func (s Spec) work() float64 {
 	return float64(st.Cycles) * float64(s.Array) * float64(s.Array)
 }
 
-// Result is a simulated product: its cycle counts, utilisation and throughput at the
-// cell's clock. Simulated, not measured. The product table shows it.
-type Result struct {
-	Array        int     `json:"array"`
-	M            int     `json:"m"`
-	N            int     `json:"n"`
-	K            int     `json:"k"`
-	Cycles       int64   `json:"cycles"`
-	WeightCycles int64   `json:"weight_cycles"`
-	Tiles        int     `json:"tiles"`
-	MACs         int64   `json:"macs"`
-	Utilisation  float64 `json:"utilisation"`
-	ClockMHz     float64 `json:"clock_mhz"`
-	// TFLOPS is 2·MACs / (Cycles / clock) / 1e12.
-	TFLOPS float64 `json:"tflops"`
-	// Correct reports C equal to gonum's product.
-	Correct bool `json:"correct"`
-	// SimulationSeconds is how long the simulation took on this CPU (measured).
-	SimulationSeconds float64 `json:"simulation_seconds"`
-}
-
-// Simulate multiplies random matrices on the simulated array, passing every cycle's state to
-// frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil frame skips them),
-// then the result to emit.
-func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(Result)) error {
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	a, b := make([]float32, s.M*s.K), make([]float32, s.K*s.N)
-	numeric.Random(rng, a)
-	numeric.Random(rng, b)
+// Simulate multiplies random matrices on the simulated array (systolicarray.Simulate), passing every
+// cycle's state to frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil
+// frame skips them), then the result to emit.
+func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(systolicarray.Result)) error {
 	var fn func(systolicarray.Frame)
 	if frame != nil && s.Array <= MaxAnimatedArray {
 		sent := 0
@@ -130,28 +102,11 @@ func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit
 			}
 		}
 	}
-	start := time.Now()
-	c, st, err := systolicarray.Multiply(ctx, s.Array, a, b, s.M, s.N, s.K, fn)
+	res, err := systolicarray.Simulate(ctx, systolicarray.Product(s), fn)
 	if err != nil {
 		return err
 	}
-	took := time.Since(start).Seconds()
-	a64, b64 := make([]float64, len(a)), make([]float64, len(b))
-	for i, v := range a {
-		a64[i] = float64(v)
-	}
-	for i, v := range b {
-		b64[i] = float64(v)
-	}
-	ref := make([]float64, s.M*s.N)
-	if err := kernels.Gonum(ctx, ref, a64, b64, s.M, s.N, s.K, kernels.Options{}); err != nil {
-		return err
-	}
-	emit(Result{
-		Array: s.Array, M: s.M, N: s.N, K: s.K, Cycles: st.Cycles, WeightCycles: st.WeightCycles, Tiles: st.Tiles,
-		MACs: st.MACs, Utilisation: st.Utilisation(s.Array), ClockMHz: s.ClockMHz, TFLOPS: st.FLOPS(s.ClockMHz*1e6) / 1e12,
-		Correct: numeric.RelFrobenius(c, ref) <= numeric.Tolerance("float32"), SimulationSeconds: took,
-	})
+	emit(res)
 	return nil
 }
 
@@ -205,7 +160,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 			}
 		}
 		e.Frames(f)
-	}, func(res Result) {
+	}, func(res systolicarray.Result) {
 		e.Table(cells.Table{ID: "product", Caption: "Simulated systolic array (cycle counts from the simulator, not a measured TPU)", Columns: []cells.Column{
 			{Label: "array"}, {Label: "m×n×k"}, {Label: "tiles"}, {Label: "cycles"}, {Label: "weight-load cycles"}, {Label: "MAC utilisation", Unit: "%"},
 			{Label: fmt.Sprintf("throughput at %g MHz", res.ClockMHz), Unit: "TFLOP/s"}, {Label: "check"}, {Label: "simulation", Unit: "s"}}})

@@ -38,8 +38,8 @@ func TestParse(t *testing.T) {
 func TestSimulate(t *testing.T) {
 	s := Spec{Array: 4, M: 6, N: 5, K: 9, ClockMHz: 700}
 	frames := 0
-	var res Result
-	if err := Simulate(context.Background(), s, func(systolicarray.Frame) { frames++ }, func(r Result) { res = r }); err != nil {
+	var res systolicarray.Result
+	if err := Simulate(context.Background(), s, func(systolicarray.Frame) { frames++ }, func(r systolicarray.Result) { res = r }); err != nil {
 		t.Fatal(err)
 	}
 	cf := systolicarray.Cycles(4, 6, 5, 9)
@@ -51,7 +51,7 @@ func TestSimulate(t *testing.T) {
 	}
 	big := Spec{Array: 32, M: 8, N: 8, K: 8, ClockMHz: 700}
 	frames = 0
-	if err := Simulate(context.Background(), big, func(systolicarray.Frame) { frames++ }, func(Result) {}); err != nil || frames != 0 {
+	if err := Simulate(context.Background(), big, func(systolicarray.Frame) { frames++ }, func(systolicarray.Result) {}); err != nil || frames != 0 {
 		t.Errorf("a 32×32 array sent %d frames (%v), want none: too big to animate", frames, err)
 	}
 }

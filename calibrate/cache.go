@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/gpuplayground/playground/estimate"
 )
 
 // cached is the cache file's content: the rates and what they were measured with.

@@ -9,21 +9,21 @@ package calibrate
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/numeric"
-	"github.com/gpuplayground/playground/vgpu/emulate"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"time"
 
+	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/sim/systolicarray"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // Options bound a calibration. The zero value is valid.

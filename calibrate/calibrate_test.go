@@ -3,10 +3,11 @@ package calibrate
 import (
 	"context"
 	"errors"
-	"github.com/gpuplayground/playground/estimate"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gpuplayground/playground/estimate"
 )
 
 // A small calibration measures the kernels asked for at the sizes asked for, in both precisions,

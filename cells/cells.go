@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"

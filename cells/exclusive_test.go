@@ -2,13 +2,13 @@ package cells_test
 
 import (
 	"context"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"testing"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

@@ -2,11 +2,11 @@ package gpu
 
 import (
 	"context"
-	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/x448/float16"
 )
 

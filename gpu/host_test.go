@@ -2,13 +2,13 @@ package gpu
 
 import (
 	"context"
-	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 func TestBF16Rounding(t *testing.T) {

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"slices"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/problems"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // device is the worker's GPU state, made on the first run and kept for the worker's life. All of it

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Result is one measured point: a kernel timed at one size. Kinds show it as a row of a table; its

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/numeric"
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 type recorder struct {

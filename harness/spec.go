@@ -5,9 +5,9 @@
 package harness
 
 import (
-	"github.com/gpuplayground/playground/estimate"
 	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/kernels"
 )
 

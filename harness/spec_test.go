@@ -1,11 +1,11 @@
 package harness
 
 import (
-	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"math"
 	"testing"
 
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
 )
 

@@ -3,9 +3,10 @@ package kernels
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // BenchmarkMatmul times every CPU kernel on square float32 and float64 products. Its GFLOP/s metric is

@@ -10,11 +10,12 @@ package kernels
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/numeric"
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Float is the element type of a matrix: float32 or float64 (numeric.Float).

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/calibrate"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/store"
 )
 

@@ -2,12 +2,12 @@ package vgpu
 
 import (
 	"context"
-	"github.com/gpuplayground/playground/numeric"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // loadPTX parses the embedded PTX of matmul.cu for a virtual architecture.

@@ -13,7 +13,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"log"
 	"net"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/server"
 )
 

@@ -14,8 +14,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/numeric"
 	"os"
 	"runtime"
 	"slices"
@@ -29,11 +27,13 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 func main() {

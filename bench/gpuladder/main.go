@@ -19,7 +19,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"log"
 	"os"
 	"os/exec"
@@ -31,6 +30,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // torchScript times torch.matmul in FP32 with TF32 off, with CUDA events after warm-up, and prints one

@@ -8,7 +8,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"log"
 	"math/rand/v2"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"golang.org/x/sys/cpu"
 )
 

@@ -2,9 +2,10 @@ package budget
 
 import (
 	"fmt"
-	"github.com/gpuplayground/playground/chart"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplayground/playground/chart"
 )
 
 // Readable writes a duration in seconds in the largest everyday unit it fills: "850 ms", "3.2 hours",

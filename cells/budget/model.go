@@ -3,13 +3,14 @@ package budget
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
+
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/sim/collectives"
-	"math"
-	"time"
 )
 
 // Rate is something that computes: this machine's CPU (measured), a datasheet chip (modelled), and,

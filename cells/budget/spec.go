@@ -2,10 +2,11 @@ package budget
 
 import (
 	"fmt"
-	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"math"
 	"strings"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // Spec is a parsed `budget` cell.

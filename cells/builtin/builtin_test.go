@@ -2,11 +2,11 @@ package builtin
 
 import (
 	"errors"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

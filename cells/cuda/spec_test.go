@@ -2,13 +2,13 @@ package cuda
 
 import (
 	"errors"
-	"github.com/gpuplayground/playground/cells/shared/launch"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/launch"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

@@ -22,11 +22,11 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"slices"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"

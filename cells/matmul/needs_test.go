@@ -1,10 +1,10 @@
 package matmul
 
 import (
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

@@ -12,12 +12,12 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"

@@ -3,12 +3,12 @@ package roofline
 import (
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

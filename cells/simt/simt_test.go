@@ -1,15 +1,14 @@
 package simt
 
 import (
-	"github.com/gpuplayground/playground/estimate"
-	"math"
-
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 )
 
 func TestParse(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 

@@ -1,17 +1,15 @@
 package systolic
 
 import (
-	"github.com/gpuplayground/playground/estimate"
-	"math"
-	"time"
-
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
-
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 

@@ -9,11 +9,11 @@ package wgsl
 
 import (
 	"fmt"
-	"github.com/gpuplayground/playground/cells/shared/launch"
 	"regexp"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/launch"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"

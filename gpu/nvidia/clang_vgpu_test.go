@@ -3,7 +3,6 @@ package nvidia_test
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/x448/float16"
 )

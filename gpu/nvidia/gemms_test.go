@@ -1,11 +1,12 @@
 package nvidia
 
 import (
-	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/kernels"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/kernels"
 )
 
 // GEMMs is the table of gpu/nvidia/ladder.go, row for row and in its order; a kernel that will run

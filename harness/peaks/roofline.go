@@ -7,7 +7,6 @@ package peaks
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Ceilings are a machine's measured roofs.

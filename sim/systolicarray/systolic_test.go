@@ -3,11 +3,11 @@ package systolicarray
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 func TestMultiplyMatchesGonumAndClosedForm(t *testing.T) {

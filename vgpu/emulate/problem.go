@@ -3,11 +3,11 @@ package emulate
 import (
 	"context"
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"math/rand/v2"
 	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )

@@ -3,11 +3,12 @@ package kernelcell
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu/emulate"
-	"slices"
-	"strings"
 )
 
 // Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,

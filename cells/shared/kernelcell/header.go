@@ -6,7 +6,6 @@ package kernelcell
 
 import (
 	"fmt"
-	"github.com/gpuplayground/playground/estimate"
 	"math"
 	"runtime"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/datasheet"

@@ -2,14 +2,14 @@ package kernelcell
 
 import (
 	"errors"
-	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )

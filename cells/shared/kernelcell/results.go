@@ -3,14 +3,15 @@ package kernelcell
 import (
 	"cmp"
 	"context"
+	"slices"
+	"strings"
+
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/vgpu/emulate"
-	"slices"
-	"strings"
 )
 
 // BrowserRequest is the webgpu request for the named ladder kernels at spec's sizes and repeats.

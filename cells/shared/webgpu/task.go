@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gpuplayground/playground/numeric"
 	"math"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Task is the work one `task` message hands the page (docs/protocol.md, "What each kind emits").

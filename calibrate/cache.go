@@ -14,13 +14,13 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/estimate"
 )
 
 // cached is the cache file's content: the rates and what they were measured with.
 type cached struct {
-	Key   string         `json:"key"`
-	Rates *kernels.Rates `json:"rates"`
+	Key   string          `json:"key"`
+	Rates *estimate.Rates `json:"rates"`
 }
 
 // Key identifies what rates depend on: the CPU model, the cores and GOMAXPROCS, and this binary
@@ -52,7 +52,7 @@ func CachePath() (string, error) {
 var ErrStale = errors.New("calibrate: the kept rates were measured with another CPU or binary")
 
 // Load reads rates that Save kept at path, if they were measured with this Key.
-func Load(path string) (*kernels.Rates, error) {
+func Load(path string) (*estimate.Rates, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func Load(path string) (*kernels.Rates, error) {
 }
 
 // Save keeps r at path (its folder made if needed) with this Key, replacing the file atomically.
-func Save(path string, r *kernels.Rates) error {
+func Save(path string, r *estimate.Rates) error {
 	data, err := json.MarshalIndent(cached{Key: Key(), Rates: r}, "", " ")
 	if err != nil {
 		return err
@@ -83,22 +83,22 @@ func Save(path string, r *kernels.Rates) error {
 	return os.Rename(tmp, path)
 }
 
-// Ensure installs this machine's rates for every estimate (kernels.SetRates): those kept at path
+// Ensure installs this machine's rates in into, for every estimate made through it: those kept at path
 // when they match this Key, else freshly measured ones (Measure with opt), which it then keeps at
 // path ("" keeps nothing and reads nothing). It returns the rates installed and whether they were
 // measured now. A failure to keep them is not an error (the rates are installed); a cancelled
 // measurement installs nothing and returns ctx.Err(), so the defaults stay.
-func Ensure(ctx context.Context, path string, opt Options) (r *kernels.Rates, measured bool, err error) {
+func Ensure(ctx context.Context, path string, into *estimate.Current, opt Options) (r *estimate.Rates, measured bool, err error) {
 	if path != "" {
 		if r, err := Load(path); err == nil {
-			kernels.SetRates(r)
+			into.Set(r)
 			return r, false, nil
 		}
 	}
 	if r, err = Measure(ctx, opt); err != nil {
 		return nil, false, err
 	}
-	kernels.SetRates(r)
+	into.Set(r)
 	if path != "" {
 		_ = Save(path, r)
 	}

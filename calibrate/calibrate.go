@@ -1,4 +1,4 @@
-// Package calibrate measures the rates behind every run estimate on this machine (kernels.Rates): each
+// Package calibrate measures the rates behind every run estimate on this machine (estimate.Rates): each
 // CPU kernel per precision at a ladder of sizes, the harness's per-element work, the SIMT emulator per
 // ladder kernel and the systolic simulator. It takes a few seconds on a 2-core machine: large sizes
 // are timed on a slice of rows of the product (a kernel's cost per row is the same for every row), so
@@ -15,14 +15,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/cells/matmul"
-	cellsimt "github.com/gpuplayground/playground/cells/simt"
-	cellsys "github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/sim/systolicarray"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 // Options bound a calibration. The zero value is valid.
@@ -54,7 +55,7 @@ var (
 const minSlice = 3 * time.Millisecond
 
 // Measure measures the rates. It returns ctx.Err() when cancelled (within one timed slice).
-func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
+func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 	if opt.MaxN <= 0 {
 		opt.MaxN = 4096
 	}
@@ -68,8 +69,8 @@ func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
 	if sizes == nil {
 		sizes = Ladder
 	}
-	r := &kernels.Rates{Source: "calibrated", Measured: time.Now().UTC(), CPU: CPUModel(), Procs: runtime.GOMAXPROCS(0),
-		Kernels: map[string][]kernels.Point{}, SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{}}
+	r := &estimate.Rates{Source: "calibrated", Measured: time.Now().UTC(), CPU: CPUModel(), Procs: runtime.GOMAXPROCS(0),
+		Kernels: map[string][]estimate.Point{}, SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{}}
 	var ks []kernels.Kernel
 	for _, k := range kernels.CPU() {
 		if opt.Kernels == nil || slices.Contains(opt.Kernels, k.Name) {
@@ -102,7 +103,7 @@ func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
 	if opt.SkipSimulators {
 		return r, nil
 	}
-	for _, k := range cellsimt.Kernels() {
+	for _, k := range emulate.Ladder() {
 		if err := simtRate(ctx, r, k); err != nil {
 			return nil, err
 		}
@@ -117,10 +118,10 @@ func Measure(ctx context.Context, opt Options) (*kernels.Rates, error) {
 // sizes), one size at a time so that all kernels share one B, and stores the smoothed points in r. A
 // kernel's ladder stops at the first size whose whole call is projected over the run time limit, or
 // whose slice is projected over the slice budget.
-func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks []kernels.Kernel, dtype string, sizes, odd []int, opt Options) error {
+func measureKernels[T kernels.Float](ctx context.Context, r *estimate.Rates, ks []kernels.Kernel, dtype string, sizes, odd []int, opt Options) error {
 	all := slices.Sorted(slices.Values(append(slices.Clone(sizes), odd...)))
 	stopped := map[string]bool{}
-	raw := map[string][]kernels.Point{}
+	raw := map[string][]estimate.Point{}
 	for _, n := range slices.Compact(all) {
 		if n > opt.MaxN {
 			break
@@ -134,7 +135,7 @@ func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks [
 		}
 		a, c := pattern[T](maxRows*n), make([]T, maxRows*n)
 		for _, k := range ks {
-			key := kernels.KernelKey(k.Name, dtype)
+			key := estimate.KernelKey(k.Name, dtype)
 			if slices.Contains(odd, n) && !slices.Contains(sizes, n) {
 				if k.Name != "naive" {
 					continue
@@ -161,7 +162,7 @@ func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks [
 			if err != nil {
 				return fmt.Errorf("calibrate %s %s n=%d: %w", k.Name, dtype, n, err)
 			}
-			raw[key] = append(raw[key], kernels.Point{N: n, SPF: spf})
+			raw[key] = append(raw[key], estimate.Point{N: n, SPF: spf})
 			if spf*float64(n)*float64(n)*float64(n) > opt.RunTimeout.Seconds() {
 				stopped[key] = true
 			}
@@ -176,7 +177,7 @@ func measureKernels[T kernels.Float](ctx context.Context, r *kernels.Rates, ks [
 // smooth replaces each point's cost by the median of it and its neighbours (the ends: of two), so
 // that one slice slowed by another process does not become the estimate at its size; costs are
 // noisy on a shared machine, and a rate's real changes with n (caches) span more than one step.
-func smooth(pts []kernels.Point) []kernels.Point {
+func smooth(pts []estimate.Point) []estimate.Point {
 	out := slices.Clone(pts)
 	for i := range pts {
 		lo, hi := max(i-1, 0), min(i+2, len(pts))
@@ -188,7 +189,7 @@ func smooth(pts []kernels.Point) []kernels.Point {
 			out[i].SPF = max(xs[0], xs[1])
 			continue
 		}
-		out[i].SPF = kernels.Median(xs)
+		out[i].SPF = numeric.Median(xs)
 	}
 	return out
 }
@@ -261,7 +262,7 @@ func timeSlice[T kernels.Float](ctx context.Context, f kernels.Func[T], name str
 		}
 		ts = append(ts, t)
 	}
-	return kernels.Median(ts) / (float64(rows) * float64(n) * float64(n)), nil
+	return numeric.Median(ts) / (float64(rows) * float64(n) * float64(n)), nil
 }
 
 // fillNs times the harness's random input per element.
@@ -274,10 +275,10 @@ func fillNs(ctx context.Context) (float64, error) {
 			return 0, err
 		}
 		start := time.Now()
-		kernels.Random(rng, xs)
+		numeric.Random(rng, xs)
 		ts = append(ts, time.Since(start).Seconds())
 	}
-	return kernels.Median(ts) / float64(len(xs)) * 1e9, nil
+	return numeric.Median(ts) / float64(len(xs)) * 1e9, nil
 }
 
 // pointSeconds times a matmul cell's run of tiny products through the harness, as the server runs it
@@ -289,29 +290,28 @@ func pointSeconds(ctx context.Context) (float64, error) {
 	var ts []float64
 	for range 3 {
 		start := time.Now()
-		if err := harness.Run(ctx, s, env, &matmul.Results{E: &cellstest.Recorder{}}); err != nil {
+		if err := harness.Run(ctx, s, env, &kernelcell.Results{E: drawing{}}); err != nil {
 			return 0, err
 		}
 		ts = append(ts, time.Since(start).Seconds()/points)
 	}
-	return kernels.Median(ts), nil
+	return numeric.Median(ts), nil
 }
 
 // simtRate times one ladder kernel in the emulator at two sizes (64 and 128; 128 and 256 for
 // regblock, whose 128×128 tile leaves a smaller grid mostly idle) and fits t ∝ n^p between them, p
 // kept within [2.5, 3.5] ([1.8, 3.5] for regblock): bounds from sweeps up to n = 512 on a 2-vCPU
 // AMD EPYC (docs/benchmarks.md), where the two-point fit alone under-estimated n = 512 by 2 to 4×.
-func simtRate(ctx context.Context, r *kernels.Rates, kernel string) error {
+func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 	ns := [2]int{64, 128}
 	if kernel == "regblock" {
 		ns = [2]int{128, 256}
 	}
 	var ts [2]float64
 	for i, n := range ns {
-		s := cellsimt.Spec{Kernels: []string{kernel}, N: n, GPU: datasheet.GPUs[0]}
-		start := time.Now()
-		if err := cellsimt.Emulate(ctx, s, func(cellsimt.Result) error { return nil }, nil); err != nil {
-			return err
+		start := time.Now() // a simt cell's run of kernel at n, as cells/simt runs it
+		if _, err := emulate.Run(ctx, emulate.Request{Kernel: "cuda-" + kernel, N: n, DType: "float32", GPU: datasheet.GPUs[0]}); err != nil {
+			return fmt.Errorf("%s: %w", kernel, err)
 		}
 		ts[i] = time.Since(start).Seconds()
 	}
@@ -327,21 +327,19 @@ func simtRate(ctx context.Context, r *kernels.Rates, kernel string) error {
 
 // systolicRates times the simulator on two arrays without animation (32 and 128) and two with (4 and
 // 16), and fits cost per cycle = a + b·N² to each pair.
-func systolicRates(ctx context.Context) (kernels.SystolicRates, error) {
+func systolicRates(ctx context.Context) (estimate.SystolicRates, error) {
 	perCycle := func(N, m int, animated bool) (float64, error) {
-		s := cellsys.Spec{Array: N, M: m, N: N, K: N, ClockMHz: 700}
-		start := time.Now()
-		var cycles int64
-		var err error
+		p := systolicarray.Product{Array: N, M: m, N: N, K: N, ClockMHz: 700}
+		var frame func(systolicarray.Frame) // an animated array copies its state every cycle
 		if animated {
-			err = cellsys.Simulate(ctx, s, func(systolicarray.Frame) {}, func(res cellsys.Result) { cycles = res.Cycles })
-		} else {
-			err = cellsys.Simulate(ctx, s, nil, func(res cellsys.Result) { cycles = res.Cycles })
+			frame = func(systolicarray.Frame) {}
 		}
+		start := time.Now()
+		res, err := systolicarray.Simulate(ctx, p, frame)
 		if err != nil {
 			return 0, err
 		}
-		return time.Since(start).Seconds() / float64(max(cycles, 1)), nil
+		return time.Since(start).Seconds() / float64(max(res.Cycles, 1)), nil
 	}
 	fit := func(n1, m1, n2, m2 int, animated bool) (a, b float64, err error) {
 		t1, err := perCycle(n1, m1, animated)
@@ -359,14 +357,26 @@ func systolicRates(ctx context.Context) (kernels.SystolicRates, error) {
 		}
 		return math.Max(t1-b*x1, 0), b, nil
 	}
-	var s kernels.SystolicRates
+	var s estimate.SystolicRates
 	var err error
 	if s.Cycle, s.PE, err = fit(32, 1024, 128, 256, false); err != nil {
 		return s, err
 	}
-	if s.AnimCycle, s.AnimPE, err = fit(4, 2048, cellsys.MaxAnimatedArray, 1024, true); err != nil {
+	if s.AnimCycle, s.AnimPE, err = fit(4, 2048, systolicarray.MaxAnimated, 1024, true); err != nil {
 		return s, err
 	}
-	s.AnimatedN = cellsys.MaxAnimatedArray
+	s.AnimatedN = systolicarray.MaxAnimated
 	return s, nil
 }
+
+// drawing is the emitter of pointSeconds' runs: it draws every chart offered (a pessimistic price:
+// the server draws at most one per 250 ms) and drops everything else.
+type drawing struct{}
+
+func (drawing) Progress(done, total int)          {}
+func (drawing) Note(level, text string)           {}
+func (drawing) Table(cells.Table)                 {}
+func (drawing) Row(cells.Row)                     {}
+func (drawing) Frames(...any)                     {}
+func (drawing) Text(title, body string)           {}
+func (drawing) Chart(draw func() (string, error)) { _, _ = draw() }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/estimate"
 )
 
 // A small calibration measures the kernels asked for at the sizes asked for, in both precisions,
@@ -73,9 +73,9 @@ func TestMeasureCancelled(t *testing.T) {
 // Kept rates come back for this CPU and binary; a file from another key is stale, and Ensure then
 // measures. Ensure installs what it returns.
 func TestSaveLoadEnsure(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
+	current := &estimate.Current{}
 	path := filepath.Join(t.TempDir(), "sub", "rates.json")
-	r := &kernels.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]kernels.Point{"ikj/float32": {{N: 16, SPF: 7}}}}
+	r := &estimate.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]estimate.Point{"ikj/float32": {{N: 16, SPF: 7}}}}
 	if err := Save(path, r); err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +83,8 @@ func TestSaveLoadEnsure(t *testing.T) {
 	if err != nil || got.Kernels["ikj/float32"][0].SPF != 7 {
 		t.Fatalf("Load: %+v, %v", got, err)
 	}
-	got, measured, err := Ensure(context.Background(), path, Options{})
-	if err != nil || measured || got.Kernels["ikj/float32"][0].SPF != 7 || kernels.CurrentRates() != got {
+	got, measured, err := Ensure(context.Background(), path, current, Options{})
+	if err != nil || measured || got.Kernels["ikj/float32"][0].SPF != 7 || current.Get() != got {
 		t.Fatalf("Ensure with kept rates: measured %v, %v", measured, err)
 	}
 	stale := filepath.Join(t.TempDir(), "stale.json")
@@ -100,16 +100,15 @@ func TestSaveLoadEnsure(t *testing.T) {
 // Ensure measures when nothing is kept, installs the result and keeps it; a cancelled Ensure installs
 // nothing.
 func TestEnsureMeasuresAndKeeps(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
-	kernels.SetRates(nil)
+	current := &estimate.Current{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	path := filepath.Join(t.TempDir(), "rates.json")
-	if _, _, err := Ensure(ctx, path, Options{}); !errors.Is(err, context.Canceled) || kernels.Calibrated() {
-		t.Fatalf("cancelled Ensure: %v, calibrated %v", err, kernels.Calibrated())
+	if _, _, err := Ensure(ctx, path, current, Options{}); !errors.Is(err, context.Canceled) || current.Calibrated() {
+		t.Fatalf("cancelled Ensure: %v, calibrated %v", err, current.Calibrated())
 	}
-	r, measured, err := Ensure(context.Background(), path, Options{Kernels: []string{"ikj"}, Sizes: []int{16}, SkipSimulators: true})
-	if err != nil || !measured || kernels.CurrentRates() != r {
+	r, measured, err := Ensure(context.Background(), path, current, Options{Kernels: []string{"ikj"}, Sizes: []int{16}, SkipSimulators: true})
+	if err != nil || !measured || current.Get() != r {
 		t.Fatalf("Ensure: measured %v, %v", measured, err)
 	}
 	if kept, err := Load(path); err != nil || len(kept.Kernels) != 2 {

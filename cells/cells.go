@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -254,6 +255,9 @@ type Env struct {
 	Limits harness.Limits
 	// GPU is this server's GPU host (its worker), whether or not it has a device.
 	GPU GPU
+	// Rates price runs before they run (estimate.Rates): the machine's calibrated rates once package
+	// calibrate has installed them, estimate.Defaults before that and where Rates is nil.
+	Rates *estimate.Current
 	// Roofline holds this machine's measured ceilings; a run measures them at first use.
 	Roofline *peaks.Cache
 	// Noise, if not nil, makes timed runs warn when their timings are noisy (harness.Noise).

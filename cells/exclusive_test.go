@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -29,7 +30,7 @@ func TestExclusive(t *testing.T) {
 	}
 	m := &gpu.Machine{}
 	m.Report.Unavailable = "no GPU in this test"
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no GPU in this test")...), Limits: harness.DefaultLimits(), GPU: m}
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no GPU in this test")...), Limits: harness.DefaultLimits(), GPU: m}
 	srcs := map[string]string{
 		"systolic":  "array: 4\nm: 4\nn: 4\nk: 4\nclock_mhz: 700\n",
 		"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n",
@@ -63,7 +64,7 @@ func TestExclusive(t *testing.T) {
 func TestMatmulExclusive(t *testing.T) {
 	m := &gpu.Machine{}
 	m.Report.Unavailable = "no GPU in this test"
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no GPU in this test")...), Limits: harness.DefaultLimits(), GPU: m}
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no GPU in this test")...), Limits: harness.DefaultLimits(), GPU: m}
 	k, _ := cells.Lookup(builtin.Kinds(env), "matmul")
 	for src, want := range map[string]bool{
 		"kernels: [cuda-naive, cuda-smem]\nsizes: [32]\n":    false,

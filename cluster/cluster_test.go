@@ -19,7 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -269,7 +269,7 @@ func execute(ctx context.Context, c *Cluster, kind, source string) (*recorder, e
 
 // executeTo is execute, its events to rec as they arrive.
 func executeTo(ctx context.Context, c *Cluster, kind, source string, rec *recorder) error {
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
 	k, _ := cells.Lookup(testKinds(env), kind)
 	r, err := cells.Parse(k, "", cells.Cell{ID: "c", Source: source})
 	if err != nil {

@@ -96,7 +96,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	} else {
 		m.Report = Probe(ctx, cfg.GPU)
 	}
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU(m.Unavailable())...), Limits: lim, GPU: m,
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs(m.Unavailable())...), Limits: lim, GPU: m,
 		Roofline: &peaks.Cache{Options: cfg.Roofline}, Machine: machineName(cfg.Name)}
 	kinds := cfg.Kinds(env)
 	var names []string

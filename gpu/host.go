@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/x448/float16"
 )
 
@@ -68,7 +69,7 @@ func RelError[T kernels.Float](ctx context.Context, c, a, b []T, n int, rng *ran
 		if err := kernels.Gonum(ctx, ref, a64, b64, n, n, n, kernels.Options{}); err != nil {
 			return 0, err
 		}
-		return kernels.RelFrobenius(c[:n*n], ref), nil
+		return numeric.RelFrobenius(c[:n*n], ref), nil
 	}
 	got, want := make([]T, sampledEntries), make([]float64, sampledEntries)
 	for s := range sampledEntries {
@@ -79,7 +80,7 @@ func RelError[T kernels.Float](ctx context.Context, c, a, b []T, n int, rng *ran
 		}
 		got[s], want[s] = c[i*n+j], sum
 	}
-	return kernels.RelFrobenius(got, want), nil
+	return numeric.RelFrobenius(got, want), nil
 }
 
 func widen[T kernels.Float](xs []T) []float64 {
@@ -101,5 +102,5 @@ func Tolerance(precision string) float64 {
 	case "bf16":
 		return 2e-2
 	}
-	return kernels.Tolerance(precision)
+	return numeric.Tolerance(precision)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 func TestBF16Rounding(t *testing.T) {
@@ -79,8 +80,8 @@ func TestRelErrorFullAndSampled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{100, 1100} {
 		a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-		kernels.Random(rng, a)
-		kernels.Random(rng, b)
+		numeric.Random(rng, a)
+		numeric.Random(rng, b)
 		if err := kernels.Gonum(context.Background(), c, a, b, n, n, n, kernels.Options{}); err != nil {
 			t.Fatal(err)
 		}

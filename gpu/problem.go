@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/problems"
 )
 
@@ -135,7 +135,7 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 	if err != nil {
 		return res, err
 	}
-	res.Seconds = kernels.Median(samples)
+	res.Seconds = numeric.Median(samples)
 	res.MinSeconds, res.MaxSeconds = slices.Min(samples), slices.Max(samples)
 	res.GFLOPS = p.FLOPs(n) / res.Seconds / 1e9
 	res.RelError, res.OK = v.Err, v.OK

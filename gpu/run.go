@@ -14,6 +14,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // device is the worker's GPU state, made on the first run and kept for the worker's life. All of it
@@ -178,8 +179,8 @@ func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progr
 	var zero T
 	elem := int(unsafe.Sizeof(zero))
 	a, b := make([]T, n*n), make([]T, n*n)
-	kernels.Random(d.rng, a)
-	kernels.Random(d.rng, b)
+	numeric.Random(d.rng, a)
+	numeric.Random(d.rng, b)
 
 	var dA, dB, dC nvidia.DevicePtr
 	p, err := d.planKernel(req, &dA, &dB, &dC)
@@ -221,7 +222,7 @@ func runTyped[T kernels.Float](d *device, req Request, res harness.Result, progr
 	if err != nil {
 		return res, err
 	}
-	res.Seconds = kernels.Median(samples)
+	res.Seconds = numeric.Median(samples)
 	res.MinSeconds, res.MaxSeconds = slices.Min(samples), slices.Max(samples)
 	res.GFLOPS = kernels.FLOPs(n, n, n) / res.Seconds / 1e9
 	res.RelError, res.OK = rel, rel <= Tolerance(p.precision)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Result is one measured point: a kernel timed at one size. Kinds show it as a row of a table; its
@@ -30,7 +31,7 @@ type Result struct {
 	// C held NaN or Inf (JSON has no Inf).
 	RelError float64 `json:"rel_error"`
 	// OK reports RelError within the tolerance of the precision the kernel computes in
-	// (kernels.Tolerance for FP32/FP64; gpu.Tolerance for TF32, BF16 and FP16 inputs).
+	// (numeric.Tolerance for FP32/FP64; gpu.Tolerance for TF32, BF16 and FP16 inputs).
 	OK bool `json:"ok"`
 	// H2DSeconds and D2HSeconds are the host→device copy of A and B and the device→host copy of C,
 	// and TransferGBps the bytes of both over their time, for GPU runs with transfers: true.
@@ -222,7 +223,7 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, last bool, env
 	var a, b, c []T   // CPU inputs and output, made when the first CPU kernel needs them
 	var ref []float64 // computed after the first CPU kernel is timed, so that kernel starts at once
 	opt := kernels.Options{Threads: s.Threads}
-	tol := kernels.Tolerance(s.DType)
+	tol := numeric.Tolerance(s.DType)
 	for _, name := range s.Kernels {
 		k, _ := kernels.Lookup(env.Kernels, name)
 		if k.Remote {
@@ -253,8 +254,8 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, last bool, env
 		}
 		if a == nil {
 			a, b, c = make([]T, n*n), make([]T, n*n), make([]T, n*n)
-			kernels.Random(rng, a)
-			kernels.Random(rng, b)
+			numeric.Random(rng, a)
+			numeric.Random(rng, b)
 		}
 		f := fn(k)
 		nan := T(math.NaN())
@@ -264,7 +265,7 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, last bool, env
 		// Collect garbage from input generation, the reference and earlier charts now, as the testing
 		// package does before each benchmark, so no GC cycle competes with the timed calls.
 		runtime.GC()
-		t, err := kernels.Measure(ctx, s.Repeats, func(ctx context.Context) error {
+		t, err := numeric.Measure(ctx, s.Repeats, func(ctx context.Context) error {
 			return f(ctx, c, a, b, n, n, n, opt)
 		}, p.callback())
 		if err != nil {
@@ -275,7 +276,7 @@ func runSize[T kernels.Float](ctx context.Context, s Spec, n int, last bool, env
 				return err
 			}
 		}
-		rel := kernels.RelFrobenius(c, ref)
+		rel := numeric.RelFrobenius(c, ref)
 		if math.IsInf(rel, 0) || math.IsNaN(rel) {
 			rel = math.MaxFloat64
 		}

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 type recorder struct {
@@ -39,7 +41,7 @@ func TestRunMeasuresAndChecksEveryPoint(t *testing.T) {
 			t.Fatalf("%s: got %d results, want %d", dtype, got, want)
 		}
 		for _, r := range rec.results {
-			if !r.OK || r.RelError > kernels.Tolerance(dtype) || r.DType != dtype {
+			if !r.OK || r.RelError > numeric.Tolerance(dtype) || r.DType != dtype {
 				t.Errorf("%s: result %+v not ok", dtype, r)
 			}
 			if !(0 < r.MinSeconds && r.MinSeconds <= r.Seconds && r.Seconds <= r.MaxSeconds) {
@@ -103,7 +105,7 @@ func TestRunCancels(t *testing.T) {
 
 // GPU kernels that cannot run here share one note; the CPU kernels of the same cell still run.
 func TestRunNotesUnavailableKernels(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found")...)
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found")...)
 	s := Spec{Kernels: []string{"cublas", "ikj", "cuda-smem"}, Sizes: []int{8, 16}, DType: "float32", Repeats: 1, Threads: 1}
 	var rec recorder
 	if err := Run(context.Background(), s, Env{Kernels: available}, &rec); err != nil {
@@ -123,7 +125,7 @@ func TestRunNotesUnavailableKernels(t *testing.T) {
 
 // Remote kernels are measured by Env.Remote, in the cell's order, with progress counted in the total.
 func TestRunRemoteKernels(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("")...)
+	available := append(kernels.CPU(), nvidia.GEMMs("")...)
 	var asked []string
 	env := Env{Kernels: available, Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
 		asked = append(asked, fmt.Sprintf("%s/%d/%s/%d", kernel, n, s.DType, s.Repeats))
@@ -155,7 +157,7 @@ func TestRunRemoteKernels(t *testing.T) {
 // A Remote kernel that fails becomes that kernel's error note; its later sizes are skipped (their
 // progress counted as done) and the run goes on with the other kernels.
 func TestRunRemoteFailureIsANote(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("")...)
+	available := append(kernels.CPU(), nvidia.GEMMs("")...)
 	var asked []string
 	env := Env{Kernels: available, Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
 		asked = append(asked, fmt.Sprintf("%s/%d", kernel, n))
@@ -208,7 +210,7 @@ func TestRunRemoteFailureIsANote(t *testing.T) {
 func TestRunRemoteCancelEndsTheRun(t *testing.T) {
 	stop := errors.New("stopped")
 	ctx, cancel := context.WithCancelCause(context.Background())
-	env := Env{Kernels: kernels.GPU(""), Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
+	env := Env{Kernels: nvidia.GEMMs(""), Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
 		cancel(stop)
 		return Result{}, context.Cause(ctx)
 	}}
@@ -238,7 +240,7 @@ func TestRunWarnsOfNoisyTimings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := Env{Kernels: kernels.GPU(""), Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
+			env := Env{Kernels: nvidia.GEMMs(""), Remote: func(ctx context.Context, kernel string, n int, s Spec, progress func(int)) (Result, error) {
 				return Result{Kernel: kernel, N: n, DType: s.DType, Seconds: tt.min, MinSeconds: tt.min, MaxSeconds: tt.max, OK: true}, nil
 			}}
 			if tt.noise {
@@ -263,7 +265,7 @@ func TestRunWarnsOfNoisyTimings(t *testing.T) {
 
 // A run that measured nothing says nothing about noise, however busy the machine.
 func TestRunNoNoiseNoteWithoutResults(t *testing.T) {
-	env := Env{Kernels: kernels.GPU("no CUDA device"), Noise: &Noise{Spread: 1.5, Load: func() (float64, int, bool) { return 9, 2, true }}}
+	env := Env{Kernels: nvidia.GEMMs("no CUDA device"), Noise: &Noise{Spread: 1.5, Load: func() (float64, int, bool) { return 9, 2, true }}}
 	var rec recorder
 	if err := Run(context.Background(), Spec{Kernels: []string{"cublas"}, Sizes: []int{8}, DType: "float32", Repeats: 1}, env, &rec); err != nil {
 		t.Fatal(err)

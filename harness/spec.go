@@ -7,6 +7,7 @@ package harness
 import (
 	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -87,23 +88,22 @@ func AllOnGPU(available []kernels.Kernel, names []string) bool {
 // EstimateSeconds is a guess of the whole run's duration in seconds, made before running and never
 // shown as a measurement: per size, for CPU kernels the fresh inputs, each kernel's NaN poisoning and
 // check, and the float64 reference; then a warm-up and Repeats timed calls of every kernel, and
-// the cost of each result (a GC, a row, a chart: kernels.Rates.PointSeconds)
+// the cost of each result (a GC, a row, a chart: estimate.Rates.PointSeconds), all priced from rates
 // (kernels.Kernel.EstimateSeconds: CPU kernels from the rates measured on this machine, GPU kernels from
 // the table's datasheet-based guesses).
-func (s Spec) EstimateSeconds(available []kernels.Kernel) float64 {
-	rates := kernels.CurrentRates()
+func (s Spec) EstimateSeconds(available []kernels.Kernel, rates *estimate.Rates) float64 {
 	ref, _ := kernels.Lookup(kernels.CPU(), "gonum")
 	cpu := !AllOnGPU(available, s.Kernels) // GPU kernels check their results on the GPU machine
 	total := 0.0
 	for _, n := range s.Sizes {
 		if cpu {
-			total += ref.EstimateSeconds(n, "float64", 0) // the float64 reference
+			total += ref.EstimateSeconds(rates, n, "float64", 0) // the float64 reference
 			// inputs (A, B and their float64 copies), then per kernel C poisoned and checked
 			total += rates.FillSeconds(n * n * (4 + 2*len(s.Kernels)))
 		}
 		for _, name := range s.Kernels {
 			if k, ok := kernels.Lookup(available, name); ok {
-				total += float64(s.Repeats+1)*k.EstimateSeconds(n, s.DType, s.Threads) + rates.PointSeconds
+				total += float64(s.Repeats+1)*k.EstimateSeconds(rates, n, s.DType, s.Threads) + rates.PointSeconds
 			}
 		}
 	}

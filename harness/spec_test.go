@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
 )
 
@@ -11,19 +13,18 @@ import (
 // repeats of each kernel, and each result's cost, all at the installed (measured) rates; GPU-only
 // cells need no reference or inputs here.
 func TestEstimateFromRates(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
-	kernels.SetRates(&kernels.Rates{Procs: 1, FillNs: 1, PointSeconds: 0.5, Kernels: map[string][]kernels.Point{
+	rates := &estimate.Rates{Procs: 1, FillNs: 1, PointSeconds: 0.5, Kernels: map[string][]estimate.Point{
 		"gonum/float64": {{N: 10, SPF: 1e-6}},
 		"ikj/float32":   {{N: 10, SPF: 1e-5}},
-	}})
+	}}
 	s := Spec{Kernels: []string{"ikj"}, Sizes: []int{10}, DType: "float32", Repeats: 2, Threads: 1}
 	want := 1e-6*1000 + 1e-9*100*(4+2) + 3*1e-5*1000 + 0.5
-	if got := s.EstimateSeconds(kernels.CPU()); math.Abs(got-want) > 1e-12 {
+	if got := s.EstimateSeconds(kernels.CPU(), rates); math.Abs(got-want) > 1e-12 {
 		t.Errorf("estimate %g s, want %g", got, want)
 	}
-	gpu := kernels.GPU("")
+	gpu := nvidia.GEMMs("")
 	g := Spec{Kernels: []string{gpu[0].Name}, Sizes: []int{10}, DType: "float32", Repeats: 2}
-	if got, want := g.EstimateSeconds(gpu), 3*gpu[0].EstimateSeconds(10, "float32", 0)+0.5; math.Abs(got-want) > 1e-12 {
+	if got, want := g.EstimateSeconds(gpu, rates), 3*gpu[0].EstimateSeconds(rates, 10, "float32", 0)+0.5; math.Abs(got-want) > 1e-12 {
 		t.Errorf("GPU-only estimate %g s, want %g", got, want)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // BenchmarkMatmul times every CPU kernel on square float32 and float64 products. Its GFLOP/s metric is
@@ -32,8 +34,8 @@ func BenchmarkMatmul(b *testing.B) {
 func benchKernel[T Float](b *testing.B, f Func[T], n int) {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
 	x, y, z := make([]T, n*n), make([]T, n*n), make([]T, n*n)
-	Random(rng, x)
-	Random(rng, y)
+	numeric.Random(rng, x)
+	numeric.Random(rng, y)
 	ctx := context.Background()
 	if err := f(ctx, z, x, y, n, n, n, Options{}); err != nil { // warm-up, as the server does
 		b.Fatal(err)

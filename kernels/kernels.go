@@ -12,14 +12,14 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/numeric"
 )
 
-// Float is the element type of a matrix: float32 or float64.
-type Float interface{ ~float32 | ~float64 }
+// Float is the element type of a matrix: float32 or float64 (numeric.Float).
+type Float = numeric.Float
 
 // Options tune a kernel call. The zero value is valid.
 type Options struct {
@@ -59,29 +59,29 @@ type Kernel struct {
 	// DTypes, if set, are the only cell dtypes the kernel takes (from the GPU kernel table); CPU
 	// kernels take float32 and float64.
 	DTypes []string
-	// estimate, set for the GPU kernels a worker will run, is the table's pessimistic guess of one
-	// call in seconds (cuda.Kernel.EstimateSeconds): a datasheet-based guess, not measured here.
-	estimate func(n int, dtype string) float64
+	// Estimate, set for the GPU kernels a worker will run (gpu.Kernels), is the GPU kernel table's
+	// pessimistic guess of one call in seconds (nvidia.Kernel.EstimateSeconds): a datasheet-based
+	// guess, not measured here.
+	Estimate func(n int, dtype string) float64
 }
 
 // EstimateSeconds returns a guess of one call's duration in seconds for an n×n×n product in the given
 // precision ("float32" or "float64") with the given thread count, made before running and never shown
-// as a measurement. A CPU kernel is priced from the rates measured on this machine
-// (CurrentRates().KernelSeconds: package calibrate, run at server start-up or kept from an earlier
-// run), or from DefaultRates before that. A GPU kernel's is the GPU kernel table's datasheet-based,
-// pessimistic guess (gpu/nvidia/ladder.go, docs/gpu-kernels.md): no GPU is measured for it. A
-// kernel that will not run here (Unavailable) costs nothing.
-func (k Kernel) EstimateSeconds(n int, dtype string, threads int) float64 {
+// as a measurement. A CPU kernel is priced from r (the machine's estimate.Current: rates measured by
+// package calibrate, or estimate.Defaults before that). A GPU kernel's is the GPU kernel table's
+// datasheet-based, pessimistic guess (Estimate: gpu/nvidia/ladder.go, docs/gpu-kernels.md): no GPU
+// is measured for it. A kernel that will not run here (Unavailable) costs nothing.
+func (k Kernel) EstimateSeconds(r *estimate.Rates, n int, dtype string, threads int) float64 {
 	if k.Unavailable != "" {
 		return 0 // a kernel that will not run here costs nothing
 	}
-	if k.estimate != nil {
-		return k.estimate(n, dtype)
+	if k.Estimate != nil {
+		return k.Estimate(n, dtype)
 	}
 	if k.F32 == nil {
 		return 0
 	}
-	return CurrentRates().KernelSeconds(k.Name, n, dtype, threads)
+	return r.KernelSeconds(k.Name, n, dtype, threads)
 }
 
 // FLOPs is the floating-point operation count of an m×k by k×n product: 2·m·n·k (one multiply and one
@@ -109,23 +109,6 @@ func CPU() []Kernel {
 		{Name: "simd-parallel", Summary: "the simd kernel with blocks of A shared among all cores",
 			F32: SIMDParallel[float32], F64: SIMDParallel[float64]},
 	}
-}
-
-// GPU lists the GPU kernels a cell may name, in ladder order, one per row of the GPU kernel table
-// (nvidia.Kernels, gpu/nvidia/ladder.go): cuBLAS SGEMM/DGEMM, cuBLAS on tensor cores (TF32, and BF16
-// inputs with FP32 accumulation), and the project's own CUDA kernels from gpu/nvidia/src/matmul.cu.
-// With a reason they are Unavailable and cost nothing; without one they are Remote, with the
-// table's run-time estimate.
-func GPU(reason string) []Kernel {
-	var ks []Kernel
-	for _, row := range nvidia.Kernels() {
-		k := Kernel{Name: row.Name, Summary: row.Summary, Unavailable: reason, Remote: reason == "", OnGPU: true, DTypes: row.DTypes}
-		if reason == "" {
-			k.estimate = row.EstimateSeconds
-		}
-		ks = append(ks, k)
-	}
-	return ks
 }
 
 // Takes reports whether the kernel takes matrices of dtype ("float32" or "float64").
@@ -158,19 +141,4 @@ func checkDims[T Float](c, a, b []T, m, n, k int) {
 		panic(fmt.Sprintf("kernels: bad shapes m=%d n=%d k=%d len(a)=%d len(b)=%d len(c)=%d",
 			m, n, k, len(a), len(b), len(c)))
 	}
-}
-
-// Median returns the median of xs (the mean of the middle two for even lengths); xs is not modified.
-// It returns 0 for an empty slice.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	h := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[h]
-	}
-	return (s[h-1] + s[h]) / 2
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplayground/playground/numeric"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -36,15 +37,15 @@ func checkKernel[T Float](t *testing.T, name string, f Func[T], m, n, k int, tol
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(m), uint64(n*1000+k)))
 	a, b, c := make([]T, m*k), make([]T, k*n), make([]T, m*n)
-	Random(rng, a)
-	Random(rng, b)
+	numeric.Random(rng, a)
+	numeric.Random(rng, b)
 	for i := range c {
 		c[i] = 12345 // poison: a kernel must overwrite every element
 	}
 	if err := f(context.Background(), c, a, b, m, n, k, Options{Threads: 3}); err != nil {
 		t.Fatalf("%s %dx%dx%d: %v", name, m, n, k, err)
 	}
-	if got := RelFrobenius(c, reference(a, b, m, n, k)); got > tol {
+	if got := numeric.RelFrobenius(c, reference(a, b, m, n, k)); got > tol {
 		t.Errorf("%s %dx%dx%d: relative error %g, want ≤ %g", name, m, n, k, got, tol)
 	}
 }
@@ -56,8 +57,8 @@ func TestKernelsMatchReference(t *testing.T) {
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			t.Run(fmt.Sprintf("%s/%dx%dx%d", kern.Name, m, n, k), func(t *testing.T) {
-				checkKernel(t, kern.Name, kern.F32, m, n, k, Tolerance("float32"))
-				checkKernel(t, kern.Name, kern.F64, m, n, k, Tolerance("float64"))
+				checkKernel(t, kern.Name, kern.F32, m, n, k, numeric.Tolerance("float32"))
+				checkKernel(t, kern.Name, kern.F64, m, n, k, numeric.Tolerance("float64"))
 			})
 		}
 	}
@@ -103,8 +104,8 @@ func TestKernelsStopPromptly(t *testing.T) {
 	inputs := map[int][3][]float32{}
 	for _, n := range []int{2048, 4096} {
 		a, b := make([]float32, n*n), make([]float32, n*n)
-		Random(rng, a)
-		Random(rng, b)
+		numeric.Random(rng, a)
+		numeric.Random(rng, b)
 		inputs[n] = [3][]float32{a, b, make([]float32, n*n)}
 	}
 	for _, kern := range CPU() {
@@ -139,8 +140,8 @@ func TestKernelsCheckCancellationOften(t *testing.T) {
 	const m, n, k = 4 * packMC, 512, 512
 	rng := rand.New(rand.NewPCG(5, 6))
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-	Random(rng, a)
-	Random(rng, b)
+	numeric.Random(rng, a)
+	numeric.Random(rng, b)
 	for _, kern := range CPU() {
 		t.Run(kern.Name, func(t *testing.T) {
 			ctx := newTripCtx(0)
@@ -154,67 +155,6 @@ func TestKernelsCheckCancellationOften(t *testing.T) {
 	}
 }
 
-func TestRelFrobenius(t *testing.T) {
-	tests := []struct {
-		got  []float64
-		want []float64
-		rel  float64
-	}{
-		{[]float64{1, 2}, []float64{1, 2}, 0},
-		{[]float64{0, 0}, []float64{3, 4}, 1},
-		{[]float64{3, 5}, []float64{3, 4}, 0.2},
-		{[]float64{0}, []float64{0}, 0},
-	}
-	for _, tt := range tests {
-		if got := RelFrobenius(tt.got, tt.want); got != tt.rel {
-			t.Errorf("RelFrobenius(%v, %v) = %v, want %v", tt.got, tt.want, got, tt.rel)
-		}
-	}
-	nan := []float32{float32(nanF())}
-	if got := RelFrobenius(nan, []float64{1}); got <= 1 {
-		t.Errorf("NaN result: got %v, want +Inf", got)
-	}
-}
-
-func nanF() float64 { var z float64; return z / z }
-
-func TestMeasure(t *testing.T) {
-	calls := 0
-	var dones []int
-	tm, err := Measure(context.Background(), 4, func(context.Context) error {
-		calls++
-		time.Sleep(time.Duration(calls) * time.Millisecond)
-		return nil
-	}, func(d int) { dones = append(dones, d) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls != 5 {
-		t.Errorf("got %d calls, want 5 (1 warm-up + 4 timed)", calls)
-	}
-	if got, want := fmt.Sprint(dones), "[1 2 3 4 5]"; got != want {
-		t.Errorf("progress calls %s, want %s", got, want)
-	}
-	if len(tm.Samples) != 4 || !(tm.Min <= tm.Median && tm.Median <= tm.Max) || tm.Min < 0.002 {
-		t.Errorf("timing %+v: want 4 samples ≥ 2ms with min ≤ median ≤ max", tm)
-	}
-	boom := errors.New("boom")
-	if _, err := Measure(context.Background(), 3, func(context.Context) error { return boom }, nil); !errors.Is(err, boom) {
-		t.Errorf("got %v, want boom", err)
-	}
-}
-
-func TestMedian(t *testing.T) {
-	for _, tt := range []struct {
-		in   []float64
-		want float64
-	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := Median(tt.in); got != tt.want {
-			t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
 // The ragged sizes for the packed rungs, checked against gonum's Dgemm: none is a multiple of
 // any tile (MR 4 or 6, NR 4 to 32, KC 256, MC 96).
 func TestPackedRaggedSizes(t *testing.T) {
@@ -225,8 +165,8 @@ func TestPackedRaggedSizes(t *testing.T) {
 		kern, _ := Lookup(CPU(), name)
 		for _, n := range []int{1, 7, 33, 1000, 1023} {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
-				checkKernel(t, name, kern.F32, n, n, n, Tolerance("float32"))
-				checkKernel(t, name, kern.F64, n, n, n, Tolerance("float64"))
+				checkKernel(t, name, kern.F32, n, n, n, numeric.Tolerance("float32"))
+				checkKernel(t, name, kern.F64, n, n, n, numeric.Tolerance("float64"))
 			})
 		}
 	}
@@ -270,12 +210,12 @@ func FuzzPacked(f *testing.F) {
 			rng := rand.New(rand.NewPCG(uint64(m), uint64(n)))
 			M, N, K := int(m), int(n), int(k)
 			a, b, c := make([]float32, M*K), make([]float32, K*N), make([]float32, M*N)
-			Random(rng, a)
-			Random(rng, b)
+			numeric.Random(rng, a)
+			numeric.Random(rng, b)
 			if err := kern.F32(context.Background(), c, a, b, M, N, K, Options{Threads: int(threads%4) + 1}); err != nil {
 				t.Fatal(err)
 			}
-			if rel := errAgainstAbs(c, reference(a, b, M, N, K), reference(abs(a), abs(b), M, N, K)); rel > Tolerance("float32") {
+			if rel := errAgainstAbs(c, reference(a, b, M, N, K), reference(abs(a), abs(b), M, N, K)); rel > numeric.Tolerance("float32") {
 				t.Fatalf("%s %dx%dx%d: error %g of the size of |A|·|B|", name, M, N, K, rel)
 			}
 		}

@@ -1,80 +1,23 @@
 package kernels
 
 import (
-	"math"
-	"runtime"
 	"testing"
+
+	"github.com/gpuplayground/playground/estimate"
 )
-
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
-
-// A kernel's estimate is its measured cost per multiply-add times n³: exactly at a calibration point,
-// interpolated in log n between two, the end points' beyond the ladder.
-func TestKernelSecondsFromPoints(t *testing.T) {
-	r := &Rates{Procs: 1, Kernels: map[string][]Point{
-		"ikj/float32": {{N: 64, SPF: 1e-9}, {N: 256, SPF: 4e-9}},
-	}}
-	for _, tt := range []struct {
-		n   int
-		spf float64
-	}{{16, 1e-9}, {64, 1e-9}, {128, 2e-9}, {256, 4e-9}, {4096, 4e-9}} {
-		want := tt.spf * math.Pow(float64(tt.n), 3)
-		if got := r.KernelSeconds("ikj", tt.n, "float32", 1); !near(got, want) {
-			t.Errorf("n=%d: %g s, want %g", tt.n, got, want)
-		}
-	}
-	if got := r.KernelSeconds("ikj", 64, "float64", 1); got != 0 {
-		t.Errorf("no float64 rates: %g, want 0", got)
-	}
-}
-
-// Naive is priced from its odd series at sizes whose row stride is not a multiple of 2 KiB, and from
-// the power-of-two series at those that are.
-func TestNaiveAliasingSeries(t *testing.T) {
-	r := &Rates{Kernels: map[string][]Point{
-		"naive/float32":     {{N: 1024, SPF: 10e-9}},
-		"naive/float32/odd": {{N: 992, SPF: 1e-9}},
-	}}
-	if !AliasFree(1000, "float32") || AliasFree(1024, "float32") || AliasFree(512, "float32") || AliasFree(256, "float64") {
-		t.Fatalf("AliasFree: wrong classes")
-	}
-	slow, fast := r.KernelSeconds("naive", 1024, "float32", 1), r.KernelSeconds("naive", 1000, "float32", 1)
-	if !near(slow, 10e-9*1024*1024*1024) || !near(fast, 1e-9*1000*1000*1000) {
-		t.Errorf("naive 1024: %g s, 1000: %g s", slow, fast)
-	}
-}
-
-// The parallel kernels' time scales with the cores they get against those they were measured with.
-func TestParallelScalesWithThreads(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("one CPU")
-	}
-	r := &Rates{Procs: 2, Kernels: map[string][]Point{"parallel/float64": {{N: 64, SPF: 1e-9}}, "gonum/float64": {{N: 64, SPF: 1e-9}}}}
-	one, two := r.KernelSeconds("parallel", 64, "float64", 1), r.KernelSeconds("parallel", 64, "float64", 2)
-	if !near(one, 2*two) {
-		t.Errorf("1 thread %g s, 2 threads %g s: want twice", one, two)
-	}
-	if many := r.KernelSeconds("parallel", 64, "float64", 1000); !near(many, two) {
-		t.Errorf("1000 threads on %d CPUs: %g s, want the 2-thread %g", runtime.NumCPU(), many, two)
-	}
-	if a, b := r.KernelSeconds("gonum", 64, "float64", 1), r.KernelSeconds("gonum", 64, "float64", 2); a != b {
-		t.Errorf("gonum ignores threads: %g vs %g", a, b)
-	}
-}
 
 // Until a calibration is installed, every CPU kernel is priced from the embedded defaults, in both
 // precisions and at every size a cell may ask for; installed rates replace them, and nil restores them.
 func TestDefaultsAndInstalledRates(t *testing.T) {
-	t.Cleanup(func() { SetRates(nil) })
-	SetRates(nil)
-	if Calibrated() || CurrentRates().Source != "defaults" {
-		t.Fatalf("before calibration: %q", CurrentRates().Source)
+	c := &estimate.Current{}
+	if c.Calibrated() || c.Get().Source != "defaults" {
+		t.Fatalf("before calibration: %q", c.Get().Source)
 	}
 	for _, k := range CPU() {
 		for _, dt := range []string{"float32", "float64"} {
 			prev := 0.0
 			for _, n := range []int{1, 16, 100, 1000, 4096} {
-				s := k.EstimateSeconds(n, dt, 2)
+				s := k.EstimateSeconds(c.Get(), n, dt, 2)
 				if !(s > 0) || s < prev {
 					t.Errorf("%s %s n=%d: default estimate %g s (previous size %g)", k.Name, dt, n, s, prev)
 				}
@@ -83,52 +26,21 @@ func TestDefaultsAndInstalledRates(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"naive", "coalesced", "smem", "regblock"} {
-		if DefaultRates().SIMTSeconds(k, 64) <= 0 {
+		if estimate.Defaults().SIMTSeconds(k, 64) <= 0 {
 			t.Errorf("no default SIMT rate for %s", k)
 		}
 	}
-	if s := DefaultRates().Systolic; s.PE <= 0 || s.AnimPE <= 0 || s.AnimatedN == 0 {
+	if s := estimate.Defaults().Systolic; s.PE <= 0 || s.AnimPE <= 0 || s.AnimatedN == 0 {
 		t.Errorf("default systolic rates %+v", s)
 	}
-	mine := &Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]Point{"tiled/float32": {{N: 8, SPF: 1}}}}
-	SetRates(mine)
+	mine := &estimate.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]estimate.Point{"tiled/float32": {{N: 8, SPF: 1}}}}
+	c.Set(mine)
 	tiled, _ := Lookup(CPU(), "tiled")
-	if got := tiled.EstimateSeconds(2, "float32", 1); got != 8 || !Calibrated() {
+	if got := tiled.EstimateSeconds(c.Get(), 2, "float32", 1); got != 8 || !c.Calibrated() {
 		t.Errorf("with installed rates: %g s, want 8", got)
 	}
-	SetRates(nil)
-	if CurrentRates() != DefaultRates() {
-		t.Errorf("SetRates(nil) did not restore the defaults")
-	}
-}
-
-// A kernel that cannot run here costs nothing, whatever its rates.
-func TestUnavailableCostsNothing(t *testing.T) {
-	for _, k := range GPU("no CUDA device (test)") {
-		if s := k.EstimateSeconds(4096, "float32", 1); s != 0 {
-			t.Errorf("%s: %g s", k.Name, s)
-		}
-	}
-}
-
-// The SIMT emulator's cost grows as its fitted power of n from the calibration size; the
-// systolic simulator's with cycles, PEs and animation.
-func TestSimulatorRates(t *testing.T) {
-	r := &Rates{SIMT: map[string]float64{"naive": 1e-7}, SIMTN: map[string]int{"naive": 64}, SIMTExp: map[string]float64{"naive": 2.5},
-		Systolic: SystolicRates{Cycle: 1e-6, PE: 1e-9, AnimCycle: 2e-6, AnimPE: 1e-8, AnimatedN: 16}}
-	if got, want := r.SIMTSeconds("naive", 64), 1e-7*64*64*64; !near(got, want) {
-		t.Errorf("at calibration: %g, want %g", got, want)
-	}
-	if got, want := r.SIMTSeconds("naive", 256), 1e-7*64*64*64*math.Pow(4, 2.5); !near(got, want) {
-		t.Errorf("above calibration: %g, want %g", got, want)
-	}
-	if got := r.SIMTSeconds("smem", 64); got != 0 {
-		t.Errorf("unknown kernel: %g", got)
-	}
-	if got, want := r.SystolicSeconds(128, 1000, false), 1000*(1e-6+1e-9*128*128); !near(got, want) {
-		t.Errorf("systolic: %g, want %g", got, want)
-	}
-	if got, want := r.SystolicSeconds(16, 1000, true), 1000*(2e-6+1e-8*256); !near(got, want) {
-		t.Errorf("animated systolic: %g, want %g", got, want)
+	c.Set(nil)
+	if c.Get() != estimate.Defaults() {
+		t.Errorf("Set(nil) did not restore the defaults")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -115,7 +115,7 @@ func actions(k cells.Kind) []string {
 func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
 	tb.Helper()
 	env := cells.Env{
-		Kernels:  append(kernels.CPU(), kernels.GPU("no CUDA device: libcuda.so.1 not found (test)")...),
+		Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found (test)")...),
 		Limits:   harness.DefaultLimits(),
 		GPU:      noGPU{nvrtc: nv},
 		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
@@ -223,7 +223,7 @@ func browserKernels(c lessons.Cell) []string {
 // (gpu/nvidia/ladder.go), and checks every lesson cell against the default run time limit at
 // start-up: the estimates must not make it refuse its own lessons.
 func TestLessonsFitTheRunLimitWithGPUEstimates(t *testing.T) {
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: harness.DefaultLimits(), GPU: noGPU{}, Roofline: &peaks.Cache{}}
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: noGPU{}, Roofline: &peaks.Cache{}}
 	if _, err := lessons.Load(lessons.Embedded, builtin.Kinds(env)); err != nil {
 		t.Fatalf("with the GPU kernels' estimates a GPU server would not start: %v", err)
 	}

@@ -134,7 +134,7 @@ func finite(x float64) float64 {
 
 // MatmulTolerance is the largest relative Frobenius error accepted for a length-k dot-product
 // result (C = A·B with k = n) computed in p from inputs in [-1, 1): the float32 and float64 bounds of
-// kernels.Tolerance (1e-4, 1e-12), or 4·√k·u where that is larger. The worst-case bound of a dot
+// numeric.Tolerance (1e-4, 1e-12), or 4·√k·u where that is larger. The worst-case bound of a dot
 // product is |error| ≤ γ_k·Σ|a||b| with γ_k = k·u/(1 − k·u) (Higham, §3.1); rounding errors of
 // random sign grow like √k·u (Higham and Mary, "A New Approach to Probabilistic Rounding Error
 // Analysis", SIAM J. Sci. Comput. 41(5), 2019), and the factor 4 is the margin. So fp16 and tf32 at

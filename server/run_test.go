@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/calibrate"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -86,17 +86,16 @@ func TestCalibrationIsTheFirstJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := *kernels.DefaultRates()
+	kept := *estimate.Defaults()
 	kept.Source, kept.Measured = "calibrated", time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	if err := calibrate.Save(path, &kept); err != nil {
 		t.Fatal(err)
 	}
-	defer kernels.SetRates(nil)
 	var out strings.Builder
 	var mu sync.Mutex
 	cfg := probeConfig(t)
 	cfg.Calibrate, cfg.Out = true, writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
-	_, base := startServer(t, cfg)
+	srv, base := startServer(t, cfg)
 	ws := dial(t, base)
 	if err := ws.WriteJSON(probeMsg("after", "rows: 1")); err != nil {
 		t.Fatal(err)
@@ -105,8 +104,8 @@ func TestCalibrationIsTheFirstJob(t *testing.T) {
 	mu.Lock()
 	got := out.String()
 	mu.Unlock()
-	if !strings.Contains(got, "run estimates use this machine's rates measured 2026-11-22T03:00:00Z") || kernels.CurrentRates().Source != "calibrated" {
-		t.Errorf("output %q, rates %q; want the kept rates installed", got, kernels.CurrentRates().Source)
+	if !strings.Contains(got, "run estimates use this machine's rates measured 2026-11-22T03:00:00Z") || srv.rates.Get().Source != "calibrated" {
+		t.Errorf("output %q, rates %q; want the kept rates installed", got, srv.rates.Get().Source)
 	}
 }
 

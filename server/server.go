@@ -27,6 +27,7 @@ import (
 	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -103,7 +104,7 @@ type Config struct {
 	FreeSpace func(dir string) (free, total uint64, err error)
 	// Calibrate measures (or loads from the user cache, keyed by CPU and binary) the rates behind
 	// every run estimate as the run queue's first job at start-up (package calibrate; a few
-	// seconds). Off, estimates use kernels.DefaultRates. cmd/playground turns it on; tests leave it off.
+	// seconds). Off, estimates use estimate.Defaults. cmd/playground turns it on; tests leave it off.
 	Calibrate bool
 	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
 	// add their own. The server knows kinds only through it.
@@ -260,6 +261,9 @@ type Server struct {
 	gpu     *gpu.Machine
 	// roof holds this machine's roofline ceilings, measured by the first run that needs them.
 	roof *peaks.Cache
+	// rates price runs before they run: the defaults until the calibration job installs this
+	// machine's (Config.Calibrate).
+	rates *estimate.Current
 
 	shares *shares
 	store  *store.Store
@@ -299,6 +303,7 @@ func New(cfg Config) (*Server, error) {
 		machine:    machineSummary(),
 		gpu:        &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
 		roof:       &peaks.Cache{Options: cfg.Roofline},
+		rates:      &estimate.Current{},
 		shares:     newShares(cfg),
 		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
@@ -312,9 +317,10 @@ func New(cfg Config) (*Server, error) {
 	// GPU kernels are known to every cell: measured by the worker where there is a device, and
 	// otherwise each reports why it did not run.
 	env := cells.Env{
-		Kernels:  append(kernels.CPU(), kernels.GPU(s.gpu.Unavailable())...),
+		Kernels:  append(kernels.CPU(), nvidia.GEMMs(s.gpu.Unavailable())...),
 		Limits:   harness.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
 		GPU:      s.gpu,
+		Rates:    s.rates,
 		Roofline: s.roof,
 		Noise:    cfg.Noise,
 	}
@@ -633,7 +639,7 @@ func (s *Server) calibrate(ctx context.Context) {
 	if err != nil {
 		path = ""
 	}
-	r, measured, err := calibrate.Ensure(ctx, path, calibrate.Options{MaxN: s.cfg.MaxN, RunTimeout: s.cfg.RunTimeout})
+	r, measured, err := calibrate.Ensure(ctx, path, s.rates, calibrate.Options{MaxN: s.cfg.MaxN, RunTimeout: s.cfg.RunTimeout})
 	switch {
 	case err != nil:
 		log.Printf("calibration: %v; run estimates use the built-in rates", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // loadPTX parses the embedded PTX of matmul.cu for a virtual architecture.
@@ -111,8 +112,8 @@ func TestLadderKernelsMatchGonum(t *testing.T) {
 				}
 				got, cnt := runMatmul(t, m, k, arch, n, a, b, round)
 				want := reference(t, a, b, n)
-				if e := kernels.RelFrobenius(got, want); e > kernels.Tolerance("float32") {
-					t.Errorf("compute_%d %s n=%d: relative error %g over %g", arch, k.Name, n, e, kernels.Tolerance("float32"))
+				if e := numeric.RelFrobenius(got, want); e > numeric.Tolerance("float32") {
+					t.Errorf("compute_%d %s n=%d: relative error %g over %g", arch, k.Name, n, e, numeric.Tolerance("float32"))
 				}
 				if cnt.ThreadInstructions == 0 {
 					t.Errorf("compute_%d %s n=%d: no instructions counted", arch, k.Name, n)

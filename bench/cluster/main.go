@@ -26,6 +26,7 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/server"
@@ -70,7 +71,7 @@ func main() {
 // first-event latency that NATS adds.
 func run(workerList string, slots, runs, rounds, latencyRuns int) error {
 	ctx := context.Background()
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("no CUDA device (bench)")...), Limits: harness.DefaultLimits()}
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (bench)")...), Limits: harness.DefaultLimits()}
 	kinds := builtin.Kinds(env)
 	fmt.Printf("%s, %d logical CPUs, %s, %s, -slots %d\n", cpu(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"), slots)
 	fmt.Println("| workers | runs | runs per minute (median of rounds) | rounds |")

@@ -26,6 +26,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -96,13 +97,13 @@ func main() {
 	fmt.Println("| kernel | dtype | n | `go test -bench` GFLOP/s | server GFLOP/s | server / bench (median of pairs) | within ±10% |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, k := range keys {
-		ratio := kernels.Median(ratios[k])
+		ratio := numeric.Median(ratios[k])
 		ok := "yes"
 		if ratio < 0.9 || ratio > 1.1 {
 			ok = "**no**"
 		}
 		fmt.Printf("| %s | %s | %d | %.2f | %.2f | %.3f | %s |\n", k.kernel, k.dtype, k.n,
-			kernels.Median(bench[k]), kernels.Median(served[k]), ratio, ok)
+			numeric.Median(bench[k]), numeric.Median(served[k]), ratio, ok)
 	}
 }
 

@@ -6,7 +6,7 @@
 // over -max-point are skipped, so the sweep stays within a few minutes.
 //
 //	go run ./bench/estimates [-max-point 15s] [-kinds matmul,simt,systolic] [-large] [-kernels gonum] [-dtypes float64] [-repeats 1]
-//	go run ./bench/estimates -write-defaults kernels/default_rates.json
+//	go run ./bench/estimates -write-defaults estimate/default_rates.json
 package main
 
 import (
@@ -27,11 +27,13 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 func main() {
@@ -59,8 +61,9 @@ func main() {
 		}
 		return
 	}
-	kernels.SetRates(r)
-	env := cells.Env{Kernels: kernels.CPU(), Limits: harness.DefaultLimits(), GPU: &gpu.Machine{Report: nvidia.Report{Unavailable: "no CUDA device (bench)"}},
+	rates := &estimate.Current{}
+	rates.Set(r)
+	env := cells.Env{Kernels: kernels.CPU(), Limits: harness.DefaultLimits(), Rates: rates, GPU: &gpu.Machine{Report: nvidia.Report{Unavailable: "no CUDA device (bench)"}},
 		Roofline: &peaks.Cache{}}
 	sw := &sweep{ctx: ctx, maxPoint: *maxPoint, ratios: map[string][]float64{}}
 	if strings.Contains(*kinds, "matmul") {
@@ -70,14 +73,14 @@ func main() {
 		sw.simt(env)
 	}
 	if strings.Contains(*kinds, "systolic") {
-		sw.systolic()
+		sw.systolic(rates)
 	}
 	sw.printSummary()
 }
 
 // writeDefaultRates raises every cost in r by half (slow) and writes r as indented JSON to path: the
 // default rates, for machines that have not calibrated.
-func writeDefaultRates(r *kernels.Rates, path string) error {
+func writeDefaultRates(r *estimate.Rates, path string) error {
 	slow(r, 1.5)
 	data, _ := json.MarshalIndent(r, "", " ")
 	return os.WriteFile(path, append(data, '\n'), 0o644)
@@ -151,12 +154,12 @@ func (s *sweep) simt(env cells.Env) {
 	}
 }
 
-// systolic sweeps systolic cells: array sizes 4 to 256 on a range of shapes, two of them animated.
-func (s *sweep) systolic() {
+// systolic sweeps systolic cells, priced from rates: array sizes 4 to 256 on a range of shapes, two of them animated.
+func (s *sweep) systolic(rates *estimate.Current) {
 	for _, c := range [][4]int{{4, 64, 64, 64}, {8, 256, 256, 256}, {16, 256, 256, 256}, {16, 1024, 512, 512}, {32, 512, 512, 512},
 		{64, 1024, 512, 512}, {128, 512, 512, 512}, {256, 512, 256, 256}, {256, 1024, 256, 512},
 		{8, 1024, 512, 512}, {4, 1024, 1024, 256}} { // the last two: animated, near the work limit
-		s.point(fmt.Sprintf("systolic array %d", c[0]), systolic.Kind{}, fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
+		s.point(fmt.Sprintf("systolic array %d", c[0]), systolic.Kind{Rates: rates}, fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
 	}
 }
 
@@ -170,12 +173,12 @@ func (s *sweep) printSummary() {
 	sort.Strings(groups)
 	for _, g := range groups {
 		rs := s.ratios[g]
-		fmt.Printf("%-32s %5.2f  [%5.2f, %5.2f]  (%d points)\n", g, kernels.Median(rs), slices.Min(rs), slices.Max(rs), len(rs))
+		fmt.Printf("%-32s %5.2f  [%5.2f, %5.2f]  (%d points)\n", g, numeric.Median(rs), slices.Min(rs), slices.Max(rs), len(rs))
 	}
 }
 
 // slow multiplies every cost in r by f.
-func slow(r *kernels.Rates, f float64) {
+func slow(r *estimate.Rates, f float64) {
 	for key, pts := range r.Kernels {
 		for i := range pts {
 			pts[i].SPF *= f

@@ -30,6 +30,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // torchScript times torch.matmul in FP32 with TF32 off, with CUDA events after warm-up, and prints one
@@ -91,7 +92,7 @@ func main() {
 		if *python != "" {
 			order = append(order, "torch.matmul")
 		}
-		base := kernels.Median(m.seconds["cublas"])
+		base := numeric.Median(m.seconds["cublas"])
 		for _, k := range order {
 			fmt.Println(m.row(k, base, peak, hasPeak))
 		}
@@ -149,7 +150,7 @@ func measureSize(ctx context.Context, sup *gpu.Supervisor, names []string, n, ro
 			if err != nil {
 				return m, err
 			}
-			m.seconds["torch.matmul"] = append(m.seconds["torch.matmul"], kernels.Median(ts))
+			m.seconds["torch.matmul"] = append(m.seconds["torch.matmul"], numeric.Median(ts))
 		}
 	}
 	return m, nil
@@ -161,7 +162,7 @@ func measureSize(ctx context.Context, sup *gpu.Supervisor, names []string, n, ro
 func (m sizeResult) row(k string, base, peak float64, hasPeak bool) string {
 	flops := kernels.FLOPs(m.n, m.n, m.n)
 	ts := m.seconds[k]
-	med := kernels.Median(ts)
+	med := numeric.Median(ts)
 	row := fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | ", k, m.n, flops/slices.Max(ts)/1e12, flops/med/1e12, flops/slices.Min(ts)/1e12)
 	if base > 0 {
 		row += fmt.Sprintf("%.0f%% | ", 100*base/med)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"golang.org/x/sys/cpu"
 )
 
@@ -84,12 +85,12 @@ func main() {
 			ref := 0.0
 			for name, g := range samples {
 				if strings.HasPrefix(name, "OpenBLAS") && strings.HasSuffix(name, "2 thread(s)") {
-					ref = max(ref, kernels.Median(g))
+					ref = max(ref, numeric.Median(g))
 				}
 			}
 			for _, name := range order {
 				g := samples[name]
-				med := kernels.Median(g)
+				med := numeric.Median(g)
 				fmt.Printf("| %s | %d | %.1f | %.1f | %.1f | %.2f |\n", name, n, slices.Min(g), med, slices.Max(g), med/ref)
 			}
 		}
@@ -102,16 +103,16 @@ func measure(k kernels.Kernel, dtype string, n, repeats int) []float64 {
 	var run func(context.Context) error
 	if dtype == "float64" {
 		a, b, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
-		kernels.Random(rng, a)
-		kernels.Random(rng, b)
+		numeric.Random(rng, a)
+		numeric.Random(rng, b)
 		run = func(ctx context.Context) error { return k.F64(ctx, c, a, b, n, n, n, kernels.Options{}) }
 	} else {
 		a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-		kernels.Random(rng, a)
-		kernels.Random(rng, b)
+		numeric.Random(rng, a)
+		numeric.Random(rng, b)
 		run = func(ctx context.Context) error { return k.F32(ctx, c, a, b, n, n, n, kernels.Options{}) }
 	}
-	t, err := kernels.Measure(context.Background(), repeats, run, nil)
+	t, err := numeric.Measure(context.Background(), repeats, run, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,5 +15,5 @@ import (
 
 // Kinds returns every cell kind, for env.
 func Kinds(env cells.Env) []cells.Kind {
-	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{}, roofline.New(env), allreduce.Kind{}, budget.New(env)}
+	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{Rates: env.Rates}, roofline.New(env), allreduce.Kind{}, budget.New(env)}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
@@ -177,7 +177,7 @@ func (r *run) Estimate() time.Duration {
 		}
 		return est
 	}
-	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second))
 	_, emulated := r.split()
 	if r.env.GPU.Unavailable() == "" {
 		emulated = nil // measured on the GPU; only the custom kernel is also emulated, for its counts
@@ -185,7 +185,7 @@ func (r *run) Estimate() time.Duration {
 	for _, n := range r.spec.Sizes {
 		est += r.customEstimate(n)
 		for _, k := range emulated {
-			est += emulate.Estimate(k, n)
+			est += emulate.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	return est
@@ -208,7 +208,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if len(measured.Kernels) == 0 {
 			parts = 1
 		}
-		if err := harness.Run(ctx, measured, env, &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
+		if err := harness.Run(ctx, measured, env, &kernelcell.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
 			return err
 		}
 		return r.emulate(ctx, cells.Stage(e, parts-1, parts), emulated, ptx)
@@ -243,7 +243,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 // at every size, as rows of the emulated table.
 func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) error {
 	if r.spec.Problem.Name == "matmul" {
-		_, err := matmul.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+		_, err := kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 		return err
 	}
 	return emulateProblem(ctx, e, r.spec, r.custom(ptx))
@@ -290,7 +290,7 @@ func (r *run) Exclusive() bool {
 		return true
 	}
 	measured, _ := r.split()
-	return matmul.MeasuresHere(measured.Kernels, r.env.Kernels)
+	return kernelcell.MeasuresHere(measured.Kernels, r.env.Kernels)
 }
 
 // customEstimate is the learner's kernel's emulation at n, priced with the grid its formulas give.
@@ -299,7 +299,7 @@ func (r *run) customEstimate(n int) time.Duration {
 	if err != nil {
 		return 0 // the run fails at once
 	}
-	return emulate.EstimateProblem(r.spec.Problem, n, g[0]*g[1]*g[2])
+	return emulate.EstimateProblem(r.env.Rates.Get(), r.spec.Problem, n, g[0]*g[1]*g[2])
 }
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/sim/datasheet"
@@ -15,8 +15,8 @@ import (
 // results is the sink of the measured runs: matmul's results table and GFLOP/s chart, or for
 // another problem the same table and a chart in the problem's own rate (GB/s: its minimal bytes
 // over the median time).
-func (r *run) results(e cells.Emitter) *matmul.Results {
-	res := &matmul.Results{E: e, Machine: r.env.Machine}
+func (r *run) results(e cells.Emitter) *kernelcell.Results {
+	res := &kernelcell.Results{E: e, Machine: r.env.Machine}
 	p := r.spec.Problem
 	if p.Name == "matmul" {
 		return res
@@ -37,7 +37,7 @@ func (r *run) results(e cells.Emitter) *matmul.Results {
 // limit for the problem is an info note (as matmul's), a fault or a launch error an error note.
 func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n int) (emulate.Request, error)) error {
 	g := datasheet.Or(s.GPU)
-	e.Table(emulate.ProblemTable(g.Name, s.Problem.Rate))
+	e.Table(kernelcell.ProblemTable(g.Name, s.Problem.Rate))
 	for i, n := range s.Sizes {
 		if n > s.Problem.SampledN {
 			e.Note("info", fmt.Sprintf("custom at n=%d: not emulated: %v", n, emulate.TooLarge(s.Problem, n)))
@@ -56,7 +56,7 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 		if err != nil {
 			e.Note("error", s.cellLines(emulate.Failure("custom", n, err)))
 		} else {
-			e.Row(emulate.Row(res))
+			e.Row(kernelcell.EmulatedRow(res))
 		}
 		for _, f := range res.Notes { // uninitialised reads: the run went on
 			e.Note("warning", s.cellLines(fmt.Sprintf("custom at n=%d, in the virtual GPU: %v", n, f)))

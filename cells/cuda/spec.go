@@ -12,7 +12,8 @@ import (
 	"slices"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/launch"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
@@ -28,7 +29,7 @@ import (
 //	kernel: my_matmul                   # the extern "C" __global__ function to launch
 //	problem: matmul                     # matmul | transpose | reduce | histogram | softmax | scan
 //	block: [16, 16]                     # threads per block (x, y, z)
-//	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see Formula)
+//	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see launch.Formula)
 //	shared_bytes: "16*16*4"             # dynamic (extern __shared__) bytes per block, a formula in n
 //	sizes: [256, 512]
 //	dtype: float32                      # float32 | float64
@@ -42,10 +43,10 @@ type Spec struct {
 	Kernel  string
 	Problem *problems.Problem
 	Block   [3]int
-	Grid    Launch
+	Grid    launch.Shape
 	// Shared is the dynamic shared memory per block in bytes, a formula in n (nil: none), written on
 	// sharedLine.
-	Shared     *Formula
+	Shared     *launch.Formula
 	sharedLine int
 	Sizes      []int
 	DType      string
@@ -101,7 +102,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if err != nil {
 		return Spec{}, err
 	}
-	s := Spec{DType: "float32", Repeats: matmul.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: Launch{Key: "grid", Src: [3]string{"1", "1", "1"}},
+	s := Spec{DType: "float32", Repeats: kernelcell.DefaultRepeats, Block: [3]int{1, 1, 1}, Grid: launch.Shape{Key: "grid", Src: [3]string{"1", "1", "1"}},
 		Source: src, SourceLine: srcLine}
 	var y source
 	if err := cells.Decode(header, &y); err != nil {
@@ -116,19 +117,19 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		}
 	}
 	if y.Grid.Line > 0 {
-		if s.Grid, err = ParseLaunch("grid", y.Grid.Line, y.Grid.V); err != nil {
+		if s.Grid, err = launch.Parse("grid", y.Grid.Line, y.Grid.V); err != nil {
 			return Spec{}, err
 		}
 	}
-	if s.DType, err = matmul.DType(y.DType); err != nil {
+	if s.DType, err = kernelcell.DType(y.DType); err != nil {
 		return Spec{}, err
 	}
 	if err := s.setProblem(y); err != nil {
 		return Spec{}, err
 	}
 	if y.Repeats.Line > 0 {
-		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > matmul.MaxRepeats {
-			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, matmul.MaxRepeats)
+		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > kernelcell.MaxRepeats {
+			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, kernelcell.MaxRepeats)
 		}
 	}
 	if s.Kernel == "" {
@@ -150,7 +151,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if s.Problem.Name != "matmul" && y.Compare.Line > 0 {
 		return Spec{}, cells.Errorf(y.Compare.Line, "compare times other matrix-multiply kernels; a %s cell compares with none", s.Problem.Name)
 	}
-	if s.Compare, err = matmul.KernelNames(y.Compare, s.DType, available, false); err != nil {
+	if s.Compare, err = kernelcell.KernelNames(y.Compare, s.DType, available, false); err != nil {
 		return Spec{}, err
 	}
 	if err := s.setSizes(y.Sizes, available, lim); err != nil {
@@ -165,7 +166,7 @@ func (s *Spec) setSizes(list cells.At[[]cells.At[int]], available []kernels.Kern
 	var err error
 	if s.Problem.Name == "matmul" {
 		// Sizes follow the matmul rules (limits, memory, duplicates); the learner's kernel runs on the GPU.
-		s.Sizes, err = matmul.Sizes(list, s.DType, lim, harness.AllOnGPU(available, s.Compare))
+		s.Sizes, err = kernelcell.Sizes(list, s.DType, lim, harness.AllOnGPU(available, s.Compare))
 	} else {
 		s.Sizes, err = problemSizes(list, s.Problem, s.DType, lim)
 	}
@@ -196,7 +197,7 @@ func (s *Spec) setProblem(y source) error {
 		}
 	}
 	if y.SharedBytes.Line > 0 {
-		if s.Shared, err = ParseFormula(y.SharedBytes.V); err != nil {
+		if s.Shared, err = launch.ParseFormula(y.SharedBytes.V); err != nil {
 			return cells.Errorf(y.SharedBytes.Line, "shared_bytes formula %q: %v (write a formula in n, like 16*16*4 or n*4)", y.SharedBytes.V, err)
 		}
 		s.sharedLine = y.SharedBytes.Line
@@ -205,13 +206,13 @@ func (s *Spec) setProblem(y source) error {
 }
 
 // problemSizes checks the sizes of a cell whose problem is not matmul: 1 to the problem's MaxN,
-// its buffers within the memory limit, none twice, at most matmul.MaxSizes of them.
+// its buffers within the memory limit, none twice, at most kernelcell.MaxSizes of them.
 func problemSizes(list cells.At[[]cells.At[int]], p *problems.Problem, dtype string, lim harness.Limits) ([]int, error) {
 	if len(list.V) == 0 {
 		return nil, cells.Errorf(list.Line, "no sizes: add `sizes: [...]`, e.g. sizes: [1024, 4096]")
 	}
-	if len(list.V) > matmul.MaxSizes {
-		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), matmul.MaxSizes)
+	if len(list.V) > kernelcell.MaxSizes {
+		return nil, cells.Errorf(list.Line, "%d sizes; a cell takes at most %d", len(list.V), kernelcell.MaxSizes)
 	}
 	var sizes []int
 	for _, item := range list.V {
@@ -271,7 +272,7 @@ func (s Spec) GridFor(n int) ([3]int, error) {
 }
 
 // gridLimits are CUDA's grid dimensions.
-var gridLimits = LaunchLimits{Max: [3]int64{maxGridX, maxGridYZ, maxGridYZ}, Unit: "blocks", API: "CUDA"}
+var gridLimits = launch.Limits{Max: [3]int64{maxGridX, maxGridYZ, maxGridYZ}, Unit: "blocks", API: "CUDA"}
 
 // SharedFor evaluates the shared_bytes formula for size n: a whole number of bytes, 0 to
 // MaxSharedBytes (0 where the cell gives none).

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/launch"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -23,7 +25,7 @@ extern "C" __global__ void my_mm(const float* A, const float* B, float* C, int M
 `
 
 func gpuAvailable() []kernels.Kernel {
-	return append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
+	return append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
 }
 
 func TestParse(t *testing.T) {
@@ -117,12 +119,12 @@ func FuzzParseCUDA(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(s.Sizes) > matmul.MaxSizes || len(s.Compare) > matmul.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Kernel) > cells.MaxValueBytes {
+		if len(s.Sizes) > kernelcell.MaxSizes || len(s.Compare) > kernelcell.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Kernel) > cells.MaxValueBytes {
 			t.Fatalf("accepted %d sizes, %d compared kernels, %d bytes of source, a kernel name of %d bytes", len(s.Sizes), len(s.Compare), len(s.Source), len(s.Kernel))
 		}
 		for i, f := range s.Grid.Src {
-			if len(f) > MaxFormulaBytes || (s.Grid.f[i] != nil && s.Grid.f[i].String() != f) {
-				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.Grid.f[i])
+			if len(f) > launch.MaxFormulaBytes || (s.Grid.Formula(i) != nil && s.Grid.Formula(i).String() != f) {
+				t.Fatalf("grid formula %d: %q, parsed as %v", i, f, s.Grid.Formula(i))
 			}
 		}
 		for _, n := range s.Sizes {

@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
@@ -30,28 +31,28 @@ var script string
 
 // Spec is a parsed `roofline` cell.
 type Spec struct {
-	matmul.Spec
+	kernelcell.Spec
 	// Predict maps kernel names to predicted GFLOP/s.
 	Predict map[string]float64
 }
 
 type source struct {
-	matmul.Source `yaml:",inline"`
-	Predict       cells.At[map[string]float64] `yaml:"predict"`
+	kernelcell.Source `yaml:",inline"`
+	Predict           cells.At[map[string]float64] `yaml:"predict"`
 }
 
 // Parse reads a `roofline` cell. Errors are *cells.SpecError values with line numbers.
-func Parse(src string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	var y source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	s, err := y.Validate(available, lim)
+	s, err := y.Validate(available, lim, rates)
 	if err != nil {
 		return Spec{}, err
 	}
-	if len(y.Predict.V) > matmul.MaxKernels {
-		return Spec{}, cells.Errorf(y.Predict.Line, "%d predictions; a cell predicts at most %d (one per kernel)", len(y.Predict.V), matmul.MaxKernels)
+	if len(y.Predict.V) > kernelcell.MaxKernels {
+		return Spec{}, cells.Errorf(y.Predict.Line, "%d predictions; a cell predicts at most %d (one per kernel)", len(y.Predict.V), kernelcell.MaxKernels)
 	}
 	r := Spec{Spec: s, Predict: y.Predict.V}
 	for _, name := range cells.Sorted(r.Predict) {
@@ -77,7 +78,7 @@ func (*Kind) Name() string   { return "roofline" }
 func (*Kind) Script() string { return script }
 
 func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
+	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits, k.env.Rates.Get())
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +91,11 @@ type run struct {
 }
 
 func (r *run) Estimate() time.Duration {
-	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
-	est := time.Duration(measured.EstimateSeconds(r.env.Kernels)*float64(time.Second)) + peaks.MeasureEstimate
+	measured, emulated := kernelcell.Split(r.spec.Spec.Spec, r.env.Kernels)
+	est := time.Duration(measured.EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second)) + peaks.MeasureEstimate
 	for _, n := range r.spec.Sizes {
 		for _, k := range emulated {
-			est += emulate.Estimate(k, n)
+			est += emulate.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	return est
@@ -130,18 +131,18 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", text)
 	}
 	dev := r.env.GPU.Device()
-	sink := &matmul.Results{E: e, Machine: r.env.Machine, Draw: func(results []harness.Result) (string, error) {
+	sink := &kernelcell.Results{E: e, Machine: r.env.Machine, Draw: func(results []harness.Result) (string, error) {
 		return Chart(peak, c, r.spec, dev, results, nil)
 	}}
-	measured, emulated := matmul.Split(r.spec.Spec.Spec, r.env.Kernels)
-	parts := matmul.Passes(measured, emulated)
+	measured, emulated := kernelcell.Split(r.spec.Spec.Spec, r.env.Kernels)
+	parts := kernelcell.Passes(measured, emulated)
 	sink.E = cells.Stage(e, 0, parts)
 	if err := harness.Run(ctx, measured, r.env.Harness(), sink); err != nil {
 		return err
 	}
 	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their
 	// counts give (FLOPs / DRAM bytes, no caches) and the GFLOP/s modelled under the datasheet roof.
-	emu, err := matmul.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	emu, err := kernelcell.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
 	if len(emu) > 0 {
 		results := sink.Measured()
 		e.Chart(func() (string, error) { return Chart(peak, c, r.spec, dev, results, emu) })
@@ -186,5 +187,5 @@ func Chart(peak float64, c peaks.Ceilings, spec Spec, device *nvidia.Device, res
 
 // Needs says the run measures on an NVIDIA GPU when it names a GPU kernel.
 func (r *run) Needs() cells.Needs {
-	return cells.Needs{GPU: matmul.NamesGPU(r.spec.Spec.Spec, r.env.Kernels)}
+	return cells.Needs{GPU: kernelcell.NamesGPU(r.spec.Spec.Spec, r.env.Kernels)}
 }

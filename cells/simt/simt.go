@@ -17,7 +17,6 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/gpuplayground/playground/vgpu/emulate"
@@ -162,16 +161,8 @@ type Result struct {
 }
 
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
-// (gpu/nvidia/ladder.go) without their "cuda-" prefix.
-func Kernels() []string {
-	var out []string
-	for _, row := range nvidia.Kernels() {
-		if row.Entry != "" {
-			out = append(out, strings.TrimPrefix(row.Name, "cuda-"))
-		}
-	}
-	return out
-}
+// (gpu/nvidia/ladder.go) without their "cuda-" prefix (emulate.Ladder).
+func Kernels() []string { return emulate.Ladder() }
 
 // Emulate runs each kernel of s in the virtual GPU from matmul.cu's PTX and passes each result to
 // emit. With s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first
@@ -267,10 +258,10 @@ type run struct {
 }
 
 // Estimate prices each kernel's emulation at the virtual GPU's rate for that kernel measured on this
-// machine (kernels.Rates.SIMTSeconds, from package calibrate; the defaults before), plus the inputs,
+// machine (estimate.Rates.SIMTSeconds, from package calibrate; the defaults before), plus the inputs,
 // the float64 reference and each result's row and chart.
 func (r *run) Estimate() time.Duration {
-	rates := kernels.CurrentRates()
+	rates := r.env.Rates.Get()
 	n := r.spec.N
 	s := rates.FillSeconds(2*n*n) + rates.KernelSeconds("gonum", n, "float64", 0)
 	for _, k := range r.spec.Kernels {

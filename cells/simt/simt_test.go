@@ -1,15 +1,14 @@
 package simt
 
 import (
-	"math"
-
 	"context"
 	"errors"
-	"github.com/gpuplayground/playground/kernels"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 )
 
 func TestParse(t *testing.T) {
@@ -117,11 +116,11 @@ func FuzzParseSIMT(f *testing.F) {
 // The estimate sums each kernel's emulation at its measured rate (plus the reference and each
 // result's row and chart), so a slow machine refuses what it cannot emulate in time.
 func TestEstimateUsesMeasuredRates(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
-	kernels.SetRates(&kernels.Rates{PointSeconds: 0.01,
+	rates := &estimate.Current{}
+	rates.Set(&estimate.Rates{PointSeconds: 0.01,
 		SIMT: map[string]float64{"naive": 1e-7, "regblock": 1e-8}, SIMTN: map[string]int{"naive": 64, "regblock": 128},
 		SIMTExp: map[string]float64{"naive": 2, "regblock": 3}})
-	run, err := (&Kind{}).Parse(cells.Cell{Source: "kernels: [naive, regblock]\nn: 128"})
+	run, err := New(cells.Env{Rates: rates}).Parse(cells.Cell{Source: "kernels: [naive, regblock]\nn: 128"})
 	if err != nil {
 		t.Fatal(err)
 	}

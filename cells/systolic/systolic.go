@@ -8,12 +8,11 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 
@@ -35,7 +34,7 @@ type Spec struct {
 const (
 	MaxArray          = 256
 	MaxDim            = 1024
-	MaxAnimatedArray  = 16
+	MaxAnimatedArray  = systolicarray.MaxAnimated
 	MaxAnimatedFrames = 300
 	maxPEWork         = 4e8
 )
@@ -89,35 +88,10 @@ func (s Spec) work() float64 {
 	return float64(st.Cycles) * float64(s.Array) * float64(s.Array)
 }
 
-// Result is a simulated product: its cycle counts, utilisation and throughput at the
-// cell's clock. Simulated, not measured. The product table shows it.
-type Result struct {
-	Array        int     `json:"array"`
-	M            int     `json:"m"`
-	N            int     `json:"n"`
-	K            int     `json:"k"`
-	Cycles       int64   `json:"cycles"`
-	WeightCycles int64   `json:"weight_cycles"`
-	Tiles        int     `json:"tiles"`
-	MACs         int64   `json:"macs"`
-	Utilisation  float64 `json:"utilisation"`
-	ClockMHz     float64 `json:"clock_mhz"`
-	// TFLOPS is 2·MACs / (Cycles / clock) / 1e12.
-	TFLOPS float64 `json:"tflops"`
-	// Correct reports C equal to gonum's product.
-	Correct bool `json:"correct"`
-	// SimulationSeconds is how long the simulation took on this CPU (measured).
-	SimulationSeconds float64 `json:"simulation_seconds"`
-}
-
-// Simulate multiplies random matrices on the simulated array, passing every cycle's state to
-// frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil frame skips them),
-// then the result to emit.
-func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(Result)) error {
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	a, b := make([]float32, s.M*s.K), make([]float32, s.K*s.N)
-	kernels.Random(rng, a)
-	kernels.Random(rng, b)
+// Simulate multiplies random matrices on the simulated array (systolicarray.Simulate), passing every
+// cycle's state to frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil
+// frame skips them), then the result to emit.
+func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(systolicarray.Result)) error {
 	var fn func(systolicarray.Frame)
 	if frame != nil && s.Array <= MaxAnimatedArray {
 		sent := 0
@@ -128,28 +102,11 @@ func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit
 			}
 		}
 	}
-	start := time.Now()
-	c, st, err := systolicarray.Multiply(ctx, s.Array, a, b, s.M, s.N, s.K, fn)
+	res, err := systolicarray.Simulate(ctx, systolicarray.Product(s), fn)
 	if err != nil {
 		return err
 	}
-	took := time.Since(start).Seconds()
-	a64, b64 := make([]float64, len(a)), make([]float64, len(b))
-	for i, v := range a {
-		a64[i] = float64(v)
-	}
-	for i, v := range b {
-		b64[i] = float64(v)
-	}
-	ref := make([]float64, s.M*s.N)
-	if err := kernels.Gonum(ctx, ref, a64, b64, s.M, s.N, s.K, kernels.Options{}); err != nil {
-		return err
-	}
-	emit(Result{
-		Array: s.Array, M: s.M, N: s.N, K: s.K, Cycles: st.Cycles, WeightCycles: st.WeightCycles, Tiles: st.Tiles,
-		MACs: st.MACs, Utilisation: st.Utilisation(s.Array), ClockMHz: s.ClockMHz, TFLOPS: st.FLOPS(s.ClockMHz*1e6) / 1e12,
-		Correct: kernels.RelFrobenius(c, ref) <= kernels.Tolerance("float32"), SimulationSeconds: took,
-	})
+	emit(res)
 	return nil
 }
 
@@ -157,26 +114,32 @@ func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit
 var script string
 
 // Kind is the systolic cell kind.
-type Kind struct{}
+type Kind struct {
+	// Rates price its runs (cells.Env.Rates); nil: estimate.Defaults.
+	Rates *estimate.Current
+}
 
 func (Kind) Name() string   { return "systolic" }
 func (Kind) Script() string { return script }
 
-func (Kind) Parse(c cells.Cell) (cells.Run, error) {
+func (k Kind) Parse(c cells.Cell) (cells.Run, error) {
 	s, err := Parse(c.Source)
 	if err != nil {
 		return nil, err
 	}
-	return run(s), nil
+	return run{s, k.Rates}, nil
 }
 
-type run Spec
+type run struct {
+	Spec
+	rates *estimate.Current
+}
 
 // Estimate prices the simulation's cycles at the systolic simulator's rate measured on this machine
-// (kernels.Rates.SystolicSeconds, from package calibrate; the defaults before): per cycle a fixed cost
+// (estimate.Rates.SystolicSeconds, from package calibrate; the defaults before): per cycle a fixed cost
 // plus one per PE, higher for animated arrays (N ≤ MaxAnimatedArray), whose state is copied every cycle.
 func (r run) Estimate() time.Duration {
-	rates := kernels.CurrentRates()
+	rates := r.rates.Get()
 	st := systolicarray.Cycles(r.Array, r.M, r.N, r.K)
 	s := rates.SystolicSeconds(r.Array, st.Cycles, r.Array <= MaxAnimatedArray) + rates.FillSeconds(r.M*r.K+r.K*r.N) + rates.PointSeconds
 	return time.Duration(s * float64(time.Second))
@@ -185,7 +148,7 @@ func (r run) Estimate() time.Duration {
 // Run simulates the product, sending the animation's frames (weights only on a tile's first cycle,
 // values to 3 decimals: they are for the eye), then the result table and the utilisation chart.
 func (r run) Run(ctx context.Context, e cells.Emitter) error {
-	return Simulate(ctx, Spec(r), func(f systolicarray.Frame) {
+	return Simulate(ctx, r.Spec, func(f systolicarray.Frame) {
 		if f.Cycle != 0 {
 			f.W = nil
 		}
@@ -197,7 +160,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 			}
 		}
 		e.Frames(f)
-	}, func(res Result) {
+	}, func(res systolicarray.Result) {
 		e.Table(cells.Table{ID: "product", Caption: "Simulated systolic array (cycle counts from the simulator, not a measured TPU)", Columns: []cells.Column{
 			{Label: "array"}, {Label: "m×n×k"}, {Label: "tiles"}, {Label: "cycles"}, {Label: "weight-load cycles"}, {Label: "MAC utilisation", Unit: "%"},
 			{Label: fmt.Sprintf("throughput at %g MHz", res.ClockMHz), Unit: "TFLOP/s"}, {Label: "check"}, {Label: "simulation", Unit: "s"}}})

@@ -1,17 +1,15 @@
 package systolic
 
 import (
-	"math"
-	"time"
-
 	"context"
 	"errors"
-	"github.com/gpuplayground/playground/kernels"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
-
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/sim/systolicarray"
 )
 
@@ -38,8 +36,8 @@ func TestParse(t *testing.T) {
 func TestSimulate(t *testing.T) {
 	s := Spec{Array: 4, M: 6, N: 5, K: 9, ClockMHz: 700}
 	frames := 0
-	var res Result
-	if err := Simulate(context.Background(), s, func(systolicarray.Frame) { frames++ }, func(r Result) { res = r }); err != nil {
+	var res systolicarray.Result
+	if err := Simulate(context.Background(), s, func(systolicarray.Frame) { frames++ }, func(r systolicarray.Result) { res = r }); err != nil {
 		t.Fatal(err)
 	}
 	cf := systolicarray.Cycles(4, 6, 5, 9)
@@ -51,7 +49,7 @@ func TestSimulate(t *testing.T) {
 	}
 	big := Spec{Array: 32, M: 8, N: 8, K: 8, ClockMHz: 700}
 	frames = 0
-	if err := Simulate(context.Background(), big, func(systolicarray.Frame) { frames++ }, func(Result) {}); err != nil || frames != 0 {
+	if err := Simulate(context.Background(), big, func(systolicarray.Frame) { frames++ }, func(systolicarray.Result) {}); err != nil || frames != 0 {
 		t.Errorf("a 32×32 array sent %d frames (%v), want none: too big to animate", frames, err)
 	}
 }
@@ -77,10 +75,10 @@ func FuzzParseSystolic(f *testing.F) {
 // The estimate is the simulator's measured rate times the cycles (animated arrays at their own,
 // higher rate), so the limits refuse what this machine cannot simulate in time.
 func TestEstimateUsesMeasuredRates(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
-	kernels.SetRates(&kernels.Rates{Systolic: kernels.SystolicRates{PE: 1e-9, AnimPE: 1e-7, AnimatedN: MaxAnimatedArray}})
+	rates := &estimate.Current{}
+	rates.Set(&estimate.Rates{Systolic: estimate.SystolicRates{PE: 1e-9, AnimPE: 1e-7, AnimatedN: MaxAnimatedArray}})
 	est := func(src string) time.Duration {
-		run, err := Kind{}.Parse(cells.Cell{Source: src})
+		run, err := Kind{Rates: rates}.Parse(cells.Cell{Source: src})
 		if err != nil {
 			t.Fatal(err)
 		}

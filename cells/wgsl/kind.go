@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 )
 
@@ -51,7 +51,7 @@ func (r *run) measured() harness.Spec {
 const compileEstimate = 2 * time.Second
 
 func (r *run) Estimate() time.Duration {
-	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels)*float64(time.Second))
+	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second))
 	for _, n := range r.spec.Sizes {
 		est += time.Duration(webgpu.EstimateSeconds(1+len(r.spec.Browser), n, r.spec.Repeats) * float64(time.Second))
 	}
@@ -102,7 +102,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if len(r.spec.Compare) > 0 && browser {
 		parts = 2
 	}
-	sink := &matmul.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
+	sink := &kernelcell.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
 	if err := harness.Run(ctx, r.measured(), r.env.Harness(), sink); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 
 // request is the browser's part: the learner's kernel, then the compared ladder kernels.
 func (r *run) request() webgpu.Request {
-	req := matmul.BrowserRequest(r.spec.Browser, r.measured())
+	req := kernelcell.BrowserRequest(r.spec.Browser, r.measured())
 	custom := webgpu.TaskKernel{Name: "custom", Source: r.spec.Source, Entry: r.spec.Entry, Workgroup: &r.spec.Workgroup}
 	req.Kernels = append([]webgpu.TaskKernel{custom}, req.Kernels...)
 	req.Transfers = r.spec.Transfers

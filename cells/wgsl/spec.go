@@ -1,5 +1,5 @@
 // Package wgsl is the `wgsl` cell kind: a learner's own WGSL compute kernel, compiled, timed and
-// checked in the learner's browser through WebGPU (package cells/webgpu), beside the server's CPU
+// checked in the learner's browser through WebGPU (package cells/shared/webgpu), beside the server's CPU
 // kernels and the WGSL ladder it is compared with.
 //
 // No compiler of the server's reads the WGSL: the browser's WebGPU compiles it, and WGSL has no
@@ -12,9 +12,9 @@ import (
 	"regexp"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/cuda"
-	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/launch"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -32,7 +32,7 @@ import (
 //	entry: matmul                            # the @compute function
 //	workgroup: [16, 16]                      # its @workgroup_size (x, y, z); also passed as the override
 //	                                         # constants wg_x, wg_y, wg_z where the WGSL declares them
-//	dispatch: ["ceil(n/16)", "ceil(n/16)"]   # workgroups per dimension, formulas in n (cuda.Formula)
+//	dispatch: ["ceil(n/16)", "ceil(n/16)"]   # workgroups per dimension, formulas in n (launch.Formula)
 //	sizes: [64, 256]
 //	repeats: 5
 //	transfers: true                          # time the upload of A and B and the read-back of C
@@ -42,7 +42,7 @@ import (
 type Spec struct {
 	Entry     string
 	Workgroup [3]int
-	Dispatch  cuda.Launch
+	Dispatch  launch.Shape
 	Sizes     []int
 	Repeats   int
 	Transfers bool
@@ -88,7 +88,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if err != nil {
 		return Spec{}, err
 	}
-	s := Spec{Repeats: matmul.DefaultRepeats, Workgroup: [3]int{1, 1, 1}, Dispatch: cuda.Launch{Key: "dispatch", Src: [3]string{"1", "1", "1"}},
+	s := Spec{Repeats: kernelcell.DefaultRepeats, Workgroup: [3]int{1, 1, 1}, Dispatch: launch.Shape{Key: "dispatch", Src: [3]string{"1", "1", "1"}},
 		Source: src, SourceLine: srcLine}
 	var y source
 	if err := cells.Decode(header, &y); err != nil {
@@ -109,7 +109,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		}
 	}
 	if y.Dispatch.Line > 0 {
-		if s.Dispatch, err = cuda.ParseLaunch("dispatch", y.Dispatch.Line, y.Dispatch.V); err != nil {
+		if s.Dispatch, err = launch.Parse("dispatch", y.Dispatch.Line, y.Dispatch.V); err != nil {
 			return Spec{}, err
 		}
 	}
@@ -117,22 +117,22 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		return Spec{}, cells.Errorf(y.DType.Line, "dtype %q: a wgsl cell computes in float32 (WGSL has no float64)", y.DType.V)
 	}
 	if y.Repeats.Line > 0 {
-		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > matmul.MaxRepeats {
-			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, matmul.MaxRepeats)
+		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > kernelcell.MaxRepeats {
+			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, kernelcell.MaxRepeats)
 		}
 	}
 	s.Transfers = y.Transfers
 	server := y.Compare
-	if server.V, s.Browser, err = matmul.BrowserKernels(y.Compare.V, "float32"); err != nil {
+	if server.V, s.Browser, err = kernelcell.BrowserKernels(y.Compare.V, "float32"); err != nil {
 		return Spec{}, err
 	}
-	if s.Compare, err = matmul.KernelNames(server, "float32", available, false); err != nil {
+	if s.Compare, err = kernelcell.KernelNames(server, "float32", available, false); err != nil {
 		return Spec{}, err
 	}
-	if s.Sizes, err = matmul.Sizes(y.Sizes, "float32", lim, harness.AllOnGPU(available, s.Compare)); err != nil {
+	if s.Sizes, err = kernelcell.Sizes(y.Sizes, "float32", lim, harness.AllOnGPU(available, s.Compare)); err != nil {
 		return Spec{}, err
 	}
-	if err := matmul.BrowserSizes(y.Sizes, []string{"custom"}); err != nil {
+	if err := kernelcell.BrowserSizes(y.Sizes, []string{"custom"}); err != nil {
 		return Spec{}, err
 	}
 	for j, n := range s.Sizes {
@@ -173,7 +173,7 @@ func (s Spec) DispatchFor(n int) ([3]int, error) {
 }
 
 // dispatchLimits are WebGPU's workgroups per dimension of a dispatch.
-var dispatchLimits = cuda.LaunchLimits{Max: [3]int64{maxWorkgroupsDim, maxWorkgroupsDim, maxWorkgroupsDim}, Unit: "workgroups", API: "WebGPU"}
+var dispatchLimits = launch.Limits{Max: [3]int64{maxWorkgroupsDim, maxWorkgroupsDim, maxWorkgroupsDim}, Unit: "workgroups", API: "WebGPU"}
 
 // compileError words the browser's compile messages as the cell's own lines: "line 12:5: error: …".
 func (s Spec) compileMessage(m webgpu.CompileMessage) string {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/cells/matmul"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
@@ -181,7 +181,7 @@ func FuzzParseWGSL(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(s.Sizes) > matmul.MaxSizes || len(s.Compare)+len(s.Browser) > matmul.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Entry) > cells.MaxValueBytes {
+		if len(s.Sizes) > kernelcell.MaxSizes || len(s.Compare)+len(s.Browser) > kernelcell.MaxKernels || len(s.Source) > MaxSourceBytes || len(s.Entry) > cells.MaxValueBytes {
 			t.Fatalf("accepted %d sizes, %d+%d compared kernels, %d bytes of source, an entry of %d bytes", len(s.Sizes), len(s.Compare), len(s.Browser), len(s.Source), len(s.Entry))
 		}
 		if inv := s.Workgroup[0] * s.Workgroup[1] * s.Workgroup[2]; inv > maxInvocations || inv < 1 {

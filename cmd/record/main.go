@@ -24,8 +24,9 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
-	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
@@ -65,7 +66,7 @@ func record(ctx context.Context, dir, only string) error {
 		return errors.New(report.Unavailable)
 	}
 	machine := &gpu.Machine{Worker: sup, Report: report}
-	env := cells.Env{Kernels: append(kernels.CPU(), kernels.GPU("")...), Limits: harness.DefaultLimits(), GPU: machine,
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: machine,
 		Roofline: &peaks.Cache{}}
 	// The recordings being replaced are not loaded: one of a changed cell would stop the load.
 	ls, err := lessons.Load(withoutRecordings{os.DirFS(dir)}, lessons.Kinds(builtin.Kinds(env)))
@@ -78,7 +79,7 @@ func record(ctx context.Context, dir, only string) error {
 			if c.Kind != "matmul" || (only != "" && !slices.Contains(wanted, c.ID)) {
 				continue
 			}
-			spec, err := matmul.Parse(c.Source, env.Kernels, env.Limits)
+			spec, err := kernelcell.Parse(c.Source, env.Kernels, env.Limits, env.Rates.Get())
 			if err != nil {
 				return err
 			}

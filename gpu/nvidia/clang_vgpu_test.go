@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/x448/float16"
 )
@@ -134,8 +135,8 @@ func TestClangLadderKernelsMatchGonum(t *testing.T) {
 				if err := kernels.Gonum(context.Background(), want, a64, b64, n, n, n, kernels.Options{}); err != nil {
 					t.Fatal(err)
 				}
-				if e := kernels.RelFrobenius(got, want); !(e <= kernels.Tolerance("float32")) {
-					t.Errorf("clang sm_%d %s n=%d: relative error %g over %g", arch, k.Name, n, e, kernels.Tolerance("float32"))
+				if e := numeric.RelFrobenius(got, want); !(e <= numeric.Tolerance("float32")) {
+					t.Errorf("clang sm_%d %s n=%d: relative error %g over %g", arch, k.Name, n, e, numeric.Tolerance("float32"))
 				}
 				if cnt.ThreadInstructions == 0 {
 					t.Errorf("clang sm_%d %s n=%d: no instructions counted", arch, k.Name, n)

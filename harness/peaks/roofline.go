@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Ceilings are a machine's measured roofs.
@@ -110,13 +111,13 @@ func Measure(ctx context.Context, o Options) (Ceilings, error) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	for _, n := range o.PeakSizes {
 		a, b, out := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-		kernels.Random(rng, a)
-		kernels.Random(rng, b)
+		numeric.Random(rng, a)
+		numeric.Random(rng, b)
 		for _, k := range kernels.CPU() {
 			if k.Name == "naive" {
 				continue // never the fastest; slow to time
 			}
-			t, err := kernels.Measure(ctx, o.Repeats, func(ctx context.Context) error {
+			t, err := numeric.Measure(ctx, o.Repeats, func(ctx context.Context) error {
 				return k.F32(ctx, out, a, b, n, n, n, kernels.Options{})
 			}, nil)
 			if err != nil {
@@ -182,7 +183,7 @@ func Triad(ctx context.Context, n, repeats int) (float64, error) {
 		wg.Wait()
 		return ctx.Err()
 	}
-	t, err := kernels.Measure(ctx, repeats, run, nil)
+	t, err := numeric.Measure(ctx, repeats, run, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 func TestMultiplyMatchesGonumAndClosedForm(t *testing.T) {
@@ -15,8 +16,8 @@ func TestMultiplyMatchesGonumAndClosedForm(t *testing.T) {
 		N, m, n, k := tt[0], tt[1], tt[2], tt[3]
 		t.Run(fmt.Sprintf("N=%d/%dx%dx%d", N, m, n, k), func(t *testing.T) {
 			a, b := make([]float32, m*k), make([]float32, k*n)
-			kernels.Random(rng, a)
-			kernels.Random(rng, b)
+			numeric.Random(rng, a)
+			numeric.Random(rng, b)
 			c, st, err := Multiply(context.Background(), N, a, b, m, n, k, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -32,7 +33,7 @@ func TestMultiplyMatchesGonumAndClosedForm(t *testing.T) {
 			if err := kernels.Gonum(context.Background(), want, a64, b64, m, n, k, kernels.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			if rel := kernels.RelFrobenius(c, want); rel > 1e-5 {
+			if rel := numeric.RelFrobenius(c, want); rel > 1e-5 {
 				t.Errorf("relative error %g", rel)
 			}
 			if cf := Cycles(N, m, n, k); st != cf {

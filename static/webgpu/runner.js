@@ -1,4 +1,4 @@
-// WebGPU runner: runs the tasks of the webgpu package (cells/webgpu/task.go, docs/protocol.md) on
+// WebGPU runner: runs the tasks of the webgpu package (cells/shared/webgpu/task.go, docs/protocol.md) on
 // the learner's own GPU, through WebGPU (https://www.w3.org/TR/webgpu/), and answers with raw
 // timings and the relative error against a float64 reference computed here. Used by the browser
 // modules of the matmul and wgsl cell kinds. Plain ES module, no dependencies.
@@ -247,7 +247,7 @@ async function timeKernel(d, k, task, inputs, signal) {
   const n = task.n;
   if (k.f16 && !d.adapter.f16) throw new Error("not run: this adapter lacks the shader-f16 feature that the f16 kernels need");
   const custom = Boolean(k.source);
-  const ld = k.ld || n; // the server sends a ladder kernel's row length and dispatch (cells/webgpu.Ladder)
+  const ld = k.ld || n; // the server sends a ladder kernel's row length and dispatch (cells/shared/webgpu.Ladder)
   let code = k.source;
   if (!custom) code = prelude(k.f16) + await ladderSource(k.name);
   const module = dev.createShaderModule({ code });

@@ -16,9 +16,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
@@ -122,27 +124,26 @@ func Emulatable(kernel string) bool {
 
 // Estimate is the estimated time of one emulation of kernel (a row of the table, or "custom") at size
 // n, from the rates measured on this machine for the virtual GPU's ladder kernels
-// (kernels.Rates.SIMTSeconds, keyed by the ladder name: cuda-naive → naive; a learner's kernel is
+// (estimate.Rates.SIMTSeconds in r, keyed by the ladder name: cuda-naive → naive; a learner's kernel is
 // priced as the naive kernel, the slowest). Above MaxN it is the sampled blocks' share of the whole
 // grid's time, plus drawing the inputs and checking the entries they wrote; 0 above MaxSampledN,
 // where nothing runs.
-func Estimate(kernel string, n int) time.Duration {
+func Estimate(r *estimate.Rates, kernel string, n int) time.Duration {
 	blocks := ((n + 15) / 16) * ((n + 15) / 16) // a custom kernel's grid, if unknown: one 16×16 tile each
 	if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
 		_, g, _ := row.Shape(n)
 		blocks = g[0] * g[1] * g[2]
 	}
-	return EstimateGrid(kernel, n, blocks)
+	return EstimateGrid(r, kernel, n, blocks)
 }
 
 // EstimateGrid is Estimate for a launch of blocks thread blocks (a learner's kernel with its own
 // grid): above MaxN only SampledBlocks of them run, so a grid of few, large blocks costs its whole
 // work.
-func EstimateGrid(kernel string, n, blocks int) time.Duration {
+func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration {
 	if n > MaxSampledN {
 		return 0
 	}
-	r := kernels.CurrentRates()
 	short := strings.TrimPrefix(kernel, "cuda-")
 	sec := r.SIMTSeconds(short, n)
 	if sec == 0 {
@@ -347,8 +348,8 @@ type launchInputs struct {
 // inputs draws A and B in [-1, 1) and lays them out for a kernel reading precision.
 func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 	in := &launchInputs{n: n, p: p, a: make([]float64, n*n), b: make([]float64, n*n), elem: 4}
-	kernels.Random(rng, in.a)
-	kernels.Random(rng, in.b)
+	numeric.Random(rng, in.a)
+	numeric.Random(rng, in.b)
 	round := func(x []float64) {
 		for i, v := range x {
 			f := float32(v)
@@ -454,7 +455,7 @@ func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	if x, ok := nonFinite(c, all(len(c))); ok {
 		return x, nil
 	}
-	return kernels.RelFrobenius(c, ref), nil
+	return numeric.RelFrobenius(c, ref), nil
 }
 
 // maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
-	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -171,17 +169,16 @@ func elemBytes(dtype string) int {
 
 // EstimateProblem is the estimated time of emulating a learner's kernel for p at n in a grid of
 // blocks thread blocks: matmul as EstimateGrid prices it; the others from p.Instructions at the
-// rate of the naive matmul kernel measured here (kernels.Rates.SIMTSeconds at n = 256, about 8·n³
+// rate of the naive matmul kernel measured here (estimate.Rates.SIMTSeconds in r at n = 256, about 8·n³
 // thread instructions), a sampled launch its share of the grid, plus drawing and checking the
 // buffers. 0 above SampledN, where nothing runs.
-func EstimateProblem(p *problems.Problem, n, blocks int) time.Duration {
+func EstimateProblem(r *estimate.Rates, p *problems.Problem, n, blocks int) time.Duration {
 	if p.Name == "matmul" {
-		return EstimateGrid("custom", n, blocks)
+		return EstimateGrid(r, "custom", n, blocks)
 	}
 	if n > p.SampledN {
 		return 0
 	}
-	r := kernels.CurrentRates()
 	perInstr := r.SIMTSeconds("naive", 256) / (8 * 256 * 256 * 256)
 	sec := p.Instructions(n) * perInstr
 	if n > p.FullN {
@@ -189,17 +186,4 @@ func EstimateProblem(p *problems.Problem, n, blocks int) time.Duration {
 	}
 	sec += r.FillSeconds(int(p.Memory(n, "float32") / 2))
 	return time.Duration(sec * float64(time.Second))
-}
-
-// ProblemTable is Table with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (Row
-// fills that column from Result.Rate).
-func ProblemTable(gpuName, unit string) cells.Table {
-	t := Table(gpuName)
-	t.Columns = slices.Clone(t.Columns)
-	for i, c := range t.Columns {
-		if c.Unit == "GFLOP/s" {
-			t.Columns[i].Unit = unit
-		}
-	}
-	return t
 }

@@ -44,35 +44,6 @@ func TestModelChargesAtomics(t *testing.T) {
 	}
 }
 
-// A row has a value per column; the atomics columns are empty without atomics and hold the
-// requests and the extra passes with them.
-func TestRowAtomicsColumns(t *testing.T) {
-	cols := Table("H100 SXM").Columns
-	at := -1
-	for i, c := range cols {
-		if c.Label == "atomic requests (global + shared)" {
-			at = i
-		}
-	}
-	if at < 0 {
-		t.Fatal("no atomic requests column")
-	}
-	r := Result{Kernel: "k", N: 64, OK: true, Model: datasheet.Model{Seconds: 1e-6, Bound: "memory"},
-		Counts: vgpu.Counts{WarpInstructions: 10, ThreadInstructions: 300}}
-	row := Row(r)
-	if got, want := len(row.Values), len(cols); got != want {
-		t.Fatalf("%d values for %d columns", got, want)
-	}
-	if got := row.Values[at]; got != "" {
-		t.Errorf("no atomics: %v in the atomics column, want empty", got)
-	}
-	r.Counts.GlobalAtomicRequests, r.Counts.GlobalAtomicPasses = 4, 4*32
-	row = Row(r)
-	if got, want := [2]any{row.Values[at], row.Values[at+1]}, [2]any{int64(4), int64(4 * 31)}; got != want {
-		t.Errorf("atomics: %v, want %v", got, want)
-	}
-}
-
 // The model's time is its largest limit, named in Bound: DRAM bytes from the cache model when the
 // counts have one, the L2's sectors, the L1/shared data pipe (named after the larger share), the
 // warp instructions at four per clock per SM, and the per-SM terms spread over no more SMs than

@@ -1,21 +1,87 @@
-package emulate
+package kernelcell
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
-// TableID is the id of the table of emulated launches.
-const TableID = "emulated"
+// Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,
+// sampled blocks up to emulate.MaxSampledN), as rows
+// of the emulated table (EmulatedTable), labelled emulated with times modelled on g; custom, if not nil, adds a
+// learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
+// run goes on.
+//
+// A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
+// GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
+func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
+	custom func(n int) (emulate.Request, error), lines func(string) string) ([]emulate.Result, error) {
+	if lines == nil {
+		lines = func(s string) string { return s }
+	}
+	if custom != nil {
+		names = append([]string{"custom"}, names...)
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	e.Table(EmulatedTable(g.Name))
+	var results []emulate.Result
+	done, total := 0, len(names)*len(sizes)
+	for _, n := range sizes {
+		if n > emulate.MaxSampledN {
+			e.Note("info", fmt.Sprintf("%s at n=%d: not emulated, over the virtual GPU's n ≤ %d", strings.Join(names, ", "), n, emulate.MaxSampledN))
+			done += len(names)
+			continue
+		}
+		for _, name := range names {
+			req := emulate.Request{Kernel: name}
+			var err error
+			if name == "custom" {
+				req, err = custom(n)
+			}
+			req.N, req.DType, req.GPU = n, dtype, g
+			var res emulate.Result
+			if err == nil {
+				res, err = emulate.Run(ctx, req)
+			}
+			if ctx.Err() != nil {
+				return results, ctx.Err()
+			}
+			if err != nil {
+				e.Note("error", lines(emulate.Failure(name, n, err)))
+			} else {
+				e.Row(EmulatedRow(res))
+				results = append(results, res)
+			}
+			for _, f := range res.Notes { // uninitialised reads: the run went on
+				e.Note("warning", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, f)))
+			}
+			if out := res.Counts.Printf; out != "" {
+				e.Text(fmt.Sprintf("printf output of %s at n=%d (virtual GPU)", name, n), lines(out))
+			}
+			done++
+			e.Progress(done, total)
+		}
+	}
+	return results, nil
+}
 
-// Table declares the table of emulated launches, its caption saying what is emulated and what is
+// EmulatedTableID is the id of the table of emulated launches.
+const EmulatedTableID = "emulated"
+
+// EmulatedTable declares the table of emulated launches, its caption saying what is emulated and what is
 // modelled on which datasheet GPU. A column that mirrors a profiler metric names it in brackets:
 // docs/vgpu-metrics.md says how each is counted and where the PTX-level count differs from the
 // SASS-level one Nsight Compute reports.
-func Table(gpuName string) cells.Table {
-	return cells.Table{ID: TableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", Arch, gpuName, CacheNote, OccupancyNote),
+func EmulatedTable(gpuName string) cells.Table {
+	return cells.Table{ID: EmulatedTableID,
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", emulate.Arch, gpuName, CacheNote, OccupancyNote),
 		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
 			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
 			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},
@@ -40,11 +106,11 @@ const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator'
 	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
 	"or a range where .maxnreg or __launch_bounds__ caps them."
 
-// Row is r as a row of Table; a relative error that is NaN or Inf says so (cells.ErrorValue). The
+// EmulatedRow is r as a row of EmulatedTable; a relative error that is NaN or Inf says so (cells.ErrorValue). The
 // atomics columns are empty for a kernel without atomics, the cache columns without a cache model
 // (a GPU without cache sizes), and
 // branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
-func Row(r Result) cells.Row {
+func EmulatedRow(r emulate.Result) cells.Row {
 	c := r.Counts
 	check := "ok"
 	if !r.OK {
@@ -74,7 +140,7 @@ func Row(r Result) cells.Row {
 	if c.Cached {
 		l1, l2, dram = c.L1HitRate(), c.L2HitRate(), float64(c.DRAMReadBytes+c.DRAMWriteBytes)/1e6
 	}
-	return cells.Row{Table: TableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, cells.ErrorValue(r.RelError), check,
+	return cells.Row{Table: EmulatedTableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, cells.ErrorValue(r.RelError), check,
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
 		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text, l1, l2, dram,
@@ -85,3 +151,16 @@ func Row(r Result) cells.Row {
 const CacheNote = "The hit rates and DRAM bytes come from a model of the caches (an L1 per block, a shared L2, least-recently-used, sizes from the datasheet: docs/vgpu-metrics.md); " +
 	"blocks run one after another, so where only some blocks ran (sampled) the L2 starts cold for them and the DRAM bytes are an upper bound. " +
 	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32 and atomics limits, the bound naming it; it has no latency term, so a launch with few warps is slower than modelled."
+
+// ProblemTable is EmulatedTable with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (EmulatedRow
+// fills that column from emulate.Result.Rate).
+func ProblemTable(gpuName, unit string) cells.Table {
+	t := EmulatedTable(gpuName)
+	t.Columns = slices.Clone(t.Columns)
+	for i, c := range t.Columns {
+		if c.Unit == "GFLOP/s" {
+			t.Columns[i].Unit = unit
+		}
+	}
+	return t
+}

@@ -1,4 +1,9 @@
-package kernels
+// Package estimate prices a run before it runs: Rates are how fast this machine does each piece of
+// work a cell's estimate counts (every CPU kernel per precision and size, the harness's per-element
+// work, the virtual GPU per ladder kernel, the systolic simulator), measured by package calibrate
+// or, until then, Defaults; Current holds the rates one machine's runs use. Estimates are guesses
+// made before running, never shown as measurements.
+package estimate
 
 import (
 	_ "embed"
@@ -6,15 +11,14 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync/atomic"
 	"time"
 )
 
 // Rates are how fast this machine runs each piece of work that a cell estimate prices: every CPU
 // kernel per precision at a ladder of sizes, the harness's per-element work, the SIMT emulator per
 // ladder kernel and the systolic simulator. Package calibrate measures them (a few seconds, inside
-// the server's run queue) and installs them with SetRates; until then estimates use DefaultRates.
-// Estimates are guesses made before running, never shown as measurements.
+// the server's run queue) and installs them in the machine's Current; until then estimates use
+// Defaults. Estimates are guesses made before running, never shown as measurements.
 type Rates struct {
 	// Source says where the rates come from: "defaults" or "calibrated".
 	Source string `json:"source"`
@@ -61,22 +65,6 @@ type SystolicRates struct {
 	AnimPE    float64 `json:"anim_pe"`
 	AnimatedN int     `json:"animated_n"`
 }
-
-var current atomic.Pointer[Rates]
-
-// CurrentRates returns the installed rates: the last SetRates, else DefaultRates.
-func CurrentRates() *Rates {
-	if r := current.Load(); r != nil {
-		return r
-	}
-	return defaultRates
-}
-
-// SetRates installs r for every estimate from now on; nil goes back to DefaultRates.
-func SetRates(r *Rates) { current.Store(r) }
-
-// Calibrated reports whether rates measured on this machine are installed.
-func Calibrated() bool { return current.Load() != nil }
 
 // KernelKey is the Rates.Kernels key of a kernel at a precision.
 func KernelKey(name, dtype string) string { return name + "/" + dtype }
@@ -163,7 +151,7 @@ func (r *Rates) SystolicSeconds(N int, cycles int64, animated bool) float64 {
 	return float64(cycles) * (s.Cycle + s.PE*pe)
 }
 
-// defaultRates.json holds DefaultRates: a calibration on a busy 2-vCPU AMD EPYC (the machine of
+// default_rates.json holds Defaults: a calibration on a busy 2-vCPU AMD EPYC (the machine of
 // docs/benchmarks.md), every cost then raised by half (go run ./bench/estimates -write-defaults).
 //
 //go:embed default_rates.json
@@ -172,13 +160,13 @@ var defaultRatesJSON []byte
 var defaultRates = func() *Rates {
 	var r Rates
 	if err := json.Unmarshal(defaultRatesJSON, &r); err != nil {
-		panic("kernels: bad default_rates.json: " + err.Error())
+		panic("estimate: bad default_rates.json: " + err.Error())
 	}
 	r.Source = "defaults"
 	return &r
 }()
 
-// DefaultRates are the rates estimates use before a calibration is installed: measured once on a
+// Defaults are the rates estimates use before a calibration is installed: measured once on a
 // 2-vCPU AMD EPYC server and made 1.5× slower, so that a faster machine is over-estimated rather than
 // a slower one under-estimated before its own calibration. They are not this machine's.
-func DefaultRates() *Rates { return defaultRates }
+func Defaults() *Rates { return defaultRates }

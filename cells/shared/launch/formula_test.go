@@ -1,4 +1,4 @@
-package cuda
+package launch
 
 import (
 	"errors"
@@ -277,12 +277,4 @@ func FuzzFormula(f *testing.F) {
 			t.Fatalf("%q at n=%d: %d/%d then %d/%d, %v", src, n, num, den, num2, den2, err)
 		}
 	})
-}
-
-func TestGroupedThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 2179072: "2,179,072", -1234567: "-1,234,567"} {
-		if got := grouped(n); got != want {
-			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package matmul
+package kernelcell
 
 import (
 	"errors"
@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 )
 
 func TestParseValid(t *testing.T) {
 	got, err := Parse("kernels: [naive, gonum]   # two\nsizes: [64, 128]\ndtype: float64\nrepeats: 3\nthreads: 2\ntransfers: true\n",
-		kernels.CPU(), harness.DefaultLimits())
+		kernels.CPU(), harness.DefaultLimits(), estimate.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestParseValid(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), harness.DefaultLimits())
+	got, err := Parse("kernels: [ikj]\nsizes: [8]", kernels.CPU(), harness.DefaultLimits(), estimate.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(tt.src, kernels.CPU(), tt.lim)
+			_, err := Parse(tt.src, kernels.CPU(), tt.lim, estimate.Defaults())
 			var se *cells.SpecError
 			if !errors.As(err, &se) {
 				t.Fatalf("got error %v, want a *cells.SpecError", err)
@@ -95,7 +97,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("kernels: {a: b}\nsizes: 3")
 	lim := harness.DefaultLimits()
 	f.Fuzz(func(t *testing.T, src string) {
-		s, err := Parse(src, kernels.CPU(), lim)
+		s, err := Parse(src, kernels.CPU(), lim, estimate.Defaults())
 		if err != nil {
 			var se *cells.SpecError
 			if !errors.As(err, &se) || se.Msg == "" {
@@ -120,7 +122,7 @@ func FuzzParse(f *testing.F) {
 		if s.DType != "float32" && s.DType != "float64" {
 			t.Fatalf("accepted dtype %q", s.DType)
 		}
-		if s.EstimateSeconds(kernels.CPU()) > lim.RunTimeout.Seconds() {
+		if s.EstimateSeconds(kernels.CPU(), estimate.Defaults()) > lim.RunTimeout.Seconds() {
 			t.Fatalf("accepted a run estimated over the time limit")
 		}
 	})
@@ -129,13 +131,13 @@ func FuzzParse(f *testing.F) {
 // Cells whose kernels all run on the GPU may go up to GPUMaxN (8192): they need no CPU reference, and
 // a GPU's kernels reach their speed only at such sizes. A CPU kernel in the cell keeps MaxN.
 func TestGPUSizeLimit(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, harness.DefaultLimits())
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
+	s, err := Parse("kernels: [cublas, cuda-regblock]\nsizes: [4096, 8192]", available, harness.DefaultLimits(), estimate.Defaults())
 	if err != nil {
 		t.Fatalf("GPU-only cell at 8192: %v", err)
 	}
 	// The float64 CPU reference at 8192 alone is estimated far over the limit; a GPU-only cell has none.
-	if est := s.EstimateSeconds(available); est > 1 {
+	if est := s.EstimateSeconds(available, estimate.Defaults()); est > 1 {
 		t.Errorf("GPU-only estimate %.0f s, want no CPU reference counted", est)
 	}
 	for _, tt := range []struct{ src, want string }{
@@ -143,7 +145,7 @@ func TestGPUSizeLimit(t *testing.T) {
 		{"kernels: [cublas]\nsizes: [16384]", "over the limit of 8192"},
 		{"kernels: [cublas]\nsizes: [8192]\ndtype: float64", "memory budget"},
 	} {
-		if _, err := Parse(tt.src, available, harness.DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Parse(tt.src, available, harness.DefaultLimits(), estimate.Defaults()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: got %v, want %q", tt.src, err, tt.want)
 		}
 	}
@@ -151,13 +153,13 @@ func TestGPUSizeLimit(t *testing.T) {
 
 // A GPU kernel that takes only float32 is refused at parse time in a float64 cell, on its line.
 func TestGPUKernelDTypes(t *testing.T) {
-	available := append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...)
-	_, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas,\n  cuda-smem]", available, harness.DefaultLimits())
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
+	_, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas,\n  cuda-smem]", available, harness.DefaultLimits(), estimate.Defaults())
 	var se *cells.SpecError
 	if !errors.As(err, &se) || se.Line != 4 || !strings.Contains(err.Error(), `kernel "cuda-smem" takes float32 matrices only, not float64`) {
 		t.Errorf("got %v, want line 4: cuda-smem takes float32 only", err)
 	}
-	if _, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas]", available, harness.DefaultLimits()); err != nil {
+	if _, err := Parse("dtype: float64\nsizes: [8]\nkernels: [gonum, cublas]", available, harness.DefaultLimits(), estimate.Defaults()); err != nil {
 		t.Errorf("cublas (DGEMM) in float64: %v", err)
 	}
 }
@@ -165,18 +167,15 @@ func TestGPUKernelDTypes(t *testing.T) {
 // The up-front refusal prices the cell with the rates measured on this machine: the same cell is
 // accepted where gonum runs fast and refused, before running, where it runs slowly.
 func TestRefusalUsesMeasuredRates(t *testing.T) {
-	t.Cleanup(func() { kernels.SetRates(nil) })
 	src := "kernels: [gonum]\nsizes: [4096]\ndtype: float64\nrepeats: 3"
-	rates := func(gflops float64) *kernels.Rates {
+	rates := func(gflops float64) *estimate.Rates {
 		spf := 2 / (gflops * 1e9) // seconds per multiply-add
-		return &kernels.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]kernels.Point{"gonum/float64": {{N: 64, SPF: spf}, {N: 4096, SPF: spf}}}}
+		return &estimate.Rates{Source: "calibrated", Procs: 1, Kernels: map[string][]estimate.Point{"gonum/float64": {{N: 64, SPF: spf}, {N: 4096, SPF: spf}}}}
 	}
-	kernels.SetRates(rates(100))
-	if _, err := Parse(src, kernels.CPU(), harness.DefaultLimits()); err != nil {
+	if _, err := Parse(src, kernels.CPU(), harness.DefaultLimits(), rates(100)); err != nil {
 		t.Fatalf("at 100 GFLOP/s: %v", err)
 	}
-	kernels.SetRates(rates(5))
-	if _, err := Parse(src, kernels.CPU(), harness.DefaultLimits()); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
+	if _, err := Parse(src, kernels.CPU(), harness.DefaultLimits(), rates(5)); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
 		t.Fatalf("at 5 GFLOP/s: %v, want refused over the limit", err)
 	}
 }
@@ -184,14 +183,14 @@ func TestRefusalUsesMeasuredRates(t *testing.T) {
 // webgpu kernels are listed beside the server's, kept apart from them (Browser), in float32 only,
 // n ≤ webgpu.MaxN; a cell may list only webgpu kernels.
 func TestBrowserKernels(t *testing.T) {
-	got, err := Parse("kernels: [ikj, webgpu-tiled, webgpu-naive-f16]\nsizes: [33, 100]\n", kernels.CPU(), harness.DefaultLimits())
+	got, err := Parse("kernels: [ikj, webgpu-tiled, webgpu-naive-f16]\nsizes: [33, 100]\n", kernels.CPU(), harness.DefaultLimits(), estimate.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(got.Kernels, ",") != "ikj" || strings.Join(got.Browser, ",") != "webgpu-tiled,webgpu-naive-f16" {
 		t.Errorf("got kernels %v, browser %v", got.Kernels, got.Browser)
 	}
-	if got, err := Parse("kernels: [webgpu-regblock]\nsizes: [4096]\n", kernels.CPU(), harness.DefaultLimits()); err != nil || len(got.Kernels) != 0 {
+	if got, err := Parse("kernels: [webgpu-regblock]\nsizes: [4096]\n", kernels.CPU(), harness.DefaultLimits(), estimate.Defaults()); err != nil || len(got.Kernels) != 0 {
 		t.Errorf("only webgpu kernels: %+v, %v", got, err)
 	}
 	for src, want := range map[string]string{
@@ -201,7 +200,7 @@ func TestBrowserKernels(t *testing.T) {
 		"kernels: [webgpu-tiled]\nsizes: [8192]\n":                      "line 2: size 8192 is over the limit of 4096 for kernels run in your browser",
 		"kernels:\n  - ikj\n  - webgpu-naive\nsizes: [1]\nrepeats: 0\n": "line 5: repeats is 0",
 	} {
-		if _, err := Parse(src, append(kernels.CPU(), kernels.GPU("no CUDA device (test)")...), harness.DefaultLimits()); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if _, err := Parse(src, append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), harness.DefaultLimits(), estimate.Defaults()); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q…", src, err, want)
 		}
 	}

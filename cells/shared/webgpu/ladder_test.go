@@ -20,7 +20,7 @@ func ladderFile(k Kernel) (path, prelude string) {
 	if k.F16 {
 		prelude = "enable f16;\nalias T = f16;\n"
 	}
-	return filepath.Join("..", "..", "static", "webgpu", base+".wgsl"), prelude
+	return filepath.Join("..", "..", "..", "static", "webgpu", base+".wgsl"), prelude
 }
 
 // Every ladder kernel has its WGSL file, with the entry point and bindings the runner uses; where

@@ -1,21 +1,8 @@
-// Package matmul is the `matmul` cell kind: a list of GEMM kernels (CPU, and GPU where the server has
-// one) timed at a list of sizes, with a results table and a GFLOP/s chart:
-//
-//	kernels: [naive, ikj, tiled, parallel, gonum]   # CPU kernels; GPU ones such as cublas too
-//	sizes: [64, 128, 256, 512]                      # square n×n×n
-//	dtype: float32                                  # float32 | float64
-//	repeats: 5                                      # timed runs per point, after a warm-up
-//	threads: 2                                      # goroutines for the parallel kernels
-//	transfers: true                                 # GPU kernels: time the PCIe copies too
-//	peak: true                                      # draw this CPU's measured peak
-//	gpu: T4                                         # datasheet GPU for emulated kernels' modelled times
-//
-// Kernels named webgpu-… (package cells/webgpu: webgpu-naive, -coalesced, -tiled, -regblock and their
-// -f16 variants) run in the learner's browser through WebGPU, after the server's kernels, within the
-// run's turn in the queue.
-//
-// It also holds the validation the `cuda` and `roofline` kinds share (kernel names, sizes).
-package matmul
+// Package kernelcell is what the kernel-timing kinds share (matmul, roofline, cuda, wgsl): the
+// kernel-cell header (kernels, sizes, dtype, repeats, threads, transfers, peak, gpu) and its
+// validation, the `results` table and chart of measured kernels, the split of a cell's kernels into
+// measured and emulated ones, and the `emulated` table of kernels run in the virtual GPU.
+package kernelcell
 
 import (
 	"fmt"
@@ -26,13 +13,15 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/webgpu"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
-// Spec is a parsed, validated `matmul` cell.
+// Spec is a parsed, validated kernel-cell header: a `matmul` cell, and the part of a `roofline`
+// cell that names kernels and sizes.
 type Spec struct {
 	harness.Spec
 	// Peak draws this CPU's measured peak on the chart, saying how it was measured.
@@ -45,7 +34,7 @@ type Spec struct {
 	Browser []string
 }
 
-// Source is a matmul cell's YAML, decoded by cells.Decode.
+// Source is a kernel-cell header's YAML (a matmul cell's whole source), decoded by cells.Decode.
 type Source struct {
 	cells.Common `yaml:",inline"`
 	Kernels      cells.At[[]cells.At[string]] `yaml:"kernels"`
@@ -73,17 +62,19 @@ const (
 	MaxSizes   = 32
 )
 
-// Parse reads and validates a `matmul` cell against the available kernels and the limits. Errors are
-// *cells.SpecError values that say what to fix.
-func Parse(src string, available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+// Parse reads and validates a `matmul` cell (a kernel-cell header) against the available kernels
+// and the limits, refusing a run that rates (the machine's estimate.Current) price over the run
+// time limit. Errors are *cells.SpecError values that say what to fix.
+func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	var y Source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	return y.Validate(available, lim)
+	return y.Validate(available, lim, rates)
 }
 
-func (y Source) Validate(available []kernels.Kernel, lim harness.Limits) (Spec, error) {
+// Validate checks y against the available kernels and the limits (see Parse).
+func (y Source) Validate(available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	s := Spec{Spec: harness.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
 	if y.GPU.Line > 0 {
@@ -122,7 +113,7 @@ func (y Source) Validate(available []kernels.Kernel, lim harness.Limits) (Spec, 
 	if points := (len(s.Kernels) + len(s.Browser)) * len(s.Sizes); points > maxPoints {
 		return Spec{}, cells.Errorf(y.Kernels.Line, "too many kernel×size points (%d); use at most %d", points, maxPoints)
 	}
-	if est := s.EstimateSeconds(available); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
+	if est := s.EstimateSeconds(available, rates); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
 		return Spec{}, &cells.SpecError{Msg: fmt.Sprintf(
 			"this run is estimated to take about %s, over the %s run time limit: use smaller sizes (the largest, n=%d, costs the most), fewer repeats, or drop the slowest kernels (naive is slowest)",
 			roundDur(est), lim.RunTimeout, maxOf(s.Sizes))}
@@ -141,7 +132,7 @@ func DType(d cells.At[string]) (string, error) {
 	return d.V, nil
 }
 
-// BrowserKernels takes the webgpu kernels (package cells/webgpu) out of a list of kernel names: it
+// BrowserKernels takes the webgpu kernels (package cells/shared/webgpu) out of a list of kernel names: it
 // returns the others, and the webgpu ones in order, each listed once and taking dtype.
 func BrowserKernels(list []cells.At[string], dtype string) (server []cells.At[string], browser []string, err error) {
 	for _, item := range list {

@@ -1,12 +1,20 @@
-package kernels
+// Package numeric holds the arithmetic every measurement of a kernel shares, whoever runs it (the
+// CPU harness, the GPU worker, the virtual GPU, the simulators): fresh random inputs, the relative
+// Frobenius error against a float64 reference and the tolerance it is held to per precision, and
+// repeated timing with its median.
+package numeric
 
 import (
 	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"time"
 )
+
+// Float is the element type of a matrix: float32 or float64.
+type Float interface{ ~float32 | ~float64 }
 
 // Timing summarises repeated timed calls of one kernel, in seconds of wall-clock time.
 type Timing struct {
@@ -90,4 +98,19 @@ func Tolerance(dtype string) float64 {
 		return 1e-12
 	}
 	return 1e-4
+}
+
+// Median returns the median of xs (the mean of the middle two for even lengths); xs is not modified.
+// It returns 0 for an empty slice.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	h := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[h]
+	}
+	return (s[h-1] + s[h]) / 2
 }

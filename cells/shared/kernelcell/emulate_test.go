@@ -1,4 +1,4 @@
-package matmul
+package kernelcell
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func TestEmulateWarnsOfUninitialisedReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 1 || res[0].OK || len(rec.RowsOf(emulate.TableID)) != 1 {
+	if len(res) != 1 || res[0].OK || len(rec.RowsOf(EmulatedTableID)) != 1 {
 		t.Fatalf("results %+v, want one wrong row", res)
 	}
 	var warned bool

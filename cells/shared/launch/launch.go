@@ -1,4 +1,7 @@
-package cuda
+// Package launch is the launch header of kernel cells: a grid (cuda) or dispatch (wgsl) written as
+// one to three integer formulas in the problem size n, parsed once and evaluated exactly per size
+// within the API's per-dimension limits.
+package launch
 
 import (
 	"fmt"
@@ -6,9 +9,9 @@ import (
 	"github.com/gpuplayground/playground/cells"
 )
 
-// Launch is a kernel launch's shape as one to three formulas in n (x, y, z): a cuda cell's grid (in
+// Shape is a kernel launch's shape as one to three formulas in n (x, y, z): a cuda cell's grid (in
 // thread blocks), a wgsl cell's dispatch (in workgroups). A dimension without a formula is 1.
-type Launch struct {
+type Shape struct {
 	// Key is the spec key the formulas came from ("grid", "dispatch"), for errors.
 	Key string
 	// Src is each formula's text, "1" where none was given.
@@ -18,17 +21,17 @@ type Launch struct {
 	lines [3]int
 }
 
-// LaunchLimits bound a Launch per dimension: 1 to Max[i] of Unit ("blocks", "workgroups"), as API
+// Limits bound a Shape per dimension: 1 to Max[i] of Unit ("blocks", "workgroups"), as API
 // ("CUDA", "WebGPU") allows.
-type LaunchLimits struct {
+type Limits struct {
 	Max       [3]int64
 	Unit, API string
 }
 
-// ParseLaunch parses the formulas fs of spec key key (written on line): 1 to 3 of them, each a
+// Parse parses the formulas fs of spec key key (written on line): 1 to 3 of them, each a
 // Formula. Errors are *cells.SpecError values on the formula's own line.
-func ParseLaunch(key string, line int, fs []cells.At[string]) (Launch, error) {
-	l := Launch{Key: key, Src: [3]string{"1", "1", "1"}, lines: [3]int{line, line, line}}
+func Parse(key string, line int, fs []cells.At[string]) (Shape, error) {
+	l := Shape{Key: key, Src: [3]string{"1", "1", "1"}, lines: [3]int{line, line, line}}
 	if len(fs) < 1 || len(fs) > 3 {
 		return l, cells.Errorf(line, "%s has %d formulas; give 1 to 3 (x, y, z)", key, len(fs))
 	}
@@ -42,9 +45,12 @@ func ParseLaunch(key string, line int, fs []cells.At[string]) (Launch, error) {
 	return l, nil
 }
 
+// Formula is dimension i's parsed formula (0: x, 1: y, 2: z), or nil where none was given.
+func (l Shape) Formula(i int) *Formula { return l.f[i] }
+
 // Eval evaluates the formulas for size n: each must give a whole number within lim; overflow and
 // division by zero are errors too. line is the cell line of the formula that failed.
-func (l Launch) Eval(n int, lim LaunchLimits) (dims [3]int, line int, err error) {
+func (l Shape) Eval(n int, lim Limits) (dims [3]int, line int, err error) {
 	for i := range dims {
 		if l.f[i] == nil {
 			dims[i] = 1

@@ -14,7 +14,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
 )
 
 // Task is the work one `task` message hands the page (docs/protocol.md, "What each kind emits").
@@ -250,13 +250,13 @@ func (a Adapter) Series(kernel string) string {
 	return kernel + " (your GPU)"
 }
 
-// Tolerance is the check's bound for a kernel: FP32's (kernels.Tolerance), or FP16 inputs' for the
+// Tolerance is the check's bound for a kernel: FP32's (numeric.Tolerance), or FP16 inputs' for the
 // f16 variants (gpu.Tolerance, as for the CUDA kernels with FP16 inputs).
 func Tolerance(f16 bool) float64 {
 	if f16 {
 		return gpu.Tolerance("f16")
 	}
-	return kernels.Tolerance("float32")
+	return numeric.Tolerance("float32")
 }
 
 // Request is what Measure runs: Kernels at every size of Sizes.

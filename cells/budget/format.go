@@ -1,0 +1,102 @@
+package budget
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplayground/playground/chart"
+)
+
+// Readable writes a duration in seconds in the largest everyday unit it fills: "850 ms", "3.2 hours",
+// "355 years".
+func Readable(sec float64) string {
+	units := []struct {
+		name string
+		s    float64
+	}{{"millennia", 1000 * chart.Year}, {"years", chart.Year}, {"days", 86400}, {"hours", 3600}, {"minutes", 60}, {"s", 1}, {"ms", 1e-3}, {"µs", 1e-6}}
+	for _, u := range units {
+		if sec >= u.s {
+			return fmt.Sprintf("%.3g %s", sec/u.s, u.name)
+		}
+	}
+	return fmt.Sprintf("%.3g ns", sec*1e9)
+}
+
+// Dominates is the sentence under the chart: what the time is made of, and the spread from the
+// slowest row to the fastest. A run sends it as its last note, which the kind's browser module
+// (render.js) moves to under the chart.
+func Dominates(ests []Estimate) string {
+	if len(ests) == 0 {
+		return ""
+	}
+	count := map[string][]string{}
+	var order []string
+	slow, fast := ests[0], ests[0]
+	for _, e := range ests {
+		d := e.Dominant()
+		if _, ok := count[d]; !ok {
+			order = append(order, d)
+		}
+		count[d] = append(count[d], label(e))
+		if e.Seconds() > slow.Seconds() {
+			slow = e
+		}
+		if e.Seconds() < fast.Seconds() {
+			fast = e
+		}
+	}
+	var parts []string
+	for _, d := range order {
+		who := strings.Join(count[d], ", ")
+		switch {
+		case len(count[d]) == len(ests):
+			who = "every row"
+		case len(count[d]) > 3:
+			who = fmt.Sprintf("%d of the %d rows", len(count[d]), len(ests))
+		}
+		parts = append(parts, fmt.Sprintf("%s dominates on %s", d, who))
+	}
+	text := strings.ToUpper(parts[0][:1]) + parts[0][1:]
+	if len(parts) > 1 {
+		text += "; " + strings.Join(parts[1:], "; ")
+	}
+	text += fmt.Sprintf(". Slowest: %s, %s; fastest: %s, %s, %s times sooner.", label(slow), Readable(slow.Seconds()), label(fast), Readable(fast.Seconds()), Times(slow.Seconds()/fast.Seconds()))
+	return text
+}
+
+func label(e Estimate) string {
+	if e.Chips > 1 {
+		return fmt.Sprintf("%d × %s", e.Chips, e.Rate.Name)
+	}
+	return e.Rate.Name
+}
+
+// Bytes writes a byte count in decimal units: "102 MB", "350 GB".
+func Bytes(b float64) string {
+	for _, u := range []struct {
+		name string
+		v    float64
+	}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+		if b >= u.v {
+			return fmt.Sprintf("%.3g %s", b/u.v, u.name)
+		}
+	}
+	return fmt.Sprintf("%.3g bytes", b)
+}
+
+// Times writes a ratio for a sentence: "95", "3,780", "1.75 million".
+func Times(r float64) string {
+	switch {
+	case r >= 1e9:
+		return fmt.Sprintf("%.3g billion", r/1e9)
+	case r >= 1e6:
+		return fmt.Sprintf("%.3g million", r/1e6)
+	case r >= 1000:
+		v := fmt.Sprintf("%.3g", r)
+		f, _ := strconv.ParseFloat(v, 64)
+		n := int64(f)
+		return fmt.Sprintf("%d,%03d", n/1000, n%1000)
+	}
+	return fmt.Sprintf("%.3g", r)
+}

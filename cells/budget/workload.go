@@ -1,0 +1,72 @@
+package budget
+
+import (
+	"math"
+)
+
+// Workload is an amount of work: FLOPs, and what data-parallel training and memory add to it.
+type Workload struct {
+	// Name is the preset's name ("" for a typed-in workload); Label says what it is.
+	Name, Label string
+	FLOPs       float64
+	// Bytes is memory that must be read at least once (the weights, for one token of inference): 0
+	// when the workload is modelled as arithmetic only.
+	Bytes float64
+	// Steps is the number of optimiser steps, each ending with an all-reduce of GradientBytes; 0 for
+	// a workload with no gradient to average (inference), which is not modelled on clusters.
+	Steps         float64
+	GradientBytes float64
+	// How is the arithmetic behind FLOPs, Source where its inputs come from.
+	How, Source string
+}
+
+// The presets' published inputs.
+const (
+	// ResNet50MACs is one forward pass of ResNet-50 on a 224×224 image: 3.8·10⁹ multiply-adds, which
+	// He et al. call FLOPs (K. He et al., "Deep Residual Learning for Image Recognition", CVPR 2016,
+	// Table 1 and §3.3).
+	ResNet50MACs = 3.8e9
+	// ImageNetImages is the ILSVRC-2012 training set (O. Russakovsky et al., "ImageNet Large Scale
+	// Visual Recognition Challenge", IJCV 115, 2015, Table 2).
+	ImageNetImages = 1_281_167
+	// ResNet50Batch is He et al.'s mini-batch size (§3.4).
+	ResNet50Batch = 256
+	// ResNet50Params is ResNet-50's parameter count (torchvision, ResNet50_Weights.IMAGENET1K_V1).
+	ResNet50Params = 25_557_032
+	// GPT3FLOPs is GPT-3 175B's total training compute (T. Brown et al., "Language Models are Few-Shot
+	// Learners", NeurIPS 2020, Table D.1: 3.14E+23 FLOPs, 3,640 petaflop/s-days).
+	GPT3FLOPs = 3.14e23
+	// GPT3Params, GPT3Tokens and GPT3BatchTokens are from Brown et al.: 175 billion parameters, 300
+	// billion training tokens (§2.2), a batch of 3.2 million tokens (Table 2.1).
+	GPT3Params      = 175e9
+	GPT3Tokens      = 300e9
+	GPT3BatchTokens = 3.2e6
+	// TrainingFactor is a training step's FLOPs over a forward pass's: the backward pass costs about
+	// twice the forward (J. Kaplan et al., "Scaling Laws for Neural Language Models", arXiv:2001.08361,
+	// 2020, §2.1: C ≈ 6N per token for training against 2N for the forward pass).
+	TrainingFactor = 3
+)
+
+// Presets are the workloads a cell can name.
+var Presets = []Workload{
+	{
+		Name: "resnet50-epoch", Label: "one ResNet-50 training epoch on ImageNet",
+		FLOPs: TrainingFactor * 2 * ResNet50MACs * ImageNetImages,
+		Steps: math.Ceil(float64(ImageNetImages) / ResNet50Batch), GradientBytes: 4 * ResNet50Params,
+		How:    "3 (forward + backward) × 2 FLOPs per multiply-add × 3.8e9 multiply-adds per image × 1,281,167 images; 5,005 steps of 256 images, each all-reducing 25.6 M FP32 gradients",
+		Source: "He et al., CVPR 2016 (3.8e9 multiply-adds, batch 256); Russakovsky et al., IJCV 2015 (1,281,167 images); Kaplan et al. 2020 (training ≈ 3× forward); torchvision (25,557,032 parameters)",
+	},
+	{
+		Name: "gpt3-training", Label: "GPT-3 175B's training run",
+		FLOPs: GPT3FLOPs,
+		Steps: GPT3Tokens / GPT3BatchTokens, GradientBytes: 2 * GPT3Params,
+		How:    "3.14e23 FLOPs as published (6 × 175e9 parameters × 300e9 tokens = 3.15e23); 93,750 steps of 3.2 M tokens, each all-reducing 175e9 16-bit gradients",
+		Source: "Brown et al., NeurIPS 2020 (Table D.1, Table 2.1, §2.2); Kaplan et al. 2020 (6N FLOPs per training token)",
+	},
+	{
+		Name: "llm-token", Label: "one token of GPT-3 175B's inference",
+		FLOPs: 2 * GPT3Params, Bytes: 2 * GPT3Params,
+		How:    "2 FLOPs per parameter per token × 175e9 parameters; every one of the 175e9 16-bit weights read once: 350 GB",
+		Source: "Kaplan et al. 2020 (forward pass ≈ 2N FLOPs per token); Brown et al. 2020 (175e9 parameters)",
+	},
+}

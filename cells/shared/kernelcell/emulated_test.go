@@ -1,0 +1,69 @@
+package kernelcell
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/vgpu"
+	"github.com/gpuplayground/playground/vgpu/emulate"
+)
+
+// An emulated row has a value per column; the atomics columns are empty without atomics and hold the
+// requests and the extra passes with them.
+func TestRowAtomicsColumns(t *testing.T) {
+	cols := EmulatedTable("H100 SXM").Columns
+	at := -1
+	for i, c := range cols {
+		if c.Label == "atomic requests (global + shared)" {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatal("no atomic requests column")
+	}
+	r := emulate.Result{Kernel: "k", N: 64, OK: true, Model: datasheet.Model{Seconds: 1e-6, Bound: "memory"},
+		Counts: vgpu.Counts{WarpInstructions: 10, ThreadInstructions: 300}}
+	row := EmulatedRow(r)
+	if got, want := len(row.Values), len(cols); got != want {
+		t.Fatalf("%d values for %d columns", got, want)
+	}
+	if got := row.Values[at]; got != "" {
+		t.Errorf("no atomics: %v in the atomics column, want empty", got)
+	}
+	r.Counts.GlobalAtomicRequests, r.Counts.GlobalAtomicPasses = 4, 4*32
+	row = EmulatedRow(r)
+	if got, want := [2]any{row.Values[at], row.Values[at+1]}, [2]any{int64(4), int64(4 * 31)}; got != want {
+		t.Errorf("atomics: %v, want %v", got, want)
+	}
+}
+
+// The emulated table's row shows a kernel's occupancy, and its caption says a learner's kernel's
+// registers are unknown.
+func TestEmulatedRowShowsOccupancy(t *testing.T) {
+	r, err := emulate.Run(context.Background(), emulate.Request{Kernel: "cuda-regblock", N: 64, DType: "float32", GPU: datasheet.GPUs[0]})
+	if err != nil || !slices.Contains(EmulatedRow(r).Values, any("25% (registers)")) {
+		t.Errorf("cuda-regblock's row: %v, %v; want 25%% (registers)", EmulatedRow(r).Values, err)
+	}
+	if !strings.Contains(EmulatedTable(datasheet.GPUs[0].Name).Caption, "registers are not known without ptxas") {
+		t.Errorf("the caption does not say a learner's kernel's registers are unknown")
+	}
+}
+
+// A result whose error is NaN or Inf (an output left unwritten, or an Inf written) has a row that
+// says "NaN" or "Inf", is marked bad, and encodes as JSON (which has neither).
+func TestEmulatedRowOfNonFiniteError(t *testing.T) {
+	for want, x := range map[string]float64{"NaN": math.NaN(), "Inf": math.Inf(1)} {
+		row := EmulatedRow(emulate.Result{Kernel: "custom", N: 32, RelError: x, Model: datasheet.Model{Seconds: 1e-6, Bound: "DRAM"}})
+		if got := row.Values[4]; got != want || !row.Bad {
+			t.Errorf("rel. error %v: got %v (bad %v), want %q, bad", x, got, row.Bad, want)
+		}
+		if _, err := json.Marshal(row); err != nil {
+			t.Errorf("the row does not encode: %v", err)
+		}
+	}
+}

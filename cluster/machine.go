@@ -9,26 +9,18 @@ import (
 
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // Probe asks a GPU worker process (package gpu; the playground binary's hidden gpu-worker
 // subcommand by default) what this machine offers for GPU work, then stops it.
 func Probe(ctx context.Context, t gpu.Transport) nvidia.Report {
 	if t == nil {
-		t = selfGPU()
+		t = machine.SelfGPU()
 	}
 	s := &gpu.Supervisor{Transport: t}
 	defer s.Close()
 	return gpu.Probe(ctx, s)
-}
-
-// selfGPU is this executable's hidden GPU worker subcommand.
-func selfGPU() gpu.Transport {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	return gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
 }
 
 // describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a

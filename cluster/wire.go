@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // Subjects and names on the NATS wire (docs/protocol.md, "Workers").
@@ -151,32 +152,18 @@ type askReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Event types, worker to server. Besides the cells.Emitter events, "taken" says the worker started
-// the job and "end" is the last event of every job.
+// Event types of the NATS wire besides a run's events (machine.Event's types): "taken" says the
+// worker started the job and "end" is the last event of every job.
 const (
-	evTaken    = "taken"
-	evProgress = "progress"
-	evNote     = "note"
-	evTable    = "table"
-	evRow      = "row"
-	evChart    = "chart"
-	evFrames   = "frames"
-	evText     = "text"
-	evEnd      = "end"
+	evTaken = "taken"
+	evEnd   = "end"
 )
 
-// event is one message of a job's event subject.
+// event is one message of a job's event subject: a run's event (machine.Event, the type every
+// machine streams), or taken or end.
 type event struct {
-	Type    string       `json:"type"`
-	Machine *Machine     `json:"machine,omitempty"` // taken
-	Done    int          `json:"done,omitempty"`    // progress
-	Total   int          `json:"total,omitempty"`   // progress
-	Note    *cells.Note  `json:"note,omitempty"`
-	Table   *cells.Table `json:"table,omitempty"`
-	Row     *cells.Row   `json:"row,omitempty"`
-	SVG     string       `json:"svg,omitempty"`
-	Frames  []any        `json:"frames,omitempty"`
-	Text    *cells.Text  `json:"text,omitempty"`
+	machine.Event
+	Machine *Machine `json:"machine,omitempty"` // taken
 	// Error is the run's error (end); Cancelled marks an end caused by the server's cancel or the
 	// time limit.
 	Error     string `json:"error,omitempty"`

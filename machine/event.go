@@ -27,8 +27,8 @@ type Event struct {
 
 // Body is an event's content: the one field of its Type is set.
 type Body struct {
-	*Progress              // progress
-	Note      *cells.Note  `json:"note,omitempty"` // note
+	*Progress             // progress
+	Note      *cells.Note `json:"note,omitempty"` // note
 	// RanOn, on the note "Ran on …", is the name of the machine that runs the run (cells.Placer).
 	RanOn  string       `json:"ran_on,omitempty"`
 	Table  *cells.Table `json:"table,omitempty"`  // table

@@ -44,4 +44,3 @@ func TestGate(t *testing.T) {
 		t.Fatal("a run that times nothing did not enter once the measuring run left")
 	}
 }
-

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -408,3 +409,14 @@ func (c *Cluster) Close() {
 // connection or two, and the server's own): the machine table holds 1,000 machines, but 8 per
 // address; 512 keeps the open files that connections can take below the web server's headroom.
 const MaxNATSConns = 512
+
+// redact is a NATS URL (or a comma-separated list) with any password in it hidden, for printing.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -7,9 +7,11 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/machine"
 )
 
@@ -168,4 +170,15 @@ type event struct {
 	// time limit.
 	Error     string `json:"error,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+// describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
+// NATS subject token).
+func describe(id, name string, r nvidia.Report, kinds []string) Machine {
+	m := Machine{ID: id, Name: machine.HostName(name), CPU: machine.CPUModel(), Cores: runtime.NumCPU(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
+	for _, d := range r.Devices {
+		m.GPUs = append(m.GPUs, d.Name)
+	}
+	return m
 }

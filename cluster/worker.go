@@ -90,7 +90,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err != nil {
 		return err
 	}
-	m := machine.New(ctx, machine.Config{Name: machineName(cfg.Name), Kinds: cfg.Kinds, Limits: cfg.Limits,
+	m := machine.New(ctx, machine.Config{Name: machine.HostName(cfg.Name), Kinds: cfg.Kinds, Limits: cfg.Limits,
 		GPU: cfg.GPU, Devices: cfg.Devices, Roofline: cfg.Roofline, Slots: cfg.Slots})
 	defer m.Close()
 	// The worker's identity: a user nkey pair made now; its public key is the worker's id, which

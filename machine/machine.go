@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
@@ -55,6 +56,29 @@ func SelfGPU() gpu.Transport {
 		exe = os.Args[0]
 	}
 	return gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
+}
+
+// HostName is name, or this machine's host name when name is empty ("unknown-host" when it has none).
+func HostName(name string) string {
+	if name != "" {
+		return name
+	}
+	if host, _ := os.Hostname(); host != "" {
+		return host
+	}
+	return "unknown-host"
+}
+
+// CPUModel is the CPU's model name from /proc/cpuinfo, or "unknown CPU".
+func CPUModel() string {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown CPU"
 }
 
 // Machine is one machine's runner: its GPU, the environment its kinds were built with, its kinds,

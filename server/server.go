@@ -40,6 +40,9 @@ import (
 type Config struct {
 	// Addr is the listen address, host:port. Default 127.0.0.1:8080.
 	Addr string
+	// Listener, if set, is where Run serves, instead of a listener it opens on Addr (tests take a
+	// free port this way).
+	Listener net.Listener
 	// LessonsDir, if set, serves lessons from this directory (re-read on change) instead of the
 	// embedded ones.
 	LessonsDir string
@@ -609,15 +612,7 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 
 // machineSummary describes where experiments run, e.g. "Intel(R) Xeon(R) Processor, 2 logical CPUs".
 func machineSummary() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
+	model := machine.CPUModel()
 	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 }
 

@@ -63,9 +63,10 @@ type Config struct {
 	// Slots is how many runs that time nothing (cells.Exclusive false) the local worker runs side by
 	// side; 0: GOMAXPROCS. A worker on another machine announces its own (Machine.Slots).
 	Slots int
-	// Gate, if set, is the one-machine gate of the machine that runs the local worker's runs
-	// (machine.Machine.Gate; its slots are the local worker's); nil: a new one of Slots.
-	Gate *machine.Gate
+	// Machine, if set, is the runner of this machine (machine.Machine, the server's own): the local
+	// worker's runs go through its gate (its slots are the local worker's) and run there. Nil: a
+	// gate of Slots of its own, and runs run as they are.
+	Machine *machine.Machine
 	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
 	// gone. Default 1 s.
 	Heartbeat time.Duration
@@ -178,12 +179,12 @@ func (c *Cluster) openStream(ctx context.Context) error {
 	return c.stream.Purge(ctx)
 }
 
-// addLocal adds this machine as the worker that never leaves, its gate cfg.Gate (or a new one of
-// cfg.Slots).
+// addLocal adds this machine as the worker that never leaves, on the gate of cfg.Machine (or a new
+// one of cfg.Slots).
 func (c *Cluster) addLocal() {
-	g := c.cfg.Gate
-	if g == nil {
-		g = machine.NewGate(c.cfg.Slots)
+	g := machine.NewGate(c.cfg.Slots)
+	if c.cfg.Machine != nil {
+		g = c.cfg.Machine.Gate
 	}
 	c.local = &worker{m: describe("local-"+randomToken(), "", c.cfg.Local, c.cfg.Kinds), local: true, gate: g, gone: make(chan struct{})}
 	c.local.m.Name += " (this server)"

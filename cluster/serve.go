@@ -33,7 +33,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		cfg.Server.Machine = machine.New(ctx, cfg.Server.MachineConfig())
 	}
 	m := cfg.Server.Machine
-	cfg.Cluster.Local, cfg.Cluster.Kinds, cfg.Cluster.Gate = m.GPU.Report, m.Names(), m.Gate
+	cfg.Cluster.Machine, cfg.Cluster.Local, cfg.Cluster.Kinds = m, m.GPU.Report, m.Names()
 	cfg.Cluster.Slots = m.Gate.Slots()
 	if cfg.Cluster.TLSCert == "" && cfg.Cluster.TLSKey == "" {
 		cfg.Cluster.TLSCert, cfg.Cluster.TLSKey = cfg.Server.TLSCert, cfg.Server.TLSKey

@@ -44,7 +44,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		if len(s.c.Machines()) > 1 {
 			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
 		}
-		return r.Run(ctx, e)
+		return s.c.runHere(ctx, r, e)
 	}
 	for retried := false; ; retried = true {
 		streamed, err := s.remote(ctx, j, e)
@@ -70,9 +70,18 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
 		if w.local {
 			cells.Placed(e, w.m.Name, w.m.Summary())
-			return r.Run(ctx, e)
+			return s.c.runHere(ctx, r, e)
 		}
 	}
+}
+
+// runHere runs r in this process, on the local worker's slot: through this machine's runner
+// (Config.Machine) when there is one.
+func (c *Cluster) runHere(ctx context.Context, r cells.Run, e cells.Emitter) error {
+	if c.cfg.Machine != nil {
+		return c.cfg.Machine.Execute(ctx, r, e)
+	}
+	return r.Run(ctx, e)
 }
 
 // goneError is a worker that stopped answering during a run; streamed says whether it had sent

@@ -98,6 +98,8 @@ type Job struct {
 // or up to its slots that time nothing side by side (machine.Gate keeps the rule).
 type InProcess struct {
 	gate *machine.Gate
+	// m, if set, runs the runs (machine.Machine.Execute); nil: each runs as it is.
+	m *machine.Machine
 }
 
 // NewInProcess returns an executor that runs runs in this process with slots slots for runs that
@@ -113,22 +115,25 @@ func (p *InProcess) TryAcquire(r cells.Run) (Slot, bool, bool, error) {
 	if ok, drain := p.gate.TryEnter(ex); !ok {
 		return nil, false, drain, nil
 	}
-	return &inProcessSlot{gate: p.gate, exclusive: ex}, true, false, nil
+	return &inProcessSlot{p: p, exclusive: ex}, true, false, nil
 }
 
 // Changed is closed when a slot is released.
 func (p *InProcess) Changed() <-chan struct{} { return p.gate.Changed() }
 
 type inProcessSlot struct {
-	gate      *machine.Gate
+	p         *InProcess
 	exclusive bool
 	once      sync.Once
 }
 
 func (s *inProcessSlot) Execute(ctx context.Context, _ Job, r cells.Run, e cells.Emitter) error {
+	if s.p.m != nil {
+		return s.p.m.Execute(ctx, r, e)
+	}
 	return r.Run(ctx, e)
 }
 
 func (s *inProcessSlot) Release() {
-	s.once.Do(func() { s.gate.Leave(s.exclusive) })
+	s.once.Do(func() { s.p.gate.Leave(s.exclusive) })
 }

@@ -340,7 +340,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	exec := cfg.Executor
 	if exec == nil {
-		exec = &InProcess{gate: s.mach.Gate}
+		exec = &InProcess{gate: s.mach.Gate, m: s.mach} // this machine's runner, in process
 	}
 	s.queue = newQueue(cfg.RunTimeout, exec)
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuplayground/playground/server"
 )
 
+// slot is a machine of the cluster, or one of its slots, reserved for one run (server.Slot).
 type slot struct {
 	c         *Cluster
 	w         *worker

@@ -1,7 +1,10 @@
-// Package cluster spreads the playground's runs over several machines through NATS: an embedded (or
-// external) NATS server with a JetStream work-queue stream of jobs, workers that announce their
-// hardware and stream every event of a run back, and an executor for the server's run queue that
-// routes each run to a free machine able to run it. docs/protocol.md ("Workers") describes the wire.
+// Package cluster spreads the playground's runs over several machines through NATS, as the NATS
+// transport of package machine: the start-up of an embedded (or external) NATS server with a
+// JetStream work-queue stream of jobs (nats.go), the registry of the workers that announce their
+// hardware (registry.go), the placement of each run on a free machine able to run it, one
+// machine.Gate per machine (placement.go, the server's Executor), the server's side of a run on a
+// worker (transport.go) and the worker, which runs its jobs on its machine.Machine and publishes
+// their machine.Events (worker.go). docs/protocol.md ("Workers") describes the wire.
 package cluster
 
 import (

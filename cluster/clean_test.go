@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // printable reports whether s holds only what a console or a page may show of a worker's string:
@@ -127,14 +128,14 @@ func TestWorkerNamesAreTheirOwn(t *testing.T) {
 func TestRelayCleansWorkerStrings(t *testing.T) {
 	rec := &cellstest.Recorder{}
 	esc := "\x1b[2J\u202E"
-	for _, ev := range []event{
-		{Type: evNote, Note: &cells.Note{Level: "modal overlay", Message: "Measured on THIS SERVER" + esc + "\nline 2"}},
-		{Type: evTable, Table: &cells.Table{ID: "results" + esc, Caption: "Measured on this server just now" + esc,
-			Columns: []cells.Column{{Label: "kernel\n", Unit: "GFLOP/s" + esc}}}},
-		{Type: evRow, Row: &cells.Row{Table: "results", Values: []any{"naive" + esc, 999999.0, nil, map[string]any{"k\n": []any{"v" + esc}}}}},
-		{Type: evText, Text: &cells.Text{Title: "PTX" + esc, Body: "line 1\r\nline 2\x1b[0m"}},
-		{Type: evFrames, Frames: []any{map[string]any{"kind": "global load" + esc, "n": 4.0}}},
-		{Type: evProgress, Done: -1, Total: -5},
+	for _, ev := range []machine.Event{
+		{Type: machine.TypeNote, Body: machine.Body{Note: &cells.Note{Level: "modal overlay", Message: "Measured on THIS SERVER" + esc + "\nline 2"}}},
+		{Type: machine.TypeTable, Body: machine.Body{Table: &cells.Table{ID: "results" + esc, Caption: "Measured on this server just now" + esc,
+			Columns: []cells.Column{{Label: "kernel\n", Unit: "GFLOP/s" + esc}}}}},
+		{Type: machine.TypeRow, Body: machine.Body{Row: &cells.Row{Table: "results", Values: []any{"naive" + esc, 999999.0, nil, map[string]any{"k\n": []any{"v" + esc}}}}}},
+		{Type: machine.TypeText, Body: machine.Body{Text: &cells.Text{Title: "PTX" + esc, Body: "line 1\r\nline 2\x1b[0m"}}},
+		{Type: machine.TypeFrames, Body: machine.Body{Frames: []any{map[string]any{"kind": "global load" + esc, "n": 4.0}}}},
+		{Type: machine.TypeProgress, Body: machine.Body{Progress: &machine.Progress{Done: -1, Total: -5}}},
 	} {
 		relay(ev, rec, "gpu-box")
 	}
@@ -237,7 +238,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	announce(fakes[MaxPerAddress])
 	waitOut("machine joined: "+last+" (", 1)
 	c.mu.Lock()
-	slots := c.workers[fakes[MaxPerAddress].id].slots
+	slots := c.workers[fakes[MaxPerAddress].id].gate.Slots()
 	c.mu.Unlock()
 	if slots != MaxSlots {
 		t.Errorf("a worker announcing 256 slots got %d, want %d", slots, MaxSlots)

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // FuzzEvent feeds arbitrary event messages to the server's relay: none may panic, a valid one
@@ -35,13 +36,13 @@ func FuzzEvent(f *testing.F) {
 			return
 		}
 		rec := &recorder{}
-		relay(ev, rec, "w")
-		if ev.Type == evProgress && len(rec.events) != 1 {
+		relay(ev.Event, rec, "w")
+		if ev.Type == machine.TypeProgress && len(rec.events) != 1 {
 			t.Errorf("a progress event became %q", rec.events)
 		}
 		var got cellstest.Recorder
 		if json.Unmarshal(data, &ev) == nil {
-			relay(ev, &got, "w")
+			relay(ev.Event, &got, "w")
 		}
 		lines := []string{fmt.Sprint(got.Rows), fmt.Sprint(got.Animation)}
 		for _, tb := range got.Tables {
@@ -94,8 +95,8 @@ func FuzzHello(f *testing.F) {
 			return
 		}
 		w := c.workers[m.ID]
-		if w.slots < 1 || w.slots > MaxSlots {
-			t.Errorf("%q: %d slots", data, w.slots)
+		if w.gate.Slots() < 1 || w.gate.Slots() > MaxSlots {
+			t.Errorf("%q: %d slots", data, w.gate.Slots())
 		}
 		strs := append([]string{w.m.Name, w.m.Class, w.m.CPU, w.m.OS, w.m.Arch, w.m.Compiler, w.m.GPUUnavailable, w.m.Summary()}, w.m.GPUs...)
 		for _, s := range append(strs, w.m.Kinds...) {

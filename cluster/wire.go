@@ -1,15 +1,21 @@
-// Package cluster spreads the playground's runs over several machines through NATS: an embedded (or
-// external) NATS server with a JetStream work-queue stream of jobs, workers that announce their
-// hardware and stream every event of a run back, and an executor for the server's run queue that
-// routes each run to a free machine able to run it. docs/protocol.md ("Workers") describes the wire.
+// Package cluster spreads the playground's runs over several machines through NATS, as the NATS
+// transport of package machine: the start-up of an embedded (or external) NATS server with a
+// JetStream work-queue stream of jobs (nats.go), the registry of the workers that announce their
+// hardware (registry.go), the placement of each run on a free machine able to run it, one
+// machine.Gate per machine (placement.go, the server's Executor), the server's side of a run on a
+// worker (transport.go) and the worker, which runs its jobs on its machine.Machine and publishes
+// their machine.Events (worker.go). docs/protocol.md ("Workers") describes the wire.
 package cluster
 
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // Subjects and names on the NATS wire (docs/protocol.md, "Workers").
@@ -151,34 +157,31 @@ type askReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Event types, worker to server. Besides the cells.Emitter events, "taken" says the worker started
-// the job and "end" is the last event of every job.
+// Event types of the NATS wire besides a run's events (machine.Event's types): "taken" says the
+// worker started the job and "end" is the last event of every job.
 const (
-	evTaken    = "taken"
-	evProgress = "progress"
-	evNote     = "note"
-	evTable    = "table"
-	evRow      = "row"
-	evChart    = "chart"
-	evFrames   = "frames"
-	evText     = "text"
-	evEnd      = "end"
+	evTaken = "taken"
+	evEnd   = "end"
 )
 
-// event is one message of a job's event subject.
+// event is one message of a job's event subject: a run's event (machine.Event, the type every
+// machine streams), or taken or end.
 type event struct {
-	Type    string       `json:"type"`
-	Machine *Machine     `json:"machine,omitempty"` // taken
-	Done    int          `json:"done,omitempty"`    // progress
-	Total   int          `json:"total,omitempty"`   // progress
-	Note    *cells.Note  `json:"note,omitempty"`
-	Table   *cells.Table `json:"table,omitempty"`
-	Row     *cells.Row   `json:"row,omitempty"`
-	SVG     string       `json:"svg,omitempty"`
-	Frames  []any        `json:"frames,omitempty"`
-	Text    *cells.Text  `json:"text,omitempty"`
+	machine.Event
+	Machine *Machine `json:"machine,omitempty"` // taken
 	// Error is the run's error (end); Cancelled marks an end caused by the server's cancel or the
 	// time limit.
 	Error     string `json:"error,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+// describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
+// NATS subject token).
+func describe(id, name string, r nvidia.Report, kinds []string) Machine {
+	m := Machine{ID: id, Name: machine.HostName(name), CPU: machine.CPUModel(), Cores: runtime.NumCPU(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
+	for _, d := range r.Devices {
+		m.GPUs = append(m.GPUs, d.Name)
+	}
+	return m
 }

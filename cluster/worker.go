@@ -18,12 +18,11 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // WorkerConfig is how a worker joins: `playground worker -join URL -token T`.
@@ -43,7 +42,7 @@ type WorkerConfig struct {
 	// Slots is how many runs that time nothing (cells.Exclusive false) this machine runs side by
 	// side, 1 to MaxSlots; 0: GOMAXPROCS (at most MaxSlots). A run that measures runs alone.
 	Slots int
-	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds.
+	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds (machine.Kinds).
 	Kinds func(cells.Env) []cells.Kind
 	// Limits bound what a run may ask for; zero fields take harness.DefaultLimits.
 	Limits harness.Limits
@@ -59,50 +58,41 @@ type WorkerConfig struct {
 	Out io.Writer
 }
 
-// RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, streaming every
-// event back, until ctx ends: a run that measures alone, or up to cfg.Slots runs that time nothing
-// side by side (the server routes so; the worker also holds itself to it). A lost connection is
-// re-established (the worker rejoins with the same id); runs in progress when ctx ends are
-// cancelled and reported, then the worker says bye.
-func RunWorker(ctx context.Context, cfg WorkerConfig) error {
+// withDefaults fills in cfg's defaults and checks its class and slots.
+func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = time.Second
 	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
 	}
-	if cfg.Kinds == nil {
-		cfg.Kinds = builtin.Kinds
-	}
-	if cfg.GPU == nil {
-		cfg.GPU = selfGPU()
-	}
 	if cfg.Class != "" {
 		if err := cells.CheckClass(cfg.Class); err != nil {
-			return fmt.Errorf("-%w (as a cell's machine: key)", err)
+			return cfg, fmt.Errorf("-%w (as a cell's machine: key)", err)
 		}
 	}
 	switch {
 	case cfg.Slots < 0 || cfg.Slots > MaxSlots:
-		return fmt.Errorf("-slots %d: give 1 to %d runs that time nothing side by side (0: GOMAXPROCS)", cfg.Slots, MaxSlots)
+		return cfg, fmt.Errorf("-slots %d: give 1 to %d runs that time nothing side by side (0: GOMAXPROCS)", cfg.Slots, MaxSlots)
 	case cfg.Slots == 0:
 		cfg.Slots = min(runtime.GOMAXPROCS(0), MaxSlots)
 	}
-	lim := cfg.Limits.WithDefaults()
-	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU}}
-	defer m.Worker.Close()
-	if cfg.Devices != nil {
-		m.Report = cfg.Devices(ctx)
-	} else {
-		m.Report = Probe(ctx, cfg.GPU)
+	return cfg, nil
+}
+
+// RunWorker joins the cluster at cfg.Join and runs the jobs routed to this machine, streaming every
+// event back, until ctx ends: a run that measures alone, or up to cfg.Slots runs that time nothing
+// side by side (the server routes so; the worker's machine.Gate also holds it to that). A lost
+// connection is re-established (the worker rejoins with the same id); runs in progress when ctx
+// ends are cancelled and reported, then the worker says bye.
+func RunWorker(ctx context.Context, cfg WorkerConfig) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
 	}
-	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs(m.Unavailable())...), Limits: lim, GPU: m,
-		Roofline: &peaks.Cache{Options: cfg.Roofline}, Machine: machineName(cfg.Name)}
-	kinds := cfg.Kinds(env)
-	var names []string
-	for _, k := range kinds {
-		names = append(names, k.Name())
-	}
+	m := machine.New(ctx, machine.Config{Name: machine.HostName(cfg.Name), Kinds: cfg.Kinds, Limits: cfg.Limits,
+		GPU: cfg.GPU, Devices: cfg.Devices, Roofline: cfg.Roofline, Slots: cfg.Slots})
+	defer m.Close()
 	// The worker's identity: a user nkey pair made now; its public key is the worker's id, which
 	// the embedded server checks (auth) and scopes its permissions to.
 	key, err := nkeys.CreateUser()
@@ -114,90 +104,125 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err != nil {
 		return fmt.Errorf("making the worker's nkey: %w", err)
 	}
-	me := describe(id, cfg.Name, m.Report, names)
+	me := describe(id, cfg.Name, m.GPU.Report, m.Names())
 	me.Class = cfg.Class
 	me.Slots = cfg.Slots
+	nc, err := joinNATS(cfg, me, key)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cons, err := waitConsumer(ctx, cfg, nc, me)
+	if cons == nil || err != nil {
+		return err
+	}
+	w := &runner{nc: nc, m: m, me: me, out: cfg.Out, running: map[*running]bool{}}
+	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
+	defer heartbeat(nc, me, cfg.Heartbeat)() // after the jobs: every job ended and was reported before the bye
+	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) { return consumer(ctx, nc, me, cfg.Slots) })
+	return nil
+}
 
+// joinNATS connects to the server's NATS as the worker me, with the key it made.
+func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("playground worker " + me.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + id)}
+		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + me.ID)}
 	switch {
 	case cfg.Creds != "":
 		opts = append(opts, nats.UserCredentials(cfg.Creds))
 	case cfg.Token != "":
-		opts = append(opts, nats.UserInfo(WorkerUser, cfg.Token), nats.Nkey(id, key.Sign))
+		opts = append(opts, nats.UserInfo(WorkerUser, cfg.Token), nats.Nkey(me.ID, key.Sign))
 	}
 	if cfg.CA != "" {
 		opts = append(opts, nats.RootCAs(cfg.CA))
 	}
 	nc, err := nats.Connect(cfg.Join, opts...)
 	if err != nil {
-		return fmt.Errorf("joining %s: %w", redact(cfg.Join), err)
+		return nil, fmt.Errorf("joining %s: %w", redact(cfg.Join), err)
 	}
-	defer nc.Close()
+	return nc, nil
+}
+
+// consumer makes (or finds) the worker me's durable pull consumer of the job stream: at most slots
+// jobs fetched and not yet acknowledged.
+func consumer(ctx context.Context, nc *nats.Conn, me Machine, slots int) (jetstream.Consumer, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	hello, _ := json.Marshal(me)
-	announce := func() { _ = nc.Publish(SubjectHello+me.ID, hello) }
-	consumer := func(ctx context.Context) (jetstream.Consumer, error) {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
-			Durable: consumerName(me.ID), FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
-			MaxAckPending: cfg.Slots, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
-			Description: "jobs for " + me.Summary()})
-	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
+		Durable: consumerName(me.ID), FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: slots, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
+		Description: "jobs for " + me.Summary()})
+}
+
+// waitConsumer waits for the server's job stream (and the connection) and makes the worker's
+// consumer; nil and no error when ctx ends first, an error when waiting will not help (no
+// JetStream, refused credentials, an untrusted certificate).
+func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machine) (jetstream.Consumer, error) {
 	var cons jetstream.Consumer
-	for { // the server creates the stream; wait for it (and for the connection)
-		if cons, err = consumer(ctx); err == nil {
+	for {
+		var err error
+		if cons, err = consumer(ctx, nc, me, cfg.Slots); err == nil {
 			break
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) || isTLS(nc.LastError()) {
-			return fmt.Errorf("joining %s: %w", redact(cfg.Join), errors.Join(err, nc.LastError()))
+			return nil, fmt.Errorf("joining %s: %w", redact(cfg.Join), errors.Join(err, nc.LastError()))
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-time.After(time.Second):
 		}
 	}
 	if status := nc.Status(); status != nats.CONNECTED {
-		return fmt.Errorf("joining %s: connection %s", redact(cfg.Join), status)
+		return nil, fmt.Errorf("joining %s: connection %s", redact(cfg.Join), status)
 	}
-	w := &runner{nc: nc, kinds: kinds, me: me, out: cfg.Out, running: map[*running]bool{}}
-	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
-		defer func() { _ = sub.Unsubscribe() }()
-	}
-	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
+	return cons, nil
+}
+
+// heartbeat announces me now and every beat until the returned function is called, which says bye.
+func heartbeat(nc *nats.Conn, me Machine, beat time.Duration) (bye func()) {
+	hello, _ := json.Marshal(me)
+	announce := func() { _ = nc.Publish(SubjectHello+me.ID, hello) }
 	announce()
+	ctx, stop := context.WithCancel(context.Background())
 	var beats sync.WaitGroup
 	beats.Add(1)
-	bctx, stopBeats := context.WithCancel(context.Background())
 	go func() {
 		defer beats.Done()
-		t := time.NewTicker(cfg.Heartbeat)
+		t := time.NewTicker(beat)
 		defer t.Stop()
 		for {
 			select {
-			case <-bctx.Done():
+			case <-ctx.Done():
 				return
 			case <-t.C:
 				announce()
 			}
 		}
 	}()
-	defer func() {
-		stopBeats()
+	return func() {
+		stop()
 		beats.Wait()
 		_ = nc.Publish(SubjectBye+me.ID, hello)
 		_ = nc.Flush()
-	}()
-	// A permit is a job fetched and not yet acknowledged: at most cfg.Slots, as the consumer's
-	// MaxAckPending. Each job runs in its own goroutine; runner.gate keeps the one-machine rule.
-	permits := make(chan struct{}, cfg.Slots)
+	}
+}
+
+// fetch pulls jobs from cons and runs each in its own goroutine until ctx ends, then waits for them
+// to end. A permit is a job fetched and not yet acknowledged: at most slots, as the consumer's
+// MaxAckPending; the machine's gate keeps the one-machine rule. remake makes the consumer again
+// when fetching fails (a server restarted without its store).
+func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, remake func(context.Context) (jetstream.Consumer, error)) {
+	permits := make(chan struct{}, slots)
 	var jobs sync.WaitGroup
-	defer jobs.Wait() // before the bye: every job ended and was reported
+	defer jobs.Wait()
 	for ctx.Err() == nil {
 		select {
 		case permits <- struct{}{}:
@@ -205,12 +230,12 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			continue
 		}
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
-		if err != nil { // e.g. a server restarted without its store: make the consumer again
+		if err != nil {
 			<-permits
 			select {
 			case <-ctx.Done():
 			case <-time.After(500 * time.Millisecond):
-				if c, err := consumer(ctx); err == nil {
+				if c, err := remake(ctx); err == nil {
 					cons = c
 				}
 			}
@@ -235,15 +260,13 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			<-permits
 		}
 		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
-			// The consumer may be gone (a server restarted without its store): make it again.
-			if c, cerr := consumer(ctx); cerr == nil {
+			if c, cerr := remake(ctx); cerr == nil {
 				cons = c
 			} else {
 				time.Sleep(500 * time.Millisecond)
 			}
 		}
 	}
-	return nil
 }
 
 // isTLS reports whether err is a TLS certificate the worker does not trust (or one for another
@@ -259,13 +282,12 @@ func isAuth(err error) bool {
 	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
 }
 
-// runner runs jobs on a worker, several at once.
+// runner runs the jobs sent to a worker on its machine (machine.Machine), several at once.
 type runner struct {
-	nc    *nats.Conn
-	kinds []cells.Kind
-	me    Machine
-	out   io.Writer
-	gate  gate
+	nc  *nats.Conn
+	m   *machine.Machine
+	me  Machine
+	out io.Writer
 
 	mu      sync.Mutex
 	epoch   string            // the epoch of the server last heard of (SubjectStart, or a job's)
@@ -317,15 +339,15 @@ func (w *runner) newEpoch(epoch string) {
 	}
 }
 
-// run runs one job and acknowledges it after its end event. It waits for the machine first when
-// the one-machine rule says so (gate): a job left running from before a server restart may still
-// hold it.
+// run runs one job on the machine and acknowledges it after its end event. The machine waits
+// first when the one-machine rule says so (machine.Gate): a job left running from before a server
+// restart may still hold it.
 func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	defer func() { _ = msg.Ack() }()
-	pub := &publisher{nc: w.nc, subject: runSubject(w.me.ID, j.ID, "events"), ask: runSubject(w.me.ID, j.ID, "ask")}
+	pub := newPublisher(w.nc, runSubject(w.me.ID, j.ID, "events"), runSubject(w.me.ID, j.ID, "ask"))
 	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
-	pub.publish(event{Type: evTaken, Machine: &me})
+	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
 	timeout := time.Duration(j.TimeoutNS)
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -336,29 +358,39 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	if err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	if j.Epoch != "" {
-		w.newEpoch(j.Epoch)
-	}
-	self := &running{epoch: j.Epoch, cancel: cancel}
-	w.mu.Lock()
-	w.running[self] = true
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.running, self)
-		w.mu.Unlock()
-	}()
-	r, exclusive, err := w.parse(j)
+	defer w.track(j.Epoch, cancel)()
+	r, err := w.m.Parse(j.Kind, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
 	if err == nil {
-		if err = w.gate.enter(rctx, exclusive); err == nil {
-			err = w.execute(rctx, r, out)
-			w.gate.leave(exclusive)
-		}
+		err = w.m.Run(rctx, r, out)
 	}
 	if rctx.Err() == nil {
 		out.Flush()
 	}
-	end := event{Type: evEnd}
+	pub.publish(w.end(ctx, rctx, timeout, err))
+	_ = w.nc.Flush()
+}
+
+// track records a job of the server epoch in progress, so that a new server's start stops it
+// (newEpoch); the returned function forgets it.
+func (w *runner) track(epoch string, cancel context.CancelFunc) (forget func()) {
+	if epoch != "" {
+		w.newEpoch(epoch)
+	}
+	self := &running{epoch: epoch, cancel: cancel}
+	w.mu.Lock()
+	w.running[self] = true
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		delete(w.running, self)
+		w.mu.Unlock()
+	}
+}
+
+// end is a job's end event: ctx is the worker's, rctx the run's (its time limit timeout and the
+// server's cancel), err the run's error.
+func (w *runner) end(ctx, rctx context.Context, timeout time.Duration, err error) event {
+	end := event{Event: machine.Event{Type: evEnd}}
 	switch {
 	case ctx.Err() != nil:
 		// This worker is stopping: neither the server's cancel nor the time limit, so an error the
@@ -373,61 +405,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	case err != nil:
 		end.Error = err.Error()
 	}
-	pub.publish(end)
-	_ = w.nc.Flush()
-}
-
-// gate holds a worker's own machine to the one-machine rule whatever it is sent: a run that
-// measures starts only when nothing else runs there, and a run that times nothing only when no
-// measuring run does. The server routes so anyway; the gate covers jobs still running from before
-// a server restart. The zero gate is open.
-type gate struct {
-	mu      sync.Mutex
-	heavy   bool          // a run that measures runs
-	light   int           // runs that time nothing running
-	changed chan struct{} // closed and replaced on every leave
-}
-
-// enter waits until a run (exclusive: one that measures) may start, and records it; err is ctx's
-// cause if ctx ends first.
-func (g *gate) enter(ctx context.Context, exclusive bool) error {
-	for {
-		g.mu.Lock()
-		if !g.heavy && (!exclusive || g.light == 0) {
-			if exclusive {
-				g.heavy = true
-			} else {
-				g.light++
-			}
-			g.mu.Unlock()
-			return nil
-		}
-		if g.changed == nil {
-			g.changed = make(chan struct{})
-		}
-		ch := g.changed
-		g.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-}
-
-// leave records that a run entered with exclusive ended.
-func (g *gate) leave(exclusive bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if exclusive {
-		g.heavy = false
-	} else if g.light > 0 {
-		g.light--
-	}
-	if g.changed != nil {
-		close(g.changed)
-		g.changed = nil
-	}
+	return end
 }
 
 // stale reports whether j's time limit, counted from when it entered the stream, is already past at
@@ -441,81 +419,41 @@ func stale(msg jetstream.Msg, j job, now time.Time) bool {
 	return now.After(md.Timestamp.Add(time.Duration(j.TimeoutNS)))
 }
 
-// parse parses the job with this worker's kinds; exclusive says whether the run measures
-// (cells.Exclusive). A panic is the error.
-func (w *runner) parse(j job) (r cells.Run, exclusive bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r, err = nil, fmt.Errorf("internal error on %s: %v", w.me.Name, p)
-		}
-	}()
-	k, ok := cells.Lookup(w.kinds, j.Kind)
-	if !ok {
-		return nil, false, fmt.Errorf("the machine %s cannot run %s cells", w.me.Name, j.Kind)
-	}
-	r, err = cells.Parse(k, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
-	if err != nil {
-		return nil, false, fmt.Errorf("on %s: %w", w.me.Name, err)
-	}
-	return r, cells.Exclusive(r), nil
-}
-
-// execute runs r; a panic is the run's error.
-func (w *runner) execute(ctx context.Context, r cells.Run, e cells.Emitter) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error on %s: %v", w.me.Name, p)
-		}
-	}()
-	return r.Run(ctx, e)
-}
-
 // publisher is the worker's cells.Emitter under a cells.Paced (which paces the run's events as the
-// server's are paced): each event becomes a message on the job's event subject, size-capped.
+// server's are paced): each event (machine.Events) becomes a message on the job's event subject,
+// size-capped.
 type publisher struct {
+	machine.Events
 	nc      *nats.Conn
 	subject string
 	ask     string // the job's ask subject
 }
 
+func newPublisher(nc *nats.Conn, subject, ask string) *publisher {
+	p := &publisher{nc: nc, subject: subject, ask: ask}
+	p.Events = func(ev machine.Event) { p.publish(event{Event: ev}) }
+	return p
+}
+
 func (p *publisher) publish(ev event) {
 	data, err := json.Marshal(ev)
 	if err != nil {
-		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "error", Message: fmt.Sprintf("a %s event could not be sent: %v", ev.Type, err)}})
+		data, _ = json.Marshal(noteEvent("error", fmt.Sprintf("a %s event could not be sent: %v", ev.Type, err)))
 	}
 	limit := int64(maxEvent)
 	if mp := p.nc.MaxPayload(); mp > 0 && mp < limit { // an external server's cap may be lower
 		limit = mp
 	}
 	if int64(len(data)) > limit {
-		data, _ = json.Marshal(event{Type: evNote, Note: &cells.Note{Level: "warning",
-			Message: fmt.Sprintf("a %s of %d KiB was left out: over the %d KiB cap of a worker's message", ev.Type, len(data)>>10, limit>>10)}})
+		data, _ = json.Marshal(noteEvent("warning",
+			fmt.Sprintf("a %s of %d KiB was left out: over the %d KiB cap of a worker's message", ev.Type, len(data)>>10, limit>>10)))
 	}
 	_ = p.nc.Publish(p.subject, data)
 }
 
-func (p *publisher) Progress(done, total int) {
-	p.publish(event{Type: evProgress, Done: done, Total: total})
-}
-
-func (p *publisher) Note(level, text string) {
-	p.publish(event{Type: evNote, Note: &cells.Note{Level: level, Message: text}})
-}
-
-func (p *publisher) Table(t cells.Table) { p.publish(event{Type: evTable, Table: &t}) }
-
-func (p *publisher) Row(r cells.Row) { p.publish(event{Type: evRow, Row: &r}) }
-
-func (p *publisher) Text(title, body string) {
-	p.publish(event{Type: evText, Text: &cells.Text{Title: title, Body: body}})
-}
-
-func (p *publisher) Frames(frames ...any) { p.publish(event{Type: evFrames, Frames: frames}) }
-
-func (p *publisher) Chart(draw func() (string, error)) {
-	if svg, err := draw(); err == nil {
-		p.publish(event{Type: evChart, SVG: svg})
-	}
+// noteEvent is a note of level with text, as an event of the wire.
+func noteEvent(level, text string) event {
+	return event{Event: machine.Event{Type: machine.TypeNote, Body: machine.Body{Note: &cells.Note{Level: level, Message: text}}}}
 }
 
 // Ask hands task to the page behind the run, through the server (a request on the job's ask

@@ -319,7 +319,7 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 		id := fmt.Sprint("cap-", tt.announced)
 		hello(Machine{ID: id, Name: id, Slots: tt.announced})
 		c.mu.Lock()
-		got := c.workers[id].slots
+		got := c.workers[id].gate.Slots()
 		c.mu.Unlock()
 		if got != tt.want {
 			t.Errorf("a worker announcing %d slots gets %d, want %d", tt.announced, got, tt.want)
@@ -363,45 +363,6 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 	l2.Release()
 	if _, ok, _, _ := c.TryAcquire(heavyRun{}); !ok {
 		t.Error("a measuring run did not get the worker its last run that times nothing left")
-	}
-}
-
-// The worker's own guard: runs that time nothing enter side by side, a measuring run only alone, and
-// nothing beside a measuring run; a measuring run waiting enters when the last other run leaves.
-func TestGate(t *testing.T) {
-	var g gate
-	now, cancel := context.WithCancel(context.Background())
-	cancel() // enter with now: true only if it may enter at once
-	bg := context.Background()
-	if g.enter(bg, false) != nil || g.enter(bg, false) != nil {
-		t.Fatal("two runs that time nothing did not enter an open gate")
-	}
-	if g.enter(now, true) == nil {
-		t.Fatal("a measuring run entered beside runs that time nothing")
-	}
-	entered := make(chan error, 1)
-	go func() { entered <- g.enter(bg, true) }()
-	g.leave(false)
-	select {
-	case err := <-entered:
-		t.Fatalf("a measuring run entered beside a run that times nothing: %v", err)
-	default:
-	}
-	g.leave(false)
-	select {
-	case err := <-entered:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(meetWait):
-		t.Fatal("a waiting measuring run did not enter when the machine was free")
-	}
-	if g.enter(now, false) == nil || g.enter(now, true) == nil {
-		t.Fatal("a run entered beside a measuring run")
-	}
-	g.leave(true)
-	if g.enter(now, false) != nil {
-		t.Fatal("a run that times nothing did not enter once the measuring run left")
 	}
 }
 

@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -19,24 +23,56 @@ func serve(t *testing.T, cfg server.Config) string {
 	return base
 }
 
-// serveStoppable is serve, with a function that stops the server before the test ends.
+// serveStoppable is serve, with a function that stops the server before the test ends. The server
+// runs as the playground command runs it (cluster.Serve: this machine's runner built once, the
+// embedded NATS server and the cluster's local worker), or, for a cfg with its own Executor (a
+// cluster with workers), server.Run with it.
 func serveStoppable(t *testing.T, cfg server.Config) (base string, stop func()) {
 	t.Helper()
-	s, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Listener = ln
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
+	go func() {
+		if cfg.Executor != nil {
+			served <- server.Run(ctx, cfg)
+			return
+		}
+		served <- cluster.Serve(ctx, cluster.ServeConfig{Server: cfg, Cluster: cluster.Config{LocalWorker: true, Out: io.Discard}})
+	}()
+	base = "http://" + ln.Addr().String()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-served:
+			cancel()
+			t.Fatalf("the server stopped at start: %v", err)
+		default:
+		}
+		if resp, err := http.Get(base + "/"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not answer within a minute")
+		}
+	}
 	var once sync.Once
-	stopServer := func() { once.Do(func() { cancel(); <-served }) }
+	stopServer := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("the server: %v", err)
+			}
+		})
+	}
 	t.Cleanup(stopServer)
-	return "http://" + ln.Addr().String(), stopServer
+	return base, stopServer
 }
 
 // browserOptions are the options every chromium (exe) of the tests starts with: headless, no

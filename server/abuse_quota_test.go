@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -346,7 +347,7 @@ func TestAbuseRunsListBoundedInMemory(t *testing.T) {
 	cfg.StudentQuota = -1
 	s, base := startServer(t, cfg)
 	ctx := context.Background()
-	text, _ := json.Marshal(Message{Type: TypeText, Text: &cells.Text{Title: "t", Body: strings.Repeat("x", 1<<20)}})
+	text, _ := json.Marshal(Message{Type: TypeText, Body: machine.Body{Text: &cells.Text{Title: "t", Body: strings.Repeat("x", 1<<20)}}})
 	const runs = 40
 	for range runs {
 		r, err := s.store.AddRun(ctx, store.Run{Student: s.local.ID, Lesson: "p", Cell: "p-0", Source: "rows: 1", Machine: "m"})
@@ -507,14 +508,14 @@ func TestAbuseSavesAndReplaysRateLimited(t *testing.T) {
 func addClassRuns(t *testing.T, s *Server, n, srcBytes, valBytes int) {
 	t.Helper()
 	ctx := context.Background()
-	table, _ := json.Marshal(Message{Type: TypeTable, Table: &cells.Table{ID: "t", Caption: "c", Columns: []cells.Column{{Label: "v"}}}})
+	table, _ := json.Marshal(Message{Type: TypeTable, Body: machine.Body{Table: &cells.Table{ID: "t", Caption: "c", Columns: []cells.Column{{Label: "v"}}}}})
 	src := strings.Repeat("#", srcBytes)
 	for i := range n {
 		r, err := s.store.AddRun(ctx, store.Run{Student: s.local.ID, Lesson: "p", Cell: "p-0", Source: src, Machine: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		row, _ := json.Marshal(Message{Type: TypeRow, Row: &cells.Row{Table: "t", Values: []any{fmt.Sprintf("run%d", i) + strings.Repeat("x", valBytes)}}})
+		row, _ := json.Marshal(Message{Type: TypeRow, Body: machine.Body{Row: &cells.Row{Table: "t", Values: []any{fmt.Sprintf("run%d", i) + strings.Repeat("x", valBytes)}}}})
 		if err := s.store.AddMessage(ctx, r.ID, 1, TypeTable, string(table), false); err != nil {
 			t.Fatal(err)
 		}

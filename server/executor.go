@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"runtime"
 	"sync"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // Executor is where the run queue's runs execute: in this process by default, or on other machines
@@ -95,52 +95,31 @@ type Job struct {
 }
 
 // InProcess is the default Executor: runs execute in this process, one that measures at a time,
-// or up to its slots that time nothing side by side.
+// or up to its slots that time nothing side by side (machine.Gate keeps the rule).
 type InProcess struct {
-	slots int
-
-	mu      sync.Mutex
-	heavy   bool // a measuring run holds the machine
-	light   int  // runs that time nothing, running
-	changed chan struct{}
+	gate *machine.Gate
+	// m, if set, runs the runs (machine.Machine.Execute); nil: each runs as it is.
+	m *machine.Machine
 }
 
 // NewInProcess returns an executor that runs runs in this process with slots slots for runs that
 // time nothing (slots ≤ 0: GOMAXPROCS).
 func NewInProcess(slots int) *InProcess {
-	if slots <= 0 {
-		slots = runtime.GOMAXPROCS(0)
-	}
-	return &InProcess{slots: slots, changed: make(chan struct{})}
+	return &InProcess{gate: machine.NewGate(slots)}
 }
 
 // TryAcquire reserves the machine for a measuring run when nothing runs, or a slot for a run that
 // times nothing when no measuring run runs and a slot is free.
 func (p *InProcess) TryAcquire(r cells.Run) (Slot, bool, bool, error) {
 	ex := cells.Exclusive(r)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.heavy:
-		return nil, false, false, nil
-	case ex && p.light > 0:
-		return nil, false, true, nil
-	case ex:
-		p.heavy = true
-	case p.light >= p.slots:
-		return nil, false, false, nil
-	default:
-		p.light++
+	if ok, drain := p.gate.TryEnter(ex); !ok {
+		return nil, false, drain, nil
 	}
 	return &inProcessSlot{p: p, exclusive: ex}, true, false, nil
 }
 
 // Changed is closed when a slot is released.
-func (p *InProcess) Changed() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.changed
-}
+func (p *InProcess) Changed() <-chan struct{} { return p.gate.Changed() }
 
 type inProcessSlot struct {
 	p         *InProcess
@@ -149,20 +128,12 @@ type inProcessSlot struct {
 }
 
 func (s *inProcessSlot) Execute(ctx context.Context, _ Job, r cells.Run, e cells.Emitter) error {
+	if s.p.m != nil {
+		return s.p.m.Execute(ctx, r, e)
+	}
 	return r.Run(ctx, e)
 }
 
 func (s *inProcessSlot) Release() {
-	s.once.Do(func() {
-		p := s.p
-		p.mu.Lock()
-		if s.exclusive {
-			p.heavy = false
-		} else {
-			p.light--
-		}
-		close(p.changed)
-		p.changed = make(chan struct{})
-		p.mu.Unlock()
-	})
+	s.once.Do(func() { s.p.gate.Leave(s.exclusive) })
 }

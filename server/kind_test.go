@@ -192,7 +192,7 @@ func TestTestOnlyKindEndToEnd(t *testing.T) {
 func TestChartsAreThrottled(t *testing.T) {
 	c, out := testConn()
 	at := time.Unix(1e9, 0)
-	e := &cells.Paced{Out: &emitter{job: &job{views: map[*conn]string{c: "x"}}}, Now: func() time.Time { return at }}
+	e := &cells.Paced{Out: newEmitter(&job{views: map[*conn]string{c: "x"}}, nil), Now: func() time.Time { return at }}
 	drawn := 0
 	for i := range 10 {
 		e.Chart(func() (string, error) { drawn++; return fmt.Sprintf("<svg>%d</svg>", i), nil })

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // Message is the one wire type of the /ws websocket: every frame in either direction is one Message as
@@ -42,23 +42,18 @@ type Message struct {
 	ID   string `json:"id,omitempty"`
 
 	*RunRequest // run
-	*Progress   // progress
+
+	// Body is a run's event (progress, note, table, row, chart, frames, text): the one event type
+	// every machine streams (machine.Event), with this message's Type.
+	machine.Body
 
 	// Run is the stored run's id: in replay, the run to replay.
 	Run      int64 `json:"run,omitempty"`
 	Position int   `json:"position,omitempty"` // queued
 	// Wait is the estimated time until a queued run starts, in seconds, from the runs' estimates.
-	Wait     float64     `json:"wait_s,omitempty"`
-	Estimate float64     `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
-	Note     *cells.Note `json:"note,omitempty"`     // note
-	// RanOn, on the note "Ran on …", is the name of the machine that runs the run (cells.Placer).
-	RanOn  string       `json:"ran_on,omitempty"`
-	Table  *cells.Table `json:"table,omitempty"`  // table
-	Row    *cells.Row   `json:"row,omitempty"`    // row
-	SVG    string       `json:"svg,omitempty"`    // chart
-	Frames []any        `json:"frames,omitempty"` // frames
-	Text   *cells.Text  `json:"text,omitempty"`   // text
-	Shared *Shared      `json:"shared,omitempty"` // shared
+	Wait     float64 `json:"wait_s,omitempty"`
+	Estimate float64 `json:"estimate,omitempty"` // started: cells.Run.Estimate in seconds
+	Shared   *Shared `json:"shared,omitempty"`   // shared
 	// Task is a run's work for the page (cells.Asker), its shape the kind's; Result is the page's
 	// answer to it. Both are kept as raw JSON: the server only routes them.
 	Task   json.RawMessage `json:"task,omitempty"`   // task
@@ -93,9 +88,11 @@ type Shared struct {
 }
 
 // Progress is the body of a progress message.
-type Progress struct {
-	Done  int `json:"done"`
-	Total int `json:"total"`
+type Progress = machine.Progress
+
+// eventMessage is a run's event as its message (without the run's id).
+func eventMessage(ev machine.Event) Message {
+	return Message{Type: ev.Type, Body: ev.Body}
 }
 
 // Message types.
@@ -109,13 +106,13 @@ const (
 	TypeQueued    = "queued"
 	TypeStarted   = "started"
 	TypeShared    = "shared"
-	TypeProgress  = "progress"
-	TypeNote      = "note"
-	TypeTable     = "table"
-	TypeRow       = "row"
-	TypeChart     = "chart"
-	TypeFrames    = "frames"
-	TypeText      = "text"
+	TypeProgress  = machine.TypeProgress
+	TypeNote      = machine.TypeNote
+	TypeTable     = machine.TypeTable
+	TypeRow       = machine.TypeRow
+	TypeChart     = machine.TypeChart
+	TypeFrames    = machine.TypeFrames
+	TypeText      = machine.TypeText
 	TypeDone      = "done"
 	TypeCancelled = "cancelled"
 	TypeError     = "error"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // Causes of a run's cancellation, reported to the learner.
@@ -268,8 +269,8 @@ func (q *queue) loop(ctx context.Context) {
 		if q.keepWaiting && j.ctx.Err() == nil {
 			// Not ended: the page hears that the connection dropped, and picks the run up again
 			// once the server is back (replay).
-			j.emit(nil, Message{Type: TypeNote, Note: &cells.Note{Level: "info",
-				Message: "The server is stopping: this run keeps its place in the queue and runs when the server is back."}})
+			j.emit(nil, Message{Type: TypeNote, Body: machine.Body{Note: &cells.Note{Level: "info",
+				Message: "The server is stopping: this run keeps its place in the queue and runs when the server is back."}}})
 			continue
 		}
 		j.finish(Message{Type: TypeCancelled, Message: errShutdown.Error()})
@@ -367,7 +368,7 @@ func (q *queue) run(j *job, slot Slot) {
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
 	j.started(slot)
-	e := &cells.Paced{Out: &emitter{job: j, ctx: ctx}}
+	e := &cells.Paced{Out: newEmitter(j, ctx)}
 	err := func() (err error) {
 		defer func() { // a panic in the run (or its chart) is the run's error, never a crash
 			if p := recover(); p != nil {
@@ -399,11 +400,18 @@ func cancelMessage(ctx context.Context) Message {
 	return Message{Type: TypeCancelled, Message: context.Cause(ctx).Error()}
 }
 
-// emitter turns a run's events into messages for its client, each at once; the run reports to a
-// cells.Paced around it, which paces them (progress, charts, frame batches).
+// emitter turns a run's events into messages for its client, each at once (machine.Events); the
+// run reports to a cells.Paced around it, which paces them (progress, charts, frame batches).
 type emitter struct {
+	machine.Events
 	job *job
 	ctx context.Context // the run's: pacing waits end with it
+}
+
+func newEmitter(j *job, ctx context.Context) *emitter {
+	e := &emitter{job: j, ctx: ctx}
+	e.Events = func(ev machine.Event) { e.send(eventMessage(ev)) }
+	return e
 }
 
 func (e *emitter) send(m Message) {
@@ -414,34 +422,10 @@ func (e *emitter) send(m Message) {
 	e.job.emit(ctx, m)
 }
 
-func (e *emitter) Progress(done, total int) {
-	e.send(Message{Type: TypeProgress, Progress: &Progress{Done: done, Total: total}})
-}
-
-func (e *emitter) Note(level, text string) {
-	e.send(Message{Type: TypeNote, Note: &cells.Note{Level: level, Message: text}})
-}
-
 // Placed keeps the machine that runs the run (cells.Placer: another of a cluster's machines, or
 // this one when others are connected) with the run, and tells the page in the note "Ran on SUMMARY."
 // with the machine's name (ran_on).
 func (e *emitter) Placed(name, summary string) {
 	e.job.ranOn(summary)
-	e.send(Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: "Ran on " + summary + "."}, RanOn: name})
-}
-
-func (e *emitter) Table(t cells.Table) { e.send(Message{Type: TypeTable, Table: &t}) }
-
-func (e *emitter) Row(r cells.Row) { e.send(Message{Type: TypeRow, Row: &r}) }
-
-func (e *emitter) Text(title, body string) {
-	e.send(Message{Type: TypeText, Text: &cells.Text{Title: title, Body: body}})
-}
-
-func (e *emitter) Frames(frames ...any) { e.send(Message{Type: TypeFrames, Frames: frames}) }
-
-func (e *emitter) Chart(draw func() (string, error)) {
-	if svg, err := draw(); err == nil {
-		e.send(Message{Type: TypeChart, SVG: svg})
-	}
+	e.send(eventMessage(machine.Placed(name, summary)))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // What one student may keep (Config.StudentQuota) and the disk guard (Config.MinFreeBytes): the
@@ -62,9 +63,9 @@ func (s *Server) withinQuota(ctx context.Context, student int64) error {
 
 // prunedNote is the kept message that stands in a pruned run's place (store.Prune).
 func (s *Server) prunedNote() string {
-	b, _ := json.Marshal(Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
+	b, _ := json.Marshal(Message{Type: TypeNote, Body: machine.Body{Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
 		"This run's results were removed to keep your stored runs within the %s each student may keep (the oldest finished runs go first). Run the cell again to see them.",
-		bytesText(s.cfg.StudentQuota))}})
+		bytesText(s.cfg.StudentQuota))}}})
 	return string(b)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -347,8 +348,8 @@ func (s *Server) requeue(ctx context.Context) {
 	for _, r := range runs {
 		j, err := s.restore(ctx, r)
 		if err == nil {
-			j.emit(nil, Message{Type: TypeNote, Note: &cells.Note{Level: "info",
-				Message: "The server restarted while this run waited in the queue; it was queued again."}})
+			j.emit(nil, Message{Type: TypeNote, Body: machine.Body{Note: &cells.Note{Level: "info",
+				Message: "The server restarted while this run waited in the queue; it was queued again."}}})
 			s.live.Store(r.ID, j)
 			err = s.queue.push(j)
 			if err != nil {

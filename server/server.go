@@ -26,14 +26,13 @@ import (
 	"github.com/cli/browser"
 	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
-	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/static"
 	"github.com/gpuplayground/playground/store"
 )
@@ -42,6 +41,9 @@ import (
 type Config struct {
 	// Addr is the listen address, host:port. Default 127.0.0.1:8080.
 	Addr string
+	// Listener, if set, is where Run serves, instead of a listener it opens on Addr (tests take a
+	// free port this way).
+	Listener net.Listener
 	// LessonsDir, if set, serves lessons from this directory (re-read on change) instead of the
 	// embedded ones.
 	LessonsDir string
@@ -175,6 +177,10 @@ type Config struct {
 	// signed in, one whose request has been under way longer may be closed to make room (a body
 	// that trickles in). Default 5 s.
 	PreAuthRequestTimeout time.Duration
+	// Machine, if set, is this machine's runner (package machine), built from MachineConfig by the
+	// caller (cluster.Serve, which shares its gate with the cluster); Kinds, Worker, Devices,
+	// Roofline, Noise, Slots and the limits are then the ones it was built with. Default: built by New.
+	Machine *machine.Machine
 	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
 	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
 	// several machines.
@@ -187,9 +193,7 @@ func (c Config) withDefaults() Config {
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:8080"
 	}
-	if c.Kinds == nil {
-		c.Kinds = builtin.Kinds
-	}
+	c.Kinds = machine.Kinds(c.Kinds)
 	if c.MaxConns <= 0 {
 		c.MaxConns = 1000
 	}
@@ -240,20 +244,26 @@ func (c Config) withDefaults() Config {
 	}
 	c = c.identityDefaults()
 	if c.Worker == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			exe = os.Args[0]
-		}
-		c.Worker = gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
+		c.Worker = machine.SelfGPU()
 	}
 	return c
+}
+
+// MachineConfig is the configuration of this server's own machine (machine.New): its kinds, GPU
+// worker, limits, roofline options, noise check and slots.
+func (c Config) MachineConfig() machine.Config {
+	c = c.withDefaults()
+	return machine.Config{Kinds: c.Kinds, GPU: c.Worker, Devices: c.Devices, Roofline: c.Roofline, Noise: c.Noise, Slots: c.Slots,
+		Limits: harness.Limits{MaxN: c.MaxN, GPUMaxN: c.GPUMaxN, MemoryBytes: c.MemoryBytes, RunTimeout: c.RunTimeout}}
 }
 
 // Server is the playground: its lessons, its run queue and its connections.
 type Server struct {
 	cfg     Config
 	library lessons.Library
-	// kinds are the cell kinds, with this server's limits.
+	// mach runs the runs here: the GPU, the kinds' environment and the gate of this machine.
+	mach *machine.Machine
+	// kinds are the cell kinds, with this server's limits (mach.Kinds).
 	kinds   []cells.Kind
 	queue   *queue
 	pages   *template.Template
@@ -301,34 +311,19 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:        cfg,
 		machine:    machineSummary(),
-		gpu:        &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.Worker}},
-		roof:       &peaks.Cache{Options: cfg.Roofline},
-		rates:      &estimate.Current{},
 		shares:     newShares(cfg),
 		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
 		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress, cfg.MaxHTTPConnsPerStudent, cfg.PreAuthRequestTimeout),
 	}
-	if cfg.Devices != nil {
-		s.gpu.Report = cfg.Devices(context.Background())
-	} else {
-		s.gpu.Report = s.probe()
+	s.mach = cfg.Machine
+	if s.mach == nil {
+		s.mach = machine.New(context.Background(), cfg.MachineConfig())
 	}
-	// GPU kernels are known to every cell: measured by the worker where there is a device, and
-	// otherwise each reports why it did not run.
-	env := cells.Env{
-		Kernels:  append(kernels.CPU(), nvidia.GEMMs(s.gpu.Unavailable())...),
-		Limits:   harness.Limits{MaxN: cfg.MaxN, GPUMaxN: cfg.GPUMaxN, MemoryBytes: cfg.MemoryBytes, RunTimeout: cfg.RunTimeout},
-		GPU:      s.gpu,
-		Rates:    s.rates,
-		Roofline: s.roof,
-		Noise:    cfg.Noise,
-	}
-	s.kinds = cfg.Kinds(env)
+	s.gpu, s.roof, s.rates, s.kinds = s.mach.GPU, s.mach.Env.Roofline, s.mach.Env.Rates, s.mach.Kinds
 	// Lesson cells must run on a server with the default limits, whatever this one's flags say; a
 	// learner's run is checked against this server's limits.
-	env.Limits = harness.DefaultLimits()
-	lessonKinds := lessons.Kinds(cfg.Kinds(env))
+	lessonKinds := lessons.Kinds(s.mach.KindsWith(harness.DefaultLimits()))
 	if cfg.LessonsDir != "" {
 		d, err := lessons.OpenDir(cfg.LessonsDir, lessonKinds)
 		if err != nil {
@@ -349,7 +344,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	exec := cfg.Executor
 	if exec == nil {
-		exec = NewInProcess(cfg.Slots)
+		exec = &InProcess{gate: s.mach.Gate, m: s.mach} // this machine's runner, in process
 	}
 	s.queue = newQueue(cfg.RunTimeout, exec)
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
@@ -621,15 +616,7 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 
 // machineSummary describes where experiments run, e.g. "Intel(R) Xeon(R) Processor, 2 logical CPUs".
 func machineSummary() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
+	model := machine.CPUModel()
 	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 }
 
@@ -660,12 +647,6 @@ func (s *Server) kindScript(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	_, _ = io.WriteString(w, k.Script())
-}
-
-// probe asks the GPU worker for the device report, then stops the worker (idle, it holds nothing).
-func (s *Server) probe() nvidia.Report {
-	defer s.gpu.Worker.Close()
-	return gpu.Probe(context.Background(), s.gpu.Worker)
 }
 
 // lanURLs are the URLs other machines may reach a listener on: its own address, or for an

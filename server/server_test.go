@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -521,7 +522,7 @@ func TestSlowClientDroppedWithoutBlocking(t *testing.T) {
 	// No writer runs: the client is "slow". The third send overflows the buffer.
 	start := time.Now()
 	for range 3 {
-		c.send(Message{Type: TypeProgress, ID: "x", Progress: &Progress{Done: 1, Total: 2}})
+		c.send(Message{Type: TypeProgress, ID: "x", Body: machine.Body{Progress: &Progress{Done: 1, Total: 2}}})
 	}
 	if time.Since(start) > 5*time.Second { // send never blocks; a blocked send would hang here
 		t.Errorf("send blocked for %v", time.Since(start))

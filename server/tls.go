@@ -22,9 +22,12 @@ func listen(cfg Config, limits *connLimits) (net.Listener, string, error) {
 		}
 		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	raw, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return nil, "", err
+	raw := cfg.Listener
+	if raw == nil {
+		var err error
+		if raw, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return nil, "", err
+		}
 	}
 	ln := net.Listener(&limitListener{Listener: raw, l: limits})
 	if tc == nil {

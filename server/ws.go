@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -495,9 +496,9 @@ func (c *conn) share(m Message, prev store.Run) error {
 	j := &job{s: c.s, runID: rec.ID, owner: c.client, student: c.student, views: map[*conn]string{c: m.ID}}
 	j.ctx, j.cancel = context.WithCancelCause(c.ctx)
 	j.emit(c.ctx, Message{Type: TypeShared, Shared: &Shared{Run: prev.ID, Measured: prev.Ended, Machine: prev.Machine}})
-	j.emit(c.ctx, Message{Type: TypeNote, Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
+	j.emit(c.ctx, Message{Type: TypeNote, Body: machine.Body{Note: &cells.Note{Level: "info", Message: fmt.Sprintf(
 		"Shared results: these are from an earlier run (%d) of this unedited cell, which ended at %s UTC on %s; its tables say what was measured, emulated or modelled. Run anyway to run it yourself.",
-		prev.ID, prev.Ended.UTC().Format("15:04:05"), prev.Machine)}})
+		prev.ID, prev.Ended.UTC().Format("15:04:05"), prev.Machine)}}})
 	j.keepRef(prev.ID)
 	for _, km := range msgs {
 		var out Message

@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
@@ -64,7 +63,7 @@ func limitFlags(fs *flag.FlagSet, timeout bool) func() harness.Limits {
 }
 
 func serveConfig(args []string) cluster.ServeConfig {
-	cfg := cluster.ServeConfig{Server: server.Config{Kinds: builtin.Kinds, Calibrate: true, Noise: harness.DefaultNoise()}}
+	cfg := cluster.ServeConfig{Server: server.Config{Calibrate: true, Noise: harness.DefaultNoise()}}
 	fs := flag.NewFlagSet("playground", flag.ExitOnError)
 	var noLocal bool
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")

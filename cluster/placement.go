@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/server"
+)
+
+// pick reserves a free worker for n, not one of except: the whole machine for a run that measures
+// (exclusive), one of its slots for one that times nothing; nil when none is free now. drain then
+// reports that an able machine is busy only with runs that time nothing. A run that needs a GPU
+// goes only to machines with one, unless no machine known has one (then it runs anywhere and says
+// why its GPU kernels did not run, as on one machine). A run that asks for a class of machine goes
+// only to machines of that class. Among the free machines, a run that measures takes the one free
+// longest; a run that times nothing takes a free slot on a machine already running such runs (the
+// fullest) before an idle machine, so that idle machines stay free for measuring runs. c.mu is held.
+func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (best *worker, drain bool) {
+	able := func(w *worker) bool { return w.m.Meets(n) }
+	if !c.able(n, except) {
+		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
+	}
+	for _, w := range c.workers {
+		if except[w.m.ID] || !able(w) {
+			continue
+		}
+		if ok, d := w.gate.Free(exclusive); !ok {
+			drain = drain || d
+			continue
+		}
+		if best == nil || better(w, best, exclusive) {
+			best = w
+		}
+	}
+	if best != nil {
+		best.gate.TryEnter(exclusive) // free, and c.mu is held: it enters
+		drain = false
+	}
+	return best, drain
+}
+
+// better reports whether the free machine a suits a run (exclusive: one that measures) better than
+// the free machine b (pick); c.mu is held.
+func better(a, b *worker, exclusive bool) bool {
+	if la, lb := a.gate.Light(), b.gate.Light(); !exclusive && la != lb {
+		return la > lb
+	}
+	return a.freed.Before(b.freed)
+}
+
+// tryAcquire reserves a worker for n if one is free now (pick); err when none can ever take it.
+func (c *Cluster) tryAcquire(n cells.Needs, exclusive bool, except map[string]bool) (w *worker, drain bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, errors.New("the cluster is shutting down")
+	}
+	if time.Now().Before(c.settled) && !c.able(n, except) {
+		return nil, false, nil // its machine may be rejoining after a restart (Config.Settle)
+	}
+	if n.Machine != "" && !c.hasClass(n.Machine, except) {
+		return nil, false, fmt.Errorf("no machine of class %q is connected (classes now: %s): pick another in the page's machine menu, or change or remove the cell's machine: key", n.Machine, c.classes())
+	}
+	w, drain = c.pick(n, exclusive, except)
+	return w, drain, nil
+}
+
+// acquire waits until pick finds a worker, or ctx ends.
+func (c *Cluster) acquire(ctx context.Context, n cells.Needs, exclusive bool, except map[string]bool) (*worker, error) {
+	for {
+		ch := c.Changed()
+		w, _, err := c.tryAcquire(n, exclusive, except)
+		if err != nil || w != nil {
+			return w, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Changed returns a channel closed when a worker comes, goes or is freed (server.Executor).
+func (c *Cluster) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// another reports whether a machine not in except that may run a run with needs n is connected
+// (busy or free). c.mu is not held.
+func (c *Cluster) another(n cells.Needs, except map[string]bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.workers {
+		if !except[w.m.ID] && (n.Machine == "" || w.m.Class == n.Machine) {
+			return true
+		}
+	}
+	return false
+}
+
+// able reports whether a machine with what n asks for is connected, not one of except; c.mu is held.
+func (c *Cluster) able(n cells.Needs, except map[string]bool) bool {
+	for _, w := range c.workers {
+		if w.m.Meets(n) && !except[w.m.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// hasClass reports whether a machine of class is connected, not one of except; c.mu is held.
+func (c *Cluster) hasClass(class string, except map[string]bool) bool {
+	for _, w := range c.workers {
+		if w.m.Class == class && !except[w.m.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// classes lists the classes of the machines connected, or says there are none; c.mu is held.
+func (c *Cluster) classes() string {
+	var cs []string
+	for _, w := range c.workers {
+		if w.m.Class != "" && !slices.Contains(cs, w.m.Class) {
+			cs = append(cs, w.m.Class)
+		}
+	}
+	if len(cs) == 0 {
+		return "none"
+	}
+	slices.Sort(cs)
+	return strings.Join(cs, ", ")
+}
+
+// release frees what a run held of w.
+func (c *Cluster) release(w *worker, exclusive bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w.gate.Leave(exclusive)
+	w.freed = time.Now()
+	c.broadcast()
+}
+
+// TryAcquire reserves a free machine able to run r, if there is one now (server.Executor): one
+// with a GPU for a run that needs one, whenever the cluster has such a machine; the whole machine
+// for a run that measures, one of its slots for one that times nothing.
+func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
+	n, ex := cells.NeedsOf(r), cells.Exclusive(r)
+	w, drain, err := c.tryAcquire(n, ex, nil)
+	if err != nil || w == nil {
+		return nil, false, drain, err
+	}
+	return &slot{c: c, w: w, needs: n, exclusive: ex}, true, false, nil
+}
+
+// ListMachines lists the machines connected now for the page's machine menu (server.MachineLister):
+// this server's own first, if it runs runs, then the workers by class and name.
+func (c *Cluster) ListMachines() []server.MachineInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []server.MachineInfo{}
+	for _, w := range c.workers {
+		out = append(out, server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local})
+	}
+	slices.SortFunc(out, func(a, b server.MachineInfo) int {
+		switch {
+		case a.Here != b.Here:
+			if a.Here {
+				return -1
+			}
+			return 1
+		case a.Class != b.Class:
+			return strings.Compare(a.Class, b.Class)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Acquire waits until a machine able to run r is free and reserves it (server.Acquire).
+func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
+	return server.Acquire(ctx, c, r)
+}

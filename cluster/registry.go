@@ -1,0 +1,241 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
+)
+
+// worker is a machine as the server knows it.
+type worker struct {
+	m     Machine
+	local bool
+	seen  time.Time // last announcement
+	// gate is the one-machine rule for it: what runs there, as this server reserved it (its slots:
+	// Machine.Slots, capped).
+	gate  *machine.Gate
+	addr  string    // the network address it joined from ("" when unknown: Cluster.address)
+	freed time.Time // when its last run ended, to spread runs over free machines
+	gone  chan struct{}
+}
+
+// Machines lists the workers known now, this server's own first.
+func (c *Cluster) Machines() []Machine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ms []Machine
+	if c.local != nil {
+		ms = append(ms, c.local.m)
+	}
+	for _, w := range c.workers {
+		if !w.local {
+			ms = append(ms, w.m)
+		}
+	}
+	return ms
+}
+
+// announced reads the Machine of a hello or bye (prefix): ok only when its ID is the subject's
+// last token, which on the embedded server only that worker may publish to.
+func announced(msg *nats.Msg, prefix string) (m Machine, ok bool) {
+	if json.Unmarshal(msg.Data, &m) != nil || m.ID == "" || msg.Subject != prefix+m.ID {
+		return m, false
+	}
+	return m, true
+}
+
+// Caps of the table of machines (hello).
+const (
+	// maxWorkers bounds the machines one server keeps track of.
+	maxWorkers = 1000
+	// MaxPerAddress bounds the machines that join from one network address (the source IP of their
+	// NATS connections to the embedded server). Every worker shares the one worker token and makes
+	// its own nkey, so an address is the only thing one token holder cannot multiply at will: one
+	// of them cannot fill the table and leave no room for the real workers.
+	MaxPerAddress = 8
+)
+
+// hello records a worker's announcement: a new worker joins, a known one stays alive. One whose
+// Machine.ID is not its subject's (another worker's, or this server's own) is ignored. A new
+// worker's announcement is cleaned (cleanMachine) and its name made unique (uniqueName); one the
+// table has no room for (admit) is refused, and the operator told why, once per worker.
+func (c *Cluster) hello(msg *nats.Msg) {
+	m, ok := announced(msg, SubjectHello)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	w, refused := c.workers[m.ID], c.refused[m.ID]
+	if w != nil {
+		w.seen = time.Now()
+	}
+	c.mu.Unlock()
+	if w != nil || refused {
+		return
+	}
+	addr := c.address(m.ID) // outside c.mu: it asks the embedded NATS server
+	m = cleanMachine(m)
+	if m.Class != "" && cells.CheckClass(m.Class) != nil { // not one a page or cell could name
+		m.Class = ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.workers[m.ID] != nil {
+		return
+	}
+	m.Name, m.claimed = c.uniqueName(m.Name, m.ID), true
+	if why := c.admit(addr); why != "" {
+		if c.refused == nil || len(c.refused) >= maxWorkers {
+			c.refused = map[string]bool{}
+		}
+		c.refused[m.ID] = true
+		c.say("machine refused: %s (worker %s): %s", m.Summary(), shortID(m.ID), why)
+		return
+	}
+	// w.m never changes after this: an id is one worker process
+	w = &worker{m: m, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
+	c.workers[m.ID] = w
+	c.say("machine joined: %s", m.Summary())
+	c.broadcast()
+	// A worker new to this server may have been another's (a restart): it stops that one's jobs.
+	c.announce()
+}
+
+// admit says why a new worker joining from addr ("" when unknown) has no room in the table, or ""
+// when it has: at most maxWorkers machines, and at most MaxPerAddress from one address. c.mu is held.
+func (c *Cluster) admit(addr string) string {
+	if len(c.workers) >= maxWorkers {
+		return fmt.Sprintf("this server already has %d machines, its most", maxWorkers)
+	}
+	if addr == "" {
+		return ""
+	}
+	n := 0
+	for _, w := range c.workers {
+		if w.addr == addr {
+			n++
+		}
+	}
+	if n >= MaxPerAddress {
+		return fmt.Sprintf("%d machines already joined from %s, the most from one address", n, addr)
+	}
+	return ""
+}
+
+// address is the network address worker id connects to the embedded NATS server from, as
+// MaxPerAddress counts it: an IPv4 address, or an IPv6 address's /64 (one host's, or one site's,
+// usual share); "" with an external NATS server, or for a connection in process.
+func (c *Cluster) address(id string) string {
+	if c.ns == nil {
+		return ""
+	}
+	cz, err := c.ns.Connz(&natsserver.ConnzOptions{User: id, Limit: 1})
+	if err != nil || len(cz.Conns) == 0 {
+		return ""
+	}
+	return addressOf(cz.Conns[0].IP)
+}
+
+// addressOf is the address MaxPerAddress counts for the client IP ip (address).
+func addressOf(ip string) string {
+	parsed := net.ParseIP(ip)
+	switch {
+	case parsed == nil:
+		return ip
+	case parsed.To4() != nil:
+		return parsed.To4().String() // ::ffff:10.0.0.5 is 10.0.0.5
+	}
+	return parsed.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
+
+// uniqueName is name, a new worker's (id), unless a machine known already has it or it claims to be
+// this server: then name and the start of the worker's id, so that no worker passes for another
+// machine or for this server in results and the machine menu. c.mu is held.
+func (c *Cluster) uniqueName(name, id string) string {
+	taken := indexFold(name, "this server") >= 0
+	for _, w := range c.workers {
+		taken = taken || strings.EqualFold(w.m.Name, name)
+	}
+	if !taken {
+		return name
+	}
+	return replaceFold(name, "this server", "a worker") + " [" + shortID(id) + "]"
+}
+
+// shortID is the start of a worker's id (its public nkey) as the operator sees it.
+func shortID(id string) string { return cleanLine(id[:min(len(id), 12)], 12) }
+
+// MaxSlots caps the runs that time nothing one worker runs side by side: a worker refuses a larger
+// -slots, and the server counts a larger announcement as MaxSlots.
+const MaxSlots = 64
+
+// capSlots is how many runs that time nothing the server sends a worker that announced slots at
+// once: 1 for none (a worker from before Machine.Slots, which runs one run at a time), at most
+// MaxSlots.
+func capSlots(slots int) int {
+	return min(max(slots, 1), MaxSlots)
+}
+
+// bye forgets a worker that stopped cleanly.
+func (c *Cluster) bye(msg *nats.Msg) {
+	m, ok := announced(msg, SubjectBye)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.workers[m.ID]; w != nil && !w.local {
+		c.drop(w)
+	}
+}
+
+// drop forgets w and tells its run it is gone; c.mu is held.
+func (c *Cluster) drop(w *worker) {
+	c.say("machine left: %s", w.m.Name)
+	delete(c.workers, w.m.ID)
+	c.refused = nil // there is room again: the workers refused try again at their next heartbeat
+	close(w.gone)
+	c.broadcast()
+}
+
+// say prints a line for the operator (Config.Out), if there is one.
+func (c *Cluster) say(format string, args ...any) {
+	if c.cfg.Out != nil {
+		fmt.Fprintf(c.cfg.Out, format+"\n", args...)
+	}
+}
+
+// broadcast wakes everything waiting for a machine; c.mu is held.
+func (c *Cluster) broadcast() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// watchdog drops workers silent for three heartbeats.
+func (c *Cluster) watchdog(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Heartbeat / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			c.mu.Lock()
+			for _, w := range c.workers {
+				if !w.local && now.Sub(w.seen) > 3*c.cfg.Heartbeat {
+					c.drop(w)
+				}
+			}
+			c.mu.Unlock()
+		}
+	}
+}

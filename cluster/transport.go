@@ -1,0 +1,373 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
+	"github.com/gpuplayground/playground/server"
+)
+
+// slot is a machine of the cluster, or one of its slots, reserved for one run (server.Slot).
+type slot struct {
+	c         *Cluster
+	w         *worker
+	needs     cells.Needs
+	exclusive bool
+}
+
+// Machine describes the reserved machine when it is a worker (server.Remote); "" for this server's.
+func (s *slot) Machine() string {
+	if s.w == nil || s.w.local {
+		return ""
+	}
+	return s.w.m.Summary()
+}
+
+func (s *slot) Release() {
+	if s.w != nil {
+		s.c.release(s.w, s.exclusive)
+		s.w = nil
+	}
+}
+
+// Execute runs r on the reserved machine: here, or on a worker by publishing the job and relaying
+// its events to e. Every run on a cluster with more than one machine first notes which machine it
+// ran on. A worker that vanishes before sending any event is replaced once by another able one.
+func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) error {
+	if s.w.local {
+		if len(s.c.Machines()) > 1 {
+			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
+		}
+		return s.c.runHere(ctx, r, e)
+	}
+	for retried := false; ; retried = true {
+		streamed, err := s.remote(ctx, j, e)
+		var gone goneError
+		if !errors.As(err, &gone) || streamed || retried {
+			return err
+		}
+		// Nothing was streamed: once, another connected machine able to run it takes the job.
+		s.c.release(s.w, s.exclusive)
+		s.w = nil
+		except := map[string]bool{gone.m.ID: true}
+		if !s.c.another(s.needs, except) {
+			return err
+		}
+		w, aerr := s.c.acquire(ctx, s.needs, s.exclusive, except)
+		if aerr != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		s.w = w
+		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
+		if w.local {
+			cells.Placed(e, w.m.Name, w.m.Summary())
+			return s.c.runHere(ctx, r, e)
+		}
+	}
+}
+
+// runHere runs r in this process, on the local worker's slot: through this machine's runner
+// (Config.Machine) when there is one.
+func (c *Cluster) runHere(ctx context.Context, r cells.Run, e cells.Emitter) error {
+	if c.cfg.Machine != nil {
+		return c.cfg.Machine.Execute(ctx, r, e)
+	}
+	return r.Run(ctx, e)
+}
+
+// goneError is a worker that stopped answering during a run; streamed says whether it had sent
+// anything.
+type goneError struct {
+	m        Machine
+	streamed bool
+}
+
+func (g goneError) Error() string {
+	if g.streamed {
+		return fmt.Sprintf("the machine %s stopped answering during the run (no announcement for 3 heartbeats), so the run ended; the results above came from it", g.m.Name)
+	}
+	return fmt.Sprintf("the machine %s stopped answering before the run sent anything (no announcement for 3 heartbeats), and no other machine could take it", g.m.Name)
+}
+
+// remote publishes the job to s.w and relays its events until its end; streamed says whether any
+// event reached e.
+func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
+	c, w := s.c, s.w
+	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
+	// Both subscriptions before the job is published: NATS handles one connection's messages in
+	// order, so the worker cannot get the job before the server listens for its events and asks.
+	sub, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "events"))
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	asks, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "ask"))
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = asks.Unsubscribe() }()
+	seq, err := c.publishJob(ctx, w, id, j)
+	if err != nil {
+		return false, err
+	}
+	r := &relayer{w: w, e: e}
+	defer func() {
+		if !r.ended { // the job must not run later on a worker that comes back: take it off the stream
+			c.withdraw(w, id, seq)
+		}
+	}()
+	err = r.follow(ctx, sub, asks)
+	return r.streamed, err
+}
+
+// publishJob queues the run j as the job id for w on the job stream; seq is its sequence there.
+func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job) (seq uint64, err error) {
+	timeout := 10 * time.Minute
+	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
+		timeout = time.Until(dl)
+	}
+	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
+		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch})
+	if err != nil {
+		return 0, err
+	}
+	if len(data) > maxJob {
+		return 0, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
+	}
+	ack, err := c.js.Publish(ctx, SubjectJobs+w.m.ID, data)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
+	}
+	return ack.Sequence, nil
+}
+
+// withdraw takes the job id (stream sequence seq) off the stream and tells w to stop it.
+func (c *Cluster) withdraw(w *worker, id string, seq uint64) {
+	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = c.stream.DeleteMsg(dctx, seq)
+	cancel()
+	_ = c.nc.Publish(runSubject(w.m.ID, id, "cancel"), nil)
+}
+
+// feed hands a NATS subscription's messages over a channel (a subscription cannot be selected on)
+// until stopped or its context ends; then held gives back the message it held (nil if none), so
+// that none is lost, and lost has the subscription's error if it failed first (a slow consumer:
+// messages were dropped).
+type feed struct {
+	msgs chan *nats.Msg
+	held chan *nats.Msg
+	lost chan error
+	stop context.CancelFunc
+}
+
+func newFeed(ctx context.Context, sub *nats.Subscription) *feed {
+	ctx, stop := context.WithCancel(ctx)
+	f := &feed{msgs: make(chan *nats.Msg), held: make(chan *nats.Msg, 1), lost: make(chan error, 1), stop: stop}
+	go func() {
+		for {
+			m, err := sub.NextMsgWithContext(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					f.lost <- err
+				}
+				f.held <- nil
+				return
+			}
+			select {
+			case f.msgs <- m:
+			case <-ctx.Done():
+				f.held <- m
+				return
+			}
+		}
+	}()
+	return f
+}
+
+// relayer relays one job's events from the worker w to the run's emitter e.
+type relayer struct {
+	w *worker
+	e cells.Emitter
+	// noted: the run's "Ran on" went out; streamed: an event reached e; ended: the job's end came.
+	noted, streamed, ended bool
+}
+
+// follow relays the job's events (sub) and answers its browser tasks (asks) until its end, ctx's
+// end, or the worker's.
+func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) error {
+	asked, events := newFeed(ctx, asks), newFeed(ctx, sub)
+	defer asked.stop()
+	defer events.stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.w.gone:
+			// What the worker sent before it said bye is already queued here (NATS delivers one
+			// connection's messages in order): its end, when it stopped cleanly. Take that first.
+			events.stop()
+			var pending []*nats.Msg
+			if m := <-events.held; m != nil {
+				pending = append(pending, m)
+			}
+			for {
+				m, err := sub.NextMsg(0)
+				if err != nil {
+					break
+				}
+				pending = append(pending, m)
+			}
+			for _, m := range pending {
+				if end, err := r.handle(ctx, m); end {
+					return err
+				}
+			}
+			return goneError{r.w.m, r.streamed}
+		case err := <-events.lost:
+			return fmt.Errorf("this server lost events of the run on %s (%v), so the run ended", r.w.m.Name, err)
+		case m := <-asked.msgs: // the run's page does a task for the worker
+			answerAsk(ctx, m, r.e)
+		case m := <-events.msgs:
+			if end, err := r.handle(ctx, m); end {
+				return err
+			}
+		}
+	}
+}
+
+// handle relays one event; end reports the job's end, with the run's outcome.
+func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error) {
+	w := r.w
+	var ev event
+	if json.Unmarshal(m.Data, &ev) != nil || ev.Type == evTaken {
+		return false, nil
+	}
+	if !r.noted {
+		cells.Placed(r.e, w.m.Name, w.m.Summary())
+		r.noted = true
+	}
+	if ev.Type != evEnd {
+		r.streamed = true
+		relay(ev.Event, r.e, w.m.Name)
+		return false, nil
+	}
+	r.ended, r.streamed = true, true
+	switch {
+	case ev.Cancelled:
+		// The worker stopped it: on the server's cancel, or at the deadline it was given,
+		// which its clock may reach a moment before this one.
+		if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(dl) + time.Second):
+			}
+		}
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
+	case ev.Error != "":
+		return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
+	}
+	return true, nil
+}
+
+// answerAsk hands a worker's task (an ask request, its strings cleaned: cleanRaw) to the page behind
+// the run and replies with what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
+func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
+	var reply askReply
+	raw, err := cells.Ask(ctx, e, cleanRaw(m.Data))
+	var pe *cells.PageError
+	switch {
+	case err == nil:
+		reply.Result = raw
+	case errors.Is(err, cells.ErrNoBrowser):
+		reply.NoBrowser = true
+	case errors.As(err, &pe):
+		reply.PageError = pe.Message
+	default:
+		reply.Error = err.Error()
+	}
+	data, _ := json.Marshal(reply)
+	_ = m.Respond(data)
+}
+
+// relay passes one event from the worker named machine to the run's emitter, cleaned (cleanEvent).
+func relay(ev machine.Event, e cells.Emitter, name string) {
+	machine.Emit(cleanEvent(ev, name), e)
+}
+
+// cleanEvent is an event from the worker named name as the page may get it. A worker is not trusted
+// with the page nor with saying where its results come from: every string is cleaned (clean.go), a
+// note's level is one the page knows, captions and notes that say "this server" say "the machine
+// NAME" instead (attributed), and a chart is re-written through sanitizeSVG's allow-list or
+// replaced by a note saying it was left out. Only the field of the event's type is kept.
+func cleanEvent(ev machine.Event, name string) machine.Event {
+	b, out := ev.Body, machine.Event{Type: ev.Type}
+	switch ev.Type {
+	case machine.TypeProgress:
+		p := machine.Progress{}
+		if b.Progress != nil {
+			p = machine.Progress{Done: max(b.Done, 0), Total: max(b.Total, 0)}
+		}
+		out.Progress = &p
+	case machine.TypeNote:
+		if b.Note != nil {
+			out.Note = &cells.Note{Level: cleanLevel(b.Note.Level), Message: attributed(cleanText(b.Note.Message, maxMessageLen), name)}
+		}
+	case machine.TypeTable:
+		if b.Table != nil {
+			t := cleanTable(*b.Table, name)
+			out.Table = &t
+		}
+	case machine.TypeRow:
+		if b.Row != nil {
+			r := cells.Row{Table: cleanLine(b.Row.Table, maxLineLen), Bad: b.Row.Bad, Values: b.Row.Values[:min(len(b.Row.Values), maxList)]}
+			for i, v := range r.Values {
+				r.Values[i] = cleanValue(v, 0)
+			}
+			out.Row = &r
+		}
+	case machine.TypeChart:
+		svg, err := sanitizeSVG(b.SVG)
+		if err != nil {
+			return noteEvent("warning", fmt.Sprintf("a chart from %s was left out: it is not an SVG chart (%s)", name, cleanLine(err.Error(), maxLineLen))).Event
+		}
+		out.SVG = svg
+	case machine.TypeFrames:
+		for i, f := range b.Frames {
+			b.Frames[i] = cleanValue(f, 0)
+		}
+		out.Frames = b.Frames
+	case machine.TypeText:
+		if b.Text != nil {
+			out.Text = &cells.Text{Title: attributed(cleanLine(b.Text.Title, maxLineLen), name), Body: cleanText(b.Text.Body, maxTextLen)}
+		}
+	}
+	return out
+}
+
+// cleanTable is a table from the worker named machine with its strings cleaned, at most maxList
+// columns, and a caption that does not say "this server" (attributed).
+func cleanTable(t cells.Table, machine string) cells.Table {
+	cols := t.Columns[:min(len(t.Columns), maxList)]
+	out := cells.Table{ID: cleanLine(t.ID, maxLineLen), Caption: attributed(cleanLine(t.Caption, maxLineLen), machine),
+		Columns: make([]cells.Column, 0, len(cols))}
+	for _, c := range cols {
+		out.Columns = append(out.Columns, cells.Column{Label: cleanLine(c.Label, maxLineLen), Unit: cleanLine(c.Unit, maxLineLen)})
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+// Package machine is how one machine runs runs: it builds the kinds' environment (cells.Env) once,
+// keeps the one-machine rule (Gate), and runs a parsed or a named run into a cells.Emitter whose
+// events become the one event type (Event). The server's in-process executor, the cluster's
+// local worker and a remote worker (package cluster: the NATS transport) are this runner.
+package machine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/kernels"
+)
+
+// Config is what a machine runs runs with.
+type Config struct {
+	// Name is the machine's name in captions and chart series (cells.Env.Machine): "" is the
+	// server's own machine ("this server"), a worker gives its name.
+	Name string
+	// Kinds builds the cell kinds the machine runs. Default: builtin.Kinds (Kinds).
+	Kinds func(cells.Env) []cells.Kind
+	// Limits bound what a run may ask for; zero fields take harness.DefaultLimits.
+	Limits harness.Limits
+	// GPU starts the GPU worker process. Default: this executable's hidden gpu-worker subcommand
+	// (SelfGPU).
+	GPU gpu.Transport
+	// Devices, if set, replaces the GPU worker's device report (tests, or a report probed already).
+	Devices func(context.Context) nvidia.Report
+	// Roofline sizes the ceilings' measurement (zero: the defaults).
+	Roofline peaks.Options
+	// Noise, if not nil, makes timed runs warn when their timings are noisy.
+	Noise *harness.Noise
+	// Slots is how many runs that time nothing run side by side (Gate); 0: GOMAXPROCS.
+	Slots int
+}
+
+// Kinds is f, or builtin.Kinds when f is nil: the one place the default list of kinds is chosen.
+func Kinds(f func(cells.Env) []cells.Kind) func(cells.Env) []cells.Kind {
+	if f == nil {
+		return builtin.Kinds
+	}
+	return f
+}
+
+// SelfGPU is this executable's hidden GPU worker subcommand (gpu.WorkerCommand).
+func SelfGPU() gpu.Transport {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}
+}
+
+// HostName is name, or this machine's host name when name is empty ("unknown-host" when it has none).
+func HostName(name string) string {
+	if name != "" {
+		return name
+	}
+	if host, _ := os.Hostname(); host != "" {
+		return host
+	}
+	return "unknown-host"
+}
+
+// CPUModel is the CPU's model name from /proc/cpuinfo, or "unknown CPU".
+func CPUModel() string {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown CPU"
+}
+
+// Machine is one machine's runner: its GPU, the environment its kinds were built with, its kinds,
+// and its gate.
+type Machine struct {
+	// GPU is this machine's GPU host (its supervised GPU worker) and device report.
+	GPU *gpu.Machine
+	// Env is what the kinds use, built once.
+	Env cells.Env
+	// Kinds are the kinds built with Env.
+	Kinds []cells.Kind
+	// Gate keeps the one-machine rule here.
+	Gate *Gate
+
+	kinds func(cells.Env) []cells.Kind
+}
+
+// New probes the GPU (cfg.Devices, or the GPU worker, stopped again once it answered) and builds
+// the environment and the kinds. Close stops its GPU worker.
+func New(ctx context.Context, cfg Config) *Machine {
+	if cfg.GPU == nil {
+		cfg.GPU = SelfGPU()
+	}
+	m := &Machine{GPU: &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU}}, Gate: NewGate(cfg.Slots), kinds: Kinds(cfg.Kinds)}
+	if cfg.Devices != nil {
+		m.GPU.Report = cfg.Devices(ctx)
+	} else {
+		m.GPU.Report = gpu.Probe(ctx, m.GPU.Worker)
+		m.GPU.Worker.Close() // idle, it holds nothing; it starts again at the first GPU run
+	}
+	// GPU kernels are known to every cell: measured by the worker where there is a device, and
+	// otherwise each reports why it did not run.
+	m.Env = cells.Env{
+		Kernels:  append(kernels.CPU(), nvidia.GEMMs(m.GPU.Unavailable())...),
+		Limits:   cfg.Limits.WithDefaults(),
+		GPU:      m.GPU,
+		Rates:    &estimate.Current{},
+		Roofline: &peaks.Cache{Options: cfg.Roofline},
+		Noise:    cfg.Noise,
+		Machine:  cfg.Name,
+	}
+	m.Kinds = m.kinds(m.Env)
+	return m
+}
+
+// KindsWith builds the kinds again with other limits (the lessons' cells are checked against the
+// default limits, whatever this machine's are).
+func (m *Machine) KindsWith(lim harness.Limits) []cells.Kind {
+	env := m.Env
+	env.Limits = lim
+	return m.kinds(env)
+}
+
+// Names are the names of the machine's kinds.
+func (m *Machine) Names() []string {
+	var names []string
+	for _, k := range m.Kinds {
+		names = append(names, k.Name())
+	}
+	return names
+}
+
+// Close stops the GPU worker.
+func (m *Machine) Close() { m.GPU.Worker.Close() }
+
+// where is how errors name the machine: "" for the server's own, else " on NAME".
+func (m *Machine) where() string {
+	if m.Env.Machine == "" {
+		return ""
+	}
+	return " on " + m.Env.Machine
+}
+
+// Parse parses a run of the cell c of kind with action (cells.Parse) with this machine's kinds, as
+// a machine that was sent a run by name does. A panic is the error.
+func (m *Machine) Parse(kind, action string, c cells.Cell) (r cells.Run, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("internal error%s: %v", m.where(), p)
+		}
+	}()
+	k, ok := cells.Lookup(m.Kinds, kind)
+	if !ok {
+		return nil, fmt.Errorf("the machine %s cannot run %s cells", m.Env.Machine, kind)
+	}
+	r, err = cells.Parse(k, action, c)
+	if err != nil && m.Env.Machine != "" {
+		return nil, fmt.Errorf("on %s: %w", m.Env.Machine, err)
+	}
+	return r, err
+}
+
+// Execute runs r into e, on a machine already entered (Gate); a panic in the run is its error.
+func (m *Machine) Execute(ctx context.Context, r cells.Run, e cells.Emitter) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error%s: %v", m.where(), p)
+		}
+	}()
+	return r.Run(ctx, e)
+}
+
+// Run waits until the gate lets r in (a run that measures alone, one that times nothing beside
+// others like it), runs it (Execute) and leaves; err is ctx's cause if ctx ends while it waits.
+func (m *Machine) Run(ctx context.Context, r cells.Run, e cells.Emitter) error {
+	ex := cells.Exclusive(r)
+	if err := m.Gate.Enter(ctx, ex); err != nil {
+		return err
+	}
+	defer m.Gate.Leave(ex)
+	return m.Execute(ctx, r, e)
+}

@@ -16,8 +16,10 @@ import (
 )
 
 // Each challenge is honest: the lesson's starting kernel does not meet it, and a solution kept in
-// testdata/challenges/<lesson>.cu (a learner's possible answer) does, judged as static/goal.js judges
-// it: the row of the challenge's table picked by its row: values, then each check.
+// testdata/challenges (solutionFile: a learner's possible answer, the kernel under the cell's YAML, or
+// a whole cell with its own launch shape) does, judged as static/goal.js judges it: the row of the
+// challenge's table picked by its row: values, then each check. A `solution` block after the cell
+// (the answer the lesson reveals) must be that kept solution.
 func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
@@ -41,15 +43,22 @@ func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 				t.Fatal(err)
 			}
 			header, _, _ := strings.Cut(m[2], "---\n")
-			solution, err := os.ReadFile("testdata/challenges/" + l.Slug + ".cu")
+			solution, err := os.ReadFile(solutionFile(t, l.Slug, m[2]))
 			if err != nil {
 				t.Fatalf("%s: a challenge needs a kept solution: %v", l.Slug, err)
+			}
+			if m[3] != "" && m[3] != string(solution) {
+				t.Errorf("%s: the solution the lesson reveals is not the kept one, %s", l.Slug, solutionFile(t, l.Slug, m[2]))
+			}
+			solved := header + "---\n" + string(solution)
+			if strings.Contains(string(solution), "\n---\n") { // a whole cell: its own launch shape
+				solved = string(solution)
 			}
 			k, _ := cells.Lookup(kinds, "cuda")
 			for _, tc := range []struct {
 				name, source string
 				want         bool
-			}{{"as given", m[2], false}, {"solved", header + "---\n" + string(solution), true}} {
+			}{{"as given", m[2], false}, {"solved", solved, true}} {
 				run, err := k.Parse(cells.Cell{ID: "challenge", Source: tc.source})
 				if err != nil {
 					t.Fatalf("%s %s: %v", l.Slug, tc.name, err)
@@ -136,8 +145,24 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// challengeFence is a challenge and the cuda cell it is about, the next fence of the lesson.
-var challengeFence = regexp.MustCompile("(?s)```challenge\n(.*?)```\\s*```cuda\n(.*?)```")
+// challengeFence is a challenge, the cuda cell it is about (the next fence of the lesson) and, if the
+// fence after that is a `solution`, the solution the lesson reveals.
+var challengeFence = regexp.MustCompile("(?s)```challenge\n(.*?)```\\s*```cuda\n(.*?)```(?:\\s*```solution\n(.*?)```)?")
+
+// solutionFile is where the kept solution of a challenge's cell is: testdata/challenges/<lesson>.cu
+// for a lesson's one challenge, testdata/challenges/<lesson>/<cell id>.cu for a cell with an id:
+// (a lesson with several challenges).
+func solutionFile(t *testing.T, slug, cell string) string {
+	t.Helper()
+	id, err := cells.ExplicitID(cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != "" {
+		return "testdata/challenges/" + slug + "/" + id + ".cu"
+	}
+	return "testdata/challenges/" + slug + ".cu"
+}
 
 // challengeSubjects are the sources of the cuda cells that challenges are about.
 func challengeSubjects(t *testing.T) map[string]bool {

@@ -149,10 +149,10 @@ var md = goldmark.New(
 	),
 	goldmark.WithParserOptions(
 		parser.WithAutoHeadingID(),
-		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100), util.Prioritized(quizTransformer{}, 101), util.Prioritized(goalTransformer{}, 102)),
+		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100), util.Prioritized(quizTransformer{}, 101), util.Prioritized(goalTransformer{}, 102), util.Prioritized(solutionTransformer{}, 103)),
 	),
 	goldmark.WithRendererOptions(
-		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100), util.Prioritized(quizRenderer{}, 101), util.Prioritized(goalRenderer{}, 102)),
+		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100), util.Prioritized(quizRenderer{}, 101), util.Prioritized(goalRenderer{}, 102), util.Prioritized(solutionRenderer{}, 103)),
 	),
 )
 

@@ -305,10 +305,10 @@ func TestAtomicHotAddress(t *testing.T) {
 		hot         int64
 	}{
 		{4, 32, 0, 4 * 2 * 32}, // every thread of 4 CTAs at one address, atom and red
-		{1, 64, 1, 2},          // 64 addresses: still tallied
-		{1, 96, 1, 0},          // 96 addresses: spread
+		{1, 256, 1, 2},         // 256 addresses: still tallied
+		{1, 320, 1, 0},         // 320 addresses: spread
 	} {
-		out := NewBuffer("out", 4*96)
+		out := NewBuffer("out", 4*320)
 		c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{tc.grid}, Block: [3]int{tc.block}, Workers: 2,
 			Params: []Arg{Ptr(out), U32(tc.stride)}, Buffers: []*Buffer{out}})
 		if err != nil {

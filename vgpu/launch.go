@@ -194,7 +194,9 @@ type Counts struct {
 	// GlobalAtomicPasses and SharedAtomicPasses are the passes the requests needed: lanes of one
 	// request updating the same address serialise, so a request takes as many passes as the most
 	// lanes sharing one address (1 when all differ, 32 when a whole warp adds to one counter).
-	Atomics                                    int64
+	// GlobalAtomics are those of Atomics whose instruction reached global memory (a generic atom
+	// is counted by where its accesses went).
+	Atomics, GlobalAtomics                     int64
 	GlobalAtomicRequests, SharedAtomicRequests int64
 	AtomicSectors                              int64
 	GlobalAtomicPasses, SharedAtomicPasses     int64
@@ -266,7 +268,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.Atomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
@@ -996,6 +998,9 @@ func (out *Counts) addInst(in *inst, x instCount) {
 		out.SharedStoreRequests += int64(x.sReq)
 	case ClassAtomic:
 		out.Atomics += int64(x.thread)
+		if x.gReq > 0 {
+			out.GlobalAtomics += int64(x.thread)
+		}
 		out.GlobalAtomicRequests += int64(x.gReq)
 		out.AtomicSectors += int64(x.gSectors)
 		out.SharedAtomicRequests += int64(x.sReq)
@@ -1015,8 +1020,8 @@ func (out *Counts) addInst(in *inst, x instCount) {
 }
 
 // MaxHotAddresses is how many distinct global addresses a launch's atomics are tallied over
-// (Counts.GlobalAtomicHotOps): enough for counters, reductions and small histograms.
-const MaxHotAddresses = 64
+// (Counts.GlobalAtomicHotOps): enough for counters, reductions and histograms of up to 256 bins.
+const MaxHotAddresses = 256
 
 // atomHot tallies thread-level global atomic operations per address, for up to MaxHotAddresses
 // addresses; spread marks a launch whose atomics went beyond them.

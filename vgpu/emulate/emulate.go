@@ -287,8 +287,9 @@ const (
 
 // AtomicSeconds is the modelled time of c's atomics on g: the longest of the operations on the
 // hottest global address at the same-address rate, the global atomic passes (lanes of a request
-// sharing an address serialise) at the pass rate, all thread-level atomics at the operation rate,
-// and the shared atomic passes at one per clock on each SM. A launch whose atomics touch more than
+// sharing an address serialise) at the pass rate, the thread-level global atomics at the operation
+// rate (all three measured on the H100's L2, so shared-memory atomics are not charged there), and
+// the shared atomic passes at one per clock on each SM. A launch whose atomics touch more than
 // vgpu.MaxHotAddresses addresses has no hottest-address term (not tallied).
 func AtomicSeconds(c vgpu.Counts, g datasheet.GPU) float64 {
 	if g.Clock <= 0 || c.Atomics == 0 {
@@ -297,7 +298,7 @@ func AtomicSeconds(c vgpu.Counts, g datasheet.GPU) float64 {
 	k := g.Clock / h100Clock
 	return max(float64(c.GlobalAtomicHotOps)/(h100SameAddressRate*k),
 		float64(c.GlobalAtomicPasses)/(h100AtomicPassRate*k),
-		float64(c.Atomics)/(h100AtomicOpRate*k),
+		float64(c.GlobalAtomics)/(h100AtomicOpRate*k),
 		float64(c.SharedAtomicPasses)/(sharedAtomicPassesPerClock*g.Clock*float64(max(g.SMs, 1))))
 }
 

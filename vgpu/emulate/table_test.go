@@ -10,7 +10,8 @@ import (
 
 // Atomics are charged in the modelled time at the H100's measured rates (bench/gpucheck/atomics.cu):
 // each launch below is one of that program's, so the model gives its measured time; without
-// atomics the roofline stands.
+// atomics the roofline stands. Shared-memory atomics are charged at the shared pass rate only, not
+// at the global operation rate measured in the L2.
 func TestModelChargesAtomics(t *testing.T) {
 	g := datasheet.GPUs[0]
 	const ops = 1024 * 256 * 16 // threads × adds each
@@ -30,6 +31,9 @@ func TestModelChargesAtomics(t *testing.T) {
 		c := base
 		if tc.passes+tc.shared > 0 {
 			c.Atomics = ops
+		}
+		if tc.passes > 0 {
+			c.GlobalAtomics = ops
 		}
 		c.GlobalAtomicPasses, c.GlobalAtomicHotOps, c.SharedAtomicPasses = tc.passes, tc.hot, tc.shared
 		got := Model(c, g)

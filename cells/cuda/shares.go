@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -176,5 +177,10 @@ func (p *showPTX) sourceText(l int) string {
 	return t
 }
 
-// micro writes seconds in µs: "3.21 µs".
-func micro(s float64) string { return fmt.Sprintf("%.3g µs", s*1e6) }
+// micro writes seconds in µs, or in ms from 1 ms: "3.21 µs", "1.85 ms".
+func micro(s float64) string {
+	if s >= 1e-3 {
+		return strconv.FormatFloat(s*1e3, 'f', max(0, 2-int(math.Floor(math.Log10(s*1e3)))), 64) + " ms"
+	}
+	return strconv.FormatFloat(s*1e6, 'f', max(0, 2-int(math.Floor(math.Log10(max(s*1e6, 1e-3))))), 64) + " µs"
+}

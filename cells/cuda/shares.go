@@ -160,7 +160,7 @@ func (p *showPTX) sharesNote(n int, m datasheet.Model, s emulate.Shares, src map
 	return b.String()
 }
 
-// sourceText is line l of the kernel's source, trimmed, its comment dropped, shortened to 60 characters.
+// sourceText is line l of the kernel's source, trimmed, its comment dropped, shortened to 100 characters.
 func (p *showPTX) sourceText(l int) string {
 	lines := strings.Split(p.spec.Source, "\n")
 	if l < 1 || l > len(lines) {
@@ -171,8 +171,8 @@ func (p *showPTX) sourceText(l int) string {
 		t = t[:i]
 	}
 	t = strings.TrimSpace(t)
-	if r := []rune(t); len(r) > 60 {
-		t = string(r[:59]) + "…"
+	if r := []rune(t); len(r) > 100 {
+		t = string(r[:99]) + "…"
 	}
 	return t
 }

@@ -231,7 +231,7 @@ func TestShowPTXSharesOfSharedMemoryTime(t *testing.T) {
 		}
 	}
 	// cell line 16 is the kernel's line 10, which reads the tile by columns
-	if !strings.Contains(note, "bound by shared memory") || !strings.Contains(note, "Line 16 (`if (x < rows && y + j < cols) out[(y + j) * rows + x] = til…`) takes 9") ||
+	if !strings.Contains(note, "bound by shared memory") || !strings.Contains(note, "Line 16 (`if (x < rows && y + j < cols) out[(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];`) takes 9") ||
 		!strings.Contains(note, "% of the shared-memory time") {
 		t.Errorf("note %q", note)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -96,14 +97,25 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	for _, f := range res.Notes { // uninitialised reads: the run went on
 		e.Note("warning", p.spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, f)))
 	}
-	e.Text(title+fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n), Annotate(ptx, res.Counts.Lines))
-	p.sourceLines(e, n, res.Counts.Sources)
+	term := emulate.Dominant(res.Model)
+	shares := emulate.Attribute(res.Counts, req.GPU, res.Occupancy, term.Name)
+	src := sourceShares(ptx, shares)
+	title += fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n)
+	if len(shares.Lines) > 0 {
+		title += fmt.Sprintf(" and, on the lines with the largest shares, their share of the modelled %s time", termLabel(term.Name))
+	}
+	e.Text(title, AnnotateShares(ptx, res.Counts.Lines, shares))
+	p.sourceLines(e, n, res.Counts.Sources, term.Name, src)
+	if len(shares.Lines) > 0 {
+		e.Note("info", p.sharesNote(n, res.Model, shares, src))
+	}
 	return nil
 }
 
 // sourceLines emits the counts per line of the learner's CUDA source (from the PTX's .loc lines),
-// numbered as the cell's lines.
-func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount) {
+// numbered as the cell's lines, and where shares (kernel source line → fraction) are known each
+// line's share of the modelled time's term.
+func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount, term string, shares map[int]float64) {
 	var rows []cells.Row
 	for _, l := range lines {
 		if !strings.HasSuffix(l.File, "cell.cu") {
@@ -115,15 +127,24 @@ func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount) {
 			}
 			return float64(x) / float64(req)
 		}
-		rows = append(rows, cells.Row{Table: "lines", Values: []any{p.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
-			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests), l.Wavefronts - l.IdealWavefronts}})
+		values := []any{p.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
+			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests), l.Wavefronts - l.IdealWavefronts}
+		if shares != nil {
+			values = append(values, math.Round(1000*shares[l.Line])/10)
+		}
+		rows = append(rows, cells.Row{Table: "lines", Values: values})
 	}
 	if len(rows) == 0 {
 		return
 	}
-	e.Table(cells.Table{ID: "lines", Caption: fmt.Sprintf("Per line of your kernel: one launch at n=%d in the virtual GPU (emulated counts)", n),
-		Columns: []cells.Column{{Label: "cell line"}, {Label: "thread instructions"}, {Label: "global requests"}, {Label: "sectors per request"},
-			{Label: "shared requests"}, {Label: "wavefronts per request"}, {Label: "bank conflicts (wavefronts beyond the ideal)"}}})
+	caption := fmt.Sprintf("Per line of your kernel: one launch at n=%d in the virtual GPU (emulated counts)", n)
+	columns := []cells.Column{{Label: "cell line"}, {Label: "thread instructions"}, {Label: "global requests"}, {Label: "sectors per request"},
+		{Label: "shared requests"}, {Label: "wavefronts per request"}, {Label: "bank conflicts (wavefronts beyond the ideal)"}}
+	if shares != nil {
+		caption += fmt.Sprintf("; the last column is each line's share of the %s term of the time modelled from them", termLabel(term))
+		columns = append(columns, cells.Column{Label: shareColumn(term), Unit: "%"})
+	}
+	e.Table(cells.Table{ID: "lines", Caption: caption, Columns: columns})
 	for _, r := range rows {
 		e.Row(r)
 	}
@@ -135,6 +156,17 @@ func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount) {
 // where lanes of an atomic shared an address, "; 16 lanes predicated off" for a guard that was
 // false in active lanes, and "; 12 divergent" for a branch whose lanes went different ways.
 func Annotate(ptx string, lines []vgpu.LineCount) string {
+	return AnnotateShares(ptx, lines, emulate.Shares{})
+}
+
+// AnnotateShares is Annotate, and on the hottestPTX lines with the largest shares of s (of at least
+// 1%) ends the comment with the line's share of the modelled time's term: "; 61% of modelled
+// shared-memory time".
+func AnnotateShares(ptx string, lines []vgpu.LineCount, s emulate.Shares) string {
+	hot := map[int]bool{}
+	for _, l := range hottest(s.Lines, hottestPTX) {
+		hot[l] = true
+	}
 	byLine := map[int]vgpu.LineCount{}
 	for _, l := range lines {
 		byLine[l.Line] = l
@@ -151,6 +183,9 @@ func Annotate(ptx string, lines []vgpu.LineCount) string {
 				fmt.Fprintf(&b, "; %s req, %.1f wavefronts/req", grouped(int64(l.SharedRequests)), float64(l.Wavefronts)/float64(l.SharedRequests))
 			}
 			annotateMore(&b, l)
+			if hot[i+1] {
+				fmt.Fprintf(&b, "; %s of modelled %s time", percent(s.Lines[i+1]), termLabel(s.Term))
+			}
 		}
 		b.WriteByte('\n')
 	}

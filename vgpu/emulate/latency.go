@@ -120,16 +120,43 @@ func globalLoadLatency(c vgpu.Counts, lat datasheet.Latencies) float64 {
 // warps, when the kernel has barriers), a run takes the longer of its chain and group × its
 // instructions, the group's issue, for each of them.
 func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64) float64 {
+	return warpCyclesByLine(c, lat, group, nil)
+}
+
+// warpCyclesByLine is warpCycles, which it returns, and where perLine is not nil adds to it each PTX
+// line's part of the warp-cycles (LatencyByLine): in a run that its issue takes (group × its
+// instructions no shorter than its chain) each instruction gets its issue slots, group per warp;
+// in a run that its chain takes, each instruction gets the cycles by which it lengthened the chain,
+// so that the wait for a load's result is charged to the instruction that waits for it, as Nsight
+// Compute's warp-state sampling charges a stall to the stalled instruction. The parts of a run sum
+// to its time, and the parts of all the lines to warpCycles.
+func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, perLine map[int]float64) float64 {
 	global := globalLoadLatency(c, lat)
 	var total, chain, fence, cursor float64
 	var n int64
 	var runWarps int64 = -1
 	ready := map[string]float64{}
+	type step struct {
+		line int
+		grew float64 // how much the instruction lengthened the run's chain
+	}
+	var steps []step
 	flush := func() {
 		if runWarps > 0 {
 			total += float64(runWarps) * max(group*float64(n), chain)
+			if perLine != nil {
+				issue := group*float64(n) >= chain
+				for _, s := range steps {
+					if issue {
+						perLine[s.line] += float64(runWarps) * group
+					} else {
+						perLine[s.line] += float64(runWarps) * s.grew
+					}
+				}
+			}
 		}
 		chain, fence, cursor, n = 0, 0, 0, 0
+		steps = steps[:0]
 		clear(ready)
 	}
 	for _, l := range c.Lines {
@@ -156,7 +183,9 @@ func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64) float64 {
 		if !isLoad(in) {
 			cursor = start + 1
 		}
+		prev := chain
 		chain = max(chain, start+1)
+		steps = append(steps, step{l.Line, chain - prev})
 		done := start + latencyOf(in, lat, global)
 		for _, r := range in.dst {
 			ready[r] = done
@@ -182,11 +211,34 @@ func LatencySeconds(c vgpu.Counts, g datasheet.GPU, o Occupancy) float64 {
 		sms = c.GridBlocks
 	}
 	w := min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(sms))
-	group := 1.0 // warps in step on one scheduler: one, unless barriers keep a block's together
+	return warpCycles(c, g.Latency, inStep(c)) / (float64(sms) * w) / g.Clock
+}
+
+// inStep is the warps of c in step on one scheduler (warpCycles' group): one, unless barriers keep
+// a block's together.
+func inStep(c vgpu.Counts) float64 {
 	if c.Barriers > 0 && c.Blocks > 0 {
-		group = math.Ceil(float64(c.Warps) / float64(c.Blocks) / datasheet.SchedulersPerSM)
+		return math.Ceil(float64(c.Warps) / float64(c.Blocks) / datasheet.SchedulersPerSM)
 	}
-	return warpCycles(c, g.Latency, group) / (float64(sms) * w) / g.Clock
+	return 1
+}
+
+// LatencyByLine is each executed PTX line's part (PTX line → fraction, summing to 1) of c's latency
+// term on g with o resident (LatencySeconds, which is proportional to warpCycles): its part of the
+// warp-cycles (warpCyclesByLine). Nil where the term is 0.
+func LatencyByLine(c vgpu.Counts, g datasheet.GPU, o Occupancy) map[int]float64 {
+	if LatencySeconds(c, g, o) <= 0 {
+		return nil
+	}
+	perLine := map[int]float64{}
+	total := warpCyclesByLine(c, g.Latency, inStep(c), perLine)
+	if total <= 0 {
+		return nil
+	}
+	for l := range perLine {
+		perLine[l] /= total
+	}
+	return perLine
 }
 
 // isLoad reports whether in is a load from memory (global, local, shared, or a wmma fragment).

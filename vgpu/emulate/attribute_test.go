@@ -1,0 +1,118 @@
+package emulate
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/sim/occupancy"
+	"github.com/gpuplayground/playground/vgpu"
+)
+
+// A dependent chain load → fma → store: the latency term's warp-cycles are unchanged (705 a warp on
+// the H100: the fma waits 700 for DRAM, the store 4 for the fma), and LatencyByLine charges the wait
+// to the instruction that waits, the fma, as stall sampling would.
+func TestLatencyByLineChargesTheWaitToTheWaiter(t *testing.T) {
+	g := datasheet.GPUs[0]
+	c := vgpu.Counts{Warps: 100, Blocks: 25, GridBlocks: 25, Lines: []vgpu.LineCount{
+		{Line: 10, Text: "ld.global.f32 %f1, [%rd1];", Warp: 100},
+		{Line: 11, Text: "fma.rn.f32 %f2, %f1, %f1, %f1;", Warp: 100},
+		{Line: 12, Text: "st.global.f32 [%rd2], %f2;", Warp: 100},
+	}}
+	if got, want := warpCycles(c, g.Latency, 1), 100*(1+g.Latency.DRAM+g.Latency.ALU); got != want {
+		t.Errorf("warpCycles %v, want %v", got, want)
+	}
+	perLine := map[int]float64{}
+	total := warpCyclesByLine(c, g.Latency, 1, perLine)
+	if total != warpCycles(c, g.Latency, 1) || math.Abs(perLine[10]+perLine[11]+perLine[12]-total) > 1e-9*total {
+		t.Errorf("total %v, lines %v", total, perLine)
+	}
+	o := Occupancy{Result: occupancy.Result{WarpsPerSM: 64}}
+	s := Attribute(c, g, o, "latency")
+	if math.Abs(s.Lines[10]+s.Lines[11]+s.Lines[12]-1) > 1e-12 || s.Lines[11] < 0.99 {
+		t.Errorf("latency shares %v, want the fma's over 99%%", s.Lines)
+	}
+	// a run whose issue takes longer than its chain (64 warps in step) is shared by its instructions
+	s.Lines = map[int]float64{}
+	if total := warpCyclesByLine(c, g.Latency, 1000, s.Lines); total != 100*3000 || s.Lines[10] != 100*1000 || s.Lines[12] != 100*1000 {
+		t.Errorf("issue-bound run: total %v, lines %v", total, s.Lines)
+	}
+}
+
+// The L1/shared pipe's term divides into each line's shared wavefronts and its estimated global
+// lines (the launch's, in proportion to sectors); issue into warp instructions; DRAM without the
+// cache model into load and store sectors; atomics into the passes that limit them.
+func TestAttributeByTerm(t *testing.T) {
+	g := datasheet.GPUs[0]
+	c := vgpu.Counts{GlobalLines: 10, Lines: []vgpu.LineCount{
+		{Line: 1, Text: "ld.global.f32 %f1, [%rd1];", Warp: 4, Thread: 128, Requests: 4, Sectors: 40},
+		{Line: 2, Text: "ld.shared.f32 %f2, [%rd2];", Warp: 4, Thread: 128, SharedRequests: 4, Wavefronts: 90, IdealWavefronts: 4},
+		{Line: 3, Text: "add.f32 %f3, %f1, %f2;", Warp: 2, Thread: 64},
+		{Line: 4, Text: "atom.global.add.u32 %r1, [%rd3], 1;", Warp: 2, Thread: 64, Requests: 2, Sectors: 2, AtomicPasses: 64},
+	}}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	// 10 lines over 42 sectors: 40 × 10/42 for line 1, 2 × 10/42 for line 4; 90 wavefronts for line 2
+	if s := Attribute(c, g, Occupancy{}, "shared memory"); !near(s.Lines[2], 0.9) || !near(s.Lines[1], 0.1*40/42) || s.Approx == "" {
+		t.Errorf("shared memory: %+v", s)
+	}
+	if s := Attribute(c, g, Occupancy{}, "issue"); !near(s.Lines[1], 1.0/3) || !near(s.Lines[3], 1.0/6) || s.Approx != "" {
+		t.Errorf("issue: %+v", s)
+	}
+	if s := Attribute(c, g, Occupancy{}, "DRAM"); !near(s.Lines[1], 1) || len(s.Lines) != 1 {
+		t.Errorf("DRAM without the cache model: %+v", s)
+	}
+	if s := Attribute(c, g, Occupancy{}, "compute"); !near(s.Lines[3], 1) {
+		t.Errorf("compute: %+v", s)
+	}
+	c.Atomics, c.GlobalAtomicPasses, c.GlobalAtomicRequests = 64, 64, 2
+	if s := Attribute(c, g, Occupancy{}, "atomics"); !near(s.Lines[4], 1) {
+		t.Errorf("atomics: %+v", s)
+	}
+	if s := Attribute(c, g, Occupancy{}, "launch"); s.Lines != nil {
+		t.Errorf("launch: %+v", s)
+	}
+}
+
+// Dominant is the bound, or under a launch-bound time the largest term of the kernel's work.
+func TestDominant(t *testing.T) {
+	terms := []datasheet.Term{{Name: "issue", Seconds: 1e-7}, {Name: "latency", Seconds: 2e-7}, {Name: "launch", Seconds: 2.3e-6}}
+	if got := Dominant(datasheet.Model{Bound: "launch", Terms: terms}); got.Name != "latency" {
+		t.Errorf("launch-bound: %+v", got)
+	}
+	if got := Dominant(datasheet.Model{Bound: "issue", Terms: terms}); got.Name != "issue" {
+		t.Errorf("issue-bound: %+v", got)
+	}
+}
+
+// ptxFLOPs, read from the opcodes, adds up to the virtual GPU's FLOPs of a compiled kernel.
+func TestPTXFLOPsAddUp(t *testing.T) {
+	nv, err := nvidia.LoadNVRTC()
+	if err != nil {
+		t.Skipf("no NVRTC: %v", err)
+	}
+	const src = `extern "C" __global__ void k(const float *A, const float *B, float *C, int M, int N, int K) {
+	int r = blockIdx.y * 16 + threadIdx.y, c = blockIdx.x * 16 + threadIdx.x;
+	if (r >= M || c >= N) return;
+	float s = 0;
+	for (int k = 0; k < K; k++) s += A[r * K + k] * B[k * N + c] - 0.5f * fabsf(A[k]);
+	C[r * N + c] = fmaxf(s, 1.0f) / (double)K;
+}`
+	ptx, _, err := nv.Compile(src, "cell.cu", "compute_80", "-lineinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Request{Kernel: "custom", PTX: ptx, Entry: "k", Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1},
+		N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flops float64
+	for _, l := range res.Counts.Lines {
+		flops += float64(l.Thread) * ptxFLOPs(l.Text)
+	}
+	if flops != float64(res.Counts.FLOPs) || flops == 0 {
+		t.Errorf("FLOPs from the opcodes %v, counted %d", flops, res.Counts.FLOPs)
+	}
+}

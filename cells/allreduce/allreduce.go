@@ -1,5 +1,5 @@
 // Package allreduce is the `allreduce` cell kind: a cost model of the gradient all-reduce of
-// data-parallel training (collective's ring α–β model), shown as a table and a chart of time against
+// data-parallel training (sim/collectives' ring α–β model), shown as a table and a chart of time against
 // GPU count, labelled modelled:
 //
 //	gradient_mb: 1400                      # bytes to all-reduce per step, in MB (350M fp32 parameters)

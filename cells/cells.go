@@ -1,6 +1,9 @@
 // Package cells defines what a kind of lesson cell is (Kind: parse and validate a source, estimate,
-// run into an Emitter of generic events) and the events a run emits; each kind lives in a folder
-// below this one, and cells/builtin lists them.
+// run into an Emitter of generic events), the events a run emits and the Env the runner fills for
+// the kinds; each kind lives in a folder below this one, and cells/builtin lists them. It is an
+// interface package: it imports the standard library and plain values (packages measure and
+// estimate) only, and what kinds need from the machine (its GPU, its roofline ceilings) reaches them
+// through the interfaces GPU and Roofline in Env.
 package cells
 
 import (
@@ -13,11 +16,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/gpu"
-	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/harness/peaks"
-	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/measure"
 )
 
 // Kind is one kind of runnable cell: a fenced block in a lesson whose info string is Name. The
@@ -246,22 +245,26 @@ type Text struct {
 	Body  string `json:"body"`
 }
 
-// Env is what kinds may use on this server.
+// Env is what kinds may use on this server. The runner (machine.New) fills it; what needs the
+// machine (its GPU, its roofline ceilings) reaches the kinds through the interfaces GPU and Roofline,
+// so that this package names only plain values (package measure) and never the timing harness, the
+// GPU worker or the kernels themselves. The timing harness's view of an Env is kernelcell.Harness.
 type Env struct {
 	// Kernels are the kernels cells may name: the CPU kernels, and the GPU kernels, Unavailable
 	// where this server has no GPU.
-	Kernels []kernels.Kernel
+	Kernels []measure.Kernel
 	// Limits bound what a run may ask for.
-	Limits harness.Limits
+	Limits measure.Limits
 	// GPU is this server's GPU host (its worker), whether or not it has a device.
 	GPU GPU
 	// Rates price runs before they run (estimate.Rates): the machine's calibrated rates once package
 	// calibrate has installed them, estimate.Defaults before that and where Rates is nil.
 	Rates *estimate.Current
-	// Roofline holds this machine's measured ceilings; a run measures them at first use.
-	Roofline *peaks.Cache
+	// Roofline holds this machine's measured ceilings (a *peaks.Cache); a run measures them at first
+	// use.
+	Roofline Roofline
 	// Noise, if not nil, makes timed runs warn when their timings are noisy (harness.Noise).
-	Noise *harness.Noise
+	Noise *measure.Noise
 	// Machine names the machine that runs the runs, for captions and chart series: "" is the
 	// server's own (captions say "this server"); a worker of a cluster (package cluster) gives its
 	// name, since its results are shown on the server's pages.
@@ -280,26 +283,30 @@ func Here(machine string) string {
 	return "the machine " + machine
 }
 
-// GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker.
+// GPU is the server's access to its NVIDIA GPU, all of it through the supervised GPU worker
+// (*gpu.Machine).
 type GPU interface {
 	// Unavailable says why GPU kernels cannot run here; "" when they can.
 	Unavailable() string
 	// Device is the first GPU, or nil.
-	Device() *nvidia.Device
-	// Measure times one GPU kernel in the worker, calling progress after each launch.
-	Measure(ctx context.Context, req gpu.Request, progress func(done int)) (harness.Result, error)
+	Device() *measure.Device
+	// Measure times one GPU kernel in the worker (req.Op is ignored: it runs req.Kernel), calling
+	// progress after each launch.
+	Measure(ctx context.Context, req measure.Request, progress func(done int)) (measure.Result, error)
 	// Compile compiles CUDA C++ to PTX for Arch; compile errors come back as the compiler's log.
 	Compile(ctx context.Context, source, name string) (string, error)
 	// Arch is the virtual architecture learners' kernels compile for (e.g. 80 for compute_80).
 	Arch() int
 }
 
-// Harness is the timing harness's view of this server: its kernels, with GPU kernels measured by
-// the GPU worker.
-func (e Env) Harness() harness.Env {
-	return harness.Env{Kernels: e.Kernels, Remote: func(ctx context.Context, kernel string, n int, s harness.Spec, progress func(int)) (harness.Result, error) {
-		return e.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats, Transfers: s.Transfers}, progress)
-	}, Noise: e.Noise}
+// Roofline holds a machine's measured CPU ceilings (peak GFLOP/s per dtype, STREAM bandwidth in
+// GB/s), measured once and kept (*peaks.Cache).
+type Roofline interface {
+	// Get returns the kept ceilings, measuring them first if there are none (callers wait; it loads
+	// every core for a few seconds, so call it where nothing else is timed).
+	Get(ctx context.Context) (measure.Ceilings, error)
+	// Peek returns the kept ceilings and true, or false if none are measured yet; it never measures.
+	Peek() (measure.Ceilings, bool)
 }
 
 // Lookup finds the kind named name among ks.

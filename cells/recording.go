@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/measure"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +23,7 @@ type Recording struct {
 	Driver       string           `json:"driver"`
 	Date         string           `json:"date"`
 	Command      string           `json:"command"`
-	Results      []harness.Result `json:"results"`
+	Results      []measure.Result `json:"results"`
 }
 
 // Label is the provenance line shown with recorded numbers.

@@ -109,7 +109,7 @@ func Parallel[T Float](ctx context.Context, c, a, b []T, m, n, k int, opt Option
 	checkDims(c, a, b, m, n, k)
 	clear(c[:m*n])
 	blocks := (m + tile - 1) / tile
-	workers := min(opt.threads(), max(blocks, 1))
+	workers := min(threads(opt), max(blocks, 1))
 	var next atomic.Int64
 	errs := make([]error, workers)
 	var wg sync.WaitGroup

@@ -33,7 +33,7 @@ func SIMD[T Float](ctx context.Context, c, a, b []T, m, n, k int, _ Options) err
 // SIMDParallel is SIMD with the MC-row blocks of A shared among opt.Threads goroutines (GOMAXPROCS
 // if 0), handed out from a counter so both cores stay busy to the end.
 func SIMDParallel[T Float](ctx context.Context, c, a, b []T, m, n, k int, opt Options) error {
-	return packedGEMM(ctx, c, a, b, m, n, k, opt.threads(), bestMicro[T]())
+	return packedGEMM(ctx, c, a, b, m, n, k, threads(opt), bestMicro[T]())
 }
 
 // MicroKernel names the micro-kernel SIMD uses for a precision ("float32" or "float64"), e.g.

@@ -270,7 +270,7 @@ type Server struct {
 	machine string
 	gpu     *gpu.Machine
 	// roof holds this machine's roofline ceilings, measured by the first run that needs them.
-	roof *peaks.Cache
+	roof cells.Roofline
 	// rates price runs before they run: the defaults until the calibration job installs this
 	// machine's (Config.Calibrate).
 	rates *estimate.Current

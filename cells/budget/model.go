@@ -106,9 +106,9 @@ func Estimates(s Spec, rates []Rate) []Estimate {
 }
 
 // CPURate is this machine's CPU as a Rate: the float32 peak (an FMA loop on every core) and STREAM
-// bandwidth of the roofline cache when they are measured already, otherwise a quick measurement now
-// (a shorter FMA-loop peak and a 48 MB triad).
-func CPURate(ctx context.Context, cache *peaks.Cache) (Rate, error) {
+// bandwidth of the roofline cache (cells.Env.Roofline; nil: none) when they are measured already,
+// otherwise a quick measurement now (a shorter FMA-loop peak and a 48 MB triad).
+func CPURate(ctx context.Context, cache cells.Roofline) (Rate, error) {
 	r := Rate{Name: "this machine's CPU", Level: "measured"}
 	if cache != nil {
 		if c, ok := cache.Peek(); ok {

@@ -236,7 +236,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
 	reason := r.env.GPU.Unavailable()
-	env := r.env.Harness()
+	env := kernelcell.Harness(r.env)
 	if reason != "" { // no GPU: the learner's kernel, and the compared kernels with PTX, run in the virtual GPU
 		measured, emulated := r.split()
 		parts := 2 // the compared kernels measured here, then the emulated ones (the learner's at least)

@@ -105,7 +105,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		parts++
 	}
 	sink.E = cells.Stage(e, 0, parts)
-	if err := harness.Run(ctx, measured, r.env.Harness(), sink); err != nil {
+	if err := harness.Run(ctx, measured, kernelcell.Harness(r.env), sink); err != nil {
 		return err
 	}
 	if len(emulated) > 0 {

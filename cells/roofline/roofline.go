@@ -137,7 +137,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	measured, emulated := kernelcell.Split(r.spec.Spec.Spec, r.env.Kernels)
 	parts := kernelcell.Passes(measured, emulated)
 	sink.E = cells.Stage(e, 0, parts)
-	if err := harness.Run(ctx, measured, r.env.Harness(), sink); err != nil {
+	if err := harness.Run(ctx, measured, kernelcell.Harness(r.env), sink); err != nil {
 		return err
 	}
 	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their

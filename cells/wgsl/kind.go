@@ -103,7 +103,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		parts = 2
 	}
 	sink := &kernelcell.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
-	if err := harness.Run(ctx, r.measured(), r.env.Harness(), sink); err != nil {
+	if err := harness.Run(ctx, r.measured(), kernelcell.Harness(r.env), sink); err != nil {
 		return err
 	}
 	if !browser {

@@ -88,7 +88,7 @@ func record(ctx context.Context, dir, only string) error {
 			}
 			fmt.Fprintf(os.Stderr, "recording %s on %s\n", c.ID, report.Devices[0].Name)
 			var sink collect
-			if err := harness.Run(ctx, spec.Spec, env.Harness(), &sink); err != nil {
+			if err := harness.Run(ctx, spec.Spec, kernelcell.Harness(env), &sink); err != nil {
 				return fmt.Errorf("%s: %w", c.ID, err)
 			}
 			rec := cells.Recording{Cell: c.ID, SourceSHA256: cells.SourceHash(c.Source), Device: report.Devices[0].Name, Driver: report.Driver,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/gpuplayground/playground/measure"
 )
 
 // Driver is the CUDA driver API (libcuda.so.1), which comes with the NVIDIA driver.
@@ -144,22 +146,8 @@ const (
 	attrComputeCapMinor = 76
 )
 
-// Device describes one GPU as the driver reports it.
-type Device struct {
-	Ordinal int    `json:"ordinal"`
-	Name    string `json:"name"`
-	// ComputeCapability is major*10+minor, e.g. 90 for sm_90 (Hopper).
-	ComputeCapability int `json:"compute_capability"`
-	SMs               int `json:"sms"`
-	// MemoryBytes is the total device memory in bytes.
-	MemoryBytes uint64 `json:"memory_bytes"`
-	// ClockKHz is the SM clock and MemoryClockKHz the memory clock, in kHz; MemoryBusBits the memory
-	// bus width in bits.
-	ClockKHz       int `json:"clock_khz"`
-	MemoryClockKHz int `json:"memory_clock_khz"`
-	MemoryBusBits  int `json:"memory_bus_bits"`
-	L2Bytes        int `json:"l2_bytes"`
-}
+// Device describes one GPU as the driver reports it (measure.Device).
+type Device = measure.Device
 
 // Version returns the CUDA version the driver supports, e.g. "13.0".
 func (d *Driver) Version() (string, error) {

@@ -92,25 +92,3 @@ func (r Report) Summary() string {
 	}
 	return strings.Join(parts, "; ") + ", driver CUDA " + r.Driver
 }
-
-// fp32LanesPerSM is FP32 fused multiply-add results per clock per SM, from the CUDA C++ Programming
-// Guide, "Arithmetic Instructions" (throughput of native arithmetic instructions), by compute
-// capability.
-var fp32LanesPerSM = map[int]int{70: 64, 72: 64, 75: 64, 80: 64, 86: 128, 87: 128, 89: 128, 90: 128, 100: 128, 120: 128}
-
-// PeakFP32 is the device's FP32 peak in FLOP/s derived from its attributes: SMs × FP32 lanes per SM ×
-// 2 (an FMA is two FLOPs) × SM clock. ok is false for a compute capability not in the table. A
-// derived figure, not a measurement; boost clocks make real peaks differ.
-func (d Device) PeakFP32() (flops float64, ok bool) {
-	lanes, ok := fp32LanesPerSM[d.ComputeCapability]
-	if !ok {
-		return 0, false
-	}
-	return float64(d.SMs) * float64(lanes) * 2 * float64(d.ClockKHz) * 1e3, true
-}
-
-// Bandwidth is the device memory bandwidth in bytes/s derived from its attributes: 2 transfers per
-// memory clock (double data rate) × bus width in bytes. A derived figure, not a measurement.
-func (d Device) Bandwidth() float64 {
-	return 2 * float64(d.MemoryClockKHz) * 1e3 * float64(d.MemoryBusBits) / 8
-}

@@ -9,42 +9,14 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/kernels/simd"
+	"github.com/gpuplayground/playground/measure"
 )
 
-// Peak is this CPU's arithmetic peak for one element type, measured: an FMA-throughput loop
-// (simd.FMALoop: independent multiply-adds on registers, no memory traffic) run on every core at once.
-// No kernel passes a vector peak; a GEMM in cache comes closest. (Where the CPU has neither AVX2 + FMA
-// nor AVX-512, the loop is scalar Go, Vector is false, and the figure is a floor: a vectorised kernel
-// can beat it.)
-type Peak struct {
-	DType  string  `json:"dtype"`
-	GFLOPS float64 `json:"gflops"`
-	// Loop is the loop that reached GFLOPS (e.g. "AVX-512 FMA"), with its register width in bits
-	// (the element's width for the scalar Go loop) and whether it uses the vector unit at all.
-	Loop   string `json:"loop"`
-	Bits   int    `json:"bits"`
-	Vector bool   `json:"vector"`
-	// Accumulators is the number of independent registers the loop updates (simd.FMAAcc).
-	Accumulators int `json:"accumulators"`
-	// Threads ran the loop at once, one per GOMAXPROCS, each locked to its OS thread; GFLOPS is the
-	// median over Trials timed trials of TrialSeconds each, after one untimed warm-up trial.
-	Threads      int     `json:"threads"`
-	Trials       int     `json:"trials"`
-	TrialSeconds float64 `json:"trial_seconds"`
-	// Other is the other loop timed, if any: where the CPU has both AVX2 and AVX-512, the one that did
-	// not reach the peak, with its median. Where the wider loop is no faster than the narrower, the CPU
-	// splits wide vectors (AMD Zen 4 runs a 512-bit FMA as two 256-bit halves).
-	Other LoopGFLOPS `json:"other,omitzero"`
-	// Method says how it was measured, for display: "measured: AVX-512 FMA loop (512-bit vectors, 12
-	// independent accumulators) on 2 threads, median of 5 × 50 ms; AVX2 FMA loop: 115 GFLOP/s".
-	Method string `json:"method"`
-}
+// Peak is this CPU's arithmetic peak for one element type, measured (measure.Peak).
+type Peak = measure.Peak
 
-// LoopGFLOPS is one loop's measured median GFLOP/s.
-type LoopGFLOPS struct {
-	Loop   string  `json:"loop"`
-	GFLOPS float64 `json:"gflops"`
-}
+// LoopGFLOPS is one loop's measured median GFLOP/s (measure.LoopGFLOPS).
+type LoopGFLOPS = measure.LoopGFLOPS
 
 // PeakOptions size a peak measurement; the zero value uses the defaults (GOMAXPROCS threads, 5 trials
 // of 50 ms).
@@ -81,12 +53,12 @@ func MeasurePeak(ctx context.Context, dtype string, o PeakOptions) (Peak, error)
 	if err != nil {
 		return Peak{}, err
 	}
-	p.describe(o.Trial)
+	describe(&p, o.Trial)
 	return p, nil
 }
 
 // describe writes p.Method.
-func (p *Peak) describe(trial time.Duration) {
+func describe(p *Peak, trial time.Duration) {
 	what := fmt.Sprintf("%d-bit vectors", p.Bits)
 	if !p.Vector {
 		what = "one element at a time"

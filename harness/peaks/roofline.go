@@ -17,54 +17,12 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/measure"
 	"github.com/gpuplayground/playground/numeric"
 )
 
-// Ceilings are a machine's measured roofs.
-type Ceilings struct {
-	// FP32 and FP64 are the arithmetic roofs: this CPU's peak GFLOP/s per element type, measured with
-	// an FMA-throughput loop on all cores (see Peak and its Method). Peak(dtype) picks one.
-	FP32 Peak `json:"fp32"`
-	FP64 Peak `json:"fp64"`
-	// PeakGFLOPS is FP32.GFLOPS, the float32 roof, for callers that draw a single float32 roofline.
-	PeakGFLOPS float64 `json:"peak_gflops"`
-	// GEMMGFLOPS is not a roof but what a real kernel reaches: the best median GFLOP/s of the CPU
-	// GEMM kernels on float32 products small enough to stay in cache (n = 128, 256 and 512: at most
-	// 3 MiB), reached by GEMMKernel at GEMMN.
-	GEMMGFLOPS float64 `json:"gemm_gflops"`
-	GEMMKernel string  `json:"gemm_kernel"`
-	GEMMN      int     `json:"gemm_n"`
-	// BandwidthGBs is the median STREAM triad bandwidth (a[i] = b[i] + s·c[i] on float64, counted as
-	// 24 bytes per element as STREAM does) over TriadMiB MiB per array, with all cores.
-	BandwidthGBs float64 `json:"bandwidth_gbs"`
-	TriadMiB     int     `json:"triad_mib"`
-	// CacheMiB is the last-level cache the OS reports (0 if unknown). STREAM asks for arrays at least
-	// 4× the caches; when the three arrays are smaller than that, BeyondCache is false and part of the
-	// bandwidth may come from cache.
-	CacheMiB    int  `json:"cache_mib"`
-	BeyondCache bool `json:"beyond_cache"`
-	// Measured says when and on how many threads.
-	Measured string `json:"measured"`
-	Threads  int    `json:"threads"`
-}
-
-// Peak is the arithmetic roof for dtype: FP64 for "float64", FP32 for anything else (float32, and
-// the narrower types a CPU computes in float32).
-func (c Ceilings) Peak(dtype string) Peak {
-	if dtype == "float64" {
-		return c.FP64
-	}
-	return c.FP32
-}
-
-// Ridge is the arithmetic intensity (FLOP/byte) where dtype's two roofs meet: below it a kernel is
-// memory bound, above it compute bound.
-func (c Ceilings) Ridge(dtype string) float64 { return c.Peak(dtype).GFLOPS / c.BandwidthGBs }
-
-// Bound is the roofline's attainable GFLOP/s for dtype at arithmetic intensity ai (FLOP/byte).
-func (c Ceilings) Bound(dtype string, ai float64) float64 {
-	return min(c.Peak(dtype).GFLOPS, ai*c.BandwidthGBs)
-}
+// Ceilings are a machine's measured roofs (measure.Ceilings).
+type Ceilings = measure.Ceilings
 
 // MatmulIntensity is the arithmetic intensity of an n×n×n product under the stated byte model: A and
 // B read once and C written once, 3·n²·elemBytes bytes for 2·n³ FLOPs (the best case; a kernel that

@@ -104,7 +104,7 @@ func TestScalarPeakSaysItIsAFloor(t *testing.T) {
 	if err := measureLoops(context.Background(), &p, []simd.FMALoop[float64]{simd.GoFMAF64}, PeakOptions{Threads: 2, Trials: 3, Trial: quick.Trial}); err != nil {
 		t.Fatal(err)
 	}
-	p.describe(quick.Trial)
+	describe(&p, quick.Trial)
 	if p.Vector || p.Loop != simd.GoFMAF64.Name || p.Bits != 64 || !(p.GFLOPS > 0) || p.Other != (LoopGFLOPS{}) ||
 		p.Method != "measured: Go scalar multiply-add loop (one element at a time, 12 independent accumulators) on 2 threads, median of 3 × 10 ms; no vector unit used: a floor, below the CPU's vector peak" {
 		t.Errorf("%+v", p)

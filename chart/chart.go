@@ -208,7 +208,7 @@ func barPanel(title, xlabel string, names []string, values []float64) *plot.Plot
 		b.colours = append(b.colours, Palette[0])
 	}
 	for j := range labels {
-		b.colours[j] = KernelSeries(labels[j]).Colour
+		b.colours[j] = GPUSeries(labels[j]).Colour
 	}
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range values {
@@ -345,7 +345,7 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 		}
 		s.GlyphStyle.Radius = vg.Points(4)
 		s.GlyphStyle.Color = st.Colour
-		s.GlyphStyle.Shape = filled(st.Glyph)
+		s.GlyphStyle.Shape = st.Glyph
 		what := "measured"
 		if pt.Predicted {
 			s.GlyphStyle.Shape = draw.RingGlyph{}
@@ -377,17 +377,6 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	}
 	f.desc = "Log-log roofline chart. " + strings.Join(descs, "; ") + "."
 	return f.svg()
-}
-
-// filled is a glyph drawn solid (a point measured or emulated, not predicted).
-func filled(g draw.GlyphDrawer) draw.GlyphDrawer {
-	switch g.(type) {
-	case draw.SquareGlyph:
-		return draw.BoxGlyph{}
-	case draw.TriangleGlyph:
-		return draw.PyramidGlyph{}
-	}
-	return draw.CircleGlyph{}
 }
 
 // ModelPoint is one modelled all-reduce for AllReduce: its link, GPU count and time in seconds.

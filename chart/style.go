@@ -29,11 +29,16 @@ import (
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
 // Palette is Okabe–Ito's palette without its black (the axes' colour): blue, orange, bluish green,
-// reddish purple, sky blue, vermillion, yellow.
+// reddish purple, sky blue, vermillion, yellow. Each is drawn as the page's CSS variable of its
+// place in the page's list (cssIndex), so the dark theme can swap it.
 var Palette = []color.RGBA{
 	{0x00, 0x72, 0xb2, 0xff}, {0xe6, 0x9f, 0x00, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0xcc, 0x79, 0xa7, 0xff},
 	{0x56, 0xb4, 0xe9, 0xff}, {0xd5, 0x5e, 0x00, 0xff}, {0xf0, 0xe4, 0x42, 0xff},
 }
+
+// cssIndex is each Palette colour's variable on the page (static/style.css): --c0 … --c5, --c7
+// (the page's --c6 is Okabe–Ito's black).
+var cssIndex = []int{0, 1, 2, 3, 4, 5, 7}
 
 var (
 	black   = color.RGBA{0, 0, 0, 0xff}
@@ -41,60 +46,134 @@ var (
 	muted   = color.RGBA{0x5b, 0x64, 0x75, 0xff} // the page's --muted
 )
 
-// kernelRank orders the kernels the lessons name, so that each keeps one colour in every chart: the
-// CPU ladder, then cuBLAS, then the CUDA ladder (named without "cuda-": the virtual GPU's counts
-// name matmul.cu's kernels so), then the learner's kernel.
-var kernelRank = []string{
-	"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel",
-	"cublas", "cublas-tf32", "cublas-bf16", "coalesced", "smem", "regblock", "wmma", "custom",
+// A family is a ladder of kernels: one hue (an Okabe–Ito colour) and one marker shape for all of its
+// kernels, its rungs told apart by shade and dash (rungStyle) in the ladder's order, the shape solid
+// for its first five rungs and hollow for the next five.
+type family struct {
+	hue    int // index in Palette
+	glyphs [2]draw.GlyphDrawer
+	prefix string   // what the names start with ("cuda-"), "" for the CPU ladder
+	rungs  []string // the names without prefix, in the ladder's order
 }
 
-// Series is how one named series (a kernel) is drawn: its colour, its glyph, and dashes for the
-// names past the palette's length, so that two series sharing a colour still differ.
+// families are the lessons' kernels: the CPU ladder (package kernels) in blue circles, the CUDA
+// ladder (gpu/nvidia/ladder.go; the virtual GPU's counts name it without "cuda-") in vermillion
+// squares, cuBLAS in reddish purple crosses, the WebGPU ladder (cells/shared/webgpu) in bluish green
+// diamonds, and the learner's kernel ("custom") an orange triangle. A name in no ladder is a sky blue
+// hollow triangle, its rung from a hash of the name.
+var families = []family{
+	{hue: 0, glyphs: [2]draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}, rungs: []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel"}},
+	{hue: 5, glyphs: [2]draw.GlyphDrawer{draw.BoxGlyph{}, draw.SquareGlyph{}}, prefix: "cuda-", rungs: []string{"naive", "coalesced", "smem", "blocktile1d", "regblock", "vectorized", "warptile", "wmma"}},
+	{hue: 3, glyphs: [2]draw.GlyphDrawer{draw.CrossGlyph{}, draw.PlusGlyph{}}, prefix: "cublas", rungs: []string{"", "-tf32", "-bf16"}},
+	{hue: 2, glyphs: [2]draw.GlyphDrawer{diamondGlyph{}, diamondGlyph{hollow: true}}, prefix: "webgpu-", rungs: []string{"naive", "coalesced", "tiled", "regblock", "naive-f16", "coalesced-f16", "tiled-f16", "regblock-f16"}},
+	{hue: 1, glyphs: [2]draw.GlyphDrawer{draw.PyramidGlyph{}, draw.TriangleGlyph{}}, rungs: []string{"custom"}},
+}
+
+// other is the family of names in no ladder.
+var other = family{hue: 4, glyphs: [2]draw.GlyphDrawer{draw.TriangleGlyph{}, draw.TriangleGlyph{}}}
+
+// Shades of a hue: as it is, darker, lighter, darker still, lighter still.
+const (
+	shadeBase = iota
+	shadeDark
+	shadeLight
+	shadeDarker
+	shadeLighter
+	shades
+)
+
+// shadeMix is how much black (negative) or white each shade mixes into its hue.
+var shadeMix = [shades]float64{0, -0.3, 0.35, -0.55, 0.6}
+
+// rungStyle is the shade and dash (dashes) of rung i of a ladder: shade i mod 5, dash i mod 3, so
+// that neighbouring rungs differ in both, any five in a row differ in shade (bars have no dash) and
+// no two of the first fifteen are alike.
+func rungStyle(i int) (shade, dash int) { return i % shades, i % len(dashes) }
+
+// dashes are the rungs' line styles: solid, dashed, dotted.
+var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2)}, {vg.Points(1.5), vg.Points(1.5)}}
+
+// shade is Palette[hue] mixed with black or white as shade s says (shadeMix).
+func shade(hue, s int) color.RGBA {
+	c, f := Palette[hue], shadeMix[s]
+	to := 0.0
+	if f > 0 {
+		to = 255
+	}
+	f = math.Abs(f)
+	mix := func(v uint8) uint8 { return uint8(math.Round(float64(v)*(1-f) + to*f)) }
+	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
+}
+
+// Series is how one named series (a kernel) is drawn: its colour, its glyph, and its dashes.
 type Series struct {
 	Colour color.RGBA
 	Glyph  draw.GlyphDrawer
 	Dashes []vg.Length
 }
 
-// KernelSeries is the style of kernel name: the same in every chart. Colours follow kernelRank
-// ("cuda-naive" and "naive" share one), other names a hash; kernels on a GPU are squares, the
-// learner's kernel a triangle, CPU kernels circles.
+// KernelSeries is the style of kernel name: the same in every chart. Its ladder (families) gives
+// its hue and marker, its rung in the ladder its shade and dash; "cuda-naive (emulated, modelled)"
+// is cuda-naive.
 func KernelSeries(name string) Series {
 	key := name
 	if f := strings.Fields(name); len(f) > 0 {
-		key = f[0] // "cuda-naive (emulated, modelled)" is cuda-naive
+		key = f[0]
 	}
-	key = strings.TrimPrefix(key, "cuda-")
-	i := -1
-	for j, k := range kernelRank {
-		if k == key {
-			i = j
+	fam, rung := ladderOf(key)
+	sh, dash := rungStyle(rung)
+	return Series{Colour: shade(fam.hue, sh), Glyph: fam.glyphs[(rung/shades)%2], Dashes: dashes[dash]}
+}
+
+// ladderOf finds key's family and rung (a hash of the name for names in no ladder).
+func ladderOf(key string) (family, int) {
+	for _, f := range families {
+		for i, r := range f.rungs {
+			if f.prefix+r == key {
+				return f, i
+			}
 		}
 	}
-	if i < 0 {
-		h := fnv.New32a()
-		h.Write([]byte(key))
-		i = len(kernelRank) + int(h.Sum32()%uint32(len(Palette)))
-	}
-	return indexSeries(i, glyphFor(name))
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return other, int(h.Sum32() % 15)
 }
 
-func glyphFor(name string) draw.GlyphDrawer {
-	switch {
-	case name == "custom":
-		return draw.TriangleGlyph{}
-	case strings.HasPrefix(name, "cuda-") || strings.HasPrefix(name, "cublas"):
-		return draw.SquareGlyph{}
+// GPUSeries is KernelSeries of a kernel that runs on a GPU: names of the CUDA ladder without
+// "cuda-" (the virtual GPU's counts) are the CUDA ladder's.
+func GPUSeries(name string) Series {
+	if f, _ := ladderOf("cuda-" + name); f.prefix == "cuda-" {
+		return KernelSeries("cuda-" + name)
 	}
-	return draw.CircleGlyph{}
+	return KernelSeries(name)
 }
 
-// indexSeries is the i-th series of a chart whose series are not kernels (links, arrays).
+// diamondGlyph is a diamond, filled or hollow: the WebGPU ladder's marker.
+type diamondGlyph struct{ hollow bool }
+
+func (g diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetColor(sty.Color)
+	r := sty.Radius * 1.25
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y})
+	p.Close()
+	if g.hollow {
+		c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.75)})
+		c.Stroke(p)
+		return
+	}
+	c.Fill(p)
+}
+
+// indexSeries is the i-th series of a chart whose series are not kernels (links, arrays): the
+// palette's hues in turn, dashed past its length.
 func indexSeries(i int, g draw.GlyphDrawer) Series {
 	s := Series{Colour: Palette[i%len(Palette)], Glyph: g}
 	if (i/len(Palette))%2 == 1 {
-		s.Dashes = []vg.Length{vg.Points(5), vg.Points(2)}
+		s.Dashes = dashes[1]
 	}
 	return s
 }
@@ -125,7 +204,7 @@ func newPlot(title string) *plot.Plot {
 	}
 	p.Legend = plot.NewLegend()
 	p.Legend.TextStyle.Font = font.From(sans, 9)
-	p.Legend.ThumbnailWidth = vg.Points(18)
+	p.Legend.ThumbnailWidth = vg.Points(26)
 	return p
 }
 
@@ -163,7 +242,7 @@ const lineHeight = 9 * vg.Centimeter
 func (f *figure) svg() (string, error) {
 	leg := plot.NewLegend()
 	leg.TextStyle.Font = font.From(sans, 9)
-	leg.ThumbnailWidth = vg.Points(18)
+	leg.ThumbnailWidth = vg.Points(26)
 	leg.Padding = vg.Points(3)
 	leg.Top, leg.Left = true, true
 	for _, e := range f.legend {
@@ -239,9 +318,13 @@ func themed(svg, title, desc string) string {
 		"stroke:" + hex(muted), "stroke:var(--muted," + hex(muted) + ")",
 		"fill:" + hex(muted), "fill:var(--muted," + hex(muted) + ")",
 	}
-	for i, c := range Palette {
-		v := fmt.Sprintf("var(--c%d,%s)", i, hex(c))
-		pairs = append(pairs, "stroke:"+hex(c), "stroke:"+v, "fill:"+hex(c), "fill:"+v)
+	// Each hue is --cN (N its place on the page), its shades --c1N … --c4N (shadeDark …).
+	for i := range Palette {
+		for s := range shades {
+			c := shade(i, s)
+			v := fmt.Sprintf("var(--c%d,%s)", 10*s+cssIndex[i], hex(c))
+			pairs = append(pairs, "stroke:"+hex(c), "stroke:"+v, "fill:"+hex(c), "fill:"+v)
+		}
 	}
 	return strings.NewReplacer(pairs...).Replace(svg)
 }

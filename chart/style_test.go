@@ -1,7 +1,10 @@
 package chart
 
 import (
+	"fmt"
+	"image/color"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,37 +42,58 @@ func TestChartsAreAccessibleAndThemed(t *testing.T) {
 	}
 }
 
-// A kernel is drawn in the same colour whichever other kernels share the chart, and "cuda-naive"
-// shares naive's; different kernels of the CPU ladder differ.
+// A kernel is drawn in the same colour whichever other kernels share the chart; each ladder has
+// its hue and marker ("cuda-naive" is not naive's), and no two rungs of a ladder are drawn alike.
 func TestKernelColoursAreStable(t *testing.T) {
-	colourOf := func(svg string, idx int) bool { return strings.Contains(svg, "var(--c"+strconv.Itoa(idx)+",") }
-	gonum := KernelSeries("gonum")
-	var idx int
-	for i, c := range Palette {
-		if c == gonum.Colour {
-			idx = i
-		}
-	}
+	colourOf := func(svg string, c string) bool { return strings.Contains(svg, ","+c+")") }
+	gonum := hex(KernelSeries("gonum").Colour)
 	alone, _ := Throughput([]harness.Result{{Kernel: "gonum", N: 64, GFLOPS: 9}})
-	mixed, _ := Throughput([]harness.Result{{Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "naive", N: 64, GFLOPS: 1}, {Kernel: "gonum", N: 64, GFLOPS: 9}})
-	if !colourOf(alone, idx) || !colourOf(mixed, idx) {
-		t.Errorf("gonum is not palette colour %d in both charts", idx)
+	mixed, _ := Throughput([]harness.Result{{Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "naive", N: 64, GFLOPS: 1}, {Kernel: "webgpu-tiled", N: 64, GFLOPS: 9}, {Kernel: "gonum", N: 64, GFLOPS: 9}})
+	if !colourOf(alone, gonum) || !colourOf(mixed, gonum) {
+		t.Errorf("gonum is not %s in both charts", gonum)
 	}
-	if KernelSeries("cuda-naive").Colour != KernelSeries("naive").Colour || KernelSeries("cuda-smem (emulated, modelled)").Colour != KernelSeries("smem").Colour {
-		t.Errorf("cuda- and emulated names do not share their kernel's colour")
+	if fmt.Sprint(KernelSeries("cuda-smem (emulated, modelled)")) != fmt.Sprint(KernelSeries("cuda-smem")) || fmt.Sprint(GPUSeries("smem")) != fmt.Sprint(KernelSeries("cuda-smem")) {
+		t.Errorf("emulated names and the virtual GPU's short names are not drawn as their kernel")
 	}
-	seen := map[string]string{}
-	for _, k := range []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd"} {
-		s := KernelSeries(k)
-		key := hex(s.Colour) + strconv.Itoa(len(s.Dashes))
-		if other, dup := seen[key]; dup {
-			t.Errorf("%s and %s are drawn alike", k, other)
+	for _, pair := range [][2]string{{"naive", "cuda-naive"}, {"tiled", "webgpu-tiled"}, {"cuda-naive", "webgpu-naive"}, {"cublas", "cuda-regblock"}} {
+		a, b := KernelSeries(pair[0]), KernelSeries(pair[1])
+		if a.Colour == b.Colour || a.Glyph == b.Glyph {
+			t.Errorf("%s and %s: want another hue and marker (another ladder)", pair[0], pair[1])
 		}
-		seen[key] = k
+	}
+	for _, f := range families {
+		seen := map[string]string{}
+		bars := map[color.RGBA]string{}
+		for i, r := range f.rungs {
+			name := f.prefix + r
+			s := KernelSeries(name)
+			if s.Glyph != f.glyphs[i/shades] || !sameHue(s.Colour, Palette[f.hue]) {
+				t.Errorf("%s: not its ladder's marker and hue", name)
+			}
+			key := fmt.Sprintf("%v %#v", s.Colour, s.Glyph)
+			if other, dup := seen[key]; dup {
+				t.Errorf("%s and %s are drawn alike", name, other)
+			}
+			seen[key] = name
+			if other, dup := bars[s.Colour]; dup && i < shades {
+				t.Errorf("%s and %s: same colour among five neighbouring rungs", name, other)
+			}
+			bars[s.Colour] = name
+		}
 	}
 	if a, b := KernelSeries("my-kernel"), KernelSeries("my-kernel"); a.Colour != b.Colour {
 		t.Errorf("an unknown name's colour is not stable")
 	}
+}
+
+// sameHue reports whether c is a shade of base: mixed with black or white only.
+func sameHue(c, base color.RGBA) bool {
+	for s := range shades {
+		if c == shade(slices.Index(Palette, base), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Bar charts: as tall as their bars need, bars drawn after (over) the grid, and a log axis where the

@@ -7,6 +7,9 @@ import (
 	"html"
 	"image/color"
 	"math"
+	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -14,6 +17,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -233,11 +237,30 @@ type figure struct {
 	desc    string
 }
 
-// Width is the charts' width; heights follow the data (plotHeight, barHeight).
-const Width = 16 * vg.Centimeter
+// Width is the charts' width; heights follow the data (lineHeight, barHeight). It is narrow enough
+// that a chart shrunk to a 390 px phone's column keeps its 9 pt text at 9 px; the page lets it grow
+// to about 1.25 times as wide (static/style.css).
+const Width = 11 * vg.Centimeter
 
 // lineHeight is the height of a line chart's plot.
-const lineHeight = 9 * vg.Centimeter
+const lineHeight = 7.5 * vg.Centimeter
+
+// margin is the blank edge around a chart: room for text whose font draws it a little taller than
+// its metrics say.
+const margin = vg.Length(3)
+
+// legendName is a legend line's text: name, cut with "…" to fit maxWidth (the full name stays in
+// the chart's description).
+func legendName(sty text.Style, name string, maxWidth vg.Length) string {
+	if sty.Width(name) <= maxWidth {
+		return name
+	}
+	r := []rune(name)
+	for len(r) > 1 && sty.Width(string(r)+"…") > maxWidth {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
 
 func (f *figure) svg() (string, error) {
 	leg := plot.NewLegend()
@@ -245,8 +268,10 @@ func (f *figure) svg() (string, error) {
 	leg.ThumbnailWidth = vg.Points(26)
 	leg.Padding = vg.Points(3)
 	leg.Top, leg.Left = true, true
+	inner := Width - 2*margin
+	// Legend lines wider than the chart (less the legend's indent, its thumbnail and padding) are cut.
 	for _, e := range f.legend {
-		leg.Add(e.name, e.thumbs...)
+		leg.Add(legendName(leg.TextStyle, e.name, inner-legendIndent-leg.ThumbnailWidth-3*leg.Padding), e.thumbs...)
 	}
 	full := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: Width, Y: 100 * vg.Centimeter}}}
 	var legW, legH vg.Length
@@ -254,8 +279,8 @@ func (f *figure) svg() (string, error) {
 		r := leg.Rectangle(full)
 		legW, legH = r.Max.X-r.Min.X+vg.Points(10), r.Max.Y-r.Min.Y+vg.Points(8)
 	}
-	below := legW > Width/3
-	h := vg.Length(0)
+	below := legW > inner/3
+	h := 2 * margin
 	for _, ph := range f.heights {
 		h += ph
 	}
@@ -266,16 +291,17 @@ func (f *figure) svg() (string, error) {
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	dc = draw.Crop(dc, margin, -margin, margin, -margin)
 	plotArea := dc
 	if len(f.legend) > 0 {
 		if below {
 			plotArea = draw.Crop(dc, 0, 0, legH, 0)
-			lc := draw.Crop(dc, vg.Points(40), 0, 0, -(h - legH))
+			lc := draw.Crop(dc, legendIndent, 0, 0, -(h - 2*margin - legH))
 			leg.Draw(lc)
 		} else {
 			plotArea = draw.Crop(dc, 0, -legW, 0, 0)
-			top := f.plots[0].Title.TextStyle.Height(f.plots[0].Title.Text) + f.plots[0].Title.Padding*2
-			lc := draw.Crop(dc, Width-legW+vg.Points(6), 0, 0, -top)
+			top := titleHeight(f.plots[0], plotArea.Max.X-plotArea.Min.X) + f.plots[0].Title.Padding
+			lc := draw.Crop(dc, inner-legW+vg.Points(6), 0, 0, -top)
 			leg.Draw(lc)
 		}
 	}
@@ -283,11 +309,14 @@ func (f *figure) svg() (string, error) {
 	for i, p := range f.plots {
 		sub := plotArea
 		sub.Max.Y = y
+		if i > 0 {
+			sub.Max.Y -= vg.Points(8) // a gap between one plot's axis label and the next one's title
+		}
 		sub.Min.Y = y - f.heights[i]
 		if below && i == len(f.plots)-1 {
 			sub.Min.Y = plotArea.Min.Y
 		}
-		p.Draw(sub)
+		drawPlot(p, sub)
 		y -= f.heights[i]
 	}
 	var buf bytes.Buffer
@@ -295,6 +324,195 @@ func (f *figure) svg() (string, error) {
 		return "", fmt.Errorf("chart: %w", err)
 	}
 	return themed(buf.String(), f.title, f.desc), nil
+}
+
+// legendIndent is how far a legend under the plot is indented.
+const legendIndent = 30 * vg.Length(1)
+
+// drawPlot draws p in c so that nothing of it leaves c and no two texts meet: its title and x axis'
+// label wrapped to c's width (drawn here, lines 1.25 em apart: gonum/plot sets lines 1 em apart,
+// closer than a font's line box), its tick labels thinned to those that fit (thinned), the plot
+// narrowed where the last label on the x axis would stick out; the y axis' label drawn here too,
+// centred on the data (gonum/plot centres it on the axis' middle value, which on a log axis lies
+// near its top and pads the plot with an empty band).
+func drawPlot(p *plot.Plot, c draw.Canvas) {
+	width := c.Max.X - c.Min.X
+	title := strings.Split(wrap(p.Title.TextStyle, p.Title.Text, width), "\n")
+	tsty := p.Title.TextStyle
+	p.Title.Text = ""
+	if title[0] != "" {
+		for i, line := range title {
+			c.FillText(tsty, vg.Point{X: c.Center().X, Y: c.Max.Y + tsty.FontExtents().Descent - vg.Length(i)*lineSpacing(tsty)}, line)
+		}
+		c.Max.Y -= blockHeight(tsty, title) + p.Title.Padding
+	}
+	xsty := p.X.Label.TextStyle
+	xlabel := strings.Split(wrap(xsty, p.X.Label.Text, width), "\n")
+	p.X.Label.Text = ""
+	if xlabel[0] != "" {
+		c.Min.Y += blockHeight(xsty, xlabel) + p.X.Label.Padding
+	}
+	ylabel := p.Y.Label.Text
+	p.Y.Label.Text = ""
+	pc := c
+	if ylabel != "" {
+		pc = draw.Crop(c, p.Y.Label.TextStyle.Height(ylabel)+p.Y.Label.Padding, 0, 0, 0)
+	}
+	xMarker, yMarker := p.X.Tick.Marker, p.Y.Tick.Marker
+	for range 2 { // the second pass sees the axes as thinned and narrowed by the first
+		p.X.Tick.Marker, p.Y.Tick.Marker = xMarker, yMarker
+		da := p.DataCanvas(pc)
+		p.Y.Tick.Marker = thinned(p.Y, yMarker, da.Max.Y-da.Min.Y, true)
+		da = p.DataCanvas(pc)
+		p.X.Tick.Marker = thinned(p.X, xMarker, da.Max.X-da.Min.X, false)
+		da = p.DataCanvas(pc)
+		over := vg.Length(0)
+		for _, t := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+			if t.Label != "" {
+				x := da.Min.X + vg.Length(p.X.Scale.Normalize(p.X.Min, p.X.Max, t.Value))*(da.Max.X-da.Min.X)
+				over = max(over, x+p.X.Tick.Label.Width(t.Label)/2-c.Max.X)
+			}
+		}
+		pc.Max.X -= over
+	}
+	p.Draw(pc)
+	da := p.DataCanvas(pc)
+	if ylabel != "" {
+		sty := p.Y.Label.TextStyle
+		sty.Rotation += math.Pi / 2
+		x := c.Min.X + sty.Height(ylabel) - sty.FontExtents().Descent
+		c.FillText(sty, vg.Point{X: x, Y: da.Center().Y}, ylabel)
+	}
+	for i, line := range xlabel {
+		if line != "" {
+			y := c.Min.Y - p.X.Label.Padding - blockHeight(xsty, xlabel) + vg.Length(len(xlabel)-1-i)*lineSpacing(xsty) + xsty.FontExtents().Descent
+			c.FillText(xsty, vg.Point{X: da.Center().X, Y: y}, line)
+		}
+	}
+}
+
+// lineSpacing is the distance between the lines of a block of text in sty.
+func lineSpacing(sty text.Style) vg.Length { return sty.Font.Size * 1.25 }
+
+// blockHeight is the height of lines in sty, lineSpacing apart.
+func blockHeight(sty text.Style, lines []string) vg.Length {
+	return sty.Height("X") + vg.Length(len(lines)-1)*lineSpacing(sty)
+}
+
+// titleHeight is the height p's title takes in a plot width wide, its padding included.
+func titleHeight(p *plot.Plot, width vg.Length) vg.Length {
+	if p.Title.Text == "" {
+		return 0
+	}
+	return blockHeight(p.Title.TextStyle, strings.Split(wrap(p.Title.TextStyle, p.Title.Text, width), "\n")) + p.Title.Padding
+}
+
+// wrap breaks s at spaces into lines no wider than width in sty.
+func wrap(sty text.Style, s string, width vg.Length) string {
+	if sty.Width(s) <= width {
+		return s
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && sty.Width(line+" "+w) > width {
+			lines = append(lines, line)
+			line = w
+		} else if line == "" {
+			line = w
+		} else {
+			line += " " + w
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// thinned is marker's ticks on axis a (length long) with the labels that would meet a neighbour's
+// taken off (those ticks stay, unlabelled): all labels if they fit, else the powers of ten among
+// them, else every k-th label for the smallest k that fits; a marker whose labels come out of
+// order (by importance) keeps each that fits beside the ones before it.
+func thinned(a plot.Axis, marker plot.Ticker, length vg.Length, vertical bool) plot.ConstantTicks {
+	ticks := marker.Ticks(a.Min, a.Max)
+	var labelled, tens []int
+	for i, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		labelled = append(labelled, i)
+		if e := math.Log10(math.Abs(t.Value)); t.Value != 0 && math.Abs(e-math.Round(e)) < 1e-9 {
+			tens = append(tens, i)
+		}
+	}
+	pos := func(i int) vg.Length {
+		return vg.Length(a.Scale.Normalize(a.Min, a.Max, ticks[i].Value)) * length
+	}
+	size := func(i int) vg.Length {
+		if vertical {
+			return a.Tick.Label.Height(ticks[i].Label)
+		}
+		return a.Tick.Label.Width(ticks[i].Label)
+	}
+	gap := vg.Points(6)
+	if vertical {
+		gap = vg.Points(2)
+	}
+	fits := func(keep []int) bool {
+		sorted := slices.Clone(keep)
+		sort.Slice(sorted, func(x, y int) bool { return pos(sorted[x]) < pos(sorted[y]) })
+		for j := 1; j < len(sorted); j++ {
+			if pos(sorted[j])-pos(sorted[j-1]) < (size(sorted[j])+size(sorted[j-1]))/2+gap {
+				return false
+			}
+		}
+		return true
+	}
+	every := func(of []int, k int) []int {
+		var out []int
+		for j := 0; j < len(of); j += k {
+			out = append(out, of[j])
+		}
+		return out
+	}
+	// A marker that lists its labels out of order lists them by importance (timeTicks): keep each
+	// that fits beside those kept before it.
+	for j := 1; j < len(labelled); j++ {
+		if pos(labelled[j]) <= pos(labelled[j-1]) {
+			var keep []int
+			for _, i := range labelled {
+				if fits(append(slices.Clone(keep), i)) {
+					keep = append(keep, i)
+				}
+			}
+			return unlabel(ticks, keep)
+		}
+	}
+	tries := [][]int{labelled}
+	if len(tens) >= 2 && len(tens) < len(labelled) {
+		tries = append(tries, tens)
+		labelled = tens
+	}
+	for k := 2; k <= len(labelled); k++ {
+		tries = append(tries, every(labelled, k))
+	}
+	keep := tries[len(tries)-1]
+	for _, t := range tries {
+		if fits(t) {
+			keep = t
+			break
+		}
+	}
+	return unlabel(ticks, keep)
+}
+
+// unlabel is ticks with the labels of those not in keep (indices) taken off.
+func unlabel(ticks []plot.Tick, keep []int) plot.ConstantTicks {
+	out := slices.Clone(ticks)
+	for i := range out {
+		if out[i].Label != "" && !slices.Contains(keep, i) {
+			out[i].Label = ""
+		}
+	}
+	return plot.ConstantTicks(out)
 }
 
 // themed turns gonum/plot's SVG into the page's: no XML prolog, a <title> and <desc>, sans-serif
@@ -326,7 +544,31 @@ func themed(svg, title, desc string) string {
 			pairs = append(pairs, "stroke:"+hex(c), "stroke:"+v, "fill:"+hex(c), "fill:"+v)
 		}
 	}
-	return strings.NewReplacer(pairs...).Replace(svg)
+	return withTextLength(strings.NewReplacer(pairs...).Replace(svg))
+}
+
+// svgText is one text element as vgsvg writes it.
+var svgText = regexp.MustCompile(`(<text [^>]*style="[^"]*font-weight:(\w+);[^"]*font-size:([0-9.]+)px")>([^<]*)</text>`)
+
+// withTextLength gives every text of svg the length its Liberation Sans metrics gave it in the
+// layout (textLength, glyphs and spacing adjusted to it): where the page has not that font or a
+// metric twin (Arial, Helvetica), the browser's other sans-serif font is drawn as wide, so no label
+// grows out of the room measured for it.
+func withTextLength(svg string) string {
+	return svgText.ReplaceAllStringFunc(svg, func(m string) string {
+		g := svgText.FindStringSubmatch(m)
+		size, err := strconv.ParseFloat(g[3], 64)
+		if err != nil {
+			return m
+		}
+		f := sans
+		if g[2] == "bold" {
+			f.Weight = xfont.WeightBold
+		}
+		sty := text.Style{Font: font.From(f, vg.Length(size)), Handler: plot.DefaultTextHandler}
+		w := sty.Width(html.UnescapeString(g[4]))
+		return fmt.Sprintf(`%s textLength="%.2f" lengthAdjust="spacingAndGlyphs">%s</text>`, g[1], w.Points(), g[4])
+	})
 }
 
 func hex(c color.RGBA) string { return fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B) }
@@ -363,6 +605,19 @@ func (b hbars) DataRange() (xmin, xmax, ymin, ymax float64) {
 // Thumbnail lets a bar stand in a legend.
 func (b hbars) Thumbnail(c *draw.Canvas) {}
 
+// logLabel is the label of m × 10^e: plain below 10⁵ and above 10⁻⁴ ("20000", "0.005"), else
+// with a power of ten ("10⁶", "2×10⁶").
+func logLabel(m, e int) string {
+	if e > -4 && e < 5 {
+		return strconv.FormatFloat(float64(m)*math.Pow(10, float64(e)), 'f', max(0, -e), 64)
+	}
+	sup := strings.NewReplacer("-", "⁻", "0", "⁰", "1", "¹", "2", "²", "3", "³", "4", "⁴", "5", "⁵", "6", "⁶", "7", "⁷", "8", "⁸", "9", "⁹").Replace(strconv.Itoa(e))
+	if m == 1 {
+		return "10" + sup
+	}
+	return strconv.Itoa(m) + "×10" + sup
+}
+
 // logTicks marks a log axis inside its range only: labels at 1, 2 and 5 × 10^k when the range spans
 // less than three decades (at 10^k alone beyond), unlabelled ticks at the other integers × 10^k.
 type logTicks struct{}
@@ -382,7 +637,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			t := plot.Tick{Value: v}
 			if i == 1 || (decades < 3 && (i == 2 || i == 5)) {
-				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+				t.Label = logLabel(i, int(e))
 			}
 			ticks = append(ticks, t)
 		}

@@ -32,7 +32,7 @@ var svgElements = map[string]bool{
 var svgGeometry = map[string]bool{
 	"d": true, "x": true, "y": true, "x1": true, "y1": true, "x2": true, "y2": true, "dx": true, "dy": true,
 	"cx": true, "cy": true, "r": true, "rx": true, "ry": true, "width": true, "height": true,
-	"points": true, "viewBox": true,
+	"points": true, "viewBox": true, "textLength": true, "lengthAdjust": true,
 }
 
 // svgProperties are the CSS properties a chart may set, in a style attribute or as presentation

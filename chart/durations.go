@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Duration is one row of Durations: a label and a time in seconds; Group picks its colour (rows of
@@ -19,7 +20,7 @@ type Duration struct {
 	Group   string
 }
 
-// Durations draws one horizontal bar per row, from the left edge to its time, on a logarithmic time
+// Durations draws one horizontal bar per row under its label, from the left edge to its time, on a logarithmic time
 // axis that spans at least one second to a thousand years (wider where a row needs it), with ticks
 // labelled in everyday units (1 s, 1 min, 1 h, 1 day, 1 year, 10 years, …). The first row is drawn at
 // the top. Rows with a time that is not positive and finite are left out. It returns a complete
@@ -52,15 +53,16 @@ func Durations(title string, rows []Duration) (string, error) {
 		names[j], b.values[j], b.colours[j] = r.Label, r.Seconds, Palette[ci%len(Palette)]
 		parts = append(parts, fmt.Sprintf("%s: %.3g s", r.Label, r.Seconds))
 	}
+	// The rows' names stand above their bars, so the time axis has the chart's whole width.
+	b.labels, b.style = names, p.Y.Tick.Label
+	b.style.XAlign, b.style.YAlign = draw.XLeft, draw.YBottom
 	if len(kept) > 0 {
 		p.Add(b)
-		p.NominalY(names...)
-	} else {
-		p.HideY()
 	}
+	p.HideY()
 	p.Y.Padding = 0
 	p.X.Min, p.X.Max = lo, hi
-	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{barHeight(len(kept))}, title: title,
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{2.6*vg.Centimeter + vg.Length(max(len(kept), 1))*vg.Centimeter}, title: title,
 		desc: "Horizontal bar chart of times on a log scale. " + strings.Join(parts, "; ") + "."}
 	return f.svg()
 }

@@ -332,7 +332,7 @@ const legendIndent = 30 * vg.Length(1)
 // drawPlot draws p in c so that nothing of it leaves c and no two texts meet: its title and x axis'
 // label wrapped to c's width (drawn here, lines 1.25 em apart: gonum/plot sets lines 1 em apart,
 // closer than a font's line box), its tick labels thinned to those that fit (thinned), the plot
-// narrowed where the last label on the x axis would stick out; the y axis' label drawn here too,
+// narrowed where the first or last label on the x axis would stick out; the y axis' label drawn here too,
 // centred on the data (gonum/plot centres it on the axis' middle value, which on a log axis lies
 // near its top and pads the plot with an empty band).
 func drawPlot(p *plot.Plot, c draw.Canvas) {
@@ -366,14 +366,16 @@ func drawPlot(p *plot.Plot, c draw.Canvas) {
 		da = p.DataCanvas(pc)
 		p.X.Tick.Marker = thinned(p.X, xMarker, da.Max.X-da.Min.X, false)
 		da = p.DataCanvas(pc)
-		over := vg.Length(0)
+		over, under := vg.Length(0), vg.Length(0)
 		for _, t := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
 			if t.Label != "" {
 				x := da.Min.X + vg.Length(p.X.Scale.Normalize(p.X.Min, p.X.Max, t.Value))*(da.Max.X-da.Min.X)
 				over = max(over, x+p.X.Tick.Label.Width(t.Label)/2-c.Max.X)
+				under = max(under, c.Min.X-(x-p.X.Tick.Label.Width(t.Label)/2))
 			}
 		}
 		pc.Max.X -= over
+		pc.Min.X += under
 	}
 	p.Draw(pc)
 	da := p.DataCanvas(pc)
@@ -452,7 +454,7 @@ func thinned(a plot.Axis, marker plot.Ticker, length vg.Length, vertical bool) p
 		}
 		return a.Tick.Label.Width(ticks[i].Label)
 	}
-	gap := vg.Points(6)
+	gap := vg.Points(4)
 	if vertical {
 		gap = vg.Points(2)
 	}
@@ -574,21 +576,30 @@ func withTextLength(svg string) string {
 func hex(c color.RGBA) string { return fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B) }
 
 // hbars draws horizontal bars, one per name from the bottom up, from the value axis's minimum to
-// each value (so they stand on a log axis too), drawn over the grid.
+// each value (so they stand on a log axis too), drawn over the grid; with labels, each bar's label
+// is written above it at the left (the axis then needs no room for names beside the bars).
 type hbars struct {
 	values  []float64
 	colours []color.RGBA
+	labels  []string
+	style   text.Style
 }
 
 func (b hbars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	half := 0.32
+	lo, hi := -0.32, 0.32
+	if b.labels != nil {
+		lo, hi = -0.45, -0.05
+	}
 	for i, v := range b.values {
+		if b.labels != nil {
+			c.FillText(b.style, vg.Point{X: trX(p.X.Min) + vg.Points(1), Y: trY(float64(i)+hi) + vg.Points(2) + b.style.FontExtents().Descent}, b.labels[i])
+		}
 		if !(v > 0) && p.X.Scale != (plot.LinearScale{}) {
 			continue
 		}
 		x0, x1 := trX(p.X.Min), trX(v)
-		y0, y1 := trY(float64(i)-half), trY(float64(i)+half)
+		y0, y1 := trY(float64(i)+lo), trY(float64(i)+hi)
 		pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 		c.FillPolygon(b.colours[i], c.ClipPolygonXY(pts))
 	}
@@ -598,6 +609,9 @@ func (b hbars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for _, v := range b.values {
 		xmin, xmax = math.Min(xmin, v), math.Max(xmax, v)
+	}
+	if b.labels != nil {
+		return xmin, xmax, -0.55, float64(len(b.values)) - 0.4
 	}
 	return xmin, xmax, -0.6, float64(len(b.values)) - 0.4
 }

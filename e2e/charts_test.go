@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
@@ -31,22 +29,6 @@ import (
 type lessonChart struct {
 	Lesson, Cell, What string
 	SVG                string
-}
-
-// chartsGPU is a server without a GPU whose NVRTC, if installed, compiles in this process.
-type chartsGPU struct{ nvrtc *nvidia.NVRTC }
-
-func (chartsGPU) Unavailable() string    { return "no CUDA device (test)" }
-func (chartsGPU) Device() *nvidia.Device { return nil }
-func (chartsGPU) Arch() int              { return 80 }
-func (chartsGPU) Measure(context.Context, gpu.Request, func(int)) (harness.Result, error) {
-	return harness.Result{}, errors.New("no GPU here")
-}
-func (g chartsGPU) Compile(_ context.Context, src, name string) (string, error) {
-	if g.nvrtc == nil {
-		return "", errors.New("no NVRTC")
-	}
-	return nvidia.CompileArch(g.nvrtc, src, name, 80)
 }
 
 var lessonCharts struct {
@@ -69,7 +51,7 @@ func allLessonCharts(t *testing.T) []lessonChart {
 		env := cells.Env{
 			Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...),
 			Limits:   harness.DefaultLimits(),
-			GPU:      chartsGPU{nvrtc: nv},
+			GPU:      cellstest.NoGPU{NVRTC: nv},
 			Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64}, TriadMiB: 8, Repeats: 2}},
 		}
 		kinds := builtin.Kinds(env)
@@ -224,7 +206,7 @@ func TestLessonChartsFitInBrowser(t *testing.T) {
 // and marker (the counts of the virtual GPU, bars without markers, no two a colour), whichever
 // ladders (CPU, CUDA, cuBLAS, WebGPU) it mixes.
 func TestLessonKernelsDrawnApart(t *testing.T) {
-	kinds := builtin.Kinds(cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: chartsGPU{}, Roofline: &peaks.Cache{}})
+	kinds := builtin.Kinds(cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: cellstest.NoGPU{}, Roofline: &peaks.Cache{}})
 	all, err := lessons.Load(lessons.Embedded, kinds)
 	if err != nil {
 		t.Fatal(err)

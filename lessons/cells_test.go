@@ -2,7 +2,6 @@ package lessons_test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"os"
 	"strings"
@@ -13,29 +12,12 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
-	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
 )
-
-// noGPU is a server without a GPU whose NVRTC, if installed, compiles in this process.
-type noGPU struct{ nvrtc *nvidia.NVRTC }
-
-func (noGPU) Unavailable() string    { return "no CUDA device: libcuda.so.1 not found (test)" }
-func (noGPU) Device() *nvidia.Device { return nil }
-func (noGPU) Arch() int              { return 80 }
-func (noGPU) Measure(context.Context, gpu.Request, func(int)) (harness.Result, error) {
-	return harness.Result{}, errors.New("no GPU here")
-}
-func (g noGPU) Compile(_ context.Context, src, name string) (string, error) {
-	if g.nvrtc == nil {
-		return "", errors.New("no NVRTC")
-	}
-	return nvidia.CompileArch(g.nvrtc, src, name, 80)
-}
 
 var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at its full sizes and repeats, as written (by default each runs at its smallest size, once: cellstest.Small)")
 
@@ -117,7 +99,7 @@ func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lesson
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found (test)")...),
 		Limits:   harness.DefaultLimits(),
-		GPU:      noGPU{nvrtc: nv},
+		GPU:      cellstest.NoGPU{NVRTC: nv},
 		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
 	}
 	kinds := builtin.Kinds(env)
@@ -223,7 +205,7 @@ func browserKernels(c lessons.Cell) []string {
 // (gpu/nvidia/ladder.go), and checks every lesson cell against the default run time limit at
 // start-up: the estimates must not make it refuse its own lessons.
 func TestLessonsFitTheRunLimitWithGPUEstimates(t *testing.T) {
-	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: noGPU{}, Roofline: &peaks.Cache{}}
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: cellstest.NoGPU{}, Roofline: &peaks.Cache{}}
 	if _, err := lessons.Load(lessons.Embedded, builtin.Kinds(env)); err != nil {
 		t.Fatalf("with the GPU kernels' estimates a GPU server would not start: %v", err)
 	}

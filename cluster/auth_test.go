@@ -81,14 +81,15 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	forbiddenSubs := []string{"_INBOX.>", InboxPrefix + victim + ".>", runSubject(victim, "*", "cancel"), runSubject("*", "*", "cancel"),
+	forbiddenSubs := []string{"_INBOX.>", InboxPrefix + victim + ".>", givenUpSubject(victim, "*"), "$KV." + GivenUp + ".>",
 		runSubject(victim, "*", "events"), runSubject(me, "*", "events"), SubjectHello + "*"}
 	for _, s := range forbiddenSubs {
 		if _, err := nc.SubscribeSync(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	forbiddenPubs := []string{SubjectJobs + me, SubjectJobs + victim, runSubject(victim, "j", "events"), runSubject(victim, "j", "cancel"),
+	forbiddenPubs := []string{SubjectJobs + me, SubjectJobs + victim, runSubject(victim, "j", "events"),
+		givenUpSubject(me, "j"), givenUpGet(victim, "j"), "$JS.API.DIRECT.GET.KV_" + GivenUp, "$JS.API.STREAM.PURGE.KV_" + GivenUp,
 		"$JS.API.CONSUMER.CREATE." + Stream + "." + consumerName(victim) + "." + SubjectJobs + victim,
 		"$JS.API.CONSUMER.CREATE." + Stream + "." + consumerName(me) + "." + SubjectJobs + "*",
 		"$JS.API.CONSUMER.MSG.NEXT." + Stream + "." + consumerName(victim), "$JS.API.STREAM.PURGE." + Stream}

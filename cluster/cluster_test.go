@@ -31,11 +31,12 @@ import (
 
 // Environment of a worker process that this test binary becomes (TestMain).
 const (
-	envJoin  = "PLAYGROUND_TEST_JOIN"
-	envToken = "PLAYGROUND_TEST_TOKEN"
-	envName  = "PLAYGROUND_TEST_NAME"
-	envGPU   = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
-	envClass = "PLAYGROUND_TEST_CLASS"
+	envJoin   = "PLAYGROUND_TEST_JOIN"
+	envToken  = "PLAYGROUND_TEST_TOKEN"
+	envName   = "PLAYGROUND_TEST_NAME"
+	envGPU    = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
+	envClass  = "PLAYGROUND_TEST_CLASS"
+	envFreeze = "PLAYGROUND_TEST_FREEZE" // "1": stop this process (SIGSTOP) after pulling its first job
 )
 
 const testHeartbeat = 200 * time.Millisecond
@@ -48,6 +49,9 @@ func TestMain(m *testing.M) {
 	if join := os.Getenv(envJoin); join != "" {
 		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds,
 			Heartbeat: testHeartbeat, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
+		if os.Getenv(envFreeze) == "1" {
+			cfg.pulled = freezeOnce()
+		}
 		if err := RunWorker(context.Background(), cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)

@@ -88,9 +88,11 @@ type Cluster struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	stream jetstream.Stream
-	tmpDir string
-	local  *worker
-	epoch  string // random, per Start: workers stop jobs of any other (SubjectStart)
+	// givenUp is the bucket of the runs this server gave up on (givenup.go).
+	givenUp jetstream.KeyValue
+	tmpDir  string
+	local   *worker
+	epoch   string // random, per Start: workers stop jobs of any other (SubjectStart)
 
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
@@ -98,6 +100,7 @@ type Cluster struct {
 	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
 	changed chan struct{}   // closed and replaced whenever a worker comes, goes or is freed
 	closed  bool
+	closing chan struct{} // closed by Close
 	stop    context.CancelFunc
 	done    sync.WaitGroup
 }
@@ -109,7 +112,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), epoch: randomToken()}
+	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}), epoch: randomToken()}
 	if err := c.connect(); err != nil {
 		c.Close()
 		return nil, err
@@ -156,7 +159,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// openStream makes (or opens) the job stream and purges it.
+// openStream makes (or opens) the job stream and purges it, and the bucket of given-up runs.
 func (c *Cluster) openStream(ctx context.Context) error {
 	storage := jetstream.MemoryStorage
 	if c.cfg.DataDir != "" || c.cfg.URL != "" {
@@ -170,6 +173,9 @@ func (c *Cluster) openStream(ctx context.Context) error {
 		Name: Stream, Subjects: []string{SubjectJobs + "*"}, Retention: jetstream.WorkQueuePolicy,
 		Storage: storage, MaxMsgSize: maxJob, MaxAge: 24 * time.Hour, Description: "GPU Playground runs waiting for a worker"})
 	if err != nil {
+		return err
+	}
+	if err := c.openGivenUp(ctx, storage); err != nil {
 		return err
 	}
 	// Jobs left from before a restart have nobody waiting for them: this server's run store
@@ -388,6 +394,9 @@ func (c *Cluster) announce() {
 // Close stops the watchdog, drains the connection and stops the embedded server.
 func (c *Cluster) Close() {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.closing)
+	}
 	c.closed = true
 	c.mu.Unlock()
 	if c.stop != nil {

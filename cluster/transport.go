@@ -116,22 +116,23 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 		return false, err
 	}
 	defer func() { _ = asks.Unsubscribe() }()
-	seq, err := c.publishJob(ctx, w, id, j)
+	seq, until, err := c.publishJob(ctx, w, id, j)
 	if err != nil {
 		return false, err
 	}
 	r := &relayer{w: w, e: e}
 	defer func() {
-		if !r.ended { // the job must not run later on a worker that comes back: take it off the stream
-			c.withdraw(w, id, seq)
+		if !r.ended { // the job must not run later on a worker that comes back: give it up
+			c.withdraw(w, id, seq, until)
 		}
 	}()
 	err = r.follow(ctx, sub, asks)
 	return r.streamed, err
 }
 
-// publishJob queues the run j as the job id for w on the job stream; seq is its sequence there.
-func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job) (seq uint64, err error) {
+// publishJob queues the run j as the job id for w on the job stream; seq is its sequence there, and
+// until the end of its time limit.
+func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job) (seq uint64, until time.Time, err error) {
 	timeout := 10 * time.Minute
 	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
 		timeout = time.Until(dl)
@@ -139,27 +140,28 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
 		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch})
 	if err != nil {
-		return 0, err
+		return 0, until, err
 	}
 	if len(data) > maxJob {
-		return 0, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
+		return 0, until, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
 	}
 	ack, err := c.js.Publish(ctx, SubjectJobs+w.m.ID, data)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return 0, until, ctx.Err()
 		}
-		return 0, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
+		return 0, until, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
 	}
-	return ack.Sequence, nil
+	return ack.Sequence, time.Now().Add(timeout), nil
 }
 
-// withdraw takes the job id (stream sequence seq) off the stream and tells w to stop it.
-func (c *Cluster) withdraw(w *worker, id string, seq uint64) {
+// withdraw gives the job id (stream sequence seq, time limit until) up: w stops it, or never starts
+// it if it already pulled it (giveUp), and it is taken off the stream.
+func (c *Cluster) withdraw(w *worker, id string, seq uint64, until time.Time) {
+	c.giveUp(w, id, until)
 	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	_ = c.stream.DeleteMsg(dctx, seq)
 	cancel()
-	_ = c.nc.Publish(runSubject(w.m.ID, id, "cancel"), nil)
 }
 
 // feed hands a NATS subscription's messages over a channel (a subscription cannot be selected on)

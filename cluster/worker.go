@@ -56,6 +56,10 @@ type WorkerConfig struct {
 	Heartbeat time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
 	Out io.Writer
+
+	// pulled, if set (tests), is called after a job is pulled and before it is started: a test
+	// freezes the worker there (SIGSTOP) to stand for one frozen while holding a job.
+	pulled func()
 }
 
 // withDefaults fills in cfg's defaults and checks its class and slots.
@@ -116,7 +120,8 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cons == nil || err != nil {
 		return err
 	}
-	w := &runner{nc: nc, m: m, me: me, out: cfg.Out, running: map[*running]bool{}}
+	w := &runner{nc: nc, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled}
+	nc.SetReconnectHandler(w.reconnected)
 	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
@@ -248,6 +253,9 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 			if !ok {
 				continue
 			}
+			if w.pulled != nil {
+				w.pulled()
+			}
 			started = true
 			jobs.Add(1)
 			go func() {
@@ -288,16 +296,20 @@ type runner struct {
 	m   *machine.Machine
 	me  Machine
 	out io.Writer
+	// pulled is WorkerConfig.pulled.
+	pulled func()
 
 	mu      sync.Mutex
 	epoch   string            // the epoch of the server last heard of (SubjectStart, or a job's)
 	running map[*running]bool // the jobs running now
 }
 
-// running is a job in progress, for stopping it when a new server starts.
+// running is a job in progress, for stopping it when a new server starts or when the server gave
+// up on it while the connection was down (reconnected).
 type running struct {
-	epoch  string
-	cancel context.CancelFunc
+	epoch, job string
+	ctx        context.Context // the run's
+	cancel     context.CancelFunc
 }
 
 // accept reads a fetched job; it acknowledges and drops (ok false) one that is not a job or whose
@@ -339,26 +351,29 @@ func (w *runner) newEpoch(epoch string) {
 	}
 }
 
-// run runs one job on the machine and acknowledges it after its end event. The machine waits
-// first when the one-machine rule says so (machine.Gate): a job left running from before a server
-// restart may still hold it.
+// run runs one job on the machine and acknowledges it after its end event. A job the server has
+// given up on (givenup.go) is acknowledged without starting it or sending any event; one it gives up
+// on later is stopped. The machine waits first when the one-machine rule says so (machine.Gate): a
+// job left running from before a server restart may still hold it.
 func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	defer func() { _ = msg.Ack() }()
-	pub := newPublisher(w.nc, runSubject(w.me.ID, j.ID, "events"), runSubject(w.me.ID, j.ID, "ask"))
-	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
-	me := w.me
-	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
 	timeout := time.Duration(j.TimeoutNS)
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sub, err := w.nc.Subscribe(runSubject(w.me.ID, j.ID, "cancel"), func(*nats.Msg) { cancel() })
-	if err == nil {
-		defer func() { _ = sub.Unsubscribe() }()
+	// Listen for the give-up and track the job (reconnected reads its key again) before reading
+	// the key: a give-up at any moment from here on stops the run.
+	defer w.watchGivenUp(j.ID, cancel)()
+	defer w.track(rctx, j.Epoch, j.ID, cancel)()
+	if gaveUp, ok := w.checkGivenUp(rctx, j.ID); gaveUp || !ok {
+		return // never started: the server moved or ended the run, or nothing can be known before the time limit
 	}
-	defer w.track(j.Epoch, cancel)()
+	pub := newPublisher(w.nc, runSubject(w.me.ID, j.ID, "events"), runSubject(w.me.ID, j.ID, "ask"))
+	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
+	me := w.me
+	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
 	r, err := w.m.Parse(j.Kind, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
 	if err == nil {
 		err = w.m.Run(rctx, r, out)
@@ -370,13 +385,14 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	_ = w.nc.Flush()
 }
 
-// track records a job of the server epoch in progress, so that a new server's start stops it
-// (newEpoch); the returned function forgets it.
-func (w *runner) track(epoch string, cancel context.CancelFunc) (forget func()) {
+// track records the job of the server epoch in progress (ctx and cancel are its run's), so that a
+// new server's start stops it (newEpoch), and a give-up missed while disconnected too
+// (reconnected); the returned function forgets it.
+func (w *runner) track(ctx context.Context, epoch, job string, cancel context.CancelFunc) (forget func()) {
 	if epoch != "" {
 		w.newEpoch(epoch)
 	}
-	self := &running{epoch: epoch, cancel: cancel}
+	self := &running{epoch: epoch, job: job, ctx: ctx, cancel: cancel}
 	w.mu.Lock()
 	w.running[self] = true
 	w.mu.Unlock()

@@ -181,10 +181,16 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) (err error) {
 // c over loopback, and waits until c knows it; stop ends it (its ctx) and returns RunWorker's error.
 func startInProcessWorker(t *testing.T, c *Cluster, name string, slots int, p *probe) (stop func() error) {
 	t.Helper()
+	return startInProcessWorkerAt(t, c, c.WorkerURL(), name, slots, p)
+}
+
+// startInProcessWorkerAt is startInProcessWorker joining at the URL join (a relay to c's port).
+func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots int, p *probe) (stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: name, Slots: slots, Kinds: p.kinds,
+		done <- RunWorker(ctx, WorkerConfig{Join: join, Token: c.Token(), Name: name, Slots: slots, Kinds: p.kinds,
 			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
 	}()
 	var once sync.Once
@@ -406,6 +412,17 @@ func TestWorkerRunsLightRunsTogether(t *testing.T) {
 	ends.check(t, c, jobs)
 }
 
+// giveUpJob gives the job on the worker id up as the server does when a run ends without its end
+// (Cluster.giveUp): a put of its key in the bucket of given-up runs.
+func giveUpJob(t *testing.T, c *Cluster, id, job string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.givenUp.Put(ctx, givenUpKey(id, job), []byte("given up")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The worker holds itself to the rule even when sent a measuring job beside a running one, as after a
 // server restart (here: both published to its subject by hand): the measuring job waits, then runs.
 // The same worker stops a job at its server's cancel and at its own time limit while another runs,
@@ -441,9 +458,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 		t.Fatal("the measuring job started while a job that times nothing ran")
 	default:
 	}
-	if err := c.nc.Publish(runSubject(id, "light1", "cancel"), nil); err != nil {
-		t.Fatal(err)
-	}
+	giveUpJob(t, c, id, "light1")
 	if msg := ends.waitEnd(t, "heavy1"); msg != "" {
 		t.Errorf("the measuring job after the other ended: %s", msg)
 	}
@@ -462,9 +477,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 		t.Fatalf("the other job ended with it: %v", err)
 	default:
 	}
-	if err := c.nc.Publish(runSubject(id, "keep", "cancel"), nil); err != nil {
-		t.Fatal(err)
-	}
+	giveUpJob(t, c, id, "keep")
 	if msg := ends.waitEnd(t, "keep"); msg != "the run was stopped on guarded" {
 		t.Errorf("the cancelled job ended with %q", msg)
 	}

@@ -131,6 +131,26 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 		}
 	}
 	waitMachine(t, c, "honest", true)
+	// It may read and hear its own jobs' keys in the bucket of given-up runs (which it may not write).
+	r := &runner{nc: nc, me: Machine{ID: me}}
+	heard, err := nc.SubscribeSync(givenUpSubject(me, "j1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if gaveUp, err := r.lookUp(ctx, "j1"); gaveUp || err != nil {
+		t.Errorf("its own job's key before the give-up: %v, %v; want none", gaveUp, err)
+	}
+	if _, err := c.givenUp.Put(ctx, givenUpKey(me, "j1"), []byte("given up")); err != nil {
+		t.Fatal(err)
+	}
+	if gaveUp, err := r.lookUp(ctx, "j1"); !gaveUp || err != nil {
+		t.Errorf("its own job's key after the give-up: %v, %v; want given up", gaveUp, err)
+	}
+	if _, err := heard.NextMsgWithContext(ctx); err != nil {
+		t.Errorf("the worker did not hear its own job's give-up: %v", err)
+	}
 	for _, m := range c.Machines() {
 		if m.ID == victim || strings.HasPrefix(m.Name, "impostor") {
 			t.Errorf("the server took %+v, announced under another worker's id", m)

@@ -51,9 +51,10 @@ func (c *Cluster) openGivenUp(ctx context.Context, storage jetstream.StorageType
 	return nil
 }
 
-// giveUp records that the server gave up on the job id on w, whose time limit ends at until: its
-// worker stops it, or never starts it. A put that fails (JetStream unavailable a moment) is tried
-// again every second until it is recorded, the cluster closes, or the job could not run any more.
+// giveUp records, in the background, that the server gave up on the job id on w, whose time limit
+// ends at until: its worker stops it, or never starts it. A put that fails (NATS or JetStream down a
+// moment) is tried again every second until it is recorded, the cluster closes, or the job could not
+// run any more (a worker drops it as stale and stops it at its own time limit).
 func (c *Cluster) giveUp(w *worker, id string, until time.Time) {
 	put := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -61,27 +62,25 @@ func (c *Cluster) giveUp(w *worker, id string, until time.Time) {
 		_, err := c.givenUp.Put(ctx, givenUpKey(w.m.ID, id), []byte("given up"))
 		return err
 	}
-	if put() == nil {
-		return
-	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	closed := c.closed
+	if !closed {
+		c.done.Add(1) // Close waits for the first try at least
+	}
+	c.mu.Unlock()
+	if closed { // Close may be waiting for c.done already: one try, now
+		_ = put()
 		return
 	}
-	c.done.Add(1)
 	go func() {
 		defer c.done.Done()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		for time.Now().Before(until) {
+		for put() != nil && time.Now().Before(until) {
 			select {
 			case <-c.closing:
 				return
 			case <-t.C:
-				if put() == nil {
-					return
-				}
 			}
 		}
 	}()

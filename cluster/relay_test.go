@@ -1,0 +1,240 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+)
+
+// tcpRelay is a TCP relay to a NATS port that a test can cut, standing for a network fault between a
+// worker and the server: cut closes every connection through it and refuses new ones until mend.
+type tcpRelay struct {
+	ln     net.Listener
+	target string
+	joined chan time.Time // when a connection through it was made (while not cut)
+
+	mu    sync.Mutex
+	down  bool
+	conns []net.Conn
+}
+
+// newRelay relays 127.0.0.1:0 to target (host:port) until the test ends.
+func newRelay(t *testing.T, target string) *tcpRelay {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &tcpRelay{ln: ln, target: target, joined: make(chan time.Time, 64)}
+	go r.accept()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		r.cut()
+	})
+	return r
+}
+
+// URL is the relay's NATS URL.
+func (r *tcpRelay) URL() string { return "nats://" + r.ln.Addr().String() }
+
+func (r *tcpRelay) accept() {
+	for {
+		in, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		if r.down {
+			r.mu.Unlock()
+			_ = in.Close()
+			continue
+		}
+		out, err := net.Dial("tcp", r.target)
+		if err != nil {
+			r.mu.Unlock()
+			_ = in.Close()
+			continue
+		}
+		r.conns = append(r.conns, in, out)
+		r.mu.Unlock()
+		select {
+		case r.joined <- time.Now():
+		default:
+		}
+		go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+		go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+	}
+}
+
+// cut closes every connection through the relay and refuses new ones until mend.
+func (r *tcpRelay) cut() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.down = true
+	for _, c := range r.conns {
+		_ = c.Close()
+	}
+	r.conns = nil
+}
+
+func (r *tcpRelay) mend() {
+	r.mu.Lock()
+	r.down = false
+	r.mu.Unlock()
+}
+
+// A worker's connection is cut mid-run: the server stops hearing it and ends the run with an error,
+// giving it up while the worker cannot hear. Once the worker reconnects it reads the give-up and
+// stops the run at once, and the next run, a measuring one, starts on it without waiting behind the
+// orphan.
+func TestGiveUpSurvivesACut(t *testing.T) {
+	c := startCluster(t, Config{})
+	r := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
+	p := newProbe()
+	startInProcessWorkerAt(t, c, r.URL(), "cut-off", 1, p)
+	<-r.joined
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- executeProbe(ctx, c, p, "name: held\nhold: true\n") }()
+	select {
+	case <-p.startedCh("held"):
+	case <-ctx.Done():
+		t.Fatal("the run did not start")
+	}
+
+	r.cut()
+	select {
+	case err := <-done:
+		var gone goneError
+		if !errors.As(err, &gone) {
+			t.Fatalf("the cut-off run ended with %v, want the machine gone", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the run did not end while its worker was cut off")
+	}
+	waitMachine(t, c, "cut-off", false)
+	select {
+	case err := <-p.endedCh("held"):
+		t.Fatalf("the run stopped (%v) before its worker could hear that the server gave it up", err)
+	default: // it runs on: the worker has heard nothing yet
+	}
+
+	r.mend()
+	var back time.Time
+	select {
+	case back = <-r.joined:
+	case <-ctx.Done():
+		t.Fatal("the worker did not reconnect")
+	}
+	select {
+	case err := <-p.endedCh("held"):
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the orphan ended with %v, want stopped", err)
+		}
+		took := time.Since(back)
+		t.Logf("the orphan stopped %v after the worker's connection came back", took.Round(time.Millisecond))
+		if took > time.Second {
+			t.Errorf("the orphan stopped %v after the reconnect, want within a second", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker still runs the run the server gave up on, 10 s after it reconnected")
+	}
+	next, cancelNext := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelNext()
+	start := time.Now()
+	if err := executeProbe(next, c, p, "name: next\nms: 1\n"); err != nil {
+		t.Fatalf("the next run: %v", err)
+	}
+	t.Logf("the next run took %v", time.Since(start).Round(time.Millisecond))
+	if clashes, _ := p.report(); len(clashes) > 0 {
+		t.Errorf("the one-machine rule broken: %q", clashes)
+	}
+}
+
+// startNATS starts a NATS server with JetStream on 127.0.0.1:port (0: any) over the store dir, as a
+// department's (-nats URL), and returns its URL with the workers' user.
+func startNATS(t *testing.T, port int, dir string) (*natsserver.Server, string) {
+	t.Helper()
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
+	if port == 0 {
+		opts.Port = natsserver.RANDOM_PORT
+	}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	return ns, "nats://" + WorkerUser + ":dept@" + ns.Addr().String()
+}
+
+// The NATS server restarts mid-run (-nats URL): the server gives the run up while NATS is down (its
+// worker stopped answering), and the give-up, recorded once NATS is back, stops the run on the
+// worker when it reconnects; the next run starts on it.
+func TestGiveUpSurvivesANATSRestart(t *testing.T) {
+	dir := t.TempDir()
+	ns, url := startNATS(t, 0, dir)
+	port := ns.Addr().(*net.TCPAddr).Port
+	c, err := Start(context.Background(), Config{URL: url, Heartbeat: testHeartbeat, Settle: -1, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := newProbe()
+	stop := startInProcessWorkerAt(t, c, url, "dept-box", 1, p) // stopped before NATS, not to wait for it (bye)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- executeProbe(ctx, c, p, "name: held\nhold: true\n") }()
+	select {
+	case <-p.startedCh("held"):
+	case <-ctx.Done():
+		t.Fatal("the run did not start")
+	}
+
+	down := time.Now()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the run ended well while NATS was down")
+		}
+		t.Logf("the run ended %v after NATS went down: %v", time.Since(down).Round(time.Millisecond), err)
+	case <-ctx.Done():
+		t.Fatal("the run did not end while NATS was down")
+	}
+	startNATS(t, port, dir)
+	back := time.Now()
+	select {
+	case err := <-p.endedCh("held"):
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the orphan ended with %v, want stopped", err)
+		}
+		t.Logf("the orphan stopped %v after NATS came back", time.Since(back).Round(time.Millisecond))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker still runs the run the server gave up on, 20 s after NATS came back")
+	}
+	next, cancelNext := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelNext()
+	start := time.Now()
+	if err := executeProbe(next, c, p, "name: next\nms: 1\n"); err != nil {
+		t.Fatalf("the next run: %v", err)
+	}
+	t.Logf("the next run took %v", time.Since(start).Round(time.Millisecond))
+	if err := stop(); err != nil {
+		t.Error(err)
+	}
+}

@@ -131,7 +131,30 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 		}
 	}
 	waitMachine(t, c, "honest", true)
-	// It may read and hear its own jobs' keys in the bucket of given-up runs (which it may not write).
+	for _, m := range c.Machines() {
+		if m.ID == victim || strings.HasPrefix(m.Name, "impostor") {
+			t.Errorf("the server took %+v, announced under another worker's id", m)
+		}
+	}
+	info, err := c.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 || info.State.Consumers != 0 {
+		t.Errorf("the stream holds %d jobs and %d consumers, want none", info.State.Msgs, info.State.Consumers)
+	}
+}
+
+// A worker may read and hear its own jobs' keys in the bucket of given-up runs (which it may not
+// write: TestWorkerConfinedToItsID).
+func TestWorkerReadsItsOwnGiveUps(t *testing.T) {
+	c := startCluster(t, Config{Token: "tok"})
+	kp, me := newKey(t)
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(me, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+me))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
 	r := &runner{nc: nc, me: Machine{ID: me}}
 	heard, err := nc.SubscribeSync(givenUpSubject(me, "j1"))
 	if err != nil {
@@ -150,18 +173,6 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 	}
 	if _, err := heard.NextMsgWithContext(ctx); err != nil {
 		t.Errorf("the worker did not hear its own job's give-up: %v", err)
-	}
-	for _, m := range c.Machines() {
-		if m.ID == victim || strings.HasPrefix(m.Name, "impostor") {
-			t.Errorf("the server took %+v, announced under another worker's id", m)
-		}
-	}
-	info, err := c.stream.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State.Msgs != 0 || info.State.Consumers != 0 {
-		t.Errorf("the stream holds %d jobs and %d consumers, want none", info.State.Msgs, info.State.Consumers)
 	}
 }
 

@@ -138,41 +138,11 @@ func (c *cta) runWarp(w *warp, budget int) {
 				w.pc = pc + 1
 			default:
 				ic.divergent++
-				for t := m; t != 0; t &= t - 1 {
-					w.lanePC[bits.TrailingZeros32(t)] = in.target
-				}
-				for t := w.active &^ m; t != 0; t &= t - 1 {
-					w.lanePC[bits.TrailingZeros32(t)] = pc + 1
-				}
-				w.waiting |= w.active
-				w.active = 0
-				w.pick()
+				w.diverge(m, in.target, pc+1)
 				continue
 			}
 		case ctlExit, ctlRet:
-			if r := m & w.callers; r != 0 {
-				if in.ctl == ctlRet {
-					// returning lanes go back to their call sites; the rest of the group waits
-					c.ret(w, in, r)
-					for t := w.active &^ m; t != 0; t &= t - 1 {
-						w.lanePC[bits.TrailingZeros32(t)] = pc + 1
-					}
-					w.live &^= m &^ r
-					w.waiting |= w.active &^ (m &^ r)
-					w.active = 0
-					w.pick()
-					continue
-				}
-				w.callers &^= m
-				for t := r; t != 0; t &= t - 1 {
-					w.depth[bits.TrailingZeros32(t)] = 0
-				}
-			}
-			w.live &^= m
-			w.active &^= m
-			w.pc = pc + 1
-			if w.active == 0 {
-				w.pick()
+			if c.exit(w, in, m, pc) {
 				continue
 			}
 		case ctlCall:
@@ -180,27 +150,10 @@ func (c *cta) runWarp(w *warp, budget int) {
 				w.pc = pc + 1
 				break
 			}
-			c.call(w, in, m)
-			for t := w.active &^ m; t != 0; t &= t - 1 {
-				w.lanePC[bits.TrailingZeros32(t)] = pc + 1
-			}
-			w.waiting |= w.active
-			w.active = 0
-			w.pick()
+			c.callLanes(w, in, m, pc)
 			continue
 		case ctlBar:
-			if m != 0 {
-				for t := m; t != 0; t &= t - 1 {
-					l := bits.TrailingZeros32(t)
-					w.lanePC[l] = pc + 1
-					w.barPC[l] = pc
-				}
-				w.atBar |= m
-				w.active &^= m
-			}
-			w.pc = pc + 1
-			if w.active == 0 {
-				w.pick()
+			if w.arrive(m, pc) {
 				continue
 			}
 		case ctlTrap:
@@ -216,6 +169,84 @@ func (c *cta) runWarp(w *warp, budget int) {
 			w.park(w.pc)
 		}
 	}
+}
+
+// diverge splits w at a branch whose lanes went different ways: the lanes of m go to target, the
+// other active lanes to next, and the group with the lowest PC runs next (pick).
+func (w *warp) diverge(m uint32, target, next int32) {
+	for t := m; t != 0; t &= t - 1 {
+		w.lanePC[bits.TrailingZeros32(t)] = target
+	}
+	for t := w.active &^ m; t != 0; t &= t - 1 {
+		w.lanePC[bits.TrailingZeros32(t)] = next
+	}
+	w.waiting |= w.active
+	w.active = 0
+	w.pick()
+}
+
+// exit retires the lanes of m at an exit or ret at pc: lanes inside calls return to their call
+// sites (ret) or leave their calls (exit), the others end. It reports whether another group of
+// lanes was picked to run (the caller goes on with it).
+func (c *cta) exit(w *warp, in *inst, m uint32, pc int32) bool {
+	if r := m & w.callers; r != 0 {
+		if in.ctl == ctlRet {
+			// returning lanes go back to their call sites; the rest of the group waits
+			c.ret(w, in, r)
+			for t := w.active &^ m; t != 0; t &= t - 1 {
+				w.lanePC[bits.TrailingZeros32(t)] = pc + 1
+			}
+			w.live &^= m &^ r
+			w.waiting |= w.active &^ (m &^ r)
+			w.active = 0
+			w.pick()
+			return true
+		}
+		w.callers &^= m
+		for t := r; t != 0; t &= t - 1 {
+			w.depth[bits.TrailingZeros32(t)] = 0
+		}
+	}
+	w.live &^= m
+	w.active &^= m
+	w.pc = pc + 1
+	if w.active == 0 {
+		w.pick()
+		return true
+	}
+	return false
+}
+
+// callLanes enters the call at pc for the lanes of m (none empty); the other active lanes wait at
+// the next instruction, and the lowest group runs next.
+func (c *cta) callLanes(w *warp, in *inst, m uint32, pc int32) {
+	c.call(w, in, m)
+	for t := w.active &^ m; t != 0; t &= t - 1 {
+		w.lanePC[bits.TrailingZeros32(t)] = pc + 1
+	}
+	w.waiting |= w.active
+	w.active = 0
+	w.pick()
+}
+
+// arrive parks the lanes of m at the barrier at pc (they resume after it once the barrier
+// releases). It reports whether another group of lanes was picked to run.
+func (w *warp) arrive(m uint32, pc int32) bool {
+	if m != 0 {
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			w.lanePC[l] = pc + 1
+			w.barPC[l] = pc
+		}
+		w.atBar |= m
+		w.active &^= m
+	}
+	w.pc = pc + 1
+	if w.active == 0 {
+		w.pick()
+		return true
+	}
+	return false
 }
 
 // ---- per-lane execution helpers ----

@@ -208,6 +208,10 @@ type Column struct {
 	Label string `json:"label"`
 	// Unit, if set, is the unit of the column's numbers ("s", "GFLOP/s", "µs", "%", "B").
 	Unit string `json:"unit,omitempty"`
+	// Primary marks a column that matters most, the one a lesson asks the learner to compare: where
+	// a table marks some, the page shows those and folds the others behind "more columns" (the CSV
+	// has them all); a table with none shows every column.
+	Primary bool `json:"primary,omitempty"`
 }
 
 // Row is one row of a Table: Values in column order, each a number or a string.

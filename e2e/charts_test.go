@@ -31,9 +31,17 @@ type lessonChart struct {
 	SVG                string
 }
 
+// lessonTables are the tables one lesson cell's run declares, with their rows.
+type lessonTables struct {
+	Lesson, Cell string
+	Tables       []cells.Table
+	Rows         []cells.Row
+}
+
 var lessonCharts struct {
 	once   sync.Once
 	charts []lessonChart
+	tables []lessonTables
 	err    error
 }
 
@@ -41,7 +49,8 @@ var lessonCharts struct {
 var kernelsLine = regexp.MustCompile(`(?m)^kernels:\s*\[([^\]]*)\]`)
 
 // allLessonCharts runs every lesson cell once, at its smallest size (cellstest.Small), as a server
-// without a GPU would (recorded GPU results included), and keeps the last chart each draws; and
+// without a GPU would (recorded GPU results included), and keeps the last chart each draws (and its
+// tables, for allLessonTables); and
 // for every cell that names kernels, a throughput chart of all of them (its browser and GPU
 // kernels too, which do not run here), so every legend a learner can see is drawn.
 func allLessonCharts(t *testing.T) []lessonChart {
@@ -93,6 +102,9 @@ func allLessonCharts(t *testing.T) []lessonChart {
 				if rec.SVG != "" {
 					lessonCharts.charts = append(lessonCharts.charts, lessonChart{l.Slug, c.ID, "run", rec.SVG})
 				}
+				if len(rec.Tables) > 0 {
+					lessonCharts.tables = append(lessonCharts.tables, lessonTables{l.Slug, c.ID, rec.Tables, rec.Rows})
+				}
 			}
 		}
 	})
@@ -100,6 +112,13 @@ func allLessonCharts(t *testing.T) []lessonChart {
 		t.Fatal(lessonCharts.err)
 	}
 	return lessonCharts.charts
+}
+
+// allLessonTables are the tables of allLessonCharts's runs, cell by cell.
+func allLessonTables(t *testing.T) []lessonTables {
+	t.Helper()
+	allLessonCharts(t)
+	return lessonCharts.tables
 }
 
 // chartCheck is the page's check of every chart in it: each text inside its svg's box, no two texts

@@ -1,6 +1,9 @@
 // A table a run declares (protocol: `table`) and fills row by row (`row`), with a CSV download of
 // exactly the values the server sent. A column that no row has a value in yet ("" or null: e.g. the
-// copy times of a run without GPU kernels) is hidden on the page, never in the CSV.
+// copy times of a run without GPU kernels) is hidden on the page, never in the CSV. Where the table
+// marks some columns primary, the others fold behind a "more columns" toggle (a table without marks
+// shows every column). A header's profiler metric ("sectors [l1tex__…]") is set apart in small type
+// that wraps anywhere, and a long text value is cut short with its full text on hover.
 
 import { csvField, formatValue } from "./format.js";
 
@@ -11,6 +14,9 @@ export class DataTable {
     this.columns = def.columns || [];
     this.rows = []; // {values, bad}, as received
     this.filled = this.columns.map(() => false); // whether some row has a value in the column
+    // extra[i]: the column folds behind "more columns" (the table marks others primary)
+    const folds = this.columns.some((c) => c.primary);
+    this.extra = this.columns.map((c) => folds && !c.primary);
     this.fileName = fileName;
     this.url = "";
 
@@ -28,29 +34,52 @@ export class DataTable {
     this.table = document.createElement("table");
     this.table.className = "cell-table";
     this.table.dataset.table = def.id;
+    if (folds) this.table.classList.add("folded");
     const caption = this.table.createCaption();
     caption.className = "sr-only";
     caption.textContent = def.caption || def.id;
     const head = this.head = this.table.createTHead().insertRow();
-    for (const col of this.columns) {
+    this.columns.forEach((col, i) => {
       const th = document.createElement("th");
       th.scope = "col";
-      th.textContent = col.label;
+      if (this.extra[i]) th.classList.add("extra");
+      // "sectors [l1tex__t_sectors…]": the metric, in brackets, goes in small type below the label
+      const m = /^(.*?)\s*(\[[^\]]*\])\s*$/.exec(col.label);
+      if (m) {
+        th.append(m[1]);
+        const metric = document.createElement("span");
+        metric.className = "metric";
+        metric.textContent = m[2];
+        th.append(metric);
+      } else {
+        th.textContent = col.label;
+      }
       if (showUnit(col)) {
         const unit = document.createElement("span");
         unit.className = "unit";
         unit.textContent = ` (${col.unit})`;
-        th.appendChild(unit);
+        th.insertBefore(unit, th.querySelector(".metric"));
       }
       head.appendChild(th);
-    }
+    });
     this.body = this.table.createTBody();
     this.csv = document.createElement("a");
     this.csv.className = "cell-csv";
     this.csv.textContent = "Download CSV";
     this.csv.download = fileName;
     this.refreshCSV();
-    scroll.append(this.table, this.csv);
+    // The toggle for the folded columns: shown once some row fills one of them.
+    this.more = document.createElement("button");
+    this.more.type = "button";
+    this.more.className = "cell-table-more";
+    this.more.hidden = true;
+    this.more.setAttribute("aria-expanded", "false");
+    this.more.addEventListener("click", () => {
+      const open = this.table.classList.toggle("folded") === false;
+      this.more.setAttribute("aria-expanded", String(open));
+      this.labelMore();
+    });
+    scroll.append(this.table, this.more, this.csv);
     this.box.append(title, scroll);
   }
 
@@ -61,9 +90,14 @@ export class DataTable {
     if (row.bad) tr.className = "bad";
     values.forEach((v, i) => {
       const td = tr.insertCell();
+      if (this.extra[i]) td.classList.add("extra");
       td.textContent = formatValue(v);
+      if (typeof v === "string" && v.length > LONG) {
+        td.classList.add("long"); // cut short by style.css; the whole text on hover
+        td.title = v;
+      }
       if (typeof v === "number") {
-        td.className = "num";
+        td.classList.add("num");
         if (this.head.cells[i]) this.head.cells[i].classList.add("num");
         const unit = this.columns[i] && this.columns[i].unit;
         td.title = unit ? `${v} ${unit}` : String(v); // the full value, as sent
@@ -85,6 +119,18 @@ export class DataTable {
     });
     const last = this.body.rows[this.body.rows.length - 1];
     this.filled.forEach((filled, i) => { if (last.cells[i]) last.cells[i].hidden = !filled; });
+    this.more.hidden = this.foldedCount() === 0;
+    this.labelMore();
+  }
+
+  // foldedCount is how many columns with values fold behind the toggle.
+  foldedCount() {
+    return this.extra.filter((x, i) => x && this.filled[i]).length;
+  }
+
+  labelMore() {
+    this.more.textContent = this.table.classList.contains("folded")
+      ? `More columns (${this.foldedCount()})` : "Fewer columns";
   }
 
   get badRows() {
@@ -109,6 +155,9 @@ export class DataTable {
     this.url = "";
   }
 }
+
+// LONG is the length over which a text value is cut short in its cell (the whole of it on hover).
+const LONG = 32;
 
 // showUnit says whether a column's header needs its unit after the label ("median (s)"), which a
 // label such as "GFLOP/s" already is.

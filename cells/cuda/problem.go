@@ -57,6 +57,9 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 			e.Note("error", s.cellLines(emulate.Failure("custom", n, err)))
 		} else {
 			e.Row(kernelcell.EmulatedRow(res))
+			if note := kernelcell.SampledNote(res); note != "" {
+				e.Note("info", note)
+			}
 		}
 		for _, f := range res.Notes { // uninitialised reads: the run went on
 			e.Note("warning", s.cellLines(fmt.Sprintf("custom at n=%d, in the virtual GPU: %v", n, f)))

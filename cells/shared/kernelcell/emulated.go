@@ -57,6 +57,9 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				e.Note("error", lines(emulate.Failure(name, n, err)))
 			} else {
 				e.Row(EmulatedRow(res))
+				if note := SampledNote(res); note != "" {
+					e.Note("info", note)
+				}
 				results = append(results, res)
 			}
 			for _, f := range res.Notes { // uninitialised reads: the run went on
@@ -82,22 +85,25 @@ const EmulatedTableID = "emulated"
 func EmulatedTable(gpuName string) cells.Table {
 	return cells.Table{ID: EmulatedTableID,
 		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", emulate.Arch, gpuName, CacheNote, OccupancyNote),
-		Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "inputs"}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check"},
+		// Primary: what lessons 07–12 and 16 ask the learner to compare (the goals' sectors, global
+		// requests and same-address passes; coalescing, bank conflicts, the modelled time and its
+		// bound; the inputs' precision in lesson 10).
+		Columns: []cells.Column{{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "inputs", Primary: true}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check", Primary: true},
 			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
 			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},
 			{Label: "predicated-off lanes per warp instruction"},
 			{Label: "branch efficiency [smsp__sass_average_branch_targets_threads_uniform.pct, PTX bra]", Unit: "%"},
-			{Label: "global requests [l1tex__t_requests_pipe_lsu_mem_global_op_ld + _st]"},
-			{Label: "sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld + _st]"},
-			{Label: "coalescing (bytes used / moved)", Unit: "%"},
-			{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},
-			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]"},
-			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)"},
+			{Label: "global requests [l1tex__t_requests_pipe_lsu_mem_global_op_ld + _st]", Primary: true},
+			{Label: "sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld + _st]", Primary: true},
+			{Label: "coalescing (bytes used / moved)", Unit: "%", Primary: true},
+			{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]", Primary: true},
+			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true},
+			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)", Primary: true},
 			{Label: "barriers (per block)"}, {Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
 			{Label: "L1 hit rate, modelled [l1tex__t_sector_hit_rate.pct]", Unit: "%"},
 			{Label: "L2 hit rate, modelled [lts__t_sector_hit_rate.pct]", Unit: "%"},
 			{Label: "DRAM bytes, modelled [dram__bytes_read.sum + dram__bytes_write.sum]", Unit: "MB"},
-			{Label: "modelled time (bound)", Unit: "µs"}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
+			{Label: "modelled time (bound)", Unit: "µs", Primary: true}, {Label: "modelled", Unit: "GFLOP/s"}, {Label: "emulation", Unit: "s"}}}
 }
 
 // OccupancyNote says where the occupancy column's registers come from, and what it cannot know.
@@ -122,7 +128,7 @@ func EmulatedRow(r emulate.Result) cells.Row {
 	}
 	blocks := "all"
 	if r.Sampled {
-		blocks = fmt.Sprintf("%d of %d (sampled: counts scaled, %d entries checked)", r.BlocksRun, r.GridBlocks, r.Checked)
+		blocks = fmt.Sprintf("%d of %d sampled", r.BlocksRun, r.GridBlocks) // SampledNote says the rest
 	}
 	var atomics, serialised any = "", ""
 	if req := c.GlobalAtomicRequests + c.SharedAtomicRequests; req > 0 {
@@ -145,6 +151,16 @@ func EmulatedRow(r emulate.Result) cells.Row {
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
 		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text, l1, l2, dram,
 		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
+}
+
+// SampledNote is the note beside a row of EmulatedRow whose blocks were sampled (its "blocks run"
+// says only "8 of 4096 sampled"), saying what that means for the row; "" when every block ran.
+func SampledNote(r emulate.Result) string {
+	if !r.Sampled {
+		return ""
+	}
+	return fmt.Sprintf("%s at n=%d: the virtual GPU ran %d of the %d blocks (sampled): the row's counts are scaled to the whole grid, and %d entries of the output were checked.",
+		r.Kernel, r.N, r.BlocksRun, r.GridBlocks, r.Checked)
 }
 
 // CacheNote says what the cache columns are and what they cannot know.

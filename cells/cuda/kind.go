@@ -243,10 +243,15 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if len(measured.Kernels) == 0 {
 			parts = 1
 		}
-		if err := harness.Run(ctx, measured, env, &kernelcell.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}); err != nil {
+		sink := &kernelcell.Results{E: cells.Stage(e, 0, parts), Machine: r.env.Machine}
+		if err := harness.Run(ctx, measured, env, sink); err != nil {
 			return err
 		}
-		return r.emulate(ctx, cells.Stage(e, parts-1, parts), emulated, ptx)
+		results, err := r.emulate(ctx, cells.Stage(e, parts-1, parts), emulated, ptx)
+		if len(sink.Measured()) == 0 && len(results) > 0 { // nothing measured: the chart is what the virtual GPU counted
+			e.Chart(func() (string, error) { return kernelcell.CountsChart(results) })
+		}
+		return err
 	}
 	env.Kernels = append(append([]kernels.Kernel(nil), env.Kernels...),
 		kernels.Kernel{Name: "custom", Summary: "the cell's own kernel", Remote: true, OnGPU: true})
@@ -271,15 +276,15 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return err
 	}
 	// The measured time stands beside what the virtual GPU counts running the same PTX.
-	return r.emulate(ctx, cells.Stage(e, 1, 2), nil, ptx)
+	_, err = r.emulate(ctx, cells.Stage(e, 1, 2), nil, ptx)
+	return err
 }
 
 // emulate runs the learner's kernel (and for matmul the compared kernels named) in the virtual GPU
-// at every size, as rows of the emulated table.
-func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) error {
+// at every size, as rows of the emulated table, and returns their results.
+func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) ([]emulate.Result, error) {
 	if r.spec.Problem.Name == "matmul" {
-		_, err := kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
-		return err
+		return kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 	}
 	return emulateProblem(ctx, e, r.spec, r.custom(ptx))
 }

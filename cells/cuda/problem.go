@@ -34,8 +34,10 @@ func (r *run) results(e cells.Emitter) *kernelcell.Results {
 
 // emulateProblem runs the learner's kernel for a problem other than matmul in the virtual GPU at
 // every size, as rows of the emulated table with the problem's rate; a size over the virtual GPU's
-// limit for the problem is an info note (as matmul's), a fault or a launch error an error note.
-func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n int) (emulate.Request, error)) error {
+// limit for the problem is an info note (as matmul's), a fault or a launch error an error note. It
+// returns the rows' results.
+func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n int) (emulate.Request, error)) ([]emulate.Result, error) {
+	var results []emulate.Result
 	g := datasheet.Or(s.GPU)
 	e.Table(kernelcell.ProblemTable(g.Name, s.Problem.Rate))
 	for i, n := range s.Sizes {
@@ -51,11 +53,12 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 			res, err = emulate.Run(ctx, req)
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return results, ctx.Err()
 		}
 		if err != nil {
 			e.Note("error", s.cellLines(emulate.Failure("custom", n, err)))
 		} else {
+			results = append(results, res)
 			e.Row(kernelcell.EmulatedRow(res))
 			if note := kernelcell.SampledNote(res); note != "" {
 				e.Note("info", note)
@@ -69,5 +72,5 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 		}
 		e.Progress(i+1, len(s.Sizes))
 	}
-	return nil
+	return results, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu/emulate"
 )
@@ -161,6 +162,27 @@ func SampledNote(r emulate.Result) string {
 	}
 	return fmt.Sprintf("%s at n=%d: the virtual GPU ran %d of the %d blocks (sampled): the row's counts are scaled to the whole grid, and %d entries of the output were checked.",
 		r.Kernel, r.N, r.BlocksRun, r.GridBlocks, r.Checked)
+}
+
+// CountsChart draws what the emulated rows teach (chart.Counts): the global memory each kernel
+// moves (its sectors × 32 bytes) beside its FLOPs, at the largest n of results; "" and no error
+// for no results. A cell that measured nothing offers it as its chart.
+func CountsChart(results []emulate.Result) (string, error) {
+	n := 0
+	for _, r := range results {
+		n = max(n, r.N)
+	}
+	var counts []chart.KernelCounts
+	for _, r := range results {
+		if r.N == n {
+			counts = append(counts, chart.KernelCounts{Kernel: r.Kernel, N: n,
+				BytesMoved: 32 * (r.Counts.LoadSectors + r.Counts.StoreSectors), FLOPs: r.Counts.FLOPs})
+		}
+	}
+	if len(counts) == 0 {
+		return "", nil
+	}
+	return chart.Counts(counts)
 }
 
 // CacheNote says what the cache columns are and what they cannot know.

@@ -67,3 +67,47 @@ func TestEmulatedRowOfNonFiniteError(t *testing.T) {
 		}
 	}
 }
+
+// The emulated table marks what the lessons compare primary (the page folds the rest), and a
+// sampled row's "blocks run" is short, its details in SampledNote.
+func TestEmulatedTablePrimaryAndSampled(t *testing.T) {
+	cols := EmulatedTable("H100 SXM").Columns
+	var primary []string
+	blocks := -1
+	for i, c := range cols {
+		if c.Primary {
+			primary = append(primary, strings.SplitN(c.Label, " [", 2)[0])
+		}
+		if c.Label == "blocks run" {
+			blocks = i
+		}
+	}
+	for _, want := range []string{"kernel", "n", "check", "sectors", "coalescing (bytes used / moved)", "bank conflicts", "modelled time (bound)"} {
+		if !slices.Contains(primary, want) {
+			t.Errorf("primary columns %q: want %q among them", primary, want)
+		}
+	}
+	if len(primary) > len(cols)/2 {
+		t.Errorf("%d of %d columns primary: the fold hides too little", len(primary), len(cols))
+	}
+	r := emulate.Result{Kernel: "cuda-naive", N: 4096, OK: true, Sampled: true, BlocksRun: 8, GridBlocks: 65536, Checked: 2048}
+	r.Model.Seconds = 1e-3
+	if got := EmulatedRow(r).Values[blocks]; got != "8 of 65536 sampled" {
+		t.Errorf("blocks run %q, want %q", got, "8 of 65536 sampled")
+	}
+	if note := SampledNote(r); !strings.Contains(note, "8 of the 65536 blocks") || !strings.Contains(note, "2048 entries") {
+		t.Errorf("sampled note %q", note)
+	}
+	r.Sampled = false
+	if note := SampledNote(r); note != "" {
+		t.Errorf("note %q for a row whose blocks all ran", note)
+	}
+	if svg, err := CountsChart(nil); svg != "" || err != nil {
+		t.Errorf("CountsChart(nil) = %q, %v", svg, err)
+	}
+	r.Counts.LoadSectors, r.Counts.FLOPs = 1000, 2*4096*4096*4096
+	svg, err := CountsChart([]emulate.Result{r})
+	if err != nil || !strings.Contains(svg, "cuda-naive") {
+		t.Errorf("CountsChart: %v, svg names cuda-naive: %v", err, strings.Contains(svg, "cuda-naive"))
+	}
+}

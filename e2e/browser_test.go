@@ -265,7 +265,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	if rows, status := count(results+" tbody tr"), text(cell+" .cell-status"); rows != 15 || !strings.Contains(status, "your run of") {
+	if rows, status := count(results+" tbody tr"), text(cell+" .cell-status"); rows != 15 || !strings.Contains(status, "; ran ") {
 		t.Errorf("after a reload: %d rows (want the 15 replayed), status %q (want it to say it is your earlier run)", rows, status)
 	}
 	if src := eval(`document.querySelector(` + strconv.Quote(second+" .cell-source") + `).value`); src != "kernels: [warp]\nsizes: [8]\n" {

@@ -472,7 +472,8 @@ func TestReplayAndPrivacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	firstOf(t, ws, "p1", TypeStarted)
-	ws.Close() // a refresh
+	startedBy := time.Now() // its start is stored before its started is sent
+	ws.Close()              // a refresh
 	var st struct {
 		Cells map[string]cellState `json:"cells"`
 	}
@@ -509,10 +510,17 @@ func TestReplayAndPrivacy(t *testing.T) {
 	}
 	// Ada's new page replays it: started again, then it goes on live until she stops it.
 	ws2 := ada.dial(t)
+	time.Sleep(300 * time.Millisecond)
+	asked := time.Now()
 	if err := ws2.WriteJSON(Message{Type: TypeReplay, ID: "again", Run: run.ID}); err != nil {
 		t.Fatal(err)
 	}
-	firstOf(t, ws2, "again", TypeStarted)
+	// Its started says when it started and how long ago, so the page's clock goes on from there.
+	if m := firstOf(t, ws2, "again", TypeStarted); m.StartedAt.IsZero() || m.StartedAt.After(startedBy) ||
+		m.Elapsed < asked.Sub(startedBy).Seconds()-0.002 || m.Elapsed > time.Since(m.StartedAt).Seconds()+0.002 {
+		t.Errorf("replayed started %+v (started_at %v, elapsed_s %v): want the stored start, by %v, and the seconds since it (at least %v)",
+			m, m.StartedAt, m.Elapsed, startedBy, asked.Sub(startedBy))
+	}
 	ws3 := ada.dial(t) // a second tab shows it too
 	if err := ws3.WriteJSON(Message{Type: TypeReplay, ID: "tab2", Run: run.ID}); err != nil {
 		t.Fatal(err)
@@ -544,6 +552,17 @@ func TestReplayAndPrivacy(t *testing.T) {
 	replayed := collect(t, ws2, "old", 30*time.Second)
 	if got, want := len(rowsOf(t, replayed, "t")), len(rowsOf(t, live, "t")); got != want || want != 3 {
 		t.Errorf("replayed %d rows, live %d, want 3 both", got, want)
+	}
+	// Its end carries the stored start and end: the page states when it ran and how long it took.
+	stored := st.Cells["p-0"].Run
+	if end := replayed[len(replayed)-1]; end.Type != TypeDone || stored.Started.IsZero() || !end.StartedAt.Equal(stored.Started) ||
+		!end.EndedAt.Equal(stored.Ended) || end.Elapsed != 0 {
+		t.Errorf("replayed end %+v (started_at %v, ended_at %v), want done with the stored start %v and end %v", end, end.StartedAt, end.EndedAt, stored.Started, stored.Ended)
+	}
+	for _, m := range replayed {
+		if m.Type == TypeStarted && (!m.StartedAt.Equal(stored.Started) || m.Elapsed != 0) {
+			t.Errorf("a finished run's replayed started %+v: want started_at %v and no elapsed_s", m, stored.Started)
+		}
 	}
 	assertQuiet(t, ws2, "old", 200*time.Millisecond)
 }

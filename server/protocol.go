@@ -36,6 +36,9 @@ import (
 //	task     {task: <JSON>}             work for the kind's browser module; the run waits for a result
 //	done | cancelled {message} | error {message}   exactly one of these ends every run
 //
+// A replayed run's started carries started_at (and elapsed_s while it runs), its terminal message
+// started_at and ended_at: the stored times, so that the page states when it ran and how long it took.
+//
 // An error about a frame that names no run (malformed JSON, a frame over 64 KiB) has an empty id.
 type Message struct {
 	Type string `json:"type"`
@@ -60,6 +63,15 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"` // result
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
+
+	// StartedAt and EndedAt are a replayed run's stored start and end (replay, stampReplayed):
+	// StartedAt on its `started` and its terminal message, EndedAt on its terminal message (absent
+	// for a run the server's stop interrupted: its end is not known). Elapsed, on the replayed
+	// `started` of a run still running, is the seconds from its start to the replay by the server's
+	// clock, so that the page's clock goes on from the run's start, whatever the page's clock says.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	Elapsed   float64   `json:"elapsed_s,omitempty"`
 }
 
 // RunRequest is the body of a client's run message.

@@ -226,6 +226,12 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 		j.mu.Unlock()
 		return true, err
 	}
+	// Read after the messages: a kept `started` means its start is stored (started).
+	r, _, err := j.s.store.GetRun(c.ctx, j.runID)
+	if err != nil {
+		j.mu.Unlock()
+		return true, err
+	}
 	task := j.task
 	oldID, had := j.views[c]
 	if j.views == nil {
@@ -245,6 +251,7 @@ func (j *job) attach(c *conn, id string) (bool, error) {
 		var m Message
 		if json.Unmarshal([]byte(km.Body), &m) == nil {
 			m.ID = id
+			stampReplayed(&m, r, time.Now())
 			c.sendPaced(c.ctx, m)
 		}
 	}
@@ -503,6 +510,7 @@ func (c *conn) replay(m Message) error {
 		if json.Unmarshal([]byte(km.Body), &out) == nil {
 			out.ID = m.ID
 			terminal = terminal || Terminal(out.Type)
+			stampReplayed(&out, r, time.Now())
 			c.sendPaced(c.ctx, out)
 		}
 	}
@@ -511,7 +519,29 @@ func (c *conn) replay(m Message) error {
 		if !Terminal(typ) {
 			typ = TypeCancelled
 		}
-		c.send(Message{Type: typ, ID: m.ID, Message: r.Status + ": " + r.Message})
+		out := Message{Type: typ, ID: m.ID, Message: r.Status + ": " + r.Message}
+		stampReplayed(&out, r, time.Now())
+		c.send(out)
 	}
 	return nil
+}
+
+// stampReplayed adds stored run r's times to m, one of its messages replayed at now: its `started`
+// gets the run's start, and while the run has not ended the seconds since then (the page's clock
+// goes on from there, not from the replay); its terminal message gets the start and the end, so
+// that the page states when the run ran and how long it took, never how long the replay took. A
+// run the server's stop interrupted has no known end (the next server dated it), so no ended_at.
+func stampReplayed(m *Message, r store.Run, now time.Time) {
+	switch {
+	case m.Type == TypeStarted:
+		m.StartedAt = r.Started
+		if !r.Started.IsZero() && r.Ended.IsZero() {
+			m.Elapsed = max(now.Sub(r.Started).Seconds(), 0)
+		}
+	case Terminal(m.Type):
+		m.StartedAt = r.Started
+		if r.Status != store.StatusInterrupted {
+			m.EndedAt = r.Ended
+		}
+	}
 }

@@ -276,10 +276,12 @@ class Cell {
   }
 
   // startClock starts the progress bar's clock when the run starts (estimate: the server's guess of
-  // its duration, in seconds). The bar advances with time against the estimate, but never past the
-  // next unit of work the server has not reported done, and never backwards.
-  startClock(estimate) {
-    this.t0 = performance.now();
+  // its duration, in seconds; elapsed: for a run picked up while it runs, the seconds since its
+  // start by the server's clock, so the clock goes on from the run's start, not the pick-up). The bar
+  // advances with time against the estimate, but never past the next unit of work the server has not
+  // reported done, and never backwards.
+  startClock(estimate, elapsed) {
+    this.t0 = performance.now() - (elapsed > 0 ? elapsed * 1000 : 0);
     this.estimate = estimate > 0 ? estimate : 0;
     this.work = null;
     this.progress.max = 1000;
@@ -307,10 +309,11 @@ class Cell {
     return this.t0 === undefined ? "" : formatSeconds((performance.now() - this.t0) / 1000);
   }
 
-  end(text, isError) {
-    if (this.replayed && this.replayed.ended) {
-      text += ` (your run of ${new Date(this.replayed.ended).toLocaleString()})`;
-    }
+  // end shows the run's last status; m, the terminal message of a run shown again, carries the
+  // run's stored start and end, which the status states ("ran …, took 6.8 s").
+  end(text, isError, m) {
+    const ran = ranText(m);
+    if (ran) text += `; ${ran}`;
     this.replayed = null;
     if (this.abort) this.abort.abort();
     this.abort = null;
@@ -381,7 +384,7 @@ class Cell {
           (m.wait_s > 1 ? `, starts in about ${Math.round(m.wait_s)} s (estimate)` : ""));
         break;
       case "started":
-        this.startClock(m.estimate);
+        this.startClock(m.estimate, m.elapsed_s);
         break;
       case "shared":
         v.earlier = (m.shared && m.shared.measured) || "earlier";
@@ -433,20 +436,35 @@ class Cell {
         break;
       case "done": {
         this.progress.value = this.progress.max;
-        v.took = this.elapsedText();
+        // A run shown again states its stored duration (end); the clock here timed only the replay.
+        v.took = ranText(m) ? "" : this.elapsedText();
         const text = this.hook("done");
-        this.end(typeof text === "string" && text ? text : v.summary(), false);
+        this.end(typeof text === "string" && text ? text : v.summary(), false, m);
         this.el.dispatchEvent(new CustomEvent("cell-done", { detail: { view: v } }));
         break;
       }
       case "cancelled":
-        this.end(`cancelled: ${m.message || "stopped"}`, false);
+        this.end(`cancelled: ${m.message || "stopped"}`, false, m);
         break;
       case "error":
-        this.end(m.message || "error", true);
+        this.end(m.message || "error", true, m);
         break;
     }
   }
+}
+
+// ranText says when a run shown again ran and how long it took, from the stored times its replayed
+// terminal message m carries (docs/protocol.md, "replay"): "ran 11/25/2026, 8:53:09 PM, took 6.8 s";
+// "" for a message without them (a run seen live).
+function ranText(m) {
+  if (!m || !(m.started_at || m.ended_at)) return "";
+  const start = m.started_at ? Date.parse(m.started_at) : NaN;
+  const end = m.ended_at ? Date.parse(m.ended_at) : NaN;
+  const when = Number.isFinite(start) ? start : end;
+  if (!Number.isFinite(when)) return "";
+  let text = `ran ${new Date(when).toLocaleString()}`;
+  if (Number.isFinite(start) && Number.isFinite(end) && end >= start) text += `, took ${formatSeconds((end - start) / 1000)}`;
+  return text;
 }
 
 // formatSeconds shows a duration for the status line: "12 ms", "0.4 s", "9.1 s", "1 min 5 s".

@@ -399,9 +399,11 @@ class Cell {
         v.addNote(m.note);
         if (m.note && m.note.level === "error") this.markErrors(m.note.message);
         if (m.note && m.note.level === "warning" && /noisy/i.test(m.note.message) && v.notesList) {
-          // Noisy timings: offer the rerun the note suggests, once the run is over.
+          // Noisy timings: offer the rerun the note suggests, once the run is over: one button
+          // per run, however many notes say so (a spread over the repeats, a busy machine).
           const li = v.notesList.lastElementChild;
           li.classList.add("noisy");
+          if (v.notesList.querySelector(".note-rerun")) break;
           const again = document.createElement("button");
           again.type = "button";
           again.className = "note-rerun";

@@ -92,10 +92,17 @@ func (s Spec) work() float64 {
 // cycle's state to frame for arrays up to MaxAnimatedArray (the first MaxAnimatedFrames cycles; nil
 // frame skips them), then the result to emit.
 func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(systolicarray.Result)) error {
+	_, _, err := simulate(ctx, s, frame, emit)
+	return err
+}
+
+// simulate is Simulate, reporting how many frames it passed to frame and how many cycles it could
+// have animated (0 for an array too large to animate).
+func simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit func(systolicarray.Result)) (sent, offered int, err error) {
 	var fn func(systolicarray.Frame)
 	if frame != nil && s.Array <= MaxAnimatedArray {
-		sent := 0
 		fn = func(f systolicarray.Frame) {
+			offered++
 			if sent < MaxAnimatedFrames {
 				frame(f)
 				sent++
@@ -104,9 +111,23 @@ func Simulate(ctx context.Context, s Spec, frame func(systolicarray.Frame), emit
 	}
 	res, err := systolicarray.Simulate(ctx, systolicarray.Product(s), fn)
 	if err != nil {
-		return err
+		return sent, offered, err
 	}
 	emit(res)
+	return sent, offered, nil
+}
+
+// animationNotes say why the animation is not shown, or not whole: an array over MaxAnimatedArray
+// is not animated at all, and only the first MaxAnimatedFrames cycles of a long product are.
+func animationNotes(s Spec, sent, offered int) []string {
+	if s.Array > MaxAnimatedArray {
+		return []string{fmt.Sprintf("No animation: a %d×%d array is too large to animate (this kind animates arrays up to %d×%d; set array: %d or less to watch one). The table and chart below cover the whole product.",
+			s.Array, s.Array, MaxAnimatedArray, MaxAnimatedArray, MaxAnimatedArray)}
+	}
+	if offered > sent {
+		return []string{fmt.Sprintf("The animation shows the first %d of the product's %d animated cycles; the table and chart below cover all of them. Use smaller m, n or k to watch the whole product.",
+			sent, offered)}
+	}
 	return nil
 }
 
@@ -148,7 +169,12 @@ func (r run) Estimate() time.Duration {
 // Run simulates the product, sending the animation's frames (weights only on a tile's first cycle,
 // values to 3 decimals: they are for the eye), then the result table and the utilisation chart.
 func (r run) Run(ctx context.Context, e cells.Emitter) error {
-	return Simulate(ctx, r.Spec, func(f systolicarray.Frame) {
+	if r.Array > MaxAnimatedArray { // said first: the learner watches for an animation
+		for _, n := range animationNotes(r.Spec, 0, 0) {
+			e.Note("info", n)
+		}
+	}
+	sent, offered, err := simulate(ctx, r.Spec, func(f systolicarray.Frame) {
 		if f.Cycle != 0 {
 			f.W = nil
 		}
@@ -181,6 +207,12 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 			})
 		})
 	})
+	if err == nil && r.Array <= MaxAnimatedArray {
+		for _, n := range animationNotes(r.Spec, sent, offered) {
+			e.Note("info", n)
+		}
+	}
+	return err
 }
 
 // Exclusive is false: the systolic simulator times nothing (cells.Exclusive).

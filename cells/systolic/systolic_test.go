@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/sim/systolicarray"
 )
@@ -91,5 +92,35 @@ func TestEstimateUsesMeasuredRates(t *testing.T) {
 	animated := est("array: 16\nm: 512\nn: 512\nk: 512")
 	if want := float64(systolicarray.Cycles(16, 512, 512, 512).Cycles) * 16 * 16 * 1e-7; math.Abs(animated.Seconds()-want) > 1e-6 {
 		t.Errorf("animated 16×16 array: %v, want %.4f s", animated, want)
+	}
+}
+
+// An animation not shown says why: an array over 16×16 (lesson 13's `array: 64`) is not animated,
+// and a long product's animation stops at MaxAnimatedFrames cycles; a small product says nothing.
+func TestAnimationNotShownSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+		frames    int
+	}{
+		{"array: 64\nm: 64\nn: 64\nk: 64", "No animation: a 64×64 array is too large to animate (this kind animates arrays up to 16×16", 0},
+		{"array: 4\nm: 200\nn: 8\nk: 8", "The animation shows the first 300 of the product's", MaxAnimatedFrames},
+		{"array: 4\nm: 6\nn: 4\nk: 4", "", 6 + 2*4 - 2}, // one tile
+	} {
+		run, err := Kind{}.Parse(cells.Cell{Source: c.src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &cellstest.Recorder{}
+		if err := run.Run(context.Background(), rec); err != nil {
+			t.Fatalf("%q: %v", c.src, err)
+		}
+		var notes []string
+		for _, n := range rec.Notes {
+			notes = append(notes, n.Message)
+		}
+		all := strings.Join(notes, "\n")
+		if len(rec.Animation) != c.frames || (c.want == "") != (len(notes) == 0) || !strings.Contains(all, c.want) {
+			t.Errorf("%q: %d frames, notes %q; want %d frames and a note containing %q", c.src, len(rec.Animation), notes, c.frames, c.want)
+		}
 	}
 }

@@ -151,7 +151,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if s.Problem.Name != "matmul" && y.Compare.Line > 0 {
 		return Spec{}, cells.Errorf(y.Compare.Line, "compare times other matrix-multiply kernels; a %s cell compares with none", s.Problem.Name)
 	}
-	if s.Compare, err = kernelcell.KernelNames(y.Compare, s.DType, available, false); err != nil {
+	if s.Compare, err = kernelcell.KernelNames(y.Compare, s.DType, available, false, false); err != nil {
 		return Spec{}, err
 	}
 	if err := s.setSizes(y.Sizes, available, lim); err != nil {

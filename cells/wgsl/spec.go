@@ -126,7 +126,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if server.V, s.Browser, err = kernelcell.BrowserKernels(y.Compare.V, "float32"); err != nil {
 		return Spec{}, err
 	}
-	if s.Compare, err = kernelcell.KernelNames(server, "float32", available, false); err != nil {
+	if s.Compare, err = kernelcell.KernelNames(server, "float32", available, false, true); err != nil {
 		return Spec{}, err
 	}
 	if s.Sizes, err = kernelcell.Sizes(y.Sizes, "float32", lim, harness.AllOnGPU(available, s.Compare)); err != nil {

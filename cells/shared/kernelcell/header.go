@@ -101,7 +101,7 @@ func (y Source) Validate(available []kernels.Kernel, lim harness.Limits, rates *
 	if server.V, s.Browser, err = BrowserKernels(y.Kernels.V, s.DType); err != nil {
 		return Spec{}, err
 	}
-	if s.Kernels, err = KernelNames(server, s.DType, available, len(s.Browser) == 0); err != nil {
+	if s.Kernels, err = KernelNames(server, s.DType, available, len(s.Browser) == 0, true); err != nil {
 		return Spec{}, err
 	}
 	if s.Sizes, err = Sizes(y.Sizes, s.DType, lim, harness.AllOnGPU(available, s.Kernels)); err != nil {
@@ -168,10 +168,16 @@ func BrowserSizes(list cells.At[[]cells.At[int]], browser []string) error {
 }
 
 // KernelNames validates a list of kernel names against the available kernels: at most MaxKernels,
-// each known, taking dtype, and listed once; required says the list may not be empty.
-func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []kernels.Kernel, required bool) ([]string, error) {
+// each known, taking dtype, and listed once; required says the list may not be empty. browser says
+// the cell takes the kernels run in the learner's browser too (BrowserKernels took them out of
+// list): its errors then name those as well, so that they name every kernel the cell takes.
+func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []kernels.Kernel, required, browser bool) ([]string, error) {
+	known := kernels.Names(available)
+	if browser {
+		known += "; run in your browser: " + webgpu.Names()
+	}
 	if required && len(list.V) == 0 {
-		return nil, cells.Errorf(list.Line, "no kernels: add `kernels: [...]` with some of: %s", kernels.Names(available))
+		return nil, cells.Errorf(list.Line, "no kernels: add `kernels: [...]` with some of: %s", known)
 	}
 	if len(list.V) > MaxKernels {
 		return nil, cells.Errorf(list.Line, "%d kernels listed; a cell lists at most %d", len(list.V), MaxKernels)
@@ -180,7 +186,7 @@ func KernelNames(list cells.At[[]cells.At[string]], dtype string, available []ke
 	for _, item := range list.V {
 		k, ok := kernels.Lookup(available, item.V)
 		if !ok {
-			return nil, cells.Errorf(item.Line, "unknown kernel %q; known kernels: %s", item.V, kernels.Names(available))
+			return nil, cells.Errorf(item.Line, "unknown kernel %q; known kernels: %s", item.V, known)
 		}
 		if !k.Takes(dtype) {
 			return nil, cells.Errorf(item.Line, "kernel %q takes %s matrices only, not %s", item.V, strings.Join(k.DTypes, " or "), dtype)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -203,5 +204,36 @@ func TestBrowserKernels(t *testing.T) {
 		if _, err := Parse(src, append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), harness.DefaultLimits(), estimate.Defaults()); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q…", src, err, want)
 		}
+	}
+}
+
+// The unknown-kernel and no-kernels errors name every kernel the cell takes: this machine's and the
+// ones run in the learner's browser (webgpu-…), which a matmul cell takes too.
+func TestKernelErrorsNameEveryKernel(t *testing.T) {
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
+	for _, src := range []string{"kernels: [fast]\nsizes: [8]\n", "kernels: []\nsizes: [8]\n"} {
+		_, err := Parse(src, available, harness.DefaultLimits(), estimate.Defaults())
+		if err == nil {
+			t.Fatalf("%q parsed", src)
+		}
+		var missing []string
+		for _, k := range available {
+			if !strings.Contains(err.Error(), k.Name) {
+				missing = append(missing, k.Name)
+			}
+		}
+		for _, k := range webgpu.Ladder {
+			if !strings.Contains(err.Error(), k.Name) {
+				missing = append(missing, k.Name)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("%q: %v; it leaves out the valid %s", src, err, strings.Join(missing, ", "))
+		}
+	}
+	// A list that takes no browser kernels (a cuda cell's compare) names none.
+	_, err := KernelNames(cells.At[[]cells.At[string]]{Line: 1, V: []cells.At[string]{{Line: 1, V: "fast"}}}, "float32", available, false, false)
+	if err == nil || strings.Contains(err.Error(), "webgpu-") || !strings.Contains(err.Error(), "naive, ikj") {
+		t.Errorf("compare list: %v, want the machine's kernels and no webgpu-…", err)
 	}
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -376,14 +377,48 @@ func (s Spec) toCellLines(re *regexp.Regexp, msg string) string {
 // nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.
 var nvrtcLine = regexp.MustCompile(`cell\.cu\((\d+)\)`)
 
-// compile compiles the cell's kernel in the GPU worker. A compile error comes back as NVRTC's log
-// with its line numbers turned into the cell's own ("line 12: error: …").
+// compile compiles the cell's kernel in the GPU worker. A compile error comes back as the compiler's
+// log with its line numbers turned into the cell's own (compileMessage).
 func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 	ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
 	if err == nil || ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {
 		return ptx, err // compiled, cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
 	}
-	return "", fmt.Errorf("the kernel does not compile:\n%s", spec.toCellLines(nvrtcLine, err.Error()))
+	return "", errors.New(spec.compileMessage(err.Error()))
+}
+
+// compileSummary is the compiler log's last line, "1 error detected in the compilation of "cell.cu"."
+var compileSummary = regexp.MustCompile(`^(\d+ errors? detected) in the compilation of .*$`)
+
+// compileMessage writes a compiler's error, msg ("nvrtcCompileProgram: NVRTC_ERROR_COMPILATION
+// (6):" or "clang 14.0.6: exit status 1:" over its log, whose lines read "cell.cu(LINE): error: …"),
+// for the learner: the log's lines first, on the cell's own line numbers ("line 12: error: …", the
+// source line and its caret), without blank lines, then one line that says the kernel does not
+// compile, with the log's count of errors and the compiler's name and code last.
+func (s Spec) compileMessage(msg string) string {
+	head, log, ok := strings.Cut(msg, ":\n")
+	if !ok || nvrtcLine.MatchString(head) { // no compiler's line on top: all of it is the log
+		head, log = "", msg
+	}
+	var lines, after []string
+	for _, l := range strings.Split(log, "\n") {
+		l = strings.TrimRight(l, " \t\r")
+		switch m := compileSummary.FindStringSubmatch(strings.TrimSpace(l)); {
+		case strings.TrimSpace(l) == "":
+		case m != nil:
+			after = append(after, m[1])
+		default:
+			lines = append(lines, l)
+		}
+	}
+	if head = strings.TrimSpace(head); head != "" {
+		after = append(after, head)
+	}
+	end := "The kernel does not compile."
+	if len(after) > 0 {
+		end = fmt.Sprintf("The kernel does not compile (%s).", strings.Join(after, "; "))
+	}
+	return s.toCellLines(nvrtcLine, strings.Join(append(lines, end), "\n"))
 }
 
 // Needs says the run measures the learner's kernel on an NVIDIA GPU.

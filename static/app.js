@@ -183,6 +183,7 @@ class Cell {
   setStatus(text, isError = false) {
     this.status.textContent = text;
     this.status.classList.toggle("error", isError);
+    this.status.classList.toggle("multiline", isError && text.includes("\n"));
     this.el.dataset.state = isError ? "error" : (this.runId ? "running" : "idle");
   }
 

@@ -457,16 +457,16 @@ class Cell {
 }
 
 // ranText says when a run shown again ran and how long it took, from the stored times its replayed
-// terminal message m carries (docs/protocol.md, "replay"): "ran 11/25/2026, 8:53:09 PM, took 6.8 s";
-// "" for a message without them (a run seen live).
+// terminal message m carries (docs/protocol.md, "replay"): "ran 11/25/2026, 8:53:09 PM, took 6.8 s"
+// ("ran …" alone for a run the server's stop interrupted; "your run of <its end>" for one that never
+// started: shared results, or refused while it waited); "" for a message without them (a run seen live).
 function ranText(m) {
   if (!m || !(m.started_at || m.ended_at)) return "";
   const start = m.started_at ? Date.parse(m.started_at) : NaN;
   const end = m.ended_at ? Date.parse(m.ended_at) : NaN;
-  const when = Number.isFinite(start) ? start : end;
-  if (!Number.isFinite(when)) return "";
-  let text = `ran ${new Date(when).toLocaleString()}`;
-  if (Number.isFinite(start) && Number.isFinite(end) && end >= start) text += `, took ${formatSeconds((end - start) / 1000)}`;
+  if (!Number.isFinite(start)) return Number.isFinite(end) ? `your run of ${new Date(end).toLocaleString()}` : "";
+  let text = `ran ${new Date(start).toLocaleString()}`;
+  if (Number.isFinite(end) && end >= start) text += `, took ${formatSeconds((end - start) / 1000)}`;
   return text;
 }
 

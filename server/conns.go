@@ -423,3 +423,34 @@ func (c Config) identityDefaults() Config {
 	def(&c.PreAuthRequestTimeout, 5*time.Second)
 	return c
 }
+
+// sockets counts the websockets being served, so that shutdown can wait for them. Shutdown closes
+// it first: a socket upgraded after that is refused rather than added to a count already waited on
+// (a sync.WaitGroup's Add must not race its Wait).
+type sockets struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// enter counts one more socket, or returns false once closeAndWait has begun.
+func (k *sockets) enter() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return false
+	}
+	k.wg.Add(1)
+	return true
+}
+
+// leave uncounts a socket that entered.
+func (k *sockets) leave() { k.wg.Done() }
+
+// closeAndWait refuses every later socket and returns when every counted one has left.
+func (k *sockets) closeAndWait() {
+	k.mu.Lock()
+	k.closed = true
+	k.mu.Unlock()
+	k.wg.Wait()
+}

@@ -299,7 +299,7 @@ type Server struct {
 	// every run's terminal message.
 	connBase  context.Context
 	stopConns context.CancelCauseFunc
-	conns     sync.WaitGroup
+	sockets   sockets
 }
 
 //go:embed templates/*.html
@@ -477,7 +477,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutCtx)
-	s.conns.Wait()
+	s.sockets.closeAndWait()
 	s.gpu.Worker.Close()
 	if err := s.store.Close(); err != nil && serveErr == nil {
 		serveErr = err

@@ -68,6 +68,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// The http.Server's read and write deadlines stay on a hijacked connection: clear them; the
 	// reader and the writer set their own (pongWait, writeWait).
 	_ = ws.NetConn().SetDeadline(time.Time{})
+	if !s.sockets.enter() { // the server is shutting down: it waits for no socket that comes this late
+		_ = ws.Close()
+		return
+	}
+	defer s.sockets.leave()
 	s.arrive(client)
 	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
@@ -79,8 +84,6 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 			log.Printf("recording the lesson opened: %v", err)
 		}
 	}
-	s.conns.Add(1)
-	defer s.conns.Done()
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)

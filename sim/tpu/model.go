@@ -72,37 +72,50 @@ func (p Matmul) VMEMArithmetic() string {
 // MiB formats bytes as MiB.
 func MiB(b int64) string { return fmt.Sprintf("%.4g MiB", float64(b)/mib) }
 
-// Check reports why p cannot run: sizes not positive, block sizes that are not whole vregs (bm a
-// multiple of 8 sublanes, bk and bn of 128 lanes, which is also the MXU's width), int8 on a
-// generation without it, an unknown epilogue, or blocks that do not fit the core's VMEM (with the
-// arithmetic).
+// CheckError is why a Matmul cannot run: Field names what is wrong ("m", "bm", "bk", "bn", "dtype",
+// "epilogue", "blocks" for the VMEM footprint, "grid" for too many steps).
+type CheckError struct {
+	Field string
+	Msg   string
+}
+
+func (e *CheckError) Error() string { return e.Msg }
+
+func checkErr(field, format string, args ...any) error {
+	return &CheckError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Check reports why p cannot run, as a *CheckError: sizes not positive, block sizes that are not whole
+// vregs (bm a multiple of 8 sublanes, bk and bn of 128 lanes, which is also the MXU's width), int8 on a
+// generation without it, an unknown epilogue, a grid of more than MaxSteps steps, or blocks that do
+// not fit the core's VMEM (with the arithmetic).
 func (p Matmul) Check() error {
 	if p.M < 1 || p.K < 1 || p.N < 1 || p.BM < 1 || p.BK < 1 || p.BN < 1 {
-		return fmt.Errorf("m, k, n, bm, bk and bn must be positive")
+		return checkErr("m", "m, k, n, bm, bk and bn must be positive")
 	}
 	if p.BM%Sublanes != 0 {
-		return fmt.Errorf("bm is %d: a block's second-last dimension spans the %d sublanes of a vreg, so bm must be a multiple of %d", p.BM, Sublanes, Sublanes)
+		return checkErr("bm", "bm is %d: a block's second-last dimension spans the %d sublanes of a vreg, so bm must be a multiple of %d", p.BM, Sublanes, Sublanes)
 	}
 	for _, b := range []struct {
 		name string
 		v    int
 	}{{"bk", p.BK}, {"bn", p.BN}} {
 		if b.v%Lanes != 0 {
-			return fmt.Errorf("%s is %d: a block's last dimension spans the %d lanes of a vreg and the MXU is %d wide, so %s must be a multiple of %d",
+			return checkErr(b.name, "%s is %d: a block's last dimension spans the %d lanes of a vreg and the MXU is %d wide, so %s must be a multiple of %d",
 				b.name, b.v, Lanes, MXUSize, b.name, Lanes)
 		}
 	}
 	if p.DType.Name == "int8" && p.Gen.PeakInt8 == 0 {
-		return fmt.Errorf("TPU %s has no published int8 rate; use bf16 or f32", p.Gen.Name)
+		return checkErr("dtype", "TPU %s has no published int8 rate; use bf16 or f32", p.Gen.Name)
 	}
 	if _, ok := Epilogues[p.Epilogue]; !ok {
-		return fmt.Errorf("unknown epilogue %q; known: none, relu, bias_relu", p.Epilogue)
+		return checkErr("epilogue", "unknown epilogue %q; known: none, relu, bias_relu", p.Epilogue)
 	}
 	if s := p.Steps(); s > MaxSteps {
-		return fmt.Errorf("the grid has %d steps; the model walks at most %d: use bigger blocks or a smaller matrix", s, MaxSteps)
+		return checkErr("grid", "the grid has %d steps; the model walks at most %d: use bigger blocks or a smaller matrix", s, MaxSteps)
 	}
 	if v := p.VMEMBytes(); v > p.Gen.VMEM {
-		return fmt.Errorf("these blocks do not fit in VMEM: %s, more than the %s of VMEM of a TPU %s TensorCore; use smaller blocks",
+		return checkErr("blocks", "these blocks do not fit in VMEM: %s, more than the %s of VMEM of a TPU %s TensorCore; use smaller blocks",
 			p.VMEMArithmetic(), MiB(p.Gen.VMEM), p.Gen.Name)
 	}
 	return nil

@@ -26,16 +26,15 @@ func TestParse(t *testing.T) {
 		t.Errorf("defaults: got %+v, %v; want v5e, bf16, no epilogue", d, err)
 	}
 	for src, want := range map[string]string{
-		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128":                                       "needs m, k, n and the block sizes",
-		"generation: v9\nm: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128":              `line 1: unknown TPU generation "v9"`,
-		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\ndtype: fp8":                  `line 7: unknown dtype "fp8"`,
-		"m: 0\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128":                              "line 1: m is 0",
-		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 100\nbn: 128":                              "line 5: bk is 100: a block's last dimension spans the 128 lanes",
-		"generation: v4\nm: 4096\nk: 4096\nn: 4096\nbm: 2048\nbk: 2048\nbn: 2048":    "line 5: these blocks do not fit in VMEM: 2×(2048×2048 + 2048×2048)×2 B",
-		"generation: v4\nm: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\ndtype: int8": "no published int8 rate",
-		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\nepilogue: gelu":              `unknown epilogue "gelu"`,
-		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\narray: 4":                    `unknown key "array"`,
-		"m: 65536\nk: 65536\nn: 65536\nbm: 8\nbk: 128\nbn: 128":                      "the model walks at most",
+		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128":                                    "needs m, k, n and the block sizes",
+		"generation: v9\nm: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128":           `line 1: unknown TPU generation "v9"`,
+		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\ndtype: fp8":               `line 7: unknown dtype "fp8"`,
+		"m: 0\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128":                           "line 1: m is 0",
+		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 100\nbn: 128":                           "line 5: bk is 100: a block's last dimension spans the 128 lanes",
+		"generation: v4\nm: 4096\nk: 4096\nn: 4096\nbm: 2048\nbk: 2048\nbn: 2048": "line 5: these blocks do not fit in VMEM: 2×(2048×2048 + 2048×2048)×2 B",
+		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\nepilogue: gelu":           `unknown epilogue "gelu"`,
+		"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\narray: 4":                 `unknown key "array"`,
+		"m: 65536\nk: 65536\nn: 65536\nbm: 8\nbk: 128\nbn: 128":                   "the model walks at most",
 	} {
 		_, err := Parse(src)
 		var se *cells.SpecError

@@ -62,7 +62,7 @@ type Generation struct {
 	MXUs int
 	// PeakBF16 is the core's peak dense bf16 rate in FLOP/s (the chip's over CoresPerChip).
 	PeakBF16 float64
-	// PeakInt8 is the core's peak int8 rate in OP/s; 0 where the generation has none.
+	// PeakInt8 is the core's peak int8 rate in OP/s; 0 where none is published.
 	PeakInt8 float64
 	// HBM is the core's share of the chip's HBM bandwidth in bytes/s.
 	HBM float64
@@ -80,11 +80,11 @@ const (
 
 // Generations are the modelled TPU generations, with their sources.
 var Generations = []Generation{
-	{"v4", 2, 4, 275e12 / 2, 0, 1200e9 / 2, 16 * mib,
-		cloudTPU + "v4): 2 TensorCores per chip, 4 MXUs per TensorCore, 275 TFLOP/s bf16 and 1,200 GB/s HBM per chip; " +
-			"no int8 rate listed for v4 in jax's tpu_info.py; " + tpuInfoNote + ": 16 MiB"},
+	{"v4", 2, 4, 275e12 / 2, 275e12 / 2, 1200e9 / 2, 16 * mib,
+		cloudTPU + "v4): 2 TensorCores per chip, 4 MXUs per TensorCore, 275 TFLOP/s per chip (bf16 or int8) and 1,200 GB/s HBM2 per chip; " +
+			tpuInfoNote + ": 16 MiB"},
 	{"v5e", 1, 4, 197e12, 394e12, 819e9, 128 * mib,
-		cloudTPU + "v5e): 1 TensorCore per chip, 4 MXUs, 197 TFLOP/s bf16, 394 TOP/s int8, 819 GB/s HBM2; " +
+		cloudTPU + "v5e): 1 TensorCore per chip, 4 MXUs, 197 TFLOP/s bf16, 819 GB/s HBM2; 3.94e14 int8 OP/s from the scaling book's table; " +
 			tpuInfoNote + ": 128 MiB"},
 	{"v5p", 2, 4, 459e12 / 2, 918e12 / 2, 2765e9 / 2, 64 * mib,
 		cloudTPU + "v5p): 4 MXUs per TensorCore, 459 TFLOP/s bf16 and 2,765 GB/s HBM2e per chip, 2 TensorCores per chip " +

@@ -14,6 +14,7 @@ type DType struct {
 	// f32, int32 for int8).
 	Bytes, OutBytes int
 	// Passes is how many MXU passes one tile takes (3 for f32 at Precision.HIGH).
+	// Int8 tiles stream at the generation's int8 rate (PeakInt8 / PeakBF16 times bf16's).
 	Passes int
 }
 

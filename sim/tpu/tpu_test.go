@@ -216,7 +216,7 @@ func TestChecks(t *testing.T) {
 	}{
 		{func(p *Matmul) { p.BM = 100 }, "multiple of 8"},
 		{func(p *Matmul) { p.BK = 192 }, "bk is 192"},
-		{func(p *Matmul) { p.DType = dtype(t, "int8") }, "no published int8 rate"},
+		{func(p *Matmul) { p.DType, p.Gen.PeakInt8 = dtype(t, "int8"), 0 }, "no published int8 rate"},
 		{func(p *Matmul) { p.Epilogue = "gelu" }, "unknown epilogue"},
 		{func(p *Matmul) { p.BM, p.BK, p.BN, p.M = 8, 128, 128, 1<<20 }, "steps"},
 	} {

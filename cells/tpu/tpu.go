@@ -234,7 +234,7 @@ func emitTables(e cells.Emitter, p tpu.Matmul, res tpu.Result) {
 		res.Seconds * 1e6, res.FLOPs / res.Seconds / 1e12, 100 * res.Utilisation, res.Dominant(),
 		100 * (1 - res.FLOPs/2/padded), mibs(res.HBMToVMEM), mibs(res.VMEMToHBM), mibs(res.VMEMToMXU), mibs(res.Accumulator),
 		mibs(p.VMEMBytes()), res.FLOPs / moved}})
-	e.Table(cells.Table{ID: "time", Caption: fmt.Sprintf("Where the modelled time goes (the HBM↔VMEM copies overlap compute: the DMA queue is busy %.3g µs of %.3g)", res.DMABusy*1e6, res.Seconds*1e6),
+	e.Table(cells.Table{ID: "time", Caption: fmt.Sprintf("Where the modelled time goes (the HBM↔VMEM copies overlap compute: the DMA queue is busy %.4g µs of the %.4g µs)", res.DMABusy*1e6, res.Seconds*1e6),
 		Columns: []cells.Column{{Label: "part"}, {Label: "time", Unit: "µs"}, {Label: "share", Unit: "%"}}})
 	for _, part := range res.Parts {
 		e.Row(cells.Row{Table: "time", Values: []any{part.Label, part.Seconds * 1e6, 100 * part.Seconds / res.Seconds}})

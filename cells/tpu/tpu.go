@@ -222,7 +222,7 @@ func (r run) sweeps(ctx context.Context) ([]chart.SweepSeries, error) {
 func emitTables(e cells.Emitter, p tpu.Matmul, res tpu.Result) {
 	gm, gn, gk := p.Grid()
 	e.Table(cells.Table{ID: "tpu", Caption: fmt.Sprintf("One TPU %s TensorCore, modelled from published figures (not measured)", p.Gen.Name), Columns: []cells.Column{
-		{Label: "generation"}, {Label: "m×k×n"}, {Label: "blocks bm×bk×bn"}, {Label: "grid (m, n, k)"},
+		{Label: "generation", Primary: true}, {Label: "m×k×n"}, {Label: "blocks bm×bk×bn", Primary: true}, {Label: "grid (m, n, k)"},
 		{Label: "modelled time", Unit: "µs", Primary: true}, {Label: "modelled", Unit: "TFLOP/s"}, {Label: "MXU utilisation", Unit: "%", Primary: true},
 		{Label: "what dominates", Primary: true}, {Label: "padding waste", Unit: "%", Primary: true},
 		{Label: "HBM→VMEM", Unit: "MiB"}, {Label: "VMEM→HBM", Unit: "MiB"}, {Label: "VMEM→MXU", Unit: "MiB"}, {Label: "accumulator (VMEM↔VPU)", Unit: "MiB"},

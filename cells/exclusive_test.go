@@ -34,11 +34,12 @@ func TestExclusive(t *testing.T) {
 	srcs := map[string]string{
 		"systolic":  "array: 4\nm: 4\nn: 4\nk: 4\nclock_mhz: 700\n",
 		"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n",
+		"tpu":       "m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n",
 		"simt":      "kernels: [naive]\nn: 32\n",
 		"matmul":    "kernels: [naive]\nsizes: [8]\n",
 		"cuda":      "kernel: k\nsizes: [8]\ncompare: [cuda-naive, cublas]\n---\nk(",
 	}
-	want := map[string]bool{"systolic": false, "allreduce": false, "simt": false, "matmul": true, "cuda": false}
+	want := map[string]bool{"systolic": false, "allreduce": false, "tpu": false, "simt": false, "matmul": true, "cuda": false}
 	// A cuda cell compared with a CPU kernel measures that kernel here.
 	cu, _ := cells.Lookup(builtin.Kinds(env), "cuda")
 	if r, err := cu.Parse(cells.Cell{ID: "y", Source: "kernel: k\nsizes: [8]\ncompare: [ikj]\n---\nk("}); err != nil || !cells.Exclusive(r) {

@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"html"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/gpuplayground/playground/harness"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 )
 
@@ -98,6 +100,17 @@ func TestChartsKeepTextInsideAndApart(t *testing.T) {
 			return Utilisation([]Array{{"TPU v1: 256×256", 256}, {"TPU v4 MXU: 128×128", 128}, {"this cell: 4×4", 4}}, func(N, n int) (int64, int64) {
 				return int64(n) * int64(n) * int64(n), max(1, int64(n)*int64(n)*int64(n)/int64(N*N)) + int64(3*N)
 			})
+		},
+		"sweep": func() (string, error) {
+			var series []SweepSeries
+			for i, g := range []string{"TPU v4 (modelled)", "TPU v5e (modelled)", "TPU v5p, a long label for a generation (modelled)"} {
+				s := SweepSeries{Label: g}
+				for b := 128.0; b <= 2048; b *= 2 {
+					s.Points = append(s.Points, plotter.XY{X: b, Y: math.Min(100, b/20*float64(i+1))})
+				}
+				series = append(series, s)
+			}
+			return Sweep("MXU utilisation against block size, 4096×4096×4096 bf16 (modelled, not measured)", "block size b (bm = bk = bn = b, log2 scale)", "MXU utilisation (%)", series)
 		},
 		"counts": func() (string, error) {
 			return Counts([]KernelCounts{{"naive", 4096, 8e9, 1e11}, {"coalesced", 4096, 1e9, 1e11}, {"smem", 4096, 1e8, 1e11}, {"regblock", 4096, 5e7, 1e11}})

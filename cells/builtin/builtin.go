@@ -10,10 +10,11 @@ import (
 	"github.com/gpuplayground/playground/cells/roofline"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
+	"github.com/gpuplayground/playground/cells/tpu"
 	"github.com/gpuplayground/playground/cells/wgsl"
 )
 
 // Kinds returns every cell kind, for env.
 func Kinds(env cells.Env) []cells.Kind {
-	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{Rates: env.Rates}, roofline.New(env), allreduce.Kind{}, budget.New(env)}
+	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{Rates: env.Rates}, roofline.New(env), allreduce.Kind{}, budget.New(env), tpu.Kind{}}
 }

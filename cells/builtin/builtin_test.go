@@ -30,6 +30,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 		"budget":    {"flops: 1e9\n", "cluster: [8.5]\nflops: 1e9\n"},
 		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
 		"wgsl":      {"entry: k\nsizes: [8]\n", "sizes: [8.5]\nentry: k\n"},
+		"tpu":       {"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n", "m: 8.5\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n"},
 	}
 	kinds := Kinds(env())
 	if len(kinds) != len(valid) {
@@ -140,7 +141,8 @@ func TestMachineKey(t *testing.T) {
 	}
 	for _, k := range kinds {
 		src := map[string]string{"matmul": "kernels: [ikj]\nsizes: [8]\n", "simt": "kernels: [naive]\nn: 8\n", "systolic": "array: 4\nm: 4\nn: 4\nk: 4\n",
-			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk("}[k.Name()]
+			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk(",
+			"tpu": "m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n"}[k.Name()]
 		switch k.Name() {
 		case "cuda":
 			src = "kernel: k\nsizes: [8]\nmachine: lab-a\n---\nk("

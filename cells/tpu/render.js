@@ -1,0 +1,105 @@
+// Renderer for tpu cells: plays the modelled pipeline's grid steps (frames {step, i, j, k, first, next,
+// start, mxu_end, end, out}: times in seconds, copies {what, start, end, bytes}) as a timeline with two
+// lanes, the DMA queue between HBM and VMEM and the TensorCore's compute (MXU passes, then the VPU's
+// epilogue), so the learner sees whether the copies hide behind the compute or the compute waits for
+// them. Tables, chart and notes are drawn by the shared page code. Everything here is modelled.
+
+import { FramePlayer } from "/static/player.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const LANES = ["HBM ↔ VMEM (DMA)", "MXUs", "VPU epilogue"];
+
+export default {
+  frames(view, frames) {
+    const s = view.state;
+    if (!s.player) {
+      const legend = document.createElement("p");
+      legend.className = "tpu-legend";
+      legend.textContent = "Modelled timeline of the kernel's grid steps. Top lane: copies between HBM and VMEM " +
+        "(A and B blocks in, finished C blocks out), one at a time. Middle: the MXUs multiplying a step's blocks. " +
+        "Bottom: the VPU's epilogue on a finished block. While a step computes, the next step's blocks are copied " +
+        "(double-buffering); a gap in the middle lane is the MXUs waiting for a copy.";
+      const svg = document.createElementNS(SVG, "svg");
+      svg.classList.add("tpu-timeline");
+      svg.setAttribute("role", "img");
+      svg.style.cssText = "display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif";
+      s.frames = [];
+      s.player = new FramePlayer(view.area(), {
+        className: "cell-tpu",
+        label: "TPU pipeline timeline",
+        intervalMs: 500,
+        show: (f, i) => draw(view, svg, s.frames, i),
+      });
+      s.player.stage.append(legend, svg);
+    }
+    for (const f of frames) {
+      s.frames.push(f);
+      s.player.push(f);
+    }
+  },
+
+  reset(view) {
+    if (view.state.player) view.state.player.stop();
+  },
+
+  done(view) {
+    if (view.state.player) view.state.player.end();
+    if (!view.rowCount()) return undefined; // the generic wording: nothing ran
+    return `modelled${view.took ? ` in ${view.took}` : ""} (a model of a TPU core from published figures: no TPU ran)`;
+  },
+};
+
+function el(name, attrs, text) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// us formats seconds as microseconds.
+function us(view, s) {
+  return `${view.format(s * 1e6, 3)} µs`;
+}
+
+// draw shows steps 0…at of frames on a time axis as long as the last step received.
+function draw(view, svg, frames, at) {
+  const W = 760, left = 130, right = 16, top = 24, lane = 34, H = top + LANES.length * lane + 40;
+  let tmax = 0;
+  for (const f of frames) tmax = Math.max(tmax, f.end, f.out ? f.out.end : 0, f.next ? f.next.end : 0);
+  const x = (t) => left + (W - left - right) * (tmax > 0 ? t / tmax : 0);
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("width", String(W));
+  svg.replaceChildren();
+  LANES.forEach((name, i) => {
+    const y = top + i * lane;
+    svg.append(el("text", { x: 4, y: y + lane / 2 + 4 }, name));
+    svg.append(el("line", { x1: left, y1: y + lane - 2, x2: W - right, y2: y + lane - 2, stroke: "currentColor", "stroke-opacity": "0.2" }));
+  });
+  const bar = (t0, t1, laneIdx, fill, title, current) => {
+    const y = top + laneIdx * lane + 4;
+    const r = el("rect", { x: x(t0), y, width: Math.max(1, x(t1) - x(t0)), height: lane - 10, rx: 2, fill,
+      "fill-opacity": current ? "1" : "0.45", stroke: current ? "currentColor" : "none" });
+    r.append(el("title", {}, title));
+    svg.append(r);
+  };
+  for (let i = 0; i <= at && i < frames.length; i++) {
+    const f = frames[i], cur = i === at;
+    const where = `step ${f.step + 1}, block (${f.i}, ${f.j}, ${f.k})`;
+    for (const c of [f.first, f.next, f.out]) {
+      if (!c) continue;
+      const colour = c.what === "C" ? "#b15928" : "#1f78b4";
+      bar(c.start, c.end, 0, colour, `${c.what === "C" ? "C block out to HBM" : c.what + " block(s) into VMEM"}: ${view.format(c.bytes / 1048576, 3)} MiB, ${us(view, c.start)} to ${us(view, c.end)} (${where})`, cur);
+    }
+    bar(f.start, f.mxu_end, 1, "#33a02c", `MXUs: ${us(view, f.start)} to ${us(view, f.mxu_end)} (${where})`, cur);
+    if (f.end > f.mxu_end) bar(f.mxu_end, f.end, 2, "#6a3d9a", `VPU epilogue: ${us(view, f.mxu_end)} to ${us(view, f.end)} (${where})`, cur);
+  }
+  const yAxis = top + LANES.length * lane + 14;
+  svg.append(el("text", { x: left, y: yAxis }, "0"));
+  svg.append(el("text", { x: W - right, y: yAxis, "text-anchor": "end" }, us(view, tmax)));
+  const f = frames[at];
+  const waited = at > 0 ? Math.max(0, f.start - frames[at - 1].end) : f.start;
+  svg.setAttribute("aria-label", `Timeline of ${at + 1} grid steps; step ${f.step + 1} computes from ${us(view, f.start)} to ${us(view, f.end)}`);
+  return `step ${f.step + 1}: block (i ${f.i}, j ${f.j}, k ${f.k}); MXUs ${us(view, f.mxu_end - f.start)}` +
+    (f.end > f.mxu_end ? `, epilogue ${us(view, f.end - f.mxu_end)}` : "") +
+    (waited > 0 ? `; waited ${us(view, waited)} for its blocks` : "; its blocks were already in VMEM");
+}

@@ -30,7 +30,7 @@ import (
 
 // Embedded holds the project's lessons, one markdown file each.
 //
-//go:embed *.md recorded
+//go:embed *.md recorded renamed.yaml
 var Embedded embed.FS
 
 // Lesson is one parsed and rendered lesson.

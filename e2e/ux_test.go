@@ -359,14 +359,35 @@ func TestQuizAndPredictionInBrowser(t *testing.T) {
 
 	cell := cellSel("counting-flops-0")
 	p.do("predict and run",
-		chromedp.SendKeys(chromedp.CSS(`#\30 4-counting-flops-predict-0 .goal-input`), "1"),
+		chromedp.SendKeys(chromedp.CSS(`#counting-flops-predict-0 .goal-input`), "1"),
 		setCellSource(cell, "kernels: [naive]\nsizes: [64, 512]\ndtype: float32\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
-	if got := p.str(`document.querySelector("#\\30 4-counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
+	if got := p.str(`document.querySelector("#counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
 		t.Errorf("prediction verdict %q", got)
 	}
 	p.errs.check(t, "quiz and prediction")
+}
+
+// Answers kept under a lesson's former numbered name (lessons/renamed.yaml) are moved to the current
+// question and prediction when the renamed lesson opens, and the former keys are dropped.
+func TestRenamedAnswersMoveInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	p.open("why-gpus")
+	p.str(`localStorage.setItem("playground.quiz.04-counting-flops-quiz-0.3", "3");
+		localStorage.setItem("playground.predict.04-counting-flops-predict-0", "7"); "ok"`)
+	p.open("counting-flops")
+	q3 := `.quiz[data-quiz="counting-flops-quiz-0"] .quiz-q[data-q="3"]`
+	if got := p.str(`document.querySelector(` + strconv.Quote(q3+" .verdict") + `).textContent`); got != "Right." {
+		t.Errorf("the answer kept under the former key: verdict %q, want Right.", got)
+	}
+	if got := p.str(`document.querySelector("#counting-flops-predict-0 .goal-input").value`); got != "7" {
+		t.Errorf("the prediction kept under the former key: %q, want 7", got)
+	}
+	if got := p.str(`String(localStorage.getItem("playground.quiz.04-counting-flops-quiz-0.3")) + String(localStorage.getItem("playground.predict.04-counting-flops-predict-0"))`); got != "nullnull" {
+		t.Errorf("former keys still kept: %q", got)
+	}
+	p.errs.check(t, "renamed answers")
 }
 
 // A run on a busy machine says its timings are noisy and offers to run again.

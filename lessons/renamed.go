@@ -28,6 +28,10 @@ type Renamed struct {
 	// Cells maps a former cell id to the current one. Cell ids are unique across the lessons, so the
 	// current id also says which lesson holds the cell now.
 	Cells map[string]string `yaml:"cells"`
+	// Answers maps a former key of an answer kept in the learner's browser (Lesson.Answers: a
+	// question's "{quiz id}.{n}", a prediction's id) to the current one; the lesson page that has
+	// the current key moves the answer there.
+	Answers map[string]string `yaml:"answers"`
 }
 
 // LoadRenamed reads RenamedFile from fsys (none: nothing was renamed) and checks it against the
@@ -75,6 +79,20 @@ func (r Renamed) check(ls []*Lesson) error {
 			return bad("lesson %s is renamed to %s, but %s has no heading with id %q", old, now, slug, frag)
 		}
 	}
+	answersNow := map[string]bool{}
+	for _, l := range ls {
+		for _, a := range l.Answers {
+			answersNow[a] = true
+		}
+	}
+	for old, now := range r.Answers {
+		switch {
+		case answersNow[old]:
+			return bad("answer %s is renamed to %s, but a question or prediction is still called %s", old, now, old)
+		case !answersNow[now]:
+			return bad("answer %s is renamed to %s, which no question or prediction is called: give the current key", old, now)
+		}
+	}
 	for old, now := range r.Cells {
 		switch {
 		case cellsNow[old]:
@@ -91,4 +109,23 @@ func (r Renamed) check(ls []*Lesson) error {
 func (r Renamed) Lesson(old string) (string, bool) {
 	now, ok := r.Lessons[old]
 	return now, ok
+}
+
+// AnswersTo returns, of the renamed answers, those whose current key is one of l's (former key →
+// current key), for l's page to move; nil when there are none.
+func (r Renamed) AnswersTo(l *Lesson) map[string]string {
+	mine := map[string]bool{}
+	for _, a := range l.Answers {
+		mine[a] = true
+	}
+	var out map[string]string
+	for old, now := range r.Answers {
+		if mine[now] {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[old] = now
+		}
+	}
+	return out
 }

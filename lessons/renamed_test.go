@@ -99,6 +99,11 @@ func TestEmbeddedRenamed(t *testing.T) {
 			t.Errorf("lesson %s: got %q, %v; want %s", old, got, ok, want)
 		}
 	}
+	for old, want := range map[string]string{"11-moving-data-quiz-0.2": "the-gpu-in-front-of-you-quiz-0.5", "02-from-graphics-to-ai-quiz-0.3": "from-graphics-to-ai-quiz-0.2", "12-why-coalescing-matters-predict-0": "why-coalescing-matters-predict-0"} {
+		if got := r.Answers[old]; got != want {
+			t.Errorf("answer %s: got %q, want %s", old, got, want)
+		}
+	}
 	for old, want := range map[string]string{"11-moving-data-1": "the-gpu-in-front-of-you-2", "02-from-graphics-to-ai-2": "budgets-and-supercomputers-2", "14-the-roofline-0": "the-roofline-0"} {
 		if got := r.Cells[old]; got != want {
 			t.Errorf("cell %s: got %q, want %s", old, got, want)
@@ -108,7 +113,7 @@ func TestEmbeddedRenamed(t *testing.T) {
 
 // LoadRenamed refuses a table that points at nothing, at a missing section, or from a current name.
 func TestLoadRenamedChecks(t *testing.T) {
-	lesson := "---\ntitle: A\nsummary: s\norder: 1\n---\n\n## Part two\n\n```matmul\nkernels: [ikj]\n```\n"
+	lesson := "---\ntitle: A\nsummary: s\norder: 1\n---\n\n## Part two\n\n```matmul\nkernels: [ikj]\n```\n\n```quiz\n- q: One?\n  number: 1\n  tolerance: 0\n  explain: e\n```\n"
 	for _, tt := range []struct{ name, yaml, want string }{
 		{"fine", "lessons: {old-a: \"a#part-two\"}\ncells: {old-a-0: a-0}\n", ""},
 		{"none", "", ""},
@@ -118,6 +123,9 @@ func TestLoadRenamedChecks(t *testing.T) {
 		{"still current", "lessons: {a: a}\n", "a lesson is still called a"},
 		{"cell still current", "cells: {a-0: a-0}\n", "a cell is still called a-0"},
 		{"unknown key", "lesson: {old-a: a}\n", "field lesson not found"},
+		{"answer", "answers: {old-a-quiz-0.1: a-quiz-0.1}\n", ""},
+		{"no such question", "answers: {old-a-quiz-0.1: a-quiz-0.2}\n", "which no question or prediction is called"},
+		{"answer still current", "answers: {a-quiz-0.1: a-quiz-0.1}\n", "a question or prediction is still called a-quiz-0.1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fsys := fstest.MapFS{"a.md": {Data: []byte(lesson)}}

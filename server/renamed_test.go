@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/store"
@@ -52,6 +53,10 @@ func TestRenamedLessonsRedirectAndKeepWork(t *testing.T) {
 		if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || got != want {
 			t.Errorf("GET %s: %d to %q, want 301 to %q", old, resp.StatusCode, got, want)
 		}
+	}
+	// The page of a renamed lesson tells the browser which kept answers to move where.
+	if page := getBody(t, base+"/lessons/counting-flops"); !strings.Contains(page, `data-renamed-answers="`) || !strings.Contains(page, "04-counting-flops-quiz-0.3") || !strings.Contains(page, "counting-flops-predict-0") {
+		t.Errorf("the counting-flops page does not name its answers' former keys")
 	}
 	if code := getStatus(t, base+"/lessons/99-no-such-lesson"); code != http.StatusNotFound {
 		t.Errorf("a slug that was never a lesson: %d, want 404", code)

@@ -598,6 +598,10 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		data := map[string]any{"Lesson": l}
+		if moved := s.renamed.AnswersTo(l); moved != nil {
+			b, _ := json.Marshal(moved) // a map of strings always marshals
+			data["RenamedAnswers"] = string(b)
+		}
 		if i > 0 && ls[i-1].Err == nil {
 			data["Prev"] = ls[i-1]
 		}

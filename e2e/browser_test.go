@@ -139,11 +139,11 @@ func TestLessonRunInBrowser(t *testing.T) {
 	// where the editor did not load).
 	setSource := func(sel, src string) chromedp.Action[chromedp.Void] { return setCellSource(sel, src) }
 
-	// The ladder cell of lesson 5: progress, the measured results table and the chart.
-	cell := cellSel("05-fast-cpu-matmul-0")
+	// The ladder cell of A fast CPU matmul: progress, the measured results table and the chart.
+	cell := cellSel("fast-cpu-matmul-0")
 	results := cell + " .cell-table[data-table=results]"
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/05-fast-cpu-matmul"),
+		chromedp.Navigate(base+"/lessons/fast-cpu-matmul"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(cell+" .cell-run")),
 		chromedp.WaitVisible(css(cell+" .cell-chart svg")),
@@ -192,7 +192,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
-	second := cellSel("05-fast-cpu-matmul-1")
+	second := cellSel("fast-cpu-matmul-1")
 	err = chromedp.Do(ctx,
 		chromedp.WaitVisible(css(second+`[data-editor="ready"]`)),
 		setSource(second, "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
@@ -251,7 +251,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	if msg := text(second + " .cell-status"); !strings.Contains(msg, "64 KiB") {
 		t.Errorf("oversized spec: status %q, want the 64 KiB limit", msg)
 	}
-	pageErrs.check(t, "lesson 5")
+	pageErrs.check(t, "fast-cpu-matmul")
 
 	// A reload brings the edits back and replays each cell's latest run from the server; Reset puts
 	// the lesson's source back.
@@ -278,9 +278,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 
 	// A cuda cell: Show PTX compiles the learner's kernel (NVRTC, no GPU needed) and shows the PTX.
 	if os.Getenv("CI") == "true" || nvrtcPresent() {
-		kcell := cellSel("08-first-cuda-kernel-0")
+		kcell := cellSel("first-cuda-kernel-0")
 		err = chromedp.Do(ctx,
-			chromedp.Navigate(base+"/lessons/08-first-cuda-kernel"),
+			chromedp.Navigate(base+"/lessons/first-cuda-kernel"),
 			chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 			chromedp.Click(css(kcell+" .cell-action[data-action=ptx]")),
 			chromedp.WaitVisible(css(kcell+" .cell-text")),
@@ -296,9 +296,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// A simt cell: the emulator's counts table and chart fill in.
-	scell := cellSel("12-why-coalescing-matters-0")
+	scell := cellSel("why-coalescing-matters-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/12-why-coalescing-matters"),
+		chromedp.Navigate(base+"/lessons/why-coalescing-matters"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		setSource(scell, "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
 		chromedp.Click(css(scell+" .cell-run")),
@@ -315,7 +315,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	}
 
 	// Watching a warp: simt's module draws A, B and C and colours the current instruction's elements.
-	wcell := cellSel("12-why-coalescing-matters-1")
+	wcell := cellSel("why-coalescing-matters-1")
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(wcell+" .cell-run")),
 		chromedp.WaitVisible(css(wcell+`[data-state="ended"]`)),
@@ -330,9 +330,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	pageErrs.check(t, "simt cells")
 
 	// A systolic cell: systolic's module plays the array's cycles; the product table appears.
-	ycell := cellSel("13-tpus-and-systolic-arrays-0")
+	ycell := cellSel("tpus-and-systolic-arrays-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/13-tpus-and-systolic-arrays"),
+		chromedp.Navigate(base+"/lessons/tpus-and-systolic-arrays"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(ycell+" .cell-run")),
 		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
@@ -372,9 +372,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	pageErrs.check(t, "systolic cell")
 
 	// An allreduce cell: a model, and the status says so rather than "measured".
-	acell := cellSel("15-many-gpus-0")
+	acell := cellSel("many-gpus-0")
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/lessons/15-many-gpus"),
+		chromedp.Navigate(base+"/lessons/many-gpus"),
 		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
 		chromedp.Click(css(acell+" .cell-run")),
 		chromedp.WaitVisible(css(acell+`[data-state="ended"]`)),

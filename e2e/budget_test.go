@@ -14,8 +14,8 @@ import (
 func TestBudgetCellInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
 	ctx := p.ctx
-	cell := cellSel("02-from-graphics-to-ai-2")
-	p.open("02-from-graphics-to-ai")
+	cell := cellSel("budgets-and-supercomputers-2")
+	p.open("budgets-and-supercomputers")
 	p.do("running the budget cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	text := func(sel string) string {
 		t.Helper()

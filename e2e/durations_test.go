@@ -39,15 +39,15 @@ func shownSeconds(t *testing.T, s string) (secs, half float64) {
 // wall-clock budget.
 func TestShownAgainDurationsInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
-	cell := cellSel("04-counting-flops-0")
+	cell := cellSel("counting-flops-0")
 	status := func() string {
 		return p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`)
 	}
 	// stored is the cell's latest run's stored start and end as the server keeps them, in ms since
 	// the epoch, and the page's own rendering of the start (its locale).
 	stored := func() (start, end float64, startText string) {
-		s := p.str(`fetch("/api/state?lesson=04-counting-flops").then((r) => r.json()).then((st) => {
-			const r = st.cells["04-counting-flops-0"].run;
+		s := p.str(`fetch("/api/state?lesson=counting-flops").then((r) => r.json()).then((st) => {
+			const r = st.cells["counting-flops-0"].run;
 			const s = Date.parse(r.started), e = r.ended ? Date.parse(r.ended) : 0;
 			return [s, e, new Date(s).toLocaleString()].join("|");
 		})`)
@@ -61,7 +61,7 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 	}
 
 	// A run long enough that a replay's own few milliseconds cannot pass for it.
-	p.open("04-counting-flops")
+	p.open("counting-flops")
 	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [128, 256, 384]\nrepeats: 5\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
@@ -100,8 +100,8 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 		const f = () => {
 			const s = document.querySelector(sel).textContent;
 			if (!/^running… /.test(s)) { setTimeout(f, 20); return; }
-			fetch("/api/state?lesson=04-counting-flops").then((r) => r.json()).then((st) => {
-				const r = st.cells["04-counting-flops-0"].run;
+			fetch("/api/state?lesson=counting-flops").then((r) => r.json()).then((st) => {
+				const r = st.cells["counting-flops-0"].run;
 				const s2 = document.querySelector(sel).textContent;
 				ok([s2, (Date.now() - Date.parse(r.started)) / 1000, r.ended || ""].join("|"));
 			}, fail);

@@ -23,12 +23,12 @@ func errorBelowButtons(p *browserPage, cell string) string {
 }
 
 // A run's error lies on its own line below the buttons, never beside them; a compiler's error
-// (lesson 8's cuda cell, where this machine has a compiler) shows the learner's line and message
+// (Your first CUDA kernel's cuda cell, where this machine has a compiler) shows the learner's line and message
 // first, and the compiler's name and code after, at its end.
 func TestErrorsBelowTheButtonsInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
-	cell := cellSel("04-counting-flops-0")
-	p.open("04-counting-flops")
+	cell := cellSel("counting-flops-0")
+	p.open("counting-flops")
 	p.do("unknown kernel", setCellSource(cell, "kernels: [fast]\nsizes: [8]\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
@@ -44,12 +44,12 @@ func TestErrorsBelowTheButtonsInBrowser(t *testing.T) {
 		t.Errorf("short error %q: %s", p.str(`document.querySelector(`+strconv.Quote(cell+" .cell-status")+`).textContent`), where)
 	}
 
-	kcell := cellSel("08-first-cuda-kernel-0")
-	p.open("08-first-cuda-kernel")
+	kcell := cellSel("first-cuda-kernel-0")
+	p.open("first-cuda-kernel")
 	src := p.str(`document.querySelector(` + strconv.Quote(kcell) + `).playground.getSource()`)
 	broken := strings.Replace(src, "float sum = 0.0f;", "float sum = 0.0f + undefined_x;", 1)
 	if broken == src {
-		t.Fatalf("lesson 8's cuda cell has no line %q to break", "float sum = 0.0f;")
+		t.Fatalf("first-cuda-kernel's cuda cell has no line %q to break", "float sum = 0.0f;")
 	}
 	p.do("compile error", setCellSource(kcell, broken),
 		chromedp.Click(chromedp.CSS(kcell+" .cell-action[data-action=ptx]")),

@@ -14,8 +14,8 @@ import (
 func TestTPUCellInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
 	ctx := p.ctx
-	cell := cellSel("20-the-tpu-as-a-system-0")
-	p.open("20-the-tpu-as-a-system")
+	cell := cellSel("the-tpu-as-a-system-0")
+	p.open("the-tpu-as-a-system")
 	p.do("running the tpu cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
 		chromedp.WaitVisible(chromedp.CSS(cell+" svg.tpu-timeline rect")))
 	count := func(sel string) int {

@@ -103,8 +103,8 @@ func (p *browserPage) open(slug string) {
 // line it names, Escape leaves for the Run button, Reset puts the lesson's source back.
 func TestEditorInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
-	cell := cellSel("04-counting-flops-0")
-	p.open("04-counting-flops")
+	cell := cellSel("counting-flops-0")
+	p.open("counting-flops")
 	p.do("editor", chromedp.WaitVisible(chromedp.CSS(cell+`[data-editor="ready"] .cm-editor`)))
 	original := p.str(`document.querySelector(` + strconv.Quote(cell) + `).playground.getSource()`)
 	if lines := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .cm-lineNumbers .cm-gutterElement") + `).length)`); lines == "0" {
@@ -194,8 +194,8 @@ func TestDarkModeInBrowser(t *testing.T) {
 		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
 		return err
 	}))
-	cell := cellSel("01-why-gpus-0")
-	p.open("01-why-gpus")
+	cell := cellSel("why-gpus-0")
+	p.open("why-gpus")
 	p.do("run", setCellSource(cell, "kernels: [tiled, parallel]\nsizes: [32, 64]\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
@@ -273,8 +273,8 @@ func TestSmallScreenEveryLessonInBrowser(t *testing.T) {
 // The players' controls: pause, step forward and back, scrub, speed.
 func TestPlayerControlsInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
-	cell := cellSel("13-tpus-and-systolic-arrays-0")
-	p.open("13-tpus-and-systolic-arrays")
+	cell := cellSel("tpus-and-systolic-arrays-0")
+	p.open("tpus-and-systolic-arrays")
 	p.do("run", chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
 		chromedp.WaitVisible(chromedp.CSS(cell+" .sys-flow rect.pe")),
@@ -337,8 +337,8 @@ func fmtSscanFrame(s string, at, of *int) (int, error) {
 // prediction is shown against the run's result.
 func TestQuizAndPredictionInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
-	p.open("04-counting-flops")
-	quiz := `.quiz[data-quiz="04-counting-flops-quiz-0"]`
+	p.open("counting-flops")
+	quiz := `.quiz[data-quiz="counting-flops-quiz-0"]`
 	q3 := quiz + ` .quiz-q[data-q="3"]`
 	p.do("answer", chromedp.Click(chromedp.CSS(q3+` input[value="3"]`)), chromedp.Click(chromedp.CSS(q3+" .quiz-check")))
 	verdict := func() string {
@@ -352,21 +352,42 @@ func TestQuizAndPredictionInBrowser(t *testing.T) {
 	if got := p.str(`document.querySelector(` + strconv.Quote(q1+" .verdict") + `).textContent`); !strings.HasPrefix(got, "Not quite: the answer is 268,435,456") {
 		t.Errorf("after a wrong number: %q", got)
 	}
-	p.open("04-counting-flops")
+	p.open("counting-flops")
 	if got := verdict(); got != "Right.|false" {
 		t.Errorf("after a reload: %q, want the kept answer checked again", got)
 	}
 
-	cell := cellSel("04-counting-flops-0")
+	cell := cellSel("counting-flops-0")
 	p.do("predict and run",
-		chromedp.SendKeys(chromedp.CSS(`#\30 4-counting-flops-predict-0 .goal-input`), "1"),
+		chromedp.SendKeys(chromedp.CSS(`#counting-flops-predict-0 .goal-input`), "1"),
 		setCellSource(cell, "kernels: [naive]\nsizes: [64, 512]\ndtype: float32\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
-	if got := p.str(`document.querySelector("#\\30 4-counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
+	if got := p.str(`document.querySelector("#counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
 		t.Errorf("prediction verdict %q", got)
 	}
 	p.errs.check(t, "quiz and prediction")
+}
+
+// Answers kept under a lesson's former numbered name (lessons/renamed.yaml) are moved to the current
+// question and prediction when the renamed lesson opens, and the former keys are dropped.
+func TestRenamedAnswersMoveInBrowser(t *testing.T) {
+	p := openPage(t, 1200, 1000)
+	p.open("why-gpus")
+	p.str(`localStorage.setItem("playground.quiz.04-counting-flops-quiz-0.3", "3");
+		localStorage.setItem("playground.predict.04-counting-flops-predict-0", "7"); "ok"`)
+	p.open("counting-flops")
+	q3 := `.quiz[data-quiz="counting-flops-quiz-0"] .quiz-q[data-q="3"]`
+	if got := p.str(`document.querySelector(` + strconv.Quote(q3+" .verdict") + `).textContent`); got != "Right." {
+		t.Errorf("the answer kept under the former key: verdict %q, want Right.", got)
+	}
+	if got := p.str(`document.querySelector("#counting-flops-predict-0 .goal-input").value`); got != "7" {
+		t.Errorf("the prediction kept under the former key: %q, want 7", got)
+	}
+	if got := p.str(`String(localStorage.getItem("playground.quiz.04-counting-flops-quiz-0.3")) + String(localStorage.getItem("playground.predict.04-counting-flops-predict-0"))`); got != "nullnull" {
+		t.Errorf("former keys still kept: %q", got)
+	}
+	p.errs.check(t, "renamed answers")
 }
 
 // A run on a busy machine says its timings are noisy and offers to run again.
@@ -374,8 +395,8 @@ func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
 	// Both notes: any spread over the repeats is noisy here, and the machine reads as busy.
 	busy := &harness.Noise{Spread: 1.000001, MinSeconds: 1e-9, Load: func() (float64, int, bool) { return 9, 2, true }}
 	p := openPageWith(t, 1200, 1000, server.Config{Noise: busy})
-	cell := cellSel("04-counting-flops-0")
-	p.open("04-counting-flops")
+	cell := cellSel("counting-flops-0")
+	p.open("counting-flops")
 	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [64]\nrepeats: 5\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),

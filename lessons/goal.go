@@ -115,7 +115,11 @@ func (goalTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		if err != nil && pc.Get(errKey) == nil {
 			pc.Set(errKey, &Error{Line: line, Msg: kind + ": " + err.Error()})
 		}
-		fb.Parent().ReplaceChild(fb.Parent(), fb, &goalNode{id: fmt.Sprintf("%s-%s-%d", slug, kind, i), goal: g})
+		id := fmt.Sprintf("%s-%s-%d", slug, kind, i)
+		fb.Parent().ReplaceChild(fb.Parent(), fb, &goalNode{id: id, goal: g})
+		if answers, ok := pc.Get(answersKey).(*[]string); ok && kind == "predict" {
+			*answers = append(*answers, id)
+		}
 	}
 }
 

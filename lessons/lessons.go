@@ -30,7 +30,7 @@ import (
 
 // Embedded holds the project's lessons, one markdown file each.
 //
-//go:embed *.md recorded
+//go:embed *.md recorded renamed.yaml
 var Embedded embed.FS
 
 // Lesson is one parsed and rendered lesson.
@@ -45,6 +45,10 @@ type Lesson struct {
 	// HTML is the rendered body; cells are already turned into their editable form.
 	HTML  template.HTML
 	Cells []Cell
+	// Answers are the keys under which the learner's browser keeps their answers on this page:
+	// "{quiz id}.{question number from 1}" for each check-yourself question, and the id of each
+	// prediction (static/quiz.js, static/goal.js).
+	Answers []string
 	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
 	// directory broke after start-up; its page shows the error.
 	Err error
@@ -138,6 +142,8 @@ var (
 	cellsKey = parser.NewContextKey()
 	errKey   = parser.NewContextKey()
 	kindsKey = parser.NewContextKey()
+	// answersKey holds a *[]string, the page's answer keys (Lesson.Answers), in document order.
+	answersKey = parser.NewContextKey()
 )
 
 // md is stateless after construction; per-document state travels in the parser.Context.
@@ -167,6 +173,8 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 	pc.Set(kindsKey, kinds)
 	found := &[]Cell{}
 	pc.Set(cellsKey, found)
+	answers := &[]string{}
+	pc.Set(answersKey, answers)
 	var buf bytes.Buffer
 	if err := md.Convert(src, &buf, parser.WithContext(pc)); err != nil {
 		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
@@ -184,7 +192,7 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 		e.File = name
 		return nil, e
 	}
-	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found}
+	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found, Answers: *answers}
 	var ok bool
 	if l.Title, ok = fm["title"].(string); !ok || l.Title == "" {
 		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `title: ...` (a string)"}

@@ -137,6 +137,11 @@ func (quizTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		}
 		node := &quizNode{id: fmt.Sprintf("%s-quiz-%d", slug, i), questions: qs}
 		fb.Parent().ReplaceChild(fb.Parent(), fb, node)
+		if answers, ok := pc.Get(answersKey).(*[]string); ok {
+			for q := range qs {
+				*answers = append(*answers, fmt.Sprintf("%s.%d", node.id, q+1))
+			}
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // The lesson "Why coalescing matters" shows kernels of matmul.cu: each CUDA snippet must be the real
 // code, word for word, because the virtual GPU's counts beside it are of that very code (its PTX).
 func TestLessonCodeIsTheRealCode(t *testing.T) {
-	lesson, err := os.ReadFile("12-why-coalescing-matters.md")
+	lesson, err := os.ReadFile("why-coalescing-matters.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLessonCodeIsTheRealCode(t *testing.T) {
 // sourced are the lessons in which every figure sits next to its source: each sentence of the prose
 // (and each table row) that states a number cites a source of the lesson's Sources list, as [n], or
 // the number is computed by a cell. Add a lesson here once it keeps to that.
-var sourced = []string{"02-from-graphics-to-ai.md", "16-beyond-matmul.md", "20-the-tpu-as-a-system.md"}
+var sourced = []string{"from-graphics-to-ai.md", "budgets-and-supercomputers.md", "beyond-matmul.md", "the-tpu-as-a-system.md"}
 
 // A figure is a number standing on its own: "3.14·10²³", "1,281,167", "70 times", "2006". Digits
 // inside a name (GPT-3, H100, TPU v4, FP32, ResNet-50, 224×224 after its first number) are not.
@@ -81,7 +81,7 @@ func TestFigureChecker(t *testing.T) {
 		"in 2006":                              true,
 		"an H100 SXM, a TPU v4, FP32 and BF16": false,
 		"ResNet-50 on ImageNet":                false,
-		"see /lessons/15-many-gpus":            false,
+		"see /lessons/many-gpus":               false,
 		"a training step costs three passes":   false,
 	} {
 		if got := figure.MatchString(s); got != want {
@@ -149,10 +149,10 @@ func sentences(prose string) []string {
 	return out
 }
 
-// The lesson "From graphics to AI" quotes the published inputs of the budget cell's presets: both
+// The lesson "Budgets and supercomputers" quotes the published inputs of the budget cell's presets: both
 // must say the same.
 func TestBudgetPresetsMatchTheLesson(t *testing.T) {
-	raw, err := os.ReadFile("02-from-graphics-to-ai.md")
+	raw, err := os.ReadFile("budgets-and-supercomputers.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,11 +233,11 @@ func TestAbuseLargestSpecs(t *testing.T) {
 	}
 	links := "{a: 1, b: 2, c: 4, d: 8, e: 16, f: 32, g: 64, h: 128}"
 	for _, tt := range []struct{ lesson, cell, src string }{
-		{"04-counting-flops", "04-counting-flops-0", "kernels: " + all + "\nsizes: [" + strings.Join(sizes, ", ") + "]\nrepeats: 1"},
-		{"14-the-roofline", "14-the-roofline-0", "kernels: " + all + "\nsizes: [" + strings.Join(sizes, ", ") + "]\nrepeats: 1"},
-		{"12-why-coalescing-matters", "12-why-coalescing-matters-1", "kernels: [naive, coalesced, smem, regblock, naive, coalesced, smem, regblock, naive, coalesced, smem, regblock, naive, coalesced, smem, regblock]\nn: 32\nwatch: true"},
-		{"13-tpus-and-systolic-arrays", "13-tpus-and-systolic-arrays-0", "array: 16\nm: 64\nn: 64\nk: 64"},
-		{"15-many-gpus", "15-many-gpus-0", "gradient_mb: 1000\ngpus: [" + strings.Join(gpus, ", ") + "]\nlinks: " + links},
+		{"counting-flops", "counting-flops-0", "kernels: " + all + "\nsizes: [" + strings.Join(sizes, ", ") + "]\nrepeats: 1"},
+		{"the-roofline", "the-roofline-0", "kernels: " + all + "\nsizes: [" + strings.Join(sizes, ", ") + "]\nrepeats: 1"},
+		{"why-coalescing-matters", "why-coalescing-matters-1", "kernels: [naive, coalesced, smem, regblock, naive, coalesced, smem, regblock, naive, coalesced, smem, regblock, naive, coalesced, smem, regblock]\nn: 32\nwatch: true"},
+		{"tpus-and-systolic-arrays", "tpus-and-systolic-arrays-0", "array: 16\nm: 64\nn: 64\nk: 64"},
+		{"many-gpus", "many-gpus-0", "gradient_mb: 1000\ngpus: [" + strings.Join(gpus, ", ") + "]\nlinks: " + links},
 	} {
 		id := tt.cell + "#big"
 		ws := dial(t, base) // one each: assertQuiet's read deadline ends a connection

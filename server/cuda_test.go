@@ -196,7 +196,7 @@ func TestSIMTCell(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "s", RunRequest: &RunRequest{Lesson: "12-why-coalescing-matters", Cell: "12-why-coalescing-matters-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "s", RunRequest: &RunRequest{Lesson: "why-coalescing-matters", Cell: "why-coalescing-matters-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "s", 60*time.Second)
@@ -215,7 +215,7 @@ func TestSystolicCell(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "array: 3\nm: 4\nn: 3\nk: 3"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "y", RunRequest: &RunRequest{Lesson: "13-tpus-and-systolic-arrays", Cell: "13-tpus-and-systolic-arrays-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "y", RunRequest: &RunRequest{Lesson: "tpus-and-systolic-arrays", Cell: "tpus-and-systolic-arrays-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "y", 60*time.Second)
@@ -240,7 +240,7 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "array: 16\nm: 64\nn: 64\nk: 64"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "big", RunRequest: &RunRequest{Lesson: "13-tpus-and-systolic-arrays", Cell: "13-tpus-and-systolic-arrays-1", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "big", RunRequest: &RunRequest{Lesson: "tpus-and-systolic-arrays", Cell: "tpus-and-systolic-arrays-1", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "big", 60*time.Second)
@@ -265,7 +265,7 @@ func TestRooflineCell(t *testing.T) {
 	}
 	ws := dial(t, base)
 	src := "kernels: [ikj, gonum]\nsizes: [32]\nrepeats: 1\npredict: {gonum: 5}\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rf", RunRequest: &RunRequest{Lesson: "14-the-roofline", Cell: "14-the-roofline-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rf", RunRequest: &RunRequest{Lesson: "the-roofline", Cell: "the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "rf", 60*time.Second)
@@ -295,7 +295,7 @@ func TestAllReduceCell(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "gradient_mb: 100\ngpus: [2, 8]\nlinks: {a: 10, b: 100}"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "ar", RunRequest: &RunRequest{Lesson: "15-many-gpus", Cell: "15-many-gpus-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "ar", RunRequest: &RunRequest{Lesson: "many-gpus", Cell: "many-gpus-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "ar", 30*time.Second)
@@ -322,7 +322,7 @@ func TestSIMTWatch(t *testing.T) {
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "kernels: [naive]\nn: 16\nwatch: true"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "w", RunRequest: &RunRequest{Lesson: "12-why-coalescing-matters", Cell: "12-why-coalescing-matters-1", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "w", RunRequest: &RunRequest{Lesson: "why-coalescing-matters", Cell: "why-coalescing-matters-1", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	frames, rowAt, lastFramesAt := 0, -1, -1
@@ -379,7 +379,7 @@ func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
 	_, base := startServer(t, Config{Devices: noDevice, Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
 	ws := dial(t, base)
 	src := "kernels: [ikj, cuda-naive, cuda-smem]\nsizes: [64]\nrepeats: 1\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "re", RunRequest: &RunRequest{Lesson: "14-the-roofline", Cell: "14-the-roofline-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "re", RunRequest: &RunRequest{Lesson: "the-roofline", Cell: "the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "re", 60*time.Second)

@@ -20,20 +20,20 @@ var (
 // connection frees every run it queued.
 func FuzzHandleFrame(f *testing.F) {
 	for _, seed := range []string{
-		`{"type":"run","id":"a","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]"}`,
-		`{"type":"run","id":"b","lesson":"08-first-cuda-kernel","cell":"08-first-cuda-kernel-0","source":"kernel: k\nsizes: [8]\n---\nk(","action":"ptx"}`,
-		`{"type":"run","id":"c","lesson":"13-tpus-and-systolic-arrays","cell":"13-tpus-and-systolic-arrays-0","source":"array: 4\nm: 4\nn: 4\nk: 4"}`,
+		`{"type":"run","id":"a","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [ikj]\nsizes: [8]"}`,
+		`{"type":"run","id":"b","lesson":"first-cuda-kernel","cell":"first-cuda-kernel-0","source":"kernel: k\nsizes: [8]\n---\nk(","action":"ptx"}`,
+		`{"type":"run","id":"c","lesson":"tpus-and-systolic-arrays","cell":"tpus-and-systolic-arrays-0","source":"array: 4\nm: 4\nn: 4\nk: 4"}`,
 		`{"type":"cancel","id":"a"}`,
 		`{"type":"replay","id":"r","run":1}`,
 		`{"type":"replay","id":"r","run":-5}`,
-		`{"type":"save","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [naive]"}`,
+		`{"type":"save","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [naive]"}`,
 		`{"type":"result","id":"a","result":{"adapter":{}}}`,
 		`{"type":"result","id":"zz","result":null}`,
 		`{"type":"result","result":"x"}`,
 		`{"type":"run","id":"","source":""}`,
 		`{"type":"run"`,
 		`[1,2,3]`,
-		`{"type":"run","id":"d","lesson":"15-many-gpus","cell":"15-many-gpus-0","source":"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}","action":"x"}`,
+		`{"type":"run","id":"d","lesson":"many-gpus","cell":"many-gpus-0","source":"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}","action":"x"}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -79,7 +79,7 @@ func TestCUDACellRunsCustomKernelInTheWorker(t *testing.T) {
 func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 	ws := dial(t, fakeGPUServer(t, Config{}))
 	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "sm", RunRequest: &RunRequest{Lesson: "12-why-coalescing-matters", Cell: "12-why-coalescing-matters-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "sm", RunRequest: &RunRequest{Lesson: "why-coalescing-matters", Cell: "why-coalescing-matters-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "sm", 60*time.Second)
@@ -97,7 +97,7 @@ func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 func TestRooflineShowsTheDevice(t *testing.T) {
 	ws := dial(t, fakeGPUServer(t, Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}))
 	src := "kernels: [ikj]\nsizes: [32]\nrepeats: 1"
-	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "14-the-roofline", Cell: "14-the-roofline-0", Source: src}}); err != nil {
+	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "the-roofline", Cell: "the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
 	}
 	var svg string

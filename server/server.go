@@ -261,6 +261,9 @@ func (c Config) MachineConfig() machine.Config {
 type Server struct {
 	cfg     Config
 	library lessons.Library
+	// renamed are the lessons' and cells' former names: old lesson URLs redirect, and what the store
+	// keeps under them is moved to the current names at start (renamed.go).
+	renamed lessons.Renamed
 	// mach runs the runs here: the GPU, the kinds' environment and the gate of this machine.
 	mach *machine.Machine
 	// kinds are the cell kinds, with this server's limits (mach.Kinds).
@@ -330,12 +333,18 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.library = d
+		if s.renamed, err = lessons.LoadRenamed(os.DirFS(cfg.LessonsDir), d.Lessons()); err != nil {
+			return nil, err
+		}
 	} else {
 		ls, err := lessons.Load(lessons.Embedded, lessonKinds)
 		if err != nil {
 			return nil, err
 		}
 		s.library = lessons.Fixed(ls)
+		if s.renamed, err = lessons.LoadRenamed(lessons.Embedded, ls); err != nil {
+			return nil, err
+		}
 	}
 	var err error
 	s.pages, err = template.New("").Funcs(template.FuncMap{"lower": strings.ToLower}).ParseFS(templateFS, "templates/*.html")
@@ -362,6 +371,10 @@ func (s *Server) openStore() error {
 		return err
 	}
 	s.store = st
+	if err := s.moveRenamed(st); err != nil {
+		st.Close()
+		return fmt.Errorf("database %s: moving runs and edits to renamed lessons: %w", st.Path(), err)
+	}
 	if s.cfg.MinFreeBytes >= 0 {
 		st.SetDiskGuard(store.DiskGuard{Dir: s.cfg.DataDir, Free: s.cfg.FreeSpace, MinFreeBytes: uint64(s.cfg.MinFreeBytes), MinFreePercent: s.cfg.MinFreePercent})
 	}
@@ -585,6 +598,10 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		data := map[string]any{"Lesson": l}
+		if moved := s.renamed.AnswersTo(l); moved != nil {
+			b, _ := json.Marshal(moved) // a map of strings always marshals
+			data["RenamedAnswers"] = string(b)
+		}
 		if i > 0 && ls[i-1].Err == nil {
 			data["Prev"] = ls[i-1]
 		}
@@ -592,6 +609,10 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 			data["Next"] = ls[i+1]
 		}
 		s.page(w, http.StatusOK, "lesson", data)
+		return
+	}
+	if now, ok := s.renamed.Lesson(r.PathValue("slug")); ok {
+		http.Redirect(w, r, "/lessons/"+now, http.StatusMovedPermanently)
 		return
 	}
 	s.page(w, http.StatusNotFound, "notfound", nil)

@@ -96,7 +96,7 @@ func dial(t *testing.T, base string) *websocket.Conn {
 }
 
 func runMsg(id, source string) Message {
-	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "04-counting-flops", Cell: "04-counting-flops-0", Source: source}}
+	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "counting-flops", Cell: "counting-flops-0", Source: source}}
 }
 
 // rowsOf returns the rows of table id among msgs, each as a map from column label to value (and
@@ -356,15 +356,15 @@ func TestBadInputGetsErrorAndConnectionStays(t *testing.T) {
 	}{
 		{"malformed JSON", `{"type":"run",`, "", []string{"malformed JSON"}},
 		{"unknown type", `{"type":"launch","id":"a"}`, "a", []string{`unknown message type "launch"`}},
-		{"no id", `{"type":"run","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"x"}`, "", []string{"needs an id"}},
+		{"no id", `{"type":"run","lesson":"counting-flops","cell":"counting-flops-0","source":"x"}`, "", []string{"needs an id"}},
 		{"unknown lesson", `{"type":"run","id":"b","lesson":"99-nope","cell":"x","source":""}`, "b", []string{`unknown lesson "99-nope"`}},
-		{"unknown cell", `{"type":"run","id":"c","lesson":"04-counting-flops","cell":"04-counting-flops-99","source":""}`, "c", []string{`no cell "04-counting-flops-99"`}},
-		{"bad yaml", `{"type":"run","id":"d","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [naive\n"}`, "d", []string{"YAML"}},
-		{"unknown kernel", `{"type":"run","id":"e","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [cutlass]\nsizes: [8]"}`, "e", []string{`unknown kernel "cutlass"`, "naive, ikj, tiled, parallel, gonum, packed, simd, simd-parallel, cublas"}},
-		{"unknown dtype", `{"type":"run","id":"f","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [ikj]\nsizes: [8]\ndtype: half"}`, "f", []string{`unknown dtype "half"`}},
-		{"n < 1", `{"type":"run","id":"g","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [ikj]\nsizes: [0]"}`, "g", []string{"at least 1"}},
-		{"n over limit", `{"type":"run","id":"h","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [ikj]\nsizes: [8192]"}`, "h", []string{"over the limit of 4096"}},
-		{"too slow", `{"type":"run","id":"i","lesson":"04-counting-flops","cell":"04-counting-flops-0","source":"kernels: [naive]\nsizes: [4096]"}`, "i", []string{"estimated", "time limit"}},
+		{"unknown cell", `{"type":"run","id":"c","lesson":"counting-flops","cell":"counting-flops-99","source":""}`, "c", []string{`no cell "counting-flops-99"`}},
+		{"bad yaml", `{"type":"run","id":"d","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [naive\n"}`, "d", []string{"YAML"}},
+		{"unknown kernel", `{"type":"run","id":"e","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [cutlass]\nsizes: [8]"}`, "e", []string{`unknown kernel "cutlass"`, "naive, ikj, tiled, parallel, gonum, packed, simd, simd-parallel, cublas"}},
+		{"unknown dtype", `{"type":"run","id":"f","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [ikj]\nsizes: [8]\ndtype: half"}`, "f", []string{`unknown dtype "half"`}},
+		{"n < 1", `{"type":"run","id":"g","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [ikj]\nsizes: [0]"}`, "g", []string{"at least 1"}},
+		{"n over limit", `{"type":"run","id":"h","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [ikj]\nsizes: [8192]"}`, "h", []string{"over the limit of 4096"}},
+		{"too slow", `{"type":"run","id":"i","lesson":"counting-flops","cell":"counting-flops-0","source":"kernels: [naive]\nsizes: [4096]"}`, "i", []string{"estimated", "time limit"}},
 		{"over 64 KiB", `{"type":"run","id":"j","source":"` + big + `"}`, "", []string{"64 KiB"}},
 	}
 	for _, tt := range tests {
@@ -623,11 +623,11 @@ func TestPages(t *testing.T) {
 	if i1 < 0 || !(i1 < i2 && i2 < i3) {
 		t.Errorf("index does not list the lessons in order")
 	}
-	code, body = get("/lessons/05-fast-cpu-matmul")
-	if code != 200 || !strings.Contains(body, `rel="prev" href="/lessons/04-counting-flops"`) || !strings.Contains(body, `rel="next" href="/lessons/06-simd-and-registers"`) {
+	code, body = get("/lessons/fast-cpu-matmul")
+	if code != 200 || !strings.Contains(body, `rel="prev" href="/lessons/counting-flops"`) || !strings.Contains(body, `rel="next" href="/lessons/simd-and-registers"`) {
 		t.Errorf("lesson page %d lacks prev/next links", code)
 	}
-	if !strings.Contains(body, `data-cell="05-fast-cpu-matmul-0"`) || !strings.Contains(body, "<textarea") {
+	if !strings.Contains(body, `data-cell="fast-cpu-matmul-0"`) || !strings.Contains(body, "<textarea") {
 		t.Errorf("lesson page lacks its cells")
 	}
 	if code, body = get("/lessons/no-such-lesson"); code != 404 || !strings.Contains(body, "Not found") {
@@ -731,7 +731,7 @@ func TestDevicesReportAndHeader(t *testing.T) {
 	_, base = startServer(t, Config{Devices: func(context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 	}})
-	if body := getBody(t, base+"/lessons/01-why-gpus"); !strings.Contains(body, `GPU: no NVIDIA GPU on this server (<a href="/api/devices" title="no CUDA device: libcuda.so.1 not found">details</a>)`) {
+	if body := getBody(t, base+"/lessons/why-gpus"); !strings.Contains(body, `GPU: no NVIDIA GPU on this server (<a href="/api/devices" title="no CUDA device: libcuda.so.1 not found">details</a>)`) {
 		t.Errorf("lesson header lacks the one friendly line with the reason behind its link")
 	}
 }

@@ -24,8 +24,8 @@
 
 import { formatNumber } from "./format.js";
 import { CellView, setHighlighter } from "./view.js";
-import { initQuizzes } from "./quiz.js";
-import { initGoals } from "./goal.js";
+import { initQuizzes, KEY as quizKey } from "./quiz.js";
+import { initGoals, KEY as predictKey } from "./goal.js";
 import { initMachineMenu, pageMachine, refreshMachines } from "./machines.js";
 
 // The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
@@ -521,7 +521,26 @@ function linkCitations() {
     t.replaceWith(frag);
   }
 }
+// moveRenamedAnswers moves the answers this browser keeps under a renamed question's or prediction's
+// former key (the page's data-renamed-answers, former → current, from lessons/renamed.yaml) to the
+// current one, unless an answer is kept there already, so that answers survive a course reorder.
+function moveRenamedAnswers() {
+  let renamed = {};
+  try { renamed = JSON.parse(document.querySelector("main.lesson")?.dataset.renamedAnswers || "{}"); } catch { return; }
+  for (const [from, to] of Object.entries(renamed)) {
+    for (const key of [quizKey, predictKey]) {
+      try {
+        const kept = localStorage.getItem(key + from);
+        if (kept === null) continue;
+        if (localStorage.getItem(key + to) === null) localStorage.setItem(key + to, kept);
+        localStorage.removeItem(key + from);
+      } catch { /* private mode: nothing is kept */ }
+    }
+  }
+}
+
 linkCitations();
+moveRenamedAnswers();
 initQuizzes();
 
 // Markdown tables: numbers right-aligned (with their column's header), text left.

@@ -6,7 +6,7 @@
 import { formatNumber } from "./format.js";
 import { parseAnswer } from "./quiz.js";
 
-const KEY = "playground.predict.";
+export const KEY = "playground.predict."; // + prediction id
 
 // rowOf finds the row of table whose columns hold the values of want ({label: value}). A column is
 // named by its label, or by its label without the Nsight Compute metric that follows it in brackets

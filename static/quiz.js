@@ -2,7 +2,7 @@
 // browser, and then explained; the learner's answers are kept in localStorage with their work, so a
 // reload shows them again.
 
-const KEY = "playground.quiz."; // + quiz id + "." + question number
+export const KEY = "playground.quiz."; // + quiz id + "." + question number
 
 function store(key, value) {
   try { localStorage.setItem(key, value); } catch { /* private mode: answers are not kept */ }

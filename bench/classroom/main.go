@@ -44,8 +44,8 @@ import (
 
 const (
 	token  = "bench-class"
-	lesson = "04-counting-flops"
-	cell   = "04-counting-flops-0"
+	lesson = "counting-flops"
+	cell   = "counting-flops-0"
 	// source is a small measuring run: one CPU kernel at n = 32, one timed repeat; edited, so
 	// never answered with shared results.
 	source = "kernels: [naive]\nsizes: [32]\nrepeats: 1\n"
@@ -585,7 +585,7 @@ func measureOnce(ws *websocket.Conn, id string) (float64, error) {
 	}
 }
 
-// floodSimulators starts eight students that each run simCell (lesson 13's systolic simulator) over
+// floodSimulators starts eight students that each run simCell (the systolic simulator of TPUs and systolic arrays) over
 // and over, one run at a time, until stop is called. stop waits for them to end and returns how many
 // simulator runs ended meanwhile.
 func floodSimulators(ctx context.Context, base, simCell string) (stop func() int) {
@@ -629,7 +629,7 @@ func simulatorStudent(ctx context.Context, base, simCell string, f int, ended fu
 	for k := 0; ctx.Err() == nil; k++ {
 		id := fmt.Sprintf("s%d", k)
 		src := "array: 64\nm: 512\nn: 256\nk: 256\nclock_mhz: 700\n" // too big to animate: a row and a chart, no frames
-		if fws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": "13-tpus-and-systolic-arrays", "cell": simCell, "source": src}) != nil {
+		if fws.WriteJSON(map[string]any{"type": "run", "id": id, "lesson": "tpus-and-systolic-arrays", "cell": simCell, "source": src}) != nil {
 			return
 		}
 		for {
@@ -645,9 +645,9 @@ func simulatorStudent(ctx context.Context, base, simCell string, f int, ended fu
 	}
 }
 
-// systolicCell finds the id of the systolic cell with array: 16 in lesson 13's page.
+// systolicCell finds the id of the systolic cell with array: 16 in the page of TPUs and systolic arrays.
 func systolicCell(c *http.Client, base string) (string, error) {
-	resp, err := c.Get(base + "/lessons/13-tpus-and-systolic-arrays")
+	resp, err := c.Get(base + "/lessons/tpus-and-systolic-arrays")
 	if err != nil {
 		return "", err
 	}
@@ -661,7 +661,7 @@ func systolicCell(c *http.Client, base string) (string, error) {
 		}
 	}
 	if len(ids) < 2 {
-		return "", fmt.Errorf("lesson 13 has %d systolic cells, want 2", len(ids))
+		return "", fmt.Errorf("TPUs and systolic arrays has %d systolic cells, want 2", len(ids))
 	}
 	return ids[1], nil
 }

@@ -126,7 +126,7 @@ func runBench(testbin string, k key, calls int) (float64, error) {
 func runServer(ws *websocket.Conn, k key, repeats int, id string) (float64, error) {
 	src := fmt.Sprintf("kernels: [%s]\nsizes: [%d]\ndtype: %s\nrepeats: %d\n", k.kernel, k.n, k.dtype, repeats)
 	msg := server.Message{Type: server.TypeRun, ID: id, RunRequest: &server.RunRequest{
-		Lesson: "05-fast-cpu-matmul", Cell: "05-fast-cpu-matmul-0", Source: src}}
+		Lesson: "fast-cpu-matmul", Cell: "fast-cpu-matmul-0", Source: src}}
 	if err := ws.WriteJSON(msg); err != nil {
 		return 0, err
 	}

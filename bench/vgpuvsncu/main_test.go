@@ -85,7 +85,7 @@ func TestReadNCUScalesUnits(t *testing.T) {
 	}
 }
 
-// The three transposes of lesson 09 (the same source as bench/gpucheck/launch.cu's), compiled here,
+// The three transposes of Shared-memory tiling (the same source as bench/gpucheck/launch.cu's), compiled here,
 // count in the virtual GPU what Nsight Compute counted on an H100 at n = 4096
 // (testdata/h100-ncu-transpose-4096.csv): global load and store sectors within 0.1%, and shared
 // bank conflicts within a quarter of a wavefront per shared request (the hardware reports some
@@ -99,7 +99,7 @@ func TestTransposeCountsMatchNsightCompute(t *testing.T) {
 		t.Skip(err)
 	}
 	hw := readCSV(t, "h100-ncu-transpose-4096.csv")
-	mod, err := lessonModule(context.Background()) // lesson 09's transposes, among others
+	mod, err := lessonModule(context.Background()) // Shared-memory tiling's transposes, among others
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
 	}
 }
 
-// The copy and lesson 09's transposes at n = 4096 (testdata/h100-ncu-transpose-4096.csv), 256
+// The copy and Shared-memory tiling's transposes at n = 4096 (testdata/h100-ncu-transpose-4096.csv), 256
 // blocks of each run: the copy's DRAM reads are its input, as measured within 0.1%, and its and
 // the tiled transposes' L2 hit rates are within 1 point of the measured 50% (every load a miss,
 // every store a hit). The tiled transpose with bank conflicts is modelled slower than the padded

@@ -12,8 +12,8 @@ import (
 	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
-// lessonSource is bench/gpucheck/launch.cu's copy, transposes (lesson 09) and reductions (lesson
-// 12), as extern "C" kernels, for the virtual GPU.
+// lessonSource is bench/gpucheck/launch.cu's copy, transposes (Shared-memory tiling) and reductions (Why
+// coalescing matters), as extern "C" kernels, for the virtual GPU.
 const lessonSource = `
 extern "C" __global__ void mem_copy(const float* in, float* out, int rows, int cols) {
     int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;

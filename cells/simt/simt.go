@@ -277,7 +277,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	var all []chart.KernelCounts
 	dev := r.env.GPU.Device()
 	measure := r.env.GPU.Unavailable() == "" && dev != nil // a GPU: measure the real kernel beside the model
-	// Primary: what lesson 12 compares (requests, sectors, coalescing, bank conflicts, the time).
+	// Primary: what the lesson "Why coalescing matters" compares (requests, sectors, coalescing, bank conflicts, the time).
 	cols := []cells.Column{{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "FLOPs", Unit: "M"}, {Label: "global requests", Primary: true}, {Label: "sectors", Primary: true},
 		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%", Primary: true}, {Label: "shared requests"}, {Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true}, {Label: "barriers"},
 		{Label: "check", Primary: true}, {Label: fmt.Sprintf("modelled time on %s (bound)", r.spec.GPU.Name), Unit: "µs", Primary: true}, {Label: "emulation", Unit: "s"}}

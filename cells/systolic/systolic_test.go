@@ -95,7 +95,7 @@ func TestEstimateUsesMeasuredRates(t *testing.T) {
 	}
 }
 
-// An animation not shown says why: an array over 16×16 (lesson 13's `array: 64`) is not animated,
+// An animation not shown says why: an array over 16×16 (TPUs and systolic arrays' `array: 64`) is not animated,
 // and a long product's animation stops at MaxAnimatedFrames cycles; a small product says nothing.
 func TestAnimationNotShownSaysWhy(t *testing.T) {
 	for _, c := range []struct {

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	record [-lessons lessons] [-cells 09-shared-memory-tiling-0,…]
+//	record [-lessons lessons] [-cells shared-memory-tiling-0,…]
 package main
 
 import (

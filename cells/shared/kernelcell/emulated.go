@@ -86,9 +86,9 @@ const EmulatedTableID = "emulated"
 func EmulatedTable(gpuName string) cells.Table {
 	return cells.Table{ID: EmulatedTableID,
 		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", emulate.Arch, gpuName, CacheNote, OccupancyNote),
-		// Primary: what lessons 07–12 and 16 ask the learner to compare (the goals' sectors, global
+		// Primary: what the GPU lessons ask the learner to compare (the goals' sectors, global
 		// requests and same-address passes; coalescing, bank conflicts, the modelled time and its
-		// bound; the inputs' precision in lesson 10).
+		// bound; the inputs' precision in Tensor cores and precision).
 		Columns: []cells.Column{{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "inputs", Primary: true}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check", Primary: true},
 			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
 			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},

@@ -188,7 +188,7 @@ func CountsChart(results []emulate.Result) (string, error) {
 // CacheNote says what the cache columns are and what they cannot know.
 const CacheNote = "The hit rates and DRAM bytes come from a model of the caches (an L1 per block, a shared L2, least-recently-used, sizes from the datasheet: docs/vgpu-metrics.md); " +
 	"blocks run one after another, so where only some blocks ran (sampled) the L2 starts cold for them and the DRAM bytes are an upper bound. " +
-	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32 and atomics limits, the bound naming it; it has no latency term, so a launch with few warps is slower than modelled."
+	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32, atomics and latency limits (the latency one by Little's law: the warps' waits overlapped by the warps the occupancy lets each SM hold), the bound naming it, plus the launch's fixed time."
 
 // ProblemTable is EmulatedTable with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (EmulatedRow
 // fills that column from emulate.Result.Rate).

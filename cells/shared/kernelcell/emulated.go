@@ -15,13 +15,13 @@ import (
 // Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,
 // sampled blocks up to emulate.MaxSampledN), as rows
 // of the emulated table (EmulatedTable), labelled emulated with times modelled on g; custom, if not nil, adds a
-// learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
-// run goes on.
+// learner's kernel first at each size: it runs the kernel at n in dtype with times modelled on g. A
+// fault or a size too large to emulate is a note, and the run goes on.
 //
 // A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
 // GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
 func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
-	custom func(n int) (emulate.Request, error), lines func(string) string) ([]emulate.Result, error) {
+	custom func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error), lines func(string) string) ([]emulate.Result, error) {
 	if lines == nil {
 		lines = func(s string) string { return s }
 	}
@@ -41,15 +41,12 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 			continue
 		}
 		for _, name := range names {
-			req := emulate.Request{Kernel: name}
+			var res emulate.Result
 			var err error
 			if name == "custom" {
-				req, err = custom(n)
-			}
-			req.N, req.DType, req.GPU = n, dtype, g
-			var res emulate.Result
-			if err == nil {
-				res, err = emulate.Run(ctx, req)
+				res, err = custom(ctx, n, dtype, g)
+			} else {
+				res, err = emulate.Run(ctx, emulate.Request{Kernel: name, N: n, DType: dtype, GPU: g})
 			}
 			if ctx.Err() != nil {
 				return results, ctx.Err()
@@ -111,7 +108,7 @@ func EmulatedTable(gpuName string) cells.Table {
 const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator's on the datasheet GPU's compute capability, with the resource that limits it; " +
 	"the table's own kernels use the registers Nsight Compute measured on an H100 for this PTX. A learner's kernel's registers are not known without ptxas " +
 	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
-	"or a range where .maxnreg or __launch_bounds__ caps them."
+	"or a range where .maxnreg or __launch_bounds__ caps them, or what a cuda cell's registers: key assumes (labelled assumed)."
 
 // EmulatedRow is r as a row of EmulatedTable; a relative error that is NaN or Inf says so (cells.ErrorValue). The
 // atomics columns are empty for a kernel without atomics, the cache columns without a cache model

@@ -80,13 +80,12 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	title := fmt.Sprintf("PTX of %s for compute_%d", p.spec.Kernel, p.env.GPU.Arch())
 	n := slices.Min(p.spec.Sizes)
-	req, err := p.spec.request(ptx, n)
-	if err != nil || n > p.spec.Problem.FullN {
+	g := datasheet.Or(p.spec.GPU)
+	if _, err := p.spec.request(ptx, n); err != nil || n > p.spec.Problem.FullN {
 		e.Text(title, ptx)
 		return nil
 	}
-	req.N, req.DType, req.GPU = n, p.spec.DType, datasheet.Or(p.spec.GPU)
-	res, err := emulate.Run(ctx, req)
+	res, err := p.spec.emulate(ctx, ptx, n, p.spec.DType, g)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -99,7 +98,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("warning", p.spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, f)))
 	}
 	term := emulate.Dominant(res.Model)
-	shares := emulate.Attribute(res.Counts, req.GPU, res.Occupancy, term.Name)
+	shares := emulate.Attribute(res.Counts, g, res.Occupancy, term.Name)
 	src := sourceShares(ptx, shares)
 	title += fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n)
 	if len(shares.Lines) > 0 {
@@ -290,9 +289,11 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 	return emulateProblem(ctx, e, r.spec, r.custom(ptx))
 }
 
-// custom is the emulation request for the learner's kernel at n (Spec.request).
-func (r *run) custom(ptx string) func(n int) (emulate.Request, error) {
-	return func(n int) (emulate.Request, error) { return r.spec.request(ptx, n) }
+// custom runs the learner's kernel at n in the virtual GPU (Spec.emulate).
+func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+	return func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+		return r.spec.emulate(ctx, ptx, n, dtype, g)
+	}
 }
 
 // request is the emulation request for the cell's kernel at n: its PTX launched with the grid and

@@ -36,7 +36,7 @@ func (r *run) results(e cells.Emitter) *kernelcell.Results {
 // every size, as rows of the emulated table with the problem's rate; a size over the virtual GPU's
 // limit for the problem is an info note (as matmul's), a fault or a launch error an error note. It
 // returns the rows' results.
-func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n int) (emulate.Request, error)) ([]emulate.Result, error) {
+func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error)) ([]emulate.Result, error) {
 	var results []emulate.Result
 	g := datasheet.Or(s.GPU)
 	e.Table(kernelcell.ProblemTable(g.Name, s.Problem.Rate))
@@ -46,12 +46,7 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(n 
 			e.Progress(i+1, len(s.Sizes))
 			continue
 		}
-		req, err := custom(n)
-		req.N, req.DType, req.GPU = n, s.DType, g
-		var res emulate.Result
-		if err == nil {
-			res, err = emulate.Run(ctx, req)
-		}
+		res, err := custom(ctx, n, s.DType, g)
 		if ctx.Err() != nil {
 			return results, ctx.Err()
 		}

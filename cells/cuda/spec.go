@@ -31,6 +31,7 @@ import (
 //	block: [16, 16]                     # threads per block (x, y, z)
 //	grid: ["ceil(n/16)", "ceil(n/16)"]  # blocks per grid, formulas in n (see launch.Formula)
 //	shared_bytes: "16*16*4"             # dynamic (extern __shared__) bytes per block, a formula in n
+//	registers: 64                       # without a GPU: the registers per thread to assume (occupancy)
 //	sizes: [256, 512]
 //	dtype: float32                      # float32 | float64
 //	precision: fp32                     # the lowest it computes in: fp32 | tf32 | bf16 | fp16
@@ -48,8 +49,12 @@ type Spec struct {
 	// sharedLine.
 	Shared     *launch.Formula
 	sharedLine int
-	Sizes      []int
-	DType      string
+	// Registers, if not 0, is the registers per thread the virtual GPU's occupancy and modelled time
+	// assume for the kernel (1 to MaxRegisters): a learner's PTX has virtual registers, and how many
+	// ptxas allocates is not known without it (ptxas -v or Nsight Compute say).
+	Registers int
+	Sizes     []int
+	DType     string
 	// Precision sets the check's tolerance (the problem's, for this precision).
 	Precision problems.Precision
 	Repeats   int
@@ -74,6 +79,9 @@ const (
 	// MaxSharedBytes is the dynamic shared memory a block may ask for without opting in
 	// (cudaFuncAttributeMaxDynamicSharedMemorySize), 48 KiB on every architecture since Kepler.
 	MaxSharedBytes = 48 << 10
+	// MaxRegisters is the most registers per thread on every compute capability from 3.5 on
+	// (the CUDA C++ Programming Guide's technical specifications: 255).
+	MaxRegisters = 255
 )
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -91,6 +99,7 @@ type source struct {
 	Problem      cells.At[string]             `yaml:"problem"`
 	Precision    cells.At[string]             `yaml:"precision"`
 	SharedBytes  cells.At[string]             `yaml:"shared_bytes"`
+	Registers    cells.At[int]                `yaml:"registers"`
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
@@ -130,6 +139,11 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 	if y.Repeats.Line > 0 {
 		if s.Repeats = y.Repeats.V; s.Repeats < 1 || s.Repeats > kernelcell.MaxRepeats {
 			return Spec{}, cells.Errorf(y.Repeats.Line, "repeats is %d; use 1 to %d", s.Repeats, kernelcell.MaxRepeats)
+		}
+	}
+	if y.Registers.Line > 0 {
+		if s.Registers = y.Registers.V; s.Registers < 1 || s.Registers > MaxRegisters {
+			return Spec{}, cells.Errorf(y.Registers.Line, "registers is %d; a thread may have 1 to %d", s.Registers, MaxRegisters)
 		}
 	}
 	if s.Kernel == "" {

@@ -63,6 +63,8 @@ func TestParseCUDAErrors(t *testing.T) {
 		{"unknown compare", replace("[cublas]", "[cutlass]"), 5, `unknown kernel "cutlass"`},
 		{"size over limit", replace("[100, 256]", "[100, 9000]"), 4, "over the limit"},
 		{"bad dtype", replace("sizes:", "dtype: half\nsizes:"), 4, `unknown dtype "half"`},
+		{"too many registers", replace("sizes:", "registers: 256\nsizes:"), 4, "registers is 256; a thread may have 1 to 255"},
+		{"no registers", replace("sizes:", "registers: 0\nsizes:"), 4, "registers is 0; a thread may have 1 to 255"},
 		{"grid overflow", replace(`"ceil(n/16)", "ceil(n/16)"`, `"n*n*n*n*n*n*n*n*n*n"`), 3, `grid formula "n*n*n*n*n*n*n*n*n*n" for n=100: a value overflows 64-bit integers`},
 		{"grid division by zero", replace(`"ceil(n/16)", "ceil(n/16)"`, `"1+n/(n-100)"`), 3, `grid formula "1+n/(n-100)" for n=100: division by zero`},
 		{"grid remainder by zero", replace(`"ceil(n/16)", "ceil(n/16)"`, `"1 + n%(n-100)"`), 3, `grid formula "1 + n%(n-100)" for n=100: division by zero`},

@@ -29,8 +29,9 @@ func TestEmulateWarnsOfUninitialisedReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &cellstest.Recorder{}
-	custom := func(n int) (emulate.Request, error) {
-		return emulate.Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}}, nil
+	custom := func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+		return emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1},
+			N: n, DType: dtype, GPU: g})
 	}
 	lines := func(s string) string { return strings.ReplaceAll(s, "cell.cu:4", "line 14") }
 	res, err := Emulate(context.Background(), rec, nil, []int{32}, "float32", datasheet.GPUs[0], custom, lines)

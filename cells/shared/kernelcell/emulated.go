@@ -15,13 +15,13 @@ import (
 // Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,
 // sampled blocks up to emulate.MaxSampledN), as rows
 // of the emulated table (EmulatedTable), labelled emulated with times modelled on g; custom, if not nil, adds a
-// learner's kernel first at each size. A fault or a size too large to emulate is a note, and the
-// run goes on.
+// learner's kernel first at each size: it runs the kernel at n in dtype with times modelled on g. A
+// fault or a size too large to emulate is a note, and the run goes on.
 //
 // A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
 // GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
 func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
-	custom func(n int) (emulate.Request, error), lines func(string) string) ([]emulate.Result, error) {
+	custom func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error), lines func(string) string) ([]emulate.Result, error) {
 	if lines == nil {
 		lines = func(s string) string { return s }
 	}
@@ -41,15 +41,12 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 			continue
 		}
 		for _, name := range names {
-			req := emulate.Request{Kernel: name}
+			var res emulate.Result
 			var err error
 			if name == "custom" {
-				req, err = custom(n)
-			}
-			req.N, req.DType, req.GPU = n, dtype, g
-			var res emulate.Result
-			if err == nil {
-				res, err = emulate.Run(ctx, req)
+				res, err = custom(ctx, n, dtype, g)
+			} else {
+				res, err = emulate.Run(ctx, emulate.Request{Kernel: name, N: n, DType: dtype, GPU: g})
 			}
 			if ctx.Err() != nil {
 				return results, ctx.Err()
@@ -111,7 +108,7 @@ func EmulatedTable(gpuName string) cells.Table {
 const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator's on the datasheet GPU's compute capability, with the resource that limits it; " +
 	"the table's own kernels use the registers Nsight Compute measured on an H100 for this PTX. A learner's kernel's registers are not known without ptxas " +
 	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
-	"or a range where .maxnreg or __launch_bounds__ caps them."
+	"or a range where .maxnreg or __launch_bounds__ caps them, or what a cuda cell's registers: key assumes (labelled assumed)."
 
 // EmulatedRow is r as a row of EmulatedTable; a relative error that is NaN or Inf says so (cells.ErrorValue). The
 // atomics columns are empty for a kernel without atomics, the cache columns without a cache model
@@ -188,7 +185,7 @@ func CountsChart(results []emulate.Result) (string, error) {
 // CacheNote says what the cache columns are and what they cannot know.
 const CacheNote = "The hit rates and DRAM bytes come from a model of the caches (an L1 per block, a shared L2, least-recently-used, sizes from the datasheet: docs/vgpu-metrics.md); " +
 	"blocks run one after another, so where only some blocks ran (sampled) the L2 starts cold for them and the DRAM bytes are an upper bound. " +
-	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32 and atomics limits, the bound naming it; it has no latency term, so a launch with few warps is slower than modelled."
+	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32, atomics and latency limits (the latency one by Little's law: the warps' waits overlapped by the warps the occupancy lets each SM hold), the bound naming it, plus the launch's fixed time."
 
 // ProblemTable is EmulatedTable with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (EmulatedRow
 // fills that column from emulate.Result.Rate).

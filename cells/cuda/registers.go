@@ -1,0 +1,55 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/sim/occupancy"
+	"github.com/gpuplayground/playground/vgpu/emulate"
+)
+
+// emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
+// request: Spec.request), then, where the cell assumes registers, recomputes its occupancy and
+// modelled time with them (assumeRegisters).
+func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+	req, err := s.request(ptx, n)
+	if err != nil {
+		return emulate.Result{}, err
+	}
+	req.N, req.DType, req.GPU = n, dtype, g
+	res, err := emulate.Run(ctx, req)
+	if err != nil || s.Registers == 0 {
+		return res, err
+	}
+	return assumeRegisters(res, s.Registers, s.Block, g)
+}
+
+// assumeRegisters is res, a launch of blocks of block threads on g, with its theoretical occupancy
+// and modelled time recomputed for regs registers per thread: the occupancy calculator's
+// (sim/occupancy, the largest shared-memory carve-out, as emulate's own) with those registers and
+// the launch's shared memory, its text saying the registers are assumed, and emulate.ModelAt with
+// it; the rate in res.RateUnit scales with the time. The counts stay as emulated: their cache model
+// shared each SM's L1 among the blocks resident without the register limit, at least as many as
+// with it, so their L1 hit rate is if anything low. A block that cannot launch with regs (more
+// registers than a block may have) is an error, as cudaLaunchKernel's "too many resources
+// requested for launch".
+func assumeRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU) (emulate.Result, error) {
+	lim, err := occupancy.Lookup(g.CC)
+	if err != nil {
+		return res, err
+	}
+	threads := max(block[0], 1) * max(block[1], 1) * max(block[2], 1)
+	o := res.Occupancy
+	o.Registers = regs
+	if o.Result, err = lim.Occupancy(threads, regs, o.SharedBytes, lim.SharedPerSM); err != nil {
+		return res, fmt.Errorf("with registers: %d the kernel does not launch on the %s: %v", regs, g.Name, err)
+	}
+	o.Text = fmt.Sprintf("%.3g%% (%s; %d registers assumed)", 100*o.Result.Occupancy, o.Result.Limiting(), regs)
+	before := res.Model.Seconds
+	res.Occupancy, res.Model = o, emulate.ModelAt(res.Counts, g, o)
+	if before > 0 && res.Model.Seconds > 0 {
+		res.Rate *= before / res.Model.Seconds
+	}
+	return res, nil
+}

@@ -10,9 +10,10 @@ import (
 // accumulation, dense: the datasheet.Accelerators entry of g's name (with its source there), scaled
 // by g's FP32 peak over the datasheet's when g runs at another clock (GPU.AtClock); 0 where none is
 // published here, and the tensor-core FLOPs are then charged to the "compute" term at the FP32 peak.
-// It is the datasheet's peak: on Hopper only wgmma is documented to reach it (NVIDIA H100 Tensor
-// Core GPU Architecture whitepaper, 2022); the warp-level mma.sync the virtual GPU runs is charged
-// at it all the same, an optimistic bound.
+// It is the datasheet's peak, which no measurement here shows the warp-level mma.sync reaching on
+// Hopper (whose own instruction for it is the warpgroup-level wgmma: PTX ISA 8.x, section 9.7.15
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"): for mma.sync an
+// optimistic bound.
 func TensorPeak(g datasheet.GPU) float64 {
 	a, err := datasheet.LookupAccelerator(g.Name)
 	if err != nil || a.Kind != "GPU" || a.Dense <= 0 {

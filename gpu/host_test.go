@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -102,5 +103,15 @@ func TestRelErrorFullAndSampled(t *testing.T) {
 				t.Errorf("n=%d NaN result: rel error %g, want +Inf", n, nan)
 			}
 		}
+	}
+}
+
+// A kernel the table marks MinCC is refused on an older device, before anything is launched: the
+// mma.sync rungs need cp.async and bf16 mma.sync (sm_80); a Turing GPU (7.5) says so.
+func TestMinCCRefusedOnOlderDevices(t *testing.T) {
+	d := &device{cc: 75}
+	_, err := d.planKernel(Request{Kernel: "cuda-mma", N: 64, DType: "float32"}, nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "cuda-mma needs compute capability 8.0 or newer; this GPU is 7.5") {
+		t.Fatalf("got %v, want a refusal naming 8.0 and 7.5", err)
 	}
 }

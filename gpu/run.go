@@ -245,6 +245,9 @@ func (d *device) planKernel(req Request, dA, dB, dC *nvidia.DevicePtr) (plan, er
 	if !row.Takes(req.DType) {
 		return plan{}, fmt.Errorf("%s takes %s matrices only", req.Kernel, strings.Join(row.DTypes, " or "))
 	}
+	if row.MinCC > d.cc {
+		return plan{}, fmt.Errorf("%s needs compute capability %d.%d or newer; this GPU is %d.%d", req.Kernel, row.MinCC/10, row.MinCC%10, d.cc/10, d.cc%10)
+	}
 	l := row.LaunchFor(n, d.cc, req.DType)
 	p := plan{precision: l.Precision, padded: l.N}
 	if conv := to16(l.Precision); conv != nil {

@@ -47,12 +47,12 @@ var features = []struct{ prefix, feature string }{
 	{"suq", "surface queries (\"Surface Memory\")"},
 	{"cp.async.bulk", "Hopper's tensor memory accelerator copies (TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
-	{"cp.async", "asynchronous copies to shared memory (__pipeline_memcpy_async, cuda::memcpy_async: \"Asynchronous Data Copies\")"},
+	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group and wait_group/wait_all (mbarrier completion: cuda::memcpy_async with a barrier, \"Asynchronous Data Copies\")"},
 	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma)"},
 	{"mbarrier", "asynchronous barriers (cuda::barrier, cuda::pipeline: \"Asynchronous Barrier\")"},
-	{"ldmatrix", "tensor-core fragment loads (ldmatrix)"},
+	{"ldmatrix", "tensor-core fragment loads other than ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"},
 	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
-	{"mma", "warp-level matrix multiply-accumulate (mma.sync, tensor cores outside the wmma API)"},
+	{"mma", "warp-level matrix multiply-accumulate (mma.sync) shapes and types other than m16n8k16 and m16n8k8 .row.col with f16 or bf16 inputs and f32 accumulators"},
 	{"wmma", "wmma shapes and types other than m16n16k16 with f16 or bf16 inputs and f32 accumulators (\"Warp Matrix Functions\")"},
 	{"bar.arrive", "split barriers (bar.arrive: named barriers with a thread count)"},
 	{"barrier.arrive", "split barriers (barrier.arrive: named barriers with a thread count)"},
@@ -149,6 +149,9 @@ type inst struct {
 	cmp      func(a, b uint64) bool      // setp comparison
 	boolop   uint8
 	wm       *wmmaOp
+	ldm      *ldmatrixOp // ldmatrix (mma.go)
+	mma      *mmaOp      // mma.sync (mma.go)
+	cp       *cpAsyncOp  // cp.async and its commit and wait (cpasync.go)
 	atom     *atomOp
 	call     *callSite
 	strong   bool // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
@@ -788,6 +791,12 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return d.decodeRedux(in, m, s)
 	case "wmma":
 		return d.decodeWmma(in, m, s)
+	case "ldmatrix":
+		return d.decodeLdmatrix(in, m, s)
+	case "mma":
+		return d.decodeMma(in, m, s)
+	case "cp":
+		return d.decodeCpAsync(in, m, s)
 	}
 	if len(m.types) == 1 && m.types[0].kind == 'p' {
 		return d.decodePredLogic(in, m, s)

@@ -92,7 +92,11 @@
 // %g %G %a %%, flags, width, precision, * and the h hh l ll z j t length modifiers, C's inf/nan and
 // %g) and __assertfail; lop3.b32, bfi, mul24/mad24 (.lo .hi); add sub mul fma (.rn, .sat) neg abs
 // min max on f16, bf16, f16x2 and bf16x2, setp on f16 and bf16; wmma.load.a/.b/.c, wmma.mma, wmma.store.d for m16n16k16 with f16
-// or bf16 inputs and f32 accumulators, on global or shared memory, as warp-collective operations.
+// or bf16 inputs and f32 accumulators, on global or shared memory, as warp-collective operations;
+// ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16 and mma.sync.aligned.m16n8k16 and
+// m16n8k8 .row.col.f32.{f16,bf16}.{f16,bf16}.f32 with the PTX ISA's fragment layouts (mma.go);
+// cp.async.ca/.cg.shared.global of 4, 8 or 16 bytes with src-size or ignore-src, commit_group,
+// wait_group and wait_all (cpasync.go: the shared destination is written at the wait that covers it).
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode, its CUDA feature, and its PTX and source lines)
 //
@@ -101,7 +105,9 @@
 // and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
-// textures and surfaces, mma.sync/ldmatrix/cp.async, wmma with f16 accumulators or other shapes,
+// textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
+// stmatrix, cp.async with mbarrier completion and cp.async.bulk (TMA), wgmma, wmma with f16
+// accumulators or other shapes,
 // .address_size 32.
 //
 // # Counts
@@ -110,13 +116,16 @@
 // Nsight Compute's metrics count them (docs/vgpu-metrics.md maps each to its metric and says where
 // PTX-level counts differ from the SASS-level ones): warp and thread instructions (thread = lanes
 // that executed, predicated-off lanes excluded) by class (ClassNames), FLOPs (an FMA is 2, a
-// wmma.mma 8192 per warp), global load and store requests, 32-byte sectors and the distinct bytes
+// wmma.mma 8192 per warp, an mma.sync m16n8k16 4096; Counts.TensorFLOPs those of tensor-core
+// instructions), global load and store requests, 32-byte sectors and the distinct bytes
 // used (Counts.Coalescing = used / moved), shared-memory requests, wavefronts and ideal wavefronts
 // (32 banks of 4-byte words; lanes reading one word share it; up to 8 bytes the warp is served at
 // once, 16 bytes per half-warp, each unit taking the most distinct words in one bank, ideally its
 // distinct words / 32; a 16-bit wmma tile in shared memory is one request read as 4 warp-wide
 // 32-bit accesses of the mma fragment layout, an f32 tile as one pass: what an H100 counts,
-// docs/vgpu-metrics.md), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
+// docs/vgpu-metrics.md; an ldmatrix is one request whose wavefronts are, per 8×8 matrix, the
+// bankPass of its 8 rows of 16 bytes: 1 per matrix without conflicts; a cp.async is a global load
+// request and a shared store request), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
 // beside the predicated-off lanes, branches and divergent branches (Counts.BranchEfficiency),
 // barriers, and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
 // SharedAtomicRequests, the passes same-address lanes serialise into: Counts.AtomicSerialisation,
@@ -152,7 +161,11 @@
 // lanes of one warp, a warp synchronisation naming both does: bar.warp.sync (__syncwarp), shfl.sync,
 // vote.sync, match.sync, redux.sync, with their member masks, transitively. Bytes, not words, are checked: two lanes
 // writing the halves of one word do not race. A write of the value already there is not reported,
-// nor are atomics (they do not race with each other) or wmma on shared memory.
+// nor are atomics (they do not race with each other) or wmma on shared memory. ldmatrix reads are
+// checked as the reads of the lanes that gave the rows' addresses; a cp.async's shared write is
+// checked (and marked written for the initcheck) as its thread's store at the cp.async.wait_group
+// that completes it, so a read before the wait, or by another thread not ordered after the wait by
+// a barrier, is an uninitialised read or a hazard.
 //
 // # Memory bounds per launch
 //

@@ -45,6 +45,7 @@ type warp struct {
 	base     [warpSize]uint32
 	stack    []frameRec // lane l's frames at l·MaxCallDepth
 	stackTop uint32
+	async    *asyncState // cp.async copies in flight (cpasync.go); nil until the first
 }
 
 func (w *warp) dst(r int32, m uint32) *[warpSize]uint64 {

@@ -15,7 +15,8 @@ func FuzzParsePTX(f *testing.F) {
 			f.Add(string(b))
 		}
 	}
-	for _, s := range []string{stridePTX, banksPTX, divergePTX, barrierPTX, oobPTX, hazardPTX} {
+	for _, s := range []string{stridePTX, banksPTX, divergePTX, barrierPTX, oobPTX, hazardPTX,
+		ldmatrixPTX("x4.trans", 4), mmaPTX(16, "bf16"), cpAsyncPTX("", "bar.sync 0;", "cp.async.wait_group 0;")} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

@@ -170,8 +170,9 @@ type Counts struct {
 	WarpInstructions, ThreadInstructions int64
 	// Classes are the same split by instruction class (index: ClassFMA32 … ClassOther).
 	Classes [NumClasses]ClassCount
-	// FLOPs are floating-point operations, an FMA counting 2.
-	FLOPs int64
+	// FLOPs are floating-point operations, an FMA counting 2. TensorFLOPs are those of them that
+	// tensor-core instructions did (wmma.mma, mma.sync: 2·m·n·k per warp instruction).
+	FLOPs, TensorFLOPs int64
 	// GlobalLoadRequests and GlobalStoreRequests are warp-level global memory instructions;
 	// LoadSectors and StoreSectors the 32-byte sectors they touch; GlobalBytesUsed the distinct
 	// bytes the lanes asked for.
@@ -266,7 +267,7 @@ func (c Counts) Scaled() Counts {
 	out := c
 	out.Sampled = true
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
-		&out.FLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
+		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
 		&out.Barriers, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
@@ -787,6 +788,9 @@ func (c *cta) run(i int) {
 		clear(w.regs)
 		clear(w.preds)
 		clear(w.local)
+		if w.async != nil {
+			w.async.pending, w.async.commits = w.async.pending[:0], [warpSize]uint32{}
+		}
 		c.fillConsts(w)
 	}
 	for {
@@ -987,11 +991,18 @@ func (out *Counts) addInst(in *inst, x instCount) {
 	out.Classes[in.class].Warp += int64(x.warp)
 	out.Classes[in.class].Thread += int64(x.thread)
 	out.FLOPs += int64(in.flops) * int64(x.thread)
+	if in.class == ClassTensor {
+		out.TensorFLOPs += int64(in.flops) * int64(x.thread)
+	}
 	switch in.class {
 	case ClassLoad:
 		out.GlobalLoadRequests += int64(x.gReq)
 		out.LoadSectors += int64(x.gSectors)
-		out.SharedLoadRequests += int64(x.sReq)
+		if in.cp != nil { // cp.async: a global load and a shared store
+			out.SharedStoreRequests += int64(x.sReq)
+		} else {
+			out.SharedLoadRequests += int64(x.sReq)
+		}
 	case ClassStore:
 		out.GlobalStoreRequests += int64(x.gReq)
 		out.StoreSectors += int64(x.gSectors)

@@ -1,5 +1,5 @@
 // shared.cu: one warp per kernel, each making one shared-memory access of the patterns that
-// vgpu/counts_test.go counts (scalar, 64- and 128-bit, strided, broadcast; a wmma tile), to read
+// vgpu/counts_test.go counts (scalar, 64- and 128-bit, strided, broadcast; a wmma tile; ldmatrix), to read
 // Nsight Compute's shared wavefronts and bank conflicts for them (docs/vgpu-metrics.md):
 //
 //	nvcc -O3 -arch=sm_90 -o /tmp/shared bench/gpucheck/shared.cu
@@ -98,6 +98,23 @@ __global__ void st_v4(int stride) {
   sink[t] = s[(t * 5) % 4096];
 }
 
+// ldmatrix.sync.aligned.m8n8.x4.shared.b16: lane l names row l%8 of matrix l/8 at byte
+// row_bytes·(l%8) + mat_bytes·(l/8), the matrix index XORed with the row when swizzle is set. The
+// virtual GPU counts (vgpu/mma_test.go, TestLdmatrixBankConflicts) 4, 32, 16 and 4 wavefronts for
+// (16, 128, 0), (128, 16, 0), (64, 16, 0) and (128, 16, 1): not yet measured (2026-11-25).
+__global__ void ldmatrix_x4(int row_bytes, int mat_bytes, int swizzle) {
+  __shared__ __align__(16) unsigned short s[4096];
+  int t = threadIdx.x;
+  for (int i = t; i < 4096; i += 32) s[i] = i;
+  __syncthreads();
+  int r = t % 8, m = t / 8;
+  unsigned off = row_bytes * r + mat_bytes * (swizzle ? (m ^ r) : m);
+  unsigned a, b, c, d;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(smem(s) + off));
+  sink[t] = a + b + c + d;
+}
+
 int main() {
   for (int s : {1, 2, 0}) ld_f32<<<1, 32>>>(s);
   for (int s : {1, 2, 0}) ld_v2<<<1, 32>>>(s);
@@ -106,6 +123,10 @@ int main() {
   for (int ld : {16, 24}) wmma_b<<<1, 32>>>(ld);
   ld_v4_mix<<<1, 32>>>();
   for (int s : {1, 2}) st_v4<<<1, 32>>>(s);
+  ldmatrix_x4<<<1, 32>>>(16, 128, 0);
+  ldmatrix_x4<<<1, 32>>>(128, 16, 0);
+  ldmatrix_x4<<<1, 32>>>(64, 16, 0);
+  ldmatrix_x4<<<1, 32>>>(128, 16, 1);
   cudaError_t e = cudaDeviceSynchronize();
   printf("%s\n", cudaGetErrorString(e));
   return e != cudaSuccess;

@@ -32,6 +32,10 @@ type Kernel struct {
 	// Older, when set, replaces Entry and Precision on devices older than compute capability
 	// Older.Below (BF16 tensor cores need sm_80; Volta and Turing get the FP16 kernel instead).
 	Older *Older
+	// MinCC, when set, is the lowest compute capability (major×10 + minor) the kernel runs on at
+	// all: its Entry is compiled only from compute_MinCC (cp.async and bf16 mma.sync need sm_80,
+	// PTX ISA "cp.async" and "mma"), and an older device refuses it.
+	MinCC int
 	// DTypes are the cell dtypes it takes; the worker refuses any other at once.
 	DTypes []string
 	// BLAS says which cuBLAS call runs it; nil for the playground's own kernels, launched from Entry.
@@ -123,6 +127,15 @@ func Kernels() []Kernel {
 			Source: ownSource, Entry: "cuda_wmma_bf16", Precision: "bf16", DTypes: f32,
 			Older: &Older{Below: 80, Entry: "cuda_wmma_f16", Precision: "f16"},
 			Block: [3]int{128, 4, 1}, Tile: [2]int{64, 64}, Pad: 16, Registers: 38, GFLOPS: 500},
+		{Name: "cuda-mma", Summary: "tensor cores through mma.sync: 128×128 tiles staged in shared memory, fed by ldmatrix, BF16 inputs, FP32 accumulation",
+			Source: ownSource, Entry: "cuda_mma", Precision: "bf16", DTypes: f32, MinCC: 80,
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
+		{Name: "cuda-mma-async", Summary: "cuda-mma with cp.async double buffering: the next tiles load while the tensor cores work",
+			Source: ownSource, Entry: "cuda_mma_async", Precision: "bf16", DTypes: f32, MinCC: 80,
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
+		{Name: "cuda-mma-swizzle", Summary: "cuda-mma-async with an XOR-swizzled shared layout: ldmatrix without bank conflicts",
+			Source: ownSource, Entry: "cuda_mma_swizzle", Precision: "bf16", DTypes: f32, MinCC: 80,
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
 	}
 }
 
@@ -212,7 +225,7 @@ func Entries() []EntryPoint {
 			continue
 		}
 		if k.Older == nil {
-			out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry})
+			out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.MinCC})
 			continue
 		}
 		out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.Older.Below},
@@ -280,6 +293,9 @@ func KernelsMarkdown() string {
 			runs = "`" + k.Entry + "`"
 			if k.Older != nil {
 				runs += fmt.Sprintf(" (sm_%d and newer); `%s` below", k.Older.Below, k.Older.Entry)
+			}
+			if k.MinCC > 0 {
+				runs += fmt.Sprintf(" (sm_%d and newer only)", k.MinCC)
 			}
 			n := "n"
 			if k.Pad > 1 {

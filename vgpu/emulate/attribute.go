@@ -51,7 +51,8 @@ func Dominant(m datasheet.Model) datasheet.Term {
 //   - "L2": the sectors reaching the L2: every sector of a store or atomic, and of a load its
 //     sectors × the launch's L1 miss rate of loads (the same estimate);
 //   - "issue": the warp instructions, exact;
-//   - "compute": the FLOPs, each line's active lanes × its opcode's FLOPs (ptxFLOPs);
+//   - "compute": the FLOPs, each line's active lanes × its opcode's FLOPs (ptxFLOPs), but for the
+//     tensor-core lines where g has a tensor-core peak (TensorPeak); "tensor": those lines' FLOPs;
 //   - "atomics": the part of AtomicSeconds that is largest: the serialised passes of the global
 //     atomics (or of the shared ones), or the atomic operations (the lanes of atom and red lines);
 //     the same-address limit (GlobalAtomicHotOps, counted per launch, not per line) is shared among
@@ -137,10 +138,13 @@ func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares 
 		for _, l := range c.Lines {
 			w[l.Line] = float64(l.Warp)
 		}
-	case "compute":
+	case "compute", "tensor":
 		s.Of = "FLOPs"
+		split := TensorPeak(g) > 0
 		for _, l := range c.Lines {
-			w[l.Line] = float64(l.Thread) * ptxFLOPs(l.Text)
+			if !split || isTensorOp(opOf(l.Text)) == (term == "tensor") {
+				w[l.Line] = float64(l.Thread) * ptxFLOPs(l.Text)
+			}
 		}
 	case "atomics":
 		attributeAtomics(c, g, &s, w)
@@ -242,11 +246,21 @@ func opOf(text string) string { return parsePTX(text).op }
 // ptxFLOPs is the FLOPs per active lane of a PTX instruction, as the virtual GPU counts them: 2 for
 // a floating-point fma or mad, 1 for the other f32/f64 arithmetic and the f16/bf16 add, sub, mul,
 // neg, abs, min and max (twice as many for a packed pair: .f16x2, .bf16x2), 256 for a wmma.mma
-// (2·16³ per warp over its 32 lanes), 0 for the rest.
+// (2·16³ per warp over its 32 lanes), 128 for an mma.sync m16n8k16 and 64 for an m16n8k8
+// (2·16·8·k over 32 lanes), 0 for the rest.
 func ptxFLOPs(text string) float64 {
 	op := opOf(text)
 	if strings.HasPrefix(op, "wmma.mma") {
 		return 2 * 16 * 16 * 16 / 32
+	}
+	if strings.HasPrefix(op, "mma.") {
+		switch {
+		case strings.Contains(op, ".m16n8k16."):
+			return 2 * 16 * 8 * 16 / 32
+		case strings.Contains(op, ".m16n8k8."):
+			return 2 * 16 * 8 * 8 / 32
+		}
+		return 0
 	}
 	parts := strings.Split(op, ".")
 	base, typ := parts[0], parts[len(parts)-1]

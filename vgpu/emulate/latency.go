@@ -66,7 +66,7 @@ func parsePTX(text string) ptxInstr {
 	} else {
 		in.src = append(in.src, ptxRegister.FindAllString(args, -1)...)
 	}
-	in.sharedLoad = strings.HasPrefix(op, "ld.shared") || (strings.HasPrefix(op, "wmma.load") && strings.Contains(op, ".shared"))
+	in.sharedLoad = strings.HasPrefix(op, "ld.shared") || strings.HasPrefix(op, "ldmatrix") || (strings.HasPrefix(op, "wmma.load") && strings.Contains(op, ".shared"))
 	return in
 }
 

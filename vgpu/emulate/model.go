@@ -35,7 +35,10 @@ func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
 // Model is the modelled time of counts c on g: the largest of the times its limits allow (each
 // term in Model.Terms, the largest named in Model.Bound):
 //
-//   - "compute": the FLOPs at g's FP32 peak;
+//   - "compute": the FLOPs at g's FP32 peak, but for the tensor cores' (c.TensorFLOPs) where g has a
+//     published tensor-core peak;
+//   - "tensor": the tensor cores' FLOPs at TensorPeak(g), spread over the SMs the grid keeps busy
+//     (as the per-SM terms below); no term where g has no such peak or the launch no tensor FLOPs;
 //   - "DRAM": the DRAM bytes at g's bandwidth: the cache model's reads and writes when c has them
 //     (c.Cached: its write-backs during the launch and the dirty sectors left in the L2, which a
 //     launch repeated back to back pays for in the next), else 32 bytes per global load and store
@@ -86,11 +89,18 @@ func limits(c vgpu.Counts, g datasheet.GPU) []datasheet.Term {
 	if c.Cached {
 		dram = float64(c.DRAMReadBytes + c.DRAMWriteBytes + c.L2DirtyBytes)
 	}
-	terms := []datasheet.Term{{Name: "compute", Seconds: float64(c.FLOPs) / g.FP32}, {Name: "DRAM", Seconds: dram / g.DRAM}}
+	flops, tensor := c.FLOPs, TensorPeak(g)
+	if tensor > 0 {
+		flops -= c.TensorFLOPs
+	}
+	terms := []datasheet.Term{{Name: "compute", Seconds: float64(flops) / g.FP32}, {Name: "DRAM", Seconds: dram / g.DRAM}}
 	// a grid of fewer blocks than SMs keeps only that many SMs busy
 	sms := max(g.SMs, 1)
 	if c.GridBlocks > 0 && c.GridBlocks < int64(sms) {
 		sms = int(c.GridBlocks)
+	}
+	if tensor > 0 && c.TensorFLOPs > 0 {
+		terms = append(terms, datasheet.Term{Name: "tensor", Seconds: float64(c.TensorFLOPs) / (tensor * float64(sms) / float64(max(g.SMs, 1)))})
 	}
 	if sm := g.Clock * float64(sms); g.Clock > 0 {
 		if c.Cached && g.L2PerClock > 0 {

@@ -57,7 +57,11 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 	}
 	want := map[string]string{"cuda-naive": "100% (warps and registers)", "cuda-coalesced": "100% (warps and registers)",
 		"cuda-smem": "100% (warps and registers)", "cuda-regblock": "25% (registers)", "cuda-wmma": "75% (registers)",
-		"cuda-blocktile1d": "50% (registers)", "cuda-vectorized": "25% (registers)", "cuda-warptile": "25% (registers)"}
+		"cuda-blocktile1d": "50% (registers)", "cuda-vectorized": "25% (registers)", "cuda-warptile": "25% (registers)",
+		// not yet measured on a GPU: 256 threads, and 32 KiB of shared memory for the two buffers
+		// of the cp.async rungs (6 blocks of 33 KiB with the 1 KiB reserved fit an H100's 228 KiB)
+		"cuda-mma": "≤ 100% (warps; registers unknown)", "cuda-mma-async": "≤ 75% (shared memory; registers unknown)",
+		"cuda-mma-swizzle": "≤ 75% (shared memory; registers unknown)"}
 	for _, row := range nvidia.Kernels() {
 		if row.Entry == "" {
 			continue

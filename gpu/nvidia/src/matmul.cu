@@ -341,3 +341,166 @@ extern "C" __global__ void __launch_bounds__(256) cuda_warptile(const float* A, 
             for (int i = 0; i < 4; ++i)
                 vec_store(C, M, N, bRow + wRow + s * 32 + ly * 4 + i, bCol + wCol + t * 16 + lx * 4, &acc[s][t][i][0], vec);
 }
+
+// The tensor-core rungs after cuda_wmma (appended here, so the kernels above keep their PTX):
+// mma.sync instead of WMMA, with tiles staged in shared memory and fed to the tensor cores by
+// ldmatrix, then the staging made asynchronous (cp.async, double-buffered), then the shared layout
+// XOR-swizzled so that ldmatrix reads it without bank conflicts. The instructions and their fragment
+// layouts are the PTX ISA's (sections "ldmatrix", "mma", "Matrix Fragments for mma.m16n8k16 with
+// floating point type", "cp.async"); they need sm_80 (cp.async, bf16 mma.sync).
+//
+// One shape for all three: a block of 256 threads (8 warps) computes a 128×128 tile of C, stepping
+// along K by 32; warp w owns the 64×32 piece at rows 64·(w/4), columns 32·(w%4): 4×4 mma.sync
+// m16n8k16 per step of 16, its A fragments from 4 ldmatrix.x4 and its B fragments from 2
+// ldmatrix.x4.trans. The shared tiles are A 128×32 (rows of 64 bytes) and B 32×128 (rows of 256
+// bytes), moved in 16-byte chunks of 8 bf16. M, N, K are multiples of 8 (the host pads), so a chunk
+// is wholly inside the matrix or wholly outside, where it is zero. A and B hold raw bf16 words.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define MMA_BM 128
+#define MMA_BN 128
+#define MMA_BK 32
+#define MMA_THREADS 256
+
+// mma_smem is the .shared address of a generic pointer into shared memory (what ldmatrix and
+// cp.async take).
+__device__ __forceinline__ unsigned mma_smem(const void* p) {
+    unsigned r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+
+// The byte offsets of chunk c of row r in the A and B tiles. Unswizzled, 8 rows of A at one chunk
+// fall in 2 of the 8 16-byte bank groups (rows 64 bytes apart) and 8 rows of B in 1 (256 apart), so
+// an ldmatrix of them is a 4-way and an 8-way bank conflict. Swizzled, the chunk is XORed with the
+// row (A: with r/2 mod 4, the row's 128-byte line; B: with r mod 8), which puts 8 consecutive rows
+// in 8 different bank groups and keeps each row's chunks in the row.
+template <bool SWIZZLE> __device__ __forceinline__ unsigned mma_a_off(int r, int c) {
+    return r * (MMA_BK * 2) + 16 * (SWIZZLE ? (c ^ ((r >> 1) & 3)) : c);
+}
+template <bool SWIZZLE> __device__ __forceinline__ unsigned mma_b_off(int r, int c) {
+    return r * (MMA_BN * 2) + 16 * (SWIZZLE ? (c ^ (r & 7)) : c);
+}
+
+// mma_copy moves one 16-byte chunk from global to shared memory: with ASYNC a cp.async whose
+// src-size 0 zero-fills a chunk outside the matrix; else a 128-bit load through registers.
+template <bool ASYNC> __device__ __forceinline__ void mma_copy(unsigned dst, const unsigned short* src, bool in) {
+    if (ASYNC) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(in ? 16 : 0) : "memory");
+    } else {
+        unsigned x = 0, y = 0, z = 0, w = 0;
+        if (in) asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(src));
+        asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" :: "r"(dst), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+    }
+}
+
+// mma_stage stages the A tile (128 rows × 4 chunks) and the B tile (32 rows × 16 chunks) of step k0
+// at the shared addresses sa and sb: two chunks of each per thread, consecutive threads on
+// consecutive chunks of a row (coalesced global reads).
+template <bool ASYNC, bool SWIZZLE>
+__device__ __forceinline__ void mma_stage(const unsigned short* A, const unsigned short* B, unsigned sa, unsigned sb,
+                                          int M, int N, int K, int bRow, int bCol, int k0, int tid) {
+    for (int i = 0; i < 2; ++i) {
+        int q = tid + i * MMA_THREADS;
+        int r = q / 4, c = q % 4;
+        bool in = bRow + r < M && k0 + c * 8 < K;
+        mma_copy<ASYNC>(sa + mma_a_off<SWIZZLE>(r, c), in ? A + (size_t)(bRow + r) * K + k0 + c * 8 : A, in);
+        r = q / 16, c = q % 16;
+        in = k0 + r < K && bCol + c * 8 < N;
+        mma_copy<ASYNC>(sb + mma_b_off<SWIZZLE>(r, c), in ? B + (size_t)(k0 + r) * N + bCol + c * 8 : B, in);
+    }
+}
+
+// mma_compute is one step of 32 along K for the warp's 64×32 piece: per 16, 4 ldmatrix.x4 of A (lane
+// l names row l%16 of the 16×16 tile at chunk l/16), 2 ldmatrix.x4.trans of B (lane l names row
+// l%8 + 8·(l/8%2) at chunk l/16 of the 16×16 tile: two n8 fragments), and 16 mma.sync.
+template <bool SWIZZLE>
+__device__ __forceinline__ void mma_compute(unsigned sa, unsigned sb, int wRow, int wCol, int lane, float (&acc)[4][4][4]) {
+    for (int kk = 0; kk < MMA_BK; kk += 16) {
+        unsigned a[4][4], b[4][2];
+        for (int mi = 0; mi < 4; ++mi)
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(a[mi][0]), "=r"(a[mi][1]), "=r"(a[mi][2]), "=r"(a[mi][3])
+                         : "r"(sa + mma_a_off<SWIZZLE>(wRow + mi * 16 + lane % 16, kk / 8 + lane / 16)) : "memory");
+        for (int nj = 0; nj < 2; ++nj)
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(b[2 * nj][0]), "=r"(b[2 * nj][1]), "=r"(b[2 * nj + 1][0]), "=r"(b[2 * nj + 1][1])
+                         : "r"(sb + mma_b_off<SWIZZLE>(kk + lane % 8 + (lane / 8 % 2) * 8, (wCol + nj * 16) / 8 + lane / 16)) : "memory");
+        for (int mi = 0; mi < 4; ++mi)
+            for (int ni = 0; ni < 4; ++ni)
+                asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                             : "+f"(acc[mi][ni][0]), "+f"(acc[mi][ni][1]), "+f"(acc[mi][ni][2]), "+f"(acc[mi][ni][3])
+                             : "r"(a[mi][0]), "r"(a[mi][1]), "r"(a[mi][2]), "r"(a[mi][3]), "r"(b[ni][0]), "r"(b[ni][1]));
+    }
+}
+
+struct alignas(8) mma_f2 { float x, y; };
+
+// mma_gemm is the three rungs' body. Without ASYNC one shared buffer: stage, barrier, compute,
+// barrier. With ASYNC two: the copies of step t+1 are issued before step t is computed and waited
+// for (cp.async.wait_group 1: all but the newest group) only after, so the loads overlap the math.
+template <bool ASYNC, bool SWIZZLE>
+__device__ __forceinline__ void mma_gemm(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
+    __shared__ __align__(128) unsigned short As[ASYNC ? 2 : 1][MMA_BM * MMA_BK];
+    __shared__ __align__(128) unsigned short Bs[ASYNC ? 2 : 1][MMA_BK * MMA_BN];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wRow = (warp / 4) * 64, wCol = (warp % 4) * 32;
+    const int bRow = blockIdx.y * MMA_BM, bCol = blockIdx.x * MMA_BN;
+    const unsigned sa = mma_smem(&As[0][0]), sb = mma_smem(&Bs[0][0]);
+    const unsigned stepA = MMA_BM * MMA_BK * 2, stepB = MMA_BK * MMA_BN * 2;
+    float acc[4][4][4];
+    for (int mi = 0; mi < 4; ++mi)
+        for (int ni = 0; ni < 4; ++ni)
+            for (int j = 0; j < 4; ++j) acc[mi][ni][j] = 0.0f;
+    const int steps = (K + MMA_BK - 1) / MMA_BK;
+    if (!ASYNC) {
+        for (int t = 0; t < steps; ++t) {
+            mma_stage<false, SWIZZLE>(A, B, sa, sb, M, N, K, bRow, bCol, t * MMA_BK, tid);
+            __syncthreads();
+            mma_compute<SWIZZLE>(sa, sb, wRow, wCol, lane, acc);
+            __syncthreads();
+        }
+    } else {
+        mma_stage<true, SWIZZLE>(A, B, sa, sb, M, N, K, bRow, bCol, 0, tid);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        for (int t = 0; t < steps; ++t) {
+            const unsigned cur = t & 1;
+            if (t + 1 < steps)
+                mma_stage<true, SWIZZLE>(A, B, sa + (cur ^ 1) * stepA, sb + (cur ^ 1) * stepB, M, N, K, bRow, bCol, (t + 1) * MMA_BK, tid);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncthreads();
+            mma_compute<SWIZZLE>(sa + cur * stepA, sb + cur * stepB, wRow, wCol, lane, acc);
+            __syncthreads();
+        }
+    }
+    // the accumulators' layout: lane 4g+t holds rows g and g+8, columns 2t and 2t+1 of each 16×8 tile
+    const int g = lane / 4, tq = lane % 4;
+    for (int mi = 0; mi < 4; ++mi)
+        for (int ni = 0; ni < 4; ++ni)
+            for (int h = 0; h < 2; ++h) {
+                int r = bRow + wRow + mi * 16 + g + 8 * h, c = bCol + wCol + ni * 8 + 2 * tq;
+                if (r < M && c < N) {
+                    mma_f2 v = {acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]};
+                    *reinterpret_cast<mma_f2*>(C + (size_t)r * N + c) = v;
+                }
+            }
+}
+
+// cuda_mma: tiles staged through shared memory by 128-bit loads and stores, fed to mma.sync by
+// ldmatrix. Block 256; grid (ceil(N/128), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_mma(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
+    mma_gemm<false, false>(A, B, C, M, N, K);
+}
+
+// cuda_mma_async: cuda_mma with the staging done by cp.async into two shared buffers, the next step's
+// copies in flight while the tensor cores work on this one. Block 256; grid (ceil(N/128), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_mma_async(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
+    mma_gemm<true, false>(A, B, C, M, N, K);
+}
+
+// cuda_mma_swizzle: cuda_mma_async with the XOR-swizzled shared layout: its ldmatrix reads have no
+// bank conflicts. Block 256; grid (ceil(N/128), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_mma_swizzle(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
+    mma_gemm<true, true>(A, B, C, M, N, K);
+}
+#endif

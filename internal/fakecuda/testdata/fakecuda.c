@@ -224,7 +224,7 @@ static int ends_with(const char *s, const char *suffix) {
 
 // Every playground kernel, and every learner kernel the tests launch, has the signature
 // (const T* A, const T* B, float* C, int M, int N, int K) for row-major A (M×K), B (K×N), C (M×N):
-// FP32 inputs, or BF16 for cuda_wmma_bf16.
+// FP32 inputs, or BF16 for cuda_wmma_bf16 and the mma.sync kernels (cuda_mma…).
 CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
 	CUresult r = ready();
@@ -234,7 +234,7 @@ CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, uns
 	if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
 	uint64_t A = *(uint64_t *)params[0], B = *(uint64_t *)params[1], C = *(uint64_t *)params[2];
 	int M = *(int *)params[3], N = *(int *)params[4], K = *(int *)params[5];
-	int bf = strcmp(f->name, "cuda_wmma_bf16") == 0;
+	int bf = strcmp(f->name, "cuda_wmma_bf16") == 0 || strncmp(f->name, "cuda_mma", 8) == 0;
 	if (strcmp(f->name, "cuda_wmma_f16") == 0) return NOT_SUPPORTED;
 	size_t in = bf ? 2 : 4;
 	if (M < 1 || N < 1 || K < 1 || !inside(A, (size_t)M * K * in) || !inside(B, (size_t)K * N * in) ||

@@ -15,6 +15,8 @@ import (
 type Line struct {
 	Label string
 	X, Y  []float64
+	// Style, if not nil, draws the line in it (see Styled); otherwise lines take the palette in turn.
+	Style *Series
 }
 
 // Fraction draws percentages (0–100, linear y) against a quantity on a log x axis, one line per
@@ -39,7 +41,11 @@ func Fraction(title, xLabel, yLabel string, lines []Line) (string, error) {
 		if len(xys) == 0 {
 			continue
 		}
-		ln, sc, err := lineOf(xys, indexSeries(i, draw.CircleGlyph{}))
+		st := indexSeries(i, draw.CircleGlyph{})
+		if l.Style != nil {
+			st = *l.Style
+		}
+		ln, sc, err := lineOf(xys, st)
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}

@@ -203,7 +203,8 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 			st := Store(f, scale, grads)
 			e.Row(cells.Row{Table: "gradients", Values: []any{f.Name, name, st.Percent(st.Kept), st.Percent(st.Zero), st.Percent(st.Subnormal), st.Percent(st.Overflow), st.MedianError, st.SmallestKept}})
 			x, y := st.KeptByDecade(s)
-			lines = append(lines, chart.Line{Label: f.Name + " " + name, X: x, Y: y})
+			style := chart.Styled(i, j) // a colour per format, a dash and marker per loss scale
+			lines = append(lines, chart.Line{Label: f.Name + " " + name, X: x, Y: y, Style: &style})
 			e.Progress(i*len(s.Scales)+j+1, total+1)
 		}
 	}

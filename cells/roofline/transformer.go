@@ -166,9 +166,10 @@ func (r *run) runModel(ctx context.Context, e cells.Emitter) error {
 			cost.Weights, cost.KVRead + cost.KVWrite, cost.Activations + cost.Scores, cost.Intensity(),
 			here.Seconds, here.Bound, there.Seconds, there.Bound, float64(st.Batch*st.Tokens) / there.Seconds}})
 		name := fmt.Sprintf("%s, batch %d", labels[i], st.Batch)
+		onGPU, onCPU := chart.Styled(i, 0), chart.Styled(i, 1) // a colour per step, a marker per roof
 		points = append(points,
-			chart.Point{Label: name + " (" + s.GPU.Name + ", modelled)", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / there.Seconds / 1e9},
-			chart.Point{Label: name + " (this machine, modelled)", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / here.Seconds / 1e9})
+			chart.Point{Label: name + " (" + s.GPU.Name + ", modelled)", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / there.Seconds / 1e9, Style: &onGPU},
+			chart.Point{Label: name + " (this machine, modelled)", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / here.Seconds / 1e9, Style: &onCPU})
 	}
 	e.Chart(func() (string, error) { return ModelChart(c, s, points) })
 	e.Note("info", ridgeNote(s, c))
@@ -202,7 +203,7 @@ func ridgeNote(s Model, c measure.Ceilings) string {
 func ModelChart(c measure.Ceilings, s Model, points []chart.Point) (string, error) {
 	roofs := []chart.Roof{
 		{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s float32, %.3g GB/s", c.FP32.GFLOPS, c.BandwidthGBs), PeakGFLOPS: c.FP32.GFLOPS, Bandwidth: c.BandwidthGBs},
-		{Label: fmt.Sprintf("%s %s dense, datasheet (not measured)", s.GPU.Name, s.GPU.Format), PeakGFLOPS: s.GPU.Dense / 1e9, Bandwidth: s.GPU.DRAM / 1e9},
+		{Label: fmt.Sprintf("%s %s dense, datasheet", s.GPU.Name, strings.SplitN(s.GPU.Format, ",", 2)[0]), PeakGFLOPS: s.GPU.Dense / 1e9, Bandwidth: s.GPU.DRAM / 1e9},
 	}
 	return chart.Roofline(roofs, points)
 }

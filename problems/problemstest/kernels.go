@@ -214,7 +214,7 @@ extern "C" __global__ void k(const float* Q, const float* K, const float* V, flo
 
 // TiledFusedAttention is FusedAttention with the 64 queries of a block sharing tiles of K and V
 // through shared memory, and Q and out staged there so their global accesses are coalesced: the
-// solution of lesson 18's challenge.
+// solution of the challenge of the lesson Transformer accounting.
 const TiledFusedAttention = `#define D 64
 #define B 64                                         // queries per block, and keys per tile
 extern "C" __global__ void k(const float* Q, const float* K, const float* V, float* S, float* out, int n, int d) {

@@ -295,6 +295,9 @@ type Point struct {
 	Intensity float64
 	GFLOPS    float64
 	Predicted bool
+	// Style, if not nil, draws the point in it instead of its label's kernel style (points that are
+	// not kernels: a model's steps).
+	Style *Series
 }
 
 // Roofline draws the roofs (log-log: attainable GFLOP/s = min(peak, intensity × bandwidth)) with the
@@ -339,6 +342,9 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	anyPrediction := false
 	for _, pt := range points {
 		st := KernelSeries(pt.Label)
+		if pt.Style != nil {
+			st = *pt.Style
+		}
 		s, err := plotter.NewScatter(plotter.XYs{{X: pt.Intensity, Y: pt.GFLOPS}})
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)

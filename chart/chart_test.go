@@ -88,7 +88,7 @@ func TestUtilisationChart(t *testing.T) {
 
 func TestRooflineChart(t *testing.T) {
 	svg, err := Roofline([]Roof{{"this machine (measured)", 13, 24}, {"H100 SXM datasheet", 67000, 3350}},
-		[]Point{{"gonum n=256", 42.7, 12, false}, {"gonum n=256", 42.7, 20, true}})
+		[]Point{{Label: "gonum n=256", Intensity: 42.7, GFLOPS: 12}, {Label: "gonum n=256", Intensity: 42.7, GFLOPS: 20, Predicted: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestChartsKeepTextInsideAndApart(t *testing.T) {
 		},
 		"roofline": func() (string, error) {
 			return Roofline([]Roof{{"this machine, measured: 117 GFLOP/s float32, 30.5 GB/s", 117, 30.5}, {"H100 SXM FP32, datasheet (not measured)", 67000, 3350}},
-				[]Point{{"naive", 0.2, 1, false}, {"gonum", 40, 90, false}, {"gonum", 40, 60, true}})
+				[]Point{{Label: "naive", Intensity: 0.2, GFLOPS: 1}, {Label: "gonum", Intensity: 40, GFLOPS: 90}, {Label: "gonum", Intensity: 40, GFLOPS: 60, Predicted: true}})
 		},
 		"allreduce": func() (string, error) {
 			var pts []ModelPoint

@@ -172,6 +172,14 @@ func (g diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point
 	c.Fill(p)
 }
 
+// Styled is the style of a series that is one of a grid of hue × variant (a format and a loss
+// scale, a step and a roof): the hue-th palette colour, and the variant-th dash and marker (solid
+// with filled circles, dashed with triangles, dotted with squares, then again with rings).
+func Styled(hue, variant int) Series {
+	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}}
+	return Series{Colour: Palette[hue%len(Palette)], Glyph: glyphs[variant%len(glyphs)], Dashes: dashes[variant%len(dashes)]}
+}
+
 // indexSeries is the i-th series of a chart whose series are not kernels (links, arrays): the
 // palette's hues in turn, dashed past its length.
 func indexSeries(i int, g draw.GlyphDrawer) Series {

@@ -85,7 +85,7 @@ const Default = "matmul"
 
 // All is the table, in the order the docs list it.
 func All() []*Problem {
-	return []*Problem{matmul(), transpose(), reduce(), histogram(), softmax(), scan()}
+	return []*Problem{matmul(), transpose(), reduce(), histogram(), softmax(), scan(), attention()}
 }
 
 // Lookup finds the problem called name; its error lists the valid names.

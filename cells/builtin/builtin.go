@@ -7,6 +7,7 @@ import (
 	"github.com/gpuplayground/playground/cells/budget"
 	"github.com/gpuplayground/playground/cells/cuda"
 	"github.com/gpuplayground/playground/cells/matmul"
+	"github.com/gpuplayground/playground/cells/precision"
 	"github.com/gpuplayground/playground/cells/roofline"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
@@ -16,5 +17,5 @@ import (
 
 // Kinds returns every cell kind, for env.
 func Kinds(env cells.Env) []cells.Kind {
-	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{Rates: env.Rates}, roofline.New(env), allreduce.Kind{}, budget.New(env), tpu.Kind{}}
+	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{Rates: env.Rates}, roofline.New(env), allreduce.Kind{}, budget.New(env), tpu.Kind{}, precision.Kind{}}
 }

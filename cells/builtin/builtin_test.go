@@ -31,6 +31,7 @@ func TestEveryKindIsStrict(t *testing.T) {
 		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
 		"wgsl":      {"entry: k\nsizes: [8]\n", "sizes: [8.5]\nentry: k\n"},
 		"tpu":       {"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n", "m: 8.5\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n"},
+		"precision": {"count: 8\n", "count: 8.5\n"},
 	}
 	kinds := Kinds(env())
 	if len(kinds) != len(valid) {

@@ -6,6 +6,9 @@
 //	sizes: [256, 1024]
 //	predict: {naive: 2, gonum: 20}   # your GFLOP/s guesses, written before you run
 //	gpu: H100 SXM                    # optional: that GPU's datasheet roofline too
+//
+// A cell that names a transformer (`model:`) instead of kernels places its prefill and decode steps,
+// modelled, on the same roofline: see Model.
 package roofline
 
 import (
@@ -34,11 +37,19 @@ type Spec struct {
 	kernelcell.Spec
 	// Predict maps kernel names to predicted GFLOP/s.
 	Predict map[string]float64
+	// Transformer is set (Transformer.Model.Name not empty) when the cell names a model instead of
+	// kernels; the kernel half is then empty.
+	Transformer Model
 }
 
 type source struct {
 	kernelcell.Source `yaml:",inline"`
 	Predict           cells.At[map[string]float64] `yaml:"predict"`
+	Model             cells.At[string]             `yaml:"model"`
+	Batch             cells.At[[]cells.At[int]]    `yaml:"batch"`
+	Prompt            cells.At[int]                `yaml:"prompt"`
+	Context           cells.At[int]                `yaml:"context"`
+	Fused             cells.At[bool]               `yaml:"fused"`
 }
 
 // Parse reads a `roofline` cell. Errors are *cells.SpecError values with line numbers.
@@ -46,6 +57,15 @@ func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *es
 	var y source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
+	}
+	if y.Model.Line > 0 {
+		m, err := y.parseModel()
+		return Spec{Transformer: m}, err
+	}
+	for _, l := range y.transformerKeys() {
+		if l > 0 {
+			return Spec{}, cells.Errorf(l, "batch, prompt, context and fused describe a transformer: name one with model: (%s)", modelNames())
+		}
 	}
 	s, err := y.Validate(available, lim, rates)
 	if err != nil {
@@ -91,6 +111,9 @@ type run struct {
 }
 
 func (r *run) Estimate() time.Duration {
+	if r.spec.Transformer.Model.Name != "" {
+		return peaks.MeasureEstimate
+	}
 	measured, emulated := kernelcell.Split(r.spec.Spec.Spec, r.env.Kernels)
 	est := time.Duration(measured.EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second)) + peaks.MeasureEstimate
 	for _, n := range r.spec.Sizes {
@@ -107,6 +130,9 @@ const ByteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B
 // Run measures the ceilings (once per server start, here inside the run queue, so nothing else is
 // timing), states them, then measures the kernels and draws them under the roofs.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	if r.spec.Transformer.Model.Name != "" {
+		return r.runModel(ctx, e)
+	}
 	c, err := r.env.Roofline.Get(ctx)
 	if err != nil {
 		return err
@@ -187,5 +213,8 @@ func Chart(peak float64, c peaks.Ceilings, spec Spec, device *nvidia.Device, res
 
 // Needs says the run measures on an NVIDIA GPU when it names a GPU kernel.
 func (r *run) Needs() cells.Needs {
+	if r.spec.Transformer.Model.Name != "" {
+		return cells.Needs{}
+	}
 	return cells.Needs{GPU: kernelcell.NamesGPU(r.spec.Spec.Spec, r.env.Kernels)}
 }

@@ -154,6 +154,102 @@ extern "C" __global__ void k(const float* A, const float* B, float* C, int M, in
     }
 }`
 
+// UnfusedAttention is attention as three passes over memory, one thread per query row: it writes the
+// row's scores to S (transposed, S[j·n + i], so that a warp's 32 rows are 32 neighbouring floats),
+// reads them back to exponentiate and sum them, and reads them again to weight V.
+const UnfusedAttention = `#define D 64
+extern "C" __global__ void k(const float* Q, const float* K, const float* V, float* S, float* out, int n, int d) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float q[D], acc[D];
+    #pragma unroll
+    for (int c = 0; c < D; c++) { q[c] = Q[i * D + c] * rsqrtf((float)D); acc[c] = 0; }
+    float m = -3.0e38f;
+    for (int j = 0; j < n; j++) {                 // pass 1: scores, written to memory
+        float s = 0;
+        #pragma unroll
+        for (int c = 0; c < D; c++) s += q[c] * K[j * D + c];
+        S[j * n + i] = s;
+        m = fmaxf(m, s);
+    }
+    float sum = 0;
+    for (int j = 0; j < n; j++) {                 // pass 2: read, exponentiate, write back
+        float p = expf(S[j * n + i] - m);
+        S[j * n + i] = p;
+        sum += p;
+    }
+    for (int j = 0; j < n; j++) {                 // pass 3: read the probabilities, weight V
+        float p = S[j * n + i];
+        #pragma unroll
+        for (int c = 0; c < D; c++) acc[c] += p * V[j * D + c];
+    }
+    #pragma unroll
+    for (int c = 0; c < D; c++) out[i * D + c] = acc[c] / sum;
+}`
+
+// FusedAttention is attention in one pass, one thread per query row, with an online softmax (the
+// running maximum m and sum l rescale what was accumulated whenever m grows; Milakov and
+// Gimelshein, arXiv:1805.02867, as FlashAttention uses it): the scores never leave registers.
+const FusedAttention = `#define D 64
+extern "C" __global__ void k(const float* Q, const float* K, const float* V, float* S, float* out, int n, int d) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float q[D], acc[D];
+    #pragma unroll
+    for (int c = 0; c < D; c++) { q[c] = Q[i * D + c] * rsqrtf((float)D); acc[c] = 0; }
+    float m = -3.0e38f, l = 0;
+    for (int j = 0; j < n; j++) {
+        float s = 0;
+        #pragma unroll
+        for (int c = 0; c < D; c++) s += q[c] * K[j * D + c];
+        float mj = fmaxf(m, s), fix = expf(m - mj), p = expf(s - mj);
+        l = l * fix + p;
+        #pragma unroll
+        for (int c = 0; c < D; c++) acc[c] = acc[c] * fix + p * V[j * D + c];
+        m = mj;
+    }
+    #pragma unroll
+    for (int c = 0; c < D; c++) out[i * D + c] = acc[c] / l;
+}`
+
+// TiledFusedAttention is FusedAttention with the 64 queries of a block sharing tiles of K and V
+// through shared memory, and Q and out staged there so their global accesses are coalesced: the
+// solution of the challenge of the lesson Transformer accounting.
+const TiledFusedAttention = `#define D 64
+#define B 64                                         // queries per block, and keys per tile
+extern "C" __global__ void k(const float* Q, const float* K, const float* V, float* S, float* out, int n, int d) {
+    __shared__ float Kt[B * (D + 1)], Vt[B * D];     // one tile of keys and of values (Kt also stages Q and out)
+    int t = threadIdx.x, i = blockIdx.x * B + t, base = blockIdx.x * B * D;
+    int mine = min(B, n - blockIdx.x * B);           // query rows in this block
+    for (int e = t; e < mine * D; e += B) Kt[(e / D) * (D + 1) + e % D] = Q[base + e];  // coalesced
+    __syncthreads();
+    float q[D], acc[D];
+    #pragma unroll
+    for (int c = 0; c < D; c++) { q[c] = t < mine ? Kt[t * (D + 1) + c] * rsqrtf((float)D) : 0; acc[c] = 0; }
+    float m = -3.0e38f, l = 0;                       // running max and running sum
+    for (int j0 = 0; j0 < n; j0 += B) {
+        int rows = min(B, n - j0);
+        __syncthreads();                             // everyone is done with the last tile
+        for (int e = t; e < rows * D; e += B) { Kt[e] = K[j0 * D + e]; Vt[e] = V[j0 * D + e]; }
+        __syncthreads();
+        for (int jj = 0; jj < rows; jj++) {          // the score never leaves a register
+            float s = 0;
+            #pragma unroll
+            for (int c = 0; c < D; c++) s += q[c] * Kt[jj * D + c];   // one word for the whole warp
+            float mj = fmaxf(m, s), fix = expf(m - mj), p = expf(s - mj);
+            l = l * fix + p;                         // rescale what was summed under the old max
+            #pragma unroll
+            for (int c = 0; c < D; c++) acc[c] = acc[c] * fix + p * Vt[jj * D + c];
+            m = mj;
+        }
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int c = 0; c < D; c++) Kt[t * (D + 1) + c] = acc[c] / l;
+    __syncthreads();
+    for (int e = t; e < mine * D; e += B) out[base + e] = Kt[(e / D) * (D + 1) + e % D];   // coalesced
+}`
+
 // Kernels are the kernels for every problem, right (OK) and wrong.
 func Kernels() []Kernel {
 	sq16 := [3]int{16, 16, 1}
@@ -174,6 +270,11 @@ func Kernels() []Kernel {
 		{Name: "block scan", Problem: "scan", Source: BlockScan, Block: [3]int{256, 1, 1}, Grid: OneBlock, Sizes: []int{1, 256, 1000}, OK: true},
 		{Name: "exclusive scan", Problem: "scan", Source: strings.Replace(BlockScan, "out[base + t] = s[t] + carry", "out[base + t] = s[t] - in[base + t] + carry", 1),
 			Block: [3]int{256, 1, 1}, Grid: OneBlock, Sizes: []int{1000}},
+		{Name: "unfused attention", Problem: "attention", Source: UnfusedAttention, Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
+		{Name: "fused attention", Problem: "attention", Source: FusedAttention, Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
+		{Name: "tiled fused attention", Problem: "attention", Source: TiledFusedAttention, Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
+		{Name: "attention without 1/√d", Problem: "attention", Source: strings.ReplaceAll(FusedAttention, " * rsqrtf((float)D)", ""),
+			Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{100}},
 		{Name: "bf16 matmul", Problem: "matmul", Precision: "bf16", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "bf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, OK: true},
 		{Name: "bf16 matmul at fp32", Problem: "matmul", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "bf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}},
 		{Name: "fp16 matmul", Problem: "matmul", Precision: "fp16", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "hf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, OK: true},

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -141,5 +142,38 @@ func TestLoadRenamedChecks(t *testing.T) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// README's list of the lessons ("## The lessons") names every lesson, by its title, in the course's
+// order, each numbered with its place.
+func TestReadmeListsTheLessonsInOrder(t *testing.T) {
+	all, err := Load(Embedded, kinds) // sorted by order
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "## The lessons")
+	if start < 0 {
+		t.Fatal(`README.md has no "## The lessons" section`)
+	}
+	section := text[start+len("## The lessons"):]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	var got []string
+	for _, m := range regexp.MustCompile(`(?m)^(\d+)\. \*\*(.+?)\*\*`).FindAllStringSubmatch(section, -1) {
+		got = append(got, m[1]+". "+m[2])
+	}
+	var want []string
+	for i, l := range all {
+		want = append(want, strconv.Itoa(i+1)+". "+l.Title)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README's lesson list:\n%s\nwant, from the lessons' order and titles:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -67,10 +68,22 @@ type family struct {
 // hollow triangle, its rung from a hash of the name.
 var families = []family{
 	{hue: 0, glyphs: [2]draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}, rungs: []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel"}},
-	{hue: 5, glyphs: [2]draw.GlyphDrawer{draw.BoxGlyph{}, draw.SquareGlyph{}}, prefix: "cuda-", rungs: []string{"naive", "coalesced", "smem", "blocktile1d", "regblock", "vectorized", "warptile", "wmma"}},
+	{hue: 5, glyphs: [2]draw.GlyphDrawer{draw.BoxGlyph{}, draw.SquareGlyph{}}, prefix: "cuda-", rungs: cudaRungs()},
 	{hue: 3, glyphs: [2]draw.GlyphDrawer{draw.CrossGlyph{}, draw.PlusGlyph{}}, prefix: "cublas", rungs: []string{"", "-tf32", "-bf16"}},
 	{hue: 2, glyphs: [2]draw.GlyphDrawer{diamondGlyph{}, diamondGlyph{hollow: true}}, prefix: "webgpu-", rungs: []string{"naive", "coalesced", "tiled", "regblock", "naive-f16", "coalesced-f16", "tiled-f16", "regblock-f16"}},
 	{hue: 1, glyphs: [2]draw.GlyphDrawer{draw.PyramidGlyph{}, draw.TriangleGlyph{}}, rungs: []string{"custom"}},
+}
+
+// cudaRungs are the own kernels of the CUDA ladder's table (gpu/nvidia/ladder.go), in its order,
+// without "cuda-": a rung added there gets its style here.
+func cudaRungs() []string {
+	var rungs []string
+	for _, k := range nvidia.Kernels() {
+		if r, ok := strings.CutPrefix(k.Name, "cuda-"); ok {
+			rungs = append(rungs, r)
+		}
+	}
+	return rungs
 }
 
 // other is the family of names in no ladder.
@@ -131,16 +144,24 @@ func KernelSeries(name string) Series {
 
 // ladderOf finds key's family and rung (a hash of the name for names in no ladder).
 func ladderOf(key string) (family, int) {
-	for _, f := range families {
-		for i, r := range f.rungs {
-			if f.prefix+r == key {
-				return f, i
-			}
-		}
+	if f, i, ok := ladderRung(key); ok {
+		return f, i
 	}
 	h := fnv.New32a()
 	h.Write([]byte(key))
 	return other, int(h.Sum32() % 15)
+}
+
+// ladderRung is the family and rung of key, if a ladder has it.
+func ladderRung(key string) (family, int, bool) {
+	for _, f := range families {
+		for i, r := range f.rungs {
+			if f.prefix+r == key {
+				return f, i, true
+			}
+		}
+	}
+	return family{}, 0, false
 }
 
 // GPUSeries is KernelSeries of a kernel that runs on a GPU: names of the CUDA ladder without

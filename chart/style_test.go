@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 )
 
@@ -138,5 +139,22 @@ func TestLogTicksStayInRange(t *testing.T) {
 	}
 	if got, want := strings.Join(labels, ","), "0.5,1,2,5,10,20,50"; got != want {
 		t.Errorf("labels %s, want %s", got, want)
+	}
+}
+
+// Every kernel of the GPU kernel table (gpu/nvidia/ladder.go) is a rung of a ladder, so none is
+// styled from a hash of its name, and no two are drawn alike.
+func TestEveryTableKernelHasItsOwnStyle(t *testing.T) {
+	seen := map[string]string{}
+	for _, k := range nvidia.Kernels() {
+		if _, _, ok := ladderRung(k.Name); !ok {
+			t.Errorf("%s is in no ladder of chart's families", k.Name)
+		}
+		s := KernelSeries(k.Name)
+		key := fmt.Sprintf("%v %T %v %v", s.Colour, s.Glyph, s.Glyph, s.Dashes)
+		if other, dup := seen[key]; dup {
+			t.Errorf("%s and %s are drawn alike", other, k.Name)
+		}
+		seen[key] = k.Name
 	}
 }

@@ -55,10 +55,10 @@ var (
 // kernels, its rungs told apart by shade and dash (rungStyle) in the ladder's order, the shape solid
 // for its first five rungs and hollow for the next five.
 type family struct {
-	hue    int // index in Palette
-	glyphs [2]draw.GlyphDrawer
-	prefix string   // what the names start with ("cuda-"), "" for the CPU ladder
-	rungs  []string // the names without prefix, in the ladder's order
+	hue    int                // index in Palette
+	glyphs []draw.GlyphDrawer // filled for the first five rungs, hollow for the next five, then any third
+	prefix string             // what the names start with ("cuda-"), "" for the CPU ladder
+	rungs  []string           // the names without prefix, in the ladder's order
 }
 
 // families are the lessons' kernels: the CPU ladder (package kernels) in blue circles, the CUDA
@@ -67,11 +67,11 @@ type family struct {
 // diamonds, and the learner's kernel ("custom") an orange triangle. A name in no ladder is a sky blue
 // hollow triangle, its rung from a hash of the name.
 var families = []family{
-	{hue: 0, glyphs: [2]draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}, rungs: []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel"}},
-	{hue: 5, glyphs: [2]draw.GlyphDrawer{draw.BoxGlyph{}, draw.SquareGlyph{}}, prefix: "cuda-", rungs: cudaRungs()},
-	{hue: 3, glyphs: [2]draw.GlyphDrawer{draw.CrossGlyph{}, draw.PlusGlyph{}}, prefix: "cublas", rungs: []string{"", "-tf32", "-bf16"}},
-	{hue: 2, glyphs: [2]draw.GlyphDrawer{diamondGlyph{}, diamondGlyph{hollow: true}}, prefix: "webgpu-", rungs: []string{"naive", "coalesced", "tiled", "regblock", "naive-f16", "coalesced-f16", "tiled-f16", "regblock-f16"}},
-	{hue: 1, glyphs: [2]draw.GlyphDrawer{draw.PyramidGlyph{}, draw.TriangleGlyph{}}, rungs: []string{"custom"}},
+	{hue: 0, glyphs: []draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}, rungs: []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel"}},
+	{hue: 5, glyphs: []draw.GlyphDrawer{draw.BoxGlyph{}, draw.SquareGlyph{}, crossedSquareGlyph{}}, prefix: "cuda-", rungs: cudaRungs()},
+	{hue: 3, glyphs: []draw.GlyphDrawer{draw.CrossGlyph{}, draw.PlusGlyph{}}, prefix: "cublas", rungs: []string{"", "-tf32", "-bf16"}},
+	{hue: 2, glyphs: []draw.GlyphDrawer{diamondGlyph{}, diamondGlyph{hollow: true}}, prefix: "webgpu-", rungs: []string{"naive", "coalesced", "tiled", "regblock", "naive-f16", "coalesced-f16", "tiled-f16", "regblock-f16"}},
+	{hue: 1, glyphs: []draw.GlyphDrawer{draw.PyramidGlyph{}, draw.TriangleGlyph{}}, rungs: []string{"custom"}},
 }
 
 // cudaRungs are the own kernels of the CUDA ladder's table (gpu/nvidia/ladder.go), in its order,
@@ -87,7 +87,7 @@ func cudaRungs() []string {
 }
 
 // other is the family of names in no ladder.
-var other = family{hue: 4, glyphs: [2]draw.GlyphDrawer{draw.TriangleGlyph{}, draw.TriangleGlyph{}}}
+var other = family{hue: 4, glyphs: []draw.GlyphDrawer{draw.TriangleGlyph{}, draw.TriangleGlyph{}}}
 
 // Shades of a hue: as it is, darker, lighter, darker still, lighter still.
 const (
@@ -139,7 +139,7 @@ func KernelSeries(name string) Series {
 	}
 	fam, rung := ladderOf(key)
 	sh, dash := rungStyle(rung)
-	return Series{Colour: shade(fam.hue, sh), Glyph: fam.glyphs[(rung/shades)%2], Dashes: dashes[dash]}
+	return Series{Colour: shade(fam.hue, sh), Glyph: fam.glyphs[(rung/shades)%len(fam.glyphs)], Dashes: dashes[dash]}
 }
 
 // ladderOf finds key's family and rung (a hash of the name for names in no ladder).
@@ -171,6 +171,26 @@ func GPUSeries(name string) Series {
 		return KernelSeries("cuda-" + name)
 	}
 	return KernelSeries(name)
+}
+
+// crossedSquareGlyph is a hollow square with its diagonals: the CUDA ladder's marker past its
+// tenth rung.
+type crossedSquareGlyph struct{}
+
+func (crossedSquareGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.75)})
+	r := sty.Radius
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y + r})
+	p.Close()
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
+	c.Stroke(p)
 }
 
 // diamondGlyph is a diamond, filled or hollow: the WebGPU ladder's marker.

@@ -65,10 +65,13 @@ func TestKernelColoursAreStable(t *testing.T) {
 	for _, f := range families {
 		seen := map[string]string{}
 		bars := map[color.RGBA]string{}
+		if len(f.rungs) > shades*len(f.glyphs) {
+			t.Errorf("%s…: %d rungs, but %d shades × %d markers tell only %d apart", f.prefix, len(f.rungs), shades, len(f.glyphs), shades*len(f.glyphs))
+		}
 		for i, r := range f.rungs {
 			name := f.prefix + r
 			s := KernelSeries(name)
-			if s.Glyph != f.glyphs[i/shades] || !sameHue(s.Colour, Palette[f.hue]) {
+			if s.Glyph != f.glyphs[(i/shades)%len(f.glyphs)] || !sameHue(s.Colour, Palette[f.hue]) {
 				t.Errorf("%s: not its ladder's marker and hue", name)
 			}
 			key := fmt.Sprintf("%v %#v", s.Colour, s.Glyph)

@@ -173,12 +173,17 @@ func PartialStoreSlots() float64 {
 func PartialStoreSectors(c vgpu.Counts) int64 {
 	var n int64
 	for _, l := range c.Lines {
-		if l.Sectors == 0 || !isGlobalStore(parsePTX(l.Text).op) {
-			continue
-		}
-		n += max(l.Sectors-l.BytesUsed/32, 0)
+		n += partialStoreSectors(l)
 	}
 	return n
+}
+
+// partialStoreSectors is PartialStoreSectors of one line: 0 unless it stores to global memory.
+func partialStoreSectors(l vgpu.LineCount) int64 {
+	if l.Sectors == 0 || !isGlobalStore(parsePTX(l.Text).op) {
+		return 0
+	}
+	return max(l.Sectors-l.BytesUsed/32, 0)
 }
 
 // isGlobalStore reports whether the PTX opcode op stores to global memory (st.global, or a

@@ -43,8 +43,8 @@ func cpuSeconds(t *testing.T) float64 {
 // A probe of one block prices a learner's kernel by what it executes: its block's thread
 // instructions by class, times the blocks the emulation runs, are the whole launch's (the ladder's
 // grids are uniform at n = 128); and priced at costs per thread instruction of each class fitted to
-// other kernels' launches (the CPU time each took here: a ratio of CPU times, not a wall-clock
-// budget), it predicts the CPU cost of the shared-memory tiled kernel within 1.5×, although that
+// other kernels' launches (the CPU time each took here, the least of three runs: a ratio of CPU
+// times, not a wall-clock budget), it predicts the CPU cost of the shared-memory tiled kernel within 1.5×, although that
 // kernel costs more per thread instruction than the naive one.
 func TestProbePricesKernelsByWhatTheyExecute(t *testing.T) {
 	const n = 128
@@ -58,12 +58,16 @@ func TestProbePricesKernelsByWhatTheyExecute(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
-		c0 := cpuSeconds(t)
-		res, err := Run(context.Background(), req)
-		if err != nil || !res.OK {
-			t.Fatalf("%s: %v (ok %v)", k, err, res.OK)
+		var res Result
+		for i := range 3 { // the least of three: a GC cycle or another process's work left out
+			c0 := cpuSeconds(t)
+			if res, err = Run(context.Background(), req); err != nil || !res.OK {
+				t.Fatalf("%s: %v (ok %v)", k, err, res.OK)
+			}
+			if c := cpuSeconds(t) - c0; i == 0 || c < cpu[k] {
+				cpu[k] = c
+			}
 		}
-		cpu[k] = cpuSeconds(t) - c0
 		mix := InstrMix(res.Counts)
 		for i := range mix {
 			if got, want := p.Mix[i]*float64(p.Blocks), mix[i]; got != want {

@@ -11,7 +11,8 @@ import (
 
 // emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
 // request: Spec.request), then, where the cell assumes registers, recomputes its occupancy and
-// modelled time with them (assumeRegisters). A sampled launch runs sample blocks (emulate.Request.SampleBlocks; 0: the default).
+// modelled time with them (assumeRegisters). A sampled launch runs sample blocks
+// (emulate.Request.SampleBlocks; 0: the default).
 func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g datasheet.GPU, sample int) (emulate.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {

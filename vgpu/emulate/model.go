@@ -135,8 +135,9 @@ func largest(terms []datasheet.Term) datasheet.Model {
 	return m
 }
 
-// The naive transpose of lesson 09 (bench/gpucheck/launch.cu's transpose_naive: blocks of 32×8, one
-// float per thread, the stores going down a column) on an H100 SXM at n = 4096, under Nsight Compute
+// The naive transpose of the Shared-memory tiling lesson (bench/gpucheck/launch.cu's
+// transpose_naive: blocks of 32×8, one float per thread, the stores going down a column) on an H100
+// SXM at n = 4096, under Nsight Compute
 // (bench/vgpuvsncu/testdata/h100-ncu-transpose-4096.csv, 2026-11-25, its first launch): 16,786,249
 // store sectors (l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum), each written with 4 of its 32
 // bytes, in 288,992 ns (gpu__time_duration.sum) at an SM clock of 1,602,342,667 Hz

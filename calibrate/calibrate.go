@@ -70,7 +70,8 @@ func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 		sizes = Ladder
 	}
 	r := &estimate.Rates{Source: "calibrated", Measured: time.Now().UTC(), CPU: CPUModel(), Procs: runtime.GOMAXPROCS(0),
-		Kernels: map[string][]estimate.Point{}, SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{}}
+		Kernels: map[string][]estimate.Point{}, SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{},
+		SIMTLaunch: map[string]float64{}, SIMTMix: map[string][estimate.NumInstrClasses]float64{}}
 	var ks []kernels.Kernel
 	for _, k := range kernels.CPU() {
 		if opt.Kernels == nil || slices.Contains(opt.Kernels, k.Name) {
@@ -308,13 +309,18 @@ func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 		ns = [2]int{128, 256}
 	}
 	var ts [2]float64
+	var res emulate.Result
 	for i, n := range ns {
 		start := time.Now() // a simt cell's run of kernel at n, as cells/simt runs it
-		if _, err := emulate.Run(ctx, emulate.Request{Kernel: "cuda-" + kernel, N: n, DType: "float32", GPU: datasheet.GPUs[0]}); err != nil {
+		var err error
+		if res, err = emulate.Run(ctx, emulate.Request{Kernel: "cuda-" + kernel, N: n, DType: "float32", GPU: datasheet.GPUs[0]}); err != nil {
 			return fmt.Errorf("%s: %w", kernel, err)
 		}
 		ts[i] = time.Since(start).Seconds()
 	}
+	// the launch at the larger n alone, by instruction class, for the cost per thread instruction
+	// (estimate.Rates.InstrCosts) that prices a learner's kernel from a probe of one block
+	r.SIMTLaunch[kernel], r.SIMTMix[kernel] = res.EmulationSeconds, emulate.InstrMix(res.Counts)
 	p := math.Log(ts[1]/ts[0]) / math.Log(float64(ns[1])/float64(ns[0]))
 	lo := 2.5 // one thread per output: the fit at small n understates the growth measured up to 512
 	if kernel == "regblock" {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 )
@@ -45,6 +46,12 @@ type Rates struct {
 	SIMT    map[string]float64 `json:"simt"`
 	SIMTN   map[string]int     `json:"simt_n"`
 	SIMTExp map[string]float64 `json:"simt_exp"`
+	// SIMTLaunch maps an emulated ladder kernel to the seconds its launch alone took at SIMTN (the
+	// virtual GPU's launch with the cache model, without drawing the inputs or checking C), and
+	// SIMTMix to that launch's thread instructions by class (InstrClasses). InstrCosts fits the
+	// emulator's cost per thread instruction of each class to them.
+	SIMTLaunch map[string]float64                  `json:"simt_launch,omitempty"`
+	SIMTMix    map[string][NumInstrClasses]float64 `json:"simt_mix,omitempty"`
 	// Systolic is the simulator's cost per cycle of an N×N array: Cycle + PE·N² seconds, and, for
 	// arrays animated in a cell (N ≤ AnimatedN, which copy the array's state every cycle), AnimCycle +
 	// AnimPE·N².
@@ -138,6 +145,118 @@ func (r *Rates) SIMTSeconds(kernel string, n int) float64 {
 	}
 	x0 := float64(n0)
 	return spf * x0 * x0 * x0 * math.Pow(float64(n)/x0, p)
+}
+
+// Instruction classes of the emulator's cost (Rates.SIMTMix, InstrCosts): thread instructions that
+// access global memory (each request's addresses are sorted into sectors and lines and go through
+// the cache model), that access shared memory (bank conflicts, the hazard check and the initcheck),
+// and all the others.
+const (
+	InstrGlobal = iota
+	InstrShared
+	InstrOther
+	NumInstrClasses
+)
+
+// InstrClasses names the instruction classes, by index.
+var InstrClasses = [NumInstrClasses]string{"global memory", "shared memory", "other"}
+
+// InstrCosts is the emulator's cost per thread instruction of each class (InstrClasses), in
+// seconds, fitted to the ladder kernels' launches (SIMTLaunch, SIMTMix): the non-negative costs
+// that minimise Σ (estimate − t)²/t over the launches, a launch's timing noise taken to grow with
+// its time t (one timing each, on a machine others may load: the short launches, of 0.02–0.2 s,
+// varied 2–5× between calibrations on the development VM, the long ones 1.3–1.6×; relative errors
+// would let the short ones decide). Every subset of the classes is fitted by least squares, and the
+// best fit whose costs are all positive kept; a class no kernel exercises costs 0. ok is false with fewer than two launches measured, or no positive fit.
+func (r *Rates) InstrCosts() (cost [NumInstrClasses]float64, ok bool) {
+	type point struct {
+		mix [NumInstrClasses]float64
+		t   float64
+	}
+	var pts []point
+	for k, t := range r.SIMTLaunch {
+		if mix, has := r.SIMTMix[k]; has && t > 0 {
+			pts = append(pts, point{mix, t})
+		}
+	}
+	if len(pts) < 2 {
+		return cost, false
+	}
+	best := math.Inf(1)
+	for subset := 1; subset < 1<<NumInstrClasses; subset++ {
+		var idx []int
+		for i := range NumInstrClasses {
+			if subset&(1<<i) != 0 {
+				idx = append(idx, i)
+			}
+		}
+		// normal equations of the residuals (mix·c − t)/√t over the subset's classes
+		m := len(idx)
+		a := make([][]float64, m)
+		for i := range a {
+			a[i] = make([]float64, m+1)
+		}
+		for _, p := range pts {
+			for i, ci := range idx {
+				for j, cj := range idx {
+					a[i][j] += p.mix[ci] * p.mix[cj] / p.t
+				}
+				a[i][m] += p.mix[ci]
+			}
+		}
+		x, solved := solve(a)
+		if !solved || slices.ContainsFunc(x, func(v float64) bool { return !(v > 0) }) {
+			continue
+		}
+		var c [NumInstrClasses]float64
+		for i, ci := range idx {
+			c[ci] = x[i]
+		}
+		var res float64
+		for _, p := range pts {
+			var t float64
+			for i := range NumInstrClasses {
+				t += p.mix[i] * c[i]
+			}
+			res += (t - p.t) * (t - p.t) / p.t
+		}
+		if res < best {
+			best, cost, ok = res, c, true
+		}
+	}
+	return cost, ok
+}
+
+// solve solves the augmented m×(m+1) system a by Gaussian elimination with partial pivoting; false
+// when it is singular.
+func solve(a [][]float64) ([]float64, bool) {
+	m := len(a)
+	for col := range m {
+		p := col
+		for r := col + 1; r < m; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
+				p = r
+			}
+		}
+		if math.Abs(a[p][col]) < 1e-300 {
+			return nil, false
+		}
+		a[col], a[p] = a[p], a[col]
+		for r := range m {
+			if r == col {
+				continue
+			}
+			f := a[r][col] / a[col][col]
+			for c := col; c <= m; c++ {
+				a[r][c] -= f * a[col][c]
+			}
+		}
+	}
+	x := make([]float64, m)
+	for i := range m {
+		x[i] = a[i][m] / a[i][i]
+	}
+	return x, true
 }
 
 // SystolicSeconds is the estimated simulation time of cycles cycles of an N×N array; animated says

@@ -83,3 +83,30 @@ func TestSimulatorRates(t *testing.T) {
 		t.Errorf("animated systolic: %g, want %g", got, want)
 	}
 }
+
+// InstrCosts recovers the cost per thread instruction of each class from launches that cost exactly
+// their mix at known costs, ignores a launch without a mix, and declines with fewer than two.
+func TestInstrCostsRecoversCosts(t *testing.T) {
+	want := [NumInstrClasses]float64{6e-9, 9e-9, 3e-9}
+	r := &Rates{SIMTLaunch: map[string]float64{}, SIMTMix: map[string][NumInstrClasses]float64{}}
+	for k, mix := range map[string][NumInstrClasses]float64{
+		"naive": {4e6, 0, 7e6}, "smem": {1e5, 4e6, 4e6}, "regblock": {3e5, 4e6, 28e6}, "blocktile1d": {8e4, 2e6, 4e6},
+	} {
+		r.SIMTMix[k] = mix
+		r.SIMTLaunch[k] = mix[0]*want[0] + mix[1]*want[1] + mix[2]*want[2]
+	}
+	r.SIMTLaunch["wmma"] = 1 // no mix: not fitted
+	got, ok := r.InstrCosts()
+	if !ok {
+		t.Fatal("no fit")
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-6*want[i] {
+			t.Errorf("%s: %g s per thread instruction, want %g", InstrClasses[i], got[i], want[i])
+		}
+	}
+	one := &Rates{SIMTLaunch: map[string]float64{"naive": 1}, SIMTMix: map[string][NumInstrClasses]float64{"naive": {1, 0, 1}}}
+	if _, ok := one.InstrCosts(); ok {
+		t.Error("fitted three costs to one launch")
+	}
+}

@@ -189,6 +189,9 @@ func slow(r *estimate.Rates, f float64) {
 	for k := range r.SIMT {
 		r.SIMT[k] *= f
 	}
+	for k := range r.SIMTLaunch {
+		r.SIMTLaunch[k] *= f
+	}
 	s := &r.Systolic
 	s.Cycle, s.PE, s.AnimCycle, s.AnimPE = s.Cycle*f, s.PE*f, s.AnimCycle*f, s.AnimPE*f
 	r.Measured, r.Source = time.Time{}, "defaults"

@@ -8,7 +8,8 @@
 // Usage:
 //
 //	vgpuvsncu -ncu ncu-512.csv -n 512 [-gpu "H100 SXM"]
-//	vgpuvsncu -published    # the ladder against a published one measured on another GPU (published.go)
+//	vgpuvsncu -published    # the ladder against a published one measured on another GPU (published.go),
+//	                        # and learners' transposes against a published H100 table (published_transpose.go)
 //
 // The virtual GPU counts PTX instructions and the hardware SASS instructions, so instruction counts
 // differ by design; requests, sectors, shared wavefronts, bank conflicts and branch efficiency mean
@@ -55,7 +56,7 @@ func main() {
 	gpuName := flag.String("gpu", "H100 SXM", "datasheet GPU for the modelled time")
 	model := flag.Bool("model", false, "print the modelled time, hit rates and DRAM bytes against the measured ones instead, for every kernel of the CSV")
 	sample := flag.Int("sample", 0, "with -model, run this many blocks of the lesson kernels (0: all)")
-	published := flag.Bool("published", false, "print the modelled GFLOP/s of the project's ladder against Simon Boehm's published A6000 ladder instead (no CSV; -gpu and -n are ignored)")
+	published := flag.Bool("published", false, "print the modelled GFLOP/s of the project's ladder against Simon Boehm's published A6000 ladder, and the modelled GB/s of the transpose steps against Yen Cal's published H100 table, instead (no CSV; -gpu and -n are ignored)")
 	flag.Parse()
 	if *published {
 		printPublished()

@@ -89,4 +89,19 @@ func printPublished() {
 	}
 	fmt.Printf("n = %d; virtual GPU modelled on the %s datasheet; measured: Boehm (2022), same GPU, same size\n\n", boehmN, g.Name)
 	fmt.Print(ladderTable(ms))
+
+	h, err := datasheet.LookupGPU("H100 SXM")
+	if err != nil {
+		log.Fatal(err)
+	}
+	mod, err := transposeModule(context.Background())
+	if err != nil {
+		log.Fatalf("the transpose steps need a CUDA compiler: %v", err)
+	}
+	ts, err := modelTranspose(context.Background(), mod, yencalH100, yencalN, transposeSampledBlocks, h)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("\nn = %d, float32; virtual GPU modelled on the %s datasheet (%d consecutive blocks run, scaled); measured: Yen Cal (2025), H100, same size\n\n", yencalN, h.Name, transposeSampledBlocks)
+	fmt.Print(transposeTable(ts))
 }

@@ -85,7 +85,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 		e.Text(title, ptx)
 		return nil
 	}
-	res, err := p.spec.emulate(ctx, ptx, n, p.spec.DType, g)
+	res, err := p.spec.emulate(ctx, ptx, n, p.spec.DType, g, 0)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -195,6 +195,9 @@ func AnnotateShares(ptx string, lines []vgpu.LineCount, s emulate.Shares) string
 type run struct {
 	env  cells.Env
 	spec Spec
+	// samples are the blocks a sampled emulation runs at a size, where probeEmulation found
+	// emulate.SampledBlocks too long (none: the default).
+	samples map[int]int
 }
 
 func (r *run) measured() harness.Spec {
@@ -235,6 +238,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return err
 	}
 	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
+	if r.samples, err = r.probeEmulation(ctx, ptx); err != nil {
+		return err
+	}
 	reason := r.env.GPU.Unavailable()
 	env := kernelcell.Harness(r.env)
 	if reason != "" { // no GPU: the learner's kernel, and the compared kernels with PTX, run in the virtual GPU
@@ -289,10 +295,11 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 	return emulateProblem(ctx, e, r.spec, r.custom(ptx))
 }
 
-// custom runs the learner's kernel at n in the virtual GPU (Spec.emulate).
+// custom runs the learner's kernel at n in the virtual GPU (Spec.emulate), sampling as many blocks
+// as probeEmulation found fit.
 func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
 	return func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
-		return r.spec.emulate(ctx, ptx, n, dtype, g)
+		return r.spec.emulate(ctx, ptx, n, dtype, g, r.samples[n])
 	}
 }
 

@@ -11,13 +11,14 @@ import (
 
 // emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
 // request: Spec.request), then, where the cell assumes registers, recomputes its occupancy and
-// modelled time with them (assumeRegisters).
-func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+// modelled time with them (assumeRegisters). A sampled launch runs sample blocks
+// (emulate.Request.SampleBlocks; 0: the default).
+func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g datasheet.GPU, sample int) (emulate.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
 		return emulate.Result{}, err
 	}
-	req.N, req.DType, req.GPU = n, dtype, g
+	req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, sample
 	res, err := emulate.Run(ctx, req)
 	if err != nil || s.Registers == 0 {
 		return res, err

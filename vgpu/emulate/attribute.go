@@ -48,7 +48,8 @@ func Dominant(m datasheet.Model) datasheet.Term {
 //     the L2 and the writes (and dirty bytes left) among the stores and atomics in proportion to
 //     their sectors: the cache model does not count hits per line, so every line is taken to hit
 //     at the launch's rates;
-//   - "L2": the sectors reaching the L2: every sector of a store or atomic, and of a load its
+//   - "L2": the sectors reaching the L2: every sector of a store or atomic (a partly written store
+//     sector, PartialStoreSectors, weighing PartialStoreSlots as in the term), and of a load its
 //     sectors × the launch's L1 miss rate of loads (the same estimate);
 //   - "issue": the warp instructions, exact;
 //   - "compute": the FLOPs, each line's active lanes × its opcode's FLOPs (ptxFLOPs), but for the
@@ -130,7 +131,8 @@ func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares 
 			case "load":
 				w[l.Line] = loadToL2 * float64(l.Sectors)
 			case "store", "atomic":
-				w[l.Line] = float64(l.Sectors)
+				partial := float64(partialStoreSectors(l))
+				w[l.Line] = float64(l.Sectors) - partial + partial*PartialStoreSlots()
 			}
 		}
 	case "issue":

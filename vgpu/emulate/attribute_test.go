@@ -116,3 +116,33 @@ func TestPTXFLOPsAddUp(t *testing.T) {
 		t.Errorf("FLOPs from the opcodes %v, counted %d", flops, res.Counts.FLOPs)
 	}
 }
+
+// A warp's 4-byte stores down a column (32 sectors, 4 bytes each) against its coalesced load (4
+// full sectors): 28 of the store's sectors count as partly written (the lower bound: 32 − 128/32),
+// each taking PartialStoreSlots sectors' time in the L2 term, and the per-line view gives the store
+// line the same weight.
+func TestPartialStoresWeighInTheL2(t *testing.T) {
+	g := datasheet.GPUs[0]
+	c := vgpu.Counts{Warps: 1, Blocks: 1, GridBlocks: 1, Cached: true, LoadSectors: 4, StoreSectors: 32, L2Sectors: 36,
+		Lines: []vgpu.LineCount{
+			{Line: 10, Text: "ld.global.f32 %f1, [%rd1];", Warp: 1, Requests: 1, Sectors: 4, BytesUsed: 128},
+			{Line: 11, Text: "st.global.f32 [%rd2], %f1;", Warp: 1, Requests: 1, Sectors: 32, BytesUsed: 128},
+		}}
+	if got := PartialStoreSectors(c); got != 28 {
+		t.Fatalf("PartialStoreSectors = %d, want 28", got)
+	}
+	slots := PartialStoreSlots()
+	if slots < 4 || slots > 6 {
+		t.Errorf("PartialStoreSlots = %.2f, want about 5 (the H100's measured rate)", slots)
+	}
+	want := 32 * (8 + 28*slots) / (g.L2PerClock * g.Clock)
+	for _, term := range Model(c, g).Terms {
+		if term.Name == "L2" && math.Abs(term.Seconds-want) > 1e-9*want {
+			t.Errorf("L2 term %g s, want %g", term.Seconds, want)
+		}
+	}
+	s := Attribute(c, g, Occupancy{}, "L2")
+	if got, want := s.Lines[11], (4+28*slots)/(8+28*slots); math.Abs(got-want) > 1e-12 {
+		t.Errorf("store line's share of the L2 term %.4f, want %.4f", got, want)
+	}
+}

@@ -61,6 +61,18 @@ type Request struct {
 	// Seed, when not 0, seeds the inputs, the sampled blocks and the entries checked, so that a
 	// comparison repeated (a test against kept measurements) draws the same ones; 0 draws afresh.
 	Seed uint64
+	// SampleBlocks, when between 1 and SampledBlocks, is how many blocks a sampled launch runs
+	// instead of SampledBlocks: fewer for a grid of few, large blocks, whose every block is long
+	// (priced beforehand by ProbeLaunch).
+	SampleBlocks int
+}
+
+// sampleSize is how many blocks req's sampled launch runs (Request.SampleBlocks).
+func (req Request) sampleSize() int {
+	if req.SampleBlocks >= 1 && req.SampleBlocks < SampledBlocks {
+		return req.SampleBlocks
+	}
+	return SampledBlocks
 }
 
 // rng is the launch's random source: req.Seed's when set, else a fresh one.
@@ -228,7 +240,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	in := inputs(rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {
-		only = sample(grid, rng, req.Trace != nil) // C's entries the sampled blocks do not write stay NaN: the check skips them
+		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
 	}
 	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
@@ -310,7 +322,7 @@ const (
 	SampledBlocks = 8
 )
 
-// sample picks a run of SampledBlocks consecutive blocks of grid in the order the hardware's block
+// sample picks a run of k (SampledBlocks unless a request says fewer) consecutive blocks of grid in the order the hardware's block
 // scheduler dispatches them (linear blockIdx, x fastest), from a start drawn uniformly (a run that
 // passes the grid's last block goes on at block 0), or from block (0,0,0) when first is set (a
 // trace of that block is wanted). Every block is drawn with the same probability, so counts scaled
@@ -318,16 +330,16 @@ const (
 // and the run's blocks are neighbours in dispatch order, as the blocks resident together on a GPU
 // are, so the cache model's L2 sees the data they share (vgpu/cache.go: the blocks' streams go to
 // the L2 in dispatch order), where scattered blocks share almost none.
-func sample(grid [3]int, rng *rand.Rand, first bool) [][3]int {
+func sample(grid [3]int, rng *rand.Rand, first bool, k int) [][3]int {
 	gx, gy := max(grid[0], 1), max(grid[1], 1)
 	total := gx * gy * max(grid[2], 1)
 	start := 0
 	if !first {
 		start = rng.IntN(total)
 	}
-	out := make([][3]int, 0, min(SampledBlocks, total))
-	for k := range min(SampledBlocks, total) {
-		i := (start + k) % total
+	out := make([][3]int, 0, min(k, total))
+	for j := range min(k, total) {
+		i := (start + j) % total
 		out = append(out, [3]int{i % gx, i / gx % gy, i / (gx * gy)})
 	}
 	return out

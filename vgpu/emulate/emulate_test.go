@@ -133,13 +133,13 @@ func TestSampleIsARunInDispatchOrder(t *testing.T) {
 	total := 30
 	linear := func(b [3]int) int { return b[0] + grid[0]*(b[1]+grid[1]*b[2]) }
 	rng := rand.New(rand.NewPCG(1, 2))
-	if got := sample(grid, rng, true); len(got) != SampledBlocks || got[0] != [3]int{} || got[7] != [3]int{2, 1, 0} {
+	if got := sample(grid, rng, true, SampledBlocks); len(got) != SampledBlocks || got[0] != [3]int{} || got[7] != [3]int{2, 1, 0} {
 		t.Errorf("sample from block 0: %v", got)
 	}
 	runs := make([]int, total)
 	const draws = 30000
 	for range draws {
-		got := sample(grid, rng, false)
+		got := sample(grid, rng, false, SampledBlocks)
 		if len(got) != SampledBlocks {
 			t.Fatalf("%d blocks, want %d", len(got), SampledBlocks)
 		}
@@ -155,7 +155,7 @@ func TestSampleIsARunInDispatchOrder(t *testing.T) {
 			t.Errorf("block %d ran %d times in %d draws, want about %d", i, c, draws, want)
 		}
 	}
-	if got := sample([3]int{3, 1, 1}, rng, false); len(got) != 3 {
+	if got := sample([3]int{3, 1, 1}, rng, false, SampledBlocks); len(got) != 3 {
 		t.Errorf("a grid of 3 blocks: sampled %v", got)
 	}
 }

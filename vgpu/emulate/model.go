@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"strings"
+
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/sim/occupancy"
 	"github.com/gpuplayground/playground/vgpu"
@@ -44,7 +46,8 @@ func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
 //     launch repeated back to back pays for in the next), else 32 bytes per global load and store
 //     sector (every access a miss);
 //   - "L2": the sectors that reached the L2 (c.Cached), 32 bytes each, at g.L2PerClock bytes per
-//     clock (no term where g publishes none);
+//     clock (no term where g publishes none), a partly written store sector (PartialStoreSectors)
+//     taking PartialStoreSlots sectors' time;
 //   - "L1" or "shared memory": the L1/shared data pipe of each SM, which moves one 128-byte
 //     wavefront per clock (datasheet.SharedBytesPerClock): a global request's distinct 128-byte
 //     lines (c.GlobalLines) and the shared wavefronts, bank conflicts included, share it; the term
@@ -104,7 +107,9 @@ func limits(c vgpu.Counts, g datasheet.GPU) []datasheet.Term {
 	}
 	if sm := g.Clock * float64(sms); g.Clock > 0 {
 		if c.Cached && g.L2PerClock > 0 {
-			terms = append(terms, datasheet.Term{Name: "L2", Seconds: float64(32*c.L2Sectors) / (g.L2PerClock * g.Clock)})
+			partial := float64(min(PartialStoreSectors(c), c.L2Sectors))
+			sectors := float64(c.L2Sectors) - partial + partial*PartialStoreSlots()
+			terms = append(terms, datasheet.Term{Name: "L2", Seconds: 32 * sectors / (g.L2PerClock * g.Clock)})
 		}
 		pipe := "L1"
 		if c.SharedWavefronts > c.GlobalLines {
@@ -128,4 +133,62 @@ func largest(terms []datasheet.Term) datasheet.Model {
 		m.Bound = "compute"
 	}
 	return m
+}
+
+// The naive transpose of the Shared-memory tiling lesson (bench/gpucheck/launch.cu's
+// transpose_naive: blocks of 32×8, one float per thread, the stores going down a column) on an H100
+// SXM at n = 4096, under Nsight Compute
+// (bench/vgpuvsncu/testdata/h100-ncu-transpose-4096.csv, 2026-11-25, its first launch): 16,786,249
+// store sectors (l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum), each written with 4 of its 32
+// bytes, in 288,992 ns (gpu__time_duration.sum) at an SM clock of 1,602,342,667 Hz
+// (sm__cycles_elapsed.avg.per_second). Nothing else in that launch comes near its time (its loads
+// are coalesced, its DRAM traffic is the copy's, which takes 62 µs), so its stores set the rate at
+// which the L2 takes partly written sectors.
+const (
+	ncuNaiveTransposeStoreSectors = 16786249
+	ncuNaiveTransposeBytes        = 4 * 4096 * 4096
+	ncuNaiveTransposeSeconds      = 288992e-9
+	ncuNaiveTransposeClock        = 1602342667
+	// h100L2SectorsPerClock is the L2's full-sector rate the datasheet assumes for the H100
+	// (datasheet.GPU.L2PerClock, 5120 bytes per clock) in 32-byte sectors.
+	h100L2SectorsPerClock = 5120 / 32
+)
+
+// PartialStoreSlots is the time, in full sectors' time at the L2's rate, that the L2 takes for a
+// store sector only partly written (a byte-masked write, which the L2 merges into the sector it
+// holds): the H100's measured rate for them (the naive transpose above: its partly written
+// sectors, counted as PartialStoreSectors counts them, 31.7 per clock) against the 160 full sectors
+// per clock the L2 term assumes, about 5. Measured on the H100 only; assumed for the other GPUs
+// with an L2 rate.
+func PartialStoreSlots() float64 {
+	partial := ncuNaiveTransposeStoreSectors - ncuNaiveTransposeBytes/32.0
+	perClock := partial / (ncuNaiveTransposeSeconds * ncuNaiveTransposeClock)
+	return h100L2SectorsPerClock / perClock
+}
+
+// PartialStoreSectors is how many of c's global store sectors were written only in part, at least:
+// for each store line of c.Lines, its sectors less the full sectors its bytes could fill (Sectors −
+// BytesUsed/32). A coalesced store of 4-byte words has none; a warp's 4-byte stores down a column
+// of a row-major matrix, 32 sectors of 4 bytes each, has 28 of its 32 (the count is a lower bound:
+// its 4 "full" sectors are partly written too). 0 without per-line counts.
+func PartialStoreSectors(c vgpu.Counts) int64 {
+	var n int64
+	for _, l := range c.Lines {
+		n += partialStoreSectors(l)
+	}
+	return n
+}
+
+// partialStoreSectors is PartialStoreSectors of one line: 0 unless it stores to global memory.
+func partialStoreSectors(l vgpu.LineCount) int64 {
+	if l.Sectors == 0 || !isGlobalStore(parsePTX(l.Text).op) {
+		return 0
+	}
+	return max(l.Sectors-l.BytesUsed/32, 0)
+}
+
+// isGlobalStore reports whether the PTX opcode op stores to global memory (st.global, or a
+// generic st whose sectors the line counted: generic accesses to shared or local memory have none).
+func isGlobalStore(op string) bool {
+	return strings.HasPrefix(op, "st.") && !strings.HasPrefix(op, "st.shared") && !strings.HasPrefix(op, "st.local") && !strings.HasPrefix(op, "st.param")
 }

@@ -69,22 +69,9 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	host := p.Inputs(rng, n, req.DType)
 	var only [][3]int
 	if n > p.FullN {
-		only = sample(req.Grid, rng, req.Trace != nil)
+		only = sample(req.Grid, rng, req.Trace != nil, req.sampleSize())
 	}
-	bufs := make([]*vgpu.Buffer, len(p.Buffers))
-	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames))
-	for i, b := range p.Buffers {
-		if b.Output {
-			bufs[i] = newOutput(b, n, req.DType)
-		} else {
-			bufs[i] = &vgpu.Buffer{Name: b.Name, Data: b.Encode(host[i], req.DType)}
-		}
-		bufs[i].Shape = shapeOf(b, n, req.DType)
-		params = append(params, vgpu.Ptr(bufs[i]))
-	}
-	for _, v := range p.Params(n) {
-		params = append(params, vgpu.S32(v))
-	}
+	bufs, params := problemBuffers(p, host, n, req.DType)
 	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
 		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: CacheFor(req.GPU, res.Occupancy)}

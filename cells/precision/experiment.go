@@ -28,7 +28,7 @@ func Gradients(s Spec) []float64 {
 
 // AmaxScale is per-tensor scaling's factor for values whose largest magnitude is amax: the largest
 // power of two S with amax·S at most f's largest finite value (as FP8 recipes scale a tensor from
-// its amax; P. Micikevicius et al., "FP8 Formats for Deep Learning", 2022, §4.3).
+// its amax; P. Micikevicius et al., "FP8 Formats for Deep Learning", 2022, §2 and §4.3).
 func AmaxScale(f numeric.Format, amax float64) float64 {
 	e := min(math.Ilogb(f.MaxFinite())-math.Ilogb(amax), 1000) // at most 2^1000: finite in float64
 	s := math.Ldexp(1, e)

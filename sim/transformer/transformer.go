@@ -47,7 +47,7 @@ type Model struct {
 var Presets = []Model{
 	{Name: "gpt3-175b", Label: "GPT-3 175B", Layers: 96, DModel: 12288, Heads: 96, KVHeads: 96, DHead: 128, DFF: 4 * 12288,
 		Vocab: 50257, Tied: true, Positions: 2048, Biases: true, Published: 175.0e9,
-		Source: "T. Brown et al., \"Language Models are Few-Shot Learners\", NeurIPS 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads of 128, 175.0B parameters) and §2.1 (GPT-2's architecture: d_ff = 4·d_model, context 2,048); vocabulary 50,257 from A. Radford et al., \"Language Models are Unsupervised Multitask Learners\" (GPT-2), 2019, §2.2"},
+		Source: "T. Brown et al., \"Language Models are Few-Shot Learners\", NeurIPS 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads of 128, 175.0B parameters) and §2.1 (GPT-2's architecture: d_ff = 4·d_model, context 2,048); vocabulary 50,257 from A. Radford et al., \"Language Models are Unsupervised Multitask Learners\" (GPT-2), 2019, §2.3"},
 	{Name: "llama3-8b", Label: "Llama 3 8B", Layers: 32, DModel: 4096, Heads: 32, KVHeads: 8, DHead: 128, DFF: 14336,
 		Vocab: 128256, Gated: true, Published: 8.03e9,
 		Source: "Llama Team, AI @ Meta, \"The Llama 3 Herd of Models\", arXiv:2407.21783, 2024, Table 3 (32 layers, model dimension 4,096, FFN dimension 14,336, 32 attention heads, 8 key/value heads); vocabulary 128,256 and 8.03B parameters from the meta-llama/Meta-Llama-3-8B model card and config.json on Hugging Face"},

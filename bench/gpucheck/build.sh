@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds what bench/gpucheck/run.sh runs on a lent GPU machine (no Go there), with cgo off, into
-# build/ as gzip files (run.sh unpacks them): the device tool carries at most 64 MiB.
+# build/ as gzip files (run.sh unpacks them): the device tool carries at most 64 MiB. It first
+# regenerates bench/gpucheck/kernels.gen.h, the own kernels of gpu/nvidia/ladder.go that launch.cu
+# runs there (nvcc compiles it on the device, from the working tree the device tool copies).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+go run ./gpu/nvidia/internal/genlaunch
 rm -rf build && mkdir -p build
 export CGO_ENABLED=0
 go test -c -o build/gpu.test ./gpu

@@ -1,18 +1,32 @@
-// launch: runs the playground's own GPU kernels from their embedded PTX (gpu/nvidia/ptx), with the
-// launch shapes of the kernel table (gpu/nvidia/ladder.go), plus a few memory-bound kernels that a
-// course teaches (copy, transpose naive/tiled/padded, a reduction), so that Nsight Compute can read
-// their hardware counters. Built on the GPU machine by bench/gpucheck/run.sh with nvcc:
+// launch: runs every one of the playground's own GPU kernels from their embedded PTX
+// (gpu/nvidia/ptx), as the GPU worker launches them for a float32 cell (gpu/run.go: entry point for
+// the device's compute capability, BF16/FP16 inputs zero-padded for the tensor-core rungs, grid and
+// block of the kernel table), plus a few memory-bound kernels that a course teaches (copy, transpose
+// naive/tiled/padded, a reduction), so that Nsight Compute can read their hardware counters. The own
+// kernels come from kernels.gen.h, generated from the one table (gpu/nvidia/ladder.go) by
+// `go run ./gpu/nvidia/internal/genlaunch`: a new row of the table needs nothing here.
+// Built on the GPU machine by bench/gpucheck/run.sh with nvcc:
 //   nvcc -O3 -arch=sm_90 -o launch bench/gpucheck/launch.cu -lcuda
-//   launch PTX N [repeats]    prints one line per kernel: name, n, grid, block, median seconds
+//   launch PTX N [repeats]    prints one line per kernel: entry, n, grid, block, median seconds (or
+//                             why an own kernel was skipped: compute capability below its MinCC, or
+//                             its entry point not in PTX)
+//   launch -entries [tiled]   prints the own kernels' entry points (both of a kernel with an older
+//                             one), joined by '|' for ncu's -k regex:; "tiled": only those with a
+//                             fixed block (not AnyBlock). Needs no GPU.
 #include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "kernels.gen.h"
 
 #define CK(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { const char* s; cuGetErrorName(r, &s); fprintf(stderr, "%s: %s\n", #x, s); exit(1); } } while (0)
 #define RK(x) do { cudaError_t r = (x); if (r != cudaSuccess) { fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(r)); exit(1); } } while (0)
@@ -69,35 +83,86 @@ static void timed(const char* name, int n, dim3 g, dim3 b, int repeats, F launch
     printf("%s n=%d grid=(%u,%u,%u) block=(%u,%u,%u) median_s=%.6e\n", name, n, g.x, g.y, g.z, b.x, b.y, b.z, median(ms) / 1e3);
 }
 
+// entries prints the own kernels' entry points joined by '|' (only the fixed-block ones when tiled).
+static void entries(bool tiled) {
+    const char* sep = "";
+    for (int i = 0; i < GC_NKERNELS; i++) {
+        const gc_kernel& k = gc_kernels[i];
+        if (tiled && k.any_block) continue;
+        printf("%s%s", sep, k.entry); sep = "|";
+        if (k.older_entry) printf("|%s", k.older_entry);
+    }
+    printf("\n");
+}
+
+// padded is n rounded up to a multiple of the kernel's pad, the size it runs on (nvidia.Kernel.Shape).
+static int padded(const gc_kernel& k, int n) { return (n + k.pad - 1) / k.pad * k.pad; }
+
+static unsigned short bits16(float x, gc_input in) {
+    if (in == GC_BF16) { __nv_bfloat16_raw r = __float2bfloat16_rn(x); return r.x; }
+    __half_raw r = __float2half_rn(x); return r.x;
+}
+
+// upload copies the n×n host matrix x to d as the kernel reads it: m×m (m = n padded) entries of
+// type in, zero beyond n, as gpu/host.go's Pad does for the worker.
+static void upload(void* d, const std::vector<float>& x, int n, int m, gc_input in) {
+    if (in == GC_F32) {
+        std::vector<float> p(size_t(m) * m, 0.f);
+        for (int r = 0; r < n; r++) std::memcpy(&p[size_t(r) * m], &x[size_t(r) * n], n * sizeof(float));
+        RK(cudaMemcpy(d, p.data(), p.size() * sizeof(float), cudaMemcpyHostToDevice));
+        return;
+    }
+    std::vector<unsigned short> p(size_t(m) * m, 0);
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) p[size_t(r) * m + c] = bits16(x[size_t(r) * n + c], in);
+    RK(cudaMemcpy(d, p.data(), p.size() * sizeof(unsigned short), cudaMemcpyHostToDevice));
+}
+
+// ownKernels times every own kernel of kernels.gen.h at size n on this device (compute capability cc).
+static void ownKernels(CUmodule mod, int cc, int n, int repeats, void* A, void* B, float* C,
+                       const std::vector<float>& ha, const std::vector<float>& hb) {
+    for (int i = 0; i < GC_NKERNELS; i++) {
+        const gc_kernel& k = gc_kernels[i];
+        if (cc < k.min_cc) {
+            printf("%s skipped: needs compute capability %d.%d, this device is %d.%d\n", k.entry, k.min_cc / 10, k.min_cc % 10, cc / 10, cc % 10);
+            continue;
+        }
+        bool older = k.older_entry && cc < k.older_below;
+        const char* entry = older ? k.older_entry : k.entry;
+        gc_input in = older ? k.older_input : k.input;
+        CUfunction fn;
+        CUresult got = cuModuleGetFunction(&fn, mod, entry);
+        if (got == CUDA_ERROR_NOT_FOUND) { printf("%s skipped: not in this PTX\n", entry); continue; }
+        CK(got);
+        int m = padded(k, n);
+        upload(A, ha, n, m, in); upload(B, hb, n, m, in);
+        dim3 g((m + k.tile[0] - 1) / k.tile[0], (m + k.tile[1] - 1) / k.tile[1]), b(k.block[0], k.block[1], k.block[2]);
+        void* args[] = {&A, &B, &C, &m, &m, &m};
+        timed(entry, n, g, b, repeats, [&] { CK(cuLaunchKernel(fn, g.x, g.y, g.z, b.x, b.y, b.z, 0, 0, args, 0)); });
+    }
+}
+
 int main(int argc, char** argv) {
-    if (argc < 3) { fprintf(stderr, "usage: launch PTX N [repeats]\n"); return 2; }
+    if (argc >= 2 && std::strcmp(argv[1], "-entries") == 0) { entries(argc > 2 && std::strcmp(argv[2], "tiled") == 0); return 0; }
+    if (argc < 3) { fprintf(stderr, "usage: launch PTX N [repeats] | launch -entries [tiled]\n"); return 2; }
     int n = atoi(argv[2]), repeats = argc > 3 ? atoi(argv[3]) : 5;
+    if (n < 1 || repeats < 1) { fprintf(stderr, "launch: N and repeats must be positive\n"); return 2; }
     RK(cudaFree(0));
+    int dev, major, minor;
+    RK(cudaGetDevice(&dev));
+    RK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    RK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     std::ifstream f(argv[1]); std::stringstream ss; ss << f.rdbuf(); std::string ptx = ss.str();
     CUmodule mod; CK(cuModuleLoadData(&mod, ptx.c_str()));
-    int np = (n + 15) / 16 * 16;
-    size_t bytes = size_t(np) * np * sizeof(float);
-    std::vector<float> h(size_t(np) * np);
-    for (auto& x : h) x = float(rand()) / RAND_MAX * 2 - 1;
+    int mp = n; // the largest size any own kernel runs on
+    for (int i = 0; i < GC_NKERNELS; i++) mp = std::max(mp, padded(gc_kernels[i], n));
+    size_t bytes = size_t(mp) * mp * sizeof(float);
+    std::vector<float> ha(size_t(n) * n), hb(size_t(n) * n);
+    for (auto& x : ha) x = float(rand()) / float(RAND_MAX) * 2 - 1;
+    for (auto& x : hb) x = float(rand()) / float(RAND_MAX) * 2 - 1;
     float *A, *B, *C; RK(cudaMalloc(&A, bytes)); RK(cudaMalloc(&B, bytes)); RK(cudaMalloc(&C, bytes));
-    RK(cudaMemcpy(A, h.data(), bytes, cudaMemcpyHostToDevice)); RK(cudaMemcpy(B, h.data(), bytes, cudaMemcpyHostToDevice));
-    unsigned short *Ah, *Bh; RK(cudaMalloc(&Ah, bytes / 2)); RK(cudaMalloc(&Bh, bytes / 2));
-    std::vector<unsigned short> hb(size_t(np) * np, 0x3f00); // bf16 0.5
-    RK(cudaMemcpy(Ah, hb.data(), bytes / 2, cudaMemcpyHostToDevice)); RK(cudaMemcpy(Bh, hb.data(), bytes / 2, cudaMemcpyHostToDevice));
-    struct K { const char* name; int t0, t1; dim3 b; bool half; } ks[] = {
-        {"cuda_naive", 32, 8, dim3(32, 8), false}, {"cuda_coalesced", 32, 8, dim3(32, 8), false},
-        {"cuda_smem", 32, 32, dim3(32, 32), false}, {"cuda_blocktile1d", 64, 64, dim3(512), false},
-        {"cuda_regblock", 128, 128, dim3(256), false}, {"cuda_vectorized", 128, 128, dim3(256), false},
-        {"cuda_warptile", 128, 128, dim3(256), false}, {"cuda_wmma_bf16", 64, 64, dim3(128, 4), true},
-    };
-    for (auto& k : ks) {
-        CUfunction fn; CK(cuModuleGetFunction(&fn, mod, k.name));
-        int m = k.half ? np : n;
-        dim3 g((m + k.t0 - 1) / k.t0, (m + k.t1 - 1) / k.t1);
-        void* a = k.half ? (void*)Ah : (void*)A; void* bb = k.half ? (void*)Bh : (void*)B;
-        void* args[] = {&a, &bb, &C, &m, &m, &m};
-        timed(k.name, n, g, k.b, repeats, [&] { CK(cuLaunchKernel(fn, g.x, g.y, 1, k.b.x, k.b.y, k.b.z, 0, 0, args, 0)); });
-    }
+    ownKernels(mod, major * 10 + minor, n, repeats, A, B, C, ha, hb);
+    upload(A, ha, n, n, GC_F32); // the memory-bound kernels read A as n×n floats
     // One thread per element for copy and the naive transpose; a 32×32 tile per 32×8 block for the
     // tiled ones (each thread loops over 4 rows).
     dim3 b2(32, 8), g1((n + 31) / 32, (n + 7) / 8), g2((n + 31) / 32, (n + 31) / 32);

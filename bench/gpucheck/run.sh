@@ -5,10 +5,14 @@
 #   step 1 (-steps tests): device facts, cuda.test, gpu.test -run GPU, the playground's /api/devices
 #   step 2 (-steps ladder): bench/gpuladder at 4096 and 8192 with PyTorch, for docs/benchmarks.md
 #   step 3 (-steps record): cmd/record over lessons/, the JSON files tarred for lessons/recorded/
-#   step 4 (-steps ncu): Nsight Compute's raw counters of every ladder kernel at n = 512 and 4096, to
-#          set beside the virtual GPU's counts (docs/benchmarks.md)
+#   step 4 (-steps ncu): Nsight Compute's raw counters of every own kernel of the ladder (launch.cu runs
+#          each row of bench/gpucheck/kernels.gen.h, generated from gpu/nvidia/ladder.go: the tensor-core
+#          rungs cuda-mma, cuda-mma-async, cuda-mma-swizzle included on sm_80 and newer) and of the
+#          lessons' memory-bound kernels at n = 512 and 4096, to set beside the virtual GPU's counts
+#          (docs/benchmarks.md)
 #   step 5 (-steps newrungs): event times of every kernel at 4096, and Nsight Compute's launch statistics
-#          (registers, occupancy) of the ladder's tiled rungs only: quick, for a short lease
+#          (registers, occupancy) of the ladder's tiled rungs only (the rows with a fixed block, from
+#          `launch -entries tiled`: cuda-smem to cuda-mma-swizzle): quick, for a short lease
 set -uo pipefail
 steps=${1:-tests,ladder,record}
 OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"
@@ -33,11 +37,12 @@ if has record; then
   timeout 400 build/record -lessons lessons >"$OUT/record.log" 2>&1
   tar czf "$OUT/recorded.tgz" lessons/recorded
 fi
-if has newrungs; then # the ladder's newest rungs only: registers, occupancy and time at 4096 (LaunchStats, Occupancy, SpeedOfLight)
+if has newrungs; then # the ladder's tiled rungs only: registers, occupancy and time at 4096 (LaunchStats, Occupancy, SpeedOfLight)
   nvcc -O3 -arch=sm_90 -o /tmp/launch bench/gpucheck/launch.cu -lcuda >"$OUT/launch.log" 2>&1
   /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 20 >>"$OUT/launch.log" 2>&1
+  tiled=$(/tmp/launch -entries tiled); echo "ncu -k regex:^($tiled)\$" >>"$OUT/launch.log"
   timeout 200 ncu --section LaunchStats --section Occupancy --section SpeedOfLight --page raw --csv \
-    -k regex:'cuda_(smem|blocktile1d|regblock|vectorized|warptile)$' /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 \
+    -k regex:"^($tiled)\$" /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 \
     >"$OUT/ncu-newrungs-4096.csv" 2>>"$OUT/launch.log"
 fi
 if has ncu; then

@@ -106,7 +106,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if w.Bytes > 0 {
 		model += fmt.Sprintf(", or the time to read %s at full memory bandwidth if that is longer", Bytes(w.Bytes))
 	}
-	if w.Steps > 0 && len(s.Cluster) > 0 {
+	if w.Steps > 0 && len(s.Cluster) > 0 && w.Shape != nil {
+		model += "; " + parallelModel(s)
+	} else if w.Steps > 0 && len(s.Cluster) > 0 {
 		model += fmt.Sprintf("; a cluster splits the FLOPs evenly and adds %.0f ring all-reduces (one per step) of %s over %g GB/s links with %g µs latency, not overlapped with compute (so pessimistic); a model too big for one chip must also be split across chips, which this leaves out",
 			w.Steps, Bytes(w.GradientBytes), s.LinkGBs, s.LatencyUS)
 	}
@@ -120,7 +122,19 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: rates marked measured were measured on this machine (its CPU) and, where your browser has WebGPU, in your browser, everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
 		{Label: "machine"}, {Label: "rate from"}, {Label: "chips"}, {Label: "effective rate", Unit: "TFLOP/s"}, {Label: "time", Unit: "s"}, {Label: "that is"}, {Label: "dominated by"}, {Label: "communication", Unit: "%"}}})
-	ests := Estimates(s, rates)
+	all := Estimates(s, rates)
+	var ests []Estimate
+	for _, est := range all {
+		if p := est.Plan; p != nil && p.Why != "" {
+			e.Note("warning", refused(est))
+		}
+		if est.Plan == nil || est.Plan.Fits {
+			ests = append(ests, est)
+		}
+	}
+	if w.Shape != nil && len(s.Devices) > 0 {
+		e.Note("info", oneChip(s))
+	}
 	var bars []chart.Duration
 	for _, est := range ests {
 		sec := est.Seconds()
@@ -137,6 +151,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Chart(func() (string, error) {
 		return chart.Durations(fmt.Sprintf("%s: modelled at %.0f%% of peak", w.Label, s.Utilisation*100), bars)
 	})
+	layoutTable(e, s, ests)
 	e.Note("info", Dominates(ests))
 	e.Progress(2, 2)
 	return ctx.Err()

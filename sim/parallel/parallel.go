@@ -66,7 +66,8 @@ func (l Layout) String() string {
 }
 
 // Job is one training step's shape: the model, the sequence length in tokens, the sequences per
-// step (the global batch) and what the backward pass recomputes.
+// step (the global batch, which the chips share evenly, fractions of a sequence included, whatever
+// the layout) and what the backward pass recomputes.
 type Job struct {
 	Model     transformer.Model
 	Seq       int
@@ -209,7 +210,7 @@ func Time(j Job, l Layout, rate float64, k Links) Step {
 	m := j.Model
 	mb := j.Microbatches(l)
 	chips := l.Chips()
-	fwd := m.ForwardPerToken(j.Seq) * float64(j.Seq) * float64(mb*l.DP) // per step, all chips
+	fwd := m.ForwardPerToken(j.Seq) * float64(j.Seq) * j.Sequences // per step, all chips
 	var s Step
 	s.ModelFLOPs = transformer.TrainingFactor * fwd
 	hw := s.ModelFLOPs

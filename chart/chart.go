@@ -395,9 +395,15 @@ type ModelPoint struct {
 // AllReduce draws modelled ring all-reduce time against GPU count (log2 x, log y), one line per
 // link. The title says the figures are modelled. It returns a complete `<svg>` document.
 func AllReduce(points []ModelPoint, gradientMB float64) (string, error) {
-	p := newPlot(fmt.Sprintf("Ring all-reduce of %g MB (modelled, not measured)", gradientMB))
+	return Collective(points, "all-reduce", gradientMB)
+}
+
+// Collective is AllReduce for the ring collective named op ("all-reduce", "all-gather",
+// "reduce-scatter") of mb megabytes.
+func Collective(points []ModelPoint, op string, mb float64) (string, error) {
+	p := newPlot(fmt.Sprintf("Ring %s of %g MB (modelled, not measured)", op, mb))
 	p.X.Label.Text = "GPUs (log2 scale)"
-	p.Y.Label.Text = "ms per all-reduce (log scale)"
+	p.Y.Label.Text = "ms per " + op + " (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = pow2Ticks{}, logTicks{}
 	p.Add(grid())
@@ -430,6 +436,6 @@ func AllReduce(points []ModelPoint, gradientMB float64) (string, error) {
 	if hi > 0 {
 		p.X.Min, p.X.Max = lo/math.Sqrt2, hi*math.Sqrt2
 	}
-	f.desc = "Line chart of modelled all-reduce time against GPU count. " + strings.Join(parts, "; ") + "."
+	f.desc = "Line chart of modelled " + op + " time against GPU count. " + strings.Join(parts, "; ") + "."
 	return f.svg()
 }

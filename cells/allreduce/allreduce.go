@@ -6,12 +6,20 @@
 //	gpus: [2, 4, 8, 16, 32, 64]
 //	links: {NVLink 4: 450, PCIe 4 x16: 32} # GB/s per direction per GPU, in the order to show
 //	latency_us: 5                          # per message
+//	op: all-gather                         # the collective (default all-reduce)
+//
+// The other collectives are those of the other parallelisms: ZeRO-3 and FSDP gather their sharded
+// weights with an all-gather and reduce their gradients with a reduce-scatter, context parallelism
+// all-gathers keys and values, and tensor parallelism with sequence parallelism does an all-gather
+// and a reduce-scatter where it would all-reduce (package sim/parallel). gradient_mb is then the
+// bytes each GPU ends with (all-gather) or starts with (reduce-scatter).
 package allreduce
 
 import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -25,6 +33,8 @@ var script string
 
 // Spec is a parsed `allreduce` cell.
 type Spec struct {
+	// Op is the collective: "all-reduce", "all-gather" or "reduce-scatter".
+	Op         string
 	GradientMB float64
 	GPUs       []int
 	Links      []Link
@@ -43,7 +53,11 @@ type source struct {
 	GPUs         cells.At[[]cells.At[int]] `yaml:"gpus"`
 	Links        cells.At[yaml.Node]       `yaml:"links"`
 	LatencyUS    cells.At[float64]         `yaml:"latency_us"`
+	Op           cells.At[string]          `yaml:"op"`
 }
+
+// Ops are the collectives a cell can model.
+var Ops = []string{"all-reduce", "all-gather", "reduce-scatter"}
 
 // Caps on a cell's lists: the table has GPU counts × links rows.
 const (
@@ -57,7 +71,13 @@ func Parse(src string) (Spec, error) {
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	s := Spec{GradientMB: y.GradientMB.V, LatencyUS: 5}
+	s := Spec{Op: "all-reduce", GradientMB: y.GradientMB.V, LatencyUS: 5}
+	if y.Op.Line > 0 {
+		if !slices.Contains(Ops, y.Op.V) {
+			return Spec{}, cells.Errorf(y.Op.Line, "op is all-reduce, all-gather or reduce-scatter")
+		}
+		s.Op = y.Op.V
+	}
 	if y.GradientMB.Line > 0 && !(s.GradientMB > 0 && s.GradientMB <= 1e7) {
 		return Spec{}, cells.Errorf(y.GradientMB.Line, "gradient_mb must be between 0 and 10,000,000")
 	}
@@ -109,14 +129,24 @@ type Point struct {
 	BusGBs float64
 }
 
-// Model evaluates the ring all-reduce model for every link and GPU count.
+// Model evaluates the ring model of s's collective for every link and GPU count. The bus bandwidth
+// is NCCL's: the bytes each GPU moves over the time, 2(p − 1)/p · bytes for an all-reduce and
+// (p − 1)/p · bytes for an all-gather or a reduce-scatter (nccl-tests, PERFORMANCE.md).
 func Model(s Spec) []Point {
 	var out []Point
 	bytes := s.GradientMB * 1e6
 	for _, l := range s.Links {
 		for _, p := range s.GPUs {
-			sec := collectives.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
-			out = append(out, Point{Link: l.Name, GPUs: p, Seconds: sec, BusGBs: collectives.BusBandwidth(bytes, p, sec) / 1e9})
+			var sec, bus float64
+			switch s.Op {
+			case "all-gather", "reduce-scatter":
+				sec = collectives.RingAllGather(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
+				bus = collectives.BusBandwidth(bytes, p, sec) / 2
+			default:
+				sec = collectives.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
+				bus = collectives.BusBandwidth(bytes, p, sec)
+			}
+			out = append(out, Point{Link: l.Name, GPUs: p, Seconds: sec, BusGBs: bus / 1e9})
 		}
 	}
 	return out
@@ -152,8 +182,12 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		cols = append(cols, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "ms"})
 		bus = append(bus, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "GB/s"})
 	}
-	e.Table(cells.Table{ID: "model", Caption: "Time per ring all-reduce, modelled (α–β cost model, not measured): one row per link, one column per GPU count", Columns: cols})
-	e.Table(cells.Table{ID: "busbw", Caption: "Bus bandwidth of that all-reduce, modelled (NCCL's definition: 2(p − 1)/p · bytes / time)", Columns: bus})
+	busDef := "2(p − 1)/p · bytes / time"
+	if r.Op != "all-reduce" {
+		busDef = "(p − 1)/p · bytes / time"
+	}
+	e.Table(cells.Table{ID: "model", Caption: "Time per ring " + r.Op + ", modelled (α–β cost model, not measured): one row per link, one column per GPU count", Columns: cols})
+	e.Table(cells.Table{ID: "busbw", Caption: "Bus bandwidth of that " + r.Op + ", modelled (NCCL's definition: " + busDef + ")", Columns: bus})
 	var cp []chart.ModelPoint
 	for i := 0; i < len(points); i += len(r.GPUs) {
 		row := points[i : i+len(r.GPUs)]
@@ -166,7 +200,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Row(cells.Row{Table: "model", Values: times})
 		e.Row(cells.Row{Table: "busbw", Values: buses})
 	}
-	e.Chart(func() (string, error) { return chart.AllReduce(cp, r.GradientMB) })
+	e.Chart(func() (string, error) { return chart.Collective(cp, r.Op, r.GradientMB) })
 	return ctx.Err()
 }
 

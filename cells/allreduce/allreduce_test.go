@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -73,4 +74,48 @@ func TestAllReduceRunIsALinkByGPUGrid(t *testing.T) {
 	if bus := rec.RowsOf("busbw"); len(bus) != 2 || len(bus[0].Values) != 4 {
 		t.Errorf("busbw rows %v, want 2 rows of 3 values", bus)
 	}
+}
+
+// The other collectives: an all-gather (or reduce-scatter) of 1 GB over 4 GPUs at 10 GB/s is 3 steps
+// of 0.25 GB, 75 ms, half the all-reduce; its bus bandwidth is still the link's.
+func TestOtherCollectives(t *testing.T) {
+	for _, op := range []string{"all-gather", "reduce-scatter"} {
+		s, err := Parse("gradient_mb: 1000\ngpus: [4]\nlinks: {a: 10}\nlatency_us: 0\nop: " + op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts := Model(s)
+		if len(pts) != 1 || math.Abs(pts[0].Seconds-0.075) > 1e-12 || math.Abs(pts[0].BusGBs-10) > 1e-9 {
+			t.Errorf("%s: %+v, want 0.075 s at a bus bandwidth of 10 GB/s", op, pts)
+		}
+	}
+	if _, err := Parse("gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\nop: broadcast"); err == nil || !strings.Contains(err.Error(), "line 4: op is all-reduce, all-gather or reduce-scatter") {
+		t.Errorf("broadcast: %v", err)
+	}
+}
+
+func FuzzParseAllReduce(f *testing.F) {
+	for _, s := range []string{"gradient_mb: 1400\ngpus: [2, 4]\nlinks: {NVLink 4: 450}", "gradient_mb: 1\ngpus: [1, 65536]\nlinks: {a: 1, b: 2}\nlatency_us: 0\nop: all-gather", "gradient_mb: 10\ngpus: [8]\nlinks: {x: 1e6}\nop: reduce-scatter"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src)
+		if err != nil {
+			var se *cells.SpecError
+			if !errors.As(err, &se) {
+				t.Fatalf("%q: error %v is not a *cells.SpecError", src, err)
+			}
+			return
+		}
+		// A valid spec models a finite, non-negative time for every link and GPU count, zero for one GPU.
+		pts := Model(s)
+		if len(pts) != len(s.Links)*len(s.GPUs) {
+			t.Fatalf("%q: %d points", src, len(pts))
+		}
+		for _, p := range pts {
+			if !(p.Seconds >= 0) || math.IsInf(p.Seconds, 0) || (p.GPUs == 1) != (p.Seconds == 0) {
+				t.Fatalf("%q: %+v", src, p)
+			}
+		}
+	})
 }

@@ -12,6 +12,17 @@
 //	latency_us: 5              # per all-reduce message (default 5)
 //	your_gpu: true             # also time your own GPU in the browser through WebGPU (default true)
 //
+// A transformer's training (gpt3-training, llama3-405b-training) is split on clusters by tensor,
+// pipeline, context and data parallelism (package sim/parallel), each chip's memory checked against
+// its datasheet's: a layout that does not fit is refused, with the arithmetic, and the smallest that
+// fits is modelled instead:
+//
+//	layout: {tp: 8, pp: 16, cp: 1, zero: 1}  # degrees and ZeRO stage; DP is what the cluster leaves (default all 1, ZeRO 0)
+//	recompute: selective       # none, selective or full (default selective)
+//	sequence: 131072           # tokens per sequence, the tokens per step kept (default the workload's)
+//	node: 8                    # chips per node, where TP's all-reduces run (default 8)
+//	node_gbs: 450              # each chip's link inside a node, GB/s per direction (default 450)
+//
 // A typed-in workload may add `steps` and `gradient_mb` (one all-reduce of gradient_mb per step, so
 // clusters are modelled) and `bytes` (memory that must be read at least once: the time on a chip is
 // then at least bytes / bandwidth); `batch` multiplies the FLOPs of a workload with bytes (many
@@ -103,10 +114,15 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", fmt.Sprintf("%s, %s: %s.", rt.Name, level, rt.How))
 	}
 	model := fmt.Sprintf("Modelled: time = FLOPs / (chips × %.0f%% of peak)", s.Utilisation*100)
+	if w.Shape != nil && w.Steps > 0 && len(s.Cluster) > 0 {
+		model = fmt.Sprintf("Modelled: time on one chip = FLOPs / %.0f%% of peak", s.Utilisation*100)
+	}
 	if w.Bytes > 0 {
 		model += fmt.Sprintf(", or the time to read %s at full memory bandwidth if that is longer", Bytes(w.Bytes))
 	}
-	if w.Steps > 0 && len(s.Cluster) > 0 {
+	if w.Steps > 0 && len(s.Cluster) > 0 && w.Shape != nil {
+		model += "; " + parallelModel(s)
+	} else if w.Steps > 0 && len(s.Cluster) > 0 {
 		model += fmt.Sprintf("; a cluster splits the FLOPs evenly and adds %.0f ring all-reduces (one per step) of %s over %g GB/s links with %g µs latency, not overlapped with compute (so pessimistic); a model too big for one chip must also be split across chips, which this leaves out",
 			w.Steps, Bytes(w.GradientBytes), s.LinkGBs, s.LatencyUS)
 	}
@@ -120,7 +136,19 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: rates marked measured were measured on this machine (its CPU) and, where your browser has WebGPU, in your browser, everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
 		{Label: "machine"}, {Label: "rate from"}, {Label: "chips"}, {Label: "effective rate", Unit: "TFLOP/s"}, {Label: "time", Unit: "s"}, {Label: "that is"}, {Label: "dominated by"}, {Label: "communication", Unit: "%"}}})
-	ests := Estimates(s, rates)
+	all := Estimates(s, rates)
+	var ests []Estimate
+	for _, est := range all {
+		if p := est.Plan; p != nil && p.Why != "" {
+			e.Note("warning", refused(est))
+		}
+		if est.Plan == nil || est.Plan.Fits {
+			ests = append(ests, est)
+		}
+	}
+	if w.Shape != nil && len(s.Devices) > 0 {
+		e.Note("info", oneChip(s))
+	}
 	var bars []chart.Duration
 	for _, est := range ests {
 		sec := est.Seconds()
@@ -137,6 +165,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Chart(func() (string, error) {
 		return chart.Durations(fmt.Sprintf("%s: modelled at %.0f%% of peak", w.Label, s.Utilisation*100), bars)
 	})
+	layoutTable(e, s, ests)
 	e.Note("info", Dominates(ests))
 	e.Progress(2, 2)
 	return ctx.Err()

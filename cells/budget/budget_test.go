@@ -15,6 +15,7 @@ import (
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/sim/collectives"
+	"github.com/gpuplayground/playground/sim/parallel"
 )
 
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
@@ -55,7 +56,10 @@ func TestPresetsByHand(t *testing.T) {
 
 // Times against hand-computed values.
 func TestModelByHand(t *testing.T) {
-	s := mustParse(t, "workload: gpt3-training\nutilisation: 1")
+	// GPT-3's numbers typed in, so that clusters are modelled as plain data parallelism (the preset
+	// is split by layout instead: TestRefusesPureDataParallel).
+	const gpt3 = "flops: 3.14e23\nsteps: 93750\ngradient_mb: 350000\n"
+	s := mustParse(t, gpt3+"utilisation: 1")
 	petaflop := Rate{Name: "1 PFLOP/s", FLOPs: 1e15, Clusters: true}
 	// 3.14e23 FLOP at 1e15 FLOP/s = 3.14e8 s.
 	if got := Model(s, petaflop, 1).Seconds(); !near(got, 3.14e8) {
@@ -64,7 +68,7 @@ func TestModelByHand(t *testing.T) {
 	// At 50% utilisation on 1000 chips: 3.14e23 / (1000 × 0.5e15) = 628,000 s of compute, plus 93,750
 	// all-reduces of 350 GB on a 1000-chip ring of 100 GB/s links with no latency:
 	// 2·999·(350e9 / 1000 / 100e9) = 6.993 s each.
-	s = mustParse(t, "workload: gpt3-training\nutilisation: 0.5\nlink_gbs: 100\nlatency_us: 0")
+	s = mustParse(t, gpt3+"utilisation: 0.5\nlink_gbs: 100\nlatency_us: 0")
 	e := Model(s, petaflop, 1000)
 	if !near(e.Compute, 628000) || !near(e.Communication, 93750*6.993) || !near(e.Seconds(), 628000+93750*6.993) || e.Dominant() != "communication" {
 		t.Errorf("1000 chips: got %+v, want 628,000 s compute, %g s communication", e, 93750*6.993)
@@ -137,29 +141,40 @@ func TestReadable(t *testing.T) {
 
 func TestSpecErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		"utilisation: 0.5":                                 "line 1: a budget cell needs workload",
-		"workload: gpt4":                                   `line 1: unknown workload "gpt4"; presets: resnet50-epoch, gpt3-training, llm-token`,
-		"workload: gpt3-training\nflops: 1e9":              "line 2: write either workload",
-		"flops: -3":                                        "line 1: flops must be between 1 and 1e30",
-		"flops: lots":                                      "line 1: expected a number, got lots",
-		"workload: llm-token\nbytes: 10":                   "line 2: bytes, steps and gradient_mb describe a typed-in workload",
-		"flops: 1e9\nsteps: 10":                            "line 2: steps and gradient_mb go together",
-		"flops: 1e9\nsteps: 1.5\ngradient_mb: 1":           "line 2: steps must be a whole number",
-		"flops: 1e9\nsteps: 10\ngradient_mb: 0":            "line 3: gradient_mb must be between",
-		"workload: gpt3-training\nbatch: 8":                "line 2: batch shares one read",
-		"workload: llm-token\nbatch: 0":                    "line 2: batch must be from 1",
-		"flops: 1e9\nutilisation: 1.5":                     "line 2: utilisation is a fraction",
-		"flops: 1e9\nutilisation: 0":                       "line 2: utilisation is a fraction",
-		"flops: 1e9\ndevices:\n  - H100 SXM\n  - B200":     `line 4: unknown accelerator "B200"`,
-		"flops: 1e9\ndevices: []":                          "line 2: devices lists 1 to 8",
-		"flops: 1e9\ndevices: [T4,\n  t4]":                 "line 3: T4 is listed twice",
-		"flops: 1e9\ncluster: [8, 1]":                      "line 2: a cluster of 1 chips",
-		"flops: 1e9\ncluster: [2, 4, 8, 16, 32]":           "line 2: 5 cluster sizes",
-		"flops: 1e9\nlink_gbs: 0":                          "line 2: link_gbs must be",
-		"flops: 1e9\nlatency_us: -1":                       "line 2: latency_us must be",
-		"flops: 1e9\nspeed: 3":                             `line 2: unknown key "speed"`,
-		"flops: 1e9\ncluster: [1e3]":                       "line 2: 1e3 is not a whole number",
-		"workload: gpt3-training\nworkload: gpt3-training": `line 2: key "workload" appears twice`,
+		"utilisation: 0.5":                                     "line 1: a budget cell needs workload",
+		"workload: gpt4":                                       `line 1: unknown workload "gpt4"; presets: resnet50-epoch, gpt3-training, llama3-405b-training, llm-token`,
+		"workload: gpt3-training\nflops: 1e9":                  "line 2: write either workload",
+		"flops: -3":                                            "line 1: flops must be between 1 and 1e30",
+		"flops: lots":                                          "line 1: expected a number, got lots",
+		"workload: llm-token\nbytes: 10":                       "line 2: bytes, steps and gradient_mb describe a typed-in workload",
+		"flops: 1e9\nsteps: 10":                                "line 2: steps and gradient_mb go together",
+		"flops: 1e9\nsteps: 1.5\ngradient_mb: 1":               "line 2: steps must be a whole number",
+		"flops: 1e9\nsteps: 10\ngradient_mb: 0":                "line 3: gradient_mb must be between",
+		"workload: gpt3-training\nbatch: 8":                    "line 2: batch shares one read",
+		"workload: llm-token\nbatch: 0":                        "line 2: batch must be from 1",
+		"flops: 1e9\nutilisation: 1.5":                         "line 2: utilisation is a fraction",
+		"flops: 1e9\nutilisation: 0":                           "line 2: utilisation is a fraction",
+		"flops: 1e9\ndevices:\n  - H100 SXM\n  - B200":         `line 4: unknown accelerator "B200"`,
+		"flops: 1e9\ndevices: []":                              "line 2: devices lists 1 to 8",
+		"flops: 1e9\ndevices: [T4,\n  t4]":                     "line 3: T4 is listed twice",
+		"flops: 1e9\ncluster: [8, 1]":                          "line 2: a cluster of 1 chips",
+		"flops: 1e9\ncluster: [2, 4, 8, 16, 32]":               "line 2: 5 cluster sizes",
+		"flops: 1e9\nlink_gbs: 0":                              "line 2: link_gbs must be",
+		"flops: 1e9\nlatency_us: -1":                           "line 2: latency_us must be",
+		"flops: 1e9\nspeed: 3":                                 `line 2: unknown key "speed"`,
+		"flops: 1e9\ncluster: [1e3]":                           "line 2: 1e3 is not a whole number",
+		"workload: gpt3-training\nworkload: gpt3-training":     `line 2: key "workload" appears twice`,
+		"workload: resnet50-epoch\nlayout: {tp: 2}":            "line 2: layout, recompute, sequence, node and node_gbs split a transformer's training",
+		"flops: 1e9\nrecompute: full":                          "line 2: layout, recompute",
+		"workload: gpt3-training\nlayout: {tp: 0}":             "line 2: layout's tp must be from 1 to 65536",
+		"workload: gpt3-training\nlayout:\n  pp: 2\n  zero: 4": "line 4: layout's zero is a ZeRO stage",
+		"workload: gpt3-training\nlayout: {dp: 4}":             `line 2: layout has tp, pp, cp and zero, not "dp"`,
+		"workload: gpt3-training\nlayout: {}":                  "line 2: layout is a map",
+		"workload: gpt3-training\nlayout: {tp: 1.5}":           "line 2: 1.5 is not a whole number",
+		"workload: gpt3-training\nrecompute: some":             "line 2: recompute is none, selective or full",
+		"workload: gpt3-training\nsequence: 0":                 "line 2: sequence must be from 1",
+		"workload: gpt3-training\nnode: 0":                     "line 2: node is the chips of one node",
+		"workload: gpt3-training\nnode_gbs: -1":                "line 2: node_gbs must be",
 	} {
 		_, err := Parse(src)
 		var se *cells.SpecError
@@ -185,10 +200,11 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := rec.RowsOf("budget")
-	if len(rows) != 1+2+2*2 {
-		t.Fatalf("%d rows, want 7 (CPU, 2 chips, 2 × 2 clusters)", len(rows))
+	// No layout of 8 chips holds GPT-3's 2.8 TB of training state: those rows are refused.
+	if len(rows) != 1+2+2 {
+		t.Fatalf("%d rows, want 5 (CPU, 2 chips, 2 clusters of 1024)", len(rows))
 	}
-	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured" || rows[1].Values[1] != "datasheet" || rows[6].Values[0] != "1024 × TPU v4" {
+	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured" || rows[1].Values[1] != "datasheet" || rows[4].Values[0] != "1024 × TPU v4" {
 		t.Errorf("rows: %v", rows)
 	}
 	// H100 SXM at 40% of 989 TFLOP/s: 3.14e23 / 3.956e14 s.
@@ -234,7 +250,8 @@ func TestRunToken(t *testing.T) {
 }
 
 func FuzzParseBudget(f *testing.F) {
-	for _, s := range []string{"workload: gpt3-training", "flops: 1e18\nsteps: 10\ngradient_mb: 1", "workload: llm-token\nbatch: 64\ndevices: [T4]", "flops: 1e9\ncluster: [2, 4]\nutilisation: 1"} {
+	for _, s := range []string{"workload: gpt3-training", "flops: 1e18\nsteps: 10\ngradient_mb: 1", "workload: llm-token\nbatch: 64\ndevices: [T4]", "flops: 1e9\ncluster: [2, 4]\nutilisation: 1",
+		"workload: llama3-405b-training\nlayout: {tp: 8, pp: 16, cp: 2, zero: 3}\nsequence: 16384\nrecompute: full\nnode: 4\nnode_gbs: 100\ncluster: [64, 3]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -248,6 +265,12 @@ func FuzzParseBudget(f *testing.F) {
 		}
 		// A valid spec models finite, positive times on every row.
 		for _, e := range Estimates(s, append([]Rate{{Name: "cpu", FLOPs: 1e11, Bandwidth: 1e10}}, Datasheet(s)...)) {
+			if p := e.Plan; p != nil && (!p.Fits || p.Memory.Total() > p.Capacity) {
+				if p.Fits || p.Why == "" {
+					t.Fatalf("%q: %+v fits %v with %g of %g bytes", src, e, p.Fits, p.Memory.Total(), p.Capacity)
+				}
+				continue // refused, no layout fits: no row
+			}
 			if sec := e.Seconds(); !(sec > 0) || math.IsInf(sec, 0) {
 				t.Fatalf("%q: %+v models %g s", src, e, sec)
 			}
@@ -319,7 +342,7 @@ func (p *page) Ask(_ context.Context, task any) (json.RawMessage, error) {
 // Where the page measured the learner's GPU, it is a measured row at the rate it reached (no
 // utilisation applied); `your_gpu: false` asks the page nothing.
 func TestRunYourGPU(t *testing.T) {
-	run, err := New(cells.Env{}).Parse(cells.Cell{Source: "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [8]"})
+	run, err := New(cells.Env{}).Parse(cells.Cell{Source: "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [1024]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +354,7 @@ func TestRunYourGPU(t *testing.T) {
 		t.Fatalf("tasks %+v", p.tasks)
 	}
 	rows := p.RowsOf("budget")
-	if len(rows) != 1+1+1+1 { // CPU, your GPU, H100, 8 × H100
+	if len(rows) != 1+1+1+1 { // CPU, your GPU, H100, 1024 × H100
 		t.Fatalf("%d rows: %v", len(rows), rows)
 	}
 	gflops := 2 * math.Pow(BrowserN, 3) / 0.01 / 1e9 // 26.8 GFLOP/s
@@ -349,5 +372,91 @@ func TestRunYourGPU(t *testing.T) {
 	}
 	if len(p.tasks) != 0 || len(p.RowsOf("budget")) != 3 {
 		t.Errorf("your_gpu: false: %d tasks, rows %v", len(p.tasks), p.RowsOf("budget"))
+	}
+}
+
+func notesOf(rec *cellstest.Recorder) string {
+	var notes []string
+	for _, n := range rec.Notes {
+		notes = append(notes, n.Level+": "+n.Message)
+	}
+	return strings.Join(notes, "\n")
+}
+
+func runCell(t *testing.T, src string) *cellstest.Recorder {
+	t.Helper()
+	run, err := New(cells.Env{}).Parse(cells.Cell{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec cellstest.Recorder
+	if err := run.Run(context.Background(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	return &rec
+}
+
+// GPT-3 as plain data parallelism needs 16 bytes × 175e9 parameters on every chip: the cell refuses
+// it with the arithmetic and models the smallest layout that fits instead.
+func TestRefusesPureDataParallel(t *testing.T) {
+	rec := runCell(t, "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [1024]\nyour_gpu: false")
+	notes := notesOf(rec)
+	for _, want := range []string{"warning: Refused: 1024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2871 GB per chip: 16 bytes × 1.75e+11 parameters / (TP 1 × PP 1) = 2.79 TB",
+		"against the H100 SXM's 80 GB", "The smallest layout that fits: TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0", "One chip: GPT-3 175B's training state alone is 16 bytes"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	rows := rec.RowsOf("layout")
+	if len(rows) != 1 || rows[0].Values[1] != "TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0" || rows[0].Values[2] != "offered (asked layout refused)" {
+		t.Fatalf("layout rows: %v", rows)
+	}
+	if mem, chip := rows[0].Values[3].(float64), rows[0].Values[6].(float64); !(mem <= chip) || chip != 80 {
+		t.Errorf("offered layout needs %g GB of the chip's %g", mem, chip)
+	}
+	// The budget row's time is 93,750 steps of the layout's step.
+	s := mustParse(t, "workload: gpt3-training\ndevices: [H100 SXM]")
+	p := PlanFor(s, Datasheet(s)[0], 1024)
+	if got := rec.RowsOf("budget")[2].Values[4].(float64); !near(got, 93750*p.Step.Seconds()) {
+		t.Errorf("1024 × H100: %g s, want 93,750 × %g", got, p.Step.Seconds())
+	}
+	// A layout that fits is modelled as asked; 8 chips fit no layout at all.
+	s = mustParse(t, "workload: gpt3-training\nlayout: {tp: 8, pp: 16, zero: 1}")
+	if p := PlanFor(s, Datasheet(s)[0], 1024); p.Offered || !p.Fits || p.Used.DP != 8 || p.Why != "" {
+		t.Errorf("TP 8 · PP 16 on 1024: %+v", p)
+	}
+	if p := PlanFor(s, Datasheet(s)[0], 8); p.Fits || !strings.Contains(p.Why, "8 chips do not split into groups of TP 8 × PP 16 × CP 1 = 128") {
+		t.Errorf("8 chips: %+v", p)
+	}
+}
+
+// Llama 3 405B's published layouts (Table 4), modelled beside their published MFU.
+func TestLlama3Reproduction(t *testing.T) {
+	rec := runCell(t, "workload: llama3-405b-training\ndevices: [H100 SXM]\ncluster: [8192, 16384]\nlayout: {tp: 8, pp: 16, zero: 3}\nutilisation: 1\nyour_gpu: false")
+	rows := rec.RowsOf("layout")
+	if len(rows) != 2 {
+		t.Fatalf("layout rows: %v", rows)
+	}
+	for i, want := range []struct {
+		layout    string
+		published float64
+	}{{"TP 8 · PP 16 · CP 1 · DP 64, ZeRO 3", 43}, {"TP 8 · PP 16 · CP 1 · DP 128, ZeRO 3", 41}} {
+		v := rows[i].Values
+		if v[1] != want.layout || v[2] != "as asked" || v[15] != want.published {
+			t.Errorf("row %d: %v, want %s beside a published %g%%", i, v, want.layout, want.published)
+		}
+		step, sum := v[7].(float64), v[8].(float64)+v[9].(float64)+v[10].(float64)+v[11].(float64)+v[12].(float64)+v[13].(float64)
+		if !near(step, sum) || !(v[14].(float64) > 0 && v[14].(float64) < 100) {
+			t.Errorf("row %d: step %g is not its terms' %g, or MFU %v out of range", i, step, sum, v[14])
+		}
+	}
+	// The long-context layout: 131,072 tokens, CP 16, the same 16M tokens per step.
+	s := mustParse(t, "workload: llama3-405b-training\nsequence: 131072\nlayout: {tp: 8, pp: 16, cp: 16, zero: 3}")
+	if j := s.Job(); j.Seq != 131072 || j.Sequences != 128 {
+		t.Errorf("job %+v, want 128 sequences of 131,072", j)
+	}
+	p := PlanFor(s, Datasheet(s)[0], 16384)
+	if _, ok := parallel.FindPublished(p.Used, 131072); !ok || p.Offered {
+		t.Errorf("long context: %+v", p)
 	}
 }

@@ -21,8 +21,8 @@ type Rate struct {
 	// "measured" or "datasheet".
 	Name, Level string
 	// FLOPs is its peak in FLOP/s and Bandwidth its memory bandwidth in bytes/s (0: not known, and the
-	// memory term is left out).
-	FLOPs, Bandwidth float64
+	// memory term is left out); Memory its memory's capacity in bytes (0: not known, not checked).
+	FLOPs, Bandwidth, Memory float64
 	// Clusters says whether the rate is a chip that clusters are built from.
 	Clusters bool
 	// Achieved says FLOPs is a rate a real GEMM reached (the learner's GPU through WebGPU), not a
@@ -37,17 +37,25 @@ type Estimate struct {
 	Rate  Rate
 	Chips int
 	// Compute is the FLOPs at utilisation × peak over all chips; Memory each chip reading its share of
-	// the workload's bytes at full bandwidth; Communication the all-reduces (Steps of them) on a cluster.
-	Compute, Memory, Communication float64
+	// the workload's bytes at full bandwidth; Communication the all-reduces (Steps of them) on a
+	// cluster, or, for a workload with a Shape, every parallelism's communication; Bubble the
+	// pipeline's idle time (Plan's layout).
+	Compute, Memory, Communication, Bubble float64
+	// Plan is the split of a cluster of a workload with a Shape (nil otherwise).
+	Plan *Plan
 }
 
-// Seconds is the modelled time: the larger of compute and memory (they overlap), plus communication
-// (not overlapped: the pessimistic case).
-func (e Estimate) Seconds() float64 { return math.Max(e.Compute, e.Memory) + e.Communication }
+// Seconds is the modelled time: the larger of compute and memory (they overlap), plus the pipeline
+// bubble and communication (not overlapped: the pessimistic case).
+func (e Estimate) Seconds() float64 {
+	return math.Max(e.Compute, e.Memory) + e.Bubble + e.Communication
+}
 
-// Dominant names the largest term: "arithmetic", "memory" or "communication".
+// Dominant names the largest term: "arithmetic", "memory", "pipeline bubble" or "communication".
 func (e Estimate) Dominant() string {
 	switch {
+	case e.Bubble > e.Compute && e.Bubble > e.Memory && e.Bubble >= e.Communication:
+		return "pipeline bubble"
 	case e.Communication > e.Compute && e.Communication > e.Memory:
 		return "communication"
 	case e.Memory > e.Compute:
@@ -59,9 +67,19 @@ func (e Estimate) Dominant() string {
 // Model is the time of s's workload on chips chips at r: total FLOPs / (chips × utilisation × peak),
 // each chip's share of the bytes at its bandwidth, and, on more than one chip, steps ring all-reduces
 // of the gradient over links of s.LinkGBs (collectives.RingAllReduce). A workload with no steps has no
-// communication term.
+// communication term. A workload with a Shape on more than one chip is split as PlanFor says, and
+// its time is steps × the plan's modelled step (package sim/parallel); when no layout fits, the
+// estimate has its Plan with Fits false and no time.
 func Model(s Spec, r Rate, chips int) Estimate {
 	e := Estimate{Rate: r, Chips: chips}
+	if w := s.Workload; chips > 1 && w.Shape != nil && w.Steps > 0 {
+		p := PlanFor(s, r, chips)
+		e.Plan = &p
+		if p.Fits {
+			e.Compute, e.Bubble, e.Communication = w.Steps*p.Step.Compute, w.Steps*p.Step.Bubble, w.Steps*p.Step.Communication()
+		}
+		return e
+	}
 	util := s.Utilisation
 	if r.Achieved {
 		util = 1
@@ -80,8 +98,8 @@ func Model(s Spec, r Rate, chips int) Estimate {
 func Datasheet(s Spec) []Rate {
 	var out []Rate
 	for _, a := range s.Devices {
-		out = append(out, Rate{Name: a.Name, Level: "datasheet", FLOPs: a.Dense, Bandwidth: a.DRAM, Clusters: true,
-			How: fmt.Sprintf("%.4g TFLOP/s dense (%s), %.4g GB/s (%s)", a.Dense/1e12, a.Format, a.DRAM/1e9, a.Source)})
+		out = append(out, Rate{Name: a.Name, Level: "datasheet", FLOPs: a.Dense, Bandwidth: a.DRAM, Memory: a.Memory, Clusters: true,
+			How: fmt.Sprintf("%.4g TFLOP/s dense (%s), %.4g GB/s, %s of memory (%s)", a.Dense/1e12, a.Format, a.DRAM/1e9, Bytes(a.Memory), a.Source)})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/sim/parallel"
 )
 
 // Spec is a parsed `budget` cell.
@@ -21,6 +22,21 @@ type Spec struct {
 	LatencyUS   float64
 	// YourGPU asks the run's page to measure the learner's own GPU through WebGPU (default true).
 	YourGPU bool
+	// Parallel is how a workload with a transformer's shape is split on clusters (its zero value
+	// otherwise).
+	Parallel Parallel
+}
+
+// Parallel is the plan a cell asks for a workload with a Shape: the layout's TP, PP and CP degrees
+// and ZeRO stage (DP is what the cluster leaves: chips / (TP·PP·CP)), what the backward pass
+// recomputes, the sequence length (0: the workload's; the tokens per step stay the same), and the
+// node: NodeChips chips joined at NodeGBs GB/s per direction (the rest at LinkGBs).
+type Parallel struct {
+	TP, PP, CP, ZeRO int
+	Recompute        parallel.Recompute
+	Seq              int
+	NodeChips        int
+	NodeGBs          float64
 }
 
 // TotalFLOPs is the workload's FLOPs times the batch.
@@ -28,18 +44,23 @@ func (s Spec) TotalFLOPs() float64 { return s.Workload.FLOPs * float64(s.Batch) 
 
 type source struct {
 	cells.Common `yaml:",inline"`
-	Workload     cells.At[string]             `yaml:"workload"`
-	FLOPs        cells.At[float64]            `yaml:"flops"`
-	Bytes        cells.At[float64]            `yaml:"bytes"`
-	Steps        cells.At[float64]            `yaml:"steps"`
-	GradientMB   cells.At[float64]            `yaml:"gradient_mb"`
-	Batch        cells.At[int]                `yaml:"batch"`
-	Utilisation  cells.At[float64]            `yaml:"utilisation"`
-	Devices      cells.At[[]cells.At[string]] `yaml:"devices"`
-	Cluster      cells.At[[]cells.At[int]]    `yaml:"cluster"`
-	LinkGBs      cells.At[float64]            `yaml:"link_gbs"`
-	LatencyUS    cells.At[float64]            `yaml:"latency_us"`
-	YourGPU      cells.At[bool]               `yaml:"your_gpu"`
+	Workload     cells.At[string]                   `yaml:"workload"`
+	FLOPs        cells.At[float64]                  `yaml:"flops"`
+	Bytes        cells.At[float64]                  `yaml:"bytes"`
+	Steps        cells.At[float64]                  `yaml:"steps"`
+	GradientMB   cells.At[float64]                  `yaml:"gradient_mb"`
+	Batch        cells.At[int]                      `yaml:"batch"`
+	Utilisation  cells.At[float64]                  `yaml:"utilisation"`
+	Devices      cells.At[[]cells.At[string]]       `yaml:"devices"`
+	Cluster      cells.At[[]cells.At[int]]          `yaml:"cluster"`
+	LinkGBs      cells.At[float64]                  `yaml:"link_gbs"`
+	LatencyUS    cells.At[float64]                  `yaml:"latency_us"`
+	YourGPU      cells.At[bool]                     `yaml:"your_gpu"`
+	Layout       cells.At[map[string]cells.At[int]] `yaml:"layout"`
+	Recompute    cells.At[string]                   `yaml:"recompute"`
+	Sequence     cells.At[int]                      `yaml:"sequence"`
+	Node         cells.At[int]                      `yaml:"node"`
+	NodeGBs      cells.At[float64]                  `yaml:"node_gbs"`
 }
 
 // Caps on a cell: the chart has a row per device and per device and cluster size.
@@ -81,6 +102,9 @@ func Parse(src string) (Spec, error) {
 		return Spec{}, err
 	}
 	if err := y.network(&s); err != nil {
+		return Spec{}, err
+	}
+	if s.Parallel, err = y.parallelism(s.Workload); err != nil {
 		return Spec{}, err
 	}
 	return s, nil
@@ -221,5 +245,85 @@ func (y source) network(s *Spec) error {
 			return cells.Errorf(y.LatencyUS.Line, "latency_us must be between 0 and 1,000,000")
 		}
 	}
+	return nil
+}
+
+// MaxDegree caps a layout's TP, PP and CP degrees.
+const MaxDegree = 1 << 16
+
+// parallelism is the plan for a workload with a Shape: layout (tp, pp, cp, zero), recompute,
+// sequence, node and node_gbs. Defaults: plain data parallelism (TP, PP, CP 1, ZeRO 0), selective
+// recomputation, the workload's sequence, 8-chip nodes at 450 GB/s (a DGX H100's NVLink 4, 900 GB/s
+// in both directions together: NVIDIA H100 datasheet, DGX H100 datasheet).
+func (y source) parallelism(w Workload) (Parallel, error) {
+	p := Parallel{TP: 1, PP: 1, CP: 1, Recompute: parallel.Selective, NodeChips: 8, NodeGBs: 450}
+	if w.Shape == nil {
+		for _, line := range []int{y.Layout.Line, y.Recompute.Line, y.Sequence.Line, y.Node.Line, y.NodeGBs.Line} {
+			if line > 0 {
+				return Parallel{}, cells.Errorf(line, "layout, recompute, sequence, node and node_gbs split a transformer's training (workload: gpt3-training or llama3-405b-training); this workload has no transformer shape")
+			}
+		}
+		return Parallel{}, nil
+	}
+	if y.Layout.Line > 0 {
+		if err := y.layout(&p); err != nil {
+			return Parallel{}, err
+		}
+	}
+	if y.Recompute.Line > 0 {
+		switch r := parallel.Recompute(y.Recompute.V); r {
+		case parallel.None, parallel.Selective, parallel.Full:
+			p.Recompute = r
+		default:
+			return Parallel{}, cells.Errorf(y.Recompute.Line, "recompute is none, selective or full")
+		}
+	}
+	if y.Sequence.Line > 0 {
+		if y.Sequence.V < 1 || y.Sequence.V > 1<<24 {
+			return Parallel{}, cells.Errorf(y.Sequence.Line, "sequence must be from 1 to %d tokens", 1<<24)
+		}
+		p.Seq = y.Sequence.V
+	}
+	if y.Node.Line > 0 {
+		if y.Node.V < 1 || y.Node.V > 1024 {
+			return Parallel{}, cells.Errorf(y.Node.Line, "node is the chips of one node: 1 to 1024")
+		}
+		p.NodeChips = y.Node.V
+	}
+	if y.NodeGBs.Line > 0 {
+		if p.NodeGBs = y.NodeGBs.V; !(p.NodeGBs > 0 && p.NodeGBs <= 1e6) {
+			return Parallel{}, cells.Errorf(y.NodeGBs.Line, "node_gbs must be between 0 and 1,000,000")
+		}
+	}
+	return p, nil
+}
+
+// layout reads layout: {tp, pp, cp, zero} into p.
+func (y source) layout(p *Parallel) error {
+	if len(y.Layout.V) == 0 {
+		return cells.Errorf(y.Layout.Line, "layout is a map like {tp: 8, pp: 16, cp: 1, zero: 1}")
+	}
+	for _, k := range cells.Sorted(y.Layout.V) {
+		v := y.Layout.V[k]
+		switch k {
+		case "tp", "pp", "cp":
+			if v.V < 1 || v.V > MaxDegree {
+				return cells.Errorf(v.Line, "layout's %s must be from 1 to %d", k, MaxDegree)
+			}
+		case "zero":
+			if v.V < 0 || v.V > 3 {
+				return cells.Errorf(v.Line, "layout's zero is a ZeRO stage: 0 (none), 1 (optimiser state sharded), 2 (and gradients) or 3 (and weights, as FSDP)")
+			}
+		default:
+			return cells.Errorf(v.Line, "layout has tp, pp, cp and zero, not %q", k)
+		}
+	}
+	get := func(k string, def int) int {
+		if v, ok := y.Layout.V[k]; ok {
+			return v.V
+		}
+		return def
+	}
+	p.TP, p.PP, p.CP, p.ZeRO = get("tp", 1), get("pp", 1), get("cp", 1), get("zero", 0)
 	return nil
 }

@@ -2,6 +2,8 @@ package budget
 
 import (
 	"math"
+
+	"github.com/gpuplayground/playground/sim/transformer"
 )
 
 // Workload is an amount of work: FLOPs, and what data-parallel training and memory add to it.
@@ -18,6 +20,22 @@ type Workload struct {
 	GradientBytes float64
 	// How is the arithmetic behind FLOPs, Source where its inputs come from.
 	How, Source string
+	// Shape is the transformer a training preset trains (nil for the others): its clusters are
+	// split into tensor, pipeline, context and data parallelism (package sim/parallel), each chip's
+	// memory checked. Seq is its sequence length in tokens and Sequences its sequences per step.
+	Shape     *transformer.Model
+	Seq       int
+	Sequences float64
+}
+
+// shape is the sim/transformer preset called name; it panics on a name that is not there (a
+// programming error in Presets, caught by any test that loads the package).
+func shape(name string) *transformer.Model {
+	m, err := transformer.Lookup(name)
+	if err != nil {
+		panic(err)
+	}
+	return &m
 }
 
 // The presets' published inputs.
@@ -45,6 +63,18 @@ const (
 	// twice the forward (J. Kaplan et al., "Scaling Laws for Neural Language Models", arXiv:2001.08361,
 	// 2020, §2.1: C ≈ 6N per token for training against 2N for the forward pass).
 	TrainingFactor = 3
+	// GPT3Seq is GPT-3's context, the sequence length it was trained on (Brown et al. 2020, §2.1:
+	// n_ctx = 2048 tokens).
+	GPT3Seq = 2048
+	// Llama3FLOPs and Llama3Tokens are Llama 3 405B's pre-training: 3.8·10²⁵ FLOPs on 15.6·10¹² tokens
+	// (Grattafiori et al., "The Llama 3 Herd of Models", arXiv:2407.21783, 2024, §1 and §3.4).
+	Llama3FLOPs  = 3.8e25
+	Llama3Tokens = 15.6e12
+	// Llama3Seq and Llama3BatchTokens are its sequence length and batch in the layouts of its Table
+	// 4: 8,192 tokens, 16M tokens (2,048 sequences) per step. The batch grew from 4M to 16M tokens
+	// during training (§3.4.1); the preset takes 16M throughout.
+	Llama3Seq         = 8192
+	Llama3BatchTokens = 2048 * Llama3Seq
 )
 
 // Presets are the workloads a cell can name.
@@ -60,8 +90,17 @@ var Presets = []Workload{
 		Name: "gpt3-training", Label: "GPT-3 175B's training run",
 		FLOPs: GPT3FLOPs,
 		Steps: GPT3Tokens / GPT3BatchTokens, GradientBytes: 2 * GPT3Params,
-		How:    "3.14e23 FLOPs as published (6 × 175e9 parameters × 300e9 tokens = 3.15e23); 93,750 steps of 3.2 M tokens, each all-reducing 175e9 16-bit gradients",
-		Source: "Brown et al., NeurIPS 2020 (Table D.1, Table 2.1, §2.2); Kaplan et al. 2020 (6N FLOPs per training token)",
+		How:    "3.14e23 FLOPs as published (6 × 175e9 parameters × 300e9 tokens = 3.15e23); 93,750 steps of 3.2 M tokens in sequences of 2,048, each all-reducing 175e9 16-bit gradients",
+		Source: "Brown et al., NeurIPS 2020 (Table D.1, Table 2.1, §2.1, §2.2); Kaplan et al. 2020 (6N FLOPs per training token)",
+		Shape:  shape("gpt3-175b"), Seq: GPT3Seq, Sequences: GPT3BatchTokens / GPT3Seq,
+	},
+	{
+		Name: "llama3-405b-training", Label: "Llama 3 405B's pre-training",
+		FLOPs: Llama3FLOPs,
+		Steps: math.Round(Llama3Tokens / Llama3BatchTokens), GradientBytes: 2 * 405e9,
+		How:    "3.8e25 FLOPs as published; 15.6e12 tokens in steps of 16M tokens (2,048 sequences of 8,192), 929,832 steps",
+		Source: "Grattafiori et al., \"The Llama 3 Herd of Models\", arXiv:2407.21783, 2024 (§1, §3.4, Table 4; the batch was smaller early in training, §3.4.1)",
+		Shape:  shape("llama3-405b"), Seq: Llama3Seq, Sequences: Llama3BatchTokens / Llama3Seq,
 	},
 	{
 		Name: "llm-token", Label: "one token of GPT-3 175B's inference",

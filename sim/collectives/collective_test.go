@@ -28,3 +28,23 @@ func TestRingAllReduce(t *testing.T) {
 		}
 	}
 }
+
+func TestAllGatherAndReduceScatter(t *testing.T) {
+	// 4 devices, 1 GB, 10 GB/s, no latency: 3 steps of 0.25 GB = 0.075 s, half the all-reduce.
+	if got := RingAllGather(1e9, 4, 10e9, 0); math.Abs(got-0.075) > 1e-12 {
+		t.Errorf("all-gather: got %g, want 0.075", got)
+	}
+	if got, want := RingReduceScatter(1e9, 4, 10e9, 0)+RingAllGather(1e9, 4, 10e9, 0), RingAllReduce(1e9, 4, 10e9, 0); math.Abs(got-want) > 1e-12 {
+		t.Errorf("reduce-scatter + all-gather = %g, want the all-reduce's %g", got, want)
+	}
+	if got := RingAllGather(1e9, 1, 10e9, 1); got != 0 {
+		t.Errorf("one device: %g", got)
+	}
+	// 8 messages' latency: 7 × 5 µs.
+	if got := RingAllGather(0, 8, 1e9, 5e-6); math.Abs(got-35e-6) > 1e-15 {
+		t.Errorf("latency only: %g", got)
+	}
+	if got := SendRecv(1e9, 50e9, 5e-6); math.Abs(got-(0.02+5e-6)) > 1e-15 {
+		t.Errorf("send: %g", got)
+	}
+}

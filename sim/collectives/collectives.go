@@ -26,3 +26,28 @@ func BusBandwidth(bytes float64, p int, seconds float64) float64 {
 	}
 	return 2 * float64(p-1) / float64(p) * bytes / seconds
 }
+
+// RingAllGather is the modelled time in seconds of a ring all-gather over p devices that ends with
+// every device holding all bytes (each starts with bytes/p): p−1 steps, each sending bytes/p to the
+// next device, so (p−1)·(latency + bytes/(p·bandwidth)), half a ring all-reduce (Thakur et al. 2005;
+// the all-reduce above is a reduce-scatter followed by an all-gather). ZeRO stage 3 and FSDP gather
+// sharded weights this way, and context parallelism gathers keys and values (Rajbhandari et al.,
+// "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", SC 2020). One device: 0.
+func RingAllGather(bytes float64, p int, bandwidth, latency float64) float64 {
+	if p <= 1 {
+		return 0
+	}
+	return float64(p-1) * (latency + bytes/float64(p)/bandwidth)
+}
+
+// RingReduceScatter is the modelled time in seconds of a ring reduce-scatter of bytes over p devices
+// (each ends with the sum of one p-th): the same p−1 steps of bytes/p as RingAllGather.
+func RingReduceScatter(bytes float64, p int, bandwidth, latency float64) float64 {
+	return RingAllGather(bytes, p, bandwidth, latency)
+}
+
+// SendRecv is the modelled time in seconds of one point-to-point message of bytes: latency +
+// bytes/bandwidth (pipeline parallelism passes activations between stages this way).
+func SendRecv(bytes, bandwidth, latency float64) float64 {
+	return latency + bytes/bandwidth
+}

@@ -9,7 +9,7 @@ import (
 // lookups ignore case and name the known chips when they fail.
 func TestAccelerators(t *testing.T) {
 	for _, a := range Accelerators {
-		if !(a.Dense > 0 && a.DRAM > 0) || a.Source == "" || a.Format == "" || (a.Kind != "GPU" && a.Kind != "TPU") || a.Year < 2010 {
+		if !(a.Dense > 0 && a.DRAM > 0 && a.Memory >= 1e9) || a.Source == "" || a.Format == "" || (a.Kind != "GPU" && a.Kind != "TPU") || a.Year < 2010 {
 			t.Errorf("%s: incomplete: %+v", a.Name, a)
 		}
 		if g, err := LookupGPU(a.Name); err == nil {

@@ -127,9 +127,9 @@ func layoutTable(e cells.Emitter, s Spec, ests []Estimate) {
 		return
 	}
 	e.Table(cells.Table{ID: "layout", Caption: "How each cluster is split, modelled (package sim/parallel): memory per chip against the chip's, and one optimiser step by term; MFU modelled from that step, beside the MFU Llama 3's paper published for the same layout (Table 4; published, not modelled)", Columns: []cells.Column{
-		{Label: "machine"}, {Label: "layout"}, {Label: "plan"}, {Label: "memory per chip", Unit: "GB"}, {Label: "state", Unit: "GB"}, {Label: "activations", Unit: "GB"}, {Label: "chip memory", Unit: "GB"},
-		{Label: "step", Unit: "s"}, {Label: "arithmetic", Unit: "s"}, {Label: "bubble", Unit: "s"}, {Label: "TP", Unit: "s"}, {Label: "CP", Unit: "s"}, {Label: "PP", Unit: "s"}, {Label: "DP", Unit: "s"},
-		{Label: "modelled MFU", Unit: "%"}, {Label: "published MFU", Unit: "%"}}})
+		{Label: "machine", Primary: true}, {Label: "layout", Primary: true}, {Label: "plan", Primary: true}, {Label: "memory per chip", Unit: "GB", Primary: true}, {Label: "state", Unit: "GB"}, {Label: "activations", Unit: "GB"}, {Label: "chip memory", Unit: "GB", Primary: true},
+		{Label: "step", Unit: "s", Primary: true}, {Label: "arithmetic", Unit: "s"}, {Label: "bubble", Unit: "s"}, {Label: "TP", Unit: "s"}, {Label: "CP", Unit: "s"}, {Label: "PP", Unit: "s"}, {Label: "DP", Unit: "s"},
+		{Label: "modelled MFU", Unit: "%", Primary: true}, {Label: "published MFU", Unit: "%", Primary: true}}})
 	for _, est := range rows {
 		p := est.Plan
 		plan := "as asked"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,9 @@ func helloCluster(t *testing.T, out *syncBuffer) (c *Cluster, hello func(Machine
 	}
 }
 
+// stamped is the date and time an operator's line starts with.
+var stamped = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d `)
+
 // A worker's announcement reaches the operator's console and the machine menu cleaned: one line per
 // join, no escape sequence, no fake line of its own, and its hardware said to be its claim.
 func TestHelloCleansWhatTheWorkerSays(t *testing.T) {
@@ -78,8 +82,8 @@ func TestHelloCleansWhatTheWorkerSays(t *testing.T) {
 	hello(Machine{ID: "evil", Name: "\x1b[2J\x1b[Hbox\nmachine joined: gpu-box (class h100", CPU: "EPYC\r\x1b[31m", Cores: -3,
 		GPUs: []string{"NVIDIA H100\u202E", strings.Repeat("G", 500)}, Compiler: "NVRTC\x00", Kinds: []string{"matmul\n"}})
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "machine joined: ") || !printable(lines[0], false) {
-		t.Fatalf("the console got %q, want one printable line saying the machine joined", out.String())
+	if len(lines) != 1 || !stamped.MatchString(lines[0]) || !strings.HasPrefix(lines[0][len(time.DateTime)+1:], "machine joined: ") || !printable(lines[0], false) {
+		t.Fatalf("the console got %q, want one printable line stamped with the time, saying the machine joined", out.String())
 	}
 	ms := c.ListMachines()
 	if len(ms) != 1 {

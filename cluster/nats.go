@@ -98,11 +98,13 @@ type Cluster struct {
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
 	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
-	changed chan struct{}   // closed and replaced whenever a worker comes, goes or is freed
-	closed  bool
-	closing chan struct{} // closed by Close
-	stop    context.CancelFunc
-	done    sync.WaitGroup
+	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
+	refusals map[string]time.Time
+	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed
+	closed   bool
+	closing  chan struct{} // closed by Close
+	stop     context.CancelFunc
+	done     sync.WaitGroup
 }
 
 // Start starts the NATS side: the embedded server (or a connection to cfg.URL), the job stream, the

@@ -190,3 +190,51 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
 	return server.Acquire(ctx, c, r)
 }
+
+// NoMachine says why no machine connected now, busy or free, could take r (server.Unplaced), or ""
+// when one could: a run goes to any machine unless it asks for a class (then only to machines of
+// that class); one that needs a GPU waits for a GPU machine only while the server settles
+// (Config.Settle), and otherwise runs on a machine without one and says so.
+func (c *Cluster) NoMachine(r cells.Run) string {
+	n := cells.NeedsOf(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	settling := time.Now().Before(c.settled)
+	need := ""
+	switch {
+	case n.Machine != "" && !c.hasClass(n.Machine, nil):
+		need = "it asks for a machine of class " + n.Machine
+	case n.Machine == "" && len(c.workers) == 0:
+		need = "it needs any machine"
+	case settling && !c.able(n, nil):
+		need = "it needs a machine with a GPU"
+	default:
+		return ""
+	}
+	if settling {
+		need += fmt.Sprintf(" (machines that served before a restart may still be rejoining, for up to %s)", time.Until(c.settled).Round(time.Second))
+	}
+	return "no machine is connected that can run this: " + need + "; connected machines: " + c.connected()
+}
+
+// connected lists the machines connected, by name with their classes, or says there are none;
+// c.mu is held.
+func (c *Cluster) connected() string {
+	var names []string
+	for _, w := range c.workers {
+		name := w.m.Name
+		if w.m.Class != "" {
+			name += " (class " + w.m.Class + ")"
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	const most = 10
+	if len(names) > most {
+		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	return strings.Join(names, ", ")
+}

@@ -207,10 +207,10 @@ func (c *Cluster) drop(w *worker) {
 	c.broadcast()
 }
 
-// say prints a line for the operator (Config.Out), if there is one.
+// say prints a line for the operator (Config.Out), if there is one, stamped with the date and time.
 func (c *Cluster) say(format string, args ...any) {
 	if c.cfg.Out != nil {
-		fmt.Fprintf(c.cfg.Out, format+"\n", args...)
+		fmt.Fprintf(c.cfg.Out, "%s "+format+"\n", append([]any{time.Now().Format(time.DateTime)}, args...)...)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/machine"
@@ -149,6 +150,13 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, until, ctx.Err()
+		}
+		if hint := refusal(err); hint != "" {
+			c.tellRefused(err, hint)
+			return 0, until, fmt.Errorf("could not queue the run for %s: the NATS server's JetStream refused it (%v); the operator's terminal says what to do", w.m.Name, err)
+		}
+		if c.nc.Status() != nats.CONNECTED {
+			return 0, until, fmt.Errorf("could not queue the run for %s: this server has lost its connection to the NATS server (%s); it reconnects by itself", w.m.Name, c.nc.Status())
 		}
 		return 0, until, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
 	}
@@ -372,4 +380,45 @@ func cleanTable(t cells.Table, machine string) cells.Table {
 		out.Columns = append(out.Columns, cells.Column{Label: cleanLine(c.Label, maxLineLen), Unit: cleanLine(c.Unit, maxLineLen)})
 	}
 	return out
+}
+
+// refusal says what the operator can do about a JetStream refusal to store a job (err from a
+// publish), or "" when err is no such refusal. The codes are nats-server's JetStream API error codes
+// (server/errors.json of nats-server v2.15).
+func refusal(err error) string {
+	var api *jetstream.APIError
+	switch {
+	case errors.Is(err, jetstream.ErrNoStreamResponse):
+		return "no JetStream stream answered: check that the NATS server runs JetStream (`jetstream {}` in its configuration) and that this server's account may use it"
+	case !errors.As(err, &api):
+		return ""
+	}
+	switch api.ErrorCode {
+	case 10023: // JSInsufficientResourcesErr
+		return "the NATS server's JetStream store is full: free disk (or memory) where it keeps its store (the data directory's nats/ folder for the embedded server), or raise its jetstream max_file_store / max_memory_store"
+	case 10028, 10047: // JSMemoryResourcesExceededErr, JSStorageResourcesExceededErr
+		return "this account's JetStream limits are reached: raise the account's jetstream max_file / max_mem in the nats-server configuration (README, \"Several classes on one NATS server\"), or remove other streams of the account"
+	case 10077: // JSStreamStoreFailedF: the stream's own limits (maximum bytes or messages exceeded)
+		return "the job stream's limits are reached (" + api.Description + "): too many runs wait for workers at once; check that the workers are connected and taking jobs (`nats stream info " + "<prefix>_JOBS`), or raise the account's per-stream limits"
+	}
+	if api.Code == 503 || api.Code == 500 {
+		return "JetStream could not store the job (" + api.Description + "): see the NATS server's log"
+	}
+	return ""
+}
+
+// tellRefused prints a JetStream refusal for the operator with what to do (hint), at most once a
+// minute for the same refusal.
+func (c *Cluster) tellRefused(err error, hint string) {
+	c.mu.Lock()
+	if c.refusals == nil {
+		c.refusals = map[string]time.Time{}
+	}
+	key, now := err.Error(), time.Now()
+	last, told := c.refusals[key]
+	if !told || now.Sub(last) > time.Minute {
+		c.refusals[key] = now
+		c.say("JetStream refused a job: %v. What to do: %s", err, hint)
+	}
+	c.mu.Unlock()
 }

@@ -83,6 +83,16 @@ type MachineLister interface {
 	ListMachines() []MachineInfo
 }
 
+// Unplaced is an Executor that can tell when no machine connected now, busy or free, could take a
+// run (package cluster): the queue then notes it to the run's page, the operator's terminal and
+// /class, and the run keeps its place until such a machine joins.
+type Unplaced interface {
+	// NoMachine says why no machine connected now could take r, naming the machines connected,
+	// e.g. "no machine is connected that can run this: it asks for class h100; connected machines:
+	// lab-1 (class lab)"; "" when one could (whether busy or free).
+	NoMachine(r cells.Run) string
+}
+
 // Job is what a run request named, with the kind its cell has: enough for another process with the
 // same lessons and kinds to parse the same run.
 type Job struct {

@@ -356,6 +356,7 @@ func New(cfg Config) (*Server, error) {
 		exec = &InProcess{gate: s.mach.Gate, m: s.mach} // this machine's runner, in process
 	}
 	s.queue = newQueue(cfg.RunTimeout, exec)
+	s.queue.say = func(format string, args ...any) { fmt.Fprintf(s.cfg.Out, format+"\n", args...) }
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
 	if err := s.openStore(); err != nil {
 		return nil, err

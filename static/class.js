@@ -40,7 +40,12 @@ async function refresh() {
       cell(tr, r.student);
       cell(tr, r.lesson);
       cell(tr, r.cell + (r.action ? ` (${r.action})` : ""));
-      cell(tr, state === "running" ? "running" : `waiting #${i + 1}`);
+      // A waiting run no machine connected now can take says so (no_machine), until one joins.
+      const st = cell(tr, state === "running" ? "running" : `waiting #${i + 1}`);
+      if (r.no_machine) {
+        st.append(document.createElement("br"), r.no_machine);
+        st.className = "class-no-machine";
+      }
       cell(tr, `${r.estimate_s.toFixed(1)} s (estimate)${r.measures ? ", measures" : ""}`);
       const b = document.createElement("button");
       b.textContent = "Cancel";

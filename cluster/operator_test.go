@@ -1,0 +1,134 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pageRun sends a run of lesson 01-naps's cell over ws and returns the messages of that run as they
+// come.
+func pageRun(t *testing.T, ws *websocket.Conn, id, cell, source string) <-chan server.Message {
+	t.Helper()
+	req := &server.RunRequest{Lesson: "01-naps", Cell: cell, Source: source}
+	if err := ws.WriteJSON(server.Message{Type: server.TypeRun, ID: id, RunRequest: req}); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan server.Message, 100)
+	go func() {
+		defer close(out)
+		for {
+			var m server.Message
+			if err := ws.ReadJSON(&m); err != nil {
+				return
+			}
+			if m.ID == id {
+				out <- m
+				if server.Terminal(m.Type) {
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// getJSON decodes GET url into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run that no connected machine can take (no local worker, no worker yet) gets a note saying so
+// before anything else, keeps its place in the queue, and the operator's terminal and /api/class say
+// so too; once a worker joins, the run runs there.
+func TestNoMachineSaysSo(t *testing.T) {
+	dir := napLessons(t, "ms: 10\n")
+	c := startCluster(t, Config{})
+	out := &syncBuffer{}
+	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
+		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: out})
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	msgs := pageRun(t, ws, "r1", "01-naps-0", "ms: 10\n")
+	const want = "no machine is connected that can run this: it needs any machine; connected machines: none"
+	for m := range msgs {
+		if server.Terminal(m.Type) {
+			t.Fatalf("the run ended (%s %s) with no machine connected; want it kept waiting", m.Type, m.Message)
+		}
+		if m.Type == server.TypeNote {
+			if !strings.Contains(m.Note.Message, want) || m.Note.Level != "warning" {
+				t.Fatalf("the first note: %s %q, want a warning with %q", m.Note.Level, m.Note.Message, want)
+			}
+			break
+		}
+	}
+	waitUntil(t, "the operator's line", func() bool { return strings.Contains(out.String(), "waits: "+want) })
+	var class struct {
+		Waiting []struct {
+			NoMachine string `json:"no_machine"`
+		}
+	}
+	getJSON(t, "http://"+addr+"/api/class", &class)
+	if len(class.Waiting) != 1 || !strings.Contains(class.Waiting[0].NoMachine, want) {
+		t.Errorf("/api/class waiting: %+v, want one run with %q", class.Waiting, want)
+	}
+	startWorker(t, c, "late", false)
+	for m := range msgs {
+		if server.Terminal(m.Type) && m.Type != server.TypeDone {
+			t.Errorf("the run ended %s %q once a worker joined, want done", m.Type, m.Message)
+		}
+	}
+}
+
+// When JetStream refuses a job (here the job stream's limits: at most 1 byte), the run ends with
+// an error that says so, and the operator's terminal gets the refusal with what to do, once.
+func TestJetStreamRefusalTold(t *testing.T) {
+	out := &syncBuffer{}
+	c := startCluster(t, Config{Out: out})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	info, err := c.stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := info.Config
+	cfg.MaxBytes, cfg.Discard = 1, jetstream.DiscardNew
+	if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, c, "w", false)
+	for range 2 {
+		_, err := execute(ctx, c, "nap", "ms: 10\n")
+		if err == nil || !strings.Contains(err.Error(), "the NATS server's JetStream refused it") {
+			t.Errorf("a run JetStream refused: %v", err)
+		}
+	}
+	if n := strings.Count(out.String(), "JetStream refused a job: "); n != 1 || !strings.Contains(out.String(), "What to do: the job stream's limits are reached") {
+		t.Errorf("the operator got %q, want the refusal once with what to do", out.String())
+	}
+}

@@ -132,3 +132,44 @@ func TestJetStreamRefusalTold(t *testing.T) {
 		t.Errorf("the operator got %q, want the refusal once with what to do", out.String())
 	}
 }
+
+// GET /api/machines lists every machine for the operator: what it is, its slots, the run on it now
+// with its student and cell while it runs, its last heartbeat, and its runs done and errors after.
+func TestMachinesListedLive(t *testing.T) {
+	dir := napLessons(t, "ms: 600000\n")
+	c := startCluster(t, Config{})
+	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
+		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	startWorker(t, c, "w1", false, envClass+"=lab")
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	msgs := pageRun(t, ws, "r1", "01-naps-0", "ms: 600000\n")
+	var list struct{ Machines []server.MachineInfo }
+	waitUntil(t, "the run on w1", func() bool {
+		list.Machines = nil
+		getJSON(t, "http://"+addr+"/api/machines", &list)
+		return len(list.Machines) == 1 && list.Machines[0].Busy == 1
+	})
+	m := list.Machines[0]
+	if m.Name != "w1" || m.Class != "lab" || m.Slots < 1 || len(m.Runs) != 1 || m.Runs[0].Cell != "01-naps-0" || m.Runs[0].Student == "" ||
+		m.LastHeartbeat.IsZero() || !strings.Contains(m.Summary, "no GPU") {
+		t.Errorf("w1 while it runs: %+v", m)
+	}
+	if err := ws.WriteJSON(server.Message{Type: server.TypeCancel, ID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	for range msgs {
+	}
+	waitUntil(t, "the run's end on w1", func() bool {
+		list.Machines = nil
+		getJSON(t, "http://"+addr+"/api/machines", &list)
+		return len(list.Machines) == 1 && list.Machines[0].Done == 1
+	})
+	if m := list.Machines[0]; m.Busy != 0 || len(m.Runs) != 0 || m.Errors != 0 {
+		t.Errorf("w1 after its run was cancelled: %+v, want idle, no error", m)
+	}
+}

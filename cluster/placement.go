@@ -169,7 +169,7 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 	defer c.mu.Unlock()
 	out := []server.MachineInfo{}
 	for _, w := range c.workers {
-		out = append(out, server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local})
+		out = append(out, w.info())
 	}
 	slices.SortFunc(out, func(a, b server.MachineInfo) int {
 		switch {
@@ -184,6 +184,22 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// info is w as ListMachines lists it: what it is, how busy, its runs now (newest last) and its
+// counts; c.mu is held.
+func (w *worker) info() server.MachineInfo {
+	m := server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local,
+		Slots: w.gate.Slots(), Busy: len(w.runs), Measuring: w.gate.Measuring(), Runs: []server.MachineRun{},
+		Done: w.done, Errors: w.errors}
+	if !w.local {
+		m.LastHeartbeat = w.seen
+	}
+	for r := range w.runs {
+		m.Runs = append(m.Runs, *r)
+	}
+	slices.SortFunc(m.Runs, func(a, b server.MachineRun) int { return a.Started.Compare(b.Started) })
+	return m
 }
 
 // Acquire waits until a machine able to run r is free and reserves it (server.Acquire).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/machine"
+	"github.com/gpuplayground/playground/server"
 )
 
 // worker is a machine as the server knows it.
@@ -26,6 +27,32 @@ type worker struct {
 	addr  string    // the network address it joined from ("" when unknown: Cluster.address)
 	freed time.Time // when its last run ended, to spread runs over free machines
 	gone  chan struct{}
+	// runs are the runs on it now, for the operator (ListMachines); done and errors count the
+	// runs that ended there, and those that ended with an error (not a cancel nor the time limit).
+	runs         map[*server.MachineRun]bool
+	done, errors int
+}
+
+// tracking records, for the operator's list of machines, that the run j runs on w from now; the
+// function returned records its end with its error err (ctx is the run's: a cancel or the time
+// limit is no error of the machine's).
+func (c *Cluster) tracking(ctx context.Context, w *worker, j server.Job) (end func(err error)) {
+	r := &server.MachineRun{Run: j.Run, Student: j.Student, Lesson: j.Lesson, Cell: j.Cell.ID, Started: time.Now()}
+	c.mu.Lock()
+	if w.runs == nil {
+		w.runs = map[*server.MachineRun]bool{}
+	}
+	w.runs[r] = true
+	c.mu.Unlock()
+	return func(err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(w.runs, r)
+		w.done++
+		if err != nil && ctx.Err() == nil {
+			w.errors++
+		}
+	}
 }
 
 // Machines lists the workers known now, this server's own first.

@@ -46,7 +46,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		if len(s.c.Machines()) > 1 {
 			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
 		}
-		return s.c.runHere(ctx, r, e)
+		return s.c.runHere(ctx, j, r, e)
 	}
 	for retried := false; ; retried = true {
 		streamed, err := s.remote(ctx, j, e)
@@ -72,14 +72,16 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
 		if w.local {
 			cells.Placed(e, w.m.Name, w.m.Summary())
-			return s.c.runHere(ctx, r, e)
+			return s.c.runHere(ctx, j, r, e)
 		}
 	}
 }
 
 // runHere runs r in this process, on the local worker's slot: through this machine's runner
 // (Config.Machine) when there is one.
-func (c *Cluster) runHere(ctx context.Context, r cells.Run, e cells.Emitter) error {
+func (c *Cluster) runHere(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) (err error) {
+	end := c.tracking(ctx, c.local, j)
+	defer func() { end(err) }()
 	if c.cfg.Machine != nil {
 		return c.cfg.Machine.Execute(ctx, r, e)
 	}
@@ -104,6 +106,8 @@ func (g goneError) Error() string {
 // event reached e.
 func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
+	end := c.tracking(ctx, w, j)
+	defer func() { end(err) }()
 	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
 	// Both subscriptions before the job is published: NATS handles one connection's messages in
 	// order, so the worker cannot get the job before the server listens for its events and asks.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/machine"
@@ -74,6 +75,32 @@ type MachineInfo struct {
 	GPU bool `json:"gpu"`
 	// Here marks this server's own machine.
 	Here bool `json:"here,omitempty"`
+
+	// What the operator watches (/class, GET /api/machines for scripts).
+	// Slots is how many runs that time nothing it runs side by side (a run that measures runs alone).
+	Slots int `json:"slots"`
+	// Busy is how many runs it runs now; Measuring says one of them measures (has it alone).
+	Busy      int  `json:"busy"`
+	Measuring bool `json:"measuring,omitempty"`
+	// Runs are the runs on it now; an instructor sees them, a learner's menu gets none (the runs
+	// are other students' data).
+	Runs []MachineRun `json:"runs,omitempty"`
+	// LastHeartbeat is when the machine last announced itself (this server's clock); zero for this
+	// server's own machine, which never leaves.
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+	// Done counts the runs that ended on it since it joined; Errors those of them that ended with
+	// an error (not a cancel nor the time limit).
+	Done   int `json:"runs_done"`
+	Errors int `json:"errors"`
+}
+
+// MachineRun is a run on a machine, as the instructor sees it (MachineInfo.Runs).
+type MachineRun struct {
+	Run     int64     `json:"run"`
+	Student string    `json:"student"`
+	Lesson  string    `json:"lesson"`
+	Cell    string    `json:"cell"`
+	Started time.Time `json:"started"`
 }
 
 // MachineLister is an Executor that runs runs on machines it can list (package cluster): the
@@ -102,6 +129,10 @@ type Job struct {
 	Action string
 	// Cell holds the cell id, the learner's source and the cell's recording, if any.
 	Cell cells.Cell
+	// Run is the run's id in the store (0 when it is kept nowhere) and Student its student's name:
+	// for the operator's list of machines (MachineInfo.Runs), not sent to workers.
+	Run     int64
+	Student string
 }
 
 // InProcess is the default Executor: runs execute in this process, one that measures at a time,

@@ -59,6 +59,9 @@ type queue struct {
 	// placed are the waiting runs whose "no machine can run this" changed (noMachine), to tell
 	// their pages and the operator outside the lock (loop).
 	placed []*job
+	// done counts the runs that ended since start, errors those that ended with an error (not a
+	// cancel nor the time limit): this server's machine's counts in /api/machines.
+	done, errors int
 	// say prints a line for the operator (Config.Out); nil: nothing.
 	say func(format string, args ...any)
 }
@@ -333,6 +336,13 @@ func (q *queue) loop(ctx context.Context) {
 	}
 }
 
+// counts are how many runs ended since start, and how many of them with an error.
+func (q *queue) counts() (done, errs int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.done, q.errors
+}
+
 // queueState is a snapshot of the queue for the instructor's view, copied under the queue's lock.
 type queueState struct {
 	Paused           bool
@@ -431,12 +441,20 @@ func (q *queue) run(j *job, slot Slot) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		err = q.execute(ctx, slot, j.req, j.run, e)
+		req := j.req
+		req.Run, req.Student = j.runID, j.student.Name
+		err = q.execute(ctx, slot, req, j.run, e)
 		if ctx.Err() == nil {
 			e.Flush() // the last frames and the chart of everything
 		}
 		return err
 	}()
+	q.mu.Lock()
+	q.done++
+	if err != nil && ctx.Err() == nil {
+		q.errors++
+	}
+	q.mu.Unlock()
 	switch {
 	case err == nil && ctx.Err() == nil:
 		j.finish(Message{Type: TypeDone})

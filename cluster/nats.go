@@ -103,8 +103,17 @@ type Cluster struct {
 	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed
 	closed   bool
 	closing  chan struct{} // closed by Close
-	stop     context.CancelFunc
-	done     sync.WaitGroup
+	// natsDown is closed while this server's own NATS connection is down (since downSince, for
+	// downErr) and replaced when it is back: runs on workers end then, blaming the connection,
+	// not the worker (natsLostError).
+	natsDown  chan struct{}
+	downSince time.Time
+	downErr   error
+	// lostAt and lostErr are the last loss of the connection, kept after it is back.
+	lostAt  time.Time
+	lostErr error
+	stop    context.CancelFunc
+	done    sync.WaitGroup
 }
 
 // Start starts the NATS side: the embedded server (or a connection to cfg.URL), the job stream, the
@@ -114,7 +123,8 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}), epoch: randomToken()}
+	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}),
+		natsDown: make(chan struct{}), epoch: randomToken()}
 	if err := c.connect(); err != nil {
 		c.Close()
 		return nil, err
@@ -232,7 +242,8 @@ func (c *Cluster) startWatch() {
 
 // connect starts the embedded server and connects to it in process, or connects to cfg.URL.
 func (c *Cluster) connect() error {
-	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(c.natsLost), nats.ReconnectHandler(c.natsBack)}
 	if c.cfg.URL != "" {
 		if c.cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(c.cfg.Creds))
@@ -352,6 +363,58 @@ func randomToken() string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// natsLost records that this server's own NATS connection dropped (err, if known): the runs on
+// workers end saying so (their events cannot reach this server meanwhile), runs wait for a machine
+// that can be reached, and the watchdog drops no worker for the silence.
+func (c *Cluster) natsLost(_ *nats.Conn, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || !c.downSince.IsZero() {
+		return
+	}
+	c.downSince, c.downErr = time.Now(), err
+	c.lostAt, c.lostErr = c.downSince, err
+	close(c.natsDown)
+	why := ""
+	if err != nil {
+		why = " (" + err.Error() + ")"
+	}
+	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself", why)
+	c.broadcast()
+}
+
+// natsBack records that the connection is back: the workers get three heartbeats from now to be
+// heard again before the watchdog drops them.
+func (c *Cluster) natsBack(*nats.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.downSince.IsZero() {
+		return
+	}
+	c.say("reconnected to the NATS server after %s", time.Since(c.downSince).Round(time.Millisecond))
+	c.downSince, c.downErr = time.Time{}, nil
+	c.natsDown = make(chan struct{})
+	for _, w := range c.workers {
+		w.seen = time.Now()
+	}
+	c.broadcast()
+}
+
+// natsLostError is a run on a worker that ended because this server's own NATS connection dropped.
+type natsLostError struct {
+	machine string
+	since   time.Time
+	err     error
+}
+
+func (e natsLostError) Error() string {
+	why := ""
+	if e.err != nil {
+		why = " (" + e.err.Error() + ")"
+	}
+	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), why, e.machine)
 }
 
 // WorkerURL is the URL workers join at (nats://host:port, or tls://host:port when the port

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -171,5 +172,55 @@ func TestMachinesListedLive(t *testing.T) {
 	})
 	if m := list.Machines[0]; m.Busy != 0 || len(m.Runs) != 0 || m.Errors != 0 {
 		t.Errorf("w1 after its run was cancelled: %+v, want idle, no error", m)
+	}
+}
+
+// When this server's own connection to the NATS server drops (a relay between them, cut), a run on
+// a worker ends with an error that blames the connection, not the worker; the operator's terminal
+// says so; the worker, still connected, is not dropped, and runs again once the connection is back.
+func TestNATSLossBlamesTheConnection(t *testing.T) {
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("external NATS server not ready")
+	}
+	relay := newRelay(t, ns.Addr().String())
+	out := &syncBuffer{}
+	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
+		Heartbeat: testHeartbeat, Settle: -1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p := newProbe()
+	startInProcessWorkerAt(t, c, "nats://"+WorkerUser+":dept@"+ns.Addr().String(), "direct", 1, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() { ended <- executeProbe(ctx, c, p, "name: long\nhold: true\n") }()
+	select {
+	case <-p.startedCh("long"):
+	case <-ctx.Done():
+		t.Fatal("the run did not start")
+	}
+	relay.cut()
+	err = <-ended
+	if err == nil || !strings.Contains(err.Error(), "this server lost its connection to the NATS server") || !strings.Contains(err.Error(), "The machine is not to blame") || strings.Contains(err.Error(), "stopped answering") {
+		t.Errorf("the run's error: %v, want the NATS connection blamed", err)
+	}
+	waitUntil(t, "the operator's line", func() bool { return strings.Contains(out.String(), "lost the connection to the NATS server") })
+	relay.mend()
+	waitUntil(t, "the reconnection", func() bool { return strings.Contains(out.String(), "reconnected to the NATS server after") })
+	if len(c.Machines()) != 1 {
+		t.Errorf("machines after the reconnection: %+v, want the worker kept", c.Machines())
+	}
+	if err := executeProbe(ctx, c, p, "name: again\nms: 1\n"); err != nil {
+		t.Errorf("a run after the reconnection: %v", err)
 	}
 }

@@ -25,8 +25,9 @@ func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (b
 	if !c.able(n, except) {
 		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
 	}
+	down := !c.downSince.IsZero()
 	for _, w := range c.workers {
-		if except[w.m.ID] || !able(w) {
+		if except[w.m.ID] || !able(w) || down && !w.local { // a worker cannot be reached while NATS is down
 			continue
 		}
 		if ok, d := w.gate.Free(exclusive); !ok {
@@ -218,6 +219,13 @@ func (c *Cluster) NoMachine(r cells.Run) string {
 	settling := time.Now().Before(c.settled)
 	need := ""
 	switch {
+	case !c.downSince.IsZero() && (c.local == nil || n.Machine != "" && c.local.m.Class != n.Machine):
+		why := ""
+		if c.downErr != nil {
+			why = " (" + c.downErr.Error() + ")"
+		}
+		return fmt.Sprintf("no machine can be reached that can run this: this server lost its connection to the NATS server at %s%s; the run waits until it is back; machines connected before: %s",
+			c.downSince.Format(time.TimeOnly), why, c.connected())
 	case n.Machine != "" && !c.hasClass(n.Machine, nil):
 		need = "it asks for a machine of class " + n.Machine
 	case n.Machine == "" && len(c.workers) == 0:

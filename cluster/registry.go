@@ -257,6 +257,10 @@ func (c *Cluster) watchdog(ctx context.Context) {
 			return
 		case now := <-t.C:
 			c.mu.Lock()
+			if !c.downSince.IsZero() { // silent because this server cannot hear: nobody is dropped
+				c.mu.Unlock()
+				continue
+			}
 			for _, w := range c.workers {
 				if !w.local && now.Sub(w.seen) > 3*c.cfg.Heartbeat {
 					c.drop(w)

@@ -125,7 +125,14 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 	if err != nil {
 		return false, err
 	}
-	r := &relayer{w: w, e: e}
+	c.mu.Lock()
+	down := c.natsDown
+	c.mu.Unlock()
+	r := &relayer{w: w, e: e, down: down, lost: func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return natsLostError{w.m.Name, c.lostAt, c.lostErr}
+	}}
 	defer func() {
 		if !r.ended { // the job must not run later on a worker that comes back: give it up
 			c.withdraw(w, id, seq, until)
@@ -215,6 +222,9 @@ func newFeed(ctx context.Context, sub *nats.Subscription) *feed {
 type relayer struct {
 	w *worker
 	e cells.Emitter
+	// down is closed when this server's NATS connection drops; lost is then the run's error.
+	down <-chan struct{}
+	lost func() error
 	// noted: the run's "Ran on" went out; streamed: an event reached e; ended: the job's end came.
 	noted, streamed, ended bool
 }
@@ -229,6 +239,8 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-r.down:
+			return r.lost()
 		case <-r.w.gone:
 			// What the worker sent before it said bye is already queued here (NATS delivers one
 			// connection's messages in order): its end, when it stopped cleanly. Take that first.

@@ -76,7 +76,8 @@ func signed(pub, sig string, nonce []byte) bool {
 // server: announce itself under its id, stream the events of its own jobs and hand their browser
 // tasks over, hear the server's starts, make and pull its own consumer of the job stream (filtered to
 // its jobs) and acknowledge what it took, read (direct get) and hear the keys of its own jobs in the
-// bucket of given-up runs (GivenUp), and read replies in its own inbox. It may not publish jobs, write
+// bucket of given-up runs (GivenUp) and the server's epoch there (EpochKey), and read replies in
+// its own inbox. It may not publish jobs, write
 // the bucket, nor touch another worker's subjects or keys. docs/protocol.md ("Workers") lists
 // the same subjects for an external NATS server's administrators.
 func workerPermissions(id string) *natsserver.Permissions {
@@ -89,7 +90,7 @@ func workerPermissions(id string) *natsserver.Permissions {
 			"$JS.API.CONSUMER.INFO." + Stream + "." + durable,
 			"$JS.API.CONSUMER.MSG.NEXT." + Stream + "." + durable,
 			"$JS.ACK." + Stream + "." + durable + ".>",
-			givenUpGet(id, "*"),
+			givenUpGet(id, "*"), epochGet,
 		}},
 		Subscribe: &natsserver.SubjectPermission{Allow: []string{
 			InboxPrefix + id + ".>", givenUpSubject(id, "*"), SubjectStart,

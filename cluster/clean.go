@@ -71,6 +71,7 @@ func cleanMachine(m Machine) Machine {
 		m.Name = "unnamed"
 	}
 	m.Class = cleanLine(m.Class, maxNameLen)
+	m.Host = cleanLine(m.Host, maxNameLen)
 	m.CPU = cleanLine(m.CPU, maxFieldLen)
 	m.OS = cleanLine(m.OS, maxFieldLen)
 	m.Arch = cleanLine(m.Arch, maxFieldLen)

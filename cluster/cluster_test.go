@@ -515,8 +515,9 @@ func TestRestartPurgesJobs(t *testing.T) {
 	}
 }
 
-// A job whose time limit passed while it waited in the stream is acknowledged and dropped by the
-// worker without running it or sending any event; the next job runs.
+// A job stamped with another server's epoch (a server before a restart) is acknowledged and dropped
+// by the worker without running it or sending any event, though its time limit is far off: the
+// server's stamp decides, not a clock; the next job, of this server's epoch, runs.
 func TestStaleJobNotRun(t *testing.T) {
 	c := startCluster(t, Config{})
 	startWorker(t, c, "only", false)
@@ -532,8 +533,8 @@ func TestStaleJobNotRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, j := range []job{
-		{ID: "stale1", Kind: "nap", Cell: "c", Source: "ms: 60000\n", TimeoutNS: 1},
-		{ID: "fresh1", Kind: "nap", Cell: "c", Source: "ms: 10\n", TimeoutNS: int64(time.Minute)},
+		{ID: "stale1", Kind: "nap", Cell: "c", Source: "ms: 60000\n", TimeoutNS: int64(time.Hour), Epoch: "a-server-before", Seq: 1},
+		{ID: "fresh1", Kind: "nap", Cell: "c", Source: "ms: 10\n", TimeoutNS: int64(time.Minute), Epoch: c.epoch, Seq: 1},
 	} {
 		data, _ := json.Marshal(j)
 		if _, err := c.js.Publish(ctx, SubjectJobs+id, data); err != nil {

@@ -40,7 +40,8 @@ func givenUpGet(worker, job string) string {
 	return "$JS.API.DIRECT.GET.KV_" + GivenUp + "." + givenUpSubject(worker, job)
 }
 
-// openGivenUp makes (or opens) the bucket of given-up runs, in the job stream's storage.
+// openGivenUp makes (or opens) the bucket of given-up runs, in the job stream's storage, and records
+// this server's epoch there (EpochKey).
 func (c *Cluster) openGivenUp(ctx context.Context, storage jetstream.StorageType) error {
 	kv, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: GivenUp, TTL: givenUpTTL, Storage: storage,
 		MaxValueSize: 64, Description: "GPU Playground runs the server gave up on: a worker never starts them, and stops them"})
@@ -48,13 +49,13 @@ func (c *Cluster) openGivenUp(ctx context.Context, storage jetstream.StorageType
 		return fmt.Errorf("the bucket of given-up runs: %w", err)
 	}
 	c.givenUp = kv
-	return nil
+	return c.putEpoch(ctx)
 }
 
 // giveUp records, in the background, that the server gave up on the job id on w, whose time limit
 // ends at until: its worker stops it, or never starts it. A put that fails (NATS or JetStream down a
 // moment) is tried again every second until it is recorded, the cluster closes, or the job could not
-// run any more (a worker drops it as stale and stops it at its own time limit).
+// run any more (a worker stops it at its own time limit).
 func (c *Cluster) giveUp(w *worker, id string, until time.Time) {
 	put := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -115,23 +116,71 @@ func (w *runner) checkGivenUp(ctx context.Context, job string) (gaveUp, ok bool)
 
 // lookUp reads job's key once (a JetStream direct get of its subject's last message).
 func (w *runner) lookUp(ctx context.Context, job string) (gaveUp bool, err error) {
+	m, err := w.directGet(ctx, givenUpGet(w.me.ID, job))
+	return m != nil, err
+}
+
+// directGet asks for the last value of a key of the bucket (subject: its direct-get subject): nil
+// and no error when there is none (or a delete marker).
+func (w *runner) directGet(ctx context.Context, subject string) (*nats.Msg, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	m, err := w.nc.RequestWithContext(ctx, givenUpGet(w.me.ID, job), nil)
+	m, err := w.nc.RequestWithContext(ctx, subject, nil)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	switch status := m.Header.Get("Status"); status {
 	case "":
-	case "404": // no such key: the server has not given up on it
-		return false, nil
+	case "404": // no such key
+		return nil, nil
 	default:
-		return false, fmt.Errorf("the bucket of given-up runs answered %s %s", status, m.Header.Get("Description"))
+		return nil, fmt.Errorf("the bucket of given-up runs answered %s %s", status, m.Header.Get("Description"))
 	}
 	if m.Header.Get(jetstream.SequenceHeader) == "" {
-		return false, errors.New("the bucket of given-up runs answered with no message")
+		return nil, errors.New("the bucket of given-up runs answered with no message")
 	}
-	return m.Header.Get("KV-Operation") == "", nil // a delete marker is no give-up (the server puts only)
+	if m.Header.Get("KV-Operation") != "" { // a delete marker: no value (the server puts only)
+		return nil, nil
+	}
+	return m, nil
+}
+
+// EpochKey is the key of the bucket of given-up runs (GivenUp) that holds the epoch of the server
+// in charge (random per start), put at its start: a worker compares a job's epoch with it before
+// it starts the job (runner.current), so that a job of a server before a restart never runs, and
+// no clock decides.
+const EpochKey = "epoch"
+
+// epochGet is the direct-get subject of EpochKey.
+const epochGet = "$JS.API.DIRECT.GET.KV_" + GivenUp + ".$KV." + GivenUp + "." + EpochKey
+
+// putEpoch records this server's epoch as the one in charge (EpochKey).
+func (c *Cluster) putEpoch(ctx context.Context) error {
+	if _, err := c.givenUp.Put(ctx, EpochKey, []byte(c.epoch)); err != nil {
+		return fmt.Errorf("recording this server's epoch: %w", err)
+	}
+	return nil
+}
+
+// serverEpoch reads the epoch of the server in charge (EpochKey), trying every 250 ms for at most
+// 10 s or until ctx ends; ok is false when it could not be read (or none is kept).
+func (w *runner) serverEpoch(ctx context.Context) (epoch string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		m, err := w.directGet(ctx, epochGet)
+		if err == nil {
+			if m == nil {
+				return "", false
+			}
+			return string(m.Data), true
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // reconnected reads the keys of the running jobs again once the connection is back: a give-up put

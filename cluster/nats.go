@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -92,12 +93,15 @@ type Cluster struct {
 	givenUp jetstream.KeyValue
 	tmpDir  string
 	local   *worker
-	epoch   string // random, per Start: workers stop jobs of any other (SubjectStart)
+	epoch   string        // random, per Start: workers stop jobs of any other (SubjectStart)
+	seq     atomic.Uint64 // the last job's number (job.Seq)
 
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
 	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
+	// replaced are workers replaced by a restart of theirs (restartOf): not heard again.
+	replaced map[string]bool
 	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
 	refusals map[string]time.Time
 	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed

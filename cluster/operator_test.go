@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -222,5 +223,72 @@ func TestNATSLossBlamesTheConnection(t *testing.T) {
 	}
 	if err := executeProbe(ctx, c, p, "name: again\nms: 1\n"); err != nil {
 		t.Errorf("a run after the reconnection: %v", err)
+	}
+}
+
+// A worker that heartbeats keeps the job it runs however long it runs (in-progress acknowledgements
+// every heartbeat), well past the consumer's ackWait: the job is neither delivered again nor lost.
+func TestLiveWorkerKeepsItsJob(t *testing.T) {
+	c := startCluster(t, Config{})
+	p := newProbe()
+	startInProcessWorker(t, c, "alive", 1, p)
+	id := c.Machines()[0].ID
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() { ended <- executeProbe(ctx, c, p, "name: long\nhold: true\n") }()
+	<-p.startedCh("long")
+	cons, err := c.js.Consumer(ctx, Stream, consumerName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * ackWait(testHeartbeat)) // three times as long as a silent worker keeps a job
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending != 1 || info.NumRedelivered != 0 {
+		t.Errorf("after 3 × ackWait the running job: %d pending, %d redelivered; want it still the worker's", info.NumAckPending, info.NumRedelivered)
+	}
+	cancel()
+	<-ended
+}
+
+// A worker restarted on the same machine (killed, started again with the same name) replaces its
+// old entry at once, before the old one could fall silent for three heartbeats (here: never, the
+// server's heartbeat being an hour), keeps its name, and the old worker's consumer is deleted.
+func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
+	out := &syncBuffer{}
+	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	first := startWorker(t, c, "phoenix", false)
+	old := c.Machines()[0].ID
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.js.Consumer(ctx, Stream, consumerName(old)); err != nil {
+		t.Fatalf("the first worker's consumer: %v", err)
+	}
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	startWorker(t, c, "phoenix", false)
+	waitUntil(t, "the restarted worker", func() bool {
+		ms := c.Machines()
+		return len(ms) == 1 && ms[0].ID != old
+	})
+	if ms := c.Machines(); ms[0].Name != "phoenix" {
+		t.Errorf("the restarted worker is named %q, want phoenix", ms[0].Name)
+	}
+	waitUntil(t, "the old consumer's deletion", func() bool {
+		_, err := c.js.Consumer(ctx, Stream, consumerName(old))
+		return errors.Is(err, jetstream.ErrConsumerNotFound)
+	})
+	if !strings.Contains(out.String(), "machine restarted: phoenix (worker ") {
+		t.Errorf("the operator got %q, want the restart told", out.String())
+	}
+	if _, err := execute(ctx, c, "nap", "ms: 10\n"); err != nil {
+		t.Errorf("a run on the restarted worker: %v", err)
 	}
 }

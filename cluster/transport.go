@@ -150,7 +150,7 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 		timeout = time.Until(dl)
 	}
 	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
-		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch})
+		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch, Seq: c.seq.Add(1)})
 	if err != nil {
 		return 0, until, err
 	}

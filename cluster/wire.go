@@ -90,6 +90,9 @@ type Machine struct {
 	// side (-slots; default GOMAXPROCS there); a run that measures has the machine alone. The
 	// server counts 0 (a worker from before this field) as 1 and caps it at MaxSlots.
 	Slots int `json:"slots,omitempty"`
+	// Host is the machine's host name (whatever -name says): with the name and the network address,
+	// what tells a worker restarted on the same machine, which replaces its old entry at once.
+	Host string `json:"host,omitempty"`
 
 	// claimed marks a worker's Machine as the server knows it: what it says of its hardware is its
 	// claim, not this server's knowledge (Summary says so). Never on the wire.
@@ -135,8 +138,11 @@ type job struct {
 	// TimeoutNS is the run time limit in nanoseconds: the worker stops the run after it even if the
 	// server's cancel never arrives.
 	TimeoutNS int64 `json:"timeout_ns"`
-	// Epoch is the epoch of the server that queued the job (SubjectStart).
+	// Epoch is the epoch of the server that queued the job (SubjectStart, EpochKey), and Seq its
+	// number among that server's jobs (1, 2, …, in the order it queued them): the server's own
+	// stamp, so that no worker's clock decides whether a job is still wanted (runner.current).
 	Epoch string `json:"epoch,omitempty"`
+	Seq   uint64 `json:"seq,omitempty"`
 }
 
 // start is the body of SubjectStart.
@@ -178,7 +184,7 @@ type event struct {
 // describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
 // NATS subject token).
 func describe(id, name string, r nvidia.Report, kinds []string) Machine {
-	m := Machine{ID: id, Name: machine.HostName(name), CPU: machine.CPUModel(), Cores: runtime.NumCPU(),
+	m := Machine{ID: id, Name: machine.HostName(name), Host: machine.HostName(""), CPU: machine.CPUModel(), Cores: runtime.NumCPU(),
 		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
 	for _, d := range r.Devices {
 		m.GPUs = append(m.GPUs, d.Name)

@@ -67,7 +67,7 @@ func helloCluster(t *testing.T, out *syncBuffer) (c *Cluster, hello func(Machine
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
+		c.hello(&nats.Msg{Subject: dn.Hello() + m.ID, Data: data})
 	}
 }
 
@@ -198,7 +198,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	}
 	announce := func(f fake) {
 		t.Helper()
-		if err := f.nc.Publish(SubjectHello+f.id, f.hello); err != nil {
+		if err := f.nc.Publish(dn.Hello()+f.id, f.hello); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.nc.Flush(); err != nil {
@@ -220,7 +220,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	waitOut("machine joined: fake-", MaxPerAddress)
 	waitOut("machine refused: "+last+" (", 1)
 	again := fakes[MaxPerAddress] // its next heartbeat, handled now: it is not told again
-	c.hello(&nats.Msg{Subject: SubjectHello + again.id, Data: again.hello})
+	c.hello(&nats.Msg{Subject: dn.Hello() + again.id, Data: again.hello})
 	if got := len(c.Machines()); got != MaxPerAddress {
 		t.Errorf("%d machines, want %d", got, MaxPerAddress)
 	}
@@ -235,7 +235,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "already joined from 127.0.0.1") || strings.Count(s, "machine refused") != 1 {
 		t.Errorf("the console: %q, want the refusal once, with the address", s)
 	}
-	if err := fakes[0].nc.Publish(SubjectBye+fakes[0].id, fakes[0].hello); err != nil {
+	if err := fakes[0].nc.Publish(dn.Bye()+fakes[0].id, fakes[0].hello); err != nil {
 		t.Fatal(err)
 	}
 	waitOut("machine left: fake-0", 1)

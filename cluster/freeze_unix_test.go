@@ -47,12 +47,12 @@ func TestFrozenWorkerNeverStartsMovedRun(t *testing.T) {
 			id = m.ID
 		}
 	}
-	events, err := c.nc.SubscribeSync(runSubject(id, "*", "events"))
+	events, err := c.nc.SubscribeSync(dn.Run(id, "*", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The worker's acknowledgements, heard as they cross the server (a job's events come before).
-	acks, err := c.nc.SubscribeSync("$JS.ACK." + Stream + "." + consumerName(id) + ".>")
+	acks, err := c.nc.SubscribeSync("$JS.ACK." + dn.Stream() + "." + consumerName(id) + ".>")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestFrozenWorkerNeverStartsMovedRun(t *testing.T) {
 	// Dropped as silent, it loses the job it held at once: the server deletes its consumer (had it
 	// not, JetStream would take the job back after ackWait, not after an hour).
 	waitUntil(t, "the frozen worker's consumer to be deleted", func() bool {
-		_, err := c.js.Consumer(ctx, Stream, consumerName(id))
+		_, err := c.js.Consumer(ctx, dn.Stream(), consumerName(id))
 		return errors.Is(err, jetstream.ErrConsumerNotFound)
 	})
 

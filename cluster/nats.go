@@ -79,12 +79,17 @@ type Config struct {
 	Settle time.Duration
 	// Out receives the worker command to run. Default os.Stdout.
 	Out io.Writer
+	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names), so that several
+	// fronts share one NATS server. Default: DefaultPrefix on the embedded server (nobody else is
+	// there), and on an external one "pg-" and the data directory's id (derivedPrefix).
+	Prefix string
 }
 
 // Cluster is the server side: the NATS connection, the workers known and the executor of the
 // server's run queue (server.Executor).
 type Cluster struct {
 	cfg    Config
+	names  Names              // of cfg.Prefix
 	ns     *natsserver.Server // nil with an external server
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -93,7 +98,7 @@ type Cluster struct {
 	givenUp jetstream.KeyValue
 	tmpDir  string
 	local   *worker
-	epoch   string        // random, per Start: workers stop jobs of any other (SubjectStart)
+	epoch   string        // random, per Start: workers stop jobs of any other (Names.Start)
 	seq     atomic.Uint64 // the last job's number (job.Seq)
 
 	mu      sync.Mutex
@@ -127,7 +132,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}),
+	names, err := NewNames(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, names: names, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}),
 		natsDown: make(chan struct{}), epoch: randomToken()}
 	if err := c.connect(); err != nil {
 		c.Close()
@@ -140,11 +149,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.LocalWorker {
 		c.addLocal()
 	}
-	if _, err := c.nc.Subscribe(SubjectHello+"*", c.hello); err != nil {
+	if _, err := c.nc.Subscribe(c.names.Hello()+"*", c.hello); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if _, err := c.nc.Subscribe(SubjectBye+"*", c.bye); err != nil {
+	if _, err := c.nc.Subscribe(c.names.Bye()+"*", c.bye); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -172,7 +181,15 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("-%w (as a cell's machine: key)", err)
 		}
 	}
-	return cfg, nil
+	var err error
+	switch {
+	case cfg.Prefix != "":
+	case cfg.URL == "":
+		cfg.Prefix = DefaultPrefix
+	default:
+		cfg.Prefix, err = derivedPrefix(cfg.DataDir)
+	}
+	return cfg, err
 }
 
 // openStream makes (or opens) the job stream and purges it, and the bucket of given-up runs.
@@ -186,7 +203,7 @@ func (c *Cluster) openStream(ctx context.Context) error {
 		return err
 	}
 	c.stream, err = c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: Stream, Subjects: []string{SubjectJobs + "*"}, Retention: jetstream.WorkQueuePolicy,
+		Name: c.names.Stream(), Subjects: []string{c.names.Jobs() + "*"}, Retention: jetstream.WorkQueuePolicy,
 		Storage: storage, MaxMsgSize: maxJob, MaxAge: 24 * time.Hour, Description: "GPU Playground runs waiting for a worker"})
 	if err != nil {
 		return err
@@ -294,7 +311,7 @@ func (c *Cluster) connect() error {
 func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) {
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
-		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal}, AlwaysEnableNonce: true,
+		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal, names: c.names}, AlwaysEnableNonce: true,
 		// Connections to the workers' port, authenticated or not, are capped so that a flood of
 		// them cannot use up the process's open files, which the web server shares
 		// (docs/security.md).
@@ -450,14 +467,14 @@ func (c *Cluster) WorkerURL() string {
 // Token is the workers' password on the embedded server.
 func (c *Cluster) Token() string { return c.cfg.Token }
 
-// announce publishes this server's epoch (SubjectStart): a worker stops the jobs it still runs for
+// announce publishes this server's epoch (Names.Start): a worker stops the jobs it still runs for
 // a server before this one, whose events nobody waits for.
 func (c *Cluster) announce() {
 	if c.nc == nil {
 		return
 	}
 	data, _ := json.Marshal(start{Epoch: c.epoch})
-	_ = c.nc.Publish(SubjectStart, data)
+	_ = c.nc.Publish(c.names.Start(), data)
 }
 
 // Close stops the watchdog, drains the connection and stops the embedded server.

@@ -238,7 +238,7 @@ func TestLiveWorkerKeepsItsJob(t *testing.T) {
 	ended := make(chan error, 1)
 	go func() { ended <- executeProbe(ctx, c, p, "name: long\nhold: true\n") }()
 	<-p.startedCh("long")
-	cons, err := c.js.Consumer(ctx, Stream, consumerName(id))
+	cons, err := c.js.Consumer(ctx, dn.Stream(), consumerName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
 	old := c.Machines()[0].ID
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := c.js.Consumer(ctx, Stream, consumerName(old)); err != nil {
+	if _, err := c.js.Consumer(ctx, dn.Stream(), consumerName(old)); err != nil {
 		t.Fatalf("the first worker's consumer: %v", err)
 	}
 	_ = first.Process.Kill()
@@ -282,7 +282,7 @@ func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
 		t.Errorf("the restarted worker is named %q, want phoenix", ms[0].Name)
 	}
 	waitUntil(t, "the old consumer's deletion", func() bool {
-		_, err := c.js.Consumer(ctx, Stream, consumerName(old))
+		_, err := c.js.Consumer(ctx, dn.Stream(), consumerName(old))
 		return errors.Is(err, jetstream.ErrConsumerNotFound)
 	})
 	if !strings.Contains(out.String(), "machine restarted: phoenix (worker ") {
@@ -290,5 +290,122 @@ func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
 	}
 	if _, err := execute(ctx, c, "nap", "ms: 10\n"); err != nil {
 		t.Errorf("a run on the restarted worker: %v", err)
+	}
+}
+
+// Two fronts, each with its own data directory and worker, share one NATS server (a nats-server
+// started by the test in this process, standing for an external one): each has its own names
+// (derived from its data directory's id, kept across restarts), the second's start neither purges
+// nor stops the first's running job, each lists only its own worker, and a run on the second goes
+// to its own worker.
+func TestTwoFrontsShareOneNATSServer(t *testing.T) {
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server is not ready")
+	}
+	url := "nats://" + WorkerUser + ":dept@" + ns.Addr().String()
+	front := func(dir string) *Cluster {
+		t.Helper()
+		c, err := Start(context.Background(), Config{URL: url, DataDir: dir, Heartbeat: testHeartbeat, Settle: -1, Out: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	if again, err := derivedPrefix(dirA); err != nil || !strings.HasPrefix(again, "pg-") {
+		t.Fatalf("the derived prefix: %q, %v", again, err)
+	}
+	a := front(dirA)
+	if again, _ := derivedPrefix(dirA); again != a.names.Prefix() {
+		t.Errorf("the prefix of one data directory changed: %q, then %q", a.names.Prefix(), again)
+	}
+	pa, pb := newProbe(), newProbe()
+	startInProcessWorkerAt(t, a, url, "wa", 1, pa)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	actx, stopA := context.WithCancel(ctx)
+	ended := make(chan error, 1)
+	go func() { ended <- executeProbe(actx, a, pa, "name: long\nhold: true\n") }()
+	<-pa.startedCh("long")
+
+	b := front(dirB)
+	if a.names.Prefix() == b.names.Prefix() || a.names.Stream() == b.names.Stream() {
+		t.Fatalf("two data directories share the names %q", a.names.Prefix())
+	}
+	startInProcessWorkerAt(t, b, url, "wb", 1, pb)
+	if err := executeProbe(ctx, b, pb, "name: b1\nms: 1\n"); err != nil {
+		t.Errorf("a run on the second front: %v", err)
+	}
+	select {
+	case err := <-ended:
+		t.Errorf("the first front's run ended when the second started: %v", err)
+	default:
+	}
+	for _, tt := range []struct {
+		c    *Cluster
+		want string
+	}{{a, "wa"}, {b, "wb"}} {
+		if ms := tt.c.Machines(); len(ms) != 1 || ms[0].Name != tt.want {
+			t.Errorf("front %s lists %+v, want only %s", tt.c.names.Prefix(), ms, tt.want)
+		}
+	}
+	info, err := a.stream.Info(ctx)
+	if err != nil || info.Config.Name != a.names.Stream() {
+		t.Errorf("the first front's stream: %v, %+v", err, info)
+	}
+	stopA()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first front's run, stopped: %v", err)
+	}
+}
+
+// The sample configuration docs/nats-classes.conf (README, "Several classes on one NATS server")
+// starts a nats-server (in this process, on a free port and a temporary store): each class's front
+// starts with its account's user and its prefix, each class's worker joins with its limited user,
+// and a run of each class runs on its own worker.
+func TestNATSClassesConf(t *testing.T) {
+	opts, err := natsserver.ProcessConfigFile("../docs/nats-classes.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Host, opts.Port, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", natsserver.RANDOM_PORT, t.TempDir(), true, true
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server is not ready")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, class := range []string{"a", "b"} {
+		url := func(user string) string {
+			return "nats://" + user + "-" + class + ":change-me-" + user + "-" + class + "@" + ns.Addr().String()
+		}
+		c, err := Start(context.Background(), Config{URL: url("front"), Prefix: "class-" + class, Heartbeat: testHeartbeat, Settle: -1, Out: io.Discard})
+		if err != nil {
+			t.Fatalf("class %s's front: %v", class, err)
+		}
+		t.Cleanup(c.Close)
+		info, err := c.js.AccountInfo(ctx)
+		if err != nil || info.Limits.MaxStore != 1<<30 || info.Limits.MaxMemory != 64<<20 || info.Limits.MaxConsumers != 1010 || info.Streams != 2 {
+			t.Errorf("class %s's account: %v, %+v; want the sample's limits and its two streams", class, err, info)
+		}
+		p := newProbe()
+		startInProcessWorkerAt(t, c, url("worker"), "w-"+class, 1, p)
+		if err := executeProbe(ctx, c, p, "name: r\nms: 1\n"); err != nil {
+			t.Errorf("class %s's run: %v", class, err)
+		}
 	}
 }

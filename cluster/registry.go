@@ -99,7 +99,7 @@ const (
 // worker's announcement is cleaned (cleanMachine) and its name made unique (uniqueName); one the
 // table has no room for (admit) is refused, and the operator told why, once per worker.
 func (c *Cluster) hello(msg *nats.Msg) {
-	m, ok := announced(msg, SubjectHello)
+	m, ok := announced(msg, c.names.Hello())
 	if !ok {
 		return
 	}
@@ -226,7 +226,7 @@ func capSlots(slots int) int {
 
 // bye forgets a worker that stopped cleanly.
 func (c *Cluster) bye(msg *nats.Msg) {
-	m, ok := announced(msg, SubjectBye)
+	m, ok := announced(msg, c.names.Bye())
 	if !ok {
 		return
 	}
@@ -269,7 +269,7 @@ func (c *Cluster) drop(w *worker, why string) {
 		defer c.done.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := c.js.DeleteConsumer(ctx, Stream, consumerName(w.m.ID)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		if err := c.js.DeleteConsumer(ctx, c.names.Stream(), consumerName(w.m.ID)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			c.say("could not delete the consumer of the worker %s that left: %v (JetStream deletes it after %s unused)", shortID(w.m.ID), err, inactive)
 		}
 	}()

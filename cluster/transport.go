@@ -111,12 +111,12 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
 	// Both subscriptions before the job is published: NATS handles one connection's messages in
 	// order, so the worker cannot get the job before the server listens for its events and asks.
-	sub, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "events"))
+	sub, err := c.nc.SubscribeSync(c.names.Run(w.m.ID, id, "events"))
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	asks, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "ask"))
+	asks, err := c.nc.SubscribeSync(c.names.Run(w.m.ID, id, "ask"))
 	if err != nil {
 		return false, err
 	}
@@ -157,7 +157,7 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 	if len(data) > maxJob {
 		return 0, until, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
 	}
-	ack, err := c.js.Publish(ctx, SubjectJobs+w.m.ID, data)
+	ack, err := c.js.Publish(ctx, c.names.Jobs()+w.m.ID, data)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, until, ctx.Err()
@@ -415,7 +415,7 @@ func refusal(err error) string {
 	case 10028, 10047: // JSMemoryResourcesExceededErr, JSStorageResourcesExceededErr
 		return "this account's JetStream limits are reached: raise the account's jetstream max_file / max_mem in the nats-server configuration (README, \"Several classes on one NATS server\"), or remove other streams of the account"
 	case 10077: // JSStreamStoreFailedF: the stream's own limits (maximum bytes or messages exceeded)
-		return "the job stream's limits are reached (" + api.Description + "): too many runs wait for workers at once; check that the workers are connected and taking jobs (`nats stream info " + "<prefix>_JOBS`), or raise the account's per-stream limits"
+		return "the job stream's limits are reached (" + api.Description + "): too many runs wait for workers at once; check that the workers are connected and taking jobs (`nats stream info PREFIX_JOBS`), or raise the account's per-stream limits"
 	}
 	if api.Code == 503 || api.Code == 500 {
 		return "JetStream could not store the job (" + api.Description + "): see the NATS server's log"

@@ -56,6 +56,10 @@ type WorkerConfig struct {
 	Heartbeat time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
 	Out io.Writer
+	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names): the server's,
+	// as its worker command says. Default DefaultPrefix.
+	Prefix string
+	names  Names // of Prefix
 
 	// pulled, if set (tests), is called after a job is pulled and before it is started: a test
 	// freezes the worker there (SIGSTOP) to stand for one frozen while holding a job.
@@ -69,6 +73,13 @@ func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	var err error
+	if cfg.names, err = NewNames(cfg.Prefix); err != nil {
+		return cfg, err
 	}
 	if cfg.Class != "" {
 		if err := cells.CheckClass(cfg.Class); err != nil {
@@ -120,15 +131,15 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cons == nil || err != nil {
 		return err
 	}
-	w := &runner{nc: nc, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat}
+	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat}
 	nc.SetReconnectHandler(w.reconnected)
-	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
+	if sub, err := nc.Subscribe(cfg.names.Start(), w.serverStarted); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
 	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
-	defer heartbeat(nc, me, cfg.Heartbeat)() // after the jobs: every job ended and was reported before the bye
+	defer heartbeat(nc, cfg.names, me, cfg.Heartbeat)() // after the jobs: every job ended and was reported before the bye
 	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) {
-		return consumer(ctx, nc, me, cfg.Slots, cfg.Heartbeat)
+		return consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat)
 	})
 	return nil
 }
@@ -159,15 +170,15 @@ func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair) (*nats.Conn, erro
 // jobs after ackWait(beat), not after a fixed hour, and its slots are free again (its jobs are not
 // delivered again: MaxDeliver 1; the server gave them up or moved them). A consumer nobody pulls
 // from for inactive is deleted by JetStream; the server deletes a departed worker's at once.
-func consumer(ctx context.Context, nc *nats.Conn, me Machine, slots int, beat time.Duration) (jetstream.Consumer, error) {
+func consumer(ctx context.Context, nc *nats.Conn, n Names, me Machine, slots int, beat time.Duration) (jetstream.Consumer, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
-		Durable: consumerName(me.ID), FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
+	return js.CreateOrUpdateConsumer(ctx, n.Stream(), jetstream.ConsumerConfig{
+		Durable: consumerName(me.ID), FilterSubject: n.Jobs() + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
 		MaxAckPending: slots, AckWait: ackWait(beat), MaxDeliver: 1, InactiveThreshold: inactive,
 		Description: "jobs for " + me.Summary()})
 }
@@ -187,7 +198,7 @@ func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machi
 	var cons jetstream.Consumer
 	for {
 		var err error
-		if cons, err = consumer(ctx, nc, me, cfg.Slots, cfg.Heartbeat); err == nil {
+		if cons, err = consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat); err == nil {
 			break
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) || isTLS(nc.LastError()) {
@@ -206,9 +217,9 @@ func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machi
 }
 
 // heartbeat announces me now and every beat until the returned function is called, which says bye.
-func heartbeat(nc *nats.Conn, me Machine, beat time.Duration) (bye func()) {
+func heartbeat(nc *nats.Conn, n Names, me Machine, beat time.Duration) (bye func()) {
 	hello, _ := json.Marshal(me)
-	announce := func() { _ = nc.Publish(SubjectHello+me.ID, hello) }
+	announce := func() { _ = nc.Publish(n.Hello()+me.ID, hello) }
 	announce()
 	ctx, stop := context.WithCancel(context.Background())
 	var beats sync.WaitGroup
@@ -229,7 +240,7 @@ func heartbeat(nc *nats.Conn, me Machine, beat time.Duration) (bye func()) {
 	return func() {
 		stop()
 		beats.Wait()
-		_ = nc.Publish(SubjectBye+me.ID, hello)
+		_ = nc.Publish(n.Bye()+me.ID, hello)
 		_ = nc.Flush()
 	}
 }
@@ -306,17 +317,18 @@ func isAuth(err error) bool {
 
 // runner runs the jobs sent to a worker on its machine (machine.Machine), several at once.
 type runner struct {
-	nc  *nats.Conn
-	m   *machine.Machine
-	me  Machine
-	out io.Writer
+	nc    *nats.Conn
+	names Names
+	m     *machine.Machine
+	me    Machine
+	out   io.Writer
 	// pulled is WorkerConfig.pulled.
 	pulled func()
 	// beat is the heartbeat: how often a job held is acknowledged in progress (keepJob).
 	beat time.Duration
 
 	mu      sync.Mutex
-	epoch   string            // the epoch of the server last heard of (SubjectStart, or a job's)
+	epoch   string            // the epoch of the server last heard of (Names.Start, or a job's)
 	running map[*running]bool // the jobs running now
 	taken   *takenJobs        // the jobs of the current epoch taken (current)
 }
@@ -339,7 +351,7 @@ func (w *runner) accept(msg jetstream.Msg) (j job, ok bool) {
 	return j, true
 }
 
-// serverStarted hears a server's epoch (SubjectStart).
+// serverStarted hears a server's epoch (Names.Start).
 func (w *runner) serverStarted(msg *nats.Msg) {
 	var s start
 	if json.Unmarshal(msg.Data, &s) == nil && s.Epoch != "" {
@@ -387,7 +399,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	if gaveUp, ok := w.checkGivenUp(rctx, j.ID); gaveUp || !ok {
 		return // never started: the server moved or ended the run, or nothing can be known before the time limit
 	}
-	pub := newPublisher(w.nc, runSubject(w.me.ID, j.ID, "events"), runSubject(w.me.ID, j.ID, "ask"))
+	pub := newPublisher(w.nc, w.names.Run(w.me.ID, j.ID, "events"), w.names.Run(w.me.ID, j.ID, "ask"))
 	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
 	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -408,4 +411,82 @@ func TestNATSClassesConf(t *testing.T) {
 			t.Errorf("class %s's run: %v", class, err)
 		}
 	}
+}
+
+// scaledRates are estimate.Defaults with every CPU kernel f times slower.
+func scaledRates(f float64) *estimate.Rates {
+	r := *estimate.Defaults()
+	r.Source, r.Kernels = "calibrated", map[string][]estimate.Point{}
+	for k, pts := range estimate.Defaults().Kernels {
+		for _, p := range pts {
+			r.Kernels[k] = append(r.Kernels[k], estimate.Point{N: p.N, SPF: p.SPF * f})
+		}
+	}
+	return &r
+}
+
+// Estimates come from the machines that can take the run: a worker reports its rates when it joins,
+// and a run over the time limit on the only machine of its class (a slow one) is refused up front,
+// while the same run on a class whose machine is fast is not.
+// The front itself runs nothing and its own rates play no part.
+func TestEstimateOnTheMachinesThatCanTakeIt(t *testing.T) {
+	dir := t.TempDir()
+	lesson := "---\ntitle: M\nsummary: m\norder: 1\n---\n\n# M\n\n```matmul\nkernels: [naive]\nsizes: [256]\nrepeats: 1\n```\n"
+	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	devices := func(context.Context) nvidia.Report { return fakeReport(false) }
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	front := machine.New(ctx, machine.Config{Kinds: testKinds, Devices: devices})
+	front.Env.Rates.Set(scaledRates(1e9)) // the cluster's own machine: its rates price no worker's run
+	c := startCluster(t, Config{Machine: front})
+	// The server's own rates, slow enough that the run would be refused on them (over 30 s), not so
+	// slow that the lesson's cell fails its check at load (against the default 120 s).
+	slowServer := scaledRates(1e3)
+	for _, w := range []struct {
+		name  string
+		speed float64
+	}{{"slow", 1e6}, {"fast", 1}} {
+		wctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- RunWorker(wctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: w.name, Class: w.name, Kinds: testKinds,
+				Heartbeat: testHeartbeat, Out: io.Discard, Devices: devices, rates: scaledRates(w.speed)})
+		}()
+		t.Cleanup(func() { stop(); <-done })
+		waitMachine(t, c, w.name, true)
+	}
+	own := machine.New(ctx, machine.Config{Kinds: testKinds, Devices: devices})
+	own.Env.Rates.Set(slowServer)
+	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, Machine: own, Out: io.Discard, RunTimeout: 30 * time.Second})
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	src := "kernels: [naive]\nsizes: [256]\nrepeats: 1\n"
+	for _, tt := range []struct{ class, want string }{
+		{"slow", "error this run is estimated to take about"},
+		{"fast", "done"},
+	} {
+		var end string
+		for m := range pageRun(t, ws, "r-"+tt.class, "01-naps-0", src+classKey(tt.class)) {
+			if server.Terminal(m.Type) {
+				end = m.Type + " " + m.Message
+			}
+		}
+		if !strings.HasPrefix(end, tt.want) {
+			t.Errorf("on class %q: %q, want %q…", tt.class, end, tt.want)
+		}
+	}
+}
+
+// classKey is a cell's machine: line for class, or nothing for "".
+func classKey(class string) string {
+	if class == "" {
+		return ""
+	}
+	return "machine: " + class + "\n"
 }

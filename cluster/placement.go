@@ -262,3 +262,48 @@ func (c *Cluster) connected() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Estimate is how long r, parsed from j, is expected to take on the fastest machine connected now
+// that can take it (server.Estimator): this server's own with its own rates (r.Estimate()), a
+// worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
+// it reported none), by parsing j again with kinds that use them. ok is false when no machine that
+// can take r is connected, or none can be priced (no Config.Machine to build kinds with).
+func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
+	n := cells.NeedsOf(r)
+	type priced struct {
+		local bool
+		kinds []cells.Kind
+	}
+	var ms []priced
+	c.mu.Lock()
+	gpu := c.able(n, nil) // else a run that needs a GPU goes to any machine of its class (pick)
+	for _, w := range c.workers {
+		if (gpu && !w.m.Meets(n)) || (n.Machine != "" && w.m.Class != n.Machine) {
+			continue
+		}
+		if !w.local && w.kinds == nil && c.cfg.Machine != nil {
+			w.kinds = c.cfg.Machine.KindsWithRates(w.rates)
+		}
+		ms = append(ms, priced{w.local, w.kinds})
+	}
+	c.mu.Unlock()
+	best, ok := time.Duration(0), false
+	for _, m := range ms {
+		d := r.Estimate()
+		if !m.local {
+			k, found := cells.Lookup(m.kinds, j.Kind)
+			if !found {
+				continue
+			}
+			run, err := cells.Parse(k, j.Action, j.Cell)
+			if err != nil {
+				continue
+			}
+			d = run.Estimate()
+		}
+		if !ok || d < best {
+			best, ok = d, true
+		}
+	}
+	return best, ok
+}

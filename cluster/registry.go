@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
@@ -34,6 +35,10 @@ type worker struct {
 	// runs that ended there, and those that ended with an error (not a cancel nor the time limit).
 	runs         map[*server.MachineRun]bool
 	done, errors int
+	// rates are the rates it last reported (cleaned; nil: none), and kinds the server's kinds pricing
+	// runs with them, built when first needed (Cluster.Estimate).
+	rates *estimate.Rates
+	kinds []cells.Kind
 }
 
 // tracking records, for the operator's list of machines, that the run j runs on w from now; the
@@ -107,6 +112,9 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	w, refused := c.workers[m.ID], c.refused[m.ID] || c.replaced[m.ID]
 	if w != nil {
 		w.seen = time.Now()
+		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
+			w.rates, w.kinds = cleanRates(m.Rates), nil
+		}
 	}
 	c.mu.Unlock()
 	if w != nil || refused {
@@ -141,7 +149,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	// w.m never changes after this: an id is one worker process
-	w = &worker{m: m, asked: asked, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
+	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
 	c.workers[m.ID] = w
 	c.say("machine joined: %s, %d slots", m.Summary(), capSlots(m.Slots))
 	c.broadcast()

@@ -26,6 +26,11 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if !cfg.Cluster.LocalWorker && cfg.Cluster.Listen == "" && cfg.Cluster.URL == "" {
 		return errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
 	}
+	if !cfg.Cluster.LocalWorker {
+		// This machine runs nothing: its rates would price no run (workers report theirs), so it
+		// does not spend seconds measuring them.
+		cfg.Server.Calibrate = false
+	}
 	if cfg.Server.Slots == 0 {
 		cfg.Server.Slots = cfg.Cluster.Slots
 	}

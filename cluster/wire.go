@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/machine"
 )
@@ -65,6 +66,11 @@ type Machine struct {
 	// Host is the machine's host name (whatever -name says): with the name and the network address,
 	// what tells a worker restarted on the same machine, which replaces its old entry at once.
 	Host string `json:"host,omitempty"`
+	// Rates are the machine's calibrated rates for run estimates (package calibrate), sent in its
+	// first announcement and in the next after each server start it hears (not every heartbeat:
+	// some KiB); absent when it has none (estimate.Defaults price its runs). The server prices a
+	// run with the rates of the machines that can take it (Cluster.Estimate).
+	Rates *estimate.Rates `json:"rates,omitempty"`
 
 	// claimed marks a worker's Machine as the server knows it: what it says of its hardware is its
 	// claim, not this server's knowledge (Summary says so). Never on the wire.

@@ -11,13 +11,16 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
+	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -61,9 +64,16 @@ type WorkerConfig struct {
 	Prefix string
 	names  Names // of Prefix
 
+	// Calibrate measures this machine's rates for run estimates before it joins (or loads those kept
+	// for this CPU and binary: package calibrate), and reports them to the server, which prices the
+	// runs this machine can take with them. cmd/playground turns it on; off, the worker reports none.
+	Calibrate bool
+
 	// pulled, if set (tests), is called after a job is pulled and before it is started: a test
 	// freezes the worker there (SIGSTOP) to stand for one frozen while holding a job.
 	pulled func()
+	// rates, if set (tests), are installed as this machine's calibrated rates instead of measuring.
+	rates *estimate.Rates
 }
 
 // withDefaults fills in cfg's defaults and checks its class and slots.
@@ -122,6 +132,10 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	me := describe(id, cfg.Name, m.GPU.Report, m.Names())
 	me.Class = cfg.Class
 	me.Slots = cfg.Slots
+	calibrateWorker(ctx, cfg, m)
+	if m.Env.Rates.Calibrated() {
+		me.Rates = m.Env.Rates.Get()
+	}
 	nc, err := joinNATS(cfg, me, key)
 	if err != nil {
 		return err
@@ -137,11 +151,37 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
 	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
-	defer heartbeat(nc, cfg.names, me, cfg.Heartbeat)() // after the jobs: every job ended and was reported before the bye
+	w.wantRates.Store(true)                                           // the first announcement carries the rates
+	defer heartbeat(nc, cfg.names, me, cfg.Heartbeat, &w.wantRates)() // after the jobs: every job ended and was reported before the bye
 	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) {
 		return consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat)
 	})
 	return nil
+}
+
+// calibrateWorker installs this machine's rates for run estimates (WorkerConfig.Calibrate, or the
+// test's rates) before it joins; a failure leaves estimate.Defaults and says so.
+func calibrateWorker(ctx context.Context, cfg WorkerConfig, m *machine.Machine) {
+	switch {
+	case cfg.rates != nil:
+		m.Env.Rates.Set(cfg.rates)
+		return
+	case !cfg.Calibrate:
+		return
+	}
+	path, err := calibrate.CachePath()
+	if err != nil {
+		path = ""
+	}
+	r, measured, err := calibrate.Ensure(ctx, path, m.Env.Rates, calibrate.Options{MaxN: m.Env.Limits.MaxN})
+	switch {
+	case err != nil:
+		fmt.Fprintf(cfg.Out, "calibration: %v; this machine reports no rates, and its runs are priced with the built-in ones\n", err)
+	case measured:
+		fmt.Fprintf(cfg.Out, "measured this machine's rates for run estimates (kept in %s); the server prices its runs with them\n", path)
+	default:
+		fmt.Fprintf(cfg.Out, "this machine's rates for run estimates were measured %s; the server prices its runs with them\n", r.Measured.Format(time.RFC3339))
+	}
 }
 
 // joinNATS connects to the server's NATS as the worker me, with the key it made.
@@ -217,9 +257,19 @@ func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machi
 }
 
 // heartbeat announces me now and every beat until the returned function is called, which says bye.
-func heartbeat(nc *nats.Conn, n Names, me Machine, beat time.Duration) (bye func()) {
+// An announcement carries me's rates when wantRates is set (then cleared): the first, and the next
+// after each server start the worker hears (runner.serverStarted); the others leave them out.
+func heartbeat(nc *nats.Conn, n Names, me Machine, beat time.Duration, wantRates *atomic.Bool) (bye func()) {
+	full, _ := json.Marshal(me)
+	me.Rates = nil
 	hello, _ := json.Marshal(me)
-	announce := func() { _ = nc.Publish(n.Hello()+me.ID, hello) }
+	announce := func() {
+		data := hello
+		if wantRates.Swap(false) {
+			data = full
+		}
+		_ = nc.Publish(n.Hello()+me.ID, data)
+	}
 	announce()
 	ctx, stop := context.WithCancel(context.Background())
 	var beats sync.WaitGroup
@@ -331,6 +381,8 @@ type runner struct {
 	epoch   string            // the epoch of the server last heard of (Names.Start, or a job's)
 	running map[*running]bool // the jobs running now
 	taken   *takenJobs        // the jobs of the current epoch taken (current)
+	// wantRates: the next announcement carries this machine's rates (heartbeat).
+	wantRates atomic.Bool
 }
 
 // running is a job in progress, for stopping it when a new server starts or when the server gave
@@ -355,6 +407,7 @@ func (w *runner) accept(msg jetstream.Msg) (j job, ok bool) {
 func (w *runner) serverStarted(msg *nats.Msg) {
 	var s start
 	if json.Unmarshal(msg.Data, &s) == nil && s.Epoch != "" {
+		w.wantRates.Store(true) // a server (re)started or a worker joined: it may not have them
 		w.newEpoch(s.Epoch)
 	}
 }

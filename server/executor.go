@@ -120,6 +120,15 @@ type Unplaced interface {
 	NoMachine(r cells.Run) string
 }
 
+// Estimator is an Executor whose machines price runs with their own rates (package cluster): the
+// estimate of a run, for the refusal of one over the time limit and for the queue's wait, is the one
+// on the machines that can take it.
+type Estimator interface {
+	// Estimate is how long r, parsed from job, is expected to take on the fastest machine connected
+	// now that can take it; ok is false when no such machine is known (then r.Estimate() stands).
+	Estimate(job Job, r cells.Run) (d time.Duration, ok bool)
+}
+
 // Job is what a run request named, with the kind its cell has: enough for another process with the
 // same lessons and kinds to parse the same run.
 type Job struct {

@@ -105,7 +105,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 }
 
 func workerConfig(args []string) cluster.WorkerConfig {
-	var cfg cluster.WorkerConfig
+	cfg := cluster.WorkerConfig{Calibrate: true}
 	fs := flag.NewFlagSet("playground worker", flag.ExitOnError)
 	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT or tls://HOST:PORT (the server prints it)")
 	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")

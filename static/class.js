@@ -31,7 +31,7 @@ async function drawMachines() {
   }
   const rows = ms.map((m) => {
     const tr = document.createElement("tr");
-    cell(tr, m.name + (m.here ? " (this server)" : ""));
+    cell(tr, m.name); // this server's own says so in its name
     cell(tr, m.class || "");
     cell(tr, m.summary);
     cell(tr, String(m.slots));

@@ -297,23 +297,12 @@ func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
 }
 
 // Two fronts, each with its own data directory and worker, share one NATS server (a nats-server
-// started by the test in this process, standing for an external one): each has its own names
+// started by the test: startNATSServer): each has its own names
 // (derived from its data directory's id, kept across restarts), the second's start neither purges
 // nor stops the first's running job, each lists only its own worker, and a run on the second goes
 // to its own worker.
 func TestTwoFrontsShareOneNATSServer(t *testing.T) {
-	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
-		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server is not ready")
-	}
-	url := "nats://" + WorkerUser + ":dept@" + ns.Addr().String()
+	url := "nats://" + WorkerUser + ":dept@" + startNATSServer(t, natsConf(t))
 	front := func(dir string) *Cluster {
 		t.Helper()
 		c, err := Start(context.Background(), Config{URL: url, DataDir: dir, Heartbeat: testHeartbeat, Settle: -1, Out: io.Discard})
@@ -372,29 +361,16 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 }
 
 // The sample configuration docs/nats-classes.conf (README, "Several classes on one NATS server")
-// starts a nats-server (in this process, on a free port and a temporary store): each class's front
+// starts a nats-server (startNATSServer: on a free port and a temporary store): each class's front
 // starts with its account's user and its prefix, each class's worker joins with its limited user,
 // and a run of each class runs on its own worker.
 func TestNATSClassesConf(t *testing.T) {
-	opts, err := natsserver.ProcessConfigFile("../docs/nats-classes.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Host, opts.Port, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", natsserver.RANDOM_PORT, t.TempDir(), true, true
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server is not ready")
-	}
+	addr := startNATSServer(t, "../docs/nats-classes.conf")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, class := range []string{"a", "b"} {
 		url := func(user string) string {
-			return "nats://" + user + "-" + class + ":change-me-" + user + "-" + class + "@" + ns.Addr().String()
+			return "nats://" + user + "-" + class + ":change-me-" + user + "-" + class + "@" + addr
 		}
 		c, err := Start(context.Background(), Config{URL: url("front"), Prefix: "class-" + class, Heartbeat: testHeartbeat, Settle: -1, Out: io.Discard})
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 // The nonce is sent to every client because the server runs with AlwaysEnableNonce.
 type auth struct {
 	token, internal string
+	names           Names
 }
 
 // Check authenticates c and registers its permissions.
@@ -41,7 +42,7 @@ func (a *auth) Check(c natsserver.ClientAuthentication) bool {
 		if !same(o.Password, a.token) || !signed(o.Nkey, o.Sig, c.GetNonce()) {
 			return false
 		}
-		c.RegisterUser(&natsserver.User{Username: WorkerUser + "-" + o.Nkey, Permissions: workerPermissions(o.Nkey)})
+		c.RegisterUser(&natsserver.User{Username: WorkerUser + "-" + o.Nkey, Permissions: workerPermissions(a.names, o.Nkey)})
 		return true
 	}
 	return false
@@ -76,23 +77,24 @@ func signed(pub, sig string, nonce []byte) bool {
 // server: announce itself under its id, stream the events of its own jobs and hand their browser
 // tasks over, hear the server's starts, make and pull its own consumer of the job stream (filtered to
 // its jobs) and acknowledge what it took, read (direct get) and hear the keys of its own jobs in the
-// bucket of given-up runs (GivenUp), and read replies in its own inbox. It may not publish jobs, write
+// bucket of given-up runs (Names.Bucket) and the server's epoch there (EpochKey), and read replies in
+// its own inbox. It may not publish jobs, write
 // the bucket, nor touch another worker's subjects or keys. docs/protocol.md ("Workers") lists
 // the same subjects for an external NATS server's administrators.
-func workerPermissions(id string) *natsserver.Permissions {
-	durable := consumerName(id)
+func workerPermissions(n Names, id string) *natsserver.Permissions {
+	durable, stream := consumerName(id), n.Stream()
 	return &natsserver.Permissions{
 		Publish: &natsserver.SubjectPermission{Allow: []string{
-			SubjectHello + id, SubjectBye + id,
-			runSubject(id, "*", "events"), runSubject(id, "*", "ask"),
-			"$JS.API.CONSUMER.CREATE." + Stream + "." + durable + "." + SubjectJobs + id,
-			"$JS.API.CONSUMER.INFO." + Stream + "." + durable,
-			"$JS.API.CONSUMER.MSG.NEXT." + Stream + "." + durable,
-			"$JS.ACK." + Stream + "." + durable + ".>",
-			givenUpGet(id, "*"),
+			n.Hello() + id, n.Bye() + id,
+			n.Run(id, "*", "events"), n.Run(id, "*", "ask"),
+			"$JS.API.CONSUMER.CREATE." + stream + "." + durable + "." + n.Jobs() + id,
+			"$JS.API.CONSUMER.INFO." + stream + "." + durable,
+			"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + durable,
+			"$JS.ACK." + stream + "." + durable + ".>",
+			n.GivenUpGet(id, "*"), n.EpochGet(),
 		}},
 		Subscribe: &natsserver.SubjectPermission{Allow: []string{
-			InboxPrefix + id + ".>", givenUpSubject(id, "*"), SubjectStart,
+			InboxPrefix + id + ".>", n.GivenUp(id, "*"), n.Start(),
 		}},
 	}
 }

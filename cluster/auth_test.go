@@ -81,26 +81,26 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	forbiddenSubs := []string{"_INBOX.>", InboxPrefix + victim + ".>", givenUpSubject(victim, "*"), "$KV." + GivenUp + ".>",
-		runSubject(victim, "*", "events"), runSubject(me, "*", "events"), SubjectHello + "*"}
+	forbiddenSubs := []string{"_INBOX.>", InboxPrefix + victim + ".>", dn.GivenUp(victim, "*"), "$KV." + dn.Bucket() + ".>",
+		dn.Run(victim, "*", "events"), dn.Run(me, "*", "events"), dn.Hello() + "*"}
 	for _, s := range forbiddenSubs {
 		if _, err := nc.SubscribeSync(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	forbiddenPubs := []string{SubjectJobs + me, SubjectJobs + victim, runSubject(victim, "j", "events"),
-		givenUpSubject(me, "j"), givenUpGet(victim, "j"), "$JS.API.DIRECT.GET.KV_" + GivenUp, "$JS.API.STREAM.PURGE.KV_" + GivenUp,
-		"$JS.API.CONSUMER.CREATE." + Stream + "." + consumerName(victim) + "." + SubjectJobs + victim,
-		"$JS.API.CONSUMER.CREATE." + Stream + "." + consumerName(me) + "." + SubjectJobs + "*",
-		"$JS.API.CONSUMER.MSG.NEXT." + Stream + "." + consumerName(victim), "$JS.API.STREAM.PURGE." + Stream}
+	forbiddenPubs := []string{dn.Jobs() + me, dn.Jobs() + victim, dn.Run(victim, "j", "events"),
+		dn.GivenUp(me, "j"), dn.GivenUpGet(victim, "j"), "$JS.API.DIRECT.GET.KV_" + dn.Bucket(), "$JS.API.STREAM.PURGE.KV_" + dn.Bucket(),
+		"$JS.API.CONSUMER.CREATE." + dn.Stream() + "." + consumerName(victim) + "." + dn.Jobs() + victim,
+		"$JS.API.CONSUMER.CREATE." + dn.Stream() + "." + consumerName(me) + "." + dn.Jobs() + "*",
+		"$JS.API.CONSUMER.MSG.NEXT." + dn.Stream() + "." + consumerName(victim), "$JS.API.STREAM.PURGE." + dn.Stream()}
 	for _, s := range forbiddenPubs {
 		if err := nc.Publish(s, []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	hello(SubjectHello+victim, victim, "impostor")         // forbidden: another's subject
-	hello(SubjectHello+me, victim, "impostor-in-the-body") // allowed subject, another id: ignored
-	hello(SubjectHello+me, me, "honest")
+	hello(dn.Hello()+victim, victim, "impostor")         // forbidden: another's subject
+	hello(dn.Hello()+me, victim, "impostor-in-the-body") // allowed subject, another id: ignored
+	hello(dn.Hello()+me, me, "honest")
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestWorkerConfinedToItsID(t *testing.T) {
 }
 
 // A worker may read and hear its own jobs' keys in the bucket of given-up runs (which it may not
-// write: TestWorkerConfinedToItsID).
+// write: TestWorkerConfinedToItsID), and read the server's epoch there.
 func TestWorkerReadsItsOwnGiveUps(t *testing.T) {
 	c := startCluster(t, Config{Token: "tok"})
 	kp, me := newKey(t)
@@ -155,8 +155,8 @@ func TestWorkerReadsItsOwnGiveUps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	r := &runner{nc: nc, me: Machine{ID: me}}
-	heard, err := nc.SubscribeSync(givenUpSubject(me, "j1"))
+	r := &runner{nc: nc, names: dn, me: Machine{ID: me}}
+	heard, err := nc.SubscribeSync(dn.GivenUp(me, "j1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +173,9 @@ func TestWorkerReadsItsOwnGiveUps(t *testing.T) {
 	}
 	if _, err := heard.NextMsgWithContext(ctx); err != nil {
 		t.Errorf("the worker did not hear its own job's give-up: %v", err)
+	}
+	if epoch, ok := r.serverEpoch(ctx); !ok || epoch != c.epoch {
+		t.Errorf("the server's epoch as the worker reads it: %q, %v; want %q", epoch, ok, c.epoch)
 	}
 }
 

@@ -3,8 +3,11 @@ package cluster
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"unicode"
+
+	"github.com/gpuplayground/playground/estimate"
 )
 
 // A worker is authenticated but not trusted: every string it sends (its announcement, its runs'
@@ -66,11 +69,13 @@ func clean(s string, limit int, lines bool) string {
 // maxList and its cores to 0…maxCores; a class no page or cell could name is dropped by hello. An
 // empty name becomes "unnamed".
 func cleanMachine(m Machine) Machine {
+	m.Rates = cleanRates(m.Rates)
 	m.Name = strings.TrimSpace(cleanLine(m.Name, maxNameLen))
 	if m.Name == "" {
 		m.Name = "unnamed"
 	}
 	m.Class = cleanLine(m.Class, maxNameLen)
+	m.Host = cleanLine(m.Host, maxNameLen)
 	m.CPU = cleanLine(m.CPU, maxFieldLen)
 	m.OS = cleanLine(m.OS, maxFieldLen)
 	m.Arch = cleanLine(m.Arch, maxFieldLen)
@@ -173,4 +178,45 @@ func cleanRaw(raw []byte) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return out
+}
+
+// cleanRates are a worker's reported rates if they can price a run: at most maxList kernels of at
+// most maxList points each and maxList emulated kernels, every number finite and not negative;
+// else nil (estimate.Defaults then). A worker may lie about its speed; the server takes the fastest
+// able machine's estimate (Cluster.Estimate), so a worker claiming to be slow cannot get runs
+// refused, and one claiming to be fast only makes an estimate too short.
+func cleanRates(r *estimate.Rates) *estimate.Rates {
+	if r == nil || len(r.Kernels) > maxList || len(r.SIMT) > maxList || len(r.SIMTN) > maxList || len(r.SIMTExp) > maxList {
+		return nil
+	}
+	ok := func(xs ...float64) bool {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, pts := range r.Kernels {
+		if len(pts) > maxList {
+			return nil
+		}
+		for _, p := range pts {
+			if p.N < 0 || !ok(p.SPF) {
+				return nil
+			}
+		}
+	}
+	for k, v := range r.SIMT {
+		if !ok(v, r.SIMTExp[k]) || r.SIMTN[k] < 0 {
+			return nil
+		}
+	}
+	sy := r.Systolic
+	if !ok(r.FillNs, r.PointSeconds, sy.Cycle, sy.PE, sy.AnimCycle, sy.AnimPE) || r.Procs < 0 || sy.AnimatedN < 0 {
+		return nil
+	}
+	out := *r
+	out.Source, out.CPU = cleanLine(r.Source, maxFieldLen), cleanLine(r.CPU, maxFieldLen)
+	return &out
 }

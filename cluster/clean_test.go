@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,9 +67,12 @@ func helloCluster(t *testing.T, out *syncBuffer) (c *Cluster, hello func(Machine
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
+		c.hello(&nats.Msg{Subject: dn.Hello() + m.ID, Data: data})
 	}
 }
+
+// stamped is the date and time an operator's line starts with.
+var stamped = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d `)
 
 // A worker's announcement reaches the operator's console and the machine menu cleaned: one line per
 // join, no escape sequence, no fake line of its own, and its hardware said to be its claim.
@@ -78,8 +82,8 @@ func TestHelloCleansWhatTheWorkerSays(t *testing.T) {
 	hello(Machine{ID: "evil", Name: "\x1b[2J\x1b[Hbox\nmachine joined: gpu-box (class h100", CPU: "EPYC\r\x1b[31m", Cores: -3,
 		GPUs: []string{"NVIDIA H100\u202E", strings.Repeat("G", 500)}, Compiler: "NVRTC\x00", Kinds: []string{"matmul\n"}})
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "machine joined: ") || !printable(lines[0], false) {
-		t.Fatalf("the console got %q, want one printable line saying the machine joined", out.String())
+	if len(lines) != 1 || !stamped.MatchString(lines[0]) || !strings.HasPrefix(lines[0][len(time.DateTime)+1:], "machine joined: ") || !printable(lines[0], false) {
+		t.Fatalf("the console got %q, want one printable line stamped with the time, saying the machine joined", out.String())
 	}
 	ms := c.ListMachines()
 	if len(ms) != 1 {
@@ -194,7 +198,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	}
 	announce := func(f fake) {
 		t.Helper()
-		if err := f.nc.Publish(SubjectHello+f.id, f.hello); err != nil {
+		if err := f.nc.Publish(dn.Hello()+f.id, f.hello); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.nc.Flush(); err != nil {
@@ -216,7 +220,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	waitOut("machine joined: fake-", MaxPerAddress)
 	waitOut("machine refused: "+last+" (", 1)
 	again := fakes[MaxPerAddress] // its next heartbeat, handled now: it is not told again
-	c.hello(&nats.Msg{Subject: SubjectHello + again.id, Data: again.hello})
+	c.hello(&nats.Msg{Subject: dn.Hello() + again.id, Data: again.hello})
 	if got := len(c.Machines()); got != MaxPerAddress {
 		t.Errorf("%d machines, want %d", got, MaxPerAddress)
 	}
@@ -231,7 +235,7 @@ func TestMachinesPerAddress(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "already joined from 127.0.0.1") || strings.Count(s, "machine refused") != 1 {
 		t.Errorf("the console: %q, want the refusal once, with the address", s)
 	}
-	if err := fakes[0].nc.Publish(SubjectBye+fakes[0].id, fakes[0].hello); err != nil {
+	if err := fakes[0].nc.Publish(dn.Bye()+fakes[0].id, fakes[0].hello); err != nil {
 		t.Fatal(err)
 	}
 	waitOut("machine left: fake-0", 1)

@@ -37,6 +37,7 @@ const (
 	envGPU    = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
 	envClass  = "PLAYGROUND_TEST_CLASS"
 	envFreeze = "PLAYGROUND_TEST_FREEZE" // "1": stop this process (SIGSTOP) after pulling its first job
+	envPrefix = "PLAYGROUND_TEST_PREFIX" // the deployment's prefix (-nats-prefix)
 )
 
 const testHeartbeat = 200 * time.Millisecond
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if join := os.Getenv(envJoin); join != "" {
-		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds,
+		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds, Prefix: os.Getenv(envPrefix),
 			Heartbeat: testHeartbeat, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
 		if os.Getenv(envFreeze) == "1" {
 			cfg.pulled = freezeOnce()
@@ -186,7 +187,7 @@ func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...str
 	if withGPU {
 		gpuFlag = "1"
 	}
-	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag)
+	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag, envPrefix+"="+c.names.Prefix())
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -300,7 +301,7 @@ func watchTaken(t *testing.T, c *Cluster, name string) (wait func()) {
 	if id == "" {
 		t.Fatalf("no machine %s", name)
 	}
-	sub, err := c.nc.SubscribeSync(runSubject(id, "*", "events"))
+	sub, err := c.nc.SubscribeSync(dn.Run(id, "*", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +495,7 @@ func TestRestartPurgesJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.js.Publish(context.Background(), SubjectJobs+"absent-worker", []byte(`{"id":"x"}`)); err != nil {
+	if _, err := c.js.Publish(context.Background(), dn.Jobs()+"absent-worker", []byte(`{"id":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -515,28 +516,29 @@ func TestRestartPurgesJobs(t *testing.T) {
 	}
 }
 
-// A job whose time limit passed while it waited in the stream is acknowledged and dropped by the
-// worker without running it or sending any event; the next job runs.
+// A job stamped with another server's epoch (a server before a restart) is acknowledged and dropped
+// by the worker without running it or sending any event, though its time limit is far off: the
+// server's stamp decides, not a clock; the next job, of this server's epoch, runs.
 func TestStaleJobNotRun(t *testing.T) {
 	c := startCluster(t, Config{})
 	startWorker(t, c, "only", false)
 	id := c.Machines()[0].ID
-	staleEvents, err := c.nc.SubscribeSync(runSubject(id, "stale1", "events"))
+	staleEvents, err := c.nc.SubscribeSync(dn.Run(id, "stale1", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	freshEvents, err := c.nc.SubscribeSync(runSubject(id, "fresh1", "events"))
+	freshEvents, err := c.nc.SubscribeSync(dn.Run(id, "fresh1", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, j := range []job{
-		{ID: "stale1", Kind: "nap", Cell: "c", Source: "ms: 60000\n", TimeoutNS: 1},
-		{ID: "fresh1", Kind: "nap", Cell: "c", Source: "ms: 10\n", TimeoutNS: int64(time.Minute)},
+		{ID: "stale1", Kind: "nap", Cell: "c", Source: "ms: 60000\n", TimeoutNS: int64(time.Hour), Epoch: "a-server-before", Seq: 1},
+		{ID: "fresh1", Kind: "nap", Cell: "c", Source: "ms: 10\n", TimeoutNS: int64(time.Minute), Epoch: c.epoch, Seq: 1},
 	} {
 		data, _ := json.Marshal(j)
-		if _, err := c.js.Publish(ctx, SubjectJobs+id, data); err != nil {
+		if _, err := c.js.Publish(ctx, dn.Jobs()+id, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1070,3 +1072,6 @@ func TestWorkerAsksThePage(t *testing.T) {
 		t.Errorf("without a page: %v, events %q", err, rec.events)
 	}
 }
+
+// dn are the names of the tests' deployments (the embedded server's default).
+var dn = Names{prefix: DefaultPrefix}

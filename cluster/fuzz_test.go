@@ -84,10 +84,10 @@ func FuzzHello(f *testing.F) {
 	f.Add([]byte(`{"id":"d","slots":99999999999}`))
 	f.Add([]byte(`{"id":"e","name":"\u001b[2J\u001b[Hmachine joined: x\nfake","gpus":["H100\u202e"],"kinds":["a\r"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &Cluster{workers: map[string]*worker{}, changed: make(chan struct{})}
+		c := &Cluster{names: dn, workers: map[string]*worker{}, changed: make(chan struct{})}
 		var m Machine
 		_ = json.Unmarshal(data, &m)
-		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
+		c.hello(&nats.Msg{Subject: dn.Hello() + m.ID, Data: data})
 		if json.Unmarshal(data, &m) != nil || m.ID == "" {
 			if len(c.workers) != 0 {
 				t.Errorf("%q was taken as a worker", data)

@@ -12,15 +12,12 @@ import (
 
 // A run the server gives up on (the learner cancelled it, it hit its time limit, its worker stopped
 // answering and it moved, the server shuts down) is recorded as state, not sent as a message: a key
-// in the JetStream key-value bucket GivenUp, worker id + "." + job id, put by the server and only
+// in the JetStream key-value bucket Names.Bucket, worker id + "." + job id, put by the server and only
 // read by workers. A worker listens on the key's subject and then reads the key before it starts a
 // job (a job it pulled before the server gave up, while frozen or cut off, is acknowledged and never
 // started), keeps listening while the job runs (the key's put reaches it at once), and reads the
 // keys of its running jobs again whenever its connection comes back (a put it missed while
 // disconnected, or across a NATS restart, stops the run then). docs/protocol.md, "Workers".
-
-// GivenUp is the key-value bucket of the runs the server gave up on (stream "KV_" + GivenUp).
-const GivenUp = "PLAYGROUND_GIVEN_UP"
 
 // givenUpTTL is how long a given-up key is kept: as long as a job may stay in the job stream
 // (its MaxAge), far longer than a run's time limit.
@@ -29,32 +26,22 @@ const givenUpTTL = 24 * time.Hour
 // givenUpKey is the bucket's key of job on worker.
 func givenUpKey(worker, job string) string { return worker + "." + job }
 
-// givenUpSubject is the subject a put of job's key on worker is published on.
-func givenUpSubject(worker, job string) string {
-	return "$KV." + GivenUp + "." + givenUpKey(worker, job)
-}
-
-// givenUpGet is the JetStream direct-get subject that answers with the last put of job's key on
-// worker (or a 404 status).
-func givenUpGet(worker, job string) string {
-	return "$JS.API.DIRECT.GET.KV_" + GivenUp + "." + givenUpSubject(worker, job)
-}
-
-// openGivenUp makes (or opens) the bucket of given-up runs, in the job stream's storage.
+// openGivenUp makes (or opens) the bucket of given-up runs, in the job stream's storage, and records
+// this server's epoch there (EpochKey).
 func (c *Cluster) openGivenUp(ctx context.Context, storage jetstream.StorageType) error {
-	kv, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: GivenUp, TTL: givenUpTTL, Storage: storage,
+	kv, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.names.Bucket(), TTL: givenUpTTL, Storage: storage,
 		MaxValueSize: 64, Description: "GPU Playground runs the server gave up on: a worker never starts them, and stops them"})
 	if err != nil {
 		return fmt.Errorf("the bucket of given-up runs: %w", err)
 	}
 	c.givenUp = kv
-	return nil
+	return c.putEpoch(ctx)
 }
 
 // giveUp records, in the background, that the server gave up on the job id on w, whose time limit
 // ends at until: its worker stops it, or never starts it. A put that fails (NATS or JetStream down a
 // moment) is tried again every second until it is recorded, the cluster closes, or the job could not
-// run any more (a worker drops it as stale and stops it at its own time limit).
+// run any more (a worker stops it at its own time limit).
 func (c *Cluster) giveUp(w *worker, id string, until time.Time) {
 	put := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -89,7 +76,7 @@ func (c *Cluster) giveUp(w *worker, id string, until time.Time) {
 // watchGivenUp calls stop as soon as the server gives up on job (a put of its key): listened to
 // before the key is read (checkGivenUp), so that no give-up falls between the two.
 func (w *runner) watchGivenUp(job string, stop func()) (unwatch func()) {
-	sub, err := w.nc.Subscribe(givenUpSubject(w.me.ID, job), func(*nats.Msg) { stop() })
+	sub, err := w.nc.Subscribe(w.names.GivenUp(w.me.ID, job), func(*nats.Msg) { stop() })
 	if err != nil {
 		return func() {}
 	}
@@ -115,23 +102,68 @@ func (w *runner) checkGivenUp(ctx context.Context, job string) (gaveUp, ok bool)
 
 // lookUp reads job's key once (a JetStream direct get of its subject's last message).
 func (w *runner) lookUp(ctx context.Context, job string) (gaveUp bool, err error) {
+	m, err := w.directGet(ctx, w.names.GivenUpGet(w.me.ID, job))
+	return m != nil, err
+}
+
+// directGet asks for the last value of a key of the bucket (subject: its direct-get subject): nil
+// and no error when there is none (or a delete marker).
+func (w *runner) directGet(ctx context.Context, subject string) (*nats.Msg, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	m, err := w.nc.RequestWithContext(ctx, givenUpGet(w.me.ID, job), nil)
+	m, err := w.nc.RequestWithContext(ctx, subject, nil)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	switch status := m.Header.Get("Status"); status {
 	case "":
-	case "404": // no such key: the server has not given up on it
-		return false, nil
+	case "404": // no such key
+		return nil, nil
 	default:
-		return false, fmt.Errorf("the bucket of given-up runs answered %s %s", status, m.Header.Get("Description"))
+		return nil, fmt.Errorf("the bucket of given-up runs answered %s %s", status, m.Header.Get("Description"))
 	}
 	if m.Header.Get(jetstream.SequenceHeader) == "" {
-		return false, errors.New("the bucket of given-up runs answered with no message")
+		return nil, errors.New("the bucket of given-up runs answered with no message")
 	}
-	return m.Header.Get("KV-Operation") == "", nil // a delete marker is no give-up (the server puts only)
+	if m.Header.Get("KV-Operation") != "" { // a delete marker: no value (the server puts only)
+		return nil, nil
+	}
+	return m, nil
+}
+
+// EpochKey is the key of the bucket of given-up runs (Names.Bucket) that holds the epoch of the server
+// in charge (random per start), put at its start: a worker compares a job's epoch with it before
+// it starts the job (runner.current), so that a job of a server before a restart never runs, and
+// no clock decides.
+const EpochKey = "epoch"
+
+// putEpoch records this server's epoch as the one in charge (EpochKey).
+func (c *Cluster) putEpoch(ctx context.Context) error {
+	if _, err := c.givenUp.Put(ctx, EpochKey, []byte(c.epoch)); err != nil {
+		return fmt.Errorf("recording this server's epoch: %w", err)
+	}
+	return nil
+}
+
+// serverEpoch reads the epoch of the server in charge (EpochKey), trying every 250 ms for at most
+// 10 s or until ctx ends; ok is false when it could not be read (or none is kept).
+func (w *runner) serverEpoch(ctx context.Context) (epoch string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		m, err := w.directGet(ctx, w.names.EpochGet())
+		if err == nil {
+			if m == nil {
+				return "", false
+			}
+			return string(m.Data), true
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // reconnected reads the keys of the running jobs again once the connection is back: a give-up put

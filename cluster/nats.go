@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -78,12 +79,17 @@ type Config struct {
 	Settle time.Duration
 	// Out receives the worker command to run. Default os.Stdout.
 	Out io.Writer
+	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names), so that several
+	// fronts share one NATS server. Default: DefaultPrefix on the embedded server (nobody else is
+	// there), and on an external one "pg-" and the data directory's id (derivedPrefix).
+	Prefix string
 }
 
 // Cluster is the server side: the NATS connection, the workers known and the executor of the
 // server's run queue (server.Executor).
 type Cluster struct {
 	cfg    Config
+	names  Names              // of cfg.Prefix
 	ns     *natsserver.Server // nil with an external server
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -92,15 +98,29 @@ type Cluster struct {
 	givenUp jetstream.KeyValue
 	tmpDir  string
 	local   *worker
-	epoch   string // random, per Start: workers stop jobs of any other (SubjectStart)
+	epoch   string        // random, per Start: workers stop jobs of any other (Names.Start)
+	seq     atomic.Uint64 // the last job's number (job.Seq)
 
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
 	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
-	changed chan struct{}   // closed and replaced whenever a worker comes, goes or is freed
-	closed  bool
-	closing chan struct{} // closed by Close
+	// replaced are workers replaced by a restart of theirs (restartOf): not heard again.
+	replaced map[string]bool
+	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
+	refusals map[string]time.Time
+	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed
+	closed   bool
+	closing  chan struct{} // closed by Close
+	// natsDown is closed while this server's own NATS connection is down (since downSince, for
+	// downErr) and replaced when it is back: runs on workers end then, blaming the connection,
+	// not the worker (natsLostError).
+	natsDown  chan struct{}
+	downSince time.Time
+	downErr   error
+	// lostAt and lostErr are the last loss of the connection, kept after it is back.
+	lostAt  time.Time
+	lostErr error
 	stop    context.CancelFunc
 	done    sync.WaitGroup
 }
@@ -112,7 +132,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}), epoch: randomToken()}
+	names, err := NewNames(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, names: names, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}),
+		natsDown: make(chan struct{}), epoch: randomToken()}
 	if err := c.connect(); err != nil {
 		c.Close()
 		return nil, err
@@ -124,11 +149,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.LocalWorker {
 		c.addLocal()
 	}
-	if _, err := c.nc.Subscribe(SubjectHello+"*", c.hello); err != nil {
+	if _, err := c.nc.Subscribe(c.names.Hello()+"*", c.hello); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if _, err := c.nc.Subscribe(SubjectBye+"*", c.bye); err != nil {
+	if _, err := c.nc.Subscribe(c.names.Bye()+"*", c.bye); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -156,7 +181,15 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("-%w (as a cell's machine: key)", err)
 		}
 	}
-	return cfg, nil
+	var err error
+	switch {
+	case cfg.Prefix != "":
+	case cfg.URL == "":
+		cfg.Prefix = DefaultPrefix
+	default:
+		cfg.Prefix, err = derivedPrefix(cfg.DataDir)
+	}
+	return cfg, err
 }
 
 // openStream makes (or opens) the job stream and purges it, and the bucket of given-up runs.
@@ -170,7 +203,7 @@ func (c *Cluster) openStream(ctx context.Context) error {
 		return err
 	}
 	c.stream, err = c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: Stream, Subjects: []string{SubjectJobs + "*"}, Retention: jetstream.WorkQueuePolicy,
+		Name: c.names.Stream(), Subjects: []string{c.names.Jobs() + "*"}, Retention: jetstream.WorkQueuePolicy,
 		Storage: storage, MaxMsgSize: maxJob, MaxAge: 24 * time.Hour, Description: "GPU Playground runs waiting for a worker"})
 	if err != nil {
 		return err
@@ -230,7 +263,8 @@ func (c *Cluster) startWatch() {
 
 // connect starts the embedded server and connects to it in process, or connects to cfg.URL.
 func (c *Cluster) connect() error {
-	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(c.natsLost), nats.ReconnectHandler(c.natsBack)}
 	if c.cfg.URL != "" {
 		if c.cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(c.cfg.Creds))
@@ -277,7 +311,7 @@ func (c *Cluster) connect() error {
 func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) {
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
-		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal}, AlwaysEnableNonce: true,
+		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal, names: c.names}, AlwaysEnableNonce: true,
 		// Connections to the workers' port, authenticated or not, are capped so that a flood of
 		// them cannot use up the process's open files, which the web server shares
 		// (docs/security.md).
@@ -352,6 +386,58 @@ func randomToken() string {
 	return hex.EncodeToString(b)
 }
 
+// natsLost records that this server's own NATS connection dropped (err, if known): the runs on
+// workers end saying so (their events cannot reach this server meanwhile), runs wait for a machine
+// that can be reached, and the watchdog drops no worker for the silence.
+func (c *Cluster) natsLost(_ *nats.Conn, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || !c.downSince.IsZero() {
+		return
+	}
+	c.downSince, c.downErr = time.Now(), err
+	c.lostAt, c.lostErr = c.downSince, err
+	close(c.natsDown)
+	why := ""
+	if err != nil {
+		why = " (" + err.Error() + ")"
+	}
+	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself", why)
+	c.broadcast()
+}
+
+// natsBack records that the connection is back: the workers get three heartbeats from now to be
+// heard again before the watchdog drops them.
+func (c *Cluster) natsBack(*nats.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.downSince.IsZero() {
+		return
+	}
+	c.say("reconnected to the NATS server after %s", time.Since(c.downSince).Round(time.Millisecond))
+	c.downSince, c.downErr = time.Time{}, nil
+	c.natsDown = make(chan struct{})
+	for _, w := range c.workers {
+		w.seen = time.Now()
+	}
+	c.broadcast()
+}
+
+// natsLostError is a run on a worker that ended because this server's own NATS connection dropped.
+type natsLostError struct {
+	machine string
+	since   time.Time
+	err     error
+}
+
+func (e natsLostError) Error() string {
+	why := ""
+	if e.err != nil {
+		why = " (" + e.err.Error() + ")"
+	}
+	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), why, e.machine)
+}
+
 // WorkerURL is the URL workers join at (nats://host:port, or tls://host:port when the port
 // requires TLS), or "" when no port is open.
 func (c *Cluster) WorkerURL() string {
@@ -381,14 +467,14 @@ func (c *Cluster) WorkerURL() string {
 // Token is the workers' password on the embedded server.
 func (c *Cluster) Token() string { return c.cfg.Token }
 
-// announce publishes this server's epoch (SubjectStart): a worker stops the jobs it still runs for
+// announce publishes this server's epoch (Names.Start): a worker stops the jobs it still runs for
 // a server before this one, whose events nobody waits for.
 func (c *Cluster) announce() {
 	if c.nc == nil {
 		return
 	}
 	data, _ := json.Marshal(start{Epoch: c.epoch})
-	_ = c.nc.Publish(SubjectStart, data)
+	_ = c.nc.Publish(c.names.Start(), data)
 }
 
 // Close stops the watchdog, drains the connection and stops the embedded server.

@@ -25,8 +25,9 @@ func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (b
 	if !c.able(n, except) {
 		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
 	}
+	down := !c.downSince.IsZero()
 	for _, w := range c.workers {
-		if except[w.m.ID] || !able(w) {
+		if except[w.m.ID] || !able(w) || down && !w.local { // a worker cannot be reached while NATS is down
 			continue
 		}
 		if ok, d := w.gate.Free(exclusive); !ok {
@@ -169,7 +170,7 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 	defer c.mu.Unlock()
 	out := []server.MachineInfo{}
 	for _, w := range c.workers {
-		out = append(out, server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local})
+		out = append(out, w.info())
 	}
 	slices.SortFunc(out, func(a, b server.MachineInfo) int {
 		switch {
@@ -186,7 +187,123 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 	return out
 }
 
+// info is w as ListMachines lists it: what it is, how busy, its runs now (newest last) and its
+// counts; c.mu is held.
+func (w *worker) info() server.MachineInfo {
+	m := server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local,
+		Slots: w.gate.Slots(), Busy: len(w.runs), Measuring: w.gate.Measuring(), Runs: []server.MachineRun{},
+		Done: w.done, Errors: w.errors}
+	if !w.local {
+		m.LastHeartbeat = w.seen
+	}
+	for r := range w.runs {
+		m.Runs = append(m.Runs, *r)
+	}
+	slices.SortFunc(m.Runs, func(a, b server.MachineRun) int { return a.Started.Compare(b.Started) })
+	return m
+}
+
 // Acquire waits until a machine able to run r is free and reserves it (server.Acquire).
 func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
 	return server.Acquire(ctx, c, r)
+}
+
+// NoMachine says why no machine connected now, busy or free, could take r (server.Unplaced), or ""
+// when one could: a run goes to any machine unless it asks for a class (then only to machines of
+// that class); one that needs a GPU waits for a GPU machine only while the server settles
+// (Config.Settle), and otherwise runs on a machine without one and says so.
+func (c *Cluster) NoMachine(r cells.Run) string {
+	n := cells.NeedsOf(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	settling := time.Now().Before(c.settled)
+	need := ""
+	switch {
+	case !c.downSince.IsZero() && (c.local == nil || n.Machine != "" && c.local.m.Class != n.Machine):
+		why := ""
+		if c.downErr != nil {
+			why = " (" + c.downErr.Error() + ")"
+		}
+		return fmt.Sprintf("no machine can be reached that can run this: this server lost its connection to the NATS server at %s%s; the run waits until it is back; machines connected before: %s",
+			c.downSince.Format(time.TimeOnly), why, c.connected())
+	case n.Machine != "" && !c.hasClass(n.Machine, nil):
+		need = "it asks for a machine of class " + n.Machine
+	case n.Machine == "" && len(c.workers) == 0:
+		need = "it needs any machine"
+	case settling && !c.able(n, nil):
+		need = "it needs a machine with a GPU"
+	default:
+		return ""
+	}
+	if settling {
+		need += fmt.Sprintf(" (machines that served before a restart may still be rejoining, for up to %s)", time.Until(c.settled).Round(time.Second))
+	}
+	return "no machine is connected that can run this: " + need + "; connected machines: " + c.connected()
+}
+
+// connected lists the machines connected, by name with their classes, or says there are none;
+// c.mu is held.
+func (c *Cluster) connected() string {
+	var names []string
+	for _, w := range c.workers {
+		name := w.m.Name
+		if w.m.Class != "" {
+			name += " (class " + w.m.Class + ")"
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	const most = 10
+	if len(names) > most {
+		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Estimate is how long r, parsed from j, is expected to take on the fastest machine connected now
+// that can take it (server.Estimator): this server's own with its own rates (r.Estimate()), a
+// worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
+// it reported none), by parsing j again with kinds that use them. ok is false when no machine that
+// can take r is connected, or none can be priced (no Config.Machine to build kinds with).
+func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
+	n := cells.NeedsOf(r)
+	type priced struct {
+		local bool
+		kinds []cells.Kind
+	}
+	var ms []priced
+	c.mu.Lock()
+	gpu := c.able(n, nil) // else a run that needs a GPU goes to any machine of its class (pick)
+	for _, w := range c.workers {
+		if (gpu && !w.m.Meets(n)) || (n.Machine != "" && w.m.Class != n.Machine) {
+			continue
+		}
+		if !w.local && w.kinds == nil && c.cfg.Machine != nil {
+			w.kinds = c.cfg.Machine.KindsWithRates(w.rates)
+		}
+		ms = append(ms, priced{w.local, w.kinds})
+	}
+	c.mu.Unlock()
+	best, ok := time.Duration(0), false
+	for _, m := range ms {
+		d := r.Estimate()
+		if !m.local {
+			k, found := cells.Lookup(m.kinds, j.Kind)
+			if !found {
+				continue
+			}
+			run, err := cells.Parse(k, j.Action, j.Cell)
+			if err != nil {
+				continue
+			}
+			d = run.Estimate()
+		}
+		if !ok || d < best {
+			best, ok = d, true
+		}
+	}
+	return best, ok
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -10,14 +11,18 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/machine"
+	"github.com/gpuplayground/playground/server"
 )
 
 // worker is a machine as the server knows it.
 type worker struct {
 	m     Machine
+	asked string // the name it asked for (m.Name may have its id added: uniqueName)
 	local bool
 	seen  time.Time // last announcement
 	// gate is the one-machine rule for it: what runs there, as this server reserved it (its slots:
@@ -26,6 +31,36 @@ type worker struct {
 	addr  string    // the network address it joined from ("" when unknown: Cluster.address)
 	freed time.Time // when its last run ended, to spread runs over free machines
 	gone  chan struct{}
+	// runs are the runs on it now, for the operator (ListMachines); done and errors count the
+	// runs that ended there, and those that ended with an error (not a cancel nor the time limit).
+	runs         map[*server.MachineRun]bool
+	done, errors int
+	// rates are the rates it last reported (cleaned; nil: none), and kinds the server's kinds pricing
+	// runs with them, built when first needed (Cluster.Estimate).
+	rates *estimate.Rates
+	kinds []cells.Kind
+}
+
+// tracking records, for the operator's list of machines, that the run j runs on w from now; the
+// function returned records its end with its error err (ctx is the run's: a cancel or the time
+// limit is no error of the machine's).
+func (c *Cluster) tracking(ctx context.Context, w *worker, j server.Job) (end func(err error)) {
+	r := &server.MachineRun{Run: j.Run, Student: j.Student, Lesson: j.Lesson, Cell: j.Cell.ID, Started: time.Now()}
+	c.mu.Lock()
+	if w.runs == nil {
+		w.runs = map[*server.MachineRun]bool{}
+	}
+	w.runs[r] = true
+	c.mu.Unlock()
+	return func(err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(w.runs, r)
+		w.done++
+		if err != nil && ctx.Err() == nil {
+			w.errors++
+		}
+	}
 }
 
 // Machines lists the workers known now, this server's own first.
@@ -69,14 +104,17 @@ const (
 // worker's announcement is cleaned (cleanMachine) and its name made unique (uniqueName); one the
 // table has no room for (admit) is refused, and the operator told why, once per worker.
 func (c *Cluster) hello(msg *nats.Msg) {
-	m, ok := announced(msg, SubjectHello)
+	m, ok := announced(msg, c.names.Hello())
 	if !ok {
 		return
 	}
 	c.mu.Lock()
-	w, refused := c.workers[m.ID], c.refused[m.ID]
+	w, refused := c.workers[m.ID], c.refused[m.ID] || c.replaced[m.ID]
 	if w != nil {
 		w.seen = time.Now()
+		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
+			w.rates, w.kinds = cleanRates(m.Rates), nil
+		}
 	}
 	c.mu.Unlock()
 	if w != nil || refused {
@@ -92,6 +130,15 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	if c.closed || c.workers[m.ID] != nil {
 		return
 	}
+	asked := m.Name
+	if old := c.restartOf(m, addr); old != nil {
+		if c.replaced == nil || len(c.replaced) >= maxWorkers {
+			c.replaced = map[string]bool{}
+		}
+		c.replaced[old.m.ID] = true // should it still be alive after all, it is not heard again
+		c.drop(old, fmt.Sprintf("machine restarted: %s (worker %s replaces worker %s; two live workers on one machine need different -name)",
+			old.m.Name, shortID(m.ID), shortID(old.m.ID)))
+	}
 	m.Name, m.claimed = c.uniqueName(m.Name, m.ID), true
 	if why := c.admit(addr); why != "" {
 		if c.refused == nil || len(c.refused) >= maxWorkers {
@@ -102,9 +149,9 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	// w.m never changes after this: an id is one worker process
-	w = &worker{m: m, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
+	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
 	c.workers[m.ID] = w
-	c.say("machine joined: %s", m.Summary())
+	c.say("machine joined: %s, %d slots", m.Summary(), capSlots(m.Slots))
 	c.broadcast()
 	// A worker new to this server may have been another's (a restart): it stops that one's jobs.
 	c.announce()
@@ -187,30 +234,59 @@ func capSlots(slots int) int {
 
 // bye forgets a worker that stopped cleanly.
 func (c *Cluster) bye(msg *nats.Msg) {
-	m, ok := announced(msg, SubjectBye)
+	m, ok := announced(msg, c.names.Bye())
 	if !ok {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w := c.workers[m.ID]; w != nil && !w.local {
-		c.drop(w)
+		c.drop(w, "machine left: "+w.m.Name)
 	}
 }
 
-// drop forgets w and tells its run it is gone; c.mu is held.
-func (c *Cluster) drop(w *worker) {
-	c.say("machine left: %s", w.m.Name)
+// restartOf is the machine known that the new worker m, joining from addr, is a restart of: not
+// this server's, with the same name asked for, the same host and the same address; nil if none.
+// c.mu is held.
+func (c *Cluster) restartOf(m Machine, addr string) *worker {
+	if m.Host == "" {
+		return nil
+	}
+	for _, w := range c.workers {
+		if !w.local && w.asked == m.Name && w.m.Host == m.Host && w.addr == addr {
+			return w
+		}
+	}
+	return nil
+}
+
+// drop forgets w, telling the operator why (a line), tells its runs it is gone, and deletes its
+// consumer of the job stream (a restarted worker makes a new one; JetStream would keep the old one
+// for its InactiveThreshold); c.mu is held.
+func (c *Cluster) drop(w *worker, why string) {
+	c.say("%s", why)
 	delete(c.workers, w.m.ID)
 	c.refused = nil // there is room again: the workers refused try again at their next heartbeat
 	close(w.gone)
 	c.broadcast()
+	if c.closed || c.js == nil {
+		return
+	}
+	c.done.Add(1)
+	go func() {
+		defer c.done.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.js.DeleteConsumer(ctx, c.names.Stream(), consumerName(w.m.ID)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c.say("could not delete the consumer of the worker %s that left: %v (JetStream deletes it after %s unused)", shortID(w.m.ID), err, inactive)
+		}
+	}()
 }
 
-// say prints a line for the operator (Config.Out), if there is one.
+// say prints a line for the operator (Config.Out), if there is one, stamped with the date and time.
 func (c *Cluster) say(format string, args ...any) {
 	if c.cfg.Out != nil {
-		fmt.Fprintf(c.cfg.Out, format+"\n", args...)
+		fmt.Fprintf(c.cfg.Out, "%s "+format+"\n", append([]any{time.Now().Format(time.DateTime)}, args...)...)
 	}
 }
 
@@ -220,19 +296,32 @@ func (c *Cluster) broadcast() {
 	c.changed = make(chan struct{})
 }
 
-// watchdog drops workers silent for three heartbeats.
+// watchdog drops workers silent for three heartbeats, and puts this server's epoch again every hour
+// (the bucket keeps a key givenUpTTL).
 func (c *Cluster) watchdog(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Heartbeat / 2)
 	defer t.Stop()
+	epoch := time.NewTicker(time.Hour)
+	defer epoch.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-epoch.C:
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if err := c.putEpoch(pctx); err != nil {
+				c.say("%v (workers then run every job they get, whichever server queued it)", err)
+			}
+			cancel()
 		case now := <-t.C:
 			c.mu.Lock()
+			if !c.downSince.IsZero() { // silent because this server cannot hear: nobody is dropped
+				c.mu.Unlock()
+				continue
+			}
 			for _, w := range c.workers {
 				if !w.local && now.Sub(w.seen) > 3*c.cfg.Heartbeat {
-					c.drop(w)
+					c.drop(w, fmt.Sprintf("machine left: %s (no announcement for %s)", w.m.Name, now.Sub(w.seen).Round(time.Millisecond)))
 				}
 			}
 			c.mu.Unlock()

@@ -26,6 +26,11 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if !cfg.Cluster.LocalWorker && cfg.Cluster.Listen == "" && cfg.Cluster.URL == "" {
 		return errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
 	}
+	if !cfg.Cluster.LocalWorker {
+		// This machine runs nothing: its rates would price no run (workers report theirs), so it
+		// does not spend seconds measuring them.
+		cfg.Server.Calibrate = false
+	}
 	if cfg.Server.Slots == 0 {
 		cfg.Server.Slots = cfg.Cluster.Slots
 	}
@@ -62,13 +67,18 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 
 // printJoin prints how workers join, as cfg (the configuration Start was given) allows.
 func (c *Cluster) printJoin(out io.Writer, cfg Config) {
+	prefix := "" // the default needs no flag
+	if p := c.names.Prefix(); p != DefaultPrefix {
+		prefix = " -nats-prefix " + p
+	}
 	switch url := c.WorkerURL(); {
 	case cfg.URL != "":
-		fmt.Fprintf(out, "runs go through the NATS server at %s; workers join it with: playground worker -join URL -creds FILE (or a URL with their user and password)\n", redact(url))
+		fmt.Fprintf(out, "runs go through the NATS server at %s, under the names %s… (stream %s); workers join it with: playground worker -join URL%s -creds FILE (or a URL with their user and password)\n",
+			redact(url), c.names.Prefix(), c.names.Stream(), prefix)
 	case url != "" && c.cfg.TLSCert != "":
-		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s (add -ca FILE when their machines do not already trust %s)\n", url, c.Token(), c.cfg.TLSCert)
+		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s%s (add -ca FILE when their machines do not already trust %s)\n", url, c.Token(), prefix, c.cfg.TLSCert)
 	case url != "":
-		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s\n", url, c.Token())
+		fmt.Fprintf(out, "workers join with: playground worker -join %s -token %s%s\n", url, c.Token(), prefix)
 		if !loopback(cfg.Listen) {
 			fmt.Fprintln(out, "warning: the workers' NATS port is not encrypted: the worker token, the cells' sources and their results cross the network in clear; give -tls-cert and -tls-key to require TLS there")
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/machine"
@@ -45,7 +46,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		if len(s.c.Machines()) > 1 {
 			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
 		}
-		return s.c.runHere(ctx, r, e)
+		return s.c.runHere(ctx, j, r, e)
 	}
 	for retried := false; ; retried = true {
 		streamed, err := s.remote(ctx, j, e)
@@ -71,14 +72,16 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		e.Note("warning", fmt.Sprintf("%s stopped answering before the run started; the run moved to %s.", gone.m.Name, w.m.Name))
 		if w.local {
 			cells.Placed(e, w.m.Name, w.m.Summary())
-			return s.c.runHere(ctx, r, e)
+			return s.c.runHere(ctx, j, r, e)
 		}
 	}
 }
 
 // runHere runs r in this process, on the local worker's slot: through this machine's runner
 // (Config.Machine) when there is one.
-func (c *Cluster) runHere(ctx context.Context, r cells.Run, e cells.Emitter) error {
+func (c *Cluster) runHere(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) (err error) {
+	end := c.tracking(ctx, c.local, j)
+	defer func() { end(err) }()
 	if c.cfg.Machine != nil {
 		return c.cfg.Machine.Execute(ctx, r, e)
 	}
@@ -103,15 +106,17 @@ func (g goneError) Error() string {
 // event reached e.
 func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
+	end := c.tracking(ctx, w, j)
+	defer func() { end(err) }()
 	id := randomToken() // unguessable: a worker may publish only to the subjects of jobs it knows
 	// Both subscriptions before the job is published: NATS handles one connection's messages in
 	// order, so the worker cannot get the job before the server listens for its events and asks.
-	sub, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "events"))
+	sub, err := c.nc.SubscribeSync(c.names.Run(w.m.ID, id, "events"))
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	asks, err := c.nc.SubscribeSync(runSubject(w.m.ID, id, "ask"))
+	asks, err := c.nc.SubscribeSync(c.names.Run(w.m.ID, id, "ask"))
 	if err != nil {
 		return false, err
 	}
@@ -120,7 +125,14 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 	if err != nil {
 		return false, err
 	}
-	r := &relayer{w: w, e: e}
+	c.mu.Lock()
+	down := c.natsDown
+	c.mu.Unlock()
+	r := &relayer{w: w, e: e, down: down, lost: func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return natsLostError{w.m.Name, c.lostAt, c.lostErr}
+	}}
 	defer func() {
 		if !r.ended { // the job must not run later on a worker that comes back: give it up
 			c.withdraw(w, id, seq, until)
@@ -138,17 +150,24 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 		timeout = time.Until(dl)
 	}
 	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
-		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch})
+		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch, Seq: c.seq.Add(1)})
 	if err != nil {
 		return 0, until, err
 	}
 	if len(data) > maxJob {
 		return 0, until, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
 	}
-	ack, err := c.js.Publish(ctx, SubjectJobs+w.m.ID, data)
+	ack, err := c.js.Publish(ctx, c.names.Jobs()+w.m.ID, data)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, until, ctx.Err()
+		}
+		if hint := refusal(err); hint != "" {
+			c.tellRefused(err, hint)
+			return 0, until, fmt.Errorf("could not queue the run for %s: the NATS server's JetStream refused it (%v); the operator's terminal says what to do", w.m.Name, err)
+		}
+		if c.nc.Status() != nats.CONNECTED {
+			return 0, until, fmt.Errorf("could not queue the run for %s: this server has lost its connection to the NATS server (%s); it reconnects by itself", w.m.Name, c.nc.Status())
 		}
 		return 0, until, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
 	}
@@ -203,6 +222,9 @@ func newFeed(ctx context.Context, sub *nats.Subscription) *feed {
 type relayer struct {
 	w *worker
 	e cells.Emitter
+	// down is closed when this server's NATS connection drops; lost is then the run's error.
+	down <-chan struct{}
+	lost func() error
 	// noted: the run's "Ran on" went out; streamed: an event reached e; ended: the job's end came.
 	noted, streamed, ended bool
 }
@@ -217,6 +239,8 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-r.down:
+			return r.lost()
 		case <-r.w.gone:
 			// What the worker sent before it said bye is already queued here (NATS delivers one
 			// connection's messages in order): its end, when it stopped cleanly. Take that first.
@@ -372,4 +396,45 @@ func cleanTable(t cells.Table, machine string) cells.Table {
 		out.Columns = append(out.Columns, cells.Column{Label: cleanLine(c.Label, maxLineLen), Unit: cleanLine(c.Unit, maxLineLen)})
 	}
 	return out
+}
+
+// refusal says what the operator can do about a JetStream refusal to store a job (err from a
+// publish), or "" when err is no such refusal. The codes are nats-server's JetStream API error codes
+// (server/errors.json of nats-server v2.15).
+func refusal(err error) string {
+	var api *jetstream.APIError
+	switch {
+	case errors.Is(err, jetstream.ErrNoStreamResponse):
+		return "no JetStream stream answered: check that the NATS server runs JetStream (`jetstream {}` in its configuration) and that this server's account may use it"
+	case !errors.As(err, &api):
+		return ""
+	}
+	switch api.ErrorCode {
+	case 10023: // JSInsufficientResourcesErr
+		return "the NATS server's JetStream store is full: free disk (or memory) where it keeps its store (the data directory's nats/ folder for the embedded server), or raise its jetstream max_file_store / max_memory_store"
+	case 10028, 10047: // JSMemoryResourcesExceededErr, JSStorageResourcesExceededErr
+		return "this account's JetStream limits are reached: raise the account's jetstream max_file / max_mem in the nats-server configuration (README, \"Several classes on one NATS server\"), or remove other streams of the account"
+	case 10077: // JSStreamStoreFailedF: the stream's own limits (maximum bytes or messages exceeded)
+		return "the job stream's limits are reached (" + api.Description + "): too many runs wait for workers at once; check that the workers are connected and taking jobs (`nats stream info PREFIX_JOBS`), or raise the account's per-stream limits"
+	}
+	if api.Code == 503 || api.Code == 500 {
+		return "JetStream could not store the job (" + api.Description + "): see the NATS server's log"
+	}
+	return ""
+}
+
+// tellRefused prints a JetStream refusal for the operator with what to do (hint), at most once a
+// minute for the same refusal.
+func (c *Cluster) tellRefused(err error, hint string) {
+	c.mu.Lock()
+	if c.refusals == nil {
+		c.refusals = map[string]time.Time{}
+	}
+	key, now := err.Error(), time.Now()
+	last, told := c.refusals[key]
+	if !told || now.Sub(last) > time.Minute {
+		c.refusals[key] = now
+		c.say("JetStream refused a job: %v. What to do: %s", err, hint)
+	}
+	c.mu.Unlock()
 }

@@ -14,46 +14,19 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/machine"
 )
 
-// Subjects and names on the NATS wire (docs/protocol.md, "Workers").
-const (
-	// Stream is the JetStream work-queue stream holding jobs until a worker acknowledges them.
-	Stream = "PLAYGROUND_JOBS"
-	// SubjectJobs + worker id is the subject of the jobs routed to that worker; the stream holds
-	// SubjectJobs + "*".
-	SubjectJobs = "playground.jobs."
-	// SubjectHello + worker id carries that worker's Machine, at start and every heartbeat; the
-	// server takes only a Machine whose ID is the subject's last token, and on the embedded server a
-	// worker may publish only under its own id (its nkey, checked at connect).
-	SubjectHello = "playground.workers.hello."
-	// SubjectBye + worker id carries the Machine of a worker that stops cleanly.
-	SubjectBye = "playground.workers.bye."
-	// SubjectStart carries a server's epoch (a start), when it starts and whenever a worker new to
-	// it announces itself: a worker stops the jobs it runs for any other epoch (a server before a
-	// restart), as nobody waits for their events.
-	SubjectStart = "playground.server.start"
-	// SubjectRun + worker id + "." + job id + ".events" carries a job's events, worker to server;
-	// + ".cancel" asks the worker to stop the job; + ".ask" is a request, worker to server, that
-	// hands a task to the browser page behind the run (cells.Ask), answered with an askReply
-	// (runSubject).
-	SubjectRun = "playground.run."
-	// InboxPrefix + worker id is the prefix of a worker's reply subjects (nats.CustomInboxPrefix):
-	// on the embedded server a worker may subscribe to no other inbox, so none hears another's
-	// replies.
-	InboxPrefix = "_INBOX."
-)
+// InboxPrefix + worker id is the prefix of a worker's reply subjects (nats.CustomInboxPrefix): on
+// the embedded server a worker may subscribe to no other inbox, so none hears another's replies.
+// A worker's id is unique to it, whatever the deployment (Names).
+const InboxPrefix = "_INBOX."
 
 // consumerName is the name of the durable pull consumer of the job stream through which the worker
-// id takes its jobs (filtered to SubjectJobs + id).
+// id takes its jobs (filtered to Names.Jobs + id).
 func consumerName(id string) string { return "worker-" + id }
-
-// runSubject is the subject of job's events, cancel or ask (what) on worker.
-func runSubject(worker, job, what string) string {
-	return SubjectRun + worker + "." + job + "." + what
-}
 
 // Size caps of the wire.
 const (
@@ -90,6 +63,14 @@ type Machine struct {
 	// side (-slots; default GOMAXPROCS there); a run that measures has the machine alone. The
 	// server counts 0 (a worker from before this field) as 1 and caps it at MaxSlots.
 	Slots int `json:"slots,omitempty"`
+	// Host is the machine's host name (whatever -name says): with the name and the network address,
+	// what tells a worker restarted on the same machine, which replaces its old entry at once.
+	Host string `json:"host,omitempty"`
+	// Rates are the machine's calibrated rates for run estimates (package calibrate), sent in its
+	// first announcement and in the next after each server start it hears (not every heartbeat:
+	// some KiB); absent when it has none (estimate.Defaults price its runs). The server prices a
+	// run with the rates of the machines that can take it (Cluster.Estimate).
+	Rates *estimate.Rates `json:"rates,omitempty"`
 
 	// claimed marks a worker's Machine as the server knows it: what it says of its hardware is its
 	// claim, not this server's knowledge (Summary says so). Never on the wire.
@@ -135,11 +116,14 @@ type job struct {
 	// TimeoutNS is the run time limit in nanoseconds: the worker stops the run after it even if the
 	// server's cancel never arrives.
 	TimeoutNS int64 `json:"timeout_ns"`
-	// Epoch is the epoch of the server that queued the job (SubjectStart).
+	// Epoch is the epoch of the server that queued the job (Names.Start, EpochKey), and Seq its
+	// number among that server's jobs (1, 2, …, in the order it queued them): the server's own
+	// stamp, so that no worker's clock decides whether a job is still wanted (runner.current).
 	Epoch string `json:"epoch,omitempty"`
+	Seq   uint64 `json:"seq,omitempty"`
 }
 
-// start is the body of SubjectStart.
+// start is the body of Names.Start.
 type start struct {
 	// Epoch is random per server start.
 	Epoch string `json:"epoch"`
@@ -178,7 +162,7 @@ type event struct {
 // describe is this machine as a worker announces it, from its GPU report; id is its Machine.ID (a
 // NATS subject token).
 func describe(id, name string, r nvidia.Report, kinds []string) Machine {
-	m := Machine{ID: id, Name: machine.HostName(name), CPU: machine.CPUModel(), Cores: runtime.NumCPU(),
+	m := Machine{ID: id, Name: machine.HostName(name), Host: machine.HostName(""), CPU: machine.CPUModel(), Cores: runtime.NumCPU(),
 		OS: runtime.GOOS, Arch: runtime.GOARCH, GPUUnavailable: r.Unavailable, Compiler: r.Compiler, Kinds: kinds}
 	for _, d := range r.Devices {
 		m.GPUs = append(m.GPUs, d.Name)

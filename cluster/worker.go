@@ -11,13 +11,16 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
+	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
@@ -56,10 +59,21 @@ type WorkerConfig struct {
 	Heartbeat time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
 	Out io.Writer
+	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names): the server's,
+	// as its worker command says. Default DefaultPrefix.
+	Prefix string
+	names  Names // of Prefix
+
+	// Calibrate measures this machine's rates for run estimates before it joins (or loads those kept
+	// for this CPU and binary: package calibrate), and reports them to the server, which prices the
+	// runs this machine can take with them. cmd/playground turns it on; off, the worker reports none.
+	Calibrate bool
 
 	// pulled, if set (tests), is called after a job is pulled and before it is started: a test
 	// freezes the worker there (SIGSTOP) to stand for one frozen while holding a job.
 	pulled func()
+	// rates, if set (tests), are installed as this machine's calibrated rates instead of measuring.
+	rates *estimate.Rates
 }
 
 // withDefaults fills in cfg's defaults and checks its class and slots.
@@ -69,6 +83,13 @@ func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	var err error
+	if cfg.names, err = NewNames(cfg.Prefix); err != nil {
+		return cfg, err
 	}
 	if cfg.Class != "" {
 		if err := cells.CheckClass(cfg.Class); err != nil {
@@ -111,6 +132,10 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	me := describe(id, cfg.Name, m.GPU.Report, m.Names())
 	me.Class = cfg.Class
 	me.Slots = cfg.Slots
+	calibrateWorker(ctx, cfg, m)
+	if m.Env.Rates.Calibrated() {
+		me.Rates = m.Env.Rates.Get()
+	}
 	nc, err := joinNATS(cfg, me, key)
 	if err != nil {
 		return err
@@ -120,15 +145,43 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cons == nil || err != nil {
 		return err
 	}
-	w := &runner{nc: nc, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled}
+	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat}
 	nc.SetReconnectHandler(w.reconnected)
-	if sub, err := nc.Subscribe(SubjectStart, w.serverStarted); err == nil {
+	if sub, err := nc.Subscribe(cfg.names.Start(), w.serverStarted); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
 	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
-	defer heartbeat(nc, me, cfg.Heartbeat)() // after the jobs: every job ended and was reported before the bye
-	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) { return consumer(ctx, nc, me, cfg.Slots) })
+	w.wantRates.Store(true)                                           // the first announcement carries the rates
+	defer heartbeat(nc, cfg.names, me, cfg.Heartbeat, &w.wantRates)() // after the jobs: every job ended and was reported before the bye
+	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) {
+		return consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat)
+	})
 	return nil
+}
+
+// calibrateWorker installs this machine's rates for run estimates (WorkerConfig.Calibrate, or the
+// test's rates) before it joins; a failure leaves estimate.Defaults and says so.
+func calibrateWorker(ctx context.Context, cfg WorkerConfig, m *machine.Machine) {
+	switch {
+	case cfg.rates != nil:
+		m.Env.Rates.Set(cfg.rates)
+		return
+	case !cfg.Calibrate:
+		return
+	}
+	path, err := calibrate.CachePath()
+	if err != nil {
+		path = ""
+	}
+	r, measured, err := calibrate.Ensure(ctx, path, m.Env.Rates, calibrate.Options{MaxN: m.Env.Limits.MaxN})
+	switch {
+	case err != nil:
+		fmt.Fprintf(cfg.Out, "calibration: %v; this machine reports no rates, and its runs are priced with the built-in ones\n", err)
+	case measured:
+		fmt.Fprintf(cfg.Out, "measured this machine's rates for run estimates (kept in %s); the server prices its runs with them\n", path)
+	default:
+		fmt.Fprintf(cfg.Out, "this machine's rates for run estimates were measured %s; the server prices its runs with them\n", r.Measured.Format(time.RFC3339))
+	}
 }
 
 // joinNATS connects to the server's NATS as the worker me, with the key it made.
@@ -152,19 +205,31 @@ func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair) (*nats.Conn, erro
 }
 
 // consumer makes (or finds) the worker me's durable pull consumer of the job stream: at most slots
-// jobs fetched and not yet acknowledged.
-func consumer(ctx context.Context, nc *nats.Conn, me Machine, slots int) (jetstream.Consumer, error) {
+// jobs fetched and not yet acknowledged, each held only while the worker says it works on it (an
+// in-progress acknowledgement every heartbeat beat, keepJob): a worker frozen or cut off loses its
+// jobs after ackWait(beat), not after a fixed hour, and its slots are free again (its jobs are not
+// delivered again: MaxDeliver 1; the server gave them up or moved them). A consumer nobody pulls
+// from for inactive is deleted by JetStream; the server deletes a departed worker's at once.
+func consumer(ctx context.Context, nc *nats.Conn, n Names, me Machine, slots int, beat time.Duration) (jetstream.Consumer, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
-		Durable: consumerName(me.ID), FilterSubject: SubjectJobs + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
-		MaxAckPending: slots, AckWait: time.Hour, MaxDeliver: 1, InactiveThreshold: time.Hour,
+	return js.CreateOrUpdateConsumer(ctx, n.Stream(), jetstream.ConsumerConfig{
+		Durable: consumerName(me.ID), FilterSubject: n.Jobs() + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: slots, AckWait: ackWait(beat), MaxDeliver: 1, InactiveThreshold: inactive,
 		Description: "jobs for " + me.Summary()})
 }
+
+// ackWait is how long a job fetched stays the worker's without an acknowledgement or an in-progress
+// one: five heartbeats, at least 2 s (JetStream's redelivery timer is coarse).
+func ackWait(beat time.Duration) time.Duration { return max(5*beat, 2*time.Second) }
+
+// inactive is how long a worker's consumer lives with nobody pulling from it (JetStream's
+// InactiveThreshold): a worker pulls every 2 s while it lives.
+const inactive = time.Minute
 
 // waitConsumer waits for the server's job stream (and the connection) and makes the worker's
 // consumer; nil and no error when ctx ends first, an error when waiting will not help (no
@@ -173,7 +238,7 @@ func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machi
 	var cons jetstream.Consumer
 	for {
 		var err error
-		if cons, err = consumer(ctx, nc, me, cfg.Slots); err == nil {
+		if cons, err = consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat); err == nil {
 			break
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) || isTLS(nc.LastError()) {
@@ -192,9 +257,19 @@ func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machi
 }
 
 // heartbeat announces me now and every beat until the returned function is called, which says bye.
-func heartbeat(nc *nats.Conn, me Machine, beat time.Duration) (bye func()) {
+// An announcement carries me's rates when wantRates is set (then cleared): the first, and the next
+// after each server start the worker hears (runner.serverStarted); the others leave them out.
+func heartbeat(nc *nats.Conn, n Names, me Machine, beat time.Duration, wantRates *atomic.Bool) (bye func()) {
+	full, _ := json.Marshal(me)
+	me.Rates = nil
 	hello, _ := json.Marshal(me)
-	announce := func() { _ = nc.Publish(SubjectHello+me.ID, hello) }
+	announce := func() {
+		data := hello
+		if wantRates.Swap(false) {
+			data = full
+		}
+		_ = nc.Publish(n.Hello()+me.ID, data)
+	}
 	announce()
 	ctx, stop := context.WithCancel(context.Background())
 	var beats sync.WaitGroup
@@ -215,7 +290,7 @@ func heartbeat(nc *nats.Conn, me Machine, beat time.Duration) (bye func()) {
 	return func() {
 		stop()
 		beats.Wait()
-		_ = nc.Publish(SubjectBye+me.ID, hello)
+		_ = nc.Publish(n.Bye()+me.ID, hello)
 		_ = nc.Flush()
 	}
 }
@@ -292,16 +367,22 @@ func isAuth(err error) bool {
 
 // runner runs the jobs sent to a worker on its machine (machine.Machine), several at once.
 type runner struct {
-	nc  *nats.Conn
-	m   *machine.Machine
-	me  Machine
-	out io.Writer
+	nc    *nats.Conn
+	names Names
+	m     *machine.Machine
+	me    Machine
+	out   io.Writer
 	// pulled is WorkerConfig.pulled.
 	pulled func()
+	// beat is the heartbeat: how often a job held is acknowledged in progress (keepJob).
+	beat time.Duration
 
 	mu      sync.Mutex
-	epoch   string            // the epoch of the server last heard of (SubjectStart, or a job's)
+	epoch   string            // the epoch of the server last heard of (Names.Start, or a job's)
 	running map[*running]bool // the jobs running now
+	taken   *takenJobs        // the jobs of the current epoch taken (current)
+	// wantRates: the next announcement carries this machine's rates (heartbeat).
+	wantRates atomic.Bool
 }
 
 // running is a job in progress, for stopping it when a new server starts or when the server gave
@@ -312,24 +393,21 @@ type running struct {
 	cancel     context.CancelFunc
 }
 
-// accept reads a fetched job; it acknowledges and drops (ok false) one that is not a job or whose
-// time limit passed while it waited (stale).
+// accept reads a fetched job; it acknowledges and drops (ok false) one that is not a job. Whether
+// the server still wants it is the run's first question (run): no clock of this machine's is asked.
 func (w *runner) accept(msg jetstream.Msg) (j job, ok bool) {
 	if err := json.Unmarshal(msg.Data(), &j); err != nil || j.ID == "" {
 		_ = msg.Ack() // not a job: nobody waits for it
 		return j, false
 	}
-	if stale(msg, j, time.Now()) {
-		_ = msg.Ack() // its time limit passed while it waited: the server that queued it has given up on it
-		return j, false
-	}
 	return j, true
 }
 
-// serverStarted hears a server's epoch (SubjectStart).
+// serverStarted hears a server's epoch (Names.Start).
 func (w *runner) serverStarted(msg *nats.Msg) {
 	var s start
 	if json.Unmarshal(msg.Data, &s) == nil && s.Epoch != "" {
+		w.wantRates.Store(true) // a server (re)started or a worker joined: it may not have them
 		w.newEpoch(s.Epoch)
 	}
 }
@@ -357,6 +435,10 @@ func (w *runner) newEpoch(epoch string) {
 // job left running from before a server restart may still hold it.
 func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	defer func() { _ = msg.Ack() }()
+	defer w.keepJob(msg)()
+	if !w.current(ctx, j) {
+		return // queued by a server before a restart: nobody waits for its events
+	}
 	timeout := time.Duration(j.TimeoutNS)
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -370,7 +452,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	if gaveUp, ok := w.checkGivenUp(rctx, j.ID); gaveUp || !ok {
 		return // never started: the server moved or ended the run, or nothing can be known before the time limit
 	}
-	pub := newPublisher(w.nc, runSubject(w.me.ID, j.ID, "events"), runSubject(w.me.ID, j.ID, "ask"))
+	pub := newPublisher(w.nc, w.names.Run(w.me.ID, j.ID, "events"), w.names.Run(w.me.ID, j.ID, "ask"))
 	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
 	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
@@ -424,16 +506,69 @@ func (w *runner) end(ctx, rctx context.Context, timeout time.Duration, err error
 	return end
 }
 
-// stale reports whether j's time limit, counted from when it entered the stream, is already past at
-// now: nobody waits for its events any more (the server stopped waiting, or restarted), so running
-// it would only keep this machine busy measuring for no one.
-func stale(msg jetstream.Msg, j job, now time.Time) bool {
-	md, err := msg.Metadata()
-	if err != nil || j.TimeoutNS <= 0 {
+// keepJob acknowledges msg in progress every heartbeat until the returned function is called: the
+// job stays this worker's while it lives and works on it, whatever its time limit (ackWait).
+func (w *runner) keepJob(msg jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(w.beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// current reports whether j was queued by the server in charge now: its epoch is the one the server
+// keeps in the bucket of given-up runs (EpochKey), read now, so that no clock, this machine's nor
+// the stream's, decides. A job of another epoch (a server before a restart, whose runs nobody waits
+// for) is dropped unrun; one whose epoch cannot be read before ctx ends (JetStream away) is run, as
+// its give-up check (checkGivenUp) waits for JetStream anyway. A job seen before (the same epoch
+// and sequence, delivered again) is dropped: a job runs at most once.
+func (w *runner) current(ctx context.Context, j job) bool {
+	if j.Epoch == "" {
+		return true
+	}
+	epoch, ok := w.serverEpoch(ctx)
+	if ok && epoch != j.Epoch {
+		fmt.Fprintf(w.out, "worker %s: dropped job %d of a server before a restart, unrun\n", w.me.Name, j.Seq)
 		return false
 	}
-	return now.After(md.Timestamp.Add(time.Duration(j.TimeoutNS)))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.taken == nil || w.taken.epoch != j.Epoch {
+		w.taken = &takenJobs{epoch: j.Epoch, seqs: map[uint64]bool{}}
+	}
+	if w.taken.seqs[j.Seq] {
+		return false
+	}
+	if len(w.taken.seqs) >= maxTaken {
+		clear(w.taken.seqs)
+	}
+	w.taken.seqs[j.Seq] = true
+	return true
 }
+
+// takenJobs are the sequences of the jobs of one server epoch this worker took (runner.current).
+type takenJobs struct {
+	epoch string
+	seqs  map[uint64]bool
+}
+
+// maxTaken bounds runner.taken: far more jobs than a worker holds at once.
+const maxTaken = 4096
 
 // publisher is the worker's cells.Emitter under a cells.Paced (which paces the run's events as the
 // server's are paced): each event (machine.Events) becomes a message on the job's event subject,

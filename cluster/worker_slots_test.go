@@ -190,7 +190,7 @@ func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots i
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Join: join, Token: c.Token(), Name: name, Slots: slots, Kinds: p.kinds,
+		done <- RunWorker(ctx, WorkerConfig{Join: join, Token: c.Token(), Name: name, Slots: slots, Kinds: p.kinds, Prefix: c.names.Prefix(),
 			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
 	}()
 	var once sync.Once
@@ -251,7 +251,7 @@ type ends struct {
 func countEnds(t *testing.T, c *Cluster) *ends {
 	t.Helper()
 	e := &ends{n: map[string]int{}, err: map[string]string{}}
-	sub, err := c.nc.Subscribe(runSubject("*", "*", "events"), func(m *nats.Msg) {
+	sub, err := c.nc.Subscribe(dn.Run("*", "*", "events"), func(m *nats.Msg) {
 		var ev event
 		if json.Unmarshal(m.Data, &ev) != nil || ev.Type != evEnd {
 			return
@@ -313,7 +313,7 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 	defer c.Close()
 	hello := func(m Machine) {
 		data, _ := json.Marshal(m)
-		c.hello(&nats.Msg{Subject: SubjectHello + m.ID, Data: data})
+		c.hello(&nats.Msg{Subject: dn.Hello() + m.ID, Data: data})
 	}
 	// A class no page or cell could name (a worker on an external server, say) is dropped.
 	hello(Machine{ID: "odd", Name: "odd", Class: "Lab <b>"})
@@ -435,14 +435,14 @@ func TestWorkerGuardsItself(t *testing.T) {
 	ends := countEnds(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	taken, err := c.nc.SubscribeSync(runSubject(id, "heavy1", "events"))
+	taken, err := c.nc.SubscribeSync(dn.Run(id, "heavy1", "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	publish := func(j job) {
 		t.Helper()
 		data, _ := json.Marshal(j)
-		if _, err := c.js.Publish(ctx, SubjectJobs+id, data); err != nil {
+		if _, err := c.js.Publish(ctx, dn.Jobs()+id, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -526,7 +526,7 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 	startInProcessWorker(t, c, "survivor", 2, p)
 	data, _ := json.Marshal(job{ID: "old", Kind: "probe", Cell: "c", Source: "name: old\nlight: true\nhold: true\n",
 		TimeoutNS: int64(10 * time.Minute), Epoch: c.epoch})
-	if _, err := c.js.Publish(context.Background(), SubjectJobs+c.Machines()[0].ID, data); err != nil {
+	if _, err := c.js.Publish(context.Background(), dn.Jobs()+c.Machines()[0].ID, data); err != nil {
 		t.Fatal(err)
 	}
 	<-p.startedCh("old")

@@ -137,3 +137,39 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	}
 	p.errs.check(t, "machine menu")
 }
+
+// The instructor's /class page in a real browser lists every machine live: this server's own and a
+// worker that joined, with its class, slots, idle state and heartbeat, with no script error.
+func TestClassMachinesInBrowser(t *testing.T) {
+	noGPU := func(context.Context) nvidia.Report {
+		return nvidia.Report{Unavailable: "no CUDA device (test)", Compiler: "none"}
+	}
+	const beat = 200 * time.Millisecond
+	c, err := cluster.Start(context.Background(), cluster.Config{Listen: "127.0.0.1:0", LocalWorker: true, Local: noGPU(context.Background()), Heartbeat: beat, Settle: -1, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- cluster.RunWorker(ctx, cluster.WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: "lab-a-1", Class: "lab-a", Slots: 3,
+			Heartbeat: beat, Out: io.Discard, Devices: noGPU})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(time.Minute); len(c.ListMachines()) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not join: %+v", c.ListMachines())
+		}
+	}
+	p := openPageWith(t, 1200, 900, server.Config{Devices: noGPU, Executor: c})
+	rows := `[...document.querySelectorAll("#machines tr")].map((tr) => [...tr.cells].map((td) => td.textContent).join(" | ")).join("\n")`
+	p.do("the class page", chromedp.Navigate(p.base+"/class"), chromedp.WaitVisible(chromedp.CSS(`#machines tr:nth-child(2)`)))
+	got := p.str(rows)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "(this server)") || !strings.Contains(lines[0], "never leaves") ||
+		!strings.HasPrefix(lines[1], "lab-a-1 | lab-a | ") || !strings.Contains(lines[1], " | 3 | idle | ") || !strings.Contains(lines[1], " s ago)") {
+		t.Errorf("the machines on /class:\n%s", got)
+	}
+	p.errs.check(t, "class page")
+}

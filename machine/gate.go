@@ -106,3 +106,10 @@ func (g *Gate) Light() int {
 	defer g.mu.Unlock()
 	return g.light
 }
+
+// Measuring reports whether a run that measures holds the machine now.
+func (g *Gate) Measuring() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.heavy
+}

@@ -133,6 +133,17 @@ func (m *Machine) KindsWith(lim harness.Limits) []cells.Kind {
 	return m.kinds(env)
 }
 
+// KindsWithRates builds the kinds again pricing runs with rates (another machine's, as it reported
+// them; nil: estimate.Defaults), for estimating a run on that machine: their time limit is lifted
+// (a parse prices the run rather than refusing it), as the caller compares the estimate with its own.
+func (m *Machine) KindsWithRates(rates *estimate.Rates) []cells.Kind {
+	env := m.Env
+	env.Limits.RunTimeout = 1 << 62 // about 146 years
+	env.Rates = &estimate.Current{}
+	env.Rates.Set(rates)
+	return m.kinds(env)
+}
+
 // Names are the names of the machine's kinds.
 func (m *Machine) Names() []string {
 	var names []string

@@ -65,13 +65,35 @@ func (s *Server) apiState(w http.ResponseWriter, r *http.Request) {
 }
 
 // apiMachines is GET /api/machines: {machines: [MachineInfo…]}, the machines that run runs now (this
-// server alone unless its executor lists others), for the page's machine menu.
-func (s *Server) apiMachines(w http.ResponseWriter, _ *http.Request) {
-	ms := []MachineInfo{{Name: "this server", Summary: s.where(), GPU: s.gpu.Unavailable() == "", Here: true}}
+// server alone unless its executor lists others), for the page's machine menu, /class and
+// scripts. Only an instructor gets the runs on each machine (their students and cells); a learner
+// gets how busy each is, never whose runs they are.
+func (s *Server) apiMachines(w http.ResponseWriter, r *http.Request) {
+	ms := []MachineInfo{s.ownMachine()}
 	if l, ok := s.queue.exec.(MachineLister); ok {
 		ms = append([]MachineInfo{}, l.ListMachines()...)
 	}
+	if !studentOf(r.Context()).Instructor {
+		for i := range ms {
+			ms[i].Runs = nil
+		}
+	}
 	writeJSON(w, map[string]any{"machines": ms})
+}
+
+// ownMachine is this server's machine, running every run in process (no MachineLister), as
+// /api/machines lists it: its runs are those the queue runs now.
+func (s *Server) ownMachine() MachineInfo {
+	m := MachineInfo{Name: "this server", Summary: s.where(), GPU: s.gpu.Unavailable() == "", Here: true,
+		Slots: s.mach.Gate.Slots(), Runs: []MachineRun{}}
+	st := s.queue.state()
+	for _, r := range st.Running {
+		m.Runs = append(m.Runs, MachineRun{Run: r.Run, Student: r.Student, Lesson: r.Lesson, Cell: r.Cell, Started: r.Started})
+		m.Measuring = m.Measuring || r.Measures
+	}
+	m.Busy = len(m.Runs)
+	m.Done, m.Errors = s.queue.counts()
+	return m
 }
 
 // runWithMessages is one run of /api/runs.

@@ -79,6 +79,8 @@ type classRun struct {
 	Measures bool      `json:"measures"` // exclusive: it has the machine to itself
 	Estimate float64   `json:"estimate_s"`
 	Started  time.Time `json:"started,omitzero"`
+	// NoMachine, for a waiting run, says why no machine connected now can take it (Unplaced).
+	NoMachine string `json:"no_machine,omitempty"`
 }
 
 // apiClass is GET /api/class: the students, who is connected on which lesson, and the queue.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/machine"
@@ -74,6 +75,32 @@ type MachineInfo struct {
 	GPU bool `json:"gpu"`
 	// Here marks this server's own machine.
 	Here bool `json:"here,omitempty"`
+
+	// What the operator watches (/class, GET /api/machines for scripts).
+	// Slots is how many runs that time nothing it runs side by side (a run that measures runs alone).
+	Slots int `json:"slots"`
+	// Busy is how many runs it runs now; Measuring says one of them measures (has it alone).
+	Busy      int  `json:"busy"`
+	Measuring bool `json:"measuring,omitempty"`
+	// Runs are the runs on it now; an instructor sees them, a learner's menu gets none (the runs
+	// are other students' data).
+	Runs []MachineRun `json:"runs,omitempty"`
+	// LastHeartbeat is when the machine last announced itself (this server's clock); zero for this
+	// server's own machine, which never leaves.
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+	// Done counts the runs that ended on it since it joined; Errors those of them that ended with
+	// an error (not a cancel nor the time limit).
+	Done   int `json:"runs_done"`
+	Errors int `json:"errors"`
+}
+
+// MachineRun is a run on a machine, as the instructor sees it (MachineInfo.Runs).
+type MachineRun struct {
+	Run     int64     `json:"run"`
+	Student string    `json:"student"`
+	Lesson  string    `json:"lesson"`
+	Cell    string    `json:"cell"`
+	Started time.Time `json:"started"`
 }
 
 // MachineLister is an Executor that runs runs on machines it can list (package cluster): the
@@ -81,6 +108,25 @@ type MachineInfo struct {
 type MachineLister interface {
 	// ListMachines lists the machines connected now, this server's own first (if it runs runs).
 	ListMachines() []MachineInfo
+}
+
+// Unplaced is an Executor that can tell when no machine connected now, busy or free, could take a
+// run (package cluster): the queue then notes it to the run's page, the operator's terminal and
+// /class, and the run keeps its place until such a machine joins.
+type Unplaced interface {
+	// NoMachine says why no machine connected now could take r, naming the machines connected,
+	// e.g. "no machine is connected that can run this: it asks for class h100; connected machines:
+	// lab-1 (class lab)"; "" when one could (whether busy or free).
+	NoMachine(r cells.Run) string
+}
+
+// Estimator is an Executor whose machines price runs with their own rates (package cluster): the
+// estimate of a run, for the refusal of one over the time limit and for the queue's wait, is the one
+// on the machines that can take it.
+type Estimator interface {
+	// Estimate is how long r, parsed from job, is expected to take on the fastest machine connected
+	// now that can take it; ok is false when no such machine is known (then r.Estimate() stands).
+	Estimate(job Job, r cells.Run) (d time.Duration, ok bool)
 }
 
 // Job is what a run request named, with the kind its cell has: enough for another process with the
@@ -92,6 +138,10 @@ type Job struct {
 	Action string
 	// Cell holds the cell id, the learner's source and the cell's recording, if any.
 	Cell cells.Cell
+	// Run is the run's id in the store (0 when it is kept nowhere) and Student its student's name:
+	// for the operator's list of machines (MachineInfo.Runs), not sent to workers.
+	Run     int64
+	Student string
 }
 
 // InProcess is the default Executor: runs execute in this process, one that measures at a time,

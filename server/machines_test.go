@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -92,7 +94,7 @@ func TestPageMachine(t *testing.T) {
 	if err := json.Unmarshal([]byte(getBody(t, base+"/api/machines")), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Machines) != 2 || got.Machines[1] != ex.machines[1] || !got.Machines[0].Here {
+	if len(got.Machines) != 2 || !reflect.DeepEqual(got.Machines[1], ex.machines[1]) || !got.Machines[0].Here {
 		t.Errorf("/api/machines: %+v, want the executor's %+v", got.Machines, ex.machines)
 	}
 	if page := getBody(t, base+"/lessons/p"); !strings.Contains(page, `id="machine-pick" hidden`) {
@@ -184,5 +186,29 @@ func TestRequeueKeepsPageMachine(t *testing.T) {
 	checkRequeued(t, dial(t, base2), queued[0].ID, "restarted while this run waited")
 	if got := ex.last(); got != "lab-b" {
 		t.Errorf("the run queued again asked for class %q, want lab-b", got)
+	}
+}
+
+// GET /api/machines gives an instructor each machine's runs (student, lesson, cell), and a learner
+// how busy each machine is but never whose runs they are.
+func TestMachinesRunsOnlyForTheInstructor(t *testing.T) {
+	cfg := classConfig(t)
+	ex := newClassExecutor()
+	ex.machines[1].Busy = 1
+	ex.machines[1].Runs = []MachineRun{{Run: 7, Student: "Ada", Lesson: "p", Cell: "p-0"}}
+	cfg.Executor = ex
+	_, base := startServer(t, cfg)
+	for _, tt := range []struct {
+		who, token string
+		runs       int
+	}{{"Bob", "class-token", 0}, {"Teach", "teach", 1}} {
+		code, body := join(t, base, tt.token, tt.who).get(t, "/api/machines")
+		var got struct{ Machines []MachineInfo }
+		if err := json.Unmarshal([]byte(body), &got); code != http.StatusOK || err != nil {
+			t.Fatalf("%s: /api/machines %d %v", tt.who, code, err)
+		}
+		if m := got.Machines[1]; m.Busy != 1 || len(m.Runs) != tt.runs || strings.Contains(body, "Ada") != (tt.runs > 0) {
+			t.Errorf("%s sees %s", tt.who, body)
+		}
 	}
 }

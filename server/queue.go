@@ -56,6 +56,14 @@ type queue struct {
 	keepWaiting bool
 	wake        chan struct{}
 	running     sync.WaitGroup
+	// placed are the waiting runs whose "no machine can run this" changed (noMachine), to tell
+	// their pages and the operator outside the lock (loop).
+	placed []*job
+	// done counts the runs that ended since start, errors those that ended with an error (not a
+	// cancel nor the time limit): this server's machine's counts in /api/machines.
+	done, errors int
+	// say prints a line for the operator (Config.Out); nil: nothing.
+	say func(format string, args ...any)
 }
 
 func newQueue(timeout time.Duration, exec Executor) *queue {
@@ -181,6 +189,7 @@ func (q *queue) next() (out []started, failed []failedJob) {
 				out = append(out, started{j, slot})
 			default:
 				drain = drain || d
+				q.checkPlaced(j)
 				i++
 			}
 		}
@@ -199,6 +208,53 @@ func (q *queue) next() (out []started, failed []failedJob) {
 		q.tellPositions(&q.exclusive, 0)
 	}
 	return out, failed
+}
+
+// checkPlaced asks the executor, when it can tell (Unplaced), whether any machine connected now
+// could take the waiting run j, and records j for loop to tell when the answer changed; q.mu is
+// held.
+func (q *queue) checkPlaced(j *job) {
+	u, ok := q.exec.(Unplaced)
+	if !ok {
+		return
+	}
+	if why := u.NoMachine(j.run); why != j.noMachine {
+		j.noMachine = why
+		q.placed = append(q.placed, j)
+	}
+}
+
+// tellPlaced tells the page of each run in js, and the operator, that no machine connected now can
+// take it (its noMachine, read under q.mu), or that one can again.
+func (q *queue) tellPlaced(js []*job) {
+	for _, j := range js {
+		q.mu.Lock()
+		why := j.noMachine
+		q.mu.Unlock()
+		if j.ctx.Err() != nil {
+			continue
+		}
+		who := fmt.Sprintf("run %d of %s (lesson %s, cell %s)", j.runID, j.student.Name, j.lesson, j.cell)
+		if why == "" {
+			j.emit(nil, noteMessage("info", "A machine that can run this is connected now."))
+			q.log("%s: a machine that can run it is connected now", who)
+			continue
+		}
+		j.emit(nil, noteMessage("warning", why+". The run keeps its place in the queue and starts when such a machine joins."))
+		q.log("%s waits: %s", who, why)
+	}
+}
+
+// log prints a line for the operator, stamped with the time, if the queue has somewhere to print.
+func (q *queue) log(format string, args ...any) {
+	if q.say != nil {
+		q.say("%s "+format, append([]any{time.Now().Format(time.DateTime)}, args...)...)
+	}
+}
+
+// noteMessage is a note of level with text, as a run's message.
+func noteMessage(level, text string) Message {
+	return Message{Type: TypeNote, Body: machine.Body{Note: &cells.Note{Level: level, Message: text}}}
 }
 
 type failedJob struct {
@@ -237,7 +293,10 @@ func (q *queue) loop(ctx context.Context) {
 			s.j.startedAt = time.Now()
 			q.running.Add(1)
 		}
+		placed := q.placed
+		q.placed = nil
 		q.mu.Unlock()
+		q.tellPlaced(placed)
 		for _, f := range failed {
 			if f.j.ctx.Err() != nil {
 				f.j.finish(cancelMessage(f.j.ctx))
@@ -277,6 +336,13 @@ func (q *queue) loop(ctx context.Context) {
 	}
 }
 
+// counts are how many runs ended since start, and how many of them with an error.
+func (q *queue) counts() (done, errs int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.done, q.errors
+}
+
 // queueState is a snapshot of the queue for the instructor's view, copied under the queue's lock.
 type queueState struct {
 	Paused           bool
@@ -288,7 +354,7 @@ func (q *queue) state() queueState {
 	defer q.mu.Unlock()
 	view := func(j *job) classRun {
 		return classRun{Run: j.runID, Student: j.student.Name, Lesson: j.lesson, Cell: j.cell, Action: j.action,
-			Measures: j.exclusive, Estimate: j.estimate.Seconds(), Started: j.startedAt}
+			Measures: j.exclusive, Estimate: j.estimate.Seconds(), Started: j.startedAt, NoMachine: j.noMachine}
 	}
 	st := queueState{Paused: q.paused, Running: []classRun{}, Waiting: []classRun{}}
 	for j := range q.current {
@@ -375,12 +441,20 @@ func (q *queue) run(j *job, slot Slot) {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		err = q.execute(ctx, slot, j.req, j.run, e)
+		req := j.req
+		req.Run, req.Student = j.runID, j.student.Name
+		err = q.execute(ctx, slot, req, j.run, e)
 		if ctx.Err() == nil {
 			e.Flush() // the last frames and the chart of everything
 		}
 		return err
 	}()
+	q.mu.Lock()
+	q.done++
+	if err != nil && ctx.Err() == nil {
+		q.errors++
+	}
+	q.mu.Unlock()
 	switch {
 	case err == nil && ctx.Err() == nil:
 		j.finish(Message{Type: TypeDone})

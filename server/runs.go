@@ -37,6 +37,9 @@ type job struct {
 	// Set by the queue under its lock.
 	round, seq uint64
 	startedAt  time.Time
+	// noMachine, while the run waits, says why no machine connected now can take it (Unplaced);
+	// "" when one can.
+	noMachine string
 
 	mu    sync.Mutex
 	views map[*conn]string // the connections that show the run, each with the run's id there

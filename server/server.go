@@ -355,7 +355,16 @@ func New(cfg Config) (*Server, error) {
 	if exec == nil {
 		exec = &InProcess{gate: s.mach.Gate, m: s.mach} // this machine's runner, in process
 	}
+	if _, ok := exec.(Estimator); ok {
+		// Runs go to machines that price them with their own rates: a learner's run is parsed
+		// with this server's kinds without their time limit, and its estimate on the machines that
+		// can take it is compared with the limit (parse, estimateOf).
+		lifted := s.mach.Env.Limits
+		lifted.RunTimeout = 1 << 62 // about 146 years
+		s.kinds = s.mach.KindsWith(lifted)
+	}
 	s.queue = newQueue(cfg.RunTimeout, exec)
+	s.queue.say = func(format string, args ...any) { fmt.Fprintf(s.cfg.Out, format+"\n", args...) }
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
 	if err := s.openStore(); err != nil {
 		return nil, err

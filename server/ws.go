@@ -345,15 +345,19 @@ func (s *Server) newJob(owner string, student store.Student, run cells.Run) (*jo
 }
 
 // of records what j is a run of: lesson's cell, the action, the source it was parsed from and the
-// page's class of machine (for executors on other machines, which parse it again).
+// page's class of machine (for executors on other machines, which parse it again), and its estimate
+// on the machines that can take it.
 func (j *job) of(lesson string, cell lessons.Cell, action, source, class string) {
 	j.lesson, j.cell, j.action = lesson, cell.ID, action
 	j.req = Job{Kind: cell.Kind, Lesson: lesson, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
+	if j.s != nil {
+		j.estimate = j.s.estimateOf(j.req, j.run) // on the machines that can take it
+	}
 }
 
 // parse parses a run of cell from source (and the kind's action, if any) by the cell's kind, for the
 // class of machine the page asks for ("" any; the cell's machine: key wins), and refuses it if its
-// estimate is over the run time limit.
+// estimate (estimateOf: on the machines that can take it) is over the run time limit.
 func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.Run, error) {
 	kind, ok := cells.Lookup(s.kinds, cell.Kind)
 	if !ok {
@@ -363,10 +367,23 @@ func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.R
 	if err != nil {
 		return nil, err
 	}
-	if est, limit := run.Estimate(), s.cfg.RunTimeout; est > limit {
+	job := Job{Kind: cell.Kind, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
+	if est, limit := s.estimateOf(job, run), s.cfg.RunTimeout; est > limit {
 		return nil, fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
 	}
 	return run, nil
+}
+
+// estimateOf is how long run, parsed from job, is expected to take: on the fastest machine that can
+// take it, with that machine's rates, when the executor knows its machines' rates (Estimator), else
+// the run's own estimate (this server's rates).
+func (s *Server) estimateOf(job Job, run cells.Run) time.Duration {
+	if e, ok := s.queue.exec.(Estimator); ok {
+		if d, ok := e.Estimate(job, run); ok {
+			return d
+		}
+	}
+	return run.Estimate()
 }
 
 // rate takes a token from the client's bucket for what ("run", "save" or "replay"), or says that

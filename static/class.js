@@ -1,5 +1,6 @@
-// The instructor's view (/class): polls /api/class every two seconds and draws the queue (with
-// cancel), the students and who is on which lesson (with Remove per student); pauses and resumes the queue.
+// The instructor's view (/class): polls /api/class and /api/machines every two seconds and draws the
+// queue (with cancel), the machines (what each is, how busy, whose run, its last heartbeat, its
+// runs done and errors), the students and who is on which lesson (with Remove per student); pauses and resumes the queue.
 const $ = (id) => document.getElementById(id);
 let paused = false;
 
@@ -16,7 +17,42 @@ async function post(path, fields) {
   refresh();
 }
 
+// drawMachines draws the machines that run runs (GET /api/machines, as the instructor sees it).
+async function drawMachines() {
+  let ms;
+  try {
+    const res = await fetch("/api/machines");
+    if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
+    ms = (await res.json()).machines || [];
+  } catch (err) {
+    $("machines").replaceChildren();
+    cell($("machines").insertRow(), `Cannot load the machines: ${err.message}`).colSpan = 9;
+    return;
+  }
+  const rows = ms.map((m) => {
+    const tr = document.createElement("tr");
+    cell(tr, m.name); // this server's own says so in its name
+    cell(tr, m.class || "");
+    cell(tr, m.summary);
+    cell(tr, String(m.slots));
+    cell(tr, m.busy === 0 ? "idle" : m.measuring ? "busy (measuring: has it alone)" : `busy (${m.busy} of ${m.slots} slots)`);
+    cell(tr, (m.runs || []).map((r) => `run ${r.run} of ${r.student}: ${r.lesson} ${r.cell}`).join("; "));
+    const beat = m.last_heartbeat ? new Date(m.last_heartbeat) : null;
+    cell(tr, beat ? `${beat.toLocaleTimeString()} (${Math.max(0, Math.round((Date.now() - beat) / 1000))} s ago)` : "never leaves");
+    cell(tr, String(m.runs_done));
+    cell(tr, String(m.errors));
+    return tr;
+  });
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    cell(tr, "No machine is connected: runs wait until one joins.").colSpan = 9;
+    rows.push(tr);
+  }
+  $("machines").replaceChildren(...rows);
+}
+
 async function refresh() {
+  drawMachines();
   let st;
   try {
     const res = await fetch("/api/class");
@@ -40,7 +76,12 @@ async function refresh() {
       cell(tr, r.student);
       cell(tr, r.lesson);
       cell(tr, r.cell + (r.action ? ` (${r.action})` : ""));
-      cell(tr, state === "running" ? "running" : `waiting #${i + 1}`);
+      // A waiting run no machine connected now can take says so (no_machine), until one joins.
+      const st = cell(tr, state === "running" ? "running" : `waiting #${i + 1}`);
+      if (r.no_machine) {
+        st.append(document.createElement("br"), r.no_machine);
+        st.className = "class-no-machine";
+      }
       cell(tr, `${r.estimate_s.toFixed(1)} s (estimate)${r.measures ? ", measures" : ""}`);
       const b = document.createElement("button");
       b.textContent = "Cancel";

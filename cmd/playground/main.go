@@ -6,8 +6,8 @@
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 //	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
 //	           [-session-ttl 168h] [-max-students 200] [-joins-per-address 10] [-join-attempts 20] [-conns-per-address 64]
-//	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-worker-token T] [-class C] [-no-local-worker]
-//	playground worker -join nats://HOST:PORT -token T [-ca FILE] [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
+//	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-nats-prefix P] [-worker-token T] [-class C] [-no-local-worker]
+//	playground worker -join nats://HOST:PORT -token T [-nats-prefix P] [-ca FILE] [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
 
 import (
@@ -88,6 +88,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Cluster.Listen, "nats-listen", "", "let workers join the embedded NATS server at this address (host:port), with the worker token")
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
 	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")
+	fs.StringVar(&cfg.Cluster.Prefix, "nats-prefix", "", "the prefix of every NATS stream, bucket and subject of this class, so that several classes share one NATS server (default: "+cluster.DefaultPrefix+" on the embedded server; with -nats, pg- and the data directory's id); workers join with the same -nats-prefix")
 	fs.StringVar(&cfg.Cluster.Token, "worker-token", "", "the workers' password on the embedded NATS server (default: a random one, kept in the data directory's nats/worker-token, printed)")
 	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key or a page's machine menu may ask for")
 	fs.BoolVar(&noLocal, "no-local-worker", false, "run nothing on this machine: a front end for the workers that join")
@@ -104,11 +105,12 @@ func serveConfig(args []string) cluster.ServeConfig {
 }
 
 func workerConfig(args []string) cluster.WorkerConfig {
-	var cfg cluster.WorkerConfig
+	cfg := cluster.WorkerConfig{Calibrate: true}
 	fs := flag.NewFlagSet("playground worker", flag.ExitOnError)
 	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT or tls://HOST:PORT (the server prints it)")
 	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")
 	fs.StringVar(&cfg.Creds, "creds", "", "NATS credentials file, for an external NATS server")
+	fs.StringVar(&cfg.Prefix, "nats-prefix", cluster.DefaultPrefix, "the class's prefix of NATS names, as the server's worker command gives it (several classes on one NATS server)")
 	fs.StringVar(&cfg.CA, "ca", "", "PEM file of the CA (or the self-signed certificate) the server's TLS certificate must chain to, for a tls:// URL the system does not already trust")
 	fs.StringVar(&cfg.Name, "name", "", "this machine's name in results (default: the host name)")
 	fs.StringVar(&cfg.Class, "class", "", "this machine's class, which a cell's machine: key or a page's machine menu may ask for (lower-case letters, digits, dashes)")

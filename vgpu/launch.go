@@ -435,6 +435,7 @@ type cta struct {
 	linear   int                   // the CTA's linear index in the grid
 	idx      [3]int
 	lanes    [warpSize]memLane
+	direct   []byte // the last memOp's memory when all its lanes were resolved at once (mem.go), else nil
 	sortBuf  [4 * warpSize]uint64
 	out      []byte // this CTA's printf output
 	// the cache model (cache.go): this worker's L1 (nil without one), the running CTA's stream to

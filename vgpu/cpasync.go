@@ -199,6 +199,7 @@ func execCpAsync(w *warp, in *inst, m uint32) {
 		l := bits.TrailingZeros32(t)
 		w.addr[l] = soff[l]
 	}
+	c.pattern = patNone // the addresses are not sharedLanes'
 	c.countShared(ic, w, m, op.n)
 }
 
@@ -260,7 +261,7 @@ func (c *cta) completeCopy(w *warp, l int, cp asyncCopy) {
 	if c.L.racecheck {
 		w.addr[l] = uint64(cp.off)
 		c.lanes[l] = memLane{mem: mem, sp: spShared}
-		c.direct = nil
+		c.direct, c.pattern = nil, patNone
 		sz := int(in.size)
 		for i := range int(in.nvec) {
 			w.regs[in.vec[i]][l] = readN(cp.data[i*sz:], sz)

@@ -436,6 +436,7 @@ type cta struct {
 	idx      [3]int
 	lanes    [warpSize]memLane
 	direct   []byte // the last memOp's memory when all its lanes were resolved at once (mem.go), else nil
+	pattern  uint8  // the last memOp's address pattern when direct is set (patUniform…), else patNone
 	sortBuf  [4 * warpSize]uint64
 	out      []byte // this CTA's printf output
 	// the cache model (cache.go): this worker's L1 (nil without one), the running CTA's stream to

@@ -262,7 +262,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	gathered := 0   // the addresses of gm already in c.sortBuf
 	sorted := false // and they are in order
 	var wins uint64 // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
-	c.direct = nil
+	c.direct, c.pattern = nil, patNone
 	direct := mode != accAtomic && !in.strong // execLd and execSt read c.direct when it is set
 	switch {
 	case n&(n-1) != 0: // accesses are 1, 2, 4, 8 or 16 bytes; others are resolved lane by lane
@@ -344,7 +344,7 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 		}
 		if bad == 0 && diff>>windowShift == 0 && hi <= limit {
 			if diff == 0 {
-				k, desc = 1, false
+				k, desc, c.pattern = 1, false, patUniform
 			}
 			if direct {
 				c.direct = buf
@@ -386,16 +386,29 @@ func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 	}
 	if direct && uint64(len(shared)) >= uint64(n) {
 		limit := uint64(len(shared)) - uint64(n)
-		var bad, hi uint64
+		var bad, hi, diff uint64
+		first := uint64(in.off) + base[bits.TrailingZeros32(m)]
+		next, gap := first, false // gap: a lane's address is not the lane before's + n
 		for t := m; t != 0; t &= t - 1 {
 			l := bits.TrailingZeros32(t)
 			addr := uint64(in.off) + base[l]
 			bad |= addr & align
 			hi = max(hi, addr)
+			diff |= addr ^ first
+			if addr != next {
+				gap = true
+			}
+			next = addr + uint64(n)
 			w.addr[l] = addr
 		}
 		if bad == 0 && hi <= limit {
 			c.direct = shared
+			switch {
+			case diff == 0:
+				c.pattern = patUniform
+			case !gap && n >= 4: // (narrower lanes share words)
+				c.pattern = patConsecutive
+			}
 			return
 		}
 	}
@@ -411,6 +424,15 @@ func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 		w.addr[l] = addr
 	}
 }
+
+// The address patterns of a shared request that sharedLanes recognises (c.pattern), for which
+// countShared needs no gathering: all lanes at one address, or each lane's n bytes right after the
+// lane before's (in lane order).
+const (
+	patNone uint8 = iota
+	patUniform
+	patConsecutive
+)
 
 // laneBytes is lane l's n bytes accessed by the last memOp: in c.direct when it is set, else in
 // c.lanes.
@@ -649,6 +671,17 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 		if um == 0 {
 			continue
 		}
+		switch c.pattern { // what bankPass would find, without gathering the words
+		case patUniform: // one address: its words are in distinct banks, one wavefront
+			wave++
+			ideal++
+			continue
+		case patConsecutive: // consecutive words fill every bank in turn
+			x := uint64(bits.OnesCount32(um)*words+31) / 32
+			wave += x
+			ideal += x
+			continue
+		}
 		k := 0
 		s := &c.sortBuf
 		for t := um; t != 0; t &= t - 1 {
@@ -755,6 +788,14 @@ func execLdDirect(w *warp, in *inst, m uint32, mem []byte) {
 	n := uint64(in.size)
 	if n == 4 && in.nvec == 1 && !in.signed {
 		d := &w.regs[in.vec[0]]
+		if w.c.pattern == patUniform { // a broadcast: one read
+			off := w.addr[bits.TrailingZeros32(m)] & offsetMask
+			v := uint64(binary.LittleEndian.Uint32(mem[off : off+4]))
+			for t := m; t != 0; t &= t - 1 {
+				d[bits.TrailingZeros32(t)] = v
+			}
+			return
+		}
 		for t := m; t != 0; t &= t - 1 {
 			l := bits.TrailingZeros32(t)
 			off := w.addr[l] & offsetMask

@@ -2,7 +2,6 @@ package vgpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -519,7 +518,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 		workers = runtime.GOMAXPROCS(0)
 	}
 	nwarps := (L.nthreads + warpSize - 1) / warpSize
-	ctas, errs := L.runCTAs(max(1, min(workers, nblocks)), nblocks, nwarps, only)
+	ctas, runErr := L.runCTAs(max(1, min(workers, nblocks)), nblocks, nwarps, only)
 	cnt := L.counts(ctas, nblocks, nwarps)
 	cnt.GlobalAtomicHotOps = hottest(ctas)
 	if m := L.l2; m != nil {
@@ -533,12 +532,8 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
 	cnt.Notes = L.notes(ctas)
-	if err := errors.Join(errs...); err != nil {
-		for _, e := range errs {
-			if e != nil {
-				return cnt, e
-			}
-		}
+	if runErr != nil {
+		return cnt, runErr
 	}
 	return cnt, ctx.Err()
 }
@@ -696,17 +691,25 @@ func onlyBlocks(only [][3]int, grid [3]int) ([]int, error) {
 }
 
 // runCTAs runs the nblocks CTAs (only's, or all) on workers goroutines, each with a CTA of its own
-// that takes the next block until none is left or one faults; it returns the workers' CTAs (their
-// counts) and errors.
-func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []error) {
+// that takes the next block in order until none is left or one faults; it returns the workers'
+// CTAs (their counts) and the error of the first block in that order that failed (nil: none).
+//
+// The error is the one a run on one worker would return: blocks are taken in order, so when the
+// block at position p faults every block before it has been taken; those still running finish
+// (and may fault in turn, an earlier position winning), no later one starts, and a later one
+// already running may fault too but loses. The counts of a launch that faults cover the blocks
+// run until then, which on several workers can include later blocks.
+func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, error) {
 	ctas := make([]*cta, workers)
 	errs := make([]error, workers)
+	failed := make([]int, workers) // the position of the block whose error errs holds
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for wi := range workers {
 		c := newCTA(L, nwarps)
 		ctas[wi] = c
 		wg.Go(func() {
+			pos := 0
 			defer func() {
 				if r := recover(); r != nil { // a fault, or a bug of the interpreter: an error, never a crash
 					if fp, ok := r.(faultPanic); ok {
@@ -714,6 +717,7 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []er
 					} else {
 						errs[wi] = fmt.Errorf("internal error in the virtual GPU (please report it, with the kernel): %v\n%s", r, debug.Stack())
 					}
+					failed[wi] = pos
 					next.Store(int64(nblocks))
 					if L.l2 != nil {
 						L.l2.abort() // no worker waits for this CTA's stream
@@ -721,7 +725,7 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []er
 				}
 			}()
 			for {
-				pos := int(next.Add(1) - 1)
+				pos = int(next.Add(1) - 1)
 				if pos >= nblocks {
 					return
 				}
@@ -737,7 +741,14 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []er
 		})
 	}
 	wg.Wait()
-	return ctas, errs
+	var first error
+	at := nblocks
+	for wi, err := range errs {
+		if err != nil && failed[wi] < at {
+			first, at = err, failed[wi]
+		}
+	}
+	return ctas, first
 }
 
 func newCTA(L *launch, nwarps int) *cta {

@@ -1,9 +1,14 @@
 package vgpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
+	"reflect"
 	"testing"
+
+	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // lateFaultPTX faults in every block from 3 on (a store 1 MiB past out), after a loop that is long in
@@ -56,6 +61,43 @@ func TestParallelFaultIsSerials(t *testing.T) {
 		if got.Block != want.Block || got.Thread != want.Thread || got.Msg != want.Msg {
 			t.Fatalf("4 workers: got %q in block %v thread %v, want %q in block %v thread %v",
 				got.Msg, got.Block, got.Thread, want.Msg, want.Block, want.Thread)
+		}
+	}
+}
+
+// TestParallelCountsAreSerials checks that ladder kernels launched on 1, 2 and 3 workers give the
+// same counts, cache model and initcheck included, and the same result bytes.
+func TestParallelCountsAreSerials(t *testing.T) {
+	m := loadPTX(t, 80)
+	const n = 64
+	for _, kernel := range []string{"cuda-naive", "cuda-smem", "cuda-regblock"} {
+		k, ok := nvidia.LookupKernel(kernel)
+		if !ok {
+			t.Fatalf("no kernel %s", kernel)
+		}
+		l := k.LaunchFor(n, 80, "float32")
+		run := func(workers int) (Counts, []byte) {
+			t.Helper()
+			rng := rand.New(rand.NewPCG(5, 6))
+			A, B := Float32Buffer("A", randomMatrix(rng, n)), Float32Buffer("B", randomMatrix(rng, n))
+			C := NewOutput("C", 4*n*n, Poisoned)
+			c, err := Launch(context.Background(), m, l.Entry, LaunchConfig{Grid: l.Grid, Block: l.Block,
+				Buffers: []*Buffer{A, B, C}, Workers: workers, Cache: &CacheConfig{L1Bytes: 16 << 10, L2Bytes: 64 << 10},
+				Params: []Arg{Ptr(A), Ptr(B), Ptr(C), S32(n), S32(n), S32(n)}})
+			if err != nil {
+				t.Fatalf("%s, %d workers: %v", kernel, workers, err)
+			}
+			return c, C.Data
+		}
+		want, wantC := run(1)
+		for _, workers := range []int{2, 3} {
+			got, gotC := run(workers)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, %d workers: counts %+v, want %+v", kernel, workers, got, want)
+			}
+			if !bytes.Equal(gotC, wantC) {
+				t.Errorf("%s, %d workers: C differs from the serial run's", kernel, workers)
+			}
 		}
 	}
 }

@@ -101,3 +101,47 @@ func TestParallelCountsAreSerials(t *testing.T) {
 		}
 	}
 }
+
+// sameValuePTX: lane 0 of each of two warps stores to shared word 0 with no barrier, the value
+// %r2 (the param v when same is 1, else the thread's index), then thread 0 copies it out.
+const sameValuePTX = header + `.visible .entry flag(.param .u64 out, .param .u32 v, .param .u32 same)
+{
+	.shared .align 4 .b8 s[4];
+	.reg .pred %p<3>;
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [v];
+	ld.param.u32 %r3, [same];
+	mov.u32 %r2, %tid.x;
+	setp.eq.u32 %p1, %r3, 1;
+	@%p1 mov.u32 %r2, %r1;
+	mov.u32 %r4, s;
+	mov.u32 %r3, %laneid;
+	setp.eq.u32 %p2, %r3, 0;
+	@%p2 st.shared.u32 [%r4], %r2;
+	bar.sync 0;
+	ld.shared.u32 %r4, [s];
+	st.global.u32 [%rd1], %r4;
+	ret;
+}
+`
+
+// TestRacecheckSameValueStores checks the hazard check of stores resolved at once (sharedLanes'
+// direct path): a thread of another warp writing the value a word already holds is no hazard, as
+// in compute-sanitizer; writing a different value is a write-after-write hazard.
+func TestRacecheckSameValueStores(t *testing.T) {
+	m := mustParse(t, sameValuePTX)
+	for _, same := range []uint32{1, 0} {
+		out := NewBuffer("out", 4)
+		_, err := Launch(context.Background(), m, "flag", LaunchConfig{Block: [3]int{64},
+			Params: []Arg{Ptr(out), U32(7), U32(same)}, Buffers: []*Buffer{out}})
+		var f *Fault
+		switch {
+		case same == 1 && err != nil:
+			t.Errorf("same value: got %v, want no error", err)
+		case same == 0 && (!errors.As(err, &f) || f.Kind != "hazard"):
+			t.Errorf("different values: got %v, want a hazard", err)
+		}
+	}
+}

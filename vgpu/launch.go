@@ -437,6 +437,8 @@ type cta struct {
 	direct   []byte // the last memOp's memory when all its lanes were resolved at once (mem.go), else nil
 	pattern  uint8  // the last memOp's address pattern when direct is set (patUniform…), else patNone
 	sortBuf  [4 * warpSize]uint64
+	seen     []uint32 // per 4-byte word of shared memory: the bank count's pass that last met it (bankPassSeen)
+	pass     uint32
 	out      []byte // this CTA's printf output
 	// the cache model (cache.go): this worker's L1 (nil without one), the running CTA's stream to
 	// the L2, and this worker's L1 counts and global lines
@@ -759,6 +761,7 @@ func newCTA(L *launch, nwarps int) *cta {
 		c.shadow = make([]shadow, (L.shared+3)/4)
 	}
 	c.swritten = make(writtenBits, (L.shared+31)/32)
+	c.seen = make([]uint32, (L.shared+3)/4)
 	if L.l2 != nil {
 		c.l1 = newCacheLevel(L.l1Bytes)
 	}

@@ -691,7 +691,7 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 				k++
 			}
 		}
-		wv, id := bankPass(s[:k])
+		wv, id := c.bankPassSeen(s[:k])
 		wave += wv
 		ideal += id
 	}
@@ -733,6 +733,34 @@ func bankPass(s []uint64) (wave, ideal uint64) {
 			continue
 		}
 		prev = x
+		distinct++
+		b := &banks[x&31]
+		*b++
+		most = max(most, *b)
+	}
+	return uint64(most), (distinct + 31) / 32
+}
+
+// bankPassSeen is bankPass for the words of a request in this CTA's shared memory, without
+// sorting: c.seen[x] == c.pass marks word x as met in this pass. Words outside shared memory
+// (none, for an access checked in bounds) go to bankPass.
+func (c *cta) bankPassSeen(s []uint64) (wave, ideal uint64) {
+	c.pass++
+	if c.pass == 0 { // the stamps wrapped: forget them all
+		clear(c.seen)
+		c.pass = 1
+	}
+	seen, pass := c.seen, c.pass
+	var banks [32]uint16
+	most, distinct := uint16(0), uint64(0)
+	for _, x := range s {
+		if x >= uint64(len(seen)) {
+			return bankPass(s)
+		}
+		if seen[x] == pass {
+			continue
+		}
+		seen[x] = pass
 		distinct++
 		b := &banks[x&31]
 		*b++

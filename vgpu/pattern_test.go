@@ -39,3 +39,32 @@ func TestSharedPatternCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestBankPassSeen checks the unsorted bank count against bankPass on random requests of words,
+// with repeats, some in one bank.
+func TestBankPassSeen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := &cta{seen: make([]uint32, 4096)}
+	for i := range 2000 {
+		k := 1 + rng.IntN(4*warpSize)
+		s := make([]uint64, k)
+		for j := range s {
+			switch rng.IntN(3) {
+			case 0:
+				s[j] = uint64(rng.IntN(64))
+			case 1:
+				s[j] = uint64(32 * rng.IntN(128)) // bank 0
+			default:
+				s[j] = uint64(rng.IntN(4096))
+			}
+		}
+		if i == 1000 {
+			c.pass = ^uint32(0) // the stamps wrap at the next pass
+		}
+		gw, gi := c.bankPassSeen(append([]uint64(nil), s...))
+		ww, wi := bankPass(s)
+		if gw != ww || gi != wi {
+			t.Fatalf("%v: got %d wavefronts (ideal %d), want %d (%d)", s, gw, gi, ww, wi)
+		}
+	}
+}

@@ -193,12 +193,13 @@ func execCpAsync(w *warp, in *inst, m uint32) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
-		c.countGlobal(ic, w, gm, op.n, accLoad, 0)
+		c.countGlobal(ic, w, gm, op.n, accLoad, 0, false)
 	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		w.addr[l] = soff[l]
 	}
+	c.pattern = patNone // the addresses are not sharedLanes'
 	c.countShared(ic, w, m, op.n)
 }
 
@@ -260,6 +261,7 @@ func (c *cta) completeCopy(w *warp, l int, cp asyncCopy) {
 	if c.L.racecheck {
 		w.addr[l] = uint64(cp.off)
 		c.lanes[l] = memLane{mem: mem, sp: spShared}
+		c.direct, c.pattern = nil, patNone
 		sz := int(in.size)
 		for i := range int(in.nvec) {
 			w.regs[in.vec[i]][l] = readN(cp.data[i*sz:], sz)

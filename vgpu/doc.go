@@ -39,10 +39,12 @@
 //
 // # Execution model
 //
-// CTAs run in parallel on LaunchConfig.Workers goroutines (default GOMAXPROCS); in a CTA, warps of 32
-// lanes take turns of up to 4096 instructions, and the context is checked between turns, so a
-// kernel that loops forever stops when ctx is cancelled. A warp executes in lockstep under an active
-// mask; divergent branches are handled with the min-PC policy (exec.go): every lane keeps its own PC,
+// CTAs run in parallel on LaunchConfig.Workers goroutines (default GOMAXPROCS), taken in launch
+// order; counts are merged in a fixed order, so they do not depend on the workers, and a launch that
+// faults returns the fault of the first faulting CTA in launch order, as one worker would. In a
+// CTA, warps of 32 lanes take turns of up to 4096 instructions, and the context is checked between
+// turns, so a kernel that loops forever stops when ctx is cancelled. A warp executes in lockstep
+// under an active mask; divergent branches are handled with the min-PC policy (exec.go): every lane keeps its own PC,
 // the lanes with the lowest PC run, and lanes meeting at a PC merge again, which reconverges
 // structured code at the immediate post-dominator. bar.sync releases when every live (not exited)
 // thread of the CTA waits at the same barrier instruction; threads waiting at different barrier

@@ -2,7 +2,6 @@ package vgpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -435,7 +434,11 @@ type cta struct {
 	linear   int                   // the CTA's linear index in the grid
 	idx      [3]int
 	lanes    [warpSize]memLane
+	direct   []byte // the last memOp's memory when all its lanes were resolved at once (mem.go), else nil
+	pattern  uint8  // the last memOp's address pattern when direct is set (patUniform…), else patNone
 	sortBuf  [4 * warpSize]uint64
+	seen     []uint32 // per 4-byte word of shared memory: the bank count's pass that last met it (bankPassSeen)
+	pass     uint32
 	out      []byte // this CTA's printf output
 	// the cache model (cache.go): this worker's L1 (nil without one), the running CTA's stream to
 	// the L2, and this worker's L1 counts and global lines
@@ -517,7 +520,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 		workers = runtime.GOMAXPROCS(0)
 	}
 	nwarps := (L.nthreads + warpSize - 1) / warpSize
-	ctas, errs := L.runCTAs(max(1, min(workers, nblocks)), nblocks, nwarps, only)
+	ctas, runErr := L.runCTAs(max(1, min(workers, nblocks)), nblocks, nwarps, only)
 	cnt := L.counts(ctas, nblocks, nwarps)
 	cnt.GlobalAtomicHotOps = hottest(ctas)
 	if m := L.l2; m != nil {
@@ -531,12 +534,8 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
 	cnt.Notes = L.notes(ctas)
-	if err := errors.Join(errs...); err != nil {
-		for _, e := range errs {
-			if e != nil {
-				return cnt, e
-			}
-		}
+	if runErr != nil {
+		return cnt, runErr
 	}
 	return cnt, ctx.Err()
 }
@@ -694,17 +693,25 @@ func onlyBlocks(only [][3]int, grid [3]int) ([]int, error) {
 }
 
 // runCTAs runs the nblocks CTAs (only's, or all) on workers goroutines, each with a CTA of its own
-// that takes the next block until none is left or one faults; it returns the workers' CTAs (their
-// counts) and errors.
-func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []error) {
+// that takes the next block in order until none is left or one faults; it returns the workers'
+// CTAs (their counts) and the error of the first block in that order that failed (nil: none).
+//
+// The error is the one a run on one worker would return: blocks are taken in order, so when the
+// block at position p faults every block before it has been taken; those still running finish
+// (and may fault in turn, an earlier position winning), no later one starts, and a later one
+// already running may fault too but loses. The counts of a launch that faults cover the blocks
+// run until then, which on several workers can include later blocks.
+func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, error) {
 	ctas := make([]*cta, workers)
 	errs := make([]error, workers)
+	failed := make([]int, workers) // the position of the block whose error errs holds
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for wi := range workers {
 		c := newCTA(L, nwarps)
 		ctas[wi] = c
 		wg.Go(func() {
+			pos := 0
 			defer func() {
 				if r := recover(); r != nil { // a fault, or a bug of the interpreter: an error, never a crash
 					if fp, ok := r.(faultPanic); ok {
@@ -712,6 +719,7 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []er
 					} else {
 						errs[wi] = fmt.Errorf("internal error in the virtual GPU (please report it, with the kernel): %v\n%s", r, debug.Stack())
 					}
+					failed[wi] = pos
 					next.Store(int64(nblocks))
 					if L.l2 != nil {
 						L.l2.abort() // no worker waits for this CTA's stream
@@ -719,7 +727,7 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []er
 				}
 			}()
 			for {
-				pos := int(next.Add(1) - 1)
+				pos = int(next.Add(1) - 1)
 				if pos >= nblocks {
 					return
 				}
@@ -735,7 +743,14 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, []er
 		})
 	}
 	wg.Wait()
-	return ctas, errs
+	var first error
+	at := nblocks
+	for wi, err := range errs {
+		if err != nil && failed[wi] < at {
+			first, at = err, failed[wi]
+		}
+	}
+	return ctas, first
 }
 
 func newCTA(L *launch, nwarps int) *cta {
@@ -746,6 +761,7 @@ func newCTA(L *launch, nwarps int) *cta {
 		c.shadow = make([]shadow, (L.shared+3)/4)
 	}
 	c.swritten = make(writtenBits, (L.shared+31)/32)
+	c.seen = make([]uint32, (L.shared+3)/4)
 	if L.l2 != nil {
 		c.l1 = newCacheLevel(L.l1Bytes)
 	}

@@ -260,16 +260,19 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 	var gm, sm uint32
 	gathered := 0   // the addresses of gm already in c.sortBuf
+	sorted := false // and they are in order
 	var wins uint64 // the buffers touched (bit i&63 for L.bufs[i]), for the initcheck
+	c.direct, c.pattern = nil, patNone
+	direct := mode != accAtomic && !in.strong // execLd and execSt read c.direct when it is set
 	switch {
 	case n&(n-1) != 0: // accesses are 1, 2, 4, 8 or 16 bytes; others are resolved lane by lane
 		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
 		wins = ^uint64(0)
 	case in.space == spGlobal: // the common case
-		wins = c.globalLanes(w, in, m, mode, base, n)
-		gm, gathered = m, bits.OnesCount32(m)
+		wins, gathered, sorted = c.globalLanes(w, in, m, mode, base, n, direct)
+		gm = m
 	case in.space == spShared: // the shared-memory kernels' hot path
-		c.sharedLanes(w, in, m, mode, base, n)
+		c.sharedLanes(w, in, m, mode, base, n, direct)
 		sm = m
 	default:
 		c.memLanes(w, in, m, mode, base, n, &gm, &sm)
@@ -283,7 +286,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
-		sectors := c.countGlobal(ic, w, gm, n, mode, gathered)
+		sectors := c.countGlobal(ic, w, gm, n, mode, gathered, sorted)
 		if c.tracing {
 			c.traceEvent(w, in, gm, n, mode, sectors)
 		}
@@ -308,15 +311,57 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 
 // globalLanes resolves the lanes m of an explicit .global access of n bytes (a power of two) at
 // base[l]+in.off, faulting on a misaligned or out-of-bounds one, and gathers their addresses in
-// c.sortBuf for countGlobal; it returns the buffers touched (bit i&63 for L.bufs[i]).
-func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int) (wins uint64) {
-	bufs, align, k := c.L.bufs, uint64(n)-1, 0
-	for t := m; t != 0; t &= t - 1 {
-		l := bits.TrailingZeros32(t)
-		addr := uint64(in.off)
-		if base != nil {
-			addr += base[l]
+// c.sortBuf for countGlobal; it returns the buffers touched (bit i&63 for L.bufs[i]), how many
+// addresses it gathered, and whether they are in ascending order. When every lane falls in one
+// buffer (the usual case) it checks them all at once, and with direct leaves the lanes' bytes to
+// be found in c.direct at w.addr[l]&offsetMask rather than making each lane's slice in c.lanes;
+// when every lane has the one address it gathers it once (a request counts distinct addresses).
+func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int, direct bool) (wins uint64, k int, sorted bool) {
+	var zero [warpSize]uint64
+	if base == nil {
+		base = &zero
+	}
+	bufs, align := c.L.bufs, uint64(n)-1
+	first := uint64(in.off) + base[bits.TrailingZeros32(m)]
+	if win := first>>windowShift - 1; win < uint64(len(bufs)) && uint64(len(bufs[win])) >= uint64(n) {
+		buf := bufs[win]
+		limit := uint64(len(buf)) - uint64(n)
+		var bad, diff, hi uint64
+		prev, desc := uint64(0), false
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			addr := uint64(in.off) + base[l]
+			diff |= addr ^ first
+			hi = max(hi, addr&offsetMask)
+			bad |= addr & align
+			if addr < prev {
+				desc = true
+			}
+			prev = addr
+			w.addr[l] = addr
+			c.sortBuf[k] = addr
+			k++
 		}
+		if bad == 0 && diff>>windowShift == 0 && hi <= limit {
+			if diff == 0 {
+				k, desc, c.pattern = 1, false, patUniform
+			}
+			if direct {
+				c.direct = buf
+			} else {
+				for t := m; t != 0; t &= t - 1 {
+					l := bits.TrailingZeros32(t)
+					off := w.addr[l] & offsetMask
+					c.lanes[l].mem = buf[off : off+uint64(n) : off+uint64(n)]
+				}
+			}
+			return 1 << (win & 63), k, !desc
+		}
+	}
+	k = 0
+	for t := m; t != 0; t &= t - 1 { // lane by lane: the first lane at fault faults
+		l := bits.TrailingZeros32(t)
+		addr := uint64(in.off) + base[l]
 		win, off := addr>>windowShift-1, addr&offsetMask
 		if win >= uint64(len(bufs)) || addr&align != 0 || off+uint64(n) > uint64(len(bufs[win])) {
 			c.resolve(w, in, l, addr, n, in.space, mode) // faults
@@ -327,19 +372,49 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 		k++
 		wins |= 1 << (win & 63)
 	}
-	return wins
+	return wins, k, false
 }
 
 // sharedLanes resolves the lanes m of an explicit .shared access as globalLanes does a .global
-// one (w.addr: the lanes' offsets in shared memory).
-func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int) {
+// one (w.addr: the lanes' offsets in shared memory); with direct, the lanes' bytes are left to be
+// found in c.direct (shared memory) at w.addr[l] once every lane is checked.
+func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]uint64, n int, direct bool) {
 	shared, align := c.shared, uint64(n)-1
+	var zero [warpSize]uint64
+	if base == nil {
+		base = &zero
+	}
+	if direct && uint64(len(shared)) >= uint64(n) {
+		limit := uint64(len(shared)) - uint64(n)
+		var bad, hi, diff uint64
+		first := uint64(in.off) + base[bits.TrailingZeros32(m)]
+		next, gap := first, false // gap: a lane's address is not the lane before's + n
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			addr := uint64(in.off) + base[l]
+			bad |= addr & align
+			hi = max(hi, addr)
+			diff |= addr ^ first
+			if addr != next {
+				gap = true
+			}
+			next = addr + uint64(n)
+			w.addr[l] = addr
+		}
+		if bad == 0 && hi <= limit {
+			c.direct = shared
+			switch {
+			case diff == 0:
+				c.pattern = patUniform
+			case !gap && n >= 4: // (narrower lanes share words)
+				c.pattern = patConsecutive
+			}
+			return
+		}
+	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
-		addr := uint64(in.off)
-		if base != nil {
-			addr += base[l]
-		}
+		addr := uint64(in.off) + base[l]
 		if addr&align != 0 || addr >= uint64(len(shared)) || uint64(len(shared))-addr < uint64(n) {
 			c.resolve(w, in, l, addr, n, in.space, mode) // faults
 		}
@@ -348,6 +423,25 @@ func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 		ln.mem, ln.sp = shared[addr:addr+uint64(n):addr+uint64(n)], spShared
 		w.addr[l] = addr
 	}
+}
+
+// The address patterns of a shared request that sharedLanes recognises (c.pattern), for which
+// countShared needs no gathering: all lanes at one address, or each lane's n bytes right after the
+// lane before's (in lane order).
+const (
+	patNone uint8 = iota
+	patUniform
+	patConsecutive
+)
+
+// laneBytes is lane l's n bytes accessed by the last memOp: in c.direct when it is set, else in
+// c.lanes.
+func (c *cta) laneBytes(w *warp, l, n int) []byte {
+	if c.direct != nil {
+		off := w.addr[l] & offsetMask
+		return c.direct[off : off+uint64(n)]
+	}
+	return c.lanes[l].mem
 }
 
 // atomicPasses is how many passes an atomic request of the lanes m needs: lanes updating the same
@@ -396,8 +490,9 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 
 // countGlobal counts a global request of the lanes m (n bytes each): its distinct bytes, 32-byte
 // sectors and 128-byte lines, and with the cache model sends each sector through the L1. The
-// lanes' addresses are in c.sortBuf when gathered (their number) is not 0, else in w.addr.
-func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gathered int) uint64 {
+// lanes' addresses are in c.sortBuf when gathered (their number) is not 0, else in w.addr; sorted
+// says they are already in ascending order.
+func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gathered int, sorted bool) uint64 {
 	k := gathered
 	s := &c.sortBuf
 	if k == 0 {
@@ -406,7 +501,9 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gat
 			k++
 		}
 	}
-	sortSmall(s[:k])
+	if !sorted {
+		sortSmall(s[:k])
+	}
 	if n <= SectorBytes && mode != accAtomic {
 		sectors, lines, distinct := c.sectorRequest(s[:k], mode)
 		c.lines += int64(lines)
@@ -574,6 +671,17 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 		if um == 0 {
 			continue
 		}
+		switch c.pattern { // what bankPass would find, without gathering the words
+		case patUniform: // one address: its words are in distinct banks, one wavefront
+			wave++
+			ideal++
+			continue
+		case patConsecutive: // consecutive words fill every bank in turn
+			x := uint64(bits.OnesCount32(um)*words+31) / 32
+			wave += x
+			ideal += x
+			continue
+		}
 		k := 0
 		s := &c.sortBuf
 		for t := um; t != 0; t &= t - 1 {
@@ -583,7 +691,7 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 				k++
 			}
 		}
-		wv, id := bankPass(s[:k])
+		wv, id := c.bankPassSeen(s[:k])
 		wave += wv
 		ideal += id
 	}
@@ -633,6 +741,34 @@ func bankPass(s []uint64) (wave, ideal uint64) {
 	return uint64(most), (distinct + 31) / 32
 }
 
+// bankPassSeen is bankPass for the words of a request in this CTA's shared memory, without
+// sorting: c.seen[x] == c.pass marks word x as met in this pass. Words outside shared memory
+// (none, for an access checked in bounds) go to bankPass.
+func (c *cta) bankPassSeen(s []uint64) (wave, ideal uint64) {
+	c.pass++
+	if c.pass == 0 { // the stamps wrapped: forget them all
+		clear(c.seen)
+		c.pass = 1
+	}
+	seen, pass := c.seen, c.pass
+	var banks [32]uint16
+	most, distinct := uint16(0), uint64(0)
+	for _, x := range s {
+		if x >= uint64(len(seen)) {
+			return bankPass(s)
+		}
+		if seen[x] == pass {
+			continue
+		}
+		seen[x] = pass
+		distinct++
+		b := &banks[x&31]
+		*b++
+		most = max(most, *b)
+	}
+	return uint64(most), (distinct + 31) / 32
+}
+
 // sortSmall is an insertion sort: linear on the already-ordered addresses of most warps.
 func sortSmall(s []uint64) {
 	for i := 1; i < len(s); i++ {
@@ -650,6 +786,10 @@ func execLd(w *warp, in *inst, m uint32) {
 	c := w.c
 	c.memOp(w, in, m, accLoad)
 	n := int(in.size)
+	if mem := c.direct; mem != nil {
+		execLdDirect(w, in, m, mem)
+		return
+	}
 	if n == 4 && in.nvec == 1 && !in.signed {
 		d := &w.regs[in.vec[0]]
 		for t := m; t != 0; t &= t - 1 {
@@ -671,10 +811,53 @@ func execLd(w *warp, in *inst, m uint32) {
 	}
 }
 
+// execLdDirect is execLd's load of lanes m from mem (c.direct) at w.addr[l]&offsetMask.
+func execLdDirect(w *warp, in *inst, m uint32, mem []byte) {
+	n := uint64(in.size)
+	if n == 4 && in.nvec == 1 && !in.signed {
+		d := &w.regs[in.vec[0]]
+		if w.c.pattern == patUniform { // a broadcast: one read
+			off := w.addr[bits.TrailingZeros32(m)] & offsetMask
+			v := uint64(binary.LittleEndian.Uint32(mem[off : off+4]))
+			for t := m; t != 0; t &= t - 1 {
+				d[bits.TrailingZeros32(t)] = v
+			}
+			return
+		}
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			off := w.addr[l] & offsetMask
+			d[l] = uint64(binary.LittleEndian.Uint32(mem[off : off+4]))
+		}
+		return
+	}
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		off := w.addr[l] & offsetMask
+		for i := uint64(0); i < uint64(in.nvec); i++ {
+			v := readN(mem[off+i*n:], int(n))
+			if in.signed && n < 8 {
+				v = uint64(sext(v, uint(n)*8))
+			}
+			w.regs[in.vec[i]][l] = v
+		}
+	}
+}
+
 func execSt(w *warp, in *inst, m uint32) {
 	c := w.c
 	c.memOp(w, in, m, accStore)
 	n := int(in.size)
+	if mem := c.direct; mem != nil {
+		for t := m; t != 0; t &= t - 1 {
+			l := bits.TrailingZeros32(t)
+			off := int(w.addr[l] & offsetMask)
+			for i := 0; i < int(in.nvec); i++ {
+				writeN(mem[off+i*n:], n, w.regs[in.vec[i]][l])
+			}
+		}
+		return
+	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		mem := c.lanes[l].mem

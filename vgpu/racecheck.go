@@ -280,8 +280,9 @@ func (c *cta) checkWrite(w *warp, in *inst, l int, sh *shadow, b int, addr uint6
 // already there.
 func (c *cta) sameBytes(w *warp, in *inst, l, lo, k int) bool {
 	n := int(in.size)
+	mem := c.laneBytes(w, l, n*int(in.nvec))
 	for i := lo; i < lo+k; i++ {
-		if byte(w.regs[in.vec[i/n]][l]>>(8*(i%n))) != c.lanes[l].mem[i] {
+		if byte(w.regs[in.vec[i/n]][l]>>(8*(i%n))) != mem[i] {
 			return false
 		}
 	}

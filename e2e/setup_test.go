@@ -91,8 +91,9 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 	return append(opts, extra...)
 }
 
-// shared is the package's one chromium, which the browser tests share (but for the WebGPU test's,
-// started with other flags): the first newTab starts it, TestMain stops it after the last test.
+// shared is the package's one chromium, which the browser tests share (but for TestWebGPUInBrowser's,
+// which closes pages of its own): the first newTab starts it, with WebGPU on SwiftShader
+// (webgpuFlags), and TestMain stops it after the last test.
 var shared struct {
 	once    sync.Once
 	ctx     context.Context // the browser's first tab: NewContext of it opens another tab
@@ -112,7 +113,7 @@ func newTab(t *testing.T, width, height int64) context.Context {
 		if shared.err != nil {
 			return
 		}
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(shared.profile, exe, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(shared.profile, exe, append(webgpuFlags(), chromedp.WindowSize(1200, 1000))...)...)
 		bctx, cancelBrowser := chromedp.NewContext(actx)
 		shared.ctx, shared.stop = bctx, func() { cancelBrowser(); cancelAlloc() }
 		shared.err = chromedp.Do(bctx) // starts the browser

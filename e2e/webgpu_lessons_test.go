@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/server"
 )
 
 // sizesLine is a kernel cell's list of sizes.
@@ -19,11 +20,11 @@ var sizesLine = regexp.MustCompile(`(?m)^sizes:\s*\[([^\]]*)\]`)
 
 // Every cell of every lesson that runs in the browser through WebGPU (a wgsl cell, a cell naming a
 // webgpu- kernel, a budget cell measuring "your GPU"), as the lesson ships it, runs on SwiftShader
-// (the shared browser's software adapter) to its end, never an error or the run's time limit; a cell
+// (the shared browser's software adapter, newWebGPUTab) to its end, never an error or the run's time limit; a cell
 // with sizes above webgpu.SoftwareMaxN says they were not run there. No wall-clock budget is
 // asserted (each run's time is logged).
 func TestEveryWebGPUCellInBrowser(t *testing.T) {
-	p := openPage(t, 1280, 1000)
+	p := openPageOn(t, 1280, 1000, server.Config{}, true)
 	p.open("01-why-gpus") // any page: the adapter is the browser's
 	adapter := p.str(`(async () => { if (!navigator.gpu) return "no navigator.gpu"; const a = await navigator.gpu.requestAdapter(); if (!a) return "no adapter"; const i = a.info || {}; return JSON.stringify({architecture: i.architecture, fallback: i.isFallbackAdapter ?? a.isFallbackAdapter}); })()`)
 	if !strings.HasPrefix(adapter, "{") {
@@ -65,6 +66,7 @@ func TestEveryWebGPUCellInBrowser(t *testing.T) {
 			if rows := p.str(`String(document.querySelectorAll(` + strconv.Quote(sel+" .cell-table[data-table=browser] tbody tr") + `).length)`); rows == "0" {
 				t.Errorf("%s: no row measured in the browser; notes:\n%s", c.ID, notes)
 			}
+			checkNotesFold(t, p, sel)
 			if big := sizesOver(c.Source, webgpu.SoftwareMaxN); big != "" && !strings.Contains(notes, "not run at n = "+big) {
 				t.Errorf("%s: sizes %s are above %d, and no note says they were not run on the software adapter; notes:\n%s", c.ID, big, webgpu.SoftwareMaxN, notes)
 			}
@@ -89,4 +91,52 @@ func sizesOver(src string, max int) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// checkNotesFold checks a finished cell's notes: errors and warnings shown, the first info note
+// shown and the rest folded behind one "n more notes" button, which unfolds them all.
+func checkNotesFold(t *testing.T, p *browserPage, sel string) {
+	t.Helper()
+	q := strconv.Quote(sel + " .cell-notes li")
+	state := func() (shownWarn, hiddenWarn, shownInfo, hiddenInfo int, button string) {
+		js := `JSON.stringify([...document.querySelectorAll(` + q + `)].map((li) => [li.classList.contains("info"), li.getClientRects().length > 0]).concat([[document.querySelector(` + strconv.Quote(sel+" .cell-notes-more") + `)?.textContent || ""]]))`
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(p.str(js)), &raw); err != nil {
+			t.Fatalf("notes: %v", err)
+		}
+		for _, r := range raw[:len(raw)-1] {
+			var pair [2]bool
+			_ = json.Unmarshal(r, &pair)
+			switch {
+			case pair[0] && pair[1]:
+				shownInfo++
+			case pair[0]:
+				hiddenInfo++
+			case pair[1]:
+				shownWarn++
+			default:
+				hiddenWarn++
+			}
+		}
+		var last []string
+		_ = json.Unmarshal(raw[len(raw)-1], &last)
+		return shownWarn, hiddenWarn, shownInfo, hiddenInfo, last[0]
+	}
+	_, hiddenWarn, shownInfo, hiddenInfo, button := state()
+	if hiddenWarn > 0 {
+		t.Errorf("%s: %d errors or warnings folded away", sel, hiddenWarn)
+	}
+	if shownInfo > 1 || (hiddenInfo > 0) != (button != "") {
+		t.Errorf("%s: %d info notes shown, %d folded, button %q", sel, shownInfo, hiddenInfo, button)
+	}
+	if hiddenInfo == 0 {
+		return
+	}
+	if want := strconv.Itoa(hiddenInfo) + " more note"; !strings.HasPrefix(button, want) {
+		t.Errorf("%s: button %q, want %q…", sel, button, want)
+	}
+	p.do("unfolding notes", chromedp.Click(chromedp.CSS(sel+" .cell-notes-more")))
+	if _, _, _, hidden, button := state(); hidden != 0 || button != "fewer notes" {
+		t.Errorf("%s: after unfolding, %d notes still folded, button %q", sel, hidden, button)
+	}
 }

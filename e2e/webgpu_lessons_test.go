@@ -25,7 +25,7 @@ var sizesLine = regexp.MustCompile(`(?m)^sizes:\s*\[([^\]]*)\]`)
 // asserted (each run's time is logged).
 func TestEveryWebGPUCellInBrowser(t *testing.T) {
 	p := openPageOn(t, 1280, 1000, server.Config{}, true)
-	p.open("01-why-gpus") // any page: the adapter is the browser's
+	p.open("why-gpus") // any page: the adapter is the browser's
 	adapter := p.str(`(async () => { if (!navigator.gpu) return "no navigator.gpu"; const a = await navigator.gpu.requestAdapter(); if (!a) return "no adapter"; const i = a.info || {}; return JSON.stringify({architecture: i.architecture, fallback: i.isFallbackAdapter ?? a.isFallbackAdapter}); })()`)
 	if !strings.HasPrefix(adapter, "{") {
 		t.Fatalf("the shared browser has no WebGPU on SwiftShader: %s", adapter)

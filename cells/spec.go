@@ -101,13 +101,13 @@ func Decode(src string, v any) error {
 		if errors.Is(err, io.EOF) {
 			return &SpecError{Msg: "the cell is empty: write YAML keys: " + keys}
 		}
-		return yamlError(err, keys)
+		return yamlError(err, src, keys)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return Errorf(extra.Line, "a cell holds one YAML document; remove the `---` and what follows it")
 	} else if !errors.Is(err, io.EOF) {
-		return yamlError(err, keys)
+		return yamlError(err, src, keys)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		line := 1
@@ -134,7 +134,7 @@ func Decode(src string, v any) error {
 		}
 	}
 	if err := root.Decode(v); err != nil {
-		return yamlError(err, keys)
+		return yamlError(err, src, keys)
 	}
 	return nil
 }
@@ -191,8 +191,9 @@ func Keys(v any) string {
 }
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: did not find expected key", or a TypeError's
-// "line 2: cannot unmarshal !!str `x` into int") into a *SpecError.
-func yamlError(err error, keys string) *SpecError {
+// "line 2: cannot unmarshal !!str `x` into int") in src into a *SpecError; a parser's error goes on
+// the learner's line (flowLine).
+func yamlError(err error, src, keys string) *SpecError {
 	var se *SpecError
 	if errors.As(err, &se) {
 		return se
@@ -206,6 +207,9 @@ func yamlError(err error, keys string) *SpecError {
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
 		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+	}
+	if l, m, ok := flowLine(src, line, msg); ok {
+		return &SpecError{Line: l, Msg: m}
 	}
 	msg = friendlier(msg)
 	return &SpecError{Line: line, Msg: msg}

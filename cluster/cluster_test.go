@@ -1020,7 +1020,8 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-// asker is a recorder with a browser page behind it: every matmul task takes 10 ms per repeat.
+// asker is a recorder with a browser page behind it: it answers the adapter task, and every matmul
+// task takes 10 ms per repeat.
 type asker struct {
 	recorder
 	tasks int
@@ -1032,9 +1033,13 @@ func (a *asker) Ask(_ context.Context, task any) (json.RawMessage, error) {
 	if err := json.Unmarshal(task.(json.RawMessage), &t); err != nil {
 		return nil, err
 	}
+	const adapter = `{"vendor":"apple","architecture":"metal-3","fallback":false,"f16":false,"timestamps":true}`
+	if t.Op == "adapter" {
+		return json.RawMessage(`{"adapter":` + adapter + `}`), nil
+	}
 	secs := strings.TrimSuffix(strings.Repeat("0.01,", t.Repeats), ",")
-	return json.RawMessage(fmt.Sprintf(`{"adapter":{"vendor":"apple","architecture":"metal-3","fallback":false,"f16":false,"timestamps":true},"results":[{"kernel":%q,"n":%d,"method":"timestamp-query","batch":1,"seconds":[%s],"rel_error":1e-7,"checked":%d}]}`,
-		t.Kernels[0].Name, t.N, secs, t.N*t.N)), nil
+	return json.RawMessage(fmt.Sprintf(`{"adapter":%s,"results":[{"kernel":%q,"n":%d,"method":"timestamp-query","batch":1,"seconds":[%s],"rel_error":1e-7,"checked":%d}]}`,
+		adapter, t.Kernels[0].Name, t.N, secs, t.N*t.N)), nil
 }
 
 // A run on a worker hands its browser tasks to the page behind it through the server (the job's ask
@@ -1062,7 +1067,7 @@ func TestWorkerAsksThePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if page.tasks != 1 || page.ranOn() != "alpha" || !page.has("row browser [webgpu-tiled 16") || !page.has("row results [ikj 16") ||
+	if page.tasks != 2 || page.ranOn() != "alpha" || !page.has("row browser [webgpu-tiled 16") || !page.has("row results [ikj 16") ||
 		!page.has("table results Measured on the machine alpha just now") {
 		t.Errorf("%d tasks, events %q", page.tasks, page.events)
 	}

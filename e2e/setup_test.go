@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/server"
@@ -91,8 +93,9 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 	return append(opts, extra...)
 }
 
-// shared is the package's one chromium, which the browser tests share (but for the WebGPU test's,
-// started with other flags): the first newTab starts it, TestMain stops it after the last test.
+// shared is the package's one chromium, which the browser tests share (but for TestWebGPUInBrowser's,
+// which closes pages of its own): the first newTab starts it, with WebGPU on SwiftShader
+// (webgpuFlags; newTab hides it from its pages), and TestMain stops it after the last test.
 var shared struct {
 	once    sync.Once
 	ctx     context.Context // the browser's first tab: NewContext of it opens another tab
@@ -103,8 +106,21 @@ var shared struct {
 
 // newTab opens a tab for the rest of the test in the package's shared chromium, in a browser
 // context of its own (as an incognito window: no cookies, storage or cache shared with other
-// tests' tabs), its viewport width×height CSS pixels.
+// tests' tabs), its viewport width×height CSS pixels. Its pages have no WebGPU (navigator.gpu is
+// hidden, as in a browser without it), so that a test that does not ask for WebGPU never waits for
+// kernels on a software adapter; newWebGPUTab's pages have it.
 func newTab(t *testing.T, width, height int64) context.Context {
+	t.Helper()
+	return openTab(t, width, height, false)
+}
+
+// newWebGPUTab is newTab with WebGPU on SwiftShader in its pages.
+func newWebGPUTab(t *testing.T, width, height int64) context.Context {
+	t.Helper()
+	return openTab(t, width, height, true)
+}
+
+func openTab(t *testing.T, width, height int64, webgpu bool) context.Context {
 	t.Helper()
 	exe := chromiumPath(t)
 	shared.once.Do(func() {
@@ -112,7 +128,7 @@ func newTab(t *testing.T, width, height int64) context.Context {
 		if shared.err != nil {
 			return
 		}
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(shared.profile, exe, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(shared.profile, exe, append(webgpuFlags(), chromedp.WindowSize(1200, 1000))...)...)
 		bctx, cancelBrowser := chromedp.NewContext(actx)
 		shared.ctx, shared.stop = bctx, func() { cancelBrowser(); cancelAlloc() }
 		shared.err = chromedp.Do(bctx) // starts the browser
@@ -124,6 +140,16 @@ func newTab(t *testing.T, width, height int64) context.Context {
 	t.Cleanup(cancel)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
 		t.Fatalf("opening a tab: %v", err)
+	}
+	if !webgpu {
+		hide := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+				Source: `Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined });`})
+			return err
+		})
+		if err := chromedp.Do(ctx, hide); err != nil {
+			t.Fatalf("hiding WebGPU: %v", err)
+		}
 	}
 	return ctx
 }

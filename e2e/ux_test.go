@@ -64,9 +64,18 @@ func openPage(t *testing.T, width, height int) *browserPage {
 
 func openPageWith(t *testing.T, width, height int, cfg server.Config) *browserPage {
 	t.Helper()
+	return openPageOn(t, width, height, cfg, false)
+}
+
+// openPageOn is openPageWith, in a tab with WebGPU (newWebGPUTab) where webgpu is true.
+func openPageOn(t *testing.T, width, height int, cfg server.Config, webgpu bool) *browserPage {
+	t.Helper()
 	chromiumPath(t)
 	base := serve(t, cfg)
 	ctx := newTab(t, int64(width), int64(height)) // closed before the server stops
+	if webgpu {
+		ctx = newWebGPUTab(t, int64(width), int64(height))
+	}
 	p := &browserPage{t: t, base: base, errs: &pageErrors{}}
 	if err := chromedp.Listen(ctx, p.errs.listen); err != nil {
 		t.Fatal(err)

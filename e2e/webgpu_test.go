@@ -16,13 +16,14 @@ import (
 )
 
 // webgpuLesson has a matmul cell with the whole WGSL ladder at ragged sizes, a wgsl cell with a
-// compile error on its line 9, a correct wgsl cell, a slow wgsl cell (for closing the page mid-run)
+// compile error on its line 9, a correct wgsl cell, a slow wgsl cell (for closing the page mid-run: sizes up to webgpu.SoftwareMaxN,
+// which SwiftShader still runs)
 // and a CPU-only cell.
 const webgpuLesson = "---\ntitle: WebGPU test\nsummary: s\norder: 1\n---\n\n" +
 	"```matmul\nid: ladder\nkernels: [ikj, webgpu-naive, webgpu-coalesced, webgpu-tiled, webgpu-regblock, webgpu-naive-f16, webgpu-coalesced-f16, webgpu-tiled-f16, webgpu-regblock-f16]\nsizes: [1, 33, 100, 256]\nrepeats: 2\ntransfers: true\n```\n\n" +
 	"```wgsl\nid: broken\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [16]\n---\n@compute @workgroup_size(8, 8)\nfn mm(@builtin(global_invocation_id) id: vec3<u32>) {\n  let x: u32 = undefined_thing;\n}\n```\n\n" +
 	"```wgsl\nid: own\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [1, 33]\nrepeats: 2\ncompare: [ikj, webgpu-tiled]\n---\n" + ownKernel + "```\n\n" +
-	"```wgsl\nid: slow\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [1024, 1536, 2048]\nrepeats: 20\n---\n" + ownKernel + "```\n\n" +
+	"```wgsl\nid: slow\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [256, 320, 384, 448, 512]\nrepeats: 20\n---\n" + ownKernel + "```\n\n" +
 	"```matmul\nid: cpu\nkernels: [ikj]\nsizes: [16]\nrepeats: 1\n```\n"
 
 const ownKernel = `@group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -39,15 +40,19 @@ fn mm(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 `
 
-// webgpuOptions are the browser options plus WebGPU on SwiftShader, Chromium's software adapter: a
-// browser of its own, not the shared one (newTab).
-func webgpuOptions(t *testing.T, exe string) []chromedp.ExecAllocatorOption {
-	return browserOptions(t.TempDir(), exe,
+// webgpuFlags turn WebGPU on, on SwiftShader, Chromium's software adapter (no GPU is needed).
+func webgpuFlags() []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
 		chromedp.Flag("enable-unsafe-webgpu", true),
 		chromedp.Flag("enable-unsafe-swiftshader", true),
 		chromedp.Flag("use-webgpu-adapter", "swiftshader"),
-		chromedp.WindowSize(1200, 1000),
-	)
+	}
+}
+
+// webgpuOptions are the browser options plus WebGPU on SwiftShader: a browser of its own, not the
+// shared one (newTab).
+func webgpuOptions(t *testing.T, exe string) []chromedp.ExecAllocatorOption {
+	return browserOptions(t.TempDir(), exe, append(webgpuFlags(), chromedp.WindowSize(1200, 1000))...)
 }
 
 func TestWebGPUInBrowser(t *testing.T) {

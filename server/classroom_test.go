@@ -122,7 +122,7 @@ func TestSignIn(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	// Without a session: a 403 that says what to do, for pages, API and the websocket, even over loopback.
-	for _, p := range []string{"/", "/lessons/p", "/api/runs", "/api/devices", "/class", "/api/state?lesson=p"} {
+	for _, p := range []string{"/", "/lessons/p", "/api/runs", "/api/devices", "/devices", "/class", "/api/state?lesson=p"} {
 		if code, body := status(p); code != http.StatusForbidden || !strings.Contains(body, "join") {
 			t.Errorf("GET %s without a session: %d %q, want 403 saying how to join", p, code, body)
 		}

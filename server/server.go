@@ -510,7 +510,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// Handler routes the server's pages (refusing foreign Host headers when bound to loopback): /, /lessons/{slug}, /static/..., /healthz, /api/devices and /ws.
+// Handler routes the server's pages (refusing foreign Host headers when bound to loopback): /, /lessons/{slug}, /static/..., /healthz, /devices (and as JSON /api/devices) and /ws.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
@@ -520,6 +520,7 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc("GET /devices", s.devicesPage)
 	mux.HandleFunc("GET /api/devices", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.gpu.Report)

@@ -727,12 +727,22 @@ func TestDevicesReportAndHeader(t *testing.T) {
 	if !strings.Contains(getBody(t, base+"/"), "GPU: Test GPU (sm_90, 132 SMs, 80 GiB, 1980 MHz), driver CUDA 13.0") {
 		t.Errorf("header lacks the GPU summary")
 	}
+	// The header's link opens a readable page (the JSON stays for scripts).
+	page := getBody(t, base+"/devices")
+	for _, want := range []string{"<td>Test GPU</td>", "9.0 (sm_90)", "80.0 GiB", "1980 MHz", "CUDA 13.0", "<code>/usr/lib/x86_64-linux-gnu/libcuda.so.1</code>", `href="/api/devices"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/devices lacks %q", want)
+		}
+	}
 
 	_, base = startServer(t, Config{Devices: func(context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
 	}})
-	if body := getBody(t, base+"/lessons/why-gpus"); !strings.Contains(body, `GPU: no NVIDIA GPU on this server (<a href="/api/devices" title="no CUDA device: libcuda.so.1 not found">details</a>)`) {
+	if body := getBody(t, base+"/lessons/why-gpus"); !strings.Contains(body, `GPU: no NVIDIA GPU on this server (<a href="/devices" title="no CUDA device: libcuda.so.1 not found">details</a>)`) {
 		t.Errorf("lesson header lacks the one friendly line with the reason behind its link")
+	}
+	if page := getBody(t, base+"/devices"); !strings.Contains(page, "no NVIDIA GPU on this server.</strong> no CUDA device: libcuda.so.1 not found") {
+		t.Errorf("/devices without a GPU: %s", page)
 	}
 }
 

@@ -395,14 +395,13 @@ class Cell {
         this.work = { done: m.done, total: Math.max(m.total, 1) };
         this.tick();
         break;
-      case "note":
+      case "note": {
         if (m.ran_on) v.ranOn = m.ran_on;
-        v.addNote(m.note);
+        const li = v.addNote(m.note);
         if (m.note && m.note.level === "error") this.markErrors(m.note.message);
         if (m.note && m.note.level === "warning" && /noisy/i.test(m.note.message) && v.notesList) {
           // Noisy timings: offer the rerun the note suggests, once the run is over: one button
           // per run, however many notes say so (a spread over the repeats, a busy machine).
-          const li = v.notesList.lastElementChild;
           li.classList.add("noisy");
           if (v.notesList.querySelector(".note-rerun")) break;
           const again = document.createElement("button");
@@ -413,6 +412,7 @@ class Cell {
           li.append(" ", again);
         }
         break;
+      }
       case "table":
         v.addTable(m.table);
         break;

@@ -28,7 +28,16 @@ export class DataTable {
     const title = document.createElement("div");
     title.className = "cell-table-title";
     title.setAttribute("aria-hidden", "true");
-    title.textContent = def.caption || def.id;
+    const [titleHead, titleRest] = splitCaption(def.caption || def.id);
+    const strong = document.createElement("strong");
+    strong.textContent = titleHead;
+    title.append(strong);
+    if (titleRest) {
+      const span = document.createElement("span");
+      span.className = "rest";
+      span.textContent = titleRest;
+      title.append(span);
+    }
     const scroll = document.createElement("div");
     scroll.className = "cell-table-scroll";
     this.table = document.createElement("table");
@@ -163,4 +172,12 @@ const LONG = 32;
 // label such as "GFLOP/s" already is.
 function showUnit(col) {
   return !!col.unit && !String(col.label).includes(col.unit);
+}
+
+// splitCaption splits a caption at the end of its first clause (a colon, an opening parenthesis or a
+// semicolon within its first 120 characters): the title, and the rest (whole, "" where there is no
+// such clause).
+export function splitCaption(caption) {
+  const m = /^(.{8,120}?)(?=:\s|\s\(|;\s)/.exec(caption);
+  return m ? [m[1], caption.slice(m[1].length)] : [caption, ""];
 }

@@ -15,6 +15,9 @@ function languageOf(text) {
   return /^\s*\.(version|target)\s/m.test(text.body || "") ? "ptx" : "";
 }
 
+// Info notes shown before the rest fold behind "n more notes"; errors and warnings are always shown.
+const SHOWN_INFO = 1;
+
 // Where each part goes in the output, top to bottom.
 const RANK = { notes: 1, text: 2, kind: 3, table: 4, chart: 5 };
 
@@ -43,6 +46,7 @@ export class CellView {
     this.ranOn = "";         // the machine that ran it, when the server names one (a note's ran_on)
     this.earlier = null;     // when the results shown are an earlier run's (shared, or replayed): its end
     this.notesList = null;
+    this.notesToggle = null;
     this.chartBox = null;
     this.kindBox = null;
   }
@@ -65,16 +69,57 @@ export class CellView {
     return this.kindBox;
   }
 
+  // addNote adds a note to the notes list and returns its li. Info notes past the first SHOWN_INFO
+  // fold behind a "n more notes" button (errors and warnings never do), so that the results come
+  // first; the folded notes stay in the page (and its text) for whoever opens them.
   addNote(note) {
     this.notes.push(note);
     if (!this.notesList) {
       this.notesList = this.place(document.createElement("ul"), RANK.notes);
-      this.notesList.className = "cell-notes";
+      this.notesList.className = "cell-notes folded";
+      this.notesList.id = `${this.cell}-notes`;
     }
     const li = document.createElement("li");
-    li.className = note.level || "info";
+    const level = note.level || "info";
+    li.className = level;
     li.textContent = note.message;
+    if (level === "info" && this.notesList.querySelectorAll("li.info").length >= SHOWN_INFO) li.classList.add("more");
     this.notesList.appendChild(li);
+    this.foldNotes();
+    return li;
+  }
+
+  // removeNote takes the note with this exact text out of the list (a kind module that shows it
+  // elsewhere).
+  removeNote(message) {
+    for (const li of this.notesList?.querySelectorAll("li") || []) {
+      if (li.textContent === message) li.remove();
+    }
+    this.foldNotes();
+  }
+
+  // foldNotes keeps the "n more notes" button below the list in step with the folded notes.
+  foldNotes() {
+    const more = this.notesList ? this.notesList.querySelectorAll("li.more").length : 0;
+    if (!more) {
+      this.notesToggle?.remove();
+      this.notesToggle = null;
+      return;
+    }
+    if (!this.notesToggle) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "cell-notes-more";
+      b.setAttribute("aria-controls", this.notesList.id);
+      b.addEventListener("click", () => {
+        this.notesList.classList.toggle("folded");
+        this.foldNotes();
+      });
+      this.notesToggle = this.place(b, RANK.notes);
+    }
+    const folded = this.notesList.classList.contains("folded");
+    this.notesToggle.setAttribute("aria-expanded", String(!folded));
+    this.notesToggle.textContent = folded ? `${formatNumber(more)} more note${more === 1 ? "" : "s"}` : "fewer notes";
   }
 
   addTable(def) {

@@ -332,8 +332,11 @@ type page struct {
 
 func (p *page) Ask(_ context.Context, task any) (json.RawMessage, error) {
 	t := task.(webgpu.Task)
-	p.tasks = append(p.tasks, t)
 	adapter := `{"vendor":"apple","architecture":"metal-3","device":"","description":"Apple M2","fallback":false,"f16":true,"timestamps":true}`
+	if t.Op == "adapter" {
+		return json.RawMessage(`{"adapter":` + adapter + `}`), nil
+	}
+	p.tasks = append(p.tasks, t)
 	secs := strings.TrimSuffix(strings.Repeat("0.01,", t.Repeats), ",")
 	return json.RawMessage(fmt.Sprintf(`{"adapter":%s,"results":[{"kernel":%q,"n":%d,"method":"timestamp-query","batch":1,"seconds":[%s],"rel_error":1e-7,"checked":%d}]}`,
 		adapter, t.Kernels[0].Name, t.N, secs, t.N*t.N)), nil

@@ -11,9 +11,7 @@ export default {
   done(view) {
     const verdict = [...view.notes].reverse().find((n) => n.message.includes(" dominates on "));
     if (verdict) {
-      for (const li of view.output.querySelectorAll(".cell-notes li")) {
-        if (li.textContent === verdict.message) li.remove();
-      }
+      view.removeNote(verdict.message);
       const p = document.createElement("p");
       p.className = "cell-verdict";
       p.dataset.rank = 6; // after the chart (view.js ranks notes 1 … chart 5)

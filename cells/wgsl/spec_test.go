@@ -86,6 +86,9 @@ type page struct {
 
 func (p *page) Ask(_ context.Context, task any) (json.RawMessage, error) {
 	t := task.(webgpu.Task)
+	if t.Op == "adapter" { // not recorded: the tests count the compile and matmul tasks
+		return json.RawMessage(`{"adapter":{"vendor":"intel","architecture":"gen-12lp","device":"","description":"","fallback":false,"f16":true,"timestamps":true}}`), nil
+	}
 	p.tasks = append(p.tasks, t)
 	if t.Op == "compile" {
 		return json.RawMessage(p.compile), nil

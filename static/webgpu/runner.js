@@ -5,17 +5,24 @@
 //
 //   runTask(task, signal) -> Promise<answer>
 //
-// task: {op: "matmul", n, repeats, transfers, kernels: [{name, f16, source?, entry?, workgroup?, dispatch, ld?}]}
+// task: {op: "adapter"} (say what the adapter is; nothing runs)
+//    or {op: "matmul", n, repeats, budget_s, transfers, kernels: [{name, f16, source?, entry?, workgroup?, dispatch, ld?}]}
 //    or {op: "compile", kernels: [{name: "custom", source, entry, workgroup}]}
 // answer: {unavailable, detail} when WebGPU cannot run here, else
 //         {adapter: {vendor, architecture, device, description, fallback, f16, timestamps},
 //          compile: [{type, line, col, message}], results: [{kernel, n, error | method, batch,
 //          seconds: [...], upload_seconds, readback_seconds, rel_error, checked}]}
+//
+// Bounded work: a kernel's warm-up dispatch is timed; a second one (the first also pays for the
+// pipeline's first use) only when the first was short against the budget. Each timed repeat is a
+// batch of dispatches lasting about BATCH_SECONDS, and the repeats stop at the task's budget_s
+// (fewer than asked, never fewer than one): `seconds` then holds fewer entries than `repeats`.
 
 const SAMPLED = 1024; // entries of C checked above n = 512
 const FULL_CHECK_MAX = 512;
 const BATCH_SECONDS = 0.02; // each timed sample lasts about this long (by the warm-up's wall clock)
 const MAX_BATCH = 256;
+const DEFAULT_BUDGET = 1; // seconds of timed repeats per kernel when the task names none
 
 let devicePromise = null;
 
@@ -81,6 +88,7 @@ function prelude(f16) {
 export async function runTask(task, signal) {
   const d = await device();
   if (d.unavailable) return { unavailable: d.unavailable, detail: d.detail || "" };
+  if (task.op === "adapter") return { adapter: d.adapter };
   if (task.op === "compile") return { adapter: d.adapter, compile: await compile(d.device, task.kernels[0]) };
   const results = [];
   const inputs = makeInputs(task.n);
@@ -299,24 +307,30 @@ async function timeKernel(d, k, task, inputs, signal) {
     const err = await dev.popErrorScope();
     if (err) throw new Error(err.message);
     if (signal && signal.aborted) throw new Error("stopped");
-    // The first dispatch also pays for the pipeline's first use: time a second one.
-    t0 = now();
-    enc = dev.createCommandEncoder();
-    dispatch(enc);
-    dev.queue.submit([enc.finish()]);
-    await dev.queue.onSubmittedWorkDone();
-    warm = Math.min(warm, now() - t0);
+    const budget = task.budget_s > 0 ? task.budget_s : DEFAULT_BUDGET;
+    // The first dispatch also pays for the pipeline's first use: time a second one, unless the
+    // first was long already (a slow or software adapter), where that cost is in the noise.
+    if (warm < budget / 4) {
+      t0 = now();
+      enc = dev.createCommandEncoder();
+      dispatch(enc);
+      dev.queue.submit([enc.finish()]);
+      await dev.queue.onSubmittedWorkDone();
+      warm = Math.min(warm, now() - t0);
+    }
 
     // Each timed repeat is a batch of dispatches lasting about BATCH_SECONDS by the warm-up's
-    // clock, so that neither a coarse clock nor quantised timestamps swamp a short kernel.
+    // clock, so that neither a coarse clock nor quantised timestamps swamp a short kernel; the
+    // repeats stop where they would outlast the budget.
     const batch = Math.min(MAX_BATCH, Math.max(1, Math.ceil(BATCH_SECONDS / Math.max(warm, 1e-6))));
+    const repeats = Math.min(task.repeats, Math.max(1, Math.floor(budget / (batch * Math.max(warm, 1e-6)))));
     let seconds = null;
     let method = "timestamp-query";
-    if (d.adapter.timestamps) seconds = await timestamps(dev, p, bind, groups, task.repeats, batch);
+    if (d.adapter.timestamps) seconds = await timestamps(dev, p, bind, groups, repeats, batch);
     if (!seconds) {
       method = "wall-clock";
       seconds = [];
-      for (let r = 0; r < task.repeats; r++) {
+      for (let r = 0; r < repeats; r++) {
         if (signal && signal.aborted) throw new Error("stopped");
         enc = dev.createCommandEncoder();
         for (let i = 0; i < batch; i++) dispatch(enc);

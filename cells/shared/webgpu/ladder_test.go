@@ -93,7 +93,7 @@ func TestLadderTiles(t *testing.T) {
 	if err := Measure(context.Background(), p, Request{Kernels: []TaskKernel{{Name: "webgpu-regblock"}, {Name: "webgpu-tiled"}}, Sizes: []int{100}, Repeats: 1}, func(harness.Result) {}); err != nil {
 		t.Fatal(err)
 	}
-	rb, tl := p.tasks[0].Kernels[0], p.tasks[0].Kernels[1]
+	rb, tl := p.tasks[1].Kernels[0], p.tasks[1].Kernels[1] // tasks[0] asks for the adapter
 	if *rb.Dispatch != [3]int{2, 2, 1} || rb.LD != 100 || *tl.Dispatch != [3]int{7, 7, 1} || tl.LD != 100 {
 		t.Errorf("regblock %v ld %d, tiled %v ld %d at n=100", *rb.Dispatch, rb.LD, *tl.Dispatch, tl.LD)
 	}

@@ -19,13 +19,17 @@ import (
 
 // Task is the work one `task` message hands the page (docs/protocol.md, "What each kind emits").
 type Task struct {
-	// Op is "matmul" (time and check Kernels at size N) or "compile" (compile Kernels[0], a learner's
-	// WGSL, and report getCompilationInfo()'s messages).
-	Op        string       `json:"op"`
-	N         int          `json:"n,omitempty"`
-	Repeats   int          `json:"repeats,omitempty"`
-	Transfers bool         `json:"transfers,omitempty"`
-	Kernels   []TaskKernel `json:"kernels"`
+	// Op is "adapter" (open the adapter and say what it is; nothing runs), "matmul" (time and check
+	// Kernels at size N) or "compile" (compile Kernels[0], a learner's WGSL, and report
+	// getCompilationInfo()'s messages).
+	Op        string `json:"op"`
+	N         int    `json:"n,omitempty"`
+	Repeats   int    `json:"repeats,omitempty"`
+	Transfers bool   `json:"transfers,omitempty"`
+	// Budget is the time in seconds the page may spend on one kernel's timed repeats, once warmed
+	// up (KernelBudget): it runs fewer than Repeats where they would take longer, never fewer than one.
+	Budget  float64      `json:"budget_s,omitempty"`
+	Kernels []TaskKernel `json:"kernels"`
 }
 
 // TaskKernel is one kernel of a Task: a ladder kernel by name, or a learner's ("custom") with its
@@ -88,7 +92,8 @@ type Point struct {
 	// "wall-clock" (submit to onSubmittedWorkDone()); Batch is the dispatches per timed sample.
 	Method string `json:"method,omitempty"`
 	Batch  int    `json:"batch,omitempty"`
-	// Seconds are the timed repeats, each a sample's time divided by Batch.
+	// Seconds are the timed repeats, each a sample's time divided by Batch: the task's Repeats, or
+	// fewer (at least one) where they would have outlasted the task's Budget.
 	Seconds []float64 `json:"seconds,omitempty"`
 	// UploadSeconds and ReadbackSeconds time writing A and B and reading C back (transfers: true).
 	UploadSeconds   float64 `json:"upload_seconds,omitempty"`
@@ -143,9 +148,9 @@ func Decode(raw json.RawMessage, t Task) (Answer, error) {
 			return Answer{}, errors.New("a compile message at a negative line")
 		}
 	}
-	if t.Op == "compile" {
+	if t.Op == "compile" || t.Op == "adapter" {
 		if len(a.Results) > 0 {
-			return Answer{}, errors.New("a compile answer with results")
+			return Answer{}, fmt.Errorf("an answer to a %s task with results", t.Op)
 		}
 		return a, nil
 	}
@@ -167,7 +172,7 @@ func Decode(raw json.RawMessage, t Task) (Answer, error) {
 		if p.Batch < 1 || p.Batch > maxBatch {
 			return Answer{}, fmt.Errorf("result %d: a batch of %d dispatches; want 1 to %d", i, p.Batch, maxBatch)
 		}
-		if len(p.Seconds) != t.Repeats {
+		if len(p.Seconds) < 1 || len(p.Seconds) > t.Repeats {
 			return Answer{}, fmt.Errorf("result %d has %d timings for %d repeats", i, len(p.Seconds), t.Repeats)
 		}
 		for _, s := range append(slices.Clone(p.Seconds), p.UploadSeconds, p.ReadbackSeconds) {
@@ -279,80 +284,160 @@ var columns = []cells.Column{
 // OrderNote is the note a run shows before its browser part: when the browser's kernels run.
 const OrderNote = "Your browser's WebGPU kernels run after this server's own kernels, within this run's turn in the server's queue: the server times nothing while your browser does, so on a laptop the two never share the machine."
 
-// Measure hands r's kernels to the run's page, one size per task, and emits the `browser` table:
-// one row per kernel and size, measured in the browser, captioned with the adapter. Each result also
-// goes to add (for the chart), named by Adapter.Series. Without a page (cells.ErrNoBrowser), or without
-// WebGPU there, each kernel gets one note saying why and what to do, and Measure returns nil. It
-// reports progress per size to e and returns ctx's cause when ctx ends, or an error when the page's
-// answer is malformed.
+// KernelBudget is the time, in seconds, the page may spend on one kernel's timed repeats at one
+// size once it is warmed up (Task.Budget). On a GPU it never binds (each repeat is a batch of
+// dispatches lasting about 20 ms, runner.js); on a slow adapter it cuts the repeats, down to one, so
+// that the browser's part of a run stays bounded.
+const KernelBudget = 1.0
+
+// SoftwareMaxN is the largest n the browser's kernels run at on a software adapter (Adapter.Software):
+// on SwiftShader one dispatch of webgpu-tiled at n = 1024 takes about 11 s (2·1024³ FLOP at
+// 0.19 GFLOP/s, docs/benchmarks.md, "WebGPU on SwiftShader"), and a cell's warm-up and repeats of
+// several kernels there would reach the run's time limit; at 512, one takes about 2 s.
+const SoftwareMaxN = 512
+
+// Measure first asks the run's page which WebGPU adapter it has (an "adapter" task), then hands it
+// r's kernels, one size per task, and emits the `browser` table: one row per kernel and size,
+// measured in the browser, captioned with the adapter. On a software adapter sizes above
+// SoftwareMaxN are not run, with a note saying so. Each result also goes to add (for the chart),
+// named by Adapter.Series. Without a page (cells.ErrNoBrowser), or without WebGPU there, each kernel
+// gets one note saying why and what to do, and Measure returns nil. It reports progress per size to
+// e and returns ctx's cause when ctx ends, or an error when the page's answer is malformed.
 func Measure(ctx context.Context, e cells.Emitter, r Request, add func(harness.Result)) error {
 	if len(r.Kernels) == 0 {
 		return nil
 	}
-	declared := false
+	ad, err := askAdapter(ctx, e, r.Kernels)
+	if err != nil || ad == nil {
+		return err
+	}
+	e.Note("info", OrderNote)
+	sizes := r.Sizes
+	if ad.Software() {
+		var capped []int
+		sizes, capped = softwareSizes(r.Sizes)
+		e.Note("warning", softwareNote(capped, r.Kernels))
+	}
+	if len(sizes) == 0 {
+		e.Progress(1, 1)
+		return nil
+	}
+	e.Table(cells.Table{ID: "browser", Caption: "Measured in your browser just now through WebGPU, on " + ad.Label() +
+		" (median of the timed repeats after a warm-up; C checked against a float64 reference computed in your browser)", Columns: columns})
 	skipped := map[string]bool{} // kernels that failed at a size: later sizes are skipped
-	for i, n := range r.Sizes {
-		t := Task{Op: "matmul", N: n, Repeats: r.Repeats, Transfers: r.Transfers}
-		for _, k := range r.Kernels {
-			if skipped[k.Name] {
-				continue
+	for i, n := range sizes {
+		t := r.task(n, skipped)
+		if len(t.Kernels) > 0 {
+			raw, err := cells.Ask(ctx, e, t)
+			if err != nil {
+				return err
 			}
-			if r.Dispatch != nil && k.Source != "" {
-				d := r.Dispatch(n)
-				k.Dispatch = &d
+			a, err := Decode(raw, t)
+			if err != nil {
+				return err
 			}
-			if lk, ok := Lookup(k.Name); ok && k.Source == "" { // a ladder kernel: its launch from its row
-				d := lk.Dispatch(n)
-				k.Dispatch, k.LD = &d, lk.LeadingDim(n)
+			if a.Unavailable != "" { // the device was lost since the adapter task
+				NoteUnavailable(e, a, t.Kernels)
+				return nil
 			}
-			t.Kernels = append(t.Kernels, k)
-		}
-		if len(t.Kernels) == 0 {
-			continue
-		}
-		raw, err := cells.Ask(ctx, e, t)
-		if errors.Is(err, cells.ErrNoBrowser) {
-			noteEach(e, r.Kernels, "not run: this run has no browser page behind it, and these kernels run in the browser, through WebGPU (run the cell from its lesson page)")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		a, err := Decode(raw, t)
-		if err != nil {
-			return err
-		}
-		if a.Unavailable != "" {
-			NoteUnavailable(e, a, r.Kernels)
-			return nil
-		}
-		if !declared {
-			declared = true
-			e.Note("info", OrderNote)
-			if a.Adapter.Software() {
-				e.Note("warning", "Your browser offers only a software WebGPU adapter (such as SwiftShader): the webgpu kernels run on your CPU, emulating a GPU, so their times say nothing about a GPU. Use a browser with hardware WebGPU to measure your GPU.")
-			}
-			e.Table(cells.Table{ID: "browser", Caption: "Measured in your browser just now through WebGPU, on " + a.Adapter.Label() +
-				" (median of the timed repeats after a warm-up; C checked against a float64 reference computed in your browser)", Columns: columns})
-		}
-		for j, p := range a.Results {
-			k := t.Kernels[j]
-			if p.Error != "" {
-				msg := fmt.Sprintf("%s at n=%d, in your browser: %s", p.Kernel, n, p.Error)
-				if i < len(r.Sizes)-1 {
-					msg += " (its later sizes are skipped)"
+			for j, p := range a.Results {
+				k := t.Kernels[j]
+				if p.Error != "" {
+					msg := fmt.Sprintf("%s at n=%d, in your browser: %s", p.Kernel, n, p.Error)
+					if i < len(sizes)-1 {
+						msg += " (its later sizes are skipped)"
+					}
+					e.Note("error", msg)
+					skipped[k.Name] = true
+					continue
 				}
-				e.Note("error", msg)
-				skipped[k.Name] = true
-				continue
+				res, row := point(p, k.F16, t.Repeats, a.Adapter)
+				e.Row(row)
+				add(res)
 			}
-			res, row := point(p, k.F16, a.Adapter)
-			e.Row(row)
-			add(res)
 		}
-		e.Progress(i+1, len(r.Sizes))
+		e.Progress(i+1, len(sizes))
 	}
 	return nil
+}
+
+// askAdapter asks the page for its adapter; nil, with a note for each kernel, when there is no page
+// or no WebGPU in it.
+func askAdapter(ctx context.Context, e cells.Emitter, ks []TaskKernel) (*Adapter, error) {
+	t := Task{Op: "adapter", Kernels: []TaskKernel{}}
+	raw, err := cells.Ask(ctx, e, t)
+	if errors.Is(err, cells.ErrNoBrowser) {
+		noteEach(e, ks, "not run: this run has no browser page behind it, and these kernels run in the browser, through WebGPU (run the cell from its lesson page)")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := Decode(raw, t)
+	if err != nil {
+		return nil, err
+	}
+	if a.Unavailable != "" {
+		NoteUnavailable(e, a, ks)
+		return nil, nil
+	}
+	return a.Adapter, nil
+}
+
+// task is the matmul task for size n: every kernel not skipped, with its launch.
+func (r Request) task(n int, skipped map[string]bool) Task {
+	t := Task{Op: "matmul", N: n, Repeats: r.Repeats, Transfers: r.Transfers, Budget: KernelBudget}
+	for _, k := range r.Kernels {
+		if skipped[k.Name] {
+			continue
+		}
+		if r.Dispatch != nil && k.Source != "" {
+			d := r.Dispatch(n)
+			k.Dispatch = &d
+		}
+		if lk, ok := Lookup(k.Name); ok && k.Source == "" { // a ladder kernel: its launch from its row
+			d := lk.Dispatch(n)
+			k.Dispatch, k.LD = &d, lk.LeadingDim(n)
+		}
+		t.Kernels = append(t.Kernels, k)
+	}
+	return t
+}
+
+// softwareSizes splits sizes into those run on a software adapter and those above SoftwareMaxN.
+func softwareSizes(sizes []int) (run, capped []int) {
+	for _, n := range sizes {
+		if n > SoftwareMaxN {
+			capped = append(capped, n)
+		} else {
+			run = append(run, n)
+		}
+	}
+	return run, capped
+}
+
+// softwareNote says that the adapter is software and, where sizes were capped, which and why.
+func softwareNote(capped []int, ks []TaskKernel) string {
+	msg := "Your browser offers only a software WebGPU adapter (such as SwiftShader): the webgpu kernels run on your CPU, emulating a GPU, so their times say nothing about a GPU. Use a browser with hardware WebGPU to measure your GPU."
+	if len(capped) == 0 {
+		return msg
+	}
+	var ns, names []string
+	for _, n := range capped {
+		ns = append(ns, fmt.Sprint(n))
+	}
+	for _, k := range ks {
+		names = append(names, k.Name)
+	}
+	return msg + fmt.Sprintf(" On it, %s %s not run at n = %s (sizes above %d): one dispatch of webgpu-tiled at n = 1024 takes about 11 s on SwiftShader on a 2-core machine (docs/benchmarks.md), so the cell would not finish in reasonable time; a hardware adapter runs every size.",
+		strings.Join(names, ", "), plural(len(names), "is", "are"), strings.Join(ns, ", "), SoftwareMaxN)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // NoteUnavailable gives each kernel one note saying why WebGPU cannot run in the page (a.Unavailable)
@@ -373,7 +458,7 @@ func noteEach(e cells.Emitter, ks []TaskKernel, why string) {
 }
 
 // point turns a checked Point into a chart result and a table row.
-func point(p Point, f16 bool, a *Adapter) (harness.Result, cells.Row) {
+func point(p Point, f16 bool, repeats int, a *Adapter) (harness.Result, cells.Row) {
 	ts := slices.Clone(p.Seconds)
 	slices.Sort(ts)
 	med := ts[len(ts)/2]
@@ -404,6 +489,9 @@ func point(p Point, f16 bool, a *Adapter) (harness.Result, cells.Row) {
 	if p.Method == "wall-clock" {
 		method = fmt.Sprintf("wall clock over %d dispatch(es), submit to onSubmittedWorkDone()", p.Batch)
 	}
+	if len(p.Seconds) < repeats {
+		method += fmt.Sprintf("; %d of %d repeats, the rest over the browser's time budget of %g s per kernel and size", len(p.Seconds), repeats, KernelBudget)
+	}
 	values := []any{p.Kernel, p.N, inputs, med, ts[0], ts[len(ts)-1], gflops, rel, check, method, "", ""}
 	if p.UploadSeconds > 0 || p.ReadbackSeconds > 0 {
 		values[10], values[11] = p.UploadSeconds, p.ReadbackSeconds
@@ -413,15 +501,30 @@ func point(p Point, f16 bool, a *Adapter) (harness.Result, cells.Row) {
 	return res, cells.Row{Table: "browser", Values: values, Bad: !ok}
 }
 
-// EstimateSeconds is a pessimistic guess of the browser's time for kernels at n with repeats, made
-// before running and never shown as a measurement: 10 GFLOP/s (below what integrated GPUs reach;
-// a software adapter is slower still, about 0.1–1 GFLOP/s in docs/benchmarks.md, and its runs may
-// hit the time limit), 0.3 s of set-up per kernel and size, and the float64 reference in JavaScript.
+// Rates EstimateSeconds assumes, in FLOP/s: a GPU's (below what integrated GPUs reach) and a
+// software adapter's (about the middle of the ladder's 0.1–0.85 GFLOP/s on SwiftShader at n = 256
+// to 1024, docs/benchmarks.md, "WebGPU on SwiftShader").
+const (
+	estimateGPURate      = 10e9
+	estimateSoftwareRate = 0.2e9
+)
+
+// EstimateSeconds is a pessimistic guess of the browser's time, in seconds, for kernels at n with
+// repeats, made before running (the adapter is not known yet) and never shown as a measurement:
+// per kernel 0.3 s of set-up plus the longer of a GPU's warm-up and repeats at 10 GFLOP/s and a
+// software adapter's (for n up to SoftwareMaxN; it runs no larger n) at 0.2 GFLOP/s, with up to two
+// warm-up dispatches and its repeats cut to KernelBudget as runner.js cuts them; and the float64
+// reference in JavaScript (about 0.2 GFLOP/s; every entry for n ≤ 512, 1024 sampled entries above).
 func EstimateSeconds(kernels, n, repeats int) float64 {
 	flops := 2 * math.Pow(float64(n), 3)
 	ref := flops / 2e8
 	if n > 512 {
 		ref = 1024 * 2 * float64(n) / 2e8
 	}
-	return float64(kernels)*(0.3+float64(repeats+2)*flops/10e9) + ref
+	each := float64(repeats+2) * flops / estimateGPURate
+	if n <= SoftwareMaxN {
+		t := flops / estimateSoftwareRate
+		each = math.Max(each, 2*t+math.Min(float64(repeats)*t, math.Max(KernelBudget, t)))
+	}
+	return float64(kernels)*(0.3+each) + ref
 }

@@ -6,8 +6,9 @@
 // package validates strictly before they become rows of the run's `browser` table and points of its
 // chart.
 //
-// Timing and checking in the browser (runner.js): fresh random inputs in [-1, 1) per size, one
-// warm-up dispatch, then `repeats` timed dispatches; GPU time from timestamp queries where the
+// Timing and checking in the browser (runner.js): fresh random inputs in [-1, 1) per size, one or
+// two warm-up dispatches, then `repeats` timed batches of dispatches, fewer where they would
+// outlast KernelBudget (a software adapter also runs no size above SoftwareMaxN); GPU time from timestamp queries where the
 // adapter offers the `timestamp-query` feature, else wall-clock time over a batch of dispatches
 // ended by queue.onSubmittedWorkDone(). C is checked against a float64 reference computed in
 // JavaScript: every entry for n ≤ 512, 1024 sampled entries above. The WebGPU and WGSL

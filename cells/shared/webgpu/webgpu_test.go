@@ -55,7 +55,7 @@ func TestMeasureFallbackAdapter(t *testing.T) {
 	if err := Measure(context.Background(), p, request("webgpu-tiled", "webgpu-naive-f16"), func(r harness.Result) { chart = append(chart, r) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.tasks) != 2 || p.tasks[1].N != 16 || p.tasks[0].Repeats != 3 || p.tasks[0].Op != "matmul" {
+	if len(p.tasks) != 3 || p.tasks[0].Op != "adapter" || p.tasks[2].N != 16 || p.tasks[1].Repeats != 3 || p.tasks[1].Op != "matmul" || p.tasks[1].Budget != KernelBudget {
 		t.Errorf("tasks %+v", p.tasks)
 	}
 	rows := p.RowsOf("browser")
@@ -105,8 +105,8 @@ func TestMeasureGPUAndChecks(t *testing.T) {
 		t.Errorf("caption %q", p.Tables[0].Caption)
 	}
 	// The failed kernel gets one note and is not asked for again.
-	if len(p.tasks[1].Kernels) != 2 {
-		t.Errorf("second task %+v", p.tasks[1])
+	if len(p.tasks[2].Kernels) != 2 {
+		t.Errorf("second size's task %+v", p.tasks[2])
 	}
 	var errs []string
 	for _, n := range p.Notes {
@@ -119,6 +119,70 @@ func TestMeasureGPUAndChecks(t *testing.T) {
 	}
 	if chart[0].Kernel != "webgpu-tiled (your GPU)" || chart[0].OK {
 		t.Errorf("chart %+v", chart[0])
+	}
+}
+
+// On a software adapter, sizes above SoftwareMaxN are not asked for, and one note says which and
+// why; a kernel the page's time budget cut to fewer repeats says so in its row.
+func TestMeasureCapsSoftwareAdapter(t *testing.T) {
+	p := &page{answer: func(t Task) string {
+		if t.Op == "adapter" {
+			return `{"adapter":` + swiftshader + `}`
+		}
+		return `{"adapter":` + swiftshader + fmt.Sprintf(`,"results":[{"kernel":"webgpu-tiled","n":%d,"method":"timestamp-query","batch":1,"seconds":[2.5],"rel_error":1e-7,"checked":%d}]}`, t.N, t.N*t.N)
+	}}
+	r := request("webgpu-tiled")
+	r.Sizes = []int{256, 512, 1024, 2048}
+	if err := Measure(context.Background(), p, r, func(harness.Result) {}); err != nil {
+		t.Fatal(err)
+	}
+	var ns []int
+	for _, tk := range p.tasks[1:] {
+		ns = append(ns, tk.N)
+	}
+	if got, want := fmt.Sprint(ns), "[256 512]"; got != want {
+		t.Errorf("sizes asked %s, want %s", got, want)
+	}
+	var warned []string
+	for _, n := range p.Notes {
+		if n.Level == "warning" {
+			warned = append(warned, n.Message)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "webgpu-tiled is not run at n = 1024, 2048 (sizes above 512)") || !strings.Contains(warned[0], "software WebGPU adapter") {
+		t.Errorf("warnings %q", warned)
+	}
+	rows := p.RowsOf("browser")
+	if len(rows) != 2 || !strings.Contains(rows[1].Values[9].(string), "1 of 3 repeats, the rest over the browser's time budget of 1 s") {
+		t.Errorf("rows %+v", rows)
+	}
+	if p.Done != [2]int{2, 2} {
+		t.Errorf("progress %v", p.Done)
+	}
+
+	// A hardware adapter runs every size.
+	gpu := &page{answer: goodAnswer(`{"vendor":"intel","architecture":"gen-12lp","device":"","description":"","fallback":false,"f16":true,"timestamps":true}`)}
+	if err := Measure(context.Background(), gpu, r, func(harness.Result) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(gpu.tasks) != 5 || gpu.tasks[4].N != 2048 {
+		t.Errorf("a GPU's tasks %+v", gpu.tasks)
+	}
+}
+
+// The estimate covers the slower of a GPU and a software adapter at sizes the latter runs: at
+// n = 512 on SwiftShader (0.2 GFLOP/s), a warm-up of two 1.34 s dispatches and one timed.
+func TestEstimateCoversSoftwareAdapter(t *testing.T) {
+	flops := 2 * 512.0 * 512 * 512
+	want := 0.3 + 3*flops/0.2e9 + flops/2e8
+	if got := EstimateSeconds(1, 512, 3); got < want*0.999 || got > want*1.001 {
+		t.Errorf("EstimateSeconds(1, 512, 3) = %g, want %g", got, want)
+	}
+	// Above SoftwareMaxN only a GPU runs: 10 GFLOP/s, warm-up and repeats.
+	flops = 2 * 2048.0 * 2048 * 2048
+	want = 0.3 + 5*flops/10e9 + 1024*2*2048/2e8
+	if got := EstimateSeconds(1, 2048, 3); got < want*0.999 || got > want*1.001 {
+		t.Errorf("EstimateSeconds(1, 2048, 3) = %g, want %g", got, want)
 	}
 }
 
@@ -166,13 +230,18 @@ func TestDecodeRefuses(t *testing.T) {
 	if _, err := Decode(json.RawMessage(`{`+ad+`,"results":[`+ok+`]}`), task); err != nil {
 		t.Fatalf("a good answer: %v", err)
 	}
+	// Fewer repeats than asked (the page's time budget ran out) are an answer.
+	if _, err := Decode(json.RawMessage(`{`+ad+`,"results":[`+strings.Replace(ok, "[0.1,0.2]", "[0.1]", 1)+`]}`), task); err != nil {
+		t.Fatalf("one repeat of two: %v", err)
+	}
 	for name, raw := range map[string]string{
 		"unknown field":  `{` + ad + `,"results":[` + ok + `],"extra":1}`,
 		"no adapter":     `{"results":[` + ok + `]}`,
 		"too few":        `{` + ad + `,"results":[]}`,
 		"other kernel":   `{` + ad + `,"results":[` + strings.Replace(ok, "webgpu-tiled", "webgpu-naive", 1) + `]}`,
 		"other n":        `{` + ad + `,"results":[` + strings.Replace(ok, `"n":4`, `"n":5`, 1) + `]}`,
-		"repeats":        `{` + ad + `,"results":[` + strings.Replace(ok, "[0.1,0.2]", "[0.1]", 1) + `]}`,
+		"more repeats":   `{` + ad + `,"results":[` + strings.Replace(ok, "[0.1,0.2]", "[0.1,0.2,0.3]", 1) + `]}`,
+		"no repeats":     `{` + ad + `,"results":[` + strings.Replace(ok, "[0.1,0.2]", "[]", 1) + `]}`,
 		"negative time":  `{` + ad + `,"results":[` + strings.Replace(ok, "0.2", "-0.2", 1) + `]}`,
 		"huge time":      `{` + ad + `,"results":[` + strings.Replace(ok, "0.2", "1e99", 1) + `]}`,
 		"method":         `{` + ad + `,"results":[` + strings.Replace(ok, "timestamp-query", "guess", 1) + `]}`,
@@ -189,6 +258,9 @@ func TestDecodeRefuses(t *testing.T) {
 		if _, err := Decode(json.RawMessage(raw), task); err == nil {
 			t.Errorf("%s: accepted %s", name, raw)
 		}
+	}
+	if _, err := Decode(json.RawMessage(`{`+ad+`,"results":[`+ok+`]}`), Task{Op: "adapter"}); err == nil {
+		t.Errorf("an adapter task's answer with results accepted")
 	}
 }
 
@@ -239,7 +311,7 @@ func FuzzDecode(f *testing.F) {
 			e := &cellstest.Recorder{}
 			for _, p := range a.Results {
 				if p.Error == "" {
-					_, row := point(p, false, a.Adapter)
+					_, row := point(p, false, tk.Repeats, a.Adapter)
 					e.Row(row)
 				}
 			}

@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gpuplayground/playground/cells/shared/webgpu"
+	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/server"
+)
+
+// sizesLine is a kernel cell's list of sizes.
+var sizesLine = regexp.MustCompile(`(?m)^sizes:\s*\[([^\]]*)\]`)
+
+// Every cell of every lesson that runs in the browser through WebGPU (a wgsl cell, a cell naming a
+// webgpu- kernel, a budget cell measuring "your GPU"), as the lesson ships it, runs on SwiftShader
+// (the shared browser's software adapter, newWebGPUTab) to its end, never an error or the run's time limit; a cell
+// with sizes above webgpu.SoftwareMaxN says they were not run there. No wall-clock budget is
+// asserted (each run's time is logged).
+func TestEveryWebGPUCellInBrowser(t *testing.T) {
+	p := openPageOn(t, 1280, 1000, server.Config{}, true)
+	p.open("why-gpus") // any page: the adapter is the browser's
+	adapter := p.str(`(async () => { if (!navigator.gpu) return "no navigator.gpu"; const a = await navigator.gpu.requestAdapter(); if (!a) return "no adapter"; const i = a.info || {}; return JSON.stringify({architecture: i.architecture, fallback: i.isFallbackAdapter ?? a.isFallbackAdapter}); })()`)
+	if !strings.HasPrefix(adapter, "{") {
+		t.Fatalf("the shared browser has no WebGPU on SwiftShader: %s", adapter)
+	}
+	files, err := fs.Glob(lessons.Embedded, "*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("lessons: %v %v", files, err)
+	}
+	ran := 0
+	for _, f := range files {
+		slug := strings.TrimSuffix(f, ".md")
+		p.open(slug)
+		var found []struct{ ID, Kind, Source string }
+		js := `JSON.stringify([...document.querySelectorAll(".cell")].map((e) => ({ID: e.id, Kind: e.dataset.kind, Source: e.playground.getSource()})))`
+		if err := json.Unmarshal([]byte(p.str(js)), &found); err != nil {
+			t.Fatalf("%s: cells: %v", slug, err)
+		}
+		for _, c := range found {
+			browser := c.Kind == "wgsl" || strings.Contains(c.Source, "webgpu-") ||
+				(c.Kind == "budget" && !regexp.MustCompile(`(?m)^your_gpu:\s*false`).MatchString(c.Source))
+			if !browser {
+				continue
+			}
+			ran++
+			sel := cellSel(c.ID)
+			start := time.Now()
+			p.do("running "+c.ID,
+				chromedp.Click(chromedp.CSS(sel+" .cell-run")),
+				chromedp.WaitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
+			state := p.str(`document.querySelector(` + strconv.Quote(sel) + `).dataset.state`)
+			status := p.str(`document.querySelector(` + strconv.Quote(sel+" .cell-status") + `).textContent`)
+			notes := p.str(`[...document.querySelectorAll(` + strconv.Quote(sel+" .cell-notes li") + `)].map((e) => e.textContent).join("\n")`)
+			t.Logf("%s (%s) ran in %v: %s", c.ID, c.Kind, time.Since(start).Round(time.Millisecond), status)
+			if state != "ended" {
+				t.Errorf("%s: state %q, want ended; status %q; notes:\n%s", c.ID, state, status, notes)
+				continue
+			}
+			if rows := p.str(`String(document.querySelectorAll(` + strconv.Quote(sel+" .cell-table[data-table=browser] tbody tr") + `).length)`); rows == "0" {
+				t.Errorf("%s: no row measured in the browser; notes:\n%s", c.ID, notes)
+			}
+			checkNotesFold(t, p, sel)
+			if big := sizesOver(c.Source, webgpu.SoftwareMaxN); big != "" && !strings.Contains(notes, "not run at n = "+big) {
+				t.Errorf("%s: sizes %s are above %d, and no note says they were not run on the software adapter; notes:\n%s", c.ID, big, webgpu.SoftwareMaxN, notes)
+			}
+		}
+		p.errs.check(t, slug)
+	}
+	if ran < 3 {
+		t.Errorf("only %d WebGPU cells found in the lessons", ran)
+	}
+}
+
+// sizesOver lists, comma-separated, the sizes of a cell's sizes line above max.
+func sizesOver(src string, max int) string {
+	m := sizesLine.FindStringSubmatch(src)
+	if m == nil {
+		return ""
+	}
+	var out []string
+	for _, s := range strings.Split(m[1], ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > max {
+			out = append(out, strconv.Itoa(n))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkNotesFold checks a finished cell's notes: errors and warnings shown, the first info note
+// shown and the rest folded behind one "n more notes" button, which unfolds them all.
+func checkNotesFold(t *testing.T, p *browserPage, sel string) {
+	t.Helper()
+	q := strconv.Quote(sel + " .cell-notes li")
+	state := func() (shownWarn, hiddenWarn, shownInfo, hiddenInfo int, button string) {
+		js := `JSON.stringify([...document.querySelectorAll(` + q + `)].map((li) => [li.classList.contains("info"), li.getClientRects().length > 0]).concat([[document.querySelector(` + strconv.Quote(sel+" .cell-notes-more") + `)?.textContent || ""]]))`
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(p.str(js)), &raw); err != nil {
+			t.Fatalf("notes: %v", err)
+		}
+		for _, r := range raw[:len(raw)-1] {
+			var pair [2]bool
+			_ = json.Unmarshal(r, &pair)
+			switch {
+			case pair[0] && pair[1]:
+				shownInfo++
+			case pair[0]:
+				hiddenInfo++
+			case pair[1]:
+				shownWarn++
+			default:
+				hiddenWarn++
+			}
+		}
+		var last []string
+		_ = json.Unmarshal(raw[len(raw)-1], &last)
+		return shownWarn, hiddenWarn, shownInfo, hiddenInfo, last[0]
+	}
+	_, hiddenWarn, shownInfo, hiddenInfo, button := state()
+	if hiddenWarn > 0 {
+		t.Errorf("%s: %d errors or warnings folded away", sel, hiddenWarn)
+	}
+	if shownInfo > 1 || (hiddenInfo > 0) != (button != "") {
+		t.Errorf("%s: %d info notes shown, %d folded, button %q", sel, shownInfo, hiddenInfo, button)
+	}
+	if hiddenInfo == 0 {
+		return
+	}
+	if want := strconv.Itoa(hiddenInfo) + " more note"; !strings.HasPrefix(button, want) {
+		t.Errorf("%s: button %q, want %q…", sel, button, want)
+	}
+	p.do("unfolding notes", chromedp.Click(chromedp.CSS(sel+" .cell-notes-more")))
+	if _, _, _, hidden, button := state(); hidden != 0 || button != "fewer notes" {
+		t.Errorf("%s: after unfolding, %d notes still folded, button %q", sel, hidden, button)
+	}
+}

@@ -122,6 +122,9 @@ type Result struct {
 	Notes []*vgpu.Fault
 	// Occupancy is the launch's theoretical occupancy on GPU (computed, not emulated).
 	Occupancy Occupancy
+	// Wave says how a sampled launch's DRAM reads were estimated (waveReads: its waves in step and
+	// staggered, blended); zero for a launch run in full.
+	Wave WaveDRAM
 }
 
 // MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
@@ -246,6 +249,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
 		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
 		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: CacheFor(req.GPU, res.Occupancy)}
+	fp := watchFootprints(&cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
@@ -256,6 +260,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
+		if fp != nil {
+			res.Counts, res.Wave = waveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+		}
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
 	} else {
 		res.RelError, err = in.checkAll(ctx)

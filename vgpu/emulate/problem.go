@@ -75,6 +75,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
 		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: CacheFor(req.GPU, res.Occupancy)}
+	fp := watchFootprints(&cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, req.Entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
@@ -88,6 +89,10 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	var which []int
 	if only != nil {
 		res.Counts = counts.Scaled()
+		if fp != nil {
+			res.Counts, res.Wave = waveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+			got = p.Buffers[out].Decode(bufs[out].Data, req.DType) // the probe block wrote its part too
+		}
 		which = written(got, rng, p.Name == "matmul")
 	}
 	v, err := p.Check(ctx, n, host, got, which, prec, req.DType)

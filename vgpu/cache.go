@@ -44,7 +44,8 @@ import (
 //
 // A sampled launch (LaunchConfig.Only) runs its few CTAs through a cold L2: what other CTAs would
 // have left there is not seen, so its L2 hit rate is a lower bound and its DRAM bytes, scaled to
-// the grid, an upper bound (Counts.Scaled).
+// the grid, an upper bound (Counts.Scaled). Package emulate corrects its DRAM reads from the CTAs'
+// own L2 streams (CacheConfig.L2Access; emulate's wave.go says how).
 
 // CacheConfig sizes the simulated caches, in bytes: L1Bytes is one CTA's share of its SM's L1,
 // L2Bytes the GPU's whole L2. Either may be 0 (no cache at that level: every access misses).

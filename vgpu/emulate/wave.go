@@ -55,11 +55,13 @@ type blockSectors map[int][]int64
 // footprints gathers blockSectors from a launch's L2 stream (vgpu.CacheConfig.L2Access), which the
 // L2 model calls one sector at a time.
 type footprints struct {
-	order  []int // a launch position → the block's linear index
 	blocks map[int]blockSectors
+	stored map[int]bool // the buffers stored to
 }
 
-func newFootprints() *footprints { return &footprints{blocks: map[int]blockSectors{}} }
+func newFootprints() *footprints {
+	return &footprints{blocks: map[int]blockSectors{}, stored: map[int]bool{}}
+}
 
 // hook is the L2Access of a launch of only's blocks in grid.
 func (f *footprints) hook(only [][3]int, grid [3]int) func(pos, buffer int, sector int64, store bool) {
@@ -73,6 +75,9 @@ func (f *footprints) hook(only [][3]int, grid [3]int) func(pos, buffer int, sect
 	slices.Sort(order)
 	order = slices.Compact(order) // the launch's order: vgpu runs Only's distinct blocks sorted
 	return func(pos, buffer int, sector int64, store bool) {
+		if store && buffer >= 0 {
+			f.stored[buffer] = true
+		}
 		if store || buffer < 0 || pos >= len(order) {
 			return
 		}
@@ -216,7 +221,8 @@ func inStepReads(base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int
 // waveReads replaces the DRAM reads of sampled counts c (scaled to the grid; raw are the run's own)
 // by the blend of the in-step and staggered estimates above, moving the difference into the L2's
 // hits, and says how (WaveDRAM). f holds the run's footprints (from cfg's launch, cfg.Cache's
-// L2Access); the probe block is emulated here, with cfg's configuration. sizes are cfg.Buffers'
+// L2Access); the probe block is emulated here, with cfg's configuration, and what it stores is
+// undone. sizes are cfg.Buffers'
 // bytes; resident the blocks resident at once on the whole GPU.
 func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *footprints, raw, c vgpu.Counts, resident int) (vgpu.Counts, WaveDRAM) {
 	grid := cfg.Grid
@@ -254,7 +260,17 @@ func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 		cache := *cfg.Cache
 		cache.L2Access = pf.hook(probe.Only, grid)
 		probe.Cache = &cache
-		if _, err := vgpu.Launch(ctx, mod, entry, probe); err != nil {
+		saved := map[int][]byte{} // the probe block's stores are undone: only the run's are checked
+		for k := range f.stored {
+			if k < len(cfg.Buffers) {
+				saved[k] = slices.Clone(cfg.Buffers[k].Data)
+			}
+		}
+		_, err := vgpu.Launch(ctx, mod, entry, probe)
+		for k, d := range saved {
+			copy(cfg.Buffers[k].Data, d)
+		}
+		if err != nil {
 			w.Why = "the probe block failed: " + err.Error()
 			return c, w
 		}

@@ -35,8 +35,11 @@ import (
 // independently, so the spread of their phases grows as √w (a random walk) and the share of a
 // wave's reuse the L2 still catches falls as its inverse, the first wave being in step. That law,
 // and its unit (the first wave wholly in step), are assumptions, not measurements: the hardware's
-// phase spread is not measured here. With it the five sampled GEMMs of the H100's n = 4096 CSV come
-// within 0.86–1.6× of the measured DRAM reads (docs/benchmarks.md, "Sampled launches' L2").
+// phase spread is not measured here (1/w was the other law weighed, on the same five kernels). With
+// it four of the five sampled GEMMs of the H100's n = 4096 CSV come within 0.86–1.6× of the measured
+// DRAM reads and regblock, whose 3.9 waves the hardware keeps nearly in step, 3.0×
+// (docs/benchmarks.md, "Sampled launches' L2"). The in-step part assumes the L2 keeps what a wave
+// shares while its blocks read it at nearly the same phase, whatever the L2's size.
 
 // WaveDRAM is how a sampled launch's DRAM reads were estimated (waveReads): Waves is the launch's
 // waves (blocks / resident blocks, fractional); InStep and Staggered the whole grid's DRAM read

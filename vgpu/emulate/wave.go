@@ -167,6 +167,15 @@ func maps64Equal(a, b map[int]int64) bool {
 	return true
 }
 
+// probeBlocks is the blocks the wave estimate adds to a sampled launch of a grid of gridY rows
+// that runs its default sample: its probe block, a grid row away (waveProbe).
+func probeBlocks(gridY int) int {
+	if gridY > 1 {
+		return 1
+	}
+	return 0
+}
+
 // waveProbe is the block a grid row from the run's first (below it, or above it on the last row),
 // whose footprint gives the shift along y; false for a grid one row high.
 func waveProbe(only [][3]int, grid [3]int) ([3]int, bool) {
@@ -314,11 +323,13 @@ func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 	return c, w
 }
 
-// watchFootprints sets cfg's cache model, for a sampled launch, to gather its blocks' footprints
-// (a copy of cfg.Cache with L2Access set) and returns them; nil, cfg unchanged, for a launch run in
-// full or without a cache model.
-func watchFootprints(cfg *vgpu.LaunchConfig) *footprints {
-	if cfg.Only == nil || cfg.Cache == nil {
+// watchFootprints sets cfg's cache model, for a sampled launch of req, to gather its blocks'
+// footprints (a copy of cfg.Cache with L2Access set) and returns them; nil, cfg unchanged, for a
+// launch run in full or without a cache model, and for one whose sample a cell cut for time
+// (req.SampleBlocks, from 1 to SampledBlocks): its probe block would cost one block more than
+// priced, so it keeps the run's estimate.
+func watchFootprints(req Request, cfg *vgpu.LaunchConfig) *footprints {
+	if cfg.Only == nil || cfg.Cache == nil || req.SampleBlocks >= 1 && req.SampleBlocks <= SampledBlocks {
 		return nil
 	}
 	f := newFootprints()

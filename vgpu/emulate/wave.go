@@ -192,8 +192,9 @@ func waveProbe(only [][3]int, grid [3]int) ([3]int, bool) {
 // inStepReads is the DRAM read bytes of the launch's waves of resident blocks each (in dispatch
 // order) when each wave reads its unique load sectors once: per wave and buffer, the union of base
 // (block b0's sectors) moved by each of the wave's blocks' shifts, within the buffer's sectors
-// (sizes, bytes). It returns the bytes of each wave.
-func inStepReads(base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64) []int64 {
+// (sizes, bytes). It returns the bytes of each wave; nil if ctx ended first (its cost is the grid's
+// blocks × a block's sectors, at most, less where blocks share a shift).
+func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64) []int64 {
 	total := grid[0] * grid[1]
 	var out []int64
 	seen := map[int][]uint64{}
@@ -201,6 +202,9 @@ func inStepReads(base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int
 		seen[k] = make([]uint64, (sizes[k]/32+63)/64+1)
 	}
 	for start := 0; start < total; start += resident {
+		if ctx.Err() != nil {
+			return nil
+		}
 		var bytes int64
 		for k, s := range base {
 			bits64 := seen[k]
@@ -306,7 +310,11 @@ func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 			return c, w
 		}
 	}
-	waves := inStepReads(base, b0, sx, sy, grid, min(resident, total), sizes)
+	waves := inStepReads(ctx, base, b0, sx, sy, grid, min(resident, total), sizes)
+	if waves == nil {
+		w.Why = ctx.Err().Error()
+		return c, w
+	}
 	perBlock := float64(raw.DRAMReadBytes) / float64(raw.Blocks)
 	var blend float64
 	for i, b := range waves {

@@ -167,6 +167,45 @@ func maps64Equal(a, b map[int]int64) bool {
 	return true
 }
 
+// yShift is the shift along y, per buffer, from base (the run's first block's sectors) to the
+// block a grid row away (waveProbe), emulated here with cfg's configuration (its stores undone: only
+// the run's are checked); zeros for a grid one row high. why says why there is none.
+func yShift(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *footprints, base blockSectors, grid [3]int) (map[int]int64, string) {
+	sy := map[int]int64{}
+	p, ok := waveProbe(cfg.Only, grid)
+	if !ok {
+		return sy, ""
+	}
+	pf := newFootprints()
+	probe := cfg
+	probe.Only, probe.Trace = [][3]int{p}, nil
+	cache := *cfg.Cache
+	cache.L2Access = pf.hook(probe.Only, grid)
+	probe.Cache = &cache
+	saved := map[int][]byte{}
+	for k := range f.stored {
+		if k < len(cfg.Buffers) {
+			saved[k] = slices.Clone(cfg.Buffers[k].Data)
+		}
+	}
+	_, err := vgpu.Launch(ctx, mod, entry, probe)
+	for k, d := range saved {
+		copy(cfg.Buffers[k].Data, d)
+	}
+	if err != nil {
+		return nil, "the probe block failed: " + err.Error()
+	}
+	pf.finish()
+	s, ok := shiftOf(base, pf.blocks[linear(p, grid)])
+	if !ok {
+		return nil, "its blocks' footprints are not shifts of one another along y"
+	}
+	for k, d := range s {
+		sy[k] = d * int64(p[1]-cfg.Only[0][1])
+	}
+	return sy, ""
+}
+
 // probeBlocks is the blocks the wave estimate adds to a sampled launch of a grid of gridY rows
 // that runs its default sample: its probe block, a grid row away (waveProbe).
 func probeBlocks(gridY int) int {
@@ -268,37 +307,10 @@ func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 		w.Why = "the run's first block read nothing through the L2"
 		return c, w
 	}
-	sy := map[int]int64{}
-	if p, ok := waveProbe(cfg.Only, grid); ok {
-		pf := newFootprints()
-		probe := cfg
-		probe.Only, probe.Trace = [][3]int{p}, nil
-		cache := *cfg.Cache
-		cache.L2Access = pf.hook(probe.Only, grid)
-		probe.Cache = &cache
-		saved := map[int][]byte{} // the probe block's stores are undone: only the run's are checked
-		for k := range f.stored {
-			if k < len(cfg.Buffers) {
-				saved[k] = slices.Clone(cfg.Buffers[k].Data)
-			}
-		}
-		_, err := vgpu.Launch(ctx, mod, entry, probe)
-		for k, d := range saved {
-			copy(cfg.Buffers[k].Data, d)
-		}
-		if err != nil {
-			w.Why = "the probe block failed: " + err.Error()
-			return c, w
-		}
-		pf.finish()
-		s, ok := shiftOf(base, pf.blocks[linear(p, grid)])
-		if !ok {
-			w.Why = "its blocks' footprints are not shifts of one another along y"
-			return c, w
-		}
-		for k, d := range s {
-			sy[k] = d * int64(p[1]-b0[1])
-		}
+	sy, why := yShift(ctx, mod, entry, cfg, f, base, grid)
+	if why != "" {
+		w.Why = why
+		return c, w
 	}
 	sizes := make([]int64, len(cfg.Buffers))
 	for i, b := range cfg.Buffers {

@@ -44,12 +44,20 @@ import (
 //
 // A sampled launch (LaunchConfig.Only) runs its few CTAs through a cold L2: what other CTAs would
 // have left there is not seen, so its L2 hit rate is a lower bound and its DRAM bytes, scaled to
-// the grid, an upper bound (Counts.Scaled).
+// the grid, an upper bound (Counts.Scaled). Package emulate corrects its DRAM reads from the CTAs'
+// own L2 streams (CacheConfig.L2Access; emulate's wave.go says how).
 
 // CacheConfig sizes the simulated caches, in bytes: L1Bytes is one CTA's share of its SM's L1,
 // L2Bytes the GPU's whole L2. Either may be 0 (no cache at that level: every access misses).
 type CacheConfig struct {
 	L1Bytes, L2Bytes int
+	// L2Access, when set, is called for every sector that reaches the L2, as the L2 model replays
+	// them (CTA by CTA; pos is the CTA's position in the launch's order: its index among
+	// LaunchConfig.Only's distinct blocks sorted by linear index, or its linear index), with the
+	// buffer it lies in (index in LaunchConfig.Buffers; -1: the module's variables), its byte offset
+	// there / 32, and whether it is a store (else a load or an atomic). For estimates built on the
+	// sampled CTAs' address streams (package emulate's wave footprint).
+	L2Access func(pos, buffer int, sector int64, store bool)
 }
 
 // Cache geometry (Jia et al. 2018): 128-byte lines of four 32-byte sectors; CacheWays lines per
@@ -196,8 +204,9 @@ type l2Model struct {
 	drained *sync.Cond // signalled when streams were replayed, or the launch stopped
 	l2      *cacheLevel
 	pending map[int][]uint64
-	next    int  // the position whose stream is replayed next
-	stopped bool // a worker stopped (a fault): no one waits any more
+	observe func(pos, buffer int, sector int64, store bool) // CacheConfig.L2Access
+	next    int                                             // the position whose stream is replayed next
+	stopped bool                                            // a worker stopped (a fault): no one waits any more
 	free    [][]uint64
 	// counts, in sectors
 	sectors, hits, dramRead, dramWrite int64
@@ -228,6 +237,12 @@ func (m *l2Model) done(pos int, stream []uint64) []uint64 {
 			break
 		}
 		delete(m.pending, m.next)
+		if m.observe != nil {
+			for _, e := range s {
+				a := e >> 2 << 5 // the sector's byte address
+				m.observe(m.next, int(a>>windowShift)-2, int64(a&offsetMask)>>5, e&3 == toL2Store)
+			}
+		}
 		m.next++
 		m.replay(s)
 		m.free = append(m.free, s[:0])

@@ -567,6 +567,7 @@ func newLaunch(ctx context.Context, mod *Module, fn *Function, cfg LaunchConfig)
 		racecheck: !cfg.NoRacecheck, quantum: quantum}
 	if cfg.Cache != nil {
 		L.l2 = newL2Model(cfg.Cache.L2Bytes)
+		L.l2.observe = cfg.Cache.L2Access
 		L.l1Bytes, L.quantum = cfg.Cache.L1Bytes, cacheQuantum
 		if cfg.Trace != nil {
 			L.quantum = quantum // a watched warp's accesses come in runs (see Cache)

@@ -141,6 +141,8 @@ type comparison struct {
 	Kernel    string
 	Counts    vgpu.Counts
 	Occupancy emulate.Occupancy
+	// Wave is how a sampled launch's DRAM reads were estimated (emulate.Result.Wave).
+	Wave emulate.WaveDRAM
 	// Before is the roofline the table showed before the cache model (FP32 FLOPs, 32 bytes per
 	// load/store sector at the DRAM bandwidth); Limits the limits model without latency and launch
 	// (emulate.Model); After the model with them (emulate.ModelAt), all on the datasheet GPU at the
@@ -201,7 +203,7 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
-		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, Occupancy: res.Occupancy, HW: hw})
+		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, Occupancy: res.Occupancy, Wave: res.Wave, HW: hw})
 	}
 	var mod *vgpu.Module
 	for _, k := range lessonKernels() {

@@ -122,6 +122,9 @@ type Result struct {
 	Notes []*vgpu.Fault
 	// Occupancy is the launch's theoretical occupancy on GPU (computed, not emulated).
 	Occupancy Occupancy
+	// Wave says how a sampled launch's DRAM reads were estimated (waveReads: its waves in step and
+	// staggered, blended); zero for a launch run in full.
+	Wave WaveDRAM
 }
 
 // MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
@@ -150,8 +153,8 @@ func Estimate(r *estimate.Rates, kernel string, n int) time.Duration {
 }
 
 // EstimateGrid is Estimate for a launch of blocks thread blocks (a learner's kernel with its own
-// grid): above MaxN only SampledBlocks of them run, so a grid of few, large blocks costs its whole
-// work.
+// grid): above MaxN only SampledBlocks of them run (and the wave estimate's probe block), so a
+// grid of few, large blocks costs its whole work.
 func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration {
 	if n > MaxSampledN {
 		return 0
@@ -162,7 +165,8 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		sec = r.SIMTSeconds("naive", n)
 	}
 	if n > MaxN {
-		run := sec * min(1, SampledBlocks/float64(max(blocks, 1)))
+		sampled := SampledBlocks + 1 // and the wave estimate's probe block (waveProbe)
+		run := sec * min(1, float64(sampled)/float64(max(blocks, 1)))
 		// A table kernel's block at n does the work of its block at the calibrated size n0, times
 		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather
 		// than from the whole grid's extrapolated time.
@@ -170,7 +174,7 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 			if n0 := r.SIMTN[short]; n0 > 0 {
 				_, g0, _ := row.Shape(n0)
 				perBlock := r.SIMTSeconds(short, n0) / float64(g0[0]*g0[1]*g0[2]) * float64(n) / float64(n0)
-				run = perBlock * float64(min(SampledBlocks, blocks))
+				run = perBlock * float64(min(sampled, blocks))
 			}
 		}
 		sec = run + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
@@ -246,6 +250,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
 		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
 		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: CacheFor(req.GPU, res.Occupancy)}
+	fp := watchFootprints(req, &cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
@@ -256,6 +261,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
+		if fp != nil {
+			res.Counts, res.Wave = waveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+		}
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
 	} else {
 		res.RelError, err = in.checkAll(ctx)

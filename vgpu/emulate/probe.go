@@ -37,7 +37,8 @@ type Probe struct {
 	Mix     [estimate.NumInstrClasses]float64
 	Seconds float64
 	// Blocks are the blocks Run will run: the whole grid up to the problem's FullN, else a run of
-	// at most SampledBlocks of them (req.SampleBlocks); GridBlocks the grid's.
+	// at most SampledBlocks of them (req.SampleBlocks) and, for the default sample of a grid of
+	// several rows, the wave estimate's probe block (watchFootprints); GridBlocks the grid's.
 	Blocks, GridBlocks int
 }
 
@@ -95,6 +96,9 @@ func ProbeLaunch(ctx context.Context, req Request) (Probe, error) {
 	blocks := total
 	if n > p.FullN {
 		blocks = min(total, req.sampleSize())
+		if req.SampleBlocks < 1 || req.SampleBlocks > SampledBlocks {
+			blocks = min(total, blocks+probeBlocks(max(req.Grid[1], 1))) // watchFootprints
+		}
 	}
 	return Probe{Mix: InstrMix(c), Seconds: time.Since(start).Seconds(), Blocks: blocks, GridBlocks: total}, nil
 }

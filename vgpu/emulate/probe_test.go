@@ -99,9 +99,11 @@ func TestProbePricesKernelsByWhatTheyExecute(t *testing.T) {
 }
 
 // A sampled launch runs Request.SampleBlocks blocks where it is set below SampledBlocks (a grid of
-// few, large blocks), SampledBlocks otherwise, and the probe counts the blocks the run will run.
+// few, large blocks), SampledBlocks otherwise, and the probe counts the blocks the run will run: with
+// the default sample, the wave estimate's probe block too (watchFootprints), which is not one of
+// the counted blocks; with a sample cut for time, no probe block and no wave estimate.
 func TestSampleBlocks(t *testing.T) {
-	for _, tt := range []struct{ ask, want int }{{2, 2}, {0, SampledBlocks}, {100, SampledBlocks}} {
+	for _, tt := range []struct{ ask, want, priced int }{{2, 2, 2}, {0, SampledBlocks, SampledBlocks + 1}, {100, SampledBlocks, SampledBlocks + 1}} {
 		req := ladderAsCustom(t, "cuda-coalesced", 1024)
 		req.SampleBlocks = tt.ask
 		p, err := ProbeLaunch(context.Background(), req)
@@ -112,8 +114,11 @@ func TestSampleBlocks(t *testing.T) {
 		if err != nil || !res.OK {
 			t.Fatalf("%v (ok %v)", err, res.OK)
 		}
-		if res.BlocksRun != int64(tt.want) || !res.Sampled || p.Blocks != tt.want {
-			t.Errorf("SampleBlocks %d: ran %d blocks (sampled %v), probe says %d; want %d", tt.ask, res.BlocksRun, res.Sampled, p.Blocks, tt.want)
+		if res.BlocksRun != int64(tt.want) || !res.Sampled || p.Blocks != tt.priced {
+			t.Errorf("SampleBlocks %d: ran %d blocks (sampled %v), probe says %d; want %d, priced %d", tt.ask, res.BlocksRun, res.Sampled, p.Blocks, tt.want, tt.priced)
+		}
+		if cut := tt.priced == tt.want; cut != (res.Wave.Why == "" && res.Wave.Waves == 0) {
+			t.Errorf("SampleBlocks %d: wave estimate %+v; want one only for the default sample", tt.ask, res.Wave)
 		}
 	}
 }

@@ -75,6 +75,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
 		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: CacheFor(req.GPU, res.Occupancy)}
+	fp := watchFootprints(req, &cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, req.Entry, cfg)
 	res.EmulationSeconds = time.Since(start).Seconds()
@@ -88,6 +89,9 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	var which []int
 	if only != nil {
 		res.Counts = counts.Scaled()
+		if fp != nil {
+			res.Counts, res.Wave = waveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+		}
 		which = written(got, rng, p.Name == "matmul")
 	}
 	v, err := p.Check(ctx, n, host, got, which, prec, req.DType)
@@ -169,7 +173,7 @@ func EstimateProblem(r *estimate.Rates, p *problems.Problem, n, blocks int) time
 	perInstr := r.SIMTSeconds("naive", 256) / (8 * 256 * 256 * 256)
 	sec := p.Instructions(n) * perInstr
 	if n > p.FullN {
-		sec *= min(1, SampledBlocks/float64(max(blocks, 1)))
+		sec *= min(1, (SampledBlocks+1)/float64(max(blocks, 1))) // and the wave estimate's probe block
 	}
 	sec += r.FillSeconds(int(p.Memory(n, "float32") / 2))
 	return time.Duration(sec * float64(time.Second))

@@ -84,6 +84,7 @@ func (r *run) Estimate() time.Duration {
 // kernels, labelled as recorded; then every kernel at every size, measured now; then the emulated
 // kernels; last the webgpu kernels, in the learner's browser (package webgpu), within this run.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	e = cells.Showing(e, r.spec.Show)
 	sink := &kernelcell.Results{E: e, Machine: r.env.Machine}
 	if r.spec.Peak {
 		ceil, err := r.env.Roofline.Get(ctx) // measured inside the run queue, once per server start

@@ -130,6 +130,7 @@ const ByteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B
 // Run measures the ceilings (once per server start, here inside the run queue, so nothing else is
 // timing), states them, then measures the kernels and draws them under the roofs.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	e = cells.Showing(e, r.spec.Show)
 	if r.spec.Transformer.Model.Name != "" {
 		return r.runModel(ctx, e)
 	}

@@ -81,3 +81,14 @@ type tableRecorder struct {
 }
 
 func (r *tableRecorder) Table(t Table) { r.tables = append(r.tables, t) }
+
+// A recording stays valid when a cell gains a show: line, and only then.
+func TestSourceHashIgnoresShow(t *testing.T) {
+	src := "kernels: [cublas]\nsizes: [256]\n"
+	if got, want := SourceHash("kernels: [cublas]\nshow: [rel. error]\nsizes: [256]\n"), SourceHash(src); got != want {
+		t.Errorf("show: changed the hash: %s, want %s", got, want)
+	}
+	if SourceHash("kernels: [cublas]\nsizes: [512]\n") == SourceHash(src) {
+		t.Error("another size kept the hash")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -151,11 +152,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", fmt.Sprintf("%s: from its datasheet (%s), not measured.", g.Name, g.Source))
 	}
 	if len(r.spec.Predict) > 0 {
-		text := "Your predictions (hollow markers):"
-		for _, k := range cells.Sorted(r.spec.Predict) {
-			text += fmt.Sprintf(" %s %g GFLOP/s;", k, r.spec.Predict[k])
-		}
-		e.Note("info", text)
+		e.Note("info", predictionsNote(r.spec.Predict))
 	}
 	dev := r.env.GPU.Device()
 	sink := &kernelcell.Results{E: e, Machine: r.env.Machine, Draw: func(results []harness.Result) (string, error) {
@@ -218,4 +215,13 @@ func (r *run) Needs() cells.Needs {
 		return cells.Needs{}
 	}
 	return cells.Needs{GPU: kernelcell.NamesGPU(r.spec.Spec.Spec, r.env.Kernels)}
+}
+
+// predictionsNote lists the learner's predictions (GFLOP/s by kernel) as one sentence.
+func predictionsNote(predict map[string]float64) string {
+	var parts []string
+	for _, k := range cells.Sorted(predict) {
+		parts = append(parts, fmt.Sprintf("%s %g GFLOP/s", k, predict[k]))
+	}
+	return "Your predictions (hollow markers): " + strings.Join(parts, "; ") + "."
 }

@@ -45,3 +45,9 @@ func predictions(n int) string {
 	}
 	return strings.TrimSuffix(b.String(), ", ")
 }
+
+func TestPredictionsNote(t *testing.T) {
+	if got, want := predictionsNote(map[string]float64{"naive": 2, "gonum": 20.5}), "Your predictions (hollow markers): gonum 20.5 GFLOP/s; naive 2 GFLOP/s."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -9,11 +9,12 @@ import (
 const MaxShow = 32
 
 // ColumnName is the name by which a cell's `show:` key names c: its label up to the first " [" (the
-// Nsight Compute metric it mirrors) or " (" (a qualifier), so "occupancy (theoretical) [sm__…]" is
-// "occupancy" and "modelled time (bound)" is "modelled time". The whole label names it too.
+// Nsight Compute metric it mirrors), " (" or ", " (a qualifier), so "occupancy (theoretical) [sm__…]"
+// is "occupancy", "modelled time (bound)" is "modelled time" and "L1 hit rate, modelled […]" is "L1
+// hit rate". The whole label names it too.
 func ColumnName(c Column) string {
 	name := c.Label
-	for _, sep := range []string{" [", " ("} {
+	for _, sep := range []string{" [", " (", ", "} {
 		if i := strings.Index(name, sep); i > 0 {
 			name = name[:i]
 		}

@@ -187,7 +187,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Note("info", fmt.Sprintf("Emulated on this machine's CPU, computed now: %d gradients with magnitudes spread evenly on a log scale from %.3g to %.3g (random signs, a fixed seed: synthetic values, not a real network's), each multiplied by the loss scale, rounded to the format (nearest, ties to even) and divided back exactly.", s.Count, s.Smallest, s.Largest))
 	e.Table(cells.Table{ID: "gradients", Caption: "Gradients stored in each format, after loss scaling (emulated rounding, computed now)", Columns: []cells.Column{
 		{Label: "format", Primary: true}, {Label: "loss scale", Primary: true}, {Label: "kept", Unit: "%", Primary: true}, {Label: "flushed to zero", Unit: "%", Primary: true},
-		{Label: "subnormal", Unit: "%"}, {Label: "overflowed", Unit: "%", Primary: true}, {Label: "median relative error of kept", Primary: true}, {Label: "smallest kept"}}})
+		{Label: "subnormal", Unit: "%", Primary: true}, {Label: "overflowed", Unit: "%", Primary: true}, {Label: "median relative error of kept", Primary: true}, {Label: "smallest kept"}}})
 	var lines []chart.Line
 	total := len(s.Formats) * len(s.Scales)
 	for i, f := range s.Formats {

@@ -281,12 +281,11 @@ func (r *run) Estimate() time.Duration {
 
 // countsColumns are the counts table's columns, its time modelled on gpu; where the server has a GPU,
 // Run adds the measured time. Primary: what the lesson "Why coalescing matters" compares (requests,
-// sectors, coalescing, bank conflicts, the time); a counter names the Nsight Compute metric it mirrors
-// (docs/vgpu-metrics.md).
+// sectors, coalescing, bank conflicts, the time); docs/vgpu-metrics.md names the Nsight Compute
+// metric each count mirrors.
 func countsColumns(gpu string) []cells.Column {
 	return []cells.Column{{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "FLOPs", Unit: "M"},
-		{Label: "global requests [l1tex__t_requests_pipe_lsu_mem_global_op_ld + _st]", Primary: true},
-		{Label: "sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld + _st]", Primary: true},
+		{Label: "global requests", Primary: true}, {Label: "sectors", Primary: true},
 		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%", Primary: true},
 		{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},
 		{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true}, {Label: "barriers (per block)"},

@@ -163,6 +163,8 @@ func Ask(ctx context.Context, e Emitter, task any) (json.RawMessage, error) {
 			return raw, nil
 		case staged:
 			e = v.Emitter
+		case shown:
+			e = v.Emitter
 		default:
 			return nil, ErrNoBrowser
 		}
@@ -185,6 +187,8 @@ func Placed(e Emitter, name, summary string) {
 			v.Placed(name, summary)
 			return
 		case staged:
+			e = v.Emitter
+		case shown:
 			e = v.Emitter
 		default:
 			e.Note("info", "Ran on "+summary+".")

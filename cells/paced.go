@@ -82,7 +82,7 @@ func (p *Paced) drawChart() {
 	}
 	svg, err := p.chart()
 	p.chart, p.lastChart = nil, p.now()
-	if err == nil { // the tables still have the numbers; a chart that fails is not a run that fails
+	if err == nil && svg != "" { // the tables still have the numbers; a chart that fails is not a run that fails, and "" is no chart
 		p.flushFrames()
 		p.Out.Chart(func() (string, error) { return svg, nil })
 	}

@@ -62,3 +62,14 @@ func TestPlaced(t *testing.T) {
 		t.Errorf("notes %v, want the Ran on note", out.Notes)
 	}
 }
+
+// A chart that draws "" (nothing to show) is not sent.
+func TestPacedSkipsEmptyChart(t *testing.T) {
+	var out cellstest.Recorder
+	p := &cells.Paced{Out: &out, Now: func() time.Time { return time.Unix(1e9, 0) }}
+	p.Chart(func() (string, error) { return "", nil })
+	p.Flush()
+	if out.Charts != 0 || out.SVG != "" {
+		t.Errorf("got %d charts (%q), want none", out.Charts, out.SVG)
+	}
+}

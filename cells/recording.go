@@ -31,9 +31,16 @@ func (r Recording) Label() string {
 	return fmt.Sprintf("recorded on %s (driver CUDA %s) at %s with `%s`, not measured now", r.Device, r.Driver, r.Date, r.Command)
 }
 
-// SourceHash is the hex SHA-256 of a cell's source, as recordings store it.
+// SourceHash is the hex SHA-256 of a cell's source, as recordings store it, without its `show:`
+// line (a one-line top-level key): which columns the page shows first changes nothing measured.
 func SourceHash(source string) string {
-	h := sha256.Sum256([]byte(source))
+	var kept []string
+	for _, line := range strings.SplitAfter(source, "\n") {
+		if !strings.HasPrefix(line, "show:") {
+			kept = append(kept, line)
+		}
+	}
+	h := sha256.Sum256([]byte(strings.Join(kept, "")))
 	return hex.EncodeToString(h[:])
 }
 

@@ -162,7 +162,9 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 // Counts renders the SIMT emulator's results as two horizontal bar charts, one above the other:
 // global bytes moved (MB, no caches) and FLOPs (M) per kernel, so a learner sees the same arithmetic
 // move very different amounts of memory. Each is as tall as its bars need; an axis whose values
-// span more than 20× is logarithmic (bars start at its left end), so small bars stay visible. It
+// span more than 20× is logarithmic (bars start at its left end), so small bars stay visible. A
+// panel whose values are all zero (no FLOPs: a transpose, a histogram) is left out; with nothing to
+// show it returns "" and no error. It
 // returns a complete `<svg>` document without an XML prolog.
 func Counts(results []KernelCounts) (string, error) {
 	names := make([]string, len(results))
@@ -176,10 +178,21 @@ func Counts(results []KernelCounts) (string, error) {
 	if len(results) > 0 {
 		n = results[0].N
 	}
-	left := barPanel(fmt.Sprintf("Global memory moved (n=%d, emulated)", n), "DRAM traffic (MB, 32-byte sectors, no caches)", names, moved)
-	right := barPanel(fmt.Sprintf("Arithmetic (n=%d)", n), "FLOPs (millions)", names, flops)
 	h := barHeight(len(results))
-	f := &figure{plots: []*plot.Plot{left, right}, heights: []vg.Length{h, h}, title: fmt.Sprintf("Global memory moved and arithmetic per kernel (n=%d, emulated)", n)}
+	f := &figure{title: fmt.Sprintf("Global memory moved and arithmetic per kernel (n=%d, emulated)", n)}
+	if slices.ContainsFunc(moved, func(v float64) bool { return v > 0 }) {
+		f.plots = append(f.plots, barPanel(fmt.Sprintf("Global memory moved (n=%d, emulated)", n), "DRAM traffic (MB, 32-byte sectors, no caches)", names, moved))
+		f.heights = append(f.heights, h)
+	}
+	if slices.ContainsFunc(flops, func(v float64) bool { return v > 0 }) {
+		f.plots = append(f.plots, barPanel(fmt.Sprintf("Arithmetic (n=%d)", n), "FLOPs (millions)", names, flops))
+		f.heights = append(f.heights, h)
+	} else { // no floating-point arithmetic (a transpose, a histogram): no empty panel
+		f.title = fmt.Sprintf("Global memory moved per kernel (n=%d, emulated; no FLOPs)", n)
+	}
+	if len(f.plots) == 0 {
+		return "", nil
+	}
 	var parts []string
 	for i, name := range names {
 		parts = append(parts, fmt.Sprintf("%s moves %.3g MB for %.3g million FLOPs", name, moved[i], flops[i]))

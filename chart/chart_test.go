@@ -70,6 +70,17 @@ func TestCountsChart(t *testing.T) {
 	if _, err := Counts(nil); err != nil {
 		t.Errorf("empty: %v", err)
 	}
+	// A kernel without FLOPs (a histogram) gets no empty arithmetic panel.
+	svg, err = Counts([]KernelCounts{{Kernel: "histogram-global", N: 4096, BytesMoved: 8e6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(svg, "Arithmetic") || !strings.Contains(svg, "DRAM traffic") || !strings.Contains(svg, "no FLOPs") {
+		t.Errorf("zero FLOPs: want the memory panel only, titled no FLOPs:\n%.600s", svg)
+	}
+	if svg, err := Counts([]KernelCounts{{Kernel: "k", N: 1}}); svg != "" || err != nil {
+		t.Errorf("nothing to show: got %.80q, %v, want \"\", nil", svg, err)
+	}
 }
 
 func TestUtilisationChart(t *testing.T) {

@@ -57,6 +57,8 @@ type Check struct {
 	Equals  any      `yaml:"equals" json:"equals,omitempty"`
 	AtMost  *float64 `yaml:"at_most" json:"at_most,omitempty"`
 	AtLeast *float64 `yaml:"at_least" json:"at_least,omitempty"`
+	// Unit, if set, is the column's unit ("GB/s"), for the verdict's numbers.
+	Unit string `yaml:"unit" json:"unit,omitempty"`
 }
 
 // ParseGoal reads a `predict` or `challenge` block (kind) of YAML.

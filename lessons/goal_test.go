@@ -53,3 +53,14 @@ func FuzzParseGoal(f *testing.F) {
 		}
 	})
 }
+
+// A challenge's check carries its column's unit into the spec the page judges with.
+func TestGoalCheckUnit(t *testing.T) {
+	g, err := ParseGoal("challenge", "goal: G\ntable: emulated\nrow: {kernel: custom}\nchecks: [{column: modelled, at_least: 3000, unit: GB/s}]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.Checks[0].Unit, "GB/s"; got != want {
+		t.Errorf("got unit %q, want %q", got, want)
+	}
+}

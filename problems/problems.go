@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -116,6 +117,23 @@ func (b Buffer) ElemBytes(dtype string) int {
 		return 8
 	}
 	return 4
+}
+
+// InputTypes names the element types of p's input buffers in dtype, each once, in buffer order:
+// "float32" for a matmul in float32, "uint32" for a histogram (its input is unsigned int whatever
+// the dtype), "float64 and uint32" for a mix.
+func (p *Problem) InputTypes(dtype string) string {
+	var names []string
+	for _, b := range p.Buffers {
+		name := dtype
+		if b.Elem == Uint32 {
+			name = "uint32"
+		}
+		if !b.Output && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // CType is the C++ type of b's elements in dtype: "float", "double" or "unsigned int".

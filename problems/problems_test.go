@@ -150,3 +150,16 @@ func TestCheckWhich(t *testing.T) {
 		t.Error("a full check above fullRef: got no error")
 	}
 }
+
+// A histogram's inputs are unsigned int whatever the dtype; a matmul's are the dtype.
+func TestInputTypes(t *testing.T) {
+	for name, want := range map[string]string{"histogram": "uint32", "matmul": "float64", "transpose": "float64"} {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.InputTypes("float64"); got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}

@@ -134,7 +134,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	default:
 		e.Note("info", "No clusters for this workload: it has no gradient to average. Splitting one prediction over many chips (tensor parallelism) is not modelled here; a cluster serves many predictions at once instead.")
 	}
-	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s: rates marked measured were measured on this machine (its CPU) and, where your browser has WebGPU, in your browser, everything else modelled from datasheets at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
+	e.Table(cells.Table{ID: "budget", Caption: fmt.Sprintf("Time for %s, modelled; the \"rate from\" column says where each rate comes from: this machine's CPU peak measured here, your browser's GEMM rate measured there (where it has WebGPU; achieved, so used as measured), or a datasheet; peaks are taken at %.0f%% utilisation", w.Label, s.Utilisation*100), Columns: []cells.Column{
 		{Label: "machine"}, {Label: "rate from"}, {Label: "chips"}, {Label: "effective rate", Unit: "TFLOP/s"}, {Label: "time", Unit: "s"}, {Label: "that is"}, {Label: "dominated by"}, {Label: "communication", Unit: "%"}}})
 	all := Estimates(s, rates)
 	var ests []Estimate
@@ -156,17 +156,51 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		switch {
 		case est.Chips > 1:
 			group = "cluster"
-		case est.Rate.Level == "measured":
+		case est.Rate.Level == "measured" && est.Rate.Achieved:
 			bar, group = name+" (measured rate)", "measured"
+		case est.Rate.Level == "measured":
+			bar, group = name+" (measured peak)", "measured"
 		}
-		e.Row(cells.Row{Table: "budget", Values: []any{name, est.Rate.Level, est.Chips, s.TotalFLOPs() / sec / 1e12, sec, Readable(sec), est.Dominant(), 100 * est.Communication / sec}})
+		e.Row(cells.Row{Table: "budget", Values: []any{name, rateFrom(est.Rate, s.Utilisation), est.Chips, s.TotalFLOPs() / sec / 1e12, sec, Readable(sec), est.Dominant(), 100 * est.Communication / sec}})
 		bars = append(bars, chart.Duration{Label: bar, Seconds: sec, Group: group})
 	}
 	e.Chart(func() (string, error) {
-		return chart.Durations(fmt.Sprintf("%s: modelled at %.0f%% of peak", w.Label, s.Utilisation*100), bars)
+		return chart.Durations(chartTitle(w.Label, s.Utilisation, ests), bars)
 	})
 	layoutTable(e, s, ests)
 	e.Note("info", Dominates(ests))
 	e.Progress(2, 2)
 	return ctx.Err()
+}
+
+// rateFrom is the budget table's "rate from" for r at utilisation util: a measured peak or a datasheet
+// peak modelled at util, or a measured achieved rate (the browser's GEMM) used as it is.
+func rateFrom(r Rate, util float64) string {
+	switch {
+	case r.Achieved:
+		return r.Level + " (achieved)"
+	case r.Level == "measured":
+		return fmt.Sprintf("measured peak, modelled at %.0f%%", util*100)
+	}
+	return fmt.Sprintf("%s, modelled at %.0f%%", r.Level, util*100)
+}
+
+// chartTitle says what bounds the bars of ests: arithmetic at util of peak, memory at full
+// bandwidth, or both (each bar the slower of the two).
+func chartTitle(label string, util float64, ests []Estimate) string {
+	arith, mem := false, false
+	for _, est := range ests {
+		if est.Memory > est.Compute {
+			mem = true
+		} else {
+			arith = true
+		}
+	}
+	switch {
+	case mem && !arith:
+		return label + ": modelled, every row bound by memory at full bandwidth"
+	case mem:
+		return fmt.Sprintf("%s: modelled, arithmetic at %.0f%% of peak or memory at full bandwidth, whichever is slower", label, util*100)
+	}
+	return fmt.Sprintf("%s: modelled at %.0f%% of peak", label, util*100)
 }

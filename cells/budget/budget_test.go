@@ -204,7 +204,7 @@ func TestRun(t *testing.T) {
 	if len(rows) != 1+2+2 {
 		t.Fatalf("%d rows, want 5 (CPU, 2 chips, 2 clusters of 1024)", len(rows))
 	}
-	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured" || rows[1].Values[1] != "datasheet" || rows[4].Values[0] != "1024 × TPU v4" {
+	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured peak, modelled at 40%" || rows[1].Values[1] != "datasheet, modelled at 40%" || rows[4].Values[0] != "1024 × TPU v4" {
 		t.Errorf("rows: %v", rows)
 	}
 	// H100 SXM at 40% of 989 TFLOP/s: 3.14e23 / 3.956e14 s.
@@ -361,7 +361,7 @@ func TestRunYourGPU(t *testing.T) {
 		t.Fatalf("%d rows: %v", len(rows), rows)
 	}
 	gflops := 2 * math.Pow(BrowserN, 3) / 0.01 / 1e9 // 26.8 GFLOP/s
-	if rows[1].Values[0] != BrowserKernel+" (your GPU)" || rows[1].Values[1] != "measured" || !near(rows[1].Values[4].(float64), 3.14e23/(gflops*1e9)) {
+	if rows[1].Values[0] != BrowserKernel+" (your GPU)" || rows[1].Values[1] != "measured (achieved)" || !near(rows[1].Values[4].(float64), 3.14e23/(gflops*1e9)) {
 		t.Errorf("your GPU's row %v, want %g s at %g GFLOP/s", rows[1].Values, 3.14e23/(gflops*1e9), gflops)
 	}
 	if len(p.RowsOf("browser")) != 1 {
@@ -461,5 +461,22 @@ func TestLlama3Reproduction(t *testing.T) {
 	p := PlanFor(s, Datasheet(s)[0], 16384)
 	if _, ok := parallel.FindPublished(p.Used, 131072); !ok || p.Offered {
 		t.Errorf("long context: %+v", p)
+	}
+}
+
+// The chart's title says what bounds its bars: arithmetic at the utilisation, memory, or either.
+func TestChartTitle(t *testing.T) {
+	arith, mem := Estimate{Compute: 2, Memory: 1}, Estimate{Compute: 1, Memory: 2}
+	for _, c := range []struct {
+		ests []Estimate
+		want string
+	}{
+		{[]Estimate{arith}, "w: modelled at 40% of peak"},
+		{[]Estimate{mem, mem}, "w: modelled, every row bound by memory at full bandwidth"},
+		{[]Estimate{arith, mem}, "w: modelled, arithmetic at 40% of peak or memory at full bandwidth, whichever is slower"},
+	} {
+		if got := chartTitle("w", 0.4, c.ests); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
 	}
 }

@@ -233,6 +233,7 @@ func (r *run) Estimate() time.Duration {
 // "custom" beside the kernels it is compared with, then runs the same PTX in the virtual GPU for its
 // counts; without one, the kernel (and the compared kernels with PTX) run in the virtual GPU only.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	e = cells.Showing(e, r.spec.Show)
 	ptx, err := compile(ctx, r.env.GPU, r.spec)
 	if err != nil {
 		return err

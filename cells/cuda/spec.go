@@ -38,6 +38,7 @@ import (
 //	repeats: 5
 //	compare: [cublas]                   # other kernels timed alongside (matmul only)
 //	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
+//	show: [occupancy, modelled]         # columns shown beside the tables' primary ones (cells.ParseShow)
 //	---
 //	extern "C" __global__ void my_matmul(const float* A, const float* B, float* C, int M, int N, int K) { … }
 type Spec struct {
@@ -53,8 +54,10 @@ type Spec struct {
 	// assume for the kernel (1 to MaxRegisters): a learner's PTX has virtual registers, and how many
 	// ptxas allocates is not known without it (ptxas -v or Nsight Compute say).
 	Registers int
-	Sizes     []int
-	DType     string
+	// Show names columns shown beside the tables' primary ones (cells.ParseShow).
+	Show  []string
+	Sizes []int
+	DType string
 	// Precision sets the check's tolerance (the problem's, for this precision).
 	Precision problems.Precision
 	Repeats   int
@@ -100,6 +103,7 @@ type source struct {
 	Precision    cells.At[string]             `yaml:"precision"`
 	SharedBytes  cells.At[string]             `yaml:"shared_bytes"`
 	Registers    cells.At[int]                `yaml:"registers"`
+	Show         cells.At[[]cells.At[string]] `yaml:"show"`
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
@@ -145,6 +149,9 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		if s.Registers = y.Registers.V; s.Registers < 1 || s.Registers > MaxRegisters {
 			return Spec{}, cells.Errorf(y.Registers.Line, "registers is %d; a thread may have 1 to %d", s.Registers, MaxRegisters)
 		}
+	}
+	if s.Show, err = cells.ParseShow(y.Show, kernelcell.Tables()...); err != nil {
+		return Spec{}, err
 	}
 	if s.Kernel == "" {
 		return Spec{}, &cells.SpecError{Line: 1, Msg: "the header needs `kernel: NAME`, the extern \"C\" __global__ function to launch"}

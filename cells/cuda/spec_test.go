@@ -106,6 +106,20 @@ func TestParseCUDAErrors(t *testing.T) {
 	}
 }
 
+// The show: key names columns of the emulated or results table; another name is an error listing them.
+func TestParseShow(t *testing.T) {
+	src := strings.Replace(cudaCell, "compare: [cublas]\n", "compare: [cublas]\nshow: [occupancy, modelled, rel. error]\n", 1)
+	s, err := Parse(src, gpuAvailable(), harness.DefaultLimits())
+	if err != nil || strings.Join(s.Show, ",") != "occupancy,modelled,rel. error" {
+		t.Fatalf("got %v, %v", s.Show, err)
+	}
+	src = strings.Replace(cudaCell, "compare: [cublas]\n", "compare: [cublas]\nshow: [occupancy, speed]\n", 1)
+	_, err = Parse(src, gpuAvailable(), harness.DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), `line 6: show: no column "speed"; the columns are kernel, n, dtype, median,`) || !strings.Contains(err.Error(), "occupancy") {
+		t.Errorf("got %v", err)
+	}
+}
+
 func FuzzParseCUDA(f *testing.F) {
 	f.Add(cudaCell)
 	f.Add("kernel: k\ngrid: [\"n*n*n*n\"]\nsizes: [4096]\n---\nk(")

@@ -84,6 +84,7 @@ func (r *run) Estimate() time.Duration {
 // kernels, labelled as recorded; then every kernel at every size, measured now; then the emulated
 // kernels; last the webgpu kernels, in the learner's browser (package webgpu), within this run.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	e = cells.Showing(e, r.spec.Show)
 	sink := &kernelcell.Results{E: e, Machine: r.env.Machine}
 	if r.spec.Peak {
 		ceil, err := r.env.Roofline.Get(ctx) // measured inside the run queue, once per server start
@@ -149,10 +150,21 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, avail
 	if len(rows) == 0 {
 		return
 	}
-	e.Table(cells.Table{ID: "recorded", Caption: "Recorded GPU results: " + rec.Label(), Columns: []cells.Column{
-		{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}})
+	copies := slices.ContainsFunc(rows, func(r harness.Result) bool { return r.H2DSeconds > 0 || r.D2HSeconds > 0 })
+	cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}
+	if copies { // the recording timed the copies (transfers: true): shown as the measured table shows them
+		cols = append(cols, cells.Column{Label: "host→device", Unit: "s"}, cells.Column{Label: "device→host", Unit: "s"}, cells.Column{Label: "copies", Unit: "GB/s"})
+	}
+	e.Table(cells.Table{ID: "recorded", Caption: "Recorded GPU results: " + rec.Label(), Columns: cols})
 	for _, res := range rows {
-		e.Row(cells.Row{Table: "recorded", Values: []any{res.Kernel, res.N, res.DType, res.Seconds, res.GFLOPS, cells.ErrorValue(res.RelError)}, Bad: !res.OK})
+		values := []any{res.Kernel, res.N, res.DType, res.Seconds, res.GFLOPS, cells.ErrorValue(res.RelError)}
+		if copies {
+			values = append(values, "", "", "")
+			if res.H2DSeconds > 0 || res.D2HSeconds > 0 {
+				values[6], values[7], values[8] = res.H2DSeconds, res.D2HSeconds, res.TransferGBps
+			}
+		}
+		e.Row(cells.Row{Table: "recorded", Values: values, Bad: !res.OK})
 	}
 }
 

@@ -187,7 +187,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Note("info", fmt.Sprintf("Emulated on this machine's CPU, computed now: %d gradients with magnitudes spread evenly on a log scale from %.3g to %.3g (random signs, a fixed seed: synthetic values, not a real network's), each multiplied by the loss scale, rounded to the format (nearest, ties to even) and divided back exactly.", s.Count, s.Smallest, s.Largest))
 	e.Table(cells.Table{ID: "gradients", Caption: "Gradients stored in each format, after loss scaling (emulated rounding, computed now)", Columns: []cells.Column{
 		{Label: "format", Primary: true}, {Label: "loss scale", Primary: true}, {Label: "kept", Unit: "%", Primary: true}, {Label: "flushed to zero", Unit: "%", Primary: true},
-		{Label: "subnormal", Unit: "%"}, {Label: "overflowed", Unit: "%", Primary: true}, {Label: "median relative error of kept", Primary: true}, {Label: "smallest kept"}}})
+		{Label: "subnormal", Unit: "%", Primary: true}, {Label: "overflowed", Unit: "%", Primary: true}, {Label: "median relative error of kept", Primary: true}, {Label: "smallest kept"}}})
 	var lines []chart.Line
 	total := len(s.Formats) * len(s.Scales)
 	for i, f := range s.Formats {
@@ -222,13 +222,17 @@ func (r run) updates(e cells.Emitter) {
 	s := r.spec
 	exact := 1 + float64(s.Steps)*s.Update
 	e.Table(cells.Table{ID: "updates", Caption: fmt.Sprintf("A weight of 1 after %d updates of %g (exact: %.6g), emulated rounding, computed now", s.Steps, s.Update, exact), Columns: []cells.Column{
-		{Label: "weight kept in", Primary: true}, {Label: "used as", Primary: true}, {Label: "final weight", Primary: true}, {Label: "error", Unit: "%", Primary: true}, {Label: "format's gap above 1 (ε)"}}})
+		{Label: "weight kept in", Primary: true}, {Label: "kept weight", Primary: true}, {Label: "used as", Primary: true}, {Label: "final weight (as used)", Primary: true},
+		{Label: "error (as used)", Unit: "%", Primary: true}, {Label: "format's gap above 1 (ε)"}}})
+	master := Accumulate(numeric.FP32, numeric.FP32, s.Update, s.Steps)
 	for _, f := range s.Formats {
 		w := Accumulate(f, f, s.Update, s.Steps)
-		e.Row(cells.Row{Table: "updates", Values: []any{f.Name, f.Name, w, 100 * math.Abs(w-exact) / exact, f.Epsilon()}})
+		e.Row(cells.Row{Table: "updates", Values: []any{f.Name, w, f.Name, w, 100 * math.Abs(w-exact) / exact, f.Epsilon()}})
 		if f != numeric.FP32 {
+			// The master copy keeps the updates (kept weight); only its rounding to f for use can
+			// lose them again, as in FP8, whose gap above 1 is larger than the whole change.
 			w := Accumulate(numeric.FP32, f, s.Update, s.Steps)
-			e.Row(cells.Row{Table: "updates", Values: []any{"fp32 master", f.Name, w, 100 * math.Abs(w-exact) / exact, f.Epsilon()}})
+			e.Row(cells.Row{Table: "updates", Values: []any{"fp32 master", master, f.Name, w, 100 * math.Abs(w-exact) / exact, f.Epsilon()}})
 		}
 	}
 }

@@ -117,6 +117,11 @@ func TestRun(t *testing.T) {
 	if n := len(rec.RowsOf("updates")); n != 4 { // fp16, fp32 master as fp16, bf16, fp32 master as bf16
 		t.Errorf("%d update rows, want 4", n)
 	}
+	// The master row shows what the master copy kept (1 + 100·update, default update 1e-4) beside its
+	// rounding for use.
+	if m := rec.RowsOf("updates")[1].Values; m[0] != "fp32 master" || math.Abs(m[1].(float64)-1.01) > 1e-5 || m[2] != "fp16" {
+		t.Errorf("master row %v, want fp32 master keeping about 1.01, used as fp16", m)
+	}
 	if rec.Charts == 0 {
 		t.Error("no chart")
 	}

@@ -15,6 +15,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
@@ -130,6 +131,7 @@ const ByteModel = "intensity = 2·n³ FLOPs / (3·n² × element bytes): A and B
 // Run measures the ceilings (once per server start, here inside the run queue, so nothing else is
 // timing), states them, then measures the kernels and draws them under the roofs.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
+	e = cells.Showing(e, r.spec.Show)
 	if r.spec.Transformer.Model.Name != "" {
 		return r.runModel(ctx, e)
 	}
@@ -150,11 +152,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", fmt.Sprintf("%s: from its datasheet (%s), not measured.", g.Name, g.Source))
 	}
 	if len(r.spec.Predict) > 0 {
-		text := "Your predictions (hollow markers):"
-		for _, k := range cells.Sorted(r.spec.Predict) {
-			text += fmt.Sprintf(" %s %g GFLOP/s;", k, r.spec.Predict[k])
-		}
-		e.Note("info", text)
+		e.Note("info", predictionsNote(r.spec.Predict))
 	}
 	dev := r.env.GPU.Device()
 	sink := &kernelcell.Results{E: e, Machine: r.env.Machine, Draw: func(results []harness.Result) (string, error) {
@@ -217,4 +215,13 @@ func (r *run) Needs() cells.Needs {
 		return cells.Needs{}
 	}
 	return cells.Needs{GPU: kernelcell.NamesGPU(r.spec.Spec.Spec, r.env.Kernels)}
+}
+
+// predictionsNote lists the learner's predictions (GFLOP/s by kernel) as one sentence.
+func predictionsNote(predict map[string]float64) string {
+	var parts []string
+	for _, k := range cells.Sorted(predict) {
+		parts = append(parts, fmt.Sprintf("%s %g GFLOP/s", k, predict[k]))
+	}
+	return "Your predictions (hollow markers): " + strings.Join(parts, "; ") + "."
 }

@@ -23,7 +23,7 @@ func TestParse(t *testing.T) {
 		"kernels: [naive]\nsizes: [64]\npredict: {naive: -1}":               "positive GFLOP/s",
 		"kernels: [naive]\nsizes: [64]\ngpu: V100":                          `line 3: unknown GPU "V100"`,
 		"kernels: [naive]\nsizes: [64]\npredict: {" + predictions(33) + "}": "line 3: 33 predictions; a cell predicts at most 32 (one per kernel)",
-		"kernels: [naive]\nsizes: [64]\nguess: 3":                           "known keys: id, machine, kernels, sizes, dtype, repeats, threads, transfers, peak, gpu, predict",
+		"kernels: [naive]\nsizes: [64]\nguess: 3":                           "known keys: id, machine, kernels, sizes, dtype, repeats, threads, transfers, peak, gpu, show, predict",
 	} {
 		_, err := Parse(src, kernels.CPU(), harness.DefaultLimits(), estimate.Defaults())
 		var se *cells.SpecError
@@ -44,4 +44,10 @@ func predictions(n int) string {
 		fmt.Fprintf(&b, "k%d: 1, ", i)
 	}
 	return strings.TrimSuffix(b.String(), ", ")
+}
+
+func TestPredictionsNote(t *testing.T) {
+	if got, want := predictionsNote(map[string]float64{"naive": 2, "gonum": 20.5}), "Your predictions (hollow markers): gonum 20.5 GFLOP/s; naive 2 GFLOP/s."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

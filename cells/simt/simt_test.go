@@ -16,6 +16,9 @@ func TestParse(t *testing.T) {
 	if err != nil || s.N != 64 || s.GPU.Name != "T4" || strings.Join(s.Kernels, ",") != "naive,coalesced" || s.Block != [2]int{16, 16} {
 		t.Fatalf("got %+v, %v", s, err)
 	}
+	if s, err := Parse("kernels: [naive]\nn: 8\nshow: [shared wavefronts, barriers]"); err != nil || strings.Join(s.Show, ",") != "shared wavefronts,barriers" {
+		t.Errorf("show: got %v, %v", s.Show, err)
+	}
 	if _, err := Parse("kernels: [smem, regblock, wmma]\nn: 64"); err != nil {
 		t.Errorf("every own kernel of matmul.cu: %v", err)
 	}
@@ -30,6 +33,7 @@ func TestParse(t *testing.T) {
 		"kernels: [" + strings.Repeat("naive, ", 16) + "naive]\nn: 8":  "line 1: 17 kernels; a simt cell emulates at most 16",
 		"kernels: [" + strings.Repeat("naive,", 1999) + "naive]\nn: 8": "line 1: 2000 kernels; a simt cell emulates at most 16",
 		"kernels: [naive]\nn: 8\nblock: [8, 8, 8]":                     "line 3: block is [x, y]",
+		"kernels: [naive]\nn: 8\nshow: [shared requests]":              `line 3: show: no column "shared requests"; the columns are kernel, n, FLOPs, global requests, sectors, moved, coalescing, shared wavefronts, bank conflicts, barriers,`,
 		"kernels: [naive]\nn: 8\ngpu: " + strings.Repeat("H", 257):     "line 3: a key or value of 257 bytes is too long",
 	} {
 		_, err := Parse(src)

@@ -1,5 +1,5 @@
 // Renderer for tpu cells: plays the modelled pipeline's grid steps (frames {step, i, j, k, first, next,
-// start, mxu_end, end, out}: times in seconds, copies {what, start, end, bytes}) as a timeline with two
+// start, mxu_end, end, out}: times in seconds, copies {what, start, end, bytes, for, i, j, k}, each naming the step it serves) as a timeline with two
 // lanes, the DMA queue between HBM and VMEM and the TensorCore's compute (MXU passes, then the VPU's
 // epilogue), so the learner sees whether the copies hide behind the compute or the compute waits for
 // them. Tables, chart and notes are drawn by the shared page code. Everything here is modelled.
@@ -88,7 +88,10 @@ function draw(view, svg, frames, at) {
     for (const c of [f.first, f.next, f.out]) {
       if (!c) continue;
       const colour = c.what === "C" ? "#b15928" : "#1f78b4";
-      bar(c.start, c.end, 0, colour, `${c.what === "C" ? "C block out to HBM" : c.what + " block(s) into VMEM"}: ${view.format(c.bytes / 1048576, 3)} MiB, ${us(view, c.start)} to ${us(view, c.end)} (${where})`, cur);
+      // A copy names the step it serves: a step's next copy brings the following step's blocks.
+      const served = `step ${c.for + 1}, block (${c.i}, ${c.j}, ${c.k})`;
+      const what = c.what === "C" ? `C block out to HBM, from ${served}` : `${c.what} block(s) into VMEM for ${served}`;
+      bar(c.start, c.end, 0, colour, `${what}: ${view.format(c.bytes / 1048576, 3)} MiB, ${us(view, c.start)} to ${us(view, c.end)} (issued during step ${f.step + 1})`, cur);
     }
     bar(f.start, f.mxu_end, 1, "#33a02c", `MXUs: ${us(view, f.start)} to ${us(view, f.mxu_end)} (${where})`, cur);
     if (f.end > f.mxu_end) bar(f.mxu_end, f.end, 2, "#6a3d9a", `VPU epilogue: ${us(view, f.mxu_end)} to ${us(view, f.end)} (${where})`, cur);

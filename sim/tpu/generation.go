@@ -87,8 +87,9 @@ var Generations = []Generation{
 		cloudTPU + "v5e): 1 TensorCore per chip, 4 MXUs, 197 TFLOP/s bf16, 819 GB/s HBM2; 3.94e14 int8 OP/s from the scaling book's table; " +
 			tpuInfoNote + ": 128 MiB"},
 	{"v5p", 2, 4, 459e12 / 2, 918e12 / 2, 2765e9 / 2, 64 * mib,
-		cloudTPU + "v5p): 4 MXUs per TensorCore, 459 TFLOP/s bf16 and 2,765 GB/s HBM2e per chip, 2 TensorCores per chip " +
-			"(the scaling book: 2.5e14 bf16 FLOP/s per core); 918 TOP/s int8 per chip from the scaling book's table; " + tpuInfoNote + ": 64 MiB"},
+		cloudTPU + "v5p): 4 MXUs per TensorCore, 459 TFLOP/s bf16 and 2,765 GB/s HBM2e per chip, 2 TensorCores per chip, " +
+			"so 229.5 TFLOP/s and 1,382.5 GB/s per TensorCore as modelled (the scaling book rounds the per-core rate to about 2.5e14 bf16 FLOP/s); " +
+			"918 TOP/s int8 per chip from the scaling book's table; " + tpuInfoNote + ": 64 MiB"},
 }
 
 // LookupGeneration finds a generation by name ("v5e"), ignoring case.

@@ -12,6 +12,12 @@ type Copy struct {
 	Start float64 `json:"start"`
 	End   float64 `json:"end"`
 	Bytes int64   `json:"bytes"`
+	// For is the grid step the copy serves, and I, J, K its block: the step whose inputs it brings
+	// into VMEM (a step's Next copy serves the step after it), or whose output block it writes out.
+	For int64 `json:"for"`
+	I   int   `json:"i"`
+	J   int   `json:"j"`
+	K   int   `json:"k"`
 }
 
 // Step is one grid step of the pipeline, for the timeline: its index and block coordinates (I along
@@ -121,7 +127,7 @@ func Simulate(ctx context.Context, p Matmul, frame func(Step)) (Result, error) {
 	aBytes, bBytes, cBytes := int64(p.BM)*int64(p.BK)*eb, int64(p.BK)*int64(p.BN)*eb, int64(p.BM)*int64(p.BN)*ob
 	q := &dmaQueue{bw: p.Gen.HBM}
 	res := Result{Steps: p.Steps(), FLOPs: 2 * float64(p.M) * float64(p.N) * float64(p.K), PaddedM: gm * p.BM, PaddedK: gk * p.BK, PaddedN: gn * p.BN}
-	first := q.copy("A+B", 0, aBytes+bBytes)
+	first := q.copy("A+B", 0, aBytes+bBytes) // step 0's, block (0, 0, 0)
 	res.HBMToVMEM = first.Bytes
 	inEnd, prevEnd := first.End, 0.0
 	var s int64
@@ -138,8 +144,9 @@ func Simulate(ctx context.Context, p Matmul, frame func(Step)) (Result, error) {
 				if s == 0 {
 					st.First = first
 				}
-				if what, bytes := nextInputs(i, j, k, gn, gk, aBytes, bBytes); s+1 < res.Steps {
+				if what, bytes, ni, nj, nk := nextInputs(i, j, k, gn, gk, aBytes, bBytes); s+1 < res.Steps {
 					st.Next = q.copy(what, st.Start, bytes)
+					st.Next.For, st.Next.I, st.Next.J, st.Next.K = s+1, ni, nj, nk
 					res.HBMToVMEM += bytes
 					inEnd = st.Next.End
 				}
@@ -150,6 +157,7 @@ func Simulate(ctx context.Context, p Matmul, frame func(Step)) (Result, error) {
 					st.End += epi
 					vpuExtra += epi
 					st.Out = q.copy("C", st.End, cBytes)
+					st.Out.For, st.Out.I, st.Out.J, st.Out.K = s, i, j, k
 					res.VMEMToHBM += cBytes
 				}
 				core += st.End - st.Start
@@ -167,10 +175,10 @@ func Simulate(ctx context.Context, p Matmul, frame func(Step)) (Result, error) {
 	return res, nil
 }
 
-// nextInputs is what the step after (i, j, k) copies in: A's block (i, k') unless its index is
-// unchanged, B's block (k', j') likewise.
-func nextInputs(i, j, k, gn, gk int, aBytes, bBytes int64) (string, int64) {
-	ni, nj, nk := i, j, k+1
+// nextInputs is what the step after (i, j, k), block (ni, nj, nk), copies in: A's block (ni, nk)
+// unless its index is unchanged, B's block (nk, nj) likewise.
+func nextInputs(i, j, k, gn, gk int, aBytes, bBytes int64) (what string, bytes int64, ni, nj, nk int) {
+	ni, nj, nk = i, j, k+1
 	if nk == gk {
 		nk, nj = 0, j+1
 		if nj == gn {
@@ -180,13 +188,13 @@ func nextInputs(i, j, k, gn, gk int, aBytes, bBytes int64) (string, int64) {
 	aSame, bSame := ni == i && nk == k, nk == k && nj == j
 	switch {
 	case aSame && bSame:
-		return "", 0
+		return "", 0, ni, nj, nk
 	case aSame:
-		return "B", bBytes
+		return "B", bBytes, ni, nj, nk
 	case bSame:
-		return "A", aBytes
+		return "A", aBytes, ni, nj, nk
 	}
-	return "A+B", aBytes + bBytes
+	return "A+B", aBytes + bBytes, ni, nj, nk
 }
 
 // account fills res's utilisation, byte counts at the MXU and accumulator, and the parts of its time.

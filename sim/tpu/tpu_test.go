@@ -201,6 +201,30 @@ func TestTimelineIsAPipeline(t *testing.T) {
 	}
 }
 
+// Each copy names the step it serves: the prologue's step 0, a step's next copy the step after it
+// (whose block it brings), an output copy its own step.
+func TestCopiesNameTheStepTheyServe(t *testing.T) {
+	p := Matmul{Gen: gen(t, "v5p"), DType: dtype(t, "f32"), M: 512, K: 1024, N: 512, BM: 256, BK: 256, BN: 256, Epilogue: "none"}
+	var steps []Step
+	if _, err := Simulate(context.Background(), p, func(s Step) { steps = append(steps, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if f := steps[0].First; f.For != 0 || [3]int{f.I, f.J, f.K} != [3]int{0, 0, 0} {
+		t.Errorf("prologue copy serves step %d block (%d, %d, %d), want step 0 block (0, 0, 0)", f.For, f.I, f.J, f.K)
+	}
+	for i, s := range steps {
+		if s.Next != nil {
+			after := steps[i+1]
+			if got, want := [4]int64{s.Next.For, int64(s.Next.I), int64(s.Next.J), int64(s.Next.K)}, [4]int64{after.Step, int64(after.I), int64(after.J), int64(after.K)}; got != want {
+				t.Errorf("step %d's next copy serves %v, want the next step %v", s.Step, got, want)
+			}
+		}
+		if s.Out != nil && (s.Out.For != s.Step || s.Out.K != s.K) {
+			t.Errorf("step %d's output copy serves step %d", s.Step, s.Out.For)
+		}
+	}
+}
+
 // Blocks that do not fit the core's VMEM are refused with the arithmetic; so are blocks that are not
 // whole vregs and int8 where the generation has no int8 rate.
 func TestChecks(t *testing.T) {

@@ -90,8 +90,9 @@ type Result struct {
 	DType  string
 	// Problem is what a learner's kernel computes ("matmul", "transpose", …; "" for the table's).
 	Problem string
-	// Precision is what the inputs were rounded to ("float32", "bf16", …), or for a learner's
-	// kernel with a `precision:` the dtype and the precision it computes in.
+	// Precision is what the inputs were rounded to ("float32", "bf16", …); for a learner's kernel
+	// its problem's input types (problems.Problem.InputTypes: "uint32" for a histogram), and with a
+	// `precision:` the precision it computes in.
 	Precision string
 	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against float64 (a learner's kernel: its problem's
 	// error measure, problems.Verdict); NaN when a checked entry of the output was NaN (never

@@ -51,8 +51,9 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	if prec.Name == "" {
 		prec = problems.DefaultPrecision(req.DType)
 	}
+	res.Precision = p.InputTypes(req.DType) // the emulated table's inputs column: uint32 for a histogram
 	if prec != problems.DefaultPrecision(req.DType) {
-		res.Precision = fmt.Sprintf("%s, computed in %s", req.DType, prec.Name)
+		res.Precision = fmt.Sprintf("%s, computed in %s", res.Precision, prec.Name)
 	}
 	if n > p.SampledN {
 		return res, TooLarge(p, n)

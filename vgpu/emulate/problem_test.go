@@ -78,6 +78,9 @@ func TestLearnerKernelsPerProblem(t *testing.T) {
 					if r.OK != k.OK {
 						t.Errorf("n=%d: got ok=%v (error %g, tolerance %g), want %v", n, r.OK, r.RelError, r.Tolerance, k.OK)
 					}
+					if want := p.InputTypes("float32"); !strings.HasPrefix(r.Precision, want) {
+						t.Errorf("n=%d: inputs %q, want %q first", n, r.Precision, want)
+					}
 					if r.Counts.ThreadInstructions == 0 || !(r.Model.Seconds > 0) || r.RateUnit != p.Rate {
 						t.Errorf("n=%d: %d thread instructions, model %+v, rate %g %s", n, r.Counts.ThreadInstructions, r.Model, r.Rate, r.RateUnit)
 					}

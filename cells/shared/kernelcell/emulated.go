@@ -94,6 +94,7 @@ func EmulatedTable(gpuName string) cells.Table {
 			{Label: "global requests [l1tex__t_requests_pipe_lsu_mem_global_op_ld + _st]", Primary: true},
 			{Label: "sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld + _st]", Primary: true},
 			{Label: "coalescing (bytes used / moved)", Unit: "%", Primary: true},
+			{Label: "shared requests [smsp__inst_executed_op_shared_ld + _st]"},
 			{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]", Primary: true},
 			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true},
 			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)", Primary: true},
@@ -147,7 +148,7 @@ func EmulatedRow(r emulate.Result) cells.Row {
 	return cells.Row{Table: EmulatedTableID, Bad: !r.OK, Values: []any{r.Kernel, r.N, r.Precision, blocks, cells.ErrorValue(r.RelError), check,
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
-		c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text, l1, l2, dram,
+		c.SharedLoadRequests + c.SharedStoreRequests, c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text, l1, l2, dram,
 		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
 }
 

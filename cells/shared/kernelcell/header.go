@@ -32,6 +32,8 @@ type Spec struct {
 	// Browser are the webgpu kernels the cell lists, in order, run in the learner's browser; they are
 	// not in Kernels.
 	Browser []string
+	// Show names columns of the cell's tables shown beside their primary ones (cells.ParseShow).
+	Show []string
 }
 
 // Source is a kernel-cell header's YAML (a matmul cell's whole source), decoded by cells.Decode.
@@ -45,6 +47,7 @@ type Source struct {
 	Transfers    bool                         `yaml:"transfers"`
 	Peak         bool                         `yaml:"peak"`
 	GPU          cells.At[string]             `yaml:"gpu"`
+	Show         cells.At[[]cells.At[string]] `yaml:"show"`
 }
 
 // Limits on the remaining fields, fixed so a typo cannot ask for a million repeats.
@@ -77,6 +80,9 @@ func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *es
 func (y Source) Validate(available []kernels.Kernel, lim harness.Limits, rates *estimate.Rates) (Spec, error) {
 	s := Spec{Spec: harness.Spec{DType: "float32", Repeats: DefaultRepeats, Threads: runtime.GOMAXPROCS(0), Transfers: y.Transfers}, Peak: y.Peak}
 	var err error
+	if s.Show, err = cells.ParseShow(y.Show, Tables()...); err != nil {
+		return Spec{}, err
+	}
 	if y.GPU.Line > 0 {
 		g, err := datasheet.LookupGPU(y.GPU.V)
 		if err != nil {

@@ -88,6 +88,12 @@ func (s *Results) Browser(ctx context.Context, e cells.Emitter, req webgpu.Reque
 	})
 }
 
+// Tables are the tables a kernel cell can declare (results, emulated, its problem's emulated with
+// another rate), for checking a `show:` key (cells.ParseShow).
+func Tables() []cells.Table {
+	return []cells.Table{{ID: "results", Columns: resultColumns}, EmulatedTable("")}
+}
+
 // resultColumns are the columns of the `results` table; the spread of the repeats (min, max) folds
 // behind "more columns".
 var resultColumns = []cells.Column{

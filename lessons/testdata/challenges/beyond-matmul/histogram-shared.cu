@@ -1,5 +1,6 @@
 kernel: hist_aggregated
 problem: histogram
+show: [atomic requests]
 block: [256]
 grid: ["min(ceil(n/256), 528)"]
 sizes: [1048576]

@@ -1,5 +1,6 @@
 kernel: transpose64
 problem: transpose
+show: [occupancy, modelled]
 block: [64, 4]
 grid: ["ceil(n/64)", "ceil(n/64)"]
 sizes: [4096]

@@ -1,0 +1,94 @@
+package cells
+
+import (
+	"strings"
+	"testing"
+)
+
+func showTable() Table {
+	return Table{ID: "t", Columns: []Column{{Label: "kernel", Primary: true},
+		{Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
+		{Label: "modelled time (bound)", Unit: "µs", Primary: true}, {Label: "modelled", Unit: "GB/s"}, {Label: "rel. error"}}}
+}
+
+func TestParseShowAndShow(t *testing.T) {
+	var y struct {
+		Show At[[]At[string]] `yaml:"show"`
+	}
+	if err := Decode("show: [occupancy, modelled]\n", &y); err != nil {
+		t.Fatal(err)
+	}
+	names, err := ParseShow(y.Show, showTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := showTable()
+	shown := orig.Show(names)
+	var got []string
+	for _, c := range shown.Columns {
+		if c.Primary {
+			got = append(got, c.Label)
+		}
+	}
+	if want := "kernel|occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]|modelled time (bound)|modelled"; strings.Join(got, "|") != want {
+		t.Errorf("primary columns %q, want %q", strings.Join(got, "|"), want)
+	}
+	if orig.Columns[1].Primary {
+		t.Error("Show changed the table it was given")
+	}
+}
+
+func TestParseShowUnknownColumn(t *testing.T) {
+	var y struct {
+		Show At[[]At[string]] `yaml:"show"`
+	}
+	if err := Decode("show:\n  - occupancy\n  - occupncy\n", &y); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseShow(y.Show, showTable())
+	se, ok := err.(*SpecError)
+	if !ok {
+		t.Fatalf("got %v, want a *SpecError", err)
+	}
+	if got, want := se.Line, 3; got != want {
+		t.Errorf("error on line %d, want %d", got, want)
+	}
+	for _, want := range []string{`"occupncy"`, "kernel, occupancy, modelled time, modelled, rel. error"} {
+		if !strings.Contains(se.Msg, want) {
+			t.Errorf("error %q lacks %q", se.Msg, want)
+		}
+	}
+	if names, err := ParseShow(At[[]At[string]]{}, showTable()); names != nil || err != nil {
+		t.Errorf("no key: got %v, %v, want nil, nil", names, err)
+	}
+}
+
+// Showing makes the named columns primary in the tables declared through it.
+func TestShowingEmitter(t *testing.T) {
+	rec := &tableRecorder{}
+	Showing(rec, []string{"rel. error"}).Table(showTable())
+	if !rec.tables[0].Columns[4].Primary {
+		t.Error("rel. error is not primary through Showing")
+	}
+	if Showing(rec, nil) != Emitter(rec) {
+		t.Error("Showing with no names is not e itself")
+	}
+}
+
+type tableRecorder struct {
+	Emitter
+	tables []Table
+}
+
+func (r *tableRecorder) Table(t Table) { r.tables = append(r.tables, t) }
+
+// A recording stays valid when a cell gains a show: line, and only then.
+func TestSourceHashIgnoresShow(t *testing.T) {
+	src := "kernels: [cublas]\nsizes: [256]\n"
+	if got, want := SourceHash("kernels: [cublas]\nshow: [rel. error]\nsizes: [256]\n"), SourceHash(src); got != want {
+		t.Errorf("show: changed the hash: %s, want %s", got, want)
+	}
+	if SourceHash("kernels: [cublas]\nsizes: [512]\n") == SourceHash(src) {
+		t.Error("another size kept the hash")
+	}
+}

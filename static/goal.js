@@ -58,15 +58,16 @@ function judge(aside, spec, view) {
     if (error) { parts.push(error); met = false; continue; }
     let ok;
     let text;
+    const unit = c.unit ? ` ${c.unit}` : "";
     if (c.equals !== undefined) {
       ok = String(value) === String(c.equals);
       text = `${c.column} ${value}${ok ? "" : ` (want ${c.equals})`}`;
     } else if (c.at_most !== undefined) {
       ok = typeof value === "number" && value <= c.at_most;
-      text = `${c.column} ${formatNumber(value)} ${ok ? "≤" : ">"} ${formatNumber(c.at_most)}`;
+      text = `${c.column} ${formatNumber(value)}${unit} ${ok ? "≤" : ">"} ${formatNumber(c.at_most)}${unit}`;
     } else {
       ok = typeof value === "number" && value >= c.at_least;
-      text = `${c.column} ${formatNumber(value)} ${ok ? "≥" : "<"} ${formatNumber(c.at_least)}`;
+      text = `${c.column} ${formatNumber(value)}${unit} ${ok ? "≥" : "<"} ${formatNumber(c.at_least)}${unit}`;
     }
     met = met && ok;
     parts.push(`${ok ? "✓" : "✗"} ${text}`);

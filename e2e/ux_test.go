@@ -87,9 +87,17 @@ func openPageOn(t *testing.T, width, height int, cfg server.Config, webgpu bool)
 	return p
 }
 
+// stepTimeout bounds one browserPage.do: more than the two minutes a run may take (the server's run
+// time limit) and the page's start.
+const stepTimeout = 4 * time.Minute
+
 func (p *browserPage) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
+	// A step that waits for what never comes fails the test with its name, not the package's
+	// timeout with a stack dump; no step of these tests waits longer than a run's time limit.
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		p.t.Fatalf("%s: %v", what, err)
 	}
 }

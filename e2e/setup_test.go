@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/server"
@@ -93,10 +91,9 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 	return append(opts, extra...)
 }
 
-// shared is the package's one chromium, which the browser tests share (but for TestWebGPUInBrowser's,
-// which closes pages of its own): the first newTab starts it, with WebGPU on SwiftShader
-// (webgpuFlags; newTab hides it from its pages), and TestMain stops it after the last test.
-var shared struct {
+// sharedBrowser is one chromium that the browser tests share, started by the first tab asked of it
+// and stopped by TestMain after the last test.
+type sharedBrowser struct {
 	once    sync.Once
 	ctx     context.Context // the browser's first tab: NewContext of it opens another tab
 	profile string
@@ -104,62 +101,58 @@ var shared struct {
 	err     error
 }
 
+// plainBrowser is the chromium of newTab's pages, with the GPU disabled as in CI; webgpuBrowser is the one of
+// newWebGPUTab's, with WebGPU on SwiftShader (webgpuFlags), started only by the tests that need it
+// (a GPU process under a loaded machine has stalled other tests' pages).
+var plainBrowser, webgpuBrowser sharedBrowser
+
 // newTab opens a tab for the rest of the test in the package's shared chromium, in a browser
 // context of its own (as an incognito window: no cookies, storage or cache shared with other
-// tests' tabs), its viewport width×height CSS pixels. Its pages have no WebGPU (navigator.gpu is
-// hidden, as in a browser without it), so that a test that does not ask for WebGPU never waits for
-// kernels on a software adapter; newWebGPUTab's pages have it.
+// tests' tabs), its viewport width×height CSS pixels. Its pages have no WebGPU.
 func newTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return openTab(t, width, height, false)
+	return plainBrowser.tab(t, width, height, chromedp.DisableGPU)
 }
 
-// newWebGPUTab is newTab with WebGPU on SwiftShader in its pages.
+// newWebGPUTab is newTab in the chromium with WebGPU on SwiftShader.
 func newWebGPUTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return openTab(t, width, height, true)
+	return webgpuBrowser.tab(t, width, height, webgpuFlags()...)
 }
 
-func openTab(t *testing.T, width, height int64, webgpu bool) context.Context {
+// tab starts b with flags if it has not started, and opens a tab in it.
+func (b *sharedBrowser) tab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	exe := chromiumPath(t)
-	shared.once.Do(func() {
-		shared.profile, shared.err = os.MkdirTemp("", "e2e-chromium-")
-		if shared.err != nil {
+	b.once.Do(func() {
+		b.profile, b.err = os.MkdirTemp("", "e2e-chromium-")
+		if b.err != nil {
 			return
 		}
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(shared.profile, exe, append(webgpuFlags(), chromedp.WindowSize(1200, 1000))...)...)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(b.profile, exe, append(flags, chromedp.WindowSize(1200, 1000))...)...)
 		bctx, cancelBrowser := chromedp.NewContext(actx)
-		shared.ctx, shared.stop = bctx, func() { cancelBrowser(); cancelAlloc() }
-		shared.err = chromedp.Do(bctx) // starts the browser
+		b.ctx, b.stop = bctx, func() { cancelBrowser(); cancelAlloc() }
+		b.err = chromedp.Do(bctx) // starts the browser
 	})
-	if shared.err != nil {
-		t.Fatalf("starting chromium: %v", shared.err)
+	if b.err != nil {
+		t.Fatalf("starting chromium: %v", b.err)
 	}
-	ctx, cancel := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
-	if !webgpu {
-		hide := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-				Source: `Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined });`})
-			return err
-		})
-		if err := chromedp.Do(ctx, hide); err != nil {
-			t.Fatalf("hiding WebGPU: %v", err)
-		}
-	}
 	return ctx
 }
 
-// stopSharedBrowser stops the shared chromium, if a test started it, and removes its profile.
+// stopSharedBrowser stops the shared chromiums that tests started and removes their profiles.
 func stopSharedBrowser() {
-	if shared.stop != nil {
-		shared.stop()
-	}
-	if shared.profile != "" {
-		_ = os.RemoveAll(shared.profile)
+	for _, b := range []*sharedBrowser{&plainBrowser, &webgpuBrowser} {
+		if b.stop != nil {
+			b.stop()
+		}
+		if b.profile != "" {
+			_ = os.RemoveAll(b.profile)
+		}
 	}
 }

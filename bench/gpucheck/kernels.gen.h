@@ -40,6 +40,7 @@ static const struct gc_kernel gc_kernels[] = {
     {"cuda-mma", "cuda_mma", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-async", "cuda_mma_async", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-swizzle", "cuda_mma_swizzle", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
+    {"cuda-mma-warptile", "cuda_mma_warptile", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 256}, 8, 0},
 };
 
 #define GC_NKERNELS ((int)(sizeof gc_kernels / sizeof gc_kernels[0]))

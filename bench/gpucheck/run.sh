@@ -7,12 +7,12 @@
 #   step 3 (-steps record): cmd/record over lessons/, the JSON files tarred for lessons/recorded/
 #   step 4 (-steps ncu): Nsight Compute's raw counters of every own kernel of the ladder (launch.cu runs
 #          each row of bench/gpucheck/kernels.gen.h, generated from gpu/nvidia/ladder.go: the tensor-core
-#          rungs cuda-mma, cuda-mma-async, cuda-mma-swizzle included on sm_80 and newer) and of the
+#          rungs cuda-mma to cuda-mma-warptile included on sm_80 and newer) and of the
 #          lessons' memory-bound kernels at n = 512 and 4096, to set beside the virtual GPU's counts
 #          (docs/benchmarks.md)
 #   step 5 (-steps newrungs): event times of every kernel at 4096, and Nsight Compute's launch statistics
 #          (registers, occupancy) of the ladder's tiled rungs only (the rows with a fixed block, from
-#          `launch -entries tiled`: cuda-smem to cuda-mma-swizzle): quick, for a short lease
+#          `launch -entries tiled`: cuda-smem to cuda-mma-warptile): quick, for a short lease
 set -uo pipefail
 steps=${1:-tests,ladder,record}
 OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"

@@ -136,6 +136,9 @@ func Kernels() []Kernel {
 		{Name: "cuda-mma-swizzle", Summary: "cuda-mma-async with an XOR-swizzled shared layout: ldmatrix without bank conflicts",
 			Source: ownSource, Entry: "cuda_mma_swizzle", Precision: "bf16", DTypes: f32, MinCC: 80,
 			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
+		{Name: "cuda-mma-warptile", Summary: "cuda-mma-swizzle with 64×64 warp tiles in 256×128 block tiles: each ldmatrix'd fragment feeds more mma.sync",
+			Source: ownSource, Entry: "cuda_mma_warptile", Precision: "bf16", DTypes: f32, MinCC: 80,
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 256}, Pad: 8, GFLOPS: 500},
 	}
 }
 

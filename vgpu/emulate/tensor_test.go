@@ -76,3 +76,47 @@ func TestTensorRungs(t *testing.T) {
 		t.Errorf("modelled: swizzle %g s, async %g s", res["cuda-mma-swizzle"].Model.Seconds, res["cuda-mma-async"].Model.Seconds)
 	}
 }
+
+// cuda-mma-warptile doubles each warp's piece of C (64×64 instead of 64×32) and the block's (256×128
+// instead of 128×128): per step of 16 along K a block stages (BM + BN)·16 bf16, (BM + BN)/4
+// wavefronts, and each of its 8 warps reads (WM + WN)/4 wavefronts of ldmatrix for 2·WM·WN·16 FLOPs,
+// so the FLOPs per shared wavefront are 128 / (1/BM + 1/BN + 1/WM + 1/WN): 2,048 for cuda-mma-swizzle,
+// 2,979 (exactly 131,072 / 44) for cuda-mma-warptile. The virtual GPU's counts must say the same,
+// with no bank conflicts, and the modelled time must fall.
+func TestWarpTileRung(t *testing.T) {
+	g, _ := datasheet.LookupGPU("H100 SXM")
+	const n = 256
+	res := map[string]Result{}
+	for _, k := range []string{"cuda-mma-swizzle", "cuda-mma-warptile"} {
+		r, err := Run(context.Background(), Request{Kernel: k, N: n, DType: "float32", GPU: g, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := r.Counts; !r.OK || len(r.Notes) != 0 || c.TensorFLOPs != 2*n*n*n || c.BankConflicts() != 0 {
+			t.Errorf("%s: ok %v (rel %g), notes %v, tensor FLOPs %d, conflicts %d", k, r.OK, r.RelError, r.Notes, c.TensorFLOPs, c.BankConflicts())
+		}
+		res[k] = r
+	}
+	perWavefront := func(bm, bn, wm, wn float64) float64 { return 128 / (1/bm + 1/bn + 1/wm + 1/wn) }
+	for k, want := range map[string]float64{"cuda-mma-swizzle": perWavefront(128, 128, 64, 32), "cuda-mma-warptile": perWavefront(256, 128, 64, 64)} {
+		c := res[k].Counts
+		if got := float64(c.TensorFLOPs) / float64(c.SharedWavefronts); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: %g FLOPs per shared wavefront (%d wavefronts), want %g", k, got, c.SharedWavefronts, want)
+		}
+	}
+	// the modelled time at n = 4096, where both grids fill the H100's 132 SMs (at 256 the warp-tile
+	// rung's 2 blocks keep 2 SMs busy, the swizzled rung's 4 keep 4: the bigger tile is slower there);
+	// a few sampled blocks suffice, every block doing the same work
+	model := map[string]datasheet.Model{}
+	for _, k := range []string{"cuda-mma-swizzle", "cuda-mma-warptile"} {
+		r, err := Run(context.Background(), Request{Kernel: k, N: 4096, DType: "float32", GPU: g, Seed: 7, SampleBlocks: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model[k] = r.Model
+	}
+	swz, wt := model["cuda-mma-swizzle"], model["cuda-mma-warptile"]
+	if !(term(wt, "shared memory") < term(swz, "shared memory") && wt.Seconds < swz.Seconds) {
+		t.Errorf("modelled: warptile %g s (shared %g s), swizzle %g s (shared %g s)", wt.Seconds, term(wt, "shared memory"), swz.Seconds, term(swz, "shared memory"))
+	}
+}

@@ -349,7 +349,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_warptile(const float* A, 
 // layouts are the PTX ISA's (sections "ldmatrix", "mma", "Matrix Fragments for mma.m16n8k16 with
 // floating point type", "cp.async"); they need sm_80 (cp.async, bf16 mma.sync).
 //
-// One shape for all three: a block of 256 threads (8 warps) computes a 128×128 tile of C, stepping
+// One shape for the first three (the fourth, the warp-tiled rung at the end, doubles each warp's
+// piece): a block of 256 threads (8 warps) computes a 128×128 tile of C, stepping
 // along K by 32; warp w owns the 64×32 piece at rows 64·(w/4), columns 32·(w%4): 4×4 mma.sync
 // m16n8k16 per step of 16, its A fragments from 4 ldmatrix.x4 and its B fragments from 2
 // ldmatrix.x4.trans. The shared tiles are A 128×32 (rows of 64 bytes) and B 32×128 (rows of 256
@@ -393,10 +394,11 @@ template <bool ASYNC> __device__ __forceinline__ void mma_copy(unsigned dst, con
     }
 }
 
-// mma_stage stages the A tile (128 rows × 4 chunks) and the B tile (32 rows × 16 chunks) of step k0
-// at the shared addresses sa and sb: two chunks of each per thread, consecutive threads on
-// consecutive chunks of a row (coalesced global reads).
-template <bool ASYNC, bool SWIZZLE>
+// mma_stage stages the A tile (BM rows × 4 chunks, BM 128 or 256) and the B tile (32 rows × 16
+// chunks) of step k0 at the shared addresses sa and sb: two chunks of each per thread (and, with BM
+// 256, two more of A, rows 128 to 255), consecutive threads on consecutive chunks of a row
+// (coalesced global reads).
+template <bool ASYNC, bool SWIZZLE, int BM = MMA_BM>
 __device__ __forceinline__ void mma_stage(const unsigned short* A, const unsigned short* B, unsigned sa, unsigned sb,
                                           int M, int N, int K, int bRow, int bCol, int k0, int tid) {
     for (int i = 0; i < 2; ++i) {
@@ -408,25 +410,32 @@ __device__ __forceinline__ void mma_stage(const unsigned short* A, const unsigne
         in = k0 + r < K && bCol + c * 8 < N;
         mma_copy<ASYNC>(sb + mma_b_off<SWIZZLE>(r, c), in ? B + (size_t)(k0 + r) * N + bCol + c * 8 : B, in);
     }
+    for (int i = 2; i < BM / 64; ++i) {
+        int q = tid + i * MMA_THREADS;
+        int r = q / 4, c = q % 4;
+        bool in = bRow + r < M && k0 + c * 8 < K;
+        mma_copy<ASYNC>(sa + mma_a_off<SWIZZLE>(r, c), in ? A + (size_t)(bRow + r) * K + k0 + c * 8 : A, in);
+    }
 }
 
-// mma_compute is one step of 32 along K for the warp's 64×32 piece: per 16, 4 ldmatrix.x4 of A (lane
-// l names row l%16 of the 16×16 tile at chunk l/16), 2 ldmatrix.x4.trans of B (lane l names row
-// l%8 + 8·(l/8%2) at chunk l/16 of the 16×16 tile: two n8 fragments), and 16 mma.sync.
-template <bool SWIZZLE>
-__device__ __forceinline__ void mma_compute(unsigned sa, unsigned sb, int wRow, int wCol, int lane, float (&acc)[4][4][4]) {
+// mma_compute is one step of 32 along K for the warp's (16·MI)×(8·NI) piece (64×32 by default): per
+// 16, MI ldmatrix.x4 of A (lane l names row l%16 of the 16×16 tile at chunk l/16), NI/2
+// ldmatrix.x4.trans of B (lane l names row l%8 + 8·(l/8%2) at chunk l/16 of the 16×16 tile: two n8
+// fragments), and MI·NI mma.sync.
+template <bool SWIZZLE, int MI = 4, int NI = 4>
+__device__ __forceinline__ void mma_compute(unsigned sa, unsigned sb, int wRow, int wCol, int lane, float (&acc)[MI][NI][4]) {
     for (int kk = 0; kk < MMA_BK; kk += 16) {
-        unsigned a[4][4], b[4][2];
-        for (int mi = 0; mi < 4; ++mi)
+        unsigned a[MI][4], b[NI][2];
+        for (int mi = 0; mi < MI; ++mi)
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                          : "=r"(a[mi][0]), "=r"(a[mi][1]), "=r"(a[mi][2]), "=r"(a[mi][3])
                          : "r"(sa + mma_a_off<SWIZZLE>(wRow + mi * 16 + lane % 16, kk / 8 + lane / 16)) : "memory");
-        for (int nj = 0; nj < 2; ++nj)
+        for (int nj = 0; nj < NI / 2; ++nj)
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                          : "=r"(b[2 * nj][0]), "=r"(b[2 * nj][1]), "=r"(b[2 * nj + 1][0]), "=r"(b[2 * nj + 1][1])
                          : "r"(sb + mma_b_off<SWIZZLE>(kk + lane % 8 + (lane / 8 % 2) * 8, (wCol + nj * 16) / 8 + lane / 16)) : "memory");
-        for (int mi = 0; mi < 4; ++mi)
-            for (int ni = 0; ni < 4; ++ni)
+        for (int mi = 0; mi < MI; ++mi)
+            for (int ni = 0; ni < NI; ++ni)
                 asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                              : "+f"(acc[mi][ni][0]), "+f"(acc[mi][ni][1]), "+f"(acc[mi][ni][2]), "+f"(acc[mi][ni][3])
                              : "r"(a[mi][0]), "r"(a[mi][1]), "r"(a[mi][2]), "r"(a[mi][3]), "r"(b[ni][0]), "r"(b[ni][1]));
@@ -435,48 +444,49 @@ __device__ __forceinline__ void mma_compute(unsigned sa, unsigned sb, int wRow, 
 
 struct alignas(8) mma_f2 { float x, y; };
 
-// mma_gemm is the three rungs' body. Without ASYNC one shared buffer: stage, barrier, compute,
+// mma_gemm is the four rungs' body: a block computes a BM×128 tile of C, each of its 8 warps a
+// (16·MI)×(8·NI) piece of it (64×32 by default). Without ASYNC one shared buffer: stage, barrier, compute,
 // barrier. With ASYNC two: the copies of step t+1 are issued before step t is computed and waited
 // for (cp.async.wait_group 1: all but the newest group) only after, so the loads overlap the math.
-template <bool ASYNC, bool SWIZZLE>
+template <bool ASYNC, bool SWIZZLE, int BM = MMA_BM, int MI = 4, int NI = 4>
 __device__ __forceinline__ void mma_gemm(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
-    __shared__ __align__(128) unsigned short As[ASYNC ? 2 : 1][MMA_BM * MMA_BK];
+    __shared__ __align__(128) unsigned short As[ASYNC ? 2 : 1][BM * MMA_BK];
     __shared__ __align__(128) unsigned short Bs[ASYNC ? 2 : 1][MMA_BK * MMA_BN];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int wRow = (warp / 4) * 64, wCol = (warp % 4) * 32;
-    const int bRow = blockIdx.y * MMA_BM, bCol = blockIdx.x * MMA_BN;
+    const int wRow = (warp / (MMA_BN / (8 * NI))) * (16 * MI), wCol = (warp % (MMA_BN / (8 * NI))) * (8 * NI);
+    const int bRow = blockIdx.y * BM, bCol = blockIdx.x * MMA_BN;
     const unsigned sa = mma_smem(&As[0][0]), sb = mma_smem(&Bs[0][0]);
-    const unsigned stepA = MMA_BM * MMA_BK * 2, stepB = MMA_BK * MMA_BN * 2;
-    float acc[4][4][4];
-    for (int mi = 0; mi < 4; ++mi)
-        for (int ni = 0; ni < 4; ++ni)
+    const unsigned stepA = BM * MMA_BK * 2, stepB = MMA_BK * MMA_BN * 2;
+    float acc[MI][NI][4];
+    for (int mi = 0; mi < MI; ++mi)
+        for (int ni = 0; ni < NI; ++ni)
             for (int j = 0; j < 4; ++j) acc[mi][ni][j] = 0.0f;
     const int steps = (K + MMA_BK - 1) / MMA_BK;
     if (!ASYNC) {
         for (int t = 0; t < steps; ++t) {
-            mma_stage<false, SWIZZLE>(A, B, sa, sb, M, N, K, bRow, bCol, t * MMA_BK, tid);
+            mma_stage<false, SWIZZLE, BM>(A, B, sa, sb, M, N, K, bRow, bCol, t * MMA_BK, tid);
             __syncthreads();
-            mma_compute<SWIZZLE>(sa, sb, wRow, wCol, lane, acc);
+            mma_compute<SWIZZLE, MI, NI>(sa, sb, wRow, wCol, lane, acc);
             __syncthreads();
         }
     } else {
-        mma_stage<true, SWIZZLE>(A, B, sa, sb, M, N, K, bRow, bCol, 0, tid);
+        mma_stage<true, SWIZZLE, BM>(A, B, sa, sb, M, N, K, bRow, bCol, 0, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
         for (int t = 0; t < steps; ++t) {
             const unsigned cur = t & 1;
             if (t + 1 < steps)
-                mma_stage<true, SWIZZLE>(A, B, sa + (cur ^ 1) * stepA, sb + (cur ^ 1) * stepB, M, N, K, bRow, bCol, (t + 1) * MMA_BK, tid);
+                mma_stage<true, SWIZZLE, BM>(A, B, sa + (cur ^ 1) * stepA, sb + (cur ^ 1) * stepB, M, N, K, bRow, bCol, (t + 1) * MMA_BK, tid);
             asm volatile("cp.async.commit_group;" ::: "memory");
             asm volatile("cp.async.wait_group 1;" ::: "memory");
             __syncthreads();
-            mma_compute<SWIZZLE>(sa + cur * stepA, sb + cur * stepB, wRow, wCol, lane, acc);
+            mma_compute<SWIZZLE, MI, NI>(sa + cur * stepA, sb + cur * stepB, wRow, wCol, lane, acc);
             __syncthreads();
         }
     }
     // the accumulators' layout: lane 4g+t holds rows g and g+8, columns 2t and 2t+1 of each 16×8 tile
     const int g = lane / 4, tq = lane % 4;
-    for (int mi = 0; mi < 4; ++mi)
-        for (int ni = 0; ni < 4; ++ni)
+    for (int mi = 0; mi < MI; ++mi)
+        for (int ni = 0; ni < NI; ++ni)
             for (int h = 0; h < 2; ++h) {
                 int r = bRow + wRow + mi * 16 + g + 8 * h, c = bCol + wCol + ni * 8 + 2 * tq;
                 if (r < M && c < N) {
@@ -502,5 +512,16 @@ extern "C" __global__ void __launch_bounds__(256) cuda_mma_async(const unsigned 
 // bank conflicts. Block 256; grid (ceil(N/128), ceil(M/128)).
 extern "C" __global__ void __launch_bounds__(256) cuda_mma_swizzle(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
     mma_gemm<true, true>(A, B, C, M, N, K);
+}
+
+// cuda_mma_warptile: cuda_mma_swizzle with twice the work per warp. A block computes a 256×128 tile
+// of C and each of its 8 warps a 64×64 piece (4 m16 tiles by 8 n8 tiles): per step of 16 along K a
+// warp loads its A fragments (4 ldmatrix.x4) and B fragments (4 ldmatrix.x4.trans) once and issues
+// 32 mma.sync, 131,072 FLOPs for 32 wavefronts of ldmatrix, where the 64×32 piece has 65,536 for 24;
+// the bigger block tile also stages fewer bytes per FLOP. The price: 128 FP32 accumulators per
+// thread, and 48 KiB of shared memory for the two buffers (A 256×32 and B 32×128 each), the most a
+// block may declare statically. Block 256; grid (ceil(N/128), ceil(M/256)).
+extern "C" __global__ void __launch_bounds__(256) cuda_mma_warptile(const unsigned short* A, const unsigned short* B, float* C, int M, int N, int K) {
+    mma_gemm<true, true, 256, 4, 8>(A, B, C, M, N, K);
 }
 #endif

@@ -18,21 +18,30 @@ type ServeConfig struct {
 	Cluster Config
 }
 
+// checked is cfg as Serve runs it: a front without a local worker (-no-local-worker) must have a
+// NATS server for workers, and does not calibrate its own CPU (it runs nothing: workers report
+// their rates); the server's slots default to the cluster's.
+func (cfg ServeConfig) checked() (ServeConfig, error) {
+	if !cfg.Cluster.LocalWorker && cfg.Cluster.Listen == "" && cfg.Cluster.URL == "" {
+		return cfg, errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
+	}
+	if !cfg.Cluster.LocalWorker {
+		cfg.Server.Calibrate = false
+	}
+	if cfg.Server.Slots == 0 {
+		cfg.Server.Slots = cfg.Cluster.Slots
+	}
+	return cfg, nil
+}
+
 // Serve builds this machine's runner once (machine.New: its GPU probed, its kinds' environment,
 // its gate), starts the cluster (cfg.Cluster; its local worker is this process, on that gate),
 // prints the command workers join with when they can, and runs the server on the same machine
 // with the cluster as its executor until ctx ends (server.Run). Then the cluster stops.
 func Serve(ctx context.Context, cfg ServeConfig) error {
-	if !cfg.Cluster.LocalWorker && cfg.Cluster.Listen == "" && cfg.Cluster.URL == "" {
-		return errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
-	}
-	if !cfg.Cluster.LocalWorker {
-		// This machine runs nothing: its rates would price no run (workers report theirs), so it
-		// does not spend seconds measuring them.
-		cfg.Server.Calibrate = false
-	}
-	if cfg.Server.Slots == 0 {
-		cfg.Server.Slots = cfg.Cluster.Slots
+	cfg, err := cfg.checked()
+	if err != nil {
+		return err
 	}
 	if cfg.Server.Machine == nil {
 		cfg.Server.Machine = machine.New(ctx, cfg.Server.MachineConfig())

@@ -88,19 +88,10 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return err
 	}
 	e.Progress(1, 2)
-	// The rates: measured ones first (this CPU, then the learner's GPU where the page measured it),
-	// then the datasheet.
-	rates := []Rate{cpu}
-	if s.YourGPU {
-		own, ok, err := BrowserRate(ctx, e)
-		if err != nil {
-			return err
-		}
-		if ok {
-			rates = append(rates, own)
-		}
+	rates, err := r.rates(ctx, e, cpu)
+	if err != nil {
+		return err
 	}
-	rates = append(rates, Datasheet(s)...)
 	work := fmt.Sprintf("%s: %.3g FLOPs", w.Label, w.FLOPs)
 	if s.Batch > 1 {
 		work = fmt.Sprintf("%s, batch of %d: %.3g FLOPs", w.Label, s.Batch, s.TotalFLOPs())
@@ -113,20 +104,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		}
 		e.Note("info", fmt.Sprintf("%s, %s: %s.", rt.Name, level, rt.How))
 	}
-	model := fmt.Sprintf("Modelled: time = FLOPs / (chips × %.0f%% of peak)", s.Utilisation*100)
-	if w.Shape != nil && w.Steps > 0 && len(s.Cluster) > 0 {
-		model = fmt.Sprintf("Modelled: time on one chip = FLOPs / %.0f%% of peak", s.Utilisation*100)
-	}
-	if w.Bytes > 0 {
-		model += fmt.Sprintf(", or the time to read %s at full memory bandwidth if that is longer", Bytes(w.Bytes))
-	}
-	if w.Steps > 0 && len(s.Cluster) > 0 && w.Shape != nil {
-		model += "; " + parallelModel(s)
-	} else if w.Steps > 0 && len(s.Cluster) > 0 {
-		model += fmt.Sprintf("; a cluster splits the FLOPs evenly and adds %.0f ring all-reduces (one per step) of %s over %g GB/s links with %g µs latency, not overlapped with compute (so pessimistic); a model too big for one chip must also be split across chips, which this leaves out",
-			w.Steps, Bytes(w.GradientBytes), s.LinkGBs, s.LatencyUS)
-	}
-	e.Note("info", model+".")
+	e.Note("info", modelNote(s)+".")
 	switch {
 	case w.Steps > 0 || len(s.Cluster) == 0:
 	case w.Name == "":
@@ -171,6 +149,41 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Note("info", Dominates(ests))
 	e.Progress(2, 2)
 	return ctx.Err()
+}
+
+// rates are the rates a budget is priced at: measured ones first (this CPU, then the learner's GPU
+// where the page measured it), then the datasheet's.
+func (r *run) rates(ctx context.Context, e cells.Emitter, cpu Rate) ([]Rate, error) {
+	rates := []Rate{cpu}
+	if r.spec.YourGPU {
+		own, ok, err := BrowserRate(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rates = append(rates, own)
+		}
+	}
+	return append(rates, Datasheet(r.spec)...), nil
+}
+
+// modelNote says how the budget's times are modelled, for s's workload and clusters.
+func modelNote(s Spec) string {
+	w := s.Workload
+	model := fmt.Sprintf("Modelled: time = FLOPs / (chips × %.0f%% of peak)", s.Utilisation*100)
+	if w.Shape != nil && w.Steps > 0 && len(s.Cluster) > 0 {
+		model = fmt.Sprintf("Modelled: time on one chip = FLOPs / %.0f%% of peak", s.Utilisation*100)
+	}
+	if w.Bytes > 0 {
+		model += fmt.Sprintf(", or the time to read %s at full memory bandwidth if that is longer", Bytes(w.Bytes))
+	}
+	if w.Steps > 0 && len(s.Cluster) > 0 && w.Shape != nil {
+		model += "; " + parallelModel(s)
+	} else if w.Steps > 0 && len(s.Cluster) > 0 {
+		model += fmt.Sprintf("; a cluster splits the FLOPs evenly and adds %.0f ring all-reduces (one per step) of %s over %g GB/s links with %g µs latency, not overlapped with compute (so pessimistic); a model too big for one chip must also be split across chips, which this leaves out",
+			w.Steps, Bytes(w.GradientBytes), s.LinkGBs, s.LatencyUS)
+	}
+	return model
 }
 
 // rateFrom is the budget table's "rate from" for r at utilisation util: a measured peak or a datasheet

@@ -80,48 +80,7 @@ func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares 
 			w[l.Line] = float64(l.Wavefronts) + perSector*float64(l.Sectors)
 		}
 	case "DRAM":
-		s.Of = "DRAM bytes"
-		if !c.Cached {
-			s.Of = "global load and store sectors (every one a DRAM access without the cache model)"
-			for _, l := range c.Lines {
-				if k := accessKind(l); k == "load" || k == "store" {
-					w[l.Line] = float64(l.Sectors)
-				}
-			}
-			break
-		}
-		s.Approx = "every line's sectors are taken to hit the L1 and the L2 at the launch's rates (hits are not counted per line)"
-		loadToL2 := l1LoadMissRate(c)
-		var readers, writers float64
-		for _, l := range c.Lines {
-			switch accessKind(l) {
-			case "load":
-				readers += loadToL2 * float64(l.Sectors)
-			case "store":
-				writers += float64(l.Sectors)
-			case "atomic":
-				readers += float64(l.Sectors)
-				writers += float64(l.Sectors)
-			}
-		}
-		reads, writes := float64(c.DRAMReadBytes), float64(c.DRAMWriteBytes+c.L2DirtyBytes)
-		for _, l := range c.Lines {
-			x := 0.0
-			switch k := accessKind(l); {
-			case k == "load" && readers > 0:
-				x = reads * loadToL2 * float64(l.Sectors) / readers
-			case k == "store" && writers > 0:
-				x = writes * float64(l.Sectors) / writers
-			case k == "atomic":
-				if readers > 0 {
-					x += reads * float64(l.Sectors) / readers
-				}
-				if writers > 0 {
-					x += writes * float64(l.Sectors) / writers
-				}
-			}
-			w[l.Line] = x
-		}
+		attributeDRAM(c, &s, w)
 	case "L2":
 		s.Of = "sectors reaching the L2"
 		s.Approx = "a load line's sectors are taken to hit the L1 at the launch's rate (hits are not counted per line)"
@@ -283,4 +242,52 @@ func ptxFLOPs(text string) float64 {
 		return 2 * f
 	}
 	return 0
+}
+
+// attributeDRAM shares the DRAM term's bytes among the lines that load, store or do atomics: without
+// the cache model by their sectors; with it, the launch's DRAM reads among the loads by their sectors
+// that miss the L1 and the atomics, its writes among the stores and atomics.
+func attributeDRAM(c vgpu.Counts, s *Shares, w map[int]float64) {
+	s.Of = "DRAM bytes"
+	if !c.Cached {
+		s.Of = "global load and store sectors (every one a DRAM access without the cache model)"
+		for _, l := range c.Lines {
+			if k := accessKind(l); k == "load" || k == "store" {
+				w[l.Line] = float64(l.Sectors)
+			}
+		}
+		return
+	}
+	s.Approx = "every line's sectors are taken to hit the L1 and the L2 at the launch's rates (hits are not counted per line)"
+	loadToL2 := l1LoadMissRate(c)
+	var readers, writers float64
+	for _, l := range c.Lines {
+		switch accessKind(l) {
+		case "load":
+			readers += loadToL2 * float64(l.Sectors)
+		case "store":
+			writers += float64(l.Sectors)
+		case "atomic":
+			readers += float64(l.Sectors)
+			writers += float64(l.Sectors)
+		}
+	}
+	reads, writes := float64(c.DRAMReadBytes), float64(c.DRAMWriteBytes+c.L2DirtyBytes)
+	for _, l := range c.Lines {
+		x := 0.0
+		switch k := accessKind(l); {
+		case k == "load" && readers > 0:
+			x = reads * loadToL2 * float64(l.Sectors) / readers
+		case k == "store" && writers > 0:
+			x = writes * float64(l.Sectors) / writers
+		case k == "atomic":
+			if readers > 0 {
+				x += reads * float64(l.Sectors) / readers
+			}
+			if writers > 0 {
+				x += writes * float64(l.Sectors) / writers
+			}
+		}
+		w[l.Line] = x
+	}
 }

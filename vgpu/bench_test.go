@@ -34,6 +34,16 @@ func BenchmarkRegblock256(b *testing.B) {
 	benchLadder(b, "cuda-regblock", 256, true, nil)
 }
 
+// BenchmarkSmem256Cached and BenchmarkRegblock256Cached are BenchmarkSmem256 and
+// BenchmarkRegblock256 with the cache model on, sized as BenchmarkNaive256Cached's.
+func BenchmarkSmem256Cached(b *testing.B) {
+	benchLadder(b, "cuda-smem", 256, true, &CacheConfig{L1Bytes: 30 << 10, L2Bytes: 50 << 20})
+}
+
+func BenchmarkRegblock256Cached(b *testing.B) {
+	benchLadder(b, "cuda-regblock", 256, true, &CacheConfig{L1Bytes: 30 << 10, L2Bytes: 50 << 20})
+}
+
 // benchLadder launches a ladder kernel at n with every count on (C poisoned, as emulate makes it,
 // when poisoned: the initcheck then marks C's stores; the cache model when cache is set) and
 // reports thread instructions per second and per launch.

@@ -76,6 +76,13 @@ const cacheQuantum = 32
 // finding a line: it never changes what hits.
 const hintSize = 1024
 
+// groupMin and groupMax bound the lines of a load request the L1 remembers as its group (lineGroup).
+// A request of 32 lanes' accesses of up to 32 bytes each touches at most 32 lines.
+const (
+	groupMin = 8
+	groupMax = 32
+)
+
 // cacheLevel is one set-associative cache of 128-byte lines with per-sector valid and dirty bits.
 type cacheLevel struct {
 	sets, ways int
@@ -84,6 +91,25 @@ type cacheLevel struct {
 	used       []uint64        // the access count at the way's last use, for LRU
 	hint       [hintSize]int32 // a line's way (index into tag) when it was last found: looked at first
 	now        uint64
+	grp        lineGroup // the L1's last load request of many lines (only an L1 has one)
+	member     []bool    // per way: it holds a line of grp (nil in the L2)
+}
+
+// lineGroup is the lines of the last load request of groupMin to groupMax lines that the L1 looked
+// up one by one, in the request's order, and where they are. A later load request of exactly those
+// lines in that order, none of its sectors invalid, is all hits, and its only effect on the cache
+// is that each line becomes the most recently used in turn: retouch does that for the whole request
+// at once, noting the time of its first line (base) rather than each way's use (pending); settle
+// writes the ways' uses before anything else looks at or changes them. It only saves time (the
+// naive GEMM's 8 warps read the same 32 lines of A, 32 times each): what hits, what is evicted and
+// every count are those of looking each line up in turn (TestCacheGroupIsLineByLine).
+type lineGroup struct {
+	n       int // lines; 0: no group
+	line    [groupMax]uint64
+	way     [groupMax]int32
+	valid   [groupMax]uint8 // the sectors valid when the group was made (a subset of those valid now)
+	base    uint64          // when pending: line i was last used at base + i
+	pending bool
 }
 
 func newCacheLevel(bytes int) *cacheLevel {
@@ -97,31 +123,43 @@ func newCacheLevel(bytes int) *cacheLevel {
 	return &cacheLevel{sets: sets, ways: ways, tag: make([]uint64, n), state: make([]uint8, n), used: make([]uint64, n)}
 }
 
+// newL1 is newCacheLevel for an L1: one that keeps a lineGroup.
+func newL1(bytes int) *cacheLevel {
+	k := newCacheLevel(bytes)
+	if k != nil {
+		k.member = make([]bool, len(k.tag))
+	}
+	return k
+}
+
 func (k *cacheLevel) reset() {
 	clear(k.tag)
 	clear(k.state)
 	clear(k.used)
 	clear(k.hint[:])
+	clear(k.member)
 	k.now = 0
+	k.grp.n, k.grp.pending = 0, false
 }
 
 // access looks up sector s (a byte address / 32) and returns whether it was valid, and how many
 // dirty sectors the line it evicted to make room had (accessLine).
 func (k *cacheLevel) access(s uint64, dirty bool) (hit bool, evictedDirty int) {
-	h, wb := k.accessLine(s>>2, 1<<(s&3), dirty)
+	h, _, wb := k.accessLine(s>>2, 1<<(s&3), dirty)
 	return h != 0, wb
 }
 
 // accessLine looks up the sectors mask (bit i: sector i) of line (a byte address / 128): it returns
-// those that were valid, and the dirty sectors of the line it evicted to make room. The sectors
-// become valid (a read that misses is a fill) and, when dirty, dirty.
-func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8, evictedDirty int) {
+// those that were valid, the way (index into tag) that now holds the line, and the dirty sectors
+// of the line it evicted to make room. The sectors become valid (a read that misses is a fill) and,
+// when dirty, dirty.
+func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8, way int32, evictedDirty int) {
 	set := mask
 	if dirty {
 		set |= mask << 4
 	}
 	if j := k.hinted(line); j >= 0 {
-		return k.touch(j, mask, set), 0
+		return k.touch(j, mask, set), j, 0
 	}
 	hp := &k.hint[line&(hintSize-1)]
 	h := uint64(uint32((line * 0x9E3779B97F4A7C15) >> 32))
@@ -129,8 +167,11 @@ func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8,
 	for i, t := range k.tag[base : base+k.ways] {
 		if t == line+1 {
 			*hp = int32(base + i)
-			return k.touch(*hp, mask, set), 0
+			return k.touch(*hp, mask, set), *hp, 0
 		}
+	}
+	if k.grp.pending {
+		k.settle() // the victim is the least recently used: the group's uses must be written
 	}
 	k.now++
 	used := k.used[base : base+k.ways]
@@ -143,10 +184,13 @@ func (k *cacheLevel) accessLine(line uint64, mask uint8, dirty bool) (hit uint8,
 	j := base + v
 	if k.tag[j] != 0 {
 		evictedDirty = popcount4(k.state[j] >> 4)
+		if k.grp.n > 0 && k.member[j] {
+			k.dropGroup()
+		}
 	}
 	k.tag[j], k.state[j], k.used[j] = line+1, set, k.now
 	*hp = int32(j)
-	return 0, evictedDirty
+	return 0, int32(j), evictedDirty
 }
 
 // hinted is the way (index into tag) where line's hint says it is, or -1 when the hint is stale.
@@ -160,11 +204,77 @@ func (k *cacheLevel) hinted(line uint64) int32 {
 // touch is a hit on way j: it returns the sectors of mask that were valid and sets the bits of set
 // (sectors now valid, and dirty) and the way's last use.
 func (k *cacheLevel) touch(j int32, mask, set uint8) uint8 {
+	if k.grp.pending && k.member[j] {
+		k.settle()
+	}
 	k.now++
 	hit := k.state[j] & mask
 	k.state[j] |= set
 	k.used[j] = k.now
 	return hit
+}
+
+// retouch is a load of lines (in request order) and their sectors masks when they are the group's
+// and none of the sectors is invalid: all hits, each line used in turn (lineGroup). It reports
+// whether they were; when not, nothing changed.
+func (k *cacheLevel) retouch(lines []uint64, masks []uint8) bool {
+	g := &k.grp
+	n := g.n
+	if n == 0 || len(lines) != n || lines[0] != g.line[0] {
+		return false
+	}
+	gl, gv, masks := g.line[:n], g.valid[:n], masks[:n]
+	var diff uint64
+	var invalid uint8
+	for i, l := range lines { // no branch per line: most requests that start like the group are it
+		diff |= l ^ gl[i]
+		invalid |= masks[i] &^ gv[i]
+	}
+	if diff != 0 || invalid != 0 {
+		return false
+	}
+	g.base, g.pending = k.now+1, true
+	k.now += uint64(n)
+	return true
+}
+
+// settle writes the group's pending uses into used.
+func (k *cacheLevel) settle() {
+	g := &k.grp
+	for i, j := range g.way[:g.n] {
+		k.used[j] = g.base + uint64(i)
+	}
+	g.pending = false
+}
+
+// dropGroup forgets the group (its uses settled first).
+func (k *cacheLevel) dropGroup() {
+	if k.grp.pending {
+		k.settle()
+	}
+	for _, j := range k.grp.way[:k.grp.n] {
+		k.member[j] = false
+	}
+	k.grp.n = 0
+}
+
+// remember makes the lines of a load request just looked up one by one (in its order, at ways) the
+// group, if every one is still where it was found (a later line of the request may have evicted an
+// earlier one).
+func (k *cacheLevel) remember(lines []uint64, ways []int32) {
+	k.dropGroup()
+	g := &k.grp
+	for i, j := range ways {
+		if k.tag[j] != lines[i]+1 {
+			return
+		}
+	}
+	g.n = copy(g.line[:], lines)
+	copy(g.way[:], ways)
+	for i, j := range ways {
+		g.valid[i] = k.state[j] & 15
+		k.member[j] = true
+	}
 }
 
 // dirty is the dirty sectors the level holds.
@@ -179,6 +289,46 @@ func (k *cacheLevel) dirty() int64 {
 }
 
 func popcount4(x uint8) int { return int(x&1 + x>>1&1 + x>>2&1 + x>>3&1) }
+
+// l1Lines sends the lines of a global load or store request (ascending, distinct) with their
+// sectors masks through the CTA's L1 (none: every sector misses), and what reaches the L2 to the
+// CTA's stream: a load's missed sectors, a store's every sector (written through). It returns the
+// sectors that missed the L1.
+func (c *cta) l1Lines(lines []uint64, masks []uint8, store bool) (misses int) {
+	l1 := c.l1
+	if l1 != nil && !store && l1.retouch(lines, masks) {
+		return 0
+	}
+	var ways [groupMax]int32
+	for i, line := range lines {
+		mask := masks[i]
+		var hit uint8
+		if l1 != nil {
+			var j int32
+			if j = l1.hinted(line); j >= 0 { // accessLine's first test, inlined: most end there
+				hit = l1.touch(j, mask, mask)
+			} else {
+				hit, j, _ = l1.accessLine(line, mask, false)
+			}
+			if i < groupMax {
+				ways[i] = j
+			}
+		}
+		if miss := mask &^ hit; miss != 0 {
+			misses += bits.OnesCount8(miss)
+			if !store {
+				c.toL2(line, miss, toL2Load)
+			}
+		}
+		if store {
+			c.toL2(line, mask, toL2Store) // written through
+		}
+	}
+	if l1 != nil && !store && len(lines) >= groupMin && len(lines) <= groupMax {
+		l1.remember(lines, ways[:len(lines)])
+	}
+	return misses
+}
 
 // stream entry kinds: the sector address << 2 | kind
 const (

@@ -3,6 +3,8 @@ package vgpu
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -172,6 +174,99 @@ func TestCacheLevelLRU(t *testing.T) {
 	if hit, _ := k.access(4, false); !hit {
 		t.Error("line 1 was evicted instead of line 0")
 	}
+}
+
+// An L1 that keeps a line group (lineGroup: a repeated load request of many lines used at once)
+// hits, misses, evicts and sends to the L2 exactly what a level looking up every line in turn does,
+// and ends in the same state: random requests over a pool of lines a little larger than the cache,
+// many of them repeats of the last one (sometimes with a sector more), some stores, and lines that
+// evict the group's.
+func TestCacheGroupIsLineByLine(t *testing.T) {
+	const bytes = 4 * CacheWays * LineBytes // 4 sets
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := &cta{l1: newL1(bytes)}
+	ref := newCacheLevel(bytes)
+	var refStream []uint64
+	var big []uint64 // the last request of groupMin lines or more, and its sectors
+	var bigMasks []uint8
+	retouched := 0
+	for req := range 30000 {
+		store := rng.IntN(10) == 0
+		var lines []uint64
+		var masks []uint8
+		switch r := rng.IntN(10); {
+		case r < 4 && big != nil: // the big request again, sometimes with a sector more
+			lines, masks = big, bigMasks
+			if rng.IntN(4) == 0 {
+				masks[rng.IntN(len(masks))] |= 1 << rng.IntN(4)
+			}
+		default: // a new request: small ones may evict the big one's lines without replacing it
+			n := 1 + rng.IntN(groupMin)
+			if r >= 7 {
+				n = 1 + rng.IntN(groupMax)
+			}
+			lines, masks = randomRequest(rng, n)
+			if len(lines) >= groupMin {
+				big, bigMasks = lines, masks
+			}
+		}
+		now := c.l1.now
+		misses := c.l1Lines(lines, masks, store)
+		if c.l1.now == now+uint64(len(lines)) && c.l1.grp.pending && misses == 0 && !store {
+			retouched++
+		}
+		refMisses := 0
+		for i, l := range lines {
+			hit, _, _ := ref.accessLine(l, masks[i], false)
+			miss := masks[i] &^ hit
+			refMisses += popcount4(miss)
+			if store {
+				miss = masks[i]
+			}
+			for m := miss; m != 0; m &= m - 1 {
+				kind := toL2Load
+				if store {
+					kind = toL2Store
+				}
+				refStream = append(refStream, (l<<2|uint64(popcount4((m&-m)-1)))<<2|kind)
+			}
+		}
+		if misses != refMisses {
+			t.Fatalf("request %d: %d sectors missed, want %d", req, misses, refMisses)
+		}
+	}
+	if !slices.Equal(c.stream, refStream) {
+		t.Error("the streams to the L2 differ")
+	}
+	k := c.l1
+	if k.grp.pending {
+		k.settle()
+	}
+	if !slices.Equal(k.tag, ref.tag) || !slices.Equal(k.state, ref.state) || !slices.Equal(k.used, ref.used) || k.now != ref.now {
+		t.Error("the caches end in different states")
+	}
+	if retouched < 1000 {
+		t.Errorf("%d requests used the group at once, want at least 1000 (the test tests too little)", retouched)
+	}
+}
+
+// randomRequest is up to n distinct lines of 80 (the test's cache holds 64), ascending, each with
+// some of its sectors.
+func randomRequest(rng *rand.Rand, n int) ([]uint64, []uint8) {
+	set := map[uint64]bool{}
+	for range n {
+		set[uint64(rng.IntN(5*CacheWays*4))] = true
+	}
+	var lines []uint64
+	for l := range set {
+		lines = append(lines, l)
+	}
+	slices.Sort(lines)
+	masks := make([]uint8, len(lines))
+	for i := range masks {
+		masks[i] = uint8(1 + rng.IntN(15))
+	}
+	return lines, masks
 }
 
 // spinPTX: block 0 loops for ever, the others return at once.

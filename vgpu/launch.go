@@ -764,7 +764,7 @@ func newCTA(L *launch, nwarps int) *cta {
 	c.swritten = make(writtenBits, (L.shared+31)/32)
 	c.seen = make([]uint32, (L.shared+3)/4)
 	if L.l2 != nil {
-		c.l1 = newCacheLevel(L.l1Bytes)
+		c.l1 = newL1(L.l1Bytes)
 	}
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,

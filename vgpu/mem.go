@@ -555,12 +555,10 @@ func (c *cta) cacheRequest(addrs []uint64, n int, mode int) {
 
 // sectorRequest counts a load or store request whose addresses (sorted, at least one) each fall
 // in one sector (aligned accesses of up to 32 bytes): its sectors, lines and distinct addresses,
-// and with the cache model sends it through the L1 (a store is written through to the L2) in the
-// same pass: each line's sectors are gathered in registers and looked up when the next line starts.
+// and with the cache model gathers each line's sectors in the same pass and sends the lines
+// through the L1 (l1Lines; a store is written through to the L2).
 func (c *cta) sectorRequest(addrs []uint64, mode int) (sectors, lines, distinct uint64) {
-	l1, cached := c.l1, c.L.l2 != nil
-	store := mode == accStore
-	var misses int // of the L1: most lines hit in full, and need no count
+	cached := c.L.l2 != nil
 	prev := ^uint64(0)
 	line, mask := addrs[0]>>7, uint8(0)
 	for i := 0; i <= len(addrs); i++ {
@@ -576,32 +574,17 @@ func (c *cta) sectorRequest(addrs []uint64, mode int) (sectors, lines, distinct 
 				continue
 			}
 		}
+		if cached {
+			c.lineBuf[lines&255], c.maskBuf[lines&255] = line, mask // at most 32 lines
+		}
 		lines++
 		sectors += uint64(bits.OnesCount8(mask))
-		if cached {
-			var hit uint8
-			if l1 != nil {
-				if j := l1.hinted(line); j >= 0 { // accessLine's first test, inlined: most end there
-					hit = l1.touch(j, mask, mask)
-				} else {
-					hit, _ = l1.accessLine(line, mask, false)
-				}
-			}
-			if miss := mask &^ hit; miss != 0 {
-				misses += bits.OnesCount8(miss)
-				if !store {
-					c.toL2(line, miss, toL2Load)
-				}
-			}
-			if store {
-				c.toL2(line, mask, toL2Store) // written through
-			}
-		}
 		line, mask = a>>7, 1<<(a>>5&3)
 	}
 	if cached {
+		misses := c.l1Lines(c.lineBuf[:lines], c.maskBuf[:lines], mode == accStore)
 		c.l1Sectors += int64(sectors)
-		if l1 != nil {
+		if c.l1 != nil {
 			c.l1Hits += int64(sectors) - int64(misses)
 		}
 	}
@@ -613,6 +596,7 @@ func (c *cta) sectorRequest(addrs []uint64, mode int) (sectors, lines, distinct 
 func (c *cta) cacheRequestLines(addrs []uint64, n int, mode int) {
 	lines, masks := &c.lineBuf, &c.maskBuf
 	k := -1
+	var sectors int
 	for _, a := range addrs {
 		for s := a >> 5; s <= (a+uint64(n)-1)>>5; s++ {
 			if k < 0 || s>>2 != lines[k] {
@@ -628,24 +612,14 @@ func (c *cta) cacheRequestLines(addrs []uint64, n int, mode int) {
 		}
 		return
 	}
-	l1 := c.l1
-	var sectors, hits int
-	for i := 0; i <= k; i++ {
-		line, mask := lines[i], masks[i]
-		sectors += bits.OnesCount8(mask)
-		var hit uint8
-		if l1 != nil {
-			hit, _ = l1.accessLine(line, mask, false)
-			hits += bits.OnesCount8(hit)
-		}
-		if mode == accStore {
-			c.toL2(line, mask, toL2Store) // written through
-		} else if miss := mask &^ hit; miss != 0 {
-			c.toL2(line, miss, toL2Load)
-		}
+	for _, m := range masks[:k+1] {
+		sectors += bits.OnesCount8(m)
 	}
+	misses := c.l1Lines(lines[:k+1], masks[:k+1], mode == accStore)
 	c.l1Sectors += int64(sectors)
-	c.l1Hits += int64(hits)
+	if c.l1 != nil {
+		c.l1Hits += int64(sectors - misses)
+	}
 }
 
 // countShared counts the wavefronts of a shared-memory request and its ideal: 32 banks of 4-byte

@@ -247,9 +247,11 @@ func (c *Cluster) bye(msg *nats.Msg) {
 
 // restartOf is the machine known that the new worker m, joining from addr, is a restart of: not
 // this server's, with the same name asked for, the same host and the same address; nil if none.
-// c.mu is held.
+// Where the address is unknown (workers joining through an external NATS server), none is: host
+// names are self-reported, and machines cloned from one image share theirs, so the old entry
+// leaves by its missed heartbeats instead. c.mu is held.
 func (c *Cluster) restartOf(m Machine, addr string) *worker {
-	if m.Host == "" {
+	if m.Host == "" || addr == "" {
 		return nil
 	}
 	for _, w := range c.workers {

@@ -83,6 +83,12 @@ func (c *Cluster) runHere(ctx context.Context, j server.Job, r cells.Run, e cell
 	end := c.tracking(ctx, c.local, j)
 	defer func() { end(err) }()
 	if c.cfg.Machine != nil {
+		// The server parsed r without its time limit, to price it on whichever machine takes it
+		// (server.New); here it runs under this machine's own limits, as on a worker, so that its
+		// kinds sample down or refuse what would outrun them.
+		if r, err = c.cfg.Machine.Parse(j.Kind, j.Action, j.Cell); err != nil {
+			return err
+		}
 		return c.cfg.Machine.Execute(ctx, r, e)
 	}
 	return r.Run(ctx, e)

@@ -39,6 +39,11 @@ func (s *Store) Rename(ctx context.Context, lessons map[string]string, cells []C
 		if err := exec("UPDATE OR IGNORE edits SET lesson = ? WHERE lesson = ?", now, old); err != nil {
 			return 0, err
 		}
+		// An edit the student already has under the new name was made after the rename: it stays,
+		// and the older one, which would otherwise be left under a name no page asks for, goes.
+		if err := exec("DELETE FROM edits WHERE lesson = ?", old); err != nil {
+			return 0, err
+		}
 		if err := renameRuns(ctx, tx, "lesson = ?", []any{old}, now, ""); err != nil {
 			return 0, err
 		}

@@ -26,6 +26,8 @@ func TestRenameMovesEditsAndRuns(t *testing.T) {
 		{"14-the-roofline", "14-the-roofline-0", "older edit"},
 		{"the-roofline", "the-roofline-0", "newer edit"},
 		{"02-from-graphics-to-ai", "02-from-graphics-to-ai-9", "a cell no lesson has now"},
+		{"02-from-graphics-to-ai", "pytorch", "older edit of a cell with an id of its own"},
+		{"from-graphics-to-ai", "pytorch", "newer edit of a cell with an id of its own"},
 	} {
 		if err := s.SaveEdit(ctx, a.ID, e.lesson, e.cell, e.source); err != nil {
 			t.Fatal(err)
@@ -63,7 +65,8 @@ func TestRenameMovesEditsAndRuns(t *testing.T) {
 	}{
 		{"the-gpu-in-front-of-you", map[string]string{"the-gpu-in-front-of-you-2": "old edit of the moved cell"}},
 		{"the-roofline", map[string]string{"the-roofline-0": "newer edit"}},
-		{"from-graphics-to-ai", map[string]string{"02-from-graphics-to-ai-9": "a cell no lesson has now"}},
+		{"from-graphics-to-ai", map[string]string{"02-from-graphics-to-ai-9": "a cell no lesson has now", "pytorch": "newer edit of a cell with an id of its own"}},
+		{"02-from-graphics-to-ai", map[string]string{}},
 		{"11-moving-data", map[string]string{}},
 		{"14-the-roofline", map[string]string{}},
 	} {

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/sim/parallel"
@@ -137,7 +138,11 @@ func layoutTable(e cells.Emitter, s Spec, ests []Estimate) {
 			plan = "offered (asked layout refused)"
 		}
 		published := any("")
-		if pub, ok := parallel.FindPublished(p.Used, s.Job().Seq); ok && s.Workload.Shape.Name == "llama3-405b" && est.Rate.Name == "H100 SXM" {
+		job := s.Job()
+		// The paper's MFU stands beside the model only for its own job: its model, chip, layout,
+		// sequence length and global batch (tokens per step); ZeRO and recomputation it does not state.
+		if pub, ok := parallel.FindPublished(p.Used, job.Seq); ok && s.Workload.Shape.Name == "llama3-405b" && est.Rate.Name == "H100 SXM" &&
+			math.Abs(job.Sequences*float64(job.Seq)-float64(pub.TokensPerBatch)) <= 0.01*float64(pub.TokensPerBatch) {
 			published = 100 * pub.MFU
 		}
 		st := p.Step

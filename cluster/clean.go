@@ -181,12 +181,14 @@ func cleanRaw(raw []byte) json.RawMessage {
 }
 
 // cleanRates are a worker's reported rates if they can price a run: at most maxList kernels of at
-// most maxList points each and maxList emulated kernels, every number finite and not negative;
+// most maxList points each and maxList emulated kernels (with their launch times and instruction
+// mixes), every number finite and not negative;
 // else nil (estimate.Defaults then). A worker may lie about its speed; the server takes the fastest
 // able machine's estimate (Cluster.Estimate), so a worker claiming to be slow cannot get runs
 // refused, and one claiming to be fast only makes an estimate too short.
 func cleanRates(r *estimate.Rates) *estimate.Rates {
-	if r == nil || len(r.Kernels) > maxList || len(r.SIMT) > maxList || len(r.SIMTN) > maxList || len(r.SIMTExp) > maxList {
+	if r == nil || len(r.Kernels) > maxList || len(r.SIMT) > maxList || len(r.SIMTN) > maxList || len(r.SIMTExp) > maxList ||
+		len(r.SIMTLaunch) > maxList || len(r.SIMTMix) > maxList {
 		return nil
 	}
 	ok := func(xs ...float64) bool {
@@ -209,6 +211,17 @@ func cleanRates(r *estimate.Rates) *estimate.Rates {
 	}
 	for k, v := range r.SIMT {
 		if !ok(v, r.SIMTExp[k]) || r.SIMTN[k] < 0 {
+			return nil
+		}
+	}
+	for k, t := range r.SIMTLaunch {
+		mix := r.SIMTMix[k]
+		if !ok(t) || !ok(mix[:]...) {
+			return nil
+		}
+	}
+	for _, mix := range r.SIMTMix {
+		if !ok(mix[:]...) {
 			return nil
 		}
 	}

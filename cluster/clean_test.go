@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/machine"
 )
 
@@ -271,6 +273,31 @@ func TestCleanRaw(t *testing.T) {
 	} {
 		if got := string(cleanRaw([]byte(tt.in))); got != tt.want {
 			t.Errorf("cleanRaw(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A worker's rates price runs only if every number in them is finite and not negative and no list
+// is longer than maxList: the fitted per-instruction costs' inputs (launch times, instruction
+// mixes) included.
+func TestCleanRatesRefusesWhatCannotPrice(t *testing.T) {
+	good := func() *estimate.Rates {
+		return &estimate.Rates{SIMTLaunch: map[string]float64{"naive": 0.2}, SIMTMix: map[string][estimate.NumInstrClasses]float64{"naive": {1e6, 0, 3e6}}}
+	}
+	if cleanRates(good()) == nil {
+		t.Fatalf("good rates refused")
+	}
+	nan := good()
+	nan.SIMTLaunch["naive"] = math.NaN()
+	negative := good()
+	negative.SIMTMix["smem"] = [estimate.NumInstrClasses]float64{-1}
+	long := good()
+	for i := range maxList + 1 {
+		long.SIMTLaunch[fmt.Sprint(i)] = 1
+	}
+	for name, r := range map[string]*estimate.Rates{"NaN launch time": nan, "negative mix": negative, "too many launches": long} {
+		if cleanRates(r) != nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

@@ -13,6 +13,11 @@
 #   step 5 (-steps newrungs): event times of every kernel at 4096, and Nsight Compute's launch statistics
 #          (registers, occupancy) of the ladder's tiled rungs only (the rows with a fixed block, from
 #          `launch -entries tiled`: cuda-smem to cuda-mma-warptile): quick, for a short lease
+#   step 6 (-steps mmarate): bench/gpucheck/mma_rate.cu: mma.sync and ldmatrix rates per SM clock
+#          alone and mixed as cuda_mma_warptile mixes them, for the model's tensor and shared terms
+#   step 7 (-steps tensorncu): Nsight Compute's full set for the tensor-core rungs (and cuda-warptile)
+#          at 4096 only: quicker than step 4
+# RECORD_CELLS (comma-separated cell ids) limits step 3 to those cells.
 set -uo pipefail
 steps=${1:-tests,ladder,record}
 OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"
@@ -23,7 +28,7 @@ if has tests; then
   {
     date -u; nvidia-smi; nvidia-smi -q | grep -iE 'clocks|MHz|Product Name|Driver Version|CUDA Version' | head -40
     echo "== cuda.test"; (cd gpu/nvidia && timeout 120 ../../build/cuda.test -test.v) 2>&1 | tail -60
-    echo "== gpu.test"; timeout 300 build/gpu.test -test.run GPU -test.v 2>&1 | tail -80
+    echo "== gpu.test"; timeout ${GPUTEST_S:-300} build/gpu.test -test.run GPU -test.v 2>&1 | tail -80
     echo "== /api/devices"
     data=$(mktemp -d); build/playground -addr 127.0.0.1:18080 -data "$data" >"$data/log" 2>&1 &
     pid=$!; for _ in $(seq 60); do curl -fsS 127.0.0.1:18080/api/devices >/dev/null 2>&1 && break; sleep 1; done
@@ -34,7 +39,7 @@ if has ladder; then
   timeout 400 build/gpuladder -sizes 4096,8192 -rounds 3 -repeats 10 >"$OUT/gpuladder.md" 2>&1
 fi
 if has record; then
-  timeout 400 build/record -lessons lessons >"$OUT/record.log" 2>&1
+  timeout 400 build/record -lessons lessons ${RECORD_CELLS:+-cells "$RECORD_CELLS"} >"$OUT/record.log" 2>&1
   tar czf "$OUT/recorded.tgz" lessons/recorded
 fi
 if has newrungs; then # the ladder's tiled rungs only: registers, occupancy and time at 4096 (LaunchStats, Occupancy, SpeedOfLight)
@@ -52,5 +57,13 @@ if has ncu; then
     timeout 250 ncu --set full --page raw --csv /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx $n 1 \
       >"$OUT/ncu-$n.csv" 2>>"$OUT/launch.log"
   done
+fi
+if has mmarate; then
+  { nvcc -O3 -arch=sm_90 -o /tmp/mma_rate bench/gpucheck/mma_rate.cu && timeout 120 /tmp/mma_rate; } >"$OUT/mma_rate.log" 2>&1
+fi
+if has tensorncu; then
+  nvcc -O3 -arch=sm_90 -o /tmp/launch bench/gpucheck/launch.cu -lcuda >"$OUT/launch-tensor.log" 2>&1
+  timeout 200 ncu --set full --page raw --csv -k regex:'^(cuda_warptile|cuda_wmma_bf16|cuda_mma|cuda_mma_async|cuda_mma_swizzle|cuda_mma_warptile)$' \
+    /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 >"$OUT/ncu-tensor-4096.csv" 2>>"$OUT/launch-tensor.log"
 fi
 ls -la "$OUT"

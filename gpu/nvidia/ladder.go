@@ -55,8 +55,9 @@ type Kernel struct {
 	// Registers is the registers per thread of an own kernel's Entry as the driver compiled it for
 	// an H100 SXM (sm_90) from the embedded compute_80 PTX, as Nsight Compute read them
 	// (launch__registers_per_thread, 2026-11-25: bench/vgpuvsncu/testdata/h100-ncu-4096.csv and, for
-	// the rungs added later, h100-ncu-newrungs-4096.csv; a test keeps them equal); ptxas for another
-	// GPU may allocate a few more or fewer. Zero: not measured.
+	// the rungs added later, h100-ncu-newrungs-4096.csv; the tensor-core rungs cuda-mma to
+	// cuda-mma-warptile on an H200, the same GH100 SM, 2026-11-26: h200-ncu-newrungs-4096.csv; a test
+	// keeps them equal); ptxas for another GPU may allocate a few more or fewer. Zero: not measured.
 	Registers int
 	// GFLOPS is a deliberately pessimistic throughput, in GFLOP/s (10⁹ FLOP/s), for the Precision the
 	// kernel runs in (FP32 for cuBLAS SGEMM), and GFLOPS64 the same for float64 (0: float64 not taken).
@@ -129,16 +130,16 @@ func Kernels() []Kernel {
 			Block: [3]int{128, 4, 1}, Tile: [2]int{64, 64}, Pad: 16, Registers: 38, GFLOPS: 500},
 		{Name: "cuda-mma", Summary: "tensor cores through mma.sync: 128×128 tiles staged in shared memory, fed by ldmatrix, BF16 inputs, FP32 accumulation",
 			Source: ownSource, Entry: "cuda_mma", Precision: "bf16", DTypes: f32, MinCC: 80,
-			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, Registers: 121, GFLOPS: 500},
 		{Name: "cuda-mma-async", Summary: "cuda-mma with cp.async double buffering: the next tiles load while the tensor cores work",
 			Source: ownSource, Entry: "cuda_mma_async", Precision: "bf16", DTypes: f32, MinCC: 80,
-			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, Registers: 128, GFLOPS: 500},
 		{Name: "cuda-mma-swizzle", Summary: "cuda-mma-async with an XOR-swizzled shared layout: ldmatrix without bank conflicts",
 			Source: ownSource, Entry: "cuda_mma_swizzle", Precision: "bf16", DTypes: f32, MinCC: 80,
-			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, GFLOPS: 500},
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Pad: 8, Registers: 126, GFLOPS: 500},
 		{Name: "cuda-mma-warptile", Summary: "cuda-mma-swizzle with 64×64 warp tiles in 256×128 block tiles: each ldmatrix'd fragment feeds more mma.sync",
 			Source: ownSource, Entry: "cuda_mma_warptile", Precision: "bf16", DTypes: f32, MinCC: 80,
-			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 256}, Pad: 8, GFLOPS: 500},
+			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 256}, Pad: 8, Registers: 236, GFLOPS: 500},
 	}
 }
 

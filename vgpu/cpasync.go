@@ -24,8 +24,13 @@ import (
 // cp.async's line. Copies a thread never waits for are never written.
 //
 // Counts: the cp.async is one global load request (its sectors, through the cache model) and one
-// shared store request (its wavefronts), at the cp.async's line; commit_group and wait_group are
-// "other" instructions.
+// shared store request, at the cp.async's line; commit_group and wait_group are "other"
+// instructions. Its shared writes are Counts.AsyncCopyWavefronts, not SharedWavefronts, and the lines
+// of a cp.async.cg (which bypasses the L1) are Counts.AsyncCopyLines, not GlobalLines: as Nsight
+// Compute counts an LDGSTS (smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts, apart
+// from l1tex__data_pipe_lsu_wavefronts_mem_shared), whose data does not pass the L1's LSU data pipe
+// (on an H200, the pipe's utilisation for the cp.async rungs was their ldmatrix wavefronts and
+// stores alone: bench/vgpuvsncu/testdata/h200-ncu-tensor-4096.csv).
 
 // cpAsyncOp is a decoded cp.async instruction.
 type cpAsyncOp struct {
@@ -36,7 +41,8 @@ type cpAsyncOp struct {
 	ssize   int32 // the src-size register (-1: none)
 	ignore  int32 // the ignore-src predicate (-1: none)
 	ignNot  bool
-	waitFor int // wait_group's N
+	cg      bool // cp.async.cg: cached in the L2 only, bypassing the L1
+	waitFor int  // wait_group's N
 }
 
 // maxPendingCopies bounds the copies one warp may have issued and not yet waited for.
@@ -92,6 +98,7 @@ func (d *decoder) decodeCpAsync(in *inst, m mods, s pinst) error {
 // decodeCpCopy decodes cp.async.{ca,cg}.shared{::cta}.global{.L2::…} [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy}.
 func (d *decoder) decodeCpCopy(in *inst, op *cpAsyncOp, m mods, s pinst) error {
 	op.kind = 'c'
+	op.cg = strings.Contains(s.op, ".cg.")
 	hint := false
 	for _, w := range m.words[1:] {
 		switch {
@@ -193,7 +200,12 @@ func execCpAsync(w *warp, in *inst, m uint32) {
 	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
+		before := c.lines
 		c.countGlobal(ic, w, gm, op.n, accLoad, 0, false)
+		if op.cg { // its lines bypass the L1's data pipe
+			c.asyncLines += c.lines - before
+			c.lines = before
+		}
 	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)

@@ -215,7 +215,13 @@ type Counts struct {
 	Branches, DivergentBranches int64
 	// GlobalLines are the distinct 128-byte lines of each global load, store and atomic request,
 	// summed: the L1's tag lookups, one per line per clock (emulate.Model's L1 term).
-	GlobalLines int64
+	// AsyncCopyLines are those of cp.async.cg requests, which bypass the L1 and are not in
+	// GlobalLines; AsyncCopyWavefronts the shared-memory wavefronts of every cp.async's writes (Nsight
+	// Compute's smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts, which counts 6 for a
+	// warp's 16-byte-a-lane copy where this counts 4), not in SharedWavefronts: neither passes the
+	// L1's LSU data pipe (vgpu/cpasync.go says how that was seen).
+	GlobalLines                         int64
+	AsyncCopyLines, AsyncCopyWavefronts int64
 	// The cache model's counts (LaunchConfig.Cache; zero without it, Cached false): L1Sectors are
 	// the global load and store sectors that looked up the L1 and L1Hits those it held (Nsight
 	// Compute's l1tex__t_sector_hit_rate.pct is L1Hits/L1Sectors); L2Sectors are the sectors that
@@ -271,7 +277,7 @@ func (c Counts) Scaled() Counts {
 		&out.Barriers, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
-		&out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
+		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
 		s(x)
 	}
 	out.Blocks = c.GridBlocks
@@ -447,7 +453,7 @@ type cta struct {
 	maskBuf           [256]uint8
 	stream            []uint64
 	l1Sectors, l1Hits int64
-	lines             int64
+	lines, asyncLines int64
 	tracing           bool
 	barriers          uint64
 	done              <-chan struct{}
@@ -924,6 +930,7 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
 		out.GlobalLines += c.lines
+		out.AsyncCopyLines += c.asyncLines
 		out.L1Sectors += c.l1Sectors
 		out.L1Hits += c.l1Hits
 		for i, x := range c.counts {
@@ -1040,10 +1047,14 @@ func (out *Counts) addInst(in *inst, x instCount) {
 		out.DivergentBranches += int64(x.divergent)
 	}
 	out.PredicatedOffThreadInstructions += int64(x.predOff)
-	out.SharedIdealWavefronts += int64(x.sIdeal)
 	if in.class != ClassAtomic {
 		out.GlobalBytesUsed += int64(x.gBytes)
 	}
+	if in.cp != nil { // an LDGSTS's shared writes, which Nsight Compute counts apart
+		out.AsyncCopyWavefronts += int64(x.sWave)
+		return
+	}
+	out.SharedIdealWavefronts += int64(x.sIdeal)
 	out.SharedWavefronts += int64(x.sWave)
 }
 

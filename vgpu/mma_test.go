@@ -378,6 +378,14 @@ func TestCpAsync(t *testing.T) {
 			if c.GlobalLoadRequests != 1 || c.SharedStoreRequests != 1 || c.SharedLoadRequests != 1 {
 				t.Errorf("global loads %d, shared stores %d, shared loads %d; want 1, 1, 1", c.GlobalLoadRequests, c.SharedStoreRequests, c.SharedLoadRequests)
 			}
+			// the copy's writes and its L1-bypassing lines are counted apart (as Nsight Compute
+			// counts an LDGSTS): the copy's 208 bytes span 2 lines; the launch's shared wavefronts
+			// are the ld.shared.v4's alone and its global lines the st.global.v4's (4 each: 32
+			// lanes × 16 bytes)
+			if c.AsyncCopyWavefronts != 4 || c.AsyncCopyLines != 2 || c.SharedWavefronts != 4 || c.GlobalLines != 4 {
+				t.Errorf("async copy wavefronts %d, lines %d; shared wavefronts %d, global lines %d; want 4, 2, 4, 4",
+					c.AsyncCopyWavefronts, c.AsyncCopyLines, c.SharedWavefronts, c.GlobalLines)
+			}
 		}
 	})
 	t.Run("read before the wait", func(t *testing.T) {

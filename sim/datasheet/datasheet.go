@@ -41,9 +41,10 @@ type GPU struct {
 // nothing else running), with where each figure comes from.
 type Latencies struct {
 	// L1, L2 and DRAM are a global load served by the L1, the L2, and DRAM; Shared a shared-memory
-	// load; ALU a dependent FP32 or integer add, multiply or FMA.
-	L1, L2, DRAM, Shared, ALU float64
-	Source                    string
+	// load; ALU a dependent FP32 or integer add, multiply or FMA; MMA a dependent tensor-core
+	// mma.sync m16n8k16 (16-bit inputs, FP32 accumulation; 0: not known, and the ALU's is used).
+	L1, L2, DRAM, Shared, ALU, MMA float64
+	Source                         string
 }
 
 // Latency sources, cited by Latencies.Source.
@@ -62,13 +63,17 @@ const (
 // mul: 4), as Jia et al. measured them on Volta ("Dissecting the NVIDIA Volta GPU Architecture via
 // Microbenchmarking", 2018); no figure for Ampere, Ada or Hopper is stored here, so 4 is assumed. The
 // shared-memory load's is Arafa et al.'s Turing figure (21 cycles; Volta 18), assumed for the later
-// GPUs, for which no measurement is stored here.
+// GPUs, for which no measurement is stored here. The mma.sync's 24 cycles are Hopper's: 24.09 on an
+// H100 SXM (one warp, one accumulator chain, f32.f16.f16.f32: a run of Luo et al.'s
+// microbenchmarks, github.com/Johnsonms/NVIDIA-Hopper-Benchmark,
+// reproduction/H100-dapperdingo/raw/mma_m16n8k16.log) and 24.9 on an H200 with BF16 inputs
+// (bench/gpucheck/mma_rate.cu, 2026-11-26); assumed for the others, for which none is stored here.
 var (
-	h100Latency  = Latencies{L1: 40, L2: 291, DRAM: 700, Shared: 21, ALU: 4, Source: "H100 SXM: L1, L2, DRAM from the " + dewingLatency + "; shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
-	a100Latency  = Latencies{L1: 39, L2: 210, DRAM: 550, Shared: 21, ALU: 4, Source: "A100 SXM: L1, L2, DRAM from the " + dewingLatency + "; shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
-	t4Latency    = Latencies{L1: 27, L2: 234, DRAM: 424, Shared: 21, ALU: 4, Source: "Turing (RTX): every figure from " + arafaLatency + "; the T4's own not stored, the same architecture's assumed"}
-	ada4Latency  = Latencies{L1: 40, L2: 296, DRAM: 636, Shared: 21, ALU: 4, Source: "RTX 4090 (AD102): L1, L2, DRAM from the " + dewingLatency + ", assumed for the RTX 4080 (AD103); shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
-	ga102Latency = Latencies{L1: 39, L2: 210, DRAM: 550, Shared: 21, ALU: 4, Source: "A100 SXM (GA100): L1, L2, DRAM from the " + dewingLatency + ", assumed for GA102, which has no measurement stored here; shared memory and FMA from " + arafaLatency + " (Turing, assumed)"}
+	h100Latency  = Latencies{L1: 40, L2: 291, DRAM: 700, Shared: 21, ALU: 4, MMA: 24, Source: "H100 SXM: L1, L2, DRAM from the " + dewingLatency + "; shared memory and FMA from " + arafaLatency + " (Turing, assumed); mma.sync measured on an H100 SXM and an H200"}
+	a100Latency  = Latencies{L1: 39, L2: 210, DRAM: 550, Shared: 21, ALU: 4, MMA: 24, Source: "A100 SXM: L1, L2, DRAM from the " + dewingLatency + "; shared memory and FMA from " + arafaLatency + " (Turing, assumed); mma.sync: Hopper's (assumed)"}
+	t4Latency    = Latencies{L1: 27, L2: 234, DRAM: 424, Shared: 21, ALU: 4, MMA: 24, Source: "Turing (RTX): every figure from " + arafaLatency + "; the T4's own not stored, the same architecture's assumed; mma.sync: Hopper's (assumed)"}
+	ada4Latency  = Latencies{L1: 40, L2: 296, DRAM: 636, Shared: 21, ALU: 4, MMA: 24, Source: "RTX 4090 (AD102): L1, L2, DRAM from the " + dewingLatency + ", assumed for the RTX 4080 (AD103); shared memory and FMA from " + arafaLatency + " (Turing, assumed); mma.sync: Hopper's (assumed)"}
+	ga102Latency = Latencies{L1: 39, L2: 210, DRAM: 550, Shared: 21, ALU: 4, MMA: 24, Source: "A100 SXM (GA100): L1, L2, DRAM from the " + dewingLatency + ", assumed for GA102, which has no measurement stored here; shared memory and FMA from " + arafaLatency + " (Turing, assumed); mma.sync: Hopper's (assumed)"}
 )
 
 // SchedulersPerSM is the warp schedulers of an SM, each issuing at most one warp instruction per

@@ -21,12 +21,12 @@ func TestLatencyByLineChargesTheWaitToTheWaiter(t *testing.T) {
 		{Line: 11, Text: "fma.rn.f32 %f2, %f1, %f1, %f1;", Warp: 100},
 		{Line: 12, Text: "st.global.f32 [%rd2], %f2;", Warp: 100},
 	}}
-	if got, want := warpCycles(c, g.Latency, 1), 100*(1+g.Latency.DRAM+g.Latency.ALU); got != want {
+	if got, want := warpCycles(c, g.Latency, 1, pipes{}), 100*(1+g.Latency.DRAM+g.Latency.ALU); got != want {
 		t.Errorf("warpCycles %v, want %v", got, want)
 	}
 	perLine := map[int]float64{}
-	total := warpCyclesByLine(c, g.Latency, 1, perLine)
-	if total != warpCycles(c, g.Latency, 1) || math.Abs(perLine[10]+perLine[11]+perLine[12]-total) > 1e-9*total {
+	total := warpCyclesByLine(c, g.Latency, 1, pipes{}, perLine)
+	if total != warpCycles(c, g.Latency, 1, pipes{}) || math.Abs(perLine[10]+perLine[11]+perLine[12]-total) > 1e-9*total {
 		t.Errorf("total %v, lines %v", total, perLine)
 	}
 	o := Occupancy{Result: occupancy.Result{WarpsPerSM: 64}}
@@ -36,7 +36,7 @@ func TestLatencyByLineChargesTheWaitToTheWaiter(t *testing.T) {
 	}
 	// a run whose issue takes longer than its chain (64 warps in step) is shared by its instructions
 	s.Lines = map[int]float64{}
-	if total := warpCyclesByLine(c, g.Latency, 1000, s.Lines); total != 100*3000 || s.Lines[10] != 100*1000 || s.Lines[12] != 100*1000 {
+	if total := warpCyclesByLine(c, g.Latency, 1000, pipes{}, s.Lines); total != 100*3000 || s.Lines[10] != 100*1000 || s.Lines[12] != 100*1000 {
 		t.Errorf("issue-bound run: total %v, lines %v", total, s.Lines)
 	}
 }
@@ -144,5 +144,40 @@ func TestPartialStoresWeighInTheL2(t *testing.T) {
 	s := Attribute(c, g, Occupancy{}, "L2")
 	if got, want := s.Lines[11], (4+28*slots)/(8+28*slots); math.Abs(got-want) > 1e-12 {
 		t.Errorf("store line's share of the L2 term %.4f, want %.4f", got, want)
+	}
+}
+
+// Warps in step share the pipes within a run: two warps on a scheduler each issuing four
+// independent mma.sync wait for the scheduler's tensor cores (2 × 4 × 4,096 FLOPs at p.MMAPerClock),
+// and issue in order, so the add after them starts only once the last has; eight warps in step on
+// the SM reading 4 wavefronts each of ldmatrix wait 8 × 4 clocks for the pipe, the representative
+// warp's data half-way through it, after the shared latency. Without the pipes, the chains are the
+// latencies alone.
+func TestPipesOfWarpsInStep(t *testing.T) {
+	g := datasheet.GPUs[0]
+	mma := func(line int, acc string) vgpu.LineCount {
+		return vgpu.LineCount{Line: line, Warp: 2, Text: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {" + acc + "}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {" + acc + "};"}
+	}
+	c := vgpu.Counts{Lines: []vgpu.LineCount{mma(1, "%f1,%f2,%f3,%f4"), mma(2, "%f5,%f6,%f7,%f8"), mma(3, "%f9,%f10,%f11,%f12"),
+		mma(4, "%f13,%f14,%f15,%f16"), {Line: 5, Warp: 2, Text: "add.s32 %r7, %r8, 1;"}}}
+	p := pipes{MMAPerClock: 672}
+	hold := 2 * 4096 / 672.0
+	// the fourth mma starts after three holds, the add a clock after it: its chain is 3·hold + 2
+	if got, want := warpCycles(c, g.Latency, 2, p), 2*(3*hold+2); math.Abs(got-want) > 1e-9 {
+		t.Errorf("tensor pipe: %v warp-cycles, want %v", got, want)
+	}
+	if got, want := warpCycles(c, g.Latency, 2, pipes{}), 2*max(2*5, 5.0); got != want {
+		t.Errorf("no pipes: %v warp-cycles, want %v", got, want)
+	}
+	ld := vgpu.Counts{Lines: []vgpu.LineCount{
+		{Line: 1, Warp: 8, Wavefronts: 32, Text: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1,%r2,%r3,%r4}, [%r9];"},
+		{Line: 2, Warp: 8, Text: "add.s32 %r5, %r1, %r4;"}}}
+	// the add waits for the ldmatrix's data: issued at 0, its 8 warps × 4 wavefronts take the pipe
+	// 32 clocks, the representative warp's come at 16 plus the latency; the add's chain ends a clock later
+	if got, want := warpCycles(ld, g.Latency, 2, pipes{SMWarps: 8}), 8*(16+g.Latency.Shared+1); math.Abs(got-want) > 1e-9 {
+		t.Errorf("shared pipe: %v warp-cycles, want %v", got, want)
+	}
+	if got, want := warpCycles(ld, g.Latency, 2, pipes{}), 8*(g.Latency.Shared+1); got != want {
+		t.Errorf("no pipes: %v warp-cycles, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package emulate
 import (
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/gpuplayground/playground/sim/datasheet"
@@ -72,13 +73,17 @@ func parsePTX(text string) ptxInstr {
 
 // latencyOf is the cycles until in's result can be used (Latencies, with global the expected
 // global load's): global and local loads and atomics that return a value wait for the memory
-// hierarchy, shared loads for shared memory, ld.param and everything else for the ALU's dependent
-// latency (the FMA's 4 cycles: division, square root and the special functions, which the compiled
-// SASS expands into several instructions, are charged the same, an underestimate).
+// hierarchy, shared loads for shared memory, the tensor cores' mma.sync and wmma.mma for lat.MMA
+// (a wmma.mma m16n16k16 is two mma.sync of m16n8k16 in SASS, independent of each other), ld.param
+// and everything else for the ALU's dependent latency (the FMA's 4 cycles: division, square root and
+// the special functions, which the compiled SASS expands into several instructions, are charged the
+// same, an underestimate).
 func latencyOf(in ptxInstr, lat datasheet.Latencies, global float64) float64 {
 	switch {
 	case in.sharedLoad:
 		return lat.Shared
+	case isTensorOp(in.op) && lat.MMA > 0:
+		return lat.MMA
 	case strings.HasPrefix(in.op, "ld.param"), strings.HasPrefix(in.op, "ld.const"):
 		return lat.ALU
 	case strings.HasPrefix(in.op, "ld."), strings.HasPrefix(in.op, "atom."), strings.HasPrefix(in.op, "wmma.load"):
@@ -118,9 +123,97 @@ func globalLoadLatency(c vgpu.Counts, lat datasheet.Latencies) float64 {
 //
 // Warps that meet at barriers wait together: with group warps on each scheduler in step (a block's
 // warps, when the kernel has barriers), a run takes the longer of its chain and group × its
-// instructions, the group's issue, for each of them.
-func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64) float64 {
-	return warpCyclesByLine(c, lat, group, nil)
+// instructions, the group's issue, for each of them; and p's pipes are shared by the warps in step
+// (runClock).
+func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64, p pipes) float64 {
+	return warpCyclesByLine(c, lat, group, p, nil)
+}
+
+// pipes are the throughput limits that a kernel's warps in step meet within a run (warpCycles):
+// MMAPerClock is the FLOPs a scheduler's tensor cores do a clock (TensorPeak over the schedulers and
+// the clock; 0: no limit), SMWarps the warps in step on an SM, whose shared-memory loads pass its one
+// wavefront a clock (datasheet.SharedBytesPerClock) in turn (0: no limit). The zero value: every
+// instruction issues a clock after the one before, its result after its latency.
+type pipes struct {
+	MMAPerClock, SMWarps float64
+}
+
+// pipesFor are the pipes of c's warps on g: the tensor cores' rate where g has one, and the shared
+// memory's where barriers keep a block's warps (group on each scheduler) in step; without barriers
+// the warps drift apart and the L1 term, not this one, prices their use of the pipe.
+func pipesFor(c vgpu.Counts, g datasheet.GPU, group float64) pipes {
+	var p pipes
+	if t := TensorPeak(g); t > 0 && g.Clock > 0 && g.SMs > 0 {
+		p.MMAPerClock = t / (float64(g.SMs) * datasheet.SchedulersPerSM * g.Clock)
+	}
+	if c.Barriers > 0 {
+		p.SMWarps = group * datasheet.SchedulersPerSM
+	}
+	return p
+}
+
+// mmaShape matches the shape of a tensor-core instruction: ".m16n8k16".
+var mmaShape = regexp.MustCompile(`\.m(\d+)n(\d+)k(\d+)`)
+
+// mmaFLOPs is the FLOPs of one warp's tensor-core instruction op (2·m·n·k; 4,096 when op names no
+// shape).
+func mmaFLOPs(op string) float64 {
+	m := mmaShape.FindStringSubmatch(op)
+	if m == nil {
+		return 4096
+	}
+	x, _ := strconv.Atoi(m[1])
+	y, _ := strconv.Atoi(m[2])
+	z, _ := strconv.Atoi(m[3])
+	return float64(2 * x * y * z)
+}
+
+// runClock times one run of instructions for a representative warp (warpCycles): chain is when the
+// last started instruction started, fence where a barrier lets the next start, cursor where the next
+// non-load may issue (in order), ready when each register's value can be read; tensor and shared
+// are when the scheduler's tensor cores and the SM's shared-memory pipe are next free.
+type runClock struct {
+	chain, fence, cursor, tensor, shared float64
+	ready                                map[string]float64
+}
+
+// step starts in (executed by the line l) as early as its operands, the order of issue and the
+// pipes allow, and returns how much it lengthened the chain. A tensor-core instruction holds the
+// scheduler's tensor cores for the group's warps (group × its FLOPs / p.MMAPerClock): the next one
+// waits for them, and, as issue is in order, so does everything after it. A shared load's
+// wavefronts (the line's, per warp) pass the SM's pipe for the p.SMWarps warps in step, and the
+// representative warp's data comes back after half of them and the latency.
+func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat datasheet.Latencies, global, group float64, p pipes) float64 {
+	start := r.fence
+	if !isLoad(in) {
+		start = max(start, r.cursor)
+	}
+	for _, reg := range in.src {
+		start = max(start, r.ready[reg])
+	}
+	if strings.HasPrefix(in.op, "bar.") || strings.HasPrefix(in.op, "barrier") {
+		start = max(start, r.chain)
+		r.fence = start + 1
+	}
+	if isTensorOp(in.op) && p.MMAPerClock > 0 {
+		start = max(start, r.tensor)
+		r.tensor = start + group*mmaFLOPs(in.op)/p.MMAPerClock
+	}
+	if !isLoad(in) {
+		r.cursor = start + 1
+	}
+	prev := r.chain
+	r.chain = max(r.chain, start+1)
+	done := start + latencyOf(in, lat, global)
+	if in.sharedLoad && p.SMWarps > 0 && l.Warp > 0 {
+		begin, busy := max(r.shared, start), p.SMWarps*float64(l.Wavefronts)/float64(l.Warp)
+		r.shared = begin + busy
+		done = max(done, begin+busy/2+lat.Shared)
+	}
+	for _, reg := range in.dst {
+		r.ready[reg] = done
+	}
+	return r.chain - prev
 }
 
 // warpCyclesByLine is warpCycles, which it returns, and where perLine is not nil adds to it each PTX
@@ -130,12 +223,12 @@ func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64) float64 {
 // so that the wait for a load's result is charged to the instruction that waits for it, as Nsight
 // Compute's warp-state sampling charges a stall to the stalled instruction. The parts of a run sum
 // to its time, and the parts of all the lines to warpCycles.
-func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, perLine map[int]float64) float64 {
+func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, p pipes, perLine map[int]float64) float64 {
 	global := globalLoadLatency(c, lat)
-	var total, chain, fence, cursor float64
+	var total float64
 	var n int64
 	var runWarps int64 = -1
-	ready := map[string]float64{}
+	r := runClock{ready: map[string]float64{}}
 	type step struct {
 		line int
 		grew float64 // how much the instruction lengthened the run's chain
@@ -143,9 +236,9 @@ func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, per
 	var steps []step
 	flush := func() {
 		if runWarps > 0 {
-			total += float64(runWarps) * max(group*float64(n), chain)
+			total += float64(runWarps) * max(group*float64(n), r.chain)
 			if perLine != nil {
-				issue := group*float64(n) >= chain
+				issue := group*float64(n) >= r.chain
 				for _, s := range steps {
 					if issue {
 						perLine[s.line] += float64(runWarps) * group
@@ -155,9 +248,10 @@ func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, per
 				}
 			}
 		}
-		chain, fence, cursor, n = 0, 0, 0, 0
+		n = 0
 		steps = steps[:0]
-		clear(ready)
+		clear(r.ready)
+		r = runClock{ready: r.ready}
 	}
 	for _, l := range c.Lines {
 		if l.Warp != runWarps {
@@ -169,27 +263,7 @@ func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, per
 			continue
 		}
 		n++
-		start := fence
-		if !isLoad(in) {
-			start = max(start, cursor)
-		}
-		for _, r := range in.src {
-			start = max(start, ready[r])
-		}
-		if strings.HasPrefix(in.op, "bar.") || strings.HasPrefix(in.op, "barrier") {
-			start = max(start, chain)
-			fence = start + 1
-		}
-		if !isLoad(in) {
-			cursor = start + 1
-		}
-		prev := chain
-		chain = max(chain, start+1)
-		steps = append(steps, step{l.Line, chain - prev})
-		done := start + latencyOf(in, lat, global)
-		for _, r := range in.dst {
-			ready[r] = done
-		}
+		steps = append(steps, step{l.Line, r.step(in, l, lat, global, group, p)})
 	}
 	flush()
 	return total
@@ -211,7 +285,8 @@ func LatencySeconds(c vgpu.Counts, g datasheet.GPU, o Occupancy) float64 {
 		sms = c.GridBlocks
 	}
 	w := min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(sms))
-	return warpCycles(c, g.Latency, inStep(c)) / (float64(sms) * w) / g.Clock
+	group := inStep(c)
+	return warpCycles(c, g.Latency, group, pipesFor(c, g, group)) / (float64(sms) * w) / g.Clock
 }
 
 // inStep is the warps of c in step on one scheduler (warpCycles' group): one, unless barriers keep
@@ -231,7 +306,8 @@ func LatencyByLine(c vgpu.Counts, g datasheet.GPU, o Occupancy) map[int]float64 
 		return nil
 	}
 	perLine := map[int]float64{}
-	total := warpCyclesByLine(c, g.Latency, inStep(c), perLine)
+	group := inStep(c)
+	total := warpCyclesByLine(c, g.Latency, group, pipesFor(c, g, group), perLine)
 	if total <= 0 {
 		return nil
 	}

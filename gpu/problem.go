@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -81,7 +82,8 @@ func (db *deviceBuffers) free(d *device) {
 // copied in, the output poisoned (all ones: NaN) once and, where the problem zeroes it, zeroed
 // before every launch (outside the timed span), a warm-up and Repeats timed launches with
 // req.SharedBytes of dynamic shared memory, then the output checked against the problem's float64
-// reference at req.Precision (matmul above 1024: sampledEntries random entries).
+// reference at req.Precision; where the problem's full reference is too costly at n (matmul above
+// 1024, attention above 512: problems.Problem.SampledCheck), on checkEntries' random sample.
 func (d *device) runCustom(req Request, res harness.Result, progress func(done, total int)) (harness.Result, error) {
 	p, prec, err := problemRequest(req)
 	if err != nil {
@@ -124,14 +126,7 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 		return res, err
 	}
 	got := p.Buffers[out].Decode(data, req.DType)
-	var which []int
-	if p.Name == "matmul" && n > fullCheckMax {
-		which = make([]int, sampledEntries)
-		for i := range which {
-			which[i] = d.rng.IntN(len(got))
-		}
-	}
-	v, err := p.Check(context.Background(), n, host, got, which, prec, req.DType)
+	v, err := p.Check(context.Background(), n, host, got, checkEntries(p, n, len(got), d.rng), prec, req.DType)
 	if err != nil {
 		return res, err
 	}
@@ -150,6 +145,19 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 		res.TransferGBps = float64(inBytes+db.bytes[out]) / (h2d + d2h) / 1e9
 	}
 	return res, nil
+}
+
+// checkEntries is the output entries (of size entries) the check compares at n: nil (all of them)
+// where p's full reference is affordable, else sampledEntries random ones drawn from rng.
+func checkEntries(p *problems.Problem, n, size int, rng *rand.Rand) []int {
+	if !p.SampledCheck(n) {
+		return nil
+	}
+	which := make([]int, sampledEntries)
+	for i := range which {
+		which[i] = rng.IntN(size)
+	}
+	return which
 }
 
 // timer returns a function that times f on the stream with two CUDA events, and the function that

@@ -57,8 +57,7 @@ type Verdict struct {
 // Check compares got, the output buffer's n-sized contents in float64, with the reference for the
 // inputs bufs (as Inputs returned them), for a kernel computing in prec. which, if not nil, lists the
 // output entries to compare (those a sampled launch wrote, or a random sample of a large output);
-// nil compares all. A problem whose full reference is too costly at n (matmul above 1024) needs
-// which.
+// nil compares all. A problem whose full reference is too costly at n (SampledCheck) needs which.
 func (p *Problem) Check(ctx context.Context, n int, bufs [][]float64, got []float64, which []int, prec Precision, dtype string) (Verdict, error) {
 	v := Verdict{Tol: p.tol(n, prec, dtype)}
 	var want, scale []float64
@@ -71,7 +70,7 @@ func (p *Problem) Check(ctx context.Context, n int, bufs [][]float64, got []floa
 			}
 			want[i] = p.refAt(n, bufs, i)
 		}
-	case n > p.fullRef && p.fullRef > 0:
+	case p.SampledCheck(n):
 		return v, fmt.Errorf("%s at n=%d: the full reference is too costly; check a sample", p.Name, n)
 	default:
 		var err error
@@ -90,6 +89,11 @@ func (p *Problem) Check(ctx context.Context, n int, bufs [][]float64, got []floa
 	v.OK = v.Err <= v.Tol && v.Checked > 0
 	return v, ctx.Err()
 }
+
+// SampledCheck reports whether Check at n needs which, a sample of the output's entries: the full
+// float64 reference is too costly above n = 1024 for matmul (n³ multiply-adds) and above n = 512 for
+// attention (2n²·d); every other problem is checked in full at every n it allows.
+func (p *Problem) SampledCheck(n int) bool { return p.fullRef > 0 && n > p.fullRef }
 
 // measure is ‖got − want‖_F / ‖want‖_F over which (frobenius; 0 when both are zero), or the largest
 // |got − want| / scale over which; math.MaxFloat64 for NaN or Inf.

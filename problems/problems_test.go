@@ -163,3 +163,46 @@ func TestInputTypes(t *testing.T) {
 		}
 	}
 }
+
+// Only matmul (above 1024) and attention (above 512) need a sampled check; attention's one-entry
+// reference agrees with its full reference, and a sampled check above 512 passes a right output and
+// fails a wrong one.
+func TestSampledCheck(t *testing.T) {
+	for _, p := range All() {
+		got, want := p.SampledCheck(p.MaxN), p.Name == "matmul" || p.Name == "attention"
+		if got != want || p.SampledCheck(512) {
+			t.Errorf("%s: SampledCheck at MaxN %d = %v, at 512 = %v; want %v, false", p.Name, p.MaxN, got, p.SampledCheck(512), want)
+		}
+	}
+	p := lookup(t, "attention")
+	if p.SampledCheck(512) || !p.SampledCheck(513) {
+		t.Errorf("attention: got sampled at 512 %v, at 513 %v; want false, true", p.SampledCheck(512), p.SampledCheck(513))
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	n := 70
+	bufs := p.Inputs(rng, n, "float32")
+	full, _, err := p.ref(context.Background(), n, bufs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range full {
+		if g := p.refAt(n, bufs, i); math.Abs(g-w) > 1e-12*math.Max(1, math.Abs(w)) {
+			t.Fatalf("attention at n=%d, entry %d: refAt %g, ref %g", n, i, g, w)
+		}
+	}
+	n = 600
+	bufs = p.Inputs(rng, n, "float32")
+	out := make([]float64, n*HeadDim)
+	which := []int{0, 1, 64*HeadDim + 5, n*HeadDim - 1}
+	for _, i := range which {
+		out[i] = float64(float32(p.refAt(n, bufs, i)))
+	}
+	v, err := p.Check(context.Background(), n, bufs, out, which, DefaultPrecision("float32"), "float32")
+	if err != nil || !v.OK || v.Checked != len(which) {
+		t.Errorf("right output at n=%d: got %+v, %v; want ok over %d entries", n, v, err, len(which))
+	}
+	out[which[2]] *= 1.5
+	if v, err := p.Check(context.Background(), n, bufs, out, which, DefaultPrecision("float32"), "float32"); err != nil || v.OK {
+		t.Errorf("a wrong entry at n=%d: got %+v, %v; want not ok", n, v, err)
+	}
+}

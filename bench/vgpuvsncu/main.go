@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	vgpuvsncu -ncu ncu-512.csv -n 512 [-gpu "H100 SXM"]
+//	vgpuvsncu -ncu ncu-512.csv -n 512 [-gpu "H100 SXM"] [-hw "H100 SXM"]
 //	vgpuvsncu -published    # the ladder against a published one measured on another GPU (published.go),
 //	                        # and learners' transposes against a published H100 table (published_transpose.go)
 //
@@ -56,6 +56,7 @@ func main() {
 	gpuName := flag.String("gpu", "H100 SXM", "datasheet GPU for the modelled time")
 	model := flag.Bool("model", false, "print the modelled time, hit rates and DRAM bytes against the measured ones instead, for every kernel of the CSV")
 	sample := flag.Int("sample", 0, "with -model, run this many blocks of the lesson kernels (0: all)")
+	hwName := flag.String("hw", "", "the hardware's name in the table (default: each row's device__attribute_display_name from the CSV)")
 	published := flag.Bool("published", false, "print the modelled GFLOP/s of the project's ladder against Simon Boehm's published A6000 ladder, and the modelled GB/s of the transpose steps against Yen Cal's published H100 table, instead (no CSV; -gpu and -n are ignored)")
 	flag.Parse()
 	if *published {
@@ -114,8 +115,22 @@ func main() {
 				h = append(h, d(int64(x)))
 			}
 		}
-		fmt.Printf("| %s | H100 (Nsight Compute) | %s |\n", k.Name, strings.Join(h, " | "))
+		fmt.Printf("| %s | %s | %s |\n", k.Name, hardwareLabel(hw, *hwName), strings.Join(h, " | "))
 	}
+}
+
+// hardwareLabel names the GPU of one Nsight Compute row in the table: name if not empty (the -hw
+// flag), else the row's device__attribute_display_name (Nsight Compute's device attribute, such as
+// "NVIDIA H200"), else "GPU"; followed by " (Nsight Compute)".
+func hardwareLabel(row map[string]string, name string) string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = strings.TrimSpace(row["device__attribute_display_name"])
+	}
+	if name == "" {
+		name = "GPU"
+	}
+	return name + " (Nsight Compute)"
 }
 
 // readNCU returns, per kernel name, the last launch's metric values (in the CSV's units, which for

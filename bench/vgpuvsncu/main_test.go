@@ -77,6 +77,27 @@ func sampledCounts(t *testing.T, mod *vgpu.Module, l nvidia.Launch) vgpu.Counts 
 	return cnt.Scaled()
 }
 
+// The hardware rows are labelled with the device Nsight Compute names in the CSV (the H100's and the
+// H200's CSVs), unless -hw names it; a CSV without the column says only "GPU".
+func TestHardwareLabel(t *testing.T) {
+	for _, tt := range []struct{ file, entry, hw, want string }{
+		{"h100-ncu-4096.csv", "cuda_naive", "", "NVIDIA H100 80GB HBM3 (Nsight Compute)"},
+		{"h200-ncu-tensor-4096.csv", "cuda_mma_swizzle", "", "NVIDIA H200 (Nsight Compute)"},
+		{"h200-ncu-tensor-4096.csv", "cuda_mma_swizzle", "H200 SXM 141GB", "H200 SXM 141GB (Nsight Compute)"},
+	} {
+		row, ok := readCSV(t, tt.file)[tt.entry]
+		if !ok {
+			t.Fatalf("%s: no row %s", tt.file, tt.entry)
+		}
+		if got := hardwareLabel(row, tt.hw); got != tt.want {
+			t.Errorf("%s, -hw %q: got %q, want %q", tt.file, tt.hw, got, tt.want)
+		}
+	}
+	if got, want := hardwareLabel(map[string]string{"Kernel Name": "k"}, ""), "GPU (Nsight Compute)"; got != want {
+		t.Errorf("no device column: got %q, want %q", got, want)
+	}
+}
+
 func TestReadNCUScalesUnits(t *testing.T) {
 	if got, want := scale("1,500", "usecond"), "1500000"; got != want {
 		t.Errorf("scale(1,500 usecond) = %s, want %s", got, want)

@@ -51,7 +51,8 @@ func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
 //   - "L1" or "shared memory": the L1/shared data pipe of each SM, which moves one 128-byte
 //     wavefront per clock (datasheet.SharedBytesPerClock): a global request's distinct 128-byte
 //     lines (c.GlobalLines) and the shared wavefronts, bank conflicts included, share it; the term
-//     is named after the larger share;
+//     is named after the larger share; cp.async's copies (c.AsyncCopyWavefronts, AsyncCopyLines)
+//     do not pass it;
 //   - "issue": the warp instructions at one per clock per scheduler (datasheet.SchedulersPerSM);
 //     PTX instructions, which the compiled SASS outnumbers or undercuts by a few tens of percent;
 //   - "atomics": AtomicSeconds.
@@ -66,8 +67,9 @@ func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
 // ModelAt is Model with o resident on each SM, which adds two terms:
 //
 //   - "latency": LatencySeconds, the time the warps take when each waits for its own loads and
-//     dependent instructions and only the W warps resident on an SM overlap their waits (Little's
-//     law), from g.Latency (none where g has no latencies or o no warps);
+//     dependent instructions, and warps in step (a block's, between barriers) for the tensor cores
+//     and the shared-memory pipe they share, and only the W warps resident on an SM overlap their
+//     waits (Little's law), from g.Latency (none where g has no latencies or o no warps);
 //   - "launch": LaunchSeconds, the fixed time of starting and finishing a grid, which nothing
 //     overlaps: it is added to the largest of the other terms, and named the bound where it is
 //     longer than all of them.

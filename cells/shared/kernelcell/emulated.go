@@ -149,7 +149,26 @@ func EmulatedRow(r emulate.Result) cells.Row {
 		c.ThreadInstructions, c.ActiveLanes(), predOff, branchEff,
 		c.GlobalLoadRequests + c.GlobalStoreRequests, c.LoadSectors + c.StoreSectors, 100 * c.Coalescing(),
 		c.SharedLoadRequests + c.SharedStoreRequests, c.SharedWavefronts, c.BankConflicts(), atomics, serialised, c.Barriers, r.Occupancy.Text, l1, l2, dram,
-		fmt.Sprintf("%.3g (%s)", r.Model.Seconds*1e6, r.Model.Bound), rate, r.EmulationSeconds}}
+		ModelText(r.Model), rate, r.EmulationSeconds}}
+}
+
+// ModelText is a modelled time for the table: its microseconds and bound ("276 (latency)"), and
+// where latency or the launch bounds it, the largest throughput limit beside it, which would bound
+// it were the waits hidden ("404 (latency; limit tensor 196)").
+func ModelText(m datasheet.Model) string {
+	text := fmt.Sprintf("%.3g (%s", m.Seconds*1e6, m.Bound)
+	if m.Bound == "latency" || m.Bound == "launch" {
+		var most datasheet.Term
+		for _, t := range m.Terms {
+			if t.Name != "latency" && t.Name != "launch" && t.Seconds > most.Seconds {
+				most = t
+			}
+		}
+		if most.Seconds > 0 {
+			text += fmt.Sprintf("; limit %s %.3g", most.Name, most.Seconds*1e6)
+		}
+	}
+	return text + ")"
 }
 
 // SampledNote is the note beside a row of EmulatedRow whose blocks were sampled (its "blocks run"
@@ -186,7 +205,7 @@ func CountsChart(results []emulate.Result) (string, error) {
 // CacheNote says what the cache columns are and what they cannot know.
 const CacheNote = "The hit rates and DRAM bytes come from a model of the caches (an L1 per block, a shared L2, least-recently-used, sizes from the datasheet: docs/vgpu-metrics.md); " +
 	"blocks run one after another, so where only some blocks ran (sampled) the L2 starts cold for them and the DRAM bytes are an upper bound. " +
-	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32, atomics and latency limits (the latency one by Little's law: the warps' waits overlapped by the warps the occupancy lets each SM hold), the bound naming it, plus the launch's fixed time."
+	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32, tensor-core, atomics and latency limits (the latency one by Little's law: the warps' waits overlapped by the warps the occupancy lets each SM hold), the bound naming it, plus the launch's fixed time; where latency or the launch bounds it, the largest of the throughput limits follows (\"limit\"), what would bound it were the waits hidden."
 
 // ProblemTable is EmulatedTable with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (EmulatedRow
 // fills that column from emulate.Result.Rate).

@@ -111,3 +111,21 @@ func TestEmulatedTablePrimaryAndSampled(t *testing.T) {
 		t.Errorf("CountsChart: %v, svg names cuda-naive: %v", err, strings.Contains(svg, "cuda-naive"))
 	}
 }
+
+// A modelled time bound by latency (or the launch) names the largest throughput limit beside it; one
+// bound by a throughput limit names that alone.
+func TestModelText(t *testing.T) {
+	terms := []datasheet.Term{{Name: "DRAM", Seconds: 100e-6}, {Name: "tensor", Seconds: 196e-6}, {Name: "latency", Seconds: 404e-6}, {Name: "launch", Seconds: 2.3e-6}}
+	for _, tc := range []struct {
+		m    datasheet.Model
+		want string
+	}{
+		{datasheet.Model{Seconds: 406.3e-6, Bound: "latency", Terms: terms}, "406 (latency; limit tensor 196)"},
+		{datasheet.Model{Seconds: 198.3e-6, Bound: "tensor", Terms: terms[:2]}, "198 (tensor)"},
+		{datasheet.Model{Seconds: 2.3e-6, Bound: "launch", Terms: []datasheet.Term{{Name: "launch", Seconds: 2.3e-6}}}, "2.3 (launch)"},
+	} {
+		if got := ModelText(tc.m); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}

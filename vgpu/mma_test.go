@@ -333,6 +333,52 @@ func cpAsyncPTX(before, after, wait string) string {
 `
 }
 
+// checkCpAsyncCopies runs cpAsyncPTX with each wait and checks the copies, the zero-fill of the
+// lanes past n = 200 and the counts (TestCpAsync).
+func checkCpAsyncCopies(t *testing.T, run func(*testing.T, string) (Counts, *Buffer, error), in []byte) {
+	t.Helper()
+	const n = 200
+	for _, wait := range []string{"cp.async.wait_group 0;", "cp.async.wait_all;"} {
+		src := cpAsyncPTX("", "", wait+"\n\tbar.sync 0;")
+		c, O, err := run(t, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range 32 {
+			for b := range 16 {
+				x := 16*((l+1)%32) + b
+				want := byte(0)
+				if x < n {
+					want = in[x]
+				}
+				if got := O.Data[16*l+b]; got != want {
+					t.Fatalf("%s: out[%d] = %d, want %d", wait, 16*l+b, got, want)
+				}
+			}
+		}
+		if len(c.Notes) != 0 {
+			t.Errorf("notes: %v", c.Notes[0])
+		}
+		// one global load request of the 13 lanes with bytes to read (208 bytes: 7 sectors)
+		// and one shared store of 32 × 16 contiguous bytes (4 wavefronts)
+		lc := lineCounts(t, c, src, "cp.async.cg")
+		if lc.Requests != 1 || lc.Sectors != 7 || lc.SharedRequests != 1 || lc.Wavefronts != 4 || lc.IdealWavefronts != 4 {
+			t.Errorf("cp.async counts %+v", lc)
+		}
+		if c.GlobalLoadRequests != 1 || c.SharedStoreRequests != 1 || c.SharedLoadRequests != 1 {
+			t.Errorf("global loads %d, shared stores %d, shared loads %d; want 1, 1, 1", c.GlobalLoadRequests, c.SharedStoreRequests, c.SharedLoadRequests)
+		}
+		// the copy's writes and its L1-bypassing lines are counted apart (as Nsight Compute
+		// counts an LDGSTS): the copy's 208 bytes span 2 lines; the launch's shared wavefronts
+		// are the ld.shared.v4's alone and its global lines the st.global.v4's (4 each: 32
+		// lanes × 16 bytes)
+		if c.AsyncCopyWavefronts != 4 || c.AsyncCopyLines != 2 || c.SharedWavefronts != 4 || c.GlobalLines != 4 {
+			t.Errorf("async copy wavefronts %d, lines %d; shared wavefronts %d, global lines %d; want 4, 2, 4, 4",
+				c.AsyncCopyWavefronts, c.AsyncCopyLines, c.SharedWavefronts, c.GlobalLines)
+		}
+	}
+}
+
 func TestCpAsync(t *testing.T) {
 	const n = 200 // 12 full copies, one of 8 bytes, 19 of none
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -347,47 +393,7 @@ func TestCpAsync(t *testing.T) {
 		c, err := launch1(t, m, "k", 1, 32, []*Buffer{S, O}, U32(n))
 		return c, O, err
 	}
-	t.Run("copies and zero-fills", func(t *testing.T) {
-		for _, wait := range []string{"cp.async.wait_group 0;", "cp.async.wait_all;"} {
-			src := cpAsyncPTX("", "", wait+"\n\tbar.sync 0;")
-			c, O, err := run(t, src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for l := range 32 {
-				for b := range 16 {
-					x := 16*((l+1)%32) + b
-					want := byte(0)
-					if x < n {
-						want = in[x]
-					}
-					if got := O.Data[16*l+b]; got != want {
-						t.Fatalf("%s: out[%d] = %d, want %d", wait, 16*l+b, got, want)
-					}
-				}
-			}
-			if len(c.Notes) != 0 {
-				t.Errorf("notes: %v", c.Notes[0])
-			}
-			// one global load request of the 13 lanes with bytes to read (208 bytes: 7 sectors)
-			// and one shared store of 32 × 16 contiguous bytes (4 wavefronts)
-			lc := lineCounts(t, c, src, "cp.async.cg")
-			if lc.Requests != 1 || lc.Sectors != 7 || lc.SharedRequests != 1 || lc.Wavefronts != 4 || lc.IdealWavefronts != 4 {
-				t.Errorf("cp.async counts %+v", lc)
-			}
-			if c.GlobalLoadRequests != 1 || c.SharedStoreRequests != 1 || c.SharedLoadRequests != 1 {
-				t.Errorf("global loads %d, shared stores %d, shared loads %d; want 1, 1, 1", c.GlobalLoadRequests, c.SharedStoreRequests, c.SharedLoadRequests)
-			}
-			// the copy's writes and its L1-bypassing lines are counted apart (as Nsight Compute
-			// counts an LDGSTS): the copy's 208 bytes span 2 lines; the launch's shared wavefronts
-			// are the ld.shared.v4's alone and its global lines the st.global.v4's (4 each: 32
-			// lanes × 16 bytes)
-			if c.AsyncCopyWavefronts != 4 || c.AsyncCopyLines != 2 || c.SharedWavefronts != 4 || c.GlobalLines != 4 {
-				t.Errorf("async copy wavefronts %d, lines %d; shared wavefronts %d, global lines %d; want 4, 2, 4, 4",
-					c.AsyncCopyWavefronts, c.AsyncCopyLines, c.SharedWavefronts, c.GlobalLines)
-			}
-		}
-	})
+	t.Run("copies and zero-fills", func(t *testing.T) { checkCpAsyncCopies(t, run, in) })
 	t.Run("read before the wait", func(t *testing.T) {
 		// a thread reading its own destination before its wait_group sees the poison
 		src := cpAsyncPTX("ld.shared.u32 %r20, [%r6];\n\tst.global.u32 [%rd2+4], %r20;", "bar.sync 0;", "cp.async.wait_group 0;")

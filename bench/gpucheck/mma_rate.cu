@@ -10,8 +10,9 @@
 //           along K, 4 ldmatrix.x4 of A, 4 ldmatrix.x4.trans of B and 32 mma.sync (a 64×64 warp
 //           tile), W warps per SM: FLOPs per SM clock, to compare with the larger (overlap) and the
 //           sum (no overlap) of the two rates alone
-// One block per SM (grid = the SM count), W·32 threads. Clocks are each block's clock64() span (the
-// longest is taken); seconds are CUDA events; clocks not locked.
+// One block per SM (grid = the SM count), W·32 threads. Clocks are the clock64() span of each block's
+// first warp (the longest is taken; the block's other warps may end a little later, so a rate may
+// read about 1% high); seconds are CUDA events; clocks not locked.
 //   nvcc -O3 -arch=sm_90 -o mma_rate bench/gpucheck/mma_rate.cu && ./mma_rate
 #include <cstdio>
 #include <cuda_runtime.h>

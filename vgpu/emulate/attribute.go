@@ -70,15 +70,7 @@ func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares 
 	}
 	switch term {
 	case "shared memory", "L1":
-		s.Of = "L1/shared-memory wavefronts: shared-memory wavefronts (bank conflicts included) and global 128-byte lines"
-		perSector := 0.0
-		if sectors > 0 {
-			perSector = float64(c.GlobalLines) / sectors
-			s.Approx = "a line's global 128-byte lines are estimated from its sectors (the launch's lines shared in proportion)"
-		}
-		for _, l := range c.Lines {
-			w[l.Line] = float64(l.Wavefronts) + perSector*float64(l.Sectors)
-		}
+		attributeL1(c, &s, w)
 	case "DRAM":
 		attributeDRAM(c, &s, w)
 	case "L2":
@@ -290,4 +282,43 @@ func attributeDRAM(c vgpu.Counts, s *Shares, w map[int]float64) {
 		}
 		w[l.Line] = x
 	}
+}
+
+// attributeL1 divides the L1/shared-memory term (Attribute) into w, by line: its shared wavefronts
+// and its share of the global lines; cp.async's shared writes do not pass the pipe
+// (vgpu.Counts.AsyncCopyWavefronts), nor a cp.async.cg's lines (AsyncCopyLines), so such a line
+// gets none of its wavefronts' share, and a .cg line's sectors no share of the global lines.
+func attributeL1(c vgpu.Counts, s *Shares, w map[int]float64) {
+	s.Of = "L1/shared-memory wavefronts: shared-memory wavefronts (bank conflicts included) and global 128-byte lines"
+	var piped float64
+	for _, l := range c.Lines {
+		if asyncCopy(l) != "cg" {
+			piped += float64(l.Sectors)
+		}
+	}
+	perSector := 0.0
+	if piped > 0 {
+		perSector = float64(c.GlobalLines) / piped
+		s.Approx = "a line's global 128-byte lines are estimated from its sectors (the launch's lines shared in proportion)"
+	}
+	for _, l := range c.Lines {
+		switch asyncCopy(l) {
+		case "":
+			w[l.Line] = float64(l.Wavefronts) + perSector*float64(l.Sectors)
+		case "ca":
+			w[l.Line] = perSector * float64(l.Sectors)
+		}
+	}
+}
+
+// asyncCopy is "ca" or "cg" where the executed PTX line l is a cp.async copy of that kind (not its
+// commit or wait), "" otherwise.
+func asyncCopy(l vgpu.LineCount) string {
+	in := parsePTX(l.Text)
+	for _, k := range []string{"ca", "cg"} {
+		if strings.HasPrefix(in.op, "cp.async."+k+".") {
+			return k
+		}
+	}
+	return ""
 }

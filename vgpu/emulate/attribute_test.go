@@ -181,3 +181,29 @@ func TestPipesOfWarpsInStep(t *testing.T) {
 		t.Errorf("no pipes: %v warp-cycles, want %v", got, want)
 	}
 }
+
+// cp.async's copies do not pass the L1's data pipe: a cp.async.cg line gets none of the L1/shared
+// term (neither its shared writes nor its sectors' share of the global lines), a .ca line only its
+// global lines' share, and the ldmatrix and the store the rest.
+func TestAttributeLeavesCopiesOutOfTheL1Term(t *testing.T) {
+	g := datasheet.GPUs[0]
+	c := vgpu.Counts{GlobalLines: 8, Lines: []vgpu.LineCount{
+		{Line: 1, Text: "@%p1 cp.async.cg.shared.global [%r1], [%rd1], 16, %r2;", Warp: 1, Requests: 1, Sectors: 16, SharedRequests: 1, Wavefronts: 4},
+		{Line: 2, Text: "cp.async.ca.shared.global [%r3], [%rd2], 4;", Warp: 1, Requests: 1, Sectors: 4, SharedRequests: 1, Wavefronts: 1},
+		{Line: 3, Text: "cp.async.commit_group;", Warp: 1},
+		{Line: 4, Text: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r4,%r5,%r6,%r7}, [%r8];", Warp: 1, SharedRequests: 1, Wavefronts: 4},
+		{Line: 5, Text: "st.global.v4.u32 [%rd3], {%r4,%r5,%r6,%r7};", Warp: 1, Requests: 1, Sectors: 4},
+	}}
+	s := Attribute(c, g, Occupancy{}, "shared memory")
+	// the global lines (8) shared by the 8 sectors of the .ca copy and the store: 4 each; the
+	// ldmatrix's 4 wavefronts: 12 in all
+	want := map[int]float64{2: 4.0 / 12, 4: 4.0 / 12, 5: 4.0 / 12}
+	for line, w := range want {
+		if math.Abs(s.Lines[line]-w) > 1e-12 {
+			t.Errorf("line %d: share %v, want %v (all %v)", line, s.Lines[line], w, s.Lines)
+		}
+	}
+	if s.Lines[1] != 0 || s.Lines[3] != 0 {
+		t.Errorf("the .cg copy and the commit got %v and %v, want none", s.Lines[1], s.Lines[3])
+	}
+}

@@ -112,8 +112,8 @@ func globalLoadLatency(c vgpu.Counts, lat datasheet.Latencies) float64 {
 // warpCycles is the latency-bound work of c's warps on lat, in warp-cycles. The executed PTX lines
 // (c.Lines) are cut into runs of lines executed equally often (a basic block, or blocks that always
 // run together), and each run is timed for one warp alone: an instruction can start once the
-// registers it reads are written (a load's result after its latency, any other instruction's after
-// the ALU's) and a barrier once everything before it has started, and nothing after a barrier starts
+// registers it reads are written (a load's or a tensor-core instruction's result after its latency,
+// any other instruction's after the ALU's: latencyOf) and a barrier once everything before it has started, and nothing after a barrier starts
 // before it; the run takes the longer of its dependence chain and its instruction count (one issue
 // per clock), times the times a warp ran it, summed over the runs. Independent loads overlap however
 // the PTX orders them, as ptxas hoists loads above the stores and arithmetic that do not need them:
@@ -139,15 +139,15 @@ type pipes struct {
 }
 
 // pipesFor are the pipes of c's warps on g: the tensor cores' rate where g has one, and the shared
-// memory's where barriers keep a block's warps (group on each scheduler) in step; without barriers
-// the warps drift apart and the L1 term, not this one, prices their use of the pipe.
-func pipesFor(c vgpu.Counts, g datasheet.GPU, group float64) pipes {
+// memory's where barriers keep a block's warps in step; without barriers the warps drift apart and
+// the L1 term, not this one, prices their use of the pipe.
+func pipesFor(c vgpu.Counts, g datasheet.GPU) pipes {
 	var p pipes
 	if t := TensorPeak(g); t > 0 && g.Clock > 0 && g.SMs > 0 {
 		p.MMAPerClock = t / (float64(g.SMs) * datasheet.SchedulersPerSM * g.Clock)
 	}
-	if c.Barriers > 0 {
-		p.SMWarps = group * datasheet.SchedulersPerSM
+	if c.Barriers > 0 && c.Blocks > 0 {
+		p.SMWarps = float64(c.Warps) / float64(c.Blocks) // a block's warps
 	}
 	return p
 }
@@ -171,18 +171,20 @@ func mmaFLOPs(op string) float64 {
 // runClock times one run of instructions for a representative warp (warpCycles): chain is when the
 // last started instruction started, fence where a barrier lets the next start, cursor where the next
 // non-load may issue (in order), ready when each register's value can be read; tensor and shared
-// are when the scheduler's tensor cores and the SM's shared-memory pipe are next free.
+// are when the scheduler's tensor cores and the SM's shared-memory pipe are next free, and
+// lastMMA when the last of the group's warps issues its latest tensor-core instruction.
 type runClock struct {
-	chain, fence, cursor, tensor, shared float64
-	ready                                map[string]float64
+	chain, fence, cursor, tensor, shared, lastMMA float64
+	ready                                         map[string]float64
 }
 
 // step starts in (executed by the line l) as early as its operands, the order of issue and the
 // pipes allow, and returns how much it lengthened the chain. A tensor-core instruction holds the
-// scheduler's tensor cores for the group's warps (group × its FLOPs / p.MMAPerClock): the next one
-// waits for them, and, as issue is in order, so does everything after it. A shared load's
-// wavefronts (the line's, per warp) pass the SM's pipe for the p.SMWarps warps in step, and the
-// representative warp's data comes back after half of them and the latency.
+// scheduler's tensor cores for the group's warps (group × its FLOPs / p.MMAPerClock), the
+// representative warp's the first of them: the next one waits for them, and, as issue is in order,
+// so does every instruction after it but a load; a barrier waits for the group's last. A shared
+// load's wavefronts (the line's, per warp) pass the SM's pipe for the p.SMWarps warps in step, and
+// the representative warp's data comes back after half of them and the latency.
 func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat datasheet.Latencies, global, group float64, p pipes) float64 {
 	start := r.fence
 	if !isLoad(in) {
@@ -192,12 +194,14 @@ func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat datasheet.Latencies, 
 		start = max(start, r.ready[reg])
 	}
 	if strings.HasPrefix(in.op, "bar.") || strings.HasPrefix(in.op, "barrier") {
-		start = max(start, r.chain)
+		start = max(start, r.chain, r.lastMMA+1)
 		r.fence = start + 1
 	}
 	if isTensorOp(in.op) && p.MMAPerClock > 0 {
 		start = max(start, r.tensor)
-		r.tensor = start + group*mmaFLOPs(in.op)/p.MMAPerClock
+		hold := mmaFLOPs(in.op) / p.MMAPerClock
+		r.tensor = start + group*hold
+		r.lastMMA = start + (group-1)*hold
 	}
 	if !isLoad(in) {
 		r.cursor = start + 1
@@ -286,7 +290,7 @@ func LatencySeconds(c vgpu.Counts, g datasheet.GPU, o Occupancy) float64 {
 	}
 	w := min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(sms))
 	group := inStep(c)
-	return warpCycles(c, g.Latency, group, pipesFor(c, g, group)) / (float64(sms) * w) / g.Clock
+	return warpCycles(c, g.Latency, group, pipesFor(c, g)) / (float64(sms) * w) / g.Clock
 }
 
 // inStep is the warps of c in step on one scheduler (warpCycles' group): one, unless barriers keep
@@ -307,7 +311,7 @@ func LatencyByLine(c vgpu.Counts, g datasheet.GPU, o Occupancy) map[int]float64 
 	}
 	perLine := map[int]float64{}
 	group := inStep(c)
-	total := warpCyclesByLine(c, g.Latency, group, pipesFor(c, g, group), perLine)
+	total := warpCyclesByLine(c, g.Latency, group, pipesFor(c, g), perLine)
 	if total <= 0 {
 		return nil
 	}
@@ -317,7 +321,9 @@ func LatencyByLine(c vgpu.Counts, g datasheet.GPU, o Occupancy) map[int]float64 
 	return perLine
 }
 
-// isLoad reports whether in is a load from memory (global, local, shared, or a wmma fragment).
+// isLoad reports whether in is a load from memory (global, local, shared, an ldmatrix, or a wmma
+// fragment).
 func isLoad(in ptxInstr) bool {
-	return (strings.HasPrefix(in.op, "ld.") && !strings.HasPrefix(in.op, "ld.param")) || strings.HasPrefix(in.op, "wmma.load")
+	return (strings.HasPrefix(in.op, "ld.") && !strings.HasPrefix(in.op, "ld.param")) || strings.HasPrefix(in.op, "wmma.load") ||
+		strings.HasPrefix(in.op, "ldmatrix")
 }

@@ -61,7 +61,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		if !s.c.another(s.needs, except) {
 			return err
 		}
-		w, aerr := s.c.acquire(ctx, s.needs, s.exclusive, except)
+		w, aerr := s.c.acquire(ctx, r, s.needs, s.exclusive, except)
 		if aerr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -184,3 +184,38 @@ func TestLightRunsFillTheFullestMachineWhateverThePrice(t *testing.T) {
 		t.Errorf("a second run that times nothing went to %q, want slow (already running one)", got)
 	}
 }
+
+// A worker that claims rates faster than it runs draws measuring runs by them only until one of
+// its runs overruns its price (checkPrice): from then on the machine free longest takes them again,
+// even after it reports its rates anew. A run within its price changes nothing.
+func TestOverrunStopsPlacementByAWorkersRates(t *testing.T) {
+	p := newPlacing(t)
+	p.join("honest", scaledRates(10), time.Now().Add(-time.Hour))
+	p.join("boaster", scaledRates(1e-6), time.Now())
+	_, r := p.priced("matmul", measuring)
+	got, s := p.place(r)
+	if got != "boaster" {
+		t.Fatalf("a measuring run went to %q, want boaster (its claimed rates the fastest)", got)
+	}
+	p.c.mu.Lock()
+	boaster := p.c.workers["boaster"]
+	price := p.c.prices.of(r)[boaster].d
+	p.c.mu.Unlock()
+	p.c.checkPrice(boaster, r, price) // as priced
+	s.Release()
+	p.c.mu.Lock()
+	boaster.freed = time.Now()
+	p.c.mu.Unlock()
+	_, r2 := p.priced("matmul", measuring)
+	if got, s := p.place(r2); got != "boaster" {
+		t.Fatalf("after a run within its price, a measuring run went to %q, want boaster", got)
+	} else {
+		p.c.checkPrice(boaster, r2, overrunFactor*price+overrunSlack+time.Millisecond) // over
+		s.Release()
+	}
+	p.join("boaster", scaledRates(1e-9), time.Now()) // its rates again, faster still
+	_, r3 := p.priced("matmul", measuring)
+	if got, _ := p.place(r3); got != "honest" {
+		t.Errorf("after an overrun, a measuring run went to %q, want honest (free longest)", got)
+	}
+}

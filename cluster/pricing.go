@@ -115,14 +115,15 @@ func (b *priceBook) of(r cells.Run) map[*worker]price {
 }
 
 // soonest reports, among the free machines ws, whether every one has a price for the run in ps
-// that is still current (priced with the rates the worker has now); only then does pick place a
-// measuring run on the one expected to finish it soonest. c.mu is held.
+// that is still current (priced with the rates the worker has now) from a machine whose runs have
+// not overrun their prices (checkPrice); only then does pick place a measuring run on the one
+// expected to finish it soonest. c.mu is held.
 func soonest(ps map[*worker]price, ws []*worker) bool {
 	if len(ps) == 0 {
 		return false
 	}
 	for _, w := range ws {
-		if p, ok := ps[w]; !ok || p.gen != w.ratesGen {
+		if p, ok := ps[w]; !ok || p.gen != w.ratesGen || w.overran {
 			return false
 		}
 	}
@@ -165,4 +166,31 @@ func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 	c.prices.keep(r, kept)
 	c.mu.Unlock()
 	return best, ok
+}
+
+// Bounds of a measuring run's time on a worker against its price there (checkPrice): a run overruns
+// when it takes more than overrunFactor times its price plus overrunSlack. Estimates are meant to
+// be pessimistic (cells.Run.Estimate), so an honest machine's runs stay under their price; the
+// factor leaves room for a loaded machine, and the slack for what no price counts (the worker
+// parsing the job again, compiling a kernel, the events' trip here).
+const (
+	overrunFactor = 2
+	overrunSlack  = time.Second
+)
+
+// checkPrice holds a measuring run r that took took on the worker w (from its taken event to its
+// end, on this server's clock) against its price there: a worker whose run overran it (more than
+// overrunFactor times the price, plus overrunSlack) reported rates faster than it runs, and from
+// then on its prices place no runs (soonest), so that a worker cannot draw every measuring run to
+// itself by claiming to be fast. The operator is told once.
+func (c *Cluster) checkPrice(w *worker, r cells.Run, took time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.prices.of(r)[w]
+	if !ok || p.gen != w.ratesGen || w.overran || took <= overrunFactor*p.d+overrunSlack {
+		return
+	}
+	w.overran = true
+	c.say("machine %s: a measuring run took %s where the rates it reported priced it at %s; runs are no longer placed on it by its rates",
+		w.m.Name, took.Round(time.Millisecond), p.d.Round(time.Millisecond))
 }

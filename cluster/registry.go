@@ -41,6 +41,9 @@ type worker struct {
 	rates    *estimate.Rates
 	kinds    []cells.Kind
 	ratesGen uint64
+	// overran: a measuring run took it far longer than its rates priced it (checkPrice), so its
+	// prices place no more runs, whatever rates it reports later.
+	overran bool
 }
 
 // tracking records, for the operator's list of machines, that the run j runs on w from now; the

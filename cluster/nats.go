@@ -110,8 +110,10 @@ type Cluster struct {
 	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
 	refusals map[string]time.Time
 	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed
-	closed   bool
-	closing  chan struct{} // closed by Close
+	// prices are the runs' estimates on each machine, kept by Estimate for placing them (pick).
+	prices  priceBook
+	closed  bool
+	closing chan struct{} // closed by Close
 	// natsDown is closed while this server's own NATS connection is down (since downSince, for
 	// downErr) and replaced when it is back: runs on workers end then, blaming the connection,
 	// not the worker (natsLostError).

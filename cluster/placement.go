@@ -17,15 +17,18 @@ import (
 // reports that an able machine is busy only with runs that time nothing. A run that needs a GPU
 // goes only to machines with one, unless no machine known has one (then it runs anywhere and says
 // why its GPU kernels did not run, as on one machine). A run that asks for a class of machine goes
-// only to machines of that class. Among the free machines, a run that measures takes the one free
-// longest; a run that times nothing takes a free slot on a machine already running such runs (the
-// fullest) before an idle machine, so that idle machines stay free for measuring runs. c.mu is held.
-func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (best *worker, drain bool) {
+// only to machines of that class. Among the free machines, a run that measures takes the one
+// expected to finish it soonest, by its prices ps (Estimate's, kept in c.prices) when every free
+// machine has a current one, and otherwise, or among equal prices, the one free longest; a run that
+// times nothing takes a free slot on a machine already running such runs (the fullest) before an
+// idle machine, so that idle machines stay free for measuring runs. c.mu is held.
+func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool, ps map[*worker]price) (best *worker, drain bool) {
 	able := func(w *worker) bool { return w.m.Meets(n) }
 	if !c.able(n, except) {
 		able = func(w *worker) bool { return n.Machine == "" || w.m.Class == n.Machine }
 	}
 	down := !c.downSince.IsZero()
+	var free []*worker
 	for _, w := range c.workers {
 		if except[w.m.ID] || !able(w) || down && !w.local { // a worker cannot be reached while NATS is down
 			continue
@@ -34,7 +37,13 @@ func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (b
 			drain = drain || d
 			continue
 		}
-		if best == nil || better(w, best, exclusive) {
+		free = append(free, w)
+	}
+	if !exclusive || !soonest(ps, free) {
+		ps = nil
+	}
+	for _, w := range free {
+		if best == nil || better(w, best, exclusive, ps) {
 			best = w
 		}
 	}
@@ -46,16 +55,22 @@ func (c *Cluster) pick(n cells.Needs, exclusive bool, except map[string]bool) (b
 }
 
 // better reports whether the free machine a suits a run (exclusive: one that measures) better than
-// the free machine b (pick); c.mu is held.
-func better(a, b *worker, exclusive bool) bool {
+// the free machine b (pick): for a run that times nothing, the one with more such runs; for one
+// that measures, the one with the lower price in ps (nil: not placed by price); then the one free
+// longest. c.mu is held.
+func better(a, b *worker, exclusive bool, ps map[*worker]price) bool {
 	if la, lb := a.gate.Light(), b.gate.Light(); !exclusive && la != lb {
 		return la > lb
+	}
+	if pa, pb := ps[a].d, ps[b].d; ps != nil && pa != pb {
+		return pa < pb
 	}
 	return a.freed.Before(b.freed)
 }
 
-// tryAcquire reserves a worker for n if one is free now (pick); err when none can ever take it.
-func (c *Cluster) tryAcquire(n cells.Needs, exclusive bool, except map[string]bool) (w *worker, drain bool, err error) {
+// tryAcquire reserves a worker for r, of needs n, if one is free now (pick, by r's prices if it
+// measures); err when none can ever take it.
+func (c *Cluster) tryAcquire(r cells.Run, n cells.Needs, exclusive bool, except map[string]bool) (w *worker, drain bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -67,15 +82,19 @@ func (c *Cluster) tryAcquire(n cells.Needs, exclusive bool, except map[string]bo
 	if n.Machine != "" && !c.hasClass(n.Machine, except) {
 		return nil, false, fmt.Errorf("no machine of class %q is connected (classes now: %s): pick another in the page's machine menu, or change or remove the cell's machine: key", n.Machine, c.classes())
 	}
-	w, drain = c.pick(n, exclusive, except)
+	var ps map[*worker]price
+	if exclusive {
+		ps = c.prices.of(r)
+	}
+	w, drain = c.pick(n, exclusive, except, ps)
 	return w, drain, nil
 }
 
-// acquire waits until pick finds a worker, or ctx ends.
-func (c *Cluster) acquire(ctx context.Context, n cells.Needs, exclusive bool, except map[string]bool) (*worker, error) {
+// acquire waits until pick finds a worker for r, or ctx ends.
+func (c *Cluster) acquire(ctx context.Context, r cells.Run, n cells.Needs, exclusive bool, except map[string]bool) (*worker, error) {
 	for {
 		ch := c.Changed()
-		w, _, err := c.tryAcquire(n, exclusive, except)
+		w, _, err := c.tryAcquire(r, n, exclusive, except)
 		if err != nil || w != nil {
 			return w, err
 		}
@@ -156,7 +175,7 @@ func (c *Cluster) release(w *worker, exclusive bool) {
 // for a run that measures, one of its slots for one that times nothing.
 func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
 	n, ex := cells.NeedsOf(r), cells.Exclusive(r)
-	w, drain, err := c.tryAcquire(n, ex, nil)
+	w, drain, err := c.tryAcquire(r, n, ex, nil)
 	if err != nil || w == nil {
 		return nil, false, drain, err
 	}
@@ -261,49 +280,4 @@ func (c *Cluster) connected() string {
 		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
 	}
 	return strings.Join(names, ", ")
-}
-
-// Estimate is how long r, parsed from j, is expected to take on the fastest machine connected now
-// that can take it (server.Estimator): this server's own with its own rates (r.Estimate()), a
-// worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
-// it reported none), by parsing j again with kinds that use them. ok is false when no machine that
-// can take r is connected, or none can be priced (no Config.Machine to build kinds with).
-func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
-	n := cells.NeedsOf(r)
-	type priced struct {
-		local bool
-		kinds []cells.Kind
-	}
-	var ms []priced
-	c.mu.Lock()
-	gpu := c.able(n, nil) // else a run that needs a GPU goes to any machine of its class (pick)
-	for _, w := range c.workers {
-		if (gpu && !w.m.Meets(n)) || (n.Machine != "" && w.m.Class != n.Machine) {
-			continue
-		}
-		if !w.local && w.kinds == nil && c.cfg.Machine != nil {
-			w.kinds = c.cfg.Machine.KindsWithRates(w.rates)
-		}
-		ms = append(ms, priced{w.local, w.kinds})
-	}
-	c.mu.Unlock()
-	best, ok := time.Duration(0), false
-	for _, m := range ms {
-		d := r.Estimate()
-		if !m.local {
-			k, found := cells.Lookup(m.kinds, j.Kind)
-			if !found {
-				continue
-			}
-			run, err := cells.Parse(k, j.Action, j.Cell)
-			if err != nil {
-				continue
-			}
-			d = run.Estimate()
-		}
-		if !ok || d < best {
-			best, ok = d, true
-		}
-	}
-	return best, ok
 }

@@ -36,9 +36,14 @@ type worker struct {
 	runs         map[*server.MachineRun]bool
 	done, errors int
 	// rates are the rates it last reported (cleaned; nil: none), and kinds the server's kinds pricing
-	// runs with them, built when first needed (Cluster.Estimate).
-	rates *estimate.Rates
-	kinds []cells.Kind
+	// runs with them, built when first needed (Cluster.Estimate); ratesGen counts the rates it
+	// reported again, so that prices kept with older ones no longer place runs (pick).
+	rates    *estimate.Rates
+	kinds    []cells.Kind
+	ratesGen uint64
+	// overran: a measuring run took it far longer than its rates priced it (checkPrice), so its
+	// prices place no more runs, whatever rates it reports later.
+	overran bool
 }
 
 // tracking records, for the operator's list of machines, that the run j runs on w from now; the
@@ -114,6 +119,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		w.seen = time.Now()
 		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
 			w.rates, w.kinds = cleanRates(m.Rates), nil
+			w.ratesGen++
 		}
 	}
 	c.mu.Unlock()

@@ -49,7 +49,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		return s.c.runHere(ctx, j, r, e)
 	}
 	for retried := false; ; retried = true {
-		streamed, err := s.remote(ctx, j, e)
+		streamed, err := s.remote(ctx, j, r, e)
 		var gone goneError
 		if !errors.As(err, &gone) || streamed || retried {
 			return err
@@ -61,7 +61,7 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 		if !s.c.another(s.needs, except) {
 			return err
 		}
-		w, aerr := s.c.acquire(ctx, s.needs, s.exclusive, except)
+		w, aerr := s.c.acquire(ctx, r, s.needs, s.exclusive, except)
 		if aerr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -108,9 +108,10 @@ func (g goneError) Error() string {
 	return fmt.Sprintf("the machine %s stopped answering before the run sent anything (no announcement for 3 heartbeats), and no other machine could take it", g.m.Name)
 }
 
-// remote publishes the job to s.w and relays its events until its end; streamed says whether any
-// event reached e.
-func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (streamed bool, err error) {
+// remote publishes the job j (the run run) to s.w and relays its events until its end; streamed
+// says whether any event reached e. A measuring run that ended well is held against its price there
+// (checkPrice).
+func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
 	end := c.tracking(ctx, w, j)
 	defer func() { end(err) }()
@@ -145,6 +146,9 @@ func (s *slot) remote(ctx context.Context, j server.Job, e cells.Emitter) (strea
 		}
 	}()
 	err = r.follow(ctx, sub, asks)
+	if err == nil && s.exclusive && !r.takenAt.IsZero() {
+		c.checkPrice(w, run, r.endedAt.Sub(r.takenAt))
+	}
 	return r.streamed, err
 }
 
@@ -233,6 +237,9 @@ type relayer struct {
 	lost func() error
 	// noted: the run's "Ran on" went out; streamed: an event reached e; ended: the job's end came.
 	noted, streamed, ended bool
+	// takenAt and endedAt are when the worker's taken and end events arrived here (this server's
+	// clock: how long the run took there, with no wait in the job stream).
+	takenAt, endedAt time.Time
 }
 
 // follow relays the job's events (sub) and answers its browser tasks (asks) until its end, ctx's
@@ -284,7 +291,11 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error) {
 	w := r.w
 	var ev event
-	if json.Unmarshal(m.Data, &ev) != nil || ev.Type == evTaken {
+	if json.Unmarshal(m.Data, &ev) != nil {
+		return false, nil
+	}
+	if ev.Type == evTaken {
+		r.takenAt = time.Now()
 		return false, nil
 	}
 	if !r.noted {
@@ -296,7 +307,7 @@ func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error)
 		relay(ev.Event, r.e, w.m.Name)
 		return false, nil
 	}
-	r.ended, r.streamed = true, true
+	r.ended, r.streamed, r.endedAt = true, true, time.Now()
 	switch {
 	case ev.Cancelled:
 		// The worker stopped it: on the server's cancel, or at the deadline it was given,

@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/server"
+)
+
+// pricer is one machine as Estimate prices a run on it: what pricing needs, copied under c.mu, so
+// that the parse itself (price) runs outside it.
+type pricer struct {
+	w *worker
+	// kinds are the server's kinds with the worker's reported rates (nil for this server's own
+	// machine, which prices a run with its own rates: r.Estimate()), and gen the worker's ratesGen
+	// they were built from.
+	kinds []cells.Kind
+	gen   uint64
+	// measured: the rates were measured on that machine (reported by the worker, or calibrated
+	// here), not estimate.Defaults; only such prices place runs (pick).
+	measured bool
+}
+
+// pricerOf is w as Estimate prices a run on it, building the kinds with its rates when first
+// needed (Config.Machine.KindsWithRates; none without Config.Machine, and then it cannot be
+// priced). c.mu is held.
+func (c *Cluster) pricerOf(w *worker) pricer {
+	if w.local {
+		// r.Estimate() uses the server's machine's rates: Serve gives the cluster the same machine.
+		return pricer{w: w, measured: c.cfg.Machine != nil && c.cfg.Machine.Env.Rates.Calibrated()}
+	}
+	if w.kinds == nil && c.cfg.Machine != nil {
+		w.kinds = c.cfg.Machine.KindsWithRates(w.rates)
+	}
+	return pricer{w: w, kinds: w.kinds, gen: w.ratesGen, measured: w.rates != nil}
+}
+
+// price is how long r, parsed from j, is expected to take on p's machine: this server's own prices
+// r with its own rates, a worker by parsing j again with kinds using its rates. ok is false when it
+// cannot be priced there (no kinds, no such kind among them, or j does not parse with them). c.mu
+// is not held: parsing takes time.
+func (p pricer) price(j server.Job, r cells.Run) (d time.Duration, ok bool) {
+	if p.w.local {
+		return r.Estimate(), true
+	}
+	k, found := cells.Lookup(p.kinds, j.Kind)
+	if !found {
+		return 0, false
+	}
+	run, err := cells.Parse(k, j.Action, j.Cell)
+	if err != nil {
+		return 0, false
+	}
+	return run.Estimate(), true
+}
+
+// price is a run's estimate on one worker, with the ratesGen of the rates it was priced with.
+type price struct {
+	d   time.Duration
+	gen uint64
+}
+
+// maxPricedRuns bounds the runs whose prices the cluster keeps for placement (priceBook): the
+// server keeps at most 1,000 waiting runs and prices each when it is parsed and again, as the same
+// run, when it is queued; runs priced but never queued (refused, or shown shared results) take room
+// too, so twice that.
+const maxPricedRuns = 2048
+
+// priceBook keeps, per run (keyed by the cells.Run value the server prices and then places, when
+// it is comparable: a pointer, or a value of comparable fields), its estimate on each machine with
+// measured rates, as Estimate found them, for pick to place the run by; the oldest run is forgotten
+// past maxPricedRuns (then the run is placed as an unpriced one). Guarded by c.mu.
+type priceBook struct {
+	runs  map[any]map[*worker]price
+	order []any
+}
+
+// runKey is r as a priceBook key; ok is false when r's value cannot be compared (a map key would
+// panic), so its prices cannot be kept.
+func runKey(r cells.Run) (key any, ok bool) {
+	v := reflect.ValueOf(r)
+	if !v.IsValid() || !v.Comparable() {
+		return nil, false
+	}
+	return r, true
+}
+
+// keep records ps as r's prices, replacing any before. c.mu is held.
+func (b *priceBook) keep(r cells.Run, ps map[*worker]price) {
+	key, ok := runKey(r)
+	if !ok {
+		return
+	}
+	if b.runs == nil {
+		b.runs = map[any]map[*worker]price{}
+	}
+	if _, had := b.runs[key]; !had {
+		if len(b.order) >= maxPricedRuns {
+			delete(b.runs, b.order[0])
+			b.order = b.order[1:]
+		}
+		b.order = append(b.order, key)
+	}
+	b.runs[key] = ps
+}
+
+// of is r's prices per machine (nil when none are kept). c.mu is held.
+func (b *priceBook) of(r cells.Run) map[*worker]price {
+	key, ok := runKey(r)
+	if !ok {
+		return nil
+	}
+	return b.runs[key]
+}
+
+// soonest reports, among the free machines ws, whether every one has a price for the run in ps
+// that is still current (priced with the rates the worker has now) from a machine whose runs have
+// not overrun their prices (checkPrice); only then does pick place a measuring run on the one
+// expected to finish it soonest. c.mu is held.
+func soonest(ps map[*worker]price, ws []*worker) bool {
+	if len(ps) == 0 {
+		return false
+	}
+	for _, w := range ws {
+		if p, ok := ps[w]; !ok || p.gen != w.ratesGen || w.overran {
+			return false
+		}
+	}
+	return true
+}
+
+// Estimate is how long r, parsed from j, is expected to take on the fastest machine connected now
+// that can take it (server.Estimator): this server's own with its own rates (r.Estimate()), a
+// worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
+// it reported none), by parsing j again with kinds that use them (pricer.price). ok is false when
+// no machine that can take r is connected, or none can be priced (no Config.Machine to build kinds
+// with). The prices on machines with measured rates are kept for placing r (pick).
+func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
+	n := cells.NeedsOf(r)
+	var ps []pricer
+	c.mu.Lock()
+	gpu := c.able(n, nil) // else a run that needs a GPU goes to any machine of its class (pick)
+	for _, w := range c.workers {
+		if (gpu && !w.m.Meets(n)) || (n.Machine != "" && w.m.Class != n.Machine) {
+			continue
+		}
+		ps = append(ps, c.pricerOf(w))
+	}
+	c.mu.Unlock()
+	best, ok := time.Duration(0), false
+	kept := map[*worker]price{}
+	for _, p := range ps {
+		d, priced := p.price(j, r)
+		if !priced {
+			continue
+		}
+		if p.measured {
+			kept[p.w] = price{d, p.gen}
+		}
+		if !ok || d < best {
+			best, ok = d, true
+		}
+	}
+	c.mu.Lock()
+	c.prices.keep(r, kept)
+	c.mu.Unlock()
+	return best, ok
+}
+
+// Bounds of a measuring run's time on a worker against its price there (checkPrice): a run overruns
+// when it takes more than overrunFactor times its price plus overrunSlack. Estimates are meant to
+// be pessimistic (cells.Run.Estimate), so an honest machine's runs stay under their price; the
+// factor leaves room for a loaded machine, and the slack for what no price counts (the worker
+// parsing the job again, compiling a kernel, the events' trip here).
+const (
+	overrunFactor = 2
+	overrunSlack  = time.Second
+)
+
+// checkPrice holds a measuring run r that took took on the worker w (from its taken event to its
+// end, on this server's clock) against its price there: a worker whose run overran it (more than
+// overrunFactor times the price, plus overrunSlack) reported rates faster than it runs, and from
+// then on its prices place no runs (soonest), so that a worker cannot draw every measuring run to
+// itself by claiming to be fast. The operator is told once.
+func (c *Cluster) checkPrice(w *worker, r cells.Run, took time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.prices.of(r)[w]
+	if !ok || p.gen != w.ratesGen || w.overran || took <= overrunFactor*p.d+overrunSlack {
+		return
+	}
+	w.overran = true
+	c.say("machine %s: a measuring run took %s where the rates it reported priced it at %s; runs are no longer placed on it by its rates",
+		w.m.Name, took.Round(time.Millisecond), p.d.Round(time.Millisecond))
+}

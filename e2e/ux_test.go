@@ -98,8 +98,25 @@ func (p *browserPage) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
-		p.t.Fatalf("%s: %v", what, err)
+		p.t.Fatalf("%s: %v\n%s", what, err, p.diagnose())
 	}
+}
+
+// diagnose describes the page for a failed step: the socket's state, each cell's state and status
+// line, and the errors the page reported, so that a step that never ended says where it stopped.
+func (p *browserPage) diagnose() string {
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + " ws=" + document.body.dataset.ws + "\n" +
+		[...document.querySelectorAll(".cell")].map((e) => "  " + e.id + ": " + e.dataset.state + ": " +
+			(e.querySelector(".cell-status")?.textContent || "")).join("\n")`))
+	if err != nil {
+		state = "the page could not be read: " + err.Error()
+	}
+	p.errs.mu.Lock()
+	errs := strings.Join(p.errs.errs, "\n  ")
+	p.errs.mu.Unlock()
+	return "page: " + state + "\npage errors:\n  " + errs
 }
 
 func (p *browserPage) str(js string) string {

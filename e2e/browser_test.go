@@ -144,7 +144,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	results := cell + " .cell-table[data-table=results]"
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/fast-cpu-matmul"),
-		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.WaitVisible(css(pageReady)),
 		chromedp.Click(css(cell+" .cell-run")),
 		chromedp.WaitVisible(css(cell+" .cell-chart svg")),
 		chromedp.WaitVisible(css(results+" tbody tr")),
@@ -257,7 +257,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	// the lesson's source back.
 	err = chromedp.Do(ctx,
 		chromedp.Reload(),
-		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.WaitVisible(css(pageReady)),
 		chromedp.WaitVisible(css(results+" tbody tr")),
 		chromedp.WaitVisible(css(cell+`[data-state="ended"]`)),
 		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
@@ -281,7 +281,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 		kcell := cellSel("first-cuda-kernel-0")
 		err = chromedp.Do(ctx,
 			chromedp.Navigate(base+"/lessons/first-cuda-kernel"),
-			chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+			chromedp.WaitVisible(css(pageReady)),
 			chromedp.Click(css(kcell+" .cell-action[data-action=ptx]")),
 			chromedp.WaitVisible(css(kcell+" .cell-text")),
 			chromedp.WaitVisible(css(kcell+`[data-state="ended"]`)),
@@ -299,7 +299,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	scell := cellSel("why-coalescing-matters-0")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/why-coalescing-matters"),
-		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.WaitVisible(css(pageReady)),
 		setSource(scell, "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
 		chromedp.Click(css(scell+" .cell-run")),
 		chromedp.WaitVisible(css(scell+`[data-state="ended"]`)),
@@ -333,7 +333,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	ycell := cellSel("tpus-and-systolic-arrays-0")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/tpus-and-systolic-arrays"),
-		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.WaitVisible(css(pageReady)),
 		chromedp.Click(css(ycell+" .cell-run")),
 		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
 		chromedp.WaitVisible(css(ycell+" .sys-flow rect.pe.active")),
@@ -375,7 +375,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	acell := cellSel("many-gpus-0")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/many-gpus"),
-		chromedp.WaitVisible(css(`body[data-ws="open"]`)),
+		chromedp.WaitVisible(css(pageReady)),
 		chromedp.Click(css(acell+" .cell-run")),
 		chromedp.WaitVisible(css(acell+`[data-state="ended"]`)),
 	)

@@ -71,7 +71,7 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 	if end == 0 || took < 0.2 {
 		t.Fatalf("the run took %.3f s by its stored times (live status %q): too short to tell a replay's time from it", took, live)
 	}
-	p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)),
+	p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(pageReady)),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	again := status()
 	m := regexp.MustCompile(`; ran (.+), took ([^,;()]+)$`).FindStringSubmatch(again)
@@ -93,7 +93,7 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
 		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="running"]`)))
 	p.str(`new Promise((ok) => { const f = () => /^running… /.test(document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent) ? setTimeout(() => ok(""), 1500) : setTimeout(f, 50); f(); })`)
-	p.do("reload while it runs", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)))
+	p.do("reload while it runs", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(pageReady)))
 	// The status's seconds and the seconds since the stored start, read together in the page.
 	got := p.str(`new Promise((ok, fail) => {
 		const sel = ` + strconv.Quote(cell+" .cell-status") + `;

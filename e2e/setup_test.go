@@ -156,3 +156,8 @@ func stopSharedBrowser() {
 		}
 	}
 }
+
+// pageReady is the selector of a lesson page ready for a click: its socket open and every cell's
+// editor in place (static/app.js sets data-settled), so that no editor loading late moves a button
+// between chromedp finding it and clicking where it was.
+const pageReady = `body[data-ws="open"][data-settled="true"]`

@@ -130,7 +130,7 @@ func (p *browserPage) str(js string) string {
 
 func (p *browserPage) open(slug string) {
 	p.t.Helper()
-	p.do("opening "+slug, chromedp.Navigate(p.base+"/lessons/"+slug), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)))
+	p.do("opening "+slug, chromedp.Navigate(p.base+"/lessons/"+slug), chromedp.WaitVisible(chromedp.CSS(pageReady)))
 }
 
 // The code editor: line numbers and highlighting, typing, Shift+Enter runs, a spec error marks the

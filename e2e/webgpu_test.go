@@ -97,7 +97,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 		}
 		return out
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(pageReady))); err != nil {
 		t.Fatal(err)
 	}
 	// WebGPU must be there: CI's chromium runs it on SwiftShader (a browser without it fails here).
@@ -184,7 +184,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// starts and ends.
 	tab2, cancelTab2 := chromedp.NewContext(bctx)
 	defer cancelTab2()
-	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`))); err != nil {
+	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(pageReady))); err != nil {
 		t.Fatal(err)
 	}
 	slow := cellSel("slow")
@@ -247,7 +247,7 @@ func TestWebGPUSoftwareRates(t *testing.T) {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 12*time.Minute)
 	defer cancelTimeout()
 	cell := cellSel("rates")
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/r"), chromedp.WaitVisible(chromedp.CSS(`body[data-ws="open"]`)),
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/r"), chromedp.WaitVisible(chromedp.CSS(pageReady)),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
 		t.Fatal(err)
 	}

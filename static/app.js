@@ -141,7 +141,8 @@ class Cell {
       }
     });
     el.playground = this; // for other page code and the browser tests: getSource, setSource, reset
-    editorModule.then((m) => {
+    // settled: the cell has its editor, or keeps its text box for good (body's data-settled)
+    this.settled = editorModule.then((m) => {
       if (!m) return;
       try {
         this.editor = m.createEditor(this.source, {
@@ -558,6 +559,9 @@ for (const table of document.querySelectorAll("article table")) {
 }
 
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
+// Once every cell has its editor (or keeps its text box), the page's layout stops moving under the
+// reader's pointer; body's data-settled says so (the browser tests wait for it before clicking).
+Promise.allSettled(cells.map((c) => c.settled)).then(() => { document.body.dataset.settled = "true"; });
 initGoals();
 if (cells.length > 0) initMachineMenu(cells[0].lesson);
 if (cells.length > 0) connect();

@@ -327,28 +327,9 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	for _, pt := range points {
 		lo, hi = math.Min(lo, pt.Intensity/2), math.Max(hi, pt.Intensity*2)
 	}
-	ymin, ymax := math.Inf(1), 0.0
-	var descs []string
-	for i, r := range roofs {
-		var xys plotter.XYs
-		for x := lo; x <= hi*1.0001; x *= math.Pow(10, 0.05) {
-			y := math.Min(r.PeakGFLOPS, x*r.Bandwidth)
-			xys = append(xys, plotter.XY{X: x, Y: y})
-			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return "", fmt.Errorf("chart: %w", err)
-		}
-		l.Color = black
-		l.Width = vg.Points(2)
-		if i > 0 {
-			l.Color = muted
-			l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[min(i, 2)]
-		}
-		p.Add(l)
-		f.legend = append(f.legend, entry{r.Label, []plot.Thumbnailer{l}})
-		descs = append(descs, fmt.Sprintf("roof %s: peak %.3g GFLOP/s, bandwidth %.3g GB/s, ridge at %.3g FLOP/byte", r.Label, r.PeakGFLOPS, r.Bandwidth, r.PeakGFLOPS/r.Bandwidth))
+	ymin, ymax, descs, err := addRoofs(p, f, roofs, lo, hi)
+	if err != nil {
+		return "", err
 	}
 	// One colour and one legend entry per label; predictions are hollow rings of the same colour.
 	seen := map[string]bool{}
@@ -396,6 +377,35 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	}
 	f.desc = "Log-log roofline chart. " + strings.Join(descs, "; ") + "."
 	return f.svg()
+}
+
+// addRoofs draws roofs on p from intensity lo to hi (Roofline), the first solid and the others
+// dashed, each with its legend entry in f, and returns the lowest and highest GFLOP/s drawn and a
+// description of each roof.
+func addRoofs(p *plot.Plot, f *figure, roofs []Roof, lo, hi float64) (ymin, ymax float64, descs []string, err error) {
+	ymin = math.Inf(1)
+	for i, r := range roofs {
+		var xys plotter.XYs
+		for x := lo; x <= hi*1.0001; x *= math.Pow(10, 0.05) {
+			y := math.Min(r.PeakGFLOPS, x*r.Bandwidth)
+			xys = append(xys, plotter.XY{X: x, Y: y})
+			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("chart: %w", err)
+		}
+		l.Color = black
+		l.Width = vg.Points(2)
+		if i > 0 {
+			l.Color = muted
+			l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[min(i, 2)]
+		}
+		p.Add(l)
+		f.legend = append(f.legend, entry{r.Label, []plot.Thumbnailer{l}})
+		descs = append(descs, fmt.Sprintf("roof %s: peak %.3g GFLOP/s, bandwidth %.3g GB/s, ridge at %.3g FLOP/byte", r.Label, r.PeakGFLOPS, r.Bandwidth, r.PeakGFLOPS/r.Bandwidth))
+	}
+	return ymin, ymax, descs, nil
 }
 
 // ModelPoint is one modelled all-reduce for AllReduce: its link, GPU count and time in seconds.

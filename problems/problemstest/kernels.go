@@ -2,7 +2,12 @@
 // and wrong ones, for the tests of the virtual GPU (package vgpu/emulate) and of the GPU worker.
 package problemstest
 
-import "strings"
+import (
+	"io/fs"
+	"strings"
+
+	"github.com/gpuplayground/playground/lessons"
+)
 
 // Kernel is a learner-style kernel for a problem, entry k: its launch shape at n and its dynamic
 // shared memory, the sizes to try and whether it is right.
@@ -214,41 +219,24 @@ extern "C" __global__ void k(const float* Q, const float* K, const float* V, flo
 
 // TiledFusedAttention is FusedAttention with the 64 queries of a block sharing tiles of K and V
 // through shared memory, and Q and out staged there so their global accesses are coalesced: the
-// solution of the challenge of the lesson Transformer accounting.
-const TiledFusedAttention = `#define D 64
-#define B 64                                         // queries per block, and keys per tile
-extern "C" __global__ void k(const float* Q, const float* K, const float* V, float* S, float* out, int n, int d) {
-    __shared__ float Kt[B * (D + 1)], Vt[B * D];     // one tile of keys and of values (Kt also stages Q and out)
-    int t = threadIdx.x, i = blockIdx.x * B + t, base = blockIdx.x * B * D;
-    int mine = min(B, n - blockIdx.x * B);           // query rows in this block
-    for (int e = t; e < mine * D; e += B) Kt[(e / D) * (D + 1) + e % D] = Q[base + e];  // coalesced
-    __syncthreads();
-    float q[D], acc[D];
-    #pragma unroll
-    for (int c = 0; c < D; c++) { q[c] = t < mine ? Kt[t * (D + 1) + c] * rsqrtf((float)D) : 0; acc[c] = 0; }
-    float m = -3.0e38f, l = 0;                       // running max and running sum
-    for (int j0 = 0; j0 < n; j0 += B) {
-        int rows = min(B, n - j0);
-        __syncthreads();                             // everyone is done with the last tile
-        for (int e = t; e < rows * D; e += B) { Kt[e] = K[j0 * D + e]; Vt[e] = V[j0 * D + e]; }
-        __syncthreads();
-        for (int jj = 0; jj < rows; jj++) {          // the score never leaves a register
-            float s = 0;
-            #pragma unroll
-            for (int c = 0; c < D; c++) s += q[c] * Kt[jj * D + c];   // one word for the whole warp
-            float mj = fmaxf(m, s), fix = expf(m - mj), p = expf(s - mj);
-            l = l * fix + p;                         // rescale what was summed under the old max
-            #pragma unroll
-            for (int c = 0; c < D; c++) acc[c] = acc[c] * fix + p * Vt[jj * D + c];
-            m = mj;
-        }
-    }
-    __syncthreads();
-    #pragma unroll
-    for (int c = 0; c < D; c++) Kt[t * (D + 1) + c] = acc[c] / l;
-    __syncthreads();
-    for (int e = t; e < mine * D; e += B) out[base + e] = Kt[(e / D) * (D + 1) + e % D];   // coalesced
-}`
+// solution the lesson Transformer accounting reveals for its attention challenge (its one home;
+// lessons' TestChallengesFailAsGivenAndCanBeMet checks it meets the challenge), with the entry
+// point renamed k. It panics if the lesson no longer has it (a test helper's programming error).
+func TiledFusedAttention() string {
+	src, err := fs.ReadFile(lessons.Embedded, "transformer-accounting.md")
+	if err != nil {
+		panic(err)
+	}
+	_, rest, ok := strings.Cut(string(src), "id: attention-unfused\n")
+	if ok {
+		_, rest, ok = strings.Cut(rest, "```solution\n")
+	}
+	sol, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed || !strings.Contains(sol, "void attention(") {
+		panic("problemstest: the attention challenge's solution is not in lessons/transformer-accounting.md")
+	}
+	return strings.Replace(sol, "void attention(", "void k(", 1)
+}
 
 // Kernels are the kernels for every problem, right (OK) and wrong.
 func Kernels() []Kernel {
@@ -272,7 +260,7 @@ func Kernels() []Kernel {
 			Block: [3]int{256, 1, 1}, Grid: OneBlock, Sizes: []int{1000}},
 		{Name: "unfused attention", Problem: "attention", Source: UnfusedAttention, Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
 		{Name: "fused attention", Problem: "attention", Source: FusedAttention, Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
-		{Name: "tiled fused attention", Problem: "attention", Source: TiledFusedAttention, Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
+		{Name: "tiled fused attention", Problem: "attention", Source: TiledFusedAttention(), Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{1, 100}, OK: true},
 		{Name: "attention without 1/√d", Problem: "attention", Source: strings.ReplaceAll(FusedAttention, " * rsqrtf((float)D)", ""),
 			Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{100}},
 		{Name: "bf16 matmul", Problem: "matmul", Precision: "bf16", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "bf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, OK: true},

@@ -408,21 +408,16 @@ func addRoofs(p *plot.Plot, f *figure, roofs []Roof, lo, hi float64) (ymin, ymax
 	return ymin, ymax, descs, nil
 }
 
-// ModelPoint is one modelled all-reduce for AllReduce: its link, GPU count and time in seconds.
+// ModelPoint is one modelled collective for Collective: its link, GPU count and time in seconds.
 type ModelPoint struct {
 	Link    string
 	GPUs    int
 	Seconds float64
 }
 
-// AllReduce draws modelled ring all-reduce time against GPU count (log2 x, log y), one line per
-// link. The title says the figures are modelled. It returns a complete `<svg>` document.
-func AllReduce(points []ModelPoint, gradientMB float64) (string, error) {
-	return Collective(points, "all-reduce", gradientMB)
-}
-
-// Collective is AllReduce for the ring collective named op ("all-reduce", "all-gather",
-// "reduce-scatter") of mb megabytes.
+// Collective draws the modelled time of the ring collective named op ("all-reduce", "all-gather",
+// "reduce-scatter") of mb megabytes against GPU count (log2 x, log y), one line per link. The title
+// says the figures are modelled. It returns a complete `<svg>` document.
 func Collective(points []ModelPoint, op string, mb float64) (string, error) {
 	p := newPlot(fmt.Sprintf("Ring %s of %g MB (modelled, not measured)", op, mb))
 	p.X.Label.Text = "GPUs (log2 scale)"

@@ -111,7 +111,7 @@ func TestRooflineChart(t *testing.T) {
 }
 
 func TestAllReduceChart(t *testing.T) {
-	svg, err := AllReduce([]ModelPoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 2, Seconds: 0.002}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}}, 1400)
+	svg, err := Collective([]ModelPoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 2, Seconds: 0.002}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}}, "all-reduce", 1400)
 	if err != nil {
 		t.Fatal(err)
 	}

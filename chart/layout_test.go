@@ -94,7 +94,7 @@ func TestChartsKeepTextInsideAndApart(t *testing.T) {
 					pts = append(pts, ModelPoint{l, g, float64(g) * 1e-3})
 				}
 			}
-			return AllReduce(pts, 1400)
+			return Collective(pts, "all-reduce", 1400)
 		},
 		"utilisation": func() (string, error) {
 			return Utilisation([]Array{{"TPU v1: 256×256", 256}, {"TPU v4 MXU: 128×128", 128}, {"this cell: 4×4", 4}}, func(N, n int) (int64, int64) {

@@ -181,8 +181,9 @@ func cleanRaw(raw []byte) json.RawMessage {
 }
 
 // cleanRates are a worker's reported rates if they can price a run: at most maxList kernels of at
-// most maxList points each and maxList emulated kernels (with their launch times and instruction
-// mixes), every number finite and not negative;
+// most maxList points each, at sizes from 1 strictly increasing with a cost above 0 (what the
+// estimate's interpolation in log n and log cost needs), and maxList emulated kernels (with their
+// launch times and instruction mixes), every number finite and not negative;
 // else nil (estimate.Defaults then). A worker may lie about its speed; the server takes the fastest
 // able machine's estimate (Cluster.Estimate), so a worker claiming to be slow cannot get runs
 // refused; one claiming to be fast makes an estimate too short and is preferred for measuring runs
@@ -204,8 +205,8 @@ func cleanRates(r *estimate.Rates) *estimate.Rates {
 		if len(pts) > maxList {
 			return nil
 		}
-		for _, p := range pts {
-			if p.N < 0 || !ok(p.SPF) {
+		for i, p := range pts {
+			if p.N < 1 || i > 0 && p.N <= pts[i-1].N || !ok(p.SPF) || p.SPF == 0 {
 				return nil
 			}
 		}
@@ -215,9 +216,8 @@ func cleanRates(r *estimate.Rates) *estimate.Rates {
 			return nil
 		}
 	}
-	for k, t := range r.SIMTLaunch {
-		mix := r.SIMTMix[k]
-		if !ok(t) || !ok(mix[:]...) {
+	for _, t := range r.SIMTLaunch {
+		if !ok(t) {
 			return nil
 		}
 	}

@@ -277,9 +277,9 @@ func TestCleanRaw(t *testing.T) {
 	}
 }
 
-// A worker's rates price runs only if every number in them is finite and not negative and no list
-// is longer than maxList: the fitted per-instruction costs' inputs (launch times, instruction
-// mixes) included.
+// A worker's rates price runs only if every number in them is finite and not negative, every
+// kernel's points can be interpolated, and no list is longer than maxList: the fitted
+// per-instruction costs' inputs (launch times, instruction mixes) included.
 func TestCleanRatesRefusesWhatCannotPrice(t *testing.T) {
 	good := func() *estimate.Rates {
 		return &estimate.Rates{SIMTLaunch: map[string]float64{"naive": 0.2}, SIMTMix: map[string][estimate.NumInstrClasses]float64{"naive": {1e6, 0, 3e6}}}
@@ -295,7 +295,19 @@ func TestCleanRatesRefusesWhatCannotPrice(t *testing.T) {
 	for i := range maxList + 1 {
 		long.SIMTLaunch[fmt.Sprint(i)] = 1
 	}
-	for name, r := range map[string]*estimate.Rates{"NaN launch time": nan, "negative mix": negative, "too many launches": long} {
+	// kernel points the estimate's interpolation (in log n and log cost) cannot use: a size below 1,
+	// sizes not increasing, a cost of 0
+	points := func(pts ...estimate.Point) *estimate.Rates {
+		r := good()
+		r.Kernels = map[string][]estimate.Point{"naive/float32": pts}
+		return r
+	}
+	if cleanRates(points(estimate.Point{N: 64, SPF: 1e-9}, estimate.Point{N: 128, SPF: 2e-9})) == nil {
+		t.Fatalf("good kernel points refused")
+	}
+	for name, r := range map[string]*estimate.Rates{"NaN launch time": nan, "negative mix": negative, "too many launches": long,
+		"size 0": points(estimate.Point{N: 0, SPF: 1e-9}), "sizes repeated": points(estimate.Point{N: 64, SPF: 1e-9}, estimate.Point{N: 64, SPF: 2e-9}),
+		"cost 0": points(estimate.Point{N: 64, SPF: 0})} {
 		if cleanRates(r) != nil {
 			t.Errorf("%s: accepted", name)
 		}

@@ -52,7 +52,12 @@ func (p pricer) price(j server.Job, r cells.Run) (d time.Duration, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	return run.Estimate(), true
+	// a worker's rates are checked (cleanRates), but an estimate from them may still overflow a
+	// Duration, which wraps negative: no such price, or it would be the fastest
+	if d = run.Estimate(); d < 0 {
+		return 0, false
+	}
+	return d, true
 }
 
 // price is a run's estimate on one worker, with the ratesGen of the rates it was priced with.

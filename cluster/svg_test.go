@@ -77,7 +77,7 @@ func TestSanitizeKeepsCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allreduce, err := chart.AllReduce([]chart.ModelPoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}, {Link: "PCIe", GPUs: 8, Seconds: 0.04}}, 1400)
+	allreduce, err := chart.Collective([]chart.ModelPoint{{Link: "NVLink", GPUs: 1}, {Link: "NVLink", GPUs: 8, Seconds: 0.004}, {Link: "PCIe", GPUs: 8, Seconds: 0.04}}, "all-reduce", 1400)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,9 +139,12 @@ func Model(s Spec) []Point {
 		for _, p := range s.GPUs {
 			var sec, bus float64
 			switch s.Op {
-			case "all-gather", "reduce-scatter":
+			case "all-gather":
 				sec = collectives.RingAllGather(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
-				bus = collectives.BusBandwidth(bytes, p, sec) / 2
+				bus = collectives.GatherBusBandwidth(bytes, p, sec)
+			case "reduce-scatter":
+				sec = collectives.RingReduceScatter(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
+				bus = collectives.GatherBusBandwidth(bytes, p, sec)
 			default:
 				sec = collectives.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
 				bus = collectives.BusBandwidth(bytes, p, sec)

@@ -27,6 +27,12 @@ func BusBandwidth(bytes float64, p int, seconds float64) float64 {
 	return 2 * float64(p-1) / float64(p) * bytes / seconds
 }
 
+// GatherBusBandwidth is NCCL's bus bandwidth for an all-gather or a reduce-scatter of bytes that
+// took seconds: each device moves (p−1)/p·bytes (NCCL tests, PERFORMANCE.md), half an all-reduce's.
+func GatherBusBandwidth(bytes float64, p int, seconds float64) float64 {
+	return BusBandwidth(bytes, p, seconds) / 2
+}
+
 // RingAllGather is the modelled time in seconds of a ring all-gather over p devices that ends with
 // every device holding all bytes (each starts with bytes/p): p−1 steps, each sending bytes/p to the
 // next device, so (p−1)·(latency + bytes/(p·bandwidth)), half a ring all-reduce (Thakur et al. 2005;

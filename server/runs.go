@@ -392,7 +392,7 @@ func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
 	if !ok {
 		return nil, fmt.Errorf("lesson %q has no cell %q any more", r.Lesson, r.Cell)
 	}
-	run, err := s.parse(cell, r.Action, r.Source, r.Class)
+	run, est, err := s.parse(cell, r.Action, r.Source, r.Class)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +413,7 @@ func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
 		return nil, err
 	}
 	j.runID = r.ID
-	j.of(r.Lesson, cell, r.Action, r.Source, r.Class)
+	j.of(r.Lesson, cell, r.Action, r.Source, r.Class, est)
 	if len(kept) > 0 {
 		j.nextSeq = kept[len(kept)-1].Seq
 	}

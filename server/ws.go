@@ -346,32 +346,31 @@ func (s *Server) newJob(owner string, student store.Student, run cells.Run) (*jo
 
 // of records what j is a run of: lesson's cell, the action, the source it was parsed from and the
 // page's class of machine (for executors on other machines, which parse it again), and its estimate
-// on the machines that can take it.
-func (j *job) of(lesson string, cell lessons.Cell, action, source, class string) {
+// on the machines that can take it (parse's).
+func (j *job) of(lesson string, cell lessons.Cell, action, source, class string, estimate time.Duration) {
 	j.lesson, j.cell, j.action = lesson, cell.ID, action
 	j.req = Job{Kind: cell.Kind, Lesson: lesson, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
-	if j.s != nil {
-		j.estimate = j.s.estimateOf(j.req, j.run) // on the machines that can take it
-	}
+	j.estimate = estimate
 }
 
 // parse parses a run of cell from source (and the kind's action, if any) by the cell's kind, for the
-// class of machine the page asks for ("" any; the cell's machine: key wins), and refuses it if its
-// estimate (estimateOf: on the machines that can take it) is over the run time limit.
-func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.Run, error) {
+// class of machine the page asks for ("" any; the cell's machine: key wins), with its estimate
+// (estimateOf: on the machines that can take it), and refuses it if that is over the run time limit.
+func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.Run, time.Duration, error) {
 	kind, ok := cells.Lookup(s.kinds, cell.Kind)
 	if !ok {
-		return nil, fmt.Errorf("this server cannot run %s cells", cell.Kind)
+		return nil, 0, fmt.Errorf("this server cannot run %s cells", cell.Kind)
 	}
 	run, err := cells.Parse(kind, action, cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	job := Job{Kind: cell.Kind, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
-	if est, limit := s.estimateOf(job, run), s.cfg.RunTimeout; est > limit {
-		return nil, fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
+	est, limit := s.estimateOf(job, run), s.cfg.RunTimeout
+	if est > limit {
+		return nil, 0, fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
 	}
-	return run, nil
+	return run, est, nil
 }
 
 // estimateOf is how long run, parsed from job, is expected to take: on the fastest machine that can
@@ -419,7 +418,7 @@ func (c *conn) startRun(m Message) error {
 	if err := c.keepEdit(l.Slug, cell.ID, m.Source, edited); err != nil {
 		log.Printf("saving an edit: %v", err)
 	}
-	run, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
+	run, est, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
 	if err != nil {
 		return err
 	}
@@ -439,7 +438,7 @@ func (c *conn) startRun(m Message) error {
 	if err != nil {
 		return err
 	}
-	j.of(l.Slug, cell, m.Action, m.Source, class)
+	j.of(l.Slug, cell, m.Action, m.Source, class, est)
 	rec, err := c.s.store.AddRun(context.Background(), store.Run{Student: c.student.ID, Lesson: l.Slug, Cell: cell.ID, Action: m.Action,
 		Source: m.Source, Edited: edited, Machine: c.s.where(), Owner: c.client, Class: class})
 	if err != nil {

@@ -64,10 +64,6 @@ func Dominant(m datasheet.Model) datasheet.Term {
 func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares {
 	s := Shares{Term: term}
 	w := map[int]float64{}
-	var sectors float64
-	for _, l := range c.Lines {
-		sectors += float64(l.Sectors)
-	}
 	switch term {
 	case "shared memory", "L1":
 		attributeL1(c, &s, w)

@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"context"
+	"maps"
 	"math"
 	"slices"
 
@@ -144,7 +145,7 @@ func xShift(f *footprints, grid [3]int) (map[int]int64, bool) {
 		if !ok {
 			return nil, false
 		}
-		if sx != nil && !maps64Equal(sx, s) {
+		if sx != nil && !maps.Equal(sx, s) {
 			return nil, false
 		}
 		sx = s
@@ -153,18 +154,6 @@ func xShift(f *footprints, grid [3]int) (map[int]int64, bool) {
 		return nil, false
 	}
 	return sx, true
-}
-
-func maps64Equal(a, b map[int]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // yShift is the shift along y, per buffer, from base (the run's first block's sectors) to the

@@ -31,14 +31,22 @@ func (r Recording) Label() string {
 	return fmt.Sprintf("recorded on %s (driver CUDA %s) at %s with `%s`, not measured now", r.Device, r.Driver, r.Date, r.Command)
 }
 
-// SourceHash is the hex SHA-256 of a cell's source, as recordings store it, without its `show:`
-// line (a one-line top-level key): which columns the page shows first changes nothing measured.
+// SourceHash is the hex SHA-256 of a cell's source, as recordings store it, without its top-level
+// `show:` key (its line, and the indented or list lines of a block value under it): which columns the
+// page shows first changes nothing measured.
 func SourceHash(source string) string {
 	var kept []string
+	inShow := false
 	for _, line := range strings.SplitAfter(source, "\n") {
-		if !strings.HasPrefix(line, "show:") {
-			kept = append(kept, line)
+		if strings.HasPrefix(line, "show:") {
+			inShow = true
+			continue
 		}
+		if inShow && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "-")) {
+			continue
+		}
+		inShow = false
+		kept = append(kept, line)
 	}
 	h := sha256.Sum256([]byte(strings.Join(kept, "")))
 	return hex.EncodeToString(h[:])

@@ -82,13 +82,19 @@ type tableRecorder struct {
 
 func (r *tableRecorder) Table(t Table) { r.tables = append(r.tables, t) }
 
-// A recording stays valid when a cell gains a show: line, and only then.
+// A recording stays valid when a cell gains a show: key (a line or a block list), and only then.
 func TestSourceHashIgnoresShow(t *testing.T) {
 	src := "kernels: [cublas]\nsizes: [256]\n"
 	if got, want := SourceHash("kernels: [cublas]\nshow: [rel. error]\nsizes: [256]\n"), SourceHash(src); got != want {
 		t.Errorf("show: changed the hash: %s, want %s", got, want)
 	}
+	if got, want := SourceHash("kernels: [cublas]\nshow:\n  - rel. error\n  - GFLOP/s\nsizes: [256]\n"), SourceHash(src); got != want {
+		t.Errorf("a show: block list changed the hash: %s, want %s", got, want)
+	}
 	if SourceHash("kernels: [cublas]\nsizes: [512]\n") == SourceHash(src) {
 		t.Error("another size kept the hash")
+	}
+	if SourceHash("kernels:\n  - cublas\nsizes: [256]\n") == SourceHash("kernels:\nsizes: [256]\n") {
+		t.Error("another key's block list was dropped")
 	}
 }

@@ -255,7 +255,9 @@ func (c *Cluster) NoMachine(r cells.Run) string {
 		return ""
 	}
 	if settling {
-		need += fmt.Sprintf(" (machines that served before a restart may still be rejoining, for up to %s)", time.Until(c.settled).Round(time.Second))
+		// a time, not a countdown: the reason stays the same text while it holds, so the queue
+		// (which tells a run again whenever its reason changes) says it once
+		need += fmt.Sprintf(" (machines that served before a restart may still be rejoining, until %s)", c.settled.Format(time.TimeOnly))
 	}
 	return "no machine is connected that can run this: " + need + "; connected machines: " + c.connected()
 }

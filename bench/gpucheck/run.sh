@@ -15,8 +15,9 @@
 #          `launch -entries tiled`: cuda-smem to cuda-mma-warptile): quick, for a short lease
 #   step 6 (-steps mmarate): bench/gpucheck/mma_rate.cu: mma.sync and ldmatrix rates per SM clock
 #          alone and mixed as cuda_mma_warptile mixes them, for the model's tensor and shared terms
-#   step 7 (-steps tensorncu): Nsight Compute's full set for the tensor-core rungs (and cuda-warptile)
-#          at 4096 only: quicker than step 4
+#   step 7 (-steps tensorncu): Nsight Compute's full set for the ladder's tiled rungs (`launch -entries
+#          tiled`: cuda-smem to cuda-mma-warptile, the tensor-core rungs among them) at 4096 only:
+#          quicker than step 4
 # RECORD_CELLS (comma-separated cell ids) limits step 3 to those cells.
 set -uo pipefail
 steps=${1:-tests,ladder,record}
@@ -63,7 +64,8 @@ if has mmarate; then
 fi
 if has tensorncu; then
   nvcc -O3 -arch=sm_90 -o /tmp/launch bench/gpucheck/launch.cu -lcuda >"$OUT/launch-tensor.log" 2>&1
-  timeout 200 ncu --set full --page raw --csv -k regex:'^(cuda_warptile|cuda_wmma_bf16|cuda_mma|cuda_mma_async|cuda_mma_swizzle|cuda_mma_warptile)$' \
+  tiled=$(/tmp/launch -entries tiled) # from the kernel table: cuda-smem to cuda-mma-warptile
+  timeout 300 ncu --set full --page raw --csv -k regex:"^($tiled)\$" \
     /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 >"$OUT/ncu-tensor-4096.csv" 2>>"$OUT/launch-tensor.log"
 fi
 ls -la "$OUT"

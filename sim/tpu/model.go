@@ -91,8 +91,13 @@ func checkErr(field, format string, args ...any) error {
 // generation without it, an unknown epilogue, a grid of more than MaxSteps steps, or blocks that do
 // not fit the core's VMEM (with the arithmetic).
 func (p Matmul) Check() error {
-	if p.M < 1 || p.K < 1 || p.N < 1 || p.BM < 1 || p.BK < 1 || p.BN < 1 {
-		return checkErr("m", "m, k, n, bm, bk and bn must be positive")
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"m", p.M}, {"k", p.K}, {"n", p.N}, {"bm", p.BM}, {"bk", p.BK}, {"bn", p.BN}} {
+		if f.v < 1 {
+			return checkErr(f.name, "%s is %d: m, k, n, bm, bk and bn must be positive", f.name, f.v)
+		}
 	}
 	if p.BM%Sublanes != 0 {
 		return checkErr("bm", "bm is %d: a block's second-last dimension spans the %d sublanes of a vreg, so bm must be a multiple of %d", p.BM, Sublanes, Sublanes)

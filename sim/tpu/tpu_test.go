@@ -243,6 +243,7 @@ func TestChecks(t *testing.T) {
 		{func(p *Matmul) { p.DType, p.Gen.PeakInt8 = dtype(t, "int8"), 0 }, "no published int8 rate"},
 		{func(p *Matmul) { p.Epilogue = "gelu" }, "unknown epilogue"},
 		{func(p *Matmul) { p.BM, p.BK, p.BN, p.M = 8, 128, 128, 1<<20 }, "steps"},
+		{func(p *Matmul) { p.BK = 0 }, "bk is 0"},
 	} {
 		p := base
 		p.BM, p.BK, p.BN = 256, 256, 256
@@ -250,6 +251,13 @@ func TestChecks(t *testing.T) {
 		if err := p.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)
 		}
+	}
+	// a size that is not positive is named, so that the cell marks its own line
+	p := base
+	p.BK = 0
+	var ce *CheckError
+	if err := p.Check(); !errors.As(err, &ce) || ce.Field != "bk" {
+		t.Errorf("bk: 0 gave %v, want the field bk", err)
 	}
 }
 

@@ -213,19 +213,19 @@ func (c Cost) Intensity() float64 { return c.FLOPs / c.Bytes() }
 // nothing between GEMMs.
 func (m Model) Cost(s Step, elem float64, fused bool) Cost {
 	var c Cost
-	for _, g := range append(m.Layer(s), m.Head(s)) {
-		n := float64(m.Layers)
-		if g.Name == "output head (logits)" {
-			n = 1
-		}
+	add := func(g GEMM, n float64) { // n times, n the layers or, for the head, 1
 		c.FLOPs += n * g.FLOPs()
 		if g.Activation {
 			c.AttentionFLOPs += n * g.FLOPs()
-			continue
+			return
 		}
 		c.Weights += n * float64(g.K) * float64(g.N) * elem
 		c.Activations += n * (float64(g.M)*float64(g.K) + float64(g.M)*float64(g.N)) * elem
 	}
+	for _, g := range m.Layer(s) {
+		add(g, float64(m.Layers))
+	}
+	add(m.Head(s), 1)
 	tokens := float64(s.Batch) * float64(s.Tokens)
 	c.KVRead = float64(s.Batch) * float64(s.Context-s.Tokens) * m.KVBytesPerToken(elem)
 	c.KVWrite = tokens * m.KVBytesPerToken(elem)

@@ -161,10 +161,8 @@ func Ask(ctx context.Context, e Emitter, task any) (json.RawMessage, error) {
 				return nil, &PageError{Message: strings.ToValidUTF8(msg, "")}
 			}
 			return raw, nil
-		case staged:
-			e = v.Emitter
-		case shown:
-			e = v.Emitter
+		case wrapper:
+			e = v.unwrap()
 		default:
 			return nil, ErrNoBrowser
 		}
@@ -186,10 +184,8 @@ func Placed(e Emitter, name, summary string) {
 		case Placer:
 			v.Placed(name, summary)
 			return
-		case staged:
-			e = v.Emitter
-		case shown:
-			e = v.Emitter
+		case wrapper:
+			e = v.unwrap()
 		default:
 			e.Note("info", "Ran on "+summary+".")
 			return
@@ -406,6 +402,12 @@ type staged struct {
 	Emitter
 	stage, stages int
 }
+
+// wrapper is an Emitter of this package that wraps another (staged, shown): Ask and Placed look
+// through it for what the one inside can do.
+type wrapper interface{ unwrap() Emitter }
+
+func (s staged) unwrap() Emitter { return s.Emitter }
 
 func (s staged) Progress(done, total int) {
 	s.Emitter.Progress(s.stage*total+done, s.stages*total)

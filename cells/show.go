@@ -92,3 +92,5 @@ type shown struct {
 }
 
 func (s shown) Table(t Table) { s.Emitter.Table(t.Show(s.names)) }
+
+func (s shown) unwrap() Emitter { return s.Emitter }

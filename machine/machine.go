@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
@@ -133,12 +134,16 @@ func (m *Machine) KindsWith(lim harness.Limits) []cells.Kind {
 	return m.kinds(env)
 }
 
+// NoTimeLimit is a run time limit that never ends a run (about 146 years): the limit of kinds that
+// price a run rather than refuse it (KindsWithRates, and the server's own where machines price runs).
+const NoTimeLimit time.Duration = 1 << 62
+
 // KindsWithRates builds the kinds again pricing runs with rates (another machine's, as it reported
 // them; nil: estimate.Defaults), for estimating a run on that machine: their time limit is lifted
 // (a parse prices the run rather than refusing it), as the caller compares the estimate with its own.
 func (m *Machine) KindsWithRates(rates *estimate.Rates) []cells.Kind {
 	env := m.Env
-	env.Limits.RunTimeout = 1 << 62 // about 146 years
+	env.Limits.RunTimeout = NoTimeLimit
 	env.Rates = &estimate.Current{}
 	env.Rates.Set(rates)
 	return m.kinds(env)

@@ -360,7 +360,7 @@ func New(cfg Config) (*Server, error) {
 		// with this server's kinds without their time limit, and its estimate on the machines that
 		// can take it is compared with the limit (parse, estimateOf).
 		lifted := s.mach.Env.Limits
-		lifted.RunTimeout = 1 << 62 // about 146 years
+		lifted.RunTimeout = machine.NoTimeLimit
 		s.kinds = s.mach.KindsWith(lifted)
 	}
 	s.queue = newQueue(cfg.RunTimeout, exec)

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Rates are how fast this machine runs each piece of work that a cell estimate prices: every CPU
@@ -227,36 +229,20 @@ func (r *Rates) InstrCosts() (cost [NumInstrClasses]float64, ok bool) {
 	return cost, ok
 }
 
-// solve solves the augmented m×(m+1) system a by Gaussian elimination with partial pivoting; false
-// when it is singular.
+// solve solves the augmented m×(m+1) system a (gonum's LU with partial pivoting); false when it is
+// singular or too ill-conditioned to trust.
 func solve(a [][]float64) ([]float64, bool) {
 	m := len(a)
-	for col := range m {
-		p := col
-		for r := col + 1; r < m; r++ {
-			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
-				p = r
-			}
-		}
-		if math.Abs(a[p][col]) < 1e-300 {
-			return nil, false
-		}
-		a[col], a[p] = a[p], a[col]
-		for r := range m {
-			if r == col {
-				continue
-			}
-			f := a[r][col] / a[col][col]
-			for c := col; c <= m; c++ {
-				a[r][c] -= f * a[col][c]
-			}
-		}
+	lhs, rhs := mat.NewDense(m, m, nil), mat.NewVecDense(m, nil)
+	for i, row := range a {
+		lhs.SetRow(i, row[:m])
+		rhs.SetVec(i, row[m])
 	}
-	x := make([]float64, m)
-	for i := range m {
-		x[i] = a[i][m] / a[i][i]
+	var x mat.VecDense
+	if err := x.SolveVec(lhs, rhs); err != nil {
+		return nil, false
 	}
-	return x, true
+	return x.RawVector().Data, true
 }
 
 // SystolicSeconds is the estimated simulation time of cycles cycles of an N×N array; animated says

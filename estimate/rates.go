@@ -8,6 +8,7 @@ package estimate
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"math"
 	"runtime"
 	"slices"
@@ -230,7 +231,8 @@ func (r *Rates) InstrCosts() (cost [NumInstrClasses]float64, ok bool) {
 }
 
 // solve solves the augmented m×(m+1) system a (gonum's LU with partial pivoting); false when it is
-// singular or too ill-conditioned to trust.
+// singular. An ill-conditioned system (gonum's mat.Condition) is still solved: the fit judges each
+// solution by its residual, as it did before gonum solved it.
 func solve(a [][]float64) ([]float64, bool) {
 	m := len(a)
 	lhs, rhs := mat.NewDense(m, m, nil), mat.NewVecDense(m, nil)
@@ -240,9 +242,16 @@ func solve(a [][]float64) ([]float64, bool) {
 	}
 	var x mat.VecDense
 	if err := x.SolveVec(lhs, rhs); err != nil {
+		var cond mat.Condition
+		if !errors.As(err, &cond) {
+			return nil, false
+		}
+	}
+	out := x.RawVector().Data
+	if slices.ContainsFunc(out, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
 		return nil, false
 	}
-	return x.RawVector().Data, true
+	return out, true
 }
 
 // SystolicSeconds is the estimated simulation time of cycles cycles of an N×N array; animated says

@@ -128,8 +128,8 @@ func (s *Server) access(next http.Handler) http.Handler {
 		// A page opened from the printed link (?token=…) shows the sign-in form with the token
 		// filled in, as a 200; everything else without a session is a 403 that says what to do.
 		tok := r.URL.Query().Get("token")
-		if tok != "" && !s.attempt(requestAddr(r), tok) {
-			tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
+		if tok != "" && !s.attempt(r, tok) {
+			tooManyGuesses(w)
 			return
 		}
 		if r.Method == http.MethodGet && tok != "" && s.tokenRole(tok) != "" && r.URL.Path != "/ws" && !strings.HasPrefix(r.URL.Path, "/api/") {
@@ -148,16 +148,35 @@ func (s *Server) access(next http.Handler) http.Handler {
 	})
 }
 
-// attempt counts a sign-in attempt with tok from addr against Config.JoinAttempts: false when the
-// address has none left (then even the right token is refused, so that a guess past the limit
-// learns nothing). Only a wrong token uses one up: a class behind one address, all opening the
-// class link and joining with the right token, is not held back by it.
-func (s *Server) attempt(addr, tok string) bool {
-	undo, ok := s.attempts.reserve(addr)
-	if ok && s.tokenRole(tok) != "" {
-		undo()
+// attempt reports whether a sign-in attempt with tok may be answered. The right token always may:
+// it is 128 random bits (or an operator's), which no number of guesses finds, so a limit on wrong
+// tokens would only lock a class out when a typo loop or another site's page spends it. A wrong
+// token uses up one of its address's attempts (Config.JoinAttempts, then one every
+// joinAttemptEvery) when the request counts (countsAttempt), and is refused (false) when the
+// address has none left: the limit keeps scripted guessing from loading the server.
+func (s *Server) attempt(r *http.Request, tok string) bool {
+	if s.tokenRole(tok) != "" || !countsAttempt(r) {
+		return true
 	}
-	return ok
+	return s.attempts.allow(requestAddr(r))
+}
+
+// countsAttempt reports whether a request's token counts against its address's sign-in attempts:
+// not when a browser says another site's page made it (Fetch Metadata: Sec-Fetch-Site cross-site
+// or same-site, as an <img src=…?token=…> on any page open in the class's browsers is), so that no
+// page can spend a class's attempts. A browser's own navigation (typed, a bookmark: none), this
+// site's page (same-origin) and a client that sends no such header (a script) count.
+func countsAttempt(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return false
+	}
+	return true
+}
+
+// tooManyGuesses answers a wrong token past its address's sign-in attempts: 429.
+func tooManyGuesses(w http.ResponseWriter) {
+	tooMany(w, joinAttemptEvery, "too many wrong sign-in tokens from your address: check the token your instructor gave you, then wait a few seconds")
 }
 
 // pathWithout is u's path and query without the query key.
@@ -203,9 +222,9 @@ func (s *Server) joinPage(w http.ResponseWriter, status int, token, name, next, 
 // join is POST /join: form fields token and name (and next, the page to go to: a path of this
 // site, safeNext). It adds the student and sets the session cookie (HttpOnly, SameSite=Strict,
 // Secure when the request came over TLS, expiring with the session after Config.SessionTTL), then
-// redirects (303) to next. Attempts are limited per address (Config.JoinAttempts), and so are new
-// students (Config.JoinsPerAddress per Config.JoinWindow) and the class (Config.MaxStudents); an
-// instructor is held to the attempts only.
+// redirects (303) to next. Wrong tokens are limited per address (attempt); new students are
+// limited by the class size (Config.MaxStudents), by the instructor's blocked addresses, and, only
+// where Config.JoinsPerAddress is set, per address. An instructor is held to none of these.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxJoinForm)
 	if err := r.ParseForm(); err != nil {
@@ -219,8 +238,8 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := requestAddr(r)
-	if !s.attempt(addr, tok) {
-		tooMany(w, joinAttemptEvery, "too many sign-in attempts from your address: wait a minute")
+	if !s.attempt(r, tok) {
+		tooManyGuesses(w)
 		return
 	}
 	role := s.tokenRole(tok)
@@ -234,7 +253,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	}
 	instructor := role == "instructor"
 	giveBack := func() {}
-	if !instructor {
+	if !instructor && s.joins != nil {
 		// The join is charged before the student is made, so that simultaneous joins cannot pass
 		// the limit together; one that fails gives its place back.
 		var ok bool
@@ -245,13 +264,16 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	session := newToken()
-	st, err := s.store.Join(r.Context(), name, session, instructor, s.cfg.MaxStudents)
+	st, err := s.store.Join(r.Context(), name, session, addr, instructor, s.cfg.MaxStudents)
 	if err != nil {
 		giveBack()
 	}
 	switch {
 	case errors.Is(err, store.ErrNameTaken):
 		s.joinPage(w, http.StatusConflict, tok, name, next, fmt.Sprintf("Someone in this class is already called %q (or a name that differs only in case or width): pick another name. (Signed in before? Use the browser you joined with.)", name))
+		return
+	case errors.Is(err, store.ErrBlocked):
+		s.joinPage(w, http.StatusForbidden, tok, name, next, "The instructor blocked joins from your network address: ask them.")
 		return
 	case errors.Is(err, store.ErrClassFull):
 		s.joinPage(w, http.StatusForbidden, tok, name, next, fmt.Sprintf("The class is full (%d students): ask your instructor.", s.cfg.MaxStudents))

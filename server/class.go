@@ -67,6 +67,17 @@ type classStudent struct {
 	Lessons     []string  `json:"lessons"` // the lessons their open pages show
 	LastLesson  string    `json:"last_lesson,omitempty"`
 	LastSeen    time.Time `json:"last_seen"`
+	// Address is the network address they joined from (an IPv4 address or an IPv6 /64; "" before
+	// addresses were kept): what POST /api/class/block takes.
+	Address string `json:"address,omitempty"`
+}
+
+// classAddress is one network address students joined from: how many (not removed, instructors
+// not counted), and whether it is blocked.
+type classAddress struct {
+	Address  string `json:"address"`
+	Students int    `json:"students"`
+	Blocked  bool   `json:"blocked,omitempty"`
 }
 
 // classRun is one queued or running run.
@@ -83,9 +94,16 @@ type classRun struct {
 	NoMachine string `json:"no_machine,omitempty"`
 }
 
-// apiClass is GET /api/class: the students, who is connected on which lesson, and the queue.
+// apiClass is GET /api/class: the students (not the one local user of a server without sign-in),
+// who is connected on which lesson, the addresses they joined from (addresses: most students
+// first, blocked ones too), and the queue.
 func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 	students, err := s.store.Students(r.Context())
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	blocked, err := s.store.BlockedAddresses(r.Context())
 	if err != nil {
 		httpErr(w, err)
 		return
@@ -93,10 +111,11 @@ func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 	byID := map[int64]*classStudent{}
 	list := make([]*classStudent, 0, len(students))
 	for _, st := range students {
-		if st.Removed {
+		if st.Removed || (!s.signIn && st.ID == s.local.ID) {
 			continue
 		}
-		cs := &classStudent{ID: st.ID, Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen, Lessons: []string{}}
+		cs := &classStudent{ID: st.ID, Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen,
+			Lessons: []string{}, Address: st.Address}
 		byID[st.ID] = cs
 		list = append(list, cs)
 	}
@@ -114,7 +133,40 @@ func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 		sort.Strings(cs.Lessons)
 	}
 	qs := s.queue.state()
-	writeJSON(w, map[string]any{"paused": qs.Paused, "students": list, "running": qs.Running, "waiting": qs.Waiting})
+	writeJSON(w, map[string]any{"paused": qs.Paused, "students": list, "addresses": classAddresses(list, blocked),
+		"running": qs.Running, "waiting": qs.Waiting})
+}
+
+// classAddresses counts the students (not instructors) by the address they joined from, most first
+// (then by address), and adds the blocked addresses.
+func classAddresses(list []*classStudent, blocked []string) []classAddress {
+	byAddr := map[string]*classAddress{}
+	for _, cs := range list {
+		if cs.Instructor || cs.Address == "" {
+			continue
+		}
+		if byAddr[cs.Address] == nil {
+			byAddr[cs.Address] = &classAddress{Address: cs.Address}
+		}
+		byAddr[cs.Address].Students++
+	}
+	for _, a := range blocked {
+		if byAddr[a] == nil {
+			byAddr[a] = &classAddress{Address: a}
+		}
+		byAddr[a].Blocked = true
+	}
+	out := make([]classAddress, 0, len(byAddr))
+	for _, a := range byAddr {
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Students != out[j].Students {
+			return out[i].Students > out[j].Students
+		}
+		return out[i].Address < out[j].Address
+	})
+	return out
 }
 
 var errByInstructor = errors.New("cancelled by the instructor")
@@ -155,10 +207,48 @@ func (s *Server) classRemove(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not remove the student (removed already?)", http.StatusConflict)
 		return
 	}
+	s.dropStudent(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// dropStudent ends what a student the store just removed still has: their cached sessions, their
+// open pages' requests, their runs and, then, their pages (disconnectRemoved).
+func (s *Server) dropStudent(id int64) {
 	s.forgetSessions(id)
 	s.removed.Store(id, true)
 	go s.disconnectRemoved(id)
-	w.WriteHeader(http.StatusNoContent)
+}
+
+// classBlock is POST /api/class/block with form fields address (as /api/class lists it) and
+// blocked (true or false). Blocking removes every student who joined from the address, as
+// classRemove does (instructors stay), and refuses new students from it (store.Block) until it is
+// unblocked; unblocking lets them join again (those removed stay removed). The answer is JSON:
+// {"removed": N}.
+func (s *Server) classBlock(w http.ResponseWriter, r *http.Request) {
+	addr := r.FormValue("address")
+	block, err := strconv.ParseBool(r.FormValue("blocked"))
+	if err != nil || addr == "" || len(addr) > maxIDLen {
+		http.Error(w, "address (as /api/class lists it) and blocked (true or false) are needed", http.StatusBadRequest)
+		return
+	}
+	if !block {
+		if _, err := s.store.Unblock(r.Context(), addr); err != nil {
+			httpErr(w, err)
+			return
+		}
+		writeJSON(w, map[string]int{"removed": 0})
+		return
+	}
+	ids, err := s.store.Block(r.Context(), addr)
+	if err != nil {
+		httpErr(w, err)
+		return
+	}
+	for _, id := range ids {
+		s.dropStudent(id)
+	}
+	log.Printf("the instructor blocked joins from %s and removed the %d student(s) who joined from it", addr, len(ids))
+	writeJSON(w, map[string]int{"removed": len(ids)})
 }
 
 // disconnectRemoved cancels a removed student's runs, waits (at most 10 s) for them to end so that

@@ -399,9 +399,7 @@ func (c Config) identityDefaults() Config {
 	if c.MaxStudents <= 0 {
 		c.MaxStudents = 200
 	}
-	if c.JoinsPerAddress <= 0 {
-		c.JoinsPerAddress = 10
-	}
+	c.JoinsPerAddress = max(c.JoinsPerAddress, 0)
 	if c.JoinAttempts <= 0 {
 		c.JoinAttempts = 20
 	}

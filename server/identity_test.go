@@ -69,8 +69,27 @@ func TestAbuseJoinsLimitedPerAddress(t *testing.T) {
 	}
 }
 
-// Sign-in attempts are limited per address: wrong tokens (posted, or in a page's ?token=) run out
-// the address's attempts, then even the right one waits; another address is not held back.
+// getLink asks for path (with a ?token=) from c, as a browser with the Fetch Metadata headers
+// (site, mode, dest; none when site is ""), and returns the status.
+func getLink(t *testing.T, c *http.Client, url, site, mode, dest string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if site != "" {
+		req.Header.Set("Sec-Fetch-Site", site)
+		req.Header.Set("Sec-Fetch-Mode", mode)
+		req.Header.Set("Sec-Fetch-Dest", dest)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Wrong tokens are limited per address (posted, or in a page's ?token=): past JoinAttempts they
+// are answered 429. The right token from that address is never refused, posted or in the class
+// link; another address is not held back.
 func TestAbuseTokenGuessesLimited(t *testing.T) {
 	cfg := classConfig(t)
 	cfg.JoinAttempts = 5
@@ -81,63 +100,118 @@ func TestAbuseTokenGuessesLimited(t *testing.T) {
 			t.Fatalf("guess %d: got %d, want 403", i, resp.StatusCode)
 		}
 	}
-	resp, err := guesser.Get(base + "/?token=guess4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got, want := resp.StatusCode, http.StatusForbidden; got != want {
+	if got, want := getLink(t, guesser, base+"/?token=guess4", "", "", ""), http.StatusForbidden; got != want {
 		t.Errorf("the 5th guess, in a link: got %d, want %d", got, want)
 	}
-	for _, form := range []url.Values{{"token": {"guess5"}, "name": {"Eve"}}, {"token": {"class-token"}, "name": {"Eve"}}} {
-		if resp, _ := postJoin(t, guesser, base, form); resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("past the attempts, token %s: got %d, want 429", form.Get("token"), resp.StatusCode)
-		}
+	if resp, _ := postJoin(t, guesser, base, url.Values{"token": {"guess5"}, "name": {"Eve"}}); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("past the attempts, a wrong token: got %d (Retry-After %q), want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if resp, err := guesser.Get(base + "/?token=class-token"); err != nil {
-		t.Fatal(err)
-	} else if resp.Body.Close(); resp.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("past the attempts, a link: got %d, want 429", resp.StatusCode)
+	if got, want := getLink(t, guesser, base+"/?token=guess6", "none", "navigate", "document"), http.StatusTooManyRequests; got != want {
+		t.Errorf("past the attempts, a wrong token in a link: got %d, want %d", got, want)
+	}
+	if got, want := getLink(t, guesser, base+"/?token=class-token", "none", "navigate", "document"), http.StatusOK; got != want {
+		t.Errorf("past the attempts, the class link: got %d, want %d (the sign-in form)", got, want)
+	}
+	if resp, _ := postJoin(t, guesser, base, url.Values{"token": {"class-token"}, "name": {"Eve"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("past the attempts, the right token: got %d, want 303", resp.StatusCode)
+	}
+	if got, want := joinStatus(t, base, "127.0.0.7", "teach", "Teacher"), http.StatusSeeOther; got != want {
+		t.Errorf("past the attempts, the instructor token: got %d, want %d", got, want)
 	}
 	if got, want := joinStatus(t, base, "127.0.0.8", "class-token", "Ada"), http.StatusSeeOther; got != want {
 		t.Errorf("another address: got %d, want %d", got, want)
 	}
 }
 
-// A class behind one address: 30 students open the class link and join with the right token in
-// quick succession, and all get in when -joins-per-address allows 30 (the right token uses no
-// sign-in attempt); 30 wrong tokens from that address are limited after JoinAttempts.
+// Another site's page cannot spend a class's sign-in attempts: image, script and frame requests
+// with a wrong ?token= that the browser marks cross-site (or same-site) use none, so the address's
+// own wrong tokens are still answered 403 until JoinAttempts of them, and only then 429.
+func TestCrossSiteTokensSpendNoAttempts(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinAttempts = 2
+	_, base := startServer(t, cfg)
+	c := clientFrom("127.0.0.12")
+	for i, fetch := range [][3]string{
+		{"cross-site", "no-cors", "image"}, {"cross-site", "no-cors", "image"}, {"cross-site", "no-cors", "script"},
+		{"cross-site", "navigate", "iframe"}, {"same-site", "no-cors", "image"}, {"cross-site", "no-cors", "image"},
+	} {
+		if got, want := getLink(t, c, fmt.Sprintf("%s/?token=wrong%d", base, i), fetch[0], fetch[1], fetch[2]), http.StatusForbidden; got != want {
+			t.Errorf("request %d from another site %v: got %d, want %d", i, fetch, got, want)
+		}
+	}
+	for i, want := range []int{http.StatusForbidden, http.StatusForbidden, http.StatusTooManyRequests} {
+		if got := getLink(t, c, fmt.Sprintf("%s/?token=typo%d", base, i), "none", "navigate", "document"); got != want {
+			t.Errorf("the address's own wrong token %d after another site's: got %d, want %d", i, got, want)
+		}
+	}
+}
+
+// A class behind one address, with the default limits: 60 students open the class link and join
+// with the right token at once, while a typo loop on that address sends wrong tokens; all 60 get
+// in and sign in. The wrong tokens are answered 429 after JoinAttempts of them; the class fills to
+// MaxStudents (200) from that one address, and the next student is refused for the class size.
 func TestClassBehindOneAddressJoins(t *testing.T) {
 	cfg := classConfig(t)
-	cfg.JoinsPerAddress, cfg.JoinAttempts = 30, 20
 	_, base := startServer(t, cfg)
-	for i := range 30 {
-		c := clientFrom("127.0.0.9")
-		resp, err := c.Get(base + "/?token=class-token")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if got, want := resp.StatusCode, http.StatusOK; got != want {
-			t.Fatalf("student %d opening the class link: got %d, want %d", i, got, want)
-		}
-		if resp, _ := postJoin(t, c, base, url.Values{"token": {"class-token"}, "name": {fmt.Sprint("student", i)}}); resp.StatusCode != http.StatusSeeOther {
-			t.Fatalf("student %d joining: got %d, want %d", i, resp.StatusCode, http.StatusSeeOther)
-		}
+	const ip = "127.0.0.9"
+	errs := make(chan error, 60)
+	for i := range 60 {
+		go func() { errs <- joinLikeBrowser(base, ip, fmt.Sprint("student", i)) }()
 	}
 	refused := 0
 	for i := range 30 {
-		resp, _ := postJoin(t, clientFrom("127.0.0.9"), base, url.Values{"token": {fmt.Sprint("guess", i)}, "name": {"Eve"}})
+		resp, _ := postJoin(t, clientFrom(ip), base, url.Values{"token": {fmt.Sprint("typo", i)}, "name": {"Eve"}})
 		if resp.StatusCode == http.StatusTooManyRequests {
 			refused++
 		} else if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("guess %d: got %d, want 403 or 429", i, resp.StatusCode)
+			t.Errorf("typo %d: got %d, want 403 or 429", i, resp.StatusCode)
 		}
 	}
-	// A token comes back every 3 s: at most one more guess than the 20 passes during the test.
-	if got, want := 30-refused, cfg.JoinAttempts; got < want || got > want+1 {
+	for range 60 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	// An attempt comes back every 3 s: at most one more than JoinAttempts passes during the test.
+	if got, want := 30-refused, 20; got < want || got > want+1 {
 		t.Errorf("wrong tokens answered 403: got %d, want %d (the rest 429)", got, want)
 	}
+	for i := 60; i < 200; i++ {
+		if got, want := joinStatus(t, base, ip, "class-token", fmt.Sprint("student", i)), http.StatusSeeOther; got != want {
+			t.Fatalf("student %d of the class's 200, from one address: got %d, want %d", i, got, want)
+		}
+	}
+	resp, body := postJoin(t, clientFrom(ip), base, url.Values{"token": {"class-token"}, "name": {"student200"}})
+	if got, want := resp.StatusCode, http.StatusForbidden; got != want || !strings.Contains(body, "class is full") {
+		t.Errorf("the 201st student: got %d, want %d saying the class is full", got, want)
+	}
+}
+
+// joinLikeBrowser does what a student's browser does with the class link, from address ip: opens
+// it (the sign-in form), posts the form, follows the redirect signed in.
+func joinLikeBrowser(base, ip, name string) error {
+	c := clientFrom(ip)
+	step := func(what string, resp *http.Response, err error, want int) error {
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", name, what, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			return fmt.Errorf("%s %s: got %d, want %d", name, what, resp.StatusCode, want)
+		}
+		return nil
+	}
+	resp, err := c.Get(base + "/?token=class-token")
+	if err := step("opening the class link", resp, err, http.StatusOK); err != nil {
+		return err
+	}
+	resp, err = c.PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {name}})
+	if err := step("joining", resp, err, http.StatusSeeOther); err != nil {
+		return err
+	}
+	resp, err = c.Get(base + resp.Header.Get("Location"))
+	return step("signed in", resp, err, http.StatusOK)
 }
 
 // Simultaneous joins from one address cannot pass -joins-per-address together: of 20 at once
@@ -809,5 +883,115 @@ func TestRemovedSessionNotCachedBack(t *testing.T) {
 	s.sess.mu.Unlock()
 	if code, _ := ada.get(t, "/"); code != http.StatusForbidden {
 		t.Errorf("Ada's cookie after removal, cached again: got %d, want 403", code)
+	}
+}
+
+// joinFrom signs name in with token from address ip and returns the browser.
+func joinFrom(t *testing.T, base, ip, token, name string) *student {
+	t.Helper()
+	c := clientFrom(ip)
+	if resp, _ := postJoin(t, c, base, url.Values{"token": {token}, "name": {name}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("join %s from %s: got %d, want 303", name, ip, resp.StatusCode)
+	}
+	return &student{name: name, base: base, client: c}
+}
+
+// classAddrs reads the instructor's /api/class: each student's address, and the address list.
+func classAddrs(t *testing.T, teacher *student) (map[string]string, []classAddress) {
+	t.Helper()
+	code, body := teacher.get(t, "/api/class")
+	var class struct {
+		Students  []classStudent `json:"students"`
+		Addresses []classAddress `json:"addresses"`
+	}
+	if err := json.Unmarshal([]byte(body), &class); code != http.StatusOK || err != nil {
+		t.Fatalf("/api/class: %d %v", code, err)
+	}
+	addr := map[string]string{}
+	for _, s := range class.Students {
+		addr[s.Name] = s.Address
+	}
+	return addr, class.Addresses
+}
+
+// The instructor sees the address each student joined from and how many joined from each (most
+// first); blocking an address removes its students in one request (not the instructor) and refuses
+// new ones from it, not from elsewhere, until it is unblocked. Students see no addresses.
+func TestInstructorBlocksAnAddress(t *testing.T) {
+	_, base := startServer(t, classConfig(t))
+	var bots []*student
+	for i := range 3 {
+		bots = append(bots, joinFrom(t, base, "127.0.0.21", "class-token", fmt.Sprint("bot", i)))
+	}
+	ada := joinFrom(t, base, "127.0.0.22", "class-token", "Ada")
+	teacher := joinFrom(t, base, "127.0.0.21", "teach", "Teacher")
+	addr, list := classAddrs(t, teacher)
+	if addr["bot0"] != "127.0.0.21" || addr["Ada"] != "127.0.0.22" {
+		t.Errorf("students' addresses: got %v", addr)
+	}
+	want := []classAddress{{Address: "127.0.0.21", Students: 3}, {Address: "127.0.0.22", Students: 1}}
+	if fmt.Sprint(list) != fmt.Sprint(want) {
+		t.Errorf("addresses: got %v, want %v", list, want)
+	}
+	if code, body := ada.get(t, "/api/class"); code != http.StatusForbidden || strings.Contains(body, "127.0.0.") {
+		t.Errorf("a student asks for /api/class: got %d %q, want 403 without addresses", code, body)
+	}
+	block := func(a string, on bool) (int, string) {
+		t.Helper()
+		resp, err := teacher.client.PostForm(base+"/api/class/block", url.Values{"address": {a}, "blocked": {fmt.Sprint(on)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if got, want := ada.post(t, "/api/class/block", url.Values{"address": {"127.0.0.21"}, "blocked": {"true"}}), http.StatusForbidden; got != want {
+		t.Errorf("a student blocks: got %d, want %d", got, want)
+	}
+	if code, body := block("127.0.0.21", true); code != http.StatusOK || !strings.Contains(body, `"removed":3`) {
+		t.Fatalf("block: got %d %s, want 200 with removed 3", code, body)
+	}
+	for _, b := range bots {
+		if code, _ := b.get(t, "/"); code != http.StatusForbidden {
+			t.Errorf("%s after their address was blocked: got %d, want 403", b.name, code)
+		}
+	}
+	for _, st := range []*student{ada, teacher} {
+		if code, _ := st.get(t, "/"); code != http.StatusOK {
+			t.Errorf("%s after another address was blocked: got %d, want 200", st.name, code)
+		}
+	}
+	resp, body := postJoin(t, clientFrom("127.0.0.21"), base, url.Values{"token": {"class-token"}, "name": {"bot9"}})
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "blocked") {
+		t.Errorf("a join from the blocked address: got %d, want 403 saying it is blocked", resp.StatusCode)
+	}
+	joinFrom(t, base, "127.0.0.21", "teach", "Teacher2")
+	joinFrom(t, base, "127.0.0.23", "class-token", "Bob")
+	if _, list := classAddrs(t, teacher); len(list) == 0 || list[len(list)-1] != (classAddress{Address: "127.0.0.21", Blocked: true}) {
+		t.Errorf("addresses after the block: got %v, want 127.0.0.21 blocked with no students, last", list)
+	}
+	if code, _ := block("127.0.0.21", false); code != http.StatusOK {
+		t.Fatalf("unblock: got %d", code)
+	}
+	joinFrom(t, base, "127.0.0.21", "class-token", "bot0")
+}
+
+// A server without sign-in lists no student on /class: its one local user is not a student.
+func TestClassListsNoLocalUser(t *testing.T) {
+	_, base := startServer(t, probeConfig(t))
+	resp, err := http.Get(base + "/api/class")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var class struct {
+		Students []classStudent `json:"students"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&class); resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("/api/class: %d %v", resp.StatusCode, err)
+	}
+	if len(class.Students) != 0 {
+		t.Errorf("students without sign-in: got %+v, want none", class.Students)
 	}
 }

@@ -144,14 +144,17 @@ type Config struct {
 	// MaxStudents caps the students of the class (instructors and removed students not counted);
 	// a join past it is refused. Default 200.
 	MaxStudents int
-	// JoinsPerAddress is how many new students one address may join per JoinWindow (a token
-	// bucket: that many at once, then one more every JoinWindow/JoinsPerAddress). Defaults 10 and
-	// 10 minutes. Instructors are not counted.
+	// JoinsPerAddress, when positive, is how many new students one address may join per JoinWindow
+	// (a token bucket: that many at once, then one more every JoinWindow/JoinsPerAddress; default
+	// window 10 minutes). Default 0: no limit, since a class in one room often reaches the server
+	// through one NAT address; one student's many names are bounded by MaxStudents and seen, and
+	// removed or blocked, on /class. Instructors are not counted.
 	JoinsPerAddress int
 	JoinWindow      time.Duration
-	// JoinAttempts is how many wrong sign-in attempts (a wrong token posted to /join, or in a page's
-	// ?token=) one address may make at once; then one more every 3 s. The right token uses none up,
-	// but past the limit it is refused too (429), so that guesses learn nothing. Default 20.
+	// JoinAttempts is how many wrong sign-in tokens (posted to /join, or in a page's ?token=) one
+	// address may send at once; then one more every 3 s, and past that a wrong token is answered 429.
+	// The right token is never refused for it, and a request another site's page made (Fetch
+	// Metadata's Sec-Fetch-Site) uses none up. Default 20.
 	JoinAttempts int
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are http.Server's, for every
 	// connection: a request's header must arrive within ReadHeaderTimeout of the connection or of
@@ -290,8 +293,8 @@ type Server struct {
 	online online
 	// loopbackOnly is set when the listener is on loopback: then Host headers must name loopback.
 	loopbackOnly bool
-	// joins and attempts limit, per address, new students and sign-in attempts; connLimits counts the
-	// connections (conns.go).
+	// joins and attempts limit, per address, new students (nil: no limit) and wrong sign-in
+	// tokens; connLimits counts the connections (conns.go).
 	joins, attempts *addrLimits
 	connLimits      *connLimits
 	// removed holds the ids of students the instructor removed (int64 → true): their open
@@ -315,9 +318,11 @@ func New(cfg Config) (*Server, error) {
 		cfg:        cfg,
 		machine:    machineSummary(),
 		shares:     newShares(cfg),
-		joins:      newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits),
 		attempts:   newAddrLimits(joinAttemptEvery, cfg.JoinAttempts, maxAddrLimits),
 		connLimits: newConnLimits(cfg.MaxOpenConns, cfg.MaxPreAuthConns, cfg.MaxPreAuthPerAddress, cfg.MaxHTTPConnsPerStudent, cfg.PreAuthRequestTimeout),
+	}
+	if cfg.JoinsPerAddress > 0 {
+		s.joins = newAddrLimits(cfg.JoinWindow/time.Duration(cfg.JoinsPerAddress), cfg.JoinsPerAddress, maxAddrLimits)
 	}
 	s.mach = cfg.Machine
 	if s.mach == nil {
@@ -550,6 +555,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/class/cancel", s.instructorOnly(s.classCancel))
 	mux.HandleFunc("POST /api/class/pause", s.instructorOnly(s.classPause))
 	mux.HandleFunc("POST /api/class/remove", s.instructorOnly(s.classRemove))
+	mux.HandleFunc("POST /api/class/block", s.instructorOnly(s.classBlock))
 	mux.HandleFunc("GET /api/class/results.csv", s.instructorOnly(s.classCSV))
 	mux.HandleFunc("GET /api/class/cell", s.instructorOnly(s.apiClassCell))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

@@ -34,20 +34,20 @@ func TestJoinRemoveRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ada, err := s.Join(ctx, "Ada", "sess-a", false, 2)
+	ada, err := s.Join(ctx, "Ada", "sess-a", "", false, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Join(ctx, "ＡＤＡ", "sess-x", false, 2); !errors.Is(err, ErrNameTaken) {
+	if _, err := s.Join(ctx, "ＡＤＡ", "sess-x", "", false, 2); !errors.Is(err, ErrNameTaken) {
 		t.Errorf("ＡＤＡ after Ada: got %v, want ErrNameTaken", err)
 	}
-	if _, err := s.Join(ctx, "Bob", "sess-b", false, 2); err != nil {
+	if _, err := s.Join(ctx, "Bob", "sess-b", "", false, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Join(ctx, "Cy", "sess-c", false, 2); !errors.Is(err, ErrClassFull) {
+	if _, err := s.Join(ctx, "Cy", "sess-c", "", false, 2); !errors.Is(err, ErrClassFull) {
 		t.Errorf("a third student of 2: got %v, want ErrClassFull", err)
 	}
-	if _, err := s.Join(ctx, "Teacher", "sess-t", true, 2); err != nil {
+	if _, err := s.Join(ctx, "Teacher", "sess-t", "", true, 2); err != nil {
 		t.Errorf("an instructor in a full class: %v", err)
 	}
 	if got, ok, err := s.StudentBySession(ctx, "sess-a"); err != nil || !ok || got.SessionAt.IsZero() {
@@ -63,7 +63,7 @@ func TestJoinRemoveRevoke(t *testing.T) {
 	if _, ok, _ := s.StudentBySession(ctx, "sess-a"); ok {
 		t.Error("a removed student's session still signs in")
 	}
-	if _, err := s.Join(ctx, "ada", "sess-a2", false, 2); err != nil {
+	if _, err := s.Join(ctx, "ada", "sess-a2", "", false, 2); err != nil {
 		t.Errorf("Ada's name and place after her removal: %v", err)
 	}
 	bob, _, _ := s.StudentBySession(ctx, "sess-b")

@@ -74,7 +74,12 @@ CREATE TABLE IF NOT EXISTS students (
 	lesson     TEXT NOT NULL DEFAULT '', -- the last lesson opened
 	name_key   TEXT NOT NULL DEFAULT '', -- NameKey(name): what names are compared by
 	removed    INTEGER NOT NULL DEFAULT 0, -- Unix milliseconds when the instructor removed them, else 0
-	session_at INTEGER NOT NULL DEFAULT 0  -- Unix milliseconds when the session was issued
+	session_at INTEGER NOT NULL DEFAULT 0, -- Unix milliseconds when the session was issued
+	address    TEXT NOT NULL DEFAULT ''    -- the network address they joined from (the instructor's view)
+);
+CREATE TABLE IF NOT EXISTS blocked_addresses (
+	address TEXT PRIMARY KEY, -- a network address the instructor blocked: no student joins from it
+	at      INTEGER NOT NULL  -- Unix milliseconds
 );
 CREATE TABLE IF NOT EXISTS edits (
 	student INTEGER NOT NULL REFERENCES students(id),
@@ -174,6 +179,7 @@ func (s *Store) init() error {
 		{"students", "name_key", "TEXT NOT NULL DEFAULT ''"},
 		{"students", "removed", "INTEGER NOT NULL DEFAULT 0"},
 		{"students", "session_at", "INTEGER NOT NULL DEFAULT 0"},
+		{"students", "address", "TEXT NOT NULL DEFAULT ''"},
 	} {
 		var has int
 		if err := s.db.QueryRow("SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", col.table, col.name).Scan(&has); err != nil {
@@ -242,26 +248,41 @@ type Student struct {
 	// SessionAt is when the student's session was issued (the server's session lifetime counts
 	// from it).
 	SessionAt time.Time `json:"-"`
+	// Address is the network address the student joined from ("" unknown, or the local user): for
+	// the instructor's view only, never sent to students.
+	Address string `json:"-"`
 }
 
 // ErrClassFull is returned by Join when the class already has its most students.
 var ErrClassFull = errors.New("the class is full")
 
 // AddStudent adds a student with a unique display name (compared by NameKey) and the session
-// token that signs them in; ErrNameTaken if the name is in use. It is Join without a class size.
+// token that signs them in; ErrNameTaken if the name is in use. It is Join without a class size or an
+// address.
 func (s *Store) AddStudent(ctx context.Context, name, session string, instructor bool) (Student, error) {
-	return s.Join(ctx, name, session, instructor, 0)
+	return s.Join(ctx, name, session, "", instructor, 0)
 }
 
-// Join adds a student as AddStudent does, unless the class already has maxStudents students who
-// are not instructors and not removed (ErrClassFull; maxStudents 0: no limit, and instructors are
-// never refused for it). A name whose NameKey equals that of a student not removed is ErrNameTaken.
-func (s *Store) Join(ctx context.Context, name, session string, instructor bool, maxStudents int) (Student, error) {
+// Join adds a student as AddStudent does, joining from address (kept as Student.Address), unless
+// the class already has maxStudents students who are not instructors and not removed
+// (ErrClassFull; maxStudents 0: no limit, and instructors are never refused for it) or the address
+// is blocked (ErrBlocked; not for an instructor). A name whose NameKey equals that of a student not
+// removed is ErrNameTaken.
+func (s *Store) Join(ctx context.Context, name, session, address string, instructor bool, maxStudents int) (Student, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Student{}, err
 	}
 	defer tx.Rollback()
+	if !instructor && address != "" {
+		var blocked int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM blocked_addresses WHERE address = ?", address).Scan(&blocked); err != nil {
+			return Student{}, err
+		}
+		if blocked > 0 {
+			return Student{}, ErrBlocked
+		}
+	}
 	if maxStudents > 0 && !instructor {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM students WHERE instructor = 0 AND removed = 0").Scan(&n); err != nil {
@@ -280,8 +301,8 @@ func (s *Store) Join(ctx context.Context, name, session string, instructor bool,
 		return Student{}, ErrNameTaken
 	}
 	t := now()
-	res, err := tx.ExecContext(ctx, `INSERT INTO students(name, name_key, session, session_at, instructor, created, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(name) DO NOTHING`, name, key, SessionHash(session), t, instructor, t, t)
+	res, err := tx.ExecContext(ctx, `INSERT INTO students(name, name_key, session, session_at, instructor, created, last_seen, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(name) DO NOTHING`, name, key, SessionHash(session), t, instructor, t, t, address)
 	if err != nil {
 		return Student{}, err
 	}
@@ -292,7 +313,7 @@ func (s *Store) Join(ctx context.Context, name, session string, instructor bool,
 	if err != nil {
 		return Student{}, err
 	}
-	return Student{ID: id, Name: name, Instructor: instructor, LastSeen: time.UnixMilli(t), SessionAt: time.UnixMilli(t)}, tx.Commit()
+	return Student{ID: id, Name: name, Instructor: instructor, LastSeen: time.UnixMilli(t), SessionAt: time.UnixMilli(t), Address: address}, tx.Commit()
 }
 
 // revokedSession is what replaces a revoked session's hash: never the hex SHA-256 of any token,
@@ -377,12 +398,12 @@ func (s *Store) StudentByID(ctx context.Context, id int64) (st Student, ok bool,
 	return s.student(ctx, "id = ?", id)
 }
 
-const studentColumns = "id, name, instructor, lesson, last_seen, removed, session_at"
+const studentColumns = "id, name, instructor, lesson, last_seen, removed, session_at, address"
 
 func scanStudent(sc interface{ Scan(...any) error }) (Student, error) {
 	var st Student
 	var seen, removed, at int64
-	err := sc.Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen, &removed, &at)
+	err := sc.Scan(&st.ID, &st.Name, &st.Instructor, &st.Lesson, &seen, &removed, &at, &st.Address)
 	st.LastSeen, st.Removed, st.SessionAt = time.UnixMilli(seen), removed != 0, time.UnixMilli(at)
 	return st, err
 }

@@ -5,7 +5,7 @@
 //
 //	playground [-addr 127.0.0.1:8080] [-lessons DIR] [-open] [-run-timeout 2m] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 //	           [-tls-cert cert.pem -tls-key key.pem] [-data DIR] [-token T] [-instructor-token T] [-grace 60s]
-//	           [-session-ttl 168h] [-max-students 200] [-joins-per-address 10] [-join-attempts 20] [-conns-per-address 64]
+//	           [-session-ttl 168h] [-max-students 200] [-joins-per-address 0] [-join-attempts 20] [-conns-per-address 64]
 //	           [-nats-listen ADDR] [-nats URL] [-nats-creds FILE] [-nats-prefix P] [-worker-token T] [-class C] [-no-local-worker]
 //	playground worker -join nats://HOST:PORT -token T [-nats-prefix P] [-ca FILE] [-name NAME] [-class C] [-slots N] [-creds FILE] [-max-n 4096] [-gpu-max-n 8192] [-memory-mib 1024]
 package main
@@ -82,8 +82,8 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.DurationVar(&cfg.Server.Grace, "grace", 60*time.Second, "how long a student may be away before their queued and running runs are cancelled")
 	fs.DurationVar(&cfg.Server.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a session signs its student in, from when they joined; then they join again")
 	fs.IntVar(&cfg.Server.MaxStudents, "max-students", 200, "most students in the class (instructors and removed students not counted); later joins are refused")
-	fs.IntVar(&cfg.Server.JoinsPerAddress, "joins-per-address", 10, "most new students one network address may join per 10 minutes (raise it where a class shares one address behind NAT)")
-	fs.IntVar(&cfg.Server.JoinAttempts, "join-attempts", 20, "wrong sign-in tokens one network address may try at once, then one every 3 s (the right token uses none)")
+	fs.IntVar(&cfg.Server.JoinsPerAddress, "joins-per-address", 0, "most new students one network address may join per 10 minutes; 0: no limit (a class often shares one address behind NAT: /class shows names per address, to remove or block)")
+	fs.IntVar(&cfg.Server.JoinAttempts, "join-attempts", 20, "wrong sign-in tokens one network address may send at once, then one every 3 s (the right token is never refused; other sites' pages use none)")
 	fs.IntVar(&cfg.Server.MaxPreAuthPerAddress, "conns-per-address", 64, "most connections not yet signed in from one network address (raise it where a class shares one address behind NAT)")
 	fs.StringVar(&cfg.Cluster.Listen, "nats-listen", "", "let workers join the embedded NATS server at this address (host:port), with the worker token")
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")

@@ -60,10 +60,14 @@ func (p pricer) price(j server.Job, r cells.Run) (d time.Duration, ok bool) {
 	return d, true
 }
 
-// price is a run's estimate on one worker, with the ratesGen of the rates it was priced with.
+// price is a run's estimate on one worker, with the ratesGen of the rates it was priced with;
+// claimed: with rates measured there (the worker's report, or this server's calibration), not
+// estimate.Defaults. Only claimed prices place runs (soonest) and are held against the runs
+// (checkPrice).
 type price struct {
-	d   time.Duration
-	gen uint64
+	d       time.Duration
+	gen     uint64
+	claimed bool
 }
 
 // maxPricedRuns bounds the runs whose prices the cluster keeps for placement (priceBook): the
@@ -73,8 +77,8 @@ type price struct {
 const maxPricedRuns = 2048
 
 // priceBook keeps, per run (keyed by the cells.Run value the server prices and then places, when
-// it is comparable: a pointer, or a value of comparable fields), its estimate on each machine with
-// measured rates, as Estimate found them, for pick to place the run by; the oldest run is forgotten
+// it is comparable: a pointer, or a value of comparable fields), its estimate on each machine, as
+// Estimate found them, for pick to place the run by and for the job to carry; the oldest run is forgotten
 // past maxPricedRuns (then the run is placed as an unpriced one). Guarded by c.mu.
 type priceBook struct {
 	runs  map[any]map[*worker]price
@@ -128,11 +132,22 @@ func soonest(ps map[*worker]price, ws []*worker) bool {
 		return false
 	}
 	for _, w := range ws {
-		if p, ok := ps[w]; !ok || p.gen != w.ratesGen || w.overran {
+		if p, ok := ps[w]; !ok || !p.claimed || p.gen != w.ratesGen || w.overran {
 			return false
 		}
 	}
 	return true
+}
+
+// priceOn is r's price on w as Estimate kept it (0: none, or priced with rates w has since
+// replaced).
+func (c *Cluster) priceOn(w *worker, r cells.Run) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.prices.of(r)[w]; ok && p.gen == w.ratesGen {
+		return p.d
+	}
+	return 0
 }
 
 // Estimate is how long r, parsed from j, is expected to take on the fastest machine connected now
@@ -140,7 +155,7 @@ func soonest(ps map[*worker]price, ws []*worker) bool {
 // worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
 // it reported none), by parsing j again with kinds that use them (pricer.price). ok is false when
 // no machine that can take r is connected, or none can be priced (no Config.Machine to build kinds
-// with). The prices on machines with measured rates are kept for placing r (pick).
+// with). The prices are kept for placing r (pick) and for its job (job.PriceNS).
 func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 	n := cells.NeedsOf(r)
 	var ps []pricer
@@ -160,9 +175,7 @@ func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 		if !priced {
 			continue
 		}
-		if p.measured {
-			kept[p.w] = price{d, p.gen}
-		}
+		kept[p.w] = price{d, p.gen, p.measured}
 		if !ok || d < best {
 			best, ok = d, true
 		}
@@ -192,7 +205,7 @@ func (c *Cluster) checkPrice(w *worker, r cells.Run, took time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.prices.of(r)[w]
-	if !ok || p.gen != w.ratesGen || w.overran || took <= overrunFactor*p.d+overrunSlack {
+	if !ok || !p.claimed || p.gen != w.ratesGen || w.overran || took <= overrunFactor*p.d+overrunSlack {
 		return
 	}
 	w.overran = true

@@ -128,7 +128,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.
 		return false, err
 	}
 	defer func() { _ = asks.Unsubscribe() }()
-	seq, until, err := c.publishJob(ctx, w, id, j)
+	seq, until, err := c.publishJob(ctx, w, id, j, c.priceOn(w, run))
 	if err != nil {
 		return false, err
 	}
@@ -152,15 +152,17 @@ func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.
 	return r.streamed, err
 }
 
-// publishJob queues the run j as the job id for w on the job stream; seq is its sequence there, and
-// until the end of its time limit.
-func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job) (seq uint64, until time.Time, err error) {
+// publishJob queues the run j as the job id for w on the job stream, with this server's run time
+// limit and price, the run's estimate on w it was accepted at (0: none); seq is its sequence there,
+// and until the end of its time limit.
+func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job, price time.Duration) (seq uint64, until time.Time, err error) {
 	timeout := 10 * time.Minute
 	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
 		timeout = time.Until(dl)
 	}
 	data, err := json.Marshal(job{ID: id, Kind: j.Kind, Lesson: j.Lesson, Cell: j.Cell.ID, Action: j.Action,
-		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), Epoch: c.epoch, Seq: c.seq.Add(1)})
+		Source: j.Cell.Source, Recording: j.Cell.Recording, TimeoutNS: int64(timeout), LimitNS: int64(c.runLimit(timeout)),
+		PriceNS: int64(price), Epoch: c.epoch, Seq: c.seq.Add(1)})
 	if err != nil {
 		return 0, until, err
 	}
@@ -182,6 +184,15 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 		return 0, until, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
 	}
 	return ack.Sequence, time.Now().Add(timeout), nil
+}
+
+// runLimit is this server's run time limit, which its runs are accepted under: its machine's
+// (Config.Machine, built with the server's -run-timeout), or else timeout, the time left to the run.
+func (c *Cluster) runLimit(timeout time.Duration) time.Duration {
+	if c.cfg.Machine != nil && c.cfg.Machine.Env.Limits.RunTimeout < machine.NoTimeLimit {
+		return c.cfg.Machine.Env.Limits.RunTimeout
+	}
+	return timeout
 }
 
 // withdraw gives the job id (stream sequence seq, time limit until) up: w stops it, or never starts

@@ -116,6 +116,14 @@ type job struct {
 	// TimeoutNS is the run time limit in nanoseconds: the worker stops the run after it even if the
 	// server's cancel never arrives.
 	TimeoutNS int64 `json:"timeout_ns"`
+	// LimitNS is the server's run time limit in nanoseconds (its -run-timeout), under which it
+	// accepted the run: the worker parses the run under it rather than its own (a worker has no time
+	// limit of its own to refuse by); 0 from a server before this field (then TimeoutNS).
+	LimitNS int64 `json:"limit_ns,omitempty"`
+	// PriceNS is the run's estimate on this worker, in nanoseconds, that the server accepted it at
+	// (from the rates the worker reported; 0: not priced there). The worker names it when the run
+	// hits the time limit.
+	PriceNS int64 `json:"price_ns,omitempty"`
 	// Epoch is the epoch of the server that queued the job (Names.Start, EpochKey), and Seq its
 	// number among that server's jobs (1, 2, …, in the order it queued them): the server's own
 	// stamp, so that no worker's clock decides whether a job is still wanted (runner.current).

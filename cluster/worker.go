@@ -456,15 +456,39 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
 	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
-	r, err := w.m.Parse(j.Kind, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording})
+	r, err := w.parse(j, timeout)
 	if err == nil {
 		err = w.m.Run(rctx, r, out)
 	}
 	if rctx.Err() == nil {
 		out.Flush()
 	}
-	pub.publish(w.end(ctx, rctx, timeout, err))
+	pub.publish(w.end(ctx, rctx, timeout, time.Duration(j.PriceNS), err))
 	_ = w.nc.Flush()
+}
+
+// parse parses j's run as this machine runs it: under the time limit of the server that accepted
+// it (job.LimitNS; from a server before that field, timeout, the time it left the run), with this
+// machine's own other limits (memory, sizes), and only if it asks for no class of machine but this
+// one's. What this machine cannot run is refused with the reason; the server's limit is not its
+// to refuse by.
+func (w *runner) parse(j job, timeout time.Duration) (cells.Run, error) {
+	limit := time.Duration(j.LimitNS)
+	if limit <= 0 {
+		limit = timeout
+	}
+	r, err := w.m.ParseWithin(j.Kind, j.Action, cells.Cell{ID: j.Cell, Source: j.Source, Recording: j.Recording}, limit)
+	if err != nil {
+		return nil, err
+	}
+	if n := cells.NeedsOf(r); n.Machine != "" && n.Machine != w.me.Class {
+		class := "no class"
+		if w.me.Class != "" {
+			class = "class " + w.me.Class
+		}
+		return nil, fmt.Errorf("the machine %s is of %s, and the run asks for one of class %s", w.me.Name, class, n.Machine)
+	}
+	return r, nil
 }
 
 // track records the job of the server epoch in progress (ctx and cancel are its run's), so that a
@@ -486,8 +510,8 @@ func (w *runner) track(ctx context.Context, epoch, job string, cancel context.Ca
 }
 
 // end is a job's end event: ctx is the worker's, rctx the run's (its time limit timeout and the
-// server's cancel), err the run's error.
-func (w *runner) end(ctx, rctx context.Context, timeout time.Duration, err error) event {
+// server's cancel), price the estimate the server accepted it at (0: none), err the run's error.
+func (w *runner) end(ctx, rctx context.Context, timeout, price time.Duration, err error) event {
 	end := event{Event: machine.Event{Type: evEnd}}
 	switch {
 	case ctx.Err() != nil:
@@ -499,6 +523,9 @@ func (w *runner) end(ctx, rctx context.Context, timeout time.Duration, err error
 		end.Error = fmt.Sprintf("the run was stopped on %s", w.me.Name)
 		if errors.Is(rctx.Err(), context.DeadlineExceeded) {
 			end.Error = fmt.Sprintf("the run hit the %s time limit on %s and was stopped", timeout.Round(time.Second), w.me.Name)
+			if price > 0 {
+				end.Error += fmt.Sprintf(" (it was accepted at an estimate of %s there)", price.Round(time.Millisecond))
+			}
 		}
 	case err != nil:
 		end.Error = err.Error()

@@ -171,13 +171,31 @@ func (m *Machine) where() string {
 
 // Parse parses a run of the cell c of kind with action (cells.Parse) with this machine's kinds, as
 // a machine that was sent a run by name does. A panic is the error.
-func (m *Machine) Parse(kind, action string, c cells.Cell) (r cells.Run, err error) {
+func (m *Machine) Parse(kind, action string, c cells.Cell) (cells.Run, error) {
+	return m.parse(m.Kinds, kind, action, c)
+}
+
+// ParseWithin is Parse under the run time limit limit instead of this machine's own
+// (Limits.RunTimeout), its other limits (memory, sizes) kept: a worker parses a job under the limit
+// of the server that accepted it, which runs it under that limit too (the job's time limit). limit
+// ≤ 0, or this machine's own, is Parse.
+func (m *Machine) ParseWithin(kind, action string, c cells.Cell, limit time.Duration) (cells.Run, error) {
+	if limit <= 0 || limit == m.Env.Limits.RunTimeout {
+		return m.Parse(kind, action, c)
+	}
+	lim := m.Env.Limits
+	lim.RunTimeout = limit
+	return m.parse(m.KindsWith(lim), kind, action, c)
+}
+
+// parse is Parse with the kinds kinds (built with this machine's environment).
+func (m *Machine) parse(kinds []cells.Kind, kind, action string, c cells.Cell) (r cells.Run, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r, err = nil, fmt.Errorf("internal error%s: %v", m.where(), p)
 		}
 	}()
-	k, ok := cells.Lookup(m.Kinds, kind)
+	k, ok := cells.Lookup(kinds, kind)
 	if !ok {
 		return nil, fmt.Errorf("the machine %s cannot run %s cells", m.Env.Machine, kind)
 	}

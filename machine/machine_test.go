@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,47 @@ func TestMachineParsesAndRuns(t *testing.T) {
 	}
 	if ok, _ := m.Gate.TryEnter(true); !ok {
 		t.Error("the gate was not left after the runs")
+	}
+}
+
+// slowKind prices every run at the source's duration and refuses one over its environment's run
+// time limit, as the built-in kinds refuse a run estimated over it.
+type slowKind struct{ env cells.Env }
+
+func (slowKind) Name() string   { return "slow" }
+func (slowKind) Script() string { return "" }
+func (k slowKind) Parse(c cells.Cell) (cells.Run, error) {
+	d, err := time.ParseDuration(c.Source)
+	if err != nil {
+		return nil, err
+	}
+	if d > k.env.Limits.RunTimeout {
+		return nil, fmt.Errorf("estimated at %s, over the %s run time limit", d, k.env.Limits.RunTimeout)
+	}
+	return boomRun{k.env, true}, nil
+}
+
+// ParseWithin parses under the time limit it is given, not the machine's own, and keeps the
+// machine's other limits; no limit is the machine's own.
+func TestParseWithinTakesTheGivenTimeLimit(t *testing.T) {
+	var envs []cells.Env
+	m := New(context.Background(), Config{Name: "box", Limits: harness.Limits{MemoryBytes: 1 << 20},
+		Kinds:   func(env cells.Env) []cells.Kind { envs = append(envs, env); return []cells.Kind{slowKind{env}} },
+		Devices: func(context.Context) nvidia.Report { return nvidia.Report{Unavailable: "none (test)"} }})
+	defer m.Close()
+	if _, err := m.Parse("slow", "", cells.Cell{Source: "3m"}); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
+		t.Errorf("3m under the machine's own limit: %v, want refused over 2m0s", err)
+	}
+	if _, err := m.ParseWithin("slow", "", cells.Cell{Source: "3m"}, 5*time.Minute); err != nil {
+		t.Errorf("3m within 5m: %v", err)
+	}
+	if got, want := envs[len(envs)-1].Limits.MemoryBytes, int64(1<<20); got != want {
+		t.Errorf("memory limit within 5m: %d, want the machine's own %d", got, want)
+	}
+	if _, err := m.ParseWithin("slow", "", cells.Cell{Source: "6m"}, 5*time.Minute); err == nil || !strings.Contains(err.Error(), "over the 5m0s run time limit") {
+		t.Errorf("6m within 5m: %v, want refused over 5m0s", err)
+	}
+	if _, err := m.ParseWithin("slow", "", cells.Cell{Source: "3m"}, 0); err == nil {
+		t.Error("3m with no limit given ran, want the machine's own 2m0s")
 	}
 }

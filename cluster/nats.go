@@ -107,6 +107,8 @@ type Cluster struct {
 	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
 	// replaced are workers replaced by a restart of theirs (restartOf): not heard again.
 	replaced map[string]bool
+	// tallies are the counts of the machines that left, by placeOf, for their return.
+	tallies map[string]tally
 	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
 	refusals map[string]time.Time
 	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed
@@ -266,6 +268,7 @@ func (c *Cluster) startWatch() {
 // connect starts the embedded server and connects to it in process, or connects to cfg.URL.
 func (c *Cluster) connect() error {
 	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1),
+		nats.PingInterval(PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
 		nats.DisconnectErrHandler(c.natsLost), nats.ReconnectHandler(c.natsBack)}
 	if c.cfg.URL != "" {
 		if c.cfg.Creds != "" {
@@ -318,6 +321,9 @@ func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) 
 		// them cannot use up the process's open files, which the web server shares
 		// (docs/security.md).
 		MaxConn: MaxNATSConns,
+		// A client whose path went silent (connections open, nothing through) is closed within
+		// StaleAfter, as the clients close theirs to it.
+		PingInterval: PingInterval, MaxPingsOut: MaxPingsOut,
 	}
 	if c.cfg.DataDir != "" {
 		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
@@ -400,11 +406,7 @@ func (c *Cluster) natsLost(_ *nats.Conn, err error) {
 	c.downSince, c.downErr = time.Now(), err
 	c.lostAt, c.lostErr = c.downSince, err
 	close(c.natsDown)
-	why := ""
-	if err != nil {
-		why = " (" + err.Error() + ")"
-	}
-	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself", why)
+	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself. The machines are not to blame", lossReason(err))
 	c.broadcast()
 }
 
@@ -433,12 +435,34 @@ type natsLostError struct {
 }
 
 func (e natsLostError) Error() string {
-	why := ""
-	if e.err != nil {
-		why = " (" + e.err.Error() + ")"
-	}
-	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), why, e.machine)
+	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), lossReason(e.err), e.machine)
 }
+
+// lossReason is why a NATS connection was lost (err, if known), as a parenthesis to add to a line:
+// a silent path (nats.ErrStaleConnection) is named as such.
+func lossReason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, nats.ErrStaleConnection):
+		return fmt.Sprintf(" (the NATS server answered none of %d pings %s apart: the network path to it went silent)", MaxPingsOut+1, PingInterval)
+	}
+	return " (" + err.Error() + ")"
+}
+
+// Liveness of the NATS connections (the front's, the workers' and, on the embedded server, its
+// clients'): each end pings the other every PingInterval and closes the connection when
+// MaxPingsOut pings in a row went unanswered, so a path that goes silent while its TCP connections
+// stay open (a black hole) is noticed within StaleAfter, not after nats.go's default two minutes.
+const (
+	// PingInterval is how often each end of a NATS connection pings the other.
+	PingInterval = 2 * time.Second
+	// MaxPingsOut is how many pings may go unanswered; the next unanswered one closes the
+	// connection as stale.
+	MaxPingsOut = 2
+	// StaleAfter is the longest a silent connection goes unnoticed: (MaxPingsOut+1) pings.
+	StaleAfter = (MaxPingsOut + 1) * PingInterval
+)
 
 // WorkerURL is the URL workers join at (nats://host:port, or tls://host:port when the port
 // requires TLS), or "" when no port is open.

@@ -62,9 +62,45 @@ func (c *Cluster) tracking(ctx context.Context, w *worker, j server.Job) (end fu
 		defer c.mu.Unlock()
 		delete(w.runs, r)
 		w.done++
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !c.connectionsFault(err, r.Started) {
 			w.errors++
 		}
+	}
+}
+
+// connectionsFault reports whether err, the error of a run that started at started, is this
+// server's NATS connection's doing rather than the machine's: the run ended for its loss
+// (natsLostError), or the connection was lost, or is down, since it started. c.mu is held.
+func (c *Cluster) connectionsFault(err error, started time.Time) bool {
+	var lost natsLostError
+	return errors.As(err, &lost) || !c.downSince.IsZero() || !c.lostAt.Before(started)
+}
+
+// tally is what the operator's counts of a machine (worker.done and worker.errors) were when it
+// left, kept for its return (Cluster.tallies).
+type tally struct{ done, errors int }
+
+// placeOf is what a machine is known by across its rejoins and restarts, for its counts: the name
+// asked for, the host and the network address ("" when unknown) it joined from.
+func placeOf(asked, host, addr string) string { return asked + "\x00" + host + "\x00" + addr }
+
+// keepTally keeps w's counts for its return (drop); c.mu is held.
+func (c *Cluster) keepTally(w *worker) {
+	if w.local || w.done == 0 {
+		return
+	}
+	if c.tallies == nil || len(c.tallies) >= maxWorkers {
+		c.tallies = map[string]tally{}
+	}
+	c.tallies[placeOf(w.asked, w.m.Host, w.addr)] = tally{w.done, w.errors}
+}
+
+// resumeTally gives the new worker w the counts kept from its last time here, if any; c.mu is held.
+func (c *Cluster) resumeTally(w *worker) {
+	key := placeOf(w.asked, w.m.Host, w.addr)
+	if t, ok := c.tallies[key]; ok {
+		w.done, w.errors = t.done, t.errors
+		delete(c.tallies, key)
 	}
 }
 
@@ -156,6 +192,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	}
 	// w.m never changes after this: an id is one worker process
 	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
+	c.resumeTally(w)
 	c.workers[m.ID] = w
 	c.say("machine joined: %s, %d slots", m.Summary(), capSlots(m.Slots))
 	c.broadcast()
@@ -273,6 +310,7 @@ func (c *Cluster) restartOf(m Machine, addr string) *worker {
 // for its InactiveThreshold); c.mu is held.
 func (c *Cluster) drop(w *worker, why string) {
 	c.say("%s", why)
+	c.keepTally(w)
 	delete(c.workers, w.m.ID)
 	c.refused = nil // there is room again: the workers refused try again at their next heartbeat
 	close(w.gone)
@@ -321,18 +359,45 @@ func (c *Cluster) watchdog(ctx context.Context) {
 				c.say("%v (workers then run every job they get, whichever server queued it)", err)
 			}
 			cancel()
-		case now := <-t.C:
-			c.mu.Lock()
-			if !c.downSince.IsZero() { // silent because this server cannot hear: nobody is dropped
-				c.mu.Unlock()
-				continue
-			}
-			for _, w := range c.workers {
-				if !w.local && now.Sub(w.seen) > 3*c.cfg.Heartbeat {
-					c.drop(w, fmt.Sprintf("machine left: %s (no announcement for %s)", w.m.Name, now.Sub(w.seen).Round(time.Millisecond)))
-				}
-			}
-			c.mu.Unlock()
+		case <-t.C:
+			c.dropSilent()
 		}
 	}
 }
+
+// dropSilent drops the workers silent for three heartbeats, unless the silence is this server's:
+// its own NATS connection is down, or does not answer a ping (a path gone silent with its TCP
+// connection open, which the client's pings close as stale within StaleAfter, natsLost). Then no
+// worker is dropped nor blamed.
+func (c *Cluster) dropSilent() {
+	c.mu.Lock()
+	var silent []*worker
+	for _, w := range c.workers {
+		if !w.local && time.Since(w.seen) > 3*c.cfg.Heartbeat {
+			silent = append(silent, w)
+		}
+	}
+	down := !c.downSince.IsZero()
+	c.mu.Unlock()
+	if len(silent) == 0 || down {
+		return
+	}
+	// Outside c.mu: the ping waits for the NATS server's answer.
+	if err := c.nc.FlushTimeout(ownPingWait(c.cfg.Heartbeat)); err != nil {
+		return // this server cannot hear: asked again at the next tick, or the connection closes as stale
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.downSince.IsZero() {
+		return
+	}
+	for _, w := range silent {
+		if since := time.Since(w.seen); c.workers[w.m.ID] == w && since > 3*c.cfg.Heartbeat {
+			c.drop(w, fmt.Sprintf("machine left: %s (no announcement for %s; this server's own connection to the NATS server answers)", w.m.Name, since.Round(time.Millisecond)))
+		}
+	}
+}
+
+// ownPingWait is how long the watchdog waits for the NATS server's answer to its own ping before it
+// takes a worker's silence for this server's: three heartbeats, at least a second.
+func ownPingWait(beat time.Duration) time.Duration { return max(3*beat, time.Second) }

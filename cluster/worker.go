@@ -187,7 +187,13 @@ func calibrateWorker(ctx context.Context, cfg WorkerConfig, m *machine.Machine) 
 // joinNATS connects to the server's NATS as the worker me, with the key it made.
 func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("playground worker " + me.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + me.ID)}
+		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + me.ID),
+		nats.PingInterval(PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil { // nil: this worker closed it
+				fmt.Fprintf(cfg.Out, "worker %s: lost the connection to the NATS server%s; it reconnects by itself\n", me.Name, lossReason(err))
+			}
+		})}
 	switch {
 	case cfg.Creds != "":
 		opts = append(opts, nats.UserCredentials(cfg.Creds))

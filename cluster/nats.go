@@ -80,9 +80,12 @@ type Config struct {
 	// Out receives the worker command to run. Default os.Stdout.
 	Out io.Writer
 	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names), so that several
-	// fronts share one NATS server. Default: DefaultPrefix on the embedded server (nobody else is
-	// there), and on an external one "pg-" and the data directory's id (derivedPrefix).
+	// fronts share one NATS server. Default: the prefix last given with this DataDir (keptPrefix),
+	// else DefaultPrefix on the embedded server (nobody else is there), and on an external one "pg-"
+	// and the data directory's id (derivedPrefix).
 	Prefix string
+	// keptPrefix: Prefix is the one kept in DataDir from an earlier start (Start says so).
+	keptPrefix bool
 }
 
 // Cluster is the server side: the NATS connection, the workers known and the executor of the
@@ -104,9 +107,11 @@ type Cluster struct {
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
-	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
-	// replaced are workers replaced by a restart of theirs (restartOf): not heard again.
-	replaced map[string]bool
+	// refused are the workers refused a place (hello), with why: the operator is told once, the
+	// worker at each announcement; forgotten when one leaves.
+	refused map[string]string
+	// replaced are workers replaced by a restart of theirs (restartOf), with why: not heard again.
+	replaced map[string]string
 	// tallies are the counts of the machines that left, by placeOf, for their return.
 	tallies map[string]tally
 	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
@@ -127,6 +132,8 @@ type Cluster struct {
 	lostErr error
 	stop    context.CancelFunc
 	done    sync.WaitGroup
+	// guardPoke asks guardConns to look at the workers' connections now.
+	guardPoke chan struct{}
 }
 
 // Start starts the NATS side: the embedded server (or a connection to cfg.URL), the job stream, the
@@ -141,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, names: names, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}),
-		natsDown: make(chan struct{}), epoch: randomToken()}
+		natsDown: make(chan struct{}), epoch: randomToken(), guardPoke: make(chan struct{}, 1)}
 	if err := c.connect(); err != nil {
 		c.Close()
 		return nil, err
@@ -163,6 +170,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c.announce()
 	c.startWatch()
+	if cfg.keptPrefix {
+		c.say("the NATS names' prefix is %s, kept in %s from an earlier start (its workers use it); -nats-prefix changes it", cfg.Prefix, filepath.Join(cfg.DataDir, "nats", "prefix"))
+	}
 	return c, nil
 }
 
@@ -185,14 +195,17 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("-%w (as a cell's machine: key)", err)
 		}
 	}
+	given := cfg.Prefix
 	var err error
-	switch {
-	case cfg.Prefix != "":
-	case cfg.URL == "":
-		cfg.Prefix = DefaultPrefix
-	default:
-		cfg.Prefix, err = derivedPrefix(cfg.DataDir)
+	if cfg.Prefix, err = keptPrefix(cfg.DataDir, cfg.Prefix); err != nil || cfg.Prefix != "" {
+		cfg.keptPrefix = given == "" && cfg.Prefix != ""
+		return cfg, err
 	}
+	if cfg.URL == "" {
+		cfg.Prefix = DefaultPrefix
+		return cfg, nil
+	}
+	cfg.Prefix, err = derivedPrefix(cfg.DataDir)
 	return cfg, err
 }
 
@@ -246,6 +259,13 @@ func (c *Cluster) startWatch() {
 		defer c.done.Done()
 		c.watchdog(wctx)
 	}()
+	if c.ns != nil && c.cfg.Listen != "" {
+		c.done.Add(1)
+		go func() {
+			defer c.done.Done()
+			c.guardConns(wctx)
+		}()
+	}
 	if c.cfg.Settle <= 0 {
 		return
 	}
@@ -316,11 +336,12 @@ func (c *Cluster) connect() error {
 func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) {
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
-		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal, names: c.names}, AlwaysEnableNonce: true,
+		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal, names: c.names, joining: c.pokeGuard}, AlwaysEnableNonce: true,
 		// Connections to the workers' port, authenticated or not, are capped so that a flood of
-		// them cannot use up the process's open files, which the web server shares
-		// (docs/security.md).
-		MaxConn: MaxNATSConns,
+		// them cannot use up the process's open files, which the web server shares; one that does
+		// not authenticate within AuthTimeout is closed, and the workers' connections are bounded
+		// further by guardConns (docs/security.md).
+		MaxConn: MaxNATSConns, AuthTimeout: AuthTimeout,
 		// A client whose path went silent (connections open, nothing through) is closed within
 		// StaleAfter, as the clients close theirs to it.
 		PingInterval: PingInterval, MaxPingsOut: MaxPingsOut,
@@ -357,7 +378,9 @@ func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) 
 		if err != nil {
 			return nil, fmt.Errorf("embedded NATS server: loading the TLS certificate and key: %w", err)
 		}
-		o.TLS, o.TLSTimeout = true, 5
+		// The handshake and the authentication, each within seconds: a connection that does
+		// neither is closed soon.
+		o.TLS, o.TLSTimeout, o.AuthTimeout = true, 2, 2*AuthTimeout
 		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return o, nil

@@ -143,14 +143,16 @@ const (
 // hello records a worker's announcement: a new worker joins, a known one stays alive. One whose
 // Machine.ID is not its subject's (another worker's, or this server's own) is ignored. A new
 // worker's announcement is cleaned (cleanMachine) and its name made unique (uniqueName); one the
-// table has no room for (admit) is refused, and the operator told why, once per worker.
+// table has no room for (admit) is refused, and the operator told why, once per worker. A worker
+// refused or replaced (restartOf) is told so (notice) at each announcement, and its connection to
+// the embedded server closed (sweepConns).
 func (c *Cluster) hello(msg *nats.Msg) {
 	m, ok := announced(msg, c.names.Hello())
 	if !ok {
 		return
 	}
 	c.mu.Lock()
-	w, refused := c.workers[m.ID], c.refused[m.ID] || c.replaced[m.ID]
+	w, refused, replaced := c.workers[m.ID], c.refused[m.ID], c.replaced[m.ID]
 	if w != nil {
 		w.seen = time.Now()
 		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
@@ -159,7 +161,14 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		}
 	}
 	c.mu.Unlock()
-	if w != nil || refused {
+	switch {
+	case w != nil:
+		return
+	case replaced != "":
+		c.tell(m.ID, notice{Replaced: replaced})
+		return
+	case refused != "":
+		c.tell(m.ID, notice{Refused: refused})
 		return
 	}
 	addr := c.address(m.ID) // outside c.mu: it asks the embedded NATS server
@@ -174,20 +183,17 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	}
 	asked := m.Name
 	if old := c.restartOf(m, addr); old != nil {
-		if c.replaced == nil || len(c.replaced) >= maxWorkers {
-			c.replaced = map[string]bool{}
-		}
-		c.replaced[old.m.ID] = true // should it still be alive after all, it is not heard again
-		c.drop(old, fmt.Sprintf("machine restarted: %s (worker %s replaces worker %s; two live workers on one machine need different -name)",
-			old.m.Name, shortID(m.ID), shortID(old.m.ID)))
+		c.replace(old, m)
 	}
 	m.Name, m.claimed = c.uniqueName(m.Name, m.ID), true
 	if why := c.admit(addr); why != "" {
 		if c.refused == nil || len(c.refused) >= maxWorkers {
-			c.refused = map[string]bool{}
+			c.refused = map[string]string{}
 		}
-		c.refused[m.ID] = true
+		c.refused[m.ID] = why
 		c.say("machine refused: %s (worker %s): %s", m.Summary(), shortID(m.ID), why)
+		c.tell(m.ID, notice{Refused: why})
+		c.pokeGuard()
 		return
 	}
 	// w.m never changes after this: an id is one worker process
@@ -198,6 +204,32 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	c.broadcast()
 	// A worker new to this server may have been another's (a restart): it stops that one's jobs.
 	c.announce()
+}
+
+// replace drops old, which the new worker m restarts (restartOf), and tells old so, should it still
+// be alive after all (frozen): it is not heard again, and it exits when it hears. c.mu is held.
+func (c *Cluster) replace(old *worker, m Machine) {
+	if c.replaced == nil || len(c.replaced) >= maxWorkers {
+		c.replaced = map[string]string{}
+	}
+	why := fmt.Sprintf("a restart of this machine (worker %s, named %s) replaced this worker (%s) on the server", shortID(m.ID), old.asked, shortID(old.m.ID))
+	c.replaced[old.m.ID] = why
+	c.drop(old, fmt.Sprintf("machine restarted: %s (worker %s replaces worker %s; two live workers on one machine need different -name)",
+		old.m.Name, shortID(m.ID), shortID(old.m.ID)))
+	c.tell(old.m.ID, notice{Replaced: why})
+}
+
+// notice is what the server tells one worker (Names.Notice): that it was refused a place (why), or
+// replaced by a restart of its machine (restartOf). Either way the worker stops.
+type notice struct {
+	Refused  string `json:"refused,omitempty"`
+	Replaced string `json:"replaced,omitempty"`
+}
+
+// tell sends the worker id the notice n.
+func (c *Cluster) tell(id string, n notice) {
+	data, _ := json.Marshal(n)
+	_ = c.nc.Publish(c.names.Notice()+id, data)
 }
 
 // admit says why a new worker joining from addr ("" when unknown) has no room in the table, or ""
@@ -290,15 +322,18 @@ func (c *Cluster) bye(msg *nats.Msg) {
 
 // restartOf is the machine known that the new worker m, joining from addr, is a restart of: not
 // this server's, with the same name asked for, the same host and the same address; nil if none.
-// Where the address is unknown (workers joining through an external NATS server), none is: host
-// names are self-reported, and machines cloned from one image share theirs, so the old entry
-// leaves by its missed heartbeats instead. c.mu is held.
+// Where the address is unknown (workers joining through an external NATS server) the old entry
+// must also have missed a heartbeat: host names are self-reported, and machines cloned from one
+// image share theirs, so a live one is never taken for the dead self of another. c.mu is held.
 func (c *Cluster) restartOf(m Machine, addr string) *worker {
-	if m.Host == "" || addr == "" {
+	if m.Host == "" {
 		return nil
 	}
 	for _, w := range c.workers {
-		if !w.local && w.asked == m.Name && w.m.Host == m.Host && w.addr == addr {
+		if w.local || w.asked != m.Name || w.m.Host != m.Host || w.addr != addr {
+			continue
+		}
+		if addr != "" || time.Since(w.seen) > c.cfg.Heartbeat*3/2 {
 			return w
 		}
 	}
@@ -312,7 +347,7 @@ func (c *Cluster) drop(w *worker, why string) {
 	c.say("%s", why)
 	c.keepTally(w)
 	delete(c.workers, w.m.ID)
-	c.refused = nil // there is room again: the workers refused try again at their next heartbeat
+	c.refused = nil // there is room again: the workers refused may join when started again
 	close(w.gone)
 	c.broadcast()
 	if c.closed || c.js == nil {

@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/base64"
+	"slices"
+	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -23,6 +26,8 @@ import (
 type auth struct {
 	token, internal string
 	names           Names
+	// joining, if set, is told of each worker connection authenticated (Cluster.pokeGuard).
+	joining func()
 }
 
 // Check authenticates c and registers its permissions.
@@ -43,6 +48,9 @@ func (a *auth) Check(c natsserver.ClientAuthentication) bool {
 			return false
 		}
 		c.RegisterUser(&natsserver.User{Username: WorkerUser + "-" + o.Nkey, Permissions: workerPermissions(a.names, o.Nkey)})
+		if a.joining != nil {
+			a.joining()
+		}
 		return true
 	}
 	return false
@@ -94,7 +102,94 @@ func workerPermissions(n Names, id string) *natsserver.Permissions {
 			n.GivenUpGet(id, "*"), n.EpochGet(),
 		}},
 		Subscribe: &natsserver.SubjectPermission{Allow: []string{
-			InboxPrefix + id + ".>", n.GivenUp(id, "*"), n.Start(),
+			InboxPrefix + id + ".>", n.GivenUp(id, "*"), n.Start(), n.Notice() + id,
 		}},
+	}
+}
+
+// Bounds of the workers' connections to the embedded NATS server (sweepConns), besides its MaxConn
+// and AuthTimeout: every worker shares the one token, so a holder of it could open connections
+// without end, each with a new key; these keep room for a real worker to join whatever it opens.
+const (
+	// maxPendingConns bounds the worker connections that have not joined (announced themselves and
+	// been admitted): past it, the oldest of them are closed. A real worker announces itself a
+	// moment after it connects, and once joined its connection is never closed for room.
+	maxPendingConns = 32
+	// joinWithin is how long a worker connection may stay without joining before it is closed.
+	joinWithin = 10 * time.Second
+	// maxConnsPerWorker bounds one worker key's connections (a worker holds one; a reconnection may
+	// overlap its old one for a moment): the older ones are closed.
+	maxConnsPerWorker = 2
+	// AuthTimeout is how long the embedded server waits for a client to authenticate before it
+	// closes the connection (natsserver.Options.AuthTimeout, seconds).
+	AuthTimeout = 1.0
+)
+
+// pokeGuard asks the guard of the workers' connections (guardConns) to look at them now.
+func (c *Cluster) pokeGuard() {
+	select {
+	case c.guardPoke <- struct{}{}:
+	default:
+	}
+}
+
+// guardConns runs sweepConns when poked (a worker connection authenticated, a worker refused) and
+// twice a second, until ctx ends; only on the embedded server.
+func (c *Cluster) guardConns(ctx context.Context) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.guardPoke:
+		}
+		c.sweepConns(time.Now())
+	}
+}
+
+// sweepConns closes the worker connections to the embedded server that may not stay: those of a
+// worker refused a place or replaced (told why by a notice, and given a moment to hear it: their
+// connection is closed once joinWithin/5 old), those that have not joined within joinWithin, all but
+// the newest maxConnsPerWorker of one key, and the oldest of those not joined past maxPendingConns.
+// This server's own connection, and workers joined, stay.
+func (c *Cluster) sweepConns(now time.Time) {
+	cz, err := c.ns.Connz(&natsserver.ConnzOptions{Username: true, Limit: MaxNATSConns * 2})
+	if err != nil {
+		return
+	}
+	conns := cz.Conns
+	slices.SortFunc(conns, func(a, b *natsserver.ConnInfo) int { return b.Start.Compare(a.Start) }) // newest first
+	var kick []uint64
+	pending := 0
+	perKey := map[string]int{}
+	c.mu.Lock()
+	for _, ci := range conns {
+		id := ci.AuthorizedUser
+		if !nkeys.IsValidPublicUserKey(id) {
+			continue // this server's own, or not authenticated yet (AuthTimeout closes it)
+		}
+		perKey[id]++
+		age := now.Sub(ci.Start)
+		switch {
+		case perKey[id] > maxConnsPerWorker:
+			kick = append(kick, ci.Cid)
+		case c.refused[id] != "" || c.replaced[id] != "":
+			if age > joinWithin/5 {
+				kick = append(kick, ci.Cid)
+			}
+		case c.workers[id] != nil:
+		case age > joinWithin:
+			kick = append(kick, ci.Cid)
+		default:
+			if pending++; pending > maxPendingConns {
+				kick = append(kick, ci.Cid)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, cid := range kick {
+		_ = c.ns.DisconnectClientByID(cid)
 	}
 }

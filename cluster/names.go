@@ -51,6 +51,10 @@ func (n Names) Hello() string { return n.prefix + ".workers.hello." }
 // Bye + worker id carries the Machine of a worker that stops cleanly.
 func (n Names) Bye() string { return n.prefix + ".workers.bye." }
 
+// Notice + worker id carries what the server tells that worker alone (a notice): that it was
+// refused a place, or replaced by a restart of its machine; the worker then stops.
+func (n Names) Notice() string { return n.prefix + ".workers.notice." }
+
 // Start carries a server's epoch (a start), when it starts and whenever a worker new to it
 // announces itself: a worker stops the jobs it runs for any other epoch (a server before a
 // restart), as nobody waits for their events.
@@ -112,4 +116,36 @@ func derivedPrefix(dir string) (string, error) {
 		return "", fmt.Errorf("keeping the data directory's deployment id: %w", err)
 	}
 	return "pg-" + made, nil
+}
+
+// keptPrefix is the prefix of the front whose data directory is dir, given is -nats-prefix (""
+// when not given): a prefix given is kept in dir/nats/prefix (mode 0600) and returned; none given,
+// the one kept from an earlier start, so that a front restarted without the flag keeps the names
+// its workers use; "" when there is none (or no dir), for the default.
+func keptPrefix(dir, given string) (string, error) {
+	if dir == "" {
+		return given, nil
+	}
+	path := filepath.Join(dir, "nats", "prefix")
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("the NATS prefix kept in the data directory: %w", err)
+	}
+	kept := strings.TrimSpace(string(b))
+	if !prefixPattern.MatchString(kept) {
+		kept = ""
+	}
+	if given == "" || given == kept {
+		return kept, nil
+	}
+	if _, err := NewNames(given); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("keeping the NATS prefix: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(given+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keeping the NATS prefix: %w", err)
+	}
+	return given, nil
 }

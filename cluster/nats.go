@@ -80,9 +80,12 @@ type Config struct {
 	// Out receives the worker command to run. Default os.Stdout.
 	Out io.Writer
 	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names), so that several
-	// fronts share one NATS server. Default: DefaultPrefix on the embedded server (nobody else is
-	// there), and on an external one "pg-" and the data directory's id (derivedPrefix).
+	// fronts share one NATS server. Default: the prefix last given with this DataDir (keptPrefix),
+	// else DefaultPrefix on the embedded server (nobody else is there), and on an external one "pg-"
+	// and the data directory's id (derivedPrefix).
 	Prefix string
+	// keptPrefix: Prefix is the one kept in DataDir from an earlier start (Start says so).
+	keptPrefix bool
 }
 
 // Cluster is the server side: the NATS connection, the workers known and the executor of the
@@ -104,9 +107,13 @@ type Cluster struct {
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
 	workers map[string]*worker
-	refused map[string]bool // workers refused a place (hello), told once; forgotten when one leaves
-	// replaced are workers replaced by a restart of theirs (restartOf): not heard again.
-	replaced map[string]bool
+	// refused are the workers refused a place (hello), with why: the operator is told once, the
+	// worker at each announcement; forgotten when one leaves.
+	refused map[string]string
+	// replaced are workers replaced by a restart of theirs (restartOf), with why: not heard again.
+	replaced map[string]string
+	// tallies are the counts of the machines that left, by placeOf, for their return.
+	tallies map[string]tally
 	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
 	refusals map[string]time.Time
 	changed  chan struct{} // closed and replaced whenever a worker comes, goes or is freed
@@ -125,6 +132,8 @@ type Cluster struct {
 	lostErr error
 	stop    context.CancelFunc
 	done    sync.WaitGroup
+	// guardPoke asks guardConns to look at the workers' connections now.
+	guardPoke chan struct{}
 }
 
 // Start starts the NATS side: the embedded server (or a connection to cfg.URL), the job stream, the
@@ -139,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, names: names, workers: map[string]*worker{}, changed: make(chan struct{}), closing: make(chan struct{}),
-		natsDown: make(chan struct{}), epoch: randomToken()}
+		natsDown: make(chan struct{}), epoch: randomToken(), guardPoke: make(chan struct{}, 1)}
 	if err := c.connect(); err != nil {
 		c.Close()
 		return nil, err
@@ -161,6 +170,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c.announce()
 	c.startWatch()
+	if cfg.keptPrefix {
+		c.say("the NATS names' prefix is %s, kept in %s from an earlier start (its workers use it); -nats-prefix changes it", cfg.Prefix, filepath.Join(cfg.DataDir, "nats", "prefix"))
+	}
 	return c, nil
 }
 
@@ -183,14 +195,17 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("-%w (as a cell's machine: key)", err)
 		}
 	}
+	given := cfg.Prefix
 	var err error
-	switch {
-	case cfg.Prefix != "":
-	case cfg.URL == "":
-		cfg.Prefix = DefaultPrefix
-	default:
-		cfg.Prefix, err = derivedPrefix(cfg.DataDir)
+	if cfg.Prefix, err = keptPrefix(cfg.DataDir, cfg.Prefix); err != nil || cfg.Prefix != "" {
+		cfg.keptPrefix = given == "" && cfg.Prefix != ""
+		return cfg, err
 	}
+	if cfg.URL == "" {
+		cfg.Prefix = DefaultPrefix
+		return cfg, nil
+	}
+	cfg.Prefix, err = derivedPrefix(cfg.DataDir)
 	return cfg, err
 }
 
@@ -244,6 +259,13 @@ func (c *Cluster) startWatch() {
 		defer c.done.Done()
 		c.watchdog(wctx)
 	}()
+	if c.ns != nil && c.cfg.Listen != "" {
+		c.done.Add(1)
+		go func() {
+			defer c.done.Done()
+			c.guardConns(wctx)
+		}()
+	}
 	if c.cfg.Settle <= 0 {
 		return
 	}
@@ -266,6 +288,7 @@ func (c *Cluster) startWatch() {
 // connect starts the embedded server and connects to it in process, or connects to cfg.URL.
 func (c *Cluster) connect() error {
 	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1),
+		nats.PingInterval(PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
 		nats.DisconnectErrHandler(c.natsLost), nats.ReconnectHandler(c.natsBack)}
 	if c.cfg.URL != "" {
 		if c.cfg.Creds != "" {
@@ -313,11 +336,15 @@ func (c *Cluster) connect() error {
 func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) {
 	o := &natsserver.Options{
 		ServerName: "playground", JetStream: true, MaxPayload: MaxPayload, NoSigs: true, NoLog: true,
-		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal, names: c.names}, AlwaysEnableNonce: true,
+		CustomClientAuthentication: &auth{token: c.cfg.Token, internal: internal, names: c.names, joining: c.pokeGuard}, AlwaysEnableNonce: true,
 		// Connections to the workers' port, authenticated or not, are capped so that a flood of
-		// them cannot use up the process's open files, which the web server shares
-		// (docs/security.md).
-		MaxConn: MaxNATSConns,
+		// them cannot use up the process's open files, which the web server shares; one that does
+		// not authenticate within AuthTimeout is closed, and the workers' connections are bounded
+		// further by guardConns (docs/security.md).
+		MaxConn: MaxNATSConns, AuthTimeout: AuthTimeout,
+		// A client whose path went silent (connections open, nothing through) is closed within
+		// StaleAfter, as the clients close theirs to it.
+		PingInterval: PingInterval, MaxPingsOut: MaxPingsOut,
 	}
 	if c.cfg.DataDir != "" {
 		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
@@ -351,7 +378,9 @@ func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) 
 		if err != nil {
 			return nil, fmt.Errorf("embedded NATS server: loading the TLS certificate and key: %w", err)
 		}
-		o.TLS, o.TLSTimeout = true, 5
+		// The handshake and the authentication, each within seconds: a connection that does
+		// neither is closed soon.
+		o.TLS, o.TLSTimeout, o.AuthTimeout = true, 2, 2*AuthTimeout
 		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return o, nil
@@ -400,11 +429,7 @@ func (c *Cluster) natsLost(_ *nats.Conn, err error) {
 	c.downSince, c.downErr = time.Now(), err
 	c.lostAt, c.lostErr = c.downSince, err
 	close(c.natsDown)
-	why := ""
-	if err != nil {
-		why = " (" + err.Error() + ")"
-	}
-	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself", why)
+	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself. The machines are not to blame", lossReason(err))
 	c.broadcast()
 }
 
@@ -433,12 +458,34 @@ type natsLostError struct {
 }
 
 func (e natsLostError) Error() string {
-	why := ""
-	if e.err != nil {
-		why = " (" + e.err.Error() + ")"
-	}
-	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), why, e.machine)
+	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), lossReason(e.err), e.machine)
 }
+
+// lossReason is why a NATS connection was lost (err, if known), as a parenthesis to add to a line:
+// a silent path (nats.ErrStaleConnection) is named as such.
+func lossReason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, nats.ErrStaleConnection):
+		return fmt.Sprintf(" (the NATS server answered none of %d pings %s apart: the network path to it went silent)", MaxPingsOut+1, PingInterval)
+	}
+	return " (" + err.Error() + ")"
+}
+
+// Liveness of the NATS connections (the front's, the workers' and, on the embedded server, its
+// clients'): each end pings the other every PingInterval and closes the connection when
+// MaxPingsOut pings in a row went unanswered, so a path that goes silent while its TCP connections
+// stay open (a black hole) is noticed within StaleAfter, not after nats.go's default two minutes.
+const (
+	// PingInterval is how often each end of a NATS connection pings the other.
+	PingInterval = 2 * time.Second
+	// MaxPingsOut is how many pings may go unanswered; the next unanswered one closes the
+	// connection as stale.
+	MaxPingsOut = 2
+	// StaleAfter is the longest a silent connection goes unnoticed: (MaxPingsOut+1) pings.
+	StaleAfter = (MaxPingsOut + 1) * PingInterval
+)
 
 // WorkerURL is the URL workers join at (nats://host:port, or tls://host:port when the port
 // requires TLS), or "" when no port is open.

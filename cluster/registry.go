@@ -62,9 +62,45 @@ func (c *Cluster) tracking(ctx context.Context, w *worker, j server.Job) (end fu
 		defer c.mu.Unlock()
 		delete(w.runs, r)
 		w.done++
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !c.connectionsFault(err, r.Started) {
 			w.errors++
 		}
+	}
+}
+
+// connectionsFault reports whether err, the error of a run that started at started, is this
+// server's NATS connection's doing rather than the machine's: the run ended for its loss
+// (natsLostError), or the connection was lost, or is down, since it started. c.mu is held.
+func (c *Cluster) connectionsFault(err error, started time.Time) bool {
+	var lost natsLostError
+	return errors.As(err, &lost) || !c.downSince.IsZero() || !c.lostAt.Before(started)
+}
+
+// tally is what the operator's counts of a machine (worker.done and worker.errors) were when it
+// left, kept for its return (Cluster.tallies).
+type tally struct{ done, errors int }
+
+// placeOf is what a machine is known by across its rejoins and restarts, for its counts: the name
+// asked for, the host and the network address ("" when unknown) it joined from.
+func placeOf(asked, host, addr string) string { return asked + "\x00" + host + "\x00" + addr }
+
+// keepTally keeps w's counts for its return (drop); c.mu is held.
+func (c *Cluster) keepTally(w *worker) {
+	if w.local || w.done == 0 {
+		return
+	}
+	if c.tallies == nil || len(c.tallies) >= maxWorkers {
+		c.tallies = map[string]tally{}
+	}
+	c.tallies[placeOf(w.asked, w.m.Host, w.addr)] = tally{w.done, w.errors}
+}
+
+// resumeTally gives the new worker w the counts kept from its last time here, if any; c.mu is held.
+func (c *Cluster) resumeTally(w *worker) {
+	key := placeOf(w.asked, w.m.Host, w.addr)
+	if t, ok := c.tallies[key]; ok {
+		w.done, w.errors = t.done, t.errors
+		delete(c.tallies, key)
 	}
 }
 
@@ -107,14 +143,16 @@ const (
 // hello records a worker's announcement: a new worker joins, a known one stays alive. One whose
 // Machine.ID is not its subject's (another worker's, or this server's own) is ignored. A new
 // worker's announcement is cleaned (cleanMachine) and its name made unique (uniqueName); one the
-// table has no room for (admit) is refused, and the operator told why, once per worker.
+// table has no room for (admit) is refused, and the operator told why, once per worker. A worker
+// refused or replaced (restartOf) is told so (notice) at each announcement, and its connection to
+// the embedded server closed (sweepConns).
 func (c *Cluster) hello(msg *nats.Msg) {
 	m, ok := announced(msg, c.names.Hello())
 	if !ok {
 		return
 	}
 	c.mu.Lock()
-	w, refused := c.workers[m.ID], c.refused[m.ID] || c.replaced[m.ID]
+	w, refused, replaced := c.workers[m.ID], c.refused[m.ID], c.replaced[m.ID]
 	if w != nil {
 		w.seen = time.Now()
 		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
@@ -123,7 +161,14 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		}
 	}
 	c.mu.Unlock()
-	if w != nil || refused {
+	switch {
+	case w != nil:
+		return
+	case replaced != "":
+		c.tell(m.ID, notice{Replaced: replaced})
+		return
+	case refused != "":
+		c.tell(m.ID, notice{Refused: refused})
 		return
 	}
 	addr := c.address(m.ID) // outside c.mu: it asks the embedded NATS server
@@ -138,29 +183,53 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	}
 	asked := m.Name
 	if old := c.restartOf(m, addr); old != nil {
-		if c.replaced == nil || len(c.replaced) >= maxWorkers {
-			c.replaced = map[string]bool{}
-		}
-		c.replaced[old.m.ID] = true // should it still be alive after all, it is not heard again
-		c.drop(old, fmt.Sprintf("machine restarted: %s (worker %s replaces worker %s; two live workers on one machine need different -name)",
-			old.m.Name, shortID(m.ID), shortID(old.m.ID)))
+		c.replace(old, m)
 	}
 	m.Name, m.claimed = c.uniqueName(m.Name, m.ID), true
 	if why := c.admit(addr); why != "" {
 		if c.refused == nil || len(c.refused) >= maxWorkers {
-			c.refused = map[string]bool{}
+			c.refused = map[string]string{}
 		}
-		c.refused[m.ID] = true
+		c.refused[m.ID] = why
 		c.say("machine refused: %s (worker %s): %s", m.Summary(), shortID(m.ID), why)
+		c.tell(m.ID, notice{Refused: why})
+		c.pokeGuard()
 		return
 	}
 	// w.m never changes after this: an id is one worker process
 	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
+	c.resumeTally(w)
 	c.workers[m.ID] = w
 	c.say("machine joined: %s, %d slots", m.Summary(), capSlots(m.Slots))
 	c.broadcast()
 	// A worker new to this server may have been another's (a restart): it stops that one's jobs.
 	c.announce()
+}
+
+// replace drops old, which the new worker m restarts (restartOf), and tells old so, should it still
+// be alive after all (frozen): it is not heard again, and it exits when it hears. c.mu is held.
+func (c *Cluster) replace(old *worker, m Machine) {
+	if c.replaced == nil || len(c.replaced) >= maxWorkers {
+		c.replaced = map[string]string{}
+	}
+	why := fmt.Sprintf("a restart of this machine (worker %s, named %s) replaced this worker (%s) on the server", shortID(m.ID), old.asked, shortID(old.m.ID))
+	c.replaced[old.m.ID] = why
+	c.drop(old, fmt.Sprintf("machine restarted: %s (worker %s replaces worker %s; two live workers on one machine need different -name)",
+		old.m.Name, shortID(m.ID), shortID(old.m.ID)))
+	c.tell(old.m.ID, notice{Replaced: why})
+}
+
+// notice is what the server tells one worker (Names.Notice): that it was refused a place (why), or
+// replaced by a restart of its machine (restartOf). Either way the worker stops.
+type notice struct {
+	Refused  string `json:"refused,omitempty"`
+	Replaced string `json:"replaced,omitempty"`
+}
+
+// tell sends the worker id the notice n.
+func (c *Cluster) tell(id string, n notice) {
+	data, _ := json.Marshal(n)
+	_ = c.nc.Publish(c.names.Notice()+id, data)
 }
 
 // admit says why a new worker joining from addr ("" when unknown) has no room in the table, or ""
@@ -253,15 +322,18 @@ func (c *Cluster) bye(msg *nats.Msg) {
 
 // restartOf is the machine known that the new worker m, joining from addr, is a restart of: not
 // this server's, with the same name asked for, the same host and the same address; nil if none.
-// Where the address is unknown (workers joining through an external NATS server), none is: host
-// names are self-reported, and machines cloned from one image share theirs, so the old entry
-// leaves by its missed heartbeats instead. c.mu is held.
+// Where the address is unknown (workers joining through an external NATS server) the old entry
+// must also have missed a heartbeat: host names are self-reported, and machines cloned from one
+// image share theirs, so a live one is never taken for the dead self of another. c.mu is held.
 func (c *Cluster) restartOf(m Machine, addr string) *worker {
-	if m.Host == "" || addr == "" {
+	if m.Host == "" {
 		return nil
 	}
 	for _, w := range c.workers {
-		if !w.local && w.asked == m.Name && w.m.Host == m.Host && w.addr == addr {
+		if w.local || w.asked != m.Name || w.m.Host != m.Host || w.addr != addr {
+			continue
+		}
+		if addr != "" || time.Since(w.seen) > c.cfg.Heartbeat*3/2 {
 			return w
 		}
 	}
@@ -273,8 +345,9 @@ func (c *Cluster) restartOf(m Machine, addr string) *worker {
 // for its InactiveThreshold); c.mu is held.
 func (c *Cluster) drop(w *worker, why string) {
 	c.say("%s", why)
+	c.keepTally(w)
 	delete(c.workers, w.m.ID)
-	c.refused = nil // there is room again: the workers refused try again at their next heartbeat
+	c.refused = nil // there is room again: the workers refused may join when started again
 	close(w.gone)
 	c.broadcast()
 	if c.closed || c.js == nil {
@@ -321,18 +394,45 @@ func (c *Cluster) watchdog(ctx context.Context) {
 				c.say("%v (workers then run every job they get, whichever server queued it)", err)
 			}
 			cancel()
-		case now := <-t.C:
-			c.mu.Lock()
-			if !c.downSince.IsZero() { // silent because this server cannot hear: nobody is dropped
-				c.mu.Unlock()
-				continue
-			}
-			for _, w := range c.workers {
-				if !w.local && now.Sub(w.seen) > 3*c.cfg.Heartbeat {
-					c.drop(w, fmt.Sprintf("machine left: %s (no announcement for %s)", w.m.Name, now.Sub(w.seen).Round(time.Millisecond)))
-				}
-			}
-			c.mu.Unlock()
+		case <-t.C:
+			c.dropSilent()
 		}
 	}
 }
+
+// dropSilent drops the workers silent for three heartbeats, unless the silence is this server's:
+// its own NATS connection is down, or does not answer a ping (a path gone silent with its TCP
+// connection open, which the client's pings close as stale within StaleAfter, natsLost). Then no
+// worker is dropped nor blamed.
+func (c *Cluster) dropSilent() {
+	c.mu.Lock()
+	var silent []*worker
+	for _, w := range c.workers {
+		if !w.local && time.Since(w.seen) > 3*c.cfg.Heartbeat {
+			silent = append(silent, w)
+		}
+	}
+	down := !c.downSince.IsZero()
+	c.mu.Unlock()
+	if len(silent) == 0 || down {
+		return
+	}
+	// Outside c.mu: the ping waits for the NATS server's answer.
+	if err := c.nc.FlushTimeout(ownPingWait(c.cfg.Heartbeat)); err != nil {
+		return // this server cannot hear: asked again at the next tick, or the connection closes as stale
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.downSince.IsZero() {
+		return
+	}
+	for _, w := range silent {
+		if since := time.Since(w.seen); c.workers[w.m.ID] == w && since > 3*c.cfg.Heartbeat {
+			c.drop(w, fmt.Sprintf("machine left: %s (no announcement for %s; this server's own connection to the NATS server answers)", w.m.Name, since.Round(time.Millisecond)))
+		}
+	}
+}
+
+// ownPingWait is how long the watchdog waits for the NATS server's answer to its own ping before it
+// takes a worker's silence for this server's: three heartbeats, at least a second.
+func ownPingWait(beat time.Duration) time.Duration { return max(3*beat, time.Second) }

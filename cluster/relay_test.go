@@ -22,6 +22,7 @@ type tcpRelay struct {
 
 	mu    sync.Mutex
 	down  bool
+	hole  bool // black hole: connections stay open (and are accepted), nothing goes through
 	conns []net.Conn
 }
 
@@ -68,9 +69,37 @@ func (r *tcpRelay) accept() {
 		case r.joined <- time.Now():
 		default:
 		}
-		go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
-		go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+		go func() { r.pipe(out, in); _ = out.Close() }()
+		go func() { r.pipe(in, out); _ = in.Close() }()
 	}
+}
+
+// pipe copies from src to dst until either fails, dropping what it reads while the relay is a
+// black hole.
+func (r *tcpRelay) pipe(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		r.mu.Lock()
+		hole := r.hole
+		r.mu.Unlock()
+		if n > 0 && !hole {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// blackHole makes the relay a black hole (true) or a relay again (false): its connections, old and
+// new, stay open while nothing goes through them, as on a network path that silently drops packets.
+func (r *tcpRelay) blackHole(on bool) {
+	r.mu.Lock()
+	r.hole = on
+	r.mu.Unlock()
 }
 
 // cut closes every connection through the relay and refuses new ones until mend.

@@ -136,14 +136,21 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if m.Env.Rates.Calibrated() {
 		me.Rates = m.Env.Rates.Get()
 	}
-	nc, err := joinNATS(cfg, me, key)
+	ctx, quit := context.WithCancelCause(ctx)
+	defer quit(nil)
+	trouble := &natsTrouble{out: cfg.Out, name: me.Name, join: redact(cfg.Join), prefix: cfg.Prefix, quit: quit}
+	nc, err := joinNATS(cfg, me, key, trouble)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	cons, err := waitConsumer(ctx, cfg, nc, me)
 	if cons == nil || err != nil {
-		return err
+		return errors.Join(err, stopCause(ctx))
+	}
+	trouble.joined.Store(true)
+	if sub, err := nc.Subscribe(cfg.names.Notice()+me.ID, func(msg *nats.Msg) { told(msg, quit) }); err == nil {
+		defer func() { _ = sub.Unsubscribe() }()
 	}
 	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat}
 	nc.SetReconnectHandler(w.reconnected)
@@ -156,7 +163,71 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) {
 		return consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat)
 	})
+	return stopCause(ctx)
+}
+
+// stopError is why a worker stops by itself (RunWorker's error): the server refused or replaced it
+// (notice), or the NATS server refuses it its deployment's names (natsTrouble).
+type stopError struct{ why string }
+
+func (e *stopError) Error() string { return e.why }
+
+// stopCause is the stopError that ended ctx, or nil when ctx ended otherwise (or not at all).
+func stopCause(ctx context.Context) error {
+	var stop *stopError
+	if errors.As(context.Cause(ctx), &stop) {
+		return stop
+	}
 	return nil
+}
+
+// told reads the server's notice to this worker (Names.Notice) and stops the worker with it.
+func told(msg *nats.Msg, quit context.CancelCauseFunc) {
+	var n notice
+	if json.Unmarshal(msg.Data, &n) != nil {
+		return
+	}
+	switch {
+	case n.Replaced != "":
+		quit(&stopError{fmt.Sprintf("stopped: %s; this process is no longer a worker of it", cleanLine(n.Replaced, maxMessageLen))})
+	case n.Refused != "":
+		quit(&stopError{fmt.Sprintf("the server refused this machine: %s; start it again once there is room", cleanLine(n.Refused, maxMessageLen))})
+	}
+}
+
+// natsTrouble is what a worker's NATS connection reports out of band (nats.ErrorHandler): a
+// permissions violation before the worker joined means the NATS server refuses it the names of
+// its prefix, a wrong or missing -nats-prefix, and stops it (quit) saying what to pass; after it
+// joined, each refused subject is told once, not at every heartbeat.
+type natsTrouble struct {
+	out                io.Writer
+	name, join, prefix string
+	quit               context.CancelCauseFunc
+	joined             atomic.Bool
+
+	mu   sync.Mutex
+	told map[string]bool
+}
+
+func (t *natsTrouble) handle(_ *nats.Conn, _ *nats.Subscription, err error) {
+	if err == nil {
+		return
+	}
+	if errors.Is(err, nats.ErrPermissionViolation) && !t.joined.Load() {
+		t.quit(&stopError{fmt.Sprintf("joining %s: the NATS server refuses this worker the names of the prefix %q (%v): give -nats-prefix the prefix of the front's worker command (it prints playground worker -join URL … -nats-prefix P; without the flag the prefix is %s, the embedded server's)",
+			t.join, t.prefix, err, DefaultPrefix)})
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.told[err.Error()] || len(t.told) >= 32 {
+		return
+	}
+	if t.told == nil {
+		t.told = map[string]bool{}
+	}
+	t.told[err.Error()] = true
+	fmt.Fprintf(t.out, "worker %s: the NATS server says: %v (told once)\n", t.name, err)
 }
 
 // calibrateWorker installs this machine's rates for run estimates (WorkerConfig.Calibrate, or the
@@ -184,10 +255,18 @@ func calibrateWorker(ctx context.Context, cfg WorkerConfig, m *machine.Machine) 
 	}
 }
 
-// joinNATS connects to the server's NATS as the worker me, with the key it made.
-func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair) (*nats.Conn, error) {
+// joinNATS connects to the server's NATS as the worker me, with the key it made; trouble hears
+// what the connection reports out of band.
+func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair, trouble *natsTrouble) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("playground worker " + me.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + me.ID)}
+		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + me.ID),
+		nats.PingInterval(PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil { // nil: this worker closed it
+				fmt.Fprintf(cfg.Out, "worker %s: lost the connection to the NATS server%s; it reconnects by itself\n", me.Name, lossReason(err))
+			}
+		}),
+		nats.ErrorHandler(trouble.handle)}
 	switch {
 	case cfg.Creds != "":
 		opts = append(opts, nats.UserCredentials(cfg.Creds))
@@ -236,13 +315,18 @@ const inactive = time.Minute
 // JetStream, refused credentials, an untrusted certificate).
 func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machine) (jetstream.Consumer, error) {
 	var cons jetstream.Consumer
-	for {
+	for told := false; ; {
 		var err error
 		if cons, err = consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat); err == nil {
 			break
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) || isTLS(nc.LastError()) {
 			return nil, fmt.Errorf("joining %s: %w", redact(cfg.Join), errors.Join(err, nc.LastError()))
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) && !told {
+			told = true
+			fmt.Fprintf(cfg.Out, "worker %s: waiting for the job stream %s on %s: is the front started, and is %s its prefix (-nats-prefix; its worker command says)?\n",
+				me.Name, cfg.names.Stream(), redact(cfg.Join), cfg.Prefix)
 		}
 		select {
 		case <-ctx.Done():

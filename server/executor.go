@@ -88,8 +88,9 @@ type MachineInfo struct {
 	// LastHeartbeat is when the machine last announced itself (this server's clock); zero for this
 	// server's own machine, which never leaves.
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
-	// Done counts the runs that ended on it since it joined; Errors those of them that ended with
-	// an error (not a cancel nor the time limit).
+	// Done counts the runs that ended on it since it first joined (kept over its rejoins and
+	// restarts); Errors those of them that ended with an error of the machine's (not a cancel, the
+	// time limit, nor a loss of the server's own NATS connection).
 	Done   int `json:"runs_done"`
 	Errors int `json:"errors"`
 }

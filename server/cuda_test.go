@@ -398,3 +398,31 @@ func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
 		}
 	}
 }
+
+// A cell whose run the server refuses as too costly, after the compile from a probe of one block
+// (a launch of 2·10¹² threads), has its Show PTX refused with the same reason: every action that
+// launches the virtual GPU goes through the run's guard, not only Run.
+func TestShowPTXRefusedAsTheRunIs(t *testing.T) {
+	requireNVRTC(t)
+	huge := strings.Replace(strings.Replace(cudaCellSrc, `grid: ["ceil(n/16)", "ceil(n/16)"]`, `grid: ["2000000", "4000"]`, 1),
+		"compare: [gonum, cublas]\n", "", 1)
+	ws := dial(t, cudaServer(t))
+	var ends []Message
+	for _, m := range []Message{
+		{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: huge}},
+		ptxMsg("p", huge),
+	} {
+		if err := ws.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+		msgs := collect(t, ws, m.ID, 60*time.Second)
+		ends = append(ends, msgs[len(msgs)-1])
+	}
+	const want = "its emulation is estimated, from one thread block of it at each size"
+	if run := ends[0]; run.Type != TypeError || !strings.Contains(run.Message, want) {
+		t.Fatalf("run: got %s %q, want an error saying %q", run.Type, run.Message, want)
+	}
+	if ptx := ends[1]; ptx.Type != TypeError || ptx.Message != ends[0].Message {
+		t.Errorf("Show PTX: got %s %q, want the run's refusal %q", ptx.Type, ptx.Message, ends[0].Message)
+	}
+}

@@ -54,48 +54,61 @@ func (k *Kind) Actions() []cells.Action {
 		if err != nil {
 			return nil, err
 		}
-		return &showPTX{env: k.env, spec: s}, nil
+		return newShowPTX(k.env, s), nil
 	}}}
+}
+
+// newShowPTX is Show PTX of the cell spec on env: the run of spec at its smallest size.
+func newShowPTX(env cells.Env, spec Spec) *showPTX {
+	spec.Sizes = []int{slices.Min(spec.Sizes)}
+	return &showPTX{&run{env: env, spec: spec}}
 }
 
 // compileEstimate is the most a compile may take (gpu.CompileTimeout).
 const compileEstimate = gpu.CompileTimeout
 
-type showPTX struct {
-	env  cells.Env
-	spec Spec
-}
+// showPTX is Show PTX: the cell's run at its smallest size (r's spec has that one size), which
+// launches the virtual GPU once there. It is priced and guarded as that run is: the up-front
+// estimate of its one emulation, then after the compile the same probe of one block
+// (run.probeEmulation), which refuses it with the run's reason where the emulation would outrun
+// the run time limit, and sets how many blocks a sampled emulation runs.
+type showPTX struct{ r *run }
 
+// Estimate is the compile and the emulation at the cell's smallest size, at this machine's rates.
 func (p *showPTX) Estimate() time.Duration {
-	return compileEstimate + (&run{spec: p.spec}).customEstimate(slices.Min(p.spec.Sizes))
+	return compileEstimate + p.r.customEstimate(p.r.spec.Sizes[0])
 }
 
 // Run compiles the kernel and shows its PTX; with the counts of one launch in the virtual GPU at the
 // cell's smallest size written beside each line that ran (thread instructions, and for memory
 // instructions requests and 32-byte sectors per request), when that size can be emulated.
 func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
-	ptx, err := compile(ctx, p.env.GPU, p.spec)
+	spec := p.r.spec
+	ptx, err := compile(ctx, p.r.env.GPU, spec)
 	if err != nil {
 		return err
 	}
-	title := fmt.Sprintf("PTX of %s for compute_%d", p.spec.Kernel, p.env.GPU.Arch())
-	n := slices.Min(p.spec.Sizes)
-	g := datasheet.Or(p.spec.GPU)
-	if _, err := p.spec.request(ptx, n); err != nil || n > p.spec.Problem.FullN {
+	title := fmt.Sprintf("PTX of %s for compute_%d", spec.Kernel, p.r.env.GPU.Arch())
+	n := spec.Sizes[0]
+	g := datasheet.Or(spec.GPU)
+	if _, err := spec.request(ptx, n); err != nil || n > spec.Problem.FullN {
 		e.Text(title, ptx)
 		return nil
 	}
-	res, err := p.spec.emulate(ctx, ptx, n, p.spec.DType, g, 0)
+	if p.r.samples, err = p.r.probeEmulation(ctx, ptx); err != nil {
+		return err
+	}
+	res, err := p.r.custom(ptx)(ctx, n, spec.DType, g)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err != nil {
-		e.Note("error", p.spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, err)))
+		e.Note("error", spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, err)))
 		e.Text(title, ptx)
 		return nil
 	}
 	for _, f := range res.Notes { // uninitialised reads: the run went on
-		e.Note("warning", p.spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, f)))
+		e.Note("warning", spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, f)))
 	}
 	term := emulate.Dominant(res.Model)
 	shares := emulate.Attribute(res.Counts, g, res.Occupancy, term.Name)
@@ -127,7 +140,7 @@ func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount, te
 			}
 			return float64(x) / float64(req)
 		}
-		values := []any{p.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
+		values := []any{p.r.spec.SourceLine + l.Line - 1, l.Thread, l.Requests,
 			perReq(l.Sectors, l.Requests), l.SharedRequests, perReq(l.Wavefronts, l.SharedRequests), l.Wavefronts - l.IdealWavefronts}
 		if shares != nil {
 			values = append(values, math.Round(1000*shares[l.Line])/10)

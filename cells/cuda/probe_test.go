@@ -75,3 +75,50 @@ func TestCellRefusedWhenOneBlockOutrunsTheLimit(t *testing.T) {
 	}
 	t.Logf("refused after %s: %v", time.Since(start).Round(time.Millisecond), err)
 }
+
+// hugeGrid launches 2·10¹² threads at n = 64 (a grid of 2·10⁹ blocks of 1,024), all of them
+// emulated at that size: days of emulation.
+const hugeGrid = `kernel: huge
+block: [32, 32]
+grid: ["2000000", "1000"]
+sizes: [64]
+---
+extern "C" __global__ void huge(const float* A, const float* B, float* C, int M, int N, int K) {
+    int r = blockIdx.y * 32 + threadIdx.y, c = blockIdx.x * 32 + threadIdx.x;
+    if (r < M && c < N) C[r * N + c] = A[r * K] * B[c];
+}
+`
+
+// Show PTX launches the virtual GPU as the run does, and goes through the same guard: a cell whose
+// run is refused after the compile, from the probe of one block, as too costly, has its Show PTX
+// refused with the same reason, instead of emulated until the run time limit stops it. (The
+// context's deadline only keeps a regression from emulating for days; the refusal comes first.)
+func TestShowPTXRefusedAsTheRunIs(t *testing.T) {
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: &testGPU{nv: nv}})
+	refusal := func(action string) error {
+		t.Helper()
+		r, err := cells.Parse(k, action, cells.Cell{Source: hugeGrid})
+		if err != nil {
+			t.Fatalf("%q: %v", action, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = r.Run(ctx, &cellstest.Recorder{})
+		if ctx.Err() != nil {
+			t.Fatalf("%q: emulated until the context's deadline (%v), want refused from the probe", action, err)
+		}
+		return err
+	}
+	run, ptx := refusal(""), refusal("ptx")
+	const want = "custom: its emulation is estimated, from one thread block of it at each size, at about"
+	if run == nil || !strings.Contains(run.Error(), want) {
+		t.Fatalf("run: got %v, want %q", run, want)
+	}
+	if ptx == nil || ptx.Error() != run.Error() {
+		t.Errorf("Show PTX: got %v, want the run's refusal %q", ptx, run)
+	}
+}

@@ -123,12 +123,12 @@ func percent(f float64) string {
 func (p *showPTX) sharesNote(n int, m datasheet.Model, s emulate.Shares, src map[int]float64) string {
 	term := emulate.Dominant(m)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Where the time goes (modelled on the %s from the emulated counts of one launch at n=%d): ", datasheet.Or(p.spec.GPU).Name, n)
+	fmt.Fprintf(&b, "Where the time goes (modelled on the %s from the emulated counts of one launch at n=%d): ", datasheet.Or(p.r.spec.GPU).Name, n)
 	if m.Bound == "launch" {
 		fmt.Fprintf(&b, "%s takes %s, and the launch's fixed %s is longer than any term its work makes; the largest of those is %s (%s).",
-			p.spec.Kernel, micro(m.Seconds), micro(emulate.LaunchSeconds(datasheet.Or(p.spec.GPU))), termLabel(term.Name), micro(term.Seconds))
+			p.r.spec.Kernel, micro(m.Seconds), micro(emulate.LaunchSeconds(datasheet.Or(p.r.spec.GPU))), termLabel(term.Name), micro(term.Seconds))
 	} else {
-		fmt.Fprintf(&b, "%s takes %s, bound by %s (%s, the largest term).", p.spec.Kernel, micro(m.Seconds), term.Name, micro(term.Seconds))
+		fmt.Fprintf(&b, "%s takes %s, bound by %s (%s, the largest term).", p.r.spec.Kernel, micro(m.Seconds), term.Name, micro(term.Seconds))
 	}
 	var parts []string
 	covered := 0.0
@@ -137,7 +137,7 @@ func (p *showPTX) sharesNote(n int, m datasheet.Model, s emulate.Shares, src map
 			break
 		}
 		covered += src[l]
-		what := fmt.Sprintf("line %d", p.spec.SourceLine+l-1)
+		what := fmt.Sprintf("line %d", p.r.spec.SourceLine+l-1)
 		if len(parts) == 0 {
 			what = "Line" + strings.TrimPrefix(what, "line")
 		}
@@ -162,7 +162,7 @@ func (p *showPTX) sharesNote(n int, m datasheet.Model, s emulate.Shares, src map
 
 // sourceText is line l of the kernel's source, trimmed, its comment dropped, shortened to 100 characters.
 func (p *showPTX) sourceText(l int) string {
-	lines := strings.Split(p.spec.Source, "\n")
+	lines := strings.Split(p.r.spec.Source, "\n")
 	if l < 1 || l > len(lines) {
 		return ""
 	}

@@ -63,7 +63,7 @@ func showPTXOf(t *testing.T, cell string) *cellstest.Recorder {
 		t.Fatal(err)
 	}
 	rec := &cellstest.Recorder{}
-	if err := (&showPTX{env: cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: g}, spec: spec}).Run(context.Background(), rec); err != nil {
+	if err := newShowPTX(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: g}, spec).Run(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	return rec

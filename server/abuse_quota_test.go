@@ -241,7 +241,7 @@ func TestAbuseDiskNearlyFullRefusesNewWork(t *testing.T) {
 	if got := runOf(t, ws, probeMsg("before", "rows: 2")); got[len(got)-1].Type != TypeDone {
 		t.Fatalf("a run with room: %+v", got[len(got)-1])
 	}
-	free.Store(1 << 30) // 1 % free: under the 5 % kept
+	free.Store(512 << 20) // under the 1 GiB kept on a 100 GiB disk (5 %, capped)
 	const full = "disk is nearly full"
 	shout := probeMsg("shout", "hi")
 	shout.Action = "shout"
@@ -282,6 +282,35 @@ func TestAbuseDiskNearlyFullRefusesNewWork(t *testing.T) {
 	free.Store(50 << 30)
 	if got := runOf(t, ws, probeMsg("later", "rows: 1")); got[len(got)-1].Type != TypeDone {
 		t.Errorf("a run with room again: %+v", got[len(got)-1])
+	}
+}
+
+// With the default disk guard, joins go on where the free space is small but sane for the disk's
+// size: 150 MB free of a 2 GB disk, 2 GiB free of a 1 TB one (0.2 %; the old 5 % rule asked for
+// 50 GB); below the floor or the cap they are refused.
+func TestDiskGuardDefaultsScaleBothWays(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		total, room, refuse uint64
+	}{
+		{"2 GB", 2e9, 150e6, 60 << 20},
+		{"1 TB", 1e12, 2 << 30, 900 << 20},
+	} {
+		var free atomic.Uint64
+		free.Store(tc.room)
+		cfg := classConfig(t)
+		cfg.FreeSpace = func(string) (uint64, uint64, error) { return free.Load(), tc.total, nil }
+		_, base := startServer(t, cfg)
+		join(t, base, "class-token", "Ada") // fails the test unless the join gets in
+		free.Store(tc.refuse)
+		resp, err := http.PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {"Bob"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := resp.StatusCode, http.StatusServiceUnavailable; got != want {
+			t.Errorf("%s disk, %d bytes free: join answered %d, want %d", tc.name, tc.refuse, got, want)
+		}
 	}
 }
 

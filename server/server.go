@@ -37,6 +37,17 @@ import (
 	"github.com/gpuplayground/playground/store"
 )
 
+// The disk guard's defaults (Config.MinFreeBytes, Config.MaxFreeBytes; store.DiskGuard.Need):
+// 5 % of the data disk kept free, but never less than 64 MiB nor more than 1 GiB. The floor is
+// what the store may write between one check and the next with room to spare: SQLite's
+// write-ahead log before a checkpoint (about 4 MiB at its default 1,000 pages), and the results of
+// the runs in flight, each student's at most Config.StudentQuota (20 MiB). The cap keeps a large
+// disk usable: 1 GiB is hundreds of classes' worth of runs, where 5 % of 1 TB would be 50 GB.
+const (
+	DefaultMinFreeBytes = 64 << 20
+	DefaultMaxFreeBytes = 1 << 30
+)
+
 // Config is everything the server needs; cmd/playground fills it from flags and tests build their own.
 type Config struct {
 	// Addr is the listen address, host:port. Default 127.0.0.1:8080.
@@ -95,11 +106,13 @@ type Config struct {
 	// finished runs are pruned (each keeps its end and a note saying so), and when that is not
 	// enough, the student's new runs are refused. Negative: no quota.
 	StudentQuota int64
-	// MinFreeBytes and MinFreePercent: while the data directory's disk has less free than the
-	// larger of MinFreeBytes bytes (default 256 MiB) and MinFreePercent percent of its size
-	// (default 5), new runs, joins and edits are refused with one message saying so; reading runs
-	// goes on. Negative MinFreeBytes: never refused; negative MinFreePercent: MinFreeBytes alone.
+	// MinFreeBytes, MaxFreeBytes and MinFreePercent: while the data directory's disk has less free
+	// than MinFreePercent percent of its size (default 5), but at least MinFreeBytes (default 64
+	// MiB) and at most MaxFreeBytes (default 1 GiB), new runs, joins and edits are refused with one
+	// message saying so; reading runs goes on (store.DiskGuard.Need). Negative MinFreeBytes: never
+	// refused; negative MinFreePercent: MinFreeBytes alone; negative MaxFreeBytes: no cap.
 	MinFreeBytes   int64
+	MaxFreeBytes   int64
 	MinFreePercent float64
 	// FreeSpace reports the free and total bytes of the file system of dir (DataDir). Default:
 	// store.DiskFree where DataDir is set, else nothing is checked; tests inject it.
@@ -222,7 +235,10 @@ func (c Config) withDefaults() Config {
 		c.StudentQuota = 20 << 20
 	}
 	if c.MinFreeBytes == 0 {
-		c.MinFreeBytes = 256 << 20
+		c.MinFreeBytes = DefaultMinFreeBytes
+	}
+	if c.MaxFreeBytes == 0 {
+		c.MaxFreeBytes = DefaultMaxFreeBytes
 	}
 	if c.MinFreePercent == 0 {
 		c.MinFreePercent = 5
@@ -390,7 +406,8 @@ func (s *Server) openStore() error {
 		return fmt.Errorf("database %s: moving runs and edits to renamed lessons: %w", st.Path(), err)
 	}
 	if s.cfg.MinFreeBytes >= 0 {
-		st.SetDiskGuard(store.DiskGuard{Dir: s.cfg.DataDir, Free: s.cfg.FreeSpace, MinFreeBytes: uint64(s.cfg.MinFreeBytes), MinFreePercent: s.cfg.MinFreePercent})
+		st.SetDiskGuard(store.DiskGuard{Dir: s.cfg.DataDir, Free: s.cfg.FreeSpace, MinFreeBytes: uint64(s.cfg.MinFreeBytes),
+			MaxFreeBytes: uint64(max(s.cfg.MaxFreeBytes, 0)), MinFreePercent: s.cfg.MinFreePercent})
 	}
 	s.sess.m = map[string]store.Student{}
 	s.here = presence{conns: map[string]int{}, timers: map[string]*time.Timer{}}

@@ -169,18 +169,36 @@ func (s *Store) pruneRun(ctx context.Context, student, run int64, note string) (
 }
 
 // DiskGuard says when the disk of the data directory is too full for new work: when its free space
-// is under MinFreeBytes or MinFreePercent of its size, whichever is more.
+// is under Need(total), MinFreePercent of its size kept within MinFreeBytes and MaxFreeBytes, so
+// that a small disk is not asked for more than it can spare and a large one not for tens of
+// gigabytes.
 type DiskGuard struct {
 	// Dir is the directory whose file system is checked.
 	Dir string
 	// Free reports the free (available to this user) and total bytes of dir's file system; nil:
 	// never refuse. DiskFree is the real one.
 	Free func(dir string) (free, total uint64, err error)
-	// MinFreeBytes is the free space, in bytes, under which new work is refused.
+	// MinFreeBytes is the floor, in bytes: new work is refused below it whatever the disk's size.
 	MinFreeBytes uint64
+	// MaxFreeBytes caps the percentage's share, in bytes (never below MinFreeBytes); 0: no cap.
+	MaxFreeBytes uint64
 	// MinFreePercent is the free share of the file system, in percent, under which new work is
-	// refused; zero or negative: none.
+	// refused (within MinFreeBytes and MaxFreeBytes); zero or negative: MinFreeBytes alone.
 	MinFreePercent float64
+}
+
+// Need is the free space, in bytes, that g keeps on a file system of total bytes:
+// MinFreePercent of total, at least MinFreeBytes and at most MaxFreeBytes (when set). With the
+// server's defaults (5 %, 64 MiB, 1 GiB): 95 MiB of a 2 GB disk, 1 GiB of a 1 TB one.
+func (g DiskGuard) Need(total uint64) uint64 {
+	need := g.MinFreeBytes
+	if g.MinFreePercent > 0 {
+		need = max(need, uint64(float64(total)*g.MinFreePercent/100))
+	}
+	if g.MaxFreeBytes > 0 {
+		need = min(need, max(g.MaxFreeBytes, g.MinFreeBytes))
+	}
+	return need
 }
 
 // ErrDiskLow is wrapped by the error of work refused because the disk is nearly full (Room).
@@ -189,9 +207,9 @@ var ErrDiskLow = errors.New("the server's disk is nearly full")
 // SetDiskGuard sets what Room checks; call it once, before the store is used by several goroutines.
 func (s *Store) SetDiskGuard(g DiskGuard) { s.guard = g }
 
-// Room returns nil while the data directory's disk has room for new work (runs, joins, edits), and
-// otherwise an error wrapping ErrDiskLow that says so and what still works. A failing free-space
-// check never refuses.
+// Room returns nil while the data directory's disk has room for new work (runs, joins, edits): at
+// least the guard's Need of its size free; otherwise an error wrapping ErrDiskLow that says so and
+// what still works. A failing free-space check never refuses.
 func (s *Store) Room() error {
 	g := s.guard
 	if g.Free == nil {
@@ -201,10 +219,7 @@ func (s *Store) Room() error {
 	if err != nil {
 		return nil
 	}
-	need := g.MinFreeBytes
-	if g.MinFreePercent > 0 {
-		need = max(need, uint64(float64(total)*g.MinFreePercent/100))
-	}
+	need := g.Need(total)
 	if free >= need {
 		return nil
 	}

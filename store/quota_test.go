@@ -181,6 +181,45 @@ func TestRoomRefusesNewWork(t *testing.T) {
 	}
 }
 
+// The free space kept scales with the disk both ways: on a 2 GB disk 5 % (about 95 MiB, above the
+// 64 MiB floor) and on a 1 GB one the floor; on a 1 TB disk the 1 GiB cap, not 50 GB. Room follows
+// Need on each.
+func TestDiskGuardScalesBothWays(t *testing.T) {
+	g := DiskGuard{MinFreeBytes: 64 << 20, MaxFreeBytes: 1 << 30, MinFreePercent: 5}
+	for _, tc := range []struct {
+		name        string
+		total, want uint64
+	}{
+		{"a 2 GB disk", 2e9, 1e8},
+		{"a 1 GB disk", 1e9, 64 << 20},
+		{"a 100 MiB disk", 100 << 20, 64 << 20},
+		{"a 1 TB disk", 1e12, 1 << 30},
+		{"a 10 GiB disk", 10 << 30, 512 << 20},
+	} {
+		if got := g.Need(tc.total); got != tc.want {
+			t.Errorf("%s: Need = %d bytes, want %d", tc.name, got, tc.want)
+		}
+		s, _ := openMem(t)
+		free := tc.want
+		s.SetDiskGuard(DiskGuard{Free: func(string) (uint64, uint64, error) { return free, tc.total, nil },
+			MinFreeBytes: g.MinFreeBytes, MaxFreeBytes: g.MaxFreeBytes, MinFreePercent: g.MinFreePercent})
+		if err := s.Room(); err != nil {
+			t.Errorf("%s with %d bytes free: %v, want room", tc.name, free, err)
+		}
+		free = tc.want - 1
+		if err := s.Room(); !errors.Is(err, ErrDiskLow) {
+			t.Errorf("%s with %d bytes free: %v, want ErrDiskLow", tc.name, free, err)
+		}
+	}
+	// Without a cap the percentage alone rules; a cap under the floor is the floor.
+	if got, want := (DiskGuard{MinFreeBytes: 64 << 20, MinFreePercent: 5}).Need(1e12), uint64(5e10); got != want {
+		t.Errorf("no cap, 1 TB: Need = %d, want %d", got, want)
+	}
+	if got, want := (DiskGuard{MinFreeBytes: 64 << 20, MaxFreeBytes: 1 << 20, MinFreePercent: 5}).Need(1e12), uint64(64<<20); got != want {
+		t.Errorf("a cap under the floor, 1 TB: Need = %d, want %d", got, want)
+	}
+}
+
 // RunsPage pages a student's runs by id, oldest first.
 func TestRunsPage(t *testing.T) {
 	ctx := context.Background()

@@ -1,7 +1,8 @@
 // Package chart draws experiment results as SVG charts with gonum.org/v1/plot, server-side, so the
 // browser needs no plotting library. Every chart is in the project's style (style.go): sans-serif,
 // sized to its data, the legend beside or under the plot, log axes where values span decades, bars
-// over the grid, the Okabe–Ito palette with each kernel one colour in every chart, and a <title> and
+// over the grid, the Okabe–Ito palette assigned per series (the i-th series of a chart its i-th colour,
+// with marker and dash as second cues), and a <title> and
 // <desc> (the page shows the results table beside it as the accessible equivalent).
 package chart
 
@@ -21,7 +22,7 @@ import (
 )
 
 // Throughput renders GFLOP/s against n for results: a log2 x axis, one line per kernel in the order
-// kernels first appear (each kernel its own colour, KernelSeries), labelled axes with units and a
+// kernels first appear (the i-th kernel in SeriesStyle(i)), labelled axes with units and a
 // legend. The y axis turns logarithmic when the results span more than 20×, so a whole ladder fits.
 // It returns a complete `<svg>` document without an XML prolog, ready to put inside HTML.
 func Throughput(results []harness.Result) (string, error) { return ThroughputPeak(results, 0, "") }
@@ -74,10 +75,10 @@ func rateChart(results []harness.Result, peak float64, label string, axes RateAx
 			best = r
 		}
 	}
-	for _, name := range order {
+	for i, name := range order {
 		xys := byKernel[name]
 		sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
-		l, s, err := lineOf(xys, KernelSeries(name))
+		l, s, err := lineOf(xys, SeriesStyle(i))
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}
@@ -207,7 +208,7 @@ func barHeight(bars int) vg.Length {
 }
 
 // barPanel is one horizontal bar chart of values by name (bottom to top in the order given, so the
-// first is at the top), each bar in its kernel's colour.
+// first is at the top), the i-th bar in the i-th series colour.
 func barPanel(title, xlabel string, names []string, values []float64) *plot.Plot {
 	p := newPlot(title)
 	p.X.Label.Text = xlabel
@@ -218,10 +219,10 @@ func barPanel(title, xlabel string, names []string, values []float64) *plot.Plot
 	for i := range values {
 		j := len(values) - 1 - i
 		rev[j], labels[j] = values[i], names[i]
-		b.colours = append(b.colours, Palette[0])
+		b.colours = append(b.colours, black)
 	}
-	for j := range labels {
-		b.colours[j] = GPUSeries(labels[j]).Colour
+	for i := range values { // the first (top) bar in the first series colour
+		b.colours[len(values)-1-i] = SeriesStyle(i).Colour
 	}
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range values {
@@ -239,7 +240,7 @@ func barPanel(title, xlabel string, names []string, values []float64) *plot.Plot
 	if len(values) > 0 {
 		p.Add(b)
 		p.NominalY(labels...)
-		p.Y.Tick.Label.Font.Size = vg.Points(9)
+		p.Y.Tick.Label.Font.Size = vg.Points(TextSize)
 	} else {
 		p.HideY()
 	}
@@ -280,7 +281,7 @@ func Utilisation(arrays []Array, cycles func(N, n int) (macs, cycles int64)) (st
 			macs, cyc := cycles(a.N, n)
 			xys = append(xys, plotter.XY{X: float64(n), Y: 100 * float64(macs) / (float64(a.N) * float64(a.N) * float64(cyc))})
 		}
-		l, s, err := lineOf(xys, indexSeries(i, draw.CircleGlyph{}))
+		l, s, err := lineOf(xys, SeriesStyle(i))
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}
@@ -302,15 +303,19 @@ type Roof struct {
 
 // Point is a kernel placed on the roofline: its arithmetic intensity (FLOP/byte) and GFLOP/s;
 // Predicted marks the learner's guess rather than a measurement. Points with the same Label (a
-// kernel) share a colour and one legend entry.
+// kernel) share a style and one legend entry; the i-th label is drawn in SeriesStyle(i).
 type Point struct {
 	Label     string
 	Intensity float64
 	GFLOPS    float64
 	Predicted bool
-	// Style, if not nil, draws the point in it instead of its label's kernel style (points that are
-	// not kernels: a model's steps).
+	// Style, if not nil, draws the point in it instead of its label's series style (points that
+	// are not kernels: a model's steps).
 	Style *Series
+	// Key, if not "", says what the point's marker (Style's glyph) means, such as the roof it is
+	// modelled on: the legend then has an entry per label (its colour) and one per key (its marker,
+	// in the text's colour), not one per label and key.
+	Key string
 }
 
 // Roofline draws the roofs (log-log: attainable GFLOP/s = min(peak, intensity × bandwidth)) with the
@@ -331,11 +336,17 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// One colour and one legend entry per label; predictions are hollow rings of the same colour.
+	// One style and one legend entry per label, the i-th label in SeriesStyle(i); predictions are
+	// hollow rings of their label's colour.
 	seen := map[string]bool{}
+	var keys []entry // the markers' meanings (Point.Key), after the labels
+	index := map[string]int{}
 	anyPrediction := false
 	for _, pt := range points {
-		st := KernelSeries(pt.Label)
+		if _, ok := index[pt.Label]; !ok {
+			index[pt.Label] = len(index)
+		}
+		st := SeriesStyle(index[pt.Label])
 		if pt.Style != nil {
 			st = *pt.Style
 		}
@@ -357,9 +368,18 @@ func Roofline(roofs []Roof, points []Point) (string, error) {
 			seen[pt.Label] = true
 			f.legend = append(f.legend, entry{pt.Label, []plot.Thumbnailer{s}})
 		}
+		if pt.Key != "" && !slices.ContainsFunc(keys, func(e entry) bool { return e.name == pt.Key }) {
+			k := *s
+			k.GlyphStyle.Color = black
+			keys = append(keys, entry{pt.Key, []plot.Thumbnailer{&k}})
+		}
+		if pt.Key != "" {
+			what = pt.Key
+		}
 		descs = append(descs, fmt.Sprintf("%s (%s): %.3g FLOP/byte, %.3g GFLOP/s", pt.Label, what, pt.Intensity, pt.GFLOPS))
 		ymin, ymax = math.Min(ymin, pt.GFLOPS), math.Max(ymax, pt.GFLOPS)
 	}
+	f.legend = append(f.legend, keys...)
 	if anyPrediction {
 		// A sample ring for the legend only: never added to the plot, so its point is not drawn.
 		ring, err := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
@@ -443,7 +463,7 @@ func Collective(points []ModelPoint, op string, mb float64) (string, error) {
 	for i, link := range order {
 		xys := byLink[link]
 		sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
-		l, s, err := lineOf(xys, indexSeries(i, draw.CircleGlyph{}))
+		l, s, err := lineOf(xys, SeriesStyle(i))
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}

@@ -136,3 +136,24 @@ func TestThroughputLogAxisAndPeak(t *testing.T) {
 		t.Errorf("one point: want a linear y axis")
 	}
 }
+
+// Points keyed by what their marker means (a roof) give one legend entry per label and one per
+// key, not one per pair; the key's marker is drawn in the text's colour.
+func TestRooflineKeyedMarkers(t *testing.T) {
+	var pts []Point
+	for i, step := range []string{"prefill", "decode 1", "decode 8"} {
+		a, b := Styled(i, 0), Styled(i, 1)
+		pts = append(pts, Point{Label: step, Key: "GPU", Intensity: float64(i + 1), GFLOPS: 10, Style: &a},
+			Point{Label: step, Key: "CPU", Intensity: float64(i + 1), GFLOPS: 1, Style: &b})
+	}
+	svg, err := Roofline([]Roof{{Label: "roof", PeakGFLOPS: 100, Bandwidth: 10}}, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Count(svg, `<g id="chart-series-`), 1+3+2; got != want {
+		t.Errorf("%d legend entries, want %d (a roof, three steps, two keys)", got, want)
+	}
+	if !strings.Contains(svg, "decode 8 (CPU): 3 FLOP/byte") {
+		t.Errorf("description lacks the keyed point: %.400s", svg)
+	}
+}

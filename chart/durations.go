@@ -50,7 +50,7 @@ func Durations(title string, rows []Duration) (string, error) {
 			ci = len(groups)
 			groups[r.Group] = ci
 		}
-		names[j], b.values[j], b.colours[j] = r.Label, r.Seconds, Palette[ci%len(Palette)]
+		names[j], b.values[j], b.colours[j] = r.Label, r.Seconds, SeriesStyle(ci).Colour
 		parts = append(parts, fmt.Sprintf("%s: %.3g s", r.Label, r.Seconds))
 	}
 	// The rows' names stand above their bars, so the time axis has the chart's whole width.

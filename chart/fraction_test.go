@@ -19,3 +19,28 @@ func TestFraction(t *testing.T) {
 		}
 	}
 }
+
+// A faceted chart draws each panel's lines with one legend: a label has one entry and one style
+// in every panel, and each panel has its title.
+func TestFractionsFacetsShareLegend(t *testing.T) {
+	line := func(label string) Line { return Line{Label: label, X: []float64{1e-6, 1}, Y: []float64{10, 90}} }
+	svg, err := Fractions("Kept", "magnitude", "% kept", []Panel{
+		{Title: "loss scale ×1", Lines: []Line{line("fp32"), line("fp16")}},
+		{Title: "loss scale ×1024", Lines: []Line{line("fp32"), line("fp16")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(svg, `<g id="chart-series-`); got != 2 {
+		t.Errorf("%d legend entries, want 2 (one per label)", got)
+	}
+	for _, want := range []string{">loss scale ×1<", ">loss scale ×1024<", "loss scale ×1024, fp16: 10% at 1e-06"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+	// fp16 is the second label in both panels: its lines are both in the second colour.
+	if got := strings.Count(svg, "stroke:var("+Palette[1].Var+","); got != 3 {
+		t.Errorf("%d strokes in %s, want 3 (two panels and the legend)", got, Palette[1].Var)
+	}
+}

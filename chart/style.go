@@ -3,7 +3,6 @@ package chart
 import (
 	"bytes"
 	"fmt"
-	"hash/fnv"
 	"html"
 	"image/color"
 	"math"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -25,175 +23,97 @@ import (
 )
 
 // The project's chart style: Liberation Sans (metric-compatible with Arial; the SVG asks for the
-// page's sans-serif fonts), a colour-blind-safe palette (Okabe & Ito, "Color Universal Design", 2008,
-// https://jfly.uni-koeln.de/color/), grid lines under the data, the legend beside the plot (or under
-// it when it is wide), and colours the page can swap for its dark theme: the SVG's black is
-// currentColor, its white background and grid lines are CSS variables with these as fallbacks.
+// page's sans-serif fonts), one categorical palette (Palette) assigned per series within a chart,
+// grid lines under the data, the legend beside the plot (or under it when it is wide), and colours
+// the page's two themes both take from the same CSS variables (Theme): the SVG's black is
+// currentColor, its background, grid, muted lines and series colours are var(--…) with the light
+// theme's value as fallback.
 
 // sans is the charts' typeface, from gonum/plot's font cache (which holds the Liberation fonts).
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-// Palette is Okabe–Ito's palette without its black (the axes' colour): blue, orange, bluish green,
-// reddish purple, sky blue, vermillion, yellow. Each is drawn as the page's CSS variable of its
-// place in the page's list (cssIndex), so the dark theme can swap it.
-var Palette = []color.RGBA{
-	{0x00, 0x72, 0xb2, 0xff}, {0xe6, 0x9f, 0x00, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0xcc, 0x79, 0xa7, 0xff},
-	{0x56, 0xb4, 0xe9, 0xff}, {0xd5, 0x5e, 0x00, 0xff}, {0xf0, 0xe4, 0x42, 0xff},
+// ThemeColour is one colour the charts draw with, as the page defines it: its CSS custom property
+// (static/style.css) and its value in the light and the dark theme.
+type ThemeColour struct {
+	Var         string
+	Light, Dark color.RGBA
 }
 
-// cssIndex is each Palette colour's variable on the page (static/style.css): --c0 … --c5, --c7
-// (the page's --c6 is Okabe–Ito's black).
-var cssIndex = []int{0, 1, 2, 3, 4, 5, 7}
+// Palette is the series colours, in the order a chart's series take them: the Okabe–Ito
+// colour-blind-safe palette without its black (the axes' colour): blue, orange, bluish green,
+// reddish purple, sky blue, vermillion, yellow. Source: M. Okabe and K. Ito, "Color Universal
+// Design (CUD): how to make figures and presentations that are friendly to colorblind people",
+// 2008, https://jfly.uni-koeln.de/color/ (chosen there to stay distinct under protanopia,
+// deuteranopia and tritanopia). The light theme draws Okabe–Ito's values; the dark theme the same
+// hues lightened to stand out on its dark background.
+var Palette = []ThemeColour{
+	{"--c0", rgb(0x0072b2), rgb(0x3a95e0)},
+	{"--c1", rgb(0xe69f00), rgb(0xe69f00)},
+	{"--c2", rgb(0x009e73), rgb(0x2fc69b)},
+	{"--c3", rgb(0xcc79a7), rgb(0xe08fc0)},
+	{"--c4", rgb(0x56b4e9), rgb(0x9fdcff)},
+	{"--c5", rgb(0xd55e00), rgb(0xff7a2e)},
+	{"--c7", rgb(0xf0e442), rgb(0xf0e442)},
+}
+
+// Page colours the charts draw with besides the palette: text (currentColor, the page's --fg), the
+// muted axes and roofs, the grid, and the background (the page's --bg-box, as --chart-bg).
+var (
+	fgColour    = ThemeColour{"--fg", rgb(0x1d2330), rgb(0xe3e7ee)}
+	mutedColour = ThemeColour{"--muted", rgb(0x5b6475), rgb(0x9aa3b2)}
+	gridColour  = ThemeColour{"--line", rgb(0xd8dde6), rgb(0x343a46)}
+	bgColour    = ThemeColour{"--bg-box", rgb(0xffffff), rgb(0x11141a)}
+)
+
+// Theme is every colour a chart is drawn in, with its CSS variable and both themes' values: the
+// page's static/style.css defines the same (a test holds them equal), so one table colours both.
+func Theme() []ThemeColour {
+	return append([]ThemeColour{fgColour, mutedColour, gridColour, bgColour}, Palette...)
+}
+
+func rgb(v uint32) color.RGBA { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff} }
 
 var (
 	black   = color.RGBA{0, 0, 0, 0xff}
-	gridRGB = color.RGBA{0xd8, 0xdd, 0xe6, 0xff} // the page's --line
-	muted   = color.RGBA{0x5b, 0x64, 0x75, 0xff} // the page's --muted
+	gridRGB = gridColour.Light
+	muted   = mutedColour.Light
 )
 
-// A family is a ladder of kernels: one hue (an Okabe–Ito colour) and one marker shape for all of its
-// kernels, its rungs told apart by shade and dash (rungStyle) in the ladder's order, the shape solid
-// for its first five rungs and hollow for the next five.
-type family struct {
-	hue    int                // index in Palette
-	glyphs []draw.GlyphDrawer // filled for the first five rungs, hollow for the next five, then any third
-	prefix string             // what the names start with ("cuda-"), "" for the CPU ladder
-	rungs  []string           // the names without prefix, in the ladder's order
-}
+// MaxSeries is the most series one chart (or one legend shared by a faceted chart's panels) should
+// draw: past it, colours and marks repeat too often for a reader to tell lines apart reliably, and a
+// chart is split or faceted instead.
+const MaxSeries = 8
 
-// families are the lessons' kernels: the CPU ladder (package kernels) in blue circles, the CUDA
-// ladder (gpu/nvidia/ladder.go; the virtual GPU's counts name it without "cuda-") in vermillion
-// squares, cuBLAS in reddish purple crosses, the WebGPU ladder (cells/shared/webgpu) in bluish green
-// diamonds, and the learner's kernel ("custom") an orange triangle. A name in no ladder is a sky blue
-// hollow triangle, its rung from a hash of the name.
-var families = []family{
-	{hue: 0, glyphs: []draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}, rungs: []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel"}},
-	{hue: 5, glyphs: []draw.GlyphDrawer{draw.BoxGlyph{}, draw.SquareGlyph{}, crossedSquareGlyph{}}, prefix: "cuda-", rungs: cudaRungs()},
-	{hue: 3, glyphs: []draw.GlyphDrawer{draw.CrossGlyph{}, draw.PlusGlyph{}}, prefix: "cublas", rungs: []string{"", "-tf32", "-bf16"}},
-	{hue: 2, glyphs: []draw.GlyphDrawer{diamondGlyph{}, diamondGlyph{hollow: true}}, prefix: "webgpu-", rungs: []string{"naive", "coalesced", "tiled", "regblock", "naive-f16", "coalesced-f16", "tiled-f16", "regblock-f16"}},
-	{hue: 1, glyphs: []draw.GlyphDrawer{draw.PyramidGlyph{}, draw.TriangleGlyph{}}, rungs: []string{"custom"}},
-}
+// glyphs are the series' markers, in turn: filled circle, square, triangle, diamond, and a cross.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, diamondGlyph{}, draw.CrossGlyph{}}
 
-// cudaRungs are the own kernels of the CUDA ladder's table (gpu/nvidia/ladder.go), in its order,
-// without "cuda-": a rung added there gets its style here.
-func cudaRungs() []string {
-	var rungs []string
-	for _, k := range nvidia.Kernels() {
-		if r, ok := strings.CutPrefix(k.Name, "cuda-"); ok {
-			rungs = append(rungs, r)
-		}
-	}
-	return rungs
-}
-
-// other is the family of names in no ladder.
-var other = family{hue: 4, glyphs: []draw.GlyphDrawer{draw.TriangleGlyph{}, draw.TriangleGlyph{}}}
-
-// Shades of a hue: as it is, darker, lighter, darker still, lighter still.
-const (
-	shadeBase = iota
-	shadeDark
-	shadeLight
-	shadeDarker
-	shadeLighter
-	shades
-)
-
-// shadeMix is how much black (negative) or white each shade mixes into its hue.
-var shadeMix = [shades]float64{0, -0.3, 0.35, -0.55, 0.6}
-
-// rungStyle is the shade and dash (dashes) of rung i of a ladder: shade i mod 5, dash i mod 3, so
-// that neighbouring rungs differ in both, any five in a row differ in shade (bars have no dash) and
-// no two of the first fifteen are alike.
-func rungStyle(i int) (shade, dash int) { return i % shades, i % len(dashes) }
-
-// dashes are the rungs' line styles: solid, dashed, dotted.
+// dashes are the series' line styles: solid, dashed, dotted.
 var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2)}, {vg.Points(1.5), vg.Points(1.5)}}
 
-// shade is Palette[hue] mixed with black or white as shade s says (shadeMix).
-func shade(hue, s int) color.RGBA {
-	c, f := Palette[hue], shadeMix[s]
-	to := 0.0
-	if f > 0 {
-		to = 255
-	}
-	f = math.Abs(f)
-	mix := func(v uint8) uint8 { return uint8(math.Round(float64(v)*(1-f) + to*f)) }
-	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
-}
-
-// Series is how one named series (a kernel) is drawn: its colour, its glyph, and its dashes.
+// Series is how one series is drawn: its colour, its glyph, and its dashes.
 type Series struct {
 	Colour color.RGBA
 	Glyph  draw.GlyphDrawer
 	Dashes []vg.Length
 }
 
-// KernelSeries is the style of kernel name: the same in every chart. Its ladder (families) gives
-// its hue and marker, its rung in the ladder its shade and dash; "cuda-naive (emulated, modelled)"
-// is cuda-naive.
-func KernelSeries(name string) Series {
-	key := name
-	if f := strings.Fields(name); len(f) > 0 {
-		key = f[0]
-	}
-	fam, rung := ladderOf(key)
-	sh, dash := rungStyle(rung)
-	return Series{Colour: shade(fam.hue, sh), Glyph: fam.glyphs[(rung/shades)%len(fam.glyphs)], Dashes: dashes[dash]}
+// SeriesStyle is the style of the i-th series (from 0) of a chart: the i-th palette colour, the i-th
+// marker (five, so neighbours differ in marker as well as colour), and past the palette's length the
+// next dash (solid, dashed, dotted): no two of the first 3×35 series are drawn alike.
+func SeriesStyle(i int) Series {
+	i = max(i, 0)
+	return Series{Colour: Palette[i%len(Palette)].Light, Glyph: glyphs[i%len(glyphs)], Dashes: dashes[(i/len(Palette))%len(dashes)]}
 }
 
-// ladderOf finds key's family and rung (a hash of the name for names in no ladder).
-func ladderOf(key string) (family, int) {
-	if f, i, ok := ladderRung(key); ok {
-		return f, i
-	}
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return other, int(h.Sum32() % 15)
+// Styled is the style of a series that is one of a grid of hue × variant (a step and a roof): the
+// hue-th palette colour, and the variant-th dash and marker (solid with filled circles, dashed with
+// triangles, dotted with squares, then again with rings).
+func Styled(hue, variant int) Series {
+	gs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}}
+	return Series{Colour: Palette[hue%len(Palette)].Light, Glyph: gs[variant%len(gs)], Dashes: dashes[variant%len(dashes)]}
 }
 
-// ladderRung is the family and rung of key, if a ladder has it.
-func ladderRung(key string) (family, int, bool) {
-	for _, f := range families {
-		for i, r := range f.rungs {
-			if f.prefix+r == key {
-				return f, i, true
-			}
-		}
-	}
-	return family{}, 0, false
-}
-
-// GPUSeries is KernelSeries of a kernel that runs on a GPU: names of the CUDA ladder without
-// "cuda-" (the virtual GPU's counts) are the CUDA ladder's.
-func GPUSeries(name string) Series {
-	if f, _ := ladderOf("cuda-" + name); f.prefix == "cuda-" {
-		return KernelSeries("cuda-" + name)
-	}
-	return KernelSeries(name)
-}
-
-// crossedSquareGlyph is a hollow square with its diagonals: the CUDA ladder's marker past its
-// tenth rung.
-type crossedSquareGlyph struct{}
-
-func (crossedSquareGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.75)})
-	r := sty.Radius
-	var p vg.Path
-	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
-	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
-	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
-	p.Line(vg.Point{X: pt.X - r, Y: pt.Y + r})
-	p.Close()
-	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
-	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
-	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r})
-	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
-	c.Stroke(p)
-}
-
-// diamondGlyph is a diamond, filled or hollow: the WebGPU ladder's marker.
+// diamondGlyph is a diamond, filled or hollow.
 type diamondGlyph struct{ hollow bool }
 
 func (g diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
@@ -213,24 +133,6 @@ func (g diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point
 	c.Fill(p)
 }
 
-// Styled is the style of a series that is one of a grid of hue × variant (a format and a loss
-// scale, a step and a roof): the hue-th palette colour, and the variant-th dash and marker (solid
-// with filled circles, dashed with triangles, dotted with squares, then again with rings).
-func Styled(hue, variant int) Series {
-	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}}
-	return Series{Colour: Palette[hue%len(Palette)], Glyph: glyphs[variant%len(glyphs)], Dashes: dashes[variant%len(dashes)]}
-}
-
-// indexSeries is the i-th series of a chart whose series are not kernels (links, arrays): the
-// palette's hues in turn, dashed past its length.
-func indexSeries(i int, g draw.GlyphDrawer) Series {
-	s := Series{Colour: Palette[i%len(Palette)], Glyph: g}
-	if (i/len(Palette))%2 == 1 {
-		s.Dashes = dashes[1]
-	}
-	return s
-}
-
 // lineOf draws xys in series s: a line with a glyph at each point.
 func lineOf(xys plotter.XYs, s Series) (*plotter.Line, *plotter.Scatter, error) {
 	l, sc, err := plotter.NewLinePoints(xys)
@@ -247,16 +149,16 @@ func newPlot(title string) *plot.Plot {
 	p := plot.New()
 	p.BackgroundColor = color.White
 	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans", Weight: xfont.WeightBold}, 11)
+	p.Title.TextStyle.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans", Weight: xfont.WeightBold}, titleSize)
 	p.Title.Padding = vg.Points(6)
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font = font.From(sans, 10)
-		ax.Tick.Label.Font = font.From(sans, 9)
+		ax.Label.TextStyle.Font = font.From(sans, TextSize)
+		ax.Tick.Label.Font = font.From(sans, TextSize)
 		ax.Color, ax.Tick.Color = muted, muted
 		ax.Label.Padding = vg.Points(4)
 	}
 	p.Legend = plot.NewLegend()
-	p.Legend.TextStyle.Font = font.From(sans, 9)
+	p.Legend.TextStyle.Font = font.From(sans, TextSize)
 	p.Legend.ThumbnailWidth = vg.Points(26)
 	return p
 }
@@ -286,10 +188,17 @@ type figure struct {
 	desc    string
 }
 
-// Width is the charts' width; heights follow the data (lineHeight, barHeight). It is narrow enough
-// that a chart shrunk to a 390 px phone's column keeps its 9 pt text at 9 px; the page lets it grow
-// to about 1.25 times as wide (static/style.css).
+// Width is the charts' width; heights follow the data (lineHeight, barHeight). With TextSize it
+// keeps every text at 11 px or more in a 390 px phone's column (about 320 px: the chart is drawn at
+// 1 px a point or more); the page shows it at most at its own size, about 415 px (static/style.css).
 const Width = 11 * vg.Centimeter
+
+// TextSize is the size in points of the charts' smallest text (ticks, legend, axis labels);
+// titleSize that of their titles, in bold.
+const (
+	TextSize  = 11
+	titleSize = 12
+)
 
 // lineHeight is the height of a line chart's plot.
 const lineHeight = 7.5 * vg.Centimeter
@@ -313,14 +222,15 @@ func legendName(sty text.Style, name string, maxWidth vg.Length) string {
 
 func (f *figure) svg() (string, error) {
 	leg := plot.NewLegend()
-	leg.TextStyle.Font = font.From(sans, 9)
+	leg.TextStyle.Font = font.From(sans, TextSize)
 	leg.ThumbnailWidth = vg.Points(26)
 	leg.Padding = vg.Points(3)
 	leg.Top, leg.Left = true, true
 	inner := Width - 2*margin
 	// Legend lines wider than the chart (less the legend's indent, its thumbnail and padding) are cut.
-	for _, e := range f.legend {
-		leg.Add(legendName(leg.TextStyle, e.name, inner-legendIndent-leg.ThumbnailWidth-3*leg.Padding), e.thumbs...)
+	for i, e := range f.legend {
+		thumbs := append([]plot.Thumbnailer{seriesMark{i, leg.TextStyle}}, e.thumbs...)
+		leg.Add(legendName(leg.TextStyle, e.name, inner-legendIndent-leg.ThumbnailWidth-3*leg.Padding), thumbs...)
 	}
 	full := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: Width, Y: 100 * vg.Centimeter}}}
 	var legW, legH vg.Length
@@ -347,11 +257,13 @@ func (f *figure) svg() (string, error) {
 			plotArea = draw.Crop(dc, 0, 0, legH, 0)
 			lc := draw.Crop(dc, legendIndent, 0, 0, -(h - 2*margin - legH))
 			leg.Draw(lc)
+			lc.FillText(leg.TextStyle, lc.Min, seriesEnd)
 		} else {
 			plotArea = draw.Crop(dc, 0, -legW, 0, 0)
 			top := titleHeight(f.plots[0], plotArea.Max.X-plotArea.Min.X) + f.plots[0].Title.Padding
 			lc := draw.Crop(dc, inner-legW+vg.Points(6), 0, 0, -top)
 			leg.Draw(lc)
+			lc.FillText(leg.TextStyle, lc.Min, seriesEnd)
 		}
 	}
 	y := plotArea.Max.Y
@@ -396,7 +308,8 @@ func drawPlot(p *plot.Plot, c draw.Canvas) {
 		c.Max.Y -= blockHeight(tsty, title) + p.Title.Padding
 	}
 	xsty := p.X.Label.TextStyle
-	xlabel := strings.Split(wrap(xsty, p.X.Label.Text, width), "\n")
+	// Wrapped narrower than c: it is centred on the data, right of the y axis and its labels.
+	xlabel := strings.Split(wrap(xsty, p.X.Label.Text, width*3/4), "\n")
 	p.X.Label.Text = ""
 	if xlabel[0] != "" {
 		c.Min.Y += blockHeight(xsty, xlabel) + p.X.Label.Padding
@@ -583,19 +496,47 @@ func themed(svg, title, desc string) string {
 		"stroke:#000000", "stroke:currentColor",
 		"fill:#000000", "fill:currentColor",
 		"fill:#FFFFFF", "fill:var(--chart-bg,#FFFFFF)",
-		"stroke:" + hex(gridRGB), "stroke:var(--line," + hex(gridRGB) + ")",
-		"stroke:" + hex(muted), "stroke:var(--muted," + hex(muted) + ")",
-		"fill:" + hex(muted), "fill:var(--muted," + hex(muted) + ")",
 	}
-	// Each hue is --cN (N its place on the page), its shades --c1N … --c4N (shadeDark …).
-	for i := range Palette {
-		for s := range shades {
-			c := shade(i, s)
-			v := fmt.Sprintf("var(--c%d,%s)", 10*s+cssIndex[i], hex(c))
-			pairs = append(pairs, "stroke:"+hex(c), "stroke:"+v, "fill:"+hex(c), "fill:"+v)
+	for _, c := range append([]ThemeColour{gridColour, mutedColour}, Palette...) {
+		v := fmt.Sprintf("var(%s,%s)", c.Var, hex(c.Light))
+		pairs = append(pairs, "stroke:"+hex(c.Light), "stroke:"+v, "fill:"+hex(c.Light), "fill:"+v)
+	}
+	svg = strings.NewReplacer(pairs...).Replace(svg)
+	return withTextLength(seriesGroups(svg))
+}
+
+// seriesMark is drawn first of legend entry i's thumbnails: a placeholder text that seriesGroups
+// turns into the start of the entry's group (<g id="chart-series-i">), so the SVG groups each series' legend
+// key (its line, marker and name) for a reader of the SVG, such as the test of every lesson chart.
+type seriesMark struct {
+	i   int
+	sty text.Style
+}
+
+func (m seriesMark) Thumbnail(c *draw.Canvas) {
+	c.FillText(m.sty, c.Min, fmt.Sprintf("@@series-%d@@", m.i))
+}
+
+// seriesEnd is the placeholder drawn after a legend: the end of its last series' group.
+const seriesEnd = "@@series-end@@"
+
+// seriesMarkText is a placeholder text as vgsvg writes it.
+var seriesMarkText = regexp.MustCompile(`<text [^>]*>@@series-(\d+|end)@@</text>\n?`)
+
+// seriesGroups turns the legend's placeholders into groups: each legend entry's drawing in a
+// <g id="chart-series-i"> (an id, not a class: a worker's chart relayed by package cluster may
+// carry no class but "chart").
+func seriesGroups(svg string) string {
+	return seriesMarkText.ReplaceAllStringFunc(svg, func(m string) string {
+		switch i := seriesMarkText.FindStringSubmatch(m)[1]; i {
+		case "end":
+			return "</g>\n"
+		case "0":
+			return `<g id="chart-series-0">` + "\n"
+		default:
+			return `</g>` + "\n" + `<g id="chart-series-` + i + `">` + "\n"
 		}
-	}
-	return withTextLength(strings.NewReplacer(pairs...).Replace(svg))
+	})
 }
 
 // svgText is one text element as vgsvg writes it.

@@ -3,13 +3,13 @@ package chart
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 )
 
@@ -43,61 +43,65 @@ func TestChartsAreAccessibleAndThemed(t *testing.T) {
 	}
 }
 
-// A kernel is drawn in the same colour whichever other kernels share the chart; each ladder has
-// its hue and marker ("cuda-naive" is not naive's), and no two rungs of a ladder are drawn alike.
-func TestKernelColoursAreStable(t *testing.T) {
-	colourOf := func(svg string, c string) bool { return strings.Contains(svg, ","+c+")") }
-	gonum := hex(KernelSeries("gonum").Colour)
-	alone, _ := Throughput([]harness.Result{{Kernel: "gonum", N: 64, GFLOPS: 9}})
-	mixed, _ := Throughput([]harness.Result{{Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "naive", N: 64, GFLOPS: 1}, {Kernel: "webgpu-tiled", N: 64, GFLOPS: 9}, {Kernel: "gonum", N: 64, GFLOPS: 9}})
-	if !colourOf(alone, gonum) || !colourOf(mixed, gonum) {
-		t.Errorf("gonum is not %s in both charts", gonum)
+// The i-th series of a chart takes the i-th palette colour and marker, whichever kernels they are:
+// four CPU kernels are four hues (not four blues), and a kernel's colour follows its place.
+func TestSeriesTakePaletteInTurn(t *testing.T) {
+	rs := []harness.Result{{Kernel: "ikj", N: 64, GFLOPS: 1}, {Kernel: "parallel", N: 64, GFLOPS: 2}, {Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "gonum", N: 64, GFLOPS: 4}}
+	svg, err := Throughput(rs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if fmt.Sprint(KernelSeries("cuda-smem (emulated, modelled)")) != fmt.Sprint(KernelSeries("cuda-smem")) || fmt.Sprint(GPUSeries("smem")) != fmt.Sprint(KernelSeries("cuda-smem")) {
-		t.Errorf("emulated names and the virtual GPU's short names are not drawn as their kernel")
+	groups := regexp.MustCompile(`(?s)<g id="chart-series-(\d+)">(.*?)</g>`).FindAllStringSubmatch(svg, -1)
+	if got, want := len(groups), len(rs); got != want {
+		t.Fatalf("%d series groups, want %d", got, want)
 	}
-	for _, pair := range [][2]string{{"naive", "cuda-naive"}, {"tiled", "webgpu-tiled"}, {"cuda-naive", "webgpu-naive"}, {"cublas", "cuda-regblock"}} {
-		a, b := KernelSeries(pair[0]), KernelSeries(pair[1])
-		if a.Colour == b.Colour || a.Glyph == b.Glyph {
-			t.Errorf("%s and %s: want another hue and marker (another ladder)", pair[0], pair[1])
+	for i, g := range groups {
+		want := "stroke:var(" + Palette[i].Var + ","
+		if !strings.Contains(g[2], want) || !strings.Contains(g[2], ">"+rs[i].Kernel+"<") {
+			t.Errorf("series %s: want %s's line in %s, got %s", g[1], rs[i].Kernel, Palette[i].Var, g[2])
 		}
 	}
-	for _, f := range families {
-		seen := map[string]string{}
-		bars := map[color.RGBA]string{}
-		if len(f.rungs) > shades*len(f.glyphs) {
-			t.Errorf("%s…: %d rungs, but %d shades × %d markers tell only %d apart", f.prefix, len(f.rungs), shades, len(f.glyphs), shades*len(f.glyphs))
-		}
-		for i, r := range f.rungs {
-			name := f.prefix + r
-			s := KernelSeries(name)
-			if s.Glyph != f.glyphs[(i/shades)%len(f.glyphs)] || !sameHue(s.Colour, Palette[f.hue]) {
-				t.Errorf("%s: not its ladder's marker and hue", name)
-			}
-			key := fmt.Sprintf("%v %#v", s.Colour, s.Glyph)
-			if other, dup := seen[key]; dup {
-				t.Errorf("%s and %s are drawn alike", name, other)
-			}
-			seen[key] = name
-			if other, dup := bars[s.Colour]; dup && i < shades {
-				t.Errorf("%s and %s: same colour among five neighbouring rungs", name, other)
-			}
-			bars[s.Colour] = name
-		}
-	}
-	if a, b := KernelSeries("my-kernel"), KernelSeries("my-kernel"); a.Colour != b.Colour {
-		t.Errorf("an unknown name's colour is not stable")
+	alone, _ := Throughput(rs[3:])
+	if !strings.Contains(alone, "stroke:var(--c0,") {
+		t.Errorf("gonum alone: want the first colour")
 	}
 }
 
-// sameHue reports whether c is a shade of base: mixed with black or white only.
-func sameHue(c, base color.RGBA) bool {
-	for s := range shades {
-		if c == shade(slices.Index(Palette, base), s) {
-			return true
+// No two of the first 3×35 series styles are alike, and neighbours differ in colour and marker.
+func TestSeriesStylesDistinct(t *testing.T) {
+	seen := map[string]int{}
+	for i := range 3 * 35 {
+		s := SeriesStyle(i)
+		key := fmt.Sprintf("%v %#v %v", s.Colour, s.Glyph, s.Dashes)
+		if j, dup := seen[key]; dup {
+			t.Errorf("series %d and %d are drawn alike: %s", j, i, key)
+		}
+		seen[key] = i
+		if i > 0 {
+			p := SeriesStyle(i - 1)
+			if p.Colour == s.Colour || fmt.Sprintf("%#v", p.Glyph) == fmt.Sprintf("%#v", s.Glyph) {
+				t.Errorf("series %d and %d share a colour or a marker", i-1, i)
+			}
 		}
 	}
-	return false
+}
+
+// The page's stylesheet defines every chart colour as the chart package does, in both themes: the
+// charts and the page take their colours from one table.
+func TestThemeMatchesPageCSS(t *testing.T) {
+	css, err := os.ReadFile("../static/style.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	light, dark := CSSThemes(string(css))
+	for _, c := range Theme() {
+		if got, want := light[c.Var], strings.ToLower(hex(c.Light)); got != want {
+			t.Errorf("light %s = %q in style.css, want %s", c.Var, got, want)
+		}
+		if got, want := dark[c.Var], strings.ToLower(hex(c.Dark)); got != want {
+			t.Errorf("dark %s = %q in style.css, want %s", c.Var, got, want)
+		}
+	}
 }
 
 // Bar charts: as tall as their bars need, bars drawn after (over) the grid, and a log axis where the
@@ -117,7 +121,7 @@ func TestCountsBarsSizedOverGridAndLog(t *testing.T) {
 	if h(one) >= h(four) || h(one) > 300 {
 		t.Errorf("heights %v (1 bar) and %v (4 bars): want the one-bar chart shorter, under 300 pt", h(one), h(four))
 	}
-	if !strings.Contains(four, "no caches), log scale") || strings.Contains(one, "log scale") {
+	if !strings.Contains(four, "log scale") || strings.Contains(one, "log scale") {
 		t.Errorf("want a log axis for 8 MB to 0.05 MB and a linear one for a single bar")
 	}
 	grid := strings.Index(four, "stroke:var(--line,")
@@ -145,19 +149,23 @@ func TestLogTicksStayInRange(t *testing.T) {
 	}
 }
 
-// Every kernel of the GPU kernel table (gpu/nvidia/ladder.go) is a rung of a ladder, so none is
-// styled from a hash of its name, and no two are drawn alike.
-func TestEveryTableKernelHasItsOwnStyle(t *testing.T) {
-	seen := map[string]string{}
-	for _, k := range nvidia.Kernels() {
-		if _, _, ok := ladderRung(k.Name); !ok {
-			t.Errorf("%s is in no ladder of chart's families", k.Name)
+// Contrast follows WCAG 2.x: black on white is 21:1, a colour on itself 1:1, and #767676 on white
+// about 4.54:1 (the lightest grey that passes AA on white).
+func TestContrastIsWCAG(t *testing.T) {
+	white, black := rgb(0xffffff), rgb(0x000000)
+	for _, c := range []struct {
+		a, b      color.RGBA
+		want, tol float64
+	}{{black, white, 21, 1e-9}, {white, white, 1, 1e-9}, {rgb(0x767676), white, 4.54, 0.01}} {
+		if got := Contrast(c.a, c.b); math.Abs(got-c.want) > c.tol {
+			t.Errorf("Contrast(%v, %v) = %.3f, want %.2f", c.a, c.b, got, c.want)
 		}
-		s := KernelSeries(k.Name)
-		key := fmt.Sprintf("%v %T %v %v", s.Colour, s.Glyph, s.Glyph, s.Dashes)
-		if other, dup := seen[key]; dup {
-			t.Errorf("%s and %s are drawn alike", other, k.Name)
-		}
-		seen[key] = k.Name
+	}
+	light, dark := CSSThemes(":root { --a: #fff; --b: #123456; }\n@media (prefers-color-scheme: dark) { :root { --a: #000; } }")
+	if light["--a"] != "#fff" || dark["--a"] != "#000" || dark["--b"] != "#123456" {
+		t.Errorf("CSSThemes: light %v, dark %v", light, dark)
+	}
+	if c, ok := ParseHex("#FA0"); !ok || c != rgb(0xffaa00) {
+		t.Errorf("ParseHex(#FA0) = %v, %v", c, ok)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // SweepSeries is one line of Sweep: a label and its points, X a power of two (a block size), Y a
@@ -45,7 +44,7 @@ func Sweep(title, xlabel, ylabel string, series []SweepSeries) (string, error) {
 		if len(xys) == 0 {
 			continue
 		}
-		l, sc, err := lineOf(xys, indexSeries(i, draw.CircleGlyph{}))
+		l, sc, err := lineOf(xys, SeriesStyle(i))
 		if err != nil {
 			return "", fmt.Errorf("chart: %w", err)
 		}

@@ -3,10 +3,15 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"image/color"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,7 +157,7 @@ const chartCheck = `(() => {
 
 // Every chart of every lesson, in the lesson's page at 1,280 and at 390 px wide: every text of it
 // lies inside the svg's box, no two texts (tick labels, legend lines, titles) overlap, and its
-// smallest text stays readable. CHART_SHOTS=dir saves a screenshot of each chart there.
+// smallest text is 11 px or more on screen. CHART_SHOTS=dir saves a screenshot of each chart there.
 func TestLessonChartsFitInBrowser(t *testing.T) {
 	chromiumPath(t)
 	charts := allLessonCharts(t)
@@ -204,8 +209,8 @@ func TestLessonChartsFitInBrowser(t *testing.T) {
 				for _, pr := range r.Problems {
 					t.Errorf("%s: %s", name, pr)
 				}
-				if r.Smallest < 9 {
-					t.Errorf("%s: smallest text %.1f px on screen (chart %.0f px wide), want ≥ 9", name, r.Smallest, r.Width)
+				if r.Smallest < 11 {
+					t.Errorf("%s: smallest text %.1f px on screen (chart %.0f px wide), want ≥ 11", name, r.Smallest, r.Width)
 				}
 				if shots != "" {
 					png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS("#"+r.ID)))
@@ -221,39 +226,258 @@ func TestLessonChartsFitInBrowser(t *testing.T) {
 	}
 }
 
-// Every lesson cell that names kernels draws each in its own way: no two of one cell share colour
-// and marker (the counts of the virtual GPU, bars without markers, no two a colour), whichever
-// ladders (CPU, CUDA, cuBLAS, WebGPU) it mixes.
-func TestLessonKernelsDrawnApart(t *testing.T) {
-	kinds := builtin.Kinds(cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("")...), Limits: harness.DefaultLimits(), GPU: cellstest.NoGPU{}, Roofline: &peaks.Cache{}})
-	all, err := lessons.Load(lessons.Embedded, kinds)
+// Every chart of every lesson, as its SVG says in both of the page's themes (the colours of
+// static/style.css): no two series of a chart (legend entries: line, marker and their colours) are
+// drawn alike, none draws more series than chart.MaxSeries, and every text meets WCAG AA contrast
+// (4.5:1) on the chart's background.
+func TestLessonChartSeriesApartAndReadable(t *testing.T) {
+	css, err := os.ReadFile("../static/style.css")
 	if err != nil {
 		t.Fatal(err)
 	}
+	light, dark := chart.CSSThemes(string(css))
 	checked := 0
-	for _, l := range all {
-		for _, c := range l.Cells {
-			m := kernelsLine.FindStringSubmatch(c.Source)
-			if m == nil {
-				continue
+	for _, c := range allLessonCharts(t) {
+		name := fmt.Sprintf("%s (%s)", c.Cell, c.What)
+		doc, err := parseSVG(c.SVG)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		checked++
+		series := doc.series()
+		data := 0 // series in a palette colour; reference lines and keys are in the text's colours
+		for _, s := range series {
+			if s.coloured() {
+				data++
 			}
-			checked++
+		}
+		if data > chart.MaxSeries {
+			t.Errorf("%s: %d coloured series in one chart, want at most %d (split or facet it)", name, data, chart.MaxSeries)
+		}
+		for theme, vars := range map[string]map[string]string{"light": light, "dark": dark} {
 			seen := map[string]string{}
-			for _, name := range strings.Split(m[1], ",") {
-				name = strings.TrimSpace(name)
-				s := chart.KernelSeries(name)
-				key := fmt.Sprintf("%v %#v", s.Colour, s.Glyph)
-				if c.Kind == "simt" {
-					key = fmt.Sprint(chart.GPUSeries(name).Colour)
-				}
+			for _, s := range series {
+				key := s.look(vars)
 				if other, dup := seen[key]; dup {
-					t.Errorf("%s: %s and %s are drawn alike (%s)", c.ID, name, other, key)
+					t.Errorf("%s, %s theme: %q and %q are drawn alike (%s)", name, theme, other, s.label, key)
 				}
-				seen[key] = name
+				seen[key] = s.label
+			}
+			bg := resolveColour("var(--chart-bg)", vars)
+			for _, tx := range doc.texts {
+				fg := resolveColour(tx.fill, vars)
+				if r := chart.Contrast(fg, bg); r < 4.5 {
+					t.Errorf("%s, %s theme: text %q in %v on %v: contrast %.2f:1, want ≥ 4.5:1", name, theme, tx.text, fg, bg, r)
+				}
 			}
 		}
 	}
-	if checked < 15 {
-		t.Errorf("only %d cells name kernels", checked)
+	if checked < 30 {
+		t.Errorf("only %d charts checked", checked)
+	}
+}
+
+// svgDoc is what TestLessonChartSeriesApartAndReadable reads of a chart's SVG.
+type svgDoc struct {
+	groups []svgSeries
+	texts  []svgText
+}
+
+// svgSeries is one legend entry: its label and the drawing of its key (each path's style and its
+// shape, moved to start at 0,0).
+type svgSeries struct {
+	label string
+	paths []svgPath
+}
+
+type svgPath struct{ d, style string }
+
+type svgText struct{ text, fill string }
+
+func (d svgDoc) series() []svgSeries { return d.groups }
+
+// coloured reports whether s is drawn in a palette colour (var(--cN)): a data series, not a roof,
+// a reference line or a marker's key.
+func (s svgSeries) coloured() bool {
+	return slices.ContainsFunc(s.paths, func(p svgPath) bool { return strings.Contains(p.style, "var(--c") })
+}
+
+// look is how s appears in a theme: its paths' shapes with their fill, stroke and dashes resolved.
+func (s svgSeries) look(vars map[string]string) string {
+	var parts []string
+	for _, p := range s.paths {
+		decl := cssDecls(p.style)
+		look := []string{p.d}
+		for _, prop := range []string{"fill", "stroke"} {
+			if v := decl[prop]; v != "" && v != "none" {
+				look = append(look, prop+"="+fmt.Sprint(resolveColour(v, vars)))
+			}
+		}
+		look = append(look, "dash="+decl["stroke-dasharray"])
+		parts = append(parts, strings.Join(look, " "))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+// cssDecls reads a style attribute; a later declaration of a property wins.
+func cssDecls(style string) map[string]string {
+	out := map[string]string{}
+	for _, d := range strings.Split(style, ";") {
+		if k, v, ok := strings.Cut(d, ":"); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// resolveColour is a chart's colour value in a theme: currentColor is the page's text colour (a
+// chart figure's colour is --fg), var(--chart-bg) its --bg-box, var(--x, fallback) the theme's --x.
+func resolveColour(v string, vars map[string]string) color.RGBA {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "currentColor":
+		v = vars["--fg"]
+	case strings.HasPrefix(v, "var("):
+		name, fallback, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(v, "var("), ")"), ",")
+		if name == "--chart-bg" {
+			name = "--bg-box"
+		}
+		if got, ok := vars[strings.TrimSpace(name)]; ok {
+			v = got
+		} else {
+			v = fallback
+		}
+	}
+	c, ok := chart.ParseHex(v)
+	if !ok {
+		return color.RGBA{0xff, 0, 0xff, 0xff} // unknown: a colour no check passes by chance
+	}
+	return c
+}
+
+// svgCommand is one command of path data as vgsvg writes it (M, L, A, Z) and its numbers.
+var svgCommand = regexp.MustCompile(`([MLAZ])([^MLAZ]*)`)
+
+// relativePath is path data d with its points moved so that its first is at 0,0 (an arc's radii,
+// rotation and flags kept), rounded to 0.1: two markers of one shape drawn at different places read
+// alike.
+func relativePath(d string) string {
+	var out []string
+	var x0, y0 float64
+	first := true
+	for _, m := range svgCommand.FindAllStringSubmatch(d, -1) {
+		var nums []float64
+		for _, f := range strings.FieldsFunc(m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
+			v, _ := strconv.ParseFloat(f, 64)
+			nums = append(nums, v)
+		}
+		if first && len(nums) >= 2 {
+			x0, y0, first = nums[0], nums[1], false
+		}
+		if n := len(nums); n >= 2 { // the command's end point: its last two numbers
+			nums[n-2] -= x0
+			nums[n-1] -= y0
+		}
+		parts := []string{m[1]}
+		for _, v := range nums {
+			parts = append(parts, strconv.FormatFloat(math.Round(v*10)/10, 'f', 1, 64))
+		}
+		out = append(out, strings.Join(parts, " "))
+	}
+	return strings.Join(out, " ")
+}
+
+// parseSVG reads a chart's legend entries (<g id="chart-series-i">) and its texts.
+func parseSVG(svg string) (svgDoc, error) {
+	var doc svgDoc
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	var cur *svgSeries
+	depth, groupDepth := 0, -1
+	var text *svgText
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return doc, nil
+		}
+		if err != nil {
+			return doc, err
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			depth++
+			attr := func(name string) string {
+				for _, a := range e.Attr {
+					if a.Name.Local == name {
+						return a.Value
+					}
+				}
+				return ""
+			}
+			switch e.Name.Local {
+			case "g":
+				if strings.HasPrefix(attr("id"), "chart-series-") {
+					doc.groups = append(doc.groups, svgSeries{})
+					cur, groupDepth = &doc.groups[len(doc.groups)-1], depth
+				}
+			case "path":
+				if cur != nil {
+					cur.paths = append(cur.paths, svgPath{relativePath(attr("d")), attr("style")})
+				}
+			case "text":
+				fill := "currentColor" // the chart's text is in the page's colour unless it says
+				if f := cssDecls(attr("style"))["fill"]; f != "" {
+					fill = f
+				} else if f := attr("fill"); f != "" {
+					fill = f
+				}
+				text = &svgText{fill: fill}
+			}
+		case xml.CharData:
+			if text != nil {
+				text.text += string(e)
+			}
+		case xml.EndElement:
+			if e.Name.Local == "text" && text != nil {
+				if strings.TrimSpace(text.text) != "" {
+					doc.texts = append(doc.texts, *text)
+					if cur != nil {
+						cur.label += text.text
+					}
+				}
+				text = nil
+			}
+			if e.Name.Local == "g" && depth == groupDepth {
+				cur, groupDepth = nil, -1
+			}
+			depth--
+		}
+	}
+}
+
+// The reading of TestLessonChartSeriesApartAndReadable tells alike series and faint text: two labels
+// drawn in one style read alike, two in their own styles do not, and a mid grey text fails on the
+// dark theme's background.
+func TestSeriesLookTellsAlike(t *testing.T) {
+	same := chart.SeriesStyle(0)
+	svg, err := chart.Roofline(nil, []chart.Point{{Label: "a", Intensity: 1, GFLOPS: 1, Style: &same}, {Label: "b", Intensity: 2, GFLOPS: 2, Style: &same}, {Label: "c", Intensity: 3, GFLOPS: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := parseSVG(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := doc.series()
+	if len(s) != 3 {
+		t.Fatalf("%d series read, want 3", len(s))
+	}
+	vars := map[string]string{"--fg": "#000000", "--c0": "#0072b2", "--c1": "#e69f00"}
+	if s[0].look(vars) != s[1].look(vars) || s[1].look(vars) == s[2].look(vars) {
+		t.Errorf("looks %q, %q, %q: want the first two alike and the third apart", s[0].look(vars), s[1].look(vars), s[2].look(vars))
+	}
+	if r := chart.Contrast(resolveColour("var(--muted,#5B6475)", map[string]string{"--muted": "#555555"}), resolveColour("var(--chart-bg)", map[string]string{"--bg-box": "#11141a"})); r >= 4.5 {
+		t.Errorf("#555 on #11141a: contrast %.2f, want under 4.5", r)
 	}
 }

@@ -188,7 +188,9 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	e.Table(cells.Table{ID: "gradients", Caption: "Gradients stored in each format, after loss scaling (emulated rounding, computed now)", Columns: []cells.Column{
 		{Label: "format", Primary: true}, {Label: "loss scale", Primary: true}, {Label: "kept", Unit: "%", Primary: true}, {Label: "flushed to zero", Unit: "%", Primary: true},
 		{Label: "subnormal", Unit: "%", Primary: true}, {Label: "overflowed", Unit: "%", Primary: true}, {Label: "median relative error of kept", Primary: true}, {Label: "smallest kept"}}})
-	var lines []chart.Line
+	// One panel per loss scale, one line per format in it: formats × scales lines in one plot are
+	// more than a reader tells apart.
+	panels := make([]chart.Panel, len(s.Scales))
 	total := len(s.Formats) * len(s.Scales)
 	for i, f := range s.Formats {
 		for j, sc := range s.Scales {
@@ -203,13 +205,16 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 			st := Store(f, scale, grads)
 			e.Row(cells.Row{Table: "gradients", Values: []any{f.Name, name, st.Percent(st.Kept), st.Percent(st.Zero), st.Percent(st.Subnormal), st.Percent(st.Overflow), st.MedianError, st.SmallestKept}})
 			x, y := st.KeptByDecade(s)
-			style := chart.Styled(i, j) // a colour per format, a dash and marker per loss scale
-			lines = append(lines, chart.Line{Label: f.Name + " " + name, X: x, Y: y, Style: &style})
+			panels[j].Title = "loss scale " + name
+			if sc == 0 {
+				panels[j].Title = "loss scale amax (per format)"
+			}
+			panels[j].Lines = append(panels[j].Lines, chart.Line{Label: f.Name, X: x, Y: y})
 			e.Progress(i*len(s.Scales)+j+1, total+1)
 		}
 	}
 	e.Chart(func() (string, error) {
-		return chart.Fraction("Gradients kept by each format and loss scale (emulated)", "gradient magnitude (log scale)", "% kept (not zero, not overflowed)", lines)
+		return chart.Fractions("Gradients kept by each format and loss scale (emulated)", "gradient magnitude (log scale)", "% kept (not zero, not overflowed)", panels)
 	})
 	r.updates(e)
 	e.Progress(total+1, total+1)

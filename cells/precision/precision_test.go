@@ -125,6 +125,15 @@ func TestRun(t *testing.T) {
 	if rec.Charts == 0 {
 		t.Error("no chart")
 	}
+	// The chart is faceted: a panel per loss scale, and a legend entry per format, not per pair.
+	if got := strings.Count(rec.SVG, `<g id="chart-series-`); got != 2 {
+		t.Errorf("%d legend entries, want 2 (fp16, bf16)", got)
+	}
+	for _, want := range []string{">loss scale ×1<", ">loss scale amax (per format)<"} {
+		if !strings.Contains(rec.SVG, want) {
+			t.Errorf("the chart lacks the panel title %q", want)
+		}
+	}
 }
 
 // Any source parses or fails with a line-numbered *cells.SpecError, and a parsed one runs within its

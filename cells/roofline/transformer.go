@@ -166,10 +166,12 @@ func (r *run) runModel(ctx context.Context, e cells.Emitter) error {
 			cost.Weights, cost.KVRead + cost.KVWrite, cost.Activations + cost.Scores, cost.Intensity(),
 			here.Seconds, here.Bound, there.Seconds, there.Bound, float64(st.Batch*st.Tokens) / there.Seconds}})
 		name := fmt.Sprintf("%s, batch %d", labels[i], st.Batch)
-		onGPU, onCPU := chart.Styled(i, 0), chart.Styled(i, 1) // a colour per step, a marker per roof
+		// A colour per step, a marker per roof: the legend keys the steps' colours and the roofs'
+		// markers apart, not every pair.
+		onGPU, onCPU := chart.Styled(i, 0), chart.Styled(i, 1)
 		points = append(points,
-			chart.Point{Label: name + " (" + s.GPU.Name + ", modelled)", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / there.Seconds / 1e9, Style: &onGPU},
-			chart.Point{Label: name + " (this machine, modelled)", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / here.Seconds / 1e9, Style: &onCPU})
+			chart.Point{Label: name, Key: s.GPU.Name + ", modelled", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / there.Seconds / 1e9, Style: &onGPU},
+			chart.Point{Label: name, Key: "this machine, modelled", Intensity: cost.Intensity(), GFLOPS: cost.FLOPs / here.Seconds / 1e9, Style: &onCPU})
 	}
 	e.Chart(func() (string, error) { return ModelChart(c, s, points) })
 	e.Note("info", ridgeNote(s, c))

@@ -63,9 +63,12 @@ func ParseShow(key At[[]At[string]], tables ...Table) ([]string, error) {
 }
 
 // Show returns t with the columns named in names (ColumnName or label) marked Primary, the others
-// as they were; t's Columns are copied, never changed.
+// as they were, when t marks some columns Primary (the page folds the unmarked ones behind "more
+// columns": `show:` unfolds the named ones). A table that marks none shows every column, and Show
+// returns it as it is: naming columns never folds the others, so that no table hides the columns
+// that say what a row is (kernel, n, …). t's Columns are copied, never changed.
 func (t Table) Show(names []string) Table {
-	if len(names) == 0 {
+	if len(names) == 0 || !slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Primary }) {
 		return t
 	}
 	t.Columns = slices.Clone(t.Columns)
@@ -75,6 +78,17 @@ func (t Table) Show(names []string) Table {
 		}
 	}
 	return t
+}
+
+// Shown reports which of t's columns the page shows before "more columns" is opened: those marked
+// Primary where t marks some, every column where it marks none.
+func (t Table) Shown() []bool {
+	folds := slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Primary })
+	shown := make([]bool, len(t.Columns))
+	for i, c := range t.Columns {
+		shown[i] = !folds || c.Primary
+	}
+	return shown
 }
 
 // Showing returns e, its tables declared with the columns named in names made primary (Table.Show);

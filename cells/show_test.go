@@ -1,6 +1,7 @@
 package cells
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,21 @@ func TestSourceHashIgnoresShow(t *testing.T) {
 	}
 	if SourceHash("kernels:\n  - cublas\nsizes: [256]\n") == SourceHash("kernels:\nsizes: [256]\n") {
 		t.Error("another key's block list was dropped")
+	}
+}
+
+// show: never folds a table that marks no columns primary (a recorded table): the named columns
+// are shown, and so is every other, the ones that say what a row is first of all.
+func TestShowNeverFolds(t *testing.T) {
+	plain := Table{ID: "recorded", Columns: []Column{{Label: "kernel"}, {Label: "n"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}}
+	shown := plain.Show([]string{"rel. error"}).Shown()
+	for i, c := range plain.Columns {
+		if !shown[i] {
+			t.Errorf("show: [rel. error] hides %q", c.Label)
+		}
+	}
+	folded := showTable().Show([]string{"rel. error"}).Shown()
+	if got, want := folded, []bool{true, false, true, false, true}; !slices.Equal(got, want) {
+		t.Errorf("a table with primary columns shows %v, want %v", got, want)
 	}
 }

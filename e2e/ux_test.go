@@ -367,8 +367,8 @@ func fmtSscanFrame(s string, at, of *int) (int, error) {
 	return fmt.Sscanf(strings.ReplaceAll(s, ",", ""), "frame %d of %d", at, of)
 }
 
-// Check-yourself questions are answered and explained in the page and kept over a reload; a
-// prediction is shown against the run's result.
+// Check-yourself questions are answered and explained in the page and kept over a reload (a wrong
+// try shows the answer only when the learner asks); a prediction is shown against the run's result.
 func TestQuizAndPredictionInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
 	p.open("counting-flops")
@@ -383,8 +383,16 @@ func TestQuizAndPredictionInBrowser(t *testing.T) {
 	}
 	q1 := quiz + ` .quiz-q[data-q="1"]`
 	p.do("wrong number", chromedp.SendKeys(chromedp.CSS(q1+" .quiz-input"), "2,000,000"), chromedp.Click(chromedp.CSS(q1+" .quiz-check")))
-	if got := p.str(`document.querySelector(` + strconv.Quote(q1+" .verdict") + `).textContent`); !strings.HasPrefix(got, "Not quite: the answer is 268,435,456") {
-		t.Errorf("after a wrong number: %q", got)
+	q1state := func() string {
+		return p.str(`document.querySelector(` + strconv.Quote(q1+" .verdict") + `).textContent + "|" + document.querySelector(` + strconv.Quote(q1+" .explain") + `).hidden`)
+	}
+	// A wrong try is marked wrong without giving the answer away; the answer comes on request.
+	if got, want := q1state(), "Not quite. Try again, or show the answer.|true"; got != want {
+		t.Errorf("after a wrong number: %q, want %q", got, want)
+	}
+	p.do("show answer", chromedp.Click(chromedp.CSS(q1+" .quiz-reveal")))
+	if got, want := q1state(), "The answer is 268,435,456.|false"; got != want {
+		t.Errorf("after Show answer: %q, want %q", got, want)
 	}
 	p.open("counting-flops")
 	if got := verdict(); got != "Right.|false" {

@@ -49,6 +49,10 @@ type Lesson struct {
 	// "{quiz id}.{question number from 1}" for each check-yourself question, and the id of each
 	// prediction (static/quiz.js, static/goal.js).
 	Answers []string
+	// Challenges are the ids of the lesson's challenges (the page's aside ids), in document order.
+	Challenges []string
+	// Sections are the lesson's prose by heading, for the index page's search (search.go).
+	Sections []Section
 	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
 	// directory broke after start-up; its page shows the error.
 	Err error
@@ -176,7 +180,8 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 	answers := &[]string{}
 	pc.Set(answersKey, answers)
 	var buf bytes.Buffer
-	if err := md.Convert(src, &buf, parser.WithContext(pc)); err != nil {
+	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	if err := md.Renderer().Render(&buf, src, doc); err != nil {
 		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
 	}
 	fm, err := meta.TryGet(pc)
@@ -192,7 +197,8 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 		e.File = name
 		return nil, e
 	}
-	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found, Answers: *answers}
+	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found, Answers: *answers,
+		Challenges: challenges(doc), Sections: sections(doc, src)}
 	var ok bool
 	if l.Title, ok = fm["title"].(string); !ok || l.Title == "" {
 		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `title: ...` (a string)"}

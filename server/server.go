@@ -298,6 +298,9 @@ type Server struct {
 	rates *estimate.Current
 
 	shares *shares
+	// search is the index page's search index (search.go), built at start for the embedded
+	// lessons; nil for a lesson directory.
+	search []byte
 	store  *store.Store
 	// signIn is set when students must join (a token is set); local is then unused, else it is the
 	// one student everyone is.
@@ -363,6 +366,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.library = lessons.Fixed(ls)
+		s.search = searchIndex(ls)
 		if s.renamed, err = lessons.LoadRenamed(lessons.Embedded, ls); err != nil {
 			return nil, err
 		}
@@ -563,6 +567,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /join", s.joinForm)
 	mux.HandleFunc("POST /join", s.roomForJoin(s.join))
+	mux.HandleFunc("GET /api/search", s.apiSearch)
 	mux.HandleFunc("GET /api/state", s.apiState)
 	mux.HandleFunc("GET /api/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/runs.csv", s.apiRunsCSV)

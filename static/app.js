@@ -27,6 +27,8 @@ import { CellView, setHighlighter } from "./view.js";
 import { initQuizzes, KEY as quizKey } from "./quiz.js";
 import { initGoals, KEY as predictKey } from "./goal.js";
 import { initMachineMenu, pageMachine, refreshMachines } from "./machines.js";
+import { initMarks, markCellRun, markVisited } from "./progress.js";
+import { initSearch } from "./search.js";
 
 // The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
 // good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
@@ -223,6 +225,7 @@ class Cell {
     this.t0 = undefined;
     this.setBusy(true);
     this.setStatus("sending…");
+    this.el.dispatchEvent(new CustomEvent("cell-start")); // a challenge's verdict waits for this run
     socket.send(payload);
   }
 
@@ -267,6 +270,7 @@ class Cell {
     runs.set(runId, this);
     this.setBusy(true);
     this.setStatus("picking up your last run…");
+    this.el.dispatchEvent(new CustomEvent("cell-start"));
     socket.send(JSON.stringify({ type: "replay", id: runId, run: run.id }));
   }
 
@@ -444,14 +448,17 @@ class Cell {
         v.took = ranText(m) ? "" : this.elapsedText();
         const text = this.hook("done");
         this.end(typeof text === "string" && text ? text : v.summary(), false, m);
+        markCellRun(this.lesson, this.id);
         this.el.dispatchEvent(new CustomEvent("cell-done", { detail: { view: v } }));
         break;
       }
       case "cancelled":
         this.end(`cancelled: ${m.message || "stopped"}`, false, m);
+        this.el.dispatchEvent(new CustomEvent("cell-failed", { detail: { message: "the run was cancelled" } }));
         break;
       case "error":
         this.end(m.message || "error", true, m);
+        this.el.dispatchEvent(new CustomEvent("cell-failed", { detail: { message: "the run ended with an error" } }));
         break;
     }
   }
@@ -563,6 +570,10 @@ const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));
 // reader's pointer; body's data-settled says so (the browser tests wait for it before clicking).
 Promise.allSettled(cells.map((c) => c.settled)).then(() => { document.body.dataset.settled = "true"; });
 initGoals();
+initMarks();
+initSearch();
+const lessonSlug = document.querySelector("main.lesson")?.dataset.lesson;
+if (lessonSlug) markVisited(lessonSlug);
 if (cells.length > 0) initMachineMenu(cells[0].lesson);
 if (cells.length > 0) connect();
 

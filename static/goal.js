@@ -5,6 +5,7 @@
 
 import { formatNumber } from "./format.js";
 import { parseAnswer } from "./quiz.js";
+import { markChallengeMet } from "./progress.js";
 
 export const KEY = "playground.predict."; // + prediction id
 
@@ -75,6 +76,17 @@ function judge(aside, spec, view) {
   verdict.textContent = `${met ? "Challenge met" : "Not yet"}: ${parts.join("; ")}.`;
   verdict.className = `goal-verdict ${met ? "right" : "wrong"}`;
   aside.dataset.result = met ? "met" : "not-met";
+  if (met) markChallengeMet(view.lesson, aside.id);
+}
+
+// A challenge's verdict is about the cell's latest run: it is cleared when a run starts, and a run
+// that fails or is stopped meets no challenge.
+function clearVerdict(aside, spec, text) {
+  if (spec.kind !== "challenge") return;
+  const verdict = aside.querySelector(".goal-verdict");
+  verdict.textContent = text;
+  verdict.className = text ? "goal-verdict wrong" : "goal-verdict";
+  aside.dataset.result = text ? "not-met" : "";
 }
 
 export function initGoals(root = document) {
@@ -90,5 +102,7 @@ export function initGoals(root = document) {
       input.addEventListener("input", () => { try { localStorage.setItem(KEY + aside.id, input.value); } catch { /* not kept */ } });
     }
     cell.addEventListener("cell-done", (ev) => judge(aside, spec, ev.detail.view));
+    cell.addEventListener("cell-start", () => clearVerdict(aside, spec, ""));
+    cell.addEventListener("cell-failed", (ev) => clearVerdict(aside, spec, `Not yet: ${ev.detail.message}.`));
   }
 }

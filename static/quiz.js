@@ -1,6 +1,7 @@
 // Check-yourself questions (lessons/quiz.go renders them): each question is checked here, in the
-// browser, and then explained; the learner's answers are kept in localStorage with their work, so a
-// reload shows them again.
+// browser. A right answer is explained at once; a wrong one is only marked wrong, so that the learner
+// can try again, with a "Show answer" button that gives the answer and its explanation on request.
+// The learner's answers are kept in localStorage with their work, so a reload shows them again.
 
 export const KEY = "playground.quiz."; // + quiz id + "." + question number
 
@@ -18,6 +19,38 @@ export function parseAnswer(text) {
   return Number(s);
 }
 
+// answerText is the question's right answer as the page shows it ("268,435,456", or a choice's text).
+function answerText(fs) {
+  if (fs.dataset.number !== undefined) return Number(fs.dataset.number).toLocaleString("en-US");
+  const label = fs.querySelector(`input[type=radio][value="${CSS.escape(fs.dataset.answer)}"]`)?.parentElement;
+  return `“${label ? label.textContent.trim() : fs.dataset.answer}”`;
+}
+
+// reveal shows the answer and its explanation (the learner asked, after a wrong try).
+function reveal(fs) {
+  const verdict = fs.querySelector(".verdict");
+  verdict.textContent = `The answer is ${answerText(fs)}.`;
+  verdict.className = "verdict revealed";
+  fs.dataset.revealed = "true";
+  fs.querySelector(".explain").hidden = false;
+  const b = fs.querySelector(".quiz-reveal");
+  if (b) b.hidden = true;
+}
+
+// revealButton is the question's "Show answer" button, made on its first wrong try.
+function revealButton(fs) {
+  let b = fs.querySelector(".quiz-reveal");
+  if (!b) {
+    b = document.createElement("button");
+    b.type = "button";
+    b.className = "quiz-reveal";
+    b.textContent = "Show answer";
+    b.addEventListener("click", () => reveal(fs));
+    fs.querySelector(".quiz-check").after(" ", b);
+  }
+  return b;
+}
+
 function check(fs, quizId) {
   const verdict = fs.querySelector(".verdict");
   const explain = fs.querySelector(".explain");
@@ -33,19 +66,22 @@ function check(fs, quizId) {
     }
     const want = Number(fs.dataset.number), tol = Number(fs.dataset.tolerance) || 0;
     right = Math.abs(x - want) <= tol * Math.abs(want) + (want === 0 ? 1e-12 : 0);
-    verdict.textContent = right ? "Right." : `Not quite: the answer is ${want.toLocaleString("en-US")}.`;
   } else {
     const picked = fs.querySelector("input[type=radio]:checked");
     if (!picked) { verdict.textContent = "Pick an answer first."; verdict.className = "verdict"; return; }
     given = picked.value;
     right = given === fs.dataset.answer;
-    const label = fs.querySelector(`input[type=radio][value="${fs.dataset.answer}"]`)?.parentElement?.textContent.trim();
-    verdict.textContent = right ? "Right." : `Not quite: the answer is “${label}”.`;
   }
+  store(`${KEY}${quizId}.${fs.dataset.q}`, given);
+  const shown = fs.dataset.revealed === "true"; // the learner asked for the answer before
+  verdict.textContent = right ? "Right." : shown ? `Not quite: the answer is ${answerText(fs)}.` : "Not quite. Try again, or show the answer.";
   verdict.className = `verdict ${right ? "right" : "wrong"}`;
   fs.dataset.answered = right ? "right" : "wrong";
-  explain.hidden = false;
-  store(`${KEY}${quizId}.${fs.dataset.q}`, given);
+  explain.hidden = !right && !shown;
+  if (right || shown) {
+    const b = fs.querySelector(".quiz-reveal");
+    if (b) b.hidden = true;
+  } else revealButton(fs).hidden = false;
 }
 
 export function initQuizzes(root = document) {

@@ -38,3 +38,23 @@ func TestRecordedShowsCopies(t *testing.T) {
 		t.Errorf("without copies: %d columns, want 6", got)
 	}
 }
+
+// A cell's show: key (tensor-cores-and-precision's [thread instructions, rel. error]) leaves every
+// column of the recorded table shown: kernel, n and throughput as well as rel. error.
+func TestRecordedKeepsColumnsUnderShow(t *testing.T) {
+	available := append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...)
+	spec := harness.Spec{Kernels: []string{"cublas"}, Sizes: []int{256}, DType: "float32"}
+	res := measure.Result{Kernel: "cublas", N: 256, DType: "float32", Seconds: 1e-5, GFLOPS: 3000, OK: true}
+	rec := cells.Recording{Device: "H100", Driver: "13.0", Date: "2026-11-25", Command: "record", Results: []measure.Result{res}}
+	e := &cellstest.Recorder{}
+	showRecorded(cells.Showing(e, []string{"thread instructions", "rel. error"}), rec, spec, available)
+	if len(e.Tables) != 1 {
+		t.Fatalf("tables %+v, want one", e.Tables)
+	}
+	tab := e.Tables[0]
+	for i, shown := range tab.Shown() {
+		if !shown {
+			t.Errorf("column %q is folded away", tab.Columns[i].Label)
+		}
+	}
+}

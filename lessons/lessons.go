@@ -49,6 +49,8 @@ type Lesson struct {
 	// "{quiz id}.{question number from 1}" for each check-yourself question, and the id of each
 	// prediction (static/quiz.js, static/goal.js).
 	Answers []string
+	// Challenges are the lesson's `challenge` blocks, each with the cell it is about (the next one).
+	Challenges []Challenge
 	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
 	// directory broke after start-up; its page shows the error.
 	Err error
@@ -144,6 +146,9 @@ var (
 	kindsKey = parser.NewContextKey()
 	// answersKey holds a *[]string, the page's answer keys (Lesson.Answers), in document order.
 	answersKey = parser.NewContextKey()
+	// challengesKey holds a *[]Challenge, the page's challenges with the source line of each in
+	// Cell, until Parse names the cell that follows it.
+	challengesKey = parser.NewContextKey()
 )
 
 // md is stateless after construction; per-document state travels in the parser.Context.
@@ -175,6 +180,8 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 	pc.Set(cellsKey, found)
 	answers := &[]string{}
 	pc.Set(answersKey, answers)
+	challenges := &[]Challenge{}
+	pc.Set(challengesKey, challenges)
 	var buf bytes.Buffer
 	if err := md.Convert(src, &buf, parser.WithContext(pc)); err != nil {
 		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
@@ -192,7 +199,7 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 		e.File = name
 		return nil, e
 	}
-	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found, Answers: *answers}
+	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found, Answers: *answers, Challenges: followingCells(*challenges, *found)}
 	var ok bool
 	if l.Title, ok = fm["title"].(string); !ok || l.Title == "" {
 		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `title: ...` (a string)"}

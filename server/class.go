@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"log"
 	"math"
 	"net/http"
@@ -364,9 +363,9 @@ type boardEntry struct {
 const MaxBoardSeries = 12
 
 // boardChart draws b's rows as throughput against n, one series per student and kernel (rows
-// shared from another run left out, they repeat it), at most MaxBoardSeries of them, the fastest.
-// It returns "" when the table lacks kernel, n or a GFLOP/s column.
-func boardChart(title string, b cellBoard) (string, error) {
+// shared from another run left out, they repeat it), at most MaxBoardSeries of them, the fastest,
+// titled by the cell's id. It returns "" when the table lacks kernel, n or a GFLOP/s column.
+func boardChart(cell string, b cellBoard) (string, error) {
 	col := func(match func(cells.Column) bool) int {
 		for i, c := range b.Columns {
 			if cc, ok := c.(cells.Column); ok && match(cc) {
@@ -394,7 +393,7 @@ func boardChart(title string, b cellBoard) (string, error) {
 			continue
 		}
 		name := r.Student + ": " + kernel
-		results = append(results, harness.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad})
+		results = append(results, harness.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad, DType: "each student's latest run"})
 		best[name] = math.Max(best[name], g)
 	}
 	if len(results) == 0 {
@@ -411,13 +410,13 @@ func boardChart(title string, b cellBoard) (string, error) {
 			keep[name] = true
 		}
 		results = slices.DeleteFunc(results, func(r harness.Result) bool { return !keep[r.Kernel] })
-		title += fmt.Sprintf(" (the %d fastest of %d)", MaxBoardSeries, len(best))
+		for i := range results {
+			results[i].DType = fmt.Sprintf("each student's latest run; the %d fastest series of %d", MaxBoardSeries, len(best))
+		}
 	}
-	svg, err := chart.Throughput(results)
-	if err != nil {
-		return "", err
-	}
-	return strings.Replace(svg, "<title id=\"chart-title\">", "<title id=\"chart-title\">"+html.EscapeString(title)+": ", 1), nil
+	// The title's parenthesis is the results' DType (rateChart): what the series are.
+	return chart.Rate(results, chart.RateAxes{Title: "Class results of " + cell, Size: "matrix size n (n×n×n, log2 scale)",
+		Unit: "GFLOP/s", What: "throughput"}, func(r harness.Result) float64 { return r.GFLOPS })
 }
 
 // toFloat reads a JSON number (float64 after decoding; an int before).
@@ -489,7 +488,7 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.SliceStable(board.Rows, func(i, j int) bool { return board.Rows[i].Student < board.Rows[j].Student })
-	svg, err := boardChart(fmt.Sprintf("Class results of %s, as each student's run reported them", cell), board)
+	svg, err := boardChart(cell, board)
 	if err != nil {
 		httpErr(w, err)
 		return

@@ -20,6 +20,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/lessons"
 
 	"github.com/gpuplayground/playground/store"
 )
@@ -93,7 +94,8 @@ type classRun struct {
 	NoMachine string `json:"no_machine,omitempty"`
 }
 
-// apiClass is GET /api/class: the students (not the one local user of a server without sign-in),
+// apiClass is GET /api/class: the students (not the local user, "(this computer)": the one user of
+// a server without sign-in, nobody on one with it),
 // who is connected on which lesson, the addresses they joined from (addresses: most students
 // first, blocked ones too), and the queue.
 func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +112,7 @@ func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 	byID := map[int64]*classStudent{}
 	list := make([]*classStudent, 0, len(students))
 	for _, st := range students {
-		if st.Removed || (!s.signIn && st.ID == s.local.ID) {
+		if st.Removed || st.ID == s.local.ID {
 			continue
 		}
 		cs := &classStudent{ID: st.ID, Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen,
@@ -497,7 +499,26 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, board)
 }
 
-// classPage is GET /class.
+// pickCell is one choice of the page's cell picker.
+type pickCell struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+}
+
+// classPage is GET /class: the lessons that loaded, and (LessonCells) each one's cells for the
+// cell picker.
 func (s *Server) classPage(w http.ResponseWriter, r *http.Request) {
-	s.page(w, http.StatusOK, "class", map[string]any{"Lessons": s.library.Lessons()})
+	var ls []*lessons.Lesson
+	cellsOf := map[string][]pickCell{}
+	for _, l := range s.library.Lessons() {
+		if l.Err != nil {
+			continue
+		}
+		ls = append(ls, l)
+		cellsOf[l.Slug] = []pickCell{}
+		for _, c := range l.Cells {
+			cellsOf[l.Slug] = append(cellsOf[l.Slug], pickCell{ID: c.ID, Kind: c.Kind})
+		}
+	}
+	s.page(w, http.StatusOK, "class", map[string]any{"Lessons": ls, "LessonCells": cellsOf})
 }

@@ -977,7 +977,8 @@ func TestInstructorBlocksAnAddress(t *testing.T) {
 	joinFrom(t, base, "127.0.0.21", "class-token", "bot0")
 }
 
-// A server without sign-in lists no student on /class: its one local user is not a student.
+// /class lists no local user, "(this computer)": without sign-in it is the one user, not a
+// student; with sign-in it is nobody.
 func TestClassListsNoLocalUser(t *testing.T) {
 	_, base := startServer(t, probeConfig(t))
 	resp, err := http.Get(base + "/api/class")
@@ -993,5 +994,10 @@ func TestClassListsNoLocalUser(t *testing.T) {
 	}
 	if len(class.Students) != 0 {
 		t.Errorf("students without sign-in: got %+v, want none", class.Students)
+	}
+	_, base = startServer(t, classConfig(t))
+	teacher := join(t, base, "teach", "Teacher")
+	if _, body := teacher.get(t, "/api/class"); strings.Contains(body, localName) || !strings.Contains(body, "Teacher") {
+		t.Errorf("/api/class with sign-in: %s, want the instructor and no %s", body, localName)
 	}
 }

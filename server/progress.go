@@ -54,7 +54,8 @@ type classProgress struct {
 // ("{slug}-quiz-{i}.{n}"), not a prediction's.
 func quizKey(key string) bool { return strings.Contains(key, "-quiz-") }
 
-// progress builds the grid: the students (not instructors, not removed, not the local user) and
+// progress builds the grid: the students (not instructors, not removed, not the local user,
+// "(this computer)") and
 // every lesson that loaded.
 func (s *Server) progress(ctx context.Context) (classProgress, error) {
 	all, err := s.store.Students(ctx)
@@ -64,7 +65,7 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 	p := classProgress{Lessons: []progressLesson{}, Students: []*progressStudent{}}
 	byID := map[int64]*progressStudent{}
 	for _, st := range all {
-		if st.Removed || st.Instructor || (!s.signIn && st.ID == s.local.ID) {
+		if st.Removed || st.Instructor || st.ID == s.local.ID {
 			continue
 		}
 		ps := &progressStudent{ID: st.ID, Name: st.Name, Lessons: map[string]*progressCell{}}

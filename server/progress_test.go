@@ -134,3 +134,38 @@ func TestJudgeChallenge(t *testing.T) {
 		t.Error("a table without the checks' columns: met")
 	}
 }
+
+// The class page offers the lessons' cells to pick from (no free-text cell box), in the app's
+// style (its own sheet, no unstyled controls of its own making).
+func TestClassPageCellPicker(t *testing.T) {
+	cfg := classConfig(t)
+	if err := os.WriteFile(filepath.Join(cfg.LessonsDir, "g.md"), []byte(progressLessonMD), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, base := startServer(t, cfg)
+	teacher := join(t, base, "teach", "Teacher")
+	code, page := teacher.get(t, "/class")
+	if code != http.StatusOK {
+		t.Fatalf("/class: %d", code)
+	}
+	_, js, ok := strings.Cut(page, `<script type="application/json" id="lesson-cells">`)
+	js, _, _ = strings.Cut(js, "</script>")
+	var cellsOf map[string][]pickCell
+	if err := json.Unmarshal([]byte(js), &cellsOf); !ok || err != nil {
+		t.Fatalf("the page's lesson cells: %v in %q", err, js)
+	}
+	if got, want := cellsOf["g"], []pickCell{{"g-0", "probe"}, {"g-1", "probe"}}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("lesson g's cells: got %v, want %v", got, want)
+	}
+	for _, want := range []string{`<select name="cell" id="cell-pick">`, `<link rel="stylesheet" href="/static/class.css">`, `id="progress"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/class lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `<input name="cell"`) {
+		t.Error("/class still has a free-text cell box")
+	}
+	if code, css := teacher.get(t, "/static/class.css"); code != http.StatusOK || !strings.Contains(css, "main.class button") {
+		t.Errorf("/static/class.css: %d", code)
+	}
+}

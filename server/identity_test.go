@@ -1001,3 +1001,18 @@ func TestClassListsNoLocalUser(t *testing.T) {
 		t.Errorf("/api/class with sign-in: %s, want the instructor and no %s", body, localName)
 	}
 }
+
+// A token the operator gives shorter than minTokenLen is warned of at start (the right token is
+// never refused, so it could be guessed); a generated one is not.
+func TestWeakTokensWarned(t *testing.T) {
+	if got := weakTokens("", ""); got != "" {
+		t.Errorf("no tokens: %q", got)
+	}
+	if got := weakTokens(newToken(), newToken()); got != "" {
+		t.Errorf("generated tokens: %q, want no warning", got)
+	}
+	got := weakTokens("gpu2026", "teach")
+	if !strings.Contains(got, "class token has 7 characters") || !strings.Contains(got, "instructor token has 5 characters") || strings.Count(got, "\n") != 2 {
+		t.Errorf("short tokens: %q, want a warning line for each", got)
+	}
+}

@@ -435,6 +435,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !loopback(ln.Addr()) && !s.signIn { // a class: students join with a token
 		s.cfg.Token, s.signIn = newToken(), true
 	}
+	fmt.Fprint(s.cfg.Out, weakTokens(s.cfg.Token, s.cfg.InstructorToken)) // a generated token is long enough
 	if s.signIn && s.cfg.InstructorToken == "" {
 		s.cfg.InstructorToken = newToken()
 	}

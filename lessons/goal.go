@@ -92,6 +92,28 @@ func ParseGoal(kind, src string) (Goal, error) {
 	return g, nil
 }
 
+// Challenge is a lesson's `challenge` block and the cell it is about: the next cell of the lesson
+// ("" when none follows).
+type Challenge struct {
+	ID   string // as the page's aside has it: "{slug}-challenge-{i}"
+	Cell string
+	Goal Goal
+	line int // the block's line in the file, until Parse finds Cell
+}
+
+// followingCells names each challenge's cell: the first of cells (in document order) after it.
+func followingCells(cs []Challenge, cells []Cell) []Challenge {
+	for i := range cs {
+		for _, c := range cells {
+			if c.Line > cs[i].line {
+				cs[i].Cell = c.ID
+				break
+			}
+		}
+	}
+	return cs
+}
+
 type goalNode struct {
 	ast.BaseBlock
 	id   string
@@ -121,6 +143,9 @@ func (goalTransformer) Transform(doc *ast.Document, reader text.Reader, pc parse
 		fb.Parent().ReplaceChild(fb.Parent(), fb, &goalNode{id: id, goal: g})
 		if answers, ok := pc.Get(answersKey).(*[]string); ok && kind == "predict" {
 			*answers = append(*answers, id)
+		}
+		if cs, ok := pc.Get(challengesKey).(*[]Challenge); ok && kind == "challenge" && err == nil {
+			*cs = append(*cs, Challenge{ID: id, Goal: g, line: line})
 		}
 	}
 }

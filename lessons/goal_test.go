@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,23 @@ func TestGoalCheckUnit(t *testing.T) {
 	}
 	if got, want := g.Checks[0].Unit, "GB/s"; got != want {
 		t.Errorf("got unit %q, want %q", got, want)
+	}
+}
+
+// Each challenge names the cell it is about: the next cell of the lesson ("" after the last).
+func TestChallengesNameTheirCell(t *testing.T) {
+	ch := "```challenge\ngoal: G\ntable: t\nrow: {a: 1}\nchecks: [{column: c, equals: ok}]\n```\n"
+	src := "---\ntitle: T\nsummary: S\norder: 1\n---\n# T\n\n```matmul\nsizes: [64]\n```\n\n" + ch +
+		"\n```matmul\nid: second\nsizes: [64]\n```\n\n" + ch
+	l, err := Parse("g.md", []byte(src), kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range l.Challenges {
+		got = append(got, c.ID+"→"+c.Cell)
+	}
+	if want := "[g-challenge-0→second g-challenge-1→]"; fmt.Sprint(got) != want {
+		t.Errorf("challenges: got %v, want %s", got, want)
 	}
 }

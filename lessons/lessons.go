@@ -49,8 +49,8 @@ type Lesson struct {
 	// "{quiz id}.{question number from 1}" for each check-yourself question, and the id of each
 	// prediction (static/quiz.js, static/goal.js).
 	Answers []string
-	// Challenges are the ids of the lesson's challenges (the page's aside ids), in document order.
-	Challenges []string
+	// Challenges are the lesson's `challenge` blocks, each with the cell it is about (the next one).
+	Challenges []Challenge
 	// Sections are the lesson's prose by heading, for the index page's search (search.go).
 	Sections []Section
 	// Err is set, and the fields above except Slug and File are empty, when a lesson served from a
@@ -148,6 +148,9 @@ var (
 	kindsKey = parser.NewContextKey()
 	// answersKey holds a *[]string, the page's answer keys (Lesson.Answers), in document order.
 	answersKey = parser.NewContextKey()
+	// challengesKey holds a *[]Challenge, the page's challenges with the source line of each in
+	// Cell, until Parse names the cell that follows it.
+	challengesKey = parser.NewContextKey()
 )
 
 // md is stateless after construction; per-document state travels in the parser.Context.
@@ -179,6 +182,8 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 	pc.Set(cellsKey, found)
 	answers := &[]string{}
 	pc.Set(answersKey, answers)
+	challenges := &[]Challenge{}
+	pc.Set(challengesKey, challenges)
 	var buf bytes.Buffer
 	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 	if err := md.Renderer().Render(&buf, src, doc); err != nil {
@@ -198,7 +203,7 @@ func Parse(name string, src []byte, kinds Kinds) (*Lesson, error) {
 		return nil, e
 	}
 	l := &Lesson{Slug: slug, File: name, HTML: template.HTML(buf.String()), Cells: *found, Answers: *answers,
-		Challenges: challenges(doc), Sections: sections(doc, src)}
+		Challenges: followingCells(*challenges, *found), Sections: sections(doc, src)}
 	var ok bool
 	if l.Title, ok = fm["title"].(string); !ok || l.Title == "" {
 		return nil, &Error{File: name, Line: 1, Msg: "front matter needs `title: ...` (a string)"}

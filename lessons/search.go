@@ -91,15 +91,3 @@ func cut(s string, max int) string {
 	}
 	return s
 }
-
-// challenges lists the ids of doc's challenges, in document order.
-func challenges(doc ast.Node) []string {
-	var ids []string
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if g, ok := n.(*goalNode); ok && entering && g.goal.Kind == "challenge" {
-			ids = append(ids, g.id)
-		}
-		return ast.WalkContinue, nil
-	})
-	return ids
-}

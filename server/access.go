@@ -149,8 +149,9 @@ func (s *Server) access(next http.Handler) http.Handler {
 }
 
 // attempt reports whether a sign-in attempt with tok may be answered. The right token always may:
-// it is 128 random bits (or an operator's), which no number of guesses finds, so a limit on wrong
-// tokens would only lock a class out when a typo loop or another site's page spends it. A wrong
+// a generated one has 128 random bits, which no number of guesses finds (an operator's own should
+// be as strong: weakTokens), so a limit on wrong tokens would only lock a class out when a typo
+// loop or another site's page spends it. A wrong
 // token uses up one of its address's attempts (Config.JoinAttempts, then one every
 // joinAttemptEvery) when the request counts (countsAttempt), and is refused (false) when the
 // address has none left: the limit keeps scripted guessing from loading the server.
@@ -172,6 +173,24 @@ func countsAttempt(r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// minTokenLen is the fewest characters of a token an operator gives that weakTokens does not warn
+// of: 16 random letters and digits are over 80 bits.
+const minTokenLen = 16
+
+// weakTokens is a warning, one line each, for the class and instructor tokens the operator gave
+// (Config.Token, Config.InstructorToken) that are shorter than minTokenLen: since the right token is
+// never refused, a short one can be found by guessing. "" when there is none.
+func weakTokens(class, instructor string) string {
+	var b strings.Builder
+	for _, t := range []struct{ what, tok string }{{"class", class}, {"instructor", instructor}} {
+		if t.tok != "" && len(t.tok) < minTokenLen {
+			fmt.Fprintf(&b, "  warning: the %s token has %d characters: anyone who guesses it signs in (wrong guesses are slowed, the right one is never refused); give one of at least %d random characters, or none to have one generated\n",
+				t.what, len(t.tok), minTokenLen)
+		}
+	}
+	return b.String()
 }
 
 // tooManyGuesses answers a wrong token past its address's sign-in attempts: 429.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"log"
 	"math"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/lessons"
 
 	"github.com/gpuplayground/playground/store"
 )
@@ -94,7 +94,8 @@ type classRun struct {
 	NoMachine string `json:"no_machine,omitempty"`
 }
 
-// apiClass is GET /api/class: the students (not the one local user of a server without sign-in),
+// apiClass is GET /api/class: the students (not the local user, "(this computer)": the one user of
+// a server without sign-in, nobody on one with it),
 // who is connected on which lesson, the addresses they joined from (addresses: most students
 // first, blocked ones too), and the queue.
 func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
@@ -111,7 +112,7 @@ func (s *Server) apiClass(w http.ResponseWriter, r *http.Request) {
 	byID := map[int64]*classStudent{}
 	list := make([]*classStudent, 0, len(students))
 	for _, st := range students {
-		if st.Removed || (!s.signIn && st.ID == s.local.ID) {
+		if st.Removed || st.ID == s.local.ID {
 			continue
 		}
 		cs := &classStudent{ID: st.ID, Name: st.Name, Instructor: st.Instructor, LastLesson: st.Lesson, LastSeen: st.LastSeen,
@@ -364,9 +365,9 @@ type boardEntry struct {
 const MaxBoardSeries = 12
 
 // boardChart draws b's rows as throughput against n, one series per student and kernel (rows
-// shared from another run left out, they repeat it), at most MaxBoardSeries of them, the fastest.
-// It returns "" when the table lacks kernel, n or a GFLOP/s column.
-func boardChart(title string, b cellBoard) (string, error) {
+// shared from another run left out, they repeat it), at most MaxBoardSeries of them, the fastest,
+// titled by the cell's id. It returns "" when the table lacks kernel, n or a GFLOP/s column.
+func boardChart(cell string, b cellBoard) (string, error) {
 	col := func(match func(cells.Column) bool) int {
 		for i, c := range b.Columns {
 			if cc, ok := c.(cells.Column); ok && match(cc) {
@@ -394,7 +395,7 @@ func boardChart(title string, b cellBoard) (string, error) {
 			continue
 		}
 		name := r.Student + ": " + kernel
-		results = append(results, harness.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad})
+		results = append(results, harness.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad, DType: "each student's latest run"})
 		best[name] = math.Max(best[name], g)
 	}
 	if len(results) == 0 {
@@ -411,13 +412,13 @@ func boardChart(title string, b cellBoard) (string, error) {
 			keep[name] = true
 		}
 		results = slices.DeleteFunc(results, func(r harness.Result) bool { return !keep[r.Kernel] })
-		title += fmt.Sprintf(" (the %d fastest of %d)", MaxBoardSeries, len(best))
+		for i := range results {
+			results[i].DType = fmt.Sprintf("each student's latest run; the %d fastest series of %d", MaxBoardSeries, len(best))
+		}
 	}
-	svg, err := chart.Throughput(results)
-	if err != nil {
-		return "", err
-	}
-	return strings.Replace(svg, "<title id=\"chart-title\">", "<title id=\"chart-title\">"+html.EscapeString(title)+": ", 1), nil
+	// The title's parenthesis is the results' DType (rateChart): what the series are.
+	return chart.Rate(results, chart.RateAxes{Title: "Class results of " + cell, Size: "matrix size n (n×n×n, log2 scale)",
+		Unit: "GFLOP/s", What: "throughput"}, func(r harness.Result) float64 { return r.GFLOPS })
 }
 
 // toFloat reads a JSON number (float64 after decoding; an int before).
@@ -489,7 +490,7 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.SliceStable(board.Rows, func(i, j int) bool { return board.Rows[i].Student < board.Rows[j].Student })
-	svg, err := boardChart(fmt.Sprintf("Class results of %s, as each student's run reported them", cell), board)
+	svg, err := boardChart(cell, board)
 	if err != nil {
 		httpErr(w, err)
 		return
@@ -498,7 +499,26 @@ func (s *Server) apiClassCell(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, board)
 }
 
-// classPage is GET /class.
+// pickCell is one choice of the page's cell picker.
+type pickCell struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+}
+
+// classPage is GET /class: the lessons that loaded, and (LessonCells) each one's cells for the
+// cell picker.
 func (s *Server) classPage(w http.ResponseWriter, r *http.Request) {
-	s.page(w, http.StatusOK, "class", map[string]any{"Lessons": s.library.Lessons()})
+	var ls []*lessons.Lesson
+	cellsOf := map[string][]pickCell{}
+	for _, l := range s.library.Lessons() {
+		if l.Err != nil {
+			continue
+		}
+		ls = append(ls, l)
+		cellsOf[l.Slug] = []pickCell{}
+		for _, c := range l.Cells {
+			cellsOf[l.Slug] = append(cellsOf[l.Slug], pickCell{ID: c.ID, Kind: c.Kind})
+		}
+	}
+	s.page(w, http.StatusOK, "class", map[string]any{"Lessons": ls, "LessonCells": cellsOf})
 }

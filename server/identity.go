@@ -14,7 +14,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Identities cost something: joins per address and per class are limited, names are compared by
+// Identities cost something: the class is limited (and joins per address, where an operator sets
+// it), the instructor sees and blocks the addresses students join from, names are compared by
 // store.NameKey (NFKC and case folding) and may not mix scripts, and sessions expire.
 
 // displayName is how a typed name is kept: NFKC (fullwidth letters, ligatures and the like become
@@ -185,8 +186,7 @@ func (a *addrLimits) allow(addr string) bool {
 }
 
 // reserve takes one token of addr's bucket, or reports that there is none; undo gives it back (for
-// what turned out not to count: a join that failed, a token that was right). Only the first call of
-// undo counts.
+// what turned out not to count: a join that failed). Only the first call of undo counts.
 func (a *addrLimits) reserve(addr string) (undo func(), ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

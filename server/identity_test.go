@@ -977,7 +977,8 @@ func TestInstructorBlocksAnAddress(t *testing.T) {
 	joinFrom(t, base, "127.0.0.21", "class-token", "bot0")
 }
 
-// A server without sign-in lists no student on /class: its one local user is not a student.
+// /class lists no local user, "(this computer)": without sign-in it is the one user, not a
+// student; with sign-in it is nobody.
 func TestClassListsNoLocalUser(t *testing.T) {
 	_, base := startServer(t, probeConfig(t))
 	resp, err := http.Get(base + "/api/class")
@@ -993,5 +994,25 @@ func TestClassListsNoLocalUser(t *testing.T) {
 	}
 	if len(class.Students) != 0 {
 		t.Errorf("students without sign-in: got %+v, want none", class.Students)
+	}
+	_, base = startServer(t, classConfig(t))
+	teacher := join(t, base, "teach", "Teacher")
+	if _, body := teacher.get(t, "/api/class"); strings.Contains(body, localName) || !strings.Contains(body, "Teacher") {
+		t.Errorf("/api/class with sign-in: %s, want the instructor and no %s", body, localName)
+	}
+}
+
+// A token the operator gives shorter than minTokenLen is warned of at start (the right token is
+// never refused, so it could be guessed); a generated one is not.
+func TestWeakTokensWarned(t *testing.T) {
+	if got := weakTokens("", ""); got != "" {
+		t.Errorf("no tokens: %q", got)
+	}
+	if got := weakTokens(newToken(), newToken()); got != "" {
+		t.Errorf("generated tokens: %q, want no warning", got)
+	}
+	got := weakTokens("gpu2026", "teach")
+	if !strings.Contains(got, "class token has 7 characters") || !strings.Contains(got, "instructor token has 5 characters") || strings.Count(got, "\n") != 2 {
+		t.Errorf("short tokens: %q, want a warning line for each", got)
 	}
 }

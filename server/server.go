@@ -319,6 +319,8 @@ type Server struct {
 	// removed holds the ids of students the instructor removed (int64 → true): their open
 	// websockets take no more requests (ws.go) until they are closed.
 	removed sync.Map
+	// verdicts caches the progress grid's challenge verdicts of finished runs (progress.go).
+	verdicts verdicts
 
 	// connBase is the parent of every connection's context; it ends after the run queue has sent
 	// every run's terminal message.
@@ -454,6 +456,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !loopback(ln.Addr()) && !s.signIn { // a class: students join with a token
 		s.cfg.Token, s.signIn = newToken(), true
 	}
+	fmt.Fprint(s.cfg.Out, weakTokens(s.cfg.Token, s.cfg.InstructorToken)) // a generated token is long enough
 	if s.signIn && s.cfg.InstructorToken == "" {
 		s.cfg.InstructorToken = newToken()
 	}
@@ -578,6 +581,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/class/pause", s.instructorOnly(s.classPause))
 	mux.HandleFunc("POST /api/class/remove", s.instructorOnly(s.classRemove))
 	mux.HandleFunc("POST /api/class/block", s.instructorOnly(s.classBlock))
+	mux.HandleFunc("GET /api/class/progress", s.instructorOnly(s.apiClassProgress))
+	mux.HandleFunc("GET /api/class/progress.csv", s.instructorOnly(s.classProgressCSV))
+	mux.HandleFunc("POST /api/answers", s.apiAnswer)
 	mux.HandleFunc("GET /api/class/results.csv", s.instructorOnly(s.classCSV))
 	mux.HandleFunc("GET /api/class/cell", s.instructorOnly(s.apiClassCell))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

@@ -51,7 +51,15 @@ function revealButton(fs) {
   return b;
 }
 
-function check(fs, quizId) {
+// report tells the server whether the learner's answer was right, for the instructor's progress
+// grid (POST /api/answers); a server that cannot record it changes nothing here.
+function report(key, right) {
+  const lesson = location.pathname.startsWith("/lessons/") ? decodeURIComponent(location.pathname.slice("/lessons/".length)) : "";
+  if (!lesson) return;
+  fetch("/api/answers", { method: "POST", body: new URLSearchParams({ lesson, key, right: String(right) }) }).catch(() => {});
+}
+
+function check(fs, quizId, byLearner = false) {
   const verdict = fs.querySelector(".verdict");
   const explain = fs.querySelector(".explain");
   let given, right;
@@ -82,15 +90,16 @@ function check(fs, quizId) {
     const b = fs.querySelector(".quiz-reveal");
     if (b) b.hidden = true;
   } else revealButton(fs).hidden = false;
+  if (byLearner) report(`${quizId}.${fs.dataset.q}`, right);
 }
 
 export function initQuizzes(root = document) {
   for (const quiz of root.querySelectorAll(".quiz[data-quiz]")) {
     const id = quiz.dataset.quiz;
     for (const fs of quiz.querySelectorAll(".quiz-q")) {
-      fs.querySelector(".quiz-check").addEventListener("click", () => check(fs, id));
+      fs.querySelector(".quiz-check").addEventListener("click", () => check(fs, id, true));
       const input = fs.querySelector(".quiz-input");
-      if (input) input.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); check(fs, id); } });
+      if (input) input.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); check(fs, id, true); } });
       const kept = load(`${KEY}${id}.${fs.dataset.q}`);
       if (kept === null) continue;
       if (input) input.value = kept;

@@ -77,6 +77,14 @@ CREATE TABLE IF NOT EXISTS students (
 	session_at INTEGER NOT NULL DEFAULT 0, -- Unix milliseconds when the session was issued
 	address    TEXT NOT NULL DEFAULT ''    -- the network address they joined from (the instructor's view)
 );
+CREATE TABLE IF NOT EXISTS answers (
+	student INTEGER NOT NULL REFERENCES students(id),
+	lesson  TEXT NOT NULL,
+	key     TEXT NOT NULL,     -- the question's answer key (a lesson's Answers)
+	right   INTEGER NOT NULL,  -- 1 when the student's page judged their latest answer right
+	updated INTEGER NOT NULL,
+	PRIMARY KEY (student, lesson, key)
+);
 CREATE TABLE IF NOT EXISTS blocked_addresses (
 	address TEXT PRIMARY KEY, -- a network address the instructor blocked: no student joins from it
 	at      INTEGER NOT NULL  -- Unix milliseconds

@@ -1,0 +1,49 @@
+package store
+
+import "context"
+
+// LessonCount is a count of one student's on one lesson.
+type LessonCount struct {
+	Student int64
+	Lesson  string
+	N       int
+}
+
+// CellsDone counts, per student and lesson, the distinct cells of which the student has a run
+// that ended done (cell actions, such as Show PTX, not counted).
+func (s *Store) CellsDone(ctx context.Context) ([]LessonCount, error) {
+	return s.lessonCounts(ctx, `SELECT student, lesson, count(DISTINCT cell) FROM runs
+		WHERE status = ? AND action = '' GROUP BY student, lesson`, StatusDone)
+}
+
+// SaveAnswer records whether a student's latest answer to a question (key, one of the lesson's
+// answer keys) was right, replacing what was recorded before.
+func (s *Store) SaveAnswer(ctx context.Context, student int64, lesson, key string, right bool) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO answers(student, lesson, key, right, updated) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(student, lesson, key) DO UPDATE SET right = excluded.right, updated = excluded.updated`,
+		student, lesson, key, right, now())
+	return err
+}
+
+// RightAnswers counts, per student and lesson, the questions whose latest recorded answer was
+// right (SaveAnswer).
+func (s *Store) RightAnswers(ctx context.Context) ([]LessonCount, error) {
+	return s.lessonCounts(ctx, "SELECT student, lesson, count(*) FROM answers WHERE right = 1 GROUP BY student, lesson")
+}
+
+func (s *Store) lessonCounts(ctx context.Context, q string, args ...any) ([]LessonCount, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LessonCount
+	for rows.Next() {
+		var c LessonCount
+		if err := rows.Scan(&c.Student, &c.Lesson, &c.N); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -89,10 +89,10 @@ func TestHonestWorkerUnderLoadIsNotDemoted(t *testing.T) {
 }
 
 // A worker that claims to be 10,000 times as fast as it is: unproven, its price shortens no
-// learner's estimate and draws no more than its share of runs; its first measuring run demotes it,
-// with the reason listed and told; a restart with a new key (the same configured name) leaves it
-// demoted, its price still out of estimates and placement; healRuns runs on price lift the
-// demotion, and its prices place runs again.
+// learner's estimate; its first measuring run demotes it, with the reason listed and told; a
+// restart with a new key and other rates (the same configured name) leaves it demoted, its price
+// still out of estimates; healRuns runs on price lift the demotion, and its prices place runs
+// again.
 func TestLyingWorkerIsDemotedUntilItRunsOnPrice(t *testing.T) {
 	p := newPlacing(t)
 	p.join("honest", scaledRates(1), time.Now().Add(-time.Hour))
@@ -111,7 +111,7 @@ func TestLyingWorkerIsDemotedUntilItRunsOnPrice(t *testing.T) {
 	if out := p.out.String(); !strings.Contains(out, "machine liar demoted: ") {
 		t.Errorf("the operator was told %q, want the demotion", out)
 	}
-	p.restart("liar", "liar-2", 1e-4)
+	p.restart("liar", "liar-2", 1e-3) // and other rates: a new window, the demotion kept
 	if m := p.machine("liar"); m.Demoted == "" {
 		t.Fatalf("after a restart with a new key: %+v, want still demoted", m)
 	}

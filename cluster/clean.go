@@ -186,8 +186,8 @@ func cleanRaw(raw []byte) json.RawMessage {
 // launch times and instruction mixes), every number finite and not negative;
 // else nil (estimate.Defaults then). A worker may lie about its speed; the server takes the fastest
 // able machine's estimate (Cluster.Estimate), so a worker claiming to be slow cannot get runs
-// refused; one claiming to be fast makes an estimate too short and is preferred for measuring runs
-// until one of them overruns its price (checkPrice).
+// refused; one claiming to be fast shortens no estimate and draws no more than its share of runs
+// until its runs bear its prices out (trust.go).
 func cleanRates(r *estimate.Rates) *estimate.Rates {
 	if r == nil || len(r.Kernels) > maxList || len(r.SIMT) > maxList || len(r.SIMTN) > maxList || len(r.SIMTExp) > maxList ||
 		len(r.SIMTLaunch) > maxList || len(r.SIMTMix) > maxList {

@@ -206,14 +206,17 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 	return out
 }
 
-// info is w as ListMachines lists it: what it is, how busy, its runs now (newest last) and its
-// counts; c.mu is held.
+// info is w as ListMachines lists it: what it is, how busy, its runs now (newest last), its
+// counts, and how its runs bear out its prices (trust.go); c.mu is held.
 func (w *worker) info() server.MachineInfo {
 	m := server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local,
 		Slots: w.gate.Slots(), Busy: len(w.runs), Measuring: w.gate.Measuring(), Runs: []server.MachineRun{},
 		Done: w.done, Errors: w.errors}
 	if !w.local {
 		m.LastHeartbeat = w.seen
+	}
+	if t := w.trust; t != nil && (w.rates != nil || t.demoted != "") {
+		m.Price, m.PriceRatio, m.Demoted, m.DemotedAt = t.state(), median(t.ratios), t.demoted, t.demotedAt
 	}
 	for r := range w.runs {
 		m.Runs = append(m.Runs, *r)

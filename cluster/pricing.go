@@ -20,6 +20,9 @@ type pricer struct {
 	// measured: the rates were measured on that machine (reported by the worker, or calibrated
 	// here), not estimate.Defaults; only such prices place runs (pick).
 	measured bool
+	// fallback, for a worker whose prices are not trusted (worker.trusted), are the server's kinds
+	// pricing with estimate.Defaults: a learner's estimate on it is never shorter than theirs.
+	fallback []cells.Kind
 }
 
 // pricerOf is w as Estimate prices a run on it, building the kinds with its rates when first
@@ -33,7 +36,33 @@ func (c *Cluster) pricerOf(w *worker) pricer {
 	if w.kinds == nil && c.cfg.Machine != nil {
 		w.kinds = c.cfg.Machine.KindsWithRates(w.rates)
 	}
-	return pricer{w: w, kinds: w.kinds, gen: w.ratesGen, measured: w.rates != nil}
+	p := pricer{w: w, kinds: w.kinds, gen: w.ratesGen, measured: w.rates != nil}
+	if p.measured && !w.trusted() {
+		p.fallback = c.defaultKinds()
+	}
+	return p
+}
+
+// defaultKinds are the server's kinds pricing with estimate.Defaults, built when first needed (nil
+// without Config.Machine). c.mu is held.
+func (c *Cluster) defaultKinds() []cells.Kind {
+	if c.prices.defaults == nil && c.cfg.Machine != nil {
+		c.prices.defaults = c.cfg.Machine.KindsWithRates(nil)
+	}
+	return c.prices.defaults
+}
+
+// estimate is how long r, parsed from j, is expected to take on p's machine for a learner (and for
+// the run time limit): its price, and for a worker whose prices are not trusted at least its price
+// with estimate.Defaults, so that rates no run has borne out never make an estimate shorter (a
+// worker's claim to be slow still counts). ok is false when it cannot be priced there. c.mu is not
+// held.
+func (p pricer) estimate(j server.Job, r cells.Run, d time.Duration) (time.Duration, bool) {
+	if p.fallback == nil {
+		return d, true
+	}
+	def, ok := pricer{w: p.w, kinds: p.fallback}.price(j, r)
+	return max(d, def), ok
 }
 
 // price is how long r, parsed from j, is expected to take on p's machine: this server's own prices
@@ -80,9 +109,15 @@ const maxPricedRuns = 2048
 // it is comparable: a pointer, or a value of comparable fields), its estimate on each machine, as
 // Estimate found them, for pick to place the run by and for the job to carry; the oldest run is forgotten
 // past maxPricedRuns (then the run is placed as an unpriced one). Guarded by c.mu.
+//
+// It keeps too the trust in each configured worker's prices (trust.go: trustOf), and the server's
+// kinds pricing with estimate.Defaults (defaultKinds).
 type priceBook struct {
 	runs  map[any]map[*worker]price
 	order []any
+
+	trusts   map[string]*trust
+	defaults []cells.Kind
 }
 
 // runKey is r as a priceBook key; ok is false when r's value cannot be compared (a map key would
@@ -124,15 +159,15 @@ func (b *priceBook) of(r cells.Run) map[*worker]price {
 }
 
 // soonest reports, among the free machines ws, whether every one has a price for the run in ps
-// that is still current (priced with the rates the worker has now) from a machine whose runs have
-// not overrun their prices (checkPrice); only then does pick place a measuring run on the one
-// expected to finish it soonest. c.mu is held.
+// that is still current (priced with the rates the worker has now) from a machine whose prices its
+// runs bear out (worker.trusted: not unproven, slower than priced nor demoted); only then does pick
+// place a measuring run on the one expected to finish it soonest. c.mu is held.
 func soonest(ps map[*worker]price, ws []*worker) bool {
 	if len(ps) == 0 {
 		return false
 	}
 	for _, w := range ws {
-		if p, ok := ps[w]; !ok || !p.claimed || p.gen != w.ratesGen || w.overran {
+		if p, ok := ps[w]; !ok || !p.claimed || p.gen != w.ratesGen || !w.trusted() {
 			return false
 		}
 	}
@@ -176,7 +211,7 @@ func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 			continue
 		}
 		kept[p.w] = price{d, p.gen, p.measured}
-		if !ok || d < best {
+		if d, priced = p.estimate(j, r, d); priced && (!ok || d < best) {
 			best, ok = d, true
 		}
 	}
@@ -186,10 +221,10 @@ func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 	return best, ok
 }
 
-// Bounds of a measuring run's time on a worker against its price there (checkPrice): a run overruns
-// when it takes more than overrunFactor times its price plus overrunSlack. Estimates are meant to
-// be pessimistic (cells.Run.Estimate), so an honest machine's runs stay under their price; the
-// factor leaves room for a loaded machine, and the slack for what no price counts (the worker
+// Bounds of a measuring run's time on a worker against its price there (checkPrice, trust.go): a
+// run is on price when it takes at most overrunFactor times its price plus overrunSlack. Estimates
+// are meant to be pessimistic (cells.Run.Estimate), so an honest machine's runs stay under their
+// price; the factor leaves room for noise, and the slack for what no price counts (the worker
 // parsing the job again, compiling a kernel, the events' trip here).
 const (
 	overrunFactor = 2
@@ -197,18 +232,19 @@ const (
 )
 
 // checkPrice holds a measuring run r that took took on the worker w (from its taken event to its
-// end, on this server's clock) against its price there: a worker whose run overran it (more than
-// overrunFactor times the price, plus overrunSlack) reported rates faster than it runs, and from
-// then on its prices place no runs (soonest), so that a worker cannot draw every measuring run to
-// itself by claiming to be fast. The operator is told once.
+// end, on this server's clock) against its price there, with the rates w claims (trust.record):
+// the evidence that decides whether its prices place runs and price learners' estimates, and
+// whether it is demoted, so that a worker cannot draw every measuring run to itself by claiming to
+// be fast. The operator is told of a demotion and of its end.
 func (c *Cluster) checkPrice(w *worker, r cells.Run, took time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.prices.of(r)[w]
-	if !ok || !p.claimed || p.gen != w.ratesGen || w.overran || took <= overrunFactor*p.d+overrunSlack {
+	if w.trust == nil || !ok || !p.claimed || p.gen != w.ratesGen {
 		return
 	}
-	w.overran = true
-	c.say("machine %s: a measuring run took %s where the rates it reported priced it at %s; runs are no longer placed on it by its rates",
-		w.m.Name, took.Round(time.Millisecond), p.d.Round(time.Millisecond))
+	if what := w.trust.record(ratio(took, p.d), time.Now()); what != "" {
+		c.say("machine %s %s (its last measuring run took %s where its rates priced it at %s)",
+			w.m.Name, what, took.Round(time.Millisecond), p.d.Round(time.Millisecond))
+	}
 }

@@ -41,9 +41,10 @@ type worker struct {
 	rates    *estimate.Rates
 	kinds    []cells.Kind
 	ratesGen uint64
-	// overran: a measuring run took it far longer than its rates priced it (checkPrice), so its
-	// prices place no more runs, whatever rates it reports later.
-	overran bool
+	// trust is the evidence of its runs against its prices (trust.go), kept for the worker as the
+	// operator configured it (trustKey), across its restarts; nil for this server's own.
+	trust    *trust
+	trustKey string
 }
 
 // tracking records, for the operator's list of machines, that the run j runs on w from now; the
@@ -158,6 +159,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
 			w.rates, w.kinds = cleanRates(m.Rates), nil
 			w.ratesGen++
+			w.trust = c.trustOf(w.trustKey, w.rates)
 		}
 	}
 	c.mu.Unlock()
@@ -197,7 +199,9 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		return
 	}
 	// w.m never changes after this: an id is one worker process
-	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{})}
+	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{}),
+		trustKey: trustKey(asked, m.Host, addr)}
+	w.trust = c.trustOf(w.trustKey, w.rates)
 	c.resumeTally(w)
 	c.workers[m.ID] = w
 	c.say("machine joined: %s, %d slots", m.Summary(), capSlots(m.Slots))

@@ -93,6 +93,20 @@ type MachineInfo struct {
 	// time limit, nor a loss of the server's own NATS connection).
 	Done   int `json:"runs_done"`
 	Errors int `json:"errors"`
+
+	// Price says how a worker's measuring runs bear out the prices its reported rates give them
+	// (package cluster, trust.go): "unproven" (no run yet with them), "on price", "slower than
+	// priced" (a loaded machine: not accused) or "demoted"; "" for this server's own machine and
+	// a worker that reported no rates (estimate.Defaults price its runs). Only on price do its
+	// prices place runs and price learners' estimates.
+	Price string `json:"price,omitempty"`
+	// PriceRatio is the median over its recent measuring runs of the time each took, beyond a
+	// second, per second of its price (1: as priced); 0 with none.
+	PriceRatio float64 `json:"price_ratio,omitempty"`
+	// Demoted, when set, says why the worker is demoted, since DemotedAt: its rates claim it is
+	// faster than its runs show. It lasts across the worker's restarts, until it runs on price.
+	Demoted   string    `json:"demoted,omitempty"`
+	DemotedAt time.Time `json:"demoted_at,omitzero"`
 }
 
 // MachineRun is a run on a machine, as the instructor sees it (MachineInfo.Runs).

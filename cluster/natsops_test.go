@@ -234,3 +234,36 @@ func TestRefusedPrefixStopsTheWorker(t *testing.T) {
 		}
 	}
 }
+
+// A worker's path to the NATS server goes silent (a black-hole relay): the worker's pings go
+// unanswered and it says it lost the connection, naming the silence, then reconnects by itself once
+// the path is back, and joins again.
+func TestWorkerNoticesASilentPath(t *testing.T) {
+	c := startCluster(t, Config{})
+	relay := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
+	out := &syncBuffer{}
+	p := newProbe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorker(ctx, WorkerConfig{Join: relay.URL(), Token: c.Token(), Name: "wB", Slots: 1, Kinds: p.kinds, Heartbeat: testHeartbeat,
+			Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitMachine(t, c, "wB", true)
+	silent := time.Now()
+	relay.blackHole(true)
+	waitUntil(t, "the worker's notice of the silence", func() bool {
+		return strings.Contains(out.String(), "worker wB: lost the connection to the NATS server (the NATS server answered none of")
+	})
+	t.Logf("the worker noticed %v after its path went silent (StaleAfter %v)", time.Since(silent).Round(time.Millisecond), StaleAfter)
+	relay.blackHole(false)
+	waitMachine(t, c, "wB", true)
+	waitUntil(t, "the worker back", func() bool {
+		ms := c.Machines()
+		return len(ms) == 1 && ms[0].Name == "wB" && time.Since(c.ListMachines()[0].LastHeartbeat) < time.Second
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
@@ -178,25 +179,49 @@ func TestRelayCleansWorkerStrings(t *testing.T) {
 
 // One holder of the worker token cannot fill the table of machines: at most MaxPerAddress workers
 // join from one address, the next is refused with its name and why on the operator's console (once,
-// however often it announces itself), and it joins at its next announcement once one has left.
+// however often it announces itself); it is told why (its notice) and its connection is closed;
+// connected again, it joins at its next announcement once one has left.
 func TestMachinesPerAddress(t *testing.T) {
 	var out syncBuffer
-	c := startCluster(t, Config{Token: "tok", Out: &out})
+	// The fakes announce themselves once: an hour's heartbeat keeps them.
+	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Token: "tok", Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
 	type fake struct {
 		nc    *nats.Conn
 		hello []byte
 		id    string
 	}
-	var fakes []fake
-	for i := range MaxPerAddress + 1 {
-		kp, id := newKey(t)
-		nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(id, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+id))
+	connect := func(kp nkeys.KeyPair, id string, opts ...nats.Option) *nats.Conn {
+		t.Helper()
+		opts = append(opts, nats.UserInfo(WorkerUser, "tok"), nats.Nkey(id, kp.Sign), nats.CustomInboxPrefix(InboxPrefix+id), nats.NoReconnect())
+		nc, err := nats.Connect(c.WorkerURL(), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
+		return nc
+	}
+	var fakes []fake
+	var lastKey nkeys.KeyPair
+	closed := make(chan struct{})
+	for i := range MaxPerAddress + 1 {
+		kp, id := newKey(t)
+		var opts []nats.Option
+		if i == MaxPerAddress {
+			lastKey = kp
+			opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+		}
+		nc := connect(kp, id, opts...)
 		data, _ := json.Marshal(Machine{ID: id, Name: fmt.Sprintf("fake-%d", i), CPU: "x", Cores: 1, GPUs: []string{"H100"}, Slots: 256})
 		fakes = append(fakes, fake{nc, data, id})
+	}
+	refused := &fakes[MaxPerAddress]
+	notices, err := refused.nc.SubscribeSync(dn.Notice() + refused.id)
+	if err != nil {
+		t.Fatal(err)
 	}
 	announce := func(f fake) {
 		t.Helper()
@@ -237,11 +262,20 @@ func TestMachinesPerAddress(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "already joined from 127.0.0.1") || strings.Count(s, "machine refused") != 1 {
 		t.Errorf("the console: %q, want the refusal once, with the address", s)
 	}
+	if msg, err := notices.NextMsg(30 * time.Second); err != nil || !strings.Contains(string(msg.Data), `"refused":"8 machines already joined from 127.0.0.1`) {
+		t.Errorf("the refused machine's notice: %v, %v; want why it was refused", msg, err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("the refused machine's connection is still open a minute later")
+	}
 	if err := fakes[0].nc.Publish(dn.Bye()+fakes[0].id, fakes[0].hello); err != nil {
 		t.Fatal(err)
 	}
 	waitOut("machine left: fake-0", 1)
-	announce(fakes[MaxPerAddress])
+	refused.nc = connect(lastKey, refused.id)
+	announce(*refused)
 	waitOut("machine joined: "+last+" (", 1)
 	c.mu.Lock()
 	slots := c.workers[fakes[MaxPerAddress].id].gate.Slots()

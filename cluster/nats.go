@@ -84,8 +84,8 @@ type Config struct {
 	// else DefaultPrefix on the embedded server (nobody else is there), and on an external one "pg-"
 	// and the data directory's id (derivedPrefix).
 	Prefix string
-	// keptPrefix: Prefix is the one kept in DataDir from an earlier start (Start says so).
-	keptPrefix bool
+	// prefixKept: Prefix is the one kept in DataDir from an earlier start (Start says so).
+	prefixKept bool
 }
 
 // Cluster is the server side: the NATS connection, the workers known and the executor of the
@@ -170,7 +170,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c.announce()
 	c.startWatch()
-	if cfg.keptPrefix {
+	if cfg.prefixKept {
 		c.say("the NATS names' prefix is %s, kept in %s from an earlier start (its workers use it); -nats-prefix changes it", cfg.Prefix, filepath.Join(cfg.DataDir, "nats", "prefix"))
 	}
 	return c, nil
@@ -198,7 +198,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	given := cfg.Prefix
 	var err error
 	if cfg.Prefix, err = keptPrefix(cfg.DataDir, cfg.Prefix); err != nil || cfg.Prefix != "" {
-		cfg.keptPrefix = given == "" && cfg.Prefix != ""
+		cfg.prefixKept = given == "" && cfg.Prefix != ""
 		return cfg, err
 	}
 	if cfg.URL == "" {

@@ -3,12 +3,18 @@ package cluster
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -114,4 +120,150 @@ func TestMachineCountsSurviveARejoin(t *testing.T) {
 	if ms := c.ListMachines(); len(ms) != 1 || ms[0].Name != "wA" || ms[0].Done != 3 || ms[0].Errors != 1 {
 		t.Errorf("the counts after the rejoin: %+v, want wA's 3 runs done and 1 error kept", ms)
 	}
+}
+
+// A holder of the worker token floods the embedded server's port with connections, each with a new
+// key, that never join (200, at once, none reconnecting): the connections not joined are cut back
+// to maxPendingConns, the oldest closed first, and a real worker still joins and runs a run.
+func TestWorkerConnectionFlood(t *testing.T) {
+	c := startCluster(t, Config{Token: "tok"})
+	const flood = 200
+	var closed atomic.Int32
+	for range flood {
+		kp, id := newKey(t)
+		nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(id, kp.Sign), nats.NoReconnect(),
+			nats.ClosedHandler(func(*nats.Conn) { closed.Add(1) }))
+		if err != nil {
+			continue // refused at once: as good
+		}
+		t.Cleanup(nc.Close)
+	}
+	waitUntil(t, "the flood cut back", func() bool { return c.ns.NumClients() <= maxPendingConns+1 }) // and this server's own
+	t.Logf("%d of %d flooding connections closed; %d clients left", closed.Load(), flood, c.ns.NumClients())
+	p := newProbe()
+	startInProcessWorker(t, c, "real", 1, p)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := executeProbe(ctx, c, p, "name: r\nms: 1\n"); err != nil {
+		t.Errorf("a run on the real worker after the flood: %v", err)
+	}
+	if got := len(c.Machines()); got != 1 {
+		t.Errorf("%d machines, want the real worker alone", got)
+	}
+}
+
+// A connection to the workers' port that never authenticates is closed after AuthTimeout, with
+// NATS's "Authentication Timeout"; the embedded server pings its clients as the clients ping it.
+func TestUnauthenticatedConnectionDropped(t *testing.T) {
+	c := startCluster(t, Config{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.WorkerURL(), "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // generous: the server closes it long before
+	got, err := io.ReadAll(conn)
+	t.Logf("closed after %v (AuthTimeout %v s)", time.Since(start).Round(time.Millisecond), AuthTimeout)
+	if err != nil || !strings.Contains(string(got), "Authentication Timeout") {
+		t.Errorf("the server sent %q (%v), want it to close the connection for an authentication timeout", got, err)
+	}
+	o, err := (&Cluster{cfg: Config{Listen: "127.0.0.1:0"}, names: dn}).embeddedOptions("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.RemoveAll(o.StoreDir)
+	if o.AuthTimeout != AuthTimeout || o.PingInterval != PingInterval || o.MaxPingsOut != MaxPingsOut || o.MaxConn != MaxNATSConns {
+		t.Errorf("the embedded server's auth timeout %v s, pings every %v, %d out, %d connections; want %v s, %v, %d, %d",
+			o.AuthTimeout, o.PingInterval, o.MaxPingsOut, o.MaxConn, AuthTimeout, PingInterval, MaxPingsOut, MaxNATSConns)
+	}
+}
+
+// A front keeps the prefix it was given in its data directory: started again without
+// -nats-prefix, it uses the same names (and says so), so its workers are not stranded; a prefix
+// given again replaces the kept one.
+func TestFrontKeepsItsPrefix(t *testing.T) {
+	dir := t.TempDir()
+	start := func(prefix string) (string, string) {
+		t.Helper()
+		out := &syncBuffer{}
+		c, err := Start(context.Background(), Config{DataDir: dir, Prefix: prefix, Heartbeat: testHeartbeat, Out: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.names.Prefix(), out.String()
+	}
+	if got, _ := start("dept-a"); got != "dept-a" {
+		t.Fatalf("given dept-a, the prefix is %q", got)
+	}
+	got, out := start("")
+	if got != "dept-a" || !strings.Contains(out, "the NATS names' prefix is dept-a, kept in") {
+		t.Errorf("restarted without -nats-prefix: %q, told %q; want dept-a kept, and said", got, out)
+	}
+	if got, _ := start("dept-b"); got != "dept-b" {
+		t.Errorf("given dept-b: %q", got)
+	}
+	if got, _ := start(""); got != "dept-b" {
+		t.Errorf("restarted again without -nats-prefix: %q, want dept-b", got)
+	}
+	if got, _ := Start(context.Background(), Config{DataDir: t.TempDir(), Heartbeat: testHeartbeat, Out: io.Discard}); got != nil {
+		defer got.Close()
+		if got.names.Prefix() != DefaultPrefix {
+			t.Errorf("a new data directory's prefix: %q, want %q", got.names.Prefix(), DefaultPrefix)
+		}
+	}
+}
+
+// On a NATS server whose worker users may use their class's names only (docs/nats-classes.conf), a
+// worker started without -nats-prefix, or with another class's, stops with an error that says what
+// to pass, rather than printing permissions violations for ever.
+func TestRefusedPrefixStopsTheWorker(t *testing.T) {
+	addr := startNATSServer(t, "../docs/nats-classes.conf")
+	for _, prefix := range []string{"", "class-b"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		out := &syncBuffer{}
+		err := RunWorker(ctx, WorkerConfig{Join: "nats://worker-a:change-me-worker-a@" + addr, Name: "wa", Prefix: prefix, Slots: 1,
+			Kinds: testKinds, Heartbeat: testHeartbeat, Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "refuses this worker the names of the prefix") || !strings.Contains(err.Error(), "give -nats-prefix") {
+			t.Errorf("a worker of prefix %q on class a's user: %v, want it stopped saying which -nats-prefix to give", prefix, err)
+		}
+		if strings.Contains(out.String(), "worker wa joined") {
+			t.Errorf("the worker of prefix %q says it joined: %s", prefix, out)
+		}
+	}
+}
+
+// A worker's path to the NATS server goes silent (a black-hole relay): the worker's pings go
+// unanswered and it says it lost the connection, naming the silence, then reconnects by itself once
+// the path is back, and joins again.
+func TestWorkerNoticesASilentPath(t *testing.T) {
+	c := startCluster(t, Config{})
+	relay := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
+	out := &syncBuffer{}
+	p := newProbe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorker(ctx, WorkerConfig{Join: relay.URL(), Token: c.Token(), Name: "wB", Slots: 1, Kinds: p.kinds, Heartbeat: testHeartbeat,
+			Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitMachine(t, c, "wB", true)
+	silent := time.Now()
+	relay.blackHole(true)
+	waitUntil(t, "the worker's notice of the silence", func() bool {
+		return strings.Contains(out.String(), "worker wB: lost the connection to the NATS server (the NATS server answered none of")
+	})
+	t.Logf("the worker noticed %v after its path went silent (StaleAfter %v)", time.Since(silent).Round(time.Millisecond), StaleAfter)
+	relay.blackHole(false)
+	waitMachine(t, c, "wB", true)
+	waitUntil(t, "the worker back", func() bool {
+		ms := c.Machines()
+		return len(ms) == 1 && ms[0].Name == "wB" && time.Since(c.ListMachines()[0].LastHeartbeat) < time.Second
+	})
 }

@@ -109,7 +109,9 @@ func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 // event back, until ctx ends: a run that measures alone, or up to cfg.Slots runs that time nothing
 // side by side (the server routes so; the worker's machine.Gate also holds it to that). A lost
 // connection is re-established (the worker rejoins with the same id); runs in progress when ctx
-// ends are cancelled and reported, then the worker says bye.
+// ends are cancelled and reported, then the worker says bye. It also stops, with an error saying
+// why, when the server refuses it a place or a restart of its machine replaced it (a notice), and
+// when the NATS server refuses it the names of its prefix (a wrong -nats-prefix); nil when ctx ended.
 func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	cfg, err := cfg.withDefaults()
 	if err != nil {

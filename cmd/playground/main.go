@@ -88,7 +88,7 @@ func serveConfig(args []string) cluster.ServeConfig {
 	fs.StringVar(&cfg.Cluster.Listen, "nats-listen", "", "let workers join the embedded NATS server at this address (host:port), with the worker token")
 	fs.StringVar(&cfg.Cluster.URL, "nats", "", "use this external NATS server (with JetStream) instead of the embedded one")
 	fs.StringVar(&cfg.Cluster.Creds, "nats-creds", "", "NATS credentials file for -nats")
-	fs.StringVar(&cfg.Cluster.Prefix, "nats-prefix", "", "the prefix of every NATS stream, bucket and subject of this class, so that several classes share one NATS server (default: "+cluster.DefaultPrefix+" on the embedded server; with -nats, pg- and the data directory's id); workers join with the same -nats-prefix")
+	fs.StringVar(&cfg.Cluster.Prefix, "nats-prefix", "", "the prefix of every NATS stream, bucket and subject of this class, so that several classes share one NATS server (default: the one last given with this -data, kept there; else "+cluster.DefaultPrefix+" on the embedded server, and with -nats pg- and the data directory's id); workers join with the same -nats-prefix")
 	fs.StringVar(&cfg.Cluster.Token, "worker-token", "", "the workers' password on the embedded NATS server (default: a random one, kept in the data directory's nats/worker-token, printed)")
 	fs.StringVar(&cfg.Cluster.Class, "class", "", "this machine's class, which a cell's machine: key or a page's machine menu may ask for")
 	fs.BoolVar(&noLocal, "no-local-worker", false, "run nothing on this machine: a front end for the workers that join")

@@ -299,6 +299,21 @@ func pointSeconds(ctx context.Context) (float64, error) {
 	return numeric.Median(ts), nil
 }
 
+// SIMT measures the emulator's rates of the ladder kernels named (emulate.Ladder's names), as Measure
+// does, into fresh rates that hold nothing else (SIMT, SIMTN, SIMTExp, SIMTLaunch and SIMTMix): for
+// comparing kernels measured side by side, as bench/estimates -fill-defaults does.
+func SIMT(ctx context.Context, kernels []string) (*estimate.Rates, error) {
+	r := &estimate.Rates{Source: "calibrated", Measured: time.Now().UTC(), CPU: CPUModel(), Procs: runtime.GOMAXPROCS(0),
+		SIMT: map[string]float64{}, SIMTN: map[string]int{}, SIMTExp: map[string]float64{},
+		SIMTLaunch: map[string]float64{}, SIMTMix: map[string][estimate.NumInstrClasses]float64{}}
+	for _, k := range kernels {
+		if err := simtRate(ctx, r, k); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
 // simtRate times one ladder kernel in the emulator at two sizes (64 and 128; 128 and 256 for
 // regblock, whose 128×128 tile leaves a smaller grid mostly idle) and fits t ∝ n^p between them, p
 // kept within [2.5, 3.5] ([1.8, 3.5] for regblock): bounds from sweeps up to n = 512 on a 2-vCPU

@@ -31,6 +31,24 @@ func (r Recording) Label() string {
 	return fmt.Sprintf("recorded on %s (driver CUDA %s) at %s with `%s`, not measured now", r.Device, r.Driver, r.Date, r.Command)
 }
 
+// RecordedShower is a run that can show its cell's recording without running: the recorded rows a
+// run here would show first. A server that refuses the run (estimated over the run time limit) shows
+// them, so that the learner still sees the cell's measured numbers.
+type RecordedShower interface {
+	// ShowRecorded emits the recorded rows the run would show here; false when it has none.
+	ShowRecorded(e Emitter) bool
+}
+
+// ShowRecorded emits r's recorded rows (RecordedShower), through the runs this package wraps; it
+// reports whether r had any to show.
+func ShowRecorded(r Run, e Emitter) bool {
+	if m, ok := r.(onMachine); ok {
+		r = m.inner
+	}
+	s, ok := r.(RecordedShower)
+	return ok && s.ShowRecorded(e)
+}
+
 // SourceHash is the hex SHA-256 of a cell's source, as recordings store it, without its top-level
 // `show:` key (its line, and the indented or list lines of a block value under it): which columns the
 // page shows first changes nothing measured.

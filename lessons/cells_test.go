@@ -12,11 +12,13 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at its full sizes and repeats, as written (by default each runs at its smallest size, once: cellstest.Small)")
@@ -49,6 +51,38 @@ func TestEveryCellRuns(t *testing.T) {
 					}
 					runCell(t, k, action, c, subjects[c.Source])
 				})
+			}
+		}
+	}
+}
+
+// TestEveryShippedCellIsEstimatedWithinTheRunLimit prices every cell of every embedded lesson, and
+// every action of it, as written, on the rates the tests use (estimate.Defaults, the rates a server
+// uses until it has calibrated), as a server without a GPU does: none may be estimated over the
+// default run time limit, or a learner would find a lesson cell refused as shipped. It runs
+// nothing (TestEveryCellRuns runs them, at their smallest sizes), so it runs in -short too. Those
+// rates must price every kernel the virtual GPU runs by its own measured rate: an estimate of a
+// kernel without one falls back to naive's, and says little about the kernel.
+func TestEveryShippedCellIsEstimatedWithinTheRunLimit(t *testing.T) {
+	for _, k := range emulate.Ladder() {
+		if estimate.Defaults().SIMT[k] == 0 {
+			t.Errorf("the default rates have no emulator rate for %s (go run ./bench/estimates -fill-defaults estimate/default_rates.json)", k)
+		}
+	}
+	limit := harness.DefaultLimits().RunTimeout
+	kinds, all := lessonsWithoutGPU(t, nil)
+	for _, l := range all {
+		for _, c := range l.Cells {
+			k, _ := cells.Lookup(kinds, c.Kind)
+			for _, action := range actions(k) {
+				run, err := cells.Parse(k, action, cells.Cell{ID: c.ID, Source: c.Source, Recording: c.Recording})
+				if err != nil {
+					t.Errorf("%s:%d (%s %q): %v", l.File, c.Line, c.ID, action, err)
+					continue
+				}
+				if est := run.Estimate(); est > limit {
+					t.Errorf("%s:%d (%s %q): estimated %v, over the default run time limit of %v", l.File, c.Line, c.ID, action, est.Round(time.Second), limit)
+				}
 			}
 		}
 	}

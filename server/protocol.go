@@ -34,7 +34,9 @@ import (
 //	frames   {frames: […]}              animation frames for the kind's browser module, ≤ 20 a message
 //	text     {text: {title, body}}
 //	task     {task: <JSON>}             work for the kind's browser module; the run waits for a result
-//	done | cancelled {message} | error {message}   exactly one of these ends every run
+//	done | cancelled {message} | error {message, fit}   exactly one of these ends every run; fit:
+//	                                    on a refusal over the run time limit, the largest of the
+//	                                    cell's sizes that fit {sizes, source, estimate}
 //
 // A replayed run's started carries started_at (and elapsed_s while it runs), its terminal message
 // started_at and ended_at: the stored times, so that the page states when it ran and how long it took.
@@ -63,6 +65,9 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"` // result
 	// Message explains an error (what to fix) or why a run was cancelled.
 	Message string `json:"message,omitempty"`
+	// Fit, on the error of a run refused as estimated over the run time limit, is the largest of
+	// the cell's own sizes that fit it (absent where none does, or the cell has no `sizes:` list).
+	Fit *Fit `json:"fit,omitempty"`
 
 	// StartedAt and EndedAt are a replayed run's stored start and end (replay, stampReplayed):
 	// StartedAt on its `started` and its terminal message, EndedAt on its terminal message (absent
@@ -97,6 +102,15 @@ type Shared struct {
 	// Measured is when that run ended (the wire name predates emulated and modelled results).
 	Measured time.Time `json:"measured"`
 	Machine  string    `json:"machine"`
+}
+
+// Fit is the body of a refusal's fit: the sizes that fit the run time limit, the cell's source
+// asking for them (its `sizes:` line rewritten, every other line as sent), and their estimate in
+// seconds.
+type Fit struct {
+	Sizes    []int   `json:"sizes"`
+	Source   string  `json:"source"`
+	Estimate float64 `json:"estimate"`
 }
 
 // Progress is the body of a progress message.

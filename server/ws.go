@@ -9,6 +9,8 @@ import (
 	"log"
 	"net/http"
 	"runtime/debug"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -368,9 +370,51 @@ func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.R
 	job := Job{Kind: cell.Kind, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
 	est, limit := s.estimateOf(job, run), s.cfg.RunTimeout
 	if est > limit {
-		return nil, 0, fmt.Errorf("this run is estimated to take about %s, over the %s run time limit: ask for less", est.Round(time.Second), limit)
+		return nil, 0, &overLimit{est: est, limit: limit, run: run}
 	}
 	return run, est, nil
+}
+
+// overLimit is parse's refusal of a run estimated over the run time limit; run is the refused run,
+// which can still show its cell's recorded rows (cells.ShowRecorded).
+type overLimit struct {
+	est, limit time.Duration
+	run        cells.Run
+}
+
+func (e *overLimit) Error() string {
+	return fmt.Sprintf("this run is estimated to take about %s, over the %s run time limit: ask for less", e.est.Round(time.Second), e.limit)
+}
+
+// fit finds the largest of a refused cell's own sizes that fit the run time limit: its `sizes:` list
+// (cells.Sizes) cut to the sizes up to a bound, in the cell's order, for the largest bound among its
+// sizes whose run parse accepts. Fewer sizes never cost more, so the bound is found by bisection:
+// a few parses, each an estimate, whatever the list's length. nil when the cell has no such list,
+// or not even its smallest size fits.
+func (s *Server) fit(cell lessons.Cell, action, source, class string) *Fit {
+	sizes, ok := cells.Sizes(source)
+	if !ok {
+		return nil
+	}
+	bounds := slices.Compact(slices.Sorted(slices.Values(sizes)))
+	try := func(i int) (*Fit, bool) {
+		var kept []int
+		for _, n := range sizes {
+			if n <= bounds[i] {
+				kept = append(kept, n)
+			}
+		}
+		src, _ := cells.WithSizes(source, kept)
+		_, est, err := s.parse(cell, action, src, class)
+		return &Fit{Sizes: kept, Source: src, Estimate: est.Seconds()}, err == nil
+	}
+	// the first bound that does not fit; the largest (the cell as sent) was refused
+	i := sort.Search(len(bounds)-1, func(i int) bool { _, ok := try(i); return !ok })
+	if i == 0 {
+		return nil
+	}
+	f, _ := try(i - 1)
+	return f
 }
 
 // estimateOf is how long run, parsed from job, is expected to take: on the fastest machine that can
@@ -419,6 +463,10 @@ func (c *conn) startRun(m Message) error {
 		log.Printf("saving an edit: %v", err)
 	}
 	run, est, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
+	if over := (*overLimit)(nil); errors.As(err, &over) {
+		c.refuse(m, cell, over)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -455,6 +503,18 @@ func (c *conn) startRun(m Message) error {
 		}
 	}
 	return nil
+}
+
+// refuse answers a run request refused as over the run time limit: the cell's recorded rows, where
+// it has them (cells.ShowRecorded), so that the learner sees its measured numbers anyway, then the
+// error, with the largest of the cell's sizes that fit (fit), which the page offers to run.
+func (c *conn) refuse(m Message, cell lessons.Cell, over *overLimit) {
+	cells.ShowRecorded(over.run, machine.Events(func(ev machine.Event) {
+		msg := eventMessage(ev)
+		msg.ID = m.ID
+		c.sendPaced(c.ctx, msg)
+	}))
+	c.send(Message{Type: TypeError, ID: m.ID, Message: over.Error(), Fit: c.s.fit(cell, m.Action, m.Source, m.Machine)})
 }
 
 // forget drops run id from the connection's runs.

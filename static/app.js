@@ -257,6 +257,25 @@ class Cell {
     this.view.output.prepend(b);
   }
 
+  // offerFit adds, to a run refused as over the run time limit, a button that runs the largest of
+  // the cell's sizes that fit (the error's fit, docs/protocol.md): one click puts the source that
+  // asks for them in the editor (undoable there) and runs it, with the same action.
+  offerFit(fit) {
+    if (!Array.isArray(fit.sizes) || typeof fit.source !== "string") return;
+    const action = this.view.action || "";
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "cell-fit";
+    b.textContent = `Run at n = ${fit.sizes.join(", ")}` + (fit.estimate >= 1 ? ` (about ${formatSeconds(fit.estimate)})` : "");
+    b.title = "Run this cell with only those of its sizes that fit the run time limit";
+    b.addEventListener("click", () => {
+      b.remove();
+      this.setSource(fit.source);
+      this.run(action);
+    });
+    this.view.output.prepend(b);
+  }
+
   // replay shows a stored run of this cell: its messages so far, then, if it is still queued or
   // running, the rest live.
   replay(run) {
@@ -459,6 +478,7 @@ class Cell {
       case "error":
         this.end(m.message || "error", true, m);
         this.el.dispatchEvent(new CustomEvent("cell-failed", { detail: { message: "the run ended with an error" } }));
+        if (m.fit) this.offerFit(m.fit);
         break;
     }
   }

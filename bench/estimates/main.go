@@ -7,6 +7,7 @@
 //
 //	go run ./bench/estimates [-max-point 15s] [-kinds matmul,simt,systolic] [-large] [-kernels gonum] [-dtypes float64] [-repeats 1]
 //	go run ./bench/estimates -write-defaults estimate/default_rates.json
+//	go run ./bench/estimates -fill-defaults estimate/default_rates.json
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/numeric"
+	"github.com/gpuplayground/playground/vgpu/emulate"
 )
 
 func main() {
@@ -44,8 +46,16 @@ func main() {
 	dtypes := flag.String("dtypes", "float32,float64", "matmul: these dtypes")
 	repeats := flag.Int("repeats", 1, "matmul: repeats per cell")
 	writeDefaults := flag.String("write-defaults", "", "calibrate, raise every cost by half, write the default rates here, and exit")
+	fillDefaults := flag.String("fill-defaults", "", "add to the default rates here the emulator rates of the ladder kernels they lack (fillDefaultRates), and exit")
 	flag.Parse()
 	ctx := context.Background()
+	if *fillDefaults != "" {
+		if err := fillDefaultRates(ctx, *fillDefaults); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	start := time.Now()
 	r, err := calibrate.Measure(ctx, calibrate.Options{})
@@ -84,6 +94,55 @@ func writeDefaultRates(r *estimate.Rates, path string) error {
 	slow(r, 1.5)
 	data, _ := json.MarshalIndent(r, "", " ")
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// fillDefaultRates adds to the default rates at path the emulator's rates (SIMT, SIMTN, SIMTExp) of
+// the ladder kernels they lack: kernels added after the defaults' calibration, which estimates
+// would otherwise price as naive. Each is measured here between two measurements of naive, nine times, and kept as the
+// median of its cost over naive's times the defaults' naive cost, so that it carries the defaults'
+// machine and margin whatever this machine's speed or load; its growth exponent is the median
+// measured. The rates the defaults have are left as they are.
+func fillDefaultRates(ctx context.Context, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var d estimate.Rates
+	if err := json.Unmarshal(data, &d); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var missing []string
+	for _, k := range emulate.Ladder() {
+		if d.SIMT[k] == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 || d.SIMT["naive"] == 0 {
+		return fmt.Errorf("%s: nothing to fill (missing %v; naive's rate %g)", path, missing, d.SIMT["naive"])
+	}
+	ratios, exps, ns := map[string][]float64{}, map[string][]float64{}, map[string]int{}
+	for range 9 {
+		for _, k := range missing { // naive just before and just after k: the load of the moment cancels
+			var m [3]*estimate.Rates
+			for i, name := range []string{"naive", k, "naive"} {
+				if m[i], err = calibrate.SIMT(ctx, []string{name}); err != nil {
+					return err
+				}
+			}
+			if m[0].SIMTN["naive"] != d.SIMTN["naive"] {
+				return fmt.Errorf("naive measured at n=%d, the defaults' at n=%d", m[0].SIMTN["naive"], d.SIMTN["naive"])
+			}
+			ratios[k] = append(ratios[k], 2*m[1].SIMT[k]/(m[0].SIMT["naive"]+m[2].SIMT["naive"]))
+			exps[k] = append(exps[k], m[1].SIMTExp[k])
+			ns[k] = m[1].SIMTN[k]
+		}
+	}
+	for _, k := range missing {
+		d.SIMT[k], d.SIMTN[k], d.SIMTExp[k] = numeric.Median(ratios[k])*d.SIMT["naive"], ns[k], numeric.Median(exps[k])
+		fmt.Printf("%-14s %.3g × naive, exponent %.2f (ratios %.3g)\n", k, numeric.Median(ratios[k]), d.SIMTExp[k], ratios[k])
+	}
+	out, _ := json.MarshalIndent(&d, "", " ")
+	return os.WriteFile(path, append(out, '\n'), 0o644)
 }
 
 // sweep runs cells one at a time and collects, per group, each cell's ratio of estimate to measured

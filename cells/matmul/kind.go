@@ -97,9 +97,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		label := fmt.Sprintf("measured peak, %.0f GFLOP/s", peak)
 		sink.Draw = func(rs []harness.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
 	}
-	if r.rec != nil && r.env.GPU.Unavailable() != "" {
-		showRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
-	}
+	r.recorded(e)
 	measured, emulated := r.split()
 	parts := kernelcell.Passes(measured, emulated)
 	if len(r.spec.Browser) > 0 {
@@ -137,9 +135,19 @@ func (r *run) split() (measured harness.Spec, emulated []string) {
 	return kernelcell.Split(r.spec.Spec, r.env.Kernels)
 }
 
+// ShowRecorded emits, on a server without a GPU, the cell's recorded rows for its GPU kernels as its
+// run shows them first (its `show:` columns first); false when there are none to show.
+func (r *run) ShowRecorded(e cells.Emitter) bool { return r.recorded(cells.Showing(e, r.spec.Show)) }
+
+// recorded is ShowRecorded onto e, the run's emitter.
+func (r *run) recorded(e cells.Emitter) bool {
+	return r.rec != nil && r.env.GPU.Unavailable() != "" && showRecorded(e, *r.rec, r.spec.Spec, r.env.Kernels)
+}
+
 // showRecorded emits a table of rec's results for the GPU kernels of spec that cannot run here, those
-// whose (kernel, n, dtype) the spec asks for, labelled with where, when and how they were measured.
-func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, available []kernels.Kernel) {
+// whose (kernel, n, dtype) the spec asks for, labelled with where, when and how they were measured;
+// false when there are none.
+func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, available []kernels.Kernel) bool {
 	var rows []harness.Result
 	for _, res := range rec.Results {
 		k, _ := kernels.Lookup(available, res.Kernel)
@@ -148,7 +156,7 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, avail
 		}
 	}
 	if len(rows) == 0 {
-		return
+		return false
 	}
 	copies := slices.ContainsFunc(rows, func(r harness.Result) bool { return r.H2DSeconds > 0 || r.D2HSeconds > 0 })
 	cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}
@@ -166,6 +174,7 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, avail
 		}
 		e.Row(cells.Row{Table: "recorded", Values: values, Bad: !res.OK})
 	}
+	return true
 }
 
 // Needs says the run measures on an NVIDIA GPU when it names a GPU kernel.

@@ -2,6 +2,7 @@ package nvidia
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -433,13 +434,41 @@ func noteMacro(directive string, macros map[string]bool) {
 	}
 }
 
-// hostNote is the note a failed compile's log gets when DeviceOnly left parts out, on the first
-// part's line of the source called name.
+// hostNote is the note a failed compile's log gets when DeviceOnly left parts out: a line for each,
+// on its first line of the source called name.
 func hostNote(name string, parts []HostPart) string {
-	var list []string
-	for _, p := range parts {
-		list = append(list, fmt.Sprintf("%s (lines %d–%d)", p.Name, p.First, p.Last))
+	var b strings.Builder
+	for i, p := range parts {
+		why := ""
+		if i == 0 {
+			why = " (the GPU compilers take __global__ and __device__ functions; mark a function __device__ to call it from a kernel)"
+		}
+		fmt.Fprintf(&b, "%s(%d): note: host code left out of the GPU compile%s: %s\n", name, p.First, why, p.Name)
 	}
-	return fmt.Sprintf("%s(%d): note: host code left out of the GPU compile: %s; the GPU compilers take __global__ and __device__ functions (mark a function __device__ to call it from a kernel)\n",
-		name, parts[0].First, strings.Join(list, ", "))
+	return b.String()
+}
+
+// NameEntry gives the kernel called kernel its plain name in ptx where the source declared it
+// without extern "C": when ptx has no entry of that name but exactly one whose C++ (Itanium)
+// mangled name is the function's (_Z, the name's length, the name, its parameters), that name is
+// replaced by kernel throughout. A kernel copied from a repository then launches by the name the
+// learner wrote. Otherwise ptx comes back as it is.
+func NameEntry(ptx, kernel string) string {
+	if kernel == "" || regexp.MustCompile(`\.entry\s+`+regexp.QuoteMeta(kernel)+`\s*\(`).MatchString(ptx) {
+		return ptx
+	}
+	prefix := fmt.Sprintf("_Z%d%s", len(kernel), kernel)
+	var found string
+	for _, m := range regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)`).FindAllStringSubmatch(ptx, -1) {
+		if strings.HasPrefix(m[1], prefix) && len(m[1]) > len(prefix) && !isDigit(m[1][len(prefix)]) {
+			if found != "" {
+				return ptx // overloads or instantiations: which one is not the name's to say
+			}
+			found = m[1]
+		}
+	}
+	if found == "" {
+		return ptx
+	}
+	return regexp.MustCompile(`(^|[^\w$])`+regexp.QuoteMeta(found)+`($|[^\w$])`).ReplaceAllString(ptx, "${1}"+kernel+"${2}")
 }

@@ -205,7 +205,8 @@ func (c *Clang) CompileHeaders(ctx context.Context, src, name string, arch int, 
 
 // ClangStubHeaders are CUDA's headers that are empty for clang: what they declare, NVRTC has built in
 // and the prelude declares for clang (their own declarations would clash with the prelude's). A
-// learner's #include of one compiles under clang with or without CUDA's headers.
+// learner's #include of one compiles under clang with or without CUDA's headers, and under NVRTC
+// without them too (CompileWithHeaders gives it the same empty headers then).
 func ClangStubHeaders() []string {
 	return []string{"cuda_runtime.h", "cuda_runtime_api.h", "device_launch_parameters.h", "device_functions.h",
 		"device_atomic_functions.h", "sm_20_intrinsics.h", "sm_30_intrinsics.h", "sm_32_intrinsics.h",

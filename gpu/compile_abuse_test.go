@@ -53,3 +53,67 @@ func TestCompileWorkerRefusesFileTricks(t *testing.T) {
 		})
 	}
 }
+
+// What only looks like a file trick passes the source rule, and the compilers read no file for it
+// either: an #include in a comment (block, line, or line continued by a splice), in a string, after
+// a digit separator or a character literal, in a macro's argument after //. Each compiles, under
+// NVRTC and clang, and neither the PTX nor the log holds the planted secret (each would, had the
+// compiler read the file: the stringizing macro puts what it reads into the PTX).
+func TestCompileLookalikesReadNoFile(t *testing.T) {
+	secretDir := t.TempDir()
+	secret := "PLAYGROUND_SECRET_c41d07"
+	path := filepath.Join(secretDir, "secret.h")
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lookalikes := []string{
+		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n// #include \"PATH\"\n);\n",
+		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n/*\n#include \"PATH\"\n*/ x);\n",
+		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n// a comment continued \\\n#include \"PATH\"\n);\n",
+		"__device__ const char leak[] = \"#include \\\"PATH\\\"\";\n",
+		"__device__ int a = 1'000; /*\n#include \"PATH\"\n*/\n",
+		"__device__ char c = '\\''; /* it's\n#include \"PATH\"\n*/\n",
+		"__device__ int embed = 1; // we include the halo cells\n",
+	}
+	for _, compiler := range []string{"nvrtc", "clang"} {
+		t.Run(compiler, func(t *testing.T) {
+			if compiler == "nvrtc" {
+				needNVRTC(t)
+			} else {
+				needClang(t)
+			}
+			t.Setenv(nvidia.CompilerEnv, compiler)
+			c := &Compiler{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}}
+			for _, l := range lookalikes {
+				src := strings.ReplaceAll(l, "PATH", path) + "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n"
+				if strings.Contains(l, "leak[]") { // kept in the PTX by a read at an index known only at run time
+					src += "extern \"C\" __global__ void read(char* p, int i) { p[0] = leak[i]; }\n"
+				}
+				if err := nvidia.CheckIncludes(src, "cell.cu"); err != nil {
+					t.Errorf("the source rule refused %q: %v", src, err)
+					continue
+				}
+				ptx, err := c.Compile(context.Background(), src, "cell.cu", 80)
+				if err != nil || inPTX(ptx, secret) {
+					t.Errorf("%q: got %v (secret in the PTX: %v), want PTX without the secret", src, err, inPTX(ptx, secret))
+				}
+			}
+			// The control: the secret in the source's own string is found in the PTX.
+			src := "__device__ const char leak[] = \"" + secret + "\";\nextern \"C\" __global__ void read(char* p, int i) { p[0] = leak[i]; }\n"
+			if ptx, err := c.Compile(context.Background(), src, "cell.cu", 80); err != nil || !inPTX(ptx, secret) {
+				t.Errorf("the control: %v, secret found %v; want it found", err, inPTX(ptx, secret))
+			}
+		})
+	}
+}
+
+// inPTX reports whether ptx holds s, as text or as PTX writes a string's bytes (decimal, separated
+// by commas).
+func inPTX(ptx, s string) bool {
+	var bytes []string
+	for _, c := range []byte(s) {
+		bytes = append(bytes, strconv.Itoa(int(c)))
+	}
+	squeezed := strings.NewReplacer(" ", "", "\t", "", "\n", "").Replace(ptx)
+	return strings.Contains(ptx, s) || strings.Contains(squeezed, strings.Join(bytes, ","))
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/gpu"
+	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
@@ -403,8 +404,11 @@ var nvrtcLine = regexp.MustCompile(`cell\.cu\((\d+)\)`)
 // log with its line numbers turned into the cell's own (compileMessage).
 func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
 	ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
-	if err == nil || ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {
-		return ptx, err // compiled, cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
+	if err == nil {
+		return kcuda.NameEntry(ptx, spec.Kernel), nil // a kernel declared without extern "C" too
+	}
+	if ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {
+		return ptx, err // cancelled, or no compiler's verdict (a limit hit, no NVRTC): as it is
 	}
 	return "", errors.New(spec.compileMessage(err.Error()))
 }

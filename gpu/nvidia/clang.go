@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,21 +205,37 @@ func (c *Clang) CompileHeaders(ctx context.Context, src, name string, arch int, 
 
 // ClangStubHeaders are CUDA's headers that are empty for clang: what they declare, NVRTC has built in
 // and the prelude declares for clang (their own declarations would clash with the prelude's). A
-// learner's #include of one compiles under clang with or without CUDA's headers.
+// learner's #include of one compiles under clang with or without CUDA's headers, and under NVRTC
+// without them too (CompileWithHeaders gives it the same empty headers then).
 func ClangStubHeaders() []string {
 	return []string{"cuda_runtime.h", "cuda_runtime_api.h", "device_launch_parameters.h", "device_functions.h",
 		"device_atomic_functions.h", "sm_20_intrinsics.h", "sm_30_intrinsics.h", "sm_32_intrinsics.h",
 		"sm_60_atomic_functions.h", "vector_types.h", "vector_functions.h", "math_functions.h"}
 }
 
-// writeStubs writes ClangStubHeaders, empty but for a comment, into the new folder dir.
+// runtimeStubs maps each of ClangStubHeaders to its empty content.
+func runtimeStubs() map[string]string {
+	m := map[string]string{}
+	for _, h := range ClangStubHeaders() {
+		m[h] = "// " + h + ": the playground's stand-in; the compiler has (the clang prelude declares) what it does for device code.\n"
+	}
+	return m
+}
+
+// writeStubs writes ClangStubHeaders, empty but for a comment, and the stand-ins (StandInHeaders)
+// into the new folder dir.
 func writeStubs(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
 	}
-	for _, h := range ClangStubHeaders() {
-		stub := "// " + h + ": the playground's clang prelude declares what it does.\n"
-		if err := os.WriteFile(filepath.Join(dir, h), []byte(stub), 0o600); err != nil {
+	headers := StandInHeaders()
+	maps.Copy(headers, runtimeStubs())
+	for h, content := range headers {
+		path := filepath.Join(dir, filepath.FromSlash(h))
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return err
 		}
 	}
@@ -325,16 +342,37 @@ func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, ar
 // -gline-tables-only), so that the PTX carries .loc directives: the virtual GPU then names the CUDA
 // source line of what it counts and of a fault. Lines of other files (CUDA's headers, the clang
 // prelude) are left out of them (learnerLocs), so what runs there counts on the learner's line.
+//
+// A source the source rule passes (CheckIncludes) is compiled without its host code (DeviceOnly:
+// main and the functions and variables only it uses), with the stand-in headers (StandInHeaders);
+// a compile that fails then ends its log with a note naming what was left out.
 func CompileWithHeaders(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name string, arch int) (string, error) {
+	if err := refuse(src, name); err != nil {
+		return "", err
+	}
+	device, left := DeviceOnly(src)
+	ptx, err := compileDevice(ctx, nv, cl, headers, device, name, arch)
+	var ce *CompileError
+	if len(left) > 0 && errors.As(err, &ce) && !errors.As(err, new(refused)) {
+		ce.Log = strings.TrimRight(ce.Log, "\n") + "\n" + hostNote(name, left)
+	}
+	return ptx, err
+}
+
+// compileDevice is CompileWithHeaders after the host code is left out.
+func compileDevice(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name string, arch int) (string, error) {
 	if nv == nil {
 		ptx, _, err := cl.CompileHeaders(ctx, src, name, arch, headers)
 		return bareFileNames(ptx), err
 	}
 	opts := []string{"--generate-line-info"}
+	own := StandInHeaders()
 	if headers != "" {
 		opts = append(opts, "--include-path="+headers)
+	} else {
+		maps.Copy(own, runtimeStubs()) // what they declare for device code, NVRTC has built in
 	}
-	ptx, log, err := nv.Compile(src, name, fmt.Sprintf("compute_%d", arch), opts...)
+	ptx, log, err := nv.compile(src, name, fmt.Sprintf("compute_%d", arch), own, opts...)
 	var ce *CompileError
 	if errors.As(err, &ce) && !errors.As(err, new(refused)) {
 		ce.Log = learnerLog(log, name, headers)

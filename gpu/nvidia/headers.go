@@ -88,12 +88,14 @@ func noteMissingHeaders(log, name, src string) string {
 }
 
 // isToolkitHeader says whether h is one of AllowedHeaders that the CUDA toolkit's include folder
-// holds (nvidia-cuda-dev's): not the C and C++ headers, not libcu++'s cuda/… (Debian's libcu++-dev),
-// not the prelude.
+// holds (nvidia-cuda-dev's): not a stand-in (StandInHeaders, never missing), not the C++ headers,
+// not libcu++'s cuda/… (Debian's libcu++-dev), not the prelude.
 func isToolkitHeader(h string) bool {
+	if _, standIn := StandInHeaders()[h]; standIn {
+		return false
+	}
 	switch h {
-	case "stdint.h", "cstdint", "stddef.h", "cstddef", "limits.h", "climits", "float.h", "cfloat",
-		"math.h", "cmath", "type_traits", "limits", "clang_prelude.h":
+	case "type_traits", "limits", "clang_prelude.h":
 		return false
 	}
 	if strings.HasPrefix(h, "cuda/") {

@@ -8,24 +8,36 @@ import (
 )
 
 // The source rule: a compiler reads only what the playground gives it. A learner's CUDA C++ may
-// #include only the headers of AllowedHeaders, by name; everything else that makes a compiler open a
-// file (or say whether one exists) is refused, with the line, before any compiler runs. NVRTC
-// resolves quoted and absolute include paths against the compiling process's file system, and clang
-// quotes what it read in its messages, so an `#include "/etc/passwd"` inside a macro argument would
-// otherwise put any file the server can read into the PTX or the errors.
+// #include only the headers the playground provides, by name: CUDA's (AllowedHeaders) and the
+// stand-ins for the C, C++ and CUDA library headers (StandInHeaders); everything else that makes a
+// compiler open a file (or say whether one exists) is refused, with the line, before any compiler
+// runs. NVRTC resolves quoted and absolute include paths against the compiling process's file
+// system, and clang quotes what it read in its messages, so an `#include "/etc/passwd"` inside a
+// macro argument would otherwise put any file the server can read into the PTX or the errors.
 //
-// CheckIncludes works in three passes over the source: the physical characters (carriage returns,
-// trigraphs and backslash-newline line splices, which could hide a directive), the directives (each
-// line whose first token is # or %:, comments skipped as the compiler skips them), and then, as a
-// net under the second, every identifier of the spliced text, comments and strings included: the
-// words that name a file-reading feature (include, embed, import, __has_include, _Pragma, …) may
-// appear only as the name of an allowed #include. Token pasting (## and %:%:) and universal
-// character names (\u, \U, \N{…}) are refused too: they could build such a word that no pass sees.
+// CheckIncludes reads the source as the compilers' preprocessors do, in two passes: the physical
+// characters (carriage returns, trigraphs and backslash-newline line splices, which could hide a
+// directive), then the preprocessing tokens: comments, string and character literals, numbers,
+// identifiers and punctuators, and each directive (a line whose first token is # or %:). Words in
+// comments and literals are text, and an identifier is a name like any other; what is refused is
+// what can reach a file: a directive that reads one (#include of a header not provided, #embed,
+// #include_next, #import, #line with a file name, a pragma not on the list), and the operators that
+// do so from anywhere in the code (__has_include, __has_embed, _Pragma), with the ways of building
+// one that no reader of the source sees (token pasting, universal character names).
+//
+// What the check and the compilers read must agree on where every comment and literal starts and
+// ends, or a directive could hide from the check in what it takes for a comment. Where the
+// compilers may read a source differently, the check refuses it: trigraphs, raw string literals, a
+// literal without its closing quote on its line, a quote right after a number that is not a digit
+// separator, non-ASCII characters and $ outside comments and literals, a block comment that starts
+// in a directive and ends on a later line, and /* in #error and #warning (clang reads their text
+// raw, without comments).
 
-// AllowedHeaders is the table of headers a learner's source may #include, as "name" or <name>:
-// CUDA's own headers by the names a learner writes, and the clang prelude (which the compile command
-// includes anyway). Whether a header is available is a separate matter: one the compiler does not
-// have gives the compiler's own "cannot open source file" error.
+// AllowedHeaders is the table of CUDA's headers a learner's source may #include, as "name" or
+// <name>, by the names a learner writes, and the clang prelude (which the compile command includes
+// anyway); the stand-ins (StandInHeaders) may be included too (Provided). Whether one of CUDA's
+// headers is available is a separate matter: one the compiler does not have gives the compiler's
+// own "cannot open source file" error.
 func AllowedHeaders() []string {
 	return []string{
 		// The runtime and its device parts.
@@ -45,12 +57,19 @@ func AllowedHeaders() []string {
 		"cooperative_groups/scan.h", "cuda_pipeline.h", "cuda_pipeline_primitives.h", "cuda_awbarrier.h",
 		"cuda_awbarrier_primitives.h", "cuda/barrier", "cuda/pipeline", "cuda/atomic", "cuda/std/cstdint",
 		"cuda/std/climits", "cuda/std/cfloat", "cuda/std/type_traits", "cuda/std/limits", "cuda/std/cmath",
-		// The C and C++ headers kernels use for fixed-width types and limits.
-		"stdint.h", "cstdint", "stddef.h", "cstddef", "limits.h", "climits", "float.h", "cfloat",
-		"math.h", "cmath", "type_traits", "limits",
+		// libcu++'s C++ headers by their standard names, where the headers' folder has them (the C and
+		// C++ headers kernels use for types, limits and constants are stand-ins: StandInHeaders).
+		"type_traits", "limits",
 		// The playground's own prelude (gpu/nvidia/src/clang_prelude.h).
 		"clang_prelude.h",
 	}
+}
+
+// Provided says whether a learner's source may #include header: one of AllowedHeaders or of
+// StandInHeaders.
+func Provided(header string) bool {
+	_, standIn := StandInHeaders()[header]
+	return standIn || slices.Contains(AllowedHeaders(), header)
 }
 
 // IncludeError is a source refused by CheckIncludes: Line (1-based) of the source named Name, and why.
@@ -63,17 +82,12 @@ type IncludeError struct {
 // Error reads as the compilers' messages do: "cell.cu(LINE): error: …".
 func (e *IncludeError) Error() string { return fmt.Sprintf("%s(%d): error: %s", e.Name, e.Line, e.Msg) }
 
-// refusedWord reports a word that may appear in a source only as the directive name of an allowed
-// #include: each names a directive, operator or pragma that reads a file or tells whether one
-// exists, and the builtin macros that test for files (__has_include, __has_include_next,
-// __has_embed, GCC's old __has_include__) are refused by their prefix.
-func refusedWord(w string) bool {
-	switch w {
-	case "include", "include_next", "include_alias", "include_instead", "import", "embed",
-		"__include_macros", "_Pragma", "__pragma", "dependency":
-		return true
-	}
-	return strings.HasPrefix(w, "__has_include") || strings.HasPrefix(w, "__has_embed")
+// refusedOperator reports an identifier that reads a file, or says whether one exists, from
+// anywhere in the code, not only in a directive: the builtin macros that test for files
+// (__has_include, __has_include_next, __has_embed, GCC's old __has_include__, by their prefix) and
+// the pragma operators (_Pragma, and Microsoft's __pragma, which clang knows).
+func refusedOperator(w string) bool {
+	return w == "_Pragma" || w == "__pragma" || strings.HasPrefix(w, "__has_include") || strings.HasPrefix(w, "__has_embed")
 }
 
 // CheckIncludes checks learner CUDA C++ src (called name in the error, e.g. "cell.cu") against the
@@ -85,12 +99,8 @@ func CheckIncludes(src, name string) error {
 		err.Name = name
 		return err
 	}
-	c := &checker{text: text, lines: lines, allowed: map[int]bool{}}
-	if err := c.directives(); err != nil {
-		err.Name = name
-		return err
-	}
-	if err := c.words(); err != nil {
+	c := &checker{text: text, lines: lines}
+	if err := c.tokens(); err != nil {
 		err.Name = name
 		return err
 	}
@@ -114,7 +124,7 @@ func splice(src string) (text []byte, lines []int, err *IncludeError) {
 		case b == 0:
 			return nil, nil, &IncludeError{Line: line, Msg: "a NUL character in the source"}
 		case b == '?' && i+2 < len(src) && src[i+1] == '?' && strings.IndexByte("=/'()!<>-", src[i+2]) >= 0:
-			return nil, nil, &IncludeError{Line: line, Msg: fmt.Sprintf("the trigraph %q is not allowed in playground kernels", src[i:i+3])}
+			return nil, nil, &IncludeError{Line: line, Msg: fmt.Sprintf("the trigraph %q is not allowed in playground kernels (compilers read it differently); write the character it stands for, or put a space between the question marks", src[i:i+3])}
 		case b == '\\':
 			j := i + 1
 			for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\f' || src[j] == '\v' || src[j] == '\r') {
@@ -136,13 +146,11 @@ func splice(src string) (text []byte, lines []int, err *IncludeError) {
 	return text, lines, nil
 }
 
-// checker scans the spliced text. allowed holds the offsets of the directive names of the allowed
-// #include lines, the only places the word "include" may stand.
+// checker scans the spliced text.
 type checker struct {
-	text    []byte
-	lines   []int
-	pos     int
-	allowed map[int]bool
+	text  []byte
+	lines []int
+	pos   int
 }
 
 func (c *checker) errAt(pos int, format string, args ...any) *IncludeError {
@@ -163,10 +171,11 @@ func (c *checker) peek(k int) byte {
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\f' || b == '\v' }
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
-func isIdent0(b byte) bool {
-	return b == '_' || b == '$' || b >= 0x80 || (b|0x20 >= 'a' && b|0x20 <= 'z')
-}
-func isIdent(b byte) bool { return isIdent0(b) || isDigit(b) }
+
+// isIdent0 and isIdent are ASCII identifiers' characters: others are refused in code (a compiler
+// may or may not take $ and non-ASCII letters into a name, and a number).
+func isIdent0(b byte) bool { return b == '_' || (b|0x20 >= 'a' && b|0x20 <= 'z') }
+func isIdent(b byte) bool  { return isIdent0(b) || isDigit(b) }
 
 // skipBlank skips spaces and comments on the current line (a block comment may run over lines, as it
 // does in the compilers' directives), and reports whether it passed a line end inside a comment.
@@ -195,13 +204,18 @@ func (c *checker) skipBlank() (newline bool, err *IncludeError) {
 	return newline, nil
 }
 
-// directives walks the source token by token and checks each directive; see checkDirective.
-func (c *checker) directives() *IncludeError {
-	atLineStart := true
+// tokens walks the source token by token, checking each token (token) and each directive
+// (checkDirective) and the end of each directive's line (directiveEnd).
+func (c *checker) tokens() *IncludeError {
+	atLineStart, directive := true, -1 // directive: the offset of the current line's directive's #, or -1
 	for c.pos < len(c.text) {
+		commentAt := c.pos
 		nl, err := c.skipBlank()
 		if err != nil {
 			return err
+		}
+		if nl && directive >= 0 {
+			return c.errAt(commentAt, "a block comment in a directive (#%s) that ends on a later line; end it on the directive's line", c.directiveName(directive))
 		}
 		atLineStart = atLineStart || nl
 		if c.pos >= len(c.text) {
@@ -211,15 +225,15 @@ func (c *checker) directives() *IncludeError {
 		switch {
 		case b == '\n':
 			c.pos++
-			atLineStart = true
+			atLineStart, directive = true, -1
 			continue
 		case atLineStart && (b == '#' && c.peek(1) != '#' || b == '%' && c.peek(1) == ':' && !(c.peek(2) == '%' && c.peek(3) == ':')):
-			start := c.pos
+			directive = c.pos
 			c.pos++
 			if b == '%' {
 				c.pos++ // the digraph %:
 			}
-			if err := c.checkDirective(start); err != nil {
+			if err := c.checkDirective(directive); err != nil {
 				return err
 			}
 		default:
@@ -232,31 +246,62 @@ func (c *checker) directives() *IncludeError {
 	return nil
 }
 
-// token skips one token that is not a directive's start: an identifier (and a string literal it
-// prefixes), a pp-number with digit separators, a string or character literal, or one punctuator.
+// directiveName is the name of the directive whose # is at start, for a message.
+func (c *checker) directiveName(start int) string {
+	saved := c.pos
+	defer func() { c.pos = saved }()
+	c.pos = start + 1
+	if c.text[start] == '%' {
+		c.pos++
+	}
+	_, _ = c.skipBlank()
+	return clip(c.ident())
+}
+
+// token checks and skips one token that is not a directive's start: an identifier (refusedOperator
+// names the refused ones; a string literal it prefixes is read with it), a pp-number with digit
+// separators, a string or character literal, or one punctuator (## and %:%: are refused, and so are
+// a backslash, $ and non-ASCII characters outside comments and literals).
 func (c *checker) token() *IncludeError {
+	start := c.pos
 	switch b := c.peek(0); {
 	case isIdent0(b):
-		start := c.pos
-		for c.pos < len(c.text) && isIdent(c.text[c.pos]) {
-			c.pos++
-		}
-		word := string(c.text[start:c.pos])
-		if c.peek(0) == '"' && slices.Contains([]string{"R", "LR", "uR", "UR", "u8R"}, word) {
+		word := c.ident()
+		switch {
+		case refusedOperator(word):
+			return c.errAt(start, "%s is not allowed in playground kernels: it reads a file or tells whether one exists (a kernel may only #include the headers the playground provides, such as <cuda_fp16.h>)", word)
+		case c.peek(0) == '"' && slices.Contains([]string{"R", "LR", "uR", "UR", "u8R"}, word):
 			return c.errAt(start, "raw string literals (%s\"…\") are not allowed in playground kernels", word)
 		}
 	case isDigit(b) || b == '.' && isDigit(c.peek(1)):
 		c.ppNumber()
+		if c.peek(0) == '\'' {
+			return c.errAt(start, "a quote right after a number that is not a digit separator (1'000); put a space before the character literal")
+		}
 	case b == '"' || b == '\'':
-		c.literal(b)
+		return c.literal(b)
+	case b == '#' && c.peek(1) == '#', b == '%' && c.peek(1) == ':' && c.peek(2) == '%' && c.peek(3) == ':':
+		return c.errAt(start, "token pasting (##) is not allowed in playground kernels")
+	case b == '\\':
+		return c.errAt(start, "a backslash outside a string or a comment (a universal character name such as \\u0041) is not allowed in playground kernels; write the character itself")
+	case b == '$' || b >= 0x80:
+		return c.errAt(start, "%s is allowed only in comments and strings in playground kernels (names are ASCII letters, digits and _)", describeByte(b))
 	default:
 		c.pos++
 	}
 	return nil
 }
 
-// ppNumber skips a preprocessing number (C++17): digits, letters, '.', e+ e- p+ p- and the digit
-// separator ' before a digit or letter.
+// describeByte names a byte the check refuses outside comments and literals.
+func describeByte(b byte) string {
+	if b == '$' {
+		return "$"
+	}
+	return "a non-ASCII character"
+}
+
+// ppNumber skips a preprocessing number (C++17): digits, ASCII letters, '.', e+ e- p+ p- and the
+// digit separator ' before an ASCII digit, letter or _.
 func (c *checker) ppNumber() {
 	c.pos++
 	for c.pos < len(c.text) {
@@ -275,22 +320,29 @@ func (c *checker) ppNumber() {
 }
 
 // literal skips a string or character literal that starts with quote; one without its closing quote
-// ends at the line's end, as the compilers end it.
-func (c *checker) literal(quote byte) {
+// on its line is refused (what the compilers make of it is not the language's).
+func (c *checker) literal(quote byte) *IncludeError {
+	start := c.pos
 	c.pos++
 	for c.pos < len(c.text) {
 		switch c.text[c.pos] {
 		case '\\':
-			c.pos += 2 // an escape; the splice pass left no backslash before a line end
+			if c.peek(1) == '\n' {
+				c.pos++ // cannot happen after splice; the line end is read below
+				continue
+			}
+			c.pos += 2
 		case quote:
 			c.pos++
-			return
+			return nil
 		case '\n':
-			return
+			c.pos = len(c.text)
 		default:
 			c.pos++
 		}
 	}
+	what := map[byte]string{'"': "string literal", '\'': "character literal"}[quote]
+	return c.errAt(start, "a %s without its closing %c on its line (an apostrophe in code? put it in a comment)", what, quote)
 }
 
 // ident reads an identifier at pos ("" when none starts there).
@@ -302,18 +354,30 @@ func (c *checker) ident() string {
 	return string(c.text[start:c.pos])
 }
 
-// atLineEnd skips blanks and reports whether the directive ends there (a comment over a line end
-// counts as more text, since the compilers read on past it).
-func (c *checker) atLineEnd() (bool, *IncludeError) {
+// dirBlank skips blanks and comments in a directive, where a block comment must end on the
+// directive's line: the compilers read on past it, and one that reads a directive's text raw would
+// not see it at all.
+func (c *checker) dirBlank() *IncludeError {
+	from := c.pos
 	nl, err := c.skipBlank()
-	return !nl && (c.pos >= len(c.text) || c.text[c.pos] == '\n'), err
+	if err == nil && nl {
+		err = c.errAt(from, "a block comment in a directive that ends on a later line; end it on the directive's line")
+	}
+	return err
+}
+
+// atLineEnd skips blanks and reports whether the directive ends there.
+func (c *checker) atLineEnd() (bool, *IncludeError) {
+	err := c.dirBlank()
+	return c.pos >= len(c.text) || c.text[c.pos] == '\n', err
 }
 
 // checkDirective checks the directive whose # (or %:) is at start, with pos just after it: #include
-// of an allowed header, #line with a number only, the #pragmas of checkPragma, and the directives
-// that read no file are allowed; every other directive is refused.
+// of a provided header, #line with a number only, the #pragmas of checkPragma, and the directives
+// that read no file are allowed; every other directive is refused. The rest of an allowed
+// directive's line is read as code (tokens), but #error's and #warning's (rawText).
 func (c *checker) checkDirective(start int) *IncludeError {
-	if _, err := c.skipBlank(); err != nil {
+	if err := c.dirBlank(); err != nil {
 		return err
 	}
 	switch b := c.peek(0); {
@@ -324,27 +388,43 @@ func (c *checker) checkDirective(start int) *IncludeError {
 	case !isIdent0(b):
 		return c.errAt(start, "# followed by %q is not a directive playground kernels may use", b)
 	}
-	nameAt := c.pos
 	switch name := c.ident(); name {
-	case "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "error", "warning":
+	case "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif":
 		return nil
+	case "error", "warning":
+		return c.rawText(start, name)
 	case "include":
-		return c.checkInclude(start, nameAt)
+		return c.checkInclude(start)
 	case "line":
 		return c.checkLine(start)
 	case "pragma":
 		return c.checkPragma(start)
 	case "include_next", "import", "embed", "__include_macros":
-		return c.errAt(start, "#%s reads a file: playground kernels may only #include the headers the playground provides (such as <cuda_fp16.h>)", name)
+		return c.errAt(start, "#%s reads a file: playground kernels may only #include the headers the playground provides (such as <cuda_fp16.h> or <cstdio>)", name)
 	default:
 		return c.errAt(start, "#%s is not a directive playground kernels may use (they may use #include of the playground's headers, #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif, #pragma, #line NUMBER, #error and #warning)", clip(name))
 	}
 }
 
-// checkInclude checks the operand of the #include at start (its name at nameAt): a literal "name"
-// or <name> of AllowedHeaders and nothing after it.
-func (c *checker) checkInclude(start, nameAt int) *IncludeError {
-	if _, err := c.skipBlank(); err != nil {
+// rawText skips the text of #error or #warning (named name, at start) to the line's end, as clang
+// reads it: as raw characters, where a /* starts no comment. Other compilers read comments there,
+// so the text may not hold /*, which the two would end in different places.
+func (c *checker) rawText(start int, name string) *IncludeError {
+	end := bytes.IndexByte(c.text[c.pos:], '\n')
+	if end < 0 {
+		end = len(c.text) - c.pos
+	}
+	if bytes.Contains(c.text[c.pos:c.pos+end], []byte("/*")) {
+		return c.errAt(start, "/* in the text of #%s is not allowed in playground kernels (compilers read it differently); use // for a comment", name)
+	}
+	c.pos += end
+	return nil
+}
+
+// checkInclude checks the operand of the #include at start: a literal "name" or <name> of a
+// provided header (Provided) and nothing after it.
+func (c *checker) checkInclude(start int) *IncludeError {
+	if err := c.dirBlank(); err != nil {
 		return err
 	}
 	opening := c.peek(0)
@@ -357,21 +437,20 @@ func (c *checker) checkInclude(start, nameAt int) *IncludeError {
 		return c.errAt(start, "#include's header name has no closing %c", closing)
 	}
 	header := string(c.text[c.pos+1 : c.pos+1+end])
-	if !slices.Contains(AllowedHeaders(), header) {
-		return c.errAt(start, "#include %c%s%c is not allowed: playground kernels may include only the headers the playground provides (CUDA's, such as <cuda_fp16.h> and <mma.h>), by name", opening, clip(header), closing)
+	if !Provided(header) {
+		return c.errAt(start, "#include %c%s%c is not allowed: playground kernels may include only the headers the playground provides, by name: CUDA's (such as <cuda_fp16.h>, <mma.h>, <cuda_runtime.h>), the C and C++ standard headers (<cstdio>, <cmath>, <cstdint>, …) and CUDA's libraries' (<cublas_v2.h>, …), see docs/gpu.md", opening, clip(header), closing)
 	}
 	c.pos += end + 2
 	if ok, err := c.atLineEnd(); err != nil || !ok {
 		return cmpErr(err, c.errAt(start, "text after #include %c%s%c; put nothing after the header's name", opening, header, closing))
 	}
-	c.allowed[nameAt] = true
 	return nil
 }
 
 // checkLine allows #line with a line number only: a file name (or a macro, which could expand to
 // one) is refused.
 func (c *checker) checkLine(start int) *IncludeError {
-	if _, err := c.skipBlank(); err != nil {
+	if err := c.dirBlank(); err != nil {
 		return err
 	}
 	digits := c.pos
@@ -390,13 +469,13 @@ func (c *checker) checkLine(start int) *IncludeError {
 // checkPragma allows the pragmas that read no file: unrolling, packing, once, macros' push and pop,
 // messages, diagnostics (NVRTC's and clang's), clang loop and fp hints, and STDC.
 func (c *checker) checkPragma(start int) *IncludeError {
-	if _, err := c.skipBlank(); err != nil {
+	if err := c.dirBlank(); err != nil {
 		return err
 	}
 	first := c.ident()
 	second := ""
 	if first == "clang" || first == "GCC" {
-		if _, err := c.skipBlank(); err != nil {
+		if err := c.dirBlank(); err != nil {
 			return err
 		}
 		second = c.ident()
@@ -424,38 +503,6 @@ func (c *checker) checkPragma(start int) *IncludeError {
 	return c.errAt(start, "#pragma %s is not allowed in playground kernels (they may use #pragma unroll, nounroll, once, pack, push_macro, pop_macro, message, nv_diag_*, clang loop/diagnostic/fp, GCC diagnostic/unroll/ivdep and STDC)",
 		strings.TrimSpace(clip(first+" "+second)))
 }
-
-// words is the net under directives: the words refusedWord names stand nowhere but as the name of
-// an allowed #include (not in a macro, a comment or a string either), and token pasting and
-// universal character names, which could build one, stand nowhere at all.
-func (c *checker) words() *IncludeError {
-	t := c.text
-	for i := 0; i < len(t); {
-		switch {
-		case isWord(t[i]):
-			j := i
-			for j < len(t) && isWord(t[j]) {
-				j++
-			}
-			w := string(t[i:j])
-			if refusedWord(w) && !c.allowed[i] {
-				return c.errAt(i, "%q is not allowed in playground kernels, not even in a comment or a string: it names a way to read files, and a kernel may only #include the headers the playground provides", w)
-			}
-			i = j
-		case t[i] == '#' && i+1 < len(t) && t[i+1] == '#', string(t[i:min(i+4, len(t))]) == "%:%:":
-			return c.errAt(i, "token pasting (##) is not allowed in playground kernels")
-		case t[i] == '\\' && i+1 < len(t) && (t[i+1] == 'u' || t[i+1] == 'U' || t[i+1] == 'N' && i+2 < len(t) && t[i+2] == '{'):
-			return c.errAt(i, "universal character names (\\u, \\U, \\N{…}) are not allowed in playground kernels; write the character itself")
-		default:
-			i++
-		}
-	}
-	return nil
-}
-
-// isWord is an identifier's character in ASCII: the net splits words at '$' and at every non-ASCII
-// byte too, which a compiler might not take into an identifier.
-func isWord(b byte) bool { return b < 0x80 && b != '$' && isIdent(b) }
 
 // clip shortens a learner's word for a message.
 func clip(s string) string {

@@ -2,8 +2,10 @@ package nvidia
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -151,24 +153,43 @@ func (r refused) Unwrap() error { return r.err }
 // architecture, e.g. "compute_80", and returns the PTX and the compiler log (warnings; may be
 // empty). A source that does not compile returns a *CompileError with the log; so does one that
 // CheckIncludes refuses, before NVRTC sees it.
+// The program's own headers are the stand-ins (StandInHeaders), which NVRTC finds by name before
+// its include path.
 func (n *NVRTC) Compile(src, name, arch string, extraOptions ...string) (ptx, log string, err error) {
+	return n.compile(src, name, arch, StandInHeaders(), extraOptions...)
+}
+
+// compile is Compile with the program's own headers (name → content).
+func (n *NVRTC) compile(src, name, arch string, headers map[string]string, extraOptions ...string) (ptx, log string, err error) {
 	if err := refuse(src, name); err != nil {
 		return "", err.Log, err
 	}
 	var prog uintptr
-	if err := check("nvrtcCreateProgram", n.createProgram(&prog, src, name, 0, 0, 0), nvrtcResultNames); err != nil {
+	keys := slices.Sorted(maps.Keys(headers))
+	bodies := make([]string, len(keys))
+	for i, h := range keys {
+		bodies[i] = headers[h]
+	}
+	names, contents := cStrings(keys), cStrings(bodies)
+	namePtrs, contentPtrs := pointers(names), pointers(contents)
+	var headerArg, nameArg uintptr
+	if len(namePtrs) > 0 {
+		headerArg, nameArg = uintptr(unsafe.Pointer(&contentPtrs[0])), uintptr(unsafe.Pointer(&namePtrs[0]))
+	}
+	res := n.createProgram(&prog, src, name, int32(len(namePtrs)), headerArg, nameArg)
+	runtime.KeepAlive(names)
+	runtime.KeepAlive(contents)
+	runtime.KeepAlive(namePtrs)
+	runtime.KeepAlive(contentPtrs)
+	if err := check("nvrtcCreateProgram", res, nvrtcResultNames); err != nil {
 		return "", "", err
 	}
 	defer n.destroyProgram(&prog)
 
 	opts := append([]string{"--gpu-architecture=" + arch, "--std=c++17"}, extraOptions...)
-	cstrs := make([][]byte, len(opts))
-	ptrs := make([]*byte, len(opts))
-	for i, o := range opts {
-		cstrs[i] = append([]byte(o), 0)
-		ptrs[i] = &cstrs[i][0]
-	}
-	res := n.compileProgram(prog, int32(len(ptrs)), uintptr(unsafe.Pointer(&ptrs[0])))
+	cstrs := cStrings(opts)
+	ptrs := pointers(cstrs)
+	res = n.compileProgram(prog, int32(len(ptrs)), uintptr(unsafe.Pointer(&ptrs[0])))
 	runtime.KeepAlive(cstrs)
 	runtime.KeepAlive(ptrs)
 	log, logErr := n.programLog(prog)
@@ -189,6 +210,24 @@ func (n *NVRTC) Compile(src, name, arch string, extraOptions ...string) (ptx, lo
 		}
 	}
 	return strings.TrimRight(string(buf), "\x00"), log, nil
+}
+
+// cStrings is each of ss NUL-terminated.
+func cStrings(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = append([]byte(s), 0)
+	}
+	return out
+}
+
+// pointers is the address of each of bs's first bytes.
+func pointers(bs [][]byte) []*byte {
+	out := make([]*byte, len(bs))
+	for i := range bs {
+		out[i] = &bs[i][0]
+	}
+	return out
 }
 
 func (n *NVRTC) programLog(prog uintptr) (string, error) {

@@ -39,7 +39,12 @@ func Tricks(path string) []Trick {
 		{"pasted _Pragma", "#define P(x) _Pra##gma(x)\nP(\"GCC dependency \\\"PATH\\\"\")\n", 1},
 		{"line with the file", "#line 1 \"PATH\"\nint leak = undefined_name;\n", 1},
 		{"line marker", "# 1 \"PATH\"\nint leak = undefined_name;\n", 1},
-		{"digit separator hides a comment", "int a = 1'2' /*\n#include \"PATH\"\n*/;\n", 2},
+		{"digit separator hides a comment", "int a = 1'2' /*\n#include \"PATH\"\n*/;\n", 1},
+		{"$ after a digit separator hides a comment", "int a = 1'$ /*\n#include \"PATH\"\n*/;\n", 1},
+		{"open character literal hides a comment", "int a = 'x /*\n#include \"PATH\"\n*/;\n", 1},
+		{"#error text hides a comment", "#error /*\n#include \"PATH\"\n*/\n", 1},
+		{"#pragma hides a comment", "#pragma unroll /*\n#include \"PATH\"\n*/\n", 1},
+		{"has_include through a macro", "#define H __has_include\n#if H(\"PATH\")\n#error the file exists\n#endif\n", 1},
 		{"raw string", "const char* s = R\"x(\n)x\";\n#include \"PATH\"\n", 1},
 		{"universal character name", "#incl\\u0075de \"PATH\"\n", 1},
 	}

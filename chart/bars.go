@@ -55,7 +55,8 @@ func Bars(title, xlabel string, bars []Bar) (string, error) {
 	}
 	p.HideY()
 	p.Y.Padding = 0
-	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{2.6*vg.Centimeter + vg.Length(max(len(kept), 1))*vg.Centimeter}, title: title,
+	// Room for a title and an axis label of two lines each, and 1.2 cm a bar: its label above it.
+	f := &figure{plots: []*plot.Plot{p}, heights: []vg.Length{3.6*vg.Centimeter + vg.Length(max(len(kept), 1))*1.2*vg.Centimeter}, title: title,
 		desc: "Horizontal bar chart. " + strings.Join(parts, "; ") + "."}
 	return f.svg()
 }

@@ -144,16 +144,13 @@ func slicesHas(parts []string, sub string) bool {
 	return false
 }
 
-// shape writes a block as "32×8" (trailing ones left out, at least x).
+// shape writes a block as "32×8" (x×y, and ×z where z is not 1).
 func shape(b [3]int) string {
-	dims := []string{strconv.Itoa(b[0])}
-	if b[1] > 1 || b[2] > 1 {
-		dims = append(dims, strconv.Itoa(b[1]))
-	}
+	s := strconv.Itoa(b[0]) + "×" + strconv.Itoa(b[1])
 	if b[2] > 1 {
-		dims = append(dims, strconv.Itoa(b[2]))
+		s += "×" + strconv.Itoa(b[2])
 	}
-	return strings.Join(dims, "×")
+	return s
 }
 
 // sharedText is the cell's shared_bytes formula as written ("0" without one).

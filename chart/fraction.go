@@ -56,6 +56,8 @@ func Fractions(title, xLabel, yLabel string, panels []Panel) (string, error) {
 		p := newPlot(pn.Title)
 		if len(panels) == 1 {
 			p.Title.Text = title
+		} else if len(f.plots) == 0 { // the chart's title stands over its first panel's
+			p.Title.Text = title + " — " + pn.Title
 		}
 		p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}

@@ -34,7 +34,7 @@ func TestFractionsFacetsShareLegend(t *testing.T) {
 	if got := strings.Count(svg, `<g id="chart-series-`); got != 2 {
 		t.Errorf("%d legend entries, want 2 (one per label)", got)
 	}
-	for _, want := range []string{">loss scale ×1<", ">loss scale ×1024<", "loss scale ×1024, fp16: 10% at 1e-06"} {
+	for _, want := range []string{">Kept — loss scale ×1<", ">loss scale ×1024<", "loss scale ×1024, fp16: 10% at 1e-06"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the chart lacks %q", want)
 		}

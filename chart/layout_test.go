@@ -79,6 +79,10 @@ func TestChartsKeepTextInsideAndApart(t *testing.T) {
 			return ThroughputPeak(ladder, 1e6, "measured peak, 70 GFLOP/s on this machine's cores")
 		},
 		"one": func() (string, error) { return Throughput(ladder[:1]) },
+		"bars": func() (string, error) {
+			return Bars("transpose on H100 SXM, modelled from the virtual GPU's counts", "achieved bandwidth (GB/s: its minimal bytes over the modelled time)",
+				[]Bar{{"custom (block 32×1)", 410}, {"custom, block 32×2", 800}, {"custom, block 32×4", 1500}, {"custom, block 32×8, 255 registers", 1900}})
+		},
 		"budget": func() (string, error) {
 			return Durations("one ResNet-50 training epoch on ImageNet, a long title: modelled at 40% of peak on every machine", []Duration{
 				{"this machine's CPU (measured rate)", 3e5, "cpu"}, {"8 × H100 SXM", 40, "gpu"}, {"1024 × TPU v4", 2e-3, "pod"}, {"a long label of a very long machine name", 1e9, "x"}})

@@ -84,8 +84,9 @@ var (
 // chart is split or faceted instead.
 const MaxSeries = 8
 
-// glyphs are the series' markers, in turn: filled circle, square, triangle, diamond, and a cross.
-var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, diamondGlyph{}, draw.CrossGlyph{}}
+// glyphs are the series' markers, in turn, all filled (a thin outline is hard to see): circle,
+// square, triangle, diamond, and a triangle pointing down.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, diamondGlyph{}, downTriangleGlyph{}}
 
 // dashes are the series' line styles: solid, dashed, dotted.
 var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2)}, {vg.Points(1.5), vg.Points(1.5)}}
@@ -111,6 +112,20 @@ func SeriesStyle(i int) Series {
 func Styled(hue, variant int) Series {
 	gs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}}
 	return Series{Colour: Palette[hue%len(Palette)].Light, Glyph: gs[variant%len(gs)], Dashes: dashes[variant%len(dashes)]}
+}
+
+// downTriangleGlyph is a filled triangle pointing down.
+type downTriangleGlyph struct{}
+
+func (downTriangleGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetColor(sty.Color)
+	r := sty.Radius * 1.2
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r*0.6})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r*0.6})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Close()
+	c.Fill(p)
 }
 
 // diamondGlyph is a diamond, filled or hollow.
@@ -178,7 +193,8 @@ type entry struct {
 }
 
 // figure is a chart ready to draw: its plots stacked vertically (each with its height), a legend
-// beside the first (or under the stack when it would take over a third of the width), and the
+// beside the first (or under the stack when it would take over a third of the width, or there
+// is more than one plot), and the
 // accessible title and description for its SVG.
 type figure struct {
 	plots   []*plot.Plot
@@ -238,7 +254,8 @@ func (f *figure) svg() (string, error) {
 		r := leg.Rectangle(full)
 		legW, legH = r.Max.X-r.Min.X+vg.Points(10), r.Max.Y-r.Min.Y+vg.Points(8)
 	}
-	below := legW > inner/3
+	// Under the plots when wide, and always under a stack of panels, so that their axes line up.
+	below := legW > inner/3 || len(f.plots) > 1
 	h := 2 * margin
 	for _, ph := range f.heights {
 		h += ph

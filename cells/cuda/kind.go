@@ -77,7 +77,7 @@ type showPTX struct{ r *run }
 
 // Estimate is the compile and the emulation at the cell's smallest size, at this machine's rates.
 func (p *showPTX) Estimate() time.Duration {
-	return compileEstimate + p.r.customEstimate(p.r.spec.Sizes[0])
+	return compileEstimate + p.r.customEstimate(p.r.spec, p.r.spec.Sizes[0])
 }
 
 // Run compiles the kernel and shows its PTX; with the counts of one launch in the virtual GPU at the
@@ -212,6 +212,8 @@ type run struct {
 	// samples are the blocks a sampled emulation runs at a size, where probeEmulation found
 	// emulate.SampledBlocks too long (none: the default).
 	samples map[int]int
+	// variantSamples are samples for each of the spec's variants.
+	variantSamples []map[int]int
 }
 
 func (r *run) measured() harness.Spec {
@@ -225,7 +227,10 @@ func (r *run) Estimate() time.Duration {
 	if r.spec.Problem.Name != "matmul" {
 		est := compileEstimate
 		for _, n := range r.spec.Sizes {
-			est += r.customEstimate(n)
+			est += r.customEstimate(r.spec, n)
+			for _, v := range r.spec.Variants {
+				est += r.customEstimate(v.Spec, n)
+			}
 		}
 		return est
 	}
@@ -235,7 +240,7 @@ func (r *run) Estimate() time.Duration {
 		emulated = nil // measured on the GPU; only the custom kernel is also emulated, for its counts
 	}
 	for _, n := range r.spec.Sizes {
-		est += r.customEstimate(n)
+		est += r.customEstimate(r.spec, n)
 		for _, k := range emulated {
 			est += emulate.Estimate(r.env.Rates.Get(), k, n)
 		}
@@ -270,7 +275,11 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		}
 		results, err := r.emulate(ctx, cells.Stage(e, parts-1, parts), emulated, ptx)
 		if len(sink.Measured()) == 0 && len(results) > 0 { // nothing measured: the chart is what the virtual GPU counted
-			e.Chart(func() (string, error) { return kernelcell.CountsChart(results) })
+			if r.spec.Problem.Name != "matmul" {
+				r.problemChart(e, results)
+			} else {
+				e.Chart(func() (string, error) { return kernelcell.CountsChart(results) })
+			}
 		}
 		return err
 	}
@@ -307,7 +316,17 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 	if r.spec.Problem.Name == "matmul" {
 		return kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 	}
-	return emulateProblem(ctx, e, r.spec, r.custom(ptx))
+	launches := []launchRun{{"custom", r.spec, r.custom(ptx)}}
+	for i, v := range r.spec.Variants {
+		var samples map[int]int
+		if i < len(r.variantSamples) {
+			samples = r.variantSamples[i]
+		}
+		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+			return v.Spec.emulate(ctx, ptx, n, dtype, g, samples[n])
+		}})
+	}
+	return emulateProblem(ctx, e, r.spec, launches...)
 }
 
 // custom runs the learner's kernel at n in the virtual GPU (Spec.emulate), sampling as many blocks
@@ -357,13 +376,14 @@ func (r *run) Exclusive() bool {
 	return kernelcell.MeasuresHere(measured.Kernels, r.env.Kernels)
 }
 
-// customEstimate is the learner's kernel's emulation at n, priced with the grid its formulas give.
-func (r *run) customEstimate(n int) time.Duration {
-	g, err := r.spec.GridFor(n)
+// customEstimate is the emulation of the learner's kernel (or a variant), spec, at n, priced with
+// the grid its formulas give.
+func (r *run) customEstimate(spec Spec, n int) time.Duration {
+	g, err := spec.GridFor(n)
 	if err != nil {
 		return 0 // the run fails at once
 	}
-	return emulate.EstimateProblem(r.env.Rates.Get(), r.spec.Problem, n, g[0]*g[1]*g[2])
+	return emulate.EstimateProblem(r.env.Rates.Get(), spec.Problem, n, g[0]*g[1]*g[2])
 }
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and

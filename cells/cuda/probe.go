@@ -24,29 +24,56 @@ import (
 // emulations would still take longer than the limit, or when one block alone takes longer than a
 // size's share (the probe is stopped there: the emulation runs at least that block again). Without
 // measured costs per class (rates from before they were calibrated) it prices nothing.
+//
+// A cell's variants (Spec.Variants) are priced the same way, each its own samples, the sizes' shares
+// split among the cell's kernel and its variants.
 func (r *run) probeEmulation(ctx context.Context, ptx string) (map[int]int, error) {
 	limit := r.env.Limits.RunTimeout
 	costs := r.env.Rates.Get()
 	if _, ok := costs.InstrCosts(); !ok || limit <= 0 || len(r.spec.Sizes) == 0 {
 		return nil, nil
 	}
-	share := limit / time.Duration(2*len(r.spec.Sizes))
+	share := limit / time.Duration(2*len(r.spec.Sizes)*(1+len(r.spec.Variants)))
+	samples, total, err := r.probe(ctx, r.spec, "custom", ptx, share)
+	if err != nil {
+		return nil, err
+	}
+	r.variantSamples = nil
+	for _, v := range r.spec.Variants {
+		vs, sec, err := r.probe(ctx, v.Spec, v.Label, ptx, share)
+		if err != nil {
+			return nil, err
+		}
+		r.variantSamples = append(r.variantSamples, vs)
+		total += sec
+	}
+	if total > limit.Seconds() {
+		return nil, fmt.Errorf("custom: its emulation is estimated, from one thread block of it at each size, at about %s, over the %s run time limit: use smaller sizes",
+			(time.Duration(total * float64(time.Second))).Round(time.Second), limit)
+	}
+	return samples, nil
+}
+
+// probe is probeEmulation of one launch, spec, named name: its samples per size and its estimated
+// seconds.
+func (r *run) probe(ctx context.Context, spec Spec, name, ptx string, share time.Duration) (map[int]int, float64, error) {
+	costs := r.env.Rates.Get()
 	samples := map[int]int{}
 	var total float64
-	for _, n := range r.spec.Sizes {
-		req, err := r.spec.request(ptx, n)
+	for _, n := range spec.Sizes {
+		req, err := spec.request(ptx, n)
 		if err != nil || n > emulate.Limit(req) {
 			continue // the run reports it at that size
 		}
-		req.N, req.DType, req.GPU = n, r.spec.DType, datasheet.Or(r.spec.GPU)
+		req.N, req.DType, req.GPU = n, spec.DType, datasheet.Or(spec.GPU)
 		pctx, cancel := context.WithTimeout(ctx, share)
 		p, err := emulate.ProbeLaunch(pctx, req)
 		cancel()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("custom at n=%d: one thread block of it runs longer than %s in the virtual GPU, and the emulation runs at least one: over this run's share of the %s run time limit (use a smaller n, or more, smaller blocks)", n, share.Round(time.Millisecond), limit)
+			return nil, 0, fmt.Errorf("%s at n=%d: one thread block of it runs longer than %s in the virtual GPU, and the emulation runs at least one: over this run's share of the %s run time limit (use a smaller n, or more, smaller blocks)", name, n, share.Round(time.Millisecond), r.env.Limits.RunTimeout)
 		}
 		if err != nil {
 			continue // the emulation reports it
@@ -58,11 +85,7 @@ func (r *run) probeEmulation(ctx context.Context, ptx string) (map[int]int, erro
 		}
 		total += sec + p.Seconds
 	}
-	if total > limit.Seconds() {
-		return nil, fmt.Errorf("custom: its emulation is estimated, from one thread block of it at each size, at about %s, over the %s run time limit: use smaller sizes",
-			(time.Duration(total * float64(time.Second))).Round(time.Second), limit)
-	}
-	return samples, nil
+	return samples, total, nil
 }
 
 // sampleWithin is how many blocks a sampled emulation that p probed and that would take sec seconds

@@ -32,40 +32,81 @@ func (r *run) results(e cells.Emitter) *kernelcell.Results {
 	return res
 }
 
-// emulateProblem runs the learner's kernel for a problem other than matmul in the virtual GPU at
-// every size, as rows of the emulated table with the problem's rate; a size over the virtual GPU's
-// limit for the problem is an info note (as matmul's), a fault or a launch error an error note. It
-// returns the rows' results.
-func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, custom func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error)) ([]emulate.Result, error) {
+// launchRun is one kernel launch a problem cell emulates: the cell's own ("custom") or a variant,
+// named as its rows are, and how it runs at a size.
+type launchRun struct {
+	name string
+	spec Spec
+	run  func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error)
+}
+
+// emulateProblem runs the learner's kernel for a problem other than matmul, and then each of its
+// launches (the cell's variants), in the virtual GPU at every size, as rows of the emulated table
+// with the problem's rate; a size over the virtual GPU's limit for the problem is an info note (as
+// matmul's), a fault or a launch error an error note. It returns the rows' results.
+func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, launches ...launchRun) ([]emulate.Result, error) {
 	var results []emulate.Result
 	g := datasheet.Or(s.GPU)
 	e.Table(kernelcell.ProblemTable(g.Name, s.Problem.Rate))
-	for i, n := range s.Sizes {
-		if n > s.Problem.SampledN {
-			e.Note("info", fmt.Sprintf("custom at n=%d: not emulated: %v", n, emulate.TooLarge(s.Problem, n)))
-			e.Progress(i+1, len(s.Sizes))
-			continue
-		}
-		res, err := custom(ctx, n, s.DType, g)
-		if ctx.Err() != nil {
-			return results, ctx.Err()
-		}
-		if err != nil {
-			e.Note("error", s.cellLines(emulate.Failure("custom", n, err)))
-		} else {
-			results = append(results, res)
-			e.Row(kernelcell.EmulatedRow(res))
-			if note := kernelcell.SampledNote(res); note != "" {
-				e.Note("info", note)
+	steps, step := len(s.Sizes)*len(launches), 0
+	for _, l := range launches {
+		for _, n := range l.spec.Sizes {
+			step++
+			if n > l.spec.Problem.SampledN {
+				e.Note("info", fmt.Sprintf("%s at n=%d: not emulated: %v", l.name, n, emulate.TooLarge(l.spec.Problem, n)))
+				e.Progress(step, steps)
+				continue
 			}
+			res, err := l.run(ctx, n, l.spec.DType, g)
+			res.Kernel = l.name
+			if ctx.Err() != nil {
+				return results, ctx.Err()
+			}
+			if err != nil {
+				e.Note("error", l.spec.cellLines(emulate.Failure(l.name, n, err)))
+			} else {
+				results = append(results, res)
+				e.Row(kernelcell.EmulatedRow(res))
+				if note := kernelcell.SampledNote(res); note != "" {
+					e.Note("info", note)
+				}
+			}
+			for _, f := range res.Notes { // uninitialised reads: the run went on
+				e.Note("warning", l.spec.cellLines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", l.name, n, f)))
+			}
+			if out := res.Counts.Printf; out != "" {
+				e.Text(fmt.Sprintf("printf output of %s at n=%d (virtual GPU)", l.name, n), l.spec.cellLines(out))
+			}
+			e.Progress(step, steps)
 		}
-		for _, f := range res.Notes { // uninitialised reads: the run went on
-			e.Note("warning", s.cellLines(fmt.Sprintf("custom at n=%d, in the virtual GPU: %v", n, f)))
-		}
-		if out := res.Counts.Printf; out != "" {
-			e.Text(fmt.Sprintf("printf output of custom at n=%d (virtual GPU)", n), s.cellLines(out))
-		}
-		e.Progress(i+1, len(s.Sizes))
 	}
 	return results, nil
+}
+
+// problemChart draws, for a problem cell run in the virtual GPU, the problem's rate each launch
+// reached at each size, modelled on the datasheet GPU: the cell's kernel beside its variants (block
+// sizes, registers, another kernel), so the chart compares what the cell varies. One launch at one
+// size compares nothing: no chart then (the table says it all).
+func (r *run) problemChart(e cells.Emitter, results []emulate.Result) {
+	if len(results) < 2 {
+		return
+	}
+	p, g := r.spec.Problem, datasheet.Or(r.spec.GPU)
+	var bars []chart.Bar
+	for _, res := range results {
+		name := res.Kernel
+		if name == "custom" {
+			name = r.spec.CustomLabel()
+		}
+		if len(r.spec.Sizes) > 1 {
+			name += fmt.Sprintf(" (n=%d)", res.N)
+		}
+		bars = append(bars, chart.Bar{Label: name, Value: res.Rate})
+	}
+	what := p.Rate
+	if p.Rate == "GB/s" {
+		what = "achieved bandwidth (GB/s: its minimal bytes over the modelled time)"
+	}
+	title := fmt.Sprintf("%s on %s, modelled from the virtual GPU's counts", p.Name, g.Name)
+	e.Chart(func() (string, error) { return chart.Bars(title, what, bars) })
 }

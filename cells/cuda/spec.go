@@ -39,6 +39,7 @@ import (
 //	compare: [cublas]                   # other kernels timed alongside (matmul only)
 //	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
 //	show: [occupancy, modelled]         # columns shown beside the tables' primary ones (cells.ParseShow)
+//	variants: [{block: [32, 8]}]        # other launches emulated beside it (not matmul; Variant)
 //	---
 //	extern "C" __global__ void my_matmul(const float* A, const float* B, float* C, int M, int N, int K) { … }
 type Spec struct {
@@ -64,6 +65,9 @@ type Spec struct {
 	Compare   []string
 	// GPU, if the cell names one, is the datasheet GPU that emulated times are modelled on.
 	GPU *datasheet.GPU
+	// Variants are the other launches the cell emulates beside its kernel (problems other than
+	// matmul; Variant).
+	Variants []Variant
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int
@@ -91,19 +95,20 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 type source struct {
 	cells.Common `yaml:",inline"`
-	Kernel       cells.At[string]             `yaml:"kernel"`
-	Block        cells.At[[]int]              `yaml:"block"`
-	Grid         cells.At[[]cells.At[string]] `yaml:"grid"`
-	Sizes        cells.At[[]cells.At[int]]    `yaml:"sizes"`
-	DType        cells.At[string]             `yaml:"dtype"`
-	Repeats      cells.At[int]                `yaml:"repeats"`
-	Compare      cells.At[[]cells.At[string]] `yaml:"compare"`
-	GPU          cells.At[string]             `yaml:"gpu"`
-	Problem      cells.At[string]             `yaml:"problem"`
-	Precision    cells.At[string]             `yaml:"precision"`
-	SharedBytes  cells.At[string]             `yaml:"shared_bytes"`
-	Registers    cells.At[int]                `yaml:"registers"`
-	Show         cells.At[[]cells.At[string]] `yaml:"show"`
+	Kernel       cells.At[string]                    `yaml:"kernel"`
+	Block        cells.At[[]int]                     `yaml:"block"`
+	Grid         cells.At[[]cells.At[string]]        `yaml:"grid"`
+	Sizes        cells.At[[]cells.At[int]]           `yaml:"sizes"`
+	DType        cells.At[string]                    `yaml:"dtype"`
+	Repeats      cells.At[int]                       `yaml:"repeats"`
+	Compare      cells.At[[]cells.At[string]]        `yaml:"compare"`
+	GPU          cells.At[string]                    `yaml:"gpu"`
+	Problem      cells.At[string]                    `yaml:"problem"`
+	Precision    cells.At[string]                    `yaml:"precision"`
+	SharedBytes  cells.At[string]                    `yaml:"shared_bytes"`
+	Registers    cells.At[int]                       `yaml:"registers"`
+	Show         cells.At[[]cells.At[string]]        `yaml:"show"`
+	Variants     cells.At[[]cells.At[variantSource]] `yaml:"variants"`
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
@@ -176,6 +181,9 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		return Spec{}, err
 	}
 	if err := s.setSizes(y.Sizes, available, lim); err != nil {
+		return Spec{}, err
+	}
+	if err := s.setVariants(y.Variants); err != nil {
 		return Spec{}, err
 	}
 	return s, nil

@@ -214,7 +214,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		}
 	}
 	e.Chart(func() (string, error) {
-		return chart.Fractions("Gradients kept by each format and loss scale (emulated)", "gradient magnitude (log scale)", "% kept (not zero, not overflowed)", panels)
+		return chart.Fractions("Gradients kept (not flushed to zero, not overflowed) by each format, a panel per loss scale (emulated)", "gradient magnitude (log scale)", "% kept", panels)
 	})
 	r.updates(e)
 	e.Progress(total+1, total+1)

@@ -129,7 +129,7 @@ func TestRun(t *testing.T) {
 	if got := strings.Count(rec.SVG, `<g id="chart-series-`); got != 2 {
 		t.Errorf("%d legend entries, want 2 (fp16, bf16)", got)
 	}
-	for _, want := range []string{">loss scale ×1<", ">loss scale amax (per format)<"} {
+	for _, want := range []string{"loss scale ×1<", ">loss scale amax (per format)<"} {
 		if !strings.Contains(rec.SVG, want) {
 			t.Errorf("the chart lacks the panel title %q", want)
 		}

@@ -22,7 +22,7 @@ export default {
       const svg = document.createElementNS(SVG, "svg");
       svg.classList.add("tpu-timeline");
       svg.setAttribute("role", "img");
-      svg.style.cssText = "display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif";
+      svg.style.cssText = "display:block;max-width:100%;height:auto;font:12px system-ui,sans-serif";
       s.frames = [];
       s.player = new FramePlayer(view.area(), {
         className: "cell-tpu",
@@ -31,6 +31,15 @@ export default {
         show: (f, i) => draw(view, svg, s.frames, i),
       });
       s.player.stage.append(legend, svg);
+      // Laid out for the width it has (layout): a narrower stage redraws the current step.
+      let width = 0;
+      new ResizeObserver(() => {
+        const w = s.player.stage.clientWidth;
+        if (w !== width && s.player.at >= 0 && s.player.at < s.frames.length) {
+          width = w;
+          draw(view, svg, s.frames, s.player.at);
+        }
+      }).observe(s.player.stage);
     }
     for (const f of frames) {
       s.frames.push(f);
@@ -61,9 +70,24 @@ function us(view, s) {
   return `${view.format(s * 1e6, 3)} µs`;
 }
 
+// COLOURS are the bars' fills: the page's chart palette (static/style.css, chart/style.go's
+// Palette), so both themes colour them from the same variables: copies in (blue), copies out
+// (vermillion), the MXUs (bluish green), the VPU (reddish purple).
+const COLOURS = { in: "var(--c0)", out: "var(--c5)", mxu: "var(--c2)", vpu: "var(--c3)" };
+
+// layout is the timeline's geometry for a stage width px wide, drawn 1 unit a pixel so its 12 px
+// text stays 12 px: wide, the lane names stand left of the lanes; under 560 px, above each lane,
+// which then takes the whole width.
+export function layout(px) {
+  const W = Math.max(300, Math.min(760, Math.floor(px) || 760));
+  if (W >= 560) return { W, left: 130, right: 16, top: 24, lane: 34, label: 0 };
+  return { W, left: 8, right: 8, top: 8, lane: 46, label: 16 };
+}
+
 // draw shows steps 0…at of frames on a time axis as long as the last step received.
 function draw(view, svg, frames, at) {
-  const W = 760, left = 130, right = 16, top = 24, lane = 34, H = top + LANES.length * lane + 40;
+  const { W, left, right, top, lane, label } = layout(svg.parentElement ? svg.parentElement.clientWidth : 760);
+  const H = top + LANES.length * lane + 40;
   let tmax = 0;
   for (const f of frames) tmax = Math.max(tmax, f.end, f.out ? f.out.end : 0, f.next ? f.next.end : 0);
   const x = (t) => left + (W - left - right) * (tmax > 0 ? t / tmax : 0);
@@ -72,12 +96,13 @@ function draw(view, svg, frames, at) {
   svg.replaceChildren();
   LANES.forEach((name, i) => {
     const y = top + i * lane;
-    svg.append(el("text", { x: 4, y: y + lane / 2 + 4 }, name));
+    svg.append(label ? el("text", { x: left, y: y + 12, fill: "currentColor" }, name)
+      : el("text", { x: 4, y: y + lane / 2 + 4, fill: "currentColor" }, name));
     svg.append(el("line", { x1: left, y1: y + lane - 2, x2: W - right, y2: y + lane - 2, stroke: "currentColor", "stroke-opacity": "0.2" }));
   });
   const bar = (t0, t1, laneIdx, fill, title, current) => {
-    const y = top + laneIdx * lane + 4;
-    const r = el("rect", { x: x(t0), y, width: Math.max(1, x(t1) - x(t0)), height: lane - 10, rx: 2, fill,
+    const y = top + laneIdx * lane + 4 + label;
+    const r = el("rect", { x: x(t0), y, width: Math.max(1, x(t1) - x(t0)), height: lane - 10 - label, rx: 2, fill,
       "fill-opacity": current ? "1" : "0.45", stroke: current ? "currentColor" : "none" });
     r.append(el("title", {}, title));
     svg.append(r);
@@ -87,18 +112,18 @@ function draw(view, svg, frames, at) {
     const where = `step ${f.step + 1}, block (${f.i}, ${f.j}, ${f.k})`;
     for (const c of [f.first, f.next, f.out]) {
       if (!c) continue;
-      const colour = c.what === "C" ? "#b15928" : "#1f78b4";
+      const colour = c.what === "C" ? COLOURS.out : COLOURS.in;
       // A copy names the step it serves: a step's next copy brings the following step's blocks.
       const served = `step ${c.for + 1}, block (${c.i}, ${c.j}, ${c.k})`;
       const what = c.what === "C" ? `C block out to HBM, from ${served}` : `${c.what} block(s) into VMEM for ${served}`;
       bar(c.start, c.end, 0, colour, `${what}: ${view.format(c.bytes / 1048576, 3)} MiB, ${us(view, c.start)} to ${us(view, c.end)} (issued during step ${f.step + 1})`, cur);
     }
-    bar(f.start, f.mxu_end, 1, "#33a02c", `MXUs: ${us(view, f.start)} to ${us(view, f.mxu_end)} (${where})`, cur);
-    if (f.end > f.mxu_end) bar(f.mxu_end, f.end, 2, "#6a3d9a", `VPU epilogue: ${us(view, f.mxu_end)} to ${us(view, f.end)} (${where})`, cur);
+    bar(f.start, f.mxu_end, 1, COLOURS.mxu, `MXUs: ${us(view, f.start)} to ${us(view, f.mxu_end)} (${where})`, cur);
+    if (f.end > f.mxu_end) bar(f.mxu_end, f.end, 2, COLOURS.vpu, `VPU epilogue: ${us(view, f.mxu_end)} to ${us(view, f.end)} (${where})`, cur);
   }
   const yAxis = top + LANES.length * lane + 14;
-  svg.append(el("text", { x: left, y: yAxis }, "0"));
-  svg.append(el("text", { x: W - right, y: yAxis, "text-anchor": "end" }, us(view, tmax)));
+  svg.append(el("text", { x: left, y: yAxis, fill: "currentColor" }, "0"));
+  svg.append(el("text", { x: W - right, y: yAxis, "text-anchor": "end", fill: "currentColor" }, us(view, tmax)));
   const f = frames[at];
   const waited = at > 0 ? Math.max(0, f.start - frames[at - 1].end) : f.start;
   svg.setAttribute("aria-label", `Timeline of ${at + 1} grid steps; step ${f.step + 1} computes from ${us(view, f.start)} to ${us(view, f.end)}`);

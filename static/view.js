@@ -123,6 +123,7 @@ export class CellView {
   }
 
   addTable(def) {
+    if (this.earlier && typeof def.caption === "string") def = { ...def, caption: earlierCaption(def.caption, this.earlier) };
     const old = this.tables.get(def.id);
     if (old) { old.box.remove(); old.dispose(); } // a re-declared table starts again
     const t = new DataTable(def, `${this.cell}-${def.id}.csv`);
@@ -208,6 +209,14 @@ export class CellView {
     if (failed) parts.push("some parts did not run (see the notes)");
     return parts.join("; ");
   }
+}
+
+// earlierCaption is the caption of a table of an earlier run (shared, or shown again: earlier is its
+// end, an ISO time, or "earlier" where it is not known): "measured … just now" then says when.
+export function earlierCaption(caption, earlier) {
+  const at = Date.parse(earlier);
+  const when = Number.isFinite(at) ? `in the run that ended ${new Date(at).toLocaleString()}` : "in an earlier run";
+  return caption.replace(/ just now\b/, ` ${when}`);
 }
 
 export function plural(n, word) {

@@ -54,6 +54,19 @@ func TestEarlierResultsSayWhenInBrowser(t *testing.T) {
 	if strings.Contains(caption, "just now") || !strings.Contains(caption, "Measured on this server in the run that ended ") || !strings.Contains(caption, "2026") {
 		t.Errorf("an earlier run's caption: %q", caption)
 	}
+	status := p.str(`(async () => {
+  const { CellView } = await import("/static/view.js");
+  const { measuredDone } = await import("/static/measured.js");
+  const view = new CellView(document.querySelector(".cell"));
+  view.earlier = "2026-11-25T20:53:09Z";
+  view.shared = true;
+  view.addTable({ id: "results", caption: "Measured on this server just now", columns: [{ label: "kernel" }] });
+  view.addRow({ table: "results", values: ["naive"] });
+  return measuredDone(view);
+})()`)
+	if !strings.HasPrefix(status, "1 result, measured on this server in the run that ended ") || !strings.Contains(status, "2026") {
+		t.Errorf("shared results' status: %q, want when they were measured", status)
+	}
 	style := p.str(`(() => {
   document.querySelector(".cell").playground.offerRunAnyway();
   const b = document.querySelector(".cell .cell-run-anyway"), run = document.querySelector(".cell .cell-run");

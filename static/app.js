@@ -407,6 +407,7 @@ class Cell {
         break;
       case "shared":
         v.earlier = (m.shared && m.shared.measured) || "earlier";
+        v.shared = true;
         this.offerRunAnyway();
         break;
       case "progress":

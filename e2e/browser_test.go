@@ -172,7 +172,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 		t.Errorf("progress bar after the run: %s, want full (done = total, total > 1)", p)
 	}
 	// The CSV link holds the header and every row, values as the server sent them.
-	csv := eval(`fetch(document.querySelector(` + strconv.Quote(results+" ~ .cell-csv") + `).href).then((r) => r.text())`)
+	csv := eval(`fetch(document.querySelector(` + strconv.Quote(cell+" .cell-table-box:has(.cell-table[data-table=results]) .cell-csv") + `).href).then((r) => r.text())`)
 	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 16 || !strings.Contains(lines[0], "GFLOP/s") {
 		t.Errorf("CSV of the results: %d lines (want 16: header and 15 rows), header %q", len(lines), lines[0])
 	}

@@ -112,7 +112,7 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 	if parts[2] != "" {
 		t.Fatalf("the long run ended before it was picked up (%q): make it longer", got)
 	}
-	sm := regexp.MustCompile(`^running… (.+?)(?: of about .*)?$`).FindStringSubmatch(parts[0])
+	sm := regexp.MustCompile(`^running… (.+?)(?: of about .*|; taking longer than .*)?$`).FindStringSubmatch(parts[0])
 	if sm == nil {
 		t.Fatalf("picked-up status %q", parts[0])
 	}

@@ -29,7 +29,7 @@ type shot struct {
 	scale         float64 // of a full page: its size against the page's CSS pixels
 }
 
-// shots keep the pictures small (about 15 MB for all 21 lessons, the index and /devices): first screens as PNG, whole pages as
+// shots keep the pictures small (about 15 MB for all 22 lessons, the index, /devices and /class): first screens as PNG, whole pages as
 // JPEG at quality 35, scaled down; dark mode as a whole page only (it is the light layout recoloured).
 var shots = []shot{
 	{suffix: "1280.png", width: 1280, height: 800},
@@ -43,7 +43,7 @@ var shots = []shot{
 // by: with PLAYGROUND_SCREENSHOTS=1 it runs every cell of every lesson at its smallest size
 // (cellstest.Small; WebGPU on SwiftShader) and writes each lesson's first screen (PNG) and whole page
 // (JPEG, reduced) at 1,280 and 390 px wide, and the whole page in dark mode, to docs/screenshots/<lesson>-…, and the
-// index's and /devices' the same way.
+// index's, /devices' and /class' (the instructor's page, after the lessons' runs) the same way.
 // PLAYGROUND_SCREENSHOTS_ONLY=text limits it to the lessons whose file name contains text ("index"
 // for the index); PLAYGROUND_SCREENSHOTS_DIR=dir writes there instead, and
 // PLAYGROUND_SCREENSHOTS_SCALE=1 draws whole pages at full size (for looking closely, not for docs/).
@@ -64,7 +64,8 @@ func TestLessonScreenshots(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("lessons: %v %v", files, err)
 	}
-	pages := append([]string{"", "devices"}, files...) // "" is the index, "devices" the machine's page
+	// "" is the index, "devices" the machine's page, "class" the instructor's (last: it shows the runs)
+	pages := append(append([]string{"", "devices"}, files...), "class")
 	for _, f := range pages {
 		slug := strings.TrimSuffix(f, ".md")
 		name := slug
@@ -74,7 +75,7 @@ func TestLessonScreenshots(t *testing.T) {
 		if only := os.Getenv("PLAYGROUND_SCREENSHOTS_ONLY"); only != "" && !strings.Contains(name, only) {
 			continue
 		}
-		if slug == "" || slug == "devices" {
+		if slug == "" || slug == "devices" || slug == "class" {
 			p.do("opening "+name, chromedp.Navigate(p.base+"/"+slug), chromedp.WaitVisible(chromedp.CSS("main")))
 		} else {
 			p.open(slug)

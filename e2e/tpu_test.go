@@ -55,6 +55,13 @@ func TestTPUCellInBrowser(t *testing.T) {
 	if pos := text(cell + " .player-pos"); !strings.Contains(pos, "of 64") {
 		t.Errorf("player position %q, want the first 64 grid steps", pos)
 	}
+	// The timeline's axis covers only those steps: its legend says so, not a folded note.
+	if part := text(cell + " .tpu-legend .tpu-part"); !strings.Contains(part, "The timeline shows the first 64 of the kernel's") || !strings.Contains(part, "axis ends with the last of them") {
+		t.Errorf("the legend's note on the steps shown: %q", part)
+	}
+	if n := count(cell + " .cell-notes li"); strings.Contains(text(cell+" .cell-notes"), "The timeline shows the first") {
+		t.Errorf("the note on the steps shown is still among the %d notes", n)
+	}
 	p.errs.check(t, "tpu cell")
 }
 

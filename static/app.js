@@ -324,9 +324,23 @@ class Cell {
     if (w) f = Math.max(w.done / w.total, Math.min(f, (w.done + 1) / w.total));
     else if (!this.estimate) f = 0;
     this.progress.value = Math.max(this.progress.value, Math.round(f * 1000));
-    let text = `running… ${formatSeconds(elapsed)}`;
-    if (this.estimate >= 2) text += ` of about ${formatSeconds(this.estimate)}`;
-    this.setStatus(text);
+    this.setStatus(runningText(elapsed, this.estimate));
+  }
+
+  // queuedStatus shows the run's place in the queue and, counting down from the server's estimate
+  // (wait: seconds), when it should start; the next queue message or the start replaces it.
+  queuedStatus(position, wait) {
+    clearInterval(this.clock);
+    const ahead = position > 1 ? `queued: ${position - 1} run(s) ahead of yours` : "queued: next to run";
+    if (!(wait > 1)) { this.setStatus(ahead); return; }
+    const until = performance.now() + wait * 1000;
+    const show = () => {
+      if (!this.runId) { clearInterval(this.clock); return; }
+      const left = (until - performance.now()) / 1000;
+      this.setStatus(ahead + (left >= 1 ? `, starts in about ${Math.round(left)} s (estimate)` : ", should start any moment (the estimate has passed)"));
+    };
+    this.clock = setInterval(show, 1000);
+    show();
   }
 
   // elapsedText is the run's time so far, from its start on the server's machine ("9.1 s").
@@ -405,14 +419,14 @@ class Cell {
     const v = this.view;
     switch (m.type) {
       case "queued":
-        this.setStatus((m.position > 1 ? `queued: ${m.position - 1} run(s) ahead of yours` : "queued: next to run") +
-          (m.wait_s > 1 ? `, starts in about ${Math.round(m.wait_s)} s (estimate)` : ""));
+        this.queuedStatus(m.position, m.wait_s);
         break;
       case "started":
         this.startClock(m.estimate, m.elapsed_s);
         break;
       case "shared":
         v.earlier = (m.shared && m.shared.measured) || "earlier";
+        v.shared = true;
         this.offerRunAnyway();
         break;
       case "progress":
@@ -495,6 +509,16 @@ function ranText(m) {
   if (!Number.isFinite(start)) return Number.isFinite(end) ? `your run of ${new Date(end).toLocaleString()}` : "";
   let text = `ran ${new Date(start).toLocaleString()}`;
   if (Number.isFinite(end) && end >= start) text += `, took ${formatSeconds((end - start) / 1000)}`;
+  return text;
+}
+
+// runningText is a running run's status line: its time so far against the estimate (seconds; shown
+// from 2 s), which, once passed, the line says was too short instead of counting past it.
+function runningText(elapsed, estimate) {
+  let text = `running… ${formatSeconds(elapsed)}`;
+  if (estimate >= 2) {
+    text += elapsed <= estimate ? ` of about ${formatSeconds(estimate)}` : `; taking longer than the ${formatSeconds(estimate)} estimate`;
+  }
   return text;
 }
 

@@ -4,7 +4,7 @@
 // depends on another kind's module. view.took is the run's duration ("9.1 s"); view.ranOn the machine
 // that measured it when the server names one; view.earlier set when the results are an earlier run's.
 
-import { plural } from "/static/view.js";
+import { earlierWhen, plural } from "/static/view.js";
 
 export function measuredDone(view) {
   const measured = view.rowCount("results");
@@ -18,7 +18,9 @@ export function measuredDone(view) {
   const took = view.took ? ` in ${view.took}` : "";
   const parts = [];
   if (measured) {
-    parts.push(`${plural(measured, "result")}${took}, measured on ${view.ranOn || "this server"}${view.earlier ? "" : " just now"}`);
+    // shared results say when they were measured; a run of one's own shown again says when it ran (app.js)
+    const when = view.shared ? ` ${earlierWhen(view.earlier)}` : view.earlier ? "" : " just now";
+    parts.push(`${plural(measured, "result")}${took}, measured on ${view.ranOn || "this server"}${when}`);
     const bad = view.badCount("results");
     if (bad) parts.push(`${bad} failed the check`);
   }

@@ -3,7 +3,9 @@
 // copy times of a run without GPU kernels) is hidden on the page, never in the CSV. Where the table
 // marks some columns primary, the others fold behind a "more columns" toggle (a table without marks
 // shows every column). A header's profiler metric ("sectors [l1tex__…]") is set apart in small type
-// that wraps anywhere, and a long text value is cut short with its full text on hover.
+// that wraps anywhere, and a long text value is cut short with its full text on hover. A table wider
+// than its box scrolls sideways inside it, and says so: a shadow on the edge that hides columns and
+// a "scroll sideways" hint (the frame's data-overflow: "start", "end" or "both").
 
 import { csvField, formatValue } from "./format.js";
 
@@ -87,9 +89,38 @@ export class DataTable {
       const open = this.table.classList.toggle("folded") === false;
       this.more.setAttribute("aria-expanded", String(open));
       this.labelMore();
+      this.markOverflow();
     });
-    scroll.append(this.table, this.more, this.csv);
-    this.box.append(title, scroll);
+    // The frame holds the edge shadows over the scrolling table; the actions stay put below it.
+    this.frame = document.createElement("div");
+    this.frame.className = "cell-table-frame";
+    this.hint = document.createElement("div");
+    this.hint.className = "cell-table-hint";
+    this.hint.textContent = "Scroll sideways for more →";
+    this.hint.hidden = true;
+    scroll.append(this.table);
+    this.frame.append(scroll);
+    const actions = document.createElement("div");
+    actions.className = "cell-table-actions";
+    actions.append(this.more, this.csv);
+    this.box.append(title, this.hint, this.frame, actions);
+    this.scroll = scroll;
+    scroll.addEventListener("scroll", () => this.markOverflow(), { passive: true });
+    if (typeof ResizeObserver === "function") {
+      this.resized = new ResizeObserver(() => this.markOverflow());
+      this.resized.observe(scroll);
+      this.resized.observe(this.table);
+    }
+  }
+
+  // markOverflow says on the frame which edges hide columns (data-overflow) and shows the hint while
+  // any does.
+  markOverflow() {
+    const s = this.scroll;
+    const start = s.scrollLeft > 1, end = s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
+    const over = start && end ? "both" : start ? "start" : end ? "end" : "";
+    if (this.frame.dataset.overflow !== over) this.frame.dataset.overflow = over;
+    this.hint.hidden = !over;
   }
 
   addRow(row) {
@@ -162,6 +193,7 @@ export class DataTable {
   dispose() {
     if (this.url) URL.revokeObjectURL(this.url);
     this.url = "";
+    this.resized?.disconnect();
   }
 }
 

@@ -45,6 +45,7 @@ export class CellView {
     this.took = "";          // the run's duration once done ("9.1 s"), set by app.js
     this.ranOn = "";         // the machine that ran it, when the server names one (a note's ran_on)
     this.earlier = null;     // when the results shown are an earlier run's (shared, or replayed): its end
+    this.shared = false;     // the results are another run's, shared for this unedited cell (app.js)
     this.notesList = null;
     this.notesToggle = null;
     this.chartBox = null;
@@ -123,6 +124,7 @@ export class CellView {
   }
 
   addTable(def) {
+    if (this.earlier && typeof def.caption === "string") def = { ...def, caption: earlierCaption(def.caption, this.earlier) };
     const old = this.tables.get(def.id);
     if (old) { old.box.remove(); old.dispose(); } // a re-declared table starts again
     const t = new DataTable(def, `${this.cell}-${def.id}.csv`);
@@ -208,6 +210,19 @@ export class CellView {
     if (failed) parts.push("some parts did not run (see the notes)");
     return parts.join("; ");
   }
+}
+
+// earlierCaption is the caption of a table of an earlier run (shared, or shown again: earlier is its
+// end, an ISO time, or "earlier" where it is not known): "measured … just now" then says when.
+export function earlierCaption(caption, earlier) {
+  return caption.replace(/ just now\b/, ` ${earlierWhen(earlier)}`);
+}
+
+// earlierWhen says which earlier run results are from: "in the run that ended 11/25/2026, 8:53:09 PM"
+// (earlier: its end, an ISO time), or "in an earlier run".
+export function earlierWhen(earlier) {
+  const at = Date.parse(earlier);
+  return Number.isFinite(at) ? `in the run that ended ${new Date(at).toLocaleString()}` : "in an earlier run";
 }
 
 export function plural(n, word) {

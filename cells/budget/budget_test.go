@@ -480,3 +480,23 @@ func TestChartTitle(t *testing.T) {
 		}
 	}
 }
+
+// Where the model's FLOPs over the run differ from the workload's stated total (Llama 3 405B: 3.94e25
+// against 3.8e25), a note says why the modelled MFU and the time table's effective rate disagree.
+func TestLayoutFLOPsNote(t *testing.T) {
+	rec := runCell(t, "workload: llama3-405b-training\ndevices: [H100 SXM]\ncluster: [16384]\nlayout: {tp: 8, pp: 16, zero: 3}\nutilisation: 1\nyour_gpu: false")
+	var note string
+	for _, n := range rec.Notes {
+		if strings.HasPrefix(n.Message, "Modelled MFU counts the model's FLOPs") {
+			note = n.Message
+		}
+	}
+	if !strings.Contains(note, "against the 3.8e+25 the workload states") || !strings.Contains(note, "lower than the MFU implies") {
+		t.Errorf("note %q, want the model's FLOPs against the stated 3.8e25", note)
+	}
+	s := mustParse(t, "workload: llama3-405b-training")
+	st := parallel.Step{ModelFLOPs: s.TotalFLOPs() / s.Workload.Steps}
+	if got := flopsNote(s, st); got != "" {
+		t.Errorf("FLOPs that agree: note %q, want none", got)
+	}
+}

@@ -149,4 +149,20 @@ func layoutTable(e cells.Emitter, s Spec, ests []Estimate) {
 		e.Row(cells.Row{Table: "layout", Values: []any{label(est), p.Used.String(), plan, p.Memory.Total() / 1e9, p.Memory.State() / 1e9, p.Memory.Activations / 1e9, p.Capacity / 1e9,
 			st.Seconds(), st.Compute, st.Bubble, st.TP, st.CP, st.PP, st.DP, 100 * st.MFU(est.Chips, est.Rate.FLOPs), published}})
 	}
+	if note := flopsNote(s, rows[0].Plan.Step); note != "" {
+		e.Note("info", note)
+	}
+}
+
+// flopsNote says why the layout table's modelled MFU and the time table's effective rate (the
+// workload's published FLOPs over the modelled time) disagree where the model's FLOPs per step,
+// over the workload's steps, differ from the published total by more than 1%: "" where they agree.
+func flopsNote(s Spec, st parallel.Step) string {
+	model, published := st.ModelFLOPs*s.Workload.Steps, s.TotalFLOPs()
+	if published <= 0 || math.Abs(model-published) <= 0.01*published {
+		return ""
+	}
+	return fmt.Sprintf("Modelled MFU counts the model's FLOPs: 3 × its forward pass, %.3g per step, %.3g over the %.0f steps, against the %.3g the workload states. "+
+		"The time table's effective rate divides the stated %.3g by the same modelled time, so it is %.1f%% %s than the MFU implies; the times are the steps × the modelled step either way.",
+		st.ModelFLOPs, model, s.Workload.Steps, published, published, 100*math.Abs(1-published/model), map[bool]string{true: "lower", false: "higher"}[published < model])
 }

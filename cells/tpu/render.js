@@ -40,6 +40,7 @@ export default {
           draw(view, svg, s.frames, s.player.at);
         }
       }).observe(s.player.stage);
+      s.legend = legend;
     }
     for (const f of frames) {
       s.frames.push(f);
@@ -53,6 +54,16 @@ export default {
 
   done(view) {
     if (view.state.player) view.state.player.end();
+    // The timeline shows only the first steps of a long kernel: say so beside it, where its axis
+    // (the time those steps take) is read, rather than among the folded notes.
+    const part = view.notes.find((n) => /^The timeline shows the first \d+ of /.test(n.message || ""));
+    if (part && view.state.legend) {
+      view.removeNote(part.message);
+      const b = document.createElement("strong");
+      b.className = "tpu-part";
+      b.textContent = ` ${part.message.replace(/;.*$/, ":")} its axis ends with the last of them, not with the kernel.`;
+      view.state.legend.append(b);
+    }
     if (!view.rowCount()) return undefined; // the generic wording: nothing ran
     return `modelled${view.took ? ` in ${view.took}` : ""} (a model of a TPU core from published figures: no TPU ran)`;
   },

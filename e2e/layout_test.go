@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// fillOutput draws into a cell's output, through the page's own CellView, what a run with many
+// notes, two tables (one of 14 columns) and a chart sends.
+const fillOutput = `(async () => {
+  const { CellView } = await import("/static/view.js");
+  const view = new CellView(document.querySelector(".cell"));
+  for (let i = 0; i < 4; i++) view.addNote({ level: "info", message: "note " + i });
+  const cols = [...Array(14).keys()].map((i) => ({ label: "column number " + i, unit: "GFLOP/s" }));
+  view.addTable({ id: "wide", caption: "A wide table", columns: cols });
+  view.addRow({ table: "wide", values: cols.map((_, i) => 1234567.5 + i) });
+  view.addTable({ id: "small", caption: "A small table", columns: [{ label: "kernel" }, { label: "n" }] });
+  view.addRow({ table: "small", values: ["naive", 64] });
+  view.setChart('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 300" width="400" height="300"><title>t</title><rect width="400" height="300"/></svg>');
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return "";
+})()`
+
+// boxes are the output's parts top to bottom, with their edges in CSS pixels.
+const boxes = `JSON.stringify([...document.querySelector(".cell .cell-output").children].map((e) => {
+  const r = e.getBoundingClientRect();
+  return { cls: e.className, top: r.top, bottom: r.bottom };
+}))`
+
+// A cell's notes, their "more notes" button, its tables and its chart stack, each below the one
+// before (a table never sits beside the button or another table); at 390 px a table wider than
+// the screen says it scrolls (a hint and a shadow on the edge that hides columns) until scrolled to
+// its end.
+func TestOutputStacksAndTablesSayTheyScrollInBrowser(t *testing.T) {
+	for _, width := range []int{1280, 390} {
+		p := openPage(t, width, 900)
+		p.open("counting-flops")
+		p.str(fillOutput)
+		var parts []struct {
+			Cls         string
+			Top, Bottom float64
+		}
+		if err := json.Unmarshal([]byte(p.str(boxes)), &parts); err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) != 5 {
+			t.Fatalf("at %d px: %d parts, want notes, button, two tables and a chart: %+v", width, len(parts), parts)
+		}
+		for i := 1; i < len(parts); i++ {
+			if parts[i].Top < parts[i-1].Bottom {
+				t.Errorf("at %d px: %q (top %.0f) is beside %q (bottom %.0f), not below it", width, parts[i].Cls, parts[i].Top, parts[i-1].Cls, parts[i-1].Bottom)
+			}
+		}
+		frame := `document.querySelector(".cell-table-box:has([data-table=wide]) .cell-table-frame")`
+		hint := `document.querySelector(".cell-table-box:has([data-table=wide]) .cell-table-hint")`
+		state := func() string { return p.str(frame + `.dataset.overflow + "|" + ` + hint + `.hidden`) }
+		if width == 390 {
+			if got, want := state(), "end|false"; got != want {
+				t.Errorf("a wide table at 390 px: overflow|hint hidden %q, want %q", got, want)
+			}
+			p.do("scroll to the end", evalDo(`const s = document.querySelector(".cell-table-box:has([data-table=wide]) .cell-table-scroll"); s.scrollLeft = s.scrollWidth; s.dispatchEvent(new Event("scroll"))`))
+			if got, want := state(), "start|false"; got != want {
+				t.Errorf("scrolled to its end: %q, want %q", got, want)
+			}
+		}
+		if got, want := p.str(`document.querySelector(".cell-table-box:has([data-table=small]) .cell-table-frame").dataset.overflow + "|" + document.querySelector(".cell-table-box:has([data-table=small]) .cell-table-hint").hidden`), "|true"; got != want {
+			t.Errorf("a narrow table at %d px: %q, want no overflow and no hint", width, got)
+		}
+		p.errs.check(t, "layout")
+	}
+}

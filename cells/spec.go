@@ -12,11 +12,20 @@ import (
 )
 
 // SpecError is a problem with a cell's source at a 1-based line of it (0 when it concerns the cell
-// as a whole).
+// as a whole). Err, if set, is what kind of problem it is, for errors.Is (ErrOverLimit).
 type SpecError struct {
 	Line int
 	Msg  string
+	Err  error
 }
+
+// ErrOverLimit is the kind of a refusal of a run estimated over the run time limit, whoever priced
+// it (a kind at parse, or the server): errors.Is(err, ErrOverLimit). A server then offers the
+// largest of the cell's sizes that fit.
+var ErrOverLimit = errors.New("estimated over the run time limit")
+
+// Unwrap is Err.
+func (e *SpecError) Unwrap() error { return e.Err }
 
 func (e *SpecError) Error() string {
 	if e.Line > 0 {

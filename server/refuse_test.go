@@ -94,3 +94,23 @@ func TestRefusedRunShowsRecordedRowsAndTheSizesThatFit(t *testing.T) {
 		t.Errorf("the fitting sizes: got %s %q first, want queued", msgs[0].Type, msgs[0].Message)
 	}
 }
+
+// A cell the kind itself refuses at parse as estimated over the run time limit (its CPU kernels'
+// price) gets the same offer: the largest of its sizes that fit, as the learner wrote them.
+func TestKindsRefusalOffersTheSizesThatFit(t *testing.T) {
+	_, base := startServer(t, Config{RunRate: -1})
+	ws := dial(t, base)
+	src := "kernels: [naive]\nsizes: [128, 4096, 64]\ndtype: float64\nrepeats: 3\n"
+	if err := ws.WriteJSON(runMsg("r", src)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "r", 30*time.Second)
+	end := msgs[len(msgs)-1]
+	if len(msgs) != 1 || end.Type != TypeError || !strings.Contains(end.Message, "use smaller sizes") {
+		t.Fatalf("got %+v, want only the kind's refusal", msgs)
+	}
+	want := "kernels: [naive]\nsizes: [128, 64]\ndtype: float64\nrepeats: 3\n"
+	if f := end.Fit; f == nil || !slices.Equal(f.Sizes, []int{128, 64}) || f.Source != want || f.Estimate <= 0 {
+		t.Errorf("fit %+v, want sizes [128 64] with the source %q and its estimate", f, want)
+	}
+}

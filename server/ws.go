@@ -386,6 +386,9 @@ func (e *overLimit) Error() string {
 	return fmt.Sprintf("this run is estimated to take about %s, over the %s run time limit: ask for less", e.est.Round(time.Second), e.limit)
 }
 
+// Unwrap says what kind of refusal it is: cells.ErrOverLimit, as a kind's own at parse.
+func (e *overLimit) Unwrap() error { return cells.ErrOverLimit }
+
 // fit finds the largest of a refused cell's own sizes that fit the run time limit: its `sizes:` list
 // (cells.Sizes) cut to the sizes up to a bound, in the cell's order, for the largest bound among its
 // sizes whose run parse accepts. Fewer sizes never cost more, so the bound is found by bisection:
@@ -463,8 +466,8 @@ func (c *conn) startRun(m Message) error {
 		log.Printf("saving an edit: %v", err)
 	}
 	run, est, err := c.s.parse(cell, m.Action, m.Source, m.Machine)
-	if over := (*overLimit)(nil); errors.As(err, &over) {
-		c.refuse(m, cell, over)
+	if errors.Is(err, cells.ErrOverLimit) {
+		c.refuse(m, cell, err)
 		return nil
 	}
 	if err != nil {
@@ -505,16 +508,19 @@ func (c *conn) startRun(m Message) error {
 	return nil
 }
 
-// refuse answers a run request refused as over the run time limit: the cell's recorded rows, where
-// it has them (cells.ShowRecorded), so that the learner sees its measured numbers anyway, then the
-// error, with the largest of the cell's sizes that fit (fit), which the page offers to run.
-func (c *conn) refuse(m Message, cell lessons.Cell, over *overLimit) {
-	cells.ShowRecorded(over.run, machine.Events(func(ev machine.Event) {
-		msg := eventMessage(ev)
-		msg.ID = m.ID
-		c.sendPaced(c.ctx, msg)
-	}))
-	c.send(Message{Type: TypeError, ID: m.ID, Message: over.Error(), Fit: c.s.fit(cell, m.Action, m.Source, m.Machine)})
+// refuse answers a run request refused as over the run time limit (err, cells.ErrOverLimit): where
+// the server refused the parsed run (overLimit), the cell's recorded rows, if it has them
+// (cells.ShowRecorded), so that the learner sees its measured numbers anyway; then the error, with
+// the largest of the cell's sizes that fit (fit), which the page offers to run.
+func (c *conn) refuse(m Message, cell lessons.Cell, err error) {
+	if over := (*overLimit)(nil); errors.As(err, &over) {
+		cells.ShowRecorded(over.run, machine.Events(func(ev machine.Event) {
+			msg := eventMessage(ev)
+			msg.ID = m.ID
+			c.sendPaced(c.ctx, msg)
+		}))
+	}
+	c.send(Message{Type: TypeError, ID: m.ID, Message: err.Error(), Fit: c.s.fit(cell, m.Action, m.Source, m.Machine)})
 }
 
 // forget drops run id from the connection's runs.

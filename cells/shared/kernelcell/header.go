@@ -122,7 +122,7 @@ func (y Source) Validate(available []kernels.Kernel, lim harness.Limits, rates *
 	if est := s.EstimateSeconds(available, rates); lim.RunTimeout > 0 && est > lim.RunTimeout.Seconds() {
 		return Spec{}, &cells.SpecError{Msg: fmt.Sprintf(
 			"this run is estimated to take about %s, over the %s run time limit: use smaller sizes (the largest, n=%d, costs the most), fewer repeats, or drop the slowest kernels (naive is slowest)",
-			roundDur(est), lim.RunTimeout, maxOf(s.Sizes))}
+			roundDur(est), lim.RunTimeout, maxOf(s.Sizes)), Err: cells.ErrOverLimit}
 	}
 	return s, nil
 }

@@ -34,7 +34,7 @@ export default {
       // Laid out for the width it has (layout): a narrower stage redraws the current step.
       let width = 0;
       new ResizeObserver(() => {
-        const w = s.player.stage.clientWidth;
+        const w = contentWidth(s.player.stage);
         if (w !== width && s.player.at >= 0 && s.player.at < s.frames.length) {
           width = w;
           draw(view, svg, s.frames, s.player.at);
@@ -95,9 +95,16 @@ export function layout(px) {
   return { W, left: 8, right: 8, top: 8, lane: 46, label: 16 };
 }
 
+// contentWidth is the width inside box's padding, in CSS pixels (760 without a box).
+function contentWidth(box) {
+  if (!box) return 760;
+  const st = getComputedStyle(box);
+  return box.clientWidth - parseFloat(st.paddingLeft || "0") - parseFloat(st.paddingRight || "0");
+}
+
 // draw shows steps 0…at of frames on a time axis as long as the last step received.
 function draw(view, svg, frames, at) {
-  const { W, left, right, top, lane, label } = layout(svg.parentElement ? svg.parentElement.clientWidth : 760);
+  const { W, left, right, top, lane, label } = layout(contentWidth(svg.parentElement));
   const H = top + LANES.length * lane + 40;
   let tmax = 0;
   for (const f of frames) tmax = Math.max(tmax, f.end, f.out ? f.out.end : 0, f.next ? f.next.end : 0);

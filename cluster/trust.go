@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -184,8 +185,8 @@ func (t *trust) record(r float64, now time.Time) (changed string) {
 	m := median(t.ratios)
 	switch {
 	case t.demoted == "" && len(t.ratios) >= minDemoteRuns && m > maxLoadRatio:
-		t.demoted, t.demotedAt = fmt.Sprintf("its last %d measuring runs took a median %.3g times what the rates it reported priced them at (a loaded machine's take up to %d times): it reports itself faster than it runs",
-			len(t.ratios), m, maxLoadRatio), now
+		t.demoted, t.demotedAt = fmt.Sprintf("its last %d measuring runs took a median %s times what the rates it reported priced them at (a loaded machine's take up to %d times): it reports itself faster than it runs",
+			len(t.ratios), times(m), maxLoadRatio), now
 		return "demoted: " + t.demoted
 	case t.demoted != "" && t.onPrice >= healRuns:
 		t.demoted, t.demotedAt = "", time.Time{}
@@ -193,4 +194,12 @@ func (t *trust) record(r float64, now time.Time) (changed string) {
 		return fmt.Sprintf("no longer demoted: %d measuring runs in a row ran on price", healRuns)
 	}
 	return ""
+}
+
+// times formats a ratio for the operator: whole from 10 on (12345), else with one decimal (2.4).
+func times(x float64) string {
+	if x < 10 {
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
 }

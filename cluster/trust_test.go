@@ -109,7 +109,8 @@ func TestLyingWorkerIsDemotedUntilItRunsOnPrice(t *testing.T) {
 	}
 	p.ran("liar", r, 1e4)
 	m := p.machine("liar")
-	if m.Price != "demoted" || !strings.Contains(m.Demoted, "reports itself faster than it runs") || m.DemotedAt.IsZero() {
+	if m.Price != "demoted" || !strings.Contains(m.Demoted, "took a median 10000 times what the rates it reported priced them at") ||
+		!strings.Contains(m.Demoted, "reports itself faster than it runs") || m.DemotedAt.IsZero() {
 		t.Fatalf("after two runs 10,000 times their price: %+v, want demoted with its reason", m)
 	}
 	if out := p.out.String(); !strings.Contains(out, "machine liar demoted: ") {

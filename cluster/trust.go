@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,8 +21,8 @@ import (
 // (no other run of this server beside it: machine.Gate), so what else slows it is load this server
 // cannot see (other programs, other servers' workers on the same host). The nearest runs under the
 // same conditions are the same machine's recent runs: a worker is judged by the median ratio of its
-// last trustWindow runs, never by one run, so that one run slowed by a moment's load accuses
-// nobody, and a machine loaded for a while shows it in all its runs alike.
+// last trustWindow runs, never by one run, so that one run slowed by a moment's load (or by a first
+// run's start-up) accuses nobody, and a machine loaded for a while shows it in all its runs alike.
 //
 //   - unproven: no run yet with its rates (a new worker, or new rates): its prices place no runs and
 //     price no learner's estimate, so it gets its share of runs (the machine free longest takes the
@@ -31,7 +32,8 @@ import (
 //     machine's runs are (2.4 to 9 times their price were seen with three workers and a front on one
 //     host under a class's burst of runs). Not an accusation: its prices are not used while it lasts
 //     (the runs say they do not hold now), and it heals as its runs come back on price.
-//   - demoted: the median is above maxLoadRatio, more than load explains: its rates claim it is
+//   - demoted: the median of minDemoteRuns runs or more is above maxLoadRatio, more than load
+//     explains: its rates claim it is
 //     faster than it runs. It stays demoted, shown with its reason, until healRuns runs in a row run
 //     on price, whatever rates it reports meanwhile, and across its restarts.
 //
@@ -42,6 +44,10 @@ const (
 	trustWindow = 8
 	// maxLoadRatio bounds the median ratio that load explains: above it the worker is demoted.
 	maxLoadRatio = 20
+	// minDemoteRuns runs at least are the evidence of a demotion: a worker's first run may pay once
+	// for what its later ones do not (its GPU worker process starting, its device's context), and
+	// until it has run on price its prices are not used anyway.
+	minDemoteRuns = 2
 	// healRuns on-price runs in a row lift a demotion.
 	healRuns = 3
 	// maxRatio caps one ratio (a price of 0 makes any overrun infinite), so that it stays a number
@@ -122,17 +128,15 @@ func (c *Cluster) forgetTrust() {
 	delete(trusts, victim)
 }
 
-// median is the median of xs (0 for none).
+// median is the median of xs, the lower of the two middle ones for an even count (the benefit of
+// the doubt to the machine); 0 for none.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return s[(len(s)-1)/2]
 }
 
 // ratio is how a measuring run that took took keeps to its price: the time beyond overrunSlack per
@@ -180,9 +184,9 @@ func (t *trust) record(r float64, now time.Time) (changed string) {
 	}
 	m := median(t.ratios)
 	switch {
-	case t.demoted == "" && m > maxLoadRatio:
-		t.demoted, t.demotedAt = fmt.Sprintf("its last %d measuring runs took a median %.3g times what the rates it reported priced them at (a loaded machine's take up to %d times): it reports itself faster than it runs",
-			len(t.ratios), m, maxLoadRatio), now
+	case t.demoted == "" && len(t.ratios) >= minDemoteRuns && m > maxLoadRatio:
+		t.demoted, t.demotedAt = fmt.Sprintf("its last %d measuring runs took a median %s times what the rates it reported priced them at (a loaded machine's take up to %d times): it reports itself faster than it runs",
+			len(t.ratios), times(m), maxLoadRatio), now
 		return "demoted: " + t.demoted
 	case t.demoted != "" && t.onPrice >= healRuns:
 		t.demoted, t.demotedAt = "", time.Time{}
@@ -190,4 +194,12 @@ func (t *trust) record(r float64, now time.Time) (changed string) {
 		return fmt.Sprintf("no longer demoted: %d measuring runs in a row ran on price", healRuns)
 	}
 	return ""
+}
+
+// times formats a ratio for the operator: whole from 10 on (12345), else with one decimal (2.4).
+func times(x float64) string {
+	if x < 10 {
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
 }

@@ -89,7 +89,7 @@ func TestHonestWorkerUnderLoadIsNotDemoted(t *testing.T) {
 }
 
 // A worker that claims to be 10,000 times as fast as it is: unproven, its price shortens no
-// learner's estimate; its first measuring run demotes it, with the reason listed and told; a
+// learner's estimate; its second measuring run demotes it, with the reason listed and told; a
 // restart with a new key and other rates (the same configured name) leaves it demoted, its price
 // still out of estimates; healRuns runs on price lift the demotion, and its prices place runs
 // again.
@@ -104,9 +104,14 @@ func TestLyingWorkerIsDemotedUntilItRunsOnPrice(t *testing.T) {
 		t.Errorf("with an unproven liar, the estimate is %v, want the honest one's %v (its rates are unproven)", est, honestOnly)
 	}
 	p.ran("liar", r, 1e4) // its run took what it takes: 10,000 times its price
+	if m := p.machine("liar"); m.Demoted != "" || m.Price != "slower than priced" {
+		t.Fatalf("after one run 10,000 times its price: %+v, want slower than priced, not yet demoted", m)
+	}
+	p.ran("liar", r, 1e4)
 	m := p.machine("liar")
-	if m.Price != "demoted" || !strings.Contains(m.Demoted, "reports itself faster than it runs") || m.DemotedAt.IsZero() {
-		t.Fatalf("after a run 10,000 times its price: %+v, want demoted with its reason", m)
+	if m.Price != "demoted" || !strings.Contains(m.Demoted, "took a median 10000 times what the rates it reported priced them at") ||
+		!strings.Contains(m.Demoted, "reports itself faster than it runs") || m.DemotedAt.IsZero() {
+		t.Fatalf("after two runs 10,000 times their price: %+v, want demoted with its reason", m)
 	}
 	if out := p.out.String(); !strings.Contains(out, "machine liar demoted: ") {
 		t.Errorf("the operator was told %q, want the demotion", out)
@@ -164,7 +169,8 @@ func TestNewWorkerGetsItsShareUntilOnPrice(t *testing.T) {
 }
 
 // The median of a worker's recent runs judges it, not one run: a worker on price whose one run is
-// slowed far past its price (a moment's load) is not demoted.
+// slowed far past its price (a moment's load) is not demoted, nor a new one whose first run was
+// (its GPU worker starting) and whose next is on price.
 func TestOneSlowRunDemotesNobody(t *testing.T) {
 	p := newPlacing(t)
 	p.join("w", scaledRates(1), time.Now())
@@ -174,6 +180,16 @@ func TestOneSlowRunDemotesNobody(t *testing.T) {
 	if m := p.machine("w"); m.Demoted != "" || m.Price != "on price" {
 		t.Errorf("after one run 100 times its price: %+v, want on price", m)
 	}
+	p.join("new", scaledRates(1), time.Now())
+	_, r = p.priced("matmul", measuring)
+	p.ran("new", r, 100)
+	if m := p.machine("new"); m.PriceRatio < 90 {
+		t.Fatalf("a new worker after a first run 100 times its price: %+v, want its ratio near 100", m)
+	}
+	p.runsOnPrice("new", 1)
+	if m := p.machine("new"); m.Demoted != "" || m.Price != "on price" {
+		t.Errorf("a new worker after a first run 100 times its price, then one on price: %+v, want on price", m)
+	}
 }
 
 // GET /api/machines lists a demoted worker with its standing and the reason.
@@ -181,6 +197,7 @@ func TestAPIMachinesShowsTheDemotion(t *testing.T) {
 	p := newPlacing(t)
 	p.join("liar", scaledRates(1e-4), time.Now())
 	_, r := p.priced("matmul", measuring)
+	p.ran("liar", r, 1e4)
 	p.ran("liar", r, 1e4)
 	addr := serveLessons(t, server.Config{LessonsDir: napLessons(t, "ms: 1\n"), Kinds: testKinds, Executor: p.c, Machine: p.front,
 		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})

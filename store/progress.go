@@ -19,8 +19,8 @@ func (s *Store) CellsDone(ctx context.Context) ([]LessonCount, error) {
 // SaveAnswer records whether a student's latest answer to a question (key, one of the lesson's
 // answer keys) was right, replacing what was recorded before.
 func (s *Store) SaveAnswer(ctx context.Context, student int64, lesson, key string, right bool) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO answers(student, lesson, key, right, updated) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT(student, lesson, key) DO UPDATE SET right = excluded.right, updated = excluded.updated`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO answers(student, lesson, question, correct, updated) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(student, lesson, question) DO UPDATE SET correct = excluded.correct, updated = excluded.updated`,
 		student, lesson, key, right, now())
 	return err
 }
@@ -28,7 +28,7 @@ func (s *Store) SaveAnswer(ctx context.Context, student int64, lesson, key strin
 // RightAnswers counts, per student and lesson, the questions whose latest recorded answer was
 // right (SaveAnswer).
 func (s *Store) RightAnswers(ctx context.Context) ([]LessonCount, error) {
-	return s.lessonCounts(ctx, "SELECT student, lesson, count(*) FROM answers WHERE right = 1 GROUP BY student, lesson")
+	return s.lessonCounts(ctx, "SELECT student, lesson, count(*) FROM answers WHERE correct = 1 GROUP BY student, lesson")
 }
 
 func (s *Store) lessonCounts(ctx context.Context, q string, args ...any) ([]LessonCount, error) {

@@ -218,24 +218,26 @@ func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 	return false
 }
 
-// verdicts caches challenge verdicts of finished runs (which do not change), by run and challenge,
-// so that the grid, polled every few seconds, reads each run's messages once. It holds at most
-// maxVerdicts; past that it starts again.
+// verdicts caches challenge verdicts of finished runs (which do not change), by run and challenge
+// (its id and what it asks: a lesson edited under -lessons is judged again), so that the grid,
+// polled every few seconds, reads each run's messages once. It holds at most maxVerdicts; past that
+// it starts again.
 type verdicts struct {
 	mu sync.Mutex
 	m  map[verdictKey]bool
 }
 
 type verdictKey struct {
-	run       int64
-	challenge string
+	run             int64
+	challenge, spec string
 }
 
 const maxVerdicts = 100000
 
 // met is the cached verdict of run on challenge c, else judge's (then cached; an error is not).
 func (v *verdicts) met(run int64, c lessons.Challenge, judge func() (bool, error)) (bool, error) {
-	k := verdictKey{run, c.ID}
+	spec, _ := json.Marshal(c.Goal)
+	k := verdictKey{run, c.ID, string(spec)}
 	v.mu.Lock()
 	ok, found := v.m[k]
 	v.mu.Unlock()

@@ -169,3 +169,24 @@ func TestClassPageCellPicker(t *testing.T) {
 		t.Errorf("/static/class.css: %d", code)
 	}
 }
+
+// A verdict is judged once per run and challenge, and again when the challenge asks otherwise.
+func TestVerdictsCached(t *testing.T) {
+	var v verdicts
+	least := 9.0
+	c := lessons.Challenge{ID: "g-challenge-0", Goal: lessons.Goal{Table: "t", Checks: []lessons.Check{{Column: "square", AtLeast: &least}}}}
+	judged := 0
+	judge := func() (bool, error) { judged++; return true, nil }
+	for range 3 {
+		if ok, err := v.met(7, c, judge); !ok || err != nil {
+			t.Fatalf("met: %v %v", ok, err)
+		}
+	}
+	more := 16.0
+	c.Goal.Checks[0].AtLeast = &more
+	v.met(7, c, judge)
+	v.met(8, c, judge)
+	if judged != 3 {
+		t.Errorf("judged %d times, want 3 (once, again for the changed check, once for another run)", judged)
+	}
+}

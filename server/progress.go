@@ -82,6 +82,7 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 		}
 		return ps.Lessons[lesson]
 	}
+	questions := map[string]bool{} // lesson slug + " " + answer key, of the lessons as they are now
 	for _, l := range s.library.Lessons() {
 		if l.Err != nil {
 			continue
@@ -89,6 +90,7 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 		q := 0
 		for _, k := range l.Answers {
 			if quizKey(k) {
+				questions[l.Slug+" "+k] = true
 				q++
 			}
 		}
@@ -110,9 +112,9 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 	if err != nil {
 		return classProgress{}, err
 	}
-	for _, c := range right {
-		if pc := at(c.Student, c.Lesson); pc != nil {
-			pc.AnswersRight = c.N
+	for _, a := range right {
+		if pc := at(a.Student, a.Lesson); pc != nil && questions[a.Lesson+" "+a.Question] { // not a question the lesson no longer has
+			pc.AnswersRight++
 		}
 	}
 	return p, nil

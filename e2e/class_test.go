@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
+	"github.com/gpuplayground/playground/store"
 )
 
 // The instructor's /class in a real browser at 1,280 px: nothing wider than the window outside the
@@ -40,6 +45,81 @@ func TestClassPageInBrowser(t *testing.T) {
 	}
 	if got := p.str(`document.querySelectorAll("#progress-head th").length > 1 ? "ok" : document.getElementById("progress").textContent`); got != "ok" {
 		t.Errorf("the progress grid has no lesson columns: %s", got)
+	}
+	p.errs.check(t, "class page")
+}
+
+// seedClass writes into a new data directory six students who joined from two addresses, each
+// with a finished run of fast-cpu-matmul-0 whose table has integer sizes and relative errors, 0
+// among them, and returns the directory.
+func seedClass(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	add := func(run int64, seq int64, m server.Message) {
+		b, _ := json.Marshal(m)
+		if err := st.AddMessage(ctx, run, seq, m.Type, string(b), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, name := range []string{"Ada", "Bob", "Cy", "Dee", "bot1", "bot2"} {
+		addr := "203.0.113.7"
+		if i >= 4 {
+			addr = "198.51.100.9"
+		}
+		s, err := st.Join(ctx, name, "session-"+name, addr, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := st.AddRun(ctx, store.Run{Student: s.ID, Lesson: "fast-cpu-matmul", Cell: "fast-cpu-matmul-0", Source: "x", Machine: "CPU"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(run.ID, 1, server.Message{Type: server.TypeTable, Body: machine.Body{Table: &cells.Table{ID: "results", Caption: "CPU results",
+			Columns: []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}}}})
+		for j, n := range []int{128, 256} {
+			add(run.ID, int64(2+j), server.Message{Type: server.TypeRow, Body: machine.Body{Row: &cells.Row{Table: "results",
+				Values: []any{"ikj", n, float64(i+1) * 1.25 * float64(j+1), 1.2e-7 * float64(j)}}}})
+		}
+		if err := st.Ended(ctx, run.ID, store.StatusDone, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// The instructor's /class of a class with results, in a real browser: students grouped by the
+// address they joined from, each address with Block; the progress grid counts each student's cell;
+// the picked cell's board titled by the cell, its integers as integers (128, not 128.0) and its
+// relative errors to significant digits (1.20e-7 and 0, not 0.000).
+func TestClassBoardInBrowser(t *testing.T) {
+	p := openPageWith(t, 1280, 900, server.Config{DataDir: seedClass(t), Token: "class-token", InstructorToken: "teach"})
+	p.do("the instructor joins", chromedp.Navigate(p.base+"/?token=teach"), chromedp.WaitVisible(chromedp.CSS(`input[name=name]`)),
+		chromedp.SetValue(`input[name=name]`, "Teacher"), chromedp.Submit(`input[name=name]`), chromedp.WaitVisible(chromedp.CSS(`header.site`)))
+	p.do("the class page", chromedp.Navigate(p.base+"/class"), chromedp.WaitVisible(chromedp.CSS(`#students tr.class-group`)),
+		chromedp.WaitVisible(chromedp.CSS(`#progress tr`)),
+		evalDo(`const l = document.getElementById("lesson-pick"); l.value = "fast-cpu-matmul"; l.dispatchEvent(new Event("change"));
+			const c = document.getElementById("cell-pick"); c.value = "fast-cpu-matmul-0"; c.dispatchEvent(new Event("change"));
+			document.getElementById("show-board").click()`),
+		chromedp.WaitVisible(chromedp.CSS(`#board tr`)))
+	groups := p.str(`[...document.querySelectorAll("#students tr.class-group th")].map((th) => th.textContent).join(" | ")`)
+	if groups != "203.0.113.7: 4 studentsBlock | 198.51.100.9: 2 studentsBlock | instructors" {
+		t.Errorf("the students' groups: %q", groups)
+	}
+	if got := p.str(`[...document.querySelectorAll("#progress tr")].find((tr) => tr.cells[0].textContent === "Ada")?.textContent.replaceAll("–", "") || ""`); got != "Ada1/2✓ 0/2" {
+		t.Errorf("Ada's progress row (– for lessons not begun left out): %q, want Ada1/2✓ 0/2 (a cell of two, no question right)", got)
+	}
+	if got := p.str(`document.querySelector("#board-extras svg title")?.textContent || document.querySelector("#board-extras svg")?.textContent.slice(0, 200) || ""`); !strings.Contains(got, "Class results of fast-cpu-matmul-0") {
+		t.Errorf("the class chart's title: %q", got)
+	}
+	rows := p.str(`[...document.querySelectorAll("#board tr")].filter((tr) => tr.cells[0].textContent === "bot2").map((tr) => [...tr.cells].slice(1, 5).map((td) => td.textContent).join(" ")).join(" | ")`)
+	if rows != "ikj 256 15 1.20e-7 | ikj 128 7.50 0" {
+		t.Errorf("bot2's rows on the board: %q, want integers as integers and errors to significant digits", rows)
 	}
 	p.errs.check(t, "class page")
 }

@@ -82,6 +82,7 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 		}
 		return ps.Lessons[lesson]
 	}
+	questions := map[string]bool{} // lesson slug + " " + answer key, of the lessons as they are now
 	for _, l := range s.library.Lessons() {
 		if l.Err != nil {
 			continue
@@ -89,6 +90,7 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 		q := 0
 		for _, k := range l.Answers {
 			if quizKey(k) {
+				questions[l.Slug+" "+k] = true
 				q++
 			}
 		}
@@ -110,9 +112,9 @@ func (s *Server) progress(ctx context.Context) (classProgress, error) {
 	if err != nil {
 		return classProgress{}, err
 	}
-	for _, c := range right {
-		if pc := at(c.Student, c.Lesson); pc != nil {
-			pc.AnswersRight = c.N
+	for _, a := range right {
+		if pc := at(a.Student, a.Lesson); pc != nil && questions[a.Lesson+" "+a.Question] { // not a question the lesson no longer has
+			pc.AnswersRight++
 		}
 	}
 	return p, nil
@@ -218,24 +220,26 @@ func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 	return false
 }
 
-// verdicts caches challenge verdicts of finished runs (which do not change), by run and challenge,
-// so that the grid, polled every few seconds, reads each run's messages once. It holds at most
-// maxVerdicts; past that it starts again.
+// verdicts caches challenge verdicts of finished runs (which do not change), by run and challenge
+// (its id and what it asks: a lesson edited under -lessons is judged again), so that the grid,
+// polled every few seconds, reads each run's messages once. It holds at most maxVerdicts; past that
+// it starts again.
 type verdicts struct {
 	mu sync.Mutex
 	m  map[verdictKey]bool
 }
 
 type verdictKey struct {
-	run       int64
-	challenge string
+	run             int64
+	challenge, spec string
 }
 
 const maxVerdicts = 100000
 
 // met is the cached verdict of run on challenge c, else judge's (then cached; an error is not).
 func (v *verdicts) met(run int64, c lessons.Challenge, judge func() (bool, error)) (bool, error) {
-	k := verdictKey{run, c.ID}
+	spec, _ := json.Marshal(c.Goal)
+	k := verdictKey{run, c.ID, string(spec)}
 	v.mu.Lock()
 	ok, found := v.m[k]
 	v.mu.Unlock()

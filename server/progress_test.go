@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -42,7 +43,7 @@ func TestClassProgress(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg.LessonsDir, "g.md"), []byte(progressLessonMD), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, cfg)
+	srv, base := startServer(t, cfg)
 	ada, bob, teacher := join(t, base, "class-token", "Ada"), join(t, base, "class-token", "Bob"), join(t, base, "teach", "Teacher")
 	runCell(t, ada, "g", "g-0", "rows: 1\n")
 	runCell(t, ada, "g", "g-1", "rows: 4\n")
@@ -61,6 +62,10 @@ func TestClassProgress(t *testing.T) {
 	}
 	if got, want := bob.post(t, "/api/answers", url.Values{"lesson": {"p"}, "key": {"g-quiz-0.1"}, "right": {"true"}}), http.StatusNotFound; got != want {
 		t.Errorf("another lesson's question: got %d, want %d", got, want)
+	}
+	// An answer kept for a question the lesson no longer has (edited, or renamed) does not count.
+	if err := srv.store.SaveAnswer(context.Background(), studentID(t, teacher, "Bob"), "g", "g-quiz-3.1", true); err != nil {
+		t.Fatal(err)
 	}
 	if code, _ := bob.get(t, "/api/class/progress"); code != http.StatusForbidden {
 		t.Errorf("a student asks for the grid: got %d, want 403", code)
@@ -167,5 +172,26 @@ func TestClassPageCellPicker(t *testing.T) {
 	}
 	if code, css := teacher.get(t, "/static/class.css"); code != http.StatusOK || !strings.Contains(css, "main.class button") {
 		t.Errorf("/static/class.css: %d", code)
+	}
+}
+
+// A verdict is judged once per run and challenge, and again when the challenge asks otherwise.
+func TestVerdictsCached(t *testing.T) {
+	var v verdicts
+	least := 9.0
+	c := lessons.Challenge{ID: "g-challenge-0", Goal: lessons.Goal{Table: "t", Checks: []lessons.Check{{Column: "square", AtLeast: &least}}}}
+	judged := 0
+	judge := func() (bool, error) { judged++; return true, nil }
+	for range 3 {
+		if ok, err := v.met(7, c, judge); !ok || err != nil {
+			t.Fatalf("met: %v %v", ok, err)
+		}
+	}
+	more := 16.0
+	c.Goal.Checks[0].AtLeast = &more
+	v.met(7, c, judge)
+	v.met(8, c, judge)
+	if judged != 3 {
+		t.Errorf("judged %d times, want 3 (once, again for the changed check, once for another run)", judged)
 	}
 }

@@ -456,7 +456,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !loopback(ln.Addr()) && !s.signIn { // a class: students join with a token
 		s.cfg.Token, s.signIn = newToken(), true
 	}
-	fmt.Fprint(s.cfg.Out, weakTokens(s.cfg.Token, s.cfg.InstructorToken)) // a generated token is long enough
+	weak := weakTokens(s.cfg.Token, s.cfg.InstructorToken) // the operator's: a generated token is long enough
 	if s.signIn && s.cfg.InstructorToken == "" {
 		s.cfg.InstructorToken = newToken()
 	}
@@ -467,6 +467,7 @@ func Run(ctx context.Context, cfg Config) error {
 			fmt.Fprintf(s.cfg.Out, "    %s?token=%s\n", u, s.cfg.Token)
 		}
 		fmt.Fprintf(s.cfg.Out, "  instructor: %sclass?token=%s\n", url, s.cfg.InstructorToken)
+		fmt.Fprint(s.cfg.Out, weak)
 	} else {
 		fmt.Fprintf(s.cfg.Out, "GPU Playground: %s\n", url)
 	}

@@ -180,7 +180,7 @@ async function refresh() {
 }
 
 // drawProgress draws the grid: a row per student, a column per lesson (numbered in the index's
-// order, titled on hover), each cell its cells run, challenges met and questions right.
+// order, titled on hover), each cell its cells run, challenges met and questions right ("–" for a lesson not begun).
 async function drawProgress() {
   let p;
   try {
@@ -208,10 +208,12 @@ async function drawProgress() {
     cell(tr, s.name);
     for (const l of p.lessons) {
       const got = s.lessons[l.slug] || { cells_run: 0, challenges_met: 0, answers_right: 0 };
-      const td = cell(tr, `${got.cells_run}/${l.cells}`);
+      const begun = got.cells_run + got.challenges_met + got.answers_right > 0;
+      const td = cell(tr, begun ? `${got.cells_run}/${l.cells}` : "–"); // a lesson not begun stays quiet
       const full = got.cells_run >= l.cells && got.challenges_met >= l.challenges && got.answers_right >= l.questions;
-      td.className = full ? "full" : got.cells_run + got.answers_right === 0 ? "none" : "";
+      td.className = full ? "full" : begun ? "" : "none";
       td.title = `${s.name}, ${l.title}: ${got.cells_run} of ${l.cells} cells run, ${got.challenges_met} of ${l.challenges} challenges met, ${got.answers_right} of ${l.questions} questions right`;
+      if (!begun) continue;
       for (const [mark, n, of] of [["★", got.challenges_met, l.challenges], ["✓", got.answers_right, l.questions]]) {
         if (!of) continue;
         const sub = document.createElement("span");

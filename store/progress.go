@@ -19,16 +19,35 @@ func (s *Store) CellsDone(ctx context.Context) ([]LessonCount, error) {
 // SaveAnswer records whether a student's latest answer to a question (key, one of the lesson's
 // answer keys) was right, replacing what was recorded before.
 func (s *Store) SaveAnswer(ctx context.Context, student int64, lesson, key string, right bool) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO answers(student, lesson, key, right, updated) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT(student, lesson, key) DO UPDATE SET right = excluded.right, updated = excluded.updated`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO answers(student, lesson, question, correct, updated) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(student, lesson, question) DO UPDATE SET correct = excluded.correct, updated = excluded.updated`,
 		student, lesson, key, right, now())
 	return err
 }
 
-// RightAnswers counts, per student and lesson, the questions whose latest recorded answer was
-// right (SaveAnswer).
-func (s *Store) RightAnswers(ctx context.Context) ([]LessonCount, error) {
-	return s.lessonCounts(ctx, "SELECT student, lesson, count(*) FROM answers WHERE right = 1 GROUP BY student, lesson")
+// Answer is a question a student last answered right (SaveAnswer).
+type Answer struct {
+	Student          int64
+	Lesson, Question string
+}
+
+// RightAnswers lists, per student and lesson, the questions whose latest recorded answer was right
+// (SaveAnswer), by student, lesson and question.
+func (s *Store) RightAnswers(ctx context.Context) ([]Answer, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT student, lesson, question FROM answers WHERE correct = 1 ORDER BY student, lesson, question")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Answer
+	for rows.Next() {
+		var a Answer
+		if err := rows.Scan(&a.Student, &a.Lesson, &a.Question); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
 
 func (s *Store) lessonCounts(ctx context.Context, q string, args ...any) ([]LessonCount, error) {

@@ -80,10 +80,10 @@ CREATE TABLE IF NOT EXISTS students (
 CREATE TABLE IF NOT EXISTS answers (
 	student INTEGER NOT NULL REFERENCES students(id),
 	lesson  TEXT NOT NULL,
-	key     TEXT NOT NULL,     -- the question's answer key (a lesson's Answers)
-	right   INTEGER NOT NULL,  -- 1 when the student's page judged their latest answer right
+	question TEXT NOT NULL,    -- the question's answer key (a lesson's Answers)
+	correct INTEGER NOT NULL,  -- 1 when the student's page judged their latest answer right
 	updated INTEGER NOT NULL,
-	PRIMARY KEY (student, lesson, key)
+	PRIMARY KEY (student, lesson, question)
 );
 CREATE TABLE IF NOT EXISTS blocked_addresses (
 	address TEXT PRIMARY KEY, -- a network address the instructor blocked: no student joins from it

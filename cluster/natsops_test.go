@@ -331,3 +331,42 @@ func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
 		t.Errorf("told %d times, want once", n)
 	}
 }
+
+// A run placed on a worker after the front's path to NATS went silent but before the connection is
+// known to be stale (its job written into the black hole, never acknowledged) ends once the
+// connection is lost, blaming it, rather than waiting for the acknowledgement until its time
+// limit; after the path is back the next run runs.
+func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
+	addr := startDeptNATS(t)
+	relay := newRelay(t, addr)
+	out := &syncBuffer{}
+	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
+		Heartbeat: testHeartbeat, Settle: -1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p := newProbe()
+	startInProcessWorkerAt(t, c, "nats://"+WorkerUser+":dept@"+addr, "wA", 1, p)
+	relay.blackHole(true)
+	waitUntil(t, "the worker silent to the front", func() bool {
+		ms := c.ListMachines()
+		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 3*testHeartbeat
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // far past StaleAfter
+	defer cancel()
+	start := time.Now()
+	err = executeProbe(ctx, c, p, "name: late\nms: 1\n")
+	t.Logf("the run ended after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "lost its connection to the NATS server") || strings.Contains(err.Error(), "stopped answering") {
+		t.Errorf("the run queued into the silent path: %v, want it ended blaming the lost connection", err)
+	}
+	relay.blackHole(false)
+	waitUntil(t, "the reconnection", func() bool { return strings.Contains(out.String(), "reconnected to the NATS server after") })
+	if err := executeProbe(ctx, c, p, "name: next\nms: 1\n"); err != nil {
+		t.Errorf("the next run: %v", err)
+	}
+	if ms := c.ListMachines(); len(ms) != 1 || ms[0].Errors != 0 {
+		t.Errorf("the machine's counts: %+v, want no error of the machine's", ms)
+	}
+}

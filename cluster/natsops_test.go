@@ -46,8 +46,10 @@ func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
 	addr := startDeptNATS(t)
 	relay := newRelay(t, addr)
 	out := &syncBuffer{}
+	// The workers beat every testHeartbeat; the front drops one only after three of its own longer
+	// heartbeats, so that a loaded test machine's late beats drop nobody before the path goes silent.
 	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
-		Heartbeat: testHeartbeat, Settle: -1, Out: out})
+		Heartbeat: time.Second, Settle: -1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,8 +342,10 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 	addr := startDeptNATS(t)
 	relay := newRelay(t, addr)
 	out := &syncBuffer{}
+	// The workers beat every testHeartbeat; the front drops one only after three of its own longer
+	// heartbeats, so that a loaded test machine's late beats drop nobody before the path goes silent.
 	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
-		Heartbeat: testHeartbeat, Settle: -1, Out: out})
+		Heartbeat: time.Second, Settle: -1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,6 +138,7 @@ func (c *Cluster) pokeGuard() {
 func (c *Cluster) guardConns(ctx context.Context) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
+	pending := map[uint64]time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -145,16 +146,18 @@ func (c *Cluster) guardConns(ctx context.Context) {
 		case <-t.C:
 		case <-c.guardPoke:
 		}
-		c.sweepConns(time.Now())
+		c.sweepConns(time.Now(), pending)
 	}
 }
 
 // sweepConns closes the worker connections to the embedded server that may not stay: those of a
 // worker refused a place or replaced (told why by a notice, and given a moment to hear it: their
-// connection is closed once joinWithin/5 old), those that have not joined within joinWithin, all but
-// the newest maxConnsPerWorker of one key, and the oldest of those not joined past maxPendingConns.
-// This server's own connection, and workers joined, stay.
-func (c *Cluster) sweepConns(now time.Time) {
+// connection is closed once joinWithin/5 old), those not joined for joinWithin (since, by
+// connection id, when a sweep first saw each so: a worker dropped for its silence has as long to
+// come back as a new one has to join), all but the newest maxConnsPerWorker of one key, and the
+// oldest of those not joined past maxPendingConns. This server's own connection, and workers
+// joined, stay.
+func (c *Cluster) sweepConns(now time.Time, since map[uint64]time.Time) {
 	cz, err := c.ns.Connz(&natsserver.ConnzOptions{Username: true, Limit: MaxNATSConns * 2})
 	if err != nil {
 		return
@@ -164,8 +167,10 @@ func (c *Cluster) sweepConns(now time.Time) {
 	var kick []uint64
 	pending := 0
 	perKey := map[string]int{}
+	open := make(map[uint64]bool, len(conns))
 	c.mu.Lock()
 	for _, ci := range conns {
+		open[ci.Cid] = true
 		id := ci.AuthorizedUser
 		if !nkeys.IsValidPublicUserKey(id) {
 			continue // this server's own, or not authenticated yet (AuthTimeout closes it)
@@ -180,7 +185,8 @@ func (c *Cluster) sweepConns(now time.Time) {
 				kick = append(kick, ci.Cid)
 			}
 		case c.workers[id] != nil:
-		case age > joinWithin:
+			delete(since, ci.Cid)
+		case now.Sub(pendingSince(since, ci.Cid, now)) > joinWithin:
 			kick = append(kick, ci.Cid)
 		default:
 			if pending++; pending > maxPendingConns {
@@ -189,7 +195,22 @@ func (c *Cluster) sweepConns(now time.Time) {
 		}
 	}
 	c.mu.Unlock()
+	for cid := range since {
+		if !open[cid] {
+			delete(since, cid)
+		}
+	}
 	for _, cid := range kick {
 		_ = c.ns.DisconnectClientByID(cid)
 	}
+}
+
+// pendingSince is when a sweep first saw the connection cid not joined (now, if this is the first).
+func pendingSince(since map[uint64]time.Time, cid uint64, now time.Time) time.Time {
+	t, ok := since[cid]
+	if !ok {
+		since[cid] = now
+		return now
+	}
+	return t
 }

@@ -450,6 +450,45 @@ func (c *Cluster) natsBack(*nats.Conn) {
 	c.broadcast()
 }
 
+// queueJob publishes data, the job id for w whose time limit ends at until, to the job stream and
+// waits for JetStream's acknowledgement until ctx ends or this server's NATS connection is lost
+// meanwhile (natsLost): a job written into a path that went silent before the connection was known
+// to be stale is never acknowledged, and its run must not wait for it until its time limit. Then
+// the job is given up (should it have been stored after all, its worker never starts it) and the
+// error is a natsLostError. A connection already down when it starts is waited for, as before.
+func (c *Cluster) queueJob(ctx context.Context, w *worker, id string, data []byte, until time.Time) (*jetstream.PubAck, error) {
+	c.mu.Lock()
+	down := c.natsDown
+	if !c.downSince.IsZero() {
+		down = nil // down already: the publish waits in nats.go's buffer for the reconnection
+	}
+	c.mu.Unlock()
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lost := make(chan struct{})
+	go func() {
+		select {
+		case <-down:
+			close(lost)
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	ack, err := c.js.Publish(pctx, c.names.Jobs()+w.m.ID, data)
+	cancel()
+	select {
+	case <-lost:
+		if err != nil && ctx.Err() == nil {
+			c.giveUp(w, id, until)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return nil, natsLostError{w.m.Name, c.lostAt, c.lostErr}
+		}
+	default:
+	}
+	return ack, err
+}
+
 // natsLostError is a run on a worker that ended because this server's own NATS connection dropped.
 type natsLostError struct {
 	machine string

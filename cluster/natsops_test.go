@@ -13,6 +13,7 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/server"
@@ -45,8 +46,10 @@ func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
 	addr := startDeptNATS(t)
 	relay := newRelay(t, addr)
 	out := &syncBuffer{}
+	// The workers beat every testHeartbeat; the front drops one only after three of its own longer
+	// heartbeats, so that a loaded test machine's late beats drop nobody before the path goes silent.
 	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
-		Heartbeat: testHeartbeat, Settle: -1, Out: out})
+		Heartbeat: time.Second, Settle: -1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,11 +210,9 @@ func TestFrontKeepsItsPrefix(t *testing.T) {
 	if got, _ := start(""); got != "dept-b" {
 		t.Errorf("restarted again without -nats-prefix: %q, want dept-b", got)
 	}
-	if got, _ := Start(context.Background(), Config{DataDir: t.TempDir(), Heartbeat: testHeartbeat, Out: io.Discard}); got != nil {
-		defer got.Close()
-		if got.names.Prefix() != DefaultPrefix {
-			t.Errorf("a new data directory's prefix: %q, want %q", got.names.Prefix(), DefaultPrefix)
-		}
+	dir = t.TempDir()
+	if got, _ := start(""); got != DefaultPrefix {
+		t.Errorf("a new data directory's prefix: %q, want %q", got, DefaultPrefix)
 	}
 }
 
@@ -266,4 +267,110 @@ func TestWorkerNoticesASilentPath(t *testing.T) {
 		ms := c.Machines()
 		return len(ms) == 1 && ms[0].Name == "wB" && time.Since(c.ListMachines()[0].LastHeartbeat) < time.Second
 	})
+}
+
+// A worker connection that does not join (announce a machine and be admitted) is closed once it
+// has been seen not joined for joinWithin (the guard's clock, injected here), and one key holds at
+// most maxConnsPerWorker connections, the older closed.
+func TestWorkerConnectionsNotJoinedAreClosed(t *testing.T) {
+	c := startCluster(t, Config{Token: "tok"})
+	dial := func(kp nkeys.KeyPair, id string) chan struct{} {
+		t.Helper()
+		closed := make(chan struct{})
+		nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, "tok"), nats.Nkey(id, kp.Sign), nats.NoReconnect(),
+			nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return closed
+	}
+	isClosed := func(ch chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	kp, id := newKey(t)
+	first := dial(kp, id)
+	second := dial(kp, id)
+	third := dial(kp, id)
+	waitUntil(t, "the oldest of one key's three connections closed", func() bool { return isClosed(first) })
+	if isClosed(second) || isClosed(third) {
+		t.Fatal("a key's newer connections were closed")
+	}
+	since := map[uint64]time.Time{}
+	now := time.Now()
+	c.sweepConns(now, since)
+	if isClosed(third) {
+		t.Fatal("a connection not joined was closed at once")
+	}
+	c.sweepConns(now.Add(joinWithin+time.Second), since)
+	waitUntil(t, "the connections not joined closed", func() bool { return isClosed(second) && isClosed(third) })
+}
+
+// A worker started with a prefix no front uses (on a NATS server that lets it use any name) says
+// once that it waits for that prefix's job stream, naming the flag.
+func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
+	url := "nats://" + WorkerUser + ":dept@" + startDeptNATS(t)
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorker(ctx, WorkerConfig{Join: url, Name: "wc", Prefix: "nobody", Slots: 1, Kinds: testKinds, Heartbeat: testHeartbeat,
+			Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+	}()
+	waitUntil(t, "the worker's line", func() bool {
+		return strings.Contains(out.String(), "waiting for the job stream NOBODY_JOBS") && strings.Contains(out.String(), "is nobody its prefix (-nats-prefix")
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("the waiting worker stopped with %v, want nil", err)
+	}
+	if n := strings.Count(out.String(), "waiting for the job stream"); n != 1 {
+		t.Errorf("told %d times, want once", n)
+	}
+}
+
+// A run placed on a worker after the front's path to NATS went silent but before the connection is
+// known to be stale (its job written into the black hole, never acknowledged) ends once the
+// connection is lost, blaming it, rather than waiting for the acknowledgement until its time
+// limit; after the path is back the next run runs.
+func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
+	addr := startDeptNATS(t)
+	relay := newRelay(t, addr)
+	out := &syncBuffer{}
+	// The workers beat every testHeartbeat; the front drops one only after three of its own longer
+	// heartbeats, so that a loaded test machine's late beats drop nobody before the path goes silent.
+	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
+		Heartbeat: time.Second, Settle: -1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p := newProbe()
+	startInProcessWorkerAt(t, c, "nats://"+WorkerUser+":dept@"+addr, "wA", 1, p)
+	relay.blackHole(true)
+	waitUntil(t, "the worker silent to the front", func() bool {
+		ms := c.ListMachines()
+		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 3*testHeartbeat
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // far past StaleAfter
+	defer cancel()
+	start := time.Now()
+	err = executeProbe(ctx, c, p, "name: late\nms: 1\n")
+	t.Logf("the run ended after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "lost its connection to the NATS server") || strings.Contains(err.Error(), "stopped answering") {
+		t.Errorf("the run queued into the silent path: %v, want it ended blaming the lost connection", err)
+	}
+	relay.blackHole(false)
+	waitUntil(t, "the reconnection", func() bool { return strings.Contains(out.String(), "reconnected to the NATS server after") })
+	if err := executeProbe(ctx, c, p, "name: next\nms: 1\n"); err != nil {
+		t.Errorf("the next run: %v", err)
+	}
+	if ms := c.ListMachines(); len(ms) != 1 || ms[0].Errors != 0 {
+		t.Errorf("the machine's counts: %+v, want no error of the machine's", ms)
+	}
 }

@@ -41,9 +41,9 @@ func workerProcess(t *testing.T, c *Cluster, name string) (cmd *exec.Cmd, stderr
 func TestRestartOnExternalNATSKeepsTheNameAndTheReplacedExits(t *testing.T) {
 	url := "nats://" + WorkerUser + ":dept@" + startNATSServer(t, natsConf(t))
 	out := &syncBuffer{}
-	// A long heartbeat on the front: the old entry is replaced after 6 s of silence, and would be
-	// dropped after 12 s, which leaves the new process 6 s to join.
-	c, err := Start(context.Background(), Config{URL: url, Heartbeat: 4 * time.Second, Settle: -1, Out: out})
+	// A long heartbeat on the front: the old entry is replaced after 7.5 s of silence, and would be
+	// dropped after 15 s, which leaves the new process 7 s to join.
+	c, err := Start(context.Background(), Config{URL: url, Heartbeat: 5 * time.Second, Settle: -1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRestartOnExternalNATSKeepsTheNameAndTheReplacedExits(t *testing.T) {
 	}
 	waitUntil(t, "the frozen worker's silence", func() bool {
 		ms := c.ListMachines()
-		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 6*time.Second+500*time.Millisecond
+		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 8*time.Second
 	})
 	workerProcess(t, c, "wA")
 	waitUntil(t, "the restarted worker", func() bool {

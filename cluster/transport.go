@@ -169,7 +169,7 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server
 	if len(data) > maxJob {
 		return 0, until, fmt.Errorf("the run request is %d KiB, over the %d KiB cap of a job", len(data)>>10, maxJob>>10)
 	}
-	ack, err := c.js.Publish(ctx, c.names.Jobs()+w.m.ID, data)
+	ack, err := c.queueJob(ctx, w, id, data, time.Now().Add(timeout))
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, until, ctx.Err()

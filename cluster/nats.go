@@ -112,7 +112,7 @@ type Cluster struct {
 	refused map[string]string
 	// replaced are workers replaced by a restart of theirs (restartOf), with why: not heard again.
 	replaced map[string]string
-	// tallies are the counts of the machines that left, by placeOf, for their return.
+	// tallies are the counts of the machines that left, by trustKey (what the operator configured), for their return.
 	tallies map[string]tally
 	// refusals are the JetStream refusals told to the operator, with when (tellRefused).
 	refusals map[string]time.Time

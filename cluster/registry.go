@@ -81,10 +81,6 @@ func (c *Cluster) connectionsFault(err error, started time.Time) bool {
 // left, kept for its return (Cluster.tallies).
 type tally struct{ done, errors int }
 
-// placeOf is what a machine is known by across its rejoins and restarts, for its counts: the name
-// asked for, the host and the network address ("" when unknown) it joined from.
-func placeOf(asked, host, addr string) string { return asked + "\x00" + host + "\x00" + addr }
-
 // keepTally keeps w's counts for its return (drop); c.mu is held.
 func (c *Cluster) keepTally(w *worker) {
 	if w.local || w.done == 0 {
@@ -93,12 +89,12 @@ func (c *Cluster) keepTally(w *worker) {
 	if c.tallies == nil || len(c.tallies) >= maxWorkers {
 		c.tallies = map[string]tally{}
 	}
-	c.tallies[placeOf(w.asked, w.m.Host, w.addr)] = tally{w.done, w.errors}
+	c.tallies[w.trustKey] = tally{w.done, w.errors}
 }
 
 // resumeTally gives the new worker w the counts kept from its last time here, if any; c.mu is held.
 func (c *Cluster) resumeTally(w *worker) {
-	key := placeOf(w.asked, w.m.Host, w.addr)
+	key := w.trustKey
 	if t, ok := c.tallies[key]; ok {
 		w.done, w.errors = t.done, t.errors
 		delete(c.tallies, key)

@@ -41,7 +41,7 @@ async function drawMachines() {
     ms = (await res.json()).machines || [];
   } catch (err) {
     $("machines").replaceChildren();
-    cell($("machines").insertRow(), `Cannot load the machines: ${err.message}`).colSpan = 9;
+    cell($("machines").insertRow(), `Cannot load the machines: ${err.message}`).colSpan = 10;
     return;
   }
   const rows = ms.map((m) => {
@@ -56,14 +56,23 @@ async function drawMachines() {
     cell(tr, beat ? `${beat.toLocaleTimeString()} (${Math.max(0, Math.round((Date.now() - beat) / 1000))} s ago)` : "never leaves");
     cell(tr, String(m.runs_done), "num");
     cell(tr, String(m.errors), "num");
+    cell(tr, priceText(m));
     return tr;
   });
   if (rows.length === 0) {
     const tr = document.createElement("tr");
-    cell(tr, "No machine is connected: runs wait until one joins.").colSpan = 9;
+    cell(tr, "No machine is connected: runs wait until one joins.").colSpan = 10;
     rows.push(tr);
   }
   $("machines").replaceChildren(...rows);
+}
+
+// priceText is how a worker's runs bear out its prices (server.MachineInfo's price, price_ratio,
+// demoted): "on price (1.1×)", "slower than priced (5.1×)", or the demotion with its reason and time.
+function priceText(m) {
+  if (m.demoted) return `demoted since ${new Date(m.demoted_at).toLocaleTimeString()}: ${m.demoted}`;
+  if (!m.price) return "";
+  return m.price_ratio ? `${m.price} (${m.price_ratio.toFixed(1)}×)` : m.price;
 }
 
 function drawQueue(st) {

@@ -25,6 +25,7 @@ const sampleStyle = `/**
 // For the CUDA runtime routines (prefixed with "cuda_")
 #include <cuda_runtime.h>
 #include <helper_cuda.h>
+#include <vector>
 // #include <cublas_v2.h>
 /* #include "not_provided.h" */
 
@@ -35,6 +36,8 @@ inline void gpuAssert(cudaError_t code, const char *file, int line, bool abort =
     if (abort) exit(code);
   }
 }
+
+using namespace std;
 
 const int kScale = 2;
 static const char *sSampleName = "vectorAdd";
@@ -56,6 +59,7 @@ int main(void) {
   size_t size = numElements * sizeof(float);
   printf("[%s of %d elements]\n", sSampleName, numElements);
   float *h_A = (float *)malloc(size);
+  vector<float> h_B(numElements, 1.0f);
   fill<>(h_A, numElements);
 #ifdef DEBUG
   printf("debug\n");

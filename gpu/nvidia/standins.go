@@ -4,6 +4,7 @@ import (
 	"embed"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Stand-in headers: the headers a CUDA programmer includes that neither compiler has in device code
@@ -75,6 +76,9 @@ func StandInHeaders() map[string]string {
 	}
 	for _, h := range hostOnlyHeaders() {
 		m[h] = "// <" + h + ">: the playground's empty stand-in; what it declares serves host code, which the GPU compilers leave out.\n"
+		if !strings.Contains(h, ".") {
+			m[h] += "namespace std {} // for a source's using namespace std;\n"
+		}
 	}
 	return m
 }

@@ -179,7 +179,14 @@ func hiddenAt(spliced string) map[int]bool {
 			}
 		case strings.HasPrefix(spliced[i:], "/*"):
 			inBlock, i = true, i+1
-		case spliced[i] == '"' || spliced[i] == '\'' && (i == 0 || !isAlnum(spliced[i-1])):
+		case isAlnum(spliced[i]): // a name, or a number with its digit separators
+			number := spliced[i] >= '0' && spliced[i] <= '9'
+			for i+1 < len(spliced) && (isAlnum(spliced[i+1]) || number && (spliced[i+1] == '.' ||
+				spliced[i+1] == '\'' && i+2 < len(spliced) && isAlnum(spliced[i+2]) ||
+				(spliced[i+1] == '+' || spliced[i+1] == '-') && strings.ContainsRune("eEpP", rune(spliced[i])))) {
+				i++
+			}
+		case spliced[i] == '"' || spliced[i] == '\'':
 			q := spliced[i]
 			for i++; i < len(spliced) && spliced[i] != q && spliced[i] != '\n'; i++ {
 				if spliced[i] == '\\' {

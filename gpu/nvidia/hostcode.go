@@ -264,32 +264,46 @@ func isName(t string) bool {
 }
 
 // keepReferenced returns the candidates to leave out: those none of whose names the rest of the
-// code uses, the rest growing as candidates are kept, until nothing changes.
+// code uses, the rest growing by each candidate kept (a walk over what uses what, linear in the
+// tokens).
 func keepReferenced(toks []hostToken, candidates []decl) []decl {
-	left := slices.Clone(candidates)
-	for changed := true; changed; {
-		changed = false
-		used := map[string]bool{}
-		out := make([]bool, len(toks))
-		for _, d := range left {
-			for i := d.first; i <= d.last; i++ {
-				out[i] = true
+	owner := make([]int, len(toks)) // 1 + the index of the candidate a token is in, 0 for none
+	byName := map[string][]int{}
+	for c, d := range candidates {
+		for i := d.first; i <= d.last; i++ {
+			owner[i] = c + 1
+		}
+		for _, n := range d.names(toks) {
+			byName[n] = append(byName[n], c)
+		}
+	}
+	kept := make([]bool, len(candidates))
+	var queue []int
+	use := func(name string) {
+		for _, c := range byName[name] {
+			if !kept[c] {
+				kept[c] = true
+				queue = append(queue, c)
 			}
 		}
-		for i, t := range toks {
-			if !out[i] {
-				used[t.text] = true
-			}
+	}
+	for i, t := range toks {
+		if owner[i] == 0 {
+			use(t.text)
 		}
-		left = slices.DeleteFunc(left, func(d decl) bool {
-			for _, n := range d.names(toks) {
-				if used[n] {
-					changed = true
-					return true
-				}
-			}
-			return false
-		})
+	}
+	for len(queue) > 0 {
+		d := candidates[queue[0]]
+		queue = queue[1:]
+		for i := d.first; i <= d.last; i++ {
+			use(toks[i].text)
+		}
+	}
+	var left []decl
+	for c, d := range candidates {
+		if !kept[c] {
+			left = append(left, d)
+		}
 	}
 	return left
 }

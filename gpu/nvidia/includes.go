@@ -68,7 +68,7 @@ func AllowedHeaders() []string {
 // Provided says whether a learner's source may #include header: one of AllowedHeaders or of
 // StandInHeaders.
 func Provided(header string) bool {
-	_, standIn := StandInHeaders()[header]
+	_, standIn := standIns()[header]
 	return standIn || slices.Contains(AllowedHeaders(), header)
 }
 

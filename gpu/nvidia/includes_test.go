@@ -2,6 +2,8 @@ package nvidia
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -228,12 +230,13 @@ func FuzzCheckIncludes(f *testing.F) {
 		if strings.Contains(spliced, "??=") || strings.Contains(spliced, "??/") {
 			t.Fatalf("accepted %q, which has a trigraph", src)
 		}
-		for at, hidden := range hiddenAt(spliced) {
+		hidden := hiddenAt(spliced)
+		for _, at := range slices.Sorted(maps.Keys(hidden))[:min(len(hidden), 64)] { // bounded per input
 			if at >= 2 && spliced[at-2] == '\\' {
 				continue // checked again, the probe's backslash-newline would splice
 			}
 			probe := spliced[:at] + "#include \"/etc/passwd\"\n" + spliced[at:]
-			if got := CheckIncludes(probe, "cell.cu"); got == nil && !hidden {
+			if got := CheckIncludes(probe, "cell.cu"); got == nil && !hidden[at] {
 				t.Fatalf("accepted %q: an #include of /etc/passwd at offset %d, outside any comment", probe, at)
 			}
 		}

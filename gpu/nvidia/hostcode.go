@@ -30,12 +30,17 @@ type HostPart struct {
 	First, Last int
 }
 
-// annotations are the words that keep a declaration in the device compile: execution and memory
-// spaces, constexpr (clang makes constexpr functions host and device; NVRTC's relaxed-constexpr
-// rules call them from device code), and what declares no object or function.
-var annotations = []string{"__global__", "__device__", "__constant__", "__shared__", "__managed__",
-	"constexpr", "consteval", "typedef", "using", "static_assert", "namespace", "struct", "class",
-	"union", "enum", "asm", "__asm__"}
+// isAnnotation says whether w keeps a declaration in the device compile: an execution or memory
+// space, constexpr (clang makes constexpr functions host and device; NVRTC's relaxed-constexpr
+// rules call them from device code), or a word of what declares no object or function.
+func isAnnotation(w string) bool {
+	switch w {
+	case "__global__", "__device__", "__constant__", "__shared__", "__managed__", "constexpr", "consteval",
+		"typedef", "using", "static_assert", "namespace", "struct", "class", "union", "enum", "asm", "__asm__":
+		return true
+	}
+	return false
+}
 
 // hostToken is a token of the host-code scan: an identifier, or one punctuator character.
 type hostToken struct {
@@ -208,7 +213,7 @@ func (d decl) hostOnly(toks []hostToken, macros map[string]bool) bool {
 		end = d.body
 	}
 	for _, t := range toks[d.first:end] {
-		if slices.Contains(annotations, t.text) || macros[t.text] {
+		if isAnnotation(t.text) || macros[t.text] {
 			return false
 		}
 	}
@@ -441,7 +446,7 @@ func noteMacro(directive string, macros map[string]bool) {
 	}
 	name := f[2]
 	for _, w := range f[3:] {
-		if strings.HasPrefix(w, "__") || slices.Contains(annotations, w) {
+		if strings.HasPrefix(w, "__") || isAnnotation(w) {
 			macros[name] = true
 			return
 		}

@@ -293,6 +293,38 @@ func TestDeviceOnly(t *testing.T) {
 	if len(left) != 1 || left[0].Name != "main" || left[0].First != 5 || !strings.Contains(out, "float sq(") || !strings.Contains(out, "DEV float cube(") {
 		t.Errorf("DeviceOnly(%q) = %q, %v; want only main left out", src, out, left)
 	}
+	// Namespaces and extern "C" blocks are looked into; types, typedefs, using, constexpr and
+	// templates of types stay; a host template, a prototype, a global object and a lambda go.
+	src = `namespace util {
+template <int N = 4> void host_fill(float* p) { for (int i = 0; i < N; i++) p[i] = N; }
+__device__ float twice(float x) { return 2 * x; }
+}
+extern "C" {
+void run(float* p);
+__global__ void k(float* p) { p[0] = util::twice(p[0]) + kTile + S{1}.a; }
+}
+struct S { int a; int get() const { return a; } };
+typedef float real;
+using vec = float;
+constexpr int kTile = 16;
+template <typename T> struct Box { T v; };
+dim3 grid(16, 16);
+auto report = [](int x) { return x + 1; };
+void run(float* p) { util::host_fill<>(p); k<<<grid, 1>>>(p); }
+`
+	out, left = nvidia.DeviceOnly(src)
+	names = nil
+	for _, p := range left {
+		names = append(names, p.Name)
+	}
+	if got, want := strings.Join(names, " "), "host_fill run grid report run"; got != want {
+		t.Errorf("left out %q, want %q:\n%s", got, want, out)
+	}
+	for _, kept := range []string{"__device__ float twice(", "struct S {", "typedef float real;", "using vec = float;", "constexpr int kTile = 16;", "template <typename T> struct Box"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("%q was left out:\n%s", kept, out)
+		}
+	}
 	// Braces that do not balance outside directives: the source as it is.
 	src = "#ifdef A\nvoid f(int a) {\n#else\nvoid f(long a) {\n#endif\n}\n"
 	if out, left := nvidia.DeviceOnly(src); out != src || left != nil {

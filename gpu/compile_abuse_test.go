@@ -74,6 +74,7 @@ func TestCompileLookalikesReadNoFile(t *testing.T) {
 		"__device__ int a = 1'000; /*\n#include \"PATH\"\n*/\n",
 		"__device__ char c = '\\''; /* it's\n#include \"PATH\"\n*/\n",
 		"__device__ int embed = 1; // we include the halo cells\n",
+		"#include <cstdio>\n#include <sys/types.h>\n#include <nvtx3/nvToolsExt.h>\n// #include \"PATH\"\n__device__ uint u = 1;\n",
 	}
 	for _, compiler := range []string{"nvrtc", "clang"} {
 		t.Run(compiler, func(t *testing.T) {

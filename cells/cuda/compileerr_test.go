@@ -36,8 +36,8 @@ func TestCompileErrorLearnersLinesFirst(t *testing.T) {
 		{"clang 14.0.6: exit status 1:\ncell.cu(3): error: use of undeclared identifier 'x'\n    x = 1;\n    ^\n2 errors detected in the compilation of \"cell.cu\".",
 			"line " + strconv.Itoa(line) + ": error: use of undeclared identifier 'x'\n    x = 1;\n    ^\n" +
 				"The kernel does not compile (2 errors detected; clang 14.0.6: exit status 1)."},
-		{"the source was refused before compiling:\ncell.cu(3): error: #include <stdio.h> is not allowed",
-			"line " + strconv.Itoa(line) + ": error: #include <stdio.h> is not allowed\nThe kernel does not compile (the source was refused before compiling)."},
+		{"the source was refused before compiling:\ncell.cu(3): error: #include </etc/passwd> is not allowed",
+			"line " + strconv.Itoa(line) + ": error: #include </etc/passwd> is not allowed\nThe kernel does not compile (the source was refused before compiling)."},
 	} {
 		_, err := compile(context.Background(), &failingGPU{msg: c.compiler}, spec)
 		if err == nil || err.Error() != c.want {

@@ -91,7 +91,7 @@ func noteMissingHeaders(log, name, src string) string {
 // holds (nvidia-cuda-dev's): not a stand-in (StandInHeaders, never missing), not the C++ headers,
 // not libcu++'s cuda/… (Debian's libcu++-dev), not the prelude.
 func isToolkitHeader(h string) bool {
-	if _, standIn := StandInHeaders()[h]; standIn {
+	if _, standIn := standIns()[h]; standIn {
 		return false
 	}
 	switch h {

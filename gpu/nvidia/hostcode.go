@@ -30,12 +30,17 @@ type HostPart struct {
 	First, Last int
 }
 
-// annotations are the words that keep a declaration in the device compile: execution and memory
-// spaces, constexpr (clang makes constexpr functions host and device; NVRTC's relaxed-constexpr
-// rules call them from device code), and what declares no object or function.
-var annotations = []string{"__global__", "__device__", "__constant__", "__shared__", "__managed__",
-	"constexpr", "consteval", "typedef", "using", "static_assert", "namespace", "struct", "class",
-	"union", "enum", "asm", "__asm__"}
+// isAnnotation says whether w keeps a declaration in the device compile: an execution or memory
+// space, constexpr (clang makes constexpr functions host and device; NVRTC's relaxed-constexpr
+// rules call them from device code), or a word of what declares no object or function.
+func isAnnotation(w string) bool {
+	switch w {
+	case "__global__", "__device__", "__constant__", "__shared__", "__managed__", "constexpr", "consteval",
+		"typedef", "using", "static_assert", "namespace", "struct", "class", "union", "enum", "asm", "__asm__":
+		return true
+	}
+	return false
+}
 
 // hostToken is a token of the host-code scan: an identifier, or one punctuator character.
 type hostToken struct {
@@ -208,7 +213,7 @@ func (d decl) hostOnly(toks []hostToken, macros map[string]bool) bool {
 		end = d.body
 	}
 	for _, t := range toks[d.first:end] {
-		if slices.Contains(annotations, t.text) || macros[t.text] {
+		if isAnnotation(t.text) || macros[t.text] {
 			return false
 		}
 	}
@@ -264,32 +269,46 @@ func isName(t string) bool {
 }
 
 // keepReferenced returns the candidates to leave out: those none of whose names the rest of the
-// code uses, the rest growing as candidates are kept, until nothing changes.
+// code uses, the rest growing by each candidate kept (a walk over what uses what, linear in the
+// tokens).
 func keepReferenced(toks []hostToken, candidates []decl) []decl {
-	left := slices.Clone(candidates)
-	for changed := true; changed; {
-		changed = false
-		used := map[string]bool{}
-		out := make([]bool, len(toks))
-		for _, d := range left {
-			for i := d.first; i <= d.last; i++ {
-				out[i] = true
+	owner := make([]int, len(toks)) // 1 + the index of the candidate a token is in, 0 for none
+	byName := map[string][]int{}
+	for c, d := range candidates {
+		for i := d.first; i <= d.last; i++ {
+			owner[i] = c + 1
+		}
+		for _, n := range d.names(toks) {
+			byName[n] = append(byName[n], c)
+		}
+	}
+	kept := make([]bool, len(candidates))
+	var queue []int
+	use := func(name string) {
+		for _, c := range byName[name] {
+			if !kept[c] {
+				kept[c] = true
+				queue = append(queue, c)
 			}
 		}
-		for i, t := range toks {
-			if !out[i] {
-				used[t.text] = true
-			}
+	}
+	for i, t := range toks {
+		if owner[i] == 0 {
+			use(t.text)
 		}
-		left = slices.DeleteFunc(left, func(d decl) bool {
-			for _, n := range d.names(toks) {
-				if used[n] {
-					changed = true
-					return true
-				}
-			}
-			return false
-		})
+	}
+	for len(queue) > 0 {
+		d := candidates[queue[0]]
+		queue = queue[1:]
+		for i := d.first; i <= d.last; i++ {
+			use(toks[i].text)
+		}
+	}
+	var left []decl
+	for c, d := range candidates {
+		if !kept[c] {
+			left = append(left, d)
+		}
 	}
 	return left
 }
@@ -427,7 +446,7 @@ func noteMacro(directive string, macros map[string]bool) {
 	}
 	name := f[2]
 	for _, w := range f[3:] {
-		if strings.HasPrefix(w, "__") || slices.Contains(annotations, w) {
+		if strings.HasPrefix(w, "__") || isAnnotation(w) {
 			macros[name] = true
 			return
 		}

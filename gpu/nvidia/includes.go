@@ -68,7 +68,7 @@ func AllowedHeaders() []string {
 // Provided says whether a learner's source may #include header: one of AllowedHeaders or of
 // StandInHeaders.
 func Provided(header string) bool {
-	_, standIn := StandInHeaders()[header]
+	_, standIn := standIns()[header]
 	return standIn || slices.Contains(AllowedHeaders(), header)
 }
 
@@ -205,7 +205,7 @@ func (c *checker) skipBlank() (newline bool, err *IncludeError) {
 }
 
 // tokens walks the source token by token, checking each token (token) and each directive
-// (checkDirective) and the end of each directive's line (directiveEnd).
+// (checkDirective), and that no block comment in a directive's line ends on a later line.
 func (c *checker) tokens() *IncludeError {
 	atLineStart, directive := true, -1 // directive: the offset of the current line's directive's #, or -1
 	for c.pos < len(c.text) {

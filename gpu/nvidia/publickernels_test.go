@@ -25,6 +25,7 @@ const sampleStyle = `/**
 // For the CUDA runtime routines (prefixed with "cuda_")
 #include <cuda_runtime.h>
 #include <helper_cuda.h>
+#include <vector>
 // #include <cublas_v2.h>
 /* #include "not_provided.h" */
 
@@ -35,6 +36,8 @@ inline void gpuAssert(cudaError_t code, const char *file, int line, bool abort =
     if (abort) exit(code);
   }
 }
+
+using namespace std;
 
 const int kScale = 2;
 static const char *sSampleName = "vectorAdd";
@@ -56,6 +59,7 @@ int main(void) {
   size_t size = numElements * sizeof(float);
   printf("[%s of %d elements]\n", sSampleName, numElements);
   float *h_A = (float *)malloc(size);
+  vector<float> h_B(numElements, 1.0f);
   fill<>(h_A, numElements);
 #ifdef DEBUG
   printf("debug\n");
@@ -288,6 +292,38 @@ func TestDeviceOnly(t *testing.T) {
 	out, left = nvidia.DeviceOnly(src)
 	if len(left) != 1 || left[0].Name != "main" || left[0].First != 5 || !strings.Contains(out, "float sq(") || !strings.Contains(out, "DEV float cube(") {
 		t.Errorf("DeviceOnly(%q) = %q, %v; want only main left out", src, out, left)
+	}
+	// Namespaces and extern "C" blocks are looked into; types, typedefs, using, constexpr and
+	// templates of types stay; a host template, a prototype, a global object and a lambda go.
+	src = `namespace util {
+template <int N = 4> void host_fill(float* p) { for (int i = 0; i < N; i++) p[i] = N; }
+__device__ float twice(float x) { return 2 * x; }
+}
+extern "C" {
+void run(float* p);
+__global__ void k(float* p) { p[0] = util::twice(p[0]) + kTile + S{1}.a; }
+}
+struct S { int a; int get() const { return a; } };
+typedef float real;
+using vec = float;
+constexpr int kTile = 16;
+template <typename T> struct Box { T v; };
+dim3 grid(16, 16);
+auto report = [](int x) { return x + 1; };
+void run(float* p) { util::host_fill<>(p); k<<<grid, 1>>>(p); }
+`
+	out, left = nvidia.DeviceOnly(src)
+	names = nil
+	for _, p := range left {
+		names = append(names, p.Name)
+	}
+	if got, want := strings.Join(names, " "), "host_fill run grid report run"; got != want {
+		t.Errorf("left out %q, want %q:\n%s", got, want, out)
+	}
+	for _, kept := range []string{"__device__ float twice(", "struct S {", "typedef float real;", "using vec = float;", "constexpr int kTile = 16;", "template <typename T> struct Box"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("%q was left out:\n%s", kept, out)
+		}
 	}
 	// Braces that do not balance outside directives: the source as it is.
 	src = "#ifdef A\nvoid f(int a) {\n#else\nvoid f(long a) {\n#endif\n}\n"

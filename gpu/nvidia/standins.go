@@ -3,7 +3,8 @@ package nvidia
 import (
 	"embed"
 	"maps"
-	"slices"
+	"strings"
+	"sync"
 )
 
 // Stand-in headers: the headers a CUDA programmer includes that neither compiler has in device code
@@ -63,8 +64,13 @@ func hostOnlyHeaders() []string {
 }
 
 // StandInHeaders maps each stand-in header's name, as a learner writes it in an #include, to its
-// content.
-func StandInHeaders() map[string]string {
+// content (a new map each call).
+func StandInHeaders() map[string]string { return maps.Clone(standIns()) }
+
+// standIns is the stand-ins' table, made once (the embedded files do not change).
+var standIns = sync.OnceValue(makeStandIns)
+
+func makeStandIns() map[string]string {
 	m := map[string]string{}
 	for name, file := range standinSources() {
 		b, err := standinFiles.ReadFile("src/standins/" + file)
@@ -75,9 +81,9 @@ func StandInHeaders() map[string]string {
 	}
 	for _, h := range hostOnlyHeaders() {
 		m[h] = "// <" + h + ">: the playground's empty stand-in; what it declares serves host code, which the GPU compilers leave out.\n"
+		if !strings.Contains(h, ".") {
+			m[h] += "namespace std {} // for a source's using namespace std;\n"
+		}
 	}
 	return m
 }
-
-// standInNames is the sorted names of StandInHeaders.
-func standInNames() []string { return slices.Sorted(maps.Keys(StandInHeaders())) }

@@ -104,23 +104,9 @@ export class DataTable {
     actions.className = "cell-table-actions";
     actions.append(this.more, this.csv);
     this.box.append(title, this.hint, this.frame, actions);
-    this.scroll = scroll;
-    scroll.addEventListener("scroll", () => this.markOverflow(), { passive: true });
-    if (typeof ResizeObserver === "function") {
-      this.resized = new ResizeObserver(() => this.markOverflow());
-      this.resized.observe(scroll);
-      this.resized.observe(this.table);
-    }
-  }
-
-  // markOverflow says on the frame which edges hide columns (data-overflow) and shows the hint while
-  // any does.
-  markOverflow() {
-    const s = this.scroll;
-    const start = s.scrollLeft > 1, end = s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
-    const over = start && end ? "both" : start ? "start" : end ? "end" : "";
-    if (this.frame.dataset.overflow !== over) this.frame.dataset.overflow = over;
-    this.hint.hidden = !over;
+    const marked = markScroll(this.frame, scroll, this.table, this.hint);
+    this.markOverflow = marked.update;
+    this.resized = marked.observer;
   }
 
   addRow(row) {
@@ -195,6 +181,29 @@ export class DataTable {
     this.url = "";
     this.resized?.disconnect();
   }
+}
+
+// markScroll keeps frame's data-overflow saying which edges of scroller (a box that scrolls
+// sideways, holding content) hide part of it: "start", "end", "both" or "" (style.css draws a shadow
+// on each), and hint, if given, shown while any does. It returns the update function (call it when
+// the content changes in a way no resize shows) and the ResizeObserver (to disconnect; null where
+// the browser has none).
+export function markScroll(frame, scroller, content, hint) {
+  const update = () => {
+    const start = scroller.scrollLeft > 1, end = scroller.scrollLeft + scroller.clientWidth < scroller.scrollWidth - 1;
+    const over = start && end ? "both" : start ? "start" : end ? "end" : "";
+    if (frame.dataset.overflow !== over) frame.dataset.overflow = over;
+    if (hint) hint.hidden = !over;
+  };
+  scroller.addEventListener("scroll", update, { passive: true });
+  let observer = null;
+  if (typeof ResizeObserver === "function") {
+    observer = new ResizeObserver(update);
+    observer.observe(scroller);
+    if (content && content !== scroller) observer.observe(content);
+  }
+  update();
+  return { update, observer };
 }
 
 // LONG is the length over which a text value is cut short in its cell (the whole of it on hover).

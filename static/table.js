@@ -2,7 +2,7 @@
 // exactly the values the server sent. A column that no row has a value in yet ("" or null: e.g. the
 // copy times of a run without GPU kernels) is hidden on the page, never in the CSV. Where the table
 // marks some columns primary, the others fold behind a "more columns" toggle (a table without marks
-// shows every column). A header's profiler metric ("sectors [l1tex__…]") is set apart in small type
+// shows every column; a key column, one that says what a row is, never folds). A header's profiler metric ("sectors [l1tex__…]") is set apart in small type
 // that wraps anywhere, and a long text value is cut short with its full text on hover. A table wider
 // than its box scrolls sideways inside it, and says so: a shadow on the edge that hides columns and
 // a "scroll sideways" hint (the frame's data-overflow: "start", "end" or "both").
@@ -18,7 +18,7 @@ export class DataTable {
     this.filled = this.columns.map(() => false); // whether some row has a value in the column
     // extra[i]: the column folds behind "more columns" (the table marks others primary)
     const folds = this.columns.some((c) => c.primary);
-    this.extra = this.columns.map((c) => folds && !c.primary);
+    this.extra = this.columns.map((c) => folds && !c.primary && !c.key); // a key column never folds
     this.fileName = fileName;
     this.url = "";
 

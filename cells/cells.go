@@ -212,6 +212,9 @@ type Column struct {
 	// a table marks some, the page shows those and folds the others behind "more columns" (the CSV
 	// has them all); a table with none shows every column.
 	Primary bool `json:"primary,omitempty"`
+	// Key marks a column that says what a row is (kernel, n, …): the page never folds it, and a
+	// cell's `show:` key puts the columns it names right after the table's key columns (Table.Show).
+	Key bool `json:"key,omitempty"`
 }
 
 // Row is one row of a Table: Values in column order, each a number or a string.

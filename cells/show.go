@@ -3,6 +3,7 @@ package cells
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MaxShow caps the names of a cell's `show:` key.
@@ -25,8 +26,8 @@ func ColumnName(c Column) string {
 // names reports whether c is named name (ColumnName or the whole label).
 func named(c Column, name string) bool { return name == c.Label || name == ColumnName(c) }
 
-// ParseShow reads a cell's `show:` key: names of columns that the cell's tables show beside their
-// primary ones (the page folds the others behind "more columns"). tables are the tables the cell's
+// ParseShow reads a cell's `show:` key: names of columns that the cell's tables show, unfolded
+// and right after their key columns (Table.Show); no column is hidden by it. tables are the tables the cell's
 // kind can declare; a name none of their columns has is a *SpecError on its line that lists the
 // valid names. An absent key is nil, nil.
 func ParseShow(key At[[]At[string]], tables ...Table) ([]string, error) {
@@ -62,22 +63,48 @@ func ParseShow(key At[[]At[string]], tables ...Table) ([]string, error) {
 	return names, nil
 }
 
-// Show returns t with the columns named in names (ColumnName or label) marked Primary, the others
-// as they were, when t marks some columns Primary (the page folds the unmarked ones behind "more
-// columns": `show:` unfolds the named ones). A table that marks none shows every column, and Show
-// returns it as it is: naming columns never folds the others, so that no table hides the columns
-// that say what a row is (kernel, n, …). t's Columns are copied, never changed.
+// Show returns t as a cell's `show:` key names (names: ColumnName or label) asks, never hiding a
+// column: where t marks some columns Primary (the page folds the unmarked ones behind "more
+// columns"), the named ones are marked Primary too; a table that marks none shows every column, and
+// keeps it so. Where t has Key columns, the named columns move, in the order named, to right after
+// them (Order). t's Columns are copied, never changed.
 func (t Table) Show(names []string) Table {
-	if len(names) == 0 || !slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Primary }) {
+	if len(names) == 0 {
 		return t
 	}
-	t.Columns = slices.Clone(t.Columns)
-	for i, c := range t.Columns {
-		if slices.ContainsFunc(names, func(n string) bool { return named(c, n) }) {
+	cols, order := t.Columns, t.Order(names)
+	t.Columns = make([]Column, len(cols))
+	folds := slices.ContainsFunc(cols, func(c Column) bool { return c.Primary })
+	for i, from := range order {
+		t.Columns[i] = cols[from]
+		if folds && slices.ContainsFunc(names, func(n string) bool { return named(cols[from], n) }) {
 			t.Columns[i].Primary = true
 		}
 	}
 	return t
+}
+
+// Order is where Show puts t's columns for names: Order[i] is the index in t.Columns of the column
+// shown at i. The Key columns come first, then the columns named (in the order of names), then the
+// rest, each group in t's order; a table without Key columns keeps its order.
+func (t Table) Order(names []string) []int {
+	order := make([]int, 0, len(t.Columns))
+	placed := make([]bool, len(t.Columns))
+	add := func(ok func(i int, c Column) bool) {
+		for i, c := range t.Columns {
+			if !placed[i] && ok(i, c) {
+				order, placed[i] = append(order, i), true
+			}
+		}
+	}
+	if slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Key }) {
+		add(func(_ int, c Column) bool { return c.Key })
+		for _, n := range names {
+			add(func(_ int, c Column) bool { return named(c, n) })
+		}
+	}
+	add(func(int, Column) bool { return true })
+	return order
 }
 
 // Shown reports which of t's columns the page shows before "more columns" is opened: those marked
@@ -91,20 +118,49 @@ func (t Table) Shown() []bool {
 	return shown
 }
 
-// Showing returns e, its tables declared with the columns named in names made primary (Table.Show);
-// e itself when names is empty. Ask and Placed reach through it to e.
+// Showing returns e, its tables declared with the columns named in names shown as Table.Show says,
+// and their rows' values put in the same order; e itself when names is empty. Ask and Placed reach
+// through it to e.
 func Showing(e Emitter, names []string) Emitter {
 	if len(names) == 0 {
 		return e
 	}
-	return shown{e, names}
+	return &shown{Emitter: e, names: names, orders: map[string][]int{}}
 }
 
 type shown struct {
 	Emitter
 	names []string
+
+	mu     sync.Mutex
+	orders map[string][]int // table id → Order, for the tables whose columns moved
 }
 
-func (s shown) Table(t Table) { s.Emitter.Table(t.Show(s.names)) }
+func (s *shown) Table(t Table) {
+	order := t.Order(s.names)
+	s.mu.Lock()
+	if slices.IsSorted(order) {
+		delete(s.orders, t.ID)
+	} else {
+		s.orders[t.ID] = order
+	}
+	s.mu.Unlock()
+	s.Emitter.Table(t.Show(s.names))
+}
 
-func (s shown) unwrap() Emitter { return s.Emitter }
+// Row puts r's values in its table's shown order (a row of another length is passed as it is).
+func (s *shown) Row(r Row) {
+	s.mu.Lock()
+	order := s.orders[r.Table]
+	s.mu.Unlock()
+	if order != nil && len(r.Values) == len(order) {
+		values := make([]any, len(order))
+		for i, from := range order {
+			values[i] = r.Values[from]
+		}
+		r.Values = values
+	}
+	s.Emitter.Row(r)
+}
+
+func (s *shown) unwrap() Emitter { return s.Emitter }

@@ -79,9 +79,11 @@ func TestShowingEmitter(t *testing.T) {
 type tableRecorder struct {
 	Emitter
 	tables []Table
+	rows   []Row
 }
 
 func (r *tableRecorder) Table(t Table) { r.tables = append(r.tables, t) }
+func (r *tableRecorder) Row(row Row)   { r.rows = append(r.rows, row) }
 
 // A recording stays valid when a cell gains a show: key (a line or a block list), and only then.
 func TestSourceHashIgnoresShow(t *testing.T) {
@@ -113,5 +115,33 @@ func TestShowNeverFolds(t *testing.T) {
 	folded := showTable().Show([]string{"rel. error"}).Shown()
 	if got, want := folded, []bool{true, false, true, false, true}; !slices.Equal(got, want) {
 		t.Errorf("a table with primary columns shows %v, want %v", got, want)
+	}
+}
+
+// show: puts the columns it names right after a table's key columns, in the order named, and
+// Showing puts each row's values in the same order; a table without key columns keeps its order.
+func TestShowReorders(t *testing.T) {
+	keyed := Table{ID: "t", Columns: []Column{{Label: "kernel", Key: true, Primary: true}, {Label: "a", Primary: true},
+		{Label: "b"}, {Label: "n", Key: true, Primary: true}, {Label: "c (µs)"}}}
+	rec := &tableRecorder{}
+	e := Showing(rec, []string{"c", "b"})
+	e.Table(keyed)
+	e.Row(Row{Table: "t", Values: []any{"naive", 1, 2, 64, 3}})
+	e.Row(Row{Table: "other", Values: []any{"x", "y"}})
+	var got []string
+	for _, c := range rec.tables[0].Columns {
+		got = append(got, c.Label)
+	}
+	if want := []string{"kernel", "n", "c (µs)", "b", "a"}; !slices.Equal(got, want) {
+		t.Errorf("columns %q, want %q", got, want)
+	}
+	if got, want := rec.rows[0].Values, []any{"naive", 64, 3, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("row %v, want %v", got, want)
+	}
+	if got, want := rec.rows[1].Values, []any{"x", "y"}; !slices.Equal(got, want) {
+		t.Errorf("another table's row %v, want %v", got, want)
+	}
+	if got := showTable().Order([]string{"rel. error", "kernel"}); !slices.IsSorted(got) {
+		t.Errorf("a table without key columns reordered: %v", got)
 	}
 }

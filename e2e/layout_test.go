@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -68,4 +69,22 @@ func TestOutputStacksAndTablesSayTheyScrollInBrowser(t *testing.T) {
 		}
 		p.errs.check(t, "layout")
 	}
+}
+
+// A lesson's own wide table (parallelism's Table 4) at 390 px scrolls in its frame with a shadow on
+// the edge that hides columns, and the page itself does not scroll sideways.
+func TestTextTablesSayTheyScrollInBrowser(t *testing.T) {
+	p := openPage(t, 390, 900)
+	p.open("parallelism")
+	frames := `[...document.querySelectorAll("article > .table-frame")]`
+	if got := p.str(`String(` + frames + `.length)`); got == "0" {
+		t.Fatal("no lesson table is framed")
+	}
+	if got := p.str(frames + `.map((f) => f.dataset.overflow).join(" ")`); !strings.Contains(got, "end") {
+		t.Errorf("the frames' overflow %q: want a wide table to say it hides columns on its end", got)
+	}
+	if got := p.str(`String(document.documentElement.scrollWidth)`); got != "390" {
+		t.Errorf("the page is %s px wide at 390", got)
+	}
+	p.errs.check(t, "text tables")
 }

@@ -29,6 +29,7 @@ import { initGoals, KEY as predictKey } from "./goal.js";
 import { initMachineMenu, pageMachine, refreshMachines } from "./machines.js";
 import { initMarks, markCellRun, markVisited } from "./progress.js";
 import { initSearch } from "./search.js";
+import { markScroll } from "./table.js";
 
 // The code editor (CodeMirror 6, bundled by static/editor/build.sh). Until it has loaded, and for
 // good if it cannot, each cell keeps its plain textarea, which works the same way (Shift+Enter runs).
@@ -607,6 +608,16 @@ for (const table of document.querySelectorAll("article table")) {
       }
     });
   }
+}
+
+// Wide tables of the text (a lesson's, /devices') scroll sideways in their box, with a shadow on
+// the edge that hides columns (markScroll), as the cells' tables do.
+for (const scroller of document.querySelectorAll("article > table, main .table-scroll")) {
+  const frame = document.createElement("div");
+  frame.className = "table-frame";
+  scroller.before(frame);
+  frame.append(scroller);
+  markScroll(frame, scroller, scroller.firstElementChild);
 }
 
 const cells = [...document.querySelectorAll(".cell")].map((el) => new Cell(el));

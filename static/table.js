@@ -2,7 +2,7 @@
 // exactly the values the server sent. A column that no row has a value in yet ("" or null: e.g. the
 // copy times of a run without GPU kernels) is hidden on the page, never in the CSV. Where the table
 // marks some columns primary, the others fold behind a "more columns" toggle (a table without marks
-// shows every column). A header's profiler metric ("sectors [l1tex__…]") is set apart in small type
+// shows every column; a key column, one that says what a row is, never folds). A header's profiler metric ("sectors [l1tex__…]") is set apart in small type
 // that wraps anywhere, and a long text value is cut short with its full text on hover. A table wider
 // than its box scrolls sideways inside it, and says so: a shadow on the edge that hides columns and
 // a "scroll sideways" hint (the frame's data-overflow: "start", "end" or "both").
@@ -18,7 +18,7 @@ export class DataTable {
     this.filled = this.columns.map(() => false); // whether some row has a value in the column
     // extra[i]: the column folds behind "more columns" (the table marks others primary)
     const folds = this.columns.some((c) => c.primary);
-    this.extra = this.columns.map((c) => folds && !c.primary);
+    this.extra = this.columns.map((c) => folds && !c.primary && !c.key); // a key column never folds
     this.fileName = fileName;
     this.url = "";
 
@@ -104,23 +104,9 @@ export class DataTable {
     actions.className = "cell-table-actions";
     actions.append(this.more, this.csv);
     this.box.append(title, this.hint, this.frame, actions);
-    this.scroll = scroll;
-    scroll.addEventListener("scroll", () => this.markOverflow(), { passive: true });
-    if (typeof ResizeObserver === "function") {
-      this.resized = new ResizeObserver(() => this.markOverflow());
-      this.resized.observe(scroll);
-      this.resized.observe(this.table);
-    }
-  }
-
-  // markOverflow says on the frame which edges hide columns (data-overflow) and shows the hint while
-  // any does.
-  markOverflow() {
-    const s = this.scroll;
-    const start = s.scrollLeft > 1, end = s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
-    const over = start && end ? "both" : start ? "start" : end ? "end" : "";
-    if (this.frame.dataset.overflow !== over) this.frame.dataset.overflow = over;
-    this.hint.hidden = !over;
+    const marked = markScroll(this.frame, scroll, this.table, this.hint);
+    this.markOverflow = marked.update;
+    this.resized = marked.observer;
   }
 
   addRow(row) {
@@ -195,6 +181,29 @@ export class DataTable {
     this.url = "";
     this.resized?.disconnect();
   }
+}
+
+// markScroll keeps frame's data-overflow saying which edges of scroller (a box that scrolls
+// sideways, holding content) hide part of it: "start", "end", "both" or "" (style.css draws a shadow
+// on each), and hint, if given, shown while any does. It returns the update function (call it when
+// the content changes in a way no resize shows) and the ResizeObserver (to disconnect; null where
+// the browser has none).
+export function markScroll(frame, scroller, content, hint) {
+  const update = () => {
+    const start = scroller.scrollLeft > 1, end = scroller.scrollLeft + scroller.clientWidth < scroller.scrollWidth - 1;
+    const over = start && end ? "both" : start ? "start" : end ? "end" : "";
+    if (frame.dataset.overflow !== over) frame.dataset.overflow = over;
+    if (hint) hint.hidden = !over;
+  };
+  scroller.addEventListener("scroll", update, { passive: true });
+  let observer = null;
+  if (typeof ResizeObserver === "function") {
+    observer = new ResizeObserver(update);
+    observer.observe(scroller);
+    if (content && content !== scroller) observer.observe(content);
+  }
+  update();
+  return { update, observer };
 }
 
 // LONG is the length over which a text value is cut short in its cell (the whole of it on hover).

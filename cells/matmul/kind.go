@@ -159,7 +159,7 @@ func showRecorded(e cells.Emitter, rec cells.Recording, spec harness.Spec, avail
 		return false
 	}
 	copies := slices.ContainsFunc(rows, func(r harness.Result) bool { return r.H2DSeconds > 0 || r.D2HSeconds > 0 })
-	cols := []cells.Column{{Label: "kernel"}, {Label: "n"}, {Label: "dtype"}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}
+	cols := []cells.Column{{Label: "kernel", Key: true}, {Label: "n", Key: true}, {Label: "dtype", Key: true}, {Label: "median", Unit: "s"}, {Label: "throughput", Unit: "GFLOP/s"}, {Label: "rel. error"}}
 	if copies { // the recording timed the copies (transfers: true): shown as the measured table shows them
 		cols = append(cols, cells.Column{Label: "host→device", Unit: "s"}, cells.Column{Label: "device→host", Unit: "s"}, cells.Column{Label: "copies", Unit: "GB/s"})
 	}

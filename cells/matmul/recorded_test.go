@@ -57,4 +57,12 @@ func TestRecordedKeepsColumnsUnderShow(t *testing.T) {
 			t.Errorf("column %q is folded away", tab.Columns[i].Label)
 		}
 	}
+	// the named column the table has comes right after the ones that say what a row is, its
+	// values with it
+	if got, want := tab.Columns[3].Label, "rel. error"; got != want {
+		t.Errorf("column 4 is %q, want %q", got, want)
+	}
+	if row := e.RowsOf("recorded")[0]; row.Values[0] != "cublas" || row.Values[3] != cells.ErrorValue(res.RelError) {
+		t.Errorf("row %v, want the kernel first and its error fourth", row.Values)
+	}
 }

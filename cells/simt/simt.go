@@ -284,7 +284,7 @@ func (r *run) Estimate() time.Duration {
 // sectors, coalescing, bank conflicts, the time); docs/vgpu-metrics.md names the Nsight Compute
 // metric each count mirrors.
 func countsColumns(gpu string) []cells.Column {
-	return []cells.Column{{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "FLOPs", Unit: "M"},
+	return []cells.Column{{Label: "kernel", Primary: true, Key: true}, {Label: "n", Primary: true, Key: true}, {Label: "FLOPs", Unit: "M"},
 		{Label: "global requests", Primary: true}, {Label: "sectors", Primary: true},
 		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%", Primary: true},
 		{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},

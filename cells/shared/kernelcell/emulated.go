@@ -86,7 +86,7 @@ func EmulatedTable(gpuName string) cells.Table {
 		// Primary: what the GPU lessons ask the learner to compare (the goals' sectors, global
 		// requests and same-address passes; coalescing, bank conflicts, the modelled time and its
 		// bound; the inputs' precision in Tensor cores and precision).
-		Columns: []cells.Column{{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "inputs", Primary: true}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check", Primary: true},
+		Columns: []cells.Column{{Label: "kernel", Primary: true, Key: true}, {Label: "n", Primary: true, Key: true}, {Label: "inputs", Primary: true, Key: true}, {Label: "blocks run"}, {Label: "rel. error"}, {Label: "check", Primary: true},
 			{Label: "thread instructions [smsp__thread_inst_executed_pred_on.sum, PTX]"},
 			{Label: "active lanes per warp instruction [smsp__thread_inst_executed_per_inst_executed]"},
 			{Label: "predicated-off lanes per warp instruction"},

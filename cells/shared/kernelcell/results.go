@@ -97,7 +97,7 @@ func Tables() []cells.Table {
 // resultColumns are the columns of the `results` table; the spread of the repeats (min, max) folds
 // behind "more columns".
 var resultColumns = []cells.Column{
-	{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "dtype", Primary: true}, {Label: "median", Unit: "s", Primary: true}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
+	{Label: "kernel", Primary: true, Key: true}, {Label: "n", Primary: true, Key: true}, {Label: "dtype", Primary: true, Key: true}, {Label: "median", Unit: "s", Primary: true}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
 	{Label: "throughput", Unit: "GFLOP/s", Primary: true}, {Label: "rel. error", Primary: true}, {Label: "check", Primary: true},
 	{Label: "host→device", Unit: "s", Primary: true}, {Label: "device→host", Unit: "s", Primary: true}, {Label: "copies", Unit: "GB/s", Primary: true},
 }

@@ -276,7 +276,7 @@ type Request struct {
 
 // Columns of the `browser` table; the spread of the repeats (min, max) folds behind "more columns".
 var columns = []cells.Column{
-	{Label: "kernel", Primary: true}, {Label: "n", Primary: true}, {Label: "inputs", Primary: true}, {Label: "median", Unit: "s", Primary: true}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
+	{Label: "kernel", Primary: true, Key: true}, {Label: "n", Primary: true, Key: true}, {Label: "inputs", Primary: true, Key: true}, {Label: "median", Unit: "s", Primary: true}, {Label: "min", Unit: "s"}, {Label: "max", Unit: "s"},
 	{Label: "throughput", Unit: "GFLOP/s", Primary: true}, {Label: "rel. error", Primary: true}, {Label: "check", Primary: true}, {Label: "timing", Primary: true},
 	{Label: "upload", Unit: "s", Primary: true}, {Label: "read-back", Unit: "s", Primary: true},
 }

@@ -79,8 +79,10 @@
 // once, more accurate than hardware) on f32 and f64; setp with every integer and float comparison
 // (incl. unordered and .num/.nan) and .and/.or/.xor with a (negated) predicate, two destinations
 // p|q; selp, slct; cvt between all integer types (wrapping or .sat), integers and f16/bf16/f32/f64
-// (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating, NaN → 0), float to float
-// (narrowing with a rounding mode, .rni… to integral values); bra (.uni), ret, exit, trap,
+// (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating; NaN → 0, or 1<<(bits−1)
+// from .f64 or to a 64-bit integer), float to float (narrowing with a rounding mode, .rni… to
+// integral values; .relu and .satfinite from .f32 to .f16/.bf16), f32 pairs to .f16x2/.bf16x2
+// (cvt.rn/.rz{.relu}{.satfinite}.f16x2.f32 d, a, b: a in the upper half); bra (.uni), ret, exit, trap,
 // bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync (the lanes are in lockstep
 // already; it orders its member lanes for the hazard check), membar/fence (no-ops: the
 // interpreter is sequentially consistent); atom (add on u32 s32 u64 s64 f32 f64, min/max on u32 s32

@@ -48,7 +48,8 @@
 // the lanes with the lowest PC run, and lanes meeting at a PC merge again, which reconverges
 // structured code at the immediate post-dominator. bar.sync releases when every live (not exited)
 // thread of the CTA waits at the same barrier instruction; threads waiting at different barrier
-// instructions are a "barrier" fault naming both, never a hang.
+// instructions are a "barrier" fault naming both, never a hang, and so is a barrier that threads
+// of the block went past without waiting before they exited (synccheck.go).
 //
 // Calls (call.go): a kernel's program holds the code of every .func it can reach, each with its own
 // registers. Each thread has a stack in its local memory holding one frame per active call (the

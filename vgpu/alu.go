@@ -853,6 +853,11 @@ func (d *decoder) decodeSelp(in *inst, m mods, s pinst) error {
 // destination range and turn NaN into 0; integer-to-integer conversions wrap unless .sat;
 // narrowing float conversions round by the given mode (f16 and bf16 included).
 func (d *decoder) decodeCvt(in *inst, m mods, s pinst) error {
+	for _, w := range m.words {
+		if _, ok := fp8Of(w); ok {
+			return d.decodeCvtFP8(in, m, s)
+		}
+	}
 	if len(m.types) != 2 {
 		return d.errf("expects a destination and a source type")
 	}

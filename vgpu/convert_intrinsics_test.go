@@ -406,7 +406,15 @@ func convInputs(n int) []convIn {
 	return in
 }
 
+// compute_80 runs the headers' software paths for fp8 (and some bf16 conversions); compute_90 the
+// hardware's cvt to and from .e4m3x2 and .e5m2x2 (and cvt on .bf16 with integers and .f64).
 func TestConversionIntrinsicsAgreeWithTheReference(t *testing.T) {
+	for _, arch := range []int{80, 90} {
+		t.Run(fmt.Sprintf("compute_%d", arch), func(t *testing.T) { testConversions(t, arch) })
+	}
+}
+
+func testConversions(t *testing.T, arch int) {
 	n, err := nvidia.LoadNVRTC()
 	if err != nil {
 		t.Skipf("skipping: no NVRTC (%v)", err)
@@ -425,11 +433,15 @@ func TestConversionIntrinsicsAgreeWithTheReference(t *testing.T) {
 		fmt.Fprintf(&src, "\to[%d] = bitsOf(%s);\n", i, c.expr)
 	}
 	src.WriteString("}\n")
-	ptx, err := nvidia.CompileWithHeaders(context.Background(), n, nil, headers, src.String(), "conv.cu", 80)
+	ptx, err := nvidia.CompileWithHeaders(context.Background(), n, nil, headers, src.String(), "conv.cu", arch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range []string{"cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32"} { // the two-source conversions are what these intrinsics compile to
+	ops := []string{"cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32"} // the two-source conversions are what these intrinsics compile to
+	if arch >= 90 {
+		ops = append(ops, "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f16x2", "cvt.rn.f16x2.e4m3x2")
+	}
+	for _, op := range ops {
 		if !strings.Contains(ptx, op) {
 			t.Errorf("no %s in the PTX", op)
 		}

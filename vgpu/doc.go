@@ -83,7 +83,8 @@
 // (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating; NaN → 0, or 1<<(bits−1)
 // from .f64 or to a 64-bit integer), float to float (narrowing with a rounding mode, .rni… to
 // integral values; .relu and .satfinite from .f32 to .f16/.bf16), f32 pairs to .f16x2/.bf16x2
-// (cvt.rn/.rz{.relu}{.satfinite}.f16x2.f32 d, a, b: a in the upper half); bra (.uni), ret, exit, trap,
+// (cvt.rn/.rz{.relu}{.satfinite}.f16x2.f32 d, a, b: a in the upper half), 8-bit float pairs
+// (.e4m3x2, .e5m2x2) from two .f32 or an .f16x2 (.rn.satfinite{.relu}) and to .f16x2 (cvt8.go); bra (.uni), ret, exit, trap,
 // bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync (the lanes are in lockstep
 // already; it orders its member lanes for the hazard check), membar/fence (no-ops: the
 // interpreter is sequentially consistent); atom (add on u32 s32 u64 s64 f32 f64, min/max on u32 s32

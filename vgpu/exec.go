@@ -46,9 +46,9 @@ type warp struct {
 	stack    []frameRec // lane l's frames at l·MaxCallDepth
 	stackTop uint32
 	// synccheck (synccheck.go): lanes that went past each checked barrier since the last release,
-	// the last such instruction of each lane, and the live lanes at the last release
+	// the warp's last such instruction for each, and the live lanes at the last release
 	past          []uint32
-	lastPast      [warpSize]int32
+	pastPC        []int32
 	liveAtRelease uint32
 	async         *asyncState // cp.async copies in flight (cpasync.go); nil until the first
 }

@@ -775,7 +775,7 @@ func newCTA(L *launch, nwarps int) *cta {
 	}
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
-			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize), past: make([]uint32, len(p.bars))}
+			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize), past: make([]uint32, len(p.bars)), pastPC: make([]int32, len(p.bars))}
 		if p.calls {
 			w.stack = make([]frameRec, warpSize*MaxCallDepth)
 		}

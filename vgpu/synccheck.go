@@ -77,13 +77,13 @@ func sourceAfter(locs []Loc, loc, bar int32) bool {
 	return locs[loc].File == locs[bar].File && locs[loc].Line > locs[bar].Line
 }
 
-// markPast records that the lanes of m executed the instruction at pc, whose past bits are past.
+// markPast records that the lanes of m executed the instruction at pc, whose past bits are past
+// (and, per barrier, the last such instruction of the warp: the line a report names).
 func (w *warp) markPast(past uint64, m uint32, pc int32) {
 	for ; past != 0; past &= past - 1 {
-		w.past[bits.TrailingZeros64(past)] |= m
-	}
-	for t := m; t != 0; t &= t - 1 {
-		w.lastPast[bits.TrailingZeros32(t)] = pc
+		k := bits.TrailingZeros64(past)
+		w.past[k] |= m
+		w.pastPC[k] = pc
 	}
 }
 
@@ -107,7 +107,7 @@ func (c *cta) checkSkipped(b int32, w *warp, l int) {
 			if o.barPC[s] >= b { // last waited at b or a later barrier: a loop's exit, not a skip
 				continue
 			}
-			a := &c.prog.code[o.lastPast[s]]
+			a := &c.prog.code[o.pastPC[k]]
 			f := &Fault{Kind: "barrier", Msg: "it waits at a __syncthreads() that another thread of its block went past without waiting and then exited (compute-sanitizer synccheck: a barrier in divergent code; CUDA C++ Programming Guide, \"Synchronization Functions\": allowed in conditional code only if the condition is the same for the whole block)"}
 			f.OtherThread = c.threadXYZ(o.first + s)
 			f.OtherLine = int(a.line)

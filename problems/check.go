@@ -52,6 +52,10 @@ type Verdict struct {
 	OK       bool
 	// Checked is how many output entries were compared.
 	Checked int
+	// Bad, when Err is math.MaxFloat64, is the output entry that made it so: NaN or an infinity
+	// where the reference is finite, or any value where the reference is a NaN or an infinity
+	// (an input moved as it is) that it does not match.
+	Bad float64
 }
 
 // Check compares got, the output buffer's n-sized contents in float64, with the reference for the
@@ -85,7 +89,7 @@ func (p *Problem) Check(ctx context.Context, n int, bufs [][]float64, got []floa
 		}
 	}
 	v.Checked = len(which)
-	v.Err = measure(got, want, scale, which, p.frobenius)
+	v.Err, v.Bad = measure(got, want, scale, which, p.frobenius)
 	v.OK = v.Err <= v.Tol && v.Checked > 0
 	return v, ctx.Err()
 }
@@ -96,13 +100,21 @@ func (p *Problem) Check(ctx context.Context, n int, bufs [][]float64, got []floa
 func (p *Problem) SampledCheck(n int) bool { return p.fullRef > 0 && n > p.fullRef }
 
 // measure is ‖got − want‖_F / ‖want‖_F over which (frobenius; 0 when both are zero), or the largest
-// |got − want| / scale over which; math.MaxFloat64 for NaN or Inf.
-func measure(got, want, scale []float64, which []int, frobenius bool) float64 {
+// |got − want| / scale over which; math.MaxFloat64 for NaN or Inf where want is finite, or for an
+// entry whose want is NaN or an infinity (an input moved as it is) that got does not match; bad is
+// then that entry of got.
+func measure(got, want, scale []float64, which []int, frobenius bool) (err, bad float64) {
 	var num, den, worst float64
 	for _, i := range which {
 		g, w := got[i], want[i]
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			if g != w && !(math.IsNaN(g) && math.IsNaN(w)) {
+				return math.MaxFloat64, g
+			}
+			continue
+		}
 		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return math.MaxFloat64
+			return math.MaxFloat64, g
 		}
 		d := math.Abs(g - w)
 		if frobenius {
@@ -114,19 +126,22 @@ func measure(got, want, scale []float64, which []int, frobenius bool) float64 {
 		case scale[i] > 0:
 			worst = math.Max(worst, d/scale[i])
 		case d > 0:
-			return math.MaxFloat64
+			return math.MaxFloat64, math.Inf(1)
 		}
 	}
 	if !frobenius {
-		return worst
+		return worst, 0
 	}
 	switch {
 	case den > 0:
-		return finite(math.Sqrt(num / den))
+		if e := finite(math.Sqrt(num / den)); e != math.MaxFloat64 {
+			return e, 0
+		}
+		return math.MaxFloat64, math.Inf(1)
 	case num > 0:
-		return math.MaxFloat64
+		return math.MaxFloat64, math.Inf(1)
 	}
-	return 0
+	return 0, 0
 }
 
 func finite(x float64) float64 {
@@ -161,4 +176,27 @@ func sumTolerance(n int, p Precision, _ string) float64 {
 		return 0
 	}
 	return float64(n-1) * p.U()
+}
+
+// PrecisionNote says, for a failed check v of a kernel at n checked in prec, that the `precision:`
+// value computes (the format the kernel's executed code converts to: "fp16", "bf16", "tf32",
+// "fp32"), lower than prec, would pass it: the cell has not declared that its kernel computes in
+// that precision, and its error fits that precision's tolerance. "" when the check passed, computes
+// is "" (a kernel in the cell's own precision is wrong, not imprecise) or not below prec, the error
+// is not finite, or it is over computes's tolerance too (the kernel is wrong at its own precision).
+func (p *Problem) PrecisionNote(n int, v Verdict, prec Precision, dtype, computes string) string {
+	if v.OK || v.Err == math.MaxFloat64 || math.IsNaN(v.Err) || math.IsInf(v.Err, 0) || computes == "" {
+		return ""
+	}
+	q, err := LookupPrecision(computes)
+	if err != nil || q.Bits >= prec.Bits {
+		return ""
+	}
+	tol := p.tol(n, q, dtype)
+	if v.Err > tol {
+		return ""
+	}
+	return fmt.Sprintf("the error %.3g is over %s's tolerance %.3g but within %s's %.3g: the kernel's code converts to %s; "+
+		"a kernel that computes in lower precision says so with the cell key `precision: %s`, which checks it at that precision's tolerance",
+		v.Err, prec.Name, v.Tol, q.Name, tol, q.Name, q.Name)
 }

@@ -57,7 +57,7 @@ func TestEveryProblemChecksItsReference(t *testing.T) {
 				if b.Output != (bufs[i] == nil) {
 					t.Errorf("%s %s: buffer %s: output %v, host values %d", p.Name, dtype, b.Name, b.Output, len(bufs[i]))
 				}
-				if got := b.Decode(b.Encode(bufs[i], dtype), dtype); !slices.Equal(got, bufs[i]) {
+				if got := b.Decode(b.Encode(bufs[i], dtype), dtype); !slices.EqualFunc(got, bufs[i], sameFloat) {
 					t.Errorf("%s %s: buffer %s does not round-trip", p.Name, dtype, b.Name)
 				}
 			}
@@ -86,6 +86,8 @@ func TestTolerances(t *testing.T) {
 		{"scan", "fp16", "float32", 513, 512.0 / 2048},
 		{"histogram", "bf16", "float32", 100, 0},
 		{"softmax", "fp32", "float32", 96, 128 * math.Ldexp(1, -24)},
+		{"softmax", "fp16", "float32", 96, (128 + 2*MaxLogit) * math.Ldexp(1, -11)},
+		{"softmax", "fp32", "float64", 96, (128 + 2*MaxLogit) * math.Ldexp(1, -24)},
 	} {
 		p := lookup(t, tt.problem)
 		pr := DefaultPrecision(tt.dtype)
@@ -204,5 +206,153 @@ func TestSampledCheck(t *testing.T) {
 	out[which[2]] *= 1.5
 	if v, err := p.Check(context.Background(), n, bufs, out, which, DefaultPrecision("float32"), "float32"); err != nil || v.OK {
 		t.Errorf("a wrong entry at n=%d: got %+v, %v; want not ok", n, v, err)
+	}
+}
+
+// sameFloat is x == y, NaN equal to NaN.
+func sameFloat(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }
+
+// The softmax inputs reach float32's edges: every row's logits lie in the hundreds (positive and
+// negative rows), some entries are −∞ (masked): a softmax that exponentiates without subtracting
+// the row's max overflows (or underflows) float32 and fails; one that subtracts it passes, its masked
+// entries exactly 0.
+func TestSoftmaxInputsNeedTheMaxSubtracted(t *testing.T) {
+	p := lookup(t, "softmax")
+	rng := rand.New(rand.NewPCG(3, 7))
+	const n = 40
+	bufs := p.Inputs(rng, n, "float32")
+	masked := 0
+	for i := range n {
+		row := bufs[0][i*n : (i+1)*n]
+		if math.IsInf(row[0], 0) {
+			t.Fatalf("row %d starts with %g", i, row[0])
+		}
+		for _, x := range row {
+			switch {
+			case math.IsInf(x, -1):
+				masked++
+			case math.Abs(x) < 96 || math.Abs(x) >= MaxLogit:
+				t.Fatalf("row %d: logit %g, want magnitude in [96, %d)", i, x, MaxLogit)
+			}
+		}
+	}
+	if masked == 0 {
+		t.Error("no masked (−∞) logits")
+	}
+	for _, tc := range []struct {
+		name    string
+		shifted bool
+		ok      bool
+	}{{"exp(x − max)", true, true}, {"exp(x)", false, false}} {
+		got := make([]float64, n*n)
+		for i := range n {
+			row := bufs[0][i*n : (i+1)*n]
+			m := float32(math.Inf(-1))
+			for _, x := range row {
+				m = max(m, float32(x))
+			}
+			if !tc.shifted {
+				m = 0
+			}
+			var s float32
+			for _, x := range row {
+				s += float32(math.Exp(float64(float32(x) - m)))
+			}
+			for j, x := range row {
+				got[i*n+j] = float64(float32(math.Exp(float64(float32(x)-m))) / s)
+			}
+		}
+		v, err := p.Check(context.Background(), n, bufs, got, nil, prec(t, "fp32"), "float32")
+		if err != nil || v.OK != tc.ok {
+			t.Errorf("%s: got %+v, %v; want ok=%v", tc.name, v, err, tc.ok)
+		}
+	}
+}
+
+// Half the histogram's inputs fall in one bin: counters of 8 bits (wrapping at 256) fail at n = 3000,
+// where uniform inputs (about 12 per bin) would have passed them.
+func TestHistogramInputsAreSkewed(t *testing.T) {
+	p := lookup(t, "histogram")
+	bufs := p.Inputs(rand.New(rand.NewPCG(9, 9)), 3000, "float32")
+	want, _, _ := p.ref(context.Background(), 3000, bufs)
+	if top := slices.Max(want); top < 1200 {
+		t.Fatalf("the fullest bin holds %g of 3000, want about half", top)
+	}
+	wrapped := make([]float64, 256)
+	for i, c := range want {
+		wrapped[i] = float64(uint8(c))
+	}
+	if v, _ := p.Check(context.Background(), 3000, bufs, wrapped, nil, prec(t, "fp32"), "float32"); v.OK {
+		t.Errorf("8-bit counters passed: %+v", v)
+	}
+}
+
+// The transpose's input holds a NaN and both infinities, which must arrive as they are: a kernel
+// that moves them passes, one that turns them into numbers fails.
+func TestTransposeMovesNaNAndInfinities(t *testing.T) {
+	p := lookup(t, "transpose")
+	const n = 33
+	bufs := p.Inputs(rand.New(rand.NewPCG(4, 4)), n, "float32")
+	want, _, _ := p.ref(context.Background(), n, bufs)
+	var nan, inf int
+	for _, x := range want {
+		switch {
+		case math.IsNaN(x):
+			nan++
+		case math.IsInf(x, 0):
+			inf++
+		}
+	}
+	if nan != 1 || inf != 2 {
+		t.Fatalf("%d NaN and %d infinities in the input, want 1 and 2", nan, inf)
+	}
+	if v, err := p.Check(context.Background(), n, bufs, want, nil, prec(t, "fp32"), "float32"); err != nil || !v.OK || v.Err != 0 {
+		t.Errorf("the exact transpose: %+v, %v", v, err)
+	}
+	for _, bad := range []func(float64) float64{
+		func(x float64) float64 { return max(min(x, 1e30), -1e30) }, // infinities clamped
+		func(x float64) float64 { // NaN becomes 0
+			if math.IsNaN(x) {
+				return 0
+			}
+			return x
+		},
+	} {
+		got := slices.Clone(want)
+		for i := range got {
+			got[i] = bad(got[i])
+		}
+		if v, _ := p.Check(context.Background(), n, bufs, got, nil, prec(t, "fp32"), "float32"); v.OK {
+			t.Errorf("a transpose changing the specials passed: %+v", v)
+		}
+	}
+}
+
+// A failed check names the `precision:` the kernel's executed code computes in when its error fits
+// that precision's tolerance; nothing when the kernel computes in the cell's precision, when the
+// error is over that tolerance too, or when the check passed.
+func TestPrecisionNote(t *testing.T) {
+	p := lookup(t, "matmul")
+	fp32 := prec(t, "fp32")
+	v := Verdict{Err: 0.01, Tol: MatmulTolerance(64, fp32, "float32")}
+	note := p.PrecisionNote(64, v, fp32, "float32", "fp16")
+	for _, want := range []string{"`precision: fp16`", "0.01", "fp32's tolerance 0.0001", "fp16's 0.0156"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q does not say %q", note, want)
+		}
+	}
+	for _, tc := range []struct {
+		v              Verdict
+		prec, computes string
+	}{
+		{v, "fp32", ""},                     // no lower format ran: the kernel is wrong
+		{Verdict{Err: 0.5}, "fp32", "fp16"}, // over fp16's tolerance too
+		{Verdict{Err: 0.01, OK: true}, "fp32", "fp16"},
+		{v, "fp16", "fp16"}, // already declared
+		{Verdict{Err: math.MaxFloat64}, "fp32", "bf16"},
+	} {
+		if got := p.PrecisionNote(64, tc.v, prec(t, tc.prec), "float32", tc.computes); got != "" {
+			t.Errorf("%+v at %s computing in %q: got %q, want no note", tc.v, tc.prec, tc.computes, got)
+		}
 	}
 }

@@ -50,7 +50,10 @@ func transpose() *Problem {
 		Bytes:      func(n, elem int) float64 { return 2 * float64(n) * float64(n) * float64(elem) },
 		Rate:       "GB/s", MaxN: 8192, FullN: 1024, SampledN: 4096,
 		Instructions: func(n int) float64 { return 20 * float64(n) * float64(n) },
-		fill:         func(rng *rand.Rand, n int, dtype string, b [][]float64) { uniform(rng, b[0], -1, 1, dtype) },
+		fill: func(rng *rand.Rand, n int, dtype string, b [][]float64) {
+			uniform(rng, b[0], -1, 1, dtype)
+			specials(rng, n, b[0])
+		},
 		ref: func(_ context.Context, n int, in [][]float64) ([]float64, []float64, error) {
 			out := make([]float64, n*n)
 			for i := range n {
@@ -60,7 +63,8 @@ func transpose() *Problem {
 			}
 			return out, nil, nil
 		},
-		// A copy is exact; a kernel moving its values through p rounds each once: relative error ≤ u.
+		// A copy is exact; a kernel moving its values through p rounds each once: relative error ≤ u
+		// (the NaN and infinities among the inputs must arrive as they are).
 		tol:       func(_ int, p Precision, _ string) float64 { return p.U() },
 		frobenius: true}
 }
@@ -96,11 +100,7 @@ func histogram() *Problem {
 		Bytes:      func(n, _ int) float64 { return 4*float64(n) + 4*256 },
 		Rate:       "GB/s", MaxN: MaxVector, FullN: 1 << 20, SampledN: 1 << 20,
 		Instructions: func(n int) float64 { return 40 * float64(n) },
-		fill: func(rng *rand.Rand, _ int, _ string, b [][]float64) {
-			for i := range b[0] {
-				b[0][i] = float64(rng.Uint32())
-			}
-		},
+		fill:         func(rng *rand.Rand, _ int, _ string, b [][]float64) { skewed(rng, b[0]) },
 		ref: func(_ context.Context, _ int, in [][]float64) ([]float64, []float64, error) {
 			bins := make([]float64, 256)
 			for _, x := range in[0] {
@@ -124,12 +124,80 @@ func softmax() *Problem {
 		Bytes: func(n, elem int) float64 { return 2 * float64(n) * float64(n) * float64(elem) },
 		Rate:  "GB/s", MaxN: 8192, FullN: 1024, SampledN: 4096,
 		Instructions: func(n int) float64 { return 60 * float64(n) * float64(n) },
-		fill:         func(rng *rand.Rand, n int, dtype string, b [][]float64) { uniform(rng, b[0], -4, 4, dtype) },
+		fill:         logits,
 		ref:          softmaxRef,
 		// Each entry's relative error: the row's sum of positive terms γ_{n−1} ≈ (n−1)·u (Higham
 		// §4.2), its exp (CUDA's __expf: 2 + ⌊1.16·|x|⌋ ulp for |x| ≤ 8, CUDA C++ Programming Guide,
 		// "Intrinsic Functions"), the subtraction of the max and the division: (n + 32)·u in all.
-		tol: func(n int, p Precision, _ string) float64 { return float64(n+32) * p.U() }}
+		// A kernel computing in a precision below the inputs' rounds each logit and the row's max
+		// (|x| < MaxLogit) once more: an absolute error of up to 2·MaxLogit·u in x − max, a relative
+		// one as large in exp(x − max).
+		tol: func(n int, p Precision, dtype string) float64 {
+			t := float64(n+32) * p.U()
+			if p.Bits < DefaultPrecision(dtype).Bits {
+				t += 2 * MaxLogit * p.U()
+			}
+			return t
+		}}
+}
+
+// MaxLogit bounds the softmax inputs' magnitudes: each row is a uniform draw from [−4, 4) plus the
+// row's offset, of magnitude in [100, 300): exp of a logit overflows float32 (above 88.7) or
+// underflows it (below −103), so only a softmax that subtracts the row's max passes.
+const MaxLogit = 304
+
+// logits fills the softmax problem's n×n input: row i is uniform in [−4, 4) plus an offset of
+// magnitude in [100, 300) (positive in even rows, negative in odd ones), rounded to dtype; about
+// one entry in 16 is −∞ (a masked logit, whose output is 0), never a row's first.
+func logits(rng *rand.Rand, n int, dtype string, b [][]float64) {
+	uniform(rng, b[0], -4, 4, dtype)
+	for i := range n {
+		off := 100 + 200*rng.Float64()
+		if i%2 == 1 {
+			off = -off
+		}
+		for j := range n {
+			x := &b[0][i*n+j]
+			switch {
+			case j > 0 && rng.IntN(16) == 0:
+				*x = math.Inf(-1)
+			case dtype == "float64":
+				*x += off
+			default:
+				*x = float64(float32(*x + off))
+			}
+		}
+	}
+}
+
+// skewed fills the histogram's input: half the entries fall in one bin (drawn per launch; the
+// upper bits random), the rest uniform 32-bit: a kernel whose counting loses updates where many
+// threads hit the same bin at once, or whose counters are too narrow, fails.
+func skewed(rng *rand.Rand, xs []float64) {
+	hot := rng.Uint32() & 255
+	for i := range xs {
+		v := rng.Uint32()
+		if rng.IntN(2) == 0 {
+			v = v&^255 | hot
+		}
+		xs[i] = float64(v)
+	}
+}
+
+// specials puts a NaN, +∞ and −∞ in the n×n matrix xs (n ≥ 3), off its diagonal and out of its
+// first row and column: a kernel moving values must move them as they are.
+func specials(rng *rand.Rand, n int, xs []float64) {
+	if n < 3 {
+		return
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		i := 1 + rng.IntN(n-1)
+		j := 1 + rng.IntN(n-2)
+		if j >= i {
+			j++
+		}
+		xs[i*n+j] = v
+	}
 }
 
 // softmaxRef is the row-wise softmax of the row-major n×n in[0]; each entry is its own scale (the

@@ -853,17 +853,31 @@ func (d *decoder) decodeSelp(in *inst, m mods, s pinst) error {
 // destination range and turn NaN into 0; integer-to-integer conversions wrap unless .sat;
 // narrowing float conversions round by the given mode (f16 and bf16 included).
 func (d *decoder) decodeCvt(in *inst, m mods, s pinst) error {
-	if len(m.types) != 2 || len(m.words) > 0 {
+	for _, w := range m.words {
+		if _, ok := fp8Of(w); ok {
+			return d.decodeCvtFP8(in, m, s)
+		}
+	}
+	if len(m.types) != 2 {
 		return d.errf("expects a destination and a source type")
+	}
+	dt, st := m.types[0], m.types[1]
+	lim, err := d.cvtLimits(m, dt, st)
+	if err != nil {
+		return err
+	}
+	if dt.name == "f16x2" || dt.name == "bf16x2" {
+		if st.name != "f32" {
+			return d.errf("cvt to .%s takes two .f32 sources", dt.name)
+		}
+		return d.decodeCvtPair(in, m, s, dt, lim)
 	}
 	if err := d.nargs(s, 2); err != nil {
 		return err
 	}
-	dt, st := m.types[0], m.types[1]
-	if dt.kind == 'p' || st.kind == 'p' || dt.name == "f16x2" || dt.name == "bf16x2" || st.name == "f16x2" || st.name == "tf32" || dt.name == "tf32" {
+	if dt.kind == 'p' || st.kind == 'p' || st.name == "f16x2" || st.name == "bf16x2" || st.name == "tf32" || dt.name == "tf32" {
 		return d.errf("cvt to or from .%s is not supported", dt.name+"/."+st.name)
 	}
-	var err error
 	if in.d, err = d.dst(s.args[0]); err != nil {
 		return err
 	}
@@ -904,9 +918,9 @@ func (d *decoder) decodeCvt(in *inst, m mods, s pinst) error {
 		}
 		switch dt.name {
 		case "f16":
-			return uint64(roundF16(x, mode, esign))
+			return lim.apply(roundF16(x, mode, esign), fmtF16)
 		case "bf16":
-			return uint64(roundBF16(x, mode, esign))
+			return lim.apply(roundBF16(x, mode, esign), fmtBF16)
 		case "f32":
 			r := roundF32(x, mode, esign)
 			if ftz {
@@ -934,16 +948,17 @@ func (d *decoder) decodeCvt(in *inst, m mods, s pinst) error {
 			return d.errf("a float-to-integer conversion needs .rni, .rzi, .rmi or .rpi")
 		}
 		lo, hi := intRange(dt)
+		nan := nanToInt(st, dt)
 		in.f = func(a, _, _ uint64) uint64 {
 			x := roundInt(readF(a), mode)
 			switch {
 			case math.IsNaN(x):
-				return 0
+				return nan
 			case x <= lo:
 				return uint64(int64(lo)) & dmask
 			case x >= hi:
 				if dt.kind == 's' {
-					return uint64(int64(hi)) & dmask
+					return dmask >> 1 // MAXINT (float64(hi) of .s64 is 2^63, past int64)
 				}
 				return dmask
 			}

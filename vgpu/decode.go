@@ -154,7 +154,8 @@ type inst struct {
 	cp       *cpAsyncOp  // cp.async and its commit and wait (cpasync.go)
 	atom     *atomOp
 	call     *callSite
-	strong   bool // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
+	strong   bool   // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
+	past     uint64 // bit k: in the past set of barrier prog.bars[k] (synccheck.go)
 }
 
 // constant register kinds, filled per warp
@@ -199,6 +200,7 @@ type program struct {
 	funcs     []*funcInfo // funcs[0] is the kernel; the rest the .funcs it can call
 	calls     bool        // the kernel calls .funcs
 	recursive bool
+	bars      []int32 // the barrier instructions checked for skips (synccheck.go)
 }
 
 type decoder struct {
@@ -303,6 +305,7 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 	if err := p.layoutStack(); err != nil {
 		return nil, err
 	}
+	p.markPastBarriers(d.mod.Locs)
 	return p, nil
 }
 

@@ -48,7 +48,8 @@
 // the lanes with the lowest PC run, and lanes meeting at a PC merge again, which reconverges
 // structured code at the immediate post-dominator. bar.sync releases when every live (not exited)
 // thread of the CTA waits at the same barrier instruction; threads waiting at different barrier
-// instructions are a "barrier" fault naming both, never a hang.
+// instructions are a "barrier" fault naming both, never a hang, and so is a barrier that threads
+// of the block went past without waiting before they exited (synccheck.go).
 //
 // Calls (call.go): a kernel's program holds the code of every .func it can reach, each with its own
 // registers. Each thread has a stack in its local memory holding one frame per active call (the
@@ -79,8 +80,11 @@
 // once, more accurate than hardware) on f32 and f64; setp with every integer and float comparison
 // (incl. unordered and .num/.nan) and .and/.or/.xor with a (negated) predicate, two destinations
 // p|q; selp, slct; cvt between all integer types (wrapping or .sat), integers and f16/bf16/f32/f64
-// (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating, NaN → 0), float to float
-// (narrowing with a rounding mode, .rni… to integral values); bra (.uni), ret, exit, trap,
+// (.rn .rz .rm .rp), float to integer (.rni .rzi .rmi .rpi, saturating; NaN → 0, or 1<<(bits−1)
+// from .f64 or to a 64-bit integer), float to float (narrowing with a rounding mode, .rni… to
+// integral values; .relu and .satfinite from .f32 to .f16/.bf16), f32 pairs to .f16x2/.bf16x2
+// (cvt.rn/.rz{.relu}{.satfinite}.f16x2.f32 d, a, b: a in the upper half), 8-bit float pairs
+// (.e4m3x2, .e5m2x2) from two .f32 or an .f16x2 (.rn.satfinite{.relu}) and to .f16x2 (cvt8.go); bra (.uni), ret, exit, trap,
 // bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync (the lanes are in lockstep
 // already; it orders its member lanes for the hazard check), membar/fence (no-ops: the
 // interpreter is sequentially consistent); atom (add on u32 s32 u64 s64 f32 f64, min/max on u32 s32

@@ -45,7 +45,12 @@ type warp struct {
 	base     [warpSize]uint32
 	stack    []frameRec // lane l's frames at l·MaxCallDepth
 	stackTop uint32
-	async    *asyncState // cp.async copies in flight (cpasync.go); nil until the first
+	// synccheck (synccheck.go): lanes that went past each checked barrier since the last release,
+	// the warp's last such instruction for each, and the live lanes at the last release
+	past          []uint32
+	pastPC        []int32
+	liveAtRelease uint32
+	async         *asyncState // cp.async copies in flight (cpasync.go); nil until the first
 }
 
 func (w *warp) dst(r int32, m uint32) *[warpSize]uint64 {
@@ -125,6 +130,9 @@ func (c *cta) runWarp(w *warp, budget int) {
 		}
 		ic.warp++
 		ic.thread += uint64(bits.OnesCount32(m))
+		if in.past != 0 && m != 0 {
+			w.markPast(in.past, m, pc)
+		}
 		switch in.ctl {
 		case ctlNone:
 			if m != 0 {

@@ -775,7 +775,7 @@ func newCTA(L *launch, nwarps int) *cta {
 	}
 	for i := range nwarps {
 		w := &warp{regs: make([][warpSize]uint64, p.nregs), preds: make([]uint32, p.npreds), id: i,
-			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize)}
+			first: i * warpSize, c: c, local: make([]byte, warpSize*p.localSize), past: make([]uint32, len(p.bars)), pastPC: make([]int32, len(p.bars))}
 		if p.calls {
 			w.stack = make([]frameRec, warpSize*MaxCallDepth)
 		}
@@ -807,6 +807,11 @@ func (c *cta) run(i int) {
 			w.live = fullMask
 		}
 		w.active, w.waiting, w.atBar = w.live, 0, 0
+		w.liveAtRelease = w.live
+		clear(w.past)
+		for l := range w.barPC {
+			w.barPC[l] = -1
+		}
 		w.pc, w.minWait = 0, math.MaxInt32
 		w.callers, w.depth, w.base, w.stackTop = 0, [warpSize]int32{}, [warpSize]uint32{}, 0
 		clear(w.regs)
@@ -866,12 +871,15 @@ func (c *cta) releaseBarrier() bool {
 	if waiting == 0 {
 		return false
 	}
+	c.checkSkipped(first.barPC[firstLane], first, firstLane)
 	c.barriers++
 	c.newInterval()
 	c.sharedWritten()
 	for _, w := range c.warps {
 		w.waiting |= w.atBar
 		w.atBar = 0
+		w.liveAtRelease = w.live
+		clear(w.past)
 		w.pick()
 	}
 	return true

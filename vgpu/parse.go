@@ -1039,7 +1039,7 @@ func (p *parser) body(f *Function) error {
 			f.body = append(f.body, pinst{line: t.line, scopeDelta: -1, loc: p.curLoc})
 		case t.kind == tPunct && t.text == ";":
 			p.next()
-		case t.kind == tIdent && t.text == ".reg":
+		case t.kind == tIdent && (t.text == ".reg" || strings.HasPrefix(t.text, ".reg.")):
 			d, err := p.regDecl()
 			if err != nil {
 				return err
@@ -1129,8 +1129,13 @@ func (p *parser) bodyInstruction(f *Function, t token) error {
 }
 
 func (p *parser) regDecl() (*regDecl, error) {
-	p.next() // .reg
 	d := &regDecl{}
+	if rest := strings.TrimPrefix(p.next().text, ".reg"); rest != "" { // ".reg.f32 f", as in CUDA's headers' inline asm
+		if _, ok := typeSizes[rest[1:]]; !ok {
+			return nil, p.errf(p.peek().line, "unknown register type %s", rest)
+		}
+		d.typ = rest[1:]
+	}
 	for p.peek().kind == tIdent && strings.HasPrefix(p.peek().text, ".") {
 		t := p.next()
 		switch {

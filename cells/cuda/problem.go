@@ -70,6 +70,9 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, launches ...la
 				if note := kernelcell.SampledNote(res); note != "" {
 					e.Note("info", note)
 				}
+				if res.PrecisionNote != "" {
+					e.Note("info", fmt.Sprintf("%s at n=%d: %s", l.name, n, res.PrecisionNote))
+				}
 			}
 			for _, f := range res.Notes { // uninitialised reads: the run went on
 				e.Note("warning", l.spec.cellLines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", l.name, n, f)))

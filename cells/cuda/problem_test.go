@@ -176,3 +176,47 @@ func TestReduceCellShowPTXAndLimit(t *testing.T) {
 		t.Errorf("got notes %v, want the limit's note for n=2000000", rec.Notes)
 	}
 }
+
+// A half-precision kernel failing the check at the cell's default fp32 is told, in an info note,
+// which `precision:` value applies; the same kernel with `precision: fp16` passes.
+func TestHalfKernelFailingAtFP32IsToldItsPrecision(t *testing.T) {
+	const head = "kernel: k\nproblem: matmul\nblock: [16, 16]\ngrid: [\"ceil(n/16)\", \"ceil(n/16)\"]\nsizes: [64]\n"
+	src := "---\n" + strings.ReplaceAll(pt.RoundingMatmul, "ROUND(", "hf(")
+	rec, _ := runCell(t, head+src, false)
+	var notes []string
+	for _, n := range rec.Notes {
+		notes = append(notes, n.Message)
+	}
+	if rows := rec.RowsOf("emulated"); len(rows) != 1 || !rows[0].Bad {
+		t.Fatalf("got rows %v, want one WRONG row", rows)
+	}
+	if all := strings.Join(notes, "\n"); !strings.Contains(all, "`precision: fp16`") || !strings.Contains(all, "custom at n=64") {
+		t.Errorf("notes %q, want one naming `precision: fp16`", all)
+	}
+	rec, _ = runCell(t, head+"precision: fp16\n"+src, false)
+	if rows := rec.RowsOf("emulated"); len(rows) != 1 || rows[0].Bad {
+		t.Errorf("with precision: fp16: rows %v, want one ok row", rows)
+	}
+	for _, n := range rec.Notes {
+		if strings.Contains(n.Message, "precision:") {
+			t.Errorf("with precision: fp16, a precision note: %s", n.Message)
+		}
+	}
+}
+
+// The same for a problem other than matmul: a softmax rounding its outputs to half.
+func TestHalfSoftmaxFailingAtFP32IsToldItsPrecision(t *testing.T) {
+	hf := pt.RoundingMatmul[:strings.Index(pt.RoundingMatmul, "extern")]
+	src := hf + strings.Replace(pt.RowSoftmax, "y[j] = expf(x[j] - m) / s", "y[j] = hf(expf(x[j] - m) / s)", 1)
+	rec, _ := runCell(t, "kernel: k\nproblem: softmax\nblock: [256]\ngrid: [\"n\"]\nsizes: [40]\n---\n"+src, false)
+	if rows := rec.RowsOf("emulated"); len(rows) != 1 || !rows[0].Bad {
+		t.Fatalf("got rows %v, want one WRONG row", rows)
+	}
+	var all []string
+	for _, n := range rec.Notes {
+		all = append(all, n.Message)
+	}
+	if s := strings.Join(all, "\n"); !strings.Contains(s, "custom at n=40") || !strings.Contains(s, "`precision: fp16`") {
+		t.Errorf("notes %q, want one naming `precision: fp16`", s)
+	}
+}

@@ -23,6 +23,9 @@ type Kernel struct {
 	// Sizes are the n it is tried at; OK whether its check passes there.
 	Sizes []int
 	OK    bool
+	// Fits, for a kernel that fails only for computing below its cell's precision, is the
+	// `precision:` value the failed check's note names (problems.Problem.PrecisionNote).
+	Fits string
 }
 
 // CeilDiv is ⌈a/b⌉.
@@ -255,6 +258,8 @@ func Kernels() []Kernel {
 		{Name: "row softmax", Problem: "softmax", Source: RowSoftmax, Block: [3]int{256, 1, 1}, Grid: RowsOf, Sizes: []int{1, 40, 300}, OK: true},
 		{Name: "softmax without the sum", Problem: "softmax", Source: strings.Replace(RowSoftmax, "expf(x[j] - m) / s", "expf(x[j] - m)", 1),
 			Block: [3]int{256, 1, 1}, Grid: RowsOf, Sizes: []int{40}},
+		{Name: "softmax without the max", Problem: "softmax", Source: strings.ReplaceAll(RowSoftmax, "x[j] - m", "x[j]"),
+			Block: [3]int{256, 1, 1}, Grid: RowsOf, Sizes: []int{1, 40}},
 		{Name: "block scan", Problem: "scan", Source: BlockScan, Block: [3]int{256, 1, 1}, Grid: OneBlock, Sizes: []int{1, 256, 1000}, OK: true},
 		{Name: "exclusive scan", Problem: "scan", Source: strings.Replace(BlockScan, "out[base + t] = s[t] + carry", "out[base + t] = s[t] - in[base + t] + carry", 1),
 			Block: [3]int{256, 1, 1}, Grid: OneBlock, Sizes: []int{1000}},
@@ -264,8 +269,8 @@ func Kernels() []Kernel {
 		{Name: "attention without 1/√d", Problem: "attention", Source: strings.ReplaceAll(FusedAttention, " * rsqrtf((float)D)", ""),
 			Block: [3]int{64, 1, 1}, Grid: func(n int) [3]int { return [3]int{CeilDiv(n, 64), 1, 1} }, Sizes: []int{100}},
 		{Name: "bf16 matmul", Problem: "matmul", Precision: "bf16", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "bf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, OK: true},
-		{Name: "bf16 matmul at fp32", Problem: "matmul", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "bf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}},
+		{Name: "bf16 matmul at fp32", Problem: "matmul", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "bf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, Fits: "bf16"},
 		{Name: "fp16 matmul", Problem: "matmul", Precision: "fp16", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "hf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, OK: true},
-		{Name: "fp16 matmul at fp32", Problem: "matmul", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "hf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}},
+		{Name: "fp16 matmul at fp32", Problem: "matmul", Source: strings.ReplaceAll(RoundingMatmul, "ROUND(", "hf("), Block: sq16, Grid: Tiles(16), Sizes: []int{64}, Fits: "fp16"},
 	}
 }

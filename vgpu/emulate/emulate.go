@@ -102,7 +102,10 @@ type Result struct {
 	RelError  float64
 	OK        bool
 	Tolerance float64
-	Counts    vgpu.Counts
+	// PrecisionNote, for a learner's kernel that failed its check, names the `precision:` value
+	// whose tolerance its error fits (problems.Problem.PrecisionNote); "" otherwise.
+	PrecisionNote string
+	Counts        vgpu.Counts
 	// Sampled says only some blocks ran (n > MaxN): Counts are scaled to the whole grid (an
 	// estimate) and Checked entries of C, those the blocks wrote, were compared.
 	Sampled bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/estimate"
@@ -100,13 +101,11 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 		return res, err
 	}
 	res.RelError, res.OK, res.Checked, res.Tolerance = v.Err, v.OK, v.Checked, v.Tol
+	res.PrecisionNote = p.PrecisionNote(n, v, prec, req.DType, ComputesIn(counts.Lines, req.DType))
 	if v.Err == math.MaxFloat64 { // problems' mark for NaN or Inf: say which
-		if which == nil {
-			which = all(len(got))
-		}
-		res.RelError, _ = nonFinite(got, which)
-		if !math.IsNaN(res.RelError) {
-			res.RelError = math.Inf(1)
+		res.RelError = math.Inf(1)
+		if math.IsNaN(v.Bad) {
+			res.RelError = math.NaN()
 		}
 	}
 	res.Model = ModelAt(res.Counts, req.GPU, res.Occupancy) // the largest of its limits, with the launch
@@ -178,4 +177,29 @@ func EstimateProblem(r *estimate.Rates, p *problems.Problem, n, blocks int) time
 	}
 	sec += r.FillSeconds(int(p.Memory(n, "float32") / 2))
 	return time.Duration(sec * float64(time.Second))
+}
+
+// ComputesIn is the lowest float format the instructions a kernel executed convert to or compute
+// in (lines: vgpu.Counts.Lines), as a `precision:` value: "bf16", "fp16", "tf32", "fp32" (a float64
+// cell's kernel rounding to float), or "" when none of them ran.
+func ComputesIn(lines []vgpu.LineCount, dtype string) string {
+	has := func(s string) bool {
+		for _, l := range lines {
+			if l.Thread > 0 && strings.Contains(l.Text, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(".bf16"):
+		return "bf16"
+	case has(".f16"):
+		return "fp16"
+	case has(".tf32"):
+		return "tf32"
+	case dtype == "float64" && has(".f32"):
+		return "fp32"
+	}
+	return ""
 }

@@ -78,6 +78,9 @@ func TestLearnerKernelsPerProblem(t *testing.T) {
 					if r.OK != k.OK {
 						t.Errorf("n=%d: got ok=%v (error %g, tolerance %g), want %v", n, r.OK, r.RelError, r.Tolerance, k.OK)
 					}
+					if want := "`precision: " + k.Fits + "`"; k.Fits != "" && !strings.Contains(r.PrecisionNote, want) || k.Fits == "" && r.PrecisionNote != "" {
+						t.Errorf("n=%d: precision note %q, want one naming %s", n, r.PrecisionNote, k.Fits)
+					}
 					if want := p.InputTypes("float32"); !strings.HasPrefix(r.Precision, want) {
 						t.Errorf("n=%d: inputs %q, want %q first", n, r.Precision, want)
 					}

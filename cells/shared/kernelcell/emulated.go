@@ -58,6 +58,9 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				if note := SampledNote(res); note != "" {
 					e.Note("info", note)
 				}
+				if res.PrecisionNote != "" { // a kernel computing in half failing at the cell's precision
+					e.Note("info", fmt.Sprintf("%s at n=%d: %s", name, n, res.PrecisionNote))
+				}
 				results = append(results, res)
 			}
 			for _, f := range res.Notes { // uninitialised reads: the run went on

@@ -128,6 +128,9 @@ func (s *Server) access(next http.Handler) http.Handler {
 		// A page opened from the printed link (?token=…) shows the sign-in form with the token
 		// filled in, as a 200; everything else without a session is a 403 that says what to do.
 		tok := r.URL.Query().Get("token")
+		if fromOtherSite(r) && r.Header.Get("Sec-Fetch-Dest") != "document" {
+			tok = "" // an <img>, a frame or a script of another site's page: answered as without a token
+		}
 		if tok != "" && !s.attempt(r, tok) {
 			tooManyGuesses(w)
 			return
@@ -151,28 +154,29 @@ func (s *Server) access(next http.Handler) http.Handler {
 // attempt reports whether a sign-in attempt with tok may be answered. The right token always may:
 // a generated one has 128 random bits, which no number of guesses finds (an operator's own should
 // be as strong: weakTokens), so a limit on wrong tokens would only lock a class out when a typo
-// loop or another site's page spends it. A wrong
-// token uses up one of its address's attempts (Config.JoinAttempts, then one every
-// joinAttemptEvery) when the request counts (countsAttempt), and is refused (false) when the
-// address has none left: the limit keeps scripted guessing from loading the server.
+// loop spends it. A wrong token uses up one of its address's attempts (Config.JoinAttempts, then
+// one every joinAttemptEvery), and is refused (false) when the address has none left: the limit
+// keeps scripted guessing from loading the server. Another site's page cannot spend them: its
+// subresource requests' tokens are not looked at (access), and its form posts are refused (join).
 func (s *Server) attempt(r *http.Request, tok string) bool {
-	if s.tokenRole(tok) != "" || !countsAttempt(r) {
+	if s.tokenRole(tok) != "" {
 		return true
 	}
 	return s.attempts.allow(requestAddr(r))
 }
 
-// countsAttempt reports whether a request's token counts against its address's sign-in attempts:
-// not when a browser says another site's page made it (Fetch Metadata: Sec-Fetch-Site cross-site
-// or same-site, as an <img src=…?token=…> on any page open in the class's browsers is), so that no
-// page can spend a class's attempts. A browser's own navigation (typed, a bookmark: none), this
-// site's page (same-origin) and a client that sends no such header (a script) count.
-func countsAttempt(r *http.Request) bool {
+// fromOtherSite reports whether a browser says another site's page made the request (Fetch
+// Metadata: Sec-Fetch-Site cross-site or same-site), as an <img src=…?token=…> on any page open in
+// the class's browsers is. Such a request's token is answered as no token at all, whatever it is,
+// except on a top-level navigation (a learner following the class link from a chat or mail page),
+// and its POST /join is refused: so a client that fakes the header learns nothing from it and
+// guesses nothing past the attempts limit.
+func fromOtherSite(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "cross-site", "same-site":
-		return false
+		return true
 	}
-	return true
+	return false
 }
 
 // minTokenLen is the fewest characters of a token an operator gives that weakTokens does not warn
@@ -254,6 +258,10 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	name := displayName(r.PostForm.Get("name"))
 	if !s.signIn {
 		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	if fromOtherSite(r) {
+		http.Error(w, "a request from another site's page is refused", http.StatusForbidden)
 		return
 	}
 	addr := requestAddr(r)

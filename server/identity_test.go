@@ -146,6 +146,43 @@ func TestCrossSiteTokensSpendNoAttempts(t *testing.T) {
 	}
 }
 
+// Faking Fetch Metadata gains a guesser nothing: another site's subresource request is answered
+// the same whatever its token (the right one too: nothing learnt), its top-level navigation counts
+// like any other, and a join form that says it comes from another site is refused, the right
+// token too; the address's own attempts are spent by the counted ones only.
+func TestFakedCrossSiteHeadersGuessNothing(t *testing.T) {
+	cfg := classConfig(t)
+	cfg.JoinAttempts = 2
+	_, base := startServer(t, cfg)
+	c := clientFrom("127.0.0.13")
+	for _, tok := range []string{"wrong", cfg.Token} {
+		if got, want := getLink(t, c, base+"/?token="+tok, "cross-site", "no-cors", "image"), http.StatusForbidden; got != want {
+			t.Errorf("another site's image with token %q: got %d, want %d", tok, got, want)
+		}
+	}
+	if got, want := getLink(t, c, base+"/?token="+cfg.Token, "cross-site", "navigate", "document"), http.StatusOK; got != want {
+		t.Errorf("the class link followed from another site: got %d, want %d", got, want)
+	}
+	for _, tok := range []string{"wrong", cfg.Token} {
+		req, _ := http.NewRequest("POST", base+"/join", strings.NewReader(url.Values{"token": {tok}, "name": {"Mallory"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := resp.StatusCode, http.StatusForbidden; got != want {
+			t.Errorf("a join form from another site with token %q: got %d, want %d", tok, got, want)
+		}
+	}
+	for i, want := range []int{http.StatusForbidden, http.StatusForbidden, http.StatusTooManyRequests} {
+		if got := getLink(t, c, fmt.Sprintf("%s/?token=typo%d", base, i), "cross-site", "navigate", "document"); got != want {
+			t.Errorf("wrong token %d on a navigation from another site: got %d, want %d", i, got, want)
+		}
+	}
+}
+
 // A class behind one address, with the default limits: 60 students open the class link and join
 // with the right token at once, while a typo loop on that address sends wrong tokens; all 60 get
 // in and sign in. The wrong tokens are answered 429 after JoinAttempts of them; the class fills to

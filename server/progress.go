@@ -297,16 +297,27 @@ func (s *Server) classProgressCSV(w http.ResponseWriter, r *http.Request) {
 // apiAnswer is POST /api/answers with form fields lesson, key (one of the lesson's check-yourself
 // answer keys, lessons.Lesson.Answers) and right (true or false, as the student's page judged
 // their answer): recorded for the instructor's progress grid, replacing the student's previous
-// answer to that question. 204; 404 for an unknown lesson or key.
+// answer to that question. 204; 404 for an unknown lesson or key; 400 for a body over
+// maxAnswerForm; 503 while the disk is nearly full (store.Room).
 func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxAnswerForm)
+	if err := s.store.Room(); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form: it could not be read (at most 4 KiB)", http.StatusBadRequest)
+		return
+	}
 	slug, key := r.FormValue("lesson"), r.FormValue("key")
 	right, err := strconv.ParseBool(r.FormValue("right"))
 	if err != nil {
 		http.Error(w, "right is true or false", http.StatusBadRequest)
 		return
 	}
-	i := slices.IndexFunc(s.library.Lessons(), func(l *lessons.Lesson) bool { return l.Slug == slug })
-	if i < 0 || !quizKey(key) || !slices.Contains(s.library.Lessons()[i].Answers, key) {
+	ls := s.library.Lessons() // once: a lessons directory may change between two calls
+	i := slices.IndexFunc(ls, func(l *lessons.Lesson) bool { return l.Slug == slug })
+	if i < 0 || !quizKey(key) || !slices.Contains(ls[i].Answers, key) {
 		http.Error(w, "no such question", http.StatusNotFound)
 		return
 	}
@@ -316,3 +327,6 @@ func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// maxAnswerForm bounds POST /api/answers' body, in bytes: a slug, a key and a boolean.
+const maxAnswerForm = 4 << 10

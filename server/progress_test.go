@@ -60,6 +60,9 @@ func TestClassProgress(t *testing.T) {
 			t.Errorf("Bob answers %s: got %d, want %d", a.key, got, a.want)
 		}
 	}
+	if got, want := bob.post(t, "/api/answers", url.Values{"lesson": {"g"}, "key": {"g-quiz-0.1"}, "right": {"true"}, "pad": {strings.Repeat("x", maxAnswerForm)}}), http.StatusBadRequest; got != want {
+		t.Errorf("an answer in a body over %d bytes: got %d, want %d", maxAnswerForm, got, want)
+	}
 	if got, want := bob.post(t, "/api/answers", url.Values{"lesson": {"p"}, "key": {"g-quiz-0.1"}, "right": {"true"}}), http.StatusNotFound; got != want {
 		t.Errorf("another lesson's question: got %d, want %d", got, want)
 	}

@@ -62,6 +62,7 @@ func (k *Kind) Actions() []cells.Action {
 // newShowPTX is Show PTX of the cell spec on env: the run of spec at its smallest size.
 func newShowPTX(env cells.Env, spec Spec) *showPTX {
 	spec.Sizes = []int{slices.Min(spec.Sizes)}
+	spec.Variants = nil // Show PTX is the learner's kernel alone: neither probed nor priced with the variants
 	return &showPTX{&run{env: env, spec: spec}}
 }
 

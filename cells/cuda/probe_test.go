@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	pt "github.com/gpuplayground/playground/problems/problemstest"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,26 @@ func TestShowPTXRefusedAsTheRunIs(t *testing.T) {
 	}
 	if ptx == nil || ptx.Error() != run.Error() {
 		t.Errorf("Show PTX: got %v, want the run's refusal %q", ptx, run)
+	}
+}
+
+// Show PTX runs the learner's kernel alone at the cell's smallest size: a variant whose launch
+// would be refused as too costly (here a grid of 2·10⁹ blocks) does not refuse it, nor is it
+// probed or priced.
+func TestShowPTXLeavesTheVariantsOut(t *testing.T) {
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: &testGPU{nv: nv}})
+	cell := strings.Replace(tiledTransposeCell, "sizes:", `variants: [{registers: 64, grid: ["2000000", "1000"]}]`+"\nsizes:", 1) + pt.TiledTranspose
+	r, err := cells.Parse(k, "ptx", cells.Cell{Source: cell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.Run(ctx, &cellstest.Recorder{}); err != nil {
+		t.Errorf("Show PTX of a cell with a costly variant: %v", err)
 	}
 }

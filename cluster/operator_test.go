@@ -456,6 +456,14 @@ func TestEstimateOnTheMachinesThatCanTakeIt(t *testing.T) {
 		if !strings.HasPrefix(end, tt.want) {
 			t.Errorf("on class %q: %q, want %q…", tt.class, end, tt.want)
 		}
+		// A refused run's prices, and those of the smaller runs priced to offer instead, are not
+		// kept: they would push queued runs' out of the book.
+		c.mu.Lock()
+		kept := len(c.prices.runs)
+		c.mu.Unlock()
+		if tt.class == "slow" && kept != 0 {
+			t.Errorf("after the refused run the cluster keeps the prices of %d runs, want none", kept)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/gpuplayground/playground/machine"
 	"reflect"
 	"time"
 
@@ -190,7 +191,9 @@ func (c *Cluster) priceOn(w *worker, r cells.Run) time.Duration {
 // worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
 // it reported none), by parsing j again with kinds that use them (pricer.price). ok is false when
 // no machine that can take r is connected, or none can be priced (no Config.Machine to build kinds
-// with). The prices are kept for placing r (pick) and for its job (job.PriceNS).
+// with). The prices are kept for placing r (pick) and for its job (job.PriceNS), unless the best is
+// over this server's run time limit: the server refuses such a run (and prices smaller versions of
+// it to offer, server.Fit), so keeping them would only push the prices of queued runs out.
 func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 	n := cells.NeedsOf(r)
 	var ps []pricer
@@ -214,6 +217,9 @@ func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
 		if d, priced = p.estimate(j, r, d); priced && (!ok || d < best) {
 			best, ok = d, true
 		}
+	}
+	if ok && best > c.runLimit(machine.NoTimeLimit) {
+		return best, ok // the server refuses it: its prices would only push queued runs' out of the book
 	}
 	c.mu.Lock()
 	c.prices.keep(r, kept)

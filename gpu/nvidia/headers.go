@@ -17,8 +17,9 @@ import (
 // IncludeEnv, when set, names the folder of CUDA's headers, searched before any other.
 const IncludeEnv = "PLAYGROUND_CUDA_INCLUDE"
 
-// UnpackedHeaders is where .ci/run unpacks Debian's nvidia-cuda-dev (non-free; CUDA 11.8) without
-// installing it, beside the unpacked libcuda1.
+// UnpackedHeaders is where .ci/run unpacks bookworm's nvidia-cuda-dev (non-free; CUDA 11.8) without
+// installing it, beside the unpacked libcuda1: the headers of NVRTC 11.8 and of clang (nv nil), which
+// is tested with CUDA 11.8's headers. NVRTC 12.4 finds its own beside it (UnpackedCUDA12/usr/include).
 const UnpackedHeaders = "/opt/playground-nvidia/usr/include"
 
 // headerProbe is the file whose presence makes a folder the one of CUDA's headers.
@@ -26,9 +27,10 @@ const headerProbe = "cuda_fp16.h"
 
 // HeaderDirs lists the folders searched for CUDA's headers, in order: env (IncludeEnv's value,
 // when not empty), the include folder beside the loaded NVRTC (nv may be nil; a CUDA toolkit keeps
-// lib/libnvrtc.so.* beside include/, e.g. /usr/local/cuda-13.0/targets/x86_64-linux/{lib,include}),
-// UnpackedHeaders, /usr/local/cuda/include and /usr/include (where Debian's nvidia-cuda-dev installs
-// them).
+// lib/libnvrtc.so.* beside include/, e.g. /usr/local/cuda-13.0/targets/x86_64-linux/{lib,include};
+// Debian keeps usr/lib/<triplet>/libnvrtc.so.* and usr/include/, as in UnpackedCUDA12), so that an
+// NVRTC gets its own version's headers, then UnpackedHeaders, /usr/local/cuda/include and
+// /usr/include (where Debian's nvidia-cuda-dev installs them).
 func HeaderDirs(env string, nv *NVRTC) []string {
 	var dirs []string
 	if env != "" {
@@ -39,7 +41,11 @@ func HeaderDirs(env string, nv *NVRTC) []string {
 		if r, err := filepath.EvalSymlinks(lib); err == nil {
 			lib = r
 		}
-		dirs = append(dirs, filepath.Join(filepath.Dir(lib), "..", "include"))
+		libDir := filepath.Dir(lib)
+		dirs = append(dirs, filepath.Join(libDir, "..", "include"))
+		if strings.HasSuffix(filepath.Base(libDir), "-linux-gnu") { // Debian's usr/lib/<triplet>: usr/include
+			dirs = append(dirs, filepath.Clean(filepath.Join(libDir, "..", "..", "include")))
+		}
 	}
 	return append(dirs, UnpackedHeaders, "/usr/local/cuda/include", "/usr/include")
 }

@@ -385,6 +385,9 @@ func compileDevice(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name
 	own := StandInHeaders()
 	if headers != "" {
 		opts = append(opts, "--include-path="+headers)
+		if hasLibcuxx(headers) {
+			own = includedOnly(own, src)
+		}
 	} else {
 		maps.Copy(own, runtimeStubs()) // what they declare for device code, NVRTC has built in
 	}

@@ -128,6 +128,34 @@ func firstCUDAInclude(src string) int {
 	return 1
 }
 
+// libcuxxDir is where libcu++ (CUDA 12's cuda/barrier, cuda/pipeline, cuda/std/…) keeps its
+// implementation, below a folder of CUDA's headers.
+const libcuxxDir = "cuda/std/detail/libcxx/include"
+
+// hasLibcuxx says whether the folder of CUDA's headers holds libcu++ (UnpackedCUDA12's does, from
+// trixie's libcu++-dev; CUDA 11.8's unpacked headers do not).
+func hasLibcuxx(headers string) bool {
+	st, err := os.Stat(filepath.Join(headers, filepath.FromSlash(libcuxxDir)))
+	return err == nil && st.IsDir()
+}
+
+// includedOnly is the stand-ins of own that src's own #include lines name. libcu++'s headers include
+// "chrono", "new", <cstddef>, <cstdint> … of their own (libcu++ declares int64_t as long long under
+// NVRTC, glibc as long), and NVRTC finds a program's own headers by name before any file: given every
+// stand-in, NVRTC would read the empty or glibc-typed stand-ins in place of libcu++'s files. A
+// learner's source that includes <cstdint> and <cuda/barrier> both still meets that clash.
+func includedOnly(own map[string]string, src string) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(src, "\n") {
+		if m := includeLine.FindStringSubmatch(l); m != nil {
+			if body, ok := own[m[1]]; ok {
+				out[m[1]] = body
+			}
+		}
+	}
+	return out
+}
+
 // HeadersVersion is CUDA_VERSION in dir/cuda.h (11080 for CUDA 11.8's headers), or 0 when it cannot
 // be read. clang with the prelude is tested with CUDA 11.8's headers; with CUDA 13.0's, clang 16
 // failed (seen on a GPU machine, 2026-11-25; docs/gpu.md).

@@ -1,7 +1,10 @@
 package nvidia
 
 import (
+	"context"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,5 +67,53 @@ func TestDefaultNVRTCIsTheNewest(t *testing.T) {
 	}
 	if v, _ := n.Version(); v != "12.4" {
 		t.Errorf("LoadNVRTC opened NVRTC %s (%s), want 12.4", v, n.Lib.Path)
+	}
+}
+
+// CUDA 12.4's headers serve cells under NVRTC 12.4: libcu++'s cuda::barrier and cuda::pipeline (its
+// own "chrono", "new", <cstddef> … are read, not the stand-ins of those names), cuda_fp8.h, and a
+// stand-in the source names itself (<cstdio>) beside them.
+func TestCUDA12HeadersServeCells(t *testing.T) {
+	n := requireNVRTCVersion(t, "libnvrtc.so.12")
+	headers := FindHeaders(n)
+	if !hasLibcuxx(headers) {
+		t.Fatalf("%s holds no libcu++ (%s)", headers, libcuxxDir)
+	}
+	cases := map[string]struct{ src, want string }{
+		"barrier": {`#include <cstdio>
+#include <cuda/barrier>
+#include <cuda/pipeline>
+#include <cooperative_groups.h>
+extern "C" __global__ void k(const float* in, float* out) {
+    __shared__ float tile[64];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    auto block = cooperative_groups::this_thread_block();
+    if (block.thread_rank() == 0) init(&bar, block.size());
+    block.sync();
+    cuda::memcpy_async(block, tile, in, sizeof(tile), bar);
+    bar.arrive_and_wait();
+    out[threadIdx.x] = tile[threadIdx.x] * 2.0f;
+}
+`, "mbarrier."},
+		"fp8": {`#include <cuda_fp8.h>
+extern "C" __global__ void k(const float* in, __nv_fp8_e4m3* out) {
+    out[threadIdx.x] = __nv_fp8_e4m3(in[threadIdx.x]);
+}
+`, "e4m3"},
+	}
+	for name, c := range cases {
+		ptx, err := CompileWithHeaders(context.Background(), n, nil, headers, c.src, "cell.cu", 90)
+		if err != nil || !strings.Contains(ptx, c.want) {
+			t.Errorf("%s: got %v, want PTX with %q:\n%.300s", name, err, c.want, ptx)
+		}
+	}
+}
+
+// With libcu++ in the headers' folder NVRTC gets only the stand-ins the source names.
+func TestIncludedOnly(t *testing.T) {
+	own := StandInHeaders()
+	got := includedOnly(own, "#include <cstdio>\n  #  include \"cstdint\"\n#include <cuda/barrier>\n// #include <chrono> is a comment\nint x;\n")
+	if len(got) != 2 || got["cstdio"] != own["cstdio"] || got["cstdint"] != own["cstdint"] {
+		t.Errorf("got %v, want cstdio and cstdint", slices.Sorted(maps.Keys(got)))
 	}
 }

@@ -106,11 +106,14 @@ func (n *NVRTC) PreloadBuiltins() []string {
 	if err != nil {
 		path = n.Lib.Path
 	}
-	pattern := "libnvrtc-builtins.so*"
+	dir := filepath.Dir(path)
+	var files []string
 	if v, err := n.Version(); err == nil {
-		pattern = "libnvrtc-builtins.so." + v + "*"
+		files, _ = filepath.Glob(filepath.Join(dir, "libnvrtc-builtins.so."+v+"*"))
 	}
-	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), pattern))
+	if len(files) == 0 {
+		files, _ = filepath.Glob(filepath.Join(dir, "libnvrtc-builtins.so*"))
+	}
 	var opened []string
 	for _, f := range files {
 		if _, err := purego.Dlopen(f, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +45,16 @@ func TestEachNVRTCVersionSideBySide(t *testing.T) {
 		headers := FindHeaders(n)
 		if got, want := HeadersVersion(headers), map[string]int{"12.4": 12040, "11.8": 11080}[c.version]; got != want {
 			t.Errorf("%s: headers %s are CUDA %d's, want %d", c.soname, headers, got, want)
+		}
+		// Its own builtins, and only those, are opened beside it.
+		opened := n.PreloadBuiltins()
+		for _, f := range opened {
+			if !strings.HasPrefix(filepath.Base(f), "libnvrtc-builtins.so."+c.version) {
+				t.Errorf("%s: opened %s, not its own builtins", c.soname, f)
+			}
+		}
+		if len(opened) == 0 {
+			t.Errorf("%s: no builtins opened beside %s", c.soname, n.Lib.Path)
 		}
 		files[c.soname] = resolvedFile(n.Lib.Path)
 	}

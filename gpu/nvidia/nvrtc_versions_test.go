@@ -128,3 +128,20 @@ func TestIncludedOnly(t *testing.T) {
 		t.Errorf("got %v, want cstdio and cstdint", slices.Sorted(maps.Keys(got)))
 	}
 }
+
+// Under NVRTC 12.4 every CUDA header a learner may include compiles alone with CUDA 12.4's headers
+// (given only the stand-ins the source names, none here), but the .hpp files (which say to include
+// their .h), type_traits and limits by those names (libcu++ 2.3 has them under cuda/std/) and the
+// clang prelude.
+func TestEveryAllowedHeaderUnderNVRTC12(t *testing.T) {
+	n := requireNVRTCVersion(t, "libnvrtc.so.12")
+	headers := FindHeaders(n)
+	for _, h := range AllowedHeaders() {
+		excused := strings.HasSuffix(h, ".hpp") || h == "type_traits" || h == "limits" || h == "clang_prelude.h"
+		src := "#include <" + h + ">\nextern \"C\" __global__ void k(int* x) { x[0] = 1; }\n"
+		_, err := CompileWithHeaders(context.Background(), n, nil, headers, src, "cell.cu", 90)
+		if err != nil && !excused {
+			t.Errorf("%s: %.600v", h, err)
+		}
+	}
+}

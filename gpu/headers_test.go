@@ -13,12 +13,26 @@ import (
 // The confined compile worker reads CUDA's headers (its sandbox allows their folder) with either
 // compiler: the one that nvidia.IncludeEnv names first, else the one nvidia.FindHeaders finds.
 
-// compilers runs f once with NVRTC and once with clang (nvidia.CompilerEnv, which the worker
-// inherits), each skipping (failing in CI) without its compiler.
+// compilers runs f once with each compiler: NVRTC 12.4 (the default), NVRTC 11.8 and clang (forced
+// with nvidia.CompilerEnv, which the worker inherits), each skipping (failing in CI) without it.
 func compilers(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	t.Run("NVRTC", func(t *testing.T) { needNVRTC(t); t.Setenv(nvidia.CompilerEnv, "nvrtc"); f(t) })
+	for _, force := range []string{"nvrtc12", "nvrtc11"} {
+		t.Run(force, func(t *testing.T) { needNVRTCVersion(t, force); t.Setenv(nvidia.CompilerEnv, force); f(t) })
+	}
 	t.Run("clang", func(t *testing.T) { needClang(t); t.Setenv(nvidia.CompilerEnv, "clang"); f(t) })
+}
+
+// needNVRTCVersion skips (fails in CI, where .ci/run installs both) without the NVRTC that force
+// (one of nvidia.NVRTCVersions' keys) names.
+func needNVRTCVersion(t *testing.T, force string) {
+	t.Helper()
+	if _, err := nvidia.LoadNVRTCFrom([]string{nvidia.NVRTCVersions()[force]}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %v", force, err)
+		}
+		t.Skipf("skipping: no %s (%v)", force, err)
+	}
 }
 
 // A folder named by nvidia.IncludeEnv is searched first: its cuda_fp16.h (here a test's own) is the
@@ -76,6 +90,10 @@ extern "C" __global__ void mm(const half* a, const half* b, float* c) {
 		ptx, err := c.Compile(context.Background(), src, "cell.cu", 80)
 		if err != nil || !strings.Contains(ptx, "wmma.mma.sync") {
 			t.Fatalf("got %v and %.300q, want PTX with wmma.mma.sync", err, ptx)
+		}
+		// Each NVRTC compiles with its own PTX ISA (and its own version's headers).
+		if isa := map[string]string{"nvrtc12": ".version 8.4\n", "nvrtc11": ".version 7.8\n"}[os.Getenv(nvidia.CompilerEnv)]; !strings.Contains(ptx, isa) {
+			t.Errorf("%s=%s: PTX without %q", nvidia.CompilerEnv, os.Getenv(nvidia.CompilerEnv), isa)
 		}
 		if strings.Contains(ptx, "/include/") || strings.Contains(ptx, "clang_prelude") {
 			t.Errorf("the PTX names a header's folder or the prelude:\n%s", ptx)

@@ -10,9 +10,10 @@ import (
 )
 
 // emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
-// request: Spec.request), then, where the cell assumes registers, recomputes its occupancy and
-// modelled time with them (assumeRegisters). A sampled launch runs sample blocks
-// (emulate.Request.SampleBlocks; 0: the default).
+// request: Spec.request), then recomputes its occupancy and modelled time with its registers per
+// thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocates
+// for g's architecture (ptxasRegisters), else none (the occupancy is then the bound without them).
+// A sampled launch runs sample blocks (emulate.Request.SampleBlocks; 0: the default).
 func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g datasheet.GPU, sample int) (emulate.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
@@ -20,10 +21,16 @@ func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g da
 	}
 	req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, sample
 	res, err := emulate.Run(ctx, req)
-	if err != nil || s.Registers == 0 {
+	if err != nil {
 		return res, err
 	}
-	return assumeRegisters(res, s.Registers, s.Block, g)
+	if s.Registers > 0 {
+		return assumeRegisters(res, s.Registers, s.Block, g)
+	}
+	if r, ok := ptxasRegisters(ctx, ptx, s.Kernel, g.CC); ok {
+		return withRegisters(res, r.Registers, s.Block, g, ptxasLabel(r))
+	}
+	return res, nil
 }
 
 // assumeRegisters is res, a launch of blocks of block threads on g, with its theoretical occupancy
@@ -36,6 +43,11 @@ func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g da
 // registers than a block may have) is an error, as cudaLaunchKernel's "too many resources
 // requested for launch".
 func assumeRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU) (emulate.Result, error) {
+	return withRegisters(res, regs, block, g, fmt.Sprintf("%d registers assumed", regs))
+}
+
+// withRegisters is assumeRegisters with the occupancy's text saying where regs came from (label).
+func withRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU, label string) (emulate.Result, error) {
 	lim, err := occupancy.Lookup(g.CC)
 	if err != nil {
 		return res, err
@@ -46,7 +58,7 @@ func assumeRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU
 	if o.Result, err = lim.Occupancy(threads, regs, o.SharedBytes, lim.SharedPerSM); err != nil {
 		return res, fmt.Errorf("with registers: %d the kernel does not launch on the %s: %v", regs, g.Name, err)
 	}
-	o.Text = fmt.Sprintf("%.3g%% (%s; %d registers assumed)", 100*o.Result.Occupancy, o.Result.Limiting(), regs)
+	o.Text = fmt.Sprintf("%.3g%% (%s; %s)", 100*o.Result.Occupancy, o.Result.Limiting(), label)
 	before := res.Model.Seconds
 	res.Occupancy, res.Model = o, emulate.ModelAt(res.Counts, g, o)
 	if before > 0 && res.Model.Seconds > 0 {

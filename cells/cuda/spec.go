@@ -52,8 +52,8 @@ type Spec struct {
 	Shared     *launch.Formula
 	sharedLine int
 	// Registers, if not 0, is the registers per thread the virtual GPU's occupancy and modelled time
-	// assume for the kernel (1 to MaxRegisters): a learner's PTX has virtual registers, and how many
-	// ptxas allocates is not known without it (ptxas -v or Nsight Compute say).
+	// assume for the kernel (1 to MaxRegisters), a what-if in place of those ptxas allocates for the
+	// datasheet GPU's architecture (ptxasRegisters; where there is no ptxas, the only figure).
 	Registers int
 	// Show names columns shown beside the tables' primary ones (cells.ParseShow).
 	Show  []string

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,9 +38,17 @@ const ClangMinMajor = 14
 const NoCompiler = "no CUDA compiler on this server: install NVIDIA's NVRTC (Debian non-free: libnvrtc11.2) or clang (Debian: apt-get install clang)"
 
 // CompilerEnv, when set to "nvrtc" or "clang", makes this process use only that compiler (the
-// probe reports it, and compiles use it); unset or empty, NVRTC is used when it loads and clang
-// otherwise. Tests set it to check clang on machines that have both.
+// probe reports it, and compiles use it); set to one of NVRTCVersions' keys ("nvrtc12", "nvrtc11"),
+// only that NVRTC; unset or empty, NVRTC is used when it loads (the newest: NVRTCNames) and clang
+// otherwise. Tests set it to check each fallback on machines that have them all.
 const CompilerEnv = "PLAYGROUND_CUDA_COMPILER"
+
+// NVRTCVersions maps the values of CompilerEnv that force one NVRTC to its soname: "nvrtc13" (CUDA
+// 13.x), "nvrtc12" (CUDA 12.x: the unpacked 12.4, UnpackedCUDA12) and "nvrtc11" (CUDA 11.x: Debian
+// bookworm's libnvrtc11.2, which is CUDA 11.8).
+func NVRTCVersions() map[string]string {
+	return map[string]string{"nvrtc13": "libnvrtc.so.13", "nvrtc12": "libnvrtc.so.12", "nvrtc11": "libnvrtc.so.11.2"}
+}
 
 // Clang is a clang found on PATH.
 type Clang struct {
@@ -274,14 +283,20 @@ func (b *limitedBuffer) String() string {
 // ChosenCompiler is the compiler this process uses (NVRTC when it loads, else clang; CompilerEnv
 // can force one): exactly one of nv and cl is set, or err says why there is none (NoCompiler first).
 func ChosenCompiler() (nv *NVRTC, cl *Clang, err error) {
-	return chooseCompiler(os.Getenv(CompilerEnv), LoadNVRTC, FindClang)
+	return chooseCompiler(os.Getenv(CompilerEnv), LoadNVRTCFrom, FindClang)
 }
 
-func chooseCompiler(force string, loadNVRTC func() (*NVRTC, error), findClang func() (*Clang, error)) (*NVRTC, *Clang, error) {
+// chooseCompiler is ChosenCompiler with CompilerEnv's value force; loadNVRTC opens the first NVRTC
+// of its sonames that loads.
+func chooseCompiler(force string, loadNVRTC func(names []string) (*NVRTC, error), findClang func() (*Clang, error)) (*NVRTC, *Clang, error) {
 	var nvErr, clErr error
-	switch force {
-	case "", "nvrtc":
-		nv, err := loadNVRTC()
+	names := NVRTCNames
+	soname, oneNVRTC := NVRTCVersions()[force]
+	if oneNVRTC {
+		names = []string{soname}
+	}
+	if force == "" || force == "nvrtc" || oneNVRTC {
+		nv, err := loadNVRTC(names)
 		if err == nil {
 			return nv, nil, nil
 		}
@@ -296,10 +311,11 @@ func chooseCompiler(force string, loadNVRTC func() (*NVRTC, error), findClang fu
 		clErr = err
 	}
 	var why []string
-	switch force {
-	case "", "nvrtc", "clang":
+	switch {
+	case force == "" || force == "nvrtc" || force == "clang" || oneNVRTC:
 	default:
-		return nil, nil, fmt.Errorf("%s=%q: want nvrtc, clang or nothing", CompilerEnv, force)
+		return nil, nil, fmt.Errorf("%s=%q: want nvrtc, %s, clang or nothing", CompilerEnv, force,
+			strings.Join(slices.Sorted(maps.Keys(NVRTCVersions())), ", "))
 	}
 	if nvErr != nil {
 		why = append(why, "NVRTC: "+nvErr.Error())
@@ -369,6 +385,9 @@ func compileDevice(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name
 	own := StandInHeaders()
 	if headers != "" {
 		opts = append(opts, "--include-path="+headers)
+		if hasLibcuxx(headers) {
+			own = includedOnly(own, src)
+		}
 	} else {
 		maps.Copy(own, runtimeStubs()) // what they declare for device code, NVRTC has built in
 	}

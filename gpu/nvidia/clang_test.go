@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,8 +44,10 @@ func TestNVRTCStyleLog(t *testing.T) {
 func TestChooseCompiler(t *testing.T) {
 	nv := &NVRTC{}
 	cl := &Clang{Path: "/usr/bin/clang", Version: "14.0.6"}
-	haveNV := func() (*NVRTC, error) { return nv, nil }
-	noNV := func() (*NVRTC, error) { return nil, &NotFoundError{Names: NVRTCNames, Tried: []string{"loader path"}} }
+	haveNV := func([]string) (*NVRTC, error) { return nv, nil }
+	noNV := func([]string) (*NVRTC, error) {
+		return nil, &NotFoundError{Names: NVRTCNames, Tried: []string{"loader path"}}
+	}
 	haveCl := func() (*Clang, error) { return cl, nil }
 	noCl := func() (*Clang, error) { return nil, errors.New("clang not found on PATH") }
 
@@ -67,6 +70,24 @@ func TestChooseCompiler(t *testing.T) {
 	}
 	if _, _, err := chooseCompiler("gcc", haveNV, haveCl); err == nil {
 		t.Error("an unknown forced compiler was accepted")
+	}
+	// A forced NVRTC version asks only for its soname, and never falls back to clang.
+	var asked []string
+	only := func(names []string) (*NVRTC, error) {
+		asked = names
+		if names[0] == "libnvrtc.so.11.2" {
+			return nv, nil
+		}
+		return nil, &NotFoundError{Names: names}
+	}
+	if n, c, err := chooseCompiler("nvrtc11", only, haveCl); n != nv || c != nil || err != nil || !reflect.DeepEqual(asked, []string{"libnvrtc.so.11.2"}) {
+		t.Errorf("nvrtc11 forced: got %v %v %v asking %q, want NVRTC from libnvrtc.so.11.2", n, c, err, asked)
+	}
+	if n, c, err := chooseCompiler("nvrtc12", only, haveCl); n != nil || c != nil || err == nil || !strings.Contains(err.Error(), "nvrtc12 allows no other") {
+		t.Errorf("nvrtc12 forced but missing: got %v %v %v, want an error", n, c, err)
+	}
+	if _, _, err := chooseCompiler("", only, haveCl); !reflect.DeepEqual(asked, NVRTCNames) {
+		t.Errorf("unforced: asked for %q (%v), want NVRTCNames", asked, err)
 	}
 	if got := CompilerName(nil, cl); got != "clang 14.0.6" {
 		t.Errorf("CompilerName(clang) = %q", got)

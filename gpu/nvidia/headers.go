@@ -17,8 +17,9 @@ import (
 // IncludeEnv, when set, names the folder of CUDA's headers, searched before any other.
 const IncludeEnv = "PLAYGROUND_CUDA_INCLUDE"
 
-// UnpackedHeaders is where .ci/run unpacks Debian's nvidia-cuda-dev (non-free; CUDA 11.8) without
-// installing it, beside the unpacked libcuda1.
+// UnpackedHeaders is where .ci/run unpacks bookworm's nvidia-cuda-dev (non-free; CUDA 11.8) without
+// installing it, beside the unpacked libcuda1: the headers of NVRTC 11.8 and of clang (nv nil), which
+// is tested with CUDA 11.8's headers. NVRTC 12.4 finds its own beside it (UnpackedCUDA12/usr/include).
 const UnpackedHeaders = "/opt/playground-nvidia/usr/include"
 
 // headerProbe is the file whose presence makes a folder the one of CUDA's headers.
@@ -26,9 +27,10 @@ const headerProbe = "cuda_fp16.h"
 
 // HeaderDirs lists the folders searched for CUDA's headers, in order: env (IncludeEnv's value,
 // when not empty), the include folder beside the loaded NVRTC (nv may be nil; a CUDA toolkit keeps
-// lib/libnvrtc.so.* beside include/, e.g. /usr/local/cuda-13.0/targets/x86_64-linux/{lib,include}),
-// UnpackedHeaders, /usr/local/cuda/include and /usr/include (where Debian's nvidia-cuda-dev installs
-// them).
+// lib/libnvrtc.so.* beside include/, e.g. /usr/local/cuda-13.0/targets/x86_64-linux/{lib,include};
+// Debian keeps usr/lib/<triplet>/libnvrtc.so.* and usr/include/, as in UnpackedCUDA12), so that an
+// NVRTC gets its own version's headers, then UnpackedHeaders, /usr/local/cuda/include and
+// /usr/include (where Debian's nvidia-cuda-dev installs them).
 func HeaderDirs(env string, nv *NVRTC) []string {
 	var dirs []string
 	if env != "" {
@@ -39,7 +41,11 @@ func HeaderDirs(env string, nv *NVRTC) []string {
 		if r, err := filepath.EvalSymlinks(lib); err == nil {
 			lib = r
 		}
-		dirs = append(dirs, filepath.Join(filepath.Dir(lib), "..", "include"))
+		libDir := filepath.Dir(lib)
+		dirs = append(dirs, filepath.Join(libDir, "..", "include"))
+		if strings.HasSuffix(filepath.Base(libDir), "-linux-gnu") { // Debian's usr/lib/<triplet>: usr/include
+			dirs = append(dirs, filepath.Clean(filepath.Join(libDir, "..", "..", "include")))
+		}
 	}
 	return append(dirs, UnpackedHeaders, "/usr/local/cuda/include", "/usr/include")
 }
@@ -120,6 +126,34 @@ func firstCUDAInclude(src string) int {
 		}
 	}
 	return 1
+}
+
+// libcuxxDir is where libcu++ (CUDA 12's cuda/barrier, cuda/pipeline, cuda/std/…) keeps its
+// implementation, below a folder of CUDA's headers.
+const libcuxxDir = "cuda/std/detail/libcxx/include"
+
+// hasLibcuxx says whether the folder of CUDA's headers holds libcu++ (UnpackedCUDA12's does, from
+// trixie's libcu++-dev; CUDA 11.8's unpacked headers do not).
+func hasLibcuxx(headers string) bool {
+	st, err := os.Stat(filepath.Join(headers, filepath.FromSlash(libcuxxDir)))
+	return err == nil && st.IsDir()
+}
+
+// includedOnly is the stand-ins of own that src's own #include lines name. libcu++'s headers include
+// "chrono", "new", <cstddef>, <cstdint> … of their own (libcu++ declares int64_t as long long under
+// NVRTC, glibc as long), and NVRTC finds a program's own headers by name before any file: given every
+// stand-in, NVRTC would read the empty or glibc-typed stand-ins in place of libcu++'s files. A
+// learner's source that includes <cstdint> and <cuda/barrier> both still meets that clash.
+func includedOnly(own map[string]string, src string) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(src, "\n") {
+		if m := includeLine.FindStringSubmatch(l); m != nil {
+			if body, ok := own[m[1]]; ok {
+				out[m[1]] = body
+			}
+		}
+	}
+	return out
 }
 
 // HeadersVersion is CUDA_VERSION in dir/cuda.h (11080 for CUDA 11.8's headers), or 0 when it cannot

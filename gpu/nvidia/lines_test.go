@@ -92,6 +92,12 @@ func TestHeaderDirs(t *testing.T) {
 	if got, want := HeaderDirs("", nil), want[2:]; !reflect.DeepEqual(got, want) {
 		t.Errorf("without a folder or NVRTC: got %q, want %q", got, want)
 	}
+	// Debian's layout (the unpacked CUDA 12.4): usr/lib/<triplet>/libnvrtc.so.12 and usr/include.
+	deb := &NVRTC{Lib: Loaded{Path: UnpackedCUDA12 + "/usr/lib/x86_64-linux-gnu/libnvrtc.so.12"}}
+	got = HeaderDirs("", deb)
+	if len(got) < 2 || got[1] != UnpackedCUDA12+"/usr/include" {
+		t.Errorf("for %s: got %q, want %s/usr/include second", deb.Lib.Path, got, UnpackedCUDA12)
+	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "cuda_fp16.h"), nil, 0o644); err != nil {
 		t.Fatal(err)

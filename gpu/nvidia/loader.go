@@ -45,8 +45,10 @@ type Loader struct {
 	Dirs func() []string
 	// Open opens a library by soname or path; nil means purego.Dlopen with RTLD_NOW|RTLD_GLOBAL.
 	Open func(name string) (uintptr, error)
-	// Resolve finds the file behind a soname that Open found on the loader path; nil means
-	// reading /proc/self/maps.
+	// Resolve finds the file behind a soname that Open found on the loader path; nil means asking
+	// the dynamic loader for the opened handle's file (dlinfo, on Linux), else reading
+	// /proc/self/maps. A soname opened once from a folder (the unpacked libnvrtc.so.12) opens again
+	// by name, and must then still name that file, not another version's that is also mapped.
 	Resolve func(soname string) string
 }
 
@@ -72,14 +74,15 @@ func (l Loader) Load(names []string) (Loaded, error) {
 	if l.Dirs != nil {
 		dirs = l.Dirs()
 	}
-	resolve := l.Resolve
-	if resolve == nil {
-		resolve = mappedPath
-	}
 	nf := &NotFoundError{Names: names}
 	for _, name := range names {
 		if h, err := open(name); err == nil {
-			path := resolve(name)
+			var path string
+			if l.Resolve != nil {
+				path = l.Resolve(name)
+			} else {
+				path = libraryFile(h, name)
+			}
 			if path == "" {
 				path = name
 			}
@@ -104,8 +107,15 @@ func (l Loader) Load(names []string) (Loaded, error) {
 	return Loaded{}, nf
 }
 
+// UnpackedCUDA12 is where .ci/run unpacks Debian trixie's CUDA 12.4 packages (non-free: libnvrtc12,
+// libnvrtc-builtins12.4, ptxas and cuobjdump of nvidia-cuda-toolkit, nvidia-cuda-dev's headers; main:
+// libcu++-dev) without installing them: NVRTC under usr/lib/<triplet>, the headers under usr/include,
+// the tools under usr/bin.
+const UnpackedCUDA12 = "/opt/playground-nvidia/cuda-12.4"
+
 // SearchDirs lists the folders searched after the loader path, in order: LD_LIBRARY_PATH (as set
-// now), /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu (or the arm64 equivalent), and the
+// now), /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu (or the arm64 equivalent), the unpacked
+// CUDA 12.4's library folder (UnpackedCUDA12/usr/lib/x86_64-linux-gnu), and the
 // nvidia/*/lib folders of Python site-packages and dist-packages (where pip's nvidia-* wheels, and so
 // PyTorch's CUDA libraries, live).
 func SearchDirs() []string {
@@ -119,7 +129,7 @@ func SearchDirs() []string {
 	if runtime.GOARCH == "arm64" {
 		triplet = "aarch64-linux-gnu"
 	}
-	dirs = append(dirs, "/usr/local/cuda/lib64", "/usr/lib/"+triplet)
+	dirs = append(dirs, "/usr/local/cuda/lib64", "/usr/lib/"+triplet, filepath.Join(UnpackedCUDA12, "usr/lib", triplet))
 	home, _ := os.UserHomeDir()
 	var roots []string
 	for _, pat := range []string{
@@ -170,10 +180,7 @@ func mappedPath(soname string) string {
 		}
 		p := fields[len(fields)-1]
 		if strings.HasPrefix(filepath.Base(p), base) {
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				return real
-			}
-			return p
+			return resolvedFile(p)
 		}
 	}
 	return ""
@@ -201,4 +208,12 @@ func bind(lib Loaded, pairs ...any) error {
 		}
 	}
 	return nil
+}
+
+// resolvedFile is p with its symbolic links resolved, or p where that fails.
+func resolvedFile(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
 }

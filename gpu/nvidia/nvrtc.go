@@ -30,16 +30,34 @@ type NVRTC struct {
 	getNumSupportedArch func(n *int32) int32
 }
 
-var (
-	nvrtcOnce sync.Once
-	nvrtcLib  *NVRTC
-	nvrtcErr  error
-)
+// nvrtcLoads holds each NVRTC this process opened (or failed to), by the sonames asked for.
+var nvrtcLoads = struct {
+	sync.Mutex
+	m map[string]nvrtcLoad
+}{m: map[string]nvrtcLoad{}}
 
-// LoadNVRTC opens NVRTC once per process (libnvrtc.so.13, .12, then .11.2) with the default Loader.
-func LoadNVRTC() (*NVRTC, error) {
-	nvrtcOnce.Do(func() { nvrtcLib, nvrtcErr = Loader{}.NVRTC() })
-	return nvrtcLib, nvrtcErr
+type nvrtcLoad struct {
+	n   *NVRTC
+	err error
+}
+
+// LoadNVRTC opens NVRTC once per process (libnvrtc.so.13, .12, then .11.2: NVRTCNames) with the
+// default Loader.
+func LoadNVRTC() (*NVRTC, error) { return LoadNVRTCFrom(NVRTCNames) }
+
+// LoadNVRTCFrom opens the first NVRTC of names that loads with the default Loader, once per process
+// for each list of names: []string{"libnvrtc.so.11.2"} is CUDA 11.8's even where CUDA 12.4's is
+// the default (several NVRTCs live in one process side by side: each is bound by its own handle).
+func LoadNVRTCFrom(names []string) (*NVRTC, error) {
+	key := strings.Join(names, "\x00")
+	nvrtcLoads.Lock()
+	defer nvrtcLoads.Unlock()
+	l, ok := nvrtcLoads.m[key]
+	if !ok {
+		l.n, l.err = Loader{}.NVRTCFrom(names)
+		nvrtcLoads.m[key] = l
+	}
+	return l.n, l.err
 }
 
 // NVRTC opens and binds NVRTC with this loader.
@@ -55,6 +73,9 @@ func (l Loader) NVRTCFrom(names []string) (*NVRTC, error) {
 	if err := bind(lib, n.symbols()...); err != nil {
 		return nil, err
 	}
+	// NVRTC opens its builtins by soname, on the loader path only: one found in a folder of
+	// SearchDirs (the unpacked CUDA 12.4) would not find its own builtins beside it otherwise.
+	n.PreloadBuiltins()
 	return n, nil
 }
 
@@ -74,16 +95,25 @@ func (n *NVRTC) symbols() []any {
 	}
 }
 
-// PreloadBuiltins opens NVRTC's builtins library (libnvrtc-builtins.so.*, in libnvrtc's folder),
-// which NVRTC would otherwise open by name during its first compile. A compile worker calls it before
-// it confines itself (gpu's sandbox), so that the folder need not stay readable. It returns the files
+// PreloadBuiltins opens NVRTC's builtins library (libnvrtc-builtins.so.MAJOR.MINOR* of its own
+// version, else any libnvrtc-builtins.so*, in libnvrtc's folder), which NVRTC would otherwise open by
+// soname during its first compile, on the loader path only. NVRTCFrom calls it, so that an NVRTC
+// found in a folder of SearchDirs finds its builtins; a compile worker calls it again before it
+// confines itself (gpu's sandbox), so that the folder need not stay readable. It returns the files
 // it opened; none is not an error (NVRTC then opens the library itself, or says it cannot).
 func (n *NVRTC) PreloadBuiltins() []string {
 	path, err := filepath.EvalSymlinks(n.Lib.Path)
 	if err != nil {
 		path = n.Lib.Path
 	}
-	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "libnvrtc-builtins.so*"))
+	dir := filepath.Dir(path)
+	var files []string
+	if v, err := n.Version(); err == nil {
+		files, _ = filepath.Glob(filepath.Join(dir, "libnvrtc-builtins.so."+v+"*"))
+	}
+	if len(files) == 0 {
+		files, _ = filepath.Glob(filepath.Join(dir, "libnvrtc-builtins.so*"))
+	}
 	var opened []string
 	for _, f := range files {
 		if _, err := purego.Dlopen(f, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {

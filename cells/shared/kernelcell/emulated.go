@@ -110,9 +110,9 @@ func EmulatedTable(gpuName string) cells.Table {
 
 // OccupancyNote says where the occupancy column's registers come from, and what it cannot know.
 const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator's on the datasheet GPU's compute capability, with the resource that limits it; " +
-	"the table's own kernels use the registers Nsight Compute measured on an H100 for this PTX. A learner's kernel's registers are not known without ptxas " +
-	"(the PTX's .reg are virtual registers, several times what ptxas allocates), so its occupancy is the bound without registers (≤), " +
-	"or a range where .maxnreg or __launch_bounds__ caps them, or what a cuda cell's registers: key assumes (labelled assumed)."
+	"the table's own kernels use the registers Nsight Compute measured on an H100 for this PTX. A cuda cell's kernel uses the registers ptxas allocates for the datasheet GPU's architecture " +
+	"(labelled ptxas; the PTX's .reg are virtual registers, several times as many), or what its registers: key assumes (labelled assumed); " +
+	"where there is no ptxas, its occupancy is the bound without registers (≤), or a range where .maxnreg or __launch_bounds__ caps them."
 
 // EmulatedRow is r as a row of EmulatedTable; a relative error that is NaN or Inf says so (cells.ErrorValue). The
 // atomics columns are empty for a kernel without atomics, the cache columns without a cache model

@@ -43,14 +43,14 @@ func TestRowAtomicsColumns(t *testing.T) {
 }
 
 // The emulated table's row shows a kernel's occupancy, and its caption says a learner's kernel's
-// registers are unknown.
+// registers are ptxas's.
 func TestEmulatedRowShowsOccupancy(t *testing.T) {
 	r, err := emulate.Run(context.Background(), emulate.Request{Kernel: "cuda-regblock", N: 64, DType: "float32", GPU: datasheet.GPUs[0]})
 	if err != nil || !slices.Contains(EmulatedRow(r).Values, any("25% (registers)")) {
 		t.Errorf("cuda-regblock's row: %v, %v; want 25%% (registers)", EmulatedRow(r).Values, err)
 	}
-	if !strings.Contains(EmulatedTable(datasheet.GPUs[0].Name).Caption, "registers are not known without ptxas") {
-		t.Errorf("the caption does not say a learner's kernel's registers are unknown")
+	if !strings.Contains(EmulatedTable(datasheet.GPUs[0].Name).Caption, "uses the registers ptxas allocates") {
+		t.Errorf("the caption does not say a learner's kernel's registers are ptxas's")
 	}
 }
 

@@ -382,7 +382,7 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 // beside it under a name of its own, and the live one is neither dropped nor told it was replaced.
 // (A worker killed and started again, its connection closed, is replaced at once:
 // TestRestartedWorkerReplacesItsEntry.)
-func TestLiveWorkerNotEvictedByANamesake(t *testing.T) {
+func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
 	out := &syncBuffer{}
 	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Out: out})
 	if err != nil {

@@ -231,7 +231,7 @@ func (p *placing) announce(m Machine) {
 // record: its runs 10,000 times their price demote it, not the honest one, which stays on price
 // and placed; and when both have left and the honest one is started again, it gets its own counts
 // back, not the impostor's.
-func TestSameNameAndHostShareNoRecord(t *testing.T) {
+func TestSameNameAndHostShareNoTrustRecord(t *testing.T) {
 	p := newPlacing(t)
 	p.announce(Machine{ID: "wA-1", Name: "wA", Host: "h", Slots: 2, Rates: scaledRates(1)})
 	p.runsOnPrice("wA-1", 3)

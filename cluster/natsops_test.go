@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -264,8 +266,8 @@ func TestWorkerNoticesASilentPath(t *testing.T) {
 	relay.blackHole(false)
 	waitMachine(t, c, "wB", true)
 	waitUntil(t, "the worker back", func() bool {
-		ms := c.Machines()
-		return len(ms) == 1 && ms[0].Name == "wB" && time.Since(c.ListMachines()[0].LastHeartbeat) < time.Second
+		ms := c.ListMachines() // one list for both checks: the worker may drop between two
+		return len(ms) == 1 && ms[0].Name == "wB" && time.Since(ms[0].LastHeartbeat) < time.Second
 	})
 }
 
@@ -372,5 +374,63 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 	}
 	if ms := c.ListMachines(); len(ms) != 1 || ms[0].Errors != 0 {
 		t.Errorf("the machine's counts: %+v, want no error of the machine's", ms)
+	}
+}
+
+// A live worker is not evicted by a newcomer from its address that reports its name and host (any
+// worker-token holder can): its connection is open and it is not silent, so the newcomer joins
+// beside it under a name of its own, and the live one is neither dropped nor told it was replaced.
+// (A worker killed and started again, its connection closed, is replaced at once:
+// TestRestartedWorkerReplacesItsEntry.)
+func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
+	out := &syncBuffer{}
+	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p := newProbe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorker(ctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: "phoenix", Slots: 1, Kinds: p.kinds, Prefix: c.names.Prefix(),
+			Heartbeat: time.Hour, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitMachine(t, c, "phoenix", true)
+	live := c.Machines()[0].ID
+
+	kp, id := newKey(t)
+	nc, err := nats.Connect(c.WorkerURL(), nats.UserInfo(WorkerUser, c.Token()), nats.Nkey(id, kp.Sign), nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	data, err := json.Marshal(Machine{ID: id, Name: "phoenix", Host: machine.HostName(""), Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish(c.names.Hello()+id, data); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	waitUntil(t, "the newcomer listed", func() bool {
+		clear(got)
+		for _, m := range c.Machines() {
+			got[m.ID] = m.Name
+		}
+		return got[id] != ""
+	})
+	if got[live] != "phoenix" || got[id] != "phoenix ["+shortID(id)+"]" {
+		t.Errorf("machines %v, want the live worker %s still phoenix and the newcomer beside it", got, shortID(live))
+	}
+	c.mu.Lock()
+	replaced := c.replaced[live]
+	c.mu.Unlock()
+	if replaced != "" || strings.Contains(out.String(), "machine restarted") {
+		t.Errorf("the live worker was replaced (%q); the operator got %q", replaced, out.String())
 	}
 }

@@ -42,7 +42,9 @@ type worker struct {
 	kinds    []cells.Kind
 	ratesGen uint64
 	// trust is the evidence of its runs against its prices (trust.go), kept for the worker as the
-	// operator configured it (trustKey), across its restarts; nil for this server's own.
+	// operator configured it (trustKey), across its restarts; nil for this server's own. trustKey is
+	// "" for a worker whose key another live worker held when it joined: its record is its own,
+	// kept under no key (bindTrust).
 	trust    *trust
 	trustKey string
 }
@@ -83,7 +85,7 @@ type tally struct{ done, errors int }
 
 // keepTally keeps w's counts for its return (drop); c.mu is held.
 func (c *Cluster) keepTally(w *worker) {
-	if w.local || w.done == 0 {
+	if w.local || w.done == 0 || w.trustKey == "" { // "": a record of its own (bindTrust)
 		return
 	}
 	if c.tallies == nil || len(c.tallies) >= maxWorkers {
@@ -155,7 +157,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 		if m.Rates != nil { // sent again after a server start: the kinds are built again when needed
 			w.rates, w.kinds = cleanRates(m.Rates), nil
 			w.ratesGen++
-			w.trust = c.trustOf(w.trustKey, w.rates)
+			c.rated(w)
 		}
 	}
 	c.mu.Unlock()
@@ -174,13 +176,14 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	if m.Class != "" && cells.CheckClass(m.Class) != nil { // not one a page or cell could name
 		m.Class = ""
 	}
+	gone := c.disconnected(m, addr) // outside c.mu, as address
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || c.workers[m.ID] != nil {
 		return
 	}
 	asked := m.Name
-	if old := c.restartOf(m, addr); old != nil {
+	if old := c.restartOf(m, addr, gone); old != nil {
 		c.replace(old, m)
 	}
 	m.Name, m.claimed = c.uniqueName(m.Name, m.ID), true
@@ -197,8 +200,7 @@ func (c *Cluster) hello(msg *nats.Msg) {
 	// w.m never changes after this: an id is one worker process
 	w = &worker{m: m, asked: asked, rates: m.Rates, addr: addr, gate: machine.NewGate(capSlots(m.Slots)), seen: time.Now(), gone: make(chan struct{}),
 		trustKey: trustKey(asked, m.Host, addr)}
-	w.trust = c.trustOf(w.trustKey, w.rates)
-	c.resumeTally(w)
+	c.bindTrust(w)
 	c.workers[m.ID] = w
 	c.say("machine joined: %s, %d slots", m.Summary(), capSlots(m.Slots))
 	c.broadcast()
@@ -321,23 +323,57 @@ func (c *Cluster) bye(msg *nats.Msg) {
 }
 
 // restartOf is the machine known that the new worker m, joining from addr, is a restart of: not
-// this server's, with the same name asked for, the same host and the same address; nil if none.
-// Where the address is unknown (workers joining through an external NATS server) the old entry
-// must also have missed a heartbeat: host names are self-reported, and machines cloned from one
-// image share theirs, so a live one is never taken for the dead self of another. c.mu is held.
-func (c *Cluster) restartOf(m Machine, addr string) *worker {
+// this server's, with the same name asked for, the same host and the same address, and gone: its
+// connection to the embedded NATS server closed (gone, by worker id: disconnected), or silent for
+// more than one and a half heartbeats; nil if none. Names and host names are self-reported, and
+// machines cloned from one image share theirs: a live worker is never taken for the dead self of
+// another, nor evicted by a newcomer that reports its name and host. c.mu is held.
+func (c *Cluster) restartOf(m Machine, addr string, gone map[string]bool) *worker {
 	if m.Host == "" {
 		return nil
 	}
 	for _, w := range c.workers {
-		if w.local || w.asked != m.Name || w.m.Host != m.Host || w.addr != addr {
+		if !c.namesake(w, m, addr) {
 			continue
 		}
-		if addr != "" || time.Since(w.seen) > c.cfg.Heartbeat*3/2 {
+		if gone[w.m.ID] || time.Since(w.seen) > c.cfg.Heartbeat*3/2 {
 			return w
 		}
 	}
 	return nil
+}
+
+// namesake reports whether w, a machine known, is one the new worker m joining from addr may be a
+// restart of: not this server's, the same name asked for, the same host and address. c.mu is held.
+func (c *Cluster) namesake(w *worker, m Machine, addr string) bool {
+	return !w.local && w.asked == m.Name && w.m.Host == m.Host && w.addr == addr
+}
+
+// disconnected is the set of the ids of the known workers the new worker m joining from addr may
+// be a restart of (namesake) whose connections to the embedded NATS server are all closed: a
+// worker killed and started again is replaced at once, its old process's TCP connection closed by
+// its end. Empty with an external NATS server, or an address unknown: there only silence tells.
+// It asks the embedded server: c.mu is not held.
+func (c *Cluster) disconnected(m Machine, addr string) map[string]bool {
+	if c.ns == nil || addr == "" || m.Host == "" {
+		return nil
+	}
+	var ids []string
+	c.mu.Lock()
+	for id, w := range c.workers {
+		if c.namesake(w, m, addr) {
+			ids = append(ids, id)
+		}
+	}
+	c.mu.Unlock()
+	gone := map[string]bool{}
+	for _, id := range ids {
+		cz, err := c.ns.Connz(&natsserver.ConnzOptions{User: id, Limit: 1})
+		if err == nil && len(cz.Conns) == 0 {
+			gone[id] = true
+		}
+	}
+	return gone
 }
 
 // drop forgets w, telling the operator why (a line), tells its runs it is gone, and deletes its

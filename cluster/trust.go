@@ -38,7 +38,9 @@ import (
 //     on price, whatever rates it reports meanwhile, and across its restarts.
 //
 // A record is kept per worker as the operator configured it (trustKey: the name it asks for, its
-// host and the address it joins from), not per worker process, whose key is new at every start.
+// host and the address it joins from), not per worker process, whose key is new at every start. The
+// name and host are the worker's claims: two live workers never share a record (bindTrust), so that
+// one reporting another's name and host cannot spend that one's standing.
 const (
 	// trustWindow is how many of a worker's recent measuring runs its median ratio is taken over.
 	trustWindow = 8
@@ -99,10 +101,44 @@ func (c *Cluster) trustOf(key string, rates any) *trust {
 		t = &trust{}
 		b.trusts[key] = t
 	}
+	t.rate(rates)
+	return t
+}
+
+// rate notes the rates a worker reports now: other rates than t's start its window anew (a
+// demotion stays).
+func (t *trust) rate(rates any) {
 	if print := ratesPrint(rates); print != t.rates {
 		t.rates, t.ratios = print, nil
 	}
-	return t
+}
+
+// bindTrust gives the new worker w its record: the one kept under w.trustKey, and its counts kept
+// from its last time here (resumeTally), unless another live worker holds that key already (two
+// workers reporting the same name and host, from one address or through an external NATS server,
+// neither a restart of the other: restartOf). Then w gets a record of its own, unproven and kept
+// under no key (w.trustKey ""), and no counts: its runs neither demote the other nor heal it, and
+// when it leaves, nothing of it is kept. c.mu is held.
+func (c *Cluster) bindTrust(w *worker) {
+	for _, o := range c.workers {
+		if o != w && !o.local && o.trustKey == w.trustKey {
+			w.trustKey, w.trust = "", &trust{}
+			w.trust.rate(w.rates)
+			return
+		}
+	}
+	w.trust = c.trustOf(w.trustKey, w.rates)
+	c.resumeTally(w)
+}
+
+// rated notes the rates w reports again (after a server start, or new ones) on its record; c.mu is
+// held.
+func (c *Cluster) rated(w *worker) {
+	if w.trustKey == "" {
+		w.trust.rate(w.rates)
+		return
+	}
+	w.trust = c.trustOf(w.trustKey, w.rates)
 }
 
 // forgetTrust makes room for one more record past maxTrusts: it forgets one of a worker not

@@ -210,3 +210,48 @@ func TestAPIMachinesShowsTheDemotion(t *testing.T) {
 		t.Errorf("/api/machines: %+v, want demoted with its reason", m)
 	}
 }
+
+// announce has the worker m say hello, as its first announcement reaches the server.
+func (p *placing) announce(m Machine) {
+	p.t.Helper()
+	data, err := json.Marshal(m)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.c.hello(&nats.Msg{Subject: dn.Hello() + m.ID, Data: data})
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	if p.c.workers[m.ID] == nil {
+		p.t.Fatalf("worker %s did not join", m.ID)
+	}
+}
+
+// A second live worker that reports the name and host of a live one (what an external NATS
+// server's workers do: no address tells them apart) is not a restart of it, and does not share its
+// record: its runs 10,000 times their price demote it, not the honest one, which stays on price
+// and placed; and when both have left and the honest one is started again, it gets its own counts
+// back, not the impostor's.
+func TestSameNameAndHostShareNoTrustRecord(t *testing.T) {
+	p := newPlacing(t)
+	p.announce(Machine{ID: "wA-1", Name: "wA", Host: "h", Slots: 2, Rates: scaledRates(1)})
+	p.runsOnPrice("wA-1", 3)
+	p.announce(Machine{ID: "wA-2", Name: "wA", Host: "h", Slots: 2, Rates: scaledRates(1e-4)})
+	_, r := p.priced("matmul", measuring)
+	p.ran("wA-2", r, 1e4)
+	p.ran("wA-2", r, 1e4)
+	if m := p.machine("wA [wA-2]"); m.Price != "demoted" {
+		t.Errorf("the impostor after two runs 10,000 times their price: %+v, want demoted", m)
+	}
+	if m := p.machine("wA"); m.Price != "on price" || m.Demoted != "" {
+		t.Errorf("the honest worker after the impostor's overruns: %+v, want on price, not demoted", m)
+	}
+	p.c.mu.Lock()
+	p.c.workers["wA-1"].done, p.c.workers["wA-2"].done = 3, 50
+	p.c.drop(p.c.workers["wA-2"], "machine left: impostor")
+	p.c.drop(p.c.workers["wA-1"], "machine left: wA")
+	p.c.mu.Unlock()
+	p.announce(Machine{ID: "wA-3", Name: "wA", Host: "h", Slots: 2, Rates: scaledRates(1)})
+	if m := p.machine("wA"); m.Price != "on price" || m.Done != 3 {
+		t.Errorf("the honest worker started again: %+v, want on price with its own 3 runs done", m)
+	}
+}

@@ -14,9 +14,10 @@ import (
 // playground does not have (cudaMalloc, cublasSgemm, std::vector, …). DeviceOnly therefore leaves
 // out of what they compile the namespace-scope declarations that serve only the host: each function
 // (definition or prototype) and variable that has no execution or memory space annotation, is not
-// constexpr, and whose name the code that is kept never uses. Types, templates of types, typedefs,
-// using-declarations, namespaces' and extern "C" blocks' contents (looked into), and every directive
-// are kept. What is left out becomes blanks, line ends kept, so that every message and the PTX's
+// constexpr, and whose name the code that is kept never uses (a name in a #define's replacement is
+// used where the macro is, and one in another directive, as #pragma unroll N, is used). Types,
+// templates of types, typedefs, using-declarations, namespaces' and extern "C" blocks' contents
+// (looked into), and every directive are kept. What is left out becomes blanks, line ends kept, so that every message and the PTX's
 // line information name the learner's own lines.
 //
 // Known limits: an unannotated member function of a class is kept (NVRTC refuses it), and so is an

@@ -55,7 +55,8 @@ func TestCompileWorkerRefusesFileTricks(t *testing.T) {
 }
 
 // What only looks like a file trick passes the source rule, and the compilers read no file for it
-// either: an #include in a comment (block, line, or line continued by a splice), in a string, after
+// either: an #include in a comment (block, line, or line continued by a splice, by LF or CR LF;
+// after a form feed or a vertical tab, which end no line), in a string, after
 // a digit separator or a character literal, in a macro's argument after //. Each compiles, under
 // NVRTC and clang, and neither the PTX nor the log holds the planted secret (each would, had the
 // compiler read the file: the stringizing macro puts what it reads into the PTX).
@@ -70,6 +71,9 @@ func TestCompileLookalikesReadNoFile(t *testing.T) {
 		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n// #include \"PATH\"\n);\n",
 		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n/*\n#include \"PATH\"\n*/ x);\n",
 		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n// a comment continued \\\n#include \"PATH\"\n);\n",
+		"#define S(...) #__VA_ARGS__\r\n__device__ const char leak[] = S(\r\n// a comment continued \\\r\n#include \"PATH\"\r\n);\r\n",
+		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n// a form feed is a blank \f#include \"PATH\"\n);\n",
+		"#define S(...) #__VA_ARGS__\n__device__ const char leak[] = S(\n// so is a vertical tab \v#include \"PATH\"\n);\n",
 		"__device__ const char leak[] = \"#include \\\"PATH\\\"\";\n",
 		"__device__ int a = 1'000; /*\n#include \"PATH\"\n*/\n",
 		"__device__ char c = '\\''; /* it's\n#include \"PATH\"\n*/\n",

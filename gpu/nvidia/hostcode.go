@@ -14,9 +14,10 @@ import (
 // playground does not have (cudaMalloc, cublasSgemm, std::vector, …). DeviceOnly therefore leaves
 // out of what they compile the namespace-scope declarations that serve only the host: each function
 // (definition or prototype) and variable that has no execution or memory space annotation, is not
-// constexpr, and whose name the code that is kept never uses. Types, templates of types, typedefs,
-// using-declarations, namespaces' and extern "C" blocks' contents (looked into), and every directive
-// are kept. What is left out becomes blanks, line ends kept, so that every message and the PTX's
+// constexpr, and whose name the code that is kept never uses (a name in a #define's replacement is
+// used where the macro is, and one in another directive, as #pragma unroll N, is used). Types,
+// templates of types, typedefs, using-declarations, namespaces' and extern "C" blocks' contents
+// (looked into), and every directive are kept. What is left out becomes blanks, line ends kept, so that every message and the PTX's
 // line information name the learner's own lines.
 //
 // Known limits: an unannotated member function of a class is kept (NVRTC refuses it), and so is an
@@ -52,18 +53,18 @@ type hostToken struct {
 // DeviceOnly returns src with its host-only declarations (see above) blanked out, and which they
 // were, in source order. A source it cannot read (unbalanced braces) comes back as it is.
 func DeviceOnly(src string) (string, []HostPart) {
-	toks, macros := hostTokens(src)
+	toks, dirs := hostTokens(src)
 	decls, ok := declarations(toks)
 	if !ok {
 		return src, nil
 	}
 	var candidates []decl
 	for _, d := range decls {
-		if d.hostOnly(toks, macros) {
+		if d.hostOnly(toks, dirs.annotated) {
 			candidates = append(candidates, d)
 		}
 	}
-	left := keepReferenced(toks, candidates)
+	left := keepReferenced(toks, candidates, dirs)
 	if len(left) == 0 {
 		return src, nil
 	}
@@ -270,8 +271,9 @@ func isName(t string) bool {
 
 // keepReferenced returns the candidates to leave out: those none of whose names the rest of the
 // code uses, the rest growing by each candidate kept (a walk over what uses what, linear in the
-// tokens).
-func keepReferenced(toks []hostToken, candidates []decl) []decl {
+// tokens). A name used in a directive (#pragma unroll N) is used; a macro's name used where it
+// counts uses the names in the macro's replacement (#define M (N*2)), once per macro.
+func keepReferenced(toks []hostToken, candidates []decl, dirs directives) []decl {
 	owner := make([]int, len(toks)) // 1 + the index of the candidate a token is in, 0 for none
 	byName := map[string][]int{}
 	for c, d := range candidates {
@@ -283,14 +285,25 @@ func keepReferenced(toks []hostToken, candidates []decl) []decl {
 		}
 	}
 	kept := make([]bool, len(candidates))
+	expanded := map[string]bool{}
 	var queue []int
-	use := func(name string) {
+	var use func(name string)
+	use = func(name string) {
 		for _, c := range byName[name] {
 			if !kept[c] {
 				kept[c] = true
 				queue = append(queue, c)
 			}
 		}
+		if body, ok := dirs.bodies[name]; ok && !expanded[name] {
+			expanded[name] = true
+			for _, w := range body {
+				use(w)
+			}
+		}
+	}
+	for _, w := range dirs.uses {
+		use(w)
 	}
 	for i, t := range toks {
 		if owner[i] == 0 {
@@ -327,8 +340,8 @@ func blank(b []byte, from, to int) {
 	lineStart := false
 	for i := from; i < to; i++ {
 		switch {
-		case b[i] == '\n':
-			lineStart = true
+		case b[i] == '\n' || b[i] == '\r':
+			lineStart = true // line ends stay (lineBreak)
 			continue
 		case lineStart && (b[i] == ' ' || b[i] == '\t'):
 			continue
@@ -340,58 +353,56 @@ func blank(b []byte, from, to int) {
 			}
 		}
 		lineStart = false
-		if b[i] != '\n' {
-			b[i] = ' '
-		}
+		b[i] = ' '
 	}
-}
-
-// lineEnd is the offset of the line end (after splices) at or after i, or len(b).
-func lineEnd(b []byte, i int) int {
-	for ; i < len(b); i++ {
-		if b[i] == '\n' && (i == 0 || b[i-1] != '\\') {
-			return i
-		}
-	}
-	return len(b)
 }
 
 // lineOf is the 1-based line of offset i in src.
 func lineOf(src string, i int) int { return strings.Count(src[:i], "\n") + 1 }
 
-// hostTokens reads src's tokens outside comments and directives (string and character literals
-// are one token each, numbers are left out), and the names of the macros the source defines whose
+// directives is what the host-code scan reads from the source's directives: the macros whose
 // replacement names an annotation or a double-underscore word (such a macro could make a
-// declaration a device one).
-func hostTokens(src string) ([]hostToken, map[string]bool) {
+// declaration a device one), each #defined macro's replacement's identifiers (bodies), and the
+// identifiers of the other directives (uses).
+type directives struct {
+	annotated map[string]bool
+	bodies    map[string][]string
+	uses      []string
+}
+
+// hostTokens reads src's tokens outside comments and directives (string and character literals
+// are one token each, numbers are left out), and what its directives define and use. Line ends and
+// splices are read as the compilers read them (lineBreak, lineSplice).
+func hostTokens(src string) ([]hostToken, directives) {
 	var toks []hostToken
-	macros := map[string]bool{}
+	dirs := directives{annotated: map[string]bool{}, bodies: map[string][]string{}}
 	lineStart := true
 	for i := 0; i < len(src); {
 		b := src[i]
+		if n, _ := lineSplice(src, i); n > 0 {
+			i += n
+			continue
+		}
 		switch {
-		case b == '\n':
+		case lineBreak(src, i) > 0:
 			lineStart = true
-			i++
+			i += lineBreak(src, i)
 			continue
-		case b == ' ' || b == '\t' || b == '\r' || b == '\f' || b == '\v':
+		case isSpace(b):
 			i++
-			continue
-		case b == '\\' && i+1 < len(src) && src[i+1] == '\n':
-			i += 2
 			continue
 		case lineStart && (b == '#' || b == '%' && i+1 < len(src) && src[i+1] == ':'):
-			end := lineEnd([]byte(src), i)
-			noteMacro(src[i:end], macros)
+			end := lineEnd(src, i)
+			dirs.note(src[i:end])
 			i = end
 			continue
 		case strings.HasPrefix(src[i:], "//"):
-			i = lineEnd([]byte(src), i)
+			i = lineEnd(src, i)
 			continue
 		case strings.HasPrefix(src[i:], "/*"):
 			end := strings.Index(src[i+2:], "*/")
 			if end < 0 {
-				return toks, macros
+				return toks, dirs
 			}
 			i += end + 4
 			continue
@@ -418,39 +429,81 @@ func hostTokens(src string) ([]hostToken, map[string]bool) {
 		}
 		toks = append(toks, hostToken{text: src[start:i], start: start, end: i})
 	}
-	return toks, macros
+	return toks, dirs
 }
 
-// skipQuoted is the offset just past the literal whose quote is at i.
+// skipQuoted is the offset just past the literal whose quote is at i (or of its line's end).
 func skipQuoted(src string, i int) int {
 	q := src[i]
 	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
+		if n, _ := lineSplice(src, i); n > 0 {
+			i += n - 1
+			continue
+		}
+		switch {
+		case src[i] == '\\':
 			i++
-		case q:
+		case src[i] == q:
 			return i + 1
-		case '\n':
+		case lineBreak(src, i) > 0:
 			return i
 		}
 	}
 	return i
 }
 
-// noteMacro records in macros the name that directive (a whole directive line) #defines when its
-// replacement holds a word that starts with two underscores or is an annotation.
-func noteMacro(directive string, macros map[string]bool) {
-	f := strings.Fields(strings.NewReplacer("\\\n", " ", "(", " ( ", ")", " ) ", "#", " # ", "%:", " # ").Replace(directive))
-	if len(f) < 3 || f[0] != "#" && f[0] != "%:" || f[1] != "define" {
+// note reads one directive (a whole logical line, from its # or %:): a #define's name, whether its
+// replacement holds a word that starts with two underscores or is an annotation, and the
+// replacement's identifiers; any other directive's identifiers are uses.
+func (d *directives) note(directive string) {
+	words := directiveWords(directive)
+	if len(words) < 2 || words[0] != "define" {
+		if len(words) > 0 {
+			d.uses = append(d.uses, words[1:]...)
+		}
 		return
 	}
-	name := f[2]
-	for _, w := range f[3:] {
+	name, body := words[1], words[2:]
+	d.bodies[name] = append(d.bodies[name], body...)
+	for _, w := range body {
 		if strings.HasPrefix(w, "__") || isAnnotation(w) {
-			macros[name] = true
-			return
+			d.annotated[name] = true
 		}
 	}
+}
+
+// directiveWords are the identifiers of a directive's line, in order, outside comments, literals
+// and numbers, with its splices joined.
+func directiveWords(line string) []string {
+	line = joinSplices(line)
+	var words []string
+	for i := 0; i < len(line); {
+		switch b := line[i]; {
+		case strings.HasPrefix(line[i:], "//"):
+			return words
+		case strings.HasPrefix(line[i:], "/*"):
+			end := strings.Index(line[i+2:], "*/")
+			if end < 0 {
+				return words
+			}
+			i += end + 4
+		case isIdent0(b):
+			start := i
+			for i < len(line) && isIdent(line[i]) {
+				i++
+			}
+			words = append(words, line[start:i])
+		case isDigit(b) || b == '.' && i+1 < len(line) && isDigit(line[i+1]):
+			for i < len(line) && (isIdent(line[i]) || line[i] == '.') {
+				i++
+			}
+		case b == '"' || b == '\'':
+			i = skipQuoted(line, i)
+		default:
+			i++
+		}
+	}
+	return words
 }
 
 // hostNote is the note a failed compile's log gets when DeviceOnly left parts out: a line for each,

@@ -108,33 +108,32 @@ func CheckIncludes(src, name string) error {
 }
 
 // splice does translation phases 1 and 2 as strictly as both compilers: it refuses what they might
-// read differently (a carriage return not before a line feed, a trigraph, a NUL, a backslash with
-// spaces before the line's end) and joins backslash-newline. lines[i] is the source line of text[i].
+// read differently (a carriage return not before a line feed, which clang takes for a line end; a
+// trigraph; a NUL; a backslash with blanks before the line's end, which clang and GCC take for a
+// line splice) and joins backslash-newline (lineSplice). CR LF becomes LF. lines[i] is the source
+// line of text[i].
 func splice(src string) (text []byte, lines []int, err *IncludeError) {
+	src = strings.TrimPrefix(src, "\uFEFF") // a byte order mark, which the compilers skip too
+	if err := loneCR(src); err != nil {
+		return nil, nil, err
+	}
 	text, lines = make([]byte, 0, len(src)), make([]int, 0, len(src))
 	line := 1
-	src = strings.TrimPrefix(src, "\uFEFF") // a byte order mark, which the compilers skip too
 	for i := 0; i < len(src); i++ {
 		b := src[i]
 		switch {
-		case b == '\r' && (i+1 == len(src) || src[i+1] != '\n'):
-			return nil, nil, &IncludeError{Line: line, Msg: "a carriage return that ends no line; save the source with plain line ends"}
 		case b == '\r':
-			continue
+			continue // before a line feed (loneCR)
 		case b == 0:
 			return nil, nil, &IncludeError{Line: line, Msg: "a NUL character in the source"}
 		case b == '?' && i+2 < len(src) && src[i+1] == '?' && strings.IndexByte("=/'()!<>-", src[i+2]) >= 0:
 			return nil, nil, &IncludeError{Line: line, Msg: fmt.Sprintf("the trigraph %q is not allowed in playground kernels (compilers read it differently); write the character it stands for, or put a space between the question marks", src[i:i+3])}
 		case b == '\\':
-			j := i + 1
-			for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\f' || src[j] == '\v' || src[j] == '\r') {
-				j++
-			}
-			if j < len(src) && src[j] == '\n' {
-				if j > i+1 && strings.Trim(src[i+1:j], "\r") != "" {
+			if n, blanks := lineSplice(src, i); n > 0 {
+				if blanks {
 					return nil, nil, &IncludeError{Line: line, Msg: "a backslash followed by spaces at the end of a line; remove the spaces (or the backslash)"}
 				}
-				i, line = j, line+1 // a line splice: the two lines are one
+				i, line = i+n-1, line+1 // a line splice: the two lines are one
 				continue
 			}
 		}
@@ -144,6 +143,22 @@ func splice(src string) (text []byte, lines []int, err *IncludeError) {
 		}
 	}
 	return text, lines, nil
+}
+
+// loneCR refuses a carriage return that is not part of a CR LF: clang ends a line there (so a
+// backslash before it splices only it, and a directive may follow it), where NVRTC may not.
+func loneCR(src string) *IncludeError {
+	for i := strings.IndexByte(src, '\r'); i >= 0; {
+		if lineBreak(src, i) == 1 {
+			return &IncludeError{Line: strings.Count(src[:i], "\n") + 1, Msg: "a carriage return that ends no line (compilers read it differently); save the source with plain line ends"}
+		}
+		next := strings.IndexByte(src[i+1:], '\r')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return nil
 }
 
 // checker scans the spliced text.

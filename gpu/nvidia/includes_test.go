@@ -3,6 +3,7 @@ package nvidia
 import (
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +26,9 @@ func TestCheckIncludesAllows(t *testing.T) {
 		"int x = 1'000'000; // digit separators\nchar c = '#'; const char* s = \"# not a directive\";\n",
 		"float f = 1e+5f, g = 0x1p-3; int y = 0'1;\n",
 		"// a comment: what the kernel does\r\n__global__ void k() {}\r\n",
+		"#define TWICE(x) \\\r\n  (2 * (x))\r\n// a comment \\\n\r\n#define A 1\n",
+		// Form feed and vertical tab end no line (for clang too): the #include is in the comment.
+		"// x\f#include \"/etc/passwd\"\n// y\v#include \"/etc/passwd\"\n",
 		"/* a block\n   comment */\n#define A 1\n",
 		"const char* s = \"what??\"; // two question marks alone\n",
 		// Words are text in comments and literals, and names in code (issue 34).
@@ -77,6 +81,22 @@ func TestCheckIncludesRefuses(t *testing.T) {
 		{"ok\n// comment ??/\n#include \"/etc/passwd\"\n", 2, "trigraph"},
 		{"// comment \\ \n#include \"/etc/passwd\"\n", 1, "backslash followed by spaces"},
 		{"x\ry\n", 1, "carriage return"},
+		// A lone CR ends a line for clang: after a backslash it is the splice, and the CR LF that
+		// follows ends the comment's line, so clang read the #include (a review's repro).
+		{"// x\\\r\r\n#include \"/etc/passwd\"\n__global__ void k(float* a){a[0]=1;}\n", 1, "carriage return"},
+		{"// x\\\r\r\r\n#include \"/etc/passwd\"\n", 1, "carriage return"},
+		{"// x\\\r#include \"/etc/passwd\"\n", 1, "carriage return"},
+		{"// x\\\n\r#include \"/etc/passwd\"\n", 2, "carriage return"},
+		{"int a;\r\n// x\r#include \"/etc/passwd\"\n", 2, "carriage return"},
+		{"int a;\n#define A 1\r", 2, "carriage return"},
+		// Blanks between a backslash and the line end: clang and GCC splice, others may not.
+		{"// x\\ \n#include \"/etc/passwd\"\n", 1, "backslash followed by spaces"},
+		{"// x\\\t\r\n#include \"/etc/passwd\"\n", 1, "backslash followed by spaces"},
+		{"int a;\n// x\\\f\n#include \"/etc/passwd\"\n", 2, "backslash followed by spaces"},
+		{"// x\\\v\n#include \"/etc/passwd\"\n", 1, "backslash followed by spaces"},
+		// A splice by CR LF or LF joins the lines; the line after a comment's spliced line is read.
+		{"// x\\\n\r\n#include \"/etc/passwd\"\n", 3, "is not allowed"},
+		{"// x\\\r\n\r\n#include \"/etc/passwd\"\n", 3, "is not allowed"},
 		{"x\n\x00#include \"/etc/passwd\"\n", 2, "NUL"},
 		{"int a = 1'2' /*\n#include \"/etc/passwd\"\n*/;\n", 1, "a quote right after a number"},
 		{"int a = 1'$ /*\n#include \"/etc/passwd\"\n*/;\n", 1, "a quote right after a number"},
@@ -200,6 +220,19 @@ func hiddenAt(spliced string) map[int]bool {
 	return hidden
 }
 
+// spliceRE is a line splice as clang reads it (Lexer::getEscapedNewLineSize): a backslash, blanks,
+// and a line end, where CR LF and LF CR are one; lineEndRE is a line end: CR LF, LF or a lone CR.
+var (
+	spliceRE  = regexp.MustCompile("\\\\[ \t\f\v]*(\r\n|\n\r|\r|\n)")
+	lineEndRE = regexp.MustCompile("\r\n|\r|\n")
+)
+
+// compilersLines is src with its line splices joined and every line end made LF, as clang reads
+// them (a model for the fuzz target, apart from the check's own reading).
+func compilersLines(src string) string {
+	return lineEndRE.ReplaceAllString(spliceRE.ReplaceAllString(src, ""), "\n")
+}
+
 func isAlnum(b byte) bool { return b == '_' || b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'z' }
 
 func FuzzCheckIncludes(f *testing.F) {
@@ -226,7 +259,10 @@ func FuzzCheckIncludes(f *testing.F) {
 		// In an accepted source, such a line is refused at every line start but those inside a block
 		// comment (as an independent reading finds them): the check sees every line the compilers
 		// may take for a directive.
-		spliced := strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\\\n", "")
+		spliced := compilersLines(src)
+		if spliced != strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\\\n", "") {
+			t.Fatalf("accepted %q, which has a line end or a line splice that compilers read differently", src)
+		}
 		if strings.Contains(spliced, "??=") || strings.Contains(spliced, "??/") {
 			t.Fatalf("accepted %q, which has a trigraph", src)
 		}

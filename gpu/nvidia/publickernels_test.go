@@ -385,3 +385,62 @@ func TestNameEntry(t *testing.T) {
 		}
 	}
 }
+
+// Names used only through a macro (#define M (N*2), the TILE and IDX() style) or in a directive
+// (#pragma unroll U) are uses: the constants stay and the kernels compile under both compilers. A
+// macro used only by host code keeps nothing, and a directive spliced by backslash-CR-LF inside
+// host code stays whole.
+func TestDeviceOnlyKeepsMacroUses(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		kept []string
+		gone []string
+	}{
+		{"const int N = 256;\n#define M (N*2)\n__global__ void k(float*a){a[0]=M;}\n", []string{"const int N = 256;"}, nil},
+		{"const int TILE = 16;\nconst int W = 64;\n#define IDX(r, c) \\\r\n  ((r) * W + (c))\r\n#define T TILE\r\n" +
+			"__global__ void k(float* a) { a[IDX(threadIdx.y, threadIdx.x)] = T; }\r\n",
+			[]string{"const int TILE = 16;", "const int W = 64;"}, nil},
+		{"const int U = 4;\n__global__ void k(float* a) {\n#pragma unroll U\n  for (int i = 0; i < 8; i++) a[i] = i;\n}\n", []string{"const int U = 4;"}, nil},
+		{"void check(int e) {}\n#define CHECK(x) check(x)\nint main() { CHECK(1); return 0; }\n__global__ void k(float* a) { a[0] = 1; }\n",
+			[]string{"#define CHECK(x) check(x)"}, []string{"void check", "main"}},
+		{"int main() {\r\n#define SCALE \\\r\n  3\r\n  return 0;\r\n}\r\n__global__ void k(float* a) { a[0] = SCALE; }\r\n",
+			[]string{"#define SCALE \\\r\n  3\r\n"}, []string{"main", "return 0"}},
+	} {
+		out, _ := nvidia.DeviceOnly(tc.src)
+		for _, k := range tc.kept {
+			if !strings.Contains(out, k) {
+				t.Errorf("DeviceOnly(%q) = %q: %q was left out", tc.src, out, k)
+			}
+		}
+		for _, g := range tc.gone {
+			if strings.Contains(out, g) {
+				t.Errorf("DeviceOnly(%q) = %q: %q is still there", tc.src, out, g)
+			}
+		}
+		if got, want := strings.Count(out, "\n"), strings.Count(tc.src, "\n"); got != want {
+			t.Errorf("DeviceOnly(%q): %d lines after, want %d", tc.src, got, want)
+		}
+	}
+	for _, name := range []string{"NVRTC", "clang"} {
+		t.Run(name, func(t *testing.T) {
+			var nv *nvidia.NVRTC
+			var cl *nvidia.Clang
+			if name == "NVRTC" {
+				nv = needNVRTC(t)
+			} else {
+				cl = needClang(t)
+			}
+			for _, src := range []string{
+				"const int N = 256;\n#define M (N*2)\n__global__ void k(float*a){a[0]=M;}\n",
+				"const int TILE = 16;\nconst int W = 64;\n#define IDX(r, c) \\\r\n  ((r) * W + (c))\r\n#define T TILE\r\n" +
+					"__global__ void k(float* a) { a[IDX(threadIdx.y, threadIdx.x)] = T; }\r\nint main() { return 0; }\r\n",
+				"const int U = 4;\n__global__ void k(float* a) {\n#pragma unroll U\n  for (int i = 0; i < 8; i++) a[i] = i;\n}\n",
+				"int main() {\r\n#define SCALE \\\r\n  3\r\n  return 0;\r\n}\r\n__global__ void k(float* a) { a[0] = SCALE; }\r\n",
+			} {
+				if _, err := nvidia.CompileWithHeaders(context.Background(), nv, cl, "", src, "cell.cu", 80); err != nil {
+					t.Errorf("%q: %v", src, err)
+				}
+			}
+		})
+	}
+}

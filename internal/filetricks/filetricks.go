@@ -47,6 +47,10 @@ func Tricks(path string) []Trick {
 		{"has_include through a macro", "#define H __has_include\n#if H(\"PATH\")\n#error the file exists\n#endif\n", 1},
 		{"raw string", "const char* s = R\"x(\n)x\";\n#include \"PATH\"\n", 1},
 		{"universal character name", "#incl\\u0075de \"PATH\"\n", 1},
+		{"lone carriage return splice", "// x\\\r\r\n#include \"PATH\"\n", 1},
+		{"lone carriage return line end", "// x\r#include \"PATH\"\n", 1},
+		{"line feed, carriage return splice", "// x\\\n\r#include \"PATH\"\n", 2},
+		{"blanks before a splice's line end", "// x\\ \t\n#include \"PATH\"\n", 1},
 	}
 	for i := range tricks {
 		tricks[i].Source = strings.ReplaceAll(tricks[i].Source, "PATH", path) + kernel

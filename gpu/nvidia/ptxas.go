@@ -17,10 +17,18 @@ import (
 // registers per thread, the static shared memory, and the stack and spills: what the occupancy
 // calculator needs and what the PTX alone cannot tell. It needs no GPU.
 
-// PtxasPaths lists where ptxas is looked for, in order: the unpacked CUDA 12.4's (.ci/run), the
-// toolkit's usual place, then "ptxas" on PATH.
+// PtxasEnv, when set, names the ptxas to use (a path, or a name looked for on PATH) ahead of
+// PtxasPaths' others. Tests set it to put a probe in ptxas's place.
+const PtxasEnv = "PLAYGROUND_PTXAS"
+
+// PtxasPaths lists where ptxas is looked for, in order: PtxasEnv's value when set, the unpacked
+// CUDA 12.4's (.ci/run), the toolkit's usual place, then "ptxas" on PATH.
 func PtxasPaths() []string {
-	return []string{filepath.Join(UnpackedCUDA12, "usr/bin/ptxas"), "/usr/local/cuda/bin/ptxas", "ptxas"}
+	paths := []string{filepath.Join(UnpackedCUDA12, "usr/bin/ptxas"), "/usr/local/cuda/bin/ptxas", "ptxas"}
+	if p := os.Getenv(PtxasEnv); p != "" {
+		paths = append([]string{p}, paths...)
+	}
+	return paths
 }
 
 // Ptxas is a ptxas found on this machine.
@@ -71,7 +79,8 @@ type EntryResources struct {
 
 // Resources assembles ptx for sm_<cc> (e.g. 90 → sm_90) with -v and returns each kernel's
 // resources, in the PTX's order. The PTX must target a virtual architecture not above cc. ptxas runs
-// in a temporary folder, is killed when ctx ends (or, on Linux, when this process dies), and its
+// in a temporary folder (under TMPDIR, which may be relative: a confined compile worker's is "."),
+// with the environment's PATH only, is killed when ctx ends (or, on Linux, when this process dies), and its
 // report is read up to clangLogLimit bytes. A PTX ptxas refuses returns an error with its message;
 // an architecture it does not know, too ("ptxas fatal : Value 'sm_100' is not defined …").
 func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResources, error) {
@@ -80,6 +89,9 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	if dir, err = filepath.Abs(dir); err != nil { // ptxas runs in dir: its arguments must not be relative to ours
+		return nil, err
+	}
 	in := filepath.Join(dir, "kernel.ptx")
 	if err := os.WriteFile(in, []byte(ptx), 0o600); err != nil {
 		return nil, err

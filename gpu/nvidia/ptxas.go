@@ -89,15 +89,13 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if dir, err = filepath.Abs(dir); err != nil { // ptxas runs in dir: its arguments must not be relative to ours
-		return nil, err
-	}
-	in := filepath.Join(dir, "kernel.ptx")
-	if err := os.WriteFile(in, []byte(ptx), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
 		return nil, err
 	}
 	arch := fmt.Sprintf("sm_%d", cc)
-	cmd := exec.CommandContext(ctx, p.Path, "-arch="+arch, "-v", "-o", filepath.Join(dir, "kernel.cubin"), in)
+	// Its arguments are relative to dir, where it runs: dir's full path may be closed to a confined
+	// worker's user (gpu's confine), whose own folder is reachable as "." only.
+	cmd := exec.CommandContext(ctx, p.Path, "-arch="+arch, "-v", "-o", "kernel.cubin", "kernel.ptx")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=.", "TMPDIR=."}
 	cmd.SysProcAttr = clangProcAttr()
@@ -107,7 +105,7 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
-	report := strings.ReplaceAll(out.String(), in, "kernel.ptx")
+	report := out.String()
 	if runErr != nil {
 		return nil, fmt.Errorf("ptxas %s -arch=%s: %v\n%s", p.Version, arch, runErr, strings.TrimSpace(report))
 	}

@@ -131,10 +131,8 @@ func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, 
 	if err == nil || ctx.Err() != nil {
 		return out, err
 	}
-	var te *CompileTimeoutError
-	if errors.As(err, &te) && out.PTX != "" && len(sass) > 0 { // the PTX came; ptxas outran the limit
-		out.Resources, out.ResourcesError = nil, "ptxas: "+err.Error()
-		return out, nil
+	if kept, ok := ptxasOutran(out, err, sass); ok {
+		return kept, nil
 	}
 	var we *WorkerError
 	switch {
@@ -145,6 +143,17 @@ func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, 
 		return Compiled{}, fmt.Errorf("compilation ran out of memory (limit %s): %w", mib(memory), err)
 	}
 	return Compiled{}, err
+}
+
+// ptxasOutran is a compile asked for sass that ended in err, out being what its worker sent: where
+// err is the time limit and the PTX had come (the worker sends it before it starts ptxas), the
+// compile's result is that PTX without resources (ok true), the reason in ResourcesError.
+func ptxasOutran(out Compiled, err error, sass []int) (Compiled, bool) {
+	var te *CompileTimeoutError
+	if len(sass) == 0 || out.PTX == "" || !errors.As(err, &te) {
+		return Compiled{}, false
+	}
+	return Compiled{PTX: out.PTX, ResourcesError: bounded("ptxas: "+err.Error(), MaxResourcesError)}, true
 }
 
 // bounded is s cut to at most n bytes (at a rune's start), "…" marking a cut.

@@ -137,3 +137,63 @@ func fakePtxasIn(t *testing.T, name string) string {
 	t.Setenv(nvidia.PtxasEnv, filepath.Join(bin, name))
 	return root
 }
+
+// A compile whose ptxas outran the compile's time limit after the PTX came keeps the PTX, without
+// resources; a timeout before the PTX, another error, or a compile that asked for no ptxas stays the
+// compile's error.
+func TestPtxasOutranKeepsThePTX(t *testing.T) {
+	limit := &CompileTimeoutError{Limit: CompileTimeout}
+	got, ok := ptxasOutran(Compiled{PTX: ".entry k("}, limit, []int{90})
+	if !ok || got.PTX != ".entry k(" || got.Resources != nil || !strings.Contains(got.ResourcesError, "took too long") {
+		t.Errorf("ptxas too slow: got %+v, %v; want the PTX and why there are no resources", got, ok)
+	}
+	for _, c := range []struct {
+		ptx  string
+		err  error
+		sass []int
+	}{
+		{"", limit, []int{90}},
+		{".entry k(", errors.New("the compiler's process crashed"), []int{90}},
+		{".entry k(", limit, nil},
+	} {
+		if got, ok := ptxasOutran(Compiled{PTX: c.ptx}, c.err, c.sass); ok {
+			t.Errorf("%q, %v, sass %v: got %+v, want the compile's error", c.ptx, c.err, c.sass, got)
+		}
+	}
+}
+
+// bounded cuts a string at a rune's start, marking the cut.
+func TestBounded(t *testing.T) {
+	if got, want := bounded("abc", 3), "abc"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := bounded("aé", 2), "a…"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A compile worker asked for sass sends the PTX on a line of its own before it runs ptxas, then the
+// Done line with the PTX and ptxas's report.
+func TestCompileWorkerSendsThePTXBeforePtxas(t *testing.T) {
+	needNVRTC(t)
+	fakePtxasIn(t, fakePtxasName)
+	tr := &killOnCleanup{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}}
+	t.Cleanup(tr.killAll)
+	s := &Supervisor{Transport: tr}
+	defer s.Close()
+	var lines []Response
+	err := s.Do(context.Background(), Request{Op: "compile", Source: `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`,
+		Name: "ok.cu", Arch: 80, MemoryLimit: CompileMemory, Sass: []int{90}}, func(r Response) { lines = append(lines, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want 2: %+v", len(lines), lines)
+	}
+	if first := lines[0]; first.Done || !strings.Contains(first.PTX, ".entry twice(") || first.Resources != nil {
+		t.Errorf("first line %+v, want the PTX alone, not done", first)
+	}
+	if last := lines[1]; !last.Done || last.PTX != lines[0].PTX || len(last.Resources) != 1 {
+		t.Errorf("last line %+v, want done with the PTX and the report", last)
+	}
+}

@@ -220,8 +220,9 @@ const (
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
 // with clang, else an error that starts with nvidia.NoCompiler, with CUDA's headers from
 // nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
-// may be shorter) kills this process, and clang with it. With req.Sass (and MemoryLimit), ptxas (nvidia.FindPtxas,
-// looked for before confine) then assembles the PTX (sass), after ready is given the PTX.
+// may be shorter) kills this process, and clang with it. With req.Sass (and MemoryLimit), ptxas
+// (nvidia.LookPtxas: looked for before confine, run, even its --version, only after) then
+// assembles the PTX (sass), after ready is given the PTX.
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
 // environment, nobody under root, Landlock, ptxas's folder readable), so neither the compiler nor
@@ -233,16 +234,11 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 		return Compiled{}, err
 	}
 	headers := nvidia.FindHeaders(nv) // before confine clears the environment (nvidia.IncludeEnv)
-	var px *nvidia.Ptxas
-	pxErr := errors.New("ptxas runs in a confined one-compile worker only")
+	ptxasPath := ""
 	if len(req.Sass) > 0 && req.MemoryLimit > 0 {
-		px, pxErr = nvidia.FindPtxas()
+		ptxasPath = nvidia.LookPtxas() // found now, run (even its --version) only once confined
 	}
 	if req.MemoryLimit > 0 {
-		ptxasPath := ""
-		if px != nil {
-			ptxasPath = px.Path
-		}
 		dir, note, err := confine(nv, cl, headers, ptxasPath)
 		if dir != "" {
 			defer os.Remove(dir) // emptied by the compiler (clang removes its folder); by its full path, where nobody may
@@ -262,12 +258,24 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	}
 	ready(ptx)
 	out := Compiled{PTX: ptx}
-	if px == nil {
-		out.ResourcesError = bounded(pxErr.Error(), MaxResourcesError)
-		return out, nil
+	switch px, err := ptxasAt(ptxasPath, req.MemoryLimit); {
+	case err != nil:
+		out.ResourcesError = bounded(err.Error(), MaxResourcesError)
+	default:
+		out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
 	}
-	out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
 	return out, nil
+}
+
+// ptxasAt is the ptxas at path (nvidia.PtxasAt), for a confined worker (memoryLimit set) only.
+func ptxasAt(path string, memoryLimit int64) (*nvidia.Ptxas, error) {
+	switch {
+	case memoryLimit <= 0:
+		return nil, errors.New("ptxas runs in a confined one-compile worker only")
+	case path == "":
+		return nil, fmt.Errorf("ptxas not found (tried %s)", strings.Join(nvidia.PtxasPaths(), ", "))
+	}
+	return nvidia.PtxasAt(path)
 }
 
 // sass runs px -v on ptx for each of archs (the first MaxSass, each once; PtxasTimeout each) and

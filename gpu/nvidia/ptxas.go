@@ -46,19 +46,40 @@ func FindPtxas() (*Ptxas, error) {
 			tried = append(tried, p)
 			continue
 		}
-		out, err := exec.Command(path, "--version").Output()
+		px, err := PtxasAt(path)
 		if err != nil {
-			tried = append(tried, fmt.Sprintf("%s (%v)", path, err))
+			tried = append(tried, err.Error())
 			continue
 		}
-		m := ptxasVersion.FindSubmatch(out)
-		if m == nil {
-			tried = append(tried, path+" (no version)")
-			continue
-		}
-		return &Ptxas{Path: path, Version: string(m[1])}, nil
+		return px, nil
 	}
 	return nil, fmt.Errorf("ptxas not found (tried %s): .ci/run unpacks CUDA 12.4's from Debian trixie's nvidia-cuda-toolkit", strings.Join(tried, ", "))
+}
+
+// LookPtxas is the path of the first of PtxasPaths that exists (exec.LookPath), without running
+// it; "" where none does. A confined compile worker looks before it confines itself, then runs it
+// (PtxasAt) confined.
+func LookPtxas() string {
+	for _, p := range PtxasPaths() {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// PtxasAt is the ptxas at path, whose --version must name its release; the error says
+// "PATH (why)".
+func PtxasAt(path string) (*Ptxas, error) {
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s (%v)", path, err)
+	}
+	m := ptxasVersion.FindSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("%s (no version)", path)
+	}
+	return &Ptxas{Path: path, Version: string(m[1])}, nil
 }
 
 var ptxasVersion = regexp.MustCompile(`release (\d+\.\d+)`)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
@@ -76,6 +77,25 @@ func (c *Compiler) limits() (time.Duration, int64) {
 // its memory says so. When ctx ends, the compile is stopped (or no longer waited for) at once and
 // context.Cause(ctx) is returned.
 func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (string, error) {
+	out, err := c.CompileSass(ctx, src, name, arch, nil)
+	return out.PTX, err
+}
+
+// Compiled is a compile's result: the PTX and, where asked (CompileSass), what ptxas -v reports of
+// it.
+type Compiled struct {
+	PTX string
+	// Resources is each kernel's registers, shared memory and spills per architecture asked, in the
+	// order asked; none where ResourcesError says why (no ptxas, its refusal, its time limit).
+	Resources      []nvidia.EntryResources
+	ResourcesError string
+}
+
+// CompileSass is Compile, then, in the same confined worker, ptxas -v on the PTX for each sm_<N> of
+// sass (at most MaxSass; none: Compile's), each run bounded by PtxasTimeout and the compile's own
+// time limit. ptxas's failure (absent, refusing the PTX or an architecture, too slow) is no error:
+// the PTX comes back with ResourcesError saying why.
+func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, sass []int) (Compiled, error) {
 	c.once.Do(func() {
 		n := c.Parallel
 		if n <= 0 {
@@ -90,7 +110,7 @@ func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (str
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
 	case <-ctx.Done():
-		return "", context.Cause(ctx)
+		return Compiled{}, context.Cause(ctx)
 	}
 	timeout, memory := c.limits()
 	tr, cleanup := compileTransport(c.Transport)
@@ -98,21 +118,53 @@ func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (str
 	s := &Supervisor{Transport: tr, LaunchTimeout: timeout, timers: c.timers,
 		timeout: func(limit time.Duration) error { return &CompileTimeoutError{Limit: limit} }}
 	defer s.Close()
-	var ptx string
-	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, MemoryLimit: memory},
-		func(r Response) { ptx = r.PTX })
+	var out Compiled
+	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, MemoryLimit: memory, Sass: sass},
+		func(r Response) {
+			if r.PTX != "" {
+				out.PTX = r.PTX
+			}
+			if r.Done {
+				out.Resources, out.ResourcesError = r.Resources, bounded(r.ResourcesError, MaxResourcesError)
+			}
+		})
 	if err == nil || ctx.Err() != nil {
-		return ptx, err
+		return out, err
+	}
+	if kept, ok := ptxasOutran(out, err, sass); ok {
+		return kept, nil
 	}
 	var we *WorkerError
 	switch {
 	case errors.As(err, &we):
 		msg := strings.TrimSuffix(we.Msg, "; the next run starts a fresh worker")
-		return "", fmt.Errorf("the compiler's process %s (its memory is limited to %s)", msg, mib(memory))
+		return Compiled{}, fmt.Errorf("the compiler's process %s (its memory is limited to %s)", msg, mib(memory))
 	case strings.Contains(err.Error(), "out of memory"):
-		return "", fmt.Errorf("compilation ran out of memory (limit %s): %w", mib(memory), err)
+		return Compiled{}, fmt.Errorf("compilation ran out of memory (limit %s): %w", mib(memory), err)
 	}
-	return "", err
+	return Compiled{}, err
+}
+
+// ptxasOutran is a compile asked for sass that ended in err, out being what its worker sent: where
+// err is the time limit and the PTX had come (the worker sends it before it starts ptxas), the
+// compile's result is that PTX without resources (ok true), the reason in ResourcesError.
+func ptxasOutran(out Compiled, err error, sass []int) (Compiled, bool) {
+	var te *CompileTimeoutError
+	if len(sass) == 0 || out.PTX == "" || !errors.As(err, &te) {
+		return Compiled{}, false
+	}
+	return Compiled{PTX: out.PTX, ResourcesError: bounded("ptxas: "+err.Error(), MaxResourcesError)}, true
+}
+
+// bounded is s cut to at most n bytes (at a rune's start), "…" marking a cut.
+func bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // compileTransport is t for one compile worker: an Exec starts it in a fresh temporary folder,
@@ -137,11 +189,11 @@ func compileTransport(t Transport) (tr Transport, cleanup func()) {
 }
 
 // compileEnv is the environment a compile worker starts with, less its TMPDIR: where programs
-// (clang), libraries (NVRTC) and CUDA's headers (nvidia.IncludeEnv) are found and the compiler choice
-// (nvidia.CompilerEnv); nothing else of the server's (no tokens, no data folder).
+// (clang), libraries (NVRTC), CUDA's headers (nvidia.IncludeEnv) and ptxas (nvidia.PtxasEnv) are found
+// and the compiler choice (nvidia.CompilerEnv); nothing else of the server's (no tokens, no data folder).
 func compileEnv() []string {
 	env := []string{"LC_ALL=C"}
-	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv} {
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv, nvidia.PtxasEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -156,27 +208,43 @@ func mib(b int64) string {
 	return fmt.Sprintf("%d MiB", b>>20)
 }
 
+// ptxas limits: a compile worker assembles its PTX for at most MaxSass architectures, each run of
+// ptxas stopped after PtxasTimeout (a kernel takes well under a second); ResourcesError is cut to
+// MaxResourcesError bytes.
+const (
+	MaxSass           = 4
+	PtxasTimeout      = 5 * time.Second
+	MaxResourcesError = 1 << 10
+)
+
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
 // with clang, else an error that starts with nvidia.NoCompiler, with CUDA's headers from
 // nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
-// may be shorter) kills this process, and clang with it.
+// may be shorter) kills this process, and clang with it. With req.Sass (and MemoryLimit), ptxas
+// (nvidia.LookPtxas: looked for before confine, run, even its --version, only after) then
+// assembles the PTX (sass), after ready is given the PTX.
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
-// environment, nobody under root, Landlock), so the compiler can read no file of the server's even
-// past the source rule; a worker that cannot confine itself does not compile.
-func compileHere(req Request) (string, error) {
+// environment, nobody under root, Landlock, ptxas's folder readable), so neither the compiler nor
+// ptxas, which this thread starts as it starts clang, can read a file of the server's even past the
+// source rule; a worker that cannot confine itself does not compile.
+func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	nv, cl, err := nvidia.ChosenCompiler()
 	if err != nil {
-		return "", err
+		return Compiled{}, err
 	}
 	headers := nvidia.FindHeaders(nv) // before confine clears the environment (nvidia.IncludeEnv)
+	ptxasPath := ""
+	if len(req.Sass) > 0 && req.MemoryLimit > 0 {
+		ptxasPath = nvidia.LookPtxas() // found now, run (even its --version) only once confined
+	}
 	if req.MemoryLimit > 0 {
-		dir, note, err := confine(nv, cl, headers)
+		dir, note, err := confine(nv, cl, headers, ptxasPath)
 		if dir != "" {
 			defer os.Remove(dir) // emptied by the compiler (clang removes its folder); by its full path, where nobody may
 		}
 		if err != nil {
-			return "", fmt.Errorf("cannot confine the compiler: %w", err)
+			return Compiled{}, fmt.Errorf("cannot confine the compiler: %w", err)
 		}
 		if note != "" {
 			fmt.Fprintln(os.Stderr, "compile worker:", note)
@@ -184,5 +252,49 @@ func compileHere(req Request) (string, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
 	defer cancel()
-	return nvidia.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
+	ptx, err := nvidia.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
+	if err != nil || len(req.Sass) == 0 {
+		return Compiled{PTX: ptx}, err
+	}
+	ready(ptx)
+	out := Compiled{PTX: ptx}
+	switch px, err := ptxasAt(ptxasPath, req.MemoryLimit); {
+	case err != nil:
+		out.ResourcesError = bounded(err.Error(), MaxResourcesError)
+	default:
+		out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
+	}
+	return out, nil
+}
+
+// ptxasAt is the ptxas at path (nvidia.PtxasAt), for a confined worker (memoryLimit set) only.
+func ptxasAt(path string, memoryLimit int64) (*nvidia.Ptxas, error) {
+	switch {
+	case memoryLimit <= 0:
+		return nil, errors.New("ptxas runs in a confined one-compile worker only")
+	case path == "":
+		return nil, fmt.Errorf("ptxas not found (tried %s)", strings.Join(nvidia.PtxasPaths(), ", "))
+	}
+	return nvidia.PtxasAt(path)
+}
+
+// sass runs px -v on ptx for each of archs (the first MaxSass, each once; PtxasTimeout each) and
+// returns the kernels' resources, or none and the first failure.
+func sass(ctx context.Context, px *nvidia.Ptxas, ptx string, archs []int) ([]nvidia.EntryResources, string) {
+	var out []nvidia.EntryResources
+	seen := map[int]bool{}
+	for _, a := range archs[:min(len(archs), MaxSass)] {
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		actx, cancel := context.WithTimeout(ctx, PtxasTimeout)
+		res, err := px.Resources(actx, ptx, a)
+		cancel()
+		if err != nil {
+			return nil, bounded(err.Error(), MaxResourcesError)
+		}
+		out = append(out, res...)
+	}
+	return out, ""
 }

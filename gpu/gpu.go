@@ -59,8 +59,9 @@ func Serve(in io.Reader, out io.Writer) {
 					return
 				}
 			}
-			var err error
-			if resp.PTX, err = compileHere(req); err != nil {
+			c, err := compileHere(req, func(ptx string) { _ = enc.Encode(Response{ID: req.ID, PTX: ptx}) })
+			resp.PTX, resp.Resources, resp.ResourcesError = c.PTX, c.Resources, c.ResourcesError
+			if err != nil {
 				resp.Error = err.Error()
 			}
 			_ = enc.Encode(resp)

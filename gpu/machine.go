@@ -40,12 +40,19 @@ func (m *Machine) Measure(ctx context.Context, req Request, progress func(done i
 // Compile compiles CUDA C++ to PTX for Arch with the Compiler: in a short-lived process of its own,
 // not the GPU worker, limited in time and memory.
 func (m *Machine) Compile(ctx context.Context, source, name string) (string, error) {
+	out, err := m.CompileSass(ctx, source, name, nil)
+	return out.PTX, err
+}
+
+// CompileSass is Compile, then ptxas -v on the PTX for each sm_<N> of sass in the same confined
+// process (Compiler.CompileSass): each kernel's registers, shared memory and spills.
+func (m *Machine) CompileSass(ctx context.Context, source, name string, sass []int) (Compiled, error) {
 	m.once.Do(func() {
 		if m.Compiler == nil {
 			m.Compiler = &Compiler{Transport: m.Worker.Transport}
 		}
 	})
-	return m.Compiler.Compile(ctx, source, name, m.Arch())
+	return m.Compiler.CompileSass(ctx, source, name, m.Arch(), sass)
 }
 
 // Arch is the virtual architecture learners' kernels compile for: the first device's compute

@@ -19,10 +19,17 @@ type Request = measure.Request
 type Response struct {
 	ID int64 `json:"id"`
 	// Progress is [done, total] units of work; each progress line restarts the launch time limit.
-	Progress *[2]int         `json:"progress,omitempty"`
-	Report   *nvidia.Report  `json:"report,omitempty"`
-	PTX      string          `json:"ptx,omitempty"`
-	Result   *harness.Result `json:"result,omitempty"`
+	Progress *[2]int        `json:"progress,omitempty"`
+	Report   *nvidia.Report `json:"report,omitempty"`
+	PTX      string         `json:"ptx,omitempty"`
+	// Resources (compile, with Request.Sass) is what ptxas -v reported of each kernel of the PTX for
+	// each architecture asked, in the order asked; ResourcesError says why one is missing (no ptxas,
+	// or its refusal, at most MaxResourcesError bytes). A compile asked for Sass first sends a line
+	// (not Done) with the PTX alone, so that a ptxas that outruns the compile's time limit still
+	// leaves the PTX; its Done line carries the PTX again with the resources.
+	Resources      []nvidia.EntryResources `json:"resources,omitempty"`
+	ResourcesError string                  `json:"resources_error,omitempty"`
+	Result         *harness.Result         `json:"result,omitempty"`
 	// Fatal says the worker's GPU state is broken (a sticky CUDA error) and it exits after this line;
 	// the supervisor starts a fresh one for the next request.
 	Fatal bool   `json:"fatal,omitempty"`

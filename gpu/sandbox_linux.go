@@ -19,21 +19,22 @@ import (
 const nobody = 65534
 
 // confine shuts a one-compile worker in, after it has chosen its compiler (nv or cl) and the folder
-// of CUDA's headers (headers, "" for none; nvidia.FindHeaders) and before the compiler reads the
-// learner's source: a fresh empty working folder (dir, under the temporary
+// of CUDA's headers (headers, "" for none; nvidia.FindHeaders) and ptxas (its path, "" for none:
+// it assembles the PTX after the compile, started from this thread as clang is) and before the
+// compiler reads the learner's source: a fresh empty working folder (dir, under the temporary
 // folder), no environment but PATH and TMPDIR (".", the working folder, which stays reachable when
 // its full path is not), and, for the calling OS thread (which it locks for good: the compile runs
 // on it, NVRTC in it and clang started from it, and both inherit its restrictions), on kernels with
 // Landlock (Linux 5.13 and newer) a file system it can read only in the library folders the
-// compiler needs and the headers folder and write only in dir, no TCP, and the user and group nobody when running as root.
+// compiler needs, the headers folder and ptxas's folder and write only in dir, no TCP, and the user and group nobody when running as root.
 // Only the one thread: with cgo off, purego's runtime leaves Go unable to change every thread
 // (syscall.AllThreadsSyscall is unsupported), and the learner's source reaches no other. note says
 // what this machine leaves out (a kernel without Landlock; a user namespace without nobody, where
 // Landlock then holds alone); err is a step that failed, and the compile must then not run. The
 // caller removes dir where it can.
-func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string) (dir, note string, err error) {
-	runtime.LockOSThread()                    // never unlocked: the thread ends with the worker
-	readable := compilerDirs(nv, cl, headers) // before the environment (LD_LIBRARY_PATH) goes
+func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) (dir, note string, err error) {
+	runtime.LockOSThread()                           // never unlocked: the thread ends with the worker
+	readable := compilerDirs(nv, cl, headers, ptxas) // before the environment (LD_LIBRARY_PATH) goes
 	if nv != nil {
 		nv.PreloadBuiltins() // opened now, while its folder is surely readable
 	}
@@ -188,8 +189,9 @@ func dropRoot() error {
 // compilerDirs are the folders a compiler reads and runs from: the system's library folders, those
 // of LD_LIBRARY_PATH, NVRTC's own folder, clang's program folder and the one above it (clang
 // re-runs itself, and finds its libraries and resources there: /usr/lib/llvm-14/bin and
-// /usr/lib/llvm-14), and the folder of CUDA's headers, headers (when not "").
-func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string) []string {
+// /usr/lib/llvm-14), the folder of CUDA's headers, headers, and ptxas's program folder (each when
+// not "").
+func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) []string {
 	triplet := "x86_64-linux-gnu"
 	if runtime.GOARCH == "arm64" {
 		triplet = "aarch64-linux-gnu"
@@ -215,6 +217,9 @@ func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string) []string {
 	}
 	if headers != "" {
 		dirs = append(dirs, resolved(headers))
+	}
+	if ptxas != "" {
+		dirs = append(dirs, filepath.Dir(resolved(ptxas)))
 	}
 	var out []string
 	seen := map[string]bool{}

@@ -30,7 +30,7 @@ type probeReport struct {
 // argument, to write in its folder and outside it, and to read a system library.
 func confineProbe(secret string) {
 	var r probeReport
-	dir, note, err := confine(nil, nil, "")
+	dir, note, err := confine(nil, nil, "", "")
 	r.Note = note
 	if err != nil {
 		r.Err = err.Error()

@@ -14,6 +14,10 @@ type Request struct {
 	// many bytes before it loads NVRTC or starts clang (which inherits the limit), confine itself
 	// (compileHere), and exit after answering: the Compiler's one-compile workers.
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
+	// Sass (compile), when set, asks the worker to assemble the PTX with ptxas -v for each sm_<N>
+	// (at most gpu.MaxSass) in the same confinement, and report each kernel's registers, shared
+	// memory and spills (gpu.Response's Resources).
+	Sass []int `json:"sass,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, nvidia.Kernels: docs/gpu-kernels.md; or custom
 	// with PTX, Entry, Block and Grid: the PTX of a learner's kernel, compiled beforehand by the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/harness"
 )
 
@@ -39,14 +40,14 @@ func TestCompileErrorLearnersLinesFirst(t *testing.T) {
 		{"the source was refused before compiling:\ncell.cu(3): error: #include </etc/passwd> is not allowed",
 			"line " + strconv.Itoa(line) + ": error: #include </etc/passwd> is not allowed\nThe kernel does not compile (the source was refused before compiling)."},
 	} {
-		_, err := compile(context.Background(), &failingGPU{msg: c.compiler}, spec)
+		_, err := (&run{env: cells.Env{GPU: &failingGPU{msg: c.compiler}}, spec: spec}).compile(context.Background())
 		if err == nil || err.Error() != c.want {
 			t.Errorf("compiler said %q:\ngot  %q\nwant %q", c.compiler, err, c.want)
 		}
 	}
 	// What is no compiler's verdict on the source (a limit hit, no compiler) stays as it is.
 	limit := "compilation ran out of memory (limit 512 MiB)"
-	if _, err := compile(context.Background(), &failingGPU{msg: limit}, spec); err == nil || err.Error() != limit {
+	if _, err := (&run{env: cells.Env{GPU: &failingGPU{msg: limit}}, spec: spec}).compile(context.Background()); err == nil || err.Error() != limit {
 		t.Errorf("got %v, want %q as it is", err, limit)
 	}
 }

@@ -31,7 +31,7 @@ func TestMissingHeadersNoteOnTheCellsLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = compile(context.Background(), &noHeadersGPU{testGPU{nv: nv}}, spec)
+	_, err = (&run{env: cells.Env{GPU: &noHeadersGPU{testGPU{nv: nv}}}, spec: spec}).compile(context.Background())
 	want := "line 7: error: cuda_fp16.h: " + kcuda.MissingHeadersNote
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "open source file") {
 		t.Errorf("got %v, want %q", err, want)

@@ -86,7 +86,7 @@ func (p *showPTX) Estimate() time.Duration {
 // instructions requests and 32-byte sectors per request), when that size can be emulated.
 func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	spec := p.r.spec
-	ptx, err := compile(ctx, p.r.env.GPU, spec)
+	ptx, err := p.r.compile(ctx)
 	if err != nil {
 		return err
 	}
@@ -215,6 +215,9 @@ type run struct {
 	samples map[int]int
 	// variantSamples are samples for each of the spec's variants.
 	variantSamples []map[int]int
+	// resources is ptxas's report of the compiled PTX for the datasheet GPU's architecture (run.compile),
+	// none where there is none.
+	resources []kcuda.EntryResources
 }
 
 func (r *run) measured() harness.Spec {
@@ -254,7 +257,7 @@ func (r *run) Estimate() time.Duration {
 // counts; without one, the kernel (and the compared kernels with PTX) run in the virtual GPU only.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	e = cells.Showing(e, r.spec.Show)
-	ptx, err := compile(ctx, r.env.GPU, r.spec)
+	ptx, err := r.compile(ctx)
 	if err != nil {
 		return err
 	}
@@ -324,7 +327,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 			samples = r.variantSamples[i]
 		}
 		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
-			return v.Spec.emulate(ctx, ptx, n, dtype, g, samples[n])
+			return v.Spec.emulate(ctx, ptx, r.resources, n, dtype, g, samples[n])
 		}})
 	}
 	return emulateProblem(ctx, e, r.spec, launches...)
@@ -334,7 +337,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 // as probeEmulation found fit.
 func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
 	return func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
-		return r.spec.emulate(ctx, ptx, n, dtype, g, r.samples[n])
+		return r.spec.emulate(ctx, ptx, r.resources, n, dtype, g, r.samples[n])
 	}
 }
 
@@ -421,11 +424,14 @@ func (s Spec) toCellLines(re *regexp.Regexp, msg string) string {
 // nvrtcLine finds "cell.cu(LINE)" in NVRTC's log.
 var nvrtcLine = regexp.MustCompile(`cell\.cu\((\d+)\)`)
 
-// compile compiles the cell's kernel in the GPU worker. A compile error comes back as the compiler's
-// log with its line numbers turned into the cell's own (compileMessage).
-func compile(ctx context.Context, g cells.GPU, spec Spec) (string, error) {
-	ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
+// compile compiles the run's kernel (its spec) in a compile worker, keeping in r.resources what
+// ptxas reports of it there (compileSass). A compile error comes back as the compiler's log with
+// its line numbers turned into the cell's own (compileMessage).
+func (r *run) compile(ctx context.Context) (string, error) {
+	spec := r.spec
+	ptx, res, err := compileSass(ctx, r.env.GPU, spec)
 	if err == nil {
+		r.resources = res
 		return kcuda.NameEntry(ptx, spec.Kernel), nil // a kernel declared without extern "C" too
 	}
 	if ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {

@@ -56,6 +56,12 @@ func runCell(t *testing.T, cell string, device bool) (*cellstest.Recorder, *test
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
 	g := &testGPU{nv: nv, device: device}
+	return runCellOn(t, cell, g), g
+}
+
+// runCellOn runs cell with g as the server's GPU and returns what it emitted.
+func runCellOn(t *testing.T, cell string, g cells.GPU) *cellstest.Recorder {
+	t.Helper()
 	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: g})
 	r, err := k.Parse(cells.Cell{Source: cell})
 	if err != nil {
@@ -70,7 +76,7 @@ func runCell(t *testing.T, cell string, device bool) (*cellstest.Recorder, *test
 			t.Errorf("error note: %s", n.Message)
 		}
 	}
-	return rec, g
+	return rec
 }
 
 // Without a GPU a transpose cell's kernel runs in the virtual GPU, each size a row of the emulated

@@ -3,11 +3,14 @@ package cuda
 import (
 	"context"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/gpu"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
 )
@@ -26,8 +29,9 @@ func needPtxas(t *testing.T) *kcuda.Ptxas {
 	return p
 }
 
-// ptxasRegisters gives ptxas's report of the entry for the GPU's architecture, and nothing for an
-// architecture below the PTX's target or an entry the PTX lacks (with more than one).
+// ptxasRegisters picks from ptxas's report the entry for the GPU's architecture: by its name, by
+// its C++ mangled name, or the only one; nothing for an architecture the report lacks (ptxas
+// refused it: compute_80 PTX for sm_75) or an entry the report lacks (with more than one).
 func TestPtxasRegisters(t *testing.T) {
 	p := needPtxas(t)
 	nv, err := kcuda.LoadNVRTC()
@@ -38,38 +42,101 @@ func TestPtxasRegisters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := p.Resources(context.Background(), ptx, 90)
+	res, err := p.Resources(context.Background(), ptx, 90)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := ptxasRegisters(context.Background(), ptx, "k", "9.0")
-	if !ok || got != want[0] || got.Registers == 0 || got.Arch != "sm_90" {
-		t.Errorf("got %+v (%v), want %+v", got, ok, want[0])
+	got, ok := ptxasRegisters(res, "k", "9.0")
+	if !ok || got != res[0] || got.Registers == 0 || got.Arch != "sm_90" {
+		t.Errorf("got %+v (%v), want %+v", got, ok, res[0])
 	}
-	if got, ok := ptxasRegisters(context.Background(), ptx, "k", "7.5"); ok {
-		t.Errorf("compute_80 PTX for sm_75: got %+v, want nothing", got)
+	if _, err := p.Resources(context.Background(), ptx, 75); err == nil {
+		t.Error("ptxas assembled compute_80 PTX for sm_75")
 	}
-	two := ptx + strings.Replace(ptx[strings.Index(ptx, ".visible .entry"):], ".entry k(", ".entry k2(", 1)
-	if got, ok := ptxasRegisters(context.Background(), two, "other", "9.0"); ok {
-		t.Errorf("an entry the PTX lacks: got %+v, want nothing", got)
+	if got, ok := ptxasRegisters(res, "k", "7.5"); ok {
+		t.Errorf("a report for sm_90 read for sm_75: got %+v, want nothing", got)
+	}
+	two := append(res, kcuda.EntryResources{Entry: "k2", Arch: "sm_90", Registers: 99})
+	if got, ok := ptxasRegisters(two, "other", "9.0"); ok {
+		t.Errorf("an entry the report lacks: got %+v, want nothing", got)
+	}
+	if got, ok := ptxasRegisters(two, "k2", "9.0"); !ok || got.Registers != 99 {
+		t.Errorf("k2: got %+v (%v), want its 99 registers", got, ok)
+	}
+	mangled := []kcuda.EntryResources{{Entry: "_Z1kPf", Arch: "sm_90", Registers: 12}, {Entry: "_Z2k2Pf", Arch: "sm_90", Registers: 99}}
+	if got, ok := ptxasRegisters(mangled, "k", "9.0"); !ok || got.Registers != 12 {
+		t.Errorf("k declared without extern \"C\": got %+v (%v), want _Z1kPf's 12 registers", got, ok)
 	}
 }
 
-// Without registers:, a cell's emulated rows have the occupancy of the registers ptxas allocates for
-// the datasheet GPU's architecture, labelled so, not the bound without registers.
-func TestPtxasRegistersInTheRow(t *testing.T) {
-	needPtxas(t)
-	rec, _ := runCell(t, tiledTransposeCell+pt.TiledTranspose, false)
-	rows := rec.RowsOf("emulated")
-	if len(rows) != 2 {
-		t.Fatalf("got %d emulated rows, want 2", len(rows))
+// sassGPU is a testGPU whose compile also asks for ptxas's report (as gpu.Machine's does), and
+// keeps the architectures asked for; it answers with report.
+type sassGPU struct {
+	testGPU
+	report []kcuda.EntryResources
+	asked  [][]int
+}
+
+func (g *sassGPU) CompileSass(ctx context.Context, src, name string, sass []int) (gpu.Compiled, error) {
+	g.asked = append(g.asked, sass)
+	ptx, err := g.Compile(ctx, src, name)
+	return gpu.Compiled{PTX: ptx, Resources: g.report}, err
+}
+
+// The cell asks the compile for ptxas's report for its datasheet GPU's architecture (sm_80 for an
+// A100), and its rows read the registers from that report, never from a ptxas of their own.
+func TestCellAsksTheCompileForPtxas(t *testing.T) {
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
+	g := &sassGPU{testGPU: testGPU{nv: nv}, report: []kcuda.EntryResources{{Entry: "k", Arch: "sm_80", Registers: 40}}}
+	rec := runCellOn(t, "gpu: A100 SXM\n"+tiledTransposeCell+pt.TiledTranspose, g)
+	if len(g.asked) != 1 || !reflect.DeepEqual(g.asked[0], []int{80}) {
+		t.Errorf("the compile was asked for %v, want once for [80]", g.asked)
+	}
+	rows := rec.RowsOf("emulated")
+	if len(rows) == 0 {
+		t.Fatal("no emulated rows")
+	}
+	col := occupancyColumn(rec)
+	for _, r := range rows {
+		if text, _ := r.Values[col].(string); !strings.HasSuffix(text, "; 40 registers: ptxas sm_80)") {
+			t.Errorf("occupancy: got %q, want the report's 40 registers for sm_80", text)
+		}
+	}
+}
+
+func occupancyColumn(rec *cellstest.Recorder) int {
 	col := -1
 	for i, c := range rec.Tables[0].Columns {
 		if strings.HasPrefix(c.Label, "occupancy") {
 			col = i
 		}
 	}
+	return col
+}
+
+// Without registers:, a cell's emulated rows have the occupancy of the registers ptxas allocates for
+// the datasheet GPU's architecture, labelled so, not the bound without registers: compiled as the
+// server compiles (gpu.Machine: a confined worker, this test binary, runs the compiler and ptxas).
+func TestPtxasRegistersInTheRow(t *testing.T) {
+	needPtxas(t)
+	if _, err := kcuda.LoadNVRTC(); err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
+		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
+	rec := runCellOn(t, tiledTransposeCell+pt.TiledTranspose, m)
+	rows := rec.RowsOf("emulated")
+	if len(rows) != 2 {
+		t.Fatalf("got %d emulated rows, want 2", len(rows))
+	}
+	col := occupancyColumn(rec)
 	form := regexp.MustCompile(`^[0-9.]+% \(\w[\w ]*; (\d+) registers: ptxas sm_90\)$`)
 	for _, r := range rows {
 		text, _ := r.Values[col].(string)

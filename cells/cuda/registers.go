@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+
 	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/sim/occupancy"
 	"github.com/gpuplayground/playground/vgpu/emulate"
@@ -11,26 +13,26 @@ import (
 
 // emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
 // request: Spec.request), then recomputes its occupancy and modelled time with its registers per
-// thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocates
-// for g's architecture (ptxasRegisters), else none (the occupancy is then the bound without them).
+// thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocated
+// for g's architecture in the compile (ptxasRegisters of res), else none (the occupancy is then the bound without them).
 // A sampled launch runs sample blocks (emulate.Request.SampleBlocks; 0: the default).
-func (s Spec) emulate(ctx context.Context, ptx string, n int, dtype string, g datasheet.GPU, sample int) (emulate.Result, error) {
+func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResources, n int, dtype string, g datasheet.GPU, sample int) (emulate.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
 		return emulate.Result{}, err
 	}
 	req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, sample
-	res, err := emulate.Run(ctx, req)
+	out, err := emulate.Run(ctx, req)
 	if err != nil {
-		return res, err
+		return out, err
 	}
 	if s.Registers > 0 {
-		return assumeRegisters(res, s.Registers, s.Block, g)
+		return assumeRegisters(out, s.Registers, s.Block, g)
 	}
-	if r, ok := ptxasRegisters(ctx, ptx, s.Kernel, g.CC); ok {
-		return withRegisters(res, r.Registers, s.Block, g, ptxasLabel(r))
+	if r, ok := ptxasRegisters(res, s.Kernel, g.CC); ok {
+		return withRegisters(out, r.Registers, s.Block, g, ptxasLabel(r))
 	}
-	return res, nil
+	return out, nil
 }
 
 // assumeRegisters is res, a launch of blocks of block threads on g, with its theoretical occupancy

@@ -34,7 +34,7 @@ func emulated(t *testing.T, cell string, n int) (string, emulate.Result, datashe
 	if err != nil {
 		t.Fatal(err)
 	}
-	ptx, err := compile(context.Background(), g, spec)
+	ptx, err := (&run{env: cells.Env{GPU: g}, spec: spec}).compile(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,18 @@ import (
 // registers per thread, the static shared memory, and the stack and spills: what the occupancy
 // calculator needs and what the PTX alone cannot tell. It needs no GPU.
 
-// PtxasPaths lists where ptxas is looked for, in order: the unpacked CUDA 12.4's (.ci/run), the
-// toolkit's usual place, then "ptxas" on PATH.
+// PtxasEnv, when set, names the ptxas to use (a path, or a name looked for on PATH) ahead of
+// PtxasPaths' others. Tests set it to put a probe in ptxas's place.
+const PtxasEnv = "PLAYGROUND_PTXAS"
+
+// PtxasPaths lists where ptxas is looked for, in order: PtxasEnv's value when set, the unpacked
+// CUDA 12.4's (.ci/run), the toolkit's usual place, then "ptxas" on PATH.
 func PtxasPaths() []string {
-	return []string{filepath.Join(UnpackedCUDA12, "usr/bin/ptxas"), "/usr/local/cuda/bin/ptxas", "ptxas"}
+	paths := []string{filepath.Join(UnpackedCUDA12, "usr/bin/ptxas"), "/usr/local/cuda/bin/ptxas", "ptxas"}
+	if p := os.Getenv(PtxasEnv); p != "" {
+		paths = append([]string{p}, paths...)
+	}
+	return paths
 }
 
 // Ptxas is a ptxas found on this machine.
@@ -38,19 +46,40 @@ func FindPtxas() (*Ptxas, error) {
 			tried = append(tried, p)
 			continue
 		}
-		out, err := exec.Command(path, "--version").Output()
+		px, err := PtxasAt(path)
 		if err != nil {
-			tried = append(tried, fmt.Sprintf("%s (%v)", path, err))
+			tried = append(tried, err.Error())
 			continue
 		}
-		m := ptxasVersion.FindSubmatch(out)
-		if m == nil {
-			tried = append(tried, path+" (no version)")
-			continue
-		}
-		return &Ptxas{Path: path, Version: string(m[1])}, nil
+		return px, nil
 	}
 	return nil, fmt.Errorf("ptxas not found (tried %s): .ci/run unpacks CUDA 12.4's from Debian trixie's nvidia-cuda-toolkit", strings.Join(tried, ", "))
+}
+
+// LookPtxas is the path of the first of PtxasPaths that exists (exec.LookPath), without running
+// it; "" where none does. A confined compile worker looks before it confines itself, then runs it
+// (PtxasAt) confined.
+func LookPtxas() string {
+	for _, p := range PtxasPaths() {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// PtxasAt is the ptxas at path, whose --version must name its release; the error says
+// "PATH (why)".
+func PtxasAt(path string) (*Ptxas, error) {
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s (%v)", path, err)
+	}
+	m := ptxasVersion.FindSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("%s (no version)", path)
+	}
+	return &Ptxas{Path: path, Version: string(m[1])}, nil
 }
 
 var ptxasVersion = regexp.MustCompile(`release (\d+\.\d+)`)
@@ -71,7 +100,8 @@ type EntryResources struct {
 
 // Resources assembles ptx for sm_<cc> (e.g. 90 → sm_90) with -v and returns each kernel's
 // resources, in the PTX's order. The PTX must target a virtual architecture not above cc. ptxas runs
-// in a temporary folder, is killed when ctx ends (or, on Linux, when this process dies), and its
+// in a temporary folder (under TMPDIR, which may be relative: a confined compile worker's is "."),
+// with the environment's PATH only, is killed when ctx ends (or, on Linux, when this process dies), and its
 // report is read up to clangLogLimit bytes. A PTX ptxas refuses returns an error with its message;
 // an architecture it does not know, too ("ptxas fatal : Value 'sm_100' is not defined …").
 func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResources, error) {
@@ -80,12 +110,13 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, "kernel.ptx")
-	if err := os.WriteFile(in, []byte(ptx), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
 		return nil, err
 	}
 	arch := fmt.Sprintf("sm_%d", cc)
-	cmd := exec.CommandContext(ctx, p.Path, "-arch="+arch, "-v", "-o", filepath.Join(dir, "kernel.cubin"), in)
+	// Its arguments are relative to dir, where it runs: dir's full path may be closed to a confined
+	// worker's user (gpu's confine), whose own folder is reachable as "." only.
+	cmd := exec.CommandContext(ctx, p.Path, "-arch="+arch, "-v", "-o", "kernel.cubin", "kernel.ptx")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=.", "TMPDIR=."}
 	cmd.SysProcAttr = clangProcAttr()
@@ -95,7 +126,7 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
-	report := strings.ReplaceAll(out.String(), in, "kernel.ptx")
+	report := out.String()
 	if runErr != nil {
 		return nil, fmt.Errorf("ptxas %s -arch=%s: %v\n%s", p.Version, arch, runErr, strings.TrimSpace(report))
 	}

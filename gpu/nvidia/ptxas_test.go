@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -109,5 +110,24 @@ ptxas info    : Used 8 registers, 360 bytes cmem[0]
 	}
 	if _, err := ParsePtxasReport("ptxas info    : 0 bytes gmem\n"); err == nil {
 		t.Error("a report without entries parsed")
+	}
+}
+
+// PtxasEnv names the ptxas looked for first; LookPtxas finds it without running it, and PtxasAt
+// refuses a program whose --version names no release.
+func TestPtxasEnvFirst(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "ptxas")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho not ptxas\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(PtxasEnv, fake)
+	if got := PtxasPaths()[0]; got != fake {
+		t.Errorf("PtxasPaths()[0] = %q, want %q", got, fake)
+	}
+	if got := LookPtxas(); got != fake {
+		t.Errorf("LookPtxas() = %q, want %q", got, fake)
+	}
+	if _, err := PtxasAt(fake); err == nil || !strings.Contains(err.Error(), "no version") {
+		t.Errorf("PtxasAt: got %v, want no version", err)
 	}
 }

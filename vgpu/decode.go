@@ -90,6 +90,7 @@ const (
 	ctlBar
 	ctlTrap
 	ctlNop
+	ctlMbWait // mbarrier.test_wait / try_wait (mbarrier.go)
 )
 
 // instruction classes for counts.
@@ -152,6 +153,8 @@ type inst struct {
 	ldm      *ldmatrixOp // ldmatrix (mma.go)
 	mma      *mmaOp      // mma.sync (mma.go)
 	cp       *cpAsyncOp  // cp.async and its commit and wait (cpasync.go)
+	mb       *mbarOp     // mbarrier and cp.async.mbarrier.arrive (mbarrier.go)
+	proxy    bool        // fence.proxy.async (hopper.go)
 	atom     *atomOp
 	call     *callSite
 	strong   bool   // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
@@ -767,7 +770,13 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return nil
 	case "bar", "barrier":
 		return d.decodeBar(in, m, s)
-	case "membar", "fence", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy":
+	case "mbarrier":
+		return d.decodeMbarrier(in, m, s)
+	case "elect":
+		return d.decodeElect(in, m, s)
+	case "fence":
+		return d.decodeFence(in, m, s)
+	case "membar", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy":
 		in.ctl, in.class = ctlNop, ClassOther
 		return nil
 	case "mov":

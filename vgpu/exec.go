@@ -51,6 +51,10 @@ type warp struct {
 	pastPC        []int32
 	liveAtRelease uint32
 	async         *asyncState // cp.async copies in flight (cpasync.go); nil until the first
+	// mbarrier waits (mbarrier.go): lanes parked at a test_wait/try_wait (lanePC: the wait) and
+	// the shared offset of the barrier each waits on
+	atMbar  uint32
+	mbarOff [warpSize]uint32
 }
 
 func (w *warp) dst(r int32, m uint32) *[warpSize]uint64 {
@@ -163,6 +167,10 @@ func (c *cta) runWarp(w *warp, budget int) {
 			continue
 		case ctlBar:
 			if w.arrive(m, pc) {
+				continue
+			}
+		case ctlMbWait:
+			if c.mbarWait(w, in, m, pc) {
 				continue
 			}
 		case ctlTrap:

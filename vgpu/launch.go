@@ -188,6 +188,11 @@ type Counts struct {
 	SharedWavefronts, SharedIdealWavefronts int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
 	Barriers int64
+	// AsyncProxyFences are the fence.proxy.async warp instructions executed (the lanes that ran
+	// them, not predicated off): the fences between the generic proxy's shared-memory writes and
+	// the async proxy's reads (PTX ISA 8.x, section 9.7.13.4 "membar/fence"), kept for the checks of
+	// the instructions that read through the async proxy.
+	AsyncProxyFences int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
 	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
@@ -457,6 +462,8 @@ type cta struct {
 	lines, asyncLines int64
 	tracing           bool
 	barriers          uint64
+	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
+	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
 	done              <-chan struct{}
 }
 
@@ -800,13 +807,14 @@ func (c *cta) run(i int) {
 		c.swritten[len(c.swritten)-1] = ^uint32(0) << r
 	}
 	c.sFull = 0
+	clear(c.mbars)
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
 		w.live = uint32(1<<n - 1)
 		if n == warpSize {
 			w.live = fullMask
 		}
-		w.active, w.waiting, w.atBar = w.live, 0, 0
+		w.active, w.waiting, w.atBar, w.atMbar = w.live, 0, 0, 0
 		w.liveAtRelease = w.live
 		clear(w.past)
 		for l := range w.barPC {
@@ -835,7 +843,11 @@ func (c *cta) run(i int) {
 			panic(faultPanic{L.ctx.Err()})
 		default:
 		}
-		if !ran && !c.releaseBarrier() {
+		if ran {
+			continue
+		}
+		c.checkHang()
+		if !c.releaseBarrier() {
 			return
 		}
 	}
@@ -938,6 +950,7 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	total := make([]instCount, len(p.code))
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
+		out.AsyncProxyFences += c.proxyFences
 		out.GlobalLines += c.lines
 		out.AsyncCopyLines += c.asyncLines
 		out.L1Sectors += c.l1Sectors

@@ -1,0 +1,84 @@
+package vgpu
+
+import (
+	"math/bits"
+	"strings"
+)
+
+// Two small sm_90 instructions beside mbarrier (mbarrier.go).
+//
+// elect.sync d|p, membermask (PTX ISA 8.x, section 9.7.13 "elect.sync", PTX ISA 8.0, sm_90) elects
+// one leader among the lanes of membermask: d gets the leader's lane id in every executing lane
+// and p is true in the leader's lane only (either may be the sink _). The ISA leaves which lane
+// to the implementation; the virtual GPU elects the lowest lane of the mask that executes it. As a
+// .sync instruction, the lanes executing it must be exactly the live lanes of its mask (else a
+// "divergent warp sync" fault, as for vote.sync), and it orders them for the hazard check.
+//
+// fence.proxy.async{.shared::cta | .shared::cluster | .global} (section 9.7.13.4 "membar/fence",
+// PTX ISA 8.0) orders the generic proxy's memory accesses before the async proxy's (wgmma, TMA).
+// The interpreter has one memory and no separate proxy, so it changes nothing here; it is
+// counted (Counts.AsyncProxyFences) and marked (inst.proxy) for the checks of async-proxy reads.
+// Other fences (fence.sc, fence.acq_rel, fence.proxy.alias, …) and membar are no-ops: the
+// interpreter is sequentially consistent.
+
+// decodeElect decodes elect.sync d|p, membermask.
+func (d *decoder) decodeElect(in *inst, m mods, s pinst) error {
+	in.class = ClassShuffle
+	if len(m.types) != 0 || len(m.words) != 1 || m.words[0] != "sync" {
+		return d.errf("only elect.sync d|p, membermask is supported")
+	}
+	if err := d.nargs(s, 2); err != nil {
+		return err
+	}
+	dst := s.args[0]
+	if dst.kind != oPair || len(dst.elems) != 2 {
+		return d.errf("expects a destination pair d|p")
+	}
+	var err error
+	if in.d, err = d.dst(dst.elems[0]); err != nil {
+		return err
+	}
+	in.d2 = -1
+	if dst.elems[1].kind != oSink {
+		var neg bool
+		if in.d2, neg, err = d.pred(dst.elems[1]); err != nil {
+			return err
+		}
+		if neg {
+			return d.errf("the predicate destination cannot be negated")
+		}
+	}
+	if in.a, err = d.src(s.args[1], parseType("b32")); err != nil {
+		return err
+	}
+	in.exec = execElect
+	return nil
+}
+
+// execElect elects the lowest lane of m in the member mask.
+func execElect(w *warp, in *inst, m uint32) {
+	member := uint32(w.regs[in.a][bits.TrailingZeros32(m)])
+	converged(w, in, m, member)
+	w.c.warpSync(w, member)
+	leader := bits.TrailingZeros32(m & member)
+	for t := m; t != 0; t &= t - 1 {
+		w.regs[in.d][bits.TrailingZeros32(t)] = uint64(leader)
+	}
+	if in.d2 >= 0 {
+		w.preds[in.d2] = w.preds[in.d2]&^m | uint32(1)<<leader&m
+	}
+}
+
+// decodeFence decodes fence (and fence.proxy.async, counted).
+func (d *decoder) decodeFence(in *inst, m mods, s pinst) error {
+	in.class = ClassOther
+	if oneOf(m, "proxy") == "" || !strings.Contains(s.op, ".async") {
+		in.ctl = ctlNop
+		return nil
+	}
+	in.proxy = true
+	in.exec = execProxyFence
+	return nil
+}
+
+func execProxyFence(w *warp, in *inst, m uint32) { w.c.proxyFences++ }

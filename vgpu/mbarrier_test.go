@@ -191,8 +191,8 @@ extern "C" __global__ void k(const float* in, float* out) {
 		t.Fatalf("got %v, want a hang", err)
 	}
 	lines := strings.Count(mbarrierAsm, "\n")
-	if want := "k.cu:" + strconv.Itoa(lines+8) // the kernel starts on the line after mbarrierAsm; the wait is its 7th; f.Source != want || !strings.Contains(f.Instr, "try_wait") ||
-		!strings.Contains(f.Msg, "32 of 64 arrivals") || f.Block != [3]int{} {
+	if want := "k.cu:" + strconv.Itoa(lines+8); // the kernel starts on the line after mbarrierAsm; the wait is its 7th; f.Source != want || !strings.Contains(f.Instr, "try_wait") ||
+	!strings.Contains(f.Msg, "32 of 64 arrivals") || f.Block != [3]int{} {
 		t.Errorf("got %+v, want the wait at %s with 32 of 64 arrivals pending", f, want)
 	}
 }

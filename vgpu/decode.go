@@ -862,6 +862,9 @@ func (d *decoder) decodeMov(in *inst, m mods, s pinst) error {
 	}
 	t := m.types[0]
 	dst, src := s.args[0], s.args[1]
+	if src.kind == oReg && timerRegs[src.name] != 0 {
+		return d.decodeTimer(in, dst, src)
+	}
 	if t.kind == 'p' {
 		return d.decodePredLogic(in, mods{base: "mov", types: m.types}, s)
 	}

@@ -115,8 +115,9 @@ func (w *warp) pick() {
 	w.minWait = next
 }
 
-// runWarp runs w until it has no runnable lanes or budget instructions have issued.
-func (c *cta) runWarp(w *warp, budget int) {
+// runWarp runs w until it has no runnable lanes or budget instructions have issued, and returns
+// the budget left.
+func (c *cta) runWarp(w *warp, budget int) int {
 	code := c.prog.code
 	cnt := c.wk.counts
 	for ; budget > 0 && w.active != 0; budget-- {
@@ -186,6 +187,7 @@ func (c *cta) runWarp(w *warp, budget int) {
 			w.park(w.pc)
 		}
 	}
+	return budget
 }
 
 // diverge splits w at a branch whose lanes went different ways: the lanes of m go to target, the

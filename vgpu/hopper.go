@@ -82,3 +82,34 @@ func (d *decoder) decodeFence(in *inst, m mods, s pinst) error {
 }
 
 func execProxyFence(w *warp, in *inst, m uint32) { w.c.proxyFences++ }
+
+// The clocks (PTX ISA 8.x, section 10 "Special Registers": %clock, %clock64, %globaltimer and its
+// _lo/_hi halves), which libcu++'s cuda::barrier reads in its wait's back-off loop. The virtual GPU
+// has no time: each CTA's clock counts the warp instructions of its finished turns, plus one at
+// every read, so it only grows; %globaltimer reads it as nanoseconds. Code that waits for an
+// amount of time ends, but no duration is real.
+var timerRegs = map[string]uint8{"%clock": 1, "%clock_hi": 2, "%clock64": 3, "%globaltimer": 3, "%globaltimer_lo": 1, "%globaltimer_hi": 2}
+
+func (d *decoder) decodeTimer(in *inst, dst, src operand) error {
+	var err error
+	in.d, err = d.dst(dst)
+	in.mode = timerRegs[src.name]
+	in.exec = execTimer
+	return err
+}
+
+// execTimer reads the CTA's clock: the low 32 bits (mode 1), the high (2) or all 64 (3).
+func execTimer(w *warp, in *inst, m uint32) {
+	c := w.c
+	c.clock++
+	v := c.clock
+	switch in.mode {
+	case 1:
+		v &= 0xffffffff
+	case 2:
+		v >>= 32
+	}
+	for t := m; t != 0; t &= t - 1 {
+		w.regs[in.d][bits.TrailingZeros32(t)] = v
+	}
+}

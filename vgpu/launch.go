@@ -464,6 +464,7 @@ type cta struct {
 	barriers          uint64
 	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
 	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
+	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 }
 
@@ -808,6 +809,7 @@ func (c *cta) run(i int) {
 	}
 	c.sFull = 0
 	clear(c.mbars)
+	c.clock = 0
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
 		w.live = uint32(1<<n - 1)
@@ -834,7 +836,7 @@ func (c *cta) run(i int) {
 		ran := false
 		for _, w := range c.warps {
 			if w.active != 0 {
-				c.runWarp(w, L.quantum)
+				c.clock += uint64(L.quantum - c.runWarp(w, L.quantum))
 				ran = true
 			}
 		}

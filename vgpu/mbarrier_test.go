@@ -196,3 +196,211 @@ extern "C" __global__ void k(const float* in, float* out) {
 		t.Errorf("got %+v, want the wait at %s with 32 of 64 arrivals pending", f, want)
 	}
 }
+
+// libcu++'s cuda::barrier as NVRTC 12.4 compiles it: init, cuda::memcpy_async onto the barrier
+// (cp.async + cp.async.mbarrier.arrive), arrive_and_wait and arrive/wait with a token
+// (mbarrier.arrive with a count, try_wait with a state, inval at the barrier's destruction).
+func TestMbarrierLibcuxxBarrierMemcpyAsync(t *testing.T) {
+	m := compileSM90(t, `#include <cuda/barrier>
+#include <cooperative_groups.h>
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ float tile[64];
+	__shared__ cuda::barrier<cuda::thread_scope_block> bar;
+	auto block = cooperative_groups::this_thread_block();
+	if (block.thread_rank() == 0) init(&bar, block.size());
+	block.sync();
+	cuda::memcpy_async(block, tile, in + blockIdx.x * 64, sizeof(tile), bar);
+	bar.arrive_and_wait();
+	float v = tile[63 - threadIdx.x];
+	auto tok = bar.arrive();
+	bar.wait(std::move(tok));
+	tile[threadIdx.x] = v * 2.0f;
+	bar.arrive_and_wait();
+	out[blockIdx.x * 64 + threadIdx.x] = tile[threadIdx.x] + tile[63 - threadIdx.x];
+}
+`)
+	in := make([]float32, 128)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	out, c, err := launchMbar(t, m, 64, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out.Float32s() {
+		b, x := i/64, i%64
+		if want := 2*in[b*64+63-x] + 2*in[b*64+x]; got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+	var cpArrive bool
+	for _, l := range c.Lines {
+		cpArrive = cpArrive || strings.Contains(l.Text, "cp.async.mbarrier.arrive") && l.Warp > 0
+	}
+	if !cpArrive {
+		t.Error("no cp.async.mbarrier.arrive executed")
+	}
+}
+
+// The __mbarrier_* primitives of cuda_awbarrier_primitives.h: arrive, try_wait with a time hint,
+// arrive_and_drop (later phases expect one arrival fewer per thread) and test_wait.
+func TestMbarrierPrimitivesArriveDropTestWait(t *testing.T) {
+	m := compileSM90(t, `#include <cuda_awbarrier_primitives.h>
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ __mbarrier_t bar;
+	__shared__ float s[64];
+	if (threadIdx.x == 0) __mbarrier_init(&bar, blockDim.x);
+	__syncthreads();
+	s[threadIdx.x] = in[blockIdx.x * 64 + threadIdx.x];
+	__mbarrier_token_t t = __mbarrier_arrive(&bar);
+	while (!__mbarrier_try_wait(&bar, t, 1000)) {}
+	float v = s[63 - threadIdx.x];
+	if (threadIdx.x >= 32) {
+		t = __mbarrier_arrive_and_drop(&bar);
+		while (!__mbarrier_test_wait(&bar, t)) {}
+		out[blockIdx.x * 64 + threadIdx.x] = v;
+		return;
+	}
+	t = __mbarrier_arrive(&bar);
+	while (!__mbarrier_test_wait(&bar, t)) {}
+	t = __mbarrier_arrive(&bar); // a phase of the 32 threads left
+	while (!__mbarrier_test_wait(&bar, t)) {}
+	out[blockIdx.x * 64 + threadIdx.x] = v + 1000;
+}
+`)
+	in := make([]float32, 128)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	out, _, err := launchMbar(t, m, 64, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out.Float32s() {
+		b, x := i/64, i%64
+		want := in[b*64+63-x]
+		if x < 32 {
+			want += 1000
+		}
+		if got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+}
+
+// An arrive on an mbarrier no thread initialised is a "barrier" fault at the arrive's line.
+func TestMbarrierArriveOnUninitialisedBarrier(t *testing.T) {
+	m := compileSM90(t, mbarrierAsm+`
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ unsigned long long bar[2];
+	if (threadIdx.x == 0) mb_init(smem(&bar[0]), 64);
+	__syncthreads();
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem(&bar[1])) : "memory");
+	out[blockIdx.x * 64 + threadIdx.x] = in[threadIdx.x];
+}
+`)
+	_, _, err := launchMbar(t, m, 64, make([]float32, 128))
+	var f *Fault
+	lines := strings.Count(mbarrierAsm, "\n")
+	if !errors.As(err, &f) || f.Kind != "barrier" || !strings.Contains(f.Msg, "no mbarrier.init") ||
+		f.Source != "k.cu:"+strconv.Itoa(lines+6) || f.Address != 8 {
+		t.Fatalf("got %v, want a barrier fault at the arrive on offset 8", err)
+	}
+}
+
+// An arrival count beyond the phase's pending arrivals (init counts 32, one thread arrives for
+// 40) is a "barrier" fault; 64 threads arriving once each on a barrier of 32 are 2 phases, not an
+// error.
+func TestMbarrierTooManyArrivals(t *testing.T) {
+	for _, tc := range []struct {
+		arrive string
+		fault  bool
+	}{
+		{"mb_arrive(smem(&bar));", false},
+		{`if (threadIdx.x == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], 40;" :: "r"(smem(&bar)) : "memory");`, true},
+	} {
+		m := compileSM90(t, mbarrierAsm+`
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ unsigned long long bar;
+	if (threadIdx.x == 0) mb_init(smem(&bar), 32);
+	__syncthreads();
+	`+tc.arrive+`
+	out[blockIdx.x * 64 + threadIdx.x] = in[threadIdx.x];
+}
+`)
+		_, _, err := launchMbar(t, m, 64, make([]float32, 128))
+		var f *Fault
+		if got := errors.As(err, &f) && f.Kind == "barrier" && strings.Contains(f.Msg, "count 40") && f.Thread == [3]int{}; got != tc.fault || !tc.fault && err != nil {
+			t.Errorf("%s: got %v, want a fault: %v", tc.arrive, err, tc.fault)
+		}
+	}
+}
+
+// %globaltimer and %clock64 (libcu++'s wait reads them) only grow.
+func TestClocksGrow(t *testing.T) {
+	m := compileSM90(t, `
+extern "C" __global__ void k(const float* in, float* out) {
+	unsigned long long a, b, c;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(a));
+	c = clock64();
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(b));
+	out[blockIdx.x * 64 + threadIdx.x] = (b > a) + (c > a);
+}
+`)
+	out, _, err := launchMbar(t, m, 64, make([]float32, 128))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out.Float32s() {
+		if got != 2 {
+			t.Fatalf("out[%d] = %v, want 2 (both later reads larger)", i, got)
+		}
+	}
+}
+
+// elect.sync elects the lowest lane of its member mask: d is its lane id in every lane, p true in
+// it alone; with lanes 0–4 branched away (mask __activemask()) the leader is lane 5. The
+// fence.proxy.async each thread then executes is counted per warp.
+func TestElectSyncAndProxyFence(t *testing.T) {
+	m := compileSM90(t, `
+extern "C" __global__ void k(const float* in, float* out) {
+	int lane = threadIdx.x % 32;
+	float r = -1;
+	if (lane >= 5 || threadIdx.x >= 32) {
+		unsigned d, mask = __activemask(), p;
+		asm volatile("{ .reg .pred q; elect.sync %0|q, %2; selp.u32 %1, 1, 0, q; }" : "=r"(d), "=r"(p) : "r"(mask));
+		r = d * 10 + p;
+	}
+	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+	out[blockIdx.x * 64 + threadIdx.x] = r;
+}
+`)
+	out, c, err := launchMbar(t, m, 64, make([]float32, 128))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out.Float32s() {
+		x := i % 64
+		var want float32
+		switch {
+		case x < 5:
+			want = -1
+		case x < 32:
+			want = 50
+			if x == 5 {
+				want = 51
+			}
+		default: // warp 1: all its lanes, the leader lane 0
+			want = 0
+			if x == 32 {
+				want = 1
+			}
+		}
+		if got != want {
+			t.Errorf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+	if got, want := c.AsyncProxyFences, int64(4); got != want {
+		t.Errorf("AsyncProxyFences = %d, want %d (2 blocks × 2 warps)", got, want)
+	}
+}

@@ -374,9 +374,9 @@ func (c *cta) checkHang() {
 		if n := c.atBarrier(); n > 0 {
 			others = fmt.Sprintf("the other threads of its block have exited or wait (%d of them at a __syncthreads(), which this thread never reaches)", n)
 		}
-		msg := fmt.Sprintf("it waits for phase %d of the mbarrier at shared offset %d, which can never complete: %s, and the phase still needs %d of %d arrivals", b.phase, off, others, b.pending, b.expected)
+		msg := fmt.Sprintf("it waits for phase %d of the mbarrier at shared offset %d, which can never complete: %s; the phase has %d of %d arrivals pending", b.phase, off, others, b.pending, b.expected)
 		if b.tx != 0 {
-			msg += fmt.Sprintf(" and a tx-count of %d bytes", b.tx)
+			msg += fmt.Sprintf(" and a tx-count of %d bytes outstanding", b.tx)
 		}
 		c.fault(&Fault{Kind: "hang", Space: "shared", Address: uint64(off), Msg: msg + " (a deadlock: on a GPU the kernel never ends)"}, w, l, in)
 	}

@@ -2,6 +2,7 @@ package vgpu
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -402,5 +403,75 @@ extern "C" __global__ void k(const float* in, float* out) {
 	}
 	if got, want := c.AsyncProxyFences, int64(4); got != want {
 		t.Errorf("AsyncProxyFences = %d, want %d (2 blocks × 2 warps)", got, want)
+	}
+}
+
+// txPTX is hand-written PTX (no compiler needed): warp 0's lane 0 arrives on a barrier of one
+// arrival expecting 128 bytes, and warp 0 waits on phase 0; each lane of warp 1 completes tx
+// bytes, then writes out. Warp 0 writes 1 after its wait.
+const txPTX = `.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 tx)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<6>;
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, bar;
+	ld.param.u32 %r3, [tx];
+	ld.param.u64 %rd2, [out];
+	cvta.to.global.u64 %rd2, %rd2;
+	mul.wide.u32 %rd3, %r1, 4;
+	add.s64 %rd2, %rd2, %rd3;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra L1;
+	mbarrier.init.shared::cta.b64 [%r2], 1;
+L1:
+	bar.sync 0;
+	setp.ge.u32 %p1, %r1, 32;
+	@%p1 bra PRODUCER;
+	setp.ne.u32 %p2, %r1, 0;
+	@%p2 bra WAIT;
+	mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %rd1, [%r2], 128;
+WAIT:
+	mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p2, [%r2], 0;
+	@!%p2 bra WAIT;
+	st.global.u32 [%rd2], 1;
+	exit;
+PRODUCER:
+	mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r2], %r3;
+	st.global.u32 [%rd2], 2;
+	exit;
+}
+`
+
+// With 32 × 4 bytes completed the phase completes; with 32 × 2 it never does: a "hang" at the
+// try_wait (PTX line 28) with 64 bytes of the tx-count outstanding.
+func TestMbarrierTransactionCountPTX(t *testing.T) {
+	m, err := ParseModule(txPTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []uint32{4, 2} {
+		out := NewOutput("out", 4*64, Poisoned)
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64},
+			Params: []Arg{Ptr(out), U32(tx)}, Buffers: []*Buffer{out}})
+		if tx == 4 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 64 {
+				if got, want := binary.LittleEndian.Uint32(out.Data[4*i:]), uint32(1+i/32); got != want {
+					t.Fatalf("out[%d] = %d, want %d", i, got, want)
+				}
+			}
+			continue
+		}
+		var f *Fault
+		if !errors.As(err, &f) || f.Kind != "hang" || f.Line != 28 || !strings.Contains(f.Msg, "tx-count of 64 bytes") {
+			t.Errorf("tx %d: got %v, want a hang at PTX line 28 with 64 bytes outstanding", tx, err)
+		}
 	}
 }

@@ -515,9 +515,11 @@ func execUnpack(w *warp, in *inst, m uint32) {
 // Fault is an error a kernel made at run time: the sanitizer's findings (out-of-bounds or misaligned
 // accesses, shared-memory hazards), barrier errors, traps and unsupported operations reached.
 type Fault struct {
-	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "divergent warp sync" (a .sync
-	// warp instruction or wmma that lanes of its mask did not reach together), "trap", "assertion",
-	// "stack overflow" or "unsupported"; in Counts.Notes, "uninitialised read".
+	// Kind is "out of bounds", "misaligned", "hazard", "barrier" (bar.sync errors, and misused
+	// mbarriers: uninitialised, too many arrivals), "hang" (a wait on an mbarrier phase that can
+	// never complete), "divergent warp sync" (a .sync warp instruction or wmma that lanes of its
+	// mask did not reach together), "trap", "assertion", "stack overflow" or "unsupported"; in
+	// Counts.Notes, "uninitialised read".
 	Kind string
 	// Block and Thread are the CTA and thread (x, y, z) that faulted.
 	Block, Thread [3]int

@@ -78,7 +78,7 @@
 // with {a, b}); ld, ldu and st (.param .global .shared .local .const and generic; scalar, .v2, .v4;
 // .nc and cache and ordering qualifiers accepted); cvta and cvta.to (.global .shared .local .const
 // .param); add sub mul (.lo .hi .wide) mad (.lo .hi .wide, .sat) div rem min max abs neg sad on
-// 8–64-bit integers; and or xor not cnot shl shr (amounts clamped) popc clz brev bfe prmt (default
+// 8–64-bit integers; and or xor not cnot shl shr (amounts clamped) popc clz bfind (.shiftamt) brev bfe prmt (default
 // mode) on .b types and predicates; add sub mul fma mad div rcp sqrt (.rn .rz .rm .rp, .ftz, .sat),
 // abs neg min max copysign, rsqrt ex2 lg2 sin cos tanh (.approx: computed in float64 and rounded
 // once, more accurate than hardware) on f32 and f64; setp with every integer and float comparison

@@ -475,3 +475,47 @@ func TestMbarrierTransactionCountPTX(t *testing.T) {
 		}
 	}
 }
+
+// cuda::pipeline with two stages (NVRTC 12.4: producer_acquire/consumer_release on the
+// pipeline's mbarriers with try_wait.parity, memcpy_async through cp.async, inval at its end):
+// 8 tiles flow through the ring, each phase of each stage's barriers reused 4 times.
+func TestMbarrierLibcuxxPipeline(t *testing.T) {
+	m := compileSM90(t, `#include <cuda/pipeline>
+#include <cooperative_groups.h>
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ float tile[2][64];
+	auto block = cooperative_groups::this_thread_block();
+	__shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> st;
+	auto pipe = cuda::make_pipeline(block, &st);
+	const float* src = in + blockIdx.x * 512;
+	for (int f = 0; f < 2; f++) {
+		pipe.producer_acquire();
+		cuda::memcpy_async(block, tile[f], src + 64 * f, sizeof(tile[f]), pipe);
+		pipe.producer_commit();
+	}
+	for (int i = 0; i < 8; i++) {
+		pipe.consumer_wait();
+		out[blockIdx.x * 512 + 64 * i + threadIdx.x] = 2 * tile[i % 2][63 - threadIdx.x];
+		pipe.consumer_release();
+		if (i + 2 < 8) {
+			pipe.producer_acquire();
+			cuda::memcpy_async(block, tile[i % 2], src + 64 * (i + 2), sizeof(tile[0]), pipe);
+			pipe.producer_commit();
+		}
+	}
+}
+`)
+	in := make([]float32, 1024)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	out, _, err := launchMbar(t, m, 64, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out.Float32s() {
+		if want := 2 * in[i/64*64+63-i%64]; got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+}

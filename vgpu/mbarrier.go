@@ -37,7 +37,9 @@ import (
 // line of its wait and the barrier's counts. (A loop that does other work between failed waits
 // hangs here where hardware, after a time-out, could go on.) An arrive, expect_tx, complete_tx or
 // wait on a word no mbarrier.init initialised (or after mbarrier.inval) is a "barrier" fault, as
-// is an arrival beyond the phase's pending count.
+// is an arrival beyond the phase's pending count, and (with the hazard check) a use by a thread
+// not ordered after the init by a barrier or a warp synchronisation: `if (t == 0) init(&bar, n);`
+// without the __syncthreads() that must follow.
 //
 // cp.async.mbarrier.arrive makes the barrier track the thread's earlier cp.async copies: the
 // virtual GPU completes them at that point (a copy may complete any time before the arrival it
@@ -68,6 +70,9 @@ type mbarrier struct {
 	phase             uint32
 	expected, pending int64
 	tx                int64
+	initSeq           uint32 // c.seq at the init (racecheck's clock), its thread and instruction
+	initThread        int
+	initPC            int32
 }
 
 // mbarMaxCount is the largest arrival count and |tx-count| (ISA: 2^20 − 1).
@@ -207,6 +212,13 @@ func (c *cta) mbarLookup(w *warp, in *inst, l int, off uint32) *mbarrier {
 	if b == nil {
 		c.fault(&Fault{Kind: "barrier", Space: "shared", Address: uint64(off), Msg: fmt.Sprintf("%s on shared offset %d, which no mbarrier.init initialised (or mbarrier.inval invalidated): initialise the barrier, and __syncthreads() after, before any thread uses it", mbarName(in), off)}, w, l, in)
 	}
+	if c.L.racecheck && b.initSeq >= c.barSeq && !c.ordered(b.initThread, w.first+l, b.initSeq) {
+		a := &c.prog.code[b.initPC]
+		f := &Fault{Kind: "barrier", Space: "shared", Address: uint64(off), Msg: fmt.Sprintf("%s on the mbarrier at shared offset %d, which another thread initialised with no __syncthreads() between: the init is visible to the other threads of the block only after a barrier (CUDA C++ Programming Guide, \"Asynchronous Barrier\": init, then __syncthreads())", mbarName(in), off)}
+		f.OtherThread = c.threadXYZ(b.initThread)
+		f.OtherLine, f.OtherInstr, f.OtherSource = int(a.line), c.L.mod.Line(int(a.line)), c.L.source(a.loc)
+		c.fault(f, w, l, in)
+	}
 	return b
 }
 
@@ -234,7 +246,7 @@ func execMbarrier(w *warp, in *inst, m uint32) {
 			if c.mbars == nil {
 				c.mbars = map[uint32]*mbarrier{}
 			}
-			c.mbars[off] = &mbarrier{expected: n, pending: n}
+			c.mbars[off] = &mbarrier{expected: n, pending: n, initSeq: c.seq, initThread: w.first + l, initPC: in.self}
 			c.markMbarWritten(w, in, l, off)
 		case 'v':
 			delete(c.mbars, off)

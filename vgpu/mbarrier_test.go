@@ -519,3 +519,23 @@ extern "C" __global__ void k(const float* in, float* out) {
 		}
 	}
 }
+
+// An mbarrier used by threads that no __syncthreads() orders after its init is a "barrier" fault
+// naming the init's thread and line: the init is not yet visible to them.
+func TestMbarrierInitWithoutSyncthreads(t *testing.T) {
+	m := compileSM90(t, mbarrierAsm+`
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ unsigned long long bar;
+	if (threadIdx.x == 0) mb_init(smem(&bar), 64);
+	mb_arrive(smem(&bar));
+	mb_wait_parity(smem(&bar), 0);
+	out[blockIdx.x * 64 + threadIdx.x] = in[threadIdx.x];
+}
+`)
+	_, _, err := launchMbar(t, m, 64, make([]float32, 128))
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != "barrier" || !strings.Contains(f.Msg, "no __syncthreads() between") ||
+		f.OtherThread != [3]int{} || !strings.Contains(f.OtherInstr, "mbarrier.init") || f.Thread == [3]int{} {
+		t.Fatalf("got %v, want a barrier fault naming thread 0's init", err)
+	}
+}

@@ -539,3 +539,74 @@ extern "C" __global__ void k(const float* in, float* out) {
 		t.Fatalf("got %v, want a barrier fault naming thread 0's init", err)
 	}
 }
+
+// Producer and consumer lanes in one warp, either order of their paths: the consumers park at the
+// wait while the producer lanes of their own warp go on, and resume when the producers' last
+// arrival completes the phase, 3 phases in a row.
+func TestMbarrierProducerConsumerInOneWarp(t *testing.T) {
+	for _, cond := range []string{"lane < 16", "lane >= 16"} {
+		m := compileSM90(t, mbarrierAsm+`
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ float buf[16];
+	__shared__ unsigned long long full, empty;
+	int lane = threadIdx.x, j = lane % 16;
+	if (lane == 0) { mb_init(smem(&full), 16); mb_init(smem(&empty), 16); }
+	__syncthreads();
+	for (int it = 0; it < 3; it++) {
+		if (`+cond+`) {
+			mb_wait_parity(smem(&empty), (it & 1) ^ 1);
+			buf[j] = in[blockIdx.x * 48 + it * 16 + j];
+			mb_arrive(smem(&full));
+		} else {
+			mb_wait_parity(smem(&full), it & 1);
+			out[blockIdx.x * 48 + it * 16 + j] = buf[15 - j] + 1;
+			mb_arrive(smem(&empty));
+		}
+	}
+}
+`)
+		in := make([]float32, 96)
+		for i := range in {
+			in[i] = float32(i)
+		}
+		In, out := Float32Buffer("in", in), NewOutput("out", 4*96, Poisoned)
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{2}, Block: [3]int{32},
+			Params: []Arg{Ptr(In), Ptr(out)}, Buffers: []*Buffer{In, out}})
+		if err != nil {
+			t.Fatalf("%s: %v", cond, err)
+		}
+		for i, got := range out.Float32s() {
+			if want := in[i/16*16+15-i%16] + 1; got != want {
+				t.Fatalf("%s: out[%d] = %v, want %v", cond, i, got, want)
+			}
+		}
+	}
+}
+
+// A consumer that waits for one tile more than its producer makes, while the producer waits at
+// the final __syncthreads(): a hang at the consumer's wait, in phase 3 of its barrier, saying
+// the others wait at a __syncthreads().
+func TestMbarrierHangPhaseNeverArrives(t *testing.T) {
+	m := compileSM90(t, mbarrierAsm+`
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ unsigned long long full;
+	int lane = threadIdx.x % 32;
+	if (threadIdx.x == 0) mb_init(smem(&full), 32);
+	__syncthreads();
+	float acc = 0;
+	if (threadIdx.x < 32) {
+		for (int it = 0; it < 3; it++) { mb_arrive(smem(&full)); mb_wait_parity(smem(&full), it & 1); }
+	} else {
+		for (int it = 0; it < 4; it++) { mb_wait_parity(smem(&full), it & 1); acc += lane; }
+	}
+	__syncthreads();
+	out[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+`)
+	_, _, err := launchMbar(t, m, 64, make([]float32, 128))
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != "hang" || f.Thread != [3]int{32, 0, 0} ||
+		!strings.Contains(f.Msg, "phase 3 ") || !strings.Contains(f.Msg, "32 of them at a __syncthreads()") {
+		t.Fatalf("got %v, want a hang of thread 32 in phase 3 while 32 threads wait at a __syncthreads()", err)
+	}
+}

@@ -176,7 +176,7 @@
 // Racecheck (racecheck.go, on unless LaunchConfig.NoRacecheck; Compute Sanitizer documentation,
 // "Racecheck Tool"): two accesses of one byte of shared memory by different threads, at least one
 // a write, are a "hazard" fault (read after write, write after read, write after write) naming both
-// threads, PTX lines and source lines, unless a barrier (bar.sync) separates them or, for two
+// threads, PTX lines and source lines, unless a barrier (bar.sync) or a completed mbarrier phase separates them or, for two
 // lanes of one warp, a warp synchronisation naming both does: bar.warp.sync (__syncwarp), shfl.sync,
 // vote.sync, match.sync, redux.sync, with their member masks, transitively. Bytes, not words, are checked: two lanes
 // writing the halves of one word do not race. A write of the value already there is not reported,

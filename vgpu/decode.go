@@ -63,7 +63,6 @@ var features = []struct{ prefix, feature string }{
 	{"brx.idx", "indirect branches (a switch compiled to a jump table)"},
 	{"testp", "floating-point class tests (isinf, isfinite, isnormal: testp)"},
 	{"alloca", "dynamic stack allocation (alloca)"},
-	{"setmaxnreg", "Hopper's register reallocation (setmaxnreg)"},
 	{"multimem", "multimem (NVLink multicast) accesses"},
 	{"red.async", "distributed shared memory (red.async: \"Distributed Shared Memory\")"},
 	{"st.async", "distributed shared memory (st.async: \"Distributed Shared Memory\")"},
@@ -774,6 +773,8 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return d.decodeMbarrier(in, m, s)
 	case "elect":
 		return d.decodeElect(in, m, s)
+	case "setmaxnreg":
+		return d.decodeSetmaxnreg(in, m, s)
 	case "fence":
 		return d.decodeFence(in, m, s)
 	case "membar", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy":

@@ -111,7 +111,8 @@
 // optional count, arrive.expect_tx, arrive_drop, expect_tx, complete_tx, test_wait and try_wait
 // with a state or .parity, inval, on .shared{::cta} or generic addresses: cuda::barrier,
 // cuda::memcpy_async with a barrier, the __mbarrier_* primitives); elect.sync and
-// fence.proxy.async (hopper.go: counted, Counts.AsyncProxyFences; other fences are no-ops);
+// fence.proxy.async (hopper.go: counted, Counts.AsyncProxyFences; other fences are no-ops),
+// setmaxnreg (a hint: registers keep their values);
 // mov from %clock, %clock64 and %globaltimer (a per-CTA count of instructions that only grows,
 // not time).
 //
@@ -124,7 +125,7 @@
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
 // stmatrix, cp.async.bulk (TMA), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
-// and arrive.noComplete, wgmma, setmaxnreg, clusters, wmma with f16
+// and arrive.noComplete, wgmma, clusters, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.
 //

@@ -7,14 +7,15 @@ import (
 
 // Two small sm_90 instructions beside mbarrier (mbarrier.go).
 //
-// elect.sync d|p, membermask (PTX ISA 8.x, section 9.7.13 "elect.sync", PTX ISA 8.0, sm_90) elects
+// elect.sync d|p, membermask (PTX ISA 8.x, "Parallel Synchronization and Communication
+// Instructions: elect.sync", since PTX ISA 8.0, sm_90) elects
 // one leader among the lanes of membermask: d gets the leader's lane id in every executing lane
 // and p is true in the leader's lane only (either may be the sink _). The ISA leaves which lane
 // to the implementation; the virtual GPU elects the lowest lane of the mask that executes it. As a
 // .sync instruction, the lanes executing it must be exactly the live lanes of its mask (else a
 // "divergent warp sync" fault, as for vote.sync), and it orders them for the hazard check.
 //
-// fence.proxy.async{.shared::cta | .shared::cluster | .global} (section 9.7.13.4 "membar/fence",
+// fence.proxy.async{.shared::cta | .shared::cluster | .global} (PTX ISA 8.x, "membar/fence";
 // PTX ISA 8.0) orders the generic proxy's memory accesses before the async proxy's (wgmma, TMA).
 // The interpreter has one memory and no separate proxy, so it changes nothing here; it is
 // counted (Counts.AsyncProxyFences) and marked (inst.proxy) for the checks of async-proxy reads.
@@ -113,3 +114,27 @@ func execTimer(w *warp, in *inst, m uint32) {
 		w.regs[in.d][bits.TrailingZeros32(t)] = v
 	}
 }
+
+// setmaxnreg.{inc,dec}.sync.aligned.u32 n (PTX ISA 8.x, "setmaxnreg", since PTX ISA 8.0,
+// sm_90a) asks the hardware to move registers between a warpgroup's warps and the CTA's pool: a
+// hint about physical registers, which leaves the values of the PTX registers as they are. The
+// virtual GPU checks its operand (a constant multiple of 8 in 24..256) and, as an .aligned
+// instruction, that the warp's live lanes execute it together ("divergent warp sync" otherwise);
+// it does not check that every warp of the warpgroup executes it.
+func (d *decoder) decodeSetmaxnreg(in *inst, m mods, s pinst) error {
+	in.class = ClassOther
+	if oneOf(m, "inc", "dec") == "" || oneOf(m, "sync") == "" || oneOf(m, "aligned") == "" ||
+		len(m.types) != 1 || m.types[0].name != "u32" || len(m.words) != 3 {
+		return d.errf("only setmaxnreg.inc/.dec.sync.aligned.u32 n is supported")
+	}
+	if err := d.nargs(s, 1); err != nil {
+		return err
+	}
+	if a := s.args[0]; a.kind != oImm || a.bits < 24 || a.bits > 256 || a.bits%8 != 0 {
+		return d.errf("the register count must be a constant multiple of 8 in 24..256")
+	}
+	in.exec = execSetmaxnreg
+	return nil
+}
+
+func execSetmaxnreg(w *warp, in *inst, m uint32) { converged(w, in, m, w.live) }

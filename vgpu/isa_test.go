@@ -67,6 +67,7 @@ func TestInstructionSemantics(t *testing.T) {
 		{"bfind.u64", "mov.u64 %rd1, 0x10000000000;\n\tbfind.u64 %r0, %rd1;" + st32, 40},
 		{"elect.sync _|p", "elect.sync _|%p1, 0xffffffff;\n\tselp.u32 %r0, 7, 9, %p1;" + st32, 7},
 		{"elect.sync d|p", "elect.sync %r0|%p1, 1;" + st32, 0},
+		{"setmaxnreg keeps the registers", "mov.u32 %r0, 5;\n\tsetmaxnreg.inc.sync.aligned.u32 240;\n\tsetmaxnreg.dec.sync.aligned.u32 40;" + st32, 5},
 		{"9.7.8.4 brev", "mov.u32 %r1, 1;\n\tbrev.b32 %r0, %r1;" + st32, 0x80000000},
 		{"9.7.8.9 prmt", "mov.u32 %r1, 0x44332211;\n\tmov.u32 %r2, 0x88776655;\n\tprmt.b32 %r0, %r1, %r2, 0x7531;" + st32, 0x88664422},
 		{"9.7.9.21 cvt.rni ties to even", "mov.f32 %f1, 0f40200000;\n\tcvt.rni.s32.f32 %r0, %f1;" + st32, 2},

@@ -190,7 +190,7 @@ type Counts struct {
 	Barriers int64
 	// AsyncProxyFences are the fence.proxy.async warp instructions executed (the lanes that ran
 	// them, not predicated off): the fences between the generic proxy's shared-memory writes and
-	// the async proxy's reads (PTX ISA 8.x, section 9.7.13.4 "membar/fence"), kept for the checks of
+	// the async proxy's reads (PTX ISA 8.x, "membar/fence"), kept for the checks of
 	// the instructions that read through the async proxy.
 	AsyncProxyFences int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and

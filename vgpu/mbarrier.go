@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// mbarrier: the CTA's split arrive/wait barriers in shared memory (PTX ISA 8.x, section 9.7.13.15
-// "Parallel Synchronization and Communication Instructions: mbarrier"; transaction counts since
+// mbarrier: the CTA's split arrive/wait barriers in shared memory (PTX ISA 8.x, "Parallel
+// Synchronization and Communication Instructions: mbarrier"; transaction counts since
 // PTX ISA 8.0, sm_90). The forms NVRTC 12.4 emits for cuda::barrier, cuda::pipeline, the
 // __mbarrier_* primitives of cuda_awbarrier_primitives.h and inline asm are decoded:
 //

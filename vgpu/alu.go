@@ -320,9 +320,8 @@ func (d *decoder) intOp(in *inst, m mods, t ptype) error {
 		in.f = func(a, _, _ uint64) uint64 { return uint64(bits.LeadingZeros64(a&mask) - (64 - int(n))) }
 	case "bfind":
 		// PTX ISA 8.x, "Integer Arithmetic Instructions: bfind": the position of the most
-		// significant non-sign bit (of a negative
-		// signed value: its most significant 0), 0xffffffff when there is none; .shiftamt: the
-		// left shift that moves that bit to the top instead
+		// significant non-sign bit (of a negative signed value: its most significant 0),
+		// 0xffffffff when there is none; .shiftamt: the left shift that moves that bit to the top
 		shiftamt := oneOf(m, "shiftamt") != ""
 		in.f = func(a, _, _ uint64) uint64 {
 			v := a & mask

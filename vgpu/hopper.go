@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// Two small sm_90 instructions beside mbarrier (mbarrier.go).
+// Small sm_90 instructions beside mbarrier (mbarrier.go), and the clocks.
 //
 // elect.sync d|p, membermask (PTX ISA 8.x, "Parallel Synchronization and Communication
-// Instructions: elect.sync", since PTX ISA 8.0, sm_90) elects
-// one leader among the lanes of membermask: d gets the leader's lane id in every executing lane
-// and p is true in the leader's lane only (either may be the sink _). The ISA leaves which lane
+// Instructions: elect.sync", since PTX ISA 8.0, sm_90) elects one leader among the lanes of
+// membermask: d gets the leader's lane id in every executing lane and p is true in the leader's
+// lane only (either may be the sink _). The ISA leaves which lane
 // to the implementation; the virtual GPU elects the lowest lane of the mask that executes it. As a
 // .sync instruction, the lanes executing it must be exactly the live lanes of its mask (else a
 // "divergent warp sync" fault, as for vote.sync), and it orders them for the hazard check.

@@ -610,3 +610,55 @@ extern "C" __global__ void k(const float* in, float* out) {
 		t.Fatalf("got %v, want a hang of thread 32 in phase 3 while 32 threads wait at a __syncthreads()", err)
 	}
 }
+
+// cpArrivePTX: thread 0 copies a word with cp.async, has the barrier (count 1) track it with
+// cp.async.mbarrier.arrive{MODE}, waits on phase 0 and stores the copied word.
+const cpArrivePTX = `.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<6>;
+	.shared .align 8 .b64 bar;
+	.shared .align 4 .b32 word;
+	ld.param.u64 %rd1, [in];
+	ld.param.u64 %rd2, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r2, bar;
+	mov.u32 %r3, word;
+	mbarrier.init.shared.b64 [%r2], 1;
+	cp.async.ca.shared.global [%r3], [%rd1], 4;
+	cp.async.mbarrier.arrive{MODE}.shared.b64 [%r2];
+WAIT:
+	mbarrier.try_wait.parity.shared.b64 %p1, [%r2], 0;
+	@!%p1 bra WAIT;
+	ld.shared.u32 %r4, [%r3];
+	st.global.u32 [%rd2], %r4;
+	ret;
+}
+`
+
+// With .noinc the copies' completion is the phase's one arrival: the word arrives; without it the
+// pending count is raised first, so the phase still waits for an arrival that never comes: a hang.
+func TestMbarrierCpAsyncArrive(t *testing.T) {
+	for _, mode := range []string{".noinc", ""} {
+		m, err := ParseModule(strings.Replace(cpArrivePTX, "{MODE}", mode, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		In, out := NewBuffer("in", 4), NewOutput("out", 4, Poisoned)
+		binary.LittleEndian.PutUint32(In.Data, 0xC0FFEE)
+		_, err = Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{1},
+			Params: []Arg{Ptr(In), Ptr(out)}, Buffers: []*Buffer{In, out}})
+		var f *Fault
+		switch {
+		case mode == ".noinc" && (err != nil || binary.LittleEndian.Uint32(out.Data) != 0xC0FFEE):
+			t.Errorf(".noinc: got %v and %#x, want 0xc0ffee", err, out.Data)
+		case mode == "" && (!errors.As(err, &f) || f.Kind != "hang" || f.Line != 21):
+			t.Errorf("without .noinc: got %v, want a hang at PTX line 21", err)
+		}
+	}
+}

@@ -188,10 +188,10 @@ type Counts struct {
 	SharedWavefronts, SharedIdealWavefronts int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
 	Barriers int64
-	// AsyncProxyFences are the fence.proxy.async warp instructions executed (the lanes that ran
-	// them, not predicated off): the fences between the generic proxy's shared-memory writes and
-	// the async proxy's reads (PTX ISA 8.x, "membar/fence"), kept for the checks of
-	// the instructions that read through the async proxy.
+	// AsyncProxyFences are the fence.proxy.async warp instructions executed by at least one lane
+	// (not all predicated off): the fences between the generic proxy's shared-memory writes and
+	// the async proxy's reads (PTX ISA 8.x, "membar/fence"), kept for the checks of the
+	// instructions that read through the async proxy.
 	AsyncProxyFences int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
@@ -280,7 +280,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.AsyncProxyFences, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {

@@ -404,6 +404,9 @@ extern "C" __global__ void k(const float* in, float* out) {
 	if got, want := c.AsyncProxyFences, int64(4); got != want {
 		t.Errorf("AsyncProxyFences = %d, want %d (2 blocks × 2 warps)", got, want)
 	}
+	if got := (Counts{Blocks: 1, GridBlocks: 4, AsyncProxyFences: 2}).Scaled().AsyncProxyFences; got != 8 {
+		t.Errorf("a sampled launch's AsyncProxyFences scale to %d, want 8", got)
+	}
 }
 
 // txPTX is hand-written PTX (no compiler needed): warp 0's lane 0 arrives on a barrier of one

@@ -88,35 +88,10 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	if m.hasSp && m.space != spShared || strings.Contains(s.op, "::cluster") {
 		return d.errf("only mbarrier objects in the CTA's shared memory are supported (no .shared::cluster)")
 	}
-	var addrArg, first int // operand index of [addr], and of the first after it
-	switch {
-	case oneOf(m, "init") != "":
-		op.kind, addrArg = 'i', 0
-	case oneOf(m, "arrive") != "" && oneOf(m, "expect_tx") != "":
-		op.kind, op.expect, addrArg = 'a', true, 1
-	case oneOf(m, "arrive") != "":
-		op.kind, addrArg = 'a', 1
-	case oneOf(m, "arrive_drop") != "":
-		op.kind, addrArg = 'd', 1
-	case oneOf(m, "expect_tx") != "":
-		op.kind = 'e'
-	case oneOf(m, "complete_tx") != "":
-		op.kind = 'c'
-	case oneOf(m, "test_wait", "try_wait") != "":
-		op.kind, op.parity, addrArg = 'w', oneOf(m, "parity") != "", 1
-	case oneOf(m, "inval") != "":
-		op.kind = 'v'
-	default:
-		return d.errf("only mbarrier.init, arrive, arrive_drop, expect_tx, complete_tx, test_wait, try_wait and inval are supported")
+	addrArg, err := d.mbarKind(op, m)
+	if err != nil {
+		return err
 	}
-	for _, w := range m.words {
-		switch w {
-		case "init", "arrive", "expect_tx", "arrive_drop", "complete_tx", "test_wait", "try_wait", "parity", "inval":
-		default:
-			return d.errf("unknown modifier .%s", w)
-		}
-	}
-	first = addrArg + 1
 	args := s.args
 	if len(args) <= addrArg || args[addrArg].kind != oAddr {
 		return d.errf("expects the barrier's address [addr] as operand %d", addrArg+1)
@@ -129,7 +104,7 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 		return err
 	}
 	in.space, in.size = sp, 8
-	rest := args[first:]
+	rest := args[addrArg+1:]
 	most := map[byte]int{'i': 1, 'a': 1, 'd': 1, 'e': 1, 'c': 1, 'w': 2, 'v': 0}[op.kind]
 	need := map[byte]int{'i': 1, 'e': 1, 'c': 1, 'w': 1}[op.kind]
 	if op.expect {
@@ -138,7 +113,6 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	if len(rest) < need || len(rest) > most {
 		return d.errf("takes %d to %d operands after [addr], found %d", need, most, len(rest))
 	}
-	var err error
 	if len(rest) > 0 && op.kind != 'w' {
 		if op.count, err = d.src(rest[0], parseType("u32")); err != nil {
 			return err
@@ -164,6 +138,37 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	}
 	in.exec = execMbarrier
 	return err
+}
+
+// mbarKind sets op's kind (and .expect_tx, .parity) from m's modifiers and returns the index of
+// its [addr] operand.
+func (d *decoder) mbarKind(op *mbarOp, m mods) (addrArg int, err error) {
+	for _, w := range m.words {
+		switch w {
+		case "init", "arrive", "expect_tx", "arrive_drop", "complete_tx", "test_wait", "try_wait", "parity", "inval":
+		default:
+			return 0, d.errf("unknown modifier .%s", w)
+		}
+	}
+	switch {
+	case oneOf(m, "init") != "":
+		op.kind = 'i'
+	case oneOf(m, "arrive") != "":
+		op.kind, op.expect, addrArg = 'a', oneOf(m, "expect_tx") != "", 1
+	case oneOf(m, "arrive_drop") != "":
+		op.kind, addrArg = 'd', 1
+	case oneOf(m, "expect_tx") != "":
+		op.kind = 'e'
+	case oneOf(m, "complete_tx") != "":
+		op.kind = 'c'
+	case oneOf(m, "test_wait", "try_wait") != "":
+		op.kind, op.parity, addrArg = 'w', oneOf(m, "parity") != "", 1
+	case oneOf(m, "inval") != "":
+		op.kind = 'v'
+	default:
+		return 0, d.errf("only mbarrier.init, arrive, arrive_drop, expect_tx, complete_tx, test_wait, try_wait and inval are supported")
+	}
+	return addrArg, nil
 }
 
 // decodeCpAsyncMbarrier decodes cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr].

@@ -270,11 +270,12 @@ func execMbarrier(w *warp, in *inst, m uint32) {
 				n = 1
 			}
 			c.mbarArrive(w, in, l, off, n, op.kind == 'd')
-		case 'e':
-			c.mbarTx(w, in, l, c.mbarLookup(w, in, l, off), n)
-		case 'c':
+		case 'e', 'c': // the tx-count may go below zero: a complete_tx before its expect_tx
 			b := c.mbarLookup(w, in, l, off)
-			c.mbarTx(w, in, l, b, -n)
+			if op.kind == 'c' {
+				n = -n
+			}
+			c.mbarTx(w, in, l, b, n)
 			c.mbarComplete(off, b)
 		}
 	}

@@ -665,3 +665,40 @@ func TestMbarrierCpAsyncArrive(t *testing.T) {
 		}
 	}
 }
+
+// A complete_tx before its expect_tx takes the tx-count below zero; the phase completes when the
+// expect_tx brings it back to zero after the last arrival.
+func TestMbarrierCompleteTxBeforeExpectTx(t *testing.T) {
+	m, err := ParseModule(`.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<6>;
+	.shared .align 8 .b64 bar;
+	ld.param.u64 %rd2, [out];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r2, bar;
+	mbarrier.init.shared::cta.b64 [%r2], 1;
+	mbarrier.complete_tx.shared::cta.b64 [%r2], 64;
+	mbarrier.arrive.shared::cta.b64 %rd1, [%r2];
+	mbarrier.expect_tx.shared::cta.b64 [%r2], 64;
+	mbarrier.test_wait.shared::cta.b64 %p1, [%r2], %rd1;
+	selp.u32 %r3, 1, 2, %p1;
+	st.global.u32 [%rd2], %r3;
+	ret;
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := NewOutput("out", 4, Poisoned)
+	if _, err := Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{1}, Params: []Arg{Ptr(out)}, Buffers: []*Buffer{out}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(out.Data); got != 1 {
+		t.Errorf("test_wait = %d, want 1 (true)", got)
+	}
+}

@@ -198,7 +198,8 @@
 // recurse, at most MaxLocalBytes = 64 KiB per thread, so at most 64 MiB for 1024 threads; calls at
 // most MaxCallDepth = 256 deep, beyond either a "stack overflow" fault), the call stacks' return
 // sites (8 bytes × MaxCallDepth per thread, only for kernels that call) and one counter record per
-// instruction; plus a copy of the module's .global/.const variables, and at most MaxPrintfBytes =
+// instruction, a record of each initialised mbarrier (at most one per 8 bytes of shared memory);
+// plus a copy of the module's .global/.const variables, and at most MaxPrintfBytes =
 // 64 KiB of printf output per launch ("… (output truncated)" beyond; the launch stops keeping CTAs'
 // output once it holds that much, so which CTAs' lines survive truncation depends on scheduling). A trace keeps nothing: each
 // event goes to the callback. A module is at most MaxSourceBytes = 16 MiB of text

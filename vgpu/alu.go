@@ -43,7 +43,7 @@ func (d *decoder) decodeALU(in *inst, m mods, s pinst) error {
 	nsrc := map[string]int{"add": 2, "sub": 2, "mul": 2, "mad": 3, "fma": 3, "div": 2, "rem": 2, "min": 2,
 		"max": 2, "abs": 1, "neg": 1, "and": 2, "or": 2, "xor": 2, "not": 1, "cnot": 1, "shl": 2, "shr": 2,
 		"sqrt": 1, "rsqrt": 1, "rcp": 1, "ex2": 1, "lg2": 1, "sin": 1, "cos": 1, "tanh": 1, "copysign": 2,
-		"popc": 1, "clz": 1, "brev": 1, "bfe": 3, "prmt": 3, "mul24": 2, "mad24": 3, "sad": 3}[op]
+		"popc": 1, "clz": 1, "bfind": 1, "brev": 1, "bfe": 3, "prmt": 3, "mul24": 2, "mad24": 3, "sad": 3}[op]
 	if nsrc == 0 {
 		return d.errf("")
 	}
@@ -51,7 +51,7 @@ func (d *decoder) decodeALU(in *inst, m mods, s pinst) error {
 		return err
 	}
 	for _, w := range m.words {
-		if !(op == "prmt" && w == "b4e") {
+		if !(op == "prmt" && w == "b4e" || op == "bfind" && w == "shiftamt") {
 			return d.errf("unknown modifier .%s", w)
 		}
 	}
@@ -318,6 +318,25 @@ func (d *decoder) intOp(in *inst, m mods, t ptype) error {
 		in.f = func(a, _, _ uint64) uint64 { return uint64(bits.OnesCount64(a & mask)) }
 	case "clz":
 		in.f = func(a, _, _ uint64) uint64 { return uint64(bits.LeadingZeros64(a&mask) - (64 - int(n))) }
+	case "bfind":
+		// PTX ISA 8.x, "Integer Arithmetic Instructions: bfind": the position of the most
+		// significant non-sign bit (of a negative signed value: its most significant 0),
+		// 0xffffffff when there is none; .shiftamt: the left shift that moves that bit to the top
+		shiftamt := oneOf(m, "shiftamt") != ""
+		in.f = func(a, _, _ uint64) uint64 {
+			v := a & mask
+			if signed && v>>(n-1)&1 == 1 {
+				v = ^v & mask
+			}
+			if v == 0 {
+				return 0xffffffff
+			}
+			pos := uint64(63 - bits.LeadingZeros64(v))
+			if shiftamt {
+				return uint64(n-1) - pos
+			}
+			return pos
+		}
 	case "brev":
 		in.f = func(a, _, _ uint64) uint64 { return bits.Reverse64(a) >> (64 - n) }
 	case "bfe":

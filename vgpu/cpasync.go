@@ -65,6 +65,9 @@ type asyncState struct {
 }
 
 func (d *decoder) decodeCpAsync(in *inst, m mods, s pinst) error {
+	if oneOf(m, "mbarrier") != "" {
+		return d.decodeCpAsyncMbarrier(in, m, s)
+	}
 	op := &cpAsyncOp{src: -1, ssize: -1, ignore: -1}
 	in.cp = op
 	in.class = ClassOther

@@ -47,9 +47,9 @@ var features = []struct{ prefix, feature string }{
 	{"suq", "surface queries (\"Surface Memory\")"},
 	{"cp.async.bulk", "Hopper's tensor memory accelerator copies (TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
-	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group and wait_group/wait_all (mbarrier completion: cuda::memcpy_async with a barrier, \"Asynchronous Data Copies\")"},
+	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group, wait_group/wait_all and cp.async.mbarrier.arrive (\"Asynchronous Data Copies\")"},
 	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma)"},
-	{"mbarrier", "asynchronous barriers (cuda::barrier, cuda::pipeline: \"Asynchronous Barrier\")"},
+	{"mbarrier", "asynchronous barriers other than a block's own in its shared memory (mbarrier on .shared::cluster, pending_count, arrive.noComplete: \"Asynchronous Barrier\")"},
 	{"ldmatrix", "tensor-core fragment loads other than ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"},
 	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
 	{"mma", "warp-level matrix multiply-accumulate (mma.sync) shapes and types other than m16n8k16 and m16n8k8 .row.col with f16 or bf16 inputs and f32 accumulators"},
@@ -63,7 +63,6 @@ var features = []struct{ prefix, feature string }{
 	{"brx.idx", "indirect branches (a switch compiled to a jump table)"},
 	{"testp", "floating-point class tests (isinf, isfinite, isnormal: testp)"},
 	{"alloca", "dynamic stack allocation (alloca)"},
-	{"setmaxnreg", "Hopper's register reallocation (setmaxnreg)"},
 	{"multimem", "multimem (NVLink multicast) accesses"},
 	{"red.async", "distributed shared memory (red.async: \"Distributed Shared Memory\")"},
 	{"st.async", "distributed shared memory (st.async: \"Distributed Shared Memory\")"},
@@ -90,6 +89,7 @@ const (
 	ctlBar
 	ctlTrap
 	ctlNop
+	ctlMbWait // mbarrier.test_wait / try_wait (mbarrier.go)
 )
 
 // instruction classes for counts.
@@ -152,6 +152,8 @@ type inst struct {
 	ldm      *ldmatrixOp // ldmatrix (mma.go)
 	mma      *mmaOp      // mma.sync (mma.go)
 	cp       *cpAsyncOp  // cp.async and its commit and wait (cpasync.go)
+	mb       *mbarOp     // mbarrier and cp.async.mbarrier.arrive (mbarrier.go)
+	proxy    bool        // fence.proxy.async (hopper.go)
 	atom     *atomOp
 	call     *callSite
 	strong   bool   // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
@@ -767,7 +769,15 @@ func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
 		return nil
 	case "bar", "barrier":
 		return d.decodeBar(in, m, s)
-	case "membar", "fence", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy":
+	case "mbarrier":
+		return d.decodeMbarrier(in, m, s)
+	case "elect":
+		return d.decodeElect(in, m, s)
+	case "setmaxnreg":
+		return d.decodeSetmaxnreg(in, m, s)
+	case "fence":
+		return d.decodeFence(in, m, s)
+	case "membar", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy":
 		in.ctl, in.class = ctlNop, ClassOther
 		return nil
 	case "mov":
@@ -853,6 +863,9 @@ func (d *decoder) decodeMov(in *inst, m mods, s pinst) error {
 	}
 	t := m.types[0]
 	dst, src := s.args[0], s.args[1]
+	if src.kind == oReg && timerRegs[src.name] != 0 {
+		return d.decodeTimer(in, dst, src)
+	}
 	if t.kind == 'p' {
 		return d.decodePredLogic(in, mods{base: "mov", types: m.types}, s)
 	}

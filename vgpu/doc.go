@@ -49,7 +49,11 @@
 // structured code at the immediate post-dominator. bar.sync releases when every live (not exited)
 // thread of the CTA waits at the same barrier instruction; threads waiting at different barrier
 // instructions are a "barrier" fault naming both, never a hang, and so is a barrier that threads
-// of the block went past without waiting before they exited (synccheck.go).
+// of the block went past without waiting before they exited (synccheck.go). An mbarrier wait
+// (test_wait, try_wait) whose phase has not completed parks its lanes until it does; when no
+// thread of the CTA can run while some wait on an mbarrier phase, the launch stops with a "hang"
+// fault at the wait's line (mbarrier.go), never a time-out. A completed mbarrier phase orders the
+// block's shared-memory accesses for the hazard check as a barrier does.
 //
 // Calls (call.go): a kernel's program holds the code of every .func it can reach, each with its own
 // registers. Each thread has a stack in its local memory holding one frame per active call (the
@@ -74,7 +78,7 @@
 // with {a, b}); ld, ldu and st (.param .global .shared .local .const and generic; scalar, .v2, .v4;
 // .nc and cache and ordering qualifiers accepted); cvta and cvta.to (.global .shared .local .const
 // .param); add sub mul (.lo .hi .wide) mad (.lo .hi .wide, .sat) div rem min max abs neg sad on
-// 8–64-bit integers; and or xor not cnot shl shr (amounts clamped) popc clz brev bfe prmt (default
+// 8–64-bit integers; and or xor not cnot shl shr (amounts clamped) popc clz bfind (.shiftamt) brev bfe prmt (default
 // mode) on .b types and predicates; add sub mul fma mad div rcp sqrt (.rn .rz .rm .rp, .ftz, .sat),
 // abs neg min max copysign, rsqrt ex2 lg2 sin cos tanh (.approx: computed in float64 and rounded
 // once, more accurate than hardware) on f32 and f64; setp with every integer and float comparison
@@ -102,7 +106,15 @@
 // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16 and mma.sync.aligned.m16n8k16 and
 // m16n8k8 .row.col.f32.{f16,bf16}.{f16,bf16}.f32 with the PTX ISA's fragment layouts (mma.go);
 // cp.async.ca/.cg.shared.global of 4, 8 or 16 bytes with src-size or ignore-src, commit_group,
-// wait_group and wait_all (cpasync.go: the shared destination is written at the wait that covers it).
+// wait_group and wait_all (cpasync.go: the shared destination is written at the wait that covers it)
+// and cp.async.mbarrier.arrive{.noinc}; the CTA's mbarriers (mbarrier.go: init, arrive with an
+// optional count, arrive.expect_tx, arrive_drop, expect_tx, complete_tx, test_wait and try_wait
+// with a state or .parity, inval, on .shared{::cta} or generic addresses: cuda::barrier,
+// cuda::memcpy_async with a barrier, the __mbarrier_* primitives); elect.sync and
+// fence.proxy.async (hopper.go: counted, Counts.AsyncProxyFences; other fences are no-ops),
+// setmaxnreg (a hint: registers keep their values);
+// mov from %clock, %clock64 and %globaltimer (a per-CTA count of instructions that only grows,
+// not time).
 //
 // # Not supported yet (each is an *UnsupportedError naming the opcode, its CUDA feature, and its PTX and source lines)
 //
@@ -112,7 +124,8 @@
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
-// stmatrix, cp.async with mbarrier completion and cp.async.bulk (TMA), wgmma, wmma with f16
+// stmatrix, cp.async.bulk (TMA), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
+// and arrive.noComplete, wgmma, clusters, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.
 //
@@ -133,7 +146,8 @@
 // bankPass of its 8 rows of 16 bytes: 1 per matrix without conflicts; a cp.async is a global load
 // request and a shared store request), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
 // beside the predicated-off lanes, branches and divergent branches (Counts.BranchEfficiency),
-// barriers, and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
+// barriers (bar.sync released per CTA; each mbarrier instruction is a warp instruction of class
+// "barrier"), fence.proxy.async instructions (Counts.AsyncProxyFences), and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
 // SharedAtomicRequests, the passes same-address lanes serialise into: Counts.AtomicSerialisation,
 // and the operations on the launch's hottest global address, GlobalAtomicHotOps; atomic traffic is
 // counted apart from the load/store sectors and Coalescing).
@@ -163,7 +177,7 @@
 // Racecheck (racecheck.go, on unless LaunchConfig.NoRacecheck; Compute Sanitizer documentation,
 // "Racecheck Tool"): two accesses of one byte of shared memory by different threads, at least one
 // a write, are a "hazard" fault (read after write, write after read, write after write) naming both
-// threads, PTX lines and source lines, unless a barrier (bar.sync) separates them or, for two
+// threads, PTX lines and source lines, unless a barrier (bar.sync) or a completed mbarrier phase separates them or, for two
 // lanes of one warp, a warp synchronisation naming both does: bar.warp.sync (__syncwarp), shfl.sync,
 // vote.sync, match.sync, redux.sync, with their member masks, transitively. Bytes, not words, are checked: two lanes
 // writing the halves of one word do not race. A write of the value already there is not reported,
@@ -184,7 +198,8 @@
 // recurse, at most MaxLocalBytes = 64 KiB per thread, so at most 64 MiB for 1024 threads; calls at
 // most MaxCallDepth = 256 deep, beyond either a "stack overflow" fault), the call stacks' return
 // sites (8 bytes × MaxCallDepth per thread, only for kernels that call) and one counter record per
-// instruction; plus a copy of the module's .global/.const variables, and at most MaxPrintfBytes =
+// instruction, a record of each initialised mbarrier (at most one per 8 bytes of shared memory);
+// plus a copy of the module's .global/.const variables, and at most MaxPrintfBytes =
 // 64 KiB of printf output per launch ("… (output truncated)" beyond; the launch stops keeping CTAs'
 // output once it holds that much, so which CTAs' lines survive truncation depends on scheduling). A trace keeps nothing: each
 // event goes to the callback. A module is at most MaxSourceBytes = 16 MiB of text

@@ -51,6 +51,10 @@ type warp struct {
 	pastPC        []int32
 	liveAtRelease uint32
 	async         *asyncState // cp.async copies in flight (cpasync.go); nil until the first
+	// mbarrier waits (mbarrier.go): lanes parked at a test_wait/try_wait (lanePC: the wait) and
+	// the shared offset of the barrier each waits on
+	atMbar  uint32
+	mbarOff [warpSize]uint32
 }
 
 func (w *warp) dst(r int32, m uint32) *[warpSize]uint64 {
@@ -111,8 +115,9 @@ func (w *warp) pick() {
 	w.minWait = next
 }
 
-// runWarp runs w until it has no runnable lanes or budget instructions have issued.
-func (c *cta) runWarp(w *warp, budget int) {
+// runWarp runs w until it has no runnable lanes or budget instructions have issued, and returns
+// the budget left.
+func (c *cta) runWarp(w *warp, budget int) int {
 	code := c.prog.code
 	cnt := c.wk.counts
 	for ; budget > 0 && w.active != 0; budget-- {
@@ -165,6 +170,10 @@ func (c *cta) runWarp(w *warp, budget int) {
 			if w.arrive(m, pc) {
 				continue
 			}
+		case ctlMbWait:
+			if c.mbarWait(w, in, m, pc) {
+				continue
+			}
 		case ctlTrap:
 			if m != 0 {
 				l := bits.TrailingZeros32(m)
@@ -178,6 +187,7 @@ func (c *cta) runWarp(w *warp, budget int) {
 			w.park(w.pc)
 		}
 	}
+	return budget
 }
 
 // diverge splits w at a branch whose lanes went different ways: the lanes of m go to target, the
@@ -505,9 +515,11 @@ func execUnpack(w *warp, in *inst, m uint32) {
 // Fault is an error a kernel made at run time: the sanitizer's findings (out-of-bounds or misaligned
 // accesses, shared-memory hazards), barrier errors, traps and unsupported operations reached.
 type Fault struct {
-	// Kind is "out of bounds", "misaligned", "hazard", "barrier", "divergent warp sync" (a .sync
-	// warp instruction or wmma that lanes of its mask did not reach together), "trap", "assertion",
-	// "stack overflow" or "unsupported"; in Counts.Notes, "uninitialised read".
+	// Kind is "out of bounds", "misaligned", "hazard", "barrier" (bar.sync errors, and misused
+	// mbarriers: uninitialised, too many arrivals), "hang" (a wait on an mbarrier phase that can
+	// never complete), "divergent warp sync" (a .sync warp instruction or wmma that lanes of its
+	// mask did not reach together), "trap", "assertion", "stack overflow" or "unsupported"; in
+	// Counts.Notes, "uninitialised read".
 	Kind string
 	// Block and Thread are the CTA and thread (x, y, z) that faulted.
 	Block, Thread [3]int

@@ -188,6 +188,11 @@ type Counts struct {
 	SharedWavefronts, SharedIdealWavefronts int64
 	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
 	Barriers int64
+	// AsyncProxyFences are the fence.proxy.async warp instructions executed by at least one lane
+	// (not all predicated off): the fences between the generic proxy's shared-memory writes and
+	// the async proxy's reads (PTX ISA 8.x, "membar/fence"), kept for the checks of the
+	// instructions that read through the async proxy.
+	AsyncProxyFences int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
 	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
@@ -275,7 +280,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.AsyncProxyFences, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
@@ -457,6 +462,9 @@ type cta struct {
 	lines, asyncLines int64
 	tracing           bool
 	barriers          uint64
+	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
+	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
+	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 }
 
@@ -800,13 +808,15 @@ func (c *cta) run(i int) {
 		c.swritten[len(c.swritten)-1] = ^uint32(0) << r
 	}
 	c.sFull = 0
+	clear(c.mbars)
+	c.clock = 0
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
 		w.live = uint32(1<<n - 1)
 		if n == warpSize {
 			w.live = fullMask
 		}
-		w.active, w.waiting, w.atBar = w.live, 0, 0
+		w.active, w.waiting, w.atBar, w.atMbar = w.live, 0, 0, 0
 		w.liveAtRelease = w.live
 		clear(w.past)
 		for l := range w.barPC {
@@ -826,7 +836,7 @@ func (c *cta) run(i int) {
 		ran := false
 		for _, w := range c.warps {
 			if w.active != 0 {
-				c.runWarp(w, L.quantum)
+				c.clock += uint64(L.quantum - c.runWarp(w, L.quantum))
 				ran = true
 			}
 		}
@@ -835,7 +845,11 @@ func (c *cta) run(i int) {
 			panic(faultPanic{L.ctx.Err()})
 		default:
 		}
-		if !ran && !c.releaseBarrier() {
+		if ran {
+			continue
+		}
+		c.checkHang()
+		if !c.releaseBarrier() {
 			return
 		}
 	}
@@ -938,6 +952,7 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	total := make([]instCount, len(p.code))
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
+		out.AsyncProxyFences += c.proxyFences
 		out.GlobalLines += c.lines
 		out.AsyncCopyLines += c.asyncLines
 		out.L1Sectors += c.l1Sectors

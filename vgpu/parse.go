@@ -102,8 +102,17 @@ func lex(src string) ([]token, error) {
 			i = j
 		case isIdentStart(c):
 			j := i
-			for j < len(src) && isIdentChar(src[j]) {
-				j++
+			for j < len(src) {
+				if isIdentChar(src[j]) {
+					j++
+					continue
+				}
+				// a qualifier with a sub-qualifier, .shared::cta, .L2::cache_hint: one token
+				if src[j] == ':' && j+2 < len(src) && src[j+1] == ':' && isIdentChar(src[j+2]) {
+					j += 2
+					continue
+				}
+				break
 			}
 			toks = append(toks, token{tIdent, src[i:j], line})
 			i = j
@@ -1291,10 +1300,13 @@ func (p *parser) operand() (operand, error) {
 		return p.immOperand(t)
 	case t.kind == tIdent:
 		p.next()
-		if t.text == "_" {
-			return operand{kind: oSink}, nil
-		}
 		o := operand{kind: oReg, name: t.text}
+		if t.text == "_" {
+			o = operand{kind: oSink}
+			if !p.is("|") {
+				return o, nil
+			}
+		}
 		if p.is("|") {
 			p.next()
 			q, err := p.ident()

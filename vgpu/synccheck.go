@@ -108,7 +108,7 @@ func (c *cta) checkSkipped(b int32, w *warp, l int) {
 				continue
 			}
 			a := &c.prog.code[o.pastPC[k]]
-			f := &Fault{Kind: "barrier", Msg: "it waits at a __syncthreads() that another thread of its block went past without waiting and then exited (compute-sanitizer synccheck: a barrier in divergent code; CUDA C++ Programming Guide, \"Synchronization Functions\": allowed in conditional code only if the condition is the same for the whole block)"}
+			f := &Fault{Kind: "barrier", Msg: "it waits at a __syncthreads() that another thread of its block went past without waiting and then exited (compute-sanitizer synccheck: a barrier in divergent code; CUDA C++ Programming Guide, \"Synchronization Functions\": allowed in conditional code only if the condition is the same for the whole block; if those threads returned early before the barrier after a store of their own, this can be a false alarm: NVRTC 12 merges such a store with the barrier path's, docs/vgpu-sanitizer.md)"}
 			f.OtherThread = c.threadXYZ(o.first + s)
 			f.OtherLine = int(a.line)
 			f.OtherInstr = c.L.mod.Line(int(a.line))

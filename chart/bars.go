@@ -43,13 +43,7 @@ func Bars(title, xlabel string, bars []Bar) (string, error) {
 	}
 	h.style = p.Y.Tick.Label
 	h.style.XAlign, h.style.YAlign = draw.XLeft, draw.YBottom
-	if hi > 0 && hi/lo > 20 {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
-		p.X.Label.Text += ", log scale"
-		p.X.Min, p.X.Max = lo/3, hi*1.5
-	} else {
-		p.X.Min, p.X.Max = 0, math.Max(hi*1.08, 1e-9)
-	}
+	valueAxis(p, lo, hi)
 	if len(kept) > 0 {
 		p.Add(h)
 	}

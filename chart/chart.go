@@ -230,13 +230,7 @@ func barPanel(title, xlabel string, names []string, values []float64) *plot.Plot
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
-	if hi > 0 && hi/lo > 20 {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
-		p.X.Label.Text += ", log scale"
-		p.X.Min, p.X.Max = lo/3, hi*1.5
-	} else {
-		p.X.Min, p.X.Max = 0, math.Max(hi*1.08, 1e-9)
-	}
+	valueAxis(p, lo, hi)
 	if len(values) > 0 {
 		p.Add(b)
 		p.NominalY(labels...)
@@ -476,4 +470,16 @@ func Collective(points []ModelPoint, op string, mb float64) (string, error) {
 	}
 	f.desc = "Line chart of modelled " + op + " time against GPU count. " + strings.Join(parts, "; ") + "."
 	return f.svg()
+}
+
+// valueAxis sets a bar chart's value axis (x) for values from lo to hi (the smallest above 0 and
+// the largest): from 0, or on a log scale where they span more than 20×.
+func valueAxis(p *plot.Plot, lo, hi float64) {
+	if hi > 0 && hi/lo > 20 {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.X.Label.Text += ", log scale"
+		p.X.Min, p.X.Max = lo/3, hi*1.5
+		return
+	}
+	p.X.Min, p.X.Max = 0, math.Max(hi*1.08, 1e-9)
 }

@@ -26,15 +26,19 @@ const nobody = 65534
 // its full path is not), and, for the calling OS thread (which it locks for good: the compile runs
 // on it, NVRTC in it and clang started from it, and both inherit its restrictions), on kernels with
 // Landlock (Linux 5.13 and newer) a file system it can read only in the library folders the
-// compiler needs, the headers folder and ptxas's folder and write only in dir, no TCP, and the user and group nobody when running as root.
+// compiler needs, the headers folder and the ptxas program file and write only in dir, no TCP, and the user and group nobody when running as root.
 // Only the one thread: with cgo off, purego's runtime leaves Go unable to change every thread
 // (syscall.AllThreadsSyscall is unsupported), and the learner's source reaches no other. note says
 // what this machine leaves out (a kernel without Landlock; a user namespace without nobody, where
 // Landlock then holds alone); err is a step that failed, and the compile must then not run. The
 // caller removes dir where it can.
 func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) (dir, note string, err error) {
-	runtime.LockOSThread()                           // never unlocked: the thread ends with the worker
-	readable := compilerDirs(nv, cl, headers, ptxas) // before the environment (LD_LIBRARY_PATH) goes
+	runtime.LockOSThread()                    // never unlocked: the thread ends with the worker
+	readable := compilerDirs(nv, cl, headers) // before the environment (LD_LIBRARY_PATH) goes
+	files := []string{"/etc/ld.so.cache"}
+	if ptxas != "" {
+		files = append(files, resolved(ptxas)) // the program alone, not its folder: it may sit beside anything
+	}
 	if nv != nil {
 		nv.PreloadBuiltins() // opened now, while its folder is surely readable
 	}
@@ -57,7 +61,7 @@ func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) (dir, no
 	note = sandboxNote()
 	if note == "" {
 		rules := []pathRule{
-			{readDirs, readable}, {readFiles, []string{"/etc/ld.so.cache"}}, {readFiles | fsWriteFile, []string{os.DevNull}},
+			{readDirs, readable}, {readFiles, files}, {readFiles | fsWriteFile, []string{os.DevNull}},
 			{fsAll, []string{dir}}, {unix.LANDLOCK_ACCESS_FS_REMOVE_DIR, []string{filepath.Dir(dir)}}, // dir itself, at the end
 		}
 		if err := landlockThread(rules); err != nil {
@@ -189,9 +193,9 @@ func dropRoot() error {
 // compilerDirs are the folders a compiler reads and runs from: the system's library folders, those
 // of LD_LIBRARY_PATH, NVRTC's own folder, clang's program folder and the one above it (clang
 // re-runs itself, and finds its libraries and resources there: /usr/lib/llvm-14/bin and
-// /usr/lib/llvm-14), the folder of CUDA's headers, headers, and ptxas's program folder (each when
-// not "").
-func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) []string {
+// /usr/lib/llvm-14) and the folder of CUDA's headers, headers (each when not ""). ptxas is given
+// its program file alone (confine), not its folder.
+func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string) []string {
 	triplet := "x86_64-linux-gnu"
 	if runtime.GOARCH == "arm64" {
 		triplet = "aarch64-linux-gnu"
@@ -199,12 +203,6 @@ func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) []s
 	dirs := []string{"/lib", "/lib64", "/lib/" + triplet, "/usr/lib", "/usr/lib64", "/usr/lib/" + triplet,
 		"/usr/local/lib", "/usr/local/cuda/lib64"}
 	dirs = append(dirs, filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
-	resolved := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return p
-	}
 	if nv != nil {
 		dirs = append(dirs, filepath.Dir(resolved(nv.Lib.Path)))
 	}
@@ -218,9 +216,6 @@ func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) []s
 	if headers != "" {
 		dirs = append(dirs, resolved(headers))
 	}
-	if ptxas != "" {
-		dirs = append(dirs, filepath.Dir(resolved(ptxas)))
-	}
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range dirs {
@@ -231,4 +226,13 @@ func compilerDirs(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) []s
 		out = append(out, d)
 	}
 	return out
+}
+
+// resolved is p with its symbolic links followed (p itself where that fails): Landlock's rules hold
+// for the file a path names.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

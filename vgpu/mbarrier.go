@@ -388,6 +388,10 @@ func (c *cta) checkHang() {
 		in := &c.prog.code[w.lanePC[l]]
 		off := w.mbarOff[l]
 		b := c.mbars[off]
+		if b == nil { // mbarrier.inval ended the barrier while this lane waited on it
+			c.fault(&Fault{Kind: "barrier", Space: "shared", Address: uint64(off), Msg: fmt.Sprintf("it waits on the mbarrier at shared offset %d, which mbarrier.inval invalidated while it waited: no phase of it can complete", off)}, w, l, in)
+			continue
+		}
 		others := "every other thread of its block has exited or waits too"
 		if n := c.atBarrier(); n > 0 {
 			others = fmt.Sprintf("the other threads of its block have exited or wait (%d of them at a __syncthreads(), which this thread never reaches)", n)

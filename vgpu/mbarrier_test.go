@@ -702,3 +702,20 @@ func TestMbarrierCompleteTxBeforeExpectTx(t *testing.T) {
 		t.Errorf("test_wait = %d, want 1 (true)", got)
 	}
 }
+
+// A barrier invalidated (mbarrier.inval) while a lane waits on it is a "barrier" fault naming the
+// invalidation, not an internal error.
+func TestMbarrierInvalidatedWhileWaiting(t *testing.T) {
+	src := strings.Replace(txPTX, "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r2], %r3;", "mbarrier.inval.shared::cta.b64 [%r2];", 1)
+	m, err := ParseModule(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := NewOutput("out", 4*64, Poisoned)
+	_, err = Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64},
+		Params: []Arg{Ptr(out), U32(4)}, Buffers: []*Buffer{out}})
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != "barrier" || !strings.Contains(f.Msg, "invalidated while it waited") {
+		t.Fatalf("got %v, want a barrier fault saying the barrier was invalidated while a lane waited", err)
+	}
+}

@@ -156,8 +156,9 @@ func (s *Server) access(next http.Handler) http.Handler {
 // be as strong: weakTokens), so a limit on wrong tokens would only lock a class out when a typo
 // loop spends it. A wrong token uses up one of its address's attempts (Config.JoinAttempts, then
 // one every joinAttemptEvery), and is refused (false) when the address has none left: the limit
-// keeps scripted guessing from loading the server. Another site's page cannot spend them: its
-// subresource requests' tokens are not looked at (access), and its form posts are refused (join).
+// keeps scripted guessing from loading the server. Another site's page spends them only by
+// top-level navigations (each one takes the browser away from that page): its subresource
+// requests' tokens are not looked at (access), and its form posts are refused (join).
 func (s *Server) attempt(r *http.Request, tok string) bool {
 	if s.tokenRole(tok) != "" {
 		return true

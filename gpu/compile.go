@@ -225,7 +225,7 @@ const (
 // assembles the PTX (sass), after ready is given the PTX.
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
-// environment, nobody under root, Landlock, ptxas's folder readable), so neither the compiler nor
+// environment, nobody under root, Landlock, the ptxas program file readable), so neither the compiler nor
 // ptxas, which this thread starts as it starts clang, can read a file of the server's even past the
 // source rule; a worker that cannot confine itself does not compile.
 func compileHere(req Request, ready func(ptx string)) (Compiled, error) {

@@ -59,8 +59,12 @@ func Serve(in io.Reader, out io.Writer) {
 					return
 				}
 			}
-			c, err := compileHere(req, func(ptx string) { _ = enc.Encode(Response{ID: req.ID, PTX: ptx}) })
-			resp.PTX, resp.Resources, resp.ResourcesError = c.PTX, c.Resources, c.ResourcesError
+			sent := false // the PTX went on a line of its own before ptxas: the Done line does not repeat it
+			c, err := compileHere(req, func(ptx string) { sent = true; _ = enc.Encode(Response{ID: req.ID, PTX: ptx}) })
+			resp.Resources, resp.ResourcesError = c.Resources, c.ResourcesError
+			if !sent {
+				resp.PTX = c.PTX
+			}
 			if err != nil {
 				resp.Error = err.Error()
 			}

@@ -41,59 +41,46 @@ func read(t *testing.T, path string) string {
 // fence is a markdown code fence's opening or closing line: three or more backticks or tildes.
 var fence = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})")
 
-// prose returns text's lines outside fenced code blocks, each with its 1-based line number; the
-// lines of fenced blocks are returned as "" so that numbers stay right.
-func prose(text string) []string {
-	lines := strings.Split(text, "\n")
-	open := ""
-	for i, line := range lines {
-		m := fence.FindStringSubmatch(line)
-		switch {
-		case open == "" && m != nil:
-			open = m[1]
-			lines[i] = ""
-		case open != "":
-			if m != nil && m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(line[len(m[0]):]) == "" {
-				open = ""
-			}
-			lines[i] = ""
-		}
-	}
-	return lines
-}
-
-// codeBlocks returns the fenced blocks of text: the line each opens on (1-based), its info string
-// and its lines.
+// codeBlock is a fenced code block: the line it opens on (1-based), its info string and its lines.
 type codeBlock struct {
 	line  int
 	info  string
 	lines []string
 }
 
-func codeBlocks(text string) []codeBlock {
-	var blocks []codeBlock
-	var cur *codeBlock
+// split returns text's lines outside fenced code blocks (a line of a block, or of its fences, is
+// "", so that line numbers stay right) and the blocks.
+func split(text string) (prose []string, blocks []codeBlock) {
+	prose = strings.Split(text, "\n")
 	open := ""
-	for i, line := range strings.Split(text, "\n") {
+	for i, line := range prose {
 		m := fence.FindStringSubmatch(line)
 		switch {
 		case open == "" && m != nil:
 			open = m[1]
 			blocks = append(blocks, codeBlock{line: i + 1, info: strings.TrimSpace(line[len(m[0]):])})
-			cur = &blocks[len(blocks)-1]
 		case open != "" && m != nil && m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(line[len(m[0]):]) == "":
 			open = ""
 		case open != "":
-			cur.lines = append(cur.lines, line)
+			blocks[len(blocks)-1].lines = append(blocks[len(blocks)-1].lines, line)
+		default:
+			continue
 		}
+		prose[i] = ""
 	}
-	return blocks
+	return prose, blocks
+}
+
+// prose returns text's lines outside fenced code blocks, as split does.
+func prose(text string) []string {
+	lines, _ := split(text)
+	return lines
 }
 
 // README's first screen gives exactly two set-up commands, one that runs the playground and one
 // that runs the tests, and .ci/run runs that same test command.
 func TestReadmeFirstScreenGivesTheTwoCommands(t *testing.T) {
-	blocks := codeBlocks(read(t, "../README.md"))
+	_, blocks := split(read(t, "../README.md"))
 	var first []codeBlock
 	for _, b := range blocks {
 		if b.line <= firstScreen {
@@ -220,14 +207,17 @@ func anchor(title string) string {
 }
 
 func TestHeadingAnchors(t *testing.T) {
-	ids := headingAnchors("# Flags\n```sh\n# a comment\n```\n## playground worker\n## Problems\n## Problems\n### GPU: cuBLAS against the FP32 peak, the `ladder`\n")
-	for _, want := range []string{"flags", "playground-worker", "problems", "problems-1", "gpu-cublas-against-the-fp32-peak-the-ladder"} {
+	ids := headingAnchors("# Flags\n```sh\n# a comment\n```\n## playground worker\n## Problems\n## Problems\n### GPU: cuBLAS against the FP32 peak, the `ladder`\n" +
+		"````markdown\n```cuda\n# in\n```\n# still in\n````\n## After\n")
+	for _, want := range []string{"flags", "playground-worker", "problems", "problems-1", "gpu-cublas-against-the-fp32-peak-the-ladder", "after"} {
 		if !ids[want] {
 			t.Errorf("no anchor %q in %v", want, ids)
 		}
 	}
-	if ids["a-comment"] {
-		t.Error("a comment in a code block counted as a heading")
+	for _, bad := range []string{"a-comment", "in", "still-in"} {
+		if ids[bad] {
+			t.Errorf("%q, in a code block, counted as a heading", bad)
+		}
 	}
 }
 

@@ -42,6 +42,13 @@ export function playerModule({ className, label, intervalMs, stage, take = (stat
   };
 }
 
+// html makes the HTML element name of class className, for the players' stages.
+export function html(name, className) {
+  const e = document.createElement(name);
+  e.className = className;
+  return e;
+}
+
 const SVG = "http://www.w3.org/2000/svg";
 
 // svg makes the SVG element name with attrs and, if text is given, that text, for the players'

@@ -3,7 +3,7 @@
 // matrices A, B and C, the elements the warp's lanes touch coloured by the 32-byte sector each falls
 // in. Tables, chart and notes are drawn by the shared page code.
 
-import { playerModule } from "/static/player.js";
+import { html, playerModule } from "/static/player.js";
 
 const SECTOR_COLOURS = ["#2f6fde", "#e4572e", "#29a36a", "#b08800", "#8e44ad", "#d6336c", "#0c8599", "#5c7cfa"];
 
@@ -12,10 +12,8 @@ export default playerModule({
   label: "warp instruction replay",
   intervalMs: 300,
   stage(view, player) {
-    const mats = document.createElement("div");
-    mats.className = "warp-mats";
-    const caption = document.createElement("div");
-    caption.className = "warp-caption";
+    const mats = html("div", "warp-mats");
+    const caption = html("div", "warp-caption");
     player.stage.append(mats, caption);
     return (f) => draw(mats, caption, f);
   },

@@ -5,7 +5,7 @@
 // moving right, each partial sum moving down, and the sums leaving the bottom edge into C. Tables,
 // chart and notes are drawn by the shared page code.
 
-import { playerModule, svg as el } from "/static/player.js";
+import { html, playerModule, svg as el } from "/static/player.js";
 
 const QUEUE = 3; // upcoming activations shown at the left edge, per row
 
@@ -14,14 +14,12 @@ export default playerModule({
   label: "systolic array animation",
   intervalMs: 600,
   stage(view, player) {
-    const legend = document.createElement("p");
-    legend.className = "sys-legend";
+    const legend = html("p", "sys-legend");
     legend.innerHTML = "Each cell is a PE: its <b>weight</b> (grey, held for the tile), the <b class=\"a\">activation</b> " +
       "passing through it to the right, and the <b class=\"p\">partial sum</b> it passes down. Rows of A wait at the left " +
       "edge (row i starts i cycles late); finished sums leave the bottom edge into <b class=\"o\">C</b>.";
     const svg = el("svg", { class: "sys-flow", role: "img" });
-    const out = document.createElement("div");
-    out.className = "sys-out";
+    const out = html("div", "sys-out");
     player.stage.append(legend, svg, out);
     return (f, i, frames) => draw(view, svg, out, frames, f, i);
   },

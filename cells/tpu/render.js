@@ -4,7 +4,7 @@
 // epilogue), so the learner sees whether the copies hide behind the compute or the compute waits for
 // them. Tables, chart and notes are drawn by the shared page code. Everything here is modelled.
 
-import { playerModule, svg as el } from "/static/player.js";
+import { html, playerModule, svg as el } from "/static/player.js";
 
 const LANES = ["HBM ↔ VMEM (DMA)", "MXUs", "VPU epilogue"];
 
@@ -13,8 +13,7 @@ export default playerModule({
   label: "TPU pipeline timeline",
   intervalMs: 500,
   stage(view, player) {
-    const legend = document.createElement("p");
-    legend.className = "tpu-legend";
+    const legend = html("p", "tpu-legend");
     legend.textContent = "Modelled timeline of the kernel's grid steps. Top lane: copies between HBM and VMEM " +
       "(A and B blocks in, finished C blocks out), one at a time. Middle: the MXUs multiplying a step's blocks. " +
       "Bottom: the VPU's epilogue on a finished block. While a step computes, the next step's blocks are copied " +
@@ -40,8 +39,7 @@ export default playerModule({
     const part = view.notes.find((n) => /^The timeline shows the first \d+ of /.test(n.message || ""));
     if (part && view.state.legend) {
       view.removeNote(part.message);
-      const b = document.createElement("strong");
-      b.className = "tpu-part";
+      const b = html("strong", "tpu-part");
       b.textContent = ` ${part.message.replace(/;.*$/, ":")} its axis ends with the last of them, not with the kernel.`;
       view.state.legend.append(b);
     }

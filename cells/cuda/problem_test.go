@@ -163,7 +163,7 @@ func TestReduceCellShowPTXAndLimit(t *testing.T) {
 	}
 	cell := "kernel: k\nproblem: reduce\nblock: [256]\ngrid: [\"ceil(n/512)\"]\nshared_bytes: \"256*4\"\nsizes: [3000, 2000000]\n---\n" + pt.TreeReduce
 	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: &testGPU{nv: nv}})
-	act, err := k.Actions()[0].Parse(cells.Cell{Source: cell})
+	act, err := cells.Parse(k, "ptx", cells.Cell{Source: cell})
 	if err != nil {
 		t.Fatal(err)
 	}

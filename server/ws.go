@@ -293,20 +293,6 @@ func (c *conn) handle(data []byte) {
 	}
 }
 
-// rate takes a token from the client's bucket for what ("run", "save" or "replay"), or says that
-// it asks too fast. The instructor, trusted (docs/security.md), and the one local user of a server
-// without sign-in, who is the instructor, are not rate-limited.
-func (c *conn) rate(what string) error {
-	switch {
-	case c.student.Instructor:
-		return nil
-	case what == "run":
-		return c.s.shares.allow(c.client)
-	default:
-		return c.s.shares.allowMessage(c.client, what)
-	}
-}
-
 // startRun answers a `run` message: accept takes the request in one step, and the connection sends
 // the answer: a refusal; for a run over the time limit, the cell's recorded rows, if it has them
 // (cells.ShowRecorded), so that the learner sees its measured numbers anyway, then the error with

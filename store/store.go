@@ -235,8 +235,8 @@ func (s *Store) countCommits() error {
 	})
 }
 
-// Commits is how many transactions that wrote the database committed since Open (opening counted):
-// what a step such as Accept costs in writes.
+// Commits is how many transactions that wrote the database committed since Open (opening counted)
+// on the store's one connection: what a step such as Accept costs in writes.
 func (s *Store) Commits() int64 { return s.commits.Load() }
 
 // Path is the database file ("" for an in-memory one).

@@ -10,6 +10,7 @@ import (
 	"github.com/gpuplayground/playground/cells/matmul"
 	"github.com/gpuplayground/playground/cells/precision"
 	"github.com/gpuplayground/playground/cells/roofline"
+	"github.com/gpuplayground/playground/cells/serving"
 	"github.com/gpuplayground/playground/cells/simt"
 	"github.com/gpuplayground/playground/cells/systolic"
 	"github.com/gpuplayground/playground/cells/tpu"
@@ -30,6 +31,7 @@ func Kinds(env cells.Env) []cells.Kind {
 		budget.New,
 		tpu.New,
 		precision.New,
+		serving.New,
 	} {
 		ks = append(ks, k(env))
 	}

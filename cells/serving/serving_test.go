@@ -1,0 +1,105 @@
+package serving
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/cellstest"
+	sim "github.com/gpuplayground/playground/sim/serving"
+)
+
+const base = "model: llama3-8b\ngpu: H100 SXM\nrates: [1, 50]\nsystems: [static max, continuous paged]\nrequests: 60\nprompt: 128\noutput: 64\n"
+
+func TestParseDefaultsAndErrors(t *testing.T) {
+	s, err := Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Weights != "bf16" || s.KV != "bf16" || s.Block != 16 || s.MaxLen != 2048 || s.Prompt.Dist != "exponential" || s.MemoryGB != 72 {
+		t.Errorf("defaults: %+v", s)
+	}
+	if got, want := s.Systems, []System{{"static", "max"}, {"continuous", "paged"}}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("systems = %v, want %v", got, want)
+	}
+	for src, want := range map[string]string{
+		"model: llama3-8b\ngpu: H100 SXM\nrates: [1]":                           "needs model, gpu, rates and systems",
+		strings.Replace(base, "llama3-8b", "llama9", 1):                         "line 1: unknown model",
+		strings.Replace(base, "H100 SXM", "H900", 1):                            "line 2: unknown accelerator",
+		strings.Replace(base, "[1, 50]", "[-1]", 1):                             "line 3: a rate is 0 to 10,000",
+		strings.Replace(base, "static max", "static buddy", 1):                  `line 4: a system is a batching`,
+		strings.Replace(base, "static max", "batch max", 1):                     `line 4: a system is a batching`,
+		base + "weights: fp6\n":                                                 "line 8: unknown format",
+		base + "lengths: zipf\n":                                                "line 8: lengths is one of fixed, uniform, exponential",
+		base + "draft_tokens: 4\n":                                              "needs draft_tokens, acceptance and draft_cost",
+		base + "draft_tokens: 4\nacceptance: 1.5\ndraft_cost: 0.1\n":            "line 9: acceptance is a probability",
+		base + "draft_tokens: 40\nacceptance: 0.5\ndraft_cost: 0.1\n":           "line 8: draft_tokens must be between 1 and 16",
+		strings.Replace(base, "requests: 60", "requests: 9000", 1):              "line 5: requests must be between 1 and 5000",
+		base + "memory_gb: 0\n":                                                 "line 8: memory_gb",
+		strings.Replace(base, "[1, 50]", "["+strings.Repeat("1, ", 12)+"1]", 1): "line 3: 13 rates",
+	} {
+		_, err := Parse(src)
+		var se *cells.SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", src, err, want)
+		}
+	}
+}
+
+// A run emits one row per system and rate, its figures the simulator's for the same spec, a note of
+// the memory arithmetic, and a chart; at 50 requests/s continuous paged batching beats static
+// max-length reservation in throughput and latency per token.
+func TestRunRowsAreTheSimulatorsAndLabelledModelled(t *testing.T) {
+	r, err := New(cells.Env{}).Parse(cells.Cell{ID: "c", Source: base + "draft_tokens: 4\nacceptance: 0.8\ndraft_cost: 0.05\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec cellstest.Recorder
+	if err := r.Run(context.Background(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Tables) != 1 || !strings.Contains(rec.Tables[0].Caption, "modelled") {
+		t.Fatalf("tables %+v: want one, captioned modelled", rec.Tables)
+	}
+	rows := rec.RowsOf("runs")
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 2 systems × 2 rates", len(rows))
+	}
+	s, _ := Parse(base + "draft_tokens: 4\nacceptance: 0.8\ndraft_cost: 0.05\n")
+	want, err := sim.Simulate(s.Config(System{"continuous", "paged"}), s.Workload(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[3].Values
+	if last[0] != "continuous, paged" || last[1] != 50.0 || last[2] != want.Throughput || last[6] != want.Normalized.Mean {
+		t.Errorf("row %v, want the simulator's %.6g tokens/s and %.6g s/token", last, want.Throughput, want.Normalized.Mean)
+	}
+	static := rows[1].Values
+	if !(last[2].(float64) > static[2].(float64) && last[6].(float64) < static[6].(float64)) {
+		t.Errorf("at 50 req/s: static %v, continuous paged %v; want continuous paged ahead", static, last)
+	}
+	var notes string
+	for _, n := range rec.Notes {
+		notes += n.Message + "\n"
+	}
+	for _, w := range []string{"Modelled memory", "16.1 GB of Llama 3 8B weights", "128 KiB", "3.36 tokens per target step", "Leviathan"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+	if rec.ChartErr != nil || !strings.Contains(rec.SVG, "modelled, not measured") {
+		t.Errorf("chart: %v; want one labelled modelled", rec.ChartErr)
+	}
+}
+
+// The estimate grows with the simulated tokens and stays small for the valid cell.
+func TestEstimate(t *testing.T) {
+	small, _ := Parse(base)
+	big, _ := Parse(strings.Replace(base, "requests: 60", "requests: 5000", 1))
+	if a, b := run(small).Estimate(), run(big).Estimate(); !(a < 100*time.Millisecond && b > 50*a) {
+		t.Errorf("estimates %v and %v", a, b)
+	}
+}

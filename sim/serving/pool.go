@@ -40,6 +40,9 @@ func newPool(mode string, block, maxLen int, kvBytes, perToken float64) (*pool, 
 	return p, nil
 }
 
+// free is the units not allocated.
+func (p *pool) free() int { return p.capacity - p.used }
+
 // tokens is the capacity in tokens.
 func (p *pool) tokens() int { return p.capacity * p.block }
 

@@ -84,6 +84,7 @@ type sim struct {
 	t                  float64
 	waiting, running   []*request
 	admissions         int
+	preempted          bool // the last step preempted: admit nobody before the next
 	res                Result
 	batchTime, reserve float64
 	held               float64
@@ -125,13 +126,23 @@ func Simulate(c Config, w Workload) (Result, error) {
 }
 
 // admit moves waiting requests, first come first served, into the running batch while they fit:
-// at every step when batching continuously, only into an empty batch when batching statically.
+// at every step when batching continuously, only into an empty batch when batching statically. As
+// vLLM's scheduler does, a paged pool admits nobody in the step after a preemption, and keeps a
+// watermark of 1 % of its blocks free when admitting (vLLM's BlockSpaceManager, watermark 0.01), so
+// that running requests have room to grow.
 func (s *sim) admit() {
 	if s.c.Batching == "static" && len(s.running) > 0 {
 		return
 	}
+	if s.preempted && len(s.running) > 0 {
+		s.preempted = false
+		return
+	}
 	for len(s.waiting) > 0 && len(s.running) < s.c.MaxBatch {
 		r := s.waiting[0]
+		if s.pool.mode == "paged" && len(s.running) > 0 && s.pool.free()-s.pool.units(r, r.prompt+r.generated+1) < s.pool.capacity/100 {
+			return
+		}
 		if !s.pool.hold(r, r.prompt+r.generated+1) {
 			return
 		}
@@ -157,6 +168,7 @@ func (s *sim) preempt() *request {
 	v.prefilled = false
 	s.waiting = append([]*request{v}, s.waiting...)
 	s.res.Preemptions++
+	s.preempted = true
 	return v
 }
 

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden HTML files in testda
 
 // kinds accepts any cell of the playground's kinds that does not contain "bad"; that error is on the
 // cell's line 2. The cuda kind has a Show PTX action.
-var kinds = Kinds{fakeKind{"matmul"}, fakeKind{"wgsl"}, fakeCUDA{fakeKind{"cuda"}}, fakeKind{"simt"}, fakeKind{"systolic"}, fakeKind{"roofline"}, fakeKind{"allreduce"}, fakeKind{"budget"}, fakeKind{"tpu"}, fakeKind{"precision"}}
+var kinds = Kinds{fakeKind{"matmul"}, fakeKind{"wgsl"}, fakeCUDA{fakeKind{"cuda"}}, fakeKind{"simt"}, fakeKind{"systolic"}, fakeKind{"roofline"}, fakeKind{"allreduce"}, fakeKind{"budget"}, fakeKind{"tpu"}, fakeKind{"precision"}, fakeKind{"serving"}}
 
 type fakeKind struct{ name string }
 

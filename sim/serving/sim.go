@@ -16,7 +16,8 @@ type Speculative struct {
 
 // Config is a server: an engine on a chip, Memory bytes for the weights and the KV cache, a
 // scheduler (Batching "static": a batch runs until its every request is done before the next is
-// admitted; "continuous": requests join and leave at every step, Orca's iteration-level scheduling)
+// admitted, a finished request leaving the steps but its place left empty; "continuous": requests
+// join and leave at every step, Orca's iteration-level scheduling)
 // and a KV pool (Reservation, one of Reservations; Block tokens per block when paged). MaxLen is the
 // longest sequence, prompt and output, the server allows; MaxBatch the most requests running at once.
 type Config struct {
@@ -126,10 +127,10 @@ func Simulate(c Config, w Workload) (Result, error) {
 }
 
 // admit moves waiting requests, first come first served, into the running batch while they fit:
-// at every step when batching continuously, only into an empty batch when batching statically. As
-// vLLM's scheduler does, a paged pool admits nobody in the step after a preemption, and keeps a
-// watermark of 1 % of its blocks free when admitting (vLLM's BlockSpaceManager, watermark 0.01), so
-// that running requests have room to grow.
+// at every step when batching continuously, only into an empty batch when batching statically. A
+// paged pool keeps 1 % of its blocks free when admitting (the default watermark, 0.01, of vLLM's
+// BlockSpaceManager) and admits nobody in the step after a preemption (this simulator's rule), so
+// that running requests have room to grow instead of being preempted and recomputed in turn.
 func (s *sim) admit() {
 	if s.c.Batching == "static" && len(s.running) > 0 {
 		return

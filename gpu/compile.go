@@ -89,6 +89,10 @@ type Compiled struct {
 	// order asked; none where ResourcesError says why (no ptxas, its refusal, its time limit).
 	Resources      []nvidia.EntryResources
 	ResourcesError string
+	// SASS is the machine code for the first architecture asked, where asked (Disassemble); nil
+	// where SASSError says why (no ptxas or nvdisasm, their refusal, the time limit).
+	SASS      *nvidia.SASS
+	SASSError string
 }
 
 // CompileSass is Compile, then, in the same confined worker, ptxas -v on the PTX for each sm_<N> of
@@ -96,6 +100,19 @@ type Compiled struct {
 // time limit. ptxas's failure (absent, refusing the PTX or an architecture, too slow) is no error:
 // the PTX comes back with ResourcesError saying why.
 func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, sass []int) (Compiled, error) {
+	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: sass})
+}
+
+// Disassemble is CompileSass for sm_<sm> alone, and also the SASS ptxas makes for it, with each
+// instruction's source line (ptxas -lineinfo, nvdisasm -g: nvidia.Ptxas.Disassemble), in the same
+// confined worker, bounded by PtxasTimeout and the compile's limit. No SASS (no ptxas or nvdisasm
+// here, their refusal, too slow) is no error: Compiled.SASSError says why.
+func (c *Compiler) Disassemble(ctx context.Context, src, name string, arch, sm int) (Compiled, error) {
+	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: []int{sm}, Disassemble: true})
+}
+
+// compile runs the compile req (Source, Name, Arch, Sass, Disassemble) in a one-compile worker.
+func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 	c.once.Do(func() {
 		n := c.Parallel
 		if n <= 0 {
@@ -119,19 +136,23 @@ func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, 
 		timeout: func(limit time.Duration) error { return &CompileTimeoutError{Limit: limit} }}
 	defer s.Close()
 	var out Compiled
-	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, MemoryLimit: memory, Sass: sass},
-		func(r Response) {
-			if r.PTX != "" {
-				out.PTX = r.PTX
-			}
-			if r.Done {
-				out.Resources, out.ResourcesError = r.Resources, bounded(r.ResourcesError, MaxResourcesError)
-			}
-		})
+	req.MemoryLimit = memory
+	err := s.Do(ctx, req, func(r Response) {
+		if r.PTX != "" {
+			out.PTX = r.PTX
+		}
+		if r.Done {
+			out.Resources, out.ResourcesError = r.Resources, bounded(r.ResourcesError, MaxResourcesError)
+			out.SASS, out.SASSError = r.SASS, bounded(r.SASSError, MaxResourcesError)
+		}
+	})
 	if err == nil || ctx.Err() != nil {
 		return out, err
 	}
-	if kept, ok := ptxasOutran(out, err, sass); ok {
+	if kept, ok := ptxasOutran(out, err, req.Sass); ok {
+		if req.Disassemble {
+			kept.SASSError = kept.ResourcesError
+		}
 		return kept, nil
 	}
 	var we *WorkerError
@@ -222,10 +243,12 @@ const (
 // nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
 // may be shorter) kills this process, and clang with it. With req.Sass (and MemoryLimit), ptxas
 // (nvidia.LookPtxas: looked for before confine, run, even its --version, only after) then
-// assembles the PTX (sass), after ready is given the PTX.
+// assembles the PTX (sass), after ready is given the PTX; with req.Disassemble too, ptxas -lineinfo
+// and nvdisasm (nvidia.LookNvdisasm, looked for and granted as ptxas is) list its SASS for
+// req.Sass[0] (disassemble).
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
-// environment, nobody under root, Landlock, the ptxas program file readable), so neither the compiler nor
+// environment, nobody under root, Landlock, the ptxas and nvdisasm program files readable), so neither the compiler nor
 // ptxas, which this thread starts as it starts clang, can read a file of the server's even past the
 // source rule; a worker that cannot confine itself does not compile.
 func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
@@ -234,12 +257,15 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 		return Compiled{}, err
 	}
 	headers := nvidia.FindHeaders(nv) // before confine clears the environment (nvidia.IncludeEnv)
-	ptxasPath := ""
+	ptxasPath, nvdisasmPath := "", ""
 	if len(req.Sass) > 0 && req.MemoryLimit > 0 {
 		ptxasPath = nvidia.LookPtxas() // found now, run (even its --version) only once confined
 	}
+	if req.Disassemble && ptxasPath != "" {
+		nvdisasmPath = nvidia.LookNvdisasm() // likewise
+	}
 	if req.MemoryLimit > 0 {
-		dir, note, err := confine(nv, cl, headers, ptxasPath)
+		dir, note, err := confine(nv, cl, headers, ptxasPath, nvdisasmPath)
 		if dir != "" {
 			defer os.Remove(dir) // emptied by the compiler (clang removes its folder); by its full path, where nobody may
 		}
@@ -263,8 +289,29 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 		out.ResourcesError = bounded(err.Error(), MaxResourcesError)
 	default:
 		out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
+		if req.Disassemble {
+			out.SASS, out.SASSError = disassemble(ctx, px, ptx, req.Sass[0], nvdisasmPath)
+		}
+	}
+	if out.ResourcesError != "" && req.Disassemble && out.SASS == nil && out.SASSError == "" {
+		out.SASSError = out.ResourcesError
 	}
 	return out, nil
+}
+
+// disassemble is px's SASS of ptx for sm_<sm>, listed by the nvdisasm at path (PtxasTimeout), or
+// nil and why not.
+func disassemble(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path string) (*nvidia.SASS, string) {
+	if path == "" {
+		return nil, fmt.Sprintf("nvdisasm not found (tried %s)", strings.Join(nvidia.NvdisasmPaths(), ", "))
+	}
+	actx, cancel := context.WithTimeout(ctx, PtxasTimeout)
+	defer cancel()
+	s, err := px.Disassemble(actx, ptx, sm, path)
+	if err != nil {
+		return nil, bounded(err.Error(), MaxResourcesError)
+	}
+	return &s, ""
 }
 
 // ptxasAt is the ptxas at path (nvidia.PtxasAt), for a confined worker (memoryLimit set) only.

@@ -243,9 +243,9 @@ const (
 // nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
 // may be shorter) kills this process, and clang with it. With req.Sass (and MemoryLimit), ptxas
 // (nvidia.LookPtxas: looked for before confine, run, even its --version, only after) then
-// assembles the PTX (sass), after ready is given the PTX; with req.Disassemble too, ptxas -lineinfo
-// and nvdisasm (nvidia.LookNvdisasm, looked for and granted as ptxas is) list its SASS for
-// req.Sass[0] (disassemble).
+// assembles the PTX (sass), after ready is given the PTX; with req.Disassemble, ptxas -v -lineinfo
+// and nvdisasm (nvidia.LookNvdisasm, looked for and granted as ptxas is) instead give the report and
+// the SASS for req.Sass[0] alone (disassemble).
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
 // environment, nobody under root, Landlock, the ptxas and nvdisasm program files readable), so neither the compiler nor
@@ -287,10 +287,15 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	switch px, err := ptxasAt(ptxasPath, req.MemoryLimit); {
 	case err != nil:
 		out.ResourcesError = bounded(err.Error(), MaxResourcesError)
+	case req.Disassemble && nvdisasmPath != "":
+		out.SASS, out.Resources, out.SASSError = disassemble(ctx, px, ptx, req.Sass[0], nvdisasmPath)
+		if out.Resources == nil {
+			out.ResourcesError = out.SASSError
+		}
 	default:
 		out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
 		if req.Disassemble {
-			out.SASS, out.SASSError = disassemble(ctx, px, ptx, req.Sass[0], nvdisasmPath)
+			out.SASSError = fmt.Sprintf("nvdisasm not found (tried %s)", strings.Join(nvidia.NvdisasmPaths(), ", "))
 		}
 	}
 	if out.ResourcesError != "" && req.Disassemble && out.SASS == nil && out.SASSError == "" {
@@ -299,19 +304,16 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	return out, nil
 }
 
-// disassemble is px's SASS of ptx for sm_<sm>, listed by the nvdisasm at path (PtxasTimeout), or
-// nil and why not.
-func disassemble(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path string) (*nvidia.SASS, string) {
-	if path == "" {
-		return nil, fmt.Sprintf("nvdisasm not found (tried %s)", strings.Join(nvidia.NvdisasmPaths(), ", "))
-	}
+// disassemble is px's SASS of ptx for sm_<sm>, listed by the nvdisasm at path, and ptxas's report
+// of the same run (PtxasTimeout for both), or nil and why not.
+func disassemble(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path string) (*nvidia.SASS, []nvidia.EntryResources, string) {
 	actx, cancel := context.WithTimeout(ctx, PtxasTimeout)
 	defer cancel()
-	s, err := px.Disassemble(actx, ptx, sm, path)
+	s, res, err := px.Disassemble(actx, ptx, sm, path)
 	if err != nil {
-		return nil, bounded(err.Error(), MaxResourcesError)
+		return nil, res, bounded(err.Error(), MaxResourcesError)
 	}
-	return &s, ""
+	return &s, res, ""
 }
 
 // ptxasAt is the ptxas at path (nvidia.PtxasAt), for a confined worker (memoryLimit set) only.

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		fakePtxas(os.Args[1:])
 		os.Exit(0)
 	}
-	if filepath.Base(os.Args[0]) == fakeNvdisasmName {
+	if strings.HasPrefix(filepath.Base(os.Args[0]), fakeNvdisasmName) {
 		fakeNvdisasm()
 		os.Exit(0)
 	}

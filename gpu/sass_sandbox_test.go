@@ -15,11 +15,16 @@ import (
 // fakeNvdisasmName is the name that makes this test binary act as nvdisasm (fakeNvdisasm).
 const fakeNvdisasmName = "nvdisasm"
 
-// fakeNvdisasm, run as a compile worker runs nvdisasm, tries to read secret.txt beside itself and to
+// fakeNvdisasm, called otherwise than fakeNvdisasmName, refuses the cubin as nvdisasm refuses one;
+// otherwise, run as a compile worker runs nvdisasm, it tries to read secret.txt beside itself and to
 // write out.txt in the folder above its own, and lists one function named after what it could and
 // its user, with one instruction on cell.cu's line 1.
 func fakeNvdisasm() {
 	exe, _ := filepath.Abs(os.Args[0])
+	if filepath.Base(exe) != fakeNvdisasmName {
+		fmt.Fprintln(os.Stderr, "nvdisasm fatal   : refused for the test")
+		os.Exit(1)
+	}
 	outcome := func(err error) string {
 		if err != nil {
 			return "denied"
@@ -111,10 +116,21 @@ func TestDisassembleThroughTheRealWorker(t *testing.T) {
 	}
 }
 
-// Without nvdisasm, no SASS and why.
-func TestDisassembleWithoutNvdisasm(t *testing.T) {
-	s, why := disassemble(context.Background(), nil, "", 90, "")
-	if s != nil || !strings.Contains(why, "nvdisasm not found (tried ") {
-		t.Errorf("got %+v, %q; want none and nvdisasm not found", s, why)
+// An nvdisasm that refuses the cubin leaves the compile its PTX and ptxas's report, and says why
+// there is no SASS.
+func TestDisassembleNvdisasmRefuses(t *testing.T) {
+	needNVRTC(t)
+	fakePtxasIn(t, fakePtxasName)
+	fakeToolIn(t, fakeNvdisasmName+"-refusing", nvidia.NvdisasmEnv)
+	c, _ := realCompiler(t)
+	got, err := c.Disassemble(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80, 90)
+	if err != nil || !strings.Contains(got.PTX, ".entry twice(") {
+		t.Fatalf("got %v and %.200q, want the PTX", err, got.PTX)
+	}
+	if got.SASS != nil || !strings.Contains(got.SASSError, "nvdisasm -g: exit status 1") || !strings.Contains(got.SASSError, "refused for the test") {
+		t.Errorf("got SASS %+v, error %q; want none and nvdisasm's message", got.SASS, got.SASSError)
+	}
+	if len(got.Resources) != 1 || got.Resources[0].Registers != 7 {
+		t.Errorf("resources %+v (%q), want the fake ptxas's report", got.Resources, got.ResourcesError)
 	}
 }

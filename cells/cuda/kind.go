@@ -48,7 +48,8 @@ func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
 	return &run{env: k.env, spec: s}, nil
 }
 
-// Actions: Show PTX compiles the kernel and shows its PTX, with or without a GPU.
+// Actions: Show PTX compiles the kernel and shows its PTX, with or without a GPU; Show SASS
+// (sass.go) the machine code ptxas makes of it, per line.
 func (k *Kind) Actions() []cells.Action {
 	return []cells.Action{{Name: "ptx", Label: "Show PTX", Parse: func(c cells.Cell) (cells.Run, error) {
 		s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
@@ -56,7 +57,7 @@ func (k *Kind) Actions() []cells.Action {
 			return nil, err
 		}
 		return newShowPTX(k.env, s), nil
-	}}}
+	}}, k.sassAction()}
 }
 
 // newShowPTX is Show PTX of the cell spec on env: the run of spec at its smallest size.

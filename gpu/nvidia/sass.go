@@ -177,35 +177,40 @@ func sassInt(s string) int {
 	return n
 }
 
-// Disassemble assembles ptx for sm_<cc> with -lineinfo and lists the cubin with the nvdisasm at
-// path (-g -c: the code with its source lines), parsed by ParseSASS (at most MaxSASSInstructions
-// kept). Both run in a temporary folder as Resources runs ptxas (TMPDIR, PATH only, killed with ctx
+// Disassemble assembles ptx for sm_<cc> with -lineinfo and -v (its report is each kernel's
+// resources, as Resources returns them: line information changes no allocation) and lists the cubin
+// with the nvdisasm at path (-g -c: the code with its source lines), parsed by ParseSASS (at most
+// MaxSASSInstructions kept). Both run in a temporary folder as Resources runs ptxas (TMPDIR, PATH only, killed with ctx
 // or this process), nvdisasm's listing read up to MaxDisassembly bytes (more sets SASS.Cut). An
 // error says which tool failed and its message: a PTX or an architecture ptxas refuses, a
 // cubin nvdisasm cannot read.
-func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm string) (SASS, error) {
+func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm string) (SASS, []EntryResources, error) {
 	dir, err := os.MkdirTemp("", "playground-sass-")
 	if err != nil {
-		return SASS{}, err
+		return SASS{}, nil, err
 	}
 	defer os.RemoveAll(dir)
 	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
-		return SASS{}, err
+		return SASS{}, nil, err
 	}
 	arch := fmt.Sprintf("sm_%d", cc)
 	var log limitedBuffer
-	if err := runTool(ctx, dir, &log, &log, p.Path, "-arch="+arch, "-lineinfo", "-o", "kernel.cubin", "kernel.ptx"); err != nil {
-		return SASS{}, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
+	if err := runTool(ctx, dir, &log, &log, p.Path, "-arch="+arch, "-v", "-lineinfo", "-o", "kernel.cubin", "kernel.ptx"); err != nil {
+		return SASS{}, nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
+	}
+	res, err := ParsePtxasReport(log.String())
+	if err != nil {
+		return SASS{}, nil, err
 	}
 	listing := &cappedBuffer{limit: MaxDisassembly}
 	log = limitedBuffer{}
 	if err := runTool(ctx, dir, listing, &log, nvdisasm, "-g", "-c", "kernel.cubin"); err != nil {
-		return SASS{}, toolError(ctx, "nvdisasm -g", err, log.String())
+		return SASS{}, res, toolError(ctx, "nvdisasm -g", err, log.String())
 	}
 	s := ParseSASS(listing.String(), arch, MaxSASSInstructions)
 	s.Tool = fmt.Sprintf("ptxas %s -lineinfo, nvdisasm -g", p.Version)
 	s.Cut = s.Cut || listing.cut
-	return s, nil
+	return s, res, nil
 }
 
 // toolError is a tool's failure (err, what it wrote: log) under its name, or ctx's cause where ctx

@@ -74,7 +74,7 @@ func TestParseSASSCut(t *testing.T) {
 	}
 }
 
-// ptxas -lineinfo and nvdisasm -g turn a PTX with .loc lines into SASS whose instructions carry
+// ptxas -v -lineinfo and nvdisasm -g turn a PTX with .loc lines into SASS whose instructions carry
 // them: the load of line 3 is an LDG, the store of line 5 an STG; an architecture below the PTX's
 // target is ptxas's error.
 func TestDisassemble(t *testing.T) {
@@ -83,9 +83,12 @@ func TestDisassemble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := px.Disassemble(context.Background(), string(ptx), 90, nvdisasm)
+	s, res, err := px.Disassemble(context.Background(), string(ptx), 90, nvdisasm)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Entry != "k" || res[0].Arch != "sm_90" || res[0].Registers == 0 {
+		t.Errorf("resources %+v, want ptxas -v's report of k for sm_90", res)
 	}
 	if len(s.Functions) != 1 || s.Functions[0].Name != "k" || !strings.Contains(s.Tool, "ptxas "+px.Version) {
 		t.Fatalf("got %+v, want the one function k", s)
@@ -106,7 +109,7 @@ func TestDisassemble(t *testing.T) {
 	if got := byLine[6]; len(got) != 1 || got[0] != "EXIT" {
 		t.Errorf("line 6: %q, want EXIT alone", got)
 	}
-	if _, err := px.Disassemble(context.Background(), string(ptx), 75, nvdisasm); err == nil || !strings.Contains(err.Error(), "-arch=sm_75") {
+	if _, _, err := px.Disassemble(context.Background(), string(ptx), 75, nvdisasm); err == nil || !strings.Contains(err.Error(), "-arch=sm_75") {
 		t.Errorf("sm_75 for compute_80 PTX: got %v, want ptxas's refusal", err)
 	}
 }

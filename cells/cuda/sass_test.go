@@ -12,8 +12,8 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/gpu"
-	"github.com/gpuplayground/playground/harness"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
 )
 

@@ -210,11 +210,12 @@ func compileTransport(t Transport) (tr Transport, cleanup func()) {
 }
 
 // compileEnv is the environment a compile worker starts with, less its TMPDIR: where programs
-// (clang), libraries (NVRTC), CUDA's headers (nvidia.IncludeEnv) and ptxas (nvidia.PtxasEnv) are found
+// (clang), libraries (NVRTC), CUDA's headers (nvidia.IncludeEnv), ptxas (nvidia.PtxasEnv) and nvdisasm
+// (nvidia.NvdisasmEnv) are found
 // and the compiler choice (nvidia.CompilerEnv); nothing else of the server's (no tokens, no data folder).
 func compileEnv() []string {
 	env := []string{"LC_ALL=C"}
-	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv, nvidia.PtxasEnv} {
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv, nvidia.PtxasEnv, nvidia.NvdisasmEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -134,3 +134,20 @@ func TestDisassembleNvdisasmRefuses(t *testing.T) {
 		t.Errorf("resources %+v (%q), want the fake ptxas's report", got.Resources, got.ResourcesError)
 	}
 }
+
+// A compile worker's environment names the ptxas and nvdisasm the server was told to use, and
+// nothing else of the server's.
+func TestCompileEnvNamesTheTools(t *testing.T) {
+	t.Setenv(nvidia.PtxasEnv, "/x/ptxas")
+	t.Setenv(nvidia.NvdisasmEnv, "/x/nvdisasm")
+	t.Setenv("PLAYGROUND_TEST_SECRET", "s3cret")
+	env := strings.Join(compileEnv(), "\n")
+	for _, want := range []string{nvidia.PtxasEnv + "=/x/ptxas", nvidia.NvdisasmEnv + "=/x/nvdisasm"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("the compile worker's environment lacks %s:\n%s", want, env)
+		}
+	}
+	if strings.Contains(env, "s3cret") {
+		t.Errorf("the compile worker's environment has the server's other variables:\n%s", env)
+	}
+}

@@ -10,12 +10,10 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/genrungs -out rungs.gen.go
-
 // What ptxas allocates for the kernel table's own kernels (the rungs of the ladder), per
 // architecture: a learner's laptop has no ptxas, so `go generate ./gpu/nvidia` records ptxas -v's
 // report of the embedded PTX (PTX, BestPTXArch of each architecture) in rungs.gen.go, with the
-// ptxas release that made it. TestRungResourcesAreCurrent regenerates and compares it where ptxas
+// ptxas release that made it (sources.go's directive, after the PTX's). TestRungResourcesAreCurrent regenerates and compares it where ptxas
 // is present (in CI it must be).
 
 // RungArchs are the architectures (compute capability major×10 + minor: sm_70 … sm_90) the

@@ -7,6 +7,7 @@ import (
 )
 
 //go:generate go run ./internal/genptx
+//go:generate go run ./internal/genrungs -out rungs.gen.go
 
 // Sources holds the playground's CUDA C++ kernels (src/*.cu), compiled at run time by NVRTC.
 //

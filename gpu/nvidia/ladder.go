@@ -57,7 +57,8 @@ type Kernel struct {
 	// (launch__registers_per_thread, 2026-11-25: bench/vgpuvsncu/testdata/h100-ncu-4096.csv and, for
 	// the rungs added later, h100-ncu-newrungs-4096.csv; the tensor-core rungs cuda-mma to
 	// cuda-mma-warptile on an H200, the same GH100 SM, 2026-11-26: h200-ncu-newrungs-4096.csv; a test
-	// keeps them equal); ptxas for another GPU may allocate a few more or fewer. Zero: not measured.
+	// keeps them equal); ptxas for another GPU may allocate a few more or fewer (RungResources has
+	// ptxas's per architecture, recorded by go generate). Zero: not measured.
 	Registers int
 	// GFLOPS is a deliberately pessimistic throughput, in GFLOP/s (10⁹ FLOP/s), for the Precision the
 	// kernel runs in (FP32 for cuBLAS SGEMM), and GFLOPS64 the same for float64 (0: float64 not taken).

@@ -105,7 +105,7 @@ func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, 
 
 // Disassemble is CompileSass for sm_<sm> alone, and also the SASS ptxas makes for it, with each
 // instruction's source line (ptxas -lineinfo, nvdisasm -g: nvidia.Ptxas.Disassemble), in the same
-// confined worker, bounded by PtxasTimeout and the compile's limit. No SASS (no ptxas or nvdisasm
+// confined worker, the two bounded by DisassembleTimeout, which the compile's limit gains. No SASS (no ptxas or nvdisasm
 // here, their refusal, too slow) is no error: Compiled.SASSError says why.
 func (c *Compiler) Disassemble(ctx context.Context, src, name string, arch, sm int) (Compiled, error) {
 	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: []int{sm}, Disassemble: true})
@@ -130,6 +130,9 @@ func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 		return Compiled{}, context.Cause(ctx)
 	}
 	timeout, memory := c.limits()
+	if req.Disassemble {
+		timeout += DisassembleTimeout
+	}
 	tr, cleanup := compileTransport(c.Transport)
 	defer cleanup()
 	s := &Supervisor{Transport: tr, LaunchTimeout: timeout, timers: c.timers,
@@ -239,6 +242,11 @@ const (
 	MaxResourcesError = 1 << 10
 )
 
+// DisassembleTimeout bounds Show SASS's ptxas -v -lineinfo and nvdisasm together (a kernel takes
+// well under a second of each; nvdisasm is a 50 MB program to start), and is added to the compile's
+// time limit when a compile asks for them (Compiler.Disassemble).
+const DisassembleTimeout = 2 * PtxasTimeout
+
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
 // with clang, else an error that starts with nvidia.NoCompiler, with CUDA's headers from
 // nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
@@ -277,7 +285,11 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 			fmt.Fprintln(os.Stderr, "compile worker:", note)
 		}
 	}
-	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
+	limit := CompileTimeout
+	if req.Disassemble {
+		limit += DisassembleTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), limit, &CompileTimeoutError{Limit: limit})
 	defer cancel()
 	ptx, err := nvidia.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
 	if err != nil || len(req.Sass) == 0 {
@@ -306,9 +318,9 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 }
 
 // disassemble is px's SASS of ptx for sm_<sm>, listed by the nvdisasm at path, and ptxas's report
-// of the same run (PtxasTimeout for both), or nil and why not.
+// of the same run (DisassembleTimeout for both), or nil and why not.
 func disassemble(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path string) (*nvidia.SASS, []nvidia.EntryResources, string) {
-	actx, cancel := context.WithTimeout(ctx, PtxasTimeout)
+	actx, cancel := context.WithTimeout(ctx, DisassembleTimeout)
 	defer cancel()
 	s, res, err := px.Disassemble(actx, ptx, sm, path)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
@@ -149,5 +150,27 @@ func TestCompileEnvNamesTheTools(t *testing.T) {
 	}
 	if strings.Contains(env, "s3cret") {
 		t.Errorf("the compile worker's environment has the server's other variables:\n%s", env)
+	}
+}
+
+// A compile that asks for the SASS has DisassembleTimeout more than a compile's limit, for ptxas and
+// nvdisasm after the compiler.
+func TestDisassembleHasALongerLimit(t *testing.T) {
+	c, clk := fakeCompiler(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Disassemble(context.Background(), "anything", "cell.cu", 80, 90)
+		errc <- err
+	}()
+	clk.waitTimers(t, 1)
+	if clk.Advance(CompileTimeout + DisassembleTimeout - time.Nanosecond) {
+		t.Fatal("the limit fired before it had passed")
+	}
+	if !clk.Advance(time.Nanosecond) {
+		t.Fatal("the limit did not fire when it had passed")
+	}
+	want := &CompileTimeoutError{Limit: CompileTimeout + DisassembleTimeout}
+	if err := await(t, errc); err == nil || err.Error() != want.Error() {
+		t.Errorf("got %v, want %v", err, want)
 	}
 }

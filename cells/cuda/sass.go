@@ -40,8 +40,8 @@ type showSASS struct {
 	spec Spec
 }
 
-// Estimate is the compile's limit (ptxas and nvdisasm run within it).
-func (s *showSASS) Estimate() time.Duration { return compileEstimate }
+// Estimate is the compile's limit with ptxas's and nvdisasm's (gpu.DisassembleTimeout).
+func (s *showSASS) Estimate() time.Duration { return compileEstimate + gpu.DisassembleTimeout }
 
 // maxSourceText is how much of a kernel line Show SASS quotes (bytes).
 const maxSourceText = 120

@@ -44,23 +44,7 @@ func showSASSOn(t *testing.T, cell string, g cells.GPU) (*cellstest.Recorder, er
 // has the barrier; its staging line loads from global and stores to shared memory; the table's
 // counts add up to the listing's.
 func TestShowSASSPerLine(t *testing.T) {
-	needPtxas(t)
-	if kcuda.LookNvdisasm() == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("nvdisasm is required in CI (.ci/run unpacks CUDA 12.4's)")
-		}
-		t.Skip("skipping: no nvdisasm")
-	}
-	if _, err := kcuda.LoadNVRTC(); err != nil {
-		t.Skipf("skipping: no NVRTC (%v)", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
-		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
-	rec, err := showSASSOn(t, tiledTransposeCell+pt.TiledTranspose, m)
+	rec, err := showSASSOn(t, tiledTransposeCell+pt.TiledTranspose, sassMachine(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +76,43 @@ func TestShowSASSPerLine(t *testing.T) {
 	}
 	if len(rec.Notes) == 0 || !strings.Contains(rec.Notes[0].Message, "registers: ptxas sm_90") {
 		t.Errorf("notes %+v, want ptxas's registers for sm_90", rec.Notes)
+	}
+}
+
+// sassMachine is a server's GPU without a device whose compile worker (this test binary) has NVRTC,
+// ptxas and nvdisasm; in CI a missing one fails the test, elsewhere it skips.
+func sassMachine(t *testing.T) *gpu.Machine {
+	t.Helper()
+	needPtxas(t)
+	if kcuda.LookNvdisasm() == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("nvdisasm is required in CI (.ci/run unpacks CUDA 12.4's)")
+		}
+		t.Skip("skipping: no nvdisasm")
+	}
+	if _, err := kcuda.LoadNVRTC(); err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
+		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
+}
+
+// A cell whose GPU is older than the compile's architecture (a T4, sm_75, where kernels compile for
+// compute_80) is compiled for its own, so that ptxas can assemble it: its SASS is for sm_75.
+func TestShowSASSForAnOlderGPU(t *testing.T) {
+	rec, err := showSASSOn(t, "gpu: T4\n"+tiledTransposeCell+pt.TiledTranspose, sassMachine(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Texts) != 1 || !strings.Contains(rec.Texts[0].Title, "the T4 (sm_75;") || !strings.Contains(rec.Texts[0].Body, "BAR.SYNC") {
+		t.Errorf("texts %+v, want the T4's sm_75 SASS with its barrier", rec.Texts)
+	}
+	if len(rec.Notes) == 0 || !strings.Contains(rec.Notes[0].Message, "registers: ptxas sm_75") {
+		t.Errorf("notes %+v, want ptxas's registers for sm_75", rec.Notes)
 	}
 }
 

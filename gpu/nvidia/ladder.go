@@ -327,6 +327,7 @@ func KernelsMarkdown() string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %g | %s |\n", k.Name, k.GFLOPS, f64)
 	}
+	writeRungResources(&b)
 	return b.String()
 }
 

@@ -71,3 +71,33 @@ func GenerateRungResources(ctx context.Context, px *Ptxas) ([]byte, error) {
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
 }
+
+// writeRungResources adds to docs/gpu-kernels.md the table of RungResources: per entry point and
+// architecture, the registers per thread, and the stack frame and spills where there are any.
+func writeRungResources(b *strings.Builder) {
+	fmt.Fprintf(b, "\nRegisters per thread that ptxas %s allocates for each entry point, per architecture, from the\n", RungPtxasVersion())
+	b.WriteString("embedded PTX a device of that architecture loads (compute_70 below sm_80): recorded by `go generate`\n")
+	b.WriteString("in `gpu/nvidia/rungs.gen.go` (`nvidia.RungResources`), with the stack frame (local memory) where\n")
+	b.WriteString("there is one; — where that PTX lacks the entry.\n\n| entry |")
+	for _, cc := range RungArchs {
+		fmt.Fprintf(b, " sm_%d |", cc)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(RungArchs)) + "\n")
+	for _, e := range Entries() {
+		fmt.Fprintf(b, "| `%s` |", e.Entry)
+		for _, cc := range RungArchs {
+			r, ok := RungResources(e.Entry, fmt.Sprintf("%d.%d", cc/10, cc%10))
+			switch {
+			case !ok:
+				b.WriteString(" — |")
+			case r.SpillStores > 0 || r.SpillLoads > 0:
+				fmt.Fprintf(b, " %d (%d B stack, %d B spilled) |", r.Registers, r.StackBytes, r.SpillStores)
+			case r.StackBytes > 0:
+				fmt.Fprintf(b, " %d (%d B stack) |", r.Registers, r.StackBytes)
+			default:
+				fmt.Fprintf(b, " %d |", r.Registers)
+			}
+		}
+		b.WriteString("\n")
+	}
+}

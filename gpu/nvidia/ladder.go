@@ -6,8 +6,6 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/gendoc -out ../../docs/gpu-kernels.md
-
 // The GPU ladder: the one table of the GPU kernels a lesson cell may name. Everything else about them
 // is derived from it: GEMMs (the names, summaries and run-time estimates the server knows), the
 // worker's dispatch and launch shapes (gpu/run.go), the virtual GPU's launch shapes
@@ -279,7 +277,7 @@ var computeTypeNames = map[int32]string{
 // TestKernelsDocIsCurrent fails when it is stale).
 func KernelsMarkdown() string {
 	var b strings.Builder
-	b.WriteString("<!-- Generated from gpu/nvidia/ladder.go by `go generate ./gpu/nvidia` (or `go run ./gpu/nvidia/internal/gendoc -out docs/gpu-kernels.md`); DO NOT EDIT. -->\n\n")
+	b.WriteString("<!-- Generated from gpu/nvidia/ladder.go and rungs.gen.go by `go generate ./gpu/nvidia` (or `go run ./gpu/nvidia/internal/gendoc -out docs/gpu-kernels.md`); DO NOT EDIT. -->\n\n")
 	b.WriteString("# The GPU kernels\n\n")
 	b.WriteString("The GPU kernels a `matmul` cell may name, in ladder order, from the one table in\n")
 	b.WriteString("[gpu/nvidia/ladder.go](../gpu/nvidia/ladder.go). The server's kernel list, the GPU worker's\n")

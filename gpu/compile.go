@@ -89,6 +89,10 @@ type Compiled struct {
 	// order asked; none where ResourcesError says why (no ptxas, its refusal, its time limit).
 	Resources      []nvidia.EntryResources
 	ResourcesError string
+	// SASS is the machine code for the first architecture asked, where asked (Disassemble); nil
+	// where SASSError says why (no ptxas or nvdisasm, their refusal, the time limit).
+	SASS      *nvidia.SASS
+	SASSError string
 }
 
 // CompileSass is Compile, then, in the same confined worker, ptxas -v on the PTX for each sm_<N> of
@@ -96,6 +100,19 @@ type Compiled struct {
 // time limit. ptxas's failure (absent, refusing the PTX or an architecture, too slow) is no error:
 // the PTX comes back with ResourcesError saying why.
 func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, sass []int) (Compiled, error) {
+	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: sass})
+}
+
+// Disassemble is CompileSass for sm_<sm> alone, and also the SASS ptxas makes for it, with each
+// instruction's source line (ptxas -lineinfo, nvdisasm -g: nvidia.Ptxas.Disassemble), in the same
+// confined worker, the two bounded by DisassembleTimeout, which the compile's limit gains. No SASS (no ptxas or nvdisasm
+// here, their refusal, too slow) is no error: Compiled.SASSError says why.
+func (c *Compiler) Disassemble(ctx context.Context, src, name string, arch, sm int) (Compiled, error) {
+	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: []int{sm}, Disassemble: true})
+}
+
+// compile runs the compile req (Source, Name, Arch, Sass, Disassemble) in a one-compile worker.
+func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 	c.once.Do(func() {
 		n := c.Parallel
 		if n <= 0 {
@@ -113,25 +130,32 @@ func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, 
 		return Compiled{}, context.Cause(ctx)
 	}
 	timeout, memory := c.limits()
+	if req.Disassemble {
+		timeout += DisassembleTimeout
+	}
 	tr, cleanup := compileTransport(c.Transport)
 	defer cleanup()
 	s := &Supervisor{Transport: tr, LaunchTimeout: timeout, timers: c.timers,
 		timeout: func(limit time.Duration) error { return &CompileTimeoutError{Limit: limit} }}
 	defer s.Close()
 	var out Compiled
-	err := s.Do(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, MemoryLimit: memory, Sass: sass},
-		func(r Response) {
-			if r.PTX != "" {
-				out.PTX = r.PTX
-			}
-			if r.Done {
-				out.Resources, out.ResourcesError = r.Resources, bounded(r.ResourcesError, MaxResourcesError)
-			}
-		})
+	req.MemoryLimit = memory
+	err := s.Do(ctx, req, func(r Response) {
+		if r.PTX != "" {
+			out.PTX = r.PTX
+		}
+		if r.Done {
+			out.Resources, out.ResourcesError = r.Resources, bounded(r.ResourcesError, MaxResourcesError)
+			out.SASS, out.SASSError = r.SASS, bounded(r.SASSError, MaxResourcesError)
+		}
+	})
 	if err == nil || ctx.Err() != nil {
 		return out, err
 	}
-	if kept, ok := ptxasOutran(out, err, sass); ok {
+	if kept, ok := ptxasOutran(out, err, req.Sass); ok {
+		if req.Disassemble {
+			kept.SASSError = kept.ResourcesError
+		}
 		return kept, nil
 	}
 	var we *WorkerError
@@ -189,11 +213,12 @@ func compileTransport(t Transport) (tr Transport, cleanup func()) {
 }
 
 // compileEnv is the environment a compile worker starts with, less its TMPDIR: where programs
-// (clang), libraries (NVRTC), CUDA's headers (nvidia.IncludeEnv) and ptxas (nvidia.PtxasEnv) are found
+// (clang), libraries (NVRTC), CUDA's headers (nvidia.IncludeEnv), ptxas (nvidia.PtxasEnv) and nvdisasm
+// (nvidia.NvdisasmEnv) are found
 // and the compiler choice (nvidia.CompilerEnv); nothing else of the server's (no tokens, no data folder).
 func compileEnv() []string {
 	env := []string{"LC_ALL=C"}
-	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv, nvidia.PtxasEnv} {
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH", nvidia.CompilerEnv, nvidia.IncludeEnv, nvidia.PtxasEnv, nvidia.NvdisasmEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -217,15 +242,22 @@ const (
 	MaxResourcesError = 1 << 10
 )
 
+// DisassembleTimeout bounds Show SASS's ptxas -v -lineinfo and nvdisasm together (a kernel takes
+// well under a second of each; nvdisasm is a 50 MB program to start), and is added to the compile's
+// time limit when a compile asks for them (Compiler.Disassemble).
+const DisassembleTimeout = 2 * PtxasTimeout
+
 // compileHere is a compile worker's compile, in its own process: with NVRTC when it loads, else
 // with clang, else an error that starts with nvidia.NoCompiler, with CUDA's headers from
 // nvidia.FindHeaders. clang gets CompileTimeout of its own as a backstop; the supervisor's limit (which
 // may be shorter) kills this process, and clang with it. With req.Sass (and MemoryLimit), ptxas
 // (nvidia.LookPtxas: looked for before confine, run, even its --version, only after) then
-// assembles the PTX (sass), after ready is given the PTX.
+// assembles the PTX (sass), after ready is given the PTX; with req.Disassemble, ptxas -v -lineinfo
+// and nvdisasm (nvidia.LookNvdisasm, looked for and granted as ptxas is) instead give the report and
+// the SASS for req.Sass[0] alone (disassemble).
 //
 // A one-compile worker (MemoryLimit set) confines itself first (confine: an empty folder, no
-// environment, nobody under root, Landlock, the ptxas program file readable), so neither the compiler nor
+// environment, nobody under root, Landlock, the ptxas and nvdisasm program files readable), so neither the compiler nor
 // ptxas, which this thread starts as it starts clang, can read a file of the server's even past the
 // source rule; a worker that cannot confine itself does not compile.
 func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
@@ -234,12 +266,15 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 		return Compiled{}, err
 	}
 	headers := nvidia.FindHeaders(nv) // before confine clears the environment (nvidia.IncludeEnv)
-	ptxasPath := ""
+	ptxasPath, nvdisasmPath := "", ""
 	if len(req.Sass) > 0 && req.MemoryLimit > 0 {
 		ptxasPath = nvidia.LookPtxas() // found now, run (even its --version) only once confined
 	}
+	if req.Disassemble && ptxasPath != "" {
+		nvdisasmPath = nvidia.LookNvdisasm() // likewise
+	}
 	if req.MemoryLimit > 0 {
-		dir, note, err := confine(nv, cl, headers, ptxasPath)
+		dir, note, err := confine(nv, cl, headers, ptxasPath, nvdisasmPath)
 		if dir != "" {
 			defer os.Remove(dir) // emptied by the compiler (clang removes its folder); by its full path, where nobody may
 		}
@@ -250,7 +285,11 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 			fmt.Fprintln(os.Stderr, "compile worker:", note)
 		}
 	}
-	ctx, cancel := context.WithTimeoutCause(context.Background(), CompileTimeout, &CompileTimeoutError{Limit: CompileTimeout})
+	limit := CompileTimeout
+	if req.Disassemble {
+		limit += DisassembleTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), limit, &CompileTimeoutError{Limit: limit})
 	defer cancel()
 	ptx, err := nvidia.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
 	if err != nil || len(req.Sass) == 0 {
@@ -261,10 +300,33 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	switch px, err := ptxasAt(ptxasPath, req.MemoryLimit); {
 	case err != nil:
 		out.ResourcesError = bounded(err.Error(), MaxResourcesError)
+	case req.Disassemble && nvdisasmPath != "":
+		out.SASS, out.Resources, out.SASSError = disassemble(ctx, px, ptx, req.Sass[0], nvdisasmPath)
+		if out.Resources == nil {
+			out.ResourcesError = out.SASSError
+		}
 	default:
 		out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
+		if req.Disassemble {
+			out.SASSError = fmt.Sprintf("nvdisasm not found (tried %s)", strings.Join(nvidia.NvdisasmPaths(), ", "))
+		}
+	}
+	if out.ResourcesError != "" && req.Disassemble && out.SASS == nil && out.SASSError == "" {
+		out.SASSError = out.ResourcesError
 	}
 	return out, nil
+}
+
+// disassemble is px's SASS of ptx for sm_<sm>, listed by the nvdisasm at path, and ptxas's report
+// of the same run (DisassembleTimeout for both), or nil and why not.
+func disassemble(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path string) (*nvidia.SASS, []nvidia.EntryResources, string) {
+	actx, cancel := context.WithTimeout(ctx, DisassembleTimeout)
+	defer cancel()
+	s, res, err := px.Disassemble(actx, ptx, sm, path)
+	if err != nil {
+		return nil, res, bounded(err.Error(), MaxResourcesError)
+	}
+	return &s, res, ""
 }
 
 // ptxasAt is the ptxas at path (nvidia.PtxasAt), for a confined worker (memoryLimit set) only.

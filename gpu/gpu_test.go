@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		fakePtxas(os.Args[1:])
 		os.Exit(0)
 	}
+	if strings.HasPrefix(filepath.Base(os.Args[0]), fakeNvdisasmName) {
+		fakeNvdisasm()
+		os.Exit(0)
+	}
 	if ServeChild(os.Args, os.Stdin, os.Stdout) {
 		os.Exit(0)
 	}

@@ -47,12 +47,24 @@ func (m *Machine) Compile(ctx context.Context, source, name string) (string, err
 // CompileSass is Compile, then ptxas -v on the PTX for each sm_<N> of sass in the same confined
 // process (Compiler.CompileSass): each kernel's registers, shared memory and spills.
 func (m *Machine) CompileSass(ctx context.Context, source, name string, sass []int) (Compiled, error) {
+	return m.compiler().CompileSass(ctx, source, name, m.Arch(), sass)
+}
+
+// Disassemble is CompileSass for sm_<sm>, with the SASS ptxas makes for it and each instruction's
+// source line (Compiler.Disassemble), the source compiled for the older of Arch and sm (a cell
+// whose datasheet GPU is a T4 gets compute_75 PTX, which ptxas assembles for sm_75).
+func (m *Machine) Disassemble(ctx context.Context, source, name string, sm int) (Compiled, error) {
+	return m.compiler().Disassemble(ctx, source, name, min(m.Arch(), sm), sm)
+}
+
+// compiler is m.Compiler, made (the default limits over the Worker's Transport) where nil.
+func (m *Machine) compiler() *Compiler {
 	m.once.Do(func() {
 		if m.Compiler == nil {
 			m.Compiler = &Compiler{Transport: m.Worker.Transport}
 		}
 	})
-	return m.Compiler.CompileSass(ctx, source, name, m.Arch(), sass)
+	return m.Compiler
 }
 
 // Arch is the virtual architecture learners' kernels compile for: the first device's compute

@@ -29,7 +29,13 @@ type Response struct {
 	// leaves the PTX; its Done line carries the PTX again with the resources.
 	Resources      []nvidia.EntryResources `json:"resources,omitempty"`
 	ResourcesError string                  `json:"resources_error,omitempty"`
-	Result         *harness.Result         `json:"result,omitempty"`
+	// SASS (compile, with Request.Disassemble) is the machine code ptxas made of the PTX for the
+	// first architecture asked, with each instruction's source line (at most
+	// nvidia.MaxSASSInstructions kept); SASSError says why there is none (no ptxas or nvdisasm,
+	// their refusal; at most MaxResourcesError bytes).
+	SASS      *nvidia.SASS    `json:"sass,omitempty"`
+	SASSError string          `json:"sass_error,omitempty"`
+	Result    *harness.Result `json:"result,omitempty"`
 	// Fatal says the worker's GPU state is broken (a sticky CUDA error) and it exits after this line;
 	// the supervisor starts a fresh one for the next request.
 	Fatal bool   `json:"fatal,omitempty"`

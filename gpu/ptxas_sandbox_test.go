@@ -123,6 +123,12 @@ func TestCompileSassPtxasRefuses(t *testing.T) {
 // (nvidia.PtxasEnv), and returns ROOT, a fresh folder that nobody can enter, as can this user.
 func fakePtxasIn(t *testing.T, name string) string {
 	t.Helper()
+	return fakeToolIn(t, name, nvidia.PtxasEnv)
+}
+
+// fakeToolIn is fakePtxasIn for the tool that the environment variable env names.
+func fakeToolIn(t *testing.T, name, env string) string {
+	t.Helper()
 	root := t.TempDir()
 	for d := root; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 		_ = os.Chmod(d, 0o755) // so that only Landlock, not the user, keeps nobody out
@@ -138,7 +144,7 @@ func fakePtxasIn(t *testing.T, name string) string {
 	if err := os.WriteFile(filepath.Join(bin, name), exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(nvidia.PtxasEnv, filepath.Join(bin, name))
+	t.Setenv(env, filepath.Join(bin, name))
 	return root
 }
 

@@ -19,25 +19,27 @@ import (
 const nobody = 65534
 
 // confine shuts a one-compile worker in, after it has chosen its compiler (nv or cl) and the folder
-// of CUDA's headers (headers, "" for none; nvidia.FindHeaders) and ptxas (its path, "" for none:
-// it assembles the PTX after the compile, started from this thread as clang is) and before the
+// of CUDA's headers (headers, "" for none; nvidia.FindHeaders) and the tools it runs after the
+// compile (the paths of ptxas and nvdisasm, "" for none; started from this thread as clang is) and before the
 // compiler reads the learner's source: a fresh empty working folder (dir, under the temporary
 // folder), no environment but PATH and TMPDIR (".", the working folder, which stays reachable when
 // its full path is not), and, for the calling OS thread (which it locks for good: the compile runs
 // on it, NVRTC in it and clang started from it, and both inherit its restrictions), on kernels with
 // Landlock (Linux 5.13 and newer) a file system it can read only in the library folders the
-// compiler needs, the headers folder and the ptxas program file and write only in dir, no TCP, and the user and group nobody when running as root.
+// compiler needs, the headers folder and the tools' program files and write only in dir, no TCP, and the user and group nobody when running as root.
 // Only the one thread: with cgo off, purego's runtime leaves Go unable to change every thread
 // (syscall.AllThreadsSyscall is unsupported), and the learner's source reaches no other. note says
 // what this machine leaves out (a kernel without Landlock; a user namespace without nobody, where
 // Landlock then holds alone); err is a step that failed, and the compile must then not run. The
 // caller removes dir where it can.
-func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers, ptxas string) (dir, note string, err error) {
+func confine(nv *nvidia.NVRTC, cl *nvidia.Clang, headers string, tools ...string) (dir, note string, err error) {
 	runtime.LockOSThread()                    // never unlocked: the thread ends with the worker
 	readable := compilerDirs(nv, cl, headers) // before the environment (LD_LIBRARY_PATH) goes
 	files := []string{"/etc/ld.so.cache"}
-	if ptxas != "" {
-		files = append(files, resolved(ptxas)) // the program alone, not its folder: it may sit beside anything
+	for _, t := range tools {
+		if t != "" {
+			files = append(files, resolved(t)) // the program alone, not its folder: it may sit beside anything
+		}
 	}
 	if nv != nil {
 		nv.PreloadBuiltins() // opened now, while its folder is surely readable

@@ -6,7 +6,7 @@ import "github.com/gpuplayground/playground/gpu/nvidia"
 
 // confine adds nothing off Linux: there the source rule (nvidia.CheckIncludes) alone keeps the
 // compiler to the playground's headers.
-func confine(*nvidia.NVRTC, *nvidia.Clang, string, string) (dir, note string, err error) {
+func confine(*nvidia.NVRTC, *nvidia.Clang, string, ...string) (dir, note string, err error) {
 	return "", sandboxNote(), nil
 }
 

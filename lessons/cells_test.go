@@ -49,6 +49,12 @@ func TestEveryCellRuns(t *testing.T) {
 					if c.Kind == "cuda" && nv == nil {
 						t.Skipf("skipping: no NVRTC (%v)", nvErr)
 					}
+					if _, _, err := cellstest.SASSTools(); action == "sass" && err != nil {
+						if os.Getenv("CI") == "true" {
+							t.Fatalf("Show SASS needs ptxas and nvdisasm in CI: %v", err)
+						}
+						t.Skipf("skipping: %v", err)
+					}
 					runCell(t, k, action, c, subjects[c.Source])
 				})
 			}

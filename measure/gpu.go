@@ -18,6 +18,9 @@ type Request struct {
 	// (at most gpu.MaxSass) in the same confinement, and report each kernel's registers, shared
 	// memory and spills (gpu.Response's Resources).
 	Sass []int `json:"sass,omitempty"`
+	// Disassemble (compile, with Sass) also asks for the SASS of the first of Sass's architectures:
+	// ptxas -lineinfo, then nvdisasm -g, in the same confinement (gpu.Response's SASS).
+	Disassemble bool `json:"disassemble,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, nvidia.Kernels: docs/gpu-kernels.md; or custom
 	// with PTX, Entry, Block and Grid: the PTX of a learner's kernel, compiled beforehand by the

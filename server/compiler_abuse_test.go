@@ -65,7 +65,7 @@ func useCompiler(t *testing.T, name string) {
 }
 
 // A signed-in student's cuda cell tries every way of making the compiler read a planted secret file
-// (filetricks), through Show PTX and a run, under NVRTC and under clang: each is refused, on its
+// (filetricks), through Show PTX, Show SASS and a run, under NVRTC and under clang: each is refused, on its
 // cell line, and the secret appears in no message of the run (PTX, notes, errors). Two controls show
 // that a secret in the source itself would be seen, in the PTX and in an error.
 func TestAbuseCompilerReadsNoFile(t *testing.T) {
@@ -85,7 +85,7 @@ func TestAbuseCompilerReadsNoFile(t *testing.T) {
 				return collect(t, ws, id, 60*time.Second)
 			}
 			for _, tr := range filetricks.Tricks(path) {
-				for _, action := range []string{"ptx", ""} {
+				for _, action := range []string{"ptx", "sass", ""} {
 					msgs := run(tr.Name+"/"+action, tr.Source, action)
 					all, _ := json.Marshal(msgs)
 					if leaked(string(all), secret) {

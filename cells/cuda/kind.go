@@ -29,12 +29,16 @@ var script string
 
 // New returns the cuda kind for env. Its editor highlights a YAML header, "---", then CUDA C++; its
 // run compiles the kernel, then times it as `custom` beside the compared kernels; its action Show
-// PTX compiles the kernel and shows its PTX, with or without a GPU.
+// PTX compiles the kernel and shows its PTX, with or without a GPU; Show SASS (sass.go) the machine
+// code ptxas makes of it, per line.
 func New(env cells.Env) cells.Kind {
 	d := cells.Def[Spec]{Name: "cuda", Script: script, Language: "yaml+cuda",
 		Parse: func(src string) (Spec, error) { return Parse(src, env.Kernels, env.Limits) },
 		Run:   func(s Spec, _ cells.Cell) cells.Run { return &run{env: env, spec: s} }}
-	d.Actions = []cells.Action{d.Action("ptx", "Show PTX", func(s Spec, _ cells.Cell) cells.Run { return newShowPTX(env, s) })}
+	d.Actions = []cells.Action{
+		d.Action("ptx", "Show PTX", func(s Spec, _ cells.Cell) cells.Run { return newShowPTX(env, s) }),
+		d.Action("sass", "Show SASS", func(s Spec, _ cells.Cell) cells.Run { return &showSASS{env: env, spec: s} }),
+	}
 	return cells.Define(d)
 }
 

@@ -6,8 +6,6 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/gendoc -out ../../docs/gpu-kernels.md
-
 // The GPU ladder: the one table of the GPU kernels a lesson cell may name. Everything else about them
 // is derived from it: GEMMs (the names, summaries and run-time estimates the server knows), the
 // worker's dispatch and launch shapes (gpu/run.go), the virtual GPU's launch shapes
@@ -57,7 +55,8 @@ type Kernel struct {
 	// (launch__registers_per_thread, 2026-11-25: bench/vgpuvsncu/testdata/h100-ncu-4096.csv and, for
 	// the rungs added later, h100-ncu-newrungs-4096.csv; the tensor-core rungs cuda-mma to
 	// cuda-mma-warptile on an H200, the same GH100 SM, 2026-11-26: h200-ncu-newrungs-4096.csv; a test
-	// keeps them equal); ptxas for another GPU may allocate a few more or fewer. Zero: not measured.
+	// keeps them equal); ptxas for another GPU may allocate a few more or fewer (RungResources has
+	// ptxas's per architecture, recorded by go generate). Zero: not measured.
 	Registers int
 	// GFLOPS is a deliberately pessimistic throughput, in GFLOP/s (10⁹ FLOP/s), for the Precision the
 	// kernel runs in (FP32 for cuBLAS SGEMM), and GFLOPS64 the same for float64 (0: float64 not taken).
@@ -278,7 +277,7 @@ var computeTypeNames = map[int32]string{
 // TestKernelsDocIsCurrent fails when it is stale).
 func KernelsMarkdown() string {
 	var b strings.Builder
-	b.WriteString("<!-- Generated from gpu/nvidia/ladder.go by `go generate ./gpu/nvidia` (or `go run ./gpu/nvidia/internal/gendoc -out docs/gpu-kernels.md`); DO NOT EDIT. -->\n\n")
+	b.WriteString("<!-- Generated from gpu/nvidia/ladder.go and rungs.gen.go by `go generate ./gpu/nvidia` (or `go run ./gpu/nvidia/internal/gendoc -out docs/gpu-kernels.md`); DO NOT EDIT. -->\n\n")
 	b.WriteString("# The GPU kernels\n\n")
 	b.WriteString("The GPU kernels a `matmul` cell may name, in ladder order, from the one table in\n")
 	b.WriteString("[gpu/nvidia/ladder.go](../gpu/nvidia/ladder.go). The server's kernel list, the GPU worker's\n")
@@ -326,6 +325,7 @@ func KernelsMarkdown() string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %g | %s |\n", k.Name, k.GFLOPS, f64)
 	}
+	writeRungResources(&b)
 	return b.String()
 }
 

@@ -114,15 +114,8 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 		return nil, err
 	}
 	arch := fmt.Sprintf("sm_%d", cc)
-	// Its arguments are relative to dir, where it runs: dir's full path may be closed to a confined
-	// worker's user (gpu's confine), whose own folder is reachable as "." only.
-	cmd := exec.CommandContext(ctx, p.Path, "-arch="+arch, "-v", "-o", "kernel.cubin", "kernel.ptx")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=.", "TMPDIR=."}
-	cmd.SysProcAttr = clangProcAttr()
 	var out limitedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
+	runErr := runTool(ctx, dir, &out, &out, p.Path, "-arch="+arch, "-v", "-o", "kernel.cubin", "kernel.ptx")
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}

@@ -6,7 +6,12 @@ import (
 	"sort"
 )
 
+// go generate ./gpu/nvidia, in this order: the PTX from src/*.cu, ptxas's records of it
+// (rungs.gen.go), then docs/gpu-kernels.md from the table (ladder.go) and those records.
+//
 //go:generate go run ./internal/genptx
+//go:generate go run ./internal/genrungs -out rungs.gen.go
+//go:generate go run ./internal/gendoc -out ../../docs/gpu-kernels.md
 
 // Sources holds the playground's CUDA C++ kernels (src/*.cu), compiled at run time by NVRTC.
 //

@@ -1,0 +1,254 @@
+package nvidia
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// nvdisasm is NVIDIA's disassembler of cubins: with -g it writes each instruction of the SASS
+// (the machine code ptxas made) under a comment naming the source line it came from, which ptxas
+// keeps when it is given -lineinfo and PTX with .loc lines (NVRTC's --generate-line-info, which
+// learners' kernels are compiled with). cuobjdump -sass lists the same instructions without the
+// lines, so the playground uses nvdisasm. It needs no GPU.
+
+// NvdisasmEnv, when set, names the nvdisasm to use (a path, or a name looked for on PATH) ahead of
+// NvdisasmPaths' others. Tests set it to put a probe in its place.
+const NvdisasmEnv = "PLAYGROUND_NVDISASM"
+
+// NvdisasmPaths lists where nvdisasm is looked for, in order: NvdisasmEnv's value when set, the
+// unpacked CUDA 12.4's (.ci/run), the toolkit's usual place, then "nvdisasm" on PATH.
+func NvdisasmPaths() []string {
+	paths := []string{filepath.Join(UnpackedCUDA12, "usr/bin/nvdisasm"), "/usr/local/cuda/bin/nvdisasm", "nvdisasm"}
+	if p := os.Getenv(NvdisasmEnv); p != "" {
+		paths = append([]string{p}, paths...)
+	}
+	return paths
+}
+
+// LookNvdisasm is the path of the first of NvdisasmPaths that exists (exec.LookPath), without
+// running it; "" where none does.
+func LookNvdisasm() string {
+	for _, p := range NvdisasmPaths() {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// Limits of a disassembly: nvdisasm's listing is read up to MaxDisassembly bytes, and at most
+// MaxSASSInstructions instructions (of all functions) are kept; SASSFunction.Lines count them all.
+const (
+	MaxDisassembly      = 8 << 20
+	MaxSASSInstructions = 4096
+	maxSASSText         = 256 // bytes of one instruction's text, or of a file or function name
+)
+
+// SASS is the machine code of a cubin for one architecture, as nvdisasm -g lists it.
+type SASS struct {
+	Arch string `json:"arch"` // "sm_90"
+	// Tool says what made it: "ptxas 12.4 -lineinfo, nvdisasm -g".
+	Tool      string         `json:"tool"`
+	Functions []SASSFunction `json:"functions"`
+	// Cut says instructions past MaxSASSInstructions, or past MaxDisassembly bytes of the listing,
+	// were left out of Instructions (Lines still count those within MaxDisassembly).
+	Cut bool `json:"cut,omitempty"`
+}
+
+// SASSFunction is one function of the cubin (a kernel, or a device function ptxas did not inline)
+// under its name in the PTX (C++ names mangled).
+type SASSFunction struct {
+	Name         string            `json:"name"`
+	Instructions []SASSInstruction `json:"instructions"`
+	// Lines is the count of the function's instructions per source line, in the order the lines
+	// first appear; the instructions with no line (File "") are counted under line 0.
+	Lines []SASSLine `json:"lines"`
+}
+
+// SASSInstruction is one instruction: its byte offset in the function, the source line it came
+// from (File "" and Line 0 where the listing names none), and its text without the final ";"
+// ("IMAD R7, R7, UR4, R0", "@P0 EXIT").
+type SASSInstruction struct {
+	Offset int    `json:"offset"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Text   string `json:"text"`
+}
+
+// SASSLine is how many instructions (Count) came from source line Line of File.
+type SASSLine struct {
+	File  string `json:"file,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Count int    `json:"count"`
+}
+
+// The lines of nvdisasm -g -c's listing that ParseSASS reads.
+var (
+	sassSection = regexp.MustCompile(`^\s*\.section\s+\.text\.([^,\s]+)`)
+	sassLineTag = regexp.MustCompile(`^\s*//## File "([^"]*)", line (\d+)`)
+	sassInstr   = regexp.MustCompile(`^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;`)
+	sassLabel   = regexp.MustCompile(`^\s*(\.L_x_\d+):\s*$`)
+	sassSelfBra = regexp.MustCompile("^BRA `\\((\\.L_x_\\d+)\\)$")
+)
+
+// ParseSASS reads nvdisasm -g -c's listing of a cubin for arch: each ".section .text.NAME" starts a
+// function, each "//## File "F", line N" comment sets the source line of the instructions after
+// it, each "/*OFFSET*/ TEXT ;" is an instruction. A function ends at the branch to itself that
+// ptxas puts after its last EXIT (never run: it and the NOPs that pad the function after it are
+// not counted). At most max instructions are kept in all (SASS.Cut says some were not).
+func ParseSASS(listing, arch string, max int) SASS {
+	out := SASS{Arch: arch}
+	var fn *SASSFunction
+	file, line, label, ended, kept := "", 0, "", false, 0
+	counts := map[SASSLine]int{} // of fn, by File and Line
+	finish := func() {
+		if fn == nil {
+			return
+		}
+		for i := range fn.Lines {
+			fn.Lines[i].Count = counts[SASSLine{File: fn.Lines[i].File, Line: fn.Lines[i].Line}]
+		}
+		out.Functions = append(out.Functions, *fn)
+	}
+	for _, text := range strings.Split(listing, "\n") {
+		if m := sassSection.FindStringSubmatch(text); m != nil {
+			finish()
+			fn, file, line, label, ended, counts = &SASSFunction{Name: clipSASS(m[1])}, "", 0, "", false, map[SASSLine]int{}
+			continue
+		}
+		if fn == nil || ended {
+			continue
+		}
+		if m := sassLineTag.FindStringSubmatch(text); m != nil {
+			file, line = clipSASS(m[1]), sassInt(m[2])
+			continue
+		}
+		if m := sassLabel.FindStringSubmatch(text); m != nil {
+			label = m[1]
+			continue
+		}
+		m := sassInstr.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		if b := sassSelfBra.FindStringSubmatch(m[2]); b != nil && b[1] == label {
+			ended = true
+			continue
+		}
+		label = ""
+		key := SASSLine{File: file, Line: line}
+		if counts[key] == 0 {
+			fn.Lines = append(fn.Lines, key)
+		}
+		counts[key]++
+		if kept >= max {
+			out.Cut = true
+			continue
+		}
+		kept++
+		off, _ := strconv.ParseInt(m[1], 16, 64)
+		fn.Instructions = append(fn.Instructions, SASSInstruction{Offset: int(off), File: file, Line: line, Text: clipSASS(m[2])})
+	}
+	finish()
+	return out
+}
+
+// clipSASS is s cut to maxSASSText bytes.
+func clipSASS(s string) string {
+	if len(s) > maxSASSText {
+		return s[:maxSASSText]
+	}
+	return s
+}
+
+// sassInt is s (digits the patterns matched) as an int, 0 where too large.
+func sassInt(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Disassemble assembles ptx for sm_<cc> with -lineinfo and -v (its report is each kernel's
+// resources, as Resources returns them: line information changes no allocation) and lists the cubin
+// with the nvdisasm at path (-g -c: the code with its source lines), parsed by ParseSASS (at most
+// MaxSASSInstructions kept). Both run in a temporary folder as Resources runs ptxas (TMPDIR, PATH only, killed with ctx
+// or this process), nvdisasm's listing read up to MaxDisassembly bytes (more sets SASS.Cut). An
+// error says which tool failed and its message: a PTX or an architecture ptxas refuses, a
+// cubin nvdisasm cannot read.
+func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm string) (SASS, []EntryResources, error) {
+	dir, err := os.MkdirTemp("", "playground-sass-")
+	if err != nil {
+		return SASS{}, nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
+		return SASS{}, nil, err
+	}
+	arch := fmt.Sprintf("sm_%d", cc)
+	var log limitedBuffer
+	if err := runTool(ctx, dir, &log, &log, p.Path, "-arch="+arch, "-v", "-lineinfo", "-o", "kernel.cubin", "kernel.ptx"); err != nil {
+		return SASS{}, nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
+	}
+	res, err := ParsePtxasReport(log.String())
+	if err != nil {
+		return SASS{}, nil, err
+	}
+	listing := &cappedBuffer{limit: MaxDisassembly}
+	log = limitedBuffer{}
+	if err := runTool(ctx, dir, listing, &log, nvdisasm, "-g", "-c", "kernel.cubin"); err != nil {
+		return SASS{}, res, toolError(ctx, "nvdisasm -g", err, log.String())
+	}
+	s := ParseSASS(listing.String(), arch, MaxSASSInstructions)
+	s.Tool = fmt.Sprintf("ptxas %s -lineinfo, nvdisasm -g", p.Version)
+	s.Cut = s.Cut || listing.cut
+	return s, res, nil
+}
+
+// toolError is a tool's failure (err, what it wrote: log) under its name, or ctx's cause where ctx
+// ended.
+func toolError(ctx context.Context, name string, err error, log string) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return fmt.Errorf("%s: %v\n%s", name, err, strings.TrimSpace(log))
+}
+
+// runTool runs the program at path with args in dir (relative to it: dir's full path may be closed
+// to a confined worker's user, whose own folder is reachable as "." only), with the environment's
+// PATH only, killed when ctx ends or (Linux) when this process dies; stdout and stderr get its
+// outputs.
+func runTool(ctx context.Context, dir string, stdout, stderr io.Writer, path string, args ...string) error {
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=.", "TMPDIR=."}
+	cmd.SysProcAttr = clangProcAttr()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd.Run()
+}
+
+// cappedBuffer keeps the first limit bytes written to it, and says whether more came (cut).
+type cappedBuffer struct {
+	b     strings.Builder
+	limit int
+	cut   bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := c.limit - c.b.Len(); room < len(p) {
+		c.b.Write(p[:max(room, 0)])
+		c.cut = true
+		return len(p), nil
+	}
+	return c.b.Write(p)
+}
+
+func (c *cappedBuffer) String() string { return c.b.String() }

@@ -11,7 +11,7 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // BrowserRequest is the webgpu request for the named ladder kernels at spec's sizes and repeats.
@@ -50,7 +50,7 @@ func Split(spec harness.Spec, available []kernels.Kernel) (measured harness.Spec
 	measured = spec
 	measured.Kernels = nil
 	for _, name := range spec.Kernels {
-		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" && emulate.Emulatable(name) {
+		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" && vgpurun.Emulatable(name) {
 			emulated = append(emulated, name)
 		} else {
 			measured.Kernels = append(measured.Kernels, name)

@@ -1,4 +1,4 @@
-package occupancy
+package gpumodel
 
 import (
 	"encoding/csv"
@@ -30,7 +30,7 @@ func TestDocumentedCases(t *testing.T) {
 		// each thread can use at most 32 registers.
 		{"Best Practices Guide, 32 registers at 100%", "7.0", 256, 32, 0, 8, 1, "warps and registers"},
 	} {
-		got, err := Occupancy(c.cc, c.threads, c.regs, c.shared)
+		got, err := OccupancyFor(c.cc, c.threads, c.regs, c.shared)
 		if err != nil {
 			t.Errorf("%s: %v", c.source, err)
 			continue
@@ -41,14 +41,14 @@ func TestDocumentedCases(t *testing.T) {
 		}
 	}
 	// "at most 32": one register more and a 256-thread block no longer reaches 100%.
-	if got, err := Occupancy("7.0", 256, 33, 0); err != nil || got.Occupancy >= 1 {
+	if got, err := OccupancyFor("7.0", 256, 33, 0); err != nil || got.Occupancy >= 1 {
 		t.Errorf("7.0, 33 registers: got %+v, %v; want under 100%%", got, err)
 	}
 	// NVIDIA Developer Forums, "How the Shared Memory Configuration Size is calculated?" (thread
 	// 320732): on an RTX 3090 (8.6) a kernel with 4.22 KB static and 1.02 KB driver shared memory per
 	// block under a 65.54 KB configuration; "if you raised the limit to 102.4 (the maximum), the block
 	// limit would be 19".
-	l, err := Lookup("8.6")
+	l, err := LookupLimits("8.6")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +138,11 @@ func shortName(s string) string {
 // columns), which is not the largest: exactly one of the 9.0 carve-outs gives each measured limit, and
 // it never lowers the occupancy (the driver sizes it not to).
 func TestNsightComputeH100(t *testing.T) {
-	l, err := Lookup("9.0")
+	l, err := LookupLimits("9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := readNCU(t, "../../bench/vgpuvsncu/testdata/h100-ncu-4096.csv")
+	rows := readNCU(t, "../bench/vgpuvsncu/testdata/h100-ncu-4096.csv")
 	if len(rows) != 22 {
 		t.Fatalf("got %d rows, want 22 (11 kernels, 2 launches each)", len(rows))
 	}
@@ -192,7 +192,7 @@ func TestLimitersAndErrors(t *testing.T) {
 		{"7.5", 256, 0, 0, Warps},               // 32 warps per SM on Turing
 		{"8.9", 32, 0, 0, Blocks},               // 24 blocks on Ada
 	} {
-		got, err := Occupancy(c.cc, c.threads, c.regs, c.shared)
+		got, err := OccupancyFor(c.cc, c.threads, c.regs, c.shared)
 		if err != nil || !strings.Contains(got.Limiting(), c.want) {
 			t.Errorf("%s, %d threads, %d registers, %d B: got %q (%+v), %v; want %s among the limiters", c.cc, c.threads, c.regs, c.shared, got.Limiting(), got, err, c.want)
 		}
@@ -204,7 +204,7 @@ func TestLimitersAndErrors(t *testing.T) {
 		{"9.0", 1025, 32, 0}, {"9.0", 0, 32, 0}, {"9.0", 256, 256, 0}, {"9.0", 256, 0, 227*kib + 1},
 		{"8.6", 256, 0, 100 * kib}, {"9.0", 1024, 255, 0}, {"6.1", 256, 32, 0},
 	} {
-		if got, err := Occupancy(c.cc, c.threads, c.regs, c.shared); err == nil {
+		if got, err := OccupancyFor(c.cc, c.threads, c.regs, c.shared); err == nil {
 			t.Errorf("%s, %d threads, %d registers, %d B: got %+v, want an error", c.cc, c.threads, c.regs, c.shared, got)
 		}
 	}

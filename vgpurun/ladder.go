@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package emulate
+package gpumodel
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/sim/occupancy"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -15,7 +13,7 @@ import (
 // the H100: the fma waits 700 for DRAM, the store 4 for the fma), and LatencyByLine charges the wait
 // to the instruction that waits, the fma, as stall sampling would.
 func TestLatencyByLineChargesTheWaitToTheWaiter(t *testing.T) {
-	g := datasheet.GPUs[0]
+	g := GPUs[0]
 	c := vgpu.Counts{Warps: 100, Blocks: 25, GridBlocks: 25, Lines: []vgpu.LineCount{
 		{Line: 10, Text: "ld.global.f32 %f1, [%rd1];", Warp: 100},
 		{Line: 11, Text: "fma.rn.f32 %f2, %f1, %f1, %f1;", Warp: 100},
@@ -29,7 +27,7 @@ func TestLatencyByLineChargesTheWaitToTheWaiter(t *testing.T) {
 	if total != warpCycles(c, g.Latency, 1, pipes{}) || math.Abs(perLine[10]+perLine[11]+perLine[12]-total) > 1e-9*total {
 		t.Errorf("total %v, lines %v", total, perLine)
 	}
-	o := Occupancy{Result: occupancy.Result{WarpsPerSM: 64}}
+	o := Occupancy{Result: OccupancyResult{WarpsPerSM: 64}}
 	s := Attribute(c, g, o, "latency")
 	if math.Abs(s.Lines[10]+s.Lines[11]+s.Lines[12]-1) > 1e-12 || s.Lines[11] < 0.99 {
 		t.Errorf("latency shares %v, want the fma's over 99%%", s.Lines)
@@ -45,7 +43,7 @@ func TestLatencyByLineChargesTheWaitToTheWaiter(t *testing.T) {
 // lines (the launch's, in proportion to sectors); issue into warp instructions; DRAM without the
 // cache model into load and store sectors; atomics into the passes that limit them.
 func TestAttributeByTerm(t *testing.T) {
-	g := datasheet.GPUs[0]
+	g := GPUs[0]
 	c := vgpu.Counts{GlobalLines: 10, Lines: []vgpu.LineCount{
 		{Line: 1, Text: "ld.global.f32 %f1, [%rd1];", Warp: 4, Thread: 128, Requests: 4, Sectors: 40},
 		{Line: 2, Text: "ld.shared.f32 %f2, [%rd2];", Warp: 4, Thread: 128, SharedRequests: 4, Wavefronts: 90, IdealWavefronts: 4},
@@ -77,11 +75,11 @@ func TestAttributeByTerm(t *testing.T) {
 
 // Dominant is the bound, or under a launch-bound time the largest term of the kernel's work.
 func TestDominant(t *testing.T) {
-	terms := []datasheet.Term{{Name: "issue", Seconds: 1e-7}, {Name: "latency", Seconds: 2e-7}, {Name: "launch", Seconds: 2.3e-6}}
-	if got := Dominant(datasheet.Model{Bound: "launch", Terms: terms}); got.Name != "latency" {
+	terms := []Term{{Name: "issue", Seconds: 1e-7}, {Name: "latency", Seconds: 2e-7}, {Name: "launch", Seconds: 2.3e-6}}
+	if got := Dominant(Time{Bound: "launch", Terms: terms}); got.Name != "latency" {
 		t.Errorf("launch-bound: %+v", got)
 	}
-	if got := Dominant(datasheet.Model{Bound: "issue", Terms: terms}); got.Name != "issue" {
+	if got := Dominant(Time{Bound: "issue", Terms: terms}); got.Name != "issue" {
 		t.Errorf("issue-bound: %+v", got)
 	}
 }
@@ -103,17 +101,28 @@ func TestPTXFLOPsAddUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), Request{Kernel: "custom", PTX: ptx, Entry: "k", Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1},
-		N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+	mod, err := vgpu.ParseModule(ptx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 32
+	in := make([]float32, n*n)
+	for i := range in {
+		in[i] = float32(i%7) - 3
+	}
+	A, B, C := vgpu.Float32Buffer("A", in), vgpu.Float32Buffer("B", in), vgpu.NewOutput("C", 4*n*n, vgpu.Poisoned)
+	c, err := vgpu.Launch(context.Background(), mod, "k", vgpu.LaunchConfig{Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1},
+		Params:  []vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(B), vgpu.Ptr(C), vgpu.S32(n), vgpu.S32(n), vgpu.S32(n)},
+		Buffers: []*vgpu.Buffer{A, B, C}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var flops float64
-	for _, l := range res.Counts.Lines {
+	for _, l := range c.Lines {
 		flops += float64(l.Thread) * ptxFLOPs(l.Text)
 	}
-	if flops != float64(res.Counts.FLOPs) || flops == 0 {
-		t.Errorf("FLOPs from the opcodes %v, counted %d", flops, res.Counts.FLOPs)
+	if flops != float64(c.FLOPs) || flops == 0 {
+		t.Errorf("FLOPs from the opcodes %v, counted %d", flops, c.FLOPs)
 	}
 }
 
@@ -122,7 +131,7 @@ func TestPTXFLOPsAddUp(t *testing.T) {
 // each taking PartialStoreSlots sectors' time in the L2 term, and the per-line view gives the store
 // line the same weight.
 func TestPartialStoresWeighInTheL2(t *testing.T) {
-	g := datasheet.GPUs[0]
+	g := GPUs[0]
 	c := vgpu.Counts{Warps: 1, Blocks: 1, GridBlocks: 1, Cached: true, LoadSectors: 4, StoreSectors: 32, L2Sectors: 36,
 		Lines: []vgpu.LineCount{
 			{Line: 10, Text: "ld.global.f32 %f1, [%rd1];", Warp: 1, Requests: 1, Sectors: 4, BytesUsed: 128},
@@ -154,7 +163,7 @@ func TestPartialStoresWeighInTheL2(t *testing.T) {
 // warp's data half-way through it, after the shared latency. Without the pipes, the chains are the
 // latencies alone.
 func TestPipesOfWarpsInStep(t *testing.T) {
-	g := datasheet.GPUs[0]
+	g := GPUs[0]
 	mma := func(line int, acc string) vgpu.LineCount {
 		return vgpu.LineCount{Line: line, Warp: 2, Text: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {" + acc + "}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {" + acc + "};"}
 	}
@@ -186,7 +195,7 @@ func TestPipesOfWarpsInStep(t *testing.T) {
 // term (neither its shared writes nor its sectors' share of the global lines), a .ca line only its
 // global lines' share, and the ldmatrix and the store the rest.
 func TestAttributeLeavesCopiesOutOfTheL1Term(t *testing.T) {
-	g := datasheet.GPUs[0]
+	g := GPUs[0]
 	c := vgpu.Counts{GlobalLines: 8, Lines: []vgpu.LineCount{
 		{Line: 1, Text: "@%p1 cp.async.cg.shared.global [%r1], [%rd1], 16, %r2;", Warp: 1, Requests: 1, Sectors: 16, SharedRequests: 1, Wavefronts: 4},
 		{Line: 2, Text: "cp.async.ca.shared.global [%r3], [%rd2], 4;", Warp: 1, Requests: 1, Sectors: 4, SharedRequests: 1, Wavefronts: 1},

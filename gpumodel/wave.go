@@ -1,4 +1,4 @@
-package emulate
+package gpumodel
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // n = 4096: regblock, 3.9 waves, read 345 MB, its waves' unique footprint 327 MB, the run's replay
 // 2.7 GB; naive, 62 waves, 32.7 GB, the run's 35.4 GB, its waves' footprint 4 GB).
 //
-// waveReads estimates both. The staggered reads per block are the run's (its DRAM reads / its
+// WaveReads estimates both. The staggered reads per block are the run's (its DRAM reads / its
 // blocks). The in-step reads are each wave's unique L2 load sectors, built from the sampled blocks'
 // own L2 load streams (vgpu.CacheConfig.L2Access) and the grid's regularity: a block's sectors in
 // each buffer are taken to be block (x0, y0)'s moved by (x − x0)·sx + (y − y0)·sy sectors, where sx
@@ -42,7 +42,7 @@ import (
 // (docs/benchmarks.md, "Sampled launches' L2"). The in-step part assumes the L2 keeps what a wave
 // shares while its blocks read it at nearly the same phase, whatever the L2's size.
 
-// WaveDRAM is how a sampled launch's DRAM reads were estimated (waveReads): Waves is the launch's
+// WaveDRAM is how a sampled launch's DRAM reads were estimated (WaveReads): Waves is the launch's
 // waves (blocks / resident blocks, fractional); InStep and Staggered the whole grid's DRAM read
 // bytes with every wave in step and with every wave staggered; Why says why the in-step estimate
 // was not made ("" when it was, and Counts.DRAMReadBytes is the blend).
@@ -56,19 +56,19 @@ type WaveDRAM struct {
 // Buffers), sorted.
 type blockSectors map[int][]int64
 
-// footprints gathers blockSectors from a launch's L2 stream (vgpu.CacheConfig.L2Access), which the
+// Footprints gathers blockSectors from a launch's L2 stream (vgpu.CacheConfig.L2Access), which the
 // L2 model calls one sector at a time.
-type footprints struct {
+type Footprints struct {
 	blocks map[int]blockSectors
 	stored map[int]bool // the buffers stored to
 }
 
-func newFootprints() *footprints {
-	return &footprints{blocks: map[int]blockSectors{}, stored: map[int]bool{}}
+func newFootprints() *Footprints {
+	return &Footprints{blocks: map[int]blockSectors{}, stored: map[int]bool{}}
 }
 
 // hook is the L2Access of a launch of only's blocks in grid.
-func (f *footprints) hook(only [][3]int, grid [3]int) func(pos, buffer int, sector int64, store bool) {
+func (f *Footprints) hook(only [][3]int, grid [3]int) func(pos, buffer int, sector int64, store bool) {
 	for i := range grid {
 		grid[i] = max(grid[i], 1)
 	}
@@ -95,7 +95,7 @@ func (f *footprints) hook(only [][3]int, grid [3]int) func(pos, buffer int, sect
 }
 
 // finish sorts and de-duplicates every block's sectors.
-func (f *footprints) finish() {
+func (f *Footprints) finish() {
 	for _, b := range f.blocks {
 		for k, s := range b {
 			slices.Sort(s)
@@ -131,7 +131,7 @@ func shiftOf(a, b blockSectors) (map[int]int64, bool) {
 
 // xShift is the shift between neighbours along x of the run f holds: every pair of its blocks that
 // are neighbours in one grid row must give the same one. A grid one block wide needs none (zeros).
-func xShift(f *footprints, grid [3]int) (map[int]int64, bool) {
+func xShift(f *Footprints, grid [3]int) (map[int]int64, bool) {
 	var sx map[int]int64
 	for i, a := range f.blocks {
 		if i%grid[0] == grid[0]-1 {
@@ -159,7 +159,7 @@ func xShift(f *footprints, grid [3]int) (map[int]int64, bool) {
 // yShift is the shift along y, per buffer, from base (the run's first block's sectors) to the
 // block a grid row away (waveProbe), emulated here with cfg's configuration (its stores undone: only
 // the run's are checked); zeros for a grid one row high. why says why there is none.
-func yShift(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *footprints, base blockSectors, grid [3]int) (map[int]int64, string) {
+func yShift(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, base blockSectors, grid [3]int) (map[int]int64, string) {
 	sy := map[int]int64{}
 	p, ok := waveProbe(cfg.Only, grid)
 	if !ok {
@@ -195,9 +195,9 @@ func yShift(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Launch
 	return sy, ""
 }
 
-// probeBlocks is the blocks the wave estimate adds to a sampled launch of a grid of gridY rows
+// WaveProbeBlocks is the blocks the wave estimate adds to a sampled launch of a grid of gridY rows
 // that runs its default sample: its probe block, a grid row away (waveProbe).
-func probeBlocks(gridY int) int {
+func WaveProbeBlocks(gridY int) int {
 	if gridY > 1 {
 		return 1
 	}
@@ -262,13 +262,13 @@ func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[i
 	return out
 }
 
-// waveReads replaces the DRAM reads of sampled counts c (scaled to the grid; raw are the run's own)
+// WaveReads replaces the DRAM reads of sampled counts c (scaled to the grid; raw are the run's own)
 // by the blend of the in-step and staggered estimates above, moving the difference into the L2's
 // hits, and says how (WaveDRAM). f holds the run's footprints (from cfg's launch, cfg.Cache's
 // L2Access); the probe block is emulated here, with cfg's configuration, and what it stores is
 // undone. sizes are cfg.Buffers'
 // bytes; resident the blocks resident at once on the whole GPU.
-func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *footprints, raw, c vgpu.Counts, resident int) (vgpu.Counts, WaveDRAM) {
+func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, raw, c vgpu.Counts, resident int) (vgpu.Counts, WaveDRAM) {
 	grid := cfg.Grid
 	for i := range grid {
 		grid[i] = max(grid[i], 1)
@@ -332,13 +332,11 @@ func waveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 	return c, w
 }
 
-// watchFootprints sets cfg's cache model, for a sampled launch of req, to gather its blocks'
-// footprints (a copy of cfg.Cache with L2Access set) and returns them; nil, cfg unchanged, for a
-// launch run in full or without a cache model, and for one whose sample a cell cut for time
-// (req.SampleBlocks, from 1 to SampledBlocks): its probe block would cost one block more than
-// priced, so it keeps the run's estimate.
-func watchFootprints(req Request, cfg *vgpu.LaunchConfig) *footprints {
-	if cfg.Only == nil || cfg.Cache == nil || req.SampleBlocks >= 1 && req.SampleBlocks <= SampledBlocks {
+// WatchFootprints sets cfg's cache model, for a sampled launch, to gather its blocks' footprints
+// (a copy of cfg.Cache with L2Access set) and returns them, for WaveReads; nil, cfg unchanged, for
+// a launch run in full (cfg.Only nil) or without a cache model.
+func WatchFootprints(cfg *vgpu.LaunchConfig) *Footprints {
+	if cfg.Only == nil || cfg.Cache == nil {
 		return nil
 	}
 	f := newFootprints()

@@ -1,26 +1,24 @@
-package emulate
+package gpumodel
 
 import (
 	"strings"
-
-	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // TensorPeak is g's tensor-core rate in FLOP/s for the warp-level instructions the virtual GPU runs
 // (mma.sync, and wmma.mma, which compiles to it) with 16-bit inputs (FP16 or BF16) and FP32
-// accumulation, dense: the datasheet.Accelerators entry of g's name (with its source there), scaled
+// accumulation, dense: the Accelerators entry of g's name (with its source there), scaled
 // by g's FP32 peak over the datasheet's when g runs at another clock (GPU.AtClock), but on Hopper
 // (compute capability 9.x) at most HopperMMASyncPerClock per SM clock: there the datasheet's peak
 // needs the warpgroup-level wgmma (PTX ISA 8.x, section 9.7.15 "Asynchronous Warpgroup Level Matrix
 // Multiply-Accumulate Instructions"), which the virtual GPU does not run. 0 where no peak is
 // published here, and the tensor-core FLOPs are then charged to the "compute" term at the FP32 peak.
-func TensorPeak(g datasheet.GPU) float64 {
-	a, err := datasheet.LookupAccelerator(g.Name)
+func TensorPeak(g GPU) float64 {
+	a, err := LookupAccelerator(g.Name)
 	if err != nil || a.Kind != "GPU" || a.Dense <= 0 {
 		return 0
 	}
 	peak := a.Dense
-	if base, err := datasheet.LookupGPU(g.Name); err == nil && base.FP32 > 0 && g.FP32 > 0 {
+	if base, err := LookupGPU(g.Name); err == nil && base.FP32 > 0 && g.FP32 > 0 {
 		peak *= g.FP32 / base.FP32
 	}
 	if strings.HasPrefix(g.CC, "9.") && g.Clock > 0 {

@@ -1,4 +1,4 @@
-package emulate
+package gpumodel
 
 import (
 	"math"
@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -21,7 +20,7 @@ const h100LaunchSeconds = 2.3e-6
 
 // LaunchSeconds is the fixed time of a launch on g that Model adds to its largest term: the H100's
 // measured floor (h100LaunchSeconds), assumed for every GPU.
-func LaunchSeconds(g datasheet.GPU) float64 { return h100LaunchSeconds }
+func LaunchSeconds(g GPU) float64 { return h100LaunchSeconds }
 
 // ptxRegister matches a PTX register operand: %r12, %rd4, %f3, %fd1, %p2, %rs7, %h1 (not the
 // special registers %tid.x, %ctaid.y, which have no number).
@@ -78,7 +77,7 @@ func parsePTX(text string) ptxInstr {
 // and everything else for the ALU's dependent latency (the FMA's 4 cycles: division, square root and
 // the special functions, which the compiled SASS expands into several instructions, are charged the
 // same, an underestimate).
-func latencyOf(in ptxInstr, lat datasheet.Latencies, global float64) float64 {
+func latencyOf(in ptxInstr, lat Latencies, global float64) float64 {
 	switch {
 	case in.sharedLoad:
 		return lat.Shared
@@ -99,7 +98,7 @@ func latencyOf(in ptxInstr, lat datasheet.Latencies, global float64) float64 {
 // share of load sectors served by the L1, by the L2 and by DRAM (the L2's load lookups are the
 // sectors reaching it less the stores and atomics; its load misses the DRAM reads), each at its
 // latency; every load a DRAM access without the cache model.
-func globalLoadLatency(c vgpu.Counts, lat datasheet.Latencies) float64 {
+func globalLoadLatency(c vgpu.Counts, lat Latencies) float64 {
 	if !c.Cached || c.LoadSectors == 0 {
 		return lat.DRAM
 	}
@@ -125,14 +124,14 @@ func globalLoadLatency(c vgpu.Counts, lat datasheet.Latencies) float64 {
 // warps, when the kernel has barriers), a run takes the longer of its chain and group × its
 // instructions, the group's issue, for each of them; and p's pipes are shared by the warps in step
 // (runClock).
-func warpCycles(c vgpu.Counts, lat datasheet.Latencies, group float64, p pipes) float64 {
+func warpCycles(c vgpu.Counts, lat Latencies, group float64, p pipes) float64 {
 	return warpCyclesByLine(c, lat, group, p, nil)
 }
 
 // pipes are the throughput limits that a kernel's warps in step meet within a run (warpCycles):
 // MMAPerClock is the FLOPs a scheduler's tensor cores do a clock (TensorPeak over the schedulers and
 // the clock; 0: no limit), SMWarps the warps in step on an SM, whose shared-memory loads pass its one
-// wavefront a clock (datasheet.SharedBytesPerClock) in turn (0: no limit). The zero value: every
+// wavefront a clock (SharedBytesPerClock) in turn (0: no limit). The zero value: every
 // instruction issues a clock after the one before, its result after its latency.
 type pipes struct {
 	MMAPerClock, SMWarps float64
@@ -141,10 +140,10 @@ type pipes struct {
 // pipesFor are the pipes of c's warps on g: the tensor cores' rate where g has one, and the shared
 // memory's where barriers keep a block's warps in step; without barriers the warps drift apart and
 // the L1 term, not this one, prices their use of the pipe.
-func pipesFor(c vgpu.Counts, g datasheet.GPU) pipes {
+func pipesFor(c vgpu.Counts, g GPU) pipes {
 	var p pipes
 	if t := TensorPeak(g); t > 0 && g.Clock > 0 && g.SMs > 0 {
-		p.MMAPerClock = t / (float64(g.SMs) * datasheet.SchedulersPerSM * g.Clock)
+		p.MMAPerClock = t / (float64(g.SMs) * SchedulersPerSM * g.Clock)
 	}
 	if c.Barriers > 0 && c.Blocks > 0 {
 		p.SMWarps = float64(c.Warps) / float64(c.Blocks) // a block's warps
@@ -185,7 +184,7 @@ type runClock struct {
 // so does every instruction after it but a load; a barrier waits for the group's last. A shared
 // load's wavefronts (the line's, per warp) pass the SM's pipe for the p.SMWarps warps in step, and
 // the representative warp's data comes back after half of them and the latency.
-func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat datasheet.Latencies, global, group float64, p pipes) float64 {
+func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat Latencies, global, group float64, p pipes) float64 {
 	start := r.fence
 	if !isLoad(in) {
 		start = max(start, r.cursor)
@@ -227,7 +226,7 @@ func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat datasheet.Latencies, 
 // so that the wait for a load's result is charged to the instruction that waits for it, as Nsight
 // Compute's warp-state sampling charges a stall to the stalled instruction. The parts of a run sum
 // to its time, and the parts of all the lines to warpCycles.
-func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, p pipes, perLine map[int]float64) float64 {
+func warpCyclesByLine(c vgpu.Counts, lat Latencies, group float64, p pipes, perLine map[int]float64) float64 {
 	global := globalLoadLatency(c, lat)
 	var total float64
 	var n int64
@@ -280,7 +279,7 @@ func warpCyclesByLine(c vgpu.Counts, lat datasheet.Latencies, group float64, p p
 // can hide; one without, with every warp on its own. W is o's theoretical warps per SM, capped by
 // the grid's warps per SM it runs on (a grid of fewer blocks than g has SMs runs one block per SM).
 // 0 where g has no latencies, o no warps, or c no executed lines.
-func LatencySeconds(c vgpu.Counts, g datasheet.GPU, o Occupancy) float64 {
+func LatencySeconds(c vgpu.Counts, g GPU, o Occupancy) float64 {
 	if g.Latency.ALU <= 0 || g.Clock <= 0 || o.Result.WarpsPerSM <= 0 || len(c.Lines) == 0 || c.Warps == 0 {
 		return 0
 	}
@@ -297,7 +296,7 @@ func LatencySeconds(c vgpu.Counts, g datasheet.GPU, o Occupancy) float64 {
 // a block's together.
 func inStep(c vgpu.Counts) float64 {
 	if c.Barriers > 0 && c.Blocks > 0 {
-		return math.Ceil(float64(c.Warps) / float64(c.Blocks) / datasheet.SchedulersPerSM)
+		return math.Ceil(float64(c.Warps) / float64(c.Blocks) / SchedulersPerSM)
 	}
 	return 1
 }
@@ -305,7 +304,7 @@ func inStep(c vgpu.Counts) float64 {
 // LatencyByLine is each executed PTX line's part (PTX line → fraction, summing to 1) of c's latency
 // term on g with o resident (LatencySeconds, which is proportional to warpCycles): its part of the
 // warp-cycles (warpCyclesByLine). Nil where the term is 0.
-func LatencyByLine(c vgpu.Counts, g datasheet.GPU, o Occupancy) map[int]float64 {
+func LatencyByLine(c vgpu.Counts, g GPU, o Occupancy) map[int]float64 {
 	if LatencySeconds(c, g, o) <= 0 {
 		return nil
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
 // ladderAsCustom is the table kernel's launch at n as a learner's kernel ("custom", the matmul
@@ -27,7 +27,7 @@ func ladderAsCustom(t *testing.T, kernel string, n int) Request {
 	}
 	l := row.LaunchFor(n, Arch, "float32")
 	return Request{Kernel: "custom", PTX: string(src), Entry: l.Entry, Grid: l.Grid, Block: l.Block, N: n, DType: "float32",
-		GPU: datasheet.GPUs[0], Seed: 1}
+		GPU: gpumodel.GPUs[0], Seed: 1}
 }
 
 // cpuSeconds is the process's CPU time (user and system).

@@ -1,4 +1,6 @@
-// Package occupancy is the CUDA occupancy calculator's arithmetic: from a kernel's registers per
+package gpumodel
+
+// The occupancy calculator: the CUDA occupancy calculator's arithmetic: from a kernel's registers per
 // thread, shared memory per block and block size, the thread blocks and warps resident on one SM
 // under each compute capability's published limits, the theoretical occupancy, and the resource
 // that limits it.
@@ -16,7 +18,6 @@
 //   - blocks: at most the SM's resident-block limit.
 //
 // Occupancy is resident warps / max warps per SM.
-package occupancy
 
 import (
 	"fmt"
@@ -69,9 +70,9 @@ func kibs(ks ...int) []int {
 	return out
 }
 
-// Table is the per-SM limits of compute capabilities 7.0 (V100), 7.5 (T4), 8.0 (A100), 8.6
+// LimitsTable is the per-SM limits of compute capabilities 7.0 (V100), 7.5 (T4), 8.0 (A100), 8.6
 // (GA10x), 8.9 (Ada: RTX 4080) and 9.0 (H100). Sources as for Limits. It returns a fresh slice.
-func Table() []Limits {
+func LimitsTable() []Limits {
 	l := func(cc string, warps, blocks int, carve []int, perBlock, unit, reserved int) Limits {
 		return Limits{CC: cc, MaxThreadsPerBlock: 1024, MaxWarpsPerSM: warps, MaxBlocksPerSM: blocks,
 			RegistersPerSM: 64 * kib, MaxRegistersPerBlock: 64 * kib, MaxRegistersPerThread: 255,
@@ -89,10 +90,10 @@ func Table() []Limits {
 	}
 }
 
-// Lookup returns the limits of compute capability cc ("9.0").
-func Lookup(cc string) (Limits, error) {
+// LookupLimits returns the limits of compute capability cc ("9.0").
+func LookupLimits(cc string) (Limits, error) {
 	var known []string
-	for _, l := range Table() {
+	for _, l := range LimitsTable() {
 		if l.CC == cc {
 			return l, nil
 		}
@@ -105,7 +106,7 @@ func Lookup(cc string) (Limits, error) {
 // counted, no shared memory on a GPU that reserves none), as the calculator's INT_MAX.
 const Unlimited = math.MaxInt32
 
-// Resource names, in the order Result.Limiters lists ties.
+// Resource names, in the order OccupancyResult.Limiters lists ties.
 const (
 	Warps        = "warps"
 	Registers    = "registers"
@@ -113,8 +114,8 @@ const (
 	Blocks       = "blocks"
 )
 
-// Result is a kernel's occupancy on one SM.
-type Result struct {
+// OccupancyResult is a kernel's occupancy on one SM.
+type OccupancyResult struct {
 	// BlocksPerSM and WarpsPerSM are the resident thread blocks and warps; Occupancy is WarpsPerSM
 	// over the SM's maximum (0 to 1): the theoretical occupancy.
 	BlocksPerSM, WarpsPerSM int
@@ -132,45 +133,45 @@ type Result struct {
 }
 
 // Limiting is Limiters joined: "registers", or "warps and registers" for a tie.
-func (r Result) Limiting() string { return strings.Join(r.Limiters, " and ") }
+func (r OccupancyResult) Limiting() string { return strings.Join(r.Limiters, " and ") }
 
-// Occupancy is the occupancy of blocks of blockThreads threads using regsPerThread registers
+// OccupancyFor is the occupancy of blocks of blockThreads threads using regsPerThread registers
 // (0: not counted) and sharedPerBlock bytes of shared memory (static plus dynamic, without the
 // driver's reserve) on compute capability cc, with the largest shared-memory carve-out: the
 // calculator's default when no carve-out preference is set. It is an error when such a block
 // cannot launch at all.
-func Occupancy(cc string, blockThreads, regsPerThread, sharedPerBlock int) (Result, error) {
-	l, err := Lookup(cc)
+func OccupancyFor(cc string, blockThreads, regsPerThread, sharedPerBlock int) (OccupancyResult, error) {
+	l, err := LookupLimits(cc)
 	if err != nil {
-		return Result{}, err
+		return OccupancyResult{}, err
 	}
 	return l.Occupancy(blockThreads, regsPerThread, sharedPerBlock, l.SharedPerSM)
 }
 
 func roundUp(x, unit int) int { return (x + unit - 1) / unit * unit }
 
-// Occupancy is Occupancy on l with the shared memory per SM configured to carveout bytes (one of
+// Occupancy is OccupancyFor on l with the shared memory per SM configured to carveout bytes (one of
 // l.Carveouts). As in the calculator, a carve-out smaller than one block's shared memory is
 // raised to the smallest configurable size that holds it.
-func (l Limits) Occupancy(blockThreads, regsPerThread, sharedPerBlock, carveout int) (Result, error) {
+func (l Limits) Occupancy(blockThreads, regsPerThread, sharedPerBlock, carveout int) (OccupancyResult, error) {
 	switch {
 	case blockThreads < 1 || blockThreads > l.MaxThreadsPerBlock:
-		return Result{}, fmt.Errorf("a block of %d threads: compute capability %s allows 1 to %d", blockThreads, l.CC, l.MaxThreadsPerBlock)
+		return OccupancyResult{}, fmt.Errorf("a block of %d threads: compute capability %s allows 1 to %d", blockThreads, l.CC, l.MaxThreadsPerBlock)
 	case regsPerThread < 0 || regsPerThread > l.MaxRegistersPerThread:
-		return Result{}, fmt.Errorf("%d registers per thread: compute capability %s allows at most %d", regsPerThread, l.CC, l.MaxRegistersPerThread)
+		return OccupancyResult{}, fmt.Errorf("%d registers per thread: compute capability %s allows at most %d", regsPerThread, l.CC, l.MaxRegistersPerThread)
 	case sharedPerBlock < 0 || sharedPerBlock > l.SharedPerBlock:
-		return Result{}, fmt.Errorf("%d bytes of shared memory per block: compute capability %s allows at most %d", sharedPerBlock, l.CC, l.SharedPerBlock)
+		return OccupancyResult{}, fmt.Errorf("%d bytes of shared memory per block: compute capability %s allows at most %d", sharedPerBlock, l.CC, l.SharedPerBlock)
 	case !slices.Contains(l.Carveouts, carveout):
-		return Result{}, fmt.Errorf("a carve-out of %d bytes: compute capability %s configures %v", carveout, l.CC, l.Carveouts)
+		return OccupancyResult{}, fmt.Errorf("a carve-out of %d bytes: compute capability %s configures %v", carveout, l.CC, l.Carveouts)
 	}
-	r := Result{WarpsPerBlock: (blockThreads + 31) / 32, BlockLimit: l.MaxBlocksPerSM}
+	r := OccupancyResult{WarpsPerBlock: (blockThreads + 31) / 32, BlockLimit: l.MaxBlocksPerSM}
 	r.WarpLimit = l.MaxWarpsPerSM / r.WarpsPerBlock
 	r.RegisterLimit = Unlimited
 	if regsPerThread > 0 {
 		r.RegistersPerWarp = roundUp(32*regsPerThread, l.RegisterUnit)
 		// the hardware's check rounds the block's warps up to whole sub-partitions; the software's does not
 		if r.RegistersPerWarp*roundUp(r.WarpsPerBlock, l.SubPartitions) > l.MaxRegistersPerBlock {
-			return Result{}, fmt.Errorf("%d registers per thread in blocks of %d threads: over the %d registers a block may have (compute capability %s)",
+			return OccupancyResult{}, fmt.Errorf("%d registers per thread in blocks of %d threads: over the %d registers a block may have (compute capability %s)",
 				regsPerThread, blockThreads, l.MaxRegistersPerBlock, l.CC)
 		}
 		perPartition := l.RegistersPerSM / l.SubPartitions / r.RegistersPerWarp

@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -21,7 +21,7 @@ func TestOwnKernelsEmulated(t *testing.T) {
 			continue
 		}
 		for _, n := range []int{1, 33, 64} {
-			r, err := Run(context.Background(), Request{Kernel: row.Name, N: n, DType: "float32", GPU: datasheet.GPUs[0]})
+			r, err := Run(context.Background(), Request{Kernel: row.Name, N: n, DType: "float32", GPU: gpumodel.GPUs[0]})
 			if err != nil {
 				t.Fatalf("%s n=%d: %v", row.Name, n, err)
 			}
@@ -42,7 +42,7 @@ func TestCustomKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Kernel: "custom", PTX: string(src), Entry: "cuda_coalesced", Grid: [3]int{2, 2, 1}, Block: [3]int{32, 32, 1}, N: 40, DType: "float32", GPU: datasheet.GPUs[2]}
+	req := Request{Kernel: "custom", PTX: string(src), Entry: "cuda_coalesced", Grid: [3]int{2, 2, 1}, Block: [3]int{32, 32, 1}, N: 40, DType: "float32", GPU: gpumodel.GPUs[2]}
 	r, err := Run(context.Background(), req)
 	if err != nil || !r.OK {
 		t.Fatalf("custom coalesced: %+v, %v", r, err)
@@ -61,7 +61,7 @@ func TestCustomKernel(t *testing.T) {
 // Above MaxN a few blocks run: the entries they wrote are checked, the counts scaled to the grid.
 func TestSampled(t *testing.T) {
 	for _, kernel := range []string{"cuda-coalesced", "cuda-regblock"} {
-		r, err := Run(context.Background(), Request{Kernel: kernel, N: 1000, DType: "float32", GPU: datasheet.GPUs[0]})
+		r, err := Run(context.Background(), Request{Kernel: kernel, N: 1000, DType: "float32", GPU: gpumodel.GPUs[0]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ extern "C" __global__ void sum(const float *A, const float *B, float *C, int M, 
 	}
 	for _, n := range []int{64, MaxN + 88} {
 		g := (n + 15) / 16
-		req := Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{g, g, 1}, Block: [3]int{16, 16, 1}, N: n, DType: "float32", GPU: datasheet.GPUs[0]}
+		req := Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{g, g, 1}, Block: [3]int{16, 16, 1}, N: n, DType: "float32", GPU: gpumodel.GPUs[0]}
 		r, err := Run(context.Background(), req)
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)

@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/problems"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
-	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // Learner-style kernels for every problem, compiled by NVRTC and by clang, run in the virtual GPU
@@ -67,7 +67,7 @@ func TestLearnerKernelsPerProblem(t *testing.T) {
 				ptx := compile(k.Source)
 				for _, n := range k.Sizes {
 					r, err := Run(context.Background(), Request{Kernel: "custom", PTX: ptx, Entry: "k", Problem: p, Precision: prec,
-						Grid: k.Grid(n), Block: k.Block, SharedBytes: k.Shared, N: n, DType: "float32", GPU: datasheet.GPUs[0]})
+						Grid: k.Grid(n), Block: k.Block, SharedBytes: k.Shared, N: n, DType: "float32", GPU: gpumodel.GPUs[0]})
 					if err != nil {
 						t.Fatalf("n=%d: %v", n, err)
 					}
@@ -112,7 +112,7 @@ func TestProblemSamplingLimitsAndFaults(t *testing.T) {
 	tr, red := get("transpose"), get("reduce")
 	run := func(p *problems.Problem, src string, n int, grid, block [3]int, shared int) (Result, error) {
 		return Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: p,
-			Grid: grid, Block: block, SharedBytes: shared, N: n, DType: "float32", GPU: datasheet.GPUs[0]})
+			Grid: grid, Block: block, SharedBytes: shared, N: n, DType: "float32", GPU: gpumodel.GPUs[0]})
 	}
 	n := (tr.FullN/16 + 5) * 16 // whole tiles: the sampled blocks are random, and an edge block checks fewer entries
 	r, err := run(tr, pt.NaiveTranspose, n, pt.Tiles(16)(n), [3]int{16, 16, 1}, 0)
@@ -156,7 +156,7 @@ func TestProblemSignatureMismatch(t *testing.T) {
 		t.Skip("skipping: no NVRTC")
 	}
 	_, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(pt.NaiveTranspose), Entry: "k",
-		Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+		Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: gpumodel.GPUs[0]})
 	want := `k takes 4 parameters; a matmul kernel takes 6: extern "C" __global__ void k(const float* A, const float* B, float* C, int M, int N, int K) (is ` + "`problem:`" + ` right?)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
@@ -182,7 +182,7 @@ func TestNonFiniteErrorShowsAsNaN(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := strings.Replace(pt.NaiveTranspose, tt.from, tt.to, 1)
 			r, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: tr,
-				Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: datasheet.GPUs[0]})
+				Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1}, N: 32, DType: "float32", GPU: gpumodel.GPUs[0]})
 			if err != nil {
 				t.Fatal(err)
 			}

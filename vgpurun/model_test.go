@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -6,53 +6,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
-// The tensor cores' FLOPs have their own term at the datasheet's tensor-core peak (spread over the
-// SMs the grid keeps busy), the other FLOPs stay at the FP32 peak; a GPU with no tensor-core peak
-// stored charges them all to "compute". On Hopper the warp-level mma.sync reaches only the measured
-// HopperMMASyncPerClock per SM clock, below the datasheet's peak (which needs wgmma).
-func TestModelTensorTerm(t *testing.T) {
-	g, _ := datasheet.LookupGPU("A100 SXM")
-	a, _ := datasheet.LookupAccelerator("A100 SXM")
-	c := vgpu.Counts{FLOPs: 1e12 + 1e10, TensorFLOPs: 1e12}
-	m := Model(c, g)
-	if got, want := term(m, "tensor"), 1e12/a.Dense; math.Abs(got-want) > 1e-9*want || m.Bound != "tensor" {
-		t.Errorf("tensor term %g (bound %s), want %g (tensor)", got, m.Bound, want)
-	}
-	if got, want := term(m, "compute"), 1e10/g.FP32; math.Abs(got-want) > 1e-9*want {
-		t.Errorf("compute term %g, want %g", got, want)
-	}
-	c.GridBlocks = 33 // 33 of the 108 SMs busy: 108/33 times as long
-	if got, want := term(Model(c, g), "tensor"), float64(g.SMs)/33*1e12/a.Dense; math.Abs(got-want) > 1e-9*want {
-		t.Errorf("tensor term on 33 blocks %g, want %g", got, want)
-	}
-	if got, want := TensorPeak(g.AtClock(g.Clock/2)), a.Dense/2; math.Abs(got-want) > 1e-9*want {
-		t.Errorf("tensor peak at half the clock %g, want %g", got, want)
-	}
-	h, _ := datasheet.LookupGPU("H100 SXM")
-	ha, _ := datasheet.LookupAccelerator("H100 SXM")
-	if got, want := TensorPeak(h), HopperMMASyncPerClock*float64(h.SMs)*h.Clock; math.Abs(got-want) > 1e-9*want || !(got < 0.75*ha.Dense) {
-		t.Errorf("H100 tensor peak for mma.sync %g, want %g (under ¾ of the datasheet's %g)", got, want, ha.Dense)
-	}
-	if got, want := TensorPeak(h.AtClock(1.355e9)), HopperMMASyncPerClock*float64(h.SMs)*1.355e9; math.Abs(got-want) > 1e-9*want {
-		t.Errorf("H100 tensor peak at Nsight Compute's clock %g, want %g", got, want)
-	}
-	g6, _ := datasheet.LookupGPU("RTX A6000") // no tensor-core peak stored
-	m6 := Model(vgpu.Counts{FLOPs: 1e12, TensorFLOPs: 1e12}, g6)
-	if TensorPeak(g6) != 0 || term(m6, "tensor") != -1 || m6.Bound != "compute" {
-		t.Errorf("RTX A6000: peak %g, model %+v; want no tensor term, the FLOPs at the FP32 peak", TensorPeak(g6), m6)
-	}
-}
-
 // term is the seconds of m's term name, -1 when it has none.
-func term(m datasheet.Model, name string) float64 {
-	for _, t := range m.Terms {
-		if t.Name == name {
-			return t.Seconds
-		}
+func term(m gpumodel.Time, name string) float64 {
+	if i := slices.IndexFunc(m.Terms, func(t gpumodel.Term) bool { return t.Name == name }); i >= 0 {
+		return m.Terms[i].Seconds
 	}
 	return -1
 }
@@ -61,7 +21,7 @@ func term(m datasheet.Model, name string) float64 {
 // shared layout conflict, the swizzled layout's do not, and the modelled time falls as the ladder
 // climbs from cuda-mma to cuda-mma-swizzle.
 func TestTensorRungs(t *testing.T) {
-	g, _ := datasheet.LookupGPU("H100 SXM")
+	g, _ := gpumodel.LookupGPU("H100 SXM")
 	res := map[string]Result{}
 	for _, k := range []string{"cuda-mma", "cuda-mma-async", "cuda-mma-swizzle"} {
 		r, err := Run(context.Background(), Request{Kernel: k, N: 256, DType: "float32", GPU: g, Seed: 5})
@@ -103,7 +63,7 @@ func TestTensorRungs(t *testing.T) {
 // one block of 8 warps on an SM, whose waits for ldmatrix and the tensor cores no other block
 // hides, and the latency term, not a throughput one, bounds it.
 func TestWarpTileRung(t *testing.T) {
-	g, _ := datasheet.LookupGPU("H100 SXM")
+	g, _ := gpumodel.LookupGPU("H100 SXM")
 	const n = 256
 	res := map[string]Result{}
 	for _, k := range []string{"cuda-mma-swizzle", "cuda-mma-warptile"} {
@@ -130,8 +90,8 @@ func TestWarpTileRung(t *testing.T) {
 	}
 	// the modelled terms at n = 4096, where both grids fill the H100's 132 SMs; a few sampled blocks
 	// suffice for the per-SM terms, every block doing the same work, but not for the DRAM estimate
-	// (emulate's wave.go builds each wave's traffic from the sampled blocks), which is left out here
-	model := map[string]datasheet.Model{}
+	// (gpumodel's wave.go builds each wave's traffic from the sampled blocks), which is left out here
+	model := map[string]gpumodel.Time{}
 	for _, k := range []string{"cuda-mma-swizzle", "cuda-mma-warptile"} {
 		r, err := Run(context.Background(), Request{Kernel: k, N: 4096, DType: "float32", GPU: g, Seed: 7, SampleBlocks: 2})
 		if err != nil {
@@ -139,8 +99,8 @@ func TestWarpTileRung(t *testing.T) {
 		}
 		model[k] = r.Model
 	}
-	largest := func(m datasheet.Model, skip ...string) datasheet.Term {
-		var most datasheet.Term
+	largest := func(m gpumodel.Time, skip ...string) gpumodel.Term {
+		var most gpumodel.Term
 		for _, x := range m.Terms {
 			if x.Name != "DRAM" && x.Name != "launch" && !slices.Contains(skip, x.Name) && x.Seconds > most.Seconds {
 				most = x
@@ -156,5 +116,32 @@ func TestWarpTileRung(t *testing.T) {
 	// of the throughput limits, the warp tile's largest is the tensor cores'
 	if most := largest(wt, "latency"); most.Name != "tensor" {
 		t.Errorf("warptile's largest throughput term is %s (%g s), want tensor: %+v", most.Name, most.Seconds, wt.Terms)
+	}
+}
+
+// A grid the GPU holds in one wave is wholly in step: its DRAM reads are its unique load sectors,
+// A and B once each (regblock at n = 1024 on the H100: 64 blocks of 128 × 128, 264 resident), where
+// the run's replay alone reads each block's panels afresh.
+func TestOneWaveReadsItsOperandsOnce(t *testing.T) {
+	g, err := gpumodel.LookupGPU("H100 SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1024
+	r, err := Run(context.Background(), Request{Kernel: "cuda-regblock", N: n, DType: "float32", GPU: g, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Sampled || r.Wave.Why != "" {
+		t.Fatalf("sampled %v, wave estimate %+v; want a sampled launch with an in-step estimate", r.Sampled, r.Wave)
+	}
+	if got, want := r.Counts.DRAMReadBytes, int64(2*n*n*4); got != want || r.Wave.InStep != want {
+		t.Errorf("DRAM reads %d, in step %d; want A and B once, %d", got, r.Wave.InStep, want)
+	}
+	if r.Wave.Staggered <= r.Wave.InStep {
+		t.Errorf("staggered %d ≤ in step %d: the run's replay should re-read the panels", r.Wave.Staggered, r.Wave.InStep)
+	}
+	if r.Wave.Waves >= 1 {
+		t.Errorf("waves %g; want under one", r.Wave.Waves)
 	}
 }

@@ -1,9 +1,9 @@
-// Package emulate runs a GEMM kernel's real PTX, or a learner's kernel for its problem (package
-// problems: matmul, transpose, reduce, …), in the virtual GPU (package vgpu) as an experiment:
-// fresh random inputs, one launch, the result checked against a float64 reference, the counts the
-// hardware would produce, and a time modelled from a datasheet GPU. Emulated and modelled, never
-// measured: callers label it so.
-package emulate
+// Package vgpurun runs a GEMM kernel's real PTX, or a learner's kernel for its problem (package
+// problems: matmul, transpose, reduce, …), in the virtual GPU (package vgpu, the functional
+// emulator) as an experiment: fresh random inputs, one launch, the result checked against a float64
+// reference, the counts the hardware would produce, and a time modelled from a datasheet GPU
+// (package gpumodel, the timing model). Emulated and modelled, never measured: callers label it so.
+package vgpurun
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/numeric"
 	"github.com/gpuplayground/playground/problems"
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/x448/float16"
 )
@@ -50,7 +50,7 @@ type Request struct {
 	N     int
 	DType string
 	// GPU is the datasheet the modelled time uses.
-	GPU datasheet.GPU
+	GPU gpumodel.GPU
 	// Block, if set for a table kernel, replaces its threads per block (the naive and coalesced
 	// kernels, which read blockDim); the grid then covers n with one thread per entry.
 	BlockXY [2]int
@@ -115,7 +115,7 @@ type Result struct {
 	// Model is the modelled time on GPU (datasheet), the largest of its limits (Model); Rate
 	// the problem's natural rate at that time, in RateUnit ("GFLOP/s", "GB/s"; set for a learner's
 	// kernel).
-	Model    datasheet.Model
+	Model    gpumodel.Time
 	Rate     float64
 	RateUnit string
 	GPU      string
@@ -125,10 +125,10 @@ type Result struct {
 	// uninitialised reads of C or of shared memory), for callers to show beside the result.
 	Notes []*vgpu.Fault
 	// Occupancy is the launch's theoretical occupancy on GPU (computed, not emulated).
-	Occupancy Occupancy
-	// Wave says how a sampled launch's DRAM reads were estimated (waveReads: its waves in step and
+	Occupancy gpumodel.Occupancy
+	// Wave says how a sampled launch's DRAM reads were estimated (gpumodel.WaveReads: its waves in step and
 	// staggered, blended); zero for a launch run in full.
-	Wave WaveDRAM
+	Wave gpumodel.WaveDRAM
 }
 
 // MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
@@ -253,7 +253,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
 		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
-		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: CacheFor(req.GPU, res.Occupancy)}
+		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy)}
 	fp := watchFootprints(req, &cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
@@ -266,7 +266,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
 		if fp != nil {
-			res.Counts, res.Wave = waveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
 		}
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
 	} else {
@@ -280,7 +280,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = ModelAt(res.Counts, req.GPU, res.Occupancy)
+	res.Model = gpumodel.ModelAt(res.Counts, req.GPU, res.Occupancy)
 	return res, nil
 }
 
@@ -294,36 +294,6 @@ func Failure(kernel string, n int, err error) string {
 		return fmt.Sprintf("%s at n=%d faulted in the virtual GPU: %v", kernel, n, err)
 	}
 	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
-}
-
-// Atomic rates of an H100 SXM, measured with bench/gpucheck/atomics.cu (2026-11-25, 4.2 million
-// float atomicAdds per launch): one address takes 5.67e8 operations/s (its updates serialise in
-// the L2); warps whose 32 lanes each share an address (a different one per warp) 5.61e10 passes/s;
-// every thread its own address 3.06e11 operations/s. Other GPUs are scaled by their clock
-// (datasheet.GPU.Clock), an assumption: their atomics were not measured.
-const (
-	h100Clock                  = 1.98e9
-	h100SameAddressRate        = 5.67e8
-	h100AtomicPassRate         = 5.61e10
-	h100AtomicOpRate           = 3.06e11
-	sharedAtomicPassesPerClock = 1 // shared atomic passes per clock per SM: one wavefront each
-)
-
-// AtomicSeconds is the modelled time of c's atomics on g: the longest of the operations on the
-// hottest global address at the same-address rate, the global atomic passes (lanes of a request
-// sharing an address serialise) at the pass rate, the thread-level global atomics at the operation
-// rate (all three measured on the H100's L2, so shared-memory atomics are not charged there), and
-// the shared atomic passes at one per clock on each SM. A launch whose atomics touch more than
-// vgpu.MaxHotAddresses addresses has no hottest-address term (not tallied).
-func AtomicSeconds(c vgpu.Counts, g datasheet.GPU) float64 {
-	if g.Clock <= 0 || c.Atomics == 0 {
-		return 0
-	}
-	k := g.Clock / h100Clock
-	return max(float64(c.GlobalAtomicHotOps)/(h100SameAddressRate*k),
-		float64(c.GlobalAtomicPasses)/(h100AtomicPassRate*k),
-		float64(c.GlobalAtomics)/(h100AtomicOpRate*k),
-		float64(c.SharedAtomicPasses)/(sharedAtomicPassesPerClock*g.Clock*float64(max(g.SMs, 1))))
 }
 
 // Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64
@@ -552,3 +522,38 @@ func all(n int) []int {
 
 // float16From widens IEEE binary16 bits to float32 exactly.
 func float16From(b uint16) float32 { return float16.Frombits(b).Float32() }
+
+// theoretical is the occupancy of entry of mod launched with blocks of block threads and dynShared
+// bytes of dynamic shared memory on g (gpumodel.LaunchOccupancy). own says mod is the embedded PTX of
+// the table's kernels, whose registers were measured (measuredRegisters); a learner's kernel's are
+// not known without ptxas.
+func theoretical(mod *vgpu.Module, entry string, own bool, block [3]int, dynShared int, g gpumodel.GPU) gpumodel.Occupancy {
+	regs := 0
+	if r, ok := measuredRegisters(entry); own && ok {
+		regs = r
+	}
+	return gpumodel.LaunchOccupancy(mod, entry, regs, block, dynShared, g)
+}
+
+// measuredRegisters is the registers per thread measured for the table's kernel whose entry is
+// entry (cuda.Kernel.Registers: its Entry, compiled for an H100).
+func measuredRegisters(entry string) (int, bool) {
+	for _, k := range nvidia.Kernels() {
+		if k.Entry == entry && k.Registers > 0 {
+			return k.Registers, true
+		}
+	}
+	return 0, false
+}
+
+// watchFootprints sets cfg's cache model, for a sampled launch of req, to gather its blocks'
+// footprints for the wave estimate (gpumodel.WatchFootprints) and returns them; nil, cfg unchanged,
+// for a launch run in full or without a cache model, and for one whose sample a cell cut for time
+// (req.SampleBlocks, from 1 to SampledBlocks): its probe block would cost one block more than
+// priced, so it keeps the run's estimate.
+func watchFootprints(req Request, cfg *vgpu.LaunchConfig) *gpumodel.Footprints {
+	if req.SampleBlocks >= 1 && req.SampleBlocks <= SampledBlocks {
+		return nil
+	}
+	return gpumodel.WatchFootprints(cfg)
+}

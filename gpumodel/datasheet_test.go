@@ -1,15 +1,13 @@
-package datasheet
+package gpumodel
 
 import (
 	"testing"
-
-	"github.com/gpuplayground/playground/sim/occupancy"
 )
 
 // Every GPU names a compute capability whose occupancy limits are known.
 func TestGPUsComputeCapability(t *testing.T) {
 	for _, g := range GPUs {
-		if _, err := occupancy.Lookup(g.CC); err != nil {
+		if _, err := LookupLimits(g.CC); err != nil {
 			t.Errorf("%s: %v", g.Name, err)
 		}
 	}
@@ -20,7 +18,7 @@ func TestGPUsComputeCapability(t *testing.T) {
 // 1 and 10 kB per clock.
 func TestGPUsCaches(t *testing.T) {
 	for _, g := range GPUs {
-		lim, err := occupancy.Lookup(g.CC)
+		lim, err := LookupLimits(g.CC)
 		if err != nil {
 			t.Fatal(err)
 		}

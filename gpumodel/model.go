@@ -1,10 +1,8 @@
-package emulate
+package gpumodel
 
 import (
 	"strings"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/sim/occupancy"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -15,14 +13,14 @@ import (
 // as the driver picks it: CUDA C++ Programming Guide, "Shared Memory" for compute capabilities 8.x
 // and 9.0), and each of the o.Result.BlocksPerSM resident blocks gets an equal share. Nil where g
 // has no cache sizes.
-func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
+func CacheFor(g GPU, o Occupancy) *vgpu.CacheConfig {
 	if g.L1Shared <= 0 || g.L2 <= 0 {
 		return nil
 	}
 	blocks := max(o.Result.BlocksPerSM, 1)
 	used := blocks * o.Result.SharedPerBlock
 	carve := used
-	if lim, err := occupancy.Lookup(g.CC); err == nil {
+	if lim, err := LookupLimits(g.CC); err == nil {
 		for _, c := range lim.Carveouts {
 			if c >= used {
 				carve = c
@@ -35,7 +33,7 @@ func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
 }
 
 // Model is the modelled time of counts c on g: the largest of the times its limits allow (each
-// term in Model.Terms, the largest named in Model.Bound):
+// term in Time.Terms, the largest named in Time.Bound):
 //
 //   - "compute": the FLOPs at g's FP32 peak, but for the tensor cores' (c.TensorFLOPs) where g has a
 //     published tensor-core peak;
@@ -49,18 +47,18 @@ func CacheFor(g datasheet.GPU, o Occupancy) *vgpu.CacheConfig {
 //     clock (no term where g publishes none), a partly written store sector (PartialStoreSectors)
 //     taking PartialStoreSlots sectors' time;
 //   - "L1" or "shared memory": the L1/shared data pipe of each SM, which moves one 128-byte
-//     wavefront per clock (datasheet.SharedBytesPerClock): a global request's distinct 128-byte
+//     wavefront per clock (SharedBytesPerClock): a global request's distinct 128-byte
 //     lines (c.GlobalLines) and the shared wavefronts, bank conflicts included, share it; the term
 //     is named after the larger share; cp.async's copies (c.AsyncCopyWavefronts, AsyncCopyLines)
 //     do not pass it;
-//   - "issue": the warp instructions at one per clock per scheduler (datasheet.SchedulersPerSM);
+//   - "issue": the warp instructions at one per clock per scheduler (SchedulersPerSM);
 //     PTX instructions, which the compiled SASS outnumbers or undercuts by a few tens of percent;
 //   - "atomics": AtomicSeconds.
 //
 // The per-SM terms (L1, shared memory, issue) spread the work evenly over the SMs, or over the
 // grid's blocks when it has fewer blocks than g has SMs (one block per SM). Model has no latency
 // term and no launch time: ModelAt, which knows the launch's occupancy, adds them.
-func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
+func Model(c vgpu.Counts, g GPU) Time {
 	return largest(limits(c, g))
 }
 
@@ -73,14 +71,14 @@ func Model(c vgpu.Counts, g datasheet.GPU) datasheet.Model {
 //   - "launch": LaunchSeconds, the fixed time of starting and finishing a grid, which nothing
 //     overlaps: it is added to the largest of the other terms, and named the bound where it is
 //     longer than all of them.
-func ModelAt(c vgpu.Counts, g datasheet.GPU, o Occupancy) datasheet.Model {
+func ModelAt(c vgpu.Counts, g GPU, o Occupancy) Time {
 	terms := limits(c, g)
 	if s := LatencySeconds(c, g, o); s > 0 {
-		terms = append(terms, datasheet.Term{Name: "latency", Seconds: s})
+		terms = append(terms, Term{Name: "latency", Seconds: s})
 	}
 	m := largest(terms)
 	launch := LaunchSeconds(g)
-	m.Terms = append(m.Terms, datasheet.Term{Name: "launch", Seconds: launch})
+	m.Terms = append(m.Terms, Term{Name: "launch", Seconds: launch})
 	if launch > m.Seconds {
 		m.Bound = "launch"
 	}
@@ -89,7 +87,7 @@ func ModelAt(c vgpu.Counts, g datasheet.GPU, o Occupancy) datasheet.Model {
 }
 
 // limits are Model's terms.
-func limits(c vgpu.Counts, g datasheet.GPU) []datasheet.Term {
+func limits(c vgpu.Counts, g GPU) []Term {
 	dram := float64(32 * (c.LoadSectors + c.StoreSectors))
 	if c.Cached {
 		dram = float64(c.DRAMReadBytes + c.DRAMWriteBytes + c.L2DirtyBytes)
@@ -98,34 +96,34 @@ func limits(c vgpu.Counts, g datasheet.GPU) []datasheet.Term {
 	if tensor > 0 {
 		flops -= c.TensorFLOPs
 	}
-	terms := []datasheet.Term{{Name: "compute", Seconds: float64(flops) / g.FP32}, {Name: "DRAM", Seconds: dram / g.DRAM}}
+	terms := []Term{{Name: "compute", Seconds: float64(flops) / g.FP32}, {Name: "DRAM", Seconds: dram / g.DRAM}}
 	// a grid of fewer blocks than SMs keeps only that many SMs busy
 	sms := max(g.SMs, 1)
 	if c.GridBlocks > 0 && c.GridBlocks < int64(sms) {
 		sms = int(c.GridBlocks)
 	}
 	if tensor > 0 && c.TensorFLOPs > 0 {
-		terms = append(terms, datasheet.Term{Name: "tensor", Seconds: float64(c.TensorFLOPs) / (tensor * float64(sms) / float64(max(g.SMs, 1)))})
+		terms = append(terms, Term{Name: "tensor", Seconds: float64(c.TensorFLOPs) / (tensor * float64(sms) / float64(max(g.SMs, 1)))})
 	}
 	if sm := g.Clock * float64(sms); g.Clock > 0 {
 		if c.Cached && g.L2PerClock > 0 {
 			partial := float64(min(PartialStoreSectors(c), c.L2Sectors))
 			sectors := float64(c.L2Sectors) - partial + partial*PartialStoreSlots()
-			terms = append(terms, datasheet.Term{Name: "L2", Seconds: 32 * sectors / (g.L2PerClock * g.Clock)})
+			terms = append(terms, Term{Name: "L2", Seconds: 32 * sectors / (g.L2PerClock * g.Clock)})
 		}
 		pipe := "L1"
 		if c.SharedWavefronts > c.GlobalLines {
 			pipe = "shared memory"
 		}
-		terms = append(terms, datasheet.Term{Name: pipe, Seconds: float64(c.GlobalLines+c.SharedWavefronts) / sm},
-			datasheet.Term{Name: "issue", Seconds: float64(c.WarpInstructions) / (datasheet.SchedulersPerSM * sm)})
+		terms = append(terms, Term{Name: pipe, Seconds: float64(c.GlobalLines+c.SharedWavefronts) / sm},
+			Term{Name: "issue", Seconds: float64(c.WarpInstructions) / (SchedulersPerSM * sm)})
 	}
-	return append(terms, datasheet.Term{Name: "atomics", Seconds: AtomicSeconds(c, g)})
+	return append(terms, Term{Name: "atomics", Seconds: AtomicSeconds(c, g)})
 }
 
 // largest is the model whose time is the longest of terms, named in Bound ("compute" when all are 0).
-func largest(terms []datasheet.Term) datasheet.Model {
-	m := datasheet.Model{Terms: terms}
+func largest(terms []Term) Time {
+	m := Time{Terms: terms}
 	for _, t := range terms {
 		if t.Seconds > m.Seconds {
 			m.Seconds, m.Bound = t.Seconds, t.Name
@@ -152,7 +150,7 @@ const (
 	ncuNaiveTransposeSeconds      = 288992e-9
 	ncuNaiveTransposeClock        = 1602342667
 	// h100L2SectorsPerClock is the L2's full-sector rate the datasheet assumes for the H100
-	// (datasheet.GPU.L2PerClock, 5120 bytes per clock) in 32-byte sectors.
+	// (GPU.L2PerClock, 5120 bytes per clock) in 32-byte sectors.
 	h100L2SectorsPerClock = 5120 / 32
 )
 

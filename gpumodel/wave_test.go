@@ -1,38 +1,9 @@
-package emulate
+package gpumodel
 
 import (
 	"context"
 	"testing"
-
-	"github.com/gpuplayground/playground/sim/datasheet"
 )
-
-// A grid the GPU holds in one wave is wholly in step: its DRAM reads are its unique load sectors,
-// A and B once each (regblock at n = 1024 on the H100: 64 blocks of 128 × 128, 264 resident), where
-// the run's replay alone reads each block's panels afresh.
-func TestOneWaveReadsItsOperandsOnce(t *testing.T) {
-	g, err := datasheet.LookupGPU("H100 SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 1024
-	r, err := Run(context.Background(), Request{Kernel: "cuda-regblock", N: n, DType: "float32", GPU: g, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Sampled || r.Wave.Why != "" {
-		t.Fatalf("sampled %v, wave estimate %+v; want a sampled launch with an in-step estimate", r.Sampled, r.Wave)
-	}
-	if got, want := r.Counts.DRAMReadBytes, int64(2*n*n*4); got != want || r.Wave.InStep != want {
-		t.Errorf("DRAM reads %d, in step %d; want A and B once, %d", got, r.Wave.InStep, want)
-	}
-	if r.Wave.Staggered <= r.Wave.InStep {
-		t.Errorf("staggered %d ≤ in step %d: the run's replay should re-read the panels", r.Wave.Staggered, r.Wave.InStep)
-	}
-	if r.Wave.Waves >= 1 {
-		t.Errorf("waves %g; want under one", r.Wave.Waves)
-	}
-}
 
 // shiftOf finds the shift that moves one block's sectors onto another's, and only a shift.
 func TestShiftOf(t *testing.T) {

@@ -1,4 +1,4 @@
-package datasheet
+package gpumodel
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -76,7 +77,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	bufs, params := problemBuffers(p, host, n, req.DType)
 	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
-		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: CacheFor(req.GPU, res.Occupancy)}
+		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy)}
 	fp := watchFootprints(req, &cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, req.Entry, cfg)
@@ -92,7 +93,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	if only != nil {
 		res.Counts = counts.Scaled()
 		if fp != nil {
-			res.Counts, res.Wave = waveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
 		}
 		which = written(got, rng, p.Name == "matmul")
 	}
@@ -108,7 +109,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 			res.RelError = math.NaN()
 		}
 	}
-	res.Model = ModelAt(res.Counts, req.GPU, res.Occupancy) // the largest of its limits, with the launch
+	res.Model = gpumodel.ModelAt(res.Counts, req.GPU, res.Occupancy) // the largest of its limits, with the launch
 	res.Rate, res.RateUnit = p.RateOf(n, elemBytes(req.DType), res.Model.Seconds), p.Rate
 	return res, nil
 }

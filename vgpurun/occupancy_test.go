@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -69,7 +69,7 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 			continue
 		}
 		l := row.LaunchFor(64, Arch, "float32")
-		got := theoretical(mod, l.Entry, true, l.Block, 0, datasheet.GPUs[0])
+		got := theoretical(mod, l.Entry, true, l.Block, 0, gpumodel.GPUs[0])
 		if got.Text != want[row.Name] {
 			t.Errorf("%s: got %q, want %q", row.Name, got.Text, want[row.Name])
 		}
@@ -89,7 +89,7 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 		t.Logf("%s: %d declared, %d measured, %d B static shared, %s", row.Name, got.Declared, got.Registers, got.SharedBytes, got.Text)
 	}
 	// Run fills it in (the emulated table's row shows it: cells/shared/kernelcell)
-	r, err := Run(context.Background(), Request{Kernel: "cuda-regblock", N: 64, DType: "float32", GPU: datasheet.GPUs[0]})
+	r, err := Run(context.Background(), Request{Kernel: "cuda-regblock", N: 64, DType: "float32", GPU: gpumodel.GPUs[0]})
 	if err != nil || r.Occupancy.Text != "25% (registers)" {
 		t.Errorf("cuda-regblock's occupancy: %q, %v; want 25%% (registers)", r.Occupancy.Text, err)
 	}
@@ -102,20 +102,20 @@ func TestOccupancyOfLearnersKernel(t *testing.T) {
 	kernel := func(directives, body string) string {
 		return head + ".visible .entry k()\n" + directives + "{\n\t.reg .b32 %r<4>;\n" + body + "\tret;\n}\n"
 	}
-	h100 := datasheet.GPUs[0]
+	h100 := gpumodel.GPUs[0]
 	for _, c := range []struct {
 		name, ptx string
 		block     [3]int
-		gpu       datasheet.GPU
+		gpu       gpumodel.GPU
 		want      string
 	}{
 		{"plain", kernel("", ""), [3]int{32, 8, 1}, h100, "≤ 100% (warps; registers unknown)"},
 		{".maxnreg", kernel(".maxnreg 64\n", ""), [3]int{256, 1, 1}, h100, "50–100% (warps; registers ≤ 64: .maxnreg)"},
 		{"__launch_bounds__(256, 2)", kernel(".maxntid 256, 1, 1\n.minnctapersm 2\n", ""), [3]int{256, 1, 1}, h100, "25–100% (warps; registers ≤ 128: .minnctapersm)"},
 		{"48 KiB static shared", kernel("", "\t.shared .align 4 .b8 s[49152];\n"), [3]int{128, 1, 1}, h100, "≤ 25% (shared memory; registers unknown)"},
-		{"a T4's 32 warps", kernel("", ""), [3]int{1024, 1, 1}, datasheet.GPUs[2], "≤ 100% (warps; registers unknown)"},
-		{"a T4's 64 KiB", kernel("", "\t.shared .align 4 .b8 s[49152];\n"), [3]int{128, 1, 1}, datasheet.GPUs[2], "≤ 12.5% (shared memory; registers unknown)"},
-		{"a GPU without a compute capability", kernel("", ""), [3]int{32, 1, 1}, datasheet.GPU{Name: "X"}, "– (no limits for X)"},
+		{"a T4's 32 warps", kernel("", ""), [3]int{1024, 1, 1}, gpumodel.GPUs[2], "≤ 100% (warps; registers unknown)"},
+		{"a T4's 64 KiB", kernel("", "\t.shared .align 4 .b8 s[49152];\n"), [3]int{128, 1, 1}, gpumodel.GPUs[2], "≤ 12.5% (shared memory; registers unknown)"},
+		{"a GPU without a compute capability", kernel("", ""), [3]int{32, 1, 1}, gpumodel.GPU{Name: "X"}, "– (no limits for X)"},
 	} {
 		m, err := vgpu.ParseModule(c.ptx)
 		if err != nil {

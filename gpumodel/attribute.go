@@ -1,9 +1,8 @@
-package emulate
+package gpumodel
 
 import (
 	"strings"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -22,9 +21,9 @@ type Shares struct {
 }
 
 // Dominant is the term of m whose lines matter: m.Bound, or where the launch's fixed time is the
-// bound (Model.Bound "launch") the largest of the other terms, which the lines' work makes.
-func Dominant(m datasheet.Model) datasheet.Term {
-	var top datasheet.Term
+// bound (Time.Bound "launch") the largest of the other terms, which the lines' work makes.
+func Dominant(m Time) Term {
+	var top Term
 	for _, t := range m.Terms {
 		if t.Name == m.Bound && t.Name != "launch" {
 			return t
@@ -61,7 +60,7 @@ func Dominant(m datasheet.Model) datasheet.Term {
 //   - "latency": LatencyByLine.
 //
 // Empty Lines for another term ("launch") or where the term counted nothing.
-func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares {
+func Attribute(c vgpu.Counts, g GPU, o Occupancy, term string) Shares {
 	s := Shares{Term: term}
 	w := map[int]float64{}
 	switch term {
@@ -122,7 +121,7 @@ func Attribute(c vgpu.Counts, g datasheet.GPU, o Occupancy, term string) Shares 
 }
 
 // attributeAtomics weighs c's atomic lines by the largest of AtomicSeconds' limits.
-func attributeAtomics(c vgpu.Counts, g datasheet.GPU, s *Shares, w map[int]float64) {
+func attributeAtomics(c vgpu.Counts, g GPU, s *Shares, w map[int]float64) {
 	if g.Clock <= 0 {
 		return
 	}

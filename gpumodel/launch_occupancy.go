@@ -1,16 +1,13 @@
-package emulate
+package gpumodel
 
 import (
 	"fmt"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/sim/occupancy"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
-// Occupancy is a launch's theoretical occupancy on the datasheet GPU's compute capability (package
-// occupancy: the CUDA occupancy calculator's arithmetic, the largest shared-memory carve-out).
+// Occupancy is a launch's theoretical occupancy on the datasheet GPU's compute capability (Limits:
+// the CUDA occupancy calculator's arithmetic, the largest shared-memory carve-out).
 type Occupancy struct {
 	// Text is the table's cell: "75% (registers)" where the registers are known; for a kernel whose
 	// registers are not, the bound without them, "≤ 100% (warps; registers unknown)", or the range
@@ -22,39 +19,29 @@ type Occupancy struct {
 	// and dynamic shared memory per block.
 	Registers, Declared, SharedBytes int
 	// Result is the calculator's answer: with Registers, or without registers where they are unknown.
-	Result occupancy.Result
+	Result OccupancyResult
 }
 
-// measuredRegisters is the registers per thread measured for the table's kernel whose entry is
-// entry (cuda.Kernel.Registers: its Entry, compiled for an H100).
-func measuredRegisters(entry string) (int, bool) {
-	for _, k := range nvidia.Kernels() {
-		if k.Entry == entry && k.Registers > 0 {
-			return k.Registers, true
-		}
-	}
-	return 0, false
-}
-
-// theoretical is the occupancy of entry of mod launched with blocks of block threads and
-// dynShared bytes of dynamic shared memory on g. own says mod is the embedded PTX of the table's
-// kernels, whose registers were measured (measuredRegisters); a learner's kernel's are not known
-// without ptxas.
-func theoretical(mod *vgpu.Module, entry string, own bool, block [3]int, dynShared int, g datasheet.GPU) Occupancy {
+// LaunchOccupancy is the theoretical occupancy of entry of mod launched with blocks of block
+// threads and dynShared bytes of dynamic shared memory on g. registers are the registers per thread
+// measured for it (ptxas: the table's kernels, compiled for an H100); 0 where they are not known, as
+// a learner's kernel's without ptxas, and the figure is then the bound without them, or the range
+// down to the occupancy at the most registers its directives allow (registerCap).
+func LaunchOccupancy(mod *vgpu.Module, entry string, registers int, block [3]int, dynShared int, g GPU) Occupancy {
 	res, err := mod.Resources(entry)
 	if err != nil {
 		return Occupancy{Text: "–"}
 	}
-	lim, err := occupancy.Lookup(g.CC)
+	lim, err := LookupLimits(g.CC)
 	if err != nil {
 		return Occupancy{Text: fmt.Sprintf("– (no limits for %s)", g.Name)}
 	}
 	threads := max(block[0], 1) * max(block[1], 1) * max(block[2], 1)
 	o := Occupancy{Declared: res.DeclaredRegisters, SharedBytes: res.StaticShared + dynShared}
 	pct := func(f float64) string { return fmt.Sprintf("%.3g%%", 100*f) }
-	if regs, ok := measuredRegisters(entry); own && ok {
-		o.Registers = regs
-		if o.Result, err = lim.Occupancy(threads, regs, o.SharedBytes, lim.SharedPerSM); err != nil {
+	if registers > 0 {
+		o.Registers = registers
+		if o.Result, err = lim.Occupancy(threads, registers, o.SharedBytes, lim.SharedPerSM); err != nil {
 			o.Text = "does not launch: " + err.Error()
 			return o
 		}
@@ -79,7 +66,7 @@ func theoretical(mod *vgpu.Module, entry string, own bool, block [3]int, dynShar
 // registerCap is the most registers per thread a kernel's directives let ptxas give it, and which
 // directive says so: .maxnreg, or .minnctapersm blocks of .maxntid threads resident on one SM
 // (__launch_bounds__(threads, minBlocks)); 0 when neither bounds them.
-func registerCap(lim occupancy.Limits, res vgpu.Resources) (int, string) {
+func registerCap(lim Limits, res vgpu.Resources) (int, string) {
 	regs, by := 0, ""
 	if res.MaxNReg > 0 {
 		regs, by = min(res.MaxNReg, lim.MaxRegistersPerThread), ".maxnreg"

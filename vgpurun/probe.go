@@ -1,4 +1,4 @@
-package emulate
+package vgpurun
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -97,7 +98,7 @@ func ProbeLaunch(ctx context.Context, req Request) (Probe, error) {
 	if n > p.FullN {
 		blocks = min(total, req.sampleSize())
 		if req.SampleBlocks < 1 || req.SampleBlocks > SampledBlocks {
-			blocks = min(total, blocks+probeBlocks(max(req.Grid[1], 1))) // watchFootprints
+			blocks = min(total, blocks+gpumodel.WaveProbeBlocks(max(req.Grid[1], 1))) // watchFootprints
 		}
 	}
 	return Probe{Mix: InstrMix(c), Seconds: time.Since(start).Seconds(), Blocks: blocks, GridBlocks: total}, nil

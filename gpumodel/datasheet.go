@@ -1,6 +1,7 @@
-// Package datasheet holds published figures of GPUs (peak FP32 FLOP/s, DRAM bandwidth, SMs, compute
-// capability, with their sources) and the roofline time model that turns counts into a modelled, never measured, time.
-package datasheet
+package gpumodel
+
+// The datasheet: published figures of GPUs (peak FP32 FLOP/s, DRAM bandwidth, SMs, compute
+// capability, caches, latencies, with their sources) and the roofline time model.
 
 import (
 	"fmt"
@@ -16,11 +17,11 @@ type GPU struct {
 	DRAM float64 `json:"dram_bytes_per_second"`
 	// Clock is the boost clock in Hz, as the FP32 peak implies it: FP32 / (2 FLOPs × SMs × FP32
 	// lanes per SM: 128 on Hopper, Ada and GA102, 64 on GA100 and Turing, from the architecture
-	// whitepapers); it scales the atomic rates measured on an H100 to other GPUs (emulate.AtomicSeconds).
+	// whitepapers); it scales the atomic rates measured on an H100 to other GPUs (AtomicSeconds).
 	Clock float64 `json:"boost_clock_hz"`
 	// Source is where the figures come from.
 	Source string `json:"source"`
-	// CC is the compute capability ("9.0"), whose per-SM limits (package occupancy) give a kernel's
+	// CC is the compute capability ("9.0"), whose per-SM limits (Limits, LookupLimits) give a kernel's
 	// theoretical occupancy on this GPU; from the CUDA GPUs list (developer.nvidia.com/cuda-gpus).
 	CC string `json:"compute_capability"`
 	// L1Shared is the combined L1 data cache and shared memory of one SM in bytes (the L1 is what
@@ -31,7 +32,7 @@ type GPU struct {
 	L2          int     `json:"l2_bytes"`
 	L2PerClock  float64 `json:"l2_bytes_per_clock"`
 	CacheSource string  `json:"cache_source"`
-	// Latency is how long one warp waits for a result, by where it comes from (emulate.Model's
+	// Latency is how long one warp waits for a result, by where it comes from (Model's
 	// latency term); the zero value: not known, and the model has no latency term.
 	Latency Latencies `json:"latency"`
 }
@@ -139,31 +140,31 @@ func LookupGPU(name string) (GPU, error) {
 	return GPU{}, fmt.Errorf("unknown GPU %q; known: %s", name, strings.Join(names, ", "))
 }
 
-// Model is a modelled (not measured) time: the larger of the time to do the FLOPs at peak and the
+// Time is a modelled (not measured) time: the larger of the time to do the FLOPs at peak and the
 // time to move the bytes at full bandwidth, the roofline bound (Williams, Waterman and Patterson,
 // "Roofline", CACM 2009). It ignores latency, occupancy and caches, so real kernels are slower.
-type Model struct {
+type Time struct {
 	Seconds float64
-	// Bound is "compute" or "memory", whichever term is larger (or, from emulate.Model, the name of
+	// Bound is "compute" or "memory", whichever term is larger (or, from Model, the name of
 	// its largest term: "DRAM", "L2", "L1", "shared memory", "issue", "atomics", "latency", or
 	// "launch" where the fixed cost of a launch is longer than all of them).
 	Bound string
-	// Terms are the times of every limit the model took the largest of (emulate.Model; nil for
+	// Terms are the times of every limit the model took the largest of (Model; nil for
 	// Roofline).
 	Terms []Term
 }
 
-// Term is one limit of a modelled time: its Name (Model.Bound when largest) and Seconds.
+// Term is one limit of a modelled time: its Name (Time.Bound when largest) and Seconds.
 type Term struct {
 	Name    string
 	Seconds float64
 }
 
 // Roofline models flops FLOPs and bytes of DRAM traffic on g: the larger of the two times.
-func Roofline(flops, bytes float64, g GPU) Model {
+func Roofline(flops, bytes float64, g GPU) Time {
 	compute, memory := flops/g.FP32, bytes/g.DRAM
 	if compute >= memory {
-		return Model{Seconds: compute, Bound: "compute"}
+		return Time{Seconds: compute, Bound: "compute"}
 	}
-	return Model{Seconds: memory, Bound: "memory"}
+	return Time{Seconds: memory, Bound: "memory"}
 }

@@ -22,7 +22,7 @@ func ncuRegisters(t *testing.T) (regs map[string]int, pct map[string]float64) {
 	// the first ladder's kernels, then the rungs added later (bench/gpucheck/run.sh's newrungs step),
 	// then the tensor-core rungs, first run on an H200 (2026-11-26)
 	for _, file := range []string{"h100-ncu-4096.csv", "h100-ncu-newrungs-4096.csv", "h200-ncu-newrungs-4096.csv"} {
-		f, err := os.Open("../../bench/vgpuvsncu/testdata/" + file)
+		f, err := os.Open("../bench/vgpuvsncu/testdata/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -184,11 +184,11 @@ func readCSV(t *testing.T, name string) map[string]map[string]string {
 // ladder runs 8 sampled blocks each, whose L1 hit rates are kept within 2 points of the
 // measurements for naive and coalesced.
 //
-// The 8 blocks are consecutive in dispatch order (emulate's sample), so the L2 sees the data that
+// The 8 blocks are consecutive in dispatch order (vgpurun's sample), so the L2 sees the data that
 // neighbouring blocks share, as the hardware's does; 8 scattered blocks shared almost none (L2 hit
 // rates of 2.7–26%, DRAM reads 1.3–9× the measured). Their DRAM reads blend each wave of resident
 // blocks in step (its unique sectors) and staggered (the run's replay), weight 1/√w for wave w
-// (emulate's wave.go): naive, coalesced and smem, 62 waves, come within 1.5× of the measured (0.86,
+// (gpumodel's wave.go): naive, coalesced and smem, 62 waves, come within 1.5× of the measured (0.86,
 // 1.36 and 1.00 on 2026-11-25); regblock's in-step estimate, its waves' unique sectors built from
 // the sampled blocks' streams, within 1.25× of its measured reads (0.99), which its 3.9 waves read
 // nearly wholly in step; the blend lies between the two estimates. Every L2 hit rate is above 15%

@@ -36,7 +36,7 @@ func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResource
 
 // assumeRegisters is res, a launch of blocks of block threads on g, with its theoretical occupancy
 // and modelled time recomputed for regs registers per thread: the occupancy calculator's
-// (sim/occupancy, the largest shared-memory carve-out, as emulate's own) with those registers and
+// (gpumodel's calculator, the largest shared-memory carve-out, as vgpurun's own) with those registers and
 // the launch's shared memory, its text saying the registers are assumed, and gpumodel.ModelAt with
 // it; the rate in res.RateUnit scales with the time. The counts stay as emulated: their cache model
 // shared each SM's L1 among the blocks resident without the register limit, at least as many as

@@ -1,5 +1,5 @@
 // Package simt is the `simt` cell kind: the GPU ladder's kernels (matmul.cu's real PTX, embedded)
-// run in the virtual GPU (vgpu, through emulate), which counts what the hardware would (warp
+// run in the virtual GPU (vgpu, through vgpurun), which counts what the hardware would (warp
 // requests, 32-byte sectors, coalescing, bank conflicts, barriers, FLOPs), with a time modelled from
 // a datasheet GPU and, where the server has a GPU, the real kernel measured beside it. With
 // watch: true it replays block (0,0)'s real global-memory warp instructions.

@@ -28,7 +28,9 @@ func (r *run) results(e cells.Emitter) *kernelcell.Results {
 	if p.Rate == "GB/s" {
 		axes.Title, axes.What = p.Name+" bandwidth (its minimal bytes over the time)", "bandwidth"
 	}
-	res.Draw = func(rs []harness.Result) (string, error) { return chart.Rate(rs, axes, res.Rate) }
+	res.Draw = func(rs []harness.Result) (string, error) {
+		return chart.Rate(kernelcell.RatePoints(rs, res.Rate), axes)
+	}
 	return res
 }
 

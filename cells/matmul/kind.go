@@ -95,7 +95,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		peak := pk.GFLOPS
 		e.Note("info", fmt.Sprintf("%s peak of this CPU: %.1f GFLOP/s, %s", r.spec.DType, peak, pk.Method))
 		label := fmt.Sprintf("measured peak, %.0f GFLOP/s", peak)
-		sink.Draw = func(rs []harness.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
+		sink.Draw = func(rs []harness.Result) (string, error) {
+			return chart.ThroughputPeak(kernelcell.RatePoints(rs, nil), peak, label)
+		}
 	}
 	r.recorded(e)
 	measured, emulated := r.split()

@@ -1,4 +1,4 @@
-// Package tpu models one TPU TensorCore executing a tiled matrix multiplication C (m×n) = A (m×k) ·
+// Package tpucore models one TPU TensorCore executing a tiled matrix multiplication C (m×n) = A (m×k) ·
 // B (k×n), the way a Pallas kernel with a (m/bm, n/bn, k/bk) grid and BlockSpecs of (bm, bk), (bk, bn)
 // and (bm, bn) runs it: HBM→VMEM copies of the blocks and the MXUs' passes over them as a
 // double-buffered pipeline, the vector unit (VPU) adding into an f32 accumulator in VMEM and running
@@ -31,7 +31,7 @@
 // Float32 inputs are multiplied as 3 bf16 passes (jax.lax.Precision.HIGH: "float32 computations in 3
 // bfloat16 passes", https://docs.jax.dev/en/latest/jax.lax.html#jax.lax.Precision); int8 runs at the
 // generation's published int8 rate.
-package tpu
+package tpucore
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package tpu
+package tpucore
 
 import (
 	"context"

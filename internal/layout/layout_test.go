@@ -127,14 +127,25 @@ func TestNamesakesFound(t *testing.T) {
 	}
 }
 
-// chartForbidden are the packages chart may not depend on, directly or through others: the GPU
-// binding and worker, the virtual GPU and its model, the timing harness and its results. Its
-// callers convert their results to chart's own types.
-var chartForbidden = []string{"gpu", "vgpu", "vgpurun", "gpumodel", "harness", "measure"}
+// layers are packages and what they may not depend on, directly or through other module packages
+// (a path and everything under it). chart draws: it knows no GPU binding or worker, no virtual GPU
+// or its model, no timing harness or its results, and its callers convert their results to chart's
+// own types. vgpu is the functional emulator only: the timing model (gpumodel) reads its counts,
+// never the other way; and the model needs neither the runner of cells' launches nor the GPU binding
+// (its tests may compile kernels with NVRTC: tests says whether the package's tests keep the rule too).
+var layers = []struct {
+	pkg       string
+	forbidden []string
+	tests     bool
+}{
+	{"chart", []string{"gpu", "vgpu", "vgpurun", "gpumodel", "harness", "measure"}, true},
+	{"vgpu", []string{"gpumodel", "vgpurun"}, true},
+	{"gpumodel", []string{"vgpurun", "gpu"}, false},
+}
 
-// forbiddenFor is the first of chartForbidden that the module package p is or lies under ("" for none).
-func forbiddenFor(module, p string) string {
-	for _, f := range chartForbidden {
+// forbiddenFor is the first of forbidden that the module package p is or lies under ("" for none).
+func forbiddenFor(module, p string, forbidden []string) string {
+	for _, f := range forbidden {
 		if q := module + "/" + f; p == q || strings.HasPrefix(p, q+"/") {
 			return f
 		}
@@ -142,9 +153,9 @@ func forbiddenFor(module, p string) string {
 	return ""
 }
 
-// chartDeps are the module packages chart depends on through its non-test files, each with the
-// import that first brought it in; and chart's test files' own imports.
-func chartDeps(all []imported, module string) map[string]imported {
+// deps are the module packages that the module package from depends on through its non-test files,
+// each with the import that first brought it in; and, with tests, from's test files' own imports.
+func deps(all []imported, module, from string, tests bool) map[string]imported {
 	byPkg := map[string][]imported{}
 	for _, im := range all {
 		if !im.test {
@@ -152,7 +163,7 @@ func chartDeps(all []imported, module string) map[string]imported {
 		}
 	}
 	seen := map[string]imported{}
-	queue := []string{module + "/chart"}
+	queue := []string{module + "/" + from}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
@@ -164,36 +175,47 @@ func chartDeps(all []imported, module string) map[string]imported {
 		}
 	}
 	for _, im := range all {
-		if im.test && im.pkg == module+"/chart" {
+		if tests && im.test && im.pkg == module+"/"+from {
 			seen[im.path] = im
 		}
 	}
 	return seen
 }
 
-// chart draws; it knows no GPU and no harness, not even through another package.
-func TestChartImportsNoGPUOrHarness(t *testing.T) {
+// Each layer keeps to its side: chart imports no GPU or harness package, vgpu no timing model.
+func TestLayers(t *testing.T) {
 	root, module := moduleRoot(t)
-	for p, im := range chartDeps(imports(t, root, module), module) {
-		if f := forbiddenFor(module, p); f != "" {
-			t.Errorf("chart depends on %s (%s imports it at %s)", p, im.pkg, im.pos)
+	all := imports(t, root, module)
+	for _, l := range layers {
+		for p, im := range deps(all, module, l.pkg, l.tests) {
+			if f := forbiddenFor(module, p, l.forbidden); f != "" {
+				t.Errorf("%s depends on %s (%s imports it at %s)", l.pkg, p, im.pkg, im.pos)
+			}
 		}
 	}
 }
 
 // The dependency walk finds a forbidden package reached through another.
-func TestChartDepsAreTransitive(t *testing.T) {
+func TestDepsAreTransitive(t *testing.T) {
 	all := []imported{
 		{pkg: "m/chart", path: "m/style"},
 		{pkg: "m/style", path: "m/harness"},
 		{pkg: "m/harness", path: "m/gpu/nvidia"},
 		{pkg: "m/other", path: "m/vgpu"},
+		{pkg: "m/chart", path: "m/gpumodel", test: true},
 	}
-	deps := chartDeps(all, "m")
-	if _, ok := deps["m/gpu/nvidia"]; !ok || forbiddenFor("m", "m/gpu/nvidia") != "gpu" || forbiddenFor("m", "m/gpumodelx") != "" {
-		t.Errorf("deps %v: want m/gpu/nvidia reached through m/style and m/harness", deps)
+	got := deps(all, "m", "chart", false)
+	forbidden := []string{"gpu", "gpumodel"}
+	if _, ok := got["m/gpu/nvidia"]; !ok || forbiddenFor("m", "m/gpu/nvidia", forbidden) != "gpu" || forbiddenFor("m", "m/gpumodelx", forbidden) != "" {
+		t.Errorf("deps %v: want m/gpu/nvidia reached through m/style and m/harness", got)
 	}
-	if _, ok := deps["m/vgpu"]; ok {
-		t.Errorf("deps %v: m/vgpu is another package's import", deps)
+	if _, ok := got["m/vgpu"]; ok {
+		t.Errorf("deps %v: m/vgpu is another package's import", got)
+	}
+	if _, ok := got["m/gpumodel"]; ok {
+		t.Errorf("deps %v without tests: m/gpumodel is a test's import", got)
+	}
+	if _, ok := deps(all, "m", "chart", true)["m/gpumodel"]; !ok {
+		t.Errorf("deps with tests: want m/gpumodel, a test's import")
 	}
 }

@@ -12,9 +12,9 @@ import (
 // The DRAM reads of a sampled launch, between two regimes of the hardware's L2.
 //
 // A sampled launch runs a run of consecutive blocks in dispatch order through a cold L2, one after
-// another (sample). That is the steady state of a launch of many waves ("staggered"): blocks finish
-// and are replaced one by one at spread phases, so data that block i and block i + d both read
-// stays in the L2 only if what the d blocks in between touch fits in it, as in the serial replay; a
+// another (vgpurun's sample). That is the steady state of a launch of many waves ("staggered"):
+// blocks finish and are replaced one by one at spread phases, so data that block i and block i + d
+// both read stays in the L2 only if what the d blocks in between touch fits in it, as in the serial replay; a
 // GEMM's reuse a grid row apart then misses. A launch's first wave is not in that state: its blocks
 // start together ("in step") and walk through k nearly in lockstep, so the L2 holds what the whole
 // wave shares, and the wave reads from DRAM about its unique sectors (Nsight Compute on an H100 at

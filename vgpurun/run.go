@@ -112,9 +112,9 @@ type Result struct {
 	Checked int
 	// BlocksRun of GridBlocks thread blocks ran.
 	BlocksRun, GridBlocks int64
-	// Model is the modelled time on GPU (datasheet), the largest of its limits (Model); Rate
-	// the problem's natural rate at that time, in RateUnit ("GFLOP/s", "GB/s"; set for a learner's
-	// kernel).
+	// Model is the modelled time on GPU (a datasheet GPU), the largest of its limits
+	// (gpumodel.ModelAt); Rate the problem's natural rate at that time, in RateUnit ("GFLOP/s",
+	// "GB/s"; set for a learner's kernel).
 	Model    gpumodel.Time
 	Rate     float64
 	RateUnit string
@@ -169,7 +169,7 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		sec = r.SIMTSeconds("naive", n)
 	}
 	if n > MaxN {
-		sampled := SampledBlocks + 1 // and the wave estimate's probe block (waveProbe)
+		sampled := SampledBlocks + 1 // and the wave estimate's probe block (gpumodel.WaveProbeBlocks)
 		run := sec * min(1, float64(sampled)/float64(max(blocks, 1)))
 		// A table kernel's block at n does the work of its block at the calibrated size n0, times
 		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather

@@ -1,9 +1,10 @@
 // Package cells defines what a kind of lesson cell is (Kind: parse and validate a source, estimate,
 // run into an Emitter of generic events), the events a run emits and the Env the runner fills for
-// the kinds; each kind lives in a folder below this one, and cells/builtin lists them. It is an
-// interface package: it imports the standard library and plain values (packages measure and
-// estimate) only, and what kinds need from the machine (its GPU, its roofline ceilings) reaches them
-// through the interfaces GPU and Roofline in Env.
+// the kinds; each kind lives in a folder below this one, made a Kind by Define from what is its own
+// (Def), and cells/builtin lists them (docs/kinds.md). It is an interface package: it imports the
+// standard library and plain values (packages measure and estimate) only, and what kinds need from
+// the machine (its GPU, its roofline ceilings) reaches them through the interfaces GPU and Roofline
+// in Env.
 package cells
 
 import (

@@ -360,7 +360,7 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 	}
 }
 
-// The sample configuration docs/nats-classes.conf (README, "Several classes on one NATS server")
+// The sample configuration docs/nats-classes.conf (docs/several-machines.md, "Several classes on one NATS server")
 // starts a nats-server (startNATSServer: on a free port and a temporary store): each class's front
 // starts with its account's user and its prefix, each class's worker joins with its limited user,
 // and a run of each class runs on its own worker.

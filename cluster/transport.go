@@ -441,7 +441,7 @@ func refusal(err error) string {
 	case 10023: // JSInsufficientResourcesErr
 		return "the NATS server's JetStream store is full: free disk (or memory) where it keeps its store (the data directory's nats/ folder for the embedded server), or raise its jetstream max_file_store / max_memory_store"
 	case 10028, 10047: // JSMemoryResourcesExceededErr, JSStorageResourcesExceededErr
-		return "this account's JetStream limits are reached: raise the account's jetstream max_file / max_mem in the nats-server configuration (README, \"Several classes on one NATS server\"), or remove other streams of the account"
+		return "this account's JetStream limits are reached: raise the account's jetstream max_file / max_mem in the nats-server configuration (docs/several-machines.md, \"Several classes on one NATS server\"), or remove other streams of the account"
 	case 10077: // JSStreamStoreFailedF: the stream's own limits (maximum bytes or messages exceeded)
 		return "the job stream's limits are reached (" + api.Description + "): too many runs wait for workers at once; check that the workers are connected and taking jobs (`nats stream info PREFIX_JOBS`), or raise the account's per-stream limits"
 	}

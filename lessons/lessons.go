@@ -162,7 +162,7 @@ var md = goldmark.New(
 	),
 	goldmark.WithParserOptions(
 		parser.WithAutoHeadingID(),
-		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100), util.Prioritized(quizTransformer{}, 101), util.Prioritized(goalTransformer{}, 102), util.Prioritized(solutionTransformer{}, 103)),
+		parser.WithASTTransformers(util.Prioritized(cellTransformer{}, 100), util.Prioritized(quizTransformer{}, 101), util.Prioritized(goalTransformer{}, 102), util.Prioritized(solutionTransformer{}, 103), util.Prioritized(asideTransformer{}, 104)),
 	),
 	goldmark.WithRendererOptions(
 		renderer.WithNodeRenderers(util.Prioritized(cellRenderer{}, 100), util.Prioritized(quizRenderer{}, 101), util.Prioritized(goalRenderer{}, 102), util.Prioritized(solutionRenderer{}, 103)),

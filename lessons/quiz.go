@@ -30,7 +30,17 @@ import (
 //	  tolerance: 0.01                # relative (default 0.02): 1% either side is right
 //	  unit: bytes
 //	  explain: 2 × 1024² × 4 bytes.
+//	- q: Double n. What happens to the FLOPs per byte, and why?
+//	  predict: true                  # a predict-and-explain question (docs/lesson-style.md)
+//	  choices: ["halves", "doubles: 2n³ FLOPs on 3n² numbers", "stays"]
+//	  answer: 2
+//	  explain: The FLOPs grow as n³ and the numbers as n², so their ratio grows as n.
 //	```
+//
+// A question marked `predict: true` asks the learner to predict what a change does (to a kernel, a
+// size, a layout) and to reason out why before checking; its explain: gives the reason. The page
+// marks it "Predict and explain". Every embedded lesson has at least three questions, at least one
+// of them such (TestEveryLessonHasThreeQuestionsOnePredictAndExplain).
 //
 // The page renders it as a form that checks each answer in the browser (static/quiz.js) and then
 // shows the explanation; the learner's answers are kept in the browser with their work.
@@ -46,6 +56,8 @@ type Question struct {
 	Tolerance float64 `yaml:"tolerance"`
 	Unit      string  `yaml:"unit"`
 	Explain   string  `yaml:"explain"`
+	// Predict marks a predict-and-explain question: what will a change do, and why.
+	Predict bool `yaml:"predict"`
 }
 
 // ParseQuiz reads a quiz block's YAML. Errors carry the 1-based line within src.
@@ -177,6 +189,7 @@ func (quizRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			Explain  template.HTML
 			Choices  []choice
 			IsNumber bool
+			Predict  bool
 			Number   string
 			Tol      string
 			Unit     string
@@ -184,7 +197,7 @@ func (quizRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 		}
 		var items []item
 		for i, x := range q.questions {
-			it := item{N: i + 1, Q: inline(x.Q), Explain: inline(x.Explain), Answer: x.Answer, Unit: x.Unit}
+			it := item{N: i + 1, Q: inline(x.Q), Explain: inline(x.Explain), Answer: x.Answer, Unit: x.Unit, Predict: x.Predict}
 			for j, c := range x.Choices {
 				it.Choices = append(it.Choices, choice{j + 1, inline(c)})
 			}
@@ -201,8 +214,8 @@ func (quizRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 
 // quizHTML is a quiz's markup; static/quiz.js checks the answers and keeps them.
 var quizHTML = template.Must(template.New("quiz").Parse(`<section class="quiz" id="{{.ID}}" data-quiz="{{.ID}}" aria-label="Check yourself">
-{{range .Items}}<fieldset class="quiz-q" data-q="{{.N}}"{{if .IsNumber}} data-number="{{.Number}}" data-tolerance="{{.Tol}}"{{else}} data-answer="{{.Answer}}"{{end}}>
-<legend>{{.N}}. {{.Q}}</legend>
+{{range .Items}}<fieldset class="quiz-q" data-q="{{.N}}"{{if .IsNumber}} data-number="{{.Number}}" data-tolerance="{{.Tol}}"{{else}} data-answer="{{.Answer}}"{{end}}{{if .Predict}} data-predict="true"{{end}}>
+<legend>{{.N}}. {{if .Predict}}<span class="quiz-predict">Predict and explain:</span> {{end}}{{.Q}}</legend>
 {{if .IsNumber}}<label>Your answer <input type="text" inputmode="decimal" class="quiz-input" aria-label="your answer">{{with .Unit}} {{.}}{{end}}</label>
 {{else}}{{$n := .N}}{{range .Choices}}<label><input type="radio" name="{{$.ID}}-{{$n}}" value="{{.N}}"> {{.Text}}</label>
 {{end}}{{end}}<button type="button" class="quiz-check">Check</button>

@@ -41,14 +41,37 @@ func TestQuizErrorsNameTheLine(t *testing.T) {
 	}
 }
 
-// Every lesson ends with questions to check yourself.
-func TestEveryLessonHasAQuiz(t *testing.T) {
-	ls, err := Load(Embedded, nil)
-	if err == nil {
-		for _, l := range ls {
-			if !strings.Contains(string(l.HTML), `class="quiz"`) {
-				t.Errorf("%s has no check-yourself questions", l.File)
-			}
+// A question marked predict: true is shown as one to predict and explain.
+func TestQuizMarksPredictAndExplain(t *testing.T) {
+	src := "---\ntitle: T\nsummary: S\norder: 1\n---\n# T\n\n```quiz\n- q: Recall\n  number: 1\n  explain: E.\n- q: Double n. What happens, and why?\n  predict: true\n  choices: [a, b]\n  answer: 1\n  explain: Because.\n```\n"
+	l, err := Parse("q.md", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(l.HTML)
+	if got, want := strings.Count(html, `data-predict="true"`), 1; got != want {
+		t.Errorf("got %d questions marked predict, want %d:\n%s", got, want, html)
+	}
+	if want := `data-answer="1" data-predict="true">` + "\n" + `<legend>2. <span class="quiz-predict">Predict and explain:</span> Double n.`; !strings.Contains(html, want) {
+		t.Errorf("HTML lacks %s:\n%s", want, html)
+	}
+}
+
+// Every lesson ends with questions to check yourself: at least three, and at least one that asks the
+// learner to predict what a change does and explain why (predict: true), not only to recall or
+// compute (docs/lesson-style.md).
+func TestEveryLessonHasThreeQuestionsOnePredictAndExplain(t *testing.T) {
+	ls, err := Load(Embedded, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		html := string(l.HTML)
+		if n := strings.Count(html, `<fieldset class="quiz-q"`); n < 3 {
+			t.Errorf("%s has %d check-yourself questions, want at least 3", l.File, n)
+		}
+		if !strings.Contains(html, `data-predict="true"`) {
+			t.Errorf("%s has no predict-and-explain question (predict: true)", l.File)
 		}
 	}
 }

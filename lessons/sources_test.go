@@ -88,8 +88,9 @@ func TestFigureChecker(t *testing.T) {
 			t.Errorf("figure in %q: got %v, want %v", s, got, want)
 		}
 	}
-	got := sentences("One [1]. Two, e.g. 2 of them [2]. Three\nlines.\n\n| a | 3 |\n- item 4")
-	want := []string{"One [1].", "Two, e.g. 2 of them [2].", "Three lines.", "| a | 3 |", "item 4"}
+	prose, _ := lessonProse("> **The model says:** one [1].\n> Two, 2 of them.\n")
+	got := sentences(prose + "\n\nOne [1]. Two, e.g. 2 of them [2]. Three\nlines.\n\n| a | 3 |\n- item 4")
+	want := []string{"**The model says:** one [1].", "Two, 2 of them.", "One [1].", "Two, e.g. 2 of them [2].", "Three lines.", "| a | 3 |", "item 4"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sentences: got %q, want %q", got, want)
 	}
@@ -108,6 +109,7 @@ func lessonProse(src string) (string, map[string]bool) {
 		sources[m[1]] = true
 	}
 	body = regexp.MustCompile(`(?m)^#.*$`).ReplaceAllString(body, "")
+	body = regexp.MustCompile(`(?m)^>[ \t]?`).ReplaceAllString(body, "") // an aside's lines are prose too
 	body = regexp.MustCompile("`[^`]*`").ReplaceAllString(body, "")
 	body = regexp.MustCompile(`\]\([^)]*\)`).ReplaceAllString(body, "]")
 	return body, sources

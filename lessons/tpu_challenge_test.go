@@ -52,7 +52,7 @@ func TestTPUChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 				name, source string
 				want         bool
 			}{{"as given", m[2], false}, {"solved", string(kept), true}} {
-				run, err := tpu.Kind{}.Parse(cells.Cell{ID: id, Source: tc.source})
+				run, err := tpu.New(cells.Env{}).Parse(cells.Cell{ID: id, Source: tc.source})
 				if err != nil {
 					t.Fatalf("%s %s: %v", slug, tc.name, err)
 				}

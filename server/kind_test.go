@@ -13,11 +13,22 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 )
 
-// probeKind is a test-only cell kind, registered through the same API as the real ones (Config.Kinds):
-// its source is YAML with `rows: N` (emit a table of N rows, one chart offer per row), `wait: true`
+// probeKind is a test-only cell kind, made and registered the way the real ones are (cells.Define,
+// Config.Kinds): its source is YAML with `rows: N` (emit a table of N rows, one chart offer per row), `wait: true`
 // (run until cancelled), `fail: text` and `panic: true`, `note: text` (an error note first), `ask: K` (ask the page K tasks, one at a time,
 // and note each answer), plus an action "shout" that emits text.
-type probeKind struct{}
+func probeKind(cells.Env) cells.Kind {
+	return cells.Define(cells.Def[probeSpec]{Name: "probe", Script: "export default { /* probe */ };\n",
+		Parse: func(src string) (probeSpec, error) {
+			var s probeSpec
+			err := cells.Decode(src, &s)
+			return s, err
+		},
+		Run: func(s probeSpec, _ cells.Cell) cells.Run { return probeRun(s) },
+		Actions: []cells.Action{{Name: "shout", Label: "Shout", Parse: func(c cells.Cell) (cells.Run, error) {
+			return shoutRun(strings.ToUpper(c.Source)), nil
+		}}}})
+}
 
 type probeSpec struct {
 	cells.Common `yaml:",inline"`
@@ -30,21 +41,6 @@ type probeSpec struct {
 	Sleep        string `yaml:"sleep"`  // sleep this long (or until cancelled) before the rows
 	Ask          int    `yaml:"ask"`
 	Note         string `yaml:"note"` // an error note first
-}
-
-func (probeKind) Name() string   { return "probe" }
-func (probeKind) Script() string { return "export default { /* probe */ };\n" }
-func (probeKind) Parse(c cells.Cell) (cells.Run, error) {
-	var s probeSpec
-	if err := cells.Decode(c.Source, &s); err != nil {
-		return nil, err
-	}
-	return probeRun(s), nil
-}
-func (k probeKind) Actions() []cells.Action {
-	return []cells.Action{{Name: "shout", Label: "Shout", Parse: func(c cells.Cell) (cells.Run, error) {
-		return shoutRun(strings.ToUpper(c.Source)), nil
-	}}}
 }
 
 type probeRun probeSpec
@@ -117,7 +113,7 @@ func probeConfig(t *testing.T) Config {
 }
 
 // probeKinds are the built-in kinds plus the probe.
-func probeKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), probeKind{}) }
+func probeKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), probeKind(env)) }
 
 func probeMsg(id, source string) Message {
 	return Message{Type: TypeRun, ID: id, RunRequest: &RunRequest{Lesson: "p", Cell: "p-0", Source: source}}

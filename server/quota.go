@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
 	"net/http"
 	"strings"
 	"time"
@@ -37,28 +36,14 @@ func (s *Server) roomForJoin(next http.HandlerFunc) http.HandlerFunc {
 }
 
 // prune brings student's kept runs within Config.StudentQuota (store.Prune) and returns what they
-// take after, in bytes (0 without a quota).
+// take after, in bytes (0 without a quota). A new run is held to the quota where it is recorded
+// (accept, store.Accept).
 func (s *Server) prune(ctx context.Context, student int64) (int64, error) {
 	if s.cfg.StudentQuota < 0 {
 		return 0, nil
 	}
 	_, used, err := s.store.Prune(ctx, student, s.cfg.StudentQuota, s.prunedNote())
 	return used, err
-}
-
-// withinQuota prunes student's oldest finished runs as needed, and refuses a new run of theirs if
-// what is left (queued and running runs, the runs' sources) is still over the quota.
-func (s *Server) withinQuota(ctx context.Context, student int64) error {
-	used, err := s.prune(ctx, student)
-	if err != nil {
-		log.Printf("student %d's quota: %v", student, err)
-		return nil
-	}
-	if s.cfg.StudentQuota >= 0 && used > s.cfg.StudentQuota {
-		return fmt.Errorf("your kept runs take %s, over the %s each student may keep, even with the results of your finished runs removed: cancel queued runs, or ask the instructor",
-			bytesText(used), bytesText(s.cfg.StudentQuota))
-	}
-	return nil
 }
 
 // prunedNote is the kept message that stands in a pruned run's place (store.Prune).

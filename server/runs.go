@@ -379,7 +379,7 @@ func (s *Server) requeue(ctx context.Context) {
 	}
 }
 
-// restore makes the job of stored run r again, parsed as startRun parses a request.
+// restore makes the job of stored run r again, parsed as accept parses a request (Server.parse).
 func (s *Server) restore(ctx context.Context, r store.Run) (*job, error) {
 	if r.SharedFrom != 0 { // it was showing another run's results, not waiting for a machine
 		return nil, fmt.Errorf("it was showing the results of run %d: press Run again", r.SharedFrom)

@@ -1,4 +1,4 @@
-// The page's machine menu: when runs are spread over several machines (README, "Several machines"),
+// The page's machine menu: when runs are spread over several machines (docs/several-machines.md),
 // the learner may send every cell of the page to one class of machine (a worker's -class). The
 // menu lists the classes of the machines connected now (GET /api/machines); the pick goes with each
 // run request as `machine` (docs/protocol.md), where a cell's own `machine:` key still wins, and is
@@ -66,7 +66,7 @@ export async function refreshMachines() {
   const options = [new Option("any machine", "")];
   options[0].title = "each run goes to a free machine able to run it (a GPU cell to a machine with a GPU)";
   for (const [cls, ms] of [...byClass].sort((a, b) => a[0].localeCompare(b[0]))) {
-    // A worker's GPU is its own claim (README, "Several machines"): the menu says whose.
+    // A worker's GPU is its own claim (docs/several-machines.md): the menu says whose.
     const gpus = [...new Set(ms.filter((m) => m.gpu).map((m) => (m.here ? "GPU" : `GPU claimed by worker ${m.name}`)))];
     const gpu = gpus.length ? `, ${gpus.join(", ")}` : "";
     const o = new Option(`${cls} (${ms.map((m) => m.name).join(", ")}${gpu})`, cls);

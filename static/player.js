@@ -1,11 +1,64 @@
 // FramePlayer plays a run's animation frames while they stream in, for the kinds' renderers
-// (cells/systolic, cells/simt), with controls to study them: play/pause, first, step back, step
-// forward, last, a scrubber and a speed. It owns the controls; the kind draws one frame with
-// show(frame, index, total) into player.stage and returns the position text.
+// (cells/systolic, cells/tpu, cells/simt), with controls to study them: play/pause, first, step back,
+// step forward, last, a scrubber and a speed. It owns the controls; the kind draws one frame with
+// show(frame, index, total) into player.stage and returns the position text. playerModule is the
+// whole browser module of such a kind, around one FramePlayer per cell.
 //
 // Keys, when the player has focus: Space plays or pauses, ←/→ step, Home/End jump.
 
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16];
+
+// playerModule returns the browser module (frames, reset, done) of a kind whose runs stream
+// animation frames. On a run's first frame it puts a FramePlayer in the cell's area (kept as
+// view.state.player) and lets the kind fill the player's stage; it hands the player every frame,
+// stops it when the cell resets and ends it when the run is done. The kind gives:
+//
+//   className, label, intervalMs: the FramePlayer's (its box's class, accessible name, time a frame)
+//   stage(view, player): fills player.stage and returns show(frame, i, frames), which draws frame i
+//     of the frames so far (player.frames) and returns its caption
+//   take(state, frame): optional, the frame to keep for one that arrives (view.state is state)
+//   done(view): the status line when the run is done (undefined: the page's generic wording)
+export function playerModule({ className, label, intervalMs, stage, take = (state, frame) => frame, done }) {
+  return {
+    frames(view, frames) {
+      const s = view.state;
+      if (!s.player) {
+        let show = () => "";
+        const player = new FramePlayer(view.area(), { className, label, intervalMs, show: (f, i) => show(f, i, player.frames) });
+        s.player = player;
+        show = stage(view, player);
+      }
+      for (const f of frames) s.player.push(take(s, f));
+    },
+
+    reset(view) {
+      if (view.state.player) view.state.player.stop();
+    },
+
+    done(view) {
+      if (view.state.player) view.state.player.end();
+      return done(view);
+    },
+  };
+}
+
+// html makes the HTML element name of class className, for the players' stages.
+export function html(name, className) {
+  const e = document.createElement(name);
+  e.className = className;
+  return e;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+// svg makes the SVG element name with attrs and, if text is given, that text, for the players'
+// drawings.
+export function svg(name, attrs, text) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
 
 export class FramePlayer {
   // parent: where the player goes; className: the box's class; intervalMs: time per frame at 1×;

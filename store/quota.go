@@ -65,12 +65,7 @@ func (s *Store) countBytes() error {
 
 // Usage is what student's runs and their kept messages take, in bytes (the quota's measure).
 func (s *Store) Usage(ctx context.Context, student int64) (int64, error) {
-	var n int64
-	err := s.db.QueryRowContext(ctx, "SELECT bytes FROM run_bytes WHERE student = ?", student).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return n, err
+	return usage(ctx, s.db, student)
 }
 
 // AddRef keeps, as run's message seq, a reference to run from's messages: Messages shows from's
@@ -79,19 +74,49 @@ func (s *Store) AddRef(ctx context.Context, run, seq, from int64) error {
 	return s.AddMessage(ctx, run, seq, typeRef, strconv.FormatInt(from, 10), false)
 }
 
-// Prune brings student's usage within quota bytes, if it can: the messages of the student's oldest
-// finished runs (done, cancelled, error, interrupted) are removed, all but the terminal one, and
-// note (a message's JSON, kept as a "note") stands first in their place; such a run is marked
-// Pruned. Runs whose messages take no more than note are left alone. It returns how many runs it
-// pruned and the usage after (over quota where queued and running runs and the runs' own bytes
-// alone are more).
+// Prune brings student's usage within quota bytes, if it can, in one transaction: the messages of
+// the student's oldest finished runs (done, cancelled, error, interrupted) are removed, all but the
+// terminal one, and note (a message's JSON, kept as a "note") stands first in their place; such a
+// run is marked Pruned. Runs whose messages take no more than note are left alone. It returns how
+// many runs it pruned and the usage after (over quota where queued and running runs and the runs'
+// own bytes alone are more).
 func (s *Store) Prune(ctx context.Context, student, quota int64, note string) (pruned int, used int64, err error) {
-	if used, err = s.Usage(ctx, student); err != nil || used <= quota {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer tx.Rollback()
+	if pruned, used, err = prune(ctx, tx, student, quota, note); err != nil {
+		return 0, 0, err
+	}
+	return pruned, used, tx.Commit()
+}
+
+// querier is a transaction or the database: what the steps of a transaction (prune) run on.
+type querier interface {
+	execer
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// usage is Usage on q.
+func usage(ctx context.Context, q querier, student int64) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, "SELECT bytes FROM run_bytes WHERE student = ?", student).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// prune is Prune's work on tx: it returns how many runs it pruned and the usage after.
+func prune(ctx context.Context, tx querier, student, quota int64, note string) (pruned int, used int64, err error) {
+	if used, err = usage(ctx, tx, student); err != nil || used <= quota {
 		return 0, used, err
 	}
 	var after int64
 	for used > quota {
-		ids, err := s.prunable(ctx, student, after, int64(len(note)))
+		ids, err := prunable(ctx, tx, student, after, int64(len(note)))
 		if err != nil || len(ids) == 0 {
 			return pruned, used, err
 		}
@@ -100,7 +125,7 @@ func (s *Store) Prune(ctx context.Context, student, quota int64, note string) (p
 			if used <= quota {
 				break
 			}
-			freed, err := s.pruneRun(ctx, student, id, note)
+			freed, err := pruneRun(ctx, tx, student, id, note)
 			if err != nil {
 				return pruned, used, err
 			}
@@ -110,14 +135,13 @@ func (s *Store) Prune(ctx context.Context, student, quota int64, note string) (p
 			}
 		}
 	}
-	used, err = s.Usage(ctx, student) // as it is now, with what others changed meanwhile
-	return pruned, used, err
+	return pruned, used, nil
 }
 
 // prunable lists, oldest first, up to 32 of student's finished, unpruned runs after run id after
 // whose non-terminal messages take more than min bytes.
-func (s *Store) prunable(ctx context.Context, student, after, min int64) (ids []int64, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, b FROM (
+func prunable(ctx context.Context, q querier, student, after, min int64) (ids []int64, err error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, b FROM (
 		SELECT r.id AS id, (SELECT coalesce(sum(length(m.body)), 0) FROM messages m WHERE m.run = r.id AND m.type NOT IN (?, ?, ?)) AS b
 		FROM runs r WHERE r.student = ? AND r.id > ? AND r.pruned = 0 AND r.status IN (?, ?, ?, ?))
 		WHERE b > ? ORDER BY id LIMIT 32`, StatusDone, StatusCancelled, StatusError, student, after, StatusDone, StatusCancelled, StatusError, StatusInterrupted, min)
@@ -135,14 +159,9 @@ func (s *Store) prunable(ctx context.Context, student, after, min int64) (ids []
 	return ids, rows.Err()
 }
 
-// pruneRun removes run's non-terminal messages, puts note first and marks it pruned, and returns
-// the bytes that freed (net of note); a run pruned meanwhile is left alone (0).
-func (s *Store) pruneRun(ctx context.Context, student, run int64, note string) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
+// pruneRun removes run's non-terminal messages, puts note first and marks it pruned, on tx, and
+// returns the bytes that freed (net of note); a run pruned already is left alone (0).
+func pruneRun(ctx context.Context, tx querier, student, run int64, note string) (int64, error) {
 	res, err := tx.ExecContext(ctx, "UPDATE runs SET pruned = 1 WHERE id = ? AND pruned = 0", run)
 	if err != nil {
 		return 0, err
@@ -165,7 +184,7 @@ func (s *Store) pruneRun(ctx context.Context, student, run int64, note string) (
 	if err := addBytes(ctx, tx, student, -freed); err != nil {
 		return 0, err
 	}
-	return freed, tx.Commit()
+	return freed, nil
 }
 
 // DiskGuard says when the disk of the data directory is too full for new work: when its free space

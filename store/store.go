@@ -16,9 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite "modernc.org/sqlite" // and the "sqlite" database/sql driver
 )
 
 // FileName is the database's file name inside the data directory.
@@ -45,6 +46,8 @@ type Store struct {
 	path string
 	// guard says when the disk is too full for new work (Room); set once, before use, by SetDiskGuard.
 	guard DiskGuard
+	// commits counts the transactions that wrote (Commits).
+	commits atomic.Int64
 }
 
 // DefaultDir is the per-user data directory: $XDG_DATA_HOME/gpu-playground, else
@@ -160,6 +163,10 @@ func Open(dir string) (*Store, error) {
 	// One connection: SQLite has one writer anyway, and an in-memory database is per connection.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db, path: path}
+	if err := s.countCommits(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -209,6 +216,28 @@ func (s *Store) init() error {
 		WHERE status = ?`, StatusInterrupted, now(), StatusRunning)
 	return err
 }
+
+// countCommits counts, in s.commits, every transaction that commits on the store's one connection
+// (SQLite's commit hook: a statement that writes outside a transaction is one; reads are none).
+func (s *Store) countCommits() error {
+	c, err := s.db.Conn(context.Background())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		h, ok := dc.(sqlite.HookRegisterer)
+		if !ok {
+			return fmt.Errorf("the sqlite driver's connection (%T) takes no commit hook", dc)
+		}
+		h.RegisterCommitHook(func() int32 { s.commits.Add(1); return 0 })
+		return nil
+	})
+}
+
+// Commits is how many transactions that wrote the database committed since Open (opening counted)
+// on the store's one connection: what a step such as Accept costs in writes.
+func (s *Store) Commits() int64 { return s.commits.Load() }
 
 // Path is the database file ("" for an in-memory one).
 func (s *Store) Path() string {
@@ -458,15 +487,23 @@ func (s *Store) SaveEdit(ctx context.Context, student int64, lesson, cell, sourc
 	if err := s.Room(); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO edits(student, lesson, cell, source, updated) VALUES (?, ?, ?, ?, ?)
+	return saveEdit(ctx, s.db, student, lesson, cell, source)
+}
+
+// DeleteEdit forgets a student's edit of a cell (its Reset: the lesson's source is back).
+func (s *Store) DeleteEdit(ctx context.Context, student int64, lesson, cell string) error {
+	return deleteEdit(ctx, s.db, student, lesson, cell)
+}
+
+func saveEdit(ctx context.Context, db execer, student int64, lesson, cell, source string) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO edits(student, lesson, cell, source, updated) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT(student, lesson, cell) DO UPDATE SET source = excluded.source, updated = excluded.updated`,
 		student, lesson, cell, source, now())
 	return err
 }
 
-// DeleteEdit forgets a student's edit of a cell (its Reset: the lesson's source is back).
-func (s *Store) DeleteEdit(ctx context.Context, student int64, lesson, cell string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM edits WHERE student = ? AND lesson = ? AND cell = ?", student, lesson, cell)
+func deleteEdit(ctx context.Context, db execer, student int64, lesson, cell string) error {
+	_, err := db.ExecContext(ctx, "DELETE FROM edits WHERE student = ? AND lesson = ? AND cell = ?", student, lesson, cell)
 	return err
 }
 
@@ -531,12 +568,20 @@ func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
 	if err := s.Room(); err != nil {
 		return Run{}, err
 	}
-	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Run{}, err
 	}
 	defer tx.Rollback()
+	if r, err = addRun(ctx, tx, r); err != nil {
+		return Run{}, err
+	}
+	return r, tx.Commit()
+}
+
+// addRun is AddRun's work on tx: the run's row, queued now, and its bytes.
+func addRun(ctx context.Context, tx execer, r Run) (Run, error) {
+	r.Status, r.Created = StatusQueued, time.UnixMilli(now())
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs(student, lesson, cell, action, source, edited, status, machine, created, shared_from, owner, class)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Student, r.Lesson, r.Cell, r.Action, r.Source, r.Edited, r.Status, r.Machine, r.Created.UnixMilli(), r.SharedFrom, r.Owner, r.Class)
 	if err != nil {
@@ -545,10 +590,7 @@ func (s *Store) AddRun(ctx context.Context, r Run) (Run, error) {
 	if r.ID, err = res.LastInsertId(); err != nil {
 		return Run{}, err
 	}
-	if err := addBytes(ctx, tx, r.Student, runBytes(r)); err != nil {
-		return Run{}, err
-	}
-	return r, tx.Commit()
+	return r, addBytes(ctx, tx, r.Student, runBytes(r))
 }
 
 // Started marks a run running.

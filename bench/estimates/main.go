@@ -218,7 +218,7 @@ func (s *sweep) systolic(rates *estimate.Current) {
 	for _, c := range [][4]int{{4, 64, 64, 64}, {8, 256, 256, 256}, {16, 256, 256, 256}, {16, 1024, 512, 512}, {32, 512, 512, 512},
 		{64, 1024, 512, 512}, {128, 512, 512, 512}, {256, 512, 256, 256}, {256, 1024, 256, 512},
 		{8, 1024, 512, 512}, {4, 1024, 1024, 256}} { // the last two: animated, near the work limit
-		s.point(fmt.Sprintf("systolic array %d", c[0]), systolic.Kind{Rates: rates}, fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
+		s.point(fmt.Sprintf("systolic array %d", c[0]), systolic.New(cells.Env{Rates: rates}), fmt.Sprintf("array: %d\nm: %d\nn: %d\nk: %d", c[0], c[1], c[2], c[3]))
 	}
 }
 

@@ -155,18 +155,10 @@ func Model(s Spec) []Point {
 	return out
 }
 
-// Kind is the allreduce cell kind.
-type Kind struct{}
-
-func (Kind) Name() string   { return "allreduce" }
-func (Kind) Script() string { return script }
-
-func (Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source)
-	if err != nil {
-		return nil, err
-	}
-	return run(s), nil
+// New returns the allreduce kind (a model: it needs nothing of env).
+func New(cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "allreduce", Script: script, Parse: Parse,
+		Run: func(s Spec, _ cells.Cell) cells.Run { return run(s) }})
 }
 
 type run Spec

@@ -45,7 +45,7 @@ func TestAllReduceCell(t *testing.T) {
 // The result is a grid: one row per link, one column per GPU count, in the spec's order, for the
 // time and for the bus bandwidth.
 func TestAllReduceRunIsALinkByGPUGrid(t *testing.T) {
-	r, err := Kind{}.Parse(cells.Cell{ID: "c", Source: "gradient_mb: 1000\ngpus: [2, 8, 64]\nlinks: {fast: 100, slow: 10}\nlatency_us: 0"})
+	r, err := New(cells.Env{}).Parse(cells.Cell{ID: "c", Source: "gradient_mb: 1000\ngpus: [2, 8, 64]\nlinks: {fast: 100, slow: 10}\nlatency_us: 0"})
 	if err != nil {
 		t.Fatal(err)
 	}

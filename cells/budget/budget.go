@@ -47,21 +47,10 @@ import (
 //go:embed render.js
 var script string
 
-// Kind is the budget cell kind.
-type Kind struct{ env cells.Env }
-
 // New returns the budget kind for env (whose roofline cache, if measured, gives the CPU's rate).
-func New(env cells.Env) *Kind { return &Kind{env: env} }
-
-func (*Kind) Name() string   { return "budget" }
-func (*Kind) Script() string { return script }
-
-func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source)
-	if err != nil {
-		return nil, err
-	}
-	return &run{env: k.env, spec: s}, nil
+func New(env cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "budget", Script: script, Parse: Parse,
+		Run: func(s Spec, _ cells.Cell) cells.Run { return &run{env: env, spec: s} }})
 }
 
 type run struct {

@@ -1,4 +1,5 @@
-// Package builtin lists the playground's cell kinds: the one place a kind is added.
+// Package builtin lists the playground's cell kinds: the one place a kind is added, by one line in
+// Kinds's list (and its import); docs/kinds.md says what a kind's folder holds.
 package builtin
 
 import (
@@ -15,7 +16,22 @@ import (
 	"github.com/gpuplayground/playground/cells/wgsl"
 )
 
-// Kinds returns every cell kind, for env.
+// Kinds returns every cell kind, for env, in the order the list below gives them.
 func Kinds(env cells.Env) []cells.Kind {
-	return []cells.Kind{matmul.New(env), cuda.New(env), wgsl.New(env), simt.New(env), systolic.Kind{Rates: env.Rates}, roofline.New(env), allreduce.Kind{}, budget.New(env), tpu.Kind{}, precision.Kind{}}
+	var ks []cells.Kind
+	for _, k := range []func(cells.Env) cells.Kind{
+		matmul.New,
+		cuda.New,
+		wgsl.New,
+		simt.New,
+		systolic.New,
+		roofline.New,
+		allreduce.New,
+		budget.New,
+		tpu.New,
+		precision.New,
+	} {
+		ks = append(ks, k(env))
+	}
+	return ks
 }

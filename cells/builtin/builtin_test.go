@@ -2,6 +2,10 @@ package builtin
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,60 +19,91 @@ func env() cells.Env {
 	return cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), Limits: harness.DefaultLimits()}
 }
 
+// validCell is kind's small valid cell, cells/<kind>/testdata/valid.cell, split into its YAML
+// (header) and, for a kind whose cells go on after a line "---" (cuda, wgsl), that line and the rest.
+func validCell(t *testing.T, kind string) (header, body string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", kind, "testdata", "valid.cell"))
+	if err != nil {
+		t.Fatalf("kind %s: a kind's folder cells/%s/ holds a small valid cell in testdata/valid.cell: %v", kind, kind, err)
+	}
+	if h, rest, ok := strings.Cut(string(b), "\n---\n"); ok {
+		return h + "\n", "---\n" + rest
+	}
+	return string(b), ""
+}
+
+// wholeNumber finds a whole number in YAML: a key's value or a flow list's first item.
+var wholeNumber = regexp.MustCompile(`^([a-z_]+: \[?)([0-9]+)(\]|,|$)`)
+
+// fractions are header with one whole number made a fraction (8 → 8.5), for each line with one
+// (checkFraction), and that line (1-based).
+func fractions(header string) (srcs []string, lines []int) {
+	ls := strings.Split(header, "\n")
+	for i, l := range ls {
+		if wholeNumber.MatchString(l) {
+			f := slices.Clone(ls)
+			f[i] = wholeNumber.ReplaceAllString(l, "${1}${2}.5${3}")
+			srcs, lines = append(srcs, strings.Join(f, "\n")), append(lines, i+1)
+		}
+	}
+	return srcs, lines
+}
+
+// checkFraction checks that k refuses a fraction for a key that takes whole numbers, with a
+// line-numbered error, trying each whole number of its valid cell (a key that takes any number, such
+// as allreduce's gradient_mb, accepts it) until one is refused; one must be.
+func checkFraction(t *testing.T, k cells.Kind, header, body string) {
+	t.Helper()
+	srcs, lines := fractions(header)
+	for i, src := range srcs {
+		_, err := k.Parse(cells.Cell{Source: src + body})
+		if err == nil {
+			continue
+		}
+		var se *cells.SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "is not a whole number") || se.Line != lines[i] {
+			t.Errorf("%s, fraction: got %v, want a *cells.SpecError at line %d saying it is not a whole number", k.Name(), err, lines[i])
+		}
+		return
+	}
+	t.Errorf("%s, fraction: none of testdata/valid.cell's %d whole numbers refused a fraction; give it a key that takes whole numbers (such as `n: 8` or `sizes: [8]`)", k.Name(), len(srcs))
+}
+
 // Every kind decodes its spec the same strict way: a key written twice, an unknown key, a second
 // YAML document, a fraction where a whole number is wanted, an alias, an over-long value, an invalid
 // id, a spec over the size cap and an empty cell are line-numbered errors; every kind accepts an
-// `id:` key; every kind has a browser module.
+// `id:` key; every kind has a browser module. Each kind's own valid cell (validCell) is the start, so
+// that a new kind is checked from its folder alone.
 func TestEveryKindIsStrict(t *testing.T) {
-	// A valid source per kind, and the same with a fraction for a whole-number key (on line 1).
-	valid := map[string][2]string{
-		"matmul":    {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
-		"simt":      {"kernels: [naive]\nn: 8\n", "n: 8.5\nkernels: [naive]\n"},
-		"systolic":  {"array: 4\nm: 4\nn: 4\nk: 4\n", "array: 4.5\nm: 4\nn: 4\nk: 4\n"},
-		"allreduce": {"gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "gpus: [2.5]\ngradient_mb: 1\nlinks: {a: 1}\n"},
-		"roofline":  {"kernels: [ikj]\nsizes: [8]\n", "sizes: [8.5]\nkernels: [ikj]\n"},
-		"budget":    {"flops: 1e9\n", "cluster: [8.5]\nflops: 1e9\n"},
-		"cuda":      {"kernel: k\nsizes: [8]\n", "sizes: [8.5]\nkernel: k\n"},
-		"wgsl":      {"entry: k\nsizes: [8]\n", "sizes: [8.5]\nentry: k\n"},
-		"tpu":       {"m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n", "m: 8.5\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n"},
-		"precision": {"count: 8\n", "count: 8.5\n"},
-	}
-	kinds := Kinds(env())
-	if len(kinds) != len(valid) {
-		t.Fatalf("%d kinds, %d in this test: add the new kind here", len(kinds), len(valid))
-	}
-	for _, k := range kinds {
-		src, ok := valid[k.Name()]
-		if !ok {
-			t.Fatalf("no valid source for kind %s in this test", k.Name())
+	for _, k := range Kinds(env()) {
+		header, body := validCell(t, k.Name())
+		second := "---\n" + header
+		if body != "" { // a YAML header, a line ---, then the code: a second document starts "--- …"
+			second = "--- {id: x}\n"
 		}
-		body, second := "", "---\n"+src[0]
-		if k.Name() == "cuda" { // a YAML header, a line ---, then the kernel: a second document starts "--- …"
-			body, second = "---\nk(", "--- {dtype: float64}\n"
+		lines := strings.Count(header, "\n")
+		if _, err := k.Parse(cells.Cell{Source: header + body}); err != nil {
+			t.Errorf("%s: testdata/valid.cell refused: %v", k.Name(), err)
 		}
-		if k.Name() == "wgsl" { // as cuda's
-			body, second = "---\nfn k(", "--- {dtype: float32}\n"
-		}
-		lines := strings.Count(src[0], "\n")
-		if _, err := k.Parse(cells.Cell{Source: src[0] + "id: my-cell\n" + body}); err != nil {
+		if _, err := k.Parse(cells.Cell{Source: header + "id: my-cell\n" + body}); err != nil {
 			t.Errorf("%s: id key refused: %v", k.Name(), err)
 		}
 		if k.Script() == "" {
 			t.Errorf("%s: no browser module", k.Name())
 		}
-		first, _, _ := strings.Cut(src[0], "\n")
+		first, _, _ := strings.Cut(header, "\n")
 		for name, tt := range map[string]struct {
 			src, want string
 			line      int
 		}{
-			"twice":    {src[0] + first + "\n" + body, "appears twice", lines + 1},
-			"unknown":  {src[0] + "speed: 3\n" + body, `unknown key "speed"; known keys: id, `, lines + 1},
-			"fraction": {src[1] + body, "is not a whole number", 1},
-			"document": {src[0] + second + body, "a cell holds one YAML document", lines + 1},
-			"alias":    {src[0] + "x: &a 1\ny: *a\n" + body, "YAML aliases (*a) are not allowed", lines + 2},
-			"long":     {src[0] + "id: " + strings.Repeat("x", 300) + "\n" + body, "a key or value of 300 bytes is too long; a cell's keys and values are at most 256 bytes", lines + 1},
-			"bad id":   {src[0] + "id: Not_OK\n" + body, `id "Not_OK": use 1 to 64 lower-case letters`, lines + 1},
-			"big":      {src[0] + strings.Repeat("# a comment\n", 1500) + body, "a cell's YAML is at most 16384 bytes", 0},
+			"twice":    {header + first + "\n" + body, "appears twice", lines + 1},
+			"unknown":  {header + "speed: 3\n" + body, `unknown key "speed"; known keys: id, `, lines + 1},
+			"document": {header + second + body, "a cell holds one YAML document", lines + 1},
+			"alias":    {header + "x: &a 1\ny: *a\n" + body, "YAML aliases (*a) are not allowed", lines + 2},
+			"long":     {header + "id: " + strings.Repeat("x", 300) + "\n" + body, "a key or value of 300 bytes is too long; a cell's keys and values are at most 256 bytes", lines + 1},
+			"bad id":   {header + "id: Not_OK\n" + body, `id "Not_OK": use 1 to 64 lower-case letters`, lines + 1},
+			"big":      {header + strings.Repeat("# a comment\n", 1500) + body, "a cell's YAML is at most 16384 bytes", 0},
 		} {
 			_, err := k.Parse(cells.Cell{Source: tt.src})
 			var se *cells.SpecError
@@ -76,13 +111,32 @@ func TestEveryKindIsStrict(t *testing.T) {
 				t.Errorf("%s, %s: got %v, want a *cells.SpecError at line %d with %q", k.Name(), name, err, tt.line, tt.want)
 			}
 		}
+		checkFraction(t, k, header, body)
 		want := "empty"
-		if k.Name() == "cuda" || k.Name() == "wgsl" {
+		if body != "" {
 			want = "no `---` line"
 		}
 		if _, err := k.Parse(cells.Cell{Source: ""}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s, empty: got %v, want %q", k.Name(), err, want)
 		}
+	}
+}
+
+// A kind whose runs stream animation frames plays them through the shared player module
+// (static/player.js's playerModule), not a FramePlayer set up again in its own render.js.
+func TestPlayersAreShared(t *testing.T) {
+	players := 0
+	for _, k := range Kinds(env()) {
+		js := k.Script()
+		if strings.Contains(js, "new FramePlayer(") {
+			t.Errorf("%s: its render.js makes its own FramePlayer; export default playerModule({…}) instead", k.Name())
+		}
+		if strings.Contains(js, "playerModule(") {
+			players++
+		}
+	}
+	if players < 3 {
+		t.Errorf("%d kinds play frames with playerModule, want at least systolic, tpu and simt", players)
 	}
 }
 
@@ -141,20 +195,8 @@ func TestMachineKey(t *testing.T) {
 		t.Errorf("a bad class for the page: %v", err)
 	}
 	for _, k := range kinds {
-		src := map[string]string{"matmul": "kernels: [ikj]\nsizes: [8]\n", "simt": "kernels: [naive]\nn: 8\n", "systolic": "array: 4\nm: 4\nn: 4\nk: 4\n",
-			"allreduce": "gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\n", "roofline": "kernels: [ikj]\nsizes: [8]\n", "cuda": "kernel: k\nsizes: [8]\n---\nk(",
-			"tpu": "m: 8\nk: 128\nn: 128\nbm: 8\nbk: 128\nbn: 128\n"}[k.Name()]
-		switch k.Name() {
-		case "cuda":
-			src = "kernel: k\nsizes: [8]\nmachine: lab-a\n---\nk("
-		case "wgsl":
-			src = "entry: k\nsizes: [8]\nmachine: lab-a\n---\nfn k() {}"
-		case "budget":
-			src = "workload: gpt3-training\nmachine: lab-a\n"
-		default:
-			src += "machine: lab-a\n"
-		}
-		if _, err := k.Parse(cells.Cell{Source: src}); err != nil {
+		header, body := validCell(t, k.Name())
+		if _, err := k.Parse(cells.Cell{Source: header + "machine: lab-a\n" + body}); err != nil {
 			t.Errorf("%s: machine key refused: %v", k.Name(), err)
 		}
 	}

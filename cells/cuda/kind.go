@@ -27,36 +27,15 @@ import (
 //go:embed render.js
 var script string
 
-// Kind is the cuda cell kind on one server.
-type Kind struct{ env cells.Env }
-
-// New returns the cuda kind for env.
-func New(env cells.Env) *Kind { return &Kind{env: env} }
-
-func (*Kind) Name() string   { return "cuda" }
-func (*Kind) Script() string { return script }
-
-// Language is the editor's highlighting for a cuda cell: its YAML header, "---", then CUDA C++.
-func (*Kind) Language() string { return "yaml+cuda" }
-
-// Parse returns the run: compile the kernel, then time it as `custom` beside the compared kernels.
-func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
-	if err != nil {
-		return nil, err
-	}
-	return &run{env: k.env, spec: s}, nil
-}
-
-// Actions: Show PTX compiles the kernel and shows its PTX, with or without a GPU.
-func (k *Kind) Actions() []cells.Action {
-	return []cells.Action{{Name: "ptx", Label: "Show PTX", Parse: func(c cells.Cell) (cells.Run, error) {
-		s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
-		if err != nil {
-			return nil, err
-		}
-		return newShowPTX(k.env, s), nil
-	}}}
+// New returns the cuda kind for env. Its editor highlights a YAML header, "---", then CUDA C++; its
+// run compiles the kernel, then times it as `custom` beside the compared kernels; its action Show
+// PTX compiles the kernel and shows its PTX, with or without a GPU.
+func New(env cells.Env) cells.Kind {
+	d := cells.Def[Spec]{Name: "cuda", Script: script, Language: "yaml+cuda",
+		Parse: func(src string) (Spec, error) { return Parse(src, env.Kernels, env.Limits) },
+		Run:   func(s Spec, _ cells.Cell) cells.Run { return &run{env: env, spec: s} }}
+	d.Actions = []cells.Action{d.Action("ptx", "Show PTX", func(s Spec, _ cells.Cell) cells.Run { return newShowPTX(env, s) })}
+	return cells.Define(d)
 }
 
 // newShowPTX is Show PTX of the cell spec on env: the run of spec at its smallest size.

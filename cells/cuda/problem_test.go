@@ -124,9 +124,9 @@ func TestTransposeCellMeasured(t *testing.T) {
 	}
 }
 
-// Every example cell of README.md with a problem runs in the virtual GPU and is judged ok.
-func TestREADMEProblemExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// Every example cell of docs/writing-lessons.md with a problem runs in the virtual GPU and is judged ok.
+func TestDocsProblemExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/writing-lessons.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestREADMEProblemExamples(t *testing.T) {
 		}
 	}
 	if examples != 5 {
-		t.Errorf("got %d README examples with a problem, want one per problem but matmul (5)", examples)
+		t.Errorf("got %d docs/writing-lessons.md examples with a problem, want one per problem but matmul (5)", examples)
 	}
 }
 
@@ -163,7 +163,7 @@ func TestReduceCellShowPTXAndLimit(t *testing.T) {
 	}
 	cell := "kernel: k\nproblem: reduce\nblock: [256]\ngrid: [\"ceil(n/512)\"]\nshared_bytes: \"256*4\"\nsizes: [3000, 2000000]\n---\n" + pt.TreeReduce
 	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: &testGPU{nv: nv}})
-	act, err := k.Actions()[0].Parse(cells.Cell{Source: cell})
+	act, err := cells.Parse(k, "ptx", cells.Cell{Source: cell})
 	if err != nil {
 		t.Fatal(err)
 	}

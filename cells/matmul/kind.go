@@ -39,22 +39,14 @@ import (
 //go:embed render.js
 var script string
 
-// Kind is the matmul cell kind on one server.
-type Kind struct{ env cells.Env }
-
-// New returns the matmul kind for env.
-func New(env cells.Env) *Kind { return &Kind{env: env} }
-
-func (*Kind) Name() string   { return "matmul" }
-func (*Kind) Script() string { return script }
-
-// Parse validates the cell and returns its run.
-func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := kernelcell.Parse(c.Source, k.env.Kernels, k.env.Limits, k.env.Rates.Get())
-	if err != nil {
-		return nil, err
-	}
-	return &run{env: k.env, spec: s, rec: c.Recording}, nil
+// New returns the matmul kind for env: a cell's run shows its recording (Cell.Recording) where it
+// has one.
+func New(env cells.Env) cells.Kind {
+	return cells.Define(cells.Def[kernelcell.Spec]{Name: "matmul", Script: script,
+		Parse: func(src string) (kernelcell.Spec, error) {
+			return kernelcell.Parse(src, env.Kernels, env.Limits, env.Rates.Get())
+		},
+		Run: func(s kernelcell.Spec, c cells.Cell) cells.Run { return &run{env: env, spec: s, rec: c.Recording} }})
 }
 
 type run struct {

@@ -150,18 +150,10 @@ func scales(list cells.At[[]cells.At[string]]) ([]float64, error) {
 	return out, nil
 }
 
-// Kind is the precision cell kind.
-type Kind struct{}
-
-func (Kind) Name() string   { return "precision" }
-func (Kind) Script() string { return script }
-
-func (Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source)
-	if err != nil {
-		return nil, err
-	}
-	return run{s}, nil
+// New returns the precision kind (it needs nothing of env).
+func New(cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "precision", Script: script, Parse: Parse,
+		Run: func(s Spec, _ cells.Cell) cells.Run { return run{s} }})
 }
 
 type run struct{ spec Spec }

@@ -102,7 +102,7 @@ func TestMasterWeights(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
-	run, err := Kind{}.Parse(cells.Cell{Source: "formats: [fp16, bf16]\nloss_scale: [1, amax]\ncount: 1000\nsteps: 100"})
+	run, err := New(cells.Env{}).Parse(cells.Cell{Source: "formats: [fp16, bf16]\nloss_scale: [1, amax]\ncount: 1000\nsteps: 100"})
 	if err != nil {
 		t.Fatal(err)
 	}

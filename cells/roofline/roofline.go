@@ -89,21 +89,11 @@ func Parse(src string, available []kernels.Kernel, lim harness.Limits, rates *es
 	return r, nil
 }
 
-// Kind is the roofline cell kind on one server.
-type Kind struct{ env cells.Env }
-
 // New returns the roofline kind for env.
-func New(env cells.Env) *Kind { return &Kind{env: env} }
-
-func (*Kind) Name() string   { return "roofline" }
-func (*Kind) Script() string { return script }
-
-func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits, k.env.Rates.Get())
-	if err != nil {
-		return nil, err
-	}
-	return &run{env: k.env, spec: s}, nil
+func New(env cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "roofline", Script: script,
+		Parse: func(src string) (Spec, error) { return Parse(src, env.Kernels, env.Limits, env.Rates.Get()) },
+		Run:   func(s Spec, _ cells.Cell) cells.Run { return &run{env: env, spec: s} }})
 }
 
 type run struct {

@@ -3,35 +3,21 @@
 // matrices A, B and C, the elements the warp's lanes touch coloured by the 32-byte sector each falls
 // in. Tables, chart and notes are drawn by the shared page code.
 
-import { FramePlayer } from "/static/player.js";
+import { html, playerModule } from "/static/player.js";
 
 const SECTOR_COLOURS = ["#2f6fde", "#e4572e", "#29a36a", "#b08800", "#8e44ad", "#d6336c", "#0c8599", "#5c7cfa"];
 
-export default {
-  frames(view, frames) {
-    const s = view.state;
-    if (!s.player) {
-      const mats = document.createElement("div");
-      mats.className = "warp-mats";
-      const caption = document.createElement("div");
-      caption.className = "warp-caption";
-      s.player = new FramePlayer(view.area(), {
-        className: "cell-warp",
-        label: "warp instruction replay",
-        intervalMs: 300,
-        show: (f) => draw(mats, caption, f),
-      });
-      s.player.stage.append(mats, caption);
-    }
-    for (const f of frames) s.player.push(f);
+export default playerModule({
+  className: "cell-warp",
+  label: "warp instruction replay",
+  intervalMs: 300,
+  stage(view, player) {
+    const mats = html("div", "warp-mats");
+    const caption = html("div", "warp-caption");
+    player.stage.append(mats, caption);
+    return (f) => draw(mats, caption, f);
   },
-
-  reset(view) {
-    if (view.state.player) view.state.player.stop();
-  },
-
   done(view) {
-    if (view.state.player) view.state.player.end();
     const bad = view.badCount();
     if (!view.rowCount()) return undefined; // the generic wording: nothing ran
     let text = `counts emulated on ${view.ranOn || "this server"}${view.earlier ? "" : " just now"}${view.took ? ` in ${view.took}` : ""}`;
@@ -39,7 +25,7 @@ export default {
     if (bad) text += `; ${bad} computed a wrong result`;
     return text;
   },
-};
+});
 
 // grid is the n×n table of one matrix, made (or remade larger) on first use.
 function grid(mats, name, n) {

@@ -244,21 +244,10 @@ func watcher(kernel string, n int, watch func(WarpFrame)) func(vgpu.TraceEvent) 
 //go:embed render.js
 var script string
 
-// Kind is the simt cell kind on one server.
-type Kind struct{ env cells.Env }
-
 // New returns the simt kind for env.
-func New(env cells.Env) *Kind { return &Kind{env: env} }
-
-func (*Kind) Name() string   { return "simt" }
-func (*Kind) Script() string { return script }
-
-func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source)
-	if err != nil {
-		return nil, err
-	}
-	return &run{env: k.env, spec: s}, nil
+func New(env cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "simt", Script: script, Parse: Parse,
+		Run: func(s Spec, _ cells.Cell) cells.Run { return &run{env: env, spec: s} }})
 }
 
 type run struct {

@@ -5,60 +5,35 @@
 // moving right, each partial sum moving down, and the sums leaving the bottom edge into C. Tables,
 // chart and notes are drawn by the shared page code.
 
-import { FramePlayer } from "/static/player.js";
+import { html, playerModule, svg as el } from "/static/player.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const QUEUE = 3; // upcoming activations shown at the left edge, per row
 
-export default {
-  frames(view, frames) {
-    const s = view.state;
-    if (!s.player) {
-      const legend = document.createElement("p");
-      legend.className = "sys-legend";
-      legend.innerHTML = "Each cell is a PE: its <b>weight</b> (grey, held for the tile), the <b class=\"a\">activation</b> " +
-        "passing through it to the right, and the <b class=\"p\">partial sum</b> it passes down. Rows of A wait at the left " +
-        "edge (row i starts i cycles late); finished sums leave the bottom edge into <b class=\"o\">C</b>.";
-      const svg = document.createElementNS(SVG, "svg");
-      svg.classList.add("sys-flow");
-      svg.setAttribute("role", "img");
-      const out = document.createElement("div");
-      out.className = "sys-out";
-      s.frames = [];
-      s.player = new FramePlayer(view.area(), {
-        className: "cell-systolic",
-        label: "systolic array animation",
-        intervalMs: 600,
-        show: (f, i) => draw(view, svg, out, s.frames, f, i),
-      });
-      s.player.stage.append(legend, svg, out);
-    }
-    for (const f of frames) {
-      if (f.w) s.w = f.w; // carry a tile's weights to its later cycles
-      f.w = s.w;
-      s.frames.push(f);
-      s.player.push(f);
-    }
+export default playerModule({
+  className: "cell-systolic",
+  label: "systolic array animation",
+  intervalMs: 600,
+  stage(view, player) {
+    const legend = html("p", "sys-legend");
+    legend.innerHTML = "Each cell is a PE: its <b>weight</b> (grey, held for the tile), the <b class=\"a\">activation</b> " +
+      "passing through it to the right, and the <b class=\"p\">partial sum</b> it passes down. Rows of A wait at the left " +
+      "edge (row i starts i cycles late); finished sums leave the bottom edge into <b class=\"o\">C</b>.";
+    const svg = el("svg", { class: "sys-flow", role: "img" });
+    const out = html("div", "sys-out");
+    player.stage.append(legend, svg, out);
+    return (f, i, frames) => draw(view, svg, out, frames, f, i);
   },
-
-  reset(view) {
-    if (view.state.player) view.state.player.stop();
+  take(s, f) {
+    if (f.w) s.w = f.w; // carry a tile's weights to its later cycles
+    f.w = s.w;
+    return f;
   },
-
   done(view) {
-    if (view.state.player) view.state.player.end();
     const bad = view.badCount();
     if (!view.rowCount()) return undefined; // the generic wording: nothing ran
     return `simulated on ${view.ranOn || "this server"}${view.earlier ? "" : " just now"}${view.took ? ` in ${view.took}` : ""}` + (bad ? `; ${bad} product(s) failed the check` : "");
   },
-};
-
-function el(name, attrs, text) {
-  const e = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+});
 
 // queue is row i's next activations at the left edge after frame at: what enters PE(i,0) in the
 // tile's following cycles (known from the frames that arrived).

@@ -134,21 +134,10 @@ func animationNotes(s Spec, sent, offered int) []string {
 //go:embed render.js
 var script string
 
-// Kind is the systolic cell kind.
-type Kind struct {
-	// Rates price its runs (cells.Env.Rates); nil: estimate.Defaults.
-	Rates *estimate.Current
-}
-
-func (Kind) Name() string   { return "systolic" }
-func (Kind) Script() string { return script }
-
-func (k Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source)
-	if err != nil {
-		return nil, err
-	}
-	return run{s, k.Rates}, nil
+// New returns the systolic kind for env, whose Rates price its runs (nil: estimate.Defaults).
+func New(env cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "systolic", Script: script, Parse: Parse,
+		Run: func(s Spec, _ cells.Cell) cells.Run { return run{s, env.Rates} }})
 }
 
 type run struct {

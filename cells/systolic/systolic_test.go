@@ -79,7 +79,7 @@ func TestEstimateUsesMeasuredRates(t *testing.T) {
 	rates := &estimate.Current{}
 	rates.Set(&estimate.Rates{Systolic: estimate.SystolicRates{PE: 1e-9, AnimPE: 1e-7, AnimatedN: MaxAnimatedArray}})
 	est := func(src string) time.Duration {
-		run, err := Kind{Rates: rates}.Parse(cells.Cell{Source: src})
+		run, err := New(cells.Env{Rates: rates}).Parse(cells.Cell{Source: src})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestAnimationNotShownSaysWhy(t *testing.T) {
 		{"array: 4\nm: 200\nn: 8\nk: 8", "The animation shows the first 300 of the product's", MaxAnimatedFrames},
 		{"array: 4\nm: 6\nn: 4\nk: 4", "", 6 + 2*4 - 2}, // one tile
 	} {
-		run, err := Kind{}.Parse(cells.Cell{Source: c.src})
+		run, err := New(cells.Env{}).Parse(cells.Cell{Source: c.src})
 		if err != nil {
 			t.Fatal(err)
 		}

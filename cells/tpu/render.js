@@ -4,77 +4,49 @@
 // epilogue), so the learner sees whether the copies hide behind the compute or the compute waits for
 // them. Tables, chart and notes are drawn by the shared page code. Everything here is modelled.
 
-import { FramePlayer } from "/static/player.js";
+import { html, playerModule, svg as el } from "/static/player.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const LANES = ["HBM ↔ VMEM (DMA)", "MXUs", "VPU epilogue"];
 
-export default {
-  frames(view, frames) {
-    const s = view.state;
-    if (!s.player) {
-      const legend = document.createElement("p");
-      legend.className = "tpu-legend";
-      legend.textContent = "Modelled timeline of the kernel's grid steps. Top lane: copies between HBM and VMEM " +
-        "(A and B blocks in, finished C blocks out), one at a time. Middle: the MXUs multiplying a step's blocks. " +
-        "Bottom: the VPU's epilogue on a finished block. While a step computes, the next step's blocks are copied " +
-        "(double-buffering); a gap in the middle lane is the MXUs waiting for a copy.";
-      const svg = document.createElementNS(SVG, "svg");
-      svg.classList.add("tpu-timeline");
-      svg.setAttribute("role", "img");
-      svg.style.cssText = "display:block;max-width:100%;height:auto;font:12px system-ui,sans-serif";
-      s.frames = [];
-      s.player = new FramePlayer(view.area(), {
-        className: "cell-tpu",
-        label: "TPU pipeline timeline",
-        intervalMs: 500,
-        show: (f, i) => draw(view, svg, s.frames, i),
-      });
-      s.player.stage.append(legend, svg);
-      // Laid out for the width it has (layout): a narrower stage redraws the current step.
-      let width = 0;
-      new ResizeObserver(() => {
-        const w = contentWidth(s.player.stage);
-        if (w !== width && s.player.at >= 0 && s.player.at < s.frames.length) {
-          width = w;
-          draw(view, svg, s.frames, s.player.at);
-        }
-      }).observe(s.player.stage);
-      s.legend = legend;
-    }
-    for (const f of frames) {
-      s.frames.push(f);
-      s.player.push(f);
-    }
+export default playerModule({
+  className: "cell-tpu",
+  label: "TPU pipeline timeline",
+  intervalMs: 500,
+  stage(view, player) {
+    const legend = html("p", "tpu-legend");
+    legend.textContent = "Modelled timeline of the kernel's grid steps. Top lane: copies between HBM and VMEM " +
+      "(A and B blocks in, finished C blocks out), one at a time. Middle: the MXUs multiplying a step's blocks. " +
+      "Bottom: the VPU's epilogue on a finished block. While a step computes, the next step's blocks are copied " +
+      "(double-buffering); a gap in the middle lane is the MXUs waiting for a copy.";
+    const svg = el("svg", { class: "tpu-timeline", role: "img" });
+    svg.style.cssText = "display:block;max-width:100%;height:auto;font:12px system-ui,sans-serif";
+    player.stage.append(legend, svg);
+    // Laid out for the width it has (layout): a narrower stage redraws the current step.
+    let width = 0;
+    new ResizeObserver(() => {
+      const w = contentWidth(player.stage);
+      if (w !== width && player.at >= 0 && player.at < player.frames.length) {
+        width = w;
+        draw(view, svg, player.frames, player.at);
+      }
+    }).observe(player.stage);
+    view.state.legend = legend;
+    return (f, i, frames) => draw(view, svg, frames, i);
   },
-
-  reset(view) {
-    if (view.state.player) view.state.player.stop();
-  },
-
   done(view) {
-    if (view.state.player) view.state.player.end();
     // The timeline shows only the first steps of a long kernel: say so beside it, where its axis
     // (the time those steps take) is read, rather than among the folded notes.
     const part = view.notes.find((n) => /^The timeline shows the first \d+ of /.test(n.message || ""));
     if (part && view.state.legend) {
       view.removeNote(part.message);
-      const b = document.createElement("strong");
-      b.className = "tpu-part";
+      const b = html("strong", "tpu-part");
       b.textContent = ` ${part.message.replace(/;.*$/, ":")} its axis ends with the last of them, not with the kernel.`;
       view.state.legend.append(b);
     }
     if (!view.rowCount()) return undefined; // the generic wording: nothing ran
     return `modelled${view.took ? ` in ${view.took}` : ""} (a model of a TPU core from published figures: no TPU ran)`;
   },
-};
-
-function el(name, attrs, text) {
-  const e = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+});
 
 // us formats seconds as microseconds.
 function us(view, s) {

@@ -119,18 +119,10 @@ func firstLine(lines ...int) int {
 	return first
 }
 
-// Kind is the tpu cell kind.
-type Kind struct{}
-
-func (Kind) Name() string   { return "tpu" }
-func (Kind) Script() string { return script }
-
-func (Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source)
-	if err != nil {
-		return nil, err
-	}
-	return run{s}, nil
+// New returns the tpu kind (a model: it needs nothing of env).
+func New(cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "tpu", Script: script, Parse: Parse,
+		Run: func(s Spec, _ cells.Cell) cells.Run { return run{s} }})
 }
 
 type run struct{ Spec }

@@ -47,7 +47,7 @@ func TestParse(t *testing.T) {
 // A run says it is modelled, sends the pipeline's first steps as frames, a row whose numbers are the
 // model's, where the time went, and a chart with a line per generation.
 func TestRun(t *testing.T) {
-	r, err := Kind{}.Parse(cells.Cell{Source: example})
+	r, err := New(cells.Env{}).Parse(cells.Cell{Source: example})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,25 +17,11 @@ import (
 //go:embed render.js
 var script string
 
-// Kind is the wgsl cell kind on one server.
-type Kind struct{ env cells.Env }
-
-// New returns the wgsl kind for env.
-func New(env cells.Env) *Kind { return &Kind{env: env} }
-
-func (*Kind) Name() string   { return "wgsl" }
-func (*Kind) Script() string { return script }
-
-// Language is the editor's highlighting: a YAML header, a line "---", then WGSL.
-func (*Kind) Language() string { return "yaml+wgsl" }
-
-// Parse validates the cell and returns its run.
-func (k *Kind) Parse(c cells.Cell) (cells.Run, error) {
-	s, err := Parse(c.Source, k.env.Kernels, k.env.Limits)
-	if err != nil {
-		return nil, err
-	}
-	return &run{env: k.env, spec: s}, nil
+// New returns the wgsl kind for env; its editor highlights a YAML header, a line "---", then WGSL.
+func New(env cells.Env) cells.Kind {
+	return cells.Define(cells.Def[Spec]{Name: "wgsl", Script: script, Language: "yaml+wgsl",
+		Parse: func(src string) (Spec, error) { return Parse(src, env.Kernels, env.Limits) },
+		Run:   func(s Spec, _ cells.Cell) cells.Run { return &run{env: env, spec: s} }})
 }
 
 type run struct {

@@ -213,7 +213,7 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // unavailableWords say, for each reason the page may give, why WebGPU cannot run and what to do.
 var unavailableWords = map[string]string{
 	"no-navigator-gpu": "this browser has no WebGPU (navigator.gpu is missing): use a recent Chrome, Edge or Safari 26+, or Firefox 141+ on Windows",
-	"insecure-context": "WebGPU needs a secure context and this page is not one: open it as http://localhost (or 127.0.0.1) on the machine running the server, or serve it over https (README, \"Workshops over https\")",
+	"insecure-context": "WebGPU needs a secure context and this page is not one: open it as http://localhost (or 127.0.0.1) on the machine running the server, or serve it over https (docs/workshop.md, \"Workshops over https\")",
 	"no-adapter":       "the browser offers no WebGPU adapter (the GPU may be blocklisted, or WebGPU switched off): check chrome://gpu, or try another browser",
 	"no-device":        "the WebGPU adapter would not give a device",
 }

@@ -108,10 +108,10 @@ const Unlimited = math.MaxInt32
 
 // Resource names, in the order OccupancyResult.Limiters lists ties.
 const (
-	Warps        = "warps"
-	Registers    = "registers"
-	SharedMemory = "shared memory"
-	Blocks       = "blocks"
+	LimitWarps        = "warps"
+	LimitRegisters    = "registers"
+	LimitSharedMemory = "shared memory"
+	LimitBlocks       = "blocks"
 )
 
 // OccupancyResult is a kernel's occupancy on one SM.
@@ -120,8 +120,8 @@ type OccupancyResult struct {
 	// over the SM's maximum (0 to 1): the theoretical occupancy.
 	BlocksPerSM, WarpsPerSM int
 	Occupancy               float64
-	// Limiters names the resources whose limit is BlocksPerSM (Warps, Registers, SharedMemory,
-	// Blocks), all of them when several tie.
+	// Limiters names the resources whose limit is BlocksPerSM (LimitWarps, LimitRegisters,
+	// LimitSharedMemory, LimitBlocks), all of them when several tie.
 	Limiters []string
 	// Each resource's limit in blocks per SM (Unlimited for one the kernel does not use), as Nsight
 	// Compute's launch__occupancy_limit_* metrics.
@@ -190,7 +190,7 @@ func (l Limits) Occupancy(blockThreads, regsPerThread, sharedPerBlock, carveout 
 	for _, lim := range []struct {
 		name string
 		n    int
-	}{{Warps, r.WarpLimit}, {Registers, r.RegisterLimit}, {SharedMemory, r.SharedLimit}, {Blocks, r.BlockLimit}} {
+	}{{LimitWarps, r.WarpLimit}, {LimitRegisters, r.RegisterLimit}, {LimitSharedMemory, r.SharedLimit}, {LimitBlocks, r.BlockLimit}} {
 		if lim.n == r.BlocksPerSM {
 			r.Limiters = append(r.Limiters, lim.name)
 		}

@@ -22,10 +22,10 @@ func TestDocumentedCases(t *testing.T) {
 		// CUDA C++ Best Practices Guide, "Occupancy" > "Calculating Occupancy": on compute capability
 		// 7.0, 128-thread blocks with 37 registers per thread give 75% occupancy with 12 active blocks
 		// per multiprocessor, …
-		{"Best Practices Guide, 128 threads × 37 registers", "7.0", 128, 37, 0, 12, 0.75, Registers},
+		{"Best Practices Guide, 128 threads × 37 registers", "7.0", 128, 37, 0, 12, 0.75, LimitRegisters},
 		// … whereas 320-thread blocks with the same 37 registers give 63% (62.5%), because only four
 		// 320-thread blocks can reside on a multiprocessor.
-		{"Best Practices Guide, 320 threads × 37 registers", "7.0", 320, 37, 0, 4, 0.625, Registers},
+		{"Best Practices Guide, 320 threads × 37 registers", "7.0", 320, 37, 0, 4, 0.625, LimitRegisters},
 		// Same section: 65,536 registers and 2048 threads per SM (64 warps × 32): for 100% occupancy
 		// each thread can use at most 32 registers.
 		{"Best Practices Guide, 32 registers at 100%", "7.0", 256, 32, 0, 8, 1, "warps and registers"},
@@ -185,12 +185,12 @@ func TestLimitersAndErrors(t *testing.T) {
 		threads, regs, shared int
 		want                  string
 	}{
-		{"9.0", 256, 111, 8320, Registers},      // cuda_regblock on the H100: 25%
-		{"9.0", 64, 16, 0, Blocks},              // 2 warps a block: the warp and block limits tie at 32
-		{"9.0", 32, 16, 0, Blocks},              // 1 warp a block: 32 blocks, 50%
-		{"9.0", 128, 0, 48 * kib, SharedMemory}, // 49 KiB a block: 4 in 228 KiB
-		{"7.5", 256, 0, 0, Warps},               // 32 warps per SM on Turing
-		{"8.9", 32, 0, 0, Blocks},               // 24 blocks on Ada
+		{"9.0", 256, 111, 8320, LimitRegisters},      // cuda_regblock on the H100: 25%
+		{"9.0", 64, 16, 0, LimitBlocks},              // 2 warps a block: the warp and block limits tie at 32
+		{"9.0", 32, 16, 0, LimitBlocks},              // 1 warp a block: 32 blocks, 50%
+		{"9.0", 128, 0, 48 * kib, LimitSharedMemory}, // 49 KiB a block: 4 in 228 KiB
+		{"7.5", 256, 0, 0, LimitWarps},               // 32 warps per SM on Turing
+		{"8.9", 32, 0, 0, LimitBlocks},               // 24 blocks on Ada
 	} {
 		got, err := OccupancyFor(c.cc, c.threads, c.regs, c.shared)
 		if err != nil || !strings.Contains(got.Limiting(), c.want) {

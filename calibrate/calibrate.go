@@ -18,12 +18,12 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/numeric"
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/sim/systolicarray"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // Options bound a calibration. The zero value is valid.
@@ -104,7 +104,7 @@ func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 	if opt.SkipSimulators {
 		return r, nil
 	}
-	for _, k := range emulate.Ladder() {
+	for _, k := range vgpurun.Ladder() {
 		if err := simtRate(ctx, r, k); err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ func pointSeconds(ctx context.Context) (float64, error) {
 	return numeric.Median(ts), nil
 }
 
-// SIMT measures the emulator's rates of the ladder kernels named (emulate.Ladder's names), as Measure
+// SIMT measures the emulator's rates of the ladder kernels named (vgpurun.Ladder's names), as Measure
 // does, into fresh rates that hold nothing else (SIMT, SIMTN, SIMTExp, SIMTLaunch and SIMTMix): for
 // comparing kernels measured side by side, as bench/estimates -fill-defaults does.
 func SIMT(ctx context.Context, kernels []string) (*estimate.Rates, error) {
@@ -324,18 +324,18 @@ func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 		ns = [2]int{128, 256}
 	}
 	var ts [2]float64
-	var res emulate.Result
+	var res vgpurun.Result
 	for i, n := range ns {
 		start := time.Now() // a simt cell's run of kernel at n, as cells/simt runs it
 		var err error
-		if res, err = emulate.Run(ctx, emulate.Request{Kernel: "cuda-" + kernel, N: n, DType: "float32", GPU: datasheet.GPUs[0]}); err != nil {
+		if res, err = vgpurun.Run(ctx, vgpurun.Request{Kernel: "cuda-" + kernel, N: n, DType: "float32", GPU: gpumodel.GPUs[0]}); err != nil {
 			return fmt.Errorf("%s: %w", kernel, err)
 		}
 		ts[i] = time.Since(start).Seconds()
 	}
 	// the launch at the larger n alone, by instruction class, for the cost per thread instruction
 	// (estimate.Rates.InstrCosts) that prices a learner's kernel from a probe of one block
-	r.SIMTLaunch[kernel], r.SIMTMix[kernel] = res.EmulationSeconds, emulate.InstrMix(res.Counts)
+	r.SIMTLaunch[kernel], r.SIMTMix[kernel] = res.EmulationSeconds, vgpurun.InstrMix(res.Counts)
 	p := math.Log(ts[1]/ts[0]) / math.Log(float64(ns[1])/float64(ns[0]))
 	lo := 2.5 // one thread per output: the fit at small n understates the growth measured up to 512
 	if kernel == "regblock" {

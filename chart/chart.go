@@ -14,21 +14,30 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplayground/playground/harness"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Throughput renders GFLOP/s against n for results: a log2 x axis, one line per kernel in the order
+// RatePoint is one point of a rate chart: Kernel's (the series') Rate at size N, in the chart's
+// unit (GFLOP/s for Throughput), with DType the precision the chart's title names. Callers convert
+// their measurements (measure.Result) to it: chart knows no harness.
+type RatePoint struct {
+	Kernel string
+	N      int
+	DType  string
+	Rate   float64
+}
+
+// Throughput renders GFLOP/s (RatePoint.Rate) against n for results: a log2 x axis, one line per kernel in the order
 // kernels first appear (the i-th kernel in SeriesStyle(i)), labelled axes with units and a
 // legend. The y axis turns logarithmic when the results span more than 20×, so a whole ladder fits.
 // It returns a complete `<svg>` document without an XML prolog, ready to put inside HTML.
-func Throughput(results []harness.Result) (string, error) { return ThroughputPeak(results, 0, "") }
+func Throughput(results []RatePoint) (string, error) { return ThroughputPeak(results, 0, "") }
 
 // ThroughputPeak is Throughput with a dashed horizontal line at peak GFLOP/s, labelled (0: none).
-func ThroughputPeak(results []harness.Result, peak float64, label string) (string, error) {
+func ThroughputPeak(results []RatePoint, peak float64, label string) (string, error) {
 	return rateChart(results, peak, label, RateAxes{Title: "Matrix multiply throughput", Size: "matrix size n (n×n×n, log2 scale)", Unit: "GFLOP/s", What: "throughput"})
 }
 
@@ -36,18 +45,14 @@ func ThroughputPeak(results []harness.Result, peak float64, label string) (strin
 // rate is ("bandwidth").
 type RateAxes struct{ Title, Size, Unit, What string }
 
-// Rate is Throughput for another rate: rate(r) of each result (e.g. a problem's minimal bytes over
-// its median seconds, in GB/s) against n, labelled as axes says.
-func Rate(results []harness.Result, axes RateAxes, rate func(harness.Result) float64) (string, error) {
-	rs := slices.Clone(results)
-	for i := range rs {
-		rs[i].GFLOPS = rate(rs[i])
-	}
-	return rateChart(rs, 0, "", axes)
+// Rate is Throughput for another rate: each result's Rate (e.g. a problem's minimal bytes over its
+// median seconds, in GB/s) against n, labelled as axes says.
+func Rate(results []RatePoint, axes RateAxes) (string, error) {
+	return rateChart(results, 0, "", axes)
 }
 
-// rateChart draws the results' GFLOPS field (the rate in axes.Unit) against n.
-func rateChart(results []harness.Result, peak float64, label string, axes RateAxes) (string, error) {
+// rateChart draws the results' Rate (in axes.Unit) against n.
+func rateChart(results []RatePoint, peak float64, label string, axes RateAxes) (string, error) {
 	dtype := ""
 	if len(results) > 0 {
 		dtype = " (" + results[0].DType + ")"
@@ -67,11 +72,11 @@ func rateChart(results []harness.Result, peak float64, label string, axes RateAx
 		if _, ok := byKernel[r.Kernel]; !ok {
 			order = append(order, r.Kernel)
 		}
-		byKernel[r.Kernel] = append(byKernel[r.Kernel], plotter.XY{X: float64(r.N), Y: r.GFLOPS})
+		byKernel[r.Kernel] = append(byKernel[r.Kernel], plotter.XY{X: float64(r.N), Y: r.Rate})
 	}
-	var best harness.Result
+	var best RatePoint
 	for _, r := range results {
-		if r.GFLOPS > best.GFLOPS {
+		if r.Rate > best.Rate {
 			best = r
 		}
 	}
@@ -91,8 +96,8 @@ func rateChart(results []harness.Result, peak float64, label string, axes RateAx
 	}
 	lo, hi := math.Inf(1), 0.0
 	for _, r := range results {
-		if r.GFLOPS > 0 {
-			lo, hi = math.Min(lo, r.GFLOPS), math.Max(hi, r.GFLOPS)
+		if r.Rate > 0 {
+			lo, hi = math.Min(lo, r.Rate), math.Max(hi, r.Rate)
 		}
 	}
 	if peak > 0 {
@@ -116,8 +121,8 @@ func rateChart(results []harness.Result, peak float64, label string, axes RateAx
 	}
 	f.title = p.Title.Text
 	f.desc = fmt.Sprintf("Line chart of median %s in %s against %s for %s.", axes.What, axes.Unit, strings.SplitN(axes.Size, " (", 2)[0], list(order))
-	if best.GFLOPS > 0 {
-		f.desc += fmt.Sprintf(" Fastest: %s at n=%d, %.3g %s.", best.Kernel, best.N, best.GFLOPS, axes.Unit)
+	if best.Rate > 0 {
+		f.desc += fmt.Sprintf(" Fastest: %s at n=%d, %.3g %s.", best.Kernel, best.N, best.Rate, axes.Unit)
 	}
 	if peak > 0 {
 		f.desc += fmt.Sprintf(" Dashed line: %s.", label)
@@ -137,7 +142,7 @@ func list(names []string) string {
 }
 
 // xRange pads the n range by half an octave each side so end points are not drawn on the frame.
-func xRange(results []harness.Result) (lo, hi float64) {
+func xRange(results []RatePoint) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, r := range results {
 		lo, hi = math.Min(lo, float64(r.N)), math.Max(hi, float64(r.N))

@@ -4,16 +4,14 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
-
-	"github.com/gpuplayground/playground/harness"
 )
 
 func TestThroughputIsCompleteSVGWithLegendAndLabels(t *testing.T) {
-	results := []harness.Result{
-		{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5},
-		{Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9},
-		{Kernel: "naive", N: 128, DType: "float32", GFLOPS: 1.2},
-		{Kernel: "gonum", N: 128, DType: "float32", GFLOPS: 12},
+	results := []RatePoint{
+		{Kernel: "naive", N: 64, DType: "float32", Rate: 1.5},
+		{Kernel: "gonum", N: 64, DType: "float32", Rate: 9},
+		{Kernel: "naive", N: 128, DType: "float32", Rate: 1.2},
+		{Kernel: "gonum", N: 128, DType: "float32", Rate: 12},
 	}
 	svg, err := Throughput(results)
 	if err != nil {
@@ -40,7 +38,7 @@ func TestThroughputIsCompleteSVGWithLegendAndLabels(t *testing.T) {
 }
 
 func TestThroughputSinglePointAndEmpty(t *testing.T) {
-	for _, rs := range [][]harness.Result{nil, {{Kernel: "ikj", N: 1, DType: "float64", GFLOPS: 0}}} {
+	for _, rs := range [][]RatePoint{nil, {{Kernel: "ikj", N: 1, DType: "float64", Rate: 0}}} {
 		if _, err := Throughput(rs); err != nil {
 			t.Errorf("Throughput(%v): %v", rs, err)
 		}
@@ -123,7 +121,7 @@ func TestAllReduceChart(t *testing.T) {
 }
 
 func TestThroughputLogAxisAndPeak(t *testing.T) {
-	rs := []harness.Result{{Kernel: "naive", N: 256, DType: "float32", GFLOPS: 0.6}, {Kernel: "simd", N: 256, DType: "float32", GFLOPS: 120}}
+	rs := []RatePoint{{Kernel: "naive", N: 256, DType: "float32", Rate: 0.6}, {Kernel: "simd", N: 256, DType: "float32", Rate: 120}}
 	svg, err := ThroughputPeak(rs, 300, "theoretical peak")
 	if err != nil {
 		t.Fatal(err)

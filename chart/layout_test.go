@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/harness"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -68,10 +67,10 @@ func layoutProblems(svg string) []string {
 // Charts made to be hard to lay out: long titles, long legend names, long bar labels, many ticks.
 // Every text stays inside the chart and none meets another, by the font's metrics.
 func TestChartsKeepTextInsideAndApart(t *testing.T) {
-	var ladder []harness.Result
+	var ladder []RatePoint
 	for i, k := range []string{"naive", "ikj", "tiled", "parallel", "gonum", "packed", "simd", "simd-parallel", "webgpu-regblock-f16", "cuda-warptile (emulated, modelled)"} {
 		for n := 16; n <= 8192; n *= 2 {
-			ladder = append(ladder, harness.Result{Kernel: k, N: n, DType: "float32", GFLOPS: float64(i+1) * float64(n) / 10})
+			ladder = append(ladder, RatePoint{Kernel: k, N: n, DType: "float32", Rate: float64(i+1) * float64(n) / 10})
 		}
 	}
 	charts := map[string]func() (string, error){

@@ -9,14 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gpuplayground/playground/harness"
 )
 
 // Every chart carries a title and a description (its accessible name), is in sans-serif text that
 // follows the page's colour (currentColor), and names no serif font.
 func TestChartsAreAccessibleAndThemed(t *testing.T) {
-	tput, err := Throughput([]harness.Result{{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9}})
+	tput, err := Throughput([]RatePoint{{Kernel: "naive", N: 64, DType: "float32", Rate: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", Rate: 9}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +44,7 @@ func TestChartsAreAccessibleAndThemed(t *testing.T) {
 // The i-th series of a chart takes the i-th palette colour and marker, whichever kernels they are:
 // four CPU kernels are four hues (not four blues), and a kernel's colour follows its place.
 func TestSeriesTakePaletteInTurn(t *testing.T) {
-	rs := []harness.Result{{Kernel: "ikj", N: 64, GFLOPS: 1}, {Kernel: "parallel", N: 64, GFLOPS: 2}, {Kernel: "tiled", N: 64, GFLOPS: 3}, {Kernel: "gonum", N: 64, GFLOPS: 4}}
+	rs := []RatePoint{{Kernel: "ikj", N: 64, Rate: 1}, {Kernel: "parallel", N: 64, Rate: 2}, {Kernel: "tiled", N: 64, Rate: 3}, {Kernel: "gonum", N: 64, Rate: 4}}
 	svg, err := Throughput(rs)
 	if err != nil {
 		t.Fatal(err)

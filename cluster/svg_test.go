@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/harness"
 )
 
 // svgTokens lists what an SVG document draws: each element with its attributes in order, its text,
@@ -50,9 +49,9 @@ func svgTokens(t *testing.T, svg string) []string {
 // The charts this project draws go through the sanitiser unchanged: every element, attribute and
 // text of each one is kept, in order (and each passes the fuzz test's check).
 func TestSanitizeKeepsCharts(t *testing.T) {
-	throughput, err := chart.ThroughputPeak([]harness.Result{
-		{Kernel: "naive", N: 64, DType: "float32", GFLOPS: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", GFLOPS: 9},
-		{Kernel: "naive", N: 128, DType: "float32", GFLOPS: 1.2}, {Kernel: "gonum", N: 128, DType: "float32", GFLOPS: 12},
+	throughput, err := chart.ThroughputPeak([]chart.RatePoint{
+		{Kernel: "naive", N: 64, DType: "float32", Rate: 1.5}, {Kernel: "gonum", N: 64, DType: "float32", Rate: 9},
+		{Kernel: "naive", N: 128, DType: "float32", Rate: 1.2}, {Kernel: "gonum", N: 128, DType: "float32", Rate: 12},
 	}, 100, "peak (datasheet)")
 	if err != nil {
 		t.Fatal(err)

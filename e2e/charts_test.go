@@ -77,10 +77,10 @@ func allLessonCharts(t *testing.T) []lessonChart {
 		for _, l := range all {
 			for _, c := range l.Cells {
 				if m := kernelsLine.FindStringSubmatch(c.Source); m != nil {
-					var rs []harness.Result
+					var rs []chart.RatePoint
 					for i, name := range strings.Split(m[1], ",") {
 						for j, n := range []int{64, 256, 1024} {
-							rs = append(rs, harness.Result{Kernel: strings.TrimSpace(name), N: n, DType: "float32", GFLOPS: float64((i + 1) * (j + 1) * 7)})
+							rs = append(rs, chart.RatePoint{Kernel: strings.TrimSpace(name), N: n, DType: "float32", Rate: float64((i + 1) * (j + 1) * 7)})
 						}
 					}
 					svg, err := chart.ThroughputPeak(rs, 900, "measured peak, 70 GFLOP/s")

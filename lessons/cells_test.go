@@ -18,7 +18,7 @@ import (
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at its full sizes and repeats, as written (by default each runs at its smallest size, once: cellstest.Small)")
@@ -27,7 +27,7 @@ var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at
 // kind, as a server without a GPU would: each ends without error, with rows, and with no wrong
 // result. Each cell's estimate as written must fit the run time limit; the run itself is of the cell
 // at its smallest size, once (cellstest.Small: every kernel, every path but the virtual GPU's for
-// sizes above emulate.MaxN), or as written with -full (go test ./lessons -run EveryCellRuns -args
+// sizes above vgpurun.MaxN), or as written with -full (go test ./lessons -run EveryCellRuns -args
 // -full; BenchmarkLessonCells times them as written). Cells of kinds that compile CUDA need NVRTC
 // (required in CI). How long each took is logged; keeping a cell short is the estimate's job
 // (checked at parse), not a timed assertion.
@@ -70,7 +70,7 @@ func TestEveryCellRuns(t *testing.T) {
 // rates must price every kernel the virtual GPU runs by its own measured rate: an estimate of a
 // kernel without one falls back to naive's, and says little about the kernel.
 func TestEveryShippedCellIsEstimatedWithinTheRunLimit(t *testing.T) {
-	for _, k := range emulate.Ladder() {
+	for _, k := range vgpurun.Ladder() {
 		if estimate.Defaults().SIMT[k] == 0 {
 			t.Errorf("the default rates have no emulator rate for %s (go run ./bench/estimates -fill-defaults estimate/default_rates.json)", k)
 		}

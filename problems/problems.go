@@ -1,7 +1,7 @@
 // Package problems is the table of what a learner's `cuda` cell may compute: for each problem its
 // kernel's fixed signature, its buffers and int parameters as functions of the cell's size n, how
 // its inputs are drawn, its float64 CPU reference and check, and its FLOPs and minimal DRAM bytes.
-// It is the one place a problem is defined: the virtual GPU (package emulate), the GPU worker
+// It is the one place a problem is defined: the virtual GPU (package vgpurun), the GPU worker
 // (package gpu) and the cell's spec (package cells/cuda) all read it.
 package problems
 

@@ -19,7 +19,6 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/lessons"
 
 	"github.com/gpuplayground/playground/store"
@@ -383,7 +382,7 @@ func boardChart(cell string, b cellBoard) (string, error) {
 		return "", nil
 	}
 	best := map[string]float64{}
-	var results []harness.Result
+	var results []chart.RatePoint
 	for _, r := range b.Rows {
 		if r.Shared || len(r.Values) <= max(ki, ni, gi) {
 			continue
@@ -395,7 +394,7 @@ func boardChart(cell string, b cellBoard) (string, error) {
 			continue
 		}
 		name := r.Student + ": " + kernel
-		results = append(results, harness.Result{Kernel: name, N: int(n), GFLOPS: g, OK: !r.Bad, DType: "each student's latest run"})
+		results = append(results, chart.RatePoint{Kernel: name, N: int(n), Rate: g, DType: "each student's latest run"})
 		best[name] = math.Max(best[name], g)
 	}
 	if len(results) == 0 {
@@ -411,14 +410,14 @@ func boardChart(cell string, b cellBoard) (string, error) {
 		for _, name := range names[:MaxBoardSeries] {
 			keep[name] = true
 		}
-		results = slices.DeleteFunc(results, func(r harness.Result) bool { return !keep[r.Kernel] })
+		results = slices.DeleteFunc(results, func(r chart.RatePoint) bool { return !keep[r.Kernel] })
 		for i := range results {
 			results[i].DType = fmt.Sprintf("each student's latest run; the %d fastest series of %d", MaxBoardSeries, len(best))
 		}
 	}
 	// The title's parenthesis is the results' DType (rateChart): what the series are.
 	return chart.Rate(results, chart.RateAxes{Title: "Class results of " + cell, Size: "matrix size n (n×n×n, log2 scale)",
-		Unit: "GFLOP/s", What: "throughput"}, func(r harness.Result) float64 { return r.GFLOPS })
+		Unit: "GFLOP/s", What: "throughput"})
 }
 
 // toFloat reads a JSON number (float64 after decoding; an int before).

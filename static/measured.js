@@ -11,7 +11,7 @@ export function measuredDone(view) {
   const recorded = view.rowCount("recorded");
   const emulated = view.rowCount("emulated");
   const browser = view.rowCount("browser");
-  // a kernel that faulted in the virtual GPU (emulate.Failure: "KERNEL at n=N faulted in the virtual
+  // a kernel that faulted in the virtual GPU (vgpurun.Failure: "KERNEL at n=N faulted in the virtual
   // GPU: …") ran and broke; other errors are kernels that did not run
   const faults = view.notes.filter((n) => n.level === "error" && FAULTED.test(n.message));
   const failed = view.notes.some((n) => n.level === "error" && !FAULTED.test(n.message));

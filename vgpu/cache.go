@@ -45,7 +45,7 @@ import (
 // A sampled launch (LaunchConfig.Only) runs its few CTAs through a cold L2: what other CTAs would
 // have left there is not seen, so its L2 hit rate is a lower bound and its DRAM bytes, scaled to
 // the grid, an upper bound (Counts.Scaled). Package emulate corrects its DRAM reads from the CTAs'
-// own L2 streams (CacheConfig.L2Access; emulate's wave.go says how).
+// own L2 streams (CacheConfig.L2Access; gpumodel's wave.go says how).
 
 // CacheConfig sizes the simulated caches, in bytes: L1Bytes is one CTA's share of its SM's L1,
 // L2Bytes the GPU's whole L2. Either may be 0 (no cache at that level: every access misses).
@@ -56,7 +56,7 @@ type CacheConfig struct {
 	// LaunchConfig.Only's distinct blocks sorted by linear index, or its linear index), with the
 	// buffer it lies in (index in LaunchConfig.Buffers; -1: the module's variables), its byte offset
 	// there / 32, and whether it is a store (else a load or an atomic). For estimates built on the
-	// sampled CTAs' address streams (package emulate's wave footprint).
+	// sampled CTAs' address streams (package gpumodel's wave footprint).
 	L2Access func(pos, buffer int, sector int64, store bool)
 }
 

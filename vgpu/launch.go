@@ -220,7 +220,7 @@ type Counts struct {
 	Branches, DivergentBranches int64
 	// GlobalLines are the distinct 128-byte lines of each global load, store and atomic request,
 	// summed, but a cp.async.cg's: the lines that pass the L1's data pipe, one per clock
-	// (emulate.Model's L1 term).
+	// (gpumodel.Model's L1 term).
 	// AsyncCopyLines are those of cp.async.cg requests, which bypass the L1 and are not in
 	// GlobalLines; AsyncCopyWavefronts the shared-memory wavefronts of every cp.async's writes (Nsight
 	// Compute's smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts, which counts 6 for a

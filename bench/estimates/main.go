@@ -35,7 +35,7 @@ import (
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/numeric"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 func main() {
@@ -112,7 +112,7 @@ func fillDefaultRates(ctx context.Context, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	var missing []string
-	for _, k := range emulate.Ladder() {
+	for _, k := range vgpurun.Ladder() {
 		if d.SIMT[k] == 0 {
 			missing = append(missing, k)
 		}

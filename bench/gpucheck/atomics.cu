@@ -1,5 +1,5 @@
 // atomics.cu: the rate of global atomicAdd on an H100 for three patterns, timed with events (the
-// third of three launches), for emulate.Model's atomics term (docs/vgpu-metrics.md):
+// third of three launches), for gpumodel.Model's atomics term (docs/vgpu-metrics.md):
 //
 //	nvcc -O3 -arch=sm_90 -o /tmp/atomics bench/gpucheck/atomics.cu && /tmp/atomics
 //

@@ -1,5 +1,5 @@
 // launch_floor.cu: the time Nsight Compute's gpu__time_duration gives a launch that does (almost)
-// nothing, the floor under every small launch (emulate.Model's launch term): an empty kernel in one
+// nothing, the floor under every small launch (gpumodel.ModelAt's launch term): an empty kernel in one
 // block of one warp, in 256 blocks of 256 threads (the copy's grid at n = 512), and in 2048 blocks,
 // and a copy of one float per thread in one block of one warp (one DRAM round trip).
 //

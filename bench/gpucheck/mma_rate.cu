@@ -1,6 +1,6 @@
 // mma_rate.cu: what one SM's tensor cores and shared memory sustain for the instructions the
 // tensor-core rungs use (gpu/nvidia/src/matmul.cu: cuda_mma to cuda_mma_warptile), to check the rates
-// the virtual GPU's model prices them at (vgpu/emulate: the "tensor" and "shared" terms):
+// the virtual GPU's model prices them at (gpumodel: the "tensor" and "shared" terms):
 //   mma     mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (4,096 FLOPs each) in CH independent
 //           accumulator chains per warp, W warps per SM: FLOPs per SM clock; with one warp and one
 //           chain, the cycles between dependent mma.sync (their latency)

@@ -29,8 +29,8 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // metrics are the Nsight Compute metrics read from the CSV, in the table's order.
@@ -63,7 +63,7 @@ func main() {
 		printPublished()
 		return
 	}
-	g, err := datasheet.LookupGPU(*gpuName)
+	g, err := gpumodel.LookupGPU(*gpuName)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("n = %d; virtual GPU: PTX compute_%d, modelled on the %s datasheet; hardware: %s\n\n", *n, emulate.Arch, g.Name, *file)
+	fmt.Printf("n = %d; virtual GPU: PTX compute_%d, modelled on the %s datasheet; hardware: %s\n\n", *n, vgpurun.Arch, g.Name, *file)
 	if *model {
 		cs, err := compareAll(context.Background(), rows, *n, *sample, g)
 		if err != nil {
@@ -90,12 +90,12 @@ func main() {
 		if k.Entry == "" {
 			continue
 		}
-		l := k.LaunchFor(*n, emulate.Arch, "float32")
+		l := k.LaunchFor(*n, vgpurun.Arch, "float32")
 		hw, ok := rows[l.Entry]
 		if !ok {
 			continue
 		}
-		res, err := emulate.Run(context.Background(), emulate.Request{Kernel: k.Name, N: *n, DType: "float32", GPU: g, Seed: 1})
+		res, err := vgpurun.Run(context.Background(), vgpurun.Request{Kernel: k.Name, N: *n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			log.Fatalf("%s: %v", k.Name, err)
 		}

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // The virtual GPU's global-memory counts for the project's FP32 kernels equal what Nsight Compute
@@ -24,7 +24,7 @@ import (
 // runs two thread blocks and scales: the kernels are uniform over full tiles, so scaling is exact.
 func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 	hw := readCSV(t, "h100-ncu-4096.csv")
-	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", emulate.Arch))
+	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", vgpurun.Arch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +37,11 @@ func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not in the kernel table", name)
 		}
-		row, ok := hw[k.LaunchFor(4096, emulate.Arch, "float32").Entry]
+		row, ok := hw[k.LaunchFor(4096, vgpurun.Arch, "float32").Entry]
 		if !ok {
 			t.Fatalf("%s: no Nsight Compute row", name)
 		}
-		c := sampledCounts(t, mod, k.LaunchFor(4096, emulate.Arch, "float32"))
+		c := sampledCounts(t, mod, k.LaunchFor(4096, vgpurun.Arch, "float32"))
 		for _, m := range []struct {
 			metric string
 			got    float64
@@ -184,18 +184,18 @@ func readCSV(t *testing.T, name string) map[string]map[string]string {
 // ladder runs 8 sampled blocks each, whose L1 hit rates are kept within 2 points of the
 // measurements for naive and coalesced.
 //
-// The 8 blocks are consecutive in dispatch order (emulate's sample), so the L2 sees the data that
+// The 8 blocks are consecutive in dispatch order (vgpurun's sample), so the L2 sees the data that
 // neighbouring blocks share, as the hardware's does; 8 scattered blocks shared almost none (L2 hit
 // rates of 2.7–26%, DRAM reads 1.3–9× the measured). Their DRAM reads blend each wave of resident
 // blocks in step (its unique sectors) and staggered (the run's replay), weight 1/√w for wave w
-// (emulate's wave.go): naive, coalesced and smem, 62 waves, come within 1.5× of the measured (0.86,
+// (gpumodel's wave.go): naive, coalesced and smem, 62 waves, come within 1.5× of the measured (0.86,
 // 1.36 and 1.00 on 2026-11-25); regblock's in-step estimate, its waves' unique sectors built from
 // the sampled blocks' streams, within 1.25× of its measured reads (0.99), which its 3.9 waves read
 // nearly wholly in step; the blend lies between the two estimates. Every L2 hit rate is above 15%
 // and no more than 15 points above the measured one (smem's is 12 above: its DRAM reads match, its
 // L2 lookups do not).
 func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
-	g := datasheet.GPUs[0]
+	g := gpumodel.GPUs[0]
 	rows := readCSV(t, "h100-ncu-4096.csv")
 	for name := range rows {
 		if name != "cuda_naive" && name != "cuda_coalesced" && name != "cuda_smem" && name != "cuda_regblock" {
@@ -255,7 +255,7 @@ func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
 // one, by more than 1.5×, as measured (2×): the model's shared-memory term counts the
 // conflicts' wavefronts. The naive transpose is modelled slower than the tiled one, as measured
 // (289 against 122 µs): its stores write 4 bytes of each sector, which the L2 term charges at the
-// H100's measured rate for partly written sectors (emulate.PartialStoreSlots; before, it was
+// H100's measured rate for partly written sectors (gpumodel.PartialStoreSlots; before, it was
 // modelled 3.6× too fast, below the tiled one).
 func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
 	if _, _, err := nvidia.ChosenCompiler(); err != nil {
@@ -264,7 +264,7 @@ func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	cs, err := compareAll(context.Background(), readCSV(t, "h100-ncu-transpose-4096.csv"), 4096, 256, datasheet.GPUs[0])
+	cs, err := compareAll(context.Background(), readCSV(t, "h100-ncu-transpose-4096.csv"), 4096, 256, gpumodel.GPUs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
 // faster than the one before, and each is within 2× of its published GFLOP/s (docs/benchmarks.md,
 // "The model against a published ladder", has the table: within 1.66× on 2026-11-25).
 func TestModelAgreesWithPublishedLadder(t *testing.T) {
-	g, err := datasheet.LookupGPU("RTX A6000")
+	g, err := gpumodel.LookupGPU("RTX A6000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestModelAgreesWithPublishedLadder(t *testing.T) {
 
 // The latency and launch terms against the H100's measurements at n = 512 (testdata/h100-ncu-512.csv,
 // docs/benchmarks.md): regblock, 16 blocks of 8 warps (2 per scheduler), was modelled issue-bound at
-// half its measured time; with its warps' load and dependent-instruction waits (emulate.ModelAt) it
+// half its measured time; with its warps' load and dependent-instruction waits (gpumodel.ModelAt) it
 // is latency-bound within 1.5× of the measurement. The copy, transposes and reductions, launches of
 // 3–17 µs that the limits alone put 2–20× too fast, come within 1.5× with the launch floor and the
 // latency term, each closer than before.
@@ -334,7 +334,7 @@ func TestModelLatencyAtSmallSizes(t *testing.T) {
 	for _, drop := range []string{"cuda_naive", "cuda_coalesced", "cuda_smem", "cuda_wmma_bf16"} {
 		delete(rows, drop)
 	}
-	cs, err := compareAll(context.Background(), rows, 512, 0, datasheet.GPUs[0])
+	cs, err := compareAll(context.Background(), rows, 512, 0, gpumodel.GPUs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestModelLatencyAtSmallSizes(t *testing.T) {
 	}
 }
 
-// The launch floor the model adds (emulate.LaunchSeconds) is the one measured on an H100
+// The launch floor the model adds (gpumodel.LaunchSeconds) is the one measured on an H100
 // (testdata/h100-ncu-launch.csv, bench/gpucheck/launch_floor.cu): no more than the shortest empty
 // launch, within 10% of it.
 func TestLaunchFloorIsMeasured(t *testing.T) {
@@ -385,7 +385,7 @@ func TestLaunchFloorIsMeasured(t *testing.T) {
 			shortest = min(shortest, num(scale(row[d], all[h+1][d]))*1e-9)
 		}
 	}
-	if got := emulate.LaunchSeconds(datasheet.GPUs[0]); got > shortest || got < 0.9*shortest {
+	if got := gpumodel.LaunchSeconds(gpumodel.GPUs[0]); got > shortest || got < 0.9*shortest {
 		t.Errorf("launch floor %.3g s, shortest measured empty launch %.3g s", got, shortest)
 	}
 }
@@ -400,7 +400,7 @@ func TestLaunchFloorIsMeasured(t *testing.T) {
 // so only "not below" is asserted there.
 func TestModelAgreesWithPublishedTranspose(t *testing.T) {
 	mod := transposeModuleOrSkip(t)
-	ms, err := modelTranspose(context.Background(), mod, yencalH100, yencalN, transposeSampledBlocks, datasheet.GPUs[0])
+	ms, err := modelTranspose(context.Background(), mod, yencalH100, yencalN, transposeSampledBlocks, gpumodel.GPUs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestTransposeStepsTranspose(t *testing.T) {
 }
 
 // The measurement the model's rate for partly written store sectors comes from
-// (emulate.PartialStoreSlots) is the kept CSV's: the naive transpose's first launch in
+// (gpumodel.PartialStoreSlots) is the kept CSV's: the naive transpose's first launch in
 // testdata/h100-ncu-transpose-4096.csv, its store sectors, time and SM clock; and the virtual GPU
 // counts that launch's partly written sectors as the rate's derivation does (every store sector but
 // the n²·4/32 its bytes could fill).
@@ -482,18 +482,18 @@ func TestPartialStoreRateIsTheMeasuredOne(t *testing.T) {
 	ns := num(first[col["gpu__time_duration.sum"]])
 	hz := num(first[col["sm__cycles_elapsed.avg.per_second"]])
 	perClock := (sectors - 4096*4096*4/32) / (ns * 1e-9 * hz)
-	if got, want := emulate.PartialStoreSlots(), 5120/32/perClock; math.Abs(got-want) > 1e-6*want {
+	if got, want := gpumodel.PartialStoreSlots(), 5120/32/perClock; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("PartialStoreSlots() = %.6f, the CSV gives %.6f", got, want)
 	}
 	mod, err := lessonModule(context.Background())
 	if err != nil {
 		t.Skip(err)
 	}
-	c, _, err := lessonCounts(context.Background(), mod, lessonKernels()[1], 4096, [3]int{128, 512, 1}, 16, 16, datasheet.GPUs[0])
+	c, _, err := lessonCounts(context.Background(), mod, lessonKernels()[1], 4096, [3]int{128, 512, 1}, 16, 16, gpumodel.GPUs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := emulate.PartialStoreSectors(c), c.StoreSectors-4096*4096*4/32; got != want {
+	if got, want := gpumodel.PartialStoreSectors(c), c.StoreSectors-4096*4096*4/32; got != want {
 		t.Errorf("partly written store sectors of the naive transpose: %d, want %d (of %d)", got, want, c.StoreSectors)
 	}
 }

@@ -6,10 +6,9 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/sim/occupancy"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // lessonSource is bench/gpucheck/launch.cu's copy, transposes (Shared-memory tiling) and reductions (Why
@@ -97,7 +96,7 @@ func lessonModule(ctx context.Context) (*vgpu.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	ptx, err := nvidia.CompileWith(ctx, nv, cl, lessonSource, "lessons.cu", emulate.Arch)
+	ptx, err := nvidia.CompileWith(ctx, nv, cl, lessonSource, "lessons.cu", vgpurun.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -108,24 +107,24 @@ func lessonModule(ctx context.Context) (*vgpu.Module, error) {
 // on the values) with g's cache model, the occupancy from regs registers per thread (Nsight
 // Compute's launch__registers_per_thread), running every block, or sample blocks spread over the
 // grid when sample > 0, and returns the counts scaled to the grid.
-func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, grid [3]int, regs, sample int, g datasheet.GPU) (vgpu.Counts, emulate.Occupancy, error) {
+func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, grid [3]int, regs, sample int, g gpumodel.GPU) (vgpu.Counts, gpumodel.Occupancy, error) {
 	in, out := vgpu.NewBuffer("in", 4*n*n), vgpu.NewBuffer("out", 4*n*n)
 	block, params := k.launch(n, in, out)
 	res, err := mod.Resources(k.Entry)
 	if err != nil {
-		return vgpu.Counts{}, emulate.Occupancy{}, err
+		return vgpu.Counts{}, gpumodel.Occupancy{}, err
 	}
-	lim, err := occupancy.Lookup(g.CC)
+	lim, err := gpumodel.LookupLimits(g.CC)
 	if err != nil {
-		return vgpu.Counts{}, emulate.Occupancy{}, err
+		return vgpu.Counts{}, gpumodel.Occupancy{}, err
 	}
 	r, err := lim.Occupancy(block[0]*block[1]*block[2], regs, res.StaticShared, lim.SharedPerSM)
 	if err != nil {
-		return vgpu.Counts{}, emulate.Occupancy{}, err
+		return vgpu.Counts{}, gpumodel.Occupancy{}, err
 	}
-	o := emulate.Occupancy{Registers: regs, SharedBytes: res.StaticShared, Result: r}
+	o := gpumodel.Occupancy{Registers: regs, SharedBytes: res.StaticShared, Result: r}
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Params: params, Buffers: []*vgpu.Buffer{in, out},
-		Cache: emulate.CacheFor(g, o)}
+		Cache: gpumodel.CacheFor(g, o)}
 	if total := grid[0] * grid[1] * grid[2]; sample > 0 && sample < total {
 		for i := range sample {
 			b := i * total / sample
@@ -140,26 +139,26 @@ func lessonCounts(ctx context.Context, mod *vgpu.Module, k lessonKernel, n int, 
 type comparison struct {
 	Kernel    string
 	Counts    vgpu.Counts
-	Occupancy emulate.Occupancy
-	// Wave is how a sampled launch's DRAM reads were estimated (emulate.Result.Wave).
-	Wave emulate.WaveDRAM
+	Occupancy gpumodel.Occupancy
+	// Wave is how a sampled launch's DRAM reads were estimated (vgpurun.Result.Wave).
+	Wave gpumodel.WaveDRAM
 	// Before is the roofline the table showed before the cache model (FP32 FLOPs, 32 bytes per
 	// load/store sector at the DRAM bandwidth); Limits the limits model without latency and launch
-	// (emulate.Model); After the model with them (emulate.ModelAt), all on the datasheet GPU at the
+	// (gpumodel.Model); After the model with them (gpumodel.ModelAt), all on the datasheet GPU at the
 	// clock Nsight Compute locked it to.
-	Before, Limits, After datasheet.Model
+	Before, Limits, After gpumodel.Time
 	HW                    map[string]string
 }
 
 func (c comparison) measuredSeconds() float64 { return num(c.HW["gpu__time_duration.sum"]) / 1e9 }
 
 // models fills in c's Before and After from its counts on g at the measured SM clock.
-func (c *comparison) models(g datasheet.GPU) {
+func (c *comparison) models(g gpumodel.GPU) {
 	at := g.AtClock(num(c.HW["sm__cycles_elapsed.avg.per_second"]))
 	k := c.Counts
-	c.Before = datasheet.Roofline(float64(k.FLOPs), float64(32*(k.LoadSectors+k.StoreSectors)), at)
-	c.Limits = emulate.Model(k, at)
-	c.After = emulate.ModelAt(k, at, c.Occupancy)
+	c.Before = gpumodel.Roofline(float64(k.FLOPs), float64(32*(k.LoadSectors+k.StoreSectors)), at)
+	c.Limits = gpumodel.Model(k, at)
+	c.After = gpumodel.ModelAt(k, at, c.Occupancy)
 }
 
 // modelTable is the markdown table of cs: modelled time before and after, measured time, hit rates
@@ -187,19 +186,19 @@ func modelTable(cs []comparison) string {
 }
 
 // compareAll models every kernel of rows (Nsight Compute's, by name) at n on g: the GEMM ladder's
-// through emulate.Run (sampled above emulate.MaxN), lessonSource's with lessonCounts (every block,
+// through vgpurun.Run (sampled above vgpurun.MaxN), lessonSource's with lessonCounts (every block,
 // or sample of them when sample > 0; skipped, with a note on stderr, without a CUDA compiler).
-func compareAll(ctx context.Context, rows map[string]map[string]string, n, sample int, g datasheet.GPU) ([]comparison, error) {
+func compareAll(ctx context.Context, rows map[string]map[string]string, n, sample int, g gpumodel.GPU) ([]comparison, error) {
 	var out []comparison
 	for _, k := range nvidia.Kernels() {
 		if k.Entry == "" {
 			continue
 		}
-		hw, ok := rows[k.LaunchFor(n, emulate.Arch, "float32").Entry]
+		hw, ok := rows[k.LaunchFor(n, vgpurun.Arch, "float32").Entry]
 		if !ok {
 			continue
 		}
-		res, err := emulate.Run(ctx, emulate.Request{Kernel: k.Name, N: n, DType: "float32", GPU: g, Seed: 1})
+		res, err := vgpurun.Run(ctx, vgpurun.Request{Kernel: k.Name, N: n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}

@@ -6,8 +6,8 @@ import (
 	"log"
 	"strings"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // rung is one step of a published, measured SGEMM ladder, beside the project's kernel that takes
@@ -44,7 +44,7 @@ const boehmN = 4092
 // modelledRung is a rung with the virtual GPU's modelled time of the project's kernel.
 type modelledRung struct {
 	rung
-	Model datasheet.Model
+	Model gpumodel.Time
 	// FLOPs is the GEMM's 2·n³.
 	FLOPs float64
 }
@@ -54,10 +54,10 @@ func (m modelledRung) GFLOPS() float64 { return m.FLOPs / m.Model.Seconds / 1e9 
 
 // modelLadder runs each rung's kernel in the virtual GPU at n (sampled, as a cell runs it) on g and
 // returns its modelled time.
-func modelLadder(ctx context.Context, rungs []rung, n int, g datasheet.GPU) ([]modelledRung, error) {
+func modelLadder(ctx context.Context, rungs []rung, n int, g gpumodel.GPU) ([]modelledRung, error) {
 	var out []modelledRung
 	for _, r := range rungs {
-		res, err := emulate.Run(ctx, emulate.Request{Kernel: r.Kernel, N: n, DType: "float32", GPU: g, Seed: 1})
+		res, err := vgpurun.Run(ctx, vgpurun.Request{Kernel: r.Kernel, N: n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Kernel, err)
 		}
@@ -77,9 +77,9 @@ func ladderTable(ms []modelledRung) string {
 	return b.String()
 }
 
-// printPublished prints ladderTable for boehmA6000 on the RTX A6000's datasheet.
+// printPublished prints ladderTable for boehmA6000 on the RTX A6000's gpumodel.
 func printPublished() {
-	g, err := datasheet.LookupGPU("RTX A6000")
+	g, err := gpumodel.LookupGPU("RTX A6000")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func printPublished() {
 	fmt.Printf("n = %d; virtual GPU modelled on the %s datasheet; measured: Boehm (2022), same GPU, same size\n\n", boehmN, g.Name)
 	fmt.Print(ladderTable(ms))
 
-	h, err := datasheet.LookupGPU("H100 SXM")
+	h, err := gpumodel.LookupGPU("H100 SXM")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,10 +7,9 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/sim/occupancy"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // transposeSource is the transpose steps as a learner writes them (testdata/transpose_steps.cu).
@@ -57,7 +56,7 @@ func transposeModule(ctx context.Context) (*vgpu.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	ptx, err := nvidia.CompileWith(ctx, nv, cl, transposeSource, "transpose_steps.cu", emulate.Arch)
+	ptx, err := nvidia.CompileWith(ctx, nv, cl, transposeSource, "transpose_steps.cu", vgpurun.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +68,7 @@ type modelledTranspose struct {
 	transposeStep
 	N      int
 	Counts vgpu.Counts
-	Model  datasheet.Model
+	Model  gpumodel.Time
 }
 
 // GBps is the modelled bandwidth, in GB/s, counted as the publication counts it.
@@ -80,29 +79,29 @@ func (m modelledTranspose) GBps() float64 {
 // transposeOccupancy is the theoretical occupancy of entry in blocks of block threads on g: the
 // kernels need fewer than 32 registers a thread (a few indices and one value), so blocks are
 // limited by threads, never by registers, whatever ptxas allocates below 32.
-func transposeOccupancy(mod *vgpu.Module, entry string, block [3]int, g datasheet.GPU) (emulate.Occupancy, error) {
+func transposeOccupancy(mod *vgpu.Module, entry string, block [3]int, g gpumodel.GPU) (gpumodel.Occupancy, error) {
 	res, err := mod.Resources(entry)
 	if err != nil {
-		return emulate.Occupancy{}, err
+		return gpumodel.Occupancy{}, err
 	}
-	lim, err := occupancy.Lookup(g.CC)
+	lim, err := gpumodel.LookupLimits(g.CC)
 	if err != nil {
-		return emulate.Occupancy{}, err
+		return gpumodel.Occupancy{}, err
 	}
 	const regs = 32
 	r, err := lim.Occupancy(block[0]*block[1]*block[2], regs, res.StaticShared, lim.SharedPerSM)
 	if err != nil {
-		return emulate.Occupancy{}, err
+		return gpumodel.Occupancy{}, err
 	}
-	return emulate.Occupancy{Registers: regs, SharedBytes: res.StaticShared, Result: r}, nil
+	return gpumodel.Occupancy{Registers: regs, SharedBytes: res.StaticShared, Result: r}, nil
 }
 
 // modelTranspose launches each step's kernel at n on g (grid of (n/32)² blocks; at most sample
 // consecutive blocks run, from block 0, and the counts are scaled to the grid) on zero inputs (the
 // counts of these kernels do not depend on the values) with g's cache model, and returns its
-// modelled time (emulate.ModelAt). The buffers are n² floats each: at n = 32768 two of 4 GiB,
+// modelled time (gpumodel.ModelAt). The buffers are n² floats each: at n = 32768 two of 4 GiB,
 // of which only the pages the sampled blocks touch are ever written.
-func modelTranspose(ctx context.Context, mod *vgpu.Module, steps []transposeStep, n, sample int, g datasheet.GPU) ([]modelledTranspose, error) {
+func modelTranspose(ctx context.Context, mod *vgpu.Module, steps []transposeStep, n, sample int, g gpumodel.GPU) ([]modelledTranspose, error) {
 	var out []modelledTranspose
 	for _, s := range steps {
 		in, freeIn, err := bigBuffer("in", 4*n*n)
@@ -120,21 +119,21 @@ func modelTranspose(ctx context.Context, mod *vgpu.Module, steps []transposeStep
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Entry, err)
 		}
-		out = append(out, modelledTranspose{transposeStep: s, N: n, Counts: c, Model: emulate.ModelAt(c, g, o)})
+		out = append(out, modelledTranspose{transposeStep: s, N: n, Counts: c, Model: gpumodel.ModelAt(c, g, o)})
 	}
 	return out, nil
 }
 
 // launchTranspose runs s's kernel at n from in to dst as modelTranspose says, and returns its
 // counts scaled to the grid and its occupancy on g.
-func launchTranspose(ctx context.Context, mod *vgpu.Module, s transposeStep, n, sample int, in, dst *vgpu.Buffer, g datasheet.GPU) (vgpu.Counts, emulate.Occupancy, error) {
+func launchTranspose(ctx context.Context, mod *vgpu.Module, s transposeStep, n, sample int, in, dst *vgpu.Buffer, g gpumodel.GPU) (vgpu.Counts, gpumodel.Occupancy, error) {
 	o, err := transposeOccupancy(mod, s.Entry, s.Block, g)
 	if err != nil {
 		return vgpu.Counts{}, o, err
 	}
 	grid := [3]int{n / 32, n / 32, 1}
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: s.Block, Params: []vgpu.Arg{vgpu.Ptr(in), vgpu.Ptr(dst), vgpu.S32(int32(n))},
-		Buffers: []*vgpu.Buffer{in, dst}, Cache: emulate.CacheFor(g, o)}
+		Buffers: []*vgpu.Buffer{in, dst}, Cache: gpumodel.CacheFor(g, o)}
 	if total := grid[0] * grid[1]; sample > 0 && sample < total {
 		for i := range sample {
 			cfg.Only = append(cfg.Only, [3]int{i % grid[0], i / grid[0], 0})

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
 // The tensor-core rungs on an H200 at n = 4096 (testdata/h200-ncu-tensor-4096.csv, 2026-11-26), and
@@ -29,7 +29,7 @@ func TestModelAgreesOnTheTensorRungs(t *testing.T) {
 }
 
 func modelAgreesOnTheTensorRungs(t *testing.T, file string) {
-	g, err := datasheet.LookupGPU("H100 SXM")
+	g, err := gpumodel.LookupGPU("H100 SXM")
 	if err != nil {
 		t.Fatal(err)
 	}

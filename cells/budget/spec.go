@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/sim/parallel"
 )
 
@@ -16,7 +16,7 @@ type Spec struct {
 	// Batch is how many independent predictions share one read of Bytes (1 unless written).
 	Batch       int
 	Utilisation float64
-	Devices     []datasheet.Accelerator
+	Devices     []gpumodel.Accelerator
 	Cluster     []int
 	LinkGBs     float64
 	LatencyUS   float64
@@ -193,7 +193,7 @@ func (y source) scale(s *Spec) error {
 
 // devices are the datasheet accelerators the cell lists (DefaultDevices when it lists none), each
 // once.
-func (y source) devices() ([]datasheet.Accelerator, error) {
+func (y source) devices() ([]gpumodel.Accelerator, error) {
 	names := DefaultDevices
 	lines := make([]int, len(names))
 	if y.Devices.Line > 0 {
@@ -205,9 +205,9 @@ func (y source) devices() ([]datasheet.Accelerator, error) {
 			names, lines = append(names, d.V), append(lines, d.Line)
 		}
 	}
-	var devices []datasheet.Accelerator
+	var devices []gpumodel.Accelerator
 	for i, n := range names {
-		a, err := datasheet.LookupAccelerator(n)
+		a, err := gpumodel.LookupAccelerator(n)
 		if err != nil {
 			return nil, cells.Errorf(lines[i], "%v", err)
 		}

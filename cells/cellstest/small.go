@@ -14,7 +14,7 @@ const SmallMaxN = 256
 // a `sizes:` list keeps only its smallest size, at most SmallMaxN, and `repeats:` becomes 1;
 // everything else, the kernels and a cuda or wgsl cell's code included, stays. A cell then runs
 // every kernel through every path it takes at its full sizes, except those only larger sizes reach
-// (the virtual GPU's sampled blocks above emulate.MaxN, and its note above emulate.MaxSampledN), in
+// (the virtual GPU's sampled blocks above vgpurun.MaxN, and its note above vgpurun.MaxSampledN), in
 // a fraction of the time. Tests that run every lesson cell use it; BenchmarkLessonCells and
 // TestEveryCellRuns -full run them as written.
 func Small(source string) string {

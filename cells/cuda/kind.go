@@ -16,12 +16,12 @@ import (
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/gpu"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 //go:embed render.js
@@ -75,7 +75,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	title := fmt.Sprintf("PTX of %s for compute_%d", spec.Kernel, p.r.env.GPU.Arch())
 	n := spec.Sizes[0]
-	g := datasheet.Or(spec.GPU)
+	g := gpumodel.Or(spec.GPU)
 	if _, err := spec.request(ptx, n); err != nil || n > spec.Problem.FullN {
 		e.Text(title, ptx)
 		return nil
@@ -95,8 +95,8 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	for _, f := range res.Notes { // uninitialised reads: the run went on
 		e.Note("warning", spec.cellLines(fmt.Sprintf("in the virtual GPU at n=%d: %v", n, f)))
 	}
-	term := emulate.Dominant(res.Model)
-	shares := emulate.Attribute(res.Counts, g, res.Occupancy, term.Name)
+	term := gpumodel.Dominant(res.Model)
+	shares := gpumodel.Attribute(res.Counts, g, res.Occupancy, term.Name)
 	src := sourceShares(ptx, shares)
 	title += fmt.Sprintf(", with the virtual GPU's counts of one launch at n=%d (emulated) beside each line that ran", n)
 	if len(shares.Lines) > 0 {
@@ -154,13 +154,13 @@ func (p *showPTX) sourceLines(e cells.Emitter, n int, lines []vgpu.LineCount, te
 // where lanes of an atomic shared an address, "; 16 lanes predicated off" for a guard that was
 // false in active lanes, and "; 12 divergent" for a branch whose lanes went different ways.
 func Annotate(ptx string, lines []vgpu.LineCount) string {
-	return AnnotateShares(ptx, lines, emulate.Shares{})
+	return AnnotateShares(ptx, lines, gpumodel.Shares{})
 }
 
 // AnnotateShares is Annotate, and on the hottestPTX lines with the largest shares of s (of at least
 // 1%) ends the comment with the line's share of the modelled time's term: "; 61% of modelled
 // shared-memory time".
-func AnnotateShares(ptx string, lines []vgpu.LineCount, s emulate.Shares) string {
+func AnnotateShares(ptx string, lines []vgpu.LineCount, s gpumodel.Shares) string {
 	hot := map[int]bool{}
 	for _, l := range hottest(s.Lines, hottestPTX) {
 		hot[l] = true
@@ -194,7 +194,7 @@ type run struct {
 	env  cells.Env
 	spec Spec
 	// samples are the blocks a sampled emulation runs at a size, where probeEmulation found
-	// emulate.SampledBlocks too long (none: the default).
+	// vgpurun.SampledBlocks too long (none: the default).
 	samples map[int]int
 	// variantSamples are samples for each of the spec's variants.
 	variantSamples []map[int]int
@@ -229,7 +229,7 @@ func (r *run) Estimate() time.Duration {
 	for _, n := range r.spec.Sizes {
 		est += r.customEstimate(r.spec, n)
 		for _, k := range emulated {
-			est += emulate.Estimate(r.env.Rates.Get(), k, n)
+			est += vgpurun.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	return est
@@ -299,9 +299,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 
 // emulate runs the learner's kernel (and for matmul the compared kernels named) in the virtual GPU
 // at every size, as rows of the emulated table, and returns their results.
-func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) ([]emulate.Result, error) {
+func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) ([]vgpurun.Result, error) {
 	if r.spec.Problem.Name == "matmul" {
-		return kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+		return kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 	}
 	launches := []launchRun{{"custom", r.spec, r.custom(ptx)}}
 	for i, v := range r.spec.Variants {
@@ -309,7 +309,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 		if i < len(r.variantSamples) {
 			samples = r.variantSamples[i]
 		}
-		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 			return v.Spec.emulate(ctx, ptx, r.resources, n, dtype, g, samples[n])
 		}})
 	}
@@ -318,8 +318,8 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 
 // custom runs the learner's kernel at n in the virtual GPU (Spec.emulate), sampling as many blocks
 // as probeEmulation found fit.
-func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
-	return func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
+func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
+	return func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 		return r.spec.emulate(ctx, ptx, r.resources, n, dtype, g, r.samples[n])
 	}
 }
@@ -327,13 +327,13 @@ func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, 
 // request is the emulation request for the cell's kernel at n: its PTX launched with the grid and
 // dynamic shared memory its formulas give, for its problem, checked at its precision. The caller
 // sets N, DType and GPU.
-func (s Spec) request(ptx string, n int) (emulate.Request, error) {
+func (s Spec) request(ptx string, n int) (vgpurun.Request, error) {
 	grid, err := s.GridFor(n)
 	if err != nil {
-		return emulate.Request{}, err
+		return vgpurun.Request{}, err
 	}
 	shared, err := s.SharedFor(n)
-	return emulate.Request{Kernel: "custom", PTX: ptx, Entry: s.Kernel, Grid: grid, Block: s.Block,
+	return vgpurun.Request{Kernel: "custom", PTX: ptx, Entry: s.Kernel, Grid: grid, Block: s.Block,
 		Problem: s.Problem, SharedBytes: shared, Precision: s.Precision}, err
 }
 
@@ -370,7 +370,7 @@ func (r *run) customEstimate(spec Spec, n int) time.Duration {
 	if err != nil {
 		return 0 // the run fails at once
 	}
-	return emulate.EstimateProblem(r.env.Rates.Get(), spec.Problem, n, g[0]*g[1]*g[2])
+	return vgpurun.EstimateProblem(r.env.Rates.Get(), spec.Problem, n, g[0]*g[1]*g[2])
 }
 
 // split separates, on a server without a GPU, the compared kernels measured here (CPU kernels, and
@@ -379,7 +379,7 @@ func (r *run) split() (measured harness.Spec, emulated []string) {
 	measured = r.measured()
 	measured.Kernels = nil
 	for _, name := range r.spec.Compare {
-		if emulate.Emulatable(name) {
+		if vgpurun.Emulatable(name) {
 			emulated = append(emulated, name)
 		} else {
 			measured.Kernels = append(measured.Kernels, name)

@@ -6,20 +6,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // probeEmulation prices the learner's kernel's emulation at each of the cell's sizes from one
-// block of it (emulate.ProbeLaunch: its thread instructions by class, at this machine's measured
+// block of it (vgpurun.ProbeLaunch: its thread instructions by class, at this machine's measured
 // cost per thread instruction of each class, estimate.Rates.InstrCosts), after the compile and
 // before any size is emulated. The up-front estimate (Estimate) cannot see the kernel, so it prices
 // the problem's work at the naive kernel's rate; this one prices what the kernel executes, so a
 // tiled kernel, which costs more per thread instruction, and a grid of few, large blocks are priced
 // as they run.
 //
-// It returns, per sampled size, how many blocks to sample (emulate.Request.SampleBlocks): fewer
-// than emulate.SampledBlocks, at least one, where that many would take more than the size's share
+// It returns, per sampled size, how many blocks to sample (vgpurun.Request.SampleBlocks): fewer
+// than vgpurun.SampledBlocks, at least one, where that many would take more than the size's share
 // of the run time limit (half the limit over the sizes). It returns an error, the run's, when the
 // emulations would still take longer than the limit, or when one block alone takes longer than a
 // size's share (the probe is stopped there: the emulation runs at least that block again). Without
@@ -62,12 +62,12 @@ func (r *run) probe(ctx context.Context, spec Spec, name, ptx string, share time
 	var total float64
 	for _, n := range spec.Sizes {
 		req, err := spec.request(ptx, n)
-		if err != nil || n > emulate.Limit(req) {
+		if err != nil || n > vgpurun.Limit(req) {
 			continue // the run reports it at that size
 		}
-		req.N, req.DType, req.GPU = n, spec.DType, datasheet.Or(spec.GPU)
+		req.N, req.DType, req.GPU = n, spec.DType, gpumodel.Or(spec.GPU)
 		pctx, cancel := context.WithTimeout(ctx, share)
-		p, err := emulate.ProbeLaunch(pctx, req)
+		p, err := vgpurun.ProbeLaunch(pctx, req)
 		cancel()
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
@@ -91,7 +91,7 @@ func (r *run) probe(ctx context.Context, spec Spec, name, ptx string, share time
 // sampleWithin is how many blocks a sampled emulation that p probed and that would take sec seconds
 // in all should run to take at most share seconds: all of p.Blocks when they fit, or when the grid
 // runs in full (not sampled); else fewer, at least one.
-func sampleWithin(p emulate.Probe, sec, share float64) int {
+func sampleWithin(p vgpurun.Probe, sec, share float64) int {
 	if p.Blocks >= p.GridBlocks || p.Blocks <= 1 || sec <= share {
 		return p.Blocks
 	}

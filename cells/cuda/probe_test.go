@@ -2,16 +2,17 @@ package cuda
 
 import (
 	"context"
-	pt "github.com/gpuplayground/playground/problems/problemstest"
 	"strings"
 	"testing"
 	"time"
+
+	pt "github.com/gpuplayground/playground/problems/problemstest"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // A sampled emulation whose blocks would take longer than the size's share runs fewer of them, at
@@ -29,7 +30,7 @@ func TestSampleWithin(t *testing.T) {
 		{1, 1024, 40, 10, 1},     // one block already
 		{256, 256, 400, 10, 256}, // in full
 	} {
-		p := emulate.Probe{Blocks: tt.blocks, GridBlocks: tt.grid}
+		p := vgpurun.Probe{Blocks: tt.blocks, GridBlocks: tt.grid}
 		if got := sampleWithin(p, tt.sec, tt.share); got != tt.want {
 			t.Errorf("%d of %d blocks in %g s, share %g s: %d blocks, want %d", tt.blocks, tt.grid, tt.sec, tt.share, got, tt.want)
 		}

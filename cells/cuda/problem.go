@@ -7,9 +7,9 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // results is the sink of the measured runs: matmul's results table and GFLOP/s chart, or for
@@ -28,7 +28,9 @@ func (r *run) results(e cells.Emitter) *kernelcell.Results {
 	if p.Rate == "GB/s" {
 		axes.Title, axes.What = p.Name+" bandwidth (its minimal bytes over the time)", "bandwidth"
 	}
-	res.Draw = func(rs []harness.Result) (string, error) { return chart.Rate(rs, axes, res.Rate) }
+	res.Draw = func(rs []harness.Result) (string, error) {
+		return chart.Rate(kernelcell.RatePoints(rs, res.Rate), axes)
+	}
 	return res
 }
 
@@ -37,23 +39,23 @@ func (r *run) results(e cells.Emitter) *kernelcell.Results {
 type launchRun struct {
 	name string
 	spec Spec
-	run  func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error)
+	run  func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error)
 }
 
 // emulateProblem runs the learner's kernel for a problem other than matmul, and then each of its
 // launches (the cell's variants), in the virtual GPU at every size, as rows of the emulated table
 // with the problem's rate; a size over the virtual GPU's limit for the problem is an info note (as
 // matmul's), a fault or a launch error an error note. It returns the rows' results.
-func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, launches ...launchRun) ([]emulate.Result, error) {
-	var results []emulate.Result
-	g := datasheet.Or(s.GPU)
+func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, launches ...launchRun) ([]vgpurun.Result, error) {
+	var results []vgpurun.Result
+	g := gpumodel.Or(s.GPU)
 	e.Table(kernelcell.ProblemTable(g.Name, s.Problem.Rate))
 	steps, step := len(s.Sizes)*len(launches), 0
 	for _, l := range launches {
 		for _, n := range l.spec.Sizes {
 			step++
 			if n > l.spec.Problem.SampledN {
-				e.Note("info", fmt.Sprintf("%s at n=%d: not emulated: %v", l.name, n, emulate.TooLarge(l.spec.Problem, n)))
+				e.Note("info", fmt.Sprintf("%s at n=%d: not emulated: %v", l.name, n, vgpurun.TooLarge(l.spec.Problem, n)))
 				e.Progress(step, steps)
 				continue
 			}
@@ -63,7 +65,7 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, launches ...la
 				return results, ctx.Err()
 			}
 			if err != nil {
-				e.Note("error", l.spec.cellLines(emulate.Failure(l.name, n, err)))
+				e.Note("error", l.spec.cellLines(vgpurun.Failure(l.name, n, err)))
 			} else {
 				results = append(results, res)
 				e.Row(kernelcell.EmulatedRow(res))
@@ -90,11 +92,11 @@ func emulateProblem(ctx context.Context, e cells.Emitter, s Spec, launches ...la
 // reached at each size, modelled on the datasheet GPU: the cell's kernel beside its variants (block
 // sizes, registers, another kernel), so the chart compares what the cell varies. One launch at one
 // size compares nothing: no chart then (the table says it all).
-func (r *run) problemChart(e cells.Emitter, results []emulate.Result) {
+func (r *run) problemChart(e cells.Emitter, results []vgpurun.Result) {
 	if len(results) < 2 {
 		return
 	}
-	p, g := r.spec.Problem, datasheet.Or(r.spec.GPU)
+	p, g := r.spec.Problem, gpumodel.Or(r.spec.GPU)
 	var bars []chart.Bar
 	for _, res := range results {
 		name := res.Kernel

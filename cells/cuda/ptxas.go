@@ -9,7 +9,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
 // sassCompiler is a cells.GPU whose compile also assembles the PTX with ptxas -v for the
@@ -24,7 +24,7 @@ type sassCompiler interface {
 // that is no number, gives no report.
 func compileSass(ctx context.Context, g cells.GPU, spec Spec) (string, []kcuda.EntryResources, error) {
 	sc, ok := g.(sassCompiler)
-	arch := sassArch(datasheet.Or(spec.GPU).CC)
+	arch := sassArch(gpumodel.Or(spec.GPU).CC)
 	if !ok || arch == 0 {
 		ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
 		return ptx, nil, err

@@ -6,23 +6,22 @@ import (
 
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/sim/occupancy"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
 // request: Spec.request), then recomputes its occupancy and modelled time with its registers per
 // thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocated
 // for g's architecture in the compile (ptxasRegisters of res), else none (the occupancy is then the bound without them).
-// A sampled launch runs sample blocks (emulate.Request.SampleBlocks; 0: the default).
-func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResources, n int, dtype string, g datasheet.GPU, sample int) (emulate.Result, error) {
+// A sampled launch runs sample blocks (vgpurun.Request.SampleBlocks; 0: the default).
+func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResources, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
-		return emulate.Result{}, err
+		return vgpurun.Result{}, err
 	}
 	req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, sample
-	out, err := emulate.Run(ctx, req)
+	out, err := vgpurun.Run(ctx, req)
 	if err != nil {
 		return out, err
 	}
@@ -37,20 +36,20 @@ func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResource
 
 // assumeRegisters is res, a launch of blocks of block threads on g, with its theoretical occupancy
 // and modelled time recomputed for regs registers per thread: the occupancy calculator's
-// (sim/occupancy, the largest shared-memory carve-out, as emulate's own) with those registers and
-// the launch's shared memory, its text saying the registers are assumed, and emulate.ModelAt with
+// (gpumodel's calculator, the largest shared-memory carve-out, as vgpurun's own) with those registers and
+// the launch's shared memory, its text saying the registers are assumed, and gpumodel.ModelAt with
 // it; the rate in res.RateUnit scales with the time. The counts stay as emulated: their cache model
 // shared each SM's L1 among the blocks resident without the register limit, at least as many as
 // with it, so their L1 hit rate is if anything low. A block that cannot launch with regs (more
 // registers than a block may have) is an error, as cudaLaunchKernel's "too many resources
 // requested for launch".
-func assumeRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU) (emulate.Result, error) {
+func assumeRegisters(res vgpurun.Result, regs int, block [3]int, g gpumodel.GPU) (vgpurun.Result, error) {
 	return withRegisters(res, regs, block, g, fmt.Sprintf("%d registers assumed", regs))
 }
 
 // withRegisters is assumeRegisters with the occupancy's text saying where regs came from (label).
-func withRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU, label string) (emulate.Result, error) {
-	lim, err := occupancy.Lookup(g.CC)
+func withRegisters(res vgpurun.Result, regs int, block [3]int, g gpumodel.GPU, label string) (vgpurun.Result, error) {
+	lim, err := gpumodel.LookupLimits(g.CC)
 	if err != nil {
 		return res, err
 	}
@@ -62,7 +61,7 @@ func withRegisters(res emulate.Result, regs int, block [3]int, g datasheet.GPU, 
 	}
 	o.Text = fmt.Sprintf("%.3g%% (%s; %s)", 100*o.Result.Occupancy, o.Result.Limiting(), label)
 	before := res.Model.Seconds
-	res.Occupancy, res.Model = o, emulate.ModelAt(res.Counts, g, o)
+	res.Occupancy, res.Model = o, gpumodel.ModelAt(res.Counts, g, o)
 	if before > 0 && res.Model.Seconds > 0 {
 		res.Rate *= before / res.Model.Seconds
 	}

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/problems"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // termSeconds is m's term named name (0 where it has none).
-func termSeconds(m datasheet.Model, name string) float64 {
+func termSeconds(m gpumodel.Time, name string) float64 {
 	for _, t := range m.Terms {
 		if t.Name == name {
 			return t.Seconds
@@ -42,9 +42,9 @@ func TestAssumedRegisters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := datasheet.GPUs[0]
+	g := gpumodel.GPUs[0]
 	block := [3]int{32, 8, 1}
-	res, err := emulate.Run(context.Background(), emulate.Request{Kernel: "custom", PTX: ptx, Entry: "k", Problem: p,
+	res, err := vgpurun.Run(context.Background(), vgpurun.Request{Kernel: "custom", PTX: ptx, Entry: "k", Problem: p,
 		Grid: [3]int{64, 64, 1}, Block: block, N: 2048, DType: "float32", GPU: g, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
 // hottestPTX is how many PTX lines, at most, get their share written beside them (those with the
@@ -73,7 +72,7 @@ func ptxSources(ptx string) map[int]srcLine {
 // sourceShares adds up the PTX lines' shares by the line of the cell's kernel (cell.cu) they came
 // from: kernel source line → fraction. What ran on no line of it (PTX without a .loc, or of a header)
 // is the rest, 1 − the sum.
-func sourceShares(ptx string, s emulate.Shares) map[int]float64 {
+func sourceShares(ptx string, s gpumodel.Shares) map[int]float64 {
 	if len(s.Lines) == 0 {
 		return nil
 	}
@@ -120,13 +119,13 @@ func percent(f float64) string {
 // sharesNote is the one-line summary of where the modelled time goes: the bound, then the cell lines
 // with the largest shares ("line 12 (`sum += As[ty][p] * Bs[p][tx];`) takes 61% of the modelled
 // shared-memory time"), what the shares are of, and what is estimated.
-func (p *showPTX) sharesNote(n int, m datasheet.Model, s emulate.Shares, src map[int]float64) string {
-	term := emulate.Dominant(m)
+func (p *showPTX) sharesNote(n int, m gpumodel.Time, s gpumodel.Shares, src map[int]float64) string {
+	term := gpumodel.Dominant(m)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Where the time goes (modelled on the %s from the emulated counts of one launch at n=%d): ", datasheet.Or(p.r.spec.GPU).Name, n)
+	fmt.Fprintf(&b, "Where the time goes (modelled on the %s from the emulated counts of one launch at n=%d): ", gpumodel.Or(p.r.spec.GPU).Name, n)
 	if m.Bound == "launch" {
 		fmt.Fprintf(&b, "%s takes %s, and the launch's fixed %s is longer than any term its work makes; the largest of those is %s (%s).",
-			p.r.spec.Kernel, micro(m.Seconds), micro(emulate.LaunchSeconds(datasheet.Or(p.r.spec.GPU))), termLabel(term.Name), micro(term.Seconds))
+			p.r.spec.Kernel, micro(m.Seconds), micro(gpumodel.LaunchSeconds(gpumodel.Or(p.r.spec.GPU))), termLabel(term.Name), micro(term.Seconds))
 	} else {
 		fmt.Fprintf(&b, "%s takes %s, bound by %s (%s, the largest term).", p.r.spec.Kernel, micro(m.Seconds), term.Name, micro(term.Seconds))
 	}

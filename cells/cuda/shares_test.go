@@ -9,10 +9,10 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // lineInfoGPU compiles as the server does: with line information, so the PTX has .loc lines.
@@ -23,7 +23,7 @@ func (g *lineInfoGPU) Compile(ctx context.Context, src, name string) (string, er
 }
 
 // emulated compiles cell's kernel as the server does and runs it once in the virtual GPU at n.
-func emulated(t *testing.T, cell string, n int) (string, emulate.Result, datasheet.GPU) {
+func emulated(t *testing.T, cell string, n int) (string, vgpurun.Result, gpumodel.GPU) {
 	t.Helper()
 	nv, err := kcuda.LoadNVRTC()
 	if err != nil {
@@ -42,8 +42,8 @@ func emulated(t *testing.T, cell string, n int) (string, emulate.Result, datashe
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.N, req.DType, req.GPU = n, spec.DType, datasheet.Or(spec.GPU)
-	res, err := emulate.Run(context.Background(), req)
+	req.N, req.DType, req.GPU = n, spec.DType, gpumodel.Or(spec.GPU)
+	res, err := vgpurun.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestShareOfBankConflictingLine(t *testing.T) {
 			cell = strings.Replace(cell, "tile[T][T];", "tile[T][T + 1];", 1)
 		}
 		ptx, res, gpu := emulated(t, cell, 64)
-		s := emulate.Attribute(res.Counts, gpu, res.Occupancy, "shared memory")
+		s := gpumodel.Attribute(res.Counts, gpu, res.Occupancy, "shared memory")
 		src := sourceShares(ptx, s)
 		if got := sumOf(src); math.Abs(got-1) > 1e-9 {
 			t.Errorf("padded %v: the lines' shares sum to %v, want 1", padded, got)
@@ -164,7 +164,7 @@ func TestShareOfUncoalescedLoad(t *testing.T) {
 			t.Fatalf("wrong result: %v", res.RelError)
 		}
 		for _, term := range []string{"L1", "L2", "DRAM"} {
-			src := sourceShares(ptx, emulate.Attribute(res.Counts, gpu, res.Occupancy, term))
+			src := sourceShares(ptx, gpumodel.Attribute(res.Counts, gpu, res.Occupancy, term))
 			if got := sumOf(src); math.Abs(got-1) > 1e-9 {
 				t.Errorf("%s: the lines' shares sum to %v, want 1", term, got)
 			}
@@ -186,7 +186,7 @@ func TestSharesSumTo100(t *testing.T) {
 	for name, cell := range map[string]string{"conflicts": conflictingTransposeCell, "uncoalesced": matmulLoads(true), "coalesced": matmulLoads(false)} {
 		ptx, res, gpu := emulated(t, cell, 64)
 		for _, term := range res.Model.Terms {
-			s := emulate.Attribute(res.Counts, gpu, res.Occupancy, term.Name)
+			s := gpumodel.Attribute(res.Counts, gpu, res.Occupancy, term.Name)
 			if term.Name == "launch" || term.Seconds == 0 {
 				if len(s.Lines) != 0 {
 					t.Errorf("%s: %s (%g s) has shares %v", name, term.Name, term.Seconds, s.Lines)
@@ -253,7 +253,7 @@ func TestAnnotateShares(t *testing.T) {
 		{Line: 2, Thread: 32, Requests: 1, Sectors: 4},
 		{Line: 3, Thread: 32},
 	}
-	s := emulate.Shares{Term: "shared memory", Lines: map[int]float64{1: 0.94, 2: 0.055, 3: 0.005}}
+	s := gpumodel.Shares{Term: "shared memory", Lines: map[int]float64{1: 0.94, 2: 0.055, 3: 0.005}}
 	want := "ld.shared.f32\t// 32 thr; 1 req, 32.0 wavefronts/req, 31 bank conflicts; 94% of modelled shared-memory time\n" +
 		"st.global.f32\t// 32 thr; 1 req, 4.0 sectors/req; 5.5% of modelled shared-memory time\n" +
 		"add.s32\t// 32 thr"

@@ -15,10 +15,10 @@ import (
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/cells/shared/launch"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/problems"
-	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // Spec is a parsed `cuda` cell: a YAML header, a line `---`, then the learner's CUDA C++. The
@@ -64,7 +64,7 @@ type Spec struct {
 	Repeats   int
 	Compare   []string
 	// GPU, if the cell names one, is the datasheet GPU that emulated times are modelled on.
-	GPU *datasheet.GPU
+	GPU *gpumodel.GPU
 	// Variants are the other launches the cell emulates beside its kernel (problems other than
 	// matmul; Variant).
 	Variants []Variant
@@ -168,7 +168,7 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		return Spec{}, &cells.SpecError{Line: s.SourceLine, Msg: fmt.Sprintf("the source below `---` has no function %s(…)", s.Kernel)}
 	}
 	if y.GPU.Line > 0 {
-		g, err := datasheet.LookupGPU(y.GPU.V)
+		g, err := gpumodel.LookupGPU(y.GPU.V)
 		if err != nil {
 			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 		}

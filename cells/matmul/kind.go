@@ -29,11 +29,11 @@ import (
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 //go:embed render.js
@@ -60,7 +60,7 @@ func (r *run) Estimate() time.Duration {
 	est := time.Duration(measured.EstimateSeconds(r.env.Kernels, r.env.Rates.Get()) * float64(time.Second))
 	for _, n := range r.spec.Sizes {
 		for _, k := range emulated {
-			est += emulate.Estimate(r.env.Rates.Get(), k, n)
+			est += vgpurun.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	if r.spec.Peak {
@@ -87,7 +87,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		peak := pk.GFLOPS
 		e.Note("info", fmt.Sprintf("%s peak of this CPU: %.1f GFLOP/s, %s", r.spec.DType, peak, pk.Method))
 		label := fmt.Sprintf("measured peak, %.0f GFLOP/s", peak)
-		sink.Draw = func(rs []harness.Result) (string, error) { return chart.ThroughputPeak(rs, peak, label) }
+		sink.Draw = func(rs []harness.Result) (string, error) {
+			return chart.ThroughputPeak(kernelcell.RatePoints(rs, nil), peak, label)
+		}
 	}
 	r.recorded(e)
 	measured, emulated := r.split()
@@ -104,7 +106,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if len(measured.Kernels) > 0 {
 			stage = 1
 		}
-		if _, err := kernelcell.Emulate(ctx, cells.Stage(e, stage, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil); err != nil {
+		if _, err := kernelcell.Emulate(ctx, cells.Stage(e, stage, parts), emulated, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), nil, nil); err != nil {
 			return err
 		}
 	}

@@ -23,11 +23,11 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 //go:embed render.js
@@ -109,7 +109,7 @@ func (r *run) Estimate() time.Duration {
 	est := time.Duration(measured.EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second)) + peaks.MeasureEstimate
 	for _, n := range r.spec.Sizes {
 		for _, k := range emulated {
-			est += emulate.Estimate(r.env.Rates.Get(), k, n)
+			est += vgpurun.Estimate(r.env.Rates.Get(), k, n)
 		}
 	}
 	return est
@@ -156,7 +156,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their
 	// counts give (FLOPs / DRAM bytes, no caches) and the GFLOP/s modelled under the datasheet roof.
-	emu, err := kernelcell.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, datasheet.Or(r.spec.GPU), nil, nil)
+	emu, err := kernelcell.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), nil, nil)
 	if len(emu) > 0 {
 		results := sink.Measured()
 		e.Chart(func() (string, error) { return Chart(peak, c, r.spec, dev, results, emu) })
@@ -168,11 +168,11 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 // cell names one or kernels were emulated, and the server's own GPU's from its attributes if it has
 // one, with every measured result, the learner's predictions, and the emulated kernels at the
 // intensity their counts give (FLOPs / DRAM bytes, no caches) and their modelled GFLOP/s.
-func Chart(peak float64, c peaks.Ceilings, spec Spec, device *nvidia.Device, results []harness.Result, emulated []emulate.Result) (string, error) {
+func Chart(peak float64, c peaks.Ceilings, spec Spec, device *nvidia.Device, results []harness.Result, emulated []vgpurun.Result) (string, error) {
 	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s %s, %.3g GB/s", peak, spec.DType, c.BandwidthGBs),
 		PeakGFLOPS: peak, Bandwidth: c.BandwidthGBs}}
 	if spec.GPU != nil || len(emulated) > 0 {
-		g := datasheet.Or(spec.GPU)
+		g := gpumodel.Or(spec.GPU)
 		roofs = append(roofs, chart.Roof{Label: g.Name + " FP32, datasheet (not measured)", PeakGFLOPS: g.FP32 / 1e9, Bandwidth: g.DRAM / 1e9})
 	}
 	if d := device; d != nil { // this server's own GPU, from the attributes its driver reports

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/measure"
-	"github.com/gpuplayground/playground/sim/datasheet"
 	"github.com/gpuplayground/playground/sim/transformer"
 )
 
@@ -30,7 +30,7 @@ type Model struct {
 	Batch   []int
 	Prompt  int
 	Context int
-	GPU     datasheet.Accelerator
+	GPU     gpumodel.Accelerator
 	Fused   bool
 }
 
@@ -51,7 +51,7 @@ func (y source) transformerKeys() []int {
 }
 
 // parseModel validates a cell that names a model: no kernel keys, a preset, batches, prompt and
-// context in range, and an accelerator from the datasheet.
+// context in range, and an accelerator from the gpumodel.
 func (y source) parseModel() (Model, error) {
 	for _, l := range []int{y.Kernels.Line, y.Sizes.Line, y.DType.Line, y.Repeats.Line, y.Threads.Line, y.Predict.Line} {
 		if l > 0 {
@@ -98,7 +98,7 @@ func (y source) parseModel() (Model, error) {
 	if y.GPU.Line > 0 {
 		gpu = y.GPU.V
 	}
-	if s.GPU, err = datasheet.LookupAccelerator(gpu); err != nil {
+	if s.GPU, err = gpumodel.LookupAccelerator(gpu); err != nil {
 		return Model{}, cells.Errorf(max(y.GPU.Line, y.Model.Line), "%v", err)
 	}
 	return s, nil

@@ -1,5 +1,5 @@
 // Package simt is the `simt` cell kind: the GPU ladder's kernels (matmul.cu's real PTX, embedded)
-// run in the virtual GPU (vgpu, through emulate), which counts what the hardware would (warp
+// run in the virtual GPU (vgpu, through vgpurun), which counts what the hardware would (warp
 // requests, 32-byte sectors, coalescing, bank conflicts, barriers, FLOPs), with a time modelled from
 // a datasheet GPU and, where the server has a GPU, the real kernel measured beside it. With
 // watch: true it replays block (0,0)'s real global-memory warp instructions.
@@ -17,9 +17,9 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // Spec is a parsed `simt` cell, which runs the ladder in the virtual GPU:
@@ -32,7 +32,7 @@ import (
 type Spec struct {
 	Kernels []string
 	N       int
-	GPU     datasheet.GPU
+	GPU     gpumodel.GPU
 	// Block, if set, is [x, y] threads per block for the naive and coalesced kernels.
 	Block [2]int
 	Watch bool
@@ -62,8 +62,8 @@ type WarpFrame struct {
 	Sectors int      `json:"sectors"`
 }
 
-// MaxN bounds a simt cell's n: the virtual GPU runs every block up to emulate.MaxN.
-const MaxN = emulate.MaxN
+// MaxN bounds a simt cell's n: the virtual GPU runs every block up to vgpurun.MaxN.
+const MaxN = vgpurun.MaxN
 
 type source struct {
 	cells.Common `yaml:",inline"`
@@ -81,7 +81,7 @@ func Parse(src string) (Spec, error) {
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	s := Spec{GPU: datasheet.GPUs[0], N: y.N.V, Watch: y.Watch}
+	s := Spec{GPU: gpumodel.GPUs[0], N: y.N.V, Watch: y.Watch}
 	if y.N.Line > 0 && (s.N < 1 || s.N > MaxN) {
 		return Spec{}, cells.Errorf(y.N.Line, "n is %d; the virtual GPU takes 1 to %d here (it runs every thread on the CPU)", s.N, MaxN)
 	}
@@ -98,7 +98,7 @@ func Parse(src string) (Spec, error) {
 		}
 	}
 	if y.GPU.Line > 0 {
-		g, err := datasheet.LookupGPU(y.GPU.V)
+		g, err := gpumodel.LookupGPU(y.GPU.V)
 		if err != nil {
 			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 		}
@@ -152,8 +152,8 @@ type Result struct {
 	Barriers         int64 `json:"barriers"`
 	// Correct reports C equal to gonum's product within float32 tolerance.
 	Correct bool `json:"correct"`
-	// GPU, ModelledSeconds and Bound are the model (emulate.Model: the largest of the compute,
-	// DRAM, L2, L1/shared-memory, issue and atomics terms) from GPU's datasheet. Modelled, never
+	// GPU, ModelledSeconds and Bound are the model (gpumodel.Model: the largest of the compute,
+	// DRAM, L2, L1/shared-memory, issue and atomics terms) from GPU's gpumodel. Modelled, never
 	// measured.
 	GPU             string  `json:"gpu"`
 	ModelledSeconds float64 `json:"modelled_seconds"`
@@ -170,8 +170,8 @@ type Result struct {
 }
 
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
-// (gpu/nvidia/ladder.go) without their "cuda-" prefix (emulate.Ladder).
-func Kernels() []string { return emulate.Ladder() }
+// (gpu/nvidia/ladder.go) without their "cuda-" prefix (vgpurun.Ladder).
+func Kernels() []string { return vgpurun.Ladder() }
 
 // Emulate runs each kernel of s in the virtual GPU from matmul.cu's PTX and passes each result to
 // emit. With s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first
@@ -179,11 +179,11 @@ func Kernels() []string { return emulate.Ladder() }
 func Emulate(ctx context.Context, s Spec, emit func(Result) error, watch func(WarpFrame)) error {
 	n := s.N
 	for i, name := range s.Kernels {
-		req := emulate.Request{Kernel: "cuda-" + name, N: n, DType: "float32", GPU: s.GPU, BlockXY: s.Block}
+		req := vgpurun.Request{Kernel: "cuda-" + name, N: n, DType: "float32", GPU: s.GPU, BlockXY: s.Block}
 		if s.Watch && watch != nil && i == 0 {
 			req.Trace, req.TraceLimit = watcher(name, n, watch), MaxWatchFrames
 		}
-		res, err := emulate.Run(ctx, req)
+		res, err := vgpurun.Run(ctx, req)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -1,4 +1,4 @@
-// Package tpu is the `tpu` cell kind: a matmul on one modelled TPU TensorCore (package sim/tpu), tiled
+// Package tpu is the `tpu` cell kind: a matmul on one modelled TPU TensorCore (package sim/tpucore), tiled
 // as a Pallas kernel's BlockSpecs would tile it, with the pipeline's timeline animated (HBM↔VMEM copies
 // against MXU and VPU compute), a table of its modelled time, MXU utilisation, bytes moved per level,
 // padding and what dominates, and a chart of utilisation against block size; modelled, never measured:
@@ -24,14 +24,14 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/sim/tpu"
+	"github.com/gpuplayground/playground/sim/tpucore"
 	"gonum.org/v1/plot/plotter"
 )
 
 //go:embed render.js
 var script string
 
-// Limits of a tpu cell: matrix dimensions, block sizes and the timeline's steps (sim/tpu.MaxSteps
+// Limits of a tpu cell: matrix dimensions, block sizes and the timeline's steps (sim/tpucore.MaxSteps
 // bounds the grid).
 const (
 	MaxDim    = 1 << 16
@@ -41,7 +41,7 @@ const (
 
 // Spec is a parsed `tpu` cell: the modelled product.
 type Spec struct {
-	tpu.Matmul
+	tpucore.Matmul
 }
 
 type source struct {
@@ -58,18 +58,18 @@ type source struct {
 }
 
 // Parse reads a `tpu` cell. Errors are *cells.SpecError values with line numbers; blocks that do not
-// fit the core's VMEM are refused with the arithmetic (sim/tpu.Matmul.Check).
+// fit the core's VMEM are refused with the arithmetic (sim/tpucore.Matmul.Check).
 func Parse(src string) (Spec, error) {
 	var y source
 	if err := cells.Decode(src, &y); err != nil {
 		return Spec{}, err
 	}
-	p := tpu.Matmul{Epilogue: "none"}
+	p := tpucore.Matmul{Epilogue: "none"}
 	var err error
-	if p.Gen, err = tpu.LookupGeneration(or(y.Generation, "v5e")); err != nil {
+	if p.Gen, err = tpucore.LookupGeneration(or(y.Generation, "v5e")); err != nil {
 		return Spec{}, cells.Errorf(y.Generation.Line, "%v", err)
 	}
-	if p.DType, err = tpu.LookupDType(or(y.DType, "bf16")); err != nil {
+	if p.DType, err = tpucore.LookupDType(or(y.DType, "bf16")); err != nil {
 		return Spec{}, cells.Errorf(y.DType.Line, "%v", err)
 	}
 	if y.Epilogue.Line > 0 {
@@ -90,7 +90,7 @@ func Parse(src string) (Spec, error) {
 	}
 	if err := p.Check(); err != nil {
 		line := firstLine(y.BM.Line, y.BK.Line, y.BN.Line)
-		var ce *tpu.CheckError
+		var ce *tpucore.CheckError
 		if errors.As(err, &ce) {
 			line = map[string]int{"m": y.M.Line, "bm": y.BM.Line, "bk": y.BK.Line, "bn": y.BN.Line, "dtype": y.DType.Line, "epilogue": y.Epilogue.Line, "grid": y.M.Line}[ce.Field]
 			if line == 0 {
@@ -133,8 +133,8 @@ type run struct{ Spec }
 func (r run) Estimate() time.Duration {
 	steps := float64(r.Steps())
 	for _, b := range SweepBlocks {
-		if n := r.sweep(b).Steps(); n <= tpu.MaxSteps {
-			steps += float64(len(tpu.Generations)) * float64(n)
+		if n := r.sweep(b).Steps(); n <= tpucore.MaxSteps {
+			steps += float64(len(tpucore.Generations)) * float64(n)
 		}
 	}
 	return 50*time.Millisecond + time.Duration(steps*float64(time.Microsecond))
@@ -148,9 +148,9 @@ func (run) Exclusive() bool { return false }
 func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	g := r.Gen
 	e.Note("info", fmt.Sprintf("Modelled, not measured: one TPU %s TensorCore (%d MXUs of %d×%d at %.0f MHz, %.4g TFLOP/s %s, %.4g GB/s of HBM, %s of VMEM). Sources: %s.",
-		g.Name, g.MXUs, tpu.MXUSize, tpu.MXUSize, g.ClockHz()/1e6, r.PeakFor()/1e12, r.DType.Name, g.HBM/1e9, tpu.MiB(g.VMEM), g.Source))
+		g.Name, g.MXUs, tpucore.MXUSize, tpucore.MXUSize, g.ClockHz()/1e6, r.PeakFor()/1e12, r.DType.Name, g.HBM/1e9, tpucore.MiB(g.VMEM), g.Source))
 	sent := 0
-	res, err := tpu.Simulate(ctx, r.Matmul, func(s tpu.Step) {
+	res, err := tpucore.Simulate(ctx, r.Matmul, func(s tpucore.Step) {
 		if sent < MaxFrames {
 			e.Frames(s)
 			sent++
@@ -180,7 +180,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 var SweepBlocks = []int{128, 256, 512, 1024, 2048}
 
 // sweep is the cell's product with square blocks of side b (on the cell's generation).
-func (r run) sweep(b int) tpu.Matmul {
+func (r run) sweep(b int) tpucore.Matmul {
 	p := r.Matmul
 	p.BM, p.BK, p.BN = b, b, b
 	return p
@@ -190,14 +190,14 @@ func (r run) sweep(b int) tpu.Matmul {
 // that does not fit a generation's VMEM is a gap in its line.
 func (r run) sweeps(ctx context.Context) ([]chart.SweepSeries, error) {
 	var series []chart.SweepSeries
-	for _, g := range tpu.Generations {
+	for _, g := range tpucore.Generations {
 		s := chart.SweepSeries{Label: "TPU " + g.Name}
 		for _, b := range SweepBlocks {
 			p := r.sweep(b)
 			p.Gen = g
 			y := math.NaN()
 			if p.Check() == nil {
-				res, err := tpu.Simulate(ctx, p, nil)
+				res, err := tpucore.Simulate(ctx, p, nil)
 				if err != nil {
 					return nil, err
 				}
@@ -211,7 +211,7 @@ func (r run) sweeps(ctx context.Context) ([]chart.SweepSeries, error) {
 }
 
 // emitTables sends the product's row and where its time went.
-func emitTables(e cells.Emitter, p tpu.Matmul, res tpu.Result) {
+func emitTables(e cells.Emitter, p tpucore.Matmul, res tpucore.Result) {
 	gm, gn, gk := p.Grid()
 	e.Table(cells.Table{ID: "tpu", Caption: fmt.Sprintf("One TPU %s TensorCore, modelled from published figures (not measured)", p.Gen.Name), Columns: []cells.Column{
 		{Label: "generation", Primary: true}, {Label: "m×k×n"}, {Label: "blocks bm×bk×bn", Primary: true}, {Label: "grid (m, n, k)"},

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/sim/tpu"
+	"github.com/gpuplayground/playground/sim/tpucore"
 )
 
 const example = "generation: v5e\nm: 4096\nk: 4096\nn: 4096\ndtype: bf16\nbm: 512\nbk: 1024\nbn: 1024\nepilogue: relu\n"
@@ -62,14 +62,14 @@ func TestRun(t *testing.T) {
 		t.Errorf("first note %v, want the modelled core's figures", rec.Notes)
 	}
 	spec, _ := Parse(example)
-	want, err := tpu.Simulate(context.Background(), spec.Matmul, nil)
+	want, err := tpucore.Simulate(context.Background(), spec.Matmul, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(rec.Animation); int64(n) != min(want.Steps, MaxFrames) {
 		t.Errorf("%d frames, want %d", n, min(want.Steps, MaxFrames))
 	}
-	if f, ok := rec.Animation[0].(tpu.Step); !ok || f.First == nil || f.Step != 0 {
+	if f, ok := rec.Animation[0].(tpucore.Step); !ok || f.First == nil || f.Step != 0 {
 		t.Errorf("first frame %+v, want step 0 with the prologue's copy", rec.Animation[0])
 	}
 	rows := rec.RowsOf("tpu")
@@ -100,7 +100,7 @@ func FuzzParseTPU(f *testing.F) {
 			return
 		}
 		if s.M < 1 || s.M > MaxDim || s.K < 1 || s.K > MaxDim || s.N < 1 || s.N > MaxDim || s.BM%8 != 0 || s.BK%128 != 0 || s.BN%128 != 0 ||
-			s.BM > MaxBlock || s.Steps() > tpu.MaxSteps || s.VMEMBytes() > s.Gen.VMEM {
+			s.BM > MaxBlock || s.Steps() > tpucore.MaxSteps || s.VMEMBytes() > s.Gen.VMEM {
 			t.Fatalf("accepted %+v", s)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 // The GPU ladder: the one table of the GPU kernels a lesson cell may name. Everything else about them
 // is derived from it: GEMMs (the names, summaries and run-time estimates the server knows), the
 // worker's dispatch and launch shapes (gpu/run.go), the virtual GPU's launch shapes
-// (emulate, for matmul, cuda and simt cells), the entry points the tests look for in src/matmul.cu and the embedded
+// (vgpurun, for matmul, cuda and simt cells), the entry points the tests look for in src/matmul.cu and the embedded
 // PTX, and docs/gpu-kernels.md (KernelsMarkdown; TestKernelsDocIsCurrent fails when it is stale).
 
 // Kernel is one GPU kernel: one row of the table that Kernels returns.

@@ -1,5 +1,5 @@
 // Package problemstest holds learner-style CUDA kernels for every problem of package problems, right
-// and wrong ones, for the tests of the virtual GPU (package vgpu/emulate) and of the GPU worker.
+// and wrong ones, for the tests of the virtual GPU (package vgpurun) and of the GPU worker.
 package problemstest
 
 import (

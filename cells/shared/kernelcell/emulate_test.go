@@ -7,8 +7,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // A learner's kernel that reads C before writing it gets its row (WRONG: C starts poisoned) and a
@@ -29,12 +29,12 @@ func TestEmulateWarnsOfUninitialisedReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &cellstest.Recorder{}
-	custom := func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error) {
-		return emulate.Run(ctx, emulate.Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1},
+	custom := func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
+		return vgpurun.Run(ctx, vgpurun.Request{Kernel: "custom", PTX: ptx, Entry: "acc", Grid: [3]int{2, 2, 1}, Block: [3]int{16, 16, 1},
 			N: n, DType: dtype, GPU: g})
 	}
 	lines := func(s string) string { return strings.ReplaceAll(s, "cell.cu:4", "line 14") }
-	res, err := Emulate(context.Background(), rec, nil, []int{32}, "float32", datasheet.GPUs[0], custom, lines)
+	res, err := Emulate(context.Background(), rec, nil, []int{32}, "float32", gpumodel.GPUs[0], custom, lines)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,20 +8,20 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	"github.com/gpuplayground/playground/sim/datasheet"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
-// Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to emulate.MaxN,
-// sampled blocks up to emulate.MaxSampledN), as rows
+// Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to vgpurun.MaxN,
+// sampled blocks up to vgpurun.MaxSampledN), as rows
 // of the emulated table (EmulatedTable), labelled emulated with times modelled on g; custom, if not nil, adds a
 // learner's kernel first at each size: it runs the kernel at n in dtype with times modelled on g. A
 // fault or a size too large to emulate is a note, and the run goes on.
 //
 // A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
 // GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
-func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g datasheet.GPU,
-	custom func(ctx context.Context, n int, dtype string, g datasheet.GPU) (emulate.Result, error), lines func(string) string) ([]emulate.Result, error) {
+func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g gpumodel.GPU,
+	custom func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error), lines func(string) string) ([]vgpurun.Result, error) {
 	if lines == nil {
 		lines = func(s string) string { return s }
 	}
@@ -32,27 +32,27 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 		return nil, nil
 	}
 	e.Table(EmulatedTable(g.Name))
-	var results []emulate.Result
+	var results []vgpurun.Result
 	done, total := 0, len(names)*len(sizes)
 	for _, n := range sizes {
-		if n > emulate.MaxSampledN {
-			e.Note("info", fmt.Sprintf("%s at n=%d: not emulated, over the virtual GPU's n ≤ %d", strings.Join(names, ", "), n, emulate.MaxSampledN))
+		if n > vgpurun.MaxSampledN {
+			e.Note("info", fmt.Sprintf("%s at n=%d: not emulated, over the virtual GPU's n ≤ %d", strings.Join(names, ", "), n, vgpurun.MaxSampledN))
 			done += len(names)
 			continue
 		}
 		for _, name := range names {
-			var res emulate.Result
+			var res vgpurun.Result
 			var err error
 			if name == "custom" {
 				res, err = custom(ctx, n, dtype, g)
 			} else {
-				res, err = emulate.Run(ctx, emulate.Request{Kernel: name, N: n, DType: dtype, GPU: g})
+				res, err = vgpurun.Run(ctx, vgpurun.Request{Kernel: name, N: n, DType: dtype, GPU: g})
 			}
 			if ctx.Err() != nil {
 				return results, ctx.Err()
 			}
 			if err != nil {
-				e.Note("error", lines(emulate.Failure(name, n, err)))
+				e.Note("error", lines(vgpurun.Failure(name, n, err)))
 			} else {
 				e.Row(EmulatedRow(res))
 				if note := SampledNote(res); note != "" {
@@ -85,7 +85,7 @@ const EmulatedTableID = "emulated"
 // SASS-level one Nsight Compute reports.
 func EmulatedTable(gpuName string) cells.Table {
 	return cells.Table{ID: EmulatedTableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", emulate.Arch, gpuName, CacheNote, OccupancyNote),
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", vgpurun.Arch, gpuName, CacheNote, OccupancyNote),
 		// Primary: what the GPU lessons ask the learner to compare (the goals' sectors, global
 		// requests and same-address passes; coalescing, bank conflicts, the modelled time and its
 		// bound; the inputs' precision in Tensor cores and precision).
@@ -118,7 +118,7 @@ const OccupancyNote = "Occupancy (theoretical) is the CUDA occupancy calculator'
 // atomics columns are empty for a kernel without atomics, the cache columns without a cache model
 // (a GPU without cache sizes), and
 // branch efficiency says "no branches" for a kernel without any (Nsight Compute shows 0 there).
-func EmulatedRow(r emulate.Result) cells.Row {
+func EmulatedRow(r vgpurun.Result) cells.Row {
 	c := r.Counts
 	check := "ok"
 	if !r.OK {
@@ -158,10 +158,10 @@ func EmulatedRow(r emulate.Result) cells.Row {
 // ModelText is a modelled time for the table: its microseconds and bound ("276 (latency)"), and
 // where latency or the launch bounds it, the largest throughput limit beside it, which would bound
 // it were the waits hidden ("404 (latency; limit tensor 196)").
-func ModelText(m datasheet.Model) string {
+func ModelText(m gpumodel.Time) string {
 	text := fmt.Sprintf("%.3g (%s", m.Seconds*1e6, m.Bound)
 	if m.Bound == "latency" || m.Bound == "launch" {
-		var most datasheet.Term
+		var most gpumodel.Term
 		for _, t := range m.Terms {
 			if t.Name != "latency" && t.Name != "launch" && t.Seconds > most.Seconds {
 				most = t
@@ -176,7 +176,7 @@ func ModelText(m datasheet.Model) string {
 
 // SampledNote is the note beside a row of EmulatedRow whose blocks were sampled (its "blocks run"
 // says only "8 of 4096 sampled"), saying what that means for the row; "" when every block ran.
-func SampledNote(r emulate.Result) string {
+func SampledNote(r vgpurun.Result) string {
 	if !r.Sampled {
 		return ""
 	}
@@ -187,7 +187,7 @@ func SampledNote(r emulate.Result) string {
 // CountsChart draws what the emulated rows teach (chart.Counts): the global memory each kernel
 // moves (its sectors × 32 bytes) beside its FLOPs, at the largest n of results; "" and no error
 // for no results. A cell that measured nothing offers it as its chart.
-func CountsChart(results []emulate.Result) (string, error) {
+func CountsChart(results []vgpurun.Result) (string, error) {
 	n := 0
 	for _, r := range results {
 		n = max(n, r.N)
@@ -211,7 +211,7 @@ const CacheNote = "The hit rates and DRAM bytes come from a model of the caches 
 	"The modelled time is the largest of the DRAM, L2, L1/shared-memory, instruction-issue, FP32, tensor-core, atomics and latency limits (the latency one by Little's law: the warps' waits overlapped by the warps the occupancy lets each SM hold), the bound naming it, plus the launch's fixed time; where latency or the launch bounds it, the largest of the throughput limits follows (\"limit\"), what would bound it were the waits hidden."
 
 // ProblemTable is EmulatedTable with the modelled rate in unit, a problem's Rate, instead of GFLOP/s (EmulatedRow
-// fills that column from emulate.Result.Rate).
+// fills that column from vgpurun.Result.Rate).
 func ProblemTable(gpuName, unit string) cells.Table {
 	t := EmulatedTable(gpuName)
 	t.Columns = slices.Clone(t.Columns)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // An emulated row has a value per column; the atomics columns are empty without atomics and hold the
@@ -26,7 +26,7 @@ func TestRowAtomicsColumns(t *testing.T) {
 	if at < 0 {
 		t.Fatal("no atomic requests column")
 	}
-	r := emulate.Result{Kernel: "k", N: 64, OK: true, Model: datasheet.Model{Seconds: 1e-6, Bound: "memory"},
+	r := vgpurun.Result{Kernel: "k", N: 64, OK: true, Model: gpumodel.Time{Seconds: 1e-6, Bound: "memory"},
 		Counts: vgpu.Counts{WarpInstructions: 10, ThreadInstructions: 300}}
 	row := EmulatedRow(r)
 	if got, want := len(row.Values), len(cols); got != want {
@@ -45,11 +45,11 @@ func TestRowAtomicsColumns(t *testing.T) {
 // The emulated table's row shows a kernel's occupancy, and its caption says a learner's kernel's
 // registers are ptxas's.
 func TestEmulatedRowShowsOccupancy(t *testing.T) {
-	r, err := emulate.Run(context.Background(), emulate.Request{Kernel: "cuda-regblock", N: 64, DType: "float32", GPU: datasheet.GPUs[0]})
+	r, err := vgpurun.Run(context.Background(), vgpurun.Request{Kernel: "cuda-regblock", N: 64, DType: "float32", GPU: gpumodel.GPUs[0]})
 	if err != nil || !slices.Contains(EmulatedRow(r).Values, any("25% (registers)")) {
 		t.Errorf("cuda-regblock's row: %v, %v; want 25%% (registers)", EmulatedRow(r).Values, err)
 	}
-	if !strings.Contains(EmulatedTable(datasheet.GPUs[0].Name).Caption, "uses the registers ptxas allocates") {
+	if !strings.Contains(EmulatedTable(gpumodel.GPUs[0].Name).Caption, "uses the registers ptxas allocates") {
 		t.Errorf("the caption does not say a learner's kernel's registers are ptxas's")
 	}
 }
@@ -58,7 +58,7 @@ func TestEmulatedRowShowsOccupancy(t *testing.T) {
 // says "NaN" or "Inf", is marked bad, and encodes as JSON (which has neither).
 func TestEmulatedRowOfNonFiniteError(t *testing.T) {
 	for want, x := range map[string]float64{"NaN": math.NaN(), "Inf": math.Inf(1)} {
-		row := EmulatedRow(emulate.Result{Kernel: "custom", N: 32, RelError: x, Model: datasheet.Model{Seconds: 1e-6, Bound: "DRAM"}})
+		row := EmulatedRow(vgpurun.Result{Kernel: "custom", N: 32, RelError: x, Model: gpumodel.Time{Seconds: 1e-6, Bound: "DRAM"}})
 		if got := row.Values[4]; got != want || !row.Bad {
 			t.Errorf("rel. error %v: got %v (bad %v), want %q, bad", x, got, row.Bad, want)
 		}
@@ -90,7 +90,7 @@ func TestEmulatedTablePrimaryAndSampled(t *testing.T) {
 	if len(primary) > len(cols)/2 {
 		t.Errorf("%d of %d columns primary: the fold hides too little", len(primary), len(cols))
 	}
-	r := emulate.Result{Kernel: "cuda-naive", N: 4096, OK: true, Sampled: true, BlocksRun: 8, GridBlocks: 65536, Checked: 2048}
+	r := vgpurun.Result{Kernel: "cuda-naive", N: 4096, OK: true, Sampled: true, BlocksRun: 8, GridBlocks: 65536, Checked: 2048}
 	r.Model.Seconds = 1e-3
 	if got := EmulatedRow(r).Values[blocks]; got != "8 of 65536 sampled" {
 		t.Errorf("blocks run %q, want %q", got, "8 of 65536 sampled")
@@ -106,7 +106,7 @@ func TestEmulatedTablePrimaryAndSampled(t *testing.T) {
 		t.Errorf("CountsChart(nil) = %q, %v", svg, err)
 	}
 	r.Counts.LoadSectors, r.Counts.FLOPs = 1000, 2*4096*4096*4096
-	svg, err := CountsChart([]emulate.Result{r})
+	svg, err := CountsChart([]vgpurun.Result{r})
 	if err != nil || !strings.Contains(svg, "cuda-naive") {
 		t.Errorf("CountsChart: %v, svg names cuda-naive: %v", err, strings.Contains(svg, "cuda-naive"))
 	}
@@ -115,14 +115,14 @@ func TestEmulatedTablePrimaryAndSampled(t *testing.T) {
 // A modelled time bound by latency (or the launch) names the largest throughput limit beside it; one
 // bound by a throughput limit names that alone.
 func TestModelText(t *testing.T) {
-	terms := []datasheet.Term{{Name: "DRAM", Seconds: 100e-6}, {Name: "tensor", Seconds: 196e-6}, {Name: "latency", Seconds: 404e-6}, {Name: "launch", Seconds: 2.3e-6}}
+	terms := []gpumodel.Term{{Name: "DRAM", Seconds: 100e-6}, {Name: "tensor", Seconds: 196e-6}, {Name: "latency", Seconds: 404e-6}, {Name: "launch", Seconds: 2.3e-6}}
 	for _, tc := range []struct {
-		m    datasheet.Model
+		m    gpumodel.Time
 		want string
 	}{
-		{datasheet.Model{Seconds: 406.3e-6, Bound: "latency", Terms: terms}, "406 (latency; limit tensor 196)"},
-		{datasheet.Model{Seconds: 198.3e-6, Bound: "tensor", Terms: terms[:2]}, "198 (tensor)"},
-		{datasheet.Model{Seconds: 2.3e-6, Bound: "launch", Terms: []datasheet.Term{{Name: "launch", Seconds: 2.3e-6}}}, "2.3 (launch)"},
+		{gpumodel.Time{Seconds: 406.3e-6, Bound: "latency", Terms: terms}, "406 (latency; limit tensor 196)"},
+		{gpumodel.Time{Seconds: 198.3e-6, Bound: "tensor", Terms: terms[:2]}, "198 (tensor)"},
+		{gpumodel.Time{Seconds: 2.3e-6, Bound: "launch", Terms: []gpumodel.Term{{Name: "launch", Seconds: 2.3e-6}}}, "2.3 (launch)"},
 	} {
 		if got := ModelText(tc.m); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)

@@ -15,9 +15,9 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/sim/datasheet"
 )
 
 // Spec is a parsed, validated kernel-cell header: a `matmul` cell, and the part of a `roofline`
@@ -27,8 +27,8 @@ type Spec struct {
 	// Peak draws this CPU's measured peak on the chart, saying how it was measured.
 	Peak bool
 	// GPU, if the cell names one, is the datasheet GPU that emulated kernels' times are modelled on
-	// (and a roofline cell draws); nil means the first of datasheet.GPUs.
-	GPU *datasheet.GPU
+	// (and a roofline cell draws); nil means the first of gpumodel.GPUs.
+	GPU *gpumodel.GPU
 	// Browser are the webgpu kernels the cell lists, in order, run in the learner's browser; they are
 	// not in Kernels.
 	Browser []string
@@ -84,7 +84,7 @@ func (y Source) Validate(available []kernels.Kernel, lim harness.Limits, rates *
 		return Spec{}, err
 	}
 	if y.GPU.Line > 0 {
-		g, err := datasheet.LookupGPU(y.GPU.V)
+		g, err := gpumodel.LookupGPU(y.GPU.V)
 		if err != nil {
 			return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 		}

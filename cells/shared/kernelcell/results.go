@@ -11,7 +11,7 @@ import (
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/vgpu/emulate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // BrowserRequest is the webgpu request for the named ladder kernels at spec's sizes and repeats.
@@ -50,7 +50,7 @@ func Split(spec harness.Spec, available []kernels.Kernel) (measured harness.Spec
 	measured = spec
 	measured.Kernels = nil
 	for _, name := range spec.Kernels {
-		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" && emulate.Emulatable(name) {
+		if k, _ := kernels.Lookup(available, name); k.Unavailable != "" && vgpurun.Emulatable(name) {
 			emulated = append(emulated, name)
 		} else {
 			measured.Kernels = append(measured.Kernels, name)
@@ -139,7 +139,7 @@ func (s *Results) Result(r harness.Result) {
 func (s *Results) offer() {
 	draw := s.Draw
 	if draw == nil {
-		draw = chart.Throughput
+		draw = func(rs []harness.Result) (string, error) { return chart.Throughput(RatePoints(rs, nil)) }
 	}
 	results := slices.Clone(s.results)
 	if s.browser > 0 { // the browser's series are named by webgpu.Adapter.Series
@@ -150,6 +150,19 @@ func (s *Results) offer() {
 		}
 	}
 	s.E.Chart(func() (string, error) { return draw(results) })
+}
+
+// RatePoints are results as a rate chart's points (chart.RatePoint): each result's rate(r), or its
+// GFLOP/s where rate is nil.
+func RatePoints(results []harness.Result, rate func(harness.Result) float64) []chart.RatePoint {
+	points := make([]chart.RatePoint, len(results))
+	for i, r := range results {
+		points[i] = chart.RatePoint{Kernel: r.Kernel, N: r.N, DType: r.DType, Rate: r.GFLOPS}
+		if rate != nil {
+			points[i].Rate = rate(r)
+		}
+	}
+	return points
 }
 
 // NamesGPU reports whether s names a GPU kernel of ks.

@@ -1,0 +1,347 @@
+package gpumodel
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/gpuplayground/playground/vgpu"
+)
+
+// The DRAM reads of a sampled launch, between two regimes of the hardware's L2.
+//
+// A sampled launch runs a run of consecutive blocks in dispatch order through a cold L2, one after
+// another (vgpurun's sample). That is the steady state of a launch of many waves ("staggered"):
+// blocks finish and are replaced one by one at spread phases, so data that block i and block i + d
+// both read stays in the L2 only if what the d blocks in between touch fits in it, as in the serial replay; a
+// GEMM's reuse a grid row apart then misses. A launch's first wave is not in that state: its blocks
+// start together ("in step") and walk through k nearly in lockstep, so the L2 holds what the whole
+// wave shares, and the wave reads from DRAM about its unique sectors (Nsight Compute on an H100 at
+// n = 4096: regblock, 3.9 waves, read 345 MB, its waves' unique footprint 327 MB, the run's replay
+// 2.7 GB; naive, 62 waves, 32.7 GB, the run's 35.4 GB, its waves' footprint 4 GB).
+//
+// WaveReads estimates both. The staggered reads per block are the run's (its DRAM reads / its
+// blocks). The in-step reads are each wave's unique L2 load sectors, built from the sampled blocks'
+// own L2 load streams (vgpu.CacheConfig.L2Access) and the grid's regularity: a block's sectors in
+// each buffer are taken to be block (x0, y0)'s moved by (x − x0)·sx + (y − y0)·sy sectors, where sx
+// is the shift between the run's neighbours along x (every neighbouring pair of the run must agree,
+// sector for sector) and sy the shift to one more block, a grid row away, emulated for it (waveProbe).
+// A grid that is not that regular (a shift that does not hold, a 3-D grid, blocks reading different
+// amounts) keeps the staggered estimate. A wave is the blocks resident at once on all SMs (the
+// theoretical occupancy's blocks per SM × SMs), in dispatch order.
+//
+// The launch's wave w (w = 1, 2, …) is taken to be in step with weight 1/√w and staggered with the
+// rest: each wave's blocks start as the previous wave's finish, and their run times vary
+// independently, so the spread of their phases grows as √w (a random walk) and the share of a
+// wave's reuse the L2 still catches falls as its inverse, the first wave being in step. That law,
+// and its unit (the first wave wholly in step), are assumptions, not measurements: the hardware's
+// phase spread is not measured here (1/w was the other law weighed, on the same five kernels). With
+// it four of the five sampled GEMMs of the H100's n = 4096 CSV come within 0.86–1.6× of the measured
+// DRAM reads and regblock, whose 3.9 waves the hardware keeps nearly in step, 3.0×
+// (docs/benchmarks.md, "Sampled launches' L2"). The in-step part assumes the L2 keeps what a wave
+// shares while its blocks read it at nearly the same phase, whatever the L2's size.
+
+// WaveDRAM is how a sampled launch's DRAM reads were estimated (WaveReads): Waves is the launch's
+// waves (blocks / resident blocks, fractional); InStep and Staggered the whole grid's DRAM read
+// bytes with every wave in step and with every wave staggered; Why says why the in-step estimate
+// was not made ("" when it was, and Counts.DRAMReadBytes is the blend).
+type WaveDRAM struct {
+	Waves             float64
+	InStep, Staggered int64
+	Why               string
+}
+
+// blockSectors are one block's distinct L2 load sectors per buffer (index in the launch's
+// Buffers), sorted.
+type blockSectors map[int][]int64
+
+// Footprints gathers blockSectors from a launch's L2 stream (vgpu.CacheConfig.L2Access), which the
+// L2 model calls one sector at a time.
+type Footprints struct {
+	blocks map[int]blockSectors
+	stored map[int]bool // the buffers stored to
+}
+
+func newFootprints() *Footprints {
+	return &Footprints{blocks: map[int]blockSectors{}, stored: map[int]bool{}}
+}
+
+// hook is the L2Access of a launch of only's blocks in grid.
+func (f *Footprints) hook(only [][3]int, grid [3]int) func(pos, buffer int, sector int64, store bool) {
+	for i := range grid {
+		grid[i] = max(grid[i], 1)
+	}
+	order := make([]int, 0, len(only))
+	for _, b := range only {
+		order = append(order, linear(b, grid))
+	}
+	slices.Sort(order)
+	order = slices.Compact(order) // the launch's order: vgpu runs Only's distinct blocks sorted
+	return func(pos, buffer int, sector int64, store bool) {
+		if store && buffer >= 0 {
+			f.stored[buffer] = true
+		}
+		if store || buffer < 0 || pos >= len(order) {
+			return
+		}
+		b := f.blocks[order[pos]]
+		if b == nil {
+			b = blockSectors{}
+			f.blocks[order[pos]] = b
+		}
+		b[buffer] = append(b[buffer], sector)
+	}
+}
+
+// finish sorts and de-duplicates every block's sectors.
+func (f *Footprints) finish() {
+	for _, b := range f.blocks {
+		for k, s := range b {
+			slices.Sort(s)
+			b[k] = slices.Compact(s)
+		}
+	}
+}
+
+func linear(b, grid [3]int) int { return b[0] + grid[0]*(b[1]+grid[1]*b[2]) }
+
+// shiftOf is the shift, per buffer, that moves a's sectors onto b's, sector for sector; false when
+// none does (different buffers, sizes or shapes).
+func shiftOf(a, b blockSectors) (map[int]int64, bool) {
+	if len(a) != len(b) {
+		return nil, false
+	}
+	out := map[int]int64{}
+	for k, sa := range a {
+		sb, ok := b[k]
+		if !ok || len(sa) != len(sb) || len(sa) == 0 {
+			return nil, false
+		}
+		d := sb[0] - sa[0]
+		for i := range sa {
+			if sb[i]-sa[i] != d {
+				return nil, false
+			}
+		}
+		out[k] = d
+	}
+	return out, true
+}
+
+// xShift is the shift between neighbours along x of the run f holds: every pair of its blocks that
+// are neighbours in one grid row must give the same one. A grid one block wide needs none (zeros).
+func xShift(f *Footprints, grid [3]int) (map[int]int64, bool) {
+	var sx map[int]int64
+	for i, a := range f.blocks {
+		if i%grid[0] == grid[0]-1 {
+			continue
+		}
+		b, ok := f.blocks[i+1]
+		if !ok {
+			continue
+		}
+		s, ok := shiftOf(a, b)
+		if !ok {
+			return nil, false
+		}
+		if sx != nil && !maps.Equal(sx, s) {
+			return nil, false
+		}
+		sx = s
+	}
+	if sx == nil && grid[0] > 1 {
+		return nil, false
+	}
+	return sx, true
+}
+
+// yShift is the shift along y, per buffer, from base (the run's first block's sectors) to the
+// block a grid row away (waveProbe), emulated here with cfg's configuration (its stores undone: only
+// the run's are checked); zeros for a grid one row high. why says why there is none.
+func yShift(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, base blockSectors, grid [3]int) (map[int]int64, string) {
+	sy := map[int]int64{}
+	p, ok := waveProbe(cfg.Only, grid)
+	if !ok {
+		return sy, ""
+	}
+	pf := newFootprints()
+	probe := cfg
+	probe.Only, probe.Trace = [][3]int{p}, nil
+	cache := *cfg.Cache
+	cache.L2Access = pf.hook(probe.Only, grid)
+	probe.Cache = &cache
+	saved := map[int][]byte{}
+	for k := range f.stored {
+		if k < len(cfg.Buffers) {
+			saved[k] = slices.Clone(cfg.Buffers[k].Data)
+		}
+	}
+	_, err := vgpu.Launch(ctx, mod, entry, probe)
+	for k, d := range saved {
+		copy(cfg.Buffers[k].Data, d)
+	}
+	if err != nil {
+		return nil, "the probe block failed: " + err.Error()
+	}
+	pf.finish()
+	s, ok := shiftOf(base, pf.blocks[linear(p, grid)])
+	if !ok {
+		return nil, "its blocks' footprints are not shifts of one another along y"
+	}
+	for k, d := range s {
+		sy[k] = d * int64(p[1]-cfg.Only[0][1])
+	}
+	return sy, ""
+}
+
+// WaveProbeBlocks is the blocks the wave estimate adds to a sampled launch of a grid of gridY rows
+// that runs its default sample: its probe block, a grid row away (waveProbe).
+func WaveProbeBlocks(gridY int) int {
+	if gridY > 1 {
+		return 1
+	}
+	return 0
+}
+
+// waveProbe is the block a grid row from the run's first (below it, or above it on the last row),
+// whose footprint gives the shift along y; false for a grid one row high.
+func waveProbe(only [][3]int, grid [3]int) ([3]int, bool) {
+	if grid[1] <= 1 || len(only) == 0 {
+		return [3]int{}, false
+	}
+	b := only[0]
+	if b[1]+1 < grid[1] {
+		return [3]int{b[0], b[1] + 1, b[2]}, true
+	}
+	return [3]int{b[0], b[1] - 1, b[2]}, true
+}
+
+// inStepReads is the DRAM read bytes of the launch's waves of resident blocks each (in dispatch
+// order) when each wave reads its unique load sectors once: per wave and buffer, the union of base
+// (block b0's sectors) moved by each of the wave's blocks' shifts, within the buffer's sectors
+// (sizes, bytes). It returns the bytes of each wave; nil if ctx ended first (its cost is the grid's
+// blocks × a block's sectors, at most, less where blocks share a shift).
+func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64) []int64 {
+	total := grid[0] * grid[1]
+	var out []int64
+	seen := map[int][]uint64{}
+	for k := range base {
+		seen[k] = make([]uint64, (sizes[k]/32+63)/64+1)
+	}
+	for start := 0; start < total; start += resident {
+		if ctx.Err() != nil {
+			return nil
+		}
+		var bytes int64
+		for k, s := range base {
+			bits64 := seen[k]
+			clear(bits64)
+			limit := sizes[k] / 32
+			shifts := map[int64]bool{}
+			for i := start; i < min(start+resident, total); i++ {
+				x, y := i%grid[0], i/grid[0]
+				shifts[int64(x-b0[0])*sx[k]+int64(y-b0[1])*sy[k]] = true
+			}
+			for d := range shifts {
+				for _, v := range s {
+					v += d
+					if v < 0 || v >= limit {
+						continue
+					}
+					w, m := v>>6, uint64(1)<<(v&63)
+					if bits64[w]&m == 0 {
+						bits64[w] |= m
+						bytes += 32
+					}
+				}
+			}
+		}
+		out = append(out, bytes)
+	}
+	return out
+}
+
+// WaveReads replaces the DRAM reads of sampled counts c (scaled to the grid; raw are the run's own)
+// by the blend of the in-step and staggered estimates above, moving the difference into the L2's
+// hits, and says how (WaveDRAM). f holds the run's footprints (from cfg's launch, cfg.Cache's
+// L2Access); the probe block is emulated here, with cfg's configuration, and what it stores is
+// undone. sizes are cfg.Buffers'
+// bytes; resident the blocks resident at once on the whole GPU.
+func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, raw, c vgpu.Counts, resident int) (vgpu.Counts, WaveDRAM) {
+	grid := cfg.Grid
+	for i := range grid {
+		grid[i] = max(grid[i], 1)
+	}
+	total := grid[0] * grid[1] * grid[2]
+	w := WaveDRAM{Staggered: c.DRAMReadBytes}
+	if resident <= 0 || raw.Blocks == 0 {
+		w.Why = "no occupancy"
+		return c, w
+	}
+	w.Waves = float64(total) / float64(resident)
+	if grid[2] > 1 {
+		w.Why = "a 3-D grid"
+		return c, w
+	}
+	f.finish()
+	sx, ok := xShift(f, grid)
+	if !ok {
+		w.Why = "its blocks' footprints are not shifts of one another along x"
+		return c, w
+	}
+	b0 := cfg.Only[0]
+	base, ok := f.blocks[linear(b0, grid)]
+	if !ok {
+		w.Why = "the run's first block read nothing through the L2"
+		return c, w
+	}
+	sy, why := yShift(ctx, mod, entry, cfg, f, base, grid)
+	if why != "" {
+		w.Why = why
+		return c, w
+	}
+	sizes := make([]int64, len(cfg.Buffers))
+	for i, b := range cfg.Buffers {
+		sizes[i] = int64(len(b.Data))
+	}
+	for k := range base {
+		if k >= len(sizes) {
+			w.Why = "a buffer outside the launch's"
+			return c, w
+		}
+	}
+	waves := inStepReads(ctx, base, b0, sx, sy, grid, min(resident, total), sizes)
+	if waves == nil {
+		w.Why = ctx.Err().Error()
+		return c, w
+	}
+	perBlock := float64(raw.DRAMReadBytes) / float64(raw.Blocks)
+	var blend float64
+	for i, b := range waves {
+		n := min(resident, total-i*resident)
+		inStep := 1 / math.Sqrt(float64(i+1))
+		blend += inStep*float64(b) + (1-inStep)*perBlock*float64(n)
+		w.InStep += b
+	}
+	reads := int64(math.Round(blend))
+	if d := (c.DRAMReadBytes - reads) / 32; d != 0 {
+		c.L2Hits = min(max(c.L2Hits+d, 0), c.L2Sectors)
+	}
+	c.DRAMReadBytes = reads
+	return c, w
+}
+
+// WatchFootprints sets cfg's cache model, for a sampled launch, to gather its blocks' footprints
+// (a copy of cfg.Cache with L2Access set) and returns them, for WaveReads; nil, cfg unchanged, for
+// a launch run in full (cfg.Only nil) or without a cache model.
+func WatchFootprints(cfg *vgpu.LaunchConfig) *Footprints {
+	if cfg.Only == nil || cfg.Cache == nil {
+		return nil
+	}
+	f := newFootprints()
+	cache := *cfg.Cache
+	cache.L2Access = f.hook(cfg.Only, cfg.Grid)
+	cfg.Cache = &cache
+	return f
+}

@@ -1,0 +1,559 @@
+// Package vgpurun runs a GEMM kernel's real PTX, or a learner's kernel for its problem (package
+// problems: matmul, transpose, reduce, …), in the virtual GPU (package vgpu, the functional
+// emulator) as an experiment: fresh random inputs, one launch, the result checked against a float64
+// reference, the counts the hardware would produce, and a time modelled from a datasheet GPU
+// (package gpumodel, the timing model). Emulated and modelled, never measured: callers label it so.
+package vgpurun
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/numeric"
+	"github.com/gpuplayground/playground/problems"
+	"github.com/gpuplayground/playground/vgpu"
+	"github.com/x448/float16"
+)
+
+// Arch is the virtual architecture the virtual GPU runs: the embedded PTX's compute_80 (Ampere
+// and newer), whose tensor-core kernel takes BF16 inputs.
+const Arch = 80
+
+// Request is one launch of a C = A·B kernel (row-major n×n, launched as
+// kernel(A, B, C, M, N, K)) in the virtual GPU.
+type Request struct {
+	// Kernel names a row of the GPU kernel table (gpu/nvidia/ladder.go), run from the embedded PTX
+	// with the row's launch shape; or is "custom" with PTX, Entry, Grid and Block set, for
+	// Problem (nil: matmul), launched with SharedBytes of dynamic shared memory per block and
+	// checked at Precision (zero: the dtype's, problems.DefaultPrecision).
+	Kernel      string
+	PTX         string
+	Entry       string
+	Grid        [3]int
+	Block       [3]int
+	Problem     *problems.Problem
+	SharedBytes int
+	Precision   problems.Precision
+	// N is the matrices' size; DType "float32" or "float64" (the table's own kernels take float32).
+	N     int
+	DType string
+	// GPU is the datasheet the modelled time uses.
+	GPU gpumodel.GPU
+	// Block, if set for a table kernel, replaces its threads per block (the naive and coalesced
+	// kernels, which read blockDim); the grid then covers n with one thread per entry.
+	BlockXY [2]int
+	// Trace, if set, receives block (0,0)'s global-memory warp instructions, at most TraceLimit
+	// (a sampled launch then runs its run of blocks from block (0,0): sample).
+	Trace      func(vgpu.TraceEvent)
+	TraceLimit int
+	// Seed, when not 0, seeds the inputs, the sampled blocks and the entries checked, so that a
+	// comparison repeated (a test against kept measurements) draws the same ones; 0 draws afresh.
+	Seed uint64
+	// SampleBlocks, when between 1 and SampledBlocks, is how many blocks a sampled launch runs
+	// instead of SampledBlocks: fewer for a grid of few, large blocks, whose every block is long
+	// (priced beforehand by ProbeLaunch).
+	SampleBlocks int
+}
+
+// sampleSize is how many blocks req's sampled launch runs (Request.SampleBlocks).
+func (req Request) sampleSize() int {
+	if req.SampleBlocks >= 1 && req.SampleBlocks < SampledBlocks {
+		return req.SampleBlocks
+	}
+	return SampledBlocks
+}
+
+// rng is the launch's random source: req.Seed's when set, else a fresh one.
+func (req Request) rng() *rand.Rand {
+	if req.Seed != 0 {
+		return rand.New(rand.NewPCG(req.Seed, req.Seed^0x9e3779b97f4a7c15))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+}
+
+// Result is one emulated launch.
+type Result struct {
+	Kernel string
+	N      int
+	DType  string
+	// Problem is what a learner's kernel computes ("matmul", "transpose", …; "" for the table's).
+	Problem string
+	// Precision is what the inputs were rounded to ("float32", "bf16", …); for a learner's kernel
+	// its problem's input types (problems.Problem.InputTypes: "uint32" for a histogram), and with a
+	// `precision:` the precision it computes in.
+	Precision string
+	// RelError is ‖C − C_ref‖_F / ‖C_ref‖_F against float64 (a learner's kernel: its problem's
+	// error measure, problems.Verdict); NaN when a checked entry of the output was NaN (never
+	// written: it holds the poison), +Inf when one was infinite or the error is unbounded (the
+	// reference is zero where the output is not). OK is within the precision's tolerance
+	// (Tolerance, set for a learner's kernel).
+	RelError  float64
+	OK        bool
+	Tolerance float64
+	// PrecisionNote, for a learner's kernel that failed its check, names the `precision:` value
+	// whose tolerance its error fits (problems.Problem.PrecisionNote); "" otherwise.
+	PrecisionNote string
+	Counts        vgpu.Counts
+	// Sampled says only some blocks ran (n > MaxN): Counts are scaled to the whole grid (an
+	// estimate) and Checked entries of C, those the blocks wrote, were compared.
+	Sampled bool
+	Checked int
+	// BlocksRun of GridBlocks thread blocks ran.
+	BlocksRun, GridBlocks int64
+	// Model is the modelled time on GPU (a datasheet GPU), the largest of its limits
+	// (gpumodel.ModelAt); Rate the problem's natural rate at that time, in RateUnit ("GFLOP/s",
+	// "GB/s"; set for a learner's kernel).
+	Model    gpumodel.Time
+	Rate     float64
+	RateUnit string
+	GPU      string
+	// EmulationSeconds is how long the emulation took here (measured, of the emulator).
+	EmulationSeconds float64
+	// Notes are the sanitizer's findings that did not stop the launch (vgpu.Counts.Notes:
+	// uninitialised reads of C or of shared memory), for callers to show beside the result.
+	Notes []*vgpu.Fault
+	// Occupancy is the launch's theoretical occupancy on GPU (computed, not emulated).
+	Occupancy gpumodel.Occupancy
+	// Wave says how a sampled launch's DRAM reads were estimated (gpumodel.WaveReads: its waves in step and
+	// staggered, blended); zero for a launch run in full.
+	Wave gpumodel.WaveDRAM
+}
+
+// MaxN is the largest n the virtual GPU runs in full for a cell: at about 100 million thread
+// instructions per second per core (docs/benchmarks.md), n = 512 takes a few seconds on 2 cores.
+const MaxN = 512
+
+// Emulatable reports whether kernel is a GPU kernel of the table with PTX to run.
+func Emulatable(kernel string) bool {
+	row, ok := nvidia.LookupKernel(kernel)
+	return ok && row.Entry != ""
+}
+
+// Estimate is the estimated time of one emulation of kernel (a row of the table, or "custom") at size
+// n, from the rates measured on this machine for the virtual GPU's ladder kernels
+// (estimate.Rates.SIMTSeconds in r, keyed by the ladder name: cuda-naive → naive; a learner's kernel is
+// priced as the naive kernel, the slowest). Above MaxN it is the sampled blocks' share of the whole
+// grid's time, plus drawing the inputs and checking the entries they wrote; 0 above MaxSampledN,
+// where nothing runs.
+func Estimate(r *estimate.Rates, kernel string, n int) time.Duration {
+	blocks := ((n + 15) / 16) * ((n + 15) / 16) // a custom kernel's grid, if unknown: one 16×16 tile each
+	if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
+		_, g, _ := row.Shape(n)
+		blocks = g[0] * g[1] * g[2]
+	}
+	return EstimateGrid(r, kernel, n, blocks)
+}
+
+// EstimateGrid is Estimate for a launch of blocks thread blocks (a learner's kernel with its own
+// grid): above MaxN only SampledBlocks of them run (and the wave estimate's probe block), so a
+// grid of few, large blocks costs its whole work.
+func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration {
+	if n > MaxSampledN {
+		return 0
+	}
+	short := strings.TrimPrefix(kernel, "cuda-")
+	sec := r.SIMTSeconds(short, n)
+	if sec == 0 {
+		sec = r.SIMTSeconds("naive", n)
+	}
+	if n > MaxN {
+		sampled := SampledBlocks + 1 // and the wave estimate's probe block (gpumodel.WaveProbeBlocks)
+		run := sec * min(1, float64(sampled)/float64(max(blocks, 1)))
+		// A table kernel's block at n does the work of its block at the calibrated size n0, times
+		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather
+		// than from the whole grid's extrapolated time.
+		if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
+			if n0 := r.SIMTN[short]; n0 > 0 {
+				_, g0, _ := row.Shape(n0)
+				perBlock := r.SIMTSeconds(short, n0) / float64(g0[0]*g0[1]*g0[2]) * float64(n) / float64(n0)
+				run = perBlock * float64(min(sampled, blocks))
+			}
+		}
+		sec = run + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
+var (
+	modules   sync.Map // arch → *vgpu.Module of the embedded PTX
+	parseOnce sync.Mutex
+)
+
+// ownModule parses the embedded PTX of matmul.cu for Arch, once.
+func ownModule() (*vgpu.Module, error) {
+	if m, ok := modules.Load(Arch); ok {
+		return m.(*vgpu.Module), nil
+	}
+	parseOnce.Lock()
+	defer parseOnce.Unlock()
+	if m, ok := modules.Load(Arch); ok {
+		return m.(*vgpu.Module), nil
+	}
+	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", Arch))
+	if err != nil {
+		return nil, err
+	}
+	m, err := vgpu.ParseModule(string(src))
+	if err != nil {
+		return nil, err
+	}
+	modules.Store(Arch, m)
+	return m, nil
+}
+
+// Run emulates req: inputs in [-1, 1), the launch, the check and the model. Up to MaxN the whole
+// grid runs and every entry of C is checked; above it (up to MaxSampledN) only a run of SampledBlocks
+// consecutive thread blocks runs (sample; Result.Sampled): the entries they write are checked against
+// float64 dot products, and the counts are scaled to the whole grid (an estimate, labelled so). A
+// fault the sanitizer finds, an unsupported instruction or a launch error is the error (a
+// *vgpu.Fault or *vgpu.UnsupportedError for callers to show as they are). A learner's kernel
+// ("custom") runs for its problem instead, with that problem's buffers, limits and check
+// (runProblem).
+func Run(ctx context.Context, req Request) (Result, error) {
+	n := req.N
+	res := Result{Kernel: req.Kernel, N: n, DType: req.DType, Precision: req.DType, GPU: req.GPU.Name}
+	if req.Kernel == "custom" {
+		return runProblem(ctx, req, res)
+	}
+	if n > MaxSampledN {
+		return res, fmt.Errorf("n=%d is over the virtual GPU's limit of %d (the inputs alone would take too much memory)", n, MaxSampledN)
+	}
+	row, ok := nvidia.LookupKernel(req.Kernel)
+	if !ok || row.Entry == "" {
+		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
+	}
+	mod, err := ownModule()
+	if err != nil {
+		return res, err
+	}
+	l := row.LaunchFor(n, Arch, req.DType)
+	entry, grid, block, padded := l.Entry, l.Grid, l.Block, l.N
+	res.Precision = l.Precision
+	if b := req.BlockXY; b != ([2]int{}) {
+		block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
+	}
+	rng := req.rng()
+	in := inputs(rng, n, padded, res.Precision)
+	var only [][3]int
+	if n > MaxN {
+		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
+	}
+	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
+	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
+		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
+		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy)}
+	fp := watchFootprints(req, &cfg)
+	start := time.Now()
+	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
+	res.EmulationSeconds = time.Since(start).Seconds()
+	res.Notes = counts.Notes
+	if err != nil {
+		return res, err
+	}
+	res.Counts, res.Sampled, res.BlocksRun, res.GridBlocks = counts, counts.Blocks < counts.GridBlocks, counts.Blocks, counts.GridBlocks
+	if cfg.Only != nil {
+		res.Counts = counts.Scaled()
+		if fp != nil {
+			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+		}
+		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
+	} else {
+		res.RelError, err = in.checkAll(ctx)
+		res.Checked = n * n
+	}
+	if err != nil {
+		return res, err
+	}
+	res.OK = res.RelError <= gpu.Tolerance(res.Precision)
+	if cfg.Only != nil && res.Checked == 0 {
+		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
+	}
+	res.Model = gpumodel.ModelAt(res.Counts, req.GPU, res.Occupancy)
+	return res, nil
+}
+
+// Failure is the note for kernel's emulation at n that ended with err: "KERNEL at n=N faulted in
+// the virtual GPU: FAULT" for a fault of the kernel's own (a *vgpu.Fault other than an unsupported
+// operation), which the page's summary reports as faulted (static/measured.js); otherwise "KERNEL at
+// n=N, in the virtual GPU: ERR", a kernel that did not run.
+func Failure(kernel string, n int, err error) string {
+	var f *vgpu.Fault
+	if errors.As(err, &f) && f.Kind != "unsupported" {
+		return fmt.Sprintf("%s at n=%d faulted in the virtual GPU: %v", kernel, n, err)
+	}
+	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
+}
+
+// Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64
+// for the check, the padded inputs and C: about 40 bytes per element, 640 MiB at 4096), running
+// SampledBlocks blocks.
+const (
+	MaxSampledN   = 4096
+	SampledBlocks = 8
+)
+
+// sample picks a run of k (SampledBlocks unless a request says fewer) consecutive blocks of grid in the order the hardware's block
+// scheduler dispatches them (linear blockIdx, x fastest), from a start drawn uniformly (a run that
+// passes the grid's last block goes on at block 0), or from block (0,0,0) when first is set (a
+// trace of that block is wanted). Every block is drawn with the same probability, so counts scaled
+// from the run are unbiased (ragged edge blocks, which do less, are drawn as often as they occur);
+// and the run's blocks are neighbours in dispatch order, as the blocks resident together on a GPU
+// are, so the cache model's L2 sees the data they share (vgpu/cache.go: the blocks' streams go to
+// the L2 in dispatch order), where scattered blocks share almost none.
+func sample(grid [3]int, rng *rand.Rand, first bool, k int) [][3]int {
+	gx, gy := max(grid[0], 1), max(grid[1], 1)
+	total := gx * gy * max(grid[2], 1)
+	start := 0
+	if !first {
+		start = rng.IntN(total)
+	}
+	out := make([][3]int, 0, min(k, total))
+	for j := range min(k, total) {
+		i := (start + j) % total
+		out = append(out, [3]int{i % gx, i / gx % gy, i / (gx * gy)})
+	}
+	return out
+}
+
+// launchInputs are one launch's matrices: a and b as the kernel sees them (rounded to its input
+// precision, in float64, for the check), and the buffers it reads and writes (padded to p×p). C
+// starts poisoned at every size, emulated in full or sampled (vgpu.NewOutput: every byte
+// vgpu.Poison, a NaN per entry, the bytes the GPU worker fills C with before its launches), so a
+// kernel that accumulates into C without writing it first is wrong here as on a GPU, and its read
+// of C is an uninitialised-read note.
+type launchInputs struct {
+	n, p    int
+	a, b    []float64
+	A, B, C *vgpu.Buffer
+	elem    int // bytes of an element of C
+}
+
+// inputs draws A and B in [-1, 1) and lays them out for a kernel reading precision.
+func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
+	in := &launchInputs{n: n, p: p, a: make([]float64, n*n), b: make([]float64, n*n), elem: 4}
+	numeric.Random(rng, in.a)
+	numeric.Random(rng, in.b)
+	round := func(x []float64) {
+		for i, v := range x {
+			f := float32(v)
+			switch precision {
+			case "float64":
+				continue
+			case "bf16":
+				f = gpu.FromBF16(gpu.BF16(f))
+			case "f16":
+				f = float16From(gpu.F16(f))
+			}
+			x[i] = float64(f)
+		}
+	}
+	round(in.a)
+	round(in.b)
+	switch precision {
+	case "float64":
+		pad := func(x []float64) []float64 {
+			out := make([]float64, p*p)
+			for i := range n {
+				copy(out[i*p:i*p+n], x[i*n:(i+1)*n])
+			}
+			return out
+		}
+		in.A, in.B, in.C, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), vgpu.NewOutput("C", 8*p*p, vgpu.Poisoned), 8
+	case "bf16", "f16":
+		conv := gpu.BF16
+		if precision == "f16" {
+			conv = gpu.F16
+		}
+		pad := func(x []float64) []uint16 {
+			out := make([]uint16, p*p)
+			for i := range n {
+				for j := range n {
+					out[i*p+j] = conv(float32(x[i*n+j]))
+				}
+			}
+			return out
+		}
+		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
+	default:
+		pad := func(x []float64) []float32 {
+			out := make([]float32, p*p)
+			for i := range n {
+				for j := range n {
+					out[i*p+j] = float32(x[i*n+j])
+				}
+			}
+			return out
+		}
+		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
+	}
+	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
+	return in
+}
+
+// matrixShape is the shape of the p×p matrix b for fault messages: its element's C++ type from its size
+// (gpu/nvidia/matmul.cu: float, double, or a 16-bit __nv_bfloat16 or __half).
+func matrixShape(b *vgpu.Buffer, p int) vgpu.Shape {
+	elem := len(b.Data) / max(p*p, 1)
+	types := map[int]string{2: "16-bit value", 4: "float", 8: "double"}
+	return vgpu.Shape{Elem: elem, Type: types[elem], Rows: p, Cols: p}
+}
+
+// at reads C[i][j] (of the p×p launch) from the buffer without copying it.
+func (in *launchInputs) at(i, j int) float64 {
+	k := i*in.p + j
+	if in.elem == 8 {
+		return math.Float64frombits(binary.LittleEndian.Uint64(in.C.Data[8*k:]))
+	}
+	return float64(math.Float32frombits(binary.LittleEndian.Uint32(in.C.Data[4*k:])))
+}
+
+// result reads C's top-left n×n.
+func (in *launchInputs) result() []float64 {
+	n, p := in.n, in.p
+	out := make([]float64, n*n)
+	if in.elem == 8 {
+		full := in.C.Float64s()
+		for i := range n {
+			copy(out[i*n:(i+1)*n], full[i*p:i*p+n])
+		}
+		return out
+	}
+	full := in.C.Float32s()
+	for i := range n {
+		for j := range n {
+			out[i*n+j] = float64(full[i*p+j])
+		}
+	}
+	return out
+}
+
+// checkAll compares all of C with gonum's float64 product.
+func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
+	n := in.n
+	ref := make([]float64, n*n)
+	if err := kernels.Gonum(ctx, ref, in.a, in.b, n, n, n, kernels.Options{}); err != nil {
+		return 0, err
+	}
+	c := in.result()
+	if x, ok := nonFinite(c, all(len(c))); ok {
+		return x, nil
+	}
+	return numeric.RelFrobenius(c, ref), nil
+}
+
+// maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).
+const maxChecked = 4096
+
+// checkWritten compares entries of C that the sampled blocks wrote (not NaN), up to maxChecked of
+// them drawn at random, with float64 dot products, and returns the relative error over them and how
+// many there were.
+func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float64, int, error) {
+	n := in.n
+	var written [][2]int
+	for i := range n {
+		for j := range n {
+			if !math.IsNaN(in.at(i, j)) {
+				written = append(written, [2]int{i, j})
+			}
+		}
+	}
+	rng.Shuffle(len(written), func(x, y int) { written[x], written[y] = written[y], written[x] })
+	written = written[:min(len(written), maxChecked)]
+	var diff, norm float64
+	for c, e := range written {
+		if c%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+		}
+		i, j := e[0], e[1]
+		var want float64
+		for k := range n {
+			want += in.a[i*n+k] * in.b[k*n+j]
+		}
+		g := in.at(i, j)
+		diff += (g - want) * (g - want)
+		norm += want * want
+	}
+	if norm == 0 {
+		return math.Sqrt(diff), len(written), nil
+	}
+	return math.Sqrt(diff / norm), len(written), nil
+}
+
+// nonFinite is NaN if an entry of got at which is NaN, else +Inf if one is infinite (ok: the error
+// is that); the output's error is then not a number a learner can read as one.
+func nonFinite(got []float64, which []int) (float64, bool) {
+	inf := false
+	for _, i := range which {
+		switch g := got[i]; {
+		case math.IsNaN(g):
+			return math.NaN(), true
+		case math.IsInf(g, 0):
+			inf = true
+		}
+	}
+	if inf {
+		return math.Inf(1), true
+	}
+	return 0, false
+}
+
+// all is the indices 0…n−1.
+func all(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// float16From widens IEEE binary16 bits to float32 exactly.
+func float16From(b uint16) float32 { return float16.Frombits(b).Float32() }
+
+// theoretical is the occupancy of entry of mod launched with blocks of block threads and dynShared
+// bytes of dynamic shared memory on g (gpumodel.LaunchOccupancy). own says mod is the embedded PTX of
+// the table's kernels, whose registers were measured (measuredRegisters); a learner's kernel's are
+// not known without ptxas.
+func theoretical(mod *vgpu.Module, entry string, own bool, block [3]int, dynShared int, g gpumodel.GPU) gpumodel.Occupancy {
+	regs := 0
+	if r, ok := measuredRegisters(entry); own && ok {
+		regs = r
+	}
+	return gpumodel.LaunchOccupancy(mod, entry, regs, block, dynShared, g)
+}
+
+// measuredRegisters is the registers per thread measured for the table's kernel whose entry is
+// entry (cuda.Kernel.Registers: its Entry, compiled for an H100).
+func measuredRegisters(entry string) (int, bool) {
+	for _, k := range nvidia.Kernels() {
+		if k.Entry == entry && k.Registers > 0 {
+			return k.Registers, true
+		}
+	}
+	return 0, false
+}
+
+// watchFootprints sets cfg's cache model, for a sampled launch of req, to gather its blocks'
+// footprints for the wave estimate (gpumodel.WatchFootprints) and returns them; nil, cfg unchanged,
+// for a launch run in full or without a cache model, and for one whose sample a cell cut for time
+// (req.SampleBlocks, from 1 to SampledBlocks): its probe block would cost one block more than
+// priced, so it keeps the run's estimate.
+func watchFootprints(req Request, cfg *vgpu.LaunchConfig) *gpumodel.Footprints {
+	if req.SampleBlocks >= 1 && req.SampleBlocks <= SampledBlocks {
+		return nil
+	}
+	return gpumodel.WatchFootprints(cfg)
+}

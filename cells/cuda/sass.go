@@ -12,7 +12,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
 // disassembler is a cells.GPU whose compile also lists the SASS ptxas makes of the PTX for one
@@ -39,7 +39,7 @@ const maxSourceText = 120
 // as the cell's lines) with each group's count, and a table of the counts. Where this server has no
 // ptxas or nvdisasm (or ptxas refuses the architecture) it fails saying why.
 func (s *showSASS) Run(ctx context.Context, e cells.Emitter) error {
-	g := datasheet.Or(s.spec.GPU)
+	g := gpumodel.Or(s.spec.GPU)
 	sm := sassArch(g.CC)
 	d, ok := s.env.GPU.(disassembler)
 	if !ok || sm == 0 {

@@ -1,5 +1,5 @@
 // Package serving is the `serving` cell kind: a seeded simulation of serving a transformer on one
-// chip (package sim/serving), requests arriving at each of several rates, for each of several
+// chip (package sim/inference), requests arriving at each of several rates, for each of several
 // systems (a batching and a KV-cache reservation), shown as a table and a chart of latency against
 // throughput, every figure labelled modelled:
 //
@@ -33,7 +33,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
-	sim "github.com/gpuplayground/playground/sim/serving"
+	"github.com/gpuplayground/playground/sim/inference"
 	"github.com/gpuplayground/playground/sim/transformer"
 )
 
@@ -41,7 +41,7 @@ import (
 var script string
 
 // System is one server a cell compares: its batching ("static" or "continuous") and KV reservation
-// (sim.Reservations).
+// (inference.Reservations).
 type System struct{ Batching, Reservation string }
 
 // Label is how the table and chart name s, e.g. "continuous, paged".
@@ -50,18 +50,18 @@ func (s System) Label() string { return s.Batching + ", " + s.Reservation }
 // Spec is a parsed `serving` cell.
 type Spec struct {
 	Model       transformer.Model
-	Chip        sim.Chip
+	Chip        inference.Chip
 	Weights, KV string // format names
 	MemoryGB    float64
 	Requests    int
 	Rates       []float64
-	Prompt      sim.Lengths
-	Output      sim.Lengths
+	Prompt      inference.Lengths
+	Output      inference.Lengths
 	Systems     []System
 	Block       int
 	MaxLen      int
 	MaxBatch    int
-	Speculative sim.Speculative
+	Speculative inference.Speculative
 	Seed        uint64
 }
 
@@ -104,13 +104,13 @@ func Parse(src string) (Spec, error) {
 	if y.Model.Line == 0 || y.GPU.Line == 0 || y.Rates.Line == 0 || y.Systems.Line == 0 {
 		return Spec{}, &cells.SpecError{Line: 1, Msg: "a serving cell needs model, gpu, rates and systems"}
 	}
-	s := Spec{Weights: "bf16", KV: "bf16", Requests: 200, Prompt: sim.Lengths{Mean: 512, Dist: "exponential"},
-		Output: sim.Lengths{Mean: 256, Dist: "exponential"}, Block: 16, MaxLen: 2048, MaxBatch: 256, Seed: 1}
+	s := Spec{Weights: "bf16", KV: "bf16", Requests: 200, Prompt: inference.Lengths{Mean: 512, Dist: "exponential"},
+		Output: inference.Lengths{Mean: 256, Dist: "exponential"}, Block: 16, MaxLen: 2048, MaxBatch: 256, Seed: 1}
 	var err error
 	if s.Model, err = transformer.Lookup(y.Model.V); err != nil {
 		return Spec{}, cells.Errorf(y.Model.Line, "%v", err)
 	}
-	if s.Chip, err = sim.ChipNamed(y.GPU.V); err != nil {
+	if s.Chip, err = inference.ChipNamed(y.GPU.V); err != nil {
 		return Spec{}, cells.Errorf(y.GPU.Line, "%v", err)
 	}
 	for _, f := range []struct {
@@ -118,7 +118,7 @@ func Parse(src string) (Spec, error) {
 		dst *string
 	}{{y.Weights, &s.Weights}, {y.KV, &s.KV}} {
 		if f.at.Line > 0 {
-			if _, err := sim.FormatBytes(f.at.V); err != nil {
+			if _, err := inference.FormatBytes(f.at.V); err != nil {
 				return Spec{}, cells.Errorf(f.at.Line, "%v", err)
 			}
 			*f.dst = strings.ToLower(f.at.V)
@@ -152,8 +152,8 @@ func Parse(src string) (Spec, error) {
 		s.Seed = uint64(y.Seed.V)
 	}
 	if y.Lengths.Line > 0 {
-		if !slices.Contains(sim.Dists, y.Lengths.V) {
-			return Spec{}, cells.Errorf(y.Lengths.Line, "lengths is one of %s", strings.Join(sim.Dists, ", "))
+		if !slices.Contains(inference.Dists, y.Lengths.V) {
+			return Spec{}, cells.Errorf(y.Lengths.Line, "lengths is one of %s", strings.Join(inference.Dists, ", "))
 		}
 		s.Prompt.Dist, s.Output.Dist = y.Lengths.V, y.Lengths.V
 	}
@@ -181,7 +181,7 @@ func parseDraft(s *Spec, y source) error {
 	case !(c.V >= 0 && c.V <= 1):
 		return cells.Errorf(c.Line, "draft_cost is a draft step's time over a target step's, 0 to 1")
 	}
-	s.Speculative = sim.Speculative{K: k.V, Alpha: a.V, Cost: c.V}
+	s.Speculative = inference.Speculative{K: k.V, Alpha: a.V, Cost: c.V}
 	return nil
 }
 
@@ -201,8 +201,8 @@ func parseLists(s *Spec, y source) error {
 	}
 	for _, v := range y.Systems.V {
 		b, r, ok := strings.Cut(strings.TrimSpace(v.V), " ")
-		if r = strings.TrimSpace(r); !ok || (b != "static" && b != "continuous") || !slices.Contains(sim.Reservations, r) {
-			return cells.Errorf(v.Line, "a system is a batching (static, continuous) and a KV reservation (%s), like \"continuous paged\", not %q", strings.Join(sim.Reservations, ", "), v.V)
+		if r = strings.TrimSpace(r); !ok || (b != "static" && b != "continuous") || !slices.Contains(inference.Reservations, r) {
+			return cells.Errorf(v.Line, "a system is a batching (static, continuous) and a KV reservation (%s), like \"continuous paged\", not %q", strings.Join(inference.Reservations, ", "), v.V)
 		}
 		s.Systems = append(s.Systems, System{b, r})
 	}
@@ -235,17 +235,17 @@ func (r run) Estimate() time.Duration {
 func (run) Exclusive() bool { return false }
 
 // Config is the simulator's configuration of s for one system.
-func (s Spec) Config(sys System) sim.Config {
-	w, _ := sim.FormatBytes(s.Weights)
-	kv, _ := sim.FormatBytes(s.KV)
-	return sim.Config{Engine: sim.Engine{Model: s.Model, WeightBytes: w, KVBytes: kv}, Chip: s.Chip,
+func (s Spec) Config(sys System) inference.Config {
+	w, _ := inference.FormatBytes(s.Weights)
+	kv, _ := inference.FormatBytes(s.KV)
+	return inference.Config{Engine: inference.Engine{Model: s.Model, WeightBytes: w, KVBytes: kv}, Chip: s.Chip,
 		Memory: s.MemoryGB * 1e9, Batching: sys.Batching, Reservation: sys.Reservation, Block: s.Block,
 		MaxLen: s.MaxLen, MaxBatch: s.MaxBatch, Speculative: s.Speculative}
 }
 
 // Workload is the simulator's workload of s at rate requests per second.
-func (s Spec) Workload(rate float64) sim.Workload {
-	return sim.Workload{Requests: s.Requests, Rate: rate, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
+func (s Spec) Workload(rate float64) inference.Workload {
+	return inference.Workload{Requests: s.Requests, Rate: rate, Prompt: s.Prompt, Output: s.Output, Seed: s.Seed}
 }
 
 var columns = []cells.Column{
@@ -264,7 +264,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	if s.Speculative.K > 0 {
 		sp := s.Speculative
 		e.Note("info", fmt.Sprintf("Speculative decoding, k = %d, acceptance %.2f: %.2f tokens per target step on average, (1 − α^(k+1))/(1 − α), and %.2f× fewer seconds per token with a draft costing %.2f of a step (Leviathan et al. 2023, eq. 1 and Theorem 3.8): published arithmetic, applied to the modelled steps below.",
-			sp.K, sp.Alpha, sim.ExpectedTokens(sp.Alpha, sp.K), sim.Speedup(sp.Alpha, sp.K, sp.Cost), sp.Cost))
+			sp.K, sp.Alpha, inference.ExpectedTokens(sp.Alpha, sp.K), inference.Speedup(sp.Alpha, sp.K, sp.Cost), sp.Cost))
 	}
 	e.Table(cells.Table{ID: "runs", Caption: fmt.Sprintf("%s on one %s, %d requests per run: simulated, every time modelled (a roofline lower bound on each step, nothing measured). Latency per token is vLLM's normalised latency, each request's end-to-end time over its output tokens, averaged.", s.Model.Label, s.Chip.Name, s.Requests), Columns: columns})
 	lines := make([]chart.Line, len(s.Systems))
@@ -275,7 +275,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			res, err := sim.Simulate(s.Config(sys), s.Workload(rate))
+			res, err := inference.Simulate(s.Config(sys), s.Workload(rate))
 			if err != nil {
 				e.Note("warning", fmt.Sprintf("%s at %g requests/s: %v", sys.Label(), rate, err))
 				continue

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	sim "github.com/gpuplayground/playground/sim/serving"
+	"github.com/gpuplayground/playground/sim/inference"
 )
 
 const base = "model: llama3-8b\ngpu: H100 SXM\nrates: [1, 50]\nsystems: [static max, continuous paged]\nrequests: 60\nprompt: 128\noutput: 64\n"
@@ -69,7 +69,7 @@ func TestRunRowsAreTheSimulatorsAndLabelledModelled(t *testing.T) {
 		t.Fatalf("%d rows, want 2 systems × 2 rates", len(rows))
 	}
 	s, _ := Parse(base + "draft_tokens: 4\nacceptance: 0.8\ndraft_cost: 0.05\n")
-	want, err := sim.Simulate(s.Config(System{"continuous", "paged"}), s.Workload(50))
+	want, err := inference.Simulate(s.Config(System{"continuous", "paged"}), s.Workload(50))
 	if err != nil {
 		t.Fatal(err)
 	}

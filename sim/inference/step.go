@@ -12,7 +12,7 @@
 // scaling book's inference chapter, Austin et al. 2025). The KV pool counts tokens, not addresses:
 // a contiguous reservation fits whenever enough tokens are free, so the external fragmentation that
 // real contiguous allocators also suffer is not modelled, which favours them.
-package serving
+package inference
 
 import (
 	"fmt"

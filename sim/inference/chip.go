@@ -1,7 +1,7 @@
-package serving
+package inference
 
 import (
-	"github.com/gpuplayground/playground/sim/datasheet"
+	"github.com/gpuplayground/playground/gpumodel"
 )
 
 // This file is the package's only use of the chip datasheet, so that moving the datasheet changes
@@ -19,7 +19,7 @@ type Chip struct {
 // ChipNamed returns the datasheet's accelerator called name (ignoring case), or the datasheet's
 // error naming the known ones.
 func ChipNamed(name string) (Chip, error) {
-	a, err := datasheet.LookupAccelerator(name)
+	a, err := gpumodel.LookupAccelerator(name)
 	if err != nil {
 		return Chip{}, err
 	}
@@ -29,7 +29,7 @@ func ChipNamed(name string) (Chip, error) {
 // ChipNames are the accelerators ChipNamed knows, in the datasheet's order.
 func ChipNames() []string {
 	var names []string
-	for _, a := range datasheet.Accelerators {
+	for _, a := range gpumodel.Accelerators {
 		names = append(names, a.Name)
 	}
 	return names

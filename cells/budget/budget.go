@@ -11,6 +11,8 @@
 //	link_gbs: 50               # each chip's link for the all-reduce, GB/s per direction (default 50)
 //	latency_us: 5              # per all-reduce message (default 5)
 //	your_gpu: true             # also time your own GPU in the browser through WebGPU (default true)
+//	scaling: true              # also split the FLOPs by Chinchilla's and Kaplan's scaling laws
+//	rooflines: [deepseek-v3]   # also each parallelism's communication roofline for these models
 //
 // A transformer's training (gpt3-training, llama3-405b-training) is split on clusters by tensor,
 // pipeline, context and data parallelism (package sim/parallel), each chip's memory checked against
@@ -136,6 +138,12 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	})
 	layoutTable(e, s, ests)
 	e.Note("info", Dominates(ests))
+	if s.Scaling {
+		scalingTable(e, s)
+	}
+	if len(s.Rooflines) > 0 {
+		rooflineTable(e, s)
+	}
 	e.Progress(2, 2)
 	return ctx.Err()
 }

@@ -20,6 +20,9 @@ import (
 // MaxRooflines caps the models of a `rooflines` list.
 const MaxRooflines = 4
 
+// manyChips stands for a group large enough that (x−1)/x is 1 to the table's precision.
+const manyChips = 1 << 30
+
 // allocation adds a typed-in run's params and tokens to w (the FLOPs 6·N·D when w has none).
 func (y source) allocation(w Workload) (Workload, error) {
 	if y.Params.Line == 0 {
@@ -107,7 +110,8 @@ type RooflineRow struct {
 
 // RooflineRows are s's models' rooflines on each device, inside a node (each chip's node_gbs) and
 // across nodes: DP and FSDP reduce hierarchically there, each chip carrying 1/node of the data over
-// its own link_gbs, so they see node × link_gbs; TP and EP see the chip's own link_gbs.
+// its own link_gbs, so they see node × link_gbs; TP and EP see the chip's own link_gbs. DP groups
+// are taken as many chips ((x−1)/x → 1); EP spans one node's chips inside it, many chips across.
 func RooflineRows(s Spec) []RooflineRow {
 	node, net := s.Parallel.NodeGBs*1e9, s.LinkGBs*1e9
 	chips := max(s.Parallel.NodeChips, 2)
@@ -117,14 +121,15 @@ func RooflineRows(s Spec) []RooflineRow {
 			for _, l := range []struct {
 				name    string
 				bw, dpW float64
+				epChips int
 			}{
-				{fmt.Sprintf("in a node (%g GB/s per chip)", s.Parallel.NodeGBs), node, node},
-				{fmt.Sprintf("across nodes (%g GB/s per chip; %d × that for DP)", s.LinkGBs, chips), net, float64(chips) * net},
+				{fmt.Sprintf("in a node (%g GB/s per chip)", s.Parallel.NodeGBs), node, node, chips},
+				{fmt.Sprintf("across nodes (%g GB/s per chip; %d × that for DP)", s.LinkGBs, chips), net, float64(chips) * net, manyChips},
 			} {
 				r := parallel.Ridge(a.Dense, l.bw)
 				rows = append(rows, RooflineRow{Model: m.Label, Machine: a.Name, Link: l.name, Ridge: r,
-					DP: parallel.MinTokensDP(m, 1<<30, parallel.Ridge(a.Dense, l.dpW)), TP: parallel.MaxTensorWays(m, r),
-					EP: parallel.MinExpertDFF(m, chips, r), ExpertDFF: m.MoE.DFF})
+					DP: parallel.MinTokensDP(m, manyChips, parallel.Ridge(a.Dense, l.dpW)), TP: parallel.MaxTensorWays(m, r),
+					EP: parallel.MinExpertDFF(m, l.epChips, r), ExpertDFF: m.MoE.DFF})
 			}
 		}
 	}
@@ -133,7 +138,7 @@ func RooflineRows(s Spec) []RooflineRow {
 
 // rooflineTable emits the `rooflines` table of s.
 func rooflineTable(e cells.Emitter, s Spec) {
-	e.Table(cells.Table{ID: "rooflines", Caption: "When communication bounds each parallelism, modelled (the JAX scaling book's rooflines, package sim/parallel): the chip's ridge C/W (peak FLOP/s over the link's bytes/s per chip), the fewest tokens per chip per step for data parallelism or FSDP, the most tensor-parallel ways of the MLP, and the narrowest expert for expert parallelism over one node's chips; communication overlapped with compute, datasheet peaks",
+	e.Table(cells.Table{ID: "rooflines", Caption: "When communication bounds each parallelism, modelled (the JAX scaling book's rooflines, package sim/parallel): the chip's ridge C/W (peak FLOP/s over the link's bytes/s per chip), the fewest tokens per chip per step for data parallelism or FSDP, the most tensor-parallel ways of the MLP, and the narrowest expert for expert parallelism over one node's chips (in a node) or many (across); communication overlapped with compute, datasheet peaks",
 		Columns: []cells.Column{{Label: "model", Primary: true}, {Label: "machine", Primary: true}, {Label: "link", Primary: true}, {Label: "ridge", Unit: "FLOP/B", Primary: true}, {Label: "DP/FSDP min", Unit: "tokens per chip", Primary: true}, {Label: "TP max", Unit: "ways", Primary: true}, {Label: "EP min expert width"}, {Label: "expert width"}}})
 	for _, r := range RooflineRows(s) {
 		ep, width := any("dense"), any("dense")

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/sim/parallel"
-	"github.com/gpuplayground/playground/sim/scaling"
 	"github.com/gpuplayground/playground/sim/transformer"
 )
 
@@ -36,7 +35,7 @@ func (y source) allocation(w Workload) (Workload, error) {
 	}
 	w.Params, w.Tokens = y.Params.V, y.Tokens.V
 	if w.FLOPs == 0 {
-		w.FLOPs = scaling.FLOPsPerParamToken * w.Params * w.Tokens
+		w.FLOPs = transformer.FLOPsPerParamToken * w.Params * w.Tokens
 		w.Label = fmt.Sprintf("training %.3g parameters on %.3g tokens", w.Params, w.Tokens)
 		w.How = fmt.Sprintf("6 × %.3g parameters × %.3g tokens (C ≈ 6·N·D, Kaplan et al. 2020), typed in", w.Params, w.Tokens)
 	}
@@ -70,7 +69,7 @@ func (y source) rooflines() ([]transformer.Model, error) {
 // ScalingRow is one split of a compute budget in the scaling table.
 type ScalingRow struct {
 	Who string
-	scaling.Allocation
+	transformer.Allocation
 }
 
 // ScalingRows are the splits of s's compute: the run's own (where the workload says it), Chinchilla's
@@ -79,12 +78,12 @@ func ScalingRows(s Spec) []ScalingRow {
 	c := s.TotalFLOPs()
 	var rows []ScalingRow
 	if w := s.Workload; w.Params > 0 {
-		rows = append(rows, ScalingRow{"this run (published or typed in)", scaling.Allocation{Params: w.Params, Tokens: w.Tokens}})
+		rows = append(rows, ScalingRow{"this run (published or typed in)", transformer.Allocation{Params: w.Params, Tokens: w.Tokens}})
 	}
 	return append(rows,
-		ScalingRow{"Chinchilla's fitted law (Hoffmann et al. 2022, approach 3, constants as printed)", scaling.Hoffmann2022.Optimal(c)},
-		ScalingRow{"Chinchilla's 20 tokens per parameter (approaches 1 and 2; the Chinchilla model)", scaling.Chinchilla20(c)},
-		ScalingRow{"Kaplan et al. 2020's compute-efficient frontier", scaling.Kaplan(c)})
+		ScalingRow{"Chinchilla's fitted law (Hoffmann et al. 2022, approach 3, constants as printed)", transformer.Hoffmann2022.Optimal(c)},
+		ScalingRow{"Chinchilla's 20 tokens per parameter (approaches 1 and 2; the Chinchilla model)", transformer.Chinchilla20(c)},
+		ScalingRow{"Kaplan et al. 2020's compute-efficient frontier", transformer.Kaplan(c)})
 }
 
 // scalingTable emits the `scaling` table of s.
@@ -92,7 +91,7 @@ func scalingTable(e cells.Emitter, s Spec) {
 	e.Table(cells.Table{ID: "scaling", Caption: fmt.Sprintf("Splitting %.3g FLOPs between parameters and tokens (C ≈ 6·N·D): published laws with their published constants, modelled; loss from Chinchilla's fitted L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28, nats per token of its training text", s.TotalFLOPs()),
 		Columns: []cells.Column{{Label: "split", Primary: true}, {Label: "parameters", Unit: "B", Primary: true}, {Label: "tokens", Unit: "T", Primary: true}, {Label: "tokens per parameter", Primary: true}, {Label: "fitted loss"}}})
 	for _, r := range ScalingRows(s) {
-		e.Row(cells.Row{Table: "scaling", Values: []any{r.Who, r.Params / 1e9, r.Tokens / 1e12, r.TokensPerParam(), scaling.Hoffmann2022.Loss(r.Params, r.Tokens)}})
+		e.Row(cells.Row{Table: "scaling", Values: []any{r.Who, r.Params / 1e9, r.Tokens / 1e12, r.TokensPerParam(), transformer.Hoffmann2022.Loss(r.Params, r.Tokens)}})
 	}
 	e.Note("info", "Scaling laws: the fitted law's constants, as printed and rounded, put the optimum at several times Chinchilla's own 20 tokens per parameter (Besiroglu et al. 2024 found them inconsistent with the paper's other two approaches); Kaplan's frontier trains larger models on fewer tokens. A run that will serve many tokens afterwards may train a smaller model on more tokens than any of them: the fitted loss says what that costs.")
 }

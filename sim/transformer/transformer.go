@@ -3,7 +3,8 @@
 // experts), the FLOPs of a forward pass and of training, the bytes of the KV cache, and the FLOPs and
 // bytes of a prefill or a decode step (for the roofline). Everything is computed from a model's
 // published shape (layers, d_model, heads, KV heads, d_ff, vocabulary, experts); nothing here is a
-// measurement, and no FLOP count is typed in.
+// measurement, and no FLOP count is typed in. Beside them, the published scaling laws that split a
+// training budget between parameters and tokens (scaling.go).
 //
 // Conventions: a GEMM is (m×k)·(k×n), row-major, 2·m·k·n FLOPs (a multiply and an add per
 // multiply-add); bytes are of 16-bit (BF16) weights, activations and KV cache unless a caller

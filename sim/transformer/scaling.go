@@ -1,7 +1,8 @@
-// Package scaling holds the published scaling laws of language-model pre-training: how the loss
-// falls with parameters N and training tokens D, and how a compute budget C ≈ 6·N·D FLOPs is best
-// split between them. Every constant is a published fit; nothing here is measured or fitted anew.
-package scaling
+package transformer
+
+// The published scaling laws of language-model pre-training: how the loss falls with parameters N
+// and training tokens D, and how a compute budget C ≈ 6·N·D FLOPs is best split between them. Every
+// constant is a published fit; nothing here is measured or fitted anew.
 
 import "math"
 
@@ -10,7 +11,7 @@ const PFDay = 8.64e19
 
 // FLOPsPerParamToken is the training FLOPs per parameter per token, C ≈ 6·N·D (J. Kaplan et al.,
 // "Scaling Laws for Neural Language Models", arXiv:2001.08361, 2020, §2.1).
-const FLOPsPerParamToken = 6
+const FLOPsPerParamToken = 2 * TrainingFactor
 
 // Allocation is a split of a compute budget: Params parameters trained on Tokens tokens.
 type Allocation struct {

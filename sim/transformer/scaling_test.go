@@ -1,11 +1,6 @@
-package scaling
+package transformer
 
-import (
-	"math"
-	"testing"
-)
-
-func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+import "testing"
 
 // The optimum minimises the fitted loss along its iso-FLOP curve: a model 10% larger or smaller,
 // trained on the tokens the same compute then allows, has a higher loss.

@@ -24,6 +24,7 @@
 //	sequence: 131072           # tokens per sequence, the tokens per step kept (default the workload's)
 //	node: 8                    # chips per node, where TP's all-reduces run (default 8)
 //	node_gbs: 450              # each chip's link inside a node, GB/s per direction (default 450)
+//	overlap: true              # hide DP's communication behind the backward pass (default false)
 //
 // A typed-in workload may add `steps` and `gradient_mb` (one all-reduce of gradient_mb per step, so
 // clusters are modelled) and `bytes` (memory that must be read at least once: the time on a chip is

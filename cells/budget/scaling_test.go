@@ -24,7 +24,7 @@ func TestParamsAndTokens(t *testing.T) {
 		"params: 0\ntokens: 1e12":                            "line 1: params must be between 1 and 1e16",
 		"flops: 1e20\nrooflines: [gpt-5]":                    "line 2: unknown model \"gpt-5\"",
 		"flops: 1e20\nrooflines: [llama3-8b, llama3-8b]":     "line 2: llama3-8b is listed twice",
-		"flops: 1e20\nnode: 4":                               "line 2: layout, recompute, sequence, node and node_gbs",
+		"flops: 1e20\nnode: 4":                               "line 2: layout, recompute, sequence, overlap, node and node_gbs",
 	} {
 		if _, err := Parse(src); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", src, err, want)
@@ -95,3 +95,22 @@ func TestRunScalingAndRooflines(t *testing.T) {
 }
 
 func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// overlap: true hides the data-parallel communication of Llama 3's 8,192-GPU layout behind the last
+// microbatch's backward pass as parallel.Overlapped says, and leaves the rest of the step alone.
+func TestOverlapKey(t *testing.T) {
+	src := "workload: llama3-405b-training\ndevices: [H100 SXM]\ncluster: [8192]\nlayout: {tp: 8, pp: 16, zero: 3}\nutilisation: 1\nyour_gpu: false"
+	off, on := mustParse(t, src), mustParse(t, src+"\noverlap: true")
+	if off.Parallel.Overlap || !on.Parallel.Overlap {
+		t.Fatalf("overlap parsed as %v and %v", off.Parallel.Overlap, on.Parallel.Overlap)
+	}
+	r := Datasheet(off)[0]
+	a, b := PlanFor(off, r, 8192), PlanFor(on, r, 8192)
+	want := parallel.Overlapped(a.Step, off.Job(), a.Used)
+	if b.Step != want || !(b.Step.DP < a.Step.DP) || b.Step.Compute != a.Step.Compute || b.Step.TP != a.Step.TP {
+		t.Errorf("overlapped step %+v, want %+v (from %+v)", b.Step, want, a.Step)
+	}
+	if _, err := Parse("flops: 1e20\noverlap: true"); err == nil || !strings.Contains(err.Error(), "line 2:") {
+		t.Errorf("overlap on a workload without a shape: %v", err)
+	}
+}

@@ -44,6 +44,9 @@ type Parallel struct {
 	Seq              int
 	NodeChips        int
 	NodeGBs          float64
+	// Overlap hides the data-parallel communication behind the arithmetic it can overlap
+	// (parallel.Overlapped); false: nothing overlapped.
+	Overlap bool
 }
 
 // TotalFLOPs is the workload's FLOPs times the batch.
@@ -72,6 +75,7 @@ type source struct {
 	Tokens       cells.At[float64]                  `yaml:"tokens"`
 	Scaling      cells.At[bool]                     `yaml:"scaling"`
 	Rooflines    cells.At[[]cells.At[string]]       `yaml:"rooflines"`
+	Overlap      cells.At[bool]                     `yaml:"overlap"`
 }
 
 // Caps on a cell: the chart has a row per device and per device and cluster size.
@@ -286,13 +290,13 @@ const MaxDegree = 1 << 16
 func (y source) parallelism(w Workload) (Parallel, error) {
 	p := Parallel{TP: 1, PP: 1, CP: 1, Recompute: parallel.Selective, NodeChips: 8, NodeGBs: 450}
 	if w.Shape == nil {
-		keys := []int{y.Layout.Line, y.Recompute.Line, y.Sequence.Line}
+		keys := []int{y.Layout.Line, y.Recompute.Line, y.Sequence.Line, y.Overlap.Line}
 		if y.Rooflines.Line == 0 { // the rooflines table uses the node's links
 			keys = append(keys, y.Node.Line, y.NodeGBs.Line)
 		}
 		for _, line := range keys {
 			if line > 0 {
-				return Parallel{}, cells.Errorf(line, "layout, recompute, sequence, node and node_gbs split a transformer's training (workload: gpt3-training or llama3-405b-training; node and node_gbs also go with rooflines); this workload has no transformer shape")
+				return Parallel{}, cells.Errorf(line, "layout, recompute, sequence, overlap, node and node_gbs split a transformer's training (workload: gpt3-training or llama3-405b-training; node and node_gbs also go with rooflines); this workload has no transformer shape")
 			}
 		}
 		if y.Rooflines.Line == 0 {
@@ -322,6 +326,7 @@ func (y source) parallelism(w Workload) (Parallel, error) {
 	if err := y.node(&p); err != nil {
 		return Parallel{}, err
 	}
+	p.Overlap = y.Overlap.V
 	return p, nil
 }
 

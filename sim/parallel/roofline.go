@@ -75,3 +75,21 @@ func AllToAllBytes(m transformer.Model, tokens float64, z int) float64 {
 func MinTokensFSDPTP(ff int, ridge float64, mx, my int) float64 {
 	return 4 * ridge * ridge / (float64(ff) * float64(mx) * float64(my))
 }
+
+// Overlapped is step s of job j on layout l with its data-parallel communication run beside the
+// arithmetic it can overlap, as frameworks do (PyTorch DDP's bucketed all-reduce and FSDP's
+// prefetching, Zhao et al., VLDB 2023; the scaling book's rooflines): a layer's gradients are
+// reduced while the backward pass computes the layers before it, but only once the step's last
+// microbatch has passed that layer, so they hide behind the last microbatch's backward, two thirds
+// of its arithmetic (4 of 6 FLOPs per parameter per token); ZeRO-3's forward all-gather hides
+// behind the first microbatch's forward, the other third. What does not fit stays on the step. TP,
+// CP and PP communication stays too: it sits between a layer's GEMMs, on the critical path.
+func Overlapped(s Step, j Job, l Layout) Step {
+	perMB := s.Compute / float64(j.Microbatches(l))
+	reduce, gather := s.DP, 0.0
+	if l.ZeRO >= 3 { // a reduce-scatter and two all-gathers, a third of the bytes each
+		reduce, gather = 2*s.DP/3, s.DP/3
+	}
+	s.DP = max(0, reduce-2*perMB/3) + max(0, gather-perMB/3)
+	return s
+}

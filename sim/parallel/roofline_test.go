@@ -82,3 +82,26 @@ func TestRooflinesFollowTheShape(t *testing.T) {
 		t.Errorf("DeepSeek-V3 all-to-all of 4,096 tokens over 64 chips: %g bytes, want %g", got, want)
 	}
 }
+
+// Overlap hides the data-parallel communication behind the last microbatch's backward (and, under
+// ZeRO-3, the first one's forward), by hand: one microbatch of 3 s of arithmetic hides 2 s of
+// gradient all-reduce; sixteen microbatches hide an eighth of that; TP stays.
+func TestOverlapped(t *testing.T) {
+	j := Job{Model: model(t, "llama3-8b"), Seq: 1, Sequences: 1}
+	l := Layout{TP: 1, PP: 1, CP: 1, DP: 1}
+	s := Step{Compute: 3, DP: 5, TP: 1}
+	if got := Overlapped(s, j, l); got.DP != 3 || got.TP != 1 || got.Compute != 3 {
+		t.Errorf("one microbatch: %+v, want DP 5 − 2 = 3 and TP kept", got)
+	}
+	if got := Overlapped(Step{Compute: 3, DP: 1.5}, j, l); got.DP != 0 {
+		t.Errorf("a short all-reduce: DP %g, want 0", got.DP)
+	}
+	j.Sequences = 16
+	if got := Overlapped(Step{Compute: 48, DP: 5}, j, l); got.DP != 3 {
+		t.Errorf("16 microbatches of 3 s: DP %g, want 5 − 2 = 3", got.DP)
+	}
+	j.Sequences = 1
+	if got := Overlapped(Step{Compute: 3, DP: 6}, j, Layout{TP: 1, PP: 1, CP: 1, DP: 1, ZeRO: 3}); !within(got.DP, 4-2+2-1, 1e-12) {
+		t.Errorf("ZeRO-3: DP %g, want (4 − 2) + (2 − 1) = 3", got.DP)
+	}
+}

@@ -435,10 +435,15 @@ type ModelPoint struct {
 }
 
 // Collective draws the modelled time of the ring collective named op ("all-reduce", "all-gather",
-// "reduce-scatter") of mb megabytes against GPU count (log2 x, log y), one line per link. The title
-// says the figures are modelled. It returns a complete `<svg>` document.
+// "reduce-scatter"), or of the double binary tree's all-reduce ("tree all-reduce"), of mb megabytes
+// against GPU count (log2 x, log y), one line per link. The title says the figures are modelled. It
+// returns a complete `<svg>` document.
 func Collective(points []ModelPoint, op string, mb float64) (string, error) {
-	p := newPlot(fmt.Sprintf("Ring %s of %g MB (modelled, not measured)", op, mb))
+	algo := "Ring " + op
+	if op == "tree all-reduce" {
+		algo = "Double-binary-tree all-reduce"
+	}
+	p := newPlot(fmt.Sprintf("%s of %g MB (modelled, not measured)", algo, mb))
 	p.X.Label.Text = "GPUs (log2 scale)"
 	p.Y.Label.Text = "ms per " + op + " (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}

@@ -113,10 +113,14 @@ func TestAllReduceChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", "modelled, not measured", "NVLink"} {
+	for _, want := range []string{"<svg", "modelled, not measured", "NVLink", "Ring all-reduce"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
+	}
+	tree, err := Collective([]ModelPoint{{Link: "NVLink", GPUs: 8, Seconds: 0.004}}, "tree all-reduce", 1)
+	if err != nil || !strings.Contains(tree, "Double-binary-tree all-reduce") || strings.Contains(tree, "Ring tree") {
+		t.Errorf("tree all-reduce's title: %v", err)
 	}
 }
 

@@ -99,6 +99,9 @@ func TestChartsKeepTextInsideAndApart(t *testing.T) {
 			}
 			return Collective(pts, "all-reduce", 1400)
 		},
+		"tree": func() (string, error) {
+			return Collective([]ModelPoint{{"400G InfiniBand", 8, 7e-5}, {"400G InfiniBand", 1024, 1.4e-4}}, "tree all-reduce", 1)
+		},
 		"utilisation": func() (string, error) {
 			return Utilisation([]Array{{"TPU v1: 256×256", 256}, {"TPU v4 MXU: 128×128", 128}, {"this cell: 4×4", 4}}, func(N, n int) (int64, int64) {
 				return int64(n) * int64(n) * int64(n), max(1, int64(n)*int64(n)*int64(n)/int64(N*N)) + int64(3*N)

@@ -8,6 +8,9 @@
 //	latency_us: 5                          # per message
 //	op: all-gather                         # the collective (default all-reduce)
 //
+// `op: tree all-reduce` models NCCL's double binary tree instead of the ring: its latency grows with
+// log₂ of the GPUs, the ring's with the GPUs (sim/collectives.TreeAllReduce).
+//
 // The other collectives are those of the other parallelisms: ZeRO-3 and FSDP gather their sharded
 // weights with an all-gather and reduce their gradients with a reduce-scatter, context parallelism
 // all-gathers keys and values, and tensor parallelism with sequence parallelism does an all-gather
@@ -33,7 +36,8 @@ var script string
 
 // Spec is a parsed `allreduce` cell.
 type Spec struct {
-	// Op is the collective: "all-reduce", "all-gather" or "reduce-scatter".
+	// Op is the collective: "all-reduce" (a ring), "tree all-reduce", "all-gather" or
+	// "reduce-scatter".
 	Op         string
 	GradientMB float64
 	GPUs       []int
@@ -57,7 +61,7 @@ type source struct {
 }
 
 // Ops are the collectives a cell can model.
-var Ops = []string{"all-reduce", "all-gather", "reduce-scatter"}
+var Ops = []string{"all-reduce", "tree all-reduce", "all-gather", "reduce-scatter"}
 
 // Caps on a cell's lists: the table has GPU counts × links rows.
 const (
@@ -74,7 +78,7 @@ func Parse(src string) (Spec, error) {
 	s := Spec{Op: "all-reduce", GradientMB: y.GradientMB.V, LatencyUS: 5}
 	if y.Op.Line > 0 {
 		if !slices.Contains(Ops, y.Op.V) {
-			return Spec{}, cells.Errorf(y.Op.Line, "op is all-reduce, all-gather or reduce-scatter")
+			return Spec{}, cells.Errorf(y.Op.Line, "op is all-reduce, tree all-reduce, all-gather or reduce-scatter")
 		}
 		s.Op = y.Op.V
 	}
@@ -145,6 +149,9 @@ func Model(s Spec) []Point {
 			case "reduce-scatter":
 				sec = collectives.RingReduceScatter(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
 				bus = collectives.GatherBusBandwidth(bytes, p, sec)
+			case "tree all-reduce":
+				sec = collectives.TreeAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
+				bus = collectives.BusBandwidth(bytes, p, sec)
 			default:
 				sec = collectives.RingAllReduce(bytes, p, l.GBs*1e9, s.LatencyUS*1e-6)
 				bus = collectives.BusBandwidth(bytes, p, sec)
@@ -178,10 +185,10 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		bus = append(bus, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "GB/s"})
 	}
 	busDef := "2(p − 1)/p · bytes / time"
-	if r.Op != "all-reduce" {
+	if r.Op == "all-gather" || r.Op == "reduce-scatter" {
 		busDef = "(p − 1)/p · bytes / time"
 	}
-	e.Table(cells.Table{ID: "model", Caption: "Time per ring " + r.Op + ", modelled (α–β cost model, not measured): one row per link, one column per GPU count", Columns: cols})
+	e.Table(cells.Table{ID: "model", Caption: "Time per " + opName(r.Op) + ", modelled (α–β cost model, not measured): one row per link, one column per GPU count", Columns: cols})
 	e.Table(cells.Table{ID: "busbw", Caption: "Bus bandwidth of that " + r.Op + ", modelled (NCCL's definition: " + busDef + ")", Columns: bus})
 	var cp []chart.ModelPoint
 	for i := 0; i < len(points); i += len(r.GPUs) {
@@ -201,3 +208,11 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 
 // Exclusive is false: the all-reduce cost model times nothing (cells.Exclusive).
 func (r run) Exclusive() bool { return false }
+
+// opName is how a caption names op: the ring's collectives say "ring".
+func opName(op string) string {
+	if op == "tree all-reduce" {
+		return "double-binary-tree all-reduce"
+	}
+	return "ring " + op
+}

@@ -89,7 +89,7 @@ func TestOtherCollectives(t *testing.T) {
 			t.Errorf("%s: %+v, want 0.075 s at a bus bandwidth of 10 GB/s", op, pts)
 		}
 	}
-	if _, err := Parse("gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\nop: broadcast"); err == nil || !strings.Contains(err.Error(), "line 4: op is all-reduce, all-gather or reduce-scatter") {
+	if _, err := Parse("gradient_mb: 1\ngpus: [2]\nlinks: {a: 1}\nop: broadcast"); err == nil || !strings.Contains(err.Error(), "line 4: op is all-reduce, tree all-reduce, all-gather or reduce-scatter") {
 		t.Errorf("broadcast: %v", err)
 	}
 }
@@ -118,4 +118,28 @@ func FuzzParseAllReduce(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The tree op models the double binary tree: at 1,024 GPUs and a small message it beats the ring,
+// whose latency grows with the GPUs; the table's caption names it.
+func TestTreeAllReduce(t *testing.T) {
+	src := "gradient_mb: 1\ngpus: [8, 1024]\nlinks: {IB: 50}\nlatency_us: 5\nop: "
+	tree, err := Parse(src + "tree all-reduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := Parse(src + "all-reduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, rp := Model(tree), Model(ring)
+	if got, want := tp[1].Seconds, 2*10*5e-6+2*1e6/50e9; math.Abs(got-want) > 1e-12 {
+		t.Errorf("tree at 1,024 GPUs: %g s, want %g", got, want)
+	}
+	if tp[1].Seconds >= rp[1].Seconds {
+		t.Errorf("1 MB on 1,024 GPUs: tree %g s, ring %g s: want the tree faster", tp[1].Seconds, rp[1].Seconds)
+	}
+	if got := opName(tree.Op); got != "double-binary-tree all-reduce" {
+		t.Errorf("caption names %q", got)
+	}
 }

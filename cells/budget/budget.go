@@ -11,6 +11,8 @@
 //	link_gbs: 50               # each chip's link for the all-reduce, GB/s per direction (default 50)
 //	latency_us: 5              # per all-reduce message (default 5)
 //	your_gpu: true             # also time your own GPU in the browser through WebGPU (default true)
+//	scaling: true              # also split the FLOPs by Chinchilla's and Kaplan's scaling laws
+//	rooflines: [deepseek-v3]   # also each parallelism's communication roofline for these models
 //
 // A transformer's training (gpt3-training, llama3-405b-training) is split on clusters by tensor,
 // pipeline, context and data parallelism (package sim/parallel), each chip's memory checked against
@@ -22,6 +24,7 @@
 //	sequence: 131072           # tokens per sequence, the tokens per step kept (default the workload's)
 //	node: 8                    # chips per node, where TP's all-reduces run (default 8)
 //	node_gbs: 450              # each chip's link inside a node, GB/s per direction (default 450)
+//	overlap: true              # hide DP's communication behind the backward pass (default false)
 //
 // A typed-in workload may add `steps` and `gradient_mb` (one all-reduce of gradient_mb per step, so
 // clusters are modelled) and `bytes` (memory that must be read at least once: the time on a chip is
@@ -136,6 +139,12 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	})
 	layoutTable(e, s, ests)
 	e.Note("info", Dominates(ests))
+	if s.Scaling {
+		scalingTable(e, s)
+	}
+	if len(s.Rooflines) > 0 {
+		rooflineTable(e, s)
+	}
 	e.Progress(2, 2)
 	return ctx.Err()
 }

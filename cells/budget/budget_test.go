@@ -164,7 +164,7 @@ func TestSpecErrors(t *testing.T) {
 		"flops: 1e9\nspeed: 3":                                 `line 2: unknown key "speed"`,
 		"flops: 1e9\ncluster: [1e3]":                           "line 2: 1e3 is not a whole number",
 		"workload: gpt3-training\nworkload: gpt3-training":     `line 2: key "workload" appears twice`,
-		"workload: resnet50-epoch\nlayout: {tp: 2}":            "line 2: layout, recompute, sequence, node and node_gbs split a transformer's training",
+		"workload: resnet50-epoch\nlayout: {tp: 2}":            "line 2: layout, recompute, sequence, overlap, node and node_gbs split a transformer's training",
 		"flops: 1e9\nrecompute: full":                          "line 2: layout, recompute",
 		"workload: gpt3-training\nlayout: {tp: 0}":             "line 2: layout's tp must be from 1 to 65536",
 		"workload: gpt3-training\nlayout:\n  pp: 2\n  zero: 4": "line 4: layout's zero is a ZeRO stage",

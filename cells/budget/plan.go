@@ -70,6 +70,9 @@ func PlanFor(s Spec, r Rate, chips int) Plan {
 		util = 1
 	}
 	pl.Step = parallel.Time(j, pl.Used, util*r.FLOPs, s.Links())
+	if p.Overlap {
+		pl.Step = parallel.Overlapped(pl.Step, j, pl.Used)
+	}
 	return pl
 }
 
@@ -93,8 +96,16 @@ func parallelModel(s Spec) string {
 	j, p := s.Job(), s.Parallel
 	return fmt.Sprintf("a cluster splits %s's training as the layout asks (TP %d, PP %d, CP %d, DP what is left, ZeRO %d) if it fits each chip's memory, else as the smallest layout that does; "+
 		"its memory per chip is 16 bytes per parameter (BF16 weights and gradients, FP32 master weights and Adam's two moments: Rajbhandari et al., ZeRO, SC 2020) divided by TP × PP and by the ZeRO sharding, plus the activations of %d-token microbatches with %s recomputation (Korthikanti et al., MLSys 2023, without dropout, generalised to grouped-query attention and SwiGLU; one sequence per microbatch; buffers, logits and the embedding's uneven stage left out); "+
-		"its time is %.0f steps of %.6g sequences, each step the arithmetic at %.0f%% of peak (3 × the forward pass's FLOPs, 4 × with full recomputation), a pipeline bubble of PP − 1 microbatch slots, and every parallelism's communication, none of it overlapped (pessimistic): TP's all-reduces inside a node of %d chips at %g GB/s (by default a DGX H100's NVLink; TPUs and other machines differ: set node and node_gbs), CP's all-gathers, PP's sends and DP's gradient all-reduce (a reduce-scatter and two all-gathers under ZeRO 3) at %g GB/s with %g µs latency",
-		j.Model.Label, p.TP, p.PP, p.CP, p.ZeRO, j.Seq, j.Recompute, s.Workload.Steps, j.Sequences, s.Utilisation*100, p.NodeChips, p.NodeGBs, s.LinkGBs, s.LatencyUS)
+		"its time is %.0f steps of %.6g sequences, each step the arithmetic at %.0f%% of peak (3 × the forward pass's FLOPs, 4 × with full recomputation), a pipeline bubble of PP − 1 microbatch slots, and every parallelism's communication, %s: TP's all-reduces inside a node of %d chips at %g GB/s (by default a DGX H100's NVLink; TPUs and other machines differ: set node and node_gbs), CP's all-gathers, PP's sends and DP's gradient all-reduce (a reduce-scatter and two all-gathers under ZeRO 3) at %g GB/s with %g µs latency",
+		j.Model.Label, p.TP, p.PP, p.CP, p.ZeRO, j.Seq, j.Recompute, s.Workload.Steps, j.Sequences, s.Utilisation*100, overlapText(p.Overlap), p.NodeChips, p.NodeGBs, s.LinkGBs, s.LatencyUS)
+}
+
+// overlapText says what of the communication the model overlaps with the arithmetic.
+func overlapText(on bool) string {
+	if on {
+		return "DP's hidden behind the last microbatch's backward pass (and ZeRO 3's forward all-gather behind the first one's forward) as far as it fits, the rest not overlapped (overlap: true)"
+	}
+	return "none of it overlapped (pessimistic; overlap: true hides DP's behind the backward pass)"
 }
 
 // refused is the warning of an estimate whose asked layout did not fit, and what was done instead.

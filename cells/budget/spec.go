@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/sim/parallel"
+	"github.com/gpuplayground/playground/sim/transformer"
 )
 
 // Spec is a parsed `budget` cell.
@@ -25,6 +26,12 @@ type Spec struct {
 	// Parallel is how a workload with a transformer's shape is split on clusters (its zero value
 	// otherwise).
 	Parallel Parallel
+	// Scaling asks for the scaling-law table: the workload's compute split as Chinchilla and Kaplan
+	// would split it, beside the run's own split (scaling.go).
+	Scaling bool
+	// Rooflines are the transformers whose communication rooflines the cell tabulates on each
+	// device's links (scaling.go); none when empty.
+	Rooflines []transformer.Model
 }
 
 // Parallel is the plan a cell asks for a workload with a Shape: the layout's TP, PP and CP degrees
@@ -37,6 +44,9 @@ type Parallel struct {
 	Seq              int
 	NodeChips        int
 	NodeGBs          float64
+	// Overlap hides the data-parallel communication behind the arithmetic it can overlap
+	// (parallel.Overlapped); false: nothing overlapped.
+	Overlap bool
 }
 
 // TotalFLOPs is the workload's FLOPs times the batch.
@@ -61,6 +71,11 @@ type source struct {
 	Sequence     cells.At[int]                      `yaml:"sequence"`
 	Node         cells.At[int]                      `yaml:"node"`
 	NodeGBs      cells.At[float64]                  `yaml:"node_gbs"`
+	Params       cells.At[float64]                  `yaml:"params"`
+	Tokens       cells.At[float64]                  `yaml:"tokens"`
+	Scaling      cells.At[bool]                     `yaml:"scaling"`
+	Rooflines    cells.At[[]cells.At[string]]       `yaml:"rooflines"`
+	Overlap      cells.At[bool]                     `yaml:"overlap"`
 }
 
 // Caps on a cell: the chart has a row per device and per device and cluster size.
@@ -107,20 +122,34 @@ func Parse(src string) (Spec, error) {
 	if s.Parallel, err = y.parallelism(s.Workload); err != nil {
 		return Spec{}, err
 	}
+	s.Scaling = y.Scaling.V
+	if s.Rooflines, err = y.rooflines(); err != nil {
+		return Spec{}, err
+	}
 	return s, nil
 }
 
-// workload is the cell's workload: a preset (workload:) or a typed-in count (flops:), not both.
+// workload is the cell's workload: a preset (workload:), a typed-in count (flops:), not both, or
+// a training run's parameters and tokens (params: and tokens:, 6·N·D FLOPs without flops:).
 func (y source) workload() (Workload, error) {
+	if (y.Params.Line > 0) != (y.Tokens.Line > 0) {
+		return Workload{}, cells.Errorf(max(y.Params.Line, y.Tokens.Line), "params and tokens go together: a model of params parameters trained on tokens tokens")
+	}
 	switch {
 	case y.Workload.Line > 0 && y.FLOPs.Line > 0:
 		return Workload{}, cells.Errorf(y.FLOPs.Line, "write either workload (a preset) or flops (your own count), not both")
+	case y.Workload.Line > 0 && y.Params.Line > 0:
+		return Workload{}, cells.Errorf(y.Params.Line, "a preset workload has its own parameters and tokens")
 	case y.Workload.Line > 0:
 		return y.preset()
-	case y.FLOPs.Line > 0:
-		return y.typedIn()
+	case y.FLOPs.Line > 0 || y.Params.Line > 0:
+		w, err := y.typedIn()
+		if err != nil {
+			return Workload{}, err
+		}
+		return y.allocation(w)
 	}
-	return Workload{}, &cells.SpecError{Line: 1, Msg: "a budget cell needs workload (" + presetNames() + ") or flops"}
+	return Workload{}, &cells.SpecError{Line: 1, Msg: "a budget cell needs workload (" + presetNames() + "), flops, or params and tokens"}
 }
 
 // preset is the preset the workload key names; bytes, steps and gradient_mb belong to typed-in
@@ -147,6 +176,9 @@ func (y source) preset() (Workload, error) {
 // typedIn is a workload of flops FLOPs, with the bytes it reads and its steps of gradient_mb
 // all-reduces where the cell gives them.
 func (y source) typedIn() (Workload, error) {
+	if y.FLOPs.Line == 0 { // params and tokens: allocation sets the FLOPs
+		return Workload{How: "typed in", Source: "the cell"}, nil
+	}
 	if !(y.FLOPs.V >= 1 && y.FLOPs.V <= 1e30) {
 		return Workload{}, cells.Errorf(y.FLOPs.Line, "flops must be between 1 and 1e30")
 	}
@@ -258,12 +290,19 @@ const MaxDegree = 1 << 16
 func (y source) parallelism(w Workload) (Parallel, error) {
 	p := Parallel{TP: 1, PP: 1, CP: 1, Recompute: parallel.Selective, NodeChips: 8, NodeGBs: 450}
 	if w.Shape == nil {
-		for _, line := range []int{y.Layout.Line, y.Recompute.Line, y.Sequence.Line, y.Node.Line, y.NodeGBs.Line} {
+		keys := []int{y.Layout.Line, y.Recompute.Line, y.Sequence.Line, y.Overlap.Line}
+		if y.Rooflines.Line == 0 { // the rooflines table uses the node's links
+			keys = append(keys, y.Node.Line, y.NodeGBs.Line)
+		}
+		for _, line := range keys {
 			if line > 0 {
-				return Parallel{}, cells.Errorf(line, "layout, recompute, sequence, node and node_gbs split a transformer's training (workload: gpt3-training or llama3-405b-training); this workload has no transformer shape")
+				return Parallel{}, cells.Errorf(line, "layout, recompute, sequence, overlap, node and node_gbs split a transformer's training (workload: gpt3-training or llama3-405b-training; node and node_gbs also go with rooflines); this workload has no transformer shape")
 			}
 		}
-		return Parallel{}, nil
+		if y.Rooflines.Line == 0 {
+			return Parallel{}, nil
+		}
+		return p, y.node(&p)
 	}
 	if y.Layout.Line > 0 {
 		if err := y.layout(&p); err != nil {
@@ -284,18 +323,27 @@ func (y source) parallelism(w Workload) (Parallel, error) {
 		}
 		p.Seq = y.Sequence.V
 	}
+	if err := y.node(&p); err != nil {
+		return Parallel{}, err
+	}
+	p.Overlap = y.Overlap.V
+	return p, nil
+}
+
+// node reads node and node_gbs into p.
+func (y source) node(p *Parallel) error {
 	if y.Node.Line > 0 {
 		if y.Node.V < 1 || y.Node.V > 1024 {
-			return Parallel{}, cells.Errorf(y.Node.Line, "node is the chips of one node: 1 to 1024")
+			return cells.Errorf(y.Node.Line, "node is the chips of one node: 1 to 1024")
 		}
 		p.NodeChips = y.Node.V
 	}
 	if y.NodeGBs.Line > 0 {
 		if p.NodeGBs = y.NodeGBs.V; !(p.NodeGBs > 0 && p.NodeGBs <= 1e6) {
-			return Parallel{}, cells.Errorf(y.NodeGBs.Line, "node_gbs must be between 0 and 1,000,000")
+			return cells.Errorf(y.NodeGBs.Line, "node_gbs must be between 0 and 1,000,000")
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // layout reads layout: {tp, pp, cp, zero} into p.

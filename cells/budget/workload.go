@@ -26,6 +26,9 @@ type Workload struct {
 	Shape     *transformer.Model
 	Seq       int
 	Sequences float64
+	// Params and Tokens are the run's split of its compute, a model of Params parameters trained on
+	// Tokens tokens, for the scaling-law table (0 when not known).
+	Params, Tokens float64
 }
 
 // shape is the sim/transformer preset called name; it panics on a name that is not there (a
@@ -93,6 +96,7 @@ var Presets = []Workload{
 		How:    "3.14e23 FLOPs as published (6 × 175e9 parameters × 300e9 tokens = 3.15e23); 93,750 steps of 3.2 M tokens in sequences of 2,048, each all-reducing 175e9 16-bit gradients",
 		Source: "Brown et al., NeurIPS 2020 (Table D.1, Table 2.1, §2.1, §2.2); Kaplan et al. 2020 (6N FLOPs per training token)",
 		Shape:  shape("gpt3-175b"), Seq: GPT3Seq, Sequences: GPT3BatchTokens / GPT3Seq,
+		Params: GPT3Params, Tokens: GPT3Tokens,
 	},
 	{
 		Name: "llama3-405b-training", Label: "Llama 3 405B's pre-training",
@@ -101,6 +105,7 @@ var Presets = []Workload{
 		How:    "3.8e25 FLOPs as published; 15.6e12 tokens in steps of 16M tokens (2,048 sequences of 8,192), 929,832 steps",
 		Source: "Grattafiori et al., \"The Llama 3 Herd of Models\", arXiv:2407.21783, 2024 (§1, §3.4, Table 4; the batch was smaller early in training, §3.4.1)",
 		Shape:  shape("llama3-405b"), Seq: Llama3Seq, Sequences: Llama3BatchTokens / Llama3Seq,
+		Params: 405e9, Tokens: Llama3Tokens,
 	},
 	{
 		Name: "llm-token", Label: "one token of GPT-3 175B's inference",

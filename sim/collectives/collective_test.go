@@ -48,3 +48,22 @@ func TestAllGatherAndReduceScatter(t *testing.T) {
 		t.Errorf("send: %g", got)
 	}
 }
+
+// The tree's latency grows with log₂ p, the ring's with p: for a small message on many devices the
+// tree wins; for a large one on few devices the ring's (p−1)/p bandwidth term wins.
+func TestTreeAgainstRing(t *testing.T) {
+	if got := TreeAllReduce(1e9, 1, 1e9, 1e-6); got != 0 {
+		t.Errorf("one device: %g, want 0", got)
+	}
+	// 1,024 devices, 5 µs per message, 1 MB over 50 GB/s: tree 2·10·5 µs + 40 µs = 140 µs; ring
+	// 2·1023·(5 µs + 1e6/1024/50e9 s) ≈ 10.27 ms.
+	tree, ring := TreeAllReduce(1e6, 1024, 50e9, 5e-6), RingAllReduce(1e6, 1024, 50e9, 5e-6)
+	if math.Abs(tree-140e-6) > 1e-12 || tree >= ring/50 {
+		t.Errorf("small message on 1,024 devices: tree %g s, ring %g s", tree, ring)
+	}
+	// 8 devices, 1 GB, no latency: tree 2 S/B = 40 ms, ring 2·7/8·S/B = 35 ms.
+	tree, ring = TreeAllReduce(1e9, 8, 50e9, 0), RingAllReduce(1e9, 8, 50e9, 0)
+	if math.Abs(tree-0.04) > 1e-12 || math.Abs(ring-0.035) > 1e-12 {
+		t.Errorf("1 GB on 8 devices: tree %g s, ring %g s", tree, ring)
+	}
+}

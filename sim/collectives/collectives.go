@@ -2,6 +2,8 @@
 // models; it measures nothing.
 package collectives
 
+import "math"
+
 // RingAllReduce is the modelled time in seconds of a ring all-reduce of size bytes over p devices,
 // each link moving bandwidth bytes/s in each direction with latency seconds per message. The ring
 // does a reduce-scatter then an all-gather, 2(p−1) steps, each sending size/p bytes to the next
@@ -56,4 +58,22 @@ func RingReduceScatter(bytes float64, p int, bandwidth, latency float64) float64
 // bytes/bandwidth (pipeline parallelism passes activations between stages this way).
 func SendRecv(bytes, bandwidth, latency float64) float64 {
 	return latency + bytes/bandwidth
+}
+
+// TreeAllReduce is the modelled time in seconds of an all-reduce of bytes over p devices by NCCL's
+// double binary tree: two trees, each reducing half the data up to its root and broadcasting it back
+// down, every device an inner node of one and a leaf of the other, pipelined in chunks so that each
+// link carries the data once each way (P. Sanders, J. Speck and J. L. Träff, "Two-tree algorithms for
+// full bandwidth broadcast, reduction and scan", Parallel Computing 35(12), 2009; S. Jeaugey,
+// "Massively Scale Your Deep Learning Training with NCCL 2.4", NVIDIA blog, 2019). The model is its
+// α–β bound: 2·⌈log₂ p⌉ messages of latency (up and down the depth of a tree) plus 2·bytes/bandwidth,
+// pipeline start-up left out. Against the ring's 2(p−1) latencies, the tree's grow with log p, so it
+// wins on small messages and many devices; the ring's bandwidth term, 2(p−1)/p·bytes/bandwidth, is a
+// little smaller. One device: 0.
+func TreeAllReduce(bytes float64, p int, bandwidth, latency float64) float64 {
+	if p <= 1 {
+		return 0
+	}
+	depth := math.Ceil(math.Log2(float64(p)))
+	return 2*depth*latency + 2*bytes/bandwidth
 }

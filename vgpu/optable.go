@@ -9,7 +9,8 @@ package vgpu
 //
 // Two families are tables of their own, one row an opcode, because their opcodes differ only in
 // the lane function: arithmetic and logic (aluOps, aluops.go: source count, source types and the
-// lane functions for integer and floating-point types) and atomics (atomRows, atomic.go). A base
+// lane functions for integer and floating-point types) and atomics (atomRows, atomic.go); cvt
+// picks its lane function from cvtKinds (cvt.go) by the direction of the conversion. A base
 // that is in no row is a predicate operation when its one type is .pred (decodePredLogic) and an
 // arithmetic one otherwise (decodeALU, which rejects what aluOps does not list).
 
@@ -18,46 +19,51 @@ package vgpu
 // does not run.
 type decodeFunc func(d *decoder, in *inst, m mods, s pinst) error
 
-// opRow is one opcode family: the PTX base names it covers and the function that decodes it.
+// opRow is one opcode family: the PTX base names it covers, the shape of one of its instructions
+// (form: its types and operands, as PTX; TestOpRowsDecodeTheirForms decodes each) and the function
+// that decodes it.
 type opRow struct {
 	names  []string
+	form   string
 	decode decodeFunc
 }
 
 // opRows is the opcode table. To add an opcode family, add a row (and its decode and exec
 // functions in the file of its kind; see doc.go, "Adding an instruction").
 var opRows = []opRow{
-	// control flow and barriers (decode.go)
-	{[]string{"bra", "brx"}, (*decoder).decodeBra},
-	{[]string{"ret", "exit"}, (*decoder).decodeRet},
-	{[]string{"trap"}, (*decoder).decodeTrap},
-	{[]string{"bar", "barrier"}, (*decoder).decodeBar},
-	// hints and ordering the interpreter needs no work for (decode.go)
+	// control flow (here) and barriers (decode.go)
+	{[]string{"bra", "brx"}, "bra.uni done", (*decoder).decodeBra},
+	{[]string{"ret", "exit"}, "exit", (*decoder).decodeRet},
+	{[]string{"trap"}, "trap", (*decoder).decodeTrap},
+	{[]string{"bar", "barrier"}, "bar.sync 0", (*decoder).decodeBar},
+	// hints and ordering the interpreter needs no work for (here)
 	{[]string{"membar", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy"},
-		(*decoder).decodeNop},
+		"membar.gl", (*decoder).decodeNop},
 	// asynchronous barriers and Hopper's single-thread and proxy instructions (mbarrier.go, hopper.go)
-	{[]string{"mbarrier"}, (*decoder).decodeMbarrier},
-	{[]string{"elect"}, (*decoder).decodeElect},
-	{[]string{"setmaxnreg"}, (*decoder).decodeSetmaxnreg},
-	{[]string{"fence"}, (*decoder).decodeFence},
+	{[]string{"mbarrier"}, "mbarrier.init.shared::cta.b64 [bar], %r1", (*decoder).decodeMbarrier},
+	{[]string{"elect"}, "elect.sync _|%p1, 0xffffffff", (*decoder).decodeElect},
+	{[]string{"setmaxnreg"}, "setmaxnreg.inc.sync.aligned.u32 240", (*decoder).decodeSetmaxnreg},
+	{[]string{"fence"}, "fence.proxy.async", (*decoder).decodeFence},
 	// data movement and memory (decode.go, atomic.go, cpasync.go)
-	{[]string{"mov"}, (*decoder).decodeMov},
-	{[]string{"ld", "ldu", "st"}, (*decoder).decodeLdSt},
-	{[]string{"cvta"}, (*decoder).decodeCvta},
-	{[]string{"atom", "red"}, (*decoder).decodeAtom},
-	{[]string{"cp"}, (*decoder).decodeCpAsync},
+	{[]string{"mov"}, "mov.u32 %r1, %tid.x", (*decoder).decodeMov},
+	{[]string{"ld", "ldu", "st"}, "ld.global.v2.f32 {%f1, %f2}, [%rd1+8]", (*decoder).decodeLdSt},
+	{[]string{"cvta"}, "cvta.to.global.u64 %rd2, %rd1", (*decoder).decodeCvta},
+	{[]string{"atom", "red"}, "atom.global.add.u32 %r1, [%rd1], %r2", (*decoder).decodeAtom},
+	{[]string{"cp"}, "cp.async.ca.shared.global [%r1], [%rd1], 16", (*decoder).decodeCpAsync},
 	// comparison, selection and conversion (alu.go, cvt.go)
-	{[]string{"setp"}, (*decoder).decodeSetp},
-	{[]string{"selp", "slct"}, (*decoder).decodeSelp},
-	{[]string{"cvt"}, (*decoder).decodeCvt},
+	{[]string{"setp"}, "setp.lt.and.s32 %p1|%p2, %r1, %r2, !%p3", (*decoder).decodeSetp},
+	{[]string{"selp", "slct"}, "selp.b32 %r1, %r2, 7, %p1", (*decoder).decodeSelp},
+	{[]string{"cvt"}, "cvt.rn.f32.s32 %f1, %r1", (*decoder).decodeCvt},
 	// warp-level (warplevel.go, redux.go, mma.go)
-	{[]string{"shfl"}, (*decoder).decodeShfl},
-	{[]string{"vote", "activemask"}, (*decoder).decodeVote},
-	{[]string{"match"}, (*decoder).decodeMatch},
-	{[]string{"redux"}, (*decoder).decodeRedux},
-	{[]string{"wmma"}, (*decoder).decodeWmma},
-	{[]string{"ldmatrix"}, (*decoder).decodeLdmatrix},
-	{[]string{"mma"}, (*decoder).decodeMma},
+	{[]string{"shfl"}, "shfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31, -1", (*decoder).decodeShfl},
+	{[]string{"vote", "activemask"}, "vote.sync.ballot.b32 %r1, %p1, -1", (*decoder).decodeVote},
+	{[]string{"match"}, "match.any.sync.b32 %r1, %r2, -1", (*decoder).decodeMatch},
+	{[]string{"redux"}, "redux.sync.add.u32 %r1, %r2, -1", (*decoder).decodeRedux},
+	{[]string{"wmma"}, "wmma.load.a.sync.aligned.row.m16n16k16.global.bf16 {%r1, %r2, %r3, %r4}, [%rd1], %r5",
+		(*decoder).decodeWmma},
+	{[]string{"ldmatrix"}, "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r1, %r2}, [%r3]", (*decoder).decodeLdmatrix},
+	{[]string{"mma"}, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8}",
+		(*decoder).decodeMma},
 }
 
 // opIndex is opRows by base name.

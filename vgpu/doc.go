@@ -141,11 +141,12 @@
 //     function for integer types (intOp) and for f32/f64 (floatOp); decodeALU reads the operands,
 //     execALU runs it. A new atomic operation: its constant and name in atomOps and a row of
 //     atomRows (atomic.go) with its types and function. A new cvt direction: cvtKinds (cvt.go).
-//   - Any other family (a Hopper instruction, say): a row of opRows (optable.go) naming the base and
-//     a decoder method, and that method and its exec function in the file of its kind (hopper.go
-//     for Hopper's, warplevel.go for warp-collective ones, mem.go for memory). The exec function
-//     reads and writes w.regs for the lanes in m; the scheduler counts it (launch.go) by the
-//     decoder's inst.class (ClassInt unless set) and inst.flops.
+//   - Any other family (a Hopper instruction, say): a row of opRows (optable.go) with its base
+//     names, its form (one instruction of the family, which TestOpRowsDecodeTheirForms decodes)
+//     and its decoder method, and that method and its exec function in the file of its kind
+//     (hopper.go for Hopper's, warplevel.go for warp-collective ones, mem.go for memory). The exec
+//     function reads and writes w.regs for the lanes in m; the scheduler counts it (launch.go) by
+//     the decoder's inst.class (ClassInt unless set) and inst.flops.
 //   - A line in "Supported" above; if features (decode.go) names its prefix as a CUDA feature not
 //     supported, narrow or drop that entry.
 //   - A test that runs a PTX kernel using it: TestInstructionSemantics (isa_test.go) or the

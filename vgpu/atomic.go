@@ -2,6 +2,7 @@ package vgpu
 
 import (
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -34,72 +35,98 @@ const (
 var atomOps = map[string]uint8{"add": atAdd, "min": atMin, "max": atMax, "exch": atExch, "cas": atCas,
 	"and": atAnd, "or": atOr, "xor": atXor, "inc": atInc, "dec": atDec}
 
+// atomRow is one atomic operation: the types it is defined on (PTX ISA 8.x, 9.7.13.5; integer
+// type names are accepted as the bits of .b32/.b64 ones; 16-bit and vector atomics are not
+// supported) and the function that builds its new = f(old, b, c) for a type's bit mask.
+type atomRow struct {
+	types []string
+	build func(t ptype, mask uint64) func(old, b, c uint64) uint64
+}
+
+// atomRows is the atomic-operation table, by operation (atAdd …).
+var atomRows = [...]atomRow{
+	atAdd:  {[]string{"u32", "s32", "u64", "s64", "f32", "f64"}, atomAdd},
+	atMin:  {[]string{"u32", "s32", "u64", "s64"}, atomMinMax(true)},
+	atMax:  {[]string{"u32", "s32", "u64", "s64"}, atomMinMax(false)},
+	atExch: {bitTypes, func(_ ptype, mask uint64) func(old, b, c uint64) uint64 { return atomExch(mask) }},
+	atCas:  {bitTypes, func(_ ptype, mask uint64) func(old, b, c uint64) uint64 { return atomCas(mask) }},
+	atAnd:  {bitTypes, atomLogic(func(a, b uint64) uint64 { return a & b })},
+	atOr:   {bitTypes, atomLogic(func(a, b uint64) uint64 { return a | b })},
+	atXor:  {bitTypes, atomLogic(func(a, b uint64) uint64 { return a ^ b })},
+	atInc:  {[]string{"u32"}, func(_ ptype, _ uint64) func(old, b, c uint64) uint64 { return atomInc }},
+	atDec:  {[]string{"u32"}, func(_ ptype, mask uint64) func(old, b, c uint64) uint64 { return atomDec(mask) }},
+}
+
+// bitTypes are the types of the bitwise atomics (exch, cas, and, or, xor).
+var bitTypes = []string{"b32", "b64", "u32", "s32", "u64", "s64"}
+
 // atomFunc returns new = f(old, b, c) for op on type t, or nil when the combination does not exist
 // in the ISA (or is not supported: 16-bit and vector atomics).
 func atomFunc(op uint8, t ptype) func(old, b, c uint64) uint64 {
-	mask := sizeMask(t.size)
-	switch {
-	case t.size != 4 && t.size != 8:
+	row := atomRows[op]
+	if !slices.Contains(row.types, t.name) {
 		return nil
-	case op == atExch || op == atCas || op == atAnd || op == atOr || op == atXor:
-		// .b32/.b64 in the ISA; integer type names are accepted as their bits
-		if t.kind == 'f' {
-			return nil
+	}
+	return row.build(t, sizeMask(t.size))
+}
+
+func atomExch(mask uint64) func(old, b, c uint64) uint64 {
+	return func(_, b, _ uint64) uint64 { return b & mask }
+}
+
+// atomCas (PTX ISA 8.x, 9.7.13.5): *a = (*a == b) ? c : *a
+func atomCas(mask uint64) func(old, b, c uint64) uint64 {
+	return func(old, b, c uint64) uint64 {
+		if old == b&mask {
+			return c & mask
 		}
-		switch op {
-		case atExch:
-			return func(_, b, _ uint64) uint64 { return b & mask }
-		case atCas:
-			// PTX ISA 8.x, 9.7.13.5: *a = (*a == b) ? c : *a
-			return func(old, b, c uint64) uint64 {
-				if old == b&mask {
-					return c & mask
-				}
-				return old
-			}
-		case atAnd:
-			return func(old, b, _ uint64) uint64 { return old & b & mask }
-		case atOr:
-			return func(old, b, _ uint64) uint64 { return (old | b) & mask }
-		default:
-			return func(old, b, _ uint64) uint64 { return (old ^ b) & mask }
+		return old
+	}
+}
+
+func atomLogic(op func(a, b uint64) uint64) func(t ptype, mask uint64) func(old, b, c uint64) uint64 {
+	return func(_ ptype, mask uint64) func(old, b, c uint64) uint64 {
+		return func(old, b, _ uint64) uint64 { return op(old, b) & mask }
+	}
+}
+
+// atomInc (PTX ISA 8.x, 9.7.13.5): (old >= b) ? 0 : old+1
+func atomInc(old, b, _ uint64) uint64 {
+	if uint32(old) >= uint32(b) {
+		return 0
+	}
+	return uint64(uint32(old) + 1)
+}
+
+// atomDec: ((old == 0) || (old > b)) ? b : old-1
+func atomDec(mask uint64) func(old, b, c uint64) uint64 {
+	return func(old, b, _ uint64) uint64 {
+		if uint32(old) == 0 || uint32(old) > uint32(b) {
+			return b & mask
 		}
-	case op == atInc || op == atDec:
-		if t.name != "u32" {
-			return nil
-		}
-		if op == atInc {
-			// PTX ISA 8.x, 9.7.13.5: inc: (old >= b) ? 0 : old+1
-			return func(old, b, _ uint64) uint64 {
-				if uint32(old) >= uint32(b) {
-					return 0
-				}
-				return uint64(uint32(old) + 1)
-			}
-		}
-		// dec: ((old == 0) || (old > b)) ? b : old-1
+		return uint64(uint32(old) - 1)
+	}
+}
+
+func atomAdd(t ptype, _ uint64) func(old, b, c uint64) uint64 {
+	switch t.name {
+	case "u32", "s32":
+		return func(old, b, _ uint64) uint64 { return uint64(uint32(old) + uint32(b)) }
+	case "f32":
+		// atom.add.f32 rounds to nearest even and flushes subnormal inputs and results to
+		// sign-preserving zero (PTX ISA 8.x, 9.7.13.5)
 		return func(old, b, _ uint64) uint64 {
-			if uint32(old) == 0 || uint32(old) > uint32(b) {
-				return b & mask
-			}
-			return uint64(uint32(old) - 1)
+			return b32(ftz32(ftz32(f32(old)) + ftz32(f32(b))))
 		}
-	case op == atAdd:
-		switch t.name {
-		case "u32", "s32":
-			return func(old, b, _ uint64) uint64 { return uint64(uint32(old) + uint32(b)) }
-		case "u64", "s64":
-			return func(old, b, _ uint64) uint64 { return old + b }
-		case "f32":
-			// atom.add.f32 rounds to nearest even and flushes subnormal inputs and results to
-			// sign-preserving zero (PTX ISA 8.x, 9.7.13.5)
-			return func(old, b, _ uint64) uint64 {
-				return b32(ftz32(ftz32(f32(old)) + ftz32(f32(b))))
-			}
-		case "f64":
-			return func(old, b, _ uint64) uint64 { return b64f(f64(old) + f64(b)) }
-		}
-	case op == atMin || op == atMax:
+	case "f64":
+		return func(old, b, _ uint64) uint64 { return b64f(f64(old) + f64(b)) }
+	}
+	return func(old, b, _ uint64) uint64 { return old + b }
+}
+
+// atomMinMax builds min (isMin) or max, compared as t's integers.
+func atomMinMax(isMin bool) func(t ptype, mask uint64) func(old, b, c uint64) uint64 {
+	return func(t ptype, mask uint64) func(old, b, c uint64) uint64 {
 		less := func(a, b uint64) bool { return a < b }
 		switch t.name {
 		case "u32":
@@ -108,11 +135,8 @@ func atomFunc(op uint8, t ptype) func(old, b, c uint64) uint64 {
 			less = func(a, b uint64) bool { return int32(a) < int32(b) }
 		case "s64":
 			less = func(a, b uint64) bool { return int64(a) < int64(b) }
-		case "u64":
-		default:
-			return nil
 		}
-		if op == atMin {
+		if isMin {
 			return func(old, b, _ uint64) uint64 {
 				if less(b, old) {
 					return b & mask
@@ -127,7 +151,6 @@ func atomFunc(op uint8, t ptype) func(old, b, c uint64) uint64 {
 			return old
 		}
 	}
-	return nil
 }
 
 type atomOp struct {

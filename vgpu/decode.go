@@ -217,6 +217,7 @@ type decoder struct {
 	fi     *funcInfo
 	fidx   int
 	funcIx map[string]int
+	label  string // the label a branch being decoded jumps to (decodeBra)
 }
 
 type regInfo struct {
@@ -710,10 +711,9 @@ func (d *decoder) decode(s pinst) (inst, string, error) {
 		err := d.decodeCall(&in, s)
 		return in, "", err
 	}
-	m := splitOp(s.op)
-	var label string
-	err := d.decodeOp(&in, m, s, &label)
-	return in, label, err
+	d.label = ""
+	err := d.decodeOp(&in, splitOp(s.op), s)
+	return in, d.label, err
 }
 
 func (d *decoder) only(m mods, ntypes int, words ...string) error {
@@ -744,77 +744,6 @@ func oneOf(m mods, set ...string) string {
 		}
 	}
 	return ""
-}
-
-func (d *decoder) decodeOp(in *inst, m mods, s pinst, label *string) error {
-	switch m.base {
-	case "bra", "brx":
-		if m.base == "brx" || len(s.args) != 1 || s.args[0].kind != oReg {
-			return d.errf("only bra to a label is supported")
-		}
-		if err := d.only(m, 0); err != nil {
-			return err
-		}
-		in.ctl, in.class = ctlBra, ClassBranch
-		*label = s.args[0].name
-		return nil
-	case "ret", "exit":
-		in.ctl, in.class = ctlExit, ClassBranch
-		if m.base == "ret" {
-			in.ctl, in.target = ctlRet, int32(d.fidx)
-		}
-		return d.only(m, 0)
-	case "trap":
-		in.ctl, in.class = ctlTrap, ClassOther
-		return nil
-	case "bar", "barrier":
-		return d.decodeBar(in, m, s)
-	case "mbarrier":
-		return d.decodeMbarrier(in, m, s)
-	case "elect":
-		return d.decodeElect(in, m, s)
-	case "setmaxnreg":
-		return d.decodeSetmaxnreg(in, m, s)
-	case "fence":
-		return d.decodeFence(in, m, s)
-	case "membar", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy":
-		in.ctl, in.class = ctlNop, ClassOther
-		return nil
-	case "mov":
-		return d.decodeMov(in, m, s)
-	case "ld", "ldu", "st":
-		return d.decodeLdSt(in, m, s)
-	case "cvta":
-		return d.decodeCvta(in, m, s)
-	case "cvt":
-		return d.decodeCvt(in, m, s)
-	case "setp":
-		return d.decodeSetp(in, m, s)
-	case "selp", "slct":
-		return d.decodeSelp(in, m, s)
-	case "atom", "red":
-		return d.decodeAtom(in, m, s)
-	case "shfl":
-		return d.decodeShfl(in, m, s)
-	case "vote", "activemask":
-		return d.decodeVote(in, m, s)
-	case "match":
-		return d.decodeMatch(in, m, s)
-	case "redux":
-		return d.decodeRedux(in, m, s)
-	case "wmma":
-		return d.decodeWmma(in, m, s)
-	case "ldmatrix":
-		return d.decodeLdmatrix(in, m, s)
-	case "mma":
-		return d.decodeMma(in, m, s)
-	case "cp":
-		return d.decodeCpAsync(in, m, s)
-	}
-	if len(m.types) == 1 && m.types[0].kind == 'p' {
-		return d.decodePredLogic(in, m, s)
-	}
-	return d.decodeALU(in, m, s)
 }
 
 func (d *decoder) decodeBar(in *inst, m mods, s pinst) error {

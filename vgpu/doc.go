@@ -129,6 +129,30 @@
 // accumulators or other shapes,
 // .address_size 32.
 //
+// # Adding an instruction
+//
+// Decoding is table-driven (optable.go; GPGPU-Sim's opcodes.def is the model): an opcode's base
+// name (before its first dot) picks a row, and the row's function checks the type suffixes,
+// modifiers and operand shapes and fills in an inst whose exec function the interpreter calls, a
+// warp at a time, under the active mask. Where a new opcode goes:
+//
+//   - An arithmetic or logic opcode on integer or float registers: a row of aluOps (aluops.go) with
+//     its source count, source types (srcShape), accepted modifier and the builders of its lane
+//     function for integer types (intOp) and for f32/f64 (floatOp); decodeALU reads the operands,
+//     execALU runs it. A new atomic operation: its constant and name in atomOps and a row of
+//     atomRows (atomic.go) with its types and function. A new cvt direction: cvtKinds (cvt.go).
+//   - Any other family (a Hopper instruction, say): a row of opRows (optable.go) with its base
+//     names, its form (one instruction of the family, which TestOpRowsDecodeTheirForms decodes)
+//     and its decoder method, and that method and its exec function in the file of its kind
+//     (hopper.go for Hopper's, warplevel.go for warp-collective ones, mem.go for memory). The exec
+//     function reads and writes w.regs for the lanes in m; the scheduler counts it (launch.go) by
+//     the decoder's inst.class (ClassInt unless set) and inst.flops.
+//   - A line in "Supported" above; if features (decode.go) names its prefix as a CUDA feature not
+//     supported, narrow or drop that entry.
+//   - A test that runs a PTX kernel using it: TestInstructionSemantics (isa_test.go) or the
+//     family's own _test.go. The guard in internal/layout keeps every function, decoders
+//     included, within 80 lines.
+//
 // # Counts
 //
 // Per launch (Counts) and per PTX line and .loc source line (Counts.Lines, Counts.Sources), as

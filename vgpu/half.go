@@ -96,8 +96,6 @@ func (d *decoder) decodeBfi(in *inst, m mods, s pinst, t ptype) error {
 	return nil
 }
 
-var halfOps = map[string]bool{"add": true, "sub": true, "mul": true, "fma": true, "neg": true, "abs": true, "min": true, "max": true}
-
 // decodeHalf: add, sub, mul, fma (.rn, the default; .sat), neg, abs, min and max on f16, bf16 and
 // their x2 packed pairs (PTX ISA 8.x, section 9.7.4 "Half Precision Floating-Point Instructions"):
 // computed exactly in float64 (an f16 or bf16 product is exact there; fma's sum is rounded once with

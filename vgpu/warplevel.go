@@ -28,8 +28,23 @@ type wmmaOp struct {
 }
 
 func (d *decoder) decodeWmma(in *inst, m mods, s pinst) error {
-	wm := &wmmaOp{}
+	wm, err := d.wmmaWords(m)
+	if err != nil {
+		return err
+	}
 	in.wm = wm
+	switch wm.op {
+	case 'l', 's':
+		return d.decodeWmmaMem(in, wm, m, s)
+	case 'm':
+		return d.decodeWmmaMma(in, wm, m, s)
+	}
+	return d.errf("unknown wmma operation")
+}
+
+// wmmaWords reads wmma's operation, matrix, layout and shape (only m16n16k16).
+func (d *decoder) wmmaWords(m mods) (*wmmaOp, error) {
+	wm := &wmmaOp{}
 	var shape bool
 	layouts := 0
 	for _, w := range m.words {
@@ -47,116 +62,122 @@ func (d *decoder) decodeWmma(in *inst, m mods, s pinst) error {
 		case "m16n16k16":
 			shape = true
 		default:
-			return d.errf("unsupported modifier .%s (only m16n16k16 with f16/bf16 inputs and f32 accumulators)", w)
+			return nil, d.errf("unsupported modifier .%s (only m16n16k16 with f16/bf16 inputs and f32 accumulators)", w)
 		}
 	}
 	if !shape {
-		return d.errf("only the m16n16k16 shape is supported")
+		return nil, d.errf("only the m16n16k16 shape is supported")
 	}
-	frag := func(o operand, src bool, t ptype) ([]int32, error) {
-		if o.kind != oVec {
-			return nil, d.errf("expects a fragment {…}")
-		}
-		var out []int32
-		for _, e := range o.elems {
-			var r int32
-			var err error
-			if src {
-				r, err = d.src(e, t)
-			} else {
-				r, err = d.dst(e)
-			}
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, nil
+	return wm, nil
+}
+
+// fragment reads a fragment operand {r0, r1, …}: sources of type t when src, else destinations.
+func (d *decoder) fragment(o operand, src bool, t ptype) ([]int32, error) {
+	if o.kind != oVec {
+		return nil, d.errf("expects a fragment {…}")
 	}
-	b32t := parseType("b32")
-	switch wm.op {
-	case 'l', 's':
-		if len(m.types) != 1 {
-			return d.errf("expects one element type")
-		}
-		wm.etype = m.types[0].name
-		load := wm.op == 'l'
-		if load && wm.mat == 'd' || !load && wm.mat != 'd' {
-			return d.errf("loads take a, b or c; stores take d")
-		}
-		want := map[string]int{"f16": 8, "bf16": 4, "f32": 8}[wm.etype]
-		if want == 0 || (wm.mat == 'c' || wm.mat == 'd') != (wm.etype == "f32") {
-			return d.errf(".%s fragments of %c are not supported (a/b: f16 or bf16; c/d: f32)", wm.etype, wm.mat)
-		}
-		if len(s.args) < 2 || len(s.args) > 3 {
-			return d.errf("takes a fragment, an address and an optional stride")
-		}
-		fo, ao := s.args[0], s.args[1]
-		if !load {
-			fo, ao = s.args[1], s.args[0]
-		}
+	var out []int32
+	for _, e := range o.elems {
+		var r int32
 		var err error
-		if wm.frag, err = frag(fo, !load, b32t); err != nil {
-			return err
-		}
-		if len(wm.frag) != want {
-			return d.errf("a .%s fragment has %d registers, found %d", wm.etype, want, len(wm.frag))
-		}
-		if ao.kind != oAddr {
-			return d.errf("expects an address [..]")
-		}
-		in.space = m.space
-		if err := d.address(in, ao, m.space); err != nil {
-			return err
-		}
-		in.b = -1
-		if len(s.args) == 3 {
-			if in.b, err = d.src(s.args[2], parseType("u32")); err != nil {
-				return err
-			}
-		}
-		in.size = uint8(typeSizes[wm.etype])
-		in.nvec = 1
-		if load {
-			in.class = ClassLoad
+		if src {
+			r, err = d.src(e, t)
 		} else {
-			in.class = ClassStore
+			r, err = d.dst(e)
 		}
-		in.exec = execWmmaMem
-	case 'm':
-		// .dtype.ctype (f16 inputs) or .f32.bf16.bf16.f32
-		var ab string
-		switch {
-		case len(m.types) == 2 && m.types[0].name == "f32" && m.types[1].name == "f32":
-			ab = "f16"
-		case len(m.types) == 4 && m.types[0].name == "f32" && m.types[1].name == "bf16" && m.types[2].name == "bf16" && m.types[3].name == "f32":
-			ab = "bf16"
-		default:
-			return d.errf("only f32 accumulation of f16 or bf16 inputs is supported")
+		if err != nil {
+			return nil, err
 		}
-		if err := d.nargs(s, 4); err != nil {
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// wmmaFragRegs is the number of registers of a fragment by element type.
+var wmmaFragRegs = map[string]int{"f16": 8, "bf16": 4, "f32": 8}
+
+// decodeWmmaMem: wmma.load.{a,b,c} frag, [addr]{, stride} and wmma.store.d [addr], frag{, stride}.
+func (d *decoder) decodeWmmaMem(in *inst, wm *wmmaOp, m mods, s pinst) error {
+	if len(m.types) != 1 {
+		return d.errf("expects one element type")
+	}
+	wm.etype = m.types[0].name
+	load := wm.op == 'l'
+	if load && wm.mat == 'd' || !load && wm.mat != 'd' {
+		return d.errf("loads take a, b or c; stores take d")
+	}
+	want := wmmaFragRegs[wm.etype]
+	if want == 0 || (wm.mat == 'c' || wm.mat == 'd') != (wm.etype == "f32") {
+		return d.errf(".%s fragments of %c are not supported (a/b: f16 or bf16; c/d: f32)", wm.etype, wm.mat)
+	}
+	if len(s.args) < 2 || len(s.args) > 3 {
+		return d.errf("takes a fragment, an address and an optional stride")
+	}
+	fo, ao := s.args[0], s.args[1]
+	if !load {
+		fo, ao = s.args[1], s.args[0]
+	}
+	var err error
+	if wm.frag, err = d.fragment(fo, !load, parseType("b32")); err != nil {
+		return err
+	}
+	if len(wm.frag) != want {
+		return d.errf("a .%s fragment has %d registers, found %d", wm.etype, want, len(wm.frag))
+	}
+	if ao.kind != oAddr {
+		return d.errf("expects an address [..]")
+	}
+	in.space = m.space
+	if err := d.address(in, ao, m.space); err != nil {
+		return err
+	}
+	in.b = -1
+	if len(s.args) == 3 {
+		if in.b, err = d.src(s.args[2], parseType("u32")); err != nil {
 			return err
 		}
-		wm.etype = ab
-		wm.na = map[string]int{"f16": 8, "bf16": 4}[ab]
-		wm.nb = wm.na
-		sizes := []int{8, wm.na, wm.nb, 8}
-		for i, o := range s.args {
-			f, err := frag(o, i > 0, b32t)
-			if err != nil {
-				return err
-			}
-			if len(f) != sizes[i] {
-				return d.errf("fragment %d has %d registers, expected %d", i+1, len(f), sizes[i])
-			}
-			wm.frag = append(wm.frag, f...)
-		}
-		in.class = ClassTensor
-		in.flops = 2 * 16 * 16 * 16 / warpSize
-		in.exec = execWmmaMma
-	default:
-		return d.errf("unknown wmma operation")
 	}
+	in.size = uint8(typeSizes[wm.etype])
+	in.nvec = 1
+	in.class = ClassStore
+	if load {
+		in.class = ClassLoad
+	}
+	in.exec = execWmmaMem
+	return nil
+}
+
+// decodeWmmaMma: wmma.mma d, a, b, c with .f32.f32 (f16 inputs) or .f32.bf16.bf16.f32.
+func (d *decoder) decodeWmmaMma(in *inst, wm *wmmaOp, m mods, s pinst) error {
+	var ab string
+	switch {
+	case len(m.types) == 2 && m.types[0].name == "f32" && m.types[1].name == "f32":
+		ab = "f16"
+	case len(m.types) == 4 && m.types[0].name == "f32" && m.types[1].name == "bf16" && m.types[2].name == "bf16" && m.types[3].name == "f32":
+		ab = "bf16"
+	default:
+		return d.errf("only f32 accumulation of f16 or bf16 inputs is supported")
+	}
+	if err := d.nargs(s, 4); err != nil {
+		return err
+	}
+	wm.etype = ab
+	wm.na = wmmaFragRegs[ab]
+	wm.nb = wm.na
+	sizes := []int{8, wm.na, wm.nb, 8}
+	for i, o := range s.args {
+		f, err := d.fragment(o, i > 0, parseType("b32"))
+		if err != nil {
+			return err
+		}
+		if len(f) != sizes[i] {
+			return d.errf("fragment %d has %d registers, expected %d", i+1, len(f), sizes[i])
+		}
+		wm.frag = append(wm.frag, f...)
+	}
+	in.class = ClassTensor
+	in.flops = 2 * 16 * 16 * 16 / warpSize
+	in.exec = execWmmaMma
 	return nil
 }
 

@@ -20,7 +20,7 @@ const maxFuncLines = 80
 // TestFunctionsFitOnAScreen fails for each function of the module's non-test, non-generated Go
 // files that is longer than maxFuncLines lines, naming its file, line and length.
 func TestFunctionsFitOnAScreen(t *testing.T) {
-	root := moduleRoot(t)
+	root, _ := moduleRoot(t)
 	var long []string
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -128,23 +128,4 @@ func skipDir(path, name string) bool {
 	}
 	_, err := os.Stat(filepath.Join(path, "go.mod"))
 	return err == nil
-}
-
-// moduleRoot is the directory of the go.mod above the test's working directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = up
-	}
 }

@@ -38,7 +38,10 @@ func TestBudgetCellInBrowser(t *testing.T) {
 	if rows != 5 || !strings.Contains(status, "modelled") {
 		t.Errorf("%d budget rows, status %q; want 5 rows and a status saying modelled", rows, status)
 	}
-	if last != "cell-verdict" || !strings.HasPrefix(verdict, "Memory dominates on every row.") || strings.Contains(notes, "dominates on") {
+	// Memory dominates on the four datasheet rows; the CPU row's rates are measured now, and a
+	// machine busy with other work measures a peak low enough for arithmetic to dominate there.
+	if last != "cell-verdict" || !strings.HasPrefix(verdict, "Memory dominates on every row.") && !strings.HasPrefix(verdict, "Arithmetic dominates on this machine's CPU; memory dominates on 4 of the 5 rows.") ||
+		strings.Contains(notes, "dominates on") {
 		t.Errorf("last part %q, verdict %q, notes %q: want the sentence under the chart only", last, verdict, notes)
 	}
 	if !strings.Contains(svg, "1 year") {

@@ -155,34 +155,71 @@ const chartCheck = `(() => {
   return JSON.stringify(out);
 })()`
 
-// Every chart of every lesson, in the lesson's page at 1,280 and at 390 px wide: every text of it
-// lies inside the svg's box, no two texts (tick labels, legend lines, titles) overlap, and its
-// smallest text is 11 px or more on screen. CHART_SHOTS=dir saves a screenshot of each chart there.
-func TestLessonChartsFitInBrowser(t *testing.T) {
+// Every chart and every table of every lesson, each lesson's page loaded once (the loads were most
+// of the time of the two checks when each loaded every page itself):
+//   - Every table at 1,280 px wide, as each cell's run at its smallest size (cellstest.Small) fills
+//     it: with its fold closed no table is wider than its box (a kind marks the columns that matter
+//     most primary, and the rest fold behind "more columns"), and the toggle shows the rest
+//     (checkTablesFit). TABLE_SHOTS=dir saves a screenshot of each table there.
+//   - Every chart at 1,280 and at 390 px wide: every text of it lies inside the svg's box, no two
+//     texts (tick labels, legend lines, titles) overlap, and its smallest text is 11 px or more on
+//     screen (checkChartsFit); the viewport is narrowed to 390 px after the checks at 1,280 (the
+//     charts scale by CSS alone). CHART_SHOTS=dir saves a screenshot of each chart there.
+//
+// The tables go in first, then the charts; each check reads only its own elements.
+func TestLessonChartsAndTablesFitInBrowser(t *testing.T) {
 	chromiumPath(t)
-	charts := allLessonCharts(t)
-	bySlug := map[string][]int{}
-	var slugs []string
+	charts, tables := allLessonCharts(t), allLessonTables(t)
+	chartsOf, tablesOf := map[string][]int{}, map[string][]lessonTables{}
 	for i, c := range charts {
-		if bySlug[c.Lesson] == nil {
-			slugs = append(slugs, c.Lesson)
+		chartsOf[c.Lesson] = append(chartsOf[c.Lesson], i)
+	}
+	for _, r := range tables {
+		tablesOf[r.Lesson] = append(tablesOf[r.Lesson], r)
+	}
+	var slugs []string
+	for slug := range chartsOf {
+		slugs = append(slugs, slug)
+	}
+	for slug := range tablesOf {
+		if chartsOf[slug] == nil {
+			slugs = append(slugs, slug)
 		}
-		bySlug[c.Lesson] = append(bySlug[c.Lesson], i)
 	}
 	sort.Strings(slugs)
-	shots := os.Getenv("CHART_SHOTS")
-	for _, width := range []int{1280, 390} {
-		p := openPage(t, width, 900)
-		for _, slug := range slugs {
-			p.open(slug)
-			var svgs []map[string]string
-			for _, i := range bySlug[slug] {
-				svgs = append(svgs, map[string]string{"id": "chart-" + strconv.Itoa(i), "cell": charts[i].Cell, "svg": charts[i].SVG})
-			}
-			js, _ := json.Marshal(svgs)
-			// Each chart goes where a run puts it: a figure.cell-chart in its cell's output.
-			p.str(`(async () => {
-  for (const c of ` + string(js) + `) {
+	widths := []int{1280, 390}
+	p := openPage(t, widths[0], 900)
+	checked := 0
+	for _, slug := range slugs {
+		p.do("viewport", chromedp.EmulateViewport(int64(widths[0]), 900))
+		p.open(slug)
+		if len(tablesOf[slug]) > 0 {
+			addTables(t, p, tablesOf[slug])
+			checked += checkTablesFit(t, p)
+		}
+		addCharts(p, charts, chartsOf[slug])
+		for _, width := range widths {
+			p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
+			checkChartsFit(t, p, charts, width)
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d tables checked", checked)
+	}
+	p.errs.check(t, "tables and charts")
+}
+
+// addCharts puts charts[i] for each of which into p's page where a run puts it: a
+// figure.cell-chart, its id chart-i, in its cell's output.
+func addCharts(p *browserPage, charts []lessonChart, which []int) {
+	p.t.Helper()
+	var svgs []map[string]string
+	for _, i := range which {
+		svgs = append(svgs, map[string]string{"id": "chart-" + strconv.Itoa(i), "cell": charts[i].Cell, "svg": charts[i].SVG})
+	}
+	js, _ := json.Marshal(svgs)
+	p.str(`(async () => {
+  for (const c of ` + string(js) + ` || []) {
     const out = document.querySelector("#" + CSS.escape(c.cell) + " .cell-output");
     const fig = document.createElement("figure");
     fig.className = "cell-chart test-chart";
@@ -193,34 +230,39 @@ func TestLessonChartsFitInBrowser(t *testing.T) {
   await document.fonts.ready;
   return "";
 })()`)
-			var res []struct {
-				ID       string
-				Problems []string
-				Smallest float64
-				Width    float64
-			}
-			if err := json.Unmarshal([]byte(p.str(chartCheck)), &res); err != nil {
+}
+
+// checkChartsFit runs chartCheck in p's page, whose viewport is width px wide, and fails t for
+// each chart of charts (by its figure's id) that does not fit.
+func checkChartsFit(t *testing.T, p *browserPage, charts []lessonChart, width int) {
+	t.Helper()
+	shots := os.Getenv("CHART_SHOTS")
+	var res []struct {
+		ID       string
+		Problems []string
+		Smallest float64
+		Width    float64
+	}
+	if err := json.Unmarshal([]byte(p.str(chartCheck)), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		i, _ := strconv.Atoi(strings.TrimPrefix(r.ID, "chart-"))
+		c := charts[i]
+		name := fmt.Sprintf("%d px, %s (%s)", width, c.Cell, c.What)
+		for _, pr := range r.Problems {
+			t.Errorf("%s: %s", name, pr)
+		}
+		if r.Smallest < 11 {
+			t.Errorf("%s: smallest text %.1f px on screen (chart %.0f px wide), want ≥ 11", name, r.Smallest, r.Width)
+		}
+		if shots != "" {
+			png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS("#"+r.ID)))
+			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range res {
-				i, _ := strconv.Atoi(strings.TrimPrefix(r.ID, "chart-"))
-				c := charts[i]
-				name := fmt.Sprintf("%d px, %s (%s)", width, c.Cell, c.What)
-				for _, pr := range r.Problems {
-					t.Errorf("%s: %s", name, pr)
-				}
-				if r.Smallest < 11 {
-					t.Errorf("%s: smallest text %.1f px on screen (chart %.0f px wide), want ≥ 11", name, r.Smallest, r.Width)
-				}
-				if shots != "" {
-					png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS("#"+r.ID)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%d-%s-%s.png", width, c.Cell, strings.ReplaceAll(c.What, " ", "-"))), png, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
+			if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%d-%s-%s.png", width, c.Cell, strings.ReplaceAll(c.What, " ", "-"))), png, 0o644); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}

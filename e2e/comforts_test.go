@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -49,7 +51,10 @@ func TestSearchInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
 	p.do("open the index", chromedp.Navigate(p.base+"/"), chromedp.WaitVisible(chromedp.CSS(".lesson-search")),
 		chromedp.SendKeys(chromedp.CSS("#lesson-search"), "bank conflicts"),
-		chromedp.WaitVisible(chromedp.CSS(".search-results li")))
+		// The search runs 120 ms after the last keystroke, and a slow machine types slower than
+		// that: wait for the results of the whole query (a mark of the last word whole), not of a
+		// prefix of it.
+		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll(".search-results mark")].some((m) => m.textContent.toLowerCase() === "conflicts")`))
 	links := p.str(`[...document.querySelectorAll(".search-results a")].map((a) => a.getAttribute("href")).join(" ")`)
 	if !strings.Contains(links, "/lessons/shared-memory-tiling#") {
 		t.Errorf("results %q, want a section of shared-memory-tiling", links)
@@ -63,8 +68,12 @@ func TestSearchInBrowser(t *testing.T) {
 	p.do("clear", chromedp.SendKeys(chromedp.CSS("#lesson-search"), "\x1b"), chromedp.WaitVisible(chromedp.CSS("ol.lessons")))
 	p.do("search for nothing", chromedp.SendKeys(chromedp.CSS("#lesson-search"), "zzqxv"),
 		chromedp.WaitVisible(chromedp.CSS(".search-status")))
-	if got := p.str(`document.querySelector(".search-status").textContent`); got != "No lesson mentions “zzqxv”." {
-		t.Errorf("status %q", got)
+	// As above, a prefix of the query may be searched first: wait for the whole one's status.
+	want := "No lesson mentions “zzqxv”."
+	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".search-status").textContent === `+strconv.Quote(want))); err != nil {
+		t.Errorf("status %q, want %q", p.str(`document.querySelector(".search-status").textContent`), want)
 	}
 	p.errs.check(t, "search")
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -38,33 +37,15 @@ const tableCheck = `(() => {
   return JSON.stringify(out);
 })()`
 
-// Every table of every lesson, at 1,280 px wide, as each cell's run at its smallest size
-// (cellstest.Small) fills it: with its fold closed no table is wider than its box (a kind marks the
-// columns that matter most primary, and the rest fold behind "more columns"), and the toggle shows
-// the rest. TABLE_SHOTS=dir saves a screenshot of each table there.
-func TestLessonTablesFitInBrowser(t *testing.T) {
-	chromiumPath(t)
-	runs := allLessonTables(t)
-	bySlug := map[string][]lessonTables{}
-	var slugs []string
-	for _, r := range runs {
-		if bySlug[r.Lesson] == nil {
-			slugs = append(slugs, r.Lesson)
-		}
-		bySlug[r.Lesson] = append(bySlug[r.Lesson], r)
+// addTables puts each run's tables and rows into p's page where the run puts them, through the
+// page's own CellView.
+func addTables(t *testing.T, p *browserPage, runs []lessonTables) {
+	t.Helper()
+	js, err := json.Marshal(runs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(slugs)
-	shots := os.Getenv("TABLE_SHOTS")
-	p := openPage(t, 1280, 900)
-	checked := 0
-	for _, slug := range slugs {
-		p.open(slug)
-		js, err := json.Marshal(bySlug[slug])
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Each cell's tables go where a run puts them, through the page's own CellView.
-		p.str(`(async () => {
+	p.str(`(async () => {
   const { CellView } = await import("/static/view.js");
   for (const c of ` + string(js) + `) {
     const view = new CellView(document.getElementById(c.Cell));
@@ -74,44 +55,47 @@ func TestLessonTablesFitInBrowser(t *testing.T) {
   await document.fonts.ready;
   return "";
 })()`)
-		var res []struct {
-			Cell, Table                                        string
-			Width, Box, Shown, Columns, Filled, Opened, Closed int
-			Toggle                                             bool
-			Expanded                                           string
+}
+
+// checkTablesFit runs tableCheck in p's page, 1,280 px wide, fails t for each table that does not
+// fit its box with its fold closed or whose toggle does not show the rest, and returns how many
+// tables it checked.
+func checkTablesFit(t *testing.T, p *browserPage) int {
+	t.Helper()
+	shots := os.Getenv("TABLE_SHOTS")
+	var res []struct {
+		Cell, Table                                        string
+		Width, Box, Shown, Columns, Filled, Opened, Closed int
+		Toggle                                             bool
+		Expanded                                           string
+	}
+	if err := json.Unmarshal([]byte(p.str(tableCheck)), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		name := fmt.Sprintf("%s, table %s", r.Cell, r.Table)
+		t.Logf("%s: %d px in a %d px box, %d of %d columns shown (toggle %v)", name, r.Width, r.Box, r.Shown, r.Filled, r.Toggle)
+		if r.Width > r.Box+1 {
+			t.Errorf("%s: %d px wide in a %d px box at 1,280 px, fold closed (%d of %d columns shown)", name, r.Width, r.Box, r.Shown, r.Filled)
 		}
-		if err := json.Unmarshal([]byte(p.str(tableCheck)), &res); err != nil {
-			t.Fatal(err)
+		if r.Toggle {
+			if r.Opened != r.Filled || r.Expanded != "true" || r.Closed != r.Shown {
+				t.Errorf("%s: the toggle shows %d of %d columns (aria-expanded %q), closed again %d (want %d)", name, r.Opened, r.Filled, r.Expanded, r.Closed, r.Shown)
+			}
+		} else if r.Shown != r.Filled {
+			t.Errorf("%s: %d of %d columns shown, and no toggle for the rest", name, r.Shown, r.Filled)
 		}
-		for _, r := range res {
-			checked++
-			name := fmt.Sprintf("%s, table %s", r.Cell, r.Table)
-			t.Logf("%s: %d px in a %d px box, %d of %d columns shown (toggle %v)", name, r.Width, r.Box, r.Shown, r.Filled, r.Toggle)
-			if r.Width > r.Box+1 {
-				t.Errorf("%s: %d px wide in a %d px box at 1,280 px, fold closed (%d of %d columns shown)", name, r.Width, r.Box, r.Shown, r.Filled)
+		if shots != "" {
+			png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS(fmt.Sprintf(`#%s .cell-table-box:has(table[data-table=%q])`, cssEscapeID(r.Cell), r.Table))))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if r.Toggle {
-				if r.Opened != r.Filled || r.Expanded != "true" || r.Closed != r.Shown {
-					t.Errorf("%s: the toggle shows %d of %d columns (aria-expanded %q), closed again %d (want %d)", name, r.Opened, r.Filled, r.Expanded, r.Closed, r.Shown)
-				}
-			} else if r.Shown != r.Filled {
-				t.Errorf("%s: %d of %d columns shown, and no toggle for the rest", name, r.Shown, r.Filled)
-			}
-			if shots != "" {
-				png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS(fmt.Sprintf(`#%s .cell-table-box:has(table[data-table=%q])`, cssEscapeID(r.Cell), r.Table))))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%s-%s.png", r.Cell, r.Table)), png, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%s-%s.png", r.Cell, r.Table)), png, 0o644); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
-	if checked < 20 {
-		t.Errorf("only %d tables checked", checked)
-	}
-	p.errs.check(t, "tables")
+	return len(res)
 }
 
 // cssEscapeID escapes a cell id (which starts with a digit) for a CSS id selector.

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // The tensor-core rungs on an H200 at n = 4096 (testdata/h200-ncu-tensor-4096.csv, 2026-11-26), and
@@ -23,23 +26,69 @@ import (
 //     tensor pipe (sm__pipe_tensor_op_hmma_cycles_active) about half: no throughput limit is reached.
 //   - Order: cuda-mma-swizzle is measured faster than cuda-mma-warptile, and modelled so.
 func TestModelAgreesOnTheTensorRungs(t *testing.T) {
-	for _, file := range []string{"h200-ncu-tensor-4096.csv", "h100-ncu-tensor-4096.csv"} {
-		t.Run(file, func(t *testing.T) { modelAgreesOnTheTensorRungs(t, file) })
-	}
-}
-
-func modelAgreesOnTheTensorRungs(t *testing.T, file string) {
 	g, err := gpumodel.LookupGPU("H100 SXM")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := readCSV(t, file)
-	delete(rows, "cuda_warptile")
-	delete(rows, "cuda_wmma_bf16")
-	cs, err := compareAll(context.Background(), rows, 4096, 0, g)
+	// Both files are modelled on the same datasheet at the same size, so the virtual GPU's counts
+	// are the same for both: the kernels run once, and each file's measurements (its clock among
+	// them) are modelled from those counts.
+	rows := tensorRows(t, "h200-ncu-tensor-4096.csv")
+	counted, err := compareAll(context.Background(), rows, 4096, 0, g)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, file := range []string{"h200-ncu-tensor-4096.csv", "h100-ncu-tensor-4096.csv"} {
+		t.Run(file, func(t *testing.T) {
+			modelAgreesOnTheTensorRungs(t, measuredAs(t, counted, tensorRows(t, file), 4096, g))
+		})
+	}
+}
+
+// tensorRows is file's Nsight Compute rows of the tensor-core rungs (the FP32 warptile and the
+// WMMA rung dropped).
+func tensorRows(t *testing.T, file string) map[string]map[string]string {
+	t.Helper()
+	rows := readCSV(t, file)
+	delete(rows, "cuda_warptile")
+	delete(rows, "cuda_wmma_bf16")
+	return rows
+}
+
+// measuredAs is cs, table kernels counted at n on g by compareAll, each with its measurements
+// from rows instead and modelled again from them; a kernel of cs without a row, or a table
+// kernel of rows that cs lacks, fails the test.
+func measuredAs(t *testing.T, cs []comparison, rows map[string]map[string]string, n int, g gpumodel.GPU) []comparison {
+	t.Helper()
+	entry := func(name string) string {
+		k, ok := nvidia.LookupKernel(name)
+		if !ok {
+			t.Fatalf("%s is not in the kernel table", name)
+		}
+		return k.LaunchFor(n, vgpurun.Arch, "float32").Entry
+	}
+	out := make([]comparison, len(cs))
+	for i, c := range cs {
+		hw, ok := rows[entry(c.Kernel)]
+		if !ok {
+			t.Fatalf("%s: no Nsight Compute row", c.Kernel)
+		}
+		c.HW = hw
+		c.models(g)
+		out[i] = c
+	}
+	for _, k := range nvidia.Kernels() {
+		if k.Entry == "" {
+			continue
+		}
+		if _, ok := rows[entry(k.Name)]; ok && !slices.ContainsFunc(cs, func(c comparison) bool { return c.Kernel == k.Name }) {
+			t.Fatalf("%s has Nsight Compute rows but was not counted", k.Name)
+		}
+	}
+	return out
+}
+
+func modelAgreesOnTheTensorRungs(t *testing.T, cs []comparison) {
 	if len(cs) != 4 {
 		t.Fatalf("compared %d kernels, want 4", len(cs))
 	}

@@ -231,6 +231,26 @@ func (r *recorder) add(s string) {
 	r.events = append(r.events, s)
 	r.mu.Unlock()
 }
+
+// Emit keeps an event as its shorthand does; a relayed event comes this way.
+func (r *recorder) Emit(ev cells.Event) {
+	switch b := ev.Body; {
+	case b.Progress != nil:
+		r.Progress(b.Done, b.Total)
+	case b.Note != nil:
+		r.Note(b.Note.Level, b.Note.Message)
+	case b.Table != nil:
+		r.Table(*b.Table)
+	case b.Row != nil:
+		r.Row(*b.Row)
+	case ev.Type == cells.TypeChart:
+		r.Chart(func() (string, error) { return b.SVG, nil })
+	case ev.Type == cells.TypeFrames:
+		r.Frames(b.Frames...)
+	case b.Text != nil:
+		r.Text(b.Text.Title, b.Text.Body)
+	}
+}
 func (r *recorder) Progress(done, total int) { r.add(fmt.Sprintf("progress %d/%d", done, total)) }
 func (r *recorder) Note(level, text string)  { r.add("note " + level + ": " + text) }
 func (r *recorder) Table(t cells.Table)      { r.add("table " + t.ID + " " + t.Caption) }

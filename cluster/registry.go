@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
@@ -285,18 +286,18 @@ func addressOf(ip string) string {
 // this server: then name and the start of the worker's id, so that no worker passes for another
 // machine or for this server in results and the machine menu. c.mu is held.
 func (c *Cluster) uniqueName(name, id string) string {
-	taken := indexFold(name, "this server") >= 0
+	taken := untrusted.ContainsFold(name, "this server")
 	for _, w := range c.workers {
 		taken = taken || strings.EqualFold(w.m.Name, name)
 	}
 	if !taken {
 		return name
 	}
-	return replaceFold(name, "this server", "a worker") + " [" + shortID(id) + "]"
+	return untrusted.ReplaceFold(name, "this server", "a worker") + " [" + shortID(id) + "]"
 }
 
 // shortID is the start of a worker's id (its public nkey) as the operator sees it.
-func shortID(id string) string { return cleanLine(id[:min(len(id), 12)], 12) }
+func shortID(id string) string { return untrusted.Line(id[:min(len(id), 12)], 12) }
 
 // MaxSlots caps the runs that time nothing one worker runs side by side: a worker refuses a larger
 // -slots, and the server counts a larger announcement as MaxSlots.

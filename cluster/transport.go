@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
@@ -332,18 +333,18 @@ func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error)
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
-		return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
+		return true, errors.New(untrusted.Attributed(untrusted.Text(ev.Error, untrusted.MaxMessage), w.m.Name))
 	case ev.Error != "":
-		return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
+		return true, errors.New(untrusted.Attributed(untrusted.Text(ev.Error, untrusted.MaxMessage), w.m.Name))
 	}
 	return true, nil
 }
 
-// answerAsk hands a worker's task (an ask request, its strings cleaned: cleanRaw) to the page behind
+// answerAsk hands a worker's task (an ask request, its strings cleaned: untrusted.Raw) to the page behind
 // the run and replies with what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
 func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	var reply askReply
-	raw, err := cells.Ask(ctx, e, cleanRaw(m.Data))
+	raw, err := cells.Ask(ctx, e, untrusted.Raw(m.Data))
 	var pe *cells.PageError
 	switch {
 	case err == nil:
@@ -359,71 +360,12 @@ func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	_ = m.Respond(data)
 }
 
-// relay passes one event from the worker named machine to the run's emitter, cleaned (cleanEvent).
+// relay passes one event from the worker named name to the run's emitter as it came, cleaned
+// (cells.Event.Clean): the worker paced the run's events, so they go on as they are.
 func relay(ev machine.Event, e cells.Emitter, name string) {
-	machine.Emit(cleanEvent(ev, name), e)
-}
-
-// cleanEvent is an event from the worker named name as the page may get it. A worker is not trusted
-// with the page nor with saying where its results come from: every string is cleaned (clean.go), a
-// note's level is one the page knows, captions and notes that say "this server" say "the machine
-// NAME" instead (attributed), and a chart is re-written through sanitizeSVG's allow-list or
-// replaced by a note saying it was left out. Only the field of the event's type is kept.
-func cleanEvent(ev machine.Event, name string) machine.Event {
-	b, out := ev.Body, machine.Event{Type: ev.Type}
-	switch ev.Type {
-	case machine.TypeProgress:
-		p := machine.Progress{}
-		if b.Progress != nil {
-			p = machine.Progress{Done: max(b.Done, 0), Total: max(b.Total, 0)}
-		}
-		out.Progress = &p
-	case machine.TypeNote:
-		if b.Note != nil {
-			out.Note = &cells.Note{Level: cleanLevel(b.Note.Level), Message: attributed(cleanText(b.Note.Message, maxMessageLen), name)}
-		}
-	case machine.TypeTable:
-		if b.Table != nil {
-			t := cleanTable(*b.Table, name)
-			out.Table = &t
-		}
-	case machine.TypeRow:
-		if b.Row != nil {
-			r := cells.Row{Table: cleanLine(b.Row.Table, maxLineLen), Bad: b.Row.Bad, Values: b.Row.Values[:min(len(b.Row.Values), maxList)]}
-			for i, v := range r.Values {
-				r.Values[i] = cleanValue(v, 0)
-			}
-			out.Row = &r
-		}
-	case machine.TypeChart:
-		svg, err := sanitizeSVG(b.SVG)
-		if err != nil {
-			return noteEvent("warning", fmt.Sprintf("a chart from %s was left out: it is not an SVG chart (%s)", name, cleanLine(err.Error(), maxLineLen))).Event
-		}
-		out.SVG = svg
-	case machine.TypeFrames:
-		for i, f := range b.Frames {
-			b.Frames[i] = cleanValue(f, 0)
-		}
-		out.Frames = b.Frames
-	case machine.TypeText:
-		if b.Text != nil {
-			out.Text = &cells.Text{Title: attributed(cleanLine(b.Text.Title, maxLineLen), name), Body: cleanText(b.Text.Body, maxTextLen)}
-		}
+	if ev, ok := ev.Clean(name); ok {
+		e.Emit(ev)
 	}
-	return out
-}
-
-// cleanTable is a table from the worker named machine with its strings cleaned, at most maxList
-// columns, and a caption that does not say "this server" (attributed).
-func cleanTable(t cells.Table, machine string) cells.Table {
-	cols := t.Columns[:min(len(t.Columns), maxList)]
-	out := cells.Table{ID: cleanLine(t.ID, maxLineLen), Caption: attributed(cleanLine(t.Caption, maxLineLen), machine),
-		Columns: make([]cells.Column, 0, len(cols))}
-	for _, c := range cols {
-		out.Columns = append(out.Columns, cells.Column{Label: cleanLine(c.Label, maxLineLen), Unit: cleanLine(c.Unit, maxLineLen)})
-	}
-	return out
 }
 
 // refusal says what the operator can do about a JetStream refusal to store a job (err from a

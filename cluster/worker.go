@@ -25,6 +25,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
 )
 
@@ -191,9 +192,9 @@ func told(msg *nats.Msg, quit context.CancelCauseFunc) {
 	}
 	switch {
 	case n.Replaced != "":
-		quit(&stopError{fmt.Sprintf("stopped: %s; this process is no longer a worker of it", cleanLine(n.Replaced, maxMessageLen))})
+		quit(&stopError{fmt.Sprintf("stopped: %s; this process is no longer a worker of it", untrusted.Line(n.Replaced, untrusted.MaxMessage))})
 	case n.Refused != "":
-		quit(&stopError{fmt.Sprintf("the server refused this machine: %s; start it again once there is room", cleanLine(n.Refused, maxMessageLen))})
+		quit(&stopError{fmt.Sprintf("the server refused this machine: %s; start it again once there is room", untrusted.Line(n.Refused, untrusted.MaxMessage))})
 	}
 }
 

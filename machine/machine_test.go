@@ -61,17 +61,26 @@ func TestMachineParsesAndRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got calls
-	if err := m.Run(context.Background(), r, &got); err != nil || len(got) != 1 || got[0] != "note info the machine box" {
+	var got []string
+	if err := m.Run(context.Background(), r, notes(&got)); err != nil || len(got) != 1 || got[0] != "note info the machine box" {
 		t.Errorf("a light run: %v, %q", err, got)
 	}
 	r, _ = m.Parse("boom", "", cells.Cell{Source: "heavy"})
-	if err := m.Run(context.Background(), r, &got); err == nil || err.Error() != "internal error on box: kaboom" {
+	if err := m.Run(context.Background(), r, notes(&got)); err == nil || err.Error() != "internal error on box: kaboom" {
 		t.Errorf("a panic: %v", err)
 	}
 	if ok, _ := m.Gate.TryEnter(true); !ok {
 		t.Error("the gate was not left after the runs")
 	}
+}
+
+// notes is an emitter that keeps each note as "note LEVEL MESSAGE" in got.
+func notes(got *[]string) cells.Emitter {
+	return cells.Events(func(ev cells.Event) {
+		if ev.Note != nil {
+			*got = append(*got, "note "+ev.Note.Level+" "+ev.Note.Message)
+		}
+	})
 }
 
 // slowKind prices every run at the source's duration and refuses one over its environment's run

@@ -246,6 +246,11 @@ func (s *sink) hit() {
 		s.first()
 	}
 }
+func (s *sink) Emit(ev cells.Event) {
+	if ev.RanOn == "" {
+		s.hit()
+	}
+}
 func (s *sink) Progress(int, int) { s.hit() }
 func (s *sink) Note(_, text string) {
 	if !strings.HasPrefix(text, "Ran on ") {

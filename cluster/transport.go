@@ -92,7 +92,7 @@ func (c *Cluster) runHere(ctx context.Context, j server.Job, r cells.Run, e cell
 		}
 		return c.cfg.Machine.Execute(ctx, r, e)
 	}
-	return r.Run(ctx, e)
+	return machine.Paced(ctx, r, e, "")
 }
 
 // goneError is a worker that stopped answering during a run; streamed says whether it had sent

@@ -540,15 +540,11 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 		return // never started: the server moved or ended the run, or nothing can be known before the time limit
 	}
 	pub := newPublisher(w.nc, w.names.Run(w.me.ID, j.ID, "events"), w.names.Run(w.me.ID, j.ID, "ask"))
-	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
 	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
 	r, err := w.parse(j, timeout)
 	if err == nil {
-		err = w.m.Run(rctx, r, out)
-	}
-	if rctx.Err() == nil {
-		out.Flush()
+		err = w.m.Run(rctx, r, pub) // paced here (machine.Paced), relayed as it comes by the server
 	}
 	pub.publish(w.end(ctx, rctx, timeout, time.Duration(j.PriceNS), err))
 	_ = w.nc.Flush()

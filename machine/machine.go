@@ -206,14 +206,29 @@ func (m *Machine) parse(kinds []cells.Kind, kind, action string, c cells.Cell) (
 	return r, err
 }
 
-// Execute runs r into e, on a machine already entered (Gate); a panic in the run is its error.
-func (m *Machine) Execute(ctx context.Context, r cells.Run, e cells.Emitter) (err error) {
+// Execute runs r on a machine already entered (Gate), its events paced into e (Paced); a panic in
+// the run is its error.
+func (m *Machine) Execute(ctx context.Context, r cells.Run, e cells.Emitter) error {
+	return Paced(ctx, r, e, m.where())
+}
+
+// Paced runs r with its events paced into e, an emitter that sends each event at once (the
+// server's messages to a page, a worker's NATS events): through a cells.Paced, flushed when the run
+// ends unless ctx ended first. This is the one place a run's events are paced: a run relayed from
+// another machine was paced there. A panic in the run (or in drawing its chart) is its error,
+// "internal error" followed by where (" on NAME", or "").
+func Paced(ctx context.Context, r cells.Run, e cells.Emitter, where string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error%s: %v", m.where(), p)
+			err = fmt.Errorf("internal error%s: %v", where, p)
 		}
 	}()
-	return r.Run(ctx, e)
+	p := &cells.Paced{Out: e}
+	err = r.Run(ctx, p)
+	if ctx.Err() == nil {
+		p.Flush() // the last frames and the chart of everything
+	}
+	return err
 }
 
 // Run waits until the gate lets r in (a run that measures alone, one that times nothing beside

@@ -49,7 +49,8 @@ func Acquire(ctx context.Context, ex Executor, r cells.Run) (Slot, error) {
 
 // Slot is a machine (or one of its slots) reserved for one run.
 type Slot interface {
-	// Execute runs r on the machine, reporting its events to e from the calling goroutine, and
+	// Execute runs r on the machine, reporting its events to e from the calling goroutine (paced
+	// where it runs: machine.Paced, so e sends each event it gets at once), and
 	// returns as cells.Run.Run does: ctx's error when cancelled or timed out. job is the request r was
 	// parsed from, for machines that parse it again with their own kinds.
 	Execute(ctx context.Context, job Job, r cells.Run, e cells.Emitter) error
@@ -196,7 +197,7 @@ func (s *inProcessSlot) Execute(ctx context.Context, _ Job, r cells.Run, e cells
 	if s.p.m != nil {
 		return s.p.m.Execute(ctx, r, e)
 	}
-	return r.Run(ctx, e)
+	return machine.Paced(ctx, r, e, "")
 }
 
 func (s *inProcessSlot) Release() {

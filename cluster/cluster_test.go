@@ -24,6 +24,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -907,21 +908,34 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Serve, as cmd/playground calls it: with -nats-listen it prints the worker command with a generated
+// serve runs the server srv in front of the cluster cfg on this machine's runner, built once, as
+// cmd/playground does (app.Serve, which imports this package: its tests cannot).
+func serve(ctx context.Context, srv server.Config, cfg Config) error {
+	if err := cfg.Runnable(); err != nil {
+		return err
+	}
+	srv.Machine = machine.New(ctx, srv.MachineConfig())
+	cfg.Machine, cfg.TLSCert, cfg.TLSKey, cfg.Out = srv.Machine, srv.TLSCert, srv.TLSKey, srv.Out
+	return Front(ctx, cfg, func(ctx context.Context, r machine.Runner) error {
+		srv.Executor = r
+		return server.Run(ctx, srv)
+	})
+}
+
+// Front, as cmd/playground calls it: with -nats-listen it prints the worker command with a generated
 // token; a worker started with exactly that command's URL and token joins, and a lesson cell asked
 // for over the websocket with `machine:` its class runs there; -no-local-worker with no way for a
 // worker to join is refused.
 func TestServePrintsWorkerCommand(t *testing.T) {
-	if err := Serve(context.Background(), ServeConfig{Cluster: Config{}}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
+	if err := serve(context.Background(), server.Config{}, Config{}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
 		t.Errorf("no local worker and no port: %v", err)
 	}
 	dir := napLessons(t, "ms: 10\n")
 	out := &syncBuffer{}
 	background(t, "Serve", func(ctx context.Context) error {
-		return Serve(ctx, ServeConfig{
-			Server: server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
-				Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
-			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
+		return serve(ctx, server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
+			Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+			Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat})
 	})
 	var join, token, addr string
 	for deadline := time.Now().Add(30 * time.Second); addr == "" || join == ""; time.Sleep(20 * time.Millisecond) {

@@ -63,16 +63,15 @@ func TestWorkersOverTLS(t *testing.T) {
 	}
 }
 
-// Serve with the web server's certificate requires TLS on the workers' port too and prints a
+// Front with the web server's certificate requires TLS on the workers' port too and prints a
 // tls:// join command that says when -ca is needed.
 func TestServeUsesTheWebCertificateForWorkers(t *testing.T) {
 	certFile, keyFile, _ := testcert.SelfSigned(t)
 	out := &syncBuffer{}
 	background(t, "Serve", func(ctx context.Context) error {
-		return Serve(ctx, ServeConfig{
-			Server: server.Config{Addr: "127.0.0.1:0", Kinds: testKinds, Out: out, TLSCert: certFile, TLSKey: keyFile,
-				Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
-			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
+		return serve(ctx, server.Config{Addr: "127.0.0.1:0", Kinds: testKinds, Out: out, TLSCert: certFile, TLSKey: keyFile,
+			Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+			Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat})
 	})
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "GPU Playground: https://"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

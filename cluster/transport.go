@@ -13,10 +13,9 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
-	"github.com/gpuplayground/playground/server"
 )
 
-// slot is a machine of the cluster, or one of its slots, reserved for one run (server.Slot).
+// slot is a machine of the cluster, or one of its slots, reserved for one run (machine.Slot).
 type slot struct {
 	c         *Cluster
 	w         *worker
@@ -24,7 +23,7 @@ type slot struct {
 	exclusive bool
 }
 
-// Machine describes the reserved machine when it is a worker (server.Remote); "" for this server's.
+// Machine describes the reserved machine when it is a worker (machine.Remote); "" for this server's.
 func (s *slot) Machine() string {
 	if s.w == nil || s.w.local {
 		return ""
@@ -42,7 +41,7 @@ func (s *slot) Release() {
 // Execute runs r on the reserved machine: here, or on a worker by publishing the job and relaying
 // its events to e. Every run on a cluster with more than one machine first notes which machine it
 // ran on. A worker that vanishes before sending any event is replaced once by another able one.
-func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) error {
+func (s *slot) Execute(ctx context.Context, j machine.Job, r cells.Run, e cells.Emitter) error {
 	if s.w.local {
 		if len(s.c.Machines()) > 1 {
 			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
@@ -78,21 +77,12 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 	}
 }
 
-// runHere runs r in this process, on the local worker's slot: through this machine's runner
-// (Config.Machine) when there is one.
-func (c *Cluster) runHere(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) (err error) {
+// runHere runs r in this process, on the local worker's slot, through this machine's in-process
+// runner (machine.Local).
+func (c *Cluster) runHere(ctx context.Context, j machine.Job, r cells.Run, e cells.Emitter) (err error) {
 	end := c.tracking(ctx, c.local, j)
 	defer func() { end(err) }()
-	if c.cfg.Machine != nil {
-		// The server parsed r without its time limit, to price it on whichever machine takes it
-		// (server.New); here it runs under this machine's own limits, as on a worker, so that its
-		// kinds sample down or refuse what would outrun them.
-		if r, err = c.cfg.Machine.Parse(j.Kind, j.Action, j.Cell); err != nil {
-			return err
-		}
-		return c.cfg.Machine.Execute(ctx, r, e)
-	}
-	return machine.Paced(ctx, r, e, "")
+	return c.here.Execute(ctx, j, r, e)
 }
 
 // goneError is a worker that stopped answering during a run; streamed says whether it had sent
@@ -112,7 +102,7 @@ func (g goneError) Error() string {
 // remote publishes the job j (the run run) to s.w and relays its events until its end; streamed
 // says whether any event reached e. A measuring run that ended well is held against its price there
 // (checkPrice).
-func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.Emitter) (streamed bool, err error) {
+func (s *slot) remote(ctx context.Context, j machine.Job, run cells.Run, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
 	end := c.tracking(ctx, w, j)
 	defer func() { end(err) }()
@@ -156,7 +146,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.
 // publishJob queues the run j as the job id for w on the job stream, with this server's run time
 // limit and price, the run's estimate on w it was accepted at (0: none); seq is its sequence there,
 // and until the end of its time limit.
-func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job, price time.Duration) (seq uint64, until time.Time, err error) {
+func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j machine.Job, price time.Duration) (seq uint64, until time.Time, err error) {
 	timeout := 10 * time.Minute
 	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
 		timeout = time.Until(dl)

@@ -380,7 +380,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	exec := cfg.Executor
 	if exec == nil {
-		exec = &InProcess{gate: s.mach.Gate, m: s.mach} // this machine's runner, in process
+		exec = machine.NewLocal(s.mach) // this machine's runner, in process
 	}
 	if _, ok := exec.(Estimator); ok {
 		// Runs go to machines that price them with their own rates: a learner's run is parsed

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cluster"
+	"github.com/gpuplayground/playground/cmd/playground/app"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/server"
@@ -36,7 +37,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		err = cluster.RunWorker(ctx, workerConfig(os.Args[2:]))
 	} else {
-		err = cluster.Serve(ctx, serveConfig(os.Args[1:]))
+		err = app.Serve(ctx, serveConfig(os.Args[1:]))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "playground:", err)
@@ -62,8 +63,8 @@ func limitFlags(fs *flag.FlagSet, timeout bool) func() harness.Limits {
 	}
 }
 
-func serveConfig(args []string) cluster.ServeConfig {
-	cfg := cluster.ServeConfig{Server: server.Config{Calibrate: true, Noise: harness.DefaultNoise()}}
+func serveConfig(args []string) app.Config {
+	cfg := app.Config{Server: server.Config{Calibrate: true, Noise: harness.DefaultNoise()}}
 	fs := flag.NewFlagSet("playground", flag.ExitOnError)
 	var noLocal bool
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")

@@ -177,7 +177,9 @@ func NewLocal(m *Machine) *Local { return &Local{m: m} }
 
 // Bare is a machine with a gate of slots slots (slots ≤ 0: GOMAXPROCS) and nothing else: its runs
 // run as they were parsed, its kinds are none (tests, and a cluster given no runner of this machine).
-func Bare(slots int) *Machine { return &Machine{Gate: NewGate(slots), kinds: func(cells.Env) []cells.Kind { return nil }} }
+func Bare(slots int) *Machine {
+	return &Machine{Gate: NewGate(slots), kinds: func(cells.Env) []cells.Kind { return nil }}
+}
 
 // TryAcquire reserves the machine for a measuring run when nothing runs, or a slot for a run that
 // times nothing when no measuring run runs and a slot is free.

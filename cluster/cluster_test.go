@@ -49,8 +49,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if join := os.Getenv(envJoin); join != "" {
-		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds, Prefix: os.Getenv(envPrefix),
-			Heartbeat: testHeartbeat, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
+		cfg := WorkerConfig{Config: machine.Config{Name: os.Getenv(envName), Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}, Join: join, Token: os.Getenv(envToken), Class: os.Getenv(envClass), Prefix: os.Getenv(envPrefix),
+			Heartbeat: testHeartbeat}
 		if os.Getenv(envFreeze) == "1" {
 			cfg.pulled = freezeOnce()
 		}
@@ -208,7 +208,7 @@ func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...str
 			t.Log(name + ": " + sc.Text())
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // generous: a loaded machine starts a process slowly
 	for time.Now().Before(deadline) {
 		for _, m := range c.Machines() {
 			if m.Name == name {
@@ -591,8 +591,7 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, MaxRunsPerClient: 100, Out: io.Discard})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -692,13 +691,16 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 			_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 			c.Close()
 
-			cfg.Listen = "127.0.0.1:" + port
+			// The worker rejoins after a reconnect and a heartbeat: on a loaded machine that may take
+			// longer than the default settle time, so the run waits for it up to a generous deadline
+			// (it starts as soon as the worker is back).
+			cfg.Listen, cfg.Settle = "127.0.0.1:"+port, time.Minute
 			c, err = Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			rec, err := execute(ctx, c, "nap", "ms: 10\n")
 			if err != nil {
@@ -769,8 +771,7 @@ func TestPageMachineClass(t *testing.T) {
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
 	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, Out: io.Discard})
 	resp, err := http.Get("http://" + addr + "/api/machines")
 	if err != nil {
 		t.Fatal(err)
@@ -933,8 +934,7 @@ func TestServePrintsWorkerCommand(t *testing.T) {
 	dir := napLessons(t, "ms: 10\n")
 	out := &syncBuffer{}
 	background(t, "Serve", func(ctx context.Context) error {
-		return serve(ctx, server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
-			Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+		return serve(ctx, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Addr: "127.0.0.1:0", LessonsDir: dir, Out: out},
 			Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat})
 	})
 	var join, token, addr string

@@ -7,10 +7,12 @@ package machine
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/estimate"
@@ -41,6 +43,10 @@ type Config struct {
 	Noise *harness.Noise
 	// Slots is how many runs that time nothing run side by side (Gate); 0: GOMAXPROCS.
 	Slots int
+	// Calibrate asks the machine's user to measure (or load, kept per CPU and binary) its rates for
+	// run estimates at start-up (Machine.Calibrate), before it runs anything: the server as its run
+	// queue's first job, a worker before it joins. cmd/playground turns it on; tests leave it off.
+	Calibrate bool
 }
 
 // Kinds is f, or builtin.Kinds when f is nil: the one place the default list of kinds is chosen.
@@ -156,6 +162,26 @@ func (m *Machine) Names() []string {
 		names = append(names, k.Name())
 	}
 	return names
+}
+
+// Calibrate measures this machine's rates for run estimates (package calibrate), or loads those kept
+// in the user cache for this CPU and binary, and installs them in Env.Rates, sized by the machine's
+// limits; it says on out what came of it. A failure leaves the rates as they were (estimate.Defaults
+// at start-up), and says so. It times the machine: call it while nothing else runs.
+func (m *Machine) Calibrate(ctx context.Context, out io.Writer) {
+	path, err := calibrate.CachePath()
+	if err != nil {
+		path = ""
+	}
+	r, measured, err := calibrate.Ensure(ctx, path, m.Env.Rates, calibrate.Options{MaxN: m.Env.Limits.MaxN, RunTimeout: m.Env.Limits.RunTimeout})
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "calibration: %v; run estimates use the built-in rates\n", err)
+	case measured:
+		fmt.Fprintf(out, "measured this machine's rates for run estimates (kept in %s)\n", path)
+	default:
+		fmt.Fprintf(out, "run estimates use this machine's rates measured %s\n", r.Measured.Format(time.RFC3339))
+	}
 }
 
 // Close stops the GPU worker.

@@ -47,7 +47,7 @@ func main() {
 	if len(os.Args) > 5 && os.Args[1] == "worker" {
 		slots, err := strconv.Atoi(os.Args[5])
 		if err == nil {
-			err = cluster.RunWorker(context.Background(), cluster.WorkerConfig{Join: os.Args[2], Token: os.Args[3], Name: os.Args[4], Slots: slots, Out: os.Stderr})
+			err = cluster.RunWorker(context.Background(), cluster.WorkerConfig{Config: machine.Config{Name: os.Args[4], Slots: slots}, Join: os.Args[2], Token: os.Args[3], Out: os.Stderr})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

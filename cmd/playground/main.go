@@ -23,6 +23,7 @@ import (
 	"github.com/gpuplayground/playground/cmd/playground/app"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	"github.com/gpuplayground/playground/store"
 )
@@ -64,7 +65,7 @@ func limitFlags(fs *flag.FlagSet, timeout bool) func() harness.Limits {
 }
 
 func serveConfig(args []string) app.Config {
-	cfg := app.Config{Server: server.Config{Calibrate: true, Noise: harness.DefaultNoise()}}
+	cfg := app.Config{Server: server.Config{Config: machine.Config{Calibrate: true, Noise: harness.DefaultNoise()}}}
 	fs := flag.NewFlagSet("playground", flag.ExitOnError)
 	var noLocal bool
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
@@ -99,14 +100,13 @@ func serveConfig(args []string) app.Config {
 		os.Exit(2)
 	}
 	cfg.Cluster.DataDir = cfg.Server.DataDir
-	l := limits()
-	cfg.Server.RunTimeout, cfg.Server.MaxN, cfg.Server.GPUMaxN, cfg.Server.MemoryBytes = l.RunTimeout, l.MaxN, l.GPUMaxN, l.MemoryBytes
+	cfg.Server.Limits = limits()
 	cfg.Cluster.LocalWorker = !noLocal
 	return cfg
 }
 
 func workerConfig(args []string) cluster.WorkerConfig {
-	cfg := cluster.WorkerConfig{Calibrate: true}
+	cfg := cluster.WorkerConfig{Config: machine.Config{Calibrate: true}}
 	fs := flag.NewFlagSet("playground worker", flag.ExitOnError)
 	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT or tls://HOST:PORT (the server prints it)")
 	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")

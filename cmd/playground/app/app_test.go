@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/cluster"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -19,10 +20,10 @@ func TestServeConfigChecked(t *testing.T) {
 		wantCalibrate bool
 		wantErr       bool
 	}{
-		{"local worker", Config{Server: server.Config{Calibrate: true}, Cluster: cluster.Config{LocalWorker: true}}, true, false},
-		{"no local worker", Config{Server: server.Config{Calibrate: true}, Cluster: cluster.Config{Listen: "127.0.0.1:0"}}, false, false},
-		{"no local worker, external NATS", Config{Server: server.Config{Calibrate: true}, Cluster: cluster.Config{URL: "nats://127.0.0.1:4222"}}, false, false},
-		{"no local worker, no NATS", Config{Server: server.Config{Calibrate: true}}, false, true},
+		{"local worker", Config{Server: server.Config{Config: machine.Config{Calibrate: true}}, Cluster: cluster.Config{LocalWorker: true}}, true, false},
+		{"no local worker", Config{Server: server.Config{Config: machine.Config{Calibrate: true}}, Cluster: cluster.Config{Listen: "127.0.0.1:0"}}, false, false},
+		{"no local worker, external NATS", Config{Server: server.Config{Config: machine.Config{Calibrate: true}}, Cluster: cluster.Config{URL: "nats://127.0.0.1:4222"}}, false, false},
+		{"no local worker, no NATS", Config{Server: server.Config{Config: machine.Config{Calibrate: true}}}, false, true},
 	} {
 		got, err := c.cfg.checked()
 		if (err != nil) != c.wantErr {

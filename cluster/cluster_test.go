@@ -37,11 +37,17 @@ const (
 	envName   = "PLAYGROUND_TEST_NAME"
 	envGPU    = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
 	envClass  = "PLAYGROUND_TEST_CLASS"
-	envFreeze = "PLAYGROUND_TEST_FREEZE" // "1": stop this process (SIGSTOP) after pulling its first job
-	envPrefix = "PLAYGROUND_TEST_PREFIX" // the deployment's prefix (-nats-prefix)
+	envFreeze = "PLAYGROUND_TEST_FREEZE"    // "1": stop this process (SIGSTOP) after pulling its first job
+	envPrefix = "PLAYGROUND_TEST_PREFIX"    // the deployment's prefix (-nats-prefix)
+	envBeat   = "PLAYGROUND_TEST_HEARTBEAT" // the server's heartbeat, which the worker's must match
 )
 
 const testHeartbeat = 200 * time.Millisecond
+
+// loadedHeartbeat is the heartbeat of tests whose workers must not be taken for gone on a loaded
+// machine (a worker is gone after three silent heartbeats: 600 ms at testHeartbeat, which a busy
+// machine can outlast): generous, so that they pass beside CPU-bound processes.
+const loadedHeartbeat = 2 * time.Second
 
 // TestMain lets this test binary serve as the GPU worker process and as a cluster worker process.
 func TestMain(m *testing.M) {
@@ -51,6 +57,9 @@ func TestMain(m *testing.M) {
 	if join := os.Getenv(envJoin); join != "" {
 		cfg := WorkerConfig{Config: machine.Config{Name: os.Getenv(envName), Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}, Join: join, Token: os.Getenv(envToken), Class: os.Getenv(envClass), Prefix: os.Getenv(envPrefix),
 			Heartbeat: testHeartbeat}
+		if beat, err := time.ParseDuration(os.Getenv(envBeat)); err == nil {
+			cfg.Heartbeat = beat
+		}
 		if os.Getenv(envFreeze) == "1" {
 			cfg.pulled = freezeOnce()
 		}
@@ -188,7 +197,7 @@ func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...str
 	if withGPU {
 		gpuFlag = "1"
 	}
-	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag, envPrefix+"="+c.names.Prefix())
+	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag, envPrefix+"="+c.names.Prefix(), envBeat+"="+c.cfg.Heartbeat.String())
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -682,7 +691,7 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 	for name, dir := range map[string]string{"data directory": t.TempDir(), "in memory": ""} {
 		t.Run(name, func(t *testing.T) {
-			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: testHeartbeat}
+			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: loadedHeartbeat}
 			c, err := Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)

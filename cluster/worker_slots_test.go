@@ -192,7 +192,7 @@ func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots i
 	done := make(chan error, 1)
 	go func() {
 		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: name, Slots: slots, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: join, Token: c.Token(), Prefix: c.names.Prefix(),
-			Heartbeat: testHeartbeat, Out: io.Discard})
+			Heartbeat: c.cfg.Heartbeat, Out: io.Discard})
 	}()
 	var once sync.Once
 	var err error
@@ -518,7 +518,7 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 // When the server restarts, a worker stops the jobs it still runs for the server before (nobody waits
 // for their events) once it hears the new one, and runs the new server's measuring run.
 func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
-	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: testHeartbeat}
+	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: loadedHeartbeat}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,10 @@
-// Package machine is how one machine runs runs: it builds the kinds' environment (cells.Env) once,
-// keeps the one-machine rule (Gate), and runs a parsed or a named run into a cells.Emitter whose
-// events become the one event type (Event). The server's in-process executor, the cluster's
-// local worker and a remote worker (package cluster: the NATS transport) are this runner.
+// Package machine is how a run reaches a machine: the one machine configuration (Config), the
+// start-up of a machine (New builds the kinds' environment, cells.Env, once; Calibrate installs its
+// rates for run estimates), the one-machine rule (Gate), the parsing of a run by kind name (Parse,
+// ParseWithin), its run with its events paced where it runs (Execute, Paced), and the runner the
+// server uses (Runner, Slot, Job): Local, the one in-process runner of the server's own machine, of
+// the cluster's local worker and of the tests, or a cluster of machines (package cluster, whose
+// workers run their jobs on a Machine too). The one event type is cells.Event (Event here).
 package machine
 
 import (

@@ -394,6 +394,7 @@ func systolicRates(ctx context.Context) (estimate.SystolicRates, error) {
 // the server draws at most one per 250 ms) and drops everything else.
 type drawing struct{}
 
+func (drawing) Emit(cells.Event)                  {}
 func (drawing) Progress(done, total int)          {}
 func (drawing) Note(level, text string)           {}
 func (drawing) Table(cells.Table)                 {}

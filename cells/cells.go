@@ -2,9 +2,9 @@
 // run into an Emitter of generic events), the events a run emits and the Env the runner fills for
 // the kinds; each kind lives in a folder below this one, made a Kind by Define from what is its own
 // (Def), and cells/builtin lists them (docs/kinds.md). It is an interface package: it imports the
-// standard library and plain values (packages measure and estimate) only, and what kinds need from
-// the machine (its GPU, its roofline ceilings) reaches them through the interfaces GPU and Roofline
-// in Env.
+// standard library, plain values (packages measure and estimate) and the cleaning of untrusted
+// strings (internal/untrusted, for Event.Clean) only, and what kinds need from the machine (its
+// GPU, its roofline ceilings) reaches them through the interfaces GPU and Roofline in Env.
 package cells
 
 import (
@@ -93,8 +93,11 @@ func Exclusive(r Run) bool {
 }
 
 // Emitter receives a run's events. Its methods do not block; the server turns each into a message
-// (docs/protocol.md).
+// (docs/protocol.md). Emit takes any event (Event); the others are shorthands for the events most
+// runs emit, each the same as Emit of its event (Events builds them).
 type Emitter interface {
+	// Emit reports one event: how a run emits an event that has no shorthand.
+	Emit(ev Event)
 	// Progress reports done of total units of work finished.
 	Progress(done, total int)
 	// Note reports a line of text: level is "info", "warning" or "error" (something did not run).
@@ -415,6 +418,14 @@ func (s staged) unwrap() Emitter { return s.Emitter }
 
 func (s staged) Progress(done, total int) {
 	s.Emitter.Progress(s.stage*total+done, s.stages*total)
+}
+
+func (s staged) Emit(ev Event) {
+	if ev.Type == TypeProgress && ev.Progress != nil {
+		s.Progress(ev.Done, ev.Total)
+		return
+	}
+	s.Emitter.Emit(ev)
 }
 
 // Needs is what a run asks of the machine that runs it, for servers that spread runs over several

@@ -44,7 +44,7 @@ func deps(t *testing.T, pkg string) []string {
 // timing harness, the GPU worker, the kernels or the roofline measurement (the runner fills Env).
 func TestCellsImportsOnlyPlainValues(t *testing.T) {
 	got := deps(t, module+"/cells")
-	want := []string{"cells", "estimate", "measure", "numeric"}
+	want := []string{"cells", "estimate", "internal/untrusted", "measure", "numeric"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cells depends on %v of this module, want only %v", got, want)
 	}

@@ -47,6 +47,26 @@ func (p *Paced) Progress(done, total int) {
 	p.Out.Progress(done, total)
 }
 
+// Emit paces ev as its shorthand does (progress, chart, frames); any other event goes out in order.
+func (p *Paced) Emit(ev Event) {
+	switch ev.Type {
+	case TypeProgress:
+		if ev.Progress != nil {
+			p.Progress(ev.Done, ev.Total)
+			return
+		}
+	case TypeChart:
+		svg := ev.SVG
+		p.Chart(func() (string, error) { return svg, nil })
+		return
+	case TypeFrames:
+		p.Frames(ev.Frames...)
+		return
+	}
+	p.flushFrames()
+	p.Out.Emit(ev)
+}
+
 func (p *Paced) Note(level, text string) { p.flushFrames(); p.Out.Note(level, text) }
 func (p *Paced) Table(t Table)           { p.flushFrames(); p.Out.Table(t) }
 func (p *Paced) Row(r Row)               { p.flushFrames(); p.Out.Row(r) }

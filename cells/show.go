@@ -163,4 +163,15 @@ func (s *shown) Row(r Row) {
 	s.Emitter.Row(r)
 }
 
+func (s *shown) Emit(ev Event) {
+	switch {
+	case ev.Type == TypeTable && ev.Table != nil:
+		s.Table(*ev.Table)
+	case ev.Type == TypeRow && ev.Row != nil:
+		s.Row(*ev.Row)
+	default:
+		s.Emitter.Emit(ev)
+	}
+}
+
 func (s *shown) unwrap() Emitter { return s.Emitter }

@@ -1,86 +1,42 @@
 package cluster
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"strings"
-	"unicode"
 
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/internal/untrusted"
 )
 
-// A worker is authenticated but not trusted: every string it sends (its announcement, its runs'
-// notes, tables, rows, texts, frames, tasks and errors) is cleaned before it reaches the operator's
-// console or a learner's page. A line keeps printable characters only; a text (a listing, an error
-// with the compiler's log) keeps newlines and tabs too. Control characters (ANSI escapes, carriage
-// returns, NUL), Unicode format characters (bidi overrides and isolates, zero-width characters) and
-// line or paragraph separators become U+FFFD, so that what was there stays visible; invalid UTF-8
-// does too. Each string is cut to a length in runes, marked with "…".
+// A worker is authenticated but not trusted: every string it sends is cleaned (package untrusted)
+// before it reaches the operator's console or a learner's page: its announcement here, its runs'
+// events by cells.Event.Clean, its tasks and errors in transport.go.
 
-// Length caps (runes) of what a worker sends.
+// Length caps (runes) of what a worker announces; those of its runs' events are package
+// untrusted's.
 const (
-	maxNameLen    = 64   // a machine's name
-	maxFieldLen   = 128  // a CPU model, a GPU's name, a compiler, an OS, a kind's name
-	maxLineLen    = 1024 // a caption, a column's label, a table cell, a text's title, a string in a frame or task
-	maxMessageLen = 8192 // a note, a run's error
-	maxTextLen    = maxEvent
-	maxList       = 64 // GPUs, kinds, a table's columns, a row's values
-	maxCores      = 1 << 16
-	maxJSONDepth  = 16 // nesting of a frame's or a task's JSON
+	maxNameLen  = 64  // a machine's name
+	maxFieldLen = 128 // a CPU model, a GPU's name, a compiler, an OS, a kind's name
+	maxList     = untrusted.MaxList
+	maxCores    = 1 << 16
 )
-
-// replacement stands for each character a worker may not show.
-const replacement = '\uFFFD'
-
-// cleanLine is s as one line: printable characters only (a tab or a newline becomes a space, every
-// other control or format character U+FFFD), cut to limit runes.
-func cleanLine(s string, limit int) string { return clean(s, limit, false) }
-
-// cleanText is s as text of several lines: cleanLine's rule, except that newlines and tabs stay
-// ("\r\n" becomes "\n").
-func cleanText(s string, limit int) string {
-	return clean(strings.ReplaceAll(s, "\r\n", "\n"), limit, true)
-}
-
-func clean(s string, limit int, lines bool) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == limit {
-			b.WriteRune('…')
-			break
-		}
-		n++
-		switch {
-		case r == '\n' || r == '\t':
-			if !lines {
-				r = ' '
-			}
-		case !unicode.IsGraphic(r): // controls (Cc), format characters (Cf: bidi, zero-width), Zl, Zp, unassigned
-			r = replacement
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
 
 // cleanMachine is a worker's announcement with every string cleaned and bounded, its lists cut to
 // maxList and its cores to 0…maxCores; a class no page or cell could name is dropped by hello. An
 // empty name becomes "unnamed".
 func cleanMachine(m Machine) Machine {
 	m.Rates = cleanRates(m.Rates)
-	m.Name = strings.TrimSpace(cleanLine(m.Name, maxNameLen))
+	m.Name = strings.TrimSpace(untrusted.Line(m.Name, maxNameLen))
 	if m.Name == "" {
 		m.Name = "unnamed"
 	}
-	m.Class = cleanLine(m.Class, maxNameLen)
-	m.Host = cleanLine(m.Host, maxNameLen)
-	m.CPU = cleanLine(m.CPU, maxFieldLen)
-	m.OS = cleanLine(m.OS, maxFieldLen)
-	m.Arch = cleanLine(m.Arch, maxFieldLen)
-	m.Compiler = cleanLine(m.Compiler, maxFieldLen)
-	m.GPUUnavailable = cleanLine(m.GPUUnavailable, maxLineLen)
+	m.Class = untrusted.Line(m.Class, maxNameLen)
+	m.Host = untrusted.Line(m.Host, maxNameLen)
+	m.CPU = untrusted.Line(m.CPU, maxFieldLen)
+	m.OS = untrusted.Line(m.OS, maxFieldLen)
+	m.Arch = untrusted.Line(m.Arch, maxFieldLen)
+	m.Compiler = untrusted.Line(m.Compiler, maxFieldLen)
+	m.GPUUnavailable = untrusted.Line(m.GPUUnavailable, untrusted.MaxLine)
 	m.GPUs = cleanList(m.GPUs, maxFieldLen)
 	m.Kinds = cleanList(m.Kinds, maxFieldLen)
 	m.Cores = min(max(m.Cores, 0), maxCores)
@@ -94,88 +50,7 @@ func cleanList(list []string, limit int) []string {
 	}
 	out := make([]string, 0, min(len(list), maxList))
 	for _, s := range list[:min(len(list), maxList)] {
-		out = append(out, cleanLine(s, limit))
-	}
-	return out
-}
-
-// cleanLevel is a note's level if it is one the page knows (info, warning, error), else "info": the
-// page uses it as a CSS class.
-func cleanLevel(level string) string {
-	switch level {
-	case "info", "warning", "error":
-		return level
-	}
-	return "info"
-}
-
-// attributed is s, a line a worker wrote about its run (a note, a caption), with every "this
-// server" (any case) said as "the machine NAME": a worker's results are never this server's.
-func attributed(s, machine string) string {
-	return replaceFold(s, "this server", "the machine "+machine)
-}
-
-// replaceFold is s with every old (ASCII, lower case) in any case replaced by repl.
-func replaceFold(s, old, repl string) string {
-	var b strings.Builder
-	for {
-		i := indexFold(s, old)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i] + repl)
-		s = s[i+len(old):]
-	}
-}
-
-// indexFold is the index in s of old (ASCII, lower case) in any ASCII case, or -1.
-func indexFold(s, old string) int {
-	for i := 0; i+len(old) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(old)], old) {
-			return i
-		}
-	}
-	return -1
-}
-
-// cleanValue is v, a value decoded from a worker's JSON (a row's cell, a frame, a task; depth is
-// its nesting so far), with every string in it cleanLine'd, maps' keys too, and what is nested past
-// maxJSONDepth null. Lists keep their length: the message's size (maxEvent) bounds them.
-func cleanValue(v any, depth int) any {
-	if depth > maxJSONDepth {
-		return nil
-	}
-	switch v := v.(type) {
-	case string:
-		return cleanLine(v, maxLineLen)
-	case []any:
-		for i := range v {
-			v[i] = cleanValue(v[i], depth+1)
-		}
-		return v
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[cleanLine(k, maxLineLen)] = cleanValue(x, depth+1)
-		}
-		return out
-	}
-	return v // a number, a bool, nil, json.Number
-}
-
-// cleanRaw is raw JSON from a worker (a task for the page) with every string in it cleaned
-// (cleanValue); what is not JSON becomes null.
-func cleanRaw(raw []byte) json.RawMessage {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber() // numbers pass as written
-	var v any
-	if d.Decode(&v) != nil || d.More() {
-		return json.RawMessage("null")
-	}
-	out, err := json.Marshal(cleanValue(v, 0))
-	if err != nil {
-		return json.RawMessage("null")
+		out = append(out, untrusted.Line(s, limit))
 	}
 	return out
 }
@@ -231,6 +106,6 @@ func cleanRates(r *estimate.Rates) *estimate.Rates {
 		return nil
 	}
 	out := *r
-	out.Source, out.CPU = cleanLine(r.Source, maxFieldLen), cleanLine(r.CPU, maxFieldLen)
+	out.Source, out.CPU = untrusted.Line(r.Source, maxFieldLen), untrusted.Line(r.CPU, maxFieldLen)
 	return &out
 }

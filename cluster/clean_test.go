@@ -31,31 +31,6 @@ func printable(s string, lines bool) bool {
 	return true
 }
 
-// What a worker may use to rewrite a console or a page (ANSI escapes, carriage returns, newlines in a
-// line, bidi overrides, zero-width characters, invalid UTF-8) is replaced; letters, symbols and
-// accents of any script stay; a string is cut to its cap.
-func TestCleanLineAndText(t *testing.T) {
-	for _, tt := range []struct{ in, line, text string }{
-		{"gpu-box", "gpu-box", "gpu-box"},
-		{"\x1b[2J\x1b[Hmachine joined: x", "\uFFFD[2J\uFFFD[Hmachine joined: x", "\uFFFD[2J\uFFFD[Hmachine joined: x"},
-		{"a\nb\r\nc\td", "a b\uFFFD c d", "a\nb\nc\td"},
-		{"user\u202Egnp.exe", "user\uFFFDgnp.exe", "user\uFFFDgnp.exe"},
-		{"zero\u200Bwidth\u2028line\x00nul\x7f", "zero\uFFFDwidth\uFFFDline\uFFFDnul\uFFFD", "zero\uFFFDwidth\uFFFDline\uFFFDnul\uFFFD"},
-		{"bad \xff utf-8", "bad \uFFFD utf-8", "bad \uFFFD utf-8"},
-		{"Größe 4×4 µs é 😀 ✓", "Größe 4×4 µs é 😀 ✓", "Größe 4×4 µs é 😀 ✓"},
-	} {
-		if got := cleanLine(tt.in, 100); got != tt.line {
-			t.Errorf("cleanLine(%q) = %q, want %q", tt.in, got, tt.line)
-		}
-		if got := cleanText(tt.in, 100); got != tt.text {
-			t.Errorf("cleanText(%q) = %q, want %q", tt.in, got, tt.text)
-		}
-	}
-	if got, want := cleanLine(strings.Repeat("é", 70), maxNameLen), strings.Repeat("é", maxNameLen)+"…"; got != want {
-		t.Errorf("a 70-rune line cut to %d: %q, want %q", maxNameLen, got, want)
-	}
-}
-
 // helloCluster is a cluster whose announcements a test makes by hand (hello), printing to out.
 func helloCluster(t *testing.T, out *syncBuffer) (c *Cluster, hello func(Machine)) {
 	t.Helper()
@@ -294,19 +269,6 @@ func TestAddressOf(t *testing.T) {
 	} {
 		if got := addressOf(tt.ip); got != tt.want {
 			t.Errorf("addressOf(%q) = %q, want %q", tt.ip, got, tt.want)
-		}
-	}
-}
-
-// A worker's task for the page keeps its shape and its numbers as written; its strings are cleaned;
-// what is not one JSON value becomes null.
-func TestCleanRaw(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{`{"op":"matmul","n":9007199254740993,"x":1.50,"k":[{"name":"a\u001b[2J\n"}]}`, `{"k":[{"name":"a` + "\uFFFD" + `[2J "}],"n":9007199254740993,"op":"matmul","x":1.50}`},
-		{`[1,2`, `null`}, {`{} {}`, `null`}, {`"\u202e"`, "\"\uFFFD\""},
-	} {
-		if got := string(cleanRaw([]byte(tt.in))); got != tt.want {
-			t.Errorf("cleanRaw(%s) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }

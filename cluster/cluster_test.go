@@ -24,6 +24,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -36,11 +37,17 @@ const (
 	envName   = "PLAYGROUND_TEST_NAME"
 	envGPU    = "PLAYGROUND_TEST_FAKE_GPU" // "1": announce a (fake) GPU
 	envClass  = "PLAYGROUND_TEST_CLASS"
-	envFreeze = "PLAYGROUND_TEST_FREEZE" // "1": stop this process (SIGSTOP) after pulling its first job
-	envPrefix = "PLAYGROUND_TEST_PREFIX" // the deployment's prefix (-nats-prefix)
+	envFreeze = "PLAYGROUND_TEST_FREEZE"    // "1": stop this process (SIGSTOP) after pulling its first job
+	envPrefix = "PLAYGROUND_TEST_PREFIX"    // the deployment's prefix (-nats-prefix)
+	envBeat   = "PLAYGROUND_TEST_HEARTBEAT" // the server's heartbeat, which the worker's must match
 )
 
 const testHeartbeat = 200 * time.Millisecond
+
+// loadedHeartbeat is the heartbeat of tests whose workers must not be taken for gone on a loaded
+// machine (a worker is gone after three silent heartbeats: 600 ms at testHeartbeat, which a busy
+// machine can outlast): generous, so that they pass beside CPU-bound processes.
+const loadedHeartbeat = 2 * time.Second
 
 // TestMain lets this test binary serve as the GPU worker process and as a cluster worker process.
 func TestMain(m *testing.M) {
@@ -48,8 +55,11 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if join := os.Getenv(envJoin); join != "" {
-		cfg := WorkerConfig{Join: join, Token: os.Getenv(envToken), Name: os.Getenv(envName), Class: os.Getenv(envClass), Kinds: testKinds, Prefix: os.Getenv(envPrefix),
-			Heartbeat: testHeartbeat, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}
+		cfg := WorkerConfig{Config: machine.Config{Name: os.Getenv(envName), Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(os.Getenv(envGPU) == "1") }}, Join: join, Token: os.Getenv(envToken), Class: os.Getenv(envClass), Prefix: os.Getenv(envPrefix),
+			Heartbeat: testHeartbeat}
+		if beat, err := time.ParseDuration(os.Getenv(envBeat)); err == nil {
+			cfg.Heartbeat = beat
+		}
 		if os.Getenv(envFreeze) == "1" {
 			cfg.pulled = freezeOnce()
 		}
@@ -187,7 +197,7 @@ func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...str
 	if withGPU {
 		gpuFlag = "1"
 	}
-	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag, envPrefix+"="+c.names.Prefix())
+	cmd.Env = append(os.Environ(), envJoin+"="+c.WorkerURL(), envToken+"="+c.Token(), envName+"="+name, envGPU+"="+gpuFlag, envPrefix+"="+c.names.Prefix(), envBeat+"="+c.cfg.Heartbeat.String())
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -207,7 +217,7 @@ func startWorker(t *testing.T, c *Cluster, name string, withGPU bool, env ...str
 			t.Log(name + ": " + sc.Text())
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // generous: a loaded machine starts a process slowly
 	for time.Now().Before(deadline) {
 		for _, m := range c.Machines() {
 			if m.Name == name {
@@ -230,6 +240,26 @@ func (r *recorder) add(s string) {
 	r.mu.Lock()
 	r.events = append(r.events, s)
 	r.mu.Unlock()
+}
+
+// Emit keeps an event as its shorthand does; a relayed event comes this way.
+func (r *recorder) Emit(ev cells.Event) {
+	switch b := ev.Body; {
+	case b.Progress != nil:
+		r.Progress(b.Done, b.Total)
+	case b.Note != nil:
+		r.Note(b.Note.Level, b.Note.Message)
+	case b.Table != nil:
+		r.Table(*b.Table)
+	case b.Row != nil:
+		r.Row(*b.Row)
+	case ev.Type == cells.TypeChart:
+		r.Chart(func() (string, error) { return b.SVG, nil })
+	case ev.Type == cells.TypeFrames:
+		r.Frames(b.Frames...)
+	case b.Text != nil:
+		r.Text(b.Text.Title, b.Text.Body)
+	}
 }
 func (r *recorder) Progress(done, total int) { r.add(fmt.Sprintf("progress %d/%d", done, total)) }
 func (r *recorder) Note(level, text string)  { r.add("note " + level + ": " + text) }
@@ -570,8 +600,7 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, MaxRunsPerClient: 100,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, MaxRunsPerClient: 100, Out: io.Discard})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -662,7 +691,7 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 	for name, dir := range map[string]string{"data directory": t.TempDir(), "in memory": ""} {
 		t.Run(name, func(t *testing.T) {
-			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: testHeartbeat}
+			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: loadedHeartbeat}
 			c, err := Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -671,13 +700,16 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 			_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 			c.Close()
 
-			cfg.Listen = "127.0.0.1:" + port
+			// The worker rejoins after a reconnect and a heartbeat: on a loaded machine that may take
+			// longer than the default settle time, so the run waits for it up to a generous deadline
+			// (it starts as soon as the worker is back).
+			cfg.Listen, cfg.Settle = "127.0.0.1:"+port, time.Minute
 			c, err = Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			rec, err := execute(ctx, c, "nap", "ms: 10\n")
 			if err != nil {
@@ -748,8 +780,7 @@ func TestPageMachineClass(t *testing.T) {
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
 	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, Out: io.Discard})
 	resp, err := http.Get("http://" + addr + "/api/machines")
 	if err != nil {
 		t.Fatal(err)
@@ -887,21 +918,33 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Serve, as cmd/playground calls it: with -nats-listen it prints the worker command with a generated
+// serve runs the server srv in front of the cluster cfg on this machine's runner, built once, as
+// cmd/playground does (app.Serve, which imports this package: its tests cannot).
+func serve(ctx context.Context, srv server.Config, cfg Config) error {
+	if err := cfg.Runnable(); err != nil {
+		return err
+	}
+	srv.Machine = machine.New(ctx, srv.MachineConfig())
+	cfg.Machine, cfg.TLSCert, cfg.TLSKey, cfg.Out = srv.Machine, srv.TLSCert, srv.TLSKey, srv.Out
+	return Front(ctx, cfg, func(ctx context.Context, r machine.Runner) error {
+		srv.Executor = r
+		return server.Run(ctx, srv)
+	})
+}
+
+// Front, as cmd/playground calls it: with -nats-listen it prints the worker command with a generated
 // token; a worker started with exactly that command's URL and token joins, and a lesson cell asked
 // for over the websocket with `machine:` its class runs there; -no-local-worker with no way for a
 // worker to join is refused.
 func TestServePrintsWorkerCommand(t *testing.T) {
-	if err := Serve(context.Background(), ServeConfig{Cluster: Config{}}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
+	if err := serve(context.Background(), server.Config{}, Config{}); err == nil || !strings.Contains(err.Error(), "-no-local-worker needs -nats-listen or -nats") {
 		t.Errorf("no local worker and no port: %v", err)
 	}
 	dir := napLessons(t, "ms: 10\n")
 	out := &syncBuffer{}
 	background(t, "Serve", func(ctx context.Context) error {
-		return Serve(ctx, ServeConfig{
-			Server: server.Config{Addr: "127.0.0.1:0", LessonsDir: dir, Kinds: testKinds, Out: out,
-				Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
-			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
+		return serve(ctx, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Addr: "127.0.0.1:0", LessonsDir: dir, Out: out},
+			Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat})
 	})
 	var join, token, addr string
 	for deadline := time.Now().Add(30 * time.Second); addr == "" || join == ""; time.Sleep(20 * time.Millisecond) {

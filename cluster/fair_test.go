@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -52,8 +53,7 @@ func TestFairQueueOverWorkers(t *testing.T) {
 	c := startCluster(t, Config{})
 	startWorker(t, c, "w1", false)
 	startWorker(t, c, "w2", false)
-	base := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, Token: "class", InstructorToken: "teach",
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	base := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, Token: "class", InstructorToken: "teach", Out: io.Discard})
 	wa, wb := signIn(t, base, "A"), signIn(t, base, "B")
 
 	var mu sync.Mutex

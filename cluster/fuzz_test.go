@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
 )
 
@@ -100,7 +101,7 @@ func FuzzHello(f *testing.F) {
 		}
 		strs := append([]string{w.m.Name, w.m.Class, w.m.CPU, w.m.OS, w.m.Arch, w.m.Compiler, w.m.GPUUnavailable, w.m.Summary()}, w.m.GPUs...)
 		for _, s := range append(strs, w.m.Kinds...) {
-			if !printable(s, false) || utf8.RuneCountInString(s) > 2*maxLineLen+maxList*(maxFieldLen+3) {
+			if !printable(s, false) || utf8.RuneCountInString(s) > 2*untrusted.MaxLine+maxList*(maxFieldLen+3) {
 				t.Errorf("%q: the server shows %q", data, s)
 			}
 		}

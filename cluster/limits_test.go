@@ -80,8 +80,8 @@ func TestRunLimitTravelsWithTheJob(t *testing.T) {
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWorker(wctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: "wA", Kinds: pricedKinds, Prefix: c.names.Prefix(),
-			Heartbeat: testHeartbeat, Out: io.Discard, Devices: devices, Limits: harness.Limits{MemoryBytes: 64 << 20}}) // 2 minutes: harness.DefaultLimits
+		done <- RunWorker(wctx, WorkerConfig{Config: machine.Config{Name: "wA", Kinds: pricedKinds, Devices: devices, Limits: harness.Limits{MemoryBytes: 64 << 20}}, Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(),
+			Heartbeat: testHeartbeat, Out: io.Discard}) // 2 minutes: harness.DefaultLimits
 	}()
 	t.Cleanup(func() { stop(); <-done })
 	waitMachine(t, c, "wA", true)
@@ -89,7 +89,7 @@ func TestRunLimitTravelsWithTheJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: pricedKinds, Executor: c, Machine: front, Out: io.Discard, RunTimeout: limit})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: pricedKinds, Limits: harness.Limits{RunTimeout: limit}}, LessonsDir: dir, Executor: c, Machine: front, Out: io.Discard})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)

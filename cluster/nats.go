@@ -89,7 +89,7 @@ type Config struct {
 }
 
 // Cluster is the server side: the NATS connection, the workers known and the executor of the
-// server's run queue (server.Executor).
+// server's run queue (machine.Runner).
 type Cluster struct {
 	cfg    Config
 	names  Names              // of cfg.Prefix
@@ -101,8 +101,9 @@ type Cluster struct {
 	givenUp jetstream.KeyValue
 	tmpDir  string
 	local   *worker
-	epoch   string        // random, per Start: workers stop jobs of any other (Names.Start)
-	seq     atomic.Uint64 // the last job's number (job.Seq)
+	here    *machine.Local // runs the local worker's runs (local)
+	epoch   string         // random, per Start: workers stop jobs of any other (Names.Start)
+	seq     atomic.Uint64  // the last job's number (job.Seq)
 
 	mu      sync.Mutex
 	settled time.Time // until then, a run no machine known can run waits (Config.Settle)
@@ -235,13 +236,18 @@ func (c *Cluster) openStream(ctx context.Context) error {
 	return c.stream.Purge(ctx)
 }
 
-// addLocal adds this machine as the worker that never leaves, on the gate of cfg.Machine (or a new
-// one of cfg.Slots).
+// addLocal adds this machine as the worker that never leaves, on the gate of cfg.Machine (or a bare
+// machine's of cfg.Slots); its runs run through the one in-process runner (machine.Local).
 func (c *Cluster) addLocal() {
-	g := machine.NewGate(c.cfg.Slots)
-	if c.cfg.Machine != nil {
-		g = c.cfg.Machine.Gate
+	m := c.cfg.Machine
+	if m == nil {
+		m = machine.Bare(c.cfg.Slots)
 	}
+	// The server parsed the run without its time limit, to price it on whichever machine takes it
+	// (it is an Estimator); here it runs under this machine's own limits, as on a worker.
+	c.here = machine.NewLocal(m)
+	c.here.Reparse = c.cfg.Machine != nil
+	g := m.Gate
 	c.local = &worker{m: describe("local-"+randomToken(), "", c.cfg.Local, c.cfg.Kinds), local: true, gate: g, gone: make(chan struct{})}
 	c.local.m.Name += " (this server)"
 	c.local.m.Class = c.cfg.Class

@@ -226,8 +226,7 @@ func TestRefusedPrefixStopsTheWorker(t *testing.T) {
 	for _, prefix := range []string{"", "class-b"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		out := &syncBuffer{}
-		err := RunWorker(ctx, WorkerConfig{Join: "nats://worker-a:change-me-worker-a@" + addr, Name: "wa", Prefix: prefix, Slots: 1,
-			Kinds: testKinds, Heartbeat: testHeartbeat, Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+		err := RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "wa", Slots: 1, Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: "nats://worker-a:change-me-worker-a@" + addr, Prefix: prefix, Heartbeat: testHeartbeat, Out: out})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), "refuses this worker the names of the prefix") || !strings.Contains(err.Error(), "give -nats-prefix") {
 			t.Errorf("a worker of prefix %q on class a's user: %v, want it stopped saying which -nats-prefix to give", prefix, err)
@@ -249,8 +248,8 @@ func TestWorkerNoticesASilentPath(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Join: relay.URL(), Token: c.Token(), Name: "wB", Slots: 1, Kinds: p.kinds, Heartbeat: testHeartbeat,
-			Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "wB", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: relay.URL(), Token: c.Token(), Heartbeat: testHeartbeat,
+			Out: out})
 	}()
 	defer func() {
 		cancel()
@@ -324,8 +323,8 @@ func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Join: url, Name: "wc", Prefix: "nobody", Slots: 1, Kinds: testKinds, Heartbeat: testHeartbeat,
-			Out: out, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "wc", Slots: 1, Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: url, Prefix: "nobody", Heartbeat: testHeartbeat,
+			Out: out})
 	}()
 	waitUntil(t, "the worker's line", func() bool {
 		return strings.Contains(out.String(), "waiting for the job stream NOBODY_JOBS") && strings.Contains(out.String(), "is nobody its prefix (-nats-prefix")
@@ -396,8 +395,8 @@ func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: "phoenix", Slots: 1, Kinds: p.kinds, Prefix: c.names.Prefix(),
-			Heartbeat: time.Hour, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "phoenix", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(),
+			Heartbeat: time.Hour, Out: io.Discard})
 	}()
 	defer func() {
 		cancel()

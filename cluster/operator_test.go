@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -71,8 +72,7 @@ func TestNoMachineSaysSo(t *testing.T) {
 	dir := napLessons(t, "ms: 10\n")
 	c := startCluster(t, Config{})
 	out := &syncBuffer{}
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: out})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, Out: out})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +143,7 @@ func TestJetStreamRefusalTold(t *testing.T) {
 func TestMachinesListedLive(t *testing.T) {
 	dir := napLessons(t, "ms: 600000\n")
 	c := startCluster(t, Config{})
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: dir, Executor: c, Out: io.Discard})
 	startWorker(t, c, "w1", false, envClass+"=lab")
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
@@ -427,15 +426,15 @@ func TestEstimateOnTheMachinesThatCanTakeIt(t *testing.T) {
 		wctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			done <- RunWorker(wctx, WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: w.name, Class: w.name, Kinds: testKinds,
-				Heartbeat: testHeartbeat, Out: io.Discard, Devices: devices, rates: scaledRates(w.speed)})
+			done <- RunWorker(wctx, WorkerConfig{Config: machine.Config{Name: w.name, Kinds: testKinds, Devices: devices}, Join: c.WorkerURL(), Token: c.Token(), Class: w.name,
+				Heartbeat: testHeartbeat, Out: io.Discard, rates: scaledRates(w.speed)})
 		}()
 		t.Cleanup(func() { stop(); <-done })
 		waitMachine(t, c, w.name, true)
 	}
 	own := machine.New(ctx, machine.Config{Kinds: testKinds, Devices: devices})
 	own.Env.Rates.Set(slowServer)
-	addr := serveLessons(t, server.Config{LessonsDir: dir, Kinds: testKinds, Executor: c, Machine: own, Out: io.Discard, RunTimeout: 30 * time.Second})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Limits: harness.Limits{RunTimeout: 30 * time.Second}}, LessonsDir: dir, Executor: c, Machine: own, Out: io.Discard})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", http.Header{"Origin": {"http://" + addr}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/server"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // pick reserves a free worker for n, not one of except: the whole machine for a run that measures
@@ -106,7 +106,7 @@ func (c *Cluster) acquire(ctx context.Context, r cells.Run, n cells.Needs, exclu
 	}
 }
 
-// Changed returns a channel closed when a worker comes, goes or is freed (server.Executor).
+// Changed returns a channel closed when a worker comes, goes or is freed (machine.Runner).
 func (c *Cluster) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,10 +170,10 @@ func (c *Cluster) release(w *worker, exclusive bool) {
 	c.broadcast()
 }
 
-// TryAcquire reserves a free machine able to run r, if there is one now (server.Executor): one
+// TryAcquire reserves a free machine able to run r, if there is one now (machine.Runner): one
 // with a GPU for a run that needs one, whenever the cluster has such a machine; the whole machine
 // for a run that measures, one of its slots for one that times nothing.
-func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
+func (c *Cluster) TryAcquire(r cells.Run) (machine.Slot, bool, bool, error) {
 	n, ex := cells.NeedsOf(r), cells.Exclusive(r)
 	w, drain, err := c.tryAcquire(r, n, ex, nil)
 	if err != nil || w == nil {
@@ -182,16 +182,16 @@ func (c *Cluster) TryAcquire(r cells.Run) (server.Slot, bool, bool, error) {
 	return &slot{c: c, w: w, needs: n, exclusive: ex}, true, false, nil
 }
 
-// ListMachines lists the machines connected now for the page's machine menu (server.MachineLister):
+// ListMachines lists the machines connected now for the page's machine menu (machine.Lister):
 // this server's own first, if it runs runs, then the workers by class and name.
-func (c *Cluster) ListMachines() []server.MachineInfo {
+func (c *Cluster) ListMachines() []machine.MachineInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []server.MachineInfo{}
+	out := []machine.MachineInfo{}
 	for _, w := range c.workers {
 		out = append(out, w.info())
 	}
-	slices.SortFunc(out, func(a, b server.MachineInfo) int {
+	slices.SortFunc(out, func(a, b machine.MachineInfo) int {
 		switch {
 		case a.Here != b.Here:
 			if a.Here {
@@ -208,9 +208,9 @@ func (c *Cluster) ListMachines() []server.MachineInfo {
 
 // info is w as ListMachines lists it: what it is, how busy, its runs now (newest last), its
 // counts, and how its runs bear out its prices (trust.go); c.mu is held.
-func (w *worker) info() server.MachineInfo {
-	m := server.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local,
-		Slots: w.gate.Slots(), Busy: len(w.runs), Measuring: w.gate.Measuring(), Runs: []server.MachineRun{},
+func (w *worker) info() machine.MachineInfo {
+	m := machine.MachineInfo{Name: w.m.Name, Class: w.m.Class, Summary: w.m.Summary(), GPU: w.m.HasGPU(), Here: w.local,
+		Slots: w.gate.Slots(), Busy: len(w.runs), Measuring: w.gate.Measuring(), Runs: []machine.MachineRun{},
 		Done: w.done, Errors: w.errors}
 	if !w.local {
 		m.LastHeartbeat = w.seen
@@ -221,16 +221,16 @@ func (w *worker) info() server.MachineInfo {
 	for r := range w.runs {
 		m.Runs = append(m.Runs, *r)
 	}
-	slices.SortFunc(m.Runs, func(a, b server.MachineRun) int { return a.Started.Compare(b.Started) })
+	slices.SortFunc(m.Runs, func(a, b machine.MachineRun) int { return a.Started.Compare(b.Started) })
 	return m
 }
 
-// Acquire waits until a machine able to run r is free and reserves it (server.Acquire).
-func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (server.Slot, error) {
-	return server.Acquire(ctx, c, r)
+// Acquire waits until a machine able to run r is free and reserves it (machine.Acquire).
+func (c *Cluster) Acquire(ctx context.Context, r cells.Run) (machine.Slot, error) {
+	return machine.Acquire(ctx, c, r)
 }
 
-// NoMachine says why no machine connected now, busy or free, could take r (server.Unplaced), or ""
+// NoMachine says why no machine connected now, busy or free, could take r (machine.Unplaced), or ""
 // when one could: a run goes to any machine unless it asks for a class (then only to machines of
 // that class); one that needs a GPU waits for a GPU machine only while the server settles
 // (Config.Settle), and otherwise runs on a machine without one and says so.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cells"
-	"github.com/gpuplayground/playground/server"
 )
 
 // pricer is one machine as Estimate prices a run on it: what pricing needs, copied under c.mu, so
@@ -58,7 +57,7 @@ func (c *Cluster) defaultKinds() []cells.Kind {
 // with estimate.Defaults, so that rates no run has borne out never make an estimate shorter (a
 // worker's claim to be slow still counts). ok is false when it cannot be priced there. c.mu is not
 // held.
-func (p pricer) estimate(j server.Job, r cells.Run, d time.Duration) (time.Duration, bool) {
+func (p pricer) estimate(j machine.Job, r cells.Run, d time.Duration) (time.Duration, bool) {
 	if p.fallback == nil {
 		return d, true
 	}
@@ -70,7 +69,7 @@ func (p pricer) estimate(j server.Job, r cells.Run, d time.Duration) (time.Durat
 // r with its own rates, a worker by parsing j again with kinds using its rates. ok is false when it
 // cannot be priced there (no kinds, no such kind among them, or j does not parse with them). c.mu
 // is not held: parsing takes time.
-func (p pricer) price(j server.Job, r cells.Run) (d time.Duration, ok bool) {
+func (p pricer) price(j machine.Job, r cells.Run) (d time.Duration, ok bool) {
 	if p.w.local {
 		return r.Estimate(), true
 	}
@@ -187,14 +186,14 @@ func (c *Cluster) priceOn(w *worker, r cells.Run) time.Duration {
 }
 
 // Estimate is how long r, parsed from j, is expected to take on the fastest machine connected now
-// that can take it (server.Estimator): this server's own with its own rates (r.Estimate()), a
+// that can take it (machine.Estimator): this server's own with its own rates (r.Estimate()), a
 // worker with the rates it reported (or estimate.Defaults, which it prices its runs with too, when
 // it reported none), by parsing j again with kinds that use them (pricer.price). ok is false when
 // no machine that can take r is connected, or none can be priced (no Config.Machine to build kinds
 // with). The prices are kept for placing r (pick) and for its job (job.PriceNS), unless the best is
 // over this server's run time limit: the server refuses such a run (and prices smaller versions of
-// it to offer, server.Fit), so keeping them would only push the prices of queued runs out.
-func (c *Cluster) Estimate(j server.Job, r cells.Run) (time.Duration, bool) {
+// it to offer, machine.Fit), so keeping them would only push the prices of queued runs out.
+func (c *Cluster) Estimate(j machine.Job, r cells.Run) (time.Duration, bool) {
 	n := cells.NeedsOf(r)
 	var ps []pricer
 	c.mu.Lock()

@@ -15,8 +15,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
-	"github.com/gpuplayground/playground/server"
 )
 
 // worker is a machine as the server knows it.
@@ -33,7 +33,7 @@ type worker struct {
 	gone  chan struct{}
 	// runs are the runs on it now, for the operator (ListMachines); done and errors count the
 	// runs that ended there, and those that ended with an error (not a cancel nor the time limit).
-	runs         map[*server.MachineRun]bool
+	runs         map[*machine.MachineRun]bool
 	done, errors int
 	// rates are the rates it last reported (cleaned; nil: none), and kinds the server's kinds pricing
 	// runs with them, built when first needed (Cluster.Estimate); ratesGen counts the rates it
@@ -52,11 +52,11 @@ type worker struct {
 // tracking records, for the operator's list of machines, that the run j runs on w from now; the
 // function returned records its end with its error err (ctx is the run's: a cancel or the time
 // limit is no error of the machine's).
-func (c *Cluster) tracking(ctx context.Context, w *worker, j server.Job) (end func(err error)) {
-	r := &server.MachineRun{Run: j.Run, Student: j.Student, Lesson: j.Lesson, Cell: j.Cell.ID, Started: time.Now()}
+func (c *Cluster) tracking(ctx context.Context, w *worker, j machine.Job) (end func(err error)) {
+	r := &machine.MachineRun{Run: j.Run, Student: j.Student, Lesson: j.Lesson, Cell: j.Cell.ID, Started: time.Now()}
 	c.mu.Lock()
 	if w.runs == nil {
-		w.runs = map[*server.MachineRun]bool{}
+		w.runs = map[*machine.MachineRun]bool{}
 	}
 	w.runs[r] = true
 	c.mu.Unlock()
@@ -285,18 +285,18 @@ func addressOf(ip string) string {
 // this server: then name and the start of the worker's id, so that no worker passes for another
 // machine or for this server in results and the machine menu. c.mu is held.
 func (c *Cluster) uniqueName(name, id string) string {
-	taken := indexFold(name, "this server") >= 0
+	taken := untrusted.ContainsFold(name, "this server")
 	for _, w := range c.workers {
 		taken = taken || strings.EqualFold(w.m.Name, name)
 	}
 	if !taken {
 		return name
 	}
-	return replaceFold(name, "this server", "a worker") + " [" + shortID(id) + "]"
+	return untrusted.ReplaceFold(name, "this server", "a worker") + " [" + shortID(id) + "]"
 }
 
 // shortID is the start of a worker's id (its public nkey) as the operator sees it.
-func shortID(id string) string { return cleanLine(id[:min(len(id), 12)], 12) }
+func shortID(id string) string { return untrusted.Line(id[:min(len(id), 12)], 12) }
 
 // MaxSlots caps the runs that time nothing one worker runs side by side: a worker refuses a larger
 // -slots, and the server counts a larger announcement as MaxSlots.

@@ -9,69 +9,46 @@ import (
 	"os"
 
 	"github.com/gpuplayground/playground/machine"
-	"github.com/gpuplayground/playground/server"
 )
 
-// ServeConfig is the playground server with its cluster: cmd/playground fills it from flags.
-type ServeConfig struct {
-	Server  server.Config
-	Cluster Config
-}
-
-// checked is cfg as Serve runs it: a front without a local worker (-no-local-worker) must have a
-// NATS server for workers, and does not calibrate its own CPU (it runs nothing: workers report
-// their rates); the server's slots default to the cluster's.
-func (cfg ServeConfig) checked() (ServeConfig, error) {
-	if !cfg.Cluster.LocalWorker && cfg.Cluster.Listen == "" && cfg.Cluster.URL == "" {
-		return cfg, errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
-	}
-	if !cfg.Cluster.LocalWorker {
-		cfg.Server.Calibrate = false
-	}
-	if cfg.Server.Slots == 0 {
-		cfg.Server.Slots = cfg.Cluster.Slots
-	}
-	return cfg, nil
-}
-
-// Serve builds this machine's runner once (machine.New: its GPU probed, its kinds' environment,
-// its gate), starts the cluster (cfg.Cluster; its local worker is this process, on that gate),
-// prints the command workers join with when they can, and runs the server on the same machine
-// with the cluster as its executor until ctx ends (server.Run). Then the cluster stops.
-func Serve(ctx context.Context, cfg ServeConfig) error {
-	cfg, err := cfg.checked()
-	if err != nil {
+// Front starts the cluster of a front (cfg: the server's side; cfg.Machine, if set, is this
+// machine's runner, whose gate and kinds the local worker uses) and calls serve with the runner that
+// the server's runs go to: the cluster, after the command workers join with is printed where they
+// can. When NATS cannot start and neither a port for workers (Listen) nor an external NATS server
+// (URL) was asked for, this machine needs none: serve gets a nil runner, and the server runs every
+// run in process on its own machine. A front without a local worker must have a way for workers to
+// join. The cluster stops when serve returns. cmd/playground wires the server to it (package app).
+func Front(ctx context.Context, cfg Config, serve func(context.Context, machine.Runner) error) error {
+	if err := cfg.Runnable(); err != nil {
 		return err
 	}
-	if cfg.Server.Machine == nil {
-		cfg.Server.Machine = machine.New(ctx, cfg.Server.MachineConfig())
+	if m := cfg.Machine; m != nil {
+		cfg.Local, cfg.Kinds, cfg.Slots = m.GPU.Report, m.Names(), m.Gate.Slots()
 	}
-	m := cfg.Server.Machine
-	cfg.Cluster.Machine, cfg.Cluster.Local, cfg.Cluster.Kinds = m, m.GPU.Report, m.Names()
-	cfg.Cluster.Slots = m.Gate.Slots()
-	if cfg.Cluster.TLSCert == "" && cfg.Cluster.TLSKey == "" {
-		cfg.Cluster.TLSCert, cfg.Cluster.TLSKey = cfg.Server.TLSCert, cfg.Server.TLSKey
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
 	}
-	if cfg.Cluster.Out == nil {
-		cfg.Cluster.Out = cfg.Server.Out
-	}
-	if cfg.Cluster.Out == nil {
-		cfg.Cluster.Out = os.Stdout
-	}
-	c, err := Start(ctx, cfg.Cluster)
+	c, err := Start(ctx, cfg)
 	if err != nil {
-		if cfg.Cluster.Listen != "" || cfg.Cluster.URL != "" {
+		if cfg.Listen != "" || cfg.URL != "" {
 			return err
 		}
 		// Alone, this machine needs no NATS: run in process as a server of one machine does.
-		fmt.Fprintf(cfg.Cluster.Out, "warning: %v; running every run in this process\n", err)
-		cfg.Server.Executor = nil // the server's own machine, in process
-		return server.Run(ctx, cfg.Server)
+		fmt.Fprintf(cfg.Out, "warning: %v; running every run in this process\n", err)
+		return serve(ctx, nil)
 	}
 	defer c.Close()
-	c.printJoin(c.cfg.Out, cfg.Cluster)
-	cfg.Server.Executor = c
-	return server.Run(ctx, cfg.Server)
+	c.printJoin(c.cfg.Out, cfg)
+	return serve(ctx, c)
+}
+
+// Runnable says why a front of cfg could run nothing: without a local worker (-no-local-worker),
+// it must have a NATS server for workers to join (Listen or URL); nil when it can.
+func (cfg Config) Runnable() error {
+	if !cfg.LocalWorker && cfg.Listen == "" && cfg.URL == "" {
+		return errors.New("-no-local-worker needs -nats-listen or -nats: otherwise no machine could run anything")
+	}
+	return nil
 }
 
 // printJoin prints how workers join, as cfg (the configuration Start was given) allows.

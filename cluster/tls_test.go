@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/testcert"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -36,8 +37,8 @@ func TestWorkersOverTLS(t *testing.T) {
 	}
 
 	worker := func(ctx context.Context, name, ca string) error {
-		return RunWorker(ctx, WorkerConfig{Join: url, Token: "tok", CA: ca, Name: name, Kinds: testKinds,
-			Heartbeat: testHeartbeat, Out: io.Discard, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }})
+		return RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: name, Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: url, Token: "tok", CA: ca,
+			Heartbeat: testHeartbeat, Out: io.Discard})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -63,16 +64,14 @@ func TestWorkersOverTLS(t *testing.T) {
 	}
 }
 
-// Serve with the web server's certificate requires TLS on the workers' port too and prints a
+// Front with the web server's certificate requires TLS on the workers' port too and prints a
 // tls:// join command that says when -ca is needed.
 func TestServeUsesTheWebCertificateForWorkers(t *testing.T) {
 	certFile, keyFile, _ := testcert.SelfSigned(t)
 	out := &syncBuffer{}
 	background(t, "Serve", func(ctx context.Context) error {
-		return Serve(ctx, ServeConfig{
-			Server: server.Config{Addr: "127.0.0.1:0", Kinds: testKinds, Out: out, TLSCert: certFile, TLSKey: keyFile,
-				Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
-			Cluster: Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat}})
+		return serve(ctx, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Addr: "127.0.0.1:0", Out: out, TLSCert: certFile, TLSKey: keyFile},
+			Config{Listen: "127.0.0.1:0", LocalWorker: true, Heartbeat: testHeartbeat})
 	})
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "GPU Playground: https://"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

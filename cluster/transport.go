@@ -11,11 +11,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
-	"github.com/gpuplayground/playground/server"
 )
 
-// slot is a machine of the cluster, or one of its slots, reserved for one run (server.Slot).
+// slot is a machine of the cluster, or one of its slots, reserved for one run (machine.Slot).
 type slot struct {
 	c         *Cluster
 	w         *worker
@@ -23,7 +23,7 @@ type slot struct {
 	exclusive bool
 }
 
-// Machine describes the reserved machine when it is a worker (server.Remote); "" for this server's.
+// Machine describes the reserved machine when it is a worker (machine.Remote); "" for this server's.
 func (s *slot) Machine() string {
 	if s.w == nil || s.w.local {
 		return ""
@@ -41,7 +41,7 @@ func (s *slot) Release() {
 // Execute runs r on the reserved machine: here, or on a worker by publishing the job and relaying
 // its events to e. Every run on a cluster with more than one machine first notes which machine it
 // ran on. A worker that vanishes before sending any event is replaced once by another able one.
-func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) error {
+func (s *slot) Execute(ctx context.Context, j machine.Job, r cells.Run, e cells.Emitter) error {
 	if s.w.local {
 		if len(s.c.Machines()) > 1 {
 			cells.Placed(e, s.w.m.Name, s.w.m.Summary())
@@ -77,21 +77,12 @@ func (s *slot) Execute(ctx context.Context, j server.Job, r cells.Run, e cells.E
 	}
 }
 
-// runHere runs r in this process, on the local worker's slot: through this machine's runner
-// (Config.Machine) when there is one.
-func (c *Cluster) runHere(ctx context.Context, j server.Job, r cells.Run, e cells.Emitter) (err error) {
+// runHere runs r in this process, on the local worker's slot, through this machine's in-process
+// runner (machine.Local).
+func (c *Cluster) runHere(ctx context.Context, j machine.Job, r cells.Run, e cells.Emitter) (err error) {
 	end := c.tracking(ctx, c.local, j)
 	defer func() { end(err) }()
-	if c.cfg.Machine != nil {
-		// The server parsed r without its time limit, to price it on whichever machine takes it
-		// (server.New); here it runs under this machine's own limits, as on a worker, so that its
-		// kinds sample down or refuse what would outrun them.
-		if r, err = c.cfg.Machine.Parse(j.Kind, j.Action, j.Cell); err != nil {
-			return err
-		}
-		return c.cfg.Machine.Execute(ctx, r, e)
-	}
-	return r.Run(ctx, e)
+	return c.here.Execute(ctx, j, r, e)
 }
 
 // goneError is a worker that stopped answering during a run; streamed says whether it had sent
@@ -111,7 +102,7 @@ func (g goneError) Error() string {
 // remote publishes the job j (the run run) to s.w and relays its events until its end; streamed
 // says whether any event reached e. A measuring run that ended well is held against its price there
 // (checkPrice).
-func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.Emitter) (streamed bool, err error) {
+func (s *slot) remote(ctx context.Context, j machine.Job, run cells.Run, e cells.Emitter) (streamed bool, err error) {
 	c, w := s.c, s.w
 	end := c.tracking(ctx, w, j)
 	defer func() { end(err) }()
@@ -155,7 +146,7 @@ func (s *slot) remote(ctx context.Context, j server.Job, run cells.Run, e cells.
 // publishJob queues the run j as the job id for w on the job stream, with this server's run time
 // limit and price, the run's estimate on w it was accepted at (0: none); seq is its sequence there,
 // and until the end of its time limit.
-func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j server.Job, price time.Duration) (seq uint64, until time.Time, err error) {
+func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j machine.Job, price time.Duration) (seq uint64, until time.Time, err error) {
 	timeout := 10 * time.Minute
 	if dl, ok := ctx.Deadline(); ok { // the queue's run time limit
 		timeout = time.Until(dl)
@@ -332,18 +323,18 @@ func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error)
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
-		return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
+		return true, errors.New(untrusted.Attributed(untrusted.Text(ev.Error, untrusted.MaxMessage), w.m.Name))
 	case ev.Error != "":
-		return true, errors.New(attributed(cleanText(ev.Error, maxMessageLen), w.m.Name))
+		return true, errors.New(untrusted.Attributed(untrusted.Text(ev.Error, untrusted.MaxMessage), w.m.Name))
 	}
 	return true, nil
 }
 
-// answerAsk hands a worker's task (an ask request, its strings cleaned: cleanRaw) to the page behind
+// answerAsk hands a worker's task (an ask request, its strings cleaned: untrusted.Raw) to the page behind
 // the run and replies with what came of it. It blocks the relay, as the worker's run waits for the answer anyway.
 func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	var reply askReply
-	raw, err := cells.Ask(ctx, e, cleanRaw(m.Data))
+	raw, err := cells.Ask(ctx, e, untrusted.Raw(m.Data))
 	var pe *cells.PageError
 	switch {
 	case err == nil:
@@ -359,71 +350,12 @@ func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	_ = m.Respond(data)
 }
 
-// relay passes one event from the worker named machine to the run's emitter, cleaned (cleanEvent).
+// relay passes one event from the worker named name to the run's emitter as it came, cleaned
+// (cells.Event.Clean): the worker paced the run's events, so they go on as they are.
 func relay(ev machine.Event, e cells.Emitter, name string) {
-	machine.Emit(cleanEvent(ev, name), e)
-}
-
-// cleanEvent is an event from the worker named name as the page may get it. A worker is not trusted
-// with the page nor with saying where its results come from: every string is cleaned (clean.go), a
-// note's level is one the page knows, captions and notes that say "this server" say "the machine
-// NAME" instead (attributed), and a chart is re-written through sanitizeSVG's allow-list or
-// replaced by a note saying it was left out. Only the field of the event's type is kept.
-func cleanEvent(ev machine.Event, name string) machine.Event {
-	b, out := ev.Body, machine.Event{Type: ev.Type}
-	switch ev.Type {
-	case machine.TypeProgress:
-		p := machine.Progress{}
-		if b.Progress != nil {
-			p = machine.Progress{Done: max(b.Done, 0), Total: max(b.Total, 0)}
-		}
-		out.Progress = &p
-	case machine.TypeNote:
-		if b.Note != nil {
-			out.Note = &cells.Note{Level: cleanLevel(b.Note.Level), Message: attributed(cleanText(b.Note.Message, maxMessageLen), name)}
-		}
-	case machine.TypeTable:
-		if b.Table != nil {
-			t := cleanTable(*b.Table, name)
-			out.Table = &t
-		}
-	case machine.TypeRow:
-		if b.Row != nil {
-			r := cells.Row{Table: cleanLine(b.Row.Table, maxLineLen), Bad: b.Row.Bad, Values: b.Row.Values[:min(len(b.Row.Values), maxList)]}
-			for i, v := range r.Values {
-				r.Values[i] = cleanValue(v, 0)
-			}
-			out.Row = &r
-		}
-	case machine.TypeChart:
-		svg, err := sanitizeSVG(b.SVG)
-		if err != nil {
-			return noteEvent("warning", fmt.Sprintf("a chart from %s was left out: it is not an SVG chart (%s)", name, cleanLine(err.Error(), maxLineLen))).Event
-		}
-		out.SVG = svg
-	case machine.TypeFrames:
-		for i, f := range b.Frames {
-			b.Frames[i] = cleanValue(f, 0)
-		}
-		out.Frames = b.Frames
-	case machine.TypeText:
-		if b.Text != nil {
-			out.Text = &cells.Text{Title: attributed(cleanLine(b.Text.Title, maxLineLen), name), Body: cleanText(b.Text.Body, maxTextLen)}
-		}
+	if ev, ok := ev.Clean(name); ok {
+		e.Emit(ev)
 	}
-	return out
-}
-
-// cleanTable is a table from the worker named machine with its strings cleaned, at most maxList
-// columns, and a caption that does not say "this server" (attributed).
-func cleanTable(t cells.Table, machine string) cells.Table {
-	cols := t.Columns[:min(len(t.Columns), maxList)]
-	out := cells.Table{ID: cleanLine(t.ID, maxLineLen), Caption: attributed(cleanLine(t.Caption, maxLineLen), machine),
-		Columns: make([]cells.Column, 0, len(cols))}
-	for _, c := range cols {
-		out.Columns = append(out.Columns, cells.Column{Label: cleanLine(c.Label, maxLineLen), Unit: cleanLine(c.Unit, maxLineLen)})
-	}
-	return out
 }
 
 // refusal says what the operator can do about a JetStream refusal to store a job (err from a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -199,8 +200,7 @@ func TestAPIMachinesShowsTheDemotion(t *testing.T) {
 	_, r := p.priced("matmul", measuring)
 	p.ran("liar", r, 1e4)
 	p.ran("liar", r, 1e4)
-	addr := serveLessons(t, server.Config{LessonsDir: napLessons(t, "ms: 1\n"), Kinds: testKinds, Executor: p.c, Machine: p.front,
-		Devices: func(context.Context) nvidia.Report { return fakeReport(false) }, Out: io.Discard})
+	addr := serveLessons(t, server.Config{Config: machine.Config{Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, LessonsDir: napLessons(t, "ms: 1\n"), Executor: p.c, Machine: p.front, Out: io.Discard})
 	var list struct{ Machines []server.MachineInfo }
 	getJSON(t, "http://"+addr+"/api/machines", &list)
 	if len(list.Machines) != 1 {

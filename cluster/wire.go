@@ -2,9 +2,11 @@
 // transport of package machine: the start-up of an embedded (or external) NATS server with a
 // JetStream work-queue stream of jobs (nats.go), the registry of the workers that announce their
 // hardware (registry.go), the placement of each run on a free machine able to run it, one
-// machine.Gate per machine (placement.go, the server's Executor), the server's side of a run on a
+// machine.Gate per machine (placement.go, a machine.Runner), the server's side of a run on a
 // worker (transport.go) and the worker, which runs its jobs on its machine.Machine and publishes
-// their machine.Events (worker.go). docs/protocol.md ("Workers") describes the wire.
+// their events (worker.go), and Front, which starts a front's cluster and hands the server its
+// runner (serve.go); it knows no server (package app wires them). docs/protocol.md ("Workers")
+// describes the wire, docs/run-path.md the path of a run.
 package cluster
 
 import (

@@ -18,13 +18,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
-	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/estimate"
-	"github.com/gpuplayground/playground/gpu"
-	"github.com/gpuplayground/playground/gpu/nvidia"
-	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/internal/untrusted"
 	"github.com/gpuplayground/playground/machine"
 )
 
@@ -38,23 +34,16 @@ type WorkerConfig struct {
 	// CA, if set, is a PEM file of the certificate authority (or the self-signed certificate) that
 	// the server's TLS certificate must chain to (a tls:// Join URL); empty: the system's roots.
 	CA string
-	// Name is the machine's name in results. Default: the host name.
-	Name string
+	// Config is the worker's machine (machine.New): Name is its name in results (default: the host
+	// name); Slots is how many runs that time nothing (cells.Exclusive false) it runs side by side,
+	// 1 to MaxSlots (0: GOMAXPROCS, at most MaxSlots; a run that measures runs alone); Kinds default
+	// to builtin.Kinds; Limits bound what a run may ask for (zero fields: harness.DefaultLimits),
+	// its run time limit aside (the server's travels with each job); Calibrate measures (or loads)
+	// its rates for run estimates before it joins, which it reports to the server, which prices
+	// the runs this machine can take with them (off: it reports none).
+	machine.Config
 	// Class is the class of machine that cells' `machine:` key names (e.g. "h100"); "" is none.
 	Class string
-	// Slots is how many runs that time nothing (cells.Exclusive false) this machine runs side by
-	// side, 1 to MaxSlots; 0: GOMAXPROCS (at most MaxSlots). A run that measures runs alone.
-	Slots int
-	// Kinds builds the cell kinds this worker runs. Default: builtin.Kinds (machine.Kinds).
-	Kinds func(cells.Env) []cells.Kind
-	// Limits bound what a run may ask for; zero fields take harness.DefaultLimits.
-	Limits harness.Limits
-	// GPU starts the GPU worker process. Default: this executable's hidden gpu-worker subcommand.
-	GPU gpu.Transport
-	// Devices, if set, replaces the GPU report (tests).
-	Devices func(context.Context) nvidia.Report
-	// Roofline sizes the ceilings' measurement (zero: the defaults).
-	Roofline peaks.Options
 	// Heartbeat is how often the worker announces itself. Default 1 s; the server's must match.
 	Heartbeat time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
@@ -63,11 +52,6 @@ type WorkerConfig struct {
 	// as its worker command says. Default DefaultPrefix.
 	Prefix string
 	names  Names // of Prefix
-
-	// Calibrate measures this machine's rates for run estimates before it joins (or loads those kept
-	// for this CPU and binary: package calibrate), and reports them to the server, which prices the
-	// runs this machine can take with them. cmd/playground turns it on; off, the worker reports none.
-	Calibrate bool
 
 	// pulled, if set (tests), is called after a job is pulled and before it is started: a test
 	// freezes the worker there (SIGSTOP) to stand for one frozen while holding a job.
@@ -117,8 +101,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err != nil {
 		return err
 	}
-	m := machine.New(ctx, machine.Config{Name: machine.HostName(cfg.Name), Kinds: cfg.Kinds, Limits: cfg.Limits,
-		GPU: cfg.GPU, Devices: cfg.Devices, Roofline: cfg.Roofline, Slots: cfg.Slots})
+	mc := cfg.Config
+	mc.Name = machine.HostName(cfg.Name)
+	m := machine.New(ctx, mc)
 	defer m.Close()
 	// The worker's identity: a user nkey pair made now; its public key is the worker's id, which
 	// the embedded server checks (auth) and scopes its permissions to.
@@ -191,9 +176,9 @@ func told(msg *nats.Msg, quit context.CancelCauseFunc) {
 	}
 	switch {
 	case n.Replaced != "":
-		quit(&stopError{fmt.Sprintf("stopped: %s; this process is no longer a worker of it", cleanLine(n.Replaced, maxMessageLen))})
+		quit(&stopError{fmt.Sprintf("stopped: %s; this process is no longer a worker of it", untrusted.Line(n.Replaced, untrusted.MaxMessage))})
 	case n.Refused != "":
-		quit(&stopError{fmt.Sprintf("the server refused this machine: %s; start it again once there is room", cleanLine(n.Refused, maxMessageLen))})
+		quit(&stopError{fmt.Sprintf("the server refused this machine: %s; start it again once there is room", untrusted.Line(n.Refused, untrusted.MaxMessage))})
 	}
 }
 
@@ -232,28 +217,14 @@ func (t *natsTrouble) handle(_ *nats.Conn, _ *nats.Subscription, err error) {
 	fmt.Fprintf(t.out, "worker %s: the NATS server says: %v (told once)\n", t.name, err)
 }
 
-// calibrateWorker installs this machine's rates for run estimates (WorkerConfig.Calibrate, or the
+// calibrateWorker installs this machine's rates for run estimates (Config.Calibrate, or the
 // test's rates) before it joins; a failure leaves estimate.Defaults and says so.
 func calibrateWorker(ctx context.Context, cfg WorkerConfig, m *machine.Machine) {
 	switch {
 	case cfg.rates != nil:
 		m.Env.Rates.Set(cfg.rates)
-		return
-	case !cfg.Calibrate:
-		return
-	}
-	path, err := calibrate.CachePath()
-	if err != nil {
-		path = ""
-	}
-	r, measured, err := calibrate.Ensure(ctx, path, m.Env.Rates, calibrate.Options{MaxN: m.Env.Limits.MaxN})
-	switch {
-	case err != nil:
-		fmt.Fprintf(cfg.Out, "calibration: %v; this machine reports no rates, and its runs are priced with the built-in ones\n", err)
-	case measured:
-		fmt.Fprintf(cfg.Out, "measured this machine's rates for run estimates (kept in %s); the server prices its runs with them\n", path)
-	default:
-		fmt.Fprintf(cfg.Out, "this machine's rates for run estimates were measured %s; the server prices its runs with them\n", r.Measured.Format(time.RFC3339))
+	case cfg.Calibrate:
+		m.Calibrate(ctx, cfg.Out)
 	}
 }
 
@@ -539,15 +510,11 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 		return // never started: the server moved or ended the run, or nothing can be known before the time limit
 	}
 	pub := newPublisher(w.nc, w.names.Run(w.me.ID, j.ID, "events"), w.names.Run(w.me.ID, j.ID, "ask"))
-	out := &cells.Paced{Out: pub} // Paced.Ask sends what is batched before the task
 	me := w.me
 	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
 	r, err := w.parse(j, timeout)
 	if err == nil {
-		err = w.m.Run(rctx, r, out)
-	}
-	if rctx.Err() == nil {
-		out.Flush()
+		err = w.m.Run(rctx, r, pub) // paced here (machine.Paced), relayed as it comes by the server
 	}
 	pub.publish(w.end(ctx, rctx, timeout, time.Duration(j.PriceNS), err))
 	_ = w.nc.Flush()

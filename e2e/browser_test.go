@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -98,7 +99,7 @@ func cellSel(id string) string {
 
 func TestLessonRunInBrowser(t *testing.T) {
 	chromiumPath(t)
-	base, stopServer := serveStoppable(t, server.Config{Noise: harness.DefaultNoise()}) // noisy timings get their warning, as in the playground command
+	base, stopServer := serveStoppable(t, server.Config{Config: machine.Config{Noise: harness.DefaultNoise()}}) // noisy timings get their warning, as in the playground command
 	// The tab, closed before the server stops.
 	ctx := newTab(t, 1200, 1000)
 	var pageErrs pageErrors

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -34,7 +35,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	options := `[...document.querySelectorAll("#machine-pick option")].map((o) => o.textContent).join("|")`
 
 	// One machine: no menu.
-	alone := openPageWith(t, 1200, 900, server.Config{LessonsDir: dir, Devices: noGPU})
+	alone := openPageWith(t, 1200, 900, server.Config{Config: machine.Config{Devices: noGPU}, LessonsDir: dir})
 	alone.open("01-machines")
 	alone.do("machines listed", chromedp.WaitReady(chromedp.CSS(`#machine-pick[data-loaded="1"]`)))
 	if hidden := alone.str(`String(` + menu + `.hidden)`); hidden != "true" {
@@ -53,8 +54,8 @@ func TestMachineMenuInBrowser(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			done <- cluster.RunWorker(ctx, cluster.WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: class + "-1", Class: class,
-				Heartbeat: beat, Out: io.Discard, Devices: noGPU})
+			done <- cluster.RunWorker(ctx, cluster.WorkerConfig{Config: machine.Config{Name: class + "-1", Devices: noGPU}, Join: c.WorkerURL(), Token: c.Token(), Class: class,
+				Heartbeat: beat, Out: io.Discard})
 		}()
 		var once sync.Once
 		stops[class] = func() {
@@ -72,7 +73,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 			t.Fatalf("the workers did not join: %+v", c.ListMachines())
 		}
 	}
-	p := openPageWith(t, 1200, 900, server.Config{LessonsDir: dir, Devices: noGPU, Executor: c})
+	p := openPageWith(t, 1200, 900, server.Config{Config: machine.Config{Devices: noGPU}, LessonsDir: dir, Executor: c})
 	cell := cellSel("01-machines-0")
 	p.open("01-machines")
 	p.do("menu", chromedp.WaitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
@@ -153,8 +154,8 @@ func TestClassMachinesInBrowser(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- cluster.RunWorker(ctx, cluster.WorkerConfig{Join: c.WorkerURL(), Token: c.Token(), Name: "lab-a-1", Class: "lab-a", Slots: 3,
-			Heartbeat: beat, Out: io.Discard, Devices: noGPU})
+		done <- cluster.RunWorker(ctx, cluster.WorkerConfig{Config: machine.Config{Name: "lab-a-1", Slots: 3, Devices: noGPU}, Join: c.WorkerURL(), Token: c.Token(), Class: "lab-a",
+			Heartbeat: beat, Out: io.Discard})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	for deadline := time.Now().Add(time.Minute); len(c.ListMachines()) < 2; time.Sleep(20 * time.Millisecond) {
@@ -162,7 +163,7 @@ func TestClassMachinesInBrowser(t *testing.T) {
 			t.Fatalf("the worker did not join: %+v", c.ListMachines())
 		}
 	}
-	p := openPageWith(t, 1200, 900, server.Config{Devices: noGPU, Executor: c})
+	p := openPageWith(t, 1200, 900, server.Config{Config: machine.Config{Devices: noGPU}, Executor: c})
 	rows := `[...document.querySelectorAll("#machines tr")].map((tr) => [...tr.cells].map((td) => td.textContent).join(" | ")).join("\n")`
 	p.do("the class page", chromedp.Navigate(p.base+"/class"), chromedp.WaitVisible(chromedp.CSS(`#machines tr:nth-child(2)`)))
 	got := p.str(rows)

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -59,7 +60,7 @@ func TestLessonScreenshots(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := openPageOn(t, 1280, 800, server.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}, true)
+	p := openPageOn(t, 1280, 800, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}}, true)
 	files, err := fs.Glob(lessons.Embedded, "*.md")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("lessons: %v %v", files, err)

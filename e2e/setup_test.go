@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cluster"
+	"github.com/gpuplayground/playground/cmd/playground/app"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -24,7 +25,7 @@ func serve(t *testing.T, cfg server.Config) string {
 }
 
 // serveStoppable is serve, with a function that stops the server before the test ends. The server
-// runs as the playground command runs it (cluster.Serve: this machine's runner built once, the
+// runs as the playground command runs it (app.Serve: this machine's runner built once, the
 // embedded NATS server and the cluster's local worker), or, for a cfg with its own Executor (a
 // cluster with workers), server.Run with it.
 func serveStoppable(t *testing.T, cfg server.Config) (base string, stop func()) {
@@ -44,7 +45,7 @@ func serveStoppable(t *testing.T, cfg server.Config) (base string, stop func()) 
 			served <- server.Run(ctx, cfg)
 			return
 		}
-		served <- cluster.Serve(ctx, cluster.ServeConfig{Server: cfg, Cluster: cluster.Config{LocalWorker: true, Out: io.Discard}})
+		served <- app.Serve(ctx, app.Config{Server: cfg, Cluster: cluster.Config{LocalWorker: true, Out: io.Discard}})
 	}()
 	base = "http://" + ln.Addr().String()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {

@@ -18,6 +18,7 @@ import (
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -267,7 +268,7 @@ func TestDarkModeInBrowser(t *testing.T) {
 func TestSmallScreenEveryLessonInBrowser(t *testing.T) {
 	// The peak a matmul cell with peak: true draws is measured at small sizes (the ceilings' own
 	// tests are roofline's): the line is drawn all the same.
-	p := openPageWith(t, 390, 844, server.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}})
+	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}})
 	p.do("viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulatePortrait))
 	// The lessons' slugs from their files (loading them would need every cell kind: recordings
 	// name cells).
@@ -436,7 +437,7 @@ func TestRenamedAnswersMoveInBrowser(t *testing.T) {
 func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
 	// Both notes: any spread over the repeats is noisy here, and the machine reads as busy.
 	busy := &harness.Noise{Spread: 1.000001, MinSeconds: 1e-9, Load: func() (float64, int, bool) { return 9, 2, true }}
-	p := openPageWith(t, 1200, 1000, server.Config{Noise: busy})
+	p := openPageWith(t, 1200, 1000, server.Config{Config: machine.Config{Noise: busy}})
 	cell := cellSel("counting-flops-0")
 	p.open("counting-flops")
 	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [64]\nrepeats: 5\n"),

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -239,7 +241,7 @@ func TestWebGPUSoftwareRates(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "r.md"), []byte(lesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := serve(t, server.Config{LessonsDir: dir, RunTimeout: 10 * time.Minute})
+	base := serve(t, server.Config{Config: machine.Config{Limits: harness.Limits{RunTimeout: 10 * time.Minute}}, LessonsDir: dir})
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), webgpuOptions(t, exe)...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)

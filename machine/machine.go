@@ -1,16 +1,21 @@
-// Package machine is how one machine runs runs: it builds the kinds' environment (cells.Env) once,
-// keeps the one-machine rule (Gate), and runs a parsed or a named run into a cells.Emitter whose
-// events become the one event type (Event). The server's in-process executor, the cluster's
-// local worker and a remote worker (package cluster: the NATS transport) are this runner.
+// Package machine is how a run reaches a machine: the one machine configuration (Config), the
+// start-up of a machine (New builds the kinds' environment, cells.Env, once; Calibrate installs its
+// rates for run estimates), the one-machine rule (Gate), the parsing of a run by kind name (Parse,
+// ParseWithin), its run with its events paced where it runs (Execute, Paced), and the runner the
+// server uses (Runner, Slot, Job): Local, the one in-process runner of the server's own machine, of
+// the cluster's local worker and of the tests, or a cluster of machines (package cluster, whose
+// workers run their jobs on a Machine too). The one event type is cells.Event (Event here).
 package machine
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/estimate"
@@ -41,6 +46,10 @@ type Config struct {
 	Noise *harness.Noise
 	// Slots is how many runs that time nothing run side by side (Gate); 0: GOMAXPROCS.
 	Slots int
+	// Calibrate asks the machine's user to measure (or load, kept per CPU and binary) its rates for
+	// run estimates at start-up (Machine.Calibrate), before it runs anything: the server as its run
+	// queue's first job, a worker before it joins. cmd/playground turns it on; tests leave it off.
+	Calibrate bool
 }
 
 // Kinds is f, or builtin.Kinds when f is nil: the one place the default list of kinds is chosen.
@@ -158,6 +167,26 @@ func (m *Machine) Names() []string {
 	return names
 }
 
+// Calibrate measures this machine's rates for run estimates (package calibrate), or loads those kept
+// in the user cache for this CPU and binary, and installs them in Env.Rates, sized by the machine's
+// limits; it says on out what came of it. A failure leaves the rates as they were (estimate.Defaults
+// at start-up), and says so. It times the machine: call it while nothing else runs.
+func (m *Machine) Calibrate(ctx context.Context, out io.Writer) {
+	path, err := calibrate.CachePath()
+	if err != nil {
+		path = ""
+	}
+	r, measured, err := calibrate.Ensure(ctx, path, m.Env.Rates, calibrate.Options{MaxN: m.Env.Limits.MaxN, RunTimeout: m.Env.Limits.RunTimeout})
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "calibration: %v; run estimates use the built-in rates\n", err)
+	case measured:
+		fmt.Fprintf(out, "measured this machine's rates for run estimates (kept in %s)\n", path)
+	default:
+		fmt.Fprintf(out, "run estimates use this machine's rates measured %s\n", r.Measured.Format(time.RFC3339))
+	}
+}
+
 // Close stops the GPU worker.
 func (m *Machine) Close() { m.GPU.Worker.Close() }
 
@@ -206,14 +235,29 @@ func (m *Machine) parse(kinds []cells.Kind, kind, action string, c cells.Cell) (
 	return r, err
 }
 
-// Execute runs r into e, on a machine already entered (Gate); a panic in the run is its error.
-func (m *Machine) Execute(ctx context.Context, r cells.Run, e cells.Emitter) (err error) {
+// Execute runs r on a machine already entered (Gate), its events paced into e (Paced); a panic in
+// the run is its error.
+func (m *Machine) Execute(ctx context.Context, r cells.Run, e cells.Emitter) error {
+	return Paced(ctx, r, e, m.where())
+}
+
+// Paced runs r with its events paced into e, an emitter that sends each event at once (the
+// server's messages to a page, a worker's NATS events): through a cells.Paced, flushed when the run
+// ends unless ctx ended first. This is the one place a run's events are paced: a run relayed from
+// another machine was paced there. A panic in the run (or in drawing its chart) is its error,
+// "internal error" followed by where (" on NAME", or "").
+func Paced(ctx context.Context, r cells.Run, e cells.Emitter, where string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error%s: %v", m.where(), p)
+			err = fmt.Errorf("internal error%s: %v", where, p)
 		}
 	}()
-	return r.Run(ctx, e)
+	p := &cells.Paced{Out: e}
+	err = r.Run(ctx, p)
+	if ctx.Err() == nil {
+		p.Flush() // the last frames and the chart of everything
+	}
+	return err
 }
 
 // Run waits until the gate lets r in (a run that measures alone, one that times nothing beside

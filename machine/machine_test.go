@@ -61,17 +61,26 @@ func TestMachineParsesAndRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got calls
-	if err := m.Run(context.Background(), r, &got); err != nil || len(got) != 1 || got[0] != "note info the machine box" {
+	var got []string
+	if err := m.Run(context.Background(), r, notes(&got)); err != nil || len(got) != 1 || got[0] != "note info the machine box" {
 		t.Errorf("a light run: %v, %q", err, got)
 	}
 	r, _ = m.Parse("boom", "", cells.Cell{Source: "heavy"})
-	if err := m.Run(context.Background(), r, &got); err == nil || err.Error() != "internal error on box: kaboom" {
+	if err := m.Run(context.Background(), r, notes(&got)); err == nil || err.Error() != "internal error on box: kaboom" {
 		t.Errorf("a panic: %v", err)
 	}
 	if ok, _ := m.Gate.TryEnter(true); !ok {
 		t.Error("the gate was not left after the runs")
 	}
+}
+
+// notes is an emitter that keeps each note as "note LEVEL MESSAGE" in got.
+func notes(got *[]string) cells.Emitter {
+	return cells.Events(func(ev cells.Event) {
+		if ev.Note != nil {
+			*got = append(*got, "note "+ev.Note.Level+" "+ev.Note.Message)
+		}
+	})
 }
 
 // slowKind prices every run at the source's duration and refuses one over its environment's run
@@ -113,5 +122,64 @@ func TestParseWithinTakesTheGivenTimeLimit(t *testing.T) {
 	}
 	if _, err := m.ParseWithin("slow", "", cells.Cell{Source: "3m"}, 0); err == nil {
 		t.Error("3m with no limit given ran, want the machine's own 2m0s")
+	}
+}
+
+// framesRun emits n frames and a progress event at once, as a run that animates does.
+type framesRun struct{ n int }
+
+func (framesRun) Estimate() time.Duration { return time.Millisecond }
+func (framesRun) Exclusive() bool         { return false }
+func (r framesRun) Run(_ context.Context, e cells.Emitter) error {
+	for i := range r.n {
+		e.Progress(i, r.n)
+		e.Frames(i)
+	}
+	e.Progress(r.n, r.n)
+	return nil
+}
+
+// The one in-process runner (Local) holds its machine's gate for the slot it gives, runs the run as
+// it was parsed with its events paced (frames in batches, progress thinned, the last always), and
+// with Reparse parses the job again under the machine's own limits first, as a worker does.
+func TestLocalRunsPacedAndReparses(t *testing.T) {
+	m := New(context.Background(), Config{Name: "box", Slots: 1,
+		Kinds:   func(env cells.Env) []cells.Kind { return []cells.Kind{slowKind{env}} },
+		Devices: func(context.Context) nvidia.Report { return nvidia.Report{Unavailable: "none (test)"} }})
+	defer m.Close()
+	l := NewLocal(m)
+	s, ok, _, err := l.TryAcquire(framesRun{})
+	if !ok || err != nil {
+		t.Fatalf("TryAcquire on a free machine: %v, %v", ok, err)
+	}
+	if ok, _ := m.Gate.TryEnter(false); ok {
+		t.Error("the gate let a second run in beside the slot of its one")
+	}
+	var evs []cells.Event
+	n := 2 * cells.FramesPerBatch
+	if err := s.Execute(context.Background(), Job{}, framesRun{n}, cells.Events(func(ev cells.Event) { evs = append(evs, ev) })); err != nil {
+		t.Fatal(err)
+	}
+	s.Release()
+	frames, progress := 0, 0
+	for _, ev := range evs {
+		switch ev.Type {
+		case cells.TypeFrames:
+			frames++
+		case cells.TypeProgress:
+			progress++
+		}
+	}
+	if last := evs[len(evs)-1]; frames != 2 || progress >= n || last.Progress == nil || last.Done != n {
+		t.Errorf("%d frame batches, %d progress events, last %+v; want 2 batches, progress thinned, the last done", frames, progress, last)
+	}
+	j := Job{Kind: "slow", Cell: cells.Cell{Source: "3m"}}
+	lifted, err := m.KindsWithRates(nil)[0].Parse(j.Cell) // priced without the time limit, as a front of several machines parses
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Reparse = true
+	if err := l.Execute(context.Background(), j, lifted, cells.Events(func(cells.Event) {})); err == nil || !strings.Contains(err.Error(), "over the 2m0s run time limit") {
+		t.Errorf("a 3m run parsed again under this machine's 2m limit: %v, want refused", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // The abuse suite: what an attacker on loopback could send, over the real websocket. Every case
@@ -218,7 +219,7 @@ func TestAbuseLargestSpecs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the largest spec of every kind")
 	}
-	cfg := Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}
+	cfg := Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}}
 	_, base := startServer(t, cfg)
 	stop := healthWatch(t, base)
 	rss := rssMiB()
@@ -257,7 +258,7 @@ func TestAbuseLargestSpecs(t *testing.T) {
 		if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, kbase := startServer(t, Config{LessonsDir: dir, Devices: noDevice})
+		_, kbase := startServer(t, Config{Config: machine.Config{Devices: noDevice}, LessonsDir: dir})
 		src := strings.Replace(cudaCellSrc, "sizes: [32]", "sizes: ["+strings.Join(sizes, ", ")+", 26, 27, 28, 29, 30, 31, 32]", 1)
 		src = strings.Replace(src, "compare: [gonum, cublas]", "compare: [naive, ikj, tiled, parallel, gonum, packed, simd, simd-parallel, cuda-naive, cuda-coalesced, cuda-smem, cuda-regblock, cuda-wmma, cublas]", 1)
 		ws := dial(t, kbase)
@@ -300,7 +301,7 @@ func TestAbuseHeavySpecsRefusedAtParse(t *testing.T) {
 	if err := os.WriteFile(dir+"/k.md", []byte(cudaLesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Config{LessonsDir: dir, Devices: noDevice})
+	_, base := startServer(t, Config{Config: machine.Config{Devices: noDevice}, LessonsDir: dir})
 	stop := healthWatch(t, base)
 	rss := rssMiB()
 	ws := dial(t, base)

@@ -282,7 +282,7 @@ func (s *Server) parse(cell lessons.Cell, action, source, class string) (cells.R
 		return nil, 0, err
 	}
 	job := Job{Kind: cell.Kind, Action: action, Cell: cells.Cell{ID: cell.ID, Source: source, Recording: cell.Recording, Machine: class}}
-	est, limit := s.estimateOf(job, run), s.cfg.RunTimeout
+	est, limit := s.estimateOf(job, run), s.cfg.Limits.RunTimeout
 	if est > limit {
 		return nil, 0, &overLimit{est: est, limit: limit, run: run}
 	}

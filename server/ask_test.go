@@ -173,7 +173,7 @@ func TestAbuseResults(t *testing.T) {
 // the time limit each end the wait, and the next run starts.
 func TestAskEndsWithThePage(t *testing.T) {
 	cfg := probeConfig(t)
-	cfg.RunTimeout = 2 * time.Second
+	cfg.Limits.RunTimeout = 2 * time.Second
 	_, base := startServer(t, cfg)
 	gone := dial(t, base)
 	if err := gone.WriteJSON(probeMsg("q", "ask: 1")); err != nil {

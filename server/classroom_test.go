@@ -23,6 +23,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/store"
 )
 
@@ -587,8 +588,7 @@ const serveCommand = "serve-for-test"
 // serveForTest is this test binary as a server process: `serve-for-test LESSONS DATA` serves the
 // probe lesson on 127.0.0.1:0 with DATA as its data directory and prints its URL.
 func serveForTest(args []string) {
-	err := Run(context.Background(), Config{Addr: "127.0.0.1:0", LessonsDir: args[0], DataDir: args[1], Devices: noDevice,
-		Kinds: probeKinds})
+	err := Run(context.Background(), Config{Config: machine.Config{Devices: noDevice, Kinds: probeKinds}, Addr: "127.0.0.1:0", LessonsDir: args[0], DataDir: args[1]})
 	fmt.Fprintln(os.Stderr, "serve-for-test:", err)
 	os.Exit(1)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuplayground/playground/cells/systolic"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/machine"
 )
 
 const cudaLesson = "---\ntitle: K\nsummary: s\norder: 1\n---\n\n```cuda\n" + cudaCellSrc + "```\n\n```matmul\nkernels: [ikj]\nsizes: [8]\n```\n"
@@ -48,9 +49,9 @@ func cudaServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	// RunRate -1: these tests send many runs in a row, and are not about the rate limit.
-	_, base := startServer(t, Config{LessonsDir: dir, RunRate: -1, Devices: func(ctx context.Context) nvidia.Report {
+	_, base := startServer(t, Config{Config: machine.Config{Devices: func(ctx context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
-	}})
+	}}, LessonsDir: dir, RunRate: -1})
 	return base
 }
 
@@ -161,9 +162,9 @@ func TestRecordedResultsWithoutGPU(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "recorded", "k-1.json"), []byte(rec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Config{LessonsDir: dir, Devices: func(context.Context) nvidia.Report {
+	_, base := startServer(t, Config{Config: machine.Config{Devices: func(context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
-	}})
+	}}, LessonsDir: dir})
 	ws := dial(t, base)
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-1", Source: "kernels: [ikj, cublas]\nsizes: [8]\nrepeats: 1"}}); err != nil {
 		t.Fatal(err)
@@ -258,7 +259,7 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 }
 
 func TestRooflineCell(t *testing.T) {
-	_, base := startServer(t, Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
+	_, base := startServer(t, Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}})
 	var c peaks.Ceilings
 	if resp, err := http.Get(base + "/api/roofline"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("/api/roofline before any run: %v, %v; want 404 (not measured yet, and it never measures)", resp, err)
@@ -376,7 +377,7 @@ func TestCUDACellSanitizerAndPrintf(t *testing.T) {
 // Without a GPU a roofline cell's CUDA kernels run in the virtual GPU and stand on the chart at the
 // intensity their counts give, under the datasheet GPU's roof, labelled emulated and modelled.
 func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
-	_, base := startServer(t, Config{Devices: noDevice, Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}})
+	_, base := startServer(t, Config{Config: machine.Config{Devices: noDevice, Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}})
 	ws := dial(t, base)
 	src := "kernels: [ikj, cuda-naive, cuda-smem]\nsizes: [64]\nrepeats: 1\ngpu: T4"
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "re", RunRequest: &RunRequest{Lesson: "the-roofline", Cell: "the-roofline-0", Source: src}}); err != nil {

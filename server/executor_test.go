@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -78,5 +80,49 @@ func TestQueueSkipsBusyMachine(t *testing.T) {
 	msgs := collect(t, ws, "g", 30*time.Second)
 	if last := msgs[len(msgs)-1]; last.Type != TypeDone || count(msgs, TypeDone)+count(msgs, TypeError)+count(msgs, TypeCancelled) != 1 {
 		t.Errorf("g ended %+v, want one done", msgs)
+	}
+}
+
+// relayExecutor is a machine elsewhere (package cluster's remote slot): its slot relays events
+// that machine already paced, each as it comes, into the run's emitter.
+type relayExecutor struct{ *InProcess }
+
+func (x relayExecutor) TryAcquire(r cells.Run) (Slot, bool, bool, error) {
+	s, ok, drain, err := x.InProcess.TryAcquire(r)
+	if !ok {
+		return s, ok, drain, err
+	}
+	return relaySlot{s}, true, false, nil
+}
+
+type relaySlot struct{ Slot }
+
+func (relaySlot) Execute(_ context.Context, _ Job, _ cells.Run, e cells.Emitter) error {
+	for i := 1; i <= 5; i++ {
+		e.Emit(cells.Event{Type: cells.TypeProgress, Body: cells.Body{Progress: &cells.Progress{Done: i, Total: 10}}})
+	}
+	return nil
+}
+
+// The server paces nothing of a run itself: the machine that runs it does (machine.Paced), so the
+// events a machine elsewhere relays reach the page as they come, paced once, not thinned again.
+func TestRelayedEventsArePacedOnce(t *testing.T) {
+	cfg := probeConfig(t)
+	cfg.Devices = noDevice
+	cfg.Executor = relayExecutor{NewInProcess(1)}
+	_, base := startServer(t, cfg)
+	ws := dial(t, base)
+	if err := ws.WriteJSON(probeMsg("r", "rows: 1")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := collect(t, ws, "r", 30*time.Second)
+	var got []int
+	for _, m := range msgs {
+		if m.Type == TypeProgress && m.Progress != nil {
+			got = append(got, m.Done)
+		}
+	}
+	if want := []int{1, 2, 3, 4, 5}; !slices.Equal(got, want) || msgs[len(msgs)-1].Type != TypeDone {
+		t.Errorf("progress relayed %v, want %v, then done: %+v", got, want, msgs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 )
 
 var (
@@ -39,9 +40,9 @@ func FuzzHandleFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		fuzzServerOnce.Do(func() {
-			fuzzServer, fuzzServerErr = New(Config{Devices: func(context.Context) nvidia.Report {
+			fuzzServer, fuzzServerErr = New(Config{Config: machine.Config{Devices: func(context.Context) nvidia.Report {
 				return nvidia.Report{Unavailable: "no CUDA device: fuzzing"}
-			}})
+			}}})
 		})
 		if fuzzServerErr != nil {
 			t.Fatal(fuzzServerErr)

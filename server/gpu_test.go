@@ -12,6 +12,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/internal/fakecuda"
+	"github.com/gpuplayground/playground/machine"
 )
 
 func fakeGPUServer(t *testing.T, cfg Config) string {
@@ -20,7 +21,7 @@ func fakeGPUServer(t *testing.T, cfg Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Worker = gpu.Exec{Path: exe, Args: []string{fakeGPUCommand}}
+	cfg.GPU = gpu.Exec{Path: exe, Args: []string{fakeGPUCommand}}
 	_, base := startServer(t, cfg)
 	return base
 }
@@ -95,7 +96,7 @@ func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 
 // With a GPU, the roofline also shows the device's own roofs, derived from its attributes.
 func TestRooflineShowsTheDevice(t *testing.T) {
-	ws := dial(t, fakeGPUServer(t, Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}))
+	ws := dial(t, fakeGPUServer(t, Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}}))
 	src := "kernels: [ikj]\nsizes: [32]\nrepeats: 1"
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "the-roofline", Cell: "the-roofline-0", Source: src}}); err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestFakeCUDAEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Config{Worker: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}})
+	_, base := startServer(t, Config{Config: machine.Config{GPU: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}}})
 	var report nvidia.Report
 	err = getJSON(t, base+"/api/devices", &report)
 	if err != nil || report.Unavailable != "" || len(report.Devices) != 1 || report.Devices[0].Name != fakecuda.DeviceName ||

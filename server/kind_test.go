@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // probeKind is a test-only cell kind, made and registered the way the real ones are (cells.Define,
@@ -109,7 +110,7 @@ func probeConfig(t *testing.T) Config {
 	if err := os.WriteFile(filepath.Join(dir, "p.md"), []byte("---\ntitle: P\nsummary: s\norder: 1\n---\n\n```probe\nrows: 1\n```\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Config{LessonsDir: dir, Kinds: probeKinds}
+	return Config{Config: machine.Config{Kinds: probeKinds}, LessonsDir: dir}
 }
 
 // probeKinds are the built-in kinds plus the probe.

@@ -434,20 +434,17 @@ func (q *queue) run(j *job, slot Slot) {
 	ctx, stop := context.WithTimeoutCause(j.ctx, q.timeout, timeoutError{q.timeout})
 	defer stop()
 	j.started(slot)
-	e := &cells.Paced{Out: newEmitter(j, ctx)}
+	// The slot's machine paces the run's events (machine.Paced) into e, which sends each at once.
+	e := newEmitter(j, ctx)
 	err := func() (err error) {
-		defer func() { // a panic in the run (or its chart) is the run's error, never a crash
+		defer func() { // a panic in the run is the run's error, never a crash
 			if p := recover(); p != nil {
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
 		req := j.req
 		req.Run, req.Student = j.runID, j.student.Name
-		err = q.execute(ctx, slot, req, j.run, e)
-		if ctx.Err() == nil {
-			e.Flush() // the last frames and the chart of everything
-		}
-		return err
+		return q.execute(ctx, slot, req, j.run, e)
 	}()
 	q.mu.Lock()
 	q.done++
@@ -475,7 +472,7 @@ func cancelMessage(ctx context.Context) Message {
 }
 
 // emitter turns a run's events into messages for its client, each at once (machine.Events); the
-// run reports to a cells.Paced around it, which paces them (progress, charts, frame batches).
+// machine that runs the run paces them (machine.Paced: progress, charts, frame batches).
 type emitter struct {
 	machine.Events
 	job *job

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/measure"
 )
 
@@ -41,9 +43,9 @@ func recordedServer(t *testing.T, limit time.Duration) (*Server, string) {
 			t.Fatal(err)
 		}
 	}
-	return startServer(t, Config{LessonsDir: dir, RunTimeout: limit, RunRate: -1, Devices: func(context.Context) nvidia.Report {
+	return startServer(t, Config{Config: machine.Config{Devices: func(context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
-	}})
+	}, Limits: harness.Limits{RunTimeout: limit}}, LessonsDir: dir, RunRate: -1})
 }
 
 // A run refused as estimated over the run time limit still shows the cell's recorded GPU rows, and

@@ -24,13 +24,11 @@ import (
 	"time"
 
 	"github.com/cli/browser"
-	"github.com/gpuplayground/playground/calibrate"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/static"
@@ -63,28 +61,8 @@ type Config struct {
 	// TLSCert and TLSKey, if both set, are PEM files of a certificate and its key: the server then
 	// speaks https (and wss), which browsers on other machines need for WebGPU (a secure context).
 	TLSCert, TLSKey string
-	// RunTimeout is the time limit of one run. Default 120 s.
-	RunTimeout time.Duration
-	// MaxN is the largest matrix size a cell may ask for. Default 4096.
-	MaxN int
-	// GPUMaxN is the largest matrix size of a cell whose kernels all run on the GPU. Default 8192
-	// (or MaxN, if that is larger).
-	GPUMaxN int
-	// MemoryBytes bounds A, B and C of one size, in bytes. Default 1 GiB.
-	MemoryBytes int64
 	// Out receives the URL and warnings. Default os.Stdout.
 	Out io.Writer
-	// Worker starts the GPU worker process, which probes the devices and compiles CUDA. Default:
-	// this executable's hidden gpu-worker subcommand, so a program that builds a Server calls
-	// gpu.ServeChild first thing in main (and in TestMain).
-	Worker gpu.Transport
-	// Devices, if set, replaces the device report from the worker (tests).
-	Devices func(context.Context) nvidia.Report
-	// Roofline sizes the ceilings' measurement (zero: the defaults; tests use small ones).
-	Roofline peaks.Options
-	// Noise makes timed runs warn when their timings are noisy (nil: never; the playground command
-	// uses harness.DefaultNoise).
-	Noise *harness.Noise
 	// MaxConns bounds the websocket connections of the whole server (default 1000);
 	// MaxConnsPerClient and MaxRunsPerClient bound one client's (one remote address's) connections
 	// and queued or running runs (defaults 16 and 8).
@@ -117,13 +95,6 @@ type Config struct {
 	// FreeSpace reports the free and total bytes of the file system of dir (DataDir). Default:
 	// store.DiskFree where DataDir is set, else nothing is checked; tests inject it.
 	FreeSpace func(dir string) (free, total uint64, err error)
-	// Calibrate measures (or loads from the user cache, keyed by CPU and binary) the rates behind
-	// every run estimate as the run queue's first job at start-up (package calibrate; a few
-	// seconds). Off, estimates use estimate.Defaults. cmd/playground turns it on; tests leave it off.
-	Calibrate bool
-	// Kinds builds the cell kinds the server runs, for an environment. Default: builtin.Kinds; tests
-	// add their own. The server knows kinds only through it.
-	Kinds func(cells.Env) []cells.Kind
 
 	// DataDir holds the database of students, edits, runs and their messages (package store). Empty:
 	// an in-memory database that keeps nothing after the server stops (tests); cmd/playground
@@ -148,9 +119,6 @@ type Config struct {
 	// or the run's time limit. A page that attaches in time (a replay) gets the task. Default
 	// DefaultPageGone; negative: at once.
 	PageGone time.Duration
-	// Slots is how many runs that time nothing (cells.Exclusive false) run side by side; default
-	// GOMAXPROCS. A run that measures takes every slot.
-	Slots int
 	// SessionTTL is how long a session signs its student in, from when they joined; then the
 	// cookie is refused and they join again (under another name). Default 7 days.
 	SessionTTL time.Duration
@@ -193,9 +161,19 @@ type Config struct {
 	// signed in, one whose request has been under way longer may be closed to make room (a body
 	// that trickles in). Default 5 s.
 	PreAuthRequestTimeout time.Duration
+	// Config is this server's own machine (machine.New builds it from MachineConfig): its kinds
+	// (default builtin.Kinds; tests add their own: the server knows kinds only through them), its
+	// limits of a run (zero fields: harness.DefaultLimits), its GPU worker (default this
+	// executable's hidden gpu-worker subcommand, so a program that builds a Server calls
+	// gpu.ServeChild first thing in main, and in TestMain), its device report (tests), roofline
+	// options, noise check (the playground command uses harness.DefaultNoise), slots for runs that
+	// time nothing (default GOMAXPROCS; a run that measures takes every slot) and whether the run
+	// queue's first job calibrates the rates behind every run estimate (machine.Machine.Calibrate;
+	// cmd/playground turns it on, tests leave it off).
+	machine.Config
 	// Machine, if set, is this machine's runner (package machine), built from MachineConfig by the
-	// caller (cluster.Serve, which shares its gate with the cluster); Kinds, Worker, Devices,
-	// Roofline, Noise, Slots and the limits are then the ones it was built with. Default: built by New.
+	// caller (package app, which shares its gate with the cluster); the machine configuration is then
+	// the one it was built with. Default: built by New.
 	Machine *machine.Machine
 	// Executor is where runs execute. Default: in this process (NewInProcess with Slots): one run
 	// that measures at a time, or up to Slots that time nothing; package cluster spreads them over
@@ -204,8 +182,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	lim := harness.Limits{MaxN: c.MaxN, GPUMaxN: c.GPUMaxN, MemoryBytes: c.MemoryBytes, RunTimeout: c.RunTimeout}.WithDefaults()
-	c.MaxN, c.GPUMaxN, c.MemoryBytes, c.RunTimeout = lim.MaxN, lim.GPUMaxN, lim.MemoryBytes, lim.RunTimeout
+	c.Limits = c.Limits.WithDefaults()
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:8080"
 	}
@@ -262,18 +239,16 @@ func (c Config) withDefaults() Config {
 		c.Slots = runtime.GOMAXPROCS(0)
 	}
 	c = c.identityDefaults()
-	if c.Worker == nil {
-		c.Worker = machine.SelfGPU()
+	if c.GPU == nil {
+		c.GPU = machine.SelfGPU()
 	}
 	return c
 }
 
-// MachineConfig is the configuration of this server's own machine (machine.New): its kinds, GPU
-// worker, limits, roofline options, noise check and slots.
+// MachineConfig is the configuration of this server's own machine (machine.New), with its
+// defaults.
 func (c Config) MachineConfig() machine.Config {
-	c = c.withDefaults()
-	return machine.Config{Kinds: c.Kinds, GPU: c.Worker, Devices: c.Devices, Roofline: c.Roofline, Noise: c.Noise, Slots: c.Slots,
-		Limits: harness.Limits{MaxN: c.MaxN, GPUMaxN: c.GPUMaxN, MemoryBytes: c.MemoryBytes, RunTimeout: c.RunTimeout}}
+	return c.withDefaults().Config
 }
 
 // Server is the playground: its lessons, its run queue and its connections.
@@ -380,7 +355,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	exec := cfg.Executor
 	if exec == nil {
-		exec = &InProcess{gate: s.mach.Gate, m: s.mach} // this machine's runner, in process
+		exec = machine.NewLocal(s.mach) // this machine's runner, in process
 	}
 	if _, ok := exec.(Estimator); ok {
 		// Runs go to machines that price them with their own rates: a learner's run is parsed
@@ -390,7 +365,7 @@ func New(cfg Config) (*Server, error) {
 		lifted.RunTimeout = machine.NoTimeLimit
 		s.kinds = s.mach.KindsWith(lifted)
 	}
-	s.queue = newQueue(cfg.RunTimeout, exec)
+	s.queue = newQueue(cfg.Limits.RunTimeout, exec)
 	s.queue.say = func(format string, args ...any) { fmt.Fprintf(s.cfg.Out, format+"\n", args...) }
 	s.connBase, s.stopConns = context.WithCancelCause(context.Background())
 	if err := s.openStore(); err != nil {
@@ -505,7 +480,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {
 		defer close(queueDone)
 		if s.cfg.Calibrate { // first, before any run, so that nothing else is timing
-			s.calibrate(queueCtx)
+			s.mach.Calibrate(queueCtx, s.cfg.Out)
 		}
 		s.queue.loop(queueCtx)
 	}()
@@ -684,23 +659,6 @@ func (s *Server) page(w http.ResponseWriter, status int, name string, data map[s
 func machineSummary() string {
 	model := machine.CPUModel()
 	return fmt.Sprintf("%s, %d logical CPUs, %s/%s (GOMAXPROCS %d)", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-}
-
-// calibrate measures or loads the estimate rates; a failure leaves the defaults and is logged.
-func (s *Server) calibrate(ctx context.Context) {
-	path, err := calibrate.CachePath()
-	if err != nil {
-		path = ""
-	}
-	r, measured, err := calibrate.Ensure(ctx, path, s.rates, calibrate.Options{MaxN: s.cfg.MaxN, RunTimeout: s.cfg.RunTimeout})
-	switch {
-	case err != nil:
-		log.Printf("calibration: %v; run estimates use the built-in rates", err)
-	case measured:
-		fmt.Fprintf(s.cfg.Out, "measured this machine's rates for run estimates (kept in %s)\n", path)
-	default:
-		fmt.Fprintf(s.cfg.Out, "run estimates use this machine's rates measured %s\n", r.Measured.Format(time.RFC3339))
-	}
 }
 
 // kindScript serves a cell kind's browser module at /cells/{kind}.js.

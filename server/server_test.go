@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/store"
 )
@@ -397,7 +398,7 @@ func TestBadInputGetsErrorAndConnectionStays(t *testing.T) {
 }
 
 func TestMemoryBudgetFromConfig(t *testing.T) {
-	_, base := startServer(t, Config{MemoryBytes: 1 << 20})
+	_, base := startServer(t, Config{Config: machine.Config{Limits: harness.Limits{MemoryBytes: 1 << 20}}})
 	ws := dial(t, base)
 	if err := ws.WriteJSON(runMsg("m", "kernels: [ikj]\nsizes: [512]")); err != nil {
 		t.Fatal(err)
@@ -718,7 +719,7 @@ func TestMessageJSON(t *testing.T) {
 func TestDevicesReportAndHeader(t *testing.T) {
 	report := nvidia.Report{Driver: "13.0", Devices: []nvidia.Device{{Name: "Test GPU", ComputeCapability: 90, SMs: 132, MemoryBytes: 80 << 30, ClockKHz: 1980000}},
 		Libraries: []nvidia.Loaded{{Name: "libcuda.so.1", Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Via: "loader path"}}}
-	_, base := startServer(t, Config{Devices: func(context.Context) nvidia.Report { return report }})
+	_, base := startServer(t, Config{Config: machine.Config{Devices: func(context.Context) nvidia.Report { return report }}})
 	var got nvidia.Report
 	err := getJSON(t, base+"/api/devices", &got)
 	if err != nil || len(got.Devices) != 1 || got.Devices[0].SMs != 132 || got.Libraries[0].Path != report.Libraries[0].Path {
@@ -735,9 +736,9 @@ func TestDevicesReportAndHeader(t *testing.T) {
 		}
 	}
 
-	_, base = startServer(t, Config{Devices: func(context.Context) nvidia.Report {
+	_, base = startServer(t, Config{Config: machine.Config{Devices: func(context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
-	}})
+	}}})
 	if body := getBody(t, base+"/lessons/why-gpus"); !strings.Contains(body, `GPU: no NVIDIA GPU on this server (<a href="/devices" title="no CUDA device: libcuda.so.1 not found">details</a>)`) {
 		t.Errorf("lesson header lacks the one friendly line with the reason behind its link")
 	}
@@ -750,9 +751,9 @@ func TestDevicesReportAndHeader(t *testing.T) {
 // kernels in the virtual GPU, and one friendly error-level note names the closed-source GPU kernels
 // that did not run and why (the loader's details are behind the header's link).
 func TestGPUKernelsWithoutGPUGetNotes(t *testing.T) {
-	_, base := startServer(t, Config{Devices: func(context.Context) nvidia.Report {
+	_, base := startServer(t, Config{Config: machine.Config{Devices: func(context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
-	}})
+	}}})
 	ws := dial(t, base)
 	if err := ws.WriteJSON(runMsg("g", "kernels: [gonum, cublas, cuda-regblock]\nsizes: [16]\nrepeats: 1")); err != nil {
 		t.Fatal(err)

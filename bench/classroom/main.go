@@ -39,6 +39,7 @@ import (
 	"github.com/gpuplayground/playground/cells/builtin"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
 
@@ -74,10 +75,9 @@ func main() {
 // serveChild runs the server and answers each `stats` line on stdin with
 // "STATS goroutines rssKiB".
 func serveChild(dir string) {
-	s, err := server.New(server.Config{DataDir: dir, Token: token, InstructorToken: "bench-teacher", Kinds: builtin.Kinds,
-		Devices: func(context.Context) nvidia.Report {
-			return nvidia.Report{Unavailable: "the classroom benchmark does not probe GPUs"}
-		},
+	s, err := server.New(server.Config{Config: machine.Config{Kinds: builtin.Kinds, Devices: func(context.Context) nvidia.Report {
+		return nvidia.Report{Unavailable: "the classroom benchmark does not probe GPUs"}
+	}}, DataDir: dir, Token: token, InstructorToken: "bench-teacher",
 		MaxConns: 2000, Out: io.Discard,
 		// Every simulated student joins from 127.0.0.1: lift the per-address and per-class limits.
 		JoinsPerAddress: 100000, JoinAttempts: 100000, MaxStudents: 100000, MaxPreAuthPerAddress: 100000})

@@ -3,7 +3,7 @@
 // loopback to the embedded NATS server, this binary re-executed as `worker`, each with -slots slots
 // for the runs that time nothing: 0 is GOMAXPROCS, 1 runs every run alone), and the latency NATS
 // adds to a run's first event: the median time from Execute to the first event on a worker, minus the
-// same for an in-process run (server.NewInProcess).
+// same for an in-process run (machine.Local).
 //
 //	go run ./bench/cluster [-workers 1,2,4] [-slots 0] [-runs 40] [-rounds 3] [-latency 50]
 package main
@@ -29,7 +29,7 @@ import (
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
-	"github.com/gpuplayground/playground/server"
+	"github.com/gpuplayground/playground/machine"
 )
 
 // mix is the fixed mix of small cells, run in turn.
@@ -47,7 +47,7 @@ func main() {
 	if len(os.Args) > 5 && os.Args[1] == "worker" {
 		slots, err := strconv.Atoi(os.Args[5])
 		if err == nil {
-			err = cluster.RunWorker(context.Background(), cluster.WorkerConfig{Join: os.Args[2], Token: os.Args[3], Name: os.Args[4], Slots: slots, Out: os.Stderr})
+			err = cluster.RunWorker(context.Background(), cluster.WorkerConfig{Config: machine.Config{Name: os.Args[4], Slots: slots}, Join: os.Args[2], Token: os.Args[3], Out: os.Stderr})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -139,7 +139,7 @@ func round(ctx context.Context, c *cluster.Cluster, kinds []cells.Kind, runs int
 // at once) in process and on one worker through NATS, and their difference.
 func latency(ctx context.Context, kinds []cells.Kind, slots, latencyRuns int) error {
 	j, r := parseKind(kinds, "allreduce", mix[2].source)
-	local := server.NewInProcess(0)
+	local := machine.NewLocal(machine.Bare(0))
 	inProc, err := firstEvents(ctx, local, j, r, latencyRuns)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func latency(ctx context.Context, kinds []cells.Kind, slots, latencyRuns int) er
 }
 
 // firstEvents runs j on ex n times, one after another, and returns each run's firstEvent seconds.
-func firstEvents(ctx context.Context, ex server.Executor, j server.Job, r cells.Run, n int) ([]float64, error) {
+func firstEvents(ctx context.Context, ex machine.Runner, j machine.Job, r cells.Run, n int) ([]float64, error) {
 	var out []float64
 	for range n {
 		d, err := firstEvent(ctx, ex, j, r)
@@ -172,13 +172,13 @@ func firstEvents(ctx context.Context, ex server.Executor, j server.Job, r cells.
 }
 
 // parseKind parses source as a cell of the named kind (it must parse) and returns its job and run.
-func parseKind(kinds []cells.Kind, kind, source string) (server.Job, cells.Run) {
+func parseKind(kinds []cells.Kind, kind, source string) (machine.Job, cells.Run) {
 	k, _ := cells.Lookup(kinds, kind)
 	r, err := k.Parse(cells.Cell{ID: "bench", Source: source})
 	if err != nil {
 		panic(err)
 	}
-	return server.Job{Kind: kind, Lesson: "bench", Cell: cells.Cell{ID: "bench", Source: source}}, r
+	return machine.Job{Kind: kind, Lesson: "bench", Cell: cells.Cell{ID: "bench", Source: source}}, r
 }
 
 // startWith starts a cluster with a loopback port and n worker processes of slots slots, and waits
@@ -215,8 +215,8 @@ func startWith(ctx context.Context, n, slots int) (*cluster.Cluster, func(), err
 	return c, stop, nil
 }
 
-func execute(ctx context.Context, ex server.Executor, j server.Job, r cells.Run, first func()) error {
-	slot, err := server.Acquire(ctx, ex, r)
+func execute(ctx context.Context, ex machine.Runner, j machine.Job, r cells.Run, first func()) error {
+	slot, err := machine.Acquire(ctx, ex, r)
 	if err != nil {
 		return err
 	}
@@ -225,8 +225,8 @@ func execute(ctx context.Context, ex server.Executor, j server.Job, r cells.Run,
 }
 
 // firstEvent is the seconds from Execute to the run's first event other than the machine note.
-func firstEvent(ctx context.Context, ex server.Executor, j server.Job, r cells.Run) (float64, error) {
-	slot, err := server.Acquire(ctx, ex, r)
+func firstEvent(ctx context.Context, ex machine.Runner, j machine.Job, r cells.Run) (float64, error) {
+	slot, err := machine.Acquire(ctx, ex, r)
 	if err != nil {
 		return 0, err
 	}
@@ -244,6 +244,11 @@ type sink struct{ first func() }
 func (s *sink) hit() {
 	if s.first != nil {
 		s.first()
+	}
+}
+func (s *sink) Emit(ev cells.Event) {
+	if ev.RanOn == "" {
+		s.hit()
 	}
 }
 func (s *sink) Progress(int, int) { s.hit() }

@@ -20,6 +20,41 @@ type Recorder struct {
 	Charts    int
 	SVG       string
 	ChartErr  error
+	// Events are the events emitted by Emit (the shorthands' events are in the fields above).
+	Events []cells.Event
+}
+
+// Emit records ev in Events, and an event of a shorthand as that shorthand does.
+func (r *Recorder) Emit(ev cells.Event) {
+	r.mu.Lock()
+	r.Events = append(r.Events, ev)
+	r.mu.Unlock()
+	switch b := ev.Body; ev.Type {
+	case cells.TypeProgress:
+		if b.Progress != nil {
+			r.Progress(b.Done, b.Total)
+		}
+	case cells.TypeNote:
+		if b.Note != nil {
+			r.Note(b.Note.Level, b.Note.Message)
+		}
+	case cells.TypeTable:
+		if b.Table != nil {
+			r.Table(*b.Table)
+		}
+	case cells.TypeRow:
+		if b.Row != nil {
+			r.Row(*b.Row)
+		}
+	case cells.TypeChart:
+		r.Chart(func() (string, error) { return b.SVG, nil })
+	case cells.TypeFrames:
+		r.Frames(b.Frames...)
+	case cells.TypeText:
+		if b.Text != nil {
+			r.Text(b.Text.Title, b.Text.Body)
+		}
+	}
 }
 
 func (r *Recorder) Progress(done, total int) {

@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"github.com/gpuplayground/playground/cluster"
+	"github.com/gpuplayground/playground/cmd/playground/app"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	"github.com/gpuplayground/playground/store"
 )
@@ -36,7 +38,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		err = cluster.RunWorker(ctx, workerConfig(os.Args[2:]))
 	} else {
-		err = cluster.Serve(ctx, serveConfig(os.Args[1:]))
+		err = app.Serve(ctx, serveConfig(os.Args[1:]))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "playground:", err)
@@ -62,8 +64,8 @@ func limitFlags(fs *flag.FlagSet, timeout bool) func() harness.Limits {
 	}
 }
 
-func serveConfig(args []string) cluster.ServeConfig {
-	cfg := cluster.ServeConfig{Server: server.Config{Calibrate: true, Noise: harness.DefaultNoise()}}
+func serveConfig(args []string) app.Config {
+	cfg := app.Config{Server: server.Config{Config: machine.Config{Calibrate: true, Noise: harness.DefaultNoise()}}}
 	fs := flag.NewFlagSet("playground", flag.ExitOnError)
 	var noLocal bool
 	fs.StringVar(&cfg.Server.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); a non-loopback host is reachable from other machines")
@@ -98,14 +100,13 @@ func serveConfig(args []string) cluster.ServeConfig {
 		os.Exit(2)
 	}
 	cfg.Cluster.DataDir = cfg.Server.DataDir
-	l := limits()
-	cfg.Server.RunTimeout, cfg.Server.MaxN, cfg.Server.GPUMaxN, cfg.Server.MemoryBytes = l.RunTimeout, l.MaxN, l.GPUMaxN, l.MemoryBytes
+	cfg.Server.Limits = limits()
 	cfg.Cluster.LocalWorker = !noLocal
 	return cfg
 }
 
 func workerConfig(args []string) cluster.WorkerConfig {
-	cfg := cluster.WorkerConfig{Calibrate: true}
+	cfg := cluster.WorkerConfig{Config: machine.Config{Calibrate: true}}
 	fs := flag.NewFlagSet("playground worker", flag.ExitOnError)
 	fs.StringVar(&cfg.Join, "join", "", "the server's NATS URL, nats://HOST:PORT or tls://HOST:PORT (the server prints it)")
 	fs.StringVar(&cfg.Token, "token", "", "the worker token the server printed")

@@ -1,4 +1,4 @@
-package cluster
+package untrusted
 
 import (
 	"encoding/xml"
@@ -82,7 +82,7 @@ func TestSanitizeKeepsCharts(t *testing.T) {
 	}
 	for name, svg := range map[string]string{"throughput": throughput, "roofline": roofline, "durations": durations,
 		"counts": counts, "utilisation": utilisation, "allreduce": allreduce} {
-		got, err := sanitizeSVG(svg)
+		got, err := SVG(svg)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -123,7 +123,7 @@ func TestSanitizeRemovesActiveContent(t *testing.T) {
 		`<g filter="url(#f)" clip-path="url(https://evil.example/d)" mask="url(#m)" transform="translate(1,2) url(x)"/>` +
 		`<title>t<img src="x" onerror="alert(9)"/></title>` +
 		`<text x="2" y="3">a &lt;script&gt; in text stays text</text></svg>`
-	got, err := sanitizeSVG(in)
+	got, err := SVG(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +147,8 @@ func TestSanitizeRemovesActiveContent(t *testing.T) {
 func TestSanitizeRefusesNonSVG(t *testing.T) {
 	for _, in := range []string{"", "hello", "<html><script>alert(1)</script></html>", "<svg><g></svg>", "<svg></svg><svg></svg>",
 		"<svg>", `<!DOCTYPE svg [<!ENTITY x "y">]><svg>&x;</svg>`, strings.Repeat("<g>", 100)} {
-		if got, err := sanitizeSVG(in); err == nil {
-			t.Errorf("sanitizeSVG(%.40q) = %.80q, want an error", in, got)
+		if got, err := SVG(in); err == nil {
+			t.Errorf("SVG(%.40q) = %.80q, want an error", in, got)
 		}
 	}
 }
@@ -165,11 +165,11 @@ func FuzzSanitizeSVG(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		got, err := sanitizeSVG(in)
+		got, err := SVG(in)
 		if err != nil {
 			return
 		}
-		again, err := sanitizeSVG(got)
+		again, err := SVG(got)
 		if err != nil || again != got {
 			t.Fatalf("sanitising %q again: %q, %v; want it unchanged", got, again, err)
 		}
@@ -183,7 +183,7 @@ func FuzzSanitizeSVG(f *testing.F) {
 var forbidden = []string{"url(", "image-set(", "image(", "position:", "z-index:", "@", "\\", "/", "javascript:", "expression(", "attr(",
 	"!", "{", "}", "<", ">", "\"", "href"}
 
-// checkSanitized fails t if svg, sanitizeSVG's output, holds an element or attribute outside the
+// checkSanitized fails t if svg, SVG's output, holds an element or attribute outside the
 // allow-lists, a style property outside svgProperties, or a forbidden construct in an attribute.
 func checkSanitized(t *testing.T, svg string) {
 	t.Helper()

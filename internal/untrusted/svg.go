@@ -1,4 +1,4 @@
-package cluster
+package untrusted
 
 import (
 	"encoding/xml"
@@ -10,7 +10,7 @@ import (
 )
 
 // A chart from a worker is relayed to learners' pages, which insert it as markup (innerHTML), and a
-// worker is not trusted with them. sanitizeSVG parses it and writes it again through allow-lists:
+// worker is not trusted with them. SVG parses it and writes it again through allow-lists:
 // the elements, attributes, CSS properties and values that the chart package (gonum/plot's vgsvg
 // back end and chart/style.go) writes, and a few plain shapes besides. Nothing else passes: no
 // script, style, image, a, use, foreignObject, animation or filter element; no href or xlink:href at
@@ -68,13 +68,13 @@ var (
 // maxSVGDepth bounds the nesting of a chart's elements.
 const maxSVGDepth = 64
 
-// sanitizeSVG returns svg, an SVG document a worker drew, written again with only what the
+// SVG returns svg, an SVG document a worker drew, written again with only what the
 // allow-lists above let through: every element not in svgElements is dropped with its content (and
 // every element inside title or desc), comments, processing instructions and directives are dropped,
-// and each attribute is kept only if svgAttribute allows it; text is cleaned (cleanText) and escaped
+// and each attribute is kept only if svgAttribute allows it; text is cleaned (Text) and escaped
 // again. The error says why svg is not an SVG document at all (not XML, no single <svg> root, too
 // deep, unbalanced).
-func sanitizeSVG(svg string) (string, error) {
+func SVG(svg string) (string, error) {
 	d := xml.NewDecoder(strings.NewReader(svg))
 	d.Strict = true
 	var b strings.Builder
@@ -121,7 +121,7 @@ func sanitizeSVG(svg string) (string, error) {
 			b.WriteString("</" + t.Name.Local + ">")
 		case xml.CharData:
 			if skip == 0 && len(open) > 0 {
-				_ = xml.EscapeText(&b, []byte(cleanText(string(t), maxTextLen)))
+				_ = xml.EscapeText(&b, []byte(Text(string(t), MaxText)))
 			}
 		}
 		// Comments, processing instructions and directives are dropped.
@@ -190,7 +190,7 @@ func svgAttribute(a xml.Attr) (name, value string, ok bool) {
 		}
 		return name, strings.Join(ids, " "), len(ids) > 0
 	case name == "aria-label":
-		return name, cleanLine(value, maxLineLen), true
+		return name, Line(value, MaxLine), true
 	}
 	return "", "", false
 }

@@ -1,0 +1,257 @@
+package vgpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestWgmmaDescriptorDecode(t *testing.T) {
+	// start 0x1420, LBO 256, SBO 1024, base offset 5, 64-byte swizzle (mode 2)
+	v := uint64(0x1420>>4) | uint64(256>>4)<<16 | uint64(1024>>4)<<32 | 5<<49 | 2<<62
+	got, want := decodeDesc(v), smemDesc{start: 0x1420, lbo: 256, sbo: 1024, base: 5, swizzle: 64}
+	if got != want {
+		t.Errorf("decodeDesc(%#x) = %+v, want %+v", v, got, want)
+	}
+	for mode, w := range []uint32{0, 128, 64, 32} {
+		if got := decodeDesc(uint64(mode) << 62).swizzle; got != w {
+			t.Errorf("mode %d: swizzle %d, want %d", mode, got, w)
+		}
+	}
+	// the address fields keep 14 bits of (x & 0x3FFFF) >> 4: bits past them are not the start's
+	if got := decodeDesc(0x3fff | 1<<14).start; got != 0x3fff0 {
+		t.Errorf("start = %#x, want 0x3fff0", got)
+	}
+}
+
+// The K-major swizzle atoms of PTX ISA 8.x, section 9.7.15.5.1.2 (Table 38 and its figures "K
+// major 128B/64B/32B swizzling"): row r of the atom (8 rows of W bytes) holds its logical 16-byte
+// chunk c at the physical chunk table[r][c].
+var kMajorAtoms = map[uint32][8][]int{
+	128: {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5}, {3, 2, 1, 0, 7, 6, 5, 4},
+		{4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2}, {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0}},
+	64: {{0, 1, 2, 3}, {0, 1, 2, 3}, {1, 0, 3, 2}, {1, 0, 3, 2}, {2, 3, 0, 1}, {2, 3, 0, 1}, {3, 2, 1, 0}, {3, 2, 1, 0}},
+	32: {{0, 1}, {0, 1}, {0, 1}, {0, 1}, {1, 0}, {1, 0}, {1, 0}, {1, 0}},
+	0:  {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}},
+}
+
+func TestWgmmaKMajorSwizzleAtoms(t *testing.T) {
+	for w, table := range kMajorAtoms {
+		rowBytes := max(w, 16)
+		d := smemDesc{start: 2048, sbo: 8 * rowBytes, lbo: 4096, swizzle: w}
+		seen := map[uint32]bool{}
+		for r := range 8 {
+			for c, phys := range table[r] {
+				for e := range 8 { // the 8 16-bit elements of the chunk
+					got := d.addr16(r, 8*c+e, false)
+					want := 2048 + uint32(r)*rowBytes + uint32(phys)*16 + uint32(e)*2
+					if got != want {
+						t.Fatalf("swizzle %d: element (%d, %d) at %d, want %d", w, r, 8*c+e, got, want)
+					}
+					seen[got] = true
+				}
+			}
+		}
+		if got := len(seen); got != int(8*rowBytes/2) {
+			t.Errorf("swizzle %d: the atom covers %d elements, want %d (Table 38: 8x%d 128-bit elements)", w, got, 8*rowBytes/2, rowBytes/16)
+		}
+	}
+}
+
+func TestWgmmaLayoutStrides(t *testing.T) {
+	// K-major without swizzle: 8x16-byte core matrices, the next 8 k at LBO, the next 8 rows at SBO
+	d := smemDesc{lbo: 128, sbo: 512}
+	for _, c := range []struct{ mn, k, want int }{{0, 0, 0}, {1, 0, 16}, {0, 1, 2}, {0, 8, 128}, {8, 0, 512}, {9, 9, 512 + 16 + 128 + 2}} {
+		if got := d.addr16(c.mn, c.k, false); got != uint32(c.want) {
+			t.Errorf("K-major (%d, %d) at %d, want %d", c.mn, c.k, got, c.want)
+		}
+	}
+	// MN-major without swizzle: 16-byte units of 8 mn, k rows 16 bytes apart; next 8 mn at SBO, next 8 k at LBO
+	for _, c := range []struct{ mn, k, want int }{{1, 0, 2}, {0, 1, 16}, {8, 0, 512}, {0, 8, 128}} {
+		if got := d.addr16(c.mn, c.k, true); got != uint32(c.want) {
+			t.Errorf("MN-major (%d, %d) at %d, want %d", c.mn, c.k, got, c.want)
+		}
+	}
+	// MN-major 128-byte swizzle: k rows of 64 mn; chunk mn/8 of row k is at chunk (mn/8)^k;
+	// the next 64 mn at LBO, the next 8 k at SBO
+	s := smemDesc{lbo: 8192, sbo: 1024, swizzle: 128}
+	for _, c := range []struct{ mn, k, want int }{{0, 1, 128 + 16}, {9, 1, 128 + 0 + 2}, {64, 0, 8192}, {0, 8, 1024}, {17, 3, 3*128 + (2^3)*16 + 2}} {
+		if got := s.addr16(c.mn, c.k, true); got != uint32(c.want) {
+			t.Errorf("MN-major 128B (%d, %d) at %d, want %d", c.mn, c.k, got, c.want)
+		}
+	}
+	// advancing the start by 32 bytes inside a 128-byte swizzled row is the next 16 k (as K-loops do)
+	a, b := smemDesc{sbo: 1024, swizzle: 128}, smemDesc{start: 32, sbo: 1024, swizzle: 128}
+	for r := range 16 {
+		for k := range 16 {
+			if got, want := b.addr16(r, k, false), a.addr16(r, k+16, false); got != want {
+				t.Fatalf("start+32: (%d, %d) at %d, want %d", r, k, got, want)
+			}
+		}
+	}
+}
+
+// wgmmaKernel is a CUDA kernel for one block of 128 threads: C (64×n, f32) = A (64×kt) · Bᵀ for a
+// B given as n×kt (K-major), both bf16, staged in shared memory with swizzle width w (0, 32,
+// 64, 128 bytes: kt = w/2, or 16·steps without swizzle), multiplied in kt/16 wgmma steps with A
+// from shared memory or from registers (regA), negated with imm-scale-a = -1 (neg); fence says
+// whether fence.proxy.async separates the stores from the wgmma.
+func wgmmaKernel(n, w, kt int, regA, neg, fence bool) string {
+	var dregs, dops []string
+	for j := range n / 2 {
+		dregs = append(dregs, fmt.Sprintf("%%%d", j))
+		dops = append(dops, fmt.Sprintf(`"+f"(d[%d])`, j))
+	}
+	p := n / 2
+	sa := map[bool]string{false: "1", true: "-1"}[neg]
+	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, %%%d, %%%d, p, %s, 1, 0, 0; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
+		p+2, n, strings.Join(dregs, ", "), p, p+1, sa, strings.Join(dops, ", "))
+	if regA {
+		mma = fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, %s, 1, 0; }" : %s : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale) : "memory");`,
+			p+5, n, strings.Join(dregs, ", "), p, p+1, p+2, p+3, p+4, sa, strings.Join(dops, ", "))
+	}
+	fenceAsm := ""
+	if fence {
+		fenceAsm = `asm volatile("fence.proxy.async.shared::cta;" ::: "memory");`
+	}
+	mode := map[int]int{0: 0, 128: 1, 64: 2, 32: 3}[w]
+	return fmt.Sprintf(`#include <cuda_bf16.h>
+#define N %d
+#define W %d
+#define KT %d
+#define MODE %dull
+__device__ unsigned off(int r, int k) {
+	if (W == 0) return (r / 8) * (16 * KT) + (k / 8) * 128 + (r %% 8) * 16 + (k %% 8) * 2;
+	unsigned a = (r / 8) * (8 * W) + (r %% 8) * W + k * 2;
+	return a ^ (((a >> 7) & (W / 16 - 1)) << 4);
+}
+__device__ unsigned long long desc(const void* p, int ks) {
+	unsigned a = (unsigned)__cvta_generic_to_shared(p) + (W == 0 ? ks * 256 : ks * 32);
+	unsigned long long lbo = 128, sbo = W == 0 ? 16 * KT : 8 * W;
+	return ((a & 0x3FFFF) >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (MODE << 62);
+}
+extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+	__shared__ __align__(1024) __nv_bfloat16 sA[64 * KT];
+	__shared__ __align__(1024) __nv_bfloat16 sB[N * KT];
+	int t = threadIdx.x;
+	for (int i = t; i < 64 * KT; i += 128) sA[off(i / KT, i %% KT) / 2] = A[i];
+	for (int i = t; i < N * KT; i += 128) sB[off(i / KT, i %% KT) / 2] = B[i];
+	%s
+	__syncthreads();
+	float d[N / 2];
+	for (int j = 0; j < N / 2; j++) d[j] = 12345.0f;
+	int wq = t / 32, g = (t %% 32) / 4, tt = t %% 4;
+	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+	for (int ks = 0; ks < KT / 16; ks++) {
+		unsigned long long da = desc(sA, ks), db = desc(sB, ks);
+		unsigned scale = ks > 0;
+		unsigned a[4];
+		for (int j = 0; j < 4; j++) {
+			int row = 16 * wq + g + 8 * (j & 1), col = 16 * ks + 2 * tt + 8 * (j >> 1);
+			a[j] = (unsigned)__bfloat16_as_ushort(A[row * KT + col]) | (unsigned)__bfloat16_as_ushort(A[row * KT + col + 1]) << 16;
+		}
+		(void)da; (void)a;
+		%s
+	}
+	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+	for (int j = 0; j < N / 2; j++) {
+		int row = 16 * wq + g + 8 * ((j >> 1) & 1), col = 8 * (j >> 2) + 2 * tt + (j & 1);
+		C[row * N + col] = d[j];
+	}
+}
+`, n, w, kt, mode, fenceAsm, mma)
+}
+
+// bf16Inputs are small multiples of 1/4, exact in bf16, so the f32 products and sums are exact.
+func bf16Inputs(count, seed int) ([]float32, []uint16) {
+	f := make([]float32, count)
+	h := make([]uint16, count)
+	for i := range f {
+		f[i] = float32((i*7+seed*13)%9-4) / 4
+		h[i] = uint16(math.Float32bits(f[i]) >> 16)
+	}
+	return f, h
+}
+
+func runWgmma(t *testing.T, n, w, kt int, regA, neg, fence bool) (Counts, []float32, []float32, error) {
+	t.Helper()
+	m := compileSM90(t, wgmmaKernel(n, w, kt, regA, neg, fence))
+	af, ah := bf16Inputs(64*kt, 1)
+	bf, bh := bf16Inputs(n*kt, 2)
+	A, B := Uint16Buffer("A", ah), Uint16Buffer("B", bh)
+	C := NewOutput("C", 4*64*n, Poisoned)
+	cnt, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{128},
+		Params: []Arg{Ptr(A), Ptr(B), Ptr(C)}, Buffers: []*Buffer{A, B, C}})
+	want := make([]float32, 64*n)
+	for i := range 64 {
+		for j := range n {
+			var acc float32
+			for k := range kt {
+				acc += af[i*kt+k] * bf[j*kt+k]
+			}
+			if neg {
+				acc = -acc
+			}
+			want[i*n+j] = acc
+		}
+	}
+	return cnt, C.Float32s(), want, err
+}
+
+func TestWgmmaGEMM(t *testing.T) {
+	cases := []struct {
+		name         string
+		n, w, kt     int
+		regA, neg    bool
+		gmmaPerBlock int64
+	}{
+		{"m64n16k16 no swizzle", 16, 0, 16, false, false, 4},
+		{"m64n16 K-loop 64 no swizzle", 16, 0, 64, false, false, 16},
+		{"m64n64 K-loop 128B swizzle", 64, 128, 64, false, false, 16},
+		{"m64n24 64B swizzle", 24, 64, 32, false, true, 8},
+		{"m64n8 32B swizzle", 8, 32, 16, false, false, 4},
+		{"m64n256 128B swizzle register A", 256, 128, 64, true, false, 16},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cnt, got, want, err := runWgmma(t, c.n, c.w, c.kt, c.regA, c.neg, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("C[%d][%d] = %v, want %v", i/c.n, i%c.n, got[i], want[i])
+				}
+			}
+			if cnt.GmmaInstructions != c.gmmaPerBlock {
+				t.Errorf("GmmaInstructions = %d, want %d", cnt.GmmaInstructions, c.gmmaPerBlock)
+			}
+			wantBytes := int64(2*c.n*c.kt) + int64(2*64*c.kt) // B once per warpgroup, A from shared
+			if c.regA {
+				wantBytes = int64(2 * c.n * c.kt)
+			}
+			if cnt.GmmaSharedBytes != wantBytes {
+				t.Errorf("GmmaSharedBytes = %d, want %d", cnt.GmmaSharedBytes, wantBytes)
+			}
+			if got, want := cnt.TensorFLOPs, int64(2*64*c.n*c.kt); got != want {
+				t.Errorf("TensorFLOPs = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestWgmmaWithoutProxyFence(t *testing.T) {
+	_, _, _, err := runWgmma(t, 16, 128, 64, false, false, false)
+	var f *Fault
+	if !errors.As(err, &f) {
+		t.Fatalf("err = %v, want a hazard fault", err)
+	}
+	if f.Kind != "hazard" || !strings.Contains(f.Instr, "wgmma.mma_async") || !strings.Contains(f.OtherInstr, "st.shared") ||
+		!strings.Contains(f.Msg, "fence.proxy.async") || f.Line == 0 || f.OtherLine == 0 {
+		t.Errorf("fault = %+v, want a hazard at the wgmma naming the st.shared and fence.proxy.async", f)
+	}
+}

@@ -271,15 +271,15 @@ func execWgmma(w *warp, in *inst, m uint32) {
 	g := c.wgState().warp(w.id)
 	switch op.kind {
 	case wgCommit:
-		g.groups = append(g.groups, g.open)
-		g.open = 0
+		g.groups = append(g.groups, g.issued)
 	case wgWait:
-		if len(g.groups) > op.wait {
-			g.groups = g.groups[len(g.groups)-op.wait:]
+		if k := len(g.groups) - op.wait; k > 0 {
+			g.done = g.groups[k-1]
+			g.groups = append(g.groups[:0], g.groups[k:]...)
 		}
 	case wgMma:
+		g.issued++
 		execWgmmaMma(w, in, op)
-		g.open++
 	}
 }
 
@@ -373,8 +373,10 @@ func (w *warp) wgElem(in *inst, d smemDesc, mn, k int, trans, bf16 bool) float32
 	if int(a)+2 > len(c.shared) {
 		c.fault(&Fault{Kind: "out of bounds", Address: uint64(a), Msg: fmt.Sprintf("wgmma reads shared memory at offset %d (element %d, %d of a descriptor starting at %d), past the block's %d bytes of shared memory", a, mn, k, d.start, len(c.shared))}, w, 0, in)
 	}
-	if c.wg != nil && c.wg.rec != nil {
-		c.wg.checkProxy(c, w, in, a)
+	if s := c.wg; s != nil && s.rec != nil {
+		s.checkProxy(c, w, in, a)
+		r := wgRead{warp: int32(w.id + 1), self: in.self, seq: s.warps[w.id].issued}
+		s.read[a], s.read[a+1] = r, r
 	}
 	return float32(decodeFmt(uint64(c.shared[a])|uint64(c.shared[a+1])<<8, wgFmt(bf16)))
 }
@@ -385,13 +387,22 @@ func (w *warp) wgElem(in *inst, d smemDesc, mn, k int, trans, bf16 bool) float32
 type wgState struct {
 	warps []wgWarp
 	rec   []proxyRec
+	read  []wgRead
 }
 
-// wgWarp is one warp's wgmma groups: open counts the wgmma.mma_async not yet committed, groups
-// the committed groups not yet waited for (each its count of wgmma.mma_async).
+// wgWarp is one warp's wgmma groups: issued numbers its wgmma.mma_async (1, 2, …), groups holds
+// the last number of each committed group not yet waited for, and done the last number a
+// wgmma.wait_group has completed.
 type wgWarp struct {
-	open   int
-	groups []int
+	issued, done uint32
+	groups       []uint32
+}
+
+// wgRead is the last wgmma read of a shared byte: the reading warp plus one (0: none), the
+// wgmma's number in that warp (wgWarp.issued) and its instruction.
+type wgRead struct {
+	warp, self int32
+	seq        uint32
 }
 
 // proxyRec is the last generic-proxy write of a shared byte: fence is the CTA's count of
@@ -407,7 +418,7 @@ type proxyRec struct {
 func newWgState(p *program, shared int) *wgState {
 	for i := range p.code {
 		if op := p.code[i].wg; op != nil && op.kind == wgMma {
-			return &wgState{rec: make([]proxyRec, shared)}
+			return &wgState{rec: make([]proxyRec, shared), read: make([]wgRead, shared)}
 		}
 	}
 	return nil
@@ -419,6 +430,7 @@ func (s *wgState) reset() {
 		return
 	}
 	clear(s.rec)
+	clear(s.read)
 	for i := range s.warps {
 		s.warps[i] = wgWarp{groups: s.warps[i].groups[:0]}
 	}
@@ -452,6 +464,9 @@ func (s *wgState) markGeneric(c *cta, w *warp, in *inst, m uint32, n int) {
 		a := w.addr[l]
 		for b := a; b < a+uint64(n) && b < uint64(len(s.rec)); b++ {
 			s.rec[b] = r
+			if rd := s.read[b]; rd.warp != 0 && rd.seq > s.warps[rd.warp-1].done {
+				s.pendingRead(c, w, l, in, b, rd)
+			}
 		}
 	}
 }
@@ -474,4 +489,17 @@ func (s *wgState) checkProxy(c *cta, w *warp, in *inst, a uint32) {
 			Msg:        fmt.Sprintf("wgmma reads shared memory at offset %d through the async proxy, but it was written through the generic proxy (PTX line %d) with no fence.proxy.async since: the tensor core may read the old bytes. Execute fence.proxy.async (cuda::device::experimental::fence_proxy_async_shared_cta()) after the writes and before the barrier that precedes the wgmma (PTX ISA 8.x, section 9.7.15.5.2 \"wgmma.mma_async\")", a, st.line)}
 		c.fault(f, w, 0, in)
 	}
+}
+
+// pendingRead faults on a generic-proxy write (lane l of w, instruction in) of shared byte b
+// that the wgmma rd of another or the same warp may still be reading: its group has not been
+// waited for (PTX ISA 8.x, section 9.7.15.7.3 "wgmma.wait_group": the wgmma's shared-memory
+// operands must not be modified until it completes).
+func (s *wgState) pendingRead(c *cta, w *warp, l int, in *inst, b uint64, rd wgRead) {
+	mma := &c.prog.code[rd.self]
+	f := &Fault{Kind: "hazard", Space: "shared", Address: b,
+		OtherThread: c.threadXYZ(int(rd.warp-1) * warpSize), OtherLine: int(mma.line), OtherSource: c.L.source(mma.loc),
+		OtherInstr: c.L.mod.Line(int(mma.line)),
+		Msg:        fmt.Sprintf("a write to shared memory at offset %d, which the wgmma.mma_async at PTX line %d (warp %d) may still be reading: the warp has not waited for its group. Wait with wgmma.wait_group (and a barrier, for other warps) before overwriting a wgmma's operands (PTX ISA 8.x, section 9.7.15.7.3 \"wgmma.wait_group\")", b, mma.line, rd.warp-1)}
+	c.fault(f, w, l, in)
 }

@@ -98,8 +98,9 @@ func TestWgmmaLayoutStrides(t *testing.T) {
 // B given as n×kt (K-major), both bf16, staged in shared memory with swizzle width w (0, 32,
 // 64, 128 bytes: kt = w/2, or 16·steps without swizzle), multiplied in kt/16 wgmma steps with A
 // from shared memory or from registers (regA), negated with imm-scale-a = -1 (neg); fence says
-// whether fence.proxy.async separates the stores from the wgmma.
-func wgmmaKernel(n, w, kt int, regA, neg, fence bool) string {
+// whether fence.proxy.async separates the stores from the wgmma; beforeWait is code between the
+// commit and the wait.
+func wgmmaKernel(n, w, kt int, regA, neg, fence bool, beforeWait string) string {
 	var dregs, dops []string
 	for j := range n / 2 {
 		dregs = append(dregs, fmt.Sprintf("%%%d", j))
@@ -157,13 +158,14 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 		%s
 	}
 	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+	%s
 	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 	for (int j = 0; j < N / 2; j++) {
 		int row = 16 * wq + g + 8 * ((j >> 1) & 1), col = 8 * (j >> 2) + 2 * tt + (j & 1);
 		C[row * N + col] = d[j];
 	}
 }
-`, n, w, kt, mode, fenceAsm, mma)
+`, n, w, kt, mode, fenceAsm, mma, beforeWait)
 }
 
 // bf16Inputs are small multiples of 1/4, exact in bf16, so the f32 products and sums are exact.
@@ -177,9 +179,9 @@ func bf16Inputs(count, seed int) ([]float32, []uint16) {
 	return f, h
 }
 
-func runWgmma(t *testing.T, n, w, kt int, regA, neg, fence bool) (Counts, []float32, []float32, error) {
+func runWgmma(t *testing.T, n, w, kt int, regA, neg, fence bool, beforeWait string) (Counts, []float32, []float32, error) {
 	t.Helper()
-	m := compileSM90(t, wgmmaKernel(n, w, kt, regA, neg, fence))
+	m := compileSM90(t, wgmmaKernel(n, w, kt, regA, neg, fence, beforeWait))
 	af, ah := bf16Inputs(64*kt, 1)
 	bf, bh := bf16Inputs(n*kt, 2)
 	A, B := Uint16Buffer("A", ah), Uint16Buffer("B", bh)
@@ -218,7 +220,7 @@ func TestWgmmaGEMM(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cnt, got, want, err := runWgmma(t, c.n, c.w, c.kt, c.regA, c.neg, true)
+			cnt, got, want, err := runWgmma(t, c.n, c.w, c.kt, c.regA, c.neg, true, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +247,7 @@ func TestWgmmaGEMM(t *testing.T) {
 }
 
 func TestWgmmaWithoutProxyFence(t *testing.T) {
-	_, _, _, err := runWgmma(t, 16, 128, 64, false, false, false)
+	_, _, _, err := runWgmma(t, 16, 128, 64, false, false, false, "")
 	var f *Fault
 	if !errors.As(err, &f) {
 		t.Fatalf("err = %v, want a hazard fault", err)
@@ -253,5 +255,23 @@ func TestWgmmaWithoutProxyFence(t *testing.T) {
 	if f.Kind != "hazard" || !strings.Contains(f.Instr, "wgmma.mma_async") || !strings.Contains(f.OtherInstr, "st.shared") ||
 		!strings.Contains(f.Msg, "fence.proxy.async") || f.Line == 0 || f.OtherLine == 0 {
 		t.Errorf("fault = %+v, want a hazard at the wgmma naming the st.shared and fence.proxy.async", f)
+	}
+}
+
+func TestWgmmaOperandOverwrittenBeforeWait(t *testing.T) {
+	// the next tile's B written into the buffer the wgmma group still reads
+	_, _, _, err := runWgmma(t, 16, 128, 64, false, false, true, "sB[t] = B[t];")
+	var f *Fault
+	if !errors.As(err, &f) {
+		t.Fatalf("err = %v, want a hazard fault", err)
+	}
+	if f.Kind != "hazard" || !strings.Contains(f.Instr, "st.shared") || !strings.Contains(f.OtherInstr, "wgmma.mma_async") ||
+		!strings.Contains(f.Msg, "wgmma.wait_group") {
+		t.Errorf("fault = %+v, want a hazard at the st.shared naming the pending wgmma", f)
+	}
+	// after the wait and a barrier, the same write is no hazard (without the barrier, another warp's
+	// wgmma may not have read it yet: a proxy hazard)
+	if _, _, _, err := runWgmma(t, 16, 128, 64, false, false, true, `asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); __syncthreads(); sB[t] = B[t];`); err != nil {
+		t.Errorf("a write after wgmma.wait_group 0: %v", err)
 	}
 }

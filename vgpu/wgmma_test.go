@@ -94,52 +94,76 @@ func TestWgmmaLayoutStrides(t *testing.T) {
 	}
 }
 
-// wgmmaKernel is a CUDA kernel for one block of 128 threads: C (64×n, f32) = A (64×kt) · Bᵀ for a
-// B given as n×kt (K-major), both bf16, staged in shared memory with swizzle width w (0, 32,
-// 64, 128 bytes: kt = w/2, or 16·steps without swizzle), multiplied in kt/16 wgmma steps with A
-// from shared memory or from registers (regA), negated with imm-scale-a = -1 (neg); fence says
-// whether fence.proxy.async separates the stores from the wgmma; beforeWait is code between the
-// commit and the wait.
-func wgmmaKernel(n, w, kt int, regA, neg, fence bool, beforeWait string) string {
+// wgCase is a CUDA kernel for one block of 128 threads: C (64×n, f32) = A (64×kt) · Bᵀ for a B
+// given as n×kt, both bf16, staged in shared memory with swizzle width w (0, 32, 64, 128 bytes:
+// kt = w/2, or 16·steps without swizzle), B K-major or N-major (transB: imm-trans-b = 1),
+// multiplied in kt/16 wgmma steps with A from shared memory or from registers (regA), negated with
+// imm-scale-a = -1 (neg). noFence drops the fence.proxy.async between the stores and the wgmma;
+// perStep commits a group after each step (else one after the loop); beforeWait is code after
+// the last commit.
+type wgCase struct {
+	n, w, kt                   int
+	regA, neg, transB, noFence bool
+	perStep                    bool
+	beforeWait                 string
+}
+
+func (c wgCase) kernel() string {
 	var dregs, dops []string
-	for j := range n / 2 {
+	for j := range c.n / 2 {
 		dregs = append(dregs, fmt.Sprintf("%%%d", j))
 		dops = append(dops, fmt.Sprintf(`"+f"(d[%d])`, j))
 	}
-	p := n / 2
-	sa := map[bool]string{false: "1", true: "-1"}[neg]
-	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, %%%d, %%%d, p, %s, 1, 0, 0; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
-		p+2, n, strings.Join(dregs, ", "), p, p+1, sa, strings.Join(dops, ", "))
-	if regA {
-		mma = fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, %s, 1, 0; }" : %s : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale) : "memory");`,
-			p+5, n, strings.Join(dregs, ", "), p, p+1, p+2, p+3, p+4, sa, strings.Join(dops, ", "))
+	p := c.n / 2
+	sa := map[bool]string{false: "1", true: "-1"}[c.neg]
+	tb := map[bool]string{false: "0", true: "1"}[c.transB]
+	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, %%%d, %%%d, p, %s, 1, 0, %s; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
+		p+2, c.n, strings.Join(dregs, ", "), p, p+1, sa, tb, strings.Join(dops, ", "))
+	if c.regA {
+		mma = fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, %s, 1, %s; }" : %s : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale) : "memory");`,
+			p+5, c.n, strings.Join(dregs, ", "), p, p+1, p+2, p+3, p+4, sa, tb, strings.Join(dops, ", "))
 	}
-	fenceAsm := ""
-	if fence {
-		fenceAsm = `asm volatile("fence.proxy.async.shared::cta;" ::: "memory");`
+	fence := `asm volatile("fence.proxy.async.shared::cta;" ::: "memory");`
+	if c.noFence {
+		fence = ""
 	}
-	mode := map[int]int{0: 0, 128: 1, 64: 2, 32: 3}[w]
+	step, last := "", `asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");`
+	if c.perStep {
+		step, last = last, ""
+	}
+	mode := map[int]int{0: 0, 128: 1, 64: 2, 32: 3}[c.w]
 	return fmt.Sprintf(`#include <cuda_bf16.h>
 #define N %d
 #define W %d
 #define KT %d
 #define MODE %dull
-__device__ unsigned off(int r, int k) {
+#define TRANSB %d
+__device__ unsigned swz(unsigned a) { return W == 0 ? a : a ^ (((a >> 7) & (W / 16 - 1)) << 4); }
+__device__ unsigned off(int r, int k) { // K-major
 	if (W == 0) return (r / 8) * (16 * KT) + (k / 8) * 128 + (r %% 8) * 16 + (k %% 8) * 2;
-	unsigned a = (r / 8) * (8 * W) + (r %% 8) * W + k * 2;
-	return a ^ (((a >> 7) & (W / 16 - 1)) << 4);
+	return swz((r / 8) * (8 * W) + (r %% 8) * W + k * 2);
+}
+__device__ unsigned offN(int n, int k) { // N-major
+	if (W == 0) return (n / 8) * 128 + (n %% 8) * 2 + (k / 8) * (16 * N) + (k %% 8) * 16;
+	return swz((n / (W / 2)) * (W * KT) + (k / 8) * (8 * W) + (k %% 8) * W + (n %% (W / 2)) * 2);
+}
+__device__ unsigned long long enc(const void* p, unsigned adv, unsigned long long lbo, unsigned long long sbo) {
+	unsigned a = (unsigned)__cvta_generic_to_shared(p) + adv;
+	return ((a & 0x3FFFF) >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (MODE << 62);
 }
 __device__ unsigned long long desc(const void* p, int ks) {
-	unsigned a = (unsigned)__cvta_generic_to_shared(p) + (W == 0 ? ks * 256 : ks * 32);
-	unsigned long long lbo = 128, sbo = W == 0 ? 16 * KT : 8 * W;
-	return ((a & 0x3FFFF) >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (MODE << 62);
+	return enc(p, W == 0 ? ks * 256 : ks * 32, 128, W == 0 ? 16 * KT : 8 * W);
+}
+__device__ unsigned long long descN(const void* p, int ks) {
+	if (W == 0) return enc(p, ks * 32 * N, 16 * N, 128);
+	return enc(p, ks * 16 * W, W * KT, 8 * W);
 }
 extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
 	__shared__ __align__(1024) __nv_bfloat16 sA[64 * KT];
 	__shared__ __align__(1024) __nv_bfloat16 sB[N * KT];
 	int t = threadIdx.x;
 	for (int i = t; i < 64 * KT; i += 128) sA[off(i / KT, i %% KT) / 2] = A[i];
-	for (int i = t; i < N * KT; i += 128) sB[off(i / KT, i %% KT) / 2] = B[i];
+	for (int i = t; i < N * KT; i += 128) sB[(TRANSB ? offN(i / KT, i %% KT) : off(i / KT, i %% KT)) / 2] = B[i];
 	%s
 	__syncthreads();
 	float d[N / 2];
@@ -147,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 	int wq = t / 32, g = (t %% 32) / 4, tt = t %% 4;
 	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 	for (int ks = 0; ks < KT / 16; ks++) {
-		unsigned long long da = desc(sA, ks), db = desc(sB, ks);
+		unsigned long long da = desc(sA, ks), db = TRANSB ? descN(sB, ks) : desc(sB, ks);
 		unsigned scale = ks > 0;
 		unsigned a[4];
 		for (int j = 0; j < 4; j++) {
@@ -156,8 +180,9 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 		}
 		(void)da; (void)a;
 		%s
+		%s
 	}
-	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+	%s
 	%s
 	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 	for (int j = 0; j < N / 2; j++) {
@@ -165,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 		C[row * N + col] = d[j];
 	}
 }
-`, n, w, kt, mode, fenceAsm, mma, beforeWait)
+`, c.n, c.w, c.kt, mode, map[bool]int{false: 0, true: 1}[c.transB], fence, mma, step, last, c.beforeWait)
 }
 
 // bf16Inputs are small multiples of 1/4, exact in bf16, so the f32 products and sums are exact.
@@ -179,9 +204,10 @@ func bf16Inputs(count, seed int) ([]float32, []uint16) {
 	return f, h
 }
 
-func runWgmma(t *testing.T, n, w, kt int, regA, neg, fence bool, beforeWait string) (Counts, []float32, []float32, error) {
+func runWgmma(t *testing.T, c wgCase) (Counts, []float32, []float32, error) {
 	t.Helper()
-	m := compileSM90(t, wgmmaKernel(n, w, kt, regA, neg, fence, beforeWait))
+	n, kt := c.n, c.kt
+	m := compileSM90(t, c.kernel())
 	af, ah := bf16Inputs(64*kt, 1)
 	bf, bh := bf16Inputs(n*kt, 2)
 	A, B := Uint16Buffer("A", ah), Uint16Buffer("B", bh)
@@ -195,7 +221,7 @@ func runWgmma(t *testing.T, n, w, kt int, regA, neg, fence bool, beforeWait stri
 			for k := range kt {
 				acc += af[i*kt+k] * bf[j*kt+k]
 			}
-			if neg {
+			if c.neg {
 				acc = -acc
 			}
 			want[i*n+j] = acc
@@ -207,20 +233,23 @@ func runWgmma(t *testing.T, n, w, kt int, regA, neg, fence bool, beforeWait stri
 func TestWgmmaGEMM(t *testing.T) {
 	cases := []struct {
 		name         string
-		n, w, kt     int
-		regA, neg    bool
+		c            wgCase
 		gmmaPerBlock int64
 	}{
-		{"m64n16k16 no swizzle", 16, 0, 16, false, false, 4},
-		{"m64n16 K-loop 64 no swizzle", 16, 0, 64, false, false, 16},
-		{"m64n64 K-loop 128B swizzle", 64, 128, 64, false, false, 16},
-		{"m64n24 64B swizzle", 24, 64, 32, false, true, 8},
-		{"m64n8 32B swizzle", 8, 32, 16, false, false, 4},
-		{"m64n256 128B swizzle register A", 256, 128, 64, true, false, 16},
+		{"m64n16k16 no swizzle", wgCase{n: 16, kt: 16}, 4},
+		{"m64n16 K-loop 64 no swizzle", wgCase{n: 16, kt: 64}, 16},
+		{"m64n64 K-loop 128B swizzle", wgCase{n: 64, w: 128, kt: 64}, 16},
+		{"m64n24 64B swizzle scale-a -1", wgCase{n: 24, w: 64, kt: 32, neg: true}, 8},
+		{"m64n8 32B swizzle", wgCase{n: 8, w: 32, kt: 16}, 4},
+		{"m64n256 128B swizzle register A", wgCase{n: 256, w: 128, kt: 64, regA: true}, 16},
+		{"m64n16 N-major B no swizzle", wgCase{n: 16, kt: 32, transB: true}, 8},
+		{"m64n64 N-major B 128B swizzle", wgCase{n: 64, w: 128, kt: 64, transB: true}, 16},
+		{"m64n128 N-major B 128B swizzle register A, a group per step", wgCase{n: 128, w: 128, kt: 64, transB: true, regA: true, perStep: true}, 16},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cnt, got, want, err := runWgmma(t, c.n, c.w, c.kt, c.regA, c.neg, true, "")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			cnt, got, want, err := runWgmma(t, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,8 +258,8 @@ func TestWgmmaGEMM(t *testing.T) {
 					t.Fatalf("C[%d][%d] = %v, want %v", i/c.n, i%c.n, got[i], want[i])
 				}
 			}
-			if cnt.GmmaInstructions != c.gmmaPerBlock {
-				t.Errorf("GmmaInstructions = %d, want %d", cnt.GmmaInstructions, c.gmmaPerBlock)
+			if cnt.GmmaInstructions != tc.gmmaPerBlock {
+				t.Errorf("GmmaInstructions = %d, want %d", cnt.GmmaInstructions, tc.gmmaPerBlock)
 			}
 			wantBytes := int64(2*c.n*c.kt) + int64(2*64*c.kt) // B once per warpgroup, A from shared
 			if c.regA {
@@ -246,32 +275,45 @@ func TestWgmmaGEMM(t *testing.T) {
 	}
 }
 
-func TestWgmmaWithoutProxyFence(t *testing.T) {
-	_, _, _, err := runWgmma(t, 16, 128, 64, false, false, false, "")
+// hazardAt runs c and checks that it stops with a hazard at an instruction containing at whose
+// other access contains other, with msg in its message.
+func hazardAt(t *testing.T, c wgCase, at, other, msg string) {
+	t.Helper()
+	_, _, _, err := runWgmma(t, c)
 	var f *Fault
 	if !errors.As(err, &f) {
 		t.Fatalf("err = %v, want a hazard fault", err)
 	}
-	if f.Kind != "hazard" || !strings.Contains(f.Instr, "wgmma.mma_async") || !strings.Contains(f.OtherInstr, "st.shared") ||
-		!strings.Contains(f.Msg, "fence.proxy.async") || f.Line == 0 || f.OtherLine == 0 {
-		t.Errorf("fault = %+v, want a hazard at the wgmma naming the st.shared and fence.proxy.async", f)
+	if f.Kind != "hazard" || !strings.Contains(f.Instr, at) || !strings.Contains(f.OtherInstr, other) ||
+		!strings.Contains(f.Msg, msg) || f.Line == 0 || f.OtherLine == 0 {
+		t.Errorf("fault = %+v, want a hazard at %s naming %s and %s", f, at, other, msg)
 	}
+}
+
+func TestWgmmaWithoutProxyFence(t *testing.T) {
+	hazardAt(t, wgCase{n: 16, w: 128, kt: 64, noFence: true}, "wgmma.mma_async", "st.shared", "fence.proxy.async")
 }
 
 func TestWgmmaOperandOverwrittenBeforeWait(t *testing.T) {
 	// the next tile's B written into the buffer the wgmma group still reads
-	_, _, _, err := runWgmma(t, 16, 128, 64, false, false, true, "sB[t] = B[t];")
-	var f *Fault
-	if !errors.As(err, &f) {
-		t.Fatalf("err = %v, want a hazard fault", err)
-	}
-	if f.Kind != "hazard" || !strings.Contains(f.Instr, "st.shared") || !strings.Contains(f.OtherInstr, "wgmma.mma_async") ||
-		!strings.Contains(f.Msg, "wgmma.wait_group") {
-		t.Errorf("fault = %+v, want a hazard at the st.shared naming the pending wgmma", f)
-	}
+	hazardAt(t, wgCase{n: 16, w: 128, kt: 64, beforeWait: "sB[t] = B[t];"}, "st.shared", "wgmma.mma_async", "wgmma.wait_group")
 	// after the wait and a barrier, the same write is no hazard (without the barrier, another warp's
 	// wgmma may not have read it yet: a proxy hazard)
-	if _, _, _, err := runWgmma(t, 16, 128, 64, false, false, true, `asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); __syncthreads(); sB[t] = B[t];`); err != nil {
+	c := wgCase{n: 16, w: 128, kt: 64, beforeWait: `asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); __syncthreads(); sB[t] = B[t];`}
+	if _, _, _, err := runWgmma(t, c); err != nil {
 		t.Errorf("a write after wgmma.wait_group 0: %v", err)
 	}
+}
+
+func TestWgmmaWaitGroupLeavesTheLatestPending(t *testing.T) {
+	// four steps, a group each: wait_group 1 completes all but the last step's group
+	first := `for (int i = t; i < N * KT; i += 128) if (i % KT < 16) sB[off(i / KT, i % KT) / 2] = B[i];`
+	second := `for (int i = t; i < N * KT; i += 128) if (i % KT >= 48) sB[off(i / KT, i % KT) / 2] = B[i];`
+	wait1 := `asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); __syncthreads(); `
+	c := wgCase{n: 16, w: 128, kt: 64, perStep: true, beforeWait: wait1 + first}
+	if _, _, _, err := runWgmma(t, c); err != nil {
+		t.Errorf("overwriting the first step's B after wait_group 1: %v", err)
+	}
+	c.beforeWait = wait1 + second
+	hazardAt(t, c, "st.shared", "wgmma.mma_async", "wgmma.wait_group")
 }

@@ -503,3 +503,19 @@ func (s *wgState) pendingRead(c *cta, w *warp, l int, in *inst, b uint64, rd wgR
 		Msg:        fmt.Sprintf("a write to shared memory at offset %d, which the wgmma.mma_async at PTX line %d (warp %d) may still be reading: the warp has not waited for its group. Wait with wgmma.wait_group (and a barrier, for other warps) before overwriting a wgmma's operands (PTX ISA 8.x, section 9.7.15.7.3 \"wgmma.wait_group\")", b, mma.line, rd.warp-1)}
 	c.fault(f, w, l, in)
 }
+
+// markAsync is for an async-proxy write (a TMA copy: cp.async.bulk) of n bytes at shared offset
+// off by lane l of w executing in: the bytes no longer need a fence.proxy.async before a wgmma
+// reads them, and a wgmma that may still read them (its group not waited for) is a hazard, as for
+// a generic write (s may be nil).
+func (s *wgState) markAsync(c *cta, w *warp, l int, in *inst, off uint64, n int) {
+	if s == nil || s.rec == nil {
+		return
+	}
+	for b := off; b < off+uint64(n) && b < uint64(len(s.rec)); b++ {
+		s.rec[b] = proxyRec{}
+		if rd := s.read[b]; rd.warp != 0 && rd.seq > s.warps[rd.warp-1].done {
+			s.pendingRead(c, w, l, in, b, rd)
+		}
+	}
+}

@@ -317,3 +317,22 @@ func TestWgmmaWaitGroupLeavesTheLatestPending(t *testing.T) {
 	c.beforeWait = wait1 + second
 	hazardAt(t, c, "st.shared", "wgmma.mma_async", "wgmma.wait_group")
 }
+
+func TestWgmmaAsyncWriteClearsTheProxyRecord(t *testing.T) {
+	s := &wgState{rec: make([]proxyRec, 64), read: make([]wgRead, 64)}
+	c, w := &cta{}, &warp{}
+	w.addr[0] = 8
+	s.markGeneric(c, w, &inst{self: 3}, 1, 4)
+	if got, want := s.rec[9], (proxyRec{fence: 1, self: 3}); got != want {
+		t.Fatalf("after a generic write: record %+v, want %+v", got, want)
+	}
+	c.proxyFences = 0
+	s.markAsync(c, w, 0, &inst{}, 8, 2)
+	if got := s.rec[9]; got != (proxyRec{}) {
+		t.Errorf("after an async-proxy write: record %+v, want none", got)
+	}
+	if got := s.rec[10]; got.fence != 1 {
+		t.Errorf("a byte past the async write lost its record: %+v", got)
+	}
+	s.checkProxy(c, w, &inst{}, 8) // no generic write left at 8..9: no fault
+}

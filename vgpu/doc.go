@@ -220,7 +220,7 @@
 // a barrier, is an uninitialised read or a hazard. A wgmma reading shared bytes written through
 // the generic proxy (st.shared, atomics, cp.async) with no fence.proxy.async executed in the CTA
 // since is a "hazard", and so is a generic write to bytes a wgmma read whose group its warp has not
-// waited for (wgmma.go).
+// waited for (wgmma.go); a wgmma's shared reads are initchecked as loads are.
 //
 // # Memory bounds per launch
 //

@@ -365,13 +365,17 @@ func (w *warp) wgDesc(in *inst, r int32) smemDesc {
 	return d
 }
 
-// wgElem reads element (mn, k) of a 16-bit shared-memory operand, checking its bounds and that no
+// wgElem reads element (mn, k) of a 16-bit shared-memory operand, checking its bounds, that some
+// thread (or a TMA copy) wrote it (initcheck: an "uninitialised read" note) and that no
 // generic-proxy write to it is unfenced.
 func (w *warp) wgElem(in *inst, d smemDesc, mn, k int, trans, bf16 bool) float32 {
 	c := w.c
 	a := d.addr16(mn, k, trans)
 	if int(a)+2 > len(c.shared) {
 		c.fault(&Fault{Kind: "out of bounds", Address: uint64(a), Msg: fmt.Sprintf("wgmma reads shared memory at offset %d (element %d, %d of a descriptor starting at %d), past the block's %d bytes of shared memory", a, mn, k, d.start, len(c.shared))}, w, 0, in)
+	}
+	if c.sFull < len(c.swritten) && !c.swritten.check(uint64(a), 2, false) {
+		c.noteUninit(w, 0, in, "shared", -1, uint64(a), 2) // initcheck.go
 	}
 	if s := c.wg; s != nil && s.rec != nil {
 		s.checkProxy(c, w, in, a)

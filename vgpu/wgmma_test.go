@@ -104,7 +104,7 @@ func TestWgmmaLayoutStrides(t *testing.T) {
 type wgCase struct {
 	n, w, kt                   int
 	regA, neg, transB, noFence bool
-	perStep                    bool
+	perStep, halfB             bool // halfB: stage only the first half of B
 	beforeWait                 string
 }
 
@@ -138,6 +138,7 @@ func (c wgCase) kernel() string {
 #define KT %d
 #define MODE %dull
 #define TRANSB %d
+#define HALFB %d
 __device__ unsigned swz(unsigned a) { return W == 0 ? a : a ^ (((a >> 7) & (W / 16 - 1)) << 4); }
 __device__ unsigned off(int r, int k) { // K-major
 	if (W == 0) return (r / 8) * (16 * KT) + (k / 8) * 128 + (r %% 8) * 16 + (k %% 8) * 2;
@@ -163,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 	__shared__ __align__(1024) __nv_bfloat16 sB[N * KT];
 	int t = threadIdx.x;
 	for (int i = t; i < 64 * KT; i += 128) sA[off(i / KT, i %% KT) / 2] = A[i];
-	for (int i = t; i < N * KT; i += 128) sB[(TRANSB ? offN(i / KT, i %% KT) : off(i / KT, i %% KT)) / 2] = B[i];
+	for (int i = t; i < N * KT / (HALFB + 1); i += 128) sB[(TRANSB ? offN(i / KT, i %% KT) : off(i / KT, i %% KT)) / 2] = B[i];
 	%s
 	__syncthreads();
 	float d[N / 2];
@@ -190,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 		C[row * N + col] = d[j];
 	}
 }
-`, c.n, c.w, c.kt, mode, map[bool]int{false: 0, true: 1}[c.transB], fence, mma, step, last, c.beforeWait)
+`, c.n, c.w, c.kt, mode, map[bool]int{false: 0, true: 1}[c.transB], map[bool]int{false: 0, true: 1}[c.halfB], fence, mma, step, last, c.beforeWait)
 }
 
 // bf16Inputs are small multiples of 1/4, exact in bf16, so the f32 products and sums are exact.
@@ -335,4 +336,22 @@ func TestWgmmaAsyncWriteClearsTheProxyRecord(t *testing.T) {
 		t.Errorf("a byte past the async write lost its record: %+v", got)
 	}
 	s.checkProxy(c, w, &inst{}, 8) // no generic write left at 8..9: no fault
+}
+
+func TestWgmmaUninitialisedOperand(t *testing.T) {
+	cnt, _, _, err := runWgmma(t, wgCase{n: 16, w: 128, kt: 64, halfB: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, f := range cnt.Notes {
+		found = found || f.Kind == "uninitialised read" && strings.Contains(f.Instr, "wgmma.mma_async")
+	}
+	if !found {
+		t.Errorf("notes %v, want an uninitialised read at the wgmma", cnt.Notes)
+	}
+	cnt, _, _, err = runWgmma(t, wgCase{n: 16, w: 128, kt: 64})
+	if err != nil || len(cnt.Notes) != 0 {
+		t.Errorf("a fully staged B: notes %v, err %v", cnt.Notes, err)
+	}
 }

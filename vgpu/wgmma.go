@@ -14,10 +14,10 @@ import (
 // D = A·B + D (or A·B with scale-d false) for a 64×16 A and a 16×N B, N a multiple of 8 up to 256,
 // f16 or bf16 inputs and f32 accumulators; B is in shared memory, described by a 64-bit matrix
 // descriptor (section 9.7.15.5.1.2.2 "Matrix Descriptor Format"), and A either in shared memory
-// (a descriptor) or in registers (the fragment of section 9.7.15.5.1.1 "Register Fragments": warp
-// q of the warpgroup holds rows 16q..16q+15 laid out as mma.m16n8k16's A). The accumulator
-// fragment is the same per warp: lane 4g+t holds, in register j (0..N/2-1), row
-// 16q + g + 8·((j>>1)&1), column 8·(j>>2) + 2t + (j&1).
+// (a descriptor) or in registers (section 9.7.15.5.1.1.1 "Matrix Fragments for
+// wgmma.mma_async.m64nNk16": warp q of the warpgroup holds rows 16q..16q+15 laid out as
+// mma.m16n8k16's A). The accumulator fragment is the same per warp: lane 4g+t holds, in register
+// j (0..N/2-1), row 16q + g + 8·((j>>1)&1), column 8·(j>>2) + 2t + (j&1).
 //
 // Each warp's 16 rows of D depend only on its 16 rows of A and all of B, so each warp computes
 // its share when it executes the instruction; a warpgroup whose four warps do not all exist is a

@@ -95,7 +95,7 @@ func TestWgmmaLayoutStrides(t *testing.T) {
 }
 
 // wgCase is a CUDA kernel for one block of 128 threads: C (64×n, f32) = A (64×kt) · Bᵀ for a B
-// given as n×kt, both bf16, staged in shared memory with swizzle width w (0, 32, 64, 128 bytes:
+// given as n×kt, both bf16 (or f16), staged in shared memory with swizzle width w (0, 32, 64, 128 bytes:
 // kt = w/2, or 16·steps without swizzle), B K-major or N-major (transB: imm-trans-b = 1),
 // multiplied in kt/16 wgmma steps with A from shared memory or from registers (regA), negated with
 // imm-scale-a = -1 (neg). noFence drops the fence.proxy.async between the stores and the wgmma;
@@ -105,7 +105,15 @@ type wgCase struct {
 	n, w, kt                   int
 	regA, neg, transB, noFence bool
 	perStep, halfB             bool // halfB: stage only the first half of B
+	f16                        bool // f16 inputs, else bf16
 	beforeWait                 string
+}
+
+func (c wgCase) typ() string {
+	if c.f16 {
+		return "f16"
+	}
+	return "bf16"
 }
 
 func (c wgCase) kernel() string {
@@ -117,11 +125,11 @@ func (c wgCase) kernel() string {
 	p := c.n / 2
 	sa := map[bool]string{false: "1", true: "-1"}[c.neg]
 	tb := map[bool]string{false: "0", true: "1"}[c.transB]
-	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, %%%d, %%%d, p, %s, 1, 0, %s; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
-		p+2, c.n, strings.Join(dregs, ", "), p, p+1, sa, tb, strings.Join(dops, ", "))
+	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %%%d, %%%d, p, %s, 1, 0, %s; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
+		p+2, c.n, c.typ(), c.typ(), strings.Join(dregs, ", "), p, p+1, sa, tb, strings.Join(dops, ", "))
 	if c.regA {
-		mma = fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, %s, 1, %s; }" : %s : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale) : "memory");`,
-			p+5, c.n, strings.Join(dregs, ", "), p, p+1, p+2, p+3, p+4, sa, tb, strings.Join(dops, ", "))
+		mma = fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, %s, 1, %s; }" : %s : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale) : "memory");`,
+			p+5, c.n, c.typ(), c.typ(), strings.Join(dregs, ", "), p, p+1, p+2, p+3, p+4, sa, tb, strings.Join(dops, ", "))
 	}
 	fence := `asm volatile("fence.proxy.async.shared::cta;" ::: "memory");`
 	if c.noFence {
@@ -132,8 +140,7 @@ func (c wgCase) kernel() string {
 		step, last = last, ""
 	}
 	mode := map[int]int{0: 0, 128: 1, 64: 2, 32: 3}[c.w]
-	return fmt.Sprintf(`#include <cuda_bf16.h>
-#define N %d
+	return fmt.Sprintf(`#define N %d
 #define W %d
 #define KT %d
 #define MODE %dull
@@ -159,9 +166,9 @@ __device__ unsigned long long descN(const void* p, int ks) {
 	if (W == 0) return enc(p, ks * 32 * N, 16 * N, 128);
 	return enc(p, ks * 16 * W, W * KT, 8 * W);
 }
-extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
-	__shared__ __align__(1024) __nv_bfloat16 sA[64 * KT];
-	__shared__ __align__(1024) __nv_bfloat16 sB[N * KT];
+extern "C" __global__ void __launch_bounds__(128) k(const unsigned short* A, const unsigned short* B, float* C) {
+	__shared__ __align__(1024) unsigned short sA[64 * KT];
+	__shared__ __align__(1024) unsigned short sB[N * KT];
 	int t = threadIdx.x;
 	for (int i = t; i < 64 * KT; i += 128) sA[off(i / KT, i %% KT) / 2] = A[i];
 	for (int i = t; i < N * KT / (HALFB + 1); i += 128) sB[(TRANSB ? offN(i / KT, i %% KT) : off(i / KT, i %% KT)) / 2] = B[i];
@@ -177,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 		unsigned a[4];
 		for (int j = 0; j < 4; j++) {
 			int row = 16 * wq + g + 8 * (j & 1), col = 16 * ks + 2 * tt + 8 * (j >> 1);
-			a[j] = (unsigned)__bfloat16_as_ushort(A[row * KT + col]) | (unsigned)__bfloat16_as_ushort(A[row * KT + col + 1]) << 16;
+			a[j] = (unsigned)A[row * KT + col] | (unsigned)A[row * KT + col + 1] << 16;
 		}
 		(void)da; (void)a;
 		%s
@@ -194,13 +201,17 @@ extern "C" __global__ void __launch_bounds__(128) k(const __nv_bfloat16* A, cons
 `, c.n, c.w, c.kt, mode, map[bool]int{false: 0, true: 1}[c.transB], map[bool]int{false: 0, true: 1}[c.halfB], fence, mma, step, last, c.beforeWait)
 }
 
-// bf16Inputs are small multiples of 1/4, exact in bf16, so the f32 products and sums are exact.
-func bf16Inputs(count, seed int) ([]float32, []uint16) {
+// halfInputs are small multiples of 1/4, exact in bf16 and f16, so the f32 products and sums are
+// exact; the bits are f16's with f16, else bf16's.
+func halfInputs(count, seed int, f16 bool) ([]float32, []uint16) {
 	f := make([]float32, count)
 	h := make([]uint16, count)
 	for i := range f {
 		f[i] = float32((i*7+seed*13)%9-4) / 4
 		h[i] = uint16(math.Float32bits(f[i]) >> 16)
+		if f16 {
+			h[i] = roundF16(float64(f[i]), rmNearest, 0)
+		}
 	}
 	return f, h
 }
@@ -209,8 +220,8 @@ func runWgmma(t *testing.T, c wgCase) (Counts, []float32, []float32, error) {
 	t.Helper()
 	n, kt := c.n, c.kt
 	m := compileSM90(t, c.kernel())
-	af, ah := bf16Inputs(64*kt, 1)
-	bf, bh := bf16Inputs(n*kt, 2)
+	af, ah := halfInputs(64*kt, 1, c.f16)
+	bf, bh := halfInputs(n*kt, 2, c.f16)
 	A, B := Uint16Buffer("A", ah), Uint16Buffer("B", bh)
 	C := NewOutput("C", 4*64*n, Poisoned)
 	cnt, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{128},
@@ -242,6 +253,8 @@ func TestWgmmaGEMM(t *testing.T) {
 		{"m64n64 K-loop 128B swizzle", wgCase{n: 64, w: 128, kt: 64}, 16},
 		{"m64n24 64B swizzle scale-a -1", wgCase{n: 24, w: 64, kt: 32, neg: true}, 8},
 		{"m64n8 32B swizzle", wgCase{n: 8, w: 32, kt: 16}, 4},
+		{"m64n32 f16 128B swizzle", wgCase{n: 32, w: 128, kt: 64, f16: true}, 16},
+		{"m64n16 f16 register A", wgCase{n: 16, kt: 32, regA: true, f16: true}, 8},
 		{"m64n256 128B swizzle register A", wgCase{n: 256, w: 128, kt: 64, regA: true}, 16},
 		{"m64n16 N-major B no swizzle", wgCase{n: 16, kt: 32, transB: true}, 8},
 		{"m64n64 N-major B 128B swizzle", wgCase{n: 64, w: 128, kt: 64, transB: true}, 16},

@@ -106,6 +106,7 @@ type wgCase struct {
 	regA, neg, transB, noFence bool
 	perStep, halfB             bool // halfB: stage only the first half of B
 	f16                        bool // f16 inputs, else bf16
+	transA                     bool // A M-major (imm-trans-a = 1)
 	beforeWait                 string
 }
 
@@ -124,9 +125,9 @@ func (c wgCase) kernel() string {
 	}
 	p := c.n / 2
 	sa := map[bool]string{false: "1", true: "-1"}[c.neg]
-	tb := map[bool]string{false: "0", true: "1"}[c.transB]
-	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %%%d, %%%d, p, %s, 1, 0, %s; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
-		p+2, c.n, c.typ(), c.typ(), strings.Join(dregs, ", "), p, p+1, sa, tb, strings.Join(dops, ", "))
+	ta, tb := map[bool]string{false: "0", true: "1"}[c.transA], map[bool]string{false: "0", true: "1"}[c.transB]
+	mma := fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %%%d, %%%d, p, %s, 1, %s, %s; }" : %s : "l"(da), "l"(db), "r"(scale) : "memory");`,
+		p+2, c.n, c.typ(), c.typ(), strings.Join(dregs, ", "), p, p+1, sa, ta, tb, strings.Join(dops, ", "))
 	if c.regA {
 		mma = fmt.Sprintf(`asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, %s, 1, %s; }" : %s : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale) : "memory");`,
 			p+5, c.n, c.typ(), c.typ(), strings.Join(dregs, ", "), p, p+1, p+2, p+3, p+4, sa, tb, strings.Join(dops, ", "))
@@ -144,15 +145,16 @@ func (c wgCase) kernel() string {
 #define W %d
 #define KT %d
 #define MODE %dull
-#define TRANSB %d
+#define TRANSA %s
+#define TRANSB %s
 #define HALFB %d
 __device__ unsigned swz(unsigned a) { return W == 0 ? a : a ^ (((a >> 7) & (W / 16 - 1)) << 4); }
 __device__ unsigned off(int r, int k) { // K-major
 	if (W == 0) return (r / 8) * (16 * KT) + (k / 8) * 128 + (r %% 8) * 16 + (k %% 8) * 2;
 	return swz((r / 8) * (8 * W) + (r %% 8) * W + k * 2);
 }
-__device__ unsigned offN(int n, int k) { // N-major
-	if (W == 0) return (n / 8) * 128 + (n %% 8) * 2 + (k / 8) * (16 * N) + (k %% 8) * 16;
+__device__ unsigned offN(int n, int k, int rows) { // M- or N-major, rows: M or N
+	if (W == 0) return (n / 8) * 128 + (n %% 8) * 2 + (k / 8) * (16 * rows) + (k %% 8) * 16;
 	return swz((n / (W / 2)) * (W * KT) + (k / 8) * (8 * W) + (k %% 8) * W + (n %% (W / 2)) * 2);
 }
 __device__ unsigned long long enc(const void* p, unsigned adv, unsigned long long lbo, unsigned long long sbo) {
@@ -162,16 +164,16 @@ __device__ unsigned long long enc(const void* p, unsigned adv, unsigned long lon
 __device__ unsigned long long desc(const void* p, int ks) {
 	return enc(p, W == 0 ? ks * 256 : ks * 32, 128, W == 0 ? 16 * KT : 8 * W);
 }
-__device__ unsigned long long descN(const void* p, int ks) {
-	if (W == 0) return enc(p, ks * 32 * N, 16 * N, 128);
+__device__ unsigned long long descN(const void* p, int ks, int rows) {
+	if (W == 0) return enc(p, ks * 32 * rows, 16 * rows, 128);
 	return enc(p, ks * 16 * W, W * KT, 8 * W);
 }
 extern "C" __global__ void __launch_bounds__(128) k(const unsigned short* A, const unsigned short* B, float* C) {
 	__shared__ __align__(1024) unsigned short sA[64 * KT];
 	__shared__ __align__(1024) unsigned short sB[N * KT];
 	int t = threadIdx.x;
-	for (int i = t; i < 64 * KT; i += 128) sA[off(i / KT, i %% KT) / 2] = A[i];
-	for (int i = t; i < N * KT / (HALFB + 1); i += 128) sB[(TRANSB ? offN(i / KT, i %% KT) : off(i / KT, i %% KT)) / 2] = B[i];
+	for (int i = t; i < 64 * KT; i += 128) sA[(TRANSA ? offN(i / KT, i %% KT, 64) : off(i / KT, i %% KT)) / 2] = A[i];
+	for (int i = t; i < N * KT / (HALFB + 1); i += 128) sB[(TRANSB ? offN(i / KT, i %% KT, N) : off(i / KT, i %% KT)) / 2] = B[i];
 	%s
 	__syncthreads();
 	float d[N / 2];
@@ -179,7 +181,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const unsigned short* A, con
 	int wq = t / 32, g = (t %% 32) / 4, tt = t %% 4;
 	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 	for (int ks = 0; ks < KT / 16; ks++) {
-		unsigned long long da = desc(sA, ks), db = TRANSB ? descN(sB, ks) : desc(sB, ks);
+		unsigned long long da = TRANSA ? descN(sA, ks, 64) : desc(sA, ks), db = TRANSB ? descN(sB, ks, N) : desc(sB, ks);
 		unsigned scale = ks > 0;
 		unsigned a[4];
 		for (int j = 0; j < 4; j++) {
@@ -198,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const unsigned short* A, con
 		C[row * N + col] = d[j];
 	}
 }
-`, c.n, c.w, c.kt, mode, map[bool]int{false: 0, true: 1}[c.transB], map[bool]int{false: 0, true: 1}[c.halfB], fence, mma, step, last, c.beforeWait)
+`, c.n, c.w, c.kt, mode, ta, tb, map[bool]int{false: 0, true: 1}[c.halfB], fence, mma, step, last, c.beforeWait)
 }
 
 // halfInputs are small multiples of 1/4, exact in bf16 and f16, so the f32 products and sums are
@@ -255,6 +257,8 @@ func TestWgmmaGEMM(t *testing.T) {
 		{"m64n8 32B swizzle", wgCase{n: 8, w: 32, kt: 16}, 4},
 		{"m64n32 f16 128B swizzle", wgCase{n: 32, w: 128, kt: 64, f16: true}, 16},
 		{"m64n16 f16 register A", wgCase{n: 16, kt: 32, regA: true, f16: true}, 8},
+		{"m64n16 M-major A no swizzle", wgCase{n: 16, kt: 32, transA: true}, 8},
+		{"m64n64 M-major A and N-major B 128B swizzle", wgCase{n: 64, w: 128, kt: 64, transA: true, transB: true}, 16},
 		{"m64n256 128B swizzle register A", wgCase{n: 256, w: 128, kt: 64, regA: true}, 16},
 		{"m64n16 N-major B no swizzle", wgCase{n: 16, kt: 32, transB: true}, 8},
 		{"m64n64 N-major B 128B swizzle", wgCase{n: 64, w: 128, kt: 64, transB: true}, 16},

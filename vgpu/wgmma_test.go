@@ -372,3 +372,47 @@ func TestWgmmaUninitialisedOperand(t *testing.T) {
 		t.Errorf("a fully staged B: notes %v, err %v", cnt.Notes, err)
 	}
 }
+
+func TestWgmmaDecode(t *testing.T) {
+	in, err := decodeOne(t, "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, %rd1, %p1, -1, 1, 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := in.wg; op == nil || op.aDesc || !op.negA || op.negB || !op.transB || op.n != 8 || op.bf16 || op.scaleD < 0 {
+		t.Errorf("decoded %+v", in.wg)
+	}
+	if got, want := in.flops, uint16(2*64*8*16/128); got != want {
+		t.Errorf("flops per lane = %d, want %d", got, want)
+	}
+	if in, err := decodeOne(t, "wgmma.wait_group.sync.aligned 3"); err != nil || in.wg.wait != 3 {
+		t.Errorf("wait_group 3: %+v, %v", in.wg, err)
+	}
+	for _, bad := range []string{
+		"wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r1, %r2}, %rd1, %rd2, 1, 1, 1, 0, 0", // f16 accumulators
+		"wgmma.mma_async.sync.aligned.m64n12k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4, %f5, %f6}, %rd1, %rd2, 1, 1, 1, 0, 0",
+		"wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2}, %rd1, %rd2, 1, 1, 1, 0, 0", // too few accumulators
+		"wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 2, 1, 0, 0",
+		"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0, 0",
+		"wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1",
+		"wgmma.wait_group.sync.aligned %r1",
+	} {
+		_, err := decodeOne(t, bad)
+		var u *UnsupportedError
+		if !errors.As(err, &u) || !strings.HasPrefix(u.Opcode, "wgmma") {
+			t.Errorf("%s: err %v, want an UnsupportedError", bad, err)
+		}
+	}
+}
+
+func TestWgmmaIncompleteWarpgroup(t *testing.T) {
+	m := compileSM90(t, wgCase{n: 16, kt: 16}.kernel())
+	_, ah := halfInputs(64*16, 1, false)
+	_, bh := halfInputs(16*16, 2, false)
+	A, B, C := Uint16Buffer("A", ah), Uint16Buffer("B", bh), NewOutput("C", 4*64*16, Poisoned)
+	_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64},
+		Params: []Arg{Ptr(A), Ptr(B), Ptr(C)}, Buffers: []*Buffer{A, B, C}})
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != "barrier" || !strings.Contains(f.Msg, "warpgroup") || !strings.Contains(f.Instr, "wgmma") {
+		t.Errorf("a wgmma in a block of 64 threads: %v, want a barrier fault naming the incomplete warpgroup", err)
+	}
+}

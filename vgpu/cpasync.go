@@ -287,5 +287,9 @@ func (c *cta) completeCopy(w *warp, l int, cp asyncCopy) {
 		w.addr[l] = uint64(cp.off)
 		c.initShared(w, in, 1<<l, n, accStore)
 	}
+	if c.wg != nil { // a cp.async writes through the generic proxy (wgmma.go)
+		w.addr[l] = uint64(cp.off)
+		c.wg.markGeneric(c, w, in, 1<<l, n)
+	}
 	copy(mem, cp.data[:n])
 }

@@ -48,7 +48,7 @@ var features = []struct{ prefix, feature string }{
 	{"cp.async.bulk", "Hopper's tensor memory accelerator copies (TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group, wait_group/wait_all and cp.async.mbarrier.arrive (\"Asynchronous Data Copies\")"},
-	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma)"},
+	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma) shapes and types other than m64nNk16 with f16 or bf16 inputs and f32 accumulators"},
 	{"mbarrier", "asynchronous barriers other than a block's own in its shared memory (mbarrier on .shared::cluster, pending_count, arrive.noComplete: \"Asynchronous Barrier\")"},
 	{"ldmatrix", "tensor-core fragment loads other than ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"},
 	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
@@ -154,6 +154,7 @@ type inst struct {
 	cp       *cpAsyncOp  // cp.async and its commit and wait (cpasync.go)
 	mb       *mbarOp     // mbarrier and cp.async.mbarrier.arrive (mbarrier.go)
 	proxy    bool        // fence.proxy.async (hopper.go)
+	wg       *wgmmaOp    // wgmma (wgmma.go)
 	atom     *atomOp
 	call     *callSite
 	strong   bool   // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory

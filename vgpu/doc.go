@@ -113,6 +113,11 @@
 // cuda::memcpy_async with a barrier, the __mbarrier_* primitives); elect.sync and
 // fence.proxy.async (hopper.go: counted, Counts.AsyncProxyFences; other fences are no-ops),
 // setmaxnreg (a hint: registers keep their values);
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} (N a multiple of 8 up to 256; B
+// and optionally A through shared-memory matrix descriptors with no, 32-, 64- or 128-byte swizzle,
+// or A in registers; scale-d, imm-scale-a/-b, imm-trans-a/-b), wgmma.fence, wgmma.commit_group and
+// wgmma.wait_group (wgmma.go: each warp of the warpgroup computes its 16 rows of D when it executes
+// it; a descriptor's nonzero matrix base offset is unsupported);
 // mov from %clock, %clock64 and %globaltimer (a per-CTA count of instructions that only grows,
 // not time).
 //
@@ -125,7 +130,8 @@
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
 // stmatrix, cp.async.bulk (TMA), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
-// and arrive.noComplete, wgmma, clusters, wmma with f16
+// and arrive.noComplete, wgmma shapes and types other than m64nNk16 with f32 accumulators,
+// clusters, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.
 //
@@ -171,7 +177,9 @@
 // request and a shared store request), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
 // beside the predicated-off lanes, branches and divergent branches (Counts.BranchEfficiency),
 // barriers (bar.sync released per CTA; each mbarrier instruction is a warp instruction of class
-// "barrier"), fence.proxy.async instructions (Counts.AsyncProxyFences), and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
+// "barrier"), fence.proxy.async instructions (Counts.AsyncProxyFences), wgmma.mma_async warp
+// instructions and the shared bytes they read (Counts.GmmaInstructions, GmmaSharedBytes: apart
+// from the shared requests; 2·64·N·16 FLOPs per warpgroup instruction), and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,
 // SharedAtomicRequests, the passes same-address lanes serialise into: Counts.AtomicSerialisation,
 // and the operations on the launch's hottest global address, GlobalAtomicHotOps; atomic traffic is
 // counted apart from the load/store sectors and Coalescing).
@@ -209,7 +217,10 @@
 // checked as the reads of the lanes that gave the rows' addresses; a cp.async's shared write is
 // checked (and marked written for the initcheck) as its thread's store at the cp.async.wait_group
 // that completes it, so a read before the wait, or by another thread not ordered after the wait by
-// a barrier, is an uninitialised read or a hazard.
+// a barrier, is an uninitialised read or a hazard. A wgmma reading shared bytes written through
+// the generic proxy (st.shared, atomics, cp.async) with no fence.proxy.async executed in the CTA
+// since is a "hazard", and so is a generic write to bytes a wgmma read whose group its warp has not
+// waited for (wgmma.go); a wgmma's shared reads are initchecked as loads are.
 //
 // # Memory bounds per launch
 //
@@ -222,7 +233,8 @@
 // recurse, at most MaxLocalBytes = 64 KiB per thread, so at most 64 MiB for 1024 threads; calls at
 // most MaxCallDepth = 256 deep, beyond either a "stack overflow" fault), the call stacks' return
 // sites (8 bytes × MaxCallDepth per thread, only for kernels that call) and one counter record per
-// instruction, a record of each initialised mbarrier (at most one per 8 bytes of shared memory);
+// instruction, a record of each initialised mbarrier (at most one per 8 bytes of shared memory),
+// for a kernel with wgmma 24 bytes per byte of shared memory (wgmma.go's proxy and reader records);
 // plus a copy of the module's .global/.const variables, and at most MaxPrintfBytes =
 // 64 KiB of printf output per launch ("… (output truncated)" beyond; the launch stops keeping CTAs'
 // output once it holds that much, so which CTAs' lines survive truncation depends on scheduling). A trace keeps nothing: each

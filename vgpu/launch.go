@@ -193,6 +193,12 @@ type Counts struct {
 	// the async proxy's reads (PTX ISA 8.x, "membar/fence"), kept for the checks of the
 	// instructions that read through the async proxy.
 	AsyncProxyFences int64
+	// GmmaInstructions are the warp-level wgmma.mma_async instructions (4 per warpgroup
+	// instruction: Nsight Compute's sm__inst_executed_pipe_tensor_op_gmma, all of which read
+	// shared memory: smsp__sass_inst_executed_op_shared_gmma); GmmaSharedBytes the shared memory
+	// they read (B once per warpgroup, A per warp when it is in shared memory), kept apart from
+	// the shared load requests and wavefronts (wgmma.go).
+	GmmaInstructions, GmmaSharedBytes int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
 	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
@@ -280,7 +286,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.AsyncProxyFences, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.AsyncProxyFences, &out.GmmaInstructions, &out.GmmaSharedBytes, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
@@ -464,6 +470,7 @@ type cta struct {
 	barriers          uint64
 	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
 	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
+	wg                *wgState             // wgmma groups and the async-proxy check's records (wgmma.go), nil without wgmma
 	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 }
@@ -777,6 +784,7 @@ func newCTA(L *launch, nwarps int) *cta {
 		c.shadow = make([]shadow, (L.shared+3)/4)
 	}
 	c.swritten = make(writtenBits, (L.shared+31)/32)
+	c.wg = newWgState(p, L.shared)
 	c.seen = make([]uint32, (L.shared+3)/4)
 	if L.l2 != nil {
 		c.l1 = newL1(L.l1Bytes)
@@ -809,6 +817,7 @@ func (c *cta) run(i int) {
 	}
 	c.sFull = 0
 	clear(c.mbars)
+	c.wg.reset()
 	c.clock = 0
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
@@ -1041,6 +1050,10 @@ func (out *Counts) addInst(in *inst, x instCount) {
 	out.FLOPs += int64(in.flops) * int64(x.thread)
 	if in.class == ClassTensor {
 		out.TensorFLOPs += int64(in.flops) * int64(x.thread)
+	}
+	if in.wg != nil && in.wg.kind == wgMma {
+		out.GmmaInstructions += int64(x.warp)
+		out.GmmaSharedBytes += int64(x.warp) * in.wg.sharedBytes()
 	}
 	switch in.class {
 	case ClassLoad:

@@ -306,6 +306,9 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		} else if c.L.racecheck {
 			c.racecheck(w, in, sm, n, mode == accStore)
 		}
+		if mode != accLoad {
+			c.wg.markGeneric(c, w, in, sm, n) // wgmma.go
+		}
 	}
 }
 

@@ -62,6 +62,8 @@ var opRows = []opRow{
 	{[]string{"wmma"}, "wmma.load.a.sync.aligned.row.m16n16k16.global.bf16 {%r1, %r2, %r3, %r4}, [%rd1], %r5",
 		(*decoder).decodeWmma},
 	{[]string{"ldmatrix"}, "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r1, %r2}, [%r3]", (*decoder).decodeLdmatrix},
+	{[]string{"wgmma"}, "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1, 0, 0",
+		(*decoder).decodeWgmma},
 	{[]string{"mma"}, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8}",
 		(*decoder).decodeMma},
 }

@@ -1372,7 +1372,7 @@ func (p *parser) vecOperand(t token) (operand, error) {
 			return o, p.errf(t.line, "nested vector or address in a vector operand")
 		}
 		o.elems = append(o.elems, e)
-		if len(o.elems) > 64 {
+		if len(o.elems) > 128 { // wgmma.m64n256k16: 128 f32 accumulators
 			return o, p.errf(t.line, "vector operand too long")
 		}
 		if p.is(",") {

@@ -113,6 +113,10 @@
 // cuda::memcpy_async with a barrier, the __mbarrier_* primitives); elect.sync and
 // fence.proxy.async (hopper.go: counted, Counts.AsyncProxyFences; other fences are no-ops),
 // setmaxnreg (a hint: registers keep their values);
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (the 1-D bulk copy) and
+// cp.async.bulk.tensor.{1-5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes with a
+// tensor map made by TensorMapArg (tma.go: zero fill outside the tensor, 32/64/128-byte swizzle,
+// the bytes completed on the mbarrier when a thread waits on it; Counts.TMARequests and TMABytes);
 // mov from %clock, %clock64 and %globaltimer (a per-CTA count of instructions that only grows,
 // not time).
 //
@@ -124,7 +128,8 @@
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
-// stmatrix, cp.async.bulk (TMA), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
+// stmatrix, TMA copies other than global→shared with an mbarrier (shared→global, multicast,
+// im2col, prefetch, reduce), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
 // and arrive.noComplete, wgmma, clusters, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.

@@ -89,6 +89,7 @@ type Arg struct {
 	size int
 	buf  *Buffer
 	off  int64
+	tmap *TensorMap // TensorMapArg (tma.go)
 }
 
 func U32(v uint32) Arg               { return Arg{bits: uint64(v), size: 4} }
@@ -193,6 +194,10 @@ type Counts struct {
 	// the async proxy's reads (PTX ISA 8.x, "membar/fence"), kept for the checks of the
 	// instructions that read through the async proxy.
 	AsyncProxyFences int64
+	// TMARequests are the cp.async.bulk{.tensor} warp instructions (TMA copies) and TMABytes the
+	// bytes they moved from global to shared memory, zero-filled box elements included (tma.go);
+	// neither is part of the global load requests, sectors or Coalescing.
+	TMARequests, TMABytes int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
 	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
@@ -280,7 +285,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.AsyncProxyFences, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.AsyncProxyFences, &out.TMARequests, &out.TMABytes, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
@@ -464,6 +469,9 @@ type cta struct {
 	barriers          uint64
 	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
 	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
+	bulk              []bulkCopy           // TMA copies in flight (tma.go)
+	tmaRequests       int64                // Counts.TMARequests and TMABytes (tma.go)
+	tmaBytes          int64                // Counts.TMABytes
 	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 }
@@ -682,6 +690,12 @@ func (L *launch) setParams(fn *Function, params []Arg, index map[*Buffer]int) er
 		if a.size != p.Size {
 			return fmt.Errorf("parameter %d (%s) is %d bytes, the argument %d", i, p.Name, p.Size, a.size)
 		}
+		if a.tmap != nil {
+			if err := L.setTensorMap(i, p, a.tmap, index); err != nil {
+				return err
+			}
+			continue
+		}
 		writeN(L.params[p.Offset:], p.Size, v)
 	}
 	return nil
@@ -809,6 +823,7 @@ func (c *cta) run(i int) {
 	}
 	c.sFull = 0
 	clear(c.mbars)
+	c.bulk = c.bulk[:0]
 	c.clock = 0
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
@@ -845,7 +860,7 @@ func (c *cta) run(i int) {
 			panic(faultPanic{L.ctx.Err()})
 		default:
 		}
-		if ran {
+		if ran || c.completeBulk(0, true) { // copies in flight complete when nothing else can run
 			continue
 		}
 		c.checkHang()
@@ -953,6 +968,8 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
 		out.AsyncProxyFences += c.proxyFences
+		out.TMARequests += c.tmaRequests
+		out.TMABytes += c.tmaBytes
 		out.GlobalLines += c.lines
 		out.AsyncCopyLines += c.asyncLines
 		out.L1Sectors += c.l1Sectors

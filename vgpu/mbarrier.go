@@ -355,9 +355,9 @@ func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
 		off := c.mbarAt(w, in, l)
 		b := c.mbarLookup(w, in, l, off)
 		s := w.regs[op.state][l]
-		complete := b.phase != uint32(s)
-		if op.parity {
-			complete = b.phase&1 != uint32(s)&1
+		complete := b.phaseDone(s, op.parity)
+		if !complete && len(c.bulk) > 0 && c.completeBulk(off, false) { // TMA copies (tma.go)
+			complete = b.phaseDone(s, op.parity)
 		}
 		if complete {
 			done |= 1 << l
@@ -375,6 +375,14 @@ func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
 		return true
 	}
 	return false
+}
+
+// phaseDone reports whether the phase of state s (or, with parity, of s's parity) completed.
+func (b *mbarrier) phaseDone(s uint64, parity bool) bool {
+	if parity {
+		return b.phase&1 != uint32(s)&1
+	}
+	return b.phase != uint32(s)
 }
 
 // checkHang is called when no warp can run: a lane waiting on an mbarrier phase then waits

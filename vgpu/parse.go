@@ -1328,7 +1328,7 @@ func (p *parser) operand() (operand, error) {
 	return operand{}, p.errf(t.line, "unexpected %s in an operand", describe(t))
 }
 
-// addrOperand parses an address operand: [name], [name+n], [name-n] or [n].
+// addrOperand parses an address operand: [name], [name+n], [name-n], [n] or [name, {a, b, …}].
 func (p *parser) addrOperand() (operand, error) {
 	p.next() // [
 	o := operand{kind: oAddr}
@@ -1347,6 +1347,17 @@ func (p *parser) addrOperand() (operand, error) {
 				return o, err
 			}
 			o.off = n
+		}
+		if p.is(",") { // a tensor map and its coordinates: [tmap, {x, y}] (cp.async.bulk.tensor)
+			p.next()
+			if !p.is("{") {
+				return o, p.errf(p.peek().line, "expected '{' after the ',' in an address")
+			}
+			v, err := p.vecOperand(p.peek())
+			if err != nil {
+				return o, err
+			}
+			o.elems = v.elems
 		}
 	} else {
 		n, _, err := p.intLit()

@@ -1,0 +1,211 @@
+package vgpu
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tmaAsm declares the tensor map type (cuda.h's CUtensorMap, which the headers NVRTC finds here
+// may lack) and the inline-asm forms of the TMA copies (PTX ISA 8.x, "cp.async.bulk.tensor").
+const tmaAsm = `#include <cuda/barrier>
+struct alignas(64) CUtensorMap_st { unsigned long long opaque[16]; };
+` + mbarrierAsm + `
+__device__ __forceinline__ void tma_2d(unsigned dst, const CUtensorMap* m, int x, int y, unsigned bar) {
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+		:: "r"(dst), "l"(m), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void bulk_1d(unsigned dst, const void* src, unsigned n, unsigned bar) {
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+		:: "r"(dst), "l"(src), "r"(n), "r"(bar) : "memory");
+}
+`
+
+// tileKernel: block (bx, by) loads the 8×16 box at (16·bx, 8·by) with one TMA copy whose bytes
+// thread 0 announces with arrive.expect_tx (EXPECT), waits on the phase, and writes the tile out.
+const tileKernel = tmaAsm + `
+extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, float* out) {
+	__shared__ alignas(128) float tile[8 * 16];
+	__shared__ unsigned long long bar;
+	if (threadIdx.x == 0) mb_init(smem(&bar), 1);
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		mb_arrive_tx(smem(&bar), EXPECT);
+		tma_2d(smem(tile) + DSTOFF, &tmap, 16 * blockIdx.x + XOFF, 8 * blockIdx.y, smem(&bar));
+	}
+	mb_wait_parity(smem(&bar), 0); // the wait
+	int b = blockIdx.y * gridDim.x + blockIdx.x;
+	for (int i = threadIdx.x; i < 128; i += blockDim.x) out[b * 128 + i] = tile[i];
+}
+`
+
+func tileSource(expect, dstOff, xOff int) string {
+	return strings.NewReplacer("EXPECT", strconv.Itoa(expect), "DSTOFF", strconv.Itoa(dstOff), "XOFF", strconv.Itoa(xOff)).Replace(tileKernel)
+}
+
+// launchTile runs a tile kernel over a 40×20 float matrix (3×3 boxes of 16×8, the last column
+// and row of boxes partly outside it).
+func launchTile(t *testing.T, m *Module, swz Swizzle, box []int) ([]float32, *Buffer, Counts, error) {
+	t.Helper()
+	const W, H = 40, 20
+	a := make([]float32, W*H)
+	for i := range a {
+		a[i] = float32(i + 1)
+	}
+	A := Float32Buffer("A", a)
+	out := NewOutput("out", 9*128*4, Poisoned)
+	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{W, H}, Strides: []int64{4 * W}, Box: box, Swizzle: swz})
+	c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{3, 3}, Block: [3]int{64},
+		Params: []Arg{tm, Ptr(out)}, Buffers: []*Buffer{A, out}})
+	return a, out, c, err
+}
+
+// A 2-D TMA tile load matches a CPU reference: each block's box, zero-filled where it lies
+// outside the 40×20 tensor (the right column of boxes covers x 32..47, the bottom row y 16..23).
+// Each copy is one TMA request of 512 bytes, none of them a global load request.
+func TestTMATileLoadMatchesReference(t *testing.T) {
+	m := compileSM90(t, tileSource(512, 0, 0))
+	a, out, c, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.Float32s()
+	for by := range 3 {
+		for bx := range 3 {
+			for r := range 8 {
+				for col := range 16 {
+					x, y := 16*bx+col, 8*by+r
+					want := float32(0)
+					if x < 40 && y < 20 {
+						want = a[y*40+x]
+					}
+					if g := got[(by*3+bx)*128+r*16+col]; g != want {
+						t.Fatalf("block (%d,%d) tile[%d][%d] = %v, want %v", bx, by, r, col, g, want)
+					}
+				}
+			}
+		}
+	}
+	if c.TMARequests != 9 || c.TMABytes != 9*512 || c.GlobalLoadRequests != 0 {
+		t.Errorf("TMA requests %d, bytes %d, global load requests %d; want 9, 4608, 0", c.TMARequests, c.TMABytes, c.GlobalLoadRequests)
+	}
+}
+
+// With a 128-byte swizzle the 16-byte chunk j of row r of a 32-float-wide box lands at chunk
+// j ^ (r % 8): the kernel reads the tile back unswizzled and writes it raw; the raw tile is the
+// permutation.
+func TestTMASwizzle128B(t *testing.T) {
+	src := strings.Replace(tileSource(1024, 0, 0), "float tile[8 * 16]", "float tile[8 * 32]", 1)
+	src = strings.Replace(src, "__shared__ alignas(128)", "__shared__ alignas(1024)", 1)
+	src = strings.Replace(src, "i < 128; i += blockDim.x) out[b * 128 + i]", "i < 256; i += blockDim.x) out[b * 256 + i]", 1)
+	m := compileSM90(t, src)
+	const W, H = 40, 20
+	a := make([]float32, W*H)
+	for i := range a {
+		a[i] = float32(i + 1)
+	}
+	A := Float32Buffer("A", a)
+	out := NewOutput("out", 256*4, Poisoned)
+	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{W, H}, Strides: []int64{4 * W}, Box: []int{32, 8}, Swizzle: Swizzle128B})
+	if _, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64},
+		Params: []Arg{tm, Ptr(out)}, Buffers: []*Buffer{A, out}}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.Float32s()
+	for r := range 8 {
+		for j := range 8 { // the 16-byte chunks of the row
+			for e := range 4 {
+				want := a[r*W+4*j+e]
+				if g := got[r*32+4*(j^r)+e]; g != want {
+					t.Fatalf("row %d chunk %d element %d at chunk %d = %v, want %v", r, j, e, j^r, g, want)
+				}
+			}
+		}
+	}
+}
+
+// The 1-D bulk copy completes its bytes on the mbarrier: 64 floats (256 bytes) copied and read
+// back after the wait; a copy is a TMA request, not a global load.
+func TestTMABulkCopy1D(t *testing.T) {
+	m := compileSM90(t, tmaAsm+`
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ alignas(128) float buf[64];
+	__shared__ unsigned long long bar;
+	if (threadIdx.x == 0) mb_init(smem(&bar), 1);
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		mb_arrive_tx(smem(&bar), 256);
+		bulk_1d(smem(buf), in + 64 * blockIdx.x, 256, smem(&bar));
+	}
+	mb_wait_parity(smem(&bar), 0);
+	out[64 * blockIdx.x + threadIdx.x] = 2 * buf[threadIdx.x];
+}
+`)
+	in := make([]float32, 128)
+	for i := range in {
+		in[i] = float32(i) - 3
+	}
+	out, c, err := launchMbar(t, m, 64, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range out.Float32s() {
+		if want := 2 * in[i]; g != want {
+			t.Fatalf("out[%d] = %v, want %v", i, g, want)
+		}
+	}
+	if c.TMARequests != 2 || c.TMABytes != 512 || c.GlobalLoadRequests != 0 {
+		t.Errorf("TMA requests %d, bytes %d, global loads %d; want 2, 512, 0", c.TMARequests, c.TMABytes, c.GlobalLoadRequests)
+	}
+}
+
+// The buggy variants are caught at their lines: an expect_tx of more bytes than the copy moves
+// leaves the phase incomplete (a hang at the wait, naming the outstanding bytes); a box entirely
+// outside the tensor and a destination not 128-byte aligned are faults at the copy.
+func TestTMABuggyVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		expect, dstOff, xOf  int
+		kind, at, instr, msg string
+	}{ // a fault's line is the last line of the inline function's asm statement (its .loc)
+		{"expect too many bytes", 1024, 0, 0, "hang", `: "=r"(ok) : "r"(a), "r"(parity)`, "mbarrier.try_wait", "tx-count of 512 bytes"},
+		{"box outside the tensor", 512, 0, 48, "out of bounds", `"l"(m), "r"(x), "r"(y)`, "cp.async.bulk.tensor", "entirely outside"},
+		{"misaligned destination", 512, 16, 0, "misaligned", `"l"(m), "r"(x), "r"(y)`, "cp.async.bulk.tensor", "128-byte aligned"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tileSource(tc.expect, tc.dstOff, tc.xOf)
+			m := compileSM90(t, src)
+			_, _, _, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+			var f *Fault
+			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Msg, tc.msg) {
+				t.Fatalf("got %v, want a %q fault saying %q", err, tc.kind, tc.msg)
+			}
+			if want := "k.cu:" + strconv.Itoa(lineOf(t, src, tc.at)); f.Source != want || !strings.Contains(f.Instr, tc.instr) {
+				t.Errorf("fault at %s (%s), want %s (%s)", f.Source, f.Instr, want, tc.instr)
+			}
+		})
+	}
+}
+
+// Launch checks a tensor map as cuTensorMapEncodeTiled would.
+func TestTensorMapArgChecked(t *testing.T) {
+	m := compileSM90(t, tileSource(512, 0, 0))
+	A, out := NewBuffer("A", 40*20*4), NewOutput("out", 9*128*4, Poisoned)
+	for _, tc := range []struct {
+		tm   TensorMap
+		want string
+	}{
+		{TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{40, 20}, Strides: []int64{160}, Box: []int{3, 8}}, "multiple of 16"},
+		{TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{40, 20}, Strides: []int64{168}, Box: []int{16, 8}}, "stride"},
+		{TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{40, 40}, Strides: []int64{160}, Box: []int{16, 8}}, "ends at byte"},
+		{TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{40, 20}, Strides: []int64{160}, Box: []int{16, 8}, Swizzle: Swizzle32B}, "swizzle span"},
+	} {
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{3, 3}, Block: [3]int{64},
+			Params: []Arg{TensorMapArg(tc.tm), Ptr(out)}, Buffers: []*Buffer{A, out}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want an error saying %q", tc.tm, err, tc.want)
+		}
+	}
+}

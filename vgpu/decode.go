@@ -58,7 +58,6 @@ var features = []struct{ prefix, feature string }{
 	{"barrier.arrive", "split barriers (barrier.arrive: named barriers with a thread count)"},
 	{"bar.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
 	{"barrier.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
-	{"barrier.cluster", "thread block clusters (cluster.sync(): \"Thread Block Clusters\")"},
 	{"griddepcontrol", "programmatic dependent launch (cudaGridDependencySynchronize)"},
 	{"brx.idx", "indirect branches (a switch compiled to a jump table)"},
 	{"testp", "floating-point class tests (isinf, isfinite, isnormal: testp)"},
@@ -120,9 +119,10 @@ const (
 	spLocal
 	spParam
 	spConst
+	spDsmem // .shared::cluster: the CTA's own shared memory or, mapped by mapa, another CTA's (cluster.go)
 )
 
-var spaceNames = [...]string{"generic", "global", "shared", "local", "param", "const"}
+var spaceNames = [...]string{"generic", "global", "shared", "local", "param", "const", "shared::cluster"}
 
 type inst struct {
 	exec     func(w *warp, in *inst, m uint32)
@@ -180,6 +180,13 @@ const (
 	ckLanemaskGe
 	ckDynSmem
 	ckTotalSmem
+	ckClusterCtarank // the cluster registers (cluster.go)
+	ckClusterNctarank
+	ckClusterid
+	ckNclusterid
+	ckClusterCtaid
+	ckClusterNctaid
+	ckExplicitCluster
 )
 
 type constReg struct {
@@ -500,6 +507,8 @@ func splitOp(op string) mods {
 			m.space, m.hasSp = spGlobal, true
 		case "shared", "shared::cta":
 			m.space, m.hasSp = spShared, true
+		case "shared::cluster":
+			m.space, m.hasSp = spDsmem, true
 		case "local":
 			m.space, m.hasSp = spLocal, true
 		case "param":
@@ -584,6 +593,9 @@ var specialRegs = map[string]uint8{
 	"%lanemask_eq": ckLanemaskEq, "%lanemask_lt": ckLanemaskLt, "%lanemask_le": ckLanemaskLe,
 	"%lanemask_gt": ckLanemaskGt, "%lanemask_ge": ckLanemaskGe,
 	"%dynamic_smem_size": ckDynSmem, "%total_smem_size": ckTotalSmem,
+	"%cluster_ctarank": ckClusterCtarank, "%cluster_nctarank": ckClusterNctarank, "%clusterid": ckClusterid,
+	"%nclusterid": ckNclusterid, "%cluster_ctaid": ckClusterCtaid, "%cluster_nctaid": ckClusterNctaid,
+	"%is_explicit_cluster": ckExplicitCluster,
 }
 
 func (d *decoder) special(name string) (int32, bool) {
@@ -748,6 +760,9 @@ func oneOf(m mods, set ...string) string {
 }
 
 func (d *decoder) decodeBar(in *inst, m mods, s pinst) error {
+	if strings.HasPrefix(s.op, "barrier.cluster.") {
+		return d.decodeBarrierCluster(in, m, s) // cluster.go
+	}
 	in.class = ClassBarrier
 	kind := oneOf(m, "sync", "arrive", "red", "warp")
 	switch {
@@ -986,7 +1001,7 @@ func (d *decoder) address(in *inst, o operand, sp uint8) error {
 		case spParam:
 			return d.errf("a kernel parameter has no generic address here; use ld.param")
 		}
-	} else if ssp != sp && !(sp == spConst && ssp == spGlobal) {
+	} else if ssp != sp && !(sp == spConst && ssp == spGlobal) && !(sp == spDsmem && ssp == spShared) {
 		return d.errf("%s is a .%s variable, accessed as .%s", o.name, spaceNames[ssp], spaceNames[sp])
 	}
 	in.off += int64(addr)

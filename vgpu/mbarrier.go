@@ -314,6 +314,12 @@ func (c *cta) mbarComplete(off uint32, b *mbarrier) {
 	if c.L.racecheck {
 		c.newInterval()
 	}
+	c.wakeMbar(off)
+}
+
+// wakeMbar resumes the lanes waiting on the barrier at off (clusterWaitOff: barrier.cluster.wait)
+// at their wait.
+func (c *cta) wakeMbar(off uint32) {
 	for _, o := range c.warps {
 		var wake uint32
 		for t := o.atMbar; t != 0; t &= t - 1 {
@@ -348,6 +354,9 @@ func (c *cta) markMbarWritten(w *warp, in *inst, l int, off uint32) {
 // true; the others park until it completes (mbarComplete wakes them to run the wait again). It
 // reports whether another group of lanes was picked to run.
 func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
+	if in.mb == nil {
+		return c.clusterWait(w, in, m, pc) // barrier.cluster.wait (cluster.go)
+	}
 	op := in.mb
 	var done uint32
 	for t := m; t != 0; t &= t - 1 {
@@ -389,10 +398,16 @@ func (b *mbarrier) phaseDone(s uint64, parity bool) bool {
 // forever, a "hang" fault at its wait.
 func (c *cta) checkHang() {
 	for _, w := range c.warps {
-		if w.atMbar == 0 {
+		at := w.atMbar
+		for t := at; t != 0; t &= t - 1 {
+			if l := bits.TrailingZeros32(t); w.mbarOff[l] == clusterWaitOff {
+				at &^= 1 << l // barrier.cluster.wait: another CTA may release it (cluster.go)
+			}
+		}
+		if at == 0 {
 			continue
 		}
-		l := bits.TrailingZeros32(w.atMbar)
+		l := bits.TrailingZeros32(at)
 		in := &c.prog.code[w.lanePC[l]]
 		off := w.mbarOff[l]
 		b := c.mbars[off]

@@ -311,7 +311,10 @@ func (c *cta) bulkRange(w *warp, in *inst, l int, addr uint64, n int, sp uint8, 
 	if sp == spShared {
 		addr = c.sharedOff(addr)
 	}
-	first, _, _ := c.resolve(w, in, l, addr, 16, sp, mode) // faults if misaligned or outside
+	first, got, _ := c.resolve(w, in, l, addr, 16, sp, mode) // faults if misaligned or outside
+	if got != sp {
+		c.fault(&Fault{Kind: "unsupported", Address: addr, Msg: in.bulkName() + " to or from another CTA's shared memory"}, w, l, in)
+	}
 	if n > 16 {
 		c.resolve(w, in, l, addr+uint64(n)-16, 16, sp, mode)
 	}

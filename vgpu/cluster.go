@@ -3,6 +3,7 @@ package vgpu
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // Thread-block clusters and distributed shared memory (PTX ISA 8.x, section 2.2.2 "Cluster of
@@ -362,4 +363,22 @@ func (c *cta) clusterHang() {
 			c.fault(&Fault{Kind: "hang", Msg: fmt.Sprintf("it waits at barrier.cluster.wait in phase %d of the cluster barrier, which can never complete: a thread of the cluster never arrives (it waits elsewhere, at a __syncthreads() or an mbarrier), so the kernel never ends on a GPU", c.cl.phase)}, w, l, in)
 		}
 	}
+}
+
+// clustersOf is the sorted, distinct indices of the clusters of the blocks (linear indices).
+func (L *launch) clustersOf(blocks []int) []int {
+	d, g := L.clusterDims, L.grid
+	nc := [3]int{g[0] / d[0], g[1] / d[1]}
+	seen := map[int]bool{}
+	out := []int{}
+	for _, i := range blocks {
+		x, y, z := i%g[0], i/g[0]%g[1], i/(g[0]*g[1])
+		ci := x/d[0] + nc[0]*(y/d[1]+nc[1]*(z/d[2]))
+		if !seen[ci] {
+			seen[ci] = true
+			out = append(out, ci)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

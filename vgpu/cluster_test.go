@@ -142,3 +142,22 @@ func TestClusterShapeChecked(t *testing.T) {
 		t.Errorf("a grid of 6 with clusters of 4: got %v, want an error", err)
 	}
 }
+
+// Sampled execution (LaunchConfig.Only) runs the whole clusters of the blocks it names: block 5
+// is in cluster 1 (blocks 4..7), whose sum is right; cluster 0 did not run.
+func TestClusterOnlyRunsWholeClusters(t *testing.T) {
+	m := compileSM90(t, strings.Replace(clusterReduce, "FINAL", "cluster.sync();", 1))
+	in := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	In, out := Float32Buffer("in", in), NewOutput("out", 8, Poisoned)
+	c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{8}, Block: [3]int{64}, Only: [][3]int{{5, 0, 0}},
+		Params: []Arg{Ptr(In), Ptr(out)}, Buffers: []*Buffer{In, out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Float32s()[1]; got != 26 {
+		t.Errorf("cluster 1 sum = %v, want 26", got)
+	}
+	if c.Blocks != 4 {
+		t.Errorf("blocks run = %d, want the 4 of one cluster", c.Blocks)
+	}
+}

@@ -554,8 +554,9 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	}
 	if only != nil {
 		nblocks = len(only)
-		if L.clusterSize > 1 {
-			return Counts{}, fmt.Errorf("Only (sampled execution) runs single CTAs, not clusters of %v", L.clusterDims)
+		if L.clusterSize > 1 { // the whole clusters of the blocks named
+			only = L.clustersOf(only)
+			nblocks = len(only) * L.clusterSize
 		}
 	}
 	workers := cfg.Workers
@@ -796,7 +797,7 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, erro
 					i = only[pos]
 				}
 				if n > 1 {
-					L.runCluster(group, pos)
+					L.runCluster(group, i) // i: the cluster's index
 				} else {
 					c.run(i)
 				}

@@ -117,6 +117,10 @@
 // cp.async.bulk.tensor.{1-5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes with a
 // tensor map made by TensorMapArg (tma.go: zero fill outside the tensor, 32/64/128-byte swizzle,
 // the bytes completed on the mbarrier when a thread waits on it; Counts.TMARequests and TMABytes);
+// thread-block clusters (cluster.go: __cluster_dims__ or LaunchConfig.Cluster, co-scheduled CTAs,
+// %cluster_ctarank %cluster_nctarank %clusterid %nclusterid %cluster_ctaid %cluster_nctaid
+// %is_explicit_cluster, mapa, ld/st.shared::cluster and generic accesses to another CTA's shared
+// memory, barrier.cluster.arrive/wait; Counts.DSMEMAccesses);
 // mov from %clock, %clock64 and %globaltimer (a per-CTA count of instructions that only grows,
 // not time).
 //
@@ -130,7 +134,7 @@
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
 // stmatrix, TMA copies other than global→shared with an mbarrier (shared→global, multicast,
 // im2col, prefetch, reduce), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
-// and arrive.noComplete, wgmma, clusters, wmma with f16
+// and arrive.noComplete, wgmma, red.async/st.async to another CTA, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.
 //

@@ -3,6 +3,7 @@ package vgpu
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,5 +208,24 @@ func TestTensorMapArgChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want an error saying %q", tc.tm, err, tc.want)
 		}
+	}
+}
+
+// Reading the TMA destination before waiting on the barrier reads what was there before the copy
+// (the copy completes at the wait): the block's poison, an uninitialised-read note at the read.
+func TestTMAReadBeforeWait(t *testing.T) {
+	src := strings.Replace(tileSource(512, 0, 0), "mb_wait_parity(smem(&bar), 0); // the wait", "float early = tile[threadIdx.x]; // the early read\n\tmb_wait_parity(smem(&bar), 0);\n\tout[threadIdx.x] = early;", 1)
+	src = strings.Replace(src, "for (int i = threadIdx.x;", "if (0) for (int i = threadIdx.x;", 1)
+	m := compileSM90(t, src)
+	_, out, c, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Float32s()[0]; !math.IsNaN(float64(got)) { // poison reads as NaN
+		t.Errorf("early read = %v, want the poison (NaN)", got)
+	}
+	want := lineOf(t, src, "// the early read")
+	if len(c.Notes) == 0 || c.Notes[0].Kind != "uninitialised read" || c.Notes[0].Source != "k.cu:"+strconv.Itoa(want) {
+		t.Errorf("notes %+v, want an uninitialised read at k.cu:%d", c.Notes, want)
 	}
 }

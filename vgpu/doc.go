@@ -116,7 +116,9 @@
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (the 1-D bulk copy) and
 // cp.async.bulk.tensor.{1-5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes with a
 // tensor map made by TensorMapArg (tma.go: zero fill outside the tensor, 32/64/128-byte swizzle,
-// the bytes completed on the mbarrier when a thread waits on it; Counts.TMARequests and TMABytes);
+// the bytes completed on the mbarrier when a thread waits on it; Counts.TMARequests and TMABytes),
+// and the stores back: cp.async.bulk{.tensor.Nd}.global.shared::cta{.tile}.bulk_group with
+// cp.async.bulk.commit_group and wait_group{.read};
 // thread-block clusters (cluster.go: __cluster_dims__ or LaunchConfig.Cluster, co-scheduled CTAs,
 // %cluster_ctarank %cluster_nctarank %clusterid %nclusterid %cluster_ctaid %cluster_nctaid
 // %is_explicit_cluster, mapa, ld/st.shared::cluster and generic accesses to another CTA's shared
@@ -132,8 +134,7 @@
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
-// stmatrix, TMA copies other than global→shared with an mbarrier (shared→global, multicast,
-// im2col, prefetch, reduce), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
+// stmatrix, TMA multicast, im2col, prefetch and reductions, mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
 // and arrive.noComplete, wgmma, red.async/st.async to another CTA, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.

@@ -198,7 +198,8 @@ type Counts struct {
 	// instructions that read through the async proxy.
 	AsyncProxyFences int64
 	// TMARequests are the cp.async.bulk{.tensor} warp instructions (TMA copies) and TMABytes the
-	// bytes they moved from global to shared memory, zero-filled box elements included (tma.go);
+	// bytes they moved between global and shared memory (loads: zero-filled box elements included;
+	// stores: the elements inside the tensor) (tma.go);
 	// neither is part of the global load requests, sectors or Coalescing.
 	TMARequests, TMABytes int64
 	// DSMEMAccesses are the thread-level loads and stores to another CTA's shared memory through

@@ -41,11 +41,12 @@ import (
 //
 // The tensor map's 128 bytes are opaque and driver-defined on a GPU (cuTensorMapEncodeTiled fills
 // them); the virtual GPU defines its own layout (tmapLayout below), filled by the launcher from a
-// TensorMap description given with TensorMapArg. Element strides other than 1, interleave,
-// im2col, multicast, shared-to-global copies and cp.async.bulk.prefetch are not supported.
+// TensorMap description given with TensorMapArg. The stores back to global memory are
+// decodeBulkStore's. Element strides other than 1, interleave, im2col, multicast, reductions
+// (cp.reduce.async.bulk) and cp.async.bulk.prefetch are not supported.
 //
-// Counts: each copy instruction is a warp instruction of class "load"; its bytes are
-// Counts.TMABytes and its warp instructions Counts.TMARequests, kept apart from the global load
+// Counts: each copy instruction is a warp instruction of class "load" ("store" for a TMA store);
+// its bytes are Counts.TMABytes and its warp instructions Counts.TMARequests, kept apart from the global load
 // requests, sectors and Coalescing of the LSU path (Nsight Compute counts TMA traffic apart from
 // the LSU's ld/st instructions too; the virtual GPU does not send it through the cache model).
 
@@ -161,7 +162,8 @@ func decodeTmap(b []byte) (tmap, bool) {
 
 // bulkOp is a decoded cp.async.bulk{.tensor}; the destination is the inst's address (in.a, in.off).
 type bulkOp struct {
-	rank    int // 0: the 1-D copy; 1..5: cp.async.bulk.tensor.Nd
+	store   bool // shared to global (.bulk_group)
+	rank    int  // 0: the 1-D copy; 1..5: cp.async.bulk.tensor.Nd
 	src     int32
 	srcOff  int64    // the source (1-D) or tensor map address
 	size    int32    // the 1-D copy's size register
@@ -186,6 +188,13 @@ const maxBulkInFlight = 1 << 12
 
 // decodeBulk decodes the two copy forms above.
 func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
+	switch {
+	case oneOf(m, "commit_group", "wait_group") != "":
+		in.class, in.ctl = ClassOther, ctlNop // a TMA store completes when issued (bulkStore)
+		return nil
+	case oneOf(m, "bulk_group") != "":
+		return d.decodeBulkStore(in, m, s)
+	}
 	op := &bulkOp{src: -1, size: -1, mbar: -1}
 	in.bulk, in.class = op, ClassLoad
 	hint := false
@@ -432,4 +441,149 @@ func (L *launch) setTensorMap(i int, p Param, tm *TensorMap, index map[*Buffer]i
 	}
 	copy(L.params[p.Offset:], b)
 	return nil
+}
+
+// decodeBulkStore decodes the copies from shared to global memory (TMA stores):
+//
+//	cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size{, policy};
+//	cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint} [tmap, {c0, …}], [src]{, policy};
+//
+// with cp.async.bulk.commit_group and cp.async.bulk.wait_group{.read} N. The virtual GPU does the
+// store when it is issued (a legal schedule: the copy completes some time before the wait), so
+// the waits have nothing left to wait for; box elements outside the tensor are not written.
+func (d *decoder) decodeBulkStore(in *inst, m mods, s pinst) error {
+	op := &bulkOp{store: true, src: -1, size: -1, mbar: -1}
+	in.bulk, in.class = op, ClassStore
+	for _, w := range m.words {
+		switch w {
+		case "async", "bulk", "tensor", "tile", "bulk_group", "L2::cache_hint":
+		case "1d", "2d", "3d", "4d", "5d":
+			op.rank = int(w[0] - '0')
+		default:
+			return d.errf("unknown modifier .%s (cp.async.bulk{.tensor.Nd}.global.shared::cta{.tile}.bulk_group is supported)", w)
+		}
+	}
+	args := s.args
+	if oneOf(m, "L2::cache_hint") != "" && len(args) > 0 {
+		args = args[:len(args)-1]
+	}
+	want := 3
+	if op.rank > 0 {
+		want = 2
+	}
+	if !strings.Contains(s.op, ".global.shared") || len(args) != want || args[0].kind != oAddr || args[1].kind != oAddr ||
+		(op.rank == 0) == strings.Contains(s.op, ".tensor") {
+		return d.errf("expects %d operands, from shared to global memory", want)
+	}
+	if err := d.address(in, args[1], spShared); err != nil { // the shared source
+		return err
+	}
+	var tmp inst
+	dst := args[0]
+	if err := d.address(&tmp, operand{kind: oAddr, name: dst.name, off: dst.off}, spGeneric); err != nil {
+		return err
+	}
+	op.src, op.srcOff = tmp.a, tmp.off // the global destination or the tensor map
+	in.space, in.exec = spShared, execBulkStore
+	if op.rank == 0 {
+		var err error
+		op.size, err = d.src(args[2], parseType("u32"))
+		return err
+	}
+	if len(dst.elems) != op.rank {
+		return d.errf("a %d-D tensor copy takes %d coordinates, found %d", op.rank, op.rank, len(dst.elems))
+	}
+	for i, e := range dst.elems {
+		r, err := d.src(e, parseType("s32"))
+		if err != nil {
+			return err
+		}
+		op.coords[i] = r
+	}
+	return nil
+}
+
+// execBulkStore does the stores of the lanes of m.
+func execBulkStore(w *warp, in *inst, m uint32) {
+	c, op := w.c, in.bulk
+	c.tmaRequests++
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		src := uint64(in.off)
+		if in.a >= 0 {
+			src += w.regs[in.a][l]
+		}
+		dst := uint64(op.srcOff)
+		if op.src >= 0 {
+			dst += w.regs[op.src][l]
+		}
+		if op.rank == 0 {
+			n := int(uint32(w.regs[op.size][l]))
+			if n%16 != 0 || n == 0 {
+				c.fault(&Fault{Kind: "misaligned", Msg: fmt.Sprintf("cp.async.bulk of %d bytes: the size must be a non-zero multiple of 16", n)}, w, l, in)
+			}
+			from := c.bulkRange(w, in, l, src, n, spShared, accLoad)
+			copy(c.bulkRange(w, in, l, dst, n, spGlobal, accStore), from)
+			c.markGlobal(w, in, l, dst, n)
+			c.tmaBytes += int64(n)
+			continue
+		}
+		c.tensorStore(w, in, l, dst, src)
+	}
+}
+
+// tensorStore writes lane l's box from shared memory at src (swizzled as the map says) to the
+// tensor of the map at tmAddr, skipping the elements outside the tensor.
+func (c *cta) tensorStore(w *warp, in *inst, l int, tmAddr, src uint64) {
+	op := in.bulk
+	first, _, _ := c.resolve(w, in, l, tmAddr, 8, spGeneric, accLoad)
+	c.resolve(w, in, l, tmAddr+tmapBytes-8, 8, spGeneric, accLoad)
+	t, ok := decodeTmap(first[:tmapBytes])
+	if !ok || t.rank != op.rank {
+		c.fault(&Fault{Kind: "tensor map", Address: tmAddr, Msg: fmt.Sprintf("%s's tensor map at %#x is not a %d-D tensor map the launcher made (vgpu.TensorMapArg)", in.bulkName(), tmAddr, op.rank)}, w, l, in)
+	}
+	n := int64(1)
+	for i := range t.rank {
+		n *= t.box[i]
+	}
+	if off := c.sharedOff(src); off%128 != 0 {
+		c.fault(&Fault{Kind: "misaligned", Space: "shared", Address: off, Msg: fmt.Sprintf("%s source at shared offset %d: it must be 128-byte aligned", in.bulkName(), off)}, w, l, in)
+	}
+	span := (n*int64(t.elem) + 127) &^ 127
+	box := c.bulkRange(w, in, l, src, int(span), spShared, accLoad)
+	k := map[int]int{1: 1, 2: 2, 4: 3}[t.swz]
+	base := c.sharedOff(src)
+	mem := c.L.bufs[t.base>>windowShift-1]
+	var idx [5]int64
+	for e := int64(0); e < n; e++ {
+		off, inside := int64(t.base&offsetMask), true
+		for i := range t.rank {
+			g := int64(int32(w.regs[op.coords[i]][l])) + idx[i]
+			inside = inside && g >= 0 && g < t.dims[i]
+			off += g * t.strides[i]
+		}
+		if inside {
+			a := base + uint64(e)*uint64(t.elem)
+			if k > 0 {
+				a ^= (a >> 7 & (1<<k - 1)) << 4
+			}
+			copy(mem[off:off+int64(t.elem)], box[a-base:])
+			c.markGlobal(w, in, l, t.base&^offsetMask+uint64(off), t.elem)
+			c.tmaBytes += int64(t.elem)
+		}
+		for i := 0; i < t.rank; i++ {
+			if idx[i]++; idx[i] < t.box[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+}
+
+// markGlobal marks the n bytes at the global address a written, for the initcheck.
+func (c *cta) markGlobal(w *warp, in *inst, l int, a uint64, n int) {
+	for i := 0; i < n; i += 16 {
+		w.addr[l] = a + uint64(i)
+		c.initGlobal(w, in, 1<<l, min(16, n-i), accStore)
+	}
 }

@@ -36,7 +36,8 @@ import (
 // arrival. A wait that can never return (a thread that never arrives and waits elsewhere, or
 // waits at a __syncthreads() its block's other threads never reach because they wait at the
 // cluster barrier) is a "hang" fault at the wait's line; a wait with no arrival before it, or a
-// second arrival in one phase, is a "barrier" fault.
+// second arrival in one phase, is a "barrier" fault. For the hazard check a completed phase orders
+// a block's shared-memory accesses as a __syncthreads() does.
 
 // MaxClusterSize is the most CTAs per cluster (the portable cluster size; CUDA allows 16 only
 // with cudaFuncAttributeNonPortableClusterSizeAllowed).
@@ -333,6 +334,9 @@ func (cl *cluster) release() bool {
 	}
 	cl.phase++
 	for _, c := range cl.ctas {
+		if c.L.racecheck {
+			c.newInterval() // a superset of __syncthreads() for the hazard check
+		}
 		c.wakeMbar(clusterWaitOff)
 	}
 	return true

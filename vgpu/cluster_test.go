@@ -161,3 +161,47 @@ func TestClusterOnlyRunsWholeClusters(t *testing.T) {
 		t.Errorf("blocks run = %d, want the 4 of one cluster", c.Blocks)
 	}
 }
+
+// cluster.sync() orders a block's own shared-memory accesses like __syncthreads(): thread 0
+// writes, every thread reads after the cluster barrier, and no hazard is reported.
+func TestClusterBarrierOrdersSharedAccesses(t *testing.T) {
+	m := compileSM90(t, `#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const float* in, float* out) {
+	__shared__ float v;
+	if (threadIdx.x == 0) v = in[blockIdx.x];
+	cg::this_cluster().sync();
+	out[blockIdx.x * 64 + threadIdx.x] = v;
+	cg::this_cluster().sync();
+	if (threadIdx.x == 1) v = 0;
+}
+`)
+	out, _, err := launchCluster(t, m, 2, []float32{3, 4}, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Float32s(); got[5] != 3 || got[64+9] != 4 {
+		t.Errorf("out[5], out[73] = %v, %v; want 3, 4", got[5], got[64+9])
+	}
+}
+
+// A kernel with cluster.sync() launched without clusters is a cluster of one CTA: the barrier
+// works as a __syncthreads().
+func TestClusterOfOne(t *testing.T) {
+	m := compileSM90(t, `#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(const float* in, float* out) {
+	__shared__ float v;
+	if (threadIdx.x == 0) v = in[blockIdx.x] + cg::this_cluster().num_blocks();
+	cg::this_cluster().sync();
+	out[blockIdx.x * 64 + threadIdx.x] = v;
+}
+`)
+	out, _, err := launchCluster(t, m, 2, []float32{3, 4}, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Float32s(); got[5] != 4 || got[64+9] != 5 {
+		t.Errorf("out[5], out[73] = %v, %v; want 4, 5", got[5], got[64+9])
+	}
+}

@@ -849,10 +849,11 @@ func (c *cta) run(i int) {
 	c.cl, c.rank = nil, 0
 	c.start(i)
 	for {
-		if c.step() || c.completeBulk(0, true) { // copies in flight complete when nothing else can run
+		if c.step() || c.completeBulk(0, true) || c.cl.release() { // TMA copies complete when nothing else can run (tma.go)
 			continue
 		}
 		c.checkHang()
+		c.clusterHang() // a barrier.cluster.wait of a CTA alone (cluster.go)
 		if !c.releaseBarrier() {
 			return
 		}

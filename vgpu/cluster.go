@@ -30,6 +30,9 @@ import (
 // counted as warp instructions (Counts.DSMEMRequests) but not as shared-memory requests or
 // wavefronts, and the hazard and initcheck checks do not follow them.
 //
+// mbarrier.arrive{.release}{.cluster}.shared::cluster.b64 _, [a]{, count} arrives on the barrier
+// at a (mapped by mapa: another CTA's of the cluster; remoteArrive).
+//
 // barrier.cluster.arrive{.release|.relaxed}{.aligned} and barrier.cluster.wait{.acquire}{.aligned}
 // split the cluster-wide barrier (cluster.sync() is the pair): a wait returns once every
 // non-exited thread of every CTA of the cluster has arrived in the phase of the thread's last
@@ -385,4 +388,37 @@ func (L *launch) clustersOf(blocks []int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// remoteArrive is mbarrier.arrive.shared::cluster: n arrivals of lane l on the barrier at a
+// shared::cluster address, the CTA's own or (mapped by mapa) another CTA's of the cluster.
+func (c *cta) remoteArrive(w *warp, in *inst, l int, n int64) {
+	addr := uint64(in.off)
+	if in.a >= 0 {
+		addr += w.regs[in.a][l]
+	}
+	owner := c
+	if addr >= 1<<dsmemShift {
+		r := addr>>dsmemShift - 1
+		if c.cl == nil || r >= uint64(len(c.cl.ctas)) || c.cl.ctas[r].exited() {
+			c.fault(&Fault{Kind: "barrier", Space: "shared::cluster", Address: addr, Msg: fmt.Sprintf("mbarrier.arrive on shared::cluster address %#x: CTA rank %d is not a running CTA of the cluster", addr, r)}, w, l, in)
+		}
+		owner, addr = c.cl.ctas[r], addr&(1<<dsmemShift-1)
+	}
+	if addr%8 != 0 || addr+8 > uint64(len(owner.shared)) {
+		c.fault(&Fault{Kind: "barrier", Space: "shared::cluster", Address: addr, Msg: fmt.Sprintf("mbarrier.arrive at shared offset %d, not an 8-byte word of the CTA's shared memory", addr)}, w, l, in)
+	}
+	if owner.mbars[uint32(addr)] == nil {
+		c.fault(&Fault{Kind: "barrier", Space: "shared::cluster", Address: addr, Msg: fmt.Sprintf("mbarrier.arrive on shared offset %d of CTA rank %d, which no mbarrier.init initialised", addr, owner.rank)}, w, l, in)
+	}
+	if owner != c {
+		b := owner.mbars[uint32(addr)]
+		if n < 1 || n > b.pending {
+			c.fault(&Fault{Kind: "barrier", Msg: fmt.Sprintf("mbarrier.arrive with count %d on CTA rank %d's barrier, whose phase has %d arrivals pending", n, owner.rank, b.pending)}, w, l, in)
+		}
+		b.pending -= n
+		owner.mbarComplete(uint32(addr), b)
+		return
+	}
+	c.mbarArrive(w, in, l, uint32(addr), n, false)
 }

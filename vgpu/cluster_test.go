@@ -205,3 +205,38 @@ extern "C" __global__ void k(const float* in, float* out) {
 		t.Errorf("out[5], out[73] = %v, %v; want 4, 5", got[5], got[64+9])
 	}
 }
+
+// mbarrier.arrive.release.cluster.shared::cluster on a barrier mapped into rank 0: each CTA's
+// thread 0 stores its value into rank 0's shared memory and arrives on rank 0's barrier (count:
+// the cluster's 4 CTAs); rank 0 waits on its barrier and sums.
+func TestClusterRemoteMbarrierArrive(t *testing.T) {
+	m := compileSM90(t, mbarrierAsm+`
+extern "C" __global__ void __cluster_dims__(4, 1, 1) k(const float* in, float* out) {
+	__shared__ unsigned long long bar;
+	__shared__ float vals[4];
+	unsigned rank, rbar, rval;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+	if (threadIdx.x == 0 && rank == 0) mb_init(smem(&bar), 4);
+	asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+	asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(rbar) : "r"(smem(&bar)));
+	asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(rval) : "r"(smem(&vals[rank])));
+	if (threadIdx.x == 0) {
+		asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(rval), "f"(in[blockIdx.x]) : "memory");
+		asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(rbar) : "memory");
+	}
+	if (rank == 0) {
+		mb_wait_parity(smem(&bar), 0);
+		if (threadIdx.x == 0) out[blockIdx.x / 4] = vals[0] + vals[1] + vals[2] + vals[3];
+	}
+	asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+`)
+	in := []float32{1, 2, 3, 4, 10, 20, 30, 40}
+	out, _, err := launchCluster(t, m, 8, in, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Float32s(); got[0] != 10 || got[1] != 100 {
+		t.Errorf("sums = %v, want [10 100]", got)
+	}
+}

@@ -49,7 +49,7 @@ var features = []struct{ prefix, feature string }{
 	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group, wait_group/wait_all and cp.async.mbarrier.arrive (\"Asynchronous Data Copies\")"},
 	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma)"},
-	{"mbarrier", "asynchronous barriers other than a block's own in its shared memory (mbarrier on .shared::cluster, pending_count, arrive.noComplete: \"Asynchronous Barrier\")"},
+	{"mbarrier", "asynchronous barriers other than a block's own in its shared memory (mbarrier on .shared::cluster other than arrive, pending_count, arrive.noComplete: \"Asynchronous Barrier\")"},
 	{"ldmatrix", "tensor-core fragment loads other than ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"},
 	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
 	{"mma", "warp-level matrix multiply-accumulate (mma.sync) shapes and types other than m16n8k16 and m16n8k8 .row.col with f16 or bf16 inputs and f32 accumulators"},

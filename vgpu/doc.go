@@ -134,7 +134,7 @@
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
-// stmatrix, TMA multicast, im2col, prefetch and reductions, mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
+// stmatrix, TMA multicast, im2col, prefetch and reductions, mbarrier operations on .shared::cluster other than arrive, mbarrier.pending_count
 // and arrive.noComplete, wgmma, red.async/st.async to another CTA, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.

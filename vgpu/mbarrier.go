@@ -85,12 +85,13 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	if len(m.types) != 1 || m.types[0].name != "b64" {
 		return d.errf("expects the .b64 type")
 	}
-	if m.hasSp && m.space != spShared || strings.Contains(s.op, "::cluster") {
-		return d.errf("only mbarrier objects in the CTA's shared memory are supported (no .shared::cluster)")
-	}
 	addrArg, err := d.mbarKind(op, m)
 	if err != nil {
 		return err
+	}
+	remote := m.hasSp && m.space == spDsmem && op.kind == 'a' && !op.expect // an arrive on another CTA's barrier (cluster.go)
+	if m.hasSp && m.space != spShared && !remote {
+		return d.errf("only mbarrier objects in the CTA's shared memory are supported (of .shared::cluster, mbarrier.arrive only)")
 	}
 	args := s.args
 	if len(args) <= addrArg || args[addrArg].kind != oAddr {
@@ -98,7 +99,7 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	}
 	sp := spGeneric
 	if m.hasSp {
-		sp = spShared
+		sp = m.space
 	}
 	if err := d.address(in, args[addrArg], sp); err != nil {
 		return err
@@ -238,11 +239,15 @@ func execMbarrier(w *warp, in *inst, m uint32) {
 	c, op := w.c, in.mb
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
-		off := c.mbarAt(w, in, l)
 		n := int64(1)
 		if op.count >= 0 {
 			n = int64(uint32(w.regs[op.count][l]))
 		}
+		if in.space == spDsmem {
+			c.remoteArrive(w, in, l, n) // cluster.go
+			continue
+		}
+		off := c.mbarAt(w, in, l)
 		switch op.kind {
 		case 'i':
 			if n < 1 || n > mbarMaxCount {

@@ -65,6 +65,9 @@ type asyncState struct {
 }
 
 func (d *decoder) decodeCpAsync(in *inst, m mods, s pinst) error {
+	if oneOf(m, "bulk") != "" {
+		return d.decodeBulk(in, m, s) // tma.go
+	}
 	if oneOf(m, "mbarrier") != "" {
 		return d.decodeCpAsyncMbarrier(in, m, s)
 	}

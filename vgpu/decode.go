@@ -45,11 +45,11 @@ var features = []struct{ prefix, feature string }{
 	{"sust", "surface stores (surf2Dwrite: \"Surface Memory\")"},
 	{"sured", "surface reductions (\"Surface Memory\")"},
 	{"suq", "surface queries (\"Surface Memory\")"},
-	{"cp.async.bulk", "Hopper's tensor memory accelerator copies (TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
+	{"cp.async.bulk", "Hopper's tensor memory accelerator copies other than tile loads completing on an mbarrier and stores (multicast, im2col, prefetch; TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group, wait_group/wait_all and cp.async.mbarrier.arrive (\"Asynchronous Data Copies\")"},
 	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma) shapes and types other than m64nNk16 with f16 or bf16 inputs and f32 accumulators"},
-	{"mbarrier", "asynchronous barriers other than a block's own in its shared memory (mbarrier on .shared::cluster, pending_count, arrive.noComplete: \"Asynchronous Barrier\")"},
+	{"mbarrier", "asynchronous barriers other than a block's own in its shared memory (mbarrier on .shared::cluster other than arrive, pending_count, arrive.noComplete: \"Asynchronous Barrier\")"},
 	{"ldmatrix", "tensor-core fragment loads other than ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"},
 	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
 	{"mma", "warp-level matrix multiply-accumulate (mma.sync) shapes and types other than m16n8k16 and m16n8k8 .row.col with f16 or bf16 inputs and f32 accumulators"},
@@ -58,7 +58,6 @@ var features = []struct{ prefix, feature string }{
 	{"barrier.arrive", "split barriers (barrier.arrive: named barriers with a thread count)"},
 	{"bar.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
 	{"barrier.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
-	{"barrier.cluster", "thread block clusters (cluster.sync(): \"Thread Block Clusters\")"},
 	{"griddepcontrol", "programmatic dependent launch (cudaGridDependencySynchronize)"},
 	{"brx.idx", "indirect branches (a switch compiled to a jump table)"},
 	{"testp", "floating-point class tests (isinf, isfinite, isnormal: testp)"},
@@ -120,9 +119,10 @@ const (
 	spLocal
 	spParam
 	spConst
+	spDsmem // .shared::cluster: the CTA's own shared memory or, mapped by mapa, another CTA's (cluster.go)
 )
 
-var spaceNames = [...]string{"generic", "global", "shared", "local", "param", "const"}
+var spaceNames = [...]string{"generic", "global", "shared", "local", "param", "const", "shared::cluster"}
 
 type inst struct {
 	exec     func(w *warp, in *inst, m uint32)
@@ -153,6 +153,7 @@ type inst struct {
 	mma      *mmaOp      // mma.sync (mma.go)
 	cp       *cpAsyncOp  // cp.async and its commit and wait (cpasync.go)
 	mb       *mbarOp     // mbarrier and cp.async.mbarrier.arrive (mbarrier.go)
+	bulk     *bulkOp     // cp.async.bulk{.tensor} (tma.go)
 	proxy    bool        // fence.proxy.async (hopper.go)
 	wg       *wgmmaOp    // wgmma (wgmma.go)
 	atom     *atomOp
@@ -180,6 +181,13 @@ const (
 	ckLanemaskGe
 	ckDynSmem
 	ckTotalSmem
+	ckClusterCtarank // the cluster registers (cluster.go)
+	ckClusterNctarank
+	ckClusterid
+	ckNclusterid
+	ckClusterCtaid
+	ckClusterNctaid
+	ckExplicitCluster
 )
 
 type constReg struct {
@@ -500,6 +508,8 @@ func splitOp(op string) mods {
 			m.space, m.hasSp = spGlobal, true
 		case "shared", "shared::cta":
 			m.space, m.hasSp = spShared, true
+		case "shared::cluster":
+			m.space, m.hasSp = spDsmem, true
 		case "local":
 			m.space, m.hasSp = spLocal, true
 		case "param":
@@ -584,6 +594,9 @@ var specialRegs = map[string]uint8{
 	"%lanemask_eq": ckLanemaskEq, "%lanemask_lt": ckLanemaskLt, "%lanemask_le": ckLanemaskLe,
 	"%lanemask_gt": ckLanemaskGt, "%lanemask_ge": ckLanemaskGe,
 	"%dynamic_smem_size": ckDynSmem, "%total_smem_size": ckTotalSmem,
+	"%cluster_ctarank": ckClusterCtarank, "%cluster_nctarank": ckClusterNctarank, "%clusterid": ckClusterid,
+	"%nclusterid": ckNclusterid, "%cluster_ctaid": ckClusterCtaid, "%cluster_nctaid": ckClusterNctaid,
+	"%is_explicit_cluster": ckExplicitCluster,
 }
 
 func (d *decoder) special(name string) (int32, bool) {
@@ -748,6 +761,9 @@ func oneOf(m mods, set ...string) string {
 }
 
 func (d *decoder) decodeBar(in *inst, m mods, s pinst) error {
+	if strings.HasPrefix(s.op, "barrier.cluster.") {
+		return d.decodeBarrierCluster(in, m, s) // cluster.go
+	}
 	in.class = ClassBarrier
 	kind := oneOf(m, "sync", "arrive", "red", "warp")
 	switch {
@@ -986,7 +1002,7 @@ func (d *decoder) address(in *inst, o operand, sp uint8) error {
 		case spParam:
 			return d.errf("a kernel parameter has no generic address here; use ld.param")
 		}
-	} else if ssp != sp && !(sp == spConst && ssp == spGlobal) {
+	} else if ssp != sp && !(sp == spConst && ssp == spGlobal) && !(sp == spDsmem && ssp == spShared) {
 		return d.errf("%s is a .%s variable, accessed as .%s", o.name, spaceNames[ssp], spaceNames[sp])
 	}
 	in.off += int64(addr)

@@ -118,6 +118,16 @@
 // or A in registers; scale-d, imm-scale-a/-b, imm-trans-a/-b), wgmma.fence, wgmma.commit_group and
 // wgmma.wait_group (wgmma.go: each warp of the warpgroup computes its 16 rows of D when it executes
 // it; a descriptor's nonzero matrix base offset is unsupported);
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (the 1-D bulk copy) and
+// cp.async.bulk.tensor.{1-5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes with a
+// tensor map made by TensorMapArg (tma.go: zero fill outside the tensor, 32/64/128-byte swizzle,
+// the bytes completed on the mbarrier when a thread waits on it; Counts.TMARequests and TMABytes),
+// and the stores back: cp.async.bulk{.tensor.Nd}.global.shared::cta{.tile}.bulk_group with
+// cp.async.bulk.commit_group and wait_group{.read};
+// thread-block clusters (cluster.go: __cluster_dims__ or LaunchConfig.Cluster, co-scheduled CTAs,
+// %cluster_ctarank %cluster_nctarank %clusterid %nclusterid %cluster_ctaid %cluster_nctaid
+// %is_explicit_cluster, mapa, ld/st.shared::cluster and generic accesses to another CTA's shared
+// memory, barrier.cluster.arrive/wait; Counts.DSMEMAccesses);
 // mov from %clock, %clock64 and %globaltimer (a per-CTA count of instructions that only grows,
 // not time).
 //
@@ -129,9 +139,9 @@
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
-// stmatrix, cp.async.bulk (TMA), mbarriers of a cluster (.shared::cluster), mbarrier.pending_count
-// and arrive.noComplete, wgmma shapes and types other than m64nNk16 with f32 accumulators,
-// clusters, wmma with f16
+// stmatrix, TMA multicast, im2col, prefetch and reductions, mbarrier operations on .shared::cluster
+// other than arrive, mbarrier.pending_count and arrive.noComplete, wgmma shapes and types other
+// than m64nNk16 with f32 accumulators, red.async/st.async to another CTA, wmma with f16
 // accumulators or other shapes,
 // .address_size 32.
 //

@@ -516,7 +516,8 @@ func execUnpack(w *warp, in *inst, m uint32) {
 // accesses, shared-memory hazards), barrier errors, traps and unsupported operations reached.
 type Fault struct {
 	// Kind is "out of bounds", "misaligned", "hazard", "barrier" (bar.sync errors, and misused
-	// mbarriers: uninitialised, too many arrivals), "hang" (a wait on an mbarrier phase that can
+	// mbarriers: uninitialised, too many arrivals), "tensor map" (a TMA copy whose tensor map the
+	// launcher did not make), "hang" (a wait on an mbarrier phase that can
 	// never complete), "divergent warp sync" (a .sync warp instruction or wmma that lanes of its
 	// mask did not reach together), "trap", "assertion", "stack overflow" or "unsupported"; in
 	// Counts.Notes, "uninitialised read".

@@ -89,6 +89,7 @@ type Arg struct {
 	size int
 	buf  *Buffer
 	off  int64
+	tmap *TensorMap // TensorMapArg (tma.go)
 }
 
 func U32(v uint32) Arg               { return Arg{bits: uint64(v), size: 4} }
@@ -111,6 +112,9 @@ type LaunchConfig struct {
 	// Buffers are the global memory the pointer arguments point into (every buffer a Ptr names
 	// must be listed).
 	Buffers []*Buffer
+	// Cluster is the CTAs per thread-block cluster (x, y, z), as cudaLaunchKernelEx's cluster
+	// dimension; zero: the kernel's __cluster_dims__, if any (cluster.go).
+	Cluster [3]int
 	// Workers is how many CTAs run in parallel; 0 means GOMAXPROCS.
 	Workers int
 	// NoRacecheck turns off the shared-memory hazard check (bounds and alignment are always
@@ -199,6 +203,14 @@ type Counts struct {
 	// they read (B once per warpgroup, A per warp when it is in shared memory), kept apart from
 	// the shared load requests and wavefronts (wgmma.go).
 	GmmaInstructions, GmmaSharedBytes int64
+	// TMARequests are the cp.async.bulk{.tensor} warp instructions (TMA copies) and TMABytes the
+	// bytes they moved between global and shared memory (loads: zero-filled box elements included;
+	// stores: the elements inside the tensor) (tma.go);
+	// neither is part of the global load requests, sectors or Coalescing.
+	TMARequests, TMABytes int64
+	// DSMEMAccesses are the thread-level loads and stores to another CTA's shared memory through
+	// a mapa address (distributed shared memory, cluster.go), not counted as shared requests.
+	DSMEMAccesses int64
 	// Atomics are the thread-level atomic operations (atom and red); GlobalAtomicRequests and
 	// SharedAtomicRequests the warp-level ones by state space, and AtomicSectors the 32-byte sectors
 	// the global ones touch. Atomic traffic is not part of the load/store sectors or Coalescing.
@@ -286,7 +298,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.AsyncProxyFences, &out.GmmaInstructions, &out.GmmaSharedBytes, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.AsyncProxyFences, &out.GmmaInstructions, &out.GmmaSharedBytes, &out.TMARequests, &out.TMABytes, &out.DSMEMAccesses, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
@@ -419,6 +431,10 @@ type launch struct {
 	prints     []printChunk
 	printBytes int
 	printTrunc bool
+
+	// clusterDims is the cluster shape ({1, 1, 1} without clusters) and clusterSize its CTAs
+	clusterDims [3]int
+	clusterSize int
 }
 
 func (L *launch) source(loc int32) string {
@@ -471,8 +487,18 @@ type cta struct {
 	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
 	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
 	wg                *wgState             // wgmma groups and the async-proxy check's records (wgmma.go), nil without wgmma
+	bulk              []bulkCopy           // TMA copies in flight (tma.go)
+	dsmem             int64                // Counts.DSMEMAccesses
+	tmaRequests       int64                // Counts.TMARequests and TMABytes (tma.go)
+	tmaBytes          int64                // Counts.TMABytes
 	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
+
+	// the running cluster (nil: none), the CTA's rank in it and its threads' barrier.cluster.arrive
+	// counts (cluster.go)
+	cl        *cluster
+	rank      int
+	clArrived []uint32
 }
 
 type faultPanic struct{ err error }
@@ -536,13 +562,17 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	}
 	if only != nil {
 		nblocks = len(only)
+		if L.clusterSize > 1 { // the whole clusters of the blocks named
+			only = L.clustersOf(only)
+			nblocks = len(only) * L.clusterSize
+		}
 	}
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	nwarps := (L.nthreads + warpSize - 1) / warpSize
-	ctas, runErr := L.runCTAs(max(1, min(workers, nblocks)), nblocks, nwarps, only)
+	ctas, runErr := L.runCTAs(max(1, min(workers, nblocks/L.clusterSize)), nblocks, nwarps, only)
 	cnt := L.counts(ctas, nblocks, nwarps)
 	cnt.GlobalAtomicHotOps = hottest(ctas)
 	if m := L.l2; m != nil {
@@ -587,6 +617,10 @@ func newLaunch(ctx context.Context, mod *Module, fn *Function, cfg LaunchConfig)
 	}
 	L := &launch{ctx: ctx, mod: mod, prog: prog, grid: grid, block: block, nthreads: nthreads, shared: shared,
 		racecheck: !cfg.NoRacecheck, quantum: quantum}
+	if L.clusterDims, err = clusterShape(fn, cfg, grid); err != nil {
+		return nil, err
+	}
+	L.clusterSize = L.clusterDims[0] * L.clusterDims[1] * L.clusterDims[2]
 	if cfg.Cache != nil {
 		L.l2 = newL2Model(cfg.Cache.L2Bytes)
 		L.l2.observe = cfg.Cache.L2Access
@@ -689,6 +723,12 @@ func (L *launch) setParams(fn *Function, params []Arg, index map[*Buffer]int) er
 		if a.size != p.Size {
 			return fmt.Errorf("parameter %d (%s) is %d bytes, the argument %d", i, p.Name, p.Size, a.size)
 		}
+		if a.tmap != nil {
+			if err := L.setTensorMap(i, p, a.tmap, index); err != nil {
+				return err
+			}
+			continue
+		}
 		writeN(L.params[p.Offset:], p.Size, v)
 	}
 	return nil
@@ -725,14 +765,20 @@ func onlyBlocks(only [][3]int, grid [3]int) ([]int, error) {
 // already running may fault too but loses. The counts of a launch that faults cover the blocks
 // run until then, which on several workers can include later blocks.
 func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, error) {
-	ctas := make([]*cta, workers)
+	n := L.clusterSize // the CTAs a worker runs together: a cluster's (cluster.go)
+	nblocks /= n
+	ctas := make([]*cta, 0, workers*n)
 	errs := make([]error, workers)
 	failed := make([]int, workers) // the position of the block whose error errs holds
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for wi := range workers {
-		c := newCTA(L, nwarps)
-		ctas[wi] = c
+		group := make([]*cta, n)
+		for r := range group {
+			group[r] = newCTA(L, nwarps)
+		}
+		ctas = append(ctas, group...)
+		c := group[0]
 		wg.Go(func() {
 			pos := 0
 			defer func() {
@@ -758,9 +804,15 @@ func (L *launch) runCTAs(workers, nblocks, nwarps int, only []int) ([]*cta, erro
 				if only != nil {
 					i = only[pos]
 				}
-				c.run(i)
-				if L.l2 != nil {
-					c.stream = L.l2.done(pos, c.stream)
+				if n > 1 {
+					L.runCluster(group, i) // i: the cluster's index
+				} else {
+					c.run(i)
+				}
+				for r, c := range group {
+					if L.l2 != nil {
+						c.stream = L.l2.done(pos*n+r, c.stream)
+					}
 				}
 			}
 		})
@@ -801,8 +853,24 @@ func newCTA(L *launch, nwarps int) *cta {
 }
 
 func (c *cta) run(i int) {
-	L := c.L
 	defer c.flushPrint(i)
+	c.cl, c.rank = nil, 0
+	c.start(i)
+	for {
+		if c.step() || c.completeBulk(0, true) || c.cl.release() { // TMA copies complete when nothing else can run (tma.go)
+			continue
+		}
+		c.checkHang()
+		c.clusterHang() // a barrier.cluster.wait of a CTA alone (cluster.go)
+		if !c.releaseBarrier() {
+			return
+		}
+	}
+}
+
+// start makes c block i, every thread at the kernel's first instruction.
+func (c *cta) start(i int) {
+	L := c.L
 	c.tracing = L.trace != nil && L.traced[i]
 	g := L.grid
 	c.idx, c.linear = [3]int{i % g[0], i / g[0] % g[1], i / (g[0] * g[1])}, i
@@ -818,6 +886,8 @@ func (c *cta) run(i int) {
 	c.sFull = 0
 	clear(c.mbars)
 	c.wg.reset()
+	c.bulk = c.bulk[:0]
+	clear(c.clArrived)
 	c.clock = 0
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
@@ -841,27 +911,23 @@ func (c *cta) run(i int) {
 		}
 		c.fillConsts(w)
 	}
-	for {
-		ran := false
-		for _, w := range c.warps {
-			if w.active != 0 {
-				c.clock += uint64(L.quantum - c.runWarp(w, L.quantum))
-				ran = true
-			}
-		}
-		select {
-		case <-c.done:
-			panic(faultPanic{L.ctx.Err()})
-		default:
-		}
-		if ran {
-			continue
-		}
-		c.checkHang()
-		if !c.releaseBarrier() {
-			return
+}
+
+// step gives each warp that can run a turn of a quantum, reporting whether any ran.
+func (c *cta) step() bool {
+	ran := false
+	for _, w := range c.warps {
+		if w.active != 0 {
+			c.clock += uint64(c.L.quantum - c.runWarp(w, c.L.quantum))
+			ran = true
 		}
 	}
+	select {
+	case <-c.done:
+		panic(faultPanic{c.L.ctx.Err()})
+	default:
+	}
+	return ran
 }
 
 // releaseBarrier is called when no warp can run: every live thread has exited or waits at a
@@ -946,6 +1012,8 @@ func (c *cta) fillConsts(w *warp) {
 				v = uint64(L.shared - c.prog.sharedTop)
 			case ckTotalSmem:
 				v = uint64(L.shared)
+			case ckClusterCtarank, ckClusterNctarank, ckClusterid, ckNclusterid, ckClusterCtaid, ckClusterNctaid, ckExplicitCluster:
+				v = c.clusterConst(k.kind, int(k.dim))
 			}
 			r[l] = v
 		}
@@ -962,6 +1030,9 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 	for _, c := range ctas {
 		out.Barriers += int64(c.barriers)
 		out.AsyncProxyFences += c.proxyFences
+		out.TMARequests += c.tmaRequests
+		out.DSMEMAccesses += c.dsmem
+		out.TMABytes += c.tmaBytes
 		out.GlobalLines += c.lines
 		out.AsyncCopyLines += c.asyncLines
 		out.L1Sectors += c.l1Sectors

@@ -85,12 +85,13 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	if len(m.types) != 1 || m.types[0].name != "b64" {
 		return d.errf("expects the .b64 type")
 	}
-	if m.hasSp && m.space != spShared || strings.Contains(s.op, "::cluster") {
-		return d.errf("only mbarrier objects in the CTA's shared memory are supported (no .shared::cluster)")
-	}
 	addrArg, err := d.mbarKind(op, m)
 	if err != nil {
 		return err
+	}
+	remote := m.hasSp && m.space == spDsmem && op.kind == 'a' && !op.expect // an arrive on another CTA's barrier (cluster.go)
+	if m.hasSp && m.space != spShared && !remote {
+		return d.errf("only mbarrier objects in the CTA's shared memory are supported (of .shared::cluster, mbarrier.arrive only)")
 	}
 	args := s.args
 	if len(args) <= addrArg || args[addrArg].kind != oAddr {
@@ -98,7 +99,7 @@ func (d *decoder) decodeMbarrier(in *inst, m mods, s pinst) error {
 	}
 	sp := spGeneric
 	if m.hasSp {
-		sp = spShared
+		sp = m.space
 	}
 	if err := d.address(in, args[addrArg], sp); err != nil {
 		return err
@@ -238,11 +239,15 @@ func execMbarrier(w *warp, in *inst, m uint32) {
 	c, op := w.c, in.mb
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
-		off := c.mbarAt(w, in, l)
 		n := int64(1)
 		if op.count >= 0 {
 			n = int64(uint32(w.regs[op.count][l]))
 		}
+		if in.space == spDsmem {
+			c.remoteArrive(w, in, l, n) // cluster.go
+			continue
+		}
+		off := c.mbarAt(w, in, l)
 		switch op.kind {
 		case 'i':
 			if n < 1 || n > mbarMaxCount {
@@ -314,6 +319,12 @@ func (c *cta) mbarComplete(off uint32, b *mbarrier) {
 	if c.L.racecheck {
 		c.newInterval()
 	}
+	c.wakeMbar(off)
+}
+
+// wakeMbar resumes the lanes waiting on the barrier at off (clusterWaitOff: barrier.cluster.wait)
+// at their wait.
+func (c *cta) wakeMbar(off uint32) {
 	for _, o := range c.warps {
 		var wake uint32
 		for t := o.atMbar; t != 0; t &= t - 1 {
@@ -348,6 +359,9 @@ func (c *cta) markMbarWritten(w *warp, in *inst, l int, off uint32) {
 // true; the others park until it completes (mbarComplete wakes them to run the wait again). It
 // reports whether another group of lanes was picked to run.
 func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
+	if in.mb == nil {
+		return c.clusterWait(w, in, m, pc) // barrier.cluster.wait (cluster.go)
+	}
 	op := in.mb
 	var done uint32
 	for t := m; t != 0; t &= t - 1 {
@@ -355,9 +369,9 @@ func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
 		off := c.mbarAt(w, in, l)
 		b := c.mbarLookup(w, in, l, off)
 		s := w.regs[op.state][l]
-		complete := b.phase != uint32(s)
-		if op.parity {
-			complete = b.phase&1 != uint32(s)&1
+		complete := b.phaseDone(s, op.parity)
+		if !complete && len(c.bulk) > 0 && c.completeBulk(off, false) { // TMA copies (tma.go)
+			complete = b.phaseDone(s, op.parity)
 		}
 		if complete {
 			done |= 1 << l
@@ -377,14 +391,28 @@ func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
 	return false
 }
 
+// phaseDone reports whether the phase of state s (or, with parity, of s's parity) completed.
+func (b *mbarrier) phaseDone(s uint64, parity bool) bool {
+	if parity {
+		return b.phase&1 != uint32(s)&1
+	}
+	return b.phase != uint32(s)
+}
+
 // checkHang is called when no warp can run: a lane waiting on an mbarrier phase then waits
 // forever, a "hang" fault at its wait.
 func (c *cta) checkHang() {
 	for _, w := range c.warps {
-		if w.atMbar == 0 {
+		at := w.atMbar
+		for t := at; t != 0; t &= t - 1 {
+			if l := bits.TrailingZeros32(t); w.mbarOff[l] == clusterWaitOff {
+				at &^= 1 << l // barrier.cluster.wait: another CTA may release it (cluster.go)
+			}
+		}
+		if at == 0 {
 			continue
 		}
-		l := bits.TrailingZeros32(w.atMbar)
+		l := bits.TrailingZeros32(at)
 		in := &c.prog.code[w.lanePC[l]]
 		off := w.mbarOff[l]
 		b := c.mbars[off]

@@ -128,8 +128,12 @@ func (c *cta) resolve(w *warp, in *inst, l int, addr uint64, n int, sp uint8, mo
 		if mode != accLoad && win == 1 && sp == spConst {
 			mem = nil
 		}
-	case spShared:
-		mem = c.shared
+	case spShared, spDsmem: // a mapped shared::cluster address is another CTA's (cluster.go)
+		mem, sp = c.shared, spShared
+		if addr >= 1<<dsmemShift {
+			mem, addr = c.remoteShared(w, in, l, addr)
+			sp = spDsmem
+		}
 	case spLocal:
 		ls := uint64(c.prog.localSize)
 		if addr+uint64(n) <= ls {

@@ -44,6 +44,7 @@ var opRows = []opRow{
 	{[]string{"elect"}, "elect.sync _|%p1, 0xffffffff", (*decoder).decodeElect},
 	{[]string{"setmaxnreg"}, "setmaxnreg.inc.sync.aligned.u32 240", (*decoder).decodeSetmaxnreg},
 	{[]string{"fence"}, "fence.proxy.async", (*decoder).decodeFence},
+	{[]string{"mapa"}, "mapa.shared::cluster.u32 %r1, %r2, %r3", (*decoder).decodeMapa}, // cluster.go
 	// data movement and memory (decode.go, atomic.go, cpasync.go)
 	{[]string{"mov"}, "mov.u32 %r1, %tid.x", (*decoder).decodeMov},
 	{[]string{"ld", "ldu", "st"}, "ld.global.v2.f32 {%f1, %f2}, [%rd1+8]", (*decoder).decodeLdSt},

@@ -278,9 +278,11 @@ type Function struct {
 	ParamBytes int
 	// MaxNTID and ReqNTID are the .maxntid and .reqntid directives (zero when absent).
 	MaxNTID, ReqNTID [3]int
-	body             []pinst
-	vars             []Var // .shared/.local/.param declared in the body
-	decl             bool  // a prototype only (no body)
+	// ClusterDims is the .reqnctapercluster directive (__cluster_dims__; zero when absent).
+	ClusterDims [3]int
+	body        []pinst
+	vars        []Var // .shared/.local/.param declared in the body
+	decl        bool  // a prototype only (no body)
 
 	prog *program // decoded code; nil until decoded
 	err  error    // the decode error, reported when launched
@@ -965,7 +967,7 @@ func (p *parser) funcDirectives(f *Function) error {
 	for p.peek().kind == tIdent && strings.HasPrefix(p.peek().text, ".") {
 		d := p.next()
 		switch d.text {
-		case ".maxntid", ".reqntid":
+		case ".maxntid", ".reqntid", ".reqnctapercluster":
 			var dims [3]int
 			for i := 0; i < 3; i++ {
 				n, tok, err := p.intLit()
@@ -988,6 +990,8 @@ func (p *parser) funcDirectives(f *Function) error {
 			}
 			if d.text == ".maxntid" {
 				f.MaxNTID = dims
+			} else if d.text == ".reqnctapercluster" {
+				f.ClusterDims = dims
 			} else {
 				f.ReqNTID = dims
 			}
@@ -1005,10 +1009,6 @@ func (p *parser) funcDirectives(f *Function) error {
 				f.MinNCTAPerSM = int(n)
 			}
 		case ".maxnctapersm", ".maxclusterrank", ".explicitcluster":
-			for p.peek().kind == tNum || p.is(",") {
-				p.next()
-			}
-		case ".reqnctapercluster":
 			for p.peek().kind == tNum || p.is(",") {
 				p.next()
 			}
@@ -1328,7 +1328,7 @@ func (p *parser) operand() (operand, error) {
 	return operand{}, p.errf(t.line, "unexpected %s in an operand", describe(t))
 }
 
-// addrOperand parses an address operand: [name], [name+n], [name-n] or [n].
+// addrOperand parses an address operand: [name], [name+n], [name-n], [n] or [name, {a, b, …}].
 func (p *parser) addrOperand() (operand, error) {
 	p.next() // [
 	o := operand{kind: oAddr}
@@ -1347,6 +1347,17 @@ func (p *parser) addrOperand() (operand, error) {
 				return o, err
 			}
 			o.off = n
+		}
+		if p.is(",") { // a tensor map and its coordinates: [tmap, {x, y}] (cp.async.bulk.tensor)
+			p.next()
+			if !p.is("{") {
+				return o, p.errf(p.peek().line, "expected '{' after the ',' in an address")
+			}
+			v, err := p.vecOperand(p.peek())
+			if err != nil {
+				return o, err
+			}
+			o.elems = v.elems
 		}
 	} else {
 		n, _, err := p.intLit()

@@ -32,47 +32,82 @@ import (
 // atomic (the CUDA samples' pattern, which relies on it); only reads are checked (read after
 // write): two blocks writing one word, or a write after another block's read, are not; atomics
 // are not checked against plain accesses; two strong accesses (volatile, relaxed, acquire,
-// release) never race. Words of at most maxRaceWords are tracked per launch and at most
-// maxSyncClock blocks per synchronisation location; past either limit the launch's notes say the
-// check stopped.
+// release) never race. At most maxRaceWords words are tracked per launch, maxSyncLocations
+// locations of maxSyncClock blocks each, in grids of maxRaceBlocks; past a limit the launch's
+// notes say the check stopped.
 
-// maxRaceWords is how many 4-byte global words a launch's race check tracks (16 bytes each).
-const maxRaceWords = 1 << 22
+// maxRaceWords is how many 4-byte global words a launch's race check tracks (8 bytes each).
+const maxRaceWords = 1 << 23
+
+// A word's record (0: no write seen) packs the last write's block (linear index + 1), the block's
+// epoch then (saturating at maxEpoch: after that many fences a block's later writes count as
+// released by any later fence, a race missed, never invented), its instruction, its thread, and
+// whether it was a strong store.
+const (
+	recBlockShift = 40 // 24 bits: grids of up to 1<<24 - 1 blocks are checked
+	recEpochShift = 32 // 8 bits
+	recPCShift    = 11 // 21 bits
+	recThreadBit  = 1  // 10 bits
+	maxEpoch      = 255
+	maxRaceBlocks = 1<<24 - 1
+)
 
 // maxSyncClock is how many blocks one synchronisation location's clock (or a block's) holds.
 const maxSyncClock = 4096
+
+// maxSyncLocations is how many locations a launch's race check keeps clocks for.
+const maxSyncLocations = 1 << 16
 
 // globalRace is a launch's race check state, shared by its workers.
 type globalRace struct {
 	wins     []atomic.Pointer[[]atomic.Uint64] // per window of L.bufs: 2 words per 4-byte word
 	mu       sync.Mutex
-	words    int                         // words allocated in wins (under mu)
-	clocks   map[uint64]map[int32]uint32 // per synchronisation location: block → released epoch
-	released atomic.Bool                 // a block has released something (else no clock exists)
-	stopped  atomic.Pointer[string]      // why the check stopped, nil while it runs
+	words    int                    // words allocated in wins (under mu)
+	clocks   map[uint64]*syncClock  // per synchronisation location (under mu)
+	released atomic.Bool            // a block has released something (else no clock exists)
+	stopped  atomic.Pointer[string] // why the check stopped, nil while it runs
+}
+
+// syncClock is a synchronisation location's clock: per block, the released epoch that a release
+// on the location published; ver counts its changes.
+type syncClock struct {
+	at  map[int32]uint32
+	ver uint64
 }
 
 // blockClock is a CTA's view of the block it runs (reset when the CTA takes another block).
 type blockClock struct {
-	block    int              // linear index + 1 of the block these values are for
-	epoch    uint32           // the current epoch (advanced by each fence)
-	released uint32           // the epochs up to this are released by a fence
-	knows    map[int32]uint32 // per other block: its released epoch this block has acquired
+	block    int               // linear index + 1 of the block these values are for
+	epoch    uint32            // the current epoch (advanced by each fence)
+	released uint32            // the epochs up to this are released by a fence
+	knows    map[int32]uint32  // per other block: its released epoch this block has acquired
+	ver      uint64            // counts changes of released and knows
+	pub      map[uint64]uint64 // per location: ver when this block last released there
+	seen     map[uint64]uint64 // per location: its clock's ver when this block last acquired it
 }
 
 func newGlobalRace(nwins int) *globalRace {
-	return &globalRace{wins: make([]atomic.Pointer[[]atomic.Uint64], nwins), clocks: map[uint64]map[int32]uint32{}}
+	return &globalRace{wins: make([]atomic.Pointer[[]atomic.Uint64], nwins), clocks: map[uint64]*syncClock{}}
 }
 
-// clock is the race check's state of the block c runs now.
+// raceClock is the race check's state of the block c runs now.
 func (c *cta) raceClock() *blockClock {
 	k := &c.gclock
 	if k.block != c.linear+1 {
-		*k = blockClock{block: c.linear + 1, epoch: 1, knows: k.knows}
+		if k.knows == nil {
+			k.knows, k.pub, k.seen = map[int32]uint32{}, map[uint64]uint64{}, map[uint64]uint64{}
+		}
 		clear(k.knows)
+		clear(k.pub)
+		clear(k.seen)
+		k.block, k.epoch, k.released, k.ver = c.linear+1, 1, 0, 1
 	}
 	return k
 }
+
+// KindRaceCheckStopped is the Kind of the note (Counts.Notes) saying that the global race check
+// stopped partway through a launch (a limit was reached): information, not a finding.
+const KindRaceCheckStopped = "global race check stopped"
 
 // stop ends the check for the rest of the launch, saying why in its notes.
 func (g *globalRace) stop(why string) { g.stopped.CompareAndSwap(nil, &why) }
@@ -82,7 +117,7 @@ func (g *globalRace) note() []*Fault {
 	if g == nil || g.stopped.Load() == nil {
 		return nil
 	}
-	return []*Fault{{Kind: "global race check stopped", Msg: *g.stopped.Load()}}
+	return []*Fault{{Kind: KindRaceCheckStopped, Msg: *g.stopped.Load()}}
 }
 
 // shadow returns window win's records, allocating them on a write (nil: none, or over the limit).
@@ -107,7 +142,7 @@ func (g *globalRace) shadow(L *launch, win uint64, write bool) []atomic.Uint64 {
 		return nil
 	}
 	g.words += n
-	s := make([]atomic.Uint64, 2*n)
+	s := make([]atomic.Uint64, n)
 	g.wins[win].Store(&s)
 	return s
 }
@@ -116,6 +151,10 @@ func (g *globalRace) shadow(L *launch, win uint64, write bool) []atomic.Uint64 {
 func (c *cta) globalRace(w *warp, in *inst, m uint32, n int, mode int) {
 	g := c.L.gr
 	if g.stopped.Load() != nil {
+		return
+	}
+	if c.linear >= maxRaceBlocks {
+		g.stop(fmt.Sprintf("the global-memory race check covers grids of up to %d blocks", maxRaceBlocks))
 		return
 	}
 	k := c.raceClock()
@@ -130,14 +169,13 @@ func (c *cta) globalRace(w *warp, in *inst, m uint32, n int, mode int) {
 		if s == nil {
 			continue
 		}
-		for off := a & offsetMask &^ 3; off < a&offsetMask+uint64(n) && off/4*2+1 < uint64(len(s)); off += 4 {
-			r := &s[off/4*2]
+		for off := a & offsetMask &^ 3; off < a&offsetMask+uint64(n) && off/4 < uint64(len(s)); off += 4 {
 			if mode == accStore {
-				r.Store(uint64(k.block)<<32 | uint64(k.epoch))
-				s[off/4*2+1].Store(uint64(uint32(in.self))<<32 | uint64(uint32(w.first+l))<<1 | b2u(in.strong))
+				s[off/4].Store(uint64(k.block)<<recBlockShift | uint64(k.epoch)<<recEpochShift |
+					uint64(in.self&(1<<21-1))<<recPCShift | uint64(w.first+l)<<recThreadBit | b2u(in.strong))
 				continue
 			}
-			c.checkRead(w, in, l, k, r.Load(), &s[off/4*2+1], a>>windowShift-1, off)
+			c.checkRead(w, in, l, k, s[off/4].Load(), a>>windowShift-1, off)
 		}
 	}
 	if in.strong {
@@ -152,23 +190,22 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// checkRead faults when lane l's read of the word whose records are rec and who (window win, byte
-// off) is of another block's write that nothing orders before it.
-func (c *cta) checkRead(w *warp, in *inst, l int, k *blockClock, rec uint64, who *atomic.Uint64, win, off uint64) {
-	wb := int32(rec>>32) - 1
-	if rec == 0 || int(wb) == c.linear || k.knows[wb] >= uint32(rec) {
+// checkRead faults when lane l's read of the word whose record is rec (window win, byte off) is of
+// another block's write that nothing orders before it.
+func (c *cta) checkRead(w *warp, in *inst, l int, k *blockClock, rec uint64, win, off uint64) {
+	wb := int32(rec>>recBlockShift) - 1
+	if rec == 0 || int(wb) == c.linear || k.knows[wb] >= uint32(rec>>recEpochShift&maxEpoch) {
 		return
 	}
-	x := who.Load()
-	if x&1 != 0 && in.strong { // two strong accesses do not race
+	if rec&1 != 0 && in.strong { // two strong accesses do not race
 		return
 	}
-	pc := int32(x >> 32)
+	pc := int32(rec >> recPCShift & (1<<21 - 1))
 	g := c.L.grid
 	blk := [3]int{int(wb) % g[0], int(wb) / g[0] % g[1], int(wb) / (g[0] * g[1])}
 	f := &Fault{Kind: "hazard", Space: "global", Address: w.addr[l],
 		Msg: fmt.Sprintf("global-memory read-after-write race between blocks at byte %d of buffer %q: block %s wrote it (the other access) and nothing orders that write before this read — no __threadfence() (membar.gl / fence) followed by an atomic or release store in the writing block that this block then observed with an atomic or acquire load (PTX ISA, \"Memory Consistency Model\": a data race; beyond compute-sanitizer, whose racecheck checks shared memory only)", off, c.L.names[win], xyz(blk))}
-	f.OtherThread = c.threadXYZ(int(uint32(x) >> 1))
+	f.OtherThread = c.threadXYZ(int(rec >> recThreadBit & 1023))
 	if pc >= 0 && int(pc) < len(c.prog.code) {
 		oi := &c.prog.code[pc]
 		f.OtherLine = int(oi.line)
@@ -181,54 +218,67 @@ func (c *cta) checkRead(w *warp, in *inst, l int, k *blockClock, rec uint64, who
 // fence is a fence at .gpu or .sys scope by the block k: its writes so far are released.
 func (c *cta) fence(k *blockClock) {
 	k.released = k.epoch
-	k.epoch++
+	if k.epoch < maxEpoch {
+		k.epoch++
+	}
+	k.ver++
 	c.L.gr.released.Store(true)
 }
 
 // syncAt is an atomic or strong access of lanes m of w: a release (when the block released
 // something) joins the block's clock into each location's, an acquire joins each location's
-// clock into the block's.
+// clock into the block's. Versions skip the joins that would change nothing.
 func (c *cta) syncAt(w *warp, in *inst, m uint32, k *blockClock, release, acquire bool) {
 	g := c.L.gr
 	if in.sem&semAcquireFence != 0 {
-		c.fence(k) // atom.acq_rel / .release: a fence before
+		c.fence(k) // st.release, atom.release / .acq_rel: a fence before
 	}
 	if !g.released.Load() {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	self := int32(k.block - 1)
 	for t := m; t != 0; t &= t - 1 {
 		a := w.addr[bits.TrailingZeros32(t)]
 		mc := g.clocks[a]
-		if release && (k.released > 0 || len(k.knows) > 0) {
+		if release && (k.released > 0 || len(k.knows) > 0) && k.pub[a] != k.ver {
 			if mc == nil {
-				mc = map[int32]uint32{}
+				if len(g.clocks) >= maxSyncLocations {
+					g.stop(fmt.Sprintf("more than %d synchronisation locations: the global-memory race check stopped there", maxSyncLocations))
+					return
+				}
+				mc = &syncClock{at: map[int32]uint32{}}
 				g.clocks[a] = mc
 			}
-			join(mc, k.knows)
-			mc[int32(k.block-1)] = max(mc[int32(k.block-1)], k.released)
-		}
-		if acquire && mc != nil {
-			if k.knows == nil {
-				k.knows = map[int32]uint32{}
+			if join(mc.at, k.knows) || k.released > mc.at[self] {
+				mc.at[self] = max(mc.at[self], k.released)
+				mc.ver++
 			}
-			join(k.knows, mc)
+			k.pub[a] = k.ver
 		}
-		if len(mc) > maxSyncClock || len(k.knows) > maxSyncClock {
+		if acquire && mc != nil && k.seen[a] != mc.ver {
+			if join(k.knows, mc.at) {
+				k.ver++
+			}
+			k.seen[a] = mc.ver
+		}
+		if mc != nil && len(mc.at) > maxSyncClock || len(k.knows) > maxSyncClock {
 			g.stop(fmt.Sprintf("more than %d blocks synchronised through one location: the global-memory race check stopped there", maxSyncClock))
 			return
 		}
 	}
 }
 
-// join raises dst's entries to src's.
-func join(dst, src map[int32]uint32) {
+// join raises dst's entries to src's and reports whether any changed.
+func join(dst, src map[int32]uint32) bool {
+	changed := false
 	for b, e := range src {
 		if e > dst[b] {
-			dst[b] = e
+			dst[b], changed = e, true
 		}
 	}
+	return changed
 }
 
 // memory-ordering bits of inst.sem
@@ -252,7 +302,7 @@ func (d *decoder) decodeMembar(in *inst, m mods, s pinst) error {
 }
 
 func execMembar(w *warp, in *inst, m uint32) {
-	if m != 0 && w.c.L.gr != nil && w.c.L.gr.stopped.Load() == nil {
+	if m != 0 && w.c.L.gr != nil && w.c.L.gr.stopped.Load() == nil && w.c.linear < maxRaceBlocks {
 		w.c.fence(w.c.raceClock())
 	}
 }

@@ -3,6 +3,7 @@ package vgpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,5 +152,35 @@ func TestGlobalRaceAtomicsOnlyIsClean(t *testing.T) {
 	if _, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{8}, Block: [3]int{32}, Workers: 1,
 		Params: []Arg{Ptr(in), Ptr(hist), Ptr(total), Ptr(own)}, Buffers: []*Buffer{in, hist, total, own}}); err != nil {
 		t.Fatalf("got %v, want no fault", err)
+	}
+}
+
+// Past maxRaceWords of written buffers the check stops, and the launch's notes say so.
+func TestGlobalRaceLimitIsNoted(t *testing.T) {
+	m := compileCUDA(t, `extern "C" __global__ void k(float* small, float* big) {
+	small[threadIdx.x] = 1;
+	big[threadIdx.x] = 2;
+}
+`)
+	for _, tc := range []struct {
+		words int
+		noted bool
+	}{{1024, false}, {maxRaceWords, true}} {
+		small, big := NewBuffer("small", 4*32), NewBuffer("big", 4*tc.words)
+		c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32},
+			Params: []Arg{Ptr(small), Ptr(big)}, Buffers: []*Buffer{small, big}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range c.Notes {
+			noted = noted || n.Kind == "global race check stopped" && strings.Contains(n.Msg, `"big"`)
+		}
+		if noted && !strings.HasPrefix(fmt.Sprint(c.Notes[len(c.Notes)-1]), "global race check stopped: the global-memory race check tracks") {
+			t.Errorf("note %q does not say what stopped", c.Notes[len(c.Notes)-1])
+		}
+		if noted != tc.noted {
+			t.Errorf("%d words: noted %v, want %v (notes %v)", tc.words, noted, tc.noted, c.Notes)
+		}
 	}
 }

@@ -162,11 +162,15 @@ func (c *cta) globalRace(w *warp, in *inst, m uint32, n int, mode int) {
 		c.syncAt(w, in, m, k, true, true)
 		return
 	}
+	last := ^uint64(0) // the window s is of
+	var s []atomic.Uint64
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		a := w.addr[l]
-		s := g.shadow(c.L, a>>windowShift-1, mode == accStore)
-		if s == nil {
+		if win := a>>windowShift - 1; win != last {
+			s, last = g.shadow(c.L, win, mode == accStore), win
+		}
+		if s == nil { // a window no block has written (a kernel's inputs): nothing to check
 			continue
 		}
 		for off := a & offsetMask &^ 3; off < a&offsetMask+uint64(n) && off/4 < uint64(len(s)); off += 4 {

@@ -184,3 +184,70 @@ func TestGlobalRaceLimitIsNoted(t *testing.T) {
 		}
 	}
 }
+
+// Ordering is transitive through blocks: block 0 releases to m1, block 1 acquires m1 and releases
+// to m2, block 2 acquires m2 and reads block 0's data. Without block 0's fence the read is flagged.
+func TestGlobalRaceTransitiveChain(t *testing.T) {
+	const src = `extern "C" __global__ void k(float* data, unsigned* m1, unsigned* m2, float* out) {
+	int t = threadIdx.x;
+	if (blockIdx.x == 0) {
+		data[t] = t;
+		__syncthreads();
+		if (t == 0) { FENCE; atomicAdd(m1, 1); }
+	} else if (blockIdx.x == 1) {
+		if (t == 0) { while (atomicAdd(m1, 0) == 0) {} __threadfence(); atomicAdd(m2, 1); }
+	} else {
+		if (t == 0) while (atomicAdd(m2, 0) == 0) {}
+		__syncthreads();
+		out[t] = data[t];
+	}
+}
+`
+	for _, fence := range []string{"__threadfence()", "(void)0"} {
+		m := compileCUDA(t, "#define FENCE "+fence+"\n"+src)
+		data, m1, m2, out := NewBuffer("data", 4*32), NewBuffer("m1", 4), NewBuffer("m2", 4), NewBuffer("out", 4*32)
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{3}, Block: [3]int{32}, Workers: 1,
+			Params: []Arg{Ptr(data), Ptr(m1), Ptr(m2), Ptr(out)}, Buffers: []*Buffer{data, m1, m2, out}})
+		if fence == "(void)0" {
+			checkGlobalRace(t, err, 13, 5)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("got %v, want no fault", err)
+		}
+	}
+}
+
+// st.release publishes the block's earlier writes without a separate fence and ld.acquire
+// observes it; st.relaxed does not publish them.
+func TestGlobalRaceReleaseAcquire(t *testing.T) {
+	const src = `extern "C" __global__ void k(float* data, unsigned* flag, float* out) {
+	int t = threadIdx.x;
+	if (blockIdx.x == 0) {
+		data[t] = t * 2.0f;
+		__syncthreads();
+		if (t == 0) asm volatile("st." SEM ".gpu.global.u32 [%0], %1;" :: "l"(flag), "r"(1u) : "memory");
+	} else {
+		if (t == 0) {
+			unsigned v;
+			do { asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory"); } while (v == 0);
+		}
+		__syncthreads();
+		out[t] = data[t] + 1;
+	}
+}
+`
+	for _, sem := range []string{"release", "relaxed"} {
+		m := compileCUDA(t, "#define SEM \""+sem+"\"\n"+src)
+		data, flag, out := NewBuffer("data", 4*32), NewBuffer("flag", 4), NewBuffer("out", 4*32)
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{2}, Block: [3]int{32}, Workers: 1,
+			Params: []Arg{Ptr(data), Ptr(flag), Ptr(out)}, Buffers: []*Buffer{data, flag, out}})
+		if sem == "relaxed" {
+			checkGlobalRace(t, err, 14, 5)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("got %v, want no fault", err)
+		}
+	}
+}

@@ -32,7 +32,8 @@ import (
 // atomic (the CUDA samples' pattern, which relies on it); only reads are checked (read after
 // write): two blocks writing one word, or a write after another block's read, are not; atomics
 // are not checked against plain accesses; two strong accesses (volatile, relaxed, acquire,
-// release) never race. At most maxRaceWords words are tracked per launch, maxSyncLocations
+// release) never race; accesses of less than a word (8- and 16-bit) are not checked (records
+// are per word: two blocks' bytes of one word would look like one block's). At most maxRaceWords words are tracked per launch, maxSyncLocations
 // locations of maxSyncClock blocks each, in grids of maxRaceBlocks; past a limit the launch's
 // notes say the check stopped.
 
@@ -164,7 +165,7 @@ func (c *cta) globalRace(w *warp, in *inst, m uint32, n int, mode int) {
 	}
 	last := ^uint64(0) // the window s is of
 	var s []atomic.Uint64
-	for t := m; t != 0; t &= t - 1 {
+	for t := m; t != 0 && n >= 4; t &= t - 1 { // records are per word: sub-word accesses are not checked
 		l := bits.TrailingZeros32(t)
 		a := w.addr[l]
 		if win := a>>windowShift - 1; win != last {
@@ -207,8 +208,12 @@ func (c *cta) checkRead(w *warp, in *inst, l int, k *blockClock, rec uint64, win
 	pc := int32(rec >> recPCShift & (1<<21 - 1))
 	g := c.L.grid
 	blk := [3]int{int(wb) % g[0], int(wb) / g[0] % g[1], int(wb) / (g[0] * g[1])}
+	where := fmt.Sprintf("byte %d of buffer %q", off, c.L.names[win])
+	if win == 0 {
+		where = fmt.Sprintf("byte %d of the module's .global variables", off)
+	}
 	f := &Fault{Kind: "hazard", Space: "global", Address: w.addr[l],
-		Msg: fmt.Sprintf("global-memory read-after-write race between blocks at byte %d of buffer %q: block %s wrote it (the other access) and nothing orders that write before this read — no __threadfence() (membar.gl / fence) followed by an atomic or release store in the writing block that this block then observed with an atomic or acquire load (PTX ISA, \"Memory Consistency Model\": a data race; beyond compute-sanitizer, whose racecheck checks shared memory only)", off, c.L.names[win], xyz(blk))}
+		Msg: fmt.Sprintf("global-memory read-after-write race between blocks at %s: block %s wrote it (the other access) and nothing orders that write before this read — no __threadfence() (membar.gl / fence) followed by an atomic or release store in the writing block that this block then observed with an atomic or acquire load (PTX ISA, \"Memory Consistency Model\": a data race; beyond compute-sanitizer, whose racecheck checks shared memory only)", where, xyz(blk))}
 	f.OtherThread = c.threadXYZ(int(rec >> recThreadBit & 1023))
 	if pc >= 0 && int(pc) < len(c.prog.code) {
 		oi := &c.prog.code[pc]

@@ -251,3 +251,21 @@ func TestGlobalRaceReleaseAcquire(t *testing.T) {
 		}
 	}
 }
+
+// Blocks updating bytes in place, their ranges sharing words at the block boundaries, do not race:
+// each reads only its own bytes.
+func TestGlobalRaceSubWordInPlaceIsClean(t *testing.T) {
+	m := compileCUDA(t, `extern "C" __global__ void k(unsigned char* x) {
+	int i = blockIdx.x * 3 + threadIdx.x;
+	x[i] = x[i] + 1;
+}
+`)
+	x := NewBuffer("x", 12)
+	if _, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{4}, Block: [3]int{3}, Workers: 1,
+		Params: []Arg{Ptr(x)}, Buffers: []*Buffer{x}}); err != nil {
+		t.Fatalf("got %v, want no fault", err)
+	}
+	if got := x.Data[11]; got != 1 {
+		t.Errorf("x[11] = %d, want 1", got)
+	}
+}

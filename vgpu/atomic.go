@@ -235,6 +235,7 @@ func (d *decoder) decodeAtom(in *inst, m mods, s pinst) error {
 		}
 	}
 	in.atom = &atomOp{f: f, red: red}
+	in.sem = semOf(s.op)
 	in.exec = execAtom
 	return nil
 }

@@ -158,6 +158,7 @@ type inst struct {
 	wg       *wgmmaOp    // wgmma (wgmma.go)
 	atom     *atomOp
 	call     *callSite
+	sem      uint8  // memory-ordering bits for the global race check (globalrace.go)
 	strong   bool   // ld/st .volatile, .relaxed, .acquire, .release: atomic on global memory
 	past     uint64 // bit k: in the past set of barrier prog.bars[k] (synccheck.go)
 }
@@ -954,7 +955,7 @@ func (d *decoder) decodeLdSt(in *inst, m mods, s pinst) error {
 	// read and write whole words atomically.
 	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release"} {
 		if strings.Contains(s.op, q) && (m.space == spGlobal || m.space == spGeneric) {
-			in.strong = true
+			in.strong, in.sem = true, semOf(s.op)
 			if store {
 				in.exec = execStStrong
 			} else {

@@ -232,6 +232,15 @@
 // since is a "hazard", and so is a generic write to bytes a wgmma read whose group its warp has not
 // waited for (wgmma.go); a wgmma's shared reads are initchecked as loads are.
 //
+// The global race check (globalrace.go, with racecheck; beyond compute-sanitizer, whose racecheck
+// covers shared memory only): a plain load of a global word that another block wrote is a "hazard"
+// fault on Space "global" naming both lines, unless the PTX memory model's release and acquire
+// patterns order them: the writer's block executed a fence at .gpu or .sys scope (membar.gl,
+// fence.sc, fence.acq_rel: __threadfence()) after the write and then an atomic or strong store on
+// some location, which the reader's block then observed with an atomic or strong load. Decided by
+// happens-before (an epoch per block, a clock per synchronisation location), not by the order
+// blocks happened to run; reads only, blocks as single agents, bounded in words and clocks.
+//
 // # Memory bounds per launch
 //
 // The caller's buffers are used in place. Beyond them a launch allocates, per worker: the CTA's

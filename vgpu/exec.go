@@ -543,6 +543,9 @@ type Fault struct {
 // else the PTX line), what happened, and the PTX instruction; a hazard or a barrier error adds the
 // other thread's access the same way.
 func (f *Fault) Error() string {
+	if f.Line == 0 && f.Source == "" && f.Instr == "" { // about the launch, not an instruction
+		return f.Kind + ": " + f.Msg
+	}
 	s := fmt.Sprintf("%s: thread %s of block %s, %s", f.Kind, xyz(f.Thread), xyz(f.Block), where(f.Source, f.Line, f.Instr, f.Msg))
 	if f.OtherLine != 0 {
 		other := "the other thread"

@@ -74,8 +74,7 @@ func execElect(w *warp, in *inst, m uint32) {
 func (d *decoder) decodeFence(in *inst, m mods, s pinst) error {
 	in.class = ClassOther
 	if oneOf(m, "proxy") == "" || !strings.Contains(s.op, ".async") {
-		in.ctl = ctlNop
-		return nil
+		return d.decodeMembar(in, m, s) // globalrace.go
 	}
 	in.proxy = true
 	in.exec = execProxyFence

@@ -413,7 +413,8 @@ type launch struct {
 	nthreads  int
 	shared    int
 	racecheck bool
-	poisoned  uint64 // bit i&63 set when L.bufs[i] has written marks (initcheck.go)
+	gr        *globalRace // the global race check between blocks (nil: off)
+	poisoned  uint64      // bit i&63 set when L.bufs[i] has written marks (initcheck.go)
 	// the initcheck's marks of each buffer of bufs (nil: all written) and the buffers' names
 	written []writtenBits
 	names   []string
@@ -457,7 +458,8 @@ type cta struct {
 	counts   []instCount
 	warps    []*warp
 	shared   []byte
-	shadow   []shadow // the hazard check's records per 4-byte word, and per byte of split words
+	gclock   blockClock // the global race check's view of the block (globalrace.go)
+	shadow   []shadow   // the hazard check's records per 4-byte word, and per byte of split words
 	bytes    []shadow
 	seq      uint32      // the hazard check's clock: barriers and warp synchronisations (racecheck.go)
 	barSeq   uint32      // seq at the last barrier
@@ -554,6 +556,9 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	if err := L.setParams(fn, cfg.Params, index); err != nil {
 		return Counts{}, err
 	}
+	if L.racecheck {
+		L.gr = newGlobalRace(len(L.bufs))
+	}
 	gridBlocks := L.grid[0] * L.grid[1] * L.grid[2]
 	nblocks := gridBlocks
 	only, err := onlyBlocks(cfg.Only, L.grid) // the CTAs to run (linear indices), nil: all
@@ -585,7 +590,7 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	}
 	cnt.GridBlocks = int64(gridBlocks)
 	cnt.Printf = L.printOutput()
-	cnt.Notes = L.notes(ctas)
+	cnt.Notes = append(L.notes(ctas), L.gr.note()...)
 	if runErr != nil {
 		return cnt, runErr
 	}

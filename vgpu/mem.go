@@ -288,6 +288,9 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	if sm != 0 && c.sFull < len(c.swritten) {
 		c.initShared(w, in, sm, n, mode)
 	}
+	if gm != 0 && c.L.gr != nil {
+		c.globalRace(w, in, gm, n, mode)
+	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
 		sectors := c.countGlobal(ic, w, gm, n, mode, gathered, sorted)

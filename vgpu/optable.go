@@ -36,9 +36,10 @@ var opRows = []opRow{
 	{[]string{"ret", "exit"}, "exit", (*decoder).decodeRet},
 	{[]string{"trap"}, "trap", (*decoder).decodeTrap},
 	{[]string{"bar", "barrier"}, "bar.sync 0", (*decoder).decodeBar},
-	// hints and ordering the interpreter needs no work for (here)
-	{[]string{"membar", "nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy"},
-		"membar.gl", (*decoder).decodeNop},
+	// fences (globalrace.go) and hints the interpreter needs no work for (here)
+	{[]string{"membar"}, "membar.gl", (*decoder).decodeMembar},
+	{[]string{"nanosleep", "pmevent", "prefetch", "prefetchu", "discard", "applypriority", "createpolicy"},
+		"nanosleep.u32 20", (*decoder).decodeNop},
 	// asynchronous barriers and Hopper's single-thread and proxy instructions (mbarrier.go, hopper.go)
 	{[]string{"mbarrier"}, "mbarrier.init.shared::cta.b64 [bar], %r1", (*decoder).decodeMbarrier},
 	{[]string{"elect"}, "elect.sync _|%p1, 0xffffffff", (*decoder).decodeElect},

@@ -9,6 +9,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpu"
 	"github.com/gpuplayground/playground/vgpurun"
 )
 
@@ -64,7 +65,7 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 				results = append(results, res)
 			}
 			for _, f := range res.Notes { // uninitialised reads: the run went on
-				e.Note("warning", lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, f)))
+				e.Note(NoteLevel(f), lines(fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", name, n, f)))
 			}
 			if out := res.Counts.Printf; out != "" {
 				e.Text(fmt.Sprintf("printf output of %s at n=%d (virtual GPU)", name, n), lines(out))
@@ -74,6 +75,16 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 		}
 	}
 	return results, nil
+}
+
+// NoteLevel is the level of the note that shows f, one of a launch's vgpu.Counts.Notes: "warning"
+// for a finding (an uninitialised read), "info" for a limit of a check (the global race check
+// stopped on a large launch).
+func NoteLevel(f *vgpu.Fault) string {
+	if f.Kind == vgpu.KindRaceCheckStopped {
+		return "info"
+	}
+	return "warning"
 }
 
 // EmulatedTableID is the id of the table of emulated launches.

@@ -129,3 +129,13 @@ func TestModelText(t *testing.T) {
 		}
 	}
 }
+
+// A launch's uninitialised reads are warnings; the note that the global race check stopped at a
+// limit is information.
+func TestNoteLevel(t *testing.T) {
+	for _, tc := range []struct{ kind, want string }{{"uninitialised read", "warning"}, {vgpu.KindRaceCheckStopped, "info"}} {
+		if got := NoteLevel(&vgpu.Fault{Kind: tc.kind}); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.kind, got, tc.want)
+		}
+	}
+}

@@ -23,12 +23,27 @@ const PtxasEnv = "PLAYGROUND_PTXAS"
 
 // PtxasPaths lists where ptxas is looked for, in order: PtxasEnv's value when set, the unpacked
 // CUDA 12.4's (.ci/run), the toolkit's usual place, then "ptxas" on PATH.
-func PtxasPaths() []string {
-	paths := []string{filepath.Join(UnpackedCUDA12, "usr/bin/ptxas"), "/usr/local/cuda/bin/ptxas", "ptxas"}
-	if p := os.Getenv(PtxasEnv); p != "" {
+func PtxasPaths() []string { return cudaToolPaths("ptxas", PtxasEnv) }
+
+// cudaToolPaths lists where CUDA 12.4's tool name is looked for: env's value when set, the unpacked
+// CUDA 12.4's (.ci/run), the toolkit's usual place, then name on PATH.
+func cudaToolPaths(name, env string) []string {
+	paths := []string{filepath.Join(UnpackedCUDA12, "usr/bin", name), filepath.Join("/usr/local/cuda/bin", name), name}
+	if p := os.Getenv(env); p != "" {
 		paths = append([]string{p}, paths...)
 	}
 	return paths
+}
+
+// lookFirst is the first of paths that exists (exec.LookPath), without running it; "" where none
+// does.
+func lookFirst(paths []string) string {
+	for _, p := range paths {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	return ""
 }
 
 // Ptxas is a ptxas found on this machine.
@@ -59,14 +74,7 @@ func FindPtxas() (*Ptxas, error) {
 // LookPtxas is the path of the first of PtxasPaths that exists (exec.LookPath), without running
 // it; "" where none does. A confined compile worker looks before it confines itself, then runs it
 // (PtxasAt) confined.
-func LookPtxas() string {
-	for _, p := range PtxasPaths() {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	return ""
-}
+func LookPtxas() string { return lookFirst(PtxasPaths()) }
 
 // PtxasAt is the ptxas at path, whose --version must name its release; the error says
 // "PATH (why)".

@@ -24,24 +24,11 @@ const NvdisasmEnv = "PLAYGROUND_NVDISASM"
 
 // NvdisasmPaths lists where nvdisasm is looked for, in order: NvdisasmEnv's value when set, the
 // unpacked CUDA 12.4's (.ci/run), the toolkit's usual place, then "nvdisasm" on PATH.
-func NvdisasmPaths() []string {
-	paths := []string{filepath.Join(UnpackedCUDA12, "usr/bin/nvdisasm"), "/usr/local/cuda/bin/nvdisasm", "nvdisasm"}
-	if p := os.Getenv(NvdisasmEnv); p != "" {
-		paths = append([]string{p}, paths...)
-	}
-	return paths
-}
+func NvdisasmPaths() []string { return cudaToolPaths("nvdisasm", NvdisasmEnv) }
 
 // LookNvdisasm is the path of the first of NvdisasmPaths that exists (exec.LookPath), without
 // running it; "" where none does.
-func LookNvdisasm() string {
-	for _, p := range NvdisasmPaths() {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	return ""
-}
+func LookNvdisasm() string { return lookFirst(NvdisasmPaths()) }
 
 // Limits of a disassembly: nvdisasm's listing is read up to MaxDisassembly bytes, and at most
 // MaxSASSInstructions instructions (of all functions) are kept; SASSFunction.Lines count them all.

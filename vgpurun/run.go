@@ -525,11 +525,14 @@ func float16From(b uint16) float32 { return float16.Frombits(b).Float32() }
 
 // theoretical is the occupancy of entry of mod launched with blocks of block threads and dynShared
 // bytes of dynamic shared memory on g (gpumodel.LaunchOccupancy). own says mod is the embedded PTX of
-// the table's kernels, whose registers were measured (measuredRegisters); a learner's kernel's are
-// not known without ptxas.
+// the table's kernels, whose registers ptxas reported for g's architecture (nvidia.RungResources,
+// generated), or else were measured (measuredRegisters); a learner's kernel's are not known here
+// (cuda cells pass ptxas's own through the occupancy they show).
 func theoretical(mod *vgpu.Module, entry string, own bool, block [3]int, dynShared int, g gpumodel.GPU) gpumodel.Occupancy {
 	regs := 0
-	if r, ok := measuredRegisters(entry); own && ok {
+	if r, ok := nvidia.RungResources(entry, g.CC); own && ok {
+		regs = r.Registers
+	} else if r, ok := measuredRegisters(entry); own && ok {
 		regs = r
 	}
 	return gpumodel.LaunchOccupancy(mod, entry, regs, block, dynShared, g)

@@ -40,8 +40,7 @@ const RungSASSCapped = len(sassCountDigits) - 1
 // into others; the SASS a kernel has outside any line (its prologue) is counted on its first
 // instruction's line. ptxas unrolls loops the PTX leaves rolled (cuda_naive's k loop: 4 copies of
 // the body, and 2- and 1-copy remainders) and each copy runs a fraction of the PTX loop's times, so
-// a line's count is divided by its block's copies, taken as the median of the counts of the block's
-// lines (most PTX instructions become one SASS instruction a copy). ok is false for a cc not in
+// a line's count is divided by its block's copies (blockCopies). ok is false for a cc not in
 // RungSASSArchs.
 func RungSASSPerLine(cc string) (perLine func(line int) float64, ok bool) {
 	arch := fmt.Sprintf("sm_%s", strings.ReplaceAll(cc, ".", ""))
@@ -64,9 +63,11 @@ func RungSASSPerLine(cc string) (perLine func(line int) float64, ok bool) {
 }
 
 // blockCopies is, for each line of ptx (counts[i] the SASS instructions of line i+1), the copies
-// ptxas made of its basic block: the lower median of the nonzero counts of the block's instruction
-// lines (a block starts at a label and after a branch, ret or exit), at least 1; 0 for lines that
-// are no instruction.
+// ptxas made of its basic block (a block starts at a label and after a branch, ret or exit): the
+// lower median of the nonzero counts of the block's anchor lines, instructions that become one SASS
+// instruction each (copyAnchors: FFMA, LDG, LDS, STS, STG, BAR, HMMA, LDSM, LDGSTS), or 1 where the
+// block has none; 0 for lines that are no instruction. Other instructions are no measure: an
+// add.s64 becomes two, a wmma.mma two HMMAs, a setp may fold into its user.
 func blockCopies(ptx string, counts []int) []int {
 	lines := strings.Split(ptx, "\n")
 	copies := make([]int, len(counts))
@@ -74,7 +75,7 @@ func blockCopies(ptx string, counts []int) []int {
 	flush := func() {
 		var nz []int
 		for _, i := range block {
-			if counts[i] > 0 {
+			if counts[i] > 0 && copyAnchor(ptxOpcode(strings.TrimSpace(lines[i]))) {
 				nz = append(nz, counts[i])
 			}
 		}
@@ -105,6 +106,19 @@ func blockCopies(ptx string, counts []int) []int {
 	}
 	flush()
 	return copies
+}
+
+// copyAnchors are the opcodes (prefixes) that ptxas compiles to one SASS instruction (blockCopies).
+var copyAnchors = []string{"fma.rn.f32", "ld.global.", "ld.shared.", "st.shared.", "st.global.", "bar.sync", "mma.sync.", "ldmatrix.", "cp.async.ca.", "cp.async.cg."}
+
+// copyAnchor reports whether op is one of copyAnchors.
+func copyAnchor(op string) bool {
+	for _, a := range copyAnchors {
+		if strings.HasPrefix(op, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // ptxOpcode is the opcode of an instruction line (s trimmed), its guard ("@%p1", "@!%p1") skipped.

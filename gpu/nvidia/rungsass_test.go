@@ -32,9 +32,11 @@ func TestRungSASSIsCurrent(t *testing.T) {
 }
 
 // The recorded counts need no tools: each architecture of RungSASSArchs has one count per line of
-// the compute_80 PTX, none on a line that is no instruction, and each entry's SASS is within a
-// factor of two of its PTX instructions (ptxas fuses and splits, it does not unroll); an
-// architecture outside RungSASSArchs has none.
+// the compute_80 PTX, none on a line that is no instruction, and each entry's SASS for one run of
+// its code (each line's count over its block's copies) is from half to three times its PTX
+// instructions (ptxas fuses and splits; a wmma.load becomes several loads: cuda_wmma's 2.2–2.3×,
+// where Nsight Compute counted 3.2× the PTX's executions); an architecture outside RungSASSArchs
+// has none.
 func TestRungSASSPerLine(t *testing.T) {
 	src, err := fs.ReadFile(PTX, PTXName("matmul.cu", rungSASSPTXArch))
 	if err != nil {
@@ -70,7 +72,7 @@ func TestRungSASSPerLine(t *testing.T) {
 			if e == "" {
 				continue
 			}
-			if r := float64(sass[e]) / float64(n); r < 0.5 || r > 2 {
+			if r := float64(sass[e]) / float64(n); r < 0.5 || r > 3 {
 				t.Errorf("%s: %s has %.0f SASS instructions a run for %d PTX (×%.2f)", cap, e, sass[e], n, r)
 			}
 		}

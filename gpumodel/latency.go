@@ -135,6 +135,16 @@ func warpCycles(c vgpu.Counts, lat Latencies, group float64, p pipes) float64 {
 // instruction issues a clock after the one before, its result after its latency.
 type pipes struct {
 	MMAPerClock, SMWarps float64
+	// SASS is the issue slots of one execution of a PTX line (SASSPerLine); nil: one an instruction.
+	SASS SASSPerLine
+}
+
+// slots is the issue slots of one execution of PTX line line: p.SASS's, or 1.
+func (p pipes) slots(line int) float64 {
+	if p.SASS == nil {
+		return 1
+	}
+	return p.SASS(line)
 }
 
 // pipesFor are the pipes of c's warps on g: the tensor cores' rate where g has one, and the shared
@@ -229,22 +239,23 @@ func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat Latencies, global, gr
 func warpCyclesByLine(c vgpu.Counts, lat Latencies, group float64, p pipes, perLine map[int]float64) float64 {
 	global := globalLoadLatency(c, lat)
 	var total float64
-	var n int64
+	var n float64 // the run's issue slots
 	var runWarps int64 = -1
 	r := runClock{ready: map[string]float64{}}
 	type step struct {
-		line int
-		grew float64 // how much the instruction lengthened the run's chain
+		line  int
+		grew  float64 // how much the instruction lengthened the run's chain
+		slots float64 // its issue slots (pipes.slots)
 	}
 	var steps []step
 	flush := func() {
 		if runWarps > 0 {
-			total += float64(runWarps) * max(group*float64(n), r.chain)
+			total += float64(runWarps) * max(group*n, r.chain)
 			if perLine != nil {
-				issue := group*float64(n) >= r.chain
+				issue := group*n >= r.chain
 				for _, s := range steps {
 					if issue {
-						perLine[s.line] += float64(runWarps) * group
+						perLine[s.line] += float64(runWarps) * group * s.slots
 					} else {
 						perLine[s.line] += float64(runWarps) * s.grew
 					}
@@ -265,8 +276,9 @@ func warpCyclesByLine(c vgpu.Counts, lat Latencies, group float64, p pipes, perL
 		if in.op == "" || strings.HasSuffix(in.op, ":") {
 			continue
 		}
-		n++
-		steps = append(steps, step{l.Line, r.step(in, l, lat, global, group, p)})
+		slots := p.slots(l.Line)
+		n += slots
+		steps = append(steps, step{l.Line, r.step(in, l, lat, global, group, p), slots})
 	}
 	flush()
 	return total
@@ -280,6 +292,11 @@ func warpCyclesByLine(c vgpu.Counts, lat Latencies, group float64, p pipes, perL
 // the grid's warps per SM it runs on (a grid of fewer blocks than g has SMs runs one block per SM).
 // 0 where g has no latencies, o no warps, or c no executed lines.
 func LatencySeconds(c vgpu.Counts, g GPU, o Occupancy) float64 {
+	return latencySeconds(c, g, o, nil)
+}
+
+// latencySeconds is LatencySeconds with each run's issue in sass's slots (nil: PTX instructions).
+func latencySeconds(c vgpu.Counts, g GPU, o Occupancy, sass SASSPerLine) float64 {
 	if g.Latency.ALU <= 0 || g.Clock <= 0 || o.Result.WarpsPerSM <= 0 || len(c.Lines) == 0 || c.Warps == 0 {
 		return 0
 	}
@@ -289,7 +306,9 @@ func LatencySeconds(c vgpu.Counts, g GPU, o Occupancy) float64 {
 	}
 	w := min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(sms))
 	group := inStep(c)
-	return warpCycles(c, g.Latency, group, pipesFor(c, g)) / (float64(sms) * w) / g.Clock
+	p := pipesFor(c, g)
+	p.SASS = sass
+	return warpCycles(c, g.Latency, group, p) / (float64(sms) * w) / g.Clock
 }
 
 // inStep is the warps of c in step on one scheduler (warpCycles' group): one, unless barriers keep

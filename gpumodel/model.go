@@ -51,8 +51,9 @@ func CacheFor(g GPU, o Occupancy) *vgpu.CacheConfig {
 //     lines (c.GlobalLines) and the shared wavefronts, bank conflicts included, share it; the term
 //     is named after the larger share; cp.async's copies (c.AsyncCopyWavefronts, AsyncCopyLines)
 //     do not pass it;
-//   - "issue": the warp instructions at one per clock per scheduler (SchedulersPerSM);
-//     PTX instructions, which the compiled SASS outnumbers or undercuts by a few tens of percent;
+//   - "issue": the warp instructions at one per clock per scheduler (SchedulersPerSM): PTX
+//     instructions, which the compiled SASS outnumbers or undercuts by a few tens of percent, or
+//     with ModelAtSASS the SASS ones (SASSWarpInstructions);
 //   - "atomics": AtomicSeconds.
 //
 // The per-SM terms (L1, shared memory, issue) spread the work evenly over the SMs, or over the
@@ -72,8 +73,15 @@ func Model(c vgpu.Counts, g GPU) Time {
 //     overlaps: it is added to the largest of the other terms, and named the bound where it is
 //     longer than all of them.
 func ModelAt(c vgpu.Counts, g GPU, o Occupancy) Time {
-	terms := limits(c, g)
-	if s := LatencySeconds(c, g, o); s > 0 {
+	return ModelAtSASS(c, g, o, nil)
+}
+
+// ModelAtSASS is ModelAt charging the SASS that ptxas compiled c's PTX lines to: the issue term
+// counts SASSWarpInstructions(c, sass), and the latency term's runs issue sass's slots for each
+// instruction (their dependence chains stay the PTX's). A nil sass is ModelAt.
+func ModelAtSASS(c vgpu.Counts, g GPU, o Occupancy, sass SASSPerLine) Time {
+	terms := limitsSASS(c, g, sass)
+	if s := latencySeconds(c, g, o, sass); s > 0 {
 		terms = append(terms, Term{Name: "latency", Seconds: s})
 	}
 	m := largest(terms)
@@ -87,7 +95,10 @@ func ModelAt(c vgpu.Counts, g GPU, o Occupancy) Time {
 }
 
 // limits are Model's terms.
-func limits(c vgpu.Counts, g GPU) []Term {
+func limits(c vgpu.Counts, g GPU) []Term { return limitsSASS(c, g, nil) }
+
+// limitsSASS are Model's terms with the issue term in sass's instructions (nil: the PTX's).
+func limitsSASS(c vgpu.Counts, g GPU, sass SASSPerLine) []Term {
 	dram := float64(32 * (c.LoadSectors + c.StoreSectors))
 	if c.Cached {
 		dram = float64(c.DRAMReadBytes + c.DRAMWriteBytes + c.L2DirtyBytes)
@@ -116,7 +127,7 @@ func limits(c vgpu.Counts, g GPU) []Term {
 			pipe = "shared memory"
 		}
 		terms = append(terms, Term{Name: pipe, Seconds: float64(c.GlobalLines+c.SharedWavefronts) / sm},
-			Term{Name: "issue", Seconds: float64(c.WarpInstructions) / (SchedulersPerSM * sm)})
+			Term{Name: "issue", Seconds: float64(SASSWarpInstructions(c, sass)) / (SchedulersPerSM * sm)})
 	}
 	return append(terms, Term{Name: "atomics", Seconds: AtomicSeconds(c, g)})
 }

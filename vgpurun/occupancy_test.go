@@ -47,8 +47,9 @@ func ncuRegisters(t *testing.T) (regs map[string]int, pct map[string]float64) {
 	return regs, pct
 }
 
-// The table's kernels on the H100: the registers Nsight Compute measured for them (kept equal to the
-// CSV here; a kernel not yet measured has none, and its occupancy is an upper bound that says so), the static shared memory of their PTX and their launch shapes give Nsight Compute's
+// The table's kernels on the H100: the registers ptxas allocates for sm_90 (nvidia.RungResources;
+// equal to what Nsight Compute measured up to the allocation unit of 8, and known for the kernels not
+// yet measured), the static shared memory of their PTX and their launch shapes give Nsight Compute's
 // theoretical occupancy, shown with the resource that limits it; the PTX's declared registers are
 // several times the measured ones.
 func TestOccupancyOfOwnKernels(t *testing.T) {
@@ -74,13 +75,19 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", row.Name, got.Text, want[row.Name])
 		}
 		measured, ok := regs[l.Entry]
+		if got.Registers == 0 {
+			t.Errorf("%s: registers unknown (%q); ptxas reported them (nvidia.RungResources)", row.Name, got.Text)
+			continue
+		}
 		if row.Registers == 0 {
-			if ok || got.Registers != 0 {
-				t.Errorf("%s: Nsight Compute measured %d registers (found %v), the table has none; the occupancy used %d", row.Name, measured, ok, got.Registers)
+			if ok {
+				t.Errorf("%s: Nsight Compute measured %d registers, the table has none", row.Name, measured)
 			}
 			continue
 		}
-		if !ok || got.Registers != measured || 100*got.Result.Occupancy != pct[l.Entry] {
+		// ptxas here and the driver's there are other releases: equal in the allocation unit of 8
+		// registers a thread, which is what the occupancy calculator counts
+		if !ok || (got.Registers+7)/8 != (measured+7)/8 || 100*got.Result.Occupancy != pct[l.Entry] {
 			t.Errorf("%s: %d registers, %g%%; Nsight Compute measured %d (found %v), %g%%", row.Name, got.Registers, 100*got.Result.Occupancy, measured, ok, pct[l.Entry])
 		}
 		if got.Declared < 3*got.Registers {
@@ -139,5 +146,35 @@ func TestOccupancyOfLearnersKernel(t *testing.T) {
 	r, err = Run(context.Background(), Request{Kernel: "custom", PTX: string(src), Entry: "cuda_smem", Grid: [3]int{2, 2, 1}, Block: [3]int{32, 4, 1}, SharedBytes: 40 << 10, N: 64, DType: "float32", GPU: h100})
 	if err != nil || r.Occupancy.Text != "≤ 25% (shared memory; registers unknown)" || r.Occupancy.SharedBytes != 48<<10 {
 		t.Errorf("custom cuda_smem with 40 KiB dynamic: %q (%d B), %v", r.Occupancy.Text, r.Occupancy.SharedBytes, err)
+	}
+}
+
+// Each datasheet GPU's occupancy of the table's kernels uses the registers ptxas allocates for that
+// GPU's architecture (a T4's sm_75 gives cuda_naive 49, where the H100 measured 32), never "unknown".
+func TestOccupancyUsesPtxasPerArchitecture(t *testing.T) {
+	mod, err := ownModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, g := range gpumodel.GPUs {
+		for _, row := range nvidia.Kernels() {
+			if row.Entry == "" {
+				continue
+			}
+			r, ok := nvidia.RungResources(row.Entry, g.CC)
+			if !ok {
+				continue
+			}
+			l := row.LaunchFor(64, Arch, "float32")
+			got := theoretical(mod, l.Entry, true, l.Block, 0, g)
+			if got.Registers != r.Registers {
+				t.Errorf("%s on %s (%s): %d registers (%q), ptxas allocates %d", row.Name, g.Name, g.CC, got.Registers, got.Text, r.Registers)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no rung has ptxas's registers")
 	}
 }

@@ -112,8 +112,13 @@ type Result struct {
 	Checked int
 	// BlocksRun of GridBlocks thread blocks ran.
 	BlocksRun, GridBlocks int64
+	// SASS is the SASS instructions per PTX line on GPU's architecture (OwnSASS; nil where
+	// unknown), and SASSInstructions the warp instructions the launch issues in SASS
+	// (gpumodel.SASSWarpInstructions; Counts.WarpInstructions, the PTX's, where SASS is nil).
+	SASS             gpumodel.SASSPerLine `json:"-"`
+	SASSInstructions int64
 	// Model is the modelled time on GPU (a datasheet GPU), the largest of its limits
-	// (gpumodel.ModelAt); Rate the problem's natural rate at that time, in RateUnit ("GFLOP/s",
+	// (gpumodel.ModelAtSASS, which charges SASS); Rate the problem's natural rate at that time, in RateUnit ("GFLOP/s",
 	// "GB/s"; set for a learner's kernel).
 	Model    gpumodel.Time
 	Rate     float64
@@ -280,8 +285,21 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.Model = gpumodel.ModelAt(res.Counts, req.GPU, res.Occupancy)
+	res.SASS = OwnSASS(req.GPU)
+	res.SASSInstructions = gpumodel.SASSWarpInstructions(res.Counts, res.SASS)
+	res.Model = gpumodel.ModelAtSASS(res.Counts, req.GPU, res.Occupancy, res.SASS)
 	return res, nil
+}
+
+// OwnSASS is the SASS instructions ptxas compiles each line of the table's PTX (the compute_80 PTX
+// the virtual GPU runs) to for g's architecture (nvidia.RungSASSPerLine, generated); nil where
+// that architecture does not load that PTX (a V100's or T4's loads compute_70), whose model then
+// charges PTX instructions.
+func OwnSASS(g gpumodel.GPU) gpumodel.SASSPerLine {
+	if perLine, ok := nvidia.RungSASSPerLine(g.CC); ok {
+		return perLine
+	}
+	return nil
 }
 
 // Failure is the note for kernel's emulation at n that ended with err: "KERNEL at n=N faulted in
@@ -525,11 +543,14 @@ func float16From(b uint16) float32 { return float16.Frombits(b).Float32() }
 
 // theoretical is the occupancy of entry of mod launched with blocks of block threads and dynShared
 // bytes of dynamic shared memory on g (gpumodel.LaunchOccupancy). own says mod is the embedded PTX of
-// the table's kernels, whose registers were measured (measuredRegisters); a learner's kernel's are
-// not known without ptxas.
+// the table's kernels, whose registers ptxas reported for g's architecture (nvidia.RungResources,
+// generated), or else were measured (measuredRegisters); a learner's kernel's are not known here
+// (cuda cells pass ptxas's own through the occupancy they show).
 func theoretical(mod *vgpu.Module, entry string, own bool, block [3]int, dynShared int, g gpumodel.GPU) gpumodel.Occupancy {
 	regs := 0
-	if r, ok := measuredRegisters(entry); own && ok {
+	if r, ok := nvidia.RungResources(entry, g.CC); own && ok {
+		regs = r.Registers
+	} else if r, ok := measuredRegisters(entry); own && ok {
 		regs = r
 	}
 	return gpumodel.LaunchOccupancy(mod, entry, regs, block, dynShared, g)

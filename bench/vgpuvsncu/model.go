@@ -148,6 +148,9 @@ type comparison struct {
 	// clock Nsight Compute locked it to.
 	Before, Limits, After gpumodel.Time
 	HW                    map[string]string
+	// SASS is the table's kernel's SASS per PTX line (vgpurun.Result.SASS), which After charges;
+	// nil for the lessons' kernels, charged in PTX instructions.
+	SASS gpumodel.SASSPerLine
 }
 
 func (c comparison) measuredSeconds() float64 { return num(c.HW["gpu__time_duration.sum"]) / 1e9 }
@@ -158,7 +161,7 @@ func (c *comparison) models(g gpumodel.GPU) {
 	k := c.Counts
 	c.Before = gpumodel.Roofline(float64(k.FLOPs), float64(32*(k.LoadSectors+k.StoreSectors)), at)
 	c.Limits = gpumodel.Model(k, at)
-	c.After = gpumodel.ModelAt(k, at, c.Occupancy)
+	c.After = gpumodel.ModelAtSASS(k, at, c.Occupancy, c.SASS)
 }
 
 // modelTable is the markdown table of cs: modelled time before and after, measured time, hit rates
@@ -202,7 +205,7 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
-		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, Occupancy: res.Occupancy, Wave: res.Wave, HW: hw})
+		out = append(out, comparison{Kernel: k.Name, Counts: res.Counts, Occupancy: res.Occupancy, Wave: res.Wave, HW: hw, SASS: res.SASS})
 	}
 	var mod *vgpu.Module
 	for _, k := range lessonKernels() {

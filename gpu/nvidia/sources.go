@@ -11,6 +11,7 @@ import (
 //
 //go:generate go run ./internal/genptx
 //go:generate go run ./internal/genrungs -out rungs.gen.go
+//go:generate go run ./internal/genrungs -sass -out rungsass.gen.go
 //go:generate go run ./internal/gendoc -out ../../docs/gpu-kernels.md
 
 // Sources holds the playground's CUDA C++ kernels (src/*.cu), compiled at run time by NVRTC.

@@ -1,0 +1,233 @@
+package nvidia
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"go/format"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// What ptxas makes of each line of the kernel table's PTX: the virtual GPU counts PTX instructions
+// per PTX line, the hardware issues the SASS that ptxas compiled them to (a 64-bit address add
+// becomes two, a mad.lo one IMAD, a setp and a selp may fuse, loads are vectorised). The embedded
+// PTX has no line table of its own (no .loc), so GenerateRungSASS gives every instruction a .loc
+// naming its own PTX line, assembles with -lineinfo and counts nvdisasm -g's instructions per line:
+// rungsass.gen.go records, per architecture, the SASS instructions each PTX line became.
+
+// RungSASSArchs are the architectures (compute capability major×10 + minor) rungsass.gen.go
+// covers: those that load the compute_80 PTX the virtual GPU runs (vgpurun.Arch). sm_70 and sm_75
+// load the compute_70 PTX, whose lines are other lines: they have no record.
+var RungSASSArchs = []int{80, 86, 89, 90}
+
+// rungSASSPTXArch is the PTX (compute_80) whose lines rungsass.gen.go counts.
+const rungSASSPTXArch = 80
+
+// sassCountDigits encodes a line's SASS count as one character: 0–9, a–z (10–35); a count above
+// 35 is recorded as 35 (RungSASSCapped).
+const sassCountDigits = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// RungSASSCapped is the most SASS instructions recorded for one PTX line.
+const RungSASSCapped = len(sassCountDigits) - 1
+
+// RungSASSPerLine returns, for a device of compute capability cc ("8.6"), the SASS instructions
+// that ptxas RungPtxasVersion issues for one execution of each line of the embedded compute_80 PTX
+// (PTXName("matmul.cu", 80)): perLine(n) is line n's (1-based) SASS instructions in the listing over
+// the copies of its basic block there, 0 for lines that are no instruction or that ptxas folded
+// into others; the SASS a kernel has outside any line (its prologue) is counted on its first
+// instruction's line. ptxas unrolls loops the PTX leaves rolled (cuda_naive's k loop: 4 copies of
+// the body, and 2- and 1-copy remainders) and each copy runs a fraction of the PTX loop's times, so
+// a line's count is divided by its block's copies (blockCopies). ok is false for a cc not in
+// RungSASSArchs.
+func RungSASSPerLine(cc string) (perLine func(line int) float64, ok bool) {
+	arch := fmt.Sprintf("sm_%s", strings.ReplaceAll(cc, ".", ""))
+	for _, r := range rungSASS {
+		if r.arch == arch {
+			counts, copies := r.counts, r.copies
+			return func(line int) float64 {
+				if line < 1 || line > len(counts) || line > len(copies) {
+					return 0
+				}
+				n, c := strings.IndexByte(sassCountDigits, counts[line-1]), strings.IndexByte(sassCountDigits, copies[line-1])
+				if n <= 0 || c <= 0 {
+					return 0
+				}
+				return float64(n) / float64(c)
+			}, true
+		}
+	}
+	return nil, false
+}
+
+// blockCopies is, for each line of ptx (counts[i] the SASS instructions of line i+1), the copies
+// ptxas made of its basic block (a block starts at a label and after a branch, ret or exit): the
+// lower median of the nonzero counts of the block's anchor lines, instructions that become one SASS
+// instruction each (copyAnchors: FFMA, LDG, LDS, STS, STG, BAR, HMMA, LDSM, LDGSTS), or 1 where the
+// block has none; 0 for lines that are no instruction. Other instructions are no measure: an
+// add.s64 becomes two, a wmma.mma two HMMAs, a setp may fold into its user.
+func blockCopies(ptx string, counts []int) []int {
+	lines := strings.Split(ptx, "\n")
+	copies := make([]int, len(counts))
+	var block []int // line indices
+	flush := func() {
+		var nz []int
+		for _, i := range block {
+			if counts[i] > 0 && copyAnchor(ptxOpcode(strings.TrimSpace(lines[i]))) {
+				nz = append(nz, counts[i])
+			}
+		}
+		c := 1
+		if len(nz) > 0 {
+			slices.Sort(nz)
+			c = nz[(len(nz)-1)/2]
+		}
+		for _, i := range block {
+			copies[i] = c
+		}
+		block = block[:0]
+	}
+	for i, l := range lines {
+		if i >= len(counts) {
+			break
+		}
+		s := strings.TrimSpace(l)
+		switch {
+		case strings.HasSuffix(s, ":") || s == "}" || strings.HasPrefix(s, ".visible") || strings.HasPrefix(s, ".entry"):
+			flush()
+		case s != "" && ptxInstructionLine(s):
+			block = append(block, i)
+			if op := ptxOpcode(s); op == "bra" || strings.HasPrefix(op, "bra.") || op == "ret" || op == "exit" {
+				flush()
+			}
+		}
+	}
+	flush()
+	return copies
+}
+
+// copyAnchors are the opcodes (prefixes) that ptxas compiles to one SASS instruction (blockCopies).
+var copyAnchors = []string{"fma.rn.f32", "ld.global.", "ld.shared.", "st.shared.", "st.global.", "bar.sync", "mma.sync.", "ldmatrix.", "cp.async.ca.", "cp.async.cg."}
+
+// copyAnchor reports whether op is one of copyAnchors.
+func copyAnchor(op string) bool {
+	for _, a := range copyAnchors {
+		if strings.HasPrefix(op, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// ptxOpcode is the opcode of an instruction line (s trimmed), its guard ("@%p1", "@!%p1") skipped.
+func ptxOpcode(s string) string {
+	f := strings.Fields(strings.TrimSuffix(s, ";"))
+	if len(f) > 0 && strings.HasPrefix(f[0], "@") {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// ptxInstructionLine reports whether a PTX line (trimmed) is an instruction: it ends with ";" and
+// is no directive (".reg", ".loc"), comment, brace or label.
+func ptxInstructionLine(s string) bool {
+	if !strings.HasSuffix(s, ";") {
+		return false
+	}
+	switch s[0] {
+	case '.', '/', '{', '}':
+		return false
+	}
+	return true
+}
+
+// WithLineTable is ptx with a line table naming its own lines: a ".file 1" after .address_size and,
+// before each instruction, ".loc 1 N 0" with N the instruction's line in ptx, so that ptxas
+// -lineinfo and nvdisasm -g attribute each SASS instruction to its PTX line.
+func WithLineTable(ptx string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(ptx, "\n") {
+		s := strings.TrimSpace(l)
+		if s != "" && ptxInstructionLine(s) {
+			fmt.Fprintf(&b, "\t.loc 1 %d 0\n", i+1)
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+		if strings.HasPrefix(s, ".address_size") {
+			b.WriteString(".file 1 \"matmul.ptx\"\n")
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// sassPerPTXLine assembles ptx (with WithLineTable's line table) for sm_<cc> and counts nvdisasm's
+// SASS instructions per PTX line: counts[n-1] is line n's, a function's instructions outside any
+// line added to its first line's.
+func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) ([]int, error) {
+	s, _, err := px.Disassemble(ctx, WithLineTable(ptx), cc, nvdisasm)
+	if err != nil {
+		return nil, err
+	}
+	// s.Cut says instructions past MaxSASSInstructions were not kept, which Lines still count: the
+	// listing (about 0.5 MB for sm_80) is far below MaxDisassembly, past which Lines would be short
+	counts := make([]int, strings.Count(ptx, "\n")+1)
+	for _, fn := range s.Functions {
+		unlined, first := 0, 0
+		for _, l := range fn.Lines {
+			switch {
+			case l.Line == 0:
+				unlined += l.Count
+			case l.Line > len(counts):
+				return nil, fmt.Errorf("sm_%d: %s: line %d is past the PTX's %d", cc, fn.Name, l.Line, len(counts))
+			default:
+				if first == 0 || l.Line < first {
+					first = l.Line
+				}
+				counts[l.Line-1] += l.Count
+			}
+		}
+		if first > 0 {
+			counts[first-1] += unlined
+		}
+	}
+	return counts, nil
+}
+
+// GenerateRungSASS returns the Go source of rungsass.gen.go: for each of RungSASSArchs, the SASS
+// instructions per line of the embedded compute_80 PTX (sassPerPTXLine) from px and the nvdisasm
+// at path nvdisasm. An error is a tool's (GenerateRungResources' and Disassemble's).
+func GenerateRungSASS(ctx context.Context, px *Ptxas, nvdisasm string) ([]byte, error) {
+	ptx, err := fs.ReadFile(PTX, PTXName("matmul.cu", rungSASSPTXArch))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("// Code generated by `go generate ./gpu/nvidia` (internal/genrungs -sass: ptxas -lineinfo and nvdisasm -g of the embedded PTX); DO NOT EDIT.\n\n")
+	b.WriteString("package nvidia\n\n")
+	fmt.Fprintf(&b, "// rungSASSPtxasVersion is the release of the ptxas that compiled rungSASS.\nconst rungSASSPtxasVersion = %s\n\n", strconv.Quote(px.Version))
+	b.WriteString("// rungSASS is, per architecture, the SASS instructions of each line of the compute_80 PTX and the\n// copies of the line's basic block, one character a line (sassCountDigits; RungSASSPerLine).\n")
+	b.WriteString("var rungSASS = []struct{ arch, counts, copies string }{\n")
+	for _, cc := range RungSASSArchs {
+		counts, err := sassPerPTXLine(ctx, px, nvdisasm, string(ptx), cc)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "\t{%q, %q, %q},\n", fmt.Sprintf("sm_%d", cc), sassDigits(counts), sassDigits(blockCopies(string(ptx), counts)))
+	}
+	b.WriteString("}\n")
+	return format.Source(b.Bytes())
+}
+
+// sassDigits is counts one character each (sassCountDigits), capped at RungSASSCapped.
+func sassDigits(counts []int) string {
+	var s strings.Builder
+	for _, n := range counts {
+		s.WriteByte(sassCountDigits[min(n, RungSASSCapped)])
+	}
+	return s.String()
+}

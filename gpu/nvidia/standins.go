@@ -34,6 +34,7 @@ func standinSources() map[string]string {
 		"math.h": "math.h", "cmath": "math.h",
 		"stdlib.h": "stdlib.h", "cstdlib": "stdlib.h", "sys/types.h": "stdlib.h",
 		"assert.h": "assert.h", "cassert": "assert.h",
+		"cuda.h": "cuda.h",
 	}
 }
 
@@ -52,8 +53,8 @@ func hostOnlyHeaders() []string {
 		"chrono", "thread", "mutex", "atomic", "condition_variable", "future", "random", "ratio",
 		"exception", "stdexcept", "system_error", "typeinfo", "new", "cstdbool", "complex", "valarray",
 		"regex", "filesystem", "execution", "numbers", "bit", "span", "format", "charconv", "cfenv", "fenv.h",
-		// The CUDA driver API and CUDA's host libraries.
-		"cuda.h", "cudaProfiler.h", "cuda_profiler_api.h", "cuda_occupancy.h",
+		// The CUDA driver API and CUDA's host libraries (cuda.h has content: CUtensorMap).
+		"cudaProfiler.h", "cuda_profiler_api.h", "cuda_occupancy.h",
 		"cublas_v2.h", "cublas.h", "cublas_api.h", "cublasLt.h", "cublasXt.h",
 		"curand.h", "cufft.h", "cufftXt.h", "cusparse.h", "cusparse_v2.h", "cusolverDn.h", "cusolverSp.h",
 		"cudnn.h", "nvrtc.h", "nvToolsExt.h", "nvtx3/nvToolsExt.h", "nvml.h", "nccl.h",

@@ -85,7 +85,10 @@ func ProbeLaunch(ctx context.Context, req Request) (Probe, error) {
 	if err != nil {
 		return Probe{}, err
 	}
-	bufs, params := problemBuffers(p, p.Inputs(req.rng(), n, req.DType), n, req.DType)
+	bufs, params, err := problemBuffers(p, p.Inputs(req.rng(), n, req.DType), n, req)
+	if err != nil {
+		return Probe{}, err
+	}
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: [][3]int{{0, 0, 0}},
 		Params: params, Buffers: bufs}
 	start := time.Now()
@@ -105,10 +108,12 @@ func ProbeLaunch(ctx context.Context, req Request) (Probe, error) {
 }
 
 // problemBuffers are the buffers of p's launch at n holding host's inputs (outputs as newOutput
-// makes them), and the kernel's parameters: a pointer to each buffer, then p's int parameters.
-func problemBuffers(p *problems.Problem, host [][]float64, n int, dtype string) ([]*vgpu.Buffer, []vgpu.Arg) {
+// makes them), and the kernel's parameters: a pointer to each buffer, then p's int parameters, then
+// req's tensor maps (tensorMapArgs, whose error is the error).
+func problemBuffers(p *problems.Problem, host [][]float64, n int, req Request) ([]*vgpu.Buffer, []vgpu.Arg, error) {
+	dtype := req.DType
 	bufs := make([]*vgpu.Buffer, len(p.Buffers))
-	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames))
+	params := make([]vgpu.Arg, 0, len(p.Buffers)+len(p.ParamNames)+len(req.TensorMaps))
 	for i, b := range p.Buffers {
 		if b.Output {
 			bufs[i] = newOutput(b, n, dtype)
@@ -121,5 +126,6 @@ func problemBuffers(p *problems.Problem, host [][]float64, n int, dtype string) 
 	for _, v := range p.Params(n) {
 		params = append(params, vgpu.S32(v))
 	}
-	return bufs, params
+	tms, err := tensorMapArgs(p, bufs, req.TensorMaps, n, dtype)
+	return bufs, append(params, tms...), err
 }

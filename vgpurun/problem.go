@@ -64,9 +64,10 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if fn := mod.Function(req.Entry); fn != nil && len(fn.Params) != len(p.Buffers)+len(p.ParamNames) {
-		return res, fmt.Errorf("%s takes %d parameters; a %s kernel takes %d: %s (is `problem:` right?)",
-			req.Entry, len(fn.Params), p.Name, len(p.Buffers)+len(p.ParamNames), p.Prototype(req.Entry, req.DType))
+	want := len(p.Buffers) + len(p.ParamNames) + len(req.TensorMaps)
+	if fn := mod.Function(req.Entry); fn != nil && len(fn.Params) != want {
+		return res, fmt.Errorf("%s takes %d parameters; a %s kernel takes %d: %s%s (is `problem:` right?)",
+			req.Entry, len(fn.Params), p.Name, want, p.Prototype(req.Entry, req.DType), tensorMapsNote(len(req.TensorMaps)))
 	}
 	rng := req.rng()
 	host := p.Inputs(rng, n, req.DType)
@@ -74,7 +75,10 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	if n > p.FullN {
 		only = sample(req.Grid, rng, req.Trace != nil, req.sampleSize())
 	}
-	bufs, params := problemBuffers(p, host, n, req.DType)
+	bufs, params, err := problemBuffers(p, host, n, req)
+	if err != nil {
+		return res, err
+	}
 	res.Occupancy = theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: req.Grid, Block: req.Block, DynamicShared: req.SharedBytes, Only: only,
 		Trace: req.Trace, TraceLimit: req.TraceLimit, Params: params, Buffers: bufs, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy)}

@@ -46,6 +46,9 @@ type Request struct {
 	Problem     *problems.Problem
 	SharedBytes int
 	Precision   problems.Precision
+	// TensorMaps are the tensor maps a learner's kernel takes after its problem's parameters, in
+	// order (each a `const __grid_constant__ CUtensorMap`).
+	TensorMaps []TensorMap
 	// N is the matrices' size; DType "float32" or "float64" (the table's own kernels take float32).
 	N     int
 	DType string

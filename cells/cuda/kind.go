@@ -240,6 +240,9 @@ func (r *run) Estimate() time.Duration {
 // counts; without one, the kernel (and the compared kernels with PTX) run in the virtual GPU only.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	e = cells.Showing(e, r.spec.Show)
+	if len(r.spec.TensorMaps) > 0 && r.env.GPU.Unavailable() == "" {
+		return r.spec.emulatedOnly()
+	}
 	ptx, err := r.compile(ctx)
 	if err != nil {
 		return err
@@ -334,7 +337,7 @@ func (s Spec) request(ptx string, n int) (vgpurun.Request, error) {
 	}
 	shared, err := s.SharedFor(n)
 	return vgpurun.Request{Kernel: "custom", PTX: ptx, Entry: s.Kernel, Grid: grid, Block: s.Block,
-		Problem: s.Problem, SharedBytes: shared, Precision: s.Precision}, err
+		Problem: s.Problem, SharedBytes: shared, Precision: s.Precision, TensorMaps: s.tensorMapRequests()}, err
 }
 
 // problemKey and precisionKey are the worker request's problem and precision: "" for the defaults,

@@ -40,6 +40,7 @@ import (
 //	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
 //	show: [occupancy, modelled]         # columns shown beside the tables' primary ones (cells.ParseShow)
 //	variants: [{block: [32, 8]}]        # other launches emulated beside it (not matmul; Variant)
+//	tensor_maps: [{param: tm, of: A, box: [32, 32], swizzle: 128}]  # TMA maps after the problem's parameters (TensorMap; emulated only)
 //	---
 //	extern "C" __global__ void my_matmul(const float* A, const float* B, float* C, int M, int N, int K) { … }
 type Spec struct {
@@ -68,6 +69,10 @@ type Spec struct {
 	// Variants are the other launches the cell emulates beside its kernel (problems other than
 	// matmul; Variant).
 	Variants []Variant
+	// TensorMaps are the tensor maps the kernel takes after its problem's parameters (TensorMap),
+	// listed on tensorMapsLine; emulated only (the GPU worker makes none yet).
+	TensorMaps     []TensorMap
+	tensorMapsLine int
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int
@@ -95,20 +100,21 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 type source struct {
 	cells.Common `yaml:",inline"`
-	Kernel       cells.At[string]                    `yaml:"kernel"`
-	Block        cells.At[[]int]                     `yaml:"block"`
-	Grid         cells.At[[]cells.At[string]]        `yaml:"grid"`
-	Sizes        cells.At[[]cells.At[int]]           `yaml:"sizes"`
-	DType        cells.At[string]                    `yaml:"dtype"`
-	Repeats      cells.At[int]                       `yaml:"repeats"`
-	Compare      cells.At[[]cells.At[string]]        `yaml:"compare"`
-	GPU          cells.At[string]                    `yaml:"gpu"`
-	Problem      cells.At[string]                    `yaml:"problem"`
-	Precision    cells.At[string]                    `yaml:"precision"`
-	SharedBytes  cells.At[string]                    `yaml:"shared_bytes"`
-	Registers    cells.At[int]                       `yaml:"registers"`
-	Show         cells.At[[]cells.At[string]]        `yaml:"show"`
-	Variants     cells.At[[]cells.At[variantSource]] `yaml:"variants"`
+	Kernel       cells.At[string]                      `yaml:"kernel"`
+	Block        cells.At[[]int]                       `yaml:"block"`
+	Grid         cells.At[[]cells.At[string]]          `yaml:"grid"`
+	Sizes        cells.At[[]cells.At[int]]             `yaml:"sizes"`
+	DType        cells.At[string]                      `yaml:"dtype"`
+	Repeats      cells.At[int]                         `yaml:"repeats"`
+	Compare      cells.At[[]cells.At[string]]          `yaml:"compare"`
+	GPU          cells.At[string]                      `yaml:"gpu"`
+	Problem      cells.At[string]                      `yaml:"problem"`
+	Precision    cells.At[string]                      `yaml:"precision"`
+	SharedBytes  cells.At[string]                      `yaml:"shared_bytes"`
+	Registers    cells.At[int]                         `yaml:"registers"`
+	Show         cells.At[[]cells.At[string]]          `yaml:"show"`
+	Variants     cells.At[[]cells.At[variantSource]]   `yaml:"variants"`
+	TensorMaps   cells.At[[]cells.At[tensorMapSource]] `yaml:"tensor_maps"`
 }
 
 // Parse reads a `cuda` cell. available lists the kernels compare may name; lim bounds sizes as
@@ -181,6 +187,9 @@ func Parse(cell string, available []kernels.Kernel, lim harness.Limits) (Spec, e
 		return Spec{}, err
 	}
 	if err := s.setSizes(y.Sizes, available, lim); err != nil {
+		return Spec{}, err
+	}
+	if err := s.setTensorMaps(y.TensorMaps); err != nil {
 		return Spec{}, err
 	}
 	if err := s.setVariants(y.Variants); err != nil {

@@ -125,13 +125,7 @@ func TestPtxasRegistersInTheRow(t *testing.T) {
 	if _, err := kcuda.LoadNVRTC(); err != nil {
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
-		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
-	rec := runCellOn(t, tiledTransposeCell+pt.TiledTranspose, m)
+	rec := runCellOn(t, tiledTransposeCell+pt.TiledTranspose, workerMachine(t))
 	rows := rec.RowsOf("emulated")
 	if len(rows) != 2 {
 		t.Fatalf("got %d emulated rows, want 2", len(rows))
@@ -149,4 +143,16 @@ func TestPtxasRegistersInTheRow(t *testing.T) {
 			t.Errorf("occupancy: %d registers", regs)
 		}
 	}
+}
+
+// workerMachine is a server without a device that compiles as the server does: through the confined
+// compile worker, this test binary (TestMain).
+func workerMachine(t *testing.T) *gpu.Machine {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
+		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
 }

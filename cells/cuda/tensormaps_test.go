@@ -137,3 +137,26 @@ func TestTensorMapSpecErrors(t *testing.T) {
 		t.Errorf("the good cell: %+v, %v", s.TensorMaps, err)
 	}
 }
+
+// Compiled as the server compiles (gpu.Machine: the confined compile worker, this test binary, with
+// the default NVRTC and the headers its sandbox grants), the TMA cell's kernel runs and is ok.
+func TestTensorMapCellThroughTheWorker(t *testing.T) {
+	needPtxas(t)
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	if v, _ := nv.Version(); !strings.HasPrefix(v, "12.") && !strings.HasPrefix(v, "13.") {
+		t.Skipf("skipping: the default NVRTC is %s, without TMA", v)
+	}
+	rec := runCellOn(t, tmaTransposeCell, workerMachine(t))
+	rows := rec.RowsOf("emulated")
+	if len(rows) != 2 {
+		t.Fatalf("got %d emulated rows, want 2", len(rows))
+	}
+	for _, r := range rows {
+		if r.Bad || r.Values[5] != "ok" {
+			t.Errorf("row %v: want ok", r.Values)
+		}
+	}
+}

@@ -35,3 +35,17 @@ func TestNVRTC12HeaderCUtensorMap(t *testing.T) {
 		t.Errorf("PTX lacks the TMA copy or the 128-byte, 64-aligned tensor map parameter:\n%.2000s", ptx)
 	}
 }
+
+// NVRTC 11.8 (whose CUDA 11.8 cuda.h has no CUtensorMap) gets the type from the stand-in too: a
+// kernel taking one as a parameter compiles to the same 128-byte, 64-aligned parameter.
+func TestNVRTC11HeaderCUtensorMapType(t *testing.T) {
+	n := requireNVRTCVersion(t, "libnvrtc.so.11.2")
+	src := "#include <cuda.h>\nextern \"C\" __global__ void k(const CUtensorMap m, unsigned long long* out) { out[0] = m.opaque[0]; }\n"
+	ptx, err := CompileWithHeaders(t.Context(), n, nil, FindHeaders(n), src, "k.cu", 80)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	if !strings.Contains(ptx, ".param .align 64 .b8 k_param_0[128]") {
+		t.Errorf("PTX lacks the 128-byte, 64-aligned tensor map parameter:\n%.1500s", ptx)
+	}
+}

@@ -3,11 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 	"github.com/gpuplayground/playground/store"
@@ -111,8 +114,9 @@ func TestClassBoardInBrowser(t *testing.T) {
 	if groups != "203.0.113.7: 4 studentsBlock | 198.51.100.9: 2 studentsBlock | instructors" {
 		t.Errorf("the students' groups: %q", groups)
 	}
-	if got := p.str(`[...document.querySelectorAll("#progress tr")].find((tr) => tr.cells[0].textContent === "Ada")?.textContent.replaceAll("–", "") || ""`); got != "Ada1/2✓ 0/2" {
-		t.Errorf("Ada's progress row (– for lessons not begun left out): %q, want Ada1/2✓ 0/2 (a cell of two, no question right)", got)
+	want := fmt.Sprintf("Ada1/2✓ 0/%d", quizQuestions(t, "fast-cpu-matmul.md"))
+	if got := p.str(`[...document.querySelectorAll("#progress tr")].find((tr) => tr.cells[0].textContent === "Ada")?.textContent.replaceAll("–", "") || ""`); got != want {
+		t.Errorf("Ada's progress row (– for lessons not begun left out): %q, want %s (a cell of two, no question right)", got, want)
 	}
 	if got := p.str(`document.querySelector("#board-extras svg title")?.textContent || document.querySelector("#board-extras svg")?.textContent.slice(0, 200) || ""`); !strings.Contains(got, "Class results of fast-cpu-matmul-0") {
 		t.Errorf("the class chart's title: %q", got)
@@ -122,4 +126,29 @@ func TestClassBoardInBrowser(t *testing.T) {
 		t.Errorf("bot2's rows on the board: %q, want integers as integers and errors to significant digits", rows)
 	}
 	p.errs.check(t, "class page")
+}
+
+// quizQuestions counts the check-yourself questions ("- q:" items of its quiz fences) of the
+// embedded lesson file.
+func quizQuestions(t *testing.T, file string) int {
+	t.Helper()
+	b, err := fs.ReadFile(lessons.Embedded, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, in := 0, false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```quiz"):
+			in = true
+		case strings.HasPrefix(line, "```"):
+			in = false
+		case in && strings.HasPrefix(line, "- q:"):
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s has no quiz questions", file)
+	}
+	return n
 }

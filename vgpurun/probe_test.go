@@ -59,7 +59,7 @@ func TestProbePricesKernelsByWhatTheyExecute(t *testing.T) {
 			t.Fatalf("%s: %v", k, err)
 		}
 		var res Result
-		for i := range 3 { // the least of three: a GC cycle or another process's work left out
+		for i := range 5 { // the least of five: a GC cycle or another process's work left out (three were not enough beside a loaded machine's other tests)
 			c0 := cpuSeconds(t)
 			if res, err = Run(context.Background(), req); err != nil || !res.OK {
 				t.Fatalf("%s: %v (ok %v)", k, err, res.OK)

@@ -27,6 +27,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -71,6 +72,10 @@ const (
 	maxRates    = 12
 	maxSystems  = 8
 	maxLength   = 32768
+	// minRate is the least positive rate, requests per second: 5,000 requests' arrivals at it span
+	// about 2·10⁹ s, far from overflowing a float64 (a rate near 1e-308 makes them +Inf, its
+	// latencies NaN).
+	minRate = 1e-6
 )
 
 type source struct {
@@ -191,8 +196,8 @@ func parseLists(s *Spec, y source) error {
 		return cells.Errorf(y.Rates.Line, "%d rates; a cell runs 1 to %d", n, maxRates)
 	}
 	for _, r := range y.Rates.V {
-		if !(r.V >= 0 && r.V <= 1e4) {
-			return cells.Errorf(r.Line, "a rate is 0 to 10,000 requests per second, not %g", r.V)
+		if !(r.V == 0 || r.V >= minRate && r.V <= 1e4) {
+			return cells.Errorf(r.Line, "a rate is 0 (all at once) or %g to 10,000 requests per second, not %g", minRate, r.V)
 		}
 		s.Rates = append(s.Rates, r.V)
 	}
@@ -217,18 +222,29 @@ func New(cells.Env) cells.Kind {
 
 type run Spec
 
-// perToken is a pessimistic cost of simulating one output token of one request (the simulator does
-// about 0.1 µs of work per token on this machine's cores, a step costing in proportion to its batch).
-const perToken = time.Microsecond
+// perStep is the price of one simulated engine step: about twice the simulator's measured cost of a
+// step of a batch of one on this machine (2 µs; BenchmarkStepBatchOne in sim/inference), a step of a
+// batch of B costing less than B such steps. A speculative step also works out its draft: twice as
+// much (BenchmarkStepSpeculative).
+const perStep = 4 * time.Microsecond
 
-// Estimate: systems × rates simulations, each in proportion to its requests' output tokens.
+// Estimate: systems × rates simulations, each priced at perStep for every step it may take
+// (inference.Workload.MaxSteps: one per output token, as when memory holds one request at a time).
 func (r run) Estimate() time.Duration {
-	tokens := float64(r.Requests) * float64(min(r.Output.Mean, r.MaxLen))
-	if r.Output.Dist == "exponential" { // the tail, cut at max_len
-		tokens = float64(r.Requests) * float64(min(2*r.Output.Mean, r.MaxLen))
+	s := Spec(r)
+	price := float64(perStep)
+	if s.Speculative.K > 0 {
+		price *= 2
 	}
-	runs := float64(len(r.Systems) * len(r.Rates))
-	return 10*time.Millisecond + time.Duration(runs*tokens*float64(perToken))
+	var steps float64
+	for _, rate := range s.Rates {
+		n, err := s.Workload(rate).MaxSteps(s.MaxLen)
+		if err != nil { // not a workload Parse lets through: price the longest
+			n = s.Requests * s.MaxLen
+		}
+		steps += float64(n) * float64(len(s.Systems))
+	}
+	return 10*time.Millisecond + time.Duration(steps*price)
 }
 
 // Exclusive is false: the simulation times nothing (cells.Exclusive).
@@ -272,20 +288,20 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	for i, sys := range s.Systems {
 		lines[i].Label = sys.Label()
 		for j, rate := range s.Rates {
-			if err := ctx.Err(); err != nil {
-				return err
+			res, err := inference.Simulate(ctx, s.Config(sys), s.Workload(rate))
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-			res, err := inference.Simulate(s.Config(sys), s.Workload(rate))
 			if err != nil {
 				e.Note("warning", fmt.Sprintf("%s at %g requests/s: %v", sys.Label(), rate, err))
 				continue
 			}
-			use := 0.0
-			if res.MeanReserved > 0 {
-				use = 100 * res.MeanHeld / res.MeanReserved
+			row, ok := rowOf(sys, rate, res)
+			if !ok {
+				e.Note("warning", fmt.Sprintf("%s at %g requests/s: the simulation gave a figure that is not a number; its row is left out", sys.Label(), rate))
+				continue
 			}
-			e.Row(cells.Row{Table: "runs", Values: []any{sys.Label(), rate, res.Throughput, res.TTFT.P50, res.TPOT.P50 * 1e3, res.TPOT.P90 * 1e3,
-				res.Normalized.Mean, res.MeanBatch, use, res.Preemptions}})
+			e.Row(row)
 			lines[i].X = append(lines[i].X, res.Throughput)
 			lines[i].Y = append(lines[i].Y, res.Normalized.Mean)
 			e.Progress(i*len(s.Rates)+j+1, total)
@@ -296,6 +312,32 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		return chart.Tradeoff(title, "throughput (output tokens/s)", "latency per token (s)", lines)
 	})
 	return ctx.Err()
+}
+
+// rowOf is table runs' row of sys at rate: false when a figure in it is NaN or infinite, which no
+// event may carry (it cannot be sent as JSON).
+func rowOf(sys System, rate float64, res inference.Result) (cells.Row, bool) {
+	use := 0.0
+	if res.MeanReserved > 0 {
+		use = 100 * res.MeanHeld / res.MeanReserved
+	}
+	figures := []float64{rate, res.Throughput, res.TTFT.P50, res.TPOT.P50 * 1e3, res.TPOT.P90 * 1e3, res.Normalized.Mean, res.MeanBatch, use}
+	values := []any{sys.Label()}
+	for _, f := range figures {
+		values = append(values, f)
+	}
+	return cells.Row{Table: "runs", Values: append(values, res.Preemptions)}, finite(figures)
+}
+
+// finite reports whether every x is a number, neither NaN nor infinite (an event carrying one cannot
+// be sent as JSON).
+func finite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // memoryNote says where the memory goes: the weights, the KV pool, a token's KV and a max-length

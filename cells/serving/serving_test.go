@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,9 @@ func TestParseDefaultsAndErrors(t *testing.T) {
 		"model: llama3-8b\ngpu: H100 SXM\nrates: [1]":                           "needs model, gpu, rates and systems",
 		strings.Replace(base, "llama3-8b", "llama9", 1):                         "line 1: unknown model",
 		strings.Replace(base, "H100 SXM", "H900", 1):                            "line 2: unknown accelerator",
-		strings.Replace(base, "[1, 50]", "[-1]", 1):                             "line 3: a rate is 0 to 10,000",
+		strings.Replace(base, "[1, 50]", "[-1]", 1):                             "line 3: a rate is 0 (all at once) or 1e-06 to 10,000",
+		strings.Replace(base, "[1, 50]", "[1,\n  1e-320]", 1):                   "line 4: a rate is 0 (all at once) or 1e-06 to 10,000",
+		strings.Replace(base, "[1, 50]", "[5e-7]", 1):                           "line 3: a rate is 0",
 		strings.Replace(base, "static max", "static buddy", 1):                  `line 4: a system is a batching`,
 		strings.Replace(base, "static max", "batch max", 1):                     `line 4: a system is a batching`,
 		base + "weights: fp6\n":                                                 "line 8: unknown format",
@@ -69,7 +72,7 @@ func TestRunRowsAreTheSimulatorsAndLabelledModelled(t *testing.T) {
 		t.Fatalf("%d rows, want 2 systems × 2 rates", len(rows))
 	}
 	s, _ := Parse(base + "draft_tokens: 4\nacceptance: 0.8\ndraft_cost: 0.05\n")
-	want, err := inference.Simulate(s.Config(System{"continuous", "paged"}), s.Workload(50))
+	want, err := inference.Simulate(context.Background(), s.Config(System{"continuous", "paged"}), s.Workload(50))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +98,84 @@ func TestRunRowsAreTheSimulatorsAndLabelledModelled(t *testing.T) {
 	}
 }
 
-// The estimate grows with the simulated tokens and stays small for the valid cell.
-func TestEstimate(t *testing.T) {
+// The estimate prices every step a simulation may take (one per output token), at no less than
+// perStep each: the reviewer's worst case, 5,000 requests of 23,000 tokens held one at a time
+// (115 million steps, about 290 s here, once estimated at 115 s and accepted), is now over the
+// 120 s run limit, and a small one runs as many steps as its estimate allows or fewer.
+func TestEstimatePricesEveryStep(t *testing.T) {
 	small, _ := Parse(base)
-	big, _ := Parse(strings.Replace(base, "requests: 60", "requests: 5000", 1))
-	if a, b := run(small).Estimate(), run(big).Estimate(); !(a < 100*time.Millisecond && b > 50*a) {
-		t.Errorf("estimates %v and %v", a, b)
+	if a := run(small).Estimate(); a > 100*time.Millisecond {
+		t.Errorf("small cell estimated %v", a)
+	}
+	const src = "model: llama3-8b\ngpu: H100 SXM\nrequests: 5000\nrates: [0]\nprompt: 1\noutput: 23000\nlengths: fixed\nmax_len: 32768\nmemory_gb: 21\nsystems: [continuous max]\n"
+	worst, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := run(worst).Estimate(), time.Duration(5000*23000)*perStep; got < want || got <= 120*time.Second {
+		t.Errorf("worst case estimated %v, want ≥ %v (115 million steps) and over 120 s", got, want)
+	}
+	// the same held one at a time, small enough to run: its estimate's steps cover the steps taken
+	s, err := Parse(strings.Replace(strings.Replace(src, "requests: 5000", "requests: 3", 1), "rates: [0]", "rates: [0, 3]", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for _, rate := range s.Rates {
+		res, err := inference.Simulate(context.Background(), s.Config(s.Systems[0]), s.Workload(rate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.MaxBatch != 1 {
+			t.Fatalf("batch of %d, want one request at a time", res.MaxBatch)
+		}
+		steps += res.Steps
+	}
+	if est := run(s).Estimate(); est < time.Duration(steps)*perStep {
+		t.Errorf("estimated %v for %d steps: under %v a step", est, steps, perStep)
+	}
+}
+
+// A run whose context ends mid-simulation (of 30 million steps, a minute's work) returns its error
+// without finishing it: no row.
+func TestRunEndsWithItsContext(t *testing.T) {
+	r, err := New(cells.Env{}).Parse(cells.Cell{ID: "c", Source: "model: llama3-8b\ngpu: H100 SXM\nrequests: 5000\nrates: [0]\nprompt: 1\noutput: 6000\nlengths: fixed\nmax_len: 32768\nmemory_gb: 21\nsystems: [continuous max]\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var rec cellstest.Recorder
+	done := make(chan error)
+	go func() { done <- r.Run(ctx, &rec) }()
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("run: %v, want context.Canceled", err)
+	}
+	if rows := rec.RowsOf("runs"); len(rows) != 0 {
+		t.Errorf("cancelled run emitted rows %v", rows)
+	}
+}
+
+// No row carries a figure JSON cannot encode: a rate so small its arrivals overflow is an error of
+// the simulator, and a Result holding NaN makes no row.
+func TestNoNonFiniteFigureReachesARow(t *testing.T) {
+	s, _ := Parse(base)
+	if _, err := inference.Simulate(context.Background(), s.Config(s.Systems[1]), s.Workload(1e-320)); err == nil {
+		t.Error("rate 1e-320: no error")
+	}
+	res, err := inference.Simulate(context.Background(), s.Config(s.Systems[1]), s.Workload(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rowOf(s.Systems[1], 1, res); !ok {
+		t.Errorf("a finite result refused: %+v", res)
+	}
+	res.TTFT.P50 = math.NaN()
+	if row, ok := rowOf(s.Systems[1], 1, res); ok {
+		t.Errorf("NaN TTFT made row %v", row)
+	}
+	res.TTFT.P50, res.Throughput = 0, math.Inf(1)
+	if row, ok := rowOf(s.Systems[1], 1, res); ok {
+		t.Errorf("infinite throughput made row %v", row)
 	}
 }

@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -91,7 +92,7 @@ func TestPagedOverContiguousMatchesTheVLLMPaper(t *testing.T) {
 	res := map[string]Result{}
 	for _, r := range Reservations {
 		c, w := vllmSetup(r)
-		got, err := Simulate(c, w)
+		got, err := Simulate(context.Background(), c, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,14 +140,14 @@ func TestSpeculativeStepsAverageTheFormula(t *testing.T) {
 	e := Engine{Model: llama3(t, "llama3-8b"), WeightBytes: 2, KVBytes: 2}
 	c := Config{Engine: e, Chip: h100(t), Memory: 80e9, Batching: "continuous", Reservation: "paged", Block: 16, MaxLen: 4096, MaxBatch: 1,
 		Speculative: Speculative{K: 4, Alpha: 0.8, Cost: 0.05}}
-	res, err := Simulate(c, Workload{Requests: 1, Prompt: Lengths{16, "fixed"}, Output: Lengths{1001, "fixed"}, Seed: 7})
+	res, err := Simulate(context.Background(), c, Workload{Requests: 1, Prompt: Lengths{16, "fixed"}, Output: Lengths{1001, "fixed"}, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	near(t, "decode steps", float64(res.Steps-1), 1000/ExpectedTokens(0.8, 4), 0.06)
 }
 
-func llama3(t *testing.T, name string) transformer.Model {
+func llama3(t testing.TB, name string) transformer.Model {
 	t.Helper()
 	m, err := transformer.Lookup(name)
 	if err != nil {
@@ -155,7 +156,7 @@ func llama3(t *testing.T, name string) transformer.Model {
 	return m
 }
 
-func h100(t *testing.T) Chip {
+func h100(t testing.TB) Chip {
 	t.Helper()
 	c, err := ChipNamed("H100 SXM")
 	if err != nil {
@@ -201,7 +202,7 @@ func TestPrefillIsComputeBound(t *testing.T) {
 func TestOneRequestByHand(t *testing.T) {
 	e := Engine{Model: llama3(t, "llama3-8b"), WeightBytes: 2, KVBytes: 2}
 	c := Config{Engine: e, Chip: h100(t), Memory: 80e9, Batching: "continuous", Reservation: "paged", Block: 16, MaxLen: 2048, MaxBatch: 8}
-	res, err := Simulate(c, Workload{Requests: 1, Prompt: Lengths{100, "fixed"}, Output: Lengths{3, "fixed"}})
+	res, err := Simulate(context.Background(), c, Workload{Requests: 1, Prompt: Lengths{100, "fixed"}, Output: Lengths{3, "fixed"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestContinuousBatchingBeatsStatic(t *testing.T) {
 	w := Workload{Requests: 200, Rate: 20, Prompt: Lengths{200, "uniform"}, Output: Lengths{200, "exponential"}, Seed: 3}
 	run := func(batching string) Result {
 		c := Config{Engine: e, Chip: h100(t), Memory: 72e9, Batching: batching, Reservation: "paged", Block: 16, MaxLen: 2048, MaxBatch: 16}
-		res, err := Simulate(c, w)
+		res, err := Simulate(context.Background(), c, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,11 +242,11 @@ func TestPreemptionAndDeterminism(t *testing.T) {
 	c, w := vllmSetup("paged")
 	c.Memory = c.Engine.WeightMemory() + 3e9
 	w.Requests = 100
-	a, err := Simulate(c, w)
+	a, err := Simulate(context.Background(), c, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Simulate(c, w)
+	b, _ := Simulate(context.Background(), c, w)
 	if a != b {
 		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
 	}
@@ -256,7 +257,7 @@ func TestPreemptionAndDeterminism(t *testing.T) {
 		t.Errorf("reserved %.3g bytes of a %.3g-byte pool", a.PeakReserved, a.KVCapacity)
 	}
 	w.Seed = 2
-	if other, _ := Simulate(c, w); other.OutputTokens == a.OutputTokens {
+	if other, _ := Simulate(context.Background(), c, w); other.OutputTokens == a.OutputTokens {
 		t.Errorf("seeds 1 and 2 drew the same %d output tokens", a.OutputTokens)
 	}
 }
@@ -264,7 +265,7 @@ func TestPreemptionAndDeterminism(t *testing.T) {
 func TestErrors(t *testing.T) {
 	c, w := vllmSetup("max")
 	c.Memory = c.Engine.WeightMemory() + 1e9 // less than one 2,048-token reservation
-	if _, err := Simulate(c, w); !errors.Is(err, ErrTooBig) {
+	if _, err := Simulate(context.Background(), c, w); !errors.Is(err, ErrTooBig) {
 		t.Errorf("a pool smaller than one reservation: %v, want ErrTooBig", err)
 	}
 	for _, bad := range []func(*Config, *Workload){
@@ -277,7 +278,7 @@ func TestErrors(t *testing.T) {
 	} {
 		c, w := vllmSetup("paged")
 		bad(&c, &w)
-		if _, err := Simulate(c, w); err == nil {
+		if _, err := Simulate(context.Background(), c, w); err == nil {
 			t.Errorf("%+v %+v: no error", c, w)
 		}
 	}
@@ -310,11 +311,95 @@ func TestPagedAdmissionKeepsAheadOfOracle(t *testing.T) {
 	res := map[string]Result{}
 	for _, r := range []string{"oracle", "paged"} {
 		c := Config{Engine: e, Chip: t4, Memory: 14.4e9, Batching: "continuous", Reservation: r, Block: 16, MaxLen: 2048, MaxBatch: 256}
-		if res[r], err = Simulate(c, w); err != nil {
+		if res[r], err = Simulate(context.Background(), c, w); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if p, o := res["paged"], res["oracle"]; !(p.Throughput > o.Throughput && p.Preemptions < w.Requests/4) {
 		t.Errorf("paged %.0f tokens/s with %d preemptions, oracle %.0f: want paged ahead, preempting under a quarter of the requests", p.Throughput, p.Preemptions, o.Throughput)
 	}
+}
+
+// batchOne is a server whose memory holds one request of 8,000 tokens at a time (a max reservation
+// of max_len 8,192, Llama 3 8B in bf16: 1 GiB a request): every output token is a step of a batch
+// of one, the simulator's slowest case per token.
+func batchOne(t testing.TB, requests int) (Config, Workload) {
+	t.Helper()
+	e := Engine{Model: llama3(t, "llama3-8b"), WeightBytes: 2, KVBytes: 2}
+	c := Config{Engine: e, Chip: h100(t), Memory: e.WeightMemory() + 1.5*8192*e.KVPerToken(), Batching: "continuous", Reservation: "max", Block: 16, MaxLen: 8192, MaxBatch: 256}
+	return c, Workload{Requests: requests, Prompt: Lengths{1, "fixed"}, Output: Lengths{8000, "fixed"}, Seed: 1}
+}
+
+// MaxSteps bounds the steps Simulate takes: in the reviewer's worst cases (a batch of one, a
+// preemption thrash, speculation) the steps reach it or stay under it, and a batch of one takes a
+// step per token.
+func TestMaxStepsBoundsTheSimulatedSteps(t *testing.T) {
+	one, w1 := batchOne(t, 3)
+	thrash, wt := vllmSetup("paged")
+	thrash.Memory = thrash.Engine.WeightMemory() + 1.5e9
+	wt.Requests, wt.Prompt, wt.Output = 100, Lengths{100, "fixed"}, Lengths{1500, "fixed"}
+	spec, ws := vllmSetup("paged")
+	spec.Speculative = Speculative{K: 4, Alpha: 0.1, Cost: 0.05}
+	for _, c := range []struct {
+		name string
+		c    Config
+		w    Workload
+	}{{"batch of one", one, w1}, {"thrash", thrash, wt}, {"speculative", spec, ws}} {
+		res, err := Simulate(context.Background(), c.c, c.w)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		bound, err := c.w.MaxSteps(c.c.MaxLen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Steps > bound {
+			t.Errorf("%s: %d steps, over the bound of %d", c.name, res.Steps, bound)
+		}
+		if c.name == "batch of one" && (res.MaxBatch != 1 || res.Steps != bound) {
+			t.Errorf("batch of one: %d steps at a batch of at most %d; want %d steps, one per token", res.Steps, res.MaxBatch, bound)
+		}
+		if c.name == "thrash" && res.Preemptions == 0 {
+			t.Errorf("thrash: no preemption")
+		}
+	}
+}
+
+// Simulate ends with the context's error: at once when it has ended, and within ctxEvery steps of
+// a cancellation mid-run (the frame counts the steps taken before it returns).
+func TestSimulateEndsWithItsContext(t *testing.T) {
+	c, w := batchOne(t, 1000) // 8 million steps: minutes, if the context were not checked
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Simulate(ctx, c, w); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { _, err := Simulate(ctx, c, w); done <- err }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled mid-run: %v, want context.Canceled", err)
+	}
+}
+
+// BenchmarkStepBatchOne is the simulator's cost of a step of a batch of one on this machine (ns/step):
+// the price cells/serving's estimate puts on every step MaxSteps allows.
+func BenchmarkStepBatchOne(b *testing.B) { benchSteps(b, Speculative{}) }
+
+// BenchmarkStepSpeculative is the same with speculative decoding, which works out a draft step too.
+func BenchmarkStepSpeculative(b *testing.B) { benchSteps(b, Speculative{K: 4, Alpha: 0, Cost: 0.05}) }
+
+func benchSteps(b *testing.B, sp Speculative) {
+	c, w := batchOne(b, 20)
+	c.Speculative = sp
+	steps := 0
+	for b.Loop() {
+		res, err := Simulate(context.Background(), c, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += res.Steps
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(steps), "ns/step")
 }

@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -91,9 +92,14 @@ type sim struct {
 	held               float64
 }
 
+// ctxEvery is how many of Simulate's iterations (engine steps or idle jumps) pass between checks of
+// its context.
+const ctxEvery = 4096
+
 // Simulate serves w on c and reports what happened. It is deterministic: the same config and
-// workload give the same result.
-func Simulate(c Config, w Workload) (Result, error) {
+// workload give the same result. It takes at most w.MaxSteps(c.MaxLen) engine steps, and returns
+// ctx.Err() when ctx ends first (checked every few thousand steps).
+func Simulate(ctx context.Context, c Config, w Workload) (Result, error) {
 	if err := c.check(); err != nil {
 		return Result{}, err
 	}
@@ -108,7 +114,12 @@ func Simulate(c Config, w Workload) (Result, error) {
 	s := &sim{c: c, pool: p, rng: rand.New(rand.NewPCG(w.Seed, 0x5bec))}
 	s.res.KVCapacity, s.res.PoolTokens = c.KVMemory(), p.tokens()
 	next := 0 // the next request to arrive
-	for done := 0; done < len(reqs); {
+	for done, it := 0, 0; done < len(reqs); it++ {
+		if it%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
+		}
 		for next < len(reqs) && reqs[next].arrival <= s.t {
 			s.waiting = append(s.waiting, reqs[next])
 			next++

@@ -77,11 +77,30 @@ func (w Workload) requests(maxLen int) ([]*request, error) {
 	t := 0.0
 	for i := range w.Requests {
 		if w.Rate > 0 && i > 0 {
-			t += r.ExpFloat64() / w.Rate
+			if t += r.ExpFloat64() / w.Rate; math.IsInf(t, 0) {
+				return nil, fmt.Errorf("serving: a rate of %g requests/s puts arrivals past the largest time", w.Rate)
+			}
 		}
 		p := min(w.Prompt.draw(r), maxLen-1)
 		o := min(w.Output.draw(r), maxLen-p)
 		rs = append(rs, &request{id: i, arrival: t, prompt: p, output: o})
 	}
 	return rs, nil
+}
+
+// MaxSteps is an upper bound on the engine steps Simulate takes to serve w on a server whose longest
+// sequence is maxLen tokens: the output tokens of w's requests, since every step yields at least one
+// token of some request and a preempted request keeps the tokens it has. (A step of a batch of one
+// costs the simulator as much as a step of many, so this, not the tokens over the batch, bounds its
+// time when memory holds one request at a time.) The error is the workload's, as Simulate's.
+func (w Workload) MaxSteps(maxLen int) (int, error) {
+	rs, err := w.requests(maxLen)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rs {
+		n += r.output
+	}
+	return n, nil
 }

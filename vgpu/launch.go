@@ -930,11 +930,7 @@ func (c *cta) step() bool {
 			ran = true
 		}
 	}
-	select {
-	case <-c.done:
-		panic(faultPanic{c.L.ctx.Err()})
-	default:
-	}
+	c.checkDone()
 	return ran
 }
 

@@ -19,12 +19,15 @@ import (
 // N is 1 to 5. The destination and the barrier are in the issuing CTA's shared memory (a
 // .shared::cta address is the CTA's own window of .shared::cluster). The 1-D copy moves size bytes
 // (a multiple of 16, both addresses 16-byte aligned). The tensor copy reads the tensor map at tmap
-// (a kernel parameter `const __grid_constant__ CUtensorMap`, or any readable 128 bytes) and copies
+// (a kernel parameter `const __grid_constant__ CUtensorMap` the launcher made; the map's bytes
+// copied elsewhere, or 128 bytes a kernel writes itself, are no tensor map) and copies
 // the box whose first element is at coordinates c0 (innermost) … into shared memory, packed
 // innermost first (dst 128-byte aligned); box elements outside the tensor are written as zeros,
 // as the hardware does, and count as transferred bytes. A box that lies entirely outside the
-// tensor, a misaligned address or a tensor map the launcher did not make are "out of bounds",
-// "misaligned" and "barrier"/"tensor map" faults naming the copy's line. With a swizzle (32, 64 or
+// tensor, a box larger than the block's shared memory, a misaligned address or a tensor map the
+// launcher did not make are "out of bounds", "misaligned" and "barrier"/"tensor map" faults naming
+// the copy's line; so are more bulk copies in flight (no wait on their barriers) than 4096 or than
+// twice the block's shared memory in bytes ("unsupported"). With a swizzle (32, 64 or
 // 128 bytes) the 16-byte chunk bits [4, 4+k) of each destination shared-memory address are XORed
 // with its bits [7, 7+k) (k = 1, 2, 3): the pattern repeats every 256, 512 or 1024 bytes of the
 // shared address, so a destination aligned to that size gets the layout CUTLASS's Swizzle<k,4,3>

@@ -436,6 +436,8 @@ type launch struct {
 	// clusterDims is the cluster shape ({1, 1, 1} without clusters) and clusterSize its CTAs
 	clusterDims [3]int
 	clusterSize int
+
+	tmaps map[uint64]tmap // the TensorMapArg parameters' maps by generic address (tma.go)
 }
 
 func (L *launch) source(loc int32) string {
@@ -490,6 +492,7 @@ type cta struct {
 	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
 	wg                *wgState             // wgmma groups and the async-proxy check's records (wgmma.go), nil without wgmma
 	bulk              []bulkCopy           // TMA copies in flight (tma.go)
+	bulkBytes         int64                // their bytes
 	dsmem             int64                // Counts.DSMEMAccesses
 	tmaRequests       int64                // Counts.TMARequests and TMABytes (tma.go)
 	tmaBytes          int64                // Counts.TMABytes
@@ -891,7 +894,7 @@ func (c *cta) start(i int) {
 	c.sFull = 0
 	clear(c.mbars)
 	c.wg.reset()
-	c.bulk = c.bulk[:0]
+	c.bulk, c.bulkBytes = c.bulk[:0], 0
 	clear(c.clArrived)
 	c.clock = 0
 	for _, w := range c.warps {
@@ -927,11 +930,7 @@ func (c *cta) step() bool {
 			ran = true
 		}
 	}
-	select {
-	case <-c.done:
-		panic(faultPanic{c.L.ctx.Err()})
-	default:
-	}
+	c.checkDone()
 	return ran
 }
 

@@ -19,12 +19,15 @@ import (
 // N is 1 to 5. The destination and the barrier are in the issuing CTA's shared memory (a
 // .shared::cta address is the CTA's own window of .shared::cluster). The 1-D copy moves size bytes
 // (a multiple of 16, both addresses 16-byte aligned). The tensor copy reads the tensor map at tmap
-// (a kernel parameter `const __grid_constant__ CUtensorMap`, or any readable 128 bytes) and copies
+// (a kernel parameter `const __grid_constant__ CUtensorMap` the launcher made; the map's bytes
+// copied elsewhere, or 128 bytes a kernel writes itself, are no tensor map) and copies
 // the box whose first element is at coordinates c0 (innermost) … into shared memory, packed
 // innermost first (dst 128-byte aligned); box elements outside the tensor are written as zeros,
 // as the hardware does, and count as transferred bytes. A box that lies entirely outside the
-// tensor, a misaligned address or a tensor map the launcher did not make are "out of bounds",
-// "misaligned" and "barrier"/"tensor map" faults naming the copy's line. With a swizzle (32, 64 or
+// tensor, a box larger than the block's shared memory, a misaligned address or a tensor map the
+// launcher did not make are "out of bounds", "misaligned" and "barrier"/"tensor map" faults naming
+// the copy's line; so are more bulk copies in flight (no wait on their barriers) than 4096 or than
+// twice the block's shared memory in bytes ("unsupported"). With a swizzle (32, 64 or
 // 128 bytes) the 16-byte chunk bits [4, 4+k) of each destination shared-memory address are XORed
 // with its bits [7, 7+k) (k = 1, 2, 3): the pattern repeats every 256, 512 or 1024 bytes of the
 // shared address, so a destination aligned to that size gets the layout CUTLASS's Swizzle<k,4,3>
@@ -143,21 +146,67 @@ type tmap struct {
 	strides         [5]int64
 }
 
-func decodeTmap(b []byte) (tmap, bool) {
+// decodeTmap reads a tensor map's layout back, checking every field as encode does (nbufs: the
+// launch's buffers, which base must lie in); it reports false for bytes encode cannot have made.
+func decodeTmap(b []byte, nbufs int) (tmap, bool) {
 	t := tmap{rank: int(b[4]), elem: int(b[5]), swz: int(b[6])}
-	if binary.LittleEndian.Uint32(b) != tmapMagic || t.rank < 1 || t.rank > 5 {
+	if binary.LittleEndian.Uint32(b) != tmapMagic || t.rank < 1 || t.rank > 5 ||
+		(t.elem != 1 && t.elem != 2 && t.elem != 4 && t.elem != 8) || (t.swz != 0 && t.swz != 1 && t.swz != 2 && t.swz != 4) {
 		return t, false
 	}
 	t.base = binary.LittleEndian.Uint64(b[8:])
+	if bi := t.base >> windowShift; bi < 2 || bi-1 >= uint64(nbufs) { // L.bufs[bi-1], as tensorBox reads
+		return t, false
+	}
 	t.strides[0] = int64(t.elem)
 	for i := range t.rank {
 		t.dims[i] = int64(binary.LittleEndian.Uint32(b[16+4*i:]))
 		t.box[i] = int64(binary.LittleEndian.Uint32(b[36+4*i:]))
+		if t.dims[i] < 1 || t.dims[i] > 1<<31 || t.box[i] < 1 || t.box[i] > 256 {
+			return t, false
+		}
 		if i > 0 {
 			t.strides[i] = int64(binary.LittleEndian.Uint64(b[56+8*(i-1):]))
+			if t.strides[i]%16 != 0 || t.strides[i] <= 0 || t.strides[i] >= 1<<40 {
+				return t, false
+			}
 		}
 	}
-	return t, true
+	return t, t.box[0]*int64(t.elem)%16 == 0
+}
+
+// tensorMapAt returns the tensor map the launcher made at the generic address addr (a
+// TensorMapArg parameter's), faulting if there is none there or its rank is not the copy's: a
+// kernel cannot make one in memory of its own (a copy in global memory has no map either).
+func (c *cta) tensorMapAt(w *warp, in *inst, l int, addr uint64) tmap {
+	t, ok := c.L.tmaps[addr]
+	if !ok || t.rank != in.bulk.rank {
+		c.fault(&Fault{Kind: "tensor map", Address: addr, Msg: fmt.Sprintf("%s's tensor map at %#x is not a %d-D tensor map the launcher made (a `const __grid_constant__ CUtensorMap` parameter: vgpu.TensorMapArg, a cell's tensor_maps)", in.bulkName(), addr, in.bulk.rank)}, w, l, in)
+	}
+	return t
+}
+
+// boxBytes is t's box size in bytes, faulting when it is more than the CTA's shared memory (the
+// destination or source of the copy) before anything of that size is made.
+func (c *cta) boxBytes(w *warp, in *inst, l int, t tmap) int64 {
+	n := int64(t.elem)
+	for i := range t.rank {
+		n *= t.box[i] // ≤ 8·256^5 = 2^43
+	}
+	if n > int64(len(c.shared)) {
+		c.fault(&Fault{Kind: "out of bounds", Space: "shared", Msg: fmt.Sprintf("%s's box %v of %d-byte elements is %d bytes, more than the block's %d bytes of shared memory", in.bulkName(), t.box[:t.rank], t.elem, n, len(c.shared))}, w, l, in)
+	}
+	return n
+}
+
+// checkDone ends the CTA with ctx's error when the launch's context is done (for long loops
+// within one instruction; step checks it between quanta).
+func (c *cta) checkDone() {
+	select {
+	case <-c.done:
+		panic(faultPanic{c.L.ctx.Err()})
+	default:
+	}
 }
 
 // bulkOp is a decoded cp.async.bulk{.tensor}; the destination is the inst's address (in.a, in.off).
@@ -183,8 +232,13 @@ type bulkCopy struct {
 	data []byte
 }
 
-// maxBulkInFlight bounds the copies a CTA has in flight (each holds its data).
-const maxBulkInFlight = 1 << 12
+// maxBulkInFlight bounds the copies a CTA has in flight, and bulkInFlightFactor their bytes
+// (each holds its data): at most that many times the CTA's shared memory, the most a pipeline
+// whose copies land in distinct shared memory can have in flight (times two for slack).
+const (
+	maxBulkInFlight    = 1 << 12
+	bulkInFlightFactor = 2
+)
 
 // decodeBulk decodes the two copy forms above.
 func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
@@ -294,7 +348,11 @@ func execBulk(w *warp, in *inst, m uint32) {
 		if len(c.bulk) >= maxBulkInFlight {
 			c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bulk copies in flight with no wait on their mbarriers", maxBulkInFlight)}, w, l, in)
 		}
+		if limit := bulkInFlightFactor * int64(len(c.shared)); c.bulkBytes+int64(len(cp.data)) > limit {
+			c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bytes of bulk copies in flight (%d times the block's shared memory) with no wait on their mbarriers", limit, bulkInFlightFactor)}, w, l, in)
+		}
 		c.bulk = append(c.bulk, cp)
+		c.bulkBytes += int64(len(cp.data))
 		c.tmaBytes += int64(len(cp.data))
 	}
 }
@@ -348,17 +406,12 @@ func (c *cta) bulkBarrier(w *warp, in *inst, l int) uint32 {
 // packed innermost first with zeros outside the tensor, and the map's swizzle bits.
 func (c *cta) tensorBox(w *warp, in *inst, l int, addr uint64) ([]byte, int) {
 	op := in.bulk
-	first, _, _ := c.resolve(w, in, l, addr, 8, spGeneric, accLoad)
-	c.resolve(w, in, l, addr+tmapBytes-8, 8, spGeneric, accLoad)
-	t, ok := decodeTmap(first[:tmapBytes])
-	if !ok || t.rank != op.rank {
-		c.fault(&Fault{Kind: "tensor map", Address: addr, Msg: fmt.Sprintf("%s's tensor map at %#x is not a %d-D tensor map the launcher made (vgpu.TensorMapArg; a cell's tensor_maps)", in.bulkName(), addr, op.rank)}, w, l, in)
-	}
+	t := c.tensorMapAt(w, in, l, addr)
+	size := c.boxBytes(w, in, l, t)
 	var at [5]int64
-	n, outside := int64(1), false
+	n, outside := size/int64(t.elem), false
 	for i := range t.rank {
 		at[i] = int64(int32(w.regs[op.coords[i]][l]))
-		n *= t.box[i]
 		outside = outside || at[i] >= t.dims[i] || at[i]+t.box[i] <= 0
 	}
 	if outside {
@@ -366,9 +419,12 @@ func (c *cta) tensorBox(w *warp, in *inst, l int, addr uint64) ([]byte, int) {
 	}
 	mem := c.L.bufs[t.base>>windowShift-1]
 	base := int64(t.base & offsetMask)
-	out := make([]byte, n*int64(t.elem))
+	out := make([]byte, size)
 	var idx [5]int64
 	for e := int64(0); e < n; e++ {
+		if e%4096 == 4095 {
+			c.checkDone()
+		}
 		off, inside := base, true
 		for i := range t.rank {
 			g := at[i] + idx[i]
@@ -403,6 +459,7 @@ func (c *cta) completeBulk(off uint32, all bool) bool {
 	}
 	c.bulk = keep
 	for _, cp := range later {
+		c.bulkBytes -= int64(len(cp.data))
 		c.writeBulk(cp)
 		if b := c.mbars[cp.mbar]; b != nil { // an mbarrier.inval in between: the bytes go nowhere
 			b.tx -= int64(len(cp.data))
@@ -441,6 +498,14 @@ func (L *launch) setTensorMap(i int, p Param, tm *TensorMap, index map[*Buffer]i
 		return fmt.Errorf("parameter %d (%s): %w", i, p.Name, err)
 	}
 	copy(L.params[p.Offset:], b)
+	t, ok := decodeTmap(b, len(L.bufs))
+	if !ok {
+		return fmt.Errorf("parameter %d (%s): internal error: the tensor map does not decode", i, p.Name)
+	}
+	if L.tmaps == nil {
+		L.tmaps = map[uint64]tmap{}
+	}
+	L.tmaps[paramWindow+uint64(p.Offset)] = t
 	return nil
 }
 
@@ -537,26 +602,22 @@ func execBulkStore(w *warp, in *inst, m uint32) {
 // tensor of the map at tmAddr, skipping the elements outside the tensor.
 func (c *cta) tensorStore(w *warp, in *inst, l int, tmAddr, src uint64) {
 	op := in.bulk
-	first, _, _ := c.resolve(w, in, l, tmAddr, 8, spGeneric, accLoad)
-	c.resolve(w, in, l, tmAddr+tmapBytes-8, 8, spGeneric, accLoad)
-	t, ok := decodeTmap(first[:tmapBytes])
-	if !ok || t.rank != op.rank {
-		c.fault(&Fault{Kind: "tensor map", Address: tmAddr, Msg: fmt.Sprintf("%s's tensor map at %#x is not a %d-D tensor map the launcher made (vgpu.TensorMapArg)", in.bulkName(), tmAddr, op.rank)}, w, l, in)
-	}
-	n := int64(1)
-	for i := range t.rank {
-		n *= t.box[i]
-	}
+	t := c.tensorMapAt(w, in, l, tmAddr)
+	size := c.boxBytes(w, in, l, t)
+	n := size / int64(t.elem)
 	if off := c.sharedOff(src); off%128 != 0 {
 		c.fault(&Fault{Kind: "misaligned", Space: "shared", Address: off, Msg: fmt.Sprintf("%s source at shared offset %d: it must be 128-byte aligned", in.bulkName(), off)}, w, l, in)
 	}
-	span := (n*int64(t.elem) + 127) &^ 127
+	span := (size + 127) &^ 127
 	box := c.bulkRange(w, in, l, src, int(span), spShared, accLoad)
 	k := map[int]int{1: 1, 2: 2, 4: 3}[t.swz]
 	base := c.sharedOff(src)
 	mem := c.L.bufs[t.base>>windowShift-1]
 	var idx [5]int64
 	for e := int64(0); e < n; e++ {
+		if e%4096 == 4095 {
+			c.checkDone()
+		}
 		off, inside := int64(t.base&offsetMask), true
 		for i := range t.rank {
 			g := int64(int32(w.regs[op.coords[i]][l])) + idx[i]

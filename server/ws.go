@@ -205,8 +205,22 @@ func (c *conn) writeLoop() {
 }
 
 func (c *conn) write(m Message) error {
+	b := encode(m)
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-	return c.ws.WriteJSON(m)
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+// encode is m as JSON; a message JSON cannot hold (a NaN or an infinity in a row a kind made) is
+// replaced by a warning note of the same run saying so, so the learner's connection is not dropped.
+func encode(m Message) []byte {
+	b, err := json.Marshal(m)
+	if err == nil {
+		return b
+	}
+	log.Printf("a %s message could not be encoded: %v", m.Type, err)
+	b, _ = json.Marshal(Message{Type: TypeNote, ID: m.ID, Body: machine.Body{Note: &cells.Note{Level: "warning",
+		Message: fmt.Sprintf("A %s message of this run could not be sent (%v).", m.Type, err)}}})
+	return b
 }
 
 func (c *conn) readLoop() {

@@ -34,7 +34,8 @@ import (
 // are not checked against plain accesses; two strong accesses (volatile, relaxed, acquire,
 // release) never race; accesses of less than a word (8- and 16-bit) are not checked (records
 // are per word: two blocks' bytes of one word would look like one block's). At most maxRaceWords words are tracked per launch, maxSyncLocations
-// locations of maxSyncClock blocks each, in grids of maxRaceBlocks; past a limit the launch's
+// locations of maxSyncClock blocks each and maxSyncEntries blocks in all their clocks, in grids of
+// maxRaceBlocks; past a limit the launch's
 // notes say the check stopped.
 
 // maxRaceWords is how many 4-byte global words a launch's race check tracks (8 bytes each).
@@ -59,12 +60,18 @@ const maxSyncClock = 4096
 // maxSyncLocations is how many locations a launch's race check keeps clocks for.
 const maxSyncLocations = 1 << 16
 
+// maxSyncEntries is how many block entries all of a launch's location clocks hold together
+// (maxSyncLocations × maxSyncClock would be 2^28, several GiB).
+const maxSyncEntries = 1 << 20
+
 // globalRace is a launch's race check state, shared by its workers.
 type globalRace struct {
 	wins     []atomic.Pointer[[]atomic.Uint64] // per window of L.bufs: 2 words per 4-byte word
 	mu       sync.Mutex
 	words    int                    // words allocated in wins (under mu)
 	clocks   map[uint64]*syncClock  // per synchronisation location (under mu)
+	entries  int                    // entries in all clocks' at maps (under mu)
+	budget   int                    // the most entries allowed (maxSyncEntries)
 	released atomic.Bool            // a block has released something (else no clock exists)
 	stopped  atomic.Pointer[string] // why the check stopped, nil while it runs
 }
@@ -88,7 +95,7 @@ type blockClock struct {
 }
 
 func newGlobalRace(nwins int) *globalRace {
-	return &globalRace{wins: make([]atomic.Pointer[[]atomic.Uint64], nwins), clocks: map[uint64]*syncClock{}}
+	return &globalRace{wins: make([]atomic.Pointer[[]atomic.Uint64], nwins), clocks: map[uint64]*syncClock{}, budget: maxSyncEntries}
 }
 
 // raceClock is the race check's state of the block c runs now.
@@ -260,9 +267,8 @@ func (c *cta) syncAt(w *warp, in *inst, m uint32, k *blockClock, release, acquir
 				mc = &syncClock{at: map[int32]uint32{}}
 				g.clocks[a] = mc
 			}
-			if join(mc.at, k.knows) || k.released > mc.at[self] {
-				mc.at[self] = max(mc.at[self], k.released)
-				mc.ver++
+			if !g.publish(mc, k, self) {
+				return
 			}
 			k.pub[a] = k.ver
 		}
@@ -277,6 +283,23 @@ func (c *cta) syncAt(w *warp, in *inst, m uint32, k *blockClock, release, acquir
 			return
 		}
 	}
+}
+
+// publish joins the releasing block k's clock (self is its linear index) into the location clock
+// mc under g.mu, counting the entries of all location clocks; past g.budget it stops the check
+// and reports false.
+func (g *globalRace) publish(mc *syncClock, k *blockClock, self int32) bool {
+	n := len(mc.at)
+	if join(mc.at, k.knows) || k.released > mc.at[self] {
+		mc.at[self] = max(mc.at[self], k.released)
+		mc.ver++
+	}
+	g.entries += len(mc.at) - n
+	if g.entries > g.budget {
+		g.stop(fmt.Sprintf("more than %d block entries in the clocks of the synchronisation locations: the global-memory race check stopped there", g.budget))
+		return false
+	}
+	return true
 }
 
 // join raises dst's entries to src's and reports whether any changed.

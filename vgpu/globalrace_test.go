@@ -269,3 +269,38 @@ func TestGlobalRaceSubWordInPlaceIsClean(t *testing.T) {
 		t.Errorf("x[11] = %d, want 1", got)
 	}
 }
+
+// The location clocks' entries are counted across locations: a block that knows 3 others and
+// releases at one location after another adds 4 entries a location (re-releasing adds none),
+// and past the launch's budget the check stops with a note saying why.
+func TestGlobalRaceClockEntriesBudget(t *testing.T) {
+	g := newGlobalRace(0)
+	if got, want := g.budget, maxSyncEntries; got != want {
+		t.Fatalf("budget %d, want %d", got, want)
+	}
+	g.budget = 10
+	k := &blockClock{released: 1, knows: map[int32]uint32{0: 1, 1: 2, 2: 1}}
+	const self = 5
+	mcs := []*syncClock{{at: map[int32]uint32{}}, {at: map[int32]uint32{}}, {at: map[int32]uint32{}}}
+	for i, want := range []int{4, 8} {
+		if !g.publish(mcs[i], k, self) {
+			t.Fatalf("location %d: the check stopped at %d entries (budget 10)", i, g.entries)
+		}
+		if !g.publish(mcs[i], k, self) {
+			t.Fatalf("location %d again: the check stopped", i)
+		}
+		if got := g.entries; got != want {
+			t.Errorf("after location %d: %d entries, want %d", i, got, want)
+		}
+		if got := mcs[i].at[self]; got != 1 {
+			t.Errorf("location %d: own entry %d, want 1", i, got)
+		}
+	}
+	if g.publish(mcs[2], k, self) {
+		t.Fatalf("a third location (12 entries, budget 10) did not stop the check")
+	}
+	notes := g.note()
+	if len(notes) != 1 || notes[0].Kind != KindRaceCheckStopped || !strings.Contains(notes[0].Msg, "more than 10 block entries") {
+		t.Errorf("notes %v, want one %q note naming the budget", notes, KindRaceCheckStopped)
+	}
+}

@@ -129,8 +129,8 @@ func (d *decoder) decodeWgmma(in *inst, m mods, s pinst) error {
 		op.kind = wgCommit
 	case "wait_group":
 		op.kind = wgWait
-		if len(s.args) != 1 || s.args[0].kind != oImm || s.args[0].bits > 7 {
-			return d.errf("wgmma.wait_group takes a constant N in 0..7")
+		if len(s.args) != 1 || s.args[0].kind != oImm || s.args[0].bits > maxWgWait {
+			return d.errf("wgmma.wait_group takes a constant N in 0..%d", maxWgWait)
 		}
 		op.wait = int(s.args[0].bits)
 		return nil
@@ -271,12 +271,9 @@ func execWgmma(w *warp, in *inst, m uint32) {
 	g := c.wgState().warp(w.id)
 	switch op.kind {
 	case wgCommit:
-		g.groups = append(g.groups, g.issued)
+		g.commit()
 	case wgWait:
-		if k := len(g.groups) - op.wait; k > 0 {
-			g.done = g.groups[k-1]
-			g.groups = append(g.groups[:0], g.groups[k:]...)
-		}
+		g.wait(op.wait)
 	case wgMma:
 		g.issued++
 		execWgmmaMma(w, in, op)
@@ -395,11 +392,33 @@ type wgState struct {
 }
 
 // wgWarp is one warp's wgmma groups: issued numbers its wgmma.mma_async (1, 2, …), groups holds
-// the last number of each committed group not yet waited for, and done the last number a
-// wgmma.wait_group has completed.
+// the last number of each of the latest (at most maxWgWait+1) committed groups not yet waited
+// for, and done the last number a wgmma.wait_group has completed.
 type wgWarp struct {
 	issued, done uint32
 	groups       []uint32
+}
+
+// maxWgWait is the largest N of wgmma.wait_group N.
+const maxWgWait = 7
+
+// commit closes the warp's open group (wgmma.commit_group), empty or not. Only the latest
+// maxWgWait+1 pending groups are kept: a wait_group N (N ≤ maxWgWait) completes everything up
+// to the (N+1)-th latest group, so older ones are never read, and a loop of commits without
+// waits stays bounded.
+func (g *wgWarp) commit() {
+	if len(g.groups) > maxWgWait {
+		g.groups = append(g.groups[:0], g.groups[len(g.groups)-maxWgWait:]...)
+	}
+	g.groups = append(g.groups, g.issued)
+}
+
+// wait completes all but the latest n pending groups (wgmma.wait_group n).
+func (g *wgWarp) wait(n int) {
+	if k := len(g.groups) - n; k > 0 {
+		g.done = g.groups[k-1]
+		g.groups = append(g.groups[:0], g.groups[k:]...)
+	}
 }
 
 // wgRead is the last wgmma read of a shared byte: the reading warp plus one (0: none), the

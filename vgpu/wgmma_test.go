@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -414,5 +415,46 @@ func TestWgmmaIncompleteWarpgroup(t *testing.T) {
 	var f *Fault
 	if !errors.As(err, &f) || f.Kind != "barrier" || !strings.Contains(f.Msg, "warpgroup") || !strings.Contains(f.Instr, "wgmma") {
 		t.Errorf("a wgmma in a block of 64 threads: %v, want a barrier fault naming the incomplete warpgroup", err)
+	}
+}
+
+// A warp that commits groups in a loop without waiting keeps a bounded list (PTX lets a program
+// commit any number of groups, empty ones included), and wait_group N still completes exactly
+// what an unbounded list of every committed group would: all but the latest N groups.
+func TestWgmmaCommitGroupsStayBounded(t *testing.T) {
+	var g wgWarp
+	var all []uint32 // every pending group's last number, unbounded
+	done := uint32(0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for step := range 100000 {
+		switch r := rng.IntN(10); {
+		case r < 3:
+			g.issued++
+		case r < 9:
+			g.commit()
+			all = append(all, g.issued)
+		default:
+			n := rng.IntN(maxWgWait + 1)
+			g.wait(n)
+			if k := len(all) - n; k > 0 {
+				done, all = all[k-1], all[k:]
+			}
+		}
+		if got, want := g.done, done; got != want {
+			t.Fatalf("step %d: done %d, want %d", step, got, want)
+		}
+		if got := len(g.groups); got > maxWgWait+1 {
+			t.Fatalf("step %d: %d pending groups kept, want at most %d", step, got, maxWgWait+1)
+		}
+	}
+	for range 100000 {
+		g.commit() // empty groups in a loop
+	}
+	if got := cap(g.groups); got > 2*(maxWgWait+1) {
+		t.Errorf("after 100000 empty commits the list holds %d, want at most %d", got, 2*(maxWgWait+1))
+	}
+	g.wait(0)
+	if got, want := g.done, g.issued; got != want {
+		t.Errorf("after wait_group 0: done %d, want %d (every mma_async complete)", got, want)
 	}
 }

@@ -60,7 +60,7 @@ func (s *showSASS) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", fmt.Sprintf("%s on the %s: %s, %d bytes of static shared memory", s.spec.Kernel, g.Name, ptxasLabel(r), r.SharedBytes))
 	}
 	if c.SASS.Cut {
-		e.Note("warning", fmt.Sprintf("the listing stops after %d instructions; the counts per line are of all of them", kcuda.MaxSASSInstructions))
+		e.Note("warning", fmt.Sprintf("the listing stops after %d instructions or %d KiB; the counts per line listed are of all their instructions", kcuda.MaxSASSInstructions, kcuda.MaxSASSBytes>>10))
 	}
 	lines := sassLines(*c.SASS)
 	e.Text(fmt.Sprintf("SASS of %s for the %s (%s; %s): each line of your kernel, then the instructions it became", s.spec.Kernel, g.Name, c.SASS.Arch, c.SASS.Tool),

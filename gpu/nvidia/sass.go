@@ -2,6 +2,7 @@ package nvidia
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -32,11 +33,25 @@ func LookNvdisasm() string { return lookFirst(NvdisasmPaths()) }
 
 // Limits of a disassembly: nvdisasm's listing is read up to MaxDisassembly bytes, and at most
 // MaxSASSInstructions instructions (of all functions) are kept; SASSFunction.Lines count them all.
+// The SASS's JSON is at most about MaxSASSBytes, 30% for the functions and their Lines, 70% for
+// the instructions (what is past them, in the listing's order, is left out, SASS.Cut), so that it fits the compile worker's response line
+// (1 MiB) beside the PTX whatever file names a kernel's #line directives give.
 const (
 	MaxDisassembly      = 8 << 20
 	MaxSASSInstructions = 4096
+	MaxSASSBytes        = 640 << 10
 	maxSASSText         = 256 // bytes of one instruction's text, or of a file or function name
 )
+
+// spend takes the JSON size of v (and a comma) from *room and reports whether it fitted.
+func spend(room *int, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil || len(b)+1 > *room {
+		return false
+	}
+	*room -= len(b) + 1
+	return true
+}
 
 // SASS is the machine code of a cubin for one architecture, as nvdisasm -g lists it.
 type SASS struct {
@@ -45,7 +60,8 @@ type SASS struct {
 	Tool      string         `json:"tool"`
 	Functions []SASSFunction `json:"functions"`
 	// Cut says instructions past MaxSASSInstructions, or past MaxDisassembly bytes of the listing,
-	// were left out of Instructions (Lines still count those within MaxDisassembly).
+	// were left out of Instructions (Lines still count those within MaxDisassembly), or that
+	// functions, lines or instructions past MaxSASSBytes of JSON were left out.
 	Cut bool `json:"cut,omitempty"`
 }
 
@@ -55,7 +71,8 @@ type SASSFunction struct {
 	Name         string            `json:"name"`
 	Instructions []SASSInstruction `json:"instructions"`
 	// Lines is the count of the function's instructions per source line, in the order the lines
-	// first appear; the instructions with no line (File "") are counted under line 0.
+	// first appear; the instructions with no line (File "") are counted under line 0. Lines past
+	// MaxSASSBytes are not listed (SASS.Cut), nor are their instructions kept.
 	Lines []SASSLine `json:"lines"`
 }
 
@@ -89,12 +106,15 @@ var (
 // function, each "//## File "F", line N" comment sets the source line of the instructions after
 // it, each "/*OFFSET*/ TEXT ;" is an instruction. A function ends at the branch to itself that
 // ptxas puts after its last EXIT (never run: it and the NOPs that pad the function after it are
-// not counted). At most max instructions are kept in all (SASS.Cut says some were not).
+// not counted). At most max instructions are kept in all, and about MaxSASSBytes of JSON (SASS.Cut
+// says some functions, lines or instructions were not).
 func ParseSASS(listing, arch string, max int) SASS {
 	out := SASS{Arch: arch}
 	var fn *SASSFunction
 	file, line, label, ended, kept := "", 0, "", false, 0
-	counts := map[SASSLine]int{} // of fn, by File and Line
+	room, lineRoom := MaxSASSBytes*7/10, MaxSASSBytes*3/10 // instructions; functions and their lines
+	counts := map[SASSLine]int{}                           // of fn, by File and Line
+	listed := map[SASSLine]bool{}                          // of fn: in fn.Lines
 	finish := func() {
 		if fn == nil {
 			return
@@ -107,7 +127,10 @@ func ParseSASS(listing, arch string, max int) SASS {
 	for _, text := range strings.Split(listing, "\n") {
 		if m := sassSection.FindStringSubmatch(text); m != nil {
 			finish()
-			fn, file, line, label, ended, counts = &SASSFunction{Name: clipSASS(m[1])}, "", 0, "", false, map[SASSLine]int{}
+			fn, file, line, label, ended, counts, listed = &SASSFunction{Name: clipSASS(m[1])}, "", 0, "", false, map[SASSLine]int{}, map[SASSLine]bool{}
+			if !spend(&lineRoom, fn) {
+				fn, out.Cut = nil, true
+			}
 			continue
 		}
 		if fn == nil || ended {
@@ -131,17 +154,18 @@ func ParseSASS(listing, arch string, max int) SASS {
 		}
 		label = ""
 		key := SASSLine{File: file, Line: line}
-		if counts[key] == 0 {
-			fn.Lines = append(fn.Lines, key)
+		if counts[key] == 0 && spend(&lineRoom, SASSLine{File: file, Line: line, Count: MaxDisassembly}) {
+			fn.Lines, listed[key] = append(fn.Lines, key), true
 		}
 		counts[key]++
-		if kept >= max {
+		off, _ := strconv.ParseInt(m[1], 16, 64)
+		in := SASSInstruction{Offset: int(off), File: file, Line: line, Text: clipSASS(m[2])}
+		if !listed[key] || kept >= max || !spend(&room, in) {
 			out.Cut = true
 			continue
 		}
 		kept++
-		off, _ := strconv.ParseInt(m[1], 16, 64)
-		fn.Instructions = append(fn.Instructions, SASSInstruction{Offset: int(off), File: file, Line: line, Text: clipSASS(m[2])})
+		fn.Instructions = append(fn.Instructions, in)
 	}
 	finish()
 	return out

@@ -2,6 +2,8 @@ package nvidia
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -111,5 +113,59 @@ func TestDisassemble(t *testing.T) {
 	}
 	if _, _, err := px.Disassemble(context.Background(), string(ptx), 75, nvdisasm); err == nil || !strings.Contains(err.Error(), "-arch=sm_75") {
 		t.Errorf("sm_75 for compute_80 PTX: got %v, want ptxas's refusal", err)
+	}
+}
+
+// hostileListing is an nvdisasm -g listing of fns functions of n instructions each, every
+// instruction under its own line of a file named by a #line directive of 300 '<' (each written
+// \u003c in JSON, clipped to 256 bytes by ParseSASS).
+func hostileListing(fns, n int) string {
+	var b strings.Builder
+	name := strings.Repeat("<", 300)
+	for f := range fns {
+		fmt.Fprintf(&b, "\t.section\t.text.k%d,\"ax\",@progbits\n", f)
+		for i := range n {
+			fmt.Fprintf(&b, "\t//## File \"%s\", line %d\n", name, i+1)
+			fmt.Fprintf(&b, "        /*%04x*/                   IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;\n", 16*i)
+		}
+	}
+	return b.String()
+}
+
+// Long #line file names cannot make the SASS's JSON larger than about MaxSASSBytes (the compile
+// worker's response line is 1 MiB): what does not fit is left out, with Cut, and what is kept is
+// the listing's start, each kept instruction's line listed.
+func TestParseSASSBoundsItsJSON(t *testing.T) {
+	for _, tc := range []struct{ fns, n int }{{1, MaxSASSInstructions}, {40000, 1}} {
+		s := ParseSASS(hostileListing(tc.fns, tc.n), "sm_90", MaxSASSInstructions)
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(b), MaxSASSBytes+1024; got > want {
+			t.Errorf("%d functions of %d: JSON %d bytes, want at most %d", tc.fns, tc.n, got, want)
+		}
+		if !s.Cut || len(s.Functions) == 0 || len(s.Functions[0].Instructions) == 0 {
+			t.Fatalf("%d functions of %d: cut %v, %d functions, want cut with the first kept", tc.fns, tc.n, s.Cut, len(s.Functions))
+		}
+		f := s.Functions[0]
+		if got, want := f.Name, "k0"; got != want {
+			t.Errorf("first function %q, want %q", got, want)
+		}
+		listed := map[int]bool{}
+		for _, l := range f.Lines {
+			listed[l.Line] = true
+			if l.Count != 1 || len(l.File) != 256 {
+				t.Errorf("line %+v, want count 1 and a 256-byte file name", l)
+			}
+		}
+		for _, in := range f.Instructions {
+			if !listed[in.Line] {
+				t.Fatalf("instruction %d of line %d kept, its line not listed", in.Offset, in.Line)
+			}
+		}
+	}
+	if s := ParseSASS(hostileListing(2, 3), "sm_90", MaxSASSInstructions); s.Cut || len(s.Functions) != 2 || len(s.Functions[1].Instructions) != 3 {
+		t.Errorf("a small listing: cut %v, %d functions, want all of it", s.Cut, len(s.Functions))
 	}
 }

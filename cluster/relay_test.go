@@ -352,3 +352,36 @@ func TestRelayCapsBytes(t *testing.T) {
 	}
 	t.Errorf("10 KiB of events relayed under a 3 KiB cap: %d notes", rec.count("note info: x"))
 }
+
+// A subscription that overflowed (a burst faster than the relay) is a flood when what the worker sent,
+// relayed, waiting and dropped, is over the run's cap; an overflow under the cap is not.
+func TestRelayFloodedOverflow(t *testing.T) {
+	c := startCluster(t, Config{})
+	sub, err := c.nc.SubscribeSync("test.flood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetPendingLimits(10, -1); err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if err := c.nc.Publish("test.flood", []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(time.Second); !errors.Is(err, nats.ErrSlowConsumer) {
+		t.Fatalf("NextMsg after a burst over the limits: %v, want a slow consumer", err)
+	}
+	for _, tt := range []struct {
+		maxEvents int
+		want      bool
+	}{{20, true}, {100, false}} {
+		r := &relayer{w: &worker{m: Machine{Name: "w"}}, maxEvents: tt.maxEvents, maxBytes: maxRunBytes}
+		if got := r.flooded(sub); got != tt.want {
+			t.Errorf("50 events sent, cap %d: flooded %v, want %v", tt.maxEvents, got, tt.want)
+		}
+	}
+}

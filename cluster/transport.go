@@ -114,10 +114,6 @@ func (s *slot) remote(ctx context.Context, j machine.Job, run cells.Run, e cells
 		return false, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	// A backlog past the run's cap of events is lost rather than relayed: the cap decides first.
-	if err := sub.SetPendingLimits(4*maxRunEvents, nats.DefaultSubPendingBytesLimit); err != nil {
-		return false, err
-	}
 	asks, err := c.nc.SubscribeSync(c.names.Run(w.m.ID, id, "ask"))
 	if err != nil {
 		return false, err
@@ -306,6 +302,9 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 			}
 			return goneError{r.w.m, r.streamed}
 		case err := <-events.lost:
+			if r.flooded(sub) { // the subscription's backlog overflowed with what the worker sent past its cap
+				return r.tooMany()
+			}
 			return fmt.Errorf("this server lost events of the run on %s (%v), so the run ended", r.w.m.Name, err)
 		case m := <-asked.msgs: // the run's page does a task for the worker
 			answerAsk(ctx, m, r.e)
@@ -317,13 +316,28 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 	}
 }
 
+// tooMany is the run's error when its worker sent more events than the relay takes (maxEvents,
+// maxBytes).
+func (r *relayer) tooMany() error {
+	return fmt.Errorf("the machine %s sent too many events (over %d, or over %d MiB, for one run), so the run ended", r.w.m.Name, r.maxEvents, r.maxBytes>>20)
+}
+
+// flooded says whether the job's events relayed, waiting in sub and dropped from it (a slow
+// consumer: a burst faster than the relay) number more than maxEvents or, those relayed and
+// waiting, weigh more than maxBytes.
+func (r *relayer) flooded(sub *nats.Subscription) bool {
+	msgs, bytes, err := sub.Pending()
+	dropped, derr := sub.Dropped()
+	return err == nil && derr == nil && (r.events+msgs+dropped > r.maxEvents || r.bytes+bytes > r.maxBytes)
+}
+
 // handle relays one event; end reports the job's end, with the run's outcome.
 func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error) {
 	w := r.w
 	r.events++
 	r.bytes += len(m.Data)
 	if r.events > r.maxEvents || r.bytes > r.maxBytes {
-		return true, fmt.Errorf("the machine %s sent too many events (over %d, or over %d MiB, for one run), so the run ended", w.m.Name, r.maxEvents, r.maxBytes>>20)
+		return true, r.tooMany()
 	}
 	var ev event
 	if json.Unmarshal(m.Data, &ev) != nil {

@@ -196,13 +196,18 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) (err error) {
 }
 
 // flood sends n progress events to the emitter behind e's pacing (the worker's NATS publisher), as
-// a worker that does not pace its runs' events would.
+// a worker that does not pace its runs' events would: as fast as the NATS server takes them (a
+// flush each 1000, so that the server's own connection, in this process, is not kept from its
+// pings behind them under -race).
 func flood(e cells.Emitter, n int) {
 	if p, ok := e.(*cells.Paced); ok {
 		e = p.Out
 	}
 	for i := range n {
 		e.Progress(i, n)
+		if pub, ok := e.(*publisher); ok && i%1000 == 999 {
+			_ = pub.nc.Flush()
+		}
 	}
 }
 

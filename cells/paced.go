@@ -25,6 +25,10 @@ type Paced struct {
 	Out Emitter
 	// Now is the throttles' clock; nil is time.Now.
 	Now func() time.Time
+	// Slack (0 to 1) is the fraction of ProgressEvery and ChartEvery by which the throttles let an
+	// event out sooner: a relay re-pacing a stream paced where it ran (whose events arrive with the
+	// network's jitter) passes it unchanged. 0 paces at the full intervals.
+	Slack float64
 
 	lastProg, lastChart time.Time
 	frames              []any
@@ -38,8 +42,13 @@ func (p *Paced) now() time.Time {
 	return time.Now()
 }
 
+// every is the throttle interval d less its Slack.
+func (p *Paced) every(d time.Duration) time.Duration {
+	return d - time.Duration(float64(d)*min(max(p.Slack, 0), 1))
+}
+
 func (p *Paced) Progress(done, total int) {
-	if done < total && p.now().Sub(p.lastProg) < ProgressEvery {
+	if done < total && p.now().Sub(p.lastProg) < p.every(ProgressEvery) {
 		return
 	}
 	p.lastProg = p.now()
@@ -91,7 +100,7 @@ func (p *Paced) flushFrames() {
 
 func (p *Paced) Chart(draw func() (string, error)) {
 	p.chart = draw
-	if p.now().Sub(p.lastChart) >= ChartEvery {
+	if p.now().Sub(p.lastChart) >= p.every(ChartEvery) {
 		p.drawChart()
 	}
 }

@@ -73,3 +73,37 @@ func TestPacedSkipsEmptyChart(t *testing.T) {
 		t.Errorf("got %d charts (%q), want none", out.Charts, out.SVG)
 	}
 }
+
+// progressCounter counts the progress events it gets.
+type progressCounter struct {
+	cellstest.Recorder
+	n int
+}
+
+func (c *progressCounter) Progress(done, total int) { c.n++; c.Recorder.Progress(done, total) }
+
+// With Slack, events a little sooner than the intervals apart (a paced stream's network jitter)
+// pass; with none, every other one is throttled.
+func TestPacedSlack(t *testing.T) {
+	for _, tt := range []struct {
+		slack       float64
+		want, drawn int
+	}{{0, 3, 3}, {0.5, 5, 5}} {
+		var out progressCounter
+		at := time.Unix(1e9, 0)
+		p := &cells.Paced{Out: &out, Now: func() time.Time { return at }, Slack: tt.slack}
+		for i := range 5 {
+			p.Progress(i, 10)
+			at = at.Add(cells.ProgressEvery * 3 / 4)
+		}
+		drawn := 0
+		for i := range 5 {
+			p.Chart(func() (string, error) { drawn++; return fmt.Sprint(i), nil })
+			at = at.Add(cells.ChartEvery * 3 / 4)
+		}
+		if out.n != tt.want || drawn != tt.drawn {
+			t.Errorf("slack %v: %d progress events and %d charts drawn of 5 each 3/4 of the interval apart, want %d and %d",
+				tt.slack, out.n, drawn, tt.want, tt.drawn)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // tcpRelay is a TCP relay to a NATS port that a test can cut, standing for a network fault between a
@@ -262,5 +265,123 @@ func TestGiveUpSurvivesANATSRestart(t *testing.T) {
 	t.Logf("the next run took %v", time.Since(start).Round(time.Millisecond))
 	if err := stop(); err != nil {
 		t.Error(err)
+	}
+}
+
+// count is how many of rec's events start with prefix.
+func (r *recorder) count(prefix string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if strings.HasPrefix(e, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// A worker that floods a run with events past its pacing gets a bounded number of them relayed
+// (paced here), and past maxRunEvents the run ends with one error naming it and the worker's job is
+// stopped.
+func TestRelayCapsAFlood(t *testing.T) {
+	c := startCluster(t, Config{})
+	p := newProbe()
+	startInProcessWorker(t, c, "hostile", 1, p)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec := &recorder{}
+	err := executeProbeTo(ctx, c, p, "name: flood\nflood: 100000\nhold: true\n", rec)
+	if err == nil || !strings.Contains(err.Error(), "the machine hostile sent too many events") {
+		t.Fatalf("the flooded run ended with %v, want too many events", err)
+	}
+	got := rec.count("progress ")
+	t.Logf("%d progress events relayed of 100001", got)
+	if got > maxRunEvents/10 {
+		t.Errorf("%d progress events relayed, want them paced (at most %d)", got, maxRunEvents/10)
+	}
+	select {
+	case err := <-p.endedCh("flood"):
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the worker's run ended with %v, want stopped", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the worker still runs the job 30 s after the server ended it")
+	}
+}
+
+// An honest worker's paced events all arrive, none throttled again by the relay's pacing.
+func TestRelayPassesPacedEvents(t *testing.T) {
+	c := startCluster(t, Config{})
+	p := newProbe()
+	startInProcessWorker(t, c, "honest", 1, p)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec := &recorder{}
+	const steps = 12
+	if err := executeProbeTo(ctx, c, p, fmt.Sprintf("name: steps\nsteps: %d\n", steps), rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rec.count("progress "), steps+2; got != want {
+		t.Errorf("%d progress events, want %d: %q", got, want, rec.events)
+	}
+	if got := rec.count("frames 1"); got != steps {
+		t.Errorf("%d frames, want %d", got, steps)
+	}
+	if got := rec.count("note info: step "); got != steps {
+		t.Errorf("%d notes, want %d", got, steps)
+	}
+}
+
+// Past its cap of bytes a job's events end the run, whatever their count.
+func TestRelayCapsBytes(t *testing.T) {
+	rec := &recorder{}
+	r := &relayer{w: &worker{m: Machine{Name: "big"}}, e: rec, maxEvents: maxRunEvents, maxBytes: 3 << 10}
+	note, err := json.Marshal(noteEvent("info", strings.Repeat("x", 1000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		end, err := r.handle(context.Background(), &nats.Msg{Data: note})
+		if end {
+			if got := i * len(note); got < 2<<10 || err == nil || !strings.Contains(err.Error(), "the machine big sent too many events") {
+				t.Errorf("ended after %d bytes with %v", got, err)
+			}
+			return
+		}
+	}
+	t.Errorf("10 KiB of events relayed under a 3 KiB cap: %d notes", rec.count("note info: x"))
+}
+
+// A subscription that overflowed (a burst faster than the relay) is a flood when what the worker sent,
+// relayed, waiting and dropped, is over the run's cap; an overflow under the cap is not.
+func TestRelayFloodedOverflow(t *testing.T) {
+	c := startCluster(t, Config{})
+	sub, err := c.nc.SubscribeSync("test.flood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetPendingLimits(10, -1); err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if err := c.nc.Publish("test.flood", []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(time.Second); !errors.Is(err, nats.ErrSlowConsumer) {
+		t.Fatalf("NextMsg after a burst over the limits: %v, want a slow consumer", err)
+	}
+	for _, tt := range []struct {
+		maxEvents int
+		want      bool
+	}{{20, true}, {100, false}} {
+		r := &relayer{w: &worker{m: Machine{Name: "w"}}, maxEvents: tt.maxEvents, maxBytes: maxRunBytes}
+		if got := r.flooded(sub); got != tt.want {
+			t.Errorf("50 events sent, cap %d: flooded %v, want %v", tt.maxEvents, got, tt.want)
+		}
 	}
 }

@@ -126,7 +126,10 @@ func (s *slot) remote(ctx context.Context, j machine.Job, run cells.Run, e cells
 	c.mu.Lock()
 	down := c.natsDown
 	c.mu.Unlock()
-	r := &relayer{w: w, e: e, down: down, lost: func() error {
+	// The worker paced the run's events (machine.Paced), but it is not trusted to: they are paced
+	// again here, with slack enough that an honest worker's stream passes unchanged.
+	paced := &cells.Paced{Out: e, Slack: relaySlack}
+	r := &relayer{w: w, e: paced, down: down, maxEvents: maxRunEvents, maxBytes: maxRunBytes, lost: func() error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return natsLostError{w.m.Name, c.lostAt, c.lostErr}
@@ -137,6 +140,9 @@ func (s *slot) remote(ctx context.Context, j machine.Job, run cells.Run, e cells
 		}
 	}()
 	err = r.follow(ctx, sub, asks)
+	if ctx.Err() == nil {
+		paced.Flush() // the last frames and chart it sent
+	}
 	if err == nil && s.exclusive && !r.takenAt.IsZero() {
 		c.checkPrice(w, run, r.endedAt.Sub(r.takenAt))
 	}
@@ -230,10 +236,28 @@ func newFeed(ctx context.Context, sub *nats.Subscription) *feed {
 	return f
 }
 
-// relayer relays one job's events from the worker w to the run's emitter e.
+// A worker's events for one run, paced where it runs, are paced again as they are relayed and
+// capped: past maxRunEvents messages or maxRunBytes bytes, the run ends (a worker that floods the
+// server with events costs its store writes and its pages' messages, whatever the pacing keeps).
+const (
+	// relaySlack is the relay's cells.Paced Slack: an honest worker's paced events arrive up to
+	// half an interval early (the network's jitter) and still pass; a hostile one's are throttled.
+	relaySlack = 0.5
+	// maxRunEvents bounds the messages a worker sends for one run: far more than a run's paced
+	// progress, charts, frames, rows and notes over a long run.
+	maxRunEvents = 50_000
+	// maxRunBytes bounds the bytes of a worker's messages for one run (each one is under maxEvent).
+	maxRunBytes = 256 << 20
+)
+
+// relayer relays one job's events from the worker w to the run's emitter e (the run's own emitter,
+// paced).
 type relayer struct {
 	w *worker
 	e cells.Emitter
+	// maxEvents and maxBytes cap the job's messages (maxRunEvents, maxRunBytes); events and bytes
+	// count them.
+	maxEvents, maxBytes, events, bytes int
 	// down is closed when this server's NATS connection drops; lost is then the run's error.
 	down <-chan struct{}
 	lost func() error
@@ -278,6 +302,9 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 			}
 			return goneError{r.w.m, r.streamed}
 		case err := <-events.lost:
+			if r.flooded(sub) { // the subscription's backlog overflowed with what the worker sent past its cap
+				return r.tooMany()
+			}
 			return fmt.Errorf("this server lost events of the run on %s (%v), so the run ended", r.w.m.Name, err)
 		case m := <-asked.msgs: // the run's page does a task for the worker
 			answerAsk(ctx, m, r.e)
@@ -289,9 +316,29 @@ func (r *relayer) follow(ctx context.Context, sub, asks *nats.Subscription) erro
 	}
 }
 
+// tooMany is the run's error when its worker sent more events than the relay takes (maxEvents,
+// maxBytes).
+func (r *relayer) tooMany() error {
+	return fmt.Errorf("the machine %s sent too many events (over %d, or over %d MiB, for one run), so the run ended", r.w.m.Name, r.maxEvents, r.maxBytes>>20)
+}
+
+// flooded says whether the job's events relayed, waiting in sub and dropped from it (a slow
+// consumer: a burst faster than the relay) number more than maxEvents or, those relayed and
+// waiting, weigh more than maxBytes.
+func (r *relayer) flooded(sub *nats.Subscription) bool {
+	msgs, bytes, err := sub.Pending()
+	dropped, derr := sub.Dropped()
+	return err == nil && derr == nil && (r.events+msgs+dropped > r.maxEvents || r.bytes+bytes > r.maxBytes)
+}
+
 // handle relays one event; end reports the job's end, with the run's outcome.
 func (r *relayer) handle(ctx context.Context, m *nats.Msg) (end bool, err error) {
 	w := r.w
+	r.events++
+	r.bytes += len(m.Data)
+	if r.events > r.maxEvents || r.bytes > r.maxBytes {
+		return true, r.tooMany()
+	}
 	var ev event
 	if json.Unmarshal(m.Data, &ev) != nil {
 		return false, nil
@@ -350,8 +397,8 @@ func answerAsk(ctx context.Context, m *nats.Msg, e cells.Emitter) {
 	_ = m.Respond(data)
 }
 
-// relay passes one event from the worker named name to the run's emitter as it came, cleaned
-// (cells.Event.Clean): the worker paced the run's events, so they go on as they are.
+// relay passes one event from the worker named name to the run's emitter, cleaned
+// (cells.Event.Clean); the emitter paces it (relayer).
 func relay(ev machine.Event, e cells.Emitter, name string) {
 	if ev, ok := ev.Clean(name); ok {
 		e.Emit(ev)

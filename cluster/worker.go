@@ -514,7 +514,7 @@ func (w *runner) run(ctx context.Context, msg jetstream.Msg, j job) {
 	pub.publish(event{Event: machine.Event{Type: evTaken}, Machine: &me})
 	r, err := w.parse(j, timeout)
 	if err == nil {
-		err = w.m.Run(rctx, r, pub) // paced here (machine.Paced), relayed as it comes by the server
+		err = w.m.Run(rctx, r, pub) // paced here (machine.Paced); the server re-paces it with slack (relayer)
 	}
 	pub.publish(w.end(ctx, rctx, timeout, time.Duration(j.PriceNS), err))
 	_ = w.nc.Flush()

@@ -28,7 +28,9 @@ const meetWait = 20 * time.Second
 // records a clash when it starts beside a measuring run, or as a measuring run beside any run.
 // Spec: `name: N` (required), `light: true` (times nothing), `meet: K` (wait, at most meetWait,
 // until K runs with meet have arrived: none leaves before, so K of them ran at once; once per probe),
-// `hold: true` (run until stopped) or `ms: M` (then end).
+// `hold: true` (run until stopped) or `ms: M` (then end). `flood: F` sends F progress events at
+// once past the worker's pacing, as a hostile worker would; `steps: S` sends S steps of a paced run
+// (a progress, a frame and a note each, 2 ProgressEvery apart).
 type probe struct {
 	mu       sync.Mutex
 	heavy    int
@@ -86,6 +88,8 @@ type probeSpec struct {
 	Meet         int    `yaml:"meet"`
 	Hold         bool   `yaml:"hold"`
 	MS           int    `yaml:"ms"`
+	Flood        int    `yaml:"flood"`
+	Steps        int    `yaml:"steps"`
 }
 
 func (probeKind) Name() string   { return "probe" }
@@ -142,6 +146,19 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) (err error) {
 		ended <- err
 	}()
 	e.Progress(0, 1)
+	if r.s.Flood > 0 {
+		flood(e, r.s.Flood)
+	}
+	for i := range r.s.Steps {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * cells.ProgressEvery):
+		}
+		e.Progress(i+1, r.s.Steps+1)
+		e.Frames(i)
+		e.Note("info", fmt.Sprint("step ", i))
+	}
 	if r.s.Meet > 0 {
 		p.mu.Lock()
 		p.arrived++
@@ -176,6 +193,22 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) (err error) {
 	}
 	e.Progress(1, 1)
 	return nil
+}
+
+// flood sends n progress events to the emitter behind e's pacing (the worker's NATS publisher), as
+// a worker that does not pace its runs' events would: as fast as the NATS server takes them (a
+// flush each 1000, so that the server's own connection, in this process, is not kept from its
+// pings behind them under -race).
+func flood(e cells.Emitter, n int) {
+	if p, ok := e.(*cells.Paced); ok {
+		e = p.Out
+	}
+	for i := range n {
+		e.Progress(i, n)
+		if pub, ok := e.(*publisher); ok && i%1000 == 999 {
+			_ = pub.nc.Flush()
+		}
+	}
 }
 
 // startInProcessWorker runs RunWorker in this process with the probe's kind and slots, joined to
@@ -229,6 +262,11 @@ func waitMachine(t *testing.T, c *Cluster, name string, known bool) {
 
 // executeProbe runs a probe cell through the cluster as the server's queue would.
 func executeProbe(ctx context.Context, c *Cluster, p *probe, src string) error {
+	return executeProbeTo(ctx, c, p, src, &recorder{})
+}
+
+// executeProbeTo is executeProbe, its events to rec.
+func executeProbeTo(ctx context.Context, c *Cluster, p *probe, src string, rec *recorder) error {
 	r, err := probeKind{p}.Parse(cells.Cell{ID: "c", Source: src})
 	if err != nil {
 		return err
@@ -238,7 +276,7 @@ func executeProbe(ctx context.Context, c *Cluster, p *probe, src string) error {
 		return err
 	}
 	defer slot.Release()
-	return slot.Execute(ctx, server.Job{Kind: "probe", Lesson: "l", Cell: cells.Cell{ID: "c", Source: src}}, r, &recorder{})
+	return slot.Execute(ctx, server.Job{Kind: "probe", Lesson: "l", Cell: cells.Cell{ID: "c", Source: src}}, r, rec)
 }
 
 // ends counts the end events of every job, from the server's side of NATS.

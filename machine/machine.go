@@ -243,8 +243,9 @@ func (m *Machine) Execute(ctx context.Context, r cells.Run, e cells.Emitter) err
 
 // Paced runs r with its events paced into e, an emitter that sends each event at once (the
 // server's messages to a page, a worker's NATS events): through a cells.Paced, flushed when the run
-// ends unless ctx ended first. This is the one place a run's events are paced: a run relayed from
-// another machine was paced there. A panic in the run (or in drawing its chart) is its error,
+// ends unless ctx ended first. This is where a run's events are paced: a run relayed from another
+// machine was paced there (the cluster's relay paces an untrusted worker's events again, with
+// slack enough to pass an honest one's unchanged). A panic in the run (or in drawing its chart) is its error,
 // "internal error" followed by where (" on NAME", or "").
 func Paced(ctx context.Context, r cells.Run, e cells.Emitter, where string) (err error) {
 	defer func() {

@@ -141,6 +141,11 @@ var layers = []struct {
 	{"chart", []string{"gpu", "vgpu", "vgpurun", "gpumodel", "harness", "measure"}, true},
 	{"vgpu", []string{"gpumodel", "vgpurun"}, true},
 	{"gpumodel", []string{"vgpurun", "gpu"}, false},
+	// the run path (docs/run-path.md): the server takes a runner and knows no cluster, the cluster
+	// knows no server, the machine neither; only cmd/playground/app wires them
+	{"server", []string{"cluster"}, false},
+	{"cluster", []string{"server"}, false},
+	{"machine", []string{"server", "cluster"}, false},
 }
 
 // forbiddenFor is the first of forbidden that the module package p is or lies under ("" for none).
@@ -182,7 +187,8 @@ func deps(all []imported, module, from string, tests bool) map[string]imported {
 	return seen
 }
 
-// Each layer keeps to its side: chart imports no GPU or harness package, vgpu no timing model.
+// Each layer keeps to its side: chart imports no GPU or harness package, vgpu no timing model,
+// server no cluster and cluster no server.
 func TestLayers(t *testing.T) {
 	root, module := moduleRoot(t)
 	all := imports(t, root, module)

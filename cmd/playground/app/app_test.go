@@ -1,9 +1,6 @@
 package app
 
 import (
-	"go/build"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cluster"
@@ -32,42 +29,6 @@ func TestServeConfigChecked(t *testing.T) {
 		}
 		if err == nil && got.Server.Calibrate != c.wantCalibrate {
 			t.Errorf("%s: Calibrate %v, want %v", c.name, got.Server.Calibrate, c.wantCalibrate)
-		}
-	}
-}
-
-// imports lists the module's packages that pkg imports, itself and indirectly, outside tests.
-func imports(t *testing.T, pkg string) map[string]bool {
-	t.Helper()
-	const module = "github.com/gpuplayground/playground"
-	seen := map[string]bool{}
-	var walk func(path string)
-	walk = func(path string) {
-		if seen[path] {
-			return
-		}
-		seen[path] = true
-		p, err := build.ImportDir(filepath.Join("../../..", filepath.FromSlash(strings.TrimPrefix(path, module))), 0)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, module+"/") {
-				walk(imp)
-			}
-		}
-	}
-	walk(module + "/" + pkg)
-	return seen
-}
-
-// Layers point one way: the server takes a runner and knows no cluster; the cluster (NATS, its
-// workers, placement) knows no server; only this package wires them.
-func TestLayersPointOneWay(t *testing.T) {
-	const module = "github.com/gpuplayground/playground/"
-	for _, tt := range []struct{ pkg, not string }{{"server", "cluster"}, {"cluster", "server"}, {"machine", "server"}, {"machine", "cluster"}} {
-		if imports(t, tt.pkg)[module+tt.not] {
-			t.Errorf("%s imports %s", tt.pkg, tt.not)
 		}
 	}
 }

@@ -45,19 +45,7 @@ func startDeptNATS(t *testing.T) string {
 // blaming the connection, as a hard cut does; the machine's error count stays 0. Once the path is
 // back the worker is still listed and runs again.
 func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
-	addr := startDeptNATS(t)
-	relay := newRelay(t, addr)
-	out := &syncBuffer{}
-	// The workers beat every testHeartbeat; the front drops one only after three of its own longer
-	// heartbeats, so that a loaded test machine's late beats drop nobody before the path goes silent.
-	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
-		Heartbeat: time.Second, Settle: -1, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	p := newProbe()
-	startInProcessWorkerAt(t, c, "nats://"+WorkerUser+":dept@"+addr, "wA", 1, p)
+	relay, out, c, p := frontBehindRelay(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ended := make(chan error, 1)
@@ -69,6 +57,7 @@ func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
 	}
 	silent := time.Now()
 	relay.blackHole(true)
+	var err error
 	select {
 	case err = <-ended:
 	case <-ctx.Done():
@@ -343,19 +332,7 @@ func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
 // connection is lost, blaming it, rather than waiting for the acknowledgement until its time
 // limit; after the path is back the next run runs.
 func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
-	addr := startDeptNATS(t)
-	relay := newRelay(t, addr)
-	out := &syncBuffer{}
-	// The workers beat every testHeartbeat; the front drops one only after three of its own longer
-	// heartbeats, so that a loaded test machine's late beats drop nobody before the path goes silent.
-	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
-		Heartbeat: time.Second, Settle: -1, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	p := newProbe()
-	startInProcessWorkerAt(t, c, "nats://"+WorkerUser+":dept@"+addr, "wA", 1, p)
+	relay, out, c, p := frontBehindRelay(t)
 	relay.blackHole(true)
 	waitUntil(t, "the worker silent to the front", func() bool {
 		ms := c.ListMachines()
@@ -364,7 +341,7 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // far past StaleAfter
 	defer cancel()
 	start := time.Now()
-	err = executeProbe(ctx, c, p, "name: late\nms: 1\n")
+	err := executeProbe(ctx, c, p, "name: late\nms: 1\n")
 	t.Logf("the run ended after %v: %v", time.Since(start).Round(time.Millisecond), err)
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "lost its connection to the NATS server") || strings.Contains(err.Error(), "stopped answering") {
 		t.Errorf("the run queued into the silent path: %v, want it ended blaming the lost connection", err)
@@ -435,4 +412,24 @@ func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
 	if replaced != "" || strings.Contains(out.String(), "machine restarted") {
 		t.Errorf("the live worker was replaced (%q); the operator got %q", replaced, out.String())
 	}
+}
+
+// frontBehindRelay starts a NATS server, a front that reaches it through a relay the test can turn
+// into a black hole, and one worker "wA" (slot probe p) that reaches it directly. The workers beat
+// every testHeartbeat; the front drops one only after three of its own longer heartbeats, so that
+// a loaded test machine's late beats drop nobody before the path goes silent.
+func frontBehindRelay(t *testing.T) (*tcpRelay, *syncBuffer, *Cluster, *probe) {
+	t.Helper()
+	addr := startDeptNATS(t)
+	relay := newRelay(t, addr)
+	out := &syncBuffer{}
+	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
+		Heartbeat: time.Second, Settle: -1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p := newProbe()
+	startInProcessWorkerAt(t, c, "nats://"+WorkerUser+":dept@"+addr, "wA", 1, p)
+	return relay, out, c, p
 }

@@ -1,7 +1,9 @@
 package nvidia
 
 import (
+	"errors"
 	"runtime"
+	"strconv"
 	"unsafe"
 )
 
@@ -117,7 +119,8 @@ func (m *Module) Function(name string) (*Function, error) {
 }
 
 // Launch queues f on the context's stream with grid and block dimensions (x, y, z) and the kernel's
-// arguments in order; each argument must be a DevicePtr, int32, float32 or float64. It returns when
+// arguments in order; each argument must be a DevicePtr, int32, float32, float64 or a TensorMap
+// (from Driver.EncodeTiled, for a `const __grid_constant__ CUtensorMap` parameter). It returns when
 // the launch is queued; errors inside the kernel surface at the next synchronising call.
 func (f *Function) Launch(grid, block [3]int, args ...any) error {
 	return f.LaunchShared(grid, block, 0, args...)
@@ -142,6 +145,11 @@ func (f *Function) LaunchShared(grid, block [3]int, sharedBytes int, args ...any
 			p = unsafe.Pointer(&v)
 		case float64:
 			p = unsafe.Pointer(&v)
+		case TensorMap: // by value: the driver copies its 128 bytes from this 64-byte aligned address
+			if v.opaque == nil {
+				return errors.New("cuda: kernel argument " + strconv.Itoa(i) + " is an empty tensor map")
+			}
+			p = unsafe.Pointer(v.opaque)
 		default:
 			panic("cuda: unsupported kernel argument type")
 		}

@@ -39,6 +39,10 @@ type Driver struct {
 	cuEventDestroy           func(ev uintptr) int32
 	cuStreamCreate           func(stream *uintptr, flags uint32) int32
 	cuStreamDestroy          func(stream uintptr) int32
+	// cuTensorMapEncodeTiled (CUDA 12.0 and newer) is bound where the library has it, else nil
+	// (optionalSymbols): an older driver still runs everything but tensor maps.
+	cuTensorMapEncodeTiled func(tensorMap unsafe.Pointer, dataType int32, rank uint32, global uint64, dims, strides *uint64,
+		box, elementStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) int32
 }
 
 var (
@@ -76,7 +80,16 @@ func bindDriver(lib Loaded) (*Driver, error) {
 	if err := bind(lib, d.symbols()...); err != nil {
 		return nil, err
 	}
+	opt := d.optionalSymbols()
+	for i := 0; i < len(opt); i += 2 {
+		_ = sym(lib, opt[i], opt[i+1].(string)) // missing: left nil, and the call that needs it says so
+	}
 	return d, nil
+}
+
+// optionalSymbols are the driver functions bound where the library has them (symbols' form).
+func (d *Driver) optionalSymbols() []any {
+	return []any{&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled"}
 }
 
 // symbols pairs each function variable with the libcuda symbol it binds (the _v2 names are the

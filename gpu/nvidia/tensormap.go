@@ -62,12 +62,12 @@ var tensorElemBytes = [...]uint64{1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4}
 // Interleave (CUtensorMapInterleave), Swizzle (CUtensorMapSwizzle), L2 promotion
 // (CUtensorMapL2promotion) and out-of-bounds fill (CUtensorMapFloatOOBfill) of cuda.h.
 const (
-	InterleaveNone, Interleave16B, Interleave32B                         = 0, 1, 2
-	SwizzleNone, Swizzle32B, Swizzle64B, Swizzle128B                     = 0, 1, 2, 3
-	L2PromotionNone, L2Promotion64B, L2Promotion128B, L2Promotion256B    = 0, 1, 2, 3
-	OOBFillNone, OOBFillNaNRequestZeroFMA                                = 0, 1
-	maxTensorRank, maxBoxDim, maxElementStride                           = 5, 256, 8
-	maxGlobalDim, maxGlobalStride                                 uint64 = 1 << 32, 1 << 40
+	InterleaveNone, Interleave16B, Interleave32B                             = 0, 1, 2
+	SwizzleNone, Swizzle32B, Swizzle64B, Swizzle128B                         = 0, 1, 2, 3
+	L2PromotionNone, L2Promotion64B, L2Promotion128B, L2Promotion256B        = 0, 1, 2, 3
+	OOBFillNone, OOBFillNaNRequestZeroFMA                                    = 0, 1
+	maxTensorRank, maxBoxDim, maxElementStride                               = 5, 256, 8
+	maxGlobalDim, maxGlobalStride                                     uint64 = 1 << 32, 1 << 40
 )
 
 // TiledMap describes a tiled tensor map, cuTensorMapEncodeTiled's arguments: Name (the kernel

@@ -81,7 +81,8 @@ func (db *deviceBuffers) free(d *device) {
 // runCustom measures a learner's kernel for its problem (req.Problem, docs/worker.md): fresh inputs
 // copied in, the output poisoned (all ones: NaN) once and, where the problem zeroes it, zeroed
 // before every launch (outside the timed span), a warm-up and Repeats timed launches with
-// req.SharedBytes of dynamic shared memory, then the output checked against the problem's float64
+// req.SharedBytes of dynamic shared memory and req.TensorMaps made over the device buffers
+// (tensorMapArgs), then the output checked against the problem's float64
 // reference at req.Precision; where the problem's full reference is too costly at n (matmul above
 // 1024, attention above 512: problems.Problem.SampledCheck), on checkEntries' random sample.
 func (d *device) runCustom(req Request, res harness.Result, progress func(done, total int)) (harness.Result, error) {
@@ -108,6 +109,11 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 	for _, v := range p.Params(n) {
 		args = append(args, v)
 	}
+	maps, err := d.tensorMapArgs(p, req, db)
+	if err != nil {
+		return res, err
+	}
+	args = append(args, maps...)
 	out := p.Out()
 	zero := func() error {
 		if !p.Buffers[out].Zeroed {

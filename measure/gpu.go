@@ -41,6 +41,25 @@ type Request struct {
 	Problem     string `json:"problem,omitempty"`
 	SharedBytes int    `json:"shared_bytes,omitempty"`
 	Precision   string `json:"precision,omitempty"`
+	// TensorMaps (custom) are the tiled tensor maps the kernel takes after its problem's parameters,
+	// in order, as `const __grid_constant__ CUtensorMap` parameters: the worker makes each with
+	// cuTensorMapEncodeTiled over the problem's matrix (at most MaxTensorMaps).
+	TensorMaps []TensorMap `json:"tensor_maps,omitempty"`
+}
+
+// MaxTensorMaps bounds a request's tensor maps (a kernel's parameters are 4 KiB at most; a map is
+// 128 bytes).
+const MaxTensorMaps = 8
+
+// TensorMap is a tiled tensor map (TMA) of one of a problem's row-major n×n matrices: Param (the
+// kernel parameter, for errors), Of (the problem's buffer name), Box (the box one copy moves, in
+// elements, columns first, as cuTensorMapEncodeTiled's boxDim) and Swizzle (the shared-memory swizzle
+// span in bytes: 0, 32, 64 or 128).
+type TensorMap struct {
+	Param   string `json:"param"`
+	Of      string `json:"of"`
+	Box     [2]int `json:"box"`
+	Swizzle int    `json:"swizzle,omitempty"`
 }
 
 // Device describes one GPU as the driver reports it.

@@ -240,9 +240,6 @@ func (r *run) Estimate() time.Duration {
 // counts; without one, the kernel (and the compared kernels with PTX) run in the virtual GPU only.
 func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	e = cells.Showing(e, r.spec.Show)
-	if len(r.spec.TensorMaps) > 0 && r.env.GPU.Unavailable() == "" {
-		return r.spec.emulatedOnly()
-	}
 	ptx, err := r.compile(ctx)
 	if err != nil {
 		return err
@@ -290,7 +287,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		}
 		return r.env.GPU.Measure(ctx, gpu.Request{Kernel: kernel, N: n, DType: s.DType, Repeats: s.Repeats,
 			PTX: ptx, Entry: r.spec.Kernel, Block: r.spec.Block, Grid: grid,
-			Problem: r.spec.problemKey(), SharedBytes: shared, Precision: r.spec.precisionKey()}, progress)
+			Problem: r.spec.problemKey(), SharedBytes: shared, Precision: r.spec.precisionKey(), TensorMaps: r.spec.workerTensorMaps()}, progress)
 	}
 	if err := harness.Run(ctx, r.measured(), env, r.results(cells.Stage(e, 0, 2))); err != nil {
 		return err

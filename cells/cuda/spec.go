@@ -40,7 +40,7 @@ import (
 //	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
 //	show: [occupancy, modelled]         # columns shown beside the tables' primary ones (cells.ParseShow)
 //	variants: [{block: [32, 8]}]        # other launches emulated beside it (not matmul; Variant)
-//	tensor_maps: [{param: tm, of: A, box: [32, 32], swizzle: 128}]  # TMA maps after the problem's parameters (TensorMap; emulated only)
+//	tensor_maps: [{param: tm, of: A, box: [32, 32], swizzle: 128}]  # TMA maps after the problem's parameters (TensorMap; the GPU worker makes them with cuTensorMapEncodeTiled)
 //	---
 //	extern "C" __global__ void my_matmul(const float* A, const float* B, float* C, int M, int N, int K) { … }
 type Spec struct {
@@ -69,10 +69,9 @@ type Spec struct {
 	// Variants are the other launches the cell emulates beside its kernel (problems other than
 	// matmul; Variant).
 	Variants []Variant
-	// TensorMaps are the tensor maps the kernel takes after its problem's parameters (TensorMap),
-	// listed on tensorMapsLine; emulated only (the GPU worker makes none yet).
-	TensorMaps     []TensorMap
-	tensorMapsLine int
+	// TensorMaps are the tensor maps the kernel takes after its problem's parameters (TensorMap):
+	// the virtual GPU's, or made by the GPU worker with cuTensorMapEncodeTiled.
+	TensorMaps []TensorMap
 	// Source is the CUDA C++ after the `---` line; SourceLine is the cell line it starts on (1-based).
 	Source     string
 	SourceLine int

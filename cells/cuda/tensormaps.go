@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/measure"
 	"github.com/gpuplayground/playground/vgpurun"
 )
 
@@ -22,7 +23,7 @@ type TensorMap struct {
 }
 
 // MaxTensorMaps bounds a cell's tensor maps (a kernel's parameters are 4 KiB at most; a map is 128 bytes).
-const MaxTensorMaps = 8
+const MaxTensorMaps = measure.MaxTensorMaps
 
 // tensorMapSource is one item of `tensor_maps:`.
 type tensorMapSource struct {
@@ -72,7 +73,6 @@ func (s *Spec) setTensorMaps(list cells.At[[]cells.At[tensorMapSource]]) error {
 			return cells.Errorf(line, "tensor map %s: the box's row is %d bytes, more than the %d-byte swizzle span (use box[0] ≤ %d)", tm.Param, row, sw, sw/elem)
 		}
 		s.TensorMaps = append(s.TensorMaps, tm)
-		s.tensorMapsLine = list.Line
 	}
 	return nil
 }
@@ -125,9 +125,12 @@ func (s Spec) tensorMapRequests() []vgpurun.TensorMap {
 	return out
 }
 
-// emulatedOnly is the error of a run that would measure a kernel with tensor maps on a real GPU:
-// that needs cuTensorMapEncodeTiled in the GPU worker, which the playground does not call yet.
-func (s Spec) emulatedOnly() error {
-	return cells.Errorf(s.tensorMapsLine, "tensor_maps are emulated only for now: this server has a GPU, and the GPU worker "+
-		"does not make tensor maps (cuTensorMapEncodeTiled) yet; run the cell on a server without one, or use Show PTX")
+// workerTensorMaps are the maps for the GPU worker's launch (measure.Request.TensorMaps), which
+// makes each with cuTensorMapEncodeTiled over the device's copy of the matrix.
+func (s Spec) workerTensorMaps() []measure.TensorMap {
+	var out []measure.TensorMap
+	for _, t := range s.TensorMaps {
+		out = append(out, measure.TensorMap{Param: t.Param, Of: t.Map.Of, Box: t.Map.Box, Swizzle: t.Map.Swizzle})
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/gpuplayground/playground/cells/cellstest"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/measure"
 )
 
 // tmaGPU is a server without a device whose compiler is NVRTC 12.4 for compute_90 (TMA is Hopper's).
@@ -100,17 +102,26 @@ func TestTensorMapCellSwizzleMatters(t *testing.T) {
 	}
 }
 
-// On a server with a GPU the run is refused before anything runs: the worker makes no tensor maps.
-func TestTensorMapCellRefusedOnGPU(t *testing.T) {
-	k := New(cells.Env{Kernels: gpuAvailable(), Limits: harness.DefaultLimits(), GPU: &testGPU{device: true}})
-	r, err := k.Parse(cells.Cell{Source: tmaTransposeCell})
+// On a server with a GPU the kernel is measured there: every worker request carries the cell's
+// tensor maps (the worker makes them with cuTensorMapEncodeTiled), and the emulated counts follow.
+func TestTensorMapCellMeasuredOnGPU(t *testing.T) {
+	nv, err := kcuda.LoadNVRTCFrom([]string{"libnvrtc.so.12"})
 	if err != nil {
-		t.Fatal(err)
+		t.Skipf("skipping: no NVRTC 12 (%v)", err)
 	}
-	err = r.Run(context.Background(), &cellstest.Recorder{})
-	var se *cells.SpecError
-	if !errors.As(err, &se) || se.Line != 6 || !strings.Contains(se.Msg, "emulated only") {
-		t.Errorf("got %v, want line 6's error saying tensor_maps are emulated only", err)
+	g := &tmaGPU{testGPU{nv: nv, device: true}}
+	rec := runCellOn(t, tmaTransposeCell, g)
+	if len(g.requests) != 2 {
+		t.Fatalf("got %d worker requests, want one per size", len(g.requests))
+	}
+	want := []measure.TensorMap{{Param: "tmIn", Of: "in", Box: [2]int{32, 32}, Swizzle: 128}}
+	for _, req := range g.requests {
+		if !reflect.DeepEqual(req.TensorMaps, want) || req.Problem != "transpose" {
+			t.Errorf("n=%d: tensor maps %+v for %q, want %+v", req.N, req.TensorMaps, req.Problem, want)
+		}
+	}
+	if rows := rec.RowsOf("emulated"); len(rows) != 2 {
+		t.Errorf("got %d emulated rows beside the measured ones, want 2", len(rows))
 	}
 }
 

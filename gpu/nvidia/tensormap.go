@@ -240,3 +240,6 @@ func (d *Driver) EncodeTiled(t TiledMap) (TensorMap, error) {
 	}
 	return m, nil
 }
+
+// EncodeTiled makes t's tensor map with the context's driver (Driver.EncodeTiled).
+func (c *Context) EncodeTiled(t TiledMap) (TensorMap, error) { return c.d.EncodeTiled(t) }

@@ -15,6 +15,13 @@
 // the first and shares its allocations and stream through the fakecuda_* functions (two separately
 // loaded libraries, as with NVIDIA's, so the loader reports each file).
 //
+// cuTensorMapEncodeTiled checks every requirement cuda.h (CUDA 12.4) documents for its arguments and
+// also that the tensor lies inside one live allocation; it writes a map the launch recognises. A
+// kernel whose PTX entry has `.param .align 64 .b8 X[128]` parameters (const __grid_constant__
+// CUtensorMap) must get, for each, a 64-byte aligned pointer to such a map whose tensor is still
+// allocated. With $FAKECUDA_LOG set, each encode and each tensor map a launch passes is appended
+// to that file as a line, so that tests can read what the worker asked for.
+//
 // A kernel whose name ends in "_oob" models an out-of-bounds write: the launch succeeds and the next
 // synchronising call fails with CUDA_ERROR_ILLEGAL_ADDRESS (700), which then sticks, as on a GPU.
 
@@ -185,7 +192,7 @@ CUresult cuMemsetD32_v2(uint64_t dst, unsigned v, size_t words) {
 // ---- modules and kernels ----
 
 typedef struct { char *ptx; } module;
-typedef struct { char name[128]; } function;
+typedef struct { char name[128]; char params[2048]; } function;
 
 CUresult cuModuleLoadData(uintptr_t *mod, const void *image) {
 	CUresult r = ready();
@@ -212,8 +219,110 @@ CUresult cuModuleGetFunction(uintptr_t *fn, uintptr_t mod, const char *name) {
 	if (strlen(name) >= sizeof(((function *)0)->name) || !strstr(m->ptx, want)) return NOT_FOUND;
 	function *f = malloc(sizeof *f);
 	strcpy(f->name, name);
+	// The entry's parameter list, up to its closing parenthesis.
+	const char *from = strstr(m->ptx, want) + strlen(want), *to = strchr(from, ')');
+	size_t n = to ? (size_t)(to - from) : 0;
+	if (n >= sizeof f->params) n = sizeof f->params - 1;
+	memcpy(f->params, from, n);
+	f->params[n] = 0;
 	*fn = (uintptr_t)f;
 	return OK;
+}
+
+// ---- tensor maps (cuTensorMapEncodeTiled) ----
+
+static FILE *logfile(void) {
+	const char *path = getenv("FAKECUDA_LOG");
+	return path && *path ? fopen(path, "a") : NULL;
+}
+
+#define MAXMAPS 64
+static const char map_magic[8] = "FAKETMAP";
+// The last MAXMAPS maps encoded, by sequence number modulo MAXMAPS (an older one is refused).
+static struct { int seq; uint64_t global; size_t bytes; } maps[MAXMAPS];
+static int nmaps; // maps encoded so far
+
+static const size_t elem_bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+
+// tiled_invalid checks cuTensorMapEncodeTiled's arguments as cuda.h documents them; it returns 0
+// where they are valid and sets *extent to the bytes the tensor spans from its address.
+static int tiled_invalid(void *tm, int dt, unsigned rank, uint64_t global, const uint64_t *dims,
+                         const uint64_t *strides, const unsigned *box, const unsigned *es, int il, int sw,
+                         int l2, int oob, size_t *extent) {
+	if (!tm || (uintptr_t)tm % 64) return 1;
+	if (dt < 0 || dt > 12 || rank < 1 || rank > 5 || il < 0 || il > 2 || sw < 0 || sw > 3 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1)
+		return 1;
+	if ((il != 0 && rank < 3) || (il == 2 && sw != 1) || (oob == 1 && dt < 6)) return 1;
+	uint64_t align = il == 2 ? 32 : 16, elem = elem_bytes[dt];
+	if (!global || global % align || !dims || !box || !es || (rank > 1 && !strides)) return 1;
+	uint64_t covered = dims[0] * elem, last = (dims[0] - 1) * elem;
+	for (unsigned i = 0; i < rank; i++) {
+		if (dims[i] < 1 || dims[i] > (1ull << 32) || box[i] < 1 || box[i] > 256 || es[i] < 1 || es[i] > 8) return 1;
+		if (i == 0) continue;
+		uint64_t s = strides[i - 1];
+		if (s % align || s >= (1ull << 40) || s < covered) return 1;
+		covered = s * dims[i];
+		last += (dims[i] - 1) * s;
+	}
+	uint64_t inner = box[0] * elem, span = sw ? 16u << sw : 0;
+	if (il == 0 && (inner % 16 || (span && inner > span))) return 1;
+	*extent = last + elem;
+	return 0;
+}
+
+CUresult cuTensorMapEncodeTiled(void *tm, int dt, unsigned rank, void *global, const uint64_t *dims,
+                                const uint64_t *strides, const unsigned *box, const unsigned *es, int il,
+                                int sw, int l2, int oob) {
+	CUresult r = ready();
+	if (r) return r;
+	size_t extent;
+	uint64_t g = (uint64_t)(uintptr_t)global;
+	if (tiled_invalid(tm, dt, rank, g, dims, strides, box, es, il, sw, l2, oob, &extent) || !inside(g, extent))
+		return INVALID_VALUE;
+	maps[nmaps % MAXMAPS].seq = nmaps;
+	maps[nmaps % MAXMAPS].global = g;
+	maps[nmaps % MAXMAPS].bytes = extent;
+	memset(tm, 0, 128);
+	memcpy(tm, map_magic, 8);
+	memcpy((char *)tm + 8, &nmaps, sizeof nmaps);
+	FILE *f = logfile();
+	if (f) {
+		fprintf(f, "cuTensorMapEncodeTiled map=%d dtype=%d rank=%u dims=", nmaps, dt, rank);
+		for (unsigned i = 0; i < rank; i++) fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)dims[i]);
+		fprintf(f, " strides=");
+		for (unsigned i = 0; i + 1 < rank; i++) fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)strides[i]);
+		fprintf(f, " box=");
+		for (unsigned i = 0; i < rank; i++) fprintf(f, "%s%u", i ? "," : "", box[i]);
+		fprintf(f, " elementStrides=");
+		for (unsigned i = 0; i < rank; i++) fprintf(f, "%s%u", i ? "," : "", es[i]);
+		fprintf(f, " interleave=%d swizzle=%d l2=%d oob=%d\n", il, sw, l2, oob);
+		fclose(f);
+	}
+	nmaps++;
+	return OK;
+}
+
+// tensor_map_params checks each `.param .align 64 .b8 X[128]` parameter of f (a CUtensorMap by
+// value) against params: a 64-byte aligned map this library encoded, over a live allocation.
+static CUresult tensor_map_params(function *f, void **params) {
+	FILE *log = logfile();
+	CUresult r = OK;
+	int i = 0;
+	for (const char *p = strstr(f->params, ".param"); p; p = strstr(p + 1, ".param"), i++) {
+		const char *next = strstr(p + 1, ".param"), *end = next ? next : p + strlen(p);
+		const char *b8 = strstr(p, ".b8"), *size = strstr(p, "[128]"), *al = strstr(p, ".align 64");
+		if (!b8 || b8 > end || !size || size > end || !al || al > end) continue;
+		int id = -1;
+		const char *v = params[i];
+		if ((uintptr_t)v % 64 == 0 && memcmp(v, map_magic, 8) == 0) memcpy(&id, v + 8, sizeof id);
+		if (id < 0 || maps[id % MAXMAPS].seq != id || !inside(maps[id % MAXMAPS].global, maps[id % MAXMAPS].bytes)) {
+			r = INVALID_VALUE;
+			continue;
+		}
+		if (log) fprintf(log, "cuLaunchKernel %s param=%d map=%d\n", f->name, i, id);
+	}
+	if (log) fclose(log);
+	return r;
 }
 
 
@@ -232,6 +341,7 @@ CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, uns
 	function *f = (function *)fn;
 	if (stream != the_stream || extra != NULL || smem != 0) return INVALID_VALUE;
 	if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
+	if (tensor_map_params(f, params) != OK) return INVALID_VALUE;
 	uint64_t A = *(uint64_t *)params[0], B = *(uint64_t *)params[1], C = *(uint64_t *)params[2];
 	int M = *(int *)params[3], N = *(int *)params[4], K = *(int *)params[5];
 	int bf = strcmp(f->name, "cuda_wmma_bf16") == 0 || strncmp(f->name, "cuda_mma", 8) == 0;

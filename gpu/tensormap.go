@@ -1,0 +1,90 @@
+package gpu
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/measure"
+	"github.com/gpuplayground/playground/problems"
+)
+
+// swizzleModes maps a swizzle span in bytes to cuda.h's CUtensorMapSwizzle.
+var swizzleModes = map[int]int32{0: nvidia.SwizzleNone, 32: nvidia.Swizzle32B, 64: nvidia.Swizzle64B, 128: nvidia.Swizzle128B}
+
+// tiledMaps describes req's tensor maps over db, p's buffers on the device at n: each a 2-D map of a
+// row-major n×n matrix (n elements, then n rows n·size bytes apart) with the request's box and
+// swizzle, no interleave, the L2 promotion CUTLASS uses for its operands (128 bytes) and zero fill
+// out of bounds. An error names a map whose matrix p lacks or whose swizzle is not a span.
+func tiledMaps(p *problems.Problem, req Request, db *deviceBuffers) ([]nvidia.TiledMap, error) {
+	if len(req.TensorMaps) > measure.MaxTensorMaps {
+		return nil, fmt.Errorf("%d tensor maps; at most %d", len(req.TensorMaps), measure.MaxTensorMaps)
+	}
+	n := uint64(req.N)
+	var out []nvidia.TiledMap
+	for _, tm := range req.TensorMaps {
+		i := slices.IndexFunc(p.Buffers, func(b problems.Buffer) bool { return b.Name == tm.Of })
+		if i < 0 || !p.Buffers[i].Matrix {
+			return nil, fmt.Errorf("tensor map %s: %s has no matrix %q", tm.Param, p.Name, tm.Of)
+		}
+		swizzle, ok := swizzleModes[tm.Swizzle]
+		if !ok {
+			return nil, fmt.Errorf("tensor map %s: swizzle %d; use 0, 32, 64 or 128 bytes", tm.Param, tm.Swizzle)
+		}
+		b := p.Buffers[i]
+		elem := uint64(b.ElemBytes(req.DType))
+		out = append(out, nvidia.TiledMap{Name: tm.Param, DataType: tensorDataType(b, req.DType), Address: db.ptrs[i],
+			Dims: []uint64{n, n}, Strides: []uint64{n * elem}, Box: []uint32{uint32(tm.Box[0]), uint32(tm.Box[1])},
+			Swizzle: swizzle, L2Promotion: nvidia.L2Promotion128B})
+	}
+	return out, nil
+}
+
+// tensorDataType is the CUtensorMapDataType of b's elements in dtype.
+func tensorDataType(b problems.Buffer, dtype string) nvidia.TensorDataType {
+	switch {
+	case b.Elem == problems.Uint32:
+		return nvidia.TensorUint32
+	case b.ElemBytes(dtype) == 8:
+		return nvidia.TensorFloat64
+	}
+	return nvidia.TensorFloat32
+}
+
+// tensorMapArgs makes req's tensor maps over db (tiledMaps) with cuTensorMapEncodeTiled, as the
+// kernel's arguments after its problem's parameters.
+func (d *device) tensorMapArgs(p *problems.Problem, req Request, db *deviceBuffers) ([]any, error) {
+	if k := entryTensorMapParams(req.PTX, req.Entry); k != len(req.TensorMaps) {
+		return nil, fmt.Errorf("the kernel %s takes %d CUtensorMap parameters; the run gives %d tensor maps", req.Entry, k, len(req.TensorMaps))
+	}
+	maps, err := tiledMaps(p, req, db)
+	if err != nil {
+		return nil, err
+	}
+	var args []any
+	for _, m := range maps {
+		tm, err := d.ctx.EncodeTiled(m)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, tm)
+	}
+	return args, nil
+}
+
+// tensorMapParam is a PTX kernel parameter of CUtensorMap's size and alignment (what NVRTC makes of a
+// `const __grid_constant__ CUtensorMap` parameter).
+var tensorMapParam = regexp.MustCompile(`\.param\s+\.align\s+64\s+\.b8\s+\w+\[128\]`)
+
+// entryTensorMapParams counts the CUtensorMap parameters of the kernel entry in ptx (0 where ptx has
+// no such entry): the launch must pass a map for each, or the driver would read past the arguments.
+func entryTensorMapParams(ptx, entry string) int {
+	_, rest, ok := strings.Cut(ptx, ".entry "+entry+"(")
+	if !ok {
+		return 0
+	}
+	params, _, _ := strings.Cut(rest, ")")
+	return len(tensorMapParam.FindAllString(params, -1))
+}

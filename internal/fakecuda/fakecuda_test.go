@@ -1,0 +1,101 @@
+package fakecuda
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ebitengine/purego"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+)
+
+// takesMap is PTX of a kernel with the six parameters every fake launch reads (A, B, C, M, N, K)
+// and a CUtensorMap by value, as NVRTC declares one.
+const takesMap = `.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .u64 k_param_1,
+	.param .u64 k_param_2,
+	.param .u32 k_param_3,
+	.param .u32 k_param_4,
+	.param .u32 k_param_5,
+	.param .align 64 .b8 k_param_6[128]
+)
+{
+	ret;
+}
+`
+
+// The stand-in is as strict about tensor maps as cuda.h's rules and a GPU's faults: a map whose
+// tensor runs past its allocation is refused (CUDA_ERROR_INVALID_VALUE) though every documented
+// rule holds, and a launch is refused where a CUtensorMap parameter gets no map it made, or one whose
+// tensor was freed. It runs in this process, through the binding, so it also shows purego passing
+// cuTensorMapEncodeTiled's twelve arguments to C.
+func TestFakeTensorMapsAreStrict(t *testing.T) {
+	dir := Setup(t)
+	onlyFiles := func(name string) (uintptr, error) {
+		if !strings.Contains(name, "/") {
+			return 0, errors.New("not on the loader path")
+		}
+		return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	}
+	d, err := nvidia.Loader{Dirs: func() []string { return []string{dir} }, Open: onlyFiles}.Driver()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Lib.Path != filepath.Join(dir, "libcuda.so.1") {
+		t.Fatalf("loaded %s, not the stand-in", d.Lib.Path)
+	}
+	ctx, err := d.Use(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := func(bytes int) nvidia.DevicePtr {
+		p, err := ctx.Alloc(bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c, tensor := alloc(8*8*4), alloc(8*8*4), alloc(8*8*4), alloc(64*64*4)
+	spec := nvidia.TiledMap{Name: "tm", DataType: nvidia.TensorFloat32, Address: tensor, Dims: []uint64{64, 64},
+		Strides: []uint64{256}, Box: []uint32{32, 32}}
+	tm, err := ctx.EncodeTiled(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := spec
+	past.Address = tensor + 256 // one row in: the last row lies past the allocation
+	if _, err := ctx.EncodeTiled(past); err == nil || err.Error() != "tensor map tm: cuTensorMapEncodeTiled: CUDA_ERROR_INVALID_VALUE (1)" {
+		t.Errorf("a tensor past its allocation: got %v", err)
+	}
+	mod, err := ctx.LoadPTX(takesMap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := mod.Function("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch := func(last any) error {
+		return fn.Launch([3]int{1, 1, 1}, [3]int{32, 1, 1}, a, b, c, int32(8), int32(8), int32(8), last)
+	}
+	if err := launch(tm); err != nil {
+		t.Fatalf("launch with the map: %v", err)
+	}
+	if err := launch(tensor); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_VALUE") {
+		t.Errorf("a device pointer for the CUtensorMap parameter: got %v", err)
+	}
+	if err := ctx.Free(tensor); err != nil {
+		t.Fatal(err)
+	}
+	if err := launch(tm); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_VALUE") {
+		t.Errorf("a map of a freed tensor: got %v", err)
+	}
+	if err := ctx.Synchronize(); err != nil {
+		t.Errorf("the refused launches left an error: %v", err)
+	}
+}

@@ -114,10 +114,11 @@ func (l Loader) Load(names []string) (Loaded, error) {
 const UnpackedCUDA12 = "/opt/playground-nvidia/cuda-12.4"
 
 // SearchDirs lists the folders searched after the loader path, in order: LD_LIBRARY_PATH (as set
-// now), /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu (or the arm64 equivalent), the unpacked
-// CUDA 12.4's library folder (UnpackedCUDA12/usr/lib/x86_64-linux-gnu), and the
+// now), /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu (or the arm64 equivalent), the
 // nvidia/*/lib folders of Python site-packages and dist-packages (where pip's nvidia-* wheels, and so
-// PyTorch's CUDA libraries, live).
+// PyTorch's CUDA libraries, live), and last the unpacked CUDA 12.4's library folder
+// (UnpackedCUDA12/usr/lib/x86_64-linux-gnu): the machine's own copy of a library (which matches its
+// driver) comes before the playground's.
 func SearchDirs() []string {
 	var dirs []string
 	for _, d := range filepath.SplitList(os.Getenv("LD_LIBRARY_PATH")) {
@@ -129,7 +130,7 @@ func SearchDirs() []string {
 	if runtime.GOARCH == "arm64" {
 		triplet = "aarch64-linux-gnu"
 	}
-	dirs = append(dirs, "/usr/local/cuda/lib64", "/usr/lib/"+triplet, filepath.Join(UnpackedCUDA12, "usr/lib", triplet))
+	dirs = append(dirs, "/usr/local/cuda/lib64", "/usr/lib/"+triplet)
 	home, _ := os.UserHomeDir()
 	var roots []string
 	for _, pat := range []string{
@@ -149,6 +150,7 @@ func SearchDirs() []string {
 		m, _ := filepath.Glob(filepath.Join(r, "nvidia/*/lib"))
 		dirs = append(dirs, m...)
 	}
+	dirs = append(dirs, filepath.Join(UnpackedCUDA12, "usr/lib", triplet))
 	return dedupe(dirs)
 }
 

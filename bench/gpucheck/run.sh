@@ -18,7 +18,15 @@
 #   step 7 (-steps tensorncu): Nsight Compute's full set for the ladder's tiled rungs (`launch -entries
 #          tiled`: cuda-smem to cuda-mma-warptile, the tensor-core rungs among them) at 4096 only:
 #          quicker than step 4
-# RECORD_CELLS (comma-separated cell ids) limits step 3 to those cells.
+#   step 8 (-steps hopper; build here with `bench/gpucheck/build.sh hopper`): the Hopper part of the
+#          runbook (docs/gpu.md, "Hopper"): build/hopper times the kernel table's sm_90 rungs through
+#          the worker beside the virtual GPU's model and runs every lesson cuda cell with tensor_maps
+#          (maps made by cuTensorMapEncodeTiled), into hopper.json with its provenance (machine,
+#          device, driver, libraries, date, command); then Nsight Compute's full set of the same
+#          rungs (launch.cu, `ncu -k` from `build/hopper -entries`) into ncu-hopper.csv, and
+#          build/vgpuvsncu sets those counters beside the model (hopper-model.md)
+# RECORD_CELLS (comma-separated cell ids) limits step 3 to those cells; HOPPER_N (default 4096) is
+# step 8's size.
 set -uo pipefail
 steps=${1:-tests,ladder,record}
 OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"
@@ -67,5 +75,25 @@ if has tensorncu; then
   tiled=$(/tmp/launch -entries tiled) # from the kernel table: cuda-smem to cuda-mma-warptile
   timeout 300 ncu --set full --page raw --csv -k regex:"^($tiled)\$" \
     /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 >"$OUT/ncu-tensor-4096.csv" 2>>"$OUT/launch-tensor.log"
+fi
+if has hopper; then
+  n=${HOPPER_N:-4096}
+  {
+    echo "machine $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.max.sm --format=csv
+    timeout 400 build/hopper -n "$n" -out "$OUT/hopper.json"
+    entries=$(build/hopper -entries) # the sm_90 rungs' entry points, from the kernel table
+    ptx=$(ls gpu/nvidia/ptx/*compute_90*.ptx 2>/dev/null | head -1); ptx=${ptx:-gpu/nvidia/ptx/matmul.cu.compute_80.ptx}
+    if [ -z "$entries" ]; then
+      echo "no rung of the kernel table needs sm_90: the ncu pass is skipped"
+    else
+      nvcc -O3 -arch=sm_90a -o /tmp/launch bench/gpucheck/launch.cu -lcuda
+      /tmp/launch "$ptx" "$n" 20
+      echo "ncu -k regex:$entries $ptx"
+      timeout 300 ncu --set full --page raw --csv -k regex:"$entries" /tmp/launch "$ptx" "$n" 1 >"$OUT/ncu-hopper.csv"
+      { build/vgpuvsncu -ncu "$OUT/ncu-hopper.csv" -n "$n" -gpu "H100 SXM"; echo
+        timeout 300 build/vgpuvsncu -ncu "$OUT/ncu-hopper.csv" -n "$n" -gpu "H100 SXM" -model; } >"$OUT/hopper-model.md"
+    fi
+  } >"$OUT/hopper.log" 2>&1
 fi
 ls -la "$OUT"

@@ -23,7 +23,8 @@
 #          the worker beside the virtual GPU's model and runs every lesson cuda cell with tensor_maps
 #          (maps made by cuTensorMapEncodeTiled), into hopper.json with its provenance (machine,
 #          device, driver, libraries, date, command); then Nsight Compute's full set of the same
-#          rungs (launch.cu, `ncu -k` from `build/hopper -entries`) into ncu-hopper.csv, and
+#          rungs (launch.cu, `ncu -k` from `build/hopper -entries`) into ncu-hopper.csv, which
+#          `build/hopper -ncu` adds to hopper.json (registers, instructions, wgmma and TMA counts), and
 #          build/vgpuvsncu sets those counters beside the model (hopper-model.md)
 # RECORD_CELLS (comma-separated cell ids) limits step 3 to those cells; HOPPER_N (default 4096) is
 # step 8's size.
@@ -91,6 +92,7 @@ if has hopper; then
       /tmp/launch "$ptx" "$n" 20
       echo "ncu -k regex:$entries $ptx"
       timeout 300 ncu --set full --page raw --csv -k regex:"$entries" /tmp/launch "$ptx" "$n" 1 >"$OUT/ncu-hopper.csv"
+      build/hopper -ncu "$OUT/ncu-hopper.csv" -out "$OUT/hopper.json" # each rung's Nsight counts into the record
       { build/vgpuvsncu -ncu "$OUT/ncu-hopper.csv" -n "$n" -gpu "H100 SXM"; echo
         timeout 300 build/vgpuvsncu -ncu "$OUT/ncu-hopper.csv" -n "$n" -gpu "H100 SXM" -model; } >"$OUT/hopper-model.md"
     fi

@@ -7,12 +7,15 @@
 // with its provenance: the machine's host name, the device, its compute capability, the driver, the
 // libraries loaded, the compiler, the date and the command. Nsight Compute's counters of the same
 // rungs come from run.sh's ncu pass (launch.cu; `hopper -entries` prints the regular expression of
-// their entry points for `ncu -k`) and bench/vgpuvsncu sets them beside the model.
+// their entry points for `ncu -k`): `hopper -ncu` adds each rung's (registers, instructions, wgmma
+// and TMA counts; nsightMetrics) to the record, refusing a CSV of another device, and
+// bench/vgpuvsncu sets the rest beside the model.
 //
 // Usage:
 //
 //	hopper [-n 4096] [-repeats 10] [-gpu "H100 SXM"] [-lessons lessons] [-kernels a,b] [-out hopper.json]
 //	hopper -entries    # the Hopper rungs' entry points as ncu's -k regex:^(…)$, no GPU needed
+//	hopper -ncu ncu-hopper.csv -out hopper.json    # adds Nsight Compute's counts of the rungs to the record
 //
 // Nothing is measured without a GPU: it refuses to run without one (the probe's reason), and a
 // device below sm_90 is refused too.
@@ -30,6 +33,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/machine"
 )
 
 func main() {
@@ -44,12 +48,22 @@ func main() {
 	kernels := flag.String("kernels", "", "comma-separated kernel table rows to time instead of the Hopper rungs")
 	flag.StringVar(&o.out, "out", "hopper.json", "the JSON file to write")
 	entries := flag.Bool("entries", false, "print the Hopper rungs' entry points as an ncu -k regular expression and exit")
+	ncu := flag.String("ncu", "", "add this Nsight Compute CSV (ncu --page raw --csv) of the same machine to the record in -out, and exit (no GPU needed)")
 	flag.Parse()
 	if *kernels != "" {
 		o.kernels = strings.Split(*kernels, ",")
 	}
 	if *entries {
 		fmt.Println(entryRegex(hopperRungs(nvidia.Kernels())))
+		return
+	}
+	if *ncu != "" {
+		rec, err := mergeNsight(o.out, *ncu)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hopper:", err)
+			os.Exit(1)
+		}
+		fmt.Print(rec.Markdown())
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -74,15 +88,10 @@ func run(ctx context.Context, o options, command string) error {
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	sup := &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}}
+	sup := &gpu.Supervisor{Transport: machine.SelfGPU()}
 	defer sup.Close()
 	report := gpu.Probe(ctx, sup)
-	host, _ := os.Hostname()
-	prov, err := provenance(report, host, command)
+	prov, err := provenance(report, machine.HostName(""), command)
 	if err != nil {
 		return err
 	}

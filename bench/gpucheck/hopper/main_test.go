@@ -136,3 +136,43 @@ func TestRecordOnFakeCUDA(t *testing.T) {
 		t.Errorf("the cell's rows fill tables %v, want the measured one and the emulated one", tables)
 	}
 }
+
+// Nsight Compute's CSV of a lease (the H200's tensor-core rungs, 2026-11-26) joins the record by
+// entry point, each metric in the CSV's own units; a CSV of another device, or not a raw CSV, is
+// refused.
+func TestMergeNsight(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "hopper.json")
+	rec := Record{Provenance: Provenance{Device: "NVIDIA H200", ComputeCapability: 90}, N: 4096,
+		Rungs: []Rung{{Kernel: "cuda-mma", Entry: "cuda_mma", N: 4096}, {Kernel: "cuda-x", Entry: "cuda_x", N: 4096}}}
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	csvPath := "../../vgpuvsncu/testdata/h200-ncu-tensor-4096.csv"
+	got, err := mergeNsight(out, csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := got.Rungs[0].Nsight
+	if ns["launch__registers_per_thread"] != "121 register/thread" || ns["gpu__time_duration.sum"] != "2,040,288 ns" ||
+		ns["smsp__sass_inst_executed_op_shared_gmma.sum"] != "0 inst" || got.Rungs[1].Nsight != nil || got.NsightCSV != "h200-ncu-tensor-4096.csv" {
+		t.Errorf("merged %+v (CSV %q)", got.Rungs, got.NsightCSV)
+	}
+	var back Record
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &back) != nil || back.Rungs[0].Nsight["launch__registers_per_thread"] == "" {
+		t.Errorf("the merged record was not written back: %v", err)
+	}
+	if md := got.Markdown(); !strings.Contains(md, "| 121 | ") {
+		t.Errorf("markdown lacks Nsight's registers:\n%s", md)
+	}
+	rec.Provenance.Device = "NVIDIA H100 80GB HBM3"
+	b, _ = json.Marshal(rec)
+	os.WriteFile(out, b, 0o644)
+	if _, err := mergeNsight(out, csvPath); err == nil || !strings.Contains(err.Error(), "cuda_mma ran on NVIDIA H200, the record's device is NVIDIA H100 80GB HBM3") {
+		t.Errorf("another device's CSV: got %v", err)
+	}
+	if _, err := readNsight(strings.NewReader("a,b\n1,2\n")); err == nil {
+		t.Error("a CSV without Nsight's header was read")
+	}
+}

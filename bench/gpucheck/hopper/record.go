@@ -34,6 +34,8 @@ type Record struct {
 	Model string    `json:"model"`
 	Rungs []Rung    `json:"rungs"`
 	Cells []CellRun `json:"cells,omitempty"`
+	// NsightCSV names the Nsight Compute CSV whose launches are in the rungs' Nsight (hopper -ncu).
+	NsightCSV string `json:"nsight_csv,omitempty"`
 }
 
 // Provenance says where and when the numbers were measured.
@@ -116,6 +118,9 @@ type Rung struct {
 	// Modelled is the virtual GPU's model of the same launch; ModelError why none.
 	Modelled   *Modelled `json:"modelled,omitempty"`
 	ModelError string    `json:"model_error,omitempty"`
+	// Nsight is Nsight Compute's reading of the same entry point's last launch on this device
+	// (nsightMetrics, each "value unit" as the CSV gives it; hopper -ncu).
+	Nsight map[string]string `json:"nsight,omitempty"`
 }
 
 // Modelled is the virtual GPU's view of a launch: the modelled time and its bound on the datasheet
@@ -229,8 +234,8 @@ func (r Record) Markdown() string {
 	if len(r.Rungs) == 0 {
 		b.WriteString("No rung of the kernel table needs sm_90.\n")
 	} else {
-		b.WriteString("| kernel | n | measured µs | TFLOP/s | modelled µs (bound) | measured / modelled | registers (model) | SASS warp instructions |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| kernel | n | measured µs | TFLOP/s | modelled µs (bound) | measured / modelled | registers (model) | SASS warp instructions | registers (Nsight) | warp instructions (Nsight) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, g := range r.Rungs {
 			fmt.Fprintf(&b, "| %s | %d | %s |\n", g.Kernel, g.N, strings.Join(g.tableCells(), " | "))
 		}
@@ -247,7 +252,13 @@ func (r Record) Markdown() string {
 
 // tableCells are the rung's table cells after its kernel and n ("–" where a side is missing).
 func (g Rung) tableCells() []string {
-	v := []string{"–", "–", "–", "–", "–", "–"}
+	v := []string{"–", "–", "–", "–", "–", "–", "–", "–"}
+	if r, ok := g.Nsight["launch__registers_per_thread"]; ok {
+		v[6], _, _ = strings.Cut(r, " ")
+	}
+	if n, ok := g.Nsight["smsp__inst_executed.sum"]; ok {
+		v[7], _, _ = strings.Cut(n, " ")
+	}
 	if m := g.Measured; m != nil {
 		v[0], v[1] = fmt.Sprintf("%.1f", m.Seconds*1e6), fmt.Sprintf("%.1f", m.GFLOPS/1e3)
 	} else if g.MeasureError != "" {

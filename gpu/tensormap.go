@@ -56,6 +56,9 @@ func tensorDataType(b problems.Buffer, dtype string) nvidia.TensorDataType {
 // tensorMapArgs makes req's tensor maps over db (tiledMaps) with cuTensorMapEncodeTiled, as the
 // kernel's arguments after its problem's parameters.
 func (d *device) tensorMapArgs(p *problems.Problem, req Request, db *deviceBuffers) ([]any, error) {
+	if len(req.TensorMaps) > 0 && d.cc < nvidia.TensorMapMinCC {
+		return nil, fmt.Errorf("tensor maps need a GPU of compute capability %d or newer (Hopper); this one is sm_%d", nvidia.TensorMapMinCC, d.cc)
+	}
 	if k := entryTensorMapParams(req.PTX, req.Entry); k != len(req.TensorMaps) {
 		return nil, fmt.Errorf("the kernel %s takes %d CUtensorMap parameters; the run gives %d tensor maps", req.Entry, k, len(req.TensorMaps))
 	}

@@ -121,3 +121,12 @@ func TestGPUTensorMaps(t *testing.T) {
 		t.Fatalf("got %+v, %v; want a checked result", res, err)
 	}
 }
+
+// A GPU older than Hopper gets no tensor map: the worker says why before it asks the driver.
+func TestTensorMapsNeedHopper(t *testing.T) {
+	d := &device{cc: 86}
+	_, err := d.tensorMapArgs(nil, Request{TensorMaps: twoMaps}, nil)
+	if err == nil || err.Error() != "tensor maps need a GPU of compute capability 90 or newer (Hopper); this one is sm_86" {
+		t.Errorf("got %v", err)
+	}
+}

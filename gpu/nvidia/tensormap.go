@@ -13,6 +13,9 @@ type TensorMap struct {
 	opaque *[TensorMapBytes]byte // 64-byte aligned, in memory the Go collector never moves
 }
 
+// TensorMapMinCC is the lowest compute capability with tensor maps (TMA): sm_90, Hopper (cuda.h).
+const TensorMapMinCC = 90
+
 // TensorMapBytes is sizeof(CUtensorMap) (CU_TENSOR_MAP_NUM_QWORDS 16 × 8 bytes); TensorMapAlign its
 // alignment.
 const (

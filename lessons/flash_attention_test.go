@@ -16,7 +16,8 @@ import (
 // per block of 64 queries and moves S and P four times; the online softmax makes three passes;
 // FlashAttention's loop order reads K and V once and, for each of the n/32 key tiles, Q, O, ℓ and m
 // (O, ℓ and m read back after the first); FlashAttention-2's reads Q and O once and K and V once
-// per block. Each cell runs at its smallest size, and its sectors must equal the count.
+// per block, and so does its warp-specialised form, whose producer warp copies K and V with
+// cp.async. Each cell runs at its smallest size, and its sectors must equal the count.
 func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
@@ -34,6 +35,7 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 			return 2*n*d + tiles*(2*n*d+2*n) + (tiles-1)*(n*d+2*n)
 		},
 		"attention-fa2": func(n int) int { return 2*n*d + n/64*2*n*d },
+		"attention-specialised": func(n int) int { return 2*n*d + n/64*2*n*d },
 	}
 	kinds, all := lessonsWithoutGPU(t, nv)
 	k, _ := cells.Lookup(kinds, "cuda")

@@ -8,7 +8,7 @@ sizes: [128, 256]
 #define BR 128                                     // queries per tile: one per thread
 #define BC 16                                      // keys per tile
 extern "C" __global__ void attention(const float* Q, const float* K, const float* V, float* S, float* out, int n, int d) {
-    __shared__ float Kt[BC * D], Vt[BC * D], T[BR * (D + 1)];   // T stages Q and O
+    __shared__ __align__(16) float Kt[BC * D], Vt[BC * D], T[BR * (D + 1)];   // T stages Q and O
     int t = threadIdx.x, i0 = blockIdx.x * BR, rows = min(BR, n - i0);   // outer loop: one tile of Q per block
     for (int e = t; e < rows * D; e += BR) T[(e / D) * (D + 1) + e % D] = Q[i0 * D + e];
     __syncthreads();

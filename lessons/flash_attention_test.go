@@ -34,7 +34,7 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 			tiles := n / 32
 			return 2*n*d + tiles*(2*n*d+2*n) + (tiles-1)*(n*d+2*n)
 		},
-		"attention-fa2": func(n int) int { return 2*n*d + n/64*2*n*d },
+		"attention-fa2":         func(n int) int { return 2*n*d + n/64*2*n*d },
 		"attention-specialised": func(n int) int { return 2*n*d + n/64*2*n*d },
 	}
 	kinds, all := lessonsWithoutGPU(t, nv)

@@ -14,7 +14,7 @@ extern "C" __global__ void attention(const float* Q, const float* K, const float
     __syncthreads();
     float q[D], o[D], m = -3.0e38f, l = 0;         // O, m and ℓ stay in registers
     #pragma unroll
-    for (int c = 0; c < D; c++) { q[c] = T[t * (D + 1) + c] * rsqrtf((float)D); o[c] = 0; }
+    for (int c = 0; c < D; c++) { q[c] = t < rows ? T[t * (D + 1) + c] * rsqrtf((float)D) : 0; o[c] = 0; }
     for (int j0 = 0; j0 < n; j0 += BC) {           // inner loop: every tile of K and V
         int keys = min(BC, n - j0);
         __syncthreads();

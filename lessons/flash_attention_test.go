@@ -2,7 +2,9 @@ package lessons_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,7 +20,8 @@ import (
 // writes O (reading O back after the first tile, and ℓ and m out and back between tiles);
 // FlashAttention-2's reads Q and O once and K and V once per block, and so does its warp-specialised
 // form, whose producer warp copies K and V with cp.async. Each cell runs at its smallest size, and
-// its sectors must equal the count.
+// its sectors must equal the count; at n = 1 and 100, where the tiles are cut short, each must
+// still pass the problem's check, with no fault or sanitizer note.
 func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 	nv, err := nvidia.LoadNVRTC()
 	if err != nil {
@@ -51,7 +54,10 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 				continue
 			}
 			found++
-			run, err := k.Parse(cells.Cell{ID: c.ID, Source: cellstest.Small(c.Source)})
+			small := cellstest.Small(c.Source)
+			smallest := sizesLine.FindStringSubmatch(small)[1]
+			src := sizesLine.ReplaceAllString(small, "sizes: [1, 100, $1]") // and two sizes that cut the tiles
+			run, err := k.Parse(cells.Cell{ID: c.ID, Source: src})
 			if err != nil {
 				t.Fatalf("%s: %v", c.ID, err)
 			}
@@ -64,11 +70,23 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 			if len(rows) == 0 {
 				t.Fatalf("%s: no emulated rows", c.ID)
 			}
+			check := column(t, &rec, "emulated", "check")
 			for _, r := range rows {
 				n, _ := number(r.Values[sizeCol])
+				if r.Values[check] != "ok" {
+					t.Errorf("%s at n=%v: check %v, want ok", c.ID, n, r.Values[check])
+				}
 				got, _ := number(r.Values[col])
-				if want := count(int(n)) * 4 / 32; int(got) != want {
+				if want := count(int(n)) * 4 / 32; fmt.Sprint(n) == smallest && int(got) != want {
 					t.Errorf("%s at n=%v: %v sectors, want %d", c.ID, n, got, want)
+				}
+			}
+			if len(rows) != 3 {
+				t.Errorf("%s: %d rows, want n = 1, 100 and %s", c.ID, len(rows), smallest)
+			}
+			for _, note := range rec.Notes {
+				if strings.Contains(note.Message, "in the virtual GPU") {
+					t.Errorf("%s: %s", c.ID, note.Message)
 				}
 			}
 		}
@@ -77,6 +95,9 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 		t.Errorf("found %d of the lesson's %d cells", found, len(words))
 	}
 }
+
+// sizesLine is a cell header's sizes line with one size.
+var sizesLine = regexp.MustCompile(`(?m)^sizes: \[(\d+)\]$`)
 
 // column is the index of the column of table id whose label is label or starts with label+" [".
 func column(t *testing.T, rec *cellstest.Recorder, id, label string) int {

@@ -3,14 +3,12 @@ package lessons_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // The lesson FlashAttention, step by step says each kernel's emulated sectors are its I/O count in n
@@ -23,13 +21,6 @@ import (
 // its sectors must equal the count; at n = 1 and 100, where the tiles are cut short, each must
 // still pass the problem's check, with no fault or sanitizer note.
 func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
-	nv, err := nvidia.LoadNVRTC()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("NVRTC is required in CI: %v", err)
-		}
-		t.Skipf("skipping: no NVRTC (%v)", err)
-	}
 	const d = 64
 	words := map[string]func(n int) int{
 		"attention-standard": func(n int) int { return 2*n*d + n/64*2*n*d + 4*n*n },
@@ -41,7 +32,7 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 		"attention-fa2":         func(n int) int { return 2*n*d + n/64*2*n*d },
 		"attention-specialised": func(n int) int { return 2*n*d + n/64*2*n*d },
 	}
-	kinds, all := lessonsWithoutGPU(t, nv)
+	kinds, all := lessonsWithoutGPU(t, needNVRTC(t))
 	k, _ := cells.Lookup(kinds, "cuda")
 	found := 0
 	for _, l := range all {

@@ -21,14 +21,7 @@ import (
 // challenge's table picked by its row: values, then each check. A `solution` block after the cell
 // (the answer the lesson reveals) must be that kept solution.
 func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
-	nv, err := nvidia.LoadNVRTC()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("NVRTC is required in CI: %v", err)
-		}
-		t.Skipf("skipping: no NVRTC (%v)", err)
-	}
-	kinds, all := lessonsWithoutGPU(t, nv)
+	kinds, all := lessonsWithoutGPU(t, needNVRTC(t))
 	fence := challengeFence
 	found := 0
 	for _, l := range all {
@@ -78,6 +71,19 @@ func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 	if found < 2 {
 		t.Errorf("found %d challenges, want at least those of Your first CUDA kernel and Shared-memory tiling", found)
 	}
+}
+
+// needNVRTC loads NVRTC, and skips t where it is missing (fails it in CI, which must have it).
+func needNVRTC(t *testing.T) *nvidia.NVRTC {
+	t.Helper()
+	nv, err := nvidia.LoadNVRTC()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("NVRTC is required in CI: %v", err)
+		}
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	return nv
 }
 
 // judge applies g to the recorded run the way static/goal.js does.

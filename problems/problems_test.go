@@ -356,3 +356,29 @@ func TestPrecisionNote(t *testing.T) {
 		}
 	}
 }
+
+// The attention problem's scores reach past float32's exp: every even row has a score above 88.7
+// (exp overflows) and every odd row has all its scores below −88.7, and no score's magnitude
+// exceeds maxLogit, the bound the tolerance assumes.
+func TestAttentionLogitsReachTheEdges(t *testing.T) {
+	p := lookup(t, "attention")
+	n, d := 64, HeadDim
+	bufs := p.Inputs(rand.New(rand.NewPCG(3, 4)), n, "float32")
+	for i := range n {
+		top := math.Inf(-1)
+		for j := range n {
+			var s float64
+			for c := range d {
+				s += bufs[0][i*d+c] * bufs[1][j*d+c]
+			}
+			s /= math.Sqrt(float64(d))
+			top = math.Max(top, s)
+			if math.Abs(s) > maxLogit() {
+				t.Fatalf("row %d, key %d: score %g, over the bound %g", i, j, s, maxLogit())
+			}
+		}
+		if i%2 == 0 && top <= 88.7 || i%2 == 1 && top >= -88.7 {
+			t.Errorf("row %d: largest score %g; want above 88.7 in even rows, below −88.7 in odd ones", i, top)
+		}
+	}
+}

@@ -319,6 +319,7 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 		return nil, err
 	}
 	p.markPastBarriers(d.mod.Locs)
+	holdWgmmaResults(p) // wgmmahold.go
 	return p, nil
 }
 

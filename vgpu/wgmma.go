@@ -374,6 +374,7 @@ func (w *warp) wgElem(in *inst, d smemDesc, mn, k int, trans, bf16 bool) float32
 	if int(a)+2 > len(c.shared) {
 		c.fault(&Fault{Kind: "out of bounds", Address: uint64(a), Msg: fmt.Sprintf("wgmma reads shared memory at offset %d (element %d, %d of a descriptor starting at %d), past the block's %d bytes of shared memory", a, mn, k, d.start, len(c.shared))}, w, 0, in)
 	}
+	c.tmaBytesInFlight(w, 0, in, uint64(a), 2, "wgmma read") // tmarace.go
 	if c.sFull < len(c.swritten) && !c.swritten.check(uint64(a), 2, false) {
 		c.noteUninit(w, 0, in, "shared", -1, uint64(a), 2) // initcheck.go
 	}

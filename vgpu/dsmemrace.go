@@ -17,9 +17,9 @@ import (
 //
 // The check keeps, for every byte of a CTA's shared memory that an access from another CTA of the
 // cluster touched, the last write and the last read since the cluster's last synchronisation (its
-// epoch: a barrier.cluster phase, any mbarrier phase completing in any CTA of the cluster, or a
-// strong (volatile, relaxed, acquire, release) or atomic access through distributed shared
-// memory). A write and another access of one byte by threads of different CTAs in one epoch, at
+// epoch: a barrier.cluster phase, any mbarrier phase completing in any CTA of the cluster, a
+// fence or membar at cluster scope or wider, or a strong (volatile, relaxed, acquire, release) or
+// atomic access through distributed shared memory). A write and another access of one byte by threads of different CTAs in one epoch, at
 // least one a write, are a "hazard" fault at the second, naming the first's CTA rank, thread and
 // line; the owner's own accesses are recorded once another CTA has touched its memory in the epoch
 // (the owner's __syncthreads() orders nothing for the other CTA). Accesses within one CTA are

@@ -343,7 +343,7 @@ func execWgmmaMma(w *warp, in *inst, op *wgmmaOp, gw *wgWarp) {
 			for k := range 16 {
 				acc += float32(sa * A[i][k] * sb * B[n][k])
 			}
-			gw.hold(r, l, uint64(math.Float32bits(acc)), gw.issued, in.self)
+			gw.hold(w, r, l, uint64(math.Float32bits(acc)), gw.issued, in.self)
 		}
 	}
 }

@@ -135,14 +135,16 @@ func (g *wgWarp) accIn(w *warp, r int32, l int) uint64 {
 	return w.regs[r][l]
 }
 
-// hold makes register r's new value v for lane l pending on the wgmma numbered seq at pc.
-func (g *wgWarp) hold(r int32, l int, v uint64, seq uint32, pc int32) {
+// hold makes register r's new value v for lane l of w pending on the wgmma numbered seq at pc. A
+// register not held yet starts from its value in every lane, which the lanes after l still read as
+// their accumulator input (accIn).
+func (g *wgWarp) hold(w *warp, r int32, l int, v uint64, seq uint32, pc int32) {
 	if g.held == nil {
 		g.held = map[int32]*heldReg{}
 	}
 	h := g.held[r]
 	if h == nil {
-		h = &heldReg{}
+		h = &heldReg{val: w.regs[r]}
 		g.held[r] = h
 	}
 	h.seq, h.pc = seq, pc

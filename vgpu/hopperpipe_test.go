@@ -11,13 +11,14 @@ import (
 // bf16 inputs: warp 0's elected thread loads 64×64 tiles of A and B with 2-D TMA copies (128-byte
 // swizzle) into a ring of 2 stages, waiting on each stage's "empty" barrier and announcing the
 // bytes on its "full" barrier; warpgroup 1 (warps 4–7) waits on "full", runs 4 wgmma.m64n64k16
-// per tile from the swizzled stage, commits, waits for the group (WAIT) and arrives on "empty";
-// after the K loop it waits for every group (FINAL) and stores its accumulators.
+// per tile from the swizzled stage, commits, waits for the group and arrives on "empty", and
+// stores its accumulators after the K loop. bug 1 waits only after the loop (a stage is released
+// while its wgmma may still read it); bug 2 never waits for the last tile's group.
 const hopperPipe = tmaAsm + `
 __device__ unsigned long long desc(unsigned a) { // K-major, 128-byte swizzle: 8-row atoms 1024 bytes apart
 	return ((a & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
-extern "C" __global__ void __launch_bounds__(256) k(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, float* C) {
+extern "C" __global__ void __launch_bounds__(256) k(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, float* C, int bug) {
 	__shared__ alignas(1024) unsigned short sA[2][64 * 64], sB[2][64 * 64];
 	__shared__ unsigned long long full[2], empty[2];
 	int t = threadIdx.x, warp = t / 32;
@@ -52,10 +53,10 @@ extern "C" __global__ void __launch_bounds__(256) k(const __grid_constant__ CUte
 				: "l"(da), "l"(db) : "memory");
 		}
 		asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-		WAIT
+		if (bug == 0 || (bug == 2 && kt < 3)) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 		mb_arrive(smem(&empty[s]));
 	}
-	FINAL
+	if (bug == 1) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 	int wq = warp - 4, g = (t % 32) / 4, tt = t % 4;
 	for (int j = 0; j < 32; j++) {
 		int row = 16 * wq + g + 8 * ((j >> 1) & 1), col = 8 * (j >> 2) + 2 * tt + (j & 1);
@@ -64,13 +65,8 @@ extern "C" __global__ void __launch_bounds__(256) k(const __grid_constant__ CUte
 }
 `
 
-const (
-	wgWait0 = `asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");`
-)
-
-func runHopperPipe(t *testing.T, wait, final string) ([]float32, []float32, Counts, error) {
+func runHopperPipe(t *testing.T, m *Module, bug int) ([]float32, []float32, Counts, error) {
 	t.Helper()
-	m := compileSM90(t, strings.NewReplacer("WAIT", wait, "FINAL", final).Replace(hopperPipe))
 	const K = 256
 	af, ah := halfInputs(64*K, 3, false)
 	bf, bh := halfInputs(64*K, 4, false)
@@ -79,7 +75,7 @@ func runHopperPipe(t *testing.T, wait, final string) ([]float32, []float32, Coun
 		return TensorMapArg(TensorMap{Buffer: b, ElemBytes: 2, Dims: []int{K, 64}, Strides: []int64{2 * K}, Box: []int{64, 64}, Swizzle: Swizzle128B})
 	}
 	cnt, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{256},
-		Params: []Arg{tm(A), tm(B), Ptr(C)}, Buffers: []*Buffer{A, B, C}})
+		Params: []Arg{tm(A), tm(B), Ptr(C), S32(int32(bug))}, Buffers: []*Buffer{A, B, C}})
 	want := make([]float32, 64*64)
 	for i := range 64 {
 		for j := range 64 {
@@ -96,7 +92,8 @@ func runHopperPipe(t *testing.T, wait, final string) ([]float32, []float32, Coun
 // tile a wgmma may still read (a hazard at the copy naming the wgmma), and leaving the last group
 // unwaited stores stale accumulators (a hazard at the store naming the wgmma).
 func TestHopperWarpSpecialisedGEMM(t *testing.T) {
-	got, want, c, err := runHopperPipe(t, wgWait0, "")
+	m := compileSM90(t, hopperPipe)
+	got, want, c, err := runHopperPipe(t, m, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +105,11 @@ func TestHopperWarpSpecialisedGEMM(t *testing.T) {
 	if len(c.Notes) != 0 || c.TMARequests != 8 || c.TMABytes != 8*8192 || c.GmmaInstructions != 4*16 {
 		t.Errorf("notes %v, TMA requests %d, bytes %d, gmma %d; want none, 8, 65536, 64", c.Notes, c.TMARequests, c.TMABytes, c.GmmaInstructions)
 	}
-	for _, tc := range []struct{ wait, final, at, other string }{
-		{"", wgWait0, "cp.async.bulk.tensor", "wgmma.mma_async"},
-		{"if (kt < 3) " + wgWait0, "", "st.global", "wgmma.mma_async"}, // the last tile's group never waited for
-	} {
-		_, _, _, err := runHopperPipe(t, tc.wait, tc.final)
+	for bug, at := range map[int]string{1: "cp.async.bulk.tensor", 2: "st.global"} {
+		_, _, _, err := runHopperPipe(t, m, bug)
 		var f *Fault
-		if !errors.As(err, &f) || f.Kind != "hazard" || !strings.Contains(f.Instr, tc.at) || !strings.Contains(f.OtherInstr, tc.other) {
-			t.Errorf("wait %q, final %q: %v, want a hazard at %s naming %s", tc.wait, tc.final, err, tc.at, tc.other)
+		if !errors.As(err, &f) || f.Kind != "hazard" || !strings.Contains(f.Instr, at) || !strings.Contains(f.OtherInstr, "wgmma.mma_async") {
+			t.Errorf("bug %d: %v, want a hazard at %s naming the wgmma", bug, err, at)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // tmaMulticast: clusters of 2 CTAs; each CTA's thread 0 initialises its barrier and announces the
-// box's 512 bytes (EXPECT), cluster.sync(), rank 0's thread 0 multicasts the 16×8 box at
+// box's 512 bytes (with bug set, rank 1 only arrives), cluster.sync(), rank 0's thread 0 multicasts the 16×8 box at
 // (16·cluster, 0) to both CTAs (mask 0b11), and every CTA waits on its own barrier, writes its
 // tile out, and waits for the cluster before exiting.
 const tmaMulticast = tmaAsm + `
@@ -17,12 +17,15 @@ __device__ __forceinline__ void tma_2d_mc(unsigned dst, const CUtensorMap* m, in
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
 		:: "r"(dst), "l"(m), "r"(x), "r"(y), "r"(bar), "h"(mask) : "memory");
 }
-extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const __grid_constant__ CUtensorMap tmap, float* out) {
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const __grid_constant__ CUtensorMap tmap, float* out, int bug) {
 	__shared__ alignas(128) float tile[8 * 16];
 	__shared__ unsigned long long bar;
 	unsigned rank;
 	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-	if (threadIdx.x == 0) { mb_init(smem(&bar), 1); EXPECT; }
+	if (threadIdx.x == 0) {
+		mb_init(smem(&bar), 1);
+		if (rank == 0 || !bug) mb_arrive_tx(smem(&bar), 512); else mb_arrive(smem(&bar));
+	}
 	asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 	if (rank == 0 && threadIdx.x == 0) tma_2d_mc(smem(tile), &tmap, 16 * (blockIdx.x / 2), 0, smem(&bar), 3); // the multicast
 	mb_wait_parity(smem(&bar), 0);
@@ -31,9 +34,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const __grid_constant__ C
 }
 `
 
-func launchMulticast(t *testing.T, expect string) ([]float32, []float32, Counts, error) {
+func launchMulticast(t *testing.T, m *Module, bug bool) ([]float32, []float32, Counts, error) {
 	t.Helper()
-	m := compileSM90(t, strings.Replace(tmaMulticast, "EXPECT", expect, 1))
 	const W, H = 40, 20
 	a := make([]float32, W*H)
 	for i := range a {
@@ -42,15 +44,20 @@ func launchMulticast(t *testing.T, expect string) ([]float32, []float32, Counts,
 	A, out := Float32Buffer("A", a), NewOutput("out", 4*128*4, Poisoned)
 	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{W, H}, Strides: []int64{4 * W}, Box: []int{16, 8}})
 	c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{4}, Block: [3]int{64},
-		Params: []Arg{tm, Ptr(out)}, Buffers: []*Buffer{A, out}})
+		Params: []Arg{tm, Ptr(out), S32(map[bool]int32{true: 1}[bug])}, Buffers: []*Buffer{A, out}})
 	return a, out.Float32s(), c, err
 }
 
 // A multicast TMA copy lands in the shared memory of every CTA of its mask, at the same offset,
 // and completes its bytes on each one's barrier: both CTAs of each cluster hold the cluster's box.
 // Each copy is one TMA request reading its 512 bytes once and writing them twice.
+//
+// With bug, rank 1 arrives on its barrier without announcing the multicast's bytes: its phase
+// completes before the tile lands, and its read of the tile races with the copy rank 0 issued (a
+// hazard naming both, whichever of the two the schedule meets first).
 func TestTMAMulticast(t *testing.T) {
-	a, got, c, err := launchMulticast(t, "mb_arrive_tx(smem(&bar), 512)")
+	m := compileSM90(t, tmaMulticast)
+	a, got, c, err := launchMulticast(t, m, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +73,7 @@ func TestTMAMulticast(t *testing.T) {
 	if c.TMARequests != 2 || c.TMABytes != 2*512 || c.TMAMulticastBytes != 2*2*512 {
 		t.Errorf("TMA requests %d, bytes %d, multicast bytes %d; want 2, 1024, 2048", c.TMARequests, c.TMABytes, c.TMAMulticastBytes)
 	}
-}
-
-// Rank 1 arrives on its barrier without announcing the multicast's bytes: its phase completes
-// before the tile lands, and its read of the tile races with the copy rank 0 issued (a hazard
-// naming both, whichever of the two the schedule meets first).
-func TestTMAMulticastWithoutExpectTx(t *testing.T) {
-	_, _, _, err := launchMulticast(t, "if (rank == 0) mb_arrive_tx(smem(&bar), 512); else mb_arrive(smem(&bar))")
+	_, _, _, err = launchMulticast(t, m, true)
 	var f *Fault
 	if !errors.As(err, &f) || f.Kind != "hazard" || !strings.Contains(f.Instr+f.OtherInstr, "multicast::cluster") ||
 		!strings.Contains(f.Instr+f.OtherInstr, "ld.shared") || f.Line == 0 || f.OtherLine == 0 {
@@ -89,10 +90,10 @@ func TestTMAIm2colUnsupported(t *testing.T) {
 }
 
 // reissueKernel: a block loads a tile with TMA, every thread reads its element, and thread 0
-// refills the tile with the next box (SYNC between: the __syncthreads() that orders the reads
-// before the refill, or nothing).
+// refills the tile with the next box (with sync set, after the __syncthreads() that orders the
+// reads before the refill).
 const reissueKernel = tmaAsm + `
-extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, float* out) {
+extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, float* out, int sync) {
 	__shared__ alignas(128) float tile[8 * 16];
 	__shared__ unsigned long long bar;
 	int t = threadIdx.x;
@@ -101,7 +102,7 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, float* ou
 	if (t == 0) { mb_arrive_tx(smem(&bar), 512); tma_2d(smem(tile), &tmap, 0, 0, smem(&bar)); }
 	mb_wait_parity(smem(&bar), 0);
 	float v = tile[t]; // the read
-	SYNC
+	if (sync) __syncthreads();
 	if (t == 0) { mb_arrive_tx(smem(&bar), 512); tma_2d(smem(tile), &tmap, 16, 0, smem(&bar)); } // the refill
 	mb_wait_parity(smem(&bar), 1);
 	out[(blockIdx.y * gridDim.x + blockIdx.x) * 128 + t] = v + tile[t];
@@ -111,26 +112,32 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, float* ou
 // A TMA copy into a tile other threads read with no barrier between is a write-after-read hazard
 // at the copy, naming a read; with __syncthreads() between, the two tiles add up.
 func TestTMARefillRacesWithReaders(t *testing.T) {
-	src := strings.Replace(reissueKernel, "SYNC", "", 1)
-	m := compileSM90(t, src)
-	_, _, _, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+	m := compileSM90(t, reissueKernel)
+	a := make([]float32, 40*8)
+	for i := range a {
+		a[i] = float32(i + 1)
+	}
+	A := Float32Buffer("A", a)
+	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{40, 8}, Strides: []int64{160}, Box: []int{16, 8}})
+	launch := func(sync int32) (*Buffer, error) {
+		out := NewOutput("out", 128*4, Poisoned)
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64},
+			Params: []Arg{tm, Ptr(out), S32(sync)}, Buffers: []*Buffer{A, out}})
+		return out, err
+	}
+	_, err := launch(0)
 	var f *Fault
 	if !errors.As(err, &f) || f.Kind != "hazard" || !strings.Contains(f.Msg, "write after read") ||
-		!strings.Contains(f.Instr, "cp.async.bulk.tensor") || f.OtherSource != "k.cu:"+strconv.Itoa(lineOf(t, src, "// the read")) {
+		!strings.Contains(f.Instr, "cp.async.bulk.tensor") || f.OtherSource != "k.cu:"+strconv.Itoa(lineOf(t, reissueKernel, "// the read")) {
 		t.Fatalf("got %v, want a write-after-read hazard at the refill naming the read", err)
 	}
-	m = compileSM90(t, strings.Replace(reissueKernel, "SYNC", "__syncthreads();", 1))
-	a, out, _, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+	out, err := launch(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := out.Float32s()
-	for b := range 9 {
-		for i := range 64 {
-			r, col := i/16, i%16
-			if want := a[r*40+col] + a[r*40+16+col]; got[b*128+i] != want {
-				t.Fatalf("block %d out[%d] = %v, want %v", b, i, got[b*128+i], want)
-			}
+	for i, got := range out.Float32s()[:64] {
+		if want := a[i/16*40+i%16] + a[i/16*40+16+i%16]; got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
 		}
 	}
 }

@@ -118,6 +118,10 @@ func (cl *cluster) sync() {
 	cl.epoch++
 	for _, c := range cl.ctas {
 		c.dsmLive = false
+		if c.L.racecheck {
+			c.tick()
+			c.clSeq = c.seq // the records before it are ordered before another CTA's copy (tmarace.go)
+		}
 	}
 }
 

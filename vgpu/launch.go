@@ -505,6 +505,7 @@ type cta struct {
 	bulkMarked        int                  // how many are marked
 	dsm               []dsmRec             // per shared byte, accesses across the cluster (dsmemrace.go)
 	dsmLive           bool                 // another CTA accessed it in the cluster's epoch
+	clSeq             uint32               // c.seq at the cluster's last synchronisation (dsmemrace.go)
 	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 

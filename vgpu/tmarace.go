@@ -15,7 +15,8 @@ import (
 //   - at its issue, a copy's destination bytes must not have been read or written in the current
 //     barrier interval by a thread the issuing thread is not ordered after (racecheck.go's records:
 //     a consumer still reading a stage the producer refills, with no barrier or mbarrier phase
-//     between): "write after read" / "write after write", naming that access;
+//     between; for a multicast into another CTA, no synchronisation of the cluster since, as
+//     dsmemrace.go counts them): "write after read" / "write after write", naming that access;
 //   - while it is in flight, a generic load, store or atomic of its destination, a wgmma reading
 //     it, or a second copy into it is a hazard naming the copy: the read may see the old bytes or
 //     the new, the write may be overwritten by the copy.
@@ -44,7 +45,7 @@ func (c *cta) tmaIssue(w *warp, in *inst, l int, cp bulkCopy) {
 	}
 	b := w.first + l
 	if w.c != c {
-		b = -1 // a thread of another CTA: ordered after none of c's accesses in the interval
+		b = -1 // a thread of another CTA: ordered only by the cluster's synchronisations
 	}
 	for ch := cp.dst / 16; ch < (cp.dst+cp.span)/16; ch++ {
 		if mk := c.bulkMarks[ch]; mk.thread != 0 {
@@ -77,9 +78,15 @@ func (c *cta) issueWord(w *warp, in *inst, l, b int, wi uint64) {
 	}
 }
 
-// issueRecord faults if a record's write or reads in this interval are not ordered before thread b.
+// issueRecord faults if a record's write or reads in this interval are not ordered before thread
+// b, or for another CTA's copy (b < 0) before the cluster's last synchronisation.
 func (c *cta) issueRecord(w *warp, in *inst, l, b int, sh *shadow, addr uint64) {
-	unordered := func(a int, t uint32) bool { return b < 0 || !c.ordered(a, b, t) }
+	unordered := func(a int, t uint32) bool {
+		if b < 0 {
+			return t >= c.clSeq
+		}
+		return !c.ordered(a, b, t)
+	}
 	if sh.wseq >= c.barSeq && unordered(int(sh.writer), sh.wseq) {
 		c.hazard(w, l, in, addr, "write after write (a TMA copy's destination written by a thread)", int(sh.writer), sh.wpc)
 	}

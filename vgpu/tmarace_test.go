@@ -8,15 +8,19 @@ import (
 	"testing"
 )
 
-// tmaMulticast: clusters of 2 CTAs; each CTA's thread 0 initialises its barrier and announces the
-// box's 512 bytes (with bug set, rank 1 only arrives), cluster.sync(), rank 0's thread 0 multicasts the 16×8 box at
-// (16·cluster, 0) to both CTAs (mask 0b11), and every CTA waits on its own barrier, writes its
-// tile out, and waits for the cluster before exiting.
-const tmaMulticast = tmaAsm + `
+// tmaMulticastAsm adds the multicast 2-D copy (PTX ISA 8.x, "cp.async.bulk.tensor") to tmaAsm.
+const tmaMulticastAsm = tmaAsm + `
 __device__ __forceinline__ void tma_2d_mc(unsigned dst, const CUtensorMap* m, int x, int y, unsigned bar, unsigned short mask) {
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
 		:: "r"(dst), "l"(m), "r"(x), "r"(y), "r"(bar), "h"(mask) : "memory");
 }
+`
+
+// tmaMulticast: clusters of 2 CTAs; each CTA's thread 0 initialises its barrier and announces the
+// box's 512 bytes (with bug set, rank 1 only arrives), cluster.sync(), rank 0's thread 0 multicasts the 16×8 box at
+// (16·cluster, 0) to both CTAs (mask 0b11), and every CTA waits on its own barrier, writes its
+// tile out, and waits for the cluster before exiting.
+const tmaMulticast = tmaMulticastAsm + `
 extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const __grid_constant__ CUtensorMap tmap, float* out, int bug) {
 	__shared__ alignas(128) float tile[8 * 16];
 	__shared__ unsigned long long bar;
@@ -139,5 +143,63 @@ func TestTMARefillRacesWithReaders(t *testing.T) {
 		if want := a[i/16*40+i%16] + a[i/16*40+16+i%16]; got != want {
 			t.Fatalf("out[%d] = %v, want %v", i, got, want)
 		}
+	}
+}
+
+// A multicast pipeline over one stage: rank 0's thread 0 multicasts 3 boxes in turn into both
+// CTAs' tile, each after waiting on its "empty" barrier, on which every thread of both CTAs arrives
+// (remotely, mbarrier.arrive.release.cluster.shared::cluster) once it has read the tile. The refill
+// of rank 1's tile is ordered after rank 1's reads by that barrier's phase: no hazard, and each
+// thread's sum over the boxes matches the CPU.
+func TestTMAMulticastPipeline(t *testing.T) {
+	m := compileSM90(t, tmaMulticastAsm+`
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const __grid_constant__ CUtensorMap tmap, float* out) {
+	__shared__ alignas(128) float tile[8 * 16];
+	__shared__ unsigned long long full, empty;
+	unsigned rank, remote, t = threadIdx.x;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+	if (t == 0) { mb_init(smem(&full), 1); mb_init(smem(&empty), 2 * 32); }
+	asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+	asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(smem(&empty)));
+	float acc = 0;
+	for (int it = 0; it < 3; it++) {
+		if (t == 0) {
+			mb_arrive_tx(smem(&full), 512);
+			if (rank == 0) {
+				if (it > 0) mb_wait_parity(smem(&empty), (it - 1) & 1);
+				tma_2d_mc(smem(tile), &tmap, 16 * it, 0, smem(&full), 3);
+			}
+		}
+		mb_wait_parity(smem(&full), it & 1);
+		acc += tile[t] * (it + 1);
+		asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(remote) : "memory");
+	}
+	out[blockIdx.x * 32 + t] = acc;
+	asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+`)
+	a := make([]float32, 48*8)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	A, out := Float32Buffer("A", a), NewOutput("out", 2*32*4, Poisoned)
+	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{48, 8}, Strides: []int64{192}, Box: []int{16, 8}})
+	c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{2}, Block: [3]int{32},
+		Params: []Arg{tm, Ptr(out)}, Buffers: []*Buffer{A, out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out.Float32s() {
+		var want float32
+		for it := range 3 {
+			tt := i % 32
+			want += a[tt/16*48+16*it+tt%16] * float32(it+1)
+		}
+		if got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+	if c.TMAMulticastBytes != 3*2*512 {
+		t.Errorf("multicast bytes %d, want %d", c.TMAMulticastBytes, 3*2*512)
 	}
 }

@@ -292,7 +292,10 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 	if op.rank > 0 {
 		want = 3
 	}
-	if op.mcast && len(args) == want+1 { // the CTA mask follows [mbar]
+	if op.mcast { // the CTA mask follows [mbar]
+		if len(args) != want+1 {
+			return d.errf(".multicast::cluster takes a 16-bit ctaMask operand after [mbar]")
+		}
 		var err error
 		if op.mask, err = d.src(args[want], parseType("b16")); err != nil {
 			return err

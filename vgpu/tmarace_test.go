@@ -85,11 +85,19 @@ func TestTMAMulticast(t *testing.T) {
 	}
 }
 
+// im2col is refused naming the instruction and the mode; a multicast needs its CTA mask.
 func TestTMAIm2colUnsupported(t *testing.T) {
 	_, err := decodeOne(t, "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r4}], [%r5], {%r6}")
 	var u *UnsupportedError
 	if !errors.As(err, &u) || !strings.Contains(err.Error(), "im2col") || !strings.Contains(err.Error(), "cp.async.bulk.tensor") {
 		t.Errorf("im2col: %v, want an UnsupportedError naming cp.async.bulk.tensor and im2col", err)
+	}
+	_, err = decodeOne(t, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {%r2, %r3}], [%r5]")
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "ctaMask") {
+		t.Errorf("multicast without a mask: %v, want an error asking for the ctaMask", err)
+	}
+	if _, err := decodeOne(t, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], %r2, [%r3], %r4"); err != nil {
+		t.Errorf("a 1-D multicast: %v", err)
 	}
 }
 

@@ -14,9 +14,12 @@ import (
 // keeps its old value, and the new one (a heldReg) is written when a wgmma.wait_group completes
 // the wgmma's group. A later wgmma.mma_async of the warp accumulating into a held register reads
 // the held value (the chaining the ISA orders by default). A kernel that forgets the wait sees the
-// old values, the stale ones a GPU may show; with the hazard check on (LaunchConfig.NoRacecheck
-// false) any other instruction reading or writing a held register is a "hazard" fault at its line
-// naming the wgmma's, the check compute-sanitizer does not make.
+// old values, as the ISA allows (ptxas 12.4, finding such a read, serialises the kernel's wgmma
+// instead and warns "C7514 Potential Performance Loss: wgmma.mma_async instructions are serialized
+// due to non wgmma instructions reading accumulator registers", so a GPU may show the product,
+// slowly); with the hazard check on (LaunchConfig.NoRacecheck false) any other instruction reading
+// or writing a held register is a "hazard" fault at its line naming the wgmma's, a check
+// compute-sanitizer does not make.
 //
 // One exception: a mov from a held register to another (NVVM's copies of loop-carried
 // accumulators, which ptxas coalesces into the same physical registers) copies the hold: the
@@ -122,7 +125,7 @@ func (c *cta) heldFault(w *warp, in *inst, m uint32, h *heldReg) {
 	f := &Fault{Kind: "hazard", Space: "register",
 		OtherThread: c.threadXYZ(w.first), OtherLine: int(mma.line), OtherSource: c.L.source(mma.loc),
 		OtherInstr: c.L.mod.Line(int(mma.line)),
-		Msg:        fmt.Sprintf("an access to an accumulator register of the wgmma.mma_async at PTX line %d before a wgmma.wait_group waits for its group: the register's value is undefined until then (a GPU may show the old value or a partial result). Commit the wgmma (wgmma.commit_group) and wait (wgmma.wait_group N) before reading or writing its accumulators (PTX ISA 8.x, section 9.7.15.7.3 \"wgmma.wait_group\")", mma.line)}
+		Msg:        fmt.Sprintf("an access to an accumulator register of the wgmma.mma_async at PTX line %d before a wgmma.wait_group waits for its group: the register's value is undefined until then (ptxas, seeing the read, serialises the kernel's wgmma instructions, warning C7514 \"Potential Performance Loss\"). Commit the wgmma (wgmma.commit_group) and wait (wgmma.wait_group N) before reading or writing its accumulators (PTX ISA 8.x, section 9.7.15.7.3 \"wgmma.wait_group\")", mma.line)}
 	c.fault(f, w, firstLane(m), in)
 }
 

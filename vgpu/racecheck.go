@@ -298,5 +298,5 @@ func (c *cta) hazard(w *warp, l int, in *inst, addr uint64, what string, other i
 	f.OtherLine = int(oi.line)
 	f.OtherInstr = c.L.mod.Line(int(oi.line))
 	f.OtherSource = c.L.source(oi.loc)
-	w.c.fault(f, w, l, in) // w's CTA: another than c for a copy multicast into c (tmarace.go)
+	c.fault(f, w, l, in)
 }

@@ -88,7 +88,7 @@ func (c *cta) issueRecord(w *warp, in *inst, l, b int, sh *shadow, addr uint64) 
 		return !c.ordered(a, b, t)
 	}
 	if sh.wseq >= c.barSeq && unordered(int(sh.writer), sh.wseq) {
-		c.hazard(w, l, in, addr, "write after write (a TMA copy's destination written by a thread)", int(sh.writer), sh.wpc)
+		c.issueHazard(w, l, in, addr, "write after write", "wrote", int(sh.writer), sh.wpc)
 	}
 	if sh.rseq < c.barSeq {
 		return
@@ -113,9 +113,24 @@ func (c *cta) issueRecord(w *warp, in *inst, l, b int, sh *shadow, addr uint64) 
 	}
 	for _, r := range readers {
 		if r.t != b && unordered(r.t, sh.rseq) {
-			c.hazard(w, l, in, addr, "write after read (a TMA copy into shared bytes another thread read, with no barrier or mbarrier phase between)", r.t, r.pc)
+			c.issueHazard(w, l, in, addr, "write after read", "read", r.t, r.pc)
 		}
 	}
+}
+
+// issueHazard faults at a copy (lane l of w, in) into byte addr of c's shared memory that thread
+// other of c accessed (did: "read", "wrote") at instruction pc, unordered with the copy.
+func (c *cta) issueHazard(w *warp, l int, in *inst, addr uint64, what, did string, other int, pc int32) {
+	oi := &c.prog.code[pc]
+	where, sync := "", "no __syncthreads() or mbarrier phase"
+	if w.c != c {
+		where = fmt.Sprintf(" of CTA rank %d (block %v; a multicast)", c.rank, c.idx)
+		sync = "no synchronisation of the cluster (barrier.cluster, an mbarrier phase)"
+	}
+	f := &Fault{Kind: "hazard", Space: "shared", Address: addr,
+		OtherThread: c.threadXYZ(other), OtherLine: int(oi.line), OtherSource: c.L.source(oi.loc), OtherInstr: c.L.mod.Line(int(oi.line)),
+		Msg: fmt.Sprintf("TMA %s hazard at shared offset %d%s: the copy writes bytes that another thread %s, with %s between the two: it may still be using them. Refill a stage only after its readers are done (they arrive on an \"empty\" mbarrier the producer waits on, or a __syncthreads())", what, addr, where, did, sync)}
+	w.c.fault(f, w, l, in)
 }
 
 // tmaAccess faults when a shared-memory access of the lanes m of w (n bytes at w.addr[l]) touches

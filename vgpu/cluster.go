@@ -28,7 +28,7 @@ import (
 // shared memory. A rank outside the cluster is an "out of bounds" fault at the mapa, an offset
 // past that CTA's shared memory one at the access. Accesses to another CTA's shared memory are
 // counted as warp instructions (Counts.DSMEMRequests) but not as shared-memory requests or
-// wavefronts, and the hazard and initcheck checks do not follow them.
+// wavefronts; the hazard check and the initcheck follow them (dsmemrace.go).
 //
 // mbarrier.arrive{.release}{.cluster}.shared::cluster.b64 _, [a]{, count} arrives on the barrier
 // at a (mapped by mapa: another CTA's of the cluster; remoteArrive).
@@ -57,6 +57,7 @@ type cluster struct {
 	ctas     []*cta
 	id       [3]int
 	phase    uint32 // barrier.cluster phases completed
+	epoch    uint32 // synchronisations of the cluster, for the DSMEM hazard check (dsmemrace.go)
 	explicit bool
 }
 
@@ -336,6 +337,7 @@ func (cl *cluster) release() bool {
 		return false
 	}
 	cl.phase++
+	cl.sync() // dsmemrace.go
 	for _, c := range cl.ctas {
 		if c.L.racecheck {
 			c.newInterval() // a superset of __syncthreads() for the hazard check

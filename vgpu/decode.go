@@ -45,7 +45,7 @@ var features = []struct{ prefix, feature string }{
 	{"sust", "surface stores (surf2Dwrite: \"Surface Memory\")"},
 	{"sured", "surface reductions (\"Surface Memory\")"},
 	{"suq", "surface queries (\"Surface Memory\")"},
-	{"cp.async.bulk", "Hopper's tensor memory accelerator copies other than tile loads completing on an mbarrier and stores (multicast, im2col, prefetch; TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
+	{"cp.async.bulk", "Hopper's tensor memory accelerator copies other than tile loads completing on an mbarrier (multicast included) and stores (im2col, prefetch; TMA, cp.async.bulk: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.reduce.async.bulk", "Hopper's tensor memory accelerator reductions (TMA: \"Asynchronous Data Copies using the Tensor Memory Accelerator\")"},
 	{"cp.async", "asynchronous copies to shared memory other than cp.async.ca/.cg.shared.global with commit_group, wait_group/wait_all and cp.async.mbarrier.arrive (\"Asynchronous Data Copies\")"},
 	{"wgmma", "Hopper's warpgroup matrix multiply-accumulate (wgmma) shapes and types other than m64nNk16 with f16 or bf16 inputs and f32 accumulators"},
@@ -319,6 +319,7 @@ func decodeFunction(mod *Module, f *Function) (*program, error) {
 		return nil, err
 	}
 	p.markPastBarriers(d.mod.Locs)
+	holdWgmmaResults(p) // wgmmahold.go
 	return p, nil
 }
 

@@ -122,6 +122,8 @@
 // cp.async.bulk.tensor.{1-5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes with a
 // tensor map made by TensorMapArg (tma.go: zero fill outside the tensor, 32/64/128-byte swizzle,
 // the bytes completed on the mbarrier when a thread waits on it; Counts.TMARequests and TMABytes),
+// both with .multicast::cluster and a CTA mask (the box lands in each masked CTA's shared memory
+// and completes on its barrier; Counts.TMAMulticastBytes),
 // and the stores back: cp.async.bulk{.tensor.Nd}.global.shared::cta{.tile}.bulk_group with
 // cp.async.bulk.commit_group and wait_group{.read};
 // thread-block clusters (cluster.go: __cluster_dims__ or LaunchConfig.Cluster, co-scheduled CTAs,
@@ -139,7 +141,7 @@
 // bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
-// stmatrix, TMA multicast, im2col, prefetch and reductions, mbarrier operations on .shared::cluster
+// stmatrix, TMA im2col (an UnsupportedError naming it), prefetch and reductions, mbarrier operations on .shared::cluster
 // other than arrive, mbarrier.pending_count and arrive.noComplete, wgmma shapes and types other
 // than m64nNk16 with f32 accumulators, red.async/st.async to another CTA, wmma with f16
 // accumulators or other shapes,
@@ -230,7 +232,14 @@
 // a barrier, is an uninitialised read or a hazard. A wgmma reading shared bytes written through
 // the generic proxy (st.shared, atomics, cp.async) with no fence.proxy.async executed in the CTA
 // since is a "hazard", and so is a generic write to bytes a wgmma read whose group its warp has not
-// waited for (wgmma.go); a wgmma's shared reads are initchecked as loads are.
+// waited for (wgmma.go); a wgmma's shared reads are initchecked as loads are. An access of a
+// wgmma's accumulator registers before the wgmma.wait_group that completes it is a "hazard" on
+// Space "register" (wgmmahold.go; without racecheck it sees the old values). A TMA copy's
+// destination is its from the issue to the wait that completes it: an access of it in between, or
+// a copy issued into bytes other threads accessed in the barrier interval, is a "hazard" naming
+// the copy (tmarace.go). Accesses of another CTA's shared memory through distributed shared memory
+// are racechecked against the owner's and the other CTAs' (no barrier.cluster, mbarrier phase or
+// release/acquire between: a "hazard" on Space "shared::cluster") and initchecked (dsmemrace.go).
 //
 // The global race check (globalrace.go, with racecheck; beyond compute-sanitizer, whose racecheck
 // covers shared memory only): a plain load of a global word that another block wrote is a "hazard"

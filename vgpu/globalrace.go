@@ -334,6 +334,9 @@ func (d *decoder) decodeMembar(in *inst, m mods, s pinst) error {
 }
 
 func execMembar(w *warp, in *inst, m uint32) {
+	if m != 0 && w.c.L.racecheck {
+		w.c.cl.sync() // a fence at cluster scope or wider may order accesses across the cluster (dsmemrace.go)
+	}
 	if m != 0 && w.c.L.gr != nil && w.c.L.gr.stopped.Load() == nil && w.c.linear < maxRaceBlocks {
 		w.c.fence(w.c.raceClock())
 	}

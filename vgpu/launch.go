@@ -208,6 +208,10 @@ type Counts struct {
 	// stores: the elements inside the tensor) (tma.go);
 	// neither is part of the global load requests, sectors or Coalescing.
 	TMARequests, TMABytes int64
+	// TMAMulticastBytes are the bytes multicast TMA copies (.multicast::cluster) wrote into the
+	// shared memory of the CTAs of their masks, each destination counted (their global reads are
+	// counted once, in TMABytes).
+	TMAMulticastBytes int64
 	// DSMEMAccesses are the thread-level loads and stores to another CTA's shared memory through
 	// a mapa address (distributed shared memory, cluster.go), not counted as shared requests.
 	DSMEMAccesses int64
@@ -298,7 +302,7 @@ func (c Counts) Scaled() Counts {
 	for _, x := range []*int64{&out.Warps, &out.Threads, &out.WarpInstructions, &out.ThreadInstructions,
 		&out.FLOPs, &out.TensorFLOPs, &out.GlobalLoadRequests, &out.GlobalStoreRequests, &out.LoadSectors, &out.StoreSectors,
 		&out.GlobalBytesUsed, &out.SharedLoadRequests, &out.SharedStoreRequests, &out.SharedWavefronts,
-		&out.Barriers, &out.AsyncProxyFences, &out.GmmaInstructions, &out.GmmaSharedBytes, &out.TMARequests, &out.TMABytes, &out.DSMEMAccesses, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
+		&out.Barriers, &out.AsyncProxyFences, &out.GmmaInstructions, &out.GmmaSharedBytes, &out.TMARequests, &out.TMABytes, &out.TMAMulticastBytes, &out.DSMEMAccesses, &out.Atomics, &out.GlobalAtomics, &out.GlobalAtomicRequests, &out.SharedAtomicRequests, &out.AtomicSectors,
 		&out.SharedIdealWavefronts, &out.GlobalAtomicPasses, &out.SharedAtomicPasses, &out.GlobalAtomicHotOps,
 		&out.PredicatedOffThreadInstructions, &out.Branches, &out.DivergentBranches, &out.GlobalLines,
 		&out.AsyncCopyLines, &out.AsyncCopyWavefronts, &out.L1Sectors, &out.L1Hits, &out.L2Sectors, &out.L2Hits, &out.DRAMReadBytes, &out.DRAMWriteBytes, &out.L2DirtyBytes} {
@@ -496,6 +500,12 @@ type cta struct {
 	dsmem             int64                // Counts.DSMEMAccesses
 	tmaRequests       int64                // Counts.TMARequests and TMABytes (tma.go)
 	tmaBytes          int64                // Counts.TMABytes
+	tmaMulticastBytes int64                // Counts.TMAMulticastBytes
+	bulkMarks         []bulkMark           // shared chunks TMA copies in flight will write (tmarace.go)
+	bulkMarked        int                  // how many are marked
+	dsm               []dsmRec             // per shared byte, accesses across the cluster (dsmemrace.go)
+	dsmLive           bool                 // another CTA accessed it in the cluster's epoch
+	clSeq             uint32               // c.seq at the cluster's last synchronisation (dsmemrace.go)
 	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 
@@ -895,6 +905,7 @@ func (c *cta) start(i int) {
 	clear(c.mbars)
 	c.wg.reset()
 	c.bulk, c.bulkBytes = c.bulk[:0], 0
+	c.resetAsyncChecks() // dsmemrace.go
 	clear(c.clArrived)
 	c.clock = 0
 	for _, w := range c.warps {
@@ -1037,6 +1048,7 @@ func (L *launch) counts(ctas []*cta, nblocks, nwarps int) Counts {
 		out.TMARequests += c.tmaRequests
 		out.DSMEMAccesses += c.dsmem
 		out.TMABytes += c.tmaBytes
+		out.TMAMulticastBytes += c.tmaMulticastBytes
 		out.GlobalLines += c.lines
 		out.AsyncCopyLines += c.asyncLines
 		out.L1Sectors += c.l1Sectors

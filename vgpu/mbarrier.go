@@ -318,6 +318,7 @@ func (c *cta) mbarComplete(off uint32, b *mbarrier) {
 	b.pending, b.tx = b.expected, 0
 	if c.L.racecheck {
 		c.newInterval()
+		c.cl.sync() // orders accesses across the cluster too (dsmemrace.go)
 	}
 	c.wakeMbar(off)
 }

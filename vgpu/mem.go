@@ -307,6 +307,12 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		}
 	}
 	if sm != 0 {
+		if c.bulkMarked > 0 {
+			c.tmaAccess(w, in, sm, n, mode) // TMA copies in flight (tmarace.go)
+		}
+		if c.dsmLive {
+			c.dsmLocal(w, in, sm, n, mode) // other CTAs' accesses (dsmemrace.go)
+		}
 		c.countShared(ic, w, sm, n)
 		if mode == accAtomic {
 			ic.sPass += c.atomicPasses(w, sm)
@@ -494,6 +500,8 @@ func (c *cta) memLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize]ui
 		case spShared:
 			*sm |= 1 << l
 			w.addr[l] = off
+		case spDsmem:
+			c.dsmemAccess(w, in, l, addr, off, n, mode) // dsmemrace.go
 		}
 	}
 }

@@ -45,11 +45,21 @@ import (
 // The tensor map's 128 bytes are opaque and driver-defined on a GPU (cuTensorMapEncodeTiled fills
 // them); the virtual GPU defines its own layout (tmapLayout below), filled by the launcher from a
 // TensorMap description given with TensorMapArg. The stores back to global memory are
-// decodeBulkStore's. Element strides other than 1, interleave, im2col, multicast, reductions
-// (cp.reduce.async.bulk) and cp.async.bulk.prefetch are not supported.
+// decodeBulkStore's. Element strides other than 1, interleave, im2col (refused at decode with an
+// error naming it), reductions (cp.reduce.async.bulk) and cp.async.bulk.prefetch are not supported.
+//
+// Multicast (PTX ISA 8.x, "cp.async.bulk.tensor" and "cp.async.bulk": .multicast::cluster with a
+// 16-bit ctaMask operand after [mbar]): the data lands in the shared memory of every CTA of the
+// cluster whose rank is set in the mask, at the issuing CTA's destination offset, and completes its
+// bytes on the mbarrier at the issuing CTA's barrier offset in each of them. The virtual GPU reads
+// the source once and puts one copy in flight per destination CTA (on that CTA's list: a wait there
+// completes it). An empty mask or a rank outside the cluster is "out of bounds", a destination CTA
+// that has exited too, and a destination barrier no mbarrier.init initialised a "barrier" fault.
+// The hazard check of the destinations is tmarace.go's.
 //
 // Counts: each copy instruction is a warp instruction of class "load" ("store" for a TMA store);
-// its bytes are Counts.TMABytes and its warp instructions Counts.TMARequests, kept apart from the global load
+// its bytes are Counts.TMABytes (a multicast's once; Counts.TMAMulticastBytes the bytes it wrote
+// into each CTA of its mask) and its warp instructions Counts.TMARequests, kept apart from the global load
 // requests, sectors and Coalescing of the LSU path (Nsight Compute counts TMA traffic apart from
 // the LSU's ld/st instructions too; the virtual GPU does not send it through the cache model).
 
@@ -219,6 +229,8 @@ type bulkOp struct {
 	coords  [5]int32 // the tensor coordinates' registers
 	mbar    int32
 	mbarOff int64
+	mcast   bool  // .multicast::cluster: to the CTAs of the mask (cta mask register)
+	mask    int32 // the 16-bit CTA mask's register
 }
 
 // bulkCopy is one copy in flight, until a wait on its barrier completes it.
@@ -228,6 +240,7 @@ type bulkCopy struct {
 	pc   int32
 	mbar uint32 // shared offset of the barrier
 	dst  uint32 // shared offset of the destination's first byte
+	span uint32 // the destination's bytes (the data rounded up to 128 with a swizzle)
 	swz  int    // swizzle bits k (0: none)
 	data []byte
 }
@@ -259,8 +272,12 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 			op.rank = int(w[0] - '0')
 		case "L2::cache_hint":
 			hint = true
+		case "multicast::cluster":
+			op.mcast = true
+		case "im2col", "im2col::w", "im2col::w::128", "tile::gather4", "tile::scatter4":
+			return d.errf("cp.async.bulk.tensor's .%s mode is not supported: only .tile mode copies boxes (PTX ISA 8.x, \"Tensor Access Modes\"; im2col's convolution patches are not emulated)", w)
 		default:
-			return d.errf("unknown modifier .%s (cp.async.bulk{.tensor.Nd}.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes is supported)", w)
+			return d.errf("unknown modifier .%s (cp.async.bulk{.tensor.Nd}.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster} is supported)", w)
 		}
 	}
 	if !strings.Contains(s.op, ".global") || !strings.Contains(s.op, ".shared") || !strings.Contains(s.op, "complete_tx") ||
@@ -275,8 +292,19 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 	if op.rank > 0 {
 		want = 3
 	}
+	if op.mcast { // the CTA mask follows [mbar]
+		if len(args) != want+1 {
+			return d.errf(".multicast::cluster takes a 16-bit ctaMask operand after [mbar]")
+		}
+		var err error
+		if op.mask, err = d.src(args[want], parseType("b16")); err != nil {
+			return err
+		}
+		args = args[:want]
+	}
 	if len(args) != want || args[0].kind != oAddr || args[1].kind != oAddr || args[want-1].kind != oAddr {
-		return d.errf("takes %d operands: [dst], %s, [mbar]", want, map[bool]string{true: "[tmap, {coordinates}]", false: "[src], size"}[op.rank > 0])
+		return d.errf("takes %d operands: [dst], %s, [mbar]%s", want, map[bool]string{true: "[tmap, {coordinates}]", false: "[src], size"}[op.rank > 0],
+			map[bool]string{true: ", ctaMask"}[op.mcast])
 	}
 	if err := d.address(in, args[0], spShared); err != nil {
 		return err
@@ -317,7 +345,7 @@ func execBulk(w *warp, in *inst, m uint32) {
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		cp := bulkCopy{w: w, lane: l, pc: in.self}
-		cp.mbar = c.bulkBarrier(w, in, l)
+		cp.mbar = c.bulkBarrierOff(w, in, l)
 		dst := uint64(in.off)
 		if in.a >= 0 {
 			dst += w.regs[in.a][l]
@@ -344,17 +372,57 @@ func execBulk(w *warp, in *inst, m uint32) {
 			c.fault(&Fault{Kind: "misaligned", Space: "shared", Address: off, Msg: fmt.Sprintf("%s destination at shared offset %d: it must be %d-byte aligned", in.bulkName(), off, align)}, w, l, in)
 		}
 		c.bulkRange(w, in, l, dst, span, spShared, accStore)
-		cp.dst = uint32(off)
-		if len(c.bulk) >= maxBulkInFlight {
-			c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bulk copies in flight with no wait on their mbarriers", maxBulkInFlight)}, w, l, in)
-		}
-		if limit := bulkInFlightFactor * int64(len(c.shared)); c.bulkBytes+int64(len(cp.data)) > limit {
-			c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bytes of bulk copies in flight (%d times the block's shared memory) with no wait on their mbarriers", limit, bulkInFlightFactor)}, w, l, in)
-		}
-		c.bulk = append(c.bulk, cp)
-		c.bulkBytes += int64(len(cp.data))
+		cp.dst, cp.span = uint32(off), uint32(span)
 		c.tmaBytes += int64(len(cp.data))
+		if !op.mcast {
+			c.enqueueBulk(c, w, in, l, cp)
+			continue
+		}
+		for _, to := range c.multicastTargets(w, in, l, uint16(w.regs[op.mask][l])) {
+			c.enqueueBulk(to, w, in, l, cp)
+			c.tmaMulticastBytes += int64(len(cp.data))
+		}
 	}
+}
+
+// enqueueBulk puts lane l's copy cp in flight to the shared memory of CTA to (c's own, or one of
+// its cluster's for a multicast), checking its barrier there and the bounds on copies in flight.
+func (c *cta) enqueueBulk(to *cta, w *warp, in *inst, l int, cp bulkCopy) {
+	if to.mbars[cp.mbar] == nil {
+		c.fault(&Fault{Kind: "barrier", Space: "shared", Address: uint64(cp.mbar), Msg: fmt.Sprintf("%s completes on shared offset %d of CTA rank %d, which no mbarrier.init initialised", in.bulkName(), cp.mbar, to.rank)}, w, l, in)
+	}
+	if len(to.bulk) >= maxBulkInFlight {
+		c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bulk copies in flight with no wait on their mbarriers", maxBulkInFlight)}, w, l, in)
+	}
+	if limit := bulkInFlightFactor * int64(len(to.shared)); to.bulkBytes+int64(len(cp.data)) > limit {
+		c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bytes of bulk copies in flight (%d times the block's shared memory) with no wait on their mbarriers", limit, bulkInFlightFactor)}, w, l, in)
+	}
+	to.tmaIssue(w, in, l, cp) // the hazard check of the destination (tmarace.go)
+	to.bulk = append(to.bulk, cp)
+	to.bulkBytes += int64(len(cp.data))
+}
+
+// multicastTargets are the running CTAs of c's cluster whose ranks are set in mask (a CTA alone
+// is a cluster of one, rank 0), faulting on an empty mask or a rank outside the cluster.
+func (c *cta) multicastTargets(w *warp, in *inst, l int, mask uint16) []*cta {
+	ctas := []*cta{c}
+	if c.cl != nil {
+		ctas = c.cl.ctas
+	}
+	if mask == 0 || int(bits.Len16(mask)) > len(ctas) {
+		c.fault(&Fault{Kind: "out of bounds", Space: "shared::cluster", Msg: fmt.Sprintf("%s.multicast::cluster with CTA mask %#04x in a cluster of %d CTAs: the mask must name at least one CTA, and only ranks 0..%d", in.bulkName(), mask, len(ctas), len(ctas)-1)}, w, l, in)
+	}
+	var out []*cta
+	for r, o := range ctas {
+		if mask>>r&1 == 0 {
+			continue
+		}
+		if o.exited() {
+			c.fault(&Fault{Kind: "out of bounds", Space: "shared::cluster", Msg: fmt.Sprintf("%s.multicast::cluster to CTA rank %d of the cluster, which has exited: its shared memory is gone", in.bulkName(), r)}, w, l, in)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 func (in *inst) bulkName() string {
@@ -388,17 +456,15 @@ func (c *cta) bulkRange(w *warp, in *inst, l int, addr uint64, n int, sp uint8, 
 	return first[:n]
 }
 
-// bulkBarrier returns the shared offset of lane l's mbarrier, faulting if none is initialised.
-func (c *cta) bulkBarrier(w *warp, in *inst, l int) uint32 {
+// bulkBarrierOff returns the shared offset of lane l's mbarrier (in the issuing CTA's shared
+// memory; a multicast completes on the barrier at that offset in each CTA of its mask).
+func (c *cta) bulkBarrierOff(w *warp, in *inst, l int) uint32 {
 	op := in.bulk
 	addr := uint64(op.mbarOff)
 	if op.mbar >= 0 {
 		addr += w.regs[op.mbar][l]
 	}
 	_, _, off := c.resolve(w, in, l, c.sharedOff(addr), 8, spShared, accAtomic)
-	if c.mbars[uint32(off)] == nil {
-		c.fault(&Fault{Kind: "barrier", Space: "shared", Address: off, Msg: fmt.Sprintf("%s completes on shared offset %d, which no mbarrier.init initialised", in.bulkName(), off)}, w, l, in)
-	}
 	return uint32(off)
 }
 
@@ -473,6 +539,7 @@ func (c *cta) completeBulk(off uint32, all bool) bool {
 // writeBulk writes cp's bytes to shared memory (swizzled) and marks them written.
 func (c *cta) writeBulk(cp bulkCopy) {
 	in := &c.prog.code[cp.pc]
+	c.unmarkBulk(cp) // tmarace.go
 	for i := 0; i < len(cp.data); i += 16 {
 		a := cp.dst + uint32(i)
 		if cp.swz > 0 {

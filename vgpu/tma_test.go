@@ -50,6 +50,12 @@ func tileSource(expect, dstOff, xOff int) string {
 // and row of boxes partly outside it).
 func launchTile(t *testing.T, m *Module, swz Swizzle, box []int) ([]float32, *Buffer, Counts, error) {
 	t.Helper()
+	return launchTileChecked(t, m, swz, box, true)
+}
+
+// launchTileChecked is launchTile with the hazard check on or off (race).
+func launchTileChecked(t *testing.T, m *Module, swz Swizzle, box []int, race bool) ([]float32, *Buffer, Counts, error) {
+	t.Helper()
 	const W, H = 40, 20
 	a := make([]float32, W*H)
 	for i := range a {
@@ -59,7 +65,7 @@ func launchTile(t *testing.T, m *Module, swz Swizzle, box []int) ([]float32, *Bu
 	out := NewOutput("out", 9*128*4, Poisoned)
 	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{W, H}, Strides: []int64{4 * W}, Box: box, Swizzle: swz})
 	c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{3, 3}, Block: [3]int{64},
-		Params: []Arg{tm, Ptr(out)}, Buffers: []*Buffer{A, out}})
+		Params: []Arg{tm, Ptr(out)}, Buffers: []*Buffer{A, out}, NoRacecheck: !race})
 	return a, out, c, err
 }
 
@@ -211,20 +217,27 @@ func TestTensorMapArgChecked(t *testing.T) {
 	}
 }
 
-// Reading the TMA destination before waiting on the barrier reads what was there before the copy
-// (the copy completes at the wait): the block's poison, an uninitialised-read note at the read.
+// Reading the TMA destination before waiting on the barrier is a hazard at the read naming the
+// copy (tmarace.go). Without the hazard check it reads what was there before the copy (the copy
+// completes at the wait): the block's poison, an uninitialised-read note at the read.
 func TestTMAReadBeforeWait(t *testing.T) {
 	src := strings.Replace(tileSource(512, 0, 0), "mb_wait_parity(smem(&bar), 0); // the wait", "float early = tile[threadIdx.x]; // the early read\n\tmb_wait_parity(smem(&bar), 0);\n\tout[threadIdx.x] = early;", 1)
 	src = strings.Replace(src, "for (int i = threadIdx.x;", "if (0) for (int i = threadIdx.x;", 1)
 	m := compileSM90(t, src)
-	_, out, c, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+	want := lineOf(t, src, "// the early read")
+	_, _, _, err := launchTile(t, m, SwizzleNone, []int{16, 8})
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != "hazard" || f.Source != "k.cu:"+strconv.Itoa(want) ||
+		!strings.Contains(f.OtherInstr, "cp.async.bulk.tensor") || !strings.Contains(f.Msg, "TMA copy in flight") {
+		t.Fatalf("got %v, want a hazard at k.cu:%d naming the copy", err, want)
+	}
+	_, out, c, err := launchTileChecked(t, m, SwizzleNone, []int{16, 8}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := out.Float32s()[0]; !math.IsNaN(float64(got)) { // poison reads as NaN
 		t.Errorf("early read = %v, want the poison (NaN)", got)
 	}
-	want := lineOf(t, src, "// the early read")
 	if len(c.Notes) == 0 || c.Notes[0].Kind != "uninitialised read" || c.Notes[0].Source != "k.cu:"+strconv.Itoa(want) {
 		t.Errorf("notes %+v, want an uninitialised read at k.cu:%d", c.Notes, want)
 	}

@@ -22,8 +22,9 @@ import (
 // Each warp's 16 rows of D depend only on its 16 rows of A and all of B, so each warp computes
 // its share when it executes the instruction; a warpgroup whose four warps do not all exist is a
 // fault. The instruction is asynchronous on the hardware; here it reads shared memory and writes
-// its accumulators when it executes, as a program that waits (wgmma.wait_group) before using them
-// observes, and as ptxas makes a program that reads them early behave (it serialises the wgmma).
+// its accumulators' new values when it executes, but they reach the registers only at the
+// wgmma.wait_group that completes its group (wgmmahold.go): a program that reads them earlier sees
+// the old values, and with the hazard check on is stopped at the read.
 // Products of 16-bit inputs are exact in f32 and are summed in k order from C.
 
 // smemDesc is a decoded matrix descriptor (section 9.7.15.5.1.2.2): byte addresses and offsets
@@ -274,9 +275,10 @@ func execWgmma(w *warp, in *inst, m uint32) {
 		g.commit()
 	case wgWait:
 		g.wait(op.wait)
+		g.deliver(w) // wgmmahold.go
 	case wgMma:
 		g.issued++
-		execWgmmaMma(w, in, op)
+		execWgmmaMma(w, in, op, g)
 	}
 }
 
@@ -289,8 +291,9 @@ func firstLane(m uint32) int {
 	return 0
 }
 
-// execWgmmaMma computes warp w's 16 rows of D.
-func execWgmmaMma(w *warp, in *inst, op *wgmmaOp) {
+// execWgmmaMma computes warp w's 16 rows of D, held in gw until the wait that completes it
+// (wgmmahold.go).
+func execWgmmaMma(w *warp, in *inst, op *wgmmaOp, gw *wgWarp) {
 	q := w.id % 4
 	var A [16][16]float32
 	if op.aDesc {
@@ -335,12 +338,12 @@ func execWgmmaMma(w *warp, in *inst, op *wgmmaOp) {
 			i, n := g+8*((j>>1)&1), 8*(j>>2)+2*t+(j&1)
 			var acc float32
 			if scale {
-				acc = math.Float32frombits(uint32(w.regs[r][l]))
+				acc = math.Float32frombits(uint32(gw.accIn(w, r, l)))
 			}
 			for k := range 16 {
 				acc += float32(sa * A[i][k] * sb * B[n][k])
 			}
-			w.regs[r][l] = uint64(math.Float32bits(acc))
+			gw.hold(w, r, l, uint64(math.Float32bits(acc)), gw.issued, in.self)
 		}
 	}
 }
@@ -371,6 +374,7 @@ func (w *warp) wgElem(in *inst, d smemDesc, mn, k int, trans, bf16 bool) float32
 	if int(a)+2 > len(c.shared) {
 		c.fault(&Fault{Kind: "out of bounds", Address: uint64(a), Msg: fmt.Sprintf("wgmma reads shared memory at offset %d (element %d, %d of a descriptor starting at %d), past the block's %d bytes of shared memory", a, mn, k, d.start, len(c.shared))}, w, 0, in)
 	}
+	c.tmaBytesInFlight(w, 0, in, uint64(a), 2, "wgmma read") // tmarace.go
 	if c.sFull < len(c.swritten) && !c.swritten.check(uint64(a), 2, false) {
 		c.noteUninit(w, 0, in, "shared", -1, uint64(a), 2) // initcheck.go
 	}
@@ -397,6 +401,7 @@ type wgState struct {
 type wgWarp struct {
 	issued, done uint32
 	groups       []uint32
+	held         map[int32]*heldReg // accumulator registers with a pending value (wgmmahold.go)
 }
 
 // maxWgWait is the largest N of wgmma.wait_group N.
@@ -455,7 +460,8 @@ func (s *wgState) reset() {
 	clear(s.rec)
 	clear(s.read)
 	for i := range s.warps {
-		s.warps[i] = wgWarp{groups: s.warps[i].groups[:0]}
+		clear(s.warps[i].held)
+		s.warps[i] = wgWarp{groups: s.warps[i].groups[:0], held: s.warps[i].held}
 	}
 }
 

@@ -109,6 +109,10 @@ type wgCase struct {
 	f16                        bool // f16 inputs, else bf16
 	transA                     bool // A M-major (imm-trans-a = 1)
 	beforeWait                 string
+	noWait                     bool // no wgmma.wait_group before C is stored
+	rolled                     bool // #pragma unroll 1 on the K loop (NVVM copies the accumulators)
+	noRace                     bool // launched with NoRacecheck
+	afterMma                   string
 }
 
 func (c wgCase) typ() string {
@@ -181,6 +185,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const unsigned short* A, con
 	for (int j = 0; j < N / 2; j++) d[j] = 12345.0f;
 	int wq = t / 32, g = (t %% 32) / 4, tt = t %% 4;
 	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+	%s
 	for (int ks = 0; ks < KT / 16; ks++) {
 		unsigned long long da = TRANSA ? descN(sA, ks, 64) : desc(sA, ks), db = TRANSB ? descN(sB, ks, N) : desc(sB, ks);
 		unsigned scale = ks > 0;
@@ -192,16 +197,18 @@ extern "C" __global__ void __launch_bounds__(128) k(const unsigned short* A, con
 		(void)da; (void)a;
 		%s
 		%s
+		%s
 	}
 	%s
 	%s
-	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+	%s
 	for (int j = 0; j < N / 2; j++) {
 		int row = 16 * wq + g + 8 * ((j >> 1) & 1), col = 8 * (j >> 2) + 2 * tt + (j & 1);
 		C[row * N + col] = d[j];
 	}
 }
-`, c.n, c.w, c.kt, mode, ta, tb, map[bool]int{false: 0, true: 1}[c.halfB], fence, mma, step, last, c.beforeWait)
+`, c.n, c.w, c.kt, mode, ta, tb, map[bool]int{false: 0, true: 1}[c.halfB], fence, map[bool]string{true: "#pragma unroll 1"}[c.rolled],
+		mma, c.afterMma, step, last, c.beforeWait, map[bool]string{false: `asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");`}[c.noWait])
 }
 
 // halfInputs are small multiples of 1/4, exact in bf16 and f16, so the f32 products and sums are
@@ -228,7 +235,7 @@ func runWgmma(t *testing.T, c wgCase) (Counts, []float32, []float32, error) {
 	A, B := Uint16Buffer("A", ah), Uint16Buffer("B", bh)
 	C := NewOutput("C", 4*64*n, Poisoned)
 	cnt, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{128},
-		Params: []Arg{Ptr(A), Ptr(B), Ptr(C)}, Buffers: []*Buffer{A, B, C}})
+		Params: []Arg{Ptr(A), Ptr(B), Ptr(C)}, Buffers: []*Buffer{A, B, C}, NoRacecheck: c.noRace})
 	want := make([]float32, 64*n)
 	for i := range 64 {
 		for j := range n {
@@ -456,5 +463,43 @@ func TestWgmmaCommitGroupsStayBounded(t *testing.T) {
 	g.wait(0)
 	if got, want := g.done, g.issued; got != want {
 		t.Errorf("after wait_group 0: done %d, want %d (every mma_async complete)", got, want)
+	}
+}
+
+// wgmma.mma_async's accumulators hold their old values until the wgmma.wait_group that completes
+// its group (PTX ISA 8.x, 9.7.15.7.3): reading them earlier is stopped at the read with the hazard
+// check on, and sees the old values (the kernel's 12345 before the wgmma) with it off.
+func TestWgmmaResultsHeldUntilWait(t *testing.T) {
+	early := wgCase{n: 16, w: 128, kt: 64, noWait: true}
+	_, _, _, err := runWgmma(t, early)
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != "hazard" || !strings.Contains(f.Instr, "st.global") ||
+		!strings.Contains(f.OtherInstr, "wgmma.mma_async") || !strings.Contains(f.Msg, "wgmma.wait_group") || f.Line == 0 {
+		t.Fatalf("C stored with no wgmma.wait_group: %v, want a hazard at the st.global naming the wgmma", err)
+	}
+	early.noRace = true
+	_, got, _, err := runWgmma(t, early)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != 12345 {
+			t.Fatalf("without the wait, C[%d] = %v, want the accumulator's old 12345", i, v)
+		}
+	}
+	// a rolled K loop chains the held accumulators; movs of them (NVVM's copies of loop-carried
+	// values, ptxas's coalesced registers) carry the pending values
+	copies := `for (int j = 0; j < N / 2; j++) { float e; asm volatile("mov.f32 %0, %1;" : "=f"(e) : "f"(d[j])); asm volatile("mov.f32 %0, %1;" : "=f"(d[j]) : "f"(e)); }`
+	for _, c := range []wgCase{{n: 16, w: 128, kt: 64, rolled: true, afterMma: copies}, {n: 16, w: 128, kt: 64, rolled: true, perStep: true,
+		beforeWait: `asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");`}} {
+		_, got, want, err := runWgmma(t, c)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%+v: C[%d] = %v, want %v", c, i, got[i], want[i])
+			}
+		}
 	}
 }

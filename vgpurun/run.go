@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -195,21 +196,36 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 }
 
 var (
-	modules   sync.Map // arch → *vgpu.Module of the embedded PTX
+	modules   sync.Map // embedded PTX file → *vgpu.Module
 	parseOnce sync.Mutex
 )
 
 // ownModule parses the embedded PTX of matmul.cu for Arch, once.
-func ownModule() (*vgpu.Module, error) {
-	if m, ok := modules.Load(Arch); ok {
+func ownModule() (*vgpu.Module, error) { return embeddedModule(nvidia.PTXName("matmul.cu", Arch)) }
+
+// rowModule is the parsed PTX that row's Entry runs from: matmul.cu's for Arch, or its Source's for
+// its own Arch (the Hopper rungs: hopper.cu's compute_90a), and the compute capability to launch
+// it for (Arch, or 90).
+func rowModule(row nvidia.Kernel) (*vgpu.Module, int, error) {
+	if row.Arch == "" {
+		m, err := ownModule()
+		return m, Arch, err
+	}
+	m, err := embeddedModule(nvidia.PTXFile(path.Base(row.Source), row.Arch))
+	return m, row.MinCC, err
+}
+
+// embeddedModule parses the embedded PTX file name, once.
+func embeddedModule(name string) (*vgpu.Module, error) {
+	if m, ok := modules.Load(name); ok {
 		return m.(*vgpu.Module), nil
 	}
 	parseOnce.Lock()
 	defer parseOnce.Unlock()
-	if m, ok := modules.Load(Arch); ok {
+	if m, ok := modules.Load(name); ok {
 		return m.(*vgpu.Module), nil
 	}
-	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", Arch))
+	src, err := nvidia.PTX.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +233,7 @@ func ownModule() (*vgpu.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	modules.Store(Arch, m)
+	modules.Store(name, m)
 	return m, nil
 }
 
@@ -242,11 +258,11 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if !ok || row.Entry == "" {
 		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
 	}
-	mod, err := ownModule()
+	mod, cc, err := rowModule(row)
 	if err != nil {
 		return res, err
 	}
-	l := row.LaunchFor(n, Arch, req.DType)
+	l := row.LaunchFor(n, cc, req.DType)
 	entry, grid, block, padded := l.Entry, l.Grid, l.Block, l.N
 	res.Precision = l.Precision
 	if b := req.BlockXY; b != ([2]int{}) {
@@ -258,10 +274,10 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if n > MaxN {
 		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
 	}
-	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
+	res.Occupancy = theoretical(mod, entry, true, block, row.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
-		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
-		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy)}
+		Params:  append([]vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))}, in.tensorMaps(row.TensorMaps)...),
+		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy), DynamicShared: row.SharedBytes}
 	fp := watchFootprints(req, &cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
@@ -288,7 +304,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.SASS = OwnSASS(req.GPU)
+	if row.Arch == "" { // the SASS per line is matmul.cu's compute_80 PTX's
+		res.SASS = OwnSASS(req.GPU)
+	}
 	res.SASSInstructions = gpumodel.SASSWarpInstructions(res.Counts, res.SASS)
 	res.Model = gpumodel.ModelAtSASS(res.Counts, req.GPU, res.Occupancy, res.SASS)
 	return res, nil

@@ -3,6 +3,7 @@ package vgpurun
 import (
 	"fmt"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -52,4 +53,20 @@ func tensorMapsNote(k int) string {
 		return ""
 	}
 	return fmt.Sprintf(", then the cell's %d tensor map(s) as `const __grid_constant__ CUtensorMap` parameters", k)
+}
+
+// tensorMaps are the kernel parameters of a table kernel's tensor maps (nvidia.Kernel.TensorMaps)
+// over in's padded p×p matrices A and B, in their input precision's element size.
+func (in *launchInputs) tensorMaps(tms []nvidia.TensorMap) []vgpu.Arg {
+	var args []vgpu.Arg
+	for _, tm := range tms {
+		b := in.A
+		if tm.Of == "B" {
+			b = in.B
+		}
+		elem := len(b.Data) / max(in.p*in.p, 1)
+		args = append(args, vgpu.TensorMapArg(vgpu.TensorMap{Buffer: b, ElemBytes: elem, Dims: []int{in.p, in.p},
+			Strides: []int64{int64(in.p * elem)}, Box: tm.Box[:], Swizzle: vgpu.Swizzle(tm.Swizzle)}))
+	}
+	return args
 }

@@ -276,7 +276,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res.Occupancy = theoretical(mod, entry, true, block, row.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
-		Params:  append([]vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))}, in.tensorMaps(row.TensorMaps)...),
+		Params:  append([]vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))}, tableTensorMaps(row.TensorMaps, in.A, in.B, padded, padded, padded)...),
 		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy), DynamicShared: row.SharedBytes}
 	fp := watchFootprints(req, &cfg)
 	start := time.Now()

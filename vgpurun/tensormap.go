@@ -55,18 +55,17 @@ func tensorMapsNote(k int) string {
 	return fmt.Sprintf(", then the cell's %d tensor map(s) as `const __grid_constant__ CUtensorMap` parameters", k)
 }
 
-// tensorMaps are the kernel parameters of a table kernel's tensor maps (nvidia.Kernel.TensorMaps)
-// over in's padded p×p matrices A and B, in their input precision's element size.
-func (in *launchInputs) tensorMaps(tms []nvidia.TensorMap) []vgpu.Arg {
+// tableTensorMaps are the kernel parameters of a table kernel's tensor maps (nvidia.Kernel.TensorMaps)
+// over its row-major inputs a (m×k) and b (k×n), of 16-bit elements.
+func tableTensorMaps(tms []nvidia.TensorMap, a, b *vgpu.Buffer, m, n, k int) []vgpu.Arg {
 	var args []vgpu.Arg
 	for _, tm := range tms {
-		b := in.A
+		buf, dims := a, []int{k, m}
 		if tm.Of == "B" {
-			b = in.B
+			buf, dims = b, []int{n, k}
 		}
-		elem := len(b.Data) / max(in.p*in.p, 1)
-		args = append(args, vgpu.TensorMapArg(vgpu.TensorMap{Buffer: b, ElemBytes: elem, Dims: []int{in.p, in.p},
-			Strides: []int64{int64(in.p * elem)}, Box: tm.Box[:], Swizzle: vgpu.Swizzle(tm.Swizzle)}))
+		args = append(args, vgpu.TensorMapArg(vgpu.TensorMap{Buffer: buf, ElemBytes: 2, Dims: dims,
+			Strides: []int64{int64(2 * dims[0])}, Box: tm.Box[:], Swizzle: vgpu.Swizzle(tm.Swizzle)}))
 	}
 	return args
 }

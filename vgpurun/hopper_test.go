@@ -3,7 +3,9 @@ package vgpurun
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/vgpu"
@@ -99,5 +101,26 @@ func TestHopperRungsExact(t *testing.T) {
 	}
 	if rows != 4 {
 		t.Errorf("%d Hopper rungs in the table, want 4", rows)
+	}
+}
+
+// A sampled launch of the persistent rung runs as many blocks as make about SampledBlocks tiles (2
+// blocks of 4 tiles at n = 4096), and is priced by its tiles: about what the same rung without
+// the scheduler costs for its sampled blocks and probe, at the same emulation rate per tile.
+func TestPersistentSampleAndEstimate(t *testing.T) {
+	ws, _ := nvidia.LookupKernel("cuda-wgmma-ws")
+	p, _ := nvidia.LookupKernel("cuda-wgmma-persistent")
+	if got := persistentSample(p, 4096); got != 2 || tilesPerBlock(p, 4096) != 4 || tiles(p, 4096) != 512 {
+		t.Errorf("n=4096: %d blocks sampled of %d tiles each, %d tiles; want 2, 4, 512", got, tilesPerBlock(p, 4096), tiles(p, 4096))
+	}
+	if tilesPerBlock(ws, 4096) != 1 || tiles(ws, 4096) != 512 {
+		t.Errorf("ws at 4096: %d tiles per block, %d tiles", tilesPerBlock(ws, 4096), tiles(ws, 4096))
+	}
+	r := &estimate.Rates{SIMT: map[string]float64{"wgmma-ws": 1e-8, "wgmma-persistent": 1e-8},
+		SIMTN: map[string]int{"wgmma-ws": 256, "wgmma-persistent": 256}, SIMTExp: map[string]float64{}}
+	fixed := Estimate(&estimate.Rates{}, "cuda-wgmma-ws", 4096) // drawing the inputs and the check
+	got, want := Estimate(r, "cuda-wgmma-persistent", 4096)-fixed, (Estimate(r, "cuda-wgmma-ws", 4096)-fixed)*8/9
+	if d := got - want; d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("persistent at 4096 estimated %v, want %v (8 of ws's 9 blocks' tiles)", got, want)
 	}
 }

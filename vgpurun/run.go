@@ -71,6 +71,32 @@ type Request struct {
 	SampleBlocks int
 }
 
+// tiles is the tiles of C that row's launch at n covers: its blocks, or for a persistent kernel
+// the tiles its blocks loop over.
+func tiles(row nvidia.Kernel, n int) int {
+	p, g, _ := row.Shape(n)
+	if row.Persistent > 0 {
+		return ceilDiv(p, row.Tile[0]) * ceilDiv(p, row.Tile[1])
+	}
+	return g[0] * g[1] * g[2]
+}
+
+// tilesPerBlock is the most tiles a block of row's launch at n computes: 1 but for a persistent
+// kernel, whose blocks loop over ⌈tiles/blocks⌉ or one fewer.
+func tilesPerBlock(row nvidia.Kernel, n int) int {
+	_, g, _ := row.Shape(n)
+	return ceilDiv(tiles(row, n), max(g[0]*g[1]*g[2], 1))
+}
+
+// persistentSample is how many blocks a sampled launch of a persistent kernel at n runs: those
+// whose tiles are about SampledBlocks tiles (2 at n = 4096 with 132 blocks of 3 or 4 tiles), at
+// least one, so that it costs about what a sampled launch of the same tiles without the scheduler does.
+func persistentSample(row nvidia.Kernel, n int) int {
+	return max(1, SampledBlocks/tilesPerBlock(row, n))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
 // sampleSize is how many blocks req's sampled launch runs (Request.SampleBlocks).
 func (req Request) sampleSize() int {
 	if req.SampleBlocks >= 1 && req.SampleBlocks < SampledBlocks {
@@ -183,11 +209,15 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		// A table kernel's block at n does the work of its block at the calibrated size n0, times
 		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather
 		// than from the whole grid's extrapolated time.
+		// A persistent kernel's block loops over tilesPerBlock tiles, and fewer blocks run
+		// (persistentSample): price its tiles.
 		if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
 			if n0 := r.SIMTN[short]; n0 > 0 {
-				_, g0, _ := row.Shape(n0)
-				perBlock := r.SIMTSeconds(short, n0) / float64(g0[0]*g0[1]*g0[2]) * float64(n) / float64(n0)
-				run = perBlock * float64(min(sampled, blocks))
+				perTile := r.SIMTSeconds(short, n0) / float64(tiles(row, n0)) * float64(n) / float64(n0)
+				run = perTile * float64(tilesPerBlock(row, n)*min(sampled, blocks))
+				if row.Persistent > 0 {
+					run = perTile * float64(tilesPerBlock(row, n)*persistentSample(row, n))
+				}
 			}
 		}
 		sec = run + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
@@ -257,6 +287,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	row, ok := nvidia.LookupKernel(req.Kernel)
 	if !ok || row.Entry == "" {
 		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
+	}
+	if row.Persistent > 0 && req.SampleBlocks == 0 {
+		req.SampleBlocks = persistentSample(row, n) // as a cell cut for time: no wave probe block either
 	}
 	mod, cc, err := rowModule(row)
 	if err != nil {

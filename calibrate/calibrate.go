@@ -18,6 +18,7 @@ import (
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/shared/kernelcell"
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/kernels"
@@ -315,13 +316,17 @@ func SIMT(ctx context.Context, kernels []string) (*estimate.Rates, error) {
 }
 
 // simtRate times one ladder kernel in the emulator at two sizes (64 and 128; 128 and 256 for
-// regblock, whose 128×128 tile leaves a smaller grid mostly idle) and fits t ∝ n^p between them, p
+// regblock, whose 128×128 tile leaves a smaller grid mostly idle; Pad and twice Pad for a kernel that
+// pads n to more than 64, which would run the same padded size at both) and fits t ∝ n^p between them, p
 // kept within [2.5, 3.5] ([1.8, 3.5] for regblock): bounds from sweeps up to n = 512 on a 2-vCPU
 // AMD EPYC (docs/benchmarks.md), where the two-point fit alone under-estimated n = 512 by 2 to 4×.
 func simtRate(ctx context.Context, r *estimate.Rates, kernel string) error {
 	ns := [2]int{64, 128}
 	if kernel == "regblock" {
 		ns = [2]int{128, 256}
+	}
+	if row, ok := nvidia.LookupKernel("cuda-" + kernel); ok && row.Pad > ns[0] {
+		ns = [2]int{row.Pad, 2 * row.Pad} // the Hopper rungs pad n to whole tiles: time sizes that differ
 	}
 	var ts [2]float64
 	var res vgpurun.Result

@@ -115,3 +115,15 @@ func TestEnsureMeasuresAndKeeps(t *testing.T) {
 		t.Errorf("kept: %+v, %v", kept, err)
 	}
 }
+
+// A Hopper rung, which pads n to whole tiles, is timed at its Pad and twice it, sizes whose padded
+// launches differ, so its rate is known at the larger and grows with n.
+func TestSIMTRateOfAPaddedRung(t *testing.T) {
+	r, err := SIMT(context.Background(), []string{"wgmma-tma"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SIMTN["wgmma-tma"] != 256 || !(r.SIMT["wgmma-tma"] > 0) || r.SIMTExp["wgmma-tma"] < 2.5 {
+		t.Errorf("wgmma-tma: rate %g at n=%d, exponent %g; want a rate at 256", r.SIMT["wgmma-tma"], r.SIMTN["wgmma-tma"], r.SIMTExp["wgmma-tma"])
+	}
+}

@@ -115,3 +115,13 @@ func TestMinCCRefusedOnOlderDevices(t *testing.T) {
 		t.Fatalf("got %v, want a refusal naming 8.0 and 7.5", err)
 	}
 }
+
+// The Hopper rungs (hopper.cu's compute_90a PTX, with tensor maps) are refused by the worker, even on
+// a Hopper GPU, before anything is launched: it loads matmul.cu's PTX only.
+func TestHopperRungsRefusedByTheWorker(t *testing.T) {
+	d := &device{cc: 90}
+	_, err := d.planKernel(Request{Kernel: "cuda-wgmma-tma", N: 256, DType: "float32"}, nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "cuda-wgmma-tma runs in the virtual GPU only") {
+		t.Fatalf("got %v, want a refusal naming the virtual GPU", err)
+	}
+}

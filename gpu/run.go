@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
+	"path"
 	"slices"
 	"strings"
 	"unsafe"
@@ -247,6 +248,9 @@ func (d *device) planKernel(req Request, dA, dB, dC *nvidia.DevicePtr) (plan, er
 	}
 	if row.MinCC > d.cc {
 		return plan{}, fmt.Errorf("%s needs compute capability %d.%d or newer; this GPU is %d.%d", req.Kernel, row.MinCC/10, row.MinCC%10, d.cc/10, d.cc%10)
+	}
+	if row.Arch != "" {
+		return plan{}, fmt.Errorf("%s runs in the virtual GPU only for now: this worker loads matmul.cu's PTX, not %s's compute_%s PTX with its tensor maps", req.Kernel, path.Base(row.Source), row.Arch)
 	}
 	l := row.LaunchFor(n, d.cc, req.DType)
 	p := plan{precision: l.Precision, padded: l.N}

@@ -152,7 +152,7 @@ func (p pipes) slots(line int) float64 {
 // the L1 term, not this one, prices their use of the pipe.
 func pipesFor(c vgpu.Counts, g GPU) pipes {
 	var p pipes
-	if t := TensorPeak(g); t > 0 && g.Clock > 0 && g.SMs > 0 {
+	if t := TensorPeakFor(g, c); t > 0 && g.Clock > 0 && g.SMs > 0 {
 		p.MMAPerClock = t / (float64(g.SMs) * SchedulersPerSM * g.Clock)
 	}
 	if c.Barriers > 0 && c.Blocks > 0 {

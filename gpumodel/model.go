@@ -37,7 +37,7 @@ func CacheFor(g GPU, o Occupancy) *vgpu.CacheConfig {
 //
 //   - "compute": the FLOPs at g's FP32 peak, but for the tensor cores' (c.TensorFLOPs) where g has a
 //     published tensor-core peak;
-//   - "tensor": the tensor cores' FLOPs at TensorPeak(g), spread over the SMs the grid keeps busy
+//   - "tensor": the tensor cores' FLOPs at TensorPeakFor(g, c) (wgmma's rate where c ran it), spread over the SMs the grid keeps busy
 //     (as the per-SM terms below); no term where g has no such peak or the launch no tensor FLOPs;
 //   - "DRAM": the DRAM bytes at g's bandwidth: the cache model's reads and writes when c has them
 //     (c.Cached: its write-backs during the launch and the dirty sectors left in the L2, which a
@@ -45,7 +45,9 @@ func CacheFor(g GPU, o Occupancy) *vgpu.CacheConfig {
 //     sector (every access a miss);
 //   - "L2": the sectors that reached the L2 (c.Cached), 32 bytes each, at g.L2PerClock bytes per
 //     clock (no term where g publishes none), a partly written store sector (PartialStoreSectors)
-//     taking PartialStoreSlots sectors' time;
+//     taking PartialStoreSlots sectors' time, and the TMA copies' bytes (c.TMABytes: the virtual
+//     GPU does not pass them through its cache model, so they are charged here in full, every copy
+//     reading or writing the L2, and are missing from the DRAM term);
 //   - "L1" or "shared memory": the L1/shared data pipe of each SM, which moves one 128-byte
 //     wavefront per clock (SharedBytesPerClock): a global request's distinct 128-byte
 //     lines (c.GlobalLines) and the shared wavefronts, bank conflicts included, share it; the term
@@ -103,7 +105,7 @@ func limitsSASS(c vgpu.Counts, g GPU, sass SASSPerLine) []Term {
 	if c.Cached {
 		dram = float64(c.DRAMReadBytes + c.DRAMWriteBytes + c.L2DirtyBytes)
 	}
-	flops, tensor := c.FLOPs, TensorPeak(g)
+	flops, tensor := c.FLOPs, TensorPeakFor(g, c)
 	if tensor > 0 {
 		flops -= c.TensorFLOPs
 	}
@@ -119,7 +121,7 @@ func limitsSASS(c vgpu.Counts, g GPU, sass SASSPerLine) []Term {
 	if sm := g.Clock * float64(sms); g.Clock > 0 {
 		if c.Cached && g.L2PerClock > 0 {
 			partial := float64(min(PartialStoreSectors(c), c.L2Sectors))
-			sectors := float64(c.L2Sectors) - partial + partial*PartialStoreSlots()
+			sectors := float64(c.L2Sectors) - partial + partial*PartialStoreSlots() + float64(c.TMABytes)/32
 			terms = append(terms, Term{Name: "L2", Seconds: 32 * sectors / (g.L2PerClock * g.Clock)})
 		}
 		pipe := "L1"

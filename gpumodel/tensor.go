@@ -2,6 +2,8 @@ package gpumodel
 
 import (
 	"strings"
+
+	"github.com/gpuplayground/playground/vgpu"
 )
 
 // TensorPeak is g's tensor-core rate in FLOP/s for the warp-level instructions the virtual GPU runs
@@ -10,9 +12,18 @@ import (
 // by g's FP32 peak over the datasheet's when g runs at another clock (GPU.AtClock), but on Hopper
 // (compute capability 9.x) at most HopperMMASyncPerClock per SM clock: there the datasheet's peak
 // needs the warpgroup-level wgmma (PTX ISA 8.x, section 9.7.15 "Asynchronous Warpgroup Level Matrix
-// Multiply-Accumulate Instructions"), which the virtual GPU does not run. 0 where no peak is
+// Multiply-Accumulate Instructions"; TensorPeakFor gives it to kernels that run it). 0 where no peak is
 // published here, and the tensor-core FLOPs are then charged to the "compute" term at the FP32 peak.
-func TensorPeak(g GPU) float64 {
+func TensorPeak(g GPU) float64 { return tensorPeak(g, false) }
+
+// TensorPeakFor is g's tensor-core rate for the instructions counts c ran: on Hopper, the datasheet's
+// peak, without TensorPeak's mma.sync cap, when c ran the warpgroup-level wgmma.mma_async
+// (c.GmmaInstructions, which the virtual GPU runs since the Hopper rungs), the instruction that
+// peak is published for; else TensorPeak. A kernel mixing both is charged at wgmma's rate.
+func TensorPeakFor(g GPU, c vgpu.Counts) float64 { return tensorPeak(g, c.GmmaInstructions > 0) }
+
+// tensorPeak is TensorPeak, capped on Hopper at HopperMMASyncPerClock unless wgmma is set.
+func tensorPeak(g GPU, wgmma bool) float64 {
 	a, err := LookupAccelerator(g.Name)
 	if err != nil || a.Kind != "GPU" || a.Dense <= 0 {
 		return 0
@@ -21,7 +32,7 @@ func TensorPeak(g GPU) float64 {
 	if base, err := LookupGPU(g.Name); err == nil && base.FP32 > 0 && g.FP32 > 0 {
 		peak *= g.FP32 / base.FP32
 	}
-	if strings.HasPrefix(g.CC, "9.") && g.Clock > 0 {
+	if strings.HasPrefix(g.CC, "9.") && g.Clock > 0 && !wgmma {
 		peak = min(peak, HopperMMASyncPerClock*float64(g.SMs)*g.Clock)
 	}
 	return peak

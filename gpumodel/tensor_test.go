@@ -53,3 +53,37 @@ func term(m Time, name string) float64 {
 	}
 	return -1
 }
+
+// A kernel that ran wgmma gets the datasheet's tensor peak on Hopper, where mma.sync gets its
+// measured ⅔; elsewhere the two are the same.
+func TestModelTensorTermForWgmma(t *testing.T) {
+	h, _ := LookupGPU("H100 SXM")
+	ha, _ := LookupAccelerator("H100 SXM")
+	sync := vgpu.Counts{FLOPs: 1e12, TensorFLOPs: 1e12}
+	wg := sync
+	wg.GmmaInstructions = 4
+	if got, want := TensorPeakFor(h, wg), ha.Dense; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("H100 wgmma peak %g, want the datasheet's %g", got, want)
+	}
+	if got, want := TensorPeakFor(h, sync), TensorPeak(h); got != want {
+		t.Errorf("H100 mma.sync peak %g, want TensorPeak's %g", got, want)
+	}
+	if got, want := term(Model(wg, h), "tensor"), 1e12/ha.Dense; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("H100 tensor term for wgmma %g, want %g", got, want)
+	}
+	a, _ := LookupGPU("A100 SXM")
+	if TensorPeakFor(a, wg) != TensorPeak(a) {
+		t.Errorf("A100: wgmma changes the peak to %g from %g", TensorPeakFor(a, wg), TensorPeak(a))
+	}
+}
+
+// The TMA's bytes pass the L2: a cached launch's L2 term counts them as 32-byte sectors.
+func TestModelL2TermCountsTMABytes(t *testing.T) {
+	h, _ := LookupGPU("H100 SXM")
+	c := vgpu.Counts{Cached: true, L2Sectors: 1000}
+	before := term(Model(c, h), "L2")
+	c.TMABytes = 32 * 3000
+	if got, want := term(Model(c, h), "L2"), 4*before; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("L2 term with 3000 sectors of TMA %g, want %g (4× the 1000 sectors' %g)", got, want, before)
+	}
+}

@@ -35,7 +35,7 @@ func TestLessonCodeIsTheRealCode(t *testing.T) {
 // sourced are the lessons in which every figure sits next to its source: each sentence of the prose
 // (and each table row) that states a number cites a source of the lesson's Sources list, as [n], or
 // the number is computed by a cell. Add a lesson here once it keeps to that.
-var sourced = []string{"from-graphics-to-ai.md", "budgets-and-supercomputers.md", "beyond-matmul.md", "the-tpu-as-a-system.md", "occupancy-and-latency-hiding.md", "transformer-accounting.md", "mixed-precision.md", "parallelism.md", "serving.md", "flash-attention.md"}
+var sourced = []string{"from-graphics-to-ai.md", "budgets-and-supercomputers.md", "beyond-matmul.md", "the-tpu-as-a-system.md", "occupancy-and-latency-hiding.md", "transformer-accounting.md", "mixed-precision.md", "parallelism.md", "serving.md", "flash-attention.md", "a-hopper-gemm.md"}
 
 // A figure is a number standing on its own: "3.14·10²³", "1,281,167", "70 times", "2006". Digits
 // inside a name (GPT-3, H100, TPU v4, FP32, ResNet-50, 224×224 after its first number) are not.

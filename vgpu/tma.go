@@ -264,21 +264,9 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 	}
 	op := &bulkOp{src: -1, size: -1, mbar: -1}
 	in.bulk, in.class = op, ClassLoad
-	hint := false
-	for _, w := range m.words {
-		switch w {
-		case "async", "bulk", "tensor", "tile", "shared::cluster", "mbarrier::complete_tx::bytes":
-		case "1d", "2d", "3d", "4d", "5d":
-			op.rank = int(w[0] - '0')
-		case "L2::cache_hint":
-			hint = true
-		case "multicast::cluster":
-			op.mcast = true
-		case "im2col", "im2col::w", "im2col::w::128", "tile::gather4", "tile::scatter4":
-			return d.errf("cp.async.bulk.tensor's .%s mode is not supported: only .tile mode copies boxes (PTX ISA 8.x, \"Tensor Access Modes\"; im2col's convolution patches are not emulated)", w)
-		default:
-			return d.errf("unknown modifier .%s (cp.async.bulk{.tensor.Nd}.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster} is supported)", w)
-		}
+	hint, err := d.bulkModifiers(op, m)
+	if err != nil {
+		return err
 	}
 	if !strings.Contains(s.op, ".global") || !strings.Contains(s.op, ".shared") || !strings.Contains(s.op, "complete_tx") ||
 		(op.rank == 0) == strings.Contains(s.op, ".tensor") {
@@ -296,7 +284,6 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 		if len(args) != want+1 {
 			return d.errf(".multicast::cluster takes a 16-bit ctaMask operand after [mbar]")
 		}
-		var err error
 		if op.mask, err = d.src(args[want], parseType("b16")); err != nil {
 			return err
 		}
@@ -321,7 +308,6 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 	op.src, op.srcOff = tmp.a, tmp.off
 	in.space, in.exec = spShared, execBulk
 	if op.rank == 0 {
-		var err error
 		op.size, err = d.src(args[2], parseType("u32"))
 		return err
 	}
@@ -336,6 +322,27 @@ func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 		op.coords[i] = r
 	}
 	return nil
+}
+
+// bulkModifiers reads a copy's modifiers into op: its rank and multicast; hint says a cache-policy
+// operand follows.
+func (d *decoder) bulkModifiers(op *bulkOp, m mods) (hint bool, err error) {
+	for _, w := range m.words {
+		switch w {
+		case "async", "bulk", "tensor", "tile", "shared::cluster", "mbarrier::complete_tx::bytes":
+		case "1d", "2d", "3d", "4d", "5d":
+			op.rank = int(w[0] - '0')
+		case "L2::cache_hint":
+			hint = true
+		case "multicast::cluster":
+			op.mcast = true
+		case "im2col", "im2col::w", "im2col::w::128", "tile::gather4", "tile::scatter4":
+			return false, d.errf("cp.async.bulk.tensor's .%s mode is not supported: only .tile mode copies boxes (PTX ISA 8.x, \"Tensor Access Modes\"; im2col's convolution patches are not emulated)", w)
+		default:
+			return false, d.errf("unknown modifier .%s (cp.async.bulk{.tensor.Nd}.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster} is supported)", w)
+		}
+	}
+	return hint, nil
 }
 
 // execBulk issues the copies of the lanes of m: checked and read now, written when completed.

@@ -54,23 +54,27 @@ func ncuRegisters(t *testing.T) (regs map[string]int, pct map[string]float64) {
 // several times the measured ones.
 func TestOccupancyOfOwnKernels(t *testing.T) {
 	regs, pct := ncuRegisters(t)
-	mod, err := ownModule()
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]string{"cuda-naive": "100% (warps and registers)", "cuda-coalesced": "100% (warps and registers)",
 		"cuda-smem": "100% (warps and registers)", "cuda-regblock": "25% (registers)", "cuda-wmma": "75% (registers)",
 		"cuda-blocktile1d": "50% (registers)", "cuda-vectorized": "25% (registers)", "cuda-warptile": "25% (registers)",
 		// measured on an H200: 121–128 registers for 256 threads allow two blocks; the warp tiles of
 		// 64×64 (128 FP32 accumulators a thread) take 236, one block
 		"cuda-mma": "25% (registers)", "cuda-mma-async": "25% (registers)",
-		"cuda-mma-swizzle": "25% (registers)", "cuda-mma-warptile": "12.5% (registers)"}
+		"cuda-mma-swizzle": "25% (registers)", "cuda-mma-warptile": "12.5% (registers)",
+		// ptxas for sm_90a, with the rows' dynamic shared memory: 4 stages of 32 KiB hold one block
+		// of 8 warps, 4 of 48 KiB one of 12 warps at 168 registers
+		"cuda-wgmma": "25% (registers)", "cuda-wgmma-tma": "12.5% (shared memory)",
+		"cuda-wgmma-ws": "18.8% (registers and shared memory)", "cuda-wgmma-persistent": "18.8% (registers and shared memory)"}
 	for _, row := range nvidia.Kernels() {
 		if row.Entry == "" {
 			continue
 		}
-		l := row.LaunchFor(64, Arch, "float32")
-		got := theoretical(mod, l.Entry, true, l.Block, 0, gpumodel.GPUs[0])
+		mod, cc, err := rowModule(row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := row.LaunchFor(64, cc, "float32")
+		got := theoretical(mod, l.Entry, true, l.Block, row.SharedBytes, gpumodel.GPUs[0])
 		if got.Text != want[row.Name] {
 			t.Errorf("%s: got %q, want %q", row.Name, got.Text, want[row.Name])
 		}
@@ -152,10 +156,6 @@ func TestOccupancyOfLearnersKernel(t *testing.T) {
 // Each datasheet GPU's occupancy of the table's kernels uses the registers ptxas allocates for that
 // GPU's architecture (a T4's sm_75 gives cuda_naive 49, where the H100 measured 32), never "unknown".
 func TestOccupancyUsesPtxasPerArchitecture(t *testing.T) {
-	mod, err := ownModule()
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
 	for _, g := range gpumodel.GPUs {
 		for _, row := range nvidia.Kernels() {
@@ -166,8 +166,12 @@ func TestOccupancyUsesPtxasPerArchitecture(t *testing.T) {
 			if !ok {
 				continue
 			}
-			l := row.LaunchFor(64, Arch, "float32")
-			got := theoretical(mod, l.Entry, true, l.Block, 0, g)
+			mod, cc, err := rowModule(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := row.LaunchFor(64, cc, "float32")
+			got := theoretical(mod, l.Entry, true, l.Block, row.SharedBytes, g)
 			if got.Registers != r.Registers {
 				t.Errorf("%s on %s (%s): %d registers (%q), ptxas allocates %d", row.Name, g.Name, g.CC, got.Registers, got.Text, r.Registers)
 			}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,32 @@ type Request struct {
 	// (priced beforehand by ProbeLaunch).
 	SampleBlocks int
 }
+
+// tiles is the tiles of C that row's launch at n covers: its blocks, or for a persistent kernel
+// the tiles its blocks loop over.
+func tiles(row nvidia.Kernel, n int) int {
+	p, g, _ := row.Shape(n)
+	if row.Persistent > 0 {
+		return ceilDiv(p, row.Tile[0]) * ceilDiv(p, row.Tile[1])
+	}
+	return g[0] * g[1] * g[2]
+}
+
+// tilesPerBlock is the most tiles a block of row's launch at n computes: 1 but for a persistent
+// kernel, whose blocks loop over ⌈tiles/blocks⌉ or one fewer.
+func tilesPerBlock(row nvidia.Kernel, n int) int {
+	_, g, _ := row.Shape(n)
+	return ceilDiv(tiles(row, n), max(g[0]*g[1]*g[2], 1))
+}
+
+// persistentSample is how many blocks a sampled launch of a persistent kernel at n runs: those
+// whose tiles are about SampledBlocks tiles (2 at n = 4096 with 132 blocks of 3 or 4 tiles), at
+// least one, so that it costs about what a sampled launch of the same tiles without the scheduler does.
+func persistentSample(row nvidia.Kernel, n int) int {
+	return max(1, SampledBlocks/tilesPerBlock(row, n))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // sampleSize is how many blocks req's sampled launch runs (Request.SampleBlocks).
 func (req Request) sampleSize() int {
@@ -182,11 +209,15 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		// A table kernel's block at n does the work of its block at the calibrated size n0, times
 		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather
 		// than from the whole grid's extrapolated time.
+		// A persistent kernel's block loops over tilesPerBlock tiles, and fewer blocks run
+		// (persistentSample): price its tiles.
 		if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
 			if n0 := r.SIMTN[short]; n0 > 0 {
-				_, g0, _ := row.Shape(n0)
-				perBlock := r.SIMTSeconds(short, n0) / float64(g0[0]*g0[1]*g0[2]) * float64(n) / float64(n0)
-				run = perBlock * float64(min(sampled, blocks))
+				perTile := r.SIMTSeconds(short, n0) / float64(tiles(row, n0)) * float64(n) / float64(n0)
+				run = perTile * float64(tilesPerBlock(row, n)*min(sampled, blocks))
+				if row.Persistent > 0 {
+					run = perTile * float64(tilesPerBlock(row, n)*persistentSample(row, n))
+				}
 			}
 		}
 		sec = run + r.FillSeconds(8*n*n) + r.KernelSeconds("naive", 1, "float64", 1)*float64(maxChecked)*float64(n)
@@ -195,21 +226,36 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 }
 
 var (
-	modules   sync.Map // arch → *vgpu.Module of the embedded PTX
+	modules   sync.Map // embedded PTX file → *vgpu.Module
 	parseOnce sync.Mutex
 )
 
 // ownModule parses the embedded PTX of matmul.cu for Arch, once.
-func ownModule() (*vgpu.Module, error) {
-	if m, ok := modules.Load(Arch); ok {
+func ownModule() (*vgpu.Module, error) { return embeddedModule(nvidia.PTXName("matmul.cu", Arch)) }
+
+// rowModule is the parsed PTX that row's Entry runs from: matmul.cu's for Arch, or its Source's for
+// its own Arch (the Hopper rungs: hopper.cu's compute_90a), and the compute capability to launch
+// it for (Arch, or 90).
+func rowModule(row nvidia.Kernel) (*vgpu.Module, int, error) {
+	if row.Arch == "" {
+		m, err := ownModule()
+		return m, Arch, err
+	}
+	m, err := embeddedModule(nvidia.PTXFile(path.Base(row.Source), row.Arch))
+	return m, row.MinCC, err
+}
+
+// embeddedModule parses the embedded PTX file name, once.
+func embeddedModule(name string) (*vgpu.Module, error) {
+	if m, ok := modules.Load(name); ok {
 		return m.(*vgpu.Module), nil
 	}
 	parseOnce.Lock()
 	defer parseOnce.Unlock()
-	if m, ok := modules.Load(Arch); ok {
+	if m, ok := modules.Load(name); ok {
 		return m.(*vgpu.Module), nil
 	}
-	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", Arch))
+	src, err := nvidia.PTX.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +263,7 @@ func ownModule() (*vgpu.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	modules.Store(Arch, m)
+	modules.Store(name, m)
 	return m, nil
 }
 
@@ -242,11 +288,14 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if !ok || row.Entry == "" {
 		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
 	}
-	mod, err := ownModule()
+	if row.Persistent > 0 && req.SampleBlocks == 0 {
+		req.SampleBlocks = persistentSample(row, n) // as a cell cut for time: no wave probe block either
+	}
+	mod, cc, err := rowModule(row)
 	if err != nil {
 		return res, err
 	}
-	l := row.LaunchFor(n, Arch, req.DType)
+	l := row.LaunchFor(n, cc, req.DType)
 	entry, grid, block, padded := l.Entry, l.Grid, l.Block, l.N
 	res.Precision = l.Precision
 	if b := req.BlockXY; b != ([2]int{}) {
@@ -258,10 +307,10 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if n > MaxN {
 		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
 	}
-	res.Occupancy = theoretical(mod, entry, true, block, 0, req.GPU)
+	res.Occupancy = theoretical(mod, entry, true, block, row.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
-		Params:  []vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))},
-		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy)}
+		Params:  append([]vgpu.Arg{vgpu.Ptr(in.A), vgpu.Ptr(in.B), vgpu.Ptr(in.C), vgpu.S32(int32(padded)), vgpu.S32(int32(padded)), vgpu.S32(int32(padded))}, tableTensorMaps(row.TensorMaps, in.A, in.B, padded, padded, padded)...),
+		Buffers: []*vgpu.Buffer{in.A, in.B, in.C}, Cache: gpumodel.CacheFor(req.GPU, res.Occupancy), DynamicShared: row.SharedBytes}
 	fp := watchFootprints(req, &cfg)
 	start := time.Now()
 	counts, err := vgpu.Launch(ctx, mod, entry, cfg)
@@ -288,7 +337,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil && res.Checked == 0 {
 		res.OK = false // the sampled blocks wrote nothing: a wrong launch shape
 	}
-	res.SASS = OwnSASS(req.GPU)
+	if row.Arch == "" { // the SASS per line is matmul.cu's compute_80 PTX's
+		res.SASS = OwnSASS(req.GPU)
+	}
 	res.SASSInstructions = gpumodel.SASSWarpInstructions(res.Counts, res.SASS)
 	res.Model = gpumodel.ModelAtSASS(res.Counts, req.GPU, res.Occupancy, res.SASS)
 	return res, nil

@@ -3,6 +3,7 @@ package vgpurun
 import (
 	"fmt"
 
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -52,4 +53,19 @@ func tensorMapsNote(k int) string {
 		return ""
 	}
 	return fmt.Sprintf(", then the cell's %d tensor map(s) as `const __grid_constant__ CUtensorMap` parameters", k)
+}
+
+// tableTensorMaps are the kernel parameters of a table kernel's tensor maps (nvidia.Kernel.TensorMaps)
+// over its row-major inputs a (m×k) and b (k×n), of 16-bit elements.
+func tableTensorMaps(tms []nvidia.RungMap, a, b *vgpu.Buffer, m, n, k int) []vgpu.Arg {
+	var args []vgpu.Arg
+	for _, tm := range tms {
+		buf, dims := a, []int{k, m}
+		if tm.Of == "B" {
+			buf, dims = b, []int{n, k}
+		}
+		args = append(args, vgpu.TensorMapArg(vgpu.TensorMap{Buffer: buf, ElemBytes: 2, Dims: dims,
+			Strides: []int64{int64(2 * dims[0])}, Box: tm.Box[:], Swizzle: vgpu.Swizzle(tm.Swizzle)}))
+	}
+	return args
 }

@@ -2,6 +2,7 @@ package nvidia
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -58,6 +59,19 @@ type Kernel struct {
 	// keeps them equal); ptxas for another GPU may allocate a few more or fewer (RungResources has
 	// ptxas's per architecture, recorded by go generate). Zero: not measured.
 	Registers int
+	// Arch, when set, is the one virtual architecture the row's Entry is compiled for, from Source
+	// (PTXBuilds): HopperArch ("90a") for the Hopper rungs of hopper.cu, whose PTX loads on compute
+	// capability 9.0 only (MinCC 90). "" is matmul.cu's PTXArchs, the best of them per device.
+	Arch string
+	// TensorMaps are the tensor maps the kernel takes after (A, B, C, M, N, K), in order, each a
+	// `const __grid_constant__ CUtensorMap` made by the launcher (cuTensorMapEncodeTiled on a GPU,
+	// vgpu.TensorMapArg in the virtual GPU); nil for a kernel without TMA.
+	TensorMaps []RungMap
+	// SharedBytes is the dynamic shared memory a block is launched with, in bytes (0: none).
+	SharedBytes int
+	// Persistent, when over 0, makes the grid (min(Persistent, tiles), 1, 1), tiles being the
+	// Tile-sized tiles of C, which the kernel's blocks loop over (a persistent tile scheduler).
+	Persistent int
 	// GFLOPS is a deliberately pessimistic throughput, in GFLOP/s (10⁹ FLOP/s), for the Precision the
 	// kernel runs in (FP32 for cuBLAS SGEMM), and GFLOPS64 the same for float64 (0: float64 not taken).
 	// They are estimates, never measurements and never shown as such (the measurements are in
@@ -76,6 +90,17 @@ type Older struct {
 	Precision string
 }
 
+// RungMap is a tiled tensor map over one of the row-major padded n×n inputs of a kernel, in its
+// input precision (2-byte BF16 for the Hopper rungs), as cuTensorMapEncodeTiled makes it.
+type RungMap struct {
+	// Of names the matrix: "A" or "B".
+	Of string
+	// Box is the copied box in elements, columns first (the innermost dimension).
+	Box [2]int
+	// Swizzle is the shared-memory swizzle span in bytes: 0 (none), 32, 64 or 128.
+	Swizzle int
+}
+
 // BLAS is a cuBLAS call. With GemmEx false the worker calls cublasSgemm_v2 or cublasDgemm_v2 as the
 // cell's dtype says; with GemmEx true it calls cublasGemmEx with A and B of type Input (TypeF32,
 // TypeBF16), C in FP32 and compute type Compute (Compute32F, Compute32FFastTF32).
@@ -90,7 +115,7 @@ type BLAS struct {
 func Kernels() []Kernel {
 	const ownSource = "gpu/nvidia/src/matmul.cu"
 	f32, both := []string{"float32"}, []string{"float32", "float64"}
-	return []Kernel{
+	return append([]Kernel{
 		{Name: "cublas", Summary: "NVIDIA cuBLAS SGEMM/DGEMM, the GPU reference",
 			Source: "gpu/nvidia/cublas.go", DTypes: both, BLAS: &BLAS{},
 			GFLOPS: 1000, GFLOPS64: 50},
@@ -139,7 +164,35 @@ func Kernels() []Kernel {
 		{Name: "cuda-mma-warptile", Summary: "cuda-mma-swizzle with 64×64 warp tiles in 256×128 block tiles: each ldmatrix'd fragment feeds more mma.sync",
 			Source: ownSource, Entry: "cuda_mma_warptile", Precision: "bf16", DTypes: f32, MinCC: 80,
 			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 256}, Pad: 8, Registers: 236, GFLOPS: 500},
+	}, hopperKernels()...)
+}
+
+// hopperKernels are the Hopper rungs of src/hopper.cu (compute_90a PTX): wgmma from shared memory,
+// then TMA loads with an mbarrier pipeline, warp specialisation, and a persistent tile scheduler.
+// Their tensor maps copy 64 columns of k (A) or n (B), 128 bytes of BF16, with the 128-byte
+// swizzle that wgmma's descriptors read.
+func hopperKernels() []Kernel {
+	const src = "gpu/nvidia/src/hopper.cu"
+	maps := []RungMap{{Of: "A", Box: [2]int{64, 128}, Swizzle: 128}, {Of: "B", Box: [2]int{64, 64}, Swizzle: 128}}
+	// pad: the TMA rungs' inputs are zero-padded to whole tiles, so that every box they copy lies
+	// inside its tensor (a box wholly outside is a fault in the virtual GPU).
+	row := func(name, summary, entry string, threads, tileN, shared, pad int) Kernel {
+		return Kernel{Name: name, Summary: summary, Source: src, Entry: entry, Precision: "bf16",
+			DTypes: []string{"float32"}, MinCC: 90, Arch: HopperArch, Block: [3]int{threads, 1, 1},
+			Tile: [2]int{tileN, 128}, Pad: pad, SharedBytes: shared, GFLOPS: 500}
 	}
+	wgmma := row("cuda-wgmma", "Hopper's wgmma.mma_async: two warpgroups multiply 128×128 tiles from swizzled shared memory through descriptors, the threads staging each tile",
+		"hopper_wgmma", 256, 128, 0, 8)
+	tma := row("cuda-wgmma-tma", "cuda-wgmma with its tiles copied by TMA, four stages ahead on mbarriers with transaction counts",
+		"hopper_wgmma_tma", 256, 128, 4*32768+4*8, 128)
+	tma.TensorMaps = maps
+	ws := row("cuda-wgmma-ws", "warp specialisation: a producer warpgroup issues the TMA copies, two consumer warpgroups (setmaxnreg) multiply 128×256 tiles, meeting only at full and empty mbarriers",
+		"hopper_wgmma_ws", 384, 256, 4*49152+8*8, 256)
+	ws.TensorMaps = maps
+	persistent := row("cuda-wgmma-persistent", "cuda-wgmma-ws with a persistent tile scheduler: 132 blocks, one per H100 SM, loop over the tiles",
+		"hopper_wgmma_persistent", 384, 256, 4*49152+8*8, 256)
+	persistent.TensorMaps, persistent.Persistent = maps, 132
+	return []Kernel{wgmma, tma, ws, persistent}
 }
 
 // LookupKernel finds a row of Kernels by name.
@@ -173,6 +226,9 @@ func (k Kernel) Shape(n int) (padded int, grid, block [3]int) {
 	}
 	if k.Tile == ([2]int{}) {
 		return padded, grid, block
+	}
+	if k.Persistent > 0 {
+		return padded, [3]int{min(k.Persistent, ceilDiv(padded, k.Tile[0])*ceilDiv(padded, k.Tile[1])), 1, 1}, k.Block
 	}
 	return padded, [3]int{ceilDiv(padded, k.Tile[0]), ceilDiv(padded, k.Tile[1]), 1}, k.Block
 }
@@ -220,28 +276,31 @@ func (k Kernel) EstimateSeconds(n int, dtype string) float64 {
 }
 
 // Entries returns every PTX entry point of the table with the lowest compute capability whose
-// PTX has it (0: every architecture the playground supports), in table order.
+// PTX has it (0: every architecture the playground supports) and the source file (base name) it is
+// in, in table order.
 func Entries() []EntryPoint {
 	var out []EntryPoint
 	for _, k := range Kernels() {
 		if k.Entry == "" {
 			continue
 		}
+		src := path.Base(k.Source)
 		if k.Older == nil {
-			out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.MinCC})
+			out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.MinCC, Source: src})
 			continue
 		}
-		out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.Older.Below},
-			EntryPoint{Kernel: k.Name, Entry: k.Older.Entry})
+		out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.Older.Below, Source: src},
+			EntryPoint{Kernel: k.Name, Entry: k.Older.Entry, Source: src})
 	}
 	return out
 }
 
-// EntryPoint is one PTX entry point of a kernel and the lowest compute capability it is compiled
-// for (0: all).
+// EntryPoint is one PTX entry point of a kernel, the lowest compute capability it is compiled
+// for (0: all), and its source file's base name ("matmul.cu", "hopper.cu").
 type EntryPoint struct {
 	Kernel, Entry string
 	MinCC         int
+	Source        string
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -297,14 +356,21 @@ func KernelsMarkdown() string {
 			if k.Older != nil {
 				runs += fmt.Sprintf(" (sm_%d and newer); `%s` below", k.Older.Below, k.Older.Entry)
 			}
-			if k.MinCC > 0 {
+			switch {
+			case k.Arch != "":
+				runs += fmt.Sprintf(" (sm_%d only: compute_%s PTX)", k.MinCC, k.Arch)
+			case k.MinCC > 0:
 				runs += fmt.Sprintf(" (sm_%d and newer only)", k.MinCC)
 			}
+			runs += launchExtras(k)
 			n := "n"
 			if k.Pad > 1 {
 				n = "n′"
 			}
 			grid = fmt.Sprintf("(⌈%s/%d⌉, ⌈%s/%d⌉, 1)", n, k.Tile[0], n, k.Tile[1])
+			if k.Persistent > 0 {
+				grid = fmt.Sprintf("(min(%d, ⌈%s/%d⌉·⌈%s/%d⌉), 1, 1), looping over the tiles", k.Persistent, n, k.Tile[0], n, k.Tile[1])
+			}
 			if k.Pad > 1 {
 				grid += fmt.Sprintf(", n′ = n rounded up to a multiple of %d (inputs zero-padded)", k.Pad)
 			}
@@ -327,6 +393,22 @@ func KernelsMarkdown() string {
 	}
 	writeRungResources(&b)
 	return b.String()
+}
+
+// launchExtras describes, for the docs, what an own kernel is launched with besides its grid and
+// block: its tensor maps and dynamic shared memory.
+func launchExtras(k Kernel) string {
+	var parts []string
+	for _, m := range k.TensorMaps {
+		parts = append(parts, fmt.Sprintf("a tensor map of %s (box %d×%d, %d-byte swizzle)", m.Of, m.Box[0], m.Box[1], m.Swizzle))
+	}
+	if k.SharedBytes > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes of dynamic shared memory", k.SharedBytes))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; with " + strings.Join(parts, ", ")
 }
 
 func computeName(c int32) string {

@@ -18,7 +18,8 @@ const repoRoot = "../.."
 // a tile; a cuBLAS row has neither; precisions and dtypes are ones the worker knows.
 func TestKernelTableIsConsistent(t *testing.T) {
 	ks := Kernels()
-	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile"}
+	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
+		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent"}
 	var names []string
 	for _, k := range ks {
 		names = append(names, k.Name)
@@ -76,6 +77,12 @@ func TestLaunchesCoverTheMatrix(t *testing.T) {
 				}
 				continue
 			}
+			if tiles := ceilDiv(l.N, k.Tile[0]) * ceilDiv(l.N, k.Tile[1]); k.Persistent > 0 {
+				if l.Block != k.Block || l.Grid != [3]int{min(k.Persistent, tiles), 1, 1} {
+					t.Errorf("%s n=%d: grid %v block %v, want min(%d, %d tiles) blocks", k.Name, n, l.Grid, l.Block, k.Persistent, tiles)
+				}
+				continue
+			}
 			if l.Block != k.Block || l.Grid[2] != 1 || l.Grid[0]*k.Tile[0] < l.N || l.Grid[1]*k.Tile[1] < l.N ||
 				(l.Grid[0]-1)*k.Tile[0] >= l.N || (l.Grid[1]-1)*k.Tile[1] >= l.N {
 				t.Errorf("%s n=%d: grid %v block %v does not cover %d×%d with no idle block", k.Name, n, l.Grid, l.Block, l.N, l.N)
@@ -117,34 +124,43 @@ func TestEstimates(t *testing.T) {
 // globalRE finds the extern "C" __global__ functions of a .cu file.
 var globalRE = regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(`)
 
-// The table's entry points are exactly the kernels of src/matmul.cu, and each is in the embedded PTX
-// of every architecture it is compiled for (cuda_wmma_bf16 only from compute_80).
+// The table's entry points are exactly the kernels of src/*.cu, each file's in its own PTX builds
+// (PTXBuilds), and each is in the embedded PTX of every architecture it is compiled for
+// (cuda_wmma_bf16 only from compute_80; hopper.cu's only in compute_90a).
 func TestEntryPointsAreInSourceAndPTX(t *testing.T) {
-	src, err := fs.ReadFile(Sources, "src/matmul.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inSource, inTable []string
-	for _, m := range globalRE.FindAllStringSubmatch(string(src), -1) {
-		inSource = append(inSource, m[1])
-	}
-	for _, e := range Entries() {
-		inTable = append(inTable, e.Entry)
-	}
-	slices.Sort(inSource)
-	slices.Sort(inTable)
-	if !slices.Equal(inSource, inTable) {
-		t.Errorf("matmul.cu defines %v; the table launches %v", inSource, inTable)
-	}
-	for _, arch := range PTXArchs {
-		ptx, err := fs.ReadFile(PTX, PTXName("matmul.cu", arch))
+	for _, b := range PTXBuilds() {
+		src, err := fs.ReadFile(Sources, "src/"+b.Source)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var inSource, inTable []string
+		for _, m := range globalRE.FindAllStringSubmatch(string(src), -1) {
+			inSource = append(inSource, m[1])
+		}
 		for _, e := range Entries() {
-			has := strings.Contains(string(ptx), ".entry "+e.Entry+"(")
-			if want := arch >= e.MinCC; has != want {
-				t.Errorf("compute_%d PTX: entry %s of %s present=%v, want %v", arch, e.Entry, e.Kernel, has, want)
+			if e.Source == b.Source {
+				inTable = append(inTable, e.Entry)
+			}
+		}
+		slices.Sort(inSource)
+		slices.Sort(inTable)
+		if len(inSource) == 0 || !slices.Equal(inSource, inTable) {
+			t.Errorf("%s defines %v; the table launches %v from it", b.Source, inSource, inTable)
+		}
+		for _, arch := range b.Archs {
+			ptx, err := fs.ReadFile(PTX, PTXFile(b.Source, arch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc := atoi(strings.TrimSuffix(arch, "a"))
+			for _, e := range Entries() {
+				if e.Source != b.Source {
+					continue
+				}
+				has := strings.Contains(string(ptx), ".entry "+e.Entry+"(")
+				if want := cc >= e.MinCC; has != want {
+					t.Errorf("compute_%s PTX: entry %s of %s present=%v, want %v", arch, e.Entry, e.Kernel, has, want)
+				}
 			}
 		}
 	}
@@ -153,23 +169,27 @@ func TestEntryPointsAreInSourceAndPTX(t *testing.T) {
 var (
 	blockRE = regexp.MustCompile(`Block (?:\((\d+), (\d+)\)|(\d+))`)
 	gridRE  = regexp.MustCompile(`grid \(ceil\([MN]/(\d+)\), ceil\([MN]/(\d+)\)\)`)
+	// persistentRE is a persistent kernel's grid: at most so many blocks, over tiles of N and M.
+	persistentRE = regexp.MustCompile(`grid \(min\((\d+), ceil\(N/(\d+)\)·ceil\(M/(\d+)\)\), 1\)`)
 )
 
-// The block and grid written in the comment above each kernel of matmul.cu are the table's.
+// The block and grid written in the comment above each kernel of its source file are the table's.
 func TestSourceCommentsMatchTheTable(t *testing.T) {
-	src, err := fs.ReadFile(Sources, "src/matmul.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(src), "\n")
 	for _, k := range Kernels() {
 		if k.Entry == "" {
 			continue
 		}
-		comment := commentAbout(lines, k.Entry)
-		b, g := blockRE.FindStringSubmatch(comment), gridRE.FindStringSubmatch(comment)
-		if b == nil || g == nil {
-			t.Errorf("%s: no \"Block …; grid (ceil(…/…), ceil(…/…))\" in the comment about %s: %q", k.Name, k.Entry, comment)
+		src, err := os.ReadFile(filepath.Join(repoRoot, k.Source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment := commentAbout(strings.Split(string(src), "\n"), k.Entry)
+		b, g, p := blockRE.FindStringSubmatch(comment), gridRE.FindStringSubmatch(comment), persistentRE.FindStringSubmatch(comment)
+		if p != nil {
+			g = []string{p[0], p[2], p[3]}
+		}
+		if b == nil || g == nil || (p != nil) != (k.Persistent > 0) || (p != nil && atoi(p[1]) != k.Persistent) {
+			t.Errorf("%s: no \"Block …; grid (ceil(…/…), ceil(…/…))\" (a persistent kernel's: \"grid (min(%d, ceil(N/…)·ceil(M/…)), 1)\") in the comment about %s: %q", k.Name, k.Persistent, k.Entry, comment)
 			continue
 		}
 		block := [3]int{atoi(b[3]), 1, 1}
@@ -177,7 +197,7 @@ func TestSourceCommentsMatchTheTable(t *testing.T) {
 			block = [3]int{atoi(b[1]), atoi(b[2]), 1}
 		}
 		if tile := [2]int{atoi(g[1]), atoi(g[2])}; block != k.Block || tile != k.Tile {
-			t.Errorf("%s: matmul.cu says block %v, tile %v; the table %v, %v", k.Name, block, tile, k.Block, k.Tile)
+			t.Errorf("%s: %s says block %v, tile %v; the table %v, %v", k.Name, k.Source, block, tile, k.Block, k.Tile)
 		}
 	}
 }

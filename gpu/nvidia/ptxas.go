@@ -113,6 +113,11 @@ type EntryResources struct {
 // report is read up to clangLogLimit bytes. A PTX ptxas refuses returns an error with its message;
 // an architecture it does not know, too ("ptxas fatal : Value 'sm_100' is not defined …").
 func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResources, error) {
+	return p.ResourcesArch(ctx, ptx, fmt.Sprintf("sm_%d", cc))
+}
+
+// ResourcesArch is Resources for a real architecture written as ptxas takes it ("sm_90a").
+func (p *Ptxas) ResourcesArch(ctx context.Context, ptx, arch string) ([]EntryResources, error) {
 	dir, err := os.MkdirTemp("", "playground-ptxas-")
 	if err != nil {
 		return nil, err
@@ -121,7 +126,6 @@ func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResou
 	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
 		return nil, err
 	}
-	arch := fmt.Sprintf("sm_%d", cc)
 	var out limitedBuffer
 	runErr := runTool(ctx, dir, &out, &out, p.Path, "-arch="+arch, "-v", "-o", "kernel.cubin", "kernel.ptx")
 	if ctx.Err() != nil {

@@ -30,7 +30,7 @@ var RungArchs = []int{70, 75, 80, 86, 89, 90}
 func RungResources(entry, cc string) (EntryResources, bool) {
 	arch := fmt.Sprintf("sm_%s", strings.ReplaceAll(cc, ".", ""))
 	for _, r := range rungResources {
-		if r.Entry == entry && r.Arch == arch {
+		if r.Entry == entry && (r.Arch == arch || r.Arch == arch+"a") {
 			return r, true
 		}
 	}
@@ -55,21 +55,40 @@ func GenerateRungResources(ctx context.Context, px *Ptxas) ([]byte, error) {
 		if !ok {
 			continue
 		}
-		ptx, err := fs.ReadFile(PTX, PTXName("matmul.cu", ptxArch))
-		if err != nil {
+		if err := writeResources(ctx, &b, px, PTXName("matmul.cu", ptxArch), fmt.Sprintf("sm_%d", cc)); err != nil {
 			return nil, err
 		}
-		res, err := px.Resources(ctx, string(ptx), cc)
-		if err != nil {
-			return nil, err
+	}
+	for _, build := range PTXBuilds() {
+		if build.Source == "matmul.cu" {
+			continue
 		}
-		for _, r := range res {
-			fmt.Fprintf(&b, "\t{Entry: %s, Arch: %s, Registers: %d, SharedBytes: %d, StackBytes: %d, SpillStores: %d, SpillLoads: %d},\n",
-				strconv.Quote(r.Entry), strconv.Quote(r.Arch), r.Registers, r.SharedBytes, r.StackBytes, r.SpillStores, r.SpillLoads)
+		for _, arch := range build.Archs {
+			if err := writeResources(ctx, &b, px, PTXFile(build.Source, arch), "sm_"+arch); err != nil {
+				return nil, err
+			}
 		}
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
+}
+
+// writeResources writes to b the records of ptxas -v for arch ("sm_90", "sm_90a") of the embedded
+// PTX file name.
+func writeResources(ctx context.Context, b *bytes.Buffer, px *Ptxas, name, arch string) error {
+	ptx, err := fs.ReadFile(PTX, name)
+	if err != nil {
+		return err
+	}
+	res, err := px.ResourcesArch(ctx, string(ptx), arch)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		fmt.Fprintf(b, "\t{Entry: %s, Arch: %s, Registers: %d, SharedBytes: %d, StackBytes: %d, SpillStores: %d, SpillLoads: %d},\n",
+			strconv.Quote(r.Entry), strconv.Quote(r.Arch), r.Registers, r.SharedBytes, r.StackBytes, r.SpillStores, r.SpillLoads)
+	}
+	return nil
 }
 
 // writeRungResources adds to docs/gpu-kernels.md the table of RungResources: per entry point and

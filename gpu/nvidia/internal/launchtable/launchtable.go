@@ -31,7 +31,8 @@ func input(precision string) (string, error) {
 }
 
 // Header returns the C header listing every own kernel of ks (the rows with an Entry; cuBLAS rows
-// are skipped, launch.cu cannot call cuBLAS) in table order, with what launch.cu needs to launch it
+// are skipped, launch.cu cannot call cuBLAS, and so are the Hopper rungs, rows with an Arch of
+// their own, which need hopper.cu's compute_90a build and tensor maps) in table order, with what launch.cu needs to launch it
 // as the GPU worker does for a float32 cell: entry points, input type, minimum compute capability,
 // block, tile (grid for size n: ⌈n′/tile[0]⌉ × ⌈n′/tile[1]⌉, n′ = n rounded up to pad) and whether
 // any block works. It fails for a row launch.cu could not launch like the worker: one that does not
@@ -40,7 +41,7 @@ func Header(ks []nvidia.Kernel) (string, error) {
 	var b strings.Builder
 	b.WriteString(preamble)
 	for _, k := range ks {
-		if k.BLAS != nil || k.Entry == "" {
+		if k.BLAS != nil || k.Entry == "" || k.Arch != "" {
 			continue
 		}
 		row, err := headerRow(k)

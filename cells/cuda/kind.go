@@ -198,9 +198,9 @@ type run struct {
 	samples map[int]int
 	// variantSamples are samples for each of the spec's variants.
 	variantSamples []map[int]int
-	// resources is ptxas's report of the compiled PTX for the datasheet GPU's architecture (run.compile),
-	// none where there is none.
-	resources []kcuda.EntryResources
+	// ptxas is ptxas's report of the compiled PTX for the datasheet GPU's architecture (run.compile):
+	// its resources and SASS per PTX line, none where there is none.
+	ptxas ptxasReport
 }
 
 func (r *run) measured() harness.Spec {
@@ -248,6 +248,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return err
 	}
 	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
+	e.Note("info", chargedNote(gpumodel.Or(r.spec.GPU), r.ptxas))
 	if r.samples, err = r.probeEmulation(ctx, ptx); err != nil {
 		return err
 	}
@@ -313,7 +314,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 			samples = r.variantSamples[i]
 		}
 		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-			return v.Spec.emulate(ctx, ptx, r.resources, n, dtype, g, samples[n])
+			return v.Spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, samples[n])
 		}})
 	}
 	return emulateProblem(ctx, e, r.spec, launches...)
@@ -323,7 +324,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 // as probeEmulation found fit.
 func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 	return func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-		return r.spec.emulate(ctx, ptx, r.resources, n, dtype, g, r.samples[n])
+		return r.spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, r.samples[n])
 	}
 }
 
@@ -417,7 +418,7 @@ func (r *run) compile(ctx context.Context) (string, error) {
 	spec := r.spec
 	ptx, res, err := compileSass(ctx, r.env.GPU, spec)
 	if err == nil {
-		r.resources = res
+		r.ptxas = res
 		return kcuda.NameEntry(ptx, spec.Kernel), nil // a kernel declared without extern "C" too
 	}
 	if ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {

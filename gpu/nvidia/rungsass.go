@@ -51,15 +51,51 @@ func RungSASSPerLine(cc string) (perLine func(line int) float64, ok bool) {
 				if line < 1 || line > len(counts) || line > len(copies) {
 					return 0
 				}
-				n, c := strings.IndexByte(sassCountDigits, counts[line-1]), strings.IndexByte(sassCountDigits, copies[line-1])
-				if n <= 0 || c <= 0 {
-					return 0
-				}
-				return float64(n) / float64(c)
+				return perCopy(strings.IndexByte(sassCountDigits, counts[line-1]), strings.IndexByte(sassCountDigits, copies[line-1]))
 			}, true
 		}
 	}
 	return nil, false
+}
+
+// perCopy is n SASS instructions over c copies of their block, 0 where either is not positive.
+func perCopy(n, c int) float64 {
+	if n <= 0 || c <= 0 {
+		return 0
+	}
+	return float64(n) / float64(c)
+}
+
+// PTXLineSASS is what ptxas made of each line of one PTX text for one architecture (SASSPerPTXLine):
+// Counts[i] is the SASS instructions of line i+1 over all the copies of its basic block, Copies[i]
+// those copies (blockCopies), both 0 for a line that is no instruction.
+type PTXLineSASS struct {
+	Arch   string `json:"arch"` // "sm_86"
+	Counts []int  `json:"counts"`
+	Copies []int  `json:"copies"`
+}
+
+// PerLine is the SASS instructions one execution of PTX line line (1-based) issues: its count over
+// its block's copies; 0 for a line outside s or one that became no instruction.
+func (s PTXLineSASS) PerLine(line int) float64 {
+	if line < 1 || line > len(s.Counts) || line > len(s.Copies) {
+		return 0
+	}
+	return perCopy(s.Counts[line-1], s.Copies[line-1])
+}
+
+// SASSPerPTXLine assembles ptx for sm_<cc> with px, a line table naming its own lines
+// (WithLineTable, which replaces any the PTX had), and counts the nvdisasm listing's (the program at
+// nvdisasm) instructions per PTX line and the copies of each line's block, as rungsass.gen.go
+// records them for the kernel table, and ptxas -v's report of the same run (each kernel's
+// resources: the line table changes no allocation). An error is ptxas's or nvdisasm's
+// (Ptxas.Disassemble).
+func SASSPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) (PTXLineSASS, []EntryResources, error) {
+	counts, res, err := sassPerPTXLine(ctx, px, nvdisasm, ptx, cc)
+	if err != nil {
+		return PTXLineSASS{}, res, err
+	}
+	return PTXLineSASS{Arch: fmt.Sprintf("sm_%d", cc), Counts: counts, Copies: blockCopies(ptx, counts)}, res, nil
 }
 
 // blockCopies is, for each line of ptx (counts[i] the SASS instructions of line i+1), the copies
@@ -148,11 +184,16 @@ func ptxInstructionLine(s string) bool {
 
 // WithLineTable is ptx with a line table naming its own lines: a ".file 1" after .address_size and,
 // before each instruction, ".loc 1 N 0" with N the instruction's line in ptx, so that ptxas
-// -lineinfo and nvdisasm -g attribute each SASS instruction to its PTX line.
+// -lineinfo and nvdisasm -g attribute each SASS instruction to its PTX line. The .file and .loc
+// lines ptx had (a learner's kernel, compiled with line information for its source) are left out:
+// the table is of PTX lines only.
 func WithLineTable(ptx string) string {
 	var b strings.Builder
 	for i, l := range strings.Split(ptx, "\n") {
 		s := strings.TrimSpace(l)
+		if d, _, _ := strings.Cut(s, " "); d == ".loc" || d == ".file" || strings.HasPrefix(s, ".loc\t") || strings.HasPrefix(s, ".file\t") {
+			continue // a directive of the source's line table (not .local)
+		}
 		if s != "" && ptxInstructionLine(s) {
 			fmt.Fprintf(&b, "\t.loc 1 %d 0\n", i+1)
 		}
@@ -167,15 +208,15 @@ func WithLineTable(ptx string) string {
 
 // sassPerPTXLine assembles ptx (with WithLineTable's line table) for sm_<cc> and counts nvdisasm's
 // SASS instructions per PTX line: counts[n-1] is line n's, a function's instructions outside any
-// line added to its first line's.
-func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) ([]int, error) {
-	s, _, err := px.Disassemble(ctx, WithLineTable(ptx), cc, nvdisasm)
+// line added to its first line's; res is ptxas -v's report.
+func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) (counts []int, res []EntryResources, err error) {
+	s, res, err := px.Disassemble(ctx, WithLineTable(ptx), cc, nvdisasm)
 	if err != nil {
-		return nil, err
+		return nil, res, err
 	}
 	// s.Cut says instructions past MaxSASSInstructions were not kept, which Lines still count: the
 	// listing (about 0.5 MB for sm_80) is far below MaxDisassembly, past which Lines would be short
-	counts := make([]int, strings.Count(ptx, "\n")+1)
+	counts = make([]int, strings.Count(ptx, "\n")+1)
 	for _, fn := range s.Functions {
 		unlined, first := 0, 0
 		for _, l := range fn.Lines {
@@ -183,7 +224,7 @@ func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int
 			case l.Line == 0:
 				unlined += l.Count
 			case l.Line > len(counts):
-				return nil, fmt.Errorf("sm_%d: %s: line %d is past the PTX's %d", cc, fn.Name, l.Line, len(counts))
+				return nil, res, fmt.Errorf("sm_%d: %s: line %d is past the PTX's %d", cc, fn.Name, l.Line, len(counts))
 			default:
 				if first == 0 || l.Line < first {
 					first = l.Line
@@ -195,7 +236,7 @@ func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int
 			counts[first-1] += unlined
 		}
 	}
-	return counts, nil
+	return counts, res, nil
 }
 
 // GenerateRungSASS returns the Go source of rungsass.gen.go: for each of RungSASSArchs, the SASS
@@ -213,7 +254,7 @@ func GenerateRungSASS(ctx context.Context, px *Ptxas, nvdisasm string) ([]byte, 
 	b.WriteString("// rungSASS is, per architecture, the SASS instructions of each line of the compute_80 PTX and the\n// copies of the line's basic block, one character a line (sassCountDigits; RungSASSPerLine).\n")
 	b.WriteString("var rungSASS = []struct{ arch, counts, copies string }{\n")
 	for _, cc := range RungSASSArchs {
-		counts, err := sassPerPTXLine(ctx, px, nvdisasm, string(ptx), cc)
+		counts, _, err := sassPerPTXLine(ctx, px, nvdisasm, string(ptx), cc)
 		if err != nil {
 			return nil, err
 		}

@@ -49,8 +49,10 @@ func newShowPTX(env cells.Env, spec Spec) *showPTX {
 	return &showPTX{&run{env: env, spec: spec}}
 }
 
-// compileEstimate is the most a compile may take (gpu.CompileTimeout).
-const compileEstimate = gpu.CompileTimeout
+// compileEstimate is the most a compile may take: gpu.CompileTimeout, and gpu.DisassembleTimeout
+// for the ptxas and nvdisasm runs that count the SASS per PTX line the model charges (or Show
+// SASS's listing), which the compile's limit gains.
+const compileEstimate = gpu.CompileTimeout + gpu.DisassembleTimeout
 
 // showPTX is Show PTX: the cell's run at its smallest size (r's spec has that one size), which
 // launches the virtual GPU once there. It is priced and guarded as that run is: the up-front

@@ -120,10 +120,12 @@ func occupancyColumn(rec *cellstest.Recorder) int {
 // Without registers:, a cell's emulated rows have the occupancy of the registers ptxas allocates for
 // the datasheet GPU's architecture, labelled so, not the bound without registers: compiled as the
 // server compiles (gpu.Machine: a confined worker, this test binary, runs the compiler and ptxas).
-// The same compile counts the SASS per PTX line for that architecture, and the cell says that its
-// modelled times charge it.
 func TestPtxasRegistersInTheRow(t *testing.T) {
-	rec := runCellOn(t, tiledTransposeCell+pt.TiledTranspose, sassMachine(t))
+	needPtxas(t)
+	if _, err := kcuda.LoadNVRTC(); err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	rec := runCellOn(t, tiledTransposeCell+pt.TiledTranspose, workerMachine(t))
 	rows := rec.RowsOf("emulated")
 	if len(rows) != 2 {
 		t.Fatalf("got %d emulated rows, want 2", len(rows))
@@ -141,19 +143,6 @@ func TestPtxasRegistersInTheRow(t *testing.T) {
 			t.Errorf("occupancy: %d registers", regs)
 		}
 	}
-	if want := "charge the SASS instructions ptxas made of each PTX line for sm_90"; !hasNote(rec, want) {
-		t.Errorf("notes %+v: want one saying the model charges sm_90's SASS", rec.Notes)
-	}
-}
-
-// hasNote reports whether one of rec's notes contains text.
-func hasNote(rec *cellstest.Recorder, text string) bool {
-	for _, n := range rec.Notes {
-		if strings.Contains(n.Message, text) {
-			return true
-		}
-	}
-	return false
 }
 
 // workerMachine is a server without a device that compiles as the server does: through the confined

@@ -6,6 +6,7 @@ import (
 
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
+	pt "github.com/gpuplayground/playground/problems/problemstest"
 	"github.com/gpuplayground/playground/vgpu"
 	"github.com/gpuplayground/playground/vgpurun"
 )
@@ -55,4 +56,18 @@ func TestChargeSASS(t *testing.T) {
 	if note := chargedNote(g, ptxasReport{LinesWhy: "nvdisasm not found (tried here)"}); !strings.Contains(note, "nvdisasm not found") {
 		t.Errorf("note %q, want the reason", note)
 	}
+}
+
+// A cell compiled as the server compiles it (the confined compile worker with ptxas and nvdisasm:
+// sassMachine) is charged the SASS of its own PTX for its datasheet GPU's architecture, and says so.
+// nvdisasm and ptxas share gpu.DisassembleTimeout, as Show SASS's do.
+func TestCellChargesSASSFromItsCompile(t *testing.T) {
+	rec := runCellOn(t, tiledTransposeCell+pt.TiledTranspose, sassMachine(t))
+	want := "charge the SASS instructions ptxas made of each PTX line for sm_90"
+	for _, n := range rec.Notes {
+		if strings.Contains(n.Message, want) {
+			return
+		}
+	}
+	t.Errorf("notes %+v: want one saying the model charges sm_90's SASS", rec.Notes)
 }

@@ -93,6 +93,11 @@ type Compiled struct {
 	// where SASSError says why (no ptxas or nvdisasm, their refusal, the time limit).
 	SASS      *nvidia.SASS
 	SASSError string
+	// SASSLines is the SASS instructions per line of the PTX for the first architecture asked, where
+	// asked (CompileSassLines); nil where SASSLinesError says why (no ptxas or nvdisasm, their
+	// refusal, the time limit).
+	SASSLines      *nvidia.PTXLineSASS
+	SASSLinesError string
 }
 
 // CompileSass is Compile, then, in the same confined worker, ptxas -v on the PTX for each sm_<N> of
@@ -101,6 +106,15 @@ type Compiled struct {
 // the PTX comes back with ResourcesError saying why.
 func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, sass []int) (Compiled, error) {
 	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: sass})
+}
+
+// CompileSassLines is CompileSass for sm_<sm> alone, and also the SASS instructions each line of the
+// PTX became (nvidia.SASSPerPTXLine: ptxas -lineinfo on the PTX with a line table of its own lines,
+// nvdisasm -g), for the time model to charge, in the same confined worker, bounded by
+// DisassembleTimeout, which the compile's limit gains. None (no ptxas or nvdisasm here, their
+// refusal, too slow) is no error: Compiled.SASSLinesError says why.
+func (c *Compiler) CompileSassLines(ctx context.Context, src, name string, arch, sm int) (Compiled, error) {
+	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: []int{sm}, SassLines: true})
 }
 
 // Disassemble is CompileSass for sm_<sm> alone, and also the SASS ptxas makes for it, with each
@@ -130,7 +144,7 @@ func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 		return Compiled{}, context.Cause(ctx)
 	}
 	timeout, memory := c.limits()
-	if req.Disassemble {
+	if req.Disassemble || req.SassLines {
 		timeout += DisassembleTimeout
 	}
 	tr, cleanup := compileTransport(c.Transport)
@@ -147,6 +161,7 @@ func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 		if r.Done {
 			out.Resources, out.ResourcesError = r.Resources, bounded(r.ResourcesError, MaxResourcesError)
 			out.SASS, out.SASSError = r.SASS, bounded(r.SASSError, MaxResourcesError)
+			out.SASSLines, out.SASSLinesError = r.SASSLines, bounded(r.SASSLinesError, MaxResourcesError)
 		}
 	})
 	if err == nil || ctx.Err() != nil {
@@ -155,6 +170,9 @@ func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 	if kept, ok := ptxasOutran(out, err, req.Sass); ok {
 		if req.Disassemble {
 			kept.SASSError = kept.ResourcesError
+		}
+		if req.SassLines {
+			kept.SASSLinesError = kept.ResourcesError
 		}
 		return kept, nil
 	}
@@ -270,7 +288,7 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	if len(req.Sass) > 0 && req.MemoryLimit > 0 {
 		ptxasPath = nvidia.LookPtxas() // found now, run (even its --version) only once confined
 	}
-	if req.Disassemble && ptxasPath != "" {
+	if (req.Disassemble || req.SassLines) && ptxasPath != "" {
 		nvdisasmPath = nvidia.LookNvdisasm() // likewise
 	}
 	if req.MemoryLimit > 0 {
@@ -286,7 +304,7 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 		}
 	}
 	limit := CompileTimeout
-	if req.Disassemble {
+	if req.Disassemble || req.SassLines {
 		limit += DisassembleTimeout
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), limit, &CompileTimeoutError{Limit: limit})
@@ -305,11 +323,22 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 		if out.Resources == nil {
 			out.ResourcesError = out.SASSError
 		}
+	case req.SassLines && nvdisasmPath != "":
+		out.SASSLines, out.Resources, out.SASSLinesError = sassLines(ctx, px, ptx, req.Sass[0], nvdisasmPath)
+		if out.Resources == nil {
+			out.ResourcesError = out.SASSLinesError
+		}
 	default:
 		out.Resources, out.ResourcesError = sass(ctx, px, ptx, req.Sass)
-		if req.Disassemble {
+		if req.Disassemble || req.SassLines {
 			out.SASSError = fmt.Sprintf("nvdisasm not found (tried %s)", strings.Join(nvidia.NvdisasmPaths(), ", "))
 		}
+		if req.SassLines {
+			out.SASSLinesError, out.SASSError = out.SASSError, ""
+		}
+	}
+	if req.SassLines && out.SASSLines == nil && out.SASSLinesError == "" {
+		out.SASSLinesError = out.ResourcesError
 	}
 	if out.ResourcesError != "" && req.Disassemble && out.SASS == nil && out.SASSError == "" {
 		out.SASSError = out.ResourcesError
@@ -323,6 +352,19 @@ func disassemble(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path
 	actx, cancel := context.WithTimeout(ctx, DisassembleTimeout)
 	defer cancel()
 	s, res, err := px.Disassemble(actx, ptx, sm, path)
+	if err != nil {
+		return nil, res, bounded(err.Error(), MaxResourcesError)
+	}
+	return &s, res, ""
+}
+
+// sassLines is px's SASS instructions per line of ptx for sm_<sm> (nvidia.SASSPerPTXLine), listed
+// by the nvdisasm at path, and ptxas's report of the same run, within DisassembleTimeout, or nil
+// and why not.
+func sassLines(ctx context.Context, px *nvidia.Ptxas, ptx string, sm int, path string) (*nvidia.PTXLineSASS, []nvidia.EntryResources, string) {
+	actx, cancel := context.WithTimeout(ctx, DisassembleTimeout)
+	defer cancel()
+	s, res, err := nvidia.SASSPerPTXLine(actx, px, path, ptx, sm)
 	if err != nil {
 		return nil, res, bounded(err.Error(), MaxResourcesError)
 	}

@@ -62,6 +62,7 @@ func Serve(in io.Reader, out io.Writer) {
 			sent := false // the PTX went on a line of its own before ptxas: the Done line does not repeat it
 			c, err := compileHere(req, func(ptx string) { sent = true; _ = enc.Encode(Response{ID: req.ID, PTX: ptx}) })
 			resp.Resources, resp.ResourcesError, resp.SASS, resp.SASSError = c.Resources, c.ResourcesError, c.SASS, c.SASSError
+			resp.SASSLines, resp.SASSLinesError = c.SASSLines, c.SASSLinesError
 			if !sent {
 				resp.PTX = c.PTX
 			}

@@ -50,6 +50,12 @@ func (m *Machine) CompileSass(ctx context.Context, source, name string, sass []i
 	return m.compiler().CompileSass(ctx, source, name, m.Arch(), sass)
 }
 
+// CompileSassLines is CompileSass for sm_<sm>, with the SASS instructions each line of the PTX
+// became for it (Compiler.CompileSassLines), the source compiled for Arch.
+func (m *Machine) CompileSassLines(ctx context.Context, source, name string, sm int) (Compiled, error) {
+	return m.compiler().CompileSassLines(ctx, source, name, m.Arch(), sm)
+}
+
 // Disassemble is CompileSass for sm_<sm>, with the SASS ptxas makes for it and each instruction's
 // source line (Compiler.Disassemble), the source compiled for the older of Arch and sm (a cell
 // whose datasheet GPU is a T4 gets compute_75 PTX, which ptxas assembles for sm_75).

@@ -33,9 +33,14 @@ type Response struct {
 	// first architecture asked, with each instruction's source line (at most
 	// nvidia.MaxSASSInstructions kept); SASSError says why there is none (no ptxas or nvdisasm,
 	// their refusal; at most MaxResourcesError bytes).
-	SASS      *nvidia.SASS    `json:"sass,omitempty"`
-	SASSError string          `json:"sass_error,omitempty"`
-	Result    *harness.Result `json:"result,omitempty"`
+	SASS      *nvidia.SASS `json:"sass,omitempty"`
+	SASSError string       `json:"sass_error,omitempty"`
+	// SASSLines (compile, with Request.SassLines) is the SASS instructions per line of the PTX for
+	// the first architecture asked; SASSLinesError says why there is none (at most
+	// MaxResourcesError bytes).
+	SASSLines      *nvidia.PTXLineSASS `json:"sass_lines,omitempty"`
+	SASSLinesError string              `json:"sass_lines_error,omitempty"`
+	Result         *harness.Result     `json:"result,omitempty"`
 	// Fatal says the worker's GPU state is broken (a sticky CUDA error) and it exits after this line;
 	// the supervisor starts a fresh one for the next request.
 	Fatal bool   `json:"fatal,omitempty"`

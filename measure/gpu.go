@@ -21,6 +21,11 @@ type Request struct {
 	// Disassemble (compile, with Sass) also asks for the SASS of the first of Sass's architectures:
 	// ptxas -lineinfo, then nvdisasm -g, in the same confinement (gpu.Response's SASS).
 	Disassemble bool `json:"disassemble,omitempty"`
+	// SassLines (compile, with Sass) also asks for the SASS instructions that each line of the PTX
+	// became for the first of Sass's architectures (nvidia.SASSPerPTXLine: ptxas -lineinfo on the PTX
+	// with a line table of its own lines, nvdisasm -g), which the time model charges (gpu.Response's
+	// SASSLines).
+	SassLines bool `json:"sass_lines,omitempty"`
 
 	// run: the kernel (a name of the GPU kernel table, nvidia.Kernels: docs/gpu-kernels.md; or custom
 	// with PTX, Entry, Block and Grid: the PTX of a learner's kernel, compiled beforehand by the

@@ -19,7 +19,10 @@ const boehmCuBLAS = 23249.6
 //     changes nothing there) and cuda-vectorized (issue-bound, ×1.76), which stay within 2×;
 //   - under cuBLAS's measured rate: every rung but cuda-vectorized and cuda-warptile (32.2 TFLOP/s
 //     each on 2026-11-29), which sm_86's SASS makes 6% fewer instructions than their PTX, not more:
-//     what keeps them at 18–22 TFLOP/s on the hardware is not their instruction count.
+//     what keeps them at 18–22 TFLOP/s on the hardware is not their instruction count but issue and
+//     shared-memory loads that do not overlap between barriers (Nsight Compute on the H100: issue
+//     active 60% and the L1 pipe busy 49–50% of the cycles, which add up to the elapsed time), where
+//     the model takes the larger of the two (docs/benchmarks.md, "Why the model is too fast for them").
 func TestPublishedLadderWithSASS(t *testing.T) {
 	g, err := gpumodel.LookupGPU("RTX A6000")
 	if err != nil {

@@ -13,11 +13,12 @@ import (
 // SASSInstructions: each PTX line's emulated warp executions times the SASS that ptxas 12.4 makes
 // of one execution of it for sm_90, nvidia.RungSASSPerLine) against the warp instructions Nsight
 // Compute counted on an H100 and an H200 at n = 4096 (smsp__inst_executed.sum): each within 15%,
-// and closer than the PTX count the model charged before, or within 5% already; but
-// cuda-mma-swizzle, whose SASS is 0.82× the measured (its loaders' blocks, whose copies
-// nvidia.RungSASSPerLine estimates from their loads and stores, issue more than that estimate),
-// held within 20% so that it gets no worse unseen. cuda-blocktile1d and cuda-vectorized were
-// measured without the absolute count (the newrungs CSVs have only its percentage of peak).
+// and closer than the PTX count the model charged before, or within 5% already. cuda-mma-swizzle
+// was 0.82× until its loaders' blocks were counted one copy each (nvidia's blockCopies counts an
+// anchor's own opcode only, not the placeholders ptxas puts beside an LDGSTS): 1.02× on
+// 2026-11-29, every kernel within 3% but naive and coalesced (1.13×). cuda-blocktile1d and
+// cuda-vectorized were measured without the absolute count (the newrungs CSVs have only its
+// percentage of peak).
 func TestSASSInstructionsMatchNsightCompute(t *testing.T) {
 	g, err := gpumodel.LookupGPU("H100 SXM")
 	if err != nil {
@@ -48,14 +49,10 @@ func TestSASSInstructionsMatchNsightCompute(t *testing.T) {
 			}
 			got, ptx := float64(res.SASSInstructions), float64(res.Counts.WarpInstructions)
 			t.Logf("%s %s: SASS %.4g (×%.3f), PTX %.4g (×%.3f), Nsight Compute %.4g", file, k.Name, got, got/want, ptx, ptx/want, want)
-			tol := 0.15
-			if k.Name == "cuda-mma-swizzle" {
-				tol = 0.20 // the known miss: ×0.817 on 2026-11-29 (docs/benchmarks.md)
-			}
-			if got < (1-tol)*want || got > (1+tol)*want {
+			if tol := 0.15; got < (1-tol)*want || got > (1+tol)*want {
 				t.Errorf("%s %s: modelled %.4g SASS warp instructions, Nsight Compute %.4g (×%.3f)", file, k.Name, got, want, got/want)
 			}
-			if d, dp := abs(got/want-1), abs(ptx/want-1); d > dp && d > 0.05 && k.Name != "cuda-mma-swizzle" {
+			if d, dp := abs(got/want-1), abs(ptx/want-1); d > dp && d > 0.05 {
 				t.Errorf("%s %s: SASS ×%.3f is further than the PTX's ×%.3f", file, k.Name, got/want, ptx/want)
 			}
 		}

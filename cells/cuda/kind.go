@@ -49,8 +49,10 @@ func newShowPTX(env cells.Env, spec Spec) *showPTX {
 	return &showPTX{&run{env: env, spec: spec}}
 }
 
-// compileEstimate is the most a compile may take (gpu.CompileTimeout).
-const compileEstimate = gpu.CompileTimeout
+// compileEstimate is the most a compile may take: gpu.CompileTimeout, and gpu.DisassembleTimeout
+// for the ptxas and nvdisasm runs that count the SASS per PTX line the model charges (or Show
+// SASS's listing), which the compile's limit gains.
+const compileEstimate = gpu.CompileTimeout + gpu.DisassembleTimeout
 
 // showPTX is Show PTX: the cell's run at its smallest size (r's spec has that one size), which
 // launches the virtual GPU once there. It is priced and guarded as that run is: the up-front
@@ -198,9 +200,9 @@ type run struct {
 	samples map[int]int
 	// variantSamples are samples for each of the spec's variants.
 	variantSamples []map[int]int
-	// resources is ptxas's report of the compiled PTX for the datasheet GPU's architecture (run.compile),
-	// none where there is none.
-	resources []kcuda.EntryResources
+	// ptxas is ptxas's report of the compiled PTX for the datasheet GPU's architecture (run.compile):
+	// its resources and SASS per PTX line, none where there is none.
+	ptxas ptxasReport
 }
 
 func (r *run) measured() harness.Spec {
@@ -245,6 +247,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		return err
 	}
 	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
+	e.Note("info", chargedNote(gpumodel.Or(r.spec.GPU), r.ptxas))
 	if r.samples, err = r.probeEmulation(ctx, ptx); err != nil {
 		return err
 	}
@@ -310,7 +313,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 			samples = r.variantSamples[i]
 		}
 		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-			return v.Spec.emulate(ctx, ptx, r.resources, n, dtype, g, samples[n])
+			return v.Spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, samples[n])
 		}})
 	}
 	return emulateProblem(ctx, e, r.spec, launches...)
@@ -320,7 +323,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 // as probeEmulation found fit.
 func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 	return func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-		return r.spec.emulate(ctx, ptx, r.resources, n, dtype, g, r.samples[n])
+		return r.spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, r.samples[n])
 	}
 }
 
@@ -414,7 +417,7 @@ func (r *run) compile(ctx context.Context) (string, error) {
 	spec := r.spec
 	ptx, res, err := compileSass(ctx, r.env.GPU, spec)
 	if err == nil {
-		r.resources = res
+		r.ptxas = res
 		return kcuda.NameEntry(ptx, spec.Kernel), nil // a kernel declared without extern "C" too
 	}
 	if ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {

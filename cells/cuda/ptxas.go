@@ -10,6 +10,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // sassCompiler is a cells.GPU whose compile also assembles the PTX with ptxas -v for the
@@ -19,18 +20,78 @@ type sassCompiler interface {
 	CompileSass(ctx context.Context, source, name string, sass []int) (gpu.Compiled, error)
 }
 
-// compileSass compiles the cell's source with g, asking a sassCompiler for ptxas's report for the
-// datasheet GPU's architecture (sassArch of spec's GPU); another cells.GPU, or an architecture
-// that is no number, gives no report.
-func compileSass(ctx context.Context, g cells.GPU, spec Spec) (string, []kcuda.EntryResources, error) {
-	sc, ok := g.(sassCompiler)
+// sassLiner is a sassCompiler whose compile also counts the SASS instructions each line of the PTX
+// became for one architecture (gpu.Machine.CompileSassLines), in the same confinement.
+type sassLiner interface {
+	CompileSassLines(ctx context.Context, source, name string, sm int) (gpu.Compiled, error)
+}
+
+// ptxasReport is what ptxas made of the cell's PTX in the compile worker: each kernel's resources,
+// and the SASS instructions per PTX line (Lines) that the time model charges, or why there are none
+// (LinesWhy).
+type ptxasReport struct {
+	Resources []kcuda.EntryResources
+	Lines     *kcuda.PTXLineSASS
+	LinesWhy  string
+}
+
+// compileSass compiles the cell's source with g, asking a sassLiner (else a sassCompiler) for
+// ptxas's report for the datasheet GPU's architecture (sassArch of spec's GPU); another cells.GPU,
+// or an architecture that is no number, gives no report.
+func compileSass(ctx context.Context, g cells.GPU, spec Spec) (string, ptxasReport, error) {
 	arch := sassArch(gpumodel.Or(spec.GPU).CC)
+	if sl, ok := g.(sassLiner); ok && arch != 0 {
+		c, err := sl.CompileSassLines(ctx, spec.Source, "cell.cu", arch)
+		return c.PTX, ptxasReport{Resources: c.Resources, Lines: c.SASSLines, LinesWhy: c.SASSLinesError}, err
+	}
+	sc, ok := g.(sassCompiler)
 	if !ok || arch == 0 {
 		ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
-		return ptx, nil, err
+		return ptx, ptxasReport{LinesWhy: "this server's compiler runs no ptxas"}, err
 	}
 	c, err := sc.CompileSass(ctx, spec.Source, "cell.cu", []int{arch})
-	return c.PTX, c.Resources, err
+	return c.PTX, ptxasReport{Resources: c.Resources, LinesWhy: "this server's compiler counts no SASS per PTX line"}, err
+}
+
+// sassFor is the SASS per PTX line of p for g's architecture, or nil and why there is none.
+func (p ptxasReport) sassFor(g gpumodel.GPU) (gpumodel.SASSPerLine, string) {
+	arch := fmt.Sprintf("sm_%d", sassArch(g.CC))
+	switch {
+	case p.Lines == nil && p.LinesWhy != "":
+		return nil, p.LinesWhy
+	case p.Lines == nil:
+		return nil, "no SASS per PTX line came with the compile"
+	case p.Lines.Arch != arch:
+		return nil, fmt.Sprintf("the SASS counted is %s's, not the %s's (%s)", p.Lines.Arch, g.Name, arch)
+	}
+	return p.Lines.PerLine, ""
+}
+
+// chargeSASS is res (a launch on g) with its modelled time charging the SASS of p
+// (gpumodel.ModelAtSASS: the issue and latency terms count the SASS instructions each executed PTX
+// line became) and its rate scaled with the time; where p has no SASS for g's architecture, res
+// as it is (charged PTX instructions).
+func chargeSASS(res vgpurun.Result, g gpumodel.GPU, p ptxasReport) vgpurun.Result {
+	sass, _ := p.sassFor(g)
+	if sass == nil {
+		return res
+	}
+	before := res.Model.Seconds
+	res.SASS, res.SASSInstructions = sass, gpumodel.SASSWarpInstructions(res.Counts, sass)
+	res.Model = gpumodel.ModelAtSASS(res.Counts, g, res.Occupancy, sass)
+	if before > 0 && res.Model.Seconds > 0 {
+		res.Rate *= before / res.Model.Seconds
+	}
+	return res
+}
+
+// chargedNote says what the cell's modelled times charge on g: the SASS ptxas made (p.Lines) or,
+// where there is none, the PTX instructions, and why.
+func chargedNote(g gpumodel.GPU, p ptxasReport) string {
+	if _, why := p.sassFor(g); why != "" {
+		return fmt.Sprintf("model: the issue and latency terms charge PTX instructions, not SASS (%s)", why)
+	}
+	return fmt.Sprintf("model: the issue and latency terms charge the SASS instructions ptxas made of each PTX line for %s (the %s)", p.Lines.Arch, g.Name)
 }
 
 // sassArch is the ptxas architecture of compute capability cc ("9.0" → 90, for sm_90), 0 where cc

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
-
 	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpurun"
 )
@@ -14,8 +12,10 @@ import (
 // request: Spec.request), then recomputes its occupancy and modelled time with its registers per
 // thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocated
 // for g's architecture in the compile (ptxasRegisters of res), else none (the occupancy is then the bound without them).
-// A sampled launch runs sample blocks (vgpurun.Request.SampleBlocks; 0: the default).
-func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResources, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
+// A sampled launch runs sample blocks (vgpurun.Request.SampleBlocks; 0: the default). Its modelled
+// time charges the SASS of px where px has it for g's architecture (chargeSASS), else PTX
+// instructions.
+func (s Spec) emulate(ctx context.Context, ptx string, px ptxasReport, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
 		return vgpurun.Result{}, err
@@ -25,10 +25,11 @@ func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResource
 	if err != nil {
 		return out, err
 	}
+	out = chargeSASS(out, g, px)
 	if s.Registers > 0 {
 		return assumeRegisters(out, s.Registers, s.Block, g)
 	}
-	if r, ok := ptxasRegisters(res, s.Kernel, g.CC); ok {
+	if r, ok := ptxasRegisters(px.Resources, s.Kernel, g.CC); ok {
 		return withRegisters(out, r.Registers, s.Block, g, ptxasLabel(r))
 	}
 	return out, nil
@@ -37,8 +38,8 @@ func (s Spec) emulate(ctx context.Context, ptx string, res []kcuda.EntryResource
 // assumeRegisters is res, a launch of blocks of block threads on g, with its theoretical occupancy
 // and modelled time recomputed for regs registers per thread: the occupancy calculator's
 // (gpumodel's calculator, the largest shared-memory carve-out, as vgpurun's own) with those registers and
-// the launch's shared memory, its text saying the registers are assumed, and gpumodel.ModelAt with
-// it; the rate in res.RateUnit scales with the time. The counts stay as emulated: their cache model
+// the launch's shared memory, its text saying the registers are assumed, and gpumodel.ModelAtSASS
+// with it (charging res.SASS, nil: PTX instructions); the rate in res.RateUnit scales with the time. The counts stay as emulated: their cache model
 // shared each SM's L1 among the blocks resident without the register limit, at least as many as
 // with it, so their L1 hit rate is if anything low. A block that cannot launch with regs (more
 // registers than a block may have) is an error, as cudaLaunchKernel's "too many resources
@@ -61,7 +62,7 @@ func withRegisters(res vgpurun.Result, regs int, block [3]int, g gpumodel.GPU, l
 	}
 	o.Text = fmt.Sprintf("%.3g%% (%s; %s)", 100*o.Result.Occupancy, o.Result.Limiting(), label)
 	before := res.Model.Seconds
-	res.Occupancy, res.Model = o, gpumodel.ModelAt(res.Counts, g, o)
+	res.Occupancy, res.Model = o, gpumodel.ModelAtSASS(res.Counts, g, o, res.SASS)
 	if before > 0 && res.Model.Seconds > 0 {
 		res.Rate *= before / res.Model.Seconds
 	}

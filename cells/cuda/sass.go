@@ -29,7 +29,7 @@ type showSASS struct {
 }
 
 // Estimate is the compile's limit with ptxas's and nvdisasm's (gpu.DisassembleTimeout).
-func (s *showSASS) Estimate() time.Duration { return compileEstimate + gpu.DisassembleTimeout }
+func (s *showSASS) Estimate() time.Duration { return compileEstimate }
 
 // maxSourceText is how much of a kernel line Show SASS quotes (bytes).
 const maxSourceText = 120

@@ -51,32 +51,72 @@ func RungSASSPerLine(cc string) (perLine func(line int) float64, ok bool) {
 				if line < 1 || line > len(counts) || line > len(copies) {
 					return 0
 				}
-				n, c := strings.IndexByte(sassCountDigits, counts[line-1]), strings.IndexByte(sassCountDigits, copies[line-1])
-				if n <= 0 || c <= 0 {
-					return 0
-				}
-				return float64(n) / float64(c)
+				return perCopy(strings.IndexByte(sassCountDigits, counts[line-1]), strings.IndexByte(sassCountDigits, copies[line-1]))
 			}, true
 		}
 	}
 	return nil, false
 }
 
-// blockCopies is, for each line of ptx (counts[i] the SASS instructions of line i+1), the copies
-// ptxas made of its basic block (a block starts at a label and after a branch, ret or exit): the
-// lower median of the nonzero counts of the block's anchor lines, instructions that become one SASS
-// instruction each (copyAnchors: FFMA, LDG, LDS, STS, STG, BAR, HMMA, LDSM, LDGSTS), or 1 where the
-// block has none; 0 for lines that are no instruction. Other instructions are no measure: an
-// add.s64 becomes two, a wmma.mma two HMMAs, a setp may fold into its user.
-func blockCopies(ptx string, counts []int) []int {
+// perCopy is n SASS instructions over c copies of their block, 0 where either is not positive.
+func perCopy(n, c int) float64 {
+	if n <= 0 || c <= 0 {
+		return 0
+	}
+	return float64(n) / float64(c)
+}
+
+// PTXLineSASS is what ptxas made of each line of one PTX text for one architecture (SASSPerPTXLine):
+// Counts[i] is the SASS instructions of line i+1 over all the copies of its basic block, Copies[i]
+// those copies (blockCopies), both 0 for a line that is no instruction.
+type PTXLineSASS struct {
+	Arch   string `json:"arch"` // "sm_86"
+	Counts []int  `json:"counts"`
+	Copies []int  `json:"copies"`
+}
+
+// PerLine is the SASS instructions one execution of PTX line line (1-based) issues: its count over
+// its block's copies; 0 for a line outside s or one that became no instruction.
+func (s PTXLineSASS) PerLine(line int) float64 {
+	if line < 1 || line > len(s.Counts) || line > len(s.Copies) {
+		return 0
+	}
+	return perCopy(s.Counts[line-1], s.Copies[line-1])
+}
+
+// SASSPerPTXLine assembles ptx for sm_<cc> with px, a line table naming its own lines
+// (WithLineTable, which replaces any the PTX had), and counts the nvdisasm listing's (the program at
+// nvdisasm) instructions per PTX line and the copies of each line's block, as rungsass.gen.go
+// records them for the kernel table, and ptxas -v's report of the same run (each kernel's
+// resources: the line table changes no allocation). An error is ptxas's or nvdisasm's
+// (Ptxas.Disassemble).
+func SASSPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) (PTXLineSASS, []EntryResources, error) {
+	counts, anchors, res, err := sassPerPTXLine(ctx, px, nvdisasm, ptx, cc)
+	if err != nil {
+		return PTXLineSASS{}, res, err
+	}
+	return PTXLineSASS{Arch: fmt.Sprintf("sm_%d", cc), Counts: counts, Copies: blockCopies(ptx, counts, anchors)}, res, nil
+}
+
+// blockCopies is, for each line of ptx (counts[i] the SASS instructions of line i+1, anchors[i]
+// those of them that are its anchor's opcode: anchorCounts), the copies ptxas made of its basic
+// block (a block starts at a label and after a branch, ret or exit): the lower median of the
+// nonzero anchor counts of the block's anchor lines, instructions that become one SASS instruction
+// each (copyAnchors: FFMA, LDG, LDS, STS, STG, BAR, HMMA, LDSM, LDGSTS), or 1 where the block has
+// none; 0 for lines that are no instruction. Other instructions are no measure: an add.s64 becomes
+// two, a wmma.mma two HMMAs, a setp may fold into its user. An anchor's other instructions are not
+// copies either: ptxas puts register moves and never-executed placeholders (@!PT LDS) on a
+// cp.async's line, which counted whole made cuda_mma_swizzle's loader blocks 3 and 4 copies of
+// what is one.
+func blockCopies(ptx string, counts, anchors []int) []int {
 	lines := strings.Split(ptx, "\n")
 	copies := make([]int, len(counts))
 	var block []int // line indices
 	flush := func() {
 		var nz []int
 		for _, i := range block {
-			if counts[i] > 0 && copyAnchor(ptxOpcode(strings.TrimSpace(lines[i]))) {
-				nz = append(nz, counts[i])
+			if i < len(anchors) && anchors[i] > 0 && copyAnchor(ptxOpcode(strings.TrimSpace(lines[i]))) {
+				nz = append(nz, anchors[i])
 			}
 		}
 		c := 1
@@ -108,17 +148,23 @@ func blockCopies(ptx string, counts []int) []int {
 	return copies
 }
 
-// copyAnchors are the opcodes (prefixes) that ptxas compiles to one SASS instruction (blockCopies).
-var copyAnchors = []string{"fma.rn.f32", "ld.global.", "ld.shared.", "st.shared.", "st.global.", "bar.sync", "mma.sync.", "ldmatrix.", "cp.async.ca.", "cp.async.cg."}
+// copyAnchors are the opcodes (prefixes) that ptxas compiles to one SASS instruction (blockCopies),
+// each with that instruction's opcode (before its first '.').
+var copyAnchors = []struct{ ptx, sass string }{{"fma.rn.f32", "FFMA"}, {"ld.global.", "LDG"}, {"ld.shared.", "LDS"},
+	{"st.shared.", "STS"}, {"st.global.", "STG"}, {"bar.sync", "BAR"}, {"mma.sync.", "HMMA"}, {"ldmatrix.", "LDSM"},
+	{"cp.async.ca.", "LDGSTS"}, {"cp.async.cg.", "LDGSTS"}}
 
 // copyAnchor reports whether op is one of copyAnchors.
-func copyAnchor(op string) bool {
+func copyAnchor(op string) bool { return sassAnchor(op) != "" }
+
+// sassAnchor is the SASS opcode of the copyAnchors entry op is, "" where it is none.
+func sassAnchor(op string) string {
 	for _, a := range copyAnchors {
-		if strings.HasPrefix(op, a) {
-			return true
+		if strings.HasPrefix(op, a.ptx) {
+			return a.sass
 		}
 	}
-	return false
+	return ""
 }
 
 // ptxOpcode is the opcode of an instruction line (s trimmed), its guard ("@%p1", "@!%p1") skipped.
@@ -148,11 +194,16 @@ func ptxInstructionLine(s string) bool {
 
 // WithLineTable is ptx with a line table naming its own lines: a ".file 1" after .address_size and,
 // before each instruction, ".loc 1 N 0" with N the instruction's line in ptx, so that ptxas
-// -lineinfo and nvdisasm -g attribute each SASS instruction to its PTX line.
+// -lineinfo and nvdisasm -g attribute each SASS instruction to its PTX line. The .file and .loc
+// lines ptx had (a learner's kernel, compiled with line information for its source) are left out:
+// the table is of PTX lines only.
 func WithLineTable(ptx string) string {
 	var b strings.Builder
 	for i, l := range strings.Split(ptx, "\n") {
 		s := strings.TrimSpace(l)
+		if d, _, _ := strings.Cut(s, " "); d == ".loc" || d == ".file" || strings.HasPrefix(s, ".loc\t") || strings.HasPrefix(s, ".file\t") {
+			continue // a directive of the source's line table (not .local)
+		}
 		if s != "" && ptxInstructionLine(s) {
 			fmt.Fprintf(&b, "\t.loc 1 %d 0\n", i+1)
 		}
@@ -167,15 +218,17 @@ func WithLineTable(ptx string) string {
 
 // sassPerPTXLine assembles ptx (with WithLineTable's line table) for sm_<cc> and counts nvdisasm's
 // SASS instructions per PTX line: counts[n-1] is line n's, a function's instructions outside any
-// line added to its first line's.
-func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) ([]int, error) {
-	s, _, err := px.Disassemble(ctx, WithLineTable(ptx), cc, nvdisasm)
+// line added to its first line's; anchors[n-1] is how many of line n's are the one SASS opcode its
+// PTX instruction becomes where it is one of copyAnchors (sassAnchors), never-executed placeholders
+// (guarded by !PT) left out; res is ptxas -v's report.
+func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) (counts, anchors []int, res []EntryResources, err error) {
+	listing, _, res, err := px.disassembly(ctx, WithLineTable(ptx), cc, nvdisasm)
 	if err != nil {
-		return nil, err
+		return nil, nil, res, err
 	}
-	// s.Cut says instructions past MaxSASSInstructions were not kept, which Lines still count: the
-	// listing (about 0.5 MB for sm_80) is far below MaxDisassembly, past which Lines would be short
-	counts := make([]int, strings.Count(ptx, "\n")+1)
+	// a cut listing (past MaxDisassembly; about 0.5 MB for the table's sm_80) would count short
+	s := ParseSASS(listing, fmt.Sprintf("sm_%d", cc), 0)
+	counts = make([]int, strings.Count(ptx, "\n")+1)
 	for _, fn := range s.Functions {
 		unlined, first := 0, 0
 		for _, l := range fn.Lines {
@@ -183,7 +236,7 @@ func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int
 			case l.Line == 0:
 				unlined += l.Count
 			case l.Line > len(counts):
-				return nil, fmt.Errorf("sm_%d: %s: line %d is past the PTX's %d", cc, fn.Name, l.Line, len(counts))
+				return nil, nil, res, fmt.Errorf("sm_%d: %s: line %d is past the PTX's %d", cc, fn.Name, l.Line, len(counts))
 			default:
 				if first == 0 || l.Line < first {
 					first = l.Line
@@ -195,7 +248,37 @@ func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int
 			counts[first-1] += unlined
 		}
 	}
-	return counts, nil
+	return counts, anchorCounts(ptx, listing, len(counts)), res, nil
+}
+
+// anchorCounts is, for each of n PTX lines, how many instructions of the nvdisasm -g listing
+// (WithLineTable's lines) under that line are the SASS opcode its PTX anchor becomes (sassAnchors),
+// an instruction guarded by !PT (a placeholder ptxas puts beside an LDGSTS, never executed) not
+// counted; 0 for lines that are no anchor.
+func anchorCounts(ptx, listing string, n int) []int {
+	lines := strings.Split(ptx, "\n")
+	out := make([]int, n)
+	line := 0
+	for _, text := range strings.Split(listing, "\n") {
+		if m := sassLineTag.FindStringSubmatch(text); m != nil {
+			line = sassInt(m[2])
+			continue
+		}
+		m := sassInstr.FindStringSubmatch(text)
+		if m == nil || line < 1 || line > n || line > len(lines) || strings.HasPrefix(m[2], "@!PT ") {
+			continue
+		}
+		op := m[2]
+		if strings.HasPrefix(op, "@") {
+			_, op, _ = strings.Cut(op, " ")
+		}
+		op, _, _ = strings.Cut(op, " ")
+		op, _, _ = strings.Cut(op, ".")
+		if want := sassAnchor(ptxOpcode(strings.TrimSpace(lines[line-1]))); want != "" && op == want {
+			out[line-1]++
+		}
+	}
+	return out
 }
 
 // GenerateRungSASS returns the Go source of rungsass.gen.go: for each of RungSASSArchs, the SASS
@@ -213,11 +296,11 @@ func GenerateRungSASS(ctx context.Context, px *Ptxas, nvdisasm string) ([]byte, 
 	b.WriteString("// rungSASS is, per architecture, the SASS instructions of each line of the compute_80 PTX and the\n// copies of the line's basic block, one character a line (sassCountDigits; RungSASSPerLine).\n")
 	b.WriteString("var rungSASS = []struct{ arch, counts, copies string }{\n")
 	for _, cc := range RungSASSArchs {
-		counts, err := sassPerPTXLine(ctx, px, nvdisasm, string(ptx), cc)
+		counts, anchors, _, err := sassPerPTXLine(ctx, px, nvdisasm, string(ptx), cc)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "\t{%q, %q, %q},\n", fmt.Sprintf("sm_%d", cc), sassDigits(counts), sassDigits(blockCopies(string(ptx), counts)))
+		fmt.Fprintf(&b, "\t{%q, %q, %q},\n", fmt.Sprintf("sm_%d", cc), sassDigits(counts), sassDigits(blockCopies(string(ptx), counts, anchors)))
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())

@@ -196,32 +196,41 @@ func sassInt(s string) int {
 // error says which tool failed and its message: a PTX or an architecture ptxas refuses, a
 // cubin nvdisasm cannot read.
 func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm string) (SASS, []EntryResources, error) {
+	listing, cut, res, err := p.disassembly(ctx, ptx, cc, nvdisasm)
+	if err != nil {
+		return SASS{}, res, err
+	}
+	s := ParseSASS(listing, fmt.Sprintf("sm_%d", cc), MaxSASSInstructions)
+	s.Tool = fmt.Sprintf("ptxas %s -lineinfo, nvdisasm -g", p.Version)
+	s.Cut = s.Cut || cut
+	return s, res, nil
+}
+
+// disassembly is Disassemble's nvdisasm listing (up to MaxDisassembly bytes, cut saying more came)
+// and ptxas's report, unparsed.
+func (p *Ptxas) disassembly(ctx context.Context, ptx string, cc int, nvdisasm string) (listing string, cut bool, res []EntryResources, err error) {
 	dir, err := os.MkdirTemp("", "playground-sass-")
 	if err != nil {
-		return SASS{}, nil, err
+		return "", false, nil, err
 	}
 	defer os.RemoveAll(dir)
 	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
-		return SASS{}, nil, err
+		return "", false, nil, err
 	}
 	arch := fmt.Sprintf("sm_%d", cc)
 	var log limitedBuffer
 	if err := runTool(ctx, dir, &log, &log, p.Path, "-arch="+arch, "-v", "-lineinfo", "-o", "kernel.cubin", "kernel.ptx"); err != nil {
-		return SASS{}, nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
+		return "", false, nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
 	}
-	res, err := ParsePtxasReport(log.String())
-	if err != nil {
-		return SASS{}, nil, err
+	if res, err = ParsePtxasReport(log.String()); err != nil {
+		return "", false, nil, err
 	}
-	listing := &cappedBuffer{limit: MaxDisassembly}
+	out := &cappedBuffer{limit: MaxDisassembly}
 	log = limitedBuffer{}
-	if err := runTool(ctx, dir, listing, &log, nvdisasm, "-g", "-c", "kernel.cubin"); err != nil {
-		return SASS{}, res, toolError(ctx, "nvdisasm -g", err, log.String())
+	if err := runTool(ctx, dir, out, &log, nvdisasm, "-g", "-c", "kernel.cubin"); err != nil {
+		return "", false, res, toolError(ctx, "nvdisasm -g", err, log.String())
 	}
-	s := ParseSASS(listing.String(), arch, MaxSASSInstructions)
-	s.Tool = fmt.Sprintf("ptxas %s -lineinfo, nvdisasm -g", p.Version)
-	s.Cut = s.Cut || listing.cut
-	return s, res, nil
+	return out.String(), out.cut, res, nil
 }
 
 // toolError is a tool's failure (err, what it wrote: log) under its name, or ctx's cause where ctx

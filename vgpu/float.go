@@ -169,16 +169,21 @@ func decodeFmt(bits uint64, f ffmt) float64 {
 			return math.NaN()
 		}
 		v = math.Inf(1)
-	case e == 0:
+	case e == 0 && f.expBits > 8: // a subnormal whose scale is no normal float64
 		v = math.Ldexp(float64(m), 1-f.bias-int(f.mant))
-	default:
-		v = math.Ldexp(float64(m|1<<f.mant), e-f.bias-int(f.mant))
+	case e == 0: // a subnormal: m·2^(1-bias-mant), exact (m has at most 23 bits)
+		v = float64(m) * pow2(1-f.bias-int(f.mant))
+	default: // the exponent and mantissa moved into a float64's fields, exact
+		v = math.Float64frombits(uint64(e-f.bias+1023)<<52 | m<<(52-f.mant))
 	}
 	if sign == 1 {
 		v = -v
 	}
 	return v
 }
+
+// pow2 is 2^k for k at least -1022 (a normal float64).
+func pow2(k int) float64 { return math.Float64frombits(uint64(k+1023) << 52) }
 
 func roundF16(x float64, mode uint8, esign int) uint16 {
 	return uint16(roundFmt(x, mode, esign, fmtF16))

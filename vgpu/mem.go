@@ -337,7 +337,7 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 		buf := bufs[win]
 		limit := uint64(len(buf)) - uint64(n)
 		var bad, diff, hi uint64
-		prev, desc := uint64(0), false
+		prev, desc, gap := uint64(0), false, ^uint64(0)
 		for t := m; t != 0; t &= t - 1 {
 			l := bits.TrailingZeros32(t)
 			addr := uint64(in.off) + base[l]
@@ -347,14 +347,18 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 			if addr < prev {
 				desc = true
 			}
+			gap = min(gap, addr-prev) // (wraps when descending: desc is then set)
 			prev = addr
 			w.addr[l] = addr
 			c.sortBuf[k] = addr
 			k++
 		}
 		if bad == 0 && diff>>windowShift == 0 && hi <= limit {
-			if diff == 0 {
+			switch {
+			case diff == 0:
 				k, desc, c.pattern = 1, false, patUniform
+			case !desc && gap >= LineBytes:
+				c.pattern = patApart
 			}
 			if direct {
 				c.direct = buf
@@ -437,11 +441,13 @@ func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 
 // The address patterns of a shared request that sharedLanes recognises (c.pattern), for which
 // countShared needs no gathering: all lanes at one address, or each lane's n bytes right after the
-// lane before's (in lane order).
+// lane before's (in lane order); and of a global one that globalLanes recognises: all lanes at one
+// address, or ascending addresses at least a line apart, each in a line of its own (countGlobal).
 const (
 	patNone uint8 = iota
 	patUniform
 	patConsecutive
+	patApart
 )
 
 // laneBytes is lane l's n bytes accessed by the last memOp: in c.direct when it is set, else in
@@ -515,6 +521,13 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gat
 		sortSmall(s[:k])
 	}
 	if n <= SectorBytes && mode != accAtomic {
+		if gathered != 0 && c.pattern == patApart && c.L.l2 == nil { // (globalLanes') k lines of a sector each
+			c.lines += int64(k)
+			ic.gReq++
+			ic.gSectors += uint64(k)
+			ic.gBytes += uint64(k) * uint64(n)
+			return uint64(k)
+		}
 		sectors, lines, distinct := c.sectorRequest(s[:k], mode)
 		c.lines += int64(lines)
 		ic.gReq++

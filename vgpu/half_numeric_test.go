@@ -68,3 +68,20 @@ func TestDecodeFmtEveryPattern(t *testing.T) {
 		check("f32", decodeFmt(b32, fmtF32), float64(math.Float32frombits(uint32(b32))), b32)
 	}
 }
+
+// halfF32 widens every f16 and bf16 bit pattern to the float32 that decodeFmt's value converts to,
+// bit for bit (NaNs included).
+func TestHalfF32IsDecodeFmt(t *testing.T) {
+	for b := range uint64(1 << 16) {
+		for _, bf16 := range []bool{false, true} {
+			f := fmtF16
+			if bf16 {
+				f = fmtBF16
+			}
+			got, want := halfF32(b, bf16), float32(decodeFmt(b, f))
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%#x (bf16 %v): got %v (%#x), want %v (%#x)", b, bf16, got, math.Float32bits(got), want, math.Float32bits(want))
+			}
+		}
+	}
+}

@@ -359,6 +359,8 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 				k, desc, c.pattern = 1, false, patUniform
 			case !desc && gap >= LineBytes:
 				c.pattern = patApart
+			case !desc && gap == uint64(n) && prev-c.sortBuf[0] == uint64(k-1)*uint64(n):
+				c.pattern = patConsecutive // (k-1 gaps of at least n summing to (k-1)·n)
 			}
 			if direct {
 				c.direct = buf
@@ -442,7 +444,8 @@ func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 // The address patterns of a shared request that sharedLanes recognises (c.pattern), for which
 // countShared needs no gathering: all lanes at one address, or each lane's n bytes right after the
 // lane before's (in lane order); and of a global one that globalLanes recognises: all lanes at one
-// address, or ascending addresses at least a line apart, each in a line of its own (countGlobal).
+// address, consecutive lanes' bytes, or ascending addresses at least a line apart, each in a line
+// of its own (countGlobal).
 const (
 	patNone uint8 = iota
 	patUniform
@@ -521,14 +524,18 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gat
 		sortSmall(s[:k])
 	}
 	if n <= SectorBytes && mode != accAtomic {
-		if gathered != 0 && c.pattern == patApart && c.L.l2 == nil { // (globalLanes') k lines of a sector each
-			c.lines += int64(k)
-			ic.gReq++
-			ic.gSectors += uint64(k)
-			ic.gBytes += uint64(k) * uint64(n)
-			return uint64(k)
+		var sectors, lines, distinct uint64
+		switch {
+		case gathered == 0 || c.L.l2 != nil:
+			sectors, lines, distinct = c.sectorRequest(s[:k], mode)
+		case c.pattern == patApart: // (globalLanes') k lines of a sector each
+			sectors, lines, distinct = uint64(k), uint64(k), uint64(k)
+		case c.pattern == patConsecutive: // one run of bytes: every sector and line it spans
+			lo, hi := s[0], s[k-1]+uint64(n)-1
+			sectors, lines, distinct = hi>>5-lo>>5+1, hi>>7-lo>>7+1, uint64(k)
+		default:
+			sectors, lines, distinct = c.sectorRequest(s[:k], mode)
 		}
-		sectors, lines, distinct := c.sectorRequest(s[:k], mode)
 		c.lines += int64(lines)
 		ic.gReq++
 		ic.gSectors += sectors
@@ -818,6 +825,14 @@ func execLdDirect(w *warp, in *inst, m uint32, mem []byte) {
 			v := uint64(binary.LittleEndian.Uint32(mem[off : off+4]))
 			for t := m; t != 0; t &= t - 1 {
 				d[bits.TrailingZeros32(t)] = v
+			}
+			return
+		}
+		if w.c.pattern == patConsecutive && m == fullMask { // the warp's 128 bytes in lane order
+			off := w.addr[0] & offsetMask
+			src := mem[off : off+4*warpSize]
+			for l := range warpSize {
+				d[l] = uint64(binary.LittleEndian.Uint32(src[4*l:]))
 			}
 			return
 		}

@@ -1,7 +1,6 @@
 package vgpu
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,11 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/internal/golden"
 )
 
 // goldenFile, when set, makes TestGoldenLaunches record (the file is missing) or check (it exists)
@@ -130,28 +128,5 @@ func TestGoldenLaunches(t *testing.T) {
 	for _, g := range goldenCases() {
 		got = append(got, g.String()+" "+goldenDigest(t, m, g))
 	}
-	f, err := os.Open(*goldenFile)
-	if os.IsNotExist(err) {
-		if err := os.WriteFile(*goldenFile, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("recorded %d launches in %s", len(got), *goldenFile)
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var want []string
-	for s := bufio.NewScanner(f); s.Scan(); {
-		want = append(want, s.Text())
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d launches, the file has %d", len(got), len(want))
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Errorf("got %s, want %s", got[i], want[i])
-		}
-	}
+	golden.Check(t, *goldenFile, got)
 }

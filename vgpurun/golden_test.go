@@ -1,16 +1,14 @@
 package vgpurun
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"flag"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/internal/golden"
 )
 
 // goldenFile, when set, makes TestGoldenRuns record (the file is missing) or check (it exists) a
@@ -46,28 +44,5 @@ func TestGoldenRuns(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s n=%d %x", k, n, h))
 		}
 	}
-	f, err := os.Open(*goldenFile)
-	if os.IsNotExist(err) {
-		if err := os.WriteFile(*goldenFile, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("recorded %d runs in %s", len(got), *goldenFile)
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var want []string
-	for s := bufio.NewScanner(f); s.Scan(); {
-		want = append(want, s.Text())
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d runs, the file has %d", len(got), len(want))
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Errorf("got %s, want %s", got[i], want[i])
-		}
-	}
+	golden.Check(t, *goldenFile, got)
 }

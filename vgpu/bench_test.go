@@ -44,6 +44,25 @@ func BenchmarkRegblock256Cached(b *testing.B) {
 	benchLadder(b, "cuda-regblock", 256, true, &CacheConfig{L1Bytes: 30 << 10, L2Bytes: 50 << 20})
 }
 
+// BenchmarkWmma256 and BenchmarkMma256 run the tensor-core rungs (wmma and mma.sync on BF16
+// inputs, with ldmatrix) at n = 256, as the other ladder benchmarks.
+func BenchmarkWmma256(b *testing.B) {
+	benchLadder(b, "cuda-wmma", 256, true, nil)
+}
+
+func BenchmarkMma256(b *testing.B) {
+	benchLadder(b, "cuda-mma", 256, true, nil)
+}
+
+// bf16Buffer holds xs rounded to BF16.
+func bf16Buffer(name string, xs []float32) *Buffer {
+	u := make([]uint16, len(xs))
+	for i, x := range xs {
+		u[i] = roundBF16(float64(x), rmNearest, 0)
+	}
+	return Uint16Buffer(name, u)
+}
+
 // benchLadder launches a ladder kernel at n with every count on (C poisoned, as emulate makes it,
 // when poisoned: the initcheck then marks C's stores; the cache model when cache is set) and
 // reports thread instructions per second and per launch.
@@ -54,6 +73,9 @@ func benchLadder(b *testing.B, kernel string, n int, poisoned bool, cache *Cache
 	l := k.LaunchFor(n, 80, "float32")
 	rng := rand.New(rand.NewPCG(1, 2))
 	A, B := Float32Buffer("A", randomMatrix(rng, n)), Float32Buffer("B", randomMatrix(rng, n))
+	if _, prec := k.On(80, "float32"); prec == "bf16" {
+		A, B = bf16Buffer("A", randomMatrix(rng, n)), bf16Buffer("B", randomMatrix(rng, n))
+	}
 	C := NewBuffer("C", 4*n*n)
 	if poisoned {
 		C = NewOutput("C", 4*n*n, Poisoned)

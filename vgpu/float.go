@@ -169,16 +169,39 @@ func decodeFmt(bits uint64, f ffmt) float64 {
 			return math.NaN()
 		}
 		v = math.Inf(1)
-	case e == 0:
+	case e == 0 && f.expBits > 8: // a subnormal whose scale is no normal float64
 		v = math.Ldexp(float64(m), 1-f.bias-int(f.mant))
-	default:
-		v = math.Ldexp(float64(m|1<<f.mant), e-f.bias-int(f.mant))
+	case e == 0: // a subnormal: m·2^(1-bias-mant), exact (m has at most 23 bits)
+		v = float64(m) * pow2(1-f.bias-int(f.mant))
+	default: // the exponent and mantissa moved into a float64's fields, exact
+		v = math.Float64frombits(uint64(e-f.bias+1023)<<52 | m<<(52-f.mant))
 	}
 	if sign == 1 {
 		v = -v
 	}
 	return v
 }
+
+// halfF32 is decodeFmt's value of the 16-bit bits (bf16 when bf16 is set, else f16) as a float32,
+// which holds both exactly; the tensor-core instructions widen their inputs with it.
+func halfF32(bits uint64, bf16 bool) float32 {
+	sign := uint32(bits>>15&1) << 31
+	switch e, m := uint32(bits>>10&31), uint32(bits&1023); {
+	case bf16 && bits&0x7fff > 0x7f80, !bf16 && e == 31 && m != 0:
+		return float32(math.NaN())
+	case bf16: // the high half of a float32
+		return math.Float32frombits(uint32(bits&0xffff) << 16)
+	case e == 31:
+		return math.Float32frombits(sign | 0x7f800000)
+	case e == 0: // a subnormal: m·2^-24
+		return math.Float32frombits(sign | math.Float32bits(float32(m)*0x1p-24))
+	default:
+		return math.Float32frombits(sign | (e+127-15)<<23 | m<<13)
+	}
+}
+
+// pow2 is 2^k for k at least -1022 (a normal float64).
+func pow2(k int) float64 { return math.Float64frombits(uint64(k+1023) << 52) }
 
 func roundF16(x float64, mode uint8, esign int) uint16 {
 	return uint16(roundFmt(x, mode, esign, fmtF16))

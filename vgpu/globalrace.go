@@ -170,6 +170,9 @@ func (c *cta) globalRace(w *warp, in *inst, m uint32, n int, mode int) {
 		c.syncAt(w, in, m, k, true, true)
 		return
 	}
+	if mode == accLoad && c.direct != nil && g.shadow(c.L, w.addr[bits.TrailingZeros32(m)]>>windowShift-1, false) == nil {
+		return // a plain load whose lanes are all in one window that no block has written
+	}
 	last := ^uint64(0) // the window s is of
 	var s []atomic.Uint64
 	for t := m; t != 0 && n >= 4; t &= t - 1 { // records are per word: sub-word accesses are not checked

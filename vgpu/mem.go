@@ -343,7 +343,7 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 		buf := bufs[win]
 		limit := uint64(len(buf)) - uint64(n)
 		var bad, diff, hi uint64
-		prev, desc := uint64(0), false
+		prev, desc, gap := uint64(0), false, ^uint64(0)
 		for t := m; t != 0; t &= t - 1 {
 			l := bits.TrailingZeros32(t)
 			addr := uint64(in.off) + base[l]
@@ -353,14 +353,20 @@ func (c *cta) globalLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 			if addr < prev {
 				desc = true
 			}
+			gap = min(gap, addr-prev) // (wraps when descending: desc is then set)
 			prev = addr
 			w.addr[l] = addr
 			c.sortBuf[k] = addr
 			k++
 		}
 		if bad == 0 && diff>>windowShift == 0 && hi <= limit {
-			if diff == 0 {
+			switch {
+			case diff == 0:
 				k, desc, c.pattern = 1, false, patUniform
+			case !desc && gap >= LineBytes:
+				c.pattern = patApart
+			case !desc && gap == uint64(n) && prev-c.sortBuf[0] == uint64(k-1)*uint64(n):
+				c.pattern = patConsecutive // (k-1 gaps of at least n summing to (k-1)·n)
 			}
 			if direct {
 				c.direct = buf
@@ -443,11 +449,14 @@ func (c *cta) sharedLanes(w *warp, in *inst, m uint32, mode int, base *[warpSize
 
 // The address patterns of a shared request that sharedLanes recognises (c.pattern), for which
 // countShared needs no gathering: all lanes at one address, or each lane's n bytes right after the
-// lane before's (in lane order).
+// lane before's (in lane order); and of a global one that globalLanes recognises: all lanes at one
+// address, consecutive lanes' bytes, or ascending addresses at least a line apart, each in a line
+// of its own (countGlobal).
 const (
 	patNone uint8 = iota
 	patUniform
 	patConsecutive
+	patApart
 )
 
 // laneBytes is lane l's n bytes accessed by the last memOp: in c.direct when it is set, else in
@@ -523,7 +532,18 @@ func (c *cta) countGlobal(ic *instCount, w *warp, m uint32, n int, mode int, gat
 		sortSmall(s[:k])
 	}
 	if n <= SectorBytes && mode != accAtomic {
-		sectors, lines, distinct := c.sectorRequest(s[:k], mode)
+		var sectors, lines, distinct uint64
+		switch {
+		case gathered == 0 || c.L.l2 != nil:
+			sectors, lines, distinct = c.sectorRequest(s[:k], mode)
+		case c.pattern == patApart: // (globalLanes') k lines of a sector each
+			sectors, lines, distinct = uint64(k), uint64(k), uint64(k)
+		case c.pattern == patConsecutive: // one run of bytes: every sector and line it spans
+			lo, hi := s[0], s[k-1]+uint64(n)-1
+			sectors, lines, distinct = hi>>5-lo>>5+1, hi>>7-lo>>7+1, uint64(k)
+		default:
+			sectors, lines, distinct = c.sectorRequest(s[:k], mode)
+		}
 		c.lines += int64(lines)
 		ic.gReq++
 		ic.gSectors += sectors
@@ -813,6 +833,14 @@ func execLdDirect(w *warp, in *inst, m uint32, mem []byte) {
 			v := uint64(binary.LittleEndian.Uint32(mem[off : off+4]))
 			for t := m; t != 0; t &= t - 1 {
 				d[bits.TrailingZeros32(t)] = v
+			}
+			return
+		}
+		if w.c.pattern == patConsecutive && m == fullMask { // the warp's 128 bytes in lane order
+			off := w.addr[0] & offsetMask
+			src := mem[off : off+4*warpSize]
+			for l := range warpSize {
+				d[l] = uint64(binary.LittleEndian.Uint32(src[4*l:]))
 			}
 			return
 		}

@@ -222,10 +222,7 @@ func half16(w *warp, r int32, l, h int) uint64 {
 func execMma(w *warp, in *inst, m uint32) {
 	wmmaConverged(w, in, m)
 	op := in.mma
-	f := ffmt(fmtF16)
-	if op.etype == "bf16" {
-		f = fmtBF16
-	}
+	bf16 := op.etype == "bf16"
 	var A [16][16]float32
 	var B [16][8]float32
 	var C [16][8]float32
@@ -233,12 +230,12 @@ func execMma(w *warp, in *inst, m uint32) {
 		g, t := l/4, l%4
 		for j := range op.k / 4 {
 			for h := range 2 {
-				A[g+8*(j&1)][2*t+h+8*(j>>1)] = float32(decodeFmt(half16(w, op.a[j], l, h), f))
+				A[g+8*(j&1)][2*t+h+8*(j>>1)] = halfF32(half16(w, op.a[j], l, h), bf16)
 			}
 		}
 		for j := range op.k / 8 {
 			for h := range 2 {
-				B[2*t+h+8*j][g] = float32(decodeFmt(half16(w, op.b[j], l, h), f))
+				B[2*t+h+8*j][g] = halfF32(half16(w, op.b[j], l, h), bf16)
 			}
 		}
 		for j := range 4 {

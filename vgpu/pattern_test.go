@@ -68,3 +68,45 @@ func TestBankPassSeen(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalApartCounts checks countGlobal's shortcuts for the global requests globalLanes finds
+// a line apart (ascending, each address in a line of its own) or consecutive against the sectors, lines and bytes
+// counted from the gathered addresses, for every access width, strides below, at and above a
+// line, descending and repeated addresses, and random lane masks; and that the shortcuts are taken.
+func TestGlobalApartCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := &cta{L: &launch{bufs: [][]byte{make([]byte, 1<<20)}}}
+	w := &warp{regs: make([][warpSize]uint64, 1)}
+	taken := map[uint8]int{}
+	for i := range 3000 {
+		n := 1 << rng.IntN(6) // 1 … 32 bytes
+		in := &inst{a: 0, size: uint8(n), nvec: 1, space: spGlobal}
+		stride := int64([]int{0, 1, 4, 31, 32, 33, 40, 64, 200}[rng.IntN(9)]) * int64(n)
+		if i%3 == 0 {
+			stride = -stride
+		}
+		m := rng.Uint32() | 1
+		if i%2 == 0 { // a run of lanes
+			m = fullMask >> rng.IntN(warpSize) << rng.IntN(8)
+		}
+		a := int64(1<<windowShift) + 1<<19 + int64(rng.IntN(1024))*int64(n)
+		for l := range warpSize {
+			w.regs[0][l] = uint64(a + int64(l)*stride)
+		}
+		c.direct, c.pattern = nil, patNone
+		_, k, sorted := c.globalLanes(w, in, m, accLoad, &w.regs[0], n, true)
+		taken[c.pattern]++
+		var got, want instCount
+		lines := c.lines
+		c.countGlobal(&got, w, m, n, accLoad, k, sorted)
+		gotLines := c.lines - lines
+		c.pattern = patNone
+		c.countGlobal(&want, w, m, n, accLoad, 0, false)
+		if wantLines := c.lines - lines - gotLines; got != want || gotLines != wantLines {
+			t.Fatalf("n = %d, stride %d, mask %#x: got %+v and %d lines, want %+v and %d", n, stride, m, got, gotLines, want, wantLines)
+		}
+	}
+	if taken[patApart] == 0 || taken[patConsecutive] == 0 {
+		t.Fatalf("requests a line apart: %d, consecutive: %d; want some of each", taken[patApart], taken[patConsecutive])
+	}
+}

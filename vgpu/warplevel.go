@@ -318,10 +318,7 @@ func (c *cta) wmmaWavefronts(addrs *[256]uint64, stride uint64, n int) (wave, id
 func execWmmaMma(w *warp, in *inst, m uint32) {
 	wmmaConverged(w, in, m)
 	wm := in.wm
-	f := ffmt(fmtF16)
-	if wm.etype == "bf16" {
-		f = fmtBF16
-	}
+	bf16 := wm.etype == "bf16"
 	dF := wm.frag[:8]
 	aF := wm.frag[8 : 8+wm.na]
 	bF := wm.frag[8+wm.na : 8+wm.na+wm.nb]
@@ -330,8 +327,8 @@ func execWmmaMma(w *warp, in *inst, m uint32) {
 	var C [256]float32
 	for e := range 256 {
 		l, s := e/8, e%8
-		A[e] = float32(decodeFmt(fragGet(w, aF, wm.etype, l, s), f))
-		B[e] = float32(decodeFmt(fragGet(w, bF, wm.etype, l, s), f))
+		A[e] = halfF32(fragGet(w, aF, wm.etype, l, s), bf16)
+		B[e] = halfF32(fragGet(w, bF, wm.etype, l, s), bf16)
 		C[e] = math.Float32frombits(uint32(fragGet(w, cF, "f32", l, s)))
 	}
 	for i := range 16 {

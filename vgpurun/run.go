@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -543,26 +544,55 @@ func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float
 	}
 	rng.Shuffle(len(written), func(x, y int) { written[x], written[y] = written[y], written[x] })
 	written = written[:min(len(written), maxChecked)]
+	want, err := in.dots(ctx, written)
+	if err != nil {
+		return 0, 0, err
+	}
 	var diff, norm float64
 	for c, e := range written {
-		if c%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, 0, err
-			}
-		}
-		i, j := e[0], e[1]
-		var want float64
-		for k := range n {
-			want += in.a[i*n+k] * in.b[k*n+j]
-		}
-		g := in.at(i, j)
-		diff += (g - want) * (g - want)
-		norm += want * want
+		g := in.at(e[0], e[1])
+		diff += (g - want[c]) * (g - want[c])
+		norm += want[c] * want[c]
 	}
 	if norm == 0 {
 		return math.Sqrt(diff), len(written), nil
 	}
 	return math.Sqrt(diff / norm), len(written), nil
+}
+
+// dots returns the float64 products (A·B)[i][j] of the entries (i, j), each summed in k order.
+// The entries are taken column by column, so that each column of B is gathered once (a walk down
+// a column touches a cache line per element).
+func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, error) {
+	n := in.n
+	order := make([]int, len(entries))
+	for c := range order {
+		order[c] = c
+	}
+	slices.SortFunc(order, func(x, y int) int { return entries[x][1] - entries[y][1] })
+	want, col := make([]float64, len(entries)), make([]float64, n)
+	j := -1
+	for x, c := range order {
+		if x%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		i := entries[c][0]
+		if entries[c][1] != j {
+			j = entries[c][1]
+			for k := range n {
+				col[k] = in.b[k*n+j]
+			}
+		}
+		row := in.a[i*n : i*n+n]
+		var s float64
+		for k, a := range row {
+			s += a * col[k]
+		}
+		want[c] = s
+	}
+	return want, nil
 }
 
 // nonFinite is NaN if an entry of got at which is NaN, else +Inf if one is infinite (ok: the error

@@ -661,7 +661,8 @@ func logLabel(m, e int) string {
 }
 
 // logTicks marks a log axis inside its range only: labels at 1, 2 and 5 × 10^k when the range spans
-// less than three decades (at 10^k alone beyond), unlabelled ticks at the other integers × 10^k.
+// less than three decades (at 10^k alone beyond), unlabelled ticks at the other integers × 10^k;
+// a range too narrow to hold two of those labels (0.07 to 0.14 ms) labels every tick.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -682,6 +683,18 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				t.Label = logLabel(i, int(e))
 			}
 			ticks = append(ticks, t)
+		}
+	}
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 { // a range too narrow for two of 1, 2 and 5 × 10^k: label every tick (thinned keeps those that fit)
+		for i, t := range ticks {
+			e := math.Floor(math.Log10(t.Value) + 1e-9)
+			ticks[i].Label = logLabel(int(math.Round(t.Value/math.Pow(10, e))), int(e))
 		}
 	}
 	return ticks

@@ -404,8 +404,8 @@ func runCell(t *testing.T, src string) *cellstest.Recorder {
 func TestRefusesPureDataParallel(t *testing.T) {
 	rec := runCell(t, "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [1024]\nyour_gpu: false")
 	notes := notesOf(rec)
-	for _, want := range []string{"warning: Refused: 1,024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2871 GB per chip: 16 bytes × 1.75e+11 parameters / (TP 1 × PP 1) = 2.79 TB",
-		"against the H100 SXM's 80 GB", "The smallest layout that fits: TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0", "One chip: GPT-3 175B's training state alone is 16 bytes"} {
+	for _, want := range []string{"warning: Refused: 1,024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2,871 GB per chip: 16 bytes × 1.75e+11 parameters / (TP 1 × PP 1) = 2.79 TB",
+		"2,048 tokens per microbatch", "against the H100 SXM's 80 GB", "The smallest layout that fits: TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0", "One chip: GPT-3 175B's training state alone is 16 bytes"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

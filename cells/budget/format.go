@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -75,6 +76,15 @@ func label(e Estimate) string {
 		return humanize.Comma(int64(e.Chips)) + " × " + e.Rate.Name
 	}
 	return e.Rate.Name
+}
+
+// grouped4 writes v with four significant figures, whole numbers from 1,000 up with thousands
+// separators: "53.3", "2,871", "12,345".
+func grouped4(v float64) string {
+	if v >= 1000 {
+		return humanize.Comma(int64(math.Round(v)))
+	}
+	return fmt.Sprintf("%.4g", v)
 }
 
 // Bytes writes a byte count in decimal units: "102 MB", "350 GB".

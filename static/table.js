@@ -122,7 +122,7 @@ export class DataTable {
         td.classList.add("long"); // cut short by style.css; the whole text on hover
         td.title = v;
       } else if (typeof v === "string" && v.length > WORDY) {
-        td.classList.add("wordy"); // wide enough in a table that scrolls not to wrap a word a line
+        td.classList.add("wordy"); // on a narrow screen, wide enough not to wrap a word a line (style.css)
       }
       if (typeof v === "number") {
         td.classList.add("num");

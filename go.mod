@@ -6,6 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cli/browser v1.3.0
+	github.com/dustin/go-humanize v1.0.1
 	github.com/ebitengine/purego v0.11.3
 	github.com/gorilla/websocket v1.5.3
 	github.com/mmcloughlin/avo v0.5.0
@@ -35,7 +36,6 @@ require (
 	github.com/alecthomas/chroma/v2 v2.2.0 // indirect
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/dlclark/regexp2 v1.7.0 // indirect
-	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect

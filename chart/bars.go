@@ -55,11 +55,11 @@ func Bars(title, xlabel string, bars []Bar) (string, error) {
 	return f.svg()
 }
 
-// barValue writes a bar's value with three significant figures, whole numbers from 100 up ("1900",
-// "41.5", "0.123").
+// barValue writes a bar's value with three significant figures, whole numbers from 100 up with
+// thousands separators ("1,900", "41.5", "0.123").
 func barValue(v float64) string {
 	if v >= 100 {
-		return fmt.Sprintf("%.0f", v)
+		return grouped(fmt.Sprintf("%.0f", v))
 	}
 	return fmt.Sprintf("%.3g", v)
 }

@@ -12,7 +12,7 @@ func TestBars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">custom (block 32×1): 410<", ">custom, block 32×8: 1900<", "fill:var(--c0,", "fill:var(--c1,", "custom, block 32×8: 1900."} {
+	for _, want := range []string{">custom (block 32×1): 410<", ">custom, block 32×8: 1,900<", "fill:var(--c0,", "fill:var(--c1,", "custom, block 32×8: 1,900."} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the chart lacks %q", want)
 		}

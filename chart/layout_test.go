@@ -153,7 +153,7 @@ func TestTicksThinned(t *testing.T) {
 	if len(ticks) != 10 || len(labels) > 5 || len(labels) < 3 || labels[0] != "16" {
 		t.Errorf("%d ticks, labels %v: want the 10 ticks, 3 to 5 of them labelled from 16", len(ticks), labels)
 	}
-	if got := thinned(p.X, pow2Ticks{}, 1000, false); len(got) != 10 || got[9].Label != "8192" {
+	if got := thinned(p.X, pow2Ticks{}, 1000, false); len(got) != 10 || got[9].Label != "8,192" {
 		t.Errorf("a long axis: want every label, got %v", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -372,6 +373,23 @@ func drawPlot(p *plot.Plot, c draw.Canvas) {
 	}
 }
 
+// plainNumber is a number written in plain decimals whose whole part has four digits or more.
+var plainNumber = regexp.MustCompile(`^(-?)([0-9]{4,})(\.[0-9]+)?$`)
+
+// grouped writes a plain number label with thousands separators, as the tables and the lessons
+// write numbers ("12000" → "12,000", "1024.5" → "1,024.5"); any other label is returned as it is.
+func grouped(label string) string {
+	m := plainNumber.FindStringSubmatch(label)
+	if m == nil {
+		return label
+	}
+	whole, err := strconv.ParseInt(m[2], 10, 64)
+	if err != nil {
+		return label
+	}
+	return m[1] + humanize.Comma(whole) + m[3]
+}
+
 // lineSpacing is the distance between the lines of a block of text in sty.
 func lineSpacing(sty text.Style) vg.Length { return sty.Font.Size * 1.25 }
 
@@ -414,6 +432,9 @@ func wrap(sty text.Style, s string, width vg.Length) string {
 // order (by importance) keeps each that fits beside the ones before it.
 func thinned(a plot.Axis, marker plot.Ticker, length vg.Length, vertical bool) plot.ConstantTicks {
 	ticks := marker.Ticks(a.Min, a.Max)
+	for i := range ticks {
+		ticks[i].Label = grouped(ticks[i].Label)
+	}
 	var labelled, tens []int
 	for i, t := range ticks {
 		if t.Label == "" {
@@ -640,7 +661,8 @@ func logLabel(m, e int) string {
 }
 
 // logTicks marks a log axis inside its range only: labels at 1, 2 and 5 × 10^k when the range spans
-// less than three decades (at 10^k alone beyond), unlabelled ticks at the other integers × 10^k.
+// less than three decades (at 10^k alone beyond), unlabelled ticks at the other integers × 10^k;
+// a range too narrow to hold two of those labels (0.07 to 0.14 ms) labels every tick.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -661,6 +683,18 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				t.Label = logLabel(i, int(e))
 			}
 			ticks = append(ticks, t)
+		}
+	}
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 { // a range too narrow for two of 1, 2 and 5 × 10^k: label every tick (thinned keeps those that fit)
+		for i, t := range ticks {
+			e := math.Floor(math.Log10(t.Value) + 1e-9)
+			ticks[i].Label = logLabel(int(math.Round(t.Value/math.Pow(10, e))), int(e))
 		}
 	}
 	return ticks

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,4 +88,34 @@ func TestTextTablesSayTheyScrollInBrowser(t *testing.T) {
 		t.Errorf("the page is %s px wide at 390", got)
 	}
 	p.errs.check(t, "text tables")
+}
+
+// wordyTable draws, through the page's CellView, a table like the FlashAttention lesson's: a phrase
+// in its last text column and numbers wide enough that at 390 px the table scrolls; it returns the
+// phrase's cell height over its line height.
+const wordyTable = `(async () => {
+  const { CellView } = await import("/static/view.js");
+  const view = new CellView(document.querySelector(".cell"));
+  const cols = [{ label: "kernel" }, { label: "n" }, { label: "inputs" }, { label: "check" }]
+    .concat([...Array(5).keys()].map((i) => ({ label: "counter " + i, unit: "sectors" })), [{ label: "modelled time (bound)", unit: "µs" }]);
+  view.addTable({ id: "wordy", caption: "Wordy", columns: cols });
+  view.addRow({ table: "wordy", values: ["custom", 256, "float32", "ok", 13312, 53248, 100, 137216, 0, "190 (latency; limit shared memory 19)"] });
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const td = document.querySelector("[data-table=wordy] tbody td:last-child");
+  return String(td.getBoundingClientRect().height / parseFloat(getComputedStyle(td).lineHeight));
+})()`
+
+// At 390 px a table that scrolls sideways does not squeeze a phrase into a word a line: the
+// FlashAttention lesson's "190 (latency; limit shared memory 19)" took six lines, a row 120 px tall.
+func TestTablePhraseNotSqueezedInBrowser(t *testing.T) {
+	p := openPage(t, 390, 900)
+	p.open("counting-flops")
+	lines, err := strconv.ParseFloat(p.str(wordyTable), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines > 3.5 {
+		t.Errorf("the phrase's cell is %.1f lines tall at 390 px, want 3 at most", lines)
+	}
+	p.errs.check(t, "wordy table")
 }

@@ -3,12 +3,15 @@ package lessons_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/lessons"
 )
 
 // The lesson FlashAttention, step by step says each kernel's emulated sectors are its I/O count in n
@@ -105,4 +108,24 @@ func column(t *testing.T, rec *cellstest.Recorder, id, label string) int {
 	}
 	t.Fatalf("table %s has no column %q", id, label)
 	return -1
+}
+
+// The prediction of FlashAttention-2's sectors at n = 256 is not answered beside it: no goal of the
+// lesson (the challenge right below the question) quotes the count, (n/64 + 1)·2·n·d words.
+func TestFlashAttentionPredictionNotGivenAway(t *testing.T) {
+	src, err := fs.ReadFile(lessons.Embedded, "flash-attention.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, d = 256, 64
+	answer := humanize.Comma(int64((2*n*d + n/64*2*n*d) * 4 / 32))
+	goals := regexp.MustCompile(`(?m)^(goal|q): .*$`).FindAllString(string(src), -1)
+	if len(goals) == 0 {
+		t.Fatal("the lesson has no goals")
+	}
+	for _, g := range goals {
+		if strings.Contains(g, answer) {
+			t.Errorf("a goal gives away the predicted %s sectors: %s", answer, g)
+		}
+	}
 }

@@ -121,6 +121,8 @@ export class DataTable {
       if (typeof v === "string" && v.length > LONG) {
         td.classList.add("long"); // cut short by style.css; the whole text on hover
         td.title = v;
+      } else if (typeof v === "string" && v.length > WORDY) {
+        td.classList.add("wordy"); // on a narrow screen, wide enough not to wrap a word a line (style.css)
       }
       if (typeof v === "number") {
         td.classList.add("num");
@@ -208,6 +210,9 @@ export function markScroll(frame, scroller, content, hint) {
 
 // LONG is the length over which a text value is cut short in its cell (the whole of it on hover).
 const LONG = 32;
+// WORDY is the length over which a text value gets a wider cell (style.css: .wordy), so that on a
+// narrow screen, where the table scrolls sideways anyway, it wraps in two or three lines, not six.
+const WORDY = 16;
 
 // showUnit says whether a column's header needs its unit after the label ("median (s)"), which a
 // label such as "GFLOP/s" already is.

@@ -21,10 +21,10 @@ package allreduce
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"slices"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/sim/collectives"
@@ -181,8 +181,8 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 	var bus []cells.Column
 	bus = append(bus, cols...)
 	for _, g := range r.GPUs {
-		cols = append(cols, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "ms"})
-		bus = append(bus, cells.Column{Label: fmt.Sprintf("%d GPUs", g), Unit: "GB/s"})
+		cols = append(cols, cells.Column{Label: humanize.Comma(int64(g)) + " GPUs", Unit: "ms"})
+		bus = append(bus, cells.Column{Label: humanize.Comma(int64(g)) + " GPUs", Unit: "GB/s"})
 	}
 	busDef := "2(p − 1)/p · bytes / time"
 	if r.Op == "all-gather" || r.Op == "reduce-scatter" {

@@ -45,7 +45,7 @@ func TestAllReduceCell(t *testing.T) {
 // The result is a grid: one row per link, one column per GPU count, in the spec's order, for the
 // time and for the bus bandwidth.
 func TestAllReduceRunIsALinkByGPUGrid(t *testing.T) {
-	r, err := New(cells.Env{}).Parse(cells.Cell{ID: "c", Source: "gradient_mb: 1000\ngpus: [2, 8, 64]\nlinks: {fast: 100, slow: 10}\nlatency_us: 0"})
+	r, err := New(cells.Env{}).Parse(cells.Cell{ID: "c", Source: "gradient_mb: 1000\ngpus: [2, 8, 1024]\nlinks: {fast: 100, slow: 10}\nlatency_us: 0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestAllReduceRunIsALinkByGPUGrid(t *testing.T) {
 	for _, c := range rec.Tables[0].Columns {
 		labels = append(labels, c.Label+"/"+c.Unit)
 	}
-	if got, want := strings.Join(labels, ","), "link/,2 GPUs/ms,8 GPUs/ms,64 GPUs/ms"; got != want {
+	if got, want := strings.Join(labels, ","), "link/,2 GPUs/ms,8 GPUs/ms,1,024 GPUs/ms"; got != want {
 		t.Errorf("model columns %s, want %s", got, want)
 	}
 	rows := rec.RowsOf("model")

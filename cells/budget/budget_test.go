@@ -132,7 +132,7 @@ func TestTimesAndBytes(t *testing.T) {
 }
 
 func TestReadable(t *testing.T) {
-	for sec, want := range map[float64]string{3.14e8: "9.95 years", 0.175: "175 ms", 90: "1.5 minutes", 3.5e11: "11.1 millennia", 5e-8: "50 ns", 7200: "2 hours"} {
+	for sec, want := range map[float64]string{3.14e8: "9.95 years", 0.175: "175 ms", 90: "1.5 minutes", 3.5e11: "11.1 millennia", 2.23e14: "7.07 million years", 3.69e16: "1.17 billion years", 5e-8: "50 ns", 7200: "2 hours"} {
 		if got := Readable(sec); got != want {
 			t.Errorf("Readable(%g) = %q, want %q", sec, got, want)
 		}
@@ -204,7 +204,7 @@ func TestRun(t *testing.T) {
 	if len(rows) != 1+2+2 {
 		t.Fatalf("%d rows, want 5 (CPU, 2 chips, 2 clusters of 1024)", len(rows))
 	}
-	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured peak, modelled at 40%" || rows[1].Values[1] != "datasheet, modelled at 40%" || rows[4].Values[0] != "1024 × TPU v4" {
+	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured peak, modelled at 40%" || rows[1].Values[1] != "datasheet, modelled at 40%" || rows[4].Values[0] != "1,024 × TPU v4" {
 		t.Errorf("rows: %v", rows)
 	}
 	// H100 SXM at 40% of 989 TFLOP/s: 3.14e23 / 3.956e14 s.
@@ -213,7 +213,7 @@ func TestRun(t *testing.T) {
 	}
 	// "1 h" is not asked for: the axis drops a label that would crowd its neighbours, and its span
 	// depends on this machine's CPU row, measured now (slower on a busy machine).
-	for _, want := range []string{"1 year", "1,000 years", "1 day", "modelled", "1024 × H100 SXM"} {
+	for _, want := range []string{"1 year", "1,000 years", "1 day", "modelled", "1,024 × H100 SXM"} {
 		if !strings.Contains(rec.SVG, want) {
 			t.Errorf("chart lacks %q", want)
 		}
@@ -404,8 +404,8 @@ func runCell(t *testing.T, src string) *cellstest.Recorder {
 func TestRefusesPureDataParallel(t *testing.T) {
 	rec := runCell(t, "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [1024]\nyour_gpu: false")
 	notes := notesOf(rec)
-	for _, want := range []string{"warning: Refused: 1024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2871 GB per chip: 16 bytes × 1.75e+11 parameters / (TP 1 × PP 1) = 2.79 TB",
-		"against the H100 SXM's 80 GB", "The smallest layout that fits: TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0", "One chip: GPT-3 175B's training state alone is 16 bytes"} {
+	for _, want := range []string{"warning: Refused: 1,024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2,871 GB per chip: 16 bytes × 1.75e+11 parameters / (TP 1 × PP 1) = 2.79 TB",
+		"2,048 tokens per microbatch", "against the H100 SXM's 80 GB", "The smallest layout that fits: TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0", "One chip: GPT-3 175B's training state alone is 16 bytes"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

@@ -2,15 +2,21 @@ package budget
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/chart"
 )
 
 // Readable writes a duration in seconds in the largest everyday unit it fills: "850 ms", "3.2 hours",
-// "355 years".
+// "355 years", "11.1 millennia"; from a million years on, years in words ("7.08 million years"), not
+// thousands of millennia in exponent notation.
 func Readable(sec float64) string {
+	if years := sec / chart.Year; years >= 1e6 {
+		return Times(years) + " years"
+	}
 	units := []struct {
 		name string
 		s    float64
@@ -67,9 +73,18 @@ func Dominates(ests []Estimate) string {
 
 func label(e Estimate) string {
 	if e.Chips > 1 {
-		return fmt.Sprintf("%d × %s", e.Chips, e.Rate.Name)
+		return humanize.Comma(int64(e.Chips)) + " × " + e.Rate.Name
 	}
 	return e.Rate.Name
+}
+
+// grouped4 writes v with four significant figures, whole numbers from 1,000 up with thousands
+// separators: "53.3", "2,871", "12,345".
+func grouped4(v float64) string {
+	if v >= 1000 {
+		return humanize.Comma(int64(math.Round(v)))
+	}
+	return fmt.Sprintf("%.4g", v)
 }
 
 // Bytes writes a byte count in decimal units: "102 MB", "350 GB".

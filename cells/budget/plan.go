@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/sim/parallel"
 )
@@ -87,8 +88,8 @@ func refusal(j parallel.Job, l parallel.Layout, m parallel.Memory, r Rate) strin
 	case 3:
 		state = fmt.Sprintf("16 bytes × %.3g parameters / (TP %d × PP %d × DP × CP %d), ZeRO 3 sharding everything", j.Model.Params(), l.TP, l.PP, l.DP*l.CP)
 	}
-	return fmt.Sprintf("%s needs %.4g GB per chip: %s = %s of weights, gradients and Adam state, plus %s of activations (%d tokens per microbatch, %s recomputation), against the %s's %.4g GB",
-		l, m.Total()/1e9, state, Bytes(m.State()), Bytes(m.Activations), j.Seq/l.CP, j.Recompute, r.Name, r.Memory/1e9)
+	return fmt.Sprintf("%s needs %s GB per chip: %s = %s of weights, gradients and Adam state, plus %s of activations (%s tokens per microbatch, %s recomputation), against the %s's %.4g GB",
+		l, grouped4(m.Total()/1e9), state, Bytes(m.State()), Bytes(m.Activations), humanize.Comma(int64(j.Seq/l.CP)), j.Recompute, r.Name, r.Memory/1e9)
 }
 
 // parallelModel says how a cluster of a workload with a Shape is modelled, for the model note.

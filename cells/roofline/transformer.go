@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/gpumodel"
@@ -141,8 +142,8 @@ func (r *run) runModel(ctx context.Context, e cells.Emitter) error {
 	}
 	s := r.spec.Transformer
 	m := s.Model
-	e.Note("info", fmt.Sprintf("%s: %d layers, d_model %d, %d query heads and %d key/value heads of %d, d_ff %d, vocabulary %d (%s). From this shape: %.4g parameters (published %.4g), %.4g FLOPs per token forward at a %d-token prompt, %s of KV cache per token.",
-		m.Label, m.Layers, m.DModel, m.Heads, m.KVHeads, m.DHead, m.DFF, m.Vocab, m.Source, m.Params(), m.Published, m.ForwardPerToken(s.Prompt), s.Prompt, bytesText(m.KVBytesPerToken(ElemBytes))))
+	e.Note("info", fmt.Sprintf("%s: %d layers, d_model %s, %d query heads and %d key/value heads of %d, d_ff %s, vocabulary %s (%s). From this shape: %.4g parameters (published %.4g), %.4g FLOPs per token forward at a %s-token prompt, %s of KV cache per token.",
+		m.Label, m.Layers, humanize.Comma(int64(m.DModel)), m.Heads, m.KVHeads, m.DHead, humanize.Comma(int64(m.DFF)), humanize.Comma(int64(m.Vocab)), m.Source, m.Params(), m.Published, m.ForwardPerToken(s.Prompt), humanize.Comma(int64(s.Prompt)), bytesText(m.KVBytesPerToken(ElemBytes))))
 	e.Note("info", fmt.Sprintf("This machine, measured %s: %.3g GFLOP/s float32 (%s), %.3g GB/s (STREAM triad). %s, datasheet (not measured): %.4g TFLOP/s %s dense (%s), %.4g GB/s.",
 		c.Measured, c.FP32.GFLOPS, c.FP32.Method, c.BandwidthGBs, s.GPU.Name, s.GPU.Dense/1e12, s.GPU.Format, s.GPU.Source, s.GPU.DRAM/1e9))
 	attention := "fused (FlashAttention): the attention scores stay on chip"
@@ -187,7 +188,7 @@ func (r *run) layerTable(e cells.Emitter) {
 	for _, g := range gemms {
 		total += g.FLOPs()
 	}
-	e.Table(cells.Table{ID: "layer", Caption: fmt.Sprintf("The GEMMs of one of %s's %d layers for a %d-token prompt: (m×k)·(k×n), count of them, FLOPs = 2·m·k·n·count (attention's halved by the causal mask); computed from the shape", s.Model.Label, s.Model.Layers, s.Prompt), Columns: []cells.Column{
+	e.Table(cells.Table{ID: "layer", Caption: fmt.Sprintf("The GEMMs of one of %s's %d layers for a %s-token prompt: (m×k)·(k×n), count of them, FLOPs = 2·m·k·n·count (attention's halved by the causal mask); computed from the shape", s.Model.Label, s.Model.Layers, humanize.Comma(int64(s.Prompt))), Columns: []cells.Column{
 		{Label: "GEMM"}, {Label: "m"}, {Label: "k"}, {Label: "n"}, {Label: "count"}, {Label: "FLOPs"}, {Label: "share", Unit: "%"}}})
 	for _, g := range gemms {
 		e.Row(cells.Row{Table: "layer", Values: []any{g.Name, g.M, g.K, g.N, g.Count, g.FLOPs(), 100 * g.FLOPs() / total}})

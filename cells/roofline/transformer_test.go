@@ -100,6 +100,10 @@ func TestRunModel(t *testing.T) {
 	if rec.Charts == 0 {
 		t.Error("no chart")
 	}
+	// The shape is written as the lesson writes numbers, with thousands separators.
+	if first := rec.Notes[0].Message; !strings.Contains(first, "d_model 4,096") || !strings.Contains(first, "d_ff 14,336, vocabulary 128,256") || !strings.Contains(first, "at a 2,048-token prompt") {
+		t.Errorf("first note %q, want the shape with thousands separators", first)
+	}
 	last := rec.Notes[len(rec.Notes)-1].Message
 	if !strings.Contains(last, "H100 SXM 295 FLOP/byte") {
 		t.Errorf("last note %q, want the H100's ridge", last)

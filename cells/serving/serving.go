@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
 	"github.com/gpuplayground/playground/sim/inference"
@@ -346,10 +347,10 @@ func (s Spec) memoryNote() string {
 	c := s.Config(System{"continuous", "oracle"})
 	per := c.Engine.KVPerToken()
 	pool := c.KVMemory()
-	msg := fmt.Sprintf("Modelled memory: %.3g GB of %s weights (%.3g B parameters × %g bytes) in %.3g GB; the KV cache gets the other %.3g GB, %d tokens of %.0f KiB (%s: 2 × %d layers × %d key/value heads × %d × %g bytes), %d requests of max_len %d at once when each reserves its maximum.",
+	msg := fmt.Sprintf("Modelled memory: %.3g GB of %s weights (%.3g B parameters × %g bytes) in %.3g GB; the KV cache gets the other %.3g GB, %s tokens of %.0f KiB (%s: 2 × %d layers × %d key/value heads × %d × %g bytes), %s requests of max_len %s at once when each reserves its maximum.",
 		c.Engine.WeightMemory()/1e9, s.Model.Label, s.Model.Params()/1e9, c.Engine.WeightBytes, s.MemoryGB,
-		pool/1e9, int(pool/per), per/1024, s.KV, s.Model.Layers, s.Model.KVHeads, s.Model.DHead, c.Engine.KVBytes,
-		int(pool/per)/s.MaxLen, s.MaxLen)
+		pool/1e9, humanize.Comma(int64(pool/per)), per/1024, s.KV, s.Model.Layers, s.Model.KVHeads, s.Model.DHead, c.Engine.KVBytes,
+		humanize.Comma(int64(int(pool/per)/s.MaxLen)), humanize.Comma(int64(s.MaxLen)))
 	if pool <= 0 {
 		msg = fmt.Sprintf("The %.3g GB of %s weights do not fit in %.3g GB: nothing can run.", c.Engine.WeightMemory()/1e9, s.Model.Label, s.MemoryGB)
 	}

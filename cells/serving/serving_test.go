@@ -179,3 +179,18 @@ func TestNoNonFiniteFigureReachesARow(t *testing.T) {
 		t.Errorf("infinite throughput made row %v", row)
 	}
 }
+
+// The memory note writes its counts with thousands separators, as the lesson's text does: the
+// serving lesson's T4 cell holds 48,597 tokens, 23 reservations of max_len 2,048.
+func TestMemoryNoteSeparatesThousands(t *testing.T) {
+	s, err := Parse("model: llama3-8b\ngpu: T4\nweights: int8\nrequests: 10\nrates: [0]\nprompt: 256\noutput: 256\nsystems: [continuous paged]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.memoryNote()
+	for _, want := range []string{"48,597 tokens of 128 KiB", "23 requests of max_len 2,048"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("memory note %q lacks %q", got, want)
+		}
+	}
+}

@@ -124,6 +124,13 @@ func newWebGPUTab(t *testing.T, width, height int64) context.Context {
 // tab starts b with flags if it has not started, and opens a tab in it.
 func (b *sharedBrowser) tab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
+	ctx, _ := b.closableTab(t, width, height, flags...)
+	return ctx
+}
+
+// closableTab is tab, with a function that closes the tab before the test ends.
+func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
+	t.Helper()
 	exe := chromiumPath(t)
 	b.once.Do(func() {
 		b.profile, b.err = os.MkdirTemp("", "e2e-chromium-")
@@ -143,7 +150,7 @@ func (b *sharedBrowser) tab(t *testing.T, width, height int64, flags ...chromedp
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
-	return ctx
+	return ctx, cancel
 }
 
 // stopSharedBrowser stops the shared chromiums that tests started and removes their profiles.

@@ -11,7 +11,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/gpuplayground/playground/cells"
+	"github.com/gpuplayground/playground/cells/builtin"
+	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/cells/shared/webgpu"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/harness/peaks"
+	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/server"
 )
@@ -39,9 +46,17 @@ func TestEveryWebGPUCellInBrowser(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("lessons: %v %v", files, err)
 	}
-	ran, budgetRan := 0, ""
+	ran, budgetRan, opened := 0, "", 0
 	for _, f := range files {
+		md, err := fs.ReadFile(lessons.Embedded, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mayRunInBrowser(string(md)) {
+			continue
+		}
 		slug := strings.TrimSuffix(f, ".md")
+		opened++
 		p.open(slug)
 		var found []struct{ ID, Kind, Source string }
 		js := `JSON.stringify([...document.querySelectorAll(".cell")].map((e) => ({ID: e.id, Kind: e.dataset.kind, Source: e.playground.getSource()})))`
@@ -49,9 +64,7 @@ func TestEveryWebGPUCellInBrowser(t *testing.T) {
 			t.Fatalf("%s: cells: %v", slug, err)
 		}
 		for _, c := range found {
-			browser := c.Kind == "wgsl" || strings.Contains(c.Source, "webgpu-") ||
-				(c.Kind == "budget" && !regexp.MustCompile(`(?m)^your_gpu:\s*false`).MatchString(c.Source))
-			if !browser {
+			if !runsInBrowser(c.Kind, c.Source) {
 				continue
 			}
 			if c.Kind == "budget" && budgetRan != "" {
@@ -91,6 +104,25 @@ func TestEveryWebGPUCellInBrowser(t *testing.T) {
 	if ran < 3 {
 		t.Errorf("only %d WebGPU cells found in the lessons", ran)
 	}
+	t.Logf("%d WebGPU cells run on %d of %d lesson pages", ran, opened, len(files))
+}
+
+// runsInBrowser reports whether a cell of kind with source src runs WebGPU in the browser: a wgsl
+// cell, a cell naming a webgpu- kernel, a budget cell measuring "your GPU".
+func runsInBrowser(kind, src string) bool {
+	return kind == "wgsl" || strings.Contains(src, "webgpu-") || (kind == "budget" && !yourGPUOff.MatchString(src))
+}
+
+// yourGPUOff is a budget cell's line turning its "your GPU" measurement off.
+var yourGPUOff = regexp.MustCompile(`(?m)^your_gpu:\s*false`)
+
+// mayRunInBrowser reports whether a lesson's markdown may hold a cell that runs in the browser:
+// a page's cells are its markdown's fenced blocks, kind and source as written, so a wgsl cell's
+// fence, a webgpu- kernel's name and a budget cell each put their word in the file. A file without
+// "wgsl", "webgpu-" or "budget" has no such cell, and its page is not loaded (each load in the
+// WebGPU browser lays out and draws the whole lesson).
+func mayRunInBrowser(md string) bool {
+	return strings.Contains(md, "wgsl") || strings.Contains(md, "webgpu-") || strings.Contains(md, "budget")
 }
 
 // browserSizes returns a cell's source with its `sizes:` list cut to its smallest size and those
@@ -185,5 +217,35 @@ func checkNotesFold(t *testing.T, p *browserPage, sel string) {
 	p.do("unfolding notes", chromedp.Click(chromedp.CSS(sel+" .cell-notes-more")))
 	if _, _, _, hidden, button := state(); hidden != 0 || button != "fewer notes" {
 		t.Errorf("%s: after unfolding, %d notes still folded, button %q", sel, hidden, button)
+	}
+}
+
+// The lesson pages TestEveryWebGPUCellInBrowser leaves unopened hold no cell that runs in the
+// browser: every cell of every embedded lesson (loaded as a server loads them) that runsInBrowser
+// is in a file that mayRunInBrowser, and some files are not (the pages it saves loading).
+func TestLessonPagesWithoutWebGPUCells(t *testing.T) {
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), Limits: harness.DefaultLimits(), GPU: cellstest.NoGPU{}, Roofline: &peaks.Cache{}}
+	all, err := lessons.Load(lessons.Embedded, builtin.Kinds(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := 0
+	for _, l := range all {
+		md, err := fs.ReadFile(lessons.Embedded, l.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mayRunInBrowser(string(md)) {
+			continue
+		}
+		skipped++
+		for _, c := range l.Cells {
+			if runsInBrowser(c.Kind, c.Source) {
+				t.Errorf("%s: cell %s (%s) runs in the browser, but its page would not be opened", l.File, c.ID, c.Kind)
+			}
+		}
+	}
+	if skipped == 0 || skipped == len(all) {
+		t.Errorf("%d of %d lesson pages left unopened, want some but not all", skipped, len(all))
 	}
 }

@@ -58,23 +58,14 @@ func webgpuOptions(t *testing.T, exe string) []chromedp.ExecAllocatorOption {
 }
 
 func TestWebGPUInBrowser(t *testing.T) {
-	exe := chromiumPath(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "w.md"), []byte(webgpuLesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base := serve(t, server.Config{LessonsDir: dir})
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), webgpuOptions(t, exe)...)
-	defer cancelAlloc()
-	// The browser, then two pages (tabs) in it: closing the first page leaves the browser running.
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancelTab := chromedp.NewContext(bctx)
-	defer cancelTab()
+	// Two pages (tabs) in the shared WebGPU browser: closing the first leaves the browser running.
+	ctx, cancelTab := webgpuBrowser.closableTab(t, 1200, 1000, webgpuFlags()...)
 	var pageErrs pageErrors
 	if err := chromedp.Listen(ctx, pageErrs.listen); err != nil {
 		t.Fatal(err)
@@ -184,8 +175,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 
 	// A page closed while its browser part runs leaves the server's queue moving: another page's run
 	// starts and ends.
-	tab2, cancelTab2 := chromedp.NewContext(bctx)
-	defer cancelTab2()
+	tab2 := newWebGPUTab(t, 1200, 1000)
 	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(pageReady))); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestPublishedLadderWithSASS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := modelLadder(context.Background(), boehmA6000, boehmN, g)
+	ms, err := modelLadder(context.Background(), sharedRuns.run, boehmA6000, boehmN, g)
 	if err != nil {
 		t.Fatal(err)
 	}

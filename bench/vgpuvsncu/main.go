@@ -77,7 +77,7 @@ func main() {
 	}
 	fmt.Printf("n = %d; virtual GPU: PTX compute_%d, modelled on the %s datasheet; hardware: %s\n\n", *n, vgpurun.Arch, g.Name, *file)
 	if *model {
-		cs, err := compareAll(context.Background(), rows, *n, *sample, g)
+		cs, err := compareAll(context.Background(), vgpurun.Run, rows, *n, *sample, g)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -202,7 +202,7 @@ func TestModelAgreesOnTheGEMMLadder(t *testing.T) {
 			delete(rows, name)
 		}
 	}
-	cs, err := compareAll(context.Background(), rows, 4096, 0, g)
+	cs, err := compareAll(context.Background(), sharedRuns.run, rows, 4096, 0, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestModelAgreesOnCopyAndTransposes(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	cs, err := compareAll(context.Background(), readCSV(t, "h100-ncu-transpose-4096.csv"), 4096, 256, gpumodel.GPUs[0])
+	cs, err := compareAll(context.Background(), sharedRuns.run, readCSV(t, "h100-ncu-transpose-4096.csv"), 4096, 256, gpumodel.GPUs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestModelAgreesWithPublishedLadder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := modelLadder(context.Background(), boehmA6000, boehmN, g)
+	ms, err := modelLadder(context.Background(), sharedRuns.run, boehmA6000, boehmN, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestModelLatencyAtSmallSizes(t *testing.T) {
 	for _, drop := range []string{"cuda_naive", "cuda_coalesced", "cuda_smem", "cuda_wmma_bf16"} {
 		delete(rows, drop)
 	}
-	cs, err := compareAll(context.Background(), rows, 512, 0, gpumodel.GPUs[0])
+	cs, err := compareAll(context.Background(), sharedRuns.run, rows, 512, 0, gpumodel.GPUs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

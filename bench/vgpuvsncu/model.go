@@ -188,10 +188,14 @@ func modelTable(cs []comparison) string {
 	return b.String()
 }
 
+// emulator runs one launch of a table kernel in the virtual GPU: vgpurun.Run, or in the tests one
+// that hands a launch already run back (the tests' sharedRuns).
+type emulator func(context.Context, vgpurun.Request) (vgpurun.Result, error)
+
 // compareAll models every kernel of rows (Nsight Compute's, by name) at n on g: the GEMM ladder's
-// through vgpurun.Run (sampled above vgpurun.MaxN), lessonSource's with lessonCounts (every block,
-// or sample of them when sample > 0; skipped, with a note on stderr, without a CUDA compiler).
-func compareAll(ctx context.Context, rows map[string]map[string]string, n, sample int, g gpumodel.GPU) ([]comparison, error) {
+// through run (vgpurun.Run: sampled above vgpurun.MaxN), lessonSource's with lessonCounts (every
+// block, or sample of them when sample > 0; skipped, with a note on stderr, without a CUDA compiler).
+func compareAll(ctx context.Context, run emulator, rows map[string]map[string]string, n, sample int, g gpumodel.GPU) ([]comparison, error) {
 	var out []comparison
 	for _, k := range nvidia.Kernels() {
 		if k.Entry == "" {
@@ -201,7 +205,7 @@ func compareAll(ctx context.Context, rows map[string]map[string]string, n, sampl
 		if !ok {
 			continue
 		}
-		res, err := vgpurun.Run(ctx, vgpurun.Request{Kernel: k.Name, N: n, DType: "float32", GPU: g, Seed: 1})
+		res, err := run(ctx, vgpurun.Request{Kernel: k.Name, N: n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}

@@ -52,12 +52,12 @@ type modelledRung struct {
 // GFLOPS is the modelled rate, in GFLOP/s.
 func (m modelledRung) GFLOPS() float64 { return m.FLOPs / m.Model.Seconds / 1e9 }
 
-// modelLadder runs each rung's kernel in the virtual GPU at n (sampled, as a cell runs it) on g and
-// returns its modelled time.
-func modelLadder(ctx context.Context, rungs []rung, n int, g gpumodel.GPU) ([]modelledRung, error) {
+// modelLadder runs each rung's kernel in the virtual GPU with run (vgpurun.Run) at n (sampled, as
+// a cell runs it) on g and returns its modelled time.
+func modelLadder(ctx context.Context, run emulator, rungs []rung, n int, g gpumodel.GPU) ([]modelledRung, error) {
 	var out []modelledRung
 	for _, r := range rungs {
-		res, err := vgpurun.Run(ctx, vgpurun.Request{Kernel: r.Kernel, N: n, DType: "float32", GPU: g, Seed: 1})
+		res, err := run(ctx, vgpurun.Request{Kernel: r.Kernel, N: n, DType: "float32", GPU: g, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Kernel, err)
 		}
@@ -83,7 +83,7 @@ func printPublished() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ms, err := modelLadder(context.Background(), boehmA6000, boehmN, g)
+	ms, err := modelLadder(context.Background(), vgpurun.Run, boehmA6000, boehmN, g)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestSASSInstructionsMatchNsightCompute(t *testing.T) {
 			res, ok := seen[k.Name]
 			if !ok {
 				var err error
-				if res, err = vgpurun.Run(context.Background(), vgpurun.Request{Kernel: k.Name, N: 4096, DType: "float32", GPU: g, Seed: 1}); err != nil {
+				if res, err = sharedRuns.run(context.Background(), vgpurun.Request{Kernel: k.Name, N: 4096, DType: "float32", GPU: g, Seed: 1}); err != nil {
 					t.Fatalf("%s: %v", k.Name, err)
 				}
 				seen[k.Name] = res

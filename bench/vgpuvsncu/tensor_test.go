@@ -34,7 +34,7 @@ func TestModelAgreesOnTheTensorRungs(t *testing.T) {
 	// are the same for both: the kernels run once, and each file's measurements (its clock among
 	// them) are modelled from those counts.
 	rows := tensorRows(t, "h200-ncu-tensor-4096.csv")
-	counted, err := compareAll(context.Background(), rows, 4096, 0, g)
+	counted, err := compareAll(context.Background(), sharedRuns.run, rows, 4096, 0, g)
 	if err != nil {
 		t.Fatal(err)
 	}

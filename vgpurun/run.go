@@ -157,7 +157,7 @@ func Emulatable(kernel string) bool {
 // where nothing runs.
 func Estimate(r *estimate.Rates, kernel string, n int) time.Duration {
 	blocks := ((n + 15) / 16) * ((n + 15) / 16) // a custom kernel's grid, if unknown: one 16×16 tile each
-	if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
+	if row, ok := nvidia.LookupRow(kernel); ok && row.Entry != "" {
 		_, g, _ := row.Shape(n)
 		blocks = g[0] * g[1] * g[2]
 	}
@@ -182,7 +182,7 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		// A table kernel's block at n does the work of its block at the calibrated size n0, times
 		// n/n0 (its loop over k is n long): price the sampled blocks from that measured point rather
 		// than from the whole grid's extrapolated time.
-		if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
+		if row, ok := nvidia.LookupRow(kernel); ok && row.Entry != "" {
 			if n0 := r.SIMTN[short]; n0 > 0 {
 				_, g0, _ := row.Shape(n0)
 				perBlock := r.SIMTSeconds(short, n0) / float64(g0[0]*g0[1]*g0[2]) * float64(n) / float64(n0)
@@ -238,7 +238,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if n > MaxSampledN {
 		return res, fmt.Errorf("n=%d is over the virtual GPU's limit of %d (the inputs alone would take too much memory)", n, MaxSampledN)
 	}
-	row, ok := nvidia.LookupKernel(req.Kernel)
+	row, ok := nvidia.LookupRow(req.Kernel)
 	if !ok || row.Entry == "" {
 		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
 	}

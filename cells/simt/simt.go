@@ -111,7 +111,7 @@ func Parse(src string) (Spec, error) {
 		return Spec{}, cells.Errorf(y.Kernels.Line, "%d kernels; a simt cell emulates at most %d", len(y.Kernels.V), maxKernels)
 	}
 	for _, k := range y.Kernels.V {
-		row, ok := nvidia.LookupKernel("cuda-" + k.V)
+		row, ok := nvidia.LookupRow("cuda-" + k.V)
 		if !ok || row.Entry == "" {
 			return Spec{}, cells.Errorf(k.Line, "unknown kernel %q; the virtual GPU runs matmul.cu's %s", k.V, strings.Join(Kernels(), ", "))
 		}
@@ -212,7 +212,7 @@ var matrices = [3]string{"A", "B", "C"}
 // watcher turns block (0,0)'s global warp instructions into frames: per active lane, the element
 // of A, B or C it touched and which of the instruction's distinct sectors (numbered from 0) held it.
 func watcher(kernel string, n int, watch func(WarpFrame)) func(vgpu.TraceEvent) {
-	row, _ := nvidia.LookupKernel("cuda-" + kernel)
+	row, _ := nvidia.LookupRow("cuda-" + kernel)
 	p, _, _ := row.Shape(n) // the matrices as launched: padded for the tensor-core kernel
 	return func(ev vgpu.TraceEvent) {
 		kind := "global load"

@@ -18,7 +18,7 @@ const repoRoot = "../.."
 // a tile; a cuBLAS row has neither; precisions and dtypes are ones the worker knows.
 func TestKernelTableIsConsistent(t *testing.T) {
 	ks := Kernels()
-	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile"}
+	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-doublebuf", "cuda-autotuned", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile"}
 	var names []string
 	for _, k := range ks {
 		names = append(names, k.Name)
@@ -155,14 +155,19 @@ var (
 	gridRE  = regexp.MustCompile(`grid \(ceil\([MN]/(\d+)\), ceil\([MN]/(\d+)\)\)`)
 )
 
-// The block and grid written in the comment above each kernel of matmul.cu are the table's.
+// The block and grid written in the comment above each kernel of matmul.cu are the table's (and the
+// tile search candidates').
 func TestSourceCommentsMatchTheTable(t *testing.T) {
 	src, err := fs.ReadFile(Sources, "src/matmul.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(src), "\n")
-	for _, k := range Kernels() {
+	rows := Kernels()
+	for _, s := range TuneCandidates() {
+		rows = append(rows, s.Kernel())
+	}
+	for _, k := range rows {
 		if k.Entry == "" {
 			continue
 		}

@@ -169,12 +169,14 @@ func WithLineTable(ptx string) string {
 // SASS instructions per PTX line: counts[n-1] is line n's, a function's instructions outside any
 // line added to its first line's.
 func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) ([]int, error) {
-	s, _, err := px.Disassemble(ctx, WithLineTable(ptx), cc, nvdisasm)
+	// The JSON budget is the listing's, not a cell's MaxSASSBytes: past that a cell's SASS leaves
+	// out whole functions (with the FP32 tile search's candidates, the kernels listed after them).
+	s, _, err := px.disassemble(ctx, WithLineTable(ptx), cc, nvdisasm, MaxDisassembly)
 	if err != nil {
 		return nil, err
 	}
 	// s.Cut says instructions past MaxSASSInstructions were not kept, which Lines still count: the
-	// listing (about 0.5 MB for sm_80) is far below MaxDisassembly, past which Lines would be short
+	// listing (about 2 MB for sm_80) is far below MaxDisassembly, past which Lines would be short
 	counts := make([]int, strings.Count(ptx, "\n")+1)
 	for _, fn := range s.Functions {
 		unlined, first := 0, 0

@@ -109,12 +109,17 @@ var (
 // not counted). At most max instructions are kept in all, and about MaxSASSBytes of JSON (SASS.Cut
 // says some functions, lines or instructions were not).
 func ParseSASS(listing, arch string, max int) SASS {
+	return parseSASS(listing, arch, max, MaxSASSBytes)
+}
+
+// parseSASS is ParseSASS with about jsonBytes of JSON instead of MaxSASSBytes.
+func parseSASS(listing, arch string, max, jsonBytes int) SASS {
 	out := SASS{Arch: arch}
 	var fn *SASSFunction
 	file, line, label, ended, kept := "", 0, "", false, 0
-	room, lineRoom := MaxSASSBytes*7/10, MaxSASSBytes*3/10 // instructions; functions and their lines
-	counts := map[SASSLine]int{}                           // of fn, by File and Line
-	listed := map[SASSLine]bool{}                          // of fn: in fn.Lines
+	room, lineRoom := jsonBytes*7/10, jsonBytes*3/10 // instructions; functions and their lines
+	counts := map[SASSLine]int{}                     // of fn, by File and Line
+	listed := map[SASSLine]bool{}                    // of fn: in fn.Lines
 	finish := func() {
 		if fn == nil {
 			return
@@ -196,6 +201,11 @@ func sassInt(s string) int {
 // error says which tool failed and its message: a PTX or an architecture ptxas refuses, a
 // cubin nvdisasm cannot read.
 func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm string) (SASS, []EntryResources, error) {
+	return p.disassemble(ctx, ptx, cc, nvdisasm, MaxSASSBytes)
+}
+
+// disassemble is Disassemble keeping about jsonBytes of JSON (parseSASS) instead of MaxSASSBytes.
+func (p *Ptxas) disassemble(ctx context.Context, ptx string, cc int, nvdisasm string, jsonBytes int) (SASS, []EntryResources, error) {
 	dir, err := os.MkdirTemp("", "playground-sass-")
 	if err != nil {
 		return SASS{}, nil, err
@@ -218,7 +228,7 @@ func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm st
 	if err := runTool(ctx, dir, listing, &log, nvdisasm, "-g", "-c", "kernel.cubin"); err != nil {
 		return SASS{}, res, toolError(ctx, "nvdisasm -g", err, log.String())
 	}
-	s := ParseSASS(listing.String(), arch, MaxSASSInstructions)
+	s := parseSASS(listing.String(), arch, MaxSASSInstructions, jsonBytes)
 	s.Tool = fmt.Sprintf("ptxas %s -lineinfo, nvdisasm -g", p.Version)
 	s.Cut = s.Cut || listing.cut
 	return s, res, nil

@@ -151,7 +151,8 @@ func Emulatable(kernel string) bool {
 
 // Estimate is the estimated time of one emulation of kernel (a row of the table, or "custom") at size
 // n, from the rates measured on this machine for the virtual GPU's ladder kernels
-// (estimate.Rates.SIMTSeconds in r, keyed by the ladder name: cuda-naive → naive; a learner's kernel is
+// (estimate.Rates.SIMTSeconds in r, keyed by the ladder name: cuda-naive → naive; a tile search
+// candidate, cuda-tile-…, is priced as cuda-doublebuf, the same template; a learner's kernel is
 // priced as the naive kernel, the slowest). Above MaxN it is the sampled blocks' share of the whole
 // grid's time, plus drawing the inputs and checking the entries they wrote; 0 above MaxSampledN,
 // where nothing runs.
@@ -172,6 +173,9 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		return 0
 	}
 	short := strings.TrimPrefix(kernel, "cuda-")
+	if strings.HasPrefix(short, "tile-") { // a tile search candidate: tile_gemm, as cuda-doublebuf
+		short = "doublebuf"
+	}
 	sec := r.SIMTSeconds(short, n)
 	if sec == 0 {
 		sec = r.SIMTSeconds("naive", n)

@@ -2,8 +2,10 @@ package vgpurun
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/gpuplayground/playground/estimate"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
 )
@@ -56,5 +58,16 @@ func TestDoubleBufferingHalvesTheBarriers(t *testing.T) {
 	}
 	if db.FLOPs != wt.FLOPs || db.LoadSectors != wt.LoadSectors {
 		t.Errorf("doublebuf %d FLOPs, %d sectors; warptile %d, %d: want the same work", db.FLOPs, db.LoadSectors, wt.FLOPs, wt.LoadSectors)
+	}
+}
+
+// A candidate of the tile search is priced as cuda-doublebuf (the same template), not as the naive
+// kernel, the fallback for a kernel without a measured rate.
+func TestTileSearchCandidatesArePricedAsDoublebuf(t *testing.T) {
+	r := estimate.Defaults()
+	cand := "cuda-tile-" + strings.ReplaceAll(nvidia.TuneCandidates()[1].String(), "_", "-")
+	got, db, naive := Estimate(r, cand, 128), Estimate(r, "cuda-doublebuf", 128), Estimate(r, "cuda-naive", 128)
+	if got != db || got == naive {
+		t.Errorf("%s at 128: %v; cuda-doublebuf %v, cuda-naive %v", cand, got, db, naive)
 	}
 }

@@ -43,9 +43,7 @@ static const struct gc_kernel gc_kernels[] = {
     {"cuda-mma-async", "cuda_mma_async", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-swizzle", "cuda_mma_swizzle", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-warptile", "cuda_mma_warptile", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 256}, 8, 0},
-    {"cuda-tile-128x128x16-w64x32", "cuda_tile_128x128x16_w64x32", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 128}, 1, 0},
     {"cuda-tile-128x64x16-w32x32", "cuda_tile_128x64x16_w32x32", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {64, 128}, 1, 0},
-    {"cuda-tile-64x128x16-w32x64", "cuda_tile_64x128x16_w32x64", GC_F32, 0, 0, GC_F32, 0, {128, 1, 1}, {128, 64}, 1, 0},
     {"cuda-tile-128x256x8-w64x64", "cuda_tile_128x256x8_w64x64", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {256, 128}, 1, 0},
     {"cuda-tile-256x128x8-w64x64", "cuda_tile_256x128x8_w64x64", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 256}, 1, 0},
 };

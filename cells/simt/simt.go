@@ -192,7 +192,7 @@ func searched(kernel, gpu string) nvidia.TuneRecord {
 
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
 // (gpu/nvidia/ladder.go) without their "cuda-" prefix (vgpurun.Ladder), then the FP32 tile search's
-// candidates not in it ("tile-128x128x16-w64x32").
+// candidates not in it ("tile-128x64x16-w32x32").
 func Kernels() []string {
 	out := vgpurun.Ladder()
 	for _, k := range nvidia.LaunchRows()[len(nvidia.Kernels()):] {

@@ -20,8 +20,7 @@ type TileShape struct{ BM, BN, BK, WM, WN int }
 // TuneCandidates are the shapes the search tries, cuda_doublebuf's (cuda_warptile's tiles) first.
 func TuneCandidates() []TileShape {
 	return []TileShape{
-		{128, 128, 8, 64, 32}, {128, 128, 16, 64, 32}, {128, 64, 16, 32, 32},
-		{64, 128, 16, 32, 64}, {128, 256, 8, 64, 64}, {256, 128, 8, 64, 64},
+		{128, 128, 8, 64, 32}, {128, 64, 16, 32, 32}, {128, 256, 8, 64, 64}, {256, 128, 8, 64, 64},
 	}
 }
 

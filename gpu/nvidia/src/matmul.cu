@@ -632,18 +632,11 @@ extern "C" __global__ void __launch_bounds__(256) cuda_doublebuf(const float* A,
 
 // The candidates of the tile search (nvidia.TuneCandidates; cuda_doublebuf is the first), named
 // cuda_tile_BMxBNxBK_wWMxWN. `go generate` models each on the target GPUs and the cuda-autotuned
-// row launches the one the model puts fastest on the H100 SXM.
-// cuda_tile_128x128x16_w64x32: BK 16, half the steps and barriers. Block 256; grid (ceil(N/128), ceil(M/128)).
-extern "C" __global__ void __launch_bounds__(256) cuda_tile_128x128x16_w64x32(const float* A, const float* B, float* C, int M, int N, int K) {
-    tile_gemm<128, 128, 16, 64, 32>(A, B, C, M, N, K);
-}
+// row launches the one the model puts fastest on the H100 SXM. (Few: clang's PTX, which the tests
+// also run in the virtual GPU, gives every kernel all of the module's static shared memory.)
 // cuda_tile_128x64x16_w32x32: smaller block tiles, twice as many blocks. Block 256; grid (ceil(N/64), ceil(M/128)).
 extern "C" __global__ void __launch_bounds__(256) cuda_tile_128x64x16_w32x32(const float* A, const float* B, float* C, int M, int N, int K) {
     tile_gemm<128, 64, 16, 32, 32>(A, B, C, M, N, K);
-}
-// cuda_tile_64x128x16_w32x64: 4 warps of 32×64. Block 128; grid (ceil(N/128), ceil(M/64)).
-extern "C" __global__ void __launch_bounds__(128) cuda_tile_64x128x16_w32x64(const float* A, const float* B, float* C, int M, int N, int K) {
-    tile_gemm<64, 128, 16, 32, 64>(A, B, C, M, N, K);
 }
 // cuda_tile_128x256x8_w64x64: 64×64 warp tiles, 128 accumulators a thread. Block 256; grid (ceil(N/256), ceil(M/128)).
 extern "C" __global__ void __launch_bounds__(256) cuda_tile_128x256x8_w64x64(const float* A, const float* B, float* C, int M, int N, int K) {

@@ -179,13 +179,14 @@ func Emulatable(kernel string) bool {
 
 // Estimate is the estimated time of one emulation of kernel (a row of the table, or "custom") at size
 // n, from the rates measured on this machine for the virtual GPU's ladder kernels
-// (estimate.Rates.SIMTSeconds in r, keyed by the ladder name: cuda-naive → naive; a learner's kernel is
+// (estimate.Rates.SIMTSeconds in r, keyed by the ladder name: cuda-naive → naive; a tile search
+// candidate, cuda-tile-…, is priced as cuda-doublebuf, the same template; a learner's kernel is
 // priced as the naive kernel, the slowest). Above MaxN it is the sampled blocks' share of the whole
 // grid's time, plus drawing the inputs and checking the entries they wrote; 0 above MaxSampledN,
 // where nothing runs.
 func Estimate(r *estimate.Rates, kernel string, n int) time.Duration {
 	blocks := ((n + 15) / 16) * ((n + 15) / 16) // a custom kernel's grid, if unknown: one 16×16 tile each
-	if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
+	if row, ok := nvidia.LookupRow(kernel); ok && row.Entry != "" {
 		_, g, _ := row.Shape(n)
 		blocks = g[0] * g[1] * g[2]
 	}
@@ -200,6 +201,9 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		return 0
 	}
 	short := strings.TrimPrefix(kernel, "cuda-")
+	if strings.HasPrefix(short, "tile-") { // a tile search candidate: tile_gemm, as cuda-doublebuf
+		short = "doublebuf"
+	}
 	sec := r.SIMTSeconds(short, n)
 	if sec == 0 {
 		sec = r.SIMTSeconds("naive", n)
@@ -212,7 +216,7 @@ func EstimateGrid(r *estimate.Rates, kernel string, n, blocks int) time.Duration
 		// than from the whole grid's extrapolated time.
 		// A persistent kernel's block loops over tilesPerBlock tiles, and fewer blocks run
 		// (persistentSample): price its tiles.
-		if row, ok := nvidia.LookupKernel(kernel); ok && row.Entry != "" {
+		if row, ok := nvidia.LookupRow(kernel); ok && row.Entry != "" {
 			if n0 := r.SIMTN[short]; n0 > 0 {
 				perTile := r.SIMTSeconds(short, n0) / float64(tiles(row, n0)) * float64(n) / float64(n0)
 				run = perTile * float64(tilesPerBlock(row, n)*min(sampled, blocks))
@@ -285,7 +289,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if n > MaxSampledN {
 		return res, fmt.Errorf("n=%d is over the virtual GPU's limit of %d (the inputs alone would take too much memory)", n, MaxSampledN)
 	}
-	row, ok := nvidia.LookupKernel(req.Kernel)
+	row, ok := nvidia.LookupRow(req.Kernel)
 	if !ok || row.Entry == "" {
 		return res, fmt.Errorf("%s has no PTX to emulate", req.Kernel)
 	}

@@ -26,6 +26,11 @@
 #          rungs (launch.cu, `ncu -k` from `build/hopper -entries`) into ncu-hopper.csv, which
 #          `build/hopper -ncu` adds to hopper.json (registers, instructions, wgmma and TMA counts), and
 #          build/vgpuvsncu sets those counters beside the model (hopper-model.md)
+#   step 9 (-steps tiles): the FP32 rungs after cuda-warptile against cuBLAS SGEMM at n = 4096: gpuladder
+#          times cublas, cuda-warptile, cuda-doublebuf and cuda-autotuned through the worker (the
+#          issue's goal: >= 85% of cuBLAS SGEMM), then launch.cu times every candidate of the tile
+#          search (kernels.gen.h lists them after the table's rows) to set the measured pick beside
+#          the model's (gpu/nvidia/tune.gen.go), and Nsight Compute reads their launch statistics
 # RECORD_CELLS (comma-separated cell ids) limits step 3 to those cells; HOPPER_N (default 4096) is
 # step 8's size.
 set -uo pipefail
@@ -76,6 +81,21 @@ if has tensorncu; then
   tiled=$(/tmp/launch -entries tiled) # from the kernel table: cuda-smem to cuda-mma-warptile
   timeout 300 ncu --set full --page raw --csv -k regex:"^($tiled)\$" \
     /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 >"$OUT/ncu-tensor-4096.csv" 2>>"$OUT/launch-tensor.log"
+fi
+if has tiles; then
+  {
+    echo "machine $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.max.sm --format=csv
+    timeout 240 build/gpuladder -sizes 4096 -rounds 3 -repeats 10 -python "" \
+      -kernels cublas,cuda-vectorized,cuda-warptile,cuda-doublebuf,cuda-autotuned
+    cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+    nvcc -O3 -arch=sm_${cc:-90} -o /tmp/launch bench/gpucheck/launch.cu -lcuda
+    echo "== launch.cu, every kernel at 4096 (the candidates cuda_tile_* and cuda_doublebuf among them)"
+    timeout 120 /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 20
+    timeout 120 ncu --section LaunchStats --section Occupancy --section SpeedOfLight --page raw --csv \
+      -k regex:'^(cuda_warptile|cuda_doublebuf|cuda_tile_.*)$' /tmp/launch gpu/nvidia/ptx/matmul.cu.compute_80.ptx 4096 1 \
+      >"$OUT/ncu-tiles-4096.csv"
+  } >"$OUT/tiles.log" 2>&1
 fi
 if has hopper; then
   n=${HOPPER_N:-4096}

@@ -111,7 +111,7 @@ func Parse(src string) (Spec, error) {
 		return Spec{}, cells.Errorf(y.Kernels.Line, "%d kernels; a simt cell emulates at most %d", len(y.Kernels.V), maxKernels)
 	}
 	for _, k := range y.Kernels.V {
-		row, ok := nvidia.LookupKernel("cuda-" + k.V)
+		row, ok := nvidia.LookupRow("cuda-" + k.V)
 		if !ok || row.Entry == "" {
 			return Spec{}, cells.Errorf(k.Line, "unknown kernel %q; the virtual GPU runs matmul.cu's %s", k.V, strings.Join(Kernels(), ", "))
 		}
@@ -158,6 +158,15 @@ type Result struct {
 	GPU             string  `json:"gpu"`
 	ModelledSeconds float64 `json:"modelled_seconds"`
 	Bound           string  `json:"bound"`
+	// Registers per thread (ptxas's for GPU's architecture, generated; 0: unknown) and Occupancy, the
+	// theoretical occupancy as the tables show it ("25% (registers)"), on GPU.
+	Registers int    `json:"registers"`
+	Occupancy string `json:"occupancy"`
+	// SearchSeconds and SearchBound, for a candidate of the FP32 tile search (nvidia.TuneCandidates)
+	// on a GPU the search modelled, are what go generate recorded at nvidia.TuneN (modelled, sampled
+	// blocks); 0 and "" otherwise.
+	SearchSeconds float64 `json:"search_seconds,omitempty"`
+	SearchBound   string  `json:"search_bound,omitempty"`
 	// EmulationSeconds is how long the emulation took on this CPU (measured).
 	EmulationSeconds float64 `json:"emulation_seconds"`
 	// MeasuredSeconds, where the server has a GPU, is the median time of MeasuredKernel (the cuda-*
@@ -169,9 +178,28 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// searched is the tile search's record of kernel (a row name) on gpu, if it is a candidate the
+// search modelled there (nvidia.TuneRecords); zero otherwise.
+func searched(kernel, gpu string) nvidia.TuneRecord {
+	row, ok := nvidia.LookupRow(kernel)
+	for _, r := range nvidia.TuneRecords() {
+		if ok && r.Entry == row.Entry && r.GPU == gpu {
+			return r
+		}
+	}
+	return nvidia.TuneRecord{}
+}
+
 // Kernels are the ladder kernels a simt cell may name: the own kernels of the GPU kernel table
-// (gpu/nvidia/ladder.go) without their "cuda-" prefix (vgpurun.Ladder).
-func Kernels() []string { return vgpurun.Ladder() }
+// (gpu/nvidia/ladder.go) without their "cuda-" prefix (vgpurun.Ladder), then the FP32 tile search's
+// candidates not in it ("tile-128x64x16-w32x32").
+func Kernels() []string {
+	out := vgpurun.Ladder()
+	for _, k := range nvidia.LaunchRows()[len(nvidia.Kernels()):] {
+		out = append(out, strings.TrimPrefix(k.Name, "cuda-"))
+	}
+	return out
+}
 
 // Emulate runs each kernel of s in the virtual GPU from matmul.cu's PTX and passes each result to
 // emit. With s.Watch, the first kernel's global warp instructions in block (0,0) go to watch first
@@ -192,8 +220,10 @@ func Emulate(ctx context.Context, s Spec, emit func(Result) error, watch func(Wa
 		for _, f := range res.Notes {
 			notes = append(notes, f.Error())
 		}
+		search := searched(req.Kernel, s.GPU.Name)
 		if err := emit(Result{
-			Kernel: name, N: n, FLOPs: c.FLOPs,
+			Kernel: name, N: n, FLOPs: c.FLOPs, Registers: res.Occupancy.Registers, Occupancy: res.Occupancy.Text,
+			SearchSeconds: search.Seconds, SearchBound: search.Bound,
 			GlobalRequests: c.GlobalLoadRequests + c.GlobalStoreRequests, Sectors: c.LoadSectors + c.StoreSectors,
 			BytesMoved: 32 * (c.LoadSectors + c.StoreSectors), Coalescing: c.Coalescing(),
 			SharedWavefronts: c.SharedWavefronts, BankConflicts: c.BankConflicts(), Barriers: c.Barriers,
@@ -212,7 +242,7 @@ var matrices = [3]string{"A", "B", "C"}
 // watcher turns block (0,0)'s global warp instructions into frames: per active lane, the element
 // of A, B or C it touched and which of the instruction's distinct sectors (numbered from 0) held it.
 func watcher(kernel string, n int, watch func(WarpFrame)) func(vgpu.TraceEvent) {
-	row, _ := nvidia.LookupKernel("cuda-" + kernel)
+	row, _ := nvidia.LookupRow("cuda-" + kernel)
 	p, _, _ := row.Shape(n) // the matrices as launched: padded for the tensor-core kernel
 	return func(ev vgpu.TraceEvent) {
 		kind := "global load"
@@ -278,7 +308,9 @@ func countsColumns(gpu string) []cells.Column {
 		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%", Primary: true},
 		{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},
 		{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true}, {Label: "barriers (per block)"},
-		{Label: "check", Primary: true}, {Label: fmt.Sprintf("modelled time on %s (bound)", gpu), Unit: "µs", Primary: true}, {Label: "emulation", Unit: "s"}}
+		{Label: "registers"}, {Label: "occupancy"},
+		{Label: "check", Primary: true}, {Label: fmt.Sprintf("modelled time on %s (bound)", gpu), Unit: "µs", Primary: true},
+		{Label: fmt.Sprintf("tile search (modelled at n = %d on %s by go generate; bound)", nvidia.TuneN, gpu), Unit: "µs"}, {Label: "emulation", Unit: "s"}}
 }
 
 // Run emulates each kernel (and, where the server has a GPU, measures the real cuda-* kernel at the
@@ -312,8 +344,8 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 			check = "WRONG"
 		}
 		values := []any{res.Kernel, res.N, float64(res.FLOPs) / 1e6, res.GlobalRequests, res.Sectors, float64(res.BytesMoved) / 1e6,
-			res.Coalescing * 100, res.SharedWavefronts, res.BankConflicts, res.Barriers, check,
-			fmt.Sprintf("%.3g (%s)", res.ModelledSeconds*1e6, res.Bound), res.EmulationSeconds}
+			res.Coalescing * 100, res.SharedWavefronts, res.BankConflicts, res.Barriers, res.Registers, res.Occupancy, check,
+			fmt.Sprintf("%.3g (%s)", res.ModelledSeconds*1e6, res.Bound), searchCell(res), res.EmulationSeconds}
 		if measure {
 			if math.IsNaN(res.MeasuredSeconds) {
 				values = append(values, "not measured (see the note)")
@@ -331,6 +363,15 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Chart(func() (string, error) { return chart.Counts(counts) })
 		return nil
 	}, func(f WarpFrame) { e.Frames(f) })
+}
+
+// searchCell is the tile search's column: its record at nvidia.TuneN, or "—" for a kernel it did not
+// model on this GPU.
+func searchCell(res Result) string {
+	if res.SearchSeconds <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.4g (%s)", res.SearchSeconds*1e6, res.SearchBound)
 }
 
 // Exclusive is true only where the server has a GPU, on which the run measures the real kernels

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 	}
 	for src, want := range map[string]string{
 		"kernels: [naive]\nn: 1024":                                    "line 2: n is 1024",
-		"kernels: [fast]\nn: 8":                                        `line 1: unknown kernel "fast"; the virtual GPU runs matmul.cu's naive, coalesced, smem, blocktile1d, regblock, vectorized, warptile, wmma, mma, mma-async, mma-swizzle, mma-warptile`,
+		"kernels: [fast]\nn: 8":                                        `line 1: unknown kernel "fast"; the virtual GPU runs matmul.cu's naive, coalesced, smem, blocktile1d, regblock, vectorized, warptile, doublebuf, autotuned, wmma, mma, mma-async, mma-swizzle, mma-warptile, tile-128x64x16-w32x32`,
 		"kernels: [naive, smem]\nn: 8\nblock: [16, 16]":                `line 3: block applies to kernels with one thread per entry of C (naive, coalesced); smem's block is fixed`,
 		"kernels: [naive]\nn: 8\ntile: 16":                             `unknown key "tile"`,
 		"kernels: [naive]\nn: 8\ngpu: V100":                            `line 3: unknown GPU "V100"`,
@@ -131,5 +131,28 @@ func TestEstimateUsesMeasuredRates(t *testing.T) {
 	want := 1e-7*math.Pow(64, 3)*math.Pow(2, 2) + 1e-8*math.Pow(128, 3) + 2*0.01
 	if got := run.Estimate().Seconds(); math.Abs(got-want) > 1e-6 {
 		t.Errorf("estimate %.4f s, want %.4f", got, want)
+	}
+}
+
+// A simt cell runs the tile search's candidates by name, with their registers and occupancy, and
+// shows what go generate's search modelled at n = 4096 for them (nothing for other kernels).
+func TestTileSearchCandidates(t *testing.T) {
+	s, err := Parse("kernels: [warptile, tile-128x64x16-w32x32]\nn: 40\ngpu: H100 SXM\nshow: [registers, occupancy, tile search]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Result
+	if err := Emulate(context.Background(), s, func(r Result) error { got = append(got, r); return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	rec := searched("cuda-tile-128x64x16-w32x32", "H100 SXM")
+	if len(got) != 2 || !got[1].Correct || rec.Seconds <= 0 {
+		t.Fatalf("results %+v, record %+v", got, rec)
+	}
+	if got[0].SearchSeconds != 0 || searchCell(got[0]) != "—" {
+		t.Errorf("warptile was not searched, got %g", got[0].SearchSeconds)
+	}
+	if c := got[1]; c.SearchSeconds != rec.Seconds || c.Registers != rec.Registers || c.Occupancy != rec.Occupancy {
+		t.Errorf("candidate: %g s, %d registers, %q; want the record's %+v", c.SearchSeconds, c.Registers, c.Occupancy, rec)
 	}
 }

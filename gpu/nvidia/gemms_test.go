@@ -13,7 +13,7 @@ import (
 // on a worker carries the table's estimate, and one that will not costs nothing.
 func TestGEMMsComeFromTheTable(t *testing.T) {
 	rows := Kernels()
-	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
+	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-doublebuf", "cuda-autotuned", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
 		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent"}
 	for _, reason := range []string{"", "no CUDA device (test)"} {
 		ks := GEMMs(reason)

@@ -148,6 +148,8 @@ func Kernels() []Kernel {
 		{Name: "cuda-warptile", Summary: "warptiling: each warp computes a 64×32 tile of C in 32×16 sub-tiles",
 			Source: ownSource, Entry: "cuda_warptile", DTypes: f32,
 			Block: [3]int{256, 1, 1}, Tile: [2]int{128, 128}, Registers: 123, GFLOPS: 500},
+		doublebufRow(),
+		autotunedRow(),
 		{Name: "cuda-wmma", Summary: "tensor cores through WMMA, BF16/FP16 inputs, FP32 accumulation",
 			Source: ownSource, Entry: "cuda_wmma_bf16", Precision: "bf16", DTypes: f32,
 			Older: &Older{Below: 80, Entry: "cuda_wmma_f16", Precision: "f16"},
@@ -277,13 +279,20 @@ func (k Kernel) EstimateSeconds(n int, dtype string) float64 {
 
 // Entries returns every PTX entry point of the table with the lowest compute capability whose
 // PTX has it (0: every architecture the playground supports) and the source file (base name) it is
-// in, in table order.
+// in, in table order. The tile search's candidates (TuneCandidates) follow the table's rows; an entry
+// point is listed once, for the first row that launches it (cuda-autotuned launches a candidate's).
 func Entries() []EntryPoint {
 	var out []EntryPoint
-	for _, k := range Kernels() {
-		if k.Entry == "" {
+	seen := map[string]bool{}
+	rows := Kernels()
+	for _, s := range TuneCandidates() {
+		rows = append(rows, s.Kernel())
+	}
+	for _, k := range rows {
+		if k.Entry == "" || seen[k.Entry] {
 			continue
 		}
+		seen[k.Entry] = true
 		src := path.Base(k.Source)
 		if k.Older == nil {
 			out = append(out, EntryPoint{Kernel: k.Name, Entry: k.Entry, MinCC: k.MinCC, Source: src})
@@ -392,6 +401,7 @@ func KernelsMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %g | %s |\n", k.Name, k.GFLOPS, f64)
 	}
 	writeRungResources(&b)
+	writeTuneRecords(&b)
 	return b.String()
 }
 

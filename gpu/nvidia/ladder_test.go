@@ -18,7 +18,7 @@ const repoRoot = "../.."
 // a tile; a cuBLAS row has neither; precisions and dtypes are ones the worker knows.
 func TestKernelTableIsConsistent(t *testing.T) {
 	ks := Kernels()
-	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
+	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-doublebuf", "cuda-autotuned", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
 		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent"}
 	var names []string
 	for _, k := range ks {
@@ -173,9 +173,14 @@ var (
 	persistentRE = regexp.MustCompile(`grid \(min\((\d+), ceil\(N/(\d+)\)·ceil\(M/(\d+)\)\), 1\)`)
 )
 
-// The block and grid written in the comment above each kernel of its source file are the table's.
+// The block and grid written in the comment above each kernel of its source file are the table's (and
+// the tile search candidates').
 func TestSourceCommentsMatchTheTable(t *testing.T) {
-	for _, k := range Kernels() {
+	rows := Kernels()
+	for _, s := range TuneCandidates() {
+		rows = append(rows, s.Kernel())
+	}
+	for _, k := range rows {
 		if k.Entry == "" {
 			continue
 		}

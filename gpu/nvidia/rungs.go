@@ -120,3 +120,34 @@ func writeRungResources(b *strings.Builder) {
 		b.WriteString("\n")
 	}
 }
+
+// writeTuneRecords adds to docs/gpu-kernels.md the FP32 tile search as go generate modelled it
+// (TuneRecords): per GPU and candidate, the modelled time at TuneN, its bound, registers and
+// occupancy, the pick in bold.
+func writeTuneRecords(b *strings.Builder) {
+	fmt.Fprintf(b, "\nThe FP32 tile search (`gpu/nvidia/tune.go`; `internal/gentune`, run by `go generate`): each\n")
+	fmt.Fprintf(b, "candidate of `tile_gemm` emulated in the virtual GPU at n = %d (sampled blocks, counts scaled to the grid)\n", TuneN)
+	b.WriteString("and **modelled** (gpumodel) on each datasheet GPU, never timed; `cuda-autotuned` launches the\n")
+	fmt.Fprintf(b, "%s's pick. On a lent GPU, bench/gpucheck's `tiles` step times them all (docs/gpu.md).\n\n", TuneTarget)
+	b.WriteString("| entry | GPU | block tile, BK, warp tile | threads | registers | occupancy | modelled time | bound | blocks emulated |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	picks := map[string]string{}
+	for _, g := range TuneGPUs {
+		if s, ok := TunedShape(g); ok {
+			picks[g] = s.Kernel().Entry
+		}
+	}
+	for _, r := range TuneRecords() {
+		for _, s := range TuneCandidates() {
+			if s.Kernel().Entry != r.Entry {
+				continue
+			}
+			t := fmt.Sprintf("%.3g ms (%.1f TFLOP/s)", r.Seconds*1e3, 2*float64(TuneN)*float64(TuneN)*float64(TuneN)/r.Seconds/1e12)
+			if picks[r.GPU] == r.Entry {
+				t = "**" + t + "**"
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %d×%d, %d, %d×%d | %d | %d | %s | %s | %s | %d of %d |\n", r.Entry, r.GPU,
+				s.BM, s.BN, s.BK, s.WM, s.WN, s.Threads(), r.Registers, r.Occupancy, t, r.Bound, r.BlocksRun, r.Blocks)
+		}
+	}
+}

@@ -95,3 +95,33 @@ func TestWithLineTable(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Every entry point of the table and of the tile search has SASS attributed to its PTX lines on
+// every architecture that loads the compute_80 PTX: a disassembly cut to a cell's JSON budget
+// (MaxSASSBytes) once left out the kernels listed after the largest ones, whose issue term the
+// model then priced at zero.
+func TestRungSASSCoversEveryEntry(t *testing.T) {
+	ptx, err := PTX.ReadFile(PTXName("matmul.cu", 80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(ptx), "\n")
+	for _, cc := range []string{"8.0", "9.0"} {
+		per, ok := RungSASSPerLine(cc)
+		if !ok {
+			t.Fatalf("no SASS for %s", cc)
+		}
+		sums, entry := map[string]float64{}, ""
+		for i, l := range lines {
+			if f := strings.Fields(l); strings.Contains(l, ".entry ") && len(f) > 0 {
+				entry = strings.TrimSuffix(f[len(f)-1], "(")
+			}
+			sums[entry] += per(i + 1)
+		}
+		for _, e := range Entries() {
+			if e.MinCC <= 80 && sums[e.Entry] == 0 {
+				t.Errorf("sm_%s: no SASS attributed to %s", strings.ReplaceAll(cc, ".", ""), e.Entry)
+			}
+		}
+	}
+}

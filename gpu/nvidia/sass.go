@@ -109,12 +109,17 @@ var (
 // not counted). At most max instructions are kept in all, and about MaxSASSBytes of JSON (SASS.Cut
 // says some functions, lines or instructions were not).
 func ParseSASS(listing, arch string, max int) SASS {
+	return parseSASS(listing, arch, max, MaxSASSBytes)
+}
+
+// parseSASS is ParseSASS with about jsonBytes of JSON instead of MaxSASSBytes.
+func parseSASS(listing, arch string, max, jsonBytes int) SASS {
 	out := SASS{Arch: arch}
 	var fn *SASSFunction
 	file, line, label, ended, kept := "", 0, "", false, 0
-	room, lineRoom := MaxSASSBytes*7/10, MaxSASSBytes*3/10 // instructions; functions and their lines
-	counts := map[SASSLine]int{}                           // of fn, by File and Line
-	listed := map[SASSLine]bool{}                          // of fn: in fn.Lines
+	room, lineRoom := jsonBytes*7/10, jsonBytes*3/10 // instructions; functions and their lines
+	counts := map[SASSLine]int{}                     // of fn, by File and Line
+	listed := map[SASSLine]bool{}                    // of fn: in fn.Lines
 	finish := func() {
 		if fn == nil {
 			return

@@ -8,11 +8,13 @@ import (
 )
 
 // go generate ./gpu/nvidia, in this order: the PTX from src/*.cu, ptxas's records of it
-// (rungs.gen.go), then docs/gpu-kernels.md from the table (ladder.go) and those records.
+// (rungs.gen.go), the FP32 tile search modelled in the virtual GPU (tune.gen.go, a few minutes),
+// then docs/gpu-kernels.md from the table (ladder.go) and those records.
 //
 //go:generate go run ./internal/genptx
 //go:generate go run ./internal/genrungs -out rungs.gen.go
 //go:generate go run ./internal/genrungs -sass -out rungsass.gen.go
+//go:generate go run ./internal/gentune -out tune.gen.go
 //go:generate go run ./internal/gendoc -out ../../docs/gpu-kernels.md
 
 // Sources holds the playground's CUDA C++ kernels (src/*.cu), compiled at run time by NVRTC.

@@ -525,3 +525,124 @@ extern "C" __global__ void __launch_bounds__(256) cuda_mma_warptile(const unsign
     mma_gemm<true, true, 256, 4, 8>(A, B, C, M, N, K);
 }
 #endif
+
+// The FP32 rungs after cuda_warptile (appended here, so the kernels above keep their PTX): the
+// same warptiling, double-buffered, then its tile sizes searched (S. Boehm's worklog, kernels 10–12:
+// warptiling, double buffering, autotuning). tile_gemm is one template for all of them: a block
+// computes a BM×BN tile of C, each warp a WM×WN piece of it in sub-tiles of 32×16, its lanes an 8×4
+// grid of 4×4 outputs (as cuda_warptile), stepping along K by BK. Double buffering, the register
+// prefetch variant: two shared-memory stages; at the top of each step a thread issues its global
+// loads of the next step's tiles into registers, computes this step from one stage while they are in
+// flight, then stores them into the other stage, with one __syncthreads per step (the stage it
+// stores into was last read in the step before, which every thread finished before that step's
+// barrier). The A tile is stored transposed with rows padded by 4 words, as cuda_vectorized's.
+template <int BM, int BN, int BK, int WM, int WN>
+struct TileGemm {
+    static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
+    static constexpr int LA = BM * BK / 4 / THREADS; // vec4 groups of the A tile per thread
+    static constexpr int LB = BK * BN / 4 / THREADS; // and of the B tile
+    static constexpr int MI = WM / 32, NI = WN / 16; // sub-tiles per warp down and across
+    static_assert(LA >= 1 && LB >= 1 && LA * 4 * THREADS == BM * BK && LB * 4 * THREADS == BK * BN, "whole vec4 groups per thread");
+    static_assert(WM % 32 == 0 && WN % 16 == 0 && BK % 4 == 0, "warp tiles of whole 32×16 sub-tiles");
+};
+
+template <int BM, int BN, int BK, int WM, int WN>
+__device__ __forceinline__ void tile_fetch(const float* A, const float* B, vec4* ra, vec4* rb, int M, int N, int K,
+                                           int bRow, int bCol, int k0, int tid, bool vec) {
+    typedef TileGemm<BM, BN, BK, WM, WN> G;
+    for (int i = 0; i < G::LA; ++i) {
+        int g = tid + i * G::THREADS;
+        ra[i] = vec_load(A, M, K, bRow + g / (BK / 4), k0 + (g % (BK / 4)) * 4, vec);
+    }
+    for (int i = 0; i < G::LB; ++i) {
+        int g = tid + i * G::THREADS;
+        rb[i] = vec_load(B, K, N, k0 + g / (BN / 4), bCol + (g % (BN / 4)) * 4, vec);
+    }
+}
+
+template <int BM, int BN, int BK, int WM, int WN>
+__device__ __forceinline__ void tile_put(float (*As)[BM + 4], float (*Bs)[BN], const vec4* ra, const vec4* rb, int tid) {
+    typedef TileGemm<BM, BN, BK, WM, WN> G;
+    for (int i = 0; i < G::LA; ++i) {
+        int g = tid + i * G::THREADS, r = g / (BK / 4), c = (g % (BK / 4)) * 4;
+        As[c + 0][r] = ra[i].x;
+        As[c + 1][r] = ra[i].y;
+        As[c + 2][r] = ra[i].z;
+        As[c + 3][r] = ra[i].w;
+    }
+    for (int i = 0; i < G::LB; ++i) {
+        int g = tid + i * G::THREADS;
+        *reinterpret_cast<vec4*>(&Bs[g / (BN / 4)][(g % (BN / 4)) * 4]) = rb[i];
+    }
+}
+
+template <int BM, int BN, int BK, int WM, int WN>
+__device__ __forceinline__ void tile_gemm(const float* A, const float* B, float* C, int M, int N, int K) {
+    typedef TileGemm<BM, BN, BK, WM, WN> G;
+    __shared__ __align__(16) float As[2][BK][BM + 4];
+    __shared__ __align__(16) float Bs[2][BK][BN];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wRow = (warp / (BN / WN)) * WM, wCol = (warp % (BN / WN)) * WN;
+    const int ly = lane / 4, lx = lane % 4;
+    const int bRow = blockIdx.y * BM, bCol = blockIdx.x * BN;
+    const bool vec = ((K | N) & 3) == 0; // the same for every thread: no divergence
+    float acc[G::MI][G::NI][4][4];
+    for (int s = 0; s < G::MI; ++s)
+        for (int t = 0; t < G::NI; ++t)
+            for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j) acc[s][t][i][j] = 0.0f;
+    vec4 ra[G::LA], rb[G::LB];
+    tile_fetch<BM, BN, BK, WM, WN>(A, B, ra, rb, M, N, K, bRow, bCol, 0, tid, vec);
+    tile_put<BM, BN, BK, WM, WN>(As[0], Bs[0], ra, rb, tid);
+    __syncthreads();
+    for (int k0 = 0, stage = 0; k0 < K; k0 += BK, stage ^= 1) {
+        const bool more = k0 + BK < K;
+        if (more) tile_fetch<BM, BN, BK, WM, WN>(A, B, ra, rb, M, N, K, bRow, bCol, k0 + BK, tid, vec);
+        for (int kk = 0; kk < BK; ++kk) {
+            vec4 a[G::MI], b[G::NI];
+            for (int s = 0; s < G::MI; ++s) a[s] = *reinterpret_cast<const vec4*>(&As[stage][kk][wRow + s * 32 + ly * 4]);
+            for (int t = 0; t < G::NI; ++t) b[t] = *reinterpret_cast<const vec4*>(&Bs[stage][kk][wCol + t * 16 + lx * 4]);
+            for (int s = 0; s < G::MI; ++s)
+                for (int t = 0; t < G::NI; ++t) {
+                    float xa[4] = {a[s].x, a[s].y, a[s].z, a[s].w}, xb[4] = {b[t].x, b[t].y, b[t].z, b[t].w};
+                    for (int i = 0; i < 4; ++i)
+                        for (int j = 0; j < 4; ++j) acc[s][t][i][j] += xa[i] * xb[j];
+                }
+        }
+        if (more) tile_put<BM, BN, BK, WM, WN>(As[stage ^ 1], Bs[stage ^ 1], ra, rb, tid);
+        __syncthreads();
+    }
+    // Unrolled, so that acc's indices are constants and it stays in registers (without it ptxas
+    // copies it to a stack frame for the stores: local memory).
+#pragma unroll
+    for (int s = 0; s < G::MI; ++s)
+#pragma unroll
+        for (int t = 0; t < G::NI; ++t)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                vec_store(C, M, N, bRow + wRow + s * 32 + ly * 4 + i, bCol + wCol + t * 16 + lx * 4, &acc[s][t][i][0], vec);
+}
+
+// cuda_doublebuf: cuda_warptile double-buffered (tile_gemm with cuda_warptile's tiles: 128×128, BK
+// 8, 64×32 warp tiles): the global loads of the next step are in flight while this one computes, and
+// a step has one barrier instead of two. Block 256; grid (ceil(N/128), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_doublebuf(const float* A, const float* B, float* C, int M, int N, int K) {
+    tile_gemm<128, 128, 8, 64, 32>(A, B, C, M, N, K);
+}
+
+// The candidates of the tile search (nvidia.TuneCandidates; cuda_doublebuf is the first), named
+// cuda_tile_BMxBNxBK_wWMxWN. `go generate` models each on the target GPUs and the cuda-autotuned
+// row launches the one the model puts fastest on the H100 SXM. (Few: clang's PTX, which the tests
+// also run in the virtual GPU, gives every kernel all of the module's static shared memory.)
+// cuda_tile_128x64x16_w32x32: smaller block tiles, twice as many blocks. Block 256; grid (ceil(N/64), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_tile_128x64x16_w32x32(const float* A, const float* B, float* C, int M, int N, int K) {
+    tile_gemm<128, 64, 16, 32, 32>(A, B, C, M, N, K);
+}
+// cuda_tile_128x256x8_w64x64: 64×64 warp tiles, 128 accumulators a thread. Block 256; grid (ceil(N/256), ceil(M/128)).
+extern "C" __global__ void __launch_bounds__(256) cuda_tile_128x256x8_w64x64(const float* A, const float* B, float* C, int M, int N, int K) {
+    tile_gemm<128, 256, 8, 64, 64>(A, B, C, M, N, K);
+}
+// cuda_tile_256x128x8_w64x64: the same warp tiles, the block tile the other way. Block 256; grid (ceil(N/128), ceil(M/256)).
+extern "C" __global__ void __launch_bounds__(256) cuda_tile_256x128x8_w64x64(const float* A, const float* B, float* C, int M, int N, int K) {
+    tile_gemm<256, 128, 8, 64, 64>(A, B, C, M, N, K);
+}

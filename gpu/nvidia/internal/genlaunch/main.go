@@ -1,5 +1,6 @@
 // Command genlaunch writes bench/gpucheck/kernels.gen.h, the list of the playground's own GPU kernels
-// that bench/gpucheck/launch.cu launches for Nsight Compute, from the table in gpu/nvidia/ladder.go.
+// that bench/gpucheck/launch.cu launches for Nsight Compute, from the table in gpu/nvidia/ladder.go
+// and the FP32 tile search's candidates (nvidia.LaunchRows).
 // Run it from the repository root as `go run ./gpu/nvidia/internal/genlaunch` (bench/gpucheck/build.sh
 // does); TestLaunchHeaderIsCurrent in gpu/nvidia fails when the file is stale.
 package main
@@ -16,7 +17,7 @@ import (
 func main() {
 	out := flag.String("out", launchtable.Path, "file to write")
 	flag.Parse()
-	h, err := launchtable.Header(nvidia.Kernels())
+	h, err := launchtable.Header(nvidia.LaunchRows())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -114,6 +114,9 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 		return res, err
 	}
 	args = append(args, maps...)
+	if err := checkLaunchParams(req.PTX, req.Entry, args); err != nil {
+		return res, err
+	}
 	out := p.Out()
 	zero := func() error {
 		if !p.Buffers[out].Zeroed {

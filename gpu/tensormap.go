@@ -2,9 +2,7 @@ package gpu
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/measure"
@@ -59,9 +57,6 @@ func (d *device) tensorMapArgs(p *problems.Problem, req Request, db *deviceBuffe
 	if len(req.TensorMaps) > 0 && d.cc < nvidia.TensorMapMinCC {
 		return nil, fmt.Errorf("tensor maps need a GPU of compute capability %d or newer (Hopper); this one is sm_%d", nvidia.TensorMapMinCC, d.cc)
 	}
-	if k := entryTensorMapParams(req.PTX, req.Entry); k != len(req.TensorMaps) {
-		return nil, fmt.Errorf("the kernel %s takes %d CUtensorMap parameters; the run gives %d tensor maps", req.Entry, k, len(req.TensorMaps))
-	}
 	maps, err := tiledMaps(p, req, db)
 	if err != nil {
 		return nil, err
@@ -75,19 +70,4 @@ func (d *device) tensorMapArgs(p *problems.Problem, req Request, db *deviceBuffe
 		args = append(args, tm)
 	}
 	return args, nil
-}
-
-// tensorMapParam is a PTX kernel parameter of CUtensorMap's size and alignment (what NVRTC makes of a
-// `const __grid_constant__ CUtensorMap` parameter).
-var tensorMapParam = regexp.MustCompile(`\.param\s+\.align\s+64\s+\.b8\s+\w+\[128\]`)
-
-// entryTensorMapParams counts the CUtensorMap parameters of the kernel entry in ptx (0 where ptx has
-// no such entry): the launch must pass a map for each, or the driver would read past the arguments.
-func entryTensorMapParams(ptx, entry string) int {
-	_, rest, ok := strings.Cut(ptx, ".entry "+entry+"(")
-	if !ok {
-		return 0
-	}
-	params, _, _ := strings.Cut(rest, ")")
-	return len(tensorMapParam.FindAllString(params, -1))
 }

@@ -1,10 +1,14 @@
 package gpu
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/measure"
+	"github.com/gpuplayground/playground/problems"
 )
 
 // entryPTX is a module whose kernel mm declares params (PTX parameter declarations, comma-separated)
@@ -50,5 +54,41 @@ func TestCheckLaunchParams(t *testing.T) {
 	}
 	if err := checkLaunchParams(entryPTX(ptr+"0"), "other", args); err == nil || err.Error() != "the PTX has no kernel entry other" {
 		t.Errorf("a missing entry: got %v", err)
+	}
+}
+
+// A tensor map never declares more than its buffer holds: over every problem's matrices in each
+// dtype, a map of the buffer as allocated at n is made, one over a buffer allocated at n-1 (or of a
+// size whose n·n·elem overflows) is refused, and the worker takes no n above the problem's MaxN.
+func TestTensorMapFitsBuffer(t *testing.T) {
+	const n = 32
+	for _, p := range problems.All() {
+		for _, dtype := range []string{"float32", "float64"} {
+			for i, b := range p.Buffers {
+				if !b.Matrix {
+					continue
+				}
+				req := Request{N: n, DType: dtype, TensorMaps: []measure.TensorMap{{Param: "tm", Of: b.Name, Box: [2]int{8, 8}}}}
+				db := &deviceBuffers{ptrs: make([]nvidia.DevicePtr, len(p.Buffers)), bytes: make([]int, len(p.Buffers))}
+				for j, bj := range p.Buffers {
+					db.bytes[j] = bj.Bytes(n, dtype)
+				}
+				if _, err := tiledMaps(p, req, db); err != nil {
+					t.Errorf("%s %s %s: got %v", p.Name, dtype, b.Name, err)
+				}
+				db.bytes[i] = b.Bytes(n-1, dtype)
+				want := fmt.Sprintf("tensor map tm: a 32×32 tensor of %d-byte elements is larger than its %d-byte buffer", b.ElemBytes(dtype), db.bytes[i])
+				if _, err := tiledMaps(p, req, db); err == nil || err.Error() != want {
+					t.Errorf("%s %s %s in a smaller buffer: got %v, want %q", p.Name, dtype, b.Name, err, want)
+				}
+			}
+		}
+		d := &device{}
+		if _, err := d.runCustom(Request{Problem: p.Name, N: p.MaxN + 1, DType: "float32"}, harness.Result{}, nil); err == nil || !strings.Contains(err.Error(), "takes n from 1 to") {
+			t.Errorf("%s at n=%d: got %v", p.Name, p.MaxN+1, err)
+		}
+	}
+	if err := tensorFits("tm", 1<<33, 8, 1<<62); err == nil {
+		t.Error("an n·n·elem past 2⁶⁴ fits")
 	}
 }

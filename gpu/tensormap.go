@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -33,11 +34,25 @@ func tiledMaps(p *problems.Problem, req Request, db *deviceBuffers) ([]nvidia.Ti
 		}
 		b := p.Buffers[i]
 		elem := uint64(b.ElemBytes(req.DType))
+		if err := tensorFits(tm.Param, n, elem, db.bytes[i]); err != nil {
+			return nil, err
+		}
 		out = append(out, nvidia.TiledMap{Name: tm.Param, DataType: tensorDataType(b, req.DType), Address: db.ptrs[i],
 			Dims: []uint64{n, n}, Strides: []uint64{n * elem}, Box: []uint32{uint32(tm.Box[0]), uint32(tm.Box[1])},
 			Swizzle: swizzle, L2Promotion: nvidia.L2Promotion128B})
 	}
 	return out, nil
+}
+
+// tensorFits checks that the n×n tensor of elem-byte elements a map named param declares lies within
+// its buffer's size bytes, so that the map cannot reach past the allocation; an error names the map.
+func tensorFits(param string, n, elem uint64, size int) error {
+	hi, rowBytes := bits.Mul64(n, elem)
+	hi2, total := bits.Mul64(n, rowBytes)
+	if hi != 0 || hi2 != 0 || size < 0 || total > uint64(size) {
+		return fmt.Errorf("tensor map %s: a %d×%d tensor of %d-byte elements is larger than its %d-byte buffer", param, n, n, elem, size)
+	}
+	return nil
 }
 
 // tensorDataType is the CUtensorMapDataType of b's elements in dtype.

@@ -92,3 +92,22 @@ func TestTensorMapFitsBuffer(t *testing.T) {
 		t.Error("an n·n·elem past 2⁶⁴ fits")
 	}
 }
+
+// A box size past uint32 is refused as it is, not truncated into a size Check accepts (2^32+32 would
+// become 32).
+func TestTensorMapBoxNotTruncated(t *testing.T) {
+	p, err := problems.Lookup("matmul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := &deviceBuffers{ptrs: make([]nvidia.DevicePtr, len(p.Buffers)), bytes: make([]int, len(p.Buffers))}
+	for j, b := range p.Buffers {
+		db.bytes[j] = b.Bytes(64, "float32")
+	}
+	for _, box := range [][2]int{{1<<32 + 32, 32}, {32, -1}} {
+		req := Request{N: 64, DType: "float32", TensorMaps: []measure.TensorMap{{Param: "tm", Of: "A", Box: box}}}
+		if _, err := tiledMaps(p, req, db); err == nil || !strings.Contains(err.Error(), "is out of range") {
+			t.Errorf("box %v: got %v", box, err)
+		}
+	}
+}

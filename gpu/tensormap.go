@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -36,6 +37,11 @@ func tiledMaps(p *problems.Problem, req Request, db *deviceBuffers) ([]nvidia.Ti
 		elem := uint64(b.ElemBytes(req.DType))
 		if err := tensorFits(tm.Param, n, elem, db.bytes[i]); err != nil {
 			return nil, err
+		}
+		for d, b := range tm.Box { // cast only what fits: Check says the range of what does
+			if b < 0 || b > math.MaxUint32 {
+				return nil, fmt.Errorf("tensor map %s: box size %d of dimension %d is out of range", tm.Param, b, d)
+			}
 		}
 		out = append(out, nvidia.TiledMap{Name: tm.Param, DataType: tensorDataType(b, req.DType), Address: db.ptrs[i],
 			Dims: []uint64{n, n}, Strides: []uint64{n * elem}, Box: []uint32{uint32(tm.Box[0]), uint32(tm.Box[1])},

@@ -91,6 +91,9 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 		return res, err
 	}
 	n := req.N
+	if n < 1 || n > p.MaxN {
+		return res, fmt.Errorf("n=%d: %s takes n from 1 to %d", n, p.Name, p.MaxN)
+	}
 	fn, mod, err := d.customFunction(req)
 	if err != nil {
 		return res, err
@@ -114,6 +117,9 @@ func (d *device) runCustom(req Request, res harness.Result, progress func(done, 
 		return res, err
 	}
 	args = append(args, maps...)
+	if err := checkLaunchParams(req.PTX, req.Entry, args); err != nil {
+		return res, err
+	}
 	out := p.Out()
 	zero := func() error {
 		if !p.Buffers[out].Zeroed {

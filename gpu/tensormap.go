@@ -2,9 +2,9 @@ package gpu
 
 import (
 	"fmt"
-	"regexp"
+	"math"
+	"math/bits"
 	"slices"
-	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/measure"
@@ -35,11 +35,30 @@ func tiledMaps(p *problems.Problem, req Request, db *deviceBuffers) ([]nvidia.Ti
 		}
 		b := p.Buffers[i]
 		elem := uint64(b.ElemBytes(req.DType))
+		if err := tensorFits(tm.Param, n, elem, db.bytes[i]); err != nil {
+			return nil, err
+		}
+		for d, b := range tm.Box { // cast only what fits: Check says the range of what does
+			if b < 0 || b > math.MaxUint32 {
+				return nil, fmt.Errorf("tensor map %s: box size %d of dimension %d is out of range", tm.Param, b, d)
+			}
+		}
 		out = append(out, nvidia.TiledMap{Name: tm.Param, DataType: tensorDataType(b, req.DType), Address: db.ptrs[i],
 			Dims: []uint64{n, n}, Strides: []uint64{n * elem}, Box: []uint32{uint32(tm.Box[0]), uint32(tm.Box[1])},
 			Swizzle: swizzle, L2Promotion: nvidia.L2Promotion128B})
 	}
 	return out, nil
+}
+
+// tensorFits checks that the n×n tensor of elem-byte elements a map named param declares lies within
+// its buffer's size bytes, so that the map cannot reach past the allocation; an error names the map.
+func tensorFits(param string, n, elem uint64, size int) error {
+	hi, rowBytes := bits.Mul64(n, elem)
+	hi2, total := bits.Mul64(n, rowBytes)
+	if hi != 0 || hi2 != 0 || size < 0 || total > uint64(size) {
+		return fmt.Errorf("tensor map %s: a %d×%d tensor of %d-byte elements is larger than its %d-byte buffer", param, n, n, elem, size)
+	}
+	return nil
 }
 
 // tensorDataType is the CUtensorMapDataType of b's elements in dtype.
@@ -59,9 +78,6 @@ func (d *device) tensorMapArgs(p *problems.Problem, req Request, db *deviceBuffe
 	if len(req.TensorMaps) > 0 && d.cc < nvidia.TensorMapMinCC {
 		return nil, fmt.Errorf("tensor maps need a GPU of compute capability %d or newer (Hopper); this one is sm_%d", nvidia.TensorMapMinCC, d.cc)
 	}
-	if k := entryTensorMapParams(req.PTX, req.Entry); k != len(req.TensorMaps) {
-		return nil, fmt.Errorf("the kernel %s takes %d CUtensorMap parameters; the run gives %d tensor maps", req.Entry, k, len(req.TensorMaps))
-	}
 	maps, err := tiledMaps(p, req, db)
 	if err != nil {
 		return nil, err
@@ -75,19 +91,4 @@ func (d *device) tensorMapArgs(p *problems.Problem, req Request, db *deviceBuffe
 		args = append(args, tm)
 	}
 	return args, nil
-}
-
-// tensorMapParam is a PTX kernel parameter of CUtensorMap's size and alignment (what NVRTC makes of a
-// `const __grid_constant__ CUtensorMap` parameter).
-var tensorMapParam = regexp.MustCompile(`\.param\s+\.align\s+64\s+\.b8\s+\w+\[128\]`)
-
-// entryTensorMapParams counts the CUtensorMap parameters of the kernel entry in ptx (0 where ptx has
-// no such entry): the launch must pass a map for each, or the driver would read past the arguments.
-func entryTensorMapParams(ptx, entry string) int {
-	_, rest, ok := strings.Cut(ptx, ".entry "+entry+"(")
-	if !ok {
-		return 0
-	}
-	params, _, _ := strings.Cut(rest, ")")
-	return len(tensorMapParam.FindAllString(params, -1))
 }

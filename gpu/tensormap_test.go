@@ -29,9 +29,22 @@ extern "C" __global__ void mm(const float* A, const float* B, float* C, int M, i
     if (r < M && c < N) { float s = 0; for (int p = 0; p < K; ++p) s += A[r * K + p] * B[p * N + c]; C[r * N + c] = s; }
 }`
 
+// mapFirstMatmul takes its tensor map before the problem's parameters, where the worker passes it last.
+const mapFirstMatmul = `struct alignas(64) CUtensorMap { unsigned long long opaque[16]; };
+extern "C" __global__ void mm(const __grid_constant__ CUtensorMap tmA, const float* A, const float* B, float* C, int M, int N, int K) {
+    asm volatile("prefetch.tensormap [%0];" :: "l"(&tmA) : "memory");
+    if (threadIdx.x == 0) C[0] = A[0] + B[0] + M + N + K;
+}`
+
 // tensorMapRun compiles tensorMapMatmul for s's device and runs it at n with maps, returning the
 // result or the worker's error.
 func tensorMapRun(t *testing.T, s *Supervisor, n int, maps []measure.TensorMap) (*harness.Result, error) {
+	t.Helper()
+	return tensorMapRunSource(t, s, tensorMapMatmul, n, maps)
+}
+
+// tensorMapRunSource is tensorMapRun of the kernel mm in src.
+func tensorMapRunSource(t *testing.T, s *Supervisor, src string, n int, maps []measure.TensorMap) (*harness.Result, error) {
 	t.Helper()
 	report := Probe(context.Background(), s)
 	if report.Unavailable != "" {
@@ -45,7 +58,7 @@ func tensorMapRun(t *testing.T, s *Supervisor, n int, maps []measure.TensorMap) 
 	if err != nil || arch < 90 {
 		t.Skipf("skipping: tensor maps need sm_90 and an NVRTC for it (compute_%d, %v)", arch, err)
 	}
-	ptx, err := nvidia.CompileArch(nv, tensorMapMatmul, "cell.cu", arch)
+	ptx, err := nvidia.CompileArch(nv, src, "cell.cu", arch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +113,7 @@ func TestFakeCUDATensorMaps(t *testing.T) {
 		maps []measure.TensorMap
 		want string
 	}{
-		{64, twoMaps[:1], "the kernel mm takes 2 CUtensorMap parameters; the run gives 1 tensor maps"},
+		{64, twoMaps[:1], "the kernel mm takes 8 parameters; the run passes 7"},
 		{64, []measure.TensorMap{twoMaps[0], {Param: "tmB", Of: "B", Box: [2]int{32, 300}}}, "tensor map tmB: box size 300 of dimension 1"},
 		{66, twoMaps, "tensor map tmA: global stride 264 bytes of dimension 1 is not a multiple of 16"},
 		{64, []measure.TensorMap{twoMaps[0], {Param: "tmB", Of: "D", Box: [2]int{32, 32}}}, `tensor map tmB: matmul has no matrix "D"`},
@@ -108,6 +121,10 @@ func TestFakeCUDATensorMaps(t *testing.T) {
 		if _, err := tensorMapRun(t, s, tt.n, tt.maps); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("n=%d, %+v: got %v, want %q", tt.n, tt.maps, err, tt.want)
 		}
+	}
+	_, err = tensorMapRunSource(t, s, mapFirstMatmul, 64, twoMaps[:1])
+	if want := "the kernel mm's parameter 0 (mm_param_0) is 128 bytes aligned 64; the run passes a device pointer there"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a kernel taking its map first: got %v, want %q", err, want)
 	}
 }
 

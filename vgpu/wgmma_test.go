@@ -487,6 +487,12 @@ func TestWgmmaResultsHeldUntilWait(t *testing.T) {
 			t.Fatalf("without the wait, C[%d] = %v, want the accumulator's old 12345", i, v)
 		}
 	}
+	// a copy of a held accumulator is held too: storing the copy before the wait is the same hazard
+	copied := wgCase{n: 16, w: 128, kt: 64, beforeWait: `{ float e; asm volatile("mov.f32 %0, %1;" : "=f"(e) : "f"(d[0])); C[t] = e; }`}
+	_, _, _, err = runWgmma(t, copied)
+	if !errors.As(err, &f) || f.Kind != "hazard" || !strings.Contains(f.Instr, "st.global") || !strings.Contains(f.OtherInstr, "wgmma.mma_async") {
+		t.Fatalf("a copy of an accumulator stored before the wait: %v, want a hazard at the st.global naming the wgmma", err)
+	}
 	// a rolled K loop chains the held accumulators; movs of them (NVVM's copies of loop-carried
 	// values, ptxas's coalesced registers) carry the pending values
 	copies := `for (int j = 0; j < N / 2; j++) { float e; asm volatile("mov.f32 %0, %1;" : "=f"(e) : "f"(d[j])); asm volatile("mov.f32 %0, %1;" : "=f"(d[j]) : "f"(e)); }`

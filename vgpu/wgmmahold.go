@@ -23,7 +23,8 @@ import (
 //
 // One exception: a mov from a held register to another (NVVM's copies of loop-carried
 // accumulators, which ptxas coalesces into the same physical registers) copies the hold: the
-// destination is held with the source's pending value and gets it at the same wait.
+// destination is held with the source's pending value and gets it at the same wait; any other
+// access of the copy before that wait is the same hazard, naming the wgmma.
 //
 // The check is hooked at decode (holdWgmmaResults): in a program with wgmma.mma_async, the
 // instructions naming one of its accumulator registers as d, d2, a, b, c or a vector element run
@@ -52,6 +53,7 @@ func holdWgmmaResults(p *program) {
 		return
 	}
 	mov := reflect.ValueOf(execMov).Pointer()
+	copiesOfHeld(p, acc, mov)
 	for i := range p.code {
 		in := &p.code[i]
 		if in.wg != nil || in.exec == nil || in.ctl != ctlNone || !touchesAny(in, acc) {
@@ -64,6 +66,23 @@ func holdWgmmaResults(p *program) {
 				return
 			}
 			w.c.heldAccess(w, in, m, orig, isMov)
+		}
+	}
+}
+
+// copiesOfHeld adds to acc the registers a mov copies an accumulator into, and their copies, until
+// none is added: a mov copies the hold (heldAccess), so a read of the copy before the wait is the
+// same hazard as a read of the accumulator. mov is execMov's code pointer.
+func copiesOfHeld(p *program, acc map[int32]bool, mov uintptr) {
+	for grown := true; grown; {
+		grown = false
+		for i := range p.code {
+			in := &p.code[i]
+			if in.wg != nil || in.exec == nil || in.a <= 0 || in.d <= 0 || !acc[in.a] || acc[in.d] ||
+				reflect.ValueOf(in.exec).Pointer() != mov {
+				continue
+			}
+			acc[in.d], grown = true, true
 		}
 	}
 }

@@ -77,7 +77,9 @@ func (s *Spec) setTensorMaps(list cells.At[[]cells.At[tensorMapSource]]) error {
 	return nil
 }
 
-// checkTensorMapParam checks that param names a CUtensorMap parameter of the source, listed once.
+// checkTensorMapParam checks that param names a CUtensorMap parameter of the source, listed once
+// and after the maps listed before it (s.TensorMaps) in the source's order: the maps bind to the
+// kernel's parameters by the list's order, so another order would swap them.
 func (s *Spec) checkTensorMapParam(line int, param string) error {
 	if !identifier.MatchString(param) {
 		return cells.Errorf(line, "tensor map param %q is not a parameter name", param)
@@ -85,10 +87,25 @@ func (s *Spec) checkTensorMapParam(line int, param string) error {
 	if slices.ContainsFunc(s.TensorMaps, func(t TensorMap) bool { return t.Param == param }) {
 		return cells.Errorf(line, "tensor map param %s is listed twice", param)
 	}
-	if !regexp.MustCompile(`\bCUtensorMap\s+` + param + `\b`).MatchString(s.Source) {
+	at := tensorMapParamAt(s.Source, param)
+	if at < 0 {
 		return cells.Errorf(line, "unknown param %s: the kernel has no `const __grid_constant__ CUtensorMap %s` parameter", param, param)
 	}
+	if k := len(s.TensorMaps); k > 0 && tensorMapParamAt(s.Source, s.TensorMaps[k-1].Param) > at {
+		prev := s.TensorMaps[k-1].Param
+		return cells.Errorf(line, "tensor map %s is listed after %s, but the kernel takes %s first: list tensor_maps in the kernel's parameter order (the maps are passed in the list's order)", param, prev, param)
+	}
 	return nil
+}
+
+// tensorMapParamAt is the offset in src of the first `CUtensorMap param` declaration, or -1. param
+// is an identifier.
+func tensorMapParamAt(src, param string) int {
+	loc := regexp.MustCompile(`\bCUtensorMap\s+` + param + `\b`).FindStringIndex(src)
+	if loc == nil {
+		return -1
+	}
+	return loc[0]
 }
 
 // matrixElemBytes is the element size of the problem's matrix called of in the cell's dtype.

@@ -146,6 +146,17 @@ func TestTensorMapSpecErrors(t *testing.T) {
 	}
 	if s, err := Parse(tmaTransposeCell, nil, harness.DefaultLimits()); err != nil || len(s.TensorMaps) != 1 || s.TensorMaps[0].Map.Box != [2]int{32, 32} {
 		t.Errorf("the good cell: %+v, %v", s.TensorMaps, err)
+	} // two maps bind by the list's order: a list in another order than the kernel's parameters is refused
+	two := strings.Replace(tmaTransposeCell, "const __grid_constant__ CUtensorMap tmIn)", "const __grid_constant__ CUtensorMap tmIn, const __grid_constant__ CUtensorMap tmOut)", 1)
+	ordered := strings.Replace(two, "swizzle: 128}]", "swizzle: 128}, {param: tmOut, of: out, box: [32, 32]}]", 1)
+	if s, err := Parse(ordered, nil, harness.DefaultLimits()); err != nil || len(s.TensorMaps) != 2 {
+		t.Errorf("two maps in order: %+v, %v", s.TensorMaps, err)
+	}
+	swapped := strings.Replace(two, "[{param: tmIn, of: in, box: [32, 32], swizzle: 128}]", "[{param: tmOut, of: out, box: [32, 32]}, {param: tmIn, of: in, box: [32, 32], swizzle: 128}]", 1)
+	_, err := Parse(swapped, nil, harness.DefaultLimits())
+	var se *cells.SpecError
+	if want := "tensor map tmIn is listed after tmOut, but the kernel takes tmIn first"; !errors.As(err, &se) || se.Line != 6 || !strings.Contains(se.Msg, want) {
+		t.Errorf("two maps swapped: got %v, want line 6 with %q", err, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package nvidia
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"unsafe"
 )
@@ -160,7 +161,11 @@ func (t TiledMap) checkGlobal(align uint64) error {
 		case s < covered:
 			return t.errorf("global stride %d bytes of dimension %d is less than the %d bytes the dimensions below it span", s, i+1, covered)
 		}
-		covered = s * t.Dims[i+1]
+		hi, lo := bits.Mul64(s, t.Dims[i+1])
+		if hi != 0 {
+			return t.errorf("dimensions 0 to %d span %d×%d bytes, more than 2^64", i+1, s, t.Dims[i+1])
+		}
+		covered = lo
 	}
 	return nil
 }

@@ -35,6 +35,9 @@ func TestTiledMapCheck(t *testing.T) {
 		{"stride not ×16", func(m *TiledMap) { m.Strides[0] = 264 }, "global stride 264 bytes of dimension 1 is not a multiple of 16"},
 		{"stride ≥ 2^40", func(m *TiledMap) { m.Strides[0] = 1 << 40 }, "each is below 2^40"},
 		{"stride overlaps rows", func(m *TiledMap) { m.Strides[0] = 128 }, "less than the 256 bytes"},
+		{"span past 2^64", func(m *TiledMap) { // 2^32 bytes × 2^32 would wrap to 0 and let a 16-byte stride pass
+			m.Dims, m.Strides, m.Box = []uint64{64, 1 << 24, 1 << 32, 2}, []uint64{256, 1 << 32, 16}, []uint32{32, 32, 1, 1}
+		}, "dimensions 0 to 2 span 4294967296×4294967296 bytes, more than 2^64"},
 		{"box 0", func(m *TiledMap) { m.Box[1] = 0 }, "box size 0 of dimension 1"},
 		{"box 257", func(m *TiledMap) { m.Box[1] = 257 }, "each is 1 to 256 elements"},
 		{"box count", func(m *TiledMap) { m.Box = m.Box[:1] }, "1 box sizes for 2 dimensions"},

@@ -45,6 +45,7 @@ func startDeptNATS(t *testing.T) string {
 // blaming the connection, as a hard cut does; the machine's error count stays 0. Once the path is
 // back the worker is still listed and runs again.
 func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
+	t.Parallel()
 	relay, out, c, p := frontBehindRelay(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,6 +91,7 @@ func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
 // for this server's lost NATS connection is no error of the machine's, and a worker that left and
 // joined again (a restart: a new id, the same name, host and address) keeps its counts.
 func TestMachineCountsSurviveARejoin(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	stop := startInProcessWorker(t, c, "wA", 1, p)
@@ -120,6 +122,7 @@ func TestMachineCountsSurviveARejoin(t *testing.T) {
 // key, that never join (200, at once, none reconnecting): the connections not joined are cut back
 // to maxPendingConns, the oldest closed first, and a real worker still joins and runs a run.
 func TestWorkerConnectionFlood(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{Token: "tok"})
 	const flood = 200
 	var closed atomic.Int32
@@ -149,6 +152,7 @@ func TestWorkerConnectionFlood(t *testing.T) {
 // A connection to the workers' port that never authenticates is closed after AuthTimeout, with
 // NATS's "Authentication Timeout"; the embedded server pings its clients as the clients ping it.
 func TestUnauthenticatedConnectionDropped(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	if err != nil {
@@ -177,6 +181,7 @@ func TestUnauthenticatedConnectionDropped(t *testing.T) {
 // -nats-prefix, it uses the same names (and says so), so its workers are not stranded; a prefix
 // given again replaces the kept one.
 func TestFrontKeepsItsPrefix(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	start := func(prefix string) (string, string) {
 		t.Helper()
@@ -230,6 +235,7 @@ func TestRefusedPrefixStopsTheWorker(t *testing.T) {
 // unanswered and it says it lost the connection, naming the silence, then reconnects by itself once
 // the path is back, and joins again.
 func TestWorkerNoticesASilentPath(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	relay := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	out := &syncBuffer{}
@@ -332,6 +338,7 @@ func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
 // connection is lost, blaming it, rather than waiting for the acknowledgement until its time
 // limit; after the path is back the next run runs.
 func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
+	t.Parallel()
 	relay, out, c, p := frontBehindRelay(t)
 	relay.blackHole(true)
 	waitUntil(t, "the worker silent to the front", func() bool {
@@ -362,6 +369,7 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 // (A worker killed and started again, its connection closed, is replaced at once:
 // TestRestartedWorkerReplacesItsEntry.)
 func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
+	t.Parallel()
 	out := &syncBuffer{}
 	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Out: out})
 	if err != nil {

@@ -127,6 +127,7 @@ func (r *tcpRelay) mend() {
 // stops the run at once, and the next run, a measuring one, starts on it without waiting behind the
 // orphan.
 func TestGiveUpSurvivesACut(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	r := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	p := newProbe()
@@ -213,6 +214,7 @@ func startNATS(t *testing.T, port int, dir string) (*natsserver.Server, string) 
 // worker stopped answering), and the give-up, recorded once NATS is back, stops the run on the
 // worker when it reconnects; the next run starts on it.
 func TestGiveUpSurvivesANATSRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ns, url := startNATS(t, 0, dir)
 	port := ns.Addr().(*net.TCPAddr).Port
@@ -285,6 +287,7 @@ func (r *recorder) count(prefix string) int {
 // (paced here), and past maxRunEvents the run ends with one error naming it and the worker's job is
 // stopped.
 func TestRelayCapsAFlood(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "hostile", 1, p)
@@ -312,6 +315,7 @@ func TestRelayCapsAFlood(t *testing.T) {
 
 // An honest worker's paced events all arrive, none throttled again by the relay's pacing.
 func TestRelayPassesPacedEvents(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "honest", 1, p)

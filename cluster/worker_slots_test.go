@@ -415,6 +415,7 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 // failing rather than hanging if they never do) and never a measuring run beside another run, in a
 // burst of both; every job ends with exactly one end event.
 func TestWorkerRunsLightRunsTogether(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "two-slots", 2, p)
@@ -467,6 +468,7 @@ func giveUpJob(t *testing.T, c *Cluster, id, job string) {
 // The same worker stops a job at its server's cancel and at its own time limit while another runs,
 // each with exactly one end event.
 func TestWorkerGuardsItself(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "guarded", 2, p)
@@ -556,13 +558,14 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 // When the server restarts, a worker stops the jobs it still runs for the server before (nobody waits
 // for their events) once it hears the new one, and runs the new server's measuring run.
 func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: loadedHeartbeat}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := newProbe()
-	startInProcessWorker(t, c, "survivor", 2, p)
+	stop := startInProcessWorker(t, c, "survivor", 2, p)
 	data, _ := json.Marshal(job{ID: "old", Kind: "probe", Cell: "c", Source: "name: old\nlight: true\nhold: true\n",
 		TimeoutNS: int64(10 * time.Minute), Epoch: c.epoch})
 	if _, err := c.js.Publish(context.Background(), dn.Jobs()+c.Machines()[0].ID, data); err != nil {
@@ -595,5 +598,10 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 	}
 	if clashes, _ := p.report(); len(clashes) > 0 {
 		t.Errorf("the one-machine rule broken: %q", clashes)
+	}
+	// Stopped while its server is up: a worker stopped while its server is gone tries to report
+	// its runs and say bye for seconds before it gives up.
+	if err := stop(); err != nil {
+		t.Errorf("RunWorker: %v", err)
 	}
 }

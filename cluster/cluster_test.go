@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -24,6 +23,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/internal/testparallel"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
@@ -44,6 +44,11 @@ const (
 )
 
 const testHeartbeat = 200 * time.Millisecond
+
+// testPing is the NATS ping interval of the tests whose network path goes silent: a connection is
+// stale after 1 to 1.5 s rather than StaleAfter; a loaded machine rarely stalls a connection's
+// reader for a second.
+const testPing = 500 * time.Millisecond
 
 // loadedHeartbeat is the heartbeat of tests whose workers must not be taken for gone on a loaded
 // machine (a worker is gone after three silent heartbeats: 600 ms at testHeartbeat, which a busy
@@ -70,21 +75,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	parallelWaits()
+	// The tests wait (heartbeats, reconnects, stale connections, settle and time limits) far
+	// more than they compute: up to eight that call t.Parallel run at once.
+	testparallel.Default(8)
 	os.Exit(m.Run())
-}
-
-// parallelWaits lets up to eight of the tests that call t.Parallel run at once, unless
-// -test.parallel is given: they wait (heartbeats, reconnects, stale connections, settle and time
-// limits) far more than they compute, so that the default, GOMAXPROCS, leaves a 2-core machine
-// idle for most of the package's run. Their deadlines are generous for the same reason.
-func parallelWaits() {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", "8")
-	}
 }
 
 // fakeReport is a machine with or without a (pretend) GPU; no GPU kernel of the tests runs on it.

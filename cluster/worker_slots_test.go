@@ -30,7 +30,7 @@ const meetWait = 20 * time.Second
 // until K runs with meet have arrived: none leaves before, so K of them ran at once; once per probe),
 // `hold: true` (run until stopped) or `ms: M` (then end). `flood: F` sends F progress events at
 // once past the worker's pacing, as a hostile worker would; `steps: S` sends S steps of a paced run
-// (a progress, a frame and a note each, 2 ProgressEvery apart).
+// (a progress, a frame and a note each, 2 ProgressEvery apart, or `gap_ms: G` ms).
 type probe struct {
 	mu       sync.Mutex
 	heavy    int
@@ -90,6 +90,7 @@ type probeSpec struct {
 	MS           int    `yaml:"ms"`
 	Flood        int    `yaml:"flood"`
 	Steps        int    `yaml:"steps"`
+	GapMS        int    `yaml:"gap_ms"` // between steps; default 2 × cells.ProgressEvery
 }
 
 func (probeKind) Name() string   { return "probe" }
@@ -149,11 +150,15 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) (err error) {
 	if r.s.Flood > 0 {
 		flood(e, r.s.Flood)
 	}
+	gap := 2 * cells.ProgressEvery
+	if r.s.GapMS > 0 {
+		gap = time.Duration(r.s.GapMS) * time.Millisecond
+	}
 	for i := range r.s.Steps {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(2 * cells.ProgressEvery):
+		case <-time.After(gap):
 		}
 		e.Progress(i+1, r.s.Steps+1)
 		e.Frames(i)

@@ -43,7 +43,10 @@ const (
 	envBeat   = "PLAYGROUND_TEST_HEARTBEAT" // the server's heartbeat, which the worker's must match
 )
 
-const testHeartbeat = 200 * time.Millisecond
+// testHeartbeat is the tests' heartbeat: a worker silent for three (1.5 s) is gone. The tests
+// run eight at a time (TestMain), beside whatever else loads the machine; at 200 ms a worker
+// starved for 600 ms was dropped under a load average of 30.
+const testHeartbeat = 500 * time.Millisecond
 
 // testPing is the NATS ping interval of the tests whose network path goes silent: a connection is
 // stale after 1 to 1.5 s rather than StaleAfter; a loaded machine rarely stalls a connection's

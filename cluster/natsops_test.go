@@ -350,7 +350,7 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 	relay.blackHole(true)
 	waitUntil(t, "the worker silent to the front", func() bool {
 		ms := c.ListMachines()
-		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 3*testHeartbeat
+		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 2*testHeartbeat
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // far past StaleAfter
 	defer cancel()

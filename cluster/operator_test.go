@@ -241,7 +241,7 @@ func TestLiveWorkerKeepsItsJob(t *testing.T) {
 	defer cancel()
 	ended := make(chan error, 1)
 	go func() { ended <- executeProbe(ctx, c, p, "name: long\nhold: true\n") }()
-	<-p.startedCh("long")
+	p.waitStarted(t, "long")
 	cons, err := c.js.Consumer(ctx, dn.Stream(), consumerName(id))
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +330,7 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 	actx, stopA := context.WithCancel(ctx)
 	ended := make(chan error, 1)
 	go func() { ended <- executeProbe(actx, a, pa, "name: long\nhold: true\n") }()
-	<-pa.startedCh("long")
+	pa.waitStarted(t, "long")
 
 	b := front(dirB)
 	if a.names.Prefix() == b.names.Prefix() || a.names.Stream() == b.names.Stream() {
@@ -342,7 +342,7 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 	}
 	select {
 	case err := <-ended:
-		t.Errorf("the first front's run ended when the second started: %v", err)
+		t.Fatalf("the first front's run ended when the second started: %v", err) // nothing left to stop
 	default:
 	}
 	for _, tt := range []struct {

@@ -64,6 +64,17 @@ func (p *probe) startedLocked(name string) chan struct{} {
 	return p.started[name]
 }
 
+// waitStarted waits until the run named name has started, failing the test after a minute (its
+// run may have failed before it started, or never been placed).
+func (p *probe) waitStarted(t *testing.T, name string) {
+	t.Helper()
+	select {
+	case <-p.startedCh(name):
+	case <-time.After(time.Minute):
+		t.Fatalf("the run %s did not start within a minute", name)
+	}
+}
+
 func (p *probe) endedCh(name string) chan error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -493,7 +504,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 		}
 	}
 	publish(job{ID: "light1", Kind: "probe", Cell: "c", Source: "name: light1\nlight: true\nhold: true\n", TimeoutNS: int64(time.Minute)})
-	<-p.startedCh("light1")
+	p.waitStarted(t, "light1")
 	publish(job{ID: "heavy1", Kind: "probe", Cell: "c", Source: "name: heavy1\nms: 1\n", TimeoutNS: int64(time.Minute)})
 	if _, err := taken.NextMsgWithContext(ctx); err != nil { // taken: the worker has it, beside light1
 		t.Fatal(err)
@@ -546,8 +557,8 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 	for _, name := range []string{"x", "y"} {
 		go func() { errs <- executeProbe(ctx, c, p, "name: "+name+"\nlight: true\nhold: true\n") }()
 	}
-	<-p.startedCh("x")
-	<-p.startedCh("y")
+	p.waitStarted(t, "x")
+	p.waitStarted(t, "y")
 	if err := stop(); err != nil {
 		t.Fatalf("RunWorker: %v", err)
 	}
@@ -576,7 +587,7 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 	if _, err := c.js.Publish(context.Background(), dn.Jobs()+c.Machines()[0].ID, data); err != nil {
 		t.Fatal(err)
 	}
-	<-p.startedCh("old")
+	p.waitStarted(t, "old")
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	c.Close()
 

@@ -243,12 +243,13 @@ func TestServerNamesNoKind(t *testing.T) {
 func TestBurstIsPacedNotDropped(t *testing.T) {
 	cfg := probeConfig(t)
 	cfg.PaceWait = time.Minute
+	cfg.Limits.RunTimeout = 5 * time.Minute // a second idle; over 2 minutes with -race beside two CPU hogs
 	_, base := startServer(t, cfg)
 	ws := dial(t, base)
 	if err := ws.WriteJSON(probeMsg("burst", fmt.Sprintf("rows: %d", 4*sendBuffer))); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "burst", 5*time.Minute) // a second here; over a minute with -race beside two CPU hogs
+	msgs := collect(t, ws, "burst", 6*time.Minute)
 	if rows := rowsOf(t, msgs, "t"); len(rows) != 4*sendBuffer || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got %d rows ending %+v, want %d and done", len(rows), msgs[len(msgs)-1], 4*sendBuffer)
 	}

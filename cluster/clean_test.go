@@ -157,6 +157,7 @@ func TestRelayCleansWorkerStrings(t *testing.T) {
 // however often it announces itself); it is told why (its notice) and its connection is closed;
 // connected again, it joins at its next announcement once one has left.
 func TestMachinesPerAddress(t *testing.T) {
+	t.Parallel()
 	var out syncBuffer
 	// The fakes announce themselves once: an hour's heartbeat keeps them.
 	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Token: "tok", Out: &out})

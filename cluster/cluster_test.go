@@ -23,6 +23,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/internal/testparallel"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
@@ -42,7 +43,15 @@ const (
 	envBeat   = "PLAYGROUND_TEST_HEARTBEAT" // the server's heartbeat, which the worker's must match
 )
 
-const testHeartbeat = 200 * time.Millisecond
+// testHeartbeat is the tests' heartbeat: a worker silent for three (1.5 s) is gone. The tests
+// run eight at a time (TestMain), beside whatever else loads the machine; at 200 ms a worker
+// starved for 600 ms was dropped under a load average of 30.
+const testHeartbeat = 500 * time.Millisecond
+
+// testPing is the NATS ping interval of the tests whose network path goes silent: a connection is
+// stale after 1 to 1.5 s rather than StaleAfter; a loaded machine rarely stalls a connection's
+// reader for a second.
+const testPing = 500 * time.Millisecond
 
 // loadedHeartbeat is the heartbeat of tests whose workers must not be taken for gone on a loaded
 // machine (a worker is gone after three silent heartbeats: 600 ms at testHeartbeat, which a busy
@@ -69,6 +78,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// The tests wait (heartbeats, reconnects, stale connections, settle and time limits) far
+	// more than they compute: up to eight that call t.Parallel run at once.
+	testparallel.Default(8)
 	os.Exit(m.Run())
 }
 
@@ -362,6 +374,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // Two worker processes join over loopback with the token; real cells run on them end to end, every
 // run says which machine ran it, and concurrent runs spread over both.
 func TestWorkersRunCells(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	startWorker(t, c, "alpha", false)
 	startWorker(t, c, "beta", false)
@@ -416,6 +429,7 @@ func TestWorkersRunCells(t *testing.T) {
 // A run that needs a GPU never goes to the worker without one while one with a GPU is connected;
 // runs that need none go to either.
 func TestGPURunsGoToGPUWorkers(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	startWorker(t, c, "cpu-only", false)
 	startWorker(t, c, "gpu-box", true)
@@ -447,6 +461,7 @@ func TestGPURunsGoToGPUWorkers(t *testing.T) {
 // A worker killed mid-run: a run that had streamed ends with one error naming the machine; a run
 // that had streamed nothing is retried once on another worker; a new worker process joins.
 func TestWorkerKilledMidRun(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	doomed := startWorker(t, c, "doomed", true)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -500,6 +515,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 
 // A cancelled run ends at once and its worker stops it and takes the next.
 func TestCancelledRunFreesWorker(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	startWorker(t, c, "only", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -596,6 +612,7 @@ func TestStaleJobNotRun(t *testing.T) {
 // Through the server's websocket with two workers and the local one: every run of a burst ends with
 // exactly one terminal message, in order after its other messages, and a cancelled one is cancelled.
 func TestServerExactlyOneTerminal(t *testing.T) {
+	t.Parallel()
 	dir := napLessons(t, "ms: 150\n", "ms: 60000\n")
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "w1", false)
@@ -689,8 +706,10 @@ func TestServerExactlyOneTerminal(t *testing.T) {
 // The server restarts on the same port, with or without a data directory: its worker reconnects by
 // itself, announces itself again and runs the next run.
 func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
+	t.Parallel()
 	for name, dir := range map[string]string{"data directory": t.TempDir(), "in memory": ""} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: loadedHeartbeat}
 			c, err := Start(context.Background(), cfg)
 			if err != nil {
@@ -725,6 +744,7 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 // An event over the cap of a worker's message becomes a note saying what was left out; one under it
 // arrives whole.
 func TestEventSizeCap(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	startWorker(t, c, "chatty", false)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -745,6 +765,7 @@ func TestEventSizeCap(t *testing.T) {
 // A cell that asks for a class of machine runs only on a machine of that class; a class no machine
 // has is an error at once, naming the classes there are.
 func TestMachineClass(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
 	startWorker(t, c, "lab-b-1", true, envClass+"=lab-b")
@@ -776,6 +797,7 @@ func TestMachineClass(t *testing.T) {
 // a cell's own machine: key still wins, a class nobody has is an error naming the classes there
 // are, and GET /api/machines lists the machines connected, with their classes, for the page's menu.
 func TestPageMachineClass(t *testing.T) {
+	t.Parallel()
 	dir := napLessons(t, "ms: 10\n", "ms: 10\nmachine: lab-a\n")
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false)})
 	startWorker(t, c, "lab-a-1", false, envClass+"=lab-a")
@@ -850,6 +872,7 @@ func TestPageMachineClass(t *testing.T) {
 // elsewhere: after a restart, the runs queued again find the workers that served before as they
 // rejoin.
 func TestSettle(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{LocalWorker: true, Local: fakeReport(false), Settle: 10 * time.Minute})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -1018,6 +1041,7 @@ func TestServePrintsWorkerCommand(t *testing.T) {
 // JetStream and a user of its own): no embedded server, the job stream on file storage there, and a
 // worker joining the same URL with that server's credentials runs the cells.
 func TestExternalNATS(t *testing.T) {
+	t.Parallel()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
 		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
 	ns, err := natsserver.NewServer(opts)

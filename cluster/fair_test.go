@@ -49,6 +49,7 @@ func signIn(t *testing.T, base, name string) *websocket.Conn {
 // a time there in fair rounds (B's first before A's third, B's second before A's fourth), not in
 // the order they were sent, and each ends with exactly one terminal message.
 func TestFairQueueOverWorkers(t *testing.T) {
+	t.Parallel()
 	dir := napLessons(t, "ms: 100\n")
 	c := startCluster(t, Config{})
 	startWorker(t, c, "w1", false)

@@ -38,6 +38,7 @@ func freezeOnce() func() {
 // the job it held (its acknowledgement says it pulled it): it acknowledges it without sending a
 // single event. Dropped, it no longer holds the job: its consumer is deleted.
 func TestFrozenWorkerNeverStartsMovedRun(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	frozen := startWorker(t, c, "frozen", true, envFreeze+"=1") // the GPU: the run goes there first
 	startWorker(t, c, "rescuer", false)

@@ -66,6 +66,7 @@ func pricedKinds(env cells.Env) []cells.Kind { return append(testKinds(env), pri
 // front's limit; a run asking for more memory than the worker allows (64 MiB, where the front allows
 // 1 GiB) is refused by the worker, with its reason.
 func TestRunLimitTravelsWithTheJob(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	lesson := "---\ntitle: P\nsummary: p\norder: 1\n---\n\n# P\n\n```priced\nseconds: 1\n```\n"
 	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {

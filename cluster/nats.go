@@ -71,6 +71,10 @@ type Config struct {
 	// Heartbeat is how often workers announce themselves; a worker silent for three heartbeats is
 	// gone. Default 1 s.
 	Heartbeat time.Duration
+	// PingInterval is how often this server's NATS connection, and on the embedded server its
+	// clients', ping the other end; MaxPingsOut+1 pings unanswered in a row close the connection
+	// as stale. Default PingInterval (2 s: stale within StaleAfter); tests shorten it.
+	PingInterval time.Duration
 	// Settle is how long after Start a run waits for a machine able to run it (of the class it asks
 	// for, or with a GPU) to join, rather than failing or going to another machine: workers that
 	// served the server before a restart need a reconnect and a heartbeat to announce themselves
@@ -181,6 +185,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = time.Second
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = PingInterval
 	}
 	switch {
 	case cfg.Listen == "" && cfg.URL == "":
@@ -294,7 +301,7 @@ func (c *Cluster) startWatch() {
 // connect starts the embedded server and connects to it in process, or connects to cfg.URL.
 func (c *Cluster) connect() error {
 	opts := []nats.Option{nats.Name("playground server"), nats.MaxReconnects(-1),
-		nats.PingInterval(PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
+		nats.PingInterval(c.cfg.PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
 		nats.DisconnectErrHandler(c.natsLost), nats.ReconnectHandler(c.natsBack)}
 	if c.cfg.URL != "" {
 		if c.cfg.Creds != "" {
@@ -350,7 +357,7 @@ func (c *Cluster) embeddedOptions(internal string) (*natsserver.Options, error) 
 		MaxConn: MaxNATSConns, AuthTimeout: AuthTimeout,
 		// A client whose path went silent (connections open, nothing through) is closed within
 		// StaleAfter, as the clients close theirs to it.
-		PingInterval: PingInterval, MaxPingsOut: MaxPingsOut,
+		PingInterval: c.cfg.PingInterval, MaxPingsOut: MaxPingsOut,
 	}
 	if c.cfg.DataDir != "" {
 		o.StoreDir = filepath.Join(c.cfg.DataDir, "nats")
@@ -435,7 +442,7 @@ func (c *Cluster) natsLost(_ *nats.Conn, err error) {
 	c.downSince, c.downErr = time.Now(), err
 	c.lostAt, c.lostErr = c.downSince, err
 	close(c.natsDown)
-	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself. The machines are not to blame", lossReason(err))
+	c.say("lost the connection to the NATS server%s: runs on workers end, and runs wait, until it is back; it reconnects by itself. The machines are not to blame", lossReason(err, c.cfg.PingInterval))
 	c.broadcast()
 }
 
@@ -488,7 +495,7 @@ func (c *Cluster) queueJob(ctx context.Context, w *worker, id string, data []byt
 			c.giveUp(w, id, until)
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			return nil, natsLostError{w.m.Name, c.lostAt, c.lostErr}
+			return nil, natsLostError{w.m.Name, c.lostAt, c.lostErr, c.cfg.PingInterval}
 		}
 	default:
 	}
@@ -500,20 +507,21 @@ type natsLostError struct {
 	machine string
 	since   time.Time
 	err     error
+	ping    time.Duration // the connection's ping interval (Config.PingInterval)
 }
 
 func (e natsLostError) Error() string {
-	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), lossReason(e.err), e.machine)
+	return fmt.Sprintf("this server lost its connection to the NATS server at %s%s, so the run on %s ended: its events could not reach this server. The machine is not to blame; run it again once the connection is back", e.since.Format(time.TimeOnly), lossReason(e.err, e.ping), e.machine)
 }
 
-// lossReason is why a NATS connection was lost (err, if known), as a parenthesis to add to a line:
-// a silent path (nats.ErrStaleConnection) is named as such.
-func lossReason(err error) string {
+// lossReason is why a NATS connection that pings every ping was lost (err, if known), as a
+// parenthesis to add to a line: a silent path (nats.ErrStaleConnection) is named as such.
+func lossReason(err error, ping time.Duration) string {
 	switch {
 	case err == nil:
 		return ""
 	case errors.Is(err, nats.ErrStaleConnection):
-		return fmt.Sprintf(" (the NATS server answered none of %d pings %s apart: the network path to it went silent)", MaxPingsOut+1, PingInterval)
+		return fmt.Sprintf(" (the NATS server answered none of %d pings %s apart: the network path to it went silent)", MaxPingsOut+1, ping)
 	}
 	return " (" + err.Error() + ")"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -45,16 +46,15 @@ func startDeptNATS(t *testing.T) string {
 // blaming the connection, as a hard cut does; the machine's error count stays 0. Once the path is
 // back the worker is still listed and runs again.
 func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
-	relay, out, c, p := frontBehindRelay(t)
+	t.Parallel()
+	relay, out, c, p := frontBehindRelay(t, testPing)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ended := make(chan error, 1)
-	go func() { ended <- executeProbe(ctx, c, p, "name: long\nhold: true\n") }()
-	select {
-	case <-p.startedCh("long"):
-	case <-ctx.Done():
-		t.Fatal("the run did not start")
-	}
+	rec := &recorder{}
+	go func() { ended <- executeProbeTo(ctx, c, p, "name: long\nhold: true\n", rec) }()
+	// Its first event at the front: the front has its job's acknowledgement, and follows it.
+	waitUntil(t, "the run's first event at the front", func() bool { return rec.has("progress 0/1") })
 	silent := time.Now()
 	relay.blackHole(true)
 	var err error
@@ -63,14 +63,14 @@ func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the run did not end while the front's path to NATS was silent")
 	}
-	t.Logf("the run ended %v after the path went silent (StaleAfter %v): %v", time.Since(silent).Round(time.Millisecond), StaleAfter, err)
+	t.Logf("the run ended %v after the path went silent (pings every %v): %v", time.Since(silent).Round(time.Millisecond), testPing, err)
 	if err == nil || !strings.Contains(err.Error(), "this server lost its connection to the NATS server") || !strings.Contains(err.Error(), "went silent") || strings.Contains(err.Error(), "stopped answering") {
 		t.Errorf("the run's error: %v, want the silent NATS connection blamed", err)
 	}
 	if strings.Contains(out.String(), "machine left") {
 		t.Errorf("the front dropped the worker for the silence of its own connection:\n%s", out)
 	}
-	if !strings.Contains(out.String(), "lost the connection to the NATS server (the NATS server answered none of") {
+	if !strings.Contains(out.String(), fmt.Sprintf("lost the connection to the NATS server (the NATS server answered none of %d pings %s apart", MaxPingsOut+1, testPing)) {
 		t.Errorf("the operator's terminal does not blame the silent connection:\n%s", out)
 	}
 	relay.blackHole(false)
@@ -90,6 +90,7 @@ func TestSilentNATSLossBlamesTheConnection(t *testing.T) {
 // for this server's lost NATS connection is no error of the machine's, and a worker that left and
 // joined again (a restart: a new id, the same name, host and address) keeps its counts.
 func TestMachineCountsSurviveARejoin(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	stop := startInProcessWorker(t, c, "wA", 1, p)
@@ -120,6 +121,7 @@ func TestMachineCountsSurviveARejoin(t *testing.T) {
 // key, that never join (200, at once, none reconnecting): the connections not joined are cut back
 // to maxPendingConns, the oldest closed first, and a real worker still joins and runs a run.
 func TestWorkerConnectionFlood(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{Token: "tok"})
 	const flood = 200
 	var closed atomic.Int32
@@ -149,6 +151,7 @@ func TestWorkerConnectionFlood(t *testing.T) {
 // A connection to the workers' port that never authenticates is closed after AuthTimeout, with
 // NATS's "Authentication Timeout"; the embedded server pings its clients as the clients ping it.
 func TestUnauthenticatedConnectionDropped(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	if err != nil {
@@ -162,7 +165,11 @@ func TestUnauthenticatedConnectionDropped(t *testing.T) {
 	if err != nil || !strings.Contains(string(got), "Authentication Timeout") {
 		t.Errorf("the server sent %q (%v), want it to close the connection for an authentication timeout", got, err)
 	}
-	o, err := (&Cluster{cfg: Config{Listen: "127.0.0.1:0"}, names: dn}).embeddedOptions("x")
+	cfg, err := Config{Listen: "127.0.0.1:0"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := (&Cluster{cfg: cfg, names: dn}).embeddedOptions("x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +184,7 @@ func TestUnauthenticatedConnectionDropped(t *testing.T) {
 // -nats-prefix, it uses the same names (and says so), so its workers are not stranded; a prefix
 // given again replaces the kept one.
 func TestFrontKeepsItsPrefix(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	start := func(prefix string) (string, string) {
 		t.Helper()
@@ -230,6 +238,9 @@ func TestRefusedPrefixStopsTheWorker(t *testing.T) {
 // unanswered and it says it lost the connection, naming the silence, then reconnects by itself once
 // the path is back, and joins again.
 func TestWorkerNoticesASilentPath(t *testing.T) {
+	t.Parallel()
+	// The embedded server pings at the default, slower than the worker: the worker notices the
+	// silence first, rather than hearing its connection closed by a server that noticed it.
 	c := startCluster(t, Config{})
 	relay := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	out := &syncBuffer{}
@@ -238,7 +249,7 @@ func TestWorkerNoticesASilentPath(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "wB", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: relay.URL(), Token: c.Token(), Heartbeat: testHeartbeat,
-			Out: out})
+			PingInterval: testPing, Out: out})
 	}()
 	defer func() {
 		cancel()
@@ -250,7 +261,7 @@ func TestWorkerNoticesASilentPath(t *testing.T) {
 	waitUntil(t, "the worker's notice of the silence", func() bool {
 		return strings.Contains(out.String(), "worker wB: lost the connection to the NATS server (the NATS server answered none of")
 	})
-	t.Logf("the worker noticed %v after its path went silent (StaleAfter %v)", time.Since(silent).Round(time.Millisecond), StaleAfter)
+	t.Logf("the worker noticed %v after its path went silent (pings every %v)", time.Since(silent).Round(time.Millisecond), testPing)
 	relay.blackHole(false)
 	waitMachine(t, c, "wB", true)
 	waitUntil(t, "the worker back", func() bool {
@@ -332,11 +343,14 @@ func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
 // connection is lost, blaming it, rather than waiting for the acknowledgement until its time
 // limit; after the path is back the next run runs.
 func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
-	relay, out, c, p := frontBehindRelay(t)
+	t.Parallel()
+	// The default pings: the run must be placed after the worker falls silent to the front and
+	// before the front's connection is known to be stale, a window of seconds.
+	relay, out, c, p := frontBehindRelay(t, PingInterval)
 	relay.blackHole(true)
 	waitUntil(t, "the worker silent to the front", func() bool {
 		ms := c.ListMachines()
-		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 3*testHeartbeat
+		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 2*testHeartbeat
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // far past StaleAfter
 	defer cancel()
@@ -362,6 +376,7 @@ func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 // (A worker killed and started again, its connection closed, is replaced at once:
 // TestRestartedWorkerReplacesItsEntry.)
 func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
+	t.Parallel()
 	out := &syncBuffer{}
 	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Out: out})
 	if err != nil {
@@ -415,16 +430,17 @@ func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
 }
 
 // frontBehindRelay starts a NATS server, a front that reaches it through a relay the test can turn
-// into a black hole, and one worker "wA" (slot probe p) that reaches it directly. The workers beat
-// every testHeartbeat; the front drops one only after three of its own longer heartbeats, so that
-// a loaded test machine's late beats drop nobody before the path goes silent.
-func frontBehindRelay(t *testing.T) (*tcpRelay, *syncBuffer, *Cluster, *probe) {
+// into a black hole, its connection pinging every ping, and one worker "wA" (slot probe p) that
+// reaches it directly. The workers beat every testHeartbeat; the front drops one only after three
+// of its own longer heartbeats, so that a loaded test machine's late beats drop nobody before the
+// path goes silent.
+func frontBehindRelay(t *testing.T, ping time.Duration) (*tcpRelay, *syncBuffer, *Cluster, *probe) {
 	t.Helper()
 	addr := startDeptNATS(t)
 	relay := newRelay(t, addr)
 	out := &syncBuffer{}
 	c, err := Start(context.Background(), Config{URL: "nats://" + WorkerUser + ":dept@" + strings.TrimPrefix(relay.URL(), "nats://"),
-		Heartbeat: time.Second, Settle: -1, Out: out})
+		Heartbeat: time.Second, PingInterval: ping, Settle: -1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}

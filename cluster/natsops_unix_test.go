@@ -39,6 +39,7 @@ func workerProcess(t *testing.T, c *Cluster, name string) (cmd *exec.Cmd, stderr
 // and with the same name, rather than being listed as "wA [ID…]" beside its dead self. The old
 // process, thawed, hears that it was replaced and exits 1 saying so.
 func TestRestartOnExternalNATSKeepsTheNameAndTheReplacedExits(t *testing.T) {
+	t.Parallel()
 	url := "nats://" + WorkerUser + ":dept@" + startNATSServer(t, natsConf(t))
 	out := &syncBuffer{}
 	// A long heartbeat on the front: the old entry is replaced after 7.5 s of silence, and would be

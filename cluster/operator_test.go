@@ -182,6 +182,7 @@ func TestMachinesListedLive(t *testing.T) {
 // a worker ends with an error that blames the connection, not the worker; the operator's terminal
 // says so; the worker, still connected, is not dropped, and runs again once the connection is back.
 func TestNATSLossBlamesTheConnection(t *testing.T) {
+	t.Parallel()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
 		NoLog: true, NoSigs: true, Users: []*natsserver.User{{Username: WorkerUser, Password: "dept"}}}
 	ns, err := natsserver.NewServer(opts)
@@ -231,6 +232,7 @@ func TestNATSLossBlamesTheConnection(t *testing.T) {
 // A worker that heartbeats keeps the job it runs however long it runs (in-progress acknowledgements
 // every heartbeat), well past the consumer's ackWait: the job is neither delivered again nor lost.
 func TestLiveWorkerKeepsItsJob(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "alive", 1, p)
@@ -239,7 +241,7 @@ func TestLiveWorkerKeepsItsJob(t *testing.T) {
 	defer cancel()
 	ended := make(chan error, 1)
 	go func() { ended <- executeProbe(ctx, c, p, "name: long\nhold: true\n") }()
-	<-p.startedCh("long")
+	p.waitStarted(t, "long")
 	cons, err := c.js.Consumer(ctx, dn.Stream(), consumerName(id))
 	if err != nil {
 		t.Fatal(err)
@@ -260,6 +262,7 @@ func TestLiveWorkerKeepsItsJob(t *testing.T) {
 // old entry at once, before the old one could fall silent for three heartbeats (here: never, the
 // server's heartbeat being an hour), keeps its name, and the old worker's consumer is deleted.
 func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
+	t.Parallel()
 	out := &syncBuffer{}
 	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Heartbeat: time.Hour, Settle: -1, Out: out})
 	if err != nil {
@@ -301,6 +304,7 @@ func TestRestartedWorkerReplacesItsEntry(t *testing.T) {
 // nor stops the first's running job, each lists only its own worker, and a run on the second goes
 // to its own worker.
 func TestTwoFrontsShareOneNATSServer(t *testing.T) {
+	t.Parallel()
 	url := "nats://" + WorkerUser + ":dept@" + startNATSServer(t, natsConf(t))
 	front := func(dir string) *Cluster {
 		t.Helper()
@@ -326,7 +330,7 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 	actx, stopA := context.WithCancel(ctx)
 	ended := make(chan error, 1)
 	go func() { ended <- executeProbe(actx, a, pa, "name: long\nhold: true\n") }()
-	<-pa.startedCh("long")
+	pa.waitStarted(t, "long")
 
 	b := front(dirB)
 	if a.names.Prefix() == b.names.Prefix() || a.names.Stream() == b.names.Stream() {
@@ -338,7 +342,7 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 	}
 	select {
 	case err := <-ended:
-		t.Errorf("the first front's run ended when the second started: %v", err)
+		t.Fatalf("the first front's run ended when the second started: %v", err) // nothing left to stop
 	default:
 	}
 	for _, tt := range []struct {
@@ -364,6 +368,7 @@ func TestTwoFrontsShareOneNATSServer(t *testing.T) {
 // starts with its account's user and its prefix, each class's worker joins with its limited user,
 // and a run of each class runs on its own worker.
 func TestNATSClassesConf(t *testing.T) {
+	t.Parallel()
 	addr := startNATSServer(t, "../docs/nats-classes.conf")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -405,6 +410,7 @@ func scaledRates(f float64) *estimate.Rates {
 // while the same run on a class whose machine is fast is not.
 // The front itself runs nothing and its own rates play no part.
 func TestEstimateOnTheMachinesThatCanTakeIt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	lesson := "---\ntitle: M\nsummary: m\norder: 1\n---\n\n# M\n\n```matmul\nkernels: [naive]\nsizes: [256]\nrepeats: 1\n```\n"
 	if err := os.WriteFile(dir+"/01-naps.md", []byte(lesson), 0o644); err != nil {

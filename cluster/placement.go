@@ -243,7 +243,7 @@ func (c *Cluster) NoMachine(r cells.Run) string {
 	switch {
 	case !c.downSince.IsZero() && (c.local == nil || n.Machine != "" && c.local.m.Class != n.Machine):
 		return fmt.Sprintf("no machine can be reached that can run this: this server lost its connection to the NATS server at %s%s; the run waits until it is back; machines connected before: %s",
-			c.downSince.Format(time.TimeOnly), lossReason(c.downErr), c.connected())
+			c.downSince.Format(time.TimeOnly), lossReason(c.downErr, c.cfg.PingInterval), c.connected())
 	case n.Machine != "" && !c.hasClass(n.Machine, nil):
 		need = "it asks for a machine of class " + n.Machine
 	case n.Machine == "" && len(c.workers) == 0:

@@ -127,6 +127,7 @@ func (r *tcpRelay) mend() {
 // stops the run at once, and the next run, a measuring one, starts on it without waiting behind the
 // orphan.
 func TestGiveUpSurvivesACut(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	r := newRelay(t, strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	p := newProbe()
@@ -213,6 +214,7 @@ func startNATS(t *testing.T, port int, dir string) (*natsserver.Server, string) 
 // worker stopped answering), and the give-up, recorded once NATS is back, stops the run on the
 // worker when it reconnects; the next run starts on it.
 func TestGiveUpSurvivesANATSRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ns, url := startNATS(t, 0, dir)
 	port := ns.Addr().(*net.TCPAddr).Port
@@ -285,6 +287,7 @@ func (r *recorder) count(prefix string) int {
 // (paced here), and past maxRunEvents the run ends with one error naming it and the worker's job is
 // stopped.
 func TestRelayCapsAFlood(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "hostile", 1, p)
@@ -310,16 +313,19 @@ func TestRelayCapsAFlood(t *testing.T) {
 	}
 }
 
-// An honest worker's paced events all arrive, none throttled again by the relay's pacing.
+// An honest worker's paced events all arrive, none throttled again by the relay's pacing. The steps
+// are 400 ms apart: a loaded machine that delays one event by the relay's slack of the pacing
+// interval (25 ms) would have it coalesced with the next; by 375 ms, rarely.
 func TestRelayPassesPacedEvents(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "honest", 1, p)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rec := &recorder{}
-	const steps = 12
-	if err := executeProbeTo(ctx, c, p, fmt.Sprintf("name: steps\nsteps: %d\n", steps), rec); err != nil {
+	const steps = 6
+	if err := executeProbeTo(ctx, c, p, fmt.Sprintf("name: steps\nsteps: %d\ngap_ms: 400\n", steps), rec); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := rec.count("progress "), steps+2; got != want {

@@ -19,6 +19,7 @@ import (
 // to a plain connection, the worker URL is tls://, a worker that trusts the certificate (-ca) joins
 // and runs a cell, and one that does not is refused with a certificate error instead of waiting.
 func TestWorkersOverTLS(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, _ := testcert.SelfSigned(t)
 	c := startCluster(t, Config{Token: "tok", TLSCert: certFile, TLSKey: keyFile})
 	url := c.WorkerURL()
@@ -67,6 +68,7 @@ func TestWorkersOverTLS(t *testing.T) {
 // Front with the web server's certificate requires TLS on the workers' port too and prints a
 // tls:// join command that says when -ca is needed.
 func TestServeUsesTheWebCertificateForWorkers(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, _ := testcert.SelfSigned(t)
 	out := &syncBuffer{}
 	background(t, "Serve", func(ctx context.Context) error {

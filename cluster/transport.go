@@ -132,7 +132,7 @@ func (s *slot) remote(ctx context.Context, j machine.Job, run cells.Run, e cells
 	r := &relayer{w: w, e: paced, down: down, maxEvents: maxRunEvents, maxBytes: maxRunBytes, lost: func() error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return natsLostError{w.m.Name, c.lostAt, c.lostErr}
+		return natsLostError{w.m.Name, c.lostAt, c.lostErr, c.cfg.PingInterval}
 	}}
 	defer func() {
 		if !r.ended { // the job must not run later on a worker that comes back: give it up

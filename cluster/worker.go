@@ -46,6 +46,9 @@ type WorkerConfig struct {
 	Class string
 	// Heartbeat is how often the worker announces itself. Default 1 s; the server's must match.
 	Heartbeat time.Duration
+	// PingInterval is how often the worker's NATS connection pings the server; MaxPingsOut+1 pings
+	// unanswered in a row close it as stale, and it reconnects. Default PingInterval (2 s).
+	PingInterval time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
 	Out io.Writer
 	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names): the server's,
@@ -64,6 +67,9 @@ type WorkerConfig struct {
 func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = time.Second
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = PingInterval
 	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
@@ -233,10 +239,10 @@ func calibrateWorker(ctx context.Context, cfg WorkerConfig, m *machine.Machine) 
 func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair, trouble *natsTrouble) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("playground worker " + me.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
 		nats.RetryOnFailedConnect(true), nats.CustomInboxPrefix(InboxPrefix + me.ID),
-		nats.PingInterval(PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
+		nats.PingInterval(cfg.PingInterval), nats.MaxPingsOutstanding(MaxPingsOut),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil { // nil: this worker closed it
-				fmt.Fprintf(cfg.Out, "worker %s: lost the connection to the NATS server%s; it reconnects by itself\n", me.Name, lossReason(err))
+				fmt.Fprintf(cfg.Out, "worker %s: lost the connection to the NATS server%s; it reconnects by itself\n", me.Name, lossReason(err, cfg.PingInterval))
 			}
 		}),
 		nats.ErrorHandler(trouble.handle)}

@@ -30,7 +30,7 @@ const meetWait = 20 * time.Second
 // until K runs with meet have arrived: none leaves before, so K of them ran at once; once per probe),
 // `hold: true` (run until stopped) or `ms: M` (then end). `flood: F` sends F progress events at
 // once past the worker's pacing, as a hostile worker would; `steps: S` sends S steps of a paced run
-// (a progress, a frame and a note each, 2 ProgressEvery apart).
+// (a progress, a frame and a note each, 2 ProgressEvery apart, or `gap_ms: G` ms).
 type probe struct {
 	mu       sync.Mutex
 	heavy    int
@@ -64,6 +64,17 @@ func (p *probe) startedLocked(name string) chan struct{} {
 	return p.started[name]
 }
 
+// waitStarted waits until the run named name has started, failing the test after a minute (its
+// run may have failed before it started, or never been placed).
+func (p *probe) waitStarted(t *testing.T, name string) {
+	t.Helper()
+	select {
+	case <-p.startedCh(name):
+	case <-time.After(time.Minute):
+		t.Fatalf("the run %s did not start within a minute", name)
+	}
+}
+
 func (p *probe) endedCh(name string) chan error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -90,6 +101,7 @@ type probeSpec struct {
 	MS           int    `yaml:"ms"`
 	Flood        int    `yaml:"flood"`
 	Steps        int    `yaml:"steps"`
+	GapMS        int    `yaml:"gap_ms"` // between steps; default 2 × cells.ProgressEvery
 }
 
 func (probeKind) Name() string   { return "probe" }
@@ -149,11 +161,15 @@ func (r probeRun) Run(ctx context.Context, e cells.Emitter) (err error) {
 	if r.s.Flood > 0 {
 		flood(e, r.s.Flood)
 	}
+	gap := 2 * cells.ProgressEvery
+	if r.s.GapMS > 0 {
+		gap = time.Duration(r.s.GapMS) * time.Millisecond
+	}
 	for i := range r.s.Steps {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(2 * cells.ProgressEvery):
+		case <-time.After(gap):
 		}
 		e.Progress(i+1, r.s.Steps+1)
 		e.Frames(i)
@@ -415,6 +431,7 @@ func TestWorkerSlotsAccounting(t *testing.T) {
 // failing rather than hanging if they never do) and never a measuring run beside another run, in a
 // burst of both; every job ends with exactly one end event.
 func TestWorkerRunsLightRunsTogether(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "two-slots", 2, p)
@@ -467,6 +484,7 @@ func giveUpJob(t *testing.T, c *Cluster, id, job string) {
 // The same worker stops a job at its server's cancel and at its own time limit while another runs,
 // each with exactly one end event.
 func TestWorkerGuardsItself(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
 	startInProcessWorker(t, c, "guarded", 2, p)
@@ -486,7 +504,7 @@ func TestWorkerGuardsItself(t *testing.T) {
 		}
 	}
 	publish(job{ID: "light1", Kind: "probe", Cell: "c", Source: "name: light1\nlight: true\nhold: true\n", TimeoutNS: int64(time.Minute)})
-	<-p.startedCh("light1")
+	p.waitStarted(t, "light1")
 	publish(job{ID: "heavy1", Kind: "probe", Cell: "c", Source: "name: heavy1\nms: 1\n", TimeoutNS: int64(time.Minute)})
 	if _, err := taken.NextMsgWithContext(ctx); err != nil { // taken: the worker has it, beside light1
 		t.Fatal(err)
@@ -539,8 +557,8 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 	for _, name := range []string{"x", "y"} {
 		go func() { errs <- executeProbe(ctx, c, p, "name: "+name+"\nlight: true\nhold: true\n") }()
 	}
-	<-p.startedCh("x")
-	<-p.startedCh("y")
+	p.waitStarted(t, "x")
+	p.waitStarted(t, "y")
 	if err := stop(); err != nil {
 		t.Fatalf("RunWorker: %v", err)
 	}
@@ -556,19 +574,20 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 // When the server restarts, a worker stops the jobs it still runs for the server before (nobody waits
 // for their events) once it hears the new one, and runs the new server's measuring run.
 func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: loadedHeartbeat}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := newProbe()
-	startInProcessWorker(t, c, "survivor", 2, p)
+	stop := startInProcessWorker(t, c, "survivor", 2, p)
 	data, _ := json.Marshal(job{ID: "old", Kind: "probe", Cell: "c", Source: "name: old\nlight: true\nhold: true\n",
 		TimeoutNS: int64(10 * time.Minute), Epoch: c.epoch})
 	if _, err := c.js.Publish(context.Background(), dn.Jobs()+c.Machines()[0].ID, data); err != nil {
 		t.Fatal(err)
 	}
-	<-p.startedCh("old")
+	p.waitStarted(t, "old")
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	c.Close()
 
@@ -595,5 +614,10 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 	}
 	if clashes, _ := p.report(); len(clashes) > 0 {
 		t.Errorf("the one-machine rule broken: %q", clashes)
+	}
+	// Stopped while its server is up: a worker stopped while its server is gone tries to report
+	// its runs and say bye for seconds before it gives up.
+	if err := stop(); err != nil {
+		t.Errorf("RunWorker: %v", err)
 	}
 }

@@ -88,6 +88,7 @@ func rssMiB() int {
 const maxRSSGrowthMiB = 512
 
 func TestAbuseForeignHostRefused(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{})
 	port := strings.TrimPrefix(base, "http://127.0.0.1")
 	for _, host := range []string{"evil.example" + port, "evil.example", "10.0.0.1" + port} {
@@ -337,6 +338,7 @@ func noDevice(context.Context) nvidia.Report {
 // A preprocessor bomb in a cuda cell: Stop ends its compile at once, and left alone it ends with
 // "compilation took too long"; the queue and the server go on.
 func TestAbuseCompileBomb(t *testing.T) {
+	t.Parallel()
 	requireNVRTC(t)
 	base := cudaServer(t)
 	stop := healthWatch(t, base)

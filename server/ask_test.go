@@ -172,6 +172,7 @@ func TestAbuseResults(t *testing.T) {
 // A run waiting for a page that went away never holds the queue: closing the connection, Stop and
 // the time limit each end the wait, and the next run starts.
 func TestAskEndsWithThePage(t *testing.T) {
+	t.Parallel()
 	cfg := probeConfig(t)
 	cfg.Limits.RunTimeout = 2 * time.Second
 	_, base := startServer(t, cfg)

@@ -396,6 +396,7 @@ func (c Config) identityDefaults() Config {
 	def(&c.ReadTimeout, 30*time.Second)
 	def(&c.WriteTimeout, 2*time.Minute)
 	def(&c.IdleTimeout, 60*time.Second)
+	def(&c.PaceWait, defaultPaceWait)
 	if c.MaxStudents <= 0 {
 		c.MaxStudents = 200
 	}

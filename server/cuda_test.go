@@ -60,6 +60,7 @@ func ptxMsg(id, source string) Message {
 }
 
 func TestShowPTX(t *testing.T) {
+	t.Parallel()
 	requireNVRTC(t)
 	ws := dial(t, cudaServer(t))
 	if err := ws.WriteJSON(ptxMsg("p", cudaCellSrc)); err != nil {
@@ -93,6 +94,7 @@ func TestShowPTX(t *testing.T) {
 }
 
 func TestCompileErrorsUseCellLines(t *testing.T) {
+	t.Parallel()
 	requireNVRTC(t)
 	ws := dial(t, cudaServer(t))
 	broken := strings.Replace(cudaCellSrc, "A[row * K]", "A[row * K] * undefined_scale", 1)
@@ -114,6 +116,7 @@ func TestCompileErrorsUseCellLines(t *testing.T) {
 // Without a GPU a cuda cell compiles, runs the learner's kernel in the virtual GPU, says why cuBLAS
 // did not run, and measures its CPU comparisons.
 func TestCUDACellRunWithoutGPU(t *testing.T) {
+	t.Parallel()
 	requireNVRTC(t)
 	ws := dial(t, cudaServer(t))
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "r", RunRequest: &RunRequest{Lesson: "k", Cell: "k-0", Source: cudaCellSrc}}); err != nil {
@@ -194,6 +197,7 @@ func TestRecordedResultsWithoutGPU(t *testing.T) {
 }
 
 func TestSIMTCell(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "kernels: [naive, smem]\nn: 32\ngpu: T4"
@@ -238,6 +242,7 @@ func TestSystolicCell(t *testing.T) {
 
 // A big animation is capped and batched: it must never overflow a client's send buffer by itself.
 func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "array: 16\nm: 64\nn: 64\nk: 64"
@@ -259,6 +264,7 @@ func TestSystolicAnimationIsCappedAndBatched(t *testing.T) {
 }
 
 func TestRooflineCell(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}})
 	var c peaks.Ceilings
 	if resp, err := http.Get(base + "/api/roofline"); err != nil || resp.StatusCode != http.StatusNotFound {
@@ -320,6 +326,7 @@ func TestAllReduceCell(t *testing.T) {
 }
 
 func TestSIMTWatch(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{})
 	ws := dial(t, base)
 	src := "kernels: [naive]\nn: 16\nwatch: true"
@@ -349,6 +356,7 @@ func TestSIMTWatch(t *testing.T) {
 // Without a GPU a learner's kernel that writes out of bounds is stopped by the virtual GPU's
 // sanitizer, the note naming the cell's own line; its printf output is shown as text.
 func TestCUDACellSanitizerAndPrintf(t *testing.T) {
+	t.Parallel()
 	requireNVRTC(t)
 	ws := dial(t, cudaServer(t))
 	oob := strings.Replace(cudaCellSrc, "C[row * N + col] = A[row * K] * B[col];", "C[row * N + col + N * N] = 1.0f;", 1)
@@ -377,6 +385,7 @@ func TestCUDACellSanitizerAndPrintf(t *testing.T) {
 // Without a GPU a roofline cell's CUDA kernels run in the virtual GPU and stand on the chart at the
 // intensity their counts give, under the datasheet GPU's roof, labelled emulated and modelled.
 func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{Config: machine.Config{Devices: noDevice, Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}})
 	ws := dial(t, base)
 	src := "kernels: [ikj, cuda-naive, cuda-smem]\nsizes: [64]\nrepeats: 1\ngpu: T4"
@@ -404,6 +413,7 @@ func TestRooflineCellEmulatesCUDAKernels(t *testing.T) {
 // (a launch of 2·10¹² threads), has its Show PTX refused with the same reason: every action that
 // launches the virtual GPU goes through the run's guard, not only Run.
 func TestShowPTXRefusedAsTheRunIs(t *testing.T) {
+	t.Parallel()
 	requireNVRTC(t)
 	huge := strings.Replace(strings.Replace(cudaCellSrc, `grid: ["ceil(n/16)", "ceil(n/16)"]`, `grid: ["2000000", "4000"]`, 1),
 		"compare: [gonum, cublas]\n", "", 1)

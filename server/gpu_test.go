@@ -96,6 +96,7 @@ func TestSIMTCellMeasuresOnTheGPU(t *testing.T) {
 
 // With a GPU, the roofline also shows the device's own roofs, derived from its attributes.
 func TestRooflineShowsTheDevice(t *testing.T) {
+	t.Parallel()
 	ws := dial(t, fakeGPUServer(t, Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64}, TriadMiB: 4, Repeats: 2}}}))
 	src := "kernels: [ikj]\nsizes: [32]\nrepeats: 1"
 	if err := ws.WriteJSON(Message{Type: TypeRun, ID: "rd", RunRequest: &RunRequest{Lesson: "the-roofline", Cell: "the-roofline-0", Source: src}}); err != nil {

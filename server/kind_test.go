@@ -238,15 +238,46 @@ func TestServerNamesNoKind(t *testing.T) {
 }
 
 // A run that bursts far more messages than the client's send buffer holds is paced, not dropped:
-// a client that reads normally gets every row and the terminal message.
+// a client that reads normally gets every row and the terminal message. PaceWait is generous: a
+// loaded machine (or -race) may keep the test's reader from draining the buffer for seconds.
 func TestBurstIsPacedNotDropped(t *testing.T) {
-	_, base := startServer(t, probeConfig(t))
+	cfg := probeConfig(t)
+	cfg.PaceWait = time.Minute
+	cfg.Limits.RunTimeout = 5 * time.Minute // a second idle; over 2 minutes with -race beside two CPU hogs
+	_, base := startServer(t, cfg)
 	ws := dial(t, base)
 	if err := ws.WriteJSON(probeMsg("burst", fmt.Sprintf("rows: %d", 4*sendBuffer))); err != nil {
 		t.Fatal(err)
 	}
-	msgs := collect(t, ws, "burst", 60*time.Second)
+	msgs := collect(t, ws, "burst", 6*time.Minute)
 	if rows := rowsOf(t, msgs, "t"); len(rows) != 4*sendBuffer || msgs[len(msgs)-1].Type != TypeDone {
 		t.Errorf("got %d rows ending %+v, want %d and done", len(rows), msgs[len(msgs)-1], 4*sendBuffer)
+	}
+}
+
+// A client whose buffer stays half full longer than the default pace wait is not dropped while
+// within its connection's (Config.PaceWait); one that stays so past it is.
+func TestPaceWaitIsTheConnections(t *testing.T) {
+	t.Parallel()
+	c, out := testConn()
+	c.paceWait = time.Minute
+	for range cap(out) / 2 {
+		out <- Message{Type: TypeText}
+	}
+	go func() {
+		time.Sleep(defaultPaceWait + 500*time.Millisecond)
+		<-out
+	}()
+	c.sendPaced(context.Background(), Message{Type: TypeDone})
+	if err := context.Cause(c.ctx); err != nil {
+		t.Fatalf("dropped while within its pace wait: %v", err)
+	}
+	c.paceWait = time.Millisecond
+	for len(out) < cap(out)/2 {
+		out <- Message{Type: TypeText}
+	}
+	c.sendPaced(context.Background(), Message{Type: TypeDone})
+	if err := context.Cause(c.ctx); err == nil {
+		t.Error("not dropped past its pace wait")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/internal/testparallel"
 )
 
 const fakeGPUCommand = "fake-gpu-worker"
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 		fakeGPU()
 		os.Exit(0)
 	}
+	// The tests that call t.Parallel wait (timeouts, sessions, compile limits, worker processes)
+	// far more than they compute: up to eight run at once, after the others.
+	testparallel.Default(8)
 	os.Exit(m.Run())
 }
 

@@ -117,6 +117,7 @@ func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 // buffer while the replay was sent): the run would be shown on it, and kept from the page-gone
 // check, for good.
 func TestAttachSkipsClosedConn(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open("")
 	if err != nil {
 		t.Fatal(err)

@@ -144,6 +144,10 @@ type Config struct {
 	// most IdleTimeout for its next request (default 60 s). A websocket, once upgraded, has its own
 	// deadlines instead (ws.go).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// PaceWait is how long a run's output waits for a websocket client with half its send buffer
+	// unread to read it down below half, before the client is dropped as fallen behind. Default
+	// 2 s.
+	PaceWait time.Duration
 	// MaxOpenConns caps the open connections (default: the open-file limit, raised to its hard
 	// limit at start, less 128 kept for the database, workers and the like; at least 64).
 	// MaxPreAuthConns caps those not signed in yet (no request with a valid session; default 512,

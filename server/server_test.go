@@ -298,6 +298,7 @@ func TestCrossOriginUpgradeRefused(t *testing.T) {
 }
 
 func TestHundredConcurrentClients(t *testing.T) {
+	t.Parallel()
 	_, base := startServer(t, Config{})
 	const clients = 100
 	var wg sync.WaitGroup

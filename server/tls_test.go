@@ -71,6 +71,7 @@ func TestRunOverTLS(t *testing.T) {
 }
 
 func TestRunRefusesHalfATLSPair(t *testing.T) {
+	t.Parallel()
 	certFile, _, _ := selfSigned(t)
 	for _, cfg := range []Config{{TLSCert: certFile}, {TLSCert: certFile, TLSKey: certFile}} {
 		cfg.Addr, cfg.Out = "127.0.0.1:0", io.Discard

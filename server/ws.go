@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,14 +21,16 @@ import (
 
 // Websocket limits and timings.
 const (
-	maxMessage    = 64 << 10        // a frame larger than this gets an error reply
-	hardReadLimit = 4 << 20         // a frame larger than this closes the connection
-	sendBuffer    = 256             // messages queued for a client; a client this far behind is dropped
-	paceWait      = 2 * time.Second // how long a run waits for its client to drain half the buffer
-	writeWait     = 10 * time.Second
-	pongWait      = 60 * time.Second
-	pingEvery     = pongWait * 9 / 10
-	maxIDLen      = 128
+	maxMessage    = 64 << 10 // a frame larger than this gets an error reply
+	hardReadLimit = 4 << 20  // a frame larger than this closes the connection
+	sendBuffer    = 256      // messages queued for a client; a client this far behind is dropped
+	// defaultPaceWait is Config.PaceWait's default: how long a run waits for its client to drain
+	// half the buffer.
+	defaultPaceWait = 2 * time.Second
+	writeWait       = 10 * time.Second
+	pongWait        = 60 * time.Second
+	pingEvery       = pongWait * 9 / 10
+	maxIDLen        = 128
 )
 
 // upgrader refuses upgrades whose Origin differs from the Host (gorilla's default same-origin check)
@@ -44,6 +47,9 @@ type conn struct {
 	out     chan Message
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+
+	// paceWait is how long sendPaced waits for the client (Config.PaceWait); 0: defaultPaceWait.
+	paceWait time.Duration
 
 	mu   sync.Mutex
 	jobs map[string]*job
@@ -75,7 +81,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.arrive(client)
 	defer s.leave(client)
 	ctx, cancel := context.WithCancelCause(s.connBase)
-	c := &conn{s: s, student: student, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	c := &conn{s: s, student: student, client: client, ws: ws, out: make(chan Message, sendBuffer), ctx: ctx, cancel: cancel, jobs: map[string]*job{},
+		paceWait: s.cfg.PaceWait}
 	lesson := s.online.add(c, r.URL.Query().Get("lesson"), r.Header.Get("Referer"))
 	defer s.online.remove(c)
 	if student.ID != 0 && lesson != "" && s.lesson(lesson) != nil { // the lesson the student has open (the class list)
@@ -153,12 +160,12 @@ func (c *conn) remote() string {
 // sendPaced is send for a run's own output: while the client's buffer is half full it waits for
 // the writer to drain it (a client that reads normally drains it in milliseconds), so that no burst
 // of a run can overflow the buffer and get its own client dropped. A client that has not drained it
-// after paceWait is dropped; the wait also ends when ctx does.
+// after its paceWait (Config.PaceWait) is dropped; the wait also ends when ctx does.
 func (c *conn) sendPaced(ctx context.Context, m Message) {
 	var deadline time.Time
 	for len(c.out) >= cap(c.out)/2 && c.ctx.Err() == nil && ctx.Err() == nil {
 		if deadline.IsZero() {
-			deadline = time.Now().Add(paceWait)
+			deadline = time.Now().Add(cmp.Or(c.paceWait, defaultPaceWait))
 		} else if time.Now().After(deadline) {
 			c.drop()
 			return

@@ -169,3 +169,26 @@ func stopSharedBrowser() {
 // editor in place (static/app.js sets data-settled), so that no editor loading late moves a button
 // between chromedp finding it and clicking where it was.
 const pageReady = `body[data-ws="open"][data-settled="true"]`
+
+// queryEvery is how often a waiting query (waitVisible, waitReady) looks for its node again.
+// chromedp's default, 5 ms, is 200 DOM queries a second, each a round trip to the page's renderer
+// and, for visibility, a script run there: over a suite of waits of seconds, chromium's CPU, not the
+// page's. 50 ms is far below the time any awaited state lasts (a run, a player paused on its frame).
+const queryEvery = 50 * time.Millisecond
+
+// waitVisible is chromedp.WaitVisible, looking again every queryEvery.
+func waitVisible[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(sel, append(opts, chromedp.RetryInterval(queryEvery))...)
+}
+
+// waitReady is chromedp.WaitReady, looking again every queryEvery.
+func waitReady[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitReady(sel, append(opts, chromedp.RetryInterval(queryEvery))...)
+}
+
+// pollUntil waits until the script expr is true in the page, testing it again on each change to
+// the page's DOM (chromedp.Poll's default tests it on every animation frame, which keeps chromium
+// drawing frames at 60 a second while it waits).
+func pollUntil(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingMutation())
+}

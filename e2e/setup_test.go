@@ -88,6 +88,14 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(profile),
+		// Work a test never looks at: sound, browser features that run beside the page
+		// (chromedp's own list, Translate and BlinkGenPropertyTrees, plus hints, casting,
+		// the back/forward cache that keeps a left page alive, reporting), pings.
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,MediaRouter,BackForwardCache,DialMediaRouteProvider,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,AutofillServerCommunication"),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-component-extensions-with-background-pages", true),
+		chromedp.Flag("no-pings", true),
 	)
 	return append(opts, extra...)
 }
@@ -112,7 +120,7 @@ var plainBrowser, webgpuBrowser sharedBrowser
 // tests' tabs), its viewport width×height CSS pixels. Its pages have no WebGPU.
 func newTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return plainBrowser.tab(t, width, height, chromedp.DisableGPU)
+	return plainBrowser.tab(t, width, height, chromedp.DisableGPU, chromedp.Flag("disable-software-rasterizer", true))
 }
 
 // newWebGPUTab is newTab in the chromium with WebGPU on SwiftShader.

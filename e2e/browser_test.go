@@ -145,11 +145,11 @@ func TestLessonRunInBrowser(t *testing.T) {
 	results := cell + " .cell-table[data-table=results]"
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/fast-cpu-matmul"),
-		chromedp.WaitVisible(css(pageReady)),
+		waitVisible(css(pageReady)),
 		chromedp.Click(css(cell+" .cell-run")),
-		chromedp.WaitVisible(css(cell+" .cell-chart svg")),
-		chromedp.WaitVisible(css(results+" tbody tr")),
-		chromedp.WaitVisible(css(cell+`[data-state="ended"]`)),
+		waitVisible(css(cell+" .cell-chart svg")),
+		waitVisible(css(results+" tbody tr")),
+		waitVisible(css(cell+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("running the ladder cell: %v", err)
@@ -195,11 +195,11 @@ func TestLessonRunInBrowser(t *testing.T) {
 	// Shift+Enter in an edited cell runs it; the table shows the edited experiment.
 	second := cellSel("fast-cpu-matmul-1")
 	err = chromedp.Do(ctx,
-		chromedp.WaitVisible(css(second+`[data-editor="ready"]`)),
+		waitVisible(css(second+`[data-editor="ready"]`)),
 		setSource(second, "kernels: [ikj, gonum, cublas]\nsizes: [32, 64]\nrepeats: 1\n"),
 		chromedp.Focus(css(second+" .cm-content")),
 		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
-		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
+		waitVisible(css(second+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("Shift+Enter: %v", err)
@@ -216,9 +216,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		setSource(second, "kernels: [naive]\nsizes: [1024]\nrepeats: 5\n"),
 		chromedp.Click(css(second+" .cell-run")),
-		chromedp.WaitVisible(css(second+`[data-state="running"]`)),
+		waitVisible(css(second+`[data-state="running"]`)),
 		chromedp.Click(css(second+" .cell-stop")),
-		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
+		waitVisible(css(second+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -231,7 +231,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		setSource(second, "kernels: [warp]\nsizes: [8]\n"),
 		chromedp.Click(css(second+" .cell-run")),
-		chromedp.WaitVisible(css(second+`[data-state="error"]`)),
+		waitVisible(css(second+`[data-state="error"]`)),
 	)
 	if err != nil {
 		t.Fatalf("bad spec: %v", err)
@@ -244,7 +244,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		setSource(second, "kernels: [ikj]\nsizes: [8]\n#"+strings.Repeat("x", 70<<10)),
 		chromedp.Click(css(second+" .cell-run")),
-		chromedp.WaitVisible(css(second+`[data-state="error"]`)),
+		waitVisible(css(second+`[data-state="error"]`)),
 	)
 	if err != nil {
 		t.Fatalf("oversized spec: %v", err)
@@ -258,10 +258,10 @@ func TestLessonRunInBrowser(t *testing.T) {
 	// the lesson's source back.
 	err = chromedp.Do(ctx,
 		chromedp.Reload(),
-		chromedp.WaitVisible(css(pageReady)),
-		chromedp.WaitVisible(css(results+" tbody tr")),
-		chromedp.WaitVisible(css(cell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(css(second+`[data-state="ended"]`)),
+		waitVisible(css(pageReady)),
+		waitVisible(css(results+" tbody tr")),
+		waitVisible(css(cell+`[data-state="ended"]`)),
+		waitVisible(css(second+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("reload: %v", err)
@@ -282,10 +282,10 @@ func TestLessonRunInBrowser(t *testing.T) {
 		kcell := cellSel("first-cuda-kernel-0")
 		err = chromedp.Do(ctx,
 			chromedp.Navigate(base+"/lessons/first-cuda-kernel"),
-			chromedp.WaitVisible(css(pageReady)),
+			waitVisible(css(pageReady)),
 			chromedp.Click(css(kcell+" .cell-action[data-action=ptx]")),
-			chromedp.WaitVisible(css(kcell+" .cell-text")),
-			chromedp.WaitVisible(css(kcell+`[data-state="ended"]`)),
+			waitVisible(css(kcell+" .cell-text")),
+			waitVisible(css(kcell+`[data-state="ended"]`)),
 		)
 		if err != nil {
 			t.Fatalf("Show PTX: %v", err)
@@ -300,10 +300,10 @@ func TestLessonRunInBrowser(t *testing.T) {
 	scell := cellSel("why-coalescing-matters-0")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/why-coalescing-matters"),
-		chromedp.WaitVisible(css(pageReady)),
+		waitVisible(css(pageReady)),
 		setSource(scell, "kernels: [naive, coalesced]\nn: 32\ngpu: T4\n"),
 		chromedp.Click(css(scell+" .cell-run")),
-		chromedp.WaitVisible(css(scell+`[data-state="ended"]`)),
+		waitVisible(css(scell+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("simt cell: %v", err)
@@ -319,8 +319,8 @@ func TestLessonRunInBrowser(t *testing.T) {
 	wcell := cellSel("why-coalescing-matters-1")
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(wcell+" .cell-run")),
-		chromedp.WaitVisible(css(wcell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(css(wcell+" .warp-grid td[style]")),
+		waitVisible(css(wcell+`[data-state="ended"]`)),
+		waitVisible(css(wcell+" .warp-grid td[style]")),
 	)
 	if err != nil {
 		t.Fatalf("watch a warp: %v", err)
@@ -334,10 +334,10 @@ func TestLessonRunInBrowser(t *testing.T) {
 	ycell := cellSel("tpus-and-systolic-arrays-0")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/tpus-and-systolic-arrays"),
-		chromedp.WaitVisible(css(pageReady)),
+		waitVisible(css(pageReady)),
 		chromedp.Click(css(ycell+" .cell-run")),
-		chromedp.WaitVisible(css(ycell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(css(ycell+" .sys-flow rect.pe.active")),
+		waitVisible(css(ycell+`[data-state="ended"]`)),
+		waitVisible(css(ycell+" .sys-flow rect.pe.active")),
 	)
 	if err != nil {
 		t.Fatalf("systolic cell: %v", err)
@@ -376,9 +376,9 @@ func TestLessonRunInBrowser(t *testing.T) {
 	acell := cellSel("many-gpus-0")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/many-gpus"),
-		chromedp.WaitVisible(css(pageReady)),
+		waitVisible(css(pageReady)),
 		chromedp.Click(css(acell+" .cell-run")),
-		chromedp.WaitVisible(css(acell+`[data-state="ended"]`)),
+		waitVisible(css(acell+`[data-state="ended"]`)),
 	)
 	if err != nil {
 		t.Fatalf("allreduce cell: %v", err)
@@ -398,7 +398,7 @@ func TestLessonRunInBrowser(t *testing.T) {
 		t.Fatalf("watching the banner: %v", err)
 	}
 	stopServer()
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#conn-banner`))); err != nil {
+	if err := chromedp.Do(ctx, waitVisible(css(`#conn-banner`))); err != nil {
 		t.Fatalf("waiting for the banner: %v", err)
 	}
 	banners, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.bannerTexts.join(" | ")`))

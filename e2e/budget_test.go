@@ -16,7 +16,7 @@ func TestBudgetCellInBrowser(t *testing.T) {
 	ctx := p.ctx
 	cell := cellSel("budgets-and-supercomputers-2")
 	p.open("budgets-and-supercomputers")
-	p.do("running the budget cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	p.do("running the budget cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))

@@ -22,8 +22,8 @@ import (
 // local user of a server without sign-in is not one), the progress grid drawn, no script error.
 func TestClassPageInBrowser(t *testing.T) {
 	p := openPageWith(t, 1280, 900, server.Config{})
-	p.do("the class page", chromedp.Navigate(p.base+"/class"), chromedp.WaitVisible(chromedp.CSS(`#machines tr`)),
-		chromedp.WaitVisible(chromedp.CSS(`#progress tr`)), chromedp.WaitVisible(chromedp.CSS(`#students tr`)))
+	p.do("the class page", chromedp.Navigate(p.base+"/class"), waitVisible(chromedp.CSS(`#machines tr`)),
+		waitVisible(chromedp.CSS(`#progress tr`)), waitVisible(chromedp.CSS(`#students tr`)))
 	wide := p.str(`[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".class-scroll")).slice(0, 5).map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
 	if wide != "" || p.str(`String(document.documentElement.scrollWidth <= window.innerWidth)`) != "true" {
 		t.Errorf("wider than the 1,280 px window: %s (page %s px)", wide, p.str(`String(document.documentElement.scrollWidth)`))
@@ -102,14 +102,14 @@ func seedClass(t *testing.T) string {
 // relative errors to significant digits (1.20e-7 and 0, not 0.000).
 func TestClassBoardInBrowser(t *testing.T) {
 	p := openPageWith(t, 1280, 900, server.Config{DataDir: seedClass(t), Token: "class-token", InstructorToken: "teach"})
-	p.do("the instructor joins", chromedp.Navigate(p.base+"/?token=teach"), chromedp.WaitVisible(chromedp.CSS(`input[name=name]`)),
-		chromedp.SetValue(`input[name=name]`, "Teacher"), chromedp.Submit(`input[name=name]`), chromedp.WaitVisible(chromedp.CSS(`header.site`)))
-	p.do("the class page", chromedp.Navigate(p.base+"/class"), chromedp.WaitVisible(chromedp.CSS(`#students tr.class-group`)),
-		chromedp.WaitVisible(chromedp.CSS(`#progress tr`)),
+	p.do("the instructor joins", chromedp.Navigate(p.base+"/?token=teach"), waitVisible(chromedp.CSS(`input[name=name]`)),
+		chromedp.SetValue(`input[name=name]`, "Teacher"), chromedp.Submit(`input[name=name]`), waitVisible(chromedp.CSS(`header.site`)))
+	p.do("the class page", chromedp.Navigate(p.base+"/class"), waitVisible(chromedp.CSS(`#students tr.class-group`)),
+		waitVisible(chromedp.CSS(`#progress tr`)),
 		evalDo(`const l = document.getElementById("lesson-pick"); l.value = "fast-cpu-matmul"; l.dispatchEvent(new Event("change"));
 			const c = document.getElementById("cell-pick"); c.value = "fast-cpu-matmul-0"; c.dispatchEvent(new Event("change"));
 			document.getElementById("show-board").click()`),
-		chromedp.WaitVisible(chromedp.CSS(`#board tr`)))
+		waitVisible(chromedp.CSS(`#board tr`)))
 	groups := p.str(`[...document.querySelectorAll("#students tr.class-group th")].map((th) => th.textContent).join(" | ")`)
 	if groups != "203.0.113.7: 4 studentsBlock | 198.51.100.9: 2 studentsBlock | instructors" {
 		t.Errorf("the students' groups: %q", groups)

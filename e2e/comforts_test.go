@@ -22,17 +22,17 @@ func TestChallengeVerdictAndProgressMarksInBrowser(t *testing.T) {
 	}
 	solution := "generation: v5p\nm: 8192\nk: 8192\nn: 8192\ndtype: bf16\nbm: 512\nbk: 1024\nbn: 1024\n"
 	p.do("run the solution", setCellSource(cell, solution), chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	if got := verdict(); !strings.HasPrefix(got, "Challenge met") {
 		t.Fatalf("after the solution: verdict %q, want Challenge met", got)
 	}
 	p.do("run a broken edit", setCellSource(cell, "generation: v99\n"), chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
 	if got, want := verdict(), "Not yet: the run ended with an error."; got != want {
 		t.Errorf("after a failed run: verdict %q, want %q", got, want)
 	}
 
-	p.do("open the index", chromedp.Navigate(p.base+"/"), chromedp.WaitVisible(chromedp.CSS(".lesson-search")))
+	p.do("open the index", chromedp.Navigate(p.base+"/"), waitVisible(chromedp.CSS(".lesson-search")))
 	li := `.lessons li[data-slug="the-tpu-as-a-system"]`
 	mark := p.str(`document.querySelector(` + strconv.Quote(li+" .progress-mark") + `).textContent`)
 	cells := p.str(`document.querySelector(` + strconv.Quote(li) + `).dataset.cells`)
@@ -49,12 +49,12 @@ func TestChallengeVerdictAndProgressMarksInBrowser(t *testing.T) {
 // clearing the box brings the lesson list back.
 func TestSearchInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
-	p.do("open the index", chromedp.Navigate(p.base+"/"), chromedp.WaitVisible(chromedp.CSS(".lesson-search")),
+	p.do("open the index", chromedp.Navigate(p.base+"/"), waitVisible(chromedp.CSS(".lesson-search")),
 		chromedp.SendKeys(chromedp.CSS("#lesson-search"), "bank conflicts"),
 		// The search runs 120 ms after the last keystroke, and a slow machine types slower than
 		// that: wait for the results of the whole query (a mark of the last word whole), not of a
 		// prefix of it.
-		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll(".search-results mark")].some((m) => m.textContent.toLowerCase() === "conflicts")`))
+		pollUntil(`[...document.querySelectorAll(".search-results mark")].some((m) => m.textContent.toLowerCase() === "conflicts")`))
 	links := p.str(`[...document.querySelectorAll(".search-results a")].map((a) => a.getAttribute("href")).join(" ")`)
 	if !strings.Contains(links, "/lessons/shared-memory-tiling#") {
 		t.Errorf("results %q, want a section of shared-memory-tiling", links)
@@ -65,14 +65,14 @@ func TestSearchInBrowser(t *testing.T) {
 	if got := p.str(`document.querySelector("ol.lessons").hidden + ""`); got != "true" {
 		t.Error("the lesson list stays shown under the results")
 	}
-	p.do("clear", chromedp.SendKeys(chromedp.CSS("#lesson-search"), "\x1b"), chromedp.WaitVisible(chromedp.CSS("ol.lessons")))
+	p.do("clear", chromedp.SendKeys(chromedp.CSS("#lesson-search"), "\x1b"), waitVisible(chromedp.CSS("ol.lessons")))
 	p.do("search for nothing", chromedp.SendKeys(chromedp.CSS("#lesson-search"), "zzqxv"),
-		chromedp.WaitVisible(chromedp.CSS(".search-status")))
+		waitVisible(chromedp.CSS(".search-status")))
 	// As above, a prefix of the query may be searched first: wait for the whole one's status.
 	want := "No lesson mentions “zzqxv”."
 	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".search-status").textContent === `+strconv.Quote(want))); err != nil {
+	if _, err := chromedp.Run(ctx, pollUntil(`document.querySelector(".search-status").textContent === `+strconv.Quote(want))); err != nil {
 		t.Errorf("status %q, want %q", p.str(`document.querySelector(".search-status").textContent`), want)
 	}
 	p.errs.check(t, "search")

@@ -64,15 +64,15 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 	p.open("counting-flops")
 	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [128, 256, 384]\nrepeats: 5\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	live := status()
 	start, end, startText := stored()
 	took := (end - start) / 1000
 	if end == 0 || took < 0.2 {
 		t.Fatalf("the run took %.3f s by its stored times (live status %q): too short to tell a replay's time from it", took, live)
 	}
-	p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(pageReady)),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	p.do("reload", chromedp.Reload(), waitVisible(chromedp.CSS(pageReady)),
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	again := status()
 	m := regexp.MustCompile(`; ran (.+), took ([^,;()]+)$`).FindStringSubmatch(again)
 	if m == nil {
@@ -91,9 +91,9 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 	// A run picked up while it runs: its clock goes on from its stored start.
 	p.do("long run", setCellSource(cell, "kernels: [naive]\nsizes: [512]\nrepeats: 50\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="running"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="running"]`)))
 	p.str(`new Promise((ok) => { const f = () => /^running… /.test(document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent) ? setTimeout(() => ok(""), 1500) : setTimeout(f, 50); f(); })`)
-	p.do("reload while it runs", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(pageReady)))
+	p.do("reload while it runs", chromedp.Reload(), waitVisible(chromedp.CSS(pageReady)))
 	// The status's seconds and the seconds since the stored start, read together in the page: the
 	// stored start first, then the status as the clock's next tick writes it (a MutationObserver's
 	// callback runs right after the tick's task), so a tick that a busy machine delays, or a slow
@@ -131,6 +131,6 @@ func TestShownAgainDurationsInBrowser(t *testing.T) {
 	if secs < since-0.2-half || secs > since+half+0.01 || since < 1.5 {
 		t.Errorf("picked up: %q, %.3f s after the run's stored start; want the clock to go on from the start", parts[0], since)
 	}
-	p.do("stop", chromedp.Click(chromedp.CSS(cell+" .cell-stop")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+	p.do("stop", chromedp.Click(chromedp.CSS(cell+" .cell-stop")), waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	p.errs.check(t, "durations")
 }

@@ -32,7 +32,7 @@ func TestErrorsBelowTheButtonsInBrowser(t *testing.T) {
 	p.open("counting-flops")
 	p.do("unknown kernel", setCellSource(cell, "kernels: [fast]\nsizes: [8]\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
 	status := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`)
 	if !strings.Contains(status, `unknown kernel "fast"`) || !strings.Contains(status, "webgpu-tiled") {
 		t.Errorf("unknown kernel: status %q, want every valid kernel named, webgpu-tiled among them", status)
@@ -40,7 +40,7 @@ func TestErrorsBelowTheButtonsInBrowser(t *testing.T) {
 	// A short error, which would fit beside the buttons, goes below them too.
 	p.do("short error", setCellSource(cell, "kernels: [ikj]\nsizes: [0]\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="error"]`)))
 	if where := errorBelowButtons(p, cell); where != "" {
 		t.Errorf("short error %q: %s", p.str(`document.querySelector(`+strconv.Quote(cell+" .cell-status")+`).textContent`), where)
 	}
@@ -54,7 +54,7 @@ func TestErrorsBelowTheButtonsInBrowser(t *testing.T) {
 	}
 	p.do("compile error", setCellSource(kcell, broken),
 		chromedp.Click(chromedp.CSS(kcell+" .cell-action[data-action=ptx]")),
-		chromedp.WaitVisible(chromedp.CSS(kcell+`[data-state="error"]`)))
+		waitVisible(chromedp.CSS(kcell+`[data-state="error"]`)))
 	status = p.str(`document.querySelector(` + strconv.Quote(kcell+" .cell-status") + `).textContent`)
 	if !strings.Contains(status, "does not compile") {
 		t.Skipf("no compiler here: %q", status)

@@ -16,12 +16,12 @@ func TestRefusedRunOffersTheSizesThatFitInBrowser(t *testing.T) {
 	p.open("counting-flops")
 	p.do("refused", setCellSource(cell, "kernels: [naive]\nsizes: [32, 4096, 16]\ndtype: float64\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+" .cell-fit")))
+		waitVisible(chromedp.CSS(cell+" .cell-fit")))
 	if label := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-fit") + `).textContent`); !strings.HasPrefix(label, "Run at n = 32, 16") {
 		t.Errorf("button %q, want it to name the sizes that fit, 32 and 16", label)
 	}
 	p.do("fit", chromedp.Click(chromedp.CSS(cell+" .cell-fit")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	if src := p.str(`document.querySelector(` + strconv.Quote(cell) + `).playground.getSource()`); !strings.Contains(src, "sizes: [32, 16]\n") {
 		t.Errorf("source after the click %q, want sizes: [32, 16]", src)
 	}

@@ -37,7 +37,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	// One machine: no menu.
 	alone := openPageWith(t, 1200, 900, server.Config{Config: machine.Config{Devices: noGPU}, LessonsDir: dir})
 	alone.open("01-machines")
-	alone.do("machines listed", chromedp.WaitReady(chromedp.CSS(`#machine-pick[data-loaded="1"]`)))
+	alone.do("machines listed", waitReady(chromedp.CSS(`#machine-pick[data-loaded="1"]`)))
 	if hidden := alone.str(`String(` + menu + `.hidden)`); hidden != "true" {
 		t.Errorf("on a server of one machine the menu shows (%s)", alone.str(options))
 	}
@@ -76,7 +76,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	p := openPageWith(t, 1200, 900, server.Config{Config: machine.Config{Devices: noGPU}, LessonsDir: dir, Executor: c})
 	cell := cellSel("01-machines-0")
 	p.open("01-machines")
-	p.do("menu", chromedp.WaitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
+	p.do("menu", waitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
 	if got, want := p.str(options), "any machine|lab-a (lab-a-1)|lab-b (lab-b-1)"; got != want {
 		t.Errorf("menu options %q, want %q", got, want)
 	}
@@ -86,7 +86,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	ranOn := `[...document.querySelectorAll(` + strconv.Quote(cell+" .cell-notes li") + `)].map((li) => li.textContent).find((t) => t.startsWith("Ran on")) || ""`
 	run := func(what string) {
 		t.Helper()
-		p.do(what, chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`:is([data-state="ended"], [data-state="error"])`)))
+		p.do(what, chromedp.Click(chromedp.CSS(cell+" .cell-run")), waitVisible(chromedp.CSS(cell+`:is([data-state="ended"], [data-state="error"])`)))
 	}
 	p.do("pick lab-b", pick("lab-b"))
 	run("run on lab-b")
@@ -106,7 +106,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 
 	// A reload keeps the pick.
 	p.open("01-machines")
-	p.do("menu after reload", chromedp.WaitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
+	p.do("menu after reload", waitVisible(chromedp.CSS(`#machine-pick[data-loaded="3"]`)))
 	if got := p.str(`document.querySelector("#machine-pick select").value`); got != "lab-b" {
 		t.Errorf("after a reload the page's machine is %q, want lab-b", got)
 	}
@@ -127,7 +127,7 @@ func TestMachineMenuInBrowser(t *testing.T) {
 	if status := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`); !strings.Contains(status, `no machine of class "lab-a" is connected (classes now: lab-b)`) {
 		t.Errorf("a run for a class that left: status %q", status)
 	}
-	p.do("menu refreshed", chromedp.WaitReady(chromedp.CSS(`#machine-pick[data-loaded="2"]`)))
+	p.do("menu refreshed", waitReady(chromedp.CSS(`#machine-pick[data-loaded="2"]`)))
 	if got, want := p.str(options), "any machine|lab-b (lab-b-1)|lab-a (not connected now)"; got != want {
 		t.Errorf("menu options after lab-a left: %q, want %q", got, want)
 	}
@@ -165,7 +165,7 @@ func TestClassMachinesInBrowser(t *testing.T) {
 	}
 	p := openPageWith(t, 1200, 900, server.Config{Config: machine.Config{Devices: noGPU}, Executor: c})
 	rows := `[...document.querySelectorAll("#machines tr")].map((tr) => [...tr.cells].map((td) => td.textContent).join(" | ")).join("\n")`
-	p.do("the class page", chromedp.Navigate(p.base+"/class"), chromedp.WaitVisible(chromedp.CSS(`#machines tr:nth-child(2)`)))
+	p.do("the class page", chromedp.Navigate(p.base+"/class"), waitVisible(chromedp.CSS(`#machines tr:nth-child(2)`)))
 	got := p.str(rows)
 	lines := strings.Split(got, "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "(this server)") || !strings.Contains(lines[0], "never leaves") ||

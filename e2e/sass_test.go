@@ -36,10 +36,10 @@ func TestShowSASSInBrowser(t *testing.T) {
 	kcell := cellSel("first-cuda-kernel-0")
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/lessons/first-cuda-kernel"),
-		chromedp.WaitVisible(chromedp.CSS(pageReady)),
+		waitVisible(chromedp.CSS(pageReady)),
 		chromedp.Click(chromedp.CSS(kcell+" .cell-action[data-action=sass]")),
-		chromedp.WaitVisible(chromedp.CSS(kcell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(kcell+" .cell-text")),
+		waitVisible(chromedp.CSS(kcell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(kcell+" .cell-text")),
 	)
 	if err != nil {
 		t.Fatalf("Show SASS: %v", err)

@@ -77,7 +77,7 @@ func TestLessonScreenshots(t *testing.T) {
 			continue
 		}
 		if slug == "" || slug == "devices" || slug == "class" {
-			p.do("opening "+name, chromedp.Navigate(p.base+"/"+slug), chromedp.WaitVisible(chromedp.CSS("main")))
+			p.do("opening "+name, chromedp.Navigate(p.base+"/"+slug), waitVisible(chromedp.CSS("main")))
 		} else {
 			p.open(slug)
 			runEveryCell(p)
@@ -108,7 +108,7 @@ func runEveryCell(p *browserPage) {
 		}
 		p.do("running "+id, chromedp.Click(chromedp.CSS(sel+" .cell-run")))
 		ctx, cancel := context.WithTimeout(p.ctx, cellGuard)
-		err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
+		err := chromedp.Do(ctx, waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
 		cancel()
 		if err != nil {
 			p.t.Errorf("%s has not ended after %v: status %q, banner %q", id, cellGuard,

@@ -88,6 +88,14 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(profile),
+		// Work a test never looks at: sound, browser features that run beside the page
+		// (chromedp's own list, Translate and BlinkGenPropertyTrees, plus hints, casting,
+		// the back/forward cache that keeps a left page alive, reporting), pings.
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,MediaRouter,BackForwardCache,DialMediaRouteProvider,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,AutofillServerCommunication"),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-component-extensions-with-background-pages", true),
+		chromedp.Flag("no-pings", true),
 	)
 	return append(opts, extra...)
 }
@@ -112,7 +120,7 @@ var plainBrowser, webgpuBrowser sharedBrowser
 // tests' tabs), its viewport width×height CSS pixels. Its pages have no WebGPU.
 func newTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return plainBrowser.tab(t, width, height, chromedp.DisableGPU)
+	return plainBrowser.tab(t, width, height, chromedp.DisableGPU, chromedp.Flag("disable-software-rasterizer", true))
 }
 
 // newWebGPUTab is newTab in the chromium with WebGPU on SwiftShader.
@@ -169,3 +177,26 @@ func stopSharedBrowser() {
 // editor in place (static/app.js sets data-settled), so that no editor loading late moves a button
 // between chromedp finding it and clicking where it was.
 const pageReady = `body[data-ws="open"][data-settled="true"]`
+
+// queryEvery is how often a waiting query (waitVisible, waitReady) looks for its node again.
+// chromedp's default, 5 ms, is 200 DOM queries a second, each a round trip to the page's renderer
+// and, for visibility, a script run there: over a suite of waits of seconds, chromium's CPU, not the
+// page's. 50 ms is far below the time any awaited state lasts (a run, a player paused on its frame).
+const queryEvery = 50 * time.Millisecond
+
+// waitVisible is chromedp.WaitVisible, looking again every queryEvery.
+func waitVisible[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(sel, append(opts, chromedp.RetryInterval(queryEvery))...)
+}
+
+// waitReady is chromedp.WaitReady, looking again every queryEvery.
+func waitReady[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitReady(sel, append(opts, chromedp.RetryInterval(queryEvery))...)
+}
+
+// pollUntil waits until the script expr is true in the page, testing it again on each change to
+// the page's DOM (chromedp.Poll's default tests it on every animation frame, which keeps chromium
+// drawing frames at 60 a second while it waits).
+func pollUntil(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingMutation())
+}

@@ -25,8 +25,8 @@ func TestTPUCellInBrowser(t *testing.T) {
 	ctx := p.ctx
 	cell := cellSel("the-tpu-as-a-system-0")
 	p.open("the-tpu-as-a-system")
-	p.do("running the tpu cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(cell+" svg.tpu-timeline rect")))
+	p.do("running the tpu cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+" svg.tpu-timeline rect")))
 	count := func(sel string) int {
 		t.Helper()
 		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
@@ -77,8 +77,8 @@ func TestTPUTimelineReadableNarrowAndDark(t *testing.T) {
 	}))
 	cell := cellSel("the-tpu-as-a-system-0")
 	p.open("the-tpu-as-a-system")
-	p.do("running the tpu cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(cell+" svg.tpu-timeline rect")))
+	p.do("running the tpu cell", chromedp.Click(chromedp.CSS(cell+" .cell-run")), waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+" svg.tpu-timeline rect")))
 	var texts []struct {
 		Text, Fill, Bg string
 		Px, Right      float64

@@ -131,7 +131,7 @@ func (p *browserPage) str(js string) string {
 
 func (p *browserPage) open(slug string) {
 	p.t.Helper()
-	p.do("opening "+slug, chromedp.Navigate(p.base+"/lessons/"+slug), chromedp.WaitVisible(chromedp.CSS(pageReady)))
+	p.do("opening "+slug, chromedp.Navigate(p.base+"/lessons/"+slug), waitVisible(chromedp.CSS(pageReady)))
 }
 
 // The code editor: line numbers and highlighting, typing, Shift+Enter runs, a spec error marks the
@@ -140,7 +140,7 @@ func TestEditorInBrowser(t *testing.T) {
 	p := openPage(t, 1200, 1000)
 	cell := cellSel("counting-flops-0")
 	p.open("counting-flops")
-	p.do("editor", chromedp.WaitVisible(chromedp.CSS(cell+`[data-editor="ready"] .cm-editor`)))
+	p.do("editor", waitVisible(chromedp.CSS(cell+`[data-editor="ready"] .cm-editor`)))
 	original := p.str(`document.querySelector(` + strconv.Quote(cell) + `).playground.getSource()`)
 	if lines := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .cm-lineNumbers .cm-gutterElement") + `).length)`); lines == "0" {
 		t.Errorf("the editor shows no line numbers")
@@ -190,8 +190,8 @@ func TestEditorInBrowser(t *testing.T) {
 	}
 	p.do("Shift+Enter with an error",
 		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="error"]`)),
-		chromedp.WaitVisible(chromedp.CSS(cell+` .cm-error-line`)),
+		waitVisible(chromedp.CSS(cell+`[data-state="error"]`)),
+		waitVisible(chromedp.CSS(cell+` .cm-error-line`)),
 	)
 	if got := p.str(`[...document.querySelectorAll(` + strconv.Quote(cell+" .cm-error-line") + `)].map((e) => e.dataset.errorLine + ":" + e.textContent).join("|")`); got != "2:kernels: [warp]" {
 		t.Errorf("error markers %q, want one on line 2 (kernels: [warp])", got)
@@ -214,7 +214,7 @@ func TestEditorInBrowser(t *testing.T) {
 	}
 	p.do("run after Reset",
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
 	)
 	if status := p.str(`document.querySelector(` + strconv.Quote(cell+" .cell-status") + `).textContent`); !statusRe.MatchString(status) {
 		t.Errorf("status %q, want \"N results in T s…\"", status)
@@ -233,8 +233,8 @@ func TestDarkModeInBrowser(t *testing.T) {
 	p.open("why-gpus")
 	p.do("run", setCellSource(cell, "kernels: [tiled, parallel]\nsizes: [32, 64]\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(cell+" .cell-chart svg")))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+" .cell-chart svg")))
 	lum := func(what, js string) float64 {
 		t.Helper()
 		rgb := p.str(js)
@@ -299,7 +299,7 @@ func TestSmallScreenEveryLessonInBrowser(t *testing.T) {
 			start := time.Now()
 			p.do("running "+id,
 				chromedp.Click(chromedp.CSS(sel+" .cell-run")),
-				chromedp.WaitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)),
+				waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)),
 			)
 			t.Logf("%s ran in %v", id, time.Since(start).Round(time.Millisecond))
 		}
@@ -333,8 +333,8 @@ func TestPlayerControlsInBrowser(t *testing.T) {
 	cell := cellSel("tpus-and-systolic-arrays-0")
 	p.open("tpus-and-systolic-arrays")
 	p.do("run", chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(cell+" .sys-flow rect.pe")),
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+" .sys-flow rect.pe")),
 		chromedp.Click(chromedp.CSS(cell+" .player-play")))
 	pos := func() (at, of int) {
 		t.Helper()
@@ -375,7 +375,7 @@ func TestPlayerControlsInBrowser(t *testing.T) {
 		evalDo(`document.querySelector(`+strconv.Quote(cell+" .player-speed-select")+`).dispatchEvent(new Event("change"))`),
 		chromedp.Click(chromedp.CSS(cell+" .player-first")),
 		chromedp.Click(chromedp.CSS(cell+" .player-play")),
-		chromedp.WaitVisible(chromedp.CSS(cell+` .player[data-playing="false"]`)))
+		waitVisible(chromedp.CSS(cell+` .player[data-playing="false"]`)))
 	if at, of := pos(); at != of {
 		t.Errorf("played at 16× to the end: frame %d of %d", at, of)
 	}
@@ -427,7 +427,7 @@ func TestQuizAndPredictionInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#counting-flops-predict-0 .goal-input`), "1"),
 		setCellSource(cell, "kernels: [naive]\nsizes: [64, 512]\ndtype: float32\nrepeats: 1\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	if got := p.str(`document.querySelector("#counting-flops-predict-0 .goal-verdict").textContent`); !strings.HasPrefix(got, "You predicted 1 GFLOP/s; the run gave ") {
 		t.Errorf("prediction verdict %q", got)
 	}
@@ -464,8 +464,8 @@ func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
 	p.open("counting-flops")
 	p.do("run", setCellSource(cell, "kernels: [naive]\nsizes: [64]\nrepeats: 5\n"),
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(cell+" .cell-notes li.noisy .note-rerun")))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+" .cell-notes li.noisy .note-rerun")))
 	if note := p.str(`[...document.querySelectorAll(` + strconv.Quote(cell+" .cell-notes li.noisy") + `)].map((li) => li.textContent).join(" | ")`); !strings.Contains(note, "load average was 9.0 on 2 logical CPUs") {
 		t.Errorf("noisy note %q", note)
 	}
@@ -475,7 +475,7 @@ func TestNoisyRunOffersARerunInBrowser(t *testing.T) {
 	}
 	p.do("rerun", evalDo(`document.querySelector(`+strconv.Quote(cell)+`).dataset.state = "stale"`),
 		chromedp.Click(chromedp.CSS(cell+" .note-rerun")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)))
 	p.errs.check(t, "noisy run")
 }
 

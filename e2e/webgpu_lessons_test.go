@@ -82,7 +82,7 @@ func TestEveryWebGPUCellInBrowser(t *testing.T) {
 			start := time.Now()
 			p.do("running "+c.ID,
 				chromedp.Click(chromedp.CSS(sel+" .cell-run")),
-				chromedp.WaitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
+				waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
 			state := p.str(`document.querySelector(` + strconv.Quote(sel) + `).dataset.state`)
 			status := p.str(`document.querySelector(` + strconv.Quote(sel+" .cell-status") + `).textContent`)
 			notes := p.str(`[...document.querySelectorAll(` + strconv.Quote(sel+" .cell-notes li") + `)].map((e) => e.textContent).join("\n")`)

@@ -90,7 +90,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 		}
 		return out
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(pageReady))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/w"), waitVisible(chromedp.CSS(pageReady))); err != nil {
 		t.Fatal(err)
 	}
 	// WebGPU must be there: CI's chromium runs it on SwiftShader (a browser without it fails here).
@@ -104,7 +104,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// The ladder at ragged sizes: every webgpu kernel correct, rows in the browser table, the
 	// software adapter labelled as such, and the chart showing the server and the browser.
 	cell := cellSel("ladder")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(cell+" .cell-run")), waitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
 		t.Fatalf("running the ladder: %v", err)
 	}
 	status := eval(ctx, `document.querySelector(`+strconv.Quote(cell+" .cell-status")+`).textContent`)
@@ -152,7 +152,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 
 	// A compile error lands on its own cell line: the WGSL's line 3 is the cell's line 9.
 	broken := cellSel("broken")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(broken+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(broken+`[data-state="error"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(broken+" .cell-run")), waitVisible(chromedp.CSS(broken+`[data-state="error"]`))); err != nil {
 		t.Fatalf("running the broken cell: %v", err)
 	}
 	if msg := eval(ctx, `document.querySelector(`+strconv.Quote(broken+" .cell-status")+`).textContent`); !strings.Contains(msg, "line 9:") || !strings.Contains(msg, "undefined_thing") {
@@ -161,7 +161,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 
 	// The learner's kernel runs beside a CPU kernel and a ladder kernel.
 	own := cellSel("own")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(own+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(own+`[data-state="ended"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(own+" .cell-run")), waitVisible(chromedp.CSS(own+`[data-state="ended"]`))); err != nil {
 		t.Fatalf("running the own kernel: %v", err)
 	}
 	ownRows := texts(ctx, own+` .cell-table[data-table=browser] tbody tr`)
@@ -176,25 +176,25 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// A page closed while its browser part runs leaves the server's queue moving: another page's run
 	// starts and ends.
 	tab2 := newWebGPUTab(t, 1200, 1000)
-	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/w"), chromedp.WaitVisible(chromedp.CSS(pageReady))); err != nil {
+	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/w"), waitVisible(chromedp.CSS(pageReady))); err != nil {
 		t.Fatal(err)
 	}
 	slow := cellSel("slow")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(slow+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(slow+`[data-state="running"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(slow+" .cell-run")), waitVisible(chromedp.CSS(slow+`[data-state="running"]`))); err != nil {
 		t.Fatalf("starting the slow cell: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(`+strconv.Quote(slow+" .cell-status")+`).textContent.startsWith("running")`)); err != nil {
+	if err := chromedp.Do(ctx, pollUntil(`document.querySelector(`+strconv.Quote(slow+" .cell-status")+`).textContent.startsWith("running")`)); err != nil {
 		t.Fatal(err)
 	}
 	cpu := cellSel("cpu")
-	if err := chromedp.Do(tab2, chromedp.Click(chromedp.CSS(cpu+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cpu+`[data-state="running"], `+cpu+`[data-state="idle"]`))); err != nil {
+	if err := chromedp.Do(tab2, chromedp.Click(chromedp.CSS(cpu+" .cell-run")), waitVisible(chromedp.CSS(cpu+`[data-state="running"], `+cpu+`[data-state="idle"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(tab2, chromedp.Poll[chromedp.Void](`document.querySelector(`+strconv.Quote(cpu+" .cell-status")+`).textContent.startsWith("queued")`)); err != nil {
+	if err := chromedp.Do(tab2, pollUntil(`document.querySelector(`+strconv.Quote(cpu+" .cell-status")+`).textContent.startsWith("queued")`)); err != nil {
 		t.Fatalf("the other page's run should wait behind the slow one: %v", err)
 	}
 	cancelTab() // closes the first page mid-run
-	if err := chromedp.Do(tab2, chromedp.WaitVisible(chromedp.CSS(cpu+`[data-state="ended"]`))); err != nil {
+	if err := chromedp.Do(tab2, waitVisible(chromedp.CSS(cpu+`[data-state="ended"]`))); err != nil {
 		t.Fatalf("after closing a page mid-run, another page's run: %v", err)
 	}
 
@@ -204,7 +204,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	if err := chromedp.Do(tab2,
 		setCellSource(cell, "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"), // through the editor, as a learner types
 		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
 	); err != nil {
 		t.Fatalf("without WebGPU: %v", err)
 	}
@@ -239,8 +239,8 @@ func TestWebGPUSoftwareRates(t *testing.T) {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 12*time.Minute)
 	defer cancelTimeout()
 	cell := cellSel("rates")
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/r"), chromedp.WaitVisible(chromedp.CSS(pageReady)),
-		chromedp.Click(chromedp.CSS(cell+" .cell-run")), chromedp.WaitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lessons/r"), waitVisible(chromedp.CSS(pageReady)),
+		chromedp.Click(chromedp.CSS(cell+" .cell-run")), waitVisible(chromedp.CSS(cell+`[data-state="ended"]`))); err != nil {
 		t.Fatal(err)
 	}
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll(`+strconv.Quote(cell+" .cell-table-box, "+cell+" .cell-notes li")+`)].map((b) => b.innerText).join("\n\n")`))

@@ -54,7 +54,9 @@ func launchHopper(t *testing.T, row nvidia.Kernel, grid [3]int, a, b []float32, 
 // of inputs whose products and sums are exact in FP32, with 2×2 tiles of C (1×2 for the 128×256
 // tiles) and a K loop of 6 stages, longer than the ring of 4: it runs wgmma as often as its tiles
 // need, and the TMA rungs move all of A and B by TMA copies, none through ld.global. The persistent
-// rung runs with fewer blocks than tiles too, each block looping over its tiles.
+// rung runs with fewer blocks than tiles too, each block looping over its tiles. The multicast rung's
+// 1×2 clusters read half of B's bytes from global memory (TMABytes) and write all of them into the
+// CTAs' shared memory by multicast (TMAMulticastBytes).
 func TestHopperRungsExact(t *testing.T) {
 	const m, n, k = 256, 256, 384
 	a, b := quarters(m*k, 1), quarters(k*n, 2)
@@ -90,17 +92,22 @@ func TestHopperRungsExact(t *testing.T) {
 			if got, want := cnt.GmmaInstructions, int64(4*m*n*k/(64*row.Tile[0]*16)); got != want {
 				t.Errorf("%s: %d wgmma warp instructions, want %d", row.Name, got, want)
 			}
-			staged := int64(tiles * (k / 64) * 2 * 64 * (row.Tile[0] + row.Tile[1])) // bytes of A and B staged
-			if row.TensorMaps != nil && (cnt.TMABytes != staged || cnt.LoadSectors != 0) {
-				t.Errorf("%s: %d TMA bytes and %d load sectors, want %d and none", row.Name, cnt.TMABytes, cnt.LoadSectors, staged)
+			stagedB := int64(tiles * (k / 64) * 2 * 64 * row.Tile[0]) // bytes of B staged
+			staged := stagedB + int64(tiles*(k/64)*2*64*row.Tile[1])  // and of A
+			read, multicast := staged, int64(0)                       // read from global memory; written by multicasts
+			if row.Name == "cuda-wgmma-multicast" {                   // each CTA of a 1×2 cluster reads half of its B
+				read, multicast = staged-stagedB/2, stagedB
+			}
+			if row.TensorMaps != nil && (cnt.TMABytes != read || cnt.TMAMulticastBytes != multicast || cnt.LoadSectors != 0) {
+				t.Errorf("%s: %d TMA bytes, %d multicast and %d load sectors, want %d, %d and none", row.Name, cnt.TMABytes, cnt.TMAMulticastBytes, cnt.LoadSectors, read, multicast)
 			}
 			if row.TensorMaps == nil && (cnt.TMABytes != 0 || cnt.LoadSectors != staged/32) {
 				t.Errorf("%s: %d TMA bytes and %d load sectors, want none and %d", row.Name, cnt.TMABytes, cnt.LoadSectors, staged/32)
 			}
 		}
 	}
-	if rows != 4 {
-		t.Errorf("%d Hopper rungs in the table, want 4", rows)
+	if rows != 5 {
+		t.Errorf("%d Hopper rungs in the table, want 5", rows)
 	}
 }
 

@@ -64,7 +64,8 @@ func TestOccupancyOfOwnKernels(t *testing.T) {
 		// ptxas for sm_90a, with the rows' dynamic shared memory: 4 stages of 32 KiB hold one block
 		// of 8 warps, 4 of 48 KiB one of 12 warps at 168 registers
 		"cuda-wgmma": "25% (registers)", "cuda-wgmma-tma": "12.5% (shared memory)",
-		"cuda-wgmma-ws": "18.8% (registers and shared memory)", "cuda-wgmma-persistent": "18.8% (registers and shared memory)"}
+		"cuda-wgmma-ws": "18.8% (registers and shared memory)", "cuda-wgmma-persistent": "18.8% (registers and shared memory)",
+		"cuda-wgmma-multicast": "18.8% (registers and shared memory)"}
 	for _, row := range nvidia.Kernels() {
 		if row.Entry == "" {
 			continue

@@ -21,6 +21,15 @@ func quarters(count, seed int) []float32 {
 	return x
 }
 
+// bf16Bits are x rounded to BF16, as bits.
+func bf16Bits(x []float32) []uint16 {
+	out := make([]uint16, len(x))
+	for i, v := range x {
+		out[i] = gpu.BF16(v)
+	}
+	return out
+}
+
 // launchHopper runs row (a Hopper rung) on a (m×k) and b (k×n) with grid, as the table launches it
 // but at a shape of its own, and returns its counts and C.
 func launchHopper(t *testing.T, row nvidia.Kernel, grid [3]int, a, b []float32, m, n, k int) (vgpu.Counts, []float32) {
@@ -29,14 +38,7 @@ func launchHopper(t *testing.T, row nvidia.Kernel, grid [3]int, a, b []float32, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	bits := func(x []float32) []uint16 {
-		out := make([]uint16, len(x))
-		for i, v := range x {
-			out[i] = gpu.BF16(v)
-		}
-		return out
-	}
-	A, B, C := vgpu.Uint16Buffer("A", bits(a)), vgpu.Uint16Buffer("B", bits(b)), vgpu.NewOutput("C", 4*m*n, vgpu.Poisoned)
+	A, B, C := vgpu.Uint16Buffer("A", bf16Bits(a)), vgpu.Uint16Buffer("B", bf16Bits(b)), vgpu.NewOutput("C", 4*m*n, vgpu.Poisoned)
 	params := append([]vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(B), vgpu.Ptr(C), vgpu.S32(int32(m)), vgpu.S32(int32(n)), vgpu.S32(int32(k))},
 		tableTensorMaps(row.TensorMaps, A, B, m, n, k)...)
 	cnt, err := vgpu.Launch(context.Background(), mod, row.Entry, vgpu.LaunchConfig{Grid: grid, Block: row.Block,

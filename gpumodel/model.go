@@ -47,7 +47,9 @@ func CacheFor(g GPU, o Occupancy) *vgpu.CacheConfig {
 //     clock (no term where g publishes none), a partly written store sector (PartialStoreSectors)
 //     taking PartialStoreSlots sectors' time, and the TMA copies' bytes (c.TMABytes: the virtual
 //     GPU does not pass them through its cache model, so they are charged here in full, every copy
-//     reading or writing the L2, and are missing from the DRAM term);
+//     reading or writing the L2, and are missing from the DRAM term); a multicast copy
+//     (.multicast::cluster) is charged once, for its one read of the L2, however many CTAs of the
+//     cluster it writes (c.TMAMulticastBytes, the bytes it delivered to each, are not charged);
 //   - "L1" or "shared memory": the L1/shared data pipe of each SM, which moves one 128-byte
 //     wavefront per clock (SharedBytesPerClock): a global request's distinct 128-byte
 //     lines (c.GlobalLines) and the shared wavefronts, bank conflicts included, share it; the term

@@ -87,3 +87,15 @@ func TestModelL2TermCountsTMABytes(t *testing.T) {
 		t.Errorf("L2 term with 3000 sectors of TMA %g, want %g (4× the 1000 sectors' %g)", got, want, before)
 	}
 }
+
+// A multicast TMA copy reads the L2 once for all the CTAs it writes: its delivered bytes
+// (TMAMulticastBytes, one count per destination CTA) add nothing to the L2 term.
+func TestModelL2TermChargesMulticastOnce(t *testing.T) {
+	h, _ := LookupGPU("H100 SXM")
+	c := vgpu.Counts{Cached: true, L2Sectors: 1000, TMABytes: 32 * 3000}
+	before := term(Model(c, h), "L2")
+	c.TMAMulticastBytes = 2 * c.TMABytes
+	if got := term(Model(c, h), "L2"); got != before {
+		t.Errorf("L2 term with multicast bytes %g, want %g (the L2 reads, TMABytes, only)", got, before)
+	}
+}

@@ -21,6 +21,15 @@ func quarters(count, seed int) []float32 {
 	return x
 }
 
+// bf16Bits are x rounded to BF16, as bits.
+func bf16Bits(x []float32) []uint16 {
+	out := make([]uint16, len(x))
+	for i, v := range x {
+		out[i] = gpu.BF16(v)
+	}
+	return out
+}
+
 // launchHopper runs row (a Hopper rung) on a (m×k) and b (k×n) with grid, as the table launches it
 // but at a shape of its own, and returns its counts and C.
 func launchHopper(t *testing.T, row nvidia.Kernel, grid [3]int, a, b []float32, m, n, k int) (vgpu.Counts, []float32) {
@@ -29,14 +38,7 @@ func launchHopper(t *testing.T, row nvidia.Kernel, grid [3]int, a, b []float32, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	bits := func(x []float32) []uint16 {
-		out := make([]uint16, len(x))
-		for i, v := range x {
-			out[i] = gpu.BF16(v)
-		}
-		return out
-	}
-	A, B, C := vgpu.Uint16Buffer("A", bits(a)), vgpu.Uint16Buffer("B", bits(b)), vgpu.NewOutput("C", 4*m*n, vgpu.Poisoned)
+	A, B, C := vgpu.Uint16Buffer("A", bf16Bits(a)), vgpu.Uint16Buffer("B", bf16Bits(b)), vgpu.NewOutput("C", 4*m*n, vgpu.Poisoned)
 	params := append([]vgpu.Arg{vgpu.Ptr(A), vgpu.Ptr(B), vgpu.Ptr(C), vgpu.S32(int32(m)), vgpu.S32(int32(n)), vgpu.S32(int32(k))},
 		tableTensorMaps(row.TensorMaps, A, B, m, n, k)...)
 	cnt, err := vgpu.Launch(context.Background(), mod, row.Entry, vgpu.LaunchConfig{Grid: grid, Block: row.Block,
@@ -54,7 +56,9 @@ func launchHopper(t *testing.T, row nvidia.Kernel, grid [3]int, a, b []float32, 
 // of inputs whose products and sums are exact in FP32, with 2×2 tiles of C (1×2 for the 128×256
 // tiles) and a K loop of 6 stages, longer than the ring of 4: it runs wgmma as often as its tiles
 // need, and the TMA rungs move all of A and B by TMA copies, none through ld.global. The persistent
-// rung runs with fewer blocks than tiles too, each block looping over its tiles.
+// rung runs with fewer blocks than tiles too, each block looping over its tiles. The multicast rung's
+// 1×2 clusters read half of B's bytes from global memory (TMABytes) and write all of them into the
+// CTAs' shared memory by multicast (TMAMulticastBytes).
 func TestHopperRungsExact(t *testing.T) {
 	const m, n, k = 256, 256, 384
 	a, b := quarters(m*k, 1), quarters(k*n, 2)
@@ -90,17 +94,22 @@ func TestHopperRungsExact(t *testing.T) {
 			if got, want := cnt.GmmaInstructions, int64(4*m*n*k/(64*row.Tile[0]*16)); got != want {
 				t.Errorf("%s: %d wgmma warp instructions, want %d", row.Name, got, want)
 			}
-			staged := int64(tiles * (k / 64) * 2 * 64 * (row.Tile[0] + row.Tile[1])) // bytes of A and B staged
-			if row.TensorMaps != nil && (cnt.TMABytes != staged || cnt.LoadSectors != 0) {
-				t.Errorf("%s: %d TMA bytes and %d load sectors, want %d and none", row.Name, cnt.TMABytes, cnt.LoadSectors, staged)
+			stagedB := int64(tiles * (k / 64) * 2 * 64 * row.Tile[0]) // bytes of B staged
+			staged := stagedB + int64(tiles*(k/64)*2*64*row.Tile[1])  // and of A
+			read, multicast := staged, int64(0)                       // read from global memory; written by multicasts
+			if row.Name == "cuda-wgmma-multicast" {                   // each CTA of a 1×2 cluster reads half of its B
+				read, multicast = staged-stagedB/2, stagedB
+			}
+			if row.TensorMaps != nil && (cnt.TMABytes != read || cnt.TMAMulticastBytes != multicast || cnt.LoadSectors != 0) {
+				t.Errorf("%s: %d TMA bytes, %d multicast and %d load sectors, want %d, %d and none", row.Name, cnt.TMABytes, cnt.TMAMulticastBytes, cnt.LoadSectors, read, multicast)
 			}
 			if row.TensorMaps == nil && (cnt.TMABytes != 0 || cnt.LoadSectors != staged/32) {
 				t.Errorf("%s: %d TMA bytes and %d load sectors, want none and %d", row.Name, cnt.TMABytes, cnt.LoadSectors, staged/32)
 			}
 		}
 	}
-	if rows != 4 {
-		t.Errorf("%d Hopper rungs in the table, want 4", rows)
+	if rows != 5 {
+		t.Errorf("%d Hopper rungs in the table, want 5", rows)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 func TestGEMMsComeFromTheTable(t *testing.T) {
 	rows := Kernels()
 	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-doublebuf", "cuda-autotuned", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
-		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent"}
+		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent", "cuda-wgmma-multicast"}
 	for _, reason := range []string{"", "no CUDA device (test)"} {
 		ks := GEMMs(reason)
 		if got := kernels.Names(ks); got != strings.Join(want, ", ") {

@@ -170,7 +170,8 @@ func Kernels() []Kernel {
 }
 
 // hopperKernels are the Hopper rungs of src/hopper.cu (compute_90a PTX): wgmma from shared memory,
-// then TMA loads with an mbarrier pipeline, warp specialisation, and a persistent tile scheduler.
+// then TMA loads with an mbarrier pipeline, warp specialisation, a persistent tile scheduler, and
+// TMA multicast within thread-block clusters.
 // Their tensor maps copy 64 columns of k (A) or n (B), 128 bytes of BF16, with the 128-byte
 // swizzle that wgmma's descriptors read.
 func hopperKernels() []Kernel {
@@ -194,7 +195,11 @@ func hopperKernels() []Kernel {
 	persistent := row("cuda-wgmma-persistent", "cuda-wgmma-ws with a persistent tile scheduler: 132 blocks, one per H100 SM, loop over the tiles",
 		"hopper_wgmma_persistent", 384, 256, 4*49152+8*8, 256)
 	persistent.TensorMaps, persistent.Persistent = maps, 132
-	return []Kernel{wgmma, tma, ws, persistent}
+	// multicast's 1×2 clusters pair the blocks along M: Pad 256 keeps the grid's y even.
+	multicast := row("cuda-wgmma-multicast", "cuda-wgmma-ws in 1×2 thread-block clusters: the two blocks share B, each loading half of it by TMA multicast into both, so a block reads 32 KiB of each 48 KiB stage",
+		"hopper_wgmma_multicast", 384, 256, 4*49152+8*8, 256)
+	multicast.TensorMaps = maps
+	return []Kernel{wgmma, tma, ws, persistent, multicast}
 }
 
 // LookupKernel finds a row of Kernels by name.

@@ -19,7 +19,7 @@ const repoRoot = "../.."
 func TestKernelTableIsConsistent(t *testing.T) {
 	ks := Kernels()
 	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-doublebuf", "cuda-autotuned", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
-		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent"}
+		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent", "cuda-wgmma-multicast"}
 	var names []string
 	for _, k := range ks {
 		names = append(names, k.Name)
@@ -122,7 +122,7 @@ func TestEstimates(t *testing.T) {
 }
 
 // globalRE finds the extern "C" __global__ functions of a .cu file.
-var globalRE = regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(`)
+var globalRE = regexp.MustCompile(`extern "C" __global__ void (?:__cluster_dims__\([^)]*\) )?(?:__launch_bounds__\([^)]*\) )?(\w+)\(`)
 
 // The table's entry points are exactly the kernels of src/*.cu, each file's in its own PTX builds
 // (PTXBuilds), and each is in the embedded PTX of every architecture it is compiled for

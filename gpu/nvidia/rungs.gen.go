@@ -99,6 +99,7 @@ var rungResources = []EntryResources{
 	{Entry: "cuda_smem", Arch: "sm_90", Registers: 32, SharedBytes: 8192, StackBytes: 0, SpillStores: 0, SpillLoads: 0},
 	{Entry: "cuda_coalesced", Arch: "sm_90", Registers: 32, SharedBytes: 0, StackBytes: 0, SpillStores: 0, SpillLoads: 0},
 	{Entry: "cuda_naive", Arch: "sm_90", Registers: 32, SharedBytes: 0, StackBytes: 0, SpillStores: 0, SpillLoads: 0},
+	{Entry: "hopper_wgmma_multicast", Arch: "sm_90a", Registers: 168, SharedBytes: 0, StackBytes: 0, SpillStores: 0, SpillLoads: 0},
 	{Entry: "hopper_wgmma_persistent", Arch: "sm_90a", Registers: 168, SharedBytes: 0, StackBytes: 0, SpillStores: 0, SpillLoads: 0},
 	{Entry: "hopper_wgmma_ws", Arch: "sm_90a", Registers: 168, SharedBytes: 0, StackBytes: 0, SpillStores: 0, SpillLoads: 0},
 	{Entry: "hopper_wgmma_tma", Arch: "sm_90a", Registers: 90, SharedBytes: 0, StackBytes: 0, SpillStores: 0, SpillLoads: 0},

@@ -77,6 +77,30 @@ __device__ __forceinline__ void mb_wait(unsigned bar, unsigned parity) {
             : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     }
 }
+// cluster_rank is the CTA's rank in its cluster (%cluster_ctarank: x fastest).
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// cluster_sync is cluster.sync(): every running thread of every CTA of the cluster arrives
+// (release) and waits (acquire); the non-.aligned forms, since a warp may arrive with one lane.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// mb_arrive_remote arrives on the mbarrier at bar (an offset of the CTA's own shared memory) in the
+// CTA of the given rank of the cluster: mapa maps the offset to that CTA's, and the arrive
+// releases at cluster scope, so the owner's wait acquires the arriving thread's earlier reads.
+__device__ __forceinline__ void mb_arrive_remote(unsigned bar, unsigned rank) {
+    asm volatile("{ .reg .b32 remote; mapa.shared::cluster.u32 remote, %0, %1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote]; }"
+        :: "r"(bar), "r"(rank) : "memory");
+}
+// tma_2d_multicast is tma_2d into every CTA of the cluster whose rank is set in mask: the box lands
+// at dst in each one's shared memory and completes its bytes on the mbarrier at bar in each.
+__device__ __forceinline__ void tma_2d_multicast(unsigned dst, const TensorMap* map, int x, int y, unsigned bar, unsigned short mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+        :: "r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar), "h"(mask) : "memory");
+}
 // tma_2d copies the box of map at (x, y) (x innermost: columns) to shared memory at dst, completing
 // its bytes on bar.
 __device__ __forceinline__ void tma_2d(unsigned dst, const TensorMap* map, int x, int y, unsigned bar) {
@@ -202,7 +226,19 @@ extern "C" __global__ void __launch_bounds__(256) hopper_wgmma_tma(const bf16_bi
 // stage. No block barrier in the loop: the two sides meet only at the mbarriers. With persistent, the
 // grid is a fixed number of blocks that loop over the tiles (tile = blockIdx.x, += gridDim.x), the
 // producer running ahead into the next tile while the consumers store this one's C.
-template <bool persistent>
+//
+// With multicast, the blocks are 1×2 clusters (__cluster_dims__(1, 2, 1)): the two CTAs of a cluster
+// compute the tiles at rows m0 and m0 + 128 of the same 256 columns, so they read the same B. Each
+// CTA's producer copies its own A (16 KiB) and half of B (two of its four 64×64 boxes, the half of
+// its rank), multicast into both CTAs: a CTA reads 32 KiB of a 48 KiB stage from global memory
+// instead of 48. Each CTA's "full" mbarrier still expects the whole stage (arrive.expect_tx of
+// 48 KiB by its own producer: its A, its half of B, and the peer's half, which the peer's copies
+// complete on it). A stage is refilled only when the consumers of both CTAs have finished with it,
+// since each producer writes into both: the "empty" mbarriers count 512 arrivals, every consumer
+// thread arriving on its own CTA's and (mapa, release at cluster scope) on the peer's. A cluster
+// barrier after the mbarrier.init (before any copy can reach the peer) and another before exit (no
+// CTA leaves while the peer may still arrive on its barriers) close the cluster.
+template <bool persistent, bool multicast = false>
 __device__ __forceinline__ void ws_gemm(const bf16_bits* A, const bf16_bits* B, float* C, int M, int N, int K,
                                         const TensorMap* tmA, const TensorMap* tmB) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -213,9 +249,15 @@ __device__ __forceinline__ void ws_gemm(const bf16_bits* A, const bf16_bits* B, 
     if (t == 0)
         for (int s = 0; s < WS_STAGES; s++) {
             mb_init(full + 8 * s, 1);
-            mb_init(empty + 8 * s, 256);
+            mb_init(empty + 8 * s, multicast ? 512 : 256);
         }
-    __syncthreads();
+    unsigned rank = multicast ? cluster_rank() : 0;
+    if (multicast) {
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        cluster_sync();
+    } else {
+        __syncthreads();
+    }
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (t != 0) return;
@@ -228,9 +270,13 @@ __device__ __forceinline__ void ws_gemm(const bf16_bits* A, const bf16_bits* B, 
                 mb_wait(empty + 8 * s, ((it / WS_STAGES) & 1) ^ 1);
                 mb_arrive_tx(bar, WS_STAGE_BYTES);
                 tma_2d(st, tmA, kt * BK, m0, bar);
-                for (int q = 0; q < 4; q++) tma_2d(st + 16384 + 8192 * q, tmB, n0 + 64 * q, kt * BK, bar);
+                if (multicast)
+                    for (int q = 2 * rank; q < 2 * rank + 2; q++) tma_2d_multicast(st + 16384 + 8192 * q, tmB, n0 + 64 * q, kt * BK, bar, 0x3);
+                else
+                    for (int q = 0; q < 4; q++) tma_2d(st + 16384 + 8192 * q, tmB, n0 + 64 * q, kt * BK, bar);
             }
         }
+        if (multicast) cluster_sync();
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
@@ -250,9 +296,11 @@ __device__ __forceinline__ void ws_gemm(const bf16_bits* A, const bf16_bits* B, 
             wgmma_commit();
             wgmma_wait0();
             mb_arrive(empty + 8 * s);
+            if (multicast) mb_arrive_remote(empty + 8 * s, rank ^ 1);
         }
         store_tile<128>(d, C, M, N, m0 + 64 * half, n0, t % 128);
     }
+    if (multicast) cluster_sync();
 }
 
 // hopper_wgmma_ws: warp specialisation (ws_gemm), one 128×256 tile per block.
@@ -269,4 +317,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) hopper_wgmma_ws(const bf16_
 extern "C" __global__ void __launch_bounds__(384, 1) hopper_wgmma_persistent(const bf16_bits* A, const bf16_bits* B, float* C, int M, int N, int K,
                                                                              const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB) {
     ws_gemm<true>(A, B, C, M, N, K, &tmA, &tmB);
+}
+
+// hopper_wgmma_multicast: warp specialisation (ws_gemm) in 1×2 clusters, B multicast: the two CTAs
+// of a cluster share their tiles' B, each CTA's producer copying half of it into both.
+// Block 384; grid (ceil(N/256), ceil(M/128)), M padded to 256 so that the clusters fill it.
+extern "C" __global__ void __cluster_dims__(1, 2, 1) __launch_bounds__(384, 1) hopper_wgmma_multicast(const bf16_bits* A, const bf16_bits* B, float* C, int M, int N, int K,
+                                                                                                      const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB) {
+    ws_gemm<false, true>(A, B, C, M, N, K, &tmA, &tmB);
 }

@@ -118,6 +118,23 @@ func (m *Module) Function(name string) (*Function, error) {
 	return &Function{c: m.c, h: f}, nil
 }
 
+// DefaultSharedLimit is the dynamic shared memory a block may be launched with, in bytes, before
+// the kernel opts in to more (SetMaxDynamicShared): 48 KiB on every architecture.
+const DefaultSharedLimit = 48 << 10
+
+// funcAttrMaxDynamicShared is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (CUfunction_attribute).
+const funcAttrMaxDynamicShared = 8
+
+// SetMaxDynamicShared lets f be launched with up to bytes of dynamic shared memory per block
+// (cuFuncSetAttribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), which a launch asking for
+// more than DefaultSharedLimit needs. Its error names the call, or says the driver lacks it.
+func (f *Function) SetMaxDynamicShared(bytes int) error {
+	if f.c.d.cuFuncSetAttribute == nil {
+		return errors.New("cuFuncSetAttribute: this libcuda.so.1 has no such function")
+	}
+	return f.c.d.check("cuFuncSetAttribute", f.c.d.cuFuncSetAttribute(f.h, funcAttrMaxDynamicShared, int32(bytes)))
+}
+
 // Launch queues f on the context's stream with grid and block dimensions (x, y, z) and the kernel's
 // arguments in order; each argument must be a DevicePtr, int32, float32, float64 or a TensorMap
 // (from Driver.EncodeTiled, for a `const __grid_constant__ CUtensorMap` parameter). It returns when

@@ -20,14 +20,14 @@ import (
 // device is the worker's GPU state, made on the first run and kept for the worker's life. All of it
 // is used from the one OS thread that Serve locks.
 type device struct {
-	ctx  *nvidia.Context
-	cc   int
-	own  *nvidia.Module // gpu/nvidia/src/matmul.cu
+	ctx *nvidia.Context
+	cc  int
+	own *nvidia.Module // gpu/nvidia/src/matmul.cu
 	// hopper is gpu/nvidia/src/hopper.cu's compute_90a PTX, loaded at the first Hopper rung.
 	hopper *nvidia.Module
 	sms    int // multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-	blas *nvidia.CuBLAS
-	rng  *rand.Rand
+	blas   *nvidia.CuBLAS
+	rng    *rand.Rand
 }
 
 func openDevice() (*device, error) {

@@ -2,6 +2,7 @@ package fakecuda
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,8 +111,8 @@ func openFake(t *testing.T) *nvidia.Context {
 
 // The stand-in enforces what the driver would for the Hopper rungs: a launch asking for more than 48
 // KiB of dynamic shared memory is refused until cuFuncSetAttribute raised the kernel's limit (at most
-// 227 KiB), and PTX for sm_90a loads on a compute capability 9.0 device only ($FAKECUDA_CC, read at
-// each call).
+// 227 KiB), a cluster launch's grid must be whole clusters of at most 8 blocks, and PTX for sm_90a
+// loads on a compute capability 9.0 device only ($FAKECUDA_CC, read at each call).
 func TestFakeHopperRules(t *testing.T) {
 	ctx := openFake(t)
 	sm90a := strings.Replace(takesMap, ".target sm_90", ".target sm_90a", 1)
@@ -152,6 +153,25 @@ func TestFakeHopperRules(t *testing.T) {
 	}
 	if err := launch(big); err != nil {
 		t.Errorf("100 KiB after opting in: %v", err)
+	}
+	// Thread-block clusters through cuLaunchKernelEx: purego passes CUlaunchConfig and its cluster
+	// attribute as cuda.h lays them out, or the fake would read another cluster or grid.
+	log := filepath.Join(t.TempDir(), "fakecuda.log")
+	t.Setenv("FAKECUDA_LOG", log)
+	cluster := func(grid, c [3]int) error {
+		return fn.LaunchCluster(grid, [3]int{32, 1, 1}, c, big, ptrs[0], ptrs[1], ptrs[2], int32(8), int32(8), int32(8), tm)
+	}
+	if err := cluster([3]int{4, 2, 1}, [3]int{2, 1, 1}); err != nil {
+		t.Errorf("a 2×1×1 cluster: %v", err)
+	}
+	if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), "cuLaunchKernelEx k cluster=2,1,1\ncuLaunchKernel k param=6 map=") ||
+		!strings.Contains(string(b), "cuLaunchKernel k grid=4,2,1 block=32,1,1 shared=102400\n") {
+		t.Errorf("log %q, %v: want the cluster, the map and the launch", b, err)
+	}
+	for _, c := range [][3]int{{3, 1, 1}, {4, 2, 2}} { // grid 4 not a multiple of 3; 16 blocks a cluster
+		if err := cluster([3]int{4, 2, 2}, c); err == nil || !strings.Contains(err.Error(), "cuLaunchKernelEx: CUDA_ERROR_INVALID_VALUE") {
+			t.Errorf("cluster %v: got %v, want CUDA_ERROR_INVALID_VALUE", c, err)
+		}
 	}
 	t.Setenv("FAKECUDA_CC", "100")
 	if _, err := ctx.LoadPTX(sm90a); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_NO_BINARY_FOR_GPU") {

@@ -28,7 +28,8 @@
 // compute capability (CUDA_ERROR_NO_BINARY_FOR_GPU elsewhere). A launch may ask for up to 48 KiB of
 // dynamic shared memory, or more up to what cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_
 // SIZE_BYTES) allowed the kernel beforehand (at most 227 KiB, Hopper's opt-in limit). The Hopper rungs
-// (entries "hopper_…") multiply BF16 inputs.
+// (entries "hopper_…") multiply BF16 inputs. cuLaunchKernelEx takes the cluster dimension attribute
+// (see there).
 //
 // A kernel whose name ends in "_oob" models an out-of-bounds write: the launch succeeds and the next
 // synchronising call fails with CUDA_ERROR_ILLEGAL_ADDRESS (700), which then sticks, as on a GPU.
@@ -370,8 +371,10 @@ static int ends_with(const char *s, const char *suffix) {
 // Every playground kernel, and every learner kernel the tests launch, has the signature
 // (const T* A, const T* B, float* C, int M, int N, int K) for row-major A (M×K), B (K×N), C (M×N):
 // FP32 inputs, or BF16 for cuda_wmma_bf16 and the mma.sync kernels (cuda_mma…).
-CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
+// launch is cuLaunchKernel, called by name from cuLaunchKernelEx too: a static function, since a
+// call to the exported name could bind to another loaded copy of this library.
+static CUresult launch(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
 	CUresult r = ready();
 	if (r) return r;
 	function *f = (function *)fn;
@@ -410,6 +413,42 @@ CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, uns
 			c[(size_t)i * N + j] = s;
 		}
 	return OK;
+}
+
+// cuLaunchKernelEx takes cuda.h's CUlaunchConfig with its attributes (CUlaunchAttribute: an id, padding,
+// a 64-byte value); the fake knows the cluster dimension (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 4)
+// only, which needs compute capability 9.0 or newer, each grid dimension a multiple of the cluster's
+// and at most 8 blocks a cluster (the portable limit). The launch is then cuLaunchKernel's.
+typedef struct { int id; char pad[4]; union { char bytes[64]; struct { unsigned x, y, z; } cluster; } value; } launch_attribute;
+typedef struct {
+	unsigned gx, gy, gz, bx, by, bz, smem;
+	uintptr_t stream;
+	launch_attribute *attrs;
+	unsigned nattrs;
+} launch_config;
+
+CUresult cuLaunchKernelEx(const launch_config *c, uintptr_t fn, void **params, void **extra) {
+	CUresult r = ready();
+	if (r) return r;
+	if (!c || (c->nattrs && !c->attrs)) return INVALID_VALUE;
+	unsigned cx = 1, cy = 1, cz = 1;
+	for (unsigned i = 0; i < c->nattrs; i++) {
+		if (c->attrs[i].id != 4) return NOT_SUPPORTED;
+		cx = c->attrs[i].value.cluster.x, cy = c->attrs[i].value.cluster.y, cz = c->attrs[i].value.cluster.z;
+		if (compute_capability() < 90 || !cx || !cy || !cz || (uint64_t)cx * cy * cz > 8) return INVALID_VALUE;
+		if (c->gx % cx || c->gy % cy || c->gz % cz) return INVALID_VALUE;
+	}
+	FILE *log = logfile();
+	if (log) {
+		fprintf(log, "cuLaunchKernelEx %s cluster=%u,%u,%u\n", ((function *)fn)->name, cx, cy, cz);
+		fclose(log);
+	}
+	return launch(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->stream, params, extra);
+}
+
+CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
+	return launch(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
 }
 
 // ---- events ----

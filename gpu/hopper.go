@@ -32,7 +32,8 @@ func (d *device) hopperModule(row nvidia.Kernel) (*nvidia.Module, error) {
 // the padded l.N×l.N BF16 inputs *dA and *dB (inBytes each, read when it is called, after they are
 // allocated) and the FP32 output *dC: its entry from hopperModule, opted in to the row's dynamic
 // shared memory where it exceeds nvidia.DefaultSharedLimit, a persistent row's grid cut to the
-// device's SMs, and the row's tensor maps encoded over the inputs at the first launch.
+// device's SMs, the row's tensor maps encoded over the inputs at the first launch, and a row with a
+// Cluster launched in thread-block clusters (cuLaunchKernelEx).
 func (d *device) hopperLauncher(row nvidia.Kernel, l nvidia.Launch, dA, dB, dC *nvidia.DevicePtr, inBytes int) (func() error, error) {
 	mod, err := d.hopperModule(row)
 	if err != nil {
@@ -47,7 +48,10 @@ func (d *device) hopperLauncher(row nvidia.Kernel, l nvidia.Launch, dA, dB, dC *
 			return nil, fmt.Errorf("%s asks %d bytes of dynamic shared memory: %w", row.Name, row.SharedBytes, err)
 		}
 	}
-	grid := hopperGrid(row, l, d.sms)
+	grid, err := hopperGrid(row, l, d.sms)
+	if err != nil {
+		return nil, err
+	}
 	m := int32(l.N)
 	var maps []any
 	return func() error {
@@ -57,18 +61,32 @@ func (d *device) hopperLauncher(row nvidia.Kernel, l nvidia.Launch, dA, dB, dC *
 			}
 		}
 		args := append([]any{*dA, *dB, *dC, m, m, m}, maps...)
+		if row.Cluster != ([3]int{}) {
+			return fn.LaunchCluster(grid, l.Block, row.Cluster, row.SharedBytes, args...)
+		}
 		return fn.LaunchShared(grid, l.Block, row.SharedBytes, args...)
 	}, nil
 }
 
 // hopperGrid is l's grid on a device with sms multiprocessors: a persistent row launches one block
-// per SM (or per tile, where there are fewer tiles), the others l.Grid.
-func hopperGrid(row nvidia.Kernel, l nvidia.Launch, sms int) [3]int {
-	if row.Persistent == 0 || sms < 1 {
-		return l.Grid
+// per SM (or per tile, where there are fewer tiles), rounded down to whole clusters (at least one)
+// where it is launched in clusters; the others l.Grid, which must then be whole clusters.
+func hopperGrid(row nvidia.Kernel, l nvidia.Launch, sms int) ([3]int, error) {
+	grid := l.Grid
+	if row.Persistent > 0 && sms > 0 {
+		tiles := ceilDiv(l.N, row.Tile[0]) * ceilDiv(l.N, row.Tile[1])
+		grid = [3]int{min(sms, tiles), 1, 1}
 	}
-	tiles := ceilDiv(l.N, row.Tile[0]) * ceilDiv(l.N, row.Tile[1])
-	return [3]int{min(sms, tiles), 1, 1}
+	for i, c := range row.Cluster {
+		switch {
+		case c <= 1:
+		case row.Persistent > 0:
+			grid[i] = max(grid[i]/c, 1) * c
+		case grid[i]%c != 0:
+			return grid, fmt.Errorf("%s at n=%d: grid %v is not a whole number of %v clusters", row.Name, l.N, grid, row.Cluster)
+		}
+	}
+	return grid, nil
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,13 +1,11 @@
 package gpu
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/fakecuda"
 )
@@ -33,19 +31,9 @@ func TestHopperGrid(t *testing.T) {
 // A row with a Cluster is launched through cuLaunchKernelEx with that cluster dimension (on the fake
 // libcuda, opened in this process, which logs the cluster and refuses a grid of partial clusters).
 func TestHopperLauncherClusters(t *testing.T) {
-	dir := fakecuda.Setup(t)
+	drv := fakecuda.Driver(t)
 	log := filepath.Join(t.TempDir(), "fakecuda.log")
 	t.Setenv("FAKECUDA_LOG", log)
-	onlyFiles := func(name string) (uintptr, error) {
-		if !strings.Contains(name, "/") {
-			return 0, errors.New("not on the loader path")
-		}
-		return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	}
-	drv, err := nvidia.Loader{Dirs: func() []string { return []string{dir} }, Open: onlyFiles}.Driver()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, err := drv.Use(0)
 	if err != nil {
 		t.Fatal(err)

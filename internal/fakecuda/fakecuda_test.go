@@ -1,13 +1,11 @@
 package fakecuda
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
@@ -84,25 +82,10 @@ func TestFakeTensorMapsAreStrict(t *testing.T) {
 	}
 }
 
-// openFake builds the stand-in and opens it in this process (only from its file, never from the
-// loader's path), with a context on its device.
+// openFake opens the stand-in in this process (Driver), with a context on its device.
 func openFake(t *testing.T) *nvidia.Context {
 	t.Helper()
-	dir := Setup(t)
-	onlyFiles := func(name string) (uintptr, error) {
-		if !strings.Contains(name, "/") {
-			return 0, errors.New("not on the loader path")
-		}
-		return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	}
-	d, err := nvidia.Loader{Dirs: func() []string { return []string{dir} }, Open: onlyFiles}.Driver()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Lib.Path != filepath.Join(dir, "libcuda.so.1") {
-		t.Fatalf("loaded %s, not the stand-in", d.Lib.Path)
-	}
-	ctx, err := d.Use(0)
+	ctx, err := Driver(t).Use(0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,13 +31,15 @@ func TestGPURunsEveryKernel(t *testing.T) {
 
 // checkEveryKernel runs every GPU kernel of the table (gpu/nvidia/ladder.go) through s at each
 // size, in each dtype it takes, and wants a correct, timed result with one progress line per launch
-// and the copies timed.
+// and the copies timed. The Hopper rungs (compute_90a PTX) run where the device is sm_90; on any
+// other the worker refuses them (TestHopperRungsRefusedOffSM90).
 func checkEveryKernel(t *testing.T, s *Supervisor, sizes []int) {
 	t.Helper()
+	r := Probe(context.Background(), s)
 	for _, row := range nvidia.Kernels() {
 		kernel := row.Name
-		if row.Arch != "" {
-			continue // the Hopper rungs run in the virtual GPU only; the worker refuses them (TestHopperRungsRefusedByTheWorker)
+		if row.Arch != "" && (len(r.Devices) == 0 || r.Devices[0].ComputeCapability != 90) {
+			continue
 		}
 		for _, n := range sizes {
 			for _, dtype := range row.DTypes {

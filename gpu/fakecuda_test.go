@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/internal/fakecuda"
 )
 
@@ -74,4 +75,55 @@ func TestFakeCUDACustomKernelAndFault(t *testing.T) {
 	checkCustomAndFault(t, realWorker(t), func(good string) string {
 		return strings.Replace(good, "void mm(", "void mm_oob(", 1)
 	})
+}
+
+// On the fake libcuda (an sm_90 device, here of one SM) the worker runs each Hopper rung: it loads
+// hopper.cu's compute_90a PTX, opts in to the row's dynamic shared memory where it exceeds 48 KiB
+// (without which the fake refuses the launch), encodes the row's BF16 maps over the padded inputs,
+// passes them by value after (A, B, C, M, N, K), cuts a persistent grid to the SMs and checks C. On a
+// fake sm_100 the compute_90a PTX is refused with the reason.
+func TestFakeCUDARunsHopperRungs(t *testing.T) {
+	fakecuda.Setup(t)
+	log := filepath.Join(t.TempDir(), "fakecuda.log")
+	t.Setenv("FAKECUDA_LOG", log)
+	t.Setenv("FAKECUDA_SMS", "1")
+	s := realWorker(t)
+	run := func(kernel string, n int) (*harness.Result, error) {
+		var res *harness.Result
+		err := s.Do(context.Background(), Request{Op: "run", Kernel: kernel, N: n, DType: "float32", Repeats: 1}, func(r Response) {
+			if r.Result != nil {
+				res = r.Result
+			}
+		})
+		return res, err
+	}
+	for _, kernel := range []string{"cuda-wgmma", "cuda-wgmma-persistent"} {
+		if res, err := run(kernel, 40); err != nil || res == nil || !res.OK {
+			t.Fatalf("%s: got %+v, %v; want a checked result", kernel, res, err)
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, want := range []string{
+		"cuLaunchKernel hopper_wgmma grid=1,1,1 block=256,1,1 shared=0\n", // 40 padded to 48: one 128×128 tile
+		// padded to 256: two 256×128 tiles, looped over by one block on the one SM
+		"cuLaunchKernel hopper_wgmma_persistent grid=1,1,1 block=384,1,1 shared=196672\n",
+		"dtype=9 rank=2 dims=256,256 strides=512 box=64,128 elementStrides=1,1 interleave=0 swizzle=3 l2=2 oob=0\n",
+		"dtype=9 rank=2 dims=256,256 strides=512 box=64,64 elementStrides=1,1 interleave=0 swizzle=3 l2=2 oob=0\n",
+		"cuLaunchKernel hopper_wgmma_persistent param=6 map=",
+		"cuLaunchKernel hopper_wgmma_persistent param=7 map=",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	t.Setenv("FAKECUDA_CC", "100")
+	s100 := realWorker(t)
+	err = s100.Do(context.Background(), Request{Op: "run", Kernel: "cuda-wgmma-ws", N: 40, DType: "float32", Repeats: 1}, func(Response) {})
+	if err == nil || !strings.Contains(err.Error(), "runs on sm_90 only; this GPU is sm_100") {
+		t.Errorf("sm_100: got %v, want the refusal", err)
+	}
 }

@@ -116,12 +116,20 @@ func TestMinCCRefusedOnOlderDevices(t *testing.T) {
 	}
 }
 
-// The Hopper rungs (hopper.cu's compute_90a PTX, with tensor maps) are refused by the worker, even on
-// a Hopper GPU, before anything is launched: it loads matmul.cu's PTX only.
-func TestHopperRungsRefusedByTheWorker(t *testing.T) {
-	d := &device{cc: 90}
-	_, err := d.planKernel(Request{Kernel: "cuda-wgmma-tma", N: 256, DType: "float32"}, nil, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "cuda-wgmma-tma runs in the virtual GPU only") {
-		t.Fatalf("got %v, want a refusal naming the virtual GPU", err)
+// The Hopper rungs (hopper.cu's compute_90a PTX) are refused before anything is loaded on a device
+// older than Hopper (MinCC) and on a newer one, where sm_90a's architecture-specific PTX does not run.
+func TestHopperRungsRefusedOffSM90(t *testing.T) {
+	for _, tt := range []struct {
+		cc   int
+		want string
+	}{
+		{80, "cuda-wgmma-tma needs compute capability 9.0 or newer; this GPU is 8.0"},
+		{100, "cuda-wgmma-tma is hopper.cu's compute_90a PTX (wgmma, setmaxnreg), which runs on sm_90 only; this GPU is sm_100"},
+	} {
+		d := &device{cc: tt.cc}
+		_, err := d.planKernel(Request{Kernel: "cuda-wgmma-tma", N: 256, DType: "float32"}, nil, nil, nil)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("sm_%d: got %v, want %q", tt.cc, err, tt.want)
+		}
 	}
 }

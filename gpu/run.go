@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"path"
 	"slices"
 	"strings"
 	"unsafe"
@@ -21,11 +20,14 @@ import (
 // device is the worker's GPU state, made on the first run and kept for the worker's life. All of it
 // is used from the one OS thread that Serve locks.
 type device struct {
-	ctx  *nvidia.Context
-	cc   int
-	own  *nvidia.Module // gpu/nvidia/src/matmul.cu
-	blas *nvidia.CuBLAS
-	rng  *rand.Rand
+	ctx *nvidia.Context
+	cc  int
+	own *nvidia.Module // gpu/nvidia/src/matmul.cu
+	// hopper is gpu/nvidia/src/hopper.cu's compute_90a PTX, loaded at the first Hopper rung.
+	hopper *nvidia.Module
+	sms    int // multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+	blas   *nvidia.CuBLAS
+	rng    *rand.Rand
 }
 
 func openDevice() (*device, error) {
@@ -41,7 +43,7 @@ func openDevice() (*device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &device{ctx: ctx, cc: devs[0].ComputeCapability, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}, nil
+	return &device{ctx: ctx, cc: devs[0].ComputeCapability, sms: devs[0].SMs, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}, nil
 }
 
 // ownModule compiles matmul.cu for this device with NVRTC and loads it. It loads the embedded PTX
@@ -249,16 +251,18 @@ func (d *device) planKernel(req Request, dA, dB, dC *nvidia.DevicePtr) (plan, er
 	if row.MinCC > d.cc {
 		return plan{}, fmt.Errorf("%s needs compute capability %d.%d or newer; this GPU is %d.%d", req.Kernel, row.MinCC/10, row.MinCC%10, d.cc/10, d.cc%10)
 	}
-	if row.Arch != "" {
-		return plan{}, fmt.Errorf("%s runs in the virtual GPU only for now: this worker loads matmul.cu's PTX, not %s's compute_%s PTX with its tensor maps", req.Kernel, path.Base(row.Source), row.Arch)
-	}
 	l := row.LaunchFor(n, d.cc, req.DType)
 	p := plan{precision: l.Precision, padded: l.N}
 	if conv := to16(l.Precision); conv != nil {
 		p.in16 = func(x []float32) []uint16 { return Pad(x, n, l.N, conv) }
 	}
 	var err error
-	if p.launch, err = d.launcher(row, l, dA, dB, dC, req.DType); err != nil {
+	if row.Arch != "" { // a Hopper rung: hopper.cu's PTX, BF16 inputs with tensor maps over them
+		p.launch, err = d.hopperLauncher(row, l, dA, dB, dC, l.N*l.N*2)
+	} else {
+		p.launch, err = d.launcher(row, l, dA, dB, dC, req.DType)
+	}
+	if err != nil {
 		return plan{}, err
 	}
 	return p, nil

@@ -120,10 +120,10 @@ func New(ctx context.Context, cfg Config) *Machine {
 		m.GPU.Report = gpu.Probe(ctx, m.GPU.Worker)
 		m.GPU.Worker.Close() // idle, it holds nothing; it starts again at the first GPU run
 	}
-	// GPU kernels are known to every cell: measured by the worker where there is a device, and
-	// otherwise each reports why it did not run.
+	// GPU kernels are known to every cell: measured by the worker where there is a device (the
+	// Hopper rungs on an sm_90 one only), and otherwise each reports why it did not run.
 	m.Env = cells.Env{
-		Kernels:  append(kernels.CPU(), nvidia.GEMMs(m.GPU.Unavailable())...),
+		Kernels:  append(kernels.CPU(), nvidia.GEMMsOn(m.GPU.Unavailable(), m.GPU.Arch())...),
 		Limits:   cfg.Limits.WithDefaults(),
 		GPU:      m.GPU,
 		Rates:    &estimate.Current{},

@@ -183,3 +183,22 @@ func TestLocalRunsPacedAndReparses(t *testing.T) {
 		t.Errorf("a 3m run parsed again under this machine's 2m limit: %v, want refused", err)
 	}
 }
+
+// The Hopper rungs are sent to the worker only on an sm_90 server; on another GPU cells emulate
+// them (their Unavailable names the GPU), while the other GPU kernels are remote on both.
+func TestMachineOffersHopperRungsOnSM90(t *testing.T) {
+	for _, cc := range []int{90, 80} {
+		m := New(context.Background(), Config{Name: "box", Slots: 1, Kinds: func(cells.Env) []cells.Kind { return nil },
+			Devices: func(context.Context) nvidia.Report {
+				return nvidia.Report{Devices: []nvidia.Device{{Name: "GPU (test)", ComputeCapability: cc}}}
+			}})
+		m.Close()
+		remote := map[string]bool{}
+		for _, k := range m.Env.Kernels {
+			remote[k.Name] = k.Remote
+		}
+		if got, want := remote["cuda-wgmma-tma"], cc == 90; got != want || !remote["cuda-mma"] {
+			t.Errorf("sm_%d: cuda-wgmma-tma remote %v, want %v; cuda-mma remote %v", cc, got, want, remote["cuda-mma"])
+		}
+	}
+}

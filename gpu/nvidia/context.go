@@ -118,6 +118,23 @@ func (m *Module) Function(name string) (*Function, error) {
 	return &Function{c: m.c, h: f}, nil
 }
 
+// DefaultSharedLimit is the dynamic shared memory a block may be launched with, in bytes, before
+// the kernel opts in to more (SetMaxDynamicShared): 48 KiB on every architecture.
+const DefaultSharedLimit = 48 << 10
+
+// funcAttrMaxDynamicShared is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (CUfunction_attribute).
+const funcAttrMaxDynamicShared = 8
+
+// SetMaxDynamicShared lets f be launched with up to bytes of dynamic shared memory per block
+// (cuFuncSetAttribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), which a launch asking for
+// more than DefaultSharedLimit needs. Its error names the call, or says the driver lacks it.
+func (f *Function) SetMaxDynamicShared(bytes int) error {
+	if f.c.d.cuFuncSetAttribute == nil {
+		return errors.New("cuFuncSetAttribute: this libcuda.so.1 has no such function")
+	}
+	return f.c.d.check("cuFuncSetAttribute", f.c.d.cuFuncSetAttribute(f.h, funcAttrMaxDynamicShared, int32(bytes)))
+}
+
 // Launch queues f on the context's stream with grid and block dimensions (x, y, z) and the kernel's
 // arguments in order; each argument must be a DevicePtr, int32, float32, float64 or a TensorMap
 // (from Driver.EncodeTiled, for a `const __grid_constant__ CUtensorMap` parameter). It returns when
@@ -129,10 +146,20 @@ func (f *Function) Launch(grid, block [3]int, args ...any) error {
 // LaunchShared is Launch with sharedBytes of dynamic shared memory per block (cuLaunchKernel's
 // sharedMemBytes, what a kernel's extern __shared__ array gets; up to 48 KiB without opting in).
 func (f *Function) LaunchShared(grid, block [3]int, sharedBytes int, args ...any) error {
-	// cuLaunchKernel takes an array of pointers to the argument values. They live in Go memory, so
-	// pin them for the call.
 	var pin runtime.Pinner
 	defer pin.Unpin()
+	first, err := kernelParams(&pin, args)
+	if err != nil {
+		return err
+	}
+	return f.c.d.check("cuLaunchKernel", f.c.d.cuLaunchKernel(f.h,
+		uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(block[0]), uint32(block[1]), uint32(block[2]),
+		uint32(sharedBytes), f.c.stream, first, 0))
+}
+
+// kernelParams is cuLaunchKernel's array of pointers to the argument values (nil for none), which
+// live in Go memory and are pinned with pin for the call.
+func kernelParams(pin *runtime.Pinner, args []any) (*unsafe.Pointer, error) {
 	params := make([]unsafe.Pointer, len(args))
 	for i, a := range args {
 		var p unsafe.Pointer
@@ -147,7 +174,7 @@ func (f *Function) LaunchShared(grid, block [3]int, sharedBytes int, args ...any
 			p = unsafe.Pointer(&v)
 		case TensorMap: // by value: the driver copies its 128 bytes from this 64-byte aligned address
 			if v.opaque == nil {
-				return errors.New("cuda: kernel argument " + strconv.Itoa(i) + " is an empty tensor map")
+				return nil, errors.New("cuda: kernel argument " + strconv.Itoa(i) + " is an empty tensor map")
 			}
 			p = unsafe.Pointer(v.opaque)
 		default:
@@ -156,14 +183,57 @@ func (f *Function) LaunchShared(grid, block [3]int, sharedBytes int, args ...any
 		pin.Pin(p)
 		params[i] = p
 	}
-	var first *unsafe.Pointer
-	if len(params) > 0 {
-		pin.Pin(&params[0])
-		first = &params[0]
+	if len(params) == 0 {
+		return nil, nil
 	}
-	return f.c.d.check("cuLaunchKernel", f.c.d.cuLaunchKernel(f.h,
-		uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(block[0]), uint32(block[1]), uint32(block[2]),
-		uint32(sharedBytes), f.c.stream, first, 0))
+	pin.Pin(&params[0])
+	return &params[0], nil
+}
+
+// launchAttribute is cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value.
+type launchAttribute struct {
+	id    int32
+	_     [4]byte
+	value [64]byte
+}
+
+// launchConfig is cuda.h's CUlaunchConfig (56 bytes; the stream at offset 32, as in C).
+type launchConfig struct {
+	grid, block [3]uint32
+	shared      uint32
+	stream      uintptr
+	attrs       *launchAttribute
+	numAttrs    uint32
+}
+
+// launchAttrClusterDimension is CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (CUlaunchAttributeID).
+const launchAttrClusterDimension = 4
+
+// LaunchCluster is LaunchShared for a kernel launched in thread-block clusters of cluster blocks
+// (x, y, z; each grid dimension a multiple of the cluster's), through cuLaunchKernelEx with the
+// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (sm_90 and newer). Its error says where the driver
+// lacks cuLaunchKernelEx (before CUDA 12.0), or names the call.
+func (f *Function) LaunchCluster(grid, block, cluster [3]int, sharedBytes int, args ...any) error {
+	if f.c.d.cuLaunchKernelEx == nil {
+		return errors.New("cuLaunchKernelEx: this libcuda.so.1 has no such function (CUDA 12.0 or newer has)")
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	first, err := kernelParams(&pin, args)
+	if err != nil {
+		return err
+	}
+	attr := &launchAttribute{id: launchAttrClusterDimension}
+	for i, c := range cluster {
+		*(*uint32)(unsafe.Pointer(&attr.value[4*i])) = uint32(c)
+	}
+	cfg := &launchConfig{shared: uint32(sharedBytes), stream: f.c.stream, attrs: attr, numAttrs: 1}
+	for i := range 3 {
+		cfg.grid[i], cfg.block[i] = uint32(grid[i]), uint32(block[i])
+	}
+	pin.Pin(attr)
+	pin.Pin(cfg)
+	return f.c.d.check("cuLaunchKernelEx", f.c.d.cuLaunchKernelEx(unsafe.Pointer(cfg), f.h, first, 0))
 }
 
 // Event is a CUDA event, a timestamp recorded in the stream; events time GPU work without counting

@@ -43,6 +43,12 @@ type Driver struct {
 	// (optionalSymbols): an older driver still runs everything but tensor maps.
 	cuTensorMapEncodeTiled func(tensorMap unsafe.Pointer, dataType int32, rank uint32, global uint64, dims, strides *uint64,
 		box, elementStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) int32
+	// cuFuncSetAttribute (CUDA 9.0 and newer) is bound where the library has it, else nil: a kernel
+	// asking for over 48 KiB of dynamic shared memory needs it.
+	cuFuncSetAttribute func(fn uintptr, attr, value int32) int32
+	// cuLaunchKernelEx (CUDA 12.0 and newer), bound where the library has it, else nil: a launch in
+	// thread-block clusters needs it.
+	cuLaunchKernelEx func(config unsafe.Pointer, fn uintptr, params *unsafe.Pointer, extra uintptr) int32
 }
 
 var (
@@ -89,7 +95,8 @@ func bindDriver(lib Loaded) (*Driver, error) {
 
 // optionalSymbols are the driver functions bound where the library has them (symbols' form).
 func (d *Driver) optionalSymbols() []any {
-	return []any{&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled"}
+	return []any{&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", &d.cuFuncSetAttribute, "cuFuncSetAttribute",
+		&d.cuLaunchKernelEx, "cuLaunchKernelEx"}
 }
 
 // symbols pairs each function variable with the libcuda symbol it binds (the _v2 names are the

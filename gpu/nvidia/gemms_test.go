@@ -15,16 +15,23 @@ func TestGEMMsComeFromTheTable(t *testing.T) {
 	rows := Kernels()
 	want := []string{"cublas", "cublas-tf32", "cublas-bf16", "cuda-naive", "cuda-coalesced", "cuda-smem", "cuda-blocktile1d", "cuda-regblock", "cuda-vectorized", "cuda-warptile", "cuda-doublebuf", "cuda-autotuned", "cuda-wmma", "cuda-mma", "cuda-mma-async", "cuda-mma-swizzle", "cuda-mma-warptile",
 		"cuda-wgmma", "cuda-wgmma-tma", "cuda-wgmma-ws", "cuda-wgmma-persistent", "cuda-wgmma-multicast"}
-	for _, reason := range []string{"", "no CUDA device (test)"} {
-		ks := GEMMs(reason)
+	if got, want := HopperUnavailable(100), "runs on an sm_90 GPU only (hopper.cu's compute_90a PTX), and this server's GPU is sm_100: the virtual GPU runs it instead"; got != want {
+		t.Errorf("HopperUnavailable(100) = %q, want %q", got, want)
+	}
+	for _, tt := range []struct {
+		reason string
+		cc     int
+	}{{"", 0}, {"", 80}, {"", 90}, {"", 100}, {"no CUDA device (test)", 90}} {
+		reason := tt.reason
+		ks := GEMMsOn(reason, tt.cc)
 		if got := kernels.Names(ks); got != strings.Join(want, ", ") {
 			t.Fatalf("GEMMs(%q) = %s, want %v", reason, got, want)
 		}
 		for i, k := range ks {
 			row := rows[i]
-			why := reason // the Hopper rungs are not the worker's yet, with or without a GPU
-			if why == "" && row.Arch != "" {
-				why = HopperUnavailable
+			why := reason // the Hopper rungs run on an sm_90 server's worker only
+			if why == "" && row.Arch != "" && tt.cc != 90 {
+				why = HopperUnavailable(tt.cc)
 			}
 			if k.Summary != row.Summary || !k.OnGPU || k.F32 != nil || k.F64 != nil || k.Unavailable != why || k.Remote != (why == "") {
 				t.Errorf("GEMMs(%q)[%d] = %+v, from row %+v", reason, i, k, row)

@@ -72,6 +72,10 @@ type Kernel struct {
 	// Persistent, when over 0, makes the grid (min(Persistent, tiles), 1, 1), tiles being the
 	// Tile-sized tiles of C, which the kernel's blocks loop over (a persistent tile scheduler).
 	Persistent int
+	// Cluster, when not zero, is the thread-block cluster the kernel is launched in, in blocks (x, y,
+	// z; sm_90 and newer): the worker launches it through cuLaunchKernelEx with the cluster dimension
+	// attribute (nvidia.Function.LaunchCluster), its grid a whole number of clusters.
+	Cluster [3]int
 	// GFLOPS is a deliberately pessimistic throughput, in GFLOP/s (10⁹ FLOP/s), for the Precision the
 	// kernel runs in (FP32 for cuBLAS SGEMM), and GFLOPS64 the same for float64 (0: float64 not taken).
 	// They are estimates, never measurements and never shown as such (the measurements are in

@@ -6,12 +6,14 @@ package fakecuda
 
 import (
 	_ "embed"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ebitengine/purego"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
@@ -58,3 +60,25 @@ func Setup(t testing.TB) string {
 
 // DeviceName is the name the stand-in reports for its one device.
 const DeviceName = "Fake GPU (host memory, tests)"
+
+// Driver builds the stand-in (Setup) and opens it in this process, from its file only (never a
+// library of the same name on the loader's path), bound and initialised. Its functions read
+// $FAKECUDA_* at each call, so t.Setenv changes them in this process too.
+func Driver(t testing.TB) *nvidia.Driver {
+	t.Helper()
+	dir := Setup(t)
+	onlyFiles := func(name string) (uintptr, error) {
+		if !strings.Contains(name, "/") {
+			return 0, errors.New("not on the loader path")
+		}
+		return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	}
+	d, err := nvidia.Loader{Dirs: func() []string { return []string{dir} }, Open: onlyFiles}.Driver()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Lib.Path != filepath.Join(dir, "libcuda.so.1") {
+		t.Fatalf("loaded %s, not the stand-in", d.Lib.Path)
+	}
+	return d
+}

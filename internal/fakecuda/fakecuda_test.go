@@ -1,12 +1,11 @@
 package fakecuda
 
 import (
-	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
@@ -35,24 +34,7 @@ const takesMap = `.version 8.0
 // tensor was freed. It runs in this process, through the binding, so it also shows purego passing
 // cuTensorMapEncodeTiled's twelve arguments to C.
 func TestFakeTensorMapsAreStrict(t *testing.T) {
-	dir := Setup(t)
-	onlyFiles := func(name string) (uintptr, error) {
-		if !strings.Contains(name, "/") {
-			return 0, errors.New("not on the loader path")
-		}
-		return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	}
-	d, err := nvidia.Loader{Dirs: func() []string { return []string{dir} }, Open: onlyFiles}.Driver()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Lib.Path != filepath.Join(dir, "libcuda.so.1") {
-		t.Fatalf("loaded %s, not the stand-in", d.Lib.Path)
-	}
-	ctx, err := d.Use(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := openFake(t)
 	alloc := func(bytes int) nvidia.DevicePtr {
 		p, err := ctx.Alloc(bytes)
 		if err != nil {
@@ -97,5 +79,85 @@ func TestFakeTensorMapsAreStrict(t *testing.T) {
 	}
 	if err := ctx.Synchronize(); err != nil {
 		t.Errorf("the refused launches left an error: %v", err)
+	}
+}
+
+// openFake opens the stand-in in this process (Driver), with a context on its device.
+func openFake(t *testing.T) *nvidia.Context {
+	t.Helper()
+	ctx, err := Driver(t).Use(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// The stand-in enforces what the driver would for the Hopper rungs: a launch asking for more than 48
+// KiB of dynamic shared memory is refused until cuFuncSetAttribute raised the kernel's limit (at most
+// 227 KiB), a cluster launch's grid must be whole clusters of at most 8 blocks, and PTX for sm_90a
+// loads on a compute capability 9.0 device only ($FAKECUDA_CC, read at each call).
+func TestFakeHopperRules(t *testing.T) {
+	ctx := openFake(t)
+	sm90a := strings.Replace(takesMap, ".target sm_90", ".target sm_90a", 1)
+	mod, err := ctx.LoadPTX(sm90a)
+	if err != nil {
+		t.Fatalf("sm_90a PTX on the cc 9.0 fake: %v", err)
+	}
+	fn, err := mod.Function("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ptrs [3]nvidia.DevicePtr
+	for i := range ptrs {
+		if ptrs[i], err = ctx.Alloc(8 * 8 * 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tm, err := ctx.EncodeTiled(nvidia.TiledMap{Name: "tm", DataType: nvidia.TensorFloat32, Address: ptrs[0],
+		Dims: []uint64{8, 8}, Strides: []uint64{32}, Box: []uint32{8, 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch := func(shared int) error {
+		return fn.LaunchShared([3]int{1, 1, 1}, [3]int{32, 1, 1}, shared, ptrs[0], ptrs[1], ptrs[2], int32(8), int32(8), int32(8), tm)
+	}
+	const big = 100 << 10
+	if err := launch(48 << 10); err != nil {
+		t.Errorf("48 KiB without opting in: %v", err)
+	}
+	if err := launch(big); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_VALUE") {
+		t.Errorf("100 KiB without opting in: got %v, want CUDA_ERROR_INVALID_VALUE", err)
+	}
+	if err := fn.SetMaxDynamicShared(228 << 10); err == nil {
+		t.Error("228 KiB, past the opt-in limit: allowed")
+	}
+	if err := fn.SetMaxDynamicShared(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := launch(big); err != nil {
+		t.Errorf("100 KiB after opting in: %v", err)
+	}
+	// Thread-block clusters through cuLaunchKernelEx: purego passes CUlaunchConfig and its cluster
+	// attribute as cuda.h lays them out, or the fake would read another cluster or grid.
+	log := filepath.Join(t.TempDir(), "fakecuda.log")
+	t.Setenv("FAKECUDA_LOG", log)
+	cluster := func(grid, c [3]int) error {
+		return fn.LaunchCluster(grid, [3]int{32, 1, 1}, c, big, ptrs[0], ptrs[1], ptrs[2], int32(8), int32(8), int32(8), tm)
+	}
+	if err := cluster([3]int{4, 2, 1}, [3]int{2, 1, 1}); err != nil {
+		t.Errorf("a 2×1×1 cluster: %v", err)
+	}
+	if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), "cuLaunchKernelEx k cluster=2,1,1\ncuLaunchKernel k param=6 map=") ||
+		!strings.Contains(string(b), "cuLaunchKernel k grid=4,2,1 block=32,1,1 shared=102400\n") {
+		t.Errorf("log %q, %v: want the cluster, the map and the launch", b, err)
+	}
+	for _, c := range [][3]int{{3, 1, 1}, {4, 2, 2}} { // grid 4 not a multiple of 3; 16 blocks a cluster
+		if err := cluster([3]int{4, 2, 2}, c); err == nil || !strings.Contains(err.Error(), "cuLaunchKernelEx: CUDA_ERROR_INVALID_VALUE") {
+			t.Errorf("cluster %v: got %v, want CUDA_ERROR_INVALID_VALUE", c, err)
+		}
+	}
+	t.Setenv("FAKECUDA_CC", "100")
+	if _, err := ctx.LoadPTX(sm90a); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_NO_BINARY_FOR_GPU") {
+		t.Errorf("sm_90a PTX on a cc 10.0 fake: got %v, want CUDA_ERROR_NO_BINARY_FOR_GPU", err)
 	}
 }

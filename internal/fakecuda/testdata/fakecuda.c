@@ -19,8 +19,17 @@
 // also that the tensor lies inside one live allocation; it writes a map the launch recognises. A
 // kernel whose PTX entry has `.param .align 64 .b8 X[128]` parameters (const __grid_constant__
 // CUtensorMap) must get, for each, a 64-byte aligned pointer to such a map whose tensor is still
-// allocated. With $FAKECUDA_LOG set, each encode and each tensor map a launch passes is appended
-// to that file as a line, so that tests can read what the worker asked for.
+// allocated. With $FAKECUDA_LOG set, each encode, each tensor map a launch passes and each launch
+// (its grid, block and dynamic shared bytes) is appended to that file as a line, so that tests can read what the worker asked for.
+//
+// The device's compute capability is 9.0, or $FAKECUDA_CC (e.g. "80", "100") where set, and it has 4
+// SMs, or $FAKECUDA_SMS. As the driver
+// does, it loads PTX for an architecture-specific target (".target sm_90a") only on exactly that
+// compute capability (CUDA_ERROR_NO_BINARY_FOR_GPU elsewhere). A launch may ask for up to 48 KiB of
+// dynamic shared memory, or more up to what cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_
+// SIZE_BYTES) allowed the kernel beforehand (at most 227 KiB, Hopper's opt-in limit). The Hopper rungs
+// (entries "hopper_…") multiply BF16 inputs. cuLaunchKernelEx takes the cluster dimension attribute
+// (see there).
 //
 // A kernel whose name ends in "_oob" models an out-of-bounds write: the launch succeeds and the next
 // synchronising call fails with CUDA_ERROR_ILLEGAL_ADDRESS (700), which then sticks, as on a GPU.
@@ -39,7 +48,7 @@ static float bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(
 typedef int CUresult;
 enum {
 	OK = 0, INVALID_VALUE = 1, NOT_INITIALIZED = 3, INVALID_IMAGE = 200, INVALID_CONTEXT = 201,
-	INVALID_HANDLE = 400, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, NOT_SUPPORTED = 801,
+	NO_BINARY_FOR_GPU = 209, INVALID_HANDLE = 400, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, NOT_SUPPORTED = 801,
 };
 
 static int initialised, sticky;
@@ -87,6 +96,7 @@ CUresult cuGetErrorName(CUresult code, const char **name) {
 	case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return OK;
 	case ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; return OK;
 	case NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; return OK;
+	case NO_BINARY_FOR_GPU: *name = "CUDA_ERROR_NO_BINARY_FOR_GPU"; return OK;
 	}
 	*name = NULL;
 	return INVALID_VALUE;
@@ -107,16 +117,22 @@ CUresult cuDeviceGetName(char *name, int len, int dev) {
 	return OK;
 }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev) { if (dev != 0) return INVALID_VALUE; *bytes = (size_t)1 << 30; return OK; }
+// compute_capability is 10·major + minor: 90, or $FAKECUDA_CC.
+static int compute_capability(void) {
+	const char *cc = getenv("FAKECUDA_CC");
+	return cc && *cc ? atoi(cc) : 90;
+}
+
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 	if (dev != 0) return INVALID_VALUE;
 	switch (attr) {
 	case 13: *v = 1000000; return OK;  // clock rate, kHz
-	case 16: *v = 4; return OK;        // SMs
+	case 16: *v = getenv("FAKECUDA_SMS") ? atoi(getenv("FAKECUDA_SMS")) : 4; return OK; // SMs
 	case 36: *v = 1000000; return OK;  // memory clock, kHz
 	case 37: *v = 256; return OK;      // bus width, bits
 	case 38: *v = 1 << 20; return OK;  // L2 bytes
-	case 75: *v = 9; return OK;        // compute capability 9.0
-	case 76: *v = 0; return OK;
+	case 75: *v = compute_capability() / 10; return OK; // compute capability 9.0
+	case 76: *v = compute_capability() % 10; return OK;
 	}
 	return INVALID_VALUE;
 }
@@ -192,13 +208,23 @@ CUresult cuMemsetD32_v2(uint64_t dst, unsigned v, size_t words) {
 // ---- modules and kernels ----
 
 typedef struct { char *ptx; } module;
-typedef struct { char name[128]; char params[2048]; } function;
+typedef struct { char name[128]; char params[2048]; int max_shared; } function;
+
+#define DEFAULT_SHARED (48 << 10)
+#define OPTIN_SHARED (227 << 10)
 
 CUresult cuModuleLoadData(uintptr_t *mod, const void *image) {
 	CUresult r = ready();
 	if (r) return r;
 	const char *s = image;
 	if (!strstr(s, ".version") || !strstr(s, ".target")) return INVALID_IMAGE; // not PTX text
+	// An architecture-specific target (sm_90a) runs on that one compute capability only.
+	const char *target = strstr(s, ".target sm_");
+	if (target) {
+		char *end;
+		long arch = strtol(target + strlen(".target sm_"), &end, 10);
+		if (*end == 'a' && arch != compute_capability()) return NO_BINARY_FOR_GPU;
+	}
 	module *m = malloc(sizeof *m);
 	m->ptx = strdup(s);
 	*mod = (uintptr_t)m;
@@ -219,6 +245,7 @@ CUresult cuModuleGetFunction(uintptr_t *fn, uintptr_t mod, const char *name) {
 	if (strlen(name) >= sizeof(((function *)0)->name) || !strstr(m->ptx, want)) return NOT_FOUND;
 	function *f = malloc(sizeof *f);
 	strcpy(f->name, name);
+	f->max_shared = DEFAULT_SHARED;
 	// The entry's parameter list, up to its closing parenthesis.
 	const char *from = strstr(m->ptx, want) + strlen(want), *to = strchr(from, ')');
 	size_t n = to ? (size_t)(to - from) : 0;
@@ -226,6 +253,16 @@ CUresult cuModuleGetFunction(uintptr_t *fn, uintptr_t mod, const char *name) {
 	memcpy(f->params, from, n);
 	f->params[n] = 0;
 	*fn = (uintptr_t)f;
+	return OK;
+}
+
+// cuFuncSetAttribute supports CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8) only.
+CUresult cuFuncSetAttribute(uintptr_t fn, int attr, int value) {
+	CUresult r = ready();
+	if (r) return r;
+	if (!fn) return INVALID_HANDLE;
+	if (attr != 8 || value < 0 || value > OPTIN_SHARED) return INVALID_VALUE;
+	((function *)fn)->max_shared = value > DEFAULT_SHARED ? value : DEFAULT_SHARED;
 	return OK;
 }
 
@@ -334,17 +371,25 @@ static int ends_with(const char *s, const char *suffix) {
 // Every playground kernel, and every learner kernel the tests launch, has the signature
 // (const T* A, const T* B, float* C, int M, int N, int K) for row-major A (M×K), B (K×N), C (M×N):
 // FP32 inputs, or BF16 for cuda_wmma_bf16 and the mma.sync kernels (cuda_mma…).
-CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
+// launch is cuLaunchKernel, called by name from cuLaunchKernelEx too: a static function, since a
+// call to the exported name could bind to another loaded copy of this library.
+static CUresult launch(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
 	CUresult r = ready();
 	if (r) return r;
 	function *f = (function *)fn;
-	if (stream != the_stream || extra != NULL || smem != 0) return INVALID_VALUE;
+	if (stream != the_stream || extra != NULL || (int)smem > f->max_shared || smem > OPTIN_SHARED) return INVALID_VALUE;
 	if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
 	if (tensor_map_params(f, params) != OK) return INVALID_VALUE;
+	FILE *log = logfile();
+	if (log) {
+		fprintf(log, "cuLaunchKernel %s grid=%u,%u,%u block=%u,%u,%u shared=%u\n", f->name, gx, gy, gz, bx, by, bz, smem);
+		fclose(log);
+	}
 	uint64_t A = *(uint64_t *)params[0], B = *(uint64_t *)params[1], C = *(uint64_t *)params[2];
 	int M = *(int *)params[3], N = *(int *)params[4], K = *(int *)params[5];
-	int bf = strcmp(f->name, "cuda_wmma_bf16") == 0 || strncmp(f->name, "cuda_mma", 8) == 0;
+	int bf = strcmp(f->name, "cuda_wmma_bf16") == 0 || strncmp(f->name, "cuda_mma", 8) == 0 ||
+	         strncmp(f->name, "hopper_", 7) == 0;
 	if (strcmp(f->name, "cuda_wmma_f16") == 0) return NOT_SUPPORTED;
 	size_t in = bf ? 2 : 4;
 	if (M < 1 || N < 1 || K < 1 || !inside(A, (size_t)M * K * in) || !inside(B, (size_t)K * N * in) ||
@@ -368,6 +413,42 @@ CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, uns
 			c[(size_t)i * N + j] = s;
 		}
 	return OK;
+}
+
+// cuLaunchKernelEx takes cuda.h's CUlaunchConfig with its attributes (CUlaunchAttribute: an id, padding,
+// a 64-byte value); the fake knows the cluster dimension (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 4)
+// only, which needs compute capability 9.0 or newer, each grid dimension a multiple of the cluster's
+// and at most 8 blocks a cluster (the portable limit). The launch is then cuLaunchKernel's.
+typedef struct { int id; char pad[4]; union { char bytes[64]; struct { unsigned x, y, z; } cluster; } value; } launch_attribute;
+typedef struct {
+	unsigned gx, gy, gz, bx, by, bz, smem;
+	uintptr_t stream;
+	launch_attribute *attrs;
+	unsigned nattrs;
+} launch_config;
+
+CUresult cuLaunchKernelEx(const launch_config *c, uintptr_t fn, void **params, void **extra) {
+	CUresult r = ready();
+	if (r) return r;
+	if (!c || (c->nattrs && !c->attrs)) return INVALID_VALUE;
+	unsigned cx = 1, cy = 1, cz = 1;
+	for (unsigned i = 0; i < c->nattrs; i++) {
+		if (c->attrs[i].id != 4) return NOT_SUPPORTED;
+		cx = c->attrs[i].value.cluster.x, cy = c->attrs[i].value.cluster.y, cz = c->attrs[i].value.cluster.z;
+		if (compute_capability() < 90 || !cx || !cy || !cz || (uint64_t)cx * cy * cz > 8) return INVALID_VALUE;
+		if (c->gx % cx || c->gy % cy || c->gz % cz) return INVALID_VALUE;
+	}
+	FILE *log = logfile();
+	if (log) {
+		fprintf(log, "cuLaunchKernelEx %s cluster=%u,%u,%u\n", ((function *)fn)->name, cx, cy, cz);
+		fclose(log);
+	}
+	return launch(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->stream, params, extra);
+}
+
+CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, uintptr_t stream, void **params, void **extra) {
+	return launch(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
 }
 
 // ---- events ----

@@ -222,12 +222,16 @@ func WithLineTable(ptx string) string {
 // PTX instruction becomes where it is one of copyAnchors (sassAnchors), never-executed placeholders
 // (guarded by !PT) left out; res is ptxas -v's report.
 func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int) (counts, anchors []int, res []EntryResources, err error) {
-	listing, _, res, err := px.disassembly(ctx, WithLineTable(ptx), cc, nvdisasm)
+	listing, cut, res, err := px.disassembly(ctx, WithLineTable(ptx), cc, nvdisasm)
 	if err != nil {
 		return nil, nil, res, err
 	}
-	// a cut listing (past MaxDisassembly; about 0.5 MB for the table's sm_80) would count short
-	s := ParseSASS(listing, fmt.Sprintf("sm_%d", cc), 0)
+	if cut { // a cut listing (past MaxDisassembly; about 2 MB for the table's sm_80) would count short
+		return nil, nil, res, fmt.Errorf("sm_%d: nvdisasm's listing is longer than %d bytes", cc, MaxDisassembly)
+	}
+	// The JSON budget is the listing's, not a cell's MaxSASSBytes: past that the SASS leaves out
+	// whole functions' lines (with the FP32 tile search's candidates, the kernels listed after them).
+	s := parseSASS(listing, fmt.Sprintf("sm_%d", cc), 0, MaxDisassembly)
 	counts = make([]int, strings.Count(ptx, "\n")+1)
 	for _, fn := range s.Functions {
 		unlined, first := 0, 0

@@ -123,7 +123,11 @@ func TestCUDACellRunWithoutGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := collect(t, ws, "r", 60*time.Second)
-	notes, results := notesOf(msgs), column(rowsOf(t, msgs, "results"), "kernel")
+	notes, had := withoutModelNote(notesOf(msgs))
+	results := column(rowsOf(t, msgs, "results"), "kernel")
+	if !had {
+		t.Errorf("notes %q: none says what the model charges", notesOf(msgs))
+	}
 	want := []string{
 		"info: custom: twice_mm compiles for compute_80",
 		"error: cublas: not run, no NVIDIA GPU on this server (the page header links the details)",

@@ -144,6 +144,20 @@ func notesOf(msgs []Message) []string {
 	return out
 }
 
+// withoutModelNote returns notes without the cuda cell's note on what its model charges ("info:
+// model: the issue and latency terms charge …"), which says SASS or PTX as this machine's ptxas and
+// nvdisasm allow, and whether there was one.
+func withoutModelNote(notes []string) (rest []string, had bool) {
+	for _, n := range notes {
+		if strings.HasPrefix(n, "info: model: the issue and latency terms charge ") {
+			had = true
+			continue
+		}
+		rest = append(rest, n)
+	}
+	return rest, had
+}
+
 // count returns how many of msgs have type typ.
 func count(msgs []Message, typ string) int {
 	n := 0

@@ -113,7 +113,7 @@ func Parse(src string) (Spec, error) {
 	for _, k := range y.Kernels.V {
 		row, ok := nvidia.LookupRow("cuda-" + k.V)
 		if !ok || row.Entry == "" {
-			return Spec{}, cells.Errorf(k.Line, "unknown kernel %q; the virtual GPU runs matmul.cu's %s", k.V, strings.Join(Kernels(), ", "))
+			return Spec{}, cells.Errorf(k.Line, "unknown kernel %q; the virtual GPU runs the kernel table's %s", k.V, strings.Join(Kernels(), ", "))
 		}
 		if s.Block != ([2]int{}) && !row.AnyBlock {
 			return Spec{}, cells.Errorf(y.Block.Line, "block applies to kernels with one thread per entry of C (naive, coalesced); %s's block is fixed in matmul.cu", k.V)

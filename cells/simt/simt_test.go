@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 	}
 	for src, want := range map[string]string{
 		"kernels: [naive]\nn: 1024":                                    "line 2: n is 1024",
-		"kernels: [fast]\nn: 8":                                        `line 1: unknown kernel "fast"; the virtual GPU runs matmul.cu's naive, coalesced, smem, blocktile1d, regblock, vectorized, warptile, doublebuf, autotuned, wmma, mma, mma-async, mma-swizzle, mma-warptile, tile-128x64x16-w32x32`,
+		"kernels: [fast]\nn: 8":                                        `line 1: unknown kernel "fast"; the virtual GPU runs the kernel table's naive, coalesced, smem, blocktile1d, regblock, vectorized, warptile, doublebuf, autotuned, wmma, mma, mma-async, mma-swizzle, mma-warptile, wgmma, wgmma-tma, wgmma-ws, wgmma-persistent, wgmma-multicast, tile-`,
 		"kernels: [naive, smem]\nn: 8\nblock: [16, 16]":                `line 3: block applies to kernels with one thread per entry of C (naive, coalesced); smem's block is fixed`,
 		"kernels: [naive]\nn: 8\ntile: 16":                             `unknown key "tile"`,
 		"kernels: [naive]\nn: 8\ngpu: V100":                            `line 3: unknown GPU "V100"`,

@@ -327,7 +327,7 @@ func drawPlot(p *plot.Plot, c draw.Canvas) {
 	}
 	xsty := p.X.Label.TextStyle
 	// Wrapped narrower than c: it is centred on the data, right of the y axis and its labels.
-	xlabel := strings.Split(wrap(xsty, p.X.Label.Text, width*3/4), "\n")
+	xlabel := strings.Split(wrap(xsty, p.X.Label.Text, xLabelWidth(p, c)), "\n")
 	p.X.Label.Text = ""
 	if xlabel[0] != "" {
 		c.Min.Y += blockHeight(xsty, xlabel) + p.X.Label.Padding
@@ -371,6 +371,21 @@ func drawPlot(p *plot.Plot, c draw.Canvas) {
 			c.FillText(xsty, vg.Point{X: da.Center().X, Y: y}, line)
 		}
 	}
+}
+
+// xLabelWidth is how wide the x axis' label may be in c: three quarters of c, and no wider than the
+// label centred on the data (right of the y axis, its label and its tick labels, which long kernel
+// names make wide) can be without leaving c, with a little slack for the narrowing drawPlot does.
+func xLabelWidth(p *plot.Plot, c draw.Canvas) vg.Length {
+	width := (c.Max.X - c.Min.X) * 3 / 4
+	est := c
+	if p.Y.Label.Text != "" {
+		est = draw.Crop(c, p.Y.Label.TextStyle.Height(p.Y.Label.Text)+p.Y.Label.Padding, 0, 0, 0)
+	}
+	if da := p.DataCanvas(est); da.Max.X > da.Min.X {
+		width = min(width, 2*min(da.Center().X-c.Min.X, c.Max.X-da.Center().X)*9/10)
+	}
+	return width
 }
 
 // plainNumber is a number written in plain decimals whose whole part has four digits or more.

@@ -121,6 +121,9 @@ func TestChartsKeepTextInsideAndApart(t *testing.T) {
 		"counts": func() (string, error) {
 			return Counts([]KernelCounts{{"naive", 4096, 8e9, 1e11}, {"coalesced", 4096, 1e9, 1e11}, {"smem", 4096, 1e8, 1e11}, {"regblock", 4096, 5e7, 1e11}})
 		},
+		"counts with long names": func() (string, error) { // the tile search's candidates: wide y labels
+			return Counts([]KernelCounts{{"warptile", 128, 4e5, 4e6}, {"tile-128x64x16-w32x32", 128, 5e5, 4e6}, {"tile-128x256x8-w64x64", 128, 3e5, 4e6}, {"tile-256x128x8-w64x64", 128, 3e5, 4e6}})
+		},
 	}
 	for name, draw := range charts {
 		svg, err := draw()

@@ -307,7 +307,7 @@ func countsColumns(gpu string) []cells.Column {
 		{Label: "global requests", Primary: true}, {Label: "sectors", Primary: true},
 		{Label: "moved", Unit: "MB"}, {Label: "coalescing", Unit: "%", Primary: true},
 		{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]"},
-		{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true}, {Label: "barriers (per block)"},
+		{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true}, {Label: "barriers (all blocks)"},
 		{Label: "registers"}, {Label: "occupancy"},
 		{Label: "check", Primary: true}, {Label: fmt.Sprintf("modelled time on %s (bound)", gpu), Unit: "µs", Primary: true},
 		{Label: fmt.Sprintf("tile search (modelled at n = %d on %s by go generate; bound)", nvidia.TuneN, gpu), Unit: "µs"}, {Label: "emulation", Unit: "s"}}

@@ -112,7 +112,7 @@ func EmulatedTable(gpuName string) cells.Table {
 			{Label: "shared wavefronts [l1tex__data_pipe_lsu_wavefronts_mem_shared]", Primary: true},
 			{Label: "bank conflicts [l1tex__data_bank_conflicts_pipe_lsu_mem_shared]", Primary: true},
 			{Label: "atomic requests (global + shared)"}, {Label: "atomic serialisation (same-address passes beyond one per request)", Primary: true},
-			{Label: "barriers (per block)"}, {Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
+			{Label: "barriers (all blocks)"}, {Label: "occupancy (theoretical) [sm__maximum_warps_per_active_cycle_pct]"},
 			{Label: "L1 hit rate, modelled [l1tex__t_sector_hit_rate.pct]", Unit: "%"},
 			{Label: "L2 hit rate, modelled [lts__t_sector_hit_rate.pct]", Unit: "%"},
 			{Label: "DRAM bytes, modelled [dram__bytes_read.sum + dram__bytes_write.sum]", Unit: "MB"},

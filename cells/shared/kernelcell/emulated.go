@@ -8,9 +8,9 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/chart"
+	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpu"
-	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/vgpurun"
 )
 

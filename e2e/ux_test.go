@@ -379,7 +379,52 @@ func TestPlayerControlsInBrowser(t *testing.T) {
 	if at, of := pos(); at != of {
 		t.Errorf("played at 16× to the end: frame %d of %d", at, of)
 	}
+	reducedMotion(t, p, cell, pos)
 	p.errs.check(t, "players")
+}
+
+// reducedMotion runs cell again on page p with the learner's system asking for reduced motion: the
+// new player waits on its first frame, paused, until Play, and the page's CSS transitions are off.
+func reducedMotion(t *testing.T, p *browserPage, cell string, pos func() (at, of int)) {
+	t.Helper()
+	fade := `getComputedStyle(document.querySelector(` + strconv.Quote(cell+" .cell-table-frame") + `), "::before").transitionDuration`
+	if got := p.str(fade); got == "0s" {
+		t.Errorf("with normal motion the table frame's fade lasts %s, want a transition", got)
+	}
+	p.do("reduce motion", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}})
+		return err
+	}))
+	if got := p.str(fade); got != "0s" {
+		t.Errorf("with reduced motion the table frame's fade lasts %s, want 0s", got)
+	}
+	p.do("run with reduced motion", chromedp.Click(chromedp.CSS(cell+" .cell-run")),
+		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		waitVisible(chromedp.CSS(cell+" .sys-flow rect.pe")))
+	player := `document.querySelector(` + strconv.Quote(cell+" .player") + `)`
+	state := func() string {
+		t.Helper()
+		return p.str(player + `.dataset.playing + " " + ` + player + `.querySelector(".player-play").textContent`)
+	}
+	if n := p.str(`String(document.querySelectorAll(` + strconv.Quote(cell+" .player") + `).length)`); n != "1" {
+		t.Fatalf("%s players after the second run, want 1 (a new one)", n)
+	}
+	if got, want := state(), "false Play"; got != want {
+		t.Errorf("with reduced motion, after a run: playing and button %q, want %q", got, want)
+	}
+	// At 16× a playing player steps every 37.5 ms; its timer would be set before this wait's
+	// 150 ms one, so it would fire first: a still player is still at frame 1 after the wait.
+	p.do("16×", chromedp.SetValue(chromedp.CSS(cell+" .player-speed-select"), "16"),
+		evalDo(player+`.querySelector(".player-speed-select").dispatchEvent(new Event("change"))`))
+	p.str(`new Promise((ok) => setTimeout(() => ok("waited"), 150))`)
+	if at, of := pos(); at != 1 || of < 3 {
+		t.Errorf("with reduced motion, left alone: frame %d of %d, want 1 of several", at, of)
+	}
+	p.do("play", chromedp.Click(chromedp.CSS(cell+" .player-play")),
+		waitVisible(chromedp.CSS(cell+` .player[data-playing="false"]`)))
+	if at, of := pos(); at != of {
+		t.Errorf("with reduced motion, after Play at 16×: frame %d of %d, want the last", at, of)
+	}
 }
 
 func fmtSscanRGB(s string, r, g, b *float64) (int, error) {

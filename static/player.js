@@ -5,6 +5,14 @@
 // whole browser module of such a kind, around one FramePlayer per cell.
 //
 // Keys, when the player has focus: Space plays or pauses, ←/→ step, Home/End jump.
+//
+// A learner whose system asks for reduced motion (prefers-reduced-motion: reduce, read when the
+// player is made) gets a still player: it shows the run's first frame, paused with its controls
+// ready, and plays only when the learner presses Play (or Space). The first frame, not the last:
+// each animation is a process told from its start (the systolic array's rows of A waiting at its
+// left edge, the first warp instruction, the TPU pipeline's first grid step), the frames stream in
+// while the run runs (a still player that followed the newest frame would move by itself), and Play
+// at the last frame would start again from the first anyway.
 
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16];
 
@@ -66,7 +74,7 @@ export class FramePlayer {
   constructor(parent, { className, intervalMs = 400, label = "animation", show }) {
     this.frames = [];
     this.at = -1;
-    this.playing = true;
+    this.playing = false;
     this.speed = 1;
     this.intervalMs = intervalMs;
     this.draw = show;
@@ -126,7 +134,7 @@ export class FramePlayer {
       const f = keys[ev.key];
       if (f && !(ev.target instanceof HTMLButtonElement && ev.key === " ")) { ev.preventDefault(); f(); }
     });
-    this.schedule();
+    this.setPlaying(!prefersReducedMotion());
   }
 
   // toggle plays or pauses; playing again at the last frame starts from the first.
@@ -186,6 +194,11 @@ export class FramePlayer {
     this.stopped = true;
     clearTimeout(this.timer);
   }
+}
+
+// prefersReducedMotion says whether the learner's system asks for reduced motion.
+function prefersReducedMotion() {
+  return typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
 }
 
 function button(className, text, label) {

@@ -176,7 +176,9 @@ func (c *Cluster) publishJob(ctx context.Context, w *worker, id string, j machin
 			return 0, until, fmt.Errorf("could not queue the run for %s: the NATS server's JetStream refused it (%v); the operator's terminal says what to do", w.m.Name, err)
 		}
 		if c.nc.Status() != nats.CONNECTED {
-			return 0, until, fmt.Errorf("could not queue the run for %s: this server has lost its connection to the NATS server (%s); it reconnects by itself", w.m.Name, c.nc.Status())
+			// The connection can go between the job reaching the stream and its acknowledgement
+			// reaching this server: either way the connection is to blame, not the machine.
+			return 0, until, fmt.Errorf("could not queue the run for %s: this server lost its connection to the NATS server (%s); it reconnects by itself. The machine is not to blame; run it again once the connection is back", w.m.Name, c.nc.Status())
 		}
 		return 0, until, fmt.Errorf("could not queue the run for %s: %w", w.m.Name, err)
 	}

@@ -555,8 +555,8 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 	if !fn.Entry {
 		return Counts{}, fmt.Errorf("%s is a .func, not a kernel (.entry)", entry)
 	}
-	if fn.err != nil {
-		return Counts{}, fn.err
+	if _, err := fn.decoded(); err != nil {
+		return Counts{}, err
 	}
 	L, err := newLaunch(ctx, mod, fn, cfg)
 	if err != nil {
@@ -613,7 +613,10 @@ func Launch(ctx context.Context, mod *Module, entry string, cfg LaunchConfig) (C
 // newLaunch checks cfg's shape and shared memory against fn and the limits, and makes the launch
 // with its cache model and trace, before any buffer.
 func newLaunch(ctx context.Context, mod *Module, fn *Function, cfg LaunchConfig) (*launch, error) {
-	prog := fn.prog
+	prog, err := fn.decoded()
+	if err != nil {
+		return nil, err
+	}
 	grid, block, err := launchShape(fn, cfg)
 	if err != nil {
 		return nil, err

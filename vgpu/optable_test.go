@@ -28,11 +28,11 @@ done:
 	if err != nil {
 		t.Fatalf("%s: %v", in, err)
 	}
-	f := m.Function("k")
-	if f.err != nil {
-		return inst{}, f.err
+	prog, err := m.Function("k").decoded()
+	if err != nil {
+		return inst{}, err
 	}
-	return f.prog.code[0], nil
+	return prog.code[0], nil
 }
 
 // TestOpRowsDecodeTheirForms decodes each opRows row's form: it must be of the row's names, and

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The PTX parser. It reads the module text that NVRTC (CUDA 11.8–13) and clang emit (PTX ISA 8.x,
@@ -284,8 +285,10 @@ type Function struct {
 	vars        []Var // .shared/.local/.param declared in the body
 	decl        bool  // a prototype only (no body)
 
-	prog *program // decoded code; nil until decoded
-	err  error    // the decode error, reported when launched
+	mod    *Module   // the module it is in, for decoding
+	decode sync.Once // decodes an entry on first use (decoded)
+	prog   *program  // decoded code; nil until decoded
+	err    error     // the decode error, reported when launched
 
 	// MaxNReg and MinNCTAPerSM are the .maxnreg and .minnctapersm directives (zero when absent):
 	// bounds ptxas keeps the kernel's registers within (PTX ISA 8.x, section 11.4 "Performance-Tuning
@@ -459,9 +462,12 @@ func (p *parser) skipStatement() error {
 	}
 }
 
-// ParseModule parses PTX text. Errors are *ParseError naming the line. Each function's instructions
-// are decoded as well; a function with an instruction the interpreter does not support still parses
-// (its error is returned by Launch), so that the module's other kernels can run.
+// ParseModule parses PTX text. Errors are *ParseError naming the line. A kernel's instructions are
+// decoded when it is first launched or asked for its resources (a .func is decoded into each
+// kernel that calls it, so decoding every kernel of a module of many kernels calling one large
+// function up front would cost their product); a kernel with an instruction the interpreter does
+// not support still parses (its error is returned by Launch), so that the module's other kernels
+// can run.
 func ParseModule(src string) (*Module, error) {
 	if len(src) > MaxSourceBytes {
 		return nil, fmt.Errorf("PTX module of %d bytes is over the %d-byte limit", len(src), MaxSourceBytes)
@@ -476,11 +482,16 @@ func ParseModule(src string) (*Module, error) {
 		return nil, err
 	}
 	for _, f := range p.mod.Functions {
-		if !f.decl && f.Entry { // a .func is decoded into each kernel that calls it
-			f.prog, f.err = decodeFunction(p.mod, f)
-		}
+		f.mod = p.mod
 	}
 	return p.mod, nil
+}
+
+// decoded is f's decoded program (f an entry with a body), decoded on the first call: safe for
+// concurrent launches of one module.
+func (f *Function) decoded() (*program, error) {
+	f.decode.Do(func() { f.prog, f.err = decodeFunction(f.mod, f) })
+	return f.prog, f.err
 }
 
 func (p *parser) module() error {

@@ -26,11 +26,12 @@ func (m *Module) Resources(entry string) (Resources, error) {
 	if f == nil || f.decl || !f.Entry {
 		return Resources{}, fmt.Errorf("no kernel %q in the PTX module", entry)
 	}
-	if f.err != nil {
-		return Resources{}, f.err
+	prog, err := f.decoded()
+	if err != nil {
+		return Resources{}, err
 	}
-	r := Resources{StaticShared: f.prog.sharedTop, MaxNReg: f.MaxNReg, MinNCTAPerSM: f.MinNCTAPerSM, MaxNTID: f.MaxNTID, ReqNTID: f.ReqNTID}
-	for _, fi := range f.prog.funcs {
+	r := Resources{StaticShared: prog.sharedTop, MaxNReg: f.MaxNReg, MinNCTAPerSM: f.MinNCTAPerSM, MaxNTID: f.MaxNTID, ReqNTID: f.ReqNTID}
+	for _, fi := range prog.funcs {
 		for _, in := range fi.fn.body {
 			if d := in.decl; d != nil && d.typ != "pred" {
 				r.DeclaredRegisters += len(d.names) * max(1, typeSizes[d.typ]/4)

@@ -527,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_mma_warptile(const unsign
 #endif
 
 // The FP32 rungs after cuda_warptile (appended here, so the kernels above keep their PTX): the
-// same warptiling, double-buffered, then its tile sizes searched (S. Boehm's worklog, kernels 10–12:
+// same warptiling, double-buffered, then its tile sizes searched (S. Boehm's worklog, kernels 10, 11, 9:
 // warptiling, double buffering, autotuning). tile_gemm is one template for all of them: a block
 // computes a BM×BN tile of C, each warp a WM×WN piece of it in sub-tiles of 32×16, its lanes an 8×4
 // grid of 4×4 outputs (as cuda_warptile), stepping along K by BK. Double buffering, the register

@@ -82,8 +82,8 @@ func Parse(src string) (Spec, error) {
 		}
 		s.Op = y.Op.V
 	}
-	if y.GradientMB.Line > 0 && !(s.GradientMB > 0 && s.GradientMB <= 1e7) {
-		return Spec{}, cells.Errorf(y.GradientMB.Line, "gradient_mb must be between 0 and 10,000,000")
+	if y.GradientMB.Line > 0 && !(s.GradientMB >= 1e-6 && s.GradientMB <= 1e7) {
+		return Spec{}, cells.Errorf(y.GradientMB.Line, "gradient_mb must be between 0.000001 (one byte) and 10,000,000")
 	}
 	if y.LatencyUS.Line > 0 {
 		if s.LatencyUS = y.LatencyUS.V; !(s.LatencyUS >= 0 && s.LatencyUS <= 1e6) {
@@ -112,8 +112,8 @@ func Parse(src string) (Spec, error) {
 			if err := links.Content[j+1].Decode(&gbs); err != nil {
 				return Spec{}, cells.Errorf(links.Content[j+1].Line, "link %q: expected GB/s, a number", links.Content[j].Value)
 			}
-			if !(gbs.V > 0 && gbs.V <= 1e6) {
-				return Spec{}, cells.Errorf(gbs.Line, "link %q: GB/s must be positive", links.Content[j].Value)
+			if !(gbs.V >= 1e-3 && gbs.V <= 1e6) {
+				return Spec{}, cells.Errorf(gbs.Line, "link %q: GB/s must be between 0.001 and 1,000,000", links.Content[j].Value)
 			}
 			s.Links = append(s.Links, Link{links.Content[j].Value, gbs.V})
 		}

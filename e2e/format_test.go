@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// The page shows a table's numbers for people (static/format.js): a budget's 7.94·10⁸ s as "794
-// million", never 7.94e+8; integers below a trillion exactly, with separators.
-func TestFormatNumberInBrowser(t *testing.T) {
+// checkFormatNumber: the page shows a table's numbers for people (static/format.js): a budget's
+// 7.94·10⁸ s as "794 million", never 7.94e+8; integers below a trillion exactly, with separators.
+func checkFormatNumber(t *testing.T, p *browserPage) {
+	t.Helper()
 	cases := []struct {
 		x    float64
 		want string
@@ -24,8 +25,6 @@ func TestFormatNumberInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := openPage(t, 800, 600)
-	p.open("counting-flops")
 	out := p.str(`(async () => {
   const { formatNumber } = await import("/static/format.js");
   return JSON.stringify(` + string(arg) + `.map((x) => formatNumber(x)));
@@ -39,5 +38,4 @@ func TestFormatNumberInBrowser(t *testing.T) {
 			t.Errorf("formatNumber(%g) = %q, want %q", c.x, got[i], c.want)
 		}
 	}
-	p.errs.check(t, "formatNumber")
 }

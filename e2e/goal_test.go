@@ -9,11 +9,22 @@ import (
 	"github.com/gpuplayground/playground/lessons"
 )
 
-// The challenge cases the instructor's grid is judged by (server/testdata/challenges.json, server's
-// TestChallengeCases) give the same verdicts through static/goal.js, which judges the learner's
-// page: each challenge goes to the page as a lesson's aside carries it (the parsed goal as JSON),
-// each table as a DataTable holds it.
-func TestChallengeCasesInBrowser(t *testing.T) {
+// The page's own modules, on one page: static/goal.js judges the server's challenge cases alike
+// (checkChallengeCases), and static/format.js writes numbers for people (checkFormatNumber).
+func TestGoalsAndNumbersInBrowser(t *testing.T) {
+	p := openPage(t, 800, 600)
+	p.open("counting-flops")
+	checkChallengeCases(t, p)
+	checkFormatNumber(t, p)
+	p.errs.check(t, "goal.js and format.js")
+}
+
+// checkChallengeCases: the challenge cases the instructor's grid is judged by
+// (server/testdata/challenges.json, server's TestChallengeCases) give the same verdicts through
+// static/goal.js, which judges the learner's page: each challenge goes to the page as a lesson's
+// aside carries it (the parsed goal as JSON), each table as a DataTable holds it.
+func checkChallengeCases(t *testing.T, p *browserPage) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "server", "testdata", "challenges.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +63,6 @@ func TestChallengeCasesInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := openPage(t, 800, 600)
-	p.open("counting-flops")
 	out := p.str(`(async () => {
   const { judgeChallenge } = await import("/static/goal.js");
   return JSON.stringify(` + string(arg) + `.map((c) => judgeChallenge(c.spec, c.table).met));
@@ -67,5 +76,4 @@ func TestChallengeCasesInBrowser(t *testing.T) {
 			t.Errorf("%s: goal.js says met %v, want %v", c.Name, met[i], c.Met)
 		}
 	}
-	p.errs.check(t, "challenge cases")
 }

@@ -179,7 +179,7 @@ func (s *Server) judgeRun(ctx context.Context, run store.Run, g lessons.Goal) (b
 // jsText) is the one, and each check holds on it. A column is named by its label, or by its label
 // before a bracketed metric ("sectors" for "sectors [l1tex__…]"). A table without the row or a
 // column is not met. The cases of testdata/challenges.json run through both judges
-// (TestChallengeCases here, TestChallengeCasesInBrowser in e2e).
+// (TestChallengeCases here, TestGoalsAndNumbersInBrowser in e2e).
 func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 	idx := func(label string) int {
 		if i := slices.Index(cols, label); i >= 0 {

@@ -144,7 +144,7 @@ func TestJudgeChallenge(t *testing.T) {
 }
 
 // challengeCase is one case of testdata/challenges.json: a challenge block as a lesson writes it, a
-// run's table, and whether the run meets it. e2e's TestChallengeCasesInBrowser runs the same cases
+// run's table, and whether the run meets it. e2e's TestGoalsAndNumbersInBrowser runs the same cases
 // through static/goal.js, so the two judges cannot drift apart.
 type challengeCase struct {
 	Name      string   `json:"name"`

@@ -30,7 +30,7 @@ function valueOf(found, column) {
 // and rows, or undefined when the run made none): {met, parts}, a part a check ("✓ time 2 ms ≤ 5
 // ms"), or {error} when the row or the table is missing. server/progress.go's judgeChallenge decides
 // met the same way for the instructor's grid; the cases of server/testdata/challenges.json run
-// through both (e2e TestChallengeCasesInBrowser, server TestChallengeCases).
+// through both (e2e TestGoalsAndNumbersInBrowser, server TestChallengeCases).
 export function judgeChallenge(spec, table) {
   const found = table ? rowOf(table, spec.row) : { error: `the run made no ${spec.table} table` };
   if (found.error) return { met: false, error: found.error };

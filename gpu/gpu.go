@@ -60,16 +60,14 @@ func Serve(in io.Reader, out io.Writer) {
 				}
 			}
 			sent := false // the PTX went on a line of its own before ptxas: the Done line does not repeat it
-			c, err := compileHere(req, func(ptx string) { sent = true; _ = enc.Encode(Response{ID: req.ID, PTX: ptx}) })
-			resp.Resources, resp.ResourcesError, resp.SASS, resp.SASSError = c.Resources, c.ResourcesError, c.SASS, c.SASSError
-			resp.SASSLines, resp.SASSLinesError = c.SASSLines, c.SASSLinesError
-			if !sent {
-				resp.PTX = c.PTX
-			}
-			if err != nil {
-				resp.Error = err.Error()
-			}
-			_ = enc.Encode(resp)
+			c, err := compileHere(req, func(ptx string) {
+				if line, ok := replyLine(Response{ID: req.ID, PTX: ptx}); ok {
+					_, _ = out.Write(line)
+					sent = true
+				}
+			})
+			line, _ := replyLine(compileDone(req.ID, c, err, sent))
+			_, _ = out.Write(line)
 			if req.MemoryLimit > 0 {
 				return // a worker whose memory is limited serves no more requests
 			}
@@ -97,6 +95,48 @@ func Serve(in io.Reader, out io.Writer) {
 			_ = enc.Encode(Response{ID: req.ID, Done: true, Error: fmt.Sprintf("unknown op %q", req.Op)})
 		}
 	}
+}
+
+// compileDone is the Done line of compile id: c's resources and SASS, its PTX unless it went on a
+// line of its own before ptxas (sent), and err. What would push the line past maxLine is left out,
+// saying why: the SASS (SASSError, SASSLinesError), then a PTX too large to send (the compile's
+// Error), so that a big kernel fails as itself, not as a broken worker.
+func compileDone(id int64, c Compiled, err error, sent bool) Response {
+	resp := Response{ID: id, Done: true, Resources: c.Resources, ResourcesError: c.ResourcesError, SASS: c.SASS, SASSError: c.SASSError,
+		SASSLines: c.SASSLines, SASSLinesError: c.SASSLinesError}
+	if !sent {
+		resp.PTX = c.PTX
+	}
+	if err != nil {
+		resp.Error = err.Error()
+	}
+	if _, ok := replyLine(resp); ok {
+		return resp
+	}
+	tooLarge := fmt.Sprintf("too large to send with the PTX (over the compile worker's %s reply line)", mib(maxLine))
+	if resp.SASS != nil {
+		resp.SASS, resp.SASSError = nil, "the SASS is "+tooLarge
+	}
+	if resp.SASSLines != nil {
+		resp.SASSLines, resp.SASSLinesError = nil, "the SASS per PTX line is "+tooLarge
+	}
+	if _, ok := replyLine(resp); ok || resp.PTX == "" {
+		return resp
+	}
+	n := len(resp.PTX)
+	resp.PTX, resp.SASS, resp.SASSLines = "", nil, nil
+	resp.Error = fmt.Sprintf("the compiler made %.1f MiB of PTX, more than the %s a compile's reply may carry: make the kernel smaller (fewer unrolled iterations or inlined calls)", float64(n)/(1<<20), mib(maxLine))
+	return resp
+}
+
+// replyLine is r as one JSON line, and whether it fits the supervisor's line (maxLine, the newline
+// included).
+func replyLine(r Response) ([]byte, bool) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(Response{ID: r.ID, Done: true, Error: "cannot encode the reply: " + err.Error()})
+	}
+	return append(b, '\n'), len(b)+1 <= maxLine
 }
 
 // Probe asks the supervisor's worker for the device report. A worker that fails, hangs past

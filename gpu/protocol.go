@@ -26,7 +26,9 @@ type Response struct {
 	// each architecture asked, in the order asked; ResourcesError says why one is missing (no ptxas,
 	// or its refusal, at most MaxResourcesError bytes). A compile asked for Sass first sends a line
 	// (not Done) with the PTX alone, so that a ptxas that outruns the compile's time limit still
-	// leaves the PTX; its Done line carries the PTX again with the resources.
+	// leaves the PTX; its Done line carries the resources (and SASS) without the PTX. No line is
+	// longer than the supervisor reads (1 MiB): a Done line that would be leaves the SASS out
+	// (SASSError, SASSLinesError say so), and a PTX too large for a line fails the compile (Error).
 	Resources      []nvidia.EntryResources `json:"resources,omitempty"`
 	ResourcesError string                  `json:"resources_error,omitempty"`
 	// SASS (compile, with Request.Disassemble) is the machine code ptxas made of the PTX for the

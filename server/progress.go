@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -174,10 +175,11 @@ func (s *Server) judgeRun(ctx context.Context, run store.Run, g lessons.Goal) (b
 }
 
 // judgeChallenge reports whether a challenge is met by a table (its column labels and rows), as
-// static/goal.js judges it: the first row whose values of g.Row's columns equal them (as text) is
-// the one, and each check holds on it. A column is named by its label, or by its label before a
-// bracketed metric ("sectors" for "sectors [l1tex__…]"). A table without the row or a column is
-// not met.
+// static/goal.js judges it: the first row whose values of g.Row's columns equal them (as text,
+// jsText) is the one, and each check holds on it. A column is named by its label, or by its label
+// before a bracketed metric ("sectors" for "sectors [l1tex__…]"). A table without the row or a
+// column is not met. The cases of testdata/challenges.json run through both judges
+// (TestChallengeCases here, TestGoalsAndNumbersInBrowser in e2e).
 func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 	idx := func(label string) int {
 		if i := slices.Index(cols, label); i >= 0 {
@@ -196,7 +198,7 @@ func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 		match := true
 		for k, want := range g.Row {
 			v, ok := value(row, k)
-			match = match && ok && fmt.Sprint(v) == fmt.Sprint(want)
+			match = match && ok && jsText(v) == jsText(want)
 		}
 		if !match {
 			continue
@@ -207,7 +209,7 @@ func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 			switch {
 			case !ok:
 				return false
-			case c.Equals != nil && fmt.Sprint(v) != fmt.Sprint(c.Equals):
+			case c.Equals != nil && jsText(v) != jsText(c.Equals):
 				return false
 			case c.AtMost != nil && !(isNum && x <= *c.AtMost):
 				return false
@@ -218,6 +220,25 @@ func judgeChallenge(g lessons.Goal, cols []string, rows [][]any) bool {
 		return true
 	}
 	return false
+}
+
+// jsText is v as text the way static/goal.js's String(v) writes it, so that both judges compare the
+// same text: a number in JavaScript's shortest form (1048576 and 0.000001 where Go's %v writes
+// 1.048576e+06 and 1e-06; 1.5e-7 and 1e+21 with an exponent), null as "null".
+func jsText(v any) string {
+	x, ok := toFloat(v)
+	switch {
+	case v == nil:
+		return "null"
+	case !ok:
+		return fmt.Sprint(v)
+	case x == 0:
+		return "0"
+	case math.Abs(x) >= 1e-6 && math.Abs(x) < 1e21:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(x, 'e', -1, 64), "e") // "1.5", "-07"
+	return mant + "e" + exp[:1] + strings.TrimLeft(exp[1:], "0")
 }
 
 // verdicts caches challenge verdicts of finished runs (which do not change), by run and challenge

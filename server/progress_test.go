@@ -143,6 +143,37 @@ func TestJudgeChallenge(t *testing.T) {
 	}
 }
 
+// challengeCase is one case of testdata/challenges.json: a challenge block as a lesson writes it, a
+// run's table, and whether the run meets it. e2e's TestGoalsAndNumbersInBrowser runs the same cases
+// through static/goal.js, so the two judges cannot drift apart.
+type challengeCase struct {
+	Name      string   `json:"name"`
+	Challenge string   `json:"challenge"`
+	Columns   []string `json:"columns"`
+	Rows      [][]any  `json:"rows"`
+	Met       bool     `json:"met"`
+}
+
+func TestChallengeCases(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "challenges.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []challengeCase
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		g, err := lessons.ParseGoal("challenge", c.Challenge)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if got := judgeChallenge(g, c.Columns, c.Rows); got != c.Met {
+			t.Errorf("%s: met %v, want %v", c.Name, got, c.Met)
+		}
+	}
+}
+
 // The class page offers the lessons' cells to pick from (no free-text cell box), in the app's
 // style (its own sheet, no unstyled controls of its own making).
 func TestClassPageCellPicker(t *testing.T) {
@@ -196,5 +227,21 @@ func TestVerdictsCached(t *testing.T) {
 	v.met(8, c, judge)
 	if judged != 3 {
 		t.Errorf("judged %d times, want 3 (once, again for the changed check, once for another run)", judged)
+	}
+}
+
+// jsText writes numbers as JavaScript's String does (the page's judge compares that text).
+func TestJSText(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{
+		{1048576.0, "1048576"}, {1048576, "1048576"}, {int64(7), "7"}, {2.5, "2.5"}, {0.000001, "0.000001"},
+		{1.5e-7, "1.5e-7"}, {1e21, "1e+21"}, {-1e21, "-1e+21"}, {1e20, "100000000000000000000"},
+		{0.30000000000000004, "0.30000000000000004"}, {-0.0, "0"}, {"ok", "ok"}, {true, "true"}, {nil, "null"},
+	} {
+		if got := jsText(tt.v); got != tt.want {
+			t.Errorf("jsText(%#v) = %q, want %q", tt.v, got, tt.want)
+		}
 	}
 }

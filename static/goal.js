@@ -26,32 +26,14 @@ function valueOf(found, column) {
   return { value: found.row.values[found.idx[column]] };
 }
 
-function judge(aside, spec, view) {
-  const verdict = aside.querySelector(".goal-verdict");
-  const table = view.tables.get(spec.table);
+// judgeChallenge judges a challenge (spec: table, row, checks) against table (a DataTable's columns
+// and rows, or undefined when the run made none): {met, parts}, a part a check ("✓ time 2 ms ≤ 5
+// ms"), or {error} when the row or the table is missing. server/progress.go's judgeChallenge decides
+// met the same way for the instructor's grid; the cases of server/testdata/challenges.json run
+// through both (e2e TestGoalsAndNumbersInBrowser, server TestChallengeCases).
+export function judgeChallenge(spec, table) {
   const found = table ? rowOf(table, spec.row) : { error: `the run made no ${spec.table} table` };
-  if (found.error) {
-    verdict.textContent = `Cannot compare: ${found.error}.`;
-    verdict.className = "goal-verdict";
-    return;
-  }
-  if (spec.kind === "predict") {
-    const { value, error } = valueOf(found, spec.column);
-    const guess = parseAnswer(aside.querySelector(".goal-input").value);
-    const unit = spec.unit ? ` ${spec.unit}` : "";
-    if (error || typeof value !== "number") { verdict.textContent = `Cannot compare: ${error || "no number"}.`; return; }
-    if (Number.isNaN(guess)) {
-      verdict.textContent = `Result: ${formatNumber(value)}${unit}. Next time, write your guess first.`;
-      verdict.className = "goal-verdict";
-      return;
-    }
-    const ratio = value !== 0 && guess !== 0 ? Math.max(guess / value, value / guess) : Infinity;
-    const how = ratio <= 1.25 ? "close" : `${formatNumber(ratio, 2)}× too ${guess > value ? "high" : "low"}`;
-    verdict.textContent = `You predicted ${formatNumber(guess)}${unit}; the run gave ${formatNumber(value)}${unit}: ${how}.`;
-    verdict.className = `goal-verdict ${ratio <= 1.25 ? "right" : "wrong"}`;
-    aside.dataset.result = ratio <= 1.25 ? "close" : "off";
-    return;
-  }
+  if (found.error) return { met: false, error: found.error };
   const parts = [];
   let met = true;
   for (const c of spec.checks) {
@@ -73,10 +55,45 @@ function judge(aside, spec, view) {
     met = met && ok;
     parts.push(`${ok ? "✓" : "✗"} ${text}`);
   }
-  verdict.textContent = `${met ? "Challenge met" : "Not yet"}: ${parts.join("; ")}.`;
-  verdict.className = `goal-verdict ${met ? "right" : "wrong"}`;
-  aside.dataset.result = met ? "met" : "not-met";
-  if (met) markChallengeMet(view.lesson, aside.id);
+  return { met, parts };
+}
+
+function judge(aside, spec, view) {
+  const verdict = aside.querySelector(".goal-verdict");
+  const table = view.tables.get(spec.table);
+  if (spec.kind !== "predict") {
+    const { met, parts, error } = judgeChallenge(spec, table);
+    if (error) {
+      verdict.textContent = `Cannot compare: ${error}.`;
+      verdict.className = "goal-verdict";
+      return;
+    }
+    verdict.textContent = `${met ? "Challenge met" : "Not yet"}: ${parts.join("; ")}.`;
+    verdict.className = `goal-verdict ${met ? "right" : "wrong"}`;
+    aside.dataset.result = met ? "met" : "not-met";
+    if (met) markChallengeMet(view.lesson, aside.id);
+    return;
+  }
+  const found = table ? rowOf(table, spec.row) : { error: `the run made no ${spec.table} table` };
+  if (found.error) {
+    verdict.textContent = `Cannot compare: ${found.error}.`;
+    verdict.className = "goal-verdict";
+    return;
+  }
+  const { value, error } = valueOf(found, spec.column);
+  const guess = parseAnswer(aside.querySelector(".goal-input").value);
+  const unit = spec.unit ? ` ${spec.unit}` : "";
+  if (error || typeof value !== "number") { verdict.textContent = `Cannot compare: ${error || "no number"}.`; return; }
+  if (Number.isNaN(guess)) {
+    verdict.textContent = `Result: ${formatNumber(value)}${unit}. Next time, write your guess first.`;
+    verdict.className = "goal-verdict";
+    return;
+  }
+  const ratio = value !== 0 && guess !== 0 ? Math.max(guess / value, value / guess) : Infinity;
+  const how = ratio <= 1.25 ? "close" : `${formatNumber(ratio, 2)}× too ${guess > value ? "high" : "low"}`;
+  verdict.textContent = `You predicted ${formatNumber(guess)}${unit}; the run gave ${formatNumber(value)}${unit}: ${how}.`;
+  verdict.className = `goal-verdict ${ratio <= 1.25 ? "right" : "wrong"}`;
+  aside.dataset.result = ratio <= 1.25 ? "close" : "off";
 }
 
 // A challenge's verdict is about the cell's latest run: it is cleared when a run starts, and a run

@@ -84,9 +84,9 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if err != nil {
 		return err
 	}
-	work := fmt.Sprintf("%s: %.3g FLOPs", w.Label, w.FLOPs)
+	work := fmt.Sprintf("%s: %s FLOPs", w.Label, cells.Number(w.FLOPs, 3))
 	if s.Batch > 1 {
-		work = fmt.Sprintf("%s, batch of %d: %.3g FLOPs", w.Label, s.Batch, s.TotalFLOPs())
+		work = fmt.Sprintf("%s, batch of %d: %s FLOPs", w.Label, s.Batch, cells.Number(s.TotalFLOPs(), 3))
 	}
 	e.Note("info", fmt.Sprintf("Workload, %s (%s; %s).", work, w.How, w.Source))
 	for _, rt := range rates {
@@ -178,8 +178,8 @@ func modelNote(s Spec) string {
 	if w.Steps > 0 && len(s.Cluster) > 0 && w.Shape != nil {
 		model += "; " + parallelModel(s)
 	} else if w.Steps > 0 && len(s.Cluster) > 0 {
-		model += fmt.Sprintf("; a cluster splits the FLOPs evenly and adds %.0f ring all-reduces (one per step) of %s over %g GB/s links with %g µs latency, not overlapped with compute (so pessimistic); a model too big for one chip must also be split across chips, which this leaves out",
-			w.Steps, Bytes(w.GradientBytes), s.LinkGBs, s.LatencyUS)
+		model += fmt.Sprintf("; a cluster splits the FLOPs evenly and adds %s ring all-reduces (one per step) of %s over %s GB/s links with %s µs latency, not overlapped with compute (so pessimistic); a model too big for one chip must also be split across chips, which this leaves out",
+			cells.Number(w.Steps, 3), Bytes(w.GradientBytes), cells.Number(s.LinkGBs, 4), cells.Number(s.LatencyUS, 4))
 	}
 	return model
 }

@@ -119,12 +119,12 @@ func TestClusterOverheadMonotonic(t *testing.T) {
 }
 
 func TestTimesAndBytes(t *testing.T) {
-	for r, want := range map[float64]string{95.1: "95.1", 3784.4: "3,780", 1.75e6: "1.75 million", 2e9: "2 billion", 1000: "1,000"} {
+	for r, want := range map[float64]string{95.1: "95.1", 3784.4: "3,780", 1.75e6: "1.75 million", 2e9: "2 billion", 1000: "1,000", 999.7: "1,000", 4.2e13: "42 trillion"} {
 		if got := Times(r); got != want {
 			t.Errorf("Times(%g) = %q, want %q", r, got, want)
 		}
 	}
-	for b, want := range map[float64]string{3.5e11: "350 GB", 102228128: "102 MB", 12: "12 bytes"} {
+	for b, want := range map[float64]string{999.9e9: "1,000 GB", 1: "1 byte", 3.5e11: "350 GB", 102228128: "102 MB", 12: "12 bytes"} {
 		if got := Bytes(b); got != want {
 			t.Errorf("Bytes(%g) = %q, want %q", b, got, want)
 		}
@@ -132,7 +132,7 @@ func TestTimesAndBytes(t *testing.T) {
 }
 
 func TestReadable(t *testing.T) {
-	for sec, want := range map[float64]string{3.14e8: "9.95 years", 0.175: "175 ms", 90: "1.5 minutes", 3.5e11: "11.1 millennia", 2.23e14: "7.07 million years", 3.69e16: "1.17 billion years", 5e-8: "50 ns", 7200: "2 hours"} {
+	for sec, want := range map[float64]string{999.9 * 365.25 * 86400: "1,000 years", 59.99e3 * 365.25 * 86400: "60 millennia", 3.14e8: "9.95 years", 0.175: "175 ms", 90: "1.5 minutes", 3.5e11: "11.1 millennia", 2.23e14: "7.07 million years", 3.69e16: "1.17 billion years", 5e-8: "50 ns", 7200: "2 hours"} {
 		if got := Readable(sec); got != want {
 			t.Errorf("Readable(%g) = %q, want %q", sec, got, want)
 		}
@@ -203,6 +203,10 @@ func TestRun(t *testing.T) {
 	// No layout of 8 chips holds GPT-3's 2.8 TB of training state: those rows are refused.
 	if len(rows) != 1+2+2 {
 		t.Fatalf("%d rows, want 5 (CPU, 2 chips, 2 clusters of 1024)", len(rows))
+	}
+	// Every number in a sentence is written for people (46.7 billion, not 4.67e+10).
+	for _, bad := range rec.Unreadable() {
+		t.Errorf("written for machines: %s", bad)
 	}
 	if rows[0].Values[0] != "this machine's CPU" || rows[0].Values[1] != "measured peak, modelled at 40%" || rows[1].Values[1] != "datasheet, modelled at 40%" || rows[4].Values[0] != "1,024 × TPU v4" {
 		t.Errorf("rows: %v", rows)
@@ -290,6 +294,9 @@ func TestRunTypedIn(t *testing.T) {
 	}
 	if rows := rec.RowsOf("budget"); len(rows) != 2 {
 		t.Errorf("rows: %v, want this CPU's and the T4's", rows)
+	}
+	for _, bad := range rec.Unreadable() {
+		t.Errorf("written for machines: %s", bad)
 	}
 	found := false
 	for _, n := range rec.Notes {
@@ -404,7 +411,7 @@ func runCell(t *testing.T, src string) *cellstest.Recorder {
 func TestRefusesPureDataParallel(t *testing.T) {
 	rec := runCell(t, "workload: gpt3-training\ndevices: [H100 SXM]\ncluster: [1024]\nyour_gpu: false")
 	notes := notesOf(rec)
-	for _, want := range []string{"warning: Refused: 1,024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2,871 GB per chip: 16 bytes × 1.75e+11 parameters / (TP 1 × PP 1) = 2.79 TB",
+	for _, want := range []string{"warning: Refused: 1,024 × H100 SXM, TP 1 · PP 1 · CP 1 · DP 1024, ZeRO 0 needs 2,871 GB per chip: 16 bytes × 175 billion parameters / (TP 1 × PP 1) = 2.79 TB",
 		"2,048 tokens per microbatch", "against the H100 SXM's 80 GB", "The smallest layout that fits: TP 8 · PP 8 · CP 1 · DP 16, ZeRO 0", "One chip: GPT-3 175B's training state alone is 16 bytes"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
@@ -491,7 +498,7 @@ func TestLayoutFLOPsNote(t *testing.T) {
 			note = n.Message
 		}
 	}
-	if !strings.Contains(note, "against the 3.8e+25 the workload states") || !strings.Contains(note, "lower than the MFU implies") {
+	if !strings.Contains(note, "against the 3.8·10²⁵ the workload states") || !strings.Contains(note, "lower than the MFU implies") {
 		t.Errorf("note %q, want the model's FLOPs against the stated 3.8e25", note)
 	}
 	s := mustParse(t, "workload: llama3-405b-training")

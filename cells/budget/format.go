@@ -2,8 +2,8 @@ package budget
 
 import (
 	"fmt"
+	"github.com/gpuplayground/playground/cells"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -23,10 +23,10 @@ func Readable(sec float64) string {
 	}{{"millennia", 1000 * chart.Year}, {"years", chart.Year}, {"days", 86400}, {"hours", 3600}, {"minutes", 60}, {"s", 1}, {"ms", 1e-3}, {"µs", 1e-6}}
 	for _, u := range units {
 		if sec >= u.s {
-			return fmt.Sprintf("%.3g %s", sec/u.s, u.name)
+			return cells.Number(sec/u.s, 3) + " " + u.name
 		}
 	}
-	return fmt.Sprintf("%.3g ns", sec*1e9)
+	return cells.Number(sec*1e9, 3) + " ns"
 }
 
 // Dominates is the sentence under the chart: what the time is made of, and the spread from the
@@ -94,24 +94,14 @@ func Bytes(b float64) string {
 		v    float64
 	}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
 		if b >= u.v {
-			return fmt.Sprintf("%.3g %s", b/u.v, u.name)
+			return cells.Number(b/u.v, 3) + " " + u.name
 		}
 	}
-	return fmt.Sprintf("%.3g bytes", b)
+	if b == 1 {
+		return "1 byte"
+	}
+	return cells.Number(b, 3) + " bytes"
 }
 
-// Times writes a ratio for a sentence: "95", "3,780", "1.75 million".
-func Times(r float64) string {
-	switch {
-	case r >= 1e9:
-		return fmt.Sprintf("%.3g billion", r/1e9)
-	case r >= 1e6:
-		return fmt.Sprintf("%.3g million", r/1e6)
-	case r >= 1000:
-		v := fmt.Sprintf("%.3g", r)
-		f, _ := strconv.ParseFloat(v, 64)
-		n := int64(f)
-		return fmt.Sprintf("%d,%03d", n/1000, n%1000)
-	}
-	return fmt.Sprintf("%.3g", r)
-}
+// Times writes a ratio for a sentence: "95", "3,780", "1.75 million" (cells.Number).
+func Times(r float64) string { return cells.Number(r, 3) }

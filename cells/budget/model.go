@@ -99,7 +99,7 @@ func Datasheet(s Spec) []Rate {
 	var out []Rate
 	for _, a := range s.Devices {
 		out = append(out, Rate{Name: a.Name, Level: "datasheet", FLOPs: a.Dense, Bandwidth: a.DRAM, Memory: a.Memory, Clusters: true,
-			How: fmt.Sprintf("%.4g TFLOP/s dense (%s), %.4g GB/s, %s of memory (%s)", a.Dense/1e12, a.Format, a.DRAM/1e9, Bytes(a.Memory), a.Source)})
+			How: fmt.Sprintf("%s TFLOP/s dense (%s), %s GB/s, %s of memory (%s)", cells.Number(a.Dense/1e12, 4), a.Format, cells.Number(a.DRAM/1e9, 4), Bytes(a.Memory), a.Source)})
 	}
 	return out
 }
@@ -131,7 +131,7 @@ func CPURate(ctx context.Context, cache cells.Roofline) (Rate, error) {
 	if cache != nil {
 		if c, ok := cache.Peek(); ok {
 			r.FLOPs, r.Bandwidth = c.FP32.GFLOPS*1e9, c.BandwidthGBs*1e9
-			r.How = fmt.Sprintf("%.4g GFLOP/s float32 (%s; roofline measurement of %s), %.4g GB/s (STREAM triad)", c.FP32.GFLOPS, c.FP32.Method, c.Measured, c.BandwidthGBs)
+			r.How = fmt.Sprintf("%s GFLOP/s float32 (%s; roofline measurement of %s), %s GB/s (STREAM triad)", cells.Number(c.FP32.GFLOPS, 4), c.FP32.Method, c.Measured, cells.Number(c.BandwidthGBs, 4))
 			return r, nil
 		}
 	}
@@ -145,7 +145,7 @@ func CPURate(ctx context.Context, cache cells.Roofline) (Rate, error) {
 		return Rate{}, err
 	}
 	r.FLOPs, r.Bandwidth = pk.GFLOPS*1e9, gbs*1e9
-	r.How = fmt.Sprintf("%.4g GFLOP/s float32 (%s, now), %.4g GB/s (STREAM triad over 16 MiB arrays, median of 3, now)", pk.GFLOPS, pk.Method, gbs)
+	r.How = fmt.Sprintf("%s GFLOP/s float32 (%s, now), %s GB/s (STREAM triad over 16 MiB arrays, median of 3, now)", cells.Number(pk.GFLOPS, 4), pk.Method, cells.Number(gbs, 4))
 	return r, nil
 }
 

@@ -79,14 +79,15 @@ func PlanFor(s Spec, r Rate, chips int) Plan {
 
 // refusal is the arithmetic of a layout that needs more memory per chip than r has.
 func refusal(j parallel.Job, l parallel.Layout, m parallel.Memory, r Rate) string {
-	state := fmt.Sprintf("16 bytes × %.3g parameters / (TP %d × PP %d)", j.Model.Params(), l.TP, l.PP)
+	params := cells.Number(j.Model.Params(), 3)
+	state := fmt.Sprintf("16 bytes × %s parameters / (TP %d × PP %d)", params, l.TP, l.PP)
 	switch l.ZeRO {
 	case 1:
-		state = fmt.Sprintf("(4 + 12 / %d) bytes × %.3g parameters / (TP %d × PP %d), ZeRO 1 sharding the optimiser state over DP × CP = %d", l.DP*l.CP, j.Model.Params(), l.TP, l.PP, l.DP*l.CP)
+		state = fmt.Sprintf("(4 + 12 / %d) bytes × %s parameters / (TP %d × PP %d), ZeRO 1 sharding the optimiser state over DP × CP = %d", l.DP*l.CP, params, l.TP, l.PP, l.DP*l.CP)
 	case 2:
-		state = fmt.Sprintf("(2 + 14 / %d) bytes × %.3g parameters / (TP %d × PP %d), ZeRO 2 sharding the gradients and optimiser state over DP × CP = %d", l.DP*l.CP, j.Model.Params(), l.TP, l.PP, l.DP*l.CP)
+		state = fmt.Sprintf("(2 + 14 / %d) bytes × %s parameters / (TP %d × PP %d), ZeRO 2 sharding the gradients and optimiser state over DP × CP = %d", l.DP*l.CP, params, l.TP, l.PP, l.DP*l.CP)
 	case 3:
-		state = fmt.Sprintf("16 bytes × %.3g parameters / (TP %d × PP %d × DP × CP %d), ZeRO 3 sharding everything", j.Model.Params(), l.TP, l.PP, l.DP*l.CP)
+		state = fmt.Sprintf("16 bytes × %s parameters / (TP %d × PP %d × DP × CP %d), ZeRO 3 sharding everything", params, l.TP, l.PP, l.DP*l.CP)
 	}
 	return fmt.Sprintf("%s needs %s GB per chip: %s = %s of weights, gradients and Adam state, plus %s of activations (%s tokens per microbatch, %s recomputation), against the %s's %.4g GB",
 		l, grouped4(m.Total()/1e9), state, Bytes(m.State()), Bytes(m.Activations), humanize.Comma(int64(j.Seq/l.CP)), j.Recompute, r.Name, r.Memory/1e9)
@@ -96,9 +97,10 @@ func refusal(j parallel.Job, l parallel.Layout, m parallel.Memory, r Rate) strin
 func parallelModel(s Spec) string {
 	j, p := s.Job(), s.Parallel
 	return fmt.Sprintf("a cluster splits %s's training as the layout asks (TP %d, PP %d, CP %d, DP what is left, ZeRO %d) if it fits each chip's memory, else as the smallest layout that does; "+
-		"its memory per chip is 16 bytes per parameter (BF16 weights and gradients, FP32 master weights and Adam's two moments: Rajbhandari et al., ZeRO, SC 2020) divided by TP × PP and by the ZeRO sharding, plus the activations of %d-token microbatches with %s recomputation (Korthikanti et al., MLSys 2023, without dropout, generalised to grouped-query attention and SwiGLU; one sequence per microbatch; buffers, logits and the embedding's uneven stage left out); "+
-		"its time is %.0f steps of %.6g sequences, each step the arithmetic at %.0f%% of peak (3 × the forward pass's FLOPs, 4 × with full recomputation), a pipeline bubble of PP − 1 microbatch slots, and every parallelism's communication, %s: TP's all-reduces inside a node of %d chips at %g GB/s (by default a DGX H100's NVLink; TPUs and other machines differ: set node and node_gbs), CP's all-gathers, PP's sends and DP's gradient all-reduce (a reduce-scatter and two all-gathers under ZeRO 3) at %g GB/s with %g µs latency",
-		j.Model.Label, p.TP, p.PP, p.CP, p.ZeRO, j.Seq, j.Recompute, s.Workload.Steps, j.Sequences, s.Utilisation*100, overlapText(p.Overlap), p.NodeChips, p.NodeGBs, s.LinkGBs, s.LatencyUS)
+		"its memory per chip is 16 bytes per parameter (BF16 weights and gradients, FP32 master weights and Adam's two moments: Rajbhandari et al., ZeRO, SC 2020) divided by TP × PP and by the ZeRO sharding, plus the activations of %s-token microbatches with %s recomputation (Korthikanti et al., MLSys 2023, without dropout, generalised to grouped-query attention and SwiGLU; one sequence per microbatch; buffers, logits and the embedding's uneven stage left out); "+
+		"its time is %s steps of %s sequences, each step the arithmetic at %.0f%% of peak (3 × the forward pass's FLOPs, 4 × with full recomputation), a pipeline bubble of PP − 1 microbatch slots, and every parallelism's communication, %s: TP's all-reduces inside a node of %d chips at %s GB/s (by default a DGX H100's NVLink; TPUs and other machines differ: set node and node_gbs), CP's all-gathers, PP's sends and DP's gradient all-reduce (a reduce-scatter and two all-gathers under ZeRO 3) at %s GB/s with %s µs latency",
+		j.Model.Label, p.TP, p.PP, p.CP, p.ZeRO, cells.Number(float64(j.Seq), 3), j.Recompute, cells.Number(s.Workload.Steps, 3), cells.Number(j.Sequences, 6), s.Utilisation*100, overlapText(p.Overlap), p.NodeChips,
+		cells.Number(p.NodeGBs, 4), cells.Number(s.LinkGBs, 4), cells.Number(s.LatencyUS, 4))
 }
 
 // overlapText says what of the communication the model overlaps with the arithmetic.
@@ -122,8 +124,8 @@ func refused(e Estimate) string {
 // oneChip is the note on the one-chip rows of a workload with a Shape: its training state alone.
 func oneChip(s Spec) string {
 	n := s.Workload.Shape.Params()
-	return fmt.Sprintf("One chip: %s's training state alone is 16 bytes × %.3g parameters = %s, more than any one chip holds (%s has %s), so the one-chip rows are the arithmetic alone, a bound no single chip could run.",
-		s.Workload.Shape.Label, n, Bytes(16*n), s.Devices[0].Name, Bytes(s.Devices[0].Memory))
+	return fmt.Sprintf("One chip: %s's training state alone is 16 bytes × %s parameters = %s, more than any one chip holds (%s has %s), so the one-chip rows are the arithmetic alone, a bound no single chip could run.",
+		s.Workload.Shape.Label, cells.Number(n, 3), Bytes(16*n), s.Devices[0].Name, Bytes(s.Devices[0].Memory))
 }
 
 // layoutTable emits the `layout` table: for each cluster row of a workload with a Shape, the layout
@@ -174,7 +176,7 @@ func flopsNote(s Spec, st parallel.Step) string {
 	if published <= 0 || math.Abs(model-published) <= 0.01*published {
 		return ""
 	}
-	return fmt.Sprintf("Modelled MFU counts the model's FLOPs: 3 × its forward pass, %.3g per step, %.3g over the %.0f steps, against the %.3g the workload states. "+
-		"The time table's effective rate divides the stated %.3g by the same modelled time, so it is %.1f%% %s than the MFU implies; the times are the steps × the modelled step either way.",
-		st.ModelFLOPs, model, s.Workload.Steps, published, published, 100*math.Abs(1-published/model), map[bool]string{true: "lower", false: "higher"}[published < model])
+	return fmt.Sprintf("Modelled MFU counts the model's FLOPs: 3 × its forward pass, %s per step, %s over the %s steps, against the %s the workload states. "+
+		"The time table's effective rate divides the stated %s by the same modelled time, so it is %.1f%% %s than the MFU implies; the times are the steps × the modelled step either way.",
+		cells.Number(st.ModelFLOPs, 3), cells.Number(model, 3), cells.Number(s.Workload.Steps, 3), cells.Number(published, 3), cells.Number(published, 3), 100*math.Abs(1-published/model), map[bool]string{true: "lower", false: "higher"}[published < model])
 }

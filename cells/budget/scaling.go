@@ -36,8 +36,8 @@ func (y source) allocation(w Workload) (Workload, error) {
 	w.Params, w.Tokens = y.Params.V, y.Tokens.V
 	if w.FLOPs == 0 {
 		w.FLOPs = transformer.FLOPsPerParamToken * w.Params * w.Tokens
-		w.Label = fmt.Sprintf("training %.3g parameters on %.3g tokens", w.Params, w.Tokens)
-		w.How = fmt.Sprintf("6 × %.3g parameters × %.3g tokens (C ≈ 6·N·D, Kaplan et al. 2020), typed in", w.Params, w.Tokens)
+		w.Label = fmt.Sprintf("training %s parameters on %s tokens", cells.Number(w.Params, 3), cells.Number(w.Tokens, 3))
+		w.How = fmt.Sprintf("6 × %s parameters × %s tokens (C ≈ 6·N·D, Kaplan et al. 2020), typed in", cells.Number(w.Params, 3), cells.Number(w.Tokens, 3))
 	}
 	return w, nil
 }
@@ -88,7 +88,7 @@ func ScalingRows(s Spec) []ScalingRow {
 
 // scalingTable emits the `scaling` table of s.
 func scalingTable(e cells.Emitter, s Spec) {
-	e.Table(cells.Table{ID: "scaling", Caption: fmt.Sprintf("Splitting %.3g FLOPs between parameters and tokens (C ≈ 6·N·D): published laws with their published constants, modelled; loss from Chinchilla's fitted L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28, nats per token of its training text", s.TotalFLOPs()),
+	e.Table(cells.Table{ID: "scaling", Caption: fmt.Sprintf("Splitting %s FLOPs between parameters and tokens (C ≈ 6·N·D): published laws with their published constants, modelled; loss from Chinchilla's fitted L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28, nats per token of its training text", cells.Number(s.TotalFLOPs(), 3)),
 		Columns: []cells.Column{{Label: "split", Primary: true}, {Label: "parameters", Unit: "B", Primary: true}, {Label: "tokens", Unit: "T", Primary: true}, {Label: "tokens per parameter", Primary: true}, {Label: "fitted loss"}}})
 	for _, r := range ScalingRows(s) {
 		e.Row(cells.Row{Table: "scaling", Values: []any{r.Who, r.Params / 1e9, r.Tokens / 1e12, r.TokensPerParam(), transformer.Hoffmann2022.Loss(r.Params, r.Tokens)}})
@@ -148,8 +148,8 @@ func rooflineTable(e cells.Emitter, s Spec) {
 	}
 	if w := s.Workload; w.Shape != nil {
 		for _, n := range s.Cluster {
-			e.Note("info", fmt.Sprintf("Rooflines: %s has %.3g tokens per step; on %d chips that is %.0f tokens per chip, against the DP/FSDP minimum above (tensor and pipeline parallelism divide the data-parallel group, and so the gradient each chip reduces, by TP × PP).",
-				w.Label, w.Sequences*float64(w.Seq), n, w.Sequences*float64(w.Seq)/float64(n)))
+			e.Note("info", fmt.Sprintf("Rooflines: %s has %s tokens per step; on %d chips that is %.0f tokens per chip, against the DP/FSDP minimum above (tensor and pipeline parallelism divide the data-parallel group, and so the gradient each chip reduces, by TP × PP).",
+				w.Label, cells.Number(w.Sequences*float64(w.Seq), 3), n, w.Sequences*float64(w.Seq)/float64(n)))
 		}
 	}
 }

@@ -11,6 +11,9 @@ import (
 // params and tokens make a training run of 6·N·D FLOPs; they go together, and not with a preset.
 func TestParamsAndTokens(t *testing.T) {
 	w := mustParse(t, "params: 8.03e9\ntokens: 15e12").Workload
+	if want := "training 8.03 billion parameters on 15 trillion tokens"; w.Label != want {
+		t.Errorf("label %q, want %q", w.Label, want)
+	}
 	if !near(w.FLOPs, 6*8.03e9*15e12) || w.Params != 8.03e9 || w.Tokens != 15e12 {
 		t.Errorf("params and tokens: %+v", w)
 	}
@@ -82,6 +85,9 @@ func TestRooflineRows(t *testing.T) {
 // A run with scaling and rooflines emits both tables and says the workload's tokens per chip.
 func TestRunScalingAndRooflines(t *testing.T) {
 	rec := runCell(t, "workload: llama3-405b-training\ndevices: [H100 SXM]\ncluster: []\nscaling: true\nrooflines: [mixtral-8x7b]\nyour_gpu: false")
+	for _, bad := range rec.Unreadable() {
+		t.Errorf("written for machines: %s", bad)
+	}
 	if got := len(rec.RowsOf("scaling")); got != 4 {
 		t.Errorf("%d scaling rows, want 4", got)
 	}

@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -182,7 +181,7 @@ func (y source) typedIn() (Workload, error) {
 	if !(y.FLOPs.V >= 1 && y.FLOPs.V <= 1e30) {
 		return Workload{}, cells.Errorf(y.FLOPs.Line, "flops must be between 1 and 1e30")
 	}
-	w := Workload{Label: fmt.Sprintf("%.3g FLOPs", y.FLOPs.V), FLOPs: y.FLOPs.V, How: "typed in", Source: "the cell"}
+	w := Workload{Label: cells.Number(y.FLOPs.V, 3) + " FLOPs", FLOPs: y.FLOPs.V, How: "typed in", Source: "the cell"}
 	if y.Bytes.Line > 0 {
 		if !(y.Bytes.V > 0 && y.Bytes.V <= 1e18) {
 			return Workload{}, cells.Errorf(y.Bytes.Line, "bytes must be between 0 and 1e18")

@@ -135,8 +135,8 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if !c.BeyondCache {
 		cache = fmt.Sprintf(", not 4× the %d MiB cache: may include cache bandwidth", c.CacheMiB)
 	}
-	e.Note("info", fmt.Sprintf("This machine's roofline, measured %s: peak %.3g GFLOP/s %s (%s; the best float32 GEMM kernel in cache, %s at n=%d, reached %.3g); memory %.3g GB/s (STREAM triad, %d MiB arrays%s); ridge at %.3g FLOP/byte.",
-		c.Measured, peak, r.spec.DType, how, c.GEMMKernel, c.GEMMN, c.GEMMGFLOPS, c.BandwidthGBs, c.TriadMiB, cache, c.Ridge(r.spec.DType)))
+	e.Note("info", fmt.Sprintf("This machine's roofline, measured %s: peak %s GFLOP/s %s (%s; the best float32 GEMM kernel in cache, %s at n=%d, reached %s); memory %s GB/s (STREAM triad, %d MiB arrays%s); ridge at %s FLOP/byte.",
+		c.Measured, cells.Number(peak, 3), r.spec.DType, how, c.GEMMKernel, c.GEMMN, cells.Number(c.GEMMGFLOPS, 3), cells.Number(c.BandwidthGBs, 3), c.TriadMiB, cache, cells.Number(c.Ridge(r.spec.DType), 3)))
 	e.Note("info", "Byte model: "+ByteModel+".")
 	if g := r.spec.GPU; g != nil {
 		e.Note("info", fmt.Sprintf("%s: from its datasheet (%s), not measured.", g.Name, g.Source))
@@ -169,7 +169,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 // one, with every measured result, the learner's predictions, and the emulated kernels at the
 // intensity their counts give (FLOPs / DRAM bytes, no caches) and their modelled GFLOP/s.
 func Chart(peak float64, c peaks.Ceilings, spec Spec, device *nvidia.Device, results []harness.Result, emulated []vgpurun.Result) (string, error) {
-	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s %s, %.3g GB/s", peak, spec.DType, c.BandwidthGBs),
+	roofs := []chart.Roof{{Label: fmt.Sprintf("this machine, measured: %s GFLOP/s %s, %s GB/s", cells.Number(peak, 3), spec.DType, cells.Number(c.BandwidthGBs, 3)),
 		PeakGFLOPS: peak, Bandwidth: c.BandwidthGBs}}
 	if spec.GPU != nil || len(emulated) > 0 {
 		g := gpumodel.Or(spec.GPU)

@@ -142,10 +142,10 @@ func (r *run) runModel(ctx context.Context, e cells.Emitter) error {
 	}
 	s := r.spec.Transformer
 	m := s.Model
-	e.Note("info", fmt.Sprintf("%s: %d layers, d_model %s, %d query heads and %d key/value heads of %d, d_ff %s, vocabulary %s (%s). From this shape: %.4g parameters (published %.4g), %.4g FLOPs per token forward at a %s-token prompt, %s of KV cache per token.",
-		m.Label, m.Layers, humanize.Comma(int64(m.DModel)), m.Heads, m.KVHeads, m.DHead, humanize.Comma(int64(m.DFF)), humanize.Comma(int64(m.Vocab)), m.Source, m.Params(), m.Published, m.ForwardPerToken(s.Prompt), humanize.Comma(int64(s.Prompt)), bytesText(m.KVBytesPerToken(ElemBytes))))
-	e.Note("info", fmt.Sprintf("This machine, measured %s: %.3g GFLOP/s float32 (%s), %.3g GB/s (STREAM triad). %s, datasheet (not measured): %.4g TFLOP/s %s dense (%s), %.4g GB/s.",
-		c.Measured, c.FP32.GFLOPS, c.FP32.Method, c.BandwidthGBs, s.GPU.Name, s.GPU.Dense/1e12, s.GPU.Format, s.GPU.Source, s.GPU.DRAM/1e9))
+	e.Note("info", fmt.Sprintf("%s: %d layers, d_model %s, %d query heads and %d key/value heads of %d, d_ff %s, vocabulary %s (%s). From this shape: %s parameters (published %s), %s FLOPs per token forward at a %s-token prompt, %s of KV cache per token.",
+		m.Label, m.Layers, humanize.Comma(int64(m.DModel)), m.Heads, m.KVHeads, m.DHead, humanize.Comma(int64(m.DFF)), humanize.Comma(int64(m.Vocab)), m.Source, cells.Number(m.Params(), 4), cells.Number(m.Published, 4), cells.Number(m.ForwardPerToken(s.Prompt), 4), humanize.Comma(int64(s.Prompt)), bytesText(m.KVBytesPerToken(ElemBytes))))
+	e.Note("info", fmt.Sprintf("This machine, measured %s: %s GFLOP/s float32 (%s), %s GB/s (STREAM triad). %s, datasheet (not measured): %s TFLOP/s %s dense (%s), %s GB/s.",
+		c.Measured, cells.Number(c.FP32.GFLOPS, 3), c.FP32.Method, cells.Number(c.BandwidthGBs, 3), s.GPU.Name, cells.Number(s.GPU.Dense/1e12, 4), s.GPU.Format, s.GPU.Source, cells.Number(s.GPU.DRAM/1e9, 4)))
 	attention := "fused (FlashAttention): the attention scores stay on chip"
 	if !s.Fused {
 		attention = "unfused: QKᵀ writes the scores, the softmax reads them and writes the probabilities, PV reads them"
@@ -198,14 +198,14 @@ func (r *run) layerTable(e cells.Emitter) {
 // ridgeNote says where each roof's ridge is: the batch a decode step needs to stop being memory-bound.
 func ridgeNote(s Model, c measure.Ceilings) string {
 	gpuRidge := s.GPU.Dense / s.GPU.DRAM
-	return fmt.Sprintf("Ridge points (peak ÷ bandwidth): %s %.3g FLOP/byte, this machine %.3g FLOP/byte. A decode step does about 2 FLOPs per weight per sequence and reads each 2-byte weight once, so its intensity is about its batch until the KV cache's reads catch up: it is memory-bound below a batch of roughly %.0f on the %s.",
-		s.GPU.Name, gpuRidge, c.FP32.GFLOPS/c.BandwidthGBs, math.Ceil(gpuRidge), s.GPU.Name)
+	return fmt.Sprintf("Ridge points (peak ÷ bandwidth): %s %s FLOP/byte, this machine %s FLOP/byte. A decode step does about 2 FLOPs per weight per sequence and reads each 2-byte weight once, so its intensity is about its batch until the KV cache's reads catch up: it is memory-bound below a batch of roughly %s on the %s.",
+		s.GPU.Name, cells.Number(gpuRidge, 3), cells.Number(c.FP32.GFLOPS/c.BandwidthGBs, 3), cells.Number(math.Ceil(gpuRidge), 3), s.GPU.Name)
 }
 
 // ModelChart draws this machine's measured roof, the accelerator's datasheet roof, and the steps.
 func ModelChart(c measure.Ceilings, s Model, points []chart.Point) (string, error) {
 	roofs := []chart.Roof{
-		{Label: fmt.Sprintf("this machine, measured: %.3g GFLOP/s float32, %.3g GB/s", c.FP32.GFLOPS, c.BandwidthGBs), PeakGFLOPS: c.FP32.GFLOPS, Bandwidth: c.BandwidthGBs},
+		{Label: fmt.Sprintf("this machine, measured: %s GFLOP/s float32, %s GB/s", cells.Number(c.FP32.GFLOPS, 3), cells.Number(c.BandwidthGBs, 3)), PeakGFLOPS: c.FP32.GFLOPS, Bandwidth: c.BandwidthGBs},
 		{Label: fmt.Sprintf("%s %s dense, datasheet", s.GPU.Name, strings.SplitN(s.GPU.Format, ",", 2)[0]), PeakGFLOPS: s.GPU.Dense / 1e9, Bandwidth: s.GPU.DRAM / 1e9},
 	}
 	return chart.Roofline(roofs, points)
@@ -214,11 +214,11 @@ func ModelChart(c measure.Ceilings, s Model, points []chart.Point) (string, erro
 func bytesText(b float64) string {
 	switch {
 	case b >= 1<<30:
-		return fmt.Sprintf("%.3g GiB", b/(1<<30))
+		return cells.Number(b/(1<<30), 3) + " GiB"
 	case b >= 1<<20:
-		return fmt.Sprintf("%.3g MiB", b/(1<<20))
+		return cells.Number(b/(1<<20), 3) + " MiB"
 	case b >= 1<<10:
-		return fmt.Sprintf("%.3g KiB", b/(1<<10))
+		return cells.Number(b/(1<<10), 3) + " KiB"
 	}
 	return fmt.Sprintf("%.0f bytes", b)
 }

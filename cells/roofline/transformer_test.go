@@ -100,6 +100,13 @@ func TestRunModel(t *testing.T) {
 	if rec.Charts == 0 {
 		t.Error("no chart")
 	}
+	// Every number in a sentence is written for people: "8.03 billion parameters", not 8.03e+09.
+	for _, bad := range rec.Unreadable() {
+		t.Errorf("written for machines: %s", bad)
+	}
+	if first := rec.Notes[0].Message; !strings.Contains(first, "From this shape: 8.03 billion parameters (published 8.03 billion), 15.55 billion FLOPs per token forward") {
+		t.Errorf("first note %q, want the counts in words", first)
+	}
 	// The shape is written as the lesson writes numbers, with thousands separators.
 	if first := rec.Notes[0].Message; !strings.Contains(first, "d_model 4,096") || !strings.Contains(first, "d_ff 14,336, vocabulary 128,256") || !strings.Contains(first, "at a 2,048-token prompt") {
 		t.Errorf("first note %q, want the shape with thousands separators", first)

@@ -283,7 +283,7 @@ func (r run) Run(ctx context.Context, e cells.Emitter) error {
 		e.Note("info", fmt.Sprintf("Speculative decoding, k = %d, acceptance %.2f: %.2f tokens per target step on average, (1 − α^(k+1))/(1 − α), and %.2f× fewer seconds per token with a draft costing %.2f of a step (Leviathan et al. 2023, eq. 1 and Theorem 3.8): published arithmetic, applied to the modelled steps below.",
 			sp.K, sp.Alpha, inference.ExpectedTokens(sp.Alpha, sp.K), inference.Speedup(sp.Alpha, sp.K, sp.Cost), sp.Cost))
 	}
-	e.Table(cells.Table{ID: "runs", Caption: fmt.Sprintf("%s on one %s, %d requests per run: simulated, every time modelled (a roofline lower bound on each step, nothing measured). Latency per token is vLLM's normalised latency, each request's end-to-end time over its output tokens, averaged.", s.Model.Label, s.Chip.Name, s.Requests), Columns: columns})
+	e.Table(cells.Table{ID: "runs", Caption: fmt.Sprintf("%s on one %s, %s requests per run: simulated, every time modelled (a roofline lower bound on each step, nothing measured). Latency per token is vLLM's normalised latency, each request's end-to-end time over its output tokens, averaged.", s.Model.Label, s.Chip.Name, humanize.Comma(int64(s.Requests))), Columns: columns})
 	lines := make([]chart.Line, len(s.Systems))
 	total := len(s.Systems) * len(s.Rates)
 	for i, sys := range s.Systems {
@@ -347,12 +347,20 @@ func (s Spec) memoryNote() string {
 	c := s.Config(System{"continuous", "oracle"})
 	per := c.Engine.KVPerToken()
 	pool := c.KVMemory()
-	msg := fmt.Sprintf("Modelled memory: %.3g GB of %s weights (%.3g B parameters × %g bytes) in %.3g GB; the KV cache gets the other %.3g GB, %s tokens of %.0f KiB (%s: 2 × %d layers × %d key/value heads × %d × %g bytes), %s requests of max_len %s at once when each reserves its maximum.",
-		c.Engine.WeightMemory()/1e9, s.Model.Label, s.Model.Params()/1e9, c.Engine.WeightBytes, s.MemoryGB,
-		pool/1e9, humanize.Comma(int64(pool/per)), per/1024, s.KV, s.Model.Layers, s.Model.KVHeads, s.Model.DHead, c.Engine.KVBytes,
+	msg := fmt.Sprintf("Modelled memory: %s GB of %s weights (%s parameters × %s) in %s GB; the KV cache gets the other %s GB, %s tokens of %s KiB (%s: 2 × %d layers × %d key/value heads × %d × %s), %s requests of max_len %s at once when each reserves its maximum.",
+		cells.Number(c.Engine.WeightMemory()/1e9, 3), s.Model.Label, cells.Number(s.Model.Params(), 3), bytesEach(c.Engine.WeightBytes), cells.Number(s.MemoryGB, 3),
+		cells.Number(pool/1e9, 3), humanize.Comma(int64(pool/per)), cells.Number(math.Round(per/1024), 3), s.KV, s.Model.Layers, s.Model.KVHeads, s.Model.DHead, bytesEach(c.Engine.KVBytes),
 		humanize.Comma(int64(int(pool/per)/s.MaxLen)), humanize.Comma(int64(s.MaxLen)))
 	if pool <= 0 {
-		msg = fmt.Sprintf("The %.3g GB of %s weights do not fit in %.3g GB: nothing can run.", c.Engine.WeightMemory()/1e9, s.Model.Label, s.MemoryGB)
+		msg = fmt.Sprintf("The %s GB of %s weights do not fit in %s GB: nothing can run.", cells.Number(c.Engine.WeightMemory()/1e9, 3), s.Model.Label, cells.Number(s.MemoryGB, 3))
 	}
 	return msg + " Model: " + s.Model.Source + ". Chip: " + s.Chip.Source + "."
+}
+
+// bytesEach is a number's size in a product of sizes: "2 bytes", "1 byte", "0.5 bytes" (int4).
+func bytesEach(b float64) string {
+	if b == 1 {
+		return "1 byte"
+	}
+	return cells.Number(b, 3) + " bytes"
 }

@@ -67,6 +67,9 @@ func TestRunRowsAreTheSimulatorsAndLabelledModelled(t *testing.T) {
 	if len(rec.Tables) != 1 || !strings.Contains(rec.Tables[0].Caption, "modelled") {
 		t.Fatalf("tables %+v: want one, captioned modelled", rec.Tables)
 	}
+	for _, bad := range rec.Unreadable() {
+		t.Errorf("written for machines: %s", bad)
+	}
 	rows := rec.RowsOf("runs")
 	if len(rows) != 4 {
 		t.Fatalf("%d rows, want 2 systems × 2 rates", len(rows))
@@ -180,6 +183,23 @@ func TestNoNonFiniteFigureReachesARow(t *testing.T) {
 	}
 }
 
+// Sizes a learner reads: a byte in the singular, a model's weights past 1,000 GB with a thousands
+// separator (Llama 3 405B in FP32 is 1,620 GB), never in exponent notation.
+func TestMemoryNoteSizes(t *testing.T) {
+	for src, want := range map[string]string{
+		"model: llama3-8b\ngpu: H100 SXM\nweights: fp8\nkv: fp8\nrequests: 10\nrates: [0]\nsystems: [continuous paged]\n": "(fp8: 2 × 32 layers × 8 key/value heads × 128 × 1 byte)",
+		"model: llama3-405b\ngpu: H100 SXM\nweights: fp32\nrequests: 10\nrates: [0]\nsystems: [continuous paged]\n":       "The 1,620 GB of Llama 3 405B weights do not fit in",
+	} {
+		s, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.memoryNote(); !strings.Contains(got, want) {
+			t.Errorf("memory note %q lacks %q", got, want)
+		}
+	}
+}
+
 // The memory note writes its counts with thousands separators, as the lesson's text does: the
 // serving lesson's T4 cell holds 48,597 tokens, 23 reservations of max_len 2,048.
 func TestMemoryNoteSeparatesThousands(t *testing.T) {
@@ -188,7 +208,7 @@ func TestMemoryNoteSeparatesThousands(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := s.memoryNote()
-	for _, want := range []string{"48,597 tokens of 128 KiB", "23 requests of max_len 2,048"} {
+	for _, want := range []string{"48,597 tokens of 128 KiB", "23 requests of max_len 2,048", "(8.03 billion parameters × 1 byte)", "× 128 × 2 bytes)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("memory note %q lacks %q", got, want)
 		}

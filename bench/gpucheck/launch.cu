@@ -288,9 +288,9 @@ static bool ownKernel(const gc_device& d, CUmodule mod, const gc_kernel& k, int 
     return bad.empty();
 }
 
-// open makes the first device's primary context current (the runtime's too) with one stream, and
+// openDevice makes the first device's primary context current (the runtime's too) with one stream, and
 // reads its compute capability and SM count.
-static gc_device open() {
+static gc_device openDevice() {
     gc_device d;
     CUdevice dev;
     int major, minor;
@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
     if (argc < 3) { fprintf(stderr, "usage: launch PTX N [repeats] | launch -entries [tiled|hopper]\n"); return 2; }
     int n = atoi(argv[2]), repeats = argc > 3 ? atoi(argv[3]) : 5;
     if (n < 1 || n > 32768 || repeats < 0) { fprintf(stderr, "launch: N is 1 to 32768, repeats 0 or more\n"); return 2; }
-    gc_device d = open();
+    gc_device d = openDevice();
     std::ifstream f(argv[1]); std::stringstream ss; ss << f.rdbuf(); std::string ptx = ss.str();
     if (ptx.empty()) { fprintf(stderr, "launch: cannot read PTX %s\n", argv[1]); return 2; }
     CUmodule mod; CK(cuModuleLoadData(&mod, ptx.c_str()));

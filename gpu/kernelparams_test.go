@@ -1,12 +1,14 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/internal/fakecuda"
 	"github.com/gpuplayground/playground/measure"
 	"github.com/gpuplayground/playground/problems"
 	"github.com/gpuplayground/playground/vgpu"
@@ -238,4 +240,25 @@ func FuzzEntryParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Through the real worker on the strict fake libcuda (which loads any PTX text and computes a
+// matmul entry on the host), a learner's matmul kernel whose PTX the virtual GPU's parser refuses
+// (signaturePTX's .callprototype, .branchtargets and .alias) runs and is judged, as the driver would
+// take it: only its signature is read.
+func TestFakeCUDARunsPTXTheVirtualGPUCannotParse(t *testing.T) {
+	fakecuda.Setup(t)
+	ptx := strings.Replace(signaturePTX, `	.param .u32 n,
+	.param .align 64 .b8 tm[128]`, `	.param .u64 C,
+	.param .u32 M,
+	.param .u32 N,
+	.param .u32 K`, 1)
+	if _, err := vgpu.ParseModule(ptx); err == nil {
+		t.Log("the virtual GPU now parses the module: this no longer shows PTX it cannot")
+	}
+	res, err := Run(context.Background(), realWorker(t), Request{Kernel: "custom", N: 40, DType: "float32", Repeats: 1,
+		PTX: ptx, Entry: "mm", Block: [3]int{16, 16, 1}, Grid: [3]int{3, 3, 1}}, nil)
+	if err != nil || !res.OK {
+		t.Errorf("got %+v, %v; want the kernel run and its C checked", res, err)
+	}
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -70,11 +71,11 @@ const (
 // entryParams reads the parameters of the kernel entry of ptx without parsing the module: one
 // bounded pass (linear in the text) blanks comments and string literals, then finds each `.entry
 // NAME (…)` outside every function body, and the entry's parameter list alone is parsed by the
-// virtual GPU's parameter parser (on its own, at the lines it had, so that an error names the
-// line). Bodies, other functions and module-level directives are skipped unread. An error says the
-// PTX is over the limit, malformed where the pass must read it (an unterminated comment or string,
-// unbalanced braces, a parameter list over maxParamListBytes or not closed), defines no such entry
-// or more than one, or names the parameter the parser refused.
+// virtual GPU's parameter parser (on its own; an error names the line it had). Bodies, other
+// functions and module-level directives are skipped unread. An error says the PTX is over the
+// limit, malformed where the pass must read it (an unterminated comment or string, unbalanced
+// braces, a parameter list over maxParamListBytes or not closed), defines no such entry or more than
+// one, or names the parameter the parser refused.
 func entryParams(ptx, entry string) ([]vgpu.Param, error) {
 	if len(ptx) > maxSignaturePTXBytes {
 		return nil, fmt.Errorf(signatureCheckErrorPre+"the PTX is %d bytes, over the %d-byte limit", len(ptx), maxSignaturePTXBytes)
@@ -94,18 +95,27 @@ func entryParams(ptx, entry string) ([]vgpu.Param, error) {
 		return nil, fmt.Errorf("the PTX defines the kernel entry %s %d times (lines %d and %d)", entry, len(found), found[0].line, found[1].line)
 	}
 	e := found[0]
-	// The list alone, as a module of one empty kernel whose list starts on the line it had.
+	// The list alone, as a module of one empty kernel, its .entry on line 4; lines are then moved to
+	// where the list was.
 	const head = ".version 8.4\n.target sm_90\n.address_size 64\n"
-	pad := max(e.line-4, 0)
-	mod, err := vgpu.ParseModule(head + strings.Repeat("\n", pad) + ".visible .entry k" + e.params + "\n{\n\tret;\n}\n")
+	shift := e.line - 4
+	mod, err := vgpu.ParseModule(head + ".visible .entry k" + e.params + "\n{\n\tret;\n}\n")
 	if err != nil {
+		var pe *vgpu.ParseError
+		if errors.As(err, &pe) {
+			err = &vgpu.ParseError{Line: pe.Line + shift, Msg: pe.Msg}
+		}
 		return nil, errors.New(signatureCheckErrorPre + err.Error())
 	}
 	f := mod.Function("k")
 	if f == nil || !f.Entry {
 		return nil, fmt.Errorf(signatureCheckErrorPre+"the entry %s's parameter list did not parse", entry)
 	}
-	return f.Params, nil
+	params := slices.Clone(f.Params)
+	for i := range params {
+		params[i].Line += shift
+	}
+	return params, nil
 }
 
 // blankCommentsAndStrings returns ptx with each comment's and string literal's bytes (its quotes
@@ -156,8 +166,8 @@ func blankCommentsAndStrings(ptx string) ([]byte, error) {
 	return b, nil
 }
 
-// entrySig is one definition of the kernel entry sought: the line of its .entry and its parameter
-// list with the parentheses ("" where it has none).
+// entrySig is one definition of the kernel entry sought: the line of its parameter list's '(' (of
+// its .entry where it has none) and the list with the parentheses ("" where it has none).
 type entrySig struct {
 	line   int
 	params string
@@ -238,6 +248,7 @@ func readEntry(clean []byte, from, line int) (e namedEntry, next int, err error)
 	if i >= len(clean) || clean[i] != '(' {
 		return e, j, nil
 	}
+	e.line += countNewlines(clean[from:i])
 	end := i + 1
 	for end < len(clean) && clean[end] != ')' {
 		if strings.IndexByte("({};", clean[end]) >= 0 || end-i > maxParamListBytes {

@@ -80,6 +80,14 @@ func wantFakeRun(ks []nvidia.Kernel, n int) (out, log []string) {
 // the binary. Skipped without a C++ compiler or CUDA 12's cuda.h, outside CI.
 func launchOnFake(t *testing.T, ks []nvidia.Kernel) string {
 	t.Helper()
+	cxx := cxxCompiler(t)
+	inc := cuda12Include(t)
+	return buildLaunch(t, cxx, inc, fakecuda.Setup(t), ks)
+}
+
+// cxxCompiler is $CXX or c++; the test is skipped without one, outside CI.
+func cxxCompiler(t *testing.T) string {
+	t.Helper()
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "c++"
@@ -90,15 +98,59 @@ func launchOnFake(t *testing.T, ks []nvidia.Kernel) string {
 		}
 		t.Skipf("no C++ compiler: %v", err)
 	}
-	inc := cuda12Include(t)
-	lib := fakecuda.Setup(t)
+	return cxx
+}
+
+// buildLaunch compiles launch.cu with the header of ks as plain C++ with cxx against the cuda.h in
+// inc, linked to the libcuda.so.1 in lib with every symbol resolved, and returns the binary.
+func buildLaunch(t *testing.T, cxx, inc, lib string, ks []nvidia.Kernel) string {
+	t.Helper()
 	src := writeLaunch(t, ks)
 	bin := filepath.Join(filepath.Dir(src), "launch")
-	args := []string{"-x", "c++", "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-I" + inc, "-o", bin, src, "-L" + lib, "-l:libcuda.so.1"}
+	args := []string{"-x", "c++", "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-I" + inc, "-o", bin, src,
+		"-L" + lib, "-l:libcuda.so.1", "-Wl,--no-undefined"}
 	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cxx, strings.Join(args, " "), err, out)
 	}
 	return bin
+}
+
+// launch.cu links against NVIDIA's own libcuda.so.1 (Debian's libcuda1, driver 535, unpacked by
+// .ci/run; no device here): every driver function it calls exists in a real driver under the name
+// cuda.h gives it, `-entries hopper` lists the table's Hopper rungs without a GPU, and a run stops at
+// cuInit with the driver's error. Skipped without the unpacked driver (outside CI) and on a machine
+// with a GPU.
+func TestLaunchCuLinksAgainstNVIDIALibcuda(t *testing.T) {
+	root := os.Getenv("PLAYGROUND_NVIDIA_ROOT")
+	if root == "" {
+		root = "/opt/playground-nvidia"
+	}
+	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu/nvidia/current")
+	if _, err := os.Stat(filepath.Join(lib, "libcuda.so.1")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the unpacked NVIDIA driver is required in CI (.ci/run unpacks it): %v", err)
+		}
+		t.Skipf("no unpacked NVIDIA driver: %v", err)
+	}
+	if _, err := nvidia.LoadDriver(); err == nil {
+		t.Skip("this machine has a CUDA driver; the GPU runbook runs launch.cu on it")
+	}
+	bin := buildLaunch(t, cxxCompiler(t), cuda12Include(t), lib, nvidia.LaunchRows())
+	t.Setenv("LD_LIBRARY_PATH", lib)
+	var want []string
+	for _, k := range nvidia.LaunchRows() {
+		if k.Arch != "" {
+			want = append(want, k.Entry)
+		}
+	}
+	out, err := exec.Command(bin, "-entries", "hopper").CombinedOutput()
+	if got := strings.TrimSpace(string(out)); err != nil || got != strings.Join(want, "|") {
+		t.Errorf("launch -entries hopper: %q, %v; want %q", got, err, strings.Join(want, "|"))
+	}
+	out, err = exec.Command(bin, filepath.Join(t.TempDir(), "none.ptx"), "64", "0").CombinedOutput()
+	if err == nil || !strings.HasPrefix(string(out), "cuInit(0): CUDA_ERROR_") {
+		t.Errorf("launch without a device: %v\n%s\nwant it stopped at cuInit with the driver's error", err, out)
+	}
 }
 
 // launch.cu launches every Hopper rung of the table as the GPU worker does, checked by the strict

@@ -1,6 +1,7 @@
 package launchtable
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -40,10 +41,11 @@ func launchGrid(k nvidia.Kernel, m, sms int) (grid [3]int, ok bool) {
 }
 
 // wantFakeRun is what launch.cu prints for the rows ks at size n with no repeats (the lines of the
-// kernels it launches or finds not whole clusters, in order) and what the fake logs for them: each
+// kernels it launches or finds not whole clusters, in order; for a row named in wrong, whose C the
+// check finds wrong, the line up to "check=WRONG C[") and what the fake logs for them: each
 // map's cuTensorMapEncodeTiled (BF16 over the padded m×m input, rows 2m bytes apart, the row's box
 // and swizzle, 128-byte L2 promotion), the cluster launch, the maps passed and the launch.
-func wantFakeRun(ks []nvidia.Kernel, n int) (out, log []string) {
+func wantFakeRun(ks []nvidia.Kernel, n int, wrong map[string]bool) (out, log []string) {
 	swizzle := map[int]int{0: 0, 32: 1, 64: 2, 128: 3}
 	seq := 0
 	for _, k := range ks {
@@ -54,8 +56,12 @@ func wantFakeRun(ks []nvidia.Kernel, n int) (out, log []string) {
 			out = append(out, fmt.Sprintf("%s skipped: grid %s at n=%d is not whole (%d,%d,%d) clusters", k.Entry, g, m, k.Cluster[0], k.Cluster[1], k.Cluster[2]))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s n=%d grid=%s block=(%d,%d,%d) median_s=untimed shared=%d cluster=(%d,%d,%d) maps=%d check=ok",
-			k.Entry, n, g, block[0], block[1], block[2], k.SharedBytes, k.Cluster[0], k.Cluster[1], k.Cluster[2], len(k.TensorMaps)))
+		check := "check=ok"
+		if wrong[k.Name] {
+			check = "check=WRONG C["
+		}
+		out = append(out, fmt.Sprintf("%s n=%d grid=%s block=(%d,%d,%d) median_s=untimed shared=%d cluster=(%d,%d,%d) maps=%d %s",
+			k.Entry, n, g, block[0], block[1], block[2], k.SharedBytes, k.Cluster[0], k.Cluster[1], k.Cluster[2], len(k.TensorMaps), check))
 		for _, tm := range k.TensorMaps {
 			log = append(log, fmt.Sprintf("cuTensorMapEncodeTiled map=%d dtype=%d rank=2 dims=%d,%d strides=%d box=%d,%d elementStrides=1,1 interleave=0 swizzle=%d l2=2 oob=0",
 				seq, nvidia.TensorBFloat16, m, m, 2*m, tm.Box[0], tm.Box[1], swizzle[tm.Swizzle]))
@@ -117,9 +123,9 @@ func buildLaunch(t *testing.T, cxx, inc, lib string, ks []nvidia.Kernel) string 
 
 // launch.cu links against NVIDIA's own libcuda.so.1 (Debian's libcuda1, driver 535, unpacked by
 // .ci/run; no device here): every driver function it calls exists in a real driver under the name
-// cuda.h gives it, `-entries hopper` lists the table's Hopper rungs without a GPU, and a run stops at
-// cuInit with the driver's error. Skipped without the unpacked driver (outside CI) and on a machine
-// with a GPU.
+// cuda.h gives it, `-entries` lists the table's kernels (all, tiled, Hopper) without a GPU, and a
+// run stops at cuInit with the driver's error. Skipped without the unpacked driver (outside CI) and
+// on a machine with a GPU.
 func TestLaunchCuLinksAgainstNVIDIALibcuda(t *testing.T) {
 	root := os.Getenv("PLAYGROUND_NVIDIA_ROOT")
 	if root == "" {
@@ -137,17 +143,32 @@ func TestLaunchCuLinksAgainstNVIDIALibcuda(t *testing.T) {
 	}
 	bin := buildLaunch(t, cxxCompiler(t), cuda12Include(t), lib, nvidia.LaunchRows())
 	t.Setenv("LD_LIBRARY_PATH", lib)
-	var want []string
+	// -entries lists every own kernel's entry points (and older ones), "tiled" those of matmul.cu
+	// with a fixed block, "hopper" those with an architecture of their own.
+	want := map[string][]string{}
 	for _, k := range nvidia.LaunchRows() {
+		if k.BLAS != nil || k.Entry == "" {
+			continue
+		}
+		es := []string{k.Entry}
+		if k.Older != nil {
+			es = append(es, k.Older.Entry)
+		}
+		want[""] = append(want[""], es...)
+		if !k.AnyBlock && k.Arch == "" {
+			want["tiled"] = append(want["tiled"], es...)
+		}
 		if k.Arch != "" {
-			want = append(want, k.Entry)
+			want["hopper"] = append(want["hopper"], es...)
 		}
 	}
-	out, err := exec.Command(bin, "-entries", "hopper").CombinedOutput()
-	if got := strings.TrimSpace(string(out)); err != nil || got != strings.Join(want, "|") {
-		t.Errorf("launch -entries hopper: %q, %v; want %q", got, err, strings.Join(want, "|"))
+	for mode, es := range want {
+		out, err := exec.Command(bin, "-entries", mode).CombinedOutput()
+		if got := strings.TrimSpace(string(out)); err != nil || got != strings.Join(es, "|") {
+			t.Errorf("launch -entries %s: %q, %v; want %q", mode, got, err, strings.Join(es, "|"))
+		}
 	}
-	out, err = exec.Command(bin, filepath.Join(t.TempDir(), "none.ptx"), "64", "0").CombinedOutput()
+	out, err := exec.Command(bin, filepath.Join(t.TempDir(), "none.ptx"), "64", "0").CombinedOutput()
 	if err == nil || !strings.HasPrefix(string(out), "cuInit(0): CUDA_ERROR_") {
 		t.Errorf("launch without a device: %v\n%s\nwant it stopped at cuInit with the driver's error", err, out)
 	}
@@ -158,8 +179,10 @@ func TestLaunchCuLinksAgainstNVIDIALibcuda(t *testing.T) {
 // a persistent grid cut to the device's SMs, and, for rows launched in clusters (variants of the
 // table's rows here, as no row sets Cluster yet), cuLaunchKernelEx with the cluster, a persistent
 // grid rounded to whole clusters and a grid that is not whole clusters skipped; C is checked at 32
-// sampled entries. Each PTX file of a Hopper rung runs once, with no repeats. On a device of
-// another compute capability the sm_90a PTX is refused, naming the driver's error.
+// sampled entries, and a variant whose inputs the kernel reads as another type (FP16 bits that the
+// fake multiplies as BF16) is found wrong, naming the entry, with exit status 3. Each PTX file of a
+// Hopper rung runs once, with no repeats. On a device of another compute capability the sm_90a PTX
+// is refused, naming the driver's error.
 func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
 	rows := nvidia.LaunchRows()
 	var hopper []nvidia.Kernel
@@ -176,19 +199,22 @@ func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
 		return k
 	}
 	byName := func(name string) nvidia.Kernel { k, _ := nvidia.LookupKernel(name); return k }
+	f16 := byName("cuda-wgmma")
+	f16.Name, f16.Precision = f16.Name+"-f16", "f16"
 	hopper = append(hopper, variant(byName("cuda-wgmma-multicast"), [3]int{1, 2, 1}),
-		variant(byName("cuda-wgmma-persistent"), [3]int{2, 1, 1}), variant(byName("cuda-wgmma-ws"), [3]int{2, 1, 1}))
+		variant(byName("cuda-wgmma-persistent"), [3]int{2, 1, 1}), variant(byName("cuda-wgmma-ws"), [3]int{2, 1, 1}), f16)
+	wrong := map[string]bool{f16.Name: true}
 	// The variants' grids at n = 100 (padded to 256: 1×2 tiles of 256×128) on one SM, by hand.
 	for _, c := range []struct {
 		k     nvidia.Kernel
 		grid  [3]int
 		whole bool
-	}{{hopper[len(hopper)-3], [3]int{1, 2, 1}, true}, {hopper[len(hopper)-2], [3]int{2, 1, 1}, true}, {hopper[len(hopper)-1], [3]int{1, 2, 1}, false}} {
+	}{{hopper[len(hopper)-4], [3]int{1, 2, 1}, true}, {hopper[len(hopper)-3], [3]int{2, 1, 1}, true}, {hopper[len(hopper)-2], [3]int{1, 2, 1}, false}} {
 		if grid, whole := launchGrid(c.k, 256, fakeSMs); grid != c.grid || whole != c.whole {
 			t.Fatalf("%s: grid %v whole %v, want %v %v", c.k.Name, grid, whole, c.grid, c.whole)
 		}
 	}
-	bin := launchOnFake(t, append(slices.Clone(rows), hopper[len(hopper)-3:]...))
+	bin := launchOnFake(t, append(slices.Clone(rows), hopper[len(hopper)-4:]...))
 	byPTX := map[string][]nvidia.Kernel{}
 	for _, k := range hopper {
 		file := nvidia.PTXFile(path.Base(k.Source), k.Arch)
@@ -208,8 +234,9 @@ func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
 		t.Setenv("FAKECUDA_LOG", logPath)
 		t.Setenv("FAKECUDA_SMS", fmt.Sprint(fakeSMs))
 		out, err := exec.Command(bin, ptxPath, fmt.Sprint(n), "0").CombinedOutput()
-		if err != nil {
-			t.Fatalf("launch %s %d 0: %v\n%s", file, n, err, out)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Fatalf("launch %s %d 0: %v, want exit status 3 (a check failed)\n%s", file, n, err, out)
 		}
 		var got []string
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -221,8 +248,10 @@ func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantOut, wantLog := wantFakeRun(ks, n)
-		if !slices.Equal(got, wantOut) {
+		wantOut, wantLog := wantFakeRun(ks, n, wrong)
+		if !slices.EqualFunc(got, wantOut, func(g, w string) bool {
+			return g == w || strings.HasSuffix(w, "check=WRONG C[") && strings.HasPrefix(g, w)
+		}) {
 			t.Errorf("launch %s printed\n%s\nwant\n%s", file, strings.Join(got, "\n"), strings.Join(wantOut, "\n"))
 		}
 		if g := strings.Split(strings.TrimSpace(string(log)), "\n"); !slices.Equal(g, wantLog) {

@@ -19,13 +19,16 @@
 #          tiled`: cuda-smem to cuda-mma-warptile, the tensor-core rungs among them) at 4096 only:
 #          quicker than step 4
 #   step 8 (-steps hopper; build here with `bench/gpucheck/build.sh hopper`): the Hopper part of the
-#          runbook (docs/gpu.md, "Hopper"): build/hopper times the kernel table's sm_90 rungs through
-#          the worker beside the virtual GPU's model and runs every lesson cuda cell with tensor_maps
-#          (maps made by cuTensorMapEncodeTiled), into hopper.json with its provenance (machine,
-#          device, driver, libraries, date, command); then Nsight Compute's full set of the same
-#          rungs (launch.cu, `ncu -k` from `build/hopper -entries`) into ncu-hopper.csv, which
-#          `build/hopper -ncu` adds to hopper.json (registers, instructions, wgmma and TMA counts), and
-#          build/vgpuvsncu sets those counters beside the model (hopper-model.md)
+#          runbook (docs/gpu.md, "Hopper"), the next lease's one script, at most 8 minutes by its
+#          timeouts: launch.cu built with nvcc for sm_90a times and checks every Hopper rung of the
+#          compute_90a PTX as the worker launches it (tensor maps, shared opt-in, persistent grid,
+#          clusters); Nsight Compute's full set of the same rungs, one launch each (`ncu -k` from
+#          `build/hopper -entries`), into ncu-hopper.csv; build/hopper times them through the worker
+#          beside the virtual GPU's model and runs every lesson cuda cell with tensor_maps, into
+#          hopper.json with its provenance (machine, device, driver, libraries, date, command);
+#          `build/hopper -ncu` adds the Nsight counts to hopper.json (registers, instructions, wgmma
+#          and TMA counts). bench/vgpuvsncu, which sets the CSV beside the virtual GPU's counts by
+#          running the rungs in it (minutes at 4096), is run here after the lease, not there
 #   step 9 (-steps tiles): the FP32 rungs after cuda-warptile against cuBLAS SGEMM at n = 4096: gpuladder
 #          times cublas, cuda-warptile, cuda-doublebuf and cuda-autotuned through the worker (the
 #          issue's goal: >= 85% of cuBLAS SGEMM), then launch.cu times every candidate of the tile
@@ -97,24 +100,27 @@ if has tiles; then
       >"$OUT/ncu-tiles-4096.csv"
   } >"$OUT/tiles.log" 2>&1
 fi
-if has hopper; then
+if has hopper; then # the next lease's one script (docs/gpu.md, "Hopper"): at most 8 minutes by its timeouts
   n=${HOPPER_N:-4096}
   {
     echo "machine $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.max.sm --format=csv
-    timeout 400 build/hopper -n "$n" -out "$OUT/hopper.json"
     entries=$(build/hopper -entries) # the sm_90 rungs' entry points, from the kernel table
-    ptx=$(ls gpu/nvidia/ptx/*compute_90*.ptx 2>/dev/null | head -1); ptx=${ptx:-gpu/nvidia/ptx/matmul.cu.compute_80.ptx}
-    if [ -z "$entries" ]; then
-      echo "no rung of the kernel table needs sm_90: the ncu pass is skipped"
+    ptx=$(ls gpu/nvidia/ptx/*compute_90*.ptx 2>/dev/null | head -1)
+    if [ -z "$entries" ] || [ -z "$ptx" ]; then
+      echo "no rung of the kernel table needs sm_90 (or no compute_90 PTX): the ncu pass is skipped"
     else
-      nvcc -O3 -arch=sm_90a -o /tmp/launch bench/gpucheck/launch.cu -lcuda
-      /tmp/launch "$ptx" "$n" 20
-      echo "ncu -k regex:$entries $ptx"
-      timeout 300 ncu --set full --page raw --csv -k regex:"$entries" /tmp/launch "$ptx" "$n" 1 >"$OUT/ncu-hopper.csv"
-      build/hopper -ncu "$OUT/ncu-hopper.csv" -out "$OUT/hopper.json" # each rung's Nsight counts into the record
-      { build/vgpuvsncu -ncu "$OUT/ncu-hopper.csv" -n "$n" -gpu "H100 SXM"; echo
-        timeout 300 build/vgpuvsncu -ncu "$OUT/ncu-hopper.csv" -n "$n" -gpu "H100 SXM" -model; } >"$OUT/hopper-model.md"
+      echo "== launch.cu (nvcc, sm_90a): every Hopper rung of $ptx at $n, checked, median of 20"
+      timeout 90 nvcc -O3 -arch=sm_90a -o /tmp/launch bench/gpucheck/launch.cu -lcuda
+      timeout 45 /tmp/launch "$ptx" "$n" 20
+      echo "== ncu -k regex:$entries (one launch each: repeats 0; the CSV keeps ncu's quoted rows only)"
+      timeout 150 ncu --set full --page raw --csv -k regex:"$entries" /tmp/launch "$ptx" "$n" 0 | grep '^"' >"$OUT/ncu-hopper.csv"
+      echo "ncu exit $? (ncu's, or grep's 1 where no row came)"
+    fi
+    echo "== build/hopper: the rungs through the GPU worker, modelled, and the cells with tensor_maps"
+    timeout 180 build/hopper -n "$n" -out "$OUT/hopper.json"
+    if [ -s "$OUT/ncu-hopper.csv" ] && [ -s "$OUT/hopper.json" ]; then
+      timeout 15 build/hopper -ncu "$OUT/ncu-hopper.csv" -out "$OUT/hopper.json" # each rung's Nsight counts into the record
     fi
   } >"$OUT/hopper.log" 2>&1
 fi

@@ -160,9 +160,8 @@ func lessonCode(t *testing.T, marker string) string {
 	return found[0]
 }
 
-// emulateCell compiles the cuda cell text for arch ("80", "90a") with nv and runs it in the
-// virtual GPU at n, as a cell on a server without a GPU runs it, on the default datasheet GPU.
-func emulateCell(t *testing.T, nv *nvidia.NVRTC, cell, arch string, n int) vgpurun.Result {
+// cellPTX parses the cuda cell text and compiles its kernel for arch ("80", "90a") with nv.
+func cellPTX(t *testing.T, nv *nvidia.NVRTC, cell, arch string) (cuda.Spec, string) {
 	t.Helper()
 	spec, err := cuda.Parse(cell, nil, harness.DefaultLimits())
 	if err != nil {
@@ -172,6 +171,14 @@ func emulateCell(t *testing.T, nv *nvidia.NVRTC, cell, arch string, n int) vgpur
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spec, ptx
+}
+
+// emulateCell compiles the cuda cell text for arch with nv and runs it in the virtual GPU at n, as
+// a cell on a server without a GPU runs it, on the default datasheet GPU.
+func emulateCell(t *testing.T, nv *nvidia.NVRTC, cell, arch string, n int) vgpurun.Result {
+	t.Helper()
+	spec, ptx := cellPTX(t, nv, cell, arch)
 	grid, err := spec.GridFor(n)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +202,8 @@ func emulateCell(t *testing.T, nv *nvidia.NVRTC, cell, arch string, n int) vgpur
 // K and V split into two FP16 numbers, 2·4·n²·d tensor-core FLOPs. FlashAttention-3's K and V come
 // by TMA, 2·n·d FP32 words for each block of 128 queries, so its sectors are Q's and O's alone, and
 // its one __syncthreads a block is all its block barriers. It passes the problem's FP32 check at
-// n = 1 and 100 (tiles cut short) and 256, with no fault or note.
+// n = 1 and 100 (tiles cut short) and 256, with no fault or note; and where ptxas is installed its
+// PTX assembles for sm_90a, in the registers its launch bounds allow (3 warpgroups on an SM).
 func TestFlashAttentionTensorCoreCounts(t *testing.T) {
 	nv, err := nvidia.LoadNVRTCFrom([]string{"libnvrtc.so.12"})
 	if err != nil {
@@ -220,6 +228,13 @@ func TestFlashAttentionTensorCoreCounts(t *testing.T) {
 	fa3 := fa3Header + lessonCode(t, "wgmma.mma_async")
 	for _, size := range []int{1, 100} {
 		emulateCell(t, nv, fa3, "90a", size)
+	}
+	if px, err := nvidia.FindPtxas(); err == nil {
+		_, ptx := cellPTX(t, nv, fa3, "90a")
+		res, err := px.ResourcesArch(context.Background(), ptx, "sm_90a")
+		if err != nil || len(res) != 1 || res[0].Registers > 65536/384 {
+			t.Errorf("ptxas for sm_90a: %+v, %v; want one kernel in at most %d registers", res, err, 65536/384)
+		}
 	}
 	c := emulateCell(t, nv, fa3, "90a", n).Counts
 	blocks := n / 128

@@ -137,9 +137,19 @@ func TestFlashAttentionPredictionNotGivenAway(t *testing.T) {
 	}
 }
 
-// fa3Header launches the lesson's FlashAttention-3 kernel, which the lesson shows as code (a cuda
-// cell compiles for compute_80, which has no wgmma): this header and the code make it a cell.
-const fa3Header = "kernel: attention\nproblem: attention\nblock: [384]\ngrid: [\"ceil(n/128)\"]\nsizes: [256]\n---\n"
+// fa3Cell is the lesson's FlashAttention-3 kernel as a cuda cell: the lesson shows it as code (a
+// cuda cell compiles for compute_80, which has no wgmma) whose first line gives its launch,
+// "// kernel: …, problem: …, block: […], grid: […], compute_90a", the cell's header keys.
+func fa3Cell(t *testing.T) string {
+	t.Helper()
+	code := lessonCode(t, "wgmma.mma_async")
+	first, _, _ := strings.Cut(code, "\n")
+	keys, ok := strings.CutSuffix(strings.TrimPrefix(first, "// "), ", compute_90a")
+	if !ok || !strings.HasPrefix(first, "// kernel: ") {
+		t.Fatalf("the FlashAttention-3 code starts %q, not with its launch", first)
+	}
+	return strings.ReplaceAll(keys, ", ", "\n") + "\nsizes: [256]\n---\n" + code
+}
 
 // lessonCode is the code of the lesson's one cpp block that contains marker.
 func lessonCode(t *testing.T, marker string) string {
@@ -225,7 +235,7 @@ func TestFlashAttentionTensorCoreCounts(t *testing.T) {
 	if got, want := emulateCell(t, nv, tc, "80", n).Counts.TensorFLOPs, int64(2*4*n*n*d); got != want {
 		t.Errorf("mma.sync: %d tensor FLOPs at n=%d, want %d", got, n, want)
 	}
-	fa3 := fa3Header + lessonCode(t, "wgmma.mma_async")
+	fa3 := fa3Cell(t)
 	for _, size := range []int{1, 100} {
 		emulateCell(t, nv, fa3, "90a", size)
 	}

@@ -304,9 +304,13 @@ type GPU interface {
 	// Measure times one GPU kernel in the worker (req.Op is ignored: it runs req.Kernel), calling
 	// progress after each launch.
 	Measure(ctx context.Context, req measure.Request, progress func(done int)) (measure.Result, error)
-	// Compile compiles CUDA C++ to PTX for Arch; compile errors come back as the compiler's log.
-	Compile(ctx context.Context, source, name string) (string, error)
-	// Arch is the virtual architecture learners' kernels compile for (e.g. 80 for compute_80).
+	// Compile compiles CUDA C++ to PTX for the virtual architecture arch, written as PTX writes it
+	// after "compute_" ("80", "90a"; "": Arch's); compile errors come back as the compiler's log.
+	// An architecture-specific arch ("90a") that the compiler cannot target compiles for its
+	// compute capability alone ("90"): the PTX's .target says which it got.
+	Compile(ctx context.Context, source, name, arch string) (string, error)
+	// Arch is the virtual architecture learners' kernels compile for when the cell asks for none
+	// (e.g. 80 for compute_80): the device's compute capability, or 80 without one.
 	Arch() int
 }
 

@@ -31,11 +31,11 @@ func TestCompileWithClangThroughTheRealWorker(t *testing.T) {
 	needClang(t)
 	t.Setenv(nvidia.CompilerEnv, "clang")
 	c, _ := realCompiler(t)
-	ptx, err := c.Compile(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 86)
+	ptx, err := c.Compile(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", "86")
 	if err != nil || !strings.Contains(ptx, ".entry twice(") || !strings.Contains(ptx, ".target sm_80") {
 		t.Fatalf("got %v and %.200q, want PTX for sm_80 with entry twice", err, ptx)
 	}
-	_, err = c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
+	_, err = c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", "80")
 	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error: use of undeclared identifier 'nope'") {
 		t.Errorf("got %v, want clang's log in NVRTC's form pointing at cell.cu line 2", err)
 	}
@@ -47,7 +47,7 @@ func TestCompileWithoutAnyCompilerNamesThePackages(t *testing.T) {
 	t.Setenv(nvidia.CompilerEnv, "clang") // NVRTC is not looked at…
 	t.Setenv("PATH", t.TempDir())         // …and there is no clang
 	c, _ := realCompiler(t)
-	_, err := c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
+	_, err := c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", "80")
 	if err == nil || !strings.HasPrefix(err.Error(), nvidia.NoCompiler) || strings.Contains(err.Error(), "cell.cu(") {
 		t.Fatalf("got %v, want %q", err, nvidia.NoCompiler)
 	}
@@ -96,7 +96,7 @@ func TestClangCompileBombTakesTooLong(t *testing.T) {
 	for limit := 2 * time.Second; !seen && limit <= 16*time.Second; limit *= 2 {
 		c.Timeout = limit
 		errc := make(chan error, 1)
-		go func() { _, err := c.Compile(context.Background(), bomb(28, ""), "cell.cu", 80); errc <- err }()
+		go func() { _, err := c.Compile(context.Background(), bomb(28, ""), "cell.cu", "80"); errc <- err }()
 		for len(processesIn(tmp)) == 0 && len(errc) == 0 { // clang starts in its folder under tmp
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -122,7 +122,7 @@ func TestClangCompileBombTakesTooLong(t *testing.T) {
 		}
 	}
 	c.Timeout = 2 * time.Minute // the compile after the bomb checks that compiling still works, not its speed on a loaded machine
-	if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", 80); err != nil {
+	if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", "80"); err != nil {
 		t.Errorf("the compile after the bomb: %v", err)
 	}
 }

@@ -69,14 +69,16 @@ func (c *Compiler) limits() (time.Duration, int64) {
 	return timeout, memory
 }
 
-// Compile compiles src (called name in the compiler's log) to PTX for compute_<arch> (clang: for
-// sm_80, or sm_70 below compute_80). A source that does not compile returns an error holding the
+// Compile compiles src (called name in the compiler's log) to PTX for compute_<arch> (arch as PTX
+// writes it after "compute_": "80", "90a"; clang: for sm_80, or sm_70 below compute_80; an
+// architecture-specific arch the compiler cannot target for its compute capability alone,
+// nvidia.CompileFor). A source that does not compile returns an error holding the
 // compiler's log, whose lines read "name(LINE): error: …" from either compiler; no compiler returns
 // an error starting with nvidia.NoCompiler;
 // one that takes longer than the time limit returns a *CompileTimeoutError; one that runs out of
 // its memory says so. When ctx ends, the compile is stopped (or no longer waited for) at once and
 // context.Cause(ctx) is returned.
-func (c *Compiler) Compile(ctx context.Context, src, name string, arch int) (string, error) {
+func (c *Compiler) Compile(ctx context.Context, src, name, arch string) (string, error) {
 	out, err := c.CompileSass(ctx, src, name, arch, nil)
 	return out.PTX, err
 }
@@ -104,7 +106,7 @@ type Compiled struct {
 // sass (at most MaxSass; none: Compile's), each run bounded by PtxasTimeout and the compile's own
 // time limit. ptxas's failure (absent, refusing the PTX or an architecture, too slow) is no error:
 // the PTX comes back with ResourcesError saying why.
-func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, sass []int) (Compiled, error) {
+func (c *Compiler) CompileSass(ctx context.Context, src, name, arch string, sass []int) (Compiled, error) {
 	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: sass})
 }
 
@@ -113,7 +115,7 @@ func (c *Compiler) CompileSass(ctx context.Context, src, name string, arch int, 
 // nvdisasm -g), for the time model to charge, in the same confined worker, bounded by
 // DisassembleTimeout, which the compile's limit gains. None (no ptxas or nvdisasm here, their
 // refusal, too slow) is no error: Compiled.SASSLinesError says why.
-func (c *Compiler) CompileSassLines(ctx context.Context, src, name string, arch, sm int) (Compiled, error) {
+func (c *Compiler) CompileSassLines(ctx context.Context, src, name, arch string, sm int) (Compiled, error) {
 	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: []int{sm}, SassLines: true})
 }
 
@@ -121,7 +123,7 @@ func (c *Compiler) CompileSassLines(ctx context.Context, src, name string, arch,
 // instruction's source line (ptxas -lineinfo, nvdisasm -g: nvidia.Ptxas.Disassemble), in the same
 // confined worker, the two bounded by DisassembleTimeout, which the compile's limit gains. No SASS (no ptxas or nvdisasm
 // here, their refusal, too slow) is no error: Compiled.SASSError says why.
-func (c *Compiler) Disassemble(ctx context.Context, src, name string, arch, sm int) (Compiled, error) {
+func (c *Compiler) Disassemble(ctx context.Context, src, name, arch string, sm int) (Compiled, error) {
 	return c.compile(ctx, Request{Op: "compile", Source: src, Name: name, Arch: arch, Sass: []int{sm}, Disassemble: true})
 }
 
@@ -309,7 +311,7 @@ func compileHere(req Request, ready func(ptx string)) (Compiled, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), limit, &CompileTimeoutError{Limit: limit})
 	defer cancel()
-	ptx, err := nvidia.CompileWithHeaders(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
+	ptx, err := nvidia.CompileFor(ctx, nv, cl, headers, req.Source, req.Name, req.Arch)
 	if err != nil || len(req.Sass) == 0 {
 		return Compiled{PTX: ptx}, err
 	}

@@ -35,7 +35,7 @@ func TestCompileWorkerRefusesFileTricks(t *testing.T) {
 			t.Setenv("TMPDIR", tmp)
 			c := &Compiler{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}}
 			for _, tr := range filetricks.Tricks(path) {
-				ptx, err := c.Compile(context.Background(), tr.Source, "cell.cu", 80)
+				ptx, err := c.Compile(context.Background(), tr.Source, "cell.cu", "80")
 				if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(ptx, secret) {
 					t.Errorf("%s: got %q, %v; want a refusal without the secret", tr.Name, ptx, err)
 					continue
@@ -44,7 +44,7 @@ func TestCompileWorkerRefusesFileTricks(t *testing.T) {
 					t.Errorf("%s: got %v, want %s…", tr.Name, err, want)
 				}
 			}
-			if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", 80); err != nil {
+			if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", "80"); err != nil {
 				t.Errorf("a plain kernel: %v", err)
 			}
 			if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -98,14 +98,14 @@ func TestCompileLookalikesReadNoFile(t *testing.T) {
 					t.Errorf("the source rule refused %q: %v", src, err)
 					continue
 				}
-				ptx, err := c.Compile(context.Background(), src, "cell.cu", 80)
+				ptx, err := c.Compile(context.Background(), src, "cell.cu", "80")
 				if err != nil || inPTX(ptx, secret) {
 					t.Errorf("%q: got %v (secret in the PTX: %v), want PTX without the secret", src, err, inPTX(ptx, secret))
 				}
 			}
 			// The control: the secret in the source's own string is found in the PTX.
 			src := "__device__ const char leak[] = \"" + secret + "\";\nextern \"C\" __global__ void read(char* p, int i) { p[0] = leak[i]; }\n"
-			if ptx, err := c.Compile(context.Background(), src, "cell.cu", 80); err != nil || !inPTX(ptx, secret) {
+			if ptx, err := c.Compile(context.Background(), src, "cell.cu", "80"); err != nil || !inPTX(ptx, secret) {
 				t.Errorf("the control: %v, secret found %v; want it found", err, inPTX(ptx, secret))
 			}
 		})

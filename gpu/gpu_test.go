@@ -351,11 +351,11 @@ func realCompiler(t *testing.T) (*Compiler, *killOnCleanup) {
 func TestCompileThroughTheRealWorker(t *testing.T) {
 	needNVRTC(t)
 	c, _ := realCompiler(t)
-	ptx, err := c.Compile(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80)
+	ptx, err := c.Compile(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", "80")
 	if err != nil || !strings.Contains(ptx, ".entry twice(") || !strings.Contains(ptx, ".target sm_80") {
 		t.Fatalf("got %v and %.200q, want PTX for sm_80 with entry twice", err, ptx)
 	}
-	_, err = c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", 80)
+	_, err = c.Compile(context.Background(), "extern \"C\" __global__ void k(float* x) {\n  x[0] = nope;\n}\n", "cell.cu", "80")
 	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error") {
 		t.Errorf("got %v, want NVRTC's log pointing at cell.cu line 2", err)
 	}
@@ -382,14 +382,14 @@ func TestCompileBombTakesTooLong(t *testing.T) {
 	c, _ := realCompiler(t)
 	c.Timeout = 2 * time.Second
 	errc := make(chan error, 1)
-	go func() { _, err := c.Compile(context.Background(), bomb(28, ""), "cell.cu", 80); errc <- err }()
+	go func() { _, err := c.Compile(context.Background(), bomb(28, ""), "cell.cu", "80"); errc <- err }()
 	err := await(t, errc)
 	var te *CompileTimeoutError
 	if !errors.As(err, &te) || !strings.HasPrefix(err.Error(), "compilation took too long (limit 2s): ") {
 		t.Fatalf("got %v, want compilation took too long (limit 2s): …", err)
 	}
 	// The next compile works: nothing of the bomb is left behind.
-	if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", 80); err != nil {
+	if _, err := c.Compile(context.Background(), `extern "C" __global__ void k(float* p) { p[0] = 1; }`, "cell.cu", "80"); err != nil {
 		t.Errorf("the compile after the bomb: %v", err)
 	}
 }
@@ -403,7 +403,7 @@ func TestCompileBombRunsOutOfMemory(t *testing.T) {
 	c, _ := realCompiler(t)
 	c.Timeout, c.Memory = 10*time.Minute, 256<<20
 	errc := make(chan error, 1)
-	go func() { _, err := c.Compile(context.Background(), bomb(28, "+1"), "cell.cu", 80); errc <- err }()
+	go func() { _, err := c.Compile(context.Background(), bomb(28, "+1"), "cell.cu", "80"); errc <- err }()
 	err := await(t, errc)
 	if err == nil || !strings.HasPrefix(err.Error(), "compilation ran out of memory (limit 256 MiB): ") &&
 		!(strings.HasPrefix(err.Error(), "the compiler's process ended unexpectedly") && strings.HasSuffix(err.Error(), "(its memory is limited to 256 MiB)")) {
@@ -420,7 +420,7 @@ func TestCompileCancelKillsPromptly(t *testing.T) {
 	stop := errors.New("stopped")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, err := c.Compile(ctx, bomb(28, ""), "cell.cu", 80); errc <- err }()
+	go func() { _, err := c.Compile(ctx, bomb(28, ""), "cell.cu", "80"); errc <- err }()
 	clk.waitTimers(t, 1) // the request is sent: NVRTC is expanding the bomb
 	start := time.Now()
 	cancel(stop)
@@ -459,7 +459,7 @@ func TestCompileTimeoutIsTheDefaultAndOverall(t *testing.T) {
 	c, clk := fakeCompiler(t)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Compile(context.Background(), "anything", "cell.cu", 80)
+		_, err := c.Compile(context.Background(), "anything", "cell.cu", "80")
 		errc <- err
 	}()
 	clk.waitTimers(t, 1)
@@ -482,12 +482,12 @@ func TestCompileWaitingIsCancellable(t *testing.T) {
 	first, cancelFirst := context.WithCancel(context.Background())
 	defer cancelFirst()
 	firstc := make(chan error, 1)
-	go func() { _, err := c.Compile(first, "hangs", "a.cu", 80); firstc <- err }()
+	go func() { _, err := c.Compile(first, "hangs", "a.cu", "80"); firstc <- err }()
 	clk.waitTimers(t, 1) // the first compile is running
 	stop := errors.New("stopped")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, err := c.Compile(ctx, "waits", "b.cu", 80); errc <- err }()
+	go func() { _, err := c.Compile(ctx, "waits", "b.cu", "80"); errc <- err }()
 	cancel(stop)
 	if err := await(t, errc); !errors.Is(err, stop) {
 		t.Fatalf("waiting compile: got %v, want the cancel cause", err)

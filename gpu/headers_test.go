@@ -52,7 +52,7 @@ func TestCompileWorkerReadsTheHeadersFolderFirst(t *testing.T) {
 	compilers(t, func(t *testing.T) {
 		c, _ := realCompiler(t)
 		src := "#include <cuda_fp16.h>\nextern \"C\" __global__ void k(int* x) { x[0] = fromTheTestFolder(); }\n"
-		ptx, err := c.Compile(context.Background(), src, "cell.cu", 80)
+		ptx, err := c.Compile(context.Background(), src, "cell.cu", "80")
 		if err != nil || !strings.Contains(ptx, ".entry k(") {
 			t.Fatalf("got %v and %.200q, want PTX with entry k", err, ptx)
 		}
@@ -87,7 +87,7 @@ extern "C" __global__ void mm(const half* a, const half* b, float* c) {
 		if v := nvidia.HeadersVersion(dir); os.Getenv(nvidia.CompilerEnv) == "clang" && v != 11080 && os.Getenv("CI") != "true" {
 			t.Skipf("skipping: clang with CUDA's headers is tested with CUDA 11.8's (CI's); %s holds CUDA %d's", dir, v)
 		}
-		ptx, err := c.Compile(context.Background(), src, "cell.cu", 80)
+		ptx, err := c.Compile(context.Background(), src, "cell.cu", "80")
 		if err != nil || !strings.Contains(ptx, "wmma.mma.sync") {
 			t.Fatalf("got %v and %.300q, want PTX with wmma.mma.sync", err, ptx)
 		}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -37,30 +38,44 @@ func (m *Machine) Measure(ctx context.Context, req Request, progress func(done i
 	return run(ctx, m.Worker, req, progress)
 }
 
-// Compile compiles CUDA C++ to PTX for Arch with the Compiler: in a short-lived process of its own,
-// not the GPU worker, limited in time and memory.
-func (m *Machine) Compile(ctx context.Context, source, name string) (string, error) {
-	out, err := m.CompileSass(ctx, source, name, nil)
+// Compile compiles CUDA C++ to PTX for the virtual architecture arch ("80", "90a"; "": Arch's)
+// with the Compiler: in a short-lived process of its own, not the GPU worker, limited in time and
+// memory.
+func (m *Machine) Compile(ctx context.Context, source, name, arch string) (string, error) {
+	out, err := m.CompileSass(ctx, source, name, arch, nil)
 	return out.PTX, err
 }
 
-// CompileSass is Compile, then ptxas -v on the PTX for each sm_<N> of sass in the same confined
-// process (Compiler.CompileSass): each kernel's registers, shared memory and spills.
-func (m *Machine) CompileSass(ctx context.Context, source, name string, sass []int) (Compiled, error) {
-	return m.compiler().CompileSass(ctx, source, name, m.Arch(), sass)
+// CompileSass is Compile, then ptxas -v on the PTX for each sm_<N> of sass (sm_<N>a for PTX that
+// targets it) in the same confined process (Compiler.CompileSass): each kernel's registers, shared
+// memory and spills.
+func (m *Machine) CompileSass(ctx context.Context, source, name, arch string, sass []int) (Compiled, error) {
+	return m.compiler().CompileSass(ctx, source, name, m.archOr(arch), sass)
 }
 
 // CompileSassLines is CompileSass for sm_<sm>, with the SASS instructions each line of the PTX
-// became for it (Compiler.CompileSassLines), the source compiled for Arch.
-func (m *Machine) CompileSassLines(ctx context.Context, source, name string, sm int) (Compiled, error) {
-	return m.compiler().CompileSassLines(ctx, source, name, m.Arch(), sm)
+// became for it (Compiler.CompileSassLines), the source compiled for arch ("": Arch's).
+func (m *Machine) CompileSassLines(ctx context.Context, source, name, arch string, sm int) (Compiled, error) {
+	return m.compiler().CompileSassLines(ctx, source, name, m.archOr(arch), sm)
 }
 
 // Disassemble is CompileSass for sm_<sm>, with the SASS ptxas makes for it and each instruction's
-// source line (Compiler.Disassemble), the source compiled for the older of Arch and sm (a cell
-// whose datasheet GPU is a T4 gets compute_75 PTX, which ptxas assembles for sm_75).
-func (m *Machine) Disassemble(ctx context.Context, source, name string, sm int) (Compiled, error) {
-	return m.compiler().Disassemble(ctx, source, name, min(m.Arch(), sm), sm)
+// source line (Compiler.Disassemble), the source compiled for arch, or where arch is "" for the
+// older of Arch and sm (a cell whose datasheet GPU is a T4 gets compute_75 PTX, which ptxas
+// assembles for sm_75).
+func (m *Machine) Disassemble(ctx context.Context, source, name, arch string, sm int) (Compiled, error) {
+	if arch == "" {
+		arch = strconv.Itoa(min(m.Arch(), sm))
+	}
+	return m.compiler().Disassemble(ctx, source, name, arch, sm)
+}
+
+// archOr is arch, or where it is "" Arch's ("80").
+func (m *Machine) archOr(arch string) string {
+	if arch == "" {
+		return strconv.Itoa(m.Arch())
+	}
+	return arch
 }
 
 // compiler is m.Compiler, made (the default limits over the Worker's Transport) where nil.

@@ -75,7 +75,7 @@ func TestPtxasRunsConfined(t *testing.T) {
 	_ = os.Chmod(tmp, 0o755)
 	t.Setenv("TMPDIR", tmp)
 	c, _ := realCompiler(t)
-	got, err := c.CompileSass(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80, []int{90})
+	got, err := c.CompileSass(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", "80", []int{90})
 	if err != nil || !strings.Contains(got.PTX, ".entry twice(") {
 		t.Fatalf("got %v and %.200q, want PTX with entry twice", err, got.PTX)
 	}
@@ -110,7 +110,7 @@ func TestCompileSassPtxasRefuses(t *testing.T) {
 	needNVRTC(t)
 	fakePtxasIn(t, fakePtxasName+"-refusing")
 	c, _ := realCompiler(t)
-	got, err := c.CompileSass(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80, []int{90})
+	got, err := c.CompileSass(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", "80", []int{90})
 	if err != nil || !strings.Contains(got.PTX, ".entry twice(") {
 		t.Fatalf("got %v and %.200q, want PTX with entry twice", err, got.PTX)
 	}
@@ -193,7 +193,7 @@ func TestCompileWorkerSendsThePTXBeforePtxas(t *testing.T) {
 	defer s.Close()
 	var lines []Response
 	err := s.Do(context.Background(), Request{Op: "compile", Source: `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`,
-		Name: "ok.cu", Arch: 80, MemoryLimit: CompileMemory, Sass: []int{90}}, func(r Response) { lines = append(lines, r) })
+		Name: "ok.cu", Arch: "80", MemoryLimit: CompileMemory, Sass: []int{90}}, func(r Response) { lines = append(lines, r) })
 	if err != nil {
 		t.Fatal(err)
 	}

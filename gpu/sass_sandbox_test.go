@@ -60,7 +60,7 @@ func TestNvdisasmRunsConfined(t *testing.T) {
 	_ = os.Chmod(tmp, 0o755)
 	t.Setenv("TMPDIR", tmp)
 	c, _ := realCompiler(t)
-	got, err := c.Disassemble(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80, 90)
+	got, err := c.Disassemble(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", "80", 90)
 	if err != nil || !strings.Contains(got.PTX, ".entry twice(") {
 		t.Fatalf("got %v and %.200q, want PTX with entry twice", err, got.PTX)
 	}
@@ -96,7 +96,7 @@ func TestDisassembleThroughTheRealWorker(t *testing.T) {
 	}
 	c, _ := realCompiler(t)
 	src := "extern \"C\" __global__ void twice(float* x) {\n  float v = x[threadIdx.x];\n  x[threadIdx.x] = v * 2;\n}\n"
-	got, err := c.Disassemble(context.Background(), src, "cell.cu", 80, 90)
+	got, err := c.Disassemble(context.Background(), src, "cell.cu", "80", 90)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestDisassembleNvdisasmRefuses(t *testing.T) {
 	fakePtxasIn(t, fakePtxasName)
 	fakeToolIn(t, fakeNvdisasmName+"-refusing", nvidia.NvdisasmEnv)
 	c, _ := realCompiler(t)
-	got, err := c.Disassemble(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", 80, 90)
+	got, err := c.Disassemble(context.Background(), `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }`, "ok.cu", "80", 90)
 	if err != nil || !strings.Contains(got.PTX, ".entry twice(") {
 		t.Fatalf("got %v and %.200q, want the PTX", err, got.PTX)
 	}
@@ -159,7 +159,7 @@ func TestDisassembleHasALongerLimit(t *testing.T) {
 	c, clk := fakeCompiler(t)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Disassemble(context.Background(), "anything", "cell.cu", 80, 90)
+		_, err := c.Disassemble(context.Background(), "anything", "cell.cu", "80", 90)
 		errc <- err
 	}()
 	clk.waitTimers(t, 1)

@@ -11,7 +11,13 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/cells/cuda"
+	"github.com/gpuplayground/playground/cells/shared/kernelcell"
+	"github.com/gpuplayground/playground/gpu/nvidia"
+	"github.com/gpuplayground/playground/gpumodel"
+	"github.com/gpuplayground/playground/harness"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // The lesson FlashAttention, step by step says each kernel's emulated sectors are its I/O count in n
@@ -19,8 +25,9 @@ import (
 // per block of 64 queries and moves S and P four times; the online softmax makes three passes;
 // FlashAttention's loop order reads K and V once and, for each of the n/32 key tiles, reads Q and
 // writes O (reading O back after the first tile, and ℓ and m out and back between tiles);
-// FlashAttention-2's reads Q and O once and K and V once per block, and so does its warp-specialised
-// form, whose producer warp copies K and V with cp.async. Each cell runs at its smallest size, and
+// FlashAttention-2's reads Q and O once and K and V once per block, and so do its warp-specialised
+// form, whose producer warp copies K and V with cp.async, and its tensor-core form;
+// FlashAttention-3's moves only Q and O through the load and store instructions (K and V come by TMA). Each cell runs at its smallest size, and
 // its sectors must equal the count; at n = 1 and 100, where the tiles are cut short, each must
 // still pass the problem's check, with no fault or sanitizer note.
 func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
@@ -32,8 +39,10 @@ func TestFlashAttentionSectorsAreTheIOCounts(t *testing.T) {
 			tiles := n / 32
 			return 2*n*d + tiles*2*n*d + (tiles-1)*(n*d+4*n)
 		},
-		"attention-fa2":         func(n int) int { return 2*n*d + n/64*2*n*d },
-		"attention-specialised": func(n int) int { return 2*n*d + n/64*2*n*d },
+		"attention-fa2":          func(n int) int { return 2*n*d + n/64*2*n*d },
+		"attention-specialised":  func(n int) int { return 2*n*d + n/64*2*n*d },
+		"attention-tensor-cores": func(n int) int { return 2*n*d + n/64*2*n*d },
+		"attention-fa3":          func(n int) int { return 2 * n * d },
 	}
 	kinds, all := lessonsWithoutGPU(t, needNVRTC(t))
 	k, _ := cells.Lookup(kinds, "cuda")
@@ -126,6 +135,95 @@ func TestFlashAttentionPredictionNotGivenAway(t *testing.T) {
 	for _, g := range goals {
 		if strings.Contains(g, answer) {
 			t.Errorf("a goal gives away the predicted %s sectors: %s", answer, g)
+		}
+	}
+}
+
+// cellPTX parses the cuda cell text and compiles its kernel for arch ("80", "90a") with nv.
+func cellPTX(t *testing.T, nv *nvidia.NVRTC, cell, arch string) (cuda.Spec, string) {
+	t.Helper()
+	spec, err := cuda.Parse(cell, nil, harness.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, _, err := nv.Compile(spec.Source, "cell.cu", "compute_"+arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, ptx
+}
+
+// emulateCell compiles the cuda cell text for arch with nv and runs it in the virtual GPU at n, as
+// a cell on a server without a GPU runs it, on the default datasheet GPU.
+func emulateCell(t *testing.T, nv *nvidia.NVRTC, cell, arch string, n int) vgpurun.Result {
+	t.Helper()
+	spec, ptx := cellPTX(t, nv, cell, arch)
+	grid, err := spec.GridFor(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := vgpurun.Run(context.Background(), vgpurun.Request{Kernel: "custom", PTX: ptx, Entry: spec.Kernel, Grid: grid,
+		Block: spec.Block, Problem: spec.Problem, Precision: spec.Precision, N: n, DType: "float32", GPU: gpumodel.Or(nil)})
+	if err != nil {
+		t.Fatalf("n=%d: %v", n, err)
+	}
+	if !res.OK || len(res.Notes) > 0 {
+		t.Errorf("n=%d: error %g (ok %v), notes %v", n, res.RelError, res.OK, res.Notes)
+	}
+	c := res.Counts
+	t.Logf("n=%d: error %.3g, %s µs, %d thread instructions, %d sectors, %d barriers, %d tensor FLOPs, %d wgmma warp instructions, %d TMA bytes",
+		n, res.RelError, kernelcell.ModelText(res.Model), c.ThreadInstructions, c.LoadSectors+c.StoreSectors, c.Barriers, c.TensorFLOPs, c.GmmaInstructions, c.TMABytes)
+	return res
+}
+
+// The lesson's tensor-core kernels, run in the virtual GPU: FlashAttention-2 on mma.sync and
+// FlashAttention-3 on wgmma (compiled for compute_90a by NVRTC 12) each multiply Q·Kᵀ and P·V twice,
+// K and V split into two FP16 numbers, 2·4·n²·d tensor-core FLOPs. FlashAttention-3's K and V come
+// by TMA, 2·n·d FP32 words for each block of 128 queries, and its one __syncthreads a block is all
+// its block barriers; where ptxas is installed its PTX assembles for sm_90a, in the registers its
+// launch bounds allow (3 warpgroups on an SM). (TestFlashAttentionSectorsAreTheIOCounts checks both
+// at n = 1 and 100 and their sectors.)
+func TestFlashAttentionTensorCoreCounts(t *testing.T) {
+	nv, err := nvidia.LoadNVRTCFrom([]string{"libnvrtc.so.12"})
+	if err != nil {
+		t.Skipf("skipping: no NVRTC 12, for compute_90a (%v)", err)
+	}
+	const n, d = 256, 64
+	_, all := lessonsWithoutGPU(t, nil)
+	cell := map[string]string{}
+	for _, l := range all {
+		for _, c := range l.Cells {
+			if l.Slug == "flash-attention" {
+				cell[c.ID] = c.Source
+			}
+		}
+	}
+	tc, fa3 := cell["attention-tensor-cores"], cell["attention-fa3"]
+	if tc == "" || fa3 == "" {
+		t.Fatal("the lesson has no cell attention-tensor-cores or attention-fa3")
+	}
+	if got, want := emulateCell(t, nv, tc, "80", n).Counts.TensorFLOPs, int64(2*4*n*n*d); got != want {
+		t.Errorf("mma.sync: %d tensor FLOPs at n=%d, want %d", got, n, want)
+	}
+	if px, err := nvidia.FindPtxas(); err == nil {
+		_, ptx := cellPTX(t, nv, fa3, "90a")
+		res, err := px.ResourcesArch(context.Background(), ptx, "sm_90a")
+		if err != nil || len(res) != 1 || res[0].Registers > 65536/384 {
+			t.Errorf("ptxas for sm_90a: %+v, %v; want one kernel in at most %d registers", res, err, 65536/384)
+		}
+	}
+	c := emulateCell(t, nv, fa3, "90a", n).Counts
+	blocks := n / 128
+	for _, x := range []struct {
+		what      string
+		got, want int64
+	}{
+		{"tensor FLOPs", c.TensorFLOPs, 2 * 4 * n * n * d},
+		{"TMA bytes", c.TMABytes, int64(blocks * 2 * n * d * 4)},
+		{"barriers", c.Barriers, int64(blocks)},
+	} {
+		if x.got != x.want {
+			t.Errorf("wgmma: %d %s at n=%d, want %d", x.got, x.what, n, x.want)
 		}
 	}
 }

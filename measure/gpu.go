@@ -4,12 +4,13 @@ package measure
 type Request struct {
 	ID int64 `json:"id"`
 	// Op is "probe" (answer with the device report), "compile" (CUDA C++ Source, named Name in the
-	// compiler's log, to PTX for compute_<Arch> with NVRTC, or clang where NVRTC is missing) or
+	// compiler's log, to PTX for compute_<Arch> with NVRTC, or clang where NVRTC is missing; Arch
+	// as PTX writes it after "compute_": "80", "90a", nvidia.CompileFor) or
 	// "run" (time Kernel on n×n×n).
 	Op     string `json:"op"`
 	Source string `json:"source,omitempty"`
 	Name   string `json:"name,omitempty"`
-	Arch   int    `json:"arch,omitempty"`
+	Arch   string `json:"arch,omitempty"`
 	// MemoryLimit (compile), when set, makes the worker limit its own data (RLIMIT_DATA) to that
 	// many bytes before it loads NVRTC or starts clang (which inherits the limit), confine itself
 	// (compileHere), and exit after answering: the Compiler's one-compile workers.

@@ -22,10 +22,14 @@ func (NoGPU) Measure(context.Context, gpu.Request, func(int)) (harness.Result, e
 	return harness.Result{}, errors.New("no GPU here")
 }
 
-// Compile compiles src to compute_80 PTX with NVRTC, or fails when the test has none.
-func (g NoGPU) Compile(_ context.Context, src, name string) (string, error) {
+// Compile compiles src to compute_<arch> PTX ("": compute_80) with NVRTC, or fails when the test
+// has none.
+func (g NoGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
 	if g.NVRTC == nil {
 		return "", errors.New("no NVRTC")
 	}
-	return nvidia.CompileArch(g.NVRTC, src, name, 80)
+	if arch == "" {
+		return nvidia.CompileArch(g.NVRTC, src, name, 80)
+	}
+	return nvidia.CompileFor(ctx, g.NVRTC, nil, nvidia.FindHeaders(g.NVRTC), src, name, arch)
 }

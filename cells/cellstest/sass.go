@@ -10,14 +10,18 @@ import (
 )
 
 // Disassemble is Show SASS's compile in this process, unconfined (tests only): src compiled with
-// NVRTC to compute_80 PTX with line information, then ptxas -v -lineinfo and nvdisasm -g for
-// sm_<sm> (gpu.Machine.Disassemble does the same in a confined worker). Without ptxas or nvdisasm
+// NVRTC to compute_<arch> PTX ("": compute_80, or sm's where older) with line information, then
+// ptxas -v -lineinfo and nvdisasm -g for sm_<sm> (sm_<sm>a for compute_<sm>a PTX;
+// gpu.Machine.Disassemble does the same in a confined worker). Without ptxas or nvdisasm
 // the SASS is nil and SASSError says why (SASSTools tells a test beforehand).
-func (g NoGPU) Disassemble(ctx context.Context, src, name string, sm int) (gpu.Compiled, error) {
+func (g NoGPU) Disassemble(ctx context.Context, src, name, arch string, sm int) (gpu.Compiled, error) {
 	if g.NVRTC == nil {
 		return gpu.Compiled{}, errors.New("no NVRTC")
 	}
-	ptx, _, err := g.NVRTC.Compile(src, name, fmt.Sprintf("compute_%d", min(80, sm)), "--generate-line-info")
+	if arch == "" {
+		arch = fmt.Sprint(min(80, sm))
+	}
+	ptx, _, err := g.NVRTC.Compile(src, name, "compute_"+arch, "--generate-line-info")
 	if err != nil {
 		return gpu.Compiled{}, err
 	}

@@ -16,7 +16,7 @@ type failingGPU struct {
 	msg string
 }
 
-func (g *failingGPU) Compile(context.Context, string, string) (string, error) {
+func (g *failingGPU) Compile(context.Context, string, string, string) (string, error) {
 	return "", errors.New(g.msg)
 }
 

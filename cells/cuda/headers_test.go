@@ -14,8 +14,8 @@ import (
 // noHeadersGPU compiles with NVRTC as a server without CUDA's headers does.
 type noHeadersGPU struct{ testGPU }
 
-func (g *noHeadersGPU) Compile(ctx context.Context, src, name string) (string, error) {
-	return kcuda.CompileWithHeaders(ctx, g.nv, nil, "", src, name, 80)
+func (g *noHeadersGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
+	return kcuda.CompileFor(ctx, g.nv, nil, "", src, name, archOr(arch, "80"))
 }
 
 // A cell that includes a CUDA header on a server without them says, on the cell's #include line,
@@ -42,8 +42,8 @@ func TestMissingHeadersNoteOnTheCellsLine(t *testing.T) {
 // the machine has them, host code left out.
 type deviceOnlyGPU struct{ testGPU }
 
-func (g *deviceOnlyGPU) Compile(ctx context.Context, src, name string) (string, error) {
-	return kcuda.CompileWithHeaders(ctx, g.nv, nil, kcuda.FindHeaders(g.nv), src, name, 80)
+func (g *deviceOnlyGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
+	return kcuda.CompileFor(ctx, g.nv, nil, kcuda.FindHeaders(g.nv), src, name, archOr(arch, "80"))
 }
 
 // A kernel as a repository ships it (its #include lines, one commented out, a comment that says

@@ -75,7 +75,7 @@ func (p *showPTX) Run(ctx context.Context, e cells.Emitter) error {
 	if err != nil {
 		return err
 	}
-	title := fmt.Sprintf("PTX of %s for compute_%d", spec.Kernel, p.r.env.GPU.Arch())
+	title := fmt.Sprintf("PTX of %s for compute_%s", spec.Kernel, compiledArch(ptx, p.r.env.GPU))
 	n := spec.Sizes[0]
 	g := gpumodel.Or(spec.GPU)
 	if _, err := spec.request(ptx, n); err != nil || n > spec.Problem.FullN {
@@ -225,7 +225,7 @@ func (r *run) Estimate() time.Duration {
 	}
 	est := compileEstimate + time.Duration(r.measured().EstimateSeconds(r.env.Kernels, r.env.Rates.Get())*float64(time.Second))
 	_, emulated := r.split()
-	if r.env.GPU.Unavailable() == "" {
+	if r.unavailable(r.spec.compileArch()) == "" {
 		emulated = nil // measured on the GPU; only the custom kernel is also emulated, for its counts
 	}
 	for _, n := range r.spec.Sizes {
@@ -246,12 +246,15 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	if err != nil {
 		return err
 	}
-	e.Note("info", fmt.Sprintf("custom: %s compiles for compute_%d", r.spec.Kernel, r.env.GPU.Arch()))
+	e.Note(r.spec.targetNote(ptx, r.env.GPU))
 	e.Note("info", chargedNote(gpumodel.Or(r.spec.GPU), r.ptxas))
 	if r.samples, err = r.probeEmulation(ctx, ptx); err != nil {
 		return err
 	}
-	reason := r.env.GPU.Unavailable()
+	reason := r.unavailable(compiledArch(ptx, r.env.GPU))
+	if reason != "" && r.env.GPU.Unavailable() == "" {
+		e.Note("info", reason)
+	}
 	env := kernelcell.Harness(r.env)
 	if reason != "" { // no GPU: the learner's kernel, and the compared kernels with PTX, run in the virtual GPU
 		measured, emulated := r.split()
@@ -359,11 +362,21 @@ func (s Spec) precisionKey() string {
 // Exclusive is false only without a GPU when the cell compares with no kernel timed here: the
 // learner's kernel (and the compared ones with PTX) then run in the virtual GPU, which times nothing.
 func (r *run) Exclusive() bool {
-	if r.env.GPU.Unavailable() == "" {
+	if r.unavailable(r.spec.compileArch()) == "" {
 		return true
 	}
 	measured, _ := r.split()
 	return kernelcell.MeasuresHere(measured.Kernels, r.env.Kernels)
+}
+
+// unavailable says why the kernel, compiled for arch ("90a"; "": the server's), cannot run on this
+// server's GPU: there is none (cells.GPU.Unavailable), or it cannot run that architecture's PTX
+// (archUnavailable); "" when it can.
+func (r *run) unavailable(arch string) string {
+	if why := r.env.GPU.Unavailable(); why != "" {
+		return why
+	}
+	return archUnavailable(r.env.GPU, arch)
 }
 
 // customEstimate is the emulation of the learner's kernel (or a variant), spec, at n, priced with

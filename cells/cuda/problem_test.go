@@ -31,8 +31,19 @@ func (g *testGPU) Unavailable() string {
 }
 func (g *testGPU) Device() *kcuda.Device { return nil }
 func (g *testGPU) Arch() int             { return 80 }
-func (g *testGPU) Compile(_ context.Context, src, name string) (string, error) {
-	return kcuda.CompileArch(g.nv, src, name, 80)
+func (g *testGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
+	if arch == "" {
+		return kcuda.CompileArch(g.nv, src, name, 80)
+	}
+	return kcuda.CompileFor(ctx, g.nv, nil, kcuda.FindHeaders(g.nv), src, name, arch)
+}
+
+// archOr is arch, or def where it is "" (the server's own).
+func archOr(arch, def string) string {
+	if arch == "" {
+		return def
+	}
+	return arch
 }
 func (g *testGPU) Measure(_ context.Context, req gpu.Request, _ func(int)) (harness.Result, error) {
 	g.requests = append(g.requests, req)

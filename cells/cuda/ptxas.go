@@ -17,13 +17,13 @@ import (
 // architectures asked, inside the compile's own confinement (gpu.Machine.CompileSass): ptxas, a
 // closed parser, then reads the learner's PTX with no more rights than the compiler has.
 type sassCompiler interface {
-	CompileSass(ctx context.Context, source, name string, sass []int) (gpu.Compiled, error)
+	CompileSass(ctx context.Context, source, name, arch string, sass []int) (gpu.Compiled, error)
 }
 
 // sassLiner is a sassCompiler whose compile also counts the SASS instructions each line of the PTX
 // became for one architecture (gpu.Machine.CompileSassLines), in the same confinement.
 type sassLiner interface {
-	CompileSassLines(ctx context.Context, source, name string, sm int) (gpu.Compiled, error)
+	CompileSassLines(ctx context.Context, source, name, arch string, sm int) (gpu.Compiled, error)
 }
 
 // ptxasReport is what ptxas made of the cell's PTX in the compile worker: each kernel's resources,
@@ -35,21 +35,21 @@ type ptxasReport struct {
 	LinesWhy  string
 }
 
-// compileSass compiles the cell's source with g, asking a sassLiner (else a sassCompiler) for
+// compileSass compiles the cell's source with g for its architecture (Spec.compileArch), asking a sassLiner (else a sassCompiler) for
 // ptxas's report for the datasheet GPU's architecture (sassArch of spec's GPU); another cells.GPU,
 // or an architecture that is no number, gives no report.
 func compileSass(ctx context.Context, g cells.GPU, spec Spec) (string, ptxasReport, error) {
-	arch := sassArch(gpumodel.Or(spec.GPU).CC)
+	arch, target := sassArch(gpumodel.Or(spec.GPU).CC), spec.compileArch()
 	if sl, ok := g.(sassLiner); ok && arch != 0 {
-		c, err := sl.CompileSassLines(ctx, spec.Source, "cell.cu", arch)
+		c, err := sl.CompileSassLines(ctx, spec.Source, "cell.cu", target, arch)
 		return c.PTX, ptxasReport{Resources: c.Resources, Lines: c.SASSLines, LinesWhy: c.SASSLinesError}, err
 	}
 	sc, ok := g.(sassCompiler)
 	if !ok || arch == 0 {
-		ptx, err := g.Compile(ctx, spec.Source, "cell.cu")
+		ptx, err := g.Compile(ctx, spec.Source, "cell.cu", target)
 		return ptx, ptxasReport{LinesWhy: "this server's compiler runs no ptxas"}, err
 	}
-	c, err := sc.CompileSass(ctx, spec.Source, "cell.cu", []int{arch})
+	c, err := sc.CompileSass(ctx, spec.Source, "cell.cu", target, []int{arch})
 	return c.PTX, ptxasReport{Resources: c.Resources, LinesWhy: "this server's compiler counts no SASS per PTX line"}, err
 }
 
@@ -61,7 +61,7 @@ func (p ptxasReport) sassFor(g gpumodel.GPU) (gpumodel.SASSPerLine, string) {
 		return nil, p.LinesWhy
 	case p.Lines == nil:
 		return nil, "no SASS per PTX line came with the compile"
-	case p.Lines.Arch != arch:
+	case p.Lines.Arch != arch && p.Lines.Arch != arch+"a":
 		return nil, fmt.Sprintf("the SASS counted is %s's, not the %s's (%s)", p.Lines.Arch, g.Name, arch)
 	}
 	return p.Lines.PerLine, ""
@@ -114,7 +114,7 @@ func ptxasRegisters(res []kcuda.EntryResources, entry, cc string) (kcuda.EntryRe
 	arch := fmt.Sprintf("sm_%d", sassArch(cc))
 	var forArch []kcuda.EntryResources
 	for _, r := range res {
-		if r.Arch == arch {
+		if r.Arch == arch || r.Arch == arch+"a" { // sm_90a for compute_90a PTX
 			forArch = append(forArch, r)
 		}
 	}

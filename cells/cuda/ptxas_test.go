@@ -77,9 +77,9 @@ type sassGPU struct {
 	asked  [][]int
 }
 
-func (g *sassGPU) CompileSass(ctx context.Context, src, name string, sass []int) (gpu.Compiled, error) {
+func (g *sassGPU) CompileSass(ctx context.Context, src, name, arch string, sass []int) (gpu.Compiled, error) {
 	g.asked = append(g.asked, sass)
-	ptx, err := g.Compile(ctx, src, name)
+	ptx, err := g.Compile(ctx, src, name, arch)
 	return gpu.Compiled{PTX: ptx, Resources: g.report}, err
 }
 

@@ -19,7 +19,7 @@ import (
 // architecture, with each instruction's source line, inside the compile's own confinement
 // (gpu.Machine.Disassemble: ptxas -lineinfo, nvdisasm -g).
 type disassembler interface {
-	Disassemble(ctx context.Context, source, name string, sm int) (gpu.Compiled, error)
+	Disassemble(ctx context.Context, source, name, arch string, sm int) (gpu.Compiled, error)
 }
 
 // showSASS is Show SASS of the cell spec on env: a compile, ptxas and nvdisasm, no launch.
@@ -45,7 +45,7 @@ func (s *showSASS) Run(ctx context.Context, e cells.Emitter) error {
 	if !ok || sm == 0 {
 		return fmt.Errorf("Show SASS needs this server's compile worker and a GPU with a compute capability (the %s's is %q)", g.Name, g.CC)
 	}
-	c, err := d.Disassemble(ctx, s.spec.Source, "cell.cu", sm)
+	c, err := d.Disassemble(ctx, s.spec.Source, "cell.cu", s.spec.compileArch(), sm)
 	if err != nil {
 		if ctx.Err() != nil || !nvrtcLine.MatchString(err.Error()) {
 			return err

@@ -123,7 +123,7 @@ type disGPU struct {
 	err error
 }
 
-func (g *disGPU) Disassemble(ctx context.Context, src, name string, sm int) (gpu.Compiled, error) {
+func (g *disGPU) Disassemble(ctx context.Context, src, name, arch string, sm int) (gpu.Compiled, error) {
 	return g.out, g.err
 }
 

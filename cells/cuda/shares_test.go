@@ -18,8 +18,8 @@ import (
 // lineInfoGPU compiles as the server does: with line information, so the PTX has .loc lines.
 type lineInfoGPU struct{ testGPU }
 
-func (g *lineInfoGPU) Compile(ctx context.Context, src, name string) (string, error) {
-	return kcuda.CompileWith(ctx, g.nv, nil, src, name, 80)
+func (g *lineInfoGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
+	return kcuda.CompileFor(ctx, g.nv, nil, kcuda.FindHeaders(g.nv), src, name, archOr(arch, "80"))
 }
 
 // emulated compiles cell's kernel as the server does and runs it once in the virtual GPU at n.

@@ -18,8 +18,8 @@ import (
 type tmaGPU struct{ testGPU }
 
 func (g *tmaGPU) Arch() int { return 90 }
-func (g *tmaGPU) Compile(ctx context.Context, src, name string) (string, error) {
-	return kcuda.CompileWithHeaders(ctx, g.nv, nil, kcuda.FindHeaders(g.nv), src, name, 90)
+func (g *tmaGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
+	return kcuda.CompileFor(ctx, g.nv, nil, kcuda.FindHeaders(g.nv), src, name, archOr(arch, "90"))
 }
 
 // tmaTransposeCell transposes with one TMA copy per 32×32 tile, 128-byte swizzled in shared memory:

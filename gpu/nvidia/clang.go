@@ -363,22 +363,18 @@ func CompileWith(ctx context.Context, nv *NVRTC, cl *Clang, src, name string, ar
 // main and the functions and variables only it uses), with the stand-in headers (StandInHeaders);
 // a compile that fails then ends its log with a note naming what was left out.
 func CompileWithHeaders(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name string, arch int) (string, error) {
-	if err := refuse(src, name); err != nil {
-		return "", err
-	}
-	device, left := DeviceOnly(src)
-	ptx, err := compileDevice(ctx, nv, cl, headers, device, name, arch)
-	var ce *CompileError
-	if len(left) > 0 && errors.As(err, &ce) && !errors.As(err, new(refused)) {
-		ce.Log = strings.TrimRight(ce.Log, "\n") + "\n" + hostNote(name, left)
-	}
-	return ptx, err
+	return CompileFor(ctx, nv, cl, headers, src, name, strconv.Itoa(arch))
 }
 
-// compileDevice is CompileWithHeaders after the host code is left out.
-func compileDevice(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name string, arch int) (string, error) {
+// compileDevice is CompileFor after the host code is left out, for arch ("80", "90a"), which the
+// compiler can target.
+func compileDevice(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name, arch string) (string, error) {
 	if nv == nil {
-		ptx, _, err := cl.CompileHeaders(ctx, src, name, arch, headers)
+		cc, _, err := ArchNumber(arch)
+		if err != nil {
+			return "", err
+		}
+		ptx, _, err := cl.CompileHeaders(ctx, src, name, cc, headers)
 		return bareFileNames(ptx), err
 	}
 	opts := []string{"--generate-line-info"}
@@ -391,7 +387,7 @@ func compileDevice(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name
 	} else {
 		maps.Copy(own, runtimeStubs()) // what they declare for device code, NVRTC has built in
 	}
-	ptx, log, err := nv.compile(src, name, fmt.Sprintf("compute_%d", arch), own, opts...)
+	ptx, log, err := nv.compile(src, name, "compute_"+arch, own, opts...)
 	var ce *CompileError
 	if errors.As(err, &ce) && !errors.As(err, new(refused)) {
 		ce.Log = learnerLog(log, name, headers)

@@ -106,14 +106,14 @@ type EntryResources struct {
 	StackBytes, SpillStores, SpillLoads int
 }
 
-// Resources assembles ptx for sm_<cc> (e.g. 90 → sm_90) with -v and returns each kernel's
+// Resources assembles ptx for sm_<cc> (e.g. 90 → sm_90; sm_90a for PTX that targets it: PtxasArch) with -v and returns each kernel's
 // resources, in the PTX's order. The PTX must target a virtual architecture not above cc. ptxas runs
 // in a temporary folder (under TMPDIR, which may be relative: a confined compile worker's is "."),
 // with the environment's PATH only, is killed when ctx ends (or, on Linux, when this process dies), and its
 // report is read up to clangLogLimit bytes. A PTX ptxas refuses returns an error with its message;
 // an architecture it does not know, too ("ptxas fatal : Value 'sm_100' is not defined …").
 func (p *Ptxas) Resources(ctx context.Context, ptx string, cc int) ([]EntryResources, error) {
-	return p.ResourcesArch(ctx, ptx, fmt.Sprintf("sm_%d", cc))
+	return p.ResourcesArch(ctx, ptx, PtxasArch(ptx, cc))
 }
 
 // ResourcesArch is Resources for a real architecture written as ptxas takes it ("sm_90a").

@@ -95,7 +95,7 @@ func SASSPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int
 	if err != nil {
 		return PTXLineSASS{}, res, err
 	}
-	return PTXLineSASS{Arch: fmt.Sprintf("sm_%d", cc), Counts: counts, Copies: blockCopies(ptx, counts, anchors)}, res, nil
+	return PTXLineSASS{Arch: PtxasArch(ptx, cc), Counts: counts, Copies: blockCopies(ptx, counts, anchors)}, res, nil
 }
 
 // blockCopies is, for each line of ptx (counts[i] the SASS instructions of line i+1, anchors[i]
@@ -231,7 +231,7 @@ func sassPerPTXLine(ctx context.Context, px *Ptxas, nvdisasm, ptx string, cc int
 	}
 	// The JSON budget is the listing's, not a cell's MaxSASSBytes: past that the SASS leaves out
 	// whole functions' lines (with the FP32 tile search's candidates, the kernels listed after them).
-	s := parseSASS(listing, fmt.Sprintf("sm_%d", cc), 0, MaxDisassembly)
+	s := parseSASS(listing, PtxasArch(ptx, cc), 0, MaxDisassembly)
 	counts = make([]int, strings.Count(ptx, "\n")+1)
 	for _, fn := range s.Functions {
 		unlined, first := 0, 0

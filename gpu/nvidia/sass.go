@@ -193,7 +193,7 @@ func sassInt(s string) int {
 	return n
 }
 
-// Disassemble assembles ptx for sm_<cc> with -lineinfo and -v (its report is each kernel's
+// Disassemble assembles ptx for sm_<cc> (sm_<cc>a for PTX that targets it: PtxasArch) with -lineinfo and -v (its report is each kernel's
 // resources, as Resources returns them: line information changes no allocation) and lists the cubin
 // with the nvdisasm at path (-g -c: the code with its source lines), parsed by ParseSASS (at most
 // MaxSASSInstructions kept). Both run in a temporary folder as Resources runs ptxas (TMPDIR, PATH only, killed with ctx
@@ -205,7 +205,7 @@ func (p *Ptxas) Disassemble(ctx context.Context, ptx string, cc int, nvdisasm st
 	if err != nil {
 		return SASS{}, res, err
 	}
-	s := ParseSASS(listing, fmt.Sprintf("sm_%d", cc), MaxSASSInstructions)
+	s := ParseSASS(listing, PtxasArch(ptx, cc), MaxSASSInstructions)
 	s.Tool = fmt.Sprintf("ptxas %s -lineinfo, nvdisasm -g", p.Version)
 	s.Cut = s.Cut || cut
 	return s, res, nil
@@ -222,7 +222,7 @@ func (p *Ptxas) disassembly(ctx context.Context, ptx string, cc int, nvdisasm st
 	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
 		return "", false, nil, err
 	}
-	arch := fmt.Sprintf("sm_%d", cc)
+	arch := PtxasArch(ptx, cc)
 	var log limitedBuffer
 	if err := runTool(ctx, dir, &log, &log, p.Path, "-arch="+arch, "-v", "-lineinfo", "-o", "kernel.cubin", "kernel.ptx"); err != nil {
 		return "", false, nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())

@@ -50,6 +50,13 @@ func (c *cta) dsmemAccess(w *warp, in *inst, l int, addr, off uint64, n int, mod
 	if !c.L.racecheck {
 		return
 	}
+	if o.bulkMarked > 0 || o.storeMarked > 0 { // the owner's TMA copies and stores in flight (tmarace.go)
+		what := fmt.Sprintf("remote %s from CTA rank %d (distributed shared memory)", accessName(mode), c.rank)
+		o.tmaBytesInFlight(w, l, in, off, n, what)
+		if mode != accLoad {
+			o.storeSrcWrite(w, l, in, off, n, what)
+		}
+	}
 	if mode == accAtomic || in.strong {
 		c.cl.sync()
 		return
@@ -131,4 +138,5 @@ func (c *cta) resetAsyncChecks() {
 	c.bulkMarked = 0
 	clear(c.dsm)
 	c.dsmLive = false
+	c.resetStores() // tmastorerace.go
 }

@@ -230,6 +230,9 @@ func (c *cta) checkRead(w *warp, in *inst, l int, k *blockClock, rec uint64, win
 		f.OtherLine = int(oi.line)
 		f.OtherInstr = c.L.mod.Line(int(oi.line))
 		f.OtherSource = c.L.source(oi.loc)
+		if oi.bulk != nil && oi.bulk.store && rec>>recEpochShift&maxEpoch == maxEpoch {
+			f.Msg += "; the write is a TMA store, not complete until its thread's cp.async.bulk.wait_group (without .read), and that wait did not come before the release"
+		}
 	}
 	c.fault(f, w, l, in)
 }

@@ -1,0 +1,101 @@
+package vgpu
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tmaStoreKernel: each of 2 blocks fills its 16×8 tile of floats, fences the generic proxy's
+// writes before the async proxy's read, synchronises, and thread 0 stores the tile with TMA into
+// its box of D, commits and waits for the group; then every thread overwrites the tile, and the
+// block that counts last reads a word of the other block's box. Each bug leaves one step out.
+const tmaStoreKernel = tmaAsm + `
+extern "C" __global__ void k(const __grid_constant__ CUtensorMap dmap, float* D, float* out, unsigned* count, int bug) {
+	__shared__ alignas(128) float tile[8 * 16];
+	int t = threadIdx.x, b = blockIdx.x;
+	for (int i = t; i < 128; i += 64) tile[i] = i + 1000 * b; // the write
+	if (bug != 1) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+	if (bug != 2) __syncthreads();
+	if (t == 0) {
+		asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+			:: "l"(&dmap), "r"(16 * b), "r"(0), "r"(smem(tile)) : "memory"); // the store
+		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+		if (bug == 4) out[2 + b] = D[16 * b + 1]; // the early read
+		if (bug == 6) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+		else if (bug != 3) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+	}
+	if (bug != 5) __syncthreads();
+	tile[t] = -1; // the overwrite
+	if (t == 0) {
+		__threadfence();
+		if (atomicAdd(count, 1) == gridDim.x - 1) out[b] = D[16 * (1 - b) + 2]; // the other block's read
+	}
+}
+`
+
+// The TMA store's checks, each bug on its lines: the correct kernel stores both tiles with no
+// finding; without fence.proxy.async the store reads generic-proxy writes (named); without the
+// __syncthreads() before it, it reads other threads' writes (named); without any wait, the
+// overwrite hits the source the store may still read; reading D's box before the wait, or the
+// overwrite by other threads with no barrier after the wait, are hazards naming the store; and
+// with only wait_group.read before the fence and the counter, the last block's read of the other
+// block's box is a global race naming the store (its writes are not complete at that fence).
+func TestTMAStoreHazards(t *testing.T) {
+	m := compileSM90(t, tmaStoreKernel)
+	src := tmaStoreKernel
+	line := func(s string) string { return "k.cu:" + strconv.Itoa(lineOf(t, src, s)) }
+	launch := func(bug int32) ([]float32, error) {
+		D, out, count := NewOutput("D", 32*8*4, Poisoned), NewOutput("out", 4*4, Zeroed), NewOutput("count", 4, Zeroed)
+		tm := TensorMapArg(TensorMap{Buffer: D, ElemBytes: 4, Dims: []int{32, 8}, Strides: []int64{128}, Box: []int{16, 8}})
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{2}, Block: [3]int{64},
+			Params: []Arg{tm, Ptr(D), Ptr(out), Ptr(count), S32(bug)}, Buffers: []*Buffer{D, out, count}})
+		return D.Float32s(), err
+	}
+	d, err := launch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range d {
+		b, x, y := i%32/16, i%16, i/32
+		if want := float32(y*16 + x + 1000*b); got != want {
+			t.Fatalf("D[%d] = %v, want %v", i, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		bug              int32
+		space, at, other string // the fault's space, its source line and the other access's
+		msg              string
+	}{
+		{1, "shared", "// the store", "// the write", "fence.proxy.async"},
+		{2, "shared", "// the store", "// the write", "read after write"},
+		{3, "shared", "// the overwrite", "// the store", "cp.async.bulk.wait_group.read"},
+		{4, "global", "// the early read", "// the store", "cp.async.bulk.wait_group"},
+		{5, "shared", "// the overwrite", "// the store", "write after read"},
+		{6, "global", "// the other block's read", "// the store", "TMA store"},
+	} {
+		_, err := launch(tc.bug)
+		var f *Fault
+		if !errors.As(err, &f) || f.Kind != "hazard" || f.Space != tc.space || f.Source != line(tc.at) ||
+			f.OtherSource != line(tc.other) || !strings.Contains(f.Msg, tc.msg) {
+			t.Errorf("bug %d: got %v (at %s, other %s), want a %s hazard at %q naming %q, saying %q", tc.bug, err,
+				fSource(f), fOther(f), tc.space, tc.at, tc.other, tc.msg)
+		}
+	}
+}
+
+func fSource(f *Fault) string {
+	if f == nil {
+		return ""
+	}
+	return f.Source
+}
+
+func fOther(f *Fault) string {
+	if f == nil {
+		return ""
+	}
+	return f.OtherSource
+}

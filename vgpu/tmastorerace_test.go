@@ -99,3 +99,70 @@ func fOther(f *Fault) string {
 	}
 	return f.OtherSource
 }
+
+// dsmemIntoCopy: clusters of 2; rank 1's thread 0 copies 32 floats of in into its tile (1-D bulk
+// copy), and while that copy is in flight (rank 1 waits on its mbarrier only after the
+// cluster.sync()), rank 0 writes 32 floats into rank 1's other buffer through distributed shared
+// memory; rank 1 then sums the two. With bug 1 the remote write goes into rank 1's tile, with bug 2
+// rank 0 multicasts a copy into it.
+const dsmemIntoCopy = tmaAsm + clusterSyncFn + `
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const float* in, float* out, int bug) {
+	__shared__ alignas(128) float tile[32], other[32];
+	__shared__ unsigned long long bar;
+	unsigned rank, remote, t = threadIdx.x;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+	if (t == 0) mb_init(smem(&bar), 1);
+	cluster_sync();
+	if (rank == 1 && t == 0) { mb_arrive_tx(smem(&bar), 128); bulk_1d(smem(tile), in, 128, smem(&bar)); }
+	asm volatile("mapa.shared::cluster.u32 %0, %1, 1;" : "=r"(remote) : "r"(smem(bug == 1 ? &tile[t] : &other[t])));
+	if (rank == 0) asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(remote), "f"(float(t)) : "memory"); // the remote write
+	if (rank == 0 && t == 0 && bug == 2)
+		asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], 128, [%2], 2;"
+			:: "r"(smem(tile)), "l"(in + 32), "r"(smem(&bar)) : "memory"); // the multicast
+	cluster_sync();
+	if (rank == 1) { mb_wait_parity(smem(&bar), 0); out[blockIdx.x / 2 * 32 + t] = tile[t] + other[t]; }
+	cluster_sync();
+}
+`
+
+// clusterSyncFn is cluster.sync() (barrier.cluster.arrive.release, wait.acquire).
+const clusterSyncFn = `
+__device__ __forceinline__ void cluster_sync() {
+	asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+`
+
+// Another CTA's write into a CTA's TMA copy destination while the copy is in flight is a hazard at
+// the remote store naming the copy, and so is a multicast copy into it; the remote write into
+// another buffer is handed over by the cluster.sync() with no finding.
+func TestDSMEMWriteIntoCopyInFlight(t *testing.T) {
+	m := compileSM90(t, dsmemIntoCopy)
+	line := func(s string) string { return "k.cu:" + strconv.Itoa(lineOf(t, dsmemIntoCopy, s)) }
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = float32(i)*0.5 + 1
+	}
+	launch := func(bug int32) ([]float32, error) {
+		In, out := Float32Buffer("in", in), NewOutput("out", 2*32*4, Poisoned)
+		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{4}, Block: [3]int{32},
+			Params: []Arg{Ptr(In), Ptr(out), S32(bug)}, Buffers: []*Buffer{In, out}})
+		return out.Float32s(), err
+	}
+	out, err := launch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range out {
+		if want := in[i%32] + float32(i%32); got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+	for bug, at := range map[int32]string{1: "// the remote write", 2: "// the multicast"} {
+		_, err := launch(bug)
+		var f *Fault
+		if !errors.As(err, &f) || f.Kind != "hazard" || f.Source != line(at) || f.OtherLine == 0 || // the copy's line is bulk_1d's asm
+			!strings.HasPrefix(f.OtherInstr, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [") || !strings.Contains(f.Msg, "TMA copy in flight") {
+			t.Errorf("bug %d: got %v, want a hazard at %q naming the copy", bug, err, at)
+		}
+	}
+}

@@ -323,6 +323,8 @@ func join(dst, src map[int32]uint32) bool {
 const (
 	semRelease      uint8 = 1 << iota // st.release: a fence before the store
 	semAcquireFence                   // atom.release / .acq_rel: a fence before the atomic
+	semStrong                         // .volatile, .relaxed, .acquire or .release, in any state space
+	semCTA                            // .cta scope: synchronises nothing between CTAs (dsmemrace.go)
 )
 
 // decodeMembar decodes membar and the non-proxy fences: at .gpu or .sys scope (membar.gl,
@@ -341,7 +343,7 @@ func (d *decoder) decodeMembar(in *inst, m mods, s pinst) error {
 
 func execMembar(w *warp, in *inst, m uint32) {
 	if m != 0 && w.c.L.racecheck {
-		w.c.cl.sync() // a fence at cluster scope or wider may order accesses across the cluster (dsmemrace.go)
+		w.c.clusterFence() // a fence at cluster scope or wider: a later relaxed write releases (dsmemrace.go)
 	}
 	if m != 0 && w.c.L.gr != nil && w.c.L.gr.stopped.Load() == nil && w.c.linear < maxRaceBlocks {
 		w.c.fence(w.c.raceClock())
@@ -353,6 +355,14 @@ func semOf(op string) uint8 {
 	var s uint8
 	if strings.Contains(op, ".release") || strings.Contains(op, ".acq_rel") {
 		s |= semRelease | semAcquireFence
+	}
+	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release", ".acq_rel"} {
+		if strings.Contains(op, q) {
+			s |= semStrong
+		}
+	}
+	if strings.Contains(op, ".cta") && !strings.Contains(op, ".shared::cta") || strings.Contains(op, ".cta.") {
+		s |= semCTA
 	}
 	return s
 }

@@ -84,7 +84,7 @@ func (c *cta) issueWord(w *warp, in *inst, l, b int, wi uint64) {
 func (c *cta) issueRecord(w *warp, in *inst, l, b int, sh *shadow, addr uint64) {
 	unordered := func(a int, t uint32) bool {
 		if b < 0 {
-			return t >= c.clSeq
+			return !c.cl.ordered(c.rank, w.c.rank, t) // dsmemrace.go
 		}
 		return !c.ordered(a, b, t)
 	}

@@ -69,7 +69,7 @@ func TestClusterReleaseAcquire(t *testing.T) {
 	line := func(s string) string { return "k.cu:" + strconv.Itoa(lineOf(t, clusterFlag, s)) }
 	launch := func(mode int32) ([]float32, error) {
 		out, g := NewOutput("out", 2*32*4, Poisoned), NewOutput("g", 2*4, Zeroed)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a kernel whose spin never ends fails, not hangs
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard: a kernel whose spin never ends fails instead of hanging the test
 		defer cancel()
 		_, err := Launch(ctx, m, "k", LaunchConfig{Grid: [3]int{4}, Block: [3]int{32},
 			Params: []Arg{Ptr(out), Ptr(g), S32(mode)}, Buffers: []*Buffer{out, g}})

@@ -49,7 +49,8 @@ import (
 // Approximate, on the side of reporting less: a CTA is one agent (two threads of one CTA need no
 // barrier between one's remote write and the other's release); a location's clock keeps every
 // release made there, so a wait on one mbarrier phase acquires the releases of later phases made
-// before it ran; the acquiring side needs no fence after a relaxed read; strong accesses are not
+// before it ran; a wait acquires whatever its scope (.cta, the default, included: CUTLASS's
+// cluster pipelines wait so on their peers' remote arrivals); the acquiring side needs no fence after a relaxed read; strong accesses are not
 // checked against plain ones; the owner's accesses before another CTA first touches its memory
 // in a barrier.cluster phase are not recorded; past maxClusterLocations locations in one cluster
 // every later synchronisation orders everything, as a barrier.cluster does.

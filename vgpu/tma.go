@@ -705,8 +705,11 @@ func (c *cta) tensorStore(w *warp, in *inst, l int, tmAddr, src uint64) {
 	}
 	span := (size + 127) &^ 127
 	box := c.bulkRange(w, in, l, src, int(span), spShared, accLoad)
-	c.storeIssue(w, in, l, c.sharedOff(src), int(span)) // tmastorerace.go
 	k := map[int]int{1: 1, 2: 2, 4: 3}[t.swz]
+	if k == 0 {
+		span = size // unswizzled, the store reads the box's bytes only
+	}
+	c.storeIssue(w, in, l, c.sharedOff(src), int(span)) // tmastorerace.go
 	base := c.sharedOff(src)
 	mem := c.L.bufs[t.base>>windowShift-1]
 	var idx [5]int64

@@ -24,6 +24,7 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap dmap, float* D,
 			:: "l"(&dmap), "r"(16 * b), "r"(0), "r"(smem(tile)) : "memory"); // the store
 		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 		if (bug == 4) out[2 + b] = D[16 * b + 1]; // the early read
+		if (bug == 7) tile[16] = -2; // the second row
 		if (bug == 6) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 		else if (bug != 3) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 	}
@@ -40,20 +41,23 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap dmap, float* D,
 // finding; without fence.proxy.async the store reads generic-proxy writes (named); without the
 // __syncthreads() before it, it reads other threads' writes (named); without any wait, the
 // overwrite hits the source the store may still read; reading D's box before the wait, or the
-// overwrite by other threads with no barrier after the wait, are hazards naming the store; and
-// with only wait_group.read before the fence and the counter, the last block's read of the other
-// block's box is a global race naming the store (its writes are not complete at that fence).
+// overwrite by other threads with no barrier after the wait, are hazards naming the store; with
+// only wait_group.read before the fence and the counter, the last block's read of the other
+// block's box is a global race naming the store (its writes are not complete at that fence); and
+// thread 0's write of the tile's second row before its wait is a hazard when the box has 8 rows,
+// none when it has 1.
 func TestTMAStoreHazards(t *testing.T) {
 	m := compileSM90(t, tmaStoreKernel)
 	src := tmaStoreKernel
 	line := func(s string) string { return "k.cu:" + strconv.Itoa(lineOf(t, src, s)) }
-	launch := func(bug int32) ([]float32, error) {
+	launchBox := func(bug int32, rows int) ([]float32, error) {
 		D, out, count := NewOutput("D", 32*8*4, Poisoned), NewOutput("out", 4*4, Zeroed), NewOutput("count", 4, Zeroed)
-		tm := TensorMapArg(TensorMap{Buffer: D, ElemBytes: 4, Dims: []int{32, 8}, Strides: []int64{128}, Box: []int{16, 8}})
+		tm := TensorMapArg(TensorMap{Buffer: D, ElemBytes: 4, Dims: []int{32, 8}, Strides: []int64{128}, Box: []int{16, rows}})
 		_, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{2}, Block: [3]int{64},
 			Params: []Arg{tm, Ptr(D), Ptr(out), Ptr(count), S32(bug)}, Buffers: []*Buffer{D, out, count}})
 		return D.Float32s(), err
 	}
+	launch := func(bug int32) ([]float32, error) { return launchBox(bug, 8) }
 	d, err := launch(0)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +79,7 @@ func TestTMAStoreHazards(t *testing.T) {
 		{4, "global", "// the early read", "// the store", "cp.async.bulk.wait_group"},
 		{5, "shared", "// the overwrite", "// the store", "write after read"},
 		{6, "global", "// the other block's read", "// the store", "TMA store"},
+		{7, "shared", "// the second row", "// the store", "cp.async.bulk.wait_group.read"},
 	} {
 		_, err := launch(tc.bug)
 		var f *Fault
@@ -83,6 +88,11 @@ func TestTMAStoreHazards(t *testing.T) {
 			t.Errorf("bug %d: got %v (at %s, other %s), want a %s hazard at %q naming %q, saying %q", tc.bug, err,
 				fSource(f), fOther(f), tc.space, tc.at, tc.other, tc.msg)
 		}
+	}
+	// a one-row box is the store's whole source: the second row is not (though within the 128
+	// bytes a swizzled box's rows span)
+	if _, err := launchBox(7, 1); err != nil {
+		t.Errorf("a write outside a one-row box before the wait: %v", err)
 	}
 }
 

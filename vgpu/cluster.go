@@ -56,8 +56,8 @@ const clusterWaitOff = ^uint32(0)
 type cluster struct {
 	ctas     []*cta
 	id       [3]int
-	phase    uint32 // barrier.cluster phases completed
-	epoch    uint32 // synchronisations of the cluster, for the DSMEM hazard check (dsmemrace.go)
+	phase    uint32        // barrier.cluster phases completed
+	hb       *clusterClock // happens-before between its CTAs, for the hazard checks (dsmemrace.go)
 	explicit bool
 }
 
@@ -112,7 +112,10 @@ func (L *launch) runCluster(group []*cta, ci int) {
 	for {
 		ran := false
 		for r := len(group) - 1; r >= 0; r-- { // the highest rank first: a CTA that reads another's
-			ran = group[r].step() || ran // shared memory without a cluster barrier finds it gone
+			c := group[r] // shared memory without a cluster barrier finds it gone
+			// a CTA whose threads all wait at one __syncthreads() goes on while the others run (one
+			// spinning on a flag this CTA sets after the barrier)
+			ran = c.step() || c.allAtBarrier() && c.releaseBarrier() || ran
 		}
 		for _, c := range group {
 			ran = ran || c.completeBulk(0, true)
@@ -256,6 +259,9 @@ func (d *decoder) decodeBarrierCluster(in *inst, m mods, s pinst) error {
 	if err := d.nargs(s, 0); err != nil {
 		return err
 	}
+	if oneOf(m, "relaxed") != "" {
+		in.mode = 1 // an arrive that releases nothing (dsmemrace.go)
+	}
 	if oneOf(m, "wait") != "" {
 		in.ctl = ctlMbWait // mbarWait hands it to clusterWait (in.mb is nil)
 		return nil
@@ -280,6 +286,9 @@ func execClusterArrive(w *warp, in *inst, m uint32) {
 			c.fault(&Fault{Kind: "barrier", Msg: "barrier.cluster.arrive twice in one phase of the cluster barrier, with no barrier.cluster.wait between"}, w, l, in)
 		}
 		*a = ph + 1
+	}
+	if in.mode == 1 && c.cl != nil && c.L.racecheck && len(c.cl.ctas) > 1 {
+		c.cl.clock().relaxed[c.rank] = true
 	}
 }
 
@@ -337,7 +346,7 @@ func (cl *cluster) release() bool {
 		return false
 	}
 	cl.phase++
-	cl.sync() // dsmemrace.go
+	cl.barrierSync() // dsmemrace.go
 	for _, c := range cl.ctas {
 		if c.L.racecheck {
 			c.newInterval() // a superset of __syncthreads() for the hazard check
@@ -345,6 +354,18 @@ func (cl *cluster) release() bool {
 		c.wakeMbar(clusterWaitOff)
 	}
 	return true
+}
+
+// allAtBarrier reports whether every live thread of c waits at a bar.sync (and some do).
+func (c *cta) allAtBarrier() bool {
+	some := false
+	for _, w := range c.warps {
+		if w.atBar != w.live || w.atMbar != 0 {
+			return false
+		}
+		some = some || w.atBar != 0
+	}
+	return some
 }
 
 // atClusterWait reports whether a lane of c waits at barrier.cluster.wait.
@@ -414,6 +435,7 @@ func (c *cta) remoteArrive(w *warp, in *inst, l int, n int64) {
 		c.fault(&Fault{Kind: "barrier", Space: "shared::cluster", Address: addr, Msg: fmt.Sprintf("mbarrier.arrive on shared offset %d of CTA rank %d, which no mbarrier.init initialised", addr, owner.rank)}, w, l, in)
 	}
 	if owner != c {
+		c.clusterRelease(sharedLocation(owner.rank, addr)) // an arrive is .release (dsmemrace.go)
 		b := owner.mbars[uint32(addr)]
 		if n < 1 || n > b.pending {
 			c.fault(&Fault{Kind: "barrier", Msg: fmt.Sprintf("mbarrier.arrive with count %d on CTA rank %d's barrier, whose phase has %d arrivals pending", n, owner.rank, b.pending)}, w, l, in)

@@ -954,9 +954,10 @@ func (d *decoder) decodeLdSt(in *inst, m mods, s pinst) error {
 	// strong operations (PTX ISA 8.x, section 8 "Memory Consistency Model": .volatile, .relaxed,
 	// .acquire, .release) do not form data races with atomics of other CTAs: on global memory they
 	// read and write whole words atomically.
+	in.sem = semOf(s.op) // in every state space: the cluster's synchronisations (dsmemrace.go)
 	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release"} {
 		if strings.Contains(s.op, q) && (m.space == spGlobal || m.space == spGeneric) {
-			in.strong, in.sem = true, semOf(s.op)
+			in.strong = true
 			if store {
 				in.exec = execStStrong
 			} else {

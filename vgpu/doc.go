@@ -237,9 +237,15 @@
 // Space "register" (wgmmahold.go; without racecheck it sees the old values). A TMA copy's
 // destination is its from the issue to the wait that completes it: an access of it in between, or
 // a copy issued into bytes other threads accessed in the barrier interval, is a "hazard" naming
-// the copy (tmarace.go). Accesses of another CTA's shared memory through distributed shared memory
-// are racechecked against the owner's and the other CTAs' (no barrier.cluster, mbarrier phase or
-// release/acquire between: a "hazard" on Space "shared::cluster") and initchecked (dsmemrace.go).
+// the copy (tmarace.go). A TMA store's shared source is its until the issuing thread's
+// cp.async.bulk.wait_group{.read} completes its group, and its global destination until
+// wait_group: a write of the source, or a read of the destination, in between is a "hazard"; a
+// source other threads wrote with no barrier, or through the generic proxy with no
+// fence.proxy.async, before the store is one too (tmastorerace.go). Accesses of another CTA's
+// shared memory through distributed shared memory are racechecked against the owner's and the
+// other CTAs' (unordered by the PTX memory model's release/acquire patterns at cluster scope:
+// barrier.cluster, a remote mbarrier arrive the owner waits on, a release write another CTA
+// observes: a "hazard" on Space "shared::cluster") and initchecked (dsmemrace.go).
 //
 // The global race check (globalrace.go, with racecheck; beyond compute-sanitizer, whose racecheck
 // covers shared memory only): a plain load of a global word that another block wrote is a "hazard"

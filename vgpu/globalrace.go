@@ -230,6 +230,9 @@ func (c *cta) checkRead(w *warp, in *inst, l int, k *blockClock, rec uint64, win
 		f.OtherLine = int(oi.line)
 		f.OtherInstr = c.L.mod.Line(int(oi.line))
 		f.OtherSource = c.L.source(oi.loc)
+		if oi.bulk != nil && oi.bulk.store && rec>>recEpochShift&maxEpoch == maxEpoch {
+			f.Msg += "; the write is a TMA store, not complete until its thread's cp.async.bulk.wait_group (without .read), and that wait did not come before the release"
+		}
 	}
 	c.fault(f, w, l, in)
 }
@@ -320,6 +323,8 @@ func join(dst, src map[int32]uint32) bool {
 const (
 	semRelease      uint8 = 1 << iota // st.release: a fence before the store
 	semAcquireFence                   // atom.release / .acq_rel: a fence before the atomic
+	semStrong                         // .volatile, .relaxed, .acquire or .release, in any state space
+	semCTA                            // .cta scope: synchronises nothing between CTAs (dsmemrace.go)
 )
 
 // decodeMembar decodes membar and the non-proxy fences: at .gpu or .sys scope (membar.gl,
@@ -338,7 +343,7 @@ func (d *decoder) decodeMembar(in *inst, m mods, s pinst) error {
 
 func execMembar(w *warp, in *inst, m uint32) {
 	if m != 0 && w.c.L.racecheck {
-		w.c.cl.sync() // a fence at cluster scope or wider may order accesses across the cluster (dsmemrace.go)
+		w.c.clusterFence() // a fence at cluster scope or wider: a later relaxed write releases (dsmemrace.go)
 	}
 	if m != 0 && w.c.L.gr != nil && w.c.L.gr.stopped.Load() == nil && w.c.linear < maxRaceBlocks {
 		w.c.fence(w.c.raceClock())
@@ -350,6 +355,14 @@ func semOf(op string) uint8 {
 	var s uint8
 	if strings.Contains(op, ".release") || strings.Contains(op, ".acq_rel") {
 		s |= semRelease | semAcquireFence
+	}
+	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release", ".acq_rel"} {
+		if strings.Contains(op, q) {
+			s |= semStrong
+		}
+	}
+	if strings.Contains(op, ".cta") && !strings.Contains(op, ".shared::cta") || strings.Contains(op, ".cta.") {
+		s |= semCTA
 	}
 	return s
 }

@@ -503,9 +503,10 @@ type cta struct {
 	tmaMulticastBytes int64                // Counts.TMAMulticastBytes
 	bulkMarks         []bulkMark           // shared chunks TMA copies in flight will write (tmarace.go)
 	bulkMarked        int                  // how many are marked
+	ts                *tmaStores           // TMA stores in flight (tmastorerace.go), nil before the first
+	storeMarked       int                  // shared chunks TMA stores in flight read
 	dsm               []dsmRec             // per shared byte, accesses across the cluster (dsmemrace.go)
-	dsmLive           bool                 // another CTA accessed it in the cluster's epoch
-	clSeq             uint32               // c.seq at the cluster's last synchronisation (dsmemrace.go)
+	dsmLive           bool                 // another CTA accessed it since the last barrier.cluster phase
 	clock             uint64               // %clock64 and %globaltimer (hopper.go)
 	done              <-chan struct{}
 

@@ -318,7 +318,6 @@ func (c *cta) mbarComplete(off uint32, b *mbarrier) {
 	b.pending, b.tx = b.expected, 0
 	if c.L.racecheck {
 		c.newInterval()
-		c.cl.sync() // orders accesses across the cluster too (dsmemrace.go)
 	}
 	c.wakeMbar(off)
 }
@@ -376,6 +375,7 @@ func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
 		}
 		if complete {
 			done |= 1 << l
+			c.clusterAcquire(sharedLocation(c.rank, uint64(off))) // the wait is .acquire (dsmemrace.go)
 			continue
 		}
 		w.lanePC[l], w.mbarOff[l] = pc, off

@@ -291,6 +291,12 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	if gm != 0 && c.L.gr != nil {
 		c.globalRace(w, in, gm, n, mode)
 	}
+	if gm != 0 && c.clusterSyncs(in, mode) {
+		c.clusterSyncLanes(w, in, gm, mode, false) // a synchronisation of the cluster (dsmemrace.go)
+	}
+	if gm != 0 && c.ts != nil && len(c.ts.dsts) > 0 {
+		c.storeDestAccess(w, in, gm, n, mode) // TMA stores in flight (tmastorerace.go)
+	}
 	ic := &c.wk.counts[in.self]
 	if gm != 0 {
 		sectors := c.countGlobal(ic, w, gm, n, mode, gathered, sorted)
@@ -307,11 +313,11 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 		}
 	}
 	if sm != 0 {
-		if c.bulkMarked > 0 {
-			c.tmaAccess(w, in, sm, n, mode) // TMA copies in flight (tmarace.go)
+		if c.bulkMarked > 0 || c.storeMarked > 0 {
+			c.tmaAccess(w, in, sm, n, mode) // TMA copies and stores in flight (tmarace.go)
 		}
-		if c.dsmLive {
-			c.dsmLocal(w, in, sm, n, mode) // other CTAs' accesses (dsmemrace.go)
+		if c.dsmLive || c.clusterSyncs(in, mode) {
+			c.dsmLocal(w, in, sm, n, mode) // other CTAs' accesses, the cluster's synchronisations (dsmemrace.go)
 		}
 		c.countShared(ic, w, sm, n)
 		if mode == accAtomic {

@@ -231,6 +231,8 @@ type bulkOp struct {
 	mbarOff int64
 	mcast   bool  // .multicast::cluster: to the CTAs of the mask (cta mask register)
 	mask    int32 // the 16-bit CTA mask's register
+	group   byte  // cp.async.bulk.commit_group 'c', wait_group 'w', wait_group.read 'r' (tmastorerace.go)
+	wait    int   // wait_group's N
 }
 
 // bulkCopy is one copy in flight, until a wait on its barrier completes it.
@@ -257,8 +259,7 @@ const (
 func (d *decoder) decodeBulk(in *inst, m mods, s pinst) error {
 	switch {
 	case oneOf(m, "commit_group", "wait_group") != "":
-		in.class, in.ctl = ClassOther, ctlNop // a TMA store completes when issued (bulkStore)
-		return nil
+		return d.decodeBulkGroup(in, m, s)
 	case oneOf(m, "bulk_group") != "":
 		return d.decodeBulkStore(in, m, s)
 	}
@@ -643,6 +644,25 @@ func (d *decoder) decodeBulkStore(in *inst, m mods, s pinst) error {
 	return nil
 }
 
+// decodeBulkGroup decodes cp.async.bulk.commit_group and cp.async.bulk.wait_group{.read} N (the
+// virtual GPU does a store when it is issued; the hazard checks follow the groups: tmastorerace.go).
+func (d *decoder) decodeBulkGroup(in *inst, m mods, s pinst) error {
+	op := &bulkOp{group: 'c'}
+	in.bulk, in.class, in.exec = op, ClassOther, execBulkGroup
+	if oneOf(m, "commit_group") != "" {
+		return d.nargs(s, 0)
+	}
+	op.group = 'w'
+	if oneOf(m, "read") != "" {
+		op.group = 'r'
+	}
+	if len(s.args) != 1 || s.args[0].kind != oImm || s.args[0].bits > 63 {
+		return d.errf("cp.async.bulk.wait_group takes a constant N in 0..63")
+	}
+	op.wait = int(s.args[0].bits)
+	return nil
+}
+
 // execBulkStore does the stores of the lanes of m.
 func execBulkStore(w *warp, in *inst, m uint32) {
 	c, op := w.c, in.bulk
@@ -663,6 +683,7 @@ func execBulkStore(w *warp, in *inst, m uint32) {
 				c.fault(&Fault{Kind: "misaligned", Msg: fmt.Sprintf("cp.async.bulk of %d bytes: the size must be a non-zero multiple of 16", n)}, w, l, in)
 			}
 			from := c.bulkRange(w, in, l, src, n, spShared, accLoad)
+			c.storeIssue(w, in, l, c.sharedOff(src), n) // tmastorerace.go
 			copy(c.bulkRange(w, in, l, dst, n, spGlobal, accStore), from)
 			c.markGlobal(w, in, l, dst, n)
 			c.tmaBytes += int64(n)
@@ -685,6 +706,10 @@ func (c *cta) tensorStore(w *warp, in *inst, l int, tmAddr, src uint64) {
 	span := (size + 127) &^ 127
 	box := c.bulkRange(w, in, l, src, int(span), spShared, accLoad)
 	k := map[int]int{1: 1, 2: 2, 4: 3}[t.swz]
+	if k == 0 {
+		span = size // unswizzled, the store reads the box's bytes only
+	}
+	c.storeIssue(w, in, l, c.sharedOff(src), int(span)) // tmastorerace.go
 	base := c.sharedOff(src)
 	mem := c.L.bufs[t.base>>windowShift-1]
 	var idx [5]int64
@@ -718,6 +743,7 @@ func (c *cta) tensorStore(w *warp, in *inst, l int, tmAddr, src uint64) {
 
 // markGlobal marks the n bytes at the global address a written, for the initcheck.
 func (c *cta) markGlobal(w *warp, in *inst, l int, a uint64, n int) {
+	c.storeDest(w, in, l, a, n) // tmastorerace.go
 	for i := 0; i < n; i += 16 {
 		w.addr[l] = a + uint64(i)
 		c.initGlobal(w, in, 1<<l, min(16, n-i), accStore)

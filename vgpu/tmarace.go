@@ -43,6 +43,7 @@ func (c *cta) tmaIssue(w *warp, in *inst, l int, cp bulkCopy) {
 	if c.bulkMarks == nil {
 		c.bulkMarks = make([]bulkMark, (len(c.shared)+15)/16)
 	}
+	c.storeSrcWrite(w, l, in, uint64(cp.dst), int(cp.span), "TMA copy") // tmastorerace.go
 	b := w.first + l
 	if w.c != c {
 		b = -1 // a thread of another CTA: ordered only by the cluster's synchronisations
@@ -83,7 +84,7 @@ func (c *cta) issueWord(w *warp, in *inst, l, b int, wi uint64) {
 func (c *cta) issueRecord(w *warp, in *inst, l, b int, sh *shadow, addr uint64) {
 	unordered := func(a int, t uint32) bool {
 		if b < 0 {
-			return t >= c.clSeq
+			return !c.cl.ordered(c.rank, w.c.rank, t) // dsmemrace.go
 		}
 		return !c.ordered(a, b, t)
 	}
@@ -134,11 +135,15 @@ func (c *cta) issueHazard(w *warp, l int, in *inst, addr uint64, what, did strin
 }
 
 // tmaAccess faults when a shared-memory access of the lanes m of w (n bytes at w.addr[l]) touches
-// bytes a TMA copy in flight will write (only called while some are marked).
+// bytes a TMA copy in flight will write, or writes the source of a TMA store in flight (only
+// called while some are marked).
 func (c *cta) tmaAccess(w *warp, in *inst, m uint32, n int, mode int) {
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		c.tmaBytesInFlight(w, l, in, w.addr[l], n, accessName(mode))
+		if mode != accLoad {
+			c.storeSrcWrite(w, l, in, w.addr[l], n, accessName(mode)) // tmastorerace.go
+		}
 	}
 }
 

@@ -442,10 +442,11 @@ type proxyRec struct {
 }
 
 // newWgState returns the wgmma state of a CTA of p with shared bytes of shared memory, or nil when
-// p has no wgmma instruction (then nothing is recorded).
+// p has no wgmma instruction and no TMA store (the other reader through the async proxy,
+// tmastorerace.go): then nothing is recorded.
 func newWgState(p *program, shared int) *wgState {
 	for i := range p.code {
-		if op := p.code[i].wg; op != nil && op.kind == wgMma {
+		if op, b := p.code[i].wg, p.code[i].bulk; op != nil && op.kind == wgMma || b != nil && b.store {
 			return &wgState{rec: make([]proxyRec, shared), read: make([]wgRead, shared)}
 		}
 	}

@@ -184,8 +184,8 @@ func (d *decoder) decodeAtom(in *inst, m mods, s pinst) error {
 	if m.vec != 1 {
 		return d.errf("vector atomics are not supported")
 	}
-	if m.hasSp && m.space != spGlobal && m.space != spShared {
-		return d.errf("atomics work on .global or .shared memory only")
+	if m.hasSp && m.space != spGlobal && m.space != spShared && m.space != spDsmem {
+		return d.errf("atomics work on .global, .shared or .shared::cluster memory only")
 	}
 	op := atomOps[opName]
 	f := atomFunc(op, t)
@@ -291,7 +291,9 @@ func execAtom(w *warp, in *inst, m uint32) {
 		var old uint64
 		if in.space == spGlobal || lane.sp == spGlobal || lane.sp == spConst {
 			old = globalRMW(lane.mem, n, f, b[l], cc[l])
-		} else if lane.sp == spShared {
+		} else if lane.sp == spShared || lane.sp == spDsmem {
+			// a cluster's CTAs take turns on one worker (cluster.go), so another CTA's shared
+			// word is read and written here without a lock, as the CTA's own is
 			old = readN(lane.mem, n)
 			writeN(lane.mem, n, f(old, b[l], cc[l]))
 		} else {

@@ -240,3 +240,34 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) k(const float* in, float* o
 		t.Errorf("sums = %v, want [10 100]", got)
 	}
 }
+
+// A cluster reduction by atomics into rank 0's shared memory (cluster.map_shared_rank and atomicAdd:
+// a generic atom on a mapped address) and by atom.shared::cluster in inline asm: every thread of the
+// 4 CTAs adds 1, and rank 0 writes the cluster's count after cluster.sync().
+func TestClusterAtomicsIntoRankZero(t *testing.T) {
+	src := `#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void __cluster_dims__(4, 1, 1) k(const float* in, float* out) {
+	__shared__ unsigned count, viaAsm;
+	cg::cluster_group cluster = cg::this_cluster();
+	if (threadIdx.x == 0) count = 0, viaAsm = 0;
+	cluster.sync();
+	atomicAdd(cluster.map_shared_rank(&count, 0), 1u);
+	unsigned remote, local = (unsigned)__cvta_generic_to_shared(&viaAsm);
+	asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(local));
+	asm volatile("red.shared::cluster.add.u32 [%0], 2;" :: "r"(remote) : "memory");
+	cluster.sync();
+	if (cluster.block_rank() == 0 && threadIdx.x == 0) out[blockIdx.x / 4] = count + 1000.0f * viaAsm;
+}
+`
+	m := compileSM90(t, src)
+	out, _, err := launchCluster(t, m, 8, make([]float32, 8), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ci, got := range out.Float32s() {
+		if want := float32(4*64 + 1000*2*4*64); got != want {
+			t.Errorf("cluster %d: got %v, want %v (256 adds of 1 and 256 of 2)", ci, got, want)
+		}
+	}
+}

@@ -65,7 +65,12 @@ func TestHopperCellCompilesFor90a(t *testing.T) {
 	if err := p.Run(context.Background(), prec); err != nil || len(prec.Texts) == 0 || !strings.HasPrefix(prec.Texts[0].Title, "PTX of k for compute_90a") {
 		t.Errorf("Show PTX: %v, %+v", err, prec.Texts)
 	}
-	srec, err := showSASSOn(t, clusterSumCell, m)
+	nv12, err := kcuda.LoadNVRTCFrom([]string{"libnvrtc.so.12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Show SASS with ptxas and nvdisasm in this process (no time limit to outrun on a loaded machine)
+	srec, err := showSASSOn(t, clusterSumCell, cellstest.NoGPU{NVRTC: nv12})
 	if err != nil || len(srec.Texts) == 0 || !strings.Contains(srec.Texts[0].Title, "(sm_90a;") || !strings.Contains(srec.Texts[0].Body, "WARPGROUP") {
 		t.Errorf("Show SASS: %v, %+v", err, srec.Texts)
 	}
@@ -169,7 +174,8 @@ func lineOf(cell, s string) int {
 // with its line: a wgmma reading what threads wrote without fence.proxy.async; an expect_tx count
 // too high (a hang at the wait, not a timeout) and too low (the phase completes before the copy);
 // wgmma accumulators read before wgmma.wait_group; a TMA box outside the tensor (coordinates in
-// bytes); a block exiting while its cluster partner reads its shared memory.
+// bytes); a producer refilling a stage without waiting on the consumers' empty barrier; a block
+// exiting while its cluster partner reads its shared memory.
 func TestHopperKernelsInCells(t *testing.T) {
 	nv, err := kcuda.LoadNVRTCFrom([]string{"libnvrtc.so.12"})
 	if err != nil {
@@ -191,6 +197,8 @@ func TestHopperKernelsInCells(t *testing.T) {
 			"wgmma", "C[row * N + col] = d[j]"},
 		{"TMA box outside the tensor", bug(t, hopperGEMMCell, `"l"(tmA), "r"(k0)`, `"l"(tmA), "r"(k0 * (int)sizeof(float))`),
 			"lies entirely outside its tensor", `"l"(tmA)`},
+		{"producer refills a stage before the consumers' empty arrival", bug(t, hopperWSCell, "\t\t\tif (kt >= STAGES) wait(&empty[s], (kt / STAGES - 1) & 1); // EMPTY\n", ""),
+			"with no mbarrier wait or barrier ordering the write", "a16[s] + core(i / BK"},
 		{"no cluster.sync before exiting", bug(t, clusterReduceCell, "\tcluster.sync(); // LAST", "\t// LAST"),
 			"which has exited: its shared memory is gone", "map_shared_rank"},
 	}
@@ -277,6 +285,11 @@ __device__ __forceinline__ void load(unsigned long long* bar, float* a, float* b
 		:: "r"(sh(b)), "l"(tmB), "r"(n0), "r"(k0), "r"(sh(bar)) : "memory");
 }
 
+__device__ __forceinline__ void zero(float (&d)[32]) {
+#pragma unroll
+	for (int j = 0; j < 32; j++) d[j] = 0.f;
+}
+
 __device__ __forceinline__ void mma(float (&d)[32], const void* a, const void* b) {
 	asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
 		"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
@@ -335,8 +348,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm(const float* A, const flo
 	if (t == 0)
 		for (int s = 0; s < STAGES && s < tiles; s++) load(&full[s], stA[s], stB[s], &tmA, &tmB, m0, n0, s * BK);
 	float d[32];
-#pragma unroll
-	for (int j = 0; j < 32; j++) d[j] = 0.f;
+	zero(d);
 	for (int kt = 0; kt < tiles; kt++) {
 		int s = kt % STAGES;
 		wait(&full[s], (kt / STAGES) & 1);
@@ -405,8 +417,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_ws(const float* A, con
 	}
 	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;"); // the consumer
 	float d[32];
-#pragma unroll
-	for (int j = 0; j < 32; j++) d[j] = 0.f;
+	zero(d);
 	for (int kt = 0; kt < tiles; kt++) {
 		int s = kt % STAGES;
 		wait(&full[s], (kt / STAGES) & 1);

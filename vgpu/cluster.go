@@ -350,6 +350,7 @@ func (cl *cluster) release() bool {
 	for _, c := range cl.ctas {
 		if c.L.racecheck {
 			c.newInterval() // a superset of __syncthreads() for the hazard check
+			c.wg.orderAll()
 		}
 		c.wakeMbar(clusterWaitOff)
 	}

@@ -982,6 +982,7 @@ func (c *cta) releaseBarrier() bool {
 	c.checkSkipped(first.barPC[firstLane], first, firstLane)
 	c.barriers++
 	c.newInterval()
+	c.wg.orderAll()
 	c.sharedWritten()
 	for _, w := range c.warps {
 		w.waiting |= w.atBar

@@ -73,6 +73,10 @@ type mbarrier struct {
 	initSeq           uint32 // c.seq at the init (racecheck's clock), its thread and instruction
 	initThread        int
 	initPC            int32
+	// acc is what the current phase's arrivals released, done that of the last completed phase
+	// of each parity (mbarorder.go; nil without wgmma or the hazard check).
+	acc  []uint32
+	done [2][]uint32
 }
 
 // mbarMaxCount is the largest arrival count and |tx-count| (ISA: 2^20 − 1).
@@ -305,6 +309,7 @@ func (c *cta) mbarArrive(w *warp, in *inst, l int, off uint32, n int64, drop boo
 	if drop {
 		b.expected -= n
 	}
+	c.mbarRelease(w, b)
 	c.mbarComplete(off, b)
 }
 
@@ -314,6 +319,7 @@ func (c *cta) mbarComplete(off uint32, b *mbarrier) {
 	if b.pending != 0 || b.tx != 0 {
 		return
 	}
+	b.mbarPhaseDone()
 	b.phase++
 	b.pending, b.tx = b.expected, 0
 	if c.L.racecheck {
@@ -374,6 +380,7 @@ func (c *cta) mbarWait(w *warp, in *inst, m uint32, pc int32) bool {
 			complete = b.phaseDone(s, op.parity)
 		}
 		if complete {
+			c.mbarAcquire(w, b, uint32(s))
 			done |= 1 << l
 			c.clusterAcquire(sharedLocation(c.rank, uint64(off))) // the wait is .acquire (dsmemrace.go)
 			continue

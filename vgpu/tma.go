@@ -38,9 +38,10 @@ import (
 // incomplete phase, or when no thread of the block can run: a legal schedule (the hardware may
 // finish it any time before), and the one that shows a read of the destination before the wait
 // (it sees the old bytes, the poison of a fresh block: an "uninitialised read" note). A phase
-// completes when its arrivals and its tx-count are both zero (mbarrier.go): a copy of more or
-// fewer bytes than the expect_tx announced leaves the phase incomplete or the tx-count negative,
-// and the waiting threads "hang" (a fault at the wait's line naming the outstanding bytes).
+// completes when its arrivals and its tx-count are both zero (mbarrier.go): copies of fewer bytes
+// than the expect_tx announced leave the phase incomplete, and the waiting threads "hang" (a fault
+// at the wait's line naming the outstanding bytes); copies of more complete the phase before the
+// last of them lands, a "barrier" fault at that copy's line (checkBulkPhase).
 //
 // The tensor map's 128 bytes are opaque and driver-defined on a GPU (cuTensorMapEncodeTiled fills
 // them); the virtual GPU defines its own layout (tmapLayout below), filled by the launcher from a
@@ -245,6 +246,8 @@ type bulkCopy struct {
 	span uint32 // the destination's bytes (the data rounded up to 128 with a swizzle)
 	swz  int    // swizzle bits k (0: none)
 	data []byte
+	// phase is the barrier's phase when the copy was issued: its bytes must complete that phase.
+	phase uint32
 }
 
 // maxBulkInFlight bounds the copies a CTA has in flight, and bulkInFlightFactor their bytes
@@ -406,6 +409,9 @@ func (c *cta) enqueueBulk(to *cta, w *warp, in *inst, l int, cp bulkCopy) {
 		c.fault(&Fault{Kind: "unsupported", Msg: fmt.Sprintf("more than %d bytes of bulk copies in flight (%d times the block's shared memory) with no wait on their mbarriers", limit, bulkInFlightFactor)}, w, l, in)
 	}
 	to.tmaIssue(w, in, l, cp) // the hazard check of the destination (tmarace.go)
+	if b := to.mbars[cp.mbar]; b != nil {
+		cp.phase = b.phase
+	}
 	to.bulk = append(to.bulk, cp)
 	to.bulkBytes += int64(len(cp.data))
 }
@@ -536,12 +542,26 @@ func (c *cta) completeBulk(off uint32, all bool) bool {
 		c.bulkBytes -= int64(len(cp.data))
 		c.writeBulk(cp)
 		if b := c.mbars[cp.mbar]; b != nil { // an mbarrier.inval in between: the bytes go nowhere
+			c.checkBulkPhase(cp, b)
 			b.tx -= int64(len(cp.data))
 			c.mbarComplete(cp.mbar, b)
 		}
 		done = true
 	}
 	return done
+}
+
+// checkBulkPhase faults where copy cp completes on a later phase of its barrier b than the one it
+// was issued in: that phase completed without its bytes, because the expect_tx transaction count
+// was lower than the bytes its copies bring (or none was announced), so the phase's waiters could
+// read the destination before the copy landed. On a GPU the surplus bytes make a later phase's
+// tx-count negative; here they would also land after the wait, so the run would go on unwarned.
+func (c *cta) checkBulkPhase(cp bulkCopy, b *mbarrier) {
+	if b.phase == cp.phase {
+		return
+	}
+	in := &c.prog.code[cp.pc]
+	c.fault(&Fault{Kind: "barrier", Space: "shared", Address: uint64(cp.mbar), Msg: fmt.Sprintf("%s's %d bytes were to complete phase %d of the mbarrier at shared offset %d, which completed without them (the barrier is at phase %d): the expect_tx transaction count is lower than the bytes the phase's copies bring, so its waiters may read the destination before the copy lands", in.bulkName(), len(cp.data), cp.phase, cp.mbar, b.phase)}, cp.w, cp.lane, in)
 }
 
 // writeBulk writes cp's bytes to shared memory (swizzled) and marks them written.

@@ -381,6 +381,9 @@ func (w *warp) wgElem(in *inst, d smemDesc, mn, k int, trans, bf16 bool) float32
 	if s := c.wg; s != nil && s.rec != nil {
 		s.checkProxy(c, w, in, a)
 		r := wgRead{warp: int32(w.id + 1), self: in.self, seq: s.warps[w.id].issued}
+		if c.L.racecheck {
+			r.epoch = s.readEpoch(c, w, r.seq)
+		}
 		s.read[a], s.read[a+1] = r, r
 	}
 	return float32(decodeFmt(uint64(c.shared[a])|uint64(c.shared[a+1])<<8, wgFmt(bf16)))
@@ -393,6 +396,7 @@ type wgState struct {
 	warps []wgWarp
 	rec   []proxyRec
 	read  []wgRead
+	ord   *mbarOrder // happens-before through mbarriers (mbarorder.go), made on first use
 }
 
 // wgWarp is one warp's wgmma groups: issued numbers its wgmma.mma_async (1, 2, …), groups holds
@@ -431,6 +435,7 @@ func (g *wgWarp) wait(n int) {
 type wgRead struct {
 	warp, self int32
 	seq        uint32
+	epoch      uint32 // the reader's warpgroup clock at the read (mbarorder.go)
 }
 
 // proxyRec is the last generic-proxy write of a shared byte: fence is the CTA's count of
@@ -460,6 +465,7 @@ func (s *wgState) reset() {
 	}
 	clear(s.rec)
 	clear(s.read)
+	s.ord = nil
 	for i := range s.warps {
 		clear(s.warps[i].held)
 		s.warps[i] = wgWarp{groups: s.warps[i].groups[:0], held: s.warps[i].held}
@@ -496,6 +502,8 @@ func (s *wgState) markGeneric(c *cta, w *warp, in *inst, m uint32, n int) {
 			s.rec[b] = r
 			if rd := s.read[b]; rd.warp != 0 && rd.seq > s.warps[rd.warp-1].done {
 				s.pendingRead(c, w, l, in, b, rd)
+			} else if s.unordered(c, w, rd) {
+				s.unorderedRead(c, w, l, in, b, rd)
 			}
 		}
 	}
@@ -546,6 +554,8 @@ func (s *wgState) markAsync(c *cta, w *warp, l int, in *inst, off uint64, n int)
 		s.rec[b] = proxyRec{}
 		if rd := s.read[b]; rd.warp != 0 && rd.seq > s.warps[rd.warp-1].done {
 			s.pendingRead(c, w, l, in, b, rd)
+		} else if s.unordered(c, w, rd) {
+			s.unorderedRead(c, w, l, in, b, rd)
 		}
 	}
 }

@@ -37,7 +37,7 @@ import (
 //	precision: fp32                     # the lowest it computes in: fp32 | tf32 | bf16 | fp16
 //	repeats: 5
 //	compare: [cublas]                   # other kernels timed alongside (matmul only)
-//	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on
+//	gpu: T4                             # without a GPU: the datasheet the emulated times are modelled on (a Hopper: compiles for compute_90a)
 //	show: [occupancy, modelled]         # columns shown beside the tables' primary ones (cells.ParseShow)
 //	variants: [{block: [32, 8]}]        # other launches emulated beside it (not matmul; Variant)
 //	tensor_maps: [{param: tm, of: A, box: [32, 32], swizzle: 128}]  # TMA maps after the problem's parameters (TensorMap; the GPU worker makes them with cuTensorMapEncodeTiled)

@@ -946,17 +946,22 @@ func (d *decoder) decodeLdSt(in *inst, m mods, s pinst) error {
 		}
 		in.vec[i] = r
 	}
+	ldStExec(in, m, s.op, store)
+	return nil
+}
+
+// ldStExec sets in's executor and memory-order semantics. Strong operations (PTX ISA 8.x,
+// section 8 "Memory Consistency Model": .volatile, .relaxed, .acquire, .release) do not form data
+// races with atomics of other CTAs: on global memory they read and write whole words atomically.
+func ldStExec(in *inst, m mods, op string, store bool) {
 	if store {
 		in.exec = execSt
 	} else {
 		in.exec = execLd
 	}
-	// strong operations (PTX ISA 8.x, section 8 "Memory Consistency Model": .volatile, .relaxed,
-	// .acquire, .release) do not form data races with atomics of other CTAs: on global memory they
-	// read and write whole words atomically.
-	in.sem = semOf(s.op) // in every state space: the cluster's synchronisations (dsmemrace.go)
+	in.sem = semOf(op) // in every state space: the cluster's synchronisations (dsmemrace.go)
 	for _, q := range []string{".volatile", ".relaxed", ".acquire", ".release"} {
-		if strings.Contains(s.op, q) && (m.space == spGlobal || m.space == spGeneric) {
+		if strings.Contains(op, q) && (m.space == spGlobal || m.space == spGeneric) {
 			in.strong = true
 			if store {
 				in.exec = execStStrong
@@ -965,7 +970,6 @@ func (d *decoder) decodeLdSt(in *inst, m mods, s pinst) error {
 			}
 		}
 	}
-	return nil
 }
 
 // address decodes [reg+off], [sym+off] or [imm] into in.a (-1: none) and in.off.

@@ -53,7 +53,7 @@ func fakeGPU() {
 		case "compile": // with the real compiler where there is one, so that the PTX runs in the virtual GPU
 			ptx := "// fake PTX for " + req.Name
 			if nv, cl, err := nvidia.ChosenCompiler(); err == nil {
-				if ptx, err = nvidia.CompileWith(context.Background(), nv, cl, req.Source, req.Name, req.Arch); err != nil {
+				if ptx, err = nvidia.CompileFor(context.Background(), nv, cl, nvidia.FindHeaders(nv), req.Source, req.Name, req.Arch); err != nil {
 					_ = enc.Encode(gpu.Response{ID: req.ID, Done: true, Error: err.Error()})
 					continue
 				}

@@ -152,14 +152,18 @@ func actions(k cells.Kind) []string {
 	return names
 }
 
+// compiles are the CUDA compiles of this test binary's lessonsWithoutGPU: a cell's kernel is
+// compiled once for its run, its Show PTX, and the tests that run it again (challenges, FlashAttention).
+var compiles cellstest.CompileMemo
+
 // lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if
-// not nil, compiling in this process).
+// not nil, compiling in this process, each source once: compiles).
 func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
 	tb.Helper()
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found (test)")...),
 		Limits:   harness.DefaultLimits(),
-		GPU:      cellstest.NoGPU{NVRTC: nv},
+		GPU:      cellstest.NoGPU{NVRTC: nv, Memo: &compiles},
 		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
 	}
 	kinds := builtin.Kinds(env)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,11 +22,14 @@ import (
 	"github.com/gpuplayground/playground/vgpurun"
 )
 
-var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at its full sizes and repeats, as written (by default each runs at its smallest size, once: cellstest.Small)")
+var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at its full sizes and repeats, as written, and Show SASS on every cell (by default each runs at its smallest size, once: cellstest.Small; Show SASS on each lesson's first cell with it)")
 
 // TestEveryCellRuns runs every cell of every embedded lesson, and every action of it, through its
 // kind, as a server without a GPU would: each ends without error, with rows, and with no wrong
-// result. Each cell's estimate as written must fit the run time limit; the run itself is of the cell
+// result. Show SASS (NVRTC, then ptxas and nvdisasm, about 1.2 CPU s a cell, 25 cells: half the
+// package's time) runs on each lesson's first cell that has it, and on every one with -full or
+// PLAYGROUND_EXHAUSTIVE=1 (a step of .ci/run): its path is the same for every cuda cell (the cell's
+// own compile, which the run and Show PTX check on every cell, then the tools on its PTX). Each cell's estimate as written must fit the run time limit; the run itself is of the cell
 // at its smallest size, once (cellstest.Small: every kernel, every path but the virtual GPU's for
 // sizes above vgpurun.MaxN), or as written with -full (go test ./lessons -run EveryCellRuns -args
 // -full; BenchmarkLessonCells times them as written). Cells of kinds that compile CUDA need NVRTC
@@ -42,12 +46,16 @@ func TestEveryCellRuns(t *testing.T) {
 	kinds, all := lessonsWithoutGPU(t, nv)
 	subjects := challengeSubjects(t)
 	for _, l := range all {
+		sassCell := firstSASSCell(kinds, l)
 		for _, c := range l.Cells {
 			k, _ := cells.Lookup(kinds, c.Kind)
 			for _, action := range actions(k) {
 				t.Run(c.ID+"/"+action, func(t *testing.T) {
 					if c.Kind == "cuda" && nv == nil {
 						t.Skipf("skipping: no NVRTC (%v)", nvErr)
+					}
+					if action == "sass" && c.ID != sassCell && !*full && os.Getenv("PLAYGROUND_EXHAUSTIVE") != "1" {
+						t.Skipf("Show SASS runs on %s, this lesson's first cell with it (every cell's with -full or PLAYGROUND_EXHAUSTIVE=1)", sassCell)
 					}
 					if _, _, err := cellstest.SASSTools(); action == "sass" && err != nil {
 						if os.Getenv("CI") == "true" {
@@ -121,6 +129,18 @@ func BenchmarkLessonCells(b *testing.B) {
 	}
 }
 
+// firstSASSCell is the ID of lesson l's first cell whose kind has a Show SASS action ("sass"), or
+// "" when none has.
+func firstSASSCell(kinds []cells.Kind, l *lessons.Lesson) string {
+	for _, c := range l.Cells {
+		k, _ := cells.Lookup(kinds, c.Kind)
+		if slices.Contains(actions(k), "sass") {
+			return c.ID
+		}
+	}
+	return ""
+}
+
 // actions lists "" (the run) and the names of k's actions.
 func actions(k cells.Kind) []string {
 	names := []string{""}
@@ -132,14 +152,18 @@ func actions(k cells.Kind) []string {
 	return names
 }
 
+// compiles are the CUDA compiles of this test binary's lessonsWithoutGPU: a cell's kernel is
+// compiled once for its run, its Show PTX, and the tests that run it again (challenges, FlashAttention).
+var compiles cellstest.CompileMemo
+
 // lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if
-// not nil, compiling in this process).
+// not nil, compiling in this process, each source once: compiles).
 func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
 	tb.Helper()
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found (test)")...),
 		Limits:   harness.DefaultLimits(),
-		GPU:      cellstest.NoGPU{NVRTC: nv},
+		GPU:      cellstest.NoGPU{NVRTC: nv, Memo: &compiles},
 		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
 	}
 	kinds := builtin.Kinds(env)

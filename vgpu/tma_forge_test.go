@@ -3,6 +3,7 @@ package vgpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestTMAForgedTensorMapFaults(t *testing.T) {
 	plausible := strings.NewReplacer("ELEM", "4", "BOX0", "16", "BOX1", "8").Replace(forged)
 	huge := strings.NewReplacer("ELEM", "16", "BOX0", "1048576", "BOX1", "1048576").Replace(forged)
 	copied := `for (int i = 0; i < 32; i++) forge[i] = ((const unsigned*)&tmap)[i]; m = (const CUtensorMap*)forge;`
-	for _, tc := range []struct {
+	cases := []struct {
 		name, make, copy string
 		wantFault        bool
 	}{
@@ -54,15 +55,22 @@ func TestTMAForgedTensorMapFaults(t *testing.T) {
 		{"a forged map with a huge box", huge, forgeLoad, true},
 		{"a forged map to store with", plausible, forgeStore, true},
 		{"a forged map with a huge box to store with", huge, forgeStore, true},
-	} {
+	}
+	// One module, kernel k<i> for case i: one compile with the CUDA headers, not one a case.
+	var src strings.Builder
+	src.WriteString(tmaAsm)
+	for i, tc := range cases {
+		src.WriteString(strings.NewReplacer("MAKE", tc.make, "COPY", tc.copy, "void k(", fmt.Sprintf("void k%d(", i)).Replace(forgeKernel[len(tmaAsm):]))
+	}
+	m := compileSM90(t, src.String())
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := compileSM90(t, strings.NewReplacer("MAKE", tc.make, "COPY", tc.copy).Replace(forgeKernel))
 			A := Float32Buffer("A", make([]float32, 16*8))
 			forge, out := NewOutput("forge", 128, Poisoned), NewOutput("out", 512, Poisoned)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang fails, not blocks
 			defer cancel()
 			tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{16, 8}, Strides: []int64{64}, Box: []int{16, 8}})
-			_, err := Launch(ctx, m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32},
+			_, err := Launch(ctx, m, fmt.Sprintf("k%d", i), LaunchConfig{Grid: [3]int{1}, Block: [3]int{32},
 				Params: []Arg{tm, Ptr(forge), Ptr(out)}, Buffers: []*Buffer{A, forge, out}})
 			var f *Fault
 			switch {

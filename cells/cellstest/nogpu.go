@@ -3,6 +3,7 @@ package cellstest
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -10,8 +11,26 @@ import (
 )
 
 // NoGPU is a cells.GPU for tests: a server without a CUDA device, whose CUDA compiles go to NVRTC
-// in this process when NVRTC is set (compute_80), and fail without it.
-type NoGPU struct{ NVRTC *nvidia.NVRTC }
+// in this process when NVRTC is set (compute_80), and fail without it. With Memo set, a source
+// compiled before is not compiled again.
+type NoGPU struct {
+	NVRTC *nvidia.NVRTC
+	Memo  *CompileMemo
+}
+
+// CompileMemo holds NoGPU's compiles by source and name (NVRTC makes the same PTX of the same
+// source each time): a cell's run and its Show PTX, or a lesson cell that several tests run,
+// compile once. Its zero value is empty and ready; it is safe for concurrent use.
+type CompileMemo struct {
+	mu   sync.Mutex
+	done map[[3]string]memoCompile
+}
+
+// memoCompile is one compile's PTX and error.
+type memoCompile struct {
+	ptx string
+	err error
+}
 
 func (NoGPU) Unavailable() string    { return "no CUDA device: libcuda.so.1 not found (test)" }
 func (NoGPU) Device() *nvidia.Device { return nil }
@@ -23,11 +42,29 @@ func (NoGPU) Measure(context.Context, gpu.Request, func(int)) (harness.Result, e
 }
 
 // Compile compiles src to compute_<arch> PTX ("": compute_80) with NVRTC, or fails when the test
-// has none.
+// has none; with a Memo, a src, name and arch compiled before give what they gave then.
 func (g NoGPU) Compile(ctx context.Context, src, name, arch string) (string, error) {
 	if g.NVRTC == nil {
 		return "", errors.New("no NVRTC")
 	}
+	if g.Memo == nil {
+		return g.compile(ctx, src, name, arch)
+	}
+	g.Memo.mu.Lock()
+	defer g.Memo.mu.Unlock()
+	key := [3]string{src, name, arch}
+	c, ok := g.Memo.done[key]
+	if !ok {
+		c.ptx, c.err = g.compile(ctx, src, name, arch)
+		if g.Memo.done == nil {
+			g.Memo.done = map[[3]string]memoCompile{}
+		}
+		g.Memo.done[key] = c
+	}
+	return c.ptx, c.err
+}
+
+func (g NoGPU) compile(ctx context.Context, src, name, arch string) (string, error) {
 	if arch == "" {
 		return nvidia.CompileArch(g.NVRTC, src, name, 80)
 	}

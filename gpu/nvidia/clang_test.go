@@ -3,7 +3,6 @@ package nvidia
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"reflect"
 	"regexp"
@@ -122,15 +121,12 @@ func TestFindClangWithoutOneSaysSo(t *testing.T) {
 	}
 }
 
-// clang compiles every kernel of matmul.cu, the WMMA inline PTX included, for both targets.
+// clang compiles every kernel of matmul.cu, the WMMA inline PTX included, for both targets (the
+// compiles TestClangLadderKernelsMatchGonum runs: ClangMatmul).
 func TestClangCompilesEveryKernel(t *testing.T) {
 	c := requireClang(t)
-	src, err := fs.ReadFile(Sources, "src/matmul.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, arch := range PTXArchs {
-		ptx, log, err := c.Compile(context.Background(), string(src), "matmul.cu", arch)
+		ptx, log, err := ClangMatmul(c, arch)
 		if err != nil {
 			t.Fatalf("compute_%d: %v", arch, err)
 		}

@@ -3,7 +3,6 @@ package nvidia_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -81,12 +80,12 @@ func round16(x float32, prec string) (uint16, float32) {
 // bf16).
 func TestClangLadderKernelsMatchGonum(t *testing.T) {
 	c := needClang(t)
-	src, err := fs.ReadFile(nvidia.Sources, "src/matmul.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, arch := range nvidia.PTXArchs {
-		m := clangPTX(t, c, string(src), arch)
+		ptx, _, err := nvidia.ClangMatmul(c, arch) // TestClangCompilesEveryKernel's compile
+		if err != nil {
+			t.Fatalf("clang sm_%d: %v", arch, err)
+		}
+		m := parse(t, ptx)
 		for _, k := range nvidia.Kernels() {
 			if k.Entry == "" || arch < k.MinCC {
 				continue

@@ -158,6 +158,12 @@ func requireNVRTC(t *testing.T, names []string) *NVRTC {
 	return n
 }
 
+// NVRTC compiles matmul.cu for every architecture it supports from Volta on, each with the entry
+// points of the table whose MinCC it reaches and no other. matmul.cu's code differs between
+// architectures only where one reaches an entry's MinCC (its #if __CUDA_ARCH__ >= 800), so
+// `go test ./...` compiles the representative ones (nvrtcArchsToTry: the lowest, the highest, and
+// each on either side of a MinCC; NVRTC 12.4's 70, 75, 80 and 90 of 70, 72, 75, 80, 86, 87, 89 and
+// 90, about 2.5 CPU s each); PLAYGROUND_EXHAUSTIVE=1 (a step of .ci/run) compiles every one.
 func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 	n := requireNVRTC(t, NVRTCNames)
 	supported, err := n.SupportedArchs()
@@ -169,10 +175,7 @@ func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 		t.Fatal(err)
 	}
 	tried := 0
-	for _, arch := range supported {
-		if arch < 70 {
-			continue // tensor cores (WMMA) need Volta or newer; the playground does too
-		}
+	for _, arch := range nvrtcArchsToTry(supported, exhaustive()) {
 		tried++
 		ptx, err := CompileArch(n, string(src), "matmul.cu", arch)
 		if err != nil {
@@ -190,6 +193,61 @@ func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 	}
 	if tried == 0 {
 		t.Fatalf("NVRTC %s supports no architecture ≥ 70: %v", n.Lib.Path, supported)
+	}
+}
+
+// nvrtcArchsToTry is the architectures of supported from 70 on (tensor cores, WMMA, need Volta or
+// newer; the playground does too) that TestNVRTCCompilesEveryKernelForEverySupportedArch compiles
+// for: all of them when all is set, else the lowest, the highest, and each whose set of matmul.cu's
+// entry points (those whose MinCC it reaches) differs from its neighbour's.
+func nvrtcArchsToTry(supported []int, all bool) []int {
+	var archs []int
+	for _, a := range supported {
+		if a >= 70 {
+			archs = append(archs, a)
+		}
+	}
+	if all {
+		return archs
+	}
+	reaches := func(arch int) string { // which of the table's matmul.cu entries compute_<arch> has
+		var b strings.Builder
+		for _, e := range Entries() {
+			if e.Source == "matmul.cu" && arch >= e.MinCC {
+				b.WriteString(e.Entry + " ")
+			}
+		}
+		return b.String()
+	}
+	var out []int
+	for i, a := range archs {
+		first, last := i == 0, i == len(archs)-1
+		if first || last || reaches(a) != reaches(archs[i-1]) || reaches(a) != reaches(archs[i+1]) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// The representative architectures of NVRTC 12.4's (and 11.8's) list are the lowest and highest
+// from Volta on and the two on either side of sm_80, where the bf16 mma.sync kernels begin; with
+// all set, every one from Volta on.
+func TestNVRTCArchsToTry(t *testing.T) {
+	for _, tt := range []struct {
+		supported []int
+		all       bool
+		want      []int
+	}{
+		{[]int{50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}, false, []int{70, 75, 80, 90}},
+		{[]int{35, 50, 60, 70, 75, 80, 86, 89, 90}, false, []int{70, 75, 80, 90}},
+		{[]int{50, 70, 72, 75, 80, 86, 87, 89, 90}, true, []int{70, 72, 75, 80, 86, 87, 89, 90}},
+		{[]int{75, 86}, false, []int{75, 86}},
+		{[]int{80}, false, []int{80}},
+		{[]int{60}, false, nil},
+	} {
+		if got := nvrtcArchsToTry(tt.supported, tt.all); !slices.Equal(got, tt.want) {
+			t.Errorf("nvrtcArchsToTry(%v, %v) = %v, want %v", tt.supported, tt.all, got, tt.want)
+		}
 	}
 }
 

@@ -37,14 +37,13 @@ static const struct gc_kernel gc_kernels[] = {
     {"cuda-vectorized", "cuda_vectorized", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 128}, 1, 0},
     {"cuda-warptile", "cuda_warptile", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 128}, 1, 0},
     {"cuda-doublebuf", "cuda_doublebuf", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 128}, 1, 0},
-    {"cuda-autotuned", "cuda_doublebuf", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 128}, 1, 0},
+    {"cuda-autotuned", "cuda_tile_128x256x8_w64x64", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {256, 128}, 1, 0},
     {"cuda-wmma", "cuda_wmma_bf16", GC_BF16, "cuda_wmma_f16", 80, GC_F16, 0, {128, 4, 1}, {64, 64}, 16, 0},
     {"cuda-mma", "cuda_mma", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-async", "cuda_mma_async", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-swizzle", "cuda_mma_swizzle", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 128}, 8, 0},
     {"cuda-mma-warptile", "cuda_mma_warptile", GC_BF16, 0, 0, GC_F32, 80, {256, 1, 1}, {128, 256}, 8, 0},
     {"cuda-tile-128x64x16-w32x32", "cuda_tile_128x64x16_w32x32", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {64, 128}, 1, 0},
-    {"cuda-tile-128x256x8-w64x64", "cuda_tile_128x256x8_w64x64", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {256, 128}, 1, 0},
     {"cuda-tile-256x128x8-w64x64", "cuda_tile_256x128x8_w64x64", GC_F32, 0, 0, GC_F32, 0, {256, 1, 1}, {128, 256}, 1, 0},
 };
 

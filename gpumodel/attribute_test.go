@@ -158,10 +158,11 @@ func TestPartialStoresWeighInTheL2(t *testing.T) {
 
 // Warps in step share the pipes within a run: two warps on a scheduler each issuing four
 // independent mma.sync wait for the scheduler's tensor cores (2 × 4 × 4,096 FLOPs at p.MMAPerClock),
-// and issue in order, so the add after them starts only once the last has; eight warps in step on
-// the SM reading 4 wavefronts each of ldmatrix wait 8 × 4 clocks for the pipe, the representative
-// warp's data half-way through it, after the shared latency. Without the pipes, the chains are the
-// latencies alone.
+// and issue in order, so the add after them starts only once both warps have issued the last (2
+// clocks), and takes 2 clocks itself; eight warps in step on the SM reading 4 wavefronts each of
+// ldmatrix wait 8 × 4 clocks for the pipe, the representative warp's data half-way through it,
+// after the shared latency, and the add after it takes the group's 2 clocks. Without the pipes, the
+// chains are the latencies and the group's issue alone.
 func TestPipesOfWarpsInStep(t *testing.T) {
 	g := GPUs[0]
 	mma := func(line int, acc string) vgpu.LineCount {
@@ -171,8 +172,8 @@ func TestPipesOfWarpsInStep(t *testing.T) {
 		mma(4, "%f13,%f14,%f15,%f16"), {Line: 5, Warp: 2, Text: "add.s32 %r7, %r8, 1;"}}}
 	p := pipes{MMAPerClock: 672}
 	hold := 2 * 4096 / 672.0
-	// the fourth mma starts after three holds, the add a clock after it: its chain is 3·hold + 2
-	if got, want := warpCycles(c, g.Latency, 2, p), 2*(3*hold+2); math.Abs(got-want) > 1e-9 {
+	// the fourth mma starts after three holds, the add two clocks after it: its chain is 3·hold + 4
+	if got, want := warpCycles(c, g.Latency, 2, p), 2*(3*hold+4); math.Abs(got-want) > 1e-9 {
 		t.Errorf("tensor pipe: %v warp-cycles, want %v", got, want)
 	}
 	if got, want := warpCycles(c, g.Latency, 2, pipes{}), 2*max(2*5, 5.0); got != want {
@@ -182,11 +183,12 @@ func TestPipesOfWarpsInStep(t *testing.T) {
 		{Line: 1, Warp: 8, Wavefronts: 32, Text: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1,%r2,%r3,%r4}, [%r9];"},
 		{Line: 2, Warp: 8, Text: "add.s32 %r5, %r1, %r4;"}}}
 	// the add waits for the ldmatrix's data: issued at 0, its 8 warps × 4 wavefronts take the pipe
-	// 32 clocks, the representative warp's come at 16 plus the latency; the add's chain ends a clock later
-	if got, want := warpCycles(ld, g.Latency, 2, pipes{SMWarps: 8}), 8*(16+g.Latency.Shared+1); math.Abs(got-want) > 1e-9 {
+	// 32 clocks, the representative warp's come at 16 plus the latency; the add's chain ends the
+	// group's 2 clocks later
+	if got, want := warpCycles(ld, g.Latency, 2, pipes{SMWarps: 8}), 8*(16+g.Latency.Shared+2); math.Abs(got-want) > 1e-9 {
 		t.Errorf("shared pipe: %v warp-cycles, want %v", got, want)
 	}
-	if got, want := warpCycles(ld, g.Latency, 2, pipes{}), 8*(g.Latency.Shared+1); got != want {
+	if got, want := warpCycles(ld, g.Latency, 2, pipes{}), 8*(g.Latency.Shared+2); got != want {
 		t.Errorf("no pipes: %v warp-cycles, want %v", got, want)
 	}
 }

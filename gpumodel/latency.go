@@ -120,10 +120,10 @@ func globalLoadLatency(c vgpu.Counts, lat Latencies) float64 {
 // register written in one run and read in another is taken as ready. It is a static, PTX-level
 // approximation: the compiled SASS has other instructions and other chains.
 //
-// Warps that meet at barriers wait together: with group warps on each scheduler in step (a block's
-// warps, when the kernel has barriers), a run takes the longer of its chain and group × its
-// instructions, the group's issue, for each of them; and p's pipes are shared by the warps in step
-// (runClock).
+// Warps that meet at barriers wait together: with group warps on each scheduler in step (the
+// resident blocks' warps, when the kernel has barriers: inStep), each instruction is issued by all
+// of them in turn, and the run takes its chain so issued, at least group × its instructions, for
+// each of them; and p's pipes are shared by the warps in step (runClock.step).
 func warpCycles(c vgpu.Counts, lat Latencies, group float64, p pipes) float64 {
 	return warpCyclesByLine(c, lat, group, p, nil)
 }
@@ -147,16 +147,17 @@ func (p pipes) slots(line int) float64 {
 	return p.SASS(line)
 }
 
-// pipesFor are the pipes of c's warps on g: the tensor cores' rate where g has one, and the shared
-// memory's where barriers keep a block's warps in step; without barriers the warps drift apart and
-// the L1 term, not this one, prices their use of the pipe.
-func pipesFor(c vgpu.Counts, g GPU) pipes {
+// pipesFor are the pipes of c's warps on g with w warps resident on each SM: the tensor cores'
+// rate where g has one, and the shared memory's where barriers keep the resident blocks' warps in
+// step (inStep); without barriers the warps drift apart and the L1 term, not this one, prices their
+// use of the pipe.
+func pipesFor(c vgpu.Counts, g GPU, w float64) pipes {
 	var p pipes
 	if t := TensorPeakFor(g, c); t > 0 && g.Clock > 0 && g.SMs > 0 {
 		p.MMAPerClock = t / (float64(g.SMs) * SchedulersPerSM * g.Clock)
 	}
 	if c.Barriers > 0 && c.Blocks > 0 {
-		p.SMWarps = float64(c.Warps) / float64(c.Blocks) // a block's warps
+		p.SMWarps = max(w, float64(c.Warps)/float64(c.Blocks)) // the resident blocks' warps
 	}
 	return p
 }
@@ -178,27 +179,45 @@ func mmaFLOPs(op string) float64 {
 }
 
 // runClock times one run of instructions for a representative warp (warpCycles): chain is when the
-// last started instruction started, fence where a barrier lets the next start, cursor where the next
-// non-load may issue (in order), ready when each register's value can be read; tensor and shared
-// are when the scheduler's tensor cores and the SM's shared-memory pipe are next free, and
-// lastMMA when the last of the group's warps issues its latest tensor-core instruction.
+// group's last issued instruction is issued, fence where a barrier lets the next start, cursor where
+// the next instruction that is neither a load nor a store may issue (in order), ready when each
+// register's value can be read; tensor and shared are when the scheduler's tensor cores and the
+// SM's shared-memory pipe are next free, and lastMMA when the last of the group's warps issues its
+// latest tensor-core instruction.
 type runClock struct {
 	chain, fence, cursor, tensor, shared, lastMMA float64
 	ready                                         map[string]float64
 }
 
 // step starts in (executed by the line l) as early as its operands, the order of issue and the
-// pipes allow, and returns how much it lengthened the chain. A tensor-core instruction holds the
-// scheduler's tensor cores for the group's warps (group × its FLOPs / p.MMAPerClock), the
-// representative warp's the first of them: the next one waits for them, and, as issue is in order,
-// so does every instruction after it but a load; a barrier waits for the group's last. A shared
-// load's wavefronts (the line's, per warp) pass the SM's pipe for the p.SMWarps warps in step, and
-// the representative warp's data comes back after half of them and the latency.
+// pipes allow, and returns how much it lengthened the chain.
+//
+// The group's warps issue each instruction one after another: it holds the scheduler for group ×
+// its issue slots (p.slots: the SASS instructions of one execution of the line), and the next
+// instruction issues after it (in order). So an instruction that waits for a load's result holds up
+// the ones after it, and the issue of the instructions after a wait adds to the wait, unless the
+// stream puts independent work between the load and its use: issue and waits overlap only as far as
+// the instruction stream lets them, as one scheduler's list schedule of the group's warps would
+// have them (Nsight Compute's issue-active and L1-pipe percentages of the 2-D blocktiled rungs add
+// up to their elapsed time: docs/benchmarks.md, "SASS instructions against Nsight Compute").
+// Loads and stores are placed where their operands are ready, not in order: ptxas hoists loads above
+// the work that does not need them and sinks stores below it, as the rungs' SASS shows (their global
+// loads issued together, the shared stores after them). A line of no SASS instruction (ptxas folded
+// it into others) takes no issue, and its result is ready with its operands.
+//
+// A tensor-core instruction holds the scheduler's tensor cores for the group's warps (group × its
+// FLOPs / p.MMAPerClock), the representative warp's the first of them: the next one waits for them,
+// and, as issue is in order, so does every instruction after it but a load or a store; a barrier
+// waits for the group's last. A shared load's wavefronts (the line's, per warp) pass the SM's pipe
+// for the p.SMWarps warps in step, and the representative warp's data comes back after half of them
+// and the latency; a line that ptxas merged into a wider load of another line (less than one SASS
+// instruction an execution: p.slots) passes it that part of the time, its wavefronts riding with
+// the wide load's: a broadcast's count; where its lanes read distinct words this undercounts (the
+// loads of cuda-smem and cuda-regblock so counted are 0.83× Nsight Compute's wavefronts on an H100,
+// their PTX lines' 1.33×).
 func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat Latencies, global, group float64, p pipes) float64 {
+	issue := group * p.slots(l.Line) // the group's warps issue it one after another
 	start := r.fence
-	if !isLoad(in) {
-		start = max(start, r.cursor)
-	}
 	for _, reg := range in.src {
 		start = max(start, r.ready[reg])
 	}
@@ -206,20 +225,26 @@ func (r *runClock) step(in ptxInstr, l vgpu.LineCount, lat Latencies, global, gr
 		start = max(start, r.chain, r.lastMMA+1)
 		r.fence = start + 1
 	}
+	if !isLoad(in) && !isStore(in) {
+		start = max(start, r.cursor)
+	}
 	if isTensorOp(in.op) && p.MMAPerClock > 0 {
 		start = max(start, r.tensor)
 		hold := mmaFLOPs(in.op) / p.MMAPerClock
 		r.tensor = start + group*hold
 		r.lastMMA = start + (group-1)*hold
 	}
-	if !isLoad(in) {
-		r.cursor = start + 1
+	if !isLoad(in) && !isStore(in) {
+		r.cursor = start + issue
 	}
 	prev := r.chain
-	r.chain = max(r.chain, start+1)
+	r.chain = max(r.chain, start+issue)
 	done := start + latencyOf(in, lat, global)
+	if issue == 0 && !isLoad(in) && !isTensorOp(in.op) {
+		done = start // folded by ptxas into other instructions: no result of its own to wait for
+	}
 	if in.sharedLoad && p.SMWarps > 0 && l.Warp > 0 {
-		begin, busy := max(r.shared, start), p.SMWarps*float64(l.Wavefronts)/float64(l.Warp)
+		begin, busy := max(r.shared, start), p.SMWarps*float64(l.Wavefronts)/float64(l.Warp)*min(p.slots(l.Line), 1)
 		r.shared = begin + busy
 		done = max(done, begin+busy/2+lat.Shared)
 	}
@@ -286,9 +311,9 @@ func warpCyclesByLine(c vgpu.Counts, lat Latencies, group float64, p pipes, perL
 
 // LatencySeconds is the latency term of c on g with o resident: by Little's law, an SM with W
 // warps resident, each taking its warp-cycles (warpCycles), gets through W of them at a time, so
-// the launch takes warpCycles / (SMs × W) clocks. A kernel with barriers is timed with its blocks'
-// warps in step (warpCycles' group: a block's warps per scheduler), whose waits only other blocks
-// can hide; one without, with every warp on its own. W is o's theoretical warps per SM, capped by
+// the launch takes warpCycles / (SMs × W) clocks. A kernel with barriers is timed with all the
+// resident blocks' warps in step (warpCycles' group: inStep), whose waits nothing else on the SM
+// hides; one without, with every warp on its own. W is o's theoretical warps per SM, capped by
 // the grid's warps per SM it runs on (a grid of fewer blocks than g has SMs runs one block per SM).
 // 0 where g has no latencies, o no warps, or c no executed lines.
 func LatencySeconds(c vgpu.Counts, g GPU, o Occupancy) float64 {
@@ -300,22 +325,32 @@ func latencySeconds(c vgpu.Counts, g GPU, o Occupancy, sass SASSPerLine) float64
 	if g.Latency.ALU <= 0 || g.Clock <= 0 || o.Result.WarpsPerSM <= 0 || len(c.Lines) == 0 || c.Warps == 0 {
 		return 0
 	}
-	sms := int64(max(g.SMs, 1))
-	if c.GridBlocks > 0 && c.GridBlocks < sms {
-		sms = c.GridBlocks
-	}
-	w := min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(sms))
-	group := inStep(c)
-	p := pipesFor(c, g)
+	sms, w := residentWarps(c, g, o)
+	p := pipesFor(c, g, w)
 	p.SASS = sass
-	return warpCycles(c, g.Latency, group, p) / (float64(sms) * w) / g.Clock
+	return warpCycles(c, g.Latency, inStep(c, w), p) / (sms * w) / g.Clock
 }
 
-// inStep is the warps of c in step on one scheduler (warpCycles' group): one, unless barriers keep
-// a block's together.
-func inStep(c vgpu.Counts) float64 {
+// residentWarps are the SMs c's grid keeps busy on g (all of them, or one per block of a smaller
+// grid) and the warps resident on each with o (its theoretical warps, capped by the grid's).
+func residentWarps(c vgpu.Counts, g GPU, o Occupancy) (sms, w float64) {
+	n := int64(max(g.SMs, 1))
+	if c.GridBlocks > 0 && c.GridBlocks < n {
+		n = c.GridBlocks
+	}
+	return float64(n), min(float64(o.Result.WarpsPerSM), float64(c.Warps)/float64(n))
+}
+
+// inStep is the warps of c in step on one scheduler (warpCycles' group) with w warps resident on
+// each SM: one, unless barriers keep a block's together, and then all the resident blocks' (at least
+// one block's): a wave's blocks start together and run the same instructions, so the blocks resident
+// on an SM reach their barriers, their loads and their arithmetic together and do not fill each
+// other's waits. Nsight Compute says so for the 2-D blocktiled rungs on an H100 (two blocks an SM):
+// the schedulers idle in 40% of the cycles while their warps wait on the tiles' global loads (long
+// scoreboard, 1.26 warps an issue for cuda-warptile) and at the barriers (docs/benchmarks.md).
+func inStep(c vgpu.Counts, w float64) float64 {
 	if c.Barriers > 0 && c.Blocks > 0 {
-		return math.Ceil(float64(c.Warps) / float64(c.Blocks) / SchedulersPerSM)
+		return math.Ceil(max(w, float64(c.Warps)/float64(c.Blocks)) / SchedulersPerSM)
 	}
 	return 1
 }
@@ -328,8 +363,8 @@ func LatencyByLine(c vgpu.Counts, g GPU, o Occupancy) map[int]float64 {
 		return nil
 	}
 	perLine := map[int]float64{}
-	group := inStep(c)
-	total := warpCyclesByLine(c, g.Latency, group, pipesFor(c, g), perLine)
+	_, w := residentWarps(c, g, o)
+	total := warpCyclesByLine(c, g.Latency, inStep(c, w), pipesFor(c, g, w), perLine)
 	if total <= 0 {
 		return nil
 	}
@@ -344,4 +379,9 @@ func LatencyByLine(c vgpu.Counts, g GPU, o Occupancy) map[int]float64 {
 func isLoad(in ptxInstr) bool {
 	return (strings.HasPrefix(in.op, "ld.") && !strings.HasPrefix(in.op, "ld.param")) || strings.HasPrefix(in.op, "wmma.load") ||
 		strings.HasPrefix(in.op, "ldmatrix")
+}
+
+// isStore reports whether in stores to memory (st., including st.shared, red., cp.async's copies not).
+func isStore(in ptxInstr) bool {
+	return strings.HasPrefix(in.op, "st.") && !strings.HasPrefix(in.op, "st.param")
 }

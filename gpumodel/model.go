@@ -70,9 +70,10 @@ func Model(c vgpu.Counts, g GPU) Time {
 // ModelAt is Model with o resident on each SM, which adds two terms:
 //
 //   - "latency": LatencySeconds, the time the warps take when each waits for its own loads and
-//     dependent instructions, and warps in step (a block's, between barriers) for the tensor cores
-//     and the shared-memory pipe they share, and only the W warps resident on an SM overlap their
-//     waits (Little's law), from g.Latency (none where g has no latencies or o no warps);
+//     dependent instructions, and warps in step (the resident blocks', where barriers keep them
+//     together) for the scheduler that issues each instruction to all of them in turn, the tensor
+//     cores and the shared-memory pipe they share, and only the W warps resident on an SM overlap
+//     their waits (Little's law), from g.Latency (none where g has no latencies or o no warps);
 //   - "launch": LaunchSeconds, the fixed time of starting and finishing a grid, which nothing
 //     overlaps: it is added to the largest of the other terms, and named the bound where it is
 //     longer than all of them.

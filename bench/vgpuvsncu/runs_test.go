@@ -23,8 +23,7 @@ type runKey struct {
 // launch with a Seed draws the same inputs and the same sampled blocks each time, so it counts the
 // same (TestSharedRunsAreTheRunsAgain): the tests that hold the same kernels at the same size on the
 // same datasheet against different measurements (the GEMM ladder, its tensor-core rungs and their
-// SASS against Nsight Compute on the H100 SXM at 4096; the published A6000 ladder with and without
-// the SASS assertions) run each launch once. Costly: a sampled launch at 4096 is about 6 CPU s.
+// SASS against Nsight Compute on the H100 SXM at 4096) run each launch once. Costly: a sampled launch at 4096 is about 6 CPU s.
 type runCache struct {
 	mu   sync.Mutex
 	done map[runKey]vgpurun.Result

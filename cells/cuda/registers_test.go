@@ -25,9 +25,12 @@ func termSeconds(m gpumodel.Time, name string) float64 {
 
 // Assumed registers set the occupancy as the calculator does and the modelled time with it: on an
 // H100, 111 registers per thread in blocks of 256 threads leave 16 warps per SM (25%, limited by
-// registers), so the latency term, Little's law over the warps resident, is 4 times the one at
+// registers), so the latency term, Little's law over the warps resident, is longer than the one at
 // the 64 warps the launch had without registers (its grid, sampled, has more warps than 64 per
-// SM); the rate scales with the time; and a block that
+// SM), but less than 4 times it: the resident blocks are in step (gpumodel's inStep), so a
+// quarter of the warps also issue in step after each wait in a quarter of the time (2.0 times on
+// 2026-11-29; exactly 4 while each block's waits were taken to be hidden by the others); the rate
+// scales with the time; and a block that
 // cannot have that many registers does not launch.
 func TestAssumedRegisters(t *testing.T) {
 	nv, err := kcuda.LoadNVRTC()
@@ -60,8 +63,8 @@ func TestAssumedRegisters(t *testing.T) {
 		t.Errorf("occupancy: got %d warps, %q, %q; want 16, registers, 25%% … assumed", o.Result.WarpsPerSM, o.Result.Limiting(), o.Text)
 	}
 	before, after := termSeconds(res.Model, "latency"), termSeconds(got.Model, "latency")
-	if before <= 0 || math.Abs(after/before-4) > 1e-9 {
-		t.Errorf("latency term: got %g s with registers, %g s without; want 4 times", after, before)
+	if before <= 0 || after/before <= 1.5 || after/before >= 4 {
+		t.Errorf("latency term: got %g s with registers, %g s without; want between 1.5 and 4 times", after, before)
 	}
 	if a, b := got.Rate*got.Model.Seconds, res.Rate*res.Model.Seconds; math.Abs(a-b) > 1e-9*b {
 		t.Errorf("rate × time: got %g, want %g (the same work)", a, b)

@@ -190,7 +190,8 @@ type Counts struct {
 	// BankConflicts is the difference (countShared, wmmaWavefronts).
 	SharedLoadRequests, SharedStoreRequests int64
 	SharedWavefronts, SharedIdealWavefronts int64
-	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
+	// Barriers are CTA-wide barriers completed (one per CTA per barrier), and completions of
+	// counted barriers (bar.sync 1, 64: one per completion, namedbar.go).
 	Barriers int64
 	// AsyncProxyFences are the fence.proxy.async warp instructions executed by at least one lane
 	// (not all predicated off): the fences between the generic proxy's shared-memory writes and

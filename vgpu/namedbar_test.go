@@ -16,7 +16,8 @@ const namedBarCUDA = `
 
 // Warp 0 is the producer: it spins until a consumer sets flag, which the consumers do only
 // after their barrier (id, n) completes: a barrier that needed the producer too would deadlock.
-// Warps 1 and 2 (the consumers) exchange values through shared memory across the barrier.
+// Warps 1 and 2 (the consumers) exchange values through shared memory across the barrier, then
+// overwrite them after a second phase of it.
 // race: the producer also writes the shared word a consumer reads after the barrier, which the
 // consumers' barrier does not order. vary: lanes give different barrier numbers. n > 64: the
 // producer exits at once (the consumers' barrier then waits for a warp that never comes).
@@ -38,6 +39,9 @@ extern "C" __global__ void consumers(const int* in, int* out, unsigned id, unsig
 	s[c] = in[c] * 10;
 	BAR_SYNC(id + (vary ? (t & 1) : 0), n); // CONSUMER_BAR
 	out[c] = s[(c + 32) % 64]; // CONSUMER_READ
+	out[64 + c] = s[0]; // read by both consumer warps
+	BAR_SYNC(id, n);
+	s[c] = c; // overwrites what the other consumer warp (and, s[0], both) read before the barrier
 	if (c == 0) atomicExch(&flag, 1);
 }
 
@@ -90,11 +94,16 @@ func TestNamedBarriers(t *testing.T) {
 				t.Fatalf("out[%d] = %d, want %d (the other consumer warp's value)", i, got[i], want)
 			}
 		}
+		for i := range 64 {
+			if want := int32(in[0] * 10); got[64+i] != want {
+				t.Fatalf("out[%d] = %d, want %d", 64+i, got[64+i], want)
+			}
+		}
 		if got[128] != 1 {
 			t.Errorf("the producer never spun: got %d, want 1", got[128])
 		}
-		// one __syncthreads() and one completion of barrier 1
-		if got, want := c.Barriers, int64(2); got != want {
+		// one __syncthreads() and two completions of barrier 1
+		if got, want := c.Barriers, int64(3); got != want {
 			t.Errorf("Counts.Barriers = %d, want %d", got, want)
 		}
 	})
@@ -103,6 +112,9 @@ func TestNamedBarriers(t *testing.T) {
 		f := faultOf(t, err, "hang")
 		if want := fmt.Sprintf("k.cu:%d", srcLine(t, namedBarCUDA, "// CONSUMER_BAR")); !strings.HasSuffix(f.Source, want) {
 			t.Errorf("fault at %q, want %s", f.Source, want)
+		}
+		if !strings.HasPrefix(f.Instr, "bar.sync %r") {
+			t.Errorf("instruction %q, want a bar.sync with register operands", f.Instr)
 		}
 		if !strings.Contains(f.Msg, "barrier 1 for 96 threads") || !strings.Contains(f.Msg, "64 have") {
 			t.Errorf("message %q does not give the barrier, its count and its arrivals", f.Msg)
@@ -182,5 +194,31 @@ func TestNamedBarrierDecode(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: got %v, want an error containing %q", tc.body, err, tc.err)
 		}
+	}
+}
+
+// Two warps arrive at one barrier with different counts: a barrier fault naming both lines.
+func TestNamedBarrierCountMismatch(t *testing.T) {
+	src := header + `.visible .entry k()
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<2>;
+	mov.u32 %r1, %tid.x;
+	setp.lt.u32 %p1, %r1, 32;
+	@%p1 bra A;
+	bar.sync 1, 96;             // SECOND
+	bra.uni END;
+A:
+	bar.sync 1, 64;             // FIRST
+END:
+	ret;
+}
+`
+	m := mustParse(t, src)
+	_, err := Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{64}})
+	f := faultOf(t, err, "barrier")
+	first, second := lineOf(t, src, "// FIRST"), lineOf(t, src, "// SECOND")
+	if f.Line != second || f.OtherLine != first || !strings.Contains(f.Msg, "count of 96") {
+		t.Errorf("fault at line %d (other %d): %v; want at %d naming %d and the count", f.Line, f.OtherLine, err, second, first)
 	}
 }

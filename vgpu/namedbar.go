@@ -5,7 +5,7 @@ import (
 	"math/bits"
 )
 
-// Named barriers with thread counts (PTX ISA 8.5, section 9.7.13.1 "Parallel Synchronization and
+// Named barriers with thread counts (PTX ISA 8.x, section 9.7.13.1 "Parallel Synchronization and
 // Communication Instructions: bar, barrier"):
 //
 //	bar.sync a{, b};          barrier.sync{.aligned} a{, b};

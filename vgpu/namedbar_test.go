@@ -138,6 +138,9 @@ func TestNamedBarriers(t *testing.T) {
 		if f.Thread[0]/32 != 0 && f.OtherThread[0]/32 != 0 {
 			t.Errorf("hazard between threads %v and %v, want one of them the producer's (warp 0)", f.Thread, f.OtherThread)
 		}
+		if !strings.Contains(f.Msg, "counted barrier") {
+			t.Errorf("message %q does not say a counted barrier would order them", f.Msg)
+		}
 	})
 	t.Run("pingpong", func(t *testing.T) {
 		out := NewOutput("out", 4*16, Poisoned)

@@ -302,7 +302,7 @@ func (c *cta) sameBytes(w *warp, in *inst, l, lo, k int) bool {
 // hazard faults with both accesses: lane l of w at in now, thread other at instruction otherPC.
 func (c *cta) hazard(w *warp, l int, in *inst, addr uint64, what string, other int, otherPC int32) {
 	f := &Fault{Kind: "hazard", Space: "shared", Address: addr,
-		Msg: fmt.Sprintf("shared-memory %s hazard at %#x: no __syncthreads() (bar.sync), nor a __syncwarp() or other warp synchronisation naming both threads, orders the two accesses", what, addr)}
+		Msg: fmt.Sprintf("shared-memory %s hazard at %#x: no __syncthreads() (bar.sync), counted barrier both threads' warps took part in (bar.sync 1, 64), nor a __syncwarp() or other warp synchronisation naming both threads, orders the two accesses", what, addr)}
 	f.OtherThread = c.threadXYZ(other)
 	oi := &c.prog.code[otherPC]
 	f.OtherLine = int(oi.line)

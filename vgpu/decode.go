@@ -54,8 +54,6 @@ var features = []struct{ prefix, feature string }{
 	{"stmatrix", "tensor-core fragment stores (stmatrix)"},
 	{"mma", "warp-level matrix multiply-accumulate (mma.sync) shapes and types other than m16n8k16 and m16n8k8 .row.col with f16 or bf16 inputs and f32 accumulators"},
 	{"wmma", "wmma shapes and types other than m16n16k16 with f16 or bf16 inputs and f32 accumulators (\"Warp Matrix Functions\")"},
-	{"bar.arrive", "split barriers (bar.arrive: named barriers with a thread count)"},
-	{"barrier.arrive", "split barriers (barrier.arrive: named barriers with a thread count)"},
 	{"bar.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
 	{"barrier.red", "barrier reductions (__syncthreads_count, __syncthreads_and, __syncthreads_or)"},
 	{"griddepcontrol", "programmatic dependent launch (cudaGridDependencySynchronize)"},
@@ -88,7 +86,8 @@ const (
 	ctlBar
 	ctlTrap
 	ctlNop
-	ctlMbWait // mbarrier.test_wait / try_wait (mbarrier.go)
+	ctlMbWait   // mbarrier.test_wait / try_wait (mbarrier.go)
+	ctlNamedBar // bar.sync/arrive with a thread count or a register operand (namedbar.go)
 )
 
 // instruction classes for counts.
@@ -145,6 +144,7 @@ type inst struct {
 	loc      int32
 	self     int32 // this instruction's index in the program
 	barID    int32
+	nbar     *namedBarOp                 // bar/barrier with a thread count or register operands (namedbar.go)
 	f        func(a, b, c uint64) uint64 // per-lane ALU function
 	cmp      func(a, b uint64) bool      // setp comparison
 	boolop   uint8
@@ -779,20 +779,20 @@ func (d *decoder) decodeBar(in *inst, m mods, s pinst) error {
 		in.a, err = d.src(s.args[0], parseType("b32"))
 		in.exec = execWarpSync
 		return err
-	case kind == "sync" || (m.base == "barrier" && kind == ""):
+	case kind == "sync" || kind == "arrive" || (m.base == "barrier" && kind == ""):
 	default:
-		return d.errf("only bar.sync / barrier.sync (and bar.warp.sync) are supported")
+		return d.errf("only bar.sync / barrier.sync, bar.arrive / barrier.arrive (and bar.warp.sync) are supported")
 	}
 	for _, w := range m.words {
-		if w != "sync" && w != "aligned" {
+		if w != "sync" && w != "arrive" && w != "aligned" {
 			return d.errf("unknown modifier .%s", w)
 		}
 	}
-	if len(s.args) < 1 || len(s.args) > 2 || s.args[0].kind != oImm {
-		return d.errf("needs a constant barrier number (bar.sync 0)")
+	if len(s.args) < 1 || len(s.args) > 2 {
+		return d.errf("needs a barrier number and an optional thread count (bar.sync 0; bar.sync 1, 64)")
 	}
-	if len(s.args) == 2 {
-		return d.errf("a thread count operand (named barriers with counts) is not supported")
+	if kind == "arrive" || len(s.args) == 2 || s.args[0].kind != oImm {
+		return d.decodeNamedBar(in, s, kind == "arrive") // namedbar.go
 	}
 	in.barID = int32(s.args[0].bits)
 	if in.barID < 0 || in.barID > 15 {

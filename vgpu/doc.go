@@ -89,7 +89,9 @@
 // integral values; .relu and .satfinite from .f32 to .f16/.bf16), f32 pairs to .f16x2/.bf16x2
 // (cvt.rn/.rz{.relu}{.satfinite}.f16x2.f32 d, a, b: a in the upper half), 8-bit float pairs
 // (.e4m3x2, .e5m2x2) from two .f32 or an .f16x2 (.rn.satfinite{.relu}) and to .f16x2 (cvt8.go); bra (.uni), ret, exit, trap,
-// bar.sync / barrier.sync (barriers 0–15, all threads), bar.warp.sync (the lanes are in lockstep
+// bar.sync / barrier.sync (barriers 0–15, all threads), named barriers with a thread count
+// (bar.sync a, b; bar.arrive a, b; barrier.sync/arrive{.aligned}; a and b immediates or
+// registers: namedbar.go), bar.warp.sync (the lanes are in lockstep
 // already; it orders its member lanes for the hazard check), membar/fence (no-ops: the
 // interpreter is sequentially consistent); atom (add on u32 s32 u64 s64 f32 f64, min/max on u32 s32
 // u64 s64, inc/dec on u32 with PTX's wrap-around, exch cas and or xor on b32/b64) and red (the same
@@ -137,8 +139,8 @@
 //
 // redux.sync on f32, min/max/fma with other modifiers on f16/bf16 (and .ftz on them), setp on f16x2
 // and bf16x2, 16-bit, 128-bit
-// and vector atomics, atomics on f16/bf16, testp, set, named barriers with thread counts,
-// bar.arrive, bar.red, brx.idx, indirect calls (through a register), calls to external functions
+// and vector atomics, atomics on f16/bf16, testp, set, bar.red,
+// brx.idx, indirect calls (through a register), calls to external functions
 // other than vprintf and __assertfail (device malloc/free, separately compiled device code),
 // textures and surfaces, other mma.sync shapes and types (f16 accumulators, integers, tf32, fp8),
 // stmatrix, TMA im2col (an UnsupportedError naming it), prefetch and reductions, mbarrier operations on .shared::cluster
@@ -188,7 +190,7 @@
 // bankPass of its 8 rows of 16 bytes: 1 per matrix without conflicts; a cp.async is a global load
 // request and a shared store request), Counts.BankConflicts (wavefronts − ideal), Counts.ActiveLanes (predicated-off lanes count as active: divergence only)
 // beside the predicated-off lanes, branches and divergent branches (Counts.BranchEfficiency),
-// barriers (bar.sync released per CTA; each mbarrier instruction is a warp instruction of class
+// barriers (bar.sync released per CTA, and each completion of a counted barrier; each mbarrier instruction is a warp instruction of class
 // "barrier"), fence.proxy.async instructions (Counts.AsyncProxyFences), wgmma.mma_async warp
 // instructions and the shared bytes they read (Counts.GmmaInstructions, GmmaSharedBytes: apart
 // from the shared requests; 2·64·N·16 FLOPs per warpgroup instruction), and atomics (Counts.Atomics, GlobalAtomicRequests and AtomicSectors,

@@ -31,6 +31,7 @@ type warp struct {
 	active  uint32 // the lanes running now (all at pc)
 	waiting uint32 // live lanes parked at lanePC, not at a barrier
 	atBar   uint32 // lanes waiting at a barrier (lanePC: the instruction after it; barPC: the barrier)
+	atNamed uint32 // lanes waiting at a counted barrier (namedbar.go; lanePC: the instruction after it)
 	live    uint32 // lanes not exited
 	minWait int32
 	lanePC  [warpSize]int32
@@ -168,6 +169,10 @@ func (c *cta) runWarp(w *warp, budget int) int {
 			continue
 		case ctlBar:
 			if w.arrive(m, pc) {
+				continue
+			}
+		case ctlNamedBar:
+			if c.namedBarrier(w, in, m, pc) {
 				continue
 			}
 		case ctlMbWait:

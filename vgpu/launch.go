@@ -190,7 +190,8 @@ type Counts struct {
 	// BankConflicts is the difference (countShared, wmmaWavefronts).
 	SharedLoadRequests, SharedStoreRequests int64
 	SharedWavefronts, SharedIdealWavefronts int64
-	// Barriers are CTA-wide barriers completed (one per CTA per barrier).
+	// Barriers are CTA-wide barriers completed (one per CTA per barrier), and completions of
+	// counted barriers (bar.sync 1, 64: one per completion, namedbar.go).
 	Barriers int64
 	// AsyncProxyFences are the fence.proxy.async warp instructions executed by at least one lane
 	// (not all predicated off): the fences between the generic proxy's shared-memory writes and
@@ -492,6 +493,8 @@ type cta struct {
 	lines, asyncLines int64
 	tracing           bool
 	barriers          uint64
+	nbars             [16]namedBar         // the counted barriers (namedbar.go)
+	named             [][]uint32           // racecheck: per warp, its clock over the warps (namedbar.go)
 	mbars             map[uint32]*mbarrier // the block's initialised mbarriers by shared offset (mbarrier.go)
 	proxyFences       int64                // fence.proxy.async warp instructions executed (hopper.go)
 	wg                *wgState             // wgmma groups and the async-proxy check's records (wgmma.go), nil without wgmma
@@ -912,13 +915,14 @@ func (c *cta) start(i int) {
 	c.resetAsyncChecks() // dsmemrace.go
 	clear(c.clArrived)
 	c.clock = 0
+	c.resetNamed() // namedbar.go
 	for _, w := range c.warps {
 		n := min(warpSize, L.nthreads-w.first)
 		w.live = uint32(1<<n - 1)
 		if n == warpSize {
 			w.live = fullMask
 		}
-		w.active, w.waiting, w.atBar, w.atMbar = w.live, 0, 0, 0
+		w.active, w.waiting, w.atBar, w.atMbar, w.atNamed = w.live, 0, 0, 0, 0
 		w.liveAtRelease = w.live
 		clear(w.past)
 		for l := range w.barPC {
@@ -954,6 +958,7 @@ func (c *cta) step() bool {
 // waiting at different barriers are an error, never a hang (PTX ISA 8.x, section 9.7.13.1
 // "bar.sync": all threads of the CTA must reach the same barrier; exited threads do not take part).
 func (c *cta) releaseBarrier() bool {
+	c.namedHang() // threads waiting at a counted barrier then wait forever (namedbar.go)
 	var first *warp
 	firstLane := 0
 	waiting := 0

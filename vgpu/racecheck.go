@@ -65,6 +65,7 @@ func (c *cta) tick() {
 	clear(c.shadow)
 	clear(c.bytes)
 	clear(c.clocks)
+	c.clearNamed()
 	c.seq, c.barSeq = 1, 1
 }
 
@@ -123,7 +124,10 @@ func (c *cta) ordered(a, b int, t uint32) bool {
 	if a == b {
 		return true
 	}
-	if a/warpSize != b/warpSize || c.clocks == nil {
+	if a/warpSize != b/warpSize {
+		return c.namedOrdered(a, b, t) // counted barriers (namedbar.go)
+	}
+	if c.clocks == nil {
 		return false
 	}
 	k := &c.clocks[b/warpSize]
@@ -258,9 +262,15 @@ func (c *cta) checkWrite(w *warp, in *inst, l int, sh *shadow, b int, addr uint6
 		if int(r)/warpSize == w.id {
 			r, pc = sh.x, sh.xpc
 		}
-		c.hazard(w, l, in, addr, "write after read", int(r), pc)
-	case int(sh.rwarp) != w.id:
-		c.hazard(w, l, in, addr, "write after read", int(sh.r1), sh.r1pc)
+		// r's own read is at c.barSeq or later (rseq is the latest reader's): unordered for
+		// sure only when no counted barrier ordered r's warp before b's in this interval
+		if !c.ordered(int(r), b, c.barSeq) {
+			c.hazard(w, l, in, addr, "write after read", int(r), pc)
+		}
+	case int(sh.rwarp) != w.id: // all readers in one other warp: ordered as a warp (namedbar.go)
+		if !c.ordered(int(sh.r1), b, sh.rseq) {
+			c.hazard(w, l, in, addr, "write after read", int(sh.r1), sh.r1pc)
+		}
 	default:
 		for t := sh.rlanes &^ (1 << l); t != 0; t &= t - 1 {
 			a := w.first + bits.TrailingZeros32(t)
@@ -292,7 +302,7 @@ func (c *cta) sameBytes(w *warp, in *inst, l, lo, k int) bool {
 // hazard faults with both accesses: lane l of w at in now, thread other at instruction otherPC.
 func (c *cta) hazard(w *warp, l int, in *inst, addr uint64, what string, other int, otherPC int32) {
 	f := &Fault{Kind: "hazard", Space: "shared", Address: addr,
-		Msg: fmt.Sprintf("shared-memory %s hazard at %#x: no __syncthreads() (bar.sync), nor a __syncwarp() or other warp synchronisation naming both threads, orders the two accesses", what, addr)}
+		Msg: fmt.Sprintf("shared-memory %s hazard at %#x: no __syncthreads() (bar.sync), counted barrier both threads' warps took part in (bar.sync 1, 64), nor a __syncwarp() or other warp synchronisation naming both threads, orders the two accesses", what, addr)}
 	f.OtherThread = c.threadXYZ(other)
 	oi := &c.prog.code[otherPC]
 	f.OtherLine = int(oi.line)

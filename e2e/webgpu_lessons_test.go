@@ -33,7 +33,7 @@ var sizesLine = regexp.MustCompile(`(?m)^sizes:\s*\[([^\]]*)\]`)
 // cell with sizes above webgpu.SoftwareMaxN says they were not run there. Of the budget cells only
 // the first runs: each measures the same thing in the browser (budget.BrowserKernel at
 // budget.BrowserN), and what differs between them, the workload, is modelled in the server
-// (lessons' TestEveryCellRuns runs each budget cell, TestSmallScreenEveryLessonInBrowser shows
+// (lessons' TestEveryCellRuns runs each budget cell, TestEveryLessonFitsInBrowser shows
 // each page's). No wall-clock budget is asserted (each run's time is logged).
 func TestEveryWebGPUCellInBrowser(t *testing.T) {
 	p := openPageOn(t, 1280, 1000, server.Config{}, true)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,6 +29,8 @@ import (
 	"github.com/gpuplayground/playground/harness/peaks"
 	"github.com/gpuplayground/playground/kernels"
 	"github.com/gpuplayground/playground/lessons"
+	"github.com/gpuplayground/playground/machine"
+	"github.com/gpuplayground/playground/server"
 )
 
 // lessonChart is one chart a lesson's cell draws.
@@ -155,19 +158,27 @@ const chartCheck = `(() => {
   return JSON.stringify(out);
 })()`
 
-// Every chart and every table of every lesson, each lesson's page loaded once (the loads were most
-// of the time of the two checks when each loaded every page itself):
-//   - Every table at 1,280 px wide, as each cell's run at its smallest size (cellstest.Small) fills
-//     it: with its fold closed no table is wider than its box (a kind marks the columns that matter
-//     most primary, and the rest fold behind "more columns"), and the toggle shows the rest
-//     (checkTablesFit). TABLE_SHOTS=dir saves a screenshot of each table there.
-//   - Every chart at 1,280 and at 390 px wide: every text of it lies inside the svg's box, no two
-//     texts (tick labels, legend lines, titles) overlap, and its smallest text is 11 px or more on
-//     screen (checkChartsFit); the viewport is narrowed to 390 px after the checks at 1,280 (the
-//     charts scale by CSS alone). CHART_SHOTS=dir saves a screenshot of each chart there.
+// Every lesson page, loaded once, checked on a phone and on a desktop (each check was a test of its
+// own that loaded every page itself; the loads were most of their time):
+//   - On a phone (phoneViewport, the page loaded at that size), no lesson scrolls sideways, even
+//     after its cells ran: tables and code scroll in their own boxes, charts scale and text wraps
+//     (overflow-wrap), so what a cell adds to a page's width is its kind's layout and the parts its
+//     `show:` adds, not its numbers or words. So the first cell of each kind and `show:` on the page
+//     runs through the server (runEachLayout) before the width is read (checkNoSidewaysScroll).
+//     Lessons' TestEveryCellRuns runs every cell, and with -full at their full sizes.
+//   - Every chart of the page's cells (allLessonCharts: each cell's run at its smallest size, and
+//     a chart of every kernel it names), put where a run puts it, at 390 and at 1,280 px wide: every
+//     text of it lies inside the svg's box, no two texts (tick labels, legend lines, titles)
+//     overlap, and its smallest text is 11 px or more on screen (checkChartsFit; the charts scale
+//     by CSS alone). CHART_SHOTS=dir saves a screenshot of each chart there.
+//   - Every table of the page's cells (allLessonTables), filled by the page's own CellView, at
+//     1,280 px wide: with its fold closed no table is wider than its box (a kind marks the columns
+//     that matter most primary, and the rest fold behind "more columns"), and the toggle shows the
+//     rest (checkTablesFit). TABLE_SHOTS=dir saves a screenshot of each table there.
 //
-// The tables go in first, then the charts; each check reads only its own elements.
-func TestLessonChartsAndTablesFitInBrowser(t *testing.T) {
+// The checks go in that order, each reading only its own elements: the tables go in last, since
+// filling a cell's tables empties its output first.
+func TestEveryLessonFitsInBrowser(t *testing.T) {
 	chromiumPath(t)
 	charts, tables := allLessonCharts(t), allLessonTables(t)
 	chartsOf, tablesOf := map[string][]int{}, map[string][]lessonTables{}
@@ -177,36 +188,39 @@ func TestLessonChartsAndTablesFitInBrowser(t *testing.T) {
 	for _, r := range tables {
 		tablesOf[r.Lesson] = append(tablesOf[r.Lesson], r)
 	}
-	var slugs []string
-	for slug := range chartsOf {
-		slugs = append(slugs, slug)
+	// The peak a matmul cell with peak: true draws is measured at small sizes (the ceilings' own
+	// tests are roofline's): the line is drawn all the same.
+	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}})
+	// The lessons' slugs from their files (loading them would need every cell kind: recordings
+	// name cells).
+	files, err := fs.Glob(lessons.Embedded, "*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("lessons: %v %v", files, err)
 	}
-	for slug := range tablesOf {
-		if chartsOf[slug] == nil {
-			slugs = append(slugs, slug)
-		}
-	}
-	sort.Strings(slugs)
-	widths := []int{1280, 390}
-	p := openPage(t, widths[0], 900)
-	checked := 0
-	for _, slug := range slugs {
-		p.do("viewport", chromedp.EmulateViewport(int64(widths[0]), 900))
+	shown, checked := 0, 0
+	for _, f := range files {
+		slug := strings.TrimSuffix(f, ".md")
+		p.do("phone", phoneViewport())
 		p.open(slug)
+		runEachLayout(t, p)
+		checkNoSidewaysScroll(t, p, slug)
+		addCharts(p, charts, chartsOf[slug])
+		for _, width := range []int{390, 1280} {
+			p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
+			shown += checkChartsFit(t, p, charts, width)
+		}
 		if len(tablesOf[slug]) > 0 {
 			addTables(t, p, tablesOf[slug])
 			checked += checkTablesFit(t, p)
 		}
-		addCharts(p, charts, chartsOf[slug])
-		for _, width := range widths {
-			p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
-			checkChartsFit(t, p, charts, width)
-		}
+	}
+	if shown < 2*len(charts) {
+		t.Errorf("%d charts checked at two widths, want all %d at both", shown, len(charts))
 	}
 	if checked < 20 {
 		t.Errorf("only %d tables checked", checked)
 	}
-	p.errs.check(t, "tables and charts")
+	p.errs.check(t, "every lesson")
 }
 
 // addCharts puts charts[i] for each of which into p's page where a run puts it: a
@@ -232,9 +246,9 @@ func addCharts(p *browserPage, charts []lessonChart, which []int) {
 })()`)
 }
 
-// checkChartsFit runs chartCheck in p's page, whose viewport is width px wide, and fails t for
-// each chart of charts (by its figure's id) that does not fit.
-func checkChartsFit(t *testing.T, p *browserPage, charts []lessonChart, width int) {
+// checkChartsFit runs chartCheck in p's page, whose viewport is width px wide, fails t for each
+// chart of charts (by its figure's id) that does not fit, and returns how many it checked.
+func checkChartsFit(t *testing.T, p *browserPage, charts []lessonChart, width int) int {
 	t.Helper()
 	shots := os.Getenv("CHART_SHOTS")
 	var res []struct {
@@ -266,6 +280,7 @@ func checkChartsFit(t *testing.T, p *browserPage, charts []lessonChart, width in
 			}
 		}
 	}
+	return len(res)
 }
 
 // Every chart of every lesson, as its SVG says in both of the page's themes (the colours of

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,8 +15,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gpuplayground/playground/cells/cellstest"
 	"github.com/gpuplayground/playground/harness"
-	"github.com/gpuplayground/playground/harness/peaks"
-	"github.com/gpuplayground/playground/lessons"
 	"github.com/gpuplayground/playground/machine"
 	"github.com/gpuplayground/playground/server"
 )
@@ -73,9 +70,12 @@ func openPageOn(t *testing.T, width, height int, cfg server.Config, webgpu bool)
 	t.Helper()
 	chromiumPath(t)
 	base := serve(t, cfg)
-	ctx := newTab(t, int64(width), int64(height)) // closed before the server stops
+	// The tab, closed before the server stops; only the one browser asked for is started.
+	var ctx context.Context
 	if webgpu {
 		ctx = newWebGPUTab(t, int64(width), int64(height))
+	} else {
+		ctx = newTab(t, int64(width), int64(height))
 	}
 	p := &browserPage{t: t, base: base, errs: &pageErrors{}}
 	if err := chromedp.Listen(ctx, p.errs.listen); err != nil {
@@ -261,58 +261,54 @@ func TestDarkModeInBrowser(t *testing.T) {
 	p.errs.check(t, "dark mode")
 }
 
-// At 390 px wide (a phone), no lesson scrolls sideways, even after its cells ran: tables and code
-// scroll in their own boxes, charts scale and text wraps (overflow-wrap), so what a cell adds to a
-// page's width is its kind's layout and the parts its `show:` adds, not its numbers or words. So
-// on each page the first cell of each kind and `show:` runs (sameLayout), at its smallest size, once
-// (cellstest.Small: its tables have every column, its chart every kernel); the page's other cells
-// of that kind and `show:` are left as written. Lessons' TestEveryCellRuns runs every cell, and
-// with -full at their full sizes.
-func TestSmallScreenEveryLessonInBrowser(t *testing.T) {
-	// The peak a matmul cell with peak: true draws is measured at small sizes (the ceilings' own
-	// tests are roofline's): the line is drawn all the same.
-	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}})
-	p.do("viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulatePortrait))
-	// The lessons' slugs from their files (loading them would need every cell kind: recordings
-	// name cells).
-	files, err := fs.Glob(lessons.Embedded, "*.md")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("lessons: %v %v", files, err)
-	}
-	for _, f := range files {
-		slug := strings.TrimSuffix(f, ".md")
-		p.open(slug)
-		ids := p.str(`[...document.querySelectorAll(".cell")].map((e) => e.id).join(" ")`)
-		ran := map[string]bool{}
-		for _, id := range strings.Fields(ids) {
-			sel := cellSel(id)
-			src := p.str(`document.querySelector(` + strconv.Quote(sel) + `).playground.getSource()`)
-			layout := sameLayout(p.str(`document.querySelector(`+strconv.Quote(sel)+`).dataset.kind`), src)
-			if ran[layout] {
-				t.Logf("%s not run: a cell laid out as it (%s) ran on this page", id, layout)
-				continue
-			}
-			ran[layout] = true
-			if small := cellstest.Small(src); small != src {
-				p.do("shrinking "+id, setCellSource(sel, small))
-			}
-			start := time.Now()
-			p.do("running "+id,
-				chromedp.Click(chromedp.CSS(sel+" .cell-run")),
-				waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)),
-			)
-			t.Logf("%s ran in %v", id, time.Since(start).Round(time.Millisecond))
+// phoneViewport is the phone the lesson pages are checked on: 390×844 CSS px, device scale factor 2,
+// mobile (the page's viewport meta tag applies), portrait.
+func phoneViewport() chromedp.Action[chromedp.Void] {
+	return chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulatePortrait)
+}
+
+// runEachLayout runs, on the lesson page open in p, the first cell of each kind and `show:`
+// (sameLayout) through the server, at its smallest size (cellstest.Small: its tables have every
+// column, its chart every kernel), and waits for each to end (or fail); the page's other cells of
+// that kind and `show:` are left as written.
+func runEachLayout(t *testing.T, p *browserPage) {
+	t.Helper()
+	ids := p.str(`[...document.querySelectorAll(".cell")].map((e) => e.id).join(" ")`)
+	ran := map[string]bool{}
+	for _, id := range strings.Fields(ids) {
+		sel := cellSel(id)
+		src := p.str(`document.querySelector(` + strconv.Quote(sel) + `).playground.getSource()`)
+		layout := sameLayout(p.str(`document.querySelector(`+strconv.Quote(sel)+`).dataset.kind`), src)
+		if ran[layout] {
+			t.Logf("%s not run: a cell laid out as it (%s) ran on this page", id, layout)
+			continue
 		}
-		width := p.str(`String(document.documentElement.scrollWidth) + "/" + String(window.innerWidth)`)
-		sw, iw, _ := strings.Cut(width, "/")
-		a, _ := strconv.Atoi(sw)
-		b, _ := strconv.Atoi(iw)
-		if a > b || b > 400 {
-			wide := p.str(`[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".cell-table-box, pre, .cm-scroller, .player-stage, article table, .cell-text")).slice(0, 5).map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
-			t.Errorf("%s: the page is %s px wide in a %s px viewport after its cells ran; too wide: %s", slug, sw, iw, wide)
+		ran[layout] = true
+		if small := cellstest.Small(src); small != src {
+			p.do("shrinking "+id, setCellSource(sel, small))
 		}
+		start := time.Now()
+		p.do("running "+id,
+			chromedp.Click(chromedp.CSS(sel+" .cell-run")),
+			waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)),
+		)
+		t.Logf("%s ran in %v", id, time.Since(start).Round(time.Millisecond))
 	}
-	p.errs.check(t, "small screen")
+}
+
+// checkNoSidewaysScroll fails t if the lesson page slug open in p is wider than its viewport, or
+// the viewport is wider than a phone's (400 px), naming the first elements that stick out
+// (those that scroll in their own boxes left out).
+func checkNoSidewaysScroll(t *testing.T, p *browserPage, slug string) {
+	t.Helper()
+	width := p.str(`String(document.documentElement.scrollWidth) + "/" + String(window.innerWidth)`)
+	sw, iw, _ := strings.Cut(width, "/")
+	a, _ := strconv.Atoi(sw)
+	b, _ := strconv.Atoi(iw)
+	if a > b || b > 400 {
+		wide := p.str(`[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".cell-table-box, pre, .cm-scroller, .player-stage, article table, .cell-text")).slice(0, 5).map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
+		t.Errorf("%s: the page is %s px wide in a %s px viewport after its cells ran; too wide: %s", slug, sw, iw, wide)
+	}
 }
 
 // sameLayout names what a cell of kind with source src adds to its page's layout: its kind and the

@@ -175,7 +175,7 @@ func TestBudgetPresetsMatchTheLesson(t *testing.T) {
 			t.Errorf("the budget cell uses %g; the lesson should say %q (%g)", tt.constant, tt.written, tt.value)
 		}
 	}
-	for _, want := range []string{"3.14e23", "3.8e9", "1,281,167", "175e9", "300e9"} {
+	for _, want := range []string{"3.14·10²³", "3.8 billion", "1,281,167", "175 billion", "300 billion"} {
 		found := false
 		for _, w := range budget.Presets {
 			found = found || strings.Contains(w.How+w.Source, want)

@@ -34,8 +34,10 @@ func Number(x float64, digits int) string {
 		return power(r, digits)
 	case r < 1e3:
 		return strconv.FormatFloat(r, 'f', -1, 64)
-	case r < 1e6:
+	case r < 1e6 && r == math.Trunc(r):
 		return humanize.Comma(int64(r))
+	case r < 1e6: // 1,562.5: the digits asked for reach past the point
+		return humanize.Commaf(r)
 	}
 	for _, u := range []struct {
 		name string

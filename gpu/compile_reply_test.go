@@ -54,3 +54,15 @@ func TestCompileReplyNearTheCap(t *testing.T) {
 		t.Errorf("counts too large: fits %v, PTX %q, counts left out %v, SASS left out %v, why %q, error %q", ok, got.PTX, got.SASSLines == nil, got.SASS == nil, got.SASSLinesError, got.Error)
 	}
 }
+
+// A compile whose log alone passes the line (NVRTC quotes a long source line in each of 100
+// errors: 1.3 MB from a 12.7 KB cell) fails as itself: its log's head comes back, cut and saying so,
+// on a line the supervisor reads.
+func TestCompileReplyCutsALongLog(t *testing.T) {
+	log := strings.Repeat("cell.cu(1): error: identifier \"u0\" is undefined <here>\n", 2*maxLine/56)
+	line, ok := replyLine(compileDone(1, Compiled{}, errors.New(log), true))
+	got := readBack(t, line)
+	if !ok || !strings.HasPrefix(got.Error, "cell.cu(1): error: identifier") || !strings.Contains(got.Error, "the compiler's log is cut here") {
+		t.Errorf("a %d-byte log: fits %v, error of %d bytes ending %q", len(log), ok, len(got.Error), got.Error[max(0, len(got.Error)-80):])
+	}
+}

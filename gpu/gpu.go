@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -120,13 +121,30 @@ func compileDone(id int64, c Compiled, err error, sent bool) Response {
 	if resp.SASSLines != nil {
 		resp.SASSLines, resp.SASSLinesError = nil, "the SASS per PTX line is "+tooLarge
 	}
-	if _, ok := replyLine(resp); ok || resp.PTX == "" {
+	if _, ok := replyLine(resp); ok {
+		return resp
+	}
+	if resp.PTX == "" { // the compiler's log is what is too long: its head says what went wrong
+		resp.Error = cutLog(resp.Error, maxLine/8) // JSON escapes a byte into at most 6
+		resp.Resources, resp.ResourcesError = nil, cutLog(resp.ResourcesError, maxLine/8)
 		return resp
 	}
 	n := len(resp.PTX)
 	resp.PTX, resp.SASS, resp.SASSLines = "", nil, nil
 	resp.Error = fmt.Sprintf("the compiler made %.1f MiB of PTX, more than the %s a compile's reply may carry: make the kernel smaller (fewer unrolled iterations or inlined calls)", float64(n)/(1<<20), mib(maxLine))
 	return resp
+}
+
+// cutLog is s cut to at most n bytes (at a line's end where one is near), saying it was cut.
+func cutLog(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if i := strings.LastIndexByte(s, '\n'); i > n/2 {
+		s = s[:i]
+	}
+	return strings.ToValidUTF8(s, "") + "\n(the compiler's log is cut here: it was too long to send)"
 }
 
 // replyLine is r as one JSON line, and whether it fits the supervisor's line (maxLine, the newline

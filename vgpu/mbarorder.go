@@ -64,6 +64,23 @@ func (c *cta) mbarRelease(w *warp, b *mbarrier) {
 	maxInto(b.acc, o.vc[w.id])
 }
 
+// mbarOrderArrive is an arrival of w at the counted barrier b, which orders wgmma's operands as an
+// mbarrier arrival does: one more release of w's warpgroup, carried by b's phase to its waiters.
+func (c *cta) mbarOrderArrive(w *warp, b *namedBar) {
+	s := c.wg
+	if s == nil || s.rec == nil || s.ord == nil {
+		return
+	}
+	o := s.ord
+	g := w.id / 4
+	o.clock[g]++
+	o.vc[w.id][g] = o.clock[g]
+	if b.wgAcc == nil {
+		b.wgAcc = make([]uint32, len(o.clock))
+	}
+	maxInto(b.wgAcc, o.vc[w.id])
+}
+
 // mbarPhaseDone keeps the releases of b's completing phase for the waits that see it complete.
 func (b *mbarrier) mbarPhaseDone() {
 	b.done[b.phase&1], b.acc = b.acc, nil

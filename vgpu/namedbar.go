@@ -58,6 +58,7 @@ type namedBar struct {
 	lanes    [maxWarps]uint32 // per warp, its lanes waiting at the barrier (bar.sync)
 	waitPC   [maxWarps]int32  // per waiting warp, its bar.sync
 	acc      []uint32         // racecheck: the join of the phase's arrivals' clocks (nil: off)
+	wgAcc    []uint32         // racecheck: the join of the arrivals' wgmma-order clocks (mbarorder.go)
 }
 
 // maxWarps is the most warps a CTA has (1024 threads).
@@ -187,17 +188,16 @@ func (c *cta) namedComplete(b *namedBar, self uint32) {
 			w.minWait = min(w.minWait, b.waitPC[w.id]+1)
 		}
 	}
-	acc := b.acc
+	acc, wgAcc := b.acc, b.wgAcc
 	clear(acc)
-	*b = namedBar{acc: acc}
+	clear(wgAcc)
+	*b = namedBar{acc: acc, wgAcc: wgAcc}
 }
 
 // resetNamed readies c's counted barriers for a new block.
 func (c *cta) resetNamed() {
 	for i := range c.nbars {
-		acc := c.nbars[i].acc
-		clear(acc)
-		c.nbars[i] = namedBar{acc: acc}
+		c.nbars[i] = namedBar{}
 	}
 }
 
@@ -241,6 +241,7 @@ func (c *cta) namedArrive(w *warp, b *namedBar) {
 	if !c.L.racecheck {
 		return
 	}
+	c.mbarOrderArrive(w, b)
 	if c.named == nil {
 		c.named = make([][]uint32, len(c.warps))
 		for i := range c.named {
@@ -263,6 +264,11 @@ func (c *cta) namedArrive(w *warp, b *namedBar) {
 func (c *cta) namedAcquire(b *namedBar, m uint32) {
 	if !c.L.racecheck || b.acc == nil {
 		return
+	}
+	if s := c.wg; s != nil && s.ord != nil && b.wgAcc != nil {
+		for t := m; t != 0; t &= t - 1 {
+			maxInto(s.ord.vc[bits.TrailingZeros32(t)], b.wgAcc) // mbarorder.go: a wait that completes acquires
+		}
 	}
 	for t := m; t != 0; t &= t - 1 {
 		w := c.warps[bits.TrailingZeros32(t)]

@@ -48,8 +48,9 @@ func CompileFor(ctx context.Context, nv *NVRTC, cl *Clang, headers, src, name, a
 	if err != nil {
 		return "", err
 	}
-	if specific && (nv == nil || !nv.ArchSpecific()) {
-		arch = strconv.Itoa(cc)
+	arch = strconv.Itoa(cc) // canonical: "+90" or "0090" from a request never reaches a flag as sent
+	if specific && nv != nil && nv.ArchSpecific() {
+		arch += "a"
 	}
 	device, left := DeviceOnly(src)
 	ptx, err := compileDevice(ctx, nv, cl, headers, device, name, arch)

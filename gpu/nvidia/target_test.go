@@ -50,3 +50,19 @@ func TestCompileForArchSpecific(t *testing.T) {
 		}
 	}
 }
+
+// An arch string is compiled for as its number, whatever way a request spelled it: "+090" is
+// compute_90, never passed on as sent.
+func TestCompileForCanonicalArch(t *testing.T) {
+	nv, err := LoadNVRTCFrom([]string{"libnvrtc.so.12"})
+	if err != nil {
+		t.Skipf("skipping: no NVRTC 12 (%v)", err)
+	}
+	src := `extern "C" __global__ void k(float* x) { x[0] = 1; }`
+	for arch, want := range map[string]string{"+090": "sm_90", "0080": "sm_80", "090a": "sm_90a"} {
+		ptx, err := CompileFor(context.Background(), nv, nil, "", src, "cell.cu", arch)
+		if err != nil || PTXTarget(ptx) != want {
+			t.Errorf("%q: target %q, %v; want %s", arch, PTXTarget(ptx), err, want)
+		}
+	}
+}

@@ -10,13 +10,15 @@ import (
 )
 
 // The page's own modules, on one page: static/goal.js judges the server's challenge cases alike
-// (checkChallengeCases), and static/format.js writes numbers for people (checkFormatNumber).
+// (checkChallengeCases), static/format.js writes numbers for people (checkFormatNumber), and
+// static/table.js folds a long caption's notes below its table (checkTableNotes).
 func TestGoalsAndNumbersInBrowser(t *testing.T) {
 	p := openPage(t, 800, 600)
 	p.open("counting-flops")
 	checkChallengeCases(t, p)
 	checkFormatNumber(t, p)
-	p.errs.check(t, "goal.js and format.js")
+	checkTableNotes(t, p)
+	p.errs.check(t, "goal.js, format.js and table.js")
 }
 
 // checkChallengeCases: the challenge cases the instructor's grid is judged by

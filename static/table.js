@@ -31,13 +31,14 @@ export class DataTable {
     title.className = "cell-table-title";
     title.setAttribute("aria-hidden", "true");
     const [titleHead, titleRest] = splitCaption(def.caption || def.id);
+    const [lead, notes] = splitNotes(titleRest);
     const strong = document.createElement("strong");
     strong.textContent = titleHead;
     title.append(strong);
-    if (titleRest) {
+    if (lead) {
       const span = document.createElement("span");
       span.className = "rest";
-      span.textContent = titleRest;
+      span.textContent = lead;
       title.append(span);
     }
     const scroll = document.createElement("div");
@@ -104,6 +105,18 @@ export class DataTable {
     actions.className = "cell-table-actions";
     actions.append(this.more, this.csv);
     this.box.append(title, this.hint, this.frame, actions);
+    if (notes) {
+      // A long caption's later sentences (how each count is made, the model's terms) fold below
+      // the table, so that on a phone the table is not thirty lines below its title.
+      const details = document.createElement("details");
+      details.className = "cell-table-notes";
+      const summary = document.createElement("summary");
+      summary.textContent = "How these numbers are made";
+      const p = document.createElement("p");
+      p.textContent = notes;
+      details.append(summary, p);
+      this.box.append(details);
+    }
     const marked = markScroll(this.frame, scroll, this.table, this.hint);
     this.markOverflow = marked.update;
     this.resized = marked.observer;
@@ -218,6 +231,19 @@ const WORDY = 16;
 // label such as "GFLOP/s" already is.
 function showUnit(col) {
   return !!col.unit && !String(col.label).includes(col.unit);
+}
+
+// NOTES_AFTER is how long (characters) the rest of a caption may be before its sentences after the
+// first fold away (splitNotes).
+const NOTES_AFTER = 240;
+
+// splitNotes splits the rest of a caption (splitCaption's second part) into what stays beside the
+// title, up to the end of its first sentence, and the notes that fold below the table: "" unless the
+// rest is longer than NOTES_AFTER and has a sentence after the first.
+export function splitNotes(rest) {
+  if (rest.length <= NOTES_AFTER) return [rest, ""];
+  const m = /^(.*?[.!?])\s+(?=[A-Z("“])/s.exec(rest);
+  return m ? [m[1], rest.slice(m[0].length)] : [rest, ""];
 }
 
 // splitCaption splits a caption at the end of its first clause (a colon, an opening parenthesis or a

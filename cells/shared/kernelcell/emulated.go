@@ -97,7 +97,7 @@ const EmulatedTableID = "emulated"
 // SASS-level one Nsight Compute reports.
 func EmulatedTable(gpuName string) cells.Table {
 	return cells.Table{ID: EmulatedTableID,
-		Caption: fmt.Sprintf("Emulated in the virtual GPU, from the kernel's PTX (compute_%d; the Hopper rungs compute_%s): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", vgpurun.Arch, nvidia.HopperArch, gpuName, CacheNote, OccupancyNote),
+		Caption: fmt.Sprintf("Emulated in the virtual GPU, from each kernel's PTX (the kernel table's compute_%d, its Hopper rungs' compute_%s; a cell's own kernel the architecture it compiles for, as Show PTX names it): exact results and the counts the hardware would produce, per PTX instruction (Nsight Compute counts the compiled SASS: see docs/vgpu-metrics.md); the time is modelled from the %s datasheet, not measured. %s %s", vgpurun.Arch, nvidia.HopperArch, gpuName, CacheNote, OccupancyNote),
 		// Primary: what the GPU lessons ask the learner to compare (the goals' sectors, global
 		// requests and same-address passes; coalescing, bank conflicts, the modelled time and its
 		// bound; the inputs' precision in Tensor cores and precision).

@@ -175,11 +175,14 @@ type entrySig struct {
 
 // findEntries lists the definitions (with a body) of the kernel entry name in clean (PTX with its
 // comments and strings blanked): the `.entry` directives outside every brace whose next '{' at that
-// level comes before any ';', .entry or .func there. One pass, linear in the text. An error names
-// the line of a brace that does not balance or of a parameter list that is too long or not closed.
+// level comes before any ';' (but an entry-scope `.pragma "…";`, which PTX ISA 8.x, ".pragma",
+// allows between an entry's directives and its body), .entry or .func there. One pass, linear in
+// the text. An error names the line of a brace that does not balance or of a parameter list that is
+// too long or not closed.
 func findEntries(clean []byte, name string) ([]entrySig, error) {
 	var out []entrySig
 	var pending *entrySig // the entry sought, read up to its parameter list, its body not yet seen
+	pragma := false       // the statement at depth 0 that the next ';' ends is a .pragma
 	depth, line := 0, 1
 	for i := 0; i < len(clean); {
 		c := clean[i]
@@ -196,7 +199,10 @@ func findEntries(clean []byte, name string) ([]entrySig, error) {
 				return nil, fmt.Errorf("line %d: a '}' closes no '{'", line)
 			}
 		case c == ';' && depth == 0:
-			pending = nil // a declaration
+			if !pragma {
+				pending = nil // a declaration
+			}
+			pragma = false
 		case isPTXWordByte(c):
 			j := i
 			for j < len(clean) && isPTXWordByte(clean[j]) {
@@ -206,6 +212,7 @@ func findEntries(clean []byte, name string) ([]entrySig, error) {
 			if depth == 0 && (word == ".entry" || word == ".func") {
 				pending = nil
 			}
+			pragma = pragma || depth == 0 && word == ".pragma"
 			if depth == 0 && word == ".entry" {
 				e, next, err := readEntry(clean, j, line)
 				if err != nil {

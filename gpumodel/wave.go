@@ -51,8 +51,8 @@ import (
 // A kernel's spread, in parts of its loop, is taken to be the same on every GPU (its blocks' run
 // times vary by the same share), so on a GPU g the share of wave w in step is
 // min(1, (D_g / D_H100) / √w): 1/√w on the H100 (and the H200, the same SMs and L2), less where the
-// L2 holds less of a wave's footprint (the RTX A6000's 6 MB against a wave of cuda-coalesced's 65
-// MB: D = 0.09 against the H100's 0.73), more where it holds more. D_g / D_H100 is WaveDRAM.Reach;
+// L2 holds less of a wave's footprint (the RTX A6000's 6 MB against a wave of cuda-coalesced's 68
+// MB: D = 0.09 against the H100's 0.77: Reach 0.12), more where it holds more. D_g / D_H100 is WaveDRAM.Reach;
 // no constant is added, and the readers' phase spread stays unmeasured (an assumption, as the law).
 
 // WaveDRAM is how a sampled launch's DRAM reads were estimated (WaveReads): Waves is the launch's

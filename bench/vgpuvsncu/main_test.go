@@ -305,7 +305,7 @@ const boehmCuBLAS = 23249.6
 //     in-step share followed the L2's size, 2026-11-29: its global loads then miss the A6000's 6 MB
 //     L2 more often, and its latency term waits longer);
 //   - each within 1.5× of its measurement, cuda-coalesced included (×1.68 until the same change:
-//     its reads were blended from waves in step whose 65 MB of shared sectors the L2 was taken to
+//     its reads were blended from waves in step whose 68 MB of shared sectors the L2 was taken to
 //     keep whatever its size; ×1.49 since).
 func TestModelAgreesWithPublishedLadder(t *testing.T) {
 	g, err := gpumodel.LookupGPU("RTX A6000")

@@ -58,9 +58,9 @@ import (
 // WaveDRAM is how a sampled launch's DRAM reads were estimated (WaveReads): Waves is the launch's
 // waves (blocks / resident blocks, fractional); InStep and Staggered the whole grid's DRAM read
 // bytes with every wave in step and with every wave staggered; Reach the L2's window on this GPU
-// over the H100 SXM's (D_g / D_H100 above: wave w is in step with weight min(1, Reach/√w)); Why
-// says why the in-step estimate was not made ("" when it was, and Counts.DRAMReadBytes is the
-// blend).
+// over the H100 SXM's (D_g / D_H100 above: wave w is in step with weight min(1, Reach/√w); 0 where
+// Why is set); Why says why the in-step estimate was not made ("" when it was, and
+// Counts.DRAMReadBytes is the blend).
 type WaveDRAM struct {
 	Waves             float64
 	InStep, Staggered int64

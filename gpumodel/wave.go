@@ -39,17 +39,52 @@ import (
 // phase spread is not measured here (1/w was the other law weighed, on the same five kernels). With
 // it four of the five sampled GEMMs of the H100's n = 4096 CSV come within 0.86–1.6× of the measured
 // DRAM reads and regblock, whose 3.9 waves the hardware keeps nearly in step, 3.0×
-// (docs/benchmarks.md, "Sampled launches' L2"). The in-step part assumes the L2 keeps what a wave
-// shares while its blocks read it at nearly the same phase, whatever the L2's size.
+// (docs/benchmarks.md, "Sampled launches' L2").
+//
+// The L2's size. A sector that several blocks of a wave read stays in the L2 between its first and
+// last reader only if what the wave streams in between fits in it: with the readers' phases a part
+// s of the loop apart, the wave streams s × U bytes, U its unique load bytes (a wave walks its
+// footprint once a loop), so reuse survives a spread up to the window D = L2 / U (at most one
+// loop). The law above was set on the H100 SXM (WaveLawGPU), so its spread is read there: the
+// share 1/√w is the window over the spread, and wave w's spread is √w × D_H100, D_H100 the
+// kernel's own window on that GPU (its wave of that GPU's resident blocks, the same footprints).
+// A kernel's spread, in parts of its loop, is taken to be the same on every GPU (its blocks' run
+// times vary by the same share), so on a GPU g the share of wave w in step is
+// min(1, (D_g / D_H100) / √w): 1/√w on the H100 (and the H200, the same SMs and L2), less where the
+// L2 holds less of a wave's footprint (the RTX A6000's 6 MB against a wave of cuda-coalesced's 68
+// MB: D = 0.09 against the H100's 0.77: Reach 0.12), more where it holds more. D_g / D_H100 is WaveDRAM.Reach;
+// no constant is added, and the readers' phase spread stays unmeasured (an assumption, as the law).
 
 // WaveDRAM is how a sampled launch's DRAM reads were estimated (WaveReads): Waves is the launch's
 // waves (blocks / resident blocks, fractional); InStep and Staggered the whole grid's DRAM read
-// bytes with every wave in step and with every wave staggered; Why says why the in-step estimate
-// was not made ("" when it was, and Counts.DRAMReadBytes is the blend).
+// bytes with every wave in step and with every wave staggered; Reach the L2's window on this GPU
+// over the H100 SXM's (D_g / D_H100 above: wave w is in step with weight min(1, Reach/√w); 0 where
+// Why is set); Why says why the in-step estimate was not made ("" when it was, and
+// Counts.DRAMReadBytes is the blend).
 type WaveDRAM struct {
 	Waves             float64
 	InStep, Staggered int64
+	Reach             float64
 	Why               string
+}
+
+// WaveLawGPU is the GPU whose measurements the wave estimate's law was set on, the H100 SXM: its
+// L2 and resident blocks give the phase spread (WaveReads' lawResident).
+func WaveLawGPU() GPU {
+	g, err := LookupGPU("H100 SXM")
+	if err != nil {
+		panic(err) // GPUs lists it
+	}
+	return g
+}
+
+// window is the L2's window of a wave that reads unique bytes: the part of its loop over which it
+// streams l2 bytes (D = l2 / unique), at most one loop; 1 for a wave that reads nothing.
+func window(l2, unique int64) float64 {
+	if unique <= 0 {
+		return 1
+	}
+	return min(1, float64(l2)/float64(unique))
 }
 
 // blockSectors are one block's distinct L2 load sectors per buffer (index in the launch's
@@ -220,10 +255,14 @@ func waveProbe(only [][3]int, grid [3]int) ([3]int, bool) {
 // inStepReads is the DRAM read bytes of the launch's waves of resident blocks each (in dispatch
 // order) when each wave reads its unique load sectors once: per wave and buffer, the union of base
 // (block b0's sectors) moved by each of the wave's blocks' shifts, within the buffer's sectors
-// (sizes, bytes). It returns the bytes of each wave; nil if ctx ended first (its cost is the grid's
-// blocks × a block's sectors, at most, less where blocks share a shift).
-func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64) []int64 {
+// (sizes, bytes). It returns the bytes of each wave, of the first maxWaves only where maxWaves > 0;
+// nil if ctx ended first (its cost is the grid's blocks × a block's sectors, at most, less where
+// blocks share a shift).
+func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64, maxWaves int) []int64 {
 	total := grid[0] * grid[1]
+	if maxWaves > 0 {
+		total = min(total, maxWaves*resident)
+	}
 	var out []int64
 	seen := map[int][]uint64{}
 	for k := range base {
@@ -267,8 +306,10 @@ func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[i
 // hits, and says how (WaveDRAM). f holds the run's footprints (from cfg's launch, cfg.Cache's
 // L2Access); the probe block is emulated here, with cfg's configuration, and what it stores is
 // undone. sizes are cfg.Buffers'
-// bytes; resident the blocks resident at once on the whole GPU.
-func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, raw, c vgpu.Counts, resident int) (vgpu.Counts, WaveDRAM) {
+// bytes; resident the blocks resident at once on the whole GPU, lawResident on the whole of
+// WaveLawGPU (the same launch's occupancy there; 0: unknown, and the law is taken as it is, Reach
+// 1). The GPU's L2 is cfg.Cache's.
+func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, raw, c vgpu.Counts, resident, lawResident int) (vgpu.Counts, WaveDRAM) {
 	grid := cfg.Grid
 	for i := range grid {
 		grid[i] = max(grid[i], 1)
@@ -311,8 +352,15 @@ func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 			return c, w
 		}
 	}
-	waves := inStepReads(ctx, base, b0, sx, sy, grid, min(resident, total), sizes)
-	if waves == nil {
+	waves := inStepReads(ctx, base, b0, sx, sy, grid, min(resident, total), sizes, 0)
+	w.Reach = 1
+	if law := WaveLawGPU(); lawResident > 0 && cfg.Cache != nil && waves != nil {
+		first := inStepReads(ctx, base, b0, sx, sy, grid, min(lawResident, total), sizes, 1)
+		if first != nil {
+			w.Reach = window(int64(cfg.Cache.L2Bytes), waves[0]) / window(int64(law.L2), first[0])
+		}
+	}
+	if waves == nil || ctx.Err() != nil {
 		w.Why = ctx.Err().Error()
 		return c, w
 	}
@@ -320,7 +368,7 @@ func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 	var blend float64
 	for i, b := range waves {
 		n := min(resident, total-i*resident)
-		inStep := 1 / math.Sqrt(float64(i+1))
+		inStep := min(1, w.Reach/math.Sqrt(float64(i+1)))
 		blend += inStep*float64(b) + (1-inStep)*perBlock*float64(n)
 		w.InStep += b
 	}

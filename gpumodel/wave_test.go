@@ -31,13 +31,13 @@ func TestInStepReads(t *testing.T) {
 	base := blockSectors{0: {0, 1}, 1: {0, 1, 2}}
 	sx := map[int]int64{0: 0, 1: 3}
 	sy := map[int]int64{0: 2, 1: 0}
-	got := inStepReads(context.Background(), base, [3]int{0, 0, 0}, sx, sy, [3]int{4, 2, 1}, 4, []int64{32 * 4, 32 * 12})
+	got := inStepReads(context.Background(), base, [3]int{0, 0, 0}, sx, sy, [3]int{4, 2, 1}, 4, []int64{32 * 4, 32 * 12}, 0)
 	want := []int64{32 * (2 + 12), 32 * (2 + 12)}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("inStepReads = %v; want %v", got, want)
 	}
 	// a wave of the whole grid reads both row panels and the column panels once
-	got = inStepReads(context.Background(), base, [3]int{0, 0, 0}, sx, sy, [3]int{4, 2, 1}, 8, []int64{32 * 4, 32 * 12})
+	got = inStepReads(context.Background(), base, [3]int{0, 0, 0}, sx, sy, [3]int{4, 2, 1}, 8, []int64{32 * 4, 32 * 12}, 0)
 	if len(got) != 1 || got[0] != 32*(4+12) {
 		t.Errorf("one wave: inStepReads = %v; want [%d]", got, 32*(4+12))
 	}

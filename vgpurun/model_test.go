@@ -148,3 +148,54 @@ func TestOneWaveReadsItsOperandsOnce(t *testing.T) {
 		t.Errorf("waves %g; want under one", r.Wave.Waves)
 	}
 }
+
+// The in-step share of a wave's reads follows the L2's size (gpumodel.WaveReads): on the H100 SXM,
+// where the law was set, Reach is 1; on the RTX A6000, whose 6 MB L2 holds about a third of a wave
+// of cuda-coalesced's unique sectors at n = 2048 (B's 16.8 MB and the wave's rows of A; both fit
+// in the H100's 50 MB, a window of one loop there), Reach is the A6000's window, L2 / the wave's
+// unique bytes, and the wave estimate credits that share of the in-step reuse: the DRAM reads are
+// nearer the staggered estimate than the law alone puts them.
+func TestWaveInStepShareFollowsTheL2(t *testing.T) {
+	const n = 2048
+	for _, name := range []string{"H100 SXM", "RTX A6000"} {
+		g, err := gpumodel.LookupGPU(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(context.Background(), Request{Kernel: "cuda-coalesced", N: n, DType: "float32", GPU: g, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := r.Wave
+		if w.Why != "" || w.Waves < 2 {
+			t.Fatalf("%s: wave estimate %+v; want one of several waves", name, w)
+		}
+		perWave := float64(w.InStep) / w.Waves
+		want := min(1, float64(g.L2)/perWave)
+		if name == "H100 SXM" && w.Reach != 1 {
+			t.Errorf("H100 SXM: reach %v; want exactly 1, the law as it was set", w.Reach)
+		}
+		if math.Abs(w.Reach-want) > 0.03*want {
+			t.Errorf("%s: reach %.3f; want the L2's window over the H100's, %.3f (a wave's unique bytes %.1f MB, L2 %d MB)", name, w.Reach, want, perWave/1e6, g.L2>>20)
+		}
+		got, blend, law := float64(r.Counts.DRAMReadBytes), waveBlend(w, w.Reach), waveBlend(w, 1)
+		if math.Abs(got-blend) > 0.02*blend || name == "RTX A6000" && !(got > 1.1*law && got < float64(w.Staggered)) {
+			t.Errorf("%s: DRAM reads %.0f MB; want the blend at reach %.3f, %.0f MB, and on the A6000 above the law's %.0f MB, below the staggered %.0f MB",
+				name, got/1e6, w.Reach, blend/1e6, law/1e6, float64(w.Staggered)/1e6)
+		}
+	}
+}
+
+// waveBlend is the DRAM read bytes of w's blend with reach, each wave taken to read the mean of
+// its in-step and staggered bytes (w.InStep and w.Staggered over w.Waves): wave i in step with
+// weight min(1, reach/√i).
+func waveBlend(w gpumodel.WaveDRAM, reach float64) float64 {
+	inStep, staggered := float64(w.InStep)/w.Waves, float64(w.Staggered)/w.Waves
+	var sum float64
+	for i := 1; float64(i-1) < w.Waves; i++ {
+		part := min(1, w.Waves-float64(i-1))
+		share := min(1, reach/math.Sqrt(float64(i)))
+		sum += part * (share*inStep + (1-share)*staggered)
+	}
+	return sum
+}

@@ -97,7 +97,9 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	if only != nil {
 		res.Counts = counts.Scaled()
 		if fp != nil {
-			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+			law := gpumodel.WaveLawGPU()
+			lawResident := theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, law).Result.BlocksPerSM * law.SMs
+			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs, lawResident)
 		}
 		which = written(got, rng, p.Name == "matmul")
 	}

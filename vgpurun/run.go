@@ -328,7 +328,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if cfg.Only != nil {
 		res.Counts = counts.Scaled()
 		if fp != nil {
-			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs)
+			law := gpumodel.WaveLawGPU()
+			lawResident := theoretical(mod, entry, true, block, row.SharedBytes, law).Result.BlocksPerSM * law.SMs
+			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs, lawResident)
 		}
 		res.RelError, res.Checked, err = in.checkWritten(ctx, rng)
 	} else {

@@ -301,14 +301,12 @@ const boehmCuBLAS = 23249.6
 // bars of issue 37 item 3:
 //   - the rungs come in the published order, each faster than the one before;
 //   - none is modelled above the rate Boehm measured for cuBLAS there (23.2 TFLOP/s), which no FP32
-//     kernel of these steps reaches, but cuda-warptile: 23.4 TFLOP/s on 2026-11-29, 0.5% above (it
-//     and cuda-vectorized were at 32 until the latency term issued each instruction to the warps in
-//     step in turn, with the resident blocks in step; vectorized is at 20.3). What is not met is kept
-//     as it is, so that a change that meets it, or moves further, is seen: warptile above cuBLAS,
-//     by less than 5%;
-//   - each within 1.5× of its measurement but cuda-coalesced, within 2×: DRAM-bound, its reads
-//     blended from a wave in step whose shared data the A6000's 6 MB L2 is taken to keep, which the
-//     model does not check (×1.68; docs/benchmarks.md says why no fix was made).
+//     kernel of these steps reaches (cuda-warptile was 0.5% above it until the wave estimate's
+//     in-step share followed the L2's size, 2026-11-29: its global loads then miss the A6000's 6 MB
+//     L2 more often, and its latency term waits longer);
+//   - each within 1.5× of its measurement, cuda-coalesced included (×1.68 until the same change:
+//     its reads were blended from waves in step whose 68 MB of shared sectors the L2 was taken to
+//     keep whatever its size; ×1.49 since).
 func TestModelAgreesWithPublishedLadder(t *testing.T) {
 	g, err := gpumodel.LookupGPU("RTX A6000")
 	if err != nil {
@@ -321,15 +319,11 @@ func TestModelAgreesWithPublishedLadder(t *testing.T) {
 	for i, m := range ms {
 		r := m.GFLOPS() / m.rung.GFLOPS
 		t.Logf("%s (%s): modelled %.0f GFLOP/s (%s), measured %.0f (×%.2f)", m.Kernel, m.Step, m.GFLOPS(), m.Model.Bound, m.rung.GFLOPS, r)
-		within := 1.5
-		if m.Kernel == "cuda-coalesced" {
-			within = 2
+		if r < 1/1.5 || r > 1.5 {
+			t.Errorf("%s (%s): modelled %.0f GFLOP/s, measured %.0f (×%.2f): not within 1.5×", m.Kernel, m.Step, m.GFLOPS(), m.rung.GFLOPS, r)
 		}
-		if r < 1/within || r > within {
-			t.Errorf("%s (%s): modelled %.0f GFLOP/s, measured %.0f (×%.2f): not within %g×", m.Kernel, m.Step, m.GFLOPS(), m.rung.GFLOPS, r, within)
-		}
-		if above := m.GFLOPS() > boehmCuBLAS; above != (m.Kernel == "cuda-warptile") || m.GFLOPS() > 1.05*boehmCuBLAS {
-			t.Errorf("%s: modelled %.0f GFLOP/s against cuBLAS's measured %.0f: above %v", m.Kernel, m.GFLOPS(), boehmCuBLAS, above)
+		if m.GFLOPS() >= boehmCuBLAS {
+			t.Errorf("%s: modelled %.0f GFLOP/s, not under cuBLAS's measured %.0f", m.Kernel, m.GFLOPS(), boehmCuBLAS)
 		}
 		if i > 0 && m.GFLOPS() <= ms[i-1].GFLOPS() {
 			t.Errorf("%s modelled at %.0f GFLOP/s, not above %s's %.0f", m.Kernel, m.GFLOPS(), ms[i-1].Kernel, ms[i-1].GFLOPS())

@@ -8,8 +8,8 @@ var tuneRecords = []TuneRecord{
 	{GPU: "H100 SXM", Entry: "cuda_tile_128x64x16_w32x32", Seconds: 0.003138, Bound: "latency", Registers: 80, Occupancy: "37.5% (registers)", BlocksRun: 8, Blocks: 2048},
 	{GPU: "H100 SXM", Entry: "cuda_tile_128x256x8_w64x64", Seconds: 0.002913, Bound: "latency", Registers: 186, Occupancy: "12.5% (registers)", BlocksRun: 8, Blocks: 512},
 	{GPU: "H100 SXM", Entry: "cuda_tile_256x128x8_w64x64", Seconds: 0.002917, Bound: "latency", Registers: 186, Occupancy: "12.5% (registers)", BlocksRun: 8, Blocks: 512},
-	{GPU: "RTX A6000", Entry: "cuda_doublebuf", Seconds: 0.005532, Bound: "latency", Registers: 127, Occupancy: "33.3% (registers)", BlocksRun: 8, Blocks: 1024},
-	{GPU: "RTX A6000", Entry: "cuda_tile_128x64x16_w32x32", Seconds: 0.005242, Bound: "latency", Registers: 79, Occupancy: "50% (registers and shared memory)", BlocksRun: 8, Blocks: 2048},
+	{GPU: "RTX A6000", Entry: "cuda_doublebuf", Seconds: 0.005533, Bound: "latency", Registers: 127, Occupancy: "33.3% (registers)", BlocksRun: 8, Blocks: 1024},
+	{GPU: "RTX A6000", Entry: "cuda_tile_128x64x16_w32x32", Seconds: 0.005243, Bound: "latency", Registers: 79, Occupancy: "50% (registers and shared memory)", BlocksRun: 8, Blocks: 2048},
 	{GPU: "RTX A6000", Entry: "cuda_tile_128x256x8_w64x64", Seconds: 0.004974, Bound: "latency", Registers: 182, Occupancy: "16.7% (registers)", BlocksRun: 8, Blocks: 512},
-	{GPU: "RTX A6000", Entry: "cuda_tile_256x128x8_w64x64", Seconds: 0.004991, Bound: "latency", Registers: 184, Occupancy: "16.7% (registers)", BlocksRun: 8, Blocks: 512},
+	{GPU: "RTX A6000", Entry: "cuda_tile_256x128x8_w64x64", Seconds: 0.004992, Bound: "latency", Registers: 184, Occupancy: "16.7% (registers)", BlocksRun: 8, Blocks: 512},
 }

@@ -54,6 +54,9 @@ import (
 // L2 holds less of a wave's footprint (the RTX A6000's 6 MB against a wave of cuda-coalesced's 68
 // MB: D = 0.09 against the H100's 0.77: Reach 0.12), more where it holds more. D_g / D_H100 is WaveDRAM.Reach;
 // no constant is added, and the readers' phase spread stays unmeasured (an assumption, as the law).
+// It is a heuristic, not a measured law: Reach is 1 on the H100 at every n (its own L2's size never
+// enters there), and the data kept here cannot tell it from Reach = D_g alone (docs/benchmarks.md,
+// "The wave estimate and the L2's size": what it rests on, and what it does not show).
 
 // WaveDRAM is how a sampled launch's DRAM reads were estimated (WaveReads): Waves is the launch's
 // waves (blocks / resident blocks, fractional); InStep and Staggered the whole grid's DRAM read
@@ -76,6 +79,13 @@ func WaveLawGPU() GPU {
 		panic(err) // GPUs lists it
 	}
 	return g
+}
+
+// reach is the L2's window of a wave of unique bytes on a GPU with l2 bytes of L2 over the window
+// of the law's wave (lawUnique bytes) on the law's GPU (lawL2): WaveDRAM.Reach. Above 1 where this
+// GPU's L2 holds more of its wave than the law's GPU did (the in-step share is still capped at 1).
+func reach(l2, unique, lawL2, lawUnique int64) float64 {
+	return window(l2, unique) / window(lawL2, lawUnique)
 }
 
 // window is the L2's window of a wave that reads unique bytes: the part of its loop over which it
@@ -307,8 +317,9 @@ func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[i
 // L2Access); the probe block is emulated here, with cfg's configuration, and what it stores is
 // undone. sizes are cfg.Buffers'
 // bytes; resident the blocks resident at once on the whole GPU, lawResident on the whole of
-// WaveLawGPU (the same launch's occupancy there; 0: unknown, and the law is taken as it is, Reach
-// 1). The GPU's L2 is cfg.Cache's.
+// WaveLawGPU (the same launch's occupancy there; 0: unknown, and this GPU's first wave stands for
+// the law's on that GPU's L2). The GPU's L2 is cfg.Cache's (gpumodel.CacheFor copies the
+// datasheet's, as WaveLawGPU's is); a launch without a cache model keeps its staggered reads.
 func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.LaunchConfig, f *Footprints, raw, c vgpu.Counts, resident, lawResident int) (vgpu.Counts, WaveDRAM) {
 	grid := cfg.Grid
 	for i := range grid {
@@ -316,6 +327,10 @@ func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 	}
 	total := grid[0] * grid[1] * grid[2]
 	w := WaveDRAM{Staggered: c.DRAMReadBytes}
+	if cfg.Cache == nil {
+		w.Why = "no cache model"
+		return c, w
+	}
 	if resident <= 0 || raw.Blocks == 0 {
 		w.Why = "no occupancy"
 		return c, w
@@ -353,17 +368,22 @@ func WaveReads(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Lau
 		}
 	}
 	waves := inStepReads(ctx, base, b0, sx, sy, grid, min(resident, total), sizes, 0)
-	w.Reach = 1
-	if law := WaveLawGPU(); lawResident > 0 && cfg.Cache != nil && waves != nil {
-		first := inStepReads(ctx, base, b0, sx, sy, grid, min(lawResident, total), sizes, 1)
-		if first != nil {
-			w.Reach = window(int64(cfg.Cache.L2Bytes), waves[0]) / window(int64(law.L2), first[0])
-		}
-	}
 	if waves == nil || ctx.Err() != nil {
 		w.Why = ctx.Err().Error()
 		return c, w
 	}
+	// The law's wave: the launch's first wave on WaveLawGPU, or, where its occupancy there is
+	// unknown, this GPU's first wave over that GPU's L2.
+	law, lawFirst := WaveLawGPU(), waves[0]
+	if lawResident > 0 {
+		first := inStepReads(ctx, base, b0, sx, sy, grid, min(lawResident, total), sizes, 1)
+		if first == nil {
+			w.Why = ctx.Err().Error()
+			return c, w
+		}
+		lawFirst = first[0]
+	}
+	w.Reach = reach(int64(cfg.Cache.L2Bytes), waves[0], int64(law.L2), lawFirst)
 	perBlock := float64(raw.DRAMReadBytes) / float64(raw.Blocks)
 	var blend float64
 	for i, b := range waves {

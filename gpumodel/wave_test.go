@@ -2,6 +2,7 @@ package gpumodel
 
 import (
 	"context"
+	"math"
 	"testing"
 )
 
@@ -40,5 +41,27 @@ func TestInStepReads(t *testing.T) {
 	got = inStepReads(context.Background(), base, [3]int{0, 0, 0}, sx, sy, [3]int{4, 2, 1}, 8, []int64{32 * 4, 32 * 12}, 0)
 	if len(got) != 1 || got[0] != 32*(4+12) {
 		t.Errorf("one wave: inStepReads = %v; want [%d]", got, 32*(4+12))
+	}
+}
+
+// reach is this GPU's L2 window over the law's, each window capped at one loop: a GPU whose L2
+// holds a tenth of its wave against the law's GPU holding half of the same wave is credited a
+// fifth of the law's in-step share; where the law's GPU held the whole wave (window 1), reach is
+// this GPU's window alone; where this GPU holds more of its wave than the law's did, above 1; a
+// wave that reads nothing has window 1.
+func TestReachIsTheWindowsRatio(t *testing.T) {
+	for _, c := range []struct {
+		l2, unique, lawL2, lawUnique int64
+		want                         float64
+	}{
+		{6, 60, 50, 100, 0.2},  // both windows below one loop
+		{6, 60, 50, 40, 0.1},   // the law's wave fits its L2
+		{64, 80, 50, 100, 1.6}, // a larger share held than on the law's GPU
+		{64, 32, 50, 100, 2},   // this wave fits: window 1 over 0.5
+		{6, 0, 50, 100, 2},     // no reads: window 1
+	} {
+		if got := reach(c.l2, c.unique, c.lawL2, c.lawUnique); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("reach(%d, %d, %d, %d) = %g, want %g", c.l2, c.unique, c.lawL2, c.lawUnique, got, c.want)
+		}
 	}
 }

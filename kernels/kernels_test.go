@@ -159,8 +159,8 @@ func TestKernelsCheckCancellationOften(t *testing.T) {
 // every level of the packing, none a multiple of any tile (MR 4 or 6, NR 4 to 32, KC 256, MC 96, NC
 // 2048). 199×101×517 is two whole MC blocks of A and 7 rows (7 is no multiple of MR), 101 columns
 // (3 whole panels of NR 32 and 5), and two whole KC blocks and 5; 13×2085×261 is two NC blocks of B,
-// the second 37 columns, with a second KC block of 5. The 1000 and 1023 (square: 30 to 70
-// times the work, 12 CPU s) cut no edge these do not; 1, 7 and 33 are its small ones.
+// the second 37 columns, with a second KC block of 5. The 1000 and 1023 (square: over 100
+// times these two's work, 12 CPU s) cut no edge these do not; 1, 7 and 33 are its small ones.
 func TestPackedRaggedSizes(t *testing.T) {
 	shapes := [][3]int{{1, 1, 1}, {7, 7, 7}, {33, 33, 33}, {2*packMC + 7, 3*32 + 5, 2*packKC + 5}, {13, packNC + 37, packKC + 5}}
 	for _, name := range []string{"packed", "simd", "simd-parallel"} {

@@ -43,6 +43,9 @@ type Options struct {
 	Sizes []int
 	// SkipSimulators skips the SIMT emulator and the systolic simulator (tests).
 	SkipSimulators bool
+	// SIMTKernels, if set, limits the ladder kernels (vgpurun.Ladder's names) the SIMT emulator is
+	// timed on (tests: the three largest Hopper rungs take about 7 CPU s); others keep no rates.
+	SIMTKernels []string
 }
 
 // Ladder is the sizes every CPU kernel is measured at (up to Options.MaxN), and OddLadder naive's
@@ -105,7 +108,7 @@ func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 	if opt.SkipSimulators {
 		return r, nil
 	}
-	for _, k := range vgpurun.Ladder() {
+	for _, k := range opt.simtKernels() {
 		if err := simtRate(ctx, r, k); err != nil {
 			return nil, err
 		}
@@ -114,6 +117,15 @@ func Measure(ctx context.Context, opt Options) (*estimate.Rates, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// simtKernels is the ladder kernels Measure times in the SIMT emulator: SIMTKernels where set, else
+// every one of vgpurun.Ladder.
+func (o Options) simtKernels() []string {
+	if o.SIMTKernels != nil {
+		return o.SIMTKernels
+	}
+	return vgpurun.Ladder()
 }
 
 // measureKernels times every kernel of ks in dtype at each size (the naive kernel also at the odd

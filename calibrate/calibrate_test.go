@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gpuplayground/playground/estimate"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // A small calibration measures the kernels asked for at the sizes asked for, in both precisions,
@@ -42,19 +44,26 @@ func TestLadderStopsOverTheLimit(t *testing.T) {
 	}
 }
 
-// The simulators' rates cover every emulated ladder kernel and both systolic regimes.
+// The simulators' rates cover the emulated ladder kernels asked for, and no other, and both
+// systolic regimes; without SIMTKernels, Measure times every ladder kernel. (Timing them all took
+// 7.7 CPU s, 7 of them the three largest Hopper rungs at n = 512; TestSIMTRateOfAPaddedRung times a
+// padded one.)
 func TestMeasureSimulators(t *testing.T) {
-	if testing.Short() {
-		t.Skip("emulates the SIMT ladder")
+	if got, want := (Options{}).simtKernels(), vgpurun.Ladder(); !slices.Equal(got, want) {
+		t.Errorf("Measure's SIMT kernels by default: %v, want the ladder %v", got, want)
 	}
-	r, err := Measure(context.Background(), Options{Kernels: []string{}})
+	simt := []string{"naive", "coalesced", "smem", "regblock"}
+	r, err := Measure(context.Background(), Options{Kernels: []string{}, Sizes: []int{16}, SIMTKernels: simt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"naive", "coalesced", "smem", "regblock"} {
+	for _, k := range simt {
 		if !(r.SIMTSeconds(k, 64) > 0) {
 			t.Errorf("SIMT %s: no rate (%v, n %v)", k, r.SIMT[k], r.SIMTN[k])
 		}
+	}
+	if len(r.SIMT) != len(simt) {
+		t.Errorf("SIMT rates of %d kernels, want the %d asked for: %v", len(r.SIMT), len(simt), r.SIMT)
 	}
 	if s := r.Systolic; !(s.PE > 0) || !(s.AnimPE > 0) || s.AnimatedN != 16 {
 		t.Errorf("systolic %+v", s)

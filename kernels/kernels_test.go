@@ -155,18 +155,21 @@ func TestKernelsCheckCancellationOften(t *testing.T) {
 	}
 }
 
-// The ragged sizes for the packed rungs, checked against gonum's Dgemm: none is a multiple of
-// any tile (MR 4 or 6, NR 4 to 32, KC 256, MC 96).
+// The packed rungs at ragged sizes, checked against gonum's Dgemm: each shape leaves a ragged edge at
+// every level of the packing, none a multiple of any tile (MR 4 or 6, NR 4 to 32, KC 256, MC 96, NC
+// 2048). 199×101×517 is two whole MC blocks of A and 7 rows (7 is no multiple of MR), 101 columns
+// (3 whole panels of NR 32 and 5), and two whole KC blocks and 5; 13×2085×261 is two NC blocks of B,
+// the second 37 columns, with a second KC block of 5. The 1000 and 1023 (square: over 100
+// times these two's work, 12 CPU s) cut no edge these do not; 1, 7 and 33 are its small ones.
 func TestPackedRaggedSizes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multiplies 1023×1023 matrices")
-	}
+	shapes := [][3]int{{1, 1, 1}, {7, 7, 7}, {33, 33, 33}, {2*packMC + 7, 3*32 + 5, 2*packKC + 5}, {13, packNC + 37, packKC + 5}}
 	for _, name := range []string{"packed", "simd", "simd-parallel"} {
 		kern, _ := Lookup(CPU(), name)
-		for _, n := range []int{1, 7, 33, 1000, 1023} {
-			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
-				checkKernel(t, name, kern.F32, n, n, n, numeric.Tolerance("float32"))
-				checkKernel(t, name, kern.F64, n, n, n, numeric.Tolerance("float64"))
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", name, m, n, k), func(t *testing.T) {
+				checkKernel(t, name, kern.F32, m, n, k, numeric.Tolerance("float32"))
+				checkKernel(t, name, kern.F64, m, n, k, numeric.Tolerance("float64"))
 			})
 		}
 	}

@@ -77,9 +77,12 @@ func round16(x float32, prec string) (uint16, float32) {
 
 // Every kernel of matmul.cu compiled by clang equals gonum in the virtual GPU at n = 1, 33, 100 and
 // 128, launched with the ladder table's shapes, for both targets (sm_70: the f16 WMMA kernel; sm_80:
-// bf16).
+// bf16). A kernel whose PTX (its entry and the module's device functions) and launch are the same
+// for sm_80 as for sm_70 (cuda_naive, cuda_coalesced, cuda_smem, cuda_regblock: clang's code for
+// them does not depend on the target) is the same run, and runs once.
 func TestClangLadderKernelsMatchGonum(t *testing.T) {
 	c := needClang(t)
+	ran := map[string]bool{} // the runs made: launch and PTX
 	for _, arch := range nvidia.PTXArchs {
 		ptx, _, err := nvidia.ClangMatmul(c, arch) // TestClangCompilesEveryKernel's compile
 		if err != nil {
@@ -92,6 +95,11 @@ func TestClangLadderKernelsMatchGonum(t *testing.T) {
 			}
 			for _, n := range []int{1, 33, 100, 128} {
 				l := k.LaunchFor(n, arch, "float32")
+				run := fmt.Sprintf("%+v\n%s", l, entryCode(t, ptx, l.Entry))
+				if ran[run] {
+					continue
+				}
+				ran[run] = true
 				rng := rand.New(rand.NewPCG(uint64(n), uint64(arch)))
 				N := l.N
 				a, b := make([]float32, n*n), make([]float32, n*n)
@@ -143,6 +151,28 @@ func TestClangLadderKernelsMatchGonum(t *testing.T) {
 			}
 		}
 	}
+}
+
+// entryCode is the PTX text a launch of entry runs in the module ptx: the entry's, from its
+// ".entry" line to its closing brace, and every device function's (".func"), whichever entry calls
+// them.
+func entryCode(t *testing.T, ptx, entry string) string {
+	t.Helper()
+	var b strings.Builder
+	found := false
+	for _, block := range strings.SplitAfter(ptx, "\n}\n") {
+		switch {
+		case strings.Contains(block, ".entry "+entry+"("):
+			found = true
+			b.WriteString(block)
+		case strings.Contains(block, ".func "):
+			b.WriteString(block)
+		}
+	}
+	if !found {
+		t.Fatalf("no entry %s in the PTX", entry)
+	}
+	return b.String()
 }
 
 // learnerKernel is what a learner writes: float4 loads, a template, #pragma unroll, a warp-shuffle

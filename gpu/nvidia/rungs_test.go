@@ -19,7 +19,7 @@ func TestRungResourcesAreCurrent(t *testing.T) {
 		}
 		t.Skip("skipping: " + msg)
 	}
-	want, err := GenerateRungResources(context.Background(), px)
+	want, err := GenerateRungResources(context.Background(), rungTools(px, LookNvdisasm()))
 	if err != nil {
 		t.Fatal(err)
 	}

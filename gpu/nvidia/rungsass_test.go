@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestRungSASSIsCurrent(t *testing.T) {
 		}
 		t.Skip("skipping: " + msg)
 	}
-	want, err := GenerateRungSASS(context.Background(), px, nvd)
+	want, err := GenerateRungSASS(context.Background(), rungTools(px, nvd))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +124,29 @@ func TestRungSASSCoversEveryEntry(t *testing.T) {
 				t.Errorf("sm_%s: no SASS attributed to %s", strings.ReplaceAll(cc, ".", ""), e.Entry)
 			}
 		}
+	}
+}
+
+// A RungTools assembles the compute_80 PTX's line table once per architecture, with -v and
+// -lineinfo: GenerateRungResources and GenerateRungSASS given the same tools share that run, its
+// report and its cubin (checked with a stand-in ptxas that logs its runs).
+func TestRungToolsAssembleOncePerArch(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	script := "#!/bin/sh\necho \"$@\" >> " + runs + "\necho cubin > kernel.cubin\n" +
+		"echo \"ptxas info    : Compiling entry function 'k' for 'sm_80'\"\necho 'ptxas info    : Used 8 registers'\n"
+	if err := os.WriteFile(filepath.Join(dir, "ptxas"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := &RungTools{Ptxas: &Ptxas{Path: filepath.Join(dir, "ptxas"), Version: "12.4"}}
+	for range 2 {
+		cubin, res, err := tools.lined(context.Background(), 80)
+		if err != nil || string(cubin) != "cubin\n" || len(res) != 1 || res[0].Entry != "k" || res[0].Registers != 8 {
+			t.Fatalf("got cubin %q, report %+v, %v; want the stand-in's", cubin, res, err)
+		}
+	}
+	log, err := os.ReadFile(runs)
+	if got := strings.Split(strings.TrimSpace(string(log)), "\n"); err != nil || len(got) != 1 || !strings.Contains(got[0], "-v -lineinfo") {
+		t.Errorf("ptxas ran %q (%v), want once, with -v -lineinfo", log, err)
 	}
 }

@@ -219,23 +219,64 @@ func (p *Ptxas) disassembly(ctx context.Context, ptx string, cc int, nvdisasm st
 		return "", false, nil, err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
+	if res, err = p.assembleIn(ctx, dir, ptx, cc); err != nil {
 		return "", false, nil, err
+	}
+	listing, cut, err = listIn(ctx, dir, nvdisasm)
+	return listing, cut, res, err
+}
+
+// assembleIn writes ptx to kernel.ptx in dir and assembles it there for sm_<cc> (PtxasArch) with
+// -v and -lineinfo into kernel.cubin; it returns ptxas's report.
+func (p *Ptxas) assembleIn(ctx context.Context, dir, ptx string, cc int) ([]EntryResources, error) {
+	if err := os.WriteFile(filepath.Join(dir, "kernel.ptx"), []byte(ptx), 0o600); err != nil {
+		return nil, err
 	}
 	arch := PtxasArch(ptx, cc)
 	var log limitedBuffer
 	if err := runTool(ctx, dir, &log, &log, p.Path, "-arch="+arch, "-v", "-lineinfo", "-o", "kernel.cubin", "kernel.ptx"); err != nil {
-		return "", false, nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
+		return nil, toolError(ctx, fmt.Sprintf("ptxas %s -arch=%s -lineinfo", p.Version, arch), err, log.String())
 	}
-	if res, err = ParsePtxasReport(log.String()); err != nil {
-		return "", false, nil, err
-	}
+	return ParsePtxasReport(log.String())
+}
+
+// listIn lists kernel.cubin in dir with the nvdisasm at path (-g -c), the listing read up to
+// MaxDisassembly bytes (cut saying more came).
+func listIn(ctx context.Context, dir, nvdisasm string) (listing string, cut bool, err error) {
 	out := &cappedBuffer{limit: MaxDisassembly}
-	log = limitedBuffer{}
+	var log limitedBuffer
 	if err := runTool(ctx, dir, out, &log, nvdisasm, "-g", "-c", "kernel.cubin"); err != nil {
-		return "", false, res, toolError(ctx, "nvdisasm -g", err, log.String())
+		return "", false, toolError(ctx, "nvdisasm -g", err, log.String())
 	}
-	return out.String(), out.cut, res, nil
+	return out.String(), out.cut, nil
+}
+
+// assembleLineinfo is ptx assembled for sm_<cc> as disassembly assembles it, in a temporary folder:
+// the cubin and ptxas's report.
+func (p *Ptxas) assembleLineinfo(ctx context.Context, ptx string, cc int) (cubin []byte, res []EntryResources, err error) {
+	dir, err := os.MkdirTemp("", "playground-sass-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	if res, err = p.assembleIn(ctx, dir, ptx, cc); err != nil {
+		return nil, nil, err
+	}
+	cubin, err = os.ReadFile(filepath.Join(dir, "kernel.cubin"))
+	return cubin, res, err
+}
+
+// disassembleCubin lists cubin as disassembly lists its own, in a temporary folder.
+func disassembleCubin(ctx context.Context, cubin []byte, nvdisasm string) (listing string, cut bool, err error) {
+	dir, err := os.MkdirTemp("", "playground-sass-")
+	if err != nil {
+		return "", false, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "kernel.cubin"), cubin, 0o600); err != nil {
+		return "", false, err
+	}
+	return listIn(ctx, dir, nvdisasm)
 }
 
 // toolError is a tool's failure (err, what it wrote: log) under its name, or ctx's cause where ctx

@@ -46,6 +46,25 @@ func ClangMatmul(c *Clang, arch int) (ptx, log string, err error) {
 	return r.ptx, r.log, r.err
 }
 
+// sharedRungTools is the RungTools of this test binary: TestRungResourcesAreCurrent and
+// TestRungSASSIsCurrent share its ptxas runs of the compute_80 PTX's line table (four, about 0.8
+// CPU s each).
+var sharedRungTools struct {
+	sync.Mutex
+	tools *RungTools
+}
+
+// rungTools is the test binary's RungTools for px and the nvdisasm at nvdisasm, made by the first
+// call for them (a call for other tools makes new ones).
+func rungTools(px *Ptxas, nvdisasm string) *RungTools {
+	sharedRungTools.Lock()
+	defer sharedRungTools.Unlock()
+	if t := sharedRungTools.tools; t == nil || *t.Ptxas != *px || t.Nvdisasm != nvdisasm {
+		sharedRungTools.tools = &RungTools{Ptxas: px, Nvdisasm: nvdisasm}
+	}
+	return sharedRungTools.tools
+}
+
 // exhaustive reports whether the tests run their whole sweeps (PLAYGROUND_EXHAUSTIVE=1, a step of
 // .ci/run) rather than the documented subset `go test ./...` runs.
 func exhaustive() bool { return os.Getenv("PLAYGROUND_EXHAUSTIVE") == "1" }

@@ -7,10 +7,12 @@ package fakecuda
 import (
 	_ "embed"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ebitengine/purego"
@@ -24,7 +26,9 @@ var source []byte
 // against the first) and sets LD_LIBRARY_PATH to that folder for the rest of the test, so that worker
 // processes started afterwards load it through the dynamic loader's path. It returns the folder. It
 // skips the test on a machine with a real CUDA driver (the GPU tests use that) and, outside CI, on one
-// without a C compiler (cc, or $CC); in CI (CI=true) a missing compiler fails it.
+// without a C compiler (cc, or $CC); in CI (CI=true) a missing compiler fails it. The C is compiled
+// once per test binary and compiler (about 0.7 CPU s); each Setup writes those same files into its
+// own folder.
 func Setup(t testing.TB) string {
 	t.Helper()
 	if _, err := nvidia.LoadDriver(); err == nil {
@@ -40,22 +44,73 @@ func Setup(t testing.TB) string {
 		}
 		t.Skipf("skipping: no C compiler (%v) to build the fake CUDA library", err)
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "fakecuda.c")
-	if err := os.WriteFile(src, source, 0o644); err != nil {
+	libs, err := builtWith(compiler)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"-o", filepath.Join(dir, "libcuda.so.1")},
-		{"-DFAKE_CUBLAS", "-o", filepath.Join(dir, "libcublas.so.13"), "-L" + dir, "-l:libcuda.so.1"},
-	} {
-		args = append([]string{"-shared", "-fPIC", "-O2", "-Wall", "-Werror", src}, args...)
-		if out, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
-			t.Fatalf("building the fake CUDA library (%s %s): %v\n%s", compiler, strings.Join(args, " "), err, out)
+	dir := t.TempDir()
+	for _, l := range libs {
+		if err := os.WriteFile(filepath.Join(dir, l.name), l.data, 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
 	t.Setenv("LD_LIBRARY_PATH", dir)
 	return dir
+}
+
+// library is one file of the built stand-in: its name and its bytes.
+type library struct {
+	name string
+	data []byte
+}
+
+// built holds the stand-in as this test binary compiled it, by C compiler, and how many times it
+// compiled it (builds: once per compiler, which its test checks).
+var built struct {
+	sync.Mutex
+	byCompiler map[string][]library
+	builds     int
+}
+
+// builtWith is the stand-in's files compiled by compiler: built by the first call for compiler, in
+// a temporary folder it then removes, and the same bytes after. An error holds the compiler's
+// command and output; a failed build is tried again by the next call.
+func builtWith(compiler string) ([]library, error) {
+	built.Lock()
+	defer built.Unlock()
+	if libs, ok := built.byCompiler[compiler]; ok {
+		return libs, nil
+	}
+	dir, err := os.MkdirTemp("", "fakecuda-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "fakecuda.c")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		return nil, err
+	}
+	built.builds++
+	var libs []library
+	for _, l := range []struct {
+		name  string
+		extra []string
+	}{{"libcuda.so.1", nil}, {"libcublas.so.13", []string{"-DFAKE_CUBLAS", "-L" + dir, "-l:libcuda.so.1"}}} {
+		args := append([]string{"-shared", "-fPIC", "-O2", "-Wall", "-Werror", src, "-o", filepath.Join(dir, l.name)}, l.extra...)
+		if out, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("building the fake CUDA library (%s %s): %v\n%s", compiler, strings.Join(args, " "), err, out)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, l.name))
+		if err != nil {
+			return nil, err
+		}
+		libs = append(libs, library{l.name, data})
+	}
+	if built.byCompiler == nil {
+		built.byCompiler = map[string][]library{}
+	}
+	built.byCompiler[compiler] = libs
+	return libs, nil
 }
 
 // DeviceName is the name the stand-in reports for its one device.

@@ -161,3 +161,25 @@ func TestFakeHopperRules(t *testing.T) {
 		t.Errorf("sm_90a PTX on a cc 10.0 fake: got %v, want CUDA_ERROR_NO_BINARY_FOR_GPU", err)
 	}
 }
+
+// The stand-in is compiled once per test binary: a second Setup gets a folder of its own holding
+// the same libraries, byte for byte, without compiling them again.
+func TestSetupCompilesOnce(t *testing.T) {
+	builds := func() int { built.Lock(); defer built.Unlock(); return built.builds }
+	first := Setup(t)
+	after := builds()
+	second := Setup(t)
+	if got := builds(); got != after || got < 1 {
+		t.Errorf("compiled %d times after two Setups (%d after the first), want once", got, after)
+	}
+	if first == second || os.Getenv("LD_LIBRARY_PATH") != second {
+		t.Errorf("Setup folders %s and %s, LD_LIBRARY_PATH %s: want a fresh folder, on the loader path", first, second, os.Getenv("LD_LIBRARY_PATH"))
+	}
+	for _, name := range []string{"libcuda.so.1", "libcublas.so.13"} {
+		a, errA := os.ReadFile(filepath.Join(first, name))
+		b, errB := os.ReadFile(filepath.Join(second, name))
+		if errA != nil || errB != nil || len(a) == 0 || string(a) != string(b) {
+			t.Errorf("%s: %d and %d bytes (%v, %v), want the same library in both", name, len(a), len(b), errA, errB)
+		}
+	}
+}

@@ -24,14 +24,16 @@ func main() {
 		log.Fatalf("genrungs: %v", err)
 	}
 	var src []byte
+	tools := &nvidia.RungTools{Ptxas: px}
 	if *sass {
 		nvd := nvidia.LookNvdisasm()
 		if nvd == "" {
 			log.Fatalf("genrungs: no nvdisasm (%v)", nvidia.NvdisasmPaths())
 		}
-		src, err = nvidia.GenerateRungSASS(context.Background(), px, nvd)
+		tools.Nvdisasm = nvd
+		src, err = nvidia.GenerateRungSASS(context.Background(), tools)
 	} else {
-		src, err = nvidia.GenerateRungResources(context.Background(), px)
+		src, err = nvidia.GenerateRungResources(context.Background(), tools)
 	}
 	if err != nil {
 		log.Fatalf("genrungs: %v", err)

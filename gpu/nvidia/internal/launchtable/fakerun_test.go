@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
@@ -108,17 +109,78 @@ func cxxCompiler(t *testing.T) string {
 }
 
 // buildLaunch compiles launch.cu with the header of ks as plain C++ with cxx against the cuda.h in
-// inc, linked to the libcuda.so.1 in lib with every symbol resolved, and returns the binary.
+// inc, linked to the libcuda.so.1 in lib with every symbol resolved, and returns the binary. The
+// object file is compiled once per test binary for a compiler, a cuda.h and a header (about 1.2 CPU
+// s: TestLaunchCuRunsOnFakeCUDA and TestLaunchCuLinksAgainstNVIDIALibcuda link the same one, each to
+// its libcuda).
 func buildLaunch(t *testing.T, cxx, inc, lib string, ks []nvidia.Kernel) string {
 	t.Helper()
-	src := writeLaunch(t, ks)
-	bin := filepath.Join(filepath.Dir(src), "launch")
-	args := []string{"-x", "c++", "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-I" + inc, "-o", bin, src,
-		"-L" + lib, "-l:libcuda.so.1", "-Wl,--no-undefined"}
+	obj := filepath.Join(t.TempDir(), "launch.o")
+	if err := os.WriteFile(obj, launchObject(t, cxx, inc, ks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(filepath.Dir(obj), "launch")
+	args := []string{"-o", bin, obj, "-L" + lib, "-l:libcuda.so.1", "-Wl,--no-undefined"}
 	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cxx, strings.Join(args, " "), err, out)
 	}
 	return bin
+}
+
+// launchObjects are the object files of launch.cu this test binary compiled, by compiler, cuda.h
+// folder and header.
+var launchObjects struct {
+	sync.Mutex
+	byBuild map[[3]string][]byte
+}
+
+// launchObject is launch.cu with the header of ks compiled as plain C++ by cxx against the cuda.h in
+// inc (not linked): compiled by the first call for them, the same bytes after.
+func launchObject(t *testing.T, cxx, inc string, ks []nvidia.Kernel) []byte {
+	t.Helper()
+	h, err := Header(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := [3]string{cxx, inc, h}
+	launchObjects.Lock()
+	defer launchObjects.Unlock()
+	if obj, ok := launchObjects.byBuild[key]; ok {
+		return obj
+	}
+	src := writeLaunch(t, ks)
+	obj := filepath.Join(filepath.Dir(src), "launch.o")
+	args := []string{"-x", "c++", "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-I" + inc, "-c", "-o", obj, src}
+	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cxx, strings.Join(args, " "), err, out)
+	}
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if launchObjects.byBuild == nil {
+		launchObjects.byBuild = map[[3]string][]byte{}
+	}
+	launchObjects.byBuild[key] = data
+	return data
+}
+
+// launchRows is the rows these tests build launch.cu with: the table's (nvidia.LaunchRows) and
+// after them variants, which TestLaunchCuRunsOnFakeCUDA launches: in clusters (no row of the table
+// sets Cluster yet) cuda-wgmma-multicast's of 1×2, cuda-wgmma-persistent's and cuda-wgmma-ws's of
+// 2×1, and cuda-wgmma's with FP16 inputs (variants[3], which the fake, multiplying them as BF16,
+// finds wrong).
+func launchRows() (rows, variants []nvidia.Kernel) {
+	variant := func(k nvidia.Kernel, cluster [3]int) nvidia.Kernel {
+		k.Name, k.Cluster = k.Name+"-clusters", cluster
+		return k
+	}
+	byName := func(name string) nvidia.Kernel { k, _ := nvidia.LookupKernel(name); return k }
+	f16 := byName("cuda-wgmma")
+	f16.Name, f16.Precision = f16.Name+"-f16", "f16"
+	variants = []nvidia.Kernel{variant(byName("cuda-wgmma-multicast"), [3]int{1, 2, 1}),
+		variant(byName("cuda-wgmma-persistent"), [3]int{2, 1, 1}), variant(byName("cuda-wgmma-ws"), [3]int{2, 1, 1}), f16}
+	return append(nvidia.LaunchRows(), variants...), variants
 }
 
 // launch.cu links against NVIDIA's own libcuda.so.1 (Debian's libcuda1, driver 535, unpacked by
@@ -141,12 +203,13 @@ func TestLaunchCuLinksAgainstNVIDIALibcuda(t *testing.T) {
 	if _, err := nvidia.LoadDriver(); err == nil {
 		t.Skip("this machine has a CUDA driver; the GPU runbook runs launch.cu on it")
 	}
-	bin := buildLaunch(t, cxxCompiler(t), cuda12Include(t), lib, nvidia.LaunchRows())
+	rows, _ := launchRows() // TestLaunchCuRunsOnFakeCUDA's rows: the same object file
+	bin := buildLaunch(t, cxxCompiler(t), cuda12Include(t), lib, rows)
 	t.Setenv("LD_LIBRARY_PATH", lib)
 	// -entries lists every own kernel's entry points (and older ones), "tiled" those of matmul.cu
 	// with a fixed block, "hopper" those with an architecture of their own.
 	want := map[string][]string{}
-	for _, k := range nvidia.LaunchRows() {
+	for _, k := range rows {
 		if k.BLAS != nil || k.Entry == "" {
 			continue
 		}
@@ -184,9 +247,9 @@ func TestLaunchCuLinksAgainstNVIDIALibcuda(t *testing.T) {
 // Hopper rung runs once, with no repeats. On a device of another compute capability the sm_90a PTX
 // is refused, naming the driver's error.
 func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
-	rows := nvidia.LaunchRows()
+	rows, variants := launchRows()
 	var hopper []nvidia.Kernel
-	for _, k := range rows {
+	for _, k := range nvidia.LaunchRows() {
 		if k.Arch != "" {
 			hopper = append(hopper, k)
 		}
@@ -194,16 +257,8 @@ func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
 	if len(hopper) == 0 {
 		t.Fatal("no Hopper rung in the table")
 	}
-	variant := func(k nvidia.Kernel, cluster [3]int) nvidia.Kernel {
-		k.Name, k.Cluster = k.Name+"-clusters", cluster
-		return k
-	}
-	byName := func(name string) nvidia.Kernel { k, _ := nvidia.LookupKernel(name); return k }
-	f16 := byName("cuda-wgmma")
-	f16.Name, f16.Precision = f16.Name+"-f16", "f16"
-	hopper = append(hopper, variant(byName("cuda-wgmma-multicast"), [3]int{1, 2, 1}),
-		variant(byName("cuda-wgmma-persistent"), [3]int{2, 1, 1}), variant(byName("cuda-wgmma-ws"), [3]int{2, 1, 1}), f16)
-	wrong := map[string]bool{f16.Name: true}
+	hopper = append(hopper, variants...)
+	wrong := map[string]bool{variants[3].Name: true}
 	// The variants' grids at n = 100 (padded to 256: 1×2 tiles of 256×128) on one SM, by hand.
 	for _, c := range []struct {
 		k     nvidia.Kernel
@@ -214,7 +269,7 @@ func TestLaunchCuRunsOnFakeCUDA(t *testing.T) {
 			t.Fatalf("%s: grid %v whole %v, want %v %v", c.k.Name, grid, whole, c.grid, c.whole)
 		}
 	}
-	bin := launchOnFake(t, append(slices.Clone(rows), hopper[len(hopper)-4:]...))
+	bin := launchOnFake(t, rows)
 	byPTX := map[string][]nvidia.Kernel{}
 	for _, k := range hopper {
 		file := nvidia.PTXFile(path.Base(k.Source), k.Arch)

@@ -244,6 +244,12 @@ func joinLikeBrowser(base, ip, name string) error {
 		return err
 	}
 	resp, err = c.PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {name}})
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		// At the address's cap of connections not signed in, the server closes the oldest idle one,
+		// which this client may be reusing at that moment: a browser sends the request again when a
+		// kept-alive connection closes before any answer (Go's client does not, for a POST).
+		resp, err = c.PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {name}})
+	}
 	if err := step("joining", resp, err, http.StatusSeeOther); err != nil {
 		return err
 	}

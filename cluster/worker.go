@@ -55,6 +55,9 @@ type WorkerConfig struct {
 	// at a join: then, a refusal that waiting will not change (an untrusted certificate, a wrong
 	// token) ends the join, and anything else is tried again. Default 5 s; tests shorten it.
 	RequestTimeout time.Duration
+	// PullWait is how long one pull for the worker's next job waits for one before the next pull;
+	// stopping the worker ends it at once. Default 2 s.
+	PullWait time.Duration
 	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names): the server's,
 	// as its worker command says. Default DefaultPrefix.
 	Prefix string
@@ -77,6 +80,9 @@ func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 5 * time.Second
+	}
+	if cfg.PullWait <= 0 {
+		cfg.PullWait = 2 * time.Second
 	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
@@ -152,7 +158,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if sub, err := nc.Subscribe(cfg.names.Notice()+me.ID, func(msg *nats.Msg) { told(msg, quit) }); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat}
+	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat, pullWait: cfg.PullWait}
 	nc.SetReconnectHandler(w.reconnected)
 	if sub, err := nc.Subscribe(cfg.names.Start(), w.serverStarted); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
@@ -379,8 +385,10 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 		case <-ctx.Done():
 			continue
 		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		pull, endPull := context.WithTimeout(ctx, w.pullWait) // ctx's end ends the pull at once
+		batch, err := cons.Fetch(1, jetstream.FetchContext(pull))
 		if err != nil {
+			endPull()
 			<-permits
 			select {
 			case <-ctx.Done():
@@ -409,10 +417,13 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 				w.run(ctx, msg, j)
 			}()
 		}
+		endPull()
 		if !started {
 			<-permits
 		}
-		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
+		// A pull that outlives its own deadline (its expiry passed, the NATS server's answer late) is
+		// an empty one.
+		if err := batch.Error(); !got && err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 			if c, cerr := remake(ctx); cerr == nil {
 				cons = c
 			} else {
@@ -446,6 +457,8 @@ type runner struct {
 	pulled func()
 	// beat is the heartbeat: how often a job held is acknowledged in progress (keepJob).
 	beat time.Duration
+	// pullWait is WorkerConfig.PullWait.
+	pullWait time.Duration
 
 	mu      sync.Mutex
 	epoch   string            // the epoch of the server last heard of (Names.Start, or a job's)

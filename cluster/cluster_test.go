@@ -93,30 +93,37 @@ func fakeReport(withGPU bool) nvidia.Report {
 }
 
 // testKinds are the built-in kinds plus `nap`: `ms: N` sleeps N ms after a progress event (before
-// it with `quiet: true`), `gpu: true` needs a GPU; it notes the worker's process id.
-func testKinds(env cells.Env) []cells.Kind { return append(builtin.Kinds(env), napKind{}) }
+// it with `quiet: true`), or until stopped on the machine named by `hold_on`; `gpu: true` needs a
+// GPU; it notes the worker's process id.
+func testKinds(env cells.Env) []cells.Kind {
+	return append(builtin.Kinds(env), napKind{machine: env.Machine})
+}
 
-type napKind struct{}
+type napKind struct{ machine string }
 
 type napSpec struct {
 	cells.Common `yaml:",inline"`
-	MS           int  `yaml:"ms"`
-	GPU          bool `yaml:"gpu"`
-	Quiet        bool `yaml:"quiet"`
-	BigKiB       int  `yaml:"big_kib"`
+	MS           int    `yaml:"ms"`
+	GPU          bool   `yaml:"gpu"`
+	Quiet        bool   `yaml:"quiet"`
+	BigKiB       int    `yaml:"big_kib"`
+	HoldOn       string `yaml:"hold_on"`
 }
 
 func (napKind) Name() string   { return "nap" }
 func (napKind) Script() string { return "export default {};\n" }
-func (napKind) Parse(c cells.Cell) (cells.Run, error) {
+func (k napKind) Parse(c cells.Cell) (cells.Run, error) {
 	var s napSpec
 	if err := cells.Decode(c.Source, &s); err != nil {
 		return nil, err
 	}
-	return napRun(s), nil
+	return napRun{napSpec: s, held: s.HoldOn != "" && s.HoldOn == k.machine}, nil
 }
 
-type napRun napSpec
+type napRun struct {
+	napSpec
+	held bool // on the machine hold_on names: the nap lasts until stopped
+}
 
 func (napRun) Estimate() time.Duration { return time.Second }
 func (r napRun) Needs() cells.Needs    { return cells.Needs{GPU: r.GPU} }
@@ -127,10 +134,14 @@ func (r napRun) Run(ctx context.Context, e cells.Emitter) error {
 	if r.BigKiB > 0 {
 		e.Text("big", strings.Repeat("x", r.BigKiB<<10))
 	}
+	var wake <-chan time.Time
+	if !r.held {
+		wake = time.After(time.Duration(r.MS) * time.Millisecond)
+	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(time.Duration(r.MS) * time.Millisecond):
+	case <-wake:
 	}
 	e.Note("info", fmt.Sprintf("pid %d", os.Getpid()))
 	e.Progress(1, 1)
@@ -486,7 +497,9 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	quiet := startWorker(t, c, "quiet-victim", true)
 	quietTook := watchTaken(t, c, "quiet-victim")
 	rec = &recorder{}
-	go func() { done <- executeTo(ctx, c, "nap", "ms: 3000\ngpu: true\nquiet: true\n", rec) }()
+	go func() {
+		done <- executeTo(ctx, c, "nap", "ms: 10\ngpu: true\nquiet: true\nhold_on: quiet-victim\n", rec)
+	}()
 	quietTook()
 	rescuer := startWorker(t, c, "rescuer", true)
 	_ = quiet.Process.Kill()

@@ -37,19 +37,21 @@ func TestWorkersOverTLS(t *testing.T) {
 		t.Errorf("the port's INFO to a plain connection: %q, %v; want tls_required", info, err)
 	}
 
-	worker := func(ctx context.Context, name, ca string) error {
+	worker := func(ctx context.Context, name, ca string, wait time.Duration) error {
 		return RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: name, Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: url, Token: "tok", CA: ca,
-			Heartbeat: testHeartbeat, Out: io.Discard})
+			Heartbeat: testHeartbeat, Out: io.Discard, RequestTimeout: wait})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := worker(ctx, "untrusting", ""); err == nil || !strings.Contains(err.Error(), "certificate") {
+	// Its first request to the NATS server ends at RequestTimeout (default 5 s), and the join with the
+	// certificate error the connection met meanwhile (or with the next try's).
+	if err := worker(ctx, "untrusting", "", 300*time.Millisecond); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("a worker that does not trust the certificate: %v, want a certificate error", err)
 	}
 
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker(wctx, "trusting", certFile) }()
+	go func() { done <- worker(wctx, "trusting", certFile, 0) }()
 	defer func() {
 		stop()
 		if err := <-done; err != nil {

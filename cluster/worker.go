@@ -51,6 +51,13 @@ type WorkerConfig struct {
 	PingInterval time.Duration
 	// Out receives a line when the worker joins. Default os.Stdout.
 	Out io.Writer
+	// RequestTimeout bounds the wait for the NATS server's answer to making the worker's consumer
+	// at a join: then, a refusal that waiting will not change (an untrusted certificate, a wrong
+	// token) ends the join, and anything else is tried again. Default 5 s; tests shorten it.
+	RequestTimeout time.Duration
+	// PullWait is how long one pull for the worker's next job waits for one before the next pull;
+	// stopping the worker ends it at once. Default 2 s.
+	PullWait time.Duration
 	// Prefix is the deployment's prefix of every NATS name (-nats-prefix; Names): the server's,
 	// as its worker command says. Default DefaultPrefix.
 	Prefix string
@@ -70,6 +77,12 @@ func (cfg WorkerConfig) withDefaults() (WorkerConfig, error) {
 	}
 	if cfg.PingInterval <= 0 {
 		cfg.PingInterval = PingInterval
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 5 * time.Second
+	}
+	if cfg.PullWait <= 0 {
+		cfg.PullWait = 2 * time.Second
 	}
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
@@ -145,7 +158,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if sub, err := nc.Subscribe(cfg.names.Notice()+me.ID, func(msg *nats.Msg) { told(msg, quit) }); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat}
+	w := &runner{nc: nc, names: cfg.names, m: m, me: me, out: cfg.Out, running: map[*running]bool{}, pulled: cfg.pulled, beat: cfg.Heartbeat, pullWait: cfg.PullWait}
 	nc.SetReconnectHandler(w.reconnected)
 	if sub, err := nc.Subscribe(cfg.names.Start(), w.serverStarted); err == nil {
 		defer func() { _ = sub.Unsubscribe() }()
@@ -154,7 +167,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	w.wantRates.Store(true)                                           // the first announcement carries the rates
 	defer heartbeat(nc, cfg.names, me, cfg.Heartbeat, &w.wantRates)() // after the jobs: every job ended and was reported before the bye
 	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) {
-		return consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat)
+		return consumer(ctx, nc, cfg, me)
 	})
 	return stopCause(ctx)
 }
@@ -262,22 +275,22 @@ func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair, trouble *natsTrou
 	return nc, nil
 }
 
-// consumer makes (or finds) the worker me's durable pull consumer of the job stream: at most slots
+// consumer makes (or finds) the worker me's durable pull consumer of the job stream: at most cfg.Slots
 // jobs fetched and not yet acknowledged, each held only while the worker says it works on it (an
 // in-progress acknowledgement every heartbeat beat, keepJob): a worker frozen or cut off loses its
 // jobs after ackWait(beat), not after a fixed hour, and its slots are free again (its jobs are not
 // delivered again: MaxDeliver 1; the server gave them up or moved them). A consumer nobody pulls
 // from for inactive is deleted by JetStream; the server deletes a departed worker's at once.
-func consumer(ctx context.Context, nc *nats.Conn, n Names, me Machine, slots int, beat time.Duration) (jetstream.Consumer, error) {
+func consumer(ctx context.Context, nc *nats.Conn, cfg WorkerConfig, me Machine) (jetstream.Consumer, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
 	defer cancel()
-	return js.CreateOrUpdateConsumer(ctx, n.Stream(), jetstream.ConsumerConfig{
-		Durable: consumerName(me.ID), FilterSubject: n.Jobs() + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
-		MaxAckPending: slots, AckWait: ackWait(beat), MaxDeliver: 1, InactiveThreshold: inactive,
+	return js.CreateOrUpdateConsumer(ctx, cfg.names.Stream(), jetstream.ConsumerConfig{
+		Durable: consumerName(me.ID), FilterSubject: cfg.names.Jobs() + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: cfg.Slots, AckWait: ackWait(cfg.Heartbeat), MaxDeliver: 1, InactiveThreshold: inactive,
 		Description: "jobs for " + me.Summary()})
 }
 
@@ -296,7 +309,7 @@ func waitConsumer(ctx context.Context, cfg WorkerConfig, nc *nats.Conn, me Machi
 	var cons jetstream.Consumer
 	for told := false; ; {
 		var err error
-		if cons, err = consumer(ctx, nc, cfg.names, me, cfg.Slots, cfg.Heartbeat); err == nil {
+		if cons, err = consumer(ctx, nc, cfg, me); err == nil {
 			break
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || isAuth(err) || isAuth(nc.LastError()) || isTLS(nc.LastError()) {
@@ -372,8 +385,10 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 		case <-ctx.Done():
 			continue
 		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		pull, endPull := context.WithTimeout(ctx, w.pullWait) // ctx's end ends the pull at once
+		batch, err := cons.Fetch(1, jetstream.FetchContext(pull))
 		if err != nil {
+			endPull()
 			<-permits
 			select {
 			case <-ctx.Done():
@@ -402,10 +417,13 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 				w.run(ctx, msg, j)
 			}()
 		}
+		endPull()
 		if !started {
 			<-permits
 		}
-		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
+		// A pull that outlives its own deadline (its expiry passed, the NATS server's answer late) is
+		// an empty one.
+		if err := batch.Error(); !got && err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 			if c, cerr := remake(ctx); cerr == nil {
 				cons = c
 			} else {
@@ -439,6 +457,8 @@ type runner struct {
 	pulled func()
 	// beat is the heartbeat: how often a job held is acknowledged in progress (keepJob).
 	beat time.Duration
+	// pullWait is WorkerConfig.PullWait.
+	pullWait time.Duration
 
 	mu      sync.Mutex
 	epoch   string            // the epoch of the server last heard of (Names.Start, or a job's)

@@ -621,3 +621,35 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 		t.Errorf("RunWorker: %v", err)
 	}
 }
+
+// Stopping a worker ends its pending pull for jobs at once, however long the pull may wait (a
+// minute here, PullWait): RunWorker returns well within it.
+func TestWorkerStopEndsItsPull(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "puller", Slots: 1, Kinds: testKinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+			Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(), Heartbeat: c.cfg.Heartbeat, PullWait: time.Minute, Out: io.Discard})
+	}()
+	waitMachine(t, c, "puller", true)
+	cons, err := c.js.Consumer(ctx, dn.Stream(), consumerName(c.Machines()[0].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the worker's pull waiting", func() bool {
+		info, err := cons.Info(ctx)
+		return err == nil && info.NumWaiting == 1
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("RunWorker: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker still runs 30 s after it was stopped: it waits out its pull")
+	}
+}

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,10 +48,11 @@ func (e *CompileTimeoutError) Error() string {
 type Compiler struct {
 	Transport Transport
 	// Timeout defaults to CompileTimeout, Memory (bytes) to CompileMemory, Parallel to
-	// CompileParallel.
-	Timeout  time.Duration
-	Memory   int64
-	Parallel int
+	// CompileParallel, DisassembleTimeout (what SASS work adds to Timeout) to DisassembleTimeout.
+	Timeout            time.Duration
+	Memory             int64
+	Parallel           int
+	DisassembleTimeout time.Duration
 
 	timers clock // nil: the real clock; tests inject a fake one
 
@@ -147,7 +149,7 @@ func (c *Compiler) compile(ctx context.Context, req Request) (Compiled, error) {
 	}
 	timeout, memory := c.limits()
 	if req.Disassemble || req.SassLines {
-		timeout += DisassembleTimeout
+		timeout += cmp.Or(c.DisassembleTimeout, DisassembleTimeout)
 	}
 	tr, cleanup := compileTransport(c.Transport)
 	defer cleanup()

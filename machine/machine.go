@@ -50,6 +50,10 @@ type Config struct {
 	// run estimates at start-up (Machine.Calibrate), before it runs anything: the server as its run
 	// queue's first job, a worker before it joins. cmd/playground turns it on; tests leave it off.
 	Calibrate bool
+	// CompileTimeout and DisassembleTimeout bound a learner's compile, and what the SASS work of
+	// Show SASS and the time model adds to it (gpu.Compiler's Timeout and DisassembleTimeout);
+	// zero: gpu.CompileTimeout and gpu.DisassembleTimeout. Tests shorten them.
+	CompileTimeout, DisassembleTimeout time.Duration
 }
 
 // Kinds is f, or builtin.Kinds when f is nil: the one place the default list of kinds is chosen.
@@ -113,7 +117,9 @@ func New(ctx context.Context, cfg Config) *Machine {
 	if cfg.GPU == nil {
 		cfg.GPU = SelfGPU()
 	}
-	m := &Machine{GPU: &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU}}, Gate: NewGate(cfg.Slots), kinds: Kinds(cfg.Kinds)}
+	m := &Machine{GPU: &gpu.Machine{Worker: &gpu.Supervisor{Transport: cfg.GPU},
+		Compiler: &gpu.Compiler{Transport: cfg.GPU, Timeout: cfg.CompileTimeout, DisassembleTimeout: cfg.DisassembleTimeout}},
+		Gate: NewGate(cfg.Slots), kinds: Kinds(cfg.Kinds)}
 	if cfg.Devices != nil {
 		m.GPU.Report = cfg.Devices(ctx)
 	} else {

@@ -169,12 +169,14 @@ func TestAbuseResults(t *testing.T) {
 	}
 }
 
-// A run waiting for a page that went away never holds the queue: closing the connection, Stop and
-// the time limit each end the wait, and the next run starts.
+// A run waiting for a page that went away never holds the queue: closing the connection (once no
+// page shows the run for PageGone), Stop and the time limit each end the wait, and the next run
+// starts.
 func TestAskEndsWithThePage(t *testing.T) {
 	t.Parallel()
 	cfg := probeConfig(t)
 	cfg.Limits.RunTimeout = 2 * time.Second
+	cfg.PageGone = time.Millisecond // else the time limit, not the closed page, ends the first wait
 	_, base := startServer(t, cfg)
 	gone := dial(t, base)
 	if err := gone.WriteJSON(probeMsg("q", "ask: 1")); err != nil {

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/internal/filetricks"
 )
@@ -44,9 +46,11 @@ func leaked(text, secret string) bool {
 	return strings.Contains(text, secret) || strings.Contains(squeezed, strings.Join(bytes, ","))
 }
 
-// compilers are the two compilers a server may use, each with how to tell it is missing (CI must
-// have both).
-func useCompiler(t *testing.T, name string) {
+// compilerGPU is the GPU transport of a server whose compile workers use only the compiler name
+// ("nvrtc" or "clang"): env(1) sets nvidia.CompilerEnv for the worker on top of the environment that
+// the compile's confinement gives it (gpu.Compiler), so that tests choosing different compilers run
+// in parallel. A missing compiler skips the test (and fails it in CI, which must have both).
+func compilerGPU(t *testing.T, name string) gpu.Transport {
 	t.Helper()
 	var err error
 	switch name {
@@ -61,7 +65,15 @@ func useCompiler(t *testing.T, name string) {
 		}
 		t.Skipf("skipping: no %s (%v)", name, err)
 	}
-	t.Setenv(nvidia.CompilerEnv, name)
+	env, err := exec.LookPath("env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gpu.Exec{Path: env, Args: []string{nvidia.CompilerEnv + "=" + name, exe, gpu.WorkerCommand}}
 }
 
 // A signed-in student's cuda cell tries every way of making the compiler read a planted secret file
@@ -69,11 +81,15 @@ func useCompiler(t *testing.T, name string) {
 // cell line, and the secret appears in no message of the run (PTX, notes, errors). Two controls show
 // that a secret in the source itself would be seen, in the PTX and in an error.
 func TestAbuseCompilerReadsNoFile(t *testing.T) {
+	t.Parallel()
 	path, secret := plantSecret(t)
 	for _, compiler := range []string{"nvrtc", "clang"} {
 		t.Run(compiler, func(t *testing.T) {
-			useCompiler(t, compiler)
-			ws := dial(t, cudaServer(t))
+			t.Parallel()
+			cfg := cudaConfig(t)
+			cfg.GPU = compilerGPU(t, compiler)
+			_, base := startServer(t, cfg)
+			ws := dial(t, base)
 			header := "kernel: twice_mm\nsizes: [32]\n---\n" // the source starts on cell line 4
 			run := func(id, source, action string) []Message {
 				t.Helper()
@@ -102,6 +118,10 @@ func TestAbuseCompilerReadsNoFile(t *testing.T) {
 				"extern \"C\" __global__ void twice_mm(const float* A, const float* B, float* C, int M, int N, int K) { C[0] = leak[0]; }\n", "ptx"))
 			if !leaked(string(ptx), secret) {
 				t.Errorf("control: a string in the source is not found in its PTX: %.3000s", ptx)
+			}
+			// The PTX's first line names the compiler's back end: the one chosen made it.
+			if producer := map[string]string{"nvrtc": "NVIDIA NVVM", "clang": "LLVM NVPTX"}[compiler]; !strings.Contains(string(ptx), producer) {
+				t.Errorf("control: the PTX is not %s's (%q): %.300s", compiler, producer, ptx)
 			}
 			errMsgs, _ := json.Marshal(run("control-error", "extern \"C\" __global__ void twice_mm(const float* A, const float* B, float* C, int M, int N, int K) { C[0] = "+secret+"; }\n", "ptx"))
 			if !leaked(string(errMsgs), secret) {

@@ -44,15 +44,21 @@ func requireNVRTC(t *testing.T) {
 
 func cudaServer(t *testing.T) string {
 	t.Helper()
+	_, base := startServer(t, cudaConfig(t))
+	return base
+}
+
+// cudaConfig is cudaServer's configuration: lesson k with the cuda cell, no device.
+func cudaConfig(t *testing.T) Config {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "k.md"), []byte(cudaLesson), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// RunRate -1: these tests send many runs in a row, and are not about the rate limit.
-	_, base := startServer(t, Config{Config: machine.Config{Devices: func(ctx context.Context) nvidia.Report {
+	return Config{Config: machine.Config{Devices: func(ctx context.Context) nvidia.Report {
 		return nvidia.Report{Unavailable: "no CUDA device: libcuda.so.1 not found"}
-	}}, LessonsDir: dir, RunRate: -1})
-	return base
+	}}, LessonsDir: dir, RunRate: -1}
 }
 
 func ptxMsg(id, source string) Message {

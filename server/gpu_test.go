@@ -116,14 +116,17 @@ func TestRooflineShowsTheDevice(t *testing.T) {
 
 // The whole path with the real worker and the binding, on the fake CUDA library of internal/fakecuda
 // (host memory, strict about buffers and streams): the probe names the device on /api/devices and
-// the page, and a cell's GPU kernels come back checked, beside its CPU kernel, with no notes.
+// the page, and a cell's GPU kernels come back checked, beside its CPU kernel, with no notes. The
+// worker alone gets the library's folder (LD_LIBRARY_PATH), so that the test runs in parallel.
 func TestFakeCUDAEndToEnd(t *testing.T) {
-	dir := fakecuda.Setup(t)
+	t.Parallel()
+	dir := fakecuda.Build(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, base := startServer(t, Config{Config: machine.Config{GPU: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}}})
+	env := append(os.Environ(), "LD_LIBRARY_PATH="+dir) // exec keeps the last of a name
+	_, base := startServer(t, Config{Config: machine.Config{GPU: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}, Env: env}}})
 	var report nvidia.Report
 	err = getJSON(t, base+"/api/devices", &report)
 	if err != nil || report.Unavailable != "" || len(report.Devices) != 1 || report.Devices[0].Name != fakecuda.DeviceName ||

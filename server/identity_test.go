@@ -244,6 +244,12 @@ func joinLikeBrowser(base, ip, name string) error {
 		return err
 	}
 	resp, err = c.PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {name}})
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		// At the address's cap of connections not signed in, the server closes the oldest idle one,
+		// which this client may be reusing at that moment: a browser sends the request again when a
+		// kept-alive connection closes before any answer (Go's client does not, for a POST).
+		resp, err = c.PostForm(base+"/join", url.Values{"token": {"class-token"}, "name": {name}})
+	}
 	if err := step("joining", resp, err, http.StatusSeeOther); err != nil {
 		return err
 	}
@@ -626,11 +632,13 @@ func TestClientText(t *testing.T) {
 	}
 }
 
-// A websocket outlives the HTTP server's read, write and idle timeouts; a slow request body does not.
+// A websocket outlives the HTTP server's read, write and idle timeouts; a slow request body does not
+// (POST /join's body has PreAuthRequestTimeout, default 5 s, in place of ReadTimeout: shortened too).
 func TestWebsocketOutlivesHTTPTimeouts(t *testing.T) {
 	t.Parallel()
 	cfg := probeConfig(t)
 	cfg.ReadHeaderTimeout, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	cfg.PreAuthRequestTimeout = cfg.ReadTimeout
 	_, base := startServer(t, cfg)
 	ws := dial(t, base)
 	time.Sleep(5 * cfg.ReadTimeout)
@@ -718,16 +726,17 @@ func TestAbuseIdleAndSlowConnections(t *testing.T) {
 	if pre > s.cfg.MaxPreAuthConns || open > s.cfg.MaxOpenConns {
 		t.Errorf("connections: %d open, %d not signed in; want at most %d and %d", open, pre, s.cfg.MaxOpenConns, s.cfg.MaxPreAuthConns)
 	}
-	if got, want := stillOpen(conns), s.cfg.MaxPreAuthConns; got > want {
-		t.Errorf("the server holds %d of the attack's connections, want at most %d", got, want)
+	if want := s.cfg.MaxPreAuthConns; stillOpen(conns, want) > want {
+		t.Errorf("the server holds %d of the attack's connections, want at most %d", stillOpen(conns, 0), want)
 	}
 }
 
-// stillOpen counts the connections the server has not closed: those whose read waits (until a
-// deadline 2 s away) rather than ending.
-func stillOpen(conns []net.Conn) int {
-	deadline := time.Now().Add(2 * time.Second)
-	open := make(chan bool, len(conns))
+// stillOpen counts the connections the server has not closed (those whose read has not ended),
+// once at most want are left open, or 10 s after the call (a server that closes them slowly, on a
+// loaded machine, still has them counted closed; one that keeps too many costs the 10 s).
+func stillOpen(conns []net.Conn, want int) int {
+	deadline := time.Now().Add(10 * time.Second)
+	closed := make(chan bool, len(conns))
 	for _, c := range conns {
 		go func() {
 			_ = c.SetReadDeadline(deadline)
@@ -736,16 +745,19 @@ func stillOpen(conns []net.Conn) int {
 				_, err = c.Read(make([]byte, 512))
 			}
 			ne, ok := err.(net.Error)
-			open <- ok && ne.Timeout()
+			closed <- !(ok && ne.Timeout())
 		}()
 	}
-	n := 0
+	open := len(conns)
 	for range conns {
-		if <-open {
-			n++
+		if <-closed {
+			open--
+		}
+		if open <= want {
+			break
 		}
 	}
-	return n
+	return open
 }
 
 // At a cap, the oldest connection between requests, or not signed in and stalled in a request
@@ -888,7 +900,7 @@ func TestAbuseSignedInConnectionsBounded(t *testing.T) {
 		if perStudent == 0 {
 			want = s.cfg.MaxHTTPConnsPerStudent
 		}
-		if got := stillOpen(conns); got > want {
+		if got := stillOpen(conns, want); got > want {
 			t.Errorf("per-student cap %d: the server holds %d of the student's connections, want at most %d", perStudent, got, want)
 		}
 	}

@@ -31,6 +31,16 @@ var source []byte
 // own folder.
 func Setup(t testing.TB) string {
 	t.Helper()
+	dir := Build(t)
+	t.Setenv("LD_LIBRARY_PATH", dir)
+	return dir
+}
+
+// Build is Setup without the environment: it builds the stand-in into a fresh folder and returns
+// it, for a test that gives LD_LIBRARY_PATH to the worker processes it starts itself (and so may run
+// in parallel).
+func Build(t testing.TB) string {
+	t.Helper()
 	if _, err := nvidia.LoadDriver(); err == nil {
 		t.Skip("this machine has a CUDA driver; the GPU tests use it")
 	}
@@ -54,7 +64,6 @@ func Setup(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("LD_LIBRARY_PATH", dir)
 	return dir
 }
 

@@ -19,7 +19,8 @@ import (
 // testdata/challenges (solutionFile: a learner's possible answer, the kernel under the cell's YAML, or
 // a whole cell with its own launch shape) does, judged as static/goal.js judges it: the row of the
 // challenge's table picked by its row: values, then each check. A `solution` block after the cell
-// (the answer the lesson reveals) must be that kept solution.
+// (the answer the lesson reveals) must be that kept solution. A cell as given is judged on the run
+// TestEveryCellRuns made of the same source where it did (cudaRuns: at its one size, as written).
 func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 	kinds, all := lessonsWithoutGPU(t, needNVRTC(t))
 	fence := challengeFence
@@ -56,11 +57,11 @@ func TestChallengesFailAsGivenAndCanBeMet(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s: %v", l.Slug, tc.name, err)
 				}
-				var rec cellstest.Recorder
-				if err := run.Run(context.Background(), &rec); err != nil {
+				rec, err := cudaRuns.run(context.Background(), tc.source, run)
+				if err != nil {
 					t.Fatalf("%s %s: %v", l.Slug, tc.name, err)
 				}
-				met, why := judge(t, g, &rec)
+				met, why := judge(t, g, rec)
 				if met != tc.want {
 					t.Errorf("%s, %s: challenge met = %v (%s), want %v", l.Slug, tc.name, met, why, tc.want)
 				}

@@ -6,13 +6,15 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
 // compileSM90 compiles src for compute_90 with CUDA's headers (libcu++'s cuda::barrier), skipped
-// where no NVRTC 12 is there.
+// where no NVRTC 12 is there. A source is compiled once for the test binary (sm90Modules): a
+// compile is about half a CPU second, and some tests launch another's kernel as it is.
 func compileSM90(t *testing.T, src string) *Module {
 	t.Helper()
 	n, err := nvidia.LoadNVRTC()
@@ -22,6 +24,9 @@ func compileSM90(t *testing.T, src string) *Module {
 	if archs, err := n.SupportedArchs(); err != nil || archs[len(archs)-1] < 90 {
 		t.Skipf("NVRTC without sm_90: %v %v", archs, err)
 	}
+	if m, ok := sm90Modules.Load(src); ok {
+		return m.(*Module)
+	}
 	ptx, err := nvidia.CompileWithHeaders(context.Background(), n, nil, nvidia.FindHeaders(n), src, "k.cu", 90)
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +35,13 @@ func compileSM90(t *testing.T, src string) *Module {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, ptx)
 	}
+	sm90Modules.Store(src, m)
 	return m
 }
+
+// sm90Modules are the modules compileSM90 made, by source (a Module is launched as often as asked,
+// read only).
+var sm90Modules sync.Map
 
 // mbarrierAsm are the exact inline-asm forms of the PTX ISA 8.x mbarrier instructions.
 const mbarrierAsm = `

@@ -425,17 +425,20 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 	numeric.Random(rng, in.a)
 	numeric.Random(rng, in.b)
 	round := func(x []float64) {
-		for i, v := range x {
-			f := float32(v)
-			switch precision {
-			case "float64":
-				continue
-			case "bf16":
-				f = gpu.FromBF16(gpu.BF16(f))
-			case "f16":
-				f = float16From(gpu.F16(f))
+		switch precision {
+		case "float64":
+		case "bf16":
+			for i, v := range x {
+				x[i] = float64(gpu.FromBF16(gpu.BF16(float32(v))))
 			}
-			x[i] = float64(f)
+		case "f16":
+			for i, v := range x {
+				x[i] = float64(float16From(gpu.F16(float32(v))))
+			}
+		default:
+			for i, v := range x {
+				x[i] = float64(float32(v))
+			}
 		}
 	}
 	round(in.a)
@@ -466,19 +469,24 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 		}
 		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
 	default:
-		pad := func(x []float64) []float32 {
-			out := make([]float32, p*p)
-			for i := range n {
-				for j := range n {
-					out[i*p+j] = float32(x[i*n+j])
-				}
-			}
-			return out
-		}
-		in.A, in.B, in.C = vgpu.Float32Buffer("A", pad(in.a)), vgpu.Float32Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
+		in.A, in.B, in.C = float32Matrix("A", in.a, n, p), float32Matrix("B", in.b, n, p), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
 	}
 	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
 	return in
+}
+
+// float32Matrix is the n×n row-major x as a p×p buffer of float32s (vgpu.Float32Buffer's bytes),
+// its padding zero: written straight into the buffer, without a []float32 copy of the 64 MiB a
+// 4096×4096 input takes.
+func float32Matrix(name string, x []float64, n, p int) *vgpu.Buffer {
+	b := vgpu.NewBuffer(name, 4*p*p)
+	for i := range n {
+		row := b.Data[4*i*p : 4*(i*p+n)]
+		for j, v := range x[i*n : (i+1)*n] {
+			binary.LittleEndian.PutUint32(row[4*j:], math.Float32bits(float32(v)))
+		}
+	}
+	return b
 }
 
 // matrixShape is the shape of the p×p matrix b for fault messages: its element's C++ type from its size

@@ -21,14 +21,11 @@ import (
 // Requests and load sectors must agree exactly; the hardware's store-sector count is a little below
 // the exact one (a few sectors in 10^4), so stores agree within 0.1%. Branch efficiency is 100% on
 // both: no branch of these kernels diverges at a multiple of their tiles. At n = 4096 the virtual GPU
-// runs two thread blocks and scales: the kernels are uniform over full tiles, so scaling is exact.
+// runs a cell's sampled launch (vgpurun.Run: 8 consecutive thread blocks, scaled), the one the GEMM
+// ladder's test models (sharedRuns): the kernels are uniform over full tiles, so scaling is exact.
 func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 	hw := readCSV(t, "h100-ncu-4096.csv")
-	src, err := nvidia.PTX.ReadFile(nvidia.PTXName("matmul.cu", vgpurun.Arch))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := vgpu.ParseModule(string(src))
+	g, err := gpumodel.LookupGPU("H100 SXM")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +38,14 @@ func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no Nsight Compute row", name)
 		}
-		c := sampledCounts(t, mod, k.LaunchFor(4096, vgpurun.Arch, "float32"))
+		res, err := sharedRuns.run(context.Background(), vgpurun.Request{Kernel: name, N: 4096, DType: "float32", GPU: g, Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.Sampled {
+			t.Fatalf("%s at 4096 ran in full, want sampled", name)
+		}
+		c := res.Counts
 		for _, m := range []struct {
 			metric string
 			got    float64
@@ -59,22 +63,6 @@ func TestGlobalCountsMatchNsightCompute(t *testing.T) {
 			}
 		}
 	}
-}
-
-// sampledCounts launches l in the virtual GPU on zero inputs (the counts of these kernels do not
-// depend on the values), running two thread blocks, and returns the counts scaled to the grid.
-func sampledCounts(t *testing.T, mod *vgpu.Module, l nvidia.Launch) vgpu.Counts {
-	t.Helper()
-	a, b, c := vgpu.NewBuffer("A", 4*l.N*l.N), vgpu.NewBuffer("B", 4*l.N*l.N), vgpu.NewBuffer("C", 4*l.N*l.N)
-	n := vgpu.S32(int32(l.N))
-	cnt, err := vgpu.Launch(context.Background(), mod, l.Entry, vgpu.LaunchConfig{Grid: l.Grid, Block: l.Block,
-		Only:    [][3]int{{0, 0, 0}, {l.Grid[0] - 1, l.Grid[1] - 1, 0}},
-		Params:  []vgpu.Arg{vgpu.Ptr(a), vgpu.Ptr(b), vgpu.Ptr(c), n, n, n},
-		Buffers: []*vgpu.Buffer{a, b, c}})
-	if err != nil {
-		t.Fatalf("%s: %v", l.Entry, err)
-	}
-	return cnt.Scaled()
 }
 
 // The hardware rows are labelled with the device Nsight Compute names in the CSV (the H100's and the

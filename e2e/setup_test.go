@@ -156,17 +156,12 @@ func newTab(t *testing.T, width, height int64) context.Context {
 // newWebGPUTab is newTab in the chromium with WebGPU on SwiftShader.
 func newWebGPUTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return webgpuBrowser.tab(t, width, height, webgpuFlags()...)
+	return webgpuBrowser.reusableTab(t, width, height, webgpuFlags()...)
 }
 
-// tab starts b with flags if it has not started, and opens a tab in it.
-func (b *sharedBrowser) tab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
-	ctx, _ := b.closableTab(t, width, height, flags...)
-	return ctx
-}
-
-// closableTab is tab, with a function that closes the tab before the test ends.
+// closableTab starts b with flags if it has not started and opens a tab in it, in a browser context
+// of its own, its viewport width×height CSS pixels, for the rest of the test; the function returned
+// closes it before the test ends.
 func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
 	t.Helper()
 	b.start(t, flags...)
@@ -178,10 +173,10 @@ func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...
 	return ctx, cancel
 }
 
-// reusableTab is tab, but the tab, cleared when the test ends (clearTab), is handed to the next
-// test that asks, rather than closed: a new browser context and tab cost chromium about 1 CPU s,
-// clearing one about a tenth of that. A test asking for a second tab while it holds this one gets
-// a new tab (closed at its end). The context returned is the test's: the listeners a test adds
+// reusableTab is closableTab, but the tab, cleared when the test ends (reusedTab.clear), is handed
+// to the next test that asks, rather than closed: a new browser context and tab cost chromium about
+// 1 CPU s, clearing one about a tenth of that. A test asking for a second tab while it holds this
+// one gets a new tab (closed at its end). The context returned is the test's: the listeners a test adds
 // with it (chromedp.Listen) end with it.
 func (b *sharedBrowser) reusableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()

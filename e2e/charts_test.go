@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -49,10 +50,11 @@ type lessonTables struct {
 // lessonRuns are the charts and tables of one lesson's cells (lessonRunsOf), ready once done is
 // closed.
 type lessonRuns struct {
-	done   chan struct{}
-	charts []lessonChart
-	tables []lessonTables
-	err    error
+	done       chan struct{}
+	charts     []lessonChart
+	tables     []lessonTables
+	recordings map[string]*recording // by cell id: every call of its run, for replayRunner
+	err        error
 }
 
 // lessonCharts holds every lesson's runs, by slug, computed one lesson after another in a goroutine
@@ -98,7 +100,7 @@ func startLessonRuns() {
 		go func() {
 			for _, l := range all {
 				r := lessonCharts.runs[l.Slug]
-				r.charts, r.tables, r.err = runLessonCells(l, kinds, nv != nil)
+				r.charts, r.tables, r.recordings, r.err = runLessonCells(l, kinds, nv != nil)
 				close(r.done)
 			}
 		}()
@@ -106,7 +108,8 @@ func startLessonRuns() {
 }
 
 // runLessonCells runs the cells of l for startLessonRuns (its cuda cells only where NVRTC is, nvrtc).
-func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts []lessonChart, tables []lessonTables, err error) {
+func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts []lessonChart, tables []lessonTables, recs map[string]*recording, err error) {
+	recs = map[string]*recording{}
 	for _, c := range l.Cells {
 		if m := kernelsLine.FindStringSubmatch(c.Source); m != nil {
 			var rs []chart.RatePoint
@@ -117,7 +120,7 @@ func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts [
 			}
 			svg, err := chart.ThroughputPeak(rs, 900, "measured peak, 70 GFLOP/s")
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			charts = append(charts, lessonChart{l.Slug, c.ID, "every kernel", svg})
 		}
@@ -125,14 +128,16 @@ func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts [
 			continue
 		}
 		k, _ := cells.Lookup(kinds, c.Kind)
-		run, err := k.Parse(cells.Cell{ID: c.ID, Source: cellstest.Small(c.Source), Recording: c.Recording})
+		small := cellstest.Small(c.Source)
+		run, err := k.Parse(cells.Cell{ID: c.ID, Source: small, Recording: c.Recording})
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", c.ID, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", c.ID, err)
 		}
-		var rec cellstest.Recorder
-		if err := run.Run(context.Background(), &rec); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", c.ID, err)
+		rec := &recording{source: small}
+		if err := run.Run(context.Background(), rec); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", c.ID, err)
 		}
+		recs[c.ID] = rec
 		if rec.SVG != "" {
 			charts = append(charts, lessonChart{l.Slug, c.ID, "run", rec.SVG})
 		}
@@ -140,7 +145,7 @@ func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts [
 			tables = append(tables, lessonTables{l.Slug, c.ID, rec.Tables, rec.Rows})
 		}
 	}
-	return charts, tables, nil
+	return charts, tables, recs, nil
 }
 
 // lessonRunsOf waits for the runs of lesson slug's cells (startLessonRuns, started here if it has
@@ -209,10 +214,14 @@ const chartCheck = `(() => {
 //     after its cells ran: tables and code scroll in their own boxes, charts scale and text wraps
 //     (overflow-wrap), so what a cell adds to a page's width is its kind's layout and the parts its
 //     `show:` adds, not its numbers or words. So the first cell of each kind and `show:` on the page
-//     runs through the server (runEachLayout) before the width is read (checkNoSidewaysScroll).
-//     Lessons' TestEveryCellRuns runs every cell, and with -full at their full sizes.
+//     runs through the server (runEachLayout) before the width is read (checkNoSidewaysScroll):
+//     the page asks, the server queues and stores the run and sends its messages, but the run's
+//     events are those of the cell's in-process run below at the same source, made again
+//     (replayRunner), not a second run of it. Lessons' TestEveryCellRuns runs every cell, and with
+//     -full at their full sizes; the other browser tests run cells in the server.
 //   - Every chart of the page's cells (lessonRunsOf: each cell's run at its smallest size, in
-//     process and beside the browser's work, and a chart of every kernel it names), put where a run puts it, at 390 and at 1,280 px wide: every
+//     process and beside the browser's work, and a chart of every kernel it names), put where a
+//     run puts it, at 390 and at 1,280 px wide: every
 //     text of it lies inside the svg's box, no two texts (tick labels, legend lines, titles)
 //     overlap, and its smallest text is 11 px or more on screen (checkChartsFit; the charts scale
 //     by CSS alone). CHART_SHOTS=dir saves a screenshot of each chart there.
@@ -226,9 +235,12 @@ const chartCheck = `(() => {
 func TestEveryLessonFitsInBrowser(t *testing.T) {
 	chromiumPath(t)
 	startLessonRuns() // the in-process runs go on beside the browser; each page waits for its own
-	// The peak a matmul cell with peak: true draws is measured at small sizes (the ceilings' own
-	// tests are roofline's): the line is drawn all the same.
-	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}})
+	// The server's runs of the lesson cells are those runs' events made again (replayRunner). The
+	// peak a matmul cell with peak: true draws would be measured at small sizes (the ceilings' own
+	// tests are roofline's).
+	runner := newReplayRunner(runtime.GOMAXPROCS(0))
+	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
+		Executor: runner})
 	// The lessons' slugs from their files (loading them would need every cell kind: recordings
 	// name cells).
 	files, err := fs.Glob(lessons.Embedded, "*.md")
@@ -240,9 +252,9 @@ func TestEveryLessonFitsInBrowser(t *testing.T) {
 		slug := strings.TrimSuffix(f, ".md")
 		p.do("phone", phoneViewport())
 		p.open(slug)
+		charts, tables := lessonRunsOf(t, slug)
 		runEachLayout(t, p)
 		checkNoSidewaysScroll(t, p, slug)
-		charts, tables := lessonRunsOf(t, slug)
 		drawn += len(charts)
 		addCharts(p, charts)
 		for _, width := range []int{390, 1280} {
@@ -259,6 +271,9 @@ func TestEveryLessonFitsInBrowser(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d tables checked", checked)
+	}
+	if replayed, ran := runner.counts.get(); replayed < len(files) || ran > 0 {
+		t.Errorf("the server replayed %d runs and ran %d, want every run a replay of the lesson runs (one a page or more)", replayed, ran)
 	}
 	p.errs.check(t, "every lesson")
 }

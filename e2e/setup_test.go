@@ -176,8 +176,8 @@ func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...
 // reusableTab is closableTab, but the tab, cleared when the test ends (reusedTab.clear), is handed
 // to the next test that asks, rather than closed: a new browser context and tab cost chromium about
 // 1 CPU s, clearing one about a tenth of that. A test asking for a second tab while it holds this
-// one gets a new tab (closed at its end). The context returned is the test's: the listeners a test adds
-// with it (chromedp.Listen) end with it.
+// one gets a new tab (closed at its end). The context returned is the test's: the listeners a test
+// adds with it (chromedp.Listen) end with it.
 func (b *sharedBrowser) reusableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	b.start(t, flags...)

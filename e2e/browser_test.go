@@ -100,7 +100,7 @@ func cellSel(id string) string {
 func TestLessonRunInBrowser(t *testing.T) {
 	chromiumPath(t)
 	base, stopServer := serveStoppable(t, server.Config{Config: machine.Config{Noise: harness.DefaultNoise()}}) // noisy timings get their warning, as in the playground command
-	// The tab, closed before the server stops.
+	// The tab, cleared before the server stops.
 	ctx := newTab(t, 1200, 1000)
 	var pageErrs pageErrors
 	if err := chromedp.Listen(ctx, pageErrs.listen); err != nil {

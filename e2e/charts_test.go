@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -46,23 +47,36 @@ type lessonTables struct {
 	Rows         []cells.Row
 }
 
+// lessonRuns are the charts and tables of one lesson's cells (lessonRunsOf), ready once done is
+// closed.
+type lessonRuns struct {
+	done       chan struct{}
+	charts     []lessonChart
+	tables     []lessonTables
+	recordings map[string]*recording // by cell id: every call of its run, for replayRunner
+	err        error
+}
+
+// lessonCharts holds every lesson's runs, by slug, computed one lesson after another in a goroutine
+// of their own (startLessonRuns), in the order of lessonCharts.slugs.
 var lessonCharts struct {
-	once   sync.Once
-	charts []lessonChart
-	tables []lessonTables
-	err    error
+	once  sync.Once
+	slugs []string
+	runs  map[string]*lessonRuns
+	err   error // loading the lessons failed: no run was made
 }
 
 // kernelsLine is a kernel cell's list of kernels.
 var kernelsLine = regexp.MustCompile(`(?m)^kernels:\s*\[([^\]]*)\]`)
 
-// allLessonCharts runs every lesson cell once, at its smallest size (cellstest.Small), as a server
-// without a GPU would (recorded GPU results included), and keeps the last chart each draws (and its
-// tables, for allLessonTables); and
-// for every cell that names kernels, a throughput chart of all of them (its browser and GPU
-// kernels too, which do not run here), so every legend a learner can see is drawn.
-func allLessonCharts(t *testing.T) []lessonChart {
-	t.Helper()
+// startLessonRuns starts, once for the test binary, running every lesson cell once, at its smallest
+// size (cellstest.Small), as a server without a GPU would (recorded GPU results included), lesson by
+// lesson in the order of their files' names (the order TestEveryLessonFitsInBrowser loads their
+// pages in, so that it waits only for the page it shows while the rest run beside its browser), and
+// keeping the last chart each draws and its tables; and for every cell that names kernels, a
+// throughput chart of all of them (its browser and GPU kernels too, which do not run here), so
+// every legend a learner can see is drawn.
+func startLessonRuns() {
 	lessonCharts.once.Do(func() {
 		nv, _ := nvidia.LoadNVRTC()
 		env := cells.Env{
@@ -77,56 +91,92 @@ func allLessonCharts(t *testing.T) []lessonChart {
 			lessonCharts.err = err
 			return
 		}
+		sort.Slice(all, func(i, j int) bool { return all[i].File < all[j].File })
+		lessonCharts.runs = map[string]*lessonRuns{}
 		for _, l := range all {
-			for _, c := range l.Cells {
-				if m := kernelsLine.FindStringSubmatch(c.Source); m != nil {
-					var rs []chart.RatePoint
-					for i, name := range strings.Split(m[1], ",") {
-						for j, n := range []int{64, 256, 1024} {
-							rs = append(rs, chart.RatePoint{Kernel: strings.TrimSpace(name), N: n, DType: "float32", Rate: float64((i + 1) * (j + 1) * 7)})
-						}
-					}
-					svg, err := chart.ThroughputPeak(rs, 900, "measured peak, 70 GFLOP/s")
-					if err != nil {
-						lessonCharts.err = err
-						return
-					}
-					lessonCharts.charts = append(lessonCharts.charts, lessonChart{l.Slug, c.ID, "every kernel", svg})
-				}
-				if c.Kind == "cuda" && nv == nil {
-					continue
-				}
-				k, _ := cells.Lookup(kinds, c.Kind)
-				run, err := k.Parse(cells.Cell{ID: c.ID, Source: cellstest.Small(c.Source), Recording: c.Recording})
-				if err != nil {
-					lessonCharts.err = fmt.Errorf("%s: %w", c.ID, err)
-					return
-				}
-				var rec cellstest.Recorder
-				if err := run.Run(context.Background(), &rec); err != nil {
-					lessonCharts.err = fmt.Errorf("%s: %w", c.ID, err)
-					return
-				}
-				if rec.SVG != "" {
-					lessonCharts.charts = append(lessonCharts.charts, lessonChart{l.Slug, c.ID, "run", rec.SVG})
-				}
-				if len(rec.Tables) > 0 {
-					lessonCharts.tables = append(lessonCharts.tables, lessonTables{l.Slug, c.ID, rec.Tables, rec.Rows})
+			lessonCharts.slugs = append(lessonCharts.slugs, l.Slug)
+			lessonCharts.runs[l.Slug] = &lessonRuns{done: make(chan struct{})}
+		}
+		go func() {
+			for _, l := range all {
+				r := lessonCharts.runs[l.Slug]
+				r.charts, r.tables, r.recordings, r.err = runLessonCells(l, kinds, nv != nil)
+				close(r.done)
+			}
+		}()
+	})
+}
+
+// runLessonCells runs the cells of l for startLessonRuns (its cuda cells only where NVRTC is, nvrtc).
+func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts []lessonChart, tables []lessonTables, recs map[string]*recording, err error) {
+	recs = map[string]*recording{}
+	for _, c := range l.Cells {
+		if m := kernelsLine.FindStringSubmatch(c.Source); m != nil {
+			var rs []chart.RatePoint
+			for i, name := range strings.Split(m[1], ",") {
+				for j, n := range []int{64, 256, 1024} {
+					rs = append(rs, chart.RatePoint{Kernel: strings.TrimSpace(name), N: n, DType: "float32", Rate: float64((i + 1) * (j + 1) * 7)})
 				}
 			}
+			svg, err := chart.ThroughputPeak(rs, 900, "measured peak, 70 GFLOP/s")
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			charts = append(charts, lessonChart{l.Slug, c.ID, "every kernel", svg})
 		}
-	})
+		if c.Kind == "cuda" && !nvrtc {
+			continue
+		}
+		k, _ := cells.Lookup(kinds, c.Kind)
+		small := cellstest.Small(c.Source)
+		run, err := k.Parse(cells.Cell{ID: c.ID, Source: small, Recording: c.Recording})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		rec := &recording{source: small}
+		if err := run.Run(context.Background(), rec); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		recs[c.ID] = rec
+		if rec.SVG != "" {
+			charts = append(charts, lessonChart{l.Slug, c.ID, "run", rec.SVG})
+		}
+		if len(rec.Tables) > 0 {
+			tables = append(tables, lessonTables{l.Slug, c.ID, rec.Tables, rec.Rows})
+		}
+	}
+	return charts, tables, recs, nil
+}
+
+// lessonRunsOf waits for the runs of lesson slug's cells (startLessonRuns, started here if it has
+// not been) and returns their charts and tables; none for a slug that is no lesson.
+func lessonRunsOf(t *testing.T, slug string) ([]lessonChart, []lessonTables) {
+	t.Helper()
+	startLessonRuns()
 	if lessonCharts.err != nil {
 		t.Fatal(lessonCharts.err)
 	}
-	return lessonCharts.charts
+	r, ok := lessonCharts.runs[slug]
+	if !ok {
+		return nil, nil
+	}
+	<-r.done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.charts, r.tables
 }
 
-// allLessonTables are the tables of allLessonCharts's runs, cell by cell.
-func allLessonTables(t *testing.T) []lessonTables {
+// allLessonCharts are the charts of every lesson's runs (lessonRunsOf), lesson by lesson.
+func allLessonCharts(t *testing.T) []lessonChart {
 	t.Helper()
-	allLessonCharts(t)
-	return lessonCharts.tables
+	startLessonRuns()
+	var all []lessonChart
+	for _, slug := range lessonCharts.slugs {
+		charts, _ := lessonRunsOf(t, slug)
+		all = append(all, charts...)
+	}
+	return all
 }
 
 // chartCheck is the page's check of every chart in it: each text inside its svg's box, no two texts
@@ -164,14 +214,18 @@ const chartCheck = `(() => {
 //     after its cells ran: tables and code scroll in their own boxes, charts scale and text wraps
 //     (overflow-wrap), so what a cell adds to a page's width is its kind's layout and the parts its
 //     `show:` adds, not its numbers or words. So the first cell of each kind and `show:` on the page
-//     runs through the server (runEachLayout) before the width is read (checkNoSidewaysScroll).
-//     Lessons' TestEveryCellRuns runs every cell, and with -full at their full sizes.
-//   - Every chart of the page's cells (allLessonCharts: each cell's run at its smallest size, and
-//     a chart of every kernel it names), put where a run puts it, at 390 and at 1,280 px wide: every
+//     runs through the server (runEachLayout) before the width is read (checkNoSidewaysScroll):
+//     the page asks, the server queues and stores the run and sends its messages, but the run's
+//     events are those of the cell's in-process run below at the same source, made again
+//     (replayRunner), not a second run of it. Lessons' TestEveryCellRuns runs every cell, and with
+//     -full at their full sizes; the other browser tests run cells in the server.
+//   - Every chart of the page's cells (lessonRunsOf: each cell's run at its smallest size, in
+//     process and beside the browser's work, and a chart of every kernel it names), put where a
+//     run puts it, at 390 and at 1,280 px wide: every
 //     text of it lies inside the svg's box, no two texts (tick labels, legend lines, titles)
 //     overlap, and its smallest text is 11 px or more on screen (checkChartsFit; the charts scale
 //     by CSS alone). CHART_SHOTS=dir saves a screenshot of each chart there.
-//   - Every table of the page's cells (allLessonTables), filled by the page's own CellView, at
+//   - Every table of the page's cells (lessonRunsOf), filled by the page's own CellView, at
 //     1,280 px wide: with its fold closed no table is wider than its box (a kind marks the columns
 //     that matter most primary, and the rest fold behind "more columns"), and the toggle shows the
 //     rest (checkTablesFit). TABLE_SHOTS=dir saves a screenshot of each table there.
@@ -180,56 +234,57 @@ const chartCheck = `(() => {
 // filling a cell's tables empties its output first.
 func TestEveryLessonFitsInBrowser(t *testing.T) {
 	chromiumPath(t)
-	charts, tables := allLessonCharts(t), allLessonTables(t)
-	chartsOf, tablesOf := map[string][]int{}, map[string][]lessonTables{}
-	for i, c := range charts {
-		chartsOf[c.Lesson] = append(chartsOf[c.Lesson], i)
-	}
-	for _, r := range tables {
-		tablesOf[r.Lesson] = append(tablesOf[r.Lesson], r)
-	}
-	// The peak a matmul cell with peak: true draws is measured at small sizes (the ceilings' own
-	// tests are roofline's): the line is drawn all the same.
-	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}}})
+	startLessonRuns() // the in-process runs go on beside the browser; each page waits for its own
+	// The server's runs of the lesson cells are those runs' events made again (replayRunner). The
+	// peak a matmul cell with peak: true draws would be measured at small sizes (the ceilings' own
+	// tests are roofline's).
+	runner := newReplayRunner(runtime.GOMAXPROCS(0))
+	p := openPageWith(t, 390, 844, server.Config{Config: machine.Config{Roofline: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
+		Executor: runner})
 	// The lessons' slugs from their files (loading them would need every cell kind: recordings
 	// name cells).
 	files, err := fs.Glob(lessons.Embedded, "*.md")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("lessons: %v %v", files, err)
 	}
-	shown, checked := 0, 0
+	drawn, shown, checked := 0, 0, 0
 	for _, f := range files {
 		slug := strings.TrimSuffix(f, ".md")
 		p.do("phone", phoneViewport())
 		p.open(slug)
+		charts, tables := lessonRunsOf(t, slug)
 		runEachLayout(t, p)
 		checkNoSidewaysScroll(t, p, slug)
-		addCharts(p, charts, chartsOf[slug])
+		drawn += len(charts)
+		addCharts(p, charts)
 		for _, width := range []int{390, 1280} {
 			p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
 			shown += checkChartsFit(t, p, charts, width)
 		}
-		if len(tablesOf[slug]) > 0 {
-			addTables(t, p, tablesOf[slug])
+		if len(tables) > 0 {
+			addTables(t, p, tables)
 			checked += checkTablesFit(t, p)
 		}
 	}
-	if shown < 2*len(charts) {
-		t.Errorf("%d charts checked at two widths, want all %d at both", shown, len(charts))
+	if all := len(allLessonCharts(t)); drawn != all || shown < 2*all {
+		t.Errorf("%d charts put in the pages, %d checked at two widths; want all %d, at both", drawn, shown, all)
 	}
 	if checked < 20 {
 		t.Errorf("only %d tables checked", checked)
 	}
+	if replayed, ran := runner.counts.get(); replayed < len(files) || ran > 0 {
+		t.Errorf("the server replayed %d runs and ran %d, want every run a replay of the lesson runs (one a page or more)", replayed, ran)
+	}
 	p.errs.check(t, "every lesson")
 }
 
-// addCharts puts charts[i] for each of which into p's page where a run puts it: a
-// figure.cell-chart, its id chart-i, in its cell's output.
-func addCharts(p *browserPage, charts []lessonChart, which []int) {
+// addCharts puts charts into p's page where a run puts them: a figure.cell-chart, its id chart-i
+// for charts[i], in its cell's output.
+func addCharts(p *browserPage, charts []lessonChart) {
 	p.t.Helper()
 	var svgs []map[string]string
-	for _, i := range which {
-		svgs = append(svgs, map[string]string{"id": "chart-" + strconv.Itoa(i), "cell": charts[i].Cell, "svg": charts[i].SVG})
+	for i, c := range charts {
+		svgs = append(svgs, map[string]string{"id": "chart-" + strconv.Itoa(i), "cell": c.Cell, "svg": c.SVG})
 	}
 	js, _ := json.Marshal(svgs)
 	p.str(`(async () => {

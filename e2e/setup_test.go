@@ -10,6 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 	"github.com/gpuplayground/playground/cluster"
 	"github.com/gpuplayground/playground/cmd/playground/app"
@@ -108,6 +113,28 @@ type sharedBrowser struct {
 	profile string
 	stop    func()
 	err     error
+
+	mu   sync.Mutex
+	idle *reusedTab // the tab reusableTab hands out, while no test holds it
+}
+
+// reusedTab is a tab that tests take one after another (sharedBrowser.reusableTab), in a browser
+// context of its own, cleared between them.
+type reusedTab struct {
+	ctx    context.Context // chromedp.NewContext's: cancelling it closes the tab
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	origins map[string]bool // the origins of the pages loaded since it was last cleared
+}
+
+// navigated notes the origin of each page the tab loads (a chromedp listener: it only records).
+func (r *reusedTab) navigated(ev any) {
+	if ev, ok := ev.(*page.EventFrameNavigated); ok && ev.Frame.SecurityOrigin != "" && ev.Frame.SecurityOrigin != "null" {
+		r.mu.Lock()
+		r.origins[ev.Frame.SecurityOrigin] = true
+		r.mu.Unlock()
+	}
 }
 
 // plainBrowser is the chromium of newTab's pages, with the GPU disabled as in CI; webgpuBrowser is the one of
@@ -115,29 +142,107 @@ type sharedBrowser struct {
 // (a GPU process under a loaded machine has stalled other tests' pages).
 var plainBrowser, webgpuBrowser sharedBrowser
 
-// newTab opens a tab for the rest of the test in the package's shared chromium, in a browser
-// context of its own (as an incognito window: no cookies, storage or cache shared with other
-// tests' tabs), its viewport width×height CSS pixels. Its pages have no WebGPU.
+// newTab gives the test a tab for the rest of the test in the package's shared chromium, its
+// viewport width×height CSS pixels (not mobile, scale 1). Its pages have no WebGPU. The tab is the
+// one the tests before it used (sharedBrowser.reusableTab), cleared of their pages, cookies,
+// storage and emulated media, or, while another page of the test holds that one, a tab in a browser
+// context of its own; either way no cookie or storage of another test's pages is seen (the HTTP
+// cache is shared: the server's static files are revalidated by their ETag).
 func newTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return plainBrowser.tab(t, width, height, chromedp.DisableGPU, chromedp.Flag("disable-software-rasterizer", true))
+	return plainBrowser.reusableTab(t, width, height, chromedp.DisableGPU, chromedp.Flag("disable-software-rasterizer", true))
 }
 
 // newWebGPUTab is newTab in the chromium with WebGPU on SwiftShader.
 func newWebGPUTab(t *testing.T, width, height int64) context.Context {
 	t.Helper()
-	return webgpuBrowser.tab(t, width, height, webgpuFlags()...)
+	return webgpuBrowser.reusableTab(t, width, height, webgpuFlags()...)
 }
 
-// tab starts b with flags if it has not started, and opens a tab in it.
-func (b *sharedBrowser) tab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
+// closableTab starts b with flags if it has not started and opens a tab in it, in a browser context
+// of its own, its viewport width×height CSS pixels, for the rest of the test; the function returned
+// closes it before the test ends.
+func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
 	t.Helper()
-	ctx, _ := b.closableTab(t, width, height, flags...)
+	b.start(t, flags...)
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return ctx, cancel
+}
+
+// reusableTab is closableTab, but the tab, cleared when the test ends (reusedTab.clear), is handed
+// to the next test that asks, rather than closed: a new browser context and tab cost chromium about
+// 1 CPU s, clearing one about a tenth of that. A test asking for a second tab while it holds this
+// one gets a new tab (closed at its end). The context returned is the test's: the listeners a test
+// adds with it (chromedp.Listen) end with it.
+func (b *sharedBrowser) reusableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	b.start(t, flags...)
+	b.mu.Lock()
+	r := b.idle
+	b.idle = nil
+	b.mu.Unlock()
+	if r == nil {
+		r = &reusedTab{origins: map[string]bool{}}
+		r.ctx, r.cancel = chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+		if err := chromedp.Listen(r.ctx, r.navigated); err != nil {
+			r.cancel()
+			t.Fatalf("opening a tab: %v", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	t.Cleanup(func() {
+		cancel()
+		if err := r.clear(); err != nil {
+			r.cancel() // the next test opens a new one
+			return
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.idle == nil {
+			b.idle = r
+		} else {
+			r.cancel()
+		}
+	})
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
 	return ctx
 }
 
-// closableTab is tab, with a function that closes the tab before the test ends.
-func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
+// clear leaves r as a new tab is for the next test: on a blank page, without emulated media (dark
+// mode, reduced motion), and without the cookies and storage (local and session storage, IndexedDB,
+// caches) of the origins its pages came from.
+func (r *reusedTab) clear() error {
+	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	origins := r.origins
+	r.origins = map[string]bool{}
+	r.mu.Unlock()
+	return chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+			return err
+		}
+		for o := range origins {
+			if _, err := cdp.Call(ctx, tg, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: o, StorageTypes: "all"}); err != nil {
+				return err
+			}
+		}
+		_, err := cdp.Call(ctx, tg, network.ClearBrowserCookies, cdp.Empty{})
+		return err
+	}))
+}
+
+// start starts b with flags if it has not started.
+func (b *sharedBrowser) start(t *testing.T, flags ...chromedp.ExecAllocatorOption) {
 	t.Helper()
 	exe := chromiumPath(t)
 	b.once.Do(func() {
@@ -153,12 +258,6 @@ func (b *sharedBrowser) closableTab(t *testing.T, width, height int64, flags ...
 	if b.err != nil {
 		t.Fatalf("starting chromium: %v", b.err)
 	}
-	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
-		t.Fatalf("opening a tab: %v", err)
-	}
-	return ctx, cancel
 }
 
 // stopSharedBrowser stops the shared chromiums that tests started and removes their profiles.

@@ -70,7 +70,7 @@ func openPageOn(t *testing.T, width, height int, cfg server.Config, webgpu bool)
 	t.Helper()
 	chromiumPath(t)
 	base := serve(t, cfg)
-	// The tab, closed before the server stops; only the one browser asked for is started.
+	// The tab, cleared (or closed) before the server stops; only the one browser asked for is started.
 	var ctx context.Context
 	if webgpu {
 		ctx = newWebGPUTab(t, int64(width), int64(height))

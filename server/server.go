@@ -524,7 +524,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /lessons/{slug}", s.lessonPage)
-	mux.Handle("GET /static/", http.StripPrefix("/static/", noListings(static.FS, http.FileServerFS(static.FS))))
+	mux.Handle("GET /static/", http.StripPrefix("/static/", noListings(static.FS, revalidated(static.FS, http.FileServerFS(static.FS)))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -674,7 +674,7 @@ func (s *Server) kindScript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	_, _ = io.WriteString(w, k.Script())
+	serveRevalidated(w, r, name+".js", k.Script())
 }
 
 // lanURLs are the URLs other machines may reach a listener on: its own address, or for an

@@ -4,6 +4,8 @@ package vgpurun
 
 import (
 	"context"
+	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -43,30 +45,30 @@ func cpuSeconds(t *testing.T) float64 {
 // A probe of one block prices a learner's kernel by what it executes: its block's thread
 // instructions by class, times the blocks the emulation runs, are the whole launch's (the ladder's
 // grids are uniform at n = 128); and priced at costs per thread instruction of each class fitted to
-// other kernels' launches (the CPU time each took here, the least of three runs: a ratio of CPU
-// times, not a wall-clock budget), it predicts the CPU cost of the shared-memory tiled kernel within 1.5×, although that
+// other kernels' launches (the CPU time each took here: a ratio of CPU times, not a wall-clock
+// budget), it predicts the CPU cost of the shared-memory tiled kernel within 1.5×, although that
 // kernel costs more per thread instruction than the naive one.
+//
+// The five kernels run in rounds, each round all five back to back after a collection of what ran
+// before, and each round is fitted and judged alone; the test takes the median round. A CPU
+// second is not the same work when another process shares the core (two vCPUs that are one
+// core's hyperthreads), so kernels timed in one round, under one load, are compared, and a round a
+// neighbour's burst upset is outvoted (the least of five runs of each kernel, taken at different
+// moments, mixed loads and failed beside two CPU-bound processes).
 func TestProbePricesKernelsByWhatTheyExecute(t *testing.T) {
-	const n = 128
-	fit := &estimate.Rates{SIMTLaunch: map[string]float64{}, SIMTMix: map[string][estimate.NumInstrClasses]float64{}}
-	probes := map[string]Probe{}
-	cpu := map[string]float64{}
+	const n, rounds = 128, 5
+	kernels := []string{"cuda-naive", "cuda-coalesced", "cuda-blocktile1d", "cuda-regblock", "cuda-smem"}
+	reqs, probes, mixes := map[string]Request{}, map[string]Probe{}, map[string][estimate.NumInstrClasses]float64{}
 	instr := map[string]float64{}
-	for _, k := range []string{"cuda-naive", "cuda-coalesced", "cuda-blocktile1d", "cuda-regblock", "cuda-smem"} {
+	for _, k := range kernels {
 		req := ladderAsCustom(t, k, n)
 		p, err := ProbeLaunch(context.Background(), req)
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
-		var res Result
-		for i := range 5 { // the least of five: a GC cycle or another process's work left out (three were not enough beside a loaded machine's other tests)
-			c0 := cpuSeconds(t)
-			if res, err = Run(context.Background(), req); err != nil || !res.OK {
-				t.Fatalf("%s: %v (ok %v)", k, err, res.OK)
-			}
-			if c := cpuSeconds(t) - c0; i == 0 || c < cpu[k] {
-				cpu[k] = c
-			}
+		res, err := Run(context.Background(), req)
+		if err != nil || !res.OK {
+			t.Fatalf("%s: %v (ok %v)", k, err, res.OK)
 		}
 		mix := InstrMix(res.Counts)
 		for i := range mix {
@@ -74,27 +76,51 @@ func TestProbePricesKernelsByWhatTheyExecute(t *testing.T) {
 				t.Errorf("%s %s: probe %g × %d blocks = %g thread instructions, the launch %g", k, estimate.InstrClasses[i], p.Mix[i], p.Blocks, got, want)
 			}
 		}
-		probes[k], instr[k] = p, float64(res.Counts.ThreadInstructions)
-		if k != "cuda-smem" { // fitted on the others, predicted
-			fit.SIMTLaunch[k], fit.SIMTMix[k] = cpu[k], mix
-		}
+		reqs[k], probes[k], mixes[k], instr[k] = req, p, mix, float64(res.Counts.ThreadInstructions)
 	}
-	est := func(k string) float64 {
-		s, ok := probes[k].EmulationSeconds(fit)
-		if !ok {
-			t.Fatal("no costs fitted")
+	var smem, pair []float64 // per round: smem's estimate over its CPU time; smem/naive's estimates over their CPU times
+	for r := range rounds {
+		cpu := map[string]float64{}
+		for _, k := range kernels {
+			runtime.GC() // the garbage of what ran before is not this run's to collect
+			c0 := cpuSeconds(t)
+			if res, err := Run(context.Background(), reqs[k]); err != nil || !res.OK {
+				t.Fatalf("%s: %v (ok %v)", k, err, res.OK)
+			}
+			cpu[k] = cpuSeconds(t) - c0
 		}
-		return s
+		fit := &estimate.Rates{SIMTLaunch: map[string]float64{}, SIMTMix: map[string][estimate.NumInstrClasses]float64{}}
+		for _, k := range kernels[:len(kernels)-1] { // fitted on the others, smem predicted
+			fit.SIMTLaunch[k], fit.SIMTMix[k] = cpu[k], mixes[k]
+		}
+		est := func(k string) float64 {
+			s, ok := probes[k].EmulationSeconds(fit)
+			if !ok {
+				t.Fatal("no costs fitted")
+			}
+			return s
+		}
+		t.Logf("round %d: CPU ns per thread instruction: naive %.1f, smem %.1f; smem estimated %.3f s, took %.3f s of CPU", r,
+			1e9*cpu["cuda-naive"]/instr["cuda-naive"], 1e9*cpu["cuda-smem"]/instr["cuda-smem"], est("cuda-smem"), cpu["cuda-smem"])
+		smem = append(smem, est("cuda-smem")/cpu["cuda-smem"])
+		pair = append(pair, (est("cuda-smem")/est("cuda-naive"))/(cpu["cuda-smem"]/cpu["cuda-naive"]))
 	}
-	perInstr := func(k string) float64 { return cpu[k] / instr[k] }
-	t.Logf("CPU ns per thread instruction: naive %.1f, smem %.1f; smem estimated %.3f s, took %.3f s of CPU",
-		1e9*perInstr("cuda-naive"), 1e9*perInstr("cuda-smem"), est("cuda-smem"), cpu["cuda-smem"])
-	if r := est("cuda-smem") / cpu["cuda-smem"]; r < 1/1.5 || r > 1.5 {
-		t.Errorf("smem estimated at %.3f s from its probe, took %.3f s of CPU (×%.2f)", est("cuda-smem"), cpu["cuda-smem"], r)
+	if r := median(smem); r < 1/1.5 || r > 1.5 {
+		t.Errorf("smem's estimate over its CPU time, median of %d rounds: ×%.2f (rounds %.2f)", rounds, r, smem)
 	}
 	// the ratio of the two kernels' estimates tracks the ratio of their CPU costs
-	if r := (est("cuda-smem") / est("cuda-naive")) / (cpu["cuda-smem"] / cpu["cuda-naive"]); r < 1/1.5 || r > 1.5 {
-		t.Errorf("estimates smem/naive %.2f, CPU costs %.2f", est("cuda-smem")/est("cuda-naive"), cpu["cuda-smem"]/cpu["cuda-naive"])
+	if r := median(pair); r < 1/1.5 || r > 1.5 {
+		t.Errorf("smem/naive estimates over their CPU costs, median of %d rounds: ×%.2f (rounds %.2f)", rounds, r, pair)
+	}
+}
+
+// median is the middle of xs (of an even count, the mean of the two middle ones); xs is sorted.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if m := len(xs) / 2; len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	} else {
+		return xs[m]
 	}
 }
 

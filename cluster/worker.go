@@ -385,10 +385,12 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 		case <-ctx.Done():
 			continue
 		}
-		pull, endPull := context.WithTimeout(ctx, w.pullWait) // ctx's end ends the pull at once
-		batch, err := cons.Fetch(1, jetstream.FetchContext(pull))
+		// FetchMaxWait, not a context's deadline: the NATS server ends the pull after pullWait and
+		// the client listens a second longer, so a job sent at the pull's last moment still
+		// arrives (jobs are delivered once). The worker's stop ends the wait at once (take); a job
+		// sent after it is the server's to end, as the worker says bye.
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(w.pullWait))
 		if err != nil {
-			endPull()
 			<-permits
 			select {
 			case <-ctx.Done():
@@ -399,8 +401,31 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 			}
 			continue
 		}
-		got, started := false, false
-		for msg := range batch.Messages() {
+		got, started := w.take(ctx, batch, permits, &jobs)
+		if !started {
+			<-permits
+		}
+		if err := batch.Error(); !got && err != nil && ctx.Err() == nil {
+			if c, cerr := remake(ctx); cerr == nil {
+				cons = c
+			} else {
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// take starts a job for each message of batch (one pull's) until the batch ends or ctx does, each
+// job holding a permit of permits until its acknowledgement, and says whether a message came and
+// whether a job started.
+func (w *runner) take(ctx context.Context, batch jetstream.MessageBatch, permits chan struct{}, jobs *sync.WaitGroup) (got, started bool) {
+	msgs := batch.Messages()
+	for {
+		select {
+		case msg, open := <-msgs:
+			if !open {
+				return got, started
+			}
 			got = true
 			j, ok := w.accept(msg)
 			if !ok {
@@ -416,19 +441,8 @@ func (w *runner) fetch(ctx context.Context, cons jetstream.Consumer, slots int, 
 				defer func() { <-permits }() // after the job's acknowledgement
 				w.run(ctx, msg, j)
 			}()
-		}
-		endPull()
-		if !started {
-			<-permits
-		}
-		// A pull that outlives its own deadline (its expiry passed, the NATS server's answer late) is
-		// an empty one.
-		if err := batch.Error(); !got && err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-			if c, cerr := remake(ctx); cerr == nil {
-				cons = c
-			} else {
-				time.Sleep(500 * time.Millisecond)
-			}
+		case <-ctx.Done():
+			return got, started
 		}
 	}
 }

@@ -272,7 +272,9 @@ func TestEveryLessonFitsInBrowser(t *testing.T) {
 	if checked < 20 {
 		t.Errorf("only %d tables checked", checked)
 	}
-	if replayed, ran := runner.counts.get(); replayed < len(files) || ran > 0 {
+	// Without NVRTC the in-process runs record no cuda cell (lessonsWithoutGPU skips them), and the
+	// server runs those live, to the error a cell without a compiler ends in.
+	if replayed, ran := runner.counts.get(); replayed < len(files) || ran > 0 && nvrtcPresent() {
 		t.Errorf("the server replayed %d runs and ran %d, want every run a replay of the lesson runs (one a page or more)", replayed, ran)
 	}
 	p.errs.check(t, "every lesson")

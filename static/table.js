@@ -49,7 +49,8 @@ export class DataTable {
     if (folds) this.table.classList.add("folded");
     const caption = this.table.createCaption();
     caption.className = "sr-only";
-    caption.textContent = def.caption || def.id;
+    // Its notes, where they fold (below), are read there, not twice.
+    caption.textContent = titleHead + lead;
     const head = this.head = this.table.createTHead().insertRow();
     this.columns.forEach((col, i) => {
       const th = document.createElement("th");

@@ -17,16 +17,21 @@ import (
 	"github.com/gpuplayground/playground/server"
 )
 
-// webgpuLesson has a matmul cell with the whole WGSL ladder at ragged sizes, a wgsl cell with a
-// compile error on its line 9, a correct wgsl cell, a slow wgsl cell (for closing the page mid-run: sizes up to webgpu.SoftwareMaxN,
-// which SwiftShader still runs)
-// and a CPU-only cell.
+// webgpuLesson has a matmul cell with the whole WGSL ladder at ragged sizes (and 128, a multiple of
+// every kernel's tile with more than one workgroup each way), a wgsl cell with a compile error on its
+// line 9, a correct wgsl cell, and a slow wgsl cell (for closing the page mid-run: sizes up to
+// webgpu.SoftwareMaxN, which SwiftShader still runs). webgpuOtherLesson, the second page's, has two
+// CPU-only cells.
 const webgpuLesson = "---\ntitle: WebGPU test\nsummary: s\norder: 1\n---\n\n" +
-	"```matmul\nid: ladder\nkernels: [ikj, webgpu-naive, webgpu-coalesced, webgpu-tiled, webgpu-regblock, webgpu-naive-f16, webgpu-coalesced-f16, webgpu-tiled-f16, webgpu-regblock-f16]\nsizes: [1, 33, 100, 256]\nrepeats: 2\ntransfers: true\n```\n\n" +
+	"```matmul\nid: ladder\nkernels: [ikj, webgpu-naive, webgpu-coalesced, webgpu-tiled, webgpu-regblock, webgpu-naive-f16, webgpu-coalesced-f16, webgpu-tiled-f16, webgpu-regblock-f16]\nsizes: [1, 33, 100, 128]\nrepeats: 2\ntransfers: true\n```\n\n" +
 	"```wgsl\nid: broken\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [16]\n---\n@compute @workgroup_size(8, 8)\nfn mm(@builtin(global_invocation_id) id: vec3<u32>) {\n  let x: u32 = undefined_thing;\n}\n```\n\n" +
 	"```wgsl\nid: own\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [1, 33]\nrepeats: 2\ncompare: [ikj, webgpu-tiled]\n---\n" + ownKernel + "```\n\n" +
-	"```wgsl\nid: slow\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [256, 320, 384, 448, 512]\nrepeats: 20\n---\n" + ownKernel + "```\n\n" +
-	"```matmul\nid: cpu\nkernels: [ikj]\nsizes: [16]\nrepeats: 1\n```\n"
+	"```wgsl\nid: slow\nentry: mm\nworkgroup: [8, 8]\ndispatch: [\"ceil(n/8)\", \"ceil(n/8)\"]\nsizes: [256, 320, 384, 448, 512]\nrepeats: 20\n---\n" + ownKernel + "```\n"
+
+// webgpuOtherLesson is a page of two CPU-only cells (a lighter load than webgpuLesson's).
+const webgpuOtherLesson = "---\ntitle: Other\nsummary: s\norder: 2\n---\n\n" +
+	"```matmul\nid: cpu\nkernels: [ikj]\nsizes: [16]\nrepeats: 1\n```\n\n" +
+	"```matmul\nid: nogpu\nkernels: [ikj]\nsizes: [8]\nrepeats: 1\n```\n"
 
 const ownKernel = `@group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
@@ -59,10 +64,14 @@ func webgpuOptions(t *testing.T, exe string) []chromedp.ExecAllocatorOption {
 
 func TestWebGPUInBrowser(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "w.md"), []byte(webgpuLesson), 0o644); err != nil {
-		t.Fatal(err)
+	for name, md := range map[string]string{"w.md": webgpuLesson, "other.md": webgpuOtherLesson} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(md), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	base := serve(t, server.Config{LessonsDir: dir})
+	// A run whose page closed gives up its queue slot after PageGone: a short one here, so that
+	// the wait for the next run is not the default's 10 s.
+	base := serve(t, server.Config{LessonsDir: dir, PageGone: 100 * time.Millisecond})
 
 	// Two pages (tabs) in the shared WebGPU browser: closing the first leaves the browser running.
 	ctx, cancelTab := webgpuBrowser.closableTab(t, 1200, 1000, webgpuFlags()...)
@@ -120,7 +129,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	for _, r := range rows {
 		t.Logf("browser row: %s", r)
 	}
-	for _, size := range []string{"1", "33", "100", "256"} {
+	for _, size := range []string{"1", "33", "100", "128"} {
 		for _, k := range []string{"webgpu-naive", "webgpu-coalesced", "webgpu-tiled", "webgpu-regblock"} {
 			found := false
 			for _, r := range rows {
@@ -176,7 +185,7 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// A page closed while its browser part runs leaves the server's queue moving: another page's run
 	// starts and ends.
 	tab2 := newWebGPUTab(t, 1200, 1000)
-	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/w"), waitVisible(chromedp.CSS(pageReady))); err != nil {
+	if err := chromedp.Do(tab2, chromedp.Navigate(base+"/lessons/other"), waitVisible(chromedp.CSS(pageReady))); err != nil {
 		t.Fatal(err)
 	}
 	slow := cellSel("slow")
@@ -201,18 +210,19 @@ func TestWebGPUInBrowser(t *testing.T) {
 	// A browser without WebGPU (navigator.gpu hidden): each webgpu kernel gets one note saying why,
 	// and the server's kernel still runs.
 	eval(tab2, `Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }), "hidden"`)
+	nogpu := cellSel("nogpu")
 	if err := chromedp.Do(tab2,
-		setCellSource(cell, "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"), // through the editor, as a learner types
-		chromedp.Click(chromedp.CSS(cell+" .cell-run")),
-		waitVisible(chromedp.CSS(cell+`[data-state="ended"]`)),
+		setCellSource(nogpu, "kernels: [ikj, webgpu-naive, webgpu-tiled-f16]\nsizes: [8]\nrepeats: 1\n"), // through the editor, as a learner types
+		chromedp.Click(chromedp.CSS(nogpu+" .cell-run")),
+		waitVisible(chromedp.CSS(nogpu+`[data-state="ended"]`)),
 	); err != nil {
 		t.Fatalf("without WebGPU: %v", err)
 	}
-	notes = strings.Join(texts(tab2, cell+" .cell-notes li"), "\n")
+	notes = strings.Join(texts(tab2, nogpu+" .cell-notes li"), "\n")
 	if strings.Count(notes, "navigator.gpu is missing") != 2 || !strings.Contains(notes, "webgpu-naive: not run") || !strings.Contains(notes, "webgpu-tiled-f16: not run") {
 		t.Errorf("without WebGPU, notes:\n%s", notes)
 	}
-	if n := len(texts(tab2, cell+` .cell-table[data-table=results] tbody tr`)); n != 1 {
+	if n := len(texts(tab2, nogpu+` .cell-table[data-table=results] tbody tr`)); n != 1 {
 		t.Errorf("without WebGPU: %d server rows, want 1", n)
 	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"io/fs"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,33 +26,23 @@ import (
 var sizesLine = regexp.MustCompile(`(?m)^sizes:\s*\[([^\]]*)\]`)
 
 // Every cell of every lesson that runs in the browser through WebGPU (a wgsl cell, a cell naming a
-// webgpu- kernel, a budget cell measuring "your GPU"), as the lesson ships it but at fewer sizes
-// (browserSizes: its kernels, code and other settings as written), runs on SwiftShader (the shared
-// browser's software adapter, newWebGPUTab) to its end, never an error or the run's time limit; a
-// cell with sizes above webgpu.SoftwareMaxN says they were not run there. Of the budget cells only
-// the first runs: each measures the same thing in the browser (budget.BrowserKernel at
-// budget.BrowserN), and what differs between them, the workload, is modelled in the server
-// (lessons' TestEveryCellRuns runs each budget cell, TestEveryLessonFitsInBrowser shows
-// each page's). No wall-clock budget is asserted (each run's time is logged).
+// webgpu- kernel, a budget cell measuring "your GPU"), as the lesson ships it but at fewer and
+// smaller sizes (browserSizes: its kernels, code and other settings as written), runs on
+// SwiftShader (the shared browser's software adapter, newWebGPUTab) to its end, never an error or
+// the run's time limit; a cell with sizes above webgpu.SoftwareMaxN says they were not run there.
+// Of the budget cells only the first runs: each measures the same thing in the browser
+// (budget.BrowserKernel at budget.BrowserN), and what differs between them, the workload, is
+// modelled in the server (lessons' TestEveryCellRuns runs each budget cell,
+// TestEveryLessonFitsInBrowser shows each page's). Only the pages with a cell to run are loaded
+// (browserCells, from the lessons as the server loads them), and each page must show just those
+// cells as running in the browser. No wall-clock budget is asserted (each run's time is logged).
 func TestEveryWebGPUCellInBrowser(t *testing.T) {
+	pages, total := browserCells(t)
 	p := openPageOn(t, 1280, 1000, server.Config{}, true)
-	files, err := fs.Glob(lessons.Embedded, "*.md")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("lessons: %v %v", files, err)
-	}
-	ran, budgetRan, opened := 0, "", 0
-	for _, f := range files {
-		md, err := fs.ReadFile(lessons.Embedded, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !mayRunInBrowser(string(md)) {
-			continue
-		}
-		slug := strings.TrimSuffix(f, ".md")
-		opened++
-		p.open(slug)
-		if opened == 1 { // the first page opened asks for the adapter, which is the browser's
+	ran := 0
+	for i, pg := range pages {
+		p.open(pg.slug)
+		if i == 0 { // the first page opened asks for the adapter, which is the browser's
 			adapter := p.str(`(async () => { if (!navigator.gpu) return "no navigator.gpu"; const a = await navigator.gpu.requestAdapter(); if (!a) return "no adapter"; const i = a.info || {}; return JSON.stringify({architecture: i.architecture, fallback: i.isFallbackAdapter ?? a.isFallbackAdapter}); })()`)
 			if !strings.HasPrefix(adapter, "{") {
 				t.Fatalf("the shared browser has no WebGPU on SwiftShader: %s", adapter)
@@ -62,50 +51,95 @@ func TestEveryWebGPUCellInBrowser(t *testing.T) {
 		var found []struct{ ID, Kind, Source string }
 		js := `JSON.stringify([...document.querySelectorAll(".cell")].map((e) => ({ID: e.id, Kind: e.dataset.kind, Source: e.playground.getSource()})))`
 		if err := json.Unmarshal([]byte(p.str(js)), &found); err != nil {
-			t.Fatalf("%s: cells: %v", slug, err)
+			t.Fatalf("%s: cells: %v", pg.slug, err)
 		}
+		var shown []string
 		for _, c := range found {
-			if !runsInBrowser(c.Kind, c.Source) {
-				continue
-			}
-			if c.Kind == "budget" && budgetRan != "" {
-				t.Logf("%s not run: its measurement in the browser is %s's", c.ID, budgetRan)
-				continue
-			}
-			if c.Kind == "budget" {
-				budgetRan = c.ID
-			}
-			ran++
-			sel := cellSel(c.ID)
-			if fewer := browserSizes(c.Source); fewer != c.Source {
-				p.do("shrinking "+c.ID, setCellSource(sel, fewer))
-			}
-			start := time.Now()
-			p.do("running "+c.ID,
-				chromedp.Click(chromedp.CSS(sel+" .cell-run")),
-				waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
-			state := p.str(`document.querySelector(` + strconv.Quote(sel) + `).dataset.state`)
-			status := p.str(`document.querySelector(` + strconv.Quote(sel+" .cell-status") + `).textContent`)
-			notes := p.str(`[...document.querySelectorAll(` + strconv.Quote(sel+" .cell-notes li") + `)].map((e) => e.textContent).join("\n")`)
-			t.Logf("%s (%s) ran in %v: %s", c.ID, c.Kind, time.Since(start).Round(time.Millisecond), status)
-			if state != "ended" {
-				t.Errorf("%s: state %q, want ended; status %q; notes:\n%s", c.ID, state, status, notes)
-				continue
-			}
-			if rows := p.str(`String(document.querySelectorAll(` + strconv.Quote(sel+" .cell-table[data-table=browser] tbody tr") + `).length)`); rows == "0" {
-				t.Errorf("%s: no row measured in the browser; notes:\n%s", c.ID, notes)
-			}
-			checkNotesFold(t, p, sel)
-			if big := sizesOver(c.Source, webgpu.SoftwareMaxN); big != "" && !strings.Contains(notes, "not run at n = "+big) {
-				t.Errorf("%s: sizes %s are above %d, and no note says they were not run on the software adapter; notes:\n%s", c.ID, big, webgpu.SoftwareMaxN, notes)
+			if runsInBrowser(c.Kind, c.Source) && (c.Kind != "budget" || slices.Contains(pg.ids, c.ID)) {
+				shown = append(shown, c.ID)
+				ran++
+				runBrowserCell(t, p, c.ID, c.Kind, c.Source)
 			}
 		}
-		p.errs.check(t, slug)
+		if !slices.Equal(shown, pg.ids) {
+			t.Errorf("%s: the page shows %q as running in the browser, the lesson %q", pg.slug, shown, pg.ids)
+		}
+		p.errs.check(t, pg.slug)
 	}
 	if ran < 3 {
 		t.Errorf("only %d WebGPU cells found in the lessons", ran)
 	}
-	t.Logf("%d WebGPU cells run on %d of %d lesson pages", ran, opened, len(files))
+	t.Logf("%d WebGPU cells run on %d of %d lesson pages", ran, len(pages), total)
+}
+
+// browserPageCells is a lesson page and the ids of its cells that TestEveryWebGPUCellInBrowser runs.
+type browserPageCells struct {
+	slug string
+	ids  []string
+}
+
+// browserCells loads the embedded lessons as a server does and returns the pages holding a cell
+// that runsInBrowser, in the lessons' order, with those cells (of the budget cells only the first:
+// the others are logged as not run), and the number of lessons.
+func browserCells(t *testing.T) ([]browserPageCells, int) {
+	t.Helper()
+	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), Limits: harness.DefaultLimits(), GPU: cellstest.NoGPU{}, Roofline: &peaks.Cache{}}
+	all, err := lessons.Load(lessons.Embedded, builtin.Kinds(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []browserPageCells
+	budgetRan := ""
+	for _, l := range all {
+		pg := browserPageCells{slug: l.Slug}
+		for _, c := range l.Cells {
+			switch {
+			case !runsInBrowser(c.Kind, c.Source):
+			case c.Kind == "budget" && budgetRan != "":
+				t.Logf("%s not run: its measurement in the browser is %s's", c.ID, budgetRan)
+			default:
+				if c.Kind == "budget" {
+					budgetRan = c.ID
+				}
+				pg.ids = append(pg.ids, c.ID)
+			}
+		}
+		if len(pg.ids) > 0 {
+			out = append(out, pg)
+		}
+	}
+	return out, len(all)
+}
+
+// runBrowserCell runs the cell id of p's page, of kind and source src, at browserSizes, and checks
+// that it ends with rows measured in the browser, its notes folded as they should be, and a note
+// naming its sizes above webgpu.SoftwareMaxN.
+func runBrowserCell(t *testing.T, p *browserPage, id, kind, src string) {
+	t.Helper()
+	sel := cellSel(id)
+	fewer := browserSizes(src)
+	if fewer != src {
+		p.do("shrinking "+id, setCellSource(sel, fewer))
+	}
+	start := time.Now()
+	p.do("running "+id,
+		chromedp.Click(chromedp.CSS(sel+" .cell-run")),
+		waitVisible(chromedp.CSS(sel+`:is([data-state="ended"], [data-state="error"])`)))
+	state := p.str(`document.querySelector(` + strconv.Quote(sel) + `).dataset.state`)
+	status := p.str(`document.querySelector(` + strconv.Quote(sel+" .cell-status") + `).textContent`)
+	notes := p.str(`[...document.querySelectorAll(` + strconv.Quote(sel+" .cell-notes li") + `)].map((e) => e.textContent).join("\n")`)
+	t.Logf("%s (%s) ran in %v: %s", id, kind, time.Since(start).Round(time.Millisecond), status)
+	if state != "ended" {
+		t.Errorf("%s: state %q, want ended; status %q; notes:\n%s", id, state, status, notes)
+		return
+	}
+	if rows := p.str(`String(document.querySelectorAll(` + strconv.Quote(sel+" .cell-table[data-table=browser] tbody tr") + `).length)`); rows == "0" {
+		t.Errorf("%s: no row measured in the browser; notes:\n%s", id, notes)
+	}
+	checkNotesFold(t, p, sel)
+	if big := sizesOver(fewer, webgpu.SoftwareMaxN); big != "" && !strings.Contains(notes, "not run at n = "+big) {
+		t.Errorf("%s: sizes %s are above %d, and no note says they were not run on the software adapter; notes:\n%s", id, big, webgpu.SoftwareMaxN, notes)
+	}
 }
 
 // runsInBrowser reports whether a cell of kind with source src runs WebGPU in the browser: a wgsl
@@ -117,20 +151,13 @@ func runsInBrowser(kind, src string) bool {
 // yourGPUOff is a budget cell's line turning its "your GPU" measurement off.
 var yourGPUOff = regexp.MustCompile(`(?m)^your_gpu:\s*false`)
 
-// mayRunInBrowser reports whether a lesson's markdown may hold a cell that runs in the browser:
-// a page's cells are its markdown's fenced blocks, kind and source as written, so a wgsl cell's
-// fence, a webgpu- kernel's name and a budget cell each put their word in the file. A file without
-// "wgsl", "webgpu-" or "budget" has no such cell, and its page is not loaded (each load in the
-// WebGPU browser lays out and draws the whole lesson).
-func mayRunInBrowser(md string) bool {
-	return strings.Contains(md, "wgsl") || strings.Contains(md, "webgpu-") || strings.Contains(md, "budget")
-}
-
-// browserSizes returns a cell's source with its `sizes:` list cut to its smallest size and those
-// above webgpu.SoftwareMaxN (which a software adapter does not run: its note is still checked), and
+// browserSizes returns a cell's source with its `sizes:` list cut to its smallest size, or
+// browserSmallN where that is smaller, and, where it has sizes above webgpu.SoftwareMaxN (which a
+// software adapter does not run: its note is still checked), one size just above that cap, and
 // `repeats: 1`; the rest of the source stays. On SwiftShader a size costs about n³ (2 s a kernel at
-// 512, docs/benchmarks.md), so the sizes in between, which take the same code path, were most of
-// the test's time; the browser's speed there is measured by TestWebGPUSoftwareRates.
+// 512, docs/benchmarks.md), and so does the server's CPU kernels' run at a size the browser skips
+// (ikj at 1024, about 2 CPU s): the larger sizes, which take the same code paths, were most of the
+// test's time; the browser's speed there is measured by TestWebGPUSoftwareRates.
 func browserSizes(src string) string {
 	src = sizesLine.ReplaceAllStringFunc(src, func(line string) string {
 		var sizes []int
@@ -144,16 +171,18 @@ func browserSizes(src string) string {
 		if len(sizes) == 0 {
 			return line
 		}
-		keep := []string{strconv.Itoa(slices.Min(sizes))}
-		for _, n := range sizes {
-			if n > webgpu.SoftwareMaxN {
-				keep = append(keep, strconv.Itoa(n))
-			}
+		keep := []string{strconv.Itoa(min(slices.Min(sizes), browserSmallN))}
+		if slices.Max(sizes) > webgpu.SoftwareMaxN {
+			keep = append(keep, strconv.Itoa(webgpu.SoftwareMaxN+1))
 		}
 		return "sizes: [" + strings.Join(keep, ", ") + "]"
 	})
 	return repeatsLine.ReplaceAllString(src, "repeats: 1")
 }
+
+// browserSmallN caps the smallest size browserSizes keeps: like the lessons' smallest sizes (64 and
+// 256), a multiple of every ladder kernel's tile (16 and 64) and of any workgroup edge up to 64.
+const browserSmallN = 64
 
 // repeatsLine is a cell's `repeats:` line.
 var repeatsLine = regexp.MustCompile(`(?m)^repeats:\s*\d+\s*$`)
@@ -218,35 +247,5 @@ func checkNotesFold(t *testing.T, p *browserPage, sel string) {
 	p.do("unfolding notes", chromedp.Click(chromedp.CSS(sel+" .cell-notes-more")))
 	if _, _, _, hidden, button := state(); hidden != 0 || button != "fewer notes" {
 		t.Errorf("%s: after unfolding, %d notes still folded, button %q", sel, hidden, button)
-	}
-}
-
-// The lesson pages TestEveryWebGPUCellInBrowser leaves unopened hold no cell that runs in the
-// browser: every cell of every embedded lesson (loaded as a server loads them) that runsInBrowser
-// is in a file that mayRunInBrowser, and some files are not (the pages it saves loading).
-func TestLessonPagesWithoutWebGPUCells(t *testing.T) {
-	env := cells.Env{Kernels: append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...), Limits: harness.DefaultLimits(), GPU: cellstest.NoGPU{}, Roofline: &peaks.Cache{}}
-	all, err := lessons.Load(lessons.Embedded, builtin.Kinds(env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	skipped := 0
-	for _, l := range all {
-		md, err := fs.ReadFile(lessons.Embedded, l.File)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mayRunInBrowser(string(md)) {
-			continue
-		}
-		skipped++
-		for _, c := range l.Cells {
-			if runsInBrowser(c.Kind, c.Source) {
-				t.Errorf("%s: cell %s (%s) runs in the browser, but its page would not be opened", l.File, c.ID, c.Kind)
-			}
-		}
-	}
-	if skipped == 0 || skipped == len(all) {
-		t.Errorf("%d of %d lesson pages left unopened, want some but not all", skipped, len(all))
 	}
 }

@@ -107,11 +107,15 @@ func (req Request) sampleSize() int {
 }
 
 // rng is the launch's random source: req.Seed's when set, else a fresh one.
-func (req Request) rng() *rand.Rand {
+func (req Request) rng() *rand.Rand { return rand.New(req.source()) }
+
+// source is the generator behind rng (its state is what a seeded launch's kept inputs restore:
+// seededInputs).
+func (req Request) source() *rand.PCG {
 	if req.Seed != 0 {
-		return rand.New(rand.NewPCG(req.Seed, req.Seed^0x9e3779b97f4a7c15))
+		return rand.NewPCG(req.Seed, req.Seed^0x9e3779b97f4a7c15)
 	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return rand.NewPCG(rand.Uint64(), rand.Uint64())
 }
 
 // Result is one emulated launch.
@@ -306,8 +310,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if b := req.BlockXY; b != ([2]int{}) {
 		block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
 	}
-	rng := req.rng()
-	in := inputs(rng, n, padded, res.Precision)
+	src := req.source()
+	rng := rand.New(src)
+	in := seededInputs.draw(req.Seed, src, rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {
 		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
@@ -452,7 +457,7 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 			}
 			return out
 		}
-		in.A, in.B, in.C, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), vgpu.NewOutput("C", 8*p*p, vgpu.Poisoned), 8
+		in.A, in.B, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), 8
 	case "bf16", "f16":
 		conv := gpu.BF16
 		if precision == "f16" {
@@ -467,12 +472,19 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 			}
 			return out
 		}
-		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
+		in.A, in.B = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b))
 	default:
-		in.A, in.B, in.C = float32Matrix("A", in.a, n, p), float32Matrix("B", in.b, n, p), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
+		in.A, in.B = float32Matrix("A", in.a, n, p), float32Matrix("B", in.b, n, p)
 	}
-	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
+	in.output()
 	return in
+}
+
+// output gives in a poisoned C of p×p elements of in.elem bytes, and A, B and C their shapes.
+func (in *launchInputs) output() {
+	p := in.p
+	in.C = vgpu.NewOutput("C", in.elem*p*p, vgpu.Poisoned)
+	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
 }
 
 // float32Matrix is the n×n row-major x as a p×p buffer of float32s (vgpu.Float32Buffer's bytes),

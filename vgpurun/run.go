@@ -411,95 +411,86 @@ func sample(grid [3]int, rng *rand.Rand, first bool, k int) [][3]int {
 	return out
 }
 
-// launchInputs are one launch's matrices: a and b as the kernel sees them (rounded to its input
-// precision, in float64, for the check), and the buffers it reads and writes (padded to p×p). C
+// launchInputs are one launch's matrices: a and b as drawn, rounded to the kernel's input
+// precision and laid out as it reads them (p×p, padded with zeros), for the check, which reads
+// them (aAt, bAt); and the buffers the kernel reads and writes, A and B copies of a and b. C
 // starts poisoned at every size, emulated in full or sampled (vgpu.NewOutput: every byte
 // vgpu.Poison, a NaN per entry, the bytes the GPU worker fills C with before its launches), so a
 // kernel that accumulates into C without writing it first is wrong here as on a GPU, and its read
 // of C is an uninitialised-read note.
 type launchInputs struct {
 	n, p    int
-	a, b    []float64
+	a, b    []byte // never a kernel's: shared by the launches of a kept draw (seededInputs)
+	kind    elements
 	A, B, C *vgpu.Buffer
 	elem    int // bytes of an element of C
 }
 
-// inputs draws A and B in [-1, 1) and lays them out for a kernel reading precision.
-func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
-	in := &launchInputs{n: n, p: p, a: make([]float64, n*n), b: make([]float64, n*n), elem: 4}
-	numeric.Random(rng, in.a)
-	numeric.Random(rng, in.b)
-	round := func(x []float64) {
-		switch precision {
-		case "float64":
-		case "bf16":
-			for i, v := range x {
-				x[i] = float64(gpu.FromBF16(gpu.BF16(float32(v))))
-			}
-		case "f16":
-			for i, v := range x {
-				x[i] = float64(float16From(gpu.F16(float32(v))))
-			}
-		default:
-			for i, v := range x {
-				x[i] = float64(float32(v))
-			}
-		}
-	}
-	round(in.a)
-	round(in.b)
+// elements is how a precision's inputs are stored: size bytes each, put rounds a value to the
+// precision and writes it, get reads one back (exactly).
+type elements struct {
+	size int
+	put  func(x []byte, v float64)
+	get  func(x []byte) float64
+}
+
+// elementsOf is precision's elements: float64 and float32 as IEEE binary64 and binary32, bf16 and
+// f16 as 16-bit words (gpu/nvidia/matmul.cu's __nv_bfloat16 and __half); another precision as
+// float32.
+func elementsOf(precision string) elements {
+	le := binary.LittleEndian
 	switch precision {
 	case "float64":
-		pad := func(x []float64) []float64 {
-			out := make([]float64, p*p)
-			for i := range n {
-				copy(out[i*p:i*p+n], x[i*n:(i+1)*n])
-			}
-			return out
-		}
-		in.A, in.B, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), 8
-	case "bf16", "f16":
-		conv := gpu.BF16
-		if precision == "f16" {
-			conv = gpu.F16
-		}
-		pad := func(x []float64) []uint16 {
-			out := make([]uint16, p*p)
-			for i := range n {
-				for j := range n {
-					out[i*p+j] = conv(float32(x[i*n+j]))
-				}
-			}
-			return out
-		}
-		in.A, in.B = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b))
-	default:
-		in.A, in.B = float32Matrix("A", in.a, n, p), float32Matrix("B", in.b, n, p)
+		return elements{8, func(x []byte, v float64) { le.PutUint64(x, math.Float64bits(v)) },
+			func(x []byte) float64 { return math.Float64frombits(le.Uint64(x)) }}
+	case "bf16":
+		return elements{2, func(x []byte, v float64) { le.PutUint16(x, gpu.BF16(float32(v))) },
+			func(x []byte) float64 { return float64(gpu.FromBF16(le.Uint16(x))) }}
+	case "f16":
+		return elements{2, func(x []byte, v float64) { le.PutUint16(x, gpu.F16(float32(v))) },
+			func(x []byte) float64 { return float64(float16From(le.Uint16(x))) }}
 	}
-	in.output()
+	return elements{4, func(x []byte, v float64) { le.PutUint32(x, math.Float32bits(float32(v))) },
+		func(x []byte) float64 { return float64(math.Float32frombits(le.Uint32(x))) }}
+}
+
+// inputs draws A and B in [-1, 1) (numeric.Random, row by row: A's n² values, then B's) and lays
+// them out for a kernel reading precision.
+func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
+	in := &launchInputs{n: n, p: p, kind: elementsOf(precision)}
+	row := make([]float64, n)
+	draw := func() []byte {
+		x, size := make([]byte, in.kind.size*p*p), in.kind.size
+		for i := range n {
+			numeric.Random(rng, row)
+			for j, v := range row {
+				in.kind.put(x[size*(i*p+j):], v)
+			}
+		}
+		return x
+	}
+	in.a = draw()
+	in.b = draw()
+	in.buffers()
 	return in
 }
 
-// output gives in a poisoned C of p×p elements of in.elem bytes, and A, B and C their shapes.
-func (in *launchInputs) output() {
+// buffers gives in its launch's buffers: A and B copies of a and b, C poisoned (p×p elements of
+// 8 bytes for float64 inputs, else 4), and their shapes.
+func (in *launchInputs) buffers() {
 	p := in.p
+	in.elem = 4
+	if in.kind.size == 8 {
+		in.elem = 8
+	}
+	in.A, in.B = &vgpu.Buffer{Name: "A", Data: slices.Clone(in.a)}, &vgpu.Buffer{Name: "B", Data: slices.Clone(in.b)}
 	in.C = vgpu.NewOutput("C", in.elem*p*p, vgpu.Poisoned)
 	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
 }
 
-// float32Matrix is the n×n row-major x as a p×p buffer of float32s (vgpu.Float32Buffer's bytes),
-// its padding zero: written straight into the buffer, without a []float32 copy of the 64 MiB a
-// 4096×4096 input takes.
-func float32Matrix(name string, x []float64, n, p int) *vgpu.Buffer {
-	b := vgpu.NewBuffer(name, 4*p*p)
-	for i := range n {
-		row := b.Data[4*i*p : 4*(i*p+n)]
-		for j, v := range x[i*n : (i+1)*n] {
-			binary.LittleEndian.PutUint32(row[4*j:], math.Float32bits(float32(v)))
-		}
-	}
-	return b
-}
+// aAt and bAt are A[i][k] and B[i][k] as drawn.
+func (in *launchInputs) aAt(i, k int) float64 { return in.kind.get(in.a[in.kind.size*(i*in.p+k):]) }
+func (in *launchInputs) bAt(i, k int) float64 { return in.kind.get(in.b[in.kind.size*(i*in.p+k):]) }
 
 // matrixShape is the shape of the p×p matrix b for fault messages: its element's C++ type from its size
 // (gpu/nvidia/matmul.cu: float, double, or a 16-bit __nv_bfloat16 or __half).
@@ -541,8 +532,13 @@ func (in *launchInputs) result() []float64 {
 // checkAll compares all of C with gonum's float64 product.
 func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	n := in.n
-	ref := make([]float64, n*n)
-	if err := kernels.Gonum(ctx, ref, in.a, in.b, n, n, n, kernels.Options{}); err != nil {
+	ref, a, b := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+	for i := range n {
+		for k := range n {
+			a[i*n+k], b[i*n+k] = in.aAt(i, k), in.bAt(i, k)
+		}
+	}
+	if err := kernels.Gonum(ctx, ref, a, b, n, n, n, kernels.Options{}); err != nil {
 		return 0, err
 	}
 	c := in.result()
@@ -617,7 +613,19 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 	}
 	slices.SortFunc(order, func(x, y int) int { return entries[x][1] - entries[y][1] })
 	want, col := make([]float64, len(entries)), make([]float64, n)
-	row := func(x int) []float64 { i := entries[order[x]][0]; return in.a[i*n : i*n+n] }
+	rows := map[int][]float64{} // A's rows, read once each (the entries of a run of blocks share few)
+	row := func(x int) []float64 {
+		i := entries[order[x]][0]
+		r, ok := rows[i]
+		if !ok {
+			r = make([]float64, n)
+			for k := range r {
+				r[k] = in.aAt(i, k)
+			}
+			rows[i] = r
+		}
+		return r
+	}
 	for x := 0; x < len(order); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -627,7 +635,7 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 			end++
 		}
 		for k := range n {
-			col[k] = in.b[k*n+j]
+			col[k] = in.bAt(k, j)
 		}
 		for ; x < end; x += min(4, end-x) {
 			var rows [4][]float64 // past the column's last entry: that entry again

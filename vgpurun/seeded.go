@@ -4,24 +4,22 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-
-	"github.com/gpuplayground/playground/vgpu"
 )
 
 // A launch with a Seed (Request.Seed: the comparisons with kept measurements, the tests, gentune)
 // draws the same inputs each time it is run at the same size and precision, and drawing them is
 // most of what a sampled launch at n = 4096 costs outside the emulation (two n×n matrices from the
 // PCG, rounded and laid out: about 0.4 CPU s). seededInputs keeps the most recent ones: a launch
-// that draws them again gets A and B's bytes copied into buffers of its own (a kernel never sees
-// another launch's buffer), the rounded a and b shared read-only (the check only reads them), and
-// the generator's state just after the draw, so the sampled blocks and the checked entries it
-// draws next are those an uncached launch draws: the launch is bit for bit the uncached one
+// that draws them again shares the drawn a and b (read-only: the check reads them) and gets A and
+// B copies of its own (a kernel never sees another launch's buffer, nor the kept bytes), and the
+// generator's state just after the draw, so the sampled blocks and the checked entries it draws
+// next are those an uncached launch draws: the launch is bit for bit the uncached one
 // (TestSeededInputsKept). A launch without a Seed (every learner's and the server's) neither reads
 // nor fills it, so a server holds nothing here.
 //
-// What it holds: at most seededKept draws, each a and b in float64 (16 bytes per element of n×n)
-// and A and B's bytes (2 × 4 per element of p×p in float32, 2 × 2 in bf16 or f16, 2 × 8 in
-// float64): 384 MiB for a float32 draw at n = 4096, 320 MiB for a bf16 one; at most 768 MiB in all.
+// What it holds: at most seededKept draws, each a and b as the kernel reads them, p×p elements of
+// the precision (4 bytes in float32, 2 in bf16 or f16, 8 in float64): 128 MiB for a float32 draw
+// at n = 4096, 64 MiB for a bf16 one; at most 256 MiB in all.
 var seededInputs inputCache
 
 // seededKept is how many seeded draws seededInputs keeps: the tests alternate between two (the
@@ -41,13 +39,11 @@ type drawKey struct {
 	seed      uint64
 }
 
-// drawn is one seeded launch's inputs: a and b (read-only, shared), A and B's bytes, C's element
-// size, and the PCG's state after the draw (rand.PCG.MarshalBinary).
+// drawn is one seeded launch's inputs: a and b (read-only, shared) and the PCG's state after the
+// draw (rand.PCG.MarshalBinary).
 type drawn struct {
 	key   drawKey
-	a, b  []float64
-	A, B  []byte
-	elem  int
+	a, b  []byte
 	state []byte
 }
 
@@ -60,14 +56,14 @@ func (c *inputCache) draw(seed uint64, src *rand.PCG, rng *rand.Rand, n, p int, 
 	}
 	key := drawKey{n: n, p: p, precision: precision, seed: seed}
 	if d := c.get(key); d != nil && src.UnmarshalBinary(d.state) == nil {
-		return d.inputs()
-	}
-	in := inputs(rng, n, p, precision)
-	state, err := src.MarshalBinary()
-	if err != nil {
+		in := &launchInputs{n: n, p: p, a: d.a, b: d.b, kind: elementsOf(precision)}
+		in.buffers()
 		return in
 	}
-	c.put(&drawn{key: key, a: in.a, b: in.b, A: slices.Clone(in.A.Data), B: slices.Clone(in.B.Data), elem: in.elem, state: state})
+	in := inputs(rng, n, p, precision)
+	if state, err := src.MarshalBinary(); err == nil {
+		c.put(&drawn{key: key, a: in.a, b: in.b, state: state})
+	}
 	return in
 }
 
@@ -94,13 +90,4 @@ func (c *inputCache) put(d *drawn) {
 		clear(c.draws[seededKept:])
 		c.draws = c.draws[:seededKept]
 	}
-}
-
-// inputs is a launch's inputs from d: A and B copied into fresh buffers, C fresh and poisoned.
-func (d *drawn) inputs() *launchInputs {
-	in := &launchInputs{n: d.key.n, p: d.key.p, a: d.a, b: d.b, elem: d.elem}
-	in.A = &vgpu.Buffer{Name: "A", Data: slices.Clone(d.A)}
-	in.B = &vgpu.Buffer{Name: "B", Data: slices.Clone(d.B)}
-	in.output()
-	return in
 }

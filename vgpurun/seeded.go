@@ -1,6 +1,7 @@
 package vgpurun
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -17,19 +18,21 @@ import (
 // (TestSeededInputsKept). A launch without a Seed (every learner's and the server's) neither reads
 // nor fills it, so a server holds nothing here.
 //
-// What it holds: at most seededKept draws, each a and b as the kernel reads them, p×p elements of
-// the precision (4 bytes in float32, 2 in bf16 or f16, 8 in float64): 128 MiB for a float32 draw
-// at n = 4096, 64 MiB for a bf16 one; at most 256 MiB in all.
+// What it holds: the most recent draws whose bytes fit in seededBytes, each a and b as the kernel
+// reads them, p×p elements of the precision (4 bytes in float32, 2 in bf16 or f16, 8 in
+// float64): 128 MiB for a float32 draw at n = 4096, 64 MiB for a bf16 one.
 var seededInputs inputCache
 
-// seededKept is how many seeded draws seededInputs keeps: the tests alternate between two (the
-// float32 and bf16 kernels at 4096).
-const seededKept = 2
+// seededBytes bounds the bytes seededInputs holds: 512 MiB, the draws a test binary alternates
+// between (bench/vgpuvsncu: float32 at 4096 and 4092, bf16 at 4096, and two small ones).
+const seededBytes = 512 << 20
 
-// inputCache is seededInputs' store, the most recently drawn first.
+// inputCache is seededInputs' store, the most recently drawn first, at most budget bytes
+// (seededBytes where 0).
 type inputCache struct {
-	mu    sync.Mutex
-	draws []*drawn
+	mu     sync.Mutex
+	budget int
+	draws  []*drawn
 }
 
 // drawKey is what decides a seeded launch's inputs.
@@ -80,14 +83,21 @@ func (c *inputCache) get(key drawKey) *drawn {
 	return d
 }
 
-// put keeps d first, replacing a draw of its key, and drops the oldest beyond seededKept.
+// put keeps d first, replacing a draw of its key, and drops the oldest draws while c holds more
+// than its budget.
 func (c *inputCache) put(d *drawn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.draws = slices.DeleteFunc(c.draws, func(o *drawn) bool { return o.key == d.key })
 	c.draws = slices.Insert(c.draws, 0, d)
-	if len(c.draws) > seededKept {
-		clear(c.draws[seededKept:])
-		c.draws = c.draws[:seededKept]
+	budget, held := cmp.Or(c.budget, seededBytes), 0
+	for _, o := range c.draws {
+		held += len(o.a) + len(o.b)
+	}
+	for held > budget {
+		last := len(c.draws) - 1
+		held -= len(c.draws[last].a) + len(c.draws[last].b)
+		c.draws[last] = nil
+		c.draws = c.draws[:last]
 	}
 }

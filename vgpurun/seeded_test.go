@@ -13,9 +13,9 @@ import (
 // A seeded draw kept by the cache comes back as the draw itself: the same a and b (shared), A and
 // B's bytes in buffers of the launch's own (a kernel's writes to one never reach the next), and
 // the generator where the draw left it, so what the launch draws next is what it drew the first
-// time. A draw without a seed is not kept; a third seed drops the oldest of two.
+// time. A draw without a seed is not kept; a draw beyond the cache's bytes drops the oldest.
 func TestSeededDrawKept(t *testing.T) {
-	var c inputCache
+	c := inputCache{budget: 2*4*8*8 + 2*2*8*8} // a float32 draw and a bf16 draw of 8×8
 	draw := func(seed uint64, precision string) (*launchInputs, uint64) {
 		t.Helper()
 		src := Request{Seed: seed}.source()
@@ -46,9 +46,13 @@ func TestSeededDrawKept(t *testing.T) {
 	if len(c.draws) != 2 {
 		t.Errorf("kept %d draws after two seeded ones and an unseeded one, want 2", len(c.draws))
 	}
-	draw(8, "float32")
-	if len(c.draws) != seededKept || c.draws[0].key.seed != 8 || c.draws[1].key.precision != "bf16" {
-		t.Errorf("after a third seed kept %+v, want seed 8 and the bf16 draw", c.draws)
+	draw(8, "bf16")
+	if len(c.draws) != 2 || c.draws[0].key.seed != 8 || c.draws[1].key.precision != "bf16" {
+		t.Errorf("after a third seed kept %+v, want seed 8 and the bf16 draw of seed 7", c.draws)
+	}
+	draw(9, "float32")
+	if len(c.draws) != 2 || c.draws[0].key.seed != 9 || c.draws[1].key.seed != 8 {
+		t.Errorf("after a float32 draw kept %+v, want it and the bf16 draw of seed 8", c.draws)
 	}
 }
 

@@ -602,9 +602,10 @@ func (in *launchInputs) written() [][2]int {
 }
 
 // dots returns the float64 products (A·B)[i][j] of the entries (i, j), each summed in k order.
-// The entries are taken column by column, so that each column of B is gathered once (a walk down
-// a column touches a cache line per element), and up to four of a column's at a time (dot4), whose
-// four sums, each in k order, do not wait on one another.
+// The entries are taken column by column, so that each column of B is gathered once, eight columns
+// at a time (a walk down one column touches a cache line per element; neighbouring columns share
+// it), and up to four of a column's entries at a time (dot4), whose four sums, each in k order, do
+// not wait on one another.
 func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, error) {
 	n := in.n
 	order := make([]int, len(entries))
@@ -612,7 +613,7 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 		order[c] = c
 	}
 	slices.SortFunc(order, func(x, y int) int { return entries[x][1] - entries[y][1] })
-	want, col := make([]float64, len(entries)), make([]float64, n)
+	want := make([]float64, len(entries))
 	rows := map[int][]float64{} // A's rows, read once each (the entries of a run of blocks share few)
 	row := func(x int) []float64 {
 		i := entries[order[x]][0]
@@ -626,29 +627,46 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 		}
 		return r
 	}
+	var cols [8][]float64
+	for c := range cols {
+		cols[c] = make([]float64, n)
+	}
 	for x := 0; x < len(order); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		j, end := entries[order[x]][1], x+1
-		for end < len(order) && entries[order[end]][1] == j {
-			end++
-		}
-		for k := range n {
-			col[k] = in.bAt(k, j)
-		}
-		for ; x < end; x += min(4, end-x) {
-			var rows [4][]float64 // past the column's last entry: that entry again
-			for d := range rows {
-				rows[d] = row(min(x+d, end-1))
+		var js, ends []int // the next (up to) eight columns, and where each one's entries end in order
+		for end := x; end < len(order) && len(js) < len(cols); {
+			j := entries[order[end]][1]
+			for end < len(order) && entries[order[end]][1] == j {
+				end++
 			}
-			s := dot4(rows, col)
-			for d := range min(4, end-x) {
-				want[order[x+d]] = s[d]
+			js, ends = append(js, j), append(ends, end)
+		}
+		in.gatherColumns(js, cols[:len(js)])
+		for c, end := range ends {
+			for ; x < end; x += min(4, end-x) {
+				var four [4][]float64 // past the column's last entry: that entry again
+				for d := range four {
+					four[d] = row(min(x+d, end-1))
+				}
+				s := dot4(four, cols[c])
+				for d := range min(4, end-x) {
+					want[order[x+d]] = s[d]
+				}
 			}
 		}
 	}
 	return want, nil
+}
+
+// gatherColumns reads B's columns js into cols, row by row.
+func (in *launchInputs) gatherColumns(js []int, cols [][]float64) {
+	for k := range in.n {
+		for c, j := range js {
+			cols[c][k] = in.bAt(k, j)
+		}
+	}
 }
 
 // dot4 is the dot products of each of rows with col, each summed in k order.

@@ -18,19 +18,19 @@ import (
 // it takes the entries column by column (entries repeated and in shared columns included).
 func TestDotsAreEntrywiseProducts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	n, p := 37, 40 // A and B padded, as a launch's
+	n, p := 100, 103 // A and B padded, as a launch's; more columns than dots gathers at once
 	in := &launchInputs{n: n, p: p, kind: elementsOf("float64"), a: make([]byte, 8*p*p), b: make([]byte, 8*p*p)}
 	a, b := make([]float64, n*n), make([]float64, n*n)
 	for i := range n {
 		for k := range n {
 			a[i*n+k], b[i*n+k] = rng.NormFloat64(), rng.NormFloat64()
-			in.kind.put(in.a[8*(i*p+k):], a[i*n+k])
-			in.kind.put(in.b[8*(i*p+k):], b[i*n+k])
+			in.kind.put(in.a[8*(i*p+k):], a[i*n+k:i*n+k+1])
+			in.kind.put(in.b[8*(i*p+k):], b[i*n+k:i*n+k+1])
 		}
 	}
-	entries := make([][2]int, 300)
+	entries := make([][2]int, 600)
 	for c := range entries {
-		entries[c] = [2]int{rng.IntN(n), rng.IntN(n / 4)}
+		entries[c] = [2]int{rng.IntN(n), rng.IntN(n / (1 + 3*(c%2)))} // every column, and many in a quarter of them
 	}
 	got, err := in.dots(context.Background(), entries)
 	if err != nil {

@@ -426,11 +426,11 @@ type launchInputs struct {
 	elem    int // bytes of an element of C
 }
 
-// elements is how a precision's inputs are stored: size bytes each, put rounds a value to the
-// precision and writes it, get reads one back (exactly).
+// elements is how a precision's inputs are stored: size bytes each; put rounds values to the
+// precision and writes them one after another, get reads one back (exactly).
 type elements struct {
 	size int
-	put  func(x []byte, v float64)
+	put  func(x []byte, vs []float64)
 	get  func(x []byte) float64
 }
 
@@ -441,17 +441,27 @@ func elementsOf(precision string) elements {
 	le := binary.LittleEndian
 	switch precision {
 	case "float64":
-		return elements{8, func(x []byte, v float64) { le.PutUint64(x, math.Float64bits(v)) },
-			func(x []byte) float64 { return math.Float64frombits(le.Uint64(x)) }}
-	case "bf16":
-		return elements{2, func(x []byte, v float64) { le.PutUint16(x, gpu.BF16(float32(v))) },
-			func(x []byte) float64 { return float64(gpu.FromBF16(le.Uint16(x))) }}
-	case "f16":
-		return elements{2, func(x []byte, v float64) { le.PutUint16(x, gpu.F16(float32(v))) },
-			func(x []byte) float64 { return float64(float16From(le.Uint16(x))) }}
+		return elements{8, func(x []byte, vs []float64) {
+			for i, v := range vs {
+				le.PutUint64(x[8*i:], math.Float64bits(v))
+			}
+		}, func(x []byte) float64 { return math.Float64frombits(le.Uint64(x)) }}
+	case "bf16", "f16":
+		to, from := gpu.BF16, gpu.FromBF16
+		if precision == "f16" {
+			to, from = gpu.F16, float16From
+		}
+		return elements{2, func(x []byte, vs []float64) {
+			for i, v := range vs {
+				le.PutUint16(x[2*i:], to(float32(v)))
+			}
+		}, func(x []byte) float64 { return float64(from(le.Uint16(x))) }}
 	}
-	return elements{4, func(x []byte, v float64) { le.PutUint32(x, math.Float32bits(float32(v))) },
-		func(x []byte) float64 { return float64(math.Float32frombits(le.Uint32(x))) }}
+	return elements{4, func(x []byte, vs []float64) {
+		for i, v := range vs {
+			le.PutUint32(x[4*i:], math.Float32bits(float32(v)))
+		}
+	}, func(x []byte) float64 { return float64(math.Float32frombits(le.Uint32(x))) }}
 }
 
 // inputs draws A and B in [-1, 1) (numeric.Random, row by row: A's n² values, then B's) and lays
@@ -463,9 +473,7 @@ func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
 		x, size := make([]byte, in.kind.size*p*p), in.kind.size
 		for i := range n {
 			numeric.Random(rng, row)
-			for j, v := range row {
-				in.kind.put(x[size*(i*p+j):], v)
-			}
+			in.kind.put(x[size*i*p:], row)
 		}
 		return x
 	}
@@ -602,10 +610,10 @@ func (in *launchInputs) written() [][2]int {
 }
 
 // dots returns the float64 products (A·B)[i][j] of the entries (i, j), each summed in k order.
-// The entries are taken column by column, so that each column of B is gathered once, eight columns
-// at a time (a walk down one column touches a cache line per element; neighbouring columns share
-// it), and up to four of a column's entries at a time (dot4), whose four sums, each in k order, do
-// not wait on one another.
+// The entries are taken column by column, so that each column of B is gathered once, up to
+// gathered columns at a time (a walk down one column touches a cache line and a page per element;
+// neighbouring columns share them), and up to four of a column's entries at a time (dot4), whose
+// four sums, each in k order, do not wait on one another.
 func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, error) {
 	n := in.n
 	order := make([]int, len(entries))
@@ -627,7 +635,7 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 		}
 		return r
 	}
-	var cols [8][]float64
+	cols := make([][]float64, gathered)
 	for c := range cols {
 		cols[c] = make([]float64, n)
 	}
@@ -635,7 +643,7 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var js, ends []int // the next (up to) eight columns, and where each one's entries end in order
+		var js, ends []int // the next (up to) gathered columns, and where each one's entries end in order
 		for end := x; end < len(order) && len(js) < len(cols); {
 			j := entries[order[end]][1]
 			for end < len(order) && entries[order[end]][1] == j {
@@ -659,6 +667,9 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 	}
 	return want, nil
 }
+
+// gathered is how many of B's columns dots gathers in one walk down B (2 MiB of float64s at n = 4096).
+const gathered = 64
 
 // gatherColumns reads B's columns js into cols, row by row.
 func (in *launchInputs) gatherColumns(js []int, cols [][]float64) {

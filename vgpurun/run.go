@@ -380,9 +380,9 @@ func Failure(kernel string, n int, err error) string {
 	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
 }
 
-// Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64
-// for the check, the padded inputs and C: about 40 bytes per element, 640 MiB at 4096), running
-// SampledBlocks blocks.
+// Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B as drawn,
+// for the check, the kernel's copies of them and C: 20 bytes per element in float32, 320 MiB at
+// 4096, besides the wave estimate's copy of C), running SampledBlocks blocks.
 const (
 	MaxSampledN   = 4096
 	SampledBlocks = 8

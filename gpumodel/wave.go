@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/gpuplayground/playground/vgpu"
@@ -266,49 +267,168 @@ func waveProbe(only [][3]int, grid [3]int) ([3]int, bool) {
 // order) when each wave reads its unique load sectors once: per wave and buffer, the union of base
 // (block b0's sectors) moved by each of the wave's blocks' shifts, within the buffer's sectors
 // (sizes, bytes). It returns the bytes of each wave, of the first maxWaves only where maxWaves > 0;
-// nil if ctx ended first (its cost is the grid's blocks × a block's sectors, at most, less where
-// blocks share a shift).
+// nil if ctx ended first. Its cost per wave and buffer is the least of the wave's distinct shifts ×
+// the words of a bitset spanning base, base's sectors × the words of one spanning the shifts, and
+// the two counts' product (sectorUnion).
 func inStepReads(ctx context.Context, base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64, maxWaves int) []int64 {
 	total := grid[0] * grid[1]
 	if maxWaves > 0 {
 		total = min(total, maxWaves*resident)
 	}
 	var out []int64
-	seen := map[int][]uint64{}
-	for k := range base {
-		seen[k] = make([]uint64, (sizes[k]/32+63)/64+1)
+	u := map[int]*sectorUnion{}
+	for k, s := range base {
+		u[k] = newSectorUnion(s, sizes[k]/32)
 	}
+	var shifts []int64
+	var mark []uint64
 	for start := 0; start < total; start += resident {
 		if ctx.Err() != nil {
 			return nil
 		}
 		var bytes int64
-		for k, s := range base {
-			bits64 := seen[k]
-			clear(bits64)
-			limit := sizes[k] / 32
-			shifts := map[int64]bool{}
+		for k := range base {
+			shifts = shifts[:0]
 			for i := start; i < min(start+resident, total); i++ {
 				x, y := i%grid[0], i/grid[0]
-				shifts[int64(x-b0[0])*sx[k]+int64(y-b0[1])*sy[k]] = true
+				shifts = append(shifts, int64(x-b0[0])*sx[k]+int64(y-b0[1])*sy[k])
 			}
-			for d := range shifts {
-				for _, v := range s {
-					v += d
-					if v < 0 || v >= limit {
-						continue
-					}
-					w, m := v>>6, uint64(1)<<(v&63)
-					if bits64[w]&m == 0 {
-						bits64[w] |= m
-						bytes += 32
-					}
-				}
-			}
+			shifts = distinct(shifts, &mark)
+			bytes += 32 * u[k].count(shifts)
 		}
 		out = append(out, bytes)
 	}
 	return out
+}
+
+// distinct is xs sorted without repeats, in xs's storage: marked in a bitset (mark's storage)
+// spanning them and read back in order where that bitset has no more words than xs has
+// elements, else sorted.
+func distinct(xs []int64, mark *[]uint64) []int64 {
+	if len(xs) == 0 {
+		return xs
+	}
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if (hi-lo)/64 >= int64(len(xs)) {
+		slices.Sort(xs)
+		return slices.Compact(xs)
+	}
+	n := int((hi-lo)/64 + 1)
+	*mark = slices.Grow((*mark)[:0], n)[:n]
+	clear(*mark)
+	for _, x := range xs {
+		(*mark)[(x-lo)>>6] |= 1 << ((x - lo) & 63)
+	}
+	xs = xs[:0]
+	for w, m := range *mark {
+		for ; m != 0; m &= m - 1 {
+			xs = append(xs, lo+int64(w)*64+int64(bits.TrailingZeros64(m)))
+		}
+	}
+	return xs
+}
+
+// sectorUnion counts the sectors of the union of a block's sectors (sorted, distinct) moved by
+// each of a wave's shifts, within [0, limit): inStepReads' sum. It ORs whichever of the two sets
+// spans fewer words, as a bitset, at each element of the other; where both are sparse (a bitset
+// of either would be mostly empty words) it sets one bit per pair.
+type sectorUnion struct {
+	sectors []int64
+	pattern []uint64 // sectors as a bitset from sectors[0]
+	limit   int64
+	seen    []uint64 // the union, from sector lo &^ 63
+	shifts  []uint64 // a wave's shifts as a bitset
+}
+
+func newSectorUnion(sectors []int64, limit int64) *sectorUnion {
+	return &sectorUnion{sectors: sectors, pattern: bitsFrom(sectors, nil), limit: limit}
+}
+
+// bitsFrom is the sorted xs as a bitset whose bit 0 is xs[0], in buf's storage.
+func bitsFrom(xs []int64, buf []uint64) []uint64 {
+	if len(xs) == 0 {
+		return buf[:0]
+	}
+	n := int((xs[len(xs)-1]-xs[0])/64 + 1)
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	for _, x := range xs {
+		x -= xs[0]
+		buf[x>>6] |= 1 << (x & 63)
+	}
+	return buf
+}
+
+// count is the sectors of the union of u's sectors moved by each of shifts (sorted, distinct)
+// within [0, limit).
+func (u *sectorUnion) count(shifts []int64) int64 {
+	s := u.sectors
+	if len(s) == 0 || len(shifts) == 0 {
+		return 0
+	}
+	lo, hi := max(s[0]+shifts[0], 0), min(s[len(s)-1]+shifts[len(shifts)-1]+1, u.limit)
+	if lo >= hi {
+		return 0
+	}
+	base := lo &^ 63 // the bit seen[0] starts at
+	n := int((hi - base + 63) / 64)
+	u.seen = slices.Grow(u.seen[:0], n)[:n]
+	clear(u.seen)
+	wordsD := (shifts[len(shifts)-1]-shifts[0])/64 + 1
+	byS, byD, pairs := int64(len(shifts))*int64(len(u.pattern)), int64(len(s))*wordsD, int64(len(s))*int64(len(shifts))
+	switch {
+	case pairs <= byS && pairs <= byD:
+		for _, d := range shifts {
+			for _, v := range s {
+				if v += d; v >= lo && v < hi {
+					u.seen[(v-base)>>6] |= 1 << ((v - base) & 63)
+				}
+			}
+		}
+	case byS <= byD:
+		for _, d := range shifts {
+			orAt(u.seen, u.pattern, s[0]+d-base)
+		}
+	default:
+		u.shifts = bitsFrom(shifts, u.shifts)
+		for _, v := range s {
+			orAt(u.seen, u.shifts, v+shifts[0]-base)
+		}
+	}
+	return onesIn(u.seen, lo-base, hi-base)
+}
+
+// orAt ORs the bitset src into dst with src's bit 0 at dst's bit at (negative: before dst's
+// first), dropping the bits that fall outside dst's words.
+func orAt(dst, src []uint64, at int64) {
+	w, sh := at>>6, uint(at&63) // floor division: at = 64w + sh, 0 ≤ sh < 64
+	first := max(0, -w-1)       // the first source word that reaches dst (word w+i+1 ≥ 0)
+	last := min(int64(len(src)), int64(len(dst))-w)
+	for i := first; i < last; i++ {
+		x := src[i]
+		if d := w + i; d >= 0 {
+			dst[d] |= x << sh
+		}
+		if d := w + i + 1; sh != 0 && d < int64(len(dst)) {
+			dst[d] |= x >> (64 - sh)
+		}
+	}
+}
+
+// onesIn is the set bits of b from bit lo to bit hi (exclusive).
+func onesIn(b []uint64, lo, hi int64) int64 {
+	var n int
+	for i := lo >> 6; i <= (hi-1)>>6; i++ {
+		x := b[i]
+		if i == lo>>6 {
+			x &= ^uint64(0) << (lo & 63)
+		}
+		if i == (hi-1)>>6 && hi&63 != 0 {
+			x &= 1<<(hi&63) - 1
+		}
+		n += bits.OnesCount64(x)
+	}
+	return int64(n)
 }
 
 // WaveReads replaces the DRAM reads of sampled counts c (scaled to the grid; raw are the run's own)

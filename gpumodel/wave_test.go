@@ -3,6 +3,8 @@ package gpumodel
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -42,6 +44,90 @@ func TestInStepReads(t *testing.T) {
 	if len(got) != 1 || got[0] != 32*(4+12) {
 		t.Errorf("one wave: inStepReads = %v; want [%d]", got, 32*(4+12))
 	}
+}
+
+// inStepReads counts as a walk over every pair of a sector and a distinct shift does
+// (inStepReadsByPairs, the way it was counted first), whichever set it ORs as a bitset: on a dense
+// footprint and a wave of shifts far apart (base as the bitset), a sparse footprint and shifts
+// close together (the shifts as the bitset), both sparse (pair by pair), and random footprints,
+// shifts (negative ones too), grids and buffers small enough that the moved footprints leave them.
+func TestInStepReadsAsByPairs(t *testing.T) {
+	type c struct {
+		base   blockSectors
+		b0     [3]int
+		sx, sy map[int]int64
+		grid   [3]int
+		res    int
+		sizes  []int64
+	}
+	run := func(from, n, step int64) []int64 {
+		var out []int64
+		for i := range n {
+			out = append(out, from+i*step)
+		}
+		return out
+	}
+	cases := []c{
+		{blockSectors{0: run(0, 200, 1)}, [3]int{0, 0, 0}, map[int]int64{0: 0}, map[int]int64{0: 1000}, [3]int{4, 9, 1}, 8, []int64{32 * 9000}},
+		{blockSectors{0: run(3, 64, 512)}, [3]int{1, 0, 0}, map[int]int64{0: 2}, map[int]int64{0: 0}, [3]int{16, 4, 1}, 20, []int64{32 * 40000}},
+		{blockSectors{0: run(5, 40, 300)}, [3]int{0, 1, 0}, map[int]int64{0: 1000}, map[int]int64{0: 70000}, [3]int{5, 3, 1}, 7, []int64{32 * 150000}},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 300 {
+		gx, gy := 1+rng.IntN(12), 1+rng.IntN(12)
+		limit := int64(64 + rng.IntN(5000))
+		x := c{base: blockSectors{}, b0: [3]int{rng.IntN(gx), rng.IntN(gy), 0}, sx: map[int]int64{}, sy: map[int]int64{},
+			grid: [3]int{gx, gy, 1}, res: 1 + rng.IntN(gx*gy+3)}
+		for k := range 1 + rng.IntN(3) {
+			var s []int64
+			for v := rng.Int64N(limit); v < limit && len(s) < 300; v += 1 + rng.Int64N(1+rng.Int64N(200)) {
+				s = append(s, v)
+			}
+			x.base[k], x.sx[k], x.sy[k] = s, rng.Int64N(401)-200, rng.Int64N(4001)-2000
+			x.sizes = append(x.sizes, 32*limit)
+		}
+		cases = append(cases, x)
+	}
+	for i, x := range cases {
+		for _, maxWaves := range []int{0, 1} {
+			got := inStepReads(context.Background(), x.base, x.b0, x.sx, x.sy, x.grid, x.res, x.sizes, maxWaves)
+			want := inStepReadsByPairs(x.base, x.b0, x.sx, x.sy, x.grid, x.res, x.sizes, maxWaves)
+			if !slices.Equal(got, want) {
+				t.Errorf("case %d (grid %v, %d resident, max waves %d): %v; by pairs %v", i, x.grid, x.res, maxWaves, got, want)
+			}
+		}
+	}
+}
+
+// inStepReadsByPairs is inStepReads as first written: every wave's distinct shifts in a map, and
+// for each a walk over base's sectors setting a bit of a bitset of the whole buffer.
+func inStepReadsByPairs(base blockSectors, b0 [3]int, sx, sy map[int]int64, grid [3]int, resident int, sizes []int64, maxWaves int) []int64 {
+	total := grid[0] * grid[1]
+	if maxWaves > 0 {
+		total = min(total, maxWaves*resident)
+	}
+	var out []int64
+	for start := 0; start < total; start += resident {
+		var bytes int64
+		for k, s := range base {
+			seen := map[int64]bool{}
+			shifts := map[int64]bool{}
+			for i := start; i < min(start+resident, total); i++ {
+				x, y := i%grid[0], i/grid[0]
+				shifts[int64(x-b0[0])*sx[k]+int64(y-b0[1])*sy[k]] = true
+			}
+			for d := range shifts {
+				for _, v := range s {
+					if v += d; v >= 0 && v < sizes[k]/32 && !seen[v] {
+						seen[v] = true
+						bytes += 32
+					}
+				}
+			}
+		}
+		out = append(out, bytes)
+	}
+	return out
 }
 
 // reach is this GPU's L2 window over the law's, each window capped at one loop: a GPU whose L2

@@ -107,11 +107,15 @@ func (req Request) sampleSize() int {
 }
 
 // rng is the launch's random source: req.Seed's when set, else a fresh one.
-func (req Request) rng() *rand.Rand {
+func (req Request) rng() *rand.Rand { return rand.New(req.source()) }
+
+// source is the generator behind rng (its state is what a seeded launch's kept inputs restore:
+// seededInputs).
+func (req Request) source() *rand.PCG {
 	if req.Seed != 0 {
-		return rand.New(rand.NewPCG(req.Seed, req.Seed^0x9e3779b97f4a7c15))
+		return rand.NewPCG(req.Seed, req.Seed^0x9e3779b97f4a7c15)
 	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return rand.NewPCG(rand.Uint64(), rand.Uint64())
 }
 
 // Result is one emulated launch.
@@ -306,8 +310,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if b := req.BlockXY; b != ([2]int{}) {
 		block, grid = [3]int{b[0], b[1], 1}, [3]int{(padded + b[0] - 1) / b[0], (padded + b[1] - 1) / b[1], 1}
 	}
-	rng := req.rng()
-	in := inputs(rng, n, padded, res.Precision)
+	src := req.source()
+	rng := rand.New(src)
+	in := seededInputs.draw(req.Seed, src, rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {
 		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
@@ -375,9 +380,9 @@ func Failure(kernel string, n int, err error) string {
 	return fmt.Sprintf("%s at n=%d, in the virtual GPU: %v", kernel, n, err)
 }
 
-// Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B in float64
-// for the check, the padded inputs and C: about 40 bytes per element, 640 MiB at 4096), running
-// SampledBlocks blocks.
+// Limits of the emulation in a cell: MaxN in full; sampled up to MaxSampledN (A and B as drawn,
+// for the check, the kernel's copies of them and C: 20 bytes per element in float32, 320 MiB at
+// 4096, besides the wave estimate's copy of C), running SampledBlocks blocks.
 const (
 	MaxSampledN   = 4096
 	SampledBlocks = 8
@@ -406,88 +411,94 @@ func sample(grid [3]int, rng *rand.Rand, first bool, k int) [][3]int {
 	return out
 }
 
-// launchInputs are one launch's matrices: a and b as the kernel sees them (rounded to its input
-// precision, in float64, for the check), and the buffers it reads and writes (padded to p×p). C
+// launchInputs are one launch's matrices: a and b as drawn, rounded to the kernel's input
+// precision and laid out as it reads them (p×p, padded with zeros), for the check, which reads
+// them (aAt, bAt); and the buffers the kernel reads and writes, A and B copies of a and b. C
 // starts poisoned at every size, emulated in full or sampled (vgpu.NewOutput: every byte
 // vgpu.Poison, a NaN per entry, the bytes the GPU worker fills C with before its launches), so a
 // kernel that accumulates into C without writing it first is wrong here as on a GPU, and its read
 // of C is an uninitialised-read note.
 type launchInputs struct {
 	n, p    int
-	a, b    []float64
+	a, b    []byte // never a kernel's: shared by the launches of a kept draw (seededInputs)
+	kind    elements
 	A, B, C *vgpu.Buffer
 	elem    int // bytes of an element of C
 }
 
-// inputs draws A and B in [-1, 1) and lays them out for a kernel reading precision.
-func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
-	in := &launchInputs{n: n, p: p, a: make([]float64, n*n), b: make([]float64, n*n), elem: 4}
-	numeric.Random(rng, in.a)
-	numeric.Random(rng, in.b)
-	round := func(x []float64) {
-		switch precision {
-		case "float64":
-		case "bf16":
-			for i, v := range x {
-				x[i] = float64(gpu.FromBF16(gpu.BF16(float32(v))))
-			}
-		case "f16":
-			for i, v := range x {
-				x[i] = float64(float16From(gpu.F16(float32(v))))
-			}
-		default:
-			for i, v := range x {
-				x[i] = float64(float32(v))
-			}
-		}
-	}
-	round(in.a)
-	round(in.b)
+// elements is how a precision's inputs are stored: size bytes each; put rounds values to the
+// precision and writes them one after another, get reads one back (exactly).
+type elements struct {
+	size int
+	put  func(x []byte, vs []float64)
+	get  func(x []byte) float64
+}
+
+// elementsOf is precision's elements: float64 and float32 as IEEE binary64 and binary32, bf16 and
+// f16 as 16-bit words (gpu/nvidia/matmul.cu's __nv_bfloat16 and __half); another precision as
+// float32.
+func elementsOf(precision string) elements {
+	le := binary.LittleEndian
 	switch precision {
 	case "float64":
-		pad := func(x []float64) []float64 {
-			out := make([]float64, p*p)
-			for i := range n {
-				copy(out[i*p:i*p+n], x[i*n:(i+1)*n])
+		return elements{8, func(x []byte, vs []float64) {
+			for i, v := range vs {
+				le.PutUint64(x[8*i:], math.Float64bits(v))
 			}
-			return out
-		}
-		in.A, in.B, in.C, in.elem = vgpu.Float64Buffer("A", pad(in.a)), vgpu.Float64Buffer("B", pad(in.b)), vgpu.NewOutput("C", 8*p*p, vgpu.Poisoned), 8
+		}, func(x []byte) float64 { return math.Float64frombits(le.Uint64(x)) }}
 	case "bf16", "f16":
-		conv := gpu.BF16
+		to, from := gpu.BF16, gpu.FromBF16
 		if precision == "f16" {
-			conv = gpu.F16
+			to, from = gpu.F16, float16From
 		}
-		pad := func(x []float64) []uint16 {
-			out := make([]uint16, p*p)
-			for i := range n {
-				for j := range n {
-					out[i*p+j] = conv(float32(x[i*n+j]))
-				}
+		return elements{2, func(x []byte, vs []float64) {
+			for i, v := range vs {
+				le.PutUint16(x[2*i:], to(float32(v)))
 			}
-			return out
-		}
-		in.A, in.B, in.C = vgpu.Uint16Buffer("A", pad(in.a)), vgpu.Uint16Buffer("B", pad(in.b)), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
-	default:
-		in.A, in.B, in.C = float32Matrix("A", in.a, n, p), float32Matrix("B", in.b, n, p), vgpu.NewOutput("C", 4*p*p, vgpu.Poisoned)
+		}, func(x []byte) float64 { return float64(from(le.Uint16(x))) }}
 	}
-	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
+	return elements{4, func(x []byte, vs []float64) {
+		for i, v := range vs {
+			le.PutUint32(x[4*i:], math.Float32bits(float32(v)))
+		}
+	}, func(x []byte) float64 { return float64(math.Float32frombits(le.Uint32(x))) }}
+}
+
+// inputs draws A and B in [-1, 1) (numeric.Random, row by row: A's n² values, then B's) and lays
+// them out for a kernel reading precision.
+func inputs(rng *rand.Rand, n, p int, precision string) *launchInputs {
+	in := &launchInputs{n: n, p: p, kind: elementsOf(precision)}
+	row := make([]float64, n)
+	draw := func() []byte {
+		x, size := make([]byte, in.kind.size*p*p), in.kind.size
+		for i := range n {
+			numeric.Random(rng, row)
+			in.kind.put(x[size*i*p:], row)
+		}
+		return x
+	}
+	in.a = draw()
+	in.b = draw()
+	in.buffers()
 	return in
 }
 
-// float32Matrix is the n×n row-major x as a p×p buffer of float32s (vgpu.Float32Buffer's bytes),
-// its padding zero: written straight into the buffer, without a []float32 copy of the 64 MiB a
-// 4096×4096 input takes.
-func float32Matrix(name string, x []float64, n, p int) *vgpu.Buffer {
-	b := vgpu.NewBuffer(name, 4*p*p)
-	for i := range n {
-		row := b.Data[4*i*p : 4*(i*p+n)]
-		for j, v := range x[i*n : (i+1)*n] {
-			binary.LittleEndian.PutUint32(row[4*j:], math.Float32bits(float32(v)))
-		}
+// buffers gives in its launch's buffers: A and B copies of a and b, C poisoned (p×p elements of
+// 8 bytes for float64 inputs, else 4), and their shapes.
+func (in *launchInputs) buffers() {
+	p := in.p
+	in.elem = 4
+	if in.kind.size == 8 {
+		in.elem = 8
 	}
-	return b
+	in.A, in.B = &vgpu.Buffer{Name: "A", Data: slices.Clone(in.a)}, &vgpu.Buffer{Name: "B", Data: slices.Clone(in.b)}
+	in.C = vgpu.NewOutput("C", in.elem*p*p, vgpu.Poisoned)
+	in.A.Shape, in.B.Shape, in.C.Shape = matrixShape(in.A, p), matrixShape(in.B, p), matrixShape(in.C, p)
 }
+
+// aAt and bAt are A[i][k] and B[i][k] as drawn.
+func (in *launchInputs) aAt(i, k int) float64 { return in.kind.get(in.a[in.kind.size*(i*in.p+k):]) }
+func (in *launchInputs) bAt(i, k int) float64 { return in.kind.get(in.b[in.kind.size*(i*in.p+k):]) }
 
 // matrixShape is the shape of the p×p matrix b for fault messages: its element's C++ type from its size
 // (gpu/nvidia/matmul.cu: float, double, or a 16-bit __nv_bfloat16 or __half).
@@ -529,8 +540,13 @@ func (in *launchInputs) result() []float64 {
 // checkAll compares all of C with gonum's float64 product.
 func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 	n := in.n
-	ref := make([]float64, n*n)
-	if err := kernels.Gonum(ctx, ref, in.a, in.b, n, n, n, kernels.Options{}); err != nil {
+	ref, a, b := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+	for i := range n {
+		for k := range n {
+			a[i*n+k], b[i*n+k] = in.aAt(i, k), in.bAt(i, k)
+		}
+	}
+	if err := kernels.Gonum(ctx, ref, a, b, n, n, n, kernels.Options{}); err != nil {
 		return 0, err
 	}
 	c := in.result()
@@ -547,15 +563,7 @@ const maxChecked = 4096
 // them drawn at random, with float64 dot products, and returns the relative error over them and how
 // many there were.
 func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float64, int, error) {
-	n := in.n
-	var written [][2]int
-	for i := range n {
-		for j := range n {
-			if !math.IsNaN(in.at(i, j)) {
-				written = append(written, [2]int{i, j})
-			}
-		}
-	}
+	written := in.written()
 	rng.Shuffle(len(written), func(x, y int) { written[x], written[y] = written[y], written[x] })
 	written = written[:min(len(written), maxChecked)]
 	want, err := in.dots(ctx, written)
@@ -574,9 +582,38 @@ func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float
 	return math.Sqrt(diff / norm), len(written), nil
 }
 
+// written is the entries (i, j) of C's top-left n×n that are not NaN, row by row: those a kernel
+// wrote (the rest hold the poison). Two float32 entries of poison (one 8-byte word of its bytes)
+// are passed over at once, the most of C a sampled launch leaves.
+func (in *launchInputs) written() [][2]int {
+	var out [][2]int
+	e := in.elem
+	for i := range in.n {
+		row := in.C.Data[e*i*in.p : e*(i*in.p+in.n)]
+		for j := 0; j < in.n; j++ {
+			if e == 4 && j+1 < in.n && binary.LittleEndian.Uint64(row[4*j:]) == math.MaxUint64 {
+				j++
+				continue
+			}
+			var nan bool
+			if e == 8 {
+				nan = binary.LittleEndian.Uint64(row[8*j:])&math.MaxInt64 > 0x7ff0_0000_0000_0000
+			} else {
+				nan = binary.LittleEndian.Uint32(row[4*j:])&math.MaxInt32 > 0x7f80_0000
+			}
+			if !nan {
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
+}
+
 // dots returns the float64 products (A·B)[i][j] of the entries (i, j), each summed in k order.
-// The entries are taken column by column, so that each column of B is gathered once (a walk down
-// a column touches a cache line per element).
+// The entries are taken column by column, so that each column of B is gathered once, up to
+// gathered columns at a time (a walk down one column touches a cache line and a page per element;
+// neighbouring columns share them), and up to four of a column's entries at a time (dot4), whose
+// four sums, each in k order, do not wait on one another.
 func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, error) {
 	n := in.n
 	order := make([]int, len(entries))
@@ -584,29 +621,76 @@ func (in *launchInputs) dots(ctx context.Context, entries [][2]int) ([]float64, 
 		order[c] = c
 	}
 	slices.SortFunc(order, func(x, y int) int { return entries[x][1] - entries[y][1] })
-	want, col := make([]float64, len(entries)), make([]float64, n)
-	j := -1
-	for x, c := range order {
-		if x%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	want := make([]float64, len(entries))
+	rows := map[int][]float64{} // A's rows, read once each (the entries of a run of blocks share few)
+	row := func(x int) []float64 {
+		i := entries[order[x]][0]
+		r, ok := rows[i]
+		if !ok {
+			r = make([]float64, n)
+			for k := range r {
+				r[k] = in.aAt(i, k)
+			}
+			rows[i] = r
+		}
+		return r
+	}
+	cols := make([][]float64, gathered)
+	for c := range cols {
+		cols[c] = make([]float64, n)
+	}
+	for x := 0; x < len(order); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var js, ends []int // the next (up to) gathered columns, and where each one's entries end in order
+		for end := x; end < len(order) && len(js) < len(cols); {
+			j := entries[order[end]][1]
+			for end < len(order) && entries[order[end]][1] == j {
+				end++
+			}
+			js, ends = append(js, j), append(ends, end)
+		}
+		in.gatherColumns(js, cols[:len(js)])
+		for c, end := range ends {
+			for ; x < end; x += min(4, end-x) {
+				var four [4][]float64 // past the column's last entry: that entry again
+				for d := range four {
+					four[d] = row(min(x+d, end-1))
+				}
+				s := dot4(four, cols[c])
+				for d := range min(4, end-x) {
+					want[order[x+d]] = s[d]
+				}
 			}
 		}
-		i := entries[c][0]
-		if entries[c][1] != j {
-			j = entries[c][1]
-			for k := range n {
-				col[k] = in.b[k*n+j]
-			}
-		}
-		row := in.a[i*n : i*n+n]
-		var s float64
-		for k, a := range row {
-			s += a * col[k]
-		}
-		want[c] = s
 	}
 	return want, nil
+}
+
+// gathered is how many of B's columns dots gathers in one walk down B (2 MiB of float64s at n = 4096).
+const gathered = 64
+
+// gatherColumns reads B's columns js into cols, row by row.
+func (in *launchInputs) gatherColumns(js []int, cols [][]float64) {
+	for k := range in.n {
+		for c, j := range js {
+			cols[c][k] = in.bAt(k, j)
+		}
+	}
+}
+
+// dot4 is the dot products of each of rows with col, each summed in k order.
+func dot4(rows [4][]float64, col []float64) [4]float64 {
+	var s0, s1, s2, s3 float64
+	r0, r1, r2, r3 := rows[0][:len(col)], rows[1][:len(col)], rows[2][:len(col)], rows[3][:len(col)]
+	for k, c := range col {
+		s0 += r0[k] * c
+		s1 += r1[k] * c
+		s2 += r2[k] * c
+		s3 += r3[k] * c
+	}
+	return [4]float64{s0, s1, s2, s3}
 }
 
 // nonFinite is NaN if an entry of got at which is NaN, else +Inf if one is infinite (ok: the error

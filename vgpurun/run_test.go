@@ -159,20 +159,3 @@ func TestSampleIsARunInDispatchOrder(t *testing.T) {
 		t.Errorf("a grid of 3 blocks: sampled %v", got)
 	}
 }
-
-// The float32 inputs are laid out as vgpu.Float32Buffer lays out the padded matrix: each of the n×n
-// values rounded to float32 at its row and column of the p×p buffer, the padding zero.
-func TestFloat32MatrixIsThePaddedBuffer(t *testing.T) {
-	const n, p = 5, 8
-	rng := rand.New(rand.NewPCG(3, 4))
-	x := make([]float64, n*n)
-	padded := make([]float32, p*p)
-	for i := range x {
-		x[i] = 2*rng.Float64() - 1
-		padded[i/n*p+i%n] = float32(x[i])
-	}
-	got, want := float32Matrix("A", x, n, p), vgpu.Float32Buffer("A", padded)
-	if string(got.Data) != string(want.Data) || got.Name != want.Name {
-		t.Errorf("got %s % x, want %s % x", got.Name, got.Data, want.Name, want.Data)
-	}
-}

@@ -386,15 +386,18 @@ func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
 	p := newProbe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	// The worker beats every second, so that the server hears it again if its first hello was not
+	// heard (the server's own heartbeat is an hour: the newcomer below, which never beats, stays).
+	workerOut := &syncBuffer{}
 	go func() {
 		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: "phoenix", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(),
-			Heartbeat: time.Hour, Out: io.Discard})
+			Heartbeat: time.Second, Out: workerOut})
 	}()
 	defer func() {
 		cancel()
 		<-done
 	}()
-	waitMachine(t, c, "phoenix", true)
+	waitJoined(t, c, "phoenix", done, out, workerOut)
 	live := c.Machines()[0].ID
 
 	kp, id := newKey(t)
@@ -427,6 +430,26 @@ func TestLiveWorkerNotReplacedByANamesake(t *testing.T) {
 	if replaced != "" || strings.Contains(out.String(), "machine restarted") {
 		t.Errorf("the live worker was replaced (%q); the operator got %q", replaced, out.String())
 	}
+}
+
+// waitJoined waits until c lists a machine named name, failing t at once if its worker ended first
+// (done gives its RunWorker's error, put back for the caller) or after 30 s, with what the server and the worker said.
+func waitJoined(t *testing.T, c *Cluster, name string, done chan error, server, worker *syncBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, m := range c.Machines() {
+			if m.Name == name {
+				return
+			}
+		}
+		select {
+		case err := <-done:
+			done <- err // back for the test's own wait for the worker
+			t.Fatalf("worker %s ended before it was listed: %v\nthe server said:\n%s\nthe worker said:\n%s", name, err, server.String(), worker.String())
+		default:
+		}
+	}
+	t.Fatalf("worker %s not listed after 30 s\nthe server said:\n%s\nthe worker said:\n%s", name, server.String(), worker.String())
 }
 
 // frontBehindRelay starts a NATS server, a front that reaches it through a relay the test can turn

@@ -24,7 +24,9 @@ import (
 var seededInputs inputCache
 
 // seededBytes bounds the bytes seededInputs holds: 512 MiB, the draws a test binary alternates
-// between (bench/vgpuvsncu: float32 at 4096 and 4092, bf16 at 4096, and two small ones).
+// between (bench/vgpuvsncu: float32 at 4096 and 4092, bf16 at 4096 and at 4092 padded to 4096,
+// about 384 MiB, and two small ones). A process that runs seeded launches (the tests, the bench
+// tools, gentune) holds them until it exits; a server runs none.
 const seededBytes = 512 << 20
 
 // inputCache is seededInputs' store, the most recently drawn first, at most budget bytes

@@ -71,9 +71,13 @@ func TestSeededInputsKept(t *testing.T) {
 		if len(seededInputs.draws) != 1 || seededInputs.draws[0].key.n != req.N {
 			t.Fatalf("%s: the draw was not kept", kernel)
 		}
+		keptA := &seededInputs.draws[0].a[0]
 		kept, err := Run(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(seededInputs.draws) != 1 || &seededInputs.draws[0].a[0] != keptA {
+			t.Fatalf("%s: the second launch drew its inputs again, want the kept ones", kernel) // (a draw replaces the kept one)
 		}
 		if !first.Sampled || first.Checked == 0 || first.Wave.Why != "" {
 			t.Fatalf("%s: sampled %v, checked %d, wave estimate %q", kernel, first.Sampled, first.Checked, first.Wave.Why)

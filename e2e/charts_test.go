@@ -271,8 +271,11 @@ func TestEveryLessonFitsInBrowser(t *testing.T) {
 		t.Fatalf("lessons: %v %v", files, err)
 	}
 	drawn, shown, checked := 0, 0, 0
-	for _, f := range files {
+	for i, f := range files {
 		slug := strings.TrimSuffix(f, ".md")
+		if i > 0 { // the page left is hidden first, so that the phone's viewport does not lay it out again
+			p.str(`document.body.style.display = "none"; ""`)
+		}
 		p.do("phone", phoneViewport())
 		p.open(slug)
 		charts, tables := lessonRunsOf(t, slug)

@@ -265,7 +265,7 @@ func TestDarkModeInBrowser(t *testing.T) {
 // viewport meta tag applies), portrait, at device scale factor 1. The checks read only CSS px, which
 // a phone's factor of 2 or 3 does not change (every lesson page's width, height and rightmost edge
 // after its runs, and every chart's width and smallest text, came out the same at 1 and 2), while
-// painting at 2 paints four times the pixels: a fifth of TestEveryLessonFitsInBrowser's CPU time
+// painting at 2 paints four times the pixels: about a tenth of TestEveryLessonFitsInBrowser's CPU
 // (docs/benchmarks.md, "Test time, sixth round (the lesson pages' fit)").
 func phoneViewport() chromedp.Action[chromedp.Void] {
 	return chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulatePortrait)

@@ -70,20 +70,24 @@ var lessonCharts struct {
 var kernelsLine = regexp.MustCompile(`(?m)^kernels:\s*\[([^\]]*)\]`)
 
 // startLessonRuns starts, once for the test binary, running every lesson cell once, at its smallest
-// size (cellstest.Small), as a server without a GPU would (recorded GPU results included), lesson by
-// lesson in the order of their files' names (the order TestEveryLessonFitsInBrowser loads their
-// pages in, so that it waits only for the page it shows while the rest run beside its browser), and
-// keeping the last chart each draws and its tables; and for every cell that names kernels, a
-// throughput chart of all of them (its browser and GPU kernels too, which do not run here), so
-// every legend a learner can see is drawn.
+// size (cellstest.Small), as a server without a GPU would (recorded GPU results included) once it
+// has measured its roofline, lesson by lesson in the order of their files' names (the order
+// TestEveryLessonFitsInBrowser loads their pages in, so that it waits only for the page it shows
+// while the rest run beside its browser), and keeping the last chart each draws and its tables; and
+// for every cell that names kernels, a throughput chart of all of them (its browser and GPU kernels
+// too, which do not run here), so every legend a learner can see is drawn. The roofline is measured
+// first, so that the budget cells read this machine's CPU from it (runLessonCells checks), as on a
+// server after its first roofline, matmul peak or transformer run, rather than each measure it
+// again; a cuda source two cells share compiles once (cellstest.CompileMemo).
 func startLessonRuns() {
 	lessonCharts.once.Do(func() {
 		nv, _ := nvidia.LoadNVRTC()
+		roof := &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64}, TriadMiB: 8, Repeats: 2}}
 		env := cells.Env{
 			Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device (test)")...),
 			Limits:   harness.DefaultLimits(),
-			GPU:      cellstest.NoGPU{NVRTC: nv},
-			Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64}, TriadMiB: 8, Repeats: 2}},
+			GPU:      cellstest.NoGPU{NVRTC: nv, Memo: &cellstest.CompileMemo{}},
+			Roofline: roof,
 		}
 		kinds := builtin.Kinds(env)
 		all, err := lessons.Load(lessons.Embedded, kinds)
@@ -98,9 +102,12 @@ func startLessonRuns() {
 			lessonCharts.runs[l.Slug] = &lessonRuns{done: make(chan struct{})}
 		}
 		go func() {
+			_, err := roof.Get(context.Background())
 			for _, l := range all {
 				r := lessonCharts.runs[l.Slug]
-				r.charts, r.tables, r.recordings, r.err = runLessonCells(l, kinds, nv != nil)
+				if r.err = err; err == nil {
+					r.charts, r.tables, r.recordings, r.err = runLessonCells(l, kinds, nv != nil)
+				}
 				close(r.done)
 			}
 		}()
@@ -138,6 +145,9 @@ func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts [
 			return nil, nil, nil, fmt.Errorf("%s: %w", c.ID, err)
 		}
 		recs[c.ID] = rec
+		if note := cpuMeasuredAgain(rec); note != "" {
+			return nil, nil, nil, fmt.Errorf("%s measured this machine's CPU again rather than read the roofline measured: %q", c.ID, note)
+		}
 		if rec.SVG != "" {
 			charts = append(charts, lessonChart{l.Slug, c.ID, "run", rec.SVG})
 		}
@@ -146,6 +156,17 @@ func runLessonCells(l *lessons.Lesson, kinds []cells.Kind, nvrtc bool) (charts [
 		}
 	}
 	return charts, tables, recs, nil
+}
+
+// cpuMeasuredAgain is the note of rec's run that gives this machine's CPU rate (a budget cell's)
+// where it did not come from the roofline measured (budget.CPURate measured it again); "" if none.
+func cpuMeasuredAgain(rec *recording) string {
+	for _, n := range rec.Notes {
+		if strings.HasPrefix(n.Message, "this machine's CPU, ") && !strings.Contains(n.Message, "roofline measurement of") {
+			return n.Message
+		}
+	}
+	return ""
 }
 
 // lessonRunsOf waits for the runs of lesson slug's cells (startLessonRuns, started here if it has
@@ -221,7 +242,9 @@ const chartCheck = `(() => {
 //     -full at their full sizes; the other browser tests run cells in the server.
 //   - Every chart of the page's cells (lessonRunsOf: each cell's run at its smallest size, in
 //     process and beside the browser's work, and a chart of every kernel it names), put where a
-//     run puts it, at 390 and at 1,280 px wide: every
+//     run puts it, at 390 px wide (in the phone's viewport the page was loaded at: its charts are
+//     as wide there, and their texts as large, as in a 390 px desktop window, which a third
+//     relayout of the page would cost) and at 1,280 px wide: every
 //     text of it lies inside the svg's box, no two texts (tick labels, legend lines, titles)
 //     overlap, and its smallest text is 11 px or more on screen (checkChartsFit; the charts scale
 //     by CSS alone). CHART_SHOTS=dir saves a screenshot of each chart there.
@@ -248,8 +271,11 @@ func TestEveryLessonFitsInBrowser(t *testing.T) {
 		t.Fatalf("lessons: %v %v", files, err)
 	}
 	drawn, shown, checked := 0, 0, 0
-	for _, f := range files {
+	for i, f := range files {
 		slug := strings.TrimSuffix(f, ".md")
+		if i > 0 { // the page left is hidden first, so that the phone's viewport does not lay it out again
+			p.str(`document.body.style.display = "none"; ""`)
+		}
 		p.do("phone", phoneViewport())
 		p.open(slug)
 		charts, tables := lessonRunsOf(t, slug)
@@ -257,10 +283,9 @@ func TestEveryLessonFitsInBrowser(t *testing.T) {
 		checkNoSidewaysScroll(t, p, slug)
 		drawn += len(charts)
 		addCharts(p, charts)
-		for _, width := range []int{390, 1280} {
-			p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
-			shown += checkChartsFit(t, p, charts, width)
-		}
+		shown += checkChartsFit(t, p, charts, 390) // in the phone's viewport, 390 px wide
+		p.do("viewport", chromedp.EmulateViewport(1280, 900))
+		shown += checkChartsFit(t, p, charts, 1280)
 		if len(tables) > 0 {
 			addTables(t, p, tables)
 			checked += checkTablesFit(t, p)
@@ -313,6 +338,9 @@ func checkChartsFit(t *testing.T, p *browserPage, charts []lessonChart, width in
 		Problems []string
 		Smallest float64
 		Width    float64
+	}
+	if got := p.str(`String(window.innerWidth)`); got != strconv.Itoa(width) {
+		t.Fatalf("charts checked at %d px in a viewport %s px wide", width, got)
 	}
 	if err := json.Unmarshal([]byte(p.str(chartCheck)), &res); err != nil {
 		t.Fatal(err)

@@ -261,10 +261,14 @@ func TestDarkModeInBrowser(t *testing.T) {
 	p.errs.check(t, "dark mode")
 }
 
-// phoneViewport is the phone the lesson pages are checked on: 390×844 CSS px, device scale factor 2,
-// mobile (the page's viewport meta tag applies), portrait.
+// phoneViewport is the phone the lesson pages are checked on: 390×844 CSS px, mobile (the page's
+// viewport meta tag applies), portrait, at device scale factor 1. The checks read only CSS px, which
+// a phone's factor of 2 or 3 does not change (every lesson page's width, height and rightmost edge
+// after its runs, and every chart's width and smallest text, came out the same at 1 and 2), while
+// painting at 2 paints four times the pixels: about a tenth of TestEveryLessonFitsInBrowser's CPU
+// (docs/benchmarks.md, "Test time, seventh round (the lesson pages' fit)").
 func phoneViewport() chromedp.Action[chromedp.Void] {
-	return chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulatePortrait)
+	return chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulatePortrait)
 }
 
 // runEachLayout runs, on the lesson page open in p, the first cell of each kind and `show:`

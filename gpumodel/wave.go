@@ -217,15 +217,15 @@ func yShift(ctx context.Context, mod *vgpu.Module, entry string, cfg vgpu.Launch
 	cache := *cfg.Cache
 	cache.L2Access = pf.hook(probe.Only, grid)
 	probe.Cache = &cache
-	saved := map[int][]byte{}
+	var restore []func() // the probe's stores undone, bytes and written marks (the check reads both)
 	for k := range f.stored {
 		if k < len(cfg.Buffers) {
-			saved[k] = slices.Clone(cfg.Buffers[k].Data)
+			restore = append(restore, cfg.Buffers[k].Keep())
 		}
 	}
 	_, err := vgpu.Launch(ctx, mod, entry, probe)
-	for k, d := range saved {
-		copy(cfg.Buffers[k].Data, d)
+	for _, undo := range restore {
+		undo()
 	}
 	if err != nil {
 		return nil, "the probe block failed: " + err.Error()

@@ -3,6 +3,7 @@ package vgpu
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"sync/atomic"
 )
@@ -52,6 +53,40 @@ func NewOutput(name string, size int, init Init) *Buffer {
 func (b *Buffer) Poison() {
 	fill(b.Data, Poison)
 	b.written = make(writtenBits, (len(b.Data)+31)/32)
+}
+
+// WrittenAny reports whether a launch has written any of the n bytes of b at off since b was
+// poisoned (its marks: what the initcheck reads); true for a buffer whose bytes all count as
+// written (NewBuffer, an input) and false for bytes outside b. A sampled launch's check tells the
+// entries its blocks wrote from the poison that is left by it, not by their value: a kernel may
+// write a NaN.
+func (b *Buffer) WrittenAny(off, n int) bool {
+	if off < 0 || n <= 0 || off+n > len(b.Data) {
+		return false
+	}
+	if b.written == nil {
+		return true
+	}
+	for i := off; i < off+n; {
+		w := atomic.LoadUint32(&b.written[i>>5])
+		k := min(32-i&31, off+n-i) // bytes of this word
+		if w>>(i&31)&(uint32(1)<<k-1) != 0 {
+			return true
+		}
+		i += k
+	}
+	return false
+}
+
+// Keep returns a function that puts b's bytes and written marks back as they are now, undoing the
+// stores of the launches in between (gpumodel's probe block, emulated beside a run whose stores
+// are checked). The function must not run while a launch uses b.
+func (b *Buffer) Keep() (restore func()) {
+	data, marks := slices.Clone(b.Data), slices.Clone(b.written)
+	return func() {
+		copy(b.Data, data)
+		copy(b.written, marks)
+	}
 }
 
 // fill sets every byte of b to v.

@@ -7,10 +7,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpuplayground/playground/gpu"
+	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/numeric"
+	"github.com/gpuplayground/playground/problems"
+	pt "github.com/gpuplayground/playground/problems/problemstest"
 	"github.com/gpuplayground/playground/vgpu"
 )
 
@@ -52,10 +56,10 @@ func TestDotsAreEntrywiseProducts(t *testing.T) {
 	}
 }
 
-// written finds the entries of C's n×n that are not NaN, as reading each one does, in C of
-// float32 and of float64 padded to p: poison left around single written entries and pairs, NaNs
-// and infinities a kernel wrote, and numbers in the padding (not C's).
-func TestWrittenAreTheEntriesNotNaN(t *testing.T) {
+// A sampled launch's check takes as written the entries of C whose bytes are not the poison's,
+// whatever their value (a NaN or an infinity a kernel wrote included), and those whose bytes are the
+// poison's but which a store wrote (C's marks; TestWrittenNaNIsChecked): not the untouched poison.
+func TestWrittenAreTheEntriesStored(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	values := []float64{1.5, -0, math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN()}
 	for _, elem := range []int{4, 8} {
@@ -70,16 +74,42 @@ func TestWrittenAreTheEntriesNotNaN(t *testing.T) {
 			}
 		}
 		var want [][2]int
+		nans := 0
 		for i := range n {
 			for j := range n {
-				if !math.IsNaN(in.at(i, j)) {
+				entry := in.C.Data[elem*(i*p+j) : elem*(i*p+j+1)]
+				if slices.ContainsFunc(entry, func(b byte) bool { return b != vgpu.Poison }) {
 					want = append(want, [2]int{i, j})
+					if math.IsNaN(in.at(i, j)) {
+						nans++
+					}
 				}
 			}
 		}
-		if got := in.written(); len(want) < 20 || !slices.Equal(got, want) {
-			t.Errorf("%d-byte C: written %v, want %v", elem, got, want)
+		if got := in.written(); len(want) < 20 || nans == 0 || !slices.Equal(got, want) {
+			t.Errorf("%d-byte C: written %v, want %v (%d NaNs)", elem, got, want, nans)
 		}
+	}
+}
+
+// A NaN a learner's kernel writes in a sampled launch is checked, and fails it: a transpose that
+// writes a NaN in one entry of seven, above the problem's FullN, is wrong, with a NaN error (it
+// passed when a NaN in the output was taken for the poison of an entry no block wrote).
+func TestWrittenNaNIsChecked(t *testing.T) {
+	compile := compilers(t)["nvrtc"]
+	if compile == nil {
+		t.Skip("skipping: no NVRTC")
+	}
+	tr, err := problems.Lookup("transpose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(pt.NaiveTranspose, "= in[r * cols + c];", "= (r + c) % 7 ? in[r * cols + c] : __int_as_float(0x7fc00000);", 1)
+	n := (tr.FullN/16 + 5) * 16
+	r, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: tr,
+		Grid: pt.Tiles(16)(n), Block: [3]int{16, 16, 1}, N: n, DType: "float32", GPU: gpumodel.GPUs[0]})
+	if err != nil || !r.Sampled || r.OK || !math.IsNaN(r.RelError) || r.Checked != SampledBlocks*256 {
+		t.Errorf("a transpose writing NaN at n=%d: ok %v, sampled %v, error %v over %d entries, %v; want wrong, sampled, NaN over %d", n, r.OK, r.Sampled, r.RelError, r.Checked, err, SampledBlocks*256)
 	}
 }
 

@@ -44,7 +44,7 @@ func TooLarge(p *problems.Problem, n int) error {
 // launch with the problem's buffers and int parameters (and req.SharedBytes of dynamic shared
 // memory), and the problem's check at req.Precision. Up to the problem's FullN every block runs and
 // every output entry is checked; above it, up to SampledN, SampledBlocks blocks run, the outputs
-// they wrote (those not left NaN) are checked (matmul: at most maxChecked of them), and the counts
+// they wrote (vgpu.Buffer.WrittenAny: not the poison left) are checked (matmul: at most maxChecked of them), and the counts
 // are scaled to the whole grid.
 func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 	p, n := problemOf(req), req.N
@@ -101,7 +101,7 @@ func runProblem(ctx context.Context, req Request, res Result) (Result, error) {
 			lawResident := theoretical(mod, req.Entry, false, req.Block, req.SharedBytes, law).Result.BlocksPerSM * law.SMs
 			res.Counts, res.Wave = gpumodel.WaveReads(ctx, mod, req.Entry, cfg, fp, counts, res.Counts, res.Occupancy.Result.BlocksPerSM*req.GPU.SMs, lawResident)
 		}
-		which = written(got, rng, p.Name == "matmul")
+		which = written(got, bufs[out], rng, p.Name == "matmul")
 	}
 	v, err := p.Check(ctx, n, host, got, which, prec, req.DType)
 	if err != nil {
@@ -142,12 +142,15 @@ func shapeOf(b problems.Buffer, n int, dtype string) vgpu.Shape {
 	return sh
 }
 
-// written lists the entries of got that are not NaN, in a random order; for matmul, whose check
-// recomputes a dot product per entry, at most maxChecked of them.
-func written(got []float64, rng *rand.Rand, limit bool) []int {
+// written lists the entries of got (decoded from out) that a kernel wrote, in a random order: those
+// that are not NaN, and the NaNs a store wrote (out's written marks: vgpu.Buffer.WrittenAny), which
+// the check must see, not take for the poison; for matmul, whose check recomputes a dot product per
+// entry, at most maxChecked of them.
+func written(got []float64, out *vgpu.Buffer, rng *rand.Rand, limit bool) []int {
 	var idx []int
+	size := len(out.Data) / max(len(got), 1)
 	for i, g := range got {
-		if !math.IsNaN(g) {
+		if !math.IsNaN(g) || out.WrittenAny(i*size, size) {
 			idx = append(idx, i)
 		}
 	}

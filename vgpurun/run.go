@@ -315,7 +315,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	in := seededInputs.draw(req.Seed, src, rng, n, padded, res.Precision)
 	var only [][3]int
 	if n > MaxN {
-		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write stay NaN: the check skips them
+		only = sample(grid, rng, req.Trace != nil, req.sampleSize()) // C's entries the sampled blocks do not write keep the poison: the check skips them
 	}
 	res.Occupancy = theoretical(mod, entry, true, block, row.SharedBytes, req.GPU)
 	cfg := vgpu.LaunchConfig{Grid: grid, Block: block, Only: only, Trace: req.Trace, TraceLimit: req.TraceLimit,
@@ -559,7 +559,7 @@ func (in *launchInputs) checkAll(ctx context.Context) (float64, error) {
 // maxChecked bounds the entries a sampled launch's check recomputes (n multiply-adds each).
 const maxChecked = 4096
 
-// checkWritten compares entries of C that the sampled blocks wrote (not NaN), up to maxChecked of
+// checkWritten compares entries of C that the sampled blocks wrote (written), up to maxChecked of
 // them drawn at random, with float64 dot products, and returns the relative error over them and how
 // many there were.
 func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float64, int, error) {
@@ -582,26 +582,27 @@ func (in *launchInputs) checkWritten(ctx context.Context, rng *rand.Rand) (float
 	return math.Sqrt(diff / norm), len(written), nil
 }
 
-// written is the entries (i, j) of C's top-left n×n that are not NaN, row by row: those a kernel
-// wrote (the rest hold the poison). Two float32 entries of poison (one 8-byte word of its bytes)
-// are passed over at once, the most of C a sampled launch leaves.
+// written is the entries (i, j) of C's top-left n×n that a kernel wrote, row by row: those whose
+// bytes are not the poison's, and those that are but which a store wrote (C's written marks:
+// vgpu.Buffer.WrittenAny), so that a NaN a kernel wrote is checked, not taken for the poison. Two
+// float32 entries of poison that no store touched (one 8-byte word) are passed over at once, the
+// most of C a sampled launch leaves.
 func (in *launchInputs) written() [][2]int {
 	var out [][2]int
 	e := in.elem
 	for i := range in.n {
-		row := in.C.Data[e*i*in.p : e*(i*in.p+in.n)]
+		base := e * i * in.p
+		row := in.C.Data[base : base+e*in.n]
 		for j := 0; j < in.n; j++ {
-			if e == 4 && j+1 < in.n && binary.LittleEndian.Uint64(row[4*j:]) == math.MaxUint64 {
+			if e == 4 && j+1 < in.n && binary.LittleEndian.Uint64(row[4*j:]) == math.MaxUint64 && !in.C.WrittenAny(base+4*j, 8) {
 				j++
 				continue
 			}
-			var nan bool
+			poison := binary.LittleEndian.Uint32(row[4*j:]) == math.MaxUint32
 			if e == 8 {
-				nan = binary.LittleEndian.Uint64(row[8*j:])&math.MaxInt64 > 0x7ff0_0000_0000_0000
-			} else {
-				nan = binary.LittleEndian.Uint32(row[4*j:])&math.MaxInt32 > 0x7f80_0000
+				poison = binary.LittleEndian.Uint64(row[8*j:]) == math.MaxUint64
 			}
-			if !nan {
+			if !poison || in.C.WrittenAny(base+e*j, e) {
 				out = append(out, [2]int{i, j})
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/numeric"
-	"github.com/gpuplayground/playground/problems"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
 	"github.com/gpuplayground/playground/vgpu"
 )
@@ -96,14 +95,7 @@ func TestWrittenAreTheEntriesStored(t *testing.T) {
 // writes a NaN in one entry of seven, above the problem's FullN, is wrong, with a NaN error (it
 // passed when a NaN in the output was taken for the poison of an entry no block wrote).
 func TestWrittenNaNIsChecked(t *testing.T) {
-	compile := compilers(t)["nvrtc"]
-	if compile == nil {
-		t.Skip("skipping: no NVRTC")
-	}
-	tr, err := problems.Lookup("transpose")
-	if err != nil {
-		t.Fatal(err)
-	}
+	compile, tr := nvrtcTranspose(t)
 	src := strings.Replace(pt.NaiveTranspose, "= in[r * cols + c];", "= (r + c) % 7 ? in[r * cols + c] : __int_as_float(0x7fc00000);", 1)
 	n := (tr.FullN/16 + 5) * 16
 	r, err := Run(context.Background(), Request{Kernel: "custom", PTX: compile(src), Entry: "k", Problem: tr,

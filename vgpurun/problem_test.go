@@ -163,10 +163,9 @@ func TestProblemSignatureMismatch(t *testing.T) {
 	}
 }
 
-// A kernel that leaves an output entry unwritten (it keeps the poison, NaN) or writes an Inf has
-// that as its error, NaN or Inf: never a number such as 1.80e+308 (the emulated table's row says
-// so and encodes as JSON: cells/shared/kernelcell's TestEmulatedRowOfNonFiniteError).
-func TestNonFiniteErrorShowsAsNaN(t *testing.T) {
+// nvrtcTranspose is NVRTC's compile (the test skipped where it is missing) and the transpose problem.
+func nvrtcTranspose(t *testing.T) (func(src string) string, *problems.Problem) {
+	t.Helper()
 	compile := compilers(t)["nvrtc"]
 	if compile == nil {
 		t.Skip("skipping: no NVRTC")
@@ -175,6 +174,14 @@ func TestNonFiniteErrorShowsAsNaN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return compile, tr
+}
+
+// A kernel that leaves an output entry unwritten (it keeps the poison, NaN) or writes an Inf has
+// that as its error, NaN or Inf: never a number such as 1.80e+308 (the emulated table's row says
+// so and encodes as JSON: cells/shared/kernelcell's TestEmulatedRowOfNonFiniteError).
+func TestNonFiniteErrorShowsAsNaN(t *testing.T) {
+	compile, tr := nvrtcTranspose(t)
 	for _, tt := range []struct{ name, from, to, want string }{
 		{"unwritten", "if (r < rows && c < cols)", "if (r < rows && c < cols && r + c > 0)", "NaN"},
 		{"infinite", "= in[r * cols + c]", "= (r + c > 0) ? in[r * cols + c] : 1.0f / 0.0f", "Inf"},

@@ -17,7 +17,7 @@ import (
 // and clang, with the secret in neither the error nor the PTX. The worker, started as the server
 // starts it (an Exec), leaves nothing in the temporary folder. The worker refuses a source in one
 // place for both compilers (nvidia.CompileFor, before either runs), so under clang, whose worker
-// also starts clang twice to inspect it, `go test` sends only clangTricks, tricks refused on lines
+// also starts clang to inspect it, `go test` sends only clangTricks, tricks refused on lines
 // 1, 2 and 3 (every one with PLAYGROUND_EXHAUSTIVE=1; the server's TestAbuseCompilerReadsNoFile
 // sends every one through both compilers).
 func TestCompileWorkerRefusesFileTricks(t *testing.T) {

@@ -8,16 +8,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
+// foundClang is nvidia.FindClang's answer, looked for once in this test binary (each look starts
+// clang): the tests that need clang do not change PATH.
+var foundClang = sync.OnceValues(nvidia.FindClang)
+
 // needClang finds clang; in CI (CI=true) a missing clang fails the test, elsewhere it skips.
 func needClang(t *testing.T) {
 	t.Helper()
-	if _, err := nvidia.FindClang(); err != nil {
+	if _, err := foundClang(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("clang is required in CI (Debian: apt-get install clang): %v", err)
 		}

@@ -15,7 +15,7 @@ import (
 // requireClang finds clang; in CI (CI=true) a missing clang fails the test, elsewhere it skips.
 func requireClang(t *testing.T) *Clang {
 	t.Helper()
-	c, err := FindClang()
+	c, err := SharedClang()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("clang is required in CI (Debian: apt-get install clang): %v", err)

@@ -62,6 +62,19 @@ func TestCompileWithoutAnyCompilerNamesThePackages(t *testing.T) {
 	}
 }
 
+// A compile worker refuses what the source rule refuses before it looks for a compiler (which costs
+// more than the refusal: NVRTC's load, clang's start): with none here, a file trick is still
+// refused on its line, and a kernel the rule passes gets nvidia.NoCompiler.
+func TestCompileWorkerRefusesBeforeLookingForACompiler(t *testing.T) {
+	t.Setenv(nvidia.CompilerEnv, "clang") // NVRTC is not looked at…
+	t.Setenv("PATH", t.TempDir())         // …and there is no clang
+	c, _ := realCompiler(t)
+	_, err := c.Compile(context.Background(), "__device__ int x;\n#include \"/etc/hostname\"\n", "cell.cu", "80")
+	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error: ") || strings.Contains(err.Error(), nvidia.NoCompiler) {
+		t.Errorf("got %v, want the refusal of cell.cu line 2", err)
+	}
+}
+
 func mustExe(t *testing.T) string {
 	t.Helper()
 	exe, err := os.Executable()

@@ -8,16 +8,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpuplayground/playground/gpu/nvidia"
 )
 
+// foundClang is nvidia.FindClang's answer, looked for once in this test binary (each look starts
+// clang): the tests that need clang do not change PATH.
+var foundClang = sync.OnceValues(nvidia.FindClang)
+
 // needClang finds clang; in CI (CI=true) a missing clang fails the test, elsewhere it skips.
 func needClang(t *testing.T) {
 	t.Helper()
-	if _, err := nvidia.FindClang(); err != nil {
+	if _, err := foundClang(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("clang is required in CI (Debian: apt-get install clang): %v", err)
 		}
@@ -54,6 +59,19 @@ func TestCompileWithoutAnyCompilerNamesThePackages(t *testing.T) {
 	r := Probe(context.Background(), &Supervisor{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}})
 	if r.Compiler != "none" || !strings.Contains(strings.Join(r.Notes, "\n"), nvidia.NoCompiler) {
 		t.Errorf("probe: compiler %q, notes %q; want none and a note naming the packages", r.Compiler, r.Notes)
+	}
+}
+
+// A compile worker refuses what the source rule refuses before it looks for a compiler (which costs
+// more than the refusal: NVRTC's load, clang's start): with none here, a file trick is still
+// refused on its line, and a kernel the rule passes gets nvidia.NoCompiler.
+func TestCompileWorkerRefusesBeforeLookingForACompiler(t *testing.T) {
+	t.Setenv(nvidia.CompilerEnv, "clang") // NVRTC is not looked at…
+	t.Setenv("PATH", t.TempDir())         // …and there is no clang
+	c, _ := realCompiler(t)
+	_, err := c.Compile(context.Background(), "__device__ int x;\n#include \"/etc/hostname\"\n", "cell.cu", "80")
+	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error: ") || strings.Contains(err.Error(), nvidia.NoCompiler) {
+		t.Errorf("got %v, want the refusal of cell.cu line 2", err)
 	}
 }
 

@@ -2,8 +2,10 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // and clang, with the secret in neither the error nor the PTX. The worker, started as the server
 // starts it (an Exec), leaves nothing in the temporary folder. The worker refuses a source in one
 // place for both compilers (nvidia.CompileFor, before either runs), so under clang, whose worker
-// also starts clang twice to inspect it, `go test` sends only clangTricks, tricks refused on lines
+// also starts clang to inspect it, `go test` sends only clangTricks, tricks refused on lines
 // 1, 2 and 3 (every one with PLAYGROUND_EXHAUSTIVE=1; the server's TestAbuseCompilerReadsNoFile
 // sends every one through both compilers).
 func TestCompileWorkerRefusesFileTricks(t *testing.T) {
@@ -84,9 +86,10 @@ func clangTricks(t *testing.T, tricks []filetricks.Trick) []filetricks.Trick {
 // What only looks like a file trick passes the source rule, and the compilers read no file for it
 // either: an #include in a comment (block, line, or line continued by a splice, by LF or CR LF;
 // after a form feed or a vertical tab, which end no line), in a string, after
-// a digit separator or a character literal, in a macro's argument after //. Each compiles, under
+// a digit separator or a character literal, in a macro's argument after //. They compile, under
 // NVRTC and clang, and neither the PTX nor the log holds the planted secret (each would, had the
-// compiler read the file: the stringizing macro puts what it reads into the PTX).
+// compiler read the file: the stringizing macro puts what it reads into the PTX): all in one source
+// (lookalikesTogether), one compile a compiler, and each alone where that fails, to say which.
 func TestCompileLookalikesReadNoFile(t *testing.T) {
 	secretDir := t.TempDir()
 	secret := "PLAYGROUND_SECRET_c41d07"
@@ -107,6 +110,14 @@ func TestCompileLookalikesReadNoFile(t *testing.T) {
 		"__device__ int embed = 1; // we include the halo cells\n",
 		"#include <cstdio>\n#include <sys/types.h>\n#include <nvtx3/nvToolsExt.h>\n// #include \"PATH\"\n__device__ uint u = 1;\n",
 	}
+	pieces := make([]string, len(lookalikes))
+	for i, l := range lookalikes {
+		pieces[i] = strings.ReplaceAll(l, "PATH", path)
+		if err := nvidia.CheckIncludes(lookalikeAlone(pieces[i]), "cell.cu"); err != nil {
+			t.Errorf("the source rule refused %q: %v", pieces[i], err)
+		}
+	}
+	src, entries := lookalikesTogether(pieces)
 	for _, compiler := range []string{"nvrtc", "clang"} {
 		t.Run(compiler, func(t *testing.T) {
 			if compiler == "nvrtc" {
@@ -116,18 +127,15 @@ func TestCompileLookalikesReadNoFile(t *testing.T) {
 			}
 			t.Setenv(nvidia.CompilerEnv, compiler)
 			c := &Compiler{Transport: Exec{Path: mustExe(t), Args: []string{WorkerCommand}}}
-			for _, l := range lookalikes {
-				src := strings.ReplaceAll(l, "PATH", path) + "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n"
-				if strings.Contains(l, "leak[]") { // kept in the PTX by a read at an index known only at run time
-					src += "extern \"C\" __global__ void read(char* p, int i) { p[0] = leak[i]; }\n"
-				}
-				if err := nvidia.CheckIncludes(src, "cell.cu"); err != nil {
-					t.Errorf("the source rule refused %q: %v", src, err)
-					continue
-				}
-				ptx, err := c.Compile(context.Background(), src, "cell.cu", "80")
-				if err != nil || inPTX(ptx, secret) {
-					t.Errorf("%q: got %v (secret in the PTX: %v), want PTX without the secret", src, err, inPTX(ptx, secret))
+			ptx, err := c.Compile(context.Background(), src, "cell.cu", "80")
+			missing := slices.DeleteFunc(slices.Clone(entries), func(e string) bool { return strings.Contains(ptx, ".entry "+e+"(") })
+			if err != nil || inPTX(ptx, secret) || len(missing) > 0 {
+				t.Errorf("the lookalikes together: got %v (secret in the PTX: %v, entries missing: %v), want PTX of them all without the secret", err, inPTX(ptx, secret), missing)
+				for _, p := range pieces { // which one: each alone
+					ptx, err := c.Compile(context.Background(), lookalikeAlone(p), "cell.cu", "80")
+					if err != nil || inPTX(ptx, secret) {
+						t.Errorf("%q: got %v (secret in the PTX: %v), want PTX without the secret", p, err, inPTX(ptx, secret))
+					}
 				}
 			}
 			// The control: the secret in the source's own string is found in the PTX.
@@ -137,6 +145,39 @@ func TestCompileLookalikesReadNoFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lookalikeAlone is the source of one lookalike of TestCompileLookalikesReadNoFile: p and a kernel,
+// and one that reads its leak[] at an index known only at run time, where it has one (which keeps
+// leak[] in the PTX).
+func lookalikeAlone(p string) string {
+	src := p + "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n"
+	if strings.Contains(p, "leak[]") {
+		src += "extern \"C\" __global__ void read(char* p, int i) { p[0] = leak[i]; }\n"
+	}
+	return src
+}
+
+// lookalikesTogether is one source of all of pieces, each compiled once per compiler rather than
+// once per lookalike (a compile worker under clang costs about 0.4 CPU s): piece i's leak[] is
+// leak<i>, read by the kernel read<i>, and a __device__ int sep<i> follows it, which the kernel k
+// adds up, so that a piece that swallowed the next (an open comment) fails the compile. entries are
+// the kernels the PTX must have: a piece whose leak[] and kernel were dropped (as host code, say)
+// would otherwise pass unseen.
+func lookalikesTogether(pieces []string) (src string, entries []string) {
+	var b, sum strings.Builder
+	for i, p := range pieces {
+		leak := fmt.Sprintf("leak%d", i)
+		b.WriteString(strings.ReplaceAll(p, "leak[]", leak+"[]"))
+		fmt.Fprintf(&b, "__device__ int sep%d = %d;\n", i, i)
+		fmt.Fprintf(&sum, " + sep%d", i)
+		if strings.Contains(p, "leak[]") {
+			fmt.Fprintf(&b, "extern \"C\" __global__ void read%d(char* p, int i) { p[0] = %s[i]; }\n", i, leak)
+			entries = append(entries, fmt.Sprintf("read%d", i))
+		}
+	}
+	fmt.Fprintf(&b, "extern \"C\" __global__ void k(int* p) { p[0] = 0%s; }\n", sum.String())
+	return b.String(), append(entries, "k")
 }
 
 // inPTX reports whether ptx holds s, as text or as PTX writes a string's bytes (decimal, separated

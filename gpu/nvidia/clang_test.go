@@ -3,6 +3,7 @@ package nvidia
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"regexp"
@@ -14,7 +15,7 @@ import (
 // requireClang finds clang; in CI (CI=true) a missing clang fails the test, elsewhere it skips.
 func requireClang(t *testing.T) *Clang {
 	t.Helper()
-	c, err := FindClang()
+	c, err := SharedClang()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("clang is required in CI (Debian: apt-get install clang): %v", err)
@@ -111,6 +112,34 @@ func TestFindClangReportsAVersion(t *testing.T) {
 	c := requireClang(t)
 	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(c.Version) {
 		t.Errorf("version %q", c.Version)
+	}
+}
+
+// FindClang reads a clang's version and back ends in one run of it (-v -print-targets: the version
+// on stderr, the targets on stdout), and says which fails: checked with stand-in clangs that log
+// their runs.
+func TestFindClangRunsClangOnce(t *testing.T) {
+	for _, tt := range []struct{ name, version, targets, want string }{
+		{"fits", "Debian clang version 14.0.6", "nvptx64 x86-64", "14.0.6"},
+		{"old", "clang version 13.0.1", "nvptx64", "older than 14"},
+		{"no nvptx", "clang version 16.0.6", "x86-64", "has no NVPTX back end"},
+		{"no version", "cc", "nvptx64", "no version in \"cc\""},
+	} {
+		dir := t.TempDir()
+		runs := dir + "/runs"
+		script := fmt.Sprintf("#!/bin/sh\necho \"$@\" >> %s\n[ \"$*\" = \"-v -print-targets\" ] || exit 1\necho '%s' >&2\necho '  Registered Targets:'\necho '    %s'\n",
+			runs, tt.version, tt.targets)
+		if err := os.WriteFile(dir+"/clang", []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", dir)
+		c, err := FindClang()
+		if got := fmt.Sprint(c, err); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: got %s, want %q", tt.name, got, tt.want)
+		}
+		if log, err := os.ReadFile(runs); err != nil || string(log) != "-v -print-targets\n" {
+			t.Errorf("%s: clang ran %q (%v), want once, with -v -print-targets", tt.name, log, err)
+		}
 	}
 }
 

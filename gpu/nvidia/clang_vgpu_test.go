@@ -22,7 +22,7 @@ import (
 
 func needClang(t *testing.T) *nvidia.Clang {
 	t.Helper()
-	c, err := nvidia.FindClang()
+	c, err := nvidia.SharedClang()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("clang is required in CI (Debian: apt-get install clang): %v", err)

@@ -161,9 +161,10 @@ func requireNVRTC(t *testing.T, names []string) *NVRTC {
 // NVRTC compiles matmul.cu for every architecture it supports from Volta on, each with the entry
 // points of the table whose MinCC it reaches and no other. matmul.cu's code differs between
 // architectures only where one reaches an entry's MinCC (its #if __CUDA_ARCH__ >= 800), so
-// `go test ./...` compiles the representative ones (nvrtcArchsToTry: the lowest, the highest, and
-// each on either side of a MinCC; NVRTC 12.4's 70, 75, 80 and 90 of 70, 72, 75, 80, 86, 87, 89 and
-// 90, about 2.5 CPU s each); PLAYGROUND_EXHAUSTIVE=1 (a step of .ci/run) compiles every one.
+// `go test ./...` compiles the representative ones (nvrtcArchsToTry: the lowest of each run of
+// architectures that reach the same entries; NVRTC 12.4's 70 and 80 of 70, 72, 75, 80, 86, 87, 89
+// and 90, about 2.5 CPU s each, the architectures of the embedded PTX); PLAYGROUND_EXHAUSTIVE=1 (a
+// step of .ci/run) compiles every one.
 func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 	n := requireNVRTC(t, NVRTCNames)
 	supported, err := n.SupportedArchs()
@@ -198,8 +199,11 @@ func TestNVRTCCompilesEveryKernelForEverySupportedArch(t *testing.T) {
 
 // nvrtcArchsToTry is the architectures of supported from 70 on (tensor cores, WMMA, need Volta or
 // newer; the playground does too) that TestNVRTCCompilesEveryKernelForEverySupportedArch compiles
-// for: all of them when all is set, else the lowest, the highest, and each whose set of matmul.cu's
-// entry points (those whose MinCC it reaches) differs from its neighbour's.
+// for: all of them when all is set, else the lowest of each run of them whose set of matmul.cu's
+// entry points (those whose MinCC it reaches) is the same. The others of a run compile the same
+// code for another target; .ci/run's exhaustive step compiles them (the lowest, the highest and
+// each on either side of a MinCC, which `go test ./...` compiled before, cost it 2 more compiles of
+// about 2.5 CPU s each).
 func nvrtcArchsToTry(supported []int, all bool) []int {
 	var archs []int
 	for _, a := range supported {
@@ -221,27 +225,27 @@ func nvrtcArchsToTry(supported []int, all bool) []int {
 	}
 	var out []int
 	for i, a := range archs {
-		first, last := i == 0, i == len(archs)-1
-		if first || last || reaches(a) != reaches(archs[i-1]) || reaches(a) != reaches(archs[i+1]) {
+		if i == 0 || reaches(a) != reaches(archs[i-1]) {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// The representative architectures of NVRTC 12.4's (and 11.8's) list are the lowest and highest
-// from Volta on and the two on either side of sm_80, where the bf16 mma.sync kernels begin; with
-// all set, every one from Volta on.
+// The representative architectures of NVRTC 12.4's (and 11.8's) list are the lowest from Volta on
+// and sm_80, where the bf16 mma.sync kernels begin; with all set, every one from Volta on.
 func TestNVRTCArchsToTry(t *testing.T) {
 	for _, tt := range []struct {
 		supported []int
 		all       bool
 		want      []int
 	}{
-		{[]int{50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}, false, []int{70, 75, 80, 90}},
-		{[]int{35, 50, 60, 70, 75, 80, 86, 89, 90}, false, []int{70, 75, 80, 90}},
+		{[]int{50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}, false, []int{70, 80}},
+		{[]int{35, 50, 60, 70, 75, 80, 86, 89, 90}, false, []int{70, 80}},
+		{[]int{75, 80, 86, 89, 90, 100, 120}, false, []int{75, 80}}, // NVRTC 13's
 		{[]int{50, 70, 72, 75, 80, 86, 87, 89, 90}, true, []int{70, 72, 75, 80, 86, 87, 89, 90}},
 		{[]int{75, 86}, false, []int{75, 86}},
+		{[]int{86, 89, 90}, false, []int{86}},
 		{[]int{80}, false, []int{80}},
 		{[]int{60}, false, nil},
 	} {

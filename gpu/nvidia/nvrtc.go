@@ -172,6 +172,16 @@ func refuse(src, name string) *CompileError {
 	return &CompileError{Log: err.Error(), Err: refused{err}}
 }
 
+// Refuse is the source rule's verdict on src (CheckIncludes) as both compilers return it, for a
+// caller that refuses before it loads or looks for either (a compile worker): a *CompileError whose
+// log is the one refused line, "name(LINE): error: …"; nil when the source passes.
+func Refuse(src, name string) error {
+	if err := refuse(src, name); err != nil {
+		return err
+	}
+	return nil
+}
+
 // refused says a source was refused before compiling; it unwraps to the *IncludeError, which the
 // CompileError's log already shows.
 type refused struct{ err error }

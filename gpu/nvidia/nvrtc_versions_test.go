@@ -137,10 +137,11 @@ func TestEveryAllowedHeaderUnderNVRTC12(t *testing.T) {
 	n := requireNVRTCVersion(t, "libnvrtc.so.12")
 	headers := FindHeaders(n)
 	for _, h := range AllowedHeaders() {
-		excused := strings.HasSuffix(h, ".hpp") || h == "type_traits" || h == "limits" || h == "clang_prelude.h"
+		if strings.HasSuffix(h, ".hpp") || h == "type_traits" || h == "limits" || h == "clang_prelude.h" {
+			continue // excused: what their compile gives is no verdict (about 0.1 CPU s each)
+		}
 		src := "#include <" + h + ">\nextern \"C\" __global__ void k(int* x) { x[0] = 1; }\n"
-		_, err := CompileWithHeaders(context.Background(), n, nil, headers, src, "cell.cu", 90)
-		if err != nil && !excused {
+		if _, err := CompileWithHeaders(context.Background(), n, nil, headers, src, "cell.cu", 90); err != nil {
 			t.Errorf("%s: %.600v", h, err)
 		}
 	}

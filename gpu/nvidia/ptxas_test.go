@@ -14,7 +14,7 @@ import (
 // the test, elsewhere it skips.
 func requirePtxas(t *testing.T) *Ptxas {
 	t.Helper()
-	p, err := FindPtxas()
+	p, err := sharedPtxas()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("ptxas is required in CI: %v", err)

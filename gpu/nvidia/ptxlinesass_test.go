@@ -25,7 +25,7 @@ func TestSASSPerPTXLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, want, err := px.Disassemble(context.Background(), string(ptx), 90, nvdisasm)
+	whole, want, err := linesSASS(px, nvdisasm) // TestDisassemble's run of the same PTX
 	if err != nil {
 		t.Fatal(err)
 	}

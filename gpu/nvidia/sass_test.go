@@ -85,7 +85,7 @@ func TestDisassemble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, res, err := px.Disassemble(context.Background(), string(ptx), 90, nvdisasm)
+	s, res, err := linesSASS(px, nvdisasm) // what TestSASSPerPTXLine compares with
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestEveryShippedCellIsEstimatedWithinTheRunLimit(t *testing.T) {
 // lives here rather than in a test that a busy machine could break. Run with -benchtime 1x.
 func BenchmarkLessonCells(b *testing.B) {
 	nv, _ := nvidia.LoadNVRTC()
-	kinds, all := lessonsWithoutGPU(b, nv)
+	kinds, all := lessonsOn(b, cellstest.NoGPU{NVRTC: nv, Memo: &compiles}) // each launch emulated, as a server does
 	for _, l := range all {
 		for _, c := range l.Cells {
 			if c.Kind == "cuda" && nv == nil {
@@ -157,14 +157,27 @@ func actions(k cells.Kind) []string {
 // compiled once for its run, its Show PTX, and the tests that run it again (challenges, FlashAttention).
 var compiles cellstest.CompileMemo
 
+// emulations are the virtual GPU's launches of this test binary's lessonsWithoutGPU: each launch
+// (the same kernel at the same size and shape) runs once, though several cells, and a cell's run
+// and its Show PTX, ask for it (cuda-coalesced at n = 256 in six cells, cuda-smem in four).
+var emulations cellstest.EmulationMemo
+
 // lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if
-// not nil, compiling in this process, each source once: compiles).
+// not nil, compiling in this process, each source once: compiles; each launch of the virtual GPU
+// run once: emulations).
 func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
+	tb.Helper()
+	return lessonsOn(tb, cellstest.NoGPU{NVRTC: nv, Memo: &compiles, Emulations: &emulations})
+}
+
+// lessonsOn loads the embedded lessons with the kinds of a server without a GPU whose GPU host is
+// g.
+func lessonsOn(tb testing.TB, g cellstest.NoGPU) ([]cells.Kind, []*lessons.Lesson) {
 	tb.Helper()
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found (test)")...),
 		Limits:   harness.DefaultLimits(),
-		GPU:      cellstest.NoGPU{NVRTC: nv, Memo: &compiles},
+		GPU:      g,
 		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
 	}
 	kinds := builtin.Kinds(env)

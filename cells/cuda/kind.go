@@ -307,7 +307,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 // at every size, as rows of the emulated table, and returns their results.
 func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) ([]vgpurun.Result, error) {
 	if r.spec.Problem.Name == "matmul" {
-		return kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+		return kernelcell.Emulate(ctx, e, r.env.GPU, names, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 	}
 	launches := []launchRun{{"custom", r.spec, r.custom(ptx)}}
 	for i, v := range r.spec.Variants {
@@ -316,7 +316,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 			samples = r.variantSamples[i]
 		}
 		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-			return v.Spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, samples[n])
+			return v.Spec.emulate(ctx, r.env.GPU, ptx, r.ptxas, n, dtype, g, samples[n])
 		}})
 	}
 	return emulateProblem(ctx, e, r.spec, launches...)
@@ -326,7 +326,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 // as probeEmulation found fit.
 func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 	return func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-		return r.spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, r.samples[n])
+		return r.spec.emulate(ctx, r.env.GPU, ptx, r.ptxas, n, dtype, g, r.samples[n])
 	}
 }
 

@@ -62,3 +62,29 @@ func TestLaunchesGoToTheHostsEmulator(t *testing.T) {
 		t.Errorf("Show PTX: the host ran %v, want %v", g.launches, want)
 	}
 }
+
+// A variant that changes only the registers assumed launches nothing of its own: its rows are the
+// cell's launches (one per size), with its own occupancy; a variant's own dynamic
+// shared memory still launches.
+func TestRegistersVariantSharesTheCellsLaunch(t *testing.T) {
+	nv, err := kcuda.LoadNVRTC()
+	if err != nil {
+		t.Skipf("skipping: no NVRTC (%v)", err)
+	}
+	cell := strings.Replace(tiledTransposeCell, "sizes: [40, 64]", "sizes: [32, 40]\nvariants: [{registers: 128}, {shared_bytes: \"n*8\"}]", 1) + pt.TiledTranspose
+	g := &emulatingGPU{testGPU: testGPU{nv: nv}}
+	rec := runCellOn(t, cell, g)
+	if want := []string{"custom@32", "custom@40", "custom@32", "custom@40"}; !slices.Equal(g.launches, want) {
+		t.Errorf("the host ran %v, want %v (the cell's, then the shared_bytes variant's)", g.launches, want)
+	}
+	rows, col := rec.RowsOf("emulated"), occupancyColumn(rec)
+	if len(rows) != 6 {
+		t.Fatalf("%d emulated rows, want 6", len(rows))
+	}
+	for i, r := range rows {
+		text, _ := r.Values[col].(string)
+		if assumed := strings.Contains(text, "128 registers assumed"); assumed != (i == 2 || i == 3) || r.Bad {
+			t.Errorf("row %d (%v): occupancy %q; want 128 registers assumed in rows 2 and 3 only, and ok", i, r.Values[0], text)
+		}
+	}
+}

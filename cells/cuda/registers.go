@@ -3,6 +3,8 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpumodel"
@@ -26,6 +28,29 @@ func (s Spec) emulate(ctx context.Context, host cells.GPU, ptx string, px ptxasR
 	if err != nil {
 		return out, err
 	}
+	return s.finish(out, g, px)
+}
+
+// sameLaunches reports whether v launches the kernel of ptx as s does at each of s's sizes: a
+// variant that changes only the registers assumed (registers:), which the launch does not see
+// (emulate assumes them after it), so its rows can be s's launches, finished as its own.
+func (s Spec) sameLaunches(v Spec, ptx string) bool {
+	if !slices.Equal(s.Sizes, v.Sizes) || s.DType != v.DType {
+		return false
+	}
+	for _, n := range s.Sizes {
+		a, errA := s.request(ptx, n)
+		b, errB := v.request(ptx, n)
+		if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// finish is emulate's launch out of s's kernel on g with its modelled time charging the SASS of px
+// (chargeSASS) and its registers (those assumed, else ptxas's).
+func (s Spec) finish(out vgpurun.Result, g gpumodel.GPU, px ptxasReport) (vgpurun.Result, error) {
 	out = chargeSASS(out, g, px)
 	if s.Registers > 0 {
 		return assumeRegisters(out, s.Registers, s.Block, g)

@@ -31,9 +31,10 @@ var full = flag.Bool("full", false, "TestEveryCellRuns runs every lesson cell at
 // package's time) runs on each lesson's first cell that has it, and on every one with -full or
 // PLAYGROUND_EXHAUSTIVE=1 (a step of .ci/run): its path is the same for every cuda cell (the cell's
 // own compile, which the run and Show PTX check on every cell, then the tools on its PTX). Each cell's estimate as written must fit the run time limit; the run itself is of the cell
-// at its smallest size, once (cellstest.Small: every kernel, every path but the virtual GPU's for
-// sizes above vgpurun.MaxN), or as written with -full (go test ./lessons -run EveryCellRuns -args
-// -full; BenchmarkLessonCells times them as written). Cells of kinds that compile CUDA need NVRTC
+// at its smallest size, once (smallSource: every kernel, every path but the virtual GPU's for
+// sizes above vgpurun.MaxN; at most n = 128 where no recording or challenge asks for 256), or as
+// written with -full (go test ./lessons -run EveryCellRuns -args -full; BenchmarkLessonCells times
+// them as written). A launch of the virtual GPU that several cells make runs once (emulations). Cells of kinds that compile CUDA need NVRTC
 // (required in CI). How long each took is logged; keeping a cell short is the estimate's job
 // (checked at parse), not a timed assertion.
 func TestEveryCellRuns(t *testing.T) {
@@ -108,7 +109,7 @@ func TestEveryShippedCellIsEstimatedWithinTheRunLimit(t *testing.T) {
 // lives here rather than in a test that a busy machine could break. Run with -benchtime 1x.
 func BenchmarkLessonCells(b *testing.B) {
 	nv, _ := nvidia.LoadNVRTC()
-	kinds, all := lessonsWithoutGPU(b, nv)
+	kinds, all := lessonsOn(b, cellstest.NoGPU{NVRTC: nv, Memo: &compiles}) // each launch emulated, as a server does
 	for _, l := range all {
 		for _, c := range l.Cells {
 			if c.Kind == "cuda" && nv == nil {
@@ -157,14 +158,27 @@ func actions(k cells.Kind) []string {
 // compiled once for its run, its Show PTX, and the tests that run it again (challenges, FlashAttention).
 var compiles cellstest.CompileMemo
 
+// emulations are the virtual GPU's launches of this test binary's lessonsWithoutGPU: each launch
+// (the same kernel at the same size and shape) runs once, though several cells, and a cell's run
+// and its Show PTX, ask for it (cuda-coalesced at n = 256 in six cells, cuda-smem in four).
+var emulations cellstest.EmulationMemo
+
 // lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if
-// not nil, compiling in this process, each source once: compiles).
+// not nil, compiling in this process, each source once: compiles; each launch of the virtual GPU
+// run once: emulations).
 func lessonsWithoutGPU(tb testing.TB, nv *nvidia.NVRTC) ([]cells.Kind, []*lessons.Lesson) {
+	tb.Helper()
+	return lessonsOn(tb, cellstest.NoGPU{NVRTC: nv, Memo: &compiles, Emulations: &emulations})
+}
+
+// lessonsOn loads the embedded lessons with the kinds of a server without a GPU whose GPU host is
+// g.
+func lessonsOn(tb testing.TB, g cellstest.NoGPU) ([]cells.Kind, []*lessons.Lesson) {
 	tb.Helper()
 	env := cells.Env{
 		Kernels:  append(kernels.CPU(), nvidia.GEMMs("no CUDA device: libcuda.so.1 not found (test)")...),
 		Limits:   harness.DefaultLimits(),
-		GPU:      cellstest.NoGPU{NVRTC: nv, Memo: &compiles},
+		GPU:      g,
 		Roofline: &peaks.Cache{Options: peaks.Options{PeakSizes: []int{64, 128}, TriadMiB: 16, Repeats: 3}},
 	}
 	kinds := builtin.Kinds(env)
@@ -188,7 +202,7 @@ func runCell(t *testing.T, k cells.Kind, action string, c lessons.Cell, mayBeWro
 		t.Errorf("estimated %v, over the default run time limit", est)
 	}
 	source := c.Source
-	if small := cellstest.Small(c.Source); !*full && small != c.Source {
+	if small := smallSource(c, mayBeWrong); !*full && small != c.Source {
 		if run, err = cells.Parse(k, action, cells.Cell{ID: c.ID, Source: small, Recording: c.Recording}); err != nil {
 			t.Fatalf("at its smallest size: %v", err)
 		}
@@ -235,6 +249,21 @@ func runCell(t *testing.T, k cells.Kind, action string, c lessons.Cell, mayBeWro
 			t.Errorf("%s: no .entry in %.200q", text.Title, text.Body)
 		}
 	}
+}
+
+// smallN is the size TestEveryCellRuns caps a cell at where it replays no recording and no
+// challenge is about it (smallSource).
+const smallN = 128
+
+// smallSource is cell c's source at TestEveryCellRuns' size: cellstest.Small's (at most
+// SmallMaxN, the size of every recording's rows) for a cell with a recording, or that a challenge
+// is about (subject: TestChallengesFailAsGivenAndCanBeMet judges it as written, and shares this
+// run where Small leaves it so); at most smallN for the others.
+func smallSource(c lessons.Cell, subject bool) string {
+	if c.Recording != nil || subject {
+		return cellstest.Small(c.Source)
+	}
+	return cellstest.SmallAt(c.Source, smallN)
 }
 
 // onlyGPU reports whether a run measured nothing because all its kernels need the GPU this test

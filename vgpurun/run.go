@@ -276,6 +276,21 @@ func embeddedModule(name string) (*vgpu.Module, error) {
 	return m, nil
 }
 
+// Emulator runs launches in the virtual GPU in Run's place. A server's GPU host is none, and its
+// cells' launches run with Run; a test's (cellstest.NoGPU with an EmulationMemo) shares identical
+// launches between the runs of many cells. RunOn says which runs a launch.
+type Emulator interface {
+	Emulate(ctx context.Context, req Request) (Result, error)
+}
+
+// RunOn runs req with host where host is an Emulator (a cells.GPU may be one), else with Run.
+func RunOn(ctx context.Context, host any, req Request) (Result, error) {
+	if e, ok := host.(Emulator); ok {
+		return e.Emulate(ctx, req)
+	}
+	return Run(ctx, req)
+}
+
 // Run emulates req: inputs in [-1, 1), the launch, the check and the model. Up to MaxN the whole
 // grid runs and every entry of C is checked; above it (up to MaxSampledN) only a run of SampledBlocks
 // consecutive thread blocks runs (sample; Result.Sampled): the entries they write are checked against

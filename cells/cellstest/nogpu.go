@@ -8,14 +8,17 @@ import (
 	"github.com/gpuplayground/playground/gpu"
 	"github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
+	"github.com/gpuplayground/playground/vgpurun"
 )
 
 // NoGPU is a cells.GPU for tests: a server without a CUDA device, whose CUDA compiles go to NVRTC
 // in this process when NVRTC is set (compute_80), and fail without it. With Memo set, a source
-// compiled before is not compiled again.
+// compiled before is not compiled again; with Emulations set, a launch of the virtual GPU its cells
+// ran before is not run again (it is a vgpurun.Emulator).
 type NoGPU struct {
-	NVRTC *nvidia.NVRTC
-	Memo  *CompileMemo
+	NVRTC      *nvidia.NVRTC
+	Memo       *CompileMemo
+	Emulations *EmulationMemo
 }
 
 // CompileMemo holds NoGPU's compiles by source and name (NVRTC makes the same PTX of the same
@@ -39,6 +42,14 @@ func (NoGPU) Arch() int              { return 80 }
 // Measure fails: there is no GPU to time a kernel on.
 func (NoGPU) Measure(context.Context, gpu.Request, func(int)) (harness.Result, error) {
 	return harness.Result{}, errors.New("no GPU here")
+}
+
+// Emulate runs req in the virtual GPU (vgpurun.Run), through g.Emulations where it is set.
+func (g NoGPU) Emulate(ctx context.Context, req vgpurun.Request) (vgpurun.Result, error) {
+	if g.Emulations == nil {
+		return vgpurun.Run(ctx, req)
+	}
+	return g.Emulations.Emulate(ctx, req)
 }
 
 // Compile compiles src to compute_<arch> PTX ("": compute_80) with NVRTC, or fails when the test

@@ -17,7 +17,11 @@ const SmallMaxN = 256
 // (the virtual GPU's sampled blocks above vgpurun.MaxN, and its note above vgpurun.MaxSampledN), in
 // a fraction of the time. Tests that run every lesson cell use it; BenchmarkLessonCells and
 // TestEveryCellRuns -full run them as written.
-func Small(source string) string {
+func Small(source string) string { return SmallAt(source, SmallMaxN) }
+
+// SmallAt is Small with the size kept capped at maxN instead of SmallMaxN: a test of cells that
+// replay no recording (whose rows need no particular size) may run them smaller still.
+func SmallAt(source string, maxN int) string {
 	lines := strings.SplitAfter(source, "\n")
 	for i, line := range lines {
 		body := strings.TrimRight(line, " \t\r\n")
@@ -28,7 +32,7 @@ func Small(source string) string {
 		switch key, value, _ := strings.Cut(body, ":"); strings.TrimSpace(key) {
 		case "sizes":
 			if smallest, ok := smallestSize(value); ok {
-				lines[i] = fmt.Sprintf("%s: [%d]%s", key, min(smallest, SmallMaxN), eol)
+				lines[i] = fmt.Sprintf("%s: [%d]%s", key, min(smallest, maxN), eol)
 			}
 		case "repeats":
 			lines[i] = key + ": 1" + eol

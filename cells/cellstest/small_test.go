@@ -19,3 +19,16 @@ func TestSmall(t *testing.T) {
 		}
 	}
 }
+
+// SmallAt caps the size kept at its maxN instead of SmallMaxN; the rest as Small.
+func TestSmallAt(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"sizes: [256, 512]\nrepeats: 3\n", "sizes: [128]\nrepeats: 1\n"},
+		{"sizes: [64, 512]", "sizes: [64]"},
+		{"sizes: [1048576]\n---\nsizes: [4]\n", "sizes: [128]\n---\nsizes: [4]\n"},
+	} {
+		if got := SmallAt(c.in, 128); got != c.want {
+			t.Errorf("SmallAt(%q, 128) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -303,20 +303,40 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	return err
 }
 
-// emulate runs the learner's kernel (and for matmul the compared kernels named) in the virtual GPU
-// at every size, as rows of the emulated table, and returns their results.
+// emulate runs the learner's kernel (and for matmul the compared kernels named, for another
+// problem the cell's variants) in the virtual GPU at every size, as rows of the emulated table, and
+// returns their results. A variant that changes only the registers assumed (Spec.sameLaunches)
+// launches nothing of its own: its rows are the cell's launches, with its registers' occupancy and
+// modelled time (a cell of four registers: variants at n = 4096 launched four sampled transposes).
 func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx string) ([]vgpurun.Result, error) {
 	if r.spec.Problem.Name == "matmul" {
-		return kernelcell.Emulate(ctx, e, names, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
+		return kernelcell.Emulate(ctx, e, r.env.GPU, names, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), r.custom(ptx), r.spec.cellLines)
 	}
-	launches := []launchRun{{"custom", r.spec, r.custom(ptx)}}
+	own := map[int]vgpurun.Result{} // the cell's launches by size, as the virtual GPU returned them
+	launches := []launchRun{{"custom", r.spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
+		req, err := r.spec.request(ptx, n)
+		if err != nil {
+			return vgpurun.Result{}, err
+		}
+		req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, r.samples[n]
+		res, err := vgpurun.RunOn(ctx, r.env.GPU, req)
+		if err != nil {
+			return res, err
+		}
+		own[n] = res
+		return r.spec.finish(res, g, r.ptxas)
+	}}}
 	for i, v := range r.spec.Variants {
 		var samples map[int]int
 		if i < len(r.variantSamples) {
 			samples = r.variantSamples[i]
 		}
+		same := r.spec.sameLaunches(v.Spec, ptx)
 		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-			return v.Spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, samples[n])
+			if res, ok := own[n]; ok && same {
+				return v.Spec.finish(res, g, r.ptxas) // a registers: variant: the cell's launch, its own registers
+			}
+			return v.Spec.emulate(ctx, r.env.GPU, ptx, r.ptxas, n, dtype, g, samples[n])
 		}})
 	}
 	return emulateProblem(ctx, e, r.spec, launches...)
@@ -326,7 +346,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 // as probeEmulation found fit.
 func (r *run) custom(ptx string) func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 	return func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-		return r.spec.emulate(ctx, ptx, r.ptxas, n, dtype, g, r.samples[n])
+		return r.spec.emulate(ctx, r.env.GPU, ptx, r.ptxas, n, dtype, g, r.samples[n])
 	}
 }
 

@@ -2,11 +2,13 @@ package cuda
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gpuplayground/playground/cells/cellstest"
@@ -146,13 +148,63 @@ func TestPtxasRegistersInTheRow(t *testing.T) {
 }
 
 // workerMachine is a server without a device that compiles as the server does: through the confined
-// compile worker, this test binary (TestMain).
-func workerMachine(t *testing.T) *gpu.Machine {
+// compile worker, this test binary (TestMain). The tests share one (workers), which keeps its
+// compiles with SASS per line.
+func workerMachine(t *testing.T) *keptCompiles {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	workers.once.Do(func() {
+		exe, err := os.Executable()
+		workers.m, workers.err = &keptCompiles{Machine: &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
+			Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}}, err
+	})
+	if workers.err != nil {
+		t.Fatal(workers.err)
 	}
-	return &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
-		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
+	return workers.m
+}
+
+// workers is the server's GPU the tests that compile through the compile worker share
+// (workerMachine).
+var workers struct {
+	once sync.Once
+	m    *keptCompiles
+	err  error
+}
+
+// keptCompiles is a gpu.Machine whose compiles with SASS per PTX line (what a cell's run and its
+// Show PTX ask of the server's worker: compileSass) are kept by request: tests that run the same
+// cell through the worker share its one compile, NVRTC, ptxas and nvdisasm in the worker (about
+// 0.5 CPU s a cell).
+type keptCompiles struct {
+	*gpu.Machine
+	mu   sync.Mutex
+	done map[string]keptCompile
+}
+
+// keptCompile is one compile's result and error.
+type keptCompile struct {
+	c   gpu.Compiled
+	err error
+}
+
+// CompileSassLines is gpu.Machine's, or what the same request got before.
+func (k *keptCompiles) CompileSassLines(ctx context.Context, source, name, arch string, sm int) (gpu.Compiled, error) {
+	key := fmt.Sprintf("%q %q %q %d", source, name, arch, sm)
+	k.mu.Lock()
+	c, ok := k.done[key]
+	k.mu.Unlock()
+	if ok {
+		return c.c, c.err
+	}
+	c.c, c.err = k.Machine.CompileSassLines(ctx, source, name, arch, sm)
+	if ctx.Err() != nil {
+		return c.c, c.err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done == nil {
+		k.done = map[string]keptCompile{}
+	}
+	k.done[key] = c
+	return c.c, c.err
 }

@@ -3,28 +3,54 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 
+	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/gpumodel"
 	"github.com/gpuplayground/playground/vgpurun"
 )
 
-// emulate runs the cell's kernel at n in dtype in the virtual GPU with times modelled on g (its
-// request: Spec.request), then recomputes its occupancy and modelled time with its registers per
+// emulate runs the cell's kernel at n in dtype in the virtual GPU (vgpurun.RunOn host, the
+// server's GPU host) with times modelled on g (its request: Spec.request), then recomputes its occupancy and modelled time with its registers per
 // thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocated
 // for g's architecture in the compile (ptxasRegisters of res), else none (the occupancy is then the bound without them).
 // A sampled launch runs sample blocks (vgpurun.Request.SampleBlocks; 0: the default). Its modelled
 // time charges the SASS of px where px has it for g's architecture (chargeSASS), else PTX
 // instructions.
-func (s Spec) emulate(ctx context.Context, ptx string, px ptxasReport, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
+func (s Spec) emulate(ctx context.Context, host cells.GPU, ptx string, px ptxasReport, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
 		return vgpurun.Result{}, err
 	}
 	req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, sample
-	out, err := vgpurun.Run(ctx, req)
+	out, err := vgpurun.RunOn(ctx, host, req)
 	if err != nil {
 		return out, err
 	}
+	return s.finish(out, g, px)
+}
+
+// sameLaunches reports whether v launches the kernel of ptx as s does at each of s's sizes: a
+// variant that changes only the registers assumed (registers:), which the launch does not see
+// (emulate assumes them after it), so its rows can be s's launches, finished as its own.
+func (s Spec) sameLaunches(v Spec, ptx string) bool {
+	if !slices.Equal(s.Sizes, v.Sizes) || s.DType != v.DType {
+		return false
+	}
+	for _, n := range s.Sizes {
+		a, errA := s.request(ptx, n)
+		b, errB := v.request(ptx, n)
+		if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// finish is emulate's launch out of s's kernel on g with its modelled time charging the SASS of px
+// (chargeSASS) and its registers (those assumed, else ptxas's).
+func (s Spec) finish(out vgpurun.Result, g gpumodel.GPU, px ptxasReport) (vgpurun.Result, error) {
 	out = chargeSASS(out, g, px)
 	if s.Registers > 0 {
 		return assumeRegisters(out, s.Registers, s.Block, g)

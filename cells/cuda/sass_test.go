@@ -81,7 +81,7 @@ func TestShowSASSPerLine(t *testing.T) {
 
 // sassMachine is a server's GPU without a device whose compile worker (this test binary) has NVRTC,
 // ptxas and nvdisasm; in CI a missing one fails the test, elsewhere it skips.
-func sassMachine(t *testing.T) *gpu.Machine {
+func sassMachine(t *testing.T) *keptCompiles {
 	t.Helper()
 	needPtxas(t)
 	if kcuda.LookNvdisasm() == "" {
@@ -93,12 +93,7 @@ func sassMachine(t *testing.T) *gpu.Machine {
 	if _, err := kcuda.LoadNVRTC(); err != nil {
 		t.Skipf("skipping: no NVRTC (%v)", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &gpu.Machine{Worker: &gpu.Supervisor{Transport: gpu.Exec{Path: exe, Args: []string{gpu.WorkerCommand}}},
-		Report: kcuda.Report{Unavailable: "no CUDA device (test)"}}
+	return workerMachine(t)
 }
 
 // A cell whose GPU is older than the compile's architecture (a T4, sm_75, where kernels compile for

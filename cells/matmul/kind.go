@@ -106,7 +106,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 		if len(measured.Kernels) > 0 {
 			stage = 1
 		}
-		if _, err := kernelcell.Emulate(ctx, cells.Stage(e, stage, parts), emulated, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), nil, nil); err != nil {
+		if _, err := kernelcell.Emulate(ctx, cells.Stage(e, stage, parts), r.env.GPU, emulated, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), nil, nil); err != nil {
 			return err
 		}
 	}

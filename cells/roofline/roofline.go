@@ -156,7 +156,7 @@ func (r *run) Run(ctx context.Context, e cells.Emitter) error {
 	}
 	// Without a GPU, the project's CUDA kernels run in the virtual GPU: placed at the intensity their
 	// counts give (FLOPs / DRAM bytes, no caches) and the GFLOP/s modelled under the datasheet roof.
-	emu, err := kernelcell.Emulate(ctx, cells.Stage(e, parts-1, parts), emulated, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), nil, nil)
+	emu, err := kernelcell.Emulate(ctx, cells.Stage(e, parts-1, parts), r.env.GPU, emulated, r.spec.Sizes, r.spec.DType, gpumodel.Or(r.spec.GPU), nil, nil)
 	if len(emu) > 0 {
 		results := sink.Measured()
 		e.Chart(func() (string, error) { return Chart(peak, c, r.spec, dev, results, emu) })

@@ -34,7 +34,7 @@ func TestEmulateWarnsOfUninitialisedReads(t *testing.T) {
 			N: n, DType: dtype, GPU: g})
 	}
 	lines := func(s string) string { return strings.ReplaceAll(s, "cell.cu:4", "line 14") }
-	res, err := Emulate(context.Background(), rec, nil, []int{32}, "float32", gpumodel.GPUs[0], custom, lines)
+	res, err := Emulate(context.Background(), rec, nil, nil, []int{32}, "float32", gpumodel.GPUs[0], custom, lines)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,14 @@ import (
 )
 
 // Emulate runs the named GPU kernels in the virtual GPU at every size (in full up to vgpurun.MaxN,
-// sampled blocks up to vgpurun.MaxSampledN), as rows
+// sampled blocks up to vgpurun.MaxSampledN; vgpurun.RunOn host, the server's GPU host), as rows
 // of the emulated table (EmulatedTable), labelled emulated with times modelled on g; custom, if not nil, adds a
 // learner's kernel first at each size: it runs the kernel at n in dtype with times modelled on g. A
 // fault or a size too large to emulate is a note, and the run goes on.
 //
 // A kernel's printf output is shown as text under its row; lines, if not nil, rewrites the virtual
 // GPU's messages (a cuda cell maps "cell.cu:LINE" to the cell's own lines).
-func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, dtype string, g gpumodel.GPU,
+func Emulate(ctx context.Context, e cells.Emitter, host cells.GPU, names []string, sizes []int, dtype string, g gpumodel.GPU,
 	custom func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error), lines func(string) string) ([]vgpurun.Result, error) {
 	if lines == nil {
 		lines = func(s string) string { return s }
@@ -48,7 +48,7 @@ func Emulate(ctx context.Context, e cells.Emitter, names []string, sizes []int, 
 			if name == "custom" {
 				res, err = custom(ctx, n, dtype, g)
 			} else {
-				res, err = vgpurun.Run(ctx, vgpurun.Request{Kernel: name, N: n, DType: dtype, GPU: g})
+				res, err = vgpurun.RunOn(ctx, host, vgpurun.Request{Kernel: name, N: n, DType: dtype, GPU: g})
 			}
 			if ctx.Err() != nil {
 				return results, ctx.Err()

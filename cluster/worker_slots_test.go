@@ -237,12 +237,16 @@ func startInProcessWorker(t *testing.T, c *Cluster, name string, slots int, p *p
 // startInProcessWorkerAt is startInProcessWorker joining at the URL join (a relay to c's port).
 func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots int, p *probe) (stop func() error) {
 	t.Helper()
+	return startInProcessWorkerWith(t, c, WorkerConfig{Config: machine.Config{Name: name, Slots: slots, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: join, Token: c.Token(), Prefix: c.names.Prefix(),
+		Heartbeat: c.cfg.Heartbeat, Out: io.Discard})
+}
+
+// startInProcessWorkerWith is startInProcessWorker with the worker's configuration cfg.
+func startInProcessWorkerWith(t *testing.T, c *Cluster, cfg WorkerConfig) (stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: name, Slots: slots, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: join, Token: c.Token(), Prefix: c.names.Prefix(),
-			Heartbeat: c.cfg.Heartbeat, Out: io.Discard})
-	}()
+	go func() { done <- RunWorker(ctx, cfg) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
@@ -257,7 +261,7 @@ func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots i
 		return err
 	}
 	t.Cleanup(func() { _ = stop() })
-	waitMachine(t, c, name, true)
+	waitMachine(t, c, cfg.Name, true)
 	return stop
 }
 

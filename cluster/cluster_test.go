@@ -754,6 +754,36 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 	}
 }
 
+// A worker makes its consumer again on a server restarted without its store (a new job stream) and
+// runs the new server's run, however long its RequestTimeout: the first request after the reconnect
+// may never be answered, and with a timeout of an hour the worker waited that long for it.
+func TestWorkerRemakesItsConsumerAfterARestart(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: loadedHeartbeat, Settle: time.Minute, Out: io.Discard}
+	c, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProbe()
+	stop := startInProcessWorkerWith(t, c, WorkerConfig{Config: machine.Config{Name: "patient", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+		Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(), Heartbeat: loadedHeartbeat, RequestTimeout: time.Hour, Out: io.Discard})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
+	c.Close()
+	cfg.Listen = "127.0.0.1:" + port
+	if c, err = Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := executeProbe(ctx, c, p, "name: first\nms: 1\n"); err != nil {
+		t.Errorf("the first run after the restart: %v", err)
+	}
+	if err := stop(); err != nil { // while its server is up, which it says bye to
+		t.Errorf("RunWorker: %v", err)
+	}
+}
+
 // An event over the cap of a worker's message becomes a note saying what was left out; one under it
 // arrives whole.
 func TestEventSizeCap(t *testing.T) {

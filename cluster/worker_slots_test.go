@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -579,7 +578,7 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 // for their events) once it hears the new one, and runs the new server's measuring run.
 func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: loadedHeartbeat}
+	cfg := Config{Listen: restartableAddr(t), Token: "tok", Heartbeat: loadedHeartbeat}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -592,12 +591,11 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitStarted(t, "old")
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	c.Close()
 
 	// The worker rejoins after a reconnect and a heartbeat, which on a loaded machine may take longer
 	// than the default settle time: the new server's run waits for it up to a generous deadline.
-	cfg.Listen, cfg.Settle = "127.0.0.1:"+port, time.Minute
+	cfg.Settle = time.Minute
 	c, err = Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -723,19 +725,18 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 	for name, dir := range map[string]string{"data directory": t.TempDir(), "in memory": ""} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cfg := Config{Listen: "127.0.0.1:0", Token: "tok", DataDir: dir, Heartbeat: loadedHeartbeat}
+			cfg := Config{Listen: restartableAddr(t), Token: "tok", DataDir: dir, Heartbeat: loadedHeartbeat}
 			c, err := Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			startWorker(t, c, "faithful", false)
-			_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 			c.Close()
 
 			// The worker rejoins after a reconnect and a heartbeat: on a loaded machine that may take
 			// longer than the default settle time, so the run waits for it up to a generous deadline
 			// (it starts as soon as the worker is back).
-			cfg.Listen, cfg.Settle = "127.0.0.1:"+port, time.Minute
+			cfg.Settle = time.Minute
 			c, err = Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -751,6 +752,59 @@ func TestWorkerRejoinsAfterServerRestart(t *testing.T) {
 				t.Errorf("ran on %q, want faithful", got)
 			}
 		})
+	}
+}
+
+// restartableAddr is a loopback address, on a free port below the ephemeral ports, for a server that
+// a test restarts on the same port: a port of the ephemeral range (127.0.0.1:0 picks one) freed by
+// the first server may be taken, before the second listens, as the local port of any connection
+// the tests open, and the second server is then never ready.
+func restartableAddr(t *testing.T) string {
+	t.Helper()
+	low := 32768 // Linux's default first ephemeral port
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				low = n
+			}
+		}
+	}
+	for range 100 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(1024+rand.IntN(low-1024)))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free port below the ephemeral ones")
+	return ""
+}
+
+// A worker makes its consumer again on a server restarted without its store (a new job stream) and
+// runs the new server's run, however long its RequestTimeout: the first request after the reconnect
+// may never be answered, and with a timeout of an hour the worker waited that long for it.
+func TestWorkerRemakesItsConsumerAfterARestart(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Listen: restartableAddr(t), Token: "tok", Heartbeat: loadedHeartbeat, Settle: time.Minute, Out: io.Discard}
+	c, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProbe()
+	stop := startInProcessWorkerWith(t, c, WorkerConfig{Config: machine.Config{Name: "patient", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+		Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(), Heartbeat: loadedHeartbeat, RequestTimeout: time.Hour, Out: io.Discard})
+	c.Close()
+	if c, err = Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := executeProbe(ctx, c, p, "name: first\nms: 1\n"); err != nil {
+		t.Errorf("the first run after the restart: %v", err)
+	}
+	if err := stop(); err != nil { // while its server is up, which it says bye to
+		t.Errorf("RunWorker: %v", err)
 	}
 }
 

@@ -344,9 +344,10 @@ func TestWorkerWaitsForItsPrefixsStream(t *testing.T) {
 // limit; after the path is back the next run runs.
 func TestRunQueuedIntoASilentPathEnds(t *testing.T) {
 	t.Parallel()
-	// The default pings: the run must be placed after the worker falls silent to the front and
-	// before the front's connection is known to be stale, a window of seconds.
-	relay, out, c, p := frontBehindRelay(t, PingInterval)
+	// Pings every second, half the default: the run must be placed after the worker (beating every
+	// second) falls silent to the front, within a second of the black hole, and before the front's
+	// connection is known to be stale, two to three pings after it, a window of a second or more.
+	relay, out, c, p := frontBehindRelay(t, time.Second)
 	relay.blackHole(true)
 	waitUntil(t, "the worker silent to the front", func() bool {
 		ms := c.ListMachines()

@@ -37,13 +37,15 @@ func workerProcess(t *testing.T, c *Cluster, name string) (cmd *exec.Cmd, stderr
 // while its old process is frozen, not dead (SIGSTOP: silent, its connection open) keeps its name:
 // the new one replaces the old entry, silent for over a heartbeat and a half, from the same host
 // and with the same name, rather than being listed as "wA [ID…]" beside its dead self. The old
-// process, thawed, hears that it was replaced and exits 1 saying so.
+// process, thawed, hears that it was replaced and exits 1 saying so. The frozen worker is silent
+// for two of its heartbeats (no announcement of it still on its way); the rest of its silence is
+// its last announcement moved 8 s back, rather than 8 s waited out.
 func TestRestartOnExternalNATSKeepsTheNameAndTheReplacedExits(t *testing.T) {
 	t.Parallel()
 	url := "nats://" + WorkerUser + ":dept@" + startNATSServer(t, natsConf(t))
 	out := &syncBuffer{}
 	// A long heartbeat on the front: the old entry is replaced after 7.5 s of silence, and would be
-	// dropped after 15 s, which leaves the new process 7 s to join.
+	// dropped after 15 s, which leaves the new process 7 s to join once the entry is 8 s silent.
 	c, err := Start(context.Background(), Config{URL: url, Heartbeat: 5 * time.Second, Settle: -1, Out: out})
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +59,11 @@ func TestRestartOnExternalNATSKeepsTheNameAndTheReplacedExits(t *testing.T) {
 	}
 	waitUntil(t, "the frozen worker's silence", func() bool {
 		ms := c.ListMachines()
-		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 8*time.Second
+		return len(ms) == 1 && time.Since(ms[0].LastHeartbeat) > 2*testHeartbeat
 	})
+	c.mu.Lock()
+	c.workers[oldID].seen = time.Now().Add(-8 * time.Second)
+	c.mu.Unlock()
 	workerProcess(t, c, "wA")
 	waitUntil(t, "the restarted worker", func() bool {
 		ms := c.Machines()

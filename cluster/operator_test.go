@@ -231,11 +231,15 @@ func TestNATSLossBlamesTheConnection(t *testing.T) {
 
 // A worker that heartbeats keeps the job it runs however long it runs (in-progress acknowledgements
 // every heartbeat), well past the consumer's ackWait: the job is neither delivered again nor lost.
+// The worker beats every 400 ms, the most at which ackWait is its least, 2 s (five beats, as at
+// any heartbeat): the test waits three of them, 6 s, not 7.5 s as at testHeartbeat.
 func TestLiveWorkerKeepsItsJob(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, Config{})
 	p := newProbe()
-	startInProcessWorker(t, c, "alive", 1, p)
+	const beat = 400 * time.Millisecond
+	startInProcessWorkerWith(t, c, WorkerConfig{Config: machine.Config{Name: "alive", Slots: 1, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }},
+		Join: c.WorkerURL(), Token: c.Token(), Prefix: c.names.Prefix(), Heartbeat: beat, Out: io.Discard})
 	id := c.Machines()[0].ID
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -246,7 +250,7 @@ func TestLiveWorkerKeepsItsJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * ackWait(testHeartbeat)) // three times as long as a silent worker keeps a job
+	time.Sleep(3 * ackWait(beat)) // three times as long as a silent worker keeps a job
 	info, err := cons.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

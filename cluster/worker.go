@@ -166,9 +166,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	fmt.Fprintf(cfg.Out, "worker %s joined %s: %s, %d slots\n", me.ID[:12], redact(cfg.Join), me.Summary(), me.Slots)
 	w.wantRates.Store(true)                                           // the first announcement carries the rates
 	defer heartbeat(nc, cfg.names, me, cfg.Heartbeat, &w.wantRates)() // after the jobs: every job ended and was reported before the bye
-	w.fetch(ctx, cons, cfg.Slots, func(ctx context.Context) (jetstream.Consumer, error) {
-		return consumer(ctx, nc, cfg, me)
-	})
+	w.fetch(ctx, cons, cfg.Slots, remaker(nc, cfg, me))
 	return stopCause(ctx)
 }
 
@@ -282,11 +280,16 @@ func joinNATS(cfg WorkerConfig, me Machine, key nkeys.KeyPair, trouble *natsTrou
 // delivered again: MaxDeliver 1; the server gave them up or moved them). A consumer nobody pulls
 // from for inactive is deleted by JetStream; the server deletes a departed worker's at once.
 func consumer(ctx context.Context, nc *nats.Conn, cfg WorkerConfig, me Machine) (jetstream.Consumer, error) {
+	return consumerWithin(ctx, nc, cfg, me, cfg.RequestTimeout)
+}
+
+// consumerWithin is consumer, its request answered within timeout.
+func consumerWithin(ctx context.Context, nc *nats.Conn, cfg WorkerConfig, me Machine, timeout time.Duration) (jetstream.Consumer, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return js.CreateOrUpdateConsumer(ctx, cfg.names.Stream(), jetstream.ConsumerConfig{
 		Durable: consumerName(me.ID), FilterSubject: cfg.names.Jobs() + me.ID, AckPolicy: jetstream.AckExplicitPolicy,
@@ -297,6 +300,24 @@ func consumer(ctx context.Context, nc *nats.Conn, cfg WorkerConfig, me Machine) 
 // ackWait is how long a job fetched stays the worker's without an acknowledgement or an in-progress
 // one: five heartbeats, at least 2 s (JetStream's redelivery timer is coarse).
 func ackWait(beat time.Duration) time.Duration { return max(5*beat, 2*time.Second) }
+
+// remaker makes the worker's consumer again when fetching fails (runner.fetch's remake): a server
+// restarted without its store has none. Each try waits a second for the answer, twice as long as
+// the try before it failed, up to cfg.RequestTimeout: the first request after a reconnect to a
+// restarted server may never be answered, and a try that waited the full RequestTimeout (5 s) held
+// the worker's first job from that server as long. Called from one goroutine.
+func remaker(nc *nats.Conn, cfg WorkerConfig, me Machine) func(context.Context) (jetstream.Consumer, error) {
+	wait := min(time.Second, cfg.RequestTimeout)
+	return func(ctx context.Context) (jetstream.Consumer, error) {
+		c, err := consumerWithin(ctx, nc, cfg, me, wait)
+		if err != nil {
+			wait = min(2*wait, cfg.RequestTimeout)
+			return nil, err
+		}
+		wait = min(time.Second, cfg.RequestTimeout)
+		return c, nil
+	}
+}
 
 // inactive is how long a worker's consumer lives with nobody pulling from it (JetStream's
 // InactiveThreshold): a worker pulls every 2 s while it lives.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -237,12 +236,16 @@ func startInProcessWorker(t *testing.T, c *Cluster, name string, slots int, p *p
 // startInProcessWorkerAt is startInProcessWorker joining at the URL join (a relay to c's port).
 func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots int, p *probe) (stop func() error) {
 	t.Helper()
+	return startInProcessWorkerWith(t, c, WorkerConfig{Config: machine.Config{Name: name, Slots: slots, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: join, Token: c.Token(), Prefix: c.names.Prefix(),
+		Heartbeat: c.cfg.Heartbeat, Out: io.Discard})
+}
+
+// startInProcessWorkerWith is startInProcessWorker with the worker's configuration cfg.
+func startInProcessWorkerWith(t *testing.T, c *Cluster, cfg WorkerConfig) (stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- RunWorker(ctx, WorkerConfig{Config: machine.Config{Name: name, Slots: slots, Kinds: p.kinds, Devices: func(context.Context) nvidia.Report { return fakeReport(false) }}, Join: join, Token: c.Token(), Prefix: c.names.Prefix(),
-			Heartbeat: c.cfg.Heartbeat, Out: io.Discard})
-	}()
+	go func() { done <- RunWorker(ctx, cfg) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
@@ -257,7 +260,7 @@ func startInProcessWorkerAt(t *testing.T, c *Cluster, join, name string, slots i
 		return err
 	}
 	t.Cleanup(func() { _ = stop() })
-	waitMachine(t, c, name, true)
+	waitMachine(t, c, cfg.Name, true)
 	return stop
 }
 
@@ -575,7 +578,7 @@ func TestWorkerStopsWithSeveralRuns(t *testing.T) {
 // for their events) once it hears the new one, and runs the new server's measuring run.
 func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Listen: "127.0.0.1:0", Token: "tok", Heartbeat: loadedHeartbeat}
+	cfg := Config{Listen: restartableAddr(t), Token: "tok", Heartbeat: loadedHeartbeat}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -588,12 +591,11 @@ func TestWorkerStopsJobsOfServerBeforeRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitStarted(t, "old")
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(c.WorkerURL(), "nats://"))
 	c.Close()
 
 	// The worker rejoins after a reconnect and a heartbeat, which on a loaded machine may take longer
 	// than the default settle time: the new server's run waits for it up to a generous deadline.
-	cfg.Listen, cfg.Settle = "127.0.0.1:"+port, time.Minute
+	cfg.Settle = time.Minute
 	c, err = Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -96,10 +96,30 @@ func (s *Server) ownMachine() MachineInfo {
 	return m
 }
 
-// runWithMessages is one run of /api/runs.
-type runWithMessages struct {
-	store.Run
-	Messages []json.RawMessage `json:"messages"`
+// writeRunWithMessages writes one run of /api/runs: the run's fields and "messages", the JSON of
+// each of msgs as kept (job.keep stores each as json.Marshal wrote it), not decoded, checked nor
+// copied again (a run's messages may hold megabytes of text).
+func writeRunWithMessages(w io.Writer, run store.Run, msgs []store.Message) error {
+	b, err := json.Marshal(run)
+	if err != nil {
+		return err
+	}
+	b = append(b[:len(b)-1], `,"messages":[`...) // the run's object, open
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, m.Body); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(w, "]}")
+	return err
 }
 
 // Pages of /api/runs, in runs: the default and largest ?limit=, and how many runs are read from the
@@ -131,21 +151,12 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		rm := runWithMessages{Run: run, Messages: make([]json.RawMessage, 0, len(msgs))}
-		for _, m := range msgs {
-			rm.Messages = append(rm.Messages, json.RawMessage(m.Body))
-		}
-		b, err := json.Marshal(rm)
-		if err != nil {
-			return err
-		}
 		if n > 0 {
 			_, _ = io.WriteString(w, ",")
 		}
 		n++
 		after = run.ID
-		_, err = w.Write(b)
-		return err
+		return writeRunWithMessages(w, run, msgs)
 	})
 	if err != nil { // the answer has begun: cut it short, so that it is not taken for a whole one
 		log.Printf("api: /api/runs: %v", err)

@@ -111,6 +111,35 @@ func span(off uint64, n int) (uint64, uint32) {
 	return off >> 5, uint32((uint64(1)<<n - 1) << (off & 31))
 }
 
+// runMask is the word and the mask of the bytes of [lo, hi) in lo's word of marks, and where the
+// word's bytes end (hi or the next word's first byte).
+func runMask(lo, hi uint64) (i uint64, m uint32, end uint64) {
+	i = lo >> 5
+	end = min(hi, (i+1)<<5)
+	return i, uint32((uint64(1)<<(end-lo) - 1) << (lo & 31)), end
+}
+
+// all reports whether the bytes [lo, hi) are all written.
+func (s writtenBits) all(lo, hi uint64) bool {
+	for lo < hi {
+		i, m, end := runMask(lo, hi)
+		if s[i]&m != m {
+			return false
+		}
+		lo = end
+	}
+	return true
+}
+
+// mark marks the bytes [lo, hi) written.
+func (s writtenBits) mark(lo, hi uint64) {
+	for lo < hi {
+		i, m, end := runMask(lo, hi)
+		s[i] |= m
+		lo = end
+	}
+}
+
 // check reports whether the n ≤ 16 bytes at off are all written, and marks them written if store.
 func (s writtenBits) check(off uint64, n int, store bool) bool {
 	i, m := span(off, n)
@@ -180,6 +209,19 @@ func (c *cta) initGlobal(w *warp, in *inst, m uint32, n int, mode int) {
 // block's written marks.
 func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 	s := c.swritten
+	if c.pattern == patUniform || c.pattern == patConsecutive { // the lanes' bytes are one run
+		lo := w.addr[bits.TrailingZeros32(m)]
+		hi := w.addr[31-bits.LeadingZeros32(m)] + uint64(n)
+		switch mode {
+		case accStore:
+			s.mark(lo, hi)
+			return
+		case accLoad:
+			if s.all(lo, hi) {
+				return
+			}
+		} // a load of a byte not written: each lane's own note
+	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		a := w.addr[l]

@@ -209,19 +209,6 @@ func (c *cta) initGlobal(w *warp, in *inst, m uint32, n int, mode int) {
 // block's written marks.
 func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 	s := c.swritten
-	if c.pattern == patUniform || c.pattern == patConsecutive { // the lanes' bytes are one run
-		lo := w.addr[bits.TrailingZeros32(m)]
-		hi := w.addr[31-bits.LeadingZeros32(m)] + uint64(n)
-		switch mode {
-		case accStore:
-			s.mark(lo, hi)
-			return
-		case accLoad:
-			if s.all(lo, hi) {
-				return
-			}
-		} // a load of a byte not written: each lane's own note
-	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		a := w.addr[l]
@@ -239,6 +226,26 @@ func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 			s[i] |= msk
 		}
 	}
+}
+
+// initSharedRun is initShared for a request of memOp whose lanes' bytes sharedLanes found to be
+// one run (c.pattern: one address, or each lane's bytes right after the lane before's): a store
+// marks the run, a load whose bytes are all written needs no note. It reports whether it did
+// initShared's work; a load of a byte not written is left to initShared, which notes each lane.
+func (c *cta) initSharedRun(w *warp, m uint32, n int, mode int) bool {
+	if c.pattern != patUniform && c.pattern != patConsecutive {
+		return false
+	}
+	lo := w.addr[bits.TrailingZeros32(m)]
+	hi := w.addr[31-bits.LeadingZeros32(m)] + uint64(n)
+	switch mode {
+	case accStore:
+		c.swritten.mark(lo, hi)
+		return true
+	case accLoad:
+		return c.swritten.all(lo, hi)
+	}
+	return false
 }
 
 // sharedWritten advances c.sFull past the words of shared memory now all written. Marks only

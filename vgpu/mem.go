@@ -285,7 +285,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	if gm != 0 && wins&c.L.poisoned != 0 {
 		c.initGlobal(w, in, gm, n, mode)
 	}
-	if sm != 0 && c.sFull < len(c.swritten) {
+	if sm != 0 && c.sFull < len(c.swritten) && !c.initSharedRun(w, sm, n, mode) {
 		c.initShared(w, in, sm, n, mode)
 	}
 	if gm != 0 && c.L.gr != nil {

@@ -363,7 +363,6 @@ func execMulF32(w *warp, in *inst, m uint32) {
 	w.commit(in.d, m)
 }
 
-// execFmaF32 is fma.rn.f32: one rounding of the exact a·b+c (PTX ISA 8.x, 9.7.3.5 "fma").
 // minNormalF32Bits is math.Float64bits(0x1p-126), float32's least normal magnitude as a float64,
 // and infF64Bits math.Float64bits(+Inf).
 const (
@@ -371,6 +370,7 @@ const (
 	infF64Bits       = 0x7ff0000000000000
 )
 
+// execFmaF32 is fma.rn.f32: one rounding of the exact a·b+c (PTX ISA 8.x, 9.7.3.5 "fma").
 func execFmaF32(w *warp, in *inst, m uint32) {
 	a, b, c := &w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
 	d := w.dst(in.d, m)

@@ -363,6 +363,13 @@ func execMulF32(w *warp, in *inst, m uint32) {
 	w.commit(in.d, m)
 }
 
+// minNormalF32Bits is math.Float64bits(0x1p-126), float32's least normal magnitude as a float64,
+// and infF64Bits math.Float64bits(+Inf).
+const (
+	minNormalF32Bits = 0x3810000000000000
+	infF64Bits       = 0x7ff0000000000000
+)
+
 // execFmaF32 is fma.rn.f32: one rounding of the exact a·b+c (PTX ISA 8.x, 9.7.3.5 "fma").
 func execFmaF32(w *warp, in *inst, m uint32) {
 	a, b, c := &w.regs[in.a], &w.regs[in.b], &w.regs[in.c]
@@ -373,7 +380,9 @@ func execFmaF32(w *warp, in *inst, m uint32) {
 		// p is exact; p+q rounded to float64 rounds on to the right float32 unless it is a float32
 		// halfway point or below float32's normal range (roundF32's test), where TwoSum's error
 		// sign decides: the common case needs no TwoSum
-		if s := p + q; math.Abs(s) >= 0x1p-126 && math.Float64bits(s)&(1<<29-1) != 1<<28 {
+		// (in the bits of s: its magnitude from 2^-126's to infinity's, NaN left to twoSum, whose
+		// sum keeps the NaN operand it kept before; and not a halfway point)
+		if s := p + q; math.Float64bits(s)&(1<<63-1)-minNormalF32Bits <= infF64Bits-minNormalF32Bits && math.Float64bits(s)&(1<<29-1) != 1<<28 {
 			d[l] = uint64(math.Float32bits(float32(s)))
 			continue
 		}

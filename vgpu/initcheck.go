@@ -111,6 +111,35 @@ func span(off uint64, n int) (uint64, uint32) {
 	return off >> 5, uint32((uint64(1)<<n - 1) << (off & 31))
 }
 
+// runMask is the word and the mask of the bytes of [lo, hi) in lo's word of marks, and where the
+// word's bytes end (hi or the next word's first byte).
+func runMask(lo, hi uint64) (i uint64, m uint32, end uint64) {
+	i = lo >> 5
+	end = min(hi, (i+1)<<5)
+	return i, uint32((uint64(1)<<(end-lo) - 1) << (lo & 31)), end
+}
+
+// all reports whether the bytes [lo, hi) are all written.
+func (s writtenBits) all(lo, hi uint64) bool {
+	for lo < hi {
+		i, m, end := runMask(lo, hi)
+		if s[i]&m != m {
+			return false
+		}
+		lo = end
+	}
+	return true
+}
+
+// mark marks the bytes [lo, hi) written.
+func (s writtenBits) mark(lo, hi uint64) {
+	for lo < hi {
+		i, m, end := runMask(lo, hi)
+		s[i] |= m
+		lo = end
+	}
+}
+
 // check reports whether the n ≤ 16 bytes at off are all written, and marks them written if store.
 func (s writtenBits) check(off uint64, n int, store bool) bool {
 	i, m := span(off, n)
@@ -197,6 +226,26 @@ func (c *cta) initShared(w *warp, in *inst, m uint32, n int, mode int) {
 			s[i] |= msk
 		}
 	}
+}
+
+// initSharedRun is initShared for a request of memOp whose lanes' bytes sharedLanes found to be
+// one run (c.pattern: one address, or each lane's bytes right after the lane before's): a store
+// marks the run, a load whose bytes are all written needs no note. It reports whether it did
+// initShared's work; a load of a byte not written is left to initShared, which notes each lane.
+func (c *cta) initSharedRun(w *warp, m uint32, n int, mode int) bool {
+	if c.pattern != patUniform && c.pattern != patConsecutive {
+		return false
+	}
+	lo := w.addr[bits.TrailingZeros32(m)]
+	hi := w.addr[31-bits.LeadingZeros32(m)] + uint64(n)
+	switch mode {
+	case accStore:
+		c.swritten.mark(lo, hi)
+		return true
+	case accLoad:
+		return c.swritten.all(lo, hi)
+	}
+	return false
 }
 
 // sharedWritten advances c.sFull past the words of shared memory now all written. Marks only

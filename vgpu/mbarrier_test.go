@@ -43,6 +43,81 @@ func compileSM90(t *testing.T, src string) *Module {
 // read only).
 var sm90Modules sync.Map
 
+// libcuxxKernels are the kernels of the libcu++ tests (TestMbarrierLibcuxxBarrierMemcpyAsync,
+// TestMbarrierLibcuxxPipeline, TestTMALibcuxxBarrier) in one source: NVRTC compiles libcu++'s
+// headers once for the three (about a CPU second each time).
+const libcuxxKernels = `#include <cuda/barrier>
+#include <cuda/pipeline>
+#include <cooperative_groups.h>
+struct alignas(64) CUtensorMap_st { unsigned long long opaque[16]; };
+extern "C" __global__ void barrier_memcpy_async(const float* in, float* out) {
+	__shared__ float tile[64];
+	__shared__ cuda::barrier<cuda::thread_scope_block> bar;
+	auto block = cooperative_groups::this_thread_block();
+	if (block.thread_rank() == 0) init(&bar, block.size());
+	block.sync();
+	cuda::memcpy_async(block, tile, in + blockIdx.x * 64, sizeof(tile), bar);
+	bar.arrive_and_wait();
+	float v = tile[63 - threadIdx.x];
+	auto tok = bar.arrive();
+	bar.wait(std::move(tok));
+	tile[threadIdx.x] = v * 2.0f;
+	bar.arrive_and_wait();
+	out[blockIdx.x * 64 + threadIdx.x] = tile[threadIdx.x] + tile[63 - threadIdx.x];
+}
+extern "C" __global__ void pipeline2(const float* in, float* out) {
+	__shared__ float tile[2][64];
+	auto block = cooperative_groups::this_thread_block();
+	__shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> st;
+	auto pipe = cuda::make_pipeline(block, &st);
+	const float* src = in + blockIdx.x * 512;
+	for (int f = 0; f < 2; f++) {
+		pipe.producer_acquire();
+		cuda::memcpy_async(block, tile[f], src + 64 * f, sizeof(tile[f]), pipe);
+		pipe.producer_commit();
+	}
+	for (int i = 0; i < 8; i++) {
+		pipe.consumer_wait();
+		out[blockIdx.x * 512 + 64 * i + threadIdx.x] = 2 * tile[i % 2][63 - threadIdx.x];
+		pipe.consumer_release();
+		if (i + 2 < 8) {
+			pipe.producer_acquire();
+			cuda::memcpy_async(block, tile[i % 2], src + 64 * (i + 2), sizeof(tile[0]), pipe);
+			pipe.producer_commit();
+		}
+	}
+}
+using barrier = cuda::barrier<cuda::thread_scope_block>;
+namespace cde = cuda::device::experimental;
+extern "C" __global__ void tma_barrier(const __grid_constant__ CUtensorMap tmap, const float* in, float* out) {
+	__shared__ alignas(128) float tile[8 * 16];
+	__shared__ alignas(16) float buf[64];
+	#pragma nv_diag_suppress static_var_with_dynamic_init
+	__shared__ barrier bar;
+	if (threadIdx.x == 0) {
+		init(&bar, blockDim.x);
+		cde::fence_proxy_async_shared_cta();
+	}
+	__syncthreads();
+	barrier::arrival_token token;
+	if (threadIdx.x == 0) {
+		cde::cp_async_bulk_tensor_2d_global_to_shared(tile, &tmap, 16 * blockIdx.x, 0, bar);
+		cuda::memcpy_async(buf, in, cuda::aligned_size_t<16>(256), bar);
+		token = cuda::device::barrier_arrive_tx(bar, 1, sizeof(tile));
+	} else {
+		token = bar.arrive();
+	}
+	bar.wait(std::move(token));
+	out[blockIdx.x * 128 + threadIdx.x] = tile[threadIdx.x] + buf[threadIdx.x % 64];
+}
+`
+
+// compileLibcuxx is libcuxxKernels compiled (compileSM90).
+func compileLibcuxx(t *testing.T) *Module {
+	t.Helper()
+	return compileSM90(t, libcuxxKernels)
+}
+
 // mbarrierAsm are the exact inline-asm forms of the PTX ISA 8.x mbarrier instructions.
 const mbarrierAsm = `
 __device__ __forceinline__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -74,8 +149,14 @@ __device__ __forceinline__ void mb_wait_parity(unsigned a, unsigned parity) { wh
 
 func launchMbar(t *testing.T, m *Module, block int, in []float32) (*Buffer, Counts, error) {
 	t.Helper()
+	return launchMbarEntry(t, m, "k", block, in)
+}
+
+// launchMbarEntry is launchMbar of m's kernel entry.
+func launchMbarEntry(t *testing.T, m *Module, entry string, block int, in []float32) (*Buffer, Counts, error) {
+	t.Helper()
 	In, out := Float32Buffer("in", in), NewOutput("out", 4*len(in), Poisoned)
-	c, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{2}, Block: [3]int{block},
+	c, err := Launch(context.Background(), m, entry, LaunchConfig{Grid: [3]int{2}, Block: [3]int{block},
 		Params: []Arg{Ptr(In), Ptr(out)}, Buffers: []*Buffer{In, out}})
 	return out, c, err
 }
@@ -212,29 +293,12 @@ extern "C" __global__ void k(const float* in, float* out) {
 // (cp.async + cp.async.mbarrier.arrive), arrive_and_wait and arrive/wait with a token
 // (mbarrier.arrive with a count, try_wait with a state, inval at the barrier's destruction).
 func TestMbarrierLibcuxxBarrierMemcpyAsync(t *testing.T) {
-	m := compileSM90(t, `#include <cuda/barrier>
-#include <cooperative_groups.h>
-extern "C" __global__ void k(const float* in, float* out) {
-	__shared__ float tile[64];
-	__shared__ cuda::barrier<cuda::thread_scope_block> bar;
-	auto block = cooperative_groups::this_thread_block();
-	if (block.thread_rank() == 0) init(&bar, block.size());
-	block.sync();
-	cuda::memcpy_async(block, tile, in + blockIdx.x * 64, sizeof(tile), bar);
-	bar.arrive_and_wait();
-	float v = tile[63 - threadIdx.x];
-	auto tok = bar.arrive();
-	bar.wait(std::move(tok));
-	tile[threadIdx.x] = v * 2.0f;
-	bar.arrive_and_wait();
-	out[blockIdx.x * 64 + threadIdx.x] = tile[threadIdx.x] + tile[63 - threadIdx.x];
-}
-`)
+	m := compileLibcuxx(t)
 	in := make([]float32, 128)
 	for i := range in {
 		in[i] = float32(i)
 	}
-	out, c, err := launchMbar(t, m, 64, in)
+	out, c, err := launchMbarEntry(t, m, "barrier_memcpy_async", 64, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,36 +557,12 @@ func TestMbarrierTransactionCountPTX(t *testing.T) {
 // pipeline's mbarriers with try_wait.parity, memcpy_async through cp.async, inval at its end):
 // 8 tiles flow through the ring, each phase of each stage's barriers reused 4 times.
 func TestMbarrierLibcuxxPipeline(t *testing.T) {
-	m := compileSM90(t, `#include <cuda/pipeline>
-#include <cooperative_groups.h>
-extern "C" __global__ void k(const float* in, float* out) {
-	__shared__ float tile[2][64];
-	auto block = cooperative_groups::this_thread_block();
-	__shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> st;
-	auto pipe = cuda::make_pipeline(block, &st);
-	const float* src = in + blockIdx.x * 512;
-	for (int f = 0; f < 2; f++) {
-		pipe.producer_acquire();
-		cuda::memcpy_async(block, tile[f], src + 64 * f, sizeof(tile[f]), pipe);
-		pipe.producer_commit();
-	}
-	for (int i = 0; i < 8; i++) {
-		pipe.consumer_wait();
-		out[blockIdx.x * 512 + 64 * i + threadIdx.x] = 2 * tile[i % 2][63 - threadIdx.x];
-		pipe.consumer_release();
-		if (i + 2 < 8) {
-			pipe.producer_acquire();
-			cuda::memcpy_async(block, tile[i % 2], src + 64 * (i + 2), sizeof(tile[0]), pipe);
-			pipe.producer_commit();
-		}
-	}
-}
-`)
+	m := compileLibcuxx(t)
 	in := make([]float32, 1024)
 	for i := range in {
 		in[i] = float32(i)
 	}
-	out, _, err := launchMbar(t, m, 64, in)
+	out, _, err := launchMbarEntry(t, m, "pipeline2", 64, in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -285,7 +285,7 @@ func (c *cta) memOp(w *warp, in *inst, m uint32, mode int) {
 	if gm != 0 && wins&c.L.poisoned != 0 {
 		c.initGlobal(w, in, gm, n, mode)
 	}
-	if sm != 0 && c.sFull < len(c.swritten) {
+	if sm != 0 && c.sFull < len(c.swritten) && !c.initSharedRun(w, sm, n, mode) {
 		c.initShared(w, in, sm, n, mode)
 	}
 	if gm != 0 && c.L.gr != nil {
@@ -700,6 +700,13 @@ func (c *cta) countShared(ic *instCount, w *warp, m uint32, n int) {
 			ideal += x
 			continue
 		}
+		if words > 1 {
+			if wv, id, ok := c.bankPassChunks(w, um, words); ok {
+				wave += wv
+				ideal += id
+				continue
+			}
+		}
 		k := 0
 		s := &c.sortBuf
 		for t := um; t != 0; t &= t - 1 {
@@ -787,6 +794,40 @@ func (c *cta) bankPassSeen(s []uint64) (wave, ideal uint64) {
 	return uint64(most), (distinct + 31) / 32
 }
 
+// bankPassChunks is bankPassSeen for the lanes um of a request of words (2 or 4) words per lane,
+// each lane's words aligned to their size (w.addr): a lane's chunk of words falls in one group of
+// words consecutive banks, and two lanes' chunks are the same words or none in common, so a pass
+// counts distinct chunks per group rather than words per bank. It reports false, counting
+// nothing, for a chunk misaligned or outside shared memory (bankPassSeen's cases).
+func (c *cta) bankPassChunks(w *warp, um uint32, words int) (wave, ideal uint64, ok bool) {
+	seen := c.seen
+	for t := um; t != 0; t &= t - 1 {
+		if a := w.addr[bits.TrailingZeros32(t)] >> 2; a%uint64(words) != 0 || a+uint64(words) > uint64(len(seen)) {
+			return 0, 0, false
+		}
+	}
+	c.pass++
+	if c.pass == 0 { // the stamps wrapped: forget them all
+		clear(seen)
+		c.pass = 1
+	}
+	pass, groups := c.pass, uint64(warpSize/words)
+	var count [warpSize / 2]uint16
+	most, distinct := uint16(0), uint64(0)
+	for t := um; t != 0; t &= t - 1 {
+		a := w.addr[bits.TrailingZeros32(t)] >> 2
+		if seen[a] == pass {
+			continue
+		}
+		seen[a] = pass
+		distinct++
+		g := &count[a/uint64(words)%groups]
+		*g++
+		most = max(most, *g)
+	}
+	return uint64(most), (distinct*uint64(words) + 31) / 32, true
+}
+
 // sortSmall is an insertion sort: linear on the already-ordered addresses of most warps.
 func sortSmall(s []uint64) {
 	for i := 1; i < len(s); i++ {
@@ -857,6 +898,10 @@ func execLdDirect(w *warp, in *inst, m uint32, mem []byte) {
 		}
 		return
 	}
+	if n == 4 && !in.signed && in.nvec <= 4 { // ld.v2/v4 of 32-bit elements: the vector kernels' loads
+		execLdDirectVec4(w, in, m, mem)
+		return
+	}
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
 		off := w.addr[l] & offsetMask
@@ -866,6 +911,23 @@ func execLdDirect(w *warp, in *inst, m uint32, mem []byte) {
 				v = uint64(sext(v, uint(n)*8))
 			}
 			w.regs[in.vec[i]][l] = v
+		}
+	}
+}
+
+// execLdDirectVec4 is execLdDirect's load of in.nvec (2 or 4) unsigned 32-bit elements per lane.
+func execLdDirectVec4(w *warp, in *inst, m uint32, mem []byte) {
+	var rows [4]*[warpSize]uint64
+	k := int(in.nvec)
+	for i := range k {
+		rows[i] = &w.regs[in.vec[i]]
+	}
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		off := w.addr[l] & offsetMask
+		src := mem[off : off+uint64(4*k)]
+		for i, r := range rows[:k] {
+			r[l] = uint64(binary.LittleEndian.Uint32(src[4*i:]))
 		}
 	}
 }

@@ -224,7 +224,7 @@ func execMma(w *warp, in *inst, m uint32) {
 	op := in.mma
 	bf16 := op.etype == "bf16"
 	var A [16][16]float32
-	var B [16][8]float32
+	var Bt [8][16]float32 // B transposed: Bt[n][k] = B[k][n], each dot product's two rows contiguous
 	var C [16][8]float32
 	for l := range warpSize {
 		g, t := l/4, l%4
@@ -235,7 +235,7 @@ func execMma(w *warp, in *inst, m uint32) {
 		}
 		for j := range op.k / 8 {
 			for h := range 2 {
-				B[2*t+h+8*j][g] = halfF32(half16(w, op.b[j], l, h), bf16)
+				Bt[g][2*t+h+8*j] = halfF32(half16(w, op.b[j], l, h), bf16)
 			}
 		}
 		for j := range 4 {
@@ -247,8 +247,10 @@ func execMma(w *warp, in *inst, m uint32) {
 		for j := range 4 {
 			i, n := g+8*(j>>1), 2*t+(j&1)
 			acc := C[i][n]
-			for k := range op.k {
-				acc += float32(A[i][k] * B[k][n])
+			a := A[i][:op.k]
+			b := Bt[n][:len(a)]
+			for k, x := range a {
+				acc += float32(x * b[k])
 			}
 			w.regs[op.d[j]][l] = uint64(math.Float32bits(acc))
 		}

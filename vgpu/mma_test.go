@@ -96,6 +96,55 @@ func TestLdmatrix(t *testing.T) {
 	}
 }
 
+// The initcheck of an ldmatrix looks at each lane's row, whatever the shared access before it
+// found: after a load of consecutive words (one run of written bytes), lane 5's row in the half
+// of the tile no thread wrote is an uninitialised read, though lanes 0 and 31 name written rows
+// either side of the others.
+func TestLdmatrixInitcheckAfterARun(t *testing.T) {
+	src := header + `.visible .entry k(.param .u64 addrs, .param .u64 out)
+{
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<12>;
+	.shared .align 16 .b8 tile[1024];
+	ld.param.u64 %rd2, [addrs];
+	ld.param.u64 %rd3, [out];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r14, tile;
+	shl.b32 %r15, %r1, 4;
+	add.u32 %r16, %r14, %r15;
+	st.shared.v4.u32 [%r16], {%r1, %r1, %r1, %r1};
+	bar.sync 0;
+	shl.b32 %r15, %r1, 2;
+	add.u32 %r16, %r14, %r15;
+	ld.shared.u32 %r2, [%r16];
+	mul.wide.u32 %rd6, %r1, 4;
+	add.s64 %rd7, %rd2, %rd6;
+	ld.global.u32 %r17, [%rd7];
+	add.u32 %r18, %r14, %r17;
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r10, %r11, %r12, %r13}, [%r18];
+	add.u32 %r10, %r10, %r2;
+	mul.wide.u32 %rd8, %r1, 16;
+	add.s64 %rd9, %rd3, %rd8;
+	st.global.v4.u32 [%rd9], {%r10, %r11, %r12, %r13};
+	ret;
+}
+`
+	addrs := make([]uint32, 32)
+	for l := range addrs {
+		addrs[l] = uint32(16 * (1 + l%8)) // written rows (the first 512 bytes) between lane 0's and lane 31's
+	}
+	addrs[0], addrs[31], addrs[5] = 0, 16*31, 16*40
+	m := mustParse(t, src)
+	A, O := uint32Buffer("addrs", addrs), NewBuffer("out", 16*32)
+	c, err := Launch(context.Background(), m, "k", LaunchConfig{Block: [3]int{32}, Params: []Arg{Ptr(A), Ptr(O)}, Buffers: []*Buffer{A, O}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Notes) != 1 || c.Notes[0].Kind != "uninitialised read" || c.Notes[0].Thread != [3]int{5, 0, 0} || !strings.Contains(c.Notes[0].Instr, "ldmatrix") {
+		t.Errorf("notes %v, want lane 5's ldmatrix row as an uninitialised read", c.Notes)
+	}
+}
+
 func uint32Buffer(name string, xs []uint32) *Buffer {
 	b := NewBuffer(name, 4*len(xs))
 	for i, x := range xs {

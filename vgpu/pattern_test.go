@@ -69,6 +69,53 @@ func TestBankPassSeen(t *testing.T) {
 	}
 }
 
+// TestBankPassChunks checks the count by chunks of 8- and 16-byte lanes against bankPass on the
+// lanes' words, for random lane masks and aligned addresses (repeated, in few banks or spread),
+// across the stamps' wrap; and that a misaligned lane or one past shared memory is left to the
+// words' count.
+func TestBankPassChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := &cta{seen: make([]uint32, 4096)}
+	for i := range 2000 {
+		words := []int{2, 4}[i%2]
+		m := rng.Uint32() | 1
+		w := &warp{}
+		var s []uint64
+		for t := m; t != 0; t &= t - 1 {
+			var a uint64
+			switch rng.IntN(3) {
+			case 0:
+				a = uint64(rng.IntN(16) * words)
+			case 1:
+				a = uint64(32 * rng.IntN(64)) // bank 0 first
+			default:
+				a = uint64(rng.IntN(4096/words) * words)
+			}
+			w.addr[bits.TrailingZeros32(t)] = a << 2
+			for j := range words {
+				s = append(s, a+uint64(j))
+			}
+		}
+		if i == 1000 {
+			c.pass = ^uint32(0) // the stamps wrap at the next pass
+		}
+		gw, gi, ok := c.bankPassChunks(w, m, words)
+		ww, wi := bankPass(s)
+		if !ok || gw != ww || gi != wi {
+			t.Fatalf("%d words per lane at %v: got %d wavefronts (ideal %d, %v), want %d (%d)", words, s, gw, gi, ok, ww, wi)
+		}
+	}
+	w := &warp{}
+	w.addr[0] = 8 // word 2: not a 16-byte chunk's first
+	if _, _, ok := c.bankPassChunks(w, 1, 4); ok {
+		t.Error("a misaligned 16-byte lane counted by chunks")
+	}
+	w.addr[0] = 4 * 4094 // words 4094–4097: past shared memory's 4096
+	if _, _, ok := c.bankPassChunks(w, 1, 4); ok {
+		t.Error("a lane past shared memory counted by chunks")
+	}
+}
+
 // TestGlobalApartCounts checks countGlobal's shortcuts for the global requests globalLanes finds
 // a line apart (ascending, each address in a line of its own) or consecutive against the sectors, lines and bytes
 // counted from the gathered addresses, for every access width, strides below, at and above a

@@ -144,6 +144,10 @@ func (c *cta) racecheck(w *warp, in *inst, m uint32, n int, store bool) {
 		c.raceLoads4(w, in, m)
 		return
 	}
+	if (n == 8 || n == 16) && !store {
+		c.raceLoadsVec(w, in, m, n/4)
+		return
+	}
 	pc := int32(in.self)
 	for t := m; t != 0; t &= t - 1 {
 		l := bits.TrailingZeros32(t)
@@ -199,6 +203,44 @@ func (c *cta) raceLoads4(w *warp, in *inst, m uint32) {
 			c.hazard(w, l, in, wi<<2, "read after write", int(sh.writer), sh.wpc)
 		}
 		c.recordRead(sh, w, b, pc)
+	}
+}
+
+// raceLoadsVec is raceLoads4 for loads of words (2 or 4) aligned words per lane: a lane reading
+// the words the lane before it read, none of them split nor written in this interval, changes
+// their records only by its lane bit.
+func (c *cta) raceLoadsVec(w *warp, in *inst, m uint32, words int) {
+	pc, barSeq := int32(in.self), c.barSeq
+	prev := ^uint64(0) // the first word the lane before read, when its words were all unsplit and unwritten
+	for t := m; t != 0; t &= t - 1 {
+		l := bits.TrailingZeros32(t)
+		base := w.addr[l] >> 2
+		if base == prev {
+			for j := range uint64(words) {
+				if sh := &c.shadow[base+j]; sh.rwarp == int16(w.id) {
+					sh.rlanes |= 1 << l
+				}
+			}
+			continue
+		}
+		prev = base
+		for j := range uint64(words) {
+			wi := base + j
+			sh := &c.shadow[wi]
+			if sh.split >= barSeq {
+				c.raceBytes(w, in, l, wi<<2, 4*int(j), 4, false)
+				prev = ^uint64(0)
+				continue
+			}
+			b := w.first + l
+			if sh.wseq >= barSeq {
+				prev = ^uint64(0)
+				if !c.ordered(int(sh.writer), b, sh.wseq) {
+					c.hazard(w, l, in, wi<<2, "read after write", int(sh.writer), sh.wpc)
+				}
+			}
+			c.recordRead(sh, w, b, pc)
+		}
 	}
 }
 

@@ -328,6 +328,17 @@ extern "C" __global__ void halfrace(unsigned *out) {
 	h[t] = t; // HALF
 	out[t] = ((unsigned *)h)[t / 2]; // WORD
 }
+
+extern "C" __global__ void vecreaders(float *out) {
+	__shared__ float4 s[8];
+	int t = threadIdx.x;
+	if (t < 8) s[t] = make_float4(t, 1, 2, 3);
+	__syncthreads();
+	float4 v = s[t / 16]; // VECREAD
+	float4 u = s[2 + t % 4];
+	if (t == 0) s[0].y = 5.0f; // VECWRITE
+	out[t] = v.x + v.y + u.z + u.w;
+}
 `
 
 func TestRacecheckBuggyKernels(t *testing.T) {
@@ -358,6 +369,17 @@ func TestRacecheckBuggyKernels(t *testing.T) {
 		f := wantHazard(t, err)
 		if f.Thread != [3]int{40, 0, 0} || f.OtherThread[0] >= 32 || !strings.HasSuffix(f.Source, line("OVERWRITE")) ||
 			!strings.HasSuffix(f.OtherSource, line("READ")) || !strings.Contains(f.Msg, "write after read") {
+			t.Errorf("hazard %v", f)
+		}
+	})
+	t.Run("write after a warp's 16-byte reads names another lane", func(t *testing.T) {
+		// lanes 0–15 read s[0] in one ld.shared.v4 (each lane after the first by its lane bit
+		// alone), then lane 0 writes a word of it with no __syncwarp()
+		out := NewOutput("out", 4*32, Poisoned)
+		_, err := launch1(t, m, "vecreaders", 1, 32, []*Buffer{out})
+		f := wantHazard(t, err)
+		if f.Thread != [3]int{} || f.OtherThread[0] < 1 || f.OtherThread[0] >= 16 || !strings.HasSuffix(f.Source, line("VECWRITE")) ||
+			!strings.HasSuffix(f.OtherSource, line("VECREAD")) || !strings.Contains(f.Msg, "write after read") {
 			t.Errorf("hazard %v", f)
 		}
 	})

@@ -13,7 +13,7 @@ import (
 // may lack) and the inline-asm forms of the TMA copies (PTX ISA 8.x, "cp.async.bulk.tensor"). It
 // includes no header: libcu++'s <cuda/barrier>, which declared CUtensorMap's name here before, took
 // about 0.6 CPU s of each compile (against 0.04 s without), and the kernels use none of it
-// (TestTMALibcuxxBarrier and the mbarrier tests compile it where they do).
+// (the libcu++ tests compile it where they do: libcuxxKernels).
 const tmaAsm = `typedef struct CUtensorMap_st CUtensorMap;
 struct alignas(64) CUtensorMap_st { unsigned long long opaque[16]; };
 ` + mbarrierAsm + `
@@ -250,32 +250,7 @@ func TestTMAReadBeforeWait(t *testing.T) {
 // cuda::memcpy_async with aligned_size_t<16> (a 1-D bulk copy on sm_90) and barrier_arrive_tx,
 // every thread arriving and waiting with a token; the tile plus the copied row match the CPU.
 func TestTMALibcuxxBarrier(t *testing.T) {
-	m := compileSM90(t, `#include <cuda/barrier>
-struct alignas(64) CUtensorMap_st { unsigned long long opaque[16]; };
-using barrier = cuda::barrier<cuda::thread_scope_block>;
-namespace cde = cuda::device::experimental;
-extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, const float* in, float* out) {
-	__shared__ alignas(128) float tile[8 * 16];
-	__shared__ alignas(16) float buf[64];
-	#pragma nv_diag_suppress static_var_with_dynamic_init
-	__shared__ barrier bar;
-	if (threadIdx.x == 0) {
-		init(&bar, blockDim.x);
-		cde::fence_proxy_async_shared_cta();
-	}
-	__syncthreads();
-	barrier::arrival_token token;
-	if (threadIdx.x == 0) {
-		cde::cp_async_bulk_tensor_2d_global_to_shared(tile, &tmap, 16 * blockIdx.x, 0, bar);
-		cuda::memcpy_async(buf, in, cuda::aligned_size_t<16>(256), bar);
-		token = cuda::device::barrier_arrive_tx(bar, 1, sizeof(tile));
-	} else {
-		token = bar.arrive();
-	}
-	bar.wait(std::move(token));
-	out[blockIdx.x * 128 + threadIdx.x] = tile[threadIdx.x] + buf[threadIdx.x % 64];
-}
-`)
+	m := compileLibcuxx(t)
 	const W, H = 40, 20
 	a := make([]float32, W*H)
 	for i := range a {
@@ -288,7 +263,7 @@ extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmap, const flo
 	A, In := Float32Buffer("A", a), Float32Buffer("in", in)
 	out := NewOutput("out", 3*128*4, Poisoned)
 	tm := TensorMapArg(TensorMap{Buffer: A, ElemBytes: 4, Dims: []int{W, H}, Strides: []int64{4 * W}, Box: []int{16, 8}})
-	if _, err := Launch(context.Background(), m, "k", LaunchConfig{Grid: [3]int{3}, Block: [3]int{128},
+	if _, err := Launch(context.Background(), m, "tma_barrier", LaunchConfig{Grid: [3]int{3}, Block: [3]int{128},
 		Params: []Arg{tm, Ptr(In), Ptr(out)}, Buffers: []*Buffer{A, In, out}}); err != nil {
 		t.Fatal(err)
 	}

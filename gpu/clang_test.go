@@ -73,6 +73,9 @@ func TestCompileWorkerRefusesBeforeLookingForACompiler(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cell.cu(2): error: ") || strings.Contains(err.Error(), nvidia.NoCompiler) {
 		t.Errorf("got %v, want the refusal of cell.cu line 2", err)
 	}
+	if _, err := c.Compile(context.Background(), "__global__ void k() {}\n", "cell.cu", "80"); err == nil || !strings.Contains(err.Error(), nvidia.NoCompiler) {
+		t.Errorf("a kernel the rule passes: got %v, want %q", err, nvidia.NoCompiler)
+	}
 }
 
 func mustExe(t *testing.T) string {

@@ -17,11 +17,12 @@ import (
 // The compile worker applies the source rule itself, whatever the caller checked: each trick of the
 // abuse suite aimed at a planted secret comes back as a compile error on its own line, under NVRTC
 // and clang, with the secret in neither the error nor the PTX. The worker, started as the server
-// starts it (an Exec), leaves nothing in the temporary folder. The worker refuses a source in one
-// place for both compilers (nvidia.CompileFor, before either runs), so under clang, whose worker
-// also starts clang to inspect it, `go test` sends only clangTricks, tricks refused on lines
-// 1, 2 and 3 (every one with PLAYGROUND_EXHAUSTIVE=1; the server's TestAbuseCompilerReadsNoFile
-// sends every one through both compilers).
+// starts it (an Exec), leaves nothing in the temporary folder. The worker refuses a source before it
+// loads NVRTC or looks for clang (nvidia.Refuse), so both subtests exercise the same refusal; under
+// clang `go test` sends only clangTricks, tricks refused on lines 1, 2 and 3 (every one with
+// PLAYGROUND_EXHAUSTIVE=1; the server's TestAbuseCompilerReadsNoFile sends every one through both
+// compilers, and nvidia's TestCompilersRefuseFileTricksThemselves checks each compiler's own refusal,
+// which a worker's caller never reaches).
 func TestCompileWorkerRefusesFileTricks(t *testing.T) {
 	secretDir := t.TempDir()
 	secret := "PLAYGROUND_SECRET_7f3a91"

@@ -101,6 +101,11 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("disable-component-extensions-with-background-pages", true),
 		chromedp.Flag("no-pings", true),
+		// The compositor on each renderer's main thread rather than a thread of its own (Blink's
+		// single-threaded mode): the same style, layout and paint, and the frames a test never
+		// looks at cost about a fifth less of chromium's CPU here, without the hand-offs between
+		// the two threads on every frame (docs/benchmarks.md, "Test time, eighth round (e2e)").
+		chromedp.Flag("disable-threaded-compositing", true),
 	)
 	return append(opts, extra...)
 }

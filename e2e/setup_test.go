@@ -101,13 +101,6 @@ func browserOptions(profile, exe string, extra ...chromedp.ExecAllocatorOption) 
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("disable-component-extensions-with-background-pages", true),
 		chromedp.Flag("no-pings", true),
-		// The pages of one site (every test server is 127.0.0.1) share a renderer process in a
-		// browser context rather than each test's first page starting one; storage and cookies
-		// stay the browser context's and the origin's, as before.
-		chromedp.Flag("process-per-site", true),
-		// V8 compiles the pages' scripts to its baseline code only: the tests' pages live seconds,
-		// too short for the optimising compilers' work (on threads beside the page) to pay back.
-		chromedp.Flag("js-flags", "--max-opt=1"),
 	)
 	return append(opts, extra...)
 }

@@ -41,6 +41,9 @@ func TestOutputStacksAndTablesSayTheyScrollInBrowser(t *testing.T) {
 		// browser context of its own, about 1 CPU s of chromium).
 		p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
 		p.open("counting-flops")
+		if got := p.str(`String(innerWidth)`); got != strconv.Itoa(width) {
+			t.Fatalf("the page for %d px loaded %s px wide", width, got)
+		}
 		p.str(fillOutput)
 		var parts []struct {
 			Cls         string

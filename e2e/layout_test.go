@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"github.com/chromedp/chromedp"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,9 +35,15 @@ const boxes = `JSON.stringify([...document.querySelector(".cell .cell-output").c
 // the screen says it scrolls (a hint and a shadow on the edge that hides columns) until scrolled to
 // its end.
 func TestOutputStacksAndTablesSayTheyScrollInBrowser(t *testing.T) {
+	p := openPage(t, 1280, 900)
 	for _, width := range []int{1280, 390} {
-		p := openPage(t, width, 900)
+		// Each width's page is loaded at that width, in the one tab (a second tab would be a
+		// browser context of its own, about 1 CPU s of chromium).
+		p.do("viewport", chromedp.EmulateViewport(int64(width), 900))
 		p.open("counting-flops")
+		if got := p.str(`String(innerWidth)`); got != strconv.Itoa(width) {
+			t.Fatalf("the page for %d px loaded %s px wide", width, got)
+		}
 		p.str(fillOutput)
 		var parts []struct {
 			Cls         string

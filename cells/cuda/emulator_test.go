@@ -86,5 +86,10 @@ func TestRegistersVariantSharesTheCellsLaunch(t *testing.T) {
 		if assumed := strings.Contains(text, "128 registers assumed"); assumed != (i == 2 || i == 3) || r.Bad {
 			t.Errorf("row %d (%v): occupancy %q; want 128 registers assumed in rows 2 and 3 only, and ok", i, r.Values[0], text)
 		}
+		// The emulation time (the last column) is this CPU's, measured: the registers variant's rows
+		// emulated nothing.
+		if secs, _ := r.Values[len(r.Values)-1].(float64); (secs == 0) != (i == 2 || i == 3) {
+			t.Errorf("row %d (%v): emulation %v s; want 0 in rows 2 and 3 only", i, r.Values[0], secs)
+		}
 	}
 }

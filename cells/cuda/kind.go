@@ -334,6 +334,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 		same := r.spec.sameLaunches(v.Spec, ptx)
 		launches = append(launches, launchRun{v.Label, v.Spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
 			if res, ok := own[n]; ok && same {
+				res.EmulationSeconds = 0              // it emulated nothing of its own
 				return v.Spec.finish(res, g, r.ptxas) // a registers: variant: the cell's launch, its own registers
 			}
 			return v.Spec.emulate(ctx, r.env.GPU, ptx, r.ptxas, n, dtype, g, samples[n])

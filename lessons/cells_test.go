@@ -160,7 +160,8 @@ var compiles cellstest.CompileMemo
 
 // emulations are the virtual GPU's launches of this test binary's lessonsWithoutGPU: each launch
 // (the same kernel at the same size and shape) runs once, though several cells, and a cell's run
-// and its Show PTX, ask for it (cuda-coalesced at n = 256 in six cells, cuda-smem in four).
+// and its Show PTX, ask for it (TestEveryCellRuns asks for 89 launches, of which 39 repeat an
+// earlier one: cuda-coalesced at n = 256 four times, a cell's kernel in its run and its Show PTX).
 var emulations cellstest.EmulationMemo
 
 // lessonsWithoutGPU loads the embedded lessons with the kinds of a server without a GPU (NVRTC, if

@@ -12,7 +12,7 @@ import (
 // request: a launch asked for again, the same kernel (the table's, or the same PTX, entry and launch
 // shape) at the same size, precision, GPU and sample, gets the result it got the first time instead
 // of running again. The lessons' cells ask for many such launches (a compared kernel such as
-// cuda-coalesced at n = 256 in six cells, a cell's kernel in its run and its Show PTX, a variant
+// cuda-coalesced at n = 256 in four cells, a cell's kernel in its run and its Show PTX, a variant
 // that changes only the registers assumed). Only the inputs, which each launch draws afresh, differ
 // between two such launches, so the result is that of a launch the later run could have drawn.
 // A launch with a Trace, or one cancelled, is not kept. Its zero value is empty and ready; it is
@@ -56,7 +56,8 @@ func (m *EmulationMemo) Emulate(ctx context.Context, req vgpurun.Request) (vgpur
 	return res, err
 }
 
-// Runs is how many launches m ran (each request once).
+// Runs is how many launches m ran: each request once, but for the same request asked twice at once,
+// which runs twice.
 func (m *EmulationMemo) Runs() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuplayground/playground/cells"
 	"github.com/gpuplayground/playground/cells/cellstest"
+	"github.com/gpuplayground/playground/gpu"
 	kcuda "github.com/gpuplayground/playground/gpu/nvidia"
 	"github.com/gpuplayground/playground/harness"
 	pt "github.com/gpuplayground/playground/problems/problemstest"
@@ -91,5 +92,14 @@ func TestRegistersVariantSharesTheCellsLaunch(t *testing.T) {
 		if secs, _ := r.Values[len(r.Values)-1].(float64); (secs == 0) != (i == 2 || i == 3) {
 			t.Errorf("row %d (%v): emulation %v s; want 0 in rows 2 and 3 only", i, r.Values[0], secs)
 		}
+	}
+}
+
+// A server's GPU host runs its cells' launches itself (vgpurun.Run): it is no vgpurun.Emulator,
+// which only tests' hosts are.
+func TestServersHostIsNoEmulator(t *testing.T) {
+	var host cells.GPU = &gpu.Machine{}
+	if _, ok := host.(vgpurun.Emulator); ok {
+		t.Error("*gpu.Machine is a vgpurun.Emulator: a learner's launches would not run as vgpurun.Run runs them")
 	}
 }

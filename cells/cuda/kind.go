@@ -314,12 +314,7 @@ func (r *run) emulate(ctx context.Context, e cells.Emitter, names []string, ptx 
 	}
 	own := map[int]vgpurun.Result{} // the cell's launches by size, as the virtual GPU returned them
 	launches := []launchRun{{"custom", r.spec, func(ctx context.Context, n int, dtype string, g gpumodel.GPU) (vgpurun.Result, error) {
-		req, err := r.spec.request(ptx, n)
-		if err != nil {
-			return vgpurun.Result{}, err
-		}
-		req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, r.samples[n]
-		res, err := vgpurun.RunOn(ctx, r.env.GPU, req)
+		res, err := r.spec.launch(ctx, r.env.GPU, ptx, n, dtype, g, r.samples[n])
 		if err != nil {
 			return res, err
 		}

@@ -11,24 +11,30 @@ import (
 	"github.com/gpuplayground/playground/vgpurun"
 )
 
-// emulate runs the cell's kernel at n in dtype in the virtual GPU (vgpurun.RunOn host, the
-// server's GPU host) with times modelled on g (its request: Spec.request), then recomputes its occupancy and modelled time with its registers per
-// thread: those the cell assumes (registers:, a what-if: assumeRegisters), else those ptxas allocated
-// for g's architecture in the compile (ptxasRegisters of res), else none (the occupancy is then the bound without them).
-// A sampled launch runs sample blocks (vgpurun.Request.SampleBlocks; 0: the default). Its modelled
-// time charges the SASS of px where px has it for g's architecture (chargeSASS), else PTX
+// emulate runs the cell's kernel at n in dtype in the virtual GPU (launch), then recomputes its
+// occupancy and modelled time with its registers per thread (finish): those the cell assumes
+// (registers:, a what-if: assumeRegisters), else those ptxas allocated for g's architecture in the
+// compile (ptxasRegisters of res), else none (the occupancy is then the bound without them). Its
+// modelled time charges the SASS of px where px has it for g's architecture (chargeSASS), else PTX
 // instructions.
 func (s Spec) emulate(ctx context.Context, host cells.GPU, ptx string, px ptxasReport, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
+	out, err := s.launch(ctx, host, ptx, n, dtype, g, sample)
+	if err != nil {
+		return out, err
+	}
+	return s.finish(out, g, px)
+}
+
+// launch runs the cell's kernel at n in dtype in the virtual GPU (vgpurun.RunOn host, the server's
+// GPU host) with times modelled on g (its request: Spec.request), as the virtual GPU returns it. A
+// sampled launch runs sample blocks (vgpurun.Request.SampleBlocks; 0: the default).
+func (s Spec) launch(ctx context.Context, host cells.GPU, ptx string, n int, dtype string, g gpumodel.GPU, sample int) (vgpurun.Result, error) {
 	req, err := s.request(ptx, n)
 	if err != nil {
 		return vgpurun.Result{}, err
 	}
 	req.N, req.DType, req.GPU, req.SampleBlocks = n, dtype, g, sample
-	out, err := vgpurun.RunOn(ctx, host, req)
-	if err != nil {
-		return out, err
-	}
-	return s.finish(out, g, px)
+	return vgpurun.RunOn(ctx, host, req)
 }
 
 // sameLaunches reports whether v launches the kernel of ptx as s does at each of s's sizes: a
